@@ -1,0 +1,31 @@
+"""The `minikafka broker` and `minikafka dump-log` commands."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from broker.config import BrokerConfig
+from common.cli_support import CliError, add_config_arguments, not_built
+from common.config import load_config_file, parse_overrides
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("broker", help="run one broker process")
+    add_config_arguments(parser)
+    parser.set_defaults(func=run_broker)
+
+    dump = subparsers.add_parser("dump-log", help="print the batches of a segment (.log) or the entries of an index")
+    dump.add_argument("path", type=Path)
+    dump.add_argument("--json", action="store_true")
+    dump.add_argument("--print-data-log", action="store_true", help="also print every record")
+    dump.set_defaults(func=not_built("dump-log", 3))
+
+
+def load(args: argparse.Namespace) -> BrokerConfig:
+    return load_config_file(BrokerConfig, Path(args.config), parse_overrides(args.set))
+
+
+def run_broker(args: argparse.Namespace) -> int:
+    load(args)
+    raise CliError("the broker process is not built yet (issue #5); the config is valid")

@@ -1,0 +1,42 @@
+"""What every package's command-line module shares: the error type, one-line failures, JSON output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class CliError(Exception):
+    """A user-facing failure: printed as one line on stderr, exit status 1."""
+
+
+def not_built(command: str, issue: int) -> Handler:
+    """The handler of a command whose capability does not exist yet: says so and fails (no fake output)."""
+
+    def handler(_args: argparse.Namespace) -> int:
+        raise CliError(f"'{command}' is not built yet (issue #{issue})")
+
+    return handler
+
+
+def print_json(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, separators=(",", ":"), default=str) + "\n")
+    sys.stdout.flush()
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line (`minikafka: error: ...`), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, metavar="FILE", help="the node's .properties file")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config key (repeatable)")

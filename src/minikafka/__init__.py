@@ -1,0 +1,1 @@
+"""The `minikafka` entry point: it only gathers the commands each package defines."""

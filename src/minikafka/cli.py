@@ -1,0 +1,41 @@
+"""`minikafka`: one entry point gathering the commands of every package."""
+
+from __future__ import annotations
+
+import sys
+
+import broker.cli
+import client.cli
+import deploy.cli
+import kraft_controller.cli
+from common.cli_support import CliError, OneLineErrorParser
+from common.config import ConfigError
+from common.errors import KafkaError
+
+
+def build_parser() -> OneLineErrorParser:
+    parser = OneLineErrorParser(
+        prog="minikafka",
+        description="A runnable mini-Kafka: KRaft controllers, replicating brokers, faults and analysis.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=OneLineErrorParser)
+    kraft_controller.cli.register(subparsers)
+    broker.cli.register(subparsers)
+    client.cli.register(subparsers)
+    deploy.cli.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (CliError, ConfigError, KafkaError) as error:
+        sys.stderr.write(f"minikafka {args.command}: error: {error}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

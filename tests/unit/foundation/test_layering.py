@@ -1,0 +1,71 @@
+"""DESIGN.md's rules on imports: pure cores touch no I/O, layers depend downwards only."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[3] / "src"
+
+# Pure protocol cores (DESIGN.md rule 1): listed as they land; every listed module must exist.
+PURE_MODULES = [
+    "kraft_controller/raft/core.py",
+    "kraft_controller/raft/quorum.py",
+    "kraft_controller/raft/messages.py",
+    "kraft_controller/metadata/records.py",
+    "kraft_controller/metadata/image.py",
+    "kraft_controller/control",
+    "broker/replica",
+    "broker/lifecycle.py",
+]
+FORBIDDEN_IN_PURE = {"asyncio", "grpc", "time", "random", "os", "socket", "threading", "subprocess", "shutil",
+                     "pathlib", "io", "uvloop"}
+
+
+def imported_modules(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def python_files(relative: str) -> list[Path]:
+    path = SRC / relative
+    return sorted(path.rglob("*.py")) if path.is_dir() else [path]
+
+
+def existing_pure_files() -> list[Path]:
+    return [f for rel in PURE_MODULES if (SRC / rel).exists() for f in python_files(rel)]
+
+
+def test_pure_cores_import_no_io() -> None:
+    offenders = []
+    for path in existing_pure_files():
+        for name in imported_modules(path):
+            if name.split(".")[0] in FORBIDDEN_IN_PURE:
+                offenders.append(f"{path.relative_to(SRC)} imports {name}")
+    assert not offenders, offenders
+
+
+def test_client_imports_no_server_code() -> None:
+    offenders = [
+        f"{path.relative_to(SRC)} imports {name}"
+        for path in python_files("client")
+        for name in imported_modules(path)
+        if name.split(".")[0] in {"broker", "kraft_controller", "deploy"}
+    ]
+    assert not offenders, offenders
+
+
+def test_nothing_imports_broker_or_upper_layers() -> None:
+    upper = {"kraft_controller": {"broker", "client", "deploy"}, "common": {"broker", "client", "deploy",
+             "kraft_controller"}, "broker": {"client", "deploy"}, "client": {"deploy"}}
+    offenders = []
+    for package, forbidden in upper.items():
+        for path in python_files(package):
+            offenders += [f"{path.relative_to(SRC)} imports {name}" for name in imported_modules(path)
+                          if name.split(".")[0] in forbidden]
+    assert not offenders, offenders
