@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from common.cli_support import not_built
+import json
+from pathlib import Path
+
+from common.cli_support import CliError, not_built, print_json
+from common.run_dir import newest_run
 
 
 def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,16 +27,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     create.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
     create.add_argument("--replica-assignment", metavar="1:2,2:3,...")
     add_connection_arguments(create)
-    create.set_defaults(func=not_built("topics create", 6))
+    create.set_defaults(func=topics_create)
     describe = topic_commands.add_parser("describe", help="partitions, leaders, epochs and ISRs")
     describe.add_argument("name", nargs="?")
     describe.add_argument("--json", action="store_true")
     add_connection_arguments(describe)
-    describe.set_defaults(func=not_built("topics describe", 6))
+    describe.set_defaults(func=topics_describe)
     listing = topic_commands.add_parser("list", help="topic names")
     listing.add_argument("--json", action="store_true")
     add_connection_arguments(listing)
-    listing.set_defaults(func=not_built("topics list", 6))
+    listing.set_defaults(func=topics_list)
 
     produce = subparsers.add_parser("produce", help="produce records (from stdin, or generated)")
     produce.add_argument("topic")
@@ -61,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     quorum_describe = quorum_commands.add_parser("describe", help="leader, epoch, high watermark, voters' lag")
     quorum_describe.add_argument("--json", action="store_true")
     add_connection_arguments(quorum_describe)
-    quorum_describe.set_defaults(func=not_built("quorum describe", 6))
+    quorum_describe.set_defaults(func=quorum_describe_command)
 
     perf = subparsers.add_parser("perf", help="load tests like Kafka's perf-test tools")
     perf_commands = perf.add_subparsers(dest="perf_command", required=True, metavar="{produce,consume}")
@@ -76,3 +80,102 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         command.add_argument("--json", action="store_true")
         add_connection_arguments(command)
         command.set_defaults(func=not_built(f"perf {name}", 8))
+
+
+# ---- addresses ----
+
+
+def resolve_addresses(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """(controllers, brokers) from --bootstrap-controller/--bootstrap-server, else from RUN/cluster.json.
+
+    The client reads cluster.json itself (a documented file contract) rather than importing deploy code.
+    """
+    controllers = [a for a in (args.bootstrap_controller or "").split(",") if a]
+    brokers = [a for a in (args.bootstrap_server or "").split(",") if a]
+    if controllers or brokers:
+        return controllers, brokers
+    run = Path(args.dir) if args.dir else newest_run()
+    if run is None:
+        raise CliError("no cluster given: pass --bootstrap-server/--bootstrap-controller or --dir RUN")
+    try:
+        data = json.loads((run / "cluster.json").read_text())
+    except FileNotFoundError:
+        raise CliError(f"no cluster in {run} (missing cluster.json)") from None
+    return [c["address"] for c in data["controllers"]], [b["address"] for b in data["brokers"]]
+
+
+def _admin(args: argparse.Namespace):  # noqa: ANN202 - client.admin.AdminClient, imported lazily (grpc start-up)
+    from client.admin import AdminClient
+
+    controllers, brokers = resolve_addresses(args)
+    return AdminClient(controllers, brokers)
+
+
+# ---- topics ----
+
+
+def parse_replica_assignment(text: str) -> list[list[int]]:
+    """Kafka's `--replica-assignment 1:2:3,2:3:1`: partitions separated by commas, replicas by colons."""
+    try:
+        assignment = [[int(broker) for broker in part.split(":")] for part in text.split(",")]
+    except ValueError:
+        raise CliError(f"--replica-assignment {text!r}: expected broker ids like 1:2:3,2:3:1") from None
+    if any(len(set(replicas)) != len(replicas) for replicas in assignment):
+        raise CliError(f"--replica-assignment {text!r}: a partition lists a broker twice")
+    return assignment
+
+
+def topics_create(args: argparse.Namespace) -> int:
+    from common.config import ConfigError, parse_overrides
+
+    try:
+        configs = parse_overrides(args.config)
+    except ConfigError as error:
+        raise CliError(str(error).replace("--set", "--config")) from None
+    assignment = parse_replica_assignment(args.replica_assignment) if args.replica_assignment else None
+    with _admin(args) as admin:
+        result = admin.create_topic(args.name, args.partitions, args.replication_factor, configs, assignment)
+    from client.admin import topic_id_text
+
+    print(f"Created topic {result.name} (topic id {topic_id_text(result.topic_id)}, "
+          f"{result.num_partitions} partitions, replication factor {result.replication_factor}).")
+    return 0
+
+
+def topics_describe(args: argparse.Namespace) -> int:
+    with _admin(args) as admin:
+        topics = admin.describe_topics([args.name] if args.name else [])
+    if args.json:
+        print_json({"topics": [t.to_json() for t in topics]})
+        return 0
+    for topic in topics:
+        print(f"Topic: {topic.name}\tTopicId: {topic.topic_id}\tPartitionCount: {len(topic.partitions)}")
+        for p in topic.partitions:
+            print(f"\tTopic: {topic.name}\tPartition: {p.partition}\tLeader: {p.leader}\tLeaderEpoch: "
+                  f"{p.leader_epoch}\tPartitionEpoch: {p.partition_epoch}\tReplicas: "
+                  f"{','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}")
+    return 0
+
+
+def topics_list(args: argparse.Namespace) -> int:
+    with _admin(args) as admin:
+        names = [t.name for t in admin.describe_topics()]
+    if args.json:
+        print_json({"topics": names})
+    else:
+        print("\n".join(names))
+    return 0
+
+
+def quorum_describe_command(args: argparse.Namespace) -> int:
+    with _admin(args) as admin:
+        document = admin.describe_quorum()
+    if args.json:
+        print_json(document)
+        return 0
+    print(f"LeaderId: {document['leader_id']}\nLeaderEpoch: {document['leader_epoch']}\n"
+          f"HighWatermark: {document['high_watermark']}")
+    for kind in ("voters", "observers"):
+        for r in document[kind]:
+            print(f"{kind[:-1].capitalize()}: {r['id']}\tLogEndOffset: {r['log_end_offset']}\tLag: {r['lag']}")
+    return 0

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from common.cli_support import not_built
+from common.cli_support import CliError, not_built, print_json
+from common.config import parse_overrides
 
 FAULTS = ("kill", "stop", "start", "reboot", "pause", "resume", "hold-alter-partition", "release-alter-partition")
 
@@ -17,14 +19,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--controllers", type=int, default=3)
     up.add_argument("--brokers", type=int, default=3)
     up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    up.set_defaults(func=not_built("cluster up", 6))
+    up.add_argument("--timeout", type=float, default=60.0, metavar="S", help="how long to wait for readiness")
+    up.set_defaults(func=cluster_up)
     status = cluster_commands.add_parser("status", help="processes, liveness, fencing, broker epochs")
     status.add_argument("--dir", metavar="RUN")
     status.add_argument("--json", action="store_true")
-    status.set_defaults(func=not_built("cluster status", 6))
+    status.set_defaults(func=cluster_status)
     down = cluster_commands.add_parser("down", help="stop every process of the run")
     down.add_argument("--dir", metavar="RUN")
-    down.set_defaults(func=not_built("cluster down", 6))
+    down.set_defaults(func=cluster_down)
 
     fault = subparsers.add_parser("fault", help="inject a fault into a node of the run")
     fault_commands = fault.add_subparsers(dest="fault_command", required=True, metavar="{" + ",".join(FAULTS) + "}")
@@ -35,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         if name == "reboot":
             command.add_argument("--lose-unflushed", action="store_true")
             command.add_argument("--wipe-disk", action="store_true")
-        command.set_defaults(func=not_built(f"fault {name}", 6))
+        command.set_defaults(func=run_fault)
 
     analyze = subparsers.add_parser("analyze", help="Spark analysis of a run: timelines, figures, invariants")
     analyze.add_argument("run", metavar="RUN")
@@ -53,3 +56,74 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     demo = subparsers.add_parser("demo", help="the whole story: cluster, workload with faults, analysis, report")
     demo.set_defaults(func=not_built("demo", 6))
+
+
+def _cluster(args: argparse.Namespace):  # noqa: ANN202 - deploy.local_cluster.Cluster, imported lazily
+    from deploy.local_cluster import Cluster, ClusterError, resolve_run_dir
+
+    try:
+        return Cluster.load(resolve_run_dir(args.dir))
+    except ClusterError as error:
+        raise CliError(str(error)) from None
+
+
+def cluster_up(args: argparse.Namespace) -> int:
+    from deploy import cluster_commands
+    from deploy.local_cluster import ClusterError
+
+    try:
+        cluster = cluster_commands.up(
+            Path(args.dir) if args.dir else None, args.controllers, args.brokers, parse_overrides(args.set),
+            args.timeout,
+        )
+    except ClusterError as error:
+        raise CliError(str(error)) from None
+    print(f"cluster up in {cluster.run_dir}")
+    print(f"  controllers: {', '.join(f'{c.node_id}@{c.address}' for c in cluster.controllers)}")
+    print(f"  brokers:     {', '.join(f'{b.node_id}@{b.address}' for b in cluster.brokers)}")
+    return 0
+
+
+def cluster_status(args: argparse.Namespace) -> int:
+    from deploy import cluster_commands
+
+    document = cluster_commands.status(_cluster(args))
+    if args.json:
+        print_json(document)
+        return 0
+    print(f"run {document['run_dir']}")
+    for row in document["controllers"]:
+        state = "alive" if row["alive"] else "down"
+        print(f"  controller {row['id']:>4} {row['address']:<21} pid {row['pid']} {state}"
+              f"{' LEADER' if row['leader'] else ''}")
+    for row in document["brokers"]:
+        state = "alive" if row["alive"] else "down"
+        fenced = {True: "fenced", False: "unfenced", None: "unknown"}[row["fenced"]]
+        print(f"  broker     {row['id']:>4} {row['address']:<21} pid {row['pid']} {state} {fenced} "
+              f"epoch {row['broker_epoch']}")
+    return 0
+
+
+def cluster_down(args: argparse.Namespace) -> int:
+    from deploy import cluster_commands
+
+    stopped = cluster_commands.down(_cluster(args))
+    print(f"stopped {', '.join(stopped) if stopped else 'nothing (no node was running)'}")
+    return 0
+
+
+def run_fault(args: argparse.Namespace) -> int:
+    from deploy.faults import Faults
+    from deploy.local_cluster import ClusterError
+
+    faults = Faults(_cluster(args))
+    name = args.fault_command.replace("-", "_")
+    try:
+        if name == "reboot":
+            faults.reboot(args.node_id, args.lose_unflushed, args.wipe_disk)
+        else:
+            getattr(faults, name)(args.node_id)
+    except ClusterError as error:
+        raise CliError(str(error)) from None
+    print(f"{args.fault_command} {args.node_id}: done")
+    return 0

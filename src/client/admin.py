@@ -1,0 +1,207 @@
+"""The admin client: topics through the active controller, cluster and quorum descriptions.
+
+Requests that only the active controller answers are sent to any known controller and follow its
+NOT_CONTROLLER redirect (`current_leader`), as Kafka's admin client does; unreachable nodes are skipped.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+
+from common.errors import ErrorCode, KafkaError
+from common.grpc_support import sync_channel
+from minikafka_pb import broker_pb2, broker_pb2_grpc, controller_pb2, controller_pb2_grpc
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class PartitionDescription:
+    partition: int
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    replicas: list[int]
+    isr: list[int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "partition": self.partition,
+            "leader": self.leader,
+            "leader_epoch": self.leader_epoch,
+            "partition_epoch": self.partition_epoch,
+            "replicas": self.replicas,
+            "isr": self.isr,
+        }
+
+
+@dataclass(frozen=True)
+class TopicDescription:
+    name: str
+    topic_id: str
+    partitions: list[PartitionDescription]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "topic_id": self.topic_id, "partitions": [p.to_json() for p in self.partitions]}
+
+
+def topic_id_text(raw: bytes) -> str:
+    return str(uuid.UUID(bytes=raw)) if len(raw) == 16 else raw.hex()
+
+
+class AdminClient:
+    def __init__(
+        self,
+        bootstrap_controllers: Sequence[str] = (),
+        bootstrap_servers: Sequence[str] = (),
+        timeout_s: float = 15.0,
+    ) -> None:
+        self.controllers = list(bootstrap_controllers)
+        self.servers = list(bootstrap_servers)
+        self.timeout_s = timeout_s
+        self._channels: dict[str, grpc.Channel] = {}
+
+    def close(self) -> None:
+        for channel in self._channels.values():
+            channel.close()
+        self._channels.clear()
+
+    def __enter__(self) -> AdminClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _channel(self, address: str) -> grpc.Channel:
+        if address not in self._channels:
+            self._channels[address] = sync_channel(address)
+        return self._channels[address]
+
+    # ---- the active controller ----
+
+    def _call_active_controller(self, call: Callable[[controller_pb2_grpc.ControllerStub], R]) -> R:
+        """Call the active controller, following NOT_CONTROLLER redirects, until the deadline."""
+        if not self.controllers:
+            raise KafkaError(ErrorCode.NOT_CONTROLLER, "no controller address given (use --bootstrap-controller)")
+        deadline = time.monotonic() + self.timeout_s
+        candidates = list(self.controllers)
+        last_problem = "no controller answered"
+        while time.monotonic() < deadline:
+            address = candidates.pop(0)
+            candidates.append(address)
+            try:
+                response = call(controller_pb2_grpc.ControllerStub(self._channel(address)))
+            except grpc.RpcError as error:
+                last_problem = f"{address}: {error.code().name}"  # type: ignore[attr-defined]
+                time.sleep(0.05)
+                continue
+            if response.error_code == ErrorCode.NOT_CONTROLLER:  # type: ignore[attr-defined]
+                leader = response.current_leader  # type: ignore[attr-defined]
+                last_problem = f"{address} is not the active controller"
+                if leader.leader_address and leader.leader_address not in candidates[:1]:
+                    candidates.insert(0, leader.leader_address)
+                else:
+                    time.sleep(0.05)  # no leader known yet: an election is under way
+                continue
+            return response
+        raise KafkaError(ErrorCode.NOT_CONTROLLER, f"no active controller within {self.timeout_s:.0f}s ({last_problem})")
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = -1,
+        replication_factor: int = -1,
+        configs: dict[str, str] | None = None,
+        assignment: list[list[int]] | None = None,
+    ) -> controller_pb2.CreateTopicsResponse.CreatableTopicResult:
+        topic = controller_pb2.CreateTopicsRequest.CreatableTopic(
+            name=name,
+            num_partitions=-1 if assignment else partitions,
+            replication_factor=-1 if assignment else replication_factor,
+            configs=configs or {},
+        )
+        for index, brokers in enumerate(assignment or []):
+            topic.assignments.add(partition_index=index, broker_ids=brokers)
+        request = controller_pb2.CreateTopicsRequest(topics=[topic], timeout_ms=int(self.timeout_s * 1000))
+        response = self._call_active_controller(lambda stub: stub.CreateTopics(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        result = response.topics[0]
+        if result.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(result.error_code), result.error_message or f"topic '{name}'")
+        return result
+
+    def describe_quorum(self) -> dict[str, Any]:
+        response = self._call_active_controller(
+            lambda stub: stub.DescribeQuorum(controller_pb2.DescribeQuorumRequest(), timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+
+        def replicas(items: Sequence[controller_pb2.ReplicaDescription]) -> list[dict[str, Any]]:
+            return [
+                {
+                    "id": r.replica_id,
+                    "log_end_offset": r.log_end_offset,
+                    "lag": max(0, response.high_watermark - r.log_end_offset),
+                    "last_fetch_timestamp": r.last_fetch_timestamp,
+                    "last_caught_up_timestamp": r.last_caught_up_timestamp,
+                }
+                for r in items
+            ]
+
+        return {
+            "leader_id": response.leader_id,
+            "leader_epoch": response.leader_epoch,
+            "high_watermark": response.high_watermark,
+            "voters": replicas(response.current_voters),
+            "observers": replicas(response.observers),
+        }
+
+    def describe_cluster(self) -> controller_pb2.DescribeClusterResponse:
+        response = self._call_active_controller(
+            lambda stub: stub.DescribeCluster(controller_pb2.DescribeClusterRequest(), timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return response
+
+    # ---- any broker ----
+
+    def metadata(self, topics: Sequence[str] = ()) -> broker_pb2.MetadataResponse:
+        if not self.servers:
+            raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, "no broker address given (use --bootstrap-server)")
+        problems = []
+        for address in self.servers:
+            stub = broker_pb2_grpc.BrokerStub(self._channel(address))
+            try:
+                return stub.Metadata(broker_pb2.MetadataRequest(topics=list(topics)), timeout=self.timeout_s)
+            except grpc.RpcError as error:
+                problems.append(f"{address}: {error.code().name}")  # type: ignore[attr-defined]
+        raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"no broker reachable ({'; '.join(problems)})")
+
+    def describe_topics(self, names: Sequence[str] = ()) -> list[TopicDescription]:
+        response = self.metadata(names)
+        described = []
+        for topic in response.topics:
+            if topic.error_code != ErrorCode.NONE:
+                raise KafkaError(ErrorCode.of(topic.error_code), f"topic '{topic.name}'")
+            partitions = [
+                PartitionDescription(
+                    partition=p.partition_index,
+                    leader=p.leader_id,
+                    leader_epoch=p.leader_epoch,
+                    partition_epoch=p.partition_epoch,
+                    replicas=list(p.replica_nodes),
+                    isr=list(p.isr_nodes),
+                )
+                for p in sorted(topic.partitions, key=lambda p: p.partition_index)
+            ]
+            described.append(TopicDescription(topic.name, topic_id_text(topic.topic_id), partitions))
+        return sorted(described, key=lambda t: t.name)

@@ -1,0 +1,152 @@
+"""`minikafka cluster up|status|down`: the local cluster's lifecycle as a user drives it."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from client.admin import AdminClient
+from common.errors import KafkaError
+from deploy.local_cluster import (
+    Cluster,
+    ClusterError,
+    NodeSpec,
+    is_alive,
+    is_paused,
+    last_lines,
+    new_run_dir,
+    plan_cluster,
+    send_signal,
+    spawn,
+    stop,
+    validate_overrides,
+    wait_until,
+    write_configs,
+)
+
+
+@dataclass(frozen=True)
+class Readiness:
+    leader_id: int
+    unfenced: frozenset[int]
+
+
+def admin_for(cluster: Cluster, timeout_s: float = 2.0) -> AdminClient:
+    return AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=timeout_s)
+
+
+def probe(cluster: Cluster) -> Readiness | None:
+    """The quorum leader and the unfenced brokers, or None while no controller answers."""
+    with admin_for(cluster) as admin:
+        try:
+            quorum = admin.describe_quorum()
+            if quorum["leader_id"] < 0:
+                return None
+            brokers = admin.describe_cluster().brokers if cluster.brokers else []
+        except KafkaError:
+            return None
+    return Readiness(quorum["leader_id"], frozenset(b.broker_id for b in brokers if not b.fenced))
+
+
+def up(
+    run_dir: Path | None = None,
+    controllers: int = 3,
+    brokers: int = 3,
+    overrides: Mapping[str, str] | None = None,
+    timeout_s: float = 60.0,
+) -> Cluster:
+    """Start every node, then wait until the quorum has a leader and every broker is registered and unfenced."""
+    validate_overrides(overrides or {})
+    run_dir = (run_dir or new_run_dir()).resolve()
+    if (run_dir / "cluster.json").exists():
+        existing = Cluster.load(run_dir)
+        running = [s.label for s in existing.nodes if is_alive(existing.pids.get(s.node_id))]
+        if running:
+            raise ClusterError(f"{run_dir} already has running nodes ({', '.join(running)}); `cluster down` first")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    cluster = plan_cluster(run_dir, controllers, brokers, overrides)
+    write_configs(cluster)
+    try:
+        for spec in cluster.nodes:
+            cluster.pids[spec.node_id] = spawn(spec)
+        cluster.save()
+        wait_ready(cluster, timeout_s)
+    except BaseException:
+        down(cluster)
+        raise
+    return cluster
+
+
+def wait_ready(cluster: Cluster, timeout_s: float) -> Readiness:
+    state: dict[str, Readiness | None] = {"last": None}
+    expected = frozenset(b.node_id for b in cluster.brokers)
+
+    def ready() -> bool:
+        dead = [spec for spec in cluster.nodes if not is_alive(cluster.pids.get(spec.node_id))]
+        if dead:
+            raise ClusterError(_not_up_message(dead[0], "exited"))
+        state["last"] = probe(cluster)
+        return state["last"] is not None and expected <= state["last"].unfenced
+
+    if not wait_until(ready, timeout_s, interval_s=0.1):
+        last = state["last"]
+        if last is None:
+            raise ClusterError(_not_up_message(cluster.controllers[0], f"no quorum leader within {timeout_s:.0f}s"))
+        missing = sorted(expected - last.unfenced)
+        raise ClusterError(_not_up_message(cluster.node(missing[0]), f"not unfenced within {timeout_s:.0f}s"))
+    assert state["last"] is not None
+    return state["last"]
+
+
+def _not_up_message(spec: NodeSpec, why: str) -> str:
+    tail = last_lines(spec.stderr_path, 5)
+    detail = " | ".join(line.strip() for line in tail) if tail else "no output"
+    return f"{spec.label} ({spec.address}) did not come up: {why}; last log lines: {detail}"
+
+
+def status(cluster: Cluster) -> dict[str, Any]:
+    """DESIGN.md's `cluster status --json` document."""
+    leader_id: int | None = None
+    brokers_by_id: dict[int, Any] = {}
+    with admin_for(cluster, timeout_s=1.0) as admin:
+        try:
+            leader_id = admin.describe_quorum()["leader_id"]
+            brokers_by_id = {b.broker_id: b for b in admin.describe_cluster().brokers}
+        except KafkaError:
+            pass
+
+    def process(spec: NodeSpec) -> dict[str, Any]:
+        pid = cluster.pids.get(spec.node_id)
+        return {"id": spec.node_id, "address": spec.address, "pid": pid, "alive": is_alive(pid),
+                "paused": is_paused(pid)}
+
+    controllers = [{**process(s), "leader": leader_id == s.node_id} for s in cluster.controllers]
+    brokers = []
+    for spec in cluster.brokers:
+        registration = brokers_by_id.get(spec.node_id)
+        brokers.append(
+            {
+                **process(spec),
+                "fenced": registration.fenced if registration is not None else None,
+                "broker_epoch": registration.broker_epoch if registration is not None else None,
+                "in_controlled_shutdown": registration.in_controlled_shutdown if registration is not None else None,
+            }
+        )
+    return {"run_dir": str(cluster.run_dir), "controllers": controllers, "brokers": brokers}
+
+
+def down(cluster: Cluster, timeout_s: float = 20.0) -> list[str]:
+    """Stop brokers first (controlled shutdown needs the controllers), then controllers; returns what was stopped."""
+    stopped = []
+    for group in (cluster.brokers, cluster.controllers):
+        running = [(spec, cluster.pids[spec.node_id]) for spec in group if is_alive(cluster.pids.get(spec.node_id))]
+        for _spec, pid in running:
+            send_signal(pid, signal.SIGCONT)  # a paused process cannot handle SIGTERM
+            send_signal(pid, signal.SIGTERM)
+        for spec, pid in running:
+            stop(pid, timeout_s)  # already signalled: waits, and kills on timeout
+            stopped.append(spec.label)
+    return stopped

@@ -1,0 +1,139 @@
+"""Fault injection on the nodes of a local run: kill, stop, start, reboot, pause, resume, hold AlterPartition.
+
+Scriptable from Python (the chaos workload) and behind `minikafka fault ...`. Each fault is recorded as a
+`fault_injected` event in RUN/logs/faults.jsonl, with the same line shape as the processes' event logs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+
+from common.event_log import render_json_line, utc_timestamp
+from common.grpc_support import sync_channel
+from deploy.local_cluster import Cluster, ClusterError, NodeSpec, is_alive, kill, send_signal, spawn, stop
+from minikafka_pb import fault_pb2, fault_pb2_grpc
+
+
+def record_fault(cluster: Cluster, fault: str, spec: NodeSpec, **fields: object) -> None:
+    path = cluster.run_dir / "logs" / "faults.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = render_json_line(
+        {"ts": utc_timestamp(), "node": "fault-injector", "level": "info", "event": "fault_injected",
+         "fault": fault, "target": spec.label, "target_id": spec.node_id, "role": spec.role, **fields}
+    )
+    with path.open("a", encoding="utf-8") as stream:
+        stream.write(line + "\n")
+
+
+class Faults:
+    """Faults against one run; every method updates cluster.json's pids."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+
+    def _pid(self, spec: NodeSpec) -> int | None:
+        return self.cluster.pids.get(spec.node_id)
+
+    def _alive_pid(self, spec: NodeSpec) -> int:
+        pid = self._pid(spec)
+        if not is_alive(pid):
+            raise ClusterError(f"{spec.label} is not running")
+        assert pid is not None
+        return pid
+
+    def kill(self, node_id: int) -> None:
+        spec = self.cluster.node(node_id)
+        pid = self._alive_pid(spec)
+        kill(pid)
+        record_fault(self.cluster, "kill", spec, pid=pid)
+
+    def stop(self, node_id: int, timeout_s: float = 30.0) -> None:
+        spec = self.cluster.node(node_id)
+        pid = self._alive_pid(spec)
+        record_fault(self.cluster, "stop", spec, pid=pid)
+        if not stop(pid, timeout_s):
+            raise ClusterError(f"{spec.label} did not stop within {timeout_s:.0f}s; it was killed")
+
+    def start(self, node_id: int) -> int:
+        spec = self.cluster.node(node_id)
+        if is_alive(self._pid(spec)):
+            raise ClusterError(f"{spec.label} is already running (pid {self._pid(spec)})")
+        pid = spawn(spec)
+        self.cluster.pids[node_id] = pid
+        self.cluster.save()
+        record_fault(self.cluster, "start", spec, pid=pid)
+        return pid
+
+    def reboot(self, node_id: int, lose_unflushed: bool = False, wipe_disk: bool = False) -> int:
+        spec = self.cluster.node(node_id)
+        if lose_unflushed and not self._simulates_page_cache(spec):
+            raise ClusterError(
+                f"--lose-unflushed needs log.simulate.page.cache=true on {spec.label} "
+                "(set it with `cluster up --set log.simulate.page.cache=true`)"
+            )
+        pid = self._pid(spec)
+        if is_alive(pid):
+            assert pid is not None
+            kill(pid)
+        if wipe_disk:
+            shutil.rmtree(spec.data_dir, ignore_errors=True)
+            spec.data_dir.mkdir(parents=True)
+        new_pid = spawn(spec)
+        self.cluster.pids[node_id] = new_pid
+        self.cluster.save()
+        record_fault(self.cluster, "reboot", spec, pid=pid, new_pid=new_pid, lose_unflushed=lose_unflushed,
+                     wipe_disk=wipe_disk)
+        return new_pid
+
+    def pause(self, node_id: int) -> None:
+        spec = self.cluster.node(node_id)
+        pid = self._alive_pid(spec)
+        send_signal(pid, signal.SIGSTOP)
+        record_fault(self.cluster, "pause", spec, pid=pid)
+
+    def resume(self, node_id: int) -> None:
+        spec = self.cluster.node(node_id)
+        pid = self._alive_pid(spec)
+        send_signal(pid, signal.SIGCONT)
+        record_fault(self.cluster, "resume", spec, pid=pid)
+
+    def hold_alter_partition(self, node_id: int) -> None:
+        spec = self._broker(node_id)
+        response = self._fault_stub(spec).HoldAlterPartition(fault_pb2.HoldAlterPartitionRequest(), timeout=5)
+        if response.error_code:
+            raise ClusterError(f"{spec.label}: {response.error_message}")
+        record_fault(self.cluster, "hold-alter-partition", spec)
+
+    def release_alter_partition(self, node_id: int) -> int:
+        spec = self._broker(node_id)
+        response = self._fault_stub(spec).ReleaseAlterPartition(fault_pb2.ReleaseAlterPartitionRequest(), timeout=5)
+        if response.error_code:
+            raise ClusterError(f"{spec.label}: {response.error_message}")
+        record_fault(self.cluster, "release-alter-partition", spec, released=response.released_requests)
+        return response.released_requests
+
+    def _broker(self, node_id: int) -> NodeSpec:
+        spec = self.cluster.node(node_id)
+        if spec.role != "broker":
+            raise ClusterError(f"{spec.label} is not a broker; only brokers send AlterPartition")
+        self._alive_pid(spec)
+        return spec
+
+    def _fault_stub(self, spec: NodeSpec) -> fault_pb2_grpc.FaultStub:
+        return fault_pb2_grpc.FaultStub(sync_channel(spec.address))
+
+    def _simulates_page_cache(self, spec: NodeSpec) -> bool:
+        try:
+            text = spec.config_path.read_text()
+        except FileNotFoundError:
+            return False
+        return any(line.strip().replace(" ", "") == "log.simulate.page.cache=true" for line in text.splitlines())
+
+
+def read_faults(cluster: Cluster) -> list[dict]:
+    path = cluster.run_dir / "logs" / "faults.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -1,0 +1,369 @@
+"""A local cluster of real controller and broker processes on free loopback ports.
+
+A run directory holds everything of one cluster:
+
+    RUN/cluster.json                 ids, roles, addresses, pids, config and data paths (DESIGN.md contract)
+    RUN/<label>/<role>.properties    each node's config (label: controller-<id> or broker-<id>)
+    RUN/<label>/data/                its log.dirs
+    RUN/<label>/stderr.log           its readable log lines
+    RUN/logs/<label>.jsonl           its structured events (docs/events.md); faults go to RUN/logs/faults.jsonl
+    RUN/history/                     client histories
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from common.run_dir import DEFAULT_RUNS_DIR, newest_run
+
+CONTROLLER_ID_BASE = 100
+"""Controllers are 101, 102, ...; brokers 1, 2, ...: ISRs then read as small numbers."""
+
+
+
+class ClusterError(Exception):
+    """A cluster operation failed; the message names the node and says why."""
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    node_id: int
+    role: str  # "controller" | "broker"
+    host: str
+    port: int
+    run_dir: Path
+
+    @property
+    def label(self) -> str:
+        return f"{self.role}-{self.node_id}"
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def node_dir(self) -> Path:
+        return self.run_dir / self.label
+
+    @property
+    def config_path(self) -> Path:
+        return self.node_dir / f"{self.role}.properties"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.node_dir / "data"
+
+    @property
+    def stderr_path(self) -> Path:
+        return self.node_dir / "stderr.log"
+
+    @property
+    def events_path(self) -> Path:
+        return self.run_dir / "logs" / f"{self.label}.jsonl"
+
+
+@dataclass
+class Cluster:
+    run_dir: Path
+    controllers: list[NodeSpec]
+    brokers: list[NodeSpec]
+    overrides: dict[str, str] = field(default_factory=dict)
+    pids: dict[int, int] = field(default_factory=dict)
+    created: str = ""
+
+    @property
+    def nodes(self) -> list[NodeSpec]:
+        return self.controllers + self.brokers
+
+    def node(self, node_id: int) -> NodeSpec:
+        for spec in self.nodes:
+            if spec.node_id == node_id:
+                return spec
+        known = ", ".join(str(spec.node_id) for spec in self.nodes)
+        raise ClusterError(f"no node {node_id} in {self.run_dir} (nodes: {known})")
+
+    @property
+    def voters(self) -> str:
+        return ",".join(f"{c.node_id}@{c.address}" for c in self.controllers)
+
+    @property
+    def bootstrap_servers(self) -> list[str]:
+        return [b.address for b in self.brokers]
+
+    @property
+    def bootstrap_controllers(self) -> list[str]:
+        return [c.address for c in self.controllers]
+
+    # ---- cluster.json ----
+
+    def to_json(self) -> dict:
+        def describe(spec: NodeSpec) -> dict:
+            return {
+                "id": spec.node_id,
+                "role": spec.role,
+                "address": spec.address,
+                "pid": self.pids.get(spec.node_id),
+                "config": str(spec.config_path),
+                "data_dir": str(spec.data_dir),
+                "log": str(spec.events_path),
+                "stderr": str(spec.stderr_path),
+            }
+
+        return {
+            "run_dir": str(self.run_dir),
+            "created": self.created,
+            "overrides": self.overrides,
+            "controllers": [describe(c) for c in self.controllers],
+            "brokers": [describe(b) for b in self.brokers],
+        }
+
+    def save(self) -> None:
+        path = self.run_dir / "cluster.json"
+        temporary = path.with_suffix(".json.tmp")
+        temporary.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        os.replace(temporary, path)
+
+    @classmethod
+    def load(cls, run_dir: Path) -> Cluster:
+        path = run_dir / "cluster.json"
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise ClusterError(f"no cluster in {run_dir} (missing cluster.json)") from None
+        except json.JSONDecodeError as error:
+            raise ClusterError(f"{path} is not valid JSON: {error}") from None
+
+        def spec(entry: dict) -> NodeSpec:
+            host, _, port = entry["address"].rpartition(":")
+            return NodeSpec(entry["id"], entry["role"], host, int(port), run_dir)
+
+        cluster = cls(
+            run_dir=run_dir,
+            controllers=[spec(e) for e in data["controllers"]],
+            brokers=[spec(e) for e in data["brokers"]],
+            overrides=dict(data.get("overrides", {})),
+            created=data.get("created", ""),
+        )
+        cluster.pids = {e["id"]: e["pid"] for e in data["controllers"] + data["brokers"] if e.get("pid")}
+        return cluster
+
+
+# ---- run directories ----
+
+
+def new_run_dir(base: Path = DEFAULT_RUNS_DIR) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    candidate = base / stamp
+    suffix = 1
+    while candidate.exists():
+        suffix += 1
+        candidate = base / f"{stamp}-{suffix}"
+    return candidate.resolve()
+
+
+def resolve_run_dir(explicit: str | None, base: Path = DEFAULT_RUNS_DIR) -> Path:
+    """`--dir RUN`, or the newest run under ./runs/ holding a cluster.json."""
+    if explicit:
+        return Path(explicit).resolve()
+    run = newest_run(base)
+    if run is None:
+        raise ClusterError(f"no run under {base.resolve()}; start one with `minikafka cluster up` or pass --dir")
+    return run
+
+
+# ---- ports and configs ----
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """Ports the OS considers free now (all held open together so they are distinct)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def plan_cluster(
+    run_dir: Path, controllers: int, brokers: int, overrides: Mapping[str, str] | None = None, host: str = "127.0.0.1"
+) -> Cluster:
+    if controllers < 1:
+        raise ClusterError("a cluster needs at least one controller")
+    if brokers < 0:
+        raise ClusterError("--brokers must not be negative")
+    ports = free_ports(controllers + brokers, host)
+    controller_specs = [
+        NodeSpec(CONTROLLER_ID_BASE + i + 1, "controller", host, ports[i], run_dir) for i in range(controllers)
+    ]
+    broker_specs = [NodeSpec(i + 1, "broker", host, ports[controllers + i], run_dir) for i in range(brokers)]
+    return Cluster(run_dir, controller_specs, broker_specs, dict(overrides or {}),
+                   created=datetime.now(UTC).isoformat())
+
+
+def node_properties(cluster: Cluster, spec: NodeSpec) -> dict[str, str]:
+    """A node's config: its identity and paths, then the run's `--set` overrides the node's role accepts."""
+    listener = "CONTROLLER" if spec.role == "controller" else "PLAINTEXT"
+    props = {
+        "node.id": str(spec.node_id),
+        "process.roles": spec.role,
+        "listeners": f"{listener}://{spec.address}",
+        "controller.quorum.voters": cluster.voters,
+        "log.dirs": str(spec.data_dir),
+        "minikafka.event.log.dir": str(cluster.run_dir / "logs"),
+    }
+    accepted = _accepted_keys(spec.role)
+    props.update({k: v for k, v in cluster.overrides.items() if k in accepted})
+    return props
+
+
+def _accepted_keys(role: str) -> set[str]:
+    from common.config import config_keys
+
+    if role == "controller":
+        from kraft_controller.config import ControllerConfig as config_class
+    else:
+        from broker.config import BrokerConfig as config_class  # type: ignore[assignment]
+    return {key.name for _, key in config_keys(config_class)}
+
+
+def validate_overrides(overrides: Mapping[str, str]) -> None:
+    """Every `--set` key must belong to the controllers' or the brokers' config."""
+    known = _accepted_keys("controller") | _accepted_keys("broker")
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ClusterError(f"unknown config key '{unknown[0]}' in --set")
+
+
+def write_configs(cluster: Cluster) -> None:
+    from common.config import ConfigError, load_config
+
+    for spec in cluster.nodes:
+        spec.node_dir.mkdir(parents=True, exist_ok=True)
+        spec.data_dir.mkdir(parents=True, exist_ok=True)
+        props = node_properties(cluster, spec)
+        if spec.role == "controller":
+            from kraft_controller.config import ControllerConfig as config_class
+        else:
+            from broker.config import BrokerConfig as config_class  # type: ignore[assignment]
+        try:
+            load_config(config_class, props, str(spec.config_path))
+        except ConfigError as error:
+            raise ClusterError(str(error)) from None
+        spec.config_path.write_text("".join(f"{key}={value}\n" for key, value in props.items()))
+    (cluster.run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    (cluster.run_dir / "history").mkdir(parents=True, exist_ok=True)
+
+
+# ---- processes ----
+
+
+def spawn(spec: NodeSpec) -> int:
+    """Start a node's process detached from the caller (it outlives `cluster up`); returns its pid."""
+    spec.node_dir.mkdir(parents=True, exist_ok=True)
+    with spec.stderr_path.open("ab") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "minikafka.cli", spec.role, "--config", str(spec.config_path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+            cwd=spec.run_dir,
+        )
+    _CHILDREN[process.pid] = process
+    return process.pid
+
+
+# Popen objects of processes this Python process started, so their exit can be reaped (no zombies in tests).
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def is_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    child = _CHILDREN.get(pid)
+    if child is not None:
+        return child.poll() is None
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def is_paused(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "T"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def send_signal(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def wait_exit(pid: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not is_alive(pid):
+            child = _CHILDREN.pop(pid, None)
+            if child is not None:
+                child.wait()
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def kill(pid: int) -> None:
+    send_signal(pid, signal.SIGKILL)
+    if not wait_exit(pid, 10):
+        raise ClusterError(f"process {pid} did not die after SIGKILL")
+
+
+def stop(pid: int, timeout_s: float = 30.0) -> bool:
+    """SIGTERM (a broker's controlled shutdown), then SIGKILL after `timeout_s`; True if it exited by itself."""
+    send_signal(pid, signal.SIGCONT)  # a paused process cannot handle SIGTERM
+    send_signal(pid, signal.SIGTERM)
+    if wait_exit(pid, timeout_s):
+        return True
+    kill(pid)
+    return False
+
+
+def last_lines(path: Path, count: int = 8) -> list[str]:
+    try:
+        return path.read_text(errors="replace").splitlines()[-count:]
+    except FileNotFoundError:
+        return []
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float, interval_s: float = 0.05) -> bool:
+    """Poll `condition` until it holds or the deadline passes (a condition with a deadline, never a bare sleep)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if condition():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval_s)
