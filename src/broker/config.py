@@ -12,6 +12,8 @@ _LONG_MAX = 2**63 - 1
 
 @dataclass(frozen=True)
 class BrokerConfig(NodeConfig):
+    inter_broker_listener_name: str = config_key(
+        "inter.broker.listener.name", "", "The listener followers fetch through; empty: the first listener.")
     session_timeout_ms: int = config_key(
         "broker.session.timeout.ms", 9000,
         "The controller fences a broker without a heartbeat for this long; the broker fences itself when it "
@@ -75,7 +77,16 @@ class BrokerConfig(NodeConfig):
             raise ConfigError(
                 f"invalid value {self.replica_fetch_wait_max_ms} for 'replica.fetch.wait.max.ms': must be at most "
                 f"replica.lag.time.max.ms ({self.replica_lag_time_max_ms})", "replica.fetch.wait.max.ms")
+        names = [listener.name for listener in self.bound_listeners]
+        if self.inter_broker_listener_name and self.inter_broker_listener_name not in names:
+            raise ConfigError(
+                f"invalid value '{self.inter_broker_listener_name}' for 'inter.broker.listener.name': not one of "
+                f"the listeners ({', '.join(names)})", "inter.broker.listener.name")
         if self.node_id in self.voters:
             raise ConfigError(
                 f"invalid value {self.node_id} for 'node.id': it is a controller in controller.quorum.voters",
                 "node.id")
+
+    @property
+    def inter_broker_listener(self) -> str:
+        return self.inter_broker_listener_name or self.bound_listeners[0].name

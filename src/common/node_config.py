@@ -37,6 +37,9 @@ class NodeConfig:
     controller_quorum_voters: str = config_key(
         "controller.quorum.voters", doc="The controller quorum: id@host:port,...", validator=_voters_ok)
     log_dirs: str = config_key("log.dirs", doc="The directory holding this node's data (metadata and partition logs).")
+    advertised_listeners: str = config_key(
+        "advertised.listeners", "", "The addresses other nodes and clients use to reach this node, by listener "
+        "name; empty: listeners.", lambda text: _listeners_ok(text) if text else None)
     cluster_id: str = config_key("cluster.id", "minikafka", "The cluster id every request carries.")
     log_level: str = config_key("log.level", "info", "The lowest structured-log level written.",
                                 one_of("debug", "info", "warning", "error"))
@@ -53,13 +56,28 @@ class NodeConfig:
             raise ConfigError(
                 f"invalid value '{','.join(self.process_roles)}' for 'process.roles': "
                 f"this command runs a {self.role}", "process.roles")
+        bound = {listener.name for listener in self.bound_listeners}
+        unknown = sorted({listener.name for listener in self.advertised} - bound)
+        if unknown:
+            raise ConfigError(f"invalid value '{self.advertised_listeners}' for 'advertised.listeners': listener "
+                              f"{unknown[0]} is not in listeners", "advertised.listeners")
         if len(self.process_roles) != 1:
             raise ConfigError("invalid value for 'process.roles': combined mode (broker,controller) is not "
                               "supported; run one process per role", "process.roles")
 
     @property
     def listener(self) -> Listener:
+        """The first listener: the one inter-node traffic uses unless a role chooses otherwise."""
         return parse_listeners(self.listeners)[0]
+
+    @property
+    def bound_listeners(self) -> tuple[Listener, ...]:
+        return parse_listeners(self.listeners)
+
+    @property
+    def advertised(self) -> tuple[Listener, ...]:
+        """What this node tells others, per listener name (defaults to where it listens)."""
+        return parse_listeners(self.advertised_listeners) if self.advertised_listeners else self.bound_listeners
 
     @property
     def voters(self) -> dict[int, tuple[str, int]]:

@@ -1,0 +1,115 @@
+"""docker-compose.yml checked statically against the CLI and the config loader (no Docker engine runs here)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from broker.config import BrokerConfig
+from common.config import load_config_file
+from common.endpoints import parse_host_port
+from kraft_controller.config import ControllerConfig
+from minikafka.cli import build_parser
+
+REPO = Path(__file__).resolve().parents[3]
+CONFIG_DIR_IN_IMAGE = "/etc/minikafka/"
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load((REPO / "docker-compose.yml").read_text())
+
+
+def local_config(path_in_image: str) -> Path:
+    assert path_in_image.startswith(CONFIG_DIR_IN_IMAGE)
+    return REPO / "deploy" / "docker" / path_in_image.removeprefix(CONFIG_DIR_IN_IMAGE)
+
+
+def test_three_controllers_and_three_brokers(compose: dict) -> None:
+    assert sorted(compose["services"]) == [
+        "broker-1", "broker-2", "broker-3", "controller-101", "controller-102", "controller-103",
+    ]
+
+
+def test_every_command_is_a_real_subcommand_with_a_valid_config(compose: dict) -> None:
+    for name, service in compose["services"].items():
+        command = service["command"]
+        assert command[0] == "minikafka"
+        args = build_parser().parse_args(command[1:])
+        role = name.split("-")[0]
+        assert args.command == role
+        config_class = ControllerConfig if role == "controller" else BrokerConfig
+        config = load_config_file(config_class, local_config(args.config))
+        assert config.node_id == int(name.split("-")[1])
+        assert config.data_dir == Path("/var/lib/minikafka/data")
+        assert str(config.events_dir) == "/var/lib/minikafka/logs"
+
+
+def test_voters_name_the_controller_services_and_their_listener_ports(compose: dict) -> None:
+    services = compose["services"]
+    for name, service in services.items():
+        config_class = ControllerConfig if name.startswith("controller") else BrokerConfig
+        config = load_config_file(config_class, local_config(service["command"][-1]))
+        for voter_id, (host, port) in config.voters.items():
+            assert host == f"controller-{voter_id}"
+            controller = services[host]
+            controller_config = load_config_file(ControllerConfig, local_config(controller["command"][-1]))
+            assert controller_config.listener.port == port
+            assert controller["hostname"] == host
+
+
+def test_published_ports_match_listeners_and_advertised_addresses(compose: dict) -> None:
+    seen_host_ports: set[int] = set()
+    for name, service in compose["services"].items():
+        config_class = ControllerConfig if name.startswith("controller") else BrokerConfig
+        config = load_config_file(config_class, local_config(service["command"][-1]))
+        bound_ports = {listener.port for listener in config.bound_listeners}
+        for mapping in service["ports"]:
+            host_port, container_port = (int(p) for p in mapping.split(":"))
+            assert container_port in bound_ports, f"{name}: {mapping} publishes no listener"
+            assert host_port not in seen_host_ports
+            seen_host_ports.add(host_port)
+        for listener in config.advertised:
+            if listener.host == "localhost":  # the host-facing listener: reachable through a published port
+                assert any(m == f"{listener.port}:{listener.port}" for m in service["ports"]), name
+            else:
+                assert listener.host == service["hostname"], name
+        if isinstance(config, BrokerConfig):
+            internal = next(x for x in config.advertised if x.name == config.inter_broker_listener)
+            assert internal.host == service["hostname"]
+
+
+def test_volumes_and_healthchecks(compose: dict) -> None:
+    declared = set(compose["volumes"])
+    for name, service in compose["services"].items():
+        mounts = dict(volume.split(":") for volume in service["volumes"])
+        assert mounts.get(f"{name}-data") == "/var/lib/minikafka/data"
+        assert mounts.get("logs") == "/var/lib/minikafka/logs"
+        assert set(mounts) <= declared
+        test = service["healthcheck"]["test"]
+        assert test[0] == "CMD" and test[1] == "minikafka"
+        args = build_parser().parse_args(test[2:])
+        addresses = args.bootstrap_controller or args.bootstrap_server
+        host, _port = parse_host_port(addresses)
+        assert host in compose["services"]
+
+
+def test_dockerfile_builds_the_image_the_services_use(compose: dict) -> None:
+    dockerfile = (REPO / "deploy" / "Dockerfile").read_text()
+    assert re.search(r"^COPY deploy/docker/\*\.properties /etc/minikafka/$", dockerfile, re.M)
+    assert "pip install" in dockerfile
+    builders = [s for s in compose["services"].values() if "build" in s]
+    assert builders and all(s["build"]["dockerfile"] == "deploy/Dockerfile" for s in builders)
+    assert all(s["image"] == "minikafka:latest" for s in compose["services"].values())
+
+
+@pytest.mark.skipif(shutil.which("docker-compose") is None, reason="Debian's docker-compose is not installed")
+def test_docker_compose_config_accepts_the_file() -> None:
+    result = subprocess.run(["docker-compose", "-f", str(REPO / "docker-compose.yml"), "config", "-q"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
