@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 import json
+import sys
 from pathlib import Path
 
 from common.cli_support import CliError, not_built, print_json
@@ -46,7 +47,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     produce.add_argument("--record-size", type=int, default=100)
     produce.add_argument("--history", metavar="FILE")
     add_connection_arguments(produce)
-    produce.set_defaults(func=not_built("produce", 6))
+    produce.add_argument("--linger-ms", type=int, default=5)
+    produce.add_argument("--batch-size", type=int, default=16384)
+    produce.add_argument("--request-timeout-ms", type=int, default=30000)
+    produce.add_argument("--delivery-timeout-ms", type=int, default=120000)
+    produce.add_argument("--max-in-flight", type=int, default=1,
+                         help="max.in.flight.requests.per.connection (1 keeps per-partition order through retries)")
+    produce.add_argument("--value-prefix", default="",
+                         help="prefix of generated values (default: a random id, so values are unique per run)")
+    produce.add_argument("--progress", action="store_true", help="print a progress line every second on stderr")
+    produce.set_defaults(func=produce_command)
 
     consume = subparsers.add_parser("consume", help="consume records below the high watermark")
     consume.add_argument("topic")
@@ -58,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     consume.add_argument("--timeout-ms", type=int, default=10000)
     consume.add_argument("--json", action="store_true")
     add_connection_arguments(consume)
-    consume.set_defaults(func=not_built("consume", 6))
+    consume.set_defaults(func=consume_command)
 
     quorum = subparsers.add_parser("quorum", help="the controller quorum")
     quorum_commands = quorum.add_subparsers(dest="quorum_command", required=True, metavar="{describe}")
@@ -178,4 +188,50 @@ def quorum_describe_command(args: argparse.Namespace) -> int:
     for kind in ("voters", "observers"):
         for r in document[kind]:
             print(f"{kind[:-1].capitalize()}: {r['id']}\tLogEndOffset: {r['log_end_offset']}\tLag: {r['lag']}")
+    return 0
+
+
+# ---- produce / consume ----
+
+
+def parse_acks(text: str) -> int:
+    return -1 if text in ("all", "-1") else int(text)
+
+
+def produce_command(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from client.produce_command import ProduceOptions, run_produce
+
+    _controllers, brokers = resolve_addresses(args)
+    if not brokers:
+        raise CliError("no broker address: pass --bootstrap-server")
+    if args.num_records is not None and args.num_records < 0:
+        raise CliError("--num-records must not be negative")
+    options = ProduceOptions(
+        topic=args.topic, acks=parse_acks(args.acks), partition=args.partition, num_records=args.num_records,
+        record_size=args.record_size, history=Path(args.history) if args.history else None,
+        linger_ms=args.linger_ms, batch_size=args.batch_size, request_timeout_ms=args.request_timeout_ms,
+        delivery_timeout_ms=args.delivery_timeout_ms, max_in_flight=args.max_in_flight,
+        value_prefix=args.value_prefix, progress=args.progress,
+    )
+    summary = asyncio.run(run_produce(brokers, options))
+    print(f"produced {summary.acknowledged} of {summary.sent} records ({summary.failed} failed) "
+          f"in {summary.elapsed_s:.1f}s", file=sys.stderr)
+    return 0 if summary.failed == 0 else 1
+
+
+def consume_command(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from client.consume_command import ConsumeOptions, run_consume
+
+    _controllers, brokers = resolve_addresses(args)
+    if not brokers:
+        raise CliError("no broker address: pass --bootstrap-server")
+    options = ConsumeOptions(
+        topic=args.topic, partition=args.partition, from_beginning=args.from_beginning, offset=args.offset,
+        max_messages=args.max_messages, timeout_ms=args.timeout_ms, as_json=args.json,
+    )
+    asyncio.run(run_consume(brokers, options))
     return 0

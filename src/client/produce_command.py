@@ -1,0 +1,138 @@
+"""`minikafka produce`: records from stdin or generated, with an optional history of every outcome."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
+
+from client.producer import Producer, ProducerConfig, RecordMetadata
+from common.errors import KafkaError
+
+
+@dataclass(frozen=True)
+class ProduceOptions:
+    topic: str
+    acks: int
+    partition: int | None = None
+    num_records: int | None = None  # None: read lines from stdin
+    record_size: int = 100
+    history: Path | None = None
+    linger_ms: int = 5
+    batch_size: int = 16384
+    request_timeout_ms: int = 30000
+    delivery_timeout_ms: int = 120000
+    max_in_flight: int = 1
+    value_prefix: str = ""
+    progress: bool = False
+
+
+@dataclass
+class ProduceSummary:
+    sent: int = 0
+    acknowledged: int = 0
+    failed: int = 0
+    elapsed_s: float = 0.0
+
+
+def generated_value(prefix: str, index: int, size: int) -> bytes:
+    """A unique value `<prefix>-<index>` padded to `size` bytes, so the analysis can match it exactly."""
+    text = f"{prefix}-{index:09d}"
+    return (text + "." * max(0, size - len(text))).encode()
+
+
+def history_line(topic: str, partition: int | None, metadata: RecordMetadata | None, value: bytes, acks: int,
+                 error: str | None, latency_ms: float) -> str:
+    """DESIGN.md's history line: ts, topic, partition, offset, value, acks, error, latency_ms."""
+    return json.dumps(
+        {
+            "ts": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            "topic": topic,
+            "partition": metadata.partition if metadata else partition,
+            "offset": metadata.offset if metadata else None,
+            "value": value.decode("utf-8", "replace"),
+            "acks": "all" if acks == -1 else str(acks),
+            "error": error,
+            "latency_ms": round(latency_ms, 3),
+        },
+        separators=(",", ":"),
+    )
+
+
+async def _values(options: ProduceOptions) -> AsyncIterator[bytes]:
+    if options.num_records is not None:
+        prefix = options.value_prefix or uuid.uuid4().hex[:8]
+        for index in range(options.num_records):
+            yield generated_value(prefix, index, options.record_size)
+        return
+    loop = asyncio.get_running_loop()
+    while True:
+        line = await loop.run_in_executor(None, sys.stdin.buffer.readline)
+        if not line:
+            return
+        yield line.rstrip(b"\n")
+
+
+async def run_produce(bootstrap: list[str], options: ProduceOptions) -> ProduceSummary:
+    config = ProducerConfig(
+        acks=options.acks, linger_ms=options.linger_ms, batch_size=options.batch_size,
+        request_timeout_ms=options.request_timeout_ms, delivery_timeout_ms=options.delivery_timeout_ms,
+        max_in_flight_requests_per_connection=options.max_in_flight,
+    )
+    producer = Producer(bootstrap, config)
+    summary = ProduceSummary()
+    history: IO[str] | None = options.history.open("a", encoding="utf-8") if options.history else None
+    started = time.monotonic()
+    outstanding: set[asyncio.Future[None]] = set()
+    progress = asyncio.create_task(_progress(summary, started)) if options.progress else None
+
+    async def track(value: bytes, sent_at: float, future: asyncio.Future[RecordMetadata]) -> None:
+        metadata: RecordMetadata | None = None
+        error: str | None = None
+        try:
+            metadata = await future
+            summary.acknowledged += 1
+        except KafkaError as failure:
+            error = failure.code.name
+            summary.failed += 1
+        if history is not None:
+            latency = (time.monotonic() - sent_at) * 1000
+            history.write(history_line(options.topic, options.partition, metadata, value, options.acks, error,
+                                       latency) + "\n")
+
+    try:
+        async for value in _values(options):
+            sent_at = time.monotonic()
+            future = await producer.send(options.topic, value, partition=options.partition)
+            summary.sent += 1
+            task = asyncio.ensure_future(track(value, sent_at, future))
+            outstanding.add(task)
+            task.add_done_callback(outstanding.discard)
+            if len(outstanding) > 10000:  # bound memory: wait for the oldest acknowledgements
+                await asyncio.wait(outstanding, return_when=asyncio.FIRST_COMPLETED)
+        await producer.flush()
+        if outstanding:
+            await asyncio.gather(*outstanding)
+    finally:
+        await producer.close()
+        if progress is not None:
+            progress.cancel()
+        if history is not None:
+            history.close()
+    summary.elapsed_s = time.monotonic() - started
+    return summary
+
+
+async def _progress(summary: ProduceSummary, started: float) -> None:
+    while True:
+        await asyncio.sleep(1.0)
+        elapsed = time.monotonic() - started
+        print(f"{elapsed:6.1f}s sent {summary.sent} acked {summary.acknowledged} errors {summary.failed} "
+              f"({summary.acknowledged / elapsed:.0f} records/s)", file=sys.stderr)

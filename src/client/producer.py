@@ -1,0 +1,255 @@
+"""The producer: batches records per partition and sends them to each partition's leader.
+
+Kafka's semantics where it matters for replication experiments: `acks` 0/1/all, `linger.ms` and
+`batch.size` batching, retries of retriable errors with a metadata refresh until `delivery.timeout.ms`, and
+in-order delivery per partition while `max.in.flight.requests.per.connection` is 1 (with more in flight a
+retried batch can land after a later one, as in Kafka without idempotence).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import grpc
+
+from client.metadata_cache import MetadataCache
+from client.partitioner import partition_for_key
+from common.errors import ErrorCode, KafkaError
+from common.record_batch import Record, build_batch
+from minikafka_pb import broker_pb2
+
+# Leader moved or is being elected: refresh metadata before the retry.
+_REFRESH_ON = frozenset(
+    {
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.NETWORK_EXCEPTION,
+        ErrorCode.REQUEST_TIMED_OUT,
+    }
+)
+
+
+@dataclass(frozen=True)
+class ProducerConfig:
+    acks: int = -1  # 0, 1 or -1 (all)
+    linger_ms: int = 5
+    batch_size: int = 16384
+    request_timeout_ms: int = 30000
+    delivery_timeout_ms: int = 120000
+    retry_backoff_ms: int = 100
+    max_in_flight_requests_per_connection: int = 1
+
+    def __post_init__(self) -> None:
+        if self.acks not in (0, 1, -1):
+            raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or all, not {self.acks}")
+
+
+@dataclass(frozen=True)
+class RecordMetadata:
+    topic: str
+    partition: int
+    offset: int | None  # None with acks=0: the broker does not say
+    leader_epoch: int | None = None
+
+
+@dataclass
+class _Pending:
+    key: bytes | None
+    value: bytes | None
+    timestamp_ms: int
+    deadline: float
+    future: asyncio.Future[RecordMetadata]
+
+
+@dataclass
+class _PartitionQueue:
+    topic: str
+    partition: int
+    records: list[_Pending] = field(default_factory=list)
+    size_bytes: int = 0
+    first_enqueued: float = 0.0
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    sender: asyncio.Task[None] | None = None
+
+
+class Producer:
+    def __init__(self, bootstrap_servers: Sequence[str], config: ProducerConfig | None = None) -> None:
+        self.config = config or ProducerConfig()
+        self.metadata = MetadataCache(bootstrap_servers, self.config.request_timeout_ms / 1000)
+        self._queues: dict[tuple[str, int], _PartitionQueue] = {}
+        self._sticky: dict[str, int] = {}
+        self._in_flight: dict[tuple[str, int], asyncio.Semaphore] = {}
+        self._deliveries: set[asyncio.Task[None]] = set()
+        self._flushing = False
+        self._closed = False
+
+    async def send(
+        self, topic: str, value: bytes | None, key: bytes | None = None, partition: int | None = None
+    ) -> asyncio.Future[RecordMetadata]:
+        """Enqueue one record; the returned future resolves when it is acknowledged (or fails)."""
+        if self._closed:
+            raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, "producer is closed")
+        partitions = await self.metadata.require_topic(topic)
+        if partition is None:
+            partition = self._choose_partition(topic, key, len(partitions))
+        elif partition not in partitions:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic '{topic}' has no partition {partition}")
+        now = time.monotonic()
+        future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
+        queue = self._queue(topic, partition)
+        if not queue.records:
+            queue.first_enqueued = now
+        queue.records.append(
+            _Pending(key, value, int(time.time() * 1000), now + self.config.delivery_timeout_ms / 1000, future)
+        )
+        queue.size_bytes += len(value or b"") + len(key or b"") + 16
+        queue.wake.set()
+        return future
+
+    def _choose_partition(self, topic: str, key: bytes | None, count: int) -> int:
+        if key is not None:
+            return partition_for_key(key, count)
+        # Sticky: keyless records fill one partition's batch, then move on (Kafka's KIP-480 idea).
+        current = self._sticky.get(topic, 0) % count
+        queue = self._queues.get((topic, current))
+        if queue is not None and queue.size_bytes >= self.config.batch_size:
+            current = (current + 1) % count
+        self._sticky[topic] = current
+        return current
+
+    def _queue(self, topic: str, partition: int) -> _PartitionQueue:
+        key = (topic, partition)
+        queue = self._queues.get(key)
+        if queue is None:
+            queue = _PartitionQueue(topic, partition)
+            self._queues[key] = queue
+            self._in_flight[key] = asyncio.Semaphore(self.config.max_in_flight_requests_per_connection)
+            queue.sender = asyncio.create_task(self._run_sender(queue), name=f"producer-sender-{topic}-{partition}")
+        return queue
+
+    async def _run_sender(self, queue: _PartitionQueue) -> None:
+        linger = self.config.linger_ms / 1000
+        semaphore = self._in_flight[(queue.topic, queue.partition)]
+        while True:
+            if not queue.records:
+                if self._closed:
+                    return
+                queue.wake.clear()
+                await queue.wake.wait()
+                continue
+            ready_at = queue.first_enqueued + linger
+            full = queue.size_bytes >= self.config.batch_size
+            if not full and not self._flushing and not self._closed and time.monotonic() < ready_at:
+                queue.wake.clear()
+                try:
+                    await asyncio.wait_for(queue.wake.wait(), max(0.0, ready_at - time.monotonic()))
+                except TimeoutError:
+                    pass
+                continue
+            batch = self._drain(queue)
+            await semaphore.acquire()
+            task = asyncio.create_task(self._deliver(queue.topic, queue.partition, batch, semaphore))
+            self._deliveries.add(task)
+            task.add_done_callback(self._deliveries.discard)
+
+    def _drain(self, queue: _PartitionQueue) -> list[_Pending]:
+        taken, size = [], 0
+        while queue.records and (not taken or size < self.config.batch_size):
+            record = queue.records.pop(0)
+            size += len(record.value or b"") + len(record.key or b"") + 16
+            taken.append(record)
+        queue.size_bytes = max(0, queue.size_bytes - size)
+        queue.first_enqueued = time.monotonic()
+        return taken
+
+    async def _deliver(self, topic: str, partition: int, pending: list[_Pending], semaphore: asyncio.Semaphore) -> None:
+        try:
+            await self._deliver_batch(topic, partition, pending)
+        except Exception as error:  # never leave a caller's future hanging
+            _fail(pending, error if isinstance(error, KafkaError) else KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR,
+                                                                                   repr(error)))
+        finally:
+            semaphore.release()
+
+    async def _deliver_batch(self, topic: str, partition: int, pending: list[_Pending]) -> None:
+        records = [Record(key=p.key, value=p.value, timestamp_ms=p.timestamp_ms) for p in pending]
+        batch = build_batch(records)
+        request = broker_pb2.ProduceRequest(acks=self.config.acks, timeout_ms=self.config.request_timeout_ms)
+        topic_data = request.topic_data.add(name=topic)
+        topic_data.partition_data.add(index=partition, records=batch)
+        deadline = min(p.deadline for p in pending)
+        last_error = ErrorCode.REQUEST_TIMED_OUT
+        last_message = "no attempt finished"
+        while time.monotonic() < deadline:
+            address = self.metadata.leader_address(topic, partition)
+            if address is None:
+                await self._refresh_and_back_off(topic)
+                last_error, last_message = ErrorCode.LEADER_NOT_AVAILABLE, "no leader known"
+                continue
+            timeout = min(self.config.request_timeout_ms / 1000, max(0.001, deadline - time.monotonic()))
+            try:
+                response = await self.metadata.stub(address).Produce(request, timeout=timeout)
+            except grpc.RpcError as error:
+                last_error, last_message = ErrorCode.NETWORK_EXCEPTION, f"{address}: {error.code().name}"  # type: ignore[attr-defined]
+                await self._refresh_and_back_off(topic)
+                continue
+            result = response.responses[0].partition_responses[0]
+            code = ErrorCode.of(result.error_code)
+            if code == ErrorCode.NONE:
+                _complete(pending, topic, partition, result.base_offset if self.config.acks != 0 else None)
+                return
+            last_error, last_message = code, result.error_message
+            if not code.retriable:
+                break
+            if code in _REFRESH_ON:
+                await self._refresh_and_back_off(topic)
+            else:
+                await asyncio.sleep(self.config.retry_backoff_ms / 1000)
+        _fail(pending, KafkaError(last_error, last_message))
+
+    async def _refresh_and_back_off(self, topic: str) -> None:
+        await asyncio.sleep(self.config.retry_backoff_ms / 1000)
+        try:
+            await self.metadata.refresh([topic])
+        except KafkaError:
+            pass  # every broker unreachable right now: the next attempt tries again
+
+    async def flush(self) -> None:
+        """Send everything queued now and wait until each record is acknowledged or failed."""
+        self._flushing = True
+        try:
+            futures = [p.future for q in self._queues.values() for p in q.records]
+            for queue in self._queues.values():
+                queue.wake.set()
+            while futures or self._deliveries:
+                await asyncio.gather(*futures, *list(self._deliveries), return_exceptions=True)
+                futures = [p.future for q in self._queues.values() for p in q.records]
+        finally:
+            self._flushing = False
+
+    async def close(self) -> None:
+        await self.flush()
+        self._closed = True
+        for queue in self._queues.values():
+            queue.wake.set()
+        await asyncio.gather(*(q.sender for q in self._queues.values() if q.sender), return_exceptions=True)
+        await self.metadata.close()
+
+
+def _complete(pending: list[_Pending], topic: str, partition: int, base_offset: int | None) -> None:
+    for index, record in enumerate(pending):
+        if not record.future.done():
+            offset = None if base_offset is None else base_offset + index
+            record.future.set_result(RecordMetadata(topic, partition, offset))
+
+
+def _fail(pending: list[_Pending], error: KafkaError) -> None:
+    for record in pending:
+        if not record.future.done():
+            record.future.set_exception(error)
