@@ -12,3 +12,13 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO
+
+
+@pytest.fixture(scope="session")
+def spark():  # noqa: ANN201 - pyspark.sql.SparkSession, imported lazily so non-Spark runs stay fast
+    """One SparkSession for the whole test run (starting one costs ~5 s)."""
+    from deploy.analysis.spark import spark_session
+
+    session = spark_session("local[2]", "minikafka-tests")
+    yield session
+    session.stop()

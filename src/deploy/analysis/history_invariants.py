@@ -1,0 +1,82 @@
+"""Invariants over client histories (Jepsen's Kafka checker): each a function from DataFrames to offending rows."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+# Errors after which the broker certainly did not append the batch (refused before the append). Anything else
+# (timeouts, network errors, NOT_ENOUGH_REPLICAS_AFTER_APPEND) is indefinite: the write may or may not exist.
+DEFINITE_ERRORS = (
+    "NOT_ENOUGH_REPLICAS",
+    "INVALID_REQUIRED_ACKS",
+    "MESSAGE_TOO_LARGE",
+    "RECORD_LIST_TOO_LARGE",
+    "CORRUPT_MESSAGE",
+    "INVALID_REQUEST",
+    "INVALID_RECORD",
+)
+
+
+def acknowledged(produced: DataFrame, acks: tuple[str, ...] = ("all",)) -> DataFrame:
+    return produced.where(F.col("error").isNull() & F.col("offset").isNotNull() & F.col("acks").isin(*acks))
+
+
+def lost_writes(produced: DataFrame, consumed: DataFrame) -> DataFrame:
+    """NoCommittedRecordLost: an acks=all acknowledged record not read back at its offset with its value."""
+    acked = acknowledged(produced).select("topic", "partition", "offset", F.col("value").alias("acked_value"), "ts")
+    read = consumed.select("topic", "partition", "offset", F.col("value").alias("read_value")).distinct()
+    joined = acked.join(read, ["topic", "partition", "offset"], "left")
+    values_read = (
+        joined.groupBy("topic", "partition", "offset", "acked_value", "ts")
+        .agg(F.collect_set("read_value").alias("read_values"))
+    )
+    return values_read.where(~F.array_contains("read_values", F.col("acked_value"))).orderBy(
+        "topic", "partition", "offset"
+    )
+
+
+def inconsistent_offsets(produced: DataFrame, consumed: DataFrame) -> DataFrame:
+    """One (topic, partition, offset) with two different values, across every reader and acknowledgement."""
+    observations = acknowledged(produced, ("all", "1")).select("topic", "partition", "offset", "value").unionByName(
+        consumed.select("topic", "partition", "offset", "value")
+    )
+    return (
+        observations.groupBy("topic", "partition", "offset")
+        .agg(F.collect_set("value").alias("values"))
+        .where(F.size("values") > 1)
+        .orderBy("topic", "partition", "offset")
+    )
+
+
+def duplicates(consumed: DataFrame) -> DataFrame:
+    """One value at two offsets (a retried send that had been appended; allowed without idempotence)."""
+    return (
+        consumed.select("topic", "partition", "offset", "value")
+        .distinct()
+        .groupBy("topic", "value")
+        .agg(F.collect_set(F.struct("partition", "offset")).alias("positions"))
+        .where(F.size("positions") > 1)
+        .orderBy("topic", "value")
+    )
+
+
+def aborted_reads(produced: DataFrame, consumed: DataFrame) -> DataFrame:
+    """A value whose send definitely failed, yet a consumer read it."""
+    failed = produced.where(F.col("error").isin(*DEFINITE_ERRORS)).select("topic", "value", "error", "ts")
+    # A value could be sent twice (never by our generators); only a value with no success counts.
+    succeeded = produced.where(F.col("error").isNull()).select("topic", "value")
+    failed = failed.join(succeeded, ["topic", "value"], "left_anti")
+    read = consumed.select("topic", "value", "partition", "offset").distinct()
+    return failed.join(read, ["topic", "value"]).orderBy("topic", "partition", "offset")
+
+
+def nonmonotonic_polls(consumed: DataFrame) -> DataFrame:
+    """Within one consumer's output, each partition's offsets must strictly increase."""
+    order = Window.partitionBy("source", "topic", "partition").orderBy("position")
+    with_previous = consumed.withColumn("previous_offset", F.lag("offset").over(order))
+    return (
+        with_previous.where(F.col("previous_offset").isNotNull() & (F.col("offset") <= F.col("previous_offset")))
+        .select("source", "topic", "partition", "previous_offset", "offset")
+        .orderBy("source", "topic", "partition", "offset")
+    )
