@@ -13,57 +13,85 @@ _LONG_MAX = 2**63 - 1
 @dataclass(frozen=True)
 class BrokerConfig(NodeConfig):
     inter_broker_listener_name: str = config_key(
-        "inter.broker.listener.name", "", "The listener followers fetch through; empty: the first listener.")
+        "inter.broker.listener.name", "", "The listener followers fetch through; empty: the first listener."
+    )
     session_timeout_ms: int = config_key(
-        "broker.session.timeout.ms", 9000,
+        "broker.session.timeout.ms",
+        9000,
         "The controller fences a broker without a heartbeat for this long; the broker fences itself when it "
-        "cannot reach a controller for as long.", at_least(1))
+        "cannot reach a controller for as long.",
+        at_least(1),
+    )
     heartbeat_interval_ms: int = config_key(
-        "broker.heartbeat.interval.ms", 2000, "Interval between heartbeats to the active controller.", at_least(1))
+        "broker.heartbeat.interval.ms", 2000, "Interval between heartbeats to the active controller.", at_least(1)
+    )
     replica_lag_time_max_ms: int = config_key(
-        "replica.lag.time.max.ms", 30000,
-        "A follower that has not caught up to the leader's LEO for this long is removed from the ISR.", at_least(1))
+        "replica.lag.time.max.ms",
+        30000,
+        "A follower that has not caught up to the leader's LEO for this long is removed from the ISR.",
+        at_least(1),
+    )
     replica_fetch_wait_max_ms: int = config_key(
-        "replica.fetch.wait.max.ms", 500, "Long-poll wait of a follower's Fetch.", at_least(0))
+        "replica.fetch.wait.max.ms", 500, "Long-poll wait of a follower's Fetch.", at_least(0)
+    )
     replica_fetch_min_bytes: int = config_key(
-        "replica.fetch.min.bytes", 1, "Bytes a follower's Fetch waits for.", at_least(1))
+        "replica.fetch.min.bytes", 1, "Bytes a follower's Fetch waits for.", at_least(1)
+    )
     replica_fetch_max_bytes: int = config_key(
-        "replica.fetch.max.bytes", 1048576, "Bytes per partition a follower fetches at most.", at_least(1))
+        "replica.fetch.max.bytes", 1048576, "Bytes per partition a follower fetches at most.", at_least(1)
+    )
     replica_fetch_response_max_bytes: int = config_key(
-        "replica.fetch.response.max.bytes", 10485760, "Bytes a follower's whole Fetch response holds at most.",
-        at_least(1))
+        "replica.fetch.response.max.bytes",
+        10485760,
+        "Bytes a follower's whole Fetch response holds at most.",
+        at_least(1),
+    )
     replica_fetch_backoff_ms: int = config_key(
-        "replica.fetch.backoff.ms", 1000, "Backoff after a failed follower Fetch.", at_least(0))
-    num_replica_fetchers: int = config_key(
-        "num.replica.fetchers", 1, "Fetcher tasks per source broker.", at_least(1))
+        "replica.fetch.backoff.ms", 1000, "Backoff after a failed follower Fetch.", at_least(0)
+    )
+    num_replica_fetchers: int = config_key("num.replica.fetchers", 1, "Fetcher tasks per source broker.", at_least(1))
     replica_high_watermark_checkpoint_interval_ms: int = config_key(
-        "replica.high.watermark.checkpoint.interval.ms", 5000, "How often HWMs are checkpointed.", at_least(1))
+        "replica.high.watermark.checkpoint.interval.ms", 5000, "How often HWMs are checkpointed.", at_least(1)
+    )
     min_insync_replicas: int = config_key(
-        "min.insync.replicas", 1, "acks=all needs at least this many in-sync replicas (topic config overrides).",
-        at_least(1))
+        "min.insync.replicas",
+        1,
+        "acks=all needs at least this many in-sync replicas (topic config overrides).",
+        at_least(1),
+    )
     message_max_bytes: int = config_key(
-        "message.max.bytes", 1048588, "Largest record batch the broker accepts.", at_least(0))
+        "message.max.bytes", 1048588, "Largest record batch the broker accepts.", at_least(0)
+    )
     request_timeout_ms: int = config_key(
-        "request.timeout.ms", 30000, "Timeout of the broker's requests to the controller.", at_least(1))
+        "request.timeout.ms", 30000, "Timeout of the broker's requests to the controller.", at_least(1)
+    )
     log_segment_bytes: int = config_key(
-        "log.segment.bytes", 1073741824, "Segment size before a new segment is rolled.", at_least(14))
-    log_roll_ms: int = config_key(
-        "log.roll.ms", 604800000, "Age after which a new segment is rolled.", at_least(1))
+        "log.segment.bytes", 1073741824, "Segment size before a new segment is rolled.", at_least(14)
+    )
+    log_roll_ms: int = config_key("log.roll.ms", 604800000, "Age after which a new segment is rolled.", at_least(1))
     log_retention_bytes: int = config_key(
-        "log.retention.bytes", -1, "Partition size above which old segments are deleted; -1: no limit.")
+        "log.retention.bytes", -1, "Partition size above which old segments are deleted; -1: no limit."
+    )
     log_retention_ms: int = config_key(
-        "log.retention.ms", 604800000, "Age after which old segments are deleted; -1: no limit.")
+        "log.retention.ms", 604800000, "Age after which old segments are deleted; -1: no limit."
+    )
     log_index_interval_bytes: int = config_key(
-        "log.index.interval.bytes", 4096, "Bytes between entries of the sparse offset index.", at_least(0))
+        "log.index.interval.bytes", 4096, "Bytes between entries of the sparse offset index.", at_least(0)
+    )
     log_flush_interval_messages: int = config_key(
-        "log.flush.interval.messages", _LONG_MAX, "Records appended before the log is fsynced.", at_least(1))
+        "log.flush.interval.messages", _LONG_MAX, "Records appended before the log is fsynced.", at_least(1)
+    )
     log_flush_interval_ms: int | None = config_key(
-        "log.flush.interval.ms", None, "Maximum time a record stays unflushed; empty: no time-based flush.")
+        "log.flush.interval.ms", None, "Maximum time a record stays unflushed; empty: no time-based flush."
+    )
     log_flush_scheduler_interval_ms: int = config_key(
-        "log.flush.scheduler.interval.ms", 1000, "How often the time-based flush policy is checked.", at_least(1))
+        "log.flush.scheduler.interval.ms", 1000, "How often the time-based flush policy is checked.", at_least(1)
+    )
     log_simulate_page_cache: bool = config_key(
-        "log.simulate.page.cache", False,
-        "Keep unflushed bytes in process memory until flush, so SIGKILL loses them as a power cut would.")
+        "log.simulate.page.cache",
+        False,
+        "Keep unflushed bytes in process memory until flush, so SIGKILL loses them as a power cut would.",
+    )
 
     role = "broker"
 
@@ -72,20 +100,26 @@ class BrokerConfig(NodeConfig):
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
             raise ConfigError(
                 f"invalid value {self.heartbeat_interval_ms} for 'broker.heartbeat.interval.ms': must be less than "
-                f"broker.session.timeout.ms ({self.session_timeout_ms})", "broker.heartbeat.interval.ms")
+                f"broker.session.timeout.ms ({self.session_timeout_ms})",
+                "broker.heartbeat.interval.ms",
+            )
         if self.replica_fetch_wait_max_ms > self.replica_lag_time_max_ms:
             raise ConfigError(
                 f"invalid value {self.replica_fetch_wait_max_ms} for 'replica.fetch.wait.max.ms': must be at most "
-                f"replica.lag.time.max.ms ({self.replica_lag_time_max_ms})", "replica.fetch.wait.max.ms")
+                f"replica.lag.time.max.ms ({self.replica_lag_time_max_ms})",
+                "replica.fetch.wait.max.ms",
+            )
         names = [listener.name for listener in self.bound_listeners]
         if self.inter_broker_listener_name and self.inter_broker_listener_name not in names:
             raise ConfigError(
                 f"invalid value '{self.inter_broker_listener_name}' for 'inter.broker.listener.name': not one of "
-                f"the listeners ({', '.join(names)})", "inter.broker.listener.name")
+                f"the listeners ({', '.join(names)})",
+                "inter.broker.listener.name",
+            )
         if self.node_id in self.voters:
             raise ConfigError(
-                f"invalid value {self.node_id} for 'node.id': it is a controller in controller.quorum.voters",
-                "node.id")
+                f"invalid value {self.node_id} for 'node.id': it is a controller in controller.quorum.voters", "node.id"
+            )
 
     @property
     def inter_broker_listener(self) -> str:

@@ -110,7 +110,9 @@ class AdminClient:
                     time.sleep(0.05)  # no leader known yet: an election is under way
                 continue
             return response
-        raise KafkaError(ErrorCode.NOT_CONTROLLER, f"no active controller within {self.timeout_s:.0f}s ({last_problem})")
+        raise KafkaError(
+            ErrorCode.NOT_CONTROLLER, f"no active controller within {self.timeout_s:.0f}s ({last_problem})"
+        )
 
     def create_topic(
         self,

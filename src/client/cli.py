@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-
 import json
 import sys
 from pathlib import Path
@@ -51,10 +50,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     produce.add_argument("--batch-size", type=int, default=16384)
     produce.add_argument("--request-timeout-ms", type=int, default=30000)
     produce.add_argument("--delivery-timeout-ms", type=int, default=120000)
-    produce.add_argument("--max-in-flight", type=int, default=1,
-                         help="max.in.flight.requests.per.connection (1 keeps per-partition order through retries)")
-    produce.add_argument("--value-prefix", default="",
-                         help="prefix of generated values (default: a random id, so values are unique per run)")
+    produce.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=1,
+        help="max.in.flight.requests.per.connection (1 keeps per-partition order through retries)",
+    )
+    produce.add_argument(
+        "--value-prefix",
+        default="",
+        help="prefix of generated values (default: a random id, so values are unique per run)",
+    )
     produce.add_argument("--progress", action="store_true", help="print a progress line every second on stderr")
     produce.set_defaults(func=produce_command)
 
@@ -147,8 +153,10 @@ def topics_create(args: argparse.Namespace) -> int:
         result = admin.create_topic(args.name, args.partitions, args.replication_factor, configs, assignment)
     from client.admin import topic_id_text
 
-    print(f"Created topic {result.name} (topic id {topic_id_text(result.topic_id)}, "
-          f"{result.num_partitions} partitions, replication factor {result.replication_factor}).")
+    print(
+        f"Created topic {result.name} (topic id {topic_id_text(result.topic_id)}, "
+        f"{result.num_partitions} partitions, replication factor {result.replication_factor})."
+    )
     return 0
 
 
@@ -161,9 +169,11 @@ def topics_describe(args: argparse.Namespace) -> int:
     for topic in topics:
         print(f"Topic: {topic.name}\tTopicId: {topic.topic_id}\tPartitionCount: {len(topic.partitions)}")
         for p in topic.partitions:
-            print(f"\tTopic: {topic.name}\tPartition: {p.partition}\tLeader: {p.leader}\tLeaderEpoch: "
-                  f"{p.leader_epoch}\tPartitionEpoch: {p.partition_epoch}\tReplicas: "
-                  f"{','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}")
+            print(
+                f"\tTopic: {topic.name}\tPartition: {p.partition}\tLeader: {p.leader}\tLeaderEpoch: "
+                f"{p.leader_epoch}\tPartitionEpoch: {p.partition_epoch}\tReplicas: "
+                f"{','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}"
+            )
     return 0
 
 
@@ -183,8 +193,10 @@ def quorum_describe_command(args: argparse.Namespace) -> int:
     if args.json:
         print_json(document)
         return 0
-    print(f"LeaderId: {document['leader_id']}\nLeaderEpoch: {document['leader_epoch']}\n"
-          f"HighWatermark: {document['high_watermark']}")
+    print(
+        f"LeaderId: {document['leader_id']}\nLeaderEpoch: {document['leader_epoch']}\n"
+        f"HighWatermark: {document['high_watermark']}"
+    )
     for kind in ("voters", "observers"):
         for r in document[kind]:
             print(f"{kind[:-1].capitalize()}: {r['id']}\tLogEndOffset: {r['log_end_offset']}\tLag: {r['lag']}")
@@ -209,15 +221,26 @@ def produce_command(args: argparse.Namespace) -> int:
     if args.num_records is not None and args.num_records < 0:
         raise CliError("--num-records must not be negative")
     options = ProduceOptions(
-        topic=args.topic, acks=parse_acks(args.acks), partition=args.partition, num_records=args.num_records,
-        record_size=args.record_size, history=Path(args.history) if args.history else None,
-        linger_ms=args.linger_ms, batch_size=args.batch_size, request_timeout_ms=args.request_timeout_ms,
-        delivery_timeout_ms=args.delivery_timeout_ms, max_in_flight=args.max_in_flight,
-        value_prefix=args.value_prefix, progress=args.progress,
+        topic=args.topic,
+        acks=parse_acks(args.acks),
+        partition=args.partition,
+        num_records=args.num_records,
+        record_size=args.record_size,
+        history=Path(args.history) if args.history else None,
+        linger_ms=args.linger_ms,
+        batch_size=args.batch_size,
+        request_timeout_ms=args.request_timeout_ms,
+        delivery_timeout_ms=args.delivery_timeout_ms,
+        max_in_flight=args.max_in_flight,
+        value_prefix=args.value_prefix,
+        progress=args.progress,
     )
     summary = asyncio.run(run_produce(brokers, options))
-    print(f"produced {summary.acknowledged} of {summary.sent} records ({summary.failed} failed) "
-          f"in {summary.elapsed_s:.1f}s", file=sys.stderr)
+    print(
+        f"produced {summary.acknowledged} of {summary.sent} records ({summary.failed} failed) "
+        f"in {summary.elapsed_s:.1f}s",
+        file=sys.stderr,
+    )
     return 0 if summary.failed == 0 else 1
 
 
@@ -230,8 +253,13 @@ def consume_command(args: argparse.Namespace) -> int:
     if not brokers:
         raise CliError("no broker address: pass --bootstrap-server")
     options = ConsumeOptions(
-        topic=args.topic, partition=args.partition, from_beginning=args.from_beginning, offset=args.offset,
-        max_messages=args.max_messages, timeout_ms=args.timeout_ms, as_json=args.json,
+        topic=args.topic,
+        partition=args.partition,
+        from_beginning=args.from_beginning,
+        offset=args.offset,
+        max_messages=args.max_messages,
+        timeout_ms=args.timeout_ms,
+        as_json=args.json,
     )
     asyncio.run(run_consume(brokers, options))
     return 0

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import grpc
+from common.record_batch import iter_batches
 
 from client.metadata_cache import MetadataCache
 from common.errors import ErrorCode, KafkaError
-from common.record_batch import iter_batches
 from minikafka_pb import broker_pb2
 
 EARLIEST = -2
@@ -86,8 +86,9 @@ class Consumer:
             address = self.metadata.leader_address(topic, partition)
             if address is not None:
                 request = broker_pb2.ListOffsetsRequest(replica_id=-1)
-                request.topics.add(name=topic).partitions.add(partition_index=partition, timestamp=timestamp,
-                                                              current_leader_epoch=-1)
+                request.topics.add(name=topic).partitions.add(
+                    partition_index=partition, timestamp=timestamp, current_leader_epoch=-1
+                )
                 try:
                     response = await self.metadata.stub(address).ListOffsets(
                         request, timeout=self.config.request_timeout_ms / 1000
@@ -170,8 +171,15 @@ class Consumer:
                 if record.offset < position or record.offset >= data.high_watermark:
                     continue  # a batch can start before our position; never expose data above the HWM
                 records.append(
-                    ConsumerRecord(topic, data.partition_index, record.offset, record.key, record.value,
-                                   batch.partition_leader_epoch, record.timestamp_ms)
+                    ConsumerRecord(
+                        topic,
+                        data.partition_index,
+                        record.offset,
+                        record.key,
+                        record.value,
+                        batch.partition_leader_epoch,
+                        record.timestamp_ms,
+                    )
                 )
         if records:
             self.positions[key] = records[-1].offset + 1

@@ -87,7 +87,11 @@ class MetadataCache:
             view.topic_ids[topic.name] = topic.topic_id
             view.topics[topic.name] = {
                 p.partition_index: PartitionInfo(
-                    topic.name, p.partition_index, p.leader_id, p.leader_epoch, tuple(p.replica_nodes),
+                    topic.name,
+                    p.partition_index,
+                    p.leader_id,
+                    p.leader_epoch,
+                    tuple(p.replica_nodes),
                     tuple(p.isr_nodes),
                 )
                 for p in topic.partitions

@@ -13,8 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from client.producer import Producer, ProducerConfig, RecordMetadata
-from common.errors import KafkaError
+from client.producer import DeliveryFailed, Producer, ProducerConfig, RecordMetadata
 
 
 @dataclass(frozen=True)
@@ -48,22 +47,30 @@ def generated_value(prefix: str, index: int, size: int) -> bytes:
     return (text + "." * max(0, size - len(text))).encode()
 
 
-def history_line(topic: str, partition: int | None, metadata: RecordMetadata | None, value: bytes, acks: int,
-                 error: str | None, latency_ms: float) -> str:
-    """DESIGN.md's history line: ts, topic, partition, offset, value, acks, error, latency_ms."""
-    return json.dumps(
-        {
-            "ts": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-            "topic": topic,
-            "partition": metadata.partition if metadata else partition,
-            "offset": metadata.offset if metadata else None,
-            "value": value.decode("utf-8", "replace"),
-            "acks": "all" if acks == -1 else str(acks),
-            "error": error,
-            "latency_ms": round(latency_ms, 3),
-        },
-        separators=(",", ":"),
-    )
+def history_line(
+    topic: str,
+    partition: int | None,
+    metadata: RecordMetadata | None,
+    value: bytes,
+    acks: int,
+    failure: DeliveryFailed | None,
+    latency_ms: float,
+) -> str:
+    """DESIGN.md's history line: ts, topic, partition, offset, value, acks, error, latency_ms; a failed line
+    also says whether the failure is `definite` (the record certainly was not written)."""
+    line = {
+        "ts": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "topic": topic,
+        "partition": metadata.partition if metadata else partition,
+        "offset": metadata.offset if metadata else None,
+        "value": value.decode("utf-8", "replace"),
+        "acks": "all" if acks == -1 else str(acks),
+        "error": failure.code.name if failure else None,
+        "latency_ms": round(latency_ms, 3),
+    }
+    if failure is not None:
+        line["definite"] = failure.definite
+    return json.dumps(line, separators=(",", ":"))
 
 
 async def _values(options: ProduceOptions) -> AsyncIterator[bytes]:
@@ -82,8 +89,11 @@ async def _values(options: ProduceOptions) -> AsyncIterator[bytes]:
 
 async def run_produce(bootstrap: list[str], options: ProduceOptions) -> ProduceSummary:
     config = ProducerConfig(
-        acks=options.acks, linger_ms=options.linger_ms, batch_size=options.batch_size,
-        request_timeout_ms=options.request_timeout_ms, delivery_timeout_ms=options.delivery_timeout_ms,
+        acks=options.acks,
+        linger_ms=options.linger_ms,
+        batch_size=options.batch_size,
+        request_timeout_ms=options.request_timeout_ms,
+        delivery_timeout_ms=options.delivery_timeout_ms,
         max_in_flight_requests_per_connection=options.max_in_flight,
     )
     producer = Producer(bootstrap, config)
@@ -95,17 +105,18 @@ async def run_produce(bootstrap: list[str], options: ProduceOptions) -> ProduceS
 
     async def track(value: bytes, sent_at: float, future: asyncio.Future[RecordMetadata]) -> None:
         metadata: RecordMetadata | None = None
-        error: str | None = None
+        failure: DeliveryFailed | None = None
         try:
             metadata = await future
             summary.acknowledged += 1
-        except KafkaError as failure:
-            error = failure.code.name
+        except DeliveryFailed as error:
+            failure = error
             summary.failed += 1
         if history is not None:
             latency = (time.monotonic() - sent_at) * 1000
-            history.write(history_line(options.topic, options.partition, metadata, value, options.acks, error,
-                                       latency) + "\n")
+            history.write(
+                history_line(options.topic, options.partition, metadata, value, options.acks, failure, latency) + "\n"
+            )
 
     try:
         async for value in _values(options):
@@ -134,5 +145,8 @@ async def _progress(summary: ProduceSummary, started: float) -> None:
     while True:
         await asyncio.sleep(1.0)
         elapsed = time.monotonic() - started
-        print(f"{elapsed:6.1f}s sent {summary.sent} acked {summary.acknowledged} errors {summary.failed} "
-              f"({summary.acknowledged / elapsed:.0f} records/s)", file=sys.stderr)
+        print(
+            f"{elapsed:6.1f}s sent {summary.sent} acked {summary.acknowledged} errors {summary.failed} "
+            f"({summary.acknowledged / elapsed:.0f} records/s)",
+            file=sys.stderr,
+        )

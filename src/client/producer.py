@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import grpc
+from common.record_batch import Record, build_batch
 
 from client.metadata_cache import MetadataCache
 from client.partitioner import partition_for_key
 from common.errors import ErrorCode, KafkaError
-from common.record_batch import Record, build_batch
 from minikafka_pb import broker_pb2
 
 # Leader moved or is being elected: refresh metadata before the retry.
@@ -48,6 +48,35 @@ class ProducerConfig:
     def __post_init__(self) -> None:
         if self.acks not in (0, 1, -1):
             raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or all, not {self.acks}")
+
+
+# Refused before any append: a batch that only ever got these certainly was not written.
+DEFINITE_ERRORS = frozenset(
+    {
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.INVALID_REQUIRED_ACKS,
+        ErrorCode.MESSAGE_TOO_LARGE,
+        ErrorCode.RECORD_LIST_TOO_LARGE,
+        ErrorCode.CORRUPT_MESSAGE,
+        ErrorCode.INVALID_REQUEST,
+        ErrorCode.INVALID_RECORD,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+    }
+)
+
+
+class DeliveryFailed(KafkaError):
+    """A record was not acknowledged.
+
+    `definite`: no attempt can have been appended (every attempt was refused before the append); otherwise the
+    write may exist (a timeout, a lost connection, NOT_ENOUGH_REPLICAS_AFTER_APPEND).
+    """
+
+    def __init__(self, code: ErrorCode, message: str, definite: bool) -> None:
+        super().__init__(code, message)
+        self.definite = definite
 
 
 @dataclass(frozen=True)
@@ -172,8 +201,7 @@ class Producer:
         try:
             await self._deliver_batch(topic, partition, pending)
         except Exception as error:  # never leave a caller's future hanging
-            _fail(pending, error if isinstance(error, KafkaError) else KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR,
-                                                                                   repr(error)))
+            _fail(pending, DeliveryFailed(ErrorCode.UNKNOWN_SERVER_ERROR, repr(error), definite=False))
         finally:
             semaphore.release()
 
@@ -186,6 +214,7 @@ class Producer:
         deadline = min(p.deadline for p in pending)
         last_error = ErrorCode.REQUEST_TIMED_OUT
         last_message = "no attempt finished"
+        definite = True  # until an attempt may have reached a leader's log
         while time.monotonic() < deadline:
             address = self.metadata.leader_address(topic, partition)
             if address is None:
@@ -197,6 +226,7 @@ class Producer:
                 response = await self.metadata.stub(address).Produce(request, timeout=timeout)
             except grpc.RpcError as error:
                 last_error, last_message = ErrorCode.NETWORK_EXCEPTION, f"{address}: {error.code().name}"  # type: ignore[attr-defined]
+                definite = False
                 await self._refresh_and_back_off(topic)
                 continue
             result = response.responses[0].partition_responses[0]
@@ -205,13 +235,16 @@ class Producer:
                 _complete(pending, topic, partition, result.base_offset if self.config.acks != 0 else None)
                 return
             last_error, last_message = code, result.error_message
+            definite = definite and code in DEFINITE_ERRORS
             if not code.retriable:
                 break
             if code in _REFRESH_ON:
                 await self._refresh_and_back_off(topic)
             else:
                 await asyncio.sleep(self.config.retry_backoff_ms / 1000)
-        _fail(pending, KafkaError(last_error, last_message))
+        if time.monotonic() >= deadline and last_error not in DEFINITE_ERRORS:
+            definite = False
+        _fail(pending, DeliveryFailed(last_error, last_message, definite))
 
     async def _refresh_and_back_off(self, topic: str) -> None:
         await asyncio.sleep(self.config.retry_backoff_ms / 1000)
@@ -249,7 +282,7 @@ def _complete(pending: list[_Pending], topic: str, partition: int, base_offset: 
             record.future.set_result(RecordMetadata(topic, partition, offset))
 
 
-def _fail(pending: list[_Pending], error: KafkaError) -> None:
+def _fail(pending: list[_Pending], error: DeliveryFailed) -> None:
     for record in pending:
         if not record.future.done():
             record.future.set_exception(error)

@@ -38,5 +38,6 @@ class OneLineErrorParser(argparse.ArgumentParser):
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, metavar="FILE", help="the node's .properties file")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config key (repeatable)")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key (repeatable)"
+    )

@@ -73,7 +73,10 @@ def cluster_up(args: argparse.Namespace) -> int:
 
     try:
         cluster = cluster_commands.up(
-            Path(args.dir) if args.dir else None, args.controllers, args.brokers, parse_overrides(args.set),
+            Path(args.dir) if args.dir else None,
+            args.controllers,
+            args.brokers,
+            parse_overrides(args.set),
             args.timeout,
         )
     except ClusterError as error:
@@ -94,13 +97,17 @@ def cluster_status(args: argparse.Namespace) -> int:
     print(f"run {document['run_dir']}")
     for row in document["controllers"]:
         state = "alive" if row["alive"] else "down"
-        print(f"  controller {row['id']:>4} {row['address']:<21} pid {row['pid']} {state}"
-              f"{' LEADER' if row['leader'] else ''}")
+        print(
+            f"  controller {row['id']:>4} {row['address']:<21} pid {row['pid']} {state}"
+            f"{' LEADER' if row['leader'] else ''}"
+        )
     for row in document["brokers"]:
         state = "alive" if row["alive"] else "down"
         fenced = {True: "fenced", False: "unfenced", None: "unknown"}[row["fenced"]]
-        print(f"  broker     {row['id']:>4} {row['address']:<21} pid {row['pid']} {state} {fenced} "
-              f"epoch {row['broker_epoch']}")
+        print(
+            f"  broker     {row['id']:>4} {row['address']:<21} pid {row['pid']} {state} {fenced} "
+            f"epoch {row['broker_epoch']}"
+        )
     return 0
 
 

@@ -120,8 +120,13 @@ def status(cluster: Cluster) -> dict[str, Any]:
 
     def process(spec: NodeSpec) -> dict[str, Any]:
         pid = cluster.pids.get(spec.node_id)
-        return {"id": spec.node_id, "address": spec.address, "pid": pid, "alive": is_alive(pid),
-                "paused": is_paused(pid)}
+        return {
+            "id": spec.node_id,
+            "address": spec.address,
+            "pid": pid,
+            "alive": is_alive(pid),
+            "paused": is_paused(pid),
+        }
 
     controllers = [{**process(s), "leader": leader_id == s.node_id} for s in cluster.controllers]
     brokers = []

@@ -20,8 +20,17 @@ def record_fault(cluster: Cluster, fault: str, spec: NodeSpec, **fields: object)
     path = cluster.run_dir / "logs" / "faults.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     line = render_json_line(
-        {"ts": utc_timestamp(), "node": "fault-injector", "level": "info", "event": "fault_injected",
-         "fault": fault, "target": spec.label, "target_id": spec.node_id, "role": spec.role, **fields}
+        {
+            "ts": utc_timestamp(),
+            "node": "fault-injector",
+            "level": "info",
+            "event": "fault_injected",
+            "fault": fault,
+            "target": spec.label,
+            "target_id": spec.node_id,
+            "role": spec.role,
+            **fields,
+        }
     )
     with path.open("a", encoding="utf-8") as stream:
         stream.write(line + "\n")
@@ -83,8 +92,9 @@ class Faults:
         new_pid = spawn(spec)
         self.cluster.pids[node_id] = new_pid
         self.cluster.save()
-        record_fault(self.cluster, "reboot", spec, pid=pid, new_pid=new_pid, lose_unflushed=lose_unflushed,
-                     wipe_disk=wipe_disk)
+        record_fault(
+            self.cluster, "reboot", spec, pid=pid, new_pid=new_pid, lose_unflushed=lose_unflushed, wipe_disk=wipe_disk
+        )
         return new_pid
 
     def pause(self, node_id: int) -> None:

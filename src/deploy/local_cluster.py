@@ -30,7 +30,6 @@ CONTROLLER_ID_BASE = 100
 """Controllers are 101, 102, ...; brokers 1, 2, ...: ISRs then read as small numbers."""
 
 
-
 class ClusterError(Exception):
     """A cluster operation failed; the message names the node and says why."""
 
@@ -211,8 +210,9 @@ def plan_cluster(
         NodeSpec(CONTROLLER_ID_BASE + i + 1, "controller", host, ports[i], run_dir) for i in range(controllers)
     ]
     broker_specs = [NodeSpec(i + 1, "broker", host, ports[controllers + i], run_dir) for i in range(brokers)]
-    return Cluster(run_dir, controller_specs, broker_specs, dict(overrides or {}),
-                   created=datetime.now(UTC).isoformat())
+    return Cluster(
+        run_dir, controller_specs, broker_specs, dict(overrides or {}), created=datetime.now(UTC).isoformat()
+    )
 
 
 def node_properties(cluster: Cluster, spec: NodeSpec) -> dict[str, str]:

@@ -11,37 +11,57 @@ from common.node_config import NodeConfig
 @dataclass(frozen=True)
 class ControllerConfig(NodeConfig):
     election_timeout_ms: int = config_key(
-        "controller.quorum.election.timeout.ms", 1000,
-        "Maximum time without a leader before a voter starts an election (randomized up to 2x).", at_least(1))
+        "controller.quorum.election.timeout.ms",
+        1000,
+        "Maximum time without a leader before a voter starts an election (randomized up to 2x).",
+        at_least(1),
+    )
     fetch_timeout_ms: int = config_key(
-        "controller.quorum.fetch.timeout.ms", 2000,
-        "Maximum time without a successful Fetch from the leader before a voter starts an election.", at_least(1))
+        "controller.quorum.fetch.timeout.ms",
+        2000,
+        "Maximum time without a successful Fetch from the leader before a voter starts an election.",
+        at_least(1),
+    )
     election_backoff_max_ms: int = config_key(
-        "controller.quorum.election.backoff.max.ms", 1000,
-        "Maximum backoff before a failed candidate retries an election.", at_least(0))
+        "controller.quorum.election.backoff.max.ms",
+        1000,
+        "Maximum backoff before a failed candidate retries an election.",
+        at_least(0),
+    )
     request_timeout_ms: int = config_key(
-        "controller.quorum.request.timeout.ms", 2000, "Timeout of one Raft RPC.", at_least(1))
+        "controller.quorum.request.timeout.ms", 2000, "Timeout of one Raft RPC.", at_least(1)
+    )
     session_timeout_ms: int = config_key(
-        "broker.session.timeout.ms", 9000,
-        "A broker that sends no heartbeat for this long is fenced.", at_least(1))
+        "broker.session.timeout.ms", 9000, "A broker that sends no heartbeat for this long is fenced.", at_least(1)
+    )
     heartbeat_interval_ms: int = config_key(
-        "broker.heartbeat.interval.ms", 2000,
-        "The heartbeat interval brokers are expected to use (checked against the session timeout).", at_least(1))
+        "broker.heartbeat.interval.ms",
+        2000,
+        "The heartbeat interval brokers are expected to use (checked against the session timeout).",
+        at_least(1),
+    )
     alter_partition_broker_epoch_check: bool = config_key(
-        "alter.partition.broker.epoch.check", True,
+        "alter.partition.broker.epoch.check",
+        True,
         "KIP-903: reject an ISR member whose broker epoch is not its current registration's. Turn off only "
-        "to demonstrate the data-loss bug KIP-903 fixes.")
+        "to demonstrate the data-loss bug KIP-903 fixes.",
+    )
     default_replication_factor: int = config_key(
-        "default.replication.factor", 1, "Replication factor of topics created without one.", at_least(1))
-    num_partitions: int = config_key(
-        "num.partitions", 1, "Partition count of topics created without one.", at_least(1))
+        "default.replication.factor", 1, "Replication factor of topics created without one.", at_least(1)
+    )
+    num_partitions: int = config_key("num.partitions", 1, "Partition count of topics created without one.", at_least(1))
     min_insync_replicas: int = config_key(
-        "min.insync.replicas", 1, "Default min.insync.replicas of new topics.", at_least(1))
+        "min.insync.replicas", 1, "Default min.insync.replicas of new topics.", at_least(1)
+    )
     metadata_log_segment_bytes: int = config_key(
-        "metadata.log.segment.bytes", 8 * 1024 * 1024, "Segment size of the metadata log.", at_least(1024))
+        "metadata.log.segment.bytes", 8 * 1024 * 1024, "Segment size of the metadata log.", at_least(1024)
+    )
     metadata_max_records_between_snapshots: int = config_key(
-        "metadata.log.max.record.bytes.between.snapshots", 20 * 1024 * 1024,
-        "Bytes of new metadata records after which the controller writes a snapshot.", at_least(1))
+        "metadata.log.max.record.bytes.between.snapshots",
+        20 * 1024 * 1024,
+        "Bytes of new metadata records after which the controller writes a snapshot.",
+        at_least(1),
+    )
 
     role = "controller"
 
@@ -50,8 +70,12 @@ class ControllerConfig(NodeConfig):
         if self.node_id not in self.voters:
             raise ConfigError(
                 f"invalid value '{self.controller_quorum_voters}' for 'controller.quorum.voters': "
-                f"node.id {self.node_id} is not a voter", "controller.quorum.voters")
+                f"node.id {self.node_id} is not a voter",
+                "controller.quorum.voters",
+            )
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
             raise ConfigError(
                 f"invalid value {self.heartbeat_interval_ms} for 'broker.heartbeat.interval.ms': must be less than "
-                f"broker.session.timeout.ms ({self.session_timeout_ms})", "broker.heartbeat.interval.ms")
+                f"broker.session.timeout.ms ({self.session_timeout_ms})",
+                "broker.heartbeat.interval.ms",
+            )

@@ -18,7 +18,9 @@ def build_parser() -> OneLineErrorParser:
         prog="minikafka",
         description="A runnable mini-Kafka: KRaft controllers, replicating brokers, faults and analysis.",
     )
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=OneLineErrorParser)
+    subparsers = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=OneLineErrorParser
+    )
     kraft_controller.cli.register(subparsers)
     broker.cli.register(subparsers)
     client.cli.register(subparsers)

@@ -1,7 +1,8 @@
 """Client histories as DataFrames: what producers were told and what consumers read.
 
 Files (DESIGN.md's contract): producer histories `RUN/history/produce-*.jsonl`, one line per record:
-{"ts", "topic", "partition", "offset", "value", "acks", "error", "latency_ms"}; consumer output
+{"ts", "topic", "partition", "offset", "value", "acks", "error", "latency_ms"} (failed lines also carry
+`definite`: the record certainly was not written); consumer output
 `RUN/history/consume-*.jsonl`, one line per record: {"topic", "partition", "offset", "key", "value", "leader_epoch"}.
 """
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DoubleType, IntegerType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import BooleanType, DoubleType, IntegerType, LongType, StringType, StructField, StructType
 
 PRODUCE_SCHEMA = StructType(
     [
@@ -23,6 +24,7 @@ PRODUCE_SCHEMA = StructType(
         StructField("acks", StringType()),
         StructField("error", StringType()),
         StructField("latency_ms", DoubleType()),
+        StructField("definite", BooleanType()),
     ]
 )
 

@@ -27,9 +27,8 @@ def lost_writes(produced: DataFrame, consumed: DataFrame) -> DataFrame:
     acked = acknowledged(produced).select("topic", "partition", "offset", F.col("value").alias("acked_value"), "ts")
     read = consumed.select("topic", "partition", "offset", F.col("value").alias("read_value")).distinct()
     joined = acked.join(read, ["topic", "partition", "offset"], "left")
-    values_read = (
-        joined.groupBy("topic", "partition", "offset", "acked_value", "ts")
-        .agg(F.collect_set("read_value").alias("read_values"))
+    values_read = joined.groupBy("topic", "partition", "offset", "acked_value", "ts").agg(
+        F.collect_set("read_value").alias("read_values")
     )
     return values_read.where(~F.array_contains("read_values", F.col("acked_value"))).orderBy(
         "topic", "partition", "offset"
@@ -38,8 +37,10 @@ def lost_writes(produced: DataFrame, consumed: DataFrame) -> DataFrame:
 
 def inconsistent_offsets(produced: DataFrame, consumed: DataFrame) -> DataFrame:
     """One (topic, partition, offset) with two different values, across every reader and acknowledgement."""
-    observations = acknowledged(produced, ("all", "1")).select("topic", "partition", "offset", "value").unionByName(
-        consumed.select("topic", "partition", "offset", "value")
+    observations = (
+        acknowledged(produced, ("all", "1"))
+        .select("topic", "partition", "offset", "value")
+        .unionByName(consumed.select("topic", "partition", "offset", "value"))
     )
     return (
         observations.groupBy("topic", "partition", "offset")
@@ -63,7 +64,9 @@ def duplicates(consumed: DataFrame) -> DataFrame:
 
 def aborted_reads(produced: DataFrame, consumed: DataFrame) -> DataFrame:
     """A value whose send definitely failed, yet a consumer read it."""
-    failed = produced.where(F.col("error").isin(*DEFINITE_ERRORS)).select("topic", "value", "error", "ts")
+    # Producers say whether a failure is definite; older histories without the field fall back to the code.
+    definite = F.coalesce(F.col("definite"), F.col("error").isin(*DEFINITE_ERRORS))
+    failed = produced.where(F.col("error").isNotNull() & definite).select("topic", "value", "error", "ts")
     # A value could be sent twice (never by our generators); only a value with no success counts.
     succeeded = produced.where(F.col("error").isNull()).select("topic", "value")
     failed = failed.join(succeeded, ["topic", "value"], "left_anti")

@@ -14,9 +14,19 @@ from deploy.analysis.verdict import verdict_from
 pytestmark = pytest.mark.spark
 
 
-def produced_line(offset: int | None, value: str, error: str | None = None, acks: str = "all", partition: int = 0) -> dict:
-    return {"ts": "2026-11-22T18:30:00.000001Z", "topic": "t", "partition": partition, "offset": offset,
-            "value": value, "acks": acks, "error": error, "latency_ms": 1.5}
+def produced_line(
+    offset: int | None, value: str, error: str | None = None, acks: str = "all", partition: int = 0
+) -> dict:
+    return {
+        "ts": "2026-11-22T18:30:00.000001Z",
+        "topic": "t",
+        "partition": partition,
+        "offset": offset,
+        "value": value,
+        "acks": acks,
+        "error": error,
+        "latency_ms": 1.5,
+    }
 
 
 def consumed_line(offset: int, value: str, partition: int = 0) -> dict:
@@ -31,8 +41,13 @@ def write_run(tmp_path: Path, produced: list[dict], consumed: list[dict]) -> Pat
     return tmp_path
 
 
-GOOD_PRODUCED = [produced_line(0, "a"), produced_line(1, "b"), produced_line(None, "c", "NOT_ENOUGH_REPLICAS"),
-                 produced_line(None, "d", "REQUEST_TIMED_OUT"), produced_line(2, "e")]
+GOOD_PRODUCED = [
+    produced_line(0, "a"),
+    produced_line(1, "b"),
+    produced_line(None, "c", "NOT_ENOUGH_REPLICAS"),
+    produced_line(None, "d", "REQUEST_TIMED_OUT"),
+    produced_line(2, "e"),
+]
 GOOD_CONSUMED = [consumed_line(0, "a"), consumed_line(1, "b"), consumed_line(2, "e"), consumed_line(3, "d")]
 
 

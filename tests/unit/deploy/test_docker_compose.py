@@ -32,7 +32,12 @@ def local_config(path_in_image: str) -> Path:
 
 def test_three_controllers_and_three_brokers(compose: dict) -> None:
     assert sorted(compose["services"]) == [
-        "broker-1", "broker-2", "broker-3", "controller-101", "controller-102", "controller-103",
+        "broker-1",
+        "broker-2",
+        "broker-3",
+        "controller-101",
+        "controller-102",
+        "controller-103",
     ]
 
 
@@ -110,6 +115,10 @@ def test_dockerfile_builds_the_image_the_services_use(compose: dict) -> None:
 
 @pytest.mark.skipif(shutil.which("docker-compose") is None, reason="Debian's docker-compose is not installed")
 def test_docker_compose_config_accepts_the_file() -> None:
-    result = subprocess.run(["docker-compose", "-f", str(REPO / "docker-compose.yml"), "config", "-q"],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        ["docker-compose", "-f", str(REPO / "docker-compose.yml"), "config", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr

@@ -6,8 +6,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-GROUPS = ["controller", "broker", "dump-log", "topics", "produce", "consume", "quorum", "perf", "cluster", "fault",
-          "analyze", "chaos", "demo"]
+GROUPS = [
+    "controller",
+    "broker",
+    "dump-log",
+    "topics",
+    "produce",
+    "consume",
+    "quorum",
+    "perf",
+    "cluster",
+    "fault",
+    "analyze",
+    "chaos",
+    "demo",
+]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -87,7 +87,9 @@ def test_missing_required_key() -> None:
 
 def test_cross_field_heartbeat_must_be_below_session_timeout() -> None:
     with pytest.raises(ConfigError) as error:
-        load_config(BrokerConfig, {**BROKER, "broker.session.timeout.ms": "1000", "broker.heartbeat.interval.ms": "1000"})
+        load_config(
+            BrokerConfig, {**BROKER, "broker.session.timeout.ms": "1000", "broker.heartbeat.interval.ms": "1000"}
+        )
     assert error.value.key == "broker.heartbeat.interval.ms"
     assert "must be less than broker.session.timeout.ms (1000)" in str(error.value)
     with pytest.raises(ConfigError):

@@ -18,8 +18,20 @@ PURE_MODULES = [
     "broker/replica",
     "broker/lifecycle.py",
 ]
-FORBIDDEN_IN_PURE = {"asyncio", "grpc", "time", "random", "os", "socket", "threading", "subprocess", "shutil",
-                     "pathlib", "io", "uvloop"}
+FORBIDDEN_IN_PURE = {
+    "asyncio",
+    "grpc",
+    "time",
+    "random",
+    "os",
+    "socket",
+    "threading",
+    "subprocess",
+    "shutil",
+    "pathlib",
+    "io",
+    "uvloop",
+}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -61,11 +73,18 @@ def test_client_imports_no_server_code() -> None:
 
 
 def test_nothing_imports_broker_or_upper_layers() -> None:
-    upper = {"kraft_controller": {"broker", "client", "deploy"}, "common": {"broker", "client", "deploy",
-             "kraft_controller"}, "broker": {"client", "deploy"}, "client": {"deploy"}}
+    upper = {
+        "kraft_controller": {"broker", "client", "deploy"},
+        "common": {"broker", "client", "deploy", "kraft_controller"},
+        "broker": {"client", "deploy"},
+        "client": {"deploy"},
+    }
     offenders = []
     for package, forbidden in upper.items():
         for path in python_files(package):
-            offenders += [f"{path.relative_to(SRC)} imports {name}" for name in imported_modules(path)
-                          if name.split(".")[0] in forbidden]
+            offenders += [
+                f"{path.relative_to(SRC)} imports {name}"
+                for name in imported_modules(path)
+                if name.split(".")[0] in forbidden
+            ]
     assert not offenders, offenders
