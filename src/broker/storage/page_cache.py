@@ -1,0 +1,73 @@
+"""A segment file's bytes, with an optional simulated page cache (`log.simulate.page.cache`).
+
+Simulated, appended bytes stay in this process's memory until `flush`, which writes and fsyncs them: a SIGKILL
+loses exactly the unflushed suffix, as a power cut loses the OS page cache. Not simulated, appends go straight to
+the file (the real page cache) and `flush` fsyncs. Reads see unflushed bytes either way while the process lives.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+class SegmentFile:
+    def __init__(self, path: Path, simulate_page_cache: bool) -> None:
+        self.path = path
+        self.simulate_page_cache = simulate_page_cache
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._file_size = os.fstat(self._fd).st_size
+        self._pending = bytearray()
+        self._dirty = False
+
+    @property
+    def size(self) -> int:
+        return self._file_size + len(self._pending)
+
+    @property
+    def unflushed_bytes(self) -> int:
+        return len(self._pending)
+
+    def append(self, data: bytes | memoryview) -> None:
+        if self.simulate_page_cache:
+            self._pending += data
+        else:
+            os.pwrite(self._fd, data, self._file_size)
+            self._file_size += len(data)
+        self._dirty = True
+
+    def flush(self) -> None:
+        if self._pending:
+            os.pwrite(self._fd, self._pending, self._file_size)
+            self._file_size += len(self._pending)
+            self._pending = bytearray()
+        if self._dirty:
+            os.fsync(self._fd)
+            self._dirty = False
+
+    def read(self, position: int, size: int) -> bytes:
+        """Up to `size` bytes at `position`, from the file and then the unflushed tail."""
+        end = min(position + size, self.size)
+        if position >= end:
+            return b""
+        parts = []
+        if position < self._file_size:
+            parts.append(os.pread(self._fd, min(end, self._file_size) - position, position))
+        if end > self._file_size:
+            start = max(position, self._file_size) - self._file_size
+            parts.append(bytes(self._pending[start : end - self._file_size]))
+        return b"".join(parts) if len(parts) > 1 else parts[0]
+
+    def truncate(self, size: int) -> None:
+        if size >= self._file_size:
+            del self._pending[size - self._file_size :]
+            return
+        self._pending = bytearray()
+        os.ftruncate(self._fd, size)
+        self._file_size = size
+        self._dirty = True
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1

@@ -1,0 +1,409 @@
+"""A partition's log: segments, leader-epoch cache, checkpoints, flush policy and crash recovery.
+
+One directory per partition (`<log.dirs>/<topic>-<partition>/`) holding `<base offset>.log` + `.index` segments,
+`leader-epoch-checkpoint`, `recovery-point-offset-checkpoint`, `replication-offset-checkpoint` (the high
+watermark), `log-start-offset-checkpoint` and `partition.metadata` (the topic id). The KRaft metadata log uses the
+same class, so nothing here knows about brokers or replication.
+"""
+
+from __future__ import annotations
+
+import bisect
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from broker.storage.checkpoint import OffsetCheckpoint, PartitionMetadataFile
+from broker.storage.leader_epoch_cache import LeaderEpochCache
+from broker.storage.log_config import LogConfig
+from broker.storage.segment import LOG_SUFFIX, LogSegment
+from common.errors import ErrorCode, KafkaError
+from common.record_batch import CorruptRecordError, set_base_offset, set_partition_leader_epoch, validate_batches
+
+CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
+RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"
+HIGH_WATERMARK_FILE = "replication-offset-checkpoint"
+LOG_START_FILE = "log-start-offset-checkpoint"
+LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
+PARTITION_METADATA_FILE = "partition.metadata"
+
+
+@dataclass(frozen=True)
+class AppendInfo:
+    first_offset: int
+    last_offset: int
+    record_count: int
+    size_bytes: int
+    max_timestamp: int
+
+
+class PartitionLog:
+    def __init__(self, directory: Path, config: LogConfig) -> None:
+        self.directory = directory
+        self.config = config
+        self.name = directory.name
+        self.segments: list[LogSegment] = []
+        self.log_start_offset = 0
+        self.recovery_point = 0
+        self._high_watermark = 0
+        self.unflushed_messages = 0
+        self.last_flush_ms = 0
+        self.epoch_cache = LeaderEpochCache(directory / LEADER_EPOCH_FILE)
+        self.topic_id: str | None = None
+        self._log = structlog.get_logger().bind(partition=self.name)
+        self._recovery_checkpoint = OffsetCheckpoint(directory / RECOVERY_POINT_FILE, self.name)
+        self._hwm_checkpoint = OffsetCheckpoint(directory / HIGH_WATERMARK_FILE, self.name)
+        self._start_checkpoint = OffsetCheckpoint(directory / LOG_START_FILE, self.name)
+        self._closed = False
+
+    # ---- opening and recovery ----
+
+    @classmethod
+    def open(cls, directory: Path, config: LogConfig, now_ms: int, topic_id: str | None = None) -> PartitionLog:
+        directory.mkdir(parents=True, exist_ok=True)
+        log = cls(directory, config)
+        log.last_flush_ms = now_ms
+        log._check_topic_id(topic_id)
+        for leftover in directory.glob("*.tmp"):
+            leftover.unlink()
+        clean = (directory / CLEAN_SHUTDOWN_FILE).exists()
+        (directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
+        log.recovery_point = log._recovery_checkpoint.read() or 0
+        log._load_segments(now_ms, clean)
+        start = log._start_checkpoint.read()
+        log.log_start_offset = max(start if start is not None else 0, log.segments[0].base_offset)
+        log.epoch_cache = LeaderEpochCache.load(directory / LEADER_EPOCH_FILE)
+        log.epoch_cache.truncate_from_end(log.log_end_offset)
+        log.epoch_cache.truncate_from_start(log.log_start_offset)
+        log.recovery_point = min(log.recovery_point, log.log_end_offset)
+        hwm = log._hwm_checkpoint.read() or 0
+        log._high_watermark = min(max(hwm, log.log_start_offset), log.log_end_offset)
+        return log
+
+    def _check_topic_id(self, topic_id: str | None) -> None:
+        metadata = PartitionMetadataFile(self.directory / PARTITION_METADATA_FILE)
+        stored = metadata.read()
+        if topic_id is not None and stored is not None and stored != topic_id:
+            raise KafkaError(
+                ErrorCode.INCONSISTENT_TOPIC_ID,
+                f"{self.directory} belongs to topic id {stored}, not {topic_id}",
+            )
+        if topic_id is not None and stored is None:
+            metadata.write(topic_id)
+        self.topic_id = stored or topic_id
+
+    def _load_segments(self, now_ms: int, clean: bool) -> None:
+        base_offsets = sorted(int(p.name[: -len(LOG_SUFFIX)]) for p in self.directory.glob("*" + LOG_SUFFIX))
+        for stray_index in self.directory.glob("*.index"):
+            if int(stray_index.stem) not in base_offsets:
+                stray_index.unlink()
+        recovered: list[dict[str, object]] = []
+        for position, base in enumerate(base_offsets):
+            segment, index_ok = LogSegment.open_existing(
+                self.directory, base, self.config.simulate_page_cache, self.config.index_interval_bytes, now_ms
+            )
+            following = base_offsets[position + 1] if position + 1 < len(base_offsets) else None
+            # A segment needs a full scan when it may hold unflushed data (at or past the recovery point after an
+            # unclean shutdown) or when its index is missing or disagrees with it.
+            needs_scan = not index_ok or (not clean and (following is None or following > self.recovery_point))
+            if not needs_scan and not segment.load_end():
+                needs_scan = True
+            if needs_scan:
+                result = segment.recover()
+                recovered.append(
+                    {
+                        "segment": base,
+                        "valid_bytes": result.valid_bytes,
+                        "truncated_bytes": result.truncated_bytes,
+                        "batches": result.batches,
+                        "reason": result.reason,
+                    }
+                )
+            self.segments.append(segment)
+            if needs_scan and result.truncated_bytes:
+                for later in base_offsets[position + 1 :]:  # nothing after a torn batch can be trusted
+                    doomed, _ = LogSegment.open_existing(
+                        self.directory,
+                        later,
+                        self.config.simulate_page_cache,
+                        self.config.index_interval_bytes,
+                        now_ms,
+                    )
+                    recovered.append({"segment": later, "deleted": True, "truncated_bytes": doomed.size})
+                    doomed.delete()
+                break
+        if not self.segments:
+            start = self._start_checkpoint.read() or 0
+            self.segments.append(self._new_segment(start, now_ms))
+        if recovered:
+            truncated = sum(int(r.get("truncated_bytes", 0) or 0) for r in recovered)
+            self._log.info(
+                "log_recovered",
+                clean_shutdown=clean,
+                recovery_point=self.recovery_point,
+                log_end_offset=self.log_end_offset,
+                truncated_bytes=truncated,
+                segments=recovered,
+            )
+
+    def _new_segment(self, base_offset: int, now_ms: int) -> LogSegment:
+        return LogSegment(
+            self.directory, base_offset, self.config.simulate_page_cache, self.config.index_interval_bytes, now_ms
+        )
+
+    # ---- properties ----
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self.segments[-1]
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.active_segment.next_offset
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(segment.size for segment in self.segments)
+
+    @property
+    def latest_epoch(self) -> int:
+        return self.epoch_cache.latest_epoch
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @high_watermark.setter
+    def high_watermark(self, offset: int) -> None:
+        self._high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        return self.epoch_cache.end_offset_for(epoch, self.log_end_offset)
+
+    # ---- appending ----
+
+    def append_as_leader(self, records: bytes | memoryview, leader_epoch: int, now_ms: int) -> AppendInfo:
+        """Validate, assign offsets from the log end and stamp `leader_epoch` (rewriting only those two header
+        fields), then append. Invalid input raises CorruptRecordError (or a size error) and writes nothing."""
+        batches = validate_batches(records)
+        self._check_sizes(batches, len(records))
+        buffer = bytearray(records)
+        first = next_offset = self.log_end_offset
+        count = 0
+        for batch in batches:
+            set_base_offset(buffer, batch.position, next_offset)
+            set_partition_leader_epoch(buffer, batch.position, leader_epoch)
+            next_offset += batch.last_offset_delta + 1
+            count += batch.records_count
+        self.epoch_cache.assign(leader_epoch, first)
+        max_timestamp = max(batch.max_timestamp for batch in batches)
+        self._append(buffer, first, next_offset - 1, count, max_timestamp, now_ms)
+        return AppendInfo(first, next_offset - 1, count, len(buffer), max_timestamp)
+
+    def append_as_follower(self, records: bytes | memoryview, now_ms: int) -> AppendInfo:
+        """Append batches as the leader wrote them: offsets must continue the log exactly."""
+        batches = validate_batches(records)
+        self._check_sizes(batches, len(records))
+        expected = self.log_end_offset
+        for batch in batches:
+            if batch.base_offset != expected:
+                raise CorruptRecordError(
+                    f"follower append at offset {batch.base_offset}, expected {expected} (the log end)",
+                    batch.position,
+                )
+            expected = batch.last_offset + 1
+        for batch in batches:
+            if batch.partition_leader_epoch > self.epoch_cache.latest_epoch:
+                self.epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
+        count = sum(batch.records_count for batch in batches)
+        max_timestamp = max(batch.max_timestamp for batch in batches)
+        self._append(records, batches[0].base_offset, expected - 1, count, max_timestamp, now_ms)
+        return AppendInfo(batches[0].base_offset, expected - 1, count, len(records), max_timestamp)
+
+    def _check_sizes(self, batches: list, total: int) -> None:
+        for batch in batches:
+            if batch.size > self.config.max_message_bytes:
+                raise KafkaError(
+                    ErrorCode.MESSAGE_TOO_LARGE,
+                    f"batch of {batch.size} bytes exceeds message.max.bytes {self.config.max_message_bytes}",
+                )
+        if total > self.config.segment_bytes:
+            raise KafkaError(
+                ErrorCode.RECORD_LIST_TOO_LARGE,
+                f"{total} bytes exceed log.segment.bytes {self.config.segment_bytes}",
+            )
+
+    def _append(
+        self, data: bytes | memoryview, first: int, last: int, count: int, max_timestamp: int, now_ms: int
+    ) -> None:
+        self._maybe_roll(len(data), first, now_ms)
+        self.active_segment.append(data, first, last, max_timestamp)
+        self.unflushed_messages += count
+        self.maybe_flush(now_ms)
+
+    def _maybe_roll(self, incoming: int, next_offset: int, now_ms: int) -> None:
+        active = self.active_segment
+        if active.size == 0:
+            return
+        too_big = active.size + incoming > self.config.segment_bytes
+        too_old = now_ms - active.created_ms >= self.config.segment_ms
+        if too_big or too_old:
+            self.roll(now_ms)
+
+    def roll(self, now_ms: int) -> LogSegment:
+        """Start a new segment at the log end (the old one is flushed, as Kafka flushes rolled segments)."""
+        self.active_segment.flush()
+        segment = self._new_segment(self.log_end_offset, now_ms)
+        self.segments.append(segment)
+        self._log.debug("log_segment_rolled", base_offset=segment.base_offset)
+        return segment
+
+    # ---- flushing ----
+
+    def maybe_flush(self, now_ms: int) -> bool:
+        """Flush when log.flush.interval.messages or log.flush.interval.ms says so."""
+        if not self.unflushed_messages:
+            return False
+        due_by_count = self.unflushed_messages >= self.config.flush_interval_messages
+        interval = self.config.flush_interval_ms
+        due_by_time = interval is not None and now_ms - self.last_flush_ms >= interval
+        if due_by_count or due_by_time:
+            self.flush(now_ms)
+            return True
+        return False
+
+    def flush(self, now_ms: int) -> None:
+        """fsync everything appended; the recovery point moves to the log end."""
+        for segment in self.segments:
+            if segment.log.unflushed_bytes or segment is self.active_segment:
+                segment.flush()
+        self.unflushed_messages = 0
+        self.last_flush_ms = now_ms
+        if self.recovery_point != self.log_end_offset:
+            self.recovery_point = self.log_end_offset
+            self._recovery_checkpoint.write(self.recovery_point)
+
+    def checkpoint_high_watermark(self) -> None:
+        self._hwm_checkpoint.write(self._high_watermark)
+
+    # ---- reading ----
+
+    def read(self, fetch_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
+        """Whole batches from the one holding `fetch_offset`, at most `max_bytes` (the first batch always whole),
+        none starting at or past `max_offset` (the HWM, for consumers)."""
+        if fetch_offset < self.log_start_offset or fetch_offset > self.log_end_offset:
+            raise KafkaError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"offset {fetch_offset} is outside [{self.log_start_offset}, {self.log_end_offset}] of {self.name}",
+            )
+        if fetch_offset == self.log_end_offset:
+            return b""
+        slot = bisect.bisect_right([s.base_offset for s in self.segments], fetch_offset) - 1
+        for segment in self.segments[max(slot, 0) :]:
+            data = segment.read(fetch_offset, max_bytes, max_offset)
+            if data:
+                return data
+            if max_offset is not None and segment.next_offset >= max_offset:
+                break
+        return b""
+
+    # ---- truncation and retention ----
+
+    def truncate_to(self, offset: int, reason: str = "") -> int:
+        """Cut the log so it ends at or below `offset` (whole batches); returns the new log end offset."""
+        old_end = self.log_end_offset
+        if offset >= old_end:
+            return old_end
+        if offset <= self.segments[0].base_offset:
+            self.truncate_fully_and_start_at(max(offset, self.log_start_offset), reason)
+            return self.log_end_offset
+        while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
+            self.segments.pop().delete()
+        self.active_segment.truncate_to(offset)
+        self._after_truncation()
+        self._log.info(
+            "log_truncated",
+            old_log_end_offset=old_end,
+            new_log_end_offset=self.log_end_offset,
+            requested_offset=offset,
+            reason=reason,
+        )
+        return self.log_end_offset
+
+    def truncate_fully_and_start_at(self, offset: int, reason: str = "") -> None:
+        old_end = self.log_end_offset
+        for segment in self.segments:
+            segment.delete()
+        self.segments = [self._new_segment(offset, self.last_flush_ms)]
+        self.log_start_offset = offset
+        self._start_checkpoint.write(offset)
+        self.epoch_cache.clear()
+        self._after_truncation()
+        self._log.info(
+            "log_truncated",
+            old_log_end_offset=old_end,
+            new_log_end_offset=offset,
+            requested_offset=offset,
+            reason=reason,
+            fully=True,
+        )
+
+    def _after_truncation(self) -> None:
+        end = self.log_end_offset
+        self.epoch_cache.truncate_from_end(end)
+        self._high_watermark = min(self._high_watermark, end)
+        if self.recovery_point > end:
+            self.recovery_point = end
+            self._recovery_checkpoint.write(end)
+        self.unflushed_messages = 0
+
+    def delete_retention(self, now_ms: int) -> int:
+        """Delete the oldest whole segments beyond retention.bytes / retention.ms (never the active segment, never
+        data at or above the high watermark); returns how many segments went."""
+        deleted = 0
+        while len(self.segments) > 1:
+            oldest = self.segments[0]
+            following = self.segments[1]
+            if following.base_offset > self._high_watermark:
+                break
+            over_size = (
+                self.config.retention_bytes >= 0 and self.size_bytes - oldest.size >= self.config.retention_bytes
+            )
+            too_old = self.config.retention_ms >= 0 and now_ms - max(oldest.max_timestamp, 0) > self.config.retention_ms
+            if not (over_size or too_old):
+                break
+            self.segments.pop(0).delete()
+            self.log_start_offset = following.base_offset
+            deleted += 1
+        if deleted:
+            self._start_checkpoint.write(self.log_start_offset)
+            self.epoch_cache.truncate_from_start(self.log_start_offset)
+            self._log.info(
+                "log_segments_deleted", segments=deleted, log_start_offset=self.log_start_offset, reason="retention"
+            )
+        return deleted
+
+    # ---- closing ----
+
+    def close(self, now_ms: int = 0) -> None:
+        """Flush, checkpoint and mark a clean shutdown (the next open skips the recovery scan)."""
+        if self._closed:
+            return
+        self.flush(now_ms)
+        self.checkpoint_high_watermark()
+        for segment in self.segments:
+            segment.close()
+        (self.directory / CLEAN_SHUTDOWN_FILE).write_text("")
+        self._closed = True
+
+    def abandon(self) -> None:
+        """Close file handles without flushing, as a crash would (tests; unflushed simulated bytes are lost)."""
+        for segment in self.segments:
+            segment.close()
+        self._closed = True
+
+    def delete(self) -> None:
+        self.abandon()
+        shutil.rmtree(self.directory, ignore_errors=True)

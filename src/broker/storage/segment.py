@@ -1,0 +1,228 @@
+"""A log segment: `<20-digit base offset>.log` of record batches plus its sparse `.index`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from broker.storage.offset_index import OffsetIndex
+from broker.storage.page_cache import SegmentFile
+from common.record_batch import HEADER_SIZE, CorruptRecordError, read_header
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+
+
+def segment_name(base_offset: int) -> str:
+    return f"{base_offset:020d}"
+
+
+@dataclass(frozen=True)
+class BatchPosition:
+    """Where a batch sits in a segment: enough to read, cut or index it without decoding records."""
+
+    position: int
+    base_offset: int
+    last_offset: int
+    size: int
+    partition_leader_epoch: int
+    max_timestamp: int
+
+
+@dataclass(frozen=True)
+class RecoveryResult:
+    valid_bytes: int
+    truncated_bytes: int
+    batches: int
+    reason: str | None  # why the scan stopped early (torn header, CRC mismatch, ...)
+
+
+class LogSegment:
+    def __init__(
+        self,
+        directory: Path,
+        base_offset: int,
+        simulate_page_cache: bool,
+        index_interval_bytes: int,
+        created_ms: int,
+    ) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.index_interval_bytes = index_interval_bytes
+        self.log = SegmentFile(self.log_path, simulate_page_cache)
+        self.index = OffsetIndex(self.index_path, base_offset)
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self.created_ms = created_ms
+        self._bytes_since_index_entry = 0
+
+    @property
+    def log_path(self) -> Path:
+        return self.directory / (segment_name(self.base_offset) + LOG_SUFFIX)
+
+    @property
+    def index_path(self) -> Path:
+        return self.directory / (segment_name(self.base_offset) + INDEX_SUFFIX)
+
+    @property
+    def size(self) -> int:
+        return self.log.size
+
+    # ---- opening ----
+
+    @classmethod
+    def open_existing(
+        cls, directory: Path, base_offset: int, simulate_page_cache: bool, index_interval_bytes: int, created_ms: int
+    ) -> tuple[LogSegment, bool]:
+        """Open a segment and its index; the flag says whether the index was consistent (else: rebuild)."""
+        segment = cls.__new__(cls)
+        segment.directory = directory
+        segment.base_offset = base_offset
+        segment.index_interval_bytes = index_interval_bytes
+        segment.log = SegmentFile(segment.log_path, simulate_page_cache)
+        segment.created_ms = created_ms
+        segment.max_timestamp = -1
+        segment._bytes_since_index_entry = 0
+        index_existed = segment.index_path.exists()
+        segment.index, consistent = OffsetIndex.load(segment.index_path, base_offset, segment.log.size)
+        segment.next_offset = base_offset
+        return segment, index_existed and consistent
+
+    def load_end(self) -> bool:
+        """Find the next offset by walking batch headers from the last index entry (no CRC checks); False when
+        the walk does not reach the end of the file cleanly (the caller then recovers the segment)."""
+        _offset, position = self.index.lookup(2**63 - 1)
+        self.next_offset = self.base_offset
+        end = position
+        for batch in self.scan(position):
+            self.next_offset = batch.last_offset + 1
+            self.max_timestamp = max(self.max_timestamp, batch.max_timestamp)
+            end = batch.position + batch.size
+        return end == self.log.size and (position == 0 or self.next_offset > self.base_offset)
+
+    # ---- writing ----
+
+    def append(self, data: bytes | memoryview, first_offset: int, last_offset: int, max_timestamp: int) -> None:
+        position = self.log.size
+        if position > 0 and self._bytes_since_index_entry >= self.index_interval_bytes:
+            self.index.append(first_offset, position)
+            self._bytes_since_index_entry = 0
+        self.log.append(data)
+        self._bytes_since_index_entry += len(data)
+        self.next_offset = last_offset + 1
+        self.max_timestamp = max(self.max_timestamp, max_timestamp)
+
+    def flush(self) -> None:
+        self.log.flush()
+        self.index.flush()
+
+    # ---- reading ----
+
+    def scan(self, position: int = 0, verify_crc: bool = False) -> Iterator[BatchPosition]:
+        """Batches from `position` on; stops at the first torn or (with verify_crc) corrupt batch."""
+        end = self.log.size
+        while position + HEADER_SIZE <= end:
+            header = self.log.read(position, HEADER_SIZE)
+            try:
+                batch = read_header(header, 0, require_body=False)
+            except CorruptRecordError:
+                return
+            if position + batch.size > end:
+                return
+            if verify_crc:
+                whole = self.log.read(position, batch.size)
+                try:
+                    checked = read_header(whole, 0)
+                except CorruptRecordError:
+                    return
+                if not checked.is_valid():
+                    return
+            yield BatchPosition(
+                position,
+                batch.base_offset,
+                batch.last_offset,
+                batch.size,
+                batch.partition_leader_epoch,
+                batch.max_timestamp,
+            )
+            position += batch.size
+
+    def find(self, offset: int) -> BatchPosition | None:
+        """The first batch whose last offset is at or after `offset`."""
+        _indexed, position = self.index.lookup(offset)
+        for batch in self.scan(position):
+            if batch.last_offset >= offset:
+                return batch
+        return None
+
+    def read(self, offset: int, max_bytes: int, max_offset: int | None = None, first_whole: bool = True) -> bytes:
+        """Whole batches from the one holding `offset`: at most `max_bytes` (the first batch always whole when
+        `first_whole`, so a big batch cannot wedge a fetcher), none starting at or past `max_offset`."""
+        start = self.find(offset)
+        if start is None or (max_offset is not None and start.base_offset >= max_offset):
+            return b""
+        end = start.position
+        for batch in self.scan(start.position):
+            if max_offset is not None and batch.base_offset >= max_offset:
+                break
+            if end + batch.size - start.position > max_bytes and (end > start.position or not first_whole):
+                break
+            end = batch.position + batch.size
+        return self.log.read(start.position, end - start.position)
+
+    # ---- cutting ----
+
+    def truncate_to(self, offset: int) -> int:
+        """Remove the batch holding `offset` and every later one (batches go whole, as in Kafka, so the segment
+        may end below `offset`); returns the bytes removed."""
+        first_removed = self.find(offset)
+        if first_removed is None:
+            return 0
+        removed = self.log.size - first_removed.position
+        self.log.truncate(first_removed.position)
+        self.index.truncate_to_position(first_removed.position)
+        self.next_offset = first_removed.base_offset  # offsets in a partition log are contiguous
+        self._bytes_since_index_entry = 0
+        return removed
+
+    def recover(self) -> RecoveryResult:
+        """Scan every batch with CRC checks, cut at the first torn or corrupt one, rebuild the index."""
+        self.index.reset()
+        self._bytes_since_index_entry = 0
+        self.next_offset = self.base_offset
+        self.max_timestamp = -1
+        valid = 0
+        count = 0
+        for batch in self.scan(0, verify_crc=True):
+            if self._bytes_since_index_entry >= self.index_interval_bytes and batch.position > 0:
+                self.index.append(batch.base_offset, batch.position)
+                self._bytes_since_index_entry = 0
+            self._bytes_since_index_entry += batch.size
+            valid = batch.position + batch.size
+            self.next_offset = batch.last_offset + 1
+            self.max_timestamp = max(self.max_timestamp, batch.max_timestamp)
+            count += 1
+        truncated = self.log.size - valid
+        reason = None
+        if truncated:
+            reason = self._why_invalid(valid)
+            self.log.truncate(valid)
+        return RecoveryResult(valid, truncated, count, reason)
+
+    def _why_invalid(self, position: int) -> str:
+        data = self.log.read(position, self.log.size - position)
+        try:
+            batch = read_header(data, 0)
+        except CorruptRecordError as error:
+            return error.message
+        return f"CRC mismatch (stored {batch.crc:#010x}, computed {batch.computed_crc():#010x})"
+
+    def close(self) -> None:
+        self.log.close()
+        self.index.close()
+
+    def delete(self) -> None:
+        self.close()
+        self.log_path.unlink(missing_ok=True)
+        self.index_path.unlink(missing_ok=True)

@@ -1,0 +1,338 @@
+"""Kafka's record batch format v2 (magic 2): the bytes producers send, brokers store and consumers read.
+
+Layout of a batch (big-endian):
+
+    base_offset int64 | batch_length int32 | partition_leader_epoch int32 | magic int8 | crc uint32 |
+    attributes int16 | last_offset_delta int32 | base_timestamp int64 | max_timestamp int64 | producer_id int64 |
+    producer_epoch int16 | base_sequence int32 | records_count int32 | records...
+
+`batch_length` counts the bytes after itself; the CRC-32C covers attributes to the end. The base offset and
+the partition leader epoch are outside the CRC, so a broker assigns offsets and stamps its epoch by rewriting
+those two fields in place, never re-encoding records. Each record: length varint | attributes int8 |
+timestamp_delta varlong | offset_delta varint | key_length varint | key | value_length varint | value |
+headers_count varint | headers (key_length varint, key, value_length varint, value).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import crc32c as _crc32c
+
+from common.errors import ErrorCode, KafkaError
+
+MAGIC = 2
+LOG_OVERHEAD = 12  # base_offset + batch_length: the bytes not counted in batch_length
+HEADER_SIZE = 61
+NO_PARTITION_LEADER_EPOCH = -1
+
+_BASE_OFFSET = 0
+_LENGTH = 8
+_PARTITION_LEADER_EPOCH = 12
+_MAGIC = 16
+_CRC = 17
+_ATTRIBUTES = 21
+_RECORDS_COUNT = 57
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_INT64 = struct.Struct(">q")
+_INT32 = struct.Struct(">i")
+
+COMPRESSION_MASK = 0x07
+TRANSACTIONAL_FLAG = 0x10
+CONTROL_FLAG = 0x20
+
+
+class CorruptRecordError(KafkaError):
+    """A batch failed its CRC or structure checks (Kafka's CORRUPT_MESSAGE)."""
+
+    def __init__(self, message: str, position: int = 0) -> None:
+        super().__init__(ErrorCode.CORRUPT_MESSAGE, message)
+        self.position = position
+
+
+def crc32c(data: bytes | memoryview) -> int:
+    return _crc32c.crc32c(data)
+
+
+# ---- varints (zigzag, as Kafka's ByteUtils) ----
+
+
+def _write_varint(out: bytearray, value: int) -> None:
+    zigzag = (value << 1) ^ (value >> 63)
+    zigzag &= 0xFFFFFFFFFFFFFFFF
+    while zigzag >= 0x80:
+        out.append((zigzag & 0x7F) | 0x80)
+        zigzag >>= 7
+    out.append(zigzag)
+
+
+def _read_varint(data: bytes | memoryview, position: int, limit: int) -> tuple[int, int]:
+    shift = 0
+    raw = 0
+    while True:
+        if position >= limit:
+            raise CorruptRecordError("varint runs past the end of the batch", position)
+        byte = data[position]
+        position += 1
+        raw |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            break
+        shift += 7
+        if shift > 63:
+            raise CorruptRecordError("varint longer than 10 bytes", position)
+    return (raw >> 1) ^ -(raw & 1), position
+
+
+# ---- records ----
+
+
+@dataclass(frozen=True)
+class Header:
+    key: str
+    value: bytes | None
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record as a producer gives it (offset and timestamp are filled in when read back)."""
+
+    value: bytes | None
+    key: bytes | None = None
+    timestamp_ms: int = 0
+    headers: tuple[Header, ...] = field(default_factory=tuple)
+    offset: int = -1
+
+
+def _encode_record(out: bytearray, record: Record, offset_delta: int, base_timestamp: int) -> None:
+    body = bytearray()
+    body.append(0)  # record attributes: unused in v2
+    _write_varint(body, record.timestamp_ms - base_timestamp)
+    _write_varint(body, offset_delta)
+    _write_bytes(body, record.key)
+    _write_bytes(body, record.value)
+    _write_varint(body, len(record.headers))
+    for header in record.headers:
+        _write_bytes(body, header.key.encode())
+        _write_bytes(body, header.value)
+    _write_varint(out, len(body))
+    out += body
+
+
+def _write_bytes(out: bytearray, data: bytes | None) -> None:
+    if data is None:
+        _write_varint(out, -1)
+    else:
+        _write_varint(out, len(data))
+        out += data
+
+
+def build_batch(
+    records: Sequence[Record],
+    base_offset: int = 0,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    attributes: int = 0,
+) -> bytes:
+    """Encode one uncompressed batch; offsets are relative to `base_offset`, which the broker may rewrite."""
+    if not records:
+        raise ValueError("a record batch holds at least one record")
+    base_timestamp = records[0].timestamp_ms
+    max_timestamp = max(record.timestamp_ms for record in records)
+    body = bytearray()
+    for delta, record in enumerate(records):
+        _encode_record(body, record, delta, base_timestamp)
+    after_crc = bytearray(HEADER_SIZE - _ATTRIBUTES)
+    struct.pack_into(
+        ">hiqqqhii",
+        after_crc,
+        0,
+        attributes,
+        len(records) - 1,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        len(records),
+    )
+    after_crc += body
+    batch = bytearray(_ATTRIBUTES)
+    struct.pack_into(
+        ">qiibI",
+        batch,
+        0,
+        base_offset,
+        len(after_crc) + _ATTRIBUTES - LOG_OVERHEAD,
+        partition_leader_epoch,
+        MAGIC,
+        crc32c(after_crc),
+    )
+    batch += after_crc
+    return bytes(batch)
+
+
+# ---- reading ----
+
+
+@dataclass(frozen=True)
+class RecordBatch:
+    """A view of one batch inside a buffer; decoding records is on demand."""
+
+    buffer: bytes | memoryview
+    position: int
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+
+    @property
+    def size(self) -> int:
+        return self.batch_length + LOG_OVERHEAD
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_FLAG)
+
+    def bytes(self) -> bytes:
+        return bytes(self.buffer[self.position : self.position + self.size])
+
+    def computed_crc(self) -> int:
+        return crc32c(memoryview(self.buffer)[self.position + _ATTRIBUTES : self.position + self.size])
+
+    def is_valid(self) -> bool:
+        return self.computed_crc() == self.crc
+
+    def records(self) -> Iterator[Record]:
+        """Decode every record (consumers and tools only: the broker never needs this)."""
+        data = self.buffer
+        position = self.position + HEADER_SIZE
+        end = self.position + self.size
+        for _ in range(self.records_count):
+            length, position = _read_varint(data, position, end)
+            record_end = position + length
+            if length < 0 or record_end > end:
+                raise CorruptRecordError(f"record length {length} runs past the batch", position)
+            position += 1  # attributes
+            timestamp_delta, position = _read_varint(data, position, record_end)
+            offset_delta, position = _read_varint(data, position, record_end)
+            key, position = _read_bytes(data, position, record_end)
+            value, position = _read_bytes(data, position, record_end)
+            header_count, position = _read_varint(data, position, record_end)
+            headers = []
+            for _header in range(header_count):
+                header_key, position = _read_bytes(data, position, record_end)
+                header_value, position = _read_bytes(data, position, record_end)
+                headers.append(Header((header_key or b"").decode("utf-8", "replace"), header_value))
+            if position != record_end:
+                raise CorruptRecordError("record length does not match its fields", position)
+            yield Record(
+                value, key, self.base_timestamp + timestamp_delta, tuple(headers), self.base_offset + offset_delta
+            )
+        if position != end:
+            raise CorruptRecordError("records do not fill the batch", position)
+
+
+def _read_bytes(data: bytes | memoryview, position: int, limit: int) -> tuple[bytes | None, int]:
+    length, position = _read_varint(data, position, limit)
+    if length < 0:
+        return None, position
+    if position + length > limit:
+        raise CorruptRecordError("field runs past the record", position)
+    return bytes(data[position : position + length]), position + length
+
+
+def read_header(buffer: bytes | memoryview, position: int = 0, require_body: bool = True) -> RecordBatch:
+    """The batch starting at `position`; raises CorruptRecordError when its header is short or impossible, or
+    (with `require_body`) when the buffer ends before the batch does."""
+    available = len(buffer) - position
+    if available < HEADER_SIZE:
+        raise CorruptRecordError(f"truncated batch header ({available} of {HEADER_SIZE} bytes)", position)
+    fields = _HEADER.unpack_from(buffer, position)
+    batch = RecordBatch(buffer, position, *fields)
+    if batch.magic != MAGIC:
+        raise CorruptRecordError(f"unsupported magic {batch.magic} (expected {MAGIC})", position)
+    if batch.batch_length < HEADER_SIZE - LOG_OVERHEAD:
+        raise CorruptRecordError(f"batch length {batch.batch_length} is shorter than a header", position)
+    if require_body and batch.size > available:
+        raise CorruptRecordError(f"truncated batch ({available} of {batch.size} bytes)", position)
+    if batch.records_count < 0 or batch.last_offset_delta < 0:
+        raise CorruptRecordError("negative record count or offset delta", position)
+    return batch
+
+
+def iter_batches(buffer: bytes | memoryview) -> Iterator[RecordBatch]:
+    """Every batch in `buffer`, headers checked (not CRCs); a torn trailing batch raises CorruptRecordError."""
+    position = 0
+    end = len(buffer)
+    while position < end:
+        batch = read_header(buffer, position)
+        yield batch
+        position += batch.size
+
+
+def valid_prefix(buffer: bytes | memoryview) -> tuple[list[RecordBatch], int]:
+    """The longest prefix of whole, CRC-valid batches (recovery's rule) and its length in bytes."""
+    batches: list[RecordBatch] = []
+    position = 0
+    end = len(buffer)
+    while position < end:
+        try:
+            batch = read_header(buffer, position)
+        except CorruptRecordError:
+            break
+        if not batch.is_valid():
+            break
+        batches.append(batch)
+        position += batch.size
+    return batches, position
+
+
+def validate_batches(buffer: bytes | memoryview) -> list[RecordBatch]:
+    """Check structure and CRC of every batch (append from the network); raises CorruptRecordError."""
+    batches = []
+    for batch in iter_batches(buffer):
+        if not batch.is_valid():
+            raise CorruptRecordError(
+                f"CRC mismatch in batch at offset {batch.base_offset} (stored {batch.crc:#010x}, "
+                f"computed {batch.computed_crc():#010x})",
+                batch.position,
+            )
+        if batch.last_offset_delta != batch.records_count - 1:
+            raise CorruptRecordError(
+                f"record count {batch.records_count} does not match last offset delta {batch.last_offset_delta}",
+                batch.position,
+            )
+        batches.append(batch)
+    if not batches:
+        raise CorruptRecordError("no record batch in the request", 0)
+    return batches
+
+
+def set_base_offset(buffer: bytearray, position: int, base_offset: int) -> None:
+    _INT64.pack_into(buffer, position + _BASE_OFFSET, base_offset)
+
+
+def set_partition_leader_epoch(buffer: bytearray, position: int, epoch: int) -> None:
+    _INT32.pack_into(buffer, position + _PARTITION_LEADER_EPOCH, epoch)
