@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +21,13 @@ from broker.storage.leader_epoch_cache import LeaderEpochCache
 from broker.storage.log_config import LogConfig
 from broker.storage.segment import LOG_SUFFIX, LogSegment
 from common.errors import ErrorCode, KafkaError
-from common.record_batch import CorruptRecordError, set_base_offset, set_partition_leader_epoch, validate_batches
+from common.record_batch import (
+    CorruptRecordError,
+    RecordBatch,
+    set_base_offset,
+    set_partition_leader_epoch,
+    validate_batches,
+)
 
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"
@@ -71,10 +78,12 @@ class PartitionLog:
         clean = (directory / CLEAN_SHUTDOWN_FILE).exists()
         (directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
         log.recovery_point = log._recovery_checkpoint.read() or 0
-        log._load_segments(now_ms, clean)
+        # Loaded before the scan: the checkpoint is written before the data, so it vouches for batch epochs.
+        cache_existed = (directory / LEADER_EPOCH_FILE).exists()
+        log.epoch_cache = LeaderEpochCache.load(directory / LEADER_EPOCH_FILE)
+        log._load_segments(now_ms, clean, log.epoch_cache.epoch_for_offset if cache_existed else None)
         start = log._start_checkpoint.read()
         log.log_start_offset = max(start if start is not None else 0, log.segments[0].base_offset)
-        log.epoch_cache = LeaderEpochCache.load(directory / LEADER_EPOCH_FILE)
         log.epoch_cache.truncate_from_end(log.log_end_offset)
         log.epoch_cache.truncate_from_start(log.log_start_offset)
         log.recovery_point = min(log.recovery_point, log.log_end_offset)
@@ -86,6 +95,7 @@ class PartitionLog:
         metadata = PartitionMetadataFile(self.directory / PARTITION_METADATA_FILE)
         stored = metadata.read()
         if topic_id is not None and stored is not None and stored != topic_id:
+            self._log.warning("partition_topic_id_mismatch", expected=topic_id, actual=stored)
             raise KafkaError(
                 ErrorCode.INCONSISTENT_TOPIC_ID,
                 f"{self.directory} belongs to topic id {stored}, not {topic_id}",
@@ -94,7 +104,7 @@ class PartitionLog:
             metadata.write(topic_id)
         self.topic_id = stored or topic_id
 
-    def _load_segments(self, now_ms: int, clean: bool) -> None:
+    def _load_segments(self, now_ms: int, clean: bool, expected_epoch: Callable[[int], int] | None) -> None:
         base_offsets = sorted(int(p.name[: -len(LOG_SUFFIX)]) for p in self.directory.glob("*" + LOG_SUFFIX))
         for stray_index in self.directory.glob("*.index"):
             if int(stray_index.stem) not in base_offsets:
@@ -111,7 +121,7 @@ class PartitionLog:
             if not needs_scan and not segment.load_end():
                 needs_scan = True
             if needs_scan:
-                result = segment.recover()
+                result = segment.recover(expected_epoch)
                 recovered.append(
                     {
                         "segment": base,
@@ -122,7 +132,8 @@ class PartitionLog:
                     }
                 )
             self.segments.append(segment)
-            if needs_scan and result.truncated_bytes:
+            # A torn batch, or a segment that no longer reaches the next one (its tail was cut off entirely).
+            if needs_scan and (result.truncated_bytes or (following is not None and segment.next_offset != following)):
                 for later in base_offsets[position + 1 :]:  # nothing after a torn batch can be trusted
                     doomed, _ = LogSegment.open_existing(
                         self.directory,
@@ -187,8 +198,7 @@ class PartitionLog:
     def append_as_leader(self, records: bytes | memoryview, leader_epoch: int, now_ms: int) -> AppendInfo:
         """Validate, assign offsets from the log end and stamp `leader_epoch` (rewriting only those two header
         fields), then append. Invalid input raises CorruptRecordError (or a size error) and writes nothing."""
-        batches = validate_batches(records)
-        self._check_sizes(batches, len(records))
+        batches = self._validate(records, "leader")
         buffer = bytearray(records)
         first = next_offset = self.log_end_offset
         count = 0
@@ -204,11 +214,11 @@ class PartitionLog:
 
     def append_as_follower(self, records: bytes | memoryview, now_ms: int) -> AppendInfo:
         """Append batches as the leader wrote them: offsets must continue the log exactly."""
-        batches = validate_batches(records)
-        self._check_sizes(batches, len(records))
+        batches = self._validate(records, "follower")
         expected = self.log_end_offset
         for batch in batches:
             if batch.base_offset != expected:
+                self._rejected("follower", "not_at_log_end", expected=expected, actual=batch.base_offset)
                 raise CorruptRecordError(
                     f"follower append at offset {batch.base_offset}, expected {expected} (the log end)",
                     batch.position,
@@ -222,7 +232,34 @@ class PartitionLog:
         self._append(records, batches[0].base_offset, expected - 1, count, max_timestamp, now_ms)
         return AppendInfo(batches[0].base_offset, expected - 1, count, len(records), max_timestamp)
 
-    def _check_sizes(self, batches: list, total: int) -> None:
+    def _validate(self, records: bytes | memoryview, role: str) -> list[RecordBatch]:
+        """Structure, CRC and size checks; every rejection is logged once with what was expected."""
+        try:
+            batches = validate_batches(records)
+        except CorruptRecordError as error:
+            self._rejected(
+                role, "corrupt_message", expected="valid v2 batches", actual=error.message, position=error.position
+            )
+            raise
+        try:
+            self._check_sizes(batches, len(records))
+        except KafkaError as error:
+            self._rejected(role, error.code.name.lower(), expected="within size limits", actual=error.message)
+            raise
+        return batches
+
+    def _rejected(self, role: str, reason: str, expected: object, actual: object, **fields: object) -> None:
+        self._log.warning(
+            "log_append_rejected",
+            role=role,
+            reason=reason,
+            expected=expected,
+            actual=actual,
+            log_end_offset=self.log_end_offset,
+            **fields,
+        )
+
+    def _check_sizes(self, batches: list[RecordBatch], total: int) -> None:
         for batch in batches:
             if batch.size > self.config.max_message_bytes:
                 raise KafkaError(
@@ -253,8 +290,13 @@ class PartitionLog:
             self.roll(now_ms)
 
     def roll(self, now_ms: int) -> LogSegment:
-        """Start a new segment at the log end (the old one is flushed, as Kafka flushes rolled segments)."""
+        """Start a new segment at the log end. The old one is flushed, as Kafka flushes rolled segments, and that
+        is a flush like any other: the recovery point moves, so "unflushed" always means "past the recovery point"."""
         self.active_segment.flush()
+        self.unflushed_messages = 0
+        if self.recovery_point != self.log_end_offset:
+            self.recovery_point = self.log_end_offset
+            self._recovery_checkpoint.write(self.recovery_point)
         segment = self._new_segment(self.log_end_offset, now_ms)
         self.segments.append(segment)
         self._log.debug("log_segment_rolled", base_offset=segment.base_offset)

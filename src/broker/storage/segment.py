@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,15 +186,28 @@ class LogSegment:
         self._bytes_since_index_entry = 0
         return removed
 
-    def recover(self) -> RecoveryResult:
-        """Scan every batch with CRC checks, cut at the first torn or corrupt one, rebuild the index."""
+    def recover(self, expected_epoch: Callable[[int], int] | None = None) -> RecoveryResult:
+        """Scan every batch with CRC checks, cut at the first torn or corrupt one, rebuild the index.
+
+        `expected_epoch(base_offset)` (from the leader-epoch checkpoint, written before the data) also catches a
+        flipped partition leader epoch, which like the base offset lies outside the CRC.
+        """
         self.index.reset()
         self._bytes_since_index_entry = 0
         self.next_offset = self.base_offset
         self.max_timestamp = -1
         valid = 0
         count = 0
+        gap = None
         for batch in self.scan(0, verify_crc=True):
+            # The base offset lies outside the CRC: a batch not starting where the previous one ended is corrupt.
+            if batch.base_offset != self.next_offset:
+                gap = f"batch base offset {batch.base_offset}, expected {self.next_offset}"
+                break
+            if expected_epoch is not None and batch.partition_leader_epoch != expected_epoch(batch.base_offset):
+                expected = expected_epoch(batch.base_offset)
+                gap = f"batch partition leader epoch {batch.partition_leader_epoch}, expected {expected}"
+                break
             if self._bytes_since_index_entry >= self.index_interval_bytes and batch.position > 0:
                 self.index.append(batch.base_offset, batch.position)
                 self._bytes_since_index_entry = 0
@@ -206,7 +219,7 @@ class LogSegment:
         truncated = self.log.size - valid
         reason = None
         if truncated:
-            reason = self._why_invalid(valid)
+            reason = gap or self._why_invalid(valid)
             self.log.truncate(valid)
         return RecoveryResult(valid, truncated, count, reason)
 

@@ -1,0 +1,195 @@
+"""PartitionLog: offsets, epochs, reads, rolls, truncation, retention, flush policy, checkpoints, recovery."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from storage_helpers import batch_of, values_read
+from structlog.testing import capture_logs
+
+from broker.storage.checkpoint import CheckpointError
+from broker.storage.log_config import LogConfig
+from broker.storage.partition_log import PartitionLog
+from common.errors import ErrorCode, KafkaError
+from common.record_batch import CorruptRecordError, iter_batches
+
+SMALL = LogConfig(segment_bytes=400, index_interval_bytes=100)
+
+
+def open_log(tmp_path: Path, config: LogConfig = SMALL, now_ms: int = 0, topic_id: str | None = None) -> PartitionLog:
+    return PartitionLog.open(tmp_path / "topic-0", config, now_ms, topic_id)
+
+
+def fill(log: PartitionLog, batches: int, epoch: int = 1, per_batch: int = 2) -> None:
+    for i in range(batches):
+        log.append_as_leader(batch_of([b"%d-%d" % (i, j) for j in range(per_batch)]), epoch, now_ms=i)
+
+
+def test_leader_append_assigns_offsets_and_stamps_epoch(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    first = log.append_as_leader(batch_of([b"a", b"b"]), leader_epoch=4, now_ms=0)
+    second = log.append_as_leader(batch_of([b"c"]) + batch_of([b"d", b"e"]), leader_epoch=4, now_ms=1)
+    assert (first.first_offset, first.last_offset, first.record_count) == (0, 1, 2)
+    assert (second.first_offset, second.last_offset, second.record_count) == (2, 4, 3)
+    data = log.read(0, 10_000)
+    assert [b.partition_leader_epoch for b in iter_batches(data)] == [4, 4, 4]
+    assert values_read(data) == [(0, b"a"), (1, b"b"), (2, b"c"), (3, b"d"), (4, b"e")]
+    assert log.log_end_offset == 5 and log.latest_epoch == 4
+
+
+def test_corrupt_append_writes_nothing(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    good = batch_of([b"a"])
+    damaged = bytearray(good + good)
+    damaged[-1] ^= 1
+    with capture_logs() as events, pytest.raises(CorruptRecordError) as raised:
+        log.append_as_leader(bytes(damaged), 1, 0)
+    assert raised.value.code is ErrorCode.CORRUPT_MESSAGE
+    (rejected,) = [e for e in events if e["event"] == "log_append_rejected"]
+    assert rejected["reason"] == "corrupt_message" and "CRC" in rejected["actual"]
+    assert log.log_end_offset == 0 and log.size_bytes == 0
+
+
+def test_follower_append_keeps_leader_offsets_and_epochs(tmp_path: Path) -> None:
+    leader = open_log(tmp_path / "leader")
+    leader.append_as_leader(batch_of([b"a"]), 1, 0)
+    leader.append_as_leader(batch_of([b"b", b"c"]), 3, 0)
+    follower = open_log(tmp_path / "follower")
+    follower.append_as_follower(leader.read(0, 10_000), 0)
+    assert follower.log_end_offset == 3
+    assert follower.epoch_cache.entries == leader.epoch_cache.entries
+    with pytest.raises(KafkaError):
+        follower.append_as_follower(leader.read(1, 10_000), 0)  # starts below the LEO
+
+
+def test_read_rules_first_batch_whole_max_bytes_max_offset_and_range(tmp_path: Path) -> None:
+    log = open_log(tmp_path, LogConfig())
+    fill(log, 5, per_batch=3)
+    sizes = [b.size for b in iter_batches(log.read(0, 10**6))]
+    assert values_read(log.read(4, 1))[0][0] == 3  # the batch holding offset 4, whole despite max_bytes=1
+    assert len(list(iter_batches(log.read(0, sizes[0] + sizes[1])))) == 2
+    assert [b.base_offset for b in iter_batches(log.read(0, 10**6, max_offset=9))] == [0, 3, 6]
+    assert log.read(15, 100) == b""
+    with pytest.raises(KafkaError) as raised:
+        log.read(16, 100)
+    assert raised.value.code is ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+def test_rolls_by_size_and_by_time(tmp_path: Path) -> None:
+    log = open_log(tmp_path, LogConfig(segment_bytes=400, segment_ms=1000))
+    fill(log, 10)
+    assert len(log.segments) > 1
+    names = sorted(p.name for p in (tmp_path / "topic-0").glob("*.log"))
+    assert names == [f"{s.base_offset:020d}.log" for s in log.segments]
+    count = len(log.segments)
+    log.append_as_leader(batch_of([b"late"]), 1, now_ms=10_000)
+    assert len(log.segments) == count + 1
+
+
+def test_truncate_drops_later_segments_and_epochs_and_logs(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    fill(log, 4, epoch=1)
+    fill(log, 4, epoch=2)
+    assert log.end_offset_for_epoch(1) == (1, 8)
+    with capture_logs() as events:
+        assert log.truncate_to(5, reason="diverging_epoch") == 4  # whole batches: offset 5 sits in batch 4-5
+    assert [e for e in events if e["event"] == "log_truncated"][0]["reason"] == "diverging_epoch"
+    assert log.log_end_offset == 4 and log.latest_epoch == 1
+    assert values_read(log.read(0, 10**6))[-1][0] == 3
+    log.append_as_leader(batch_of([b"new"]), 3, 0)
+    assert values_read(log.read(4, 100)) == [(4, b"new")]
+
+
+def test_end_offset_for_epoch_as_kafka(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    assert log.end_offset_for_epoch(1) == (-1, -1)
+    fill(log, 2, epoch=2)
+    fill(log, 2, epoch=5)
+    assert log.end_offset_for_epoch(1) == (1, 0)  # older than every epoch: where the first starts
+    assert log.end_offset_for_epoch(2) == (2, 4)
+    assert log.end_offset_for_epoch(4) == (2, 4)  # largest epoch <= 4
+    assert log.end_offset_for_epoch(5) == (5, 8)  # latest: the LEO
+    assert log.end_offset_for_epoch(6) == (-1, -1)
+
+
+def test_retention_by_bytes_and_time_stops_at_hwm_and_active(tmp_path: Path) -> None:
+    log = open_log(tmp_path, LogConfig(segment_bytes=400, retention_bytes=800, retention_ms=-1))
+    fill(log, 20)
+    assert log.delete_retention(now_ms=0) == 0  # nothing below the high watermark yet
+    log.high_watermark = log.log_end_offset
+    deleted = log.delete_retention(now_ms=0)
+    assert deleted > 0 and log.size_bytes <= 800 + 400
+    assert log.log_start_offset == log.segments[0].base_offset
+    with pytest.raises(KafkaError):
+        log.read(0, 100)
+    timed = open_log(tmp_path / "t", LogConfig(segment_bytes=400, retention_ms=1000))
+    for i in range(10):
+        timed.append_as_leader(batch_of([b"x" * 50], timestamp_ms=i), 1, i)
+    timed.high_watermark = timed.log_end_offset
+    timed.delete_retention(now_ms=100_000)
+    assert len(timed.segments) == 1  # the active segment stays
+
+
+def test_flush_policy_by_messages_and_time(tmp_path: Path) -> None:
+    log = open_log(tmp_path, LogConfig(flush_interval_messages=4, flush_interval_ms=1000))
+    log.append_as_leader(batch_of([b"a", b"b", b"c"]), 1, 0)
+    assert log.recovery_point == 0
+    log.append_as_leader(batch_of([b"d"]), 1, 0)
+    assert log.recovery_point == 4
+    log.append_as_leader(batch_of([b"e"]), 1, 10)
+    assert not log.maybe_flush(500)
+    assert log.maybe_flush(1500) and log.recovery_point == 5
+
+
+def test_checkpoints_survive_clean_reopen(tmp_path: Path) -> None:
+    log = open_log(tmp_path, topic_id="id-1")
+    fill(log, 6, epoch=2)
+    log.high_watermark = 7
+    expected = log.read(0, 10**6)
+    log.close()
+    again = open_log(tmp_path, topic_id="id-1")
+    assert (again.log_end_offset, again.high_watermark, again.recovery_point, again.latest_epoch) == (12, 7, 12, 2)
+    assert again.read(0, 10**6) == expected
+    again.close()
+    with pytest.raises(KafkaError) as raised:
+        open_log(tmp_path, topic_id="id-2")
+    assert raised.value.code is ErrorCode.INCONSISTENT_TOPIC_ID
+
+
+def test_corrupt_checkpoint_names_the_file(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    fill(log, 2, epoch=1)
+    log.close()
+    (tmp_path / "topic-0" / "leader-epoch-checkpoint").write_text("0\n3\n1 0\n")
+    with pytest.raises(CheckpointError, match="leader-epoch-checkpoint"):
+        open_log(tmp_path)
+
+
+def test_missing_index_is_rebuilt(tmp_path: Path) -> None:
+    log = open_log(tmp_path, LogConfig(index_interval_bytes=100))
+    fill(log, 10)
+    expected = log.read(0, 10**6)
+    log.close()
+    index = tmp_path / "topic-0" / "00000000000000000000.index"
+    index.unlink()
+    again = open_log(tmp_path, LogConfig(index_interval_bytes=100))
+    assert index.stat().st_size > 0
+    assert again.read(0, 10**6) == expected
+    assert values_read(again.read(13, 10))[0][0] == 12
+
+
+def test_simulated_page_cache_reads_unflushed_and_loses_them_on_crash(tmp_path: Path) -> None:
+    config = LogConfig(simulate_page_cache=True)
+    log = open_log(tmp_path, config)
+    fill(log, 3)
+    log.flush(0)
+    fill(log, 2)
+    segment_file = tmp_path / "topic-0" / "00000000000000000000.log"
+    assert segment_file.stat().st_size < log.size_bytes  # the tail is only in memory
+    assert values_read(log.read(6, 10**6))[0][0] == 6
+    log.abandon()
+    with capture_logs() as events:
+        again = open_log(tmp_path, config)
+    assert again.log_end_offset == 6
+    assert any(e["event"] == "log_recovered" for e in events)
