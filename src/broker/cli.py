@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from broker.config import BrokerConfig
-from common.cli_support import CliError, add_config_arguments, not_built
+from common.cli_support import CliError, add_config_arguments, print_json
 from common.config import load_config_file, parse_overrides
 
 
@@ -19,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     dump.add_argument("path", type=Path)
     dump.add_argument("--json", action="store_true")
     dump.add_argument("--print-data-log", action="store_true", help="also print every record")
-    dump.set_defaults(func=not_built("dump-log", 3))
+    dump.set_defaults(func=run_dump_log)
 
 
 def load(args: argparse.Namespace) -> BrokerConfig:
@@ -29,3 +29,19 @@ def load(args: argparse.Namespace) -> BrokerConfig:
 def run_broker(args: argparse.Namespace) -> int:
     load(args)
     raise CliError("the broker process is not built yet (issue #5); the config is valid")
+
+
+def run_dump_log(args: argparse.Namespace) -> int:
+    from broker.storage.dump_log import dump_log, format_text
+
+    if not args.path.exists():
+        raise CliError(f"{args.path}: no such file")
+    try:
+        dump = dump_log(args.path, print_records=args.print_data_log)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    if args.json:
+        print_json(dump)
+    else:
+        print(format_text(dump))
+    return 0

@@ -11,6 +11,7 @@ import kraft_controller.cli
 from common.cli_support import CliError, OneLineErrorParser
 from common.config import ConfigError
 from common.errors import KafkaError
+from common.event_log import configure_event_log
 
 
 def build_parser() -> OneLineErrorParser:
@@ -30,6 +31,8 @@ def build_parser() -> OneLineErrorParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # Tools log readable lines to stderr only (stdout is their output); server processes reconfigure with a file.
+    configure_event_log(f"minikafka-{args.command}", None, level="warning")
     try:
         return int(args.func(args) or 0)
     except (CliError, ConfigError, KafkaError) as error:

@@ -4,9 +4,6 @@ DumpLogSegments. Reads the file as it is on disk and never repairs it, so it sho
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -96,22 +93,3 @@ def format_text(dump: dict[str, Any]) -> str:
         e = dump["error"]
         lines.append(f"Found {e['trailing_bytes']} invalid bytes at position {e['position']}: {e['reason']}")
     return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="dump-log")
-    parser.add_argument("path", type=Path)
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--print-data-log", action="store_true")
-    args = parser.parse_args(argv)
-    try:
-        dump = dump_log(args.path, args.print_data_log)
-    except (OSError, ValueError) as error:
-        print(f"dump-log: {error}", file=sys.stderr)
-        return 1
-    print(json.dumps(dump) if args.json else format_text(dump))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from storage_helpers import batch_of
 
-from broker.storage.dump_log import dump_log, format_text, main
+from broker.storage.dump_log import dump_log, format_text
+from minikafka.cli import main
 from broker.storage.log_config import LogConfig
 from broker.storage.partition_log import PartitionLog
 
@@ -37,5 +38,5 @@ def test_dump_segment_and_index(tmp_path: Path, capsys) -> None:  # noqa: ANN001
 
     index = dump_log(tmp_path / "t-0" / "00000000000000000000.index")
     assert index["entries"] and index["entries"][0]["position"] > 0
-    assert main([str(segment), "--json"]) == 0
+    assert main(["dump-log", str(segment), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["batches"][3]["crc_valid"] is False
