@@ -1,0 +1,161 @@
+"""Kafka's ClusterControlManager, pure: broker registration, broker epochs, and heartbeat handling.
+
+A broker's epoch is the offset of its RegisterBroker record. The same incarnation re-registering keeps its epoch;
+a new incarnation is refused while the old session is live (DUPLICATE_BROKER_REGISTRATION), else it gets a new
+epoch and the old incarnation is fenced first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+
+from common.errors import ErrorCode, KafkaError
+from kraft_controller.control.controller_result import ControllerResult
+from kraft_controller.control.heartbeat_manager import (
+    EnterControlledShutdown,
+    Fence,
+    HeartbeatDecision,
+    HeartbeatManager,
+    ShutdownNow,
+    Unfence,
+    next_broker_state,
+)
+from kraft_controller.control.replication_control import (
+    apply_records,
+    enter_controlled_shutdown,
+    fence_broker,
+    leaderships,
+    unfence_broker,
+)
+from kraft_controller.control.requests import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+)
+from kraft_controller.metadata.image import BrokerRegistration, MetadataImage
+from kraft_controller.metadata.records import BrokerStatus, Record, RegisterBroker
+
+log = structlog.get_logger()
+
+PENDING_BROKER_EPOCH = -1
+
+
+def register_broker(
+    image: MetadataImage, heartbeats: HeartbeatManager, request: BrokerRegistrationRequest, now_ms: int
+) -> ControllerResult[BrokerRegistrationResponse]:
+    if request.broker_id < 0 or not request.incarnation_id:
+        log.warning(
+            "broker_registration_rejected",
+            error=ErrorCode.INVALID_REQUEST.name,
+            broker_id=request.broker_id,
+            actual_incarnation_id=request.incarnation_id,
+            why="broker id must be >= 0 and incarnation id non-empty",
+        )
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "broker id must be >= 0 and incarnation id non-empty")
+    existing = image.broker(request.broker_id)
+    if existing is not None and existing.incarnation_id == request.incarnation_id:
+        # A retry of a registration already committed (its response was lost): same process, same epoch.
+        return ControllerResult((), BrokerRegistrationResponse(ErrorCode.NONE, existing.broker_epoch))
+    records: list[Record] = []
+    if existing is not None and existing.status is not BrokerStatus.FENCED:
+        if heartbeats.is_live(request.broker_id, now_ms):
+            session = heartbeats.sessions[request.broker_id]
+            log.warning(
+                "broker_registration_rejected",
+                error=ErrorCode.DUPLICATE_BROKER_REGISTRATION.name,
+                broker_id=request.broker_id,
+                expected_incarnation_id=existing.incarnation_id,
+                actual_incarnation_id=request.incarnation_id,
+                broker_epoch=existing.broker_epoch,
+                session_expires_in_ms=session.last_contact_ms + heartbeats.session_timeout_ms - now_ms,
+            )
+            raise KafkaError(
+                ErrorCode.DUPLICATE_BROKER_REGISTRATION,
+                f"broker {request.broker_id} is still registered with incarnation {existing.incarnation_id}",
+            )
+        # The old incarnation's session ran out but the tick has not fenced it yet: fence it in this batch.
+        records += fence_broker(image, request.broker_id, "re_registration")
+    records.append(
+        RegisterBroker(
+            broker_id=request.broker_id,
+            incarnation_id=request.incarnation_id,
+            endpoints=request.listeners,
+            rack=request.rack,
+            status=BrokerStatus.FENCED,  # unfenced once its metadata catches up to this record
+        )
+    )
+    return ControllerResult(
+        tuple(records),
+        BrokerRegistrationResponse(ErrorCode.NONE, PENDING_BROKER_EPOCH),
+        broker_epoch_record_index=len(records) - 1,
+    )
+
+
+def check_broker_epoch(image: MetadataImage, broker_id: int, broker_epoch: int, event: str) -> BrokerRegistration:
+    """The registration the request's epoch names, or STALE_BROKER_EPOCH (logged once as `event`)."""
+    registration = image.broker(broker_id)
+    if registration is None or registration.broker_epoch != broker_epoch:
+        log.warning(
+            event,
+            error=ErrorCode.STALE_BROKER_EPOCH.name,
+            broker_id=broker_id,
+            expected_broker_epoch=None if registration is None else registration.broker_epoch,
+            actual_broker_epoch=broker_epoch,
+        )
+        raise KafkaError(ErrorCode.STALE_BROKER_EPOCH, f"broker {broker_id} epoch {broker_epoch}")
+    return registration
+
+
+@dataclass(frozen=True)
+class HeartbeatOutcome:
+    result: ControllerResult[BrokerHeartbeatResponse]
+    decision: HeartbeatDecision
+
+
+def broker_heartbeat(image: MetadataImage, request: BrokerHeartbeatRequest) -> HeartbeatOutcome:
+    """Records and response for one heartbeat. The caller records the contact in the soft heartbeat state."""
+    registration = check_broker_epoch(image, request.broker_id, request.broker_epoch, "broker_heartbeat_rejected")
+    decision = next_broker_state(registration, request, leaderships(image, request.broker_id))
+    records: list[Record] = []
+    should_shutdown = False
+    match decision:
+        case Unfence():
+            records = unfence_broker(image, request.broker_id, "caught_up")
+        case Fence():
+            records = fence_broker(image, request.broker_id, "want_fence")
+        case EnterControlledShutdown():
+            records = enter_controlled_shutdown(image, request.broker_id)
+        case ShutdownNow():
+            should_shutdown = True
+            records = fence_broker(image, request.broker_id, "controlled_shutdown_complete")
+    after = apply_records(image, records).broker(request.broker_id)
+    assert after is not None
+    response = BrokerHeartbeatResponse(
+        error_code=ErrorCode.NONE,
+        is_caught_up=request.current_metadata_offset >= registration.broker_epoch,
+        is_fenced=after.status is BrokerStatus.FENCED,
+        should_shutdown=should_shutdown,
+    )
+    return HeartbeatOutcome(ControllerResult(tuple(records), response), decision)
+
+
+def fence_expired_brokers(image: MetadataImage, heartbeats: HeartbeatManager, now_ms: int) -> list[Record]:
+    """Fence every broker whose session timed out, each against the image the earlier fences leave."""
+    records: list[Record] = []
+    scratch = image
+    for broker_id in heartbeats.expired(image, now_ms):
+        session = heartbeats.sessions[broker_id]
+        log.warning(
+            "broker_session_expired",
+            broker_id=broker_id,
+            last_contact_ms=session.last_contact_ms,
+            now_ms=now_ms,
+            session_timeout_ms=heartbeats.session_timeout_ms,
+        )
+        fenced = fence_broker(scratch, broker_id, "session_timeout")
+        records += fenced
+        scratch = apply_records(scratch, fenced)
+    return records

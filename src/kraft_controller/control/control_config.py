@@ -1,0 +1,31 @@
+"""Settings the pure control managers need, with Kafka's names in snake_case.
+
+The process config (kraft_controller.config.ControllerConfig) has many more keys; the shell builds this from it with
+`ControlConfig.from_settings`, so the pure code never sees the environment or files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ControlConfig:
+    session_timeout_ms: int = 9000  # broker.session.timeout.ms
+    # alter.partition.broker.epoch.check: KIP-903; off only to demonstrate the bug it fixes.
+    alter_partition_broker_epoch_check: bool = True
+    min_insync_replicas: int = 1  # min.insync.replicas, written into every new topic's config
+    default_replication_factor: int = 1  # default.replication.factor
+    num_partitions: int = 1  # num.partitions
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> ControlConfig:
+        """Copy the fields of the same names from any settings object (e.g. the process's ControllerConfig)."""
+        return cls(
+            session_timeout_ms=settings.session_timeout_ms,
+            alter_partition_broker_epoch_check=settings.alter_partition_broker_epoch_check,
+            min_insync_replicas=settings.min_insync_replicas,
+            default_replication_factor=settings.default_replication_factor,
+            num_partitions=settings.num_partitions,
+        )

@@ -1,0 +1,92 @@
+"""The pure controller a shell drives (Kafka's QuorumController minus its event queue and Raft client).
+
+Request methods generate a ControllerResult (records to commit + the response) and never change the image; only
+`replay` of a committed record does. The heartbeat soft state (last contact per broker) is updated directly by
+registrations and heartbeats, as in Kafka: it is liveness, not metadata, and is never in the log.
+
+The shell must generate from an image that includes every record it has already proposed (e.g. handle one event
+at a time: generate, commit, replay), or two results may be computed against the same partition epoch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kraft_controller.control import cluster_control, replication_control
+from kraft_controller.control.control_config import ControlConfig
+from kraft_controller.control.controller_result import ControllerResult
+from kraft_controller.control.heartbeat_manager import HeartbeatManager, ShutdownNow
+from kraft_controller.control.record_events import describe_record_event
+from kraft_controller.control.replication_control import RandomSource
+from kraft_controller.control.requests import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerDescription,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DescribeClusterResponse,
+)
+from kraft_controller.metadata.image import MetadataImage
+from kraft_controller.metadata.records import Record
+
+__all__ = ["ControllerStateMachine", "describe_record_event"]
+
+
+class ControllerStateMachine:
+    def __init__(self, config: ControlConfig, rng: RandomSource, image: MetadataImage | None = None) -> None:
+        self.config = config
+        self.rng = rng  # topic ids and replica placement; injected so simulations are seeded
+        self.image = image if image is not None else MetadataImage()
+        self.heartbeats = HeartbeatManager(config.session_timeout_ms)
+
+    # ---- requests: generate records + response ----
+
+    def register_broker(
+        self, request: BrokerRegistrationRequest, now_ms: int
+    ) -> ControllerResult[BrokerRegistrationResponse]:
+        result = cluster_control.register_broker(self.image, self.heartbeats, request, now_ms)
+        self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms)
+        return result
+
+    def broker_heartbeat(
+        self, request: BrokerHeartbeatRequest, now_ms: int
+    ) -> ControllerResult[BrokerHeartbeatResponse]:
+        outcome = cluster_control.broker_heartbeat(self.image, request)
+        if isinstance(outcome.decision, ShutdownNow):
+            self.heartbeats = self.heartbeats.remove(request.broker_id)  # shut down cleanly: no session to expire
+        else:
+            self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms, request.current_metadata_offset)
+        return outcome.result
+
+    def alter_partition(self, request: AlterPartitionRequest) -> ControllerResult[AlterPartitionResponse]:
+        return replication_control.alter_partition(self.image, request, self.config)
+
+    def create_topics(self, request: CreateTopicsRequest) -> ControllerResult[CreateTopicsResponse]:
+        return replication_control.create_topics(self.image, request, self.config, self.rng)
+
+    def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
+        brokers = tuple(
+            BrokerDescription(b.broker_id, b.endpoints, b.rack, b.broker_epoch, b.incarnation_id, b.status)
+            for _, b in sorted(self.image.brokers.items())
+        )
+        return ControllerResult((), DescribeClusterResponse(brokers, self.image.offset))
+
+    def tick(self, now_ms: int) -> ControllerResult[None]:
+        """Fence brokers whose session timed out (Kafka: broker.session.timeout.ms without a heartbeat)."""
+        return ControllerResult(tuple(cluster_control.fence_expired_brokers(self.image, self.heartbeats, now_ms)), None)
+
+    # ---- committed state ----
+
+    def replay(self, record: Record, offset: int) -> None:
+        self.image = self.image.replay(record, offset)
+
+    def load_snapshot(self, records: Iterable[Record], last_offset: int) -> None:
+        self.image = MetadataImage.from_records(records, last_offset)
+
+    def on_become_active(self, now_ms: int) -> None:
+        """A new active controller has no liveness history: give every registered broker a fresh session."""
+        self.heartbeats = self.heartbeats.reset_all(self.image.brokers, now_ms)

@@ -1,0 +1,170 @@
+"""Controller requests and responses as frozen dataclasses mirroring Kafka's fields.
+
+The gRPC servicer converts these to and from `minikafka_pb.controller_pb2`; per-partition errors are ErrorCode
+values, whole-request errors are raised as `common.errors.KafkaError`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from common.errors import ErrorCode
+from kraft_controller.metadata.records import BrokerStatus, Endpoint, LeaderRecoveryState
+
+# ---- BrokerRegistration ----
+
+
+@dataclass(frozen=True)
+class BrokerRegistrationRequest:
+    broker_id: int
+    incarnation_id: str
+    listeners: tuple[Endpoint, ...] = ()
+    rack: str = ""
+
+
+@dataclass(frozen=True)
+class BrokerRegistrationResponse:
+    error_code: ErrorCode
+    broker_epoch: int  # -1 until the RegisterBroker record commits: see ControllerResult.response_at
+
+
+# ---- BrokerHeartbeat ----
+
+
+@dataclass(frozen=True)
+class BrokerHeartbeatRequest:
+    broker_id: int
+    broker_epoch: int
+    current_metadata_offset: int
+    want_fence: bool = False
+    want_shutdown: bool = False
+
+
+@dataclass(frozen=True)
+class BrokerHeartbeatResponse:
+    error_code: ErrorCode
+    is_caught_up: bool
+    is_fenced: bool
+    should_shutdown: bool
+
+
+# ---- AlterPartition v3 ----
+
+
+@dataclass(frozen=True)
+class BrokerState:
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True)
+class AlterPartitionPartition:
+    partition_index: int
+    leader_epoch: int
+    new_isr_with_epochs: tuple[BrokerState, ...]
+    partition_epoch: int
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
+
+
+@dataclass(frozen=True)
+class AlterPartitionTopic:
+    topic_id: uuid.UUID
+    partitions: tuple[AlterPartitionPartition, ...]
+
+
+@dataclass(frozen=True)
+class AlterPartitionRequest:
+    broker_id: int
+    broker_epoch: int
+    topics: tuple[AlterPartitionTopic, ...]
+
+
+@dataclass(frozen=True)
+class AlterPartitionPartitionResult:
+    partition_index: int
+    error_code: ErrorCode
+    leader_id: int = -1
+    leader_epoch: int = -1
+    isr: tuple[int, ...] = ()
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
+    partition_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class AlterPartitionTopicResult:
+    topic_id: uuid.UUID
+    partitions: tuple[AlterPartitionPartitionResult, ...]
+
+
+@dataclass(frozen=True)
+class AlterPartitionResponse:
+    error_code: ErrorCode
+    topics: tuple[AlterPartitionTopicResult, ...]
+
+
+# ---- CreateTopics ----
+
+
+@dataclass(frozen=True)
+class ReplicaAssignment:
+    partition_index: int
+    broker_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class CreatableTopic:
+    name: str
+    num_partitions: int = -1  # -1: num.partitions
+    replication_factor: int = -1  # -1: default.replication.factor
+    assignments: tuple[ReplicaAssignment, ...] = ()
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CreateTopicsRequest:
+    topics: tuple[CreatableTopic, ...]
+    validate_only: bool = False
+
+
+@dataclass(frozen=True)
+class CreatableTopicResult:
+    name: str
+    topic_id: uuid.UUID | None
+    error_code: ErrorCode
+    error_message: str = ""
+    num_partitions: int = -1
+    replication_factor: int = -1
+
+
+@dataclass(frozen=True)
+class CreateTopicsResponse:
+    topics: tuple[CreatableTopicResult, ...]
+
+
+# ---- DescribeCluster ----
+
+
+@dataclass(frozen=True)
+class BrokerDescription:
+    broker_id: int
+    listeners: tuple[Endpoint, ...]
+    rack: str
+    broker_epoch: int
+    incarnation_id: str
+    status: BrokerStatus
+
+    @property
+    def fenced(self) -> bool:
+        return self.status is BrokerStatus.FENCED
+
+    @property
+    def in_controlled_shutdown(self) -> bool:
+        return self.status is BrokerStatus.CONTROLLED_SHUTDOWN
+
+
+@dataclass(frozen=True)
+class DescribeClusterResponse:
+    brokers: tuple[BrokerDescription, ...]
+    metadata_offset: int

@@ -1,0 +1,253 @@
+"""The metadata image: cluster state built only by replaying committed metadata records.
+
+Immutable: `replay` returns a new image and never touches the old one, so a controller can generate records against
+an image while brokers and tests hold earlier ones. Mappings inside are never mutated after construction.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+
+from kraft_controller.metadata.records import (
+    EPOCH_FROM_OFFSET,
+    NO_LEADER,
+    BrokerRegistrationChange,
+    BrokerStatus,
+    Endpoint,
+    FenceBroker,
+    LeaderRecoveryState,
+    Partition,
+    PartitionChange,
+    Record,
+    RegisterBroker,
+    Topic,
+    TopicConfig,
+    UnfenceBroker,
+)
+
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    broker_id: int
+    incarnation_id: str
+    broker_epoch: int
+    endpoints: tuple[Endpoint, ...]
+    rack: str
+    status: BrokerStatus
+
+    @property
+    def fenced(self) -> bool:
+        return self.status is BrokerStatus.FENCED
+
+    @property
+    def in_controlled_shutdown(self) -> bool:
+        return self.status is BrokerStatus.CONTROLLED_SHUTDOWN
+
+
+@dataclass(frozen=True)
+class PartitionRegistration:
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
+
+    @property
+    def has_leader(self) -> bool:
+        return self.leader != NO_LEADER
+
+    def apply(self, change: PartitionChange) -> PartitionRegistration:
+        """Kafka's rule: every change bumps the partition epoch; the leader epoch moves only with the leader."""
+        leader = self.leader if change.leader is None else change.leader
+        return PartitionRegistration(
+            replicas=self.replicas,
+            isr=self.isr if change.isr is None else change.isr,
+            leader=leader,
+            leader_epoch=self.leader_epoch + 1 if leader != self.leader else self.leader_epoch,
+            partition_epoch=self.partition_epoch + 1,
+            leader_recovery_state=(
+                self.leader_recovery_state if change.leader_recovery_state is None else change.leader_recovery_state
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class TopicImage:
+    name: str
+    topic_id: uuid.UUID
+    partitions: Mapping[int, PartitionRegistration] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MetadataImage:
+    brokers: Mapping[int, BrokerRegistration] = field(default_factory=dict)
+    topics_by_name: Mapping[str, TopicImage] = field(default_factory=dict)
+    topics_by_id: Mapping[uuid.UUID, TopicImage] = field(default_factory=dict)
+    topic_configs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    offset: int = -1  # offset of the last record replayed; -1 for the empty image
+
+    # ---- queries ----
+
+    def broker(self, broker_id: int) -> BrokerRegistration | None:
+        return self.brokers.get(broker_id)
+
+    def topic(self, topic_id: uuid.UUID) -> TopicImage | None:
+        return self.topics_by_id.get(topic_id)
+
+    def partition(self, topic_id: uuid.UUID, partition_id: int) -> PartitionRegistration | None:
+        topic = self.topics_by_id.get(topic_id)
+        return None if topic is None else topic.partitions.get(partition_id)
+
+    def partitions(self) -> Iterator[tuple[TopicImage, int, PartitionRegistration]]:
+        """Every partition, topics by name and partitions by index, so callers are deterministic."""
+        for name in sorted(self.topics_by_name):
+            topic = self.topics_by_name[name]
+            for partition_id in sorted(topic.partitions):
+                yield topic, partition_id, topic.partitions[partition_id]
+
+    def topic_config(self, topic_name: str, name: str) -> str | None:
+        return self.topic_configs.get(topic_name, {}).get(name)
+
+    def min_insync_replicas(self, topic_name: str, default: int) -> int:
+        value = self.topic_config(topic_name, MIN_INSYNC_REPLICAS)
+        return default if value is None else int(value)
+
+    # ---- replay ----
+
+    def replay(self, record: Record, offset: int) -> MetadataImage:
+        """The image after the committed `record` at `offset`. Records about a stale broker epoch or an unknown
+        partition change nothing: every replica of the log skips them alike, so images stay identical."""
+        match record:
+            case RegisterBroker():
+                epoch = offset if record.broker_epoch == EPOCH_FROM_OFFSET else record.broker_epoch
+                registration = BrokerRegistration(
+                    broker_id=record.broker_id,
+                    incarnation_id=record.incarnation_id,
+                    broker_epoch=epoch,
+                    endpoints=record.endpoints,
+                    rack=record.rack,
+                    status=record.status,
+                )
+                return replace(self, brokers={**self.brokers, record.broker_id: registration}, offset=offset)
+            case FenceBroker():
+                return self._with_broker_status(record.broker_id, record.broker_epoch, BrokerStatus.FENCED, offset)
+            case UnfenceBroker():
+                return self._with_broker_status(record.broker_id, record.broker_epoch, BrokerStatus.UNFENCED, offset)
+            case BrokerRegistrationChange():
+                current = self.brokers.get(record.broker_id)
+                if record.in_controlled_shutdown:
+                    status = BrokerStatus.CONTROLLED_SHUTDOWN
+                elif current is not None and current.status is BrokerStatus.CONTROLLED_SHUTDOWN:
+                    status = BrokerStatus.UNFENCED
+                else:
+                    return replace(self, offset=offset)
+                return self._with_broker_status(record.broker_id, record.broker_epoch, status, offset)
+            case Topic():
+                previous = self.topics_by_name.get(record.name)
+                topic = TopicImage(name=record.name, topic_id=record.topic_id)
+                by_id = {k: v for k, v in self.topics_by_id.items() if previous is None or k != previous.topic_id}
+                by_id[record.topic_id] = topic
+                return replace(
+                    self, topics_by_name={**self.topics_by_name, record.name: topic}, topics_by_id=by_id, offset=offset
+                )
+            case Partition():
+                registration = PartitionRegistration(
+                    replicas=record.replicas,
+                    isr=record.isr,
+                    leader=record.leader,
+                    leader_epoch=record.leader_epoch,
+                    partition_epoch=record.partition_epoch,
+                    leader_recovery_state=record.leader_recovery_state,
+                )
+                return self._with_partition(record.topic_id, record.partition_id, registration, offset)
+            case PartitionChange():
+                current_partition = self.partition(record.topic_id, record.partition_id)
+                if current_partition is None:
+                    return replace(self, offset=offset)
+                return self._with_partition(
+                    record.topic_id, record.partition_id, current_partition.apply(record), offset
+                )
+            case TopicConfig():
+                configs = dict(self.topic_configs.get(record.topic_name, {}))
+                if record.value is None:
+                    configs.pop(record.name, None)
+                else:
+                    configs[record.name] = record.value
+                all_configs = {**self.topic_configs, record.topic_name: configs}
+                if not configs:  # no empty entries, so a snapshot replays to an equal image
+                    del all_configs[record.topic_name]
+                return replace(self, topic_configs=all_configs, offset=offset)
+        raise TypeError(f"not a metadata record: {record!r}")
+
+    def _with_broker_status(
+        self, broker_id: int, broker_epoch: int, status: BrokerStatus, offset: int
+    ) -> MetadataImage:
+        current = self.brokers.get(broker_id)
+        if current is None or current.broker_epoch != broker_epoch:
+            return replace(self, offset=offset)
+        return replace(self, brokers={**self.brokers, broker_id: replace(current, status=status)}, offset=offset)
+
+    def _with_partition(
+        self, topic_id: uuid.UUID, partition_id: int, registration: PartitionRegistration, offset: int
+    ) -> MetadataImage:
+        topic = self.topics_by_id.get(topic_id)
+        if topic is None:
+            return replace(self, offset=offset)
+        updated = replace(topic, partitions={**topic.partitions, partition_id: registration})
+        return replace(
+            self,
+            topics_by_name={**self.topics_by_name, topic.name: updated},
+            topics_by_id={**self.topics_by_id, topic_id: updated},
+            offset=offset,
+        )
+
+    # ---- snapshots ----
+
+    def to_records(self) -> list[Record]:
+        """Records that replay (at any offsets) to this image: a Raft snapshot's content. Broker epochs are
+        written explicitly because the snapshot's offsets are not the original registrations'."""
+        records: list[Record] = [
+            RegisterBroker(
+                broker_id=b.broker_id,
+                incarnation_id=b.incarnation_id,
+                endpoints=b.endpoints,
+                rack=b.rack,
+                broker_epoch=b.broker_epoch,
+                status=b.status,
+            )
+            for _, b in sorted(self.brokers.items())
+        ]
+        for name in sorted(self.topics_by_name):
+            topic = self.topics_by_name[name]
+            records.append(Topic(name=name, topic_id=topic.topic_id))
+            for partition_id in sorted(topic.partitions):
+                p = topic.partitions[partition_id]
+                records.append(
+                    Partition(
+                        topic_id=topic.topic_id,
+                        partition_id=partition_id,
+                        replicas=p.replicas,
+                        isr=p.isr,
+                        leader=p.leader,
+                        leader_epoch=p.leader_epoch,
+                        partition_epoch=p.partition_epoch,
+                        leader_recovery_state=p.leader_recovery_state,
+                    )
+                )
+        for topic_name in sorted(self.topic_configs):
+            for key, value in sorted(self.topic_configs[topic_name].items()):
+                records.append(TopicConfig(topic_name=topic_name, name=key, value=value))
+        return records
+
+    @classmethod
+    def from_records(cls, records: Iterable[Record], last_offset: int) -> MetadataImage:
+        """The image a snapshot (or any record sequence) describes, as of `last_offset`."""
+        image = cls()
+        for record in records:
+            image = image.replay(record, last_offset)
+        return replace(image, offset=last_offset)
