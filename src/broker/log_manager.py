@@ -1,0 +1,125 @@
+"""The broker's partition logs under `log.dirs`: open at start-up, create on assignment, delete strays.
+
+Stray partitions (seed 002, KRaft form): after the broker has caught up with the metadata log, a partition
+directory whose topic id the metadata does not know, or that the metadata no longer assigns to this broker, is
+renamed `<topic>-<partition>.<topic id>-stray` and then removed, with one event per directory.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from broker.storage.checkpoint import CheckpointError, PartitionMetadataFile
+from broker.storage.log_config import LogConfig
+from broker.storage.partition_log import PARTITION_METADATA_FILE, PartitionLog
+from kraft_controller.metadata.image import MetadataImage
+
+METADATA_LOG_DIR = "__cluster_metadata-0"
+STRAY_SUFFIX = "-stray"
+
+
+@dataclass(frozen=True)
+class TopicPartition:
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    @classmethod
+    def parse(cls, name: str) -> TopicPartition | None:
+        """`<topic>-<partition>` (topics may contain dashes); None for anything else."""
+        topic, sep, partition = name.rpartition("-")
+        if not sep or not topic or not partition.isdigit():
+            return None
+        return cls(topic, int(partition))
+
+
+class LogManager:
+    def __init__(self, log_dir: Path, log_config: Callable[[str], LogConfig]) -> None:
+        self.log_dir = log_dir
+        self.log_config = log_config  # per topic: broker defaults overridden by topic configs
+        self.logs: dict[TopicPartition, PartitionLog] = {}
+        self._log = structlog.get_logger()
+
+    def partition_dirs(self) -> list[tuple[TopicPartition, Path]]:
+        found = []
+        for path in sorted(self.log_dir.iterdir()) if self.log_dir.exists() else []:
+            if not path.is_dir() or path.name == METADATA_LOG_DIR or path.name.endswith(STRAY_SUFFIX):
+                continue
+            tp = TopicPartition.parse(path.name)
+            if tp is not None:
+                found.append((tp, path))
+        return found
+
+    def get(self, tp: TopicPartition) -> PartitionLog | None:
+        return self.logs.get(tp)
+
+    def get_or_create(self, tp: TopicPartition, topic_id: uuid.UUID, now_ms: int) -> PartitionLog:
+        log = self.logs.get(tp)
+        if log is None:
+            log = PartitionLog.open(self.log_dir / str(tp), self.log_config(tp.topic), now_ms, str(topic_id))
+            self.logs[tp] = log
+        return log
+
+    def delete_stray_partitions(self, image: MetadataImage, broker_id: int) -> list[str]:
+        """Remove partition directories the (caught-up) metadata does not assign to `broker_id`."""
+        for leftover in self.log_dir.glob("*" + STRAY_SUFFIX):
+            shutil.rmtree(leftover, ignore_errors=True)  # a crash between rename and removal
+        deleted = []
+        for tp, path in self.partition_dirs():
+            reason = self._stray_reason(tp, path, image, broker_id)
+            if reason is None:
+                continue
+            try:
+                topic_id = PartitionMetadataFile(path / PARTITION_METADATA_FILE).read() or "unknown"
+            except CheckpointError:
+                topic_id = "unknown"
+            log = self.logs.pop(tp, None)
+            if log is not None:
+                log.abandon()
+            stray = path.with_name(f"{path.name}.{topic_id}{STRAY_SUFFIX}")
+            path.rename(stray)
+            shutil.rmtree(stray, ignore_errors=True)
+            self._log.info(
+                "stray_partition_deleted", partition=str(tp), topic_id=topic_id, reason=reason, directory=str(path)
+            )
+            deleted.append(str(tp))
+        return deleted
+
+    @staticmethod
+    def _stray_reason(tp: TopicPartition, path: Path, image: MetadataImage, broker_id: int) -> str | None:
+        try:
+            stored = PartitionMetadataFile(path / PARTITION_METADATA_FILE).read()
+        except CheckpointError:
+            stored = None
+        topic = image.topics_by_name.get(tp.topic)
+        if stored is None:
+            return "no partition.metadata (topic id unknown)"
+        if topic is None or str(topic.topic_id) != stored:
+            return f"topic id {stored} is not in the metadata"
+        partition = image.partition(topic.topic_id, tp.partition)
+        if partition is None:
+            return "partition does not exist"
+        if broker_id not in partition.replicas:
+            return f"not a replica (replicas {list(partition.replicas)})"
+        return None
+
+    def flush_all(self, now_ms: int) -> None:
+        for log in self.logs.values():
+            log.maybe_flush(now_ms)
+
+    def checkpoint_high_watermarks(self) -> None:
+        for log in self.logs.values():
+            log.checkpoint_high_watermark()
+
+    def close_all(self, now_ms: int) -> None:
+        for log in self.logs.values():
+            log.close(now_ms)
+        self.logs.clear()

@@ -1,0 +1,65 @@
+"""Stray partitions (seed 002, KRaft form): deleted at start-up unless the metadata assigns them here."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from structlog.testing import capture_logs
+
+from broker.log_manager import LogManager, TopicPartition
+from broker.storage.log_config import LogConfig
+from common.record_batch import Record, build_batch
+from kraft_controller.metadata.image import MetadataImage
+from kraft_controller.metadata.records import Partition, RegisterBroker, Topic
+
+TOPIC_ID = uuid.UUID("11111111-2222-3333-4444-555555555555")
+
+
+def image_with(replicas: tuple[int, ...]) -> MetadataImage:
+    image = MetadataImage()
+    for offset, record in enumerate(
+        [
+            RegisterBroker(broker_id=1, incarnation_id="a"),
+            Topic(name="orders", topic_id=TOPIC_ID),
+            Partition(
+                topic_id=TOPIC_ID,
+                partition_id=0,
+                replicas=replicas,
+                isr=replicas,
+                leader=replicas[0],
+                leader_epoch=0,
+                partition_epoch=0,
+            ),
+        ]
+    ):
+        image = image.replay(record, offset)
+    return image
+
+
+def test_topic_partition_names() -> None:
+    assert TopicPartition.parse("my-topic-12") == TopicPartition("my-topic", 12)
+    assert TopicPartition.parse("__cluster_metadata") is None
+    assert TopicPartition.parse("x-y") is None
+
+
+def test_strays_are_deleted_and_assigned_partitions_kept(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, lambda topic: LogConfig())
+    kept = manager.get_or_create(TopicPartition("orders", 0), TOPIC_ID, 0)
+    kept.append_as_leader(build_batch([Record(b"keep me")]), 1, 0)
+    manager.get_or_create(TopicPartition("orders", 1), TOPIC_ID, 0)  # partition 1 does not exist
+    manager.get_or_create(TopicPartition("old", 0), uuid.uuid4(), 0)  # a deleted topic's id
+    (tmp_path / "junk-0").mkdir()  # no partition.metadata
+    with capture_logs() as events:
+        deleted = manager.delete_stray_partitions(image_with((1, 2, 3)), broker_id=1)
+    assert sorted(deleted) == ["junk-0", "old-0", "orders-1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["orders-0"]
+    assert {e["partition"] for e in events if e["event"] == "stray_partition_deleted"} == set(deleted)
+    assert manager.get(TopicPartition("orders", 0)).log_end_offset == 1
+
+
+def test_reassigned_away_is_a_stray(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, lambda topic: LogConfig())
+    manager.get_or_create(TopicPartition("orders", 0), TOPIC_ID, 0)
+    assert manager.delete_stray_partitions(image_with((2, 3)), broker_id=1) == ["orders-0"]
+    assert not list(tmp_path.iterdir())
