@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from broker.storage.log_config import LogConfig
 from common.config import ConfigError, at_least, config_key
 from common.node_config import NodeConfig
 
@@ -124,3 +127,24 @@ class BrokerConfig(NodeConfig):
     @property
     def inter_broker_listener(self) -> str:
         return self.inter_broker_listener_name or self.bound_listeners[0].name
+
+    def log_config(self, topic_configs: Mapping[str, str] | None = None) -> LogConfig:
+        """The storage settings of a partition: broker defaults, overridden by the topic's configs (Kafka's
+        topic-level names: segment.bytes, segment.ms, retention.bytes, retention.ms, flush.messages, flush.ms)."""
+        overrides = topic_configs or {}
+
+        def pick(topic_key: str, default: Any) -> Any:
+            value = overrides.get(topic_key)
+            return int(value) if value not in (None, "") else default
+
+        return LogConfig(
+            segment_bytes=pick("segment.bytes", self.log_segment_bytes),
+            segment_ms=pick("segment.ms", self.log_roll_ms),
+            retention_bytes=pick("retention.bytes", self.log_retention_bytes),
+            retention_ms=pick("retention.ms", self.log_retention_ms),
+            index_interval_bytes=self.log_index_interval_bytes,
+            flush_interval_messages=pick("flush.messages", self.log_flush_interval_messages),
+            flush_interval_ms=pick("flush.ms", self.log_flush_interval_ms),
+            simulate_page_cache=self.log_simulate_page_cache,
+            max_message_bytes=pick("max.message.bytes", self.message_max_bytes),
+        )
