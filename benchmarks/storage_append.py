@@ -14,8 +14,8 @@ from pathlib import Path
 
 import structlog
 
-from broker.storage.log_config import LogConfig
-from broker.storage.partition_log import PartitionLog
+from storage.log_config import LogConfig
+from storage.partition_log import PartitionLog
 from common.record_batch import Record, build_batch
 
 RECORD_BYTES = 1024

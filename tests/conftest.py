@@ -22,3 +22,12 @@ def spark():  # noqa: ANN201 - pyspark.sql.SparkSession, imported lazily so non-
     session = spark_session("local[2]", "minikafka-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _reset_structlog():  # noqa: ANN202
+    """Each test starts from structlog's defaults, whatever an earlier test (or CLI main) configured."""
+    import structlog
+
+    yield
+    structlog.reset_defaults()

@@ -32,7 +32,7 @@ def run_broker(args: argparse.Namespace) -> int:
 
 
 def run_dump_log(args: argparse.Namespace) -> int:
-    from broker.storage.dump_log import dump_log, format_text
+    from storage.dump_log import dump_log, format_text
 
     if not args.path.exists():
         raise CliError(f"{args.path}: no such file")

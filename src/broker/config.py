@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from broker.storage.log_config import LogConfig
+from storage.log_config import LogConfig
 from common.config import ConfigError, at_least, config_key
 from common.node_config import NodeConfig
 

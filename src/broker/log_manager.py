@@ -15,9 +15,9 @@ from pathlib import Path
 
 import structlog
 
-from broker.storage.checkpoint import CheckpointError, PartitionMetadataFile
-from broker.storage.log_config import LogConfig
-from broker.storage.partition_log import PARTITION_METADATA_FILE, PartitionLog
+from storage.checkpoint import CheckpointError, PartitionMetadataFile
+from storage.log_config import LogConfig
+from storage.partition_log import PARTITION_METADATA_FILE, PartitionLog
 from kraft_controller.metadata.image import MetadataImage
 
 METADATA_LOG_DIR = "__cluster_metadata-0"

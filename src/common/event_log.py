@@ -83,7 +83,7 @@ def configure_event_log(
     ]
     if console:
         processors.append(structlog.dev.ConsoleRenderer(colors=False))
-        factory: Any = structlog.PrintLoggerFactory(stderr or sys.stderr)
+        factory: Any = structlog.PrintLoggerFactory(stderr or _CurrentStderr())
     else:
         processors.append(_drop)
         factory = structlog.ReturnLoggerFactory()
@@ -94,6 +94,16 @@ def configure_event_log(
         cache_logger_on_first_use=True,
     )
     return path
+
+
+class _CurrentStderr:
+    """Whatever sys.stderr is at write time (it may be replaced after configuration, e.g. by test capture)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
 
 
 def _bind_node(node: str) -> Any:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.storage.log_config import LogConfig
-from broker.storage.partition_log import PartitionLog
+from storage.log_config import LogConfig
+from storage.partition_log import PartitionLog
 from common.record_batch import iter_batches
 
 pytestmark = pytest.mark.integration
@@ -26,8 +26,8 @@ CHILD = textwrap.dedent(
     import structlog
 
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))  # stdout carries the protocol
-    from broker.storage.log_config import LogConfig
-    from broker.storage.partition_log import PartitionLog
+    from storage.log_config import LogConfig
+    from storage.partition_log import PartitionLog
     from common.record_batch import Record, build_batch
 
     log = PartitionLog.open(Path(sys.argv[1]), LogConfig(segment_bytes=4096, simulate_page_cache=True), 0)

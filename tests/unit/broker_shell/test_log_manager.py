@@ -8,7 +8,7 @@ from pathlib import Path
 from structlog.testing import capture_logs
 
 from broker.log_manager import LogManager, TopicPartition
-from broker.storage.log_config import LogConfig
+from storage.log_config import LogConfig
 from common.record_batch import Record, build_batch
 from kraft_controller.metadata.image import MetadataImage
 from kraft_controller.metadata.records import Partition, RegisterBroker, Topic

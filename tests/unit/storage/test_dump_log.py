@@ -7,10 +7,10 @@ from pathlib import Path
 
 from storage_helpers import batch_of
 
-from broker.storage.dump_log import dump_log, format_text
+from storage.dump_log import dump_log, format_text
 from minikafka.cli import main
-from broker.storage.log_config import LogConfig
-from broker.storage.partition_log import PartitionLog
+from storage.log_config import LogConfig
+from storage.partition_log import PartitionLog
 
 
 def test_dump_segment_and_index(tmp_path: Path, capsys) -> None:  # noqa: ANN001 - pytest's capsys fixture

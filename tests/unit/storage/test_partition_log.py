@@ -8,9 +8,9 @@ import pytest
 from storage_helpers import batch_of, values_read
 from structlog.testing import capture_logs
 
-from broker.storage.checkpoint import CheckpointError
-from broker.storage.log_config import LogConfig
-from broker.storage.partition_log import PartitionLog
+from storage.checkpoint import CheckpointError
+from storage.log_config import LogConfig
+from storage.partition_log import PartitionLog
 from common.errors import ErrorCode, KafkaError
 from common.record_batch import CorruptRecordError, iter_batches
 

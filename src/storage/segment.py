@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from broker.storage.offset_index import OffsetIndex
-from broker.storage.page_cache import SegmentFile
+from storage.offset_index import OffsetIndex
+from storage.page_cache import SegmentFile
 from common.record_batch import HEADER_SIZE, CorruptRecordError, read_header
 
 LOG_SUFFIX = ".log"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from broker.storage.offset_index import read_index_file
+from storage.offset_index import read_index_file
 from common.record_batch import CorruptRecordError, read_header
 
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import structlog
 
-from broker.storage.checkpoint import OffsetCheckpoint, PartitionMetadataFile
-from broker.storage.leader_epoch_cache import LeaderEpochCache
-from broker.storage.log_config import LogConfig
-from broker.storage.segment import LOG_SUFFIX, LogSegment
+from storage.checkpoint import OffsetCheckpoint, PartitionMetadataFile
+from storage.leader_epoch_cache import LeaderEpochCache
+from storage.log_config import LogConfig
+from storage.segment import LOG_SUFFIX, LogSegment
 from common.errors import ErrorCode, KafkaError
 from common.record_batch import (
     CorruptRecordError,

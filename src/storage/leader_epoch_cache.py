@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from broker.storage.checkpoint import CheckpointError, read_entries, write_entries
+from storage.checkpoint import CheckpointError, read_entries, write_entries
 
 UNDEFINED_EPOCH = -1
 UNDEFINED_OFFSET = -1

@@ -1,0 +1,139 @@
+"""The Raft metadata log on disk: entries in the storage engine's segments, the quorum state, snapshots.
+
+Each entry is one record batch whose partition leader epoch is the entry's epoch, so the segment log's
+leader-epoch cache is Raft's epoch history and a truncation can cut between any two entries. The quorum state
+(epoch, voted for, leader) is a small JSON file written atomically and fsynced before the node answers (persist
+before you send).
+Voters and observers (brokers keep a local copy) use the same class.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from storage.checkpoint import write_atomically
+from storage.log_config import LogConfig
+from storage.partition_log import PartitionLog
+from common.errors import ErrorCode, KafkaError
+from common.record_batch import Record, build_batch, iter_batches
+
+METADATA_PARTITION_DIR = "__cluster_metadata-0"
+QUORUM_STATE_FILE = "quorum-state"
+SNAPSHOT_SUFFIX = ".checkpoint"
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    offset: int
+    epoch: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class QuorumState:
+    epoch: int
+    voted_for: int | None
+    leader_id: int | None
+
+
+@dataclass(frozen=True)
+class StoredSnapshot:
+    end_offset: int  # exclusive: the snapshot holds every entry below it
+    epoch: int  # the epoch of the entry at end_offset - 1
+    data: bytes
+
+
+class RaftFileLog:
+    def __init__(self, data_dir: Path, segment_bytes: int, now_ms: int) -> None:
+        self.directory = data_dir / METADATA_PARTITION_DIR
+        config = LogConfig(segment_bytes=segment_bytes, max_message_bytes=max(segment_bytes, 1 << 20))
+        self.log = PartitionLog.open(self.directory, config, now_ms)
+        self._quorum_path = self.directory / QUORUM_STATE_FILE
+
+    # ---- quorum state ----
+
+    def load_quorum_state(self) -> QuorumState | None:
+        try:
+            data = json.loads(self._quorum_path.read_text())
+        except FileNotFoundError:
+            return None
+        except json.JSONDecodeError as error:
+            raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"corrupt {self._quorum_path}: {error}") from None
+        return QuorumState(data["leader_epoch"], data.get("voted_id"), data.get("leader_id"))
+
+    def save_quorum_state(self, state: QuorumState) -> None:
+        """Atomic and fsynced: a vote is never answered before the vote is durable."""
+        document = {"leader_epoch": state.epoch, "voted_id": state.voted_for, "leader_id": state.leader_id}
+        write_atomically(self._quorum_path, json.dumps(document) + "\n")
+
+    # ---- entries ----
+
+    @property
+    def end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    @property
+    def start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    def load_entries(self) -> list[StoredEntry]:
+        entries: list[StoredEntry] = []
+        offset = self.log.log_start_offset
+        while offset < self.log.log_end_offset:
+            data = self.log.read(offset, 1 << 20)
+            if not data:
+                break
+            for batch in iter_batches(data):
+                for record in batch.records():
+                    if record.offset >= offset:
+                        entries.append(StoredEntry(record.offset, batch.partition_leader_epoch, record.value or b""))
+            offset = entries[-1].offset + 1 if entries else self.log.log_end_offset
+        return entries
+
+    def append(self, entries: Sequence[StoredEntry], now_ms: int) -> None:
+        """Append and fsync (entries must continue the log exactly)."""
+        if not entries:
+            return
+        batch = b"".join(
+            build_batch([Record(entry.data)], base_offset=entry.offset, partition_leader_epoch=entry.epoch)
+            for entry in entries
+        )
+        self.log.append_as_follower(batch, now_ms)
+        self.log.flush(now_ms)
+
+    def truncate(self, end_offset: int, reason: str) -> None:
+        """Drop every entry at or after `end_offset` (a diverging follower)."""
+        if end_offset >= self.log.log_end_offset:
+            return
+        self.log.truncate_to(end_offset, reason)
+        self.log.flush(0)
+
+    def reset_to(self, start_offset: int) -> None:
+        """Empty the log so it continues at `start_offset` (after installing a snapshot)."""
+        self.log.truncate_fully_and_start_at(start_offset, "snapshot installed")
+
+    # ---- snapshots ----
+
+    def snapshot_path(self, end_offset: int, epoch: int) -> Path:
+        return self.directory / f"{end_offset:020d}-{epoch:010d}{SNAPSHOT_SUFFIX}"
+
+    def save_snapshot(self, snapshot: StoredSnapshot) -> None:
+        path = self.snapshot_path(snapshot.end_offset, snapshot.epoch)
+        write_atomically(path, snapshot.data)
+        for older in self.directory.glob("*" + SNAPSHOT_SUFFIX):
+            if older != path:
+                older.unlink()
+
+    def load_snapshot(self) -> StoredSnapshot | None:
+        snapshots = sorted(self.directory.glob("*" + SNAPSHOT_SUFFIX))
+        if not snapshots:
+            return None
+        latest = snapshots[-1]
+        end_offset, epoch = (int(part) for part in latest.name[: -len(SNAPSHOT_SUFFIX)].split("-"))
+        return StoredSnapshot(end_offset, epoch, latest.read_bytes())
+
+    def close(self) -> None:
+        self.log.close()
