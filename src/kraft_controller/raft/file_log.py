@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from common.errors import ErrorCode, KafkaError
+from common.record_batch import Record, build_batch, iter_batches
 from storage.checkpoint import write_atomically
 from storage.log_config import LogConfig
 from storage.partition_log import PartitionLog
-from common.errors import ErrorCode, KafkaError
-from common.record_batch import Record, build_batch, iter_batches
 
 METADATA_PARTITION_DIR = "__cluster_metadata-0"
 QUORUM_STATE_FILE = "quorum-state"

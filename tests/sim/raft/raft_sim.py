@@ -1,0 +1,262 @@
+"""A deterministic simulation of the KRaft core: one scheduler, a manual clock, a seeded faulty network.
+
+Every node is a `RaftNode` plus a "disk" holding only what its persistence effects wrote; a crash throws the
+node's memory away and a restart rebuilds it from that disk. The network delays, drops, duplicates and reorders
+messages and can cut links. Invariants are checked after every event.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from kraft_controller.raft.core import (
+    AppendToLog,
+    CommitAdvanced,
+    InstallSnapshot,
+    LeaderChanged,
+    PersistQuorumState,
+    RaftConfig,
+    RaftNode,
+    SaveSnapshot,
+    Send,
+    TruncateLog,
+)
+from kraft_controller.raft.messages import FetchResponse, LogEntry, SnapshotId
+
+TICK_MS = 10
+LONG_POLL_MS = 20  # the shell parks an empty Fetch this long (KRaft's fetch max wait)
+
+
+class InvariantViolation(AssertionError):
+    pass
+
+
+@dataclass
+class Disk:
+    epoch: int = 0
+    voted_for: int | None = None
+    leader_id: int | None = None
+    entries: list[LogEntry] = field(default_factory=list)
+    snapshot: tuple[SnapshotId, bytes] | None = None
+
+    @property
+    def end_offset(self) -> int:
+        start = self.snapshot[0].end_offset if self.snapshot else 0
+        return start + len(self.entries)
+
+
+@dataclass
+class SimNode:
+    node_id: int
+    disk: Disk
+    raft: RaftNode | None
+    committed: list[LogEntry] = field(default_factory=list)  # what its state machine applied, in order
+    commit_offset: int = 0
+
+
+class RaftSimulation:
+    def __init__(self, seed: int, voters: int = 3, observers: int = 1, drop_rate: float = 0.05) -> None:
+        self.rng = random.Random(seed)
+        self.now = 0
+        self.voter_ids = list(range(1, voters + 1))
+        self.node_ids = self.voter_ids + [100 + i for i in range(observers)]
+        self.config = RaftConfig(election_timeout_ms=150, fetch_timeout_ms=300, election_backoff_max_ms=100)
+        self.drop_rate = drop_rate
+        self.duplicate_rate = 0.02
+        self.cut: set[frozenset[int]] = set()
+        self.queue: list[tuple[int, int, str, Any]] = []
+        self.sequence = itertools.count()
+        self.nodes = {i: SimNode(i, Disk(), None) for i in self.node_ids}
+        for node_id in self.node_ids:
+            self._boot(node_id)
+            self._schedule(self.rng.randint(0, TICK_MS), "tick", node_id)
+        self.leaders_by_epoch: dict[int, int] = {}
+        self.committed_history: dict[int, LogEntry] = {}
+        self.proposed = 0
+        self.events = 0
+
+    # ---- scheduling ----
+
+    def _schedule(self, delay: int, kind: str, payload: Any) -> None:
+        heapq.heappush(self.queue, (self.now + delay, next(self.sequence), kind, payload))
+
+    def _boot(self, node_id: int) -> None:
+        node = self.nodes[node_id]
+        disk = node.disk
+        node.raft = RaftNode(
+            node_id, self.voter_ids, self.config, random.Random(self.rng.random()), self.now,
+            epoch=disk.epoch, voted_for=disk.voted_for, leader_id=disk.leader_id, entries=list(disk.entries),
+            snapshot=disk.snapshot,
+        )
+        node.committed = []
+        node.commit_offset = disk.snapshot[0].end_offset if disk.snapshot else 0
+
+    def crash(self, node_id: int) -> None:
+        self.nodes[node_id].raft = None
+
+    def restart(self, node_id: int) -> None:
+        if self.nodes[node_id].raft is None:
+            self._boot(node_id)
+
+    def link_up(self, a: int, b: int) -> bool:
+        return frozenset((a, b)) not in self.cut
+
+    # ---- effects ----
+
+    def _apply(self, node_id: int, effects: list) -> None:
+        node = self.nodes[node_id]
+        for effect in effects:
+            match effect:
+                case PersistQuorumState():
+                    node.disk.epoch, node.disk.voted_for, node.disk.leader_id = (
+                        effect.epoch, effect.voted_for, effect.leader_id)
+                case AppendToLog():
+                    if effect.entries[0].offset != node.disk.end_offset:
+                        raise InvariantViolation(f"node {node_id} appends at {effect.entries[0].offset}, "
+                                                 f"disk ends at {node.disk.end_offset}")
+                    node.disk.entries.extend(effect.entries)
+                case TruncateLog():
+                    start = node.disk.snapshot[0].end_offset if node.disk.snapshot else 0
+                    del node.disk.entries[effect.end_offset - start:]
+                case InstallSnapshot():
+                    node.disk.snapshot = (effect.snapshot_id, effect.data)
+                    node.disk.entries = []
+                    node.committed = []
+                    node.commit_offset = effect.snapshot_id.end_offset
+                case SaveSnapshot():
+                    start = node.disk.snapshot[0].end_offset if node.disk.snapshot else 0
+                    node.disk.entries = node.disk.entries[effect.snapshot_id.end_offset - start:]
+                    node.disk.snapshot = (effect.snapshot_id, effect.data)
+                case CommitAdvanced():
+                    self._on_commit(node, effect)
+                case LeaderChanged():
+                    if effect.leader_id == node_id:
+                        self._on_new_leader(node_id, effect.epoch)
+                case Send():
+                    self._send(node_id, effect.destination, effect.request)
+                case _:
+                    raise AssertionError(f"unknown effect {effect!r}")
+
+    def _on_commit(self, node: SimNode, effect: CommitAdvanced) -> None:
+        if effect.high_watermark < node.commit_offset:
+            raise InvariantViolation(f"node {node.node_id} commit went back {node.commit_offset} -> "
+                                     f"{effect.high_watermark}")
+        for entry in effect.entries:
+            if entry.offset != node.commit_offset:
+                raise InvariantViolation(f"node {node.node_id} committed {entry.offset}, expected {node.commit_offset}")
+            known = self.committed_history.setdefault(entry.offset, entry)
+            if known != entry:
+                raise InvariantViolation(f"offset {entry.offset} committed as {known} and as {entry}")
+            node.committed.append(entry)
+            node.commit_offset += 1
+        node.commit_offset = max(node.commit_offset, effect.high_watermark)
+
+    def _on_new_leader(self, node_id: int, epoch: int) -> None:
+        previous = self.leaders_by_epoch.setdefault(epoch, node_id)
+        if previous != node_id:
+            raise InvariantViolation(f"two leaders in epoch {epoch}: {previous} and {node_id}")
+        raft = self.nodes[node_id].raft
+        assert raft is not None
+        for offset, entry in self.committed_history.items():  # leader completeness
+            if offset < raft.log_start_offset:
+                continue
+            if offset >= raft.log_end_offset or raft.entry(offset) != entry:
+                raise InvariantViolation(f"leader {node_id} of epoch {epoch} lacks committed offset {offset}")
+
+    # ---- network ----
+
+    def _send(self, source: int, destination: int, request: Any) -> None:
+        if not self.link_up(source, destination) or self.rng.random() < self.drop_rate:
+            self._schedule(self.rng.randint(20, 60), "failure", (source, destination, request))
+            return
+        copies = 2 if self.rng.random() < self.duplicate_rate else 1
+        for _ in range(copies):
+            self._schedule(self.rng.randint(1, 8), "request", (source, destination, request))
+
+    def _deliver_request(self, source: int, destination: int, request: Any) -> None:
+        target = self.nodes[destination].raft
+        if target is None:
+            self._schedule(self.rng.randint(20, 60), "failure", (source, destination, request))
+            return
+        response, effects = target.handle_request(source, request, self.now)
+        self._apply(destination, effects)
+        delay = self.rng.randint(1, 8)
+        if isinstance(response, FetchResponse) and not response.entries and response.error_code == 0:
+            delay += LONG_POLL_MS
+        if not self.link_up(source, destination) or self.rng.random() < self.drop_rate:
+            self._schedule(delay + 30, "failure", (source, destination, request))
+            return
+        self._schedule(delay, "response", (destination, source, response))
+
+    # ---- driving ----
+
+    def propose(self, count: int = 1) -> bool:
+        leaders = [n for n in self.nodes.values() if n.raft is not None and n.raft.is_leader]
+        if not leaders:
+            return False
+        leader = self.rng.choice(leaders)
+        data = [f"v{self.proposed + i}".encode() for i in range(count)]
+        result, effects = leader.raft.propose(data, self.now)
+        self._apply(leader.node_id, effects)
+        self.proposed += count
+        return result.base_offset is not None
+
+    def step(self) -> None:
+        when, _seq, kind, payload = heapq.heappop(self.queue)
+        self.now = max(self.now, when)
+        self.events += 1
+        if kind == "tick":
+            node = self.nodes[payload]
+            if node.raft is not None:
+                self._apply(payload, node.raft.tick(self.now))
+            self._schedule(TICK_MS, "tick", payload)
+        elif kind == "request":
+            self._deliver_request(*payload)
+        elif kind == "response":
+            source, destination, response = payload
+            node = self.nodes[destination]
+            if node.raft is not None:
+                self._apply(destination, node.raft.handle_response(source, response, self.now))
+        elif kind == "failure":
+            source, destination, request = payload
+            node = self.nodes[source]
+            if node.raft is not None:
+                self._apply(source, node.raft.handle_failure(destination, request, self.now))
+        elif kind == "call":
+            payload()
+
+    def run_until(self, time_ms: int) -> None:
+        while self.queue and self.queue[0][0] <= time_ms:
+            self.step()
+        self.now = max(self.now, time_ms)
+
+    def check_log_matching(self) -> None:
+        """Same offset and epoch in two logs means the same entries up to there."""
+        alive = [n.raft for n in self.nodes.values() if n.raft is not None]
+        for a, b in itertools.combinations(alive, 2):
+            start = max(a.log_start_offset, b.log_start_offset)
+            end = min(a.log_end_offset, b.log_end_offset)
+            match = None
+            for offset in range(end - 1, start - 1, -1):
+                if a.entry(offset).epoch == b.entry(offset).epoch:
+                    match = offset
+                    break
+            if match is None:
+                continue
+            for offset in range(start, match + 1):
+                if a.entry(offset) != b.entry(offset):
+                    raise InvariantViolation(f"logs of {a.node_id} and {b.node_id} differ at {offset} below a "
+                                             f"matching entry at {match}")
+
+    def snapshot(self, node_id: int) -> None:
+        """The node's state machine snapshots everything it has committed (its data: the committed values)."""
+        node = self.nodes[node_id]
+        raft = node.raft
+        if raft is None or raft.high_watermark <= raft.log_start_offset:
+            return
+        data = b",".join(e.data for e in node.committed)
+        self._apply(node_id, raft.take_snapshot(raft.high_watermark, data))
