@@ -76,14 +76,16 @@ class EndQuorumEpochResponse(_message.Message):
     def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ...) -> None: ...
 
 class RaftEntry(_message.Message):
-    __slots__ = ("offset", "epoch", "data")
+    __slots__ = ("offset", "epoch", "data", "control")
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
+    CONTROL_FIELD_NUMBER: _ClassVar[int]
     offset: int
     epoch: int
     data: bytes
-    def __init__(self, offset: _Optional[int] = ..., epoch: _Optional[int] = ..., data: _Optional[bytes] = ...) -> None: ...
+    control: bool
+    def __init__(self, offset: _Optional[int] = ..., epoch: _Optional[int] = ..., data: _Optional[bytes] = ..., control: _Optional[bool] = ...) -> None: ...
 
 class SnapshotId(_message.Message):
     __slots__ = ("end_offset", "epoch")

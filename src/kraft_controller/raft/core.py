@@ -606,7 +606,7 @@ class RaftNode:
             case FetchResponse():
                 return self._handle_fetch_response(sender, response, now_ms)
             case FetchSnapshotResponse():
-                return self._handle_fetch_snapshot_response(response, now_ms)
+                return self._handle_fetch_snapshot_response(sender, response, now_ms)
             case BeginQuorumEpochResponse() | EndQuorumEpochResponse():
                 return self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
         raise TypeError(f"unknown response {response!r}")
@@ -672,13 +672,21 @@ class RaftNode:
         del self.entries[cut - self.log_start_offset :]
         return [TruncateLog(cut)]
 
-    def _handle_fetch_snapshot_response(self, response: FetchSnapshotResponse, now_ms: int) -> list[Effect]:
+    def _handle_fetch_snapshot_response(
+        self, sender: int, response: FetchSnapshotResponse, now_ms: int
+    ) -> list[Effect]:
         self.timers.fetch_in_flight = False
         effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
         if response.error_code != ErrorCode.NONE or response.snapshot_id is None:
             self.timers.next_fetch_ms = now_ms + self.config.retry_backoff_ms
             return effects
         snapshot = response.snapshot_id
+        stale = (
+            not isinstance(self.role, Follower) or self.role.leader_id != sender or response.leader_epoch != self.epoch
+        )
+        if stale or snapshot.end_offset < self.high_watermark:  # a late or duplicated answer: nothing to install
+            self.timers.next_fetch_ms = now_ms
+            return effects
         self.entries = []
         self.log_start_offset = snapshot.end_offset
         self.snapshot_id = snapshot

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from common.errors import ErrorCode, KafkaError
-from common.record_batch import Record, build_batch, iter_batches
+from common.record_batch import CONTROL_FLAG, Record, build_batch, iter_batches
+from kraft_controller.raft.messages import LogEntry, SnapshotId
 from storage.checkpoint import write_atomically
 from storage.log_config import LogConfig
 from storage.partition_log import PartitionLog
@@ -26,24 +27,10 @@ SNAPSHOT_SUFFIX = ".checkpoint"
 
 
 @dataclass(frozen=True)
-class StoredEntry:
-    offset: int
-    epoch: int
-    data: bytes
-
-
-@dataclass(frozen=True)
 class QuorumState:
     epoch: int
     voted_for: int | None
     leader_id: int | None
-
-
-@dataclass(frozen=True)
-class StoredSnapshot:
-    end_offset: int  # exclusive: the snapshot holds every entry below it
-    epoch: int  # the epoch of the entry at end_offset - 1
-    data: bytes
 
 
 class RaftFileLog:
@@ -79,8 +66,8 @@ class RaftFileLog:
     def start_offset(self) -> int:
         return self.log.log_start_offset
 
-    def load_entries(self) -> list[StoredEntry]:
-        entries: list[StoredEntry] = []
+    def load_entries(self) -> list[LogEntry]:
+        entries: list[LogEntry] = []
         offset = self.log.log_start_offset
         while offset < self.log.log_end_offset:
             data = self.log.read(offset, 1 << 20)
@@ -89,16 +76,23 @@ class RaftFileLog:
             for batch in iter_batches(data):
                 for record in batch.records():
                     if record.offset >= offset:
-                        entries.append(StoredEntry(record.offset, batch.partition_leader_epoch, record.value or b""))
+                        entries.append(
+                            LogEntry(record.offset, batch.partition_leader_epoch, record.value or b"", batch.is_control)
+                        )
             offset = entries[-1].offset + 1 if entries else self.log.log_end_offset
         return entries
 
-    def append(self, entries: Sequence[StoredEntry], now_ms: int) -> None:
+    def append(self, entries: Sequence[LogEntry], now_ms: int) -> None:
         """Append and fsync (entries must continue the log exactly)."""
         if not entries:
             return
         batch = b"".join(
-            build_batch([Record(entry.data)], base_offset=entry.offset, partition_leader_epoch=entry.epoch)
+            build_batch(
+                [Record(entry.data)],
+                base_offset=entry.offset,
+                partition_leader_epoch=entry.epoch,
+                attributes=CONTROL_FLAG if entry.control else 0,
+            )
             for entry in entries
         )
         self.log.append_as_follower(batch, now_ms)
@@ -120,20 +114,20 @@ class RaftFileLog:
     def snapshot_path(self, end_offset: int, epoch: int) -> Path:
         return self.directory / f"{end_offset:020d}-{epoch:010d}{SNAPSHOT_SUFFIX}"
 
-    def save_snapshot(self, snapshot: StoredSnapshot) -> None:
-        path = self.snapshot_path(snapshot.end_offset, snapshot.epoch)
-        write_atomically(path, snapshot.data)
+    def save_snapshot(self, snapshot_id: SnapshotId, data: bytes) -> None:
+        path = self.snapshot_path(snapshot_id.end_offset, snapshot_id.epoch)
+        write_atomically(path, data)
         for older in self.directory.glob("*" + SNAPSHOT_SUFFIX):
             if older != path:
                 older.unlink()
 
-    def load_snapshot(self) -> StoredSnapshot | None:
+    def load_snapshot(self) -> tuple[SnapshotId, bytes] | None:
         snapshots = sorted(self.directory.glob("*" + SNAPSHOT_SUFFIX))
         if not snapshots:
             return None
         latest = snapshots[-1]
         end_offset, epoch = (int(part) for part in latest.name[: -len(SNAPSHOT_SUFFIX)].split("-"))
-        return StoredSnapshot(end_offset, epoch, latest.read_bytes())
+        return SnapshotId(end_offset, epoch), latest.read_bytes()
 
     def close(self) -> None:
         self.log.close()
