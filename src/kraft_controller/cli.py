@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from common.cli_support import CliError, add_config_arguments
+from common.cli_support import add_config_arguments
 from common.config import load_config_file, parse_overrides
 from kraft_controller.config import ControllerConfig
 
@@ -21,5 +21,12 @@ def load(args: argparse.Namespace) -> ControllerConfig:
 
 
 def run_controller(args: argparse.Namespace) -> int:
-    load(args)
-    raise CliError("the controller process is not built yet (issue #4); the config is valid")
+    import uvloop
+
+    from common.event_log import configure_event_log
+    from kraft_controller.process import run_controller_process
+
+    config = load(args)
+    configure_event_log(config.label, config.events_dir, config.log_level)
+    uvloop.run(run_controller_process(config))
+    return 0

@@ -12,7 +12,6 @@ import asyncio
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import structlog
@@ -23,6 +22,8 @@ from kraft_controller.control.control_config import ControlConfig
 from kraft_controller.control.controller_result import ControllerResult
 from kraft_controller.control.controller_state_machine import ControllerStateMachine, describe_record_event
 from kraft_controller.metadata.records import RecordDecodeError, decode_record, encode_record
+from kraft_controller.raft.driver import NotLeaderError
+from kraft_controller.raft.messages import LogEntry
 
 R = TypeVar("R")
 TICK_INTERVAL_MS = 100
@@ -31,16 +32,6 @@ COMMIT_TIMEOUT_S = 10.0
 
 def monotonic_ms() -> int:
     return int(time.monotonic() * 1000)
-
-
-@dataclass(frozen=True)
-class CommittedEntry:
-    offset: int
-    data: bytes
-
-
-class NotLeaderError(Exception):
-    """Raft refused a proposal: this node is not (or no longer) the leader."""
 
 
 class MetadataRaft(Protocol):
@@ -53,6 +44,9 @@ class MetadataRaft(Protocol):
 
     async def propose(self, entries: Sequence[bytes]) -> int:
         """Append to the log as leader; returns the base offset (raises NotLeaderError)."""
+
+    def take_snapshot(self, end_offset: int, data: bytes) -> None:
+        """Replace the log below `end_offset` (committed, replayed) with `data`."""
 
 
 class NotControllerError(KafkaError):
@@ -81,6 +75,7 @@ class QuorumController:
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._queue: asyncio.Queue[tuple[Callable[[], Any], asyncio.Future[Any]]] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
+        self._bytes_since_snapshot = 0
         self._log = structlog.get_logger()
 
     # ---- lifecycle ----
@@ -107,7 +102,7 @@ class QuorumController:
 
     # ---- Raft listener ----
 
-    def handle_commit(self, entries: Sequence[CommittedEntry]) -> None:
+    def handle_commit(self, entries: Sequence[LogEntry]) -> None:
         """Replay committed metadata records in order (every controller, active or not)."""
         for entry in entries:
             if entry.offset <= self.replayed_offset:
@@ -122,7 +117,13 @@ class QuorumController:
             event, fields = describe_record_event(record, self.state.image)
             self._log.info(event, offset=entry.offset, **fields)
             self.replayed_offset = entry.offset
+            self._bytes_since_snapshot += len(entry.data)
         self._advance(self.replayed_offset)
+        # metadata.log.max.record.bytes.between.snapshots: bound the log (and a lagging replica's catch-up).
+        if self._bytes_since_snapshot >= self.config.metadata_max_records_between_snapshots:
+            self._bytes_since_snapshot = 0
+            self.raft.take_snapshot(*self.snapshot_data())
+            self._log.info("metadata_snapshot_taken", end_offset=self.replayed_offset + 1)
 
     def handle_high_watermark(self, high_watermark: int) -> None:
         """Control entries (e.g. a leader's epoch-start entry) commit too; they count as replayed."""
@@ -141,10 +142,17 @@ class QuorumController:
                 waiter.set_exception(self.not_controller())
         self._waiters = []
 
-    def handle_snapshot(self, records: Sequence[bytes], last_offset: int) -> None:
-        self.state.load_snapshot([decode_record(data) for data in records], last_offset)
-        self.replayed_offset = last_offset
-        self._advance(last_offset)
+    def handle_snapshot(self, data: bytes, end_offset: int) -> None:
+        """Replace the image with a snapshot holding every record below `end_offset`."""
+        self.state.load_snapshot([decode_record(item) for item in decode_snapshot(data)], end_offset - 1)
+        self.replayed_offset = end_offset - 1
+        self._log.info("metadata_snapshot_loaded", end_offset=end_offset)
+        self._advance(end_offset - 1)
+
+    def snapshot_data(self) -> tuple[int, bytes]:
+        """(end offset, data) of a snapshot of the committed image, for Raft to replace its log prefix."""
+        records = [encode_record(record) for record in self.state.image.to_records()]
+        return self.replayed_offset + 1, encode_snapshot(records)
 
     def _advance(self, offset: int) -> None:
         if offset > self.replayed_offset:
@@ -219,3 +227,17 @@ class QuorumController:
                 await self.submit(lambda: self.state.tick(self.clock()))
             except KafkaError:
                 pass  # lost leadership between the check and the queue: the next leader ticks
+
+
+def encode_snapshot(records: Sequence[bytes]) -> bytes:
+    """Length-prefixed encoded metadata records."""
+    return b"".join(len(record).to_bytes(4, "big") + record for record in records)
+
+
+def decode_snapshot(data: bytes) -> list[bytes]:
+    records, position = [], 0
+    while position < len(data):
+        length = int.from_bytes(data[position : position + 4], "big")
+        records.append(data[position + 4 : position + 4 + length])
+        position += 4 + length
+    return records

@@ -375,7 +375,7 @@ class RaftNode:
     def _send_fetch(self, now_ms: int) -> list[Effect]:
         if isinstance(self.role, Follower):
             target = self.role.leader_id
-        elif isinstance(self.role, Candidate | Leader | Resigned):
+        elif isinstance(self.role, Candidate | Leader):
             return []
         else:  # no leader known: ask the voters in turn (observers, and voters after a restart)
             others = sorted(self.voters - {self.node_id})

@@ -6,6 +6,7 @@ from common.errors import ErrorCode
 from kraft_controller.raft import messages as m
 from minikafka_pb import common_pb2, raft_pb2
 
+
 def entry_to_proto(entry: m.LogEntry) -> raft_pb2.RaftEntry:
     return raft_pb2.RaftEntry(offset=entry.offset, epoch=entry.epoch, data=entry.data, control=entry.control)
 

@@ -1,0 +1,57 @@
+"""The controller process: Raft voter + active-controller logic behind one gRPC server."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import structlog
+
+from common.grpc_support import start_server
+from kraft_controller.config import ControllerConfig
+from kraft_controller.quorum_controller import QuorumController
+from kraft_controller.raft.core import RaftConfig
+from kraft_controller.raft.driver import RaftDriver, RaftService
+from kraft_controller.service import ControllerService
+
+
+def voter_addresses(config: ControllerConfig) -> dict[int, str]:
+    return {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
+
+
+async def run_controller_process(config: ControllerConfig) -> None:
+    log = structlog.get_logger()
+    voters = voter_addresses(config)
+    raft_config = RaftConfig(
+        election_timeout_ms=config.election_timeout_ms,
+        fetch_timeout_ms=config.fetch_timeout_ms,
+        election_backoff_max_ms=config.election_backoff_max_ms,
+    )
+    driver = RaftDriver(
+        config.node_id, voters, config.data_dir, raft_config, config.cluster_id, config.metadata_log_segment_bytes
+    )
+    controller = QuorumController(config, driver)
+    driver.add_listener(controller)
+    service = ControllerService(controller, voters, driver.describe_quorum, config.cluster_id)
+    listener = config.listener
+    bound = await start_server(listener.host, listener.port, [RaftService(driver).register, service.register])
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    driver.start()
+    controller.start()
+    log.info(
+        "controller_started",
+        node_id=config.node_id,
+        address=bound.address,
+        voters=voters,
+        epoch=driver.core.epoch,
+        log_end_offset=driver.core.log_end_offset,
+    )
+    await stopping.wait()
+    log.info("controller_stopping", node_id=config.node_id)
+    await controller.stop()
+    await driver.stop(resign=True)
+    await bound.server.stop(grace=0.5)
+    log.info("controller_stopped", node_id=config.node_id)

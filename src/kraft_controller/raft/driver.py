@@ -1,0 +1,301 @@
+"""The Raft shell: owns the pure RaftNode, its file log, timers and gRPC transport.
+
+Effects of one core call run in order, so persistence (fsync of the quorum state and log) happens before any
+request or response leaves this process. A Fetch that finds nothing new is parked (long poll) until entries are
+appended, the high watermark moves, or its max wait passes. Used by controllers (voters) and by brokers, which
+follow the metadata log as observers and keep their own copy on disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import grpc
+import structlog
+
+from common.errors import ErrorCode
+from common.grpc_support import insecure_channel
+from kraft_controller.raft import messages as m
+from kraft_controller.raft import wire
+from kraft_controller.raft.core import (
+    AppendToLog,
+    CommitAdvanced,
+    Effect,
+    InstallSnapshot,
+    LeaderChanged,
+    PersistQuorumState,
+    RaftConfig,
+    RaftNode,
+    SaveSnapshot,
+    Send,
+    TruncateLog,
+)
+from kraft_controller.raft.file_log import QuorumState, RaftFileLog
+from minikafka_pb import controller_pb2, raft_pb2, raft_pb2_grpc
+
+TICK_INTERVAL_S = 0.02
+FETCH_MAX_WAIT_MS = 500
+
+
+def monotonic_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+class RaftListener(Protocol):
+    def handle_commit(self, entries: Sequence[m.LogEntry]) -> None: ...
+
+    def handle_high_watermark(self, high_watermark: int) -> None: ...
+
+    def handle_leader_change(self, epoch: int, leader_id: int | None, epoch_start_offset: int) -> None: ...
+
+    def handle_snapshot(self, data: bytes, end_offset: int) -> None: ...
+
+
+class NotLeaderError(Exception):
+    pass
+
+
+class RaftDriver:
+    def __init__(
+        self,
+        node_id: int,
+        voters: Mapping[int, str],
+        data_dir: Path,
+        config: RaftConfig,
+        cluster_id: str,
+        segment_bytes: int = 8 * 1024 * 1024,
+        clock: Callable[[], int] = monotonic_ms,
+    ) -> None:
+        self.node_id = node_id
+        self.voter_addresses = dict(voters)
+        self.cluster_id = cluster_id
+        self.clock = clock
+        now = clock()
+        self.file_log = RaftFileLog(data_dir, segment_bytes, now)
+        quorum = self.file_log.load_quorum_state() or QuorumState(0, None, None)
+        self.core = RaftNode(
+            node_id,
+            sorted(voters),
+            config,
+            random.Random(),
+            now,
+            epoch=quorum.epoch,
+            voted_for=quorum.voted_for,
+            leader_id=quorum.leader_id,
+            entries=self.file_log.load_entries(),
+            snapshot=self.file_log.load_snapshot(),
+        )
+        self.listeners: list[RaftListener] = []
+        self._stubs: dict[int, raft_pb2_grpc.RaftStub] = {}
+        self._channels: list[grpc.aio.Channel] = []
+        self._change: asyncio.Future[None] | None = None  # resolved when entries or the HWM move: wakes long polls
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._ticker: asyncio.Task[None] | None = None
+        self._log = structlog.get_logger()
+
+    # ---- lifecycle ----
+
+    def add_listener(self, listener: RaftListener) -> None:
+        self.listeners.append(listener)
+
+    def start(self) -> None:
+        snapshot = self.file_log.load_snapshot()
+        if snapshot is not None:
+            for listener in self.listeners:
+                listener.handle_snapshot(snapshot[1], snapshot[0].end_offset)
+        self._ticker = asyncio.create_task(self._run_ticks(), name=f"raft-tick-{self.node_id}")
+
+    async def stop(self, resign: bool = True) -> None:
+        if resign:
+            self._apply(self.core.resign(self.clock()))
+            await asyncio.sleep(0)  # let EndQuorumEpoch requests leave
+        if self._ticker is not None:
+            self._ticker.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, *([self._ticker] if self._ticker else []), return_exceptions=True)
+        for channel in self._channels:
+            await channel.close()
+        self.file_log.close()
+
+    async def _run_ticks(self) -> None:
+        while True:
+            self._apply(self.core.tick(self.clock()))
+            await asyncio.sleep(TICK_INTERVAL_S)
+
+    # ---- what the state machine sees ----
+
+    def leader(self) -> tuple[int | None, int]:
+        return self.core.leader_id, self.core.epoch
+
+    async def propose(self, entries: Sequence[bytes]) -> int:
+        result, effects = self.core.propose(list(entries), self.clock())
+        self._apply(effects)
+        if result.base_offset is None:
+            raise NotLeaderError(f"not the leader (leader {result.leader_id}, epoch {result.epoch})")
+        return result.base_offset
+
+    def take_snapshot(self, end_offset: int, data: bytes) -> None:
+        self._apply(self.core.take_snapshot(end_offset, data))
+
+    def describe_quorum(self) -> controller_pb2.DescribeQuorumResponse:
+        core = self.core
+        response = controller_pb2.DescribeQuorumResponse(
+            leader_id=core.leader_id if core.leader_id is not None else -1,
+            leader_epoch=core.epoch,
+            high_watermark=core.high_watermark,
+        )
+        for replica_id, progress in sorted(core.progress.items()):
+            target = response.current_voters if replica_id in core.voters else response.observers
+            target.add(
+                replica_id=replica_id,
+                log_end_offset=progress.fetch_offset,
+                last_fetch_timestamp=progress.last_fetch_ms,
+                last_caught_up_timestamp=progress.last_caught_up_ms,
+            )
+        return response
+
+    # ---- effects ----
+
+    def _apply(self, effects: Sequence[Effect]) -> None:
+        for effect in effects:
+            match effect:
+                case PersistQuorumState():
+                    self.file_log.save_quorum_state(QuorumState(effect.epoch, effect.voted_for, effect.leader_id))
+                case AppendToLog():
+                    self.file_log.append(effect.entries, self.clock())
+                    self._notify_change()
+                case TruncateLog():
+                    self.file_log.truncate(effect.end_offset, "raft diverging epoch")
+                case SaveSnapshot():
+                    self.file_log.save_snapshot(effect.snapshot_id, effect.data)
+                case InstallSnapshot():
+                    self.file_log.save_snapshot(effect.snapshot_id, effect.data)
+                    self.file_log.reset_to(effect.snapshot_id.end_offset)
+                    for listener in self.listeners:
+                        listener.handle_snapshot(effect.data, effect.snapshot_id.end_offset)
+                case CommitAdvanced():
+                    data_entries = [e for e in effect.entries if not e.control]
+                    for listener in self.listeners:
+                        if data_entries:
+                            listener.handle_commit(data_entries)
+                        listener.handle_high_watermark(effect.high_watermark)
+                    self._notify_change()
+                case LeaderChanged():
+                    for listener in self.listeners:
+                        listener.handle_leader_change(effect.epoch, effect.leader_id, effect.epoch_start_offset)
+                    self._notify_change()
+                case Send():
+                    self._spawn(self._send(effect.destination, effect.request))
+
+    def _notify_change(self) -> None:
+        if self._change is not None and not self._change.done():
+            self._change.set_result(None)
+        self._change = None
+
+    def _next_change(self) -> asyncio.Future[None]:
+        if self._change is None:
+            self._change = asyncio.get_running_loop().create_future()
+        return self._change
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ---- client side ----
+
+    def _stub(self, node_id: int) -> raft_pb2_grpc.RaftStub | None:
+        if node_id not in self._stubs:
+            address = self.voter_addresses.get(node_id)
+            if address is None:
+                return None
+            channel = insecure_channel(address)
+            self._channels.append(channel)
+            self._stubs[node_id] = raft_pb2_grpc.RaftStub(channel)
+        return self._stubs[node_id]
+
+    async def _send(self, destination: int, request: m.RaftRequest) -> None:
+        stub = self._stub(destination)
+        if stub is None:
+            self._apply(self.core.handle_failure(destination, request, self.clock()))
+            return
+        message = wire.request_to_proto(request, self.cluster_id)
+        call = {
+            m.VoteRequest: stub.Vote,
+            m.BeginQuorumEpochRequest: stub.BeginQuorumEpoch,
+            m.EndQuorumEpochRequest: stub.EndQuorumEpoch,
+            m.FetchRequest: stub.Fetch,
+            m.FetchSnapshotRequest: stub.FetchSnapshot,
+        }[type(request)]
+        timeout = (FETCH_MAX_WAIT_MS + 2000) / 1000 if isinstance(request, m.FetchRequest) else 2.0
+        try:
+            response = await call(message, timeout=timeout)
+        except grpc.RpcError:
+            self._apply(self.core.handle_failure(destination, request, self.clock()))
+            return
+        self._apply(self.core.handle_response(destination, wire.response_from_proto(response), self.clock()))
+
+    # ---- server side ----
+
+    async def serve(self, sender: int, request: m.RaftRequest) -> m.RaftResponse:
+        change = self._next_change()
+        response, effects = self.core.handle_request(sender, request, self.clock())
+        self._apply(effects)
+        if isinstance(request, m.FetchRequest) and self._worth_parking(response):
+            deadline = self.clock() + FETCH_MAX_WAIT_MS
+            while self._worth_parking(response) and self.clock() < deadline:
+                try:
+                    await asyncio.wait_for(asyncio.shield(change), (deadline - self.clock()) / 1000)
+                except TimeoutError:
+                    break
+                change = self._next_change()
+                response, effects = self.core.handle_request(sender, request, self.clock())
+                self._apply(effects)
+        return response
+
+    @staticmethod
+    def _worth_parking(response: m.RaftResponse) -> bool:
+        return (
+            isinstance(response, m.FetchResponse)
+            and response.error_code == ErrorCode.NONE
+            and not response.entries
+            and response.diverging_epoch is None
+            and response.snapshot_id is None
+        )
+
+
+class RaftService(raft_pb2_grpc.RaftServicer):
+    """The Raft RPCs a voter serves to other voters and to observers."""
+
+    def __init__(self, driver: RaftDriver) -> None:
+        self.driver = driver
+
+    def register(self, server: grpc.aio.Server) -> None:
+        raft_pb2_grpc.add_RaftServicer_to_server(self, server)
+
+    async def Vote(self, request: raft_pb2.VoteRequest, context: Any) -> raft_pb2.VoteResponse:
+        return wire.response_to_proto(await self.driver.serve(request.candidate_id, wire.vote_request(request)))
+
+    async def BeginQuorumEpoch(
+        self, request: raft_pb2.BeginQuorumEpochRequest, context: Any
+    ) -> raft_pb2.BeginQuorumEpochResponse:
+        return wire.response_to_proto(await self.driver.serve(request.leader_id, wire.begin_epoch_request(request)))
+
+    async def EndQuorumEpoch(
+        self, request: raft_pb2.EndQuorumEpochRequest, context: Any
+    ) -> raft_pb2.EndQuorumEpochResponse:
+        return wire.response_to_proto(await self.driver.serve(request.leader_id, wire.end_epoch_request(request)))
+
+    async def Fetch(self, request: raft_pb2.RaftFetchRequest, context: Any) -> raft_pb2.RaftFetchResponse:
+        return wire.response_to_proto(await self.driver.serve(request.replica_id, wire.fetch_request(request)))
+
+    async def FetchSnapshot(
+        self, request: raft_pb2.FetchSnapshotRequest, context: Any
+    ) -> raft_pb2.FetchSnapshotResponse:
+        return wire.response_to_proto(await self.driver.serve(request.replica_id, wire.fetch_snapshot_request(request)))

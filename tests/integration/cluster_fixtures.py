@@ -1,0 +1,41 @@
+"""Helpers for tests that run real processes: start a local cluster, always tear it down, wait on conditions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+from deploy import cluster_commands
+from deploy.local_cluster import Cluster, is_alive, kill
+
+T = TypeVar("T")
+
+
+@contextmanager
+def running_cluster(run_dir: Path, controllers: int = 3, brokers: int = 3, **overrides: str) -> Iterator[Cluster]:
+    cluster = cluster_commands.up(run_dir, controllers, brokers, overrides, timeout_s=60)
+    try:
+        yield cluster
+    finally:
+        cluster_commands.down(cluster, timeout_s=10)
+        for pid in cluster.pids.values():
+            if is_alive(pid):
+                kill(pid)
+
+
+def eventually(probe: Callable[[], T | None], timeout_s: float, what: str, interval_s: float = 0.05) -> T:
+    """Poll until `probe` returns something truthy; fail with `what` at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = probe()
+            if value:
+                return value
+        except Exception as error:  # the system is converging: remember why and poll again
+            last_error = error
+        time.sleep(interval_s)
+    raise AssertionError(f"timed out after {timeout_s}s waiting for {what} (last error: {last_error!r})")
