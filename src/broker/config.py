@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from storage.log_config import LogConfig
 from common.config import ConfigError, at_least, config_key
 from common.node_config import NodeConfig
+from storage.log_config import LogConfig
 
 _LONG_MAX = 2**63 - 1
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import structlog
 
+from kraft_controller.metadata.image import MetadataImage
 from storage.checkpoint import CheckpointError, PartitionMetadataFile
 from storage.log_config import LogConfig
 from storage.partition_log import PARTITION_METADATA_FILE, PartitionLog
-from kraft_controller.metadata.image import MetadataImage
 
 METADATA_LOG_DIR = "__cluster_metadata-0"
 STRAY_SUFFIX = "-stray"

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from storage.offset_index import read_index_file
 from common.record_batch import CorruptRecordError, read_header
+from storage.offset_index import read_index_file
 
 
 def dump_log(path: Path, print_records: bool = False) -> dict[str, Any]:

@@ -16,10 +16,6 @@ from pathlib import Path
 
 import structlog
 
-from storage.checkpoint import OffsetCheckpoint, PartitionMetadataFile
-from storage.leader_epoch_cache import LeaderEpochCache
-from storage.log_config import LogConfig
-from storage.segment import LOG_SUFFIX, LogSegment
 from common.errors import ErrorCode, KafkaError
 from common.record_batch import (
     CorruptRecordError,
@@ -28,6 +24,10 @@ from common.record_batch import (
     set_partition_leader_epoch,
     validate_batches,
 )
+from storage.checkpoint import OffsetCheckpoint, PartitionMetadataFile
+from storage.leader_epoch_cache import LeaderEpochCache
+from storage.log_config import LogConfig
+from storage.segment import LOG_SUFFIX, LogSegment
 
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"

@@ -6,9 +6,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from common.record_batch import HEADER_SIZE, CorruptRecordError, read_header
 from storage.offset_index import OffsetIndex
 from storage.page_cache import SegmentFile
-from common.record_batch import HEADER_SIZE, CorruptRecordError, read_header
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from common.record_batch import iter_batches
 from storage.log_config import LogConfig
 from storage.partition_log import PartitionLog
-from common.record_batch import iter_batches
 
 pytestmark = pytest.mark.integration
 

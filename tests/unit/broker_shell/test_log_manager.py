@@ -8,10 +8,10 @@ from pathlib import Path
 from structlog.testing import capture_logs
 
 from broker.log_manager import LogManager, TopicPartition
-from storage.log_config import LogConfig
 from common.record_batch import Record, build_batch
 from kraft_controller.metadata.image import MetadataImage
 from kraft_controller.metadata.records import Partition, RegisterBroker, Topic
+from storage.log_config import LogConfig
 
 TOPIC_ID = uuid.UUID("11111111-2222-3333-4444-555555555555")
 

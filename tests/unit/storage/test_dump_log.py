@@ -7,8 +7,8 @@ from pathlib import Path
 
 from storage_helpers import batch_of
 
-from storage.dump_log import dump_log, format_text
 from minikafka.cli import main
+from storage.dump_log import dump_log, format_text
 from storage.log_config import LogConfig
 from storage.partition_log import PartitionLog
 

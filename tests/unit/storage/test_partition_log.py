@@ -8,11 +8,11 @@ import pytest
 from storage_helpers import batch_of, values_read
 from structlog.testing import capture_logs
 
+from common.errors import ErrorCode, KafkaError
+from common.record_batch import CorruptRecordError, iter_batches
 from storage.checkpoint import CheckpointError
 from storage.log_config import LogConfig
 from storage.partition_log import PartitionLog
-from common.errors import ErrorCode, KafkaError
-from common.record_batch import CorruptRecordError, iter_batches
 
 SMALL = LogConfig(segment_bytes=400, index_interval_bytes=100)
 
