@@ -1,0 +1,107 @@
+"""A broker-side observer follows the real controller quorum's metadata log, persists it, and resumes after a
+restart from its own offset; a controller that fell behind a snapshot catches up through FetchSnapshot."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from cluster_fixtures import eventually, running_cluster
+from test_controller_quorum import register_broker
+
+from client.admin import AdminClient
+from deploy.faults import Faults
+from kraft_controller.metadata.records import Topic, decode_record
+from kraft_controller.raft.core import RaftConfig
+from kraft_controller.raft.driver import RaftDriver
+from kraft_controller.raft.messages import LogEntry
+
+pytestmark = pytest.mark.integration
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.entries: list[LogEntry] = []
+        self.high_watermark = 0
+        self.snapshots: list[int] = []
+
+    def handle_commit(self, entries: Sequence[LogEntry]) -> None:
+        self.entries.extend(entries)
+
+    def handle_high_watermark(self, high_watermark: int) -> None:
+        self.high_watermark = high_watermark
+
+    def handle_leader_change(self, epoch: int, leader_id: int | None, epoch_start_offset: int) -> None:
+        pass
+
+    def handle_snapshot(self, data: bytes, end_offset: int) -> None:
+        self.snapshots.append(end_offset)
+
+
+async def follow(voters: dict[int, str], data_dir: Path, until: int) -> tuple[Recorder, RaftDriver]:
+    recorder = Recorder()
+    driver = RaftDriver(7, voters, data_dir, RaftConfig(), "minikafka")
+    driver.add_listener(recorder)
+    driver.start()
+    deadline = asyncio.get_running_loop().time() + 20
+    while recorder.high_watermark < until and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+    await driver.stop(resign=False)
+    return recorder, driver
+
+
+def test_observer_follows_persists_and_resumes(tmp_path: Path) -> None:
+    with running_cluster(
+        tmp_path / "run", controllers=3, brokers=0, **{"broker.session.timeout.ms": "60000"}
+    ) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2)
+        register_broker(admin, 1)
+        admin.create_topic("first", partitions=1, replication_factor=1)
+        voters = {c.node_id: c.address for c in cluster.controllers}
+        target = admin.describe_quorum()["high_watermark"]
+
+        recorder, driver = asyncio.run(follow(voters, tmp_path / "observer", target))
+        assert recorder.high_watermark >= target
+        topics = [decode_record(e.data) for e in recorder.entries]
+        assert any(isinstance(r, Topic) and r.name == "first" for r in topics)
+        first_run_end = driver.core.log_end_offset
+        assert first_run_end >= target
+
+        admin.create_topic("second", partitions=1, replication_factor=1)
+        target = admin.describe_quorum()["high_watermark"]
+        again, driver = asyncio.run(follow(voters, tmp_path / "observer", target))
+        # Resumed from its own copy: the log held the old entries before fetching new ones.
+        assert driver.core.log_end_offset >= target
+        names = [r.name for r in (decode_record(e.data) for e in again.entries) if isinstance(r, Topic)]
+        assert names == ["first", "second"]
+
+
+def test_lagging_controller_catches_up_from_a_snapshot(tmp_path: Path) -> None:
+    with running_cluster(
+        tmp_path / "run",
+        controllers=3,
+        brokers=0,
+        **{
+            "broker.session.timeout.ms": "60000",
+            "metadata.log.max.record.bytes.between.snapshots": "200",
+        },
+    ) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2)
+        register_broker(admin, 1)
+        leader = admin.describe_quorum()["leader_id"]
+        lagging = next(c.node_id for c in cluster.controllers if c.node_id != leader)
+        Faults(cluster).kill(lagging)
+        for index in range(8):
+            admin.create_topic(f"t{index}", partitions=2, replication_factor=1)
+        Faults(cluster).start(lagging)
+
+        def caught_up() -> bool:
+            quorum = admin.describe_quorum()
+            voter = next(v for v in quorum["voters"] if v["id"] == lagging)
+            return voter["log_end_offset"] >= quorum["high_watermark"]
+
+        eventually(caught_up, 30, f"controller {lagging} catching up")
+        log = (cluster.run_dir / "logs" / f"controller-{lagging}.jsonl").read_text()
+        assert '"event":"metadata_snapshot_loaded"' in log
