@@ -22,6 +22,7 @@ from kraft_controller.control.control_config import ControlConfig
 from kraft_controller.control.controller_result import ControllerResult
 from kraft_controller.control.controller_state_machine import ControllerStateMachine, describe_record_event
 from kraft_controller.metadata.records import RecordDecodeError, decode_record, encode_record
+from kraft_controller.metadata.snapshot import decode_snapshot, encode_snapshot
 from kraft_controller.raft.driver import NotLeaderError
 from kraft_controller.raft.messages import LogEntry
 
@@ -144,15 +145,14 @@ class QuorumController:
 
     def handle_snapshot(self, data: bytes, end_offset: int) -> None:
         """Replace the image with a snapshot holding every record below `end_offset`."""
-        self.state.load_snapshot([decode_record(item) for item in decode_snapshot(data)], end_offset - 1)
+        self.state.load_snapshot(decode_snapshot(data), end_offset - 1)
         self.replayed_offset = end_offset - 1
         self._log.info("metadata_snapshot_loaded", end_offset=end_offset)
         self._advance(end_offset - 1)
 
     def snapshot_data(self) -> tuple[int, bytes]:
         """(end offset, data) of a snapshot of the committed image, for Raft to replace its log prefix."""
-        records = [encode_record(record) for record in self.state.image.to_records()]
-        return self.replayed_offset + 1, encode_snapshot(records)
+        return self.replayed_offset + 1, encode_snapshot(self.state.image.to_records())
 
     def _advance(self, offset: int) -> None:
         if offset > self.replayed_offset:
@@ -227,17 +227,3 @@ class QuorumController:
                 await self.submit(lambda: self.state.tick(self.clock()))
             except KafkaError:
                 pass  # lost leadership between the check and the queue: the next leader ticks
-
-
-def encode_snapshot(records: Sequence[bytes]) -> bytes:
-    """Length-prefixed encoded metadata records."""
-    return b"".join(len(record).to_bytes(4, "big") + record for record in records)
-
-
-def decode_snapshot(data: bytes) -> list[bytes]:
-    records, position = [], 0
-    while position < len(data):
-        length = int.from_bytes(data[position : position + 4], "big")
-        records.append(data[position + 4 : position + 4 + length])
-        position += 4 + length
-    return records

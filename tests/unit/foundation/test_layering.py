@@ -14,6 +14,7 @@ PURE_MODULES = [
     "kraft_controller/raft/messages.py",
     "kraft_controller/metadata/records.py",
     "kraft_controller/metadata/image.py",
+    "kraft_controller/metadata/snapshot.py",
     "kraft_controller/control",
     "broker/replica",
     "broker/lifecycle.py",
