@@ -27,8 +27,15 @@ def load(args: argparse.Namespace) -> BrokerConfig:
 
 
 def run_broker(args: argparse.Namespace) -> int:
-    load(args)
-    raise CliError("the broker process is not built yet (issue #5); the config is valid")
+    import uvloop
+
+    from broker.process import run_broker_process
+    from common.event_log import configure_event_log
+
+    config = load(args)
+    configure_event_log(config.label, config.events_dir, config.log_level)
+    uvloop.run(run_broker_process(config))
+    return 0
 
 
 def run_dump_log(args: argparse.Namespace) -> int:

@@ -14,13 +14,12 @@ import time
 import uuid
 from collections.abc import Callable
 
-import grpc
 import structlog
 
 from broker.config import BrokerConfig
+from broker.controller_client import ControllerClient
 from common.errors import ErrorCode
-from common.grpc_support import insecure_channel
-from minikafka_pb import common_pb2, controller_pb2, controller_pb2_grpc
+from minikafka_pb import common_pb2, controller_pb2
 
 
 def monotonic_ms() -> int:
@@ -41,10 +40,7 @@ class LifecycleManager:
         self.registered = asyncio.Event()
         self.unfenced = asyncio.Event()
         self.shutdown_granted = asyncio.Event()
-        self._controllers = [f"{host}:{port}" for host, port in config.voters.values()]
-        self._stubs: dict[str, controller_pb2_grpc.ControllerStub] = {}
-        self._channels: list[grpc.aio.Channel] = []
-        self._active: str | None = None
+        self.controller = ControllerClient(config)
         self._task: asyncio.Task[None] | None = None
         self._log = structlog.get_logger()
 
@@ -60,8 +56,7 @@ class LifecycleManager:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
-        for channel in self._channels:
-            await channel.close()
+        await self.controller.close()
 
     async def controlled_shutdown(self, timeout_s: float) -> None:
         """Ask the controller to move leadership away, and wait until it lets us go."""
@@ -73,34 +68,6 @@ class LifecycleManager:
             await asyncio.wait_for(self.shutdown_granted.wait(), timeout_s)
         except TimeoutError:
             self._log.warning("controlled_shutdown_timed_out", broker_id=self.config.node_id, timeout_s=timeout_s)
-
-    # ---- controller calls ----
-
-    def _stub(self, address: str) -> controller_pb2_grpc.ControllerStub:
-        if address not in self._stubs:
-            channel = insecure_channel(address)
-            self._channels.append(channel)
-            self._stubs[address] = controller_pb2_grpc.ControllerStub(channel)
-        return self._stubs[address]
-
-    async def _call(self, method: str, request: object) -> object | None:
-        """Send to the active controller (following NOT_CONTROLLER redirects); None when none answered."""
-        candidates = ([self._active] if self._active else []) + [c for c in self._controllers if c != self._active]
-        timeout = self.config.request_timeout_ms / 1000
-        for address in candidates:
-            try:
-                response = await getattr(self._stub(address), method)(request, timeout=min(timeout, 2.0))
-            except grpc.RpcError:
-                continue
-            if response.error_code == ErrorCode.NOT_CONTROLLER:
-                leader = response.current_leader.leader_address
-                if leader:
-                    self._active = leader
-                continue
-            self._active = address
-            return response
-        self._active = None
-        return None
 
     async def _run(self) -> None:
         interval = self.config.heartbeat_interval_ms / 1000
@@ -125,7 +92,7 @@ class LifecycleManager:
             incarnation_id=self.incarnation_id,
             listeners=listeners,
         )
-        response = await self._call("BrokerRegistration", request)
+        response = await self.controller.call("BrokerRegistration", request)
         if response is None:
             return
         if response.error_code != ErrorCode.NONE:
@@ -154,7 +121,7 @@ class LifecycleManager:
             want_fence=False,
             want_shutdown=self.want_shutdown,
         )
-        response = await self._call("BrokerHeartbeat", request)
+        response = await self.controller.call("BrokerHeartbeat", request)
         now = monotonic_ms()
         if response is None or response.error_code != ErrorCode.NONE:
             if response is not None and response.error_code == ErrorCode.STALE_BROKER_EPOCH:

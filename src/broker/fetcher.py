@@ -1,0 +1,107 @@
+"""A follower's fetcher for one leader broker: one Fetch v15 (with `replica_state`) for every partition it follows
+from that leader, long-polling; diverging epochs truncate the local log before fetching resumes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+import grpc
+import structlog
+
+from common.errors import ErrorCode, KafkaError
+from common.grpc_support import insecure_channel
+from minikafka_pb import broker_pb2, broker_pb2_grpc
+
+if TYPE_CHECKING:
+    from broker.replica_manager import Replica, ReplicaManager
+
+
+def _leader_address(manager: ReplicaManager, leader_id: int) -> str | None:
+    broker = manager.metadata.image.broker(leader_id)
+    if broker is None:
+        return None
+    wanted = manager.config.inter_broker_listener
+    endpoint = next((e for e in broker.endpoints if e.name == wanted), None) or (broker.endpoints or (None,))[0]
+    return None if endpoint is None else f"{endpoint.host}:{endpoint.port}"
+
+
+async def run_fetcher(manager: ReplicaManager, leader_id: int) -> None:
+    log = structlog.get_logger().bind(fetcher_leader=leader_id)
+    backoff = manager.config.replica_fetch_backoff_ms / 1000
+    channels: dict[str, broker_pb2_grpc.BrokerStub] = {}
+    while True:
+        replicas = manager.followed_from(leader_id)
+        address = _leader_address(manager, leader_id)
+        if not replicas or address is None or manager.broker_epoch() < 0:
+            await asyncio.sleep(0.1)
+            continue
+        if address not in channels:
+            channels[address] = broker_pb2_grpc.BrokerStub(insecure_channel(address))
+        request = broker_pb2.FetchRequest(
+            replica_state=broker_pb2.ReplicaState(
+                replica_id=manager.config.node_id, replica_epoch=manager.broker_epoch()
+            ),
+            max_wait_ms=manager.config.replica_fetch_wait_max_ms,
+            min_bytes=manager.config.replica_fetch_min_bytes,
+            max_bytes=manager.config.replica_fetch_response_max_bytes,
+        )
+        by_key: dict[tuple[bytes, int], Replica] = {}
+        topics: dict[bytes, broker_pb2.FetchRequest.FetchTopic] = {}
+        for replica in replicas:
+            topic_id = replica.topic_id.bytes
+            if topic_id not in topics:
+                topics[topic_id] = request.topics.add(topic_id=topic_id, topic=replica.tp.topic)
+            topics[topic_id].partitions.add(
+                partition=replica.tp.partition,
+                current_leader_epoch=replica.leader_epoch,
+                fetch_offset=replica.log.log_end_offset,
+                last_fetched_epoch=replica.log.latest_epoch,
+                log_start_offset=replica.log.log_start_offset,
+                partition_max_bytes=manager.config.replica_fetch_max_bytes,
+            )
+            by_key[(topic_id, replica.tp.partition)] = replica
+        timeout = manager.config.replica_fetch_wait_max_ms / 1000 + manager.config.request_timeout_ms / 1000
+        try:
+            response = await channels[address].Fetch(request, timeout=timeout)
+        except grpc.RpcError as error:
+            log.debug("fetch_failed", leader=leader_id, code=error.code().name)  # type: ignore[attr-defined]
+            await asyncio.sleep(backoff)
+            continue
+        wait = False
+        for topic in response.responses:
+            for data in topic.partitions:
+                replica = by_key.get((topic.topic_id, data.partition_index))
+                if replica is None or replica.leader is not None or replica.leader_id != leader_id:
+                    continue  # the partition moved while the fetch was in flight
+                wait |= not _apply(manager, replica, data, log)
+        if wait:
+            await asyncio.sleep(min(backoff, 0.1))
+
+
+def _apply(
+    manager: ReplicaManager, replica: Replica, data: broker_pb2.FetchResponse.PartitionData, log: structlog.BoundLogger
+) -> bool:
+    """Apply one partition's answer; False when the follower should back off (an error)."""
+    code = ErrorCode.of(data.error_code)
+    if code != ErrorCode.NONE:
+        log.debug("fetch_partition_error", partition=str(replica.tp), error=code.name)
+        return False
+    now = int(time.monotonic() * 1000)
+    partition_log = replica.log
+    if data.HasField("diverging_epoch"):
+        diverging = data.diverging_epoch
+        epoch, end = partition_log.end_offset_for_epoch(diverging.epoch)
+        cut = min(end, diverging.end_offset) if epoch == diverging.epoch else end
+        cut = max(cut, partition_log.log_start_offset) if cut >= 0 else partition_log.log_start_offset
+        partition_log.truncate_to(cut, reason=f"diverging epoch {diverging.epoch} ending at {diverging.end_offset}")
+        return True
+    if data.records:
+        try:
+            partition_log.append_as_follower(data.records, now)
+        except KafkaError as error:
+            log.warning("follower_append_failed", partition=str(replica.tp), error=error.message)
+            return False
+    partition_log.high_watermark = min(data.high_watermark, partition_log.log_end_offset)
+    return True

@@ -1,0 +1,108 @@
+"""The broker process: metadata observer, lifecycle, partition logs, replicas and fetchers behind gRPC servers
+(one per listener)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+
+import structlog
+
+from broker.config import BrokerConfig
+from broker.lifecycle_manager import LifecycleManager
+from broker.log_manager import LogManager
+from broker.metadata_listener import MetadataDelta, MetadataListener
+from broker.replica_manager import ReplicaManager
+from broker.service import BrokerService, FaultService
+from common.grpc_support import start_server
+from kraft_controller.raft.core import RaftConfig
+from kraft_controller.raft.driver import RaftDriver
+
+METADATA_CATCH_UP_TIMEOUT_S = 15.0
+
+
+def monotonic_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+async def _periodically(interval_s: float, action) -> None:  # noqa: ANN001
+    while True:
+        await asyncio.sleep(interval_s)
+        action()
+
+
+async def run_broker_process(config: BrokerConfig) -> None:
+    log = structlog.get_logger()
+    voters = {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
+    metadata = MetadataListener()
+    raft = RaftDriver(config.node_id, voters, config.data_dir, RaftConfig(), config.cluster_id)
+    raft.add_listener(metadata)
+    logs = LogManager(config.data_dir, lambda topic: config.log_config(metadata.image.topic_configs.get(topic)))
+    lifecycle = LifecycleManager(config, lambda: metadata.offset)
+    manager = ReplicaManager(
+        config, logs, metadata, lifecycle.controller, lambda: lifecycle.broker_epoch, lambda: lifecycle.serving
+    )
+    servers = []
+    for listener in config.bound_listeners:
+        service = BrokerService(manager, listener.name)
+        servers.append(
+            await start_server(
+                listener.host, listener.port, [service.register, FaultService(manager, lifecycle).register]
+            )
+        )
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+
+    raft.start()
+    log.info(
+        "broker_starting",
+        node_id=config.node_id,
+        addresses=[s.address for s in servers],
+        metadata_log_end_offset=raft.core.log_end_offset,
+    )
+    # Stray partitions are judged only against caught-up metadata (seed 002, KRaft form).
+    deadline = time.monotonic() + METADATA_CATCH_UP_TIMEOUT_S
+    while time.monotonic() < deadline and not (
+        metadata.high_watermark > 0 and metadata.offset >= metadata.high_watermark - 2
+    ):
+        await asyncio.sleep(0.05)
+    if metadata.high_watermark > 0:
+        logs.delete_stray_partitions(metadata.image, config.node_id)
+    else:
+        log.warning("stray_partition_check_skipped", reason="metadata not caught up")
+    metadata.subscribe(manager.on_metadata)
+    manager.on_metadata(
+        MetadataDelta(
+            metadata.image,
+            tuple((topic.topic_id, index) for topic, index, _ in metadata.image.partitions()),
+            metadata.offset,
+        )
+    )
+    lifecycle.start()
+    flush_interval = config.log_flush_scheduler_interval_ms / 1000
+    background = [
+        asyncio.create_task(
+            _periodically(max(0.05, config.replica_lag_time_max_ms / 2000), manager.shrink_lagging_isrs)
+        ),
+        asyncio.create_task(_periodically(flush_interval, lambda: logs.flush_all(monotonic_ms()))),
+        asyncio.create_task(
+            _periodically(config.replica_high_watermark_checkpoint_interval_ms / 1000, logs.checkpoint_high_watermarks)
+        ),
+    ]
+    await stopping.wait()
+    log.info("broker_stopping", node_id=config.node_id)
+    await lifecycle.controlled_shutdown(timeout_s=config.session_timeout_ms / 1000)
+    for task in background:
+        task.cancel()
+    await manager.stop()
+    await lifecycle.stop()
+    with contextlib.suppress(Exception):
+        await raft.stop(resign=False)
+    for server in servers:
+        await server.server.stop(grace=0.5)
+    logs.close_all(monotonic_ms())
+    log.info("broker_stopped", node_id=config.node_id)

@@ -1,0 +1,361 @@
+"""The broker's replicas: leader and follower roles from metadata, Produce/Fetch on the leader, acks=all waits,
+AlterPartition sending (holdable for the KIP-903 replay), and the follower fetchers.
+
+The replication decisions live in the pure `broker.replica.partition.PartitionLeaderState`; this shell owns the
+logs, the clock, the network and the waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import structlog
+
+from broker.config import BrokerConfig
+from broker.controller_client import ControllerClient
+from broker.log_manager import LogManager, TopicPartition
+from broker.metadata_listener import MetadataDelta, MetadataListener
+from broker.replica.partition import AlterPartitionProposal, PartitionLeaderState
+from common.errors import ErrorCode, KafkaError
+from minikafka_pb import controller_pb2
+from storage.partition_log import PartitionLog
+
+HWM_EVENT_INTERVAL_MS = 1000  # high_watermark_advanced is coalesced to at most one event a second per partition
+
+
+def monotonic_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+@dataclass
+class Replica:
+    tp: TopicPartition
+    topic_id: uuid.UUID
+    log: PartitionLog
+    leader_id: int
+    leader_epoch: int
+    partition_epoch: int
+    leader: PartitionLeaderState | None = None  # set while we lead
+    waiters: list[tuple[int, asyncio.Future[ErrorCode]]] = field(default_factory=list)
+    last_hwm_event_ms: int = 0
+
+
+class ReplicaManager:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        logs: LogManager,
+        metadata: MetadataListener,
+        controller: ControllerClient,
+        broker_epoch: Callable[[], int],
+        serving: Callable[[], bool],
+    ) -> None:
+        self.config = config
+        self.logs = logs
+        self.metadata = metadata
+        self.controller = controller
+        self.broker_epoch = broker_epoch
+        self.serving = serving
+        self.replicas: dict[TopicPartition, Replica] = {}
+        self.hold_alter_partition = False
+        self.held: list[tuple[Replica, AlterPartitionProposal]] = []
+        self._change: asyncio.Future[None] | None = None  # wakes parked fetches when data or a HWM moves
+        self._fetchers: dict[int, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[object]] = set()
+        self._log = structlog.get_logger()
+
+    # ---- change notification (long polls) ----
+
+    def notify(self) -> None:
+        if self._change is not None and not self._change.done():
+            self._change.set_result(None)
+        self._change = None
+
+    def next_change(self) -> asyncio.Future[None]:
+        if self._change is None:
+            self._change = asyncio.get_running_loop().create_future()
+        return self._change
+
+    # ---- metadata ----
+
+    def metadata_broker_epochs(self) -> dict[int, int]:
+        return {broker_id: b.broker_epoch for broker_id, b in self.metadata.image.brokers.items()}
+
+    def min_insync_replicas(self, topic: str) -> int:
+        return self.metadata.image.min_insync_replicas(topic, self.config.min_insync_replicas)
+
+    def on_metadata(self, delta: MetadataDelta) -> None:
+        now = monotonic_ms()
+        for topic_id, index in delta.changed_partitions:
+            topic = delta.image.topic(topic_id)
+            partition = delta.image.partition(topic_id, index)
+            if topic is None or partition is None or self.config.node_id not in partition.replicas:
+                continue
+            tp = TopicPartition(topic.name, index)
+            replica = self.replicas.get(tp)
+            if replica is None:
+                log = self.logs.get_or_create(tp, topic_id, now)
+                replica = Replica(tp, topic_id, log, partition.leader, -1, -1)
+                self.replicas[tp] = replica
+            if partition.partition_epoch < replica.partition_epoch:
+                continue  # an older partition epoch than we know: ignore
+            self._apply_partition(replica, partition, now)
+        self.notify()
+
+    def _apply_partition(self, replica: Replica, partition, now: int) -> None:  # noqa: ANN001
+        became_leader = partition.leader == self.config.node_id
+        if became_leader:
+            if replica.leader is not None and partition.leader_epoch == replica.leader.leader_epoch:
+                replica.leader.apply_metadata(
+                    partition.replicas, partition.isr, partition.leader_epoch, partition.partition_epoch, now
+                )
+            else:
+                replica.leader = PartitionLeaderState.become_leader(
+                    str(replica.tp),
+                    self.config.node_id,
+                    self.broker_epoch(),
+                    partition.replicas,
+                    partition.isr,
+                    partition.leader_epoch,
+                    partition.partition_epoch,
+                    replica.log.log_end_offset,
+                    replica.log.high_watermark,
+                    self.min_insync_replicas(replica.tp.topic),
+                    self.config.replica_lag_time_max_ms,
+                    now,
+                )
+                replica.log.high_watermark = replica.leader.high_watermark
+        else:
+            if replica.leader is not None:
+                self._log.info(
+                    "become_follower",
+                    partition=str(replica.tp),
+                    leader=partition.leader,
+                    leader_epoch=partition.leader_epoch,
+                    partition_epoch=partition.partition_epoch,
+                )
+                self._fail_waiters(replica, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            replica.leader = None
+        replica.leader_id = partition.leader
+        replica.leader_epoch = partition.leader_epoch
+        replica.partition_epoch = partition.partition_epoch
+        if not became_leader and partition.leader >= 0:
+            self._ensure_fetcher(partition.leader)
+
+    # ---- produce ----
+
+    async def produce(
+        self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int
+    ) -> tuple[ErrorCode, int, str]:
+        """Append as leader; answers (error, base offset, message). acks=all waits for the HWM."""
+        replica = self.replicas.get(tp)
+        if replica is None:
+            known = self.metadata.image.topics_by_name.get(tp.topic)
+            code = ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            return code, -1, f"{tp} is not hosted here"
+        leader = replica.leader
+        if leader is None or not self.serving():
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, f"broker {self.config.node_id} does not lead {tp} now"
+        code = leader.check_produce(acks)
+        if code != ErrorCode.NONE:
+            return (
+                code,
+                -1,
+                f"ISR {sorted(leader.isr_state.isr)} is below min.insync.replicas {leader.min_insync_replicas}",
+            )
+        now = monotonic_ms()
+        try:
+            info = replica.log.append_as_leader(records, leader.leader_epoch, now)
+        except KafkaError as error:
+            return error.code, -1, error.message
+        if leader.on_local_append(replica.log.log_end_offset):
+            self._hwm_moved(replica, now)
+        self.notify()
+        if acks != -1:
+            return ErrorCode.NONE, info.first_offset, ""
+        outcome = leader.produce_outcome(info.last_offset + 1)
+        if outcome is not None:
+            return outcome, info.first_offset, ""
+        waiter: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
+        replica.waiters.append((info.last_offset + 1, waiter))
+        try:
+            code = await asyncio.wait_for(waiter, timeout_ms / 1000)
+        except TimeoutError:
+            replica.waiters = [w for w in replica.waiters if w[1] is not waiter]
+            return ErrorCode.REQUEST_TIMED_OUT, info.first_offset, "the HWM did not reach the batch in time"
+        return code, info.first_offset, ""
+
+    def _hwm_moved(self, replica: Replica, now: int) -> None:
+        leader = replica.leader
+        assert leader is not None
+        replica.log.high_watermark = leader.high_watermark
+        still = []
+        for required, waiter in replica.waiters:
+            outcome = leader.produce_outcome(required)
+            if outcome is None:
+                still.append((required, waiter))
+            elif not waiter.done():
+                waiter.set_result(outcome)
+        replica.waiters = still
+        if now - replica.last_hwm_event_ms >= HWM_EVENT_INTERVAL_MS:
+            replica.last_hwm_event_ms = now
+            self._log.info(
+                "high_watermark_advanced",
+                partition=str(replica.tp),
+                high_watermark=leader.high_watermark,
+                leader_epoch=leader.leader_epoch,
+                log_end_offset=replica.log.log_end_offset,
+            )
+
+    def _fail_waiters(self, replica: Replica, code: ErrorCode) -> None:
+        for _required, waiter in replica.waiters:
+            if not waiter.done():
+                waiter.set_result(code)
+        replica.waiters = []
+
+    # ---- follower fetches on the leader ----
+
+    def follower_fetch(
+        self,
+        tp: TopicPartition,
+        replica_id: int,
+        replica_epoch: int,
+        current_leader_epoch: int,
+        fetch_offset: int,
+        last_fetched_epoch: int,
+        max_bytes: int,
+    ):  # noqa: ANN201
+        """(error, records, hwm, diverging (epoch, end) or None)."""
+        replica = self.replicas.get(tp)
+        if replica is None or replica.leader is None or not self.serving():
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER, b"", -1, None
+        leader = replica.leader
+        if current_leader_epoch < leader.leader_epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH, b"", leader.high_watermark, None
+        if current_leader_epoch > leader.leader_epoch:
+            return ErrorCode.UNKNOWN_LEADER_EPOCH, b"", leader.high_watermark, None
+        log = replica.log
+        if last_fetched_epoch >= 0:
+            epoch, end = log.end_offset_for_epoch(last_fetched_epoch)
+            if epoch != last_fetched_epoch or end < fetch_offset:
+                return ErrorCode.NONE, b"", leader.high_watermark, (epoch, end)
+        now = monotonic_ms()
+        decision = leader.on_follower_fetch(
+            replica_id, replica_epoch, current_leader_epoch, fetch_offset, self.metadata_broker_epochs(), now
+        )
+        if decision.error != ErrorCode.NONE:
+            return decision.error, b"", leader.high_watermark, None
+        if decision.high_watermark_changed:
+            self._hwm_moved(replica, now)
+            self.notify()
+        if decision.proposal is not None:
+            self._send_alter_partition(replica, decision.proposal)
+        try:
+            data = log.read(fetch_offset, max_bytes)
+        except KafkaError as error:
+            return error.code, b"", leader.high_watermark, None
+        return ErrorCode.NONE, data, leader.high_watermark, None
+
+    def shrink_lagging_isrs(self) -> None:
+        now = monotonic_ms()
+        epochs = self.metadata_broker_epochs()
+        for replica in self.replicas.values():
+            if replica.leader is not None:
+                proposal = replica.leader.maybe_shrink_isr(now, epochs)
+                if proposal is not None:
+                    self._send_alter_partition(replica, proposal)
+
+    # ---- AlterPartition ----
+
+    def _send_alter_partition(self, replica: Replica, proposal: AlterPartitionProposal) -> None:
+        if self.hold_alter_partition:
+            self.held.append((replica, proposal))
+            self._log.info("alter_partition_held", partition=str(replica.tp), proposed=sorted(proposal.isr))
+            return
+        self._spawn(self._alter_partition(replica, proposal))
+
+    def release_alter_partition(self) -> int:
+        held, self.held = self.held, []
+        self.hold_alter_partition = False
+        for replica, proposal in held:
+            self._spawn(self._alter_partition(replica, proposal))
+        return len(held)
+
+    async def _alter_partition(self, replica: Replica, proposal: AlterPartitionProposal) -> None:
+        request = controller_pb2.AlterPartitionRequest(broker_id=self.config.node_id, broker_epoch=self.broker_epoch())
+        topic = request.topics.add(topic_id=replica.topic_id.bytes)
+        entry = topic.partitions.add(
+            partition_index=replica.tp.partition,
+            leader_epoch=proposal.leader_epoch,
+            partition_epoch=proposal.partition_epoch,
+        )
+        for state in proposal.new_isr_with_epochs:
+            entry.new_isr_with_epochs.add(broker_id=state.broker_id, broker_epoch=state.broker_epoch)
+        self._log.info(
+            "alter_partition_sent",
+            partition=str(replica.tp),
+            leader_epoch=proposal.leader_epoch,
+            partition_epoch=proposal.partition_epoch,
+            new_isr_with_epochs=[(s.broker_id, s.broker_epoch) for s in proposal.new_isr_with_epochs],
+        )
+        for _attempt in range(20):
+            response = await self.controller.call("AlterPartition", request)
+            if response is not None:
+                break
+            await asyncio.sleep(0.2)
+        else:
+            response = None
+        leader = replica.leader
+        if leader is None:
+            return
+        if response is None or response.error_code != ErrorCode.NONE:
+            code = ErrorCode.REQUEST_TIMED_OUT if response is None else ErrorCode.of(response.error_code)
+            retry = leader.on_alter_partition_response(proposal, code, (), -1, -1)
+        else:
+            result = response.topics[0].partitions[0]
+            code = ErrorCode.of(result.error_code)
+            event = "alter_partition_accepted" if code == ErrorCode.NONE else "alter_partition_rejected"
+            self._log.info(
+                event,
+                partition=str(replica.tp),
+                error=code.name,
+                isr=list(result.isr),
+                partition_epoch=result.partition_epoch,
+                leader_epoch=result.leader_epoch,
+            )
+            retry = leader.on_alter_partition_response(
+                proposal, code, tuple(result.isr), result.leader_epoch, result.partition_epoch
+            )
+        if code == ErrorCode.NONE:
+            replica.partition_epoch = max(replica.partition_epoch, leader.partition_epoch)
+            self._hwm_moved(replica, monotonic_ms())
+            self.notify()
+        del retry  # a rolled-back proposal is proposed again by the next fetch or lag check
+
+    def _spawn(self, coroutine: object) -> None:
+        task = asyncio.create_task(coroutine)  # type: ignore[arg-type]
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ---- follower fetchers ----
+
+    def _ensure_fetcher(self, leader_id: int) -> None:
+        task = self._fetchers.get(leader_id)
+        if task is None or task.done():
+            from broker.fetcher import run_fetcher
+
+            self._fetchers[leader_id] = asyncio.create_task(run_fetcher(self, leader_id), name=f"fetcher-{leader_id}")
+
+    def followed_from(self, leader_id: int) -> list[Replica]:
+        return [r for r in self.replicas.values() if r.leader is None and r.leader_id == leader_id]
+
+    async def stop(self) -> None:
+        for task in list(self._fetchers.values()) + list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._fetchers.values(), *self._tasks, return_exceptions=True)
+        for replica in self.replicas.values():
+            self._fail_waiters(replica, ErrorCode.NOT_LEADER_OR_FOLLOWER)

@@ -1,0 +1,289 @@
+"""The broker's gRPC servicers: the Broker API (Produce, Fetch v15, ListOffsets, Metadata, OffsetsForLeaderEpoch)
+and the Fault API. Thin: conversions and long-poll waiting; decisions are in the replica manager and its cores."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import Any
+
+import grpc
+
+from broker.log_manager import TopicPartition
+from broker.replica_manager import ReplicaManager
+from common.errors import ErrorCode, KafkaError
+from minikafka_pb import broker_pb2, broker_pb2_grpc, common_pb2, fault_pb2, fault_pb2_grpc
+
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+
+
+class BrokerService(broker_pb2_grpc.BrokerServicer):
+    def __init__(self, manager: ReplicaManager, listener_name: str) -> None:
+        self.manager = manager
+        self.listener_name = listener_name  # Metadata answers with each broker's endpoint for this listener
+
+    def register(self, server: grpc.aio.Server) -> None:
+        broker_pb2_grpc.add_BrokerServicer_to_server(self, server)
+
+    # ---- Metadata ----
+
+    async def Metadata(self, request: broker_pb2.MetadataRequest, context: Any) -> broker_pb2.MetadataResponse:
+        image = self.manager.metadata.image
+        response = broker_pb2.MetadataResponse(
+            cluster_id=self.manager.config.cluster_id,
+            metadata_offset=image.offset,
+            controller_id=self.manager.metadata.leader[0] or -1,
+        )
+        for broker_id, broker in sorted(image.brokers.items()):
+            if broker.fenced:
+                continue
+            endpoint = next((e for e in broker.endpoints if e.name == self.listener_name), None)
+            endpoint = endpoint or (broker.endpoints[0] if broker.endpoints else None)
+            if endpoint is not None:
+                response.brokers.add(node_id=broker_id, host=endpoint.host, port=endpoint.port, rack=broker.rack)
+        names = list(request.topics) or sorted(image.topics_by_name)
+        for name in names:
+            topic = image.topics_by_name.get(name)
+            if topic is None:
+                response.topics.add(name=name, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                continue
+            entry = response.topics.add(name=name, topic_id=topic.topic_id.bytes)
+            for index, partition in sorted(topic.partitions.items()):
+                offline = [r for r in partition.replicas if image.broker(r) is None or image.broker(r).fenced]
+                entry.partitions.add(
+                    partition_index=index,
+                    leader_id=partition.leader,
+                    leader_epoch=partition.leader_epoch,
+                    replica_nodes=list(partition.replicas),
+                    isr_nodes=list(partition.isr),
+                    offline_replicas=offline,
+                    partition_epoch=partition.partition_epoch,
+                    error_code=ErrorCode.NONE if partition.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+                )
+        return response
+
+    # ---- Produce ----
+
+    async def Produce(self, request: broker_pb2.ProduceRequest, context: Any) -> broker_pb2.ProduceResponse:
+        if request.acks not in (0, 1, -1):
+            code = ErrorCode.INVALID_REQUIRED_ACKS
+            response = broker_pb2.ProduceResponse()
+            for topic in request.topic_data:
+                entry = response.responses.add(name=topic.name)
+                for data in topic.partition_data:
+                    entry.partition_responses.add(
+                        index=data.index,
+                        error_code=code,
+                        base_offset=-1,
+                        error_message=f"acks must be 0, 1 or -1, not {request.acks}",
+                    )
+            return response
+        work = []
+        for topic in request.topic_data:
+            for data in topic.partition_data:
+                tp = TopicPartition(topic.name, data.index)
+                work.append((tp, self.manager.produce(tp, data.records, request.acks, request.timeout_ms or 30000)))
+        results = await asyncio.gather(*(job for _, job in work))
+        response = broker_pb2.ProduceResponse()
+        entries: dict[str, broker_pb2.ProduceResponse.TopicProduceResponse] = {}
+        for (tp, _), (code, base_offset, message) in zip(work, results, strict=True):
+            if tp.topic not in entries:
+                entries[tp.topic] = response.responses.add(name=tp.topic)
+            replica = self.manager.replicas.get(tp)
+            entries[tp.topic].partition_responses.add(
+                index=tp.partition,
+                error_code=int(code),
+                base_offset=base_offset if code == ErrorCode.NONE else -1,
+                log_start_offset=replica.log.log_start_offset if replica else -1,
+                error_message=message,
+                current_leader=_leader_of(replica),
+            )
+        return response
+
+    # ---- Fetch ----
+
+    async def Fetch(self, request: broker_pb2.FetchRequest, context: Any) -> broker_pb2.FetchResponse:
+        deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
+        while True:
+            change = self.manager.next_change()
+            response, total = self._fetch_once(request)
+            remaining = deadline - time.monotonic()
+            if total >= max(1, request.min_bytes) or remaining <= 0 or _has_error(response):
+                return response
+            try:
+                await asyncio.wait_for(asyncio.shield(change), remaining)
+            except TimeoutError:
+                return self._fetch_once(request)[0]
+
+    def _fetch_once(self, request: broker_pb2.FetchRequest) -> tuple[broker_pb2.FetchResponse, int]:
+        is_replica = request.HasField("replica_state") and request.replica_state.replica_id >= 0
+        response = broker_pb2.FetchResponse()
+        budget = request.max_bytes or 52428800
+        total = 0
+        image = self.manager.metadata.image
+        for topic in request.topics:
+            known = image.topic(uuid.UUID(bytes=topic.topic_id)) if len(topic.topic_id) == 16 else None
+            known = known or image.topics_by_name.get(topic.topic)
+            entry = response.responses.add(topic_id=topic.topic_id, topic=topic.topic)
+            for partition in topic.partitions:
+                if known is None:
+                    code = ErrorCode.UNKNOWN_TOPIC_ID if topic.topic_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    entry.partitions.add(partition_index=partition.partition, error_code=code, high_watermark=-1)
+                    continue
+                tp = TopicPartition(known.name, partition.partition)
+                max_bytes = min(partition.partition_max_bytes or 1048576, max(budget - total, 1))
+                data = entry.partitions.add(partition_index=partition.partition)
+                if is_replica:
+                    code, records, hwm, diverging = self.manager.follower_fetch(
+                        tp,
+                        request.replica_state.replica_id,
+                        request.replica_state.replica_epoch,
+                        partition.current_leader_epoch,
+                        partition.fetch_offset,
+                        partition.last_fetched_epoch,
+                        max_bytes,
+                    )
+                    if diverging is not None:
+                        data.diverging_epoch.CopyFrom(
+                            common_pb2.EpochEndOffset(epoch=diverging[0], end_offset=diverging[1])
+                        )
+                else:
+                    code, records, hwm = self._consumer_read(tp, partition.fetch_offset, max_bytes)
+                replica = self.manager.replicas.get(tp)
+                data.error_code = int(code)
+                data.high_watermark = hwm
+                data.last_stable_offset = hwm
+                data.log_start_offset = replica.log.log_start_offset if replica else -1
+                data.current_leader.CopyFrom(_leader_of(replica))
+                data.records = records
+                total += len(records)
+        return response, total
+
+    def _consumer_read(self, tp: TopicPartition, fetch_offset: int, max_bytes: int) -> tuple[ErrorCode, bytes, int]:
+        replica = self.manager.replicas.get(tp)
+        if replica is None or replica.leader is None or not self.manager.serving():
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER, b"", -1
+        hwm = replica.leader.high_watermark
+        if fetch_offset > replica.log.log_end_offset or fetch_offset < replica.log.log_start_offset:
+            return ErrorCode.OFFSET_OUT_OF_RANGE, b"", hwm
+        if fetch_offset >= hwm:
+            return ErrorCode.NONE, b"", hwm
+        try:
+            return ErrorCode.NONE, replica.log.read(fetch_offset, max_bytes, max_offset=hwm), hwm
+        except KafkaError as error:
+            return error.code, b"", hwm
+
+    # ---- ListOffsets / OffsetsForLeaderEpoch ----
+
+    async def ListOffsets(self, request: broker_pb2.ListOffsetsRequest, context: Any) -> broker_pb2.ListOffsetsResponse:
+        response = broker_pb2.ListOffsetsResponse()
+        for topic in request.topics:
+            entry = response.topics.add(name=topic.name)
+            for partition in topic.partitions:
+                replica = self.manager.replicas.get(TopicPartition(topic.name, partition.partition_index))
+                if replica is None or replica.leader is None or not self.manager.serving():
+                    known = topic.name in self.manager.metadata.image.topics_by_name
+                    code = ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    entry.partitions.add(partition_index=partition.partition_index, error_code=code, offset=-1)
+                    continue
+                if partition.timestamp == EARLIEST_TIMESTAMP:
+                    offset = replica.log.log_start_offset
+                elif partition.timestamp == LATEST_TIMESTAMP:
+                    offset = replica.leader.high_watermark
+                else:
+                    entry.partitions.add(
+                        partition_index=partition.partition_index, error_code=ErrorCode.UNSUPPORTED_VERSION, offset=-1
+                    )
+                    continue
+                entry.partitions.add(
+                    partition_index=partition.partition_index,
+                    error_code=ErrorCode.NONE,
+                    offset=offset,
+                    timestamp=-1,
+                    leader_epoch=replica.leader.leader_epoch,
+                )
+        return response
+
+    async def OffsetsForLeaderEpoch(
+        self, request: broker_pb2.OffsetsForLeaderEpochRequest, context: Any
+    ) -> broker_pb2.OffsetsForLeaderEpochResponse:
+        response = broker_pb2.OffsetsForLeaderEpochResponse()
+        image = self.manager.metadata.image
+        for topic in request.topics:
+            entry = response.topics.add(topic_id=topic.topic_id)
+            known = image.topic(uuid.UUID(bytes=topic.topic_id)) if len(topic.topic_id) == 16 else None
+            for partition in topic.partitions:
+                replica = self.manager.replicas.get(TopicPartition(known.name, partition.partition)) if known else None
+                if replica is None or replica.leader is None:
+                    entry.partitions.add(
+                        partition=partition.partition,
+                        error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                        leader_epoch=-1,
+                        end_offset=-1,
+                    )
+                    continue
+                epoch, end = replica.log.end_offset_for_epoch(partition.leader_epoch)
+                entry.partitions.add(
+                    partition=partition.partition, error_code=ErrorCode.NONE, leader_epoch=epoch, end_offset=end
+                )
+        return response
+
+
+def _leader_of(replica: object) -> common_pb2.LeaderIdAndEpoch:
+    if replica is None:
+        return common_pb2.LeaderIdAndEpoch(leader_id=-1, leader_epoch=-1)
+    return common_pb2.LeaderIdAndEpoch(leader_id=replica.leader_id, leader_epoch=replica.leader_epoch)  # type: ignore[attr-defined]
+
+
+def _has_error(response: broker_pb2.FetchResponse) -> bool:
+    return any(p.error_code or p.HasField("diverging_epoch") for t in response.responses for p in t.partitions)
+
+
+class FaultService(fault_pb2_grpc.FaultServicer):
+    def __init__(self, manager: ReplicaManager, lifecycle: Any) -> None:
+        self.manager = manager
+        self.lifecycle = lifecycle
+
+    def register(self, server: grpc.aio.Server) -> None:
+        fault_pb2_grpc.add_FaultServicer_to_server(self, server)
+
+    async def HoldAlterPartition(self, request: Any, context: Any) -> fault_pb2.HoldAlterPartitionResponse:
+        self.manager.hold_alter_partition = True
+        return fault_pb2.HoldAlterPartitionResponse(error_code=ErrorCode.NONE)
+
+    async def ReleaseAlterPartition(self, request: Any, context: Any) -> fault_pb2.ReleaseAlterPartitionResponse:
+        released = self.manager.release_alter_partition()
+        return fault_pb2.ReleaseAlterPartitionResponse(error_code=ErrorCode.NONE, released_requests=released)
+
+    async def DescribeState(self, request: Any, context: Any) -> fault_pb2.DescribeStateResponse:
+        lifecycle = self.lifecycle
+        response = fault_pb2.DescribeStateResponse(
+            node_id=self.manager.config.node_id,
+            process_role="broker",
+            broker_epoch=lifecycle.broker_epoch,
+            fenced=lifecycle.fenced or lifecycle.self_fenced,
+            metadata_offset=self.manager.metadata.offset,
+            alter_partition_held=self.manager.hold_alter_partition,
+            held_alter_partition_requests=len(self.manager.held),
+            lifecycle_state="self_fenced" if lifecycle.self_fenced else ("fenced" if lifecycle.fenced else "running"),
+        )
+        for tp, replica in sorted(self.manager.replicas.items(), key=lambda item: str(item[0])):
+            leader = replica.leader
+            response.partitions.add(
+                topic=tp.topic,
+                topic_id=replica.topic_id.bytes,
+                partition=tp.partition,
+                is_leader=leader is not None,
+                leader_id=replica.leader_id,
+                leader_epoch=replica.leader_epoch,
+                partition_epoch=replica.partition_epoch,
+                isr=sorted(leader.isr_state.isr) if leader else [],
+                maximal_isr=sorted(leader.isr_state.maximal_isr) if leader else [],
+                log_start_offset=replica.log.log_start_offset,
+                log_end_offset=replica.log.log_end_offset,
+                high_watermark=leader.high_watermark if leader else replica.log.high_watermark,
+                isr_state=type(leader.isr_state).__name__ if leader else "",
+            )
+        return response
