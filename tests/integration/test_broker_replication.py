@@ -44,9 +44,9 @@ async def produce_with_kill(bootstrap: list[str], count: int, kill_at: int, kill
     return outcomes
 
 
-async def consume_all(bootstrap: list[str], expected: int) -> dict[int, str]:
+async def consume_all(bootstrap: list[str], expected: int, topic: str = "orders") -> dict[int, str]:
     consumer = Consumer(bootstrap)
-    await consumer.assign("orders", [0], EARLIEST)
+    await consumer.assign(topic, [0], EARLIEST)
     read: dict[int, str] = {}
     idle = 0
     while idle < 20 and len(read) < expected:

@@ -1,0 +1,132 @@
+"""The KIP-903 race (seed 000, steps 1-6) with real processes.
+
+Leader A holds its AlterPartition that adds B; B is killed and its disk wiped; B registers again with a new
+epoch; A's held request is released; then A is killed. With the broker-epoch check (the default) the controller
+answers INELIGIBLE_REPLICA, B never leads with a short log, and nothing acknowledged is lost. With
+`alter.partition.broker.epoch.check=false` the stale request is accepted, B becomes leader, and acknowledged
+records are lost: the test proves the loss is detected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from pathlib import Path
+
+import pytest
+from cluster_fixtures import eventually, running_cluster
+from test_broker_replication import consume_all
+
+from client.admin import AdminClient
+from client.producer import Producer, ProducerConfig
+from common.grpc_support import sync_channel
+from deploy.faults import Faults
+from deploy.local_cluster import send_signal
+from minikafka_pb import fault_pb2, fault_pb2_grpc
+
+pytestmark = pytest.mark.integration
+
+A, B = 1, 2
+RECORDS = 3000
+SETTINGS = {
+    "broker.session.timeout.ms": "2000",
+    "broker.heartbeat.interval.ms": "300",
+    "replica.lag.time.max.ms": "1500",
+    "replica.fetch.max.bytes": "1",  # one batch per fetch: a wiped follower needs seconds to catch up
+}
+
+
+async def produce_one_batch_per_record(bootstrap: list[str]) -> list[tuple[int, str]]:
+    producer = Producer(
+        bootstrap, ProducerConfig(acks=-1, linger_ms=0, batch_size=1, max_in_flight_requests_per_connection=5)
+    )
+    futures = [
+        (f"r-{i:05d}", await producer.send("kip903", f"r-{i:05d}".encode(), partition=0)) for i in range(RECORDS)
+    ]
+    acked = [(metadata.offset, value) for value, metadata in [(v, await f) for v, f in futures]]
+    await producer.close()
+    return acked
+
+
+def broker_state(cluster, broker_id: int) -> fault_pb2.DescribeStateResponse:  # noqa: ANN001
+    stub = fault_pb2_grpc.FaultStub(sync_channel(cluster.node(broker_id).address))
+    return stub.DescribeState(fault_pb2.DescribeStateRequest(), timeout=5)
+
+
+def events(cluster, node: str, name: str) -> list[dict]:  # noqa: ANN001
+    path = cluster.run_dir / "logs" / f"{node}.jsonl"
+    return [e for e in map(json.loads, path.read_text().splitlines()) if e["event"] == name]
+
+
+def run_race(tmp_path: Path, epoch_check: bool) -> dict:
+    settings = dict(SETTINGS, **{"alter.partition.broker.epoch.check": str(epoch_check).lower()})
+    with running_cluster(tmp_path / "run", **settings) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin.create_topic("kip903", assignment=[[A, B]], configs={"min.insync.replicas": "1"})
+        partition = lambda: admin.describe_topics(["kip903"])[0].partitions[0]  # noqa: E731
+        eventually(lambda: partition().isr == [A, B], 20, "ISR [A, B]")
+
+        # B falls out of the ISR; A alone acknowledges acks=all writes (min.insync.replicas=1).
+        send_signal(cluster.pids[B], signal.SIGSTOP)
+        eventually(lambda: partition().isr == [A], 20, "ISR [A] while B is paused")
+        acked = asyncio.run(produce_one_batch_per_record(cluster.bootstrap_servers))
+
+        # Step 1: B catches up and A proposes adding it, but A's AlterPartition is held.
+        Faults(cluster).hold_alter_partition(A)
+        send_signal(cluster.pids[B], signal.SIGCONT)
+        eventually(
+            lambda: broker_state(cluster, A).held_alter_partition_requests >= 1, 60, "A's held AlterPartition adding B"
+        )
+        old_epoch = {b.broker_id: b.broker_epoch for b in admin.describe_cluster().brokers}[B]
+
+        # Steps 2-5: B fails, its disk is replaced, it registers with a new epoch and is unfenced.
+        Faults(cluster).reboot(B, wipe_disk=True)
+        eventually(
+            lambda: any(
+                b.broker_id == B and b.broker_epoch > old_epoch and not b.fenced
+                for b in admin.describe_cluster().brokers
+            ),
+            30,
+            "B registered with a new epoch",
+        )
+
+        # Step 6: the stale AlterPartition arrives; then A fails before B has re-replicated the log.
+        answers = lambda: (
+            events(cluster, f"broker-{A}", "alter_partition_accepted")  # noqa: E731
+            + events(cluster, f"broker-{A}", "alter_partition_rejected")
+        )
+        answered_before = len(answers())
+        assert Faults(cluster).release_alter_partition(A) >= 1
+        eventually(lambda: len(answers()) > answered_before, 10, "the controller's answer to the released request")
+        Faults(cluster).kill(A)
+        eventually(lambda: any(b.broker_id == A and b.fenced for b in admin.describe_cluster().brokers), 20, "A fenced")
+        during = partition()
+        Faults(cluster).start(A)
+        eventually(lambda: partition().leader >= 0 and A in partition().isr, 60, "A back in the ISR")
+        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked), "kip903"))
+        lost = [(offset, value) for offset, value in acked if read.get(offset) != value]
+        rejected = events(cluster, f"broker-{A}", "alter_partition_rejected")
+        return {
+            "leader_while_a_down": during.leader,
+            "isr_while_a_down": during.isr,
+            "lost": len(lost),
+            "acked": len(acked),
+            "rejected": [e["error"] for e in rejected],
+        }
+
+
+def test_kip903_check_keeps_every_acknowledged_record(tmp_path: Path) -> None:
+    outcome = run_race(tmp_path, epoch_check=True)
+    print(json.dumps({"epoch_check": True, **outcome}))
+    assert "INELIGIBLE_REPLICA" in outcome["rejected"]
+    assert outcome["leader_while_a_down"] != B  # last replica standing: no leader until A returns
+    assert outcome["isr_while_a_down"] == [A]
+    assert outcome["lost"] == 0
+
+
+def test_without_the_check_the_race_loses_acknowledged_records(tmp_path: Path) -> None:
+    outcome = run_race(tmp_path, epoch_check=False)
+    print(json.dumps({"epoch_check": False, **outcome}))
+    assert outcome["leader_while_a_down"] == B
+    assert outcome["lost"] > 0, "the stale ISR member led with a short log: the loss must be detected"
