@@ -92,10 +92,11 @@ def run_race(tmp_path: Path, epoch_check: bool) -> dict:
         )
 
         # Step 6: the stale AlterPartition arrives; then A fails before B has re-replicated the log.
-        answers = lambda: (
-            events(cluster, f"broker-{A}", "alter_partition_accepted")  # noqa: E731
-            + events(cluster, f"broker-{A}", "alter_partition_rejected")
-        )
+        def answers() -> list[dict]:
+            return events(cluster, f"broker-{A}", "alter_partition_accepted") + events(
+                cluster, f"broker-{A}", "alter_partition_rejected"
+            )
+
         answered_before = len(answers())
         assert Faults(cluster).release_alter_partition(A) >= 1
         eventually(lambda: len(answers()) > answered_before, 10, "the controller's answer to the released request")
