@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     analyze.add_argument("--out", metavar="DIR")
     analyze.add_argument("--master", metavar="URL", default="local[2]")
     analyze.add_argument("--json", action="store_true")
-    analyze.set_defaults(func=not_built("analyze", 7))
+    analyze.set_defaults(func=run_analyze_command)
 
     chaos = subparsers.add_parser("chaos", help="seeded workload with faults, then analysis")
     chaos.add_argument("run", metavar="RUN")
@@ -55,7 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     chaos.set_defaults(func=not_built("chaos", 7))
 
     demo = subparsers.add_parser("demo", help="the whole story: cluster, workload with faults, analysis, report")
-    demo.set_defaults(func=not_built("demo", 6))
+    demo.add_argument("--records", type=int, default=20000)
+    demo.add_argument("--no-analysis", action="store_true", help="skip the Spark checks")
+    demo.set_defaults(func=run_demo_command)
 
 
 def _cluster(args: argparse.Namespace):  # noqa: ANN202 - deploy.local_cluster.Cluster, imported lazily
@@ -134,3 +136,32 @@ def run_fault(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     print(f"{args.fault_command} {args.node_id}: done")
     return 0
+
+
+def run_demo_command(args: argparse.Namespace) -> int:
+    import sys
+
+    from deploy.demo import run_demo
+
+    summary = run_demo(args.records, analyze=not args.no_analysis, log=lambda line: print(line, file=sys.stderr))
+    print("\n".join(summary.lines()))
+    return 0 if summary.lost == 0 else 1
+
+
+def run_analyze_command(args: argparse.Namespace) -> int:
+    import json
+
+    from deploy.analysis.history_report import write_history_report
+
+    run = Path(args.run).resolve()
+    if not (run / "history").is_dir():
+        raise CliError(f"{run} has no history/ directory (client histories): is it a run directory?")
+    report = write_history_report(run, Path(args.out).resolve() if args.out else None, args.master)
+    summary = json.loads((report.parent / "summary.json").read_text())
+    if args.json:
+        print_json(summary)
+    else:
+        for verdict in summary["invariants"]:
+            print(f"{verdict['verdict'].upper():5} {verdict['name']:<24} violations {verdict['violations']}")
+        print(f"report: {report}")
+    return 0 if summary["passed"] else 1
