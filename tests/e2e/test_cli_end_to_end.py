@@ -1,0 +1,175 @@
+"""The user's path through the CLI only (subprocesses), with DESIGN.md's JSON shapes and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "minikafka.cli", *args], input=stdin, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def ok(*args: str, stdin: str | None = None) -> str:
+    result = cli(*args, stdin=stdin)
+    assert result.returncode == 0, f"{args}: {result.stderr}"
+    return result.stdout
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.strip().splitlines() if "error" in line]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    run_dir = tmp_path_factory.mktemp("cli") / "run"
+    settings = [
+        "--set",
+        "broker.session.timeout.ms=2000",
+        "--set",
+        "broker.heartbeat.interval.ms=300",
+        "--set",
+        "replica.lag.time.max.ms=3000",
+    ]
+    try:
+        ok("cluster", "up", "--dir", str(run_dir), *settings)
+        yield run_dir
+    finally:
+        cli("cluster", "down", "--dir", str(run_dir))
+        cluster = run_dir / "cluster.json"
+        if cluster.exists():
+            for node in (lambda d: d["controllers"] + d["brokers"])(json.loads(cluster.read_text())):
+                if node.get("pid"):
+                    try:
+                        os.kill(node["pid"], signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+
+
+def test_status_topics_produce_consume_faults(run: Path) -> None:
+    d = ["--dir", str(run)]
+    status = json.loads(ok("cluster", "status", "--json", *d))
+    assert {"controllers", "brokers"} <= set(status)
+    assert all({"id", "address", "pid", "alive", "leader"} <= set(c) for c in status["controllers"])
+    assert all({"id", "address", "pid", "alive", "fenced", "broker_epoch"} <= set(b) for b in status["brokers"])
+    assert sum(c["leader"] for c in status["controllers"]) == 1
+    assert all(b["alive"] and b["fenced"] is False for b in status["brokers"])
+
+    quorum = json.loads(ok("quorum", "describe", "--json", *d))
+    assert {"leader_id", "leader_epoch", "high_watermark", "voters", "observers"} <= set(quorum)
+    assert all({"id", "log_end_offset", "lag"} <= set(v) for v in quorum["voters"])
+
+    ok(
+        "topics",
+        "create",
+        "events",
+        "--partitions",
+        "2",
+        "--replication-factor",
+        "3",
+        "--config",
+        "min.insync.replicas=2",
+        *d,
+    )
+    topics = json.loads(ok("topics", "describe", "events", "--json", *d))
+    [topic] = topics["topics"]
+    assert {"name", "topic_id", "partitions"} <= set(topic)
+    assert all(
+        {"partition", "leader", "leader_epoch", "partition_epoch", "replicas", "isr"} <= set(p)
+        for p in topic["partitions"]
+    )
+
+    history = run / "history" / "produce-cli.jsonl"
+    for acks in ("0", "1", "all"):
+        ok(
+            "produce",
+            "events",
+            "--acks",
+            acks,
+            "--partition",
+            "0",
+            "--num-records",
+            "50",
+            "--history",
+            str(history),
+            *d,
+        )
+    ok("produce", "events", "--acks", "all", "--partition", "1", *d, stdin="hello\nworld\n")
+    lines = [json.loads(line) for line in history.read_text().splitlines()]
+    assert len(lines) == 150
+    assert all(
+        set(line) >= {"ts", "topic", "partition", "offset", "value", "acks", "error", "latency_ms"} for line in lines
+    )
+    assert all(line["offset"] is None for line in lines if line["acks"] == "0")
+    assert all(line["offset"] is not None for line in lines if line["acks"] in ("1", "all"))
+
+    consumed = [
+        json.loads(line)
+        for line in ok("consume", "events", "--from-beginning", "--json", "--timeout-ms", "1500", *d).splitlines()
+    ]
+    assert all(set(r) == {"topic", "partition", "offset", "key", "value", "leader_epoch"} for r in consumed)
+    assert {r["value"] for r in consumed if r["partition"] == 1} == {"hello", "world"}
+    acked = {(line["partition"], line["offset"]): line["value"] for line in lines if line["offset"] is not None}
+    read = {(r["partition"], r["offset"]): r["value"] for r in consumed}
+    assert all(read.get(key) == value for key, value in acked.items())
+
+    leader = topic["partitions"][0]["leader"]
+    ok("fault", "kill", str(leader), *d)
+    ok("fault", "reboot", str(leader), "--wipe-disk", *d)
+    faults = [json.loads(line) for line in (run / "logs" / "faults.jsonl").read_text().splitlines()]
+    assert [f["fault"] for f in faults][-2:] == ["kill", "reboot"]
+    assert all(f["event"] == "fault_injected" for f in faults)
+
+
+def test_bad_input_gets_one_line_errors(run: Path) -> None:
+    d = ["--dir", str(run)]
+    assert "UNKNOWN_TOPIC_OR_PARTITION" in one_line_error(cli("topics", "describe", "nope", *d))
+    assert "UNKNOWN_TOPIC_OR_PARTITION" in one_line_error(cli("produce", "nope", "--num-records", "1", *d))
+    assert "no broker reachable" in one_line_error(cli("topics", "describe", "--bootstrap-server", "127.0.0.1:1"))
+    assert "unrecognized arguments" in one_line_error(cli("produce", "events", "--bogus", *d))
+    ok(
+        "topics",
+        "create",
+        "single",
+        "--partitions",
+        "1",
+        "--replication-factor",
+        "1",
+        "--config",
+        "min.insync.replicas=2",
+        *d,
+    )
+    refused = cli("produce", "single", "--acks", "all", "--num-records", "3", "--delivery-timeout-ms", "2000", *d)
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "3 failed" in refused.stderr
+    history = run / "history" / "produce-refused.jsonl"
+    cli(
+        "produce",
+        "single",
+        "--acks",
+        "all",
+        "--num-records",
+        "1",
+        "--delivery-timeout-ms",
+        "2000",
+        "--history",
+        str(history),
+        *d,
+    )
+    [line] = [json.loads(x) for x in history.read_text().splitlines()]
+    assert line["error"] == "NOT_ENOUGH_REPLICAS" and line["definite"] is True
