@@ -106,3 +106,24 @@ def test_stray_partition_is_deleted_at_start_up_and_assigned_one_kept(tmp_path: 
         assert (cluster.node(1).data_dir / "kept-0").exists()
         events = [json.loads(line) for line in cluster.node(1).events_path.read_text().splitlines()]
         assert any(e["event"] == "stray_partition_deleted" and e["partition"] == "gone-0" for e in events)
+
+
+def test_sigterm_is_a_controlled_shutdown_that_moves_leadership_first(tmp_path: Path) -> None:
+    with running_cluster(tmp_path / "run", **SETTINGS) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin.create_topic("orders", partitions=1, replication_factor=3, configs={"min.insync.replicas": "2"})
+        eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 20, "full ISR")
+        leader = admin.describe_topics(["orders"])[0].partitions[0].leader
+        Faults(cluster).stop(leader, timeout_s=15)  # raises if it had to be killed
+        partition = admin.describe_topics(["orders"])[0].partitions[0]
+        assert partition.leader not in (-1, leader)
+        broker_events = [
+            json.loads(line)["event"] for line in cluster.node(leader).events_path.read_text().splitlines()
+        ]
+        assert broker_events.index("controlled_shutdown_started") < broker_events.index("broker_stopped")
+        controller_events = [
+            json.loads(line) for c in cluster.controllers for line in c.events_path.read_text().splitlines()
+        ]
+        assert any(
+            e["event"] == "controlled_shutdown_requested" and e["broker_id"] == leader for e in controller_events
+        )
