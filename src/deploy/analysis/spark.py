@@ -11,7 +11,7 @@ def spark_session(master: str = "local[2]", app_name: str = "minikafka-analysis"
     # Loopback only, no UI, few shuffle partitions: runs are small and the machines have 2 cores.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", "python3"))
-    return (
+    session = (
         SparkSession.builder.master(master)
         .appName(app_name)
         .config("spark.ui.enabled", "false")
@@ -19,5 +19,8 @@ def spark_session(master: str = "local[2]", app_name: str = "minikafka-analysis"
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
     )
+    session.sparkContext.setLogLevel("ERROR")
+    return session
