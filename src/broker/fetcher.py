@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import grpc
 import structlog
 
+from broker.metadata_listener import endpoint_for
 from common.errors import ErrorCode, KafkaError
 from common.grpc_support import insecure_channel
 from minikafka_pb import broker_pb2, broker_pb2_grpc
@@ -22,8 +23,7 @@ def _leader_address(manager: ReplicaManager, leader_id: int) -> str | None:
     broker = manager.metadata.image.broker(leader_id)
     if broker is None:
         return None
-    wanted = manager.config.inter_broker_listener
-    endpoint = next((e for e in broker.endpoints if e.name == wanted), None) or (broker.endpoints or (None,))[0]
+    endpoint = endpoint_for(broker, manager.config.inter_broker_listener)
     return None if endpoint is None else f"{endpoint.host}:{endpoint.port}"
 
 

@@ -10,7 +10,6 @@ starts fenced and is unfenced when the controller says so; without a successful 
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import Callable
 
@@ -18,12 +17,9 @@ import structlog
 
 from broker.config import BrokerConfig
 from broker.controller_client import ControllerClient
+from common.clock import monotonic_ms
 from common.errors import ErrorCode
 from minikafka_pb import common_pb2, controller_pb2
-
-
-def monotonic_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 class LifecycleManager:

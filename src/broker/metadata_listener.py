@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import structlog
 
-from kraft_controller.metadata.image import MetadataImage
+from kraft_controller.metadata.image import BrokerRegistration, MetadataImage
 from kraft_controller.metadata.records import (
+    Endpoint,
     Partition,
     PartitionChange,
     RecordDecodeError,
@@ -34,6 +35,12 @@ class MetadataDelta:
 
 
 Subscriber = Callable[[MetadataDelta], None]
+
+
+def endpoint_for(broker: BrokerRegistration, listener_name: str) -> Endpoint | None:
+    """The broker's endpoint on the listener of that name, else its first one (Kafka answers per listener)."""
+    named = next((e for e in broker.endpoints if e.name == listener_name), None)
+    return named or (broker.endpoints[0] if broker.endpoints else None)
 
 
 class MetadataListener:

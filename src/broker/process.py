@@ -16,15 +16,12 @@ from broker.log_manager import LogManager
 from broker.metadata_listener import MetadataDelta, MetadataListener
 from broker.replica_manager import ReplicaManager
 from broker.service import BrokerService, FaultService
+from common.clock import monotonic_ms
 from common.grpc_support import start_server
 from kraft_controller.raft.core import RaftConfig
 from kraft_controller.raft.driver import RaftDriver
 
 METADATA_CATCH_UP_TIMEOUT_S = 15.0
-
-
-def monotonic_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 async def _periodically(interval_s: float, action) -> None:  # noqa: ANN001

@@ -8,7 +8,6 @@ logs, the clock, the network and the waiting.
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,15 +19,12 @@ from broker.controller_client import ControllerClient
 from broker.log_manager import LogManager, TopicPartition
 from broker.metadata_listener import MetadataDelta, MetadataListener
 from broker.replica.partition import AlterPartitionProposal, PartitionLeaderState
+from common.clock import monotonic_ms
 from common.errors import ErrorCode, KafkaError
 from minikafka_pb import controller_pb2
 from storage.partition_log import PartitionLog
 
 HWM_EVENT_INTERVAL_MS = 1000  # high_watermark_advanced is coalesced to at most one event a second per partition
-
-
-def monotonic_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 @dataclass

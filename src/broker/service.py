@@ -11,6 +11,7 @@ from typing import Any
 import grpc
 
 from broker.log_manager import TopicPartition
+from broker.metadata_listener import endpoint_for
 from broker.replica_manager import ReplicaManager
 from common.errors import ErrorCode, KafkaError
 from minikafka_pb import broker_pb2, broker_pb2_grpc, common_pb2, fault_pb2, fault_pb2_grpc
@@ -39,8 +40,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         for broker_id, broker in sorted(image.brokers.items()):
             if broker.fenced:
                 continue
-            endpoint = next((e for e in broker.endpoints if e.name == self.listener_name), None)
-            endpoint = endpoint or (broker.endpoints[0] if broker.endpoints else None)
+            endpoint = endpoint_for(broker, self.listener_name)
             if endpoint is not None:
                 response.brokers.add(node_id=broker_id, host=endpoint.host, port=endpoint.port, rack=broker.rack)
         names = list(request.topics) or sorted(image.topics_by_name)

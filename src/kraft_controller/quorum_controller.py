@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 import structlog
 
+from common.clock import monotonic_ms
 from common.errors import ErrorCode, KafkaError
 from kraft_controller.config import ControllerConfig
 from kraft_controller.control.control_config import ControlConfig
@@ -29,10 +29,6 @@ from kraft_controller.raft.messages import LogEntry
 R = TypeVar("R")
 TICK_INTERVAL_MS = 100
 COMMIT_TIMEOUT_S = 10.0
-
-
-def monotonic_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 class MetadataRaft(Protocol):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -18,6 +17,7 @@ from typing import Any, Protocol
 import grpc
 import structlog
 
+from common.clock import monotonic_ms
 from common.errors import ErrorCode
 from common.grpc_support import insecure_channel
 from kraft_controller.raft import messages as m
@@ -40,10 +40,6 @@ from minikafka_pb import controller_pb2, raft_pb2, raft_pb2_grpc
 
 TICK_INTERVAL_S = 0.02
 FETCH_MAX_WAIT_MS = 500
-
-
-def monotonic_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 class RaftListener(Protocol):
