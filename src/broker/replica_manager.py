@@ -79,7 +79,12 @@ class ReplicaManager:
     # ---- metadata ----
 
     def metadata_broker_epochs(self) -> dict[int, int]:
-        return {broker_id: b.broker_epoch for broker_id, b in self.metadata.image.brokers.items()}
+        """Epochs of the brokers eligible for an ISR: registered, unfenced, not in controlled shutdown."""
+        return {
+            broker_id: b.broker_epoch
+            for broker_id, b in self.metadata.image.brokers.items()
+            if not b.fenced and not b.in_controlled_shutdown
+        }
 
     def min_insync_replicas(self, topic: str) -> int:
         return self.metadata.image.min_insync_replicas(topic, self.config.min_insync_replicas)
@@ -330,7 +335,11 @@ class ReplicaManager:
             replica.partition_epoch = max(replica.partition_epoch, leader.partition_epoch)
             self._hwm_moved(replica, monotonic_ms())
             self.notify()
-        del retry  # a rolled-back proposal is proposed again by the next fetch or lag check
+        if retry and replica.leader is leader:
+            # The outcome is unknown (no answer, NOT_CONTROLLER): the controller may have applied it, so the same
+            # request goes again rather than rolling back (a rollback could break ReplicationQuorumSuperset).
+            await asyncio.sleep(0.2)
+            self._send_alter_partition(replica, proposal)
 
     def _spawn(self, coroutine: object) -> None:
         task = asyncio.create_task(coroutine)  # type: ignore[arg-type]

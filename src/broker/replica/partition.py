@@ -1,23 +1,31 @@
-"""A partition's leader-side replication state (Kafka's Partition), pure: ISR decisions, HWM, acks=all checks.
+"""One partition replica's replication logic (Kafka's Partition), pure: roles, ISR decisions, HWM, acks=all.
 
-The ISR state is a sum type: Committed, or one AlterPartition in flight (PendingExpandIsr / PendingShrinkIsr).
-The HWM is the minimum LEO over the Maximal ISR (committed ISR plus a member being added), and does not move
-while the committed ISR is smaller than min(min.insync.replicas, RF). A follower joins only when its fetch offset
-reaches the HWM and the leader epoch start offset, it fetched in this leader epoch, and the broker epoch its Fetch
-carries equals the one the metadata shows for it (KIP-903). A metadata update with a higher partition epoch always
-wins over a late AlterPartition response.
+A replica is a `Leader` or a `Follower` (frozen values). The leader's ISR state is Kafka's `PartitionState` sum
+type: `Committed`, or one AlterPartition in flight (`PendingExpandIsr` / `PendingShrinkIsr`). The HWM is the minimum
+LEO over the Maximal ISR (the committed ISR plus a member being added) and does not move while the committed ISR is
+smaller than min(min.insync.replicas, RF). A follower joins only when its fetch offset reaches the HWM and the
+leader epoch start offset (LESO), it fetched in this leader epoch, and the broker epoch its Fetch carried equals the
+one the metadata shows for it (KIP-903). A metadata update with a higher partition epoch always wins over a late
+AlterPartition response; a lower one is ignored.
+
+Every operation takes the time as `now_ms` where it needs it and returns the new value plus effects for the shell
+(send an AlterPartition, start or stop fetching, fail waiting produces). `PartitionLeaderState` at the end is a
+mutable holder over `Leader` kept for the asyncio shell written before this core.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 import structlog
 
+from broker.replica.replica_state import ReplicaState
 from common.errors import ErrorCode
 
-# AlterPartition answers after which the leader waits for new metadata rather than retrying.
+ACKS_ALL = -1
+
+# Answers that say the controller has moved on: keep the proposal pending (no new one) until new metadata arrives.
 WAIT_FOR_METADATA = frozenset(
     {
         ErrorCode.FENCED_LEADER_EPOCH,
@@ -27,6 +35,28 @@ WAIT_FOR_METADATA = frozenset(
         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
     }
 )
+# Answers that say the change was certainly not applied, with our epochs current: safe to roll back.
+ROLL_BACK = frozenset({ErrorCode.INELIGIBLE_REPLICA, ErrorCode.INVALID_REQUEST})
+
+
+# ---- values exchanged with the shell ----
+
+
+@dataclass(frozen=True)
+class PartitionConfig:
+    min_insync_replicas: int = 1  # min.insync.replicas
+    replica_lag_time_max_ms: int = 30_000  # replica.lag.time.max.ms
+
+
+@dataclass(frozen=True)
+class PartitionMetadata:
+    """The partition as the metadata image shows it (a PartitionRecord plus its PartitionChanges)."""
+
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int  # -1: no leader
+    leader_epoch: int
+    partition_epoch: int
 
 
 @dataclass(frozen=True)
@@ -37,7 +67,7 @@ class BrokerState:
 
 @dataclass(frozen=True)
 class AlterPartitionProposal:
-    """One AlterPartition v3 partition entry the leader wants the controller to commit."""
+    """One AlterPartition v3 partition entry the leader asks the controller to commit."""
 
     leader_epoch: int
     partition_epoch: int
@@ -46,6 +76,19 @@ class AlterPartitionProposal:
     @property
     def isr(self) -> frozenset[int]:
         return frozenset(state.broker_id for state in self.new_isr_with_epochs)
+
+
+@dataclass(frozen=True)
+class AlterPartitionResult:
+    """The controller's answer for one partition; isr/epochs are meaningful when error is NONE."""
+
+    error: ErrorCode
+    isr: tuple[int, ...] = ()
+    leader_epoch: int = -1
+    partition_epoch: int = -1
+
+
+# ---- the ISR state (Kafka's PartitionState) ----
 
 
 @dataclass(frozen=True)
@@ -70,56 +113,491 @@ class PendingExpandIsr:
 
 @dataclass(frozen=True)
 class PendingShrinkIsr:
-    isr: frozenset[int]
+    isr: frozenset[int]  # the committed ISR, still counted until the controller commits the shrink
     removing: frozenset[int]
     proposal: AlterPartitionProposal
 
     @property
     def maximal_isr(self) -> frozenset[int]:
-        return self.isr  # until committed, the removed members still count
+        return self.isr
 
 
-IsrState = Committed | PendingExpandIsr | PendingShrinkIsr
+PartitionState = Committed | PendingExpandIsr | PendingShrinkIsr
+IsrState = PartitionState
 
 
-@dataclass
-class ReplicaState:
-    """What the leader knows of one follower, from its Fetch requests."""
-
-    log_end_offset: int = 0
-    last_fetch_ms: int = -1
-    last_caught_up_ms: int = -1
-    broker_epoch: int = -1  # replica_state.replica_epoch of the latest Fetch
-    fetch_leader_epoch: int = -1  # the leader epoch it last fetched in
-    last_fetch_leader_log_end_offset: int = 0  # our LEO at its previous fetch (Kafka's lastCaughtUp rule)
+# ---- effects ----
 
 
 @dataclass(frozen=True)
-class FetchDecision:
+class SendAlterPartition:
+    proposal: AlterPartitionProposal
+
+
+@dataclass(frozen=True)
+class StartFetching:
+    """Add the partition to the fetcher for `leader_id` (seed 004 §2.10.4/§2.10.6)."""
+
+    leader_id: int
+    leader_epoch: int
+    fetch_offset: int
+
+
+@dataclass(frozen=True)
+class StopFetching:
+    pass
+
+
+@dataclass(frozen=True)
+class FailPendingProduces:
     error: ErrorCode
-    high_watermark_changed: bool = False
-    proposal: AlterPartitionProposal | None = None
 
 
-@dataclass
-class PartitionLeaderState:
+Effect = SendAlterPartition | StartFetching | StopFetching | FailPendingProduces
+
+
+# ---- roles ----
+
+
+@dataclass(frozen=True)
+class Follower:
+    label: str
+    broker_id: int
+    leader_id: int
+    replicas: tuple[int, ...]
+    isr: frozenset[int]
+    leader_epoch: int
+    partition_epoch: int
+    log_end_offset: int
+    high_watermark: int
+
+    def on_fetch_response(self, leader_high_watermark: int, log_end_offset: int) -> Follower:
+        """After appending what the leader sent: a follower's HWM is the leader's, capped by its own LEO."""
+        high_watermark = max(self.high_watermark, min(leader_high_watermark, log_end_offset))
+        return replace(self, log_end_offset=log_end_offset, high_watermark=min(high_watermark, log_end_offset))
+
+    def on_truncate(self, log_end_offset: int) -> Follower:
+        return replace(self, log_end_offset=log_end_offset, high_watermark=min(self.high_watermark, log_end_offset))
+
+
+@dataclass(frozen=True)
+class Leader:
     label: str
     broker_id: int
     broker_epoch: int
     replicas: tuple[int, ...]
     leader_epoch: int
     partition_epoch: int
-    isr_state: IsrState
+    isr_state: PartitionState
     log_end_offset: int
     high_watermark: int
     leader_epoch_start_offset: int
-    min_insync_replicas: int
-    replica_lag_time_max_ms: int
-    followers: dict[int, ReplicaState] = field(default_factory=dict)
-    waiting_for_metadata: bool = False
+    config: PartitionConfig
+    followers: tuple[ReplicaState, ...]  # one per other replica, by replica id
 
-    def __post_init__(self) -> None:
-        self._log = structlog.get_logger().bind(partition=self.label)
+    @property
+    def isr(self) -> frozenset[int]:
+        return self.isr_state.isr
+
+    @property
+    def maximal_isr(self) -> frozenset[int]:
+        return self.isr_state.maximal_isr
+
+    def follower(self, replica_id: int) -> ReplicaState | None:
+        for state in self.followers:
+            if state.replica_id == replica_id:
+                return state
+        return None
+
+    def _with_follower(self, state: ReplicaState) -> Leader:
+        return replace(self, followers=tuple(state if f.replica_id == state.replica_id else f for f in self.followers))
+
+    # ---- the HWM ----
+
+    def _advance_high_watermark(self) -> tuple[Leader, bool]:
+        if len(self.isr) < min(self.config.min_insync_replicas, len(self.replicas)):
+            return self, False
+        candidate = self.log_end_offset
+        for member in self.maximal_isr:
+            if member != self.broker_id:
+                state = self.follower(member)
+                candidate = min(candidate, state.log_end_offset if state is not None else -1)
+        if candidate > self.high_watermark:
+            return replace(self, high_watermark=candidate), True
+        return self, False
+
+    def on_local_append(self, log_end_offset: int) -> tuple[Leader, bool]:
+        """Our log grew to `log_end_offset`; (new state, whether the HWM moved)."""
+        return replace(self, log_end_offset=log_end_offset)._advance_high_watermark()
+
+    # ---- follower fetches ----
+
+    def on_follower_fetch(
+        self,
+        replica_id: int,
+        replica_epoch: int,
+        fetch_leader_epoch: int,
+        fetch_offset: int,
+        metadata_broker_epochs: Mapping[int, int],
+        now_ms: int,
+    ) -> FetchDecision:
+        """A follower's Fetch (after the shell checked the leader epoch and divergence).
+
+        `metadata_broker_epochs`: the epoch of every broker the metadata shows registered, unfenced and not
+        shutting down; only those can join the ISR.
+        """
+        replica = self.follower(replica_id)
+        if replica is None:
+            return FetchDecision(self, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        expected = max(replica.broker_epoch, metadata_broker_epochs.get(replica_id, -1))
+        if replica_epoch < expected:
+            # An older incarnation of the follower (KIP-903): its fetch offset says nothing about its log now.
+            structlog.get_logger().warning(
+                "fetch_rejected_stale_broker_epoch",
+                partition=self.label,
+                replica_id=replica_id,
+                expected_epoch=expected,
+                actual_epoch=replica_epoch,
+            )
+            return FetchDecision(self, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        if fetch_offset > self.log_end_offset:
+            return FetchDecision(self, ErrorCode.OFFSET_OUT_OF_RANGE)
+        replica = replica.on_fetch(fetch_offset, self.log_end_offset, replica_epoch, fetch_leader_epoch, now_ms)
+        state = self._with_follower(replica)
+        state, proposal = state._maybe_expand(replica, metadata_broker_epochs)
+        state, moved = state._advance_high_watermark()
+        return FetchDecision(state, ErrorCode.NONE, moved, proposal)
+
+    def _maybe_expand(
+        self, replica: ReplicaState, metadata_broker_epochs: Mapping[int, int]
+    ) -> tuple[Leader, AlterPartitionProposal | None]:
+        committed = self.isr_state
+        if not isinstance(committed, Committed) or replica.replica_id in committed.isr:
+            return self, None
+        if replica.replica_id not in self.replicas:
+            return self, None
+        if replica.log_end_offset < self.high_watermark or replica.log_end_offset < self.leader_epoch_start_offset:
+            return self, None
+        if replica.fetch_leader_epoch != self.leader_epoch:
+            return self, None
+        if metadata_broker_epochs.get(replica.replica_id) != replica.broker_epoch:
+            return self, None  # KIP-903: the metadata must agree with the epoch the follower fetched with
+        proposal = self._proposal(committed.isr | {replica.replica_id}, metadata_broker_epochs)
+        structlog.get_logger().info(
+            "isr_expand_proposed",
+            partition=self.label,
+            isr=sorted(committed.isr),
+            proposed_isr_with_epochs=[(s.broker_id, s.broker_epoch) for s in proposal.new_isr_with_epochs],
+            adding=replica.replica_id,
+            fetch_offset=replica.log_end_offset,
+            high_watermark=self.high_watermark,
+            leader_epoch_start_offset=self.leader_epoch_start_offset,
+        )
+        return replace(self, isr_state=PendingExpandIsr(committed.isr, replica.replica_id, proposal)), proposal
+
+    def maybe_shrink_isr(
+        self, now_ms: int, metadata_broker_epochs: Mapping[int, int]
+    ) -> tuple[Leader, AlterPartitionProposal | None]:
+        """Propose removing followers not caught up for longer than replica.lag.time.max.ms."""
+        committed = self.isr_state
+        if not isinstance(committed, Committed):
+            return self, None
+        lagging: dict[int, int] = {}
+        for member in committed.isr:
+            if member == self.broker_id:
+                continue
+            state = self.follower(member)
+            if state is None or not state.is_caught_up(now_ms, self.config.replica_lag_time_max_ms):
+                lagging[member] = now_ms - state.last_caught_up_ms if state is not None else -1
+        if not lagging:
+            return self, None
+        proposal = self._proposal(committed.isr - lagging.keys(), metadata_broker_epochs)
+        structlog.get_logger().info(
+            "isr_shrink_proposed",
+            partition=self.label,
+            isr=sorted(committed.isr),
+            proposed_isr_with_epochs=[(s.broker_id, s.broker_epoch) for s in proposal.new_isr_with_epochs],
+            removing=sorted(lagging),
+            lag_ms=lagging,
+            replica_lag_time_max_ms=self.config.replica_lag_time_max_ms,
+        )
+        pending = PendingShrinkIsr(committed.isr, frozenset(lagging), proposal)
+        return replace(self, isr_state=pending), proposal
+
+    def _proposal(self, members: frozenset[int], metadata_broker_epochs: Mapping[int, int]) -> AlterPartitionProposal:
+        def epoch_of(member: int) -> int:
+            if member == self.broker_id:
+                return self.broker_epoch
+            state = self.follower(member)
+            # The epoch its Fetch proved; the metadata's only for a member that has not fetched from us yet.
+            if state is not None and state.broker_epoch >= 0:
+                return state.broker_epoch
+            return metadata_broker_epochs.get(member, -1)
+
+        states = tuple(BrokerState(m, epoch_of(m)) for m in sorted(members))
+        return AlterPartitionProposal(self.leader_epoch, self.partition_epoch, states)
+
+    # ---- AlterPartition answers ----
+
+    def on_alter_partition_response(
+        self, proposal: AlterPartitionProposal, result: AlterPartitionResult
+    ) -> tuple[Leader, tuple[Effect, ...]]:
+        """Apply the controller's answer to `proposal`; may return a SendAlterPartition effect to retry it."""
+        pending = self.isr_state
+        if isinstance(pending, Committed) or pending.proposal != proposal:
+            return self, ()  # new metadata already replaced this proposal
+        log = structlog.get_logger()
+        if result.error == ErrorCode.NONE:
+            if result.leader_epoch != self.leader_epoch or result.partition_epoch < self.partition_epoch:
+                return self, ()  # late: metadata with a newer partition epoch wins
+            state = replace(self, isr_state=Committed(frozenset(result.isr)), partition_epoch=result.partition_epoch)
+            log.info(
+                "isr_committed",
+                partition=self.label,
+                isr=sorted(result.isr),
+                leader_epoch=result.leader_epoch,
+                partition_epoch=result.partition_epoch,
+                source="alter_partition",
+            )
+            state, _moved = state._advance_high_watermark()
+            return state, ()
+        if result.error in ROLL_BACK:
+            log.info(
+                "isr_rolled_back",
+                partition=self.label,
+                error=result.error.name,
+                proposed=sorted(proposal.isr),
+                committed=sorted(pending.isr),
+            )
+            return replace(self, isr_state=Committed(pending.isr)), ()
+        if result.error in WAIT_FOR_METADATA:
+            log.info(
+                "isr_change_awaiting_metadata",
+                partition=self.label,
+                error=result.error.name,
+                proposed=sorted(proposal.isr),
+                committed=sorted(pending.isr),
+                partition_epoch=self.partition_epoch,
+            )
+            return self, ()
+        # The outcome is unknown (timeout, controller moved): the change may have been applied, so the HWM keeps
+        # counting the pending state and the same request is sent again.
+        return self, (SendAlterPartition(proposal),)
+
+    # ---- produce ----
+
+    def check_produce(self, acks: int, min_insync_replicas: int | None = None) -> ErrorCode:
+        """Before appending: acks=all needs the committed ISR at min.insync.replicas."""
+        required = self.config.min_insync_replicas if min_insync_replicas is None else min_insync_replicas
+        if acks == ACKS_ALL and len(self.isr) < required:
+            structlog.get_logger().info(
+                "produce_rejected_not_enough_replicas",
+                partition=self.label,
+                expected_min_isr=required,
+                actual_isr=sorted(self.isr),
+            )
+            return ErrorCode.NOT_ENOUGH_REPLICAS
+        return ErrorCode.NONE
+
+    def produce_outcome(self, required_offset: int, min_insync_replicas: int | None = None) -> ErrorCode | None:
+        """A waiting acks=all produce that needs the HWM at `required_offset`: its answer, or None to keep waiting.
+
+        Kafka's checkEnoughReplicasReachOffset, plus failing early once the ISR is below min.insync.replicas
+        (our HWM stops there, so the write could only time out).
+        """
+        required = self.config.min_insync_replicas if min_insync_replicas is None else min_insync_replicas
+        if len(self.isr) < required:
+            return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+        if self.high_watermark >= required_offset:
+            return ErrorCode.NONE
+        return None
+
+
+@dataclass(frozen=True)
+class FetchDecision:
+    state: Leader
+    error: ErrorCode
+    high_watermark_changed: bool = False
+    proposal: AlterPartitionProposal | None = None
+
+
+Role = Leader | Follower
+
+
+@dataclass(frozen=True)
+class Transition:
+    state: Role
+    effects: tuple[Effect, ...] = ()
+
+
+# ---- role transitions (seed 004 §2.10) ----
+
+
+def make_leader(
+    label: str,
+    broker_id: int,
+    broker_epoch: int,
+    metadata: PartitionMetadata,
+    log_end_offset: int,
+    high_watermark: int,
+    config: PartitionConfig,
+    now_ms: int,
+) -> Transition:
+    """Follower (or nothing) -> leader: stop fetching, clear follower state, LESO = our LEO (§2.10.1)."""
+    isr = frozenset(metadata.isr)
+    followers = tuple(ReplicaState.for_new_leader(r, r in isr, now_ms) for r in metadata.replicas if r != broker_id)
+    leader = Leader(
+        label=label,
+        broker_id=broker_id,
+        broker_epoch=broker_epoch,
+        replicas=metadata.replicas,
+        leader_epoch=metadata.leader_epoch,
+        partition_epoch=metadata.partition_epoch,
+        isr_state=Committed(isr),
+        log_end_offset=log_end_offset,
+        high_watermark=min(high_watermark, log_end_offset),
+        leader_epoch_start_offset=log_end_offset,
+        config=config,
+        followers=followers,
+    )
+    leader, _moved = leader._advance_high_watermark()  # an ISR of just us moves the HWM to our LEO
+    _log_role("become_leader", leader.label, metadata, log_end_offset)
+    return Transition(leader, (StopFetching(),))
+
+
+def make_follower(
+    label: str, broker_id: int, metadata: PartitionMetadata, log_end_offset: int, high_watermark: int
+) -> Transition:
+    """-> follower: fetch from the new leader from our LEO, in its epoch (§2.10.4, §2.10.6)."""
+    follower = Follower(
+        label=label,
+        broker_id=broker_id,
+        leader_id=metadata.leader,
+        replicas=metadata.replicas,
+        isr=frozenset(metadata.isr),
+        leader_epoch=metadata.leader_epoch,
+        partition_epoch=metadata.partition_epoch,
+        log_end_offset=log_end_offset,
+        high_watermark=min(high_watermark, log_end_offset),
+    )
+    _log_role("become_follower", label, metadata, None)
+    effects: tuple[Effect, ...] = (StopFetching(),)
+    if metadata.leader >= 0:
+        effects += (StartFetching(metadata.leader, metadata.leader_epoch, log_end_offset),)
+    return Transition(follower, effects)
+
+
+def apply_metadata(
+    current: Role | None,
+    label: str,
+    broker_id: int,
+    broker_epoch: int,
+    metadata: PartitionMetadata,
+    log_end_offset: int,
+    high_watermark: int,
+    config: PartitionConfig,
+    now_ms: int,
+) -> Transition | None:
+    """A partition change from the metadata; None when it is ignored (older partition epoch than we know)."""
+    if current is not None and metadata.partition_epoch < current.partition_epoch:
+        structlog.get_logger().info(
+            "partition_update_ignored",
+            partition=label,
+            known_partition_epoch=current.partition_epoch,
+            update_partition_epoch=metadata.partition_epoch,
+        )
+        return None
+    if (
+        current is not None
+        and metadata.partition_epoch == current.partition_epoch
+        and metadata.leader_epoch == current.leader_epoch
+        and (metadata.leader == broker_id) == isinstance(current, Leader)
+    ):
+        return None  # nothing new: an in-flight proposal must not be mistaken for rejected
+    if metadata.leader != broker_id:
+        if isinstance(current, Follower) and current.leader_epoch == metadata.leader_epoch:
+            # §2.10.5: the same leader epoch; ISR changes are immaterial to a follower.
+            return Transition(replace(current, isr=frozenset(metadata.isr), partition_epoch=metadata.partition_epoch))
+        transition = make_follower(label, broker_id, metadata, log_end_offset, high_watermark)
+        if isinstance(current, Leader):
+            return Transition(
+                transition.state, (FailPendingProduces(ErrorCode.NOT_LEADER_OR_FOLLOWER),) + transition.effects
+            )
+        return transition
+    if not isinstance(current, Leader):
+        return make_leader(label, broker_id, broker_epoch, metadata, log_end_offset, high_watermark, config, now_ms)
+    isr = frozenset(metadata.isr)
+    known = {f.replica_id: f for f in current.followers}
+    if metadata.leader_epoch > current.leader_epoch:
+        # §2.10.3: leader again in a new epoch (elected again or reassigned): new LESO, and followers out of the
+        # ISR must fetch in this epoch before they can join.
+        followers = tuple(
+            known[r].for_new_leader_epoch(r in isr, log_end_offset, now_ms)
+            if r in known
+            else ReplicaState.for_new_leader(r, r in isr, now_ms)
+            for r in metadata.replicas
+            if r != broker_id
+        )
+        leader = replace(
+            current,
+            broker_epoch=broker_epoch,
+            replicas=metadata.replicas,
+            leader_epoch=metadata.leader_epoch,
+            partition_epoch=metadata.partition_epoch,
+            isr_state=Committed(isr),
+            log_end_offset=log_end_offset,
+            leader_epoch_start_offset=log_end_offset,
+            config=config,
+            followers=followers,
+        )
+        _log_role("become_leader", label, metadata, log_end_offset)
+    else:
+        # §2.10.2: the same epoch; an ISR change may let the HWM advance.
+        followers = tuple(
+            known.get(r, ReplicaState.for_new_leader(r, False, now_ms)) for r in metadata.replicas if r != broker_id
+        )
+        leader = replace(
+            current,
+            replicas=metadata.replicas,
+            partition_epoch=metadata.partition_epoch,
+            isr_state=Committed(isr),
+            log_end_offset=log_end_offset,
+            config=config,
+            followers=followers,
+        )
+        if isr != current.isr or not isinstance(current.isr_state, Committed):
+            structlog.get_logger().info(
+                "isr_committed",
+                partition=label,
+                isr=sorted(isr),
+                leader_epoch=metadata.leader_epoch,
+                partition_epoch=metadata.partition_epoch,
+                source="metadata",
+            )
+    leader, _moved = leader._advance_high_watermark()
+    return Transition(leader)
+
+
+def _log_role(event: str, label: str, metadata: PartitionMetadata, leader_epoch_start_offset: int | None) -> None:
+    structlog.get_logger().info(
+        event,
+        partition=label,
+        leader=metadata.leader,
+        leader_epoch=metadata.leader_epoch,
+        partition_epoch=metadata.partition_epoch,
+        isr=sorted(metadata.isr),
+        leader_epoch_start_offset=leader_epoch_start_offset,
+    )
+
+
+# ---- the shell's mutable holder (kept for replica_manager.py) ----
+
+
+class PartitionLeaderState:
+    """Holds the current `Leader` for the asyncio shell and mirrors the API it was written against."""
+
+    def __init__(self, leader: Leader) -> None:
+        self.state = leader
 
     @classmethod
     def become_leader(
@@ -137,86 +615,36 @@ class PartitionLeaderState:
         replica_lag_time_max_ms: int,
         now_ms: int,
     ) -> PartitionLeaderState:
-        """Follower -> leader: LESO is our LEO; follower states start over (seed 004 §2.10)."""
-        state = cls(
-            label,
-            broker_id,
-            broker_epoch,
-            replicas,
-            leader_epoch,
-            partition_epoch,
-            Committed(frozenset(isr)),
-            log_end_offset,
-            high_watermark,
-            log_end_offset,
-            min_insync_replicas,
-            replica_lag_time_max_ms,
+        metadata = PartitionMetadata(tuple(replicas), tuple(isr), broker_id, leader_epoch, partition_epoch)
+        config = PartitionConfig(min_insync_replicas, replica_lag_time_max_ms)
+        transition = make_leader(
+            label, broker_id, broker_epoch, metadata, log_end_offset, high_watermark, config, now_ms
         )
-        for replica in replicas:
-            if replica != broker_id:
-                # ISR members get the benefit of the doubt for one lag period, as Kafka resets lastCaughtUpTime.
-                caught_up = now_ms if replica in isr else -1
-                state.followers[replica] = ReplicaState(last_caught_up_ms=caught_up)
-        state._log.info(
-            "become_leader",
-            leader_epoch=leader_epoch,
-            partition_epoch=partition_epoch,
-            leader_epoch_start_offset=log_end_offset,
-            isr=sorted(isr),
-        )
-        return state
+        assert isinstance(transition.state, Leader)
+        return cls(transition.state)
 
-    # ---- metadata ----
+    label = property(lambda self: self.state.label)
+    leader_epoch = property(lambda self: self.state.leader_epoch)
+    partition_epoch = property(lambda self: self.state.partition_epoch)
+    isr_state = property(lambda self: self.state.isr_state)
+    high_watermark = property(lambda self: self.state.high_watermark)
+    log_end_offset = property(lambda self: self.state.log_end_offset)
+    min_insync_replicas = property(lambda self: self.state.config.min_insync_replicas)
 
     def apply_metadata(
         self, replicas: tuple[int, ...], isr: tuple[int, ...], leader_epoch: int, partition_epoch: int, now_ms: int
     ) -> None:
-        """A committed partition change where we stay leader; older partition epochs are ignored."""
-        if partition_epoch < self.partition_epoch:
-            return
-        if leader_epoch > self.leader_epoch:
-            # A new leader epoch for us: out-of-sync followers must fetch again before they can rejoin.
-            for replica_id, replica in self.followers.items():
-                if replica_id not in isr:
-                    replica.last_fetch_ms = -1
-            self.leader_epoch_start_offset = self.log_end_offset
-        self.replicas = replicas
-        self.leader_epoch = leader_epoch
-        self.partition_epoch = partition_epoch
-        self.isr_state = Committed(frozenset(isr))
-        self.waiting_for_metadata = False
-        for replica in replicas:
-            if replica != self.broker_id:
-                self.followers.setdefault(replica, ReplicaState())
-        self._log.info(
-            "isr_committed",
-            isr=sorted(isr),
-            leader_epoch=leader_epoch,
-            partition_epoch=partition_epoch,
-            source="metadata",
+        s = self.state
+        metadata = PartitionMetadata(tuple(replicas), tuple(isr), s.broker_id, leader_epoch, partition_epoch)
+        transition = apply_metadata(
+            s, s.label, s.broker_id, s.broker_epoch, metadata, s.log_end_offset, s.high_watermark, s.config, now_ms
         )
-        self.maybe_advance_high_watermark()
-
-    # ---- the HWM ----
-
-    def maybe_advance_high_watermark(self) -> bool:
-        maximal = self.isr_state.maximal_isr
-        if len(self.isr_state.isr) < min(self.min_insync_replicas, len(self.replicas)):
-            return False
-        offsets = [self.log_end_offset] + [
-            self.followers[r].log_end_offset for r in maximal if r != self.broker_id and r in self.followers
-        ]
-        candidate = min(offsets)
-        if candidate > self.high_watermark:
-            self.high_watermark = candidate
-            return True
-        return False
+        if transition is not None and isinstance(transition.state, Leader):
+            self.state = transition.state
 
     def on_local_append(self, log_end_offset: int) -> bool:
-        self.log_end_offset = log_end_offset
-        return self.maybe_advance_high_watermark()
-
-    # ---- follower fetches ----
+        self.state, moved = self.state.on_local_append(log_end_offset)
+        return moved
 
     def on_follower_fetch(
         self,
@@ -227,92 +655,15 @@ class PartitionLeaderState:
         metadata_broker_epochs: Mapping[int, int],
         now_ms: int,
     ) -> FetchDecision:
-        replica = self.followers.get(replica_id)
-        if replica is None:
-            return FetchDecision(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        if replica_epoch < replica.broker_epoch:
-            self._log.warning(
-                "fetch_rejected_stale_broker_epoch",
-                replica_id=replica_id,
-                expected_epoch=replica.broker_epoch,
-                actual_epoch=replica_epoch,
-            )
-            return FetchDecision(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        # Kafka's lastCaughtUpTime: now if it reached our LEO, else the previous fetch time if it reached the LEO
-        # we had then.
-        if fetch_offset >= self.log_end_offset:
-            replica.last_caught_up_ms = now_ms
-        elif fetch_offset >= replica.last_fetch_leader_log_end_offset and replica.last_fetch_ms >= 0:
-            replica.last_caught_up_ms = max(replica.last_caught_up_ms, replica.last_fetch_ms)
-        replica.log_end_offset = fetch_offset
-        replica.last_fetch_ms = now_ms
-        replica.last_fetch_leader_log_end_offset = self.log_end_offset
-        replica.broker_epoch = replica_epoch
-        replica.fetch_leader_epoch = fetch_leader_epoch
-        proposal = self._maybe_expand(replica_id, replica, metadata_broker_epochs)
-        moved = self.maybe_advance_high_watermark()
-        return FetchDecision(ErrorCode.NONE, moved, proposal)
-
-    def _maybe_expand(
-        self, replica_id: int, replica: ReplicaState, metadata_broker_epochs: Mapping[int, int]
-    ) -> AlterPartitionProposal | None:
-        if not isinstance(self.isr_state, Committed) or self.waiting_for_metadata:
-            return None
-        if replica_id in self.isr_state.isr:
-            return None
-        if replica.log_end_offset < self.high_watermark or replica.log_end_offset < self.leader_epoch_start_offset:
-            return None
-        if replica.fetch_leader_epoch != self.leader_epoch:
-            return None
-        if metadata_broker_epochs.get(replica_id) != replica.broker_epoch:
-            return None  # KIP-903: the metadata must agree with the epoch the follower fetched with
-        members = self.isr_state.isr | {replica_id}
-        proposal = self._proposal(members, metadata_broker_epochs)
-        self.isr_state = PendingExpandIsr(self.isr_state.isr, replica_id, proposal)
-        self._log.info(
-            "isr_expand_proposed",
-            isr=sorted(self.isr_state.isr),
-            adding=replica_id,
-            proposed=[(s.broker_id, s.broker_epoch) for s in proposal.new_isr_with_epochs],
-            fetch_offset=replica.log_end_offset,
-            high_watermark=self.high_watermark,
+        decision = self.state.on_follower_fetch(
+            replica_id, replica_epoch, fetch_leader_epoch, fetch_offset, metadata_broker_epochs, now_ms
         )
-        return proposal
+        self.state = decision.state
+        return decision
 
     def maybe_shrink_isr(self, now_ms: int, metadata_broker_epochs: Mapping[int, int]) -> AlterPartitionProposal | None:
-        if not isinstance(self.isr_state, Committed) or self.waiting_for_metadata:
-            return None
-        lagging = frozenset(
-            r
-            for r in self.isr_state.isr
-            if r != self.broker_id
-            and now_ms - self.followers.get(r, ReplicaState()).last_caught_up_ms > self.replica_lag_time_max_ms
-        )
-        if not lagging:
-            return None
-        members = self.isr_state.isr - lagging
-        proposal = self._proposal(members, metadata_broker_epochs)
-        self.isr_state = PendingShrinkIsr(self.isr_state.isr, lagging, proposal)
-        self._log.info(
-            "isr_shrink_proposed",
-            isr=sorted(self.isr_state.isr),
-            removing=sorted(lagging),
-            lag_ms={r: now_ms - self.followers[r].last_caught_up_ms for r in lagging if r in self.followers},
-            proposed=[(s.broker_id, s.broker_epoch) for s in proposal.new_isr_with_epochs],
-        )
+        self.state, proposal = self.state.maybe_shrink_isr(now_ms, metadata_broker_epochs)
         return proposal
-
-    def _proposal(self, members: frozenset[int], metadata_broker_epochs: Mapping[int, int]) -> AlterPartitionProposal:
-        def epoch_of(member: int) -> int:
-            if member == self.broker_id:
-                return self.broker_epoch
-            fetched = self.followers.get(member, ReplicaState()).broker_epoch
-            return fetched if fetched >= 0 else metadata_broker_epochs.get(member, -1)
-
-        states = tuple(BrokerState(m, epoch_of(m)) for m in sorted(members))
-        return AlterPartitionProposal(self.leader_epoch, self.partition_epoch, states)
-
-    # ---- AlterPartition answers ----
 
     def on_alter_partition_response(
         self,
@@ -322,38 +673,13 @@ class PartitionLeaderState:
         leader_epoch: int,
         partition_epoch: int,
     ) -> bool:
-        """Apply the controller's answer to `proposal`; True when it should be retried later."""
-        pending = self.isr_state
-        if isinstance(pending, Committed) or pending.proposal != proposal:
-            return False  # metadata already moved on
-        if error == ErrorCode.NONE:
-            if partition_epoch < self.partition_epoch:
-                return False
-            self.isr_state = Committed(frozenset(isr))
-            self.partition_epoch = partition_epoch
-            self._log.info("isr_committed", isr=sorted(isr), partition_epoch=partition_epoch, source="alter_partition")
-            self.maybe_advance_high_watermark()
-            return False
-        self.isr_state = Committed(pending.isr)
-        self._log.info(
-            "isr_rolled_back", error=error.name, proposed=sorted(proposal.isr), committed=sorted(pending.isr)
-        )
-        if error in WAIT_FOR_METADATA:
-            self.waiting_for_metadata = True
-            return False
-        return error != ErrorCode.INELIGIBLE_REPLICA
-
-    # ---- produce ----
+        """True when the same request should be sent again (the outcome is unknown)."""
+        result = AlterPartitionResult(error, tuple(isr), leader_epoch, partition_epoch)
+        self.state, effects = self.state.on_alter_partition_response(proposal, result)
+        return any(isinstance(e, SendAlterPartition) for e in effects)
 
     def check_produce(self, acks: int) -> ErrorCode:
-        if acks == -1 and len(self.isr_state.isr) < self.min_insync_replicas:
-            return ErrorCode.NOT_ENOUGH_REPLICAS
-        return ErrorCode.NONE
+        return self.state.check_produce(acks)
 
     def produce_outcome(self, required_offset: int) -> ErrorCode | None:
-        """A pending acks=all produce's answer, None while it waits (Kafka's checkEnoughReplicasReachOffset)."""
-        if self.high_watermark < required_offset:
-            return None
-        if len(self.isr_state.isr) < self.min_insync_replicas:
-            return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
-        return ErrorCode.NONE
+        return self.state.produce_outcome(required_offset)

@@ -1,0 +1,154 @@
+"""The pure broker lifecycle: registration, heartbeats, unfencing, self-fencing, controlled shutdown."""
+
+from __future__ import annotations
+
+from structlog.testing import capture_logs
+
+from broker.lifecycle import (
+    BecomeFenced,
+    BecomeUnfenced,
+    Exit,
+    Lifecycle,
+    LifecycleConfig,
+    PendingControlledShutdown,
+    Recovery,
+    Registering,
+    Running,
+    SelfFenced,
+    SendHeartbeat,
+    SendRegistration,
+    ShuttingDown,
+)
+from common.errors import ErrorCode
+
+CONFIG = LifecycleConfig(broker_id=3, heartbeat_interval_ms=100, session_timeout_ms=450, registration_backoff_ms=10)
+
+
+def registered(now: int = 0) -> Lifecycle:
+    life, effects = Lifecycle(CONFIG).start("inc-1", now)
+    assert effects == (SendRegistration(3, "inc-1"),)
+    life, _ = life.on_registration_response(ErrorCode.NONE, 42, now)
+    return life
+
+
+def running(now: int = 0) -> Lifecycle:
+    life = registered(now)
+    life, _ = life.tick(now, metadata_offset=50)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, False, False, now)
+    assert effects == (BecomeUnfenced(),)
+    return life
+
+
+def test_registers_with_the_callers_incarnation_and_starts_fenced() -> None:
+    life = registered()
+    assert life.state == Recovery(42) and life.broker_epoch == 42 and not life.serving
+    # Heartbeat at once, asking to stay fenced until the controller says our metadata has caught up.
+    life, effects = life.tick(0, metadata_offset=7)
+    assert effects == (SendHeartbeat(3, 42, 7, want_fence=True, want_shutdown=False),)
+    life, effects = life.tick(1, metadata_offset=7)
+    assert effects == ()  # one request at a time
+
+
+def test_caught_up_then_unfenced() -> None:
+    life = registered()
+    life, _ = life.tick(0, 10)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, True, False, 5)
+    assert effects == () and life.state == Recovery(42, caught_up=True)
+    life, effects = life.tick(5, 60)  # sent at once, no longer asking to be fenced
+    assert effects == (SendHeartbeat(3, 42, 60, want_fence=False, want_shutdown=False),)
+    with capture_logs() as events:
+        life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, False, False, 8)
+    assert effects == (BecomeUnfenced(),) and life.state == Running(42) and life.serving
+    assert events[0]["event"] == "broker_unfenced_locally" and events[0]["broker_epoch"] == 42
+
+
+def test_heartbeats_every_interval() -> None:
+    life = running(0)
+    assert life.tick(99, 1)[1] == ()
+    life, effects = life.tick(100, 77)
+    assert effects == (SendHeartbeat(3, 42, 77, want_fence=False, want_shutdown=False),)
+
+
+def test_duplicate_registration_retries_after_a_growing_backoff() -> None:
+    life, _ = Lifecycle(CONFIG).start("inc-2", 0)
+    with capture_logs() as events:
+        life, effects = life.on_registration_response(ErrorCode.DUPLICATE_BROKER_REGISTRATION, -1, 0)
+    assert effects == () and life.state == Registering(1)
+    assert events[0]["actual_error"] == "DUPLICATE_BROKER_REGISTRATION" and events[0]["retry_in_ms"] == 10
+    assert life.tick(9, 0)[1] == ()
+    life, effects = life.tick(10, 0)
+    assert effects == (SendRegistration(3, "inc-2"),)
+    life, _ = life.on_registration_response(ErrorCode.DUPLICATE_BROKER_REGISTRATION, -1, 10)
+    assert life.next_send_ms == 30  # 20 ms: doubled
+
+
+def test_self_fences_when_no_heartbeat_succeeds_for_the_session_timeout() -> None:
+    life = running(0)
+    life, _ = life.tick(100, 1)
+    life, effects = life.on_controller_unreachable(120)
+    assert effects == () and life.serving
+    with capture_logs() as events:
+        for now in range(130, 460, 10):
+            life, effects = life.tick(now, 1)
+            if life.in_flight_since_ms is not None:
+                life, more = life.on_controller_unreachable(now)
+                effects += more
+            if BecomeFenced() in effects:
+                break
+    assert BecomeFenced() in effects and life.state == SelfFenced(42) and not life.serving
+    assert now == 450
+    assert events[-1]["event"] == "self_fenced" and events[-1]["actual_silence_ms"] == 450
+    # Contact again: the controller has fenced us meanwhile; we catch up and are unfenced again.
+    life, _ = life.tick(600, 1)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, True, False, 600)
+    assert effects == () and life.state == Recovery(42, caught_up=True)
+    life, _ = life.tick(600, 2)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, False, False, 610)
+    assert effects == (BecomeUnfenced(),) and life.state == Running(42)
+
+
+def test_fenced_by_the_controller_while_running() -> None:
+    life = running(0)
+    life, _ = life.tick(100, 1)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, True, False, 101)
+    assert effects == (BecomeFenced(),) and isinstance(life.state, Recovery)
+
+
+def test_controlled_shutdown_waits_for_the_controller() -> None:
+    life = running(0)
+    with capture_logs() as events:
+        life, effects = life.on_shutdown_requested(10)
+    assert effects == () and life.state == PendingControlledShutdown(42) and life.serving
+    assert events[0]["event"] == "controlled_shutdown_started"
+    life, effects = life.tick(10, 5)  # at once, not after the interval
+    assert effects == (SendHeartbeat(3, 42, 5, want_fence=False, want_shutdown=True),)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, False, False, 12)
+    assert effects == () and isinstance(life.state, PendingControlledShutdown)
+    life, _ = life.tick(112, 5)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, False, True, 115)
+    assert effects == (BecomeFenced(), Exit()) and life.state == ShuttingDown()
+
+
+def test_shutdown_before_running_exits_at_once() -> None:
+    life = registered()
+    life, effects = life.on_shutdown_requested(1)
+    assert effects == (BecomeFenced(), Exit()) and life.state == ShuttingDown()
+
+
+def test_controlled_shutdown_without_a_controller_ends_at_the_session_timeout() -> None:
+    life = running(0)
+    life, _ = life.on_shutdown_requested(10)
+    life, _ = life.tick(10, 5)
+    life, effects = life.on_controller_unreachable(20)
+    assert effects == ()
+    life, effects = life.tick(450, 5)
+    assert effects == (BecomeFenced(), Exit()) and life.state == ShuttingDown()
+
+
+def test_a_rejected_heartbeat_is_not_contact() -> None:
+    life = running(0)
+    life, _ = life.tick(100, 1)
+    with capture_logs() as events:
+        life, effects = life.on_heartbeat_response(ErrorCode.STALE_BROKER_EPOCH, False, False, False, 110)
+    assert effects == () and life.last_contact_ms == 0
+    assert events[0]["event"] == "broker_heartbeat_rejected" and events[0]["actual_error"] == "STALE_BROKER_EPOCH"

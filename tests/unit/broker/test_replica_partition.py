@@ -1,0 +1,370 @@
+"""The pure partition core: role transitions (seed 004 §2.10), ISR expansion and shrink, HWM, AlterPartition
+answers, acks=all checks, and the shell's holder."""
+
+from __future__ import annotations
+
+import pytest
+from structlog.testing import capture_logs
+
+from broker.replica.partition import (
+    AlterPartitionResult,
+    BrokerState,
+    Committed,
+    FailPendingProduces,
+    Follower,
+    Leader,
+    PartitionConfig,
+    PartitionLeaderState,
+    PartitionMetadata,
+    PendingExpandIsr,
+    PendingShrinkIsr,
+    SendAlterPartition,
+    StartFetching,
+    StopFetching,
+    apply_metadata,
+    make_follower,
+    make_leader,
+)
+from common.errors import ErrorCode
+
+CONFIG = PartitionConfig(min_insync_replicas=2, replica_lag_time_max_ms=1000)
+EPOCHS = {0: 10, 1: 11, 2: 12}  # what the metadata shows for each broker
+
+
+def leader(isr: tuple[int, ...] = (0, 1, 2), leo: int = 10, hwm: int = 0, now: int = 0, **kw: object) -> Leader:
+    metadata = PartitionMetadata((0, 1, 2), isr, 0, kw.pop("leader_epoch", 5), kw.pop("partition_epoch", 7))  # type: ignore[arg-type]
+    state = make_leader("t-0", 0, 10, metadata, leo, hwm, kw.pop("config", CONFIG), now).state  # type: ignore[arg-type]
+    assert isinstance(state, Leader)
+    return state
+
+
+def fetch(state: Leader, replica: int, offset: int, now: int, epoch: int | None = None, leader_epoch: int = 5):  # noqa: ANN201
+    return state.on_follower_fetch(
+        replica, EPOCHS[replica] if epoch is None else epoch, leader_epoch, offset, EPOCHS, now
+    )
+
+
+# ---- transitions ----
+
+
+def test_make_leader_sets_leso_clears_followers_and_stops_fetching() -> None:
+    with capture_logs() as events:
+        transition = make_leader(
+            "t-0", 0, 10, PartitionMetadata((0, 1, 2), (0, 1), 0, 5, 7), 42, 30, CONFIG, now_ms=100
+        )
+    state = transition.state
+    assert isinstance(state, Leader)
+    assert state.leader_epoch_start_offset == 42 and state.high_watermark == 30
+    assert transition.effects == (StopFetching(),)
+    assert all(f.log_end_offset == -1 and f.broker_epoch == -1 for f in state.followers)
+    assert state.follower(1).last_caught_up_ms == 100 and state.follower(2).last_caught_up_ms == 0
+    assert events[0]["event"] == "become_leader" and events[0]["leader_epoch_start_offset"] == 42
+
+
+def test_a_sole_isr_leader_advances_the_hwm_to_its_leo_when_min_isr_allows() -> None:
+    config = PartitionConfig(min_insync_replicas=1, replica_lag_time_max_ms=1000)
+    state = leader(isr=(0,), leo=10, hwm=3, config=config)
+    assert state.high_watermark == 10
+
+
+def test_make_follower_fetches_from_the_new_leader_at_its_leo() -> None:
+    transition = make_follower("t-0", 1, PartitionMetadata((0, 1, 2), (0, 1, 2), 0, 5, 7), 17, 20)
+    assert isinstance(transition.state, Follower)
+    assert transition.state.high_watermark == 17  # never above our own LEO
+    assert transition.effects == (StopFetching(), StartFetching(0, 5, 17))
+
+
+def test_leader_to_follower_fails_waiting_produces() -> None:
+    state = leader()
+    transition = apply_metadata(state, "t-0", 0, 10, PartitionMetadata((0, 1, 2), (1, 2), 1, 6, 8), 10, 0, CONFIG, 5)
+    assert transition is not None and isinstance(transition.state, Follower)
+    assert transition.effects[0] == FailPendingProduces(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    assert StartFetching(1, 6, 10) in transition.effects
+
+
+def test_older_partition_epochs_are_ignored_and_equal_ones_change_nothing() -> None:
+    state = leader()
+    older = PartitionMetadata((0, 1, 2), (0,), 0, 5, 6)
+    with capture_logs() as events:
+        assert apply_metadata(state, "t-0", 0, 10, older, 10, 0, CONFIG, 5) is None
+    assert events[0]["event"] == "partition_update_ignored"
+    assert events[0]["known_partition_epoch"] == 7 and events[0]["update_partition_epoch"] == 6
+    same = PartitionMetadata((0, 1, 2), (0, 1, 2), 0, 5, 7)
+    assert apply_metadata(state, "t-0", 0, 10, same, 10, 0, CONFIG, 5) is None
+
+
+def test_follower_same_epoch_update_only_changes_the_isr() -> None:
+    follower = make_follower("t-0", 1, PartitionMetadata((0, 1, 2), (0, 1, 2), 0, 5, 7), 17, 10).state
+    transition = apply_metadata(
+        follower, "t-0", 1, 11, PartitionMetadata((0, 1, 2), (0, 1), 0, 5, 8), 17, 10, CONFIG, 5
+    )
+    assert transition is not None and transition.effects == ()
+    assert transition.state.isr == frozenset({0, 1})
+
+
+def test_follower_new_leader_epoch_moves_to_the_new_leaders_fetcher() -> None:
+    follower = make_follower("t-0", 1, PartitionMetadata((0, 1, 2), (0, 1, 2), 0, 5, 7), 17, 10).state
+    transition = apply_metadata(
+        follower, "t-0", 1, 11, PartitionMetadata((0, 1, 2), (1, 2), 2, 6, 8), 17, 10, CONFIG, 5
+    )
+    assert transition is not None
+    assert transition.effects == (StopFetching(), StartFetching(2, 6, 17))
+
+
+def test_leader_in_a_new_epoch_resets_leso_and_out_of_sync_followers() -> None:
+    state = leader(isr=(0, 1))
+    state = fetch(state, 1, 10, now=10).state
+    state = fetch(state, 2, 4, now=10).state
+    transition = apply_metadata(
+        state, "t-0", 0, 10, PartitionMetadata((0, 1, 2), (0, 1), 0, 6, 9), 15, state.high_watermark, CONFIG, 50
+    )
+    assert transition is not None
+    new = transition.state
+    assert isinstance(new, Leader)
+    assert new.leader_epoch_start_offset == 15
+    assert new.follower(2).last_fetch_ms == 0 and new.follower(2).fetch_leader_epoch == -1
+    assert new.follower(1).last_fetch_ms == 50 and new.follower(1).log_end_offset == 10  # in sync: kept
+    # Out of sync follower 2 cannot join until it fetches in epoch 6 at or past the LESO.
+    assert fetch(new, 2, 15, now=60, leader_epoch=5).proposal is None
+    assert fetch(new, 2, 14, now=60, leader_epoch=6).proposal is None
+    assert fetch(new, 2, 15, now=60, leader_epoch=6).proposal is not None
+
+
+def test_same_epoch_metadata_commits_the_isr_and_may_advance_the_hwm() -> None:
+    state = leader(isr=(0, 1, 2))
+    state = fetch(state, 1, 10, now=10).state
+    assert state.high_watermark == 0  # follower 2 has not fetched
+    with capture_logs() as events:
+        transition = apply_metadata(
+            state, "t-0", 0, 10, PartitionMetadata((0, 1, 2), (0, 1), 0, 5, 8), 10, 0, CONFIG, 20
+        )
+    assert transition is not None and transition.state.high_watermark == 10
+    assert [e["event"] for e in events] == ["isr_committed"]
+    assert events[0]["isr"] == [0, 1] and events[0]["partition_epoch"] == 8
+
+
+# ---- fetches, expansion and the HWM ----
+
+
+def test_hwm_is_min_leo_over_the_isr() -> None:
+    state = leader()
+    state = fetch(state, 1, 8, now=1).state
+    decision = fetch(state, 2, 6, now=2)
+    assert decision.high_watermark_changed and decision.state.high_watermark == 6
+    decision = fetch(decision.state, 2, 10, now=3)
+    assert decision.state.high_watermark == 8
+
+
+def test_hwm_waits_while_the_isr_is_below_min_insync_replicas() -> None:
+    config = PartitionConfig(min_insync_replicas=3, replica_lag_time_max_ms=1000)
+    state = leader(isr=(0, 1), config=config)
+    decision = fetch(state, 1, 10, now=1)
+    assert decision.state.high_watermark == 0 and not decision.high_watermark_changed
+
+
+def test_min_isr_larger_than_rf_uses_rf() -> None:
+    config = PartitionConfig(min_insync_replicas=5, replica_lag_time_max_ms=1000)
+    state = leader(config=config)
+    state = fetch(state, 1, 10, now=1).state
+    assert fetch(state, 2, 10, now=1).state.high_watermark == 10
+
+
+def test_expansion_needs_hwm_leso_current_epoch_and_matching_broker_epoch() -> None:
+    state = leader(isr=(0, 1), leo=10)
+    state = fetch(state, 1, 10, now=1).state
+    assert state.high_watermark == 10
+    assert fetch(state, 2, 9, now=2).proposal is None  # below the HWM
+    assert fetch(state, 2, 10, now=2, leader_epoch=4).proposal is None  # fetched in another leader epoch
+    newer = fetch(state, 2, 10, now=2, epoch=13)  # the metadata still shows epoch 12
+    assert newer.error == ErrorCode.NONE and newer.proposal is None
+    with capture_logs() as events:
+        decision = fetch(state, 2, 10, now=2)
+    proposal = decision.proposal
+    assert proposal is not None
+    assert proposal.new_isr_with_epochs == (BrokerState(0, 10), BrokerState(1, 11), BrokerState(2, 12))
+    assert (proposal.leader_epoch, proposal.partition_epoch) == (5, 7)
+    assert isinstance(decision.state.isr_state, PendingExpandIsr)
+    assert events[0]["event"] == "isr_expand_proposed"
+    assert events[0]["proposed_isr_with_epochs"] == [(0, 10), (1, 11), (2, 12)]
+    # One AlterPartition in flight: no second proposal.
+    assert fetch(decision.state, 2, 10, now=3).proposal is None
+
+
+def test_pending_expand_counts_the_new_member_for_the_hwm() -> None:
+    state = leader(isr=(0, 1), leo=10)
+    state = fetch(state, 1, 10, now=1).state
+    state = fetch(state, 2, 10, now=2).state
+    assert isinstance(state.isr_state, PendingExpandIsr)
+    state, _ = state.on_local_append(20)
+    state = fetch(state, 1, 20, now=3).state
+    assert state.high_watermark == 10  # waits for 2 as well
+    state = fetch(state, 2, 15, now=4).state
+    assert state.high_watermark == 15
+
+
+def test_a_fetch_with_an_older_broker_epoch_is_rejected_and_not_counted() -> None:
+    state = leader()
+    state = fetch(state, 1, 5, now=1).state
+    with capture_logs() as events:
+        decision = fetch(state, 1, 9, now=2, epoch=9)  # older than the metadata's 11
+    assert decision.error == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert decision.state.follower(1).log_end_offset == 5
+    assert events == [
+        {
+            "partition": "t-0",
+            "replica_id": 1,
+            "expected_epoch": 11,
+            "actual_epoch": 9,
+            "event": "fetch_rejected_stale_broker_epoch",
+            "log_level": "warning",
+        }
+    ]
+    # Older than the cached epoch from the latest fetch, even when the metadata lags behind it.
+    state = fetch(state, 1, 6, now=3, epoch=20).state
+    assert fetch(state, 1, 9, now=4, epoch=19).error == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+def test_unknown_replicas_and_offsets_past_our_leo_are_errors() -> None:
+    state = leader(leo=10)
+    assert state.on_follower_fetch(7, 1, 5, 0, EPOCHS, 1).error == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert fetch(state, 1, 11, now=1).error == ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+# ---- shrink ----
+
+
+def test_shrink_after_replica_lag_time_max() -> None:
+    state = leader(leo=10, now=0)
+    state = fetch(state, 1, 10, now=500).state
+    state = fetch(state, 2, 10, now=500).state
+    state, _ = state.on_local_append(20)
+    state = fetch(state, 1, 20, now=900).state
+    state = fetch(state, 2, 12, now=1400).state  # has what we had at its previous fetch (10): caught up at 500
+    assert state.maybe_shrink_isr(1500, EPOCHS)[1] is None
+    with capture_logs() as events:
+        state, proposal = state.maybe_shrink_isr(1501, EPOCHS)
+    assert proposal is not None and proposal.isr == frozenset({0, 1})
+    assert isinstance(state.isr_state, PendingShrinkIsr) and state.isr_state.removing == frozenset({2})
+    assert events[0]["event"] == "isr_shrink_proposed" and events[0]["lag_ms"] == {2: 1001}
+    # PendingShrinkIsr keeps the old ISR for the HWM.
+    assert state.maximal_isr == frozenset({0, 1, 2}) and state.high_watermark == 12
+
+
+def test_isr_members_get_one_lag_period_after_a_new_leader() -> None:
+    state = leader(now=1000)
+    assert state.maybe_shrink_isr(2000, EPOCHS)[1] is None
+    assert state.maybe_shrink_isr(2001, EPOCHS)[1] is not None
+
+
+# ---- AlterPartition answers ----
+
+
+def expanding() -> tuple[Leader, object]:
+    state = leader(isr=(0, 1), leo=10)
+    state = fetch(state, 1, 10, now=1).state
+    decision = fetch(state, 2, 10, now=2)
+    return decision.state, decision.proposal
+
+
+def test_accepted_change_is_committed_with_the_controllers_partition_epoch() -> None:
+    state, proposal = expanding()
+    with capture_logs() as events:
+        state, effects = state.on_alter_partition_response(
+            proposal,
+            AlterPartitionResult(ErrorCode.NONE, (0, 1, 2), 5, 8),  # type: ignore[arg-type]
+        )
+    assert effects == () and state.isr_state == Committed(frozenset({0, 1, 2})) and state.partition_epoch == 8
+    assert events[0]["event"] == "isr_committed" and events[0]["partition_epoch"] == 8
+
+
+def test_ineligible_replica_rolls_back_to_the_committed_isr() -> None:
+    state, proposal = expanding()
+    with capture_logs() as events:
+        state, effects = state.on_alter_partition_response(
+            proposal,
+            AlterPartitionResult(ErrorCode.INELIGIBLE_REPLICA),  # type: ignore[arg-type]
+        )
+    assert effects == () and state.isr_state == Committed(frozenset({0, 1}))
+    assert events[0] == {
+        "partition": "t-0",
+        "error": "INELIGIBLE_REPLICA",
+        "proposed": [0, 1, 2],
+        "committed": [0, 1],
+        "event": "isr_rolled_back",
+        "log_level": "info",
+    }
+
+
+@pytest.mark.parametrize("error", [ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.INVALID_UPDATE_VERSION])
+def test_stale_epochs_wait_for_new_metadata(error: ErrorCode) -> None:
+    state, proposal = expanding()
+    after, effects = state.on_alter_partition_response(proposal, AlterPartitionResult(error))  # type: ignore[arg-type]
+    assert effects == () and after.isr_state == state.isr_state  # no new proposal until metadata arrives
+    assert fetch(after, 2, 10, now=5).proposal is None
+    transition = apply_metadata(after, "t-0", 0, 10, PartitionMetadata((0, 1, 2), (0, 1), 0, 5, 9), 10, 10, CONFIG, 6)
+    assert transition is not None and transition.state.isr_state == Committed(frozenset({0, 1}))
+
+
+@pytest.mark.parametrize("error", [ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NOT_CONTROLLER])
+def test_unknown_outcomes_keep_the_pending_state_and_retry(error: ErrorCode) -> None:
+    state, proposal = expanding()
+    after, effects = state.on_alter_partition_response(proposal, AlterPartitionResult(error))  # type: ignore[arg-type]
+    assert effects == (SendAlterPartition(proposal),) and after.isr_state == state.isr_state  # type: ignore[arg-type]
+
+
+def test_late_responses_lose_to_newer_metadata() -> None:
+    state, proposal = expanding()
+    transition = apply_metadata(
+        state, "t-0", 0, 10, PartitionMetadata((0, 1, 2), (0, 1, 2), 0, 5, 9), 10, 10, CONFIG, 6
+    )
+    assert transition is not None
+    state = transition.state
+    assert isinstance(state, Leader)
+    after, _ = state.on_alter_partition_response(
+        proposal,
+        AlterPartitionResult(ErrorCode.NONE, (0, 1), 5, 8),  # type: ignore[arg-type]
+    )
+    assert after is state
+    assert after.on_alter_partition_response(proposal, AlterPartitionResult(ErrorCode.INELIGIBLE_REPLICA))[0] is state  # type: ignore[arg-type]
+
+
+# ---- produce ----
+
+
+def test_acks_all_needs_min_insync_replicas() -> None:
+    state = leader(isr=(0,))
+    with capture_logs() as events:
+        assert state.check_produce(-1) == ErrorCode.NOT_ENOUGH_REPLICAS
+    assert events[0]["expected_min_isr"] == 2 and events[0]["actual_isr"] == [0]
+    assert state.check_produce(1) == ErrorCode.NONE and state.check_produce(0) == ErrorCode.NONE
+    assert state.check_produce(-1, min_insync_replicas=1) == ErrorCode.NONE
+
+
+def test_produce_outcome() -> None:
+    state = leader(isr=(0, 1), leo=10)
+    assert state.produce_outcome(10) is None
+    state = fetch(state, 1, 10, now=1).state
+    assert state.produce_outcome(10) == ErrorCode.NONE
+    assert state.produce_outcome(11) is None
+    shrunk = apply_metadata(state, "t-0", 0, 10, PartitionMetadata((0, 1, 2), (0,), 0, 5, 8), 10, 10, CONFIG, 2)
+    assert shrunk is not None and isinstance(shrunk.state, Leader)
+    assert shrunk.state.produce_outcome(11) == ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+
+
+# ---- the shell's holder ----
+
+
+def test_partition_leader_state_mirrors_the_pure_core() -> None:
+    holder = PartitionLeaderState.become_leader("t-0", 0, 10, (0, 1, 2), (0, 1), 5, 7, 10, 0, 2, 1000, 0)
+    assert holder.leader_epoch == 5 and holder.min_insync_replicas == 2
+    holder.on_follower_fetch(1, 11, 5, 10, EPOCHS, 1)
+    assert holder.high_watermark == 10
+    decision = holder.on_follower_fetch(2, 12, 5, 10, EPOCHS, 2)
+    assert decision.proposal is not None and isinstance(holder.isr_state, PendingExpandIsr)
+    assert holder.on_alter_partition_response(decision.proposal, ErrorCode.REQUEST_TIMED_OUT, (), -1, -1) is True
+    assert holder.on_alter_partition_response(decision.proposal, ErrorCode.NONE, (0, 1, 2), 5, 8) is False
+    assert holder.isr_state == Committed(frozenset({0, 1, 2})) and holder.partition_epoch == 8
+    holder.apply_metadata((0, 1, 2), (0, 1), 5, 9, 3)
+    assert holder.isr_state == Committed(frozenset({0, 1}))
+    assert holder.on_local_append(12) is False and holder.produce_outcome(12) is None
+    assert holder.check_produce(-1) == ErrorCode.NONE
