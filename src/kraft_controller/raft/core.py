@@ -13,7 +13,7 @@ snapshots) before the Sends that follow them, so nothing is promised before it i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import structlog
@@ -31,15 +31,24 @@ from kraft_controller.raft.messages import (
     FetchSnapshotRequest,
     FetchSnapshotResponse,
     LogEntry,
+    Propose,
+    RaftEvent,
     RaftRequest,
     RaftResponse,
+    RequestFailed,
+    RequestReceived,
+    Resign,
+    ResponseReceived,
     SnapshotId,
+    SnapshotTaken,
+    Tick,
     VoteRequest,
     VoteResponse,
 )
 from kraft_controller.raft.quorum import has_majority, majority_offset
 
 MAX_ENTRIES_PER_FETCH = 2000
+HIGH_WATERMARK_LOG_INTERVAL = 1000  # log the HWM once per leader epoch, then once every this many offsets
 
 
 class RandomSource(Protocol):
@@ -52,6 +61,7 @@ class RaftConfig:
     fetch_timeout_ms: int = 2000  # controller.quorum.fetch.timeout.ms
     election_backoff_max_ms: int = 1000  # controller.quorum.election.backoff.max.ms
     retry_backoff_ms: int = 50
+    fetch_max_wait_ms: int = 500  # KafkaRaftClient fixes it at 500 (no config); the shell long-polls a Fetch
 
 
 # ---- roles (a sum type) ----
@@ -141,6 +151,29 @@ class LeaderChanged:
     epoch_start_offset: int  # for a new leader: the offset of its first entry of the epoch
 
 
+@dataclass(frozen=True)
+class ProposeResult:
+    base_offset: int | None  # None: not the leader
+    leader_id: int | None
+    epoch: int
+    error_code: ErrorCode = ErrorCode.NONE  # NOT_LEADER_OR_FOLLOWER when refused
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The answer to a request received through `step`; sent after the persistence effects before it."""
+
+    destination: int
+    response: RaftResponse
+
+
+@dataclass(frozen=True)
+class Proposed:
+    """The outcome of a `Propose` event passed to `step`."""
+
+    result: ProposeResult
+
+
 Effect = (
     PersistQuorumState
     | AppendToLog
@@ -150,10 +183,12 @@ Effect = (
     | Send
     | CommitAdvanced
     | LeaderChanged
+    | Reply
+    | Proposed
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReplicaProgress:
     """What the leader knows of a voter or observer (for the HWM and DescribeQuorum)."""
 
@@ -163,19 +198,23 @@ class ReplicaProgress:
 
 
 @dataclass(frozen=True)
-class ProposeResult:
-    base_offset: int | None  # None: not the leader
-    leader_id: int | None
-    epoch: int
-
-
-@dataclass
 class _Timers:
     election_deadline_ms: int = 0
     fetch_deadline_ms: int = 0
     next_fetch_ms: int = 0
     fetch_in_flight: bool = False
     fetch_target: int = 0  # rotates through voters while no leader is known
+
+
+def _request_epoch(request: RaftRequest) -> int:
+    match request:
+        case VoteRequest():
+            return request.candidate_epoch
+        case BeginQuorumEpochRequest() | EndQuorumEpochRequest():
+            return request.leader_epoch
+        case FetchRequest() | FetchSnapshotRequest():
+            return request.current_leader_epoch
+    raise TypeError(f"unknown request {request!r}")
 
 
 class RaftNode:
@@ -209,6 +248,7 @@ class RaftNode:
         self.high_watermark = self.log_start_offset  # re-learned from the leader after a restart
         self.progress: dict[int, ReplicaProgress] = {}
         self.timers = _Timers()
+        self._logged_high_watermark: tuple[int, int] = (-1, -1)  # (epoch, offset) of the last HWM event
         self._log = structlog.get_logger().bind(raft_node=node_id)
         if leader_id == node_id:
             self.role: Role = Resigned()  # a restarted leader does not resume leading its old epoch
@@ -219,8 +259,28 @@ class RaftNode:
         else:
             self.role = Unattached()
         self._reset_election_timer(now_ms)
-        self.timers.fetch_deadline_ms = now_ms + config.fetch_timeout_ms
-        self.timers.fetch_target = min(self.voters)
+        self.timers = replace(self.timers, fetch_deadline_ms=now_ms + config.fetch_timeout_ms)
+
+    def step(self, event: RaftEvent, now_ms: int) -> list[Effect]:
+        """One entry point for every event; requests are answered by a `Reply`, proposals by `Proposed`."""
+        match event:
+            case Tick():
+                return self.tick(now_ms)
+            case RequestReceived(sender, request):
+                response, effects = self.handle_request(sender, request, now_ms)
+                return effects + [Reply(sender, response)]
+            case ResponseReceived(sender, response):
+                return self.handle_response(sender, response, now_ms)
+            case RequestFailed(destination, request):
+                return self.handle_failure(destination, request, now_ms)
+            case Propose(entries):
+                result, effects = self.propose(entries, now_ms)
+                return effects + [Proposed(result)]
+            case Resign():
+                return self.resign(now_ms)
+            case SnapshotTaken(end_offset, data):
+                return self.take_snapshot(end_offset, data)
+        raise TypeError(f"unknown event {event!r}")
 
     # ---- log helpers ----
 
@@ -264,7 +324,7 @@ class RaftNode:
 
     def _reset_election_timer(self, now_ms: int) -> None:
         timeout = self.config.election_timeout_ms
-        self.timers.election_deadline_ms = now_ms + self.rng.randint(timeout, 2 * timeout)
+        self.timers = replace(self.timers, election_deadline_ms=now_ms + self.rng.randint(timeout, 2 * timeout))
 
     def _become_unattached(self, epoch: int, now_ms: int) -> list[Effect]:
         changed_leader = self.leader_id is not None
@@ -285,9 +345,12 @@ class RaftNode:
         self.epoch = epoch
         self.leader_id = leader_id
         self.role = Follower(leader_id)
-        self.timers.fetch_deadline_ms = now_ms + self.config.fetch_timeout_ms
-        self.timers.next_fetch_ms = now_ms
-        self.timers.fetch_in_flight = False
+        self.timers = replace(
+            self.timers,
+            fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms,
+            next_fetch_ms=now_ms,
+            fetch_in_flight=False,
+        )
         self._log.info("raft_leader_discovered", epoch=epoch, leader=leader_id)
         return [self._persist(), LeaderChanged(epoch, leader_id, -1)]
 
@@ -327,7 +390,8 @@ class RaftNode:
         self.role = Leader(start)
         self.progress = {voter: ReplicaProgress() for voter in self.voters}
         self.progress[self.node_id] = ReplicaProgress(start, now_ms, now_ms)
-        self.timers.fetch_deadline_ms = now_ms + self.config.fetch_timeout_ms  # grace before the quorum check
+        # Grace before the first quorum check.
+        self.timers = replace(self.timers, fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms)
         marker = LogEntry(start, self.epoch, b"", control=True)  # commits the epoch: KRaft's LeaderChange record
         self.entries.append(marker)
         self._log.info(
@@ -382,18 +446,18 @@ class RaftNode:
             if not others:
                 return []
             target = others[self.timers.fetch_target % len(others)]
-            self.timers.fetch_target += 1
-        self.timers.fetch_in_flight = True
+            self.timers = replace(self.timers, fetch_target=self.timers.fetch_target + 1)
+        self.timers = replace(self.timers, fetch_in_flight=True)
         request = FetchRequest(self.node_id, self.epoch, self.log_end_offset, self.last_epoch)
         return [Send(target, request)]
 
     def propose(self, data: Sequence[bytes], now_ms: int) -> tuple[ProposeResult, list[Effect]]:
         if not isinstance(self.role, Leader):
-            return ProposeResult(None, self.leader_id, self.epoch), []
+            return ProposeResult(None, self.leader_id, self.epoch, ErrorCode.NOT_LEADER_OR_FOLLOWER), []
         base = self.log_end_offset
         new = tuple(LogEntry(base + i, self.epoch, item) for i, item in enumerate(data))
         self.entries.extend(new)
-        self.progress[self.node_id].fetch_offset = self.log_end_offset
+        self.progress[self.node_id] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
         effects: list[Effect] = [AppendToLog(new)]
         return ProposeResult(base, self.node_id, self.epoch), effects + self._advance_leader_high_watermark(now_ms)
 
@@ -426,18 +490,33 @@ class RaftNode:
 
     def handle_request(self, sender: int, request: RaftRequest, now_ms: int) -> tuple[RaftResponse, list[Effect]]:
         """Answer a request; the effects (persistence first) must run before the response is sent."""
+        response: RaftResponse
+        effects: list[Effect] = []
         match request:
             case VoteRequest():
-                return self._handle_vote(request, now_ms)
+                response, effects = self._handle_vote(request, now_ms)
             case BeginQuorumEpochRequest():
-                return self._handle_begin_epoch(request, now_ms)
+                response, effects = self._handle_begin_epoch(request, now_ms)
             case EndQuorumEpochRequest():
-                return self._handle_end_epoch(request, now_ms)
+                response, effects = self._handle_end_epoch(request, now_ms)
             case FetchRequest():
-                return self._handle_fetch(request, now_ms)
+                response, effects = self._handle_fetch(request, now_ms)
             case FetchSnapshotRequest():
-                return self._handle_fetch_snapshot(request), []
-        raise TypeError(f"unknown request {request!r}")
+                response = self._handle_fetch_snapshot(request)
+            case _:
+                raise TypeError(f"unknown request {request!r}")
+        if response.error_code != ErrorCode.NONE:
+            # Debug level: observers looking for the leader are refused by every non-leader, often.
+            self._log.debug(
+                "raft_request_rejected",
+                request=type(request).__name__,
+                sender=sender,
+                error=response.error_code.name,
+                expected_leader_epoch=self.epoch,
+                actual_leader_epoch=_request_epoch(request),
+                leader=response.leader_id,
+            )
+        return response, effects
 
     def _leader_or_none(self) -> int:
         return self.leader_id if self.leader_id is not None else NO_LEADER
@@ -461,15 +540,18 @@ class RaftNode:
         else:
             reason = ""
         if reason:
+            # expected: the candidate's log must be at least (last_epoch, last_offset) of ours; actual: its own.
             self._log.info(
                 "raft_vote_rejected",
                 epoch=self.epoch,
                 candidate=request.candidate_id,
                 reason=reason,
-                candidate_last_offset=request.last_offset,
-                candidate_last_epoch=request.last_offset_epoch,
-                last_offset=self.log_end_offset,
-                last_epoch=self.last_epoch,
+                expected_min_last_epoch=self.last_epoch,
+                expected_min_last_offset=self.log_end_offset,
+                actual_last_epoch=request.last_offset_epoch,
+                actual_last_offset=request.last_offset,
+                voted_for=self.voted_for,
+                leader=self.leader_id,
             )
             return VoteResponse(ErrorCode.NONE, self._leader_or_none(), self.epoch, False), effects
         if self.voted_for is None:
@@ -477,7 +559,15 @@ class RaftNode:
             self.role = Voted(request.candidate_id)
             effects.append(self._persist())  # durable before the grant leaves this node
         self._reset_election_timer(now_ms)
-        self._log.info("raft_vote_granted", epoch=self.epoch, candidate=request.candidate_id)
+        self._log.info(
+            "raft_vote_granted",
+            epoch=self.epoch,
+            candidate=request.candidate_id,
+            candidate_last_epoch=request.last_offset_epoch,
+            candidate_last_offset=request.last_offset,
+            last_epoch=self.last_epoch,
+            last_offset=self.log_end_offset,
+        )
         return VoteResponse(ErrorCode.NONE, NO_LEADER, self.epoch, True), effects
 
     def _handle_begin_epoch(
@@ -497,14 +587,18 @@ class RaftNode:
             return EndQuorumEpochResponse(ErrorCode.FENCED_LEADER_EPOCH, self._leader_or_none(), self.epoch), []
         effects: list[Effect] = []
         if request.leader_epoch > self.epoch or self.leader_id == request.leader_id:
-            effects = self._become_unattached(request.leader_epoch, now_ms)
+            # Stay a follower of the resigned leader in its epoch: forgetting the epoch's vote or leader here would
+            # let a stale candidate of the same epoch win a second election in it. The election happens in the
+            # next epoch, when the (shortened) fetch deadline passes.
+            if request.leader_epoch > self.epoch or not isinstance(self.role, Follower):
+                effects = self._become_follower(request.leader_epoch, request.leader_id, now_ms)
             # The preferred successors (most caught up first) time out first, so one of them usually wins.
             rank = (
                 request.preferred_successors.index(self.node_id)
                 if self.node_id in request.preferred_successors
                 else len(request.preferred_successors)
             )
-            self.timers.election_deadline_ms = now_ms + rank * self.config.retry_backoff_ms * 4
+            self.timers = replace(self.timers, fetch_deadline_ms=now_ms + rank * self.config.retry_backoff_ms * 4)
         return EndQuorumEpochResponse(ErrorCode.NONE, self._leader_or_none(), self.epoch), effects
 
     def _handle_fetch(self, request: FetchRequest, now_ms: int) -> tuple[FetchResponse, list[Effect]]:
@@ -542,11 +636,9 @@ class RaftNode:
                 self.log_start_offset,
                 diverging_epoch=end,
             ), []
-        progress = self.progress.setdefault(request.replica_id, ReplicaProgress())
-        progress.fetch_offset = request.fetch_offset
-        progress.last_fetch_ms = now_ms
-        if request.fetch_offset >= self.log_end_offset:
-            progress.last_caught_up_ms = now_ms
+        previous = self.progress.get(request.replica_id, ReplicaProgress())
+        caught_up_ms = now_ms if request.fetch_offset >= self.log_end_offset else previous.last_caught_up_ms
+        self.progress[request.replica_id] = ReplicaProgress(request.fetch_offset, now_ms, caught_up_ms)
         effects = self._advance_leader_high_watermark(now_ms) if request.replica_id in self.voters else []
         limit = self.log_end_offset if request.replica_id in self.voters else self.high_watermark
         first = request.fetch_offset - self.log_start_offset
@@ -580,6 +672,12 @@ class RaftNode:
         first = max(self.high_watermark, self.log_start_offset)
         newly = tuple(self.entries[first - self.log_start_offset : offset - self.log_start_offset])
         self.high_watermark = offset
+        logged_epoch, logged_offset = self._logged_high_watermark
+        if logged_epoch != self.epoch or offset - logged_offset >= HIGH_WATERMARK_LOG_INTERVAL:
+            self._logged_high_watermark = (self.epoch, offset)
+            self._log.info(
+                "raft_high_watermark_advanced", epoch=self.epoch, leader=self.leader_id, high_watermark=offset
+            )
         return [CommitAdvanced(offset, newly)]
 
     def _check_quorum(self, now_ms: int) -> list[Effect]:
@@ -614,8 +712,9 @@ class RaftNode:
     def handle_failure(self, destination: int, request: RaftRequest, now_ms: int) -> list[Effect]:
         """A request could not be delivered (connection refused, timeout)."""
         if isinstance(request, FetchRequest | FetchSnapshotRequest):
-            self.timers.fetch_in_flight = False
-            self.timers.next_fetch_ms = now_ms + self.config.retry_backoff_ms
+            self.timers = replace(
+                self.timers, fetch_in_flight=False, next_fetch_ms=now_ms + self.config.retry_backoff_ms
+            )
         return []
 
     def _handle_vote_response(self, sender: int, response: VoteResponse, now_ms: int) -> list[Effect]:
@@ -631,18 +730,19 @@ class RaftNode:
         return []
 
     def _handle_fetch_response(self, sender: int, response: FetchResponse, now_ms: int) -> list[Effect]:
-        self.timers.fetch_in_flight = False
+        self.timers = replace(self.timers, fetch_in_flight=False)
         effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
         if response.error_code != ErrorCode.NONE:
-            self.timers.next_fetch_ms = now_ms + self.config.retry_backoff_ms
+            self.timers = replace(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
             return effects
         if not isinstance(self.role, Follower) or self.role.leader_id != sender or response.leader_epoch != self.epoch:
-            self.timers.next_fetch_ms = now_ms + self.config.retry_backoff_ms
+            self.timers = replace(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
             return effects
-        self.timers.fetch_deadline_ms = now_ms + self.config.fetch_timeout_ms
-        self.timers.next_fetch_ms = now_ms
+        self.timers = replace(
+            self.timers, fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms, next_fetch_ms=now_ms
+        )
         if response.snapshot_id is not None:
-            self.timers.fetch_in_flight = True
+            self.timers = replace(self.timers, fetch_in_flight=True)
             return effects + [Send(sender, FetchSnapshotRequest(self.node_id, self.epoch, response.snapshot_id))]
         if response.diverging_epoch is not None:
             return effects + self._truncate_to_diverging(response.diverging_epoch)
@@ -675,22 +775,23 @@ class RaftNode:
     def _handle_fetch_snapshot_response(
         self, sender: int, response: FetchSnapshotResponse, now_ms: int
     ) -> list[Effect]:
-        self.timers.fetch_in_flight = False
+        self.timers = replace(self.timers, fetch_in_flight=False)
         effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
         if response.error_code != ErrorCode.NONE or response.snapshot_id is None:
-            self.timers.next_fetch_ms = now_ms + self.config.retry_backoff_ms
+            self.timers = replace(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
             return effects
         snapshot = response.snapshot_id
         stale = (
             not isinstance(self.role, Follower) or self.role.leader_id != sender or response.leader_epoch != self.epoch
         )
-        if stale or snapshot.end_offset < self.high_watermark:  # a late or duplicated answer: nothing to install
-            self.timers.next_fetch_ms = now_ms
+        # A late or duplicated answer: nothing to install.
+        if stale or snapshot == self.snapshot_id or snapshot.end_offset < self.high_watermark:
+            self.timers = replace(self.timers, next_fetch_ms=now_ms)
             return effects
         self.entries = []
         self.log_start_offset = snapshot.end_offset
         self.snapshot_id = snapshot
         self.snapshot_data = response.data
         self.high_watermark = max(self.high_watermark, snapshot.end_offset)
-        self.timers.next_fetch_ms = now_ms
+        self.timers = replace(self.timers, next_fetch_ms=now_ms)
         return effects + [InstallSnapshot(snapshot, response.data)]

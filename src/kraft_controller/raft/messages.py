@@ -110,3 +110,52 @@ class FetchSnapshotResponse:
 
 RaftRequest = VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest | FetchSnapshotRequest
 RaftResponse = VoteResponse | BeginQuorumEpochResponse | EndQuorumEpochResponse | FetchResponse | FetchSnapshotResponse
+
+
+# ---- events for `RaftNode.step` (its other public methods are the same entry points, one per event) ----
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Timers: election, fetch timeout, next fetch, the leader's quorum check."""
+
+
+@dataclass(frozen=True)
+class RequestReceived:
+    sender: int
+    request: RaftRequest
+
+
+@dataclass(frozen=True)
+class ResponseReceived:
+    sender: int
+    response: RaftResponse
+
+
+@dataclass(frozen=True)
+class RequestFailed:
+    """A request could not be delivered or timed out."""
+
+    destination: int
+    request: RaftRequest
+
+
+@dataclass(frozen=True)
+class Propose:
+    entries: tuple[bytes, ...]
+
+
+@dataclass(frozen=True)
+class Resign:
+    """Graceful shutdown of the leader (EndQuorumEpoch)."""
+
+
+@dataclass(frozen=True)
+class SnapshotTaken:
+    """The state machine's image of every entry below `end_offset` (which must be committed)."""
+
+    end_offset: int
+    data: bytes
+
+
+RaftEvent = Tick | RequestReceived | ResponseReceived | RequestFailed | Propose | Resign | SnapshotTaken

@@ -48,6 +48,12 @@ class Disk:
         start = self.snapshot[0].end_offset if self.snapshot else 0
         return start + len(self.entries)
 
+    @property
+    def last_epoch(self) -> int:
+        if self.entries:
+            return self.entries[-1].epoch
+        return self.snapshot[0].epoch if self.snapshot else 0
+
 
 @dataclass
 class SimNode:
@@ -76,6 +82,9 @@ class RaftSimulation:
             self._schedule(self.rng.randint(0, TICK_MS), "tick", node_id)
         self.leaders_by_epoch: dict[int, int] = {}
         self.committed_history: dict[int, LogEntry] = {}
+        # Log Matching, checked on every append anywhere: (offset, epoch) names one entry whose predecessor has one
+        # epoch; by induction two logs sharing (offset, epoch) then share the whole prefix.
+        self.appended: dict[tuple[int, int], tuple[bytes, bool, int]] = {}
         self.proposed = 0
         self.events = 0
 
@@ -88,8 +97,15 @@ class RaftSimulation:
         node = self.nodes[node_id]
         disk = node.disk
         node.raft = RaftNode(
-            node_id, self.voter_ids, self.config, random.Random(self.rng.random()), self.now,
-            epoch=disk.epoch, voted_for=disk.voted_for, leader_id=disk.leader_id, entries=list(disk.entries),
+            node_id,
+            self.voter_ids,
+            self.config,
+            random.Random(self.rng.random()),
+            self.now,
+            epoch=disk.epoch,
+            voted_for=disk.voted_for,
+            leader_id=disk.leader_id,
+            entries=list(disk.entries),
             snapshot=disk.snapshot,
         )
         node.committed = []
@@ -113,15 +129,21 @@ class RaftSimulation:
             match effect:
                 case PersistQuorumState():
                     node.disk.epoch, node.disk.voted_for, node.disk.leader_id = (
-                        effect.epoch, effect.voted_for, effect.leader_id)
+                        effect.epoch,
+                        effect.voted_for,
+                        effect.leader_id,
+                    )
                 case AppendToLog():
                     if effect.entries[0].offset != node.disk.end_offset:
-                        raise InvariantViolation(f"node {node_id} appends at {effect.entries[0].offset}, "
-                                                 f"disk ends at {node.disk.end_offset}")
-                    node.disk.entries.extend(effect.entries)
+                        raise InvariantViolation(
+                            f"node {node_id} appends at {effect.entries[0].offset}, disk ends at {node.disk.end_offset}"
+                        )
+                    for entry in effect.entries:
+                        self._check_append(node_id, node.disk, entry)
+                        node.disk.entries.append(entry)
                 case TruncateLog():
                     start = node.disk.snapshot[0].end_offset if node.disk.snapshot else 0
-                    del node.disk.entries[effect.end_offset - start:]
+                    del node.disk.entries[effect.end_offset - start :]
                 case InstallSnapshot():
                     node.disk.snapshot = (effect.snapshot_id, effect.data)
                     node.disk.entries = []
@@ -129,7 +151,7 @@ class RaftSimulation:
                     node.commit_offset = effect.snapshot_id.end_offset
                 case SaveSnapshot():
                     start = node.disk.snapshot[0].end_offset if node.disk.snapshot else 0
-                    node.disk.entries = node.disk.entries[effect.snapshot_id.end_offset - start:]
+                    node.disk.entries = node.disk.entries[effect.snapshot_id.end_offset - start :]
                     node.disk.snapshot = (effect.snapshot_id, effect.data)
                 case CommitAdvanced():
                     self._on_commit(node, effect)
@@ -141,10 +163,22 @@ class RaftSimulation:
                 case _:
                     raise AssertionError(f"unknown effect {effect!r}")
 
+    def _check_append(self, node_id: int, disk: Disk, entry: LogEntry) -> None:
+        if node_id not in self.voter_ids and self.committed_history.get(entry.offset) != entry:
+            raise InvariantViolation(f"observer {node_id} received uncommitted entry {entry}")
+        identity = (entry.data, entry.control, disk.last_epoch)
+        known = self.appended.setdefault((entry.offset, entry.epoch), identity)
+        if known != identity:
+            raise InvariantViolation(
+                f"node {node_id} appends offset {entry.offset} epoch {entry.epoch} as (data, control, previous "
+                f"epoch) {identity}, another log has {known}"
+            )
+
     def _on_commit(self, node: SimNode, effect: CommitAdvanced) -> None:
         if effect.high_watermark < node.commit_offset:
-            raise InvariantViolation(f"node {node.node_id} commit went back {node.commit_offset} -> "
-                                     f"{effect.high_watermark}")
+            raise InvariantViolation(
+                f"node {node.node_id} commit went back {node.commit_offset} -> {effect.high_watermark}"
+            )
         for entry in effect.entries:
             if entry.offset != node.commit_offset:
                 raise InvariantViolation(f"node {node.node_id} committed {entry.offset}, expected {node.commit_offset}")
@@ -205,6 +239,15 @@ class RaftSimulation:
         self.proposed += count
         return result.base_offset is not None
 
+    def resign(self) -> bool:
+        """A graceful shutdown of the current leader: it sends EndQuorumEpoch and stops leading."""
+        leaders = [n for n in self.nodes.values() if n.raft is not None and n.raft.is_leader]
+        if not leaders:
+            return False
+        leader = self.rng.choice(leaders)
+        self._apply(leader.node_id, leader.raft.resign(self.now))
+        return True
+
     def step(self) -> None:
         when, _seq, kind, payload = heapq.heappop(self.queue)
         self.now = max(self.now, when)
@@ -249,8 +292,9 @@ class RaftSimulation:
                 continue
             for offset in range(start, match + 1):
                 if a.entry(offset) != b.entry(offset):
-                    raise InvariantViolation(f"logs of {a.node_id} and {b.node_id} differ at {offset} below a "
-                                             f"matching entry at {match}")
+                    raise InvariantViolation(
+                        f"logs of {a.node_id} and {b.node_id} differ at {offset} below a matching entry at {match}"
+                    )
 
     def snapshot(self, node_id: int) -> None:
         """The node's state machine snapshots everything it has committed (its data: the committed values)."""

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-from raft_sim import RaftSimulation
+from raft_sim import InvariantViolation, RaftSimulation
 
-SEEDS = int(os.environ.get("MINIKAFKA_RAFT_SEEDS", "200"))
+from kraft_controller.raft.core import RaftNode
+from kraft_controller.raft.messages import FetchRequest, VoteRequest
+
+# Soak: MINIKAFKA_RAFT_SEEDS=5000 runs that many seeds (read here only, never by the code under test).
+SEEDS = int(os.environ.get("MINIKAFKA_RAFT_SEEDS", "300"))
 CHAOS_MS = 3000
 HEAL_MS = 4000
 
@@ -38,6 +44,8 @@ def run_schedule(seed: int) -> RaftSimulation:
             sim.cut.discard(rng.choice(sorted(sim.cut, key=sorted)))
         elif roll < 0.92:
             sim.snapshot(rng.choice(sim.node_ids))
+        elif roll < 0.95:
+            sim.resign()
         if rng.random() < 0.1:
             sim.check_log_matching()
     # Heal: every node up, every link up, no drops; a leader must emerge and new entries commit everywhere.
@@ -73,3 +81,52 @@ def test_simulation_exercises_elections_and_truncations() -> None:
         commits += len(sim.committed_history)
     assert epochs >= 20
     assert commits >= 300
+
+
+def forget_votes(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A broken vote rule: the node forgets whom it voted for in the epoch (and the epoch's leader)."""
+
+    def handle_vote(self: RaftNode, request: VoteRequest, now_ms: int) -> Any:
+        if request.candidate_epoch == self.epoch:
+            self.voted_for = None
+            self.leader_id = None
+        return original(self, request, now_ms)
+
+    return handle_vote
+
+
+def leak_uncommitted(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A broken leader: observers are answered as if they were voters (entries above the HWM)."""
+
+    def handle_fetch(self: RaftNode, request: FetchRequest, now_ms: int) -> Any:
+        voters = self.voters
+        self.voters = voters | {request.replica_id}
+        try:
+            return original(self, request, now_ms)
+        finally:
+            self.voters = voters
+
+    return handle_fetch
+
+
+@pytest.mark.parametrize(
+    ("method", "mutation", "expected"),
+    [
+        ("_handle_vote", forget_votes, "two leaders in epoch"),
+        ("_handle_fetch", leak_uncommitted, "received uncommitted entry"),
+    ],
+)
+def test_the_invariants_catch_a_broken_core(
+    monkeypatch: pytest.MonkeyPatch, method: str, mutation: Callable[..., Any], expected: str
+) -> None:
+    """The checks can fail: with a deliberately broken rule some seed violates an invariant."""
+    monkeypatch.setattr(RaftNode, method, mutation(getattr(RaftNode, method)))
+    failures = []
+    for seed in range(60):
+        try:
+            run_schedule(seed)
+        except InvariantViolation as violation:
+            failures.append(str(violation))
+            if expected in str(violation):
+                return
+    raise AssertionError(f"no seed showed {expected!r}; failures: {failures[:3]}")
