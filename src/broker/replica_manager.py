@@ -1,7 +1,7 @@
 """The broker's replicas: leader and follower roles from metadata, Produce/Fetch on the leader, acks=all waits,
 AlterPartition sending (holdable for the KIP-903 replay), and the follower fetchers.
 
-The replication decisions live in the pure `broker.replica.partition.PartitionLeaderState`; this shell owns the
+The replication decisions live in the pure `broker.replica.partition` roles (Leader, Follower); this shell owns the
 logs, the clock, the network and the waiting.
 """
 
@@ -18,7 +18,19 @@ from broker.config import BrokerConfig
 from broker.controller_client import ControllerClient
 from broker.log_manager import LogManager, TopicPartition
 from broker.metadata_listener import MetadataDelta, MetadataListener
-from broker.replica.partition import AlterPartitionProposal, PartitionLeaderState
+from broker.replica.partition import (
+    AlterPartitionProposal,
+    AlterPartitionResult,
+    FailPendingProduces,
+    Leader,
+    PartitionConfig,
+    PartitionMetadata,
+    PendingExpandIsr,
+    PendingShrinkIsr,
+    Role,
+    SendAlterPartition,
+    apply_metadata,
+)
 from common.clock import monotonic_ms
 from common.errors import ErrorCode, KafkaError
 from minikafka_pb import controller_pb2
@@ -32,12 +44,25 @@ class Replica:
     tp: TopicPartition
     topic_id: uuid.UUID
     log: PartitionLog
-    leader_id: int
-    leader_epoch: int
-    partition_epoch: int
-    leader: PartitionLeaderState | None = None  # set while we lead
+    role: Role  # the pure core's state for this partition: Leader while we lead, else Follower
     waiters: list[tuple[int, asyncio.Future[ErrorCode]]] = field(default_factory=list)
     last_hwm_event_ms: int = 0
+
+    @property
+    def leader(self) -> Leader | None:
+        return self.role if isinstance(self.role, Leader) else None
+
+    @property
+    def leader_id(self) -> int:
+        return self.role.broker_id if isinstance(self.role, Leader) else self.role.leader_id
+
+    @property
+    def leader_epoch(self) -> int:
+        return self.role.leader_epoch
+
+    @property
+    def partition_epoch(self) -> int:
+        return self.role.partition_epoch
 
 
 class ReplicaManager:
@@ -98,54 +123,34 @@ class ReplicaManager:
                 continue
             tp = TopicPartition(topic.name, index)
             replica = self.replicas.get(tp)
+            log = replica.log if replica is not None else self.logs.get_or_create(tp, topic_id, now)
+            metadata = PartitionMetadata(
+                partition.replicas, partition.isr, partition.leader, partition.leader_epoch, partition.partition_epoch
+            )
+            config = PartitionConfig(self.min_insync_replicas(tp.topic), self.config.replica_lag_time_max_ms)
+            transition = apply_metadata(
+                replica.role if replica is not None else None,
+                str(tp),
+                self.config.node_id,
+                self.broker_epoch(),
+                metadata,
+                log.log_end_offset,
+                log.high_watermark,
+                config,
+                now,
+            )
+            if transition is None:
+                continue  # an older partition epoch, or nothing new (the core logged why)
             if replica is None:
-                log = self.logs.get_or_create(tp, topic_id, now)
-                replica = Replica(tp, topic_id, log, partition.leader, -1, -1)
-                self.replicas[tp] = replica
-            if partition.partition_epoch < replica.partition_epoch:
-                continue  # an older partition epoch than we know: ignore
-            self._apply_partition(replica, partition, now)
-        self.notify()
-
-    def _apply_partition(self, replica: Replica, partition, now: int) -> None:  # noqa: ANN001
-        became_leader = partition.leader == self.config.node_id
-        if became_leader:
-            if replica.leader is not None and partition.leader_epoch == replica.leader.leader_epoch:
-                replica.leader.apply_metadata(
-                    partition.replicas, partition.isr, partition.leader_epoch, partition.partition_epoch, now
-                )
-            else:
-                replica.leader = PartitionLeaderState.become_leader(
-                    str(replica.tp),
-                    self.config.node_id,
-                    self.broker_epoch(),
-                    partition.replicas,
-                    partition.isr,
-                    partition.leader_epoch,
-                    partition.partition_epoch,
-                    replica.log.log_end_offset,
-                    replica.log.high_watermark,
-                    self.min_insync_replicas(replica.tp.topic),
-                    self.config.replica_lag_time_max_ms,
-                    now,
-                )
-                replica.log.high_watermark = replica.leader.high_watermark
-        else:
-            if replica.leader is not None:
-                self._log.info(
-                    "become_follower",
-                    partition=str(replica.tp),
-                    leader=partition.leader,
-                    leader_epoch=partition.leader_epoch,
-                    partition_epoch=partition.partition_epoch,
-                )
+                replica = self.replicas[tp] = Replica(tp, topic_id, log, transition.state)
+            replica.role = transition.state
+            if any(isinstance(effect, FailPendingProduces) for effect in transition.effects):
                 self._fail_waiters(replica, ErrorCode.NOT_LEADER_OR_FOLLOWER)
-            replica.leader = None
-        replica.leader_id = partition.leader
-        replica.leader_epoch = partition.leader_epoch
-        replica.partition_epoch = partition.partition_epoch
-        if not became_leader and partition.leader >= 0:
-            self._ensure_fetcher(partition.leader)
+            if replica.leader is not None:
+                self._hwm_moved(replica, now)
+            elif replica.leader_id >= 0:
+                self._ensure_fetcher(replica.leader_id)
+        self.notify()
 
     # ---- produce ----
 
@@ -166,19 +171,20 @@ class ReplicaManager:
             return (
                 code,
                 -1,
-                f"ISR {sorted(leader.isr_state.isr)} is below min.insync.replicas {leader.min_insync_replicas}",
+                f"ISR {sorted(leader.isr)} is below min.insync.replicas {leader.config.min_insync_replicas}",
             )
         now = monotonic_ms()
         try:
             info = replica.log.append_as_leader(records, leader.leader_epoch, now)
         except KafkaError as error:
             return error.code, -1, error.message
-        if leader.on_local_append(replica.log.log_end_offset):
+        replica.role, moved = leader.on_local_append(replica.log.log_end_offset)
+        if moved:
             self._hwm_moved(replica, now)
         self.notify()
         if acks != -1:
             return ErrorCode.NONE, info.first_offset, ""
-        outcome = leader.produce_outcome(info.last_offset + 1)
+        outcome = replica.role.produce_outcome(info.last_offset + 1)
         if outcome is not None:
             return outcome, info.first_offset, ""
         waiter: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
@@ -248,6 +254,7 @@ class ReplicaManager:
         decision = leader.on_follower_fetch(
             replica_id, replica_epoch, current_leader_epoch, fetch_offset, self.metadata_broker_epochs(), now
         )
+        replica.role = leader = decision.state
         if decision.error != ErrorCode.NONE:
             return decision.error, b"", leader.high_watermark, None
         if decision.high_watermark_changed:
@@ -266,7 +273,7 @@ class ReplicaManager:
         epochs = self.metadata_broker_epochs()
         for replica in self.replicas.values():
             if replica.leader is not None:
-                proposal = replica.leader.maybe_shrink_isr(now, epochs)
+                replica.role, proposal = replica.leader.maybe_shrink_isr(now, epochs)
                 if proposal is not None:
                     self._send_alter_partition(replica, proposal)
 
@@ -315,31 +322,32 @@ class ReplicaManager:
             return
         if response is None or response.error_code != ErrorCode.NONE:
             code = ErrorCode.REQUEST_TIMED_OUT if response is None else ErrorCode.of(response.error_code)
-            retry = leader.on_alter_partition_response(proposal, code, (), -1, -1)
+            result = AlterPartitionResult(code, (), -1, -1)
         else:
-            result = response.topics[0].partitions[0]
-            code = ErrorCode.of(result.error_code)
+            answer = response.topics[0].partitions[0]
+            code = ErrorCode.of(answer.error_code)
+            result = AlterPartitionResult(code, tuple(answer.isr), answer.leader_epoch, answer.partition_epoch)
             event = "alter_partition_accepted" if code == ErrorCode.NONE else "alter_partition_rejected"
             self._log.info(
                 event,
                 partition=str(replica.tp),
                 error=code.name,
-                isr=list(result.isr),
-                partition_epoch=result.partition_epoch,
-                leader_epoch=result.leader_epoch,
+                isr=list(answer.isr),
+                partition_epoch=answer.partition_epoch,
+                leader_epoch=answer.leader_epoch,
             )
-            retry = leader.on_alter_partition_response(
-                proposal, code, tuple(result.isr), result.leader_epoch, result.partition_epoch
-            )
+        replica.role, effects = leader.on_alter_partition_response(proposal, result)
         if code == ErrorCode.NONE:
-            replica.partition_epoch = max(replica.partition_epoch, leader.partition_epoch)
             self._hwm_moved(replica, monotonic_ms())
             self.notify()
-        if retry and replica.leader is leader:
+        if any(isinstance(effect, SendAlterPartition) for effect in effects):
             # The outcome is unknown (no answer, NOT_CONTROLLER): the controller may have applied it, so the same
             # request goes again rather than rolling back (a rollback could break ReplicationQuorumSuperset).
             await asyncio.sleep(0.2)
-            self._send_alter_partition(replica, proposal)
+            current = replica.leader
+            pending = current.isr_state if current is not None else None
+            if isinstance(pending, PendingExpandIsr | PendingShrinkIsr) and pending.proposal == proposal:
+                self._send_alter_partition(replica, proposal)
 
     def _spawn(self, coroutine: object) -> None:
         task = asyncio.create_task(coroutine)  # type: ignore[arg-type]

@@ -9,8 +9,7 @@ one the metadata shows for it (KIP-903). A metadata update with a higher partiti
 AlterPartition response; a lower one is ignored.
 
 Every operation takes the time as `now_ms` where it needs it and returns the new value plus effects for the shell
-(send an AlterPartition, start or stop fetching, fail waiting produces). `PartitionLeaderState` at the end is a
-mutable holder over `Leader` kept for the asyncio shell written before this core.
+(send an AlterPartition, start or stop fetching, fail waiting produces); the shell keeps the returned role.
 """
 
 from __future__ import annotations
@@ -588,98 +587,3 @@ def _log_role(event: str, label: str, metadata: PartitionMetadata, leader_epoch_
         isr=sorted(metadata.isr),
         leader_epoch_start_offset=leader_epoch_start_offset,
     )
-
-
-# ---- the shell's mutable holder (kept for replica_manager.py) ----
-
-
-class PartitionLeaderState:
-    """Holds the current `Leader` for the asyncio shell and mirrors the API it was written against."""
-
-    def __init__(self, leader: Leader) -> None:
-        self.state = leader
-
-    @classmethod
-    def become_leader(
-        cls,
-        label: str,
-        broker_id: int,
-        broker_epoch: int,
-        replicas: tuple[int, ...],
-        isr: tuple[int, ...],
-        leader_epoch: int,
-        partition_epoch: int,
-        log_end_offset: int,
-        high_watermark: int,
-        min_insync_replicas: int,
-        replica_lag_time_max_ms: int,
-        now_ms: int,
-    ) -> PartitionLeaderState:
-        metadata = PartitionMetadata(tuple(replicas), tuple(isr), broker_id, leader_epoch, partition_epoch)
-        config = PartitionConfig(min_insync_replicas, replica_lag_time_max_ms)
-        transition = make_leader(
-            label, broker_id, broker_epoch, metadata, log_end_offset, high_watermark, config, now_ms
-        )
-        assert isinstance(transition.state, Leader)
-        return cls(transition.state)
-
-    label = property(lambda self: self.state.label)
-    leader_epoch = property(lambda self: self.state.leader_epoch)
-    partition_epoch = property(lambda self: self.state.partition_epoch)
-    isr_state = property(lambda self: self.state.isr_state)
-    high_watermark = property(lambda self: self.state.high_watermark)
-    log_end_offset = property(lambda self: self.state.log_end_offset)
-    min_insync_replicas = property(lambda self: self.state.config.min_insync_replicas)
-
-    def apply_metadata(
-        self, replicas: tuple[int, ...], isr: tuple[int, ...], leader_epoch: int, partition_epoch: int, now_ms: int
-    ) -> None:
-        s = self.state
-        metadata = PartitionMetadata(tuple(replicas), tuple(isr), s.broker_id, leader_epoch, partition_epoch)
-        transition = apply_metadata(
-            s, s.label, s.broker_id, s.broker_epoch, metadata, s.log_end_offset, s.high_watermark, s.config, now_ms
-        )
-        if transition is not None and isinstance(transition.state, Leader):
-            self.state = transition.state
-
-    def on_local_append(self, log_end_offset: int) -> bool:
-        self.state, moved = self.state.on_local_append(log_end_offset)
-        return moved
-
-    def on_follower_fetch(
-        self,
-        replica_id: int,
-        replica_epoch: int,
-        fetch_leader_epoch: int,
-        fetch_offset: int,
-        metadata_broker_epochs: Mapping[int, int],
-        now_ms: int,
-    ) -> FetchDecision:
-        decision = self.state.on_follower_fetch(
-            replica_id, replica_epoch, fetch_leader_epoch, fetch_offset, metadata_broker_epochs, now_ms
-        )
-        self.state = decision.state
-        return decision
-
-    def maybe_shrink_isr(self, now_ms: int, metadata_broker_epochs: Mapping[int, int]) -> AlterPartitionProposal | None:
-        self.state, proposal = self.state.maybe_shrink_isr(now_ms, metadata_broker_epochs)
-        return proposal
-
-    def on_alter_partition_response(
-        self,
-        proposal: AlterPartitionProposal,
-        error: ErrorCode,
-        isr: tuple[int, ...],
-        leader_epoch: int,
-        partition_epoch: int,
-    ) -> bool:
-        """True when the same request should be sent again (the outcome is unknown)."""
-        result = AlterPartitionResult(error, tuple(isr), leader_epoch, partition_epoch)
-        self.state, effects = self.state.on_alter_partition_response(proposal, result)
-        return any(isinstance(e, SendAlterPartition) for e in effects)
-
-    def check_produce(self, acks: int) -> ErrorCode:
-        return self.state.check_produce(acks)
-
-    def produce_outcome(self, required_offset: int) -> ErrorCode | None:
-        return self.state.produce_outcome(required_offset)

@@ -14,7 +14,6 @@ from broker.replica.partition import (
     Follower,
     Leader,
     PartitionConfig,
-    PartitionLeaderState,
     PartitionMetadata,
     PendingExpandIsr,
     PendingShrinkIsr,
@@ -349,22 +348,3 @@ def test_produce_outcome() -> None:
     shrunk = apply_metadata(state, "t-0", 0, 10, PartitionMetadata((0, 1, 2), (0,), 0, 5, 8), 10, 10, CONFIG, 2)
     assert shrunk is not None and isinstance(shrunk.state, Leader)
     assert shrunk.state.produce_outcome(11) == ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
-
-
-# ---- the shell's holder ----
-
-
-def test_partition_leader_state_mirrors_the_pure_core() -> None:
-    holder = PartitionLeaderState.become_leader("t-0", 0, 10, (0, 1, 2), (0, 1), 5, 7, 10, 0, 2, 1000, 0)
-    assert holder.leader_epoch == 5 and holder.min_insync_replicas == 2
-    holder.on_follower_fetch(1, 11, 5, 10, EPOCHS, 1)
-    assert holder.high_watermark == 10
-    decision = holder.on_follower_fetch(2, 12, 5, 10, EPOCHS, 2)
-    assert decision.proposal is not None and isinstance(holder.isr_state, PendingExpandIsr)
-    assert holder.on_alter_partition_response(decision.proposal, ErrorCode.REQUEST_TIMED_OUT, (), -1, -1) is True
-    assert holder.on_alter_partition_response(decision.proposal, ErrorCode.NONE, (0, 1, 2), 5, 8) is False
-    assert holder.isr_state == Committed(frozenset({0, 1, 2})) and holder.partition_epoch == 8
-    holder.apply_metadata((0, 1, 2), (0, 1), 5, 9, 3)
-    assert holder.isr_state == Committed(frozenset({0, 1}))
-    assert holder.on_local_append(12) is False and holder.produce_outcome(12) is None
-    assert holder.check_produce(-1) == ErrorCode.NONE
