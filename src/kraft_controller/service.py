@@ -178,7 +178,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             for broker in response.brokers:
                 result.brokers.add(
                     broker_id=broker.broker_id,
-                    listeners=[common_pb2.Endpoint(name=e.name, host=e.host, port=e.port) for e in broker.listeners],
+                    listeners=[common_pb2.Endpoint(name=e.name, host=e.host, port=e.port) for e in broker.endpoints],
                     rack=broker.rack,
                     broker_epoch=broker.broker_epoch,
                     incarnation_id=broker.incarnation_id,

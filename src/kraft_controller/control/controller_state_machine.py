@@ -21,7 +21,6 @@ from kraft_controller.control.replication_control import RandomSource
 from kraft_controller.control.requests import (
     AlterPartitionRequest,
     AlterPartitionResponse,
-    BrokerDescription,
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
@@ -69,10 +68,7 @@ class ControllerStateMachine:
         return replication_control.create_topics(self.image, request, self.config, self.rng)
 
     def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
-        brokers = tuple(
-            BrokerDescription(b.broker_id, b.endpoints, b.rack, b.broker_epoch, b.incarnation_id, b.status)
-            for _, b in sorted(self.image.brokers.items())
-        )
+        brokers = tuple(broker for _, broker in sorted(self.image.brokers.items()))
         return ControllerResult((), DescribeClusterResponse(brokers, self.image.offset))
 
     def tick(self, now_ms: int) -> ControllerResult[None]:

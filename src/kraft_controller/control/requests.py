@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from common.errors import ErrorCode
-from kraft_controller.metadata.records import BrokerStatus, Endpoint, LeaderRecoveryState
+from kraft_controller.metadata.image import BrokerRegistration
+from kraft_controller.metadata.records import Endpoint, LeaderRecoveryState
 
 # ---- BrokerRegistration ----
 
@@ -147,24 +148,6 @@ class CreateTopicsResponse:
 
 
 @dataclass(frozen=True)
-class BrokerDescription:
-    broker_id: int
-    listeners: tuple[Endpoint, ...]
-    rack: str
-    broker_epoch: int
-    incarnation_id: str
-    status: BrokerStatus
-
-    @property
-    def fenced(self) -> bool:
-        return self.status is BrokerStatus.FENCED
-
-    @property
-    def in_controlled_shutdown(self) -> bool:
-        return self.status is BrokerStatus.CONTROLLED_SHUTDOWN
-
-
-@dataclass(frozen=True)
 class DescribeClusterResponse:
-    brokers: tuple[BrokerDescription, ...]
+    brokers: tuple[BrokerRegistration, ...]  # the committed registrations, as the image holds them
     metadata_offset: int
