@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from broker.config import BrokerConfig
+from common.config import ConfigError, config_keys, load_config
 from common.run_dir import DEFAULT_RUNS_DIR, newest_run
+from kraft_controller.config import ControllerConfig
 
 CONTROLLER_ID_BASE = 100
 """Controllers are 101, 102, ...; brokers 1, 2, ...: ISRs then read as small numbers."""
@@ -231,14 +234,13 @@ def node_properties(cluster: Cluster, spec: NodeSpec) -> dict[str, str]:
     return props
 
 
-def _accepted_keys(role: str) -> set[str]:
-    from common.config import config_keys
+def config_class(role: str) -> type[ControllerConfig] | type[BrokerConfig]:
+    """The config dataclass a node of `role` loads its .properties into."""
+    return ControllerConfig if role == "controller" else BrokerConfig
 
-    if role == "controller":
-        from kraft_controller.config import ControllerConfig as config_class
-    else:
-        from broker.config import BrokerConfig as config_class  # type: ignore[assignment]
-    return {key.name for _, key in config_keys(config_class)}
+
+def _accepted_keys(role: str) -> set[str]:
+    return {key.name for _, key in config_keys(config_class(role))}
 
 
 def validate_overrides(overrides: Mapping[str, str]) -> None:
@@ -250,18 +252,12 @@ def validate_overrides(overrides: Mapping[str, str]) -> None:
 
 
 def write_configs(cluster: Cluster) -> None:
-    from common.config import ConfigError, load_config
-
     for spec in cluster.nodes:
         spec.node_dir.mkdir(parents=True, exist_ok=True)
         spec.data_dir.mkdir(parents=True, exist_ok=True)
         props = node_properties(cluster, spec)
-        if spec.role == "controller":
-            from kraft_controller.config import ControllerConfig as config_class
-        else:
-            from broker.config import BrokerConfig as config_class  # type: ignore[assignment]
         try:
-            load_config(config_class, props, str(spec.config_path))
+            load_config(config_class(spec.role), props, str(spec.config_path))
         except ConfigError as error:
             raise ClusterError(str(error)) from None
         spec.config_path.write_text("".join(f"{key}={value}\n" for key, value in props.items()))

@@ -13,6 +13,7 @@ import yaml
 from broker.config import BrokerConfig
 from common.config import load_config_file
 from common.endpoints import parse_host_port
+from deploy.local_cluster import config_class
 from kraft_controller.config import ControllerConfig
 from minikafka.cli import build_parser
 
@@ -48,8 +49,7 @@ def test_every_command_is_a_real_subcommand_with_a_valid_config(compose: dict) -
         args = build_parser().parse_args(command[1:])
         role = name.split("-")[0]
         assert args.command == role
-        config_class = ControllerConfig if role == "controller" else BrokerConfig
-        config = load_config_file(config_class, local_config(args.config))
+        config = load_config_file(config_class(role), local_config(args.config))
         assert config.node_id == int(name.split("-")[1])
         assert config.data_dir == Path("/var/lib/minikafka/data")
         assert str(config.events_dir) == "/var/lib/minikafka/logs"
@@ -58,8 +58,7 @@ def test_every_command_is_a_real_subcommand_with_a_valid_config(compose: dict) -
 def test_voters_name_the_controller_services_and_their_listener_ports(compose: dict) -> None:
     services = compose["services"]
     for name, service in services.items():
-        config_class = ControllerConfig if name.startswith("controller") else BrokerConfig
-        config = load_config_file(config_class, local_config(service["command"][-1]))
+        config = load_config_file(config_class(name.split("-")[0]), local_config(service["command"][-1]))
         for voter_id, (host, port) in config.voters.items():
             assert host == f"controller-{voter_id}"
             controller = services[host]
@@ -71,8 +70,7 @@ def test_voters_name_the_controller_services_and_their_listener_ports(compose: d
 def test_published_ports_match_listeners_and_advertised_addresses(compose: dict) -> None:
     seen_host_ports: set[int] = set()
     for name, service in compose["services"].items():
-        config_class = ControllerConfig if name.startswith("controller") else BrokerConfig
-        config = load_config_file(config_class, local_config(service["command"][-1]))
+        config = load_config_file(config_class(name.split("-")[0]), local_config(service["command"][-1]))
         bound_ports = {listener.port for listener in config.bound_listeners}
         for mapping in service["ports"]:
             host_port, container_port = (int(p) for p in mapping.split(":"))
