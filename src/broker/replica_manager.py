@@ -87,6 +87,7 @@ class ReplicaManager:
         self._change: asyncio.Future[None] | None = None  # wakes parked fetches when data or a HWM moves
         self._fetchers: dict[int, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[object]] = set()
+        self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
         self._log = structlog.get_logger()
 
     # ---- change notification (long polls) ----
@@ -104,12 +105,19 @@ class ReplicaManager:
     # ---- metadata ----
 
     def metadata_broker_epochs(self) -> dict[int, int]:
-        """Epochs of the brokers eligible for an ISR: registered, unfenced, not in controlled shutdown."""
-        return {
-            broker_id: b.broker_epoch
-            for broker_id, b in self.metadata.image.brokers.items()
-            if not b.fenced and not b.in_controlled_shutdown
-        }
+        """Epochs of the brokers eligible for an ISR: registered, unfenced, not in controlled shutdown.
+
+        Asked on every follower Fetch; recomputed only when the metadata image changes (images are immutable).
+        """
+        image = self.metadata.image
+        if self._eligible_epochs[0] is not image:
+            epochs = {
+                broker_id: b.broker_epoch
+                for broker_id, b in image.brokers.items()
+                if not b.fenced and not b.in_controlled_shutdown
+            }
+            self._eligible_epochs = (image, epochs)
+        return self._eligible_epochs[1]
 
     def min_insync_replicas(self, topic: str) -> int:
         return self.metadata.image.min_insync_replicas(topic, self.config.min_insync_replicas)
