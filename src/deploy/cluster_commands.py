@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +18,10 @@ from deploy.local_cluster import (
     last_lines,
     new_run_dir,
     plan_cluster,
-    send_signal,
     spawn,
-    stop,
+    terminate,
     validate_overrides,
+    wait_or_kill,
     wait_until,
     write_configs,
 )
@@ -148,10 +147,9 @@ def down(cluster: Cluster, timeout_s: float = 20.0) -> list[str]:
     stopped = []
     for group in (cluster.brokers, cluster.controllers):
         running = [(spec, cluster.pids[spec.node_id]) for spec in group if is_alive(cluster.pids.get(spec.node_id))]
-        for _spec, pid in running:
-            send_signal(pid, signal.SIGCONT)  # a paused process cannot handle SIGTERM
-            send_signal(pid, signal.SIGTERM)
+        for _spec, pid in running:  # signal the whole group first so they shut down in parallel
+            terminate(pid)
         for spec, pid in running:
-            stop(pid, timeout_s)  # already signalled: waits, and kills on timeout
+            wait_or_kill(pid, timeout_s)
             stopped.append(spec.label)
     return stopped

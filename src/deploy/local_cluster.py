@@ -337,14 +337,24 @@ def kill(pid: int) -> None:
         raise ClusterError(f"process {pid} did not die after SIGKILL")
 
 
-def stop(pid: int, timeout_s: float = 30.0) -> bool:
-    """SIGTERM (a broker's controlled shutdown), then SIGKILL after `timeout_s`; True if it exited by itself."""
-    send_signal(pid, signal.SIGCONT)  # a paused process cannot handle SIGTERM
+def terminate(pid: int) -> None:
+    """SIGTERM (a broker's controlled shutdown), resuming a paused process first so it can handle it."""
+    send_signal(pid, signal.SIGCONT)
     send_signal(pid, signal.SIGTERM)
+
+
+def wait_or_kill(pid: int, timeout_s: float) -> bool:
+    """Wait for a terminated process; SIGKILL it after `timeout_s`. True if it exited by itself."""
     if wait_exit(pid, timeout_s):
         return True
     kill(pid)
     return False
+
+
+def stop(pid: int, timeout_s: float = 30.0) -> bool:
+    """SIGTERM, then SIGKILL after `timeout_s`; True if it exited by itself."""
+    terminate(pid)
+    return wait_or_kill(pid, timeout_s)
 
 
 def last_lines(path: Path, count: int = 8) -> list[str]:
