@@ -7,27 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import grpc
-from common.record_batch import iter_batches
 
 from client.metadata_cache import MetadataCache
 from common.errors import ErrorCode, KafkaError
+from common.record_batch import iter_batches
 from minikafka_pb import broker_pb2
 
 EARLIEST = -2
 LATEST = -1
-
-# The leader moved or our metadata is stale: refresh before the next fetch.
-_REFRESH_ON = frozenset(
-    {
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        ErrorCode.LEADER_NOT_AVAILABLE,
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.FENCED_LEADER_EPOCH,
-        ErrorCode.UNKNOWN_LEADER_EPOCH,
-        ErrorCode.UNKNOWN_TOPIC_ID,
-        ErrorCode.OFFSET_NOT_AVAILABLE,
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -160,8 +147,8 @@ class Consumer:
         if code != ErrorCode.NONE:
             if code == ErrorCode.OFFSET_OUT_OF_RANGE:
                 raise KafkaError(code, f"{topic}-{data.partition_index} offset {self.positions[key]} is out of range")
-            if code in _REFRESH_ON or code.retriable:
-                self.metadata.view.topics.get(topic, {}).pop(data.partition_index, None)  # forces a refresh
+            if code.retriable:  # the leader moved or our metadata is stale: forget it, the next poll refreshes
+                self.metadata.view.topics.get(topic, {}).pop(data.partition_index, None)
                 return []
             raise KafkaError(code, f"fetch {topic}-{data.partition_index}")
         position = self.positions[key]
