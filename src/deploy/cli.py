@@ -149,19 +149,22 @@ def run_demo_command(args: argparse.Namespace) -> int:
 
 
 def run_analyze_command(args: argparse.Namespace) -> int:
-    import json
-
-    from deploy.analysis.history_report import write_history_report
+    from deploy.analysis.report import analyze_run
 
     run = Path(args.run).resolve()
-    if not (run / "history").is_dir():
-        raise CliError(f"{run} has no history/ directory (client histories): is it a run directory?")
-    report = write_history_report(run, Path(args.out).resolve() if args.out else None, args.master)
-    summary = json.loads((report.parent / "summary.json").read_text())
+    if not (run / "logs").is_dir() and not (run / "history").is_dir():
+        raise CliError(f"{run} has neither logs/ nor history/: is it a run directory?")
+    summary = analyze_run(run, Path(args.out).resolve() if args.out else None, args.master)
     if args.json:
         print_json(summary)
     else:
         for verdict in summary["invariants"]:
-            print(f"{verdict['verdict'].upper():5} {verdict['name']:<24} violations {verdict['violations']}")
-        print(f"report: {report}")
+            print(f"{verdict['verdict'].upper():5} {verdict['name']:<28} violations {verdict['violations']}")
+        failover = summary["failover"]
+        print(
+            f"failover: {failover['leader_losses']} leaders lost, new leader p50 {failover['new_leader_ms_p50']} ms,"
+            f" first ack p50 {failover['first_ack_ms_p50']} ms"
+        )
+        print(f"analysis took {summary['analysis_seconds']} s")
+        print(f"report: {summary['report']}")
     return 0 if summary["passed"] else 1

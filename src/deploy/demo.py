@@ -167,10 +167,10 @@ def run_demo(records: int = 20000, analyze: bool = True, log: callable = print) 
     killed_at = faults_done.get("killed_at")
     report = None
     if analyze:
-        log("running the Spark history checks ...")
-        from deploy.analysis.history_report import write_history_report
+        log("running the Spark analysis ...")
+        from deploy.analysis.report import analyze_run
 
-        report = write_history_report(run_dir)
+        report = Path(analyze_run(run_dir)["report"])
     return DemoSummary(
         run_dir,
         acknowledged,

@@ -1,20 +1,219 @@
 """`minikafka analyze`: run every Spark job over a run directory and write the report.
 
-Entry point for the CLI, `chaos` and `demo`: `analyze_run(run_dir, out_dir, master)` returns the summary dict
-(also written to `<out>/summary.json`; `summary["passed"]` is false when an invariant failed).
+`analyze_run(run_dir, out_dir, master)` loads the event logs, the client histories and the replicas' logs,
+computes every invariant's verdict, the timelines, failovers and client figures, renders the PNGs and writes
+`summary.json`, `report.md` and `report.html` under `RUN/report/` (or `out_dir`). It returns the summary;
+`summary["passed"]` is false when an invariant failed.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from deploy.analysis.history_report import write_history_report
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from common.event_log import EVENT_SCHEMA_VERSION
+from deploy.analysis import client_stats, failover, figures, timelines
+from deploy.analysis import history_invariants as history
+from deploy.analysis import metadata_invariants as metadata
+from deploy.analysis import replica_invariants as replica
+from deploy.analysis.events import committed_partition_changes, load_events
+from deploy.analysis.history import load_consumed, load_produced
+from deploy.analysis.replica_logs import load_replica_logs, log_matching
+from deploy.analysis.report_render import render_html, render_markdown
+from deploy.analysis.spark import spark_session
+from deploy.analysis.verdict import Check, collect_verdicts
+
+
+def history_checks(produced: DataFrame, consumed: DataFrame) -> list[Check]:
+    acked = history.acknowledged(produced).count()
+    return [
+        Check(
+            "NoCommittedRecordLost",
+            "every acks=all acknowledged record is read back at its offset with its value (lost-write)",
+            history.lost_writes(produced, consumed),
+            checked=acked,
+        ),
+        Check("InconsistentOffsets", "no offset holds two values", history.inconsistent_offsets(produced, consumed)),
+        Check("AbortedRead", "no definitely failed send is ever read", history.aborted_reads(produced, consumed)),
+        Check(
+            "NonmonotonicPoll",
+            "each consumer reads a partition's offsets in increasing order",
+            history.nonmonotonic_polls(consumed),
+        ),
+        Check(
+            "Duplicates",
+            "no value at two offsets (allowed without idempotence: a retried send)",
+            history.duplicates(consumed),
+            severity="anomaly",
+        ),
+    ]
+
+
+def event_checks(events: DataFrame, produced: DataFrame) -> list[Check]:
+    changes = committed_partition_changes(events).count()
+    leaders = events.where(F.col("event") == "become_leader").count()
+    return [
+        Check("IsrNeverEmpty", "no committed ISR is empty", metadata.isr_never_empty(events), checked=changes),
+        Check(
+            "LeaderInIsrAndReplicas",
+            "a committed leader is in the ISR and the replicas; the ISR is within the replicas",
+            metadata.leader_in_isr_and_replicas(events),
+            checked=changes,
+        ),
+        Check(
+            "OneLeaderPerLeaderEpoch",
+            "one leader per (partition, leader epoch), in the metadata and among the brokers acting as leader",
+            metadata.one_leader_per_leader_epoch(events),
+            checked=changes + leaders,
+        ),
+        Check(
+            "EpochsMonotonic",
+            "leader epochs never decrease and partition epochs increase (metadata log order; each broker)",
+            metadata.epochs_monotonic(events),
+            checked=changes,
+        ),
+        Check(
+            "MetadataLogMatching",
+            "every controller replayed the same metadata record at each offset",
+            metadata.metadata_log_matching(events),
+        ),
+        Check(
+            "OneRaftLeaderPerEpoch", "at most one KRaft leader per epoch", metadata.one_raft_leader_per_epoch(events)
+        ),
+        Check(
+            "NoStaleBrokerEpochInIsr",
+            "KIP-903: no AlterPartition committed an ISR member with a broker epoch older than its registration",
+            metadata.stale_broker_epoch_in_isr(events),
+        ),
+        Check(
+            "HighWatermarkMonotonic",
+            "a leader's high watermark never goes back within its leader epoch",
+            replica.high_watermark_monotonic(events),
+        ),
+        Check(
+            "LeaderCandidateCompleteness",
+            "a new leader's log reaches every high watermark and acknowledgement seen before it led",
+            replica.leader_completeness(events, produced),
+            checked=leaders,
+        ),
+    ]
+
+
+def _rows(frame: DataFrame) -> list[dict[str, Any]]:
+    return [row.asDict(recursive=True) for row in frame.collect()]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    ordered = sorted(v for v in values if v is not None)
+    if not ordered:
+        return None
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
+    """Every job of the analysis on one session; writes the figures and returns the summary (not yet written)."""
+    started = time.monotonic()
+    events = load_events(spark, run_dir).cache()
+    produced = load_produced(spark, run_dir).cache()
+    consumed = load_consumed(spark, run_dir).cache()
+    batches, replicas = load_replica_logs(spark, run_dir)
+    batches, replicas = batches.cache(), replicas.cache()
+
+    checks = history_checks(produced, consumed) + event_checks(events, produced)
+    checks.append(
+        Check(
+            "LogMatching",
+            "replicas hold identical batches (offsets, epoch, CRC) below both their high watermarks",
+            log_matching(batches, replicas),
+            checked=batches.count(),
+        )
+    )
+    verdicts = collect_verdicts(checks)
+
+    partitions = _rows(timelines.partition_timeline(events))
+    brokers = _rows(timelines.broker_states(events))
+    controllers = _rows(timelines.controller_leadership(events))
+    fault_rows = _rows(timelines.fault_markers(events))
+    failovers = _rows(failover.broker_failovers(events, produced))
+    controller_failovers = _rows(failover.controller_failovers(events))
+    latency = _rows(client_stats.produce_latency(produced))
+    throughput = _rows(client_stats.throughput(produced))
+    errors = _rows(client_stats.errors_by_code(produced))
+    replica_rows = _rows(replicas.orderBy("tp", "node"))
+    bounds = events.agg(F.min("ts").alias("start"), F.max("ts").alias("end")).collect()[0]
+    event_counts = _rows(events.groupBy("event").count().orderBy(F.col("count").desc()))
+
+    figure_paths: dict[str, str] = {}
+    if bounds["start"] is not None:
+        start, end = bounds["start"], bounds["end"]
+        figure_paths["timeline"] = figures.timeline_figure(
+            out / "timeline.png", partitions, brokers, controllers, fault_rows, start, end
+        ).name
+        figure_paths["failover"] = figures.failover_figure(
+            out / "failover.png", failovers, controller_failovers, start
+        ).name
+        figure_paths["throughput"] = figures.throughput_figure(
+            out / "throughput.png", throughput, fault_rows, start
+        ).name
+    if latency:
+        figure_paths["latency"] = figures.latency_figure(out / "latency.png", latency).name
+
+    new_leader_ms = [row["new_leader_ms"] for row in failovers]
+    first_ack_ms = [row["first_ack_ms"] for row in failovers]
+    return _jsonable(
+        {
+            "run_dir": str(run_dir),
+            "event_schema_version": EVENT_SCHEMA_VERSION,
+            "passed": all(v.passed or v.severity != "invariant" for v in verdicts),
+            "invariants": [v.to_json() for v in verdicts],
+            "failover": {
+                "leader_losses": len(failovers),
+                "new_leader_ms_p50": _percentile(new_leader_ms, 0.5),
+                "new_leader_ms_max": max((v for v in new_leader_ms if v is not None), default=None),
+                "first_ack_ms_p50": _percentile(first_ack_ms, 0.5),
+                "first_ack_ms_max": max((v for v in first_ack_ms if v is not None), default=None),
+                "brokers": failovers,
+                "controllers": controller_failovers,
+            },
+            "produce_latency": latency,
+            "produce_errors": errors,
+            "faults": fault_rows,
+            "replicas": replica_rows,
+            "partition_changes": len(partitions),
+            "events": {row["event"]: row["count"] for row in event_counts},
+            "figures": figure_paths,
+            "analysis_seconds": round(time.monotonic() - started, 1),
+        }
+    )
 
 
 def analyze_run(run_dir: Path, out_dir: Path | None = None, master: str = "local[2]") -> dict[str, Any]:
-    report = write_history_report(run_dir, out_dir, master)
-    summary: dict[str, Any] = json.loads((report.parent / "summary.json").read_text())
-    summary["report"] = str(report)
+    """Run the analysis on a new Spark session and write summary.json, report.md and report.html."""
+    out = out_dir or run_dir / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    spark = spark_session(master)
+    try:
+        summary = analyze(spark, run_dir, out)
+    finally:
+        spark.stop()
+    summary["report"] = str(out / "report.html")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    (out / "report.md").write_text(render_markdown(summary))
+    (out / "report.html").write_text(render_html(summary))
     return summary

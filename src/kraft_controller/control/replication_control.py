@@ -227,6 +227,7 @@ def alter_partition(
                 topic_id=str(topic.topic_id),
                 partition=partition_request.partition_index,
                 isr=list(after.isr),
+                proposed_isr=[(s.broker_id, s.broker_epoch) for s in partition_request.new_isr_with_epochs],
                 leader_epoch=after.leader_epoch,
                 partition_epoch=after.partition_epoch,
                 changed=outcome.record is not None,

@@ -1,0 +1,209 @@
+"""PNG figures for the report (matplotlib, no display): timelines, failovers, latencies, throughput.
+
+Each function takes rows already collected from the Spark jobs (lists of dicts) and writes one PNG; times are
+shown in seconds since the start of the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
+
+Row = dict[str, Any]
+STATE_COLOURS = {"registered": "#f2c14e", "unfenced": "#5aa469", "fenced": "#d1495b", "shutting_down": "#f4845f"}
+LEADER_COLOUR, ISR_COLOUR, OUT_COLOUR = "#1d3557", "#8ecae6", "#eeeeee"
+
+
+def _seconds(ts: datetime, start: datetime) -> float:
+    return (ts - start).total_seconds()
+
+
+def _fault_lines(axes: Sequence[Any], faults: list[Row], start: datetime, label_axis: Any) -> None:
+    """A dashed line per fault across every panel; faults within 1% of the run share one label."""
+    xs = [_seconds(fault["ts"], start) for fault in faults]
+    span = max(xs, default=0) - min(xs, default=0) or 1.0
+    groups: list[tuple[float, list[str]]] = []
+    for x, fault in zip(xs, faults, strict=True):
+        for axis in axes:
+            axis.axvline(x, color="#888888", linestyle="--", linewidth=0.8)
+        label = f"{fault['fault']} {fault['target']}"
+        if groups and x - groups[-1][0] < 0.01 * span:
+            groups[-1][1].append(label)
+        else:
+            groups.append((x, [label]))
+    for x, labels in groups:
+        label_axis.annotate(
+            ", ".join(labels),
+            (x, 1.0),
+            xycoords=("data", "axes fraction"),
+            rotation=60,
+            fontsize=7,
+            va="bottom",
+            ha="left",
+        )
+
+
+def _spans(changes: list[Row], end: float, start: datetime) -> list[tuple[float, float, Row]]:
+    """(from, to, state) intervals for consecutive state rows."""
+    spans = []
+    for index, row in enumerate(changes):
+        begin = _seconds(row["ts"], start)
+        finish = _seconds(changes[index + 1]["ts"], start) if index + 1 < len(changes) else end
+        spans.append((begin, max(finish, begin), row))
+    return spans
+
+
+def timeline_figure(
+    path: Path,
+    partitions: list[Row],
+    brokers: list[Row],
+    controllers: list[Row],
+    faults: list[Row],
+    start: datetime,
+    end: datetime,
+) -> Path:
+    """Controller leader, broker states and each partition's leader/ISR per replica over the run."""
+    by_tp: dict[str, list[Row]] = {}
+    for row in partitions:
+        by_tp.setdefault(row["tp"], []).append(row)
+    total = _seconds(end, start)
+    panels = 2 + len(by_tp)
+    figure, axes = plt.subplots(panels, 1, figsize=(12, 1.6 + 1.3 * panels), sharex=True, squeeze=False)
+    axes = [a[0] for a in axes]
+
+    axis = axes[0]
+    for begin, finish, row in _spans(controllers, total, start):
+        axis.broken_barh([(begin, finish - begin)], (row["leader"] - 0.4, 0.8), color=LEADER_COLOUR)
+        axis.annotate(f"e{row['epoch']}", (begin, row["leader"] + 0.45), fontsize=6)
+    axis.set_ylabel("KRaft\nleader", fontsize=8)
+    ids = sorted({r["leader"] for r in controllers if r["leader"] is not None})
+    axis.set_yticks(ids)
+
+    axis = axes[1]
+    per_broker: dict[int, list[Row]] = {}
+    for row in brokers:
+        per_broker.setdefault(row["broker_id"], []).append(row)
+    for broker_id, rows in per_broker.items():
+        for begin, finish, row in _spans(rows, total, start):
+            axis.broken_barh(
+                [(begin, finish - begin)], (broker_id - 0.4, 0.8), color=STATE_COLOURS.get(row["state"], "#cccccc")
+            )
+    axis.set_yticks(sorted(per_broker))
+    axis.set_ylabel("broker\nstate", fontsize=8)
+    axis.legend(
+        handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in STATE_COLOURS.values()],
+        labels=list(STATE_COLOURS),
+        fontsize=6,
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+    )
+
+    for axis, (tp, rows) in zip(axes[2:], sorted(by_tp.items()), strict=True):
+        replicas = sorted({r for row in rows for r in (row["replicas"] or [])})
+        previous_epoch = None
+        for begin, finish, row in _spans(rows, total, start):
+            for replica in replicas:
+                if replica == row["leader"]:
+                    colour = LEADER_COLOUR
+                elif replica in (row["isr"] or []):
+                    colour = ISR_COLOUR
+                else:
+                    colour = OUT_COLOUR
+                axis.broken_barh([(begin, finish - begin)], (replica - 0.4, 0.8), color=colour)
+            if row["leader_epoch"] != previous_epoch:
+                axis.annotate(f"le{row['leader_epoch']}", (begin, max(replicas) + 0.45), fontsize=6)
+                previous_epoch = row["leader_epoch"]
+        axis.set_yticks(replicas)
+        axis.set_ylabel(tp, fontsize=8)
+    axes[2 if len(axes) > 2 else 1].legend(
+        handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in (LEADER_COLOUR, ISR_COLOUR, OUT_COLOUR)],
+        labels=["leader", "in ISR", "out of ISR"],
+        fontsize=6,
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+    )
+    _fault_lines(axes, faults, start, axes[0])
+    axes[-1].set_xlabel("seconds since the start of the run")
+    axes[-1].set_xlim(0, max(total, 1))
+    figure.tight_layout()
+    figure.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return path
+
+
+def failover_figure(path: Path, failovers: list[Row], controller_failovers: list[Row], start: datetime) -> Path:
+    """Per leader lost to a fault: ms to fence, to a new committed leader, to the first acknowledged write."""
+    labels, fence, leader, ack = [], [], [], []
+    for row in failovers:
+        labels.append(f"{row['fault']} {row['target']} t={_seconds(row['fault_ts'], start):.0f}s {row['tp']}")
+        fence.append(row["fence_ms"] or 0)
+        leader.append(row["new_leader_ms"] or 0)
+        ack.append(row["first_ack_ms"] or 0)
+    for row in controller_failovers:
+        labels.append(f"{row['fault']} {row['target']} t={_seconds(row['fault_ts'], start):.0f}s KRaft")
+        fence.append(0)
+        leader.append(row["election_ms"] or 0)
+        ack.append(0)
+    height = max(2.5, 0.35 * len(labels) + 1.2)
+    figure, axis = plt.subplots(figsize=(10, height))
+    positions = range(len(labels))
+    axis.barh([p + 0.27 for p in positions], fence, height=0.27, label="fenced", color=STATE_COLOURS["fenced"])
+    axis.barh(list(positions), leader, height=0.27, label="new leader committed", color=LEADER_COLOUR)
+    axis.barh([p - 0.27 for p in positions], ack, height=0.27, label="first acknowledged write", color="#5aa469")
+    axis.set_yticks(list(positions))
+    axis.set_yticklabels(labels, fontsize=7)
+    axis.invert_yaxis()
+    axis.set_xlabel("ms after the fault")
+    axis.legend(fontsize=7)
+    if not labels:
+        axis.text(0.5, 0.5, "no leader was lost to a fault", ha="center", transform=axis.transAxes)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return path
+
+
+def latency_figure(path: Path, latency: list[Row]) -> Path:
+    """p50/p99/p999/max produce latency by acks (log scale)."""
+    figure, axis = plt.subplots(figsize=(7, 3.5))
+    names = ("p50_ms", "p99_ms", "p999_ms", "max_ms")
+    width = 0.8 / len(names)
+    for index, name in enumerate(names):
+        axis.bar(
+            [i + index * width for i in range(len(latency))],
+            [row[name] or 0 for row in latency],
+            width,
+            label=name.removesuffix("_ms"),
+        )
+    axis.set_xticks([i + 0.4 - width / 2 for i in range(len(latency))])
+    axis.set_xticklabels([f"acks={row['acks']}\n({row['acknowledged']} acked)" for row in latency], fontsize=8)
+    axis.set_yscale("log")
+    axis.set_ylabel("produce latency (ms)")
+    axis.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return path
+
+
+def throughput_figure(path: Path, throughput: list[Row], faults: list[Row], start: datetime) -> Path:
+    """Acknowledged and failed sends per second, with the faults marked."""
+    figure, axis = plt.subplots(figsize=(12, 3.2))
+    xs = [_seconds(row["second"], start) for row in throughput]
+    axis.plot(xs, [row["acknowledged"] for row in throughput], label="acknowledged/s", color="#5aa469")
+    axis.plot(xs, [row["failed"] for row in throughput], label="failed/s", color=STATE_COLOURS["fenced"])
+    _fault_lines([axis], faults, start, axis)
+    axis.set_xlabel("seconds since the start of the run")
+    axis.set_ylabel("records/s")
+    axis.legend(fontsize=7, loc="upper right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return path
