@@ -20,7 +20,9 @@ from test_broker_replication import consume_all
 
 from client.admin import AdminClient
 from client.producer import Producer, ProducerConfig
+from common.event_log import utc_timestamp
 from common.grpc_support import sync_channel
+from deploy.analysis.report import analyze
 from deploy.faults import Faults
 from deploy.local_cluster import send_signal
 from minikafka_pb import fault_pb2, fault_pb2_grpc
@@ -37,16 +39,42 @@ SETTINGS = {
 }
 
 
-async def produce_one_batch_per_record(bootstrap: list[str]) -> list[tuple[int, str]]:
+async def produce_one_batch_per_record(bootstrap: list[str]) -> list[tuple[int, str, str]]:
+    """(offset, value, ts of the acknowledgement) of each acks=all write."""
     producer = Producer(
         bootstrap, ProducerConfig(acks=-1, linger_ms=0, batch_size=1, max_in_flight_requests_per_connection=5)
     )
     futures = [
         (f"r-{i:05d}", await producer.send("kip903", f"r-{i:05d}".encode(), partition=0)) for i in range(RECORDS)
     ]
-    acked = [(metadata.offset, value) for value, metadata in [(v, await f) for v, f in futures]]
+    acked = [(metadata.offset, value, utc_timestamp()) for value, metadata in [(v, await f) for v, f in futures]]
     await producer.close()
     return acked
+
+
+def write_histories(run_dir: Path, acked: list[tuple[int, str, str]], read: dict[int, str]) -> None:
+    """The run's client histories in DESIGN.md's format, for `analyze`."""
+    history = run_dir / "history"
+    history.mkdir(exist_ok=True)
+    produced = [
+        {
+            "ts": ts,
+            "topic": "kip903",
+            "partition": 0,
+            "offset": offset,
+            "value": value,
+            "acks": "all",
+            "error": None,
+            "latency_ms": None,
+        }
+        for offset, value, ts in acked
+    ]
+    consumed = [
+        {"topic": "kip903", "partition": 0, "offset": offset, "key": None, "value": value, "leader_epoch": None}
+        for offset, value in sorted(read.items())
+    ]
+    (history / "produce-kip903.jsonl").write_text("".join(json.dumps(line) + "\n" for line in produced))
+    (history / "consume-final.jsonl").write_text("".join(json.dumps(line) + "\n" for line in consumed))
 
 
 def broker_state(cluster, broker_id: int) -> fault_pb2.DescribeStateResponse:  # noqa: ANN001
@@ -106,28 +134,53 @@ def run_race(tmp_path: Path, epoch_check: bool) -> dict:
         Faults(cluster).start(A)
         eventually(lambda: partition().leader >= 0 and A in partition().isr, 60, "A back in the ISR")
         read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked), "kip903"))
-        lost = [(offset, value) for offset, value in acked if read.get(offset) != value]
+        lost = [(offset, value) for offset, value, _ in acked if read.get(offset) != value]
         rejected = events(cluster, f"broker-{A}", "alter_partition_rejected")
-        return {
-            "leader_while_a_down": during.leader,
-            "isr_while_a_down": during.isr,
-            "lost": len(lost),
-            "acked": len(acked),
-            "rejected": [e["error"] for e in rejected],
-        }
+        write_histories(cluster.run_dir, acked, read)
+    return {
+        "leader_while_a_down": during.leader,
+        "isr_while_a_down": during.isr,
+        "lost": len(lost),
+        "acked": len(acked),
+        "rejected": [e["error"] for e in rejected],
+        "old_epoch_of_b": old_epoch,
+        "run_dir": cluster.run_dir,
+    }
 
 
-def test_kip903_check_keeps_every_acknowledged_record(tmp_path: Path) -> None:
+def analyze_run_dir(spark, run_dir: Path) -> dict[str, dict]:  # noqa: ANN001
+    """`minikafka analyze` on the finished run (the cluster is down): every verdict by name."""
+    out = run_dir / "report"
+    out.mkdir()
+    summary = analyze(spark, run_dir, out)
+    return {v["name"]: v for v in summary["invariants"]}
+
+
+def test_kip903_check_keeps_every_acknowledged_record(tmp_path: Path, spark) -> None:  # noqa: ANN001
     outcome = run_race(tmp_path, epoch_check=True)
-    print(json.dumps({"epoch_check": True, **outcome}))
+    print(json.dumps({"epoch_check": True, **outcome}, default=str))
     assert "INELIGIBLE_REPLICA" in outcome["rejected"]
     assert outcome["leader_while_a_down"] != B  # last replica standing: no leader until A returns
     assert outcome["isr_while_a_down"] == [A]
     assert outcome["lost"] == 0
+    verdicts = analyze_run_dir(spark, outcome["run_dir"])
+    failed = {name: v["offending_rows"] for name, v in verdicts.items() if v["verdict"] == "fail"}
+    assert failed == {}
+    assert verdicts["NoCommittedRecordLost"]["checked"] == RECORDS
 
 
-def test_without_the_check_the_race_loses_acknowledged_records(tmp_path: Path) -> None:
+def test_without_the_check_the_race_loses_acknowledged_records(tmp_path: Path, spark) -> None:  # noqa: ANN001
     outcome = run_race(tmp_path, epoch_check=False)
-    print(json.dumps({"epoch_check": False, **outcome}))
+    print(json.dumps({"epoch_check": False, **outcome}, default=str))
     assert outcome["leader_while_a_down"] == B
     assert outcome["lost"] > 0, "the stale ISR member led with a short log: the loss must be detected"
+    # The analysis finds the same story in the logs: the stale epoch committed, the short leader, the lost writes.
+    verdicts = analyze_run_dir(spark, outcome["run_dir"])
+    stale = verdicts["NoStaleBrokerEpochInIsr"]
+    assert stale["verdict"] == "fail"
+    assert {(r["broker_id"], r["requested_broker_epoch"]) for r in stale["offending_rows"]} == {
+        (B, outcome["old_epoch_of_b"])
+    }
+    assert verdicts["LeaderCandidateCompleteness"]["verdict"] == "fail"
+    assert verdicts["LeaderCandidateCompleteness"]["offending_rows"][0]["node"] == f"broker-{B}"
+    assert verdicts["NoCommittedRecordLost"]["violations"] == outcome["lost"]
