@@ -139,6 +139,22 @@ class AdminClient:
             raise KafkaError(ErrorCode.of(result.error_code), result.error_message or f"topic '{name}'")
         return result
 
+    def wait_for_topic(self, name: str, timeout_s: float, poll_s: float = 0.05) -> TopicDescription:
+        """The topic once the brokers' metadata knows it and every partition has a leader. CreateTopics answers
+        when the controller committed it; brokers learn it a moment later (UNKNOWN_TOPIC_OR_PARTITION until then)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                [topic] = self.describe_topics([name])
+                if topic.partitions and all(p.leader >= 0 for p in topic.partitions):
+                    return topic
+            except KafkaError as error:
+                if error.code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                    raise
+            if time.monotonic() >= deadline:
+                raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"topic '{name}' has no leader for every partition")
+            time.sleep(poll_s)
+
     def describe_quorum(self) -> dict[str, Any]:
         response = self._call_active_controller(
             lambda stub: stub.DescribeQuorum(controller_pb2.DescribeQuorumRequest(), timeout=self.timeout_s)

@@ -124,7 +124,7 @@ def run_demo(records: int = 20000, analyze: bool = True, log: callable = print) 
     try:
         admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10)
         admin.create_topic(TOPIC, 3, 3, {"min.insync.replicas": "2"})
-        wait_until(lambda: all(p.leader >= 0 for p in admin.describe_topics([TOPIC])[0].partitions), 30)
+        admin.wait_for_topic(TOPIC, 30)
         history = run_dir / "history" / "produce-demo.jsonl"
         kill_now = threading.Event()
         faults_done: dict[str, object] = {}

@@ -1,0 +1,44 @@
+"""AdminClient.wait_for_topic: a just-created topic is unknown to the brokers for a moment, then leaderless."""
+
+from __future__ import annotations
+
+import pytest
+
+from client.admin import AdminClient, PartitionDescription, TopicDescription
+from common.errors import ErrorCode, KafkaError
+
+
+def partition(leader: int) -> PartitionDescription:
+    return PartitionDescription(
+        partition=0, leader=leader, leader_epoch=0, partition_epoch=0, replicas=[1, 2], isr=[1, 2]
+    )
+
+
+def scripted(admin: AdminClient, answers: list) -> None:  # noqa: ANN001
+    def describe_topics(names):  # noqa: ANN001, ANN202
+        answer = answers.pop(0) if len(answers) > 1 else answers[0]
+        if isinstance(answer, KafkaError):
+            raise answer
+        return [answer]
+
+    admin.describe_topics = describe_topics  # type: ignore[method-assign]
+
+
+def test_waits_through_unknown_topic_and_missing_leaders() -> None:
+    admin = AdminClient()
+    unknown = KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "topic 't'")
+    ready = TopicDescription("t", "id", [partition(1)])
+    scripted(admin, [unknown, TopicDescription("t", "id", [partition(-1)]), ready])
+    assert admin.wait_for_topic("t", timeout_s=5, poll_s=0) == ready
+
+
+def test_other_errors_are_raised_and_the_deadline_holds() -> None:
+    admin = AdminClient()
+    scripted(admin, [KafkaError(ErrorCode.INVALID_REQUEST, "t")])
+    with pytest.raises(KafkaError) as raised:
+        admin.wait_for_topic("t", timeout_s=5, poll_s=0)
+    assert raised.value.code == ErrorCode.INVALID_REQUEST
+    scripted(admin, [TopicDescription("t", "id", [partition(-1)])])
+    with pytest.raises(KafkaError) as raised:
+        admin.wait_for_topic("t", timeout_s=0, poll_s=0)
+    assert raised.value.code == ErrorCode.REQUEST_TIMED_OUT
