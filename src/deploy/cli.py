@@ -145,7 +145,7 @@ def run_demo_command(args: argparse.Namespace) -> int:
 
     summary = run_demo(args.records, analyze=not args.no_analysis, log=lambda line: print(line, file=sys.stderr))
     print("\n".join(summary.lines()))
-    return 0 if summary.lost == 0 else 1
+    return 0 if summary.lost == 0 and summary.analysis_passed is not False else 1
 
 
 def run_analyze_command(args: argparse.Namespace) -> int:

@@ -45,6 +45,8 @@ class DemoSummary:
     rebooted_follower: int
     failover_ms: float | None
     report: Path | None
+    verdicts: str | None = None
+    analysis_passed: bool | None = None
 
     def lines(self) -> list[str]:
         failover = f"{self.failover_ms:.0f} ms" if self.failover_ms is not None else "n/a"
@@ -58,6 +60,7 @@ class DemoSummary:
             f"failover:           {failover} from the kill to the first acknowledged write to {TOPIC}-0",
             f"event logs:         {self.run_dir / 'logs'}",
             f"client histories:   {self.run_dir / 'history'}",
+            f"invariants:         {self.verdicts if self.verdicts else 'analysis not run'}",
             f"report:             {self.report if self.report else 'analysis not run'}",
         ]
 
@@ -165,12 +168,15 @@ def run_demo(records: int = 20000, analyze: bool = True, log: callable = print) 
     }
     lost = sum(1 for a in acked_rows if a["error"] is None and read.get((a["partition"], a["offset"])) != a["value"])
     killed_at = faults_done.get("killed_at")
-    report = None
+    report = verdicts = passed = None
     if analyze:
         log("running the Spark analysis ...")
         from deploy.analysis.report import analyze_run
 
-        report = Path(analyze_run(run_dir)["report"])
+        analysis = analyze_run(run_dir)
+        report = Path(analysis["report"])
+        verdicts = verdict_line(analysis)
+        passed = bool(analysis["passed"])
     return DemoSummary(
         run_dir,
         acknowledged,
@@ -181,4 +187,20 @@ def run_demo(records: int = 20000, analyze: bool = True, log: callable = print) 
         int(faults_done.get("follower", -1)),
         _failover_ms(history, killed_at) if isinstance(killed_at, datetime) else None,
         report,
+        verdicts,
+        passed,
     )
+
+
+def verdict_line(summary: dict) -> str:
+    """E.g. `15 passed, 0 failed (warnings: Duplicates 200)`."""
+    counts = {"pass": 0, "fail": 0}
+    warnings = []
+    for verdict in summary["invariants"]:
+        if verdict["verdict"] == "warn":
+            warnings.append(f"{verdict['name']} {verdict['violations']}")
+        else:
+            counts[verdict["verdict"]] += 1
+    failed = [v["name"] for v in summary["invariants"] if v["verdict"] == "fail"]
+    line = f"{counts['pass']} passed, {counts['fail']} failed" + (f" ({', '.join(failed)})" if failed else "")
+    return line + (f"; warnings: {', '.join(warnings)}" if warnings else "")
