@@ -11,6 +11,10 @@ from deploy.analysis.timelines import broker_states
 
 # Faults that take a broker away (a start or resume brings one back).
 LEADER_LOSING_FAULTS = ("kill", "reboot", "pause", "stop")
+BROKER_FAILOVER_COLUMNS = (
+    "fault_ts", "fault", "target", "tp", "lost_leader_epoch", "new_leader", "fence_ms", "new_leader_ms", "first_ack_ms"
+)  # fmt: skip
+CONTROLLER_FAILOVER_COLUMNS = ("fault_ts", "fault", "target", "lost_epoch", "new_epoch", "new_leader", "election_ms")
 
 
 def _ms_since(later: str, earlier: str) -> F.Column:
@@ -64,17 +68,13 @@ def broker_failovers(events: DataFrame, produced: DataFrame) -> DataFrame:
         .groupBy(*with_leader.columns)
         .agg(F.min("ack_ts").alias("first_ack_ts"))
     )
-    return with_ack.select(
-        "fault_ts",
-        "fault",
-        "target",
-        "tp",
-        "lost_leader_epoch",
-        "new_leader",
-        _ms_since("fenced_ts", "fault_ts").alias("fence_ms"),
-        _ms_since("leader_ts", "fault_ts").alias("new_leader_ms"),
-        _ms_since("first_ack_ts", "fault_ts").alias("first_ack_ms"),
-    ).orderBy("fault_ts", "tp")
+    return (
+        with_ack.withColumn("fence_ms", _ms_since("fenced_ts", "fault_ts"))
+        .withColumn("new_leader_ms", _ms_since("leader_ts", "fault_ts"))
+        .withColumn("first_ack_ms", _ms_since("first_ack_ts", "fault_ts"))
+        .select(*BROKER_FAILOVER_COLUMNS)
+        .orderBy("fault_ts", "tp")
+    )
 
 
 def controller_failovers(events: DataFrame) -> DataFrame:
@@ -107,14 +107,7 @@ def controller_failovers(events: DataFrame) -> DataFrame:
             F.min_by("new_leader", "new_epoch").alias("new_leader"),
             F.min("new_ts").alias("new_ts"),
         )
-        .select(
-            "fault_ts",
-            "fault",
-            "target",
-            "lost_epoch",
-            "new_epoch",
-            "new_leader",
-            _ms_since("new_ts", "fault_ts").alias("election_ms"),
-        )
+        .withColumn("election_ms", _ms_since("new_ts", "fault_ts"))
+        .select(*CONTROLLER_FAILOVER_COLUMNS)
         .orderBy("fault_ts")
     )

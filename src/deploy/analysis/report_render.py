@@ -6,20 +6,11 @@ import html
 import json
 from typing import Any
 
+from deploy.analysis.failover import BROKER_FAILOVER_COLUMNS as FAILOVER_COLUMNS
+from deploy.analysis.failover import CONTROLLER_FAILOVER_COLUMNS as CONTROLLER_COLUMNS
+
 Summary = dict[str, Any]
 
-FAILOVER_COLUMNS = (
-    "fault_ts",
-    "fault",
-    "target",
-    "tp",
-    "lost_leader_epoch",
-    "new_leader",
-    "fence_ms",
-    "new_leader_ms",
-    "first_ack_ms",
-)
-CONTROLLER_COLUMNS = ("fault_ts", "fault", "target", "lost_epoch", "new_epoch", "new_leader", "election_ms")
 LATENCY_COLUMNS = ("acks", "acknowledged", "mean_ms", "p50_ms", "p99_ms", "p999_ms", "max_ms")
 REPLICA_COLUMNS = ("tp", "node", "log_start_offset", "log_end_offset", "high_watermark", "torn_tail")
 
