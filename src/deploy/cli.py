@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from common.cli_support import CliError, not_built, print_json
+from common.cli_support import CliError, print_json
 from common.config import parse_overrides
+from deploy.chaos_schedule import FAULT_KINDS
 
 FAULTS = ("kill", "stop", "start", "reboot", "pause", "resume", "hold-alter-partition", "release-alter-partition")
 
@@ -50,9 +51,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     chaos = subparsers.add_parser("chaos", help="seeded workload with faults, then analysis")
     chaos.add_argument("run", metavar="RUN")
     chaos.add_argument("--duration", type=float, required=True, metavar="S")
-    chaos.add_argument("--faults", default="kill,reboot")
+    chaos.add_argument("--faults", default="kill,reboot", help=f"comma-separated: {','.join(FAULT_KINDS)}")
     chaos.add_argument("--seed", type=int, default=0)
-    chaos.set_defaults(func=not_built("chaos", 7))
+    chaos.add_argument("--brokers", type=int, default=3)
+    chaos.add_argument("--controllers", type=int, default=3)
+    chaos.add_argument("--partitions", type=int, default=3)
+    chaos.add_argument("--producers", type=int, default=2)
+    chaos.add_argument("--rate", type=float, default=200.0, metavar="R", help="records/s per producer")
+    chaos.add_argument("--no-analysis", action="store_true", help="skip the Spark analysis")
+    chaos.add_argument("--json", action="store_true")
+    chaos.set_defaults(func=run_chaos_command)
 
     demo = subparsers.add_parser("demo", help="the whole story: cluster, workload with faults, analysis, report")
     demo.add_argument("--records", type=int, default=20000)
@@ -146,6 +154,45 @@ def run_demo_command(args: argparse.Namespace) -> int:
     summary = run_demo(args.records, analyze=not args.no_analysis, log=lambda line: print(line, file=sys.stderr))
     print("\n".join(summary.lines()))
     return 0 if summary.lost == 0 and summary.analysis_passed is not False else 1
+
+
+def run_chaos_command(args: argparse.Namespace) -> int:
+    import sys
+
+    from deploy.chaos import ChaosOptions, run_chaos
+    from deploy.chaos_schedule import parse_fault_kinds
+    from deploy.demo import verdict_line
+    from deploy.local_cluster import ClusterError
+
+    try:
+        kinds = parse_fault_kinds(args.faults)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    if args.duration <= 0 or args.brokers < 3 or args.controllers < 1 or args.producers < 1:
+        raise CliError("--duration must be positive, --brokers at least 3 (RF 3), --controllers and --producers >= 1")
+    run = Path(args.run)
+    if (run / "cluster.json").exists():
+        raise CliError(f"{run} already holds a run; chaos starts its own cluster in a new directory")
+    options = ChaosOptions(
+        args.duration, kinds, args.seed, args.brokers, args.controllers, args.partitions, args.producers, args.rate,
+        analyze=not args.no_analysis,
+    )  # fmt: skip
+    try:
+        summary = run_chaos(run, options, log=lambda line: print(line, file=sys.stderr if args.json else sys.stdout))
+    except ClusterError as error:
+        raise CliError(str(error)) from None
+    if args.json:
+        print_json(summary.to_json())
+    else:
+        print(f"run directory:  {summary.run_dir}")
+        print(f"faults:         {len(summary.faults)} ({', '.join(f['kind'] for f in summary.faults) or 'none'})")
+        print(f"acknowledged:   {summary.acknowledged} (acks=all; {summary.failed} not acknowledged)")
+        print(f"consumed:       {summary.consumed}")
+        print(f"lost:           {summary.lost}")
+        if summary.analysis is not None:
+            print(f"invariants:     {verdict_line(summary.analysis)}")
+            print(f"report:         {summary.analysis['report']}")
+    return 0 if summary.passed else 1
 
 
 def run_analyze_command(args: argparse.Namespace) -> int:

@@ -11,27 +11,17 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from client.admin import AdminClient
-from client.consumer import EARLIEST, Consumer
-from client.produce_command import generated_value, history_line
-from client.producer import DeliveryFailed, Producer, ProducerConfig
 from deploy import cluster_commands
-from deploy.faults import Faults
-from deploy.local_cluster import Cluster, new_run_dir, wait_until
+from deploy.faults import FAULT_RUN_SETTINGS, Faults
+from deploy.local_cluster import new_run_dir, wait_until
+from deploy.workload import ProducerPlan, consume_to_file, lost_acknowledged, produce_with_history, wait_for_full_isrs
 
 TOPIC = "demo"
-SETTINGS = {
-    "broker.session.timeout.ms": "3000",
-    "broker.heartbeat.interval.ms": "500",
-    "replica.lag.time.max.ms": "3000",
-    "log.simulate.page.cache": "true",
-    "log.flush.interval.ms": "1000",
-}
 
 
 @dataclass
@@ -65,50 +55,6 @@ class DemoSummary:
         ]
 
 
-async def _produce(cluster: Cluster, records: int, history: Path, kill_after: threading.Event) -> tuple[int, int]:
-    producer = Producer(cluster.bootstrap_servers, ProducerConfig(acks=-1, delivery_timeout_ms=60000))
-    acknowledged = failed = 0
-    with history.open("w", encoding="utf-8") as out:
-
-        async def track(value: bytes, sent: float, future: asyncio.Future) -> None:
-            nonlocal acknowledged, failed
-            metadata = failure = None
-            try:
-                metadata = await future
-                acknowledged += 1
-            except DeliveryFailed as error:
-                failure = error
-                failed += 1
-            out.write(history_line(TOPIC, None, metadata, value, -1, failure, (time.monotonic() - sent) * 1000) + "\n")
-
-        tasks = []
-        for index in range(records):
-            value = generated_value("demo", index, 64)
-            tasks.append(asyncio.ensure_future(track(value, time.monotonic(), await producer.send(TOPIC, value))))
-            if index == records // 3:
-                kill_after.set()
-            if index % 200 == 0:
-                await asyncio.sleep(0.01)  # a steady stream rather than one burst
-        await asyncio.gather(*tasks)
-    await producer.close()
-    return acknowledged, failed
-
-
-async def _consume_all(cluster: Cluster, out: Path) -> int:
-    consumer = Consumer(cluster.bootstrap_servers)
-    await consumer.assign(TOPIC, None, EARLIEST)
-    count = idle = 0
-    with out.open("w", encoding="utf-8") as stream:
-        while idle < 10:
-            records = await consumer.poll()
-            idle = 0 if records else idle + 1
-            for record in records:
-                stream.write(json.dumps(record.to_json(), separators=(",", ":")) + "\n")
-            count += len(records)
-    await consumer.close()
-    return count
-
-
 def _failover_ms(history: Path, killed_at: datetime) -> float | None:
     for line in history.read_text().splitlines():
         entry = json.loads(line)
@@ -123,12 +69,13 @@ def _failover_ms(history: Path, killed_at: datetime) -> float | None:
 def run_demo(records: int = 20000, analyze: bool = True, log: callable = print) -> DemoSummary:
     run_dir = new_run_dir()
     log(f"starting a 3+3 cluster in {run_dir} ...")
-    cluster = cluster_commands.up(run_dir, 3, 3, SETTINGS)
+    cluster = cluster_commands.up(run_dir, 3, 3, FAULT_RUN_SETTINGS)
     try:
         admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10)
         admin.create_topic(TOPIC, 3, 3, {"min.insync.replicas": "2"})
         admin.wait_for_topic(TOPIC, 30)
         history = run_dir / "history" / "produce-demo.jsonl"
+        plan = ProducerPlan(TOPIC, "demo", history, records=records)
         kill_now = threading.Event()
         faults_done: dict[str, object] = {}
 
@@ -153,20 +100,22 @@ def run_demo(records: int = 20000, analyze: bool = True, log: callable = print) 
         injector = threading.Thread(target=inject, daemon=True)
         injector.start()
         log(f"producing {records} records with acks=all ...")
-        acknowledged, failed = asyncio.run(_produce(cluster, records, history, kill_now))
+        counts = asyncio.run(
+            produce_with_history(
+                cluster.bootstrap_servers, plan, on_sent=lambda index: kill_now.set() if index == records // 3 else None
+            )
+        )
+        acknowledged, failed = counts.acknowledged, counts.failed
         injector.join(120)
-        wait_until(lambda: all(len(p.isr) == 3 for p in admin.describe_topics([TOPIC])[0].partitions), 60)
+        wait_for_full_isrs(admin, TOPIC, 60)
         log("consuming everything back ...")
-        consumed = asyncio.run(_consume_all(cluster, run_dir / "history" / "consume-final.jsonl"))
+        consumed = asyncio.run(
+            consume_to_file(cluster.bootstrap_servers, TOPIC, run_dir / "history" / "consume-final.jsonl")
+        )
     finally:
         log("stopping the cluster ...")
         cluster_commands.down(cluster)
-    acked_rows = [json.loads(line) for line in history.read_text().splitlines()]
-    read = {
-        (r["partition"], r["offset"]): r["value"]
-        for r in map(json.loads, (run_dir / "history" / "consume-final.jsonl").read_text().splitlines())
-    }
-    lost = sum(1 for a in acked_rows if a["error"] is None and read.get((a["partition"], a["offset"])) != a["value"])
+    lost = lost_acknowledged([history], run_dir / "history" / "consume-final.jsonl")
     killed_at = faults_done.get("killed_at")
     report = verdicts = passed = None
     if analyze:

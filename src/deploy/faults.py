@@ -15,6 +15,16 @@ from common.grpc_support import sync_channel
 from deploy.local_cluster import Cluster, ClusterError, NodeSpec, is_alive, kill, send_signal, spawn, stop
 from minikafka_pb import fault_pb2, fault_pb2_grpc
 
+# A cluster meant to be broken on purpose (demo, chaos): failures are detected in seconds, and unflushed data
+# lives only in the broker's memory so a reboot can lose it.
+FAULT_RUN_SETTINGS = {
+    "broker.session.timeout.ms": "3000",
+    "broker.heartbeat.interval.ms": "500",
+    "replica.lag.time.max.ms": "3000",
+    "log.simulate.page.cache": "true",
+    "log.flush.interval.ms": "1000",
+}
+
 
 def record_fault(cluster: Cluster, fault: str, spec: NodeSpec, **fields: object) -> None:
     path = cluster.run_dir / "logs" / "faults.jsonl"

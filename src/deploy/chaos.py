@@ -1,0 +1,226 @@
+"""`minikafka chaos`: a seeded acks=all workload on a local cluster while faults hit it, then the analysis.
+
+Producers write unique values with their histories, a consumer reads live, the fault plan (chaos_schedule.py)
+runs step by step, each step healed and followed by full ISRs before the next; at the end everything is healed,
+consumed from the beginning, the cluster is stopped and `analyze` runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from client.admin import AdminClient
+from deploy import cluster_commands
+from deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_faults
+from deploy.faults import FAULT_RUN_SETTINGS, Faults
+from deploy.local_cluster import Cluster, ClusterError, is_alive
+from deploy.workload import (
+    ProduceCounts,
+    ProducerPlan,
+    consume_to_file,
+    lost_acknowledged,
+    produce_with_history,
+    wait_for_full_isrs,
+)
+
+TOPIC = "chaos"
+RECOVERY_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class ChaosOptions:
+    duration_s: float
+    kinds: tuple[str, ...]
+    seed: int = 0
+    brokers: int = 3
+    controllers: int = 3
+    partitions: int = 3
+    producers: int = 2
+    rate_per_producer: float = 200.0
+    analyze: bool = True
+
+
+@dataclass
+class ChaosSummary:
+    run_dir: Path
+    seed: int
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    acknowledged: int = 0
+    failed: int = 0
+    consumed: int = 0
+    lost: int = 0
+    analysis: dict[str, Any] | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.lost == 0 and (self.analysis is None or bool(self.analysis["passed"]))
+
+    def to_json(self) -> dict[str, Any]:
+        document = asdict(self)
+        document["run_dir"] = str(self.run_dir)
+        document["passed"] = self.passed
+        if self.analysis is not None:
+            document["analysis"] = {
+                "passed": self.analysis["passed"],
+                "report": self.analysis["report"],
+                "invariants": [
+                    {"name": v["name"], "verdict": v["verdict"], "violations": v["violations"]}
+                    for v in self.analysis["invariants"]
+                ],
+                "failover": {k: v for k, v in self.analysis["failover"].items() if not isinstance(v, list)},
+                "analysis_seconds": self.analysis["analysis_seconds"],
+            }
+        return document
+
+
+class Workload:
+    """The producers and the live consumer, on their own event loop in a thread, until `stop()`."""
+
+    def __init__(self, cluster: Cluster, options: ChaosOptions) -> None:
+        history = cluster.run_dir / "history"
+        self.plans = [
+            ProducerPlan(TOPIC, f"p{n}", history / f"produce-p{n}.jsonl", rate_per_s=options.rate_per_producer)
+            for n in range(options.producers)
+        ]
+        self.live = history / "consume-live.jsonl"
+        self.bootstrap = cluster.bootstrap_servers
+        self._stop = threading.Event()
+        self.counts: list[ProduceCounts] = []
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="chaos-workload", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout_s: float) -> None:
+        self._stop.set()
+        self._thread.join(timeout_s)
+        if self.error is not None:
+            raise self.error
+
+    def _run(self) -> None:
+        async def main() -> None:
+            producers = [produce_with_history(self.bootstrap, plan, self._stop) for plan in self.plans]
+            results = await asyncio.gather(consume_to_file(self.bootstrap, TOPIC, self.live, self._stop), *producers)
+            self.counts = list(results[1:])
+
+        try:
+            asyncio.run(main())
+        except BaseException as error:  # reported to the caller by stop()
+            self.error = error
+
+
+class FaultRunner:
+    """Executes fault steps against the cluster and records what was done."""
+
+    def __init__(self, cluster: Cluster, admin: AdminClient, log: Callable[[str], None]) -> None:
+        self.cluster = cluster
+        self.faults = Faults(cluster)
+        self.admin = admin
+        self.log = log
+        self.done: list[dict[str, Any]] = []
+
+    def run(self, step: FaultStep, started: float) -> None:
+        elapsed = time.monotonic() - started
+        label = self.cluster.node(step.target).label
+        self.log(f"[{elapsed:7.1f}s] {step.kind} {label}" + (f" for {step.down_s:.1f}s" if step.down_s else ""))
+        try:
+            self._inject(step)
+        except ClusterError as error:
+            self.log(f"           {step.kind} {label} failed: {error}")
+            self.done.append({**asdict(step), "started_s": round(elapsed, 3), "error": str(error)})
+            return
+        recovered = wait_for_full_isrs(self.admin, TOPIC, RECOVERY_TIMEOUT_S)
+        recovery_s = time.monotonic() - started - elapsed
+        if not recovered:
+            self.log(f"           ISRs not full {RECOVERY_TIMEOUT_S:.0f}s after {step.kind} {label}")
+        self.done.append(
+            {**asdict(step), "started_s": round(elapsed, 3), "recovered": recovered, "recovery_s": round(recovery_s, 3)}
+        )
+
+    def _inject(self, step: FaultStep) -> None:
+        match step.kind:
+            case "kill" | "controller-kill":
+                self.faults.kill(step.target)
+                time.sleep(step.down_s)  # the planned downtime, not a synchronisation
+                self.faults.start(step.target)
+            case "pause":
+                self.faults.pause(step.target)
+                time.sleep(step.down_s)
+                self.faults.resume(step.target)
+            case "reboot":
+                self.faults.reboot(step.target)
+            case "lose-unflushed":
+                self.faults.reboot(step.target, lose_unflushed=True)
+            case "wipe-disk":
+                self.faults.reboot(step.target, wipe_disk=True)
+            case _:
+                raise ClusterError(f"unknown fault kind {step.kind}")
+
+    def heal_all(self) -> None:
+        """Start every node that is not running (a fault that failed half-way)."""
+        for spec in self.cluster.nodes:
+            if not is_alive(self.cluster.pids.get(spec.node_id)):
+                self.log(f"           starting {spec.label} to heal the cluster")
+                self.faults.start(spec.node_id)
+
+
+def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] = print) -> ChaosSummary:
+    log(f"starting a {options.controllers}+{options.brokers} cluster in {run_dir} ...")
+    cluster = cluster_commands.up(run_dir, options.controllers, options.brokers, FAULT_RUN_SETTINGS)
+    summary = ChaosSummary(cluster.run_dir, options.seed)
+    try:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10)
+        admin.create_topic(TOPIC, options.partitions, 3, {"min.insync.replicas": "2"})
+        admin.wait_for_topic(TOPIC, 30)
+        plan = plan_faults(
+            options.seed,
+            options.kinds,
+            ChaosPlanConfig(
+                options.duration_s, [b.node_id for b in cluster.brokers], [c.node_id for c in cluster.controllers]
+            ),
+        )
+        log(
+            f"workload: {options.producers} acks=all producers at {options.rate_per_producer:.0f} records/s each, "
+            f"a live consumer; {len(plan)} faults planned over {options.duration_s:.0f}s (seed {options.seed})"
+        )
+        workload = Workload(cluster, options)
+        runner = FaultRunner(cluster, admin, log)
+        started = time.monotonic()
+        workload.start()
+        for step in plan:
+            wait = started + step.at_s - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)  # the plan's schedule
+            if time.monotonic() - started >= options.duration_s:
+                break
+            runner.run(step, started)
+        remaining = started + options.duration_s - time.monotonic()
+        if remaining > 0:
+            time.sleep(remaining)
+        runner.heal_all()
+        if not wait_for_full_isrs(admin, TOPIC, RECOVERY_TIMEOUT_S):
+            log("ISRs are not full after healing; consuming what the leaders serve")
+        workload.stop(timeout_s=120)
+        summary.faults = runner.done
+        summary.acknowledged = sum(c.acknowledged for c in workload.counts)
+        summary.failed = sum(c.failed for c in workload.counts)
+        log("consuming everything from the beginning ...")
+        final = cluster.run_dir / "history" / "consume-final.jsonl"
+        summary.consumed = asyncio.run(consume_to_file(cluster.bootstrap_servers, TOPIC, final))
+        summary.lost = lost_acknowledged([p.history for p in workload.plans], final)
+    finally:
+        log("stopping the cluster ...")
+        cluster_commands.down(cluster)
+    if options.analyze:
+        log("running the Spark analysis ...")
+        from deploy.analysis.report import analyze_run
+
+        summary.analysis = analyze_run(cluster.run_dir)
+    return summary

@@ -1,0 +1,63 @@
+"""The chaos fault plan: which fault, on which node, when, and for how long, from a seed. Pure: no I/O.
+
+Steps are sequential: each is healed (node started or resumed) and the cluster recovers its full ISRs before the
+next begins, so at most one broker is away at a time (RF 3 - min.insync.replicas 2 = 1, Kafka's durability
+promise for acks=all) and at most one controller (a minority of 3).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+BROKER_FAULTS = ("kill", "reboot", "lose-unflushed", "wipe-disk", "pause")
+CONTROLLER_FAULTS = ("controller-kill",)
+FAULT_KINDS = BROKER_FAULTS + CONTROLLER_FAULTS
+# Faults that leave the node away for a while before it is healed; the others restart it at once.
+LASTING_FAULTS = ("kill", "pause", "controller-kill")
+
+
+@dataclass(frozen=True)
+class FaultStep:
+    at_s: float  # planned start, seconds after the workload began (the executor may start it later)
+    kind: str
+    target: int  # node id
+    down_s: float  # how long the node stays down or paused before it is healed (0: restarted at once)
+
+
+@dataclass(frozen=True)
+class ChaosPlanConfig:
+    duration_s: float
+    brokers: Sequence[int]
+    controllers: Sequence[int]
+    min_gap_s: float = 3.0
+    max_gap_s: float = 10.0
+    max_down_s: float = 6.0
+
+
+def parse_fault_kinds(text: str) -> tuple[str, ...]:
+    """`kill,reboot,...` → the kinds, in FAULT_KINDS order; ValueError naming an unknown kind."""
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in FAULT_KINDS]
+    if unknown or not kinds:
+        raise ValueError(
+            f"unknown fault kind(s) {', '.join(unknown) or '(none given)'}; known: {','.join(FAULT_KINDS)}"
+        )
+    return tuple(k for k in FAULT_KINDS if k in kinds)
+
+
+def plan_faults(seed: int, kinds: Sequence[str], config: ChaosPlanConfig) -> list[FaultStep]:
+    """The steps for a run of `config.duration_s`: gaps uniform in [min_gap, max_gap] after each step's healing."""
+    rng = random.Random(seed)
+    ordered = [k for k in FAULT_KINDS if k in kinds]
+    steps: list[FaultStep] = []
+    at = rng.uniform(config.min_gap_s, config.max_gap_s)
+    while at < config.duration_s and ordered:
+        kind = rng.choice(ordered)
+        targets = config.controllers if kind in CONTROLLER_FAULTS else config.brokers
+        target = rng.choice(list(targets))
+        down = round(rng.uniform(1.0, config.max_down_s), 3) if kind in LASTING_FAULTS else 0.0
+        steps.append(FaultStep(round(at, 3), kind, target, down))
+        at += down + rng.uniform(config.min_gap_s, config.max_gap_s)
+    return steps
