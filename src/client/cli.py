@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from common.cli_support import CliError, not_built, print_json
+from common.cli_support import CliError, print_json
 from common.run_dir import newest_run
 
 
@@ -93,9 +93,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             command.add_argument("--record-size", type=int, default=1024)
             command.add_argument("--throughput", type=int, default=-1, help="records/s cap; -1: none")
             command.add_argument("--acks", choices=["0", "1", "all", "-1"], default="all")
+            command.add_argument(
+                "--producer-props",
+                nargs="*",
+                default=[],
+                metavar="KEY=VALUE",
+                help="linger.ms, batch.size, max.in.flight.requests.per.connection, request.timeout.ms, "
+                "delivery.timeout.ms",
+            )
+        else:
+            command.add_argument("--timeout", type=int, default=10000, metavar="MS", help="give up after MS idle")
         command.add_argument("--json", action="store_true")
         add_connection_arguments(command)
-        command.set_defaults(func=not_built(f"perf {name}", 8))
+        command.set_defaults(func=perf_produce_command if name == "produce" else perf_consume_command)
 
 
 # ---- addresses ----
@@ -263,3 +273,77 @@ def consume_command(args: argparse.Namespace) -> int:
     )
     asyncio.run(run_consume(brokers, options))
     return 0
+
+
+# ---- perf ----
+
+PRODUCER_PROPS = {
+    "linger.ms": "linger_ms",
+    "batch.size": "batch_size",
+    "max.in.flight.requests.per.connection": "max_in_flight_requests_per_connection",
+    "request.timeout.ms": "request_timeout_ms",
+    "delivery.timeout.ms": "delivery_timeout_ms",
+}
+
+
+def producer_config_from(acks: int, props: list[str]):  # noqa: ANN201 - client.producer.ProducerConfig
+    from client.producer import ProducerConfig
+
+    fields: dict[str, int] = {}
+    for prop in props:
+        key, sep, value = prop.partition("=")
+        if not sep or key not in PRODUCER_PROPS:
+            raise CliError(
+                f"bad --producer-props entry {prop!r}: use KEY=VALUE with KEY one of {', '.join(PRODUCER_PROPS)}"
+            )
+        try:
+            fields[PRODUCER_PROPS[key]] = int(value)
+        except ValueError:
+            raise CliError(f"{key} must be an integer, not {value!r}") from None
+    return ProducerConfig(acks=acks, **fields)
+
+
+def _brokers(args: argparse.Namespace) -> list[str]:
+    _controllers, brokers = resolve_addresses(args)
+    if not brokers:
+        raise CliError("no broker address: pass --bootstrap-server")
+    if args.num_records <= 0:
+        raise CliError("--num-records must be positive")
+    return brokers
+
+
+def perf_produce_command(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from client.perf_produce import PerfProduceOptions, run_perf_produce
+
+    brokers = _brokers(args)
+    if args.record_size <= 0:
+        raise CliError("--record-size must be positive")
+    options = PerfProduceOptions(
+        args.topic, args.num_records, args.record_size, args.throughput,
+        producer_config_from(parse_acks(args.acks), args.producer_props),
+    )  # fmt: skip
+    result = asyncio.run(run_perf_produce(brokers, options, progress=None if args.json else sys.stderr))
+    if args.json:
+        print_json(result)
+    else:
+        print(result["line"])
+        if result["failed"]:
+            print(f"failed: {result['failed']}", file=sys.stderr)
+    return 0 if not result["failed"] else 1
+
+
+def perf_consume_command(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from client.perf_consume import PerfConsumeOptions, run_perf_consume
+
+    result = asyncio.run(
+        run_perf_consume(_brokers(args), PerfConsumeOptions(args.topic, args.num_records, args.timeout))
+    )
+    if args.json:
+        print_json(result)
+    else:
+        print(result["line"])
+    return 0 if not result["timed_out"] else 1

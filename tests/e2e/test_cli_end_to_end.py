@@ -173,3 +173,25 @@ def test_bad_input_gets_one_line_errors(run: Path) -> None:
     )
     [line] = [json.loads(x) for x in history.read_text().splitlines()]
     assert line["error"] == "NOT_ENOUGH_REPLICAS" and line["definite"] is True
+
+
+def test_perf_produce_and_consume(run: Path) -> None:
+    d = ["--dir", str(run)]
+    ok("topics", "create", "perf", "--partitions", "2", "--replication-factor", "3", *d)
+    for acks in ("1", "all"):
+        produced = json.loads(
+            ok("perf", "produce", "perf", "--num-records", "2000", "--record-size", "512", "--acks", acks, "--json", *d)
+        )
+        assert (produced["acknowledged"], produced["failed"], produced["acks"]) == (2000, {}, acks)
+        assert produced["p50_ms"] <= produced["p99_ms"] <= produced["max_ms"]
+        assert produced["mb_per_s"] > 0 and "records sent" in produced["line"]
+    throttled = ok(
+        "perf", "produce", "perf", "--num-records", "200", "--throughput", "400", "--producer-props", "linger.ms=0", *d
+    )
+    assert throttled.startswith("200 records sent") and "99.9th" in throttled
+    consumed = json.loads(ok("perf", "consume", "perf", "--num-records", "4200", "--json", *d))
+    assert (consumed["records"], consumed["timed_out"]) == (4200, False)
+    assert consumed["mb"] == pytest.approx((4000 * 512 + 200 * 1024) / 1024 / 1024, abs=1e-3)
+    assert "bad --producer-props" in one_line_error(
+        cli("perf", "produce", "perf", "--num-records", "1", "--producer-props", "linger=5", *d)
+    )
