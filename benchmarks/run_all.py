@@ -1,0 +1,302 @@
+"""Every benchmark of issue #8 in one run, each next to a baseline measured in the same run.
+
+    .venv/bin/pip install -e ".[bench]"     # pysyncobj, for the quorum baseline
+    .venv/bin/python benchmarks/run_all.py [--records 30000] [--consume-mib 256] [--failovers 10]
+
+Starts a local 3 controllers + 3 brokers cluster (real processes) and measures: produce throughput and latency
+(1 KiB records, 1 and 6 partitions, RF 3, acks 0/1/all, min.insync.replicas 2); end-to-end latency at a fixed
+rate; consume throughput from the beginning of a large topic; failover under acks=all load (SIGKILL of the
+leader, repeated); controller metadata commits. Baselines: a bare grpc.aio unary echo between two processes with
+the producer's request size, raw sequential file append of the same bytes, and pysyncobj on 3 processes. Writes
+benchmarks/results.json and prints a table with the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from client.admin import AdminClient
+from client.consumer import EARLIEST, Consumer
+from client.perf_consume import PerfConsumeOptions, run_perf_consume
+from client.perf_produce import PerfProduceOptions, run_perf_produce
+from client.producer import DeliveryFailed, Producer, ProducerConfig
+from deploy import cluster_commands
+from deploy.faults import Faults
+from deploy.local_cluster import Cluster, free_ports
+from deploy.workload import wait_for_full_isrs
+
+HERE = Path(__file__).resolve().parent
+RECORD_SIZE = 1024
+BATCH_SIZE = 16384  # the producer's batch.size: the payload of one Produce request at full batches
+SETTINGS = {
+    "broker.session.timeout.ms": "3000",
+    "broker.heartbeat.interval.ms": "500",
+    "replica.lag.time.max.ms": "3000",
+}
+MIB = 1024 * 1024
+
+
+def log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def produce(cluster: Cluster, topic: str, records: int, acks: int, throughput: int = -1) -> dict[str, Any]:
+    options = PerfProduceOptions(topic, records, RECORD_SIZE, throughput, ProducerConfig(acks=acks))
+    return asyncio.run(run_perf_produce(cluster.bootstrap_servers, options, progress=None))
+
+
+def end_to_end_latency(cluster: Cluster, topic: str, rate: int, seconds: float) -> dict[str, Any]:
+    """acks=all sends at `rate`/s, each value carrying its send time; a consumer measures receipt - send."""
+
+    async def run() -> list[float]:
+        producer = Producer(cluster.bootstrap_servers, ProducerConfig(acks=-1, linger_ms=0))
+        consumer = Consumer(cluster.bootstrap_servers)
+        await consumer.assign(topic, None, EARLIEST)
+        await consumer.poll()  # positions resolved before the clock starts
+        total = int(rate * seconds)
+        latencies: list[float] = []
+
+        async def send_all() -> None:
+            started = time.monotonic()
+            for i in range(total):
+                await asyncio.sleep(max(0.0, started + i / rate - time.monotonic()))  # the fixed rate
+                await producer.send(topic, f"{time.time():.6f}".ljust(RECORD_SIZE).encode())
+            await producer.flush()
+
+        sender = asyncio.ensure_future(send_all())
+        deadline = time.monotonic() + seconds + 30
+        while len(latencies) < total and time.monotonic() < deadline:
+            for record in await consumer.poll():
+                latencies.append((time.time() - float(record.value[:20].decode().strip())) * 1000)
+        await sender
+        await producer.close()
+        await consumer.close()
+        return latencies
+
+    latencies = sorted(asyncio.run(run()))
+    return {
+        "rate_per_s": rate,
+        "records": len(latencies),
+        "p50_ms": round(latencies[len(latencies) // 2], 2),
+        "p99_ms": round(latencies[int(len(latencies) * 0.99)], 2),
+        "max_ms": round(latencies[-1], 2),
+    }
+
+
+def fill_topic(cluster: Cluster, topic: str, mib: int) -> None:
+    records = mib * MIB // RECORD_SIZE
+    produce(cluster, topic, records, acks=1)
+
+
+def one_failover(cluster: Cluster, admin: AdminClient, faults: Faults, topic: str) -> float | None:
+    """SIGKILL the leader of partition 0 under acks=all load; ms until a write sent after the kill is acked."""
+    stop = threading.Event()
+    killed_at: list[float] = []
+    recovered: list[float] = []
+
+    async def load() -> None:
+        producer = Producer(cluster.bootstrap_servers, ProducerConfig(acks=-1, linger_ms=0))
+        pending = []
+
+        async def track(sent: float, future: asyncio.Future) -> None:
+            try:
+                await future
+            except DeliveryFailed:
+                return
+            if killed_at and sent >= killed_at[0] and not recovered:
+                recovered.append(time.monotonic())
+
+        while not stop.is_set():
+            sent = time.monotonic()
+            pending.append(asyncio.ensure_future(track(sent, await producer.send(topic, b"x" * 100, partition=0))))
+            await asyncio.sleep(0.002)  # ~500 records/s
+        await asyncio.gather(*pending)
+        await producer.close()
+
+    thread = threading.Thread(target=lambda: asyncio.run(load()), daemon=True)
+    thread.start()
+    time.sleep(1.0)  # the load runs before the fault (pacing, not synchronisation)
+    leader = admin.describe_topics([topic])[0].partitions[0].leader
+    killed_at.append(time.monotonic())
+    faults.kill(leader)
+    deadline = time.monotonic() + 30
+    while not recovered and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stop.set()
+    thread.join(60)
+    faults.start(leader)
+    wait_for_full_isrs(admin, topic, 120)
+    return (recovered[0] - killed_at[0]) * 1000 if recovered else None
+
+
+def failovers(cluster: Cluster, admin: AdminClient, topic: str, rounds: int) -> dict[str, Any]:
+    times: list[float] = []
+    faults = Faults(cluster)
+    for round_number in range(rounds):
+        took = one_failover(cluster, admin, faults, topic)
+        log(f"  failover {round_number + 1}/{rounds}: " + (f"{took:.0f} ms" if took is not None else "no recovery"))
+        if took is not None:
+            times.append(took)
+    times.sort()
+    return {
+        "rounds": len(times),
+        "session_timeout_ms": int(SETTINGS["broker.session.timeout.ms"]),
+        "p50_ms": round(statistics.median(times), 1) if times else None,
+        "max_ms": round(times[-1], 1) if times else None,
+        "all_ms": [round(t, 1) for t in times],
+    }
+
+
+def controller_commits(admin: AdminClient, topics: int, concurrency: int) -> dict[str, Any]:
+    """CreateTopics (1 partition, RF 1: a Topic and a Partition record, committed through KRaft before the answer)."""
+    sequential = []
+    for i in range(50):
+        started = time.monotonic()
+        admin.create_topic(f"meta-seq-{i}", 1, 1)
+        sequential.append((time.monotonic() - started) * 1000)
+    sequential.sort()
+    started = time.monotonic()
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(lambda i: admin.create_topic(f"meta-{i}", 1, 1), range(topics)))
+    elapsed = time.monotonic() - started
+    return {
+        "topics_per_s": round(topics / elapsed, 1),
+        "records_per_s": round(2 * topics / elapsed, 1),
+        "concurrency": concurrency,
+        "sequential_p50_ms": round(sequential[len(sequential) // 2], 2),
+        "sequential_p99_ms": round(sequential[int(len(sequential) * 0.99)], 2),
+    }
+
+
+def raw_append_mb_per_s(total_bytes: int) -> float:
+    """The storage ceiling: the same bytes appended to a file in producer-batch-sized writes (page cache)."""
+    from storage_append import run_raw
+
+    with tempfile.TemporaryDirectory() as directory:
+        chunk = os.urandom(BATCH_SIZE)
+        seconds = run_raw(Path(directory) / "raw.bin", chunk, max(1, total_bytes // BATCH_SIZE), None)
+    return round(total_bytes / MIB / seconds, 1)
+
+
+def ratio(value: float | None, baseline: float | None) -> float | None:
+    return round(value / baseline, 3) if value and baseline else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=30000, help="records per produce measurement")
+    parser.add_argument("--consume-mib", type=int, default=256, help="size of the topic read back (issue: 1024)")
+    parser.add_argument("--failovers", type=int, default=10)
+    parser.add_argument("--out", default=str(HERE / "results.json"))
+    args = parser.parse_args()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
+    wall = time.monotonic()
+    results: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
+
+    log("baselines: gRPC echo, raw append, pysyncobj ...")
+    from grpc_echo import measure as echo_measure
+
+    results["grpc_echo"] = {f"c{c}": echo_measure(free_ports(1)[0], BATCH_SIZE, c) for c in (1, 6)}
+    try:
+        from pysyncobj_quorum import measure as pysyncobj_measure
+
+        results["pysyncobj"] = pysyncobj_measure(free_ports(3), 5000, 64)
+    except ImportError:
+        log("pysyncobj is not installed: `.venv/bin/pip install -e '.[bench]'`; the quorum baseline is skipped")
+        results["pysyncobj"] = None
+
+    run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-"))
+    log(f"starting a 3+3 cluster in {run_dir} ...")
+    cluster = cluster_commands.up(run_dir, 3, 3, SETTINGS)
+    try:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=30)
+        produce_results: dict[str, Any] = {}
+        for partitions in (1, 6):
+            topic = f"produce-{partitions}"
+            admin.create_topic(topic, partitions, 3, {"min.insync.replicas": "2"})
+            admin.wait_for_topic(topic, 30)
+            for acks, name in ((0, "0"), (1, "1"), (-1, "all")):
+                log(f"produce: {partitions} partition(s), acks={name} ...")
+                produce_results[f"p{partitions}_acks{name}"] = produce(cluster, topic, args.records, acks)
+        results["produce"] = produce_results
+
+        admin.create_topic("e2e", 1, 3, {"min.insync.replicas": "2"})
+        admin.wait_for_topic("e2e", 30)
+        log("end-to-end latency at 500 records/s ...")
+        results["end_to_end"] = end_to_end_latency(cluster, "e2e", 500, 10)
+
+        admin.create_topic("consume", 3, 3, {"min.insync.replicas": "2"})
+        admin.wait_for_topic("consume", 30)
+        log(f"filling a {args.consume_mib} MiB topic, then consuming it from the beginning ...")
+        fill_topic(cluster, "consume", args.consume_mib)
+        records = args.consume_mib * MIB // RECORD_SIZE
+        results["consume"] = asyncio.run(
+            run_perf_consume(cluster.bootstrap_servers, PerfConsumeOptions("consume", records))
+        )
+
+        log("controller: metadata commits ...")
+        results["controller"] = controller_commits(admin, 400, 8)
+
+        admin.create_topic("failover", 1, 3, {"min.insync.replicas": "2"})
+        admin.wait_for_topic("failover", 30)
+        wait_for_full_isrs(admin, "failover", 60)
+        log(f"failover: {args.failovers} leader kills under acks=all load ...")
+        results["failover"] = failovers(cluster, admin, "failover", args.failovers)
+    finally:
+        cluster_commands.down(cluster)
+    results["raw_append_mb_per_s"] = raw_append_mb_per_s(args.records * RECORD_SIZE)
+    results["wall_s"] = round(time.monotonic() - wall, 1)
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    print_table(results)
+
+
+def print_table(results: dict[str, Any]) -> None:
+    echo1, echo6 = results["grpc_echo"]["c1"]["mb_per_s"], results["grpc_echo"]["c6"]["mb_per_s"]
+    raw = results["raw_append_mb_per_s"]
+    print(f"{'measurement':<34}{'value':>22}{'baseline':>22}{'ratio':>8}")
+
+    def row(name: str, value: str, baseline: str, r: float | None) -> None:
+        print(f"{name:<34}{value:>22}{baseline:>22}{(f'{r:.2f}' if r is not None else ''):>8}")
+
+    for key, result in results["produce"].items():
+        partitions = int(key.split("_")[0][1:])
+        echo = echo1 if partitions == 1 else echo6
+        row(f"produce {key} MB/s", f"{result['mb_per_s']:.2f}", f"echo c{1 if partitions == 1 else 6} {echo:.2f}",
+            ratio(result["mb_per_s"], echo))  # fmt: skip
+        row(f"produce {key} p50/p99 ms", f"{result['p50_ms']:.1f} / {result['p99_ms']:.1f}", "", None)
+    best = max(r["mb_per_s"] for r in results["produce"].values())
+    row("best produce MB/s vs raw append", f"{best:.2f}", f"raw {raw:.1f}", ratio(best, raw))
+    e2e = results["end_to_end"]
+    row(f"end-to-end p50/p99 ms @{e2e['rate_per_s']}/s", f"{e2e['p50_ms']:.1f} / {e2e['p99_ms']:.1f}", "", None)
+    consume = results["consume"]
+    row(f"consume MB/s ({consume['mb']:.0f} MiB)", f"{consume['mb_per_s']:.2f}", f"echo c1 {echo1:.2f}",
+        ratio(consume["mb_per_s"], echo1))  # fmt: skip
+    failover = results["failover"]
+    session = failover["session_timeout_ms"]
+    row("failover p50 / max ms", f"{failover['p50_ms']} / {failover['max_ms']}", f"session {session} ms",
+        ratio(failover["p50_ms"], session))  # fmt: skip
+    controller, syncobj = results["controller"], results["pysyncobj"]
+    row("controller records/s (8 clients)", f"{controller['records_per_s']:.0f}",
+        f"pysyncobj {syncobj['commits_per_s']:.0f}" if syncobj else "n/a",
+        ratio(controller["records_per_s"], syncobj["commits_per_s"] if syncobj else None))  # fmt: skip
+    row("controller commit p50 ms (1 client)", f"{controller['sequential_p50_ms']:.1f}",
+        f"pysyncobj {syncobj['sequential_p50_ms']:.1f}" if syncobj else "n/a",
+        ratio(controller["sequential_p50_ms"], syncobj["sequential_p50_ms"] if syncobj else None))  # fmt: skip
+    print(f"wall time {results['wall_s']} s; results in benchmarks/results.json")
+
+
+if __name__ == "__main__":
+    main()
