@@ -83,6 +83,8 @@ class ReplicaManager:
         self.serving = serving
         self.replicas: dict[TopicPartition, Replica] = {}
         self.hold_alter_partition = False
+        # False until the first metadata delta after start-up catch-up: until then the image may lack topics.
+        self.metadata_ready = False
         self.held: list[tuple[Replica, AlterPartitionProposal]] = []
         self._change: asyncio.Future[None] | None = None  # wakes parked fetches when data or a HWM moves
         self._fetchers: dict[int, asyncio.Task[None]] = {}
@@ -123,6 +125,7 @@ class ReplicaManager:
         return self.metadata.image.min_insync_replicas(topic, self.config.min_insync_replicas)
 
     def on_metadata(self, delta: MetadataDelta) -> None:
+        self.metadata_ready = True
         now = monotonic_ms()
         for topic_id, index in delta.changed_partitions:
             topic = delta.image.topic(topic_id)

@@ -31,6 +31,10 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
     # ---- Metadata ----
 
     async def Metadata(self, request: broker_pb2.MetadataRequest, context: Any) -> broker_pb2.MetadataResponse:
+        if not self.manager.metadata_ready:
+            # Like a Kafka broker that has not finished start-up: answering from a partial image would tell
+            # clients that existing topics are unknown. UNAVAILABLE makes them ask another broker.
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "broker starting: metadata not caught up yet")
         image = self.manager.metadata.image
         response = broker_pb2.MetadataResponse(
             cluster_id=self.manager.config.cluster_id,
