@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import grpc
-from common.record_batch import Record, build_batch
 
 from client.metadata_cache import MetadataCache
 from client.partitioner import partition_for_key
 from common.errors import ErrorCode, KafkaError
+from common.record_batch import Record, build_batch
 from minikafka_pb import broker_pb2
 
 # Leader moved or is being elected: refresh metadata before the retry.
@@ -100,7 +101,7 @@ class _Pending:
 class _PartitionQueue:
     topic: str
     partition: int
-    records: list[_Pending] = field(default_factory=list)
+    records: deque[_Pending] = field(default_factory=deque)  # popleft: draining a long queue stays linear
     size_bytes: int = 0
     first_enqueued: float = 0.0
     wake: asyncio.Event = field(default_factory=asyncio.Event)
@@ -190,7 +191,7 @@ class Producer:
     def _drain(self, queue: _PartitionQueue) -> list[_Pending]:
         taken, size = [], 0
         while queue.records and (not taken or size < self.config.batch_size):
-            record = queue.records.pop(0)
+            record = queue.records.popleft()
             size += len(record.value or b"") + len(record.key or b"") + 16
             taken.append(record)
         queue.size_bytes = max(0, queue.size_bytes - size)
