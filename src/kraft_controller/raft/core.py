@@ -745,13 +745,17 @@ class RaftNode:
             self.timers = replace(self.timers, fetch_in_flight=True)
             return effects + [Send(sender, FetchSnapshotRequest(self.node_id, self.epoch, response.snapshot_id))]
         if response.diverging_epoch is not None:
-            return effects + self._truncate_to_diverging(response.diverging_epoch)
-        if response.entries:
-            if response.entries[0].offset != self.log_end_offset:
-                return effects  # a stale response; the next fetch asks again
-            self.entries.extend(response.entries)
-            effects.append(AppendToLog(response.entries))
-        return effects + self._set_high_watermark(min(response.high_watermark, self.log_end_offset))
+            return effects + self._truncate_to_diverging(response.diverging_epoch) + self._send_fetch(now_ms)
+        if not response.entries:
+            return effects + self._set_high_watermark(min(response.high_watermark, self.log_end_offset))
+        if response.entries[0].offset != self.log_end_offset:
+            return effects  # a stale response; the next fetch asks again
+        self.entries.extend(response.entries)
+        effects.append(AppendToLog(response.entries))
+        effects += self._set_high_watermark(min(response.high_watermark, self.log_end_offset))
+        # Fetch again at once (after the append, so the offset it reports is durable): that fetch is what moves
+        # the leader's high watermark, and waiting for the next tick would add up to a tick to every commit.
+        return effects + self._send_fetch(now_ms)
 
     def _truncate_to_diverging(self, diverging: EpochEndOffset) -> list[Effect]:
         local = self.end_offset_for_epoch(diverging.epoch)

@@ -257,11 +257,24 @@ def test_successful_fetches_keep_the_follower_following() -> None:
     follower = node(2, 1000, **{"epoch": 1, "leader_id": 1})
     now = 1000
     while now < 10_000:
-        for effect in sends(follower.tick(now)):
-            response, _ = leader.handle_request(2, effect.request, now)
-            follower.handle_response(1, response, now)
+        pending = sends(follower.tick(now))
+        while pending:  # a response with entries makes the follower fetch again at once
+            response, _ = leader.handle_request(2, pending.pop().request, now)
+            pending += sends(follower.handle_response(1, response, now))
         now += 100
     assert follower.role == Follower(1) and follower.log_end_offset == 1
+
+
+def test_a_follower_fetches_again_at_once_after_entries_but_waits_after_an_empty_answer() -> None:
+    leader = node(1)
+    elect(leader, 1000)
+    follower = node(2, 1000, **{"epoch": 1, "leader_id": 1})
+    (request,) = sends(follower.tick(1000))
+    response, _ = leader.handle_request(2, request.request, 1000)
+    (again,) = sends(follower.handle_response(1, response, 1000))  # the epoch-start entry arrived
+    assert again.request.fetch_offset == 1
+    response, _ = leader.handle_request(2, again.request, 1001)
+    assert sends(follower.handle_response(1, response, 1001)) == []  # nothing new: the next tick fetches
 
 
 def test_a_restarted_leader_does_not_lead_its_old_epoch_again() -> None:
@@ -315,7 +328,7 @@ def test_follower_appends_and_tracks_the_leaders_high_watermark() -> None:
     effects = follower.handle_response(1, response, 1002)
     assert [e for e in effects if isinstance(e, AppendToLog)][0].entries == tuple(leader.entries)
     assert follower.high_watermark == 0  # the leader had not committed anything yet
-    [request] = sends(follower.tick(1003))
+    [request] = sends(effects)  # the next fetch leaves at once, reporting the new log end
     response, _ = leader.handle_request(2, request.request, 1003)
     assert leader.high_watermark == 3
     effects = follower.handle_response(1, response, 1003)
@@ -336,11 +349,11 @@ def test_diverging_epoch_truncates_the_follower() -> None:
     assert response.entries == ()
     with capture_logs() as logs:
         effects = follower.handle_response(1, response, 1001)
-    assert effects == [TruncateLog(2)] and follower.log_end_offset == 2
+    assert effects[0] == TruncateLog(2) and follower.log_end_offset == 2
     [event] = logs
     assert event["event"] == "raft_log_truncated"
     assert (event["old_end_offset"], event["new_end_offset"], event["diverging_epoch"]) == (6, 2, 1)
-    [request] = sends(follower.tick(1002))
+    [request] = sends(effects)  # after the truncation, the follower fetches again at once
     assert request.request == FetchRequest(2, 3, 2, 1)
     response, _ = leader.handle_request(2, request.request, 1002)
     follower.handle_response(1, response, 1002)
