@@ -1,9 +1,12 @@
-"""The active controller's shell: one event queue; generate records, commit them through Raft, then replay.
+"""The active controller's shell: one event queue; generate records, append them to Raft, answer once committed.
 
-Every write (registration, heartbeat, AlterPartition, CreateTopics, the session-timeout tick) runs alone: the
-pure `ControllerStateMachine` generates records and a response from the committed image, the records are
-committed through the Raft log, and only the replay of committed records changes the image (rule 3). Followers
-replay the same records as they commit, so a new active controller already holds the whole image.
+Writes (registration, heartbeat, AlterPartition, CreateTopics, the session-timeout tick) run one at a time on
+the queue: the pure `ControllerStateMachine` generates records and a response, the records are appended to the
+Raft log, and the queue moves on while they commit (as Kafka's QuorumController does): the next write is
+generated against the image including the proposed records, and each caller is answered once its records are
+committed and replayed. Only the replay of committed records changes the committed image (rule 3); a leadership
+change drops the proposed ones. Followers replay the same records as they commit, so a new active controller
+already holds the whole image.
 """
 
 from __future__ import annotations
@@ -111,7 +114,7 @@ class QuorumController:
                 self.replayed_offset = entry.offset
                 continue
             self.state.replay(record, entry.offset)
-            event, fields = describe_record_event(record, self.state.image)
+            event, fields = describe_record_event(record, self.state.committed)
             self._log.info(event, offset=entry.offset, **fields)
             self.replayed_offset = entry.offset
             self._bytes_since_snapshot += len(entry.data)
@@ -130,6 +133,7 @@ class QuorumController:
         """A new Raft leader: this node becomes active once it has replayed everything before its epoch."""
         self._active_epoch = None
         self._activation_offset = None
+        self.state.revert_to_committed()
         if leader_id == self.raft.node_id:
             self._activation_offset = epoch_start_offset
             self._pending_epoch = epoch
@@ -148,7 +152,7 @@ class QuorumController:
 
     def snapshot_data(self) -> tuple[int, bytes]:
         """(end offset, data) of a snapshot of the committed image, for Raft to replace its log prefix."""
-        return self.replayed_offset + 1, encode_snapshot(self.state.image.to_records())
+        return self.replayed_offset + 1, encode_snapshot(self.state.committed.to_records())
 
     def _advance(self, offset: int) -> None:
         if offset > self.replayed_offset:
@@ -186,33 +190,50 @@ class QuorumController:
             if done.done():
                 continue
             try:
-                done.set_result(await self._execute(operation))
+                result, base_offset = await self._append(operation)
             except Exception as error:  # every failure goes back to the caller, the queue goes on
                 if not done.done():
                     done.set_exception(error)
+                continue
+            if base_offset is None:
+                done.set_result(result.response)
+            else:  # answered on commit; the queue does not wait for it
+                self._answer_on_commit(result, base_offset, done)
 
-    async def _execute(self, operation: Callable[[], ControllerResult[Any]]) -> Any:
+    async def _append(self, operation: Callable[[], ControllerResult[Any]]) -> tuple[ControllerResult[Any], int | None]:
+        """Generate and append to the Raft log: (result, base offset), or no offset when there are no records."""
         if not self.active:
             raise self.not_controller()
         result = operation()
         if not result.records:
-            return result.response
+            return result, None
         try:
             base_offset = await self.raft.propose([encode_record(record) for record in result.records])
         except NotLeaderError:
             raise self.not_controller() from None
-        await self._wait_replayed(base_offset + len(result.records) - 1)
-        return result.response_at(base_offset)
+        self.state.apply_proposed(result.records, base_offset)
+        return result, base_offset
 
-    async def _wait_replayed(self, offset: int) -> None:
-        if offset <= self.replayed_offset:
-            return
+    def _answer_on_commit(self, result: ControllerResult[Any], base_offset: int, done: asyncio.Future[Any]) -> None:
+        """Answer once the last record is replayed; NOT_CONTROLLER on a leadership change, or a timeout."""
+        last = base_offset + len(result.records) - 1
+        # Registered now, not in a later task: a leadership change right after the append must find it.
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append((offset, waiter))
-        try:
-            await asyncio.wait_for(waiter, COMMIT_TIMEOUT_S)
-        except TimeoutError:
-            raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"offset {offset} did not commit") from None
+        self._waiters.append((last, waiter))
+        self._advance(self.replayed_offset)
+        timer = asyncio.get_running_loop().call_later(COMMIT_TIMEOUT_S, _time_out, waiter, last)
+
+        def answer(waiter: asyncio.Future[None]) -> None:
+            timer.cancel()
+            if done.done():
+                return
+            error = waiter.exception()
+            if error is not None:
+                done.set_exception(error)
+            else:
+                done.set_result(result.response_at(base_offset))
+
+        waiter.add_done_callback(answer)
 
     async def _run_ticks(self) -> None:
         while True:
@@ -223,3 +244,8 @@ class QuorumController:
                 await self.submit(lambda: self.state.tick(self.clock()))
             except KafkaError:
                 pass  # lost leadership between the check and the queue: the next leader ticks
+
+
+def _time_out(waiter: asyncio.Future[None], offset: int) -> None:
+    if not waiter.done():
+        waiter.set_exception(KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"offset {offset} did not commit"))

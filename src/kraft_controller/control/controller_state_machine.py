@@ -1,16 +1,17 @@
 """The pure controller a shell drives (Kafka's QuorumController minus its event queue and Raft client).
 
-Request methods generate a ControllerResult (records to commit + the response) and never change the image; only
-`replay` of a committed record does. The heartbeat soft state (last contact per broker) is updated directly by
-registrations and heartbeats, as in Kafka: it is liveness, not metadata, and is never in the log.
-
-The shell must generate from an image that includes every record it has already proposed (e.g. handle one event
-at a time: generate, commit, replay), or two results may be computed against the same partition epoch.
+Request methods generate a ControllerResult (records to commit + the response) and never change an image.
+`replay` of a committed record changes `committed`, the image everyone may read. `image`, the one requests
+generate from, is `committed` plus the records this controller has proposed and not yet seen commit
+(`apply_proposed`): like Kafka's active controller, the next request is generated against the outcome of the
+earlier ones without waiting for their commit, and `revert_to_committed` drops them when leadership is lost. The
+heartbeat soft state (last contact per broker) is updated directly by registrations and heartbeats, as in Kafka:
+it is liveness, not metadata, and is never in the log.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from kraft_controller.control import cluster_control, replication_control
 from kraft_controller.control.control_config import ControlConfig
@@ -39,7 +40,9 @@ class ControllerStateMachine:
     def __init__(self, config: ControlConfig, rng: RandomSource, image: MetadataImage | None = None) -> None:
         self.config = config
         self.rng = rng  # topic ids and replica placement; injected so simulations are seeded
-        self.image = image if image is not None else MetadataImage()
+        self.committed = image if image is not None else MetadataImage()
+        self.image = self.committed
+        self._proposed_end = -1  # the last offset applied to `image` ahead of its commit
         self.heartbeats = HeartbeatManager(config.session_timeout_ms)
 
     # ---- requests: generate records + response ----
@@ -68,8 +71,8 @@ class ControllerStateMachine:
         return replication_control.create_topics(self.image, request, self.config, self.rng)
 
     def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
-        brokers = tuple(broker for _, broker in sorted(self.image.brokers.items()))
-        return ControllerResult((), DescribeClusterResponse(brokers, self.image.offset))
+        brokers = tuple(broker for _, broker in sorted(self.committed.brokers.items()))
+        return ControllerResult((), DescribeClusterResponse(brokers, self.committed.offset))
 
     def tick(self, now_ms: int) -> ControllerResult[None]:
         """Fence brokers whose session timed out (Kafka: broker.session.timeout.ms without a heartbeat)."""
@@ -78,10 +81,27 @@ class ControllerStateMachine:
     # ---- committed state ----
 
     def replay(self, record: Record, offset: int) -> None:
-        self.image = self.image.replay(record, offset)
+        self.committed = self.committed.replay(record, offset)
+        if offset >= self._proposed_end:  # nothing proposed beyond it: the generation image is the committed one
+            self.image = self.committed
+            self._proposed_end = -1
 
     def load_snapshot(self, records: Iterable[Record], last_offset: int) -> None:
-        self.image = MetadataImage.from_records(records, last_offset)
+        self.committed = self.image = MetadataImage.from_records(records, last_offset)
+        self._proposed_end = -1
+
+    # ---- proposed, not yet committed (the active controller only) ----
+
+    def apply_proposed(self, records: Sequence[Record], base_offset: int) -> None:
+        """Records appended to the Raft log at `base_offset`: later requests are generated as if they committed."""
+        for index, record in enumerate(records):
+            self.image = self.image.replay(record, base_offset + index)
+        self._proposed_end = max(self._proposed_end, base_offset + len(records) - 1)
+
+    def revert_to_committed(self) -> None:
+        """Leadership changed: proposals not yet committed may be truncated, so generate from committed state."""
+        self.image = self.committed
+        self._proposed_end = -1
 
     def on_become_active(self, now_ms: int) -> None:
         """A new active controller has no liveness history: give every registered broker a fresh session."""

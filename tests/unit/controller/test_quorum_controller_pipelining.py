@@ -1,0 +1,126 @@
+"""The active controller's queue does not wait for a commit before the next write: later writes are generated
+against the proposed records, callers are answered on commit, and a leadership change drops what was proposed."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import pytest
+
+from common.config import load_config
+from common.errors import ErrorCode
+from kraft_controller.config import ControllerConfig
+from kraft_controller.control.requests import (
+    BrokerHeartbeatRequest,
+    BrokerRegistrationRequest,
+    CreatableTopic,
+    CreateTopicsRequest,
+    ReplicaAssignment,
+)
+from kraft_controller.metadata.records import Endpoint
+from kraft_controller.quorum_controller import NotControllerError, QuorumController
+from kraft_controller.raft.messages import LogEntry
+
+CONFIG = {
+    "node.id": "1",
+    "process.roles": "controller",
+    "listeners": "PLAINTEXT://127.0.0.1:1",
+    "controller.quorum.voters": "1@127.0.0.1:1",
+    "log.dirs": "/nonexistent",  # never opened: the Raft log is the fake below
+}
+
+
+class ManualRaft:
+    """Appends on propose; nothing commits until the test says so."""
+
+    node_id = 1
+
+    def __init__(self) -> None:
+        self.epoch = 1
+        self.leader_id: int | None = 1
+        self.entries: list[LogEntry] = []
+
+    def leader(self) -> tuple[int | None, int]:
+        return self.leader_id, self.epoch
+
+    async def propose(self, entries: Sequence[bytes]) -> int:
+        base = len(self.entries)
+        self.entries += [LogEntry(base + i, self.epoch, data) for i, data in enumerate(entries)]
+        return base
+
+    def take_snapshot(self, end_offset: int, data: bytes) -> None:
+        pass
+
+
+async def active_controller() -> tuple[QuorumController, ManualRaft]:
+    raft = ManualRaft()
+    raft.entries.append(LogEntry(0, 1, b"", control=True))  # the epoch-start entry
+    controller = QuorumController(load_config(ControllerConfig, CONFIG), raft, clock=lambda: 0)
+    controller.handle_leader_change(1, 1, 0)
+    controller.handle_high_watermark(1)
+    assert controller.active
+    controller.start()
+    return controller, raft
+
+
+async def until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(1000):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError(f"never happened: {what}")
+
+
+def register(controller: QuorumController, broker_id: int) -> asyncio.Future:  # type: ignore[type-arg]
+    request = BrokerRegistrationRequest(broker_id, f"incarnation-{broker_id}", (Endpoint("PLAINTEXT", "h", 1),))
+    return asyncio.ensure_future(controller.submit(lambda: controller.state.register_broker(request, 0)))
+
+
+def heartbeat(controller: QuorumController, broker_id: int, epoch: int) -> asyncio.Future:  # type: ignore[type-arg]
+    request = BrokerHeartbeatRequest(broker_id, epoch, current_metadata_offset=epoch)
+    return asyncio.ensure_future(controller.submit(lambda: controller.state.broker_heartbeat(request, 0)))
+
+
+def create(controller: QuorumController, name: str, broker_id: int) -> asyncio.Future:  # type: ignore[type-arg]
+    request = CreateTopicsRequest((CreatableTopic(name, assignments=(ReplicaAssignment(0, (broker_id,)),)),))
+    return asyncio.ensure_future(controller.submit(lambda: controller.state.create_topics(request)))
+
+
+async def test_writes_are_appended_before_earlier_ones_commit_and_answered_on_commit() -> None:
+    controller, raft = await active_controller()
+    try:
+        registered = register(controller, 7)  # its record will be offset 1: broker epoch 1
+        unfenced = heartbeat(controller, 7, 1)
+        # Placed on broker 7, registered by a record not committed yet; the duplicate is judged against the first.
+        first, again = create(controller, "t", 7), create(controller, "t", 7)
+        answered_early = await asyncio.wait_for(again, 1)
+        assert answered_early.topics[0].error_code == ErrorCode.TOPIC_ALREADY_EXISTS
+        assert not registered.done() and not unfenced.done() and not first.done()
+        assert controller.state.committed.topics_by_name == {}
+        data = [e for e in raft.entries if not e.control]
+        controller.handle_commit(data)
+        controller.handle_high_watermark(len(raft.entries))
+        assert (await asyncio.wait_for(registered, 1)).broker_epoch == 1  # the offset of its registration record
+        assert not (await asyncio.wait_for(unfenced, 1)).is_fenced
+        assert (await asyncio.wait_for(first, 1)).topics[0].error_code == ErrorCode.NONE
+        assert "t" in controller.state.committed.topics_by_name
+        assert controller.state.image is controller.state.committed  # nothing left in flight
+    finally:
+        await controller.stop()
+
+
+async def test_a_leadership_change_fails_waiting_callers_and_drops_the_proposed_records() -> None:
+    controller, raft = await active_controller()
+    try:
+        registered = register(controller, 7)
+        await until(lambda: len(raft.entries) > 1, "the registration was appended")
+        assert controller.state.image.broker(7) is not None and controller.state.committed.broker(7) is None
+        raft.epoch, raft.leader_id = 2, 2
+        controller.handle_leader_change(2, 2, len(raft.entries))
+        with pytest.raises(NotControllerError):
+            await asyncio.wait_for(registered, 1)
+        assert controller.state.image is controller.state.committed
+        assert controller.state.image.broker(7) is None
+    finally:
+        await controller.stop()
