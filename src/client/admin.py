@@ -104,11 +104,13 @@ class AdminClient:
             if response.error_code == ErrorCode.NOT_CONTROLLER:  # type: ignore[attr-defined]
                 leader = response.current_leader  # type: ignore[attr-defined]
                 last_problem = f"{address} is not the active controller"
-                if leader.leader_address and leader.leader_address not in candidates[:1]:
-                    candidates.insert(0, leader.leader_address)
+                if leader.leader_address and leader.leader_address != address:
+                    candidates = [leader.leader_address] + [c for c in candidates if c != leader.leader_address]
                 else:
                     time.sleep(0.05)  # no leader known yet: an election is under way
                 continue
+            # The next call starts at the active controller (it used to start at the first address every time).
+            self.controllers = [address] + [c for c in self.controllers if c != address]
             return response
         raise KafkaError(
             ErrorCode.NOT_CONTROLLER, f"no active controller within {self.timeout_s:.0f}s ({last_problem})"
