@@ -87,6 +87,13 @@ class BrokerConfig(NodeConfig):
     log_flush_interval_ms: int | None = config_key(
         "log.flush.interval.ms", None, "Maximum time a record stays unflushed; empty: no time-based flush."
     )
+    log_flush_offset_checkpoint_interval_ms: int = config_key(
+        "log.flush.offset.checkpoint.interval.ms",
+        60000,
+        "How often the recovery point (the offset below which the log was fsynced) is checkpointed; a later crash "
+        "rescans the log past the checkpointed point.",
+        at_least(0),
+    )
     log_flush_scheduler_interval_ms: int = config_key(
         "log.flush.scheduler.interval.ms", 1000, "How often the time-based flush policy is checked.", at_least(1)
     )
@@ -145,6 +152,7 @@ class BrokerConfig(NodeConfig):
             index_interval_bytes=self.log_index_interval_bytes,
             flush_interval_messages=pick("flush.messages", self.log_flush_interval_messages),
             flush_interval_ms=pick("flush.ms", self.log_flush_interval_ms),
+            recovery_point_checkpoint_interval_ms=self.log_flush_offset_checkpoint_interval_ms,
             simulate_page_cache=self.log_simulate_page_cache,
             max_message_bytes=pick("max.message.bytes", self.message_max_bytes),
         )

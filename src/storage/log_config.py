@@ -16,5 +16,6 @@ class LogConfig:
     index_interval_bytes: int = 4096  # log.index.interval.bytes
     flush_interval_messages: int = LONG_MAX  # log.flush.interval.messages
     flush_interval_ms: int | None = None  # log.flush.interval.ms (None: no time-based flush)
+    recovery_point_checkpoint_interval_ms: int = 60000  # log.flush.offset.checkpoint.interval.ms
     simulate_page_cache: bool = False  # log.simulate.page.cache
     max_message_bytes: int = 1048588  # message.max.bytes

@@ -54,6 +54,8 @@ class PartitionLog:
         self.segments: list[LogSegment] = []
         self.log_start_offset = 0
         self.recovery_point = 0
+        self._checkpointed_recovery_point: int | None = None  # what the checkpoint file says
+        self._recovery_checkpointed_ms = 0
         self._high_watermark = 0
         self.unflushed_messages = 0
         self.last_flush_ms = 0
@@ -77,7 +79,9 @@ class PartitionLog:
             leftover.unlink()
         clean = (directory / CLEAN_SHUTDOWN_FILE).exists()
         (directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
-        log.recovery_point = log._recovery_checkpoint.read() or 0
+        log._checkpointed_recovery_point = log._recovery_checkpoint.read()
+        log._recovery_checkpointed_ms = now_ms
+        log.recovery_point = log._checkpointed_recovery_point or 0
         # Loaded before the scan: the checkpoint is written before the data, so it vouches for batch epochs.
         cache_existed = (directory / LEADER_EPOCH_FILE).exists()
         log.epoch_cache = LeaderEpochCache.load(directory / LEADER_EPOCH_FILE)
@@ -87,6 +91,14 @@ class PartitionLog:
         log.epoch_cache.truncate_from_end(log.log_end_offset)
         log.epoch_cache.truncate_from_start(log.log_start_offset)
         log.recovery_point = min(log.recovery_point, log.log_end_offset)
+        if not clean:
+            # What recovery kept is made durable, so the recovery point is exact again (its checkpoint lags).
+            following = [s.base_offset for s in log.segments[1:]] + [None]
+            for segment, next_base in zip(log.segments, following, strict=True):
+                if next_base is None or next_base > log.recovery_point:
+                    segment.flush()
+            log.recovery_point = log.log_end_offset
+            log._checkpoint_recovery_point(now_ms)
         hwm = log._hwm_checkpoint.read() or 0
         log._high_watermark = min(max(hwm, log.log_start_offset), log.log_end_offset)
         return log
@@ -294,9 +306,8 @@ class PartitionLog:
         is a flush like any other: the recovery point moves, so "unflushed" always means "past the recovery point"."""
         self.active_segment.flush()
         self.unflushed_messages = 0
-        if self.recovery_point != self.log_end_offset:
-            self.recovery_point = self.log_end_offset
-            self._recovery_checkpoint.write(self.recovery_point)
+        self.recovery_point = self.log_end_offset
+        self._checkpoint_recovery_point(now_ms)
         segment = self._new_segment(self.log_end_offset, now_ms)
         self.segments.append(segment)
         self._log.debug("log_segment_rolled", base_offset=segment.base_offset)
@@ -316,16 +327,25 @@ class PartitionLog:
             return True
         return False
 
-    def flush(self, now_ms: int) -> None:
-        """fsync everything appended; the recovery point moves to the log end."""
+    def flush(self, now_ms: int, checkpoint: bool = False) -> None:
+        """fsync everything appended; the recovery point moves to the log end. Its checkpoint file is rewritten
+        only every log.flush.offset.checkpoint.interval.ms (or when asked), as in Kafka: rewriting it atomically
+        costs three more fsyncs per flush, and a stale checkpoint only makes recovery scan further."""
         for segment in self.segments:
             if segment.log.unflushed_bytes or segment is self.active_segment:
                 segment.flush()
         self.unflushed_messages = 0
         self.last_flush_ms = now_ms
-        if self.recovery_point != self.log_end_offset:
-            self.recovery_point = self.log_end_offset
+        self.recovery_point = self.log_end_offset
+        due = now_ms - self._recovery_checkpointed_ms >= self.config.recovery_point_checkpoint_interval_ms
+        if checkpoint or due:
+            self._checkpoint_recovery_point(now_ms)
+
+    def _checkpoint_recovery_point(self, now_ms: int) -> None:
+        if self._checkpointed_recovery_point != self.recovery_point:
             self._recovery_checkpoint.write(self.recovery_point)
+            self._checkpointed_recovery_point = self.recovery_point
+        self._recovery_checkpointed_ms = now_ms
 
     def checkpoint_high_watermark(self) -> None:
         self._hwm_checkpoint.write(self._high_watermark)
@@ -396,9 +416,10 @@ class PartitionLog:
         end = self.log_end_offset
         self.epoch_cache.truncate_from_end(end)
         self._high_watermark = min(self._high_watermark, end)
-        if self.recovery_point > end:
-            self.recovery_point = end
+        self.recovery_point = min(self.recovery_point, end)
+        if (self._checkpointed_recovery_point or 0) > end:  # never vouch on disk for data that is gone
             self._recovery_checkpoint.write(end)
+            self._checkpointed_recovery_point = end
         self.unflushed_messages = 0
 
     def delete_retention(self, now_ms: int) -> int:
@@ -433,7 +454,7 @@ class PartitionLog:
         """Flush, checkpoint and mark a clean shutdown (the next open skips the recovery scan)."""
         if self._closed:
             return
-        self.flush(now_ms)
+        self.flush(now_ms, checkpoint=True)
         self.checkpoint_high_watermark()
         for segment in self.segments:
             segment.close()
