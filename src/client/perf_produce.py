@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from client.in_flight import InFlight
 from client.latency_stats import LatencyStats
 from client.producer import DeliveryFailed, Producer, ProducerConfig
 
@@ -55,13 +56,10 @@ async def run_perf_produce(
     payload = os.urandom(options.record_size)  # one random payload, as Kafka's tool does without a payload file
     stats = LatencyStats()
     failed: dict[str, int] = {}
-    # A semaphore, not asyncio.wait over the outstanding futures: that costs O(outstanding) per record and
-    # made this tool, not the cluster, the bottleneck (80% of its CPU at 10000 outstanding).
-    slots = asyncio.Semaphore(options.max_outstanding)
+    in_flight = InFlight(options.max_outstanding)
     window = {"start": time.monotonic(), "records": 0, "latency_sum": 0.0, "max": 0.0}
 
     def completed(sent_at: float, future: asyncio.Future) -> None:
-        slots.release()
         if future.cancelled():
             return
         error = future.exception()
@@ -79,16 +77,16 @@ async def run_perf_produce(
         delay = throttle_delay_s(sent, time.monotonic() - started, options.throughput)
         if delay > 0:
             await asyncio.sleep(delay)
-        await slots.acquire()
+        await in_flight.acquire()
         sent_at = time.monotonic()
         future = await producer.send(options.topic, payload)
+        in_flight.track(future)
         future.add_done_callback(lambda f, at=sent_at: completed(at, f))
         now = time.monotonic()
         if progress is not None and now - window["start"] >= REPORT_INTERVAL_S:
             _report_window(progress, window, now, options.record_size)
     await producer.flush()
-    for _ in range(options.max_outstanding):  # every completion callback has run
-        await slots.acquire()
+    await in_flight.drain()
     elapsed = time.monotonic() - started
     await producer.close()
     summary = stats.summary()

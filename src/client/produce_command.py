@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from client.producer import DeliveryFailed, Producer, ProducerConfig, RecordMetadata
+from client.in_flight import InFlight
+from client.producer import DeliveryFailed, Producer, ProducerConfig, RecordMetadata, delivery_outcome
 
 
 @dataclass(frozen=True)
@@ -100,17 +101,14 @@ async def run_produce(bootstrap: list[str], options: ProduceOptions) -> ProduceS
     summary = ProduceSummary()
     history: IO[str] | None = options.history.open("a", encoding="utf-8") if options.history else None
     started = time.monotonic()
-    outstanding: set[asyncio.Future[None]] = set()
+    in_flight = InFlight(10000)  # bounds memory: sending waits for the oldest acknowledgements
     progress = asyncio.create_task(_progress(summary, started)) if options.progress else None
 
     async def track(value: bytes, sent_at: float, future: asyncio.Future[RecordMetadata]) -> None:
-        metadata: RecordMetadata | None = None
-        failure: DeliveryFailed | None = None
-        try:
-            metadata = await future
+        metadata, failure = await delivery_outcome(future)
+        if failure is None:
             summary.acknowledged += 1
-        except DeliveryFailed as error:
-            failure = error
+        else:
             summary.failed += 1
         if history is not None:
             latency = (time.monotonic() - sent_at) * 1000
@@ -120,17 +118,13 @@ async def run_produce(bootstrap: list[str], options: ProduceOptions) -> ProduceS
 
     try:
         async for value in _values(options):
+            await in_flight.acquire()
             sent_at = time.monotonic()
             future = await producer.send(options.topic, value, partition=options.partition)
             summary.sent += 1
-            task = asyncio.ensure_future(track(value, sent_at, future))
-            outstanding.add(task)
-            task.add_done_callback(outstanding.discard)
-            if len(outstanding) > 10000:  # bound memory: wait for the oldest acknowledgements
-                await asyncio.wait(outstanding, return_when=asyncio.FIRST_COMPLETED)
+            in_flight.track(asyncio.ensure_future(track(value, sent_at, future)))
         await producer.flush()
-        if outstanding:
-            await asyncio.gather(*outstanding)
+        await in_flight.drain()
     finally:
         await producer.close()
         if progress is not None:

@@ -276,6 +276,16 @@ class Producer:
         await self.metadata.close()
 
 
+async def delivery_outcome(
+    future: asyncio.Future[RecordMetadata],
+) -> tuple[RecordMetadata | None, DeliveryFailed | None]:
+    """(metadata, None) once the record is acknowledged; (None, the failure) when its delivery failed."""
+    try:
+        return await future, None
+    except DeliveryFailed as error:
+        return None, error
+
+
 def _complete(pending: list[_Pending], topic: str, partition: int, base_offset: int | None) -> None:
     for index, record in enumerate(pending):
         if not record.future.done():

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from client.admin import AdminClient
 from client.consumer import EARLIEST, Consumer
+from client.in_flight import InFlight
 from client.produce_command import generated_value, history_line
-from client.producer import DeliveryFailed, Producer, ProducerConfig
+from client.producer import Producer, ProducerConfig, delivery_outcome
 from common.errors import KafkaError
 from deploy.local_cluster import wait_until
 
@@ -53,16 +54,14 @@ async def produce_with_history(
     producer = Producer(bootstrap, ProducerConfig(acks=plan.acks, delivery_timeout_ms=plan.delivery_timeout_ms))
     counts = ProduceCounts()
     plan.history.parent.mkdir(parents=True, exist_ok=True)
-    outstanding: set[asyncio.Task] = set()
+    in_flight = InFlight(plan.max_outstanding)
     with plan.history.open("w", encoding="utf-8") as out:
 
         async def track(value: bytes, sent: float, future: asyncio.Future) -> None:
-            metadata = failure = None
-            try:
-                metadata = await future
+            metadata, failure = await delivery_outcome(future)
+            if failure is None:
                 counts.acknowledged += 1
-            except DeliveryFailed as error:
-                failure = error
+            else:
                 counts.failed += 1
             latency_ms = (time.monotonic() - sent) * 1000
             out.write(history_line(plan.topic, None, metadata, value, plan.acks, failure, latency_ms) + "\n")
@@ -75,17 +74,15 @@ async def produce_with_history(
                 await asyncio.sleep(max(0.0, started + index / plan.rate_per_s - time.monotonic()))
             elif index % 200 == 0:
                 await asyncio.sleep(0.01)  # a steady stream rather than one burst
-            while len(outstanding) >= plan.max_outstanding:
-                await asyncio.wait(outstanding, return_when=asyncio.FIRST_COMPLETED)
+            await in_flight.acquire()
             value = generated_value(plan.name, index, plan.value_size)
-            task = asyncio.ensure_future(track(value, time.monotonic(), await producer.send(plan.topic, value)))
-            outstanding.add(task)
-            task.add_done_callback(outstanding.discard)
+            sent = time.monotonic()
+            future = await producer.send(plan.topic, value)
+            in_flight.track(asyncio.ensure_future(track(value, sent, future)))
             if on_sent is not None:
                 on_sent(index)
             index += 1
-        if outstanding:
-            await asyncio.gather(*outstanding)
+        await in_flight.drain()
     await producer.close()
     return counts
 

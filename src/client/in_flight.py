@@ -1,0 +1,33 @@
+"""A bound on deliveries awaiting their acknowledgement, for the tools that send as fast as they can.
+
+O(1) per record: waiting with `asyncio.wait(outstanding, FIRST_COMPLETED)` instead costs O(outstanding) per record
+(it hooks a callback on every pending future each time), which made `perf produce` spend 80% of its CPU there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+
+class InFlight:
+    def __init__(self, limit: int) -> None:
+        self._slots = asyncio.Semaphore(limit)
+        self._pending: set[asyncio.Future[object]] = set()
+
+    async def acquire(self) -> None:
+        """Wait until fewer than `limit` tracked futures are pending."""
+        await self._slots.acquire()
+
+    def track(self, future: asyncio.Future) -> None:  # type: ignore[type-arg]
+        """Hold the slot taken by `acquire` until `future` is done."""
+        self._pending.add(future)
+        future.add_done_callback(self._release)
+
+    def _release(self, future: asyncio.Future) -> None:  # type: ignore[type-arg]
+        self._pending.discard(future)
+        self._slots.release()
+
+    async def drain(self) -> None:
+        """Until every tracked future is done (their own done callbacks registered earlier have run)."""
+        if self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
