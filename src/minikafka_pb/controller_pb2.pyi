@@ -218,7 +218,7 @@ class ReplicaDescription(_message.Message):
     def __init__(self, replica_id: _Optional[int] = ..., log_end_offset: _Optional[int] = ..., last_fetch_timestamp: _Optional[int] = ..., last_caught_up_timestamp: _Optional[int] = ...) -> None: ...
 
 class DescribeQuorumResponse(_message.Message):
-    __slots__ = ("error_code", "error_message", "leader_id", "leader_epoch", "high_watermark", "current_voters", "observers")
+    __slots__ = ("error_code", "error_message", "leader_id", "leader_epoch", "high_watermark", "current_voters", "observers", "current_leader")
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     LEADER_ID_FIELD_NUMBER: _ClassVar[int]
@@ -226,6 +226,7 @@ class DescribeQuorumResponse(_message.Message):
     HIGH_WATERMARK_FIELD_NUMBER: _ClassVar[int]
     CURRENT_VOTERS_FIELD_NUMBER: _ClassVar[int]
     OBSERVERS_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_LEADER_FIELD_NUMBER: _ClassVar[int]
     error_code: _common_pb2.ErrorCode
     error_message: str
     leader_id: int
@@ -233,7 +234,8 @@ class DescribeQuorumResponse(_message.Message):
     high_watermark: int
     current_voters: _containers.RepeatedCompositeFieldContainer[ReplicaDescription]
     observers: _containers.RepeatedCompositeFieldContainer[ReplicaDescription]
-    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., high_watermark: _Optional[int] = ..., current_voters: _Optional[_Iterable[_Union[ReplicaDescription, _Mapping]]] = ..., observers: _Optional[_Iterable[_Union[ReplicaDescription, _Mapping]]] = ...) -> None: ...
+    current_leader: _common_pb2.LeaderIdAndEpoch
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., high_watermark: _Optional[int] = ..., current_voters: _Optional[_Iterable[_Union[ReplicaDescription, _Mapping]]] = ..., observers: _Optional[_Iterable[_Union[ReplicaDescription, _Mapping]]] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...
 
 class DescribeClusterRequest(_message.Message):
     __slots__ = ()
@@ -258,17 +260,19 @@ class BrokerDescription(_message.Message):
     def __init__(self, broker_id: _Optional[int] = ..., listeners: _Optional[_Iterable[_Union[_common_pb2.Endpoint, _Mapping]]] = ..., rack: _Optional[str] = ..., broker_epoch: _Optional[int] = ..., incarnation_id: _Optional[str] = ..., fenced: _Optional[bool] = ..., in_controlled_shutdown: _Optional[bool] = ...) -> None: ...
 
 class DescribeClusterResponse(_message.Message):
-    __slots__ = ("error_code", "error_message", "cluster_id", "controller_id", "brokers", "metadata_offset")
+    __slots__ = ("error_code", "error_message", "cluster_id", "controller_id", "brokers", "metadata_offset", "current_leader")
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
     BROKERS_FIELD_NUMBER: _ClassVar[int]
     METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_LEADER_FIELD_NUMBER: _ClassVar[int]
     error_code: _common_pb2.ErrorCode
     error_message: str
     cluster_id: str
     controller_id: int
     brokers: _containers.RepeatedCompositeFieldContainer[BrokerDescription]
     metadata_offset: int
-    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., cluster_id: _Optional[str] = ..., controller_id: _Optional[int] = ..., brokers: _Optional[_Iterable[_Union[BrokerDescription, _Mapping]]] = ..., metadata_offset: _Optional[int] = ...) -> None: ...
+    current_leader: _common_pb2.LeaderIdAndEpoch
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., cluster_id: _Optional[str] = ..., controller_id: _Optional[int] = ..., brokers: _Optional[_Iterable[_Union[BrokerDescription, _Mapping]]] = ..., metadata_offset: _Optional[int] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...

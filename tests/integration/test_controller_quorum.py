@@ -13,7 +13,7 @@ from cluster_fixtures import eventually, running_cluster
 from client.admin import AdminClient
 from common.errors import ErrorCode, KafkaError
 from deploy.faults import Faults
-from minikafka_pb import common_pb2, controller_pb2
+from minikafka_pb import common_pb2, controller_pb2, controller_pb2_grpc
 
 pytestmark = pytest.mark.integration
 
@@ -47,6 +47,21 @@ def test_leader_failover_keeps_committed_metadata(tmp_path: Path) -> None:
         admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2)
         before = admin.describe_quorum()
         assert before["leader_id"] in {c.node_id for c in cluster.controllers}
+        leader_address = next(c.address for c in cluster.controllers if c.node_id == before["leader_id"])
+
+        def followers_redirect() -> bool:
+            """A follower answers NOT_CONTROLLER with the leader's address (it used to fail building the answer)."""
+            answers = []
+            for follower in (c for c in cluster.controllers if c.node_id != before["leader_id"]):
+                stub = controller_pb2_grpc.ControllerStub(admin._channel(follower.address))
+                answers.append(stub.DescribeQuorum(controller_pb2.DescribeQuorumRequest(), timeout=5))
+                answers.append(stub.DescribeCluster(controller_pb2.DescribeClusterRequest(), timeout=5))
+            return all(
+                a.error_code == ErrorCode.NOT_CONTROLLER and a.current_leader.leader_address == leader_address
+                for a in answers
+            )
+
+        eventually(followers_redirect, 10, "the follower controllers redirecting to the leader")
         broker_epoch = register_broker(admin, 1)
         assert broker_epoch > 0  # the offset of its RegisterBroker record
         created = admin.create_topic("orders", partitions=2, replication_factor=1)
