@@ -32,6 +32,7 @@ from kraft_controller.raft.messages import LogEntry
 R = TypeVar("R")
 TICK_INTERVAL_MS = 100
 COMMIT_TIMEOUT_S = 10.0
+MAX_RECORDS_PER_APPEND = 1024  # an accumulated batch this big is appended without waiting out the linger
 
 
 class MetadataRaft(Protocol):
@@ -41,6 +42,9 @@ class MetadataRaft(Protocol):
 
     def leader(self) -> tuple[int | None, int]:
         """(leader id or None, epoch) as this node knows them."""
+
+    def log_end_offset(self) -> int:
+        """The offset the next proposed entry gets (as leader)."""
 
     async def propose(self, entries: Sequence[bytes]) -> int:
         """Append to the log as leader; returns the base offset (raises NotLeaderError)."""
@@ -73,6 +77,9 @@ class QuorumController:
         self._activation_offset: int | None = None  # replaying up to here makes this leader active
         self._pending_epoch: int | None = None
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        # Generated writes waiting for the append linger: (result, offset of its first record, caller).
+        self._accumulated: list[tuple[ControllerResult[Any], int, asyncio.Future[Any]]] = []
+        self._accumulated_records = 0
         self._queue: asyncio.Queue[tuple[Callable[[], Any], asyncio.Future[Any]]] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._bytes_since_snapshot = 0
@@ -142,6 +149,10 @@ class QuorumController:
             if not waiter.done():
                 waiter.set_exception(self.not_controller())
         self._waiters = []
+        for _result, _offset, done in self._accumulated:  # generated, never appended
+            if not done.done():
+                done.set_exception(self.not_controller())
+        self._accumulated, self._accumulated_records = [], 0
 
     def handle_snapshot(self, data: bytes, end_offset: int) -> None:
         """Replace the image with a snapshot holding every record below `end_offset`."""
@@ -185,34 +196,69 @@ class QuorumController:
         return query()
 
     async def _run_queue(self) -> None:
+        """Generate each write as it comes (against the image with the earlier ones proposed); append what was
+        generated to Raft in one batch once `controller.quorum.append.linger.ms` passed since the batch's first
+        write (Kafka's append linger: the batch shares one log append and one fsync)."""
+        loop = asyncio.get_running_loop()
+        linger_s = self.config.append_linger_ms / 1000
+        append_at = 0.0
         while True:
-            operation, done = await self._queue.get()
-            if done.done():
-                continue
-            try:
-                result, base_offset = await self._append(operation)
-            except Exception as error:  # every failure goes back to the caller, the queue goes on
-                if not done.done():
-                    done.set_exception(error)
-                continue
-            if base_offset is None:
-                done.set_result(result.response)
-            else:  # answered on commit; the queue does not wait for it
-                self._answer_on_commit(result, base_offset, done)
+            if self._accumulated:
+                try:
+                    operation, done = await asyncio.wait_for(self._queue.get(), max(0.0, append_at - loop.time()))
+                except TimeoutError:
+                    await self._append_accumulated()
+                    continue
+            else:
+                operation, done = await self._queue.get()
+                append_at = loop.time() + linger_s
+            self._generate(operation, done)
+            full = self._accumulated_records >= MAX_RECORDS_PER_APPEND
+            if self._accumulated and (full or (linger_s == 0 and self._queue.empty())):
+                await self._append_accumulated()
 
-    async def _append(self, operation: Callable[[], ControllerResult[Any]]) -> tuple[ControllerResult[Any], int | None]:
-        """Generate and append to the Raft log: (result, base offset), or no offset when there are no records."""
+    def _generate(self, operation: Callable[[], ControllerResult[Any]], done: asyncio.Future[Any]) -> None:
+        """Run one write against the image with the writes before it proposed; answer at once when it makes no
+        records, else keep it for the next append (its records take the next offsets)."""
+        if done.done():
+            return
         if not self.active:
-            raise self.not_controller()
-        result = operation()
-        if not result.records:
-            return result, None
+            done.set_exception(self.not_controller())
+            return
         try:
-            base_offset = await self.raft.propose([encode_record(record) for record in result.records])
-        except NotLeaderError:
-            raise self.not_controller() from None
-        self.state.apply_proposed(result.records, base_offset)
-        return result, base_offset
+            result = operation()
+        except Exception as error:  # every failure goes back to its caller, the queue goes on
+            done.set_exception(error)
+            return
+        if not result.records:
+            done.set_result(result.response)
+            return
+        offset = self.raft.log_end_offset() + self._accumulated_records
+        self.state.apply_proposed(result.records, offset)
+        self._accumulated.append((result, offset, done))
+        self._accumulated_records += len(result.records)
+
+    async def _append_accumulated(self) -> None:
+        """Append every accumulated write's records to Raft at once; each caller is answered on commit."""
+        batch, self._accumulated, self._accumulated_records = self._accumulated, [], 0
+        if not batch:
+            return
+        try:
+            if not self.active:
+                raise NotLeaderError("not the active controller")
+            base_offset = await self.raft.propose(
+                [encode_record(record) for result, _, _ in batch for record in result.records]
+            )
+        except Exception as error:
+            self.state.revert_to_committed()  # generated against proposals that will not be appended
+            failure = self.not_controller() if isinstance(error, NotLeaderError) else error
+            for _result, _offset, done in batch:
+                if not done.done():
+                    done.set_exception(failure)
+            return
+        assert base_offset == batch[0][1], f"Raft appended at {base_offset}, expected {batch[0][1]}"
+        for result, offset, done in batch:
+            self._answer_on_commit(result, offset, done)
 
     def _answer_on_commit(self, result: ControllerResult[Any], base_offset: int, done: asyncio.Future[Any]) -> None:
         """Answer once the last record is replayed; NOT_CONTROLLER on a leadership change, or a timeout."""

@@ -129,6 +129,9 @@ class RaftDriver:
     def leader(self) -> tuple[int | None, int]:
         return self.core.leader_id, self.core.epoch
 
+    def log_end_offset(self) -> int:
+        return self.core.log_end_offset
+
     async def propose(self, entries: Sequence[bytes]) -> int:
         result, effects = self.core.propose(list(entries), self.clock())
         self._apply(effects)

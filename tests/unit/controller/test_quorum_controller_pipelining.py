@@ -40,11 +40,16 @@ class ManualRaft:
         self.epoch = 1
         self.leader_id: int | None = 1
         self.entries: list[LogEntry] = []
+        self.appends: list[int] = []  # entries per propose call
 
     def leader(self) -> tuple[int | None, int]:
         return self.leader_id, self.epoch
 
+    def log_end_offset(self) -> int:
+        return len(self.entries)
+
     async def propose(self, entries: Sequence[bytes]) -> int:
+        self.appends.append(len(entries))
         base = len(self.entries)
         self.entries += [LogEntry(base + i, self.epoch, data) for i, data in enumerate(entries)]
         return base
@@ -65,10 +70,11 @@ async def active_controller() -> tuple[QuorumController, ManualRaft]:
 
 
 async def until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(1000):
+    deadline = asyncio.get_running_loop().time() + 5  # the default append linger is 5 ms
+    while asyncio.get_running_loop().time() < deadline:
         if condition():
             return
-        await asyncio.sleep(0)
+        await asyncio.sleep(0.001)
     raise AssertionError(f"never happened: {what}")
 
 
@@ -98,6 +104,8 @@ async def test_writes_are_appended_before_earlier_ones_commit_and_answered_on_co
         assert answered_early.topics[0].error_code == ErrorCode.TOPIC_ALREADY_EXISTS
         assert not registered.done() and not unfenced.done() and not first.done()
         assert controller.state.committed.topics_by_name == {}
+        await until(lambda: len(raft.entries) > 1, "the writes were appended (one batch, after the linger)")
+        assert len(raft.appends) == 1  # the registration, the unfencing and the topic: one append
         data = [e for e in raft.entries if not e.control]
         controller.handle_commit(data)
         controller.handle_high_watermark(len(raft.entries))
@@ -122,5 +130,23 @@ async def test_a_leadership_change_fails_waiting_callers_and_drops_the_proposed_
             await asyncio.wait_for(registered, 1)
         assert controller.state.image is controller.state.committed
         assert controller.state.image.broker(7) is None
+    finally:
+        await controller.stop()
+
+
+async def test_writes_queued_together_share_one_raft_append_and_each_caller_gets_its_own_offsets() -> None:
+    controller, raft = await active_controller()
+    try:
+        # Arriving within the append linger: generated one by one, appended together.
+        registrations = [register(controller, broker_id) for broker_id in (7, 8, 9)]
+        again = register(controller, 7)  # generated against the first, proposed in the same append: a no-op
+        await until(lambda: len(raft.entries) > 1, "the writes were appended")
+        assert raft.appends == [3]
+        assert not any(r.done() for r in registrations)  # answered on commit, not on append
+        controller.handle_commit([e for e in raft.entries if not e.control])
+        controller.handle_high_watermark(len(raft.entries))
+        epochs = [(await asyncio.wait_for(r, 1)).broker_epoch for r in registrations]
+        assert epochs == [1, 2, 3]  # each broker epoch is the offset of its own record
+        assert (await asyncio.wait_for(again, 1)).broker_epoch == 1  # same incarnation: same epoch
     finally:
         await controller.stop()
