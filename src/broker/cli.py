@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from broker.config import BrokerConfig
-from common.cli_support import CliError, add_config_arguments, print_json
+from common.cli_support import CliError, add_config_arguments, print_json, run_event_loop
 from common.config import load_config_file, parse_overrides
 
 
@@ -27,14 +27,12 @@ def load(args: argparse.Namespace) -> BrokerConfig:
 
 
 def run_broker(args: argparse.Namespace) -> int:
-    import uvloop
-
     from broker.process import run_broker_process
     from common.event_log import configure_event_log
 
     config = load(args)
     configure_event_log(config.label, config.events_dir, config.log_level)
-    uvloop.run(run_broker_process(config))
+    run_event_loop(run_broker_process(config))
     return 0
 
 

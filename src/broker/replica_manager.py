@@ -11,6 +11,7 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import structlog
 
@@ -37,6 +38,24 @@ from minikafka_pb import controller_pb2
 from storage.partition_log import PartitionLog
 
 HWM_EVENT_INTERVAL_MS = 1000  # high_watermark_advanced is coalesced to at most one event a second per partition
+ProduceOutcome = tuple[ErrorCode, int, str]  # (error, base offset, message)
+T = TypeVar("T")
+
+
+@dataclass
+class DelayedProduce:
+    """An acks=all produce waiting in the purgatory for the HWM to pass its batch (Kafka's DelayedProduce)."""
+
+    required_offset: int  # the batch's last offset + 1
+    first_offset: int
+    answer: asyncio.Future[ProduceOutcome]
+    expiry: asyncio.TimerHandle | None = None
+
+    def finish(self, code: ErrorCode, message: str = "") -> None:
+        if self.expiry is not None:
+            self.expiry.cancel()
+        if not self.answer.done():
+            self.answer.set_result((code, self.first_offset, message))
 
 
 @dataclass
@@ -45,7 +64,7 @@ class Replica:
     topic_id: uuid.UUID
     log: PartitionLog
     role: Role  # the pure core's state for this partition: Leader while we lead, else Follower
-    waiters: list[tuple[int, asyncio.Future[ErrorCode]]] = field(default_factory=list)
+    waiters: list[DelayedProduce] = field(default_factory=list)
     last_hwm_event_ms: int = 0
 
     @property
@@ -86,7 +105,9 @@ class ReplicaManager:
         # False until the first metadata delta after start-up catch-up: until then the image may lack topics.
         self.metadata_ready = False
         self.held: list[tuple[Replica, AlterPartitionProposal]] = []
-        self._change: asyncio.Future[None] | None = None  # wakes parked fetches when data or a HWM moves
+        # Parked fetches wake on these: a follower's on new data, a consumer's on a HWM move (what it may read).
+        # Like Kafka's DelayedFetch, a HWM move alone does not answer a follower (that would double its fetches).
+        self._changes: dict[bool, asyncio.Future[None] | None] = {True: None, False: None}  # key: for replicas
         self._fetchers: dict[int, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[object]] = set()
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
@@ -94,15 +115,20 @@ class ReplicaManager:
 
     # ---- change notification (long polls) ----
 
-    def notify(self) -> None:
-        if self._change is not None and not self._change.done():
-            self._change.set_result(None)
-        self._change = None
+    def notify(self, replicas: bool = True, consumers: bool = True) -> None:
+        """Wake parked fetches: followers' (data appended, or anything else changed), consumers' (HWM moved)."""
+        for for_replicas, wake in ((True, replicas), (False, consumers)):
+            change = self._changes[for_replicas]
+            if wake and change is not None:
+                if not change.done():
+                    change.set_result(None)
+                self._changes[for_replicas] = None
 
-    def next_change(self) -> asyncio.Future[None]:
-        if self._change is None:
-            self._change = asyncio.get_running_loop().create_future()
-        return self._change
+    def next_change(self, for_replica: bool) -> asyncio.Future[None]:
+        change = self._changes[for_replica]
+        if change is None:
+            change = self._changes[for_replica] = asyncio.get_running_loop().create_future()
+        return change
 
     # ---- metadata ----
 
@@ -165,59 +191,60 @@ class ReplicaManager:
 
     # ---- produce ----
 
-    async def produce(
-        self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int
-    ) -> tuple[ErrorCode, int, str]:
-        """Append as leader; answers (error, base offset, message). acks=all waits for the HWM."""
+    def produce(self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int) -> asyncio.Future[ProduceOutcome]:
+        """Append as leader now, in call order (a pipelined stream relies on it); the returned future answers
+        (error, base offset, message): at once, or for acks=all when the HWM passes the batch."""
         replica = self.replicas.get(tp)
         if replica is None:
             known = self.metadata.image.topics_by_name.get(tp.topic)
             code = ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            return code, -1, f"{tp} is not hosted here"
+            return answered((code, -1, f"{tp} is not hosted here"))
         leader = replica.leader
         if leader is None or not self.serving():
-            return ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, f"broker {self.config.node_id} does not lead {tp} now"
+            return answered(
+                (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, f"broker {self.config.node_id} does not lead {tp} now")
+            )
         code = leader.check_produce(acks)
         if code != ErrorCode.NONE:
-            return (
-                code,
-                -1,
-                f"ISR {sorted(leader.isr)} is below min.insync.replicas {leader.config.min_insync_replicas}",
-            )
+            message = f"ISR {sorted(leader.isr)} is below min.insync.replicas {leader.config.min_insync_replicas}"
+            return answered((code, -1, message))
         now = monotonic_ms()
         try:
             info = replica.log.append_as_leader(records, leader.leader_epoch, now)
         except KafkaError as error:
-            return error.code, -1, error.message
+            return answered((error.code, -1, error.message))
         replica.role, moved = leader.on_local_append(replica.log.log_end_offset)
         if moved:
             self._hwm_moved(replica, now)
-        self.notify()
+        self.notify(consumers=False)  # followers have data to fetch; consumers only once the HWM moves
         if acks != -1:
-            return ErrorCode.NONE, info.first_offset, ""
+            return answered((ErrorCode.NONE, info.first_offset, ""))
         outcome = replica.role.produce_outcome(info.last_offset + 1)
         if outcome is not None:
-            return outcome, info.first_offset, ""
-        waiter: asyncio.Future[ErrorCode] = asyncio.get_running_loop().create_future()
-        replica.waiters.append((info.last_offset + 1, waiter))
-        try:
-            code = await asyncio.wait_for(waiter, timeout_ms / 1000)
-        except TimeoutError:
-            replica.waiters = [w for w in replica.waiters if w[1] is not waiter]
-            return ErrorCode.REQUEST_TIMED_OUT, info.first_offset, "the HWM did not reach the batch in time"
-        return code, info.first_offset, ""
+            return answered((outcome, info.first_offset, ""))
+        loop = asyncio.get_running_loop()
+        waiter = DelayedProduce(info.last_offset + 1, info.first_offset, loop.create_future())
+        waiter.expiry = loop.call_later(timeout_ms / 1000, self._expire, replica, waiter)
+        replica.waiters.append(waiter)
+        return waiter.answer
+
+    @staticmethod
+    def _expire(replica: Replica, waiter: DelayedProduce) -> None:
+        replica.waiters = [w for w in replica.waiters if w is not waiter]
+        waiter.finish(ErrorCode.REQUEST_TIMED_OUT, "the HWM did not reach the batch in time")
 
     def _hwm_moved(self, replica: Replica, now: int) -> None:
         leader = replica.leader
         assert leader is not None
         replica.log.high_watermark = leader.high_watermark
+        self.notify(replicas=False)  # consumers may read further
         still = []
-        for required, waiter in replica.waiters:
-            outcome = leader.produce_outcome(required)
+        for waiter in replica.waiters:
+            outcome = leader.produce_outcome(waiter.required_offset)
             if outcome is None:
-                still.append((required, waiter))
-            elif not waiter.done():
-                waiter.set_result(outcome)
+                still.append(waiter)
+            else:
+                waiter.finish(outcome)
         replica.waiters = still
         if now - replica.last_hwm_event_ms >= HWM_EVENT_INTERVAL_MS:
             replica.last_hwm_event_ms = now
@@ -230,9 +257,8 @@ class ReplicaManager:
             )
 
     def _fail_waiters(self, replica: Replica, code: ErrorCode) -> None:
-        for _required, waiter in replica.waiters:
-            if not waiter.done():
-                waiter.set_result(code)
+        for waiter in replica.waiters:
+            waiter.finish(code)
         replica.waiters = []
 
     # ---- follower fetches on the leader ----
@@ -270,7 +296,6 @@ class ReplicaManager:
             return decision.error, b"", leader.high_watermark, None
         if decision.high_watermark_changed:
             self._hwm_moved(replica, now)
-            self.notify()
         if decision.proposal is not None:
             self._send_alter_partition(replica, decision.proposal)
         try:
@@ -383,3 +408,10 @@ class ReplicaManager:
         await asyncio.gather(*self._fetchers.values(), *self._tasks, return_exceptions=True)
         for replica in self.replicas.values():
             self._fail_waiters(replica, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+
+
+def answered(value: T) -> asyncio.Future[T]:
+    """An already-resolved future: an answer known without waiting."""
+    future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+    future.set_result(value)
+    return future

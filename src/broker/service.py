@@ -4,16 +4,19 @@ and the Fault API. Thin: conversions and long-poll waiting; decisions are in the
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 
 from broker.log_manager import TopicPartition
 from broker.metadata_listener import endpoint_for
-from broker.replica_manager import ReplicaManager
+from broker.replica_manager import ProduceOutcome, ReplicaManager, answered
 from common.errors import ErrorCode, KafkaError
+from kraft_controller.metadata.image import MetadataImage, TopicImage
 from minikafka_pb import broker_pb2, broker_pb2_grpc, common_pb2, fault_pb2, fault_pb2_grpc
 
 EARLIEST_TIMESTAMP = -2
@@ -71,6 +74,30 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
     # ---- Produce ----
 
     async def Produce(self, request: broker_pb2.ProduceRequest, context: Any) -> broker_pb2.ProduceResponse:
+        return await self._start_produce(request)
+
+    async def ProduceStream(
+        self, requests: AsyncIterator[broker_pb2.ProduceRequest], context: Any
+    ) -> AsyncIterator[broker_pb2.ProduceResponse]:
+        """Requests pipelined on one stream: each is appended as it arrives, in order, and answered in order."""
+        answers: asyncio.Queue[asyncio.Future[broker_pb2.ProduceResponse] | None] = asyncio.Queue()
+
+        async def read() -> None:
+            try:
+                async for request in requests:
+                    answers.put_nowait(self._start_produce(request))
+            finally:
+                answers.put_nowait(None)
+
+        reader = asyncio.create_task(read())
+        try:
+            while (answer := await answers.get()) is not None:
+                yield await answer
+        finally:
+            reader.cancel()
+
+    def _start_produce(self, request: broker_pb2.ProduceRequest) -> asyncio.Future[broker_pb2.ProduceResponse]:
+        """Append every partition's batches now; the future answers once each partition has its outcome."""
         if request.acks not in (0, 1, -1):
             code = ErrorCode.INVALID_REQUIRED_ACKS
             response = broker_pb2.ProduceResponse()
@@ -83,16 +110,29 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                         base_offset=-1,
                         error_message=f"acks must be 0, 1 or -1, not {request.acks}",
                     )
-            return response
+            return answered(response)
         work = []
         for topic in request.topic_data:
             for data in topic.partition_data:
                 tp = TopicPartition(topic.name, data.index)
                 work.append((tp, self.manager.produce(tp, data.records, request.acks, request.timeout_ms or 30000)))
-        results = await asyncio.gather(*(job for _, job in work))
+        if all(job.done() for _, job in work):  # acks 0/1 and refusals: answered without another task
+            return answered(self._produce_response(work))
+        return asyncio.ensure_future(self._produce_response_when_done(work))
+
+    async def _produce_response_when_done(
+        self, work: list[tuple[TopicPartition, asyncio.Future[ProduceOutcome]]]
+    ) -> broker_pb2.ProduceResponse:
+        await asyncio.gather(*(job for _, job in work))
+        return self._produce_response(work)
+
+    def _produce_response(
+        self, work: list[tuple[TopicPartition, asyncio.Future[ProduceOutcome]]]
+    ) -> broker_pb2.ProduceResponse:
         response = broker_pb2.ProduceResponse()
         entries: dict[str, broker_pb2.ProduceResponse.TopicProduceResponse] = {}
-        for (tp, _), (code, base_offset, message) in zip(work, results, strict=True):
+        for tp, job in work:
+            code, base_offset, message = job.result()
             if tp.topic not in entries:
                 entries[tp.topic] = response.responses.add(name=tp.topic)
             replica = self.manager.replicas.get(tp)
@@ -108,28 +148,34 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
 
     # ---- Fetch ----
 
+    async def FetchStream(
+        self, requests: AsyncIterator[broker_pb2.FetchRequest], context: Any
+    ) -> AsyncIterator[broker_pb2.FetchResponse]:
+        """A follower's fetches on one stream: it sends the next request after reading the answer."""
+        async for request in requests:
+            yield await self.Fetch(request, context)
+
     async def Fetch(self, request: broker_pb2.FetchRequest, context: Any) -> broker_pb2.FetchResponse:
         deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
         while True:
-            change = self.manager.next_change()
             response, total = self._fetch_once(request)
             remaining = deadline - time.monotonic()
             if total >= max(1, request.min_bytes) or remaining <= 0 or _has_error(response):
                 return response
-            try:
-                await asyncio.wait_for(asyncio.shield(change), remaining)
-            except TimeoutError:
+            # No await since the read above, so no change can have been missed before this wait starts.
+            change = self.manager.next_change(for_replica=_from_replica(request))
+            await asyncio.wait((change,), timeout=remaining)
+            if not change.done():
                 return self._fetch_once(request)[0]
 
     def _fetch_once(self, request: broker_pb2.FetchRequest) -> tuple[broker_pb2.FetchResponse, int]:
-        is_replica = request.HasField("replica_state") and request.replica_state.replica_id >= 0
+        is_replica = _from_replica(request)
         response = broker_pb2.FetchResponse()
         budget = request.max_bytes or 52428800
         total = 0
         image = self.manager.metadata.image
         for topic in request.topics:
-            known = image.topic(uuid.UUID(bytes=topic.topic_id)) if len(topic.topic_id) == 16 else None
-            known = known or image.topics_by_name.get(topic.topic)
+            known = _topic_by_id_bytes(image, topic.topic_id) or image.topics_by_name.get(topic.topic)
             entry = response.responses.add(topic_id=topic.topic_id, topic=topic.topic)
             for partition in topic.partitions:
                 if known is None:
@@ -217,7 +263,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         image = self.manager.metadata.image
         for topic in request.topics:
             entry = response.topics.add(topic_id=topic.topic_id)
-            known = image.topic(uuid.UUID(bytes=topic.topic_id)) if len(topic.topic_id) == 16 else None
+            known = _topic_by_id_bytes(image, topic.topic_id)
             for partition in topic.partitions:
                 replica = self.manager.replicas.get(TopicPartition(known.name, partition.partition)) if known else None
                 if replica is None or replica.leader is None:
@@ -239,6 +285,21 @@ def _leader_of(replica: object) -> common_pb2.LeaderIdAndEpoch:
     if replica is None:
         return common_pb2.LeaderIdAndEpoch(leader_id=-1, leader_epoch=-1)
     return common_pb2.LeaderIdAndEpoch(leader_id=replica.leader_id, leader_epoch=replica.leader_epoch)  # type: ignore[attr-defined]
+
+
+@functools.lru_cache(maxsize=1024)
+def _topic_id(raw: bytes) -> uuid.UUID | None:
+    return uuid.UUID(bytes=raw) if len(raw) == 16 else None
+
+
+def _topic_by_id_bytes(image: MetadataImage, raw: bytes) -> TopicImage | None:
+    """The topic a request names by its 16-byte id (UUIDs are built once per id, not on every Fetch)."""
+    topic_id = _topic_id(raw)
+    return image.topic(topic_id) if topic_id is not None else None
+
+
+def _from_replica(request: broker_pb2.FetchRequest) -> bool:
+    return request.HasField("replica_state") and request.replica_state.replica_id >= 0
 
 
 def _has_error(response: broker_pb2.FetchResponse) -> bool:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from common.cli_support import CliError, print_json
+from common.cli_support import CliError, print_json, run_event_loop
 from common.run_dir import newest_run
 
 
@@ -221,7 +221,6 @@ def parse_acks(text: str) -> int:
 
 
 def produce_command(args: argparse.Namespace) -> int:
-    import asyncio
 
     from client.produce_command import ProduceOptions, run_produce
 
@@ -245,7 +244,7 @@ def produce_command(args: argparse.Namespace) -> int:
         value_prefix=args.value_prefix,
         progress=args.progress,
     )
-    summary = asyncio.run(run_produce(brokers, options))
+    summary = run_event_loop(run_produce(brokers, options))
     print(
         f"produced {summary.acknowledged} of {summary.sent} records ({summary.failed} failed) "
         f"in {summary.elapsed_s:.1f}s",
@@ -255,7 +254,6 @@ def produce_command(args: argparse.Namespace) -> int:
 
 
 def consume_command(args: argparse.Namespace) -> int:
-    import asyncio
 
     from client.consume_command import ConsumeOptions, run_consume
 
@@ -271,7 +269,7 @@ def consume_command(args: argparse.Namespace) -> int:
         timeout_ms=args.timeout_ms,
         as_json=args.json,
     )
-    asyncio.run(run_consume(brokers, options))
+    run_event_loop(run_consume(brokers, options))
     return 0
 
 
@@ -313,7 +311,6 @@ def _brokers(args: argparse.Namespace) -> list[str]:
 
 
 def perf_produce_command(args: argparse.Namespace) -> int:
-    import asyncio
 
     from client.perf_produce import PerfProduceOptions, run_perf_produce
 
@@ -324,7 +321,7 @@ def perf_produce_command(args: argparse.Namespace) -> int:
         args.topic, args.num_records, args.record_size, args.throughput,
         producer_config_from(parse_acks(args.acks), args.producer_props),
     )  # fmt: skip
-    result = asyncio.run(run_perf_produce(brokers, options, progress=None if args.json else sys.stderr))
+    result = run_event_loop(run_perf_produce(brokers, options, progress=None if args.json else sys.stderr))
     if args.json:
         print_json(result)
     else:
@@ -335,11 +332,10 @@ def perf_produce_command(args: argparse.Namespace) -> int:
 
 
 def perf_consume_command(args: argparse.Namespace) -> int:
-    import asyncio
 
     from client.perf_consume import PerfConsumeOptions, run_perf_consume
 
-    result = asyncio.run(
+    result = run_event_loop(
         run_perf_consume(_brokers(args), PerfConsumeOptions(args.topic, args.num_records, args.timeout))
     )
     if args.json:

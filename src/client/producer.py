@@ -3,7 +3,8 @@
 Kafka's semantics where it matters for replication experiments: `acks` 0/1/all, `linger.ms` and
 `batch.size` batching, retries of retriable errors with a metadata refresh until `delivery.timeout.ms`, and
 in-order delivery per partition while `max.in.flight.requests.per.connection` is 1 (with more in flight a
-retried batch can land after a later one, as in Kafka without idempotence).
+retried batch can land after a later one, as in Kafka without idempotence). Requests to a broker are pipelined
+on one ProduceStream, as on a Kafka connection.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import grpc
 from client.metadata_cache import MetadataCache
 from client.partitioner import partition_for_key
 from common.errors import ErrorCode, KafkaError
+from common.pipelined_stream import PipelinedStream
 from common.record_batch import Record, build_batch
 from minikafka_pb import broker_pb2
 
@@ -116,6 +118,8 @@ class Producer:
         self._sticky: dict[str, int] = {}
         self._in_flight: dict[tuple[str, int], asyncio.Semaphore] = {}
         self._deliveries: set[asyncio.Task[None]] = set()
+        # One ProduceStream per broker: requests pipelined on it as on a Kafka connection, answered in order.
+        self._streams: dict[str, PipelinedStream[broker_pb2.ProduceRequest, broker_pb2.ProduceResponse]] = {}
         self._flushing = False
         self._closed = False
 
@@ -183,8 +187,14 @@ class Producer:
                     pass
                 continue
             batch = self._drain(queue)
+            # Encoded before waiting for an in-flight slot, so the encoding overlaps the request in flight.
+            try:
+                request = self._produce_request(queue.topic, queue.partition, batch)
+            except Exception as error:  # never leave a caller's future hanging
+                _fail(batch, DeliveryFailed(ErrorCode.UNKNOWN_SERVER_ERROR, repr(error), definite=True))
+                continue
             await semaphore.acquire()
-            task = asyncio.create_task(self._deliver(queue.topic, queue.partition, batch, semaphore))
+            task = asyncio.create_task(self._deliver(queue.topic, queue.partition, batch, request, semaphore))
             self._deliveries.add(task)
             task.add_done_callback(self._deliveries.discard)
 
@@ -198,20 +208,30 @@ class Producer:
         queue.first_enqueued = time.monotonic()
         return taken
 
-    async def _deliver(self, topic: str, partition: int, pending: list[_Pending], semaphore: asyncio.Semaphore) -> None:
+    def _produce_request(self, topic: str, partition: int, pending: list[_Pending]) -> broker_pb2.ProduceRequest:
+        records = [Record(key=p.key, value=p.value, timestamp_ms=p.timestamp_ms) for p in pending]
+        request = broker_pb2.ProduceRequest(acks=self.config.acks, timeout_ms=self.config.request_timeout_ms)
+        request.topic_data.add(name=topic).partition_data.add(index=partition, records=build_batch(records))
+        return request
+
+    async def _deliver(
+        self,
+        topic: str,
+        partition: int,
+        pending: list[_Pending],
+        request: broker_pb2.ProduceRequest,
+        semaphore: asyncio.Semaphore,
+    ) -> None:
         try:
-            await self._deliver_batch(topic, partition, pending)
+            await self._deliver_batch(topic, partition, pending, request)
         except Exception as error:  # never leave a caller's future hanging
             _fail(pending, DeliveryFailed(ErrorCode.UNKNOWN_SERVER_ERROR, repr(error), definite=False))
         finally:
             semaphore.release()
 
-    async def _deliver_batch(self, topic: str, partition: int, pending: list[_Pending]) -> None:
-        records = [Record(key=p.key, value=p.value, timestamp_ms=p.timestamp_ms) for p in pending]
-        batch = build_batch(records)
-        request = broker_pb2.ProduceRequest(acks=self.config.acks, timeout_ms=self.config.request_timeout_ms)
-        topic_data = request.topic_data.add(name=topic)
-        topic_data.partition_data.add(index=partition, records=batch)
+    async def _deliver_batch(
+        self, topic: str, partition: int, pending: list[_Pending], request: broker_pb2.ProduceRequest
+    ) -> None:
         deadline = min(p.deadline for p in pending)
         last_error = ErrorCode.REQUEST_TIMED_OUT
         last_message = "no attempt finished"
@@ -224,7 +244,7 @@ class Producer:
                 continue
             timeout = min(self.config.request_timeout_ms / 1000, max(0.001, deadline - time.monotonic()))
             try:
-                response = await self.metadata.stub(address).Produce(request, timeout=timeout)
+                response = await self._stream(address).call(request, timeout)
             except grpc.RpcError as error:
                 last_error, last_message = ErrorCode.NETWORK_EXCEPTION, f"{address}: {error.code().name}"  # type: ignore[attr-defined]
                 definite = False
@@ -246,6 +266,11 @@ class Producer:
         if time.monotonic() >= deadline and last_error not in DEFINITE_ERRORS:
             definite = False
         _fail(pending, DeliveryFailed(last_error, last_message, definite))
+
+    def _stream(self, address: str) -> PipelinedStream[broker_pb2.ProduceRequest, broker_pb2.ProduceResponse]:
+        if address not in self._streams:
+            self._streams[address] = PipelinedStream(self.metadata.stub(address).ProduceStream)
+        return self._streams[address]
 
     async def _refresh_and_back_off(self, topic: str) -> None:
         await asyncio.sleep(self.config.retry_backoff_ms / 1000)
@@ -273,6 +298,8 @@ class Producer:
         for queue in self._queues.values():
             queue.wake.set()
         await asyncio.gather(*(q.sender for q in self._queues.values() if q.sender), return_exceptions=True)
+        for stream in self._streams.values():
+            await stream.close()
         await self.metadata.close()
 
 

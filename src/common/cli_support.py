@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
-from typing import Any, NoReturn
+from collections.abc import Callable, Coroutine
+from typing import Any, NoReturn, TypeVar
 
 Handler = Callable[[argparse.Namespace], int]
+T = TypeVar("T")
 
 
 class CliError(Exception):
@@ -22,6 +23,13 @@ def not_built(command: str, issue: int) -> Handler:
         raise CliError(f"'{command}' is not built yet (issue #{issue})")
 
     return handler
+
+
+def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
+    """Run a command's coroutine on uvloop (DESIGN.md: uvloop everywhere, installed only by entry points)."""
+    import uvloop
+
+    return uvloop.run(main)
 
 
 def print_json(document: Any) -> None:

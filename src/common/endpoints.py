@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 
@@ -26,8 +27,9 @@ def parse_host_port(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+@functools.lru_cache(maxsize=64)
 def parse_listeners(text: str) -> tuple[Listener, ...]:
-    """`NAME://host:port,NAME2://host:port` as in Kafka's `listeners`."""
+    """`NAME://host:port,NAME2://host:port` as in Kafka's `listeners` (cached: fetchers ask on every fetch)."""
     listeners = []
     for item in (part.strip() for part in text.split(",")):
         if not item:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from client.admin import AdminClient
+from common.cli_support import run_event_loop
 from deploy import cluster_commands
 from deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_faults
 from deploy.faults import FAULT_RUN_SETTINGS, Faults
@@ -111,7 +112,7 @@ class Workload:
             self.counts = list(results[1:])
 
         try:
-            asyncio.run(main())
+            run_event_loop(main())
         except BaseException as error:  # reported to the caller by stop()
             self.error = error
 
@@ -213,7 +214,7 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
         summary.failed = sum(c.failed for c in workload.counts)
         log("consuming everything from the beginning ...")
         final = cluster.run_dir / "history" / "consume-final.jsonl"
-        summary.consumed = asyncio.run(consume_to_file(cluster.bootstrap_servers, TOPIC, final))
+        summary.consumed = run_event_loop(consume_to_file(cluster.bootstrap_servers, TOPIC, final))
         summary.lost = lost_acknowledged([p.history for p in workload.plans], final)
     finally:
         log("stopping the cluster ...")

@@ -8,7 +8,6 @@ then the history checks (Spark) and a short summary.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from client.admin import AdminClient
+from common.cli_support import run_event_loop
 from deploy import cluster_commands
 from deploy.faults import FAULT_RUN_SETTINGS, Faults
 from deploy.local_cluster import new_run_dir, wait_until
@@ -100,7 +100,7 @@ def run_demo(records: int = 20000, analyze: bool = True, log: callable = print) 
         injector = threading.Thread(target=inject, daemon=True)
         injector.start()
         log(f"producing {records} records with acks=all ...")
-        counts = asyncio.run(
+        counts = run_event_loop(
             produce_with_history(
                 cluster.bootstrap_servers, plan, on_sent=lambda index: kill_now.set() if index == records // 3 else None
             )
@@ -109,7 +109,7 @@ def run_demo(records: int = 20000, analyze: bool = True, log: callable = print) 
         injector.join(120)
         wait_for_full_isrs(admin, TOPIC, 60)
         log("consuming everything back ...")
-        consumed = asyncio.run(
+        consumed = run_event_loop(
             consume_to_file(cluster.bootstrap_servers, TOPIC, run_dir / "history" / "consume-final.jsonl")
         )
     finally:

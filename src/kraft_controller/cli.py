@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from common.cli_support import add_config_arguments
+from common.cli_support import add_config_arguments, run_event_loop
 from common.config import load_config_file, parse_overrides
 from kraft_controller.config import ControllerConfig
 
@@ -21,12 +21,10 @@ def load(args: argparse.Namespace) -> ControllerConfig:
 
 
 def run_controller(args: argparse.Namespace) -> int:
-    import uvloop
-
     from common.event_log import configure_event_log
     from kraft_controller.process import run_controller_process
 
     config = load(args)
     configure_event_log(config.label, config.events_dir, config.log_level)
-    uvloop.run(run_controller_process(config))
+    run_event_loop(run_controller_process(config))
     return 0

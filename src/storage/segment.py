@@ -56,6 +56,7 @@ class LogSegment:
         self.max_timestamp = -1
         self.created_ms = created_ms
         self._bytes_since_index_entry = 0
+        self._last_append: tuple[int, int] | None = None  # (first offset, position) of the newest append
 
     @property
     def log_path(self) -> Path:
@@ -84,6 +85,7 @@ class LogSegment:
         segment.created_ms = created_ms
         segment.max_timestamp = -1
         segment._bytes_since_index_entry = 0
+        segment._last_append = None
         index_existed = segment.index_path.exists()
         segment.index, consistent = OffsetIndex.load(segment.index_path, base_offset, segment.log.size)
         segment.next_offset = base_offset
@@ -109,6 +111,7 @@ class LogSegment:
             self.index.append(first_offset, position)
             self._bytes_since_index_entry = 0
         self.log.append(data)
+        self._last_append = (first_offset, position)
         self._bytes_since_index_entry += len(data)
         self.next_offset = last_offset + 1
         self.max_timestamp = max(self.max_timestamp, max_timestamp)
@@ -150,7 +153,10 @@ class LogSegment:
 
     def find(self, offset: int) -> BatchPosition | None:
         """The first batch whose last offset is at or after `offset`."""
-        _indexed, position = self.index.lookup(offset)
+        if self._last_append is not None and offset >= self._last_append[0]:
+            position = self._last_append[1]  # a fetch at the log end: no index lookup
+        else:
+            _indexed, position = self.index.lookup(offset)
         for batch in self.scan(position):
             if batch.last_offset >= offset:
                 return batch
@@ -162,6 +168,9 @@ class LogSegment:
         start = self.find(offset)
         if start is None or (max_offset is not None and start.base_offset >= max_offset):
             return b""
+        rest = self.log.size - start.position
+        if rest <= max_bytes and (max_offset is None or self.next_offset <= max_offset):
+            return self.log.read(start.position, rest)  # everything to the end fits: no walk over the headers
         end = start.position
         for batch in self.scan(start.position):
             if max_offset is not None and batch.base_offset >= max_offset:
@@ -184,6 +193,7 @@ class LogSegment:
         self.index.truncate_to_position(first_removed.position)
         self.next_offset = first_removed.base_offset  # offsets in a partition log are contiguous
         self._bytes_since_index_entry = 0
+        self._last_append = None
         return removed
 
     def recover(self, expected_epoch: Callable[[int], int] | None = None) -> RecoveryResult:
@@ -194,6 +204,7 @@ class LogSegment:
         """
         self.index.reset()
         self._bytes_since_index_entry = 0
+        self._last_append = None
         self.next_offset = self.base_offset
         self.max_timestamp = -1
         valid = 0

@@ -1,0 +1,106 @@
+"""PipelinedStream against a real grpc.aio server on loopback: answers match their requests with many in flight;
+a broken stream fails every waiting call with a grpc.RpcError and the next call opens a new stream; a call that
+gets no answer in time fails with DEADLINE_EXCEEDED without wedging later calls."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+import grpc
+import pytest
+
+from common.grpc_support import insecure_channel, start_server
+from common.pipelined_stream import PipelinedStream
+
+METHOD = "/test.Echo/Pipe"
+
+
+class EchoServer:
+    """Answers each request with its bytes; b"end" ends the stream, b"abort" fails it, b"slow" is never answered
+    on its stream (the server stops reading until that stream is cancelled)."""
+
+    def __init__(self) -> None:
+        self.streams_opened = 0
+
+    async def pipe(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
+        self.streams_opened += 1
+        async for request in requests:
+            if request == b"end":
+                return
+            if request == b"abort":
+                await context.abort(grpc.StatusCode.INTERNAL, "asked to fail")
+            if request == b"slow":
+                await asyncio.Event().wait()  # until the client cancels the stream
+            yield request
+
+    def register(self, server: grpc.aio.Server) -> None:
+        handler = grpc.method_handlers_generic_handler(
+            "test.Echo", {"Pipe": grpc.stream_stream_rpc_method_handler(self.pipe)}
+        )
+        server.add_generic_rpc_handlers((handler,))
+
+
+async def with_stream(test: Callable[[PipelinedStream[bytes, bytes], EchoServer], object]) -> None:
+    echo = EchoServer()
+    bound = await start_server("127.0.0.1", 0, [echo.register])
+    channel = insecure_channel(bound.address)
+    stream: PipelinedStream[bytes, bytes] = PipelinedStream(channel.stream_stream(METHOD))
+    try:
+        await test(stream, echo)  # type: ignore[misc]
+    finally:
+        await stream.close()
+        await channel.close()
+        await bound.server.stop(None)
+
+
+async def test_many_calls_in_flight_each_get_their_own_answer_on_one_stream() -> None:
+    async def test(stream: PipelinedStream[bytes, bytes], echo: EchoServer) -> None:
+        requests = [f"request-{i}".encode() for i in range(200)]
+        answers = await asyncio.gather(*(stream.call(r, timeout=10) for r in requests))
+        assert answers == requests
+        assert echo.streams_opened == 1
+
+    await with_stream(test)
+
+
+@pytest.mark.parametrize(
+    ("breaker", "code"), [(b"end", grpc.StatusCode.UNAVAILABLE), (b"abort", grpc.StatusCode.INTERNAL)]
+)
+async def test_a_broken_stream_fails_its_calls_and_the_next_call_reopens(breaker: bytes, code: grpc.StatusCode) -> None:
+    async def test(stream: PipelinedStream[bytes, bytes], echo: EchoServer) -> None:
+        assert await stream.call(b"first", timeout=10) == b"first"
+        with pytest.raises(grpc.RpcError) as failure:
+            await stream.call(breaker, timeout=10)
+        assert failure.value.code() == code
+        assert await stream.call(b"again", timeout=10) == b"again"
+        assert echo.streams_opened == 2
+
+    await with_stream(test)
+
+
+async def test_a_call_without_an_answer_times_out_and_later_calls_use_a_new_stream() -> None:
+    async def test(stream: PipelinedStream[bytes, bytes], echo: EchoServer) -> None:
+        with pytest.raises(grpc.RpcError) as failure:
+            await stream.call(b"slow", timeout=0.2)
+        assert failure.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert await stream.call(b"after", timeout=10) == b"after"
+        assert echo.streams_opened == 2
+
+    await with_stream(test)
+
+
+async def test_a_server_that_is_gone_fails_the_call_with_unavailable() -> None:
+    echo = EchoServer()
+    bound = await start_server("127.0.0.1", 0, [echo.register])
+    address = bound.address
+    await bound.server.stop(None)
+    channel = insecure_channel(address)
+    stream: PipelinedStream[bytes, bytes] = PipelinedStream(channel.stream_stream(METHOD))
+    try:
+        with pytest.raises(grpc.RpcError) as failure:
+            await stream.call(b"anyone?", timeout=5)
+        assert failure.value.code() == grpc.StatusCode.UNAVAILABLE
+    finally:
+        await stream.close()
+        await channel.close()
