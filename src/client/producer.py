@@ -106,6 +106,7 @@ class _PartitionQueue:
     records: deque[_Pending] = field(default_factory=deque)  # popleft: draining a long queue stays linear
     size_bytes: int = 0
     first_enqueued: float = 0.0
+    waiting: list[_Pending] = field(default_factory=list)  # drained, waiting for an in-flight slot
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     sender: asyncio.Task[None] | None = None
 
@@ -193,7 +194,9 @@ class Producer:
             except Exception as error:  # never leave a caller's future hanging
                 _fail(batch, DeliveryFailed(ErrorCode.UNKNOWN_SERVER_ERROR, repr(error), definite=True))
                 continue
+            queue.waiting = batch  # flush() must wait for these too
             await semaphore.acquire()
+            queue.waiting = []
             task = asyncio.create_task(self._deliver(queue.topic, queue.partition, batch, request, semaphore))
             self._deliveries.add(task)
             task.add_done_callback(self._deliveries.discard)
@@ -283,12 +286,12 @@ class Producer:
         """Send everything queued now and wait until each record is acknowledged or failed."""
         self._flushing = True
         try:
-            futures = [p.future for q in self._queues.values() for p in q.records]
+            futures = [p.future for q in self._queues.values() for p in (*q.records, *q.waiting)]
             for queue in self._queues.values():
                 queue.wake.set()
             while futures or self._deliveries:
                 await asyncio.gather(*futures, *list(self._deliveries), return_exceptions=True)
-                futures = [p.future for q in self._queues.values() for p in q.records]
+                futures = [p.future for q in self._queues.values() for p in (*q.records, *q.waiting)]
         finally:
             self._flushing = False
 
