@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
-import uvloop
 
+from common.cli_support import run_event_loop
 from common.grpc_support import GRPC_OPTIONS
 
 UNARY_METHOD = "/bench.Echo/Echo"
@@ -114,7 +114,7 @@ def measure(
     server = subprocess.Popen([sys.executable, __file__, "serve", str(port)], stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None and server.stdout.readline().strip() == "ready"
-        return uvloop.run(_drive(port, payload_size, concurrency, duration_s, mode))
+        return run_event_loop(_drive(port, payload_size, concurrency, duration_s, mode))
     finally:
         server.kill()
         server.wait()
@@ -122,7 +122,7 @@ def measure(
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["serve"]:
-        uvloop.run(serve(int(sys.argv[2])))
+        run_event_loop(serve(int(sys.argv[2])))
     else:
         from deploy.local_cluster import free_ports
 

@@ -221,7 +221,6 @@ def parse_acks(text: str) -> int:
 
 
 def produce_command(args: argparse.Namespace) -> int:
-
     from client.produce_command import ProduceOptions, run_produce
 
     _controllers, brokers = resolve_addresses(args)
@@ -254,7 +253,6 @@ def produce_command(args: argparse.Namespace) -> int:
 
 
 def consume_command(args: argparse.Namespace) -> int:
-
     from client.consume_command import ConsumeOptions, run_consume
 
     _controllers, brokers = resolve_addresses(args)
@@ -311,7 +309,6 @@ def _brokers(args: argparse.Namespace) -> list[str]:
 
 
 def perf_produce_command(args: argparse.Namespace) -> int:
-
     from client.perf_produce import PerfProduceOptions, run_perf_produce
 
     brokers = _brokers(args)
@@ -332,7 +329,6 @@ def perf_produce_command(args: argparse.Namespace) -> int:
 
 
 def perf_consume_command(args: argparse.Namespace) -> int:
-
     from client.perf_consume import PerfConsumeOptions, run_perf_consume
 
     result = run_event_loop(
