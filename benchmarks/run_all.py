@@ -56,6 +56,7 @@ MIB = 1024 * 1024
 # producer's default); 5 is Kafka's producer default. Each is compared with an echo of as many calls in flight.
 PRODUCE_SHAPES = ((1, 1), (1, 5), (6, 1))
 QUORUM_OUTSTANDING = 64  # writes awaiting their commit, for pysyncobj and for the controller alike
+TOPIC_PARTITIONS = 10  # partitions of each topic the quorum measurement creates
 
 
 def log(line: str) -> None:
@@ -190,9 +191,12 @@ def failovers(cluster: Cluster, admin: AdminClient, topic: str, rounds: int) -> 
 
 
 def controller_commits(writes: int, outstanding: int) -> dict[str, Any]:
-    """The quorum alone, like pysyncobj's three processes: 3 controllers and no broker. Each write is a broker
-    registration (a new broker id: one RegisterBroker record, committed through KRaft before the answer), first
-    one at a time for the commit latency, then with `outstanding` in flight."""
+    """The quorum alone, like pysyncobj's three processes: 3 controllers and no broker. Two kinds of write, each
+    answered once its records are committed through KRaft: a broker registration (a new broker id: one
+    RegisterBroker record), first one at a time for the commit latency, then with `outstanding` in flight; and a
+    CreateTopics of one topic with TOPIC_PARTITIONS partitions on three registered brokers (a TopicRecord, a
+    PartitionRecord each and the topic's config records). Entries committed/s are read off the Raft high
+    watermark, the unit pysyncobj counts."""
     run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-quorum-"))
     # The registered ids never heartbeat: a long session keeps fencing records out of the measurement.
     quorum = cluster_commands.up(run_dir, 3, 0, {"broker.session.timeout.ms": "600000"})
@@ -201,45 +205,74 @@ def controller_commits(writes: int, outstanding: int) -> dict[str, Any]:
         leader_id = admin.describe_quorum()["leader_id"]
         active = next(c.address for c in quorum.controllers if c.node_id == leader_id)
 
-        async def run() -> tuple[list[float], float]:
+        async def run() -> dict[str, Any]:
             channel = insecure_channel(active)
             stub = controller_pb2_grpc.ControllerStub(channel)
 
-            async def register(broker_id: int) -> None:
-                incarnation = str(uuid.uuid4())
-                request = controller_pb2.BrokerRegistrationRequest(broker_id=broker_id, incarnation_id=incarnation)
+            async def register(broker_id: int) -> int:
+                request = controller_pb2.BrokerRegistrationRequest(
+                    broker_id=broker_id, incarnation_id=str(uuid.uuid4())
+                )
                 request.listeners.add(name="PLAINTEXT", host="127.0.0.1", port=1)
                 response = await stub.BrokerRegistration(request, timeout=30)
                 if response.error_code:
                     raise RuntimeError(f"registration of {broker_id}: {response}")
+                return response.broker_epoch
+
+            async def create_topic(index: int) -> None:
+                request = controller_pb2.CreateTopicsRequest()
+                request.topics.add(name=f"bench-{index}", num_partitions=TOPIC_PARTITIONS, replication_factor=3)
+                response = await stub.CreateTopics(request, timeout=30)
+                if response.error_code or response.topics[0].error_code:
+                    raise RuntimeError(f"creation of bench-{index}: {response}")
+
+            async def in_flight(write: Any, items: range) -> dict[str, float]:
+                queue = iter(items)
+
+                async def worker() -> None:
+                    for item in queue:
+                        await write(item)
+
+                high_watermark = admin.describe_quorum()["high_watermark"]
+                started = time.monotonic()
+                await asyncio.gather(*(worker() for _ in range(outstanding)))
+                elapsed = time.monotonic() - started
+                entries = admin.describe_quorum()["high_watermark"] - high_watermark
+                return {
+                    "writes_per_s": round(len(items) / elapsed, 1),
+                    "entries_per_s": round(entries / elapsed, 1),
+                    "entries_per_write": round(entries / len(items), 2),
+                }
 
             sequential = []
             for broker_id in range(1000, 1100):
                 started = time.monotonic()
                 await register(broker_id)
                 sequential.append((time.monotonic() - started) * 1000)
-            ids = iter(range(10000, 10000 + writes))
-
-            async def worker() -> None:
-                for broker_id in ids:
-                    await register(broker_id)
-
-            started = time.monotonic()
-            await asyncio.gather(*(worker() for _ in range(outstanding)))
-            elapsed = time.monotonic() - started
+            for broker_id in (1, 2, 3):  # the replicas of the created topics: registered, then unfenced
+                epoch = await register(broker_id)
+                heartbeat = controller_pb2.BrokerHeartbeatRequest(
+                    broker_id=broker_id, broker_epoch=epoch, current_metadata_offset=2**62
+                )
+                while (await stub.BrokerHeartbeat(heartbeat, timeout=30)).is_fenced:
+                    pass
+            creations = await in_flight(create_topic, range(writes // TOPIC_PARTITIONS))
+            # After the creations: thousands of registered (fenced) brokers would slow their replica placement.
+            registrations = await in_flight(register, range(10000, 10000 + writes))
             await channel.close()
-            return sorted(sequential), elapsed
+            sequential.sort()
+            return {
+                "outstanding": outstanding,
+                "append_linger_ms": ControllerConfig.__dataclass_fields__["append_linger_ms"].default,
+                "sequential_p50_ms": round(sequential[len(sequential) // 2], 2),
+                "sequential_p99_ms": round(sequential[int(len(sequential) * 0.99)], 2),
+                "registrations": registrations,
+                "topic_creations": {"partitions": TOPIC_PARTITIONS, **creations},
+            }
 
-        sequential, elapsed = run_event_loop(run())
+        return run_event_loop(run())  # type: ignore[no-any-return]
     finally:
         cluster_commands.down(quorum)
-    return {
-        "records_per_s": round(writes / elapsed, 1),
-        "outstanding": outstanding,
-        "append_linger_ms": ControllerConfig.__dataclass_fields__["append_linger_ms"].default,
-        "sequential_p50_ms": round(sequential[len(sequential) // 2], 2),
-        "sequential_p99_ms": round(sequential[int(len(sequential) * 0.99)], 2),
-    }
 
 
 def raw_append_mb_per_s(total_bytes: int) -> float:
@@ -276,9 +309,12 @@ def main() -> None:
         from pysyncobj_quorum import measure as pysyncobj_measure
 
         results["pysyncobj"] = pysyncobj_measure(free_ports(3), 5000, QUORUM_OUTSTANDING)
+        # As many entries in flight as the topic creations have (each write is several entries).
+        wide = QUORUM_OUTSTANDING * (TOPIC_PARTITIONS + 2)
+        results["pysyncobj_wide"] = pysyncobj_measure(free_ports(3), 20000, wide)
     except ImportError:
         log("pysyncobj is not installed: `.venv/bin/pip install -e '.[bench]'`; the quorum baseline is skipped")
-        results["pysyncobj"] = None
+        results["pysyncobj"] = results["pysyncobj_wide"] = None
 
     run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-"))
     log(f"starting a 3+3 cluster in {run_dir} ...")
@@ -371,14 +407,22 @@ def print_table(results: dict[str, Any]) -> None:
     session = failover["session_timeout_ms"]
     row("failover p50 / max ms", f"{failover['p50_ms']} / {failover['max_ms']}", f"session {session} ms",
         ratio(failover["p50_ms"], session))  # fmt: skip
-    controller, syncobj = results["controller"], results["pysyncobj"]
+    controller, syncobj, wide = results["controller"], results["pysyncobj"], results["pysyncobj_wide"]
     outstanding = controller["outstanding"]
-    row(f"controller commits/s ({outstanding} in flight)", f"{controller['records_per_s']:.0f}",
-        f"pysyncobj {syncobj['commits_per_s']:.0f}" if syncobj else "n/a",
-        ratio(controller["records_per_s"], syncobj["commits_per_s"] if syncobj else None))  # fmt: skip
-    row("controller commit p50 ms (1 at a time)", f"{controller['sequential_p50_ms']:.1f}",
-        f"pysyncobj {syncobj['sequential_p50_ms']:.1f}" if syncobj else "n/a",
-        ratio(controller["sequential_p50_ms"], syncobj["sequential_p50_ms"] if syncobj else None))  # fmt: skip
+
+    def syncobj_row(name: str, value: float, baseline: dict[str, Any] | None, key: str = "commits_per_s") -> None:
+        text = f"pysyncobj {baseline[key]:.0f}" if baseline else "n/a"
+        if baseline and key == "commits_per_s":
+            text += f" ({baseline['outstanding']})"
+        row(name, f"{value:.0f}", text, ratio(value, baseline[key] if baseline else None))
+
+    registrations, creations = controller["registrations"], controller["topic_creations"]
+    for name, writes, baseline in (("registrations", registrations, syncobj), ("CreateTopics", creations, wide)):
+        row(f"{name}/s ({outstanding} in flight)", f"{writes['writes_per_s']:.0f}")
+        syncobj_row(f"  entries committed/s ({writes['entries_per_write']:.0f} a write)", writes["entries_per_s"],
+                    baseline)  # fmt: skip
+    syncobj_row("controller commit p50 ms (1 at a time)", controller["sequential_p50_ms"], syncobj,
+                "sequential_p50_ms")  # fmt: skip
     print(f"wall time {results['wall_s']} s; results in benchmarks/results.json")
 
 

@@ -6,8 +6,10 @@ gives every broker a full session timeout before fencing it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from immutables import Map
 
 from kraft_controller.control.requests import BrokerHeartbeatRequest
 from kraft_controller.metadata.image import BrokerRegistration, MetadataImage
@@ -24,17 +26,18 @@ class BrokerSession:
 @dataclass(frozen=True)
 class HeartbeatManager:
     session_timeout_ms: int
-    sessions: Mapping[int, BrokerSession] = field(default_factory=dict)
+    sessions: Map[int, BrokerSession] = field(default_factory=Map)  # persistent: a heartbeat is O(log brokers)
 
     def touch(self, broker_id: int, now_ms: int, metadata_offset: int = -1) -> HeartbeatManager:
         session = BrokerSession(broker_id, now_ms, metadata_offset)
-        return HeartbeatManager(self.session_timeout_ms, {**self.sessions, broker_id: session})
+        return HeartbeatManager(self.session_timeout_ms, self.sessions.set(broker_id, session))
 
     def remove(self, broker_id: int) -> HeartbeatManager:
-        return HeartbeatManager(self.session_timeout_ms, {k: v for k, v in self.sessions.items() if k != broker_id})
+        sessions = self.sessions.delete(broker_id) if broker_id in self.sessions else self.sessions
+        return HeartbeatManager(self.session_timeout_ms, sessions)
 
     def reset_all(self, broker_ids: Iterable[int], now_ms: int) -> HeartbeatManager:
-        return HeartbeatManager(self.session_timeout_ms, {b: BrokerSession(b, now_ms) for b in broker_ids})
+        return HeartbeatManager(self.session_timeout_ms, Map({b: BrokerSession(b, now_ms) for b in broker_ids}))
 
     def is_live(self, broker_id: int, now_ms: int) -> bool:
         """Kafka fences once last contact + timeout < now; until then the session stands."""

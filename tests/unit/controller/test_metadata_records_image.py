@@ -98,14 +98,14 @@ def test_partition_change_bumps_partition_epoch_always_and_leader_epoch_only_on_
 
 def test_change_to_unknown_partition_is_ignored() -> None:
     image = MetadataImage().replay(PartitionChange(TOPIC_ID, 0, isr=(1,)), 0)
-    assert image.topics_by_id == {} and image.offset == 0
+    assert not image.topics_by_id and image.offset == 0
 
 
 def test_topic_configs_set_and_delete() -> None:
     image = MetadataImage().replay(TopicConfig("t", "min.insync.replicas", "2"), 0)
     assert image.min_insync_replicas("t", 1) == 2
     deleted = image.replay(TopicConfig("t", "min.insync.replicas", None), 1)
-    assert deleted.min_insync_replicas("t", 1) == 1 and deleted.topic_configs == {}
+    assert deleted.min_insync_replicas("t", 1) == 1 and not deleted.topic_configs
 
 
 def test_snapshot_replays_to_the_same_image(harness) -> None:  # type: ignore[no-untyped-def]

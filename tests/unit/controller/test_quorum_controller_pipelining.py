@@ -103,7 +103,7 @@ async def test_writes_are_appended_before_earlier_ones_commit_and_answered_on_co
         answered_early = await asyncio.wait_for(again, 1)
         assert answered_early.topics[0].error_code == ErrorCode.TOPIC_ALREADY_EXISTS
         assert not registered.done() and not unfenced.done() and not first.done()
-        assert controller.state.committed.topics_by_name == {}
+        assert not controller.state.committed.topics_by_name
         await until(lambda: len(raft.entries) > 1, "the writes were appended (one batch, after the linger)")
         assert len(raft.appends) == 1  # the registration, the unfencing and the topic: one append
         data = [e for e in raft.entries if not e.control]
