@@ -107,7 +107,8 @@ class ReplicaManager:
         self.held: list[tuple[Replica, AlterPartitionProposal]] = []
         # Parked fetches wake on these: a follower's on new data, a consumer's on a HWM move (what it may read).
         # Like Kafka's DelayedFetch, a HWM move alone does not answer a follower (that would double its fetches).
-        self._changes: dict[bool, asyncio.Future[None] | None] = {True: None, False: None}  # key: for replicas
+        # Parked fetches, each its own future (awaited directly: one loop turn from a change to its answer).
+        self._parked: dict[bool, set[asyncio.Future[bool]]] = {True: set(), False: set()}  # key: for replicas
         self._fetchers: dict[int, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[object]] = set()
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
@@ -118,17 +119,23 @@ class ReplicaManager:
     def notify(self, replicas: bool = True, consumers: bool = True) -> None:
         """Wake parked fetches: followers' (data appended, or anything else changed), consumers' (HWM moved)."""
         for for_replicas, wake in ((True, replicas), (False, consumers)):
-            change = self._changes[for_replicas]
-            if wake and change is not None:
-                if not change.done():
-                    change.set_result(None)
-                self._changes[for_replicas] = None
+            if wake and self._parked[for_replicas]:
+                parked, self._parked[for_replicas] = self._parked[for_replicas], set()
+                for waiter in parked:
+                    if not waiter.done():
+                        waiter.set_result(True)
 
-    def next_change(self, for_replica: bool) -> asyncio.Future[None]:
-        change = self._changes[for_replica]
-        if change is None:
-            change = self._changes[for_replica] = asyncio.get_running_loop().create_future()
-        return change
+    async def wait_for_change(self, for_replica: bool, timeout_s: float) -> bool:
+        """Park until the next `notify` that concerns this fetch (True) or the timeout (False)."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[bool] = loop.create_future()
+        self._parked[for_replica].add(waiter)
+        timer = loop.call_later(timeout_s, _time_up, waiter)
+        try:
+            return await waiter
+        finally:
+            timer.cancel()
+            self._parked[for_replica].discard(waiter)
 
     # ---- metadata ----
 
@@ -415,3 +422,8 @@ def answered(value: T) -> asyncio.Future[T]:
     future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
     future.set_result(value)
     return future
+
+
+def _time_up(waiter: asyncio.Future[bool]) -> None:
+    if not waiter.done():
+        waiter.set_result(False)

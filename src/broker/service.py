@@ -116,15 +116,23 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             for data in topic.partition_data:
                 tp = TopicPartition(topic.name, data.index)
                 work.append((tp, self.manager.produce(tp, data.records, request.acks, request.timeout_ms or 30000)))
-        if all(job.done() for _, job in work):  # acks 0/1 and refusals: answered without another task
+        waiting = [job for _, job in work if not job.done()]
+        if not waiting:  # acks 0/1 and refusals: answered at once
             return answered(self._produce_response(work))
-        return asyncio.ensure_future(self._produce_response_when_done(work))
+        # acks=all: answered from the last partition's callback (a task and a gather cost the answer loop turns).
+        answer: asyncio.Future[broker_pb2.ProduceResponse] = asyncio.get_running_loop().create_future()
 
-    async def _produce_response_when_done(
-        self, work: list[tuple[TopicPartition, asyncio.Future[ProduceOutcome]]]
-    ) -> broker_pb2.ProduceResponse:
-        await asyncio.gather(*(job for _, job in work))
-        return self._produce_response(work)
+        def one_done(_job: asyncio.Future[ProduceOutcome]) -> None:
+            if answer.done() or not all(job.done() for job in waiting):
+                return
+            try:
+                answer.set_result(self._produce_response(work))
+            except Exception as error:  # a failed partition job: the stream answers with the error
+                answer.set_exception(error)
+
+        for job in waiting:
+            job.add_done_callback(one_done)
+        return answer
 
     def _produce_response(
         self, work: list[tuple[TopicPartition, asyncio.Future[ProduceOutcome]]]
@@ -163,9 +171,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             if total >= max(1, request.min_bytes) or remaining <= 0 or _has_error(response):
                 return response
             # No await since the read above, so no change can have been missed before this wait starts.
-            change = self.manager.next_change(for_replica=_from_replica(request))
-            await asyncio.wait((change,), timeout=remaining)
-            if not change.done():
+            if not await self.manager.wait_for_change(_from_replica(request), remaining):
                 return self._fetch_once(request)[0]
 
     def _fetch_once(self, request: broker_pb2.FetchRequest) -> tuple[broker_pb2.FetchResponse, int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -200,6 +200,7 @@ class Producer:
             task = asyncio.create_task(self._deliver(queue.topic, queue.partition, batch, request, semaphore))
             self._deliveries.add(task)
             task.add_done_callback(self._deliveries.discard)
+            await asyncio.sleep(0)  # the request leaves before the next batch is drained and encoded here
 
     def _drain(self, queue: _PartitionQueue) -> list[_Pending]:
         taken, size = [], 0
@@ -225,15 +226,28 @@ class Producer:
         request: broker_pb2.ProduceRequest,
         semaphore: asyncio.Semaphore,
     ) -> None:
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                semaphore.release()
+
         try:
-            await self._deliver_batch(topic, partition, pending, request)
+            await self._deliver_batch(topic, partition, pending, request, release)
         except Exception as error:  # never leave a caller's future hanging
             _fail(pending, DeliveryFailed(ErrorCode.UNKNOWN_SERVER_ERROR, repr(error), definite=False))
         finally:
-            semaphore.release()
+            release()
 
     async def _deliver_batch(
-        self, topic: str, partition: int, pending: list[_Pending], request: broker_pb2.ProduceRequest
+        self,
+        topic: str,
+        partition: int,
+        pending: list[_Pending],
+        request: broker_pb2.ProduceRequest,
+        release: Callable[[], None],
     ) -> None:
         deadline = min(p.deadline for p in pending)
         last_error = ErrorCode.REQUEST_TIMED_OUT
@@ -256,6 +270,9 @@ class Producer:
             result = response.responses[0].partition_responses[0]
             code = ErrorCode.of(result.error_code)
             if code == ErrorCode.NONE:
+                # The in-flight slot first: the next batch is sent before this one's callbacks run (a caller's
+                # callbacks may queue more records, and with one request in flight every wait is a gap on the wire).
+                release()
                 _complete(pending, topic, partition, result.base_offset if self.config.acks != 0 else None)
                 return
             last_error, last_message = code, result.error_message

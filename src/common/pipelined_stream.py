@@ -45,7 +45,8 @@ class PipelinedStream(Generic[Request, Response]):
 
     async def call(self, request: Request, timeout: float | None = None) -> Response:
         """Send `request` and wait for its answer; a timeout abandons the stream (later answers would not match)."""
-        answer: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Response] = loop.create_future()
         answer.add_done_callback(_retrieve)  # a caller cancelled meanwhile leaves no "never retrieved" warning
         async with self._write_lock:  # the order of writes is the order of answers
             if self._stream is None:
@@ -55,14 +56,26 @@ class PipelinedStream(Generic[Request, Response]):
             stream, waiting = self._stream, self._waiting
             try:
                 await stream.write(request)
+            except asyncio.CancelledError:
+                # The request may or may not have left: its answer could not be told apart from the next one's.
+                self._abandon(stream, waiting, StreamError("a call was cancelled while its request was written"))
+                raise
             except Exception as error:  # grpc.RpcError, or the call already finished (InvalidStateError)
                 self._abandon(stream, waiting, _as_rpc_error(error))
+        # A timer, not wait_for(shield()): those add two loop turns between the answer and the caller, on every
+        # call. A cancelled caller cancels only its answer, which the reader then skips, keeping the order.
+        timer = None if timeout is None else loop.call_later(timeout, self._expire, stream, waiting, answer)
         try:
-            return await asyncio.wait_for(asyncio.shield(answer), timeout)
-        except TimeoutError:
-            answer.cancel()
-            self._abandon(stream, waiting, StreamError("an earlier request on this stream timed out"))
-            raise StreamError("no answer within the request timeout", grpc.StatusCode.DEADLINE_EXCEEDED) from None
+            return await answer
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _expire(self, stream: Any, waiting: deque[asyncio.Future[Response]], answer: asyncio.Future[Response]) -> None:
+        if answer.done():
+            return
+        answer.set_exception(StreamError("no answer within the request timeout", grpc.StatusCode.DEADLINE_EXCEEDED))
+        self._abandon(stream, waiting, StreamError("an earlier request on this stream timed out"))
 
     async def _read(self, stream: Any, waiting: deque[asyncio.Future[Response]]) -> None:
         try:

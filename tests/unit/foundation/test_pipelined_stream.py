@@ -14,18 +14,34 @@ from common.grpc_support import insecure_channel, start_server
 from common.pipelined_stream import PipelinedStream
 
 METHOD = "/test.Echo/Pipe"
+HELD = 20  # requests the server reads after b"hold" before it answers them
 
 
 class EchoServer:
     """Answers each request with its bytes; b"end" ends the stream, b"abort" fails it, b"slow" is never answered
-    on its stream (the server stops reading until that stream is cancelled)."""
+    on its stream (the server stops reading until that stream is cancelled); after b"hold", the next HELD requests
+    are answered once all are read and `release` is set."""
 
     def __init__(self) -> None:
         self.streams_opened = 0
+        self.all_held = asyncio.Event()
+        self.release = asyncio.Event()
 
     async def pipe(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
         self.streams_opened += 1
+        held: list[bytes] = []
         async for request in requests:
+            if held or request == b"hold":
+                held.append(request)
+                if request == b"hold":
+                    yield request
+                if len(held) == HELD + 1:
+                    self.all_held.set()
+                    await self.release.wait()
+                    for waiting in held[1:]:
+                        yield waiting
+                    held = []
+                continue
             if request == b"end":
                 return
             if request == b"abort":
@@ -86,6 +102,40 @@ async def test_a_call_without_an_answer_times_out_and_later_calls_use_a_new_stre
         assert failure.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
         assert await stream.call(b"after", timeout=10) == b"after"
         assert echo.streams_opened == 2
+
+    await with_stream(test)
+
+
+async def test_a_cancelled_caller_leaves_the_order_of_the_other_answers_intact() -> None:
+    async def test(stream: PipelinedStream[bytes, bytes], echo: EchoServer) -> None:
+        assert await stream.call(b"hold", timeout=10) == b"hold"  # answers wait until every request is read
+        calls = [asyncio.ensure_future(stream.call(f"call-{i}".encode(), timeout=10)) for i in range(HELD)]
+        await asyncio.wait_for(echo.all_held.wait(), 10)  # every request written: the callers wait for answers
+        for index in range(0, HELD, 3):
+            calls[index].cancel()
+        echo.release.set()
+        answers = await asyncio.gather(*calls, return_exceptions=True)
+        for index, answer in enumerate(answers):
+            if index % 3 == 0:
+                assert isinstance(answer, asyncio.CancelledError)
+            else:
+                assert answer == f"call-{index}".encode()
+        assert await stream.call(b"after", timeout=10) == b"after"
+        assert echo.streams_opened == 1
+
+    await with_stream(test)
+
+
+async def test_a_caller_cancelled_while_writing_gives_up_the_stream_and_the_next_call_reopens() -> None:
+    async def test(stream: PipelinedStream[bytes, bytes], echo: EchoServer) -> None:
+        first = asyncio.ensure_future(stream.call(b"first", timeout=10))
+        second = asyncio.ensure_future(stream.call(b"second", timeout=10))
+        await asyncio.sleep(0)  # the first call is writing (the new stream's headers first); the second waits
+        first.cancel()
+        # The first stream is given up (an answer to "first" may come or not); the second call opens another.
+        assert await second == b"second"
+        assert await stream.call(b"after", timeout=10) == b"after"
+        assert first.cancelled()
 
     await with_stream(test)
 
