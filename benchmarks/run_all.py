@@ -371,10 +371,10 @@ def main() -> None:
     results["raw_append_mb_per_s"] = raw_append_mb_per_s(args.records * RECORD_SIZE)
     results["wall_s"] = round(time.monotonic() - wall, 1)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
-    print_table(results)
+    print_table(results, args.out)
 
 
-def print_table(results: dict[str, Any]) -> None:
+def print_table(results: dict[str, Any], out: str) -> None:
     unary = {int(key[1:]): value["mb_per_s"] for key, value in results["grpc_echo"]["unary"].items()}
     stream = {int(key[1:]): value["mb_per_s"] for key, value in results["grpc_echo"]["stream"].items()}
     raw = results["raw_append_mb_per_s"]
@@ -411,10 +411,11 @@ def print_table(results: dict[str, Any]) -> None:
     outstanding = controller["outstanding"]
 
     def syncobj_row(name: str, value: float, baseline: dict[str, Any] | None, key: str = "commits_per_s") -> None:
-        text = f"pysyncobj {baseline[key]:.0f}" if baseline else "n/a"
+        digits = 0 if key == "commits_per_s" else 1
+        text = f"pysyncobj {baseline[key]:.{digits}f}" if baseline else "n/a"
         if baseline and key == "commits_per_s":
             text += f" ({baseline['outstanding']})"
-        row(name, f"{value:.0f}", text, ratio(value, baseline[key] if baseline else None))
+        row(name, f"{value:.{digits}f}", text, ratio(value, baseline[key] if baseline else None))
 
     registrations, creations = controller["registrations"], controller["topic_creations"]
     for name, writes, baseline in (("registrations", registrations, syncobj), ("CreateTopics", creations, wide)):
@@ -423,7 +424,7 @@ def print_table(results: dict[str, Any]) -> None:
                     baseline)  # fmt: skip
     syncobj_row("controller commit p50 ms (1 at a time)", controller["sequential_p50_ms"], syncobj,
                 "sequential_p50_ms")  # fmt: skip
-    print(f"wall time {results['wall_s']} s; results in benchmarks/results.json")
+    print(f"wall time {results['wall_s']} s; results in {out}")
 
 
 if __name__ == "__main__":

@@ -105,9 +105,9 @@ class ReplicaManager:
         # False until the first metadata delta after start-up catch-up: until then the image may lack topics.
         self.metadata_ready = False
         self.held: list[tuple[Replica, AlterPartitionProposal]] = []
-        # Parked fetches wake on these: a follower's on new data, a consumer's on a HWM move (what it may read).
-        # Like Kafka's DelayedFetch, a HWM move alone does not answer a follower (that would double its fetches).
-        # Parked fetches, each its own future (awaited directly: one loop turn from a change to its answer).
+        # Parked fetches, each its own future (awaited directly: one loop turn from a change to its answer). A
+        # follower's wakes on new data, a consumer's on a HWM move (what it may read). Like Kafka's DelayedFetch, a
+        # HWM move alone does not answer a follower (that would double its fetches).
         self._parked: dict[bool, set[asyncio.Future[bool]]] = {True: set(), False: set()}  # key: for replicas
         self._fetchers: dict[int, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[object]] = set()
