@@ -4,13 +4,13 @@
     .venv/bin/python benchmarks/run_all.py [--records 30000] [--consume-mib 1024] [--failovers 10]
 
 Starts a local 3 controllers + 3 brokers cluster (real processes) and measures: produce throughput and latency
-(1 KiB records, 1 and 6 partitions, RF 3, acks 0/1/all, min.insync.replicas 2); acks=all latency at a moderate
-rate (after a 1 s warm-up) and end-to-end latency; consume throughput from the beginning of a large topic;
-failover under acks=all load (SIGKILL of the leader, repeated); controller metadata commits with as many writes in
-flight as pysyncobj gets. Baselines: a bare grpc.aio echo between two processes with the producer's request size,
-as unary calls (the issue's baseline) and pipelined on one bidi stream (the transport minikafka's producer and
-fetchers use), raw sequential file append of the same bytes, and pysyncobj on 3 processes. Writes
-benchmarks/results.json and prints a table with the ratios.
+(1 KiB records, 1 and 6 partitions, RF 3, acks 0/1/all, min.insync.replicas 2); acks=all latency at a moderate rate
+(after a 1 s warm-up) and end-to-end latency; consume throughput from the beginning of a large topic; failover under
+acks=all load (SIGKILL of the leader, repeated); a controller quorum's commits of topic creations and broker
+registrations, in entries committed/s as pysyncobj counts them. Baselines: a bare grpc.aio echo between two
+processes with the producer's request size, as unary calls (the issue's baseline) and pipelined on one bidi stream
+(the transport minikafka's producer and fetchers use), raw sequential file append of the same bytes, and pysyncobj
+on 3 processes with as many entries in flight. Writes benchmarks/results.json and prints a table with the ratios.
 """
 
 from __future__ import annotations
