@@ -309,7 +309,8 @@ def main() -> None:
         from pysyncobj_quorum import measure as pysyncobj_measure
 
         results["pysyncobj"] = pysyncobj_measure(free_ports(3), 5000, QUORUM_OUTSTANDING)
-        # As many entries in flight as the topic creations have (each write is several entries).
+        # As many entries in flight as the topic creations have: each is a TopicRecord, a PartitionRecord per
+        # partition and the topic's config record (entries_per_write in the results shows the count measured).
         wide = QUORUM_OUTSTANDING * (TOPIC_PARTITIONS + 2)
         results["pysyncobj_wide"] = pysyncobj_measure(free_ports(3), 20000, wide)
     except ImportError:

@@ -127,7 +127,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                 return
             try:
                 answer.set_result(self._produce_response(work))
-            except Exception as error:  # a failed partition job: the stream answers with the error
+            except Exception as error:  # a partition's job failed: the call fails with it (as gather made it)
                 answer.set_exception(error)
 
         for job in waiting:
