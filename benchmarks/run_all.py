@@ -9,8 +9,10 @@ Starts a local 3 controllers + 3 brokers cluster (real processes) and measures: 
 acks=all load (SIGKILL of the leader, repeated); a controller quorum's commits of topic creations and broker
 registrations, in entries committed/s as pysyncobj counts them. Baselines: a bare grpc.aio echo between two
 processes with the producer's request size, as unary calls (the issue's baseline) and pipelined on one bidi stream
-(the transport minikafka's producer and fetchers use), raw sequential file append of the same bytes, and pysyncobj
-on 3 processes with as many entries in flight. Writes benchmarks/results.json and prints a table with the ratios.
+(the transport minikafka's producer and fetchers use), raw sequential file append of the same bytes, pysyncobj
+on 3 processes with as many entries in flight, and a bare unary echo of a registration's size with as many calls in
+flight (each controller write is one unary call: the quorum's transport ceiling). Writes benchmarks/results.json
+and prints a table with the ratios.
 """
 
 from __future__ import annotations
@@ -210,11 +212,7 @@ def controller_commits(writes: int, outstanding: int) -> dict[str, Any]:
             stub = controller_pb2_grpc.ControllerStub(channel)
 
             async def register(broker_id: int) -> int:
-                request = controller_pb2.BrokerRegistrationRequest(
-                    broker_id=broker_id, incarnation_id=str(uuid.uuid4())
-                )
-                request.listeners.add(name="PLAINTEXT", host="127.0.0.1", port=1)
-                response = await stub.BrokerRegistration(request, timeout=30)
+                response = await stub.BrokerRegistration(registration_request(broker_id), timeout=30)
                 if response.error_code:
                     raise RuntimeError(f"registration of {broker_id}: {response}")
                 return response.broker_epoch
@@ -273,6 +271,12 @@ def controller_commits(writes: int, outstanding: int) -> dict[str, Any]:
         return run_event_loop(run())  # type: ignore[no-any-return]
     finally:
         cluster_commands.down(quorum)
+
+
+def registration_request(broker_id: int) -> controller_pb2.BrokerRegistrationRequest:
+    request = controller_pb2.BrokerRegistrationRequest(broker_id=broker_id, incarnation_id=str(uuid.uuid4()))
+    request.listeners.add(name="PLAINTEXT", host="127.0.0.1", port=1)
+    return request
 
 
 def raw_append_mb_per_s(total_bytes: int) -> float:
@@ -369,6 +373,10 @@ def main() -> None:
         cluster_commands.down(cluster)
     log(f"controller quorum alone: metadata commits, one at a time and {QUORUM_OUTSTANDING} in flight ...")
     results["controller"] = controller_commits(3000, QUORUM_OUTSTANDING)
+    # The quorum's transport ceiling: every write is one unary call to the active controller.
+    size = registration_request(10000).ByteSize()
+    log(f"echo baseline for the quorum: unary calls of {size} bytes, {QUORUM_OUTSTANDING} in flight ...")
+    results["grpc_echo_quorum"] = echo_measure(free_ports(1)[0], size, QUORUM_OUTSTANDING, mode="unary")
     results["raw_append_mb_per_s"] = raw_append_mb_per_s(args.records * RECORD_SIZE)
     results["wall_s"] = round(time.monotonic() - wall, 1)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
@@ -419,8 +427,14 @@ def print_table(results: dict[str, Any], out: str) -> None:
         row(name, f"{value:.{digits}f}", text, ratio(value, baseline[key] if baseline else None))
 
     registrations, creations = controller["registrations"], controller["topic_creations"]
+    quorum_echo = results.get("grpc_echo_quorum")
     for name, writes, baseline in (("registrations", registrations, syncobj), ("CreateTopics", creations, wide)):
-        row(f"{name}/s ({outstanding} in flight)", f"{writes['writes_per_s']:.0f}")
+        if quorum_echo:  # a write is one unary call: the echo's calls/s are the transport's ceiling
+            echo_text = f"unary echo c{quorum_echo['concurrency']} {quorum_echo['calls_per_s']:.0f}"
+            row(f"{name}/s ({outstanding} in flight)", f"{writes['writes_per_s']:.0f}", echo_text,
+                ratio(writes["writes_per_s"], quorum_echo["calls_per_s"]))  # fmt: skip
+        else:
+            row(f"{name}/s ({outstanding} in flight)", f"{writes['writes_per_s']:.0f}")
         syncobj_row(f"  entries committed/s ({writes['entries_per_write']:.0f} a write)", writes["entries_per_s"],
                     baseline)  # fmt: skip
     syncobj_row("controller commit p50 ms (1 at a time)", controller["sequential_p50_ms"], syncobj,

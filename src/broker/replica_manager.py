@@ -34,6 +34,7 @@ from broker.replica.partition import (
 )
 from common.clock import monotonic_ms
 from common.errors import ErrorCode, KafkaError
+from common.purgatory import Purgatory
 from minikafka_pb import controller_pb2
 from storage.partition_log import PartitionLog
 
@@ -108,7 +109,7 @@ class ReplicaManager:
         # Parked fetches, each its own future (awaited directly: one loop turn from a change to its answer). A
         # follower's wakes on new data, a consumer's on a HWM move (what it may read). Like Kafka's DelayedFetch, a
         # HWM move alone does not answer a follower (that would double its fetches).
-        self._parked: dict[bool, set[asyncio.Future[bool]]] = {True: set(), False: set()}  # key: for replicas
+        self._parked: dict[bool, Purgatory] = {True: Purgatory(), False: Purgatory()}  # key: for replicas
         self._fetchers: dict[int, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[object]] = set()
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
@@ -118,24 +119,14 @@ class ReplicaManager:
 
     def notify(self, replicas: bool = True, consumers: bool = True) -> None:
         """Wake parked fetches: followers' (data appended, or anything else changed), consumers' (HWM moved)."""
-        for for_replicas, wake in ((True, replicas), (False, consumers)):
-            if wake and self._parked[for_replicas]:
-                parked, self._parked[for_replicas] = self._parked[for_replicas], set()
-                for waiter in parked:
-                    if not waiter.done():
-                        waiter.set_result(True)
+        if replicas:
+            self._parked[True].wake_all()
+        if consumers:
+            self._parked[False].wake_all()
 
     async def wait_for_change(self, for_replica: bool, timeout_s: float) -> bool:
         """Park until the next `notify` that concerns this fetch (True) or the timeout (False)."""
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[bool] = loop.create_future()
-        self._parked[for_replica].add(waiter)
-        timer = loop.call_later(timeout_s, _time_up, waiter)
-        try:
-            return await waiter
-        finally:
-            timer.cancel()
-            self._parked[for_replica].discard(waiter)
+        return await self._parked[for_replica].wait(timeout_s)
 
     # ---- metadata ----
 
@@ -422,8 +413,3 @@ def answered(value: T) -> asyncio.Future[T]:
     future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
     future.set_result(value)
     return future
-
-
-def _time_up(waiter: asyncio.Future[bool]) -> None:
-    if not waiter.done():
-        waiter.set_result(False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -20,6 +21,7 @@ import structlog
 
 from common.clock import monotonic_ms
 from common.errors import ErrorCode, KafkaError
+from common.purgatory import Purgatory
 from kraft_controller.config import ControllerConfig
 from kraft_controller.control.control_config import ControlConfig
 from kraft_controller.control.controller_result import ControllerResult
@@ -80,7 +82,8 @@ class QuorumController:
         # Generated writes waiting for the append linger: (result, offset of its first record, caller).
         self._accumulated: list[tuple[ControllerResult[Any], int, asyncio.Future[Any]]] = []
         self._accumulated_records = 0
-        self._queue: asyncio.Queue[tuple[Callable[[], Any], asyncio.Future[Any]]] = asyncio.Queue()
+        self._queue: deque[tuple[Callable[[], Any], asyncio.Future[Any]]] = deque()
+        self._queue_waits = Purgatory()  # the queue's wait for the next write
         self._tasks: list[asyncio.Task[None]] = []
         self._bytes_since_snapshot = 0
         self._log = structlog.get_logger()
@@ -186,7 +189,8 @@ class QuorumController:
         if not self.active:
             raise self.not_controller()
         done: asyncio.Future[R] = asyncio.get_running_loop().create_future()
-        await self._queue.put((operation, done))
+        self._queue.append((operation, done))
+        self._queue_waits.wake_all()
         return await done
 
     def read(self, query: Callable[[], R]) -> R:
@@ -203,19 +207,18 @@ class QuorumController:
         linger_s = self.config.append_linger_ms / 1000
         append_at = 0.0
         while True:
-            if self._accumulated:
-                try:
-                    operation, done = await asyncio.wait_for(self._queue.get(), max(0.0, append_at - loop.time()))
-                except TimeoutError:
+            # Everything queued is generated in this loop turn: a wait per write would cost loop turns.
+            while self._queue:
+                operation, done = self._queue.popleft()
+                if not self._accumulated:
+                    append_at = loop.time() + linger_s
+                self._generate(operation, done)
+                if self._accumulated_records >= MAX_RECORDS_PER_APPEND:
                     await self._append_accumulated()
-                    continue
-            else:
-                operation, done = await self._queue.get()
-                append_at = loop.time() + linger_s
-            self._generate(operation, done)
-            full = self._accumulated_records >= MAX_RECORDS_PER_APPEND
-            if self._accumulated and (full or (linger_s == 0 and self._queue.empty())):
+            if self._accumulated and loop.time() >= append_at:
                 await self._append_accumulated()
+            elif not self._queue:
+                await self._queue_waits.wait(max(0.0, append_at - loop.time()) if self._accumulated else None)
 
     def _generate(self, operation: Callable[[], ControllerResult[Any]], done: asyncio.Future[Any]) -> None:
         """Run one write against the image with the writes before it proposed; answer at once when it makes no

@@ -20,6 +20,7 @@ import structlog
 from common.clock import monotonic_ms
 from common.errors import ErrorCode
 from common.grpc_support import insecure_channel
+from common.purgatory import Purgatory
 from kraft_controller.raft import messages as m
 from kraft_controller.raft import wire
 from kraft_controller.raft.core import (
@@ -89,7 +90,8 @@ class RaftDriver:
         self.listeners: list[RaftListener] = []
         self._stubs: dict[int, raft_pb2_grpc.RaftStub] = {}
         self._channels: list[grpc.aio.Channel] = []
-        self._change: asyncio.Future[None] | None = None  # resolved when entries or the HWM move: wakes long polls
+        self._changes = 0  # counts moves of the entries or the HWM: a long poll re-reads when it changed
+        self._parked = Purgatory()  # long polls waiting for the next change
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ticker: asyncio.Task[None] | None = None
         self._log = structlog.get_logger()
@@ -193,14 +195,8 @@ class RaftDriver:
                     self._spawn(self._send(effect.destination, effect.request))
 
     def _notify_change(self) -> None:
-        if self._change is not None and not self._change.done():
-            self._change.set_result(None)
-        self._change = None
-
-    def _next_change(self) -> asyncio.Future[None]:
-        if self._change is None:
-            self._change = asyncio.get_running_loop().create_future()
-        return self._change
+        self._changes += 1
+        self._parked.wake_all()
 
     def _spawn(self, coroutine: Any) -> None:
         task = asyncio.create_task(coroutine)
@@ -243,17 +239,16 @@ class RaftDriver:
     # ---- server side ----
 
     async def serve(self, sender: int, request: m.RaftRequest) -> m.RaftResponse:
-        change = self._next_change()
+        seen = self._changes
         response, effects = self.core.handle_request(sender, request, self.clock())
         self._apply(effects)
         if isinstance(request, m.FetchRequest) and self._worth_parking(response):
             deadline = self.clock() + FETCH_MAX_WAIT_MS
             while self._worth_parking(response) and self.clock() < deadline:
-                try:
-                    await asyncio.wait_for(asyncio.shield(change), (deadline - self.clock()) / 1000)
-                except TimeoutError:
+                # A change while this request was handled is read at once; else park until one or the max wait.
+                if self._changes == seen and not await self._parked.wait((deadline - self.clock()) / 1000):
                     break
-                change = self._next_change()
+                seen = self._changes
                 response, effects = self.core.handle_request(sender, request, self.clock())
                 self._apply(effects)
         return response
