@@ -54,6 +54,11 @@ class RaftStub:
                 request_serializer=minikafka__pb_dot_raft__pb2.RaftFetchRequest.SerializeToString,
                 response_deserializer=minikafka__pb_dot_raft__pb2.RaftFetchResponse.FromString,
                 _registered_method=True)
+        self.FetchStream = channel.stream_stream(
+                '/minikafka.Raft/FetchStream',
+                request_serializer=minikafka__pb_dot_raft__pb2.RaftFetchRequest.SerializeToString,
+                response_deserializer=minikafka__pb_dot_raft__pb2.RaftFetchResponse.FromString,
+                _registered_method=True)
         self.FetchSnapshot = channel.unary_unary(
                 '/minikafka.Raft/FetchSnapshot',
                 request_serializer=minikafka__pb_dot_raft__pb2.FetchSnapshotRequest.SerializeToString,
@@ -88,6 +93,13 @@ class RaftServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def FetchStream(self, request_iterator, context):
+        """The same fetches, one after another on one long-lived stream (what voters and observers send).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def FetchSnapshot(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -114,6 +126,11 @@ def add_RaftServicer_to_server(servicer, server):
             ),
             'Fetch': grpc.unary_unary_rpc_method_handler(
                     servicer.Fetch,
+                    request_deserializer=minikafka__pb_dot_raft__pb2.RaftFetchRequest.FromString,
+                    response_serializer=minikafka__pb_dot_raft__pb2.RaftFetchResponse.SerializeToString,
+            ),
+            'FetchStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.FetchStream,
                     request_deserializer=minikafka__pb_dot_raft__pb2.RaftFetchRequest.FromString,
                     response_serializer=minikafka__pb_dot_raft__pb2.RaftFetchResponse.SerializeToString,
             ),
@@ -229,6 +246,33 @@ class Raft:
             request,
             target,
             '/minikafka.Raft/Fetch',
+            minikafka__pb_dot_raft__pb2.RaftFetchRequest.SerializeToString,
+            minikafka__pb_dot_raft__pb2.RaftFetchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FetchStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/minikafka.Raft/FetchStream',
             minikafka__pb_dot_raft__pb2.RaftFetchRequest.SerializeToString,
             minikafka__pb_dot_raft__pb2.RaftFetchResponse.FromString,
             options,

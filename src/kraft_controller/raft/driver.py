@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -20,6 +20,7 @@ import structlog
 from common.clock import monotonic_ms
 from common.errors import ErrorCode
 from common.grpc_support import insecure_channel
+from common.pipelined_stream import PipelinedStream
 from common.purgatory import Purgatory
 from kraft_controller.raft import messages as m
 from kraft_controller.raft import wire
@@ -89,6 +90,8 @@ class RaftDriver:
         )
         self.listeners: list[RaftListener] = []
         self._stubs: dict[int, raft_pb2_grpc.RaftStub] = {}
+        # Fetches ride one stream a destination: a new unary call costs the server a loop turn to accept.
+        self._fetch_streams: dict[int, PipelinedStream[raft_pb2.RaftFetchRequest, raft_pb2.RaftFetchResponse]] = {}
         self._channels: list[grpc.aio.Channel] = []
         self._changes = 0  # counts moves of the entries or the HWM: a long poll re-reads when it changed
         self._parked = Purgatory()  # long polls waiting for the next change
@@ -117,6 +120,8 @@ class RaftDriver:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, *([self._ticker] if self._ticker else []), return_exceptions=True)
+        for stream in self._fetch_streams.values():
+            await stream.close()
         for channel in self._channels:
             await channel.close()
         self.file_log.close()
@@ -221,14 +226,19 @@ class RaftDriver:
             self._apply(self.core.handle_failure(destination, request, self.clock()))
             return
         message = wire.request_to_proto(request, self.cluster_id)
-        call = {
-            m.VoteRequest: stub.Vote,
-            m.BeginQuorumEpochRequest: stub.BeginQuorumEpoch,
-            m.EndQuorumEpochRequest: stub.EndQuorumEpoch,
-            m.FetchRequest: stub.Fetch,
-            m.FetchSnapshotRequest: stub.FetchSnapshot,
-        }[type(request)]
-        timeout = (FETCH_MAX_WAIT_MS + 2000) / 1000 if isinstance(request, m.FetchRequest) else 2.0
+        call: Callable[..., Awaitable[Any]]
+        if isinstance(request, m.FetchRequest):
+            if destination not in self._fetch_streams:
+                self._fetch_streams[destination] = PipelinedStream(stub.FetchStream)
+            call, timeout = self._fetch_streams[destination].call, (FETCH_MAX_WAIT_MS + 2000) / 1000
+        else:
+            call = {
+                m.VoteRequest: stub.Vote,
+                m.BeginQuorumEpochRequest: stub.BeginQuorumEpoch,
+                m.EndQuorumEpochRequest: stub.EndQuorumEpoch,
+                m.FetchSnapshotRequest: stub.FetchSnapshot,
+            }[type(request)]
+            timeout = 2.0
         try:
             response = await call(message, timeout=timeout)
         except grpc.RpcError:
@@ -288,6 +298,13 @@ class RaftService(raft_pb2_grpc.RaftServicer):
 
     async def Fetch(self, request: raft_pb2.RaftFetchRequest, context: Any) -> raft_pb2.RaftFetchResponse:
         return wire.response_to_proto(await self.driver.serve(request.replica_id, wire.fetch_request(request)))
+
+    async def FetchStream(
+        self, requests: AsyncIterator[raft_pb2.RaftFetchRequest], context: Any
+    ) -> AsyncIterator[raft_pb2.RaftFetchResponse]:
+        """A replica's fetches on one stream: it sends the next one after reading the answer."""
+        async for request in requests:
+            yield await self.Fetch(request, context)
 
     async def FetchSnapshot(
         self, request: raft_pb2.FetchSnapshotRequest, context: Any
