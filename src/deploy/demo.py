@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,18 +56,40 @@ class DemoSummary:
         ]
 
 
+def _ack_after_ms(entry: dict[str, object], killed_at: datetime) -> float | None:
+    """How long after the kill `entry` was an acknowledged write to partition 0 (None: it is not one)."""
+    if entry["partition"] != 0 or entry["error"] is not None:
+        return None
+    ts = datetime.strptime(str(entry["ts"]), "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    return (ts - killed_at).total_seconds() * 1000 if ts > killed_at else None
+
+
 def _failover_ms(history: Path, killed_at: datetime) -> float | None:
     for line in history.read_text().splitlines():
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:  # the last line, still being written while the workload runs
-            break
-        if entry["partition"] != 0 or entry["error"] is not None:
-            continue
-        ts = datetime.strptime(entry["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-        if ts > killed_at:
-            return (ts - killed_at).total_seconds() * 1000
+        delay = _ack_after_ms(json.loads(line), killed_at)
+        if delay is not None:
+            return delay
     return None
+
+
+def _acknowledged_since(history: Path, killed_at: datetime) -> Callable[[], bool]:
+    """A condition for `wait_until`: the growing history holds an acknowledged write after the kill. Each poll reads
+    on from where the last one stopped, and only whole lines (the workload is still writing)."""
+    position = 0
+
+    def seen() -> bool:
+        nonlocal position
+        with history.open("rb") as file:
+            file.seek(position)
+            for line in file:
+                if not line.endswith(b"\n"):
+                    break
+                position += len(line)
+                if _ack_after_ms(json.loads(line), killed_at) is not None:
+                    return True
+        return False
+
+    return seen
 
 
 def run_demo(records: int = 20000, analyze: bool = True, log: callable = print) -> DemoSummary:
@@ -86,7 +109,7 @@ def run_demo(records: int = 20000, analyze: bool = True, log: callable = print) 
             kill_now.wait(120)
             partition = admin.describe_topics([TOPIC])[0].partitions[0]
             faults_done["leader"] = partition.leader
-            faults_done["killed_at"] = datetime.now(UTC)
+            faults_done["killed_at"] = killed_at = datetime.now(UTC)
             log(f"SIGKILL broker {partition.leader}, the leader of {TOPIC}-0 ...")
             Faults(cluster).kill(partition.leader)
             wait_until(lambda: admin.describe_topics([TOPIC])[0].partitions[0].leader not in (-1, partition.leader), 30)
@@ -98,7 +121,7 @@ def run_demo(records: int = 20000, analyze: bool = True, log: callable = print) 
             faults_done["follower"] = follower
             # Rebooting the last other ISR member before the new leader's first acknowledged write would hold
             # acks=all (min.insync.replicas 2) until it rejoins, and the failover figure would include its reboot.
-            wait_until(lambda: _failover_ms(history, faults_done["killed_at"]) is not None, 30)  # type: ignore[arg-type]
+            wait_until(_acknowledged_since(history, killed_at), 30)
             log(f"reboot broker {follower} losing its unflushed data ...")
             Faults(cluster).reboot(follower, lose_unflushed=True)
             Faults(cluster).start(partition.leader)
