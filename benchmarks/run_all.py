@@ -7,12 +7,13 @@ Starts a local 3 controllers + 3 brokers cluster (real processes) and measures: 
 (1 KiB records, 1 and 6 partitions, RF 3, acks 0/1/all, min.insync.replicas 2); acks=all latency at a moderate rate
 (after a 1 s warm-up) and end-to-end latency; consume throughput from the beginning of a large topic; failover under
 acks=all load (SIGKILL of the leader, repeated); a controller quorum's commits of topic creations and broker
-registrations, in entries committed/s as pysyncobj counts them. Baselines: a bare grpc.aio echo between two
-processes with the producer's request size, as unary calls (the issue's baseline) and pipelined on one bidi stream
-(the transport minikafka's producer and fetchers use), raw sequential file append of the same bytes, pysyncobj
-on 3 processes with as many entries in flight, and a bare unary echo of a registration's size with as many calls in
-flight (each controller write is one unary call: the quorum's transport ceiling). Writes benchmarks/results.json
-and prints a table with the ratios.
+registrations, in entries committed/s as pysyncobj counts them; and the KRaft quorum alone, three
+`minikafka test-kraft-server` voters whose leader writes the records itself, as pysyncobj's driver does.
+Baselines: a bare grpc.aio echo between two processes with the producer's request size, as unary calls (the
+issue's baseline) and pipelined on one bidi stream (the transport minikafka's producer and fetchers use), raw
+sequential file append of the same bytes, pysyncobj on 3 processes with as many entries in flight, and a bare unary
+echo of a registration's size with as many calls in flight (each controller write is one unary call: the quorum's
+transport ceiling). Writes benchmarks/results.json and prints a table with the ratios.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -41,6 +43,7 @@ from common.grpc_support import insecure_channel
 from deploy import cluster_commands
 from deploy.faults import Faults
 from deploy.local_cluster import Cluster, free_ports
+from deploy.raft_perf import run_raft_quorum
 from deploy.workload import wait_for_full_isrs
 from kraft_controller.config import ControllerConfig
 from minikafka_pb import controller_pb2, controller_pb2_grpc
@@ -59,6 +62,7 @@ MIB = 1024 * 1024
 PRODUCE_SHAPES = ((1, 1), (1, 5), (6, 1))
 QUORUM_OUTSTANDING = 64  # writes awaiting their commit, for pysyncobj and for the controller alike
 TOPIC_PARTITIONS = 10  # partitions of each topic the quorum measurement creates
+RAFT_RECORD_SIZE = 64  # bytes of each test-kraft-server record: about a metadata record (a registration: 67)
 
 
 def log(line: str) -> None:
@@ -304,22 +308,25 @@ def main() -> None:
     wall = time.monotonic()
     results: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
 
-    log("baseline: pysyncobj ...")
+    log("the KRaft quorum alone (test-kraft-server) and its baseline, pysyncobj, in turns ...")
     from grpc_echo import measure as echo_measure
 
     echo: dict[str, dict[str, Any]] = {"unary": {}, "stream": {}}
     results["grpc_echo"] = echo
-    try:
-        from pysyncobj_quorum import measure as pysyncobj_measure
+    # As many entries in flight as the topic creations have: each is a TopicRecord, a PartitionRecord per
+    # partition and the topic's config record (entries_per_write in the results shows the count measured).
+    wide = QUORUM_OUTSTANDING * (TOPIC_PARTITIONS + 2)
+    for suffix, entries, outstanding in (("", 5000, QUORUM_OUTSTANDING), ("_wide", 20000, wide)):
+        raft_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-raft-"))
+        results[f"raft{suffix}"] = run_raft_quorum(raft_dir, entries, outstanding, RAFT_RECORD_SIZE)
+        shutil.rmtree(raft_dir)
+        try:
+            from pysyncobj_quorum import measure as pysyncobj_measure
 
-        results["pysyncobj"] = pysyncobj_measure(free_ports(3), 5000, QUORUM_OUTSTANDING)
-        # As many entries in flight as the topic creations have: each is a TopicRecord, a PartitionRecord per
-        # partition and the topic's config record (entries_per_write in the results shows the count measured).
-        wide = QUORUM_OUTSTANDING * (TOPIC_PARTITIONS + 2)
-        results["pysyncobj_wide"] = pysyncobj_measure(free_ports(3), 20000, wide)
-    except ImportError:
-        log("pysyncobj is not installed: `.venv/bin/pip install -e '.[bench]'`; the quorum baseline is skipped")
-        results["pysyncobj"] = results["pysyncobj_wide"] = None
+            results[f"pysyncobj{suffix}"] = pysyncobj_measure(free_ports(3), entries, outstanding)
+        except ImportError:
+            log("pysyncobj is not installed: `.venv/bin/pip install -e '.[bench]'`; the quorum baseline is skipped")
+            results[f"pysyncobj{suffix}"] = None
 
     run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-"))
     log(f"starting a 3+3 cluster in {run_dir} ...")
@@ -439,6 +446,10 @@ def print_table(results: dict[str, Any], out: str) -> None:
                     baseline)  # fmt: skip
     syncobj_row("controller commit p50 ms (1 at a time)", controller["sequential_p50_ms"], syncobj,
                 "sequential_p50_ms")  # fmt: skip
+    for raft, baseline in ((results["raft"], syncobj), (results["raft_wide"], wide)):
+        syncobj_row(f"KRaft alone commits/s ({raft['outstanding']} in flight)", raft["commits_per_s"], baseline)
+    syncobj_row("KRaft alone commit p50 ms (1 at a time)", results["raft"]["sequential_commit_latency"]["p50_ms"],
+                syncobj, "sequential_p50_ms")  # fmt: skip
     print(f"wall time {results['wall_s']} s; results in {out}")
 
 

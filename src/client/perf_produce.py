@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from client.in_flight import InFlight
-from client.latency_stats import LatencyStats
 from client.producer import DeliveryFailed, Producer, ProducerConfig
+from common.latency_stats import LatencyStats
 
 MIB = 1024 * 1024
 REPORT_INTERVAL_S = 5.0

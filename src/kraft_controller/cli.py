@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from common.cli_support import add_config_arguments, run_event_loop
+from common.cli_support import CliError, add_config_arguments, run_event_loop
 from common.config import load_config_file, parse_overrides
 from kraft_controller.config import ControllerConfig
 
@@ -14,6 +14,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("controller", help="run one KRaft controller process")
     add_config_arguments(parser)
     parser.set_defaults(func=run_controller)
+    test = subparsers.add_parser(
+        "test-kraft-server",
+        help="Kafka's TestRaftServer: one voter of a KRaft quorum whose leader writes a workload instead of "
+        "running the controller; prints commits/s and commit latency (the quorum alone, for benchmarks)",
+    )
+    add_config_arguments(test)
+    test.add_argument("--num-records", type=int, default=5000, help="records the leader writes")
+    test.add_argument("--record-size", type=int, default=64, help="bytes of each record")
+    test.add_argument("--outstanding", type=int, default=64, help="records awaiting their commit at a time")
+    test.add_argument(
+        "--sequential", type=int, default=200, help="of the records, how many first go one at a time (latency)"
+    )
+    test.set_defaults(func=run_test_raft_server)
 
 
 def load(args: argparse.Namespace) -> ControllerConfig:
@@ -28,3 +41,18 @@ def run_controller(args: argparse.Namespace) -> int:
     configure_event_log(config.label, config.events_dir, config.log_level)
     run_event_loop(run_controller_process(config))
     return 0
+
+
+def run_test_raft_server(args: argparse.Namespace) -> int:
+    from common.event_log import configure_event_log
+    from kraft_controller.test_raft_server import RaftWorkload, run_test_raft_server
+
+    for name in ("num_records", "record_size", "outstanding"):
+        if getattr(args, name) < 1:
+            raise CliError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.sequential < 0:
+        raise CliError("--sequential must not be negative")
+    config = load(args)
+    configure_event_log(config.label, config.events_dir, config.log_level)
+    workload = RaftWorkload(args.num_records, args.record_size, args.outstanding, args.sequential)
+    return run_event_loop(run_test_raft_server(config, workload))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from pathlib import Path
 
 import structlog
 
@@ -19,17 +20,27 @@ def voter_addresses(config: ControllerConfig) -> dict[int, str]:
     return {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
 
 
-async def run_controller_process(config: ControllerConfig) -> None:
-    log = structlog.get_logger()
-    voters = voter_addresses(config)
+def raft_driver(config: ControllerConfig, data_dir: Path | None = None) -> RaftDriver:
+    """The voter's Raft layer over its log in `data_dir` (default `log.dirs`; the test raft server's is apart)."""
     raft_config = RaftConfig(
         election_timeout_ms=config.election_timeout_ms,
         fetch_timeout_ms=config.fetch_timeout_ms,
         election_backoff_max_ms=config.election_backoff_max_ms,
     )
-    driver = RaftDriver(
-        config.node_id, voters, config.data_dir, raft_config, config.cluster_id, config.metadata_log_segment_bytes
+    return RaftDriver(
+        config.node_id,
+        voter_addresses(config),
+        data_dir or config.data_dir,
+        raft_config,
+        config.cluster_id,
+        config.metadata_log_segment_bytes,
     )
+
+
+async def run_controller_process(config: ControllerConfig) -> None:
+    log = structlog.get_logger()
+    voters = voter_addresses(config)
+    driver = raft_driver(config)
     controller = QuorumController(config, driver)
     driver.add_listener(controller)
     service = ControllerService(controller, voters, driver.describe_quorum, config.cluster_id)

@@ -22,6 +22,7 @@ class OffsetIndex:
         self.offsets: list[int] = []
         self.positions: list[int] = []
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._dirty = True  # written since the last fsync (an entry every log.index.interval.bytes, so rarely)
 
     @classmethod
     def load(cls, path: Path, base_offset: int, segment_size: int) -> tuple[OffsetIndex, bool]:
@@ -48,6 +49,7 @@ class OffsetIndex:
                 f"index entries must increase: ({offset}, {position}) after ({self.offsets[-1]}, {self.positions[-1]})"
             )
         os.pwrite(self._fd, _ENTRY.pack(offset - self.base_offset, position), len(self.offsets) * ENTRY_SIZE)
+        self._dirty = True
         self.offsets.append(offset)
         self.positions.append(position)
 
@@ -64,12 +66,15 @@ class OffsetIndex:
         del self.offsets[keep:]
         del self.positions[keep:]
         os.ftruncate(self._fd, keep * ENTRY_SIZE)
+        self._dirty = True
 
     def reset(self) -> None:
         self.truncate_to_position(0)
 
     def flush(self) -> None:
-        os.fsync(self._fd)
+        if self._dirty:
+            os.fsync(self._fd)
+            self._dirty = False
 
     def entries(self) -> list[tuple[int, int]]:
         return list(zip(self.offsets, self.positions, strict=True))

@@ -1,7 +1,8 @@
 """The Raft metadata log on disk: entries in the storage engine's segments, the quorum state, snapshots.
 
-Each entry is one record batch whose partition leader epoch is the entry's epoch, so the segment log's
-leader-epoch cache is Raft's epoch history and a truncation can cut between any two entries. The quorum state
+An append writes one record batch per run of entries of the same epoch (a control entry alone), whose partition
+leader epoch is the entries' epoch: the segment log's leader-epoch cache is Raft's epoch history. The segment log
+cuts whole batches, so a truncation inside a batch writes back the entries below the cut. The quorum state
 (epoch, voted for, leader) is a small JSON file written atomically and fsynced before the node answers (persist
 before you send).
 Voters and observers (brokers keep a local copy) use the same class.
@@ -10,7 +11,7 @@ Voters and observers (brokers keep a local copy) use the same class.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,42 +68,45 @@ class RaftFileLog:
         return self.log.log_start_offset
 
     def load_entries(self) -> list[LogEntry]:
+        return self.entries_from(self.log.log_start_offset)
+
+    def entries_from(self, start_offset: int, end_offset: int | None = None) -> list[LogEntry]:
+        """The entries at `start_offset` and on (below `end_offset` if given)."""
+        end = self.log.log_end_offset if end_offset is None else min(end_offset, self.log.log_end_offset)
         entries: list[LogEntry] = []
-        offset = self.log.log_start_offset
-        while offset < self.log.log_end_offset:
+        offset = start_offset
+        while offset < end:
             data = self.log.read(offset, 1 << 20)
             if not data:
                 break
             for batch in iter_batches(data):
                 for record in batch.records():
-                    if record.offset >= offset:
+                    if offset <= record.offset < end:
                         entries.append(
                             LogEntry(record.offset, batch.partition_leader_epoch, record.value or b"", batch.is_control)
                         )
-            offset = entries[-1].offset + 1 if entries else self.log.log_end_offset
+            offset = entries[-1].offset + 1 if entries else end
         return entries
 
     def append(self, entries: Sequence[LogEntry], now_ms: int) -> None:
         """Append and fsync (entries must continue the log exactly)."""
         if not entries:
             return
-        batch = b"".join(
-            build_batch(
-                [Record(entry.data)],
-                base_offset=entry.offset,
-                partition_leader_epoch=entry.epoch,
-                attributes=CONTROL_FLAG if entry.control else 0,
-            )
-            for entry in entries
-        )
-        self.log.append_as_follower(batch, now_ms)
+        self.log.append_as_follower(b"".join(_batches(entries)), now_ms)
         self.log.flush(now_ms)
 
     def truncate(self, end_offset: int, reason: str) -> None:
         """Drop every entry at or after `end_offset` (a diverging follower)."""
         if end_offset >= self.log.log_end_offset:
             return
+        # The segment log cuts whole batches: the entries below the cut in the batch it falls in are written back.
+        kept: list[LogEntry] = []
+        if end_offset > self.start_offset:
+            cut_batch = next(iter_batches(self.log.read(end_offset, 1)))
+            kept = self.entries_from(cut_batch.base_offset, end_offset)
         self.log.truncate_to(end_offset, reason)
+        if kept:
+            self.log.append_as_follower(b"".join(_batches(kept)), 0)
         self.log.flush(0)
 
     def reset_to(self, start_offset: int) -> None:
@@ -131,3 +135,25 @@ class RaftFileLog:
 
     def close(self) -> None:
         self.log.close()
+
+
+def _batches(entries: Sequence[LogEntry]) -> Iterator[bytes]:
+    """One record batch per run of entries of one epoch; a control entry (a new leader's marker) is its own."""
+    run: list[LogEntry] = []
+    for entry in entries:
+        if run and (entry.control or run[0].control or entry.epoch != run[0].epoch):
+            yield _batch(run)
+            run = []
+        run.append(entry)
+    if run:
+        yield _batch(run)
+
+
+def _batch(run: Sequence[LogEntry]) -> bytes:
+    first = run[0]
+    return build_batch(
+        [Record(entry.data) for entry in run],
+        base_offset=first.offset,
+        partition_leader_epoch=first.epoch,
+        attributes=CONTROL_FLAG if first.control else 0,
+    )

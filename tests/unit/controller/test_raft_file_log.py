@@ -1,0 +1,58 @@
+"""The Raft metadata log on disk: entries batched per epoch run, truncation at any entry, reopening."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from common.record_batch import iter_batches
+from kraft_controller.raft.file_log import RaftFileLog
+from kraft_controller.raft.messages import LogEntry
+
+
+def entries(start: int, count: int, epoch: int) -> list[LogEntry]:
+    return [LogEntry(offset, epoch, b"r%d" % offset) for offset in range(start, start + count)]
+
+
+def batches(log: RaftFileLog) -> list[tuple[int, int, int, bool]]:
+    """(base offset, last offset, epoch, control) of every batch on disk."""
+    data = log.log.read(log.start_offset, 1 << 20)
+    return [(b.base_offset, b.last_offset, b.partition_leader_epoch, b.is_control) for b in iter_batches(data)]
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> RaftFileLog:
+    opened = RaftFileLog(tmp_path, 1 << 20, 0)
+    yield opened
+    opened.close()
+
+
+def test_one_batch_per_epoch_run_and_control_entries_alone(log: RaftFileLog) -> None:
+    marker = LogEntry(0, 1, b"", control=True)
+    log.append([marker, *entries(1, 5, 1), LogEntry(6, 2, b"", control=True), *entries(7, 3, 2)], 0)
+    assert batches(log) == [(0, 0, 1, True), (1, 5, 1, False), (6, 6, 2, True), (7, 9, 2, False)]
+    assert log.load_entries() == [marker, *entries(1, 5, 1), LogEntry(6, 2, b"", control=True), *entries(7, 3, 2)]
+
+
+@pytest.mark.parametrize("cut", [0, 1, 3, 5, 6, 8, 10])
+def test_truncation_keeps_every_entry_below_the_cut(tmp_path: Path, cut: int) -> None:
+    written = entries(0, 5, 1) + entries(5, 5, 2)
+    log = RaftFileLog(tmp_path, 1 << 20, 0)
+    log.append(written[:5], 0)
+    log.append(written[5:], 0)
+    log.truncate(cut, "diverging epoch")
+    assert log.end_offset == cut
+    assert log.load_entries() == written[:cut]
+    log.append(entries(cut, 2, 3), 0)  # the log continues exactly at the cut
+    log.close()
+    reopened = RaftFileLog(tmp_path, 1 << 20, 0)
+    assert reopened.load_entries() == written[:cut] + entries(cut, 2, 3)
+    assert reopened.log.epoch_cache.latest_epoch == 3
+    reopened.close()
+
+
+def test_entries_from_reads_from_inside_a_batch(log: RaftFileLog) -> None:
+    log.append(entries(0, 10, 1), 0)
+    assert log.entries_from(4) == entries(4, 6, 1)
+    assert log.entries_from(4, 7) == entries(4, 3, 1)
