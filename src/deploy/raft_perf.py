@@ -2,7 +2,8 @@
 directory, the leader writing the workload itself (benchmarks/run_all.py sets it beside pysyncobj's baseline).
 
 `run_raft_quorum(run_dir, ...)` writes the three voters' .properties (what a controller gets), starts them, returns
-the leader's JSON report and stops them all. Each voter's metadata log stays in RUN/controller-<id>/data/.
+the leader's JSON report and stops them all. Each voter's log stays in
+RUN/controller-<id>/data/__raft_performance_test/.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ def run_raft_quorum(
     results: list[dict[str, Any]] = []
     reported = threading.Event()
     processes: list[subprocess.Popen[str]] = []
-
     exited: list[int] = []
 
     def read(process: subprocess.Popen[str]) -> None:

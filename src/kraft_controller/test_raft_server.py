@@ -29,7 +29,7 @@ from common.latency_stats import LatencyStats
 from common.purgatory import Purgatory
 from kraft_controller.config import ControllerConfig
 from kraft_controller.process import raft_driver
-from kraft_controller.raft.driver import RaftDriver, RaftService
+from kraft_controller.raft.driver import NotLeaderError, RaftDriver, RaftService
 from kraft_controller.raft.messages import LogEntry
 
 # Kafka's TestRaftServer writes a topic of its own, __raft_performance_test: its records never mix with the
@@ -85,7 +85,10 @@ class RaftWriter:
                     append_at = now + self.linger_s
                 accumulated.extend([now] * arriving)
             if accumulated and now >= append_at:
-                offset = await self.driver.propose([self.record] * len(accumulated))
+                try:
+                    offset = await self.driver.propose([self.record] * len(accumulated))
+                except NotLeaderError as error:
+                    raise LeadershipLost(f"{error} with {written} records written") from None
                 self._in_flight.append(_Batch(offset + len(accumulated) - 1, accumulated))
                 self._in_flight_records += len(accumulated)
                 written += len(accumulated)
@@ -167,7 +170,7 @@ async def _measure(writer: RaftWriter, workload: RaftWorkload, config: Controlle
         "record_size": workload.record_size,
         "outstanding": workload.outstanding,
         "append_linger_ms": config.append_linger_ms,
-        "commits_per_s": round(pipelined / elapsed, 1) if elapsed > 0 else None,
+        "commits_per_s": round(pipelined / elapsed, 1) if pipelined and elapsed > 0 else None,
         "commit_latency": _rounded(writer.latency.summary()),
         "sequential_commit_latency": _rounded(one_at_a_time),
     }
