@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import time
 
 import structlog
@@ -16,6 +15,7 @@ from broker.log_manager import LogManager
 from broker.metadata_listener import MetadataDelta, MetadataListener
 from broker.replica_manager import ReplicaManager
 from broker.service import BrokerService, FaultService
+from common.cli_support import stop_requested
 from common.clock import monotonic_ms
 from common.grpc_support import start_server
 from kraft_controller.raft.core import RaftConfig
@@ -49,10 +49,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
                 listener.host, listener.port, [service.register, FaultService(manager, lifecycle).register]
             )
         )
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
+    stopping = stop_requested()
 
     raft.start()
     log.info(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import signal
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, NoReturn, TypeVar
@@ -30,6 +32,15 @@ def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
     import uvloop
 
     return uvloop.run(main)
+
+
+def stop_requested() -> asyncio.Event:
+    """An event a process's main coroutine awaits: set by SIGTERM or SIGINT (a graceful stop)."""
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    return stopping
 
 
 def print_json(document: Any) -> None:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-import signal
 from pathlib import Path
 
 import structlog
 
+from common.cli_support import stop_requested
 from common.grpc_support import start_server
 from kraft_controller.config import ControllerConfig
 from kraft_controller.quorum_controller import QuorumController
@@ -46,10 +45,7 @@ async def run_controller_process(config: ControllerConfig) -> None:
     service = ControllerService(controller, voters, driver.describe_quorum, config.cluster_id)
     listener = config.listener
     bound = await start_server(listener.host, listener.port, [RaftService(driver).register, service.register])
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
+    stopping = stop_requested()
     driver.start()
     controller.start()
     log.info(

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -23,7 +22,7 @@ from typing import Any
 
 import structlog
 
-from common.cli_support import print_json
+from common.cli_support import print_json, stop_requested
 from common.grpc_support import start_server
 from common.latency_stats import LatencyStats
 from common.purgatory import Purgatory
@@ -136,10 +135,7 @@ async def run_test_raft_server(config: ControllerConfig, workload: RaftWorkload)
     writer = RaftWriter(driver, config.append_linger_ms / 1000, os.urandom(workload.record_size))
     driver.add_listener(writer)
     bound = await start_server(config.listener.host, config.listener.port, [RaftService(driver).register])
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
+    stopping = stop_requested()
     driver.start()
     log.info("test_raft_server_started", node_id=config.node_id, address=bound.address)
     status = 0
