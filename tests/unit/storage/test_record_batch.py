@@ -42,6 +42,18 @@ def test_builder_matches_hand_computed_layout() -> None:
     assert batch == expected
 
 
+def test_two_byte_varints_null_key_and_header_match_hand_computed_bytes() -> None:
+    value = b"v" * 64
+    batch = build_batch(
+        [Record(value, timestamp_ms=1000), Record(value, timestamp_ms=935, headers=(Header("h", None),))]
+    )
+    # Zigzag: 64 -> 128 = 0x80 0x01; -65 -> 129 = 0x81 0x01; -1 (null) -> 0x01. Lengths 71 and 75 -> 142, 150.
+    first = bytes([0x8E, 0x01, 0x00, 0x00, 0x00, 0x01, 0x80, 0x01]) + value + bytes([0x00])
+    second = bytes([0x96, 0x01, 0x00, 0x81, 0x01, 0x02, 0x01, 0x80, 0x01]) + value
+    second += bytes([0x02, 0x02]) + b"h" + bytes([0x01])
+    assert batch[61:] == first + second
+
+
 def test_varints_headers_nulls_and_negative_deltas_round_trip() -> None:
     records = [
         Record(b"x" * 300, key=None, timestamp_ms=5000, headers=(Header("h", b"1"), Header("n", None))),
