@@ -31,6 +31,18 @@ class BatchPosition:
 
 
 @dataclass(frozen=True)
+class LastAppend:
+    """The newest append: followers fetch it right after it lands, and are answered from these bytes."""
+
+    first_offset: int
+    position: int
+    data: bytes | None  # None when bigger than LAST_APPEND_KEPT_BYTES
+
+
+LAST_APPEND_KEPT_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
 class RecoveryResult:
     valid_bytes: int
     truncated_bytes: int
@@ -56,7 +68,7 @@ class LogSegment:
         self.max_timestamp = -1
         self.created_ms = created_ms
         self._bytes_since_index_entry = 0
-        self._last_append: tuple[int, int] | None = None  # (first offset, position) of the newest append
+        self._last_append: LastAppend | None = None
 
     @property
     def log_path(self) -> Path:
@@ -111,7 +123,8 @@ class LogSegment:
             self.index.append(first_offset, position)
             self._bytes_since_index_entry = 0
         self.log.append(data)
-        self._last_append = (first_offset, position)
+        kept = bytes(data) if len(data) <= LAST_APPEND_KEPT_BYTES else None
+        self._last_append = LastAppend(first_offset, position, kept)
         self._bytes_since_index_entry += len(data)
         self.next_offset = last_offset + 1
         self.max_timestamp = max(self.max_timestamp, max_timestamp)
@@ -153,8 +166,8 @@ class LogSegment:
 
     def find(self, offset: int) -> BatchPosition | None:
         """The first batch whose last offset is at or after `offset`."""
-        if self._last_append is not None and offset >= self._last_append[0]:
-            position = self._last_append[1]  # a fetch at the log end: no index lookup
+        if self._last_append is not None and offset >= self._last_append.first_offset:
+            position = self._last_append.position  # a fetch at the log end: no index lookup
         else:
             _indexed, position = self.index.lookup(offset)
         for batch in self.scan(position):
@@ -165,6 +178,15 @@ class LogSegment:
     def read(self, offset: int, max_bytes: int, max_offset: int | None = None, first_whole: bool = True) -> bytes:
         """Whole batches from the one holding `offset`: at most `max_bytes` (the first batch always whole when
         `first_whole`, so a big batch cannot wedge a fetcher), none starting at or past `max_offset`."""
+        last = self._last_append
+        if (
+            last is not None
+            and last.data is not None
+            and offset == last.first_offset
+            and len(last.data) <= max_bytes
+            and (max_offset is None or self.next_offset <= max_offset)
+        ):
+            return last.data  # the segment's end, as a caught-up follower fetches it: no header walk, no file read
         start = self.find(offset)
         if start is None or (max_offset is not None and start.base_offset >= max_offset):
             return b""

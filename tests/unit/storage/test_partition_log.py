@@ -9,7 +9,7 @@ from storage_helpers import batch_of, values_read
 from structlog.testing import capture_logs
 
 from common.errors import ErrorCode, KafkaError
-from common.record_batch import CorruptRecordError, iter_batches
+from common.record_batch import CorruptRecordError, iter_batches, set_base_offset, set_partition_leader_epoch
 from storage.checkpoint import CheckpointError
 from storage.log_config import LogConfig
 from storage.partition_log import PartitionLog
@@ -74,6 +74,29 @@ def test_read_rules_first_batch_whole_max_bytes_max_offset_and_range(tmp_path: P
     with pytest.raises(KafkaError) as raised:
         log.read(16, 100)
     assert raised.value.code is ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+def test_a_read_of_the_newest_append_serves_what_the_file_holds(tmp_path: Path) -> None:
+    log = open_log(tmp_path, LogConfig())
+    fill(log, 3, per_batch=2)
+    newest = log.append_as_leader(batch_of([b"x", b"y"]) + batch_of([b"z"]), 2, now_ms=3)
+    segment = log.active_segment
+    on_disk = segment.log.read(0, segment.size)
+    tail = log.read(newest.first_offset, 10**6)
+    assert tail == on_disk[len(on_disk) - len(tail) :] and values_read(tail) == [(6, b"x"), (7, b"y"), (8, b"z")]
+    # The limits still apply: the HWM below the newest batches, max_bytes below their size.
+    assert log.read(6, 10**6, max_offset=8) == log.read(6, 10**6)[: len(batch_of([b"x", b"y"]))]
+    assert values_read(log.read(6, 1)) == [(6, b"x"), (7, b"y")]
+    log.truncate_to(8)  # the newest append is cut: reads come from the file again
+    assert values_read(log.read(6, 10**6)) == [(6, b"x"), (7, b"y")]
+    from_leader = bytearray(batch_of([b"w"]))
+    set_base_offset(from_leader, 0, 8)
+    set_partition_leader_epoch(from_leader, 0, 2)
+    log.append_as_follower(bytes(from_leader), 4)
+    assert values_read(log.read(8, 10**6)) == [(8, b"w")]
+    log.close()
+    reopened = open_log(tmp_path, LogConfig())
+    assert values_read(reopened.read(6, 10**6)) == [(6, b"x"), (7, b"y"), (8, b"w")]
 
 
 def test_rolls_by_size_and_by_time(tmp_path: Path) -> None:
