@@ -15,12 +15,13 @@ Every operation takes the time as `now_ms` where it needs it and returns the new
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import structlog
 
 from broker.replica.replica_state import ReplicaState
 from common.errors import ErrorCode
+from common.evolve import evolve
 
 ACKS_ALL = -1
 
@@ -173,10 +174,10 @@ class Follower:
     def on_fetch_response(self, leader_high_watermark: int, log_end_offset: int) -> Follower:
         """After appending what the leader sent: a follower's HWM is the leader's, capped by its own LEO."""
         high_watermark = max(self.high_watermark, min(leader_high_watermark, log_end_offset))
-        return replace(self, log_end_offset=log_end_offset, high_watermark=min(high_watermark, log_end_offset))
+        return evolve(self, log_end_offset=log_end_offset, high_watermark=min(high_watermark, log_end_offset))
 
     def on_truncate(self, log_end_offset: int) -> Follower:
-        return replace(self, log_end_offset=log_end_offset, high_watermark=min(self.high_watermark, log_end_offset))
+        return evolve(self, log_end_offset=log_end_offset, high_watermark=min(self.high_watermark, log_end_offset))
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,7 @@ class Leader:
         return None
 
     def _with_follower(self, state: ReplicaState) -> Leader:
-        return replace(self, followers=tuple(state if f.replica_id == state.replica_id else f for f in self.followers))
+        return evolve(self, followers=tuple(state if f.replica_id == state.replica_id else f for f in self.followers))
 
     # ---- the HWM ----
 
@@ -222,12 +223,12 @@ class Leader:
                 state = self.follower(member)
                 candidate = min(candidate, state.log_end_offset if state is not None else -1)
         if candidate > self.high_watermark:
-            return replace(self, high_watermark=candidate), True
+            return evolve(self, high_watermark=candidate), True
         return self, False
 
     def on_local_append(self, log_end_offset: int) -> tuple[Leader, bool]:
         """Our log grew to `log_end_offset`; (new state, whether the HWM moved)."""
-        return replace(self, log_end_offset=log_end_offset)._advance_high_watermark()
+        return evolve(self, log_end_offset=log_end_offset)._advance_high_watermark()
 
     # ---- follower fetches ----
 
@@ -292,7 +293,7 @@ class Leader:
             high_watermark=self.high_watermark,
             leader_epoch_start_offset=self.leader_epoch_start_offset,
         )
-        return replace(self, isr_state=PendingExpandIsr(committed.isr, replica.replica_id, proposal)), proposal
+        return evolve(self, isr_state=PendingExpandIsr(committed.isr, replica.replica_id, proposal)), proposal
 
     def maybe_shrink_isr(
         self, now_ms: int, metadata_broker_epochs: Mapping[int, int]
@@ -321,7 +322,7 @@ class Leader:
             replica_lag_time_max_ms=self.config.replica_lag_time_max_ms,
         )
         pending = PendingShrinkIsr(committed.isr, frozenset(lagging), proposal)
-        return replace(self, isr_state=pending), proposal
+        return evolve(self, isr_state=pending), proposal
 
     def _proposal(self, members: frozenset[int], metadata_broker_epochs: Mapping[int, int]) -> AlterPartitionProposal:
         def epoch_of(member: int) -> int:
@@ -349,7 +350,7 @@ class Leader:
         if result.error == ErrorCode.NONE:
             if result.leader_epoch != self.leader_epoch or result.partition_epoch < self.partition_epoch:
                 return self, ()  # late: metadata with a newer partition epoch wins
-            state = replace(self, isr_state=Committed(frozenset(result.isr)), partition_epoch=result.partition_epoch)
+            state = evolve(self, isr_state=Committed(frozenset(result.isr)), partition_epoch=result.partition_epoch)
             log.info(
                 "isr_committed",
                 partition=self.label,
@@ -368,7 +369,7 @@ class Leader:
                 proposed=sorted(proposal.isr),
                 committed=sorted(pending.isr),
             )
-            return replace(self, isr_state=Committed(pending.isr)), ()
+            return evolve(self, isr_state=Committed(pending.isr)), ()
         if result.error in WAIT_FOR_METADATA:
             log.info(
                 "isr_change_awaiting_metadata",
@@ -516,7 +517,7 @@ def apply_metadata(
     if metadata.leader != broker_id:
         if isinstance(current, Follower) and current.leader_epoch == metadata.leader_epoch:
             # §2.10.5: the same leader epoch; ISR changes are immaterial to a follower.
-            return Transition(replace(current, isr=frozenset(metadata.isr), partition_epoch=metadata.partition_epoch))
+            return Transition(evolve(current, isr=frozenset(metadata.isr), partition_epoch=metadata.partition_epoch))
         transition = make_follower(label, broker_id, metadata, log_end_offset, high_watermark)
         if isinstance(current, Leader):
             return Transition(
@@ -537,7 +538,7 @@ def apply_metadata(
             for r in metadata.replicas
             if r != broker_id
         )
-        leader = replace(
+        leader = evolve(
             current,
             broker_epoch=broker_epoch,
             replicas=metadata.replicas,
@@ -555,7 +556,7 @@ def apply_metadata(
         followers = tuple(
             known.get(r, ReplicaState.for_new_leader(r, False, now_ms)) for r in metadata.replicas if r != broker_id
         )
-        leader = replace(
+        leader = evolve(
             current,
             replicas=metadata.replicas,
             partition_epoch=metadata.partition_epoch,

@@ -7,7 +7,9 @@ it was last caught up (Kafka's lastCaughtUpTime rule), the broker epoch its Fetc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from common.evolve import evolve
 
 UNKNOWN = -1
 
@@ -34,7 +36,7 @@ class ReplicaState:
             caught_up = max(self.last_caught_up_ms, self.last_fetch_ms)
         else:
             caught_up = self.last_caught_up_ms
-        return replace(
+        return evolve(
             self,
             log_end_offset=fetch_offset,
             last_fetch_ms=now_ms,
@@ -51,7 +53,7 @@ class ReplicaState:
 
     def for_new_leader_epoch(self, in_sync: bool, leader_epoch_start_offset: int, now_ms: int) -> ReplicaState:
         """Leader again in a new epoch: out-of-sync followers must fetch in this epoch before they may rejoin."""
-        return replace(
+        return evolve(
             self,
             last_fetch_ms=now_ms if in_sync else 0,
             last_caught_up_ms=now_ms if in_sync else 0,

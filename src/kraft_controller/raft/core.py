@@ -13,12 +13,13 @@ snapshots) before the Sends that follow them, so nothing is promised before it i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 import structlog
 
 from common.errors import ErrorCode
+from common.evolve import evolve
 from kraft_controller.raft.messages import (
     NO_LEADER,
     BeginQuorumEpochRequest,
@@ -259,7 +260,7 @@ class RaftNode:
         else:
             self.role = Unattached()
         self._reset_election_timer(now_ms)
-        self.timers = replace(self.timers, fetch_deadline_ms=now_ms + config.fetch_timeout_ms)
+        self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + config.fetch_timeout_ms)
 
     def step(self, event: RaftEvent, now_ms: int) -> list[Effect]:
         """One entry point for every event; requests are answered by a `Reply`, proposals by `Proposed`."""
@@ -324,7 +325,7 @@ class RaftNode:
 
     def _reset_election_timer(self, now_ms: int) -> None:
         timeout = self.config.election_timeout_ms
-        self.timers = replace(self.timers, election_deadline_ms=now_ms + self.rng.randint(timeout, 2 * timeout))
+        self.timers = evolve(self.timers, election_deadline_ms=now_ms + self.rng.randint(timeout, 2 * timeout))
 
     def _become_unattached(self, epoch: int, now_ms: int) -> list[Effect]:
         changed_leader = self.leader_id is not None
@@ -345,7 +346,7 @@ class RaftNode:
         self.epoch = epoch
         self.leader_id = leader_id
         self.role = Follower(leader_id)
-        self.timers = replace(
+        self.timers = evolve(
             self.timers,
             fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms,
             next_fetch_ms=now_ms,
@@ -391,7 +392,7 @@ class RaftNode:
         self.progress = {voter: ReplicaProgress() for voter in self.voters}
         self.progress[self.node_id] = ReplicaProgress(start, now_ms, now_ms)
         # Grace before the first quorum check.
-        self.timers = replace(self.timers, fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms)
+        self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms)
         marker = LogEntry(start, self.epoch, b"", control=True)  # commits the epoch: KRaft's LeaderChange record
         self.entries.append(marker)
         self._log.info(
@@ -446,8 +447,8 @@ class RaftNode:
             if not others:
                 return []
             target = others[self.timers.fetch_target % len(others)]
-            self.timers = replace(self.timers, fetch_target=self.timers.fetch_target + 1)
-        self.timers = replace(self.timers, fetch_in_flight=True)
+            self.timers = evolve(self.timers, fetch_target=self.timers.fetch_target + 1)
+        self.timers = evolve(self.timers, fetch_in_flight=True)
         request = FetchRequest(self.node_id, self.epoch, self.log_end_offset, self.last_epoch)
         return [Send(target, request)]
 
@@ -598,7 +599,7 @@ class RaftNode:
                 if self.node_id in request.preferred_successors
                 else len(request.preferred_successors)
             )
-            self.timers = replace(self.timers, fetch_deadline_ms=now_ms + rank * self.config.retry_backoff_ms * 4)
+            self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + rank * self.config.retry_backoff_ms * 4)
         return EndQuorumEpochResponse(ErrorCode.NONE, self._leader_or_none(), self.epoch), effects
 
     def _handle_fetch(self, request: FetchRequest, now_ms: int) -> tuple[FetchResponse, list[Effect]]:
@@ -712,7 +713,7 @@ class RaftNode:
     def handle_failure(self, destination: int, request: RaftRequest, now_ms: int) -> list[Effect]:
         """A request could not be delivered (connection refused, timeout)."""
         if isinstance(request, FetchRequest | FetchSnapshotRequest):
-            self.timers = replace(
+            self.timers = evolve(
                 self.timers, fetch_in_flight=False, next_fetch_ms=now_ms + self.config.retry_backoff_ms
             )
         return []
@@ -730,19 +731,17 @@ class RaftNode:
         return []
 
     def _handle_fetch_response(self, sender: int, response: FetchResponse, now_ms: int) -> list[Effect]:
-        self.timers = replace(self.timers, fetch_in_flight=False)
+        self.timers = evolve(self.timers, fetch_in_flight=False)
         effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
         if response.error_code != ErrorCode.NONE:
-            self.timers = replace(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
+            self.timers = evolve(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
             return effects
         if not isinstance(self.role, Follower) or self.role.leader_id != sender or response.leader_epoch != self.epoch:
-            self.timers = replace(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
+            self.timers = evolve(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
             return effects
-        self.timers = replace(
-            self.timers, fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms, next_fetch_ms=now_ms
-        )
+        self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms, next_fetch_ms=now_ms)
         if response.snapshot_id is not None:
-            self.timers = replace(self.timers, fetch_in_flight=True)
+            self.timers = evolve(self.timers, fetch_in_flight=True)
             return effects + [Send(sender, FetchSnapshotRequest(self.node_id, self.epoch, response.snapshot_id))]
         if response.diverging_epoch is not None:
             return effects + self._truncate_to_diverging(response.diverging_epoch) + self._send_fetch(now_ms)
@@ -779,10 +778,10 @@ class RaftNode:
     def _handle_fetch_snapshot_response(
         self, sender: int, response: FetchSnapshotResponse, now_ms: int
     ) -> list[Effect]:
-        self.timers = replace(self.timers, fetch_in_flight=False)
+        self.timers = evolve(self.timers, fetch_in_flight=False)
         effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
         if response.error_code != ErrorCode.NONE or response.snapshot_id is None:
-            self.timers = replace(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
+            self.timers = evolve(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
             return effects
         snapshot = response.snapshot_id
         stale = (
@@ -790,12 +789,12 @@ class RaftNode:
         )
         # A late or duplicated answer: nothing to install.
         if stale or snapshot == self.snapshot_id or snapshot.end_offset < self.high_watermark:
-            self.timers = replace(self.timers, next_fetch_ms=now_ms)
+            self.timers = evolve(self.timers, next_fetch_ms=now_ms)
             return effects
         self.entries = []
         self.log_start_offset = snapshot.end_offset
         self.snapshot_id = snapshot
         self.snapshot_data = response.data
         self.high_watermark = max(self.high_watermark, snapshot.end_offset)
-        self.timers = replace(self.timers, next_fetch_ms=now_ms)
+        self.timers = evolve(self.timers, next_fetch_ms=now_ms)
         return effects + [InstallSnapshot(snapshot, response.data)]
