@@ -73,9 +73,9 @@ async def run_perf_produce(
         window["max"] = max(window["max"], latency_ms)
 
     started = time.monotonic()
+    throttled = options.throughput > 0
     for sent in range(options.num_records):
-        delay = throttle_delay_s(sent, time.monotonic() - started, options.throughput)
-        if delay > 0:
+        if throttled and (delay := throttle_delay_s(sent, time.monotonic() - started, options.throughput)) > 0:
             await asyncio.sleep(delay)
         await in_flight.acquire()
         sent_at = time.monotonic()
