@@ -1,7 +1,7 @@
 """Every benchmark of issue #8 in one run, each next to a baseline measured in the same run.
 
     .venv/bin/pip install -e ".[bench]"     # pysyncobj, for the quorum baseline
-    .venv/bin/python benchmarks/run_all.py [--records 30000] [--consume-mib 1024] [--failovers 10]
+    .venv/bin/python benchmarks/run_all.py [--records 30000] [--rounds 3] [--consume-mib 1024] [--failovers 10]
 
 Starts a local 3 controllers + 3 brokers cluster (real processes) and measures: produce throughput and latency
 (1 KiB records, 1 and 6 partitions, RF 3, acks 0/1/all, min.insync.replicas 2); acks=all latency at a moderate rate
@@ -13,13 +13,16 @@ Baselines: a bare grpc.aio echo between two processes with the producer's reques
 issue's baseline) and pipelined on one bidi stream (the transport minikafka's producer and fetchers use), raw
 sequential file append of the same bytes, pysyncobj on 3 processes with as many entries in flight, and a bare unary
 echo of a registration's size with as many calls in flight (each controller write is one unary call: the quorum's
-transport ceiling). Writes benchmarks/results.json and prints a table with the ratios.
+transport ceiling). Each produce shape runs `--rounds` times, each round right after its own echo baseline; the
+median round and the median of the rounds' ratios are reported (the shared machine drifts by tens of percent within
+a minute). Writes benchmarks/results.json and prints a table with the ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import shutil
@@ -293,6 +296,19 @@ def raw_append_mb_per_s(total_bytes: int) -> float:
     return round(total_bytes / MIB / seconds, 1)
 
 
+def median_round(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median MB/s, with every round's MB/s beside it."""
+    middle = dict(sorted(runs, key=lambda run: run["mb_per_s"])[len(runs) // 2])
+    middle["rounds_mb_per_s"] = [run["mb_per_s"] for run in runs]
+    return middle
+
+
+def median_ratio(runs: list[dict[str, Any]], baselines: list[dict[str, Any]]) -> float:
+    """The median over rounds of each run's MB/s against the baseline measured right before it."""
+    pairs = zip(runs, baselines, strict=True)
+    return round(statistics.median(run["mb_per_s"] / base["mb_per_s"] for run, base in pairs), 3)
+
+
 def ratio(value: float | None, baseline: float | None) -> float | None:
     return round(value / baseline, 3) if value and baseline else None
 
@@ -300,6 +316,7 @@ def ratio(value: float | None, baseline: float | None) -> float | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=30000, help="records per produce measurement")
+    parser.add_argument("--rounds", type=int, default=3, help="echo + produce rounds per shape (medians reported)")
     parser.add_argument("--consume-mib", type=int, default=1024, help="size of the topic read back")
     parser.add_argument("--failovers", type=int, default=10)
     parser.add_argument("--out", default=str(HERE / "results.json"))
@@ -320,13 +337,14 @@ def main() -> None:
         raft_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-raft-"))
         results[f"raft{suffix}"] = run_raft_quorum(raft_dir, entries, outstanding, RAFT_RECORD_SIZE)
         shutil.rmtree(raft_dir)
-        try:
+        # pysyncobj is imported only by the child processes pysyncobj_quorum starts: look it up here.
+        if importlib.util.find_spec("pysyncobj") is None:
+            log("pysyncobj is not installed: `.venv/bin/pip install -e '.[bench]'`; the quorum baseline is skipped")
+            results[f"pysyncobj{suffix}"] = None
+        else:
             from pysyncobj_quorum import measure as pysyncobj_measure
 
             results[f"pysyncobj{suffix}"] = pysyncobj_measure(free_ports(3), entries, outstanding)
-        except ImportError:
-            log("pysyncobj is not installed: `.venv/bin/pip install -e '.[bench]'`; the quorum baseline is skipped")
-            results[f"pysyncobj{suffix}"] = None
 
     run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-"))
     log(f"starting a 3+3 cluster in {run_dir} ...")
@@ -339,13 +357,24 @@ def main() -> None:
             admin.wait_for_topic(f"produce-{partitions}", 30)
         for partitions, in_flight in PRODUCE_SHAPES:
             calls = partitions * in_flight
-            # The echo right before the produce runs it is compared with: the shared machine's speed drifts.
-            log(f"echo baseline, {calls} in flight ...")
+            runs: dict[str, list[dict[str, Any]]] = {}
+            for number in range(1, args.rounds + 1):
+                # Each round: the echo right before the produce runs it is compared with (the shared machine's speed
+                # drifts by tens of percent within a minute); the median round and the median ratio are reported.
+                log(f"round {number}/{args.rounds}: echo baseline, {calls} in flight ...")
+                for mode in ("unary", "stream"):
+                    runs.setdefault(mode, []).append(echo_measure(free_ports(1)[0], BATCH_SIZE, calls, mode=mode))
+                for acks, name in ((0, "0"), (1, "1"), (-1, "all")):
+                    log(f"round {number}/{args.rounds}: produce, {partitions} partition(s), {in_flight} in flight, "
+                        f"acks={name} ...")  # fmt: skip
+                    runs.setdefault(name, []).append(produce(cluster, f"produce-{partitions}", args.records, acks,
+                                                             in_flight))  # fmt: skip
             for mode in ("unary", "stream"):
-                echo[mode][f"c{calls}"] = echo_measure(free_ports(1)[0], BATCH_SIZE, calls, mode=mode)
-            for acks, name in ((0, "0"), (1, "1"), (-1, "all")):
-                log(f"produce: {partitions} partition(s), {in_flight} in flight per partition, acks={name} ...")
-                result = produce(cluster, f"produce-{partitions}", args.records, acks, in_flight)
+                echo[mode][f"c{calls}"] = median_round(runs[mode])
+            for name in ("0", "1", "all"):
+                result = median_round(runs[name])
+                for mode in ("unary", "stream"):
+                    result[f"{mode}_echo_ratio"] = median_ratio(runs[name], runs[mode])
                 produce_results[f"p{partitions}_inflight{in_flight}_acks{name}"] = result
         results["produce"] = produce_results
 
@@ -407,8 +436,9 @@ def print_table(results: dict[str, Any], out: str) -> None:
         shape, in_flight, _ = key.split("_")
         calls = int(shape[1:]) * int(in_flight.removeprefix("inflight"))  # requests in flight at once
         mb = result["mb_per_s"]
-        row(f"produce {key} MB/s", f"{mb:.2f}", f"unary echo c{calls} {unary[calls]:.2f}", ratio(mb, unary[calls]),
-            f"{stream[calls]:.2f}", ratio(mb, stream[calls]))  # fmt: skip
+        row(f"produce {key} MB/s", f"{mb:.2f}", f"unary echo c{calls} {unary[calls]:.2f}",
+            result.get("unary_echo_ratio", ratio(mb, unary[calls])), f"{stream[calls]:.2f}",
+            result.get("stream_echo_ratio", ratio(mb, stream[calls])))  # fmt: skip
         row(f"produce {key} p50/p99 ms", f"{result['p50_ms']:.1f} / {result['p99_ms']:.1f}")
     best = max(r["mb_per_s"] for r in results["produce"].values())
     row("best produce MB/s vs raw append", f"{best:.2f}", f"raw {raw:.1f}", ratio(best, raw))
