@@ -305,6 +305,7 @@ class PartitionLog:
         """Start a new segment at the log end. The old one is flushed, as Kafka flushes rolled segments, and that
         is a flush like any other: the recovery point moves, so "unflushed" always means "past the recovery point"."""
         self.active_segment.flush()
+        self.active_segment.on_become_inactive()
         self.unflushed_messages = 0
         self.recovery_point = self.log_end_offset
         self._checkpoint_recovery_point(now_ms)

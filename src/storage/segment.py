@@ -133,6 +133,11 @@ class LogSegment:
         self.log.flush()
         self.index.flush()
 
+    def on_become_inactive(self) -> None:
+        """Rolled (Kafka's onBecomeInactiveSegment): its end is no longer the log end, so the newest append's
+        bytes are not kept for fetches at the log end any more (every rolled segment would hold some)."""
+        self._last_append = None
+
     # ---- reading ----
 
     def scan(self, position: int = 0, verify_crc: bool = False) -> Iterator[BatchPosition]:

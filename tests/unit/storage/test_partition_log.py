@@ -94,6 +94,8 @@ def test_a_read_of_the_newest_append_serves_what_the_file_holds(tmp_path: Path) 
     set_partition_leader_epoch(from_leader, 0, 2)
     log.append_as_follower(bytes(from_leader), 4)
     assert values_read(log.read(8, 10**6)) == [(8, b"w")]
+    log.roll(now_ms=5)  # a rolled segment's newest append is read back from its file
+    assert values_read(log.read(8, 10**6)) == [(8, b"w")]
     log.close()
     reopened = open_log(tmp_path, LogConfig())
     assert values_read(reopened.read(6, 10**6)) == [(6, b"x"), (7, b"y"), (8, b"w")]
