@@ -2,6 +2,7 @@
 
     .venv/bin/pip install -e ".[bench]"     # pysyncobj, for the quorum baseline
     .venv/bin/python benchmarks/run_all.py [--records 30000] [--rounds 3] [--consume-mib 1024] [--failovers 10]
+                                             [--keep-run]
 
 Starts a local 3 controllers + 3 brokers cluster (real processes) and measures: produce throughput and latency
 (1 KiB records, 1 and 6 partitions, RF 3, acks 0/1/all, min.insync.replicas 2); acks=all latency at a moderate rate
@@ -278,6 +279,7 @@ def controller_commits(writes: int, outstanding: int) -> dict[str, Any]:
         return run_event_loop(run())  # type: ignore[no-any-return]
     finally:
         cluster_commands.down(quorum)
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def registration_request(broker_id: int) -> controller_pb2.BrokerRegistrationRequest:
@@ -320,6 +322,7 @@ def main() -> None:
     parser.add_argument("--consume-mib", type=int, default=1024, help="size of the topic read back")
     parser.add_argument("--failovers", type=int, default=10)
     parser.add_argument("--out", default=str(HERE / "results.json"))
+    parser.add_argument("--keep-run", action="store_true", help="keep the 3+3 cluster's run directory (logs, data)")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
     wall = time.monotonic()
@@ -407,6 +410,10 @@ def main() -> None:
         results["failover"] = failovers(cluster, admin, "failover", args.failovers)
     finally:
         cluster_commands.down(cluster)
+        if args.keep_run:
+            log(f"the cluster's run directory stays in {run_dir}")
+        else:
+            shutil.rmtree(run_dir, ignore_errors=True)  # 3.9-5.5 GB measured: the 1 GiB topic on three brokers, ...
     log(f"controller quorum alone: metadata commits, one at a time and {QUORUM_OUTSTANDING} in flight ...")
     results["controller"] = controller_commits(3000, QUORUM_OUTSTANDING)
     # The quorum's transport ceiling: every write is one unary call to the active controller.
