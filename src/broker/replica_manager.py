@@ -135,7 +135,7 @@ class ReplicaManager:
 
     def _wake_followers(self) -> None:
         self._follower_wake_scheduled = False
-        self._parked[True].wake_all()
+        self.notify(consumers=False)
 
     async def wait_for_change(self, for_replica: bool, timeout_s: float) -> bool:
         """Park until the next `notify` that concerns this fetch (True) or the timeout (False)."""
