@@ -53,6 +53,12 @@ class BrokerConfig(NodeConfig):
         "replica.fetch.backoff.ms", 1000, "Backoff after a failed follower Fetch.", at_least(0)
     )
     num_replica_fetchers: int = config_key("num.replica.fetchers", 1, "Fetcher tasks per source broker.", at_least(1))
+    max_incremental_fetch_session_cache_slots: int = config_key(
+        "max.incremental.fetch.session.cache.slots",
+        1000,
+        "Incremental fetch sessions (KIP-227) the broker keeps for the brokers and clients fetching from it; 0: none.",
+        at_least(0),
+    )
     replica_high_watermark_checkpoint_interval_ms: int = config_key(
         "replica.high.watermark.checkpoint.interval.ms", 5000, "How often HWMs are checkpointed.", at_least(1)
     )

@@ -1,6 +1,7 @@
 """A follower's fetcher for one leader broker: one Fetch v15 (with `replica_state`) for every partition it follows
 from that leader, long-polling; diverging epochs truncate the local log before fetching resumes. The fetches go on
-one FetchStream per leader address (a unary call each would cost about twice the CPU)."""
+one FetchStream per leader address (a unary call each would cost about twice the CPU), in one incremental fetch
+session per leader address (KIP-227): after the first, a Fetch lists only the partitions whose fetch state moved."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import TYPE_CHECKING
 import grpc
 import structlog
 
+from broker.fetch_session import INITIAL_EPOCH, PartitionFetchState, PartitionKey
+from broker.fetch_session_handler import FetchRequestData, FetchSessionHandler
 from broker.metadata_listener import endpoint_for
 from common.errors import ErrorCode, KafkaError
 from common.grpc_support import insecure_channel
@@ -49,6 +52,7 @@ async def _fetch_forever(
 ) -> None:
     log = structlog.get_logger().bind(fetcher_leader=leader_id)
     backoff = manager.config.replica_fetch_backoff_ms / 1000
+    sessions: dict[str, FetchSessionHandler] = {}  # one fetch session per leader address
     while True:
         replicas = manager.followed_from(leader_id)
         address = _leader_address(manager, leader_id)
@@ -58,35 +62,42 @@ async def _fetch_forever(
         if address not in streams:
             channels[address] = insecure_channel(address)
             streams[address] = PipelinedStream(broker_pb2_grpc.BrokerStub(channels[address]).FetchStream)
-        request = broker_pb2.FetchRequest(
-            replica_state=broker_pb2.ReplicaState(
-                replica_id=manager.config.node_id, replica_epoch=manager.broker_epoch()
-            ),
-            max_wait_ms=manager.config.replica_fetch_wait_max_ms,
-            min_bytes=manager.config.replica_fetch_min_bytes,
-            max_bytes=manager.config.replica_fetch_response_max_bytes,
-        )
-        by_key: dict[tuple[bytes, int], Replica] = {}
-        topics: dict[bytes, broker_pb2.FetchRequest.FetchTopic] = {}
+            sessions[address] = FetchSessionHandler()
+        session = sessions[address]
+        by_key: dict[PartitionKey, Replica] = {}
+        wanted: dict[PartitionKey, PartitionFetchState] = {}
         for replica in replicas:
-            topic_id = replica.topic_id.bytes
-            if topic_id not in topics:
-                topics[topic_id] = request.topics.add(topic_id=topic_id, topic=replica.tp.topic)
-            topics[topic_id].partitions.add(
-                partition=replica.tp.partition,
-                current_leader_epoch=replica.leader_epoch,
-                fetch_offset=replica.log.log_end_offset,
-                last_fetched_epoch=replica.log.latest_epoch,
-                log_start_offset=replica.log.log_start_offset,
-                partition_max_bytes=manager.config.replica_fetch_max_bytes,
+            key = (replica.topic_id.bytes, replica.tp.partition)
+            by_key[key] = replica
+            wanted[key] = PartitionFetchState(
+                key[0],
+                replica.tp.topic,
+                replica.tp.partition,
+                replica.leader_epoch,
+                replica.log.log_end_offset,
+                replica.log.latest_epoch,
+                replica.log.log_start_offset,
+                manager.config.replica_fetch_max_bytes,
             )
-            by_key[(topic_id, replica.tp.partition)] = replica
+        plan = session.build(wanted)
+        request = _fetch_request(manager, plan)
         timeout = manager.config.replica_fetch_wait_max_ms / 1000 + manager.config.request_timeout_ms / 1000
         try:
             response = await streams[address].call(request, timeout)
         except grpc.RpcError as error:
+            _end_session(log, session, plan, leader_id, ErrorCode.NETWORK_EXCEPTION)
+            session.handle_error()
             log.debug("fetch_failed", leader=leader_id, code=error.code().name)  # type: ignore[attr-defined]
             await asyncio.sleep(backoff)
+            continue
+        code = ErrorCode.of(response.error_code)
+        _end_session(log, session, plan, leader_id, code)
+        session.handle_response(plan, response.session_id, code)
+        if code != ErrorCode.NONE:
+            # A session error is mended by the full fetch that follows at once; others back off.
+            log.debug("fetch_failed", leader=leader_id, code=code.name)
+            if not code.retriable:
+                await asyncio.sleep(backoff)
             continue
         wait = False
         for topic in response.responses:
@@ -97,6 +108,42 @@ async def _fetch_forever(
                 wait |= not _apply(manager, replica, data, log)
         if wait:
             await asyncio.sleep(min(backoff, 0.1))
+
+
+def _end_session(
+    log: structlog.BoundLogger, session: FetchSessionHandler, plan: FetchRequestData, leader_id: int, code: ErrorCode
+) -> None:
+    if code != ErrorCode.NONE and plan.epoch != INITIAL_EPOCH:
+        log.info("fetch_session_reset", leader=leader_id, session_id=session.session_id, error=code.name)
+
+
+def _fetch_request(manager: ReplicaManager, plan: FetchRequestData) -> broker_pb2.FetchRequest:
+    request = broker_pb2.FetchRequest(
+        replica_state=broker_pb2.ReplicaState(replica_id=manager.config.node_id, replica_epoch=manager.broker_epoch()),
+        max_wait_ms=manager.config.replica_fetch_wait_max_ms,
+        min_bytes=manager.config.replica_fetch_min_bytes,
+        max_bytes=manager.config.replica_fetch_response_max_bytes,
+        session_id=plan.session_id,
+        session_epoch=plan.epoch,
+    )
+    topic: broker_pb2.FetchRequest.FetchTopic | None = None
+    for state in plan.to_send:
+        if topic is None or topic.topic_id != state.topic_id:
+            topic = request.topics.add(topic_id=state.topic_id, topic=state.topic)
+        topic.partitions.add(
+            partition=state.partition,
+            current_leader_epoch=state.current_leader_epoch,
+            fetch_offset=state.fetch_offset,
+            last_fetched_epoch=state.last_fetched_epoch,
+            log_start_offset=state.log_start_offset,
+            partition_max_bytes=state.partition_max_bytes,
+        )
+    forgotten: broker_pb2.FetchRequest.ForgottenTopic | None = None
+    for topic_id, partition in plan.forgotten:
+        if forgotten is None or forgotten.topic_id != topic_id:
+            forgotten = request.forgotten_topics_data.add(topic_id=topic_id)
+        forgotten.partitions.append(partition)
+    return request
 
 
 def _apply(

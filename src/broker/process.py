@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import random
 import time
 
 import structlog
 
 from broker.config import BrokerConfig
+from broker.fetch_session import MAX_SESSION_ID, FetchSessionCache
 from broker.lifecycle_manager import LifecycleManager
 from broker.log_manager import LogManager
 from broker.metadata_listener import MetadataDelta, MetadataListener
@@ -41,9 +44,13 @@ async def run_broker_process(config: BrokerConfig) -> None:
     manager = ReplicaManager(
         config, logs, metadata, lifecycle.controller, lambda: lifecycle.broker_epoch, lambda: lifecycle.serving
     )
+    # Session ids need only be hard to reuse by accident across restarts, as Kafka's random ones.
+    fetch_sessions = FetchSessionCache(
+        config.max_incremental_fetch_session_cache_slots, functools.partial(random.Random().randint, 1, MAX_SESSION_ID)
+    )
     servers = []
     for listener in config.bound_listeners:
-        service = BrokerService(manager, listener.name)
+        service = BrokerService(manager, listener.name, fetch_sessions)
         servers.append(
             await start_server(
                 listener.host, listener.port, [service.register, FaultService(manager, lifecycle).register]

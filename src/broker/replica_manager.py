@@ -285,8 +285,10 @@ class ReplicaManager:
         fetch_offset: int,
         last_fetched_epoch: int,
         max_bytes: int,
+        record_fetch: bool = True,
     ):  # noqa: ANN201
-        """(error, records, hwm, diverging (epoch, end) or None)."""
+        """(error, records, hwm, diverging (epoch, end) or None). `record_fetch=False` re-reads for a Fetch that
+        waited: its fetch was already counted in the follower's state when it arrived, once, as in Kafka."""
         replica = self.replicas.get(tp)
         if replica is None or replica.leader is None or not self.serving():
             return ErrorCode.NOT_LEADER_OR_FOLLOWER, b"", -1, None
@@ -300,6 +302,8 @@ class ReplicaManager:
             epoch, end = log.end_offset_for_epoch(last_fetched_epoch)
             if epoch != last_fetched_epoch or end < fetch_offset:
                 return ErrorCode.NONE, b"", leader.high_watermark, (epoch, end)
+        if not record_fetch:
+            return self._read_for_follower(log, fetch_offset, max_bytes, leader.high_watermark)
         now = monotonic_ms()
         decision = leader.on_follower_fetch(
             replica_id, replica_epoch, current_leader_epoch, fetch_offset, self.metadata_broker_epochs(), now
@@ -311,11 +315,14 @@ class ReplicaManager:
             self._hwm_moved(replica, now)
         if decision.proposal is not None:
             self._send_alter_partition(replica, decision.proposal)
+        return self._read_for_follower(log, fetch_offset, max_bytes, leader.high_watermark)
+
+    @staticmethod
+    def _read_for_follower(log: PartitionLog, fetch_offset: int, max_bytes: int, hwm: int):  # noqa: ANN205
         try:
-            data = log.read(fetch_offset, max_bytes)
+            return ErrorCode.NONE, log.read(fetch_offset, max_bytes), hwm, None
         except KafkaError as error:
-            return error.code, b"", leader.high_watermark, None
-        return ErrorCode.NONE, data, leader.high_watermark, None
+            return error.code, b"", hwm, None
 
     def shrink_lagging_isrs(self) -> None:
         now = monotonic_ms()

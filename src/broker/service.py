@@ -11,10 +11,21 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
+import structlog
 
+from broker.fetch_session import (
+    FINAL_EPOCH,
+    CachedPartition,
+    FetchContext,
+    FetchSessionCache,
+    PartitionAnswer,
+    PartitionFetchState,
+    must_answer,
+)
 from broker.log_manager import TopicPartition
 from broker.metadata_listener import endpoint_for
 from broker.replica_manager import ProduceOutcome, ReplicaManager, answered
+from common.clock import monotonic_ms
 from common.errors import ErrorCode, KafkaError
 from kraft_controller.metadata.image import MetadataImage, TopicImage
 from minikafka_pb import broker_pb2, broker_pb2_grpc, common_pb2, fault_pb2, fault_pb2_grpc
@@ -24,9 +35,10 @@ LATEST_TIMESTAMP = -1
 
 
 class BrokerService(broker_pb2_grpc.BrokerServicer):
-    def __init__(self, manager: ReplicaManager, listener_name: str) -> None:
+    def __init__(self, manager: ReplicaManager, listener_name: str, fetch_sessions: FetchSessionCache) -> None:
         self.manager = manager
         self.listener_name = listener_name  # Metadata answers with each broker's endpoint for this listener
+        self.fetch_sessions = fetch_sessions  # the broker's, shared by its listeners
 
     def register(self, server: grpc.aio.Server) -> None:
         broker_pb2_grpc.add_BrokerServicer_to_server(self, server)
@@ -165,57 +177,99 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
 
     async def Fetch(self, request: broker_pb2.FetchRequest, context: Any) -> broker_pb2.FetchResponse:
         deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
+        fetch = self.fetch_sessions.new_context(
+            request.session_id,
+            request.session_epoch if request.HasField("session_epoch") else FINAL_EPOCH,
+            [_fetch_state(topic, line) for topic in request.topics for line in topic.partitions],
+            [(topic.topic_id, partition) for topic in request.forgotten_topics_data for partition in topic.partitions],
+            _from_replica(request),
+            monotonic_ms(),
+        )
+        if fetch.error != ErrorCode.NONE:
+            return broker_pb2.FetchResponse(error_code=int(fetch.error), session_id=fetch.session_id)
+        if fetch.session is not None and not fetch.incremental:
+            structlog.get_logger().info(
+                "fetch_session_created",
+                session_id=fetch.session_id,
+                replica_id=request.replica_state.replica_id if _from_replica(request) else -1,
+                partitions=len(fetch.session.partitions),
+            )
+        first = True
         while True:
-            response, total = self._fetch_once(request)
+            response, total, sent = self._fetch_once(request, fetch, first)
+            first = False
             remaining = deadline - time.monotonic()
             if total >= max(1, request.min_bytes) or remaining <= 0 or _has_error(response):
-                return response
+                break
             # No await since the read above, so no change can have been missed before this wait starts.
             if not await self.manager.wait_for_change(_from_replica(request), remaining):
-                return self._fetch_once(request)[0]
+                response, total, sent = self._fetch_once(request, fetch, first)
+                break
+        self.fetch_sessions.record_answers(fetch, sent)
+        response.session_id = fetch.session_id
+        return response
 
-    def _fetch_once(self, request: broker_pb2.FetchRequest) -> tuple[broker_pb2.FetchResponse, int]:
+    def _fetch_once(
+        self, request: broker_pb2.FetchRequest, fetch: FetchContext, first: bool
+    ) -> tuple[broker_pb2.FetchResponse, int, list[tuple[CachedPartition, PartitionAnswer]]]:
+        """Read every partition of the fetch; an incremental one answers only the partitions with news. Only the
+        `first` read of a Fetch counts in the followers' state (a woken re-read is the same fetch)."""
         is_replica = _from_replica(request)
         response = broker_pb2.FetchResponse()
+        sent: list[tuple[CachedPartition, PartitionAnswer]] = []
         budget = request.max_bytes or 52428800
         total = 0
         image = self.manager.metadata.image
-        for topic in request.topics:
+        for topic in fetch.targets:
             known = _topic_by_id_bytes(image, topic.topic_id) or image.topics_by_name.get(topic.topic)
-            entry = response.responses.add(topic_id=topic.topic_id, topic=topic.topic)
-            for partition in topic.partitions:
+            entry = None
+            for cached in topic.partitions:
+                partition = cached.state
+                diverging = None
+                replica = None
                 if known is None:
                     code = ErrorCode.UNKNOWN_TOPIC_ID if topic.topic_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                    entry.partitions.add(partition_index=partition.partition, error_code=code, high_watermark=-1)
-                    continue
-                tp = TopicPartition(known.name, partition.partition)
-                max_bytes = min(partition.partition_max_bytes or 1048576, max(budget - total, 1))
-                data = entry.partitions.add(partition_index=partition.partition)
-                if is_replica:
-                    code, records, hwm, diverging = self.manager.follower_fetch(
-                        tp,
-                        request.replica_state.replica_id,
-                        request.replica_state.replica_epoch,
-                        partition.current_leader_epoch,
-                        partition.fetch_offset,
-                        partition.last_fetched_epoch,
-                        max_bytes,
-                    )
-                    if diverging is not None:
-                        data.diverging_epoch.CopyFrom(
-                            common_pb2.EpochEndOffset(epoch=diverging[0], end_offset=diverging[1])
-                        )
+                    records, hwm = b"", -1
                 else:
-                    code, records, hwm = self._consumer_read(tp, partition.fetch_offset, max_bytes)
-                replica = self.manager.replicas.get(tp)
-                data.error_code = int(code)
-                data.high_watermark = hwm
-                data.last_stable_offset = hwm
-                data.log_start_offset = replica.log.log_start_offset if replica else -1
-                data.current_leader.CopyFrom(_leader_of(replica))
-                data.records = records
+                    tp = TopicPartition(known.name, partition.partition)
+                    max_bytes = min(partition.partition_max_bytes or 1048576, max(budget - total, 1))
+                    if is_replica:
+                        code, records, hwm, diverging = self.manager.follower_fetch(
+                            tp,
+                            request.replica_state.replica_id,
+                            request.replica_state.replica_epoch,
+                            partition.current_leader_epoch,
+                            partition.fetch_offset,
+                            partition.last_fetched_epoch,
+                            max_bytes,
+                            record_fetch=first,
+                        )
+                    else:
+                        code, records, hwm = self._consumer_read(tp, partition.fetch_offset, max_bytes)
+                    replica = self.manager.replicas.get(tp)
+                log_start = replica.log.log_start_offset if replica else -1
+                if fetch.session is not None:
+                    failed = code != ErrorCode.NONE or diverging is not None
+                    answer = PartitionAnswer(len(records), failed, hwm, log_start)
+                    if fetch.incremental and not must_answer(cached, answer):
+                        continue
+                    sent.append((cached, answer))
+                if entry is None:
+                    entry = response.responses.add(topic_id=topic.topic_id, topic=topic.topic)
+                data = entry.partitions.add(
+                    partition_index=partition.partition,
+                    error_code=int(code),
+                    high_watermark=hwm,
+                    last_stable_offset=hwm,
+                    log_start_offset=log_start,
+                    records=records,
+                )
+                if known is not None:
+                    data.current_leader.CopyFrom(_leader_of(replica))
+                if diverging is not None:
+                    data.diverging_epoch.epoch, data.diverging_epoch.end_offset = diverging
                 total += len(records)
-        return response, total
+        return response, total, sent
 
     def _consumer_read(self, tp: TopicPartition, fetch_offset: int, max_bytes: int) -> tuple[ErrorCode, bytes, int]:
         replica = self.manager.replicas.get(tp)
@@ -302,6 +356,21 @@ def _topic_by_id_bytes(image: MetadataImage, raw: bytes) -> TopicImage | None:
     """The topic a request names by its 16-byte id (UUIDs are built once per id, not on every Fetch)."""
     topic_id = _topic_id(raw)
     return image.topic(topic_id) if topic_id is not None else None
+
+
+def _fetch_state(
+    topic: broker_pb2.FetchRequest.FetchTopic, line: broker_pb2.FetchRequest.FetchPartition
+) -> PartitionFetchState:
+    return PartitionFetchState(
+        topic.topic_id,
+        topic.topic,
+        line.partition,
+        line.current_leader_epoch,
+        line.fetch_offset,
+        line.last_fetched_epoch,
+        line.log_start_offset,
+        line.partition_max_bytes,
+    )
 
 
 def _from_replica(request: broker_pb2.FetchRequest) -> bool:

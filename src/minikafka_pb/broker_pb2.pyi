@@ -72,7 +72,7 @@ class ReplicaState(_message.Message):
     def __init__(self, replica_id: _Optional[int] = ..., replica_epoch: _Optional[int] = ...) -> None: ...
 
 class FetchRequest(_message.Message):
-    __slots__ = ("replica_state", "max_wait_ms", "min_bytes", "max_bytes", "isolation_level", "topics")
+    __slots__ = ("replica_state", "max_wait_ms", "min_bytes", "max_bytes", "isolation_level", "topics", "session_id", "session_epoch", "forgotten_topics_data")
     class FetchTopic(_message.Message):
         __slots__ = ("topic_id", "topic", "partitions")
         TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
@@ -97,22 +97,35 @@ class FetchRequest(_message.Message):
         log_start_offset: int
         partition_max_bytes: int
         def __init__(self, partition: _Optional[int] = ..., current_leader_epoch: _Optional[int] = ..., fetch_offset: _Optional[int] = ..., last_fetched_epoch: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., partition_max_bytes: _Optional[int] = ...) -> None: ...
+    class ForgottenTopic(_message.Message):
+        __slots__ = ("topic_id", "partitions")
+        TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        topic_id: bytes
+        partitions: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, topic_id: _Optional[bytes] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
     REPLICA_STATE_FIELD_NUMBER: _ClassVar[int]
     MAX_WAIT_MS_FIELD_NUMBER: _ClassVar[int]
     MIN_BYTES_FIELD_NUMBER: _ClassVar[int]
     MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
     ISOLATION_LEVEL_FIELD_NUMBER: _ClassVar[int]
     TOPICS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    FORGOTTEN_TOPICS_DATA_FIELD_NUMBER: _ClassVar[int]
     replica_state: ReplicaState
     max_wait_ms: int
     min_bytes: int
     max_bytes: int
     isolation_level: int
     topics: _containers.RepeatedCompositeFieldContainer[FetchRequest.FetchTopic]
-    def __init__(self, replica_state: _Optional[_Union[ReplicaState, _Mapping]] = ..., max_wait_ms: _Optional[int] = ..., min_bytes: _Optional[int] = ..., max_bytes: _Optional[int] = ..., isolation_level: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[FetchRequest.FetchTopic, _Mapping]]] = ...) -> None: ...
+    session_id: int
+    session_epoch: int
+    forgotten_topics_data: _containers.RepeatedCompositeFieldContainer[FetchRequest.ForgottenTopic]
+    def __init__(self, replica_state: _Optional[_Union[ReplicaState, _Mapping]] = ..., max_wait_ms: _Optional[int] = ..., min_bytes: _Optional[int] = ..., max_bytes: _Optional[int] = ..., isolation_level: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[FetchRequest.FetchTopic, _Mapping]]] = ..., session_id: _Optional[int] = ..., session_epoch: _Optional[int] = ..., forgotten_topics_data: _Optional[_Iterable[_Union[FetchRequest.ForgottenTopic, _Mapping]]] = ...) -> None: ...
 
 class FetchResponse(_message.Message):
-    __slots__ = ("error_code", "throttle_time_ms", "responses")
+    __slots__ = ("error_code", "throttle_time_ms", "responses", "session_id")
     class FetchableTopicResponse(_message.Message):
         __slots__ = ("topic_id", "topic", "partitions")
         TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
@@ -144,10 +157,12 @@ class FetchResponse(_message.Message):
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     THROTTLE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     error_code: _common_pb2.ErrorCode
     throttle_time_ms: int
     responses: _containers.RepeatedCompositeFieldContainer[FetchResponse.FetchableTopicResponse]
-    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., throttle_time_ms: _Optional[int] = ..., responses: _Optional[_Iterable[_Union[FetchResponse.FetchableTopicResponse, _Mapping]]] = ...) -> None: ...
+    session_id: int
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., throttle_time_ms: _Optional[int] = ..., responses: _Optional[_Iterable[_Union[FetchResponse.FetchableTopicResponse, _Mapping]]] = ..., session_id: _Optional[int] = ...) -> None: ...
 
 class ListOffsetsRequest(_message.Message):
     __slots__ = ("replica_id", "isolation_level", "topics")

@@ -38,6 +38,8 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INVALID_REQUEST: _ClassVar[ErrorCode]
     POLICY_VIOLATION: _ClassVar[ErrorCode]
     KAFKA_STORAGE_ERROR: _ClassVar[ErrorCode]
+    FETCH_SESSION_ID_NOT_FOUND: _ClassVar[ErrorCode]
+    INVALID_FETCH_SESSION_EPOCH: _ClassVar[ErrorCode]
     FENCED_LEADER_EPOCH: _ClassVar[ErrorCode]
     UNKNOWN_LEADER_EPOCH: _ClassVar[ErrorCode]
     STALE_BROKER_EPOCH: _ClassVar[ErrorCode]
@@ -86,6 +88,8 @@ NOT_CONTROLLER: ErrorCode
 INVALID_REQUEST: ErrorCode
 POLICY_VIOLATION: ErrorCode
 KAFKA_STORAGE_ERROR: ErrorCode
+FETCH_SESSION_ID_NOT_FOUND: ErrorCode
+INVALID_FETCH_SESSION_EPOCH: ErrorCode
 FENCED_LEADER_EPOCH: ErrorCode
 UNKNOWN_LEADER_EPOCH: ErrorCode
 STALE_BROKER_EPOCH: ErrorCode

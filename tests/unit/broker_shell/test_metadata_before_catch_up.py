@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import grpc
 import pytest
 
+from broker.fetch_session import FetchSessionCache
 from broker.service import BrokerService
 from kraft_controller.metadata.image import MetadataImage
 from minikafka_pb import broker_pb2
@@ -34,7 +35,7 @@ def manager(ready: bool) -> SimpleNamespace:
 async def test_metadata_is_refused_until_caught_up() -> None:
     context = FakeContext()
     with pytest.raises(Aborted):
-        await BrokerService(manager(ready=False), "PLAINTEXT").Metadata(
+        await BrokerService(manager(ready=False), "PLAINTEXT", FetchSessionCache(0, lambda: 1)).Metadata(
             broker_pb2.MetadataRequest(topics=["orders"]), context
         )
     assert context.aborted is not None and context.aborted[0] == grpc.StatusCode.UNAVAILABLE
@@ -42,7 +43,7 @@ async def test_metadata_is_refused_until_caught_up() -> None:
 
 async def test_metadata_answers_once_caught_up() -> None:
     context = FakeContext()
-    response = await BrokerService(manager(ready=True), "PLAINTEXT").Metadata(
+    response = await BrokerService(manager(ready=True), "PLAINTEXT", FetchSessionCache(0, lambda: 1)).Metadata(
         broker_pb2.MetadataRequest(topics=["orders"]), context
     )
     assert context.aborted is None

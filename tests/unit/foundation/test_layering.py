@@ -18,6 +18,8 @@ PURE_MODULES = [
     "kraft_controller/control",
     "broker/replica",
     "broker/lifecycle.py",
+    "broker/fetch_session.py",
+    "broker/fetch_session_handler.py",
 ]
 FORBIDDEN_IN_PURE = {
     "asyncio",

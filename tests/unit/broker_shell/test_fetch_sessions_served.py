@@ -1,0 +1,107 @@
+"""The leader's Fetch with KIP-227 sessions, through BrokerService and a real ReplicaManager and logs: a full fetch
+opens a session, incremental fetches answer only partitions with news, session errors are top-level, consumers
+stay sessionless, and a woken re-read does not count as a second fetch in the follower's state."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from pathlib import Path
+from types import SimpleNamespace
+
+from immutables import Map
+
+from broker.fetch_session import FetchSessionCache
+from broker.log_manager import TopicPartition
+from broker.replica.partition import PartitionConfig, PartitionMetadata, make_leader
+from broker.replica_manager import Replica, ReplicaManager
+from broker.service import BrokerService
+from common.errors import ErrorCode
+from common.record_batch import Record, build_batch
+from kraft_controller.metadata.image import BrokerRegistration, MetadataImage, TopicImage
+from kraft_controller.metadata.records import BrokerStatus
+from minikafka_pb import broker_pb2
+from storage.log_config import LogConfig
+from storage.partition_log import PartitionLog
+
+TOPIC_ID = uuid.uuid4()
+FOLLOWER = 1
+FOLLOWER_EPOCH = 10
+LEADER_EPOCH = 1
+
+
+def leader_of_two_partitions(tmp_path: Path) -> ReplicaManager:
+    brokers = Map({b: BrokerRegistration(b, "x", FOLLOWER_EPOCH, (), "", BrokerStatus.UNFENCED) for b in (0, 1, 2)})
+    topic = TopicImage("orders", TOPIC_ID)
+    image = MetadataImage(brokers=brokers, topics_by_name=Map({"orders": topic}), topics_by_id=Map({TOPIC_ID: topic}))
+    config = SimpleNamespace(node_id=0)
+    manager = ReplicaManager(config, None, SimpleNamespace(image=image), None, lambda: 10, lambda: True)  # type: ignore[arg-type]
+    for partition in (0, 1):
+        tp = TopicPartition("orders", partition)
+        metadata = PartitionMetadata((0, 1, 2), (0, 1, 2), 0, LEADER_EPOCH, 1)
+        role = make_leader(str(tp), 0, FOLLOWER_EPOCH, metadata, 0, 0, PartitionConfig(2, 30000), 0).state
+        log = PartitionLog.open(tmp_path / str(tp), LogConfig(), 0)
+        manager.replicas[tp] = Replica(tp, TOPIC_ID, log, role)
+    return manager
+
+
+def fetch(offsets: dict[int, int], session_id: int, epoch: int | None, replica: bool = True) -> broker_pb2.FetchRequest:
+    request = broker_pb2.FetchRequest(max_wait_ms=0, min_bytes=1, session_id=session_id)
+    if epoch is not None:
+        request.session_epoch = epoch
+    if replica:
+        request.replica_state.replica_id, request.replica_state.replica_epoch = FOLLOWER, FOLLOWER_EPOCH
+    if offsets:
+        topic = request.topics.add(topic_id=TOPIC_ID.bytes)
+        for partition, offset in offsets.items():
+            line = topic.partitions.add(partition=partition, fetch_offset=offset, current_leader_epoch=LEADER_EPOCH)
+            line.last_fetched_epoch = -1 if offset == 0 else LEADER_EPOCH
+    return request
+
+
+def answered(response: broker_pb2.FetchResponse) -> dict[int, tuple[int, int]]:
+    """partition -> (high watermark, bytes of records)"""
+    return {p.partition_index: (p.high_watermark, len(p.records)) for t in response.responses for p in t.partitions}
+
+
+async def test_sessions_answer_only_partitions_with_news(tmp_path: Path) -> None:
+    manager = leader_of_two_partitions(tmp_path)
+    service = BrokerService(manager, "PLAINTEXT", FetchSessionCache(10, itertools.count(42).__next__))
+    first = await service.Fetch(fetch({0: 0, 1: 0}, 0, 0), None)
+    assert all(p.error_code == 0 for t in first.responses for p in t.partitions)
+    assert first.session_id == 42 and answered(first) == {0: (0, 0), 1: (0, 0)}
+
+    idle = await service.Fetch(fetch({}, 42, 1), None)
+    assert idle.error_code == 0 and idle.session_id == 42 and answered(idle) == {}
+
+    batch = build_batch([Record(b"v")])
+    manager.produce(TopicPartition("orders", 1), batch, 1, 30000)
+    news = await service.Fetch(fetch({}, 42, 2), None)
+    assert answered(news) == {1: (0, len(batch))}  # partition 0 has nothing new: left out
+
+    moved = await service.Fetch(fetch({1: 1}, 42, 3), None)  # only the partition whose offset moved is listed
+    assert answered(moved) == {}  # the HWM stays at 0 until a second ISR member has the record
+    assert manager.replicas[TopicPartition("orders", 1)].leader.follower(FOLLOWER).log_end_offset == 1  # type: ignore[union-attr]
+
+    stale = await service.Fetch(fetch({}, 42, 3), None)
+    assert (stale.error_code, stale.session_id, answered(stale)) == (ErrorCode.INVALID_FETCH_SESSION_EPOCH, 0, {})
+    unknown = await service.Fetch(fetch({}, 7, 1), None)
+    assert unknown.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+
+    consumer = await service.Fetch(fetch({0: 0, 1: 0}, 0, None, replica=False), None)
+    assert consumer.session_id == 0 and set(answered(consumer)) == {0, 1}
+    assert set(service.fetch_sessions.sessions) == {42}
+
+
+async def test_a_woken_re_read_is_not_a_second_fetch(tmp_path: Path) -> None:
+    manager = leader_of_two_partitions(tmp_path)
+    tp = TopicPartition("orders", 0)
+    manager.follower_fetch(tp, FOLLOWER, FOLLOWER_EPOCH, LEADER_EPOCH, 0, -1, 1024)
+    counted = manager.replicas[tp].leader.follower(FOLLOWER)  # type: ignore[union-attr]
+    batch = build_batch([Record(b"v")])
+    manager.produce(tp, batch, 1, 30000)
+    code, records, _, _ = manager.follower_fetch(
+        tp, FOLLOWER, FOLLOWER_EPOCH, LEADER_EPOCH, 0, -1, 1024, record_fetch=False
+    )
+    assert code == ErrorCode.NONE and len(records) == len(batch)  # the batch, stamped with the leader epoch
+    assert manager.replicas[tp].leader.follower(FOLLOWER) == counted  # type: ignore[union-attr]
