@@ -1,5 +1,6 @@
 """A follower rebooted with its unflushed data lost (simulated page cache) re-registers with a new broker epoch and
-rejoins the ISR only after catching up; nothing acknowledged is lost. Stray partition directories go at start-up."""
+rejoins the ISR only after catching up, in a new fetch session; nothing acknowledged is lost. Stray partition
+directories go at start-up."""
 
 from __future__ import annotations
 
@@ -80,6 +81,14 @@ def test_follower_losing_unflushed_data_rejoins_after_catching_up(tmp_path: Path
             if e["event"] == "isr_expand_proposed" and e["adding"] == follower
         ]
         assert expansions and all(e["fetch_offset"] >= e["high_watermark"] for e in expansions)
+        # The follower fetched in incremental fetch sessions (KIP-227): one before the reboot and a new one after,
+        # since a restarted fetcher starts with a full fetch.
+        sessions = [
+            e
+            for e in map(json.loads, leader_log.read_text().splitlines())
+            if e["event"] == "fetch_session_created" and e["replica_id"] == follower
+        ]
+        assert len(sessions) >= 2 and len({e["session_id"] for e in sessions}) == len(sessions)
         print(
             json.dumps(
                 {
