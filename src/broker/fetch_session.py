@@ -80,10 +80,14 @@ class FetchContext:
     """What one Fetch reads and how its answer is cut (Kafka's Sessionless/Full/IncrementalFetchContext)."""
 
     error: ErrorCode
-    session_id: int  # what the answer carries
     targets: list[TopicTargets] = field(default_factory=list)
     session: FetchSession | None = None  # set: record what is answered in it
     incremental: bool = False  # answer only the partitions with news
+
+    @property
+    def session_id(self) -> int:
+        """What the answer carries: the session the follower continues with, if any."""
+        return self.session.session_id if self.session is not None else INVALID_SESSION_ID
 
 
 @dataclass(frozen=True)
@@ -141,15 +145,13 @@ class FetchSessionCache:
                 self.sessions.pop(session_id, None)  # a full fetch closes the session it names
             session = self._maybe_create(lines, privileged, now_ms) if epoch == INITIAL_EPOCH else None
             if session is None:
-                return FetchContext(
-                    ErrorCode.NONE, INVALID_SESSION_ID, _grouped(CachedPartition(line) for line in lines)
-                )
-            return FetchContext(ErrorCode.NONE, session.session_id, _grouped(session.partitions.values()), session)
+                return FetchContext(ErrorCode.NONE, _grouped(CachedPartition(line) for line in lines))
+            return FetchContext(ErrorCode.NONE, _grouped(session.partitions.values()), session)
         session = self.sessions.get(session_id)
         if session is None:
-            return FetchContext(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, INVALID_SESSION_ID)
+            return FetchContext(ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
         if session.epoch != epoch:
-            return FetchContext(ErrorCode.INVALID_FETCH_SESSION_EPOCH, INVALID_SESSION_ID)
+            return FetchContext(ErrorCode.INVALID_FETCH_SESSION_EPOCH)
         for line in lines:
             cached = session.partitions.get(line.key)
             if cached is None:
@@ -160,9 +162,7 @@ class FetchSessionCache:
             session.partitions.pop(key, None)
         session.epoch = next_epoch(epoch)
         self._touch(session, now_ms)
-        return FetchContext(
-            ErrorCode.NONE, session_id, _grouped(session.partitions.values()), session, incremental=True
-        )
+        return FetchContext(ErrorCode.NONE, _grouped(session.partitions.values()), session, incremental=True)
 
     def record_answers(self, context: FetchContext, sent: Iterable[tuple[CachedPartition, PartitionAnswer]]) -> None:
         """Remember what the sent answer told the follower; partitions that returned records go last next time, so

@@ -85,13 +85,13 @@ async def _fetch_forever(
         try:
             response = await streams[address].call(request, timeout)
         except grpc.RpcError as error:
-            _log_session_reset(log, session, plan, leader_id, ErrorCode.NETWORK_EXCEPTION)
+            _log_session_reset(log, plan, leader_id, ErrorCode.NETWORK_EXCEPTION)
             session.handle_error()
             log.debug("fetch_failed", leader=leader_id, code=error.code().name)  # type: ignore[attr-defined]
             await asyncio.sleep(backoff)
             continue
         code = ErrorCode.of(response.error_code)
-        _log_session_reset(log, session, plan, leader_id, code)
+        _log_session_reset(log, plan, leader_id, code)
         session.handle_response(plan, response.session_id, code)
         if code != ErrorCode.NONE:
             # A session error is mended by the full fetch that follows at once; others back off.
@@ -110,11 +110,9 @@ async def _fetch_forever(
             await asyncio.sleep(min(backoff, 0.1))
 
 
-def _log_session_reset(
-    log: structlog.BoundLogger, session: FetchSessionHandler, plan: FetchRequestData, leader_id: int, code: ErrorCode
-) -> None:
+def _log_session_reset(log: structlog.BoundLogger, plan: FetchRequestData, leader_id: int, code: ErrorCode) -> None:
     if code != ErrorCode.NONE and plan.epoch != INITIAL_EPOCH:
-        log.info("fetch_session_reset", leader=leader_id, session_id=session.session_id, error=code.name)
+        log.info("fetch_session_reset", leader=leader_id, session_id=plan.session_id, error=code.name)
 
 
 def _fetch_request(manager: ReplicaManager, plan: FetchRequestData) -> broker_pb2.FetchRequest:

@@ -177,12 +177,13 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
 
     async def Fetch(self, request: broker_pb2.FetchRequest, context: Any) -> broker_pb2.FetchResponse:
         deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
+        is_replica = _from_replica(request)
         fetch = self.fetch_sessions.new_context(
             request.session_id,
             request.session_epoch if request.HasField("session_epoch") else FINAL_EPOCH,
             [_fetch_state(topic, line) for topic in request.topics for line in topic.partitions],
             [(topic.topic_id, partition) for topic in request.forgotten_topics_data for partition in topic.partitions],
-            _from_replica(request),
+            is_replica,
             monotonic_ms(),
         )
         if fetch.error != ErrorCode.NONE:
@@ -191,30 +192,27 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             structlog.get_logger().info(
                 "fetch_session_created",
                 session_id=fetch.session_id,
-                replica_id=request.replica_state.replica_id if _from_replica(request) else -1,
+                replica_id=request.replica_state.replica_id if is_replica else -1,
                 partitions=len(fetch.session.partitions),
             )
-        first = True
-        while True:
-            response, total, sent = self._fetch_once(request, fetch, first)
-            first = False
+        # Only the first read counts in the followers' state; a woken re-read is the same fetch.
+        response, total, sent = self._fetch_once(request, is_replica, fetch, record_fetch=True)
+        while total < max(1, request.min_bytes) and not _has_error(response):
             remaining = deadline - time.monotonic()
-            if total >= max(1, request.min_bytes) or remaining <= 0 or _has_error(response):
+            if remaining <= 0:
                 break
-            # No await since the read above, so no change can have been missed before this wait starts.
-            if not await self.manager.wait_for_change(_from_replica(request), remaining):
-                response, total, sent = self._fetch_once(request, fetch, first)
-                break
+            # No await since the read above, so no change can have been missed before this wait starts; after a
+            # timeout the re-read finds the time up and answers.
+            await self.manager.wait_for_change(is_replica, remaining)
+            response, total, sent = self._fetch_once(request, is_replica, fetch, record_fetch=False)
         self.fetch_sessions.record_answers(fetch, sent)
         response.session_id = fetch.session_id
         return response
 
     def _fetch_once(
-        self, request: broker_pb2.FetchRequest, fetch: FetchContext, first: bool
+        self, request: broker_pb2.FetchRequest, is_replica: bool, fetch: FetchContext, record_fetch: bool
     ) -> tuple[broker_pb2.FetchResponse, int, list[tuple[CachedPartition, PartitionAnswer]]]:
-        """Read every partition of the fetch; an incremental one answers only the partitions with news. Only the
-        `first` read of a Fetch counts in the followers' state (a woken re-read is the same fetch)."""
-        is_replica = _from_replica(request)
+        """Read every partition of the fetch; an incremental one answers only the partitions with news."""
         response = broker_pb2.FetchResponse()
         sent: list[tuple[CachedPartition, PartitionAnswer]] = []
         budget = request.max_bytes or 52428800
@@ -242,7 +240,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                             partition.fetch_offset,
                             partition.last_fetched_epoch,
                             max_bytes,
-                            record_fetch=first,
+                            record_fetch=record_fetch,
                         )
                     else:
                         code, records, hwm = self._consumer_read(tp, partition.fetch_offset, max_bytes)
