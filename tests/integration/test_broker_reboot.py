@@ -113,8 +113,13 @@ def test_stray_partition_is_deleted_at_start_up_and_assigned_one_kept(tmp_path: 
         Faults(cluster).start(1)
         assert wait_until(lambda: not stray.exists(), 30)
         assert (cluster.node(1).data_dir / "kept-0").exists()
-        events = [json.loads(line) for line in cluster.node(1).events_path.read_text().splitlines()]
-        assert any(e["event"] == "stray_partition_deleted" and e["partition"] == "gone-0" for e in events)
+
+        def deleted_event() -> bool:
+            # The directory is renamed away before the event is written: wait for the line, not just the path.
+            events = [json.loads(line) for line in cluster.node(1).events_path.read_text().splitlines()]
+            return any(e["event"] == "stray_partition_deleted" and e["partition"] == "gone-0" for e in events)
+
+        eventually(deleted_event, 10, "stray_partition_deleted for gone-0")
 
 
 def test_sigterm_is_a_controlled_shutdown_that_moves_leadership_first(tmp_path: Path) -> None:
