@@ -7,6 +7,7 @@ O(1) per record: waiting with `asyncio.wait(outstanding, FIRST_COMPLETED)` inste
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 
 class InFlight:
@@ -18,10 +19,24 @@ class InFlight:
         """Wait until fewer than `limit` tracked futures are pending."""
         await self._slots.acquire()
 
-    def track(self, future: asyncio.Future) -> None:  # type: ignore[type-arg]
-        """Hold the slot taken by `acquire` until `future` is done."""
+    def track(
+        self,
+        future: asyncio.Future,  # type: ignore[type-arg]
+        on_done: Callable[[asyncio.Future], None] | None = None,  # type: ignore[type-arg]
+    ) -> None:
+        """Hold the slot taken by `acquire` until `future` is done, running `on_done(future)` first if given.
+
+        One done callback for both: a callback is a loop turn's handle, and the tools track every record."""
         self._pending.add(future)
-        future.add_done_callback(self._release)
+        if on_done is None:
+            future.add_done_callback(self._release)
+            return
+
+        def done(finished: asyncio.Future) -> None:  # type: ignore[type-arg]
+            on_done(finished)
+            self._release(finished)
+
+        future.add_done_callback(done)
 
     def _release(self, future: asyncio.Future) -> None:  # type: ignore[type-arg]
         self._pending.discard(future)

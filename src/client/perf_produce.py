@@ -80,8 +80,7 @@ async def run_perf_produce(
         await in_flight.acquire()
         sent_at = time.monotonic()
         future = await producer.send(options.topic, payload)
-        in_flight.track(future)
-        future.add_done_callback(lambda f, at=sent_at: completed(at, f))
+        in_flight.track(future, lambda f, at=sent_at: completed(at, f))
         now = time.monotonic()
         if progress is not None and now - window["start"] >= REPORT_INTERVAL_S:
             _report_window(progress, window, now, options.record_size)

@@ -21,7 +21,7 @@ from client.metadata_cache import MetadataCache
 from client.partitioner import partition_for_key
 from common.errors import ErrorCode, KafkaError
 from common.pipelined_stream import PipelinedStream
-from common.record_batch import Record, build_batch
+from common.record_batch import Header, build_batch
 from minikafka_pb import broker_pb2
 
 # Leader moved or is being elected: refresh metadata before the retry.
@@ -92,11 +92,18 @@ class RecordMetadata:
 
 @dataclass(slots=True)
 class _Pending:
+    """A record awaiting delivery; encoded into its batch as it is (a `RecordLike`, no `Record` made per record)."""
+
     key: bytes | None
     value: bytes | None
     timestamp_ms: int
     deadline: float
     future: asyncio.Future[RecordMetadata]
+    size: int  # counted against batch.size: key and value plus a record's overhead
+    headers: tuple[Header, ...] = ()
+
+
+_RECORD_OVERHEAD = 16  # what a record adds to its batch beyond key and value, roughly (batch.size accounting)
 
 
 @dataclass
@@ -113,6 +120,7 @@ class _PartitionQueue:
 class Producer:
     def __init__(self, bootstrap_servers: Sequence[str], config: ProducerConfig | None = None) -> None:
         self.config = config or ProducerConfig()
+        self._delivery_timeout_s = self.config.delivery_timeout_ms / 1000
         self.metadata = MetadataCache(bootstrap_servers, self.config.request_timeout_ms / 1000)
         self._queues: dict[tuple[str, int], _PartitionQueue] = {}
         self._sticky: dict[str, int] = {}
@@ -138,13 +146,14 @@ class Producer:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic '{topic}' has no partition {partition}")
         now = time.monotonic()
         future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
-        queue = self._queue(topic, partition)
+        queue = self._queues.get((topic, partition)) or self._queue(topic, partition)
         if not queue.records:
             queue.first_enqueued = now
+        size = (len(value) if value else 0) + (len(key) if key else 0) + _RECORD_OVERHEAD
         queue.records.append(
-            _Pending(key, value, int(time.time() * 1000), now + self.config.delivery_timeout_ms / 1000, future)
+            _Pending(key, value, int(time.time() * 1000), now + self._delivery_timeout_s, future, size)
         )
-        queue.size_bytes += len(value or b"") + len(key or b"") + 16
+        queue.size_bytes += size
         queue.wake.set()
         return future
 
@@ -207,16 +216,15 @@ class Producer:
         taken, size = [], 0
         while queue.records and (not taken or size < self.config.batch_size):
             record = queue.records.popleft()
-            size += len(record.value or b"") + len(record.key or b"") + 16
+            size += record.size
             taken.append(record)
         queue.size_bytes = max(0, queue.size_bytes - size)
         queue.first_enqueued = time.monotonic()
         return taken
 
     def _produce_request(self, topic: str, partition: int, pending: list[_Pending]) -> broker_pb2.ProduceRequest:
-        records = [Record(key=p.key, value=p.value, timestamp_ms=p.timestamp_ms) for p in pending]
         request = broker_pb2.ProduceRequest(acks=self.config.acks, timeout_ms=self.config.request_timeout_ms)
-        request.topic_data.add(name=topic).partition_data.add(index=partition, records=build_batch(records))
+        request.topic_data.add(name=topic).partition_data.add(index=partition, records=build_batch(pending))
         return request
 
     async def _deliver(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import crc32c as _crc32c
 
@@ -119,11 +120,24 @@ class Record:
     offset: int = -1
 
 
+class RecordLike(Protocol):
+    """What a batch is encoded from: a `Record`, or a producer's pending record (no copy into a `Record` first)."""
+
+    @property
+    def value(self) -> bytes | None: ...
+    @property
+    def key(self) -> bytes | None: ...
+    @property
+    def timestamp_ms(self) -> int: ...
+    @property
+    def headers(self) -> Sequence[Header]: ...
+
+
 _NULL = _varint(-1)
 _NO_HEADERS = _varint(0)
 
 
-def _encode_record(out: bytearray, record: Record, offset_delta: int, base_timestamp: int) -> None:
+def _encode_record(out: bytearray, record: RecordLike, offset_delta: int, base_timestamp: int) -> None:
     # Once per record in every producer: whole fields joined, no per-byte appends.
     key, value = record.key, record.value
     body = b"".join(
@@ -152,7 +166,7 @@ def _encode_headers(headers: Sequence[Header]) -> bytes:
 
 
 def build_batch(
-    records: Sequence[Record],
+    records: Sequence[RecordLike],
     base_offset: int = 0,
     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
     producer_id: int = -1,

@@ -27,3 +27,16 @@ async def test_acquire_waits_for_a_slot_and_drain_for_every_future() -> None:
     for future in list(in_flight._pending):
         future.set_result(None)
     await asyncio.wait_for(draining, 1)
+
+
+async def test_on_done_runs_before_the_slot_is_released() -> None:
+    in_flight = InFlight(1)
+    future = asyncio.get_running_loop().create_future()
+    seen: list[tuple[object, bool]] = []
+    await in_flight.acquire()
+    # The slot is still held when on_done runs: a tool's accounting is in before the next send may start.
+    in_flight.track(future, lambda done: seen.append((done.result(), in_flight._slots.locked())))
+    future.set_result("acked")
+    await asyncio.wait_for(in_flight.acquire(), 1)
+    assert seen == [("acked", True)]
+    assert not in_flight._pending

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 
 import crc32c
 import pytest
@@ -104,3 +105,16 @@ def test_any_flipped_byte_inside_the_crc_is_caught() -> None:
 def test_iter_batches_walks_concatenated_batches() -> None:
     data = b"".join(build_batch([Record(bytes([i]))] * (i + 1), base_offset=i * 10) for i in range(4))
     assert [(b.base_offset, b.records_count) for b in iter_batches(data)] == [(0, 1), (10, 2), (20, 3), (30, 4)]
+
+
+def test_any_record_like_encodes_as_the_record_with_the_same_fields() -> None:
+    @dataclass
+    class Pending:  # a producer's queued record: key, value, timestamp and no headers
+        value: bytes | None
+        key: bytes | None
+        timestamp_ms: int
+        headers: tuple[Header, ...] = ()
+
+    pending = [Pending(b"v1", None, 1000), Pending(None, b"k2", 1005), Pending(b"v3" * 300, b"k3", 999)]
+    records = [Record(p.value, key=p.key, timestamp_ms=p.timestamp_ms) for p in pending]
+    assert build_batch(pending) == build_batch(records)
