@@ -28,6 +28,7 @@ from kraft_controller.control.controller_result import ControllerResult
 from kraft_controller.control.controller_state_machine import ControllerStateMachine, describe_record_event
 from kraft_controller.metadata.records import RecordDecodeError, decode_record, encode_record
 from kraft_controller.metadata.snapshot import decode_snapshot, encode_snapshot
+from kraft_controller.raft.append_linger import batch_linger
 from kraft_controller.raft.driver import NotLeaderError
 from kraft_controller.raft.messages import LogEntry
 
@@ -201,8 +202,9 @@ class QuorumController:
 
     async def _run_queue(self) -> None:
         """Generate each write as it comes (against the image with the earlier ones proposed); append what was
-        generated to Raft in one batch once `controller.quorum.append.linger.ms` passed since the batch's first
-        write (Kafka's append linger: the batch shares one log append and one fsync)."""
+        generated to Raft in one batch (one log append, one fsync) once its linger passed: none when its first
+        write found no earlier append awaiting its commit, else `controller.quorum.append.linger.ms`
+        (`batch_linger`)."""
         loop = asyncio.get_running_loop()
         linger_s = self.config.append_linger_ms / 1000
         append_at = 0.0
@@ -211,7 +213,7 @@ class QuorumController:
             while self._queue:
                 operation, done = self._queue.popleft()
                 if not self._accumulated:
-                    append_at = loop.time() + linger_s
+                    append_at = loop.time() + batch_linger(linger_s, self._appended_uncommitted())
                 self._generate(operation, done)
                 if self._accumulated_records >= MAX_RECORDS_PER_APPEND:
                     await self._append_accumulated()
@@ -219,6 +221,10 @@ class QuorumController:
                 await self._append_accumulated()
             elif not self._queue:
                 await self._queue_waits.wait(max(0.0, append_at - loop.time()) if self._accumulated else None)
+
+    def _appended_uncommitted(self) -> bool:
+        """An earlier append still awaits its commit (and replay): a replication round is under way."""
+        return self.raft.log_end_offset() > self.replayed_offset + 1
 
     def _generate(self, operation: Callable[[], ControllerResult[Any]], done: asyncio.Future[Any]) -> None:
         """Run one write against the image with the writes before it proposed; answer at once when it makes no

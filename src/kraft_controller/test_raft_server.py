@@ -4,8 +4,9 @@ the controller.
 Each voter runs the Raft layer exactly as a controller process does (RaftDriver, the metadata log on disk with an
 fsync per append, the Raft gRPC service) and no QuorumController. The voter that is the leader writes
 `num_records` records of `record_size` bytes: first `sequential` of them one at a time (commit latency), then the
-rest with `outstanding` awaiting their commit, each batch appended `controller.quorum.append.linger.ms` after its
-first record arrived (as the active controller appends). It prints one JSON line of commits/s and commit latency.
+rest with `outstanding` awaiting their commit, each batch appended as the active controller appends (`batch_linger`:
+at once when its first record found no earlier batch awaiting its commit, else `controller.quorum.append.linger.ms`
+after that record arrived). It prints one JSON line of commits/s and commit latency.
 This is the quorum's own rate, measured as pysyncobj's baseline is (the writer inside a node, no RPC per write);
 `benchmarks/run_all.py` sets the two side by side.
 """
@@ -28,6 +29,7 @@ from common.latency_stats import LatencyStats
 from common.purgatory import Purgatory
 from kraft_controller.config import ControllerConfig
 from kraft_controller.process import raft_driver
+from kraft_controller.raft.append_linger import batch_linger
 from kraft_controller.raft.driver import NotLeaderError, RaftDriver, RaftService
 from kraft_controller.raft.messages import LogEntry
 
@@ -81,7 +83,7 @@ class RaftWriter:
             arriving = min(outstanding - self._in_flight_records - len(accumulated), count - written - len(accumulated))
             if arriving > 0:
                 if not accumulated:
-                    append_at = now + self.linger_s
+                    append_at = now + batch_linger(self.linger_s, bool(self._in_flight))
                 accumulated.extend([now] * arriving)
             if accumulated and now >= append_at:
                 try:

@@ -150,3 +150,49 @@ async def test_writes_queued_together_share_one_raft_append_and_each_caller_gets
         assert (await asyncio.wait_for(again, 1)).broker_epoch == 1  # same incarnation: same epoch
     finally:
         await controller.stop()
+
+
+def controller_lingering(linger_ms: int) -> tuple[QuorumController, ManualRaft]:
+    config = load_config(ControllerConfig, {**CONFIG, "controller.quorum.append.linger.ms": str(linger_ms)})
+    raft = ManualRaft()
+    raft.entries.append(LogEntry(0, 1, b"", control=True))
+    controller = QuorumController(config, raft, clock=lambda: 0)
+    controller.handle_leader_change(1, 1, 0)
+    controller.handle_high_watermark(1)
+    controller.start()
+    return controller, raft
+
+
+async def test_a_write_on_an_idle_quorum_is_appended_at_once_and_the_writes_behind_it_linger() -> None:
+    # A linger far longer than the test: an append seen here did not wait for it.
+    controller, raft = controller_lingering(600000)
+    try:
+        first = register(controller, 7)
+        await until(lambda: raft.appends == [1], "the write on an idle quorum was appended without lingering")
+        behind = [register(controller, broker_id) for broker_id in (8, 9)]
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert raft.appends == [1]  # their batch started behind the uncommitted append: it lingers
+        controller.handle_commit(raft.entries[1:])
+        controller.handle_high_watermark(len(raft.entries))
+        assert (await asyncio.wait_for(first, 1)).broker_epoch == 1
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert raft.appends == [1] and not any(r.done() for r in behind)  # the commit does not cut the linger
+    finally:
+        await controller.stop()
+
+
+async def test_a_batch_started_behind_an_uncommitted_append_is_appended_when_its_linger_passes() -> None:
+    controller, raft = controller_lingering(20)
+    try:
+        first = register(controller, 7)
+        await until(lambda: raft.appends == [1], "the first write was appended at once")
+        behind = [register(controller, broker_id) for broker_id in (8, 9)]
+        await until(lambda: raft.appends == [1, 2], "the two writes behind it were appended together")
+        controller.handle_commit(raft.entries[1:])
+        controller.handle_high_watermark(len(raft.entries))
+        assert (await asyncio.wait_for(first, 1)).broker_epoch == 1
+        assert [(await asyncio.wait_for(r, 1)).broker_epoch for r in behind] == [2, 3]
+    finally:
+        await controller.stop()

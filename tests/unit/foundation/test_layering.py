@@ -12,6 +12,7 @@ PURE_MODULES = [
     "kraft_controller/raft/core.py",
     "kraft_controller/raft/quorum.py",
     "kraft_controller/raft/messages.py",
+    "kraft_controller/raft/append_linger.py",
     "kraft_controller/metadata/records.py",
     "kraft_controller/metadata/image.py",
     "kraft_controller/metadata/snapshot.py",
