@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import random
 import time
 
@@ -30,7 +31,9 @@ METADATA_CATCH_UP_TIMEOUT_S = 15.0
 async def _periodically(interval_s: float, action) -> None:  # noqa: ANN001
     while True:
         await asyncio.sleep(interval_s)
-        action()
+        done = action()
+        if inspect.isawaitable(done):  # work done off the loop: the next round starts after this one ended
+            await done
 
 
 async def run_broker_process(config: BrokerConfig) -> None:

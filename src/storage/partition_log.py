@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import shutil
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +65,9 @@ class PartitionLog:
         self._log = structlog.get_logger().bind(partition=self.name)
         self._recovery_checkpoint = OffsetCheckpoint(directory / RECOVERY_POINT_FILE, self.name)
         self._hwm_checkpoint = OffsetCheckpoint(directory / HIGH_WATERMARK_FILE, self.name)
+        self._checkpointed_high_watermark: int | None = None  # what the HWM checkpoint file says
+        # The broker writes the HWM checkpoint from a worker thread; this orders it with close and abandon.
+        self._hwm_checkpoint_lock = threading.Lock()
         self._start_checkpoint = OffsetCheckpoint(directory / LOG_START_FILE, self.name)
         self._closed = False
 
@@ -100,6 +104,7 @@ class PartitionLog:
             log.recovery_point = log.log_end_offset
             log._checkpoint_recovery_point(now_ms)
         hwm = log._hwm_checkpoint.read() or 0
+        log._checkpointed_high_watermark = hwm
         log._high_watermark = min(max(hwm, log.log_start_offset), log.log_end_offset)
         return log
 
@@ -348,8 +353,18 @@ class PartitionLog:
             self._checkpointed_recovery_point = self.recovery_point
         self._recovery_checkpointed_ms = now_ms
 
-    def checkpoint_high_watermark(self) -> None:
-        self._hwm_checkpoint.write(self._high_watermark)
+    def checkpoint_high_watermark(self, high_watermark: int | None = None) -> None:
+        """Write the HWM checkpoint if it changed: `high_watermark` (read earlier by the thread that owns the log)
+        or the current one. Safe from another thread; nothing is written once the log is closed or abandoned."""
+        with self._hwm_checkpoint_lock:
+            if not self._closed:
+                value = self._high_watermark if high_watermark is None else high_watermark
+                self._write_high_watermark_checkpoint(value)
+
+    def _write_high_watermark_checkpoint(self, high_watermark: int, always: bool = False) -> None:
+        if always or high_watermark != self._checkpointed_high_watermark:
+            self._hwm_checkpoint.write(high_watermark)
+            self._checkpointed_high_watermark = high_watermark
 
     # ---- reading ----
 
@@ -456,17 +471,19 @@ class PartitionLog:
         if self._closed:
             return
         self.flush(now_ms, checkpoint=True)
-        self.checkpoint_high_watermark()
+        with self._hwm_checkpoint_lock:  # after any checkpoint being written elsewhere, and the last one
+            self._write_high_watermark_checkpoint(self._high_watermark, always=True)
+            self._closed = True
         for segment in self.segments:
             segment.close()
         (self.directory / CLEAN_SHUTDOWN_FILE).write_text("")
-        self._closed = True
 
     def abandon(self) -> None:
         """Close file handles without flushing, as a crash would (tests; unflushed simulated bytes are lost)."""
+        with self._hwm_checkpoint_lock:
+            self._closed = True
         for segment in self.segments:
             segment.close()
-        self._closed = True
 
     def delete(self) -> None:
         self.abandon()
