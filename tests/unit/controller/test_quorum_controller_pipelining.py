@@ -58,10 +58,11 @@ class ManualRaft:
         pass
 
 
-async def active_controller() -> tuple[QuorumController, ManualRaft]:
+async def active_controller(linger_ms: int | None = None) -> tuple[QuorumController, ManualRaft]:
     raft = ManualRaft()
     raft.entries.append(LogEntry(0, 1, b"", control=True))  # the epoch-start entry
-    controller = QuorumController(load_config(ControllerConfig, CONFIG), raft, clock=lambda: 0)
+    linger = {} if linger_ms is None else {"controller.quorum.append.linger.ms": str(linger_ms)}
+    controller = QuorumController(load_config(ControllerConfig, {**CONFIG, **linger}), raft, clock=lambda: 0)
     controller.handle_leader_change(1, 1, 0)
     controller.handle_high_watermark(1)
     assert controller.active
@@ -152,20 +153,9 @@ async def test_writes_queued_together_share_one_raft_append_and_each_caller_gets
         await controller.stop()
 
 
-def controller_lingering(linger_ms: int) -> tuple[QuorumController, ManualRaft]:
-    config = load_config(ControllerConfig, {**CONFIG, "controller.quorum.append.linger.ms": str(linger_ms)})
-    raft = ManualRaft()
-    raft.entries.append(LogEntry(0, 1, b"", control=True))
-    controller = QuorumController(config, raft, clock=lambda: 0)
-    controller.handle_leader_change(1, 1, 0)
-    controller.handle_high_watermark(1)
-    controller.start()
-    return controller, raft
-
-
 async def test_a_write_on_an_idle_quorum_is_appended_at_once_and_the_writes_behind_it_linger() -> None:
     # A linger far longer than the test: an append seen here did not wait for it.
-    controller, raft = controller_lingering(600000)
+    controller, raft = await active_controller(linger_ms=600000)
     try:
         first = register(controller, 7)
         await until(lambda: raft.appends == [1], "the write on an idle quorum was appended without lingering")
@@ -184,15 +174,14 @@ async def test_a_write_on_an_idle_quorum_is_appended_at_once_and_the_writes_behi
 
 
 async def test_a_batch_started_behind_an_uncommitted_append_is_appended_when_its_linger_passes() -> None:
-    controller, raft = controller_lingering(20)
+    controller, raft = await active_controller(linger_ms=20)
     try:
-        first = register(controller, 7)
+        writes = [register(controller, 7)]
         await until(lambda: raft.appends == [1], "the first write was appended at once")
-        behind = [register(controller, broker_id) for broker_id in (8, 9)]
+        writes += [register(controller, broker_id) for broker_id in (8, 9)]
         await until(lambda: raft.appends == [1, 2], "the two writes behind it were appended together")
         controller.handle_commit(raft.entries[1:])
         controller.handle_high_watermark(len(raft.entries))
-        assert (await asyncio.wait_for(first, 1)).broker_epoch == 1
-        assert [(await asyncio.wait_for(r, 1)).broker_epoch for r in behind] == [2, 3]
+        assert [(await asyncio.wait_for(w, 1)).broker_epoch for w in writes] == [1, 2, 3]
     finally:
         await controller.stop()
