@@ -36,8 +36,8 @@ class ControllerConfig(NodeConfig):
         5,
         "How long the active controller lets writes accumulate before appending them to the metadata log in one "
         "batch (one fsync), when the batch starts behind an append still awaiting its commit; a batch starting "
-        "on an idle quorum is appended at once. Kafka's default is 25 (and Kafka always waits it out); 5 "
-        "measured best here (benchmarks/run_all.py).",
+        "on an idle quorum is appended at once. Kafka's default is 25 (and Kafka always waits it out); 5, "
+        "measured best here as a fixed linger (benchmarks/run_all.py).",
         at_least(0),
     )
     session_timeout_ms: int = config_key(
