@@ -196,27 +196,29 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                 partitions=len(fetch.session.partitions),
             )
         # Only the first read counts in the followers' state; a woken re-read is the same fetch.
-        response, total, sent = self._fetch_once(request, is_replica, fetch, record_fetch=True)
-        while total < max(1, request.min_bytes) and not _has_error(response):
+        response, total, failed, sent = self._fetch_once(request, is_replica, fetch, record_fetch=True)
+        while total < max(1, request.min_bytes) and not failed:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
             # No await since the read above, so no change can have been missed before this wait starts; after a
             # timeout the re-read finds the time up and answers.
             await self.manager.wait_for_change(is_replica, remaining)
-            response, total, sent = self._fetch_once(request, is_replica, fetch, record_fetch=False)
+            response, total, failed, sent = self._fetch_once(request, is_replica, fetch, record_fetch=False)
         self.fetch_sessions.record_answers(fetch, sent)
         response.session_id = fetch.session_id
         return response
 
     def _fetch_once(
         self, request: broker_pb2.FetchRequest, is_replica: bool, fetch: FetchContext, record_fetch: bool
-    ) -> tuple[broker_pb2.FetchResponse, int, list[tuple[CachedPartition, PartitionAnswer]]]:
-        """Read every partition of the fetch; an incremental one answers only the partitions with news."""
+    ) -> tuple[broker_pb2.FetchResponse, int, bool, list[tuple[CachedPartition, PartitionAnswer]]]:
+        """Read every partition of the fetch: (response, bytes of records, whether any partition failed, what a
+        session answered). An incremental fetch answers only the partitions with news; a failed one always is."""
         response = broker_pb2.FetchResponse()
         sent: list[tuple[CachedPartition, PartitionAnswer]] = []
         budget = request.max_bytes or 52428800
         total = 0
+        any_failed = False
         image = self.manager.metadata.image
         for topic in fetch.targets:
             known = _topic_by_id_bytes(image, topic.topic_id) or image.topics_by_name.get(topic.topic)
@@ -246,8 +248,9 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                         code, records, hwm = self._consumer_read(tp, partition.fetch_offset, max_bytes)
                     replica = self.manager.replicas.get(tp)
                 log_start = replica.log.log_start_offset if replica else -1
+                failed = code != ErrorCode.NONE or diverging is not None
+                any_failed |= failed
                 if fetch.session is not None:
-                    failed = code != ErrorCode.NONE or diverging is not None
                     answer = PartitionAnswer(len(records), failed, hwm, log_start)
                     if fetch.incremental and not must_answer(cached, answer):
                         continue
@@ -267,7 +270,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                 if diverging is not None:
                     data.diverging_epoch.epoch, data.diverging_epoch.end_offset = diverging
                 total += len(records)
-        return response, total, sent
+        return response, total, any_failed, sent
 
     def _consumer_read(self, tp: TopicPartition, fetch_offset: int, max_bytes: int) -> tuple[ErrorCode, bytes, int]:
         replica = self.manager.replicas.get(tp)
@@ -373,10 +376,6 @@ def _fetch_state(
 
 def _from_replica(request: broker_pb2.FetchRequest) -> bool:
     return request.HasField("replica_state") and request.replica_state.replica_id >= 0
-
-
-def _has_error(response: broker_pb2.FetchResponse) -> bool:
-    return any(p.error_code or p.HasField("diverging_epoch") for t in response.responses for p in t.partitions)
 
 
 class FaultService(fault_pb2_grpc.FaultServicer):

@@ -146,7 +146,7 @@ class Producer:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic '{topic}' has no partition {partition}")
         now = time.monotonic()
         future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
-        queue = self._queues.get((topic, partition)) or self._queue(topic, partition)
+        queue = self._queue(topic, partition)
         if not queue.records:
             queue.first_enqueued = now
         size = (len(value) if value else 0) + (len(key) if key else 0) + _RECORD_OVERHEAD

@@ -353,13 +353,12 @@ class PartitionLog:
             self._checkpointed_recovery_point = self.recovery_point
         self._recovery_checkpointed_ms = now_ms
 
-    def checkpoint_high_watermark(self, high_watermark: int | None = None) -> None:
-        """Write the HWM checkpoint if it changed: `high_watermark` (read earlier by the thread that owns the log)
-        or the current one. Safe from another thread; nothing is written once the log is closed or abandoned."""
+    def checkpoint_high_watermark(self, high_watermark: int) -> None:
+        """Write the HWM checkpoint if `high_watermark` (read earlier by the thread that owns the log) differs from
+        it. Safe from another thread; nothing is written once the log is closed or abandoned."""
         with self._hwm_checkpoint_lock:
             if not self._closed:
-                value = self._high_watermark if high_watermark is None else high_watermark
-                self._write_high_watermark_checkpoint(value)
+                self._write_high_watermark_checkpoint(high_watermark)
 
     def _write_high_watermark_checkpoint(self, high_watermark: int, always: bool = False) -> None:
         if always or high_watermark != self._checkpointed_high_watermark:
