@@ -17,7 +17,7 @@ from broker.fetch_session_handler import FetchRequestData, FetchSessionHandler
 from broker.metadata_listener import endpoint_for
 from common.errors import ErrorCode, KafkaError
 from common.grpc_support import insecure_channel
-from common.pipelined_stream import PipelinedStream
+from common.sequential_stream import SequentialStream
 from minikafka_pb import broker_pb2, broker_pb2_grpc
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def _leader_address(manager: ReplicaManager, leader_id: int) -> str | None:
 
 async def run_fetcher(manager: ReplicaManager, leader_id: int) -> None:
     channels: dict[str, grpc.aio.Channel] = {}
-    streams: dict[str, PipelinedStream[broker_pb2.FetchRequest, broker_pb2.FetchResponse]] = {}
+    streams: dict[str, SequentialStream[broker_pb2.FetchRequest, broker_pb2.FetchResponse]] = {}
     try:
         await _fetch_forever(manager, leader_id, channels, streams)
     finally:
@@ -48,7 +48,7 @@ async def _fetch_forever(
     manager: ReplicaManager,
     leader_id: int,
     channels: dict[str, grpc.aio.Channel],
-    streams: dict[str, PipelinedStream[broker_pb2.FetchRequest, broker_pb2.FetchResponse]],
+    streams: dict[str, SequentialStream[broker_pb2.FetchRequest, broker_pb2.FetchResponse]],
 ) -> None:
     log = structlog.get_logger().bind(fetcher_leader=leader_id)
     backoff = manager.config.replica_fetch_backoff_ms / 1000
@@ -61,7 +61,7 @@ async def _fetch_forever(
             continue
         if address not in streams:
             channels[address] = insecure_channel(address)
-            streams[address] = PipelinedStream(broker_pb2_grpc.BrokerStub(channels[address]).FetchStream)
+            streams[address] = SequentialStream(broker_pb2_grpc.BrokerStub(channels[address]).FetchStream)
             sessions[address] = FetchSessionHandler()
         session = sessions[address]
         by_key: dict[PartitionKey, Replica] = {}

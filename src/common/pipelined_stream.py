@@ -61,7 +61,7 @@ class PipelinedStream(Generic[Request, Response]):
                 self._abandon(stream, waiting, StreamError("a call was cancelled while its request was written"))
                 raise
             except Exception as error:  # grpc.RpcError, or the call already finished (InvalidStateError)
-                self._abandon(stream, waiting, _as_rpc_error(error))
+                self._abandon(stream, waiting, as_rpc_error(error))
         # A timer, not wait_for(shield()): those add two loop turns between the answer and the caller, on every
         # call. A cancelled caller cancels only its answer, which the reader then skips, keeping the order.
         timer = None if timeout is None else loop.call_later(timeout, self._expire, stream, waiting, answer)
@@ -88,7 +88,7 @@ class PipelinedStream(Generic[Request, Response]):
                     if not answer.done():
                         answer.set_result(response)
         except (grpc.RpcError, asyncio.CancelledError) as error:
-            self._abandon(stream, waiting, _as_rpc_error(error))
+            self._abandon(stream, waiting, as_rpc_error(error))
 
     def _abandon(self, stream: Any, waiting: deque[asyncio.Future[Response]], error: grpc.RpcError) -> None:
         """Fail what waits on `stream` and forget it; a newer stream (already reopened) is left alone."""
@@ -117,7 +117,7 @@ def _retrieve(answer: asyncio.Future[Any]) -> None:
         answer.exception()
 
 
-def _as_rpc_error(error: BaseException) -> grpc.RpcError:
+def as_rpc_error(error: BaseException) -> grpc.RpcError:
     if isinstance(error, grpc.RpcError):
         return error
     return StreamError(f"stream closed: {type(error).__name__}")

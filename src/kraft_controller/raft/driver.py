@@ -20,8 +20,8 @@ import structlog
 from common.clock import monotonic_ms
 from common.errors import ErrorCode
 from common.grpc_support import insecure_channel
-from common.pipelined_stream import PipelinedStream
 from common.purgatory import Purgatory
+from common.sequential_stream import SequentialStream
 from kraft_controller.raft import messages as m
 from kraft_controller.raft import wire
 from kraft_controller.raft.core import (
@@ -91,7 +91,7 @@ class RaftDriver:
         self.listeners: list[RaftListener] = []
         self._stubs: dict[int, raft_pb2_grpc.RaftStub] = {}
         # Fetches ride one stream a destination: a new unary call costs the server a loop turn to accept.
-        self._fetch_streams: dict[int, PipelinedStream[raft_pb2.RaftFetchRequest, raft_pb2.RaftFetchResponse]] = {}
+        self._fetch_streams: dict[int, SequentialStream[raft_pb2.RaftFetchRequest, raft_pb2.RaftFetchResponse]] = {}
         self._channels: list[grpc.aio.Channel] = []
         self._changes = 0  # counts moves of the entries or the HWM: a long poll re-reads when it changed
         self._parked = Purgatory()  # long polls waiting for the next change
@@ -229,7 +229,7 @@ class RaftDriver:
         call: Callable[..., Awaitable[Any]]
         if isinstance(request, m.FetchRequest):
             if destination not in self._fetch_streams:
-                self._fetch_streams[destination] = PipelinedStream(stub.FetchStream)
+                self._fetch_streams[destination] = SequentialStream(stub.FetchStream)
             call, timeout = self._fetch_streams[destination].call, (FETCH_MAX_WAIT_MS + 2000) / 1000
         else:
             call = {

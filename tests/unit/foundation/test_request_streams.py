@@ -1,17 +1,20 @@
-"""PipelinedStream against a real grpc.aio server on loopback: answers match their requests with many in flight;
-a broken stream fails every waiting call with a grpc.RpcError and the next call opens a new stream; a call that
-gets no answer in time fails with DEADLINE_EXCEEDED without wedging later calls."""
+"""PipelinedStream and SequentialStream against a real grpc.aio server on loopback: answers match their requests
+(many in flight on a PipelinedStream); a broken stream fails every waiting call with a grpc.RpcError and the next
+call opens a new stream; a call that gets no answer in time fails with DEADLINE_EXCEEDED without wedging later
+calls; a SequentialStream whose caller is cancelled or which is closed mid-call gives up that stream only."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import grpc
 import pytest
 
 from common.grpc_support import insecure_channel, start_server
 from common.pipelined_stream import PipelinedStream
+from common.sequential_stream import SequentialStream
 
 METHOD = "/test.Echo/Pipe"
 HELD = 20  # requests the server reads after b"hold" before it answers them
@@ -24,6 +27,7 @@ class EchoServer:
 
     def __init__(self) -> None:
         self.streams_opened = 0
+        self.slow_read = asyncio.Event()
         self.all_held = asyncio.Event()
         self.release = asyncio.Event()
 
@@ -47,6 +51,7 @@ class EchoServer:
             if request == b"abort":
                 await context.abort(grpc.StatusCode.INTERNAL, "asked to fail")
             if request == b"slow":
+                self.slow_read.set()
                 await asyncio.Event().wait()  # until the client cancels the stream
             yield request
 
@@ -57,11 +62,15 @@ class EchoServer:
         server.add_generic_rpc_handlers((handler,))
 
 
-async def with_stream(test: Callable[[PipelinedStream[bytes, bytes], EchoServer], object]) -> None:
+Stream = PipelinedStream[bytes, bytes] | SequentialStream[bytes, bytes]
+KINDS = [PipelinedStream, SequentialStream]
+
+
+async def with_stream(test: Callable[[Any, EchoServer], object], kind: type[Stream] = PipelinedStream) -> None:
     echo = EchoServer()
     bound = await start_server("127.0.0.1", 0, [echo.register])
     channel = insecure_channel(bound.address)
-    stream: PipelinedStream[bytes, bytes] = PipelinedStream(channel.stream_stream(METHOD))
+    stream = kind(channel.stream_stream(METHOD))
     try:
         await test(stream, echo)  # type: ignore[misc]
     finally:
@@ -80,11 +89,14 @@ async def test_many_calls_in_flight_each_get_their_own_answer_on_one_stream() ->
     await with_stream(test)
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(
     ("breaker", "code"), [(b"end", grpc.StatusCode.UNAVAILABLE), (b"abort", grpc.StatusCode.INTERNAL)]
 )
-async def test_a_broken_stream_fails_its_calls_and_the_next_call_reopens(breaker: bytes, code: grpc.StatusCode) -> None:
-    async def test(stream: PipelinedStream[bytes, bytes], echo: EchoServer) -> None:
+async def test_a_broken_stream_fails_its_calls_and_the_next_call_reopens(
+    breaker: bytes, code: grpc.StatusCode, kind: type[Stream]
+) -> None:
+    async def test(stream: Stream, echo: EchoServer) -> None:
         assert await stream.call(b"first", timeout=10) == b"first"
         with pytest.raises(grpc.RpcError) as failure:
             await stream.call(breaker, timeout=10)
@@ -92,18 +104,19 @@ async def test_a_broken_stream_fails_its_calls_and_the_next_call_reopens(breaker
         assert await stream.call(b"again", timeout=10) == b"again"
         assert echo.streams_opened == 2
 
-    await with_stream(test)
+    await with_stream(test, kind)
 
 
-async def test_a_call_without_an_answer_times_out_and_later_calls_use_a_new_stream() -> None:
-    async def test(stream: PipelinedStream[bytes, bytes], echo: EchoServer) -> None:
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_call_without_an_answer_times_out_and_later_calls_use_a_new_stream(kind: type[Stream]) -> None:
+    async def test(stream: Stream, echo: EchoServer) -> None:
         with pytest.raises(grpc.RpcError) as failure:
             await stream.call(b"slow", timeout=0.2)
         assert failure.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
         assert await stream.call(b"after", timeout=10) == b"after"
         assert echo.streams_opened == 2
 
-    await with_stream(test)
+    await with_stream(test, kind)
 
 
 async def test_a_cancelled_caller_leaves_the_order_of_the_other_answers_intact() -> None:
@@ -140,13 +153,14 @@ async def test_a_caller_cancelled_while_writing_gives_up_the_stream_and_the_next
     await with_stream(test)
 
 
-async def test_a_server_that_is_gone_fails_the_call_with_unavailable() -> None:
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_server_that_is_gone_fails_the_call_with_unavailable(kind: type[Stream]) -> None:
     echo = EchoServer()
     bound = await start_server("127.0.0.1", 0, [echo.register])
     address = bound.address
     await bound.server.stop(None)
     channel = insecure_channel(address)
-    stream: PipelinedStream[bytes, bytes] = PipelinedStream(channel.stream_stream(METHOD))
+    stream = kind(channel.stream_stream(METHOD))
     try:
         with pytest.raises(grpc.RpcError) as failure:
             await stream.call(b"anyone?", timeout=5)
@@ -154,3 +168,40 @@ async def test_a_server_that_is_gone_fails_the_call_with_unavailable() -> None:
     finally:
         await stream.close()
         await channel.close()
+
+
+async def test_sequential_calls_take_turns_on_one_stream() -> None:
+    async def test(stream: SequentialStream[bytes, bytes], echo: EchoServer) -> None:
+        requests = [f"request-{i}".encode() for i in range(50)]
+        answers = await asyncio.gather(*(stream.call(r, timeout=10) for r in requests))
+        assert answers == requests
+        assert echo.streams_opened == 1
+
+    await with_stream(test, SequentialStream)
+
+
+async def test_a_cancelled_sequential_caller_gives_up_the_stream_and_the_next_call_reopens() -> None:
+    async def test(stream: SequentialStream[bytes, bytes], echo: EchoServer) -> None:
+        assert await stream.call(b"first", timeout=10) == b"first"
+        waiting = asyncio.ensure_future(stream.call(b"slow", timeout=10))
+        await asyncio.wait_for(echo.slow_read.wait(), 10)  # the server holds it: the caller is reading
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert await stream.call(b"after", timeout=10) == b"after"
+        assert echo.streams_opened == 2
+
+    await with_stream(test, SequentialStream)
+
+
+async def test_closing_a_sequential_stream_mid_call_fails_that_call_with_unavailable() -> None:
+    async def test(stream: SequentialStream[bytes, bytes], echo: EchoServer) -> None:
+        waiting = asyncio.ensure_future(stream.call(b"slow", timeout=10))
+        await asyncio.wait_for(echo.slow_read.wait(), 10)
+        await stream.close()
+        with pytest.raises(grpc.RpcError) as failure:
+            await waiting
+        assert failure.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert await stream.call(b"after", timeout=10) == b"after"
+
+    await with_stream(test, SequentialStream)
