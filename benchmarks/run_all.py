@@ -44,6 +44,7 @@ from client.perf_produce import PerfProduceOptions, run_perf_produce
 from client.producer import DeliveryFailed, Producer, ProducerConfig
 from common.cli_support import run_event_loop
 from common.grpc_support import insecure_channel
+from common.record_batch import Record, build_batch
 from deploy import cluster_commands
 from deploy.faults import Faults
 from deploy.local_cluster import Cluster, free_ports
@@ -54,7 +55,6 @@ from minikafka_pb import controller_pb2, controller_pb2_grpc
 
 HERE = Path(__file__).resolve().parent
 RECORD_SIZE = 1024
-BATCH_SIZE = 16384  # the producer's batch.size: the payload of one Produce request at full batches
 SETTINGS = {
     "broker.session.timeout.ms": "3000",
     "broker.heartbeat.interval.ms": "500",
@@ -67,6 +67,18 @@ PRODUCE_SHAPES = ((1, 1), (1, 5), (6, 1))
 QUORUM_OUTSTANDING = 64  # writes awaiting their commit, for pysyncobj and for the controller alike
 TOPIC_PARTITIONS = 10  # partitions of each topic the quorum measurement creates
 RAFT_RECORD_SIZE = 64  # bytes of each test-kraft-server record: about a metadata record (a registration: 67)
+
+
+def full_batch_bytes(record_size: int, batch_size: int) -> int:
+    """The bytes of one full batch of `record_size`-byte records: as many as stay within batch.size, as Kafka's
+    producer fills a batch (16 KiB holds 15 records of 1 KiB). The payload of the echo and raw-append baselines."""
+    records = 1
+    while len(build_batch([Record(None, bytes(record_size), 0)] * (records + 1))) <= batch_size:
+        records += 1
+    return len(build_batch([Record(None, bytes(record_size), 0)] * records))
+
+
+REQUEST_BYTES = full_batch_bytes(RECORD_SIZE, ProducerConfig().batch_size)
 
 
 def log(line: str) -> None:
@@ -293,8 +305,8 @@ def raw_append_mb_per_s(total_bytes: int) -> float:
     from storage_append import run_raw
 
     with tempfile.TemporaryDirectory() as directory:
-        chunk = os.urandom(BATCH_SIZE)
-        seconds = run_raw(Path(directory) / "raw.bin", chunk, max(1, total_bytes // BATCH_SIZE), None)
+        chunk = os.urandom(REQUEST_BYTES)
+        seconds = run_raw(Path(directory) / "raw.bin", chunk, max(1, total_bytes // REQUEST_BYTES), None)
     return round(total_bytes / MIB / seconds, 1)
 
 
@@ -368,7 +380,7 @@ def main() -> None:
                 # drifts by tens of percent within a minute); the median round and the median ratio are reported.
                 log(f"round {number}/{args.rounds}: echo baseline, {calls} in flight ...")
                 for mode in ("unary", "stream"):
-                    runs.setdefault(mode, []).append(echo_measure(free_ports(1)[0], BATCH_SIZE, calls, mode=mode))
+                    runs.setdefault(mode, []).append(echo_measure(free_ports(1)[0], REQUEST_BYTES, calls, mode=mode))
                 for acks, name in ((0, "0"), (1, "1"), (-1, "all")):
                     log(f"round {number}/{args.rounds}: produce, {partitions} partition(s), {in_flight} in flight, "
                         f"acks={name} ...")  # fmt: skip

@@ -21,7 +21,7 @@ from client.metadata_cache import MetadataCache
 from client.partitioner import partition_for_key
 from common.errors import ErrorCode, KafkaError
 from common.pipelined_stream import PipelinedStream
-from common.record_batch import Header, build_batch
+from common.record_batch import HEADER_SIZE, Header, build_batch
 from minikafka_pb import broker_pb2
 
 # Leader moved or is being elected: refresh metadata before the retry.
@@ -163,7 +163,7 @@ class Producer:
         # Sticky: keyless records fill one partition's batch, then move on (Kafka's KIP-480 idea).
         current = self._sticky.get(topic, 0) % count
         queue = self._queues.get((topic, current))
-        if queue is not None and queue.size_bytes >= self.config.batch_size:
+        if queue is not None and self._holds_full_batch(queue):
             current = (current + 1) % count
         self._sticky[topic] = current
         return current
@@ -189,7 +189,7 @@ class Producer:
                 await queue.wake.wait()
                 continue
             ready_at = queue.first_enqueued + linger
-            full = queue.size_bytes >= self.config.batch_size
+            full = self._holds_full_batch(queue)
             if not full and not self._flushing and not self._closed and time.monotonic() < ready_at:
                 queue.wake.clear()
                 try:
@@ -212,12 +212,19 @@ class Producer:
             task.add_done_callback(self._deliveries.discard)
             await slot_taken  # the next batch is drained once this one is on its way
 
+    def _holds_full_batch(self, queue: _PartitionQueue) -> bool:
+        """Whether the queued records overflow one batch: its first batch can take no more (Kafka's "full")."""
+        return HEADER_SIZE + queue.size_bytes > self.config.batch_size
+
     def _drain(self, queue: _PartitionQueue) -> list[_Pending]:
-        taken, size = [], 0
-        while queue.records and (not taken or size < self.config.batch_size):
+        # As Kafka's accumulator: a record joins the batch only if the batch stays within batch.size, header
+        # included; a first record larger than that goes alone.
+        taken, size = [], HEADER_SIZE
+        while queue.records and (not taken or size + queue.records[0].size <= self.config.batch_size):
             record = queue.records.popleft()
             size += record.size
             taken.append(record)
+        size -= HEADER_SIZE
         queue.size_bytes = max(0, queue.size_bytes - size)
         queue.first_enqueued = time.monotonic()
         return taken

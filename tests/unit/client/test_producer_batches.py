@@ -1,5 +1,6 @@
 """The producer's batches, against a fake ProduceStream: records are encoded from the pending queue in send order,
-each batch holds records until `batch.size` is reached, and every future resolves with its offset."""
+each batch takes records while it stays within `batch.size` (its header included, as Kafka's accumulator counts),
+and every future resolves with its offset."""
 
 from __future__ import annotations
 
@@ -42,12 +43,18 @@ class _Metadata:
         pass
 
 
-async def test_batches_keep_send_order_fill_to_batch_size_and_resolve_offsets(monkeypatch: pytest.MonkeyPatch) -> None:
-    requests: list[broker_pb2.ProduceRequest] = []
+def _producer(monkeypatch: pytest.MonkeyPatch, requests: list[broker_pb2.ProduceRequest]) -> Producer:
+    """A producer with batch.size 4096 whose batches go to a fake stream, into `requests`."""
     monkeypatch.setattr(producer_module, "MetadataCache", _Metadata)
     producer = Producer(["leader"], ProducerConfig(acks=-1, batch_size=4096, linger_ms=1000))
     stream = _FakeStream(requests)
     monkeypatch.setattr(producer, "_stream", lambda _address: stream)
+    return producer
+
+
+async def test_batches_keep_send_order_fill_to_batch_size_and_resolve_offsets(monkeypatch: pytest.MonkeyPatch) -> None:
+    requests: list[broker_pb2.ProduceRequest] = []
+    producer = _producer(monkeypatch, requests)
     values = [bytes([i]) * 1000 for i in range(10)]
     keys = [b"k" if i % 2 else None for i in range(10)]
     futures = [await producer.send("t", value, key=key, partition=0) for key, value in zip(keys, values, strict=True)]
@@ -56,10 +63,25 @@ async def test_batches_keep_send_order_fill_to_batch_size_and_resolve_offsets(mo
         [(r.key, r.value) for r in next(iter_batches(req.topic_data[0].partition_data[0].records)).records()]
         for req in requests
     ]
-    # 1000-byte values count 1016-1017 bytes each: a batch takes records until it holds 4096 bytes, so five.
-    assert [len(batch) for batch in sent] == [5, 5]
+    # 1000-byte values count 1016-1017 bytes each, the batch header 61: four would make 4129 bytes, over 4096.
+    assert [len(batch) for batch in sent] == [3, 3, 3, 1]
+    assert all(len(req.topic_data[0].partition_data[0].records) <= 4096 for req in requests)
     assert [value for batch in sent for _, value in batch] == values
     assert [key for batch in sent for key, _ in batch] == keys
     assert [(await f).offset for f in futures] == list(range(10))
     await producer.close()
     assert not asyncio.all_tasks() - {asyncio.current_task()}
+
+
+async def test_a_record_larger_than_batch_size_goes_in_a_batch_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    requests: list[broker_pb2.ProduceRequest] = []
+    producer = _producer(monkeypatch, requests)
+    for value in (b"a" * 100, b"b" * 5000, b"c" * 100):
+        await producer.send("t", value, partition=0)
+    await producer.flush()
+    sizes = [
+        [len(r.value) for r in next(iter_batches(req.topic_data[0].partition_data[0].records)).records()]
+        for req in requests
+    ]
+    assert sizes == [[100], [5000], [100]]
+    await producer.close()
