@@ -43,10 +43,15 @@ class TopicPartition:
 
 
 class LogManager:
-    def __init__(self, log_dir: Path, log_config: Callable[[str], LogConfig]) -> None:
+    def __init__(
+        self, log_dir: Path, log_config: Callable[[str], LogConfig], flush_in_background: bool = False
+    ) -> None:
+        """`flush_in_background`: rolled segments are fsynced in worker threads (needs the running event loop)."""
         self.log_dir = log_dir
         self.log_config = log_config  # per topic: broker defaults overridden by topic configs
         self.logs: dict[TopicPartition, PartitionLog] = {}
+        self._flush_in_background = flush_in_background
+        self._background_jobs: set[asyncio.Task[None]] = set()
         self._log = structlog.get_logger()
 
     def partition_dirs(self) -> list[tuple[TopicPartition, Path]]:
@@ -65,7 +70,9 @@ class LogManager:
     def get_or_create(self, tp: TopicPartition, topic_id: uuid.UUID, now_ms: int) -> PartitionLog:
         log = self.logs.get(tp)
         if log is None:
-            log = PartitionLog.open(self.log_dir / str(tp), self.log_config(tp.topic), now_ms, str(topic_id))
+            background = self._in_background if self._flush_in_background else None
+            config = self.log_config(tp.topic)
+            log = PartitionLog.open(self.log_dir / str(tp), config, now_ms, str(topic_id), background)
             self.logs[tp] = log
         return log
 
@@ -111,6 +118,17 @@ class LogManager:
         if broker_id not in partition.replicas:
             return f"not a replica (replicas {list(partition.replicas)})"
         return None
+
+    def _in_background(self, work: Callable[[], None], then: Callable[[], None]) -> None:
+        """Kafka's scheduler thread for the logs: `work` (file I/O) in a worker thread, then `then` on the loop."""
+        task = asyncio.get_running_loop().create_task(self._run_in_worker(work, then))
+        self._background_jobs.add(task)  # held until done: the loop keeps only weak references to tasks
+        task.add_done_callback(self._background_jobs.discard)
+
+    @staticmethod
+    async def _run_in_worker(work: Callable[[], None], then: Callable[[], None]) -> None:
+        await asyncio.to_thread(work)
+        then()
 
     def flush_all(self, now_ms: int) -> None:
         for log in self.logs.values():

@@ -42,7 +42,11 @@ async def run_broker_process(config: BrokerConfig) -> None:
     metadata = MetadataListener()
     raft = RaftDriver(config.node_id, voters, config.data_dir, RaftConfig(), config.cluster_id)
     raft.add_listener(metadata)
-    logs = LogManager(config.data_dir, lambda topic: config.log_config(metadata.image.topic_configs.get(topic)))
+    logs = LogManager(
+        config.data_dir,
+        lambda topic: config.log_config(metadata.image.topic_configs.get(topic)),
+        flush_in_background=True,
+    )
     lifecycle = LifecycleManager(config, lambda: metadata.offset)
     manager = ReplicaManager(
         config, logs, metadata, lifecycle.controller, lambda: lifecycle.broker_epoch, lambda: lifecycle.serving

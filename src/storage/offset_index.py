@@ -11,18 +11,18 @@ import os
 import struct
 from pathlib import Path
 
+from storage.synced_file import SyncedFile
+
 _ENTRY = struct.Struct(">ii")
 ENTRY_SIZE = _ENTRY.size
 
 
-class OffsetIndex:
+class OffsetIndex(SyncedFile):
     def __init__(self, path: Path, base_offset: int) -> None:
-        self.path = path
+        super().__init__(path, dirty=True)  # written to rarely: an entry every log.index.interval.bytes
         self.base_offset = base_offset
         self.offsets: list[int] = []
         self.positions: list[int] = []
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        self._dirty = True  # written since the last fsync (an entry every log.index.interval.bytes, so rarely)
 
     @classmethod
     def load(cls, path: Path, base_offset: int, segment_size: int) -> tuple[OffsetIndex, bool]:
@@ -72,17 +72,10 @@ class OffsetIndex:
         self.truncate_to_position(0)
 
     def flush(self) -> None:
-        if self._dirty:
-            os.fsync(self._fd)
-            self._dirty = False
+        self.fsync()
 
     def entries(self) -> list[tuple[int, int]]:
         return list(zip(self.offsets, self.positions, strict=True))
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
 
 
 def read_index_file(path: Path, base_offset: int) -> list[tuple[int, int]]:

@@ -10,15 +10,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from storage.synced_file import SyncedFile
 
-class SegmentFile:
+
+class SegmentFile(SyncedFile):
     def __init__(self, path: Path, simulate_page_cache: bool) -> None:
-        self.path = path
+        super().__init__(path, dirty=False)
         self.simulate_page_cache = simulate_page_cache
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         self._file_size = os.fstat(self._fd).st_size
         self._pending = bytearray()
-        self._dirty = False
 
     @property
     def size(self) -> int:
@@ -27,6 +27,10 @@ class SegmentFile:
     @property
     def unflushed_bytes(self) -> int:
         return len(self._pending)
+
+    def mark_clean(self) -> None:
+        if not self._pending:  # simulated unflushed bytes never reached the file that was fsynced
+            super().mark_clean()
 
     def append(self, data: bytes | memoryview) -> None:
         if self.simulate_page_cache:
@@ -41,9 +45,7 @@ class SegmentFile:
             os.pwrite(self._fd, self._pending, self._file_size)
             self._file_size += len(self._pending)
             self._pending = bytearray()
-        if self._dirty:
-            os.fsync(self._fd)
-            self._dirty = False
+        self.fsync()
 
     def read(self, position: int, size: int) -> bytes:
         """Up to `size` bytes at `position`, from the file and then the unflushed tail."""
@@ -66,8 +68,3 @@ class SegmentFile:
         os.ftruncate(self._fd, size)
         self._file_size = size
         self._dirty = True
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +133,31 @@ class LogSegment:
     def flush(self) -> None:
         self.log.flush()
         self.index.flush()
+
+    @property
+    def dirty(self) -> bool:
+        """Records written since the last fsync (the index is derived data: recovery rebuilds it)."""
+        return self.log.dirty
+
+    def detached_fsync(self) -> Callable[[], None]:
+        """An fsync of this segment's files for another thread: on duplicated descriptors, so closing or deleting
+        the segment meanwhile cannot pull them away, and touching none of its state (`mark_clean` records it)."""
+        descriptors = [self.log.duplicate_fd(), self.index.duplicate_fd()]
+
+        def fsync() -> None:
+            try:
+                for fd in descriptors:
+                    os.fsync(fd)
+            finally:
+                for fd in descriptors:
+                    os.close(fd)
+
+        return fsync
+
+    def mark_clean(self) -> None:
+        """A `detached_fsync` finished and nothing was written since it was taken."""
+        self.log.mark_clean()
+        self.index.mark_clean()
 
     def on_become_inactive(self) -> None:
         """Rolled (Kafka's onBecomeInactiveSegment): its end is no longer the log end, so the newest append's
