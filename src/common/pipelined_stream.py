@@ -1,6 +1,6 @@
 """Requests pipelined on one long-lived gRPC bidi stream, each answered in order, as Kafka pipelines requests on
 one connection. A unary call costs about twice the CPU of a stream message in grpc.aio (benchmarks/), and Produce
-and replica Fetch are the hot paths, so the producer and the follower fetchers send them this way.
+is a hot path, so the producer sends it this way (the follower fetchers, one Fetch at a time, use SequentialStream).
 
 `call()` writes a request and waits for its answer; when the stream breaks, every waiting call fails with the
 stream's `grpc.RpcError` (so callers keep their unary error handling) and the next call opens a new stream.
