@@ -79,14 +79,17 @@ async def with_stream(test: Callable[[Any, EchoServer], object], kind: type[Stre
         await bound.server.stop(None)
 
 
-async def test_many_calls_in_flight_each_get_their_own_answer_on_one_stream() -> None:
-    async def test(stream: PipelinedStream[bytes, bytes], echo: EchoServer) -> None:
+@pytest.mark.parametrize("kind", KINDS)
+async def test_many_calls_at_once_each_get_their_own_answer_on_one_stream(kind: type[Stream]) -> None:
+    """In flight together on a PipelinedStream; taking turns on a SequentialStream."""
+
+    async def test(stream: Stream, echo: EchoServer) -> None:
         requests = [f"request-{i}".encode() for i in range(200)]
         answers = await asyncio.gather(*(stream.call(r, timeout=10) for r in requests))
         assert answers == requests
         assert echo.streams_opened == 1
 
-    await with_stream(test)
+    await with_stream(test, kind)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -168,16 +171,6 @@ async def test_a_server_that_is_gone_fails_the_call_with_unavailable(kind: type[
     finally:
         await stream.close()
         await channel.close()
-
-
-async def test_sequential_calls_take_turns_on_one_stream() -> None:
-    async def test(stream: SequentialStream[bytes, bytes], echo: EchoServer) -> None:
-        requests = [f"request-{i}".encode() for i in range(50)]
-        answers = await asyncio.gather(*(stream.call(r, timeout=10) for r in requests))
-        assert answers == requests
-        assert echo.streams_opened == 1
-
-    await with_stream(test, SequentialStream)
 
 
 async def test_a_cancelled_sequential_caller_gives_up_the_stream_and_the_next_call_reopens() -> None:
