@@ -8,7 +8,8 @@ Starts a local 3 controllers + 3 brokers cluster (real processes) and measures: 
 (1 KiB records, 1 and 6 partitions, RF 3, acks 0/1/all, min.insync.replicas 2); acks=all latency at a moderate rate
 (after a 1 s warm-up) and end-to-end latency; consume throughput from the beginning of a large topic; failover under
 acks=all load (SIGKILL of the leader, repeated); a controller quorum's commits of topic creations and broker
-registrations, in entries committed/s as pysyncobj counts them; and the KRaft quorum alone, three
+registrations, in entries committed/s as pysyncobj counts them, sent over gRPC and written in-process by the active
+controller (`test-kraft-server --workload controller`); and the KRaft quorum alone, three
 `minikafka test-kraft-server` voters whose leader writes the records itself, as pysyncobj's driver does.
 Baselines: a bare grpc.aio echo between two processes with the producer's request size, as unary calls (the
 issue's baseline) and pipelined on one bidi stream (the transport minikafka's producer and fetchers use), raw
@@ -31,7 +32,6 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +48,10 @@ from common.record_batch import Record, build_batch
 from deploy import cluster_commands
 from deploy.faults import Faults
 from deploy.local_cluster import Cluster, free_ports
-from deploy.raft_perf import run_raft_quorum
+from deploy.raft_perf import CONTROLLER_WORKLOAD_SETTINGS, run_raft_quorum
 from deploy.workload import wait_for_full_isrs
 from kraft_controller.config import ControllerConfig
+from kraft_controller.controller_workload import ControllerWorkload, registration_request, run_controller_workload
 from minikafka_pb import controller_pb2, controller_pb2_grpc
 
 HERE = Path(__file__).resolve().parent
@@ -67,6 +68,7 @@ PRODUCE_SHAPES = ((1, 1), (1, 5), (6, 1))
 QUORUM_OUTSTANDING = 64  # writes awaiting their commit, for pysyncobj and for the controller alike
 TOPIC_PARTITIONS = 10  # partitions of each topic the quorum measurement creates
 RAFT_RECORD_SIZE = 64  # bytes of each test-kraft-server record: about a metadata record (a registration: 67)
+CONTROLLER_WRITES = 5000  # broker registrations of the controller workload (and a tenth as many topic creations)
 
 
 def full_batch_bytes(record_size: int, batch_size: int) -> int:
@@ -212,16 +214,13 @@ def failovers(cluster: Cluster, admin: AdminClient, topic: str, rounds: int) -> 
     }
 
 
-def controller_commits(writes: int, outstanding: int) -> dict[str, Any]:
-    """The quorum alone, like pysyncobj's three processes: 3 controllers and no broker. Two kinds of write, each
-    answered once its records are committed through KRaft: a broker registration (a new broker id: one
-    RegisterBroker record), first one at a time for the commit latency, then with `outstanding` in flight; and a
-    CreateTopics of one topic with TOPIC_PARTITIONS partitions on three registered brokers (a TopicRecord, a
-    PartitionRecord each and the topic's config records). Entries committed/s are read off the Raft high
-    watermark, the unit pysyncobj counts."""
+def controller_commits(registrations: int, outstanding: int) -> dict[str, Any]:
+    """The controller through its gRPC API, on a quorum alone like pysyncobj's three processes: 3 controllers and
+    no broker. The workload (kraft_controller.controller_workload) is the one `test-kraft-server --workload
+    controller` writes in-process: registrations one at a time, then topic creations and broker registrations with
+    `outstanding` in flight, here each one unary call to the active controller."""
     run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-quorum-"))
-    # The registered ids never heartbeat: a long session keeps fencing records out of the measurement.
-    quorum = cluster_commands.up(run_dir, 3, 0, {"broker.session.timeout.ms": "600000"})
+    quorum = cluster_commands.up(run_dir, 3, 0, CONTROLLER_WORKLOAD_SETTINGS)
     try:
         admin = AdminClient(quorum.bootstrap_controllers, timeout_s=30)
         leader_id = admin.describe_quorum()["leader_id"]
@@ -231,73 +230,33 @@ def controller_commits(writes: int, outstanding: int) -> dict[str, Any]:
             channel = insecure_channel(active)
             stub = controller_pb2_grpc.ControllerStub(channel)
 
-            async def register(broker_id: int) -> int:
-                response = await stub.BrokerRegistration(registration_request(broker_id), timeout=30)
-                if response.error_code:
-                    raise RuntimeError(f"registration of {broker_id}: {response}")
-                return response.broker_epoch
+            async def call(name: str, request: Any) -> Any:
+                return await getattr(stub, name)(request, timeout=30)
 
-            async def create_topic(index: int) -> None:
-                request = controller_pb2.CreateTopicsRequest()
-                request.topics.add(name=f"bench-{index}", num_partitions=TOPIC_PARTITIONS, replication_factor=3)
-                response = await stub.CreateTopics(request, timeout=30)
-                if response.error_code or response.topics[0].error_code:
-                    raise RuntimeError(f"creation of bench-{index}: {response}")
-
-            async def in_flight(write: Any, items: range) -> dict[str, float]:
-                queue = iter(items)
-
-                async def worker() -> None:
-                    for item in queue:
-                        await write(item)
-
-                high_watermark = admin.describe_quorum()["high_watermark"]
-                started = time.monotonic()
-                await asyncio.gather(*(worker() for _ in range(outstanding)))
-                elapsed = time.monotonic() - started
-                entries = admin.describe_quorum()["high_watermark"] - high_watermark
-                return {
-                    "writes_per_s": round(len(items) / elapsed, 1),
-                    "entries_per_s": round(entries / elapsed, 1),
-                    "entries_per_write": round(entries / len(items), 2),
-                }
-
-            sequential = []
-            for broker_id in range(1000, 1100):
-                started = time.monotonic()
-                await register(broker_id)
-                sequential.append((time.monotonic() - started) * 1000)
-            for broker_id in (1, 2, 3):  # the replicas of the created topics: registered, then unfenced
-                epoch = await register(broker_id)
-                heartbeat = controller_pb2.BrokerHeartbeatRequest(
-                    broker_id=broker_id, broker_epoch=epoch, current_metadata_offset=2**62
+            async def high_watermark() -> int:
+                return int(
+                    (await stub.DescribeQuorum(controller_pb2.DescribeQuorumRequest(), timeout=30)).high_watermark
                 )
-                while (await stub.BrokerHeartbeat(heartbeat, timeout=30)).is_fenced:
-                    pass
-            creations = await in_flight(create_topic, range(writes // TOPIC_PARTITIONS))
-            # After the creations: thousands of registered (fenced) brokers would slow their replica placement.
-            registrations = await in_flight(register, range(10000, 10000 + writes))
-            await channel.close()
-            sequential.sort()
-            return {
-                "outstanding": outstanding,
-                "append_linger_ms": ControllerConfig.__dataclass_fields__["append_linger_ms"].default,
-                "sequential_p50_ms": round(sequential[len(sequential) // 2], 2),
-                "sequential_p99_ms": round(sequential[int(len(sequential) * 0.99)], 2),
-                "registrations": registrations,
-                "topic_creations": {"partitions": TOPIC_PARTITIONS, **creations},
-            }
 
-        return run_event_loop(run())  # type: ignore[no-any-return]
+            workload = ControllerWorkload(registrations, outstanding, TOPIC_PARTITIONS)
+            report = await run_controller_workload(call, high_watermark, workload)
+            await channel.close()
+            return report
+
+        report = run_event_loop(run())
+        return {"append_linger_ms": ControllerConfig.__dataclass_fields__["append_linger_ms"].default, **report}
     finally:
         cluster_commands.down(quorum)
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def registration_request(broker_id: int) -> controller_pb2.BrokerRegistrationRequest:
-    request = controller_pb2.BrokerRegistrationRequest(broker_id=broker_id, incarnation_id=str(uuid.uuid4()))
-    request.listeners.add(name="PLAINTEXT", host="127.0.0.1", port=1)
-    return request
+def quorum_alone(records: int, outstanding: int, workload: str = "records") -> dict[str, Any]:
+    """Three test-kraft-server voters, the leader writing the workload in-process (deploy.raft_perf)."""
+    raft_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-raft-"))
+    try:
+        return run_raft_quorum(raft_dir, records, outstanding, RAFT_RECORD_SIZE, workload=workload)
+    finally:
+        shutil.rmtree(raft_dir, ignore_errors=True)
 
 
 def raw_append_mb_per_s(total_bytes: int) -> float:
@@ -340,7 +299,7 @@ def main() -> None:
     wall = time.monotonic()
     results: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
 
-    log("the KRaft quorum alone (test-kraft-server) and its baseline, pysyncobj, in turns ...")
+    log("the KRaft quorum alone and the controller in-process (test-kraft-server), and pysyncobj, in turns ...")
     from grpc_echo import measure as echo_measure
 
     echo: dict[str, dict[str, Any]] = {"unary": {}, "stream": {}}
@@ -349,11 +308,9 @@ def main() -> None:
     # partition and the topic's config record (entries_per_write in the results shows the count measured).
     wide = QUORUM_OUTSTANDING * (TOPIC_PARTITIONS + 2)
     for suffix, entries, outstanding in (("", 5000, QUORUM_OUTSTANDING), ("_wide", 20000, wide)):
-        raft_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-raft-"))
-        try:
-            results[f"raft{suffix}"] = run_raft_quorum(raft_dir, entries, outstanding, RAFT_RECORD_SIZE)
-        finally:
-            shutil.rmtree(raft_dir, ignore_errors=True)
+        results[f"raft{suffix}"] = quorum_alone(entries, outstanding)
+        if not suffix:  # the controller's workload holds 64 writes in flight (768 entries while it creates topics)
+            results["controller_in_process"] = quorum_alone(CONTROLLER_WRITES, outstanding, "controller")
         # pysyncobj is imported only by the child processes pysyncobj_quorum starts: look it up here.
         if importlib.util.find_spec("pysyncobj") is None:
             log("pysyncobj is not installed: `.venv/bin/pip install -e '.[bench]'`; the quorum baseline is skipped")
@@ -429,7 +386,7 @@ def main() -> None:
         else:
             shutil.rmtree(run_dir, ignore_errors=True)  # 3.9-5.5 GB measured (the 1 GiB topic on three brokers)
     log(f"controller quorum alone: metadata commits, one at a time and {QUORUM_OUTSTANDING} in flight ...")
-    results["controller"] = controller_commits(3000, QUORUM_OUTSTANDING)
+    results["controller"] = controller_commits(CONTROLLER_WRITES, QUORUM_OUTSTANDING)
     # The quorum's transport ceiling: every write is one unary call to the active controller.
     size = registration_request(10000).ByteSize()
     log(f"echo baseline for the quorum: unary calls of {size} bytes, {QUORUM_OUTSTANDING} in flight ...")
@@ -495,6 +452,14 @@ def print_table(results: dict[str, Any], out: str) -> None:
         syncobj_row(f"  entries committed/s ({writes['entries_per_write']:.0f} a write)", writes["entries_per_s"],
                     baseline)  # fmt: skip
     syncobj_row("controller commit p50 ms (1 at a time)", controller["sequential_p50_ms"], syncobj,
+                "sequential_p50_ms")  # fmt: skip
+    # The same workload written inside the active controller, as pysyncobj's driver writes: no RPC per write.
+    in_process = results["controller_in_process"]
+    for name, key, baseline in (("registrations", "registrations", syncobj), ("CreateTopics", "topic_creations", wide)):
+        writes = in_process[key]
+        syncobj_row(f"in-process {name} entries/s ({writes['entries_per_write']:.0f})", writes["entries_per_s"],
+                    baseline)  # fmt: skip
+    syncobj_row("in-process commit p50 ms (1 at a time)", in_process["sequential_p50_ms"], syncobj,
                 "sequential_p50_ms")  # fmt: skip
     for raft, baseline in ((results["raft"], syncobj), (results["raft_wide"], wide)):
         syncobj_row(f"KRaft alone commits/s ({raft['outstanding']} in flight)", raft["commits_per_s"], baseline)

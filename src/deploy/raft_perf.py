@@ -3,7 +3,8 @@ directory, the leader writing the workload itself (benchmarks/run_all.py sets it
 
 `run_raft_quorum(run_dir, ...)` writes the three voters' .properties (what a controller gets), starts them, returns
 the leader's JSON report and stops them all. Each voter's log stays in
-RUN/controller-<id>/data/__raft_performance_test/.
+RUN/controller-<id>/data/__raft_performance_test/. With `workload="controller"` the voters run the controller and
+the leader writes broker registrations and topic creations to it in-process; `records` is then the registrations.
 """
 
 from __future__ import annotations
@@ -17,12 +18,22 @@ from typing import Any
 
 from deploy.local_cluster import plan_cluster, write_configs
 
+# The controller workload's registered brokers never heartbeat: a long session keeps fencing records out of it.
+CONTROLLER_WORKLOAD_SETTINGS = {"broker.session.timeout.ms": "600000"}
+
 
 def run_raft_quorum(
-    run_dir: Path, records: int, outstanding: int, record_size: int = 64, timeout_s: float = 300
+    run_dir: Path,
+    records: int,
+    outstanding: int,
+    record_size: int = 64,
+    timeout_s: float = 300,
+    workload: str = "records",
 ) -> dict[str, Any]:
     cluster = plan_cluster(run_dir, 3, 0)
     write_configs(cluster)
+    overrides = CONTROLLER_WORKLOAD_SETTINGS if workload == "controller" else {}
+    settings = [arg for key, value in overrides.items() for arg in ("--set", f"{key}={value}")]
     results: list[dict[str, Any]] = []
     reported = threading.Event()
     processes: list[subprocess.Popen[str]] = []
@@ -44,7 +55,8 @@ def run_raft_quorum(
                 process = subprocess.Popen(
                     [sys.executable, "-m", "minikafka.cli", "test-kraft-server", "--config", str(spec.config_path),
                      "--num-records", str(records), "--outstanding", str(outstanding),
-                     "--record-size", str(record_size)],
+                     "--record-size", str(record_size), "--workload", workload,
+                     *settings],
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=run_dir,
                 )  # fmt: skip
             processes.append(process)

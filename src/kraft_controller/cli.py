@@ -20,11 +20,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "running the controller; prints commits/s and commit latency (the quorum alone, for benchmarks)",
     )
     add_config_arguments(test)
-    test.add_argument("--num-records", type=int, default=5000, help="records the leader writes")
-    test.add_argument("--record-size", type=int, default=64, help="bytes of each record")
-    test.add_argument("--outstanding", type=int, default=64, help="records awaiting their commit at a time")
     test.add_argument(
-        "--sequential", type=int, default=200, help="of the records, how many first go one at a time (latency)"
+        "--workload",
+        choices=("records", "controller"),
+        default="records",
+        help="records: opaque records, no controller (Kafka's tool); controller: each voter runs the controller "
+        "and the leader submits broker registrations and topic creations to it in-process",
+    )
+    test.add_argument(
+        "--num-records",
+        type=int,
+        default=5000,
+        help="records the leader writes (controller: broker registrations; a tenth as many topic creations)",
+    )
+    test.add_argument("--record-size", type=int, default=64, help="bytes of each record (records workload)")
+    test.add_argument("--outstanding", type=int, default=64, help="writes awaiting their commit at a time")
+    test.add_argument(
+        "--sequential",
+        type=int,
+        default=200,
+        help="writes first made one at a time, for the commit latency (records: of --num-records; controller: "
+        "registrations before the rest)",
     )
     test.set_defaults(func=run_test_raft_server)
 
@@ -45,6 +61,7 @@ def run_controller(args: argparse.Namespace) -> int:
 
 def run_test_raft_server(args: argparse.Namespace) -> int:
     from common.event_log import configure_event_log
+    from kraft_controller.controller_workload import ControllerWorkload
     from kraft_controller.test_raft_server import RaftWorkload, run_test_raft_server
 
     for name in ("num_records", "record_size", "outstanding"):
@@ -54,5 +71,9 @@ def run_test_raft_server(args: argparse.Namespace) -> int:
         raise CliError("--sequential must not be negative")
     config = load(args)
     configure_event_log(config.label, config.events_dir, config.log_level)
-    workload = RaftWorkload(args.num_records, args.record_size, args.outstanding, args.sequential)
+    workload: RaftWorkload | ControllerWorkload
+    if args.workload == "controller":
+        workload = ControllerWorkload(args.num_records, args.outstanding, sequential=args.sequential)
+    else:
+        workload = RaftWorkload(args.num_records, args.record_size, args.outstanding, args.sequential)
     return run_event_loop(run_test_raft_server(config, workload))

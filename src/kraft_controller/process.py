@@ -36,13 +36,18 @@ def raft_driver(config: ControllerConfig, data_dir: Path | None = None) -> RaftD
     )
 
 
-async def run_controller_process(config: ControllerConfig) -> None:
-    log = structlog.get_logger()
-    voters = voter_addresses(config)
-    driver = raft_driver(config)
+def attach_controller(config: ControllerConfig, driver: RaftDriver) -> ControllerService:
+    """The controller on top of `driver` (replaying what it commits) and the servicer its RPCs reach."""
     controller = QuorumController(config, driver)
     driver.add_listener(controller)
-    service = ControllerService(controller, voters, driver.describe_quorum, config.cluster_id)
+    return ControllerService(controller, voter_addresses(config), driver.describe_quorum, config.cluster_id)
+
+
+async def run_controller_process(config: ControllerConfig) -> None:
+    log = structlog.get_logger()
+    driver = raft_driver(config)
+    service = attach_controller(config, driver)
+    controller = service.controller
     listener = config.listener
     bound = await start_server(listener.host, listener.port, [RaftService(driver).register, service.register])
     stopping = stop_requested()
@@ -52,7 +57,7 @@ async def run_controller_process(config: ControllerConfig) -> None:
         "controller_started",
         node_id=config.node_id,
         address=bound.address,
-        voters=voters,
+        voters=service.voter_addresses,
         epoch=driver.core.epoch,
         log_end_offset=driver.core.log_end_offset,
     )

@@ -79,7 +79,8 @@ class QuorumController:
         self._active_epoch: int | None = None
         self._activation_offset: int | None = None  # replaying up to here makes this leader active
         self._pending_epoch: int | None = None
-        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        # (last offset, waiter) in append order, so offsets rise: the ready ones are always at the front.
+        self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
         # Generated writes waiting for the append linger: (result, offset of its first record, caller).
         self._accumulated: list[tuple[ControllerResult[Any], int, asyncio.Future[Any]]] = []
         self._accumulated_records = 0
@@ -152,7 +153,7 @@ class QuorumController:
         for _offset, waiter in self._waiters:
             if not waiter.done():
                 waiter.set_exception(self.not_controller())
-        self._waiters = []
+        self._waiters.clear()
         for _result, _offset, done in self._accumulated:  # generated, never appended
             if not done.done():
                 done.set_exception(self.not_controller())
@@ -177,9 +178,8 @@ class QuorumController:
             self._activation_offset = None
             self.state.on_become_active(self.clock())
             self._log.info("controller_activated", epoch=self._active_epoch, replayed_offset=self.replayed_offset)
-        ready = [w for w in self._waiters if w[0] <= self.replayed_offset]
-        self._waiters = [w for w in self._waiters if w[0] > self.replayed_offset]
-        for _offset, waiter in ready:
+        while self._waiters and self._waiters[0][0] <= self.replayed_offset:
+            _offset, waiter = self._waiters.popleft()
             if not waiter.done():
                 waiter.set_result(None)
 

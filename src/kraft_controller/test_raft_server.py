@@ -2,13 +2,19 @@
 the controller.
 
 Each voter runs the Raft layer exactly as a controller process does (RaftDriver, the metadata log on disk with an
-fsync per append, the Raft gRPC service) and no QuorumController. The voter that is the leader writes
-`num_records` records of `record_size` bytes: first `sequential` of them one at a time (commit latency), then the
-rest with `outstanding` awaiting their commit, each batch appended as the active controller appends (`batch_linger`:
-at once when its first record found no earlier batch awaiting its commit, else `controller.quorum.append.linger.ms`
-after that record arrived). It prints one JSON line of commits/s and commit latency.
+fsync per append, the Raft gRPC service) and, with the default `records` workload, no QuorumController. The voter
+that is the leader writes `num_records` records of `record_size` bytes: first `sequential` of them one at a time
+(commit latency), then the rest with `outstanding` awaiting their commit, each batch appended as the active
+controller appends (`batch_linger`: at once when its first record found no earlier batch awaiting its commit, else
+`controller.quorum.append.linger.ms` after that record arrived). It prints one JSON line of commits/s and commit
+latency.
 This is the quorum's own rate, measured as pysyncobj's baseline is (the writer inside a node, no RPC per write);
 `benchmarks/run_all.py` sets the two side by side.
+
+With the `controller` workload (not in Kafka's tool) each voter also runs the controller, and the leader, once it
+is the active controller, writes metadata instead: broker registrations and topic creations submitted in-process
+to the servicer a controller RPC reaches (`kraft_controller.controller_workload`), so the figure is the
+controller's commit rate without the RPC transport.
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ import asyncio
 import os
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import structlog
@@ -28,10 +35,13 @@ from common.grpc_support import start_server
 from common.latency_stats import LatencyStats
 from common.purgatory import Purgatory
 from kraft_controller.config import ControllerConfig
-from kraft_controller.process import raft_driver
+from kraft_controller.controller_workload import ControllerWorkload, WriteFailed, run_controller_workload
+from kraft_controller.process import attach_controller, raft_driver
+from kraft_controller.quorum_controller import QuorumController
 from kraft_controller.raft.append_linger import batch_linger
 from kraft_controller.raft.driver import NotLeaderError, RaftDriver, RaftService
 from kraft_controller.raft.messages import LogEntry
+from kraft_controller.service import ControllerService
 
 # Kafka's TestRaftServer writes a topic of its own, __raft_performance_test: its records never mix with the
 # metadata log a controller with the same log.dirs keeps.
@@ -131,26 +141,38 @@ async def wait_for_leader(driver: RaftDriver, stopping: asyncio.Event) -> int | 
     return None
 
 
-async def run_test_raft_server(config: ControllerConfig, workload: RaftWorkload) -> int:
+async def run_test_raft_server(config: ControllerConfig, workload: RaftWorkload | ControllerWorkload) -> int:
     log = structlog.get_logger()
     driver = raft_driver(config, config.data_dir / RAFT_PERFORMANCE_TEST_DIR)
-    writer = RaftWriter(driver, config.append_linger_ms / 1000, os.urandom(workload.record_size))
-    driver.add_listener(writer)
+    measure: Callable[[], Awaitable[dict[str, Any]]]
+    controller: QuorumController | None = None
+    if isinstance(workload, ControllerWorkload):
+        service = attach_controller(config, driver)
+        controller = service.controller
+        measure = partial(_measure_controller, service, driver, workload, config)
+    else:
+        writer = RaftWriter(driver, config.append_linger_ms / 1000, os.urandom(workload.record_size))
+        driver.add_listener(writer)
+        measure = partial(_measure, writer, workload, config)
     bound = await start_server(config.listener.host, config.listener.port, [RaftService(driver).register])
     stopping = stop_requested()
     driver.start()
+    if controller is not None:
+        controller.start()
     log.info("test_raft_server_started", node_id=config.node_id, address=bound.address)
     status = 0
     try:
         if await wait_for_leader(driver, stopping) == config.node_id:
             try:
-                print_json(await _measure(writer, workload, config))
-            except LeadershipLost as error:
+                print_json(await measure())
+            except (LeadershipLost, WriteFailed) as error:
                 log.error("test_raft_server_leadership_lost", error=str(error))
                 print_json({"node_id": config.node_id, "error": str(error)})
                 status = 1
         await stopping.wait()  # a voter serves the others until stopped
     finally:
+        if controller is not None:
+            await controller.stop()
         await driver.stop(resign=True)
         await bound.server.stop(grace=0.5)
     return status
@@ -172,6 +194,24 @@ async def _measure(writer: RaftWriter, workload: RaftWorkload, config: Controlle
         "commit_latency": _rounded(writer.latency.summary()),
         "sequential_commit_latency": _rounded(one_at_a_time),
     }
+
+
+async def _measure_controller(
+    service: ControllerService, driver: RaftDriver, workload: ControllerWorkload, config: ControllerConfig
+) -> dict[str, Any]:
+    while not service.controller.active:  # elected, but not yet caught up on the log it leads
+        if driver.leader()[0] != config.node_id:
+            raise LeadershipLost(f"leadership moved to {driver.leader()} before the controller became active")
+        await asyncio.sleep(0.02)
+
+    async def call(name: str, request: Any) -> Any:
+        return await getattr(service, name)(request, None)
+
+    async def high_watermark() -> int:
+        return driver.core.high_watermark
+
+    report = await run_controller_workload(call, high_watermark, workload)
+    return {"node_id": config.node_id, "workload": "controller", "append_linger_ms": config.append_linger_ms, **report}
 
 
 def _rounded(summary: dict[str, float | int | None]) -> dict[str, float | int | None]:

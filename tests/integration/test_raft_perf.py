@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from deploy.raft_perf import run_raft_quorum
+from kraft_controller.controller_workload import FIRST_MEASURED_BROKER_ID
+from kraft_controller.metadata.records import Partition, RegisterBroker, Topic, decode_record
 from kraft_controller.raft.file_log import METADATA_PARTITION_DIR, RaftFileLog
 from kraft_controller.test_raft_server import RAFT_PERFORMANCE_TEST_DIR
 
@@ -32,3 +34,27 @@ def test_the_leader_writes_the_workload_and_a_majority_holds_it(tmp_path: Path) 
     # Committed means on a majority; the third voter may be behind when the voters are stopped.
     assert sorted(held.values())[1:] == [600, 600], held
     assert f"controller-{report['node_id']}" in {name for name, count in held.items() if count == 600}
+
+
+def test_the_controller_workload_commits_metadata_written_in_the_leader(tmp_path: Path) -> None:
+    """`--workload controller`: the voters run the controller and the leader's registrations and topic creations
+    are metadata records, committed on a majority, in the test server's own log."""
+    report = run_raft_quorum(tmp_path, records=120, outstanding=8, timeout_s=120, workload="controller")
+    assert (report["workload"], report["outstanding"]) == ("controller", 8)
+    assert report["registrations"]["entries_per_write"] == 1.0
+    assert report["topic_creations"]["entries_per_write"] == 12.0  # topic, config, 10 partitions
+    assert report["registrations"]["entries_per_s"] > 0 and report["sequential_p50_ms"] > 0
+    held = {}
+    for data_dir in sorted(tmp_path.glob("controller-*/data")):
+        log = RaftFileLog(data_dir / RAFT_PERFORMANCE_TEST_DIR, 8 * 1024 * 1024, 0)
+        records = [decode_record(e.data) for e in log.load_entries() if not e.control]
+        log.close()
+        measured = {r.broker_id for r in records if isinstance(r, RegisterBroker)} & set(
+            range(FIRST_MEASURED_BROKER_ID, FIRST_MEASURED_BROKER_ID + 120)
+        )
+        held[data_dir.parent.name] = (
+            len(measured),
+            sum(isinstance(r, Topic) for r in records),
+            sum(isinstance(r, Partition) for r in records),
+        )
+    assert sorted(held.values())[1:] == [(120, 12, 120)] * 2, held

@@ -136,7 +136,7 @@ class MetadataImage:
                     rack=record.rack,
                     status=record.status,
                 )
-                return replace(self, brokers=self.brokers.set(record.broker_id, registration), offset=offset)
+                return self._at(offset, brokers=self.brokers.set(record.broker_id, registration))
             case FenceBroker():
                 return self._with_broker_status(record.broker_id, record.broker_epoch, BrokerStatus.FENCED, offset)
             case UnfenceBroker():
@@ -148,17 +148,16 @@ class MetadataImage:
                 elif current is not None and current.status is BrokerStatus.CONTROLLED_SHUTDOWN:
                     status = BrokerStatus.UNFENCED
                 else:
-                    return replace(self, offset=offset)
+                    return self._at(offset)
                 return self._with_broker_status(record.broker_id, record.broker_epoch, status, offset)
             case Topic():
                 previous = self.topics_by_name.get(record.name)
                 topic = TopicImage(name=record.name, topic_id=record.topic_id)
                 by_id = self.topics_by_id if previous is None else self.topics_by_id.delete(previous.topic_id)
-                return replace(
-                    self,
+                return self._at(
+                    offset,
                     topics_by_name=self.topics_by_name.set(record.name, topic),
                     topics_by_id=by_id.set(record.topic_id, topic),
-                    offset=offset,
                 )
             case Partition():
                 registration = PartitionRegistration(
@@ -173,7 +172,7 @@ class MetadataImage:
             case PartitionChange():
                 current_partition = self.partition(record.topic_id, record.partition_id)
                 if current_partition is None:
-                    return replace(self, offset=offset)
+                    return self._at(offset)
                 return self._with_partition(
                     record.topic_id, record.partition_id, current_partition.apply(record), offset
                 )
@@ -189,7 +188,7 @@ class MetadataImage:
                     all_configs = self.topic_configs.delete(record.topic_name)
                 else:
                     all_configs = self.topic_configs
-                return replace(self, topic_configs=all_configs, offset=offset)
+                return self._at(offset, topic_configs=all_configs)
         raise TypeError(f"not a metadata record: {record!r}")
 
     def _with_broker_status(
@@ -197,21 +196,38 @@ class MetadataImage:
     ) -> MetadataImage:
         current = self.brokers.get(broker_id)
         if current is None or current.broker_epoch != broker_epoch:
-            return replace(self, offset=offset)
-        return replace(self, brokers=self.brokers.set(broker_id, replace(current, status=status)), offset=offset)
+            return self._at(offset)
+        return self._at(offset, brokers=self.brokers.set(broker_id, replace(current, status=status)))
 
     def _with_partition(
         self, topic_id: uuid.UUID, partition_id: int, registration: PartitionRegistration, offset: int
     ) -> MetadataImage:
         topic = self.topics_by_id.get(topic_id)
         if topic is None:
-            return replace(self, offset=offset)
+            return self._at(offset)
         updated = TopicImage(topic.name, topic_id, topic.partitions.set(partition_id, registration))
-        return replace(
-            self,
+        return self._at(
+            offset,
             topics_by_name=self.topics_by_name.set(topic.name, updated),
             topics_by_id=self.topics_by_id.set(topic_id, updated),
-            offset=offset,
+        )
+
+    def _at(
+        self,
+        offset: int,
+        brokers: Map[int, BrokerRegistration] | None = None,
+        topics_by_name: Map[str, TopicImage] | None = None,
+        topics_by_id: Map[uuid.UUID, TopicImage] | None = None,
+        topic_configs: Map[str, Map[str, str]] | None = None,
+    ) -> MetadataImage:
+        """This image with the given maps replaced, as of `offset`. Not dataclasses.replace, which inspects the
+        fields on each call (1.8 us against 0.7): the active controller builds two images per record."""
+        return MetadataImage(
+            self.brokers if brokers is None else brokers,
+            self.topics_by_name if topics_by_name is None else topics_by_name,
+            self.topics_by_id if topics_by_id is None else topics_by_id,
+            self.topic_configs if topic_configs is None else topic_configs,
+            offset,
         )
 
     # ---- snapshots ----

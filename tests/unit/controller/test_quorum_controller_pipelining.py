@@ -4,13 +4,11 @@ against the proposed records, callers are answered on commit, and a leadership c
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 
 import pytest
+from manual_raft import active_controller
 
-from common.config import load_config
 from common.errors import ErrorCode
-from kraft_controller.config import ControllerConfig
 from kraft_controller.control.requests import (
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
@@ -20,54 +18,6 @@ from kraft_controller.control.requests import (
 )
 from kraft_controller.metadata.records import Endpoint
 from kraft_controller.quorum_controller import NotControllerError, QuorumController
-from kraft_controller.raft.messages import LogEntry
-
-CONFIG = {
-    "node.id": "1",
-    "process.roles": "controller",
-    "listeners": "PLAINTEXT://127.0.0.1:1",
-    "controller.quorum.voters": "1@127.0.0.1:1",
-    "log.dirs": "/nonexistent",  # never opened: the Raft log is the fake below
-}
-
-
-class ManualRaft:
-    """Appends on propose; nothing commits until the test says so."""
-
-    node_id = 1
-
-    def __init__(self) -> None:
-        self.epoch = 1
-        self.leader_id: int | None = 1
-        self.entries: list[LogEntry] = []
-        self.appends: list[int] = []  # entries per propose call
-
-    def leader(self) -> tuple[int | None, int]:
-        return self.leader_id, self.epoch
-
-    def log_end_offset(self) -> int:
-        return len(self.entries)
-
-    async def propose(self, entries: Sequence[bytes]) -> int:
-        self.appends.append(len(entries))
-        base = len(self.entries)
-        self.entries += [LogEntry(base + i, self.epoch, data) for i, data in enumerate(entries)]
-        return base
-
-    def take_snapshot(self, end_offset: int, data: bytes) -> None:
-        pass
-
-
-async def active_controller(linger_ms: int | None = None) -> tuple[QuorumController, ManualRaft]:
-    raft = ManualRaft()
-    raft.entries.append(LogEntry(0, 1, b"", control=True))  # the epoch-start entry
-    linger = {} if linger_ms is None else {"controller.quorum.append.linger.ms": str(linger_ms)}
-    controller = QuorumController(load_config(ControllerConfig, {**CONFIG, **linger}), raft, clock=lambda: 0)
-    controller.handle_leader_change(1, 1, 0)
-    controller.handle_high_watermark(1)
-    assert controller.active
-    controller.start()
-    return controller, raft
 
 
 async def until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
