@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +67,7 @@ async def run_controller_workload(call: Call, high_watermark: HighWatermark, wor
         if response.error_code or response.topics[0].error_code:
             raise WriteFailed(f"creation of bench-{index}: {response}")
 
-    async def in_flight(write: Callable[[int], Awaitable[Any]], items: Iterable[int], count: int) -> dict[str, float]:
+    async def in_flight(write: Callable[[int], Awaitable[Any]], items: range) -> dict[str, float]:
         queue = iter(items)
 
         async def worker() -> None:
@@ -80,9 +80,9 @@ async def run_controller_workload(call: Call, high_watermark: HighWatermark, wor
         elapsed = time.monotonic() - started
         entries = await high_watermark() - before
         return {
-            "writes_per_s": round(count / elapsed, 1),
+            "writes_per_s": round(len(items) / elapsed, 1),
             "entries_per_s": round(entries / elapsed, 1),
-            "entries_per_write": round(entries / count, 2),
+            "entries_per_write": round(entries / len(items), 2),
         }
 
     sequential = LatencyStats()
@@ -96,9 +96,9 @@ async def run_controller_workload(call: Call, high_watermark: HighWatermark, wor
         )
         while (await call("BrokerHeartbeat", heartbeat)).is_fenced:
             pass
-    creations = await in_flight(create_topic, range(workload.topic_creations), workload.topic_creations)
+    creations = await in_flight(create_topic, range(workload.topic_creations))
     first = FIRST_MEASURED_BROKER_ID
-    registrations = await in_flight(register, range(first, first + workload.registrations), workload.registrations)
+    registrations = await in_flight(register, range(first, first + workload.registrations))
     summary = sequential.summary()
     return {
         "outstanding": workload.outstanding,
