@@ -96,7 +96,10 @@ def measure(ports: list[int], entries: int = 5000, outstanding: int = 64) -> dic
             for process in processes:
                 if process.poll() is not None:
                     assert process.stdout is not None
-                    return json.loads(process.stdout.read().strip().splitlines()[-1])
+                    lines = process.stdout.read().strip().splitlines()
+                    if process.returncode != 0 or not lines:
+                        raise RuntimeError(f"a pysyncobj node exited with {process.returncode} and no report")
+                    return json.loads(lines[-1])
             time.sleep(0.05)
         raise TimeoutError("no pysyncobj node finished the workload in 300 s")
     finally:
