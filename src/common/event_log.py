@@ -6,12 +6,13 @@ Configured once per process by its `__main__`. Every line has `ts` (UTC, microse
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,11 +34,6 @@ def _utc_second(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
-def _add_timestamp(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
-    event_dict.setdefault("ts", utc_timestamp())
-    return event_dict
-
-
 def _json_default(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.hex()
@@ -50,24 +46,75 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
+_JSON = json.JSONEncoder(default=_json_default, separators=(",", ":"))  # built once: json.dumps builds one a call
+_FIXED = ("ts", "node", "level", "event")
+
+
 def render_json_line(event_dict: dict[str, Any]) -> str:
     """One event as its JSON line, with the fixed fields first."""
-    ordered = {key: event_dict[key] for key in ("ts", "node", "level", "event") if key in event_dict}
+    ordered = {key: event_dict[key] for key in _FIXED if key in event_dict}
     ordered.update((key, value) for key, value in event_dict.items() if key not in ordered)
-    return json.dumps(ordered, default=_json_default, separators=(",", ":"))
+    return _JSON.encode(ordered)
 
 
-class _JsonFileTee:
-    """A processor that appends the JSON line to the event file and passes the event on to stderr."""
+class _EventWriter:
+    """The one structlog processor: stamps `ts`, `node` and `level`, appends the JSON line to the event file and
+    writes the readable line to stderr. Each event is written at once, unbuffered (a killed process loses none),
+    except inside `events_written_together`."""
 
-    def __init__(self, stream: IO[str] | None) -> None:
+    def __init__(self, node: str, stream: IO[bytes] | None, stderr: IO[str] | None) -> None:
+        self.node = node
         self.stream = stream
+        self.stderr = stderr
+        self.holding = 0  # nesting depth of events_written_together
+        self.json_lines: list[str] = []
+        self.readable_lines: list[str] = []
 
-    def __call__(self, _logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    def __call__(self, _logger: Any, method: str, event_dict: dict[str, Any]) -> str:
+        if "exc_info" in event_dict:
+            event_dict = structlog.processors.format_exc_info(_logger, method, event_dict)
+        ordered = {
+            "ts": event_dict.pop("ts", None) or utc_timestamp(),
+            "node": event_dict.pop("node", self.node),
+            "level": method,  # the filtering logger calls its processors with the level's name
+            "event": event_dict.pop("event", None),
+        }
+        ordered.update(event_dict)
         if self.stream is not None:
-            self.stream.write(render_json_line(event_dict) + "\n")
-            self.stream.flush()
-        return event_dict
+            self.json_lines.append(_JSON.encode(ordered) + "\n")
+        if self.stderr is not None:
+            self.readable_lines.append(render_readable_line(ordered) + "\n")
+        if not self.holding:
+            self.write()
+        return ""
+
+    def write(self) -> None:
+        if self.json_lines:
+            assert self.stream is not None
+            self.stream.write("".join(self.json_lines).encode())
+            self.json_lines.clear()
+        if self.readable_lines:
+            assert self.stderr is not None
+            self.stderr.write("".join(self.readable_lines))
+            self.readable_lines.clear()
+
+
+@contextlib.contextmanager
+def events_written_together() -> Iterator[None]:
+    """The events logged inside reach each output in one write when the block ends, not one write each: for a
+    synchronous burst, such as the metadata records of one commit replayed on every controller, where the writes
+    (two a record, on three controllers) cost more than the rest of the replay. The block must not let anything
+    the events describe be seen outside the process before it ends."""
+    writers = [p for p in structlog.get_config()["processors"] if isinstance(p, _EventWriter)]
+    for writer in writers:
+        writer.holding += 1
+    try:
+        yield
+    finally:
+        for writer in writers:
+            writer.holding -= 1
+            if not writer.holding:
+                writer.write()
 
 
 def configure_event_log(
@@ -79,45 +126,34 @@ def configure_event_log(
 ) -> Path | None:
     """Configure structlog for this process; returns the JSON-lines file path (None without a directory)."""
     path: Path | None = None
-    stream: IO[str] | None = None
+    stream: IO[bytes] | None = None
     if events_dir is not None:
         events_dir.mkdir(parents=True, exist_ok=True)
         path = events_dir / f"{node}.jsonl"
-        stream = path.open("a", encoding="utf-8", buffering=1)
-    processors: list[Any] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.processors.add_log_level,
-        _add_timestamp,
-        _bind_node(node),
-        structlog.processors.format_exc_info,
-        _JsonFileTee(stream),
-    ]
-    if console:
-        processors.append(render_readable_line)
-        factory: Any = structlog.PrintLoggerFactory(stderr or _CurrentStderr())
-    else:
-        processors.append(_drop)
-        factory = structlog.ReturnLoggerFactory()
+        stream = path.open("ab", buffering=0)
     structlog.configure(
-        processors=processors,
+        processors=[_EventWriter(node, stream, (stderr or _CurrentStderr()) if console else None)],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS[level]),
-        logger_factory=factory,
+        logger_factory=structlog.ReturnLoggerFactory(),  # the writer has written the event: nothing left to log
         cache_logger_on_first_use=True,
     )
     return path
 
 
-_FIRST = ("ts", "level", "event")
+_COLUMNS = ("ts", "level", "event")
 
 
-def render_readable_line(_logger: Any, _method: str, event_dict: dict[str, Any]) -> str:
-    """The stderr line: time, level and event in columns, then the fields sorted as `key=value` (strings bare).
-    structlog's ConsoleRenderer does the same at several times the cost, paid on every event of every process."""
+def render_readable_line(event_dict: dict[str, Any]) -> str:
+    """The stderr line: time, level and event in columns, then the fields in their order as `key=value` (strings
+    bare). structlog's ConsoleRenderer does the same at several times the cost, paid on every event of every
+    process."""
     exception = event_dict.pop("exception", None)
     fields = " ".join(
-        f"{key}={value}" if isinstance(value, str) else f"{key}={value!r}"
-        for key, value in sorted(event_dict.items())
-        if key not in _FIRST
+        [
+            f"{key}={value}" if isinstance(value, str) else f"{key}={value!r}"
+            for key, value in event_dict.items()
+            if key not in _COLUMNS
+        ]
     )
     line = f"{event_dict.get('ts', '')} [{event_dict.get('level', ''):<7}] {event_dict.get('event', ''):<30} {fields}"
     return line if exception is None else f"{line}\n{exception}"
@@ -131,15 +167,3 @@ class _CurrentStderr:
 
     def flush(self) -> None:
         sys.stderr.flush()
-
-
-def _bind_node(node: str) -> Any:
-    def processor(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
-        event_dict.setdefault("node", node)
-        return event_dict
-
-    return processor
-
-
-def _drop(_logger: Any, _method: str, _event_dict: dict[str, Any]) -> str:
-    raise structlog.DropEvent

@@ -15,12 +15,14 @@ import asyncio
 import random
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import structlog
 
 from common.clock import monotonic_ms
 from common.errors import ErrorCode, KafkaError
+from common.event_log import events_written_together
 from common.purgatory import Purgatory
 from kraft_controller.config import ControllerConfig
 from kraft_controller.control.control_config import ControlConfig
@@ -34,7 +36,7 @@ from kraft_controller.raft.messages import LogEntry
 
 R = TypeVar("R")
 TICK_INTERVAL_MS = 100
-COMMIT_TIMEOUT_S = 10.0
+COMMIT_TIMEOUT_MS = 10_000
 MAX_RECORDS_PER_APPEND = 1024  # an accumulated batch this big is appended without waiting out the linger
 
 
@@ -79,8 +81,9 @@ class QuorumController:
         self._active_epoch: int | None = None
         self._activation_offset: int | None = None  # replaying up to here makes this leader active
         self._pending_epoch: int | None = None
-        # (last offset, waiter) in append order, so offsets rise: the ready ones are always at the front.
-        self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
+        # Appended writes awaiting their commit, in append order: offsets and deadlines rise, the ready and the
+        # timed-out ones are always at the front.
+        self._waiters: deque[_CommitWaiter] = deque()
         # Generated writes waiting for the append linger: (result, offset of its first record, caller).
         self._accumulated: list[tuple[ControllerResult[Any], int, asyncio.Future[Any]]] = []
         self._accumulated_records = 0
@@ -115,21 +118,25 @@ class QuorumController:
     # ---- Raft listener ----
 
     def handle_commit(self, entries: Sequence[LogEntry]) -> None:
-        """Replay committed metadata records in order (every controller, active or not)."""
-        for entry in entries:
-            if entry.offset <= self.replayed_offset:
-                continue
-            try:
-                record = decode_record(entry.data)
-            except RecordDecodeError as error:
-                self._log.error("metadata_record_undecodable", offset=entry.offset, error=str(error))
+        """Replay committed metadata records in order (every controller, active or not). Their events are
+        written before any waiter is answered."""
+        with events_written_together():
+            for entry in entries:
+                if entry.offset <= self.replayed_offset:
+                    continue
+                record = self.state.proposed_record(entry.offset)
+                if record is None:
+                    try:
+                        record = decode_record(entry.data)
+                    except RecordDecodeError as error:
+                        self._log.error("metadata_record_undecodable", offset=entry.offset, error=str(error))
+                        self.replayed_offset = entry.offset
+                        continue
+                self.state.replay(record, entry.offset)
+                event, fields = describe_record_event(record, self.state.committed)
+                self._log.info(event, offset=entry.offset, **fields)
                 self.replayed_offset = entry.offset
-                continue
-            self.state.replay(record, entry.offset)
-            event, fields = describe_record_event(record, self.state.committed)
-            self._log.info(event, offset=entry.offset, **fields)
-            self.replayed_offset = entry.offset
-            self._bytes_since_snapshot += len(entry.data)
+                self._bytes_since_snapshot += len(entry.data)
         self._advance(self.replayed_offset)
         # metadata.log.max.record.bytes.between.snapshots: bound the log (and a lagging replica's catch-up).
         if self._bytes_since_snapshot >= self.config.metadata_max_records_between_snapshots:
@@ -150,9 +157,9 @@ class QuorumController:
             self._activation_offset = epoch_start_offset
             self._pending_epoch = epoch
             self._advance(self.replayed_offset)
-        for _offset, waiter in self._waiters:
-            if not waiter.done():
-                waiter.set_exception(self.not_controller())
+        for waiter in self._waiters:
+            if not waiter.caller.done():
+                waiter.caller.set_exception(self.not_controller())
         self._waiters.clear()
         for _result, _offset, done in self._accumulated:  # generated, never appended
             if not done.done():
@@ -178,10 +185,10 @@ class QuorumController:
             self._activation_offset = None
             self.state.on_become_active(self.clock())
             self._log.info("controller_activated", epoch=self._active_epoch, replayed_offset=self.replayed_offset)
-        while self._waiters and self._waiters[0][0] <= self.replayed_offset:
-            _offset, waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
+        while self._waiters and self._waiters[0].last_offset <= self.replayed_offset:
+            waiter = self._waiters.popleft()
+            if not waiter.caller.done():
+                waiter.caller.set_result(waiter.result.response_at(waiter.base_offset))
 
     # ---- the event queue ----
 
@@ -266,33 +273,28 @@ class QuorumController:
                     done.set_exception(failure)
             return
         assert base_offset == batch[0][1], f"Raft appended at {base_offset}, expected {batch[0][1]}"
-        for result, offset, done in batch:
-            self._answer_on_commit(result, offset, done)
-
-    def _answer_on_commit(self, result: ControllerResult[Any], base_offset: int, done: asyncio.Future[Any]) -> None:
-        """Answer once the last record is replayed; NOT_CONTROLLER on a leadership change, or a timeout."""
-        last = base_offset + len(result.records) - 1
-        # Registered now, not in a later task: a leadership change right after the append must find it.
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append((last, waiter))
+        # Registered now, not in a later task: a leadership change right after the append must find them. Each
+        # caller is answered on commit (in `_advance`), with NOT_CONTROLLER on a leadership change, or times out.
+        deadline = self.clock() + COMMIT_TIMEOUT_MS
+        self._waiters.extend(
+            _CommitWaiter(offset + len(result.records) - 1, offset, result, done, deadline)
+            for result, offset, done in batch
+        )
         self._advance(self.replayed_offset)
-        timer = asyncio.get_running_loop().call_later(COMMIT_TIMEOUT_S, _time_out, waiter, last)
 
-        def answer(waiter: asyncio.Future[None]) -> None:
-            timer.cancel()
-            if done.done():
-                return
-            error = waiter.exception()
-            if error is not None:
-                done.set_exception(error)
-            else:
-                done.set_result(result.response_at(base_offset))
-
-        waiter.add_done_callback(answer)
+    def _time_out_waiters(self, now_ms: int) -> None:
+        """REQUEST_TIMED_OUT to callers whose records did not commit in COMMIT_TIMEOUT_MS: one check a tick, not
+        a timer a write."""
+        while self._waiters and self._waiters[0].deadline_ms <= now_ms:
+            waiter = self._waiters.popleft()
+            if not waiter.caller.done():
+                message = f"offset {waiter.last_offset} did not commit"
+                waiter.caller.set_exception(KafkaError(ErrorCode.REQUEST_TIMED_OUT, message))
 
     async def _run_ticks(self) -> None:
         while True:
             await asyncio.sleep(TICK_INTERVAL_MS / 1000)
+            self._time_out_waiters(self.clock())
             if not self.active:
                 continue
             try:
@@ -301,6 +303,12 @@ class QuorumController:
                 pass  # lost leadership between the check and the queue: the next leader ticks
 
 
-def _time_out(waiter: asyncio.Future[None], offset: int) -> None:
-    if not waiter.done():
-        waiter.set_exception(KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"offset {offset} did not commit"))
+@dataclass(slots=True)
+class _CommitWaiter:
+    """A caller whose write was appended: answered once `last_offset` is replayed."""
+
+    last_offset: int
+    base_offset: int  # of the write's first record (a registration's broker epoch is its record's offset)
+    result: ControllerResult[Any]
+    caller: asyncio.Future[Any]
+    deadline_ms: int

@@ -11,6 +11,7 @@ it is liveness, not metadata, and is never in the log.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Sequence
 
 from kraft_controller.control import cluster_control, replication_control
@@ -43,6 +44,8 @@ class ControllerStateMachine:
         self.committed = image if image is not None else MetadataImage()
         self.image = self.committed
         self._proposed_end = -1  # the last offset applied to `image` ahead of its commit
+        # (offset, record, image after it) of each proposed record awaiting its commit, in offset order.
+        self._proposed: deque[tuple[int, Record, MetadataImage]] = deque()
         self.heartbeats = HeartbeatManager(config.session_timeout_ms)
 
     # ---- requests: generate records + response ----
@@ -80,8 +83,19 @@ class ControllerStateMachine:
 
     # ---- committed state ----
 
+    def proposed_record(self, offset: int) -> Record | None:
+        """The record this active controller proposed at `offset` and has not seen commit: its commit is replayed
+        from it, with no decoding."""
+        return self._proposed[0][1] if self._proposed and self._proposed[0][0] == offset else None
+
     def replay(self, record: Record, offset: int) -> None:
-        self.committed = self.committed.replay(record, offset)
+        if self._proposed and self._proposed[0][1] is record and self._proposed[0][0] == offset:
+            # The record proposed here, committed: the image after it was built when it was proposed, from the
+            # same records at the same offsets (a leadership change would have dropped it). Replaying it again
+            # cost the active controller a second image per record.
+            self.committed = self._proposed.popleft()[2]
+        else:
+            self.committed = self.committed.replay(record, offset)
         if offset >= self._proposed_end:  # nothing proposed beyond it: the generation image is the committed one
             self.image = self.committed
             self._proposed_end = -1
@@ -89,19 +103,22 @@ class ControllerStateMachine:
     def load_snapshot(self, records: Iterable[Record], last_offset: int) -> None:
         self.committed = self.image = MetadataImage.from_records(records, last_offset)
         self._proposed_end = -1
+        self._proposed.clear()
 
     # ---- proposed, not yet committed (the active controller only) ----
 
     def apply_proposed(self, records: Sequence[Record], base_offset: int) -> None:
         """Records appended to the Raft log at `base_offset`: later requests are generated as if they committed."""
-        for index, record in enumerate(records):
-            self.image = self.image.replay(record, base_offset + index)
+        for offset, record in enumerate(records, base_offset):
+            self.image = self.image.replay(record, offset)
+            self._proposed.append((offset, record, self.image))
         self._proposed_end = max(self._proposed_end, base_offset + len(records) - 1)
 
     def revert_to_committed(self) -> None:
         """Leadership changed: proposals not yet committed may be truncated, so generate from committed state."""
         self.image = self.committed
         self._proposed_end = -1
+        self._proposed.clear()
 
     def on_become_active(self, now_ms: int) -> None:
         """A new active controller has no liveness history: give every registered broker a fresh session."""

@@ -746,7 +746,11 @@ class RaftNode:
         if response.diverging_epoch is not None:
             return effects + self._truncate_to_diverging(response.diverging_epoch) + self._send_fetch(now_ms)
         if not response.entries:
-            return effects + self._set_high_watermark(min(response.high_watermark, self.log_end_offset))
+            # Fetch again at once, as Kafka's followers do: the leader parks an empty fetch until it has entries
+            # or a new high watermark (up to the fetch max wait). An answer that only moved the high watermark
+            # came right after a commit, and the leader's next append would wait for this follower's next tick.
+            effects += self._set_high_watermark(min(response.high_watermark, self.log_end_offset))
+            return effects + self._send_fetch(now_ms)
         if response.entries[0].offset != self.log_end_offset:
             return effects  # a stale response; the next fetch asks again
         self.entries.extend(response.entries)

@@ -95,6 +95,8 @@ class RaftDriver:
         self._channels: list[grpc.aio.Channel] = []
         self._changes = 0  # counts moves of the entries or the HWM: a long poll re-reads when it changed
         self._parked = Purgatory()  # long polls waiting for the next change
+        self._untold: list[InstallSnapshot | CommitAdvanced | LeaderChanged] = []  # for the listeners, in order
+        self._telling = False  # _tell_untold is scheduled
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ticker: asyncio.Task[None] | None = None
         self._log = structlog.get_logger()
@@ -183,6 +185,27 @@ class RaftDriver:
                 case InstallSnapshot():
                     self.file_log.save_snapshot(effect.snapshot_id, effect.data)
                     self.file_log.reset_to(effect.snapshot_id.end_offset)
+                    self._untold.append(effect)
+                case CommitAdvanced():
+                    self._untold.append(effect)
+                    self._notify_change()
+                case LeaderChanged():
+                    self._untold.append(effect)
+                    self._notify_change()
+                case Send():
+                    self._spawn(self._send(effect.destination, effect.request))
+        if self._untold and not self._telling:
+            # The listeners hear in order, in a later callback than the tasks spawned above send their requests
+            # in: a follower's next fetch leaves before it replays what the last one committed. The controller's
+            # replay of a commit takes a millisecond or more, which the leader's next append waited out.
+            self._telling = True
+            asyncio.get_running_loop().call_soon(self._tell_untold)
+
+    def _tell_untold(self) -> None:
+        untold, self._untold, self._telling = self._untold, [], False
+        for effect in untold:
+            match effect:
+                case InstallSnapshot():
                     for listener in self.listeners:
                         listener.handle_snapshot(effect.data, effect.snapshot_id.end_offset)
                 case CommitAdvanced():
@@ -191,13 +214,9 @@ class RaftDriver:
                         if data_entries:
                             listener.handle_commit(data_entries)
                         listener.handle_high_watermark(effect.high_watermark)
-                    self._notify_change()
                 case LeaderChanged():
                     for listener in self.listeners:
                         listener.handle_leader_change(effect.epoch, effect.leader_id, effect.epoch_start_offset)
-                    self._notify_change()
-                case Send():
-                    self._spawn(self._send(effect.destination, effect.request))
 
     def _notify_change(self) -> None:
         self._changes += 1

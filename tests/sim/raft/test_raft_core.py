@@ -255,17 +255,22 @@ def test_successful_fetches_keep_the_follower_following() -> None:
     leader = node(1)
     elect(leader, 1000)
     follower = node(2, 1000, **{"epoch": 1, "leader_id": 1})
-    now = 1000
+    now, parked = 1000, []
     while now < 10_000:
-        pending = sends(follower.tick(now))
-        while pending:  # a response with entries makes the follower fetch again at once
-            response, _ = leader.handle_request(2, pending.pop().request, now)
+        # The fetch parked at the last step is answered now (its max wait passed); the follower fetches again at
+        # once after every answer, and a fetch with nothing new is parked again.
+        pending, parked = parked + sends(follower.tick(now)), []
+        while pending:
+            send = pending.pop()
+            response, _ = leader.handle_request(2, send.request, now)
             pending += sends(follower.handle_response(1, response, now))
+            if isinstance(response, FetchResponse) and not response.entries:
+                parked, pending = pending, []
         now += 100
     assert follower.role == Follower(1) and follower.log_end_offset == 1
 
 
-def test_a_follower_fetches_again_at_once_after_entries_but_waits_after_an_empty_answer() -> None:
+def test_a_follower_fetches_again_at_once_after_entries_and_after_an_empty_answer() -> None:
     leader = node(1)
     elect(leader, 1000)
     follower = node(2, 1000, **{"epoch": 1, "leader_id": 1})
@@ -274,7 +279,10 @@ def test_a_follower_fetches_again_at_once_after_entries_but_waits_after_an_empty
     (again,) = sends(follower.handle_response(1, response, 1000))  # the epoch-start entry arrived
     assert again.request.fetch_offset == 1
     response, _ = leader.handle_request(2, again.request, 1001)
-    assert sends(follower.handle_response(1, response, 1001)) == []  # nothing new: the next tick fetches
+    assert isinstance(response, FetchResponse) and not response.entries and response.high_watermark == 1
+    # Nothing new but the high watermark (the shell parks such a fetch until a change): fetch again at once.
+    (third,) = sends(follower.handle_response(1, response, 1001))
+    assert third.request.fetch_offset == 1 and follower.high_watermark == 1
 
 
 def test_a_restarted_leader_does_not_lead_its_old_epoch_again() -> None:

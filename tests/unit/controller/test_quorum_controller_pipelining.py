@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from manual_raft import active_controller
 
-from common.errors import ErrorCode
+from common.errors import ErrorCode, KafkaError
 from kraft_controller.control.requests import (
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
@@ -16,7 +16,8 @@ from kraft_controller.control.requests import (
     CreateTopicsRequest,
     ReplicaAssignment,
 )
-from kraft_controller.metadata.records import Endpoint
+from kraft_controller.metadata.image import MetadataImage
+from kraft_controller.metadata.records import Endpoint, decode_record
 from kraft_controller.quorum_controller import NotControllerError, QuorumController
 
 
@@ -133,5 +134,45 @@ async def test_a_batch_started_behind_an_uncommitted_append_is_appended_when_its
         controller.handle_commit(raft.entries[1:])
         controller.handle_high_watermark(len(raft.entries))
         assert [(await asyncio.wait_for(w, 1)).broker_epoch for w in writes] == [1, 2, 3]
+    finally:
+        await controller.stop()
+
+
+async def test_a_write_that_never_commits_times_out() -> None:
+    controller, raft = await active_controller()
+    now = [0]
+    controller.clock = lambda: now[0]
+    try:
+        registered = register(controller, 7)
+        await until(lambda: len(raft.entries) > 1, "the registration was appended")
+        assert not registered.done()
+        now[0] = 10_000  # the commit timeout (10 s) has passed: the next tick answers
+        await until(registered.done, "the caller was answered")
+        with pytest.raises(KafkaError) as raised:
+            registered.result()
+        assert raised.value.code == ErrorCode.REQUEST_TIMED_OUT
+        raft.commit(len(raft.entries))  # a late commit still replays; nobody is left to answer
+        assert controller.state.committed.broker(7) is not None
+    finally:
+        await controller.stop()
+
+
+async def test_the_active_controller_commits_its_proposals_to_the_image_a_follower_replays_from_the_log() -> None:
+    controller, raft = await active_controller()
+    try:
+        writes = [register(controller, broker_id) for broker_id in (7, 8, 9)]
+        await until(lambda: len(raft.entries) == 4, "the registrations were appended")
+        writes += [heartbeat(controller, broker_id, epoch) for broker_id, epoch in ((7, 1), (8, 2))]
+        writes += [create(controller, "t", 7), create(controller, "u", 8)]
+        await until(lambda: len(raft.entries) > 4, "the unfencings and creations were appended")
+        raft.commit(2)  # part of the first append, then the rest: the image is adopted record by record
+        raft.commit(len(raft.entries))
+        await asyncio.wait_for(asyncio.gather(*writes), 1)
+        follower = MetadataImage()
+        for entry in raft.entries:
+            if not entry.control:
+                follower = follower.replay(decode_record(entry.data), entry.offset)
+        assert controller.state.committed == follower
+        assert controller.state.image is controller.state.committed
     finally:
         await controller.stop()
