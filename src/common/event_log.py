@@ -102,9 +102,9 @@ class _EventWriter:
 @contextlib.contextmanager
 def events_written_together() -> Iterator[None]:
     """The events logged inside reach each output in one write when the block ends, not one write each: for a
-    synchronous burst, such as the metadata records of one commit replayed on every controller, where the writes
-    (two a record, on three controllers) cost more than the rest of the replay. The block must not let anything
-    the events describe be seen outside the process before it ends."""
+    synchronous burst, such as the metadata records of one commit, which every controller replays and logs (the two
+    writes were more than half of an event's cost in a loaded controller). Nothing the events describe may be seen
+    outside the process before the block ends."""
     writers = [p for p in structlog.get_config()["processors"] if isinstance(p, _EventWriter)]
     for writer in writers:
         writer.holding += 1
