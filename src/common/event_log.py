@@ -163,7 +163,4 @@ class _CurrentStderr:
     """Whatever sys.stderr is at write time (it may be replaced after configuration, e.g. by test capture)."""
 
     def write(self, text: str) -> int:
-        return sys.stderr.write(text)
-
-    def flush(self) -> None:
-        sys.stderr.flush()
+        return sys.stderr.write(text)  # line-buffered: each write of whole lines reaches the fd at once

@@ -43,8 +43,7 @@ class ControllerStateMachine:
         self.rng = rng  # topic ids and replica placement; injected so simulations are seeded
         self.committed = image if image is not None else MetadataImage()
         self.image = self.committed
-        self._proposed_end = -1  # the last offset applied to `image` ahead of its commit
-        # (offset, record, image after it) of each proposed record awaiting its commit, in offset order.
+        # (offset, record, image after it) of each record applied to `image` ahead of its commit, in offset order.
         self._proposed: deque[tuple[int, Record, MetadataImage]] = deque()
         self.heartbeats = HeartbeatManager(config.session_timeout_ms)
 
@@ -96,13 +95,13 @@ class ControllerStateMachine:
             self.committed = self._proposed.popleft()[2]
         else:
             self.committed = self.committed.replay(record, offset)
-        if offset >= self._proposed_end:  # nothing proposed beyond it: the generation image is the committed one
+        if not self._proposed or offset >= self._proposed[-1][0]:
+            # Nothing proposed beyond it: the generation image is the committed one.
             self.image = self.committed
-            self._proposed_end = -1
+            self._proposed.clear()
 
     def load_snapshot(self, records: Iterable[Record], last_offset: int) -> None:
         self.committed = self.image = MetadataImage.from_records(records, last_offset)
-        self._proposed_end = -1
         self._proposed.clear()
 
     # ---- proposed, not yet committed (the active controller only) ----
@@ -112,12 +111,10 @@ class ControllerStateMachine:
         for offset, record in enumerate(records, base_offset):
             self.image = self.image.replay(record, offset)
             self._proposed.append((offset, record, self.image))
-        self._proposed_end = max(self._proposed_end, base_offset + len(records) - 1)
 
     def revert_to_committed(self) -> None:
         """Leadership changed: proposals not yet committed may be truncated, so generate from committed state."""
         self.image = self.committed
-        self._proposed_end = -1
         self._proposed.clear()
 
     def on_become_active(self, now_ms: int) -> None:

@@ -96,7 +96,6 @@ class RaftDriver:
         self._changes = 0  # counts moves of the entries or the HWM: a long poll re-reads when it changed
         self._parked = Purgatory()  # long polls waiting for the next change
         self._untold: list[InstallSnapshot | CommitAdvanced | LeaderChanged] = []  # for the listeners, in order
-        self._telling = False  # _tell_untold is scheduled
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ticker: asyncio.Task[None] | None = None
         self._log = structlog.get_logger()
@@ -171,6 +170,7 @@ class RaftDriver:
     # ---- effects ----
 
     def _apply(self, effects: Sequence[Effect]) -> None:
+        already_untold = bool(self._untold)
         for effect in effects:
             match effect:
                 case PersistQuorumState():
@@ -194,15 +194,14 @@ class RaftDriver:
                     self._notify_change()
                 case Send():
                     self._spawn(self._send(effect.destination, effect.request))
-        if self._untold and not self._telling:
+        if self._untold and not already_untold:  # while any are untold, _tell_untold is scheduled
             # The listeners hear in order, in a later callback than the tasks spawned above send their requests
             # in: a follower's next fetch leaves before it replays what the last one committed. The controller's
             # replay of a commit takes a millisecond or more, which the leader's next append waited out.
-            self._telling = True
             asyncio.get_running_loop().call_soon(self._tell_untold)
 
     def _tell_untold(self) -> None:
-        untold, self._untold, self._telling = self._untold, [], False
+        untold, self._untold = self._untold, []
         for effect in untold:
             match effect:
                 case InstallSnapshot():
