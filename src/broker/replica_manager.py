@@ -342,9 +342,9 @@ class ReplicaManager:
             return
         self._spawn(self._alter_partition(replica, proposal))
 
-    def release_alter_partition(self) -> int:
+    def release_alter_partition(self, keep_holding: bool = False) -> int:
         held, self.held = self.held, []
-        self.hold_alter_partition = False
+        self.hold_alter_partition = keep_holding
         for replica, proposal in held:
             self._spawn(self._alter_partition(replica, proposal))
         return len(held)

@@ -391,7 +391,7 @@ class FaultService(fault_pb2_grpc.FaultServicer):
         return fault_pb2.HoldAlterPartitionResponse(error_code=ErrorCode.NONE)
 
     async def ReleaseAlterPartition(self, request: Any, context: Any) -> fault_pb2.ReleaseAlterPartitionResponse:
-        released = self.manager.release_alter_partition()
+        released = self.manager.release_alter_partition(request.keep_holding)
         return fault_pb2.ReleaseAlterPartitionResponse(error_code=ErrorCode.NONE, released_requests=released)
 
     async def DescribeState(self, request: Any, context: Any) -> fault_pb2.DescribeStateResponse:

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, NoReturn, TypeVar
 
+from common.garbage_collection import tune_garbage_collector
+
 Handler = Callable[[argparse.Namespace], int]
 T = TypeVar("T")
 
@@ -28,9 +30,11 @@ def not_built(command: str, issue: int) -> Handler:
 
 
 def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine on uvloop (DESIGN.md: uvloop everywhere, installed only by entry points)."""
+    """Run a command's coroutine on uvloop (DESIGN.md: uvloop everywhere, installed only by entry points), with the
+    garbage collector set for a long-running process."""
     import uvloop
 
+    tune_garbage_collector()
     return uvloop.run(main)
 
 

@@ -126,9 +126,11 @@ class Faults:
             raise ClusterError(f"{spec.label}: {response.error_message}")
         record_fault(self.cluster, "hold-alter-partition", spec)
 
-    def release_alter_partition(self, node_id: int) -> int:
+    def release_alter_partition(self, node_id: int, keep_holding: bool = False) -> int:
+        """Send the broker's held AlterPartition requests; with `keep_holding` it holds the ones it proposes next."""
         spec = self._broker(node_id)
-        response = self._fault_stub(spec).ReleaseAlterPartition(fault_pb2.ReleaseAlterPartitionRequest(), timeout=5)
+        request = fault_pb2.ReleaseAlterPartitionRequest(keep_holding=keep_holding)
+        response = self._fault_stub(spec).ReleaseAlterPartition(request, timeout=5)
         if response.error_code:
             raise ClusterError(f"{spec.label}: {response.error_message}")
         record_fault(self.cluster, "release-alter-partition", spec, released=response.released_requests)

@@ -20,8 +20,10 @@ class HoldAlterPartitionResponse(_message.Message):
     def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ...) -> None: ...
 
 class ReleaseAlterPartitionRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("keep_holding",)
+    KEEP_HOLDING_FIELD_NUMBER: _ClassVar[int]
+    keep_holding: bool
+    def __init__(self, keep_holding: _Optional[bool] = ...) -> None: ...
 
 class ReleaseAlterPartitionResponse(_message.Message):
     __slots__ = ("error_code", "error_message", "released_requests")

@@ -1,7 +1,11 @@
 """The Raft shell: owns the pure RaftNode, its file log, timers and gRPC transport.
 
 Effects of one core call run in order, so persistence (fsync of the quorum state and log) happens before any
-request or response leaves this process. A Fetch that finds nothing new is parked (long poll) until entries are
+request or response leaves this process, with one exception, as in Kafka, whose Raft I/O thread is not its
+controller's: the leader's appends are fsynced in a worker thread while its loop goes on (sending them to the
+followers among other things), and a Fetch reaches the core only once every append made before it arrived is
+durable, so the leader's high watermark never counts its own unflushed entries (Raft's majority includes the
+leader). A Fetch that finds nothing new is parked (long poll) until entries are
 appended, the high watermark moves, or its max wait passes. Used by controllers (voters) and by brokers, which
 follow the metadata log as observers and keep their own copy on disk.
 """
@@ -98,6 +102,10 @@ class RaftDriver:
         self._untold: list[InstallSnapshot | CommitAdvanced | LeaderChanged] = []  # for the listeners, in order
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ticker: asyncio.Task[None] | None = None
+        self._unflushed = False  # the leader appended since its worker's fsync began (or none is under way)
+        self._flushing = False
+        self._durable = asyncio.Event()  # set while every append is fsynced: Fetches wait for it
+        self._durable.set()
         self._log = structlog.get_logger()
 
     # ---- lifecycle ----
@@ -176,10 +184,17 @@ class RaftDriver:
                 case PersistQuorumState():
                     self.file_log.save_quorum_state(QuorumState(effect.epoch, effect.voted_for, effect.leader_id))
                 case AppendToLog():
-                    self.file_log.append(effect.entries, self.clock())
+                    # A lone voter's append commits at once: it must be durable before anything else happens.
+                    in_background = self.core.is_leader and len(self.core.voters) > 1
+                    self.file_log.append(effect.entries, self.clock(), flush=not in_background)
+                    if in_background:
+                        self._flush_in_background()
+                    else:
+                        self._flushed_everything()
                     self._notify_change()
                 case TruncateLog():
                     self.file_log.truncate(effect.end_offset, "raft diverging epoch")
+                    self._flushed_everything()
                 case SaveSnapshot():
                     self.file_log.save_snapshot(effect.snapshot_id, effect.data)
                 case InstallSnapshot():
@@ -216,6 +231,39 @@ class RaftDriver:
                 case LeaderChanged():
                     for listener in self.listeners:
                         listener.handle_leader_change(effect.epoch, effect.leader_id, effect.epoch_start_offset)
+
+    def _flush_in_background(self) -> None:
+        self._unflushed = True
+        self._durable.clear()
+        if not self._flushing:
+            self._flushing = True
+            self._spawn(self._flush_appends())
+
+    async def _flush_appends(self) -> None:
+        """fsync in a worker thread until no append is left unflushed. On an I/O error Fetches keep waiting: the
+        leader hears no follower, loses its quorum and resigns (Kafka halts a controller whose metadata log
+        cannot be written)."""
+        try:
+            while self._unflushed:
+                self._unflushed = False
+                fsync, then = self.file_log.detached_fsync()
+                await self._run_fsync(fsync)
+                then()
+        except OSError as error:
+            self._unflushed = True
+            self._log.error("metadata_log_flush_failed", node_id=self.node_id, error=str(error))
+            return
+        finally:
+            self._flushing = False
+        self._durable.set()
+
+    async def _run_fsync(self, fsync: Callable[[], None]) -> None:
+        await asyncio.to_thread(fsync)
+
+    def _flushed_everything(self) -> None:
+        """The log was fsynced on this thread: every append so far is durable, the worker's too."""
+        self._unflushed = False
+        self._durable.set()
 
     def _notify_change(self) -> None:
         self._changes += 1
@@ -267,6 +315,10 @@ class RaftDriver:
     # ---- server side ----
 
     async def serve(self, sender: int, request: m.RaftRequest) -> m.RaftResponse:
+        if isinstance(request, m.FetchRequest) and not self._durable.is_set():
+            # Its offset may acknowledge appends this leader sent before fsyncing them. Once they are durable
+            # it can count: anything appended while it waited was sent after it arrived, so it acknowledges none.
+            await self._durable.wait()
         seen = self._changes
         response, effects = self.core.handle_request(sender, request, self.clock())
         self._apply(effects)

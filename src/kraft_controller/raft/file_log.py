@@ -11,7 +11,7 @@ Voters and observers (brokers keep a local copy) use the same class.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +39,7 @@ class RaftFileLog:
         self.directory = data_dir / METADATA_PARTITION_DIR
         config = LogConfig(segment_bytes=segment_bytes, max_message_bytes=max(segment_bytes, 1 << 20))
         self.log = PartitionLog.open(self.directory, config, now_ms)
+        self._writes = 0  # appends and truncations: a finished detached fsync checks none happened since it began
         self._quorum_path = self.directory / QUORUM_STATE_FILE
 
     # ---- quorum state ----
@@ -88,12 +89,34 @@ class RaftFileLog:
             offset = entries[-1].offset + 1 if entries else end
         return entries
 
-    def append(self, entries: Sequence[LogEntry], now_ms: int) -> None:
-        """Append and fsync (entries must continue the log exactly)."""
+    def append(self, entries: Sequence[LogEntry], now_ms: int, flush: bool = True) -> None:
+        """Append (entries must continue the log exactly) and fsync, unless `flush` is off: then a
+        `detached_fsync` makes it durable."""
         if not entries:
             return
         self.log.append_as_follower(b"".join(_batches(entries)), now_ms)
-        self.log.flush(now_ms)
+        self._writes += 1
+        if flush:
+            self.log.flush(now_ms)
+
+    def detached_fsync(self) -> tuple[Callable[[], None], Callable[[], None]]:
+        """(fsync, then): `fsync`, for another thread, makes every append made before this call durable (on
+        duplicated descriptors: it touches nothing of the log); `then`, back on the log's thread once it returned,
+        records the segments clean unless the log was written since."""
+        dirty = [segment for segment in self.log.segments if segment.dirty]
+        fsyncs = [segment.detached_fsync() for segment in dirty]
+        writes = self._writes
+
+        def fsync() -> None:
+            for run in fsyncs:
+                run()
+
+        def then() -> None:
+            if self._writes == writes:
+                for segment in dirty:
+                    segment.mark_clean()
+
+        return fsync, then
 
     def truncate(self, end_offset: int, reason: str) -> None:
         """Drop every entry at or after `end_offset` (a diverging follower)."""
@@ -104,6 +127,7 @@ class RaftFileLog:
         if end_offset > self.start_offset:
             cut_batch = next(iter_batches(self.log.read(end_offset, 1)))
             kept = self.entries_from(cut_batch.base_offset, end_offset)
+        self._writes += 1
         self.log.truncate_to(end_offset, reason)
         if kept:
             self.log.append_as_follower(b"".join(_batches(kept)), 0)
@@ -111,6 +135,7 @@ class RaftFileLog:
 
     def reset_to(self, start_offset: int) -> None:
         """Empty the log so it continues at `start_offset` (after installing a snapshot)."""
+        self._writes += 1
         self.log.truncate_fully_and_start_at(start_offset, "snapshot installed")
 
     # ---- snapshots ----

@@ -56,3 +56,21 @@ def test_entries_from_reads_from_inside_a_batch(log: RaftFileLog) -> None:
     log.append(entries(0, 10, 1), 0)
     assert log.entries_from(4) == entries(4, 6, 1)
     assert log.entries_from(4, 7) == entries(4, 3, 1)
+
+
+def test_a_detached_fsync_records_the_log_clean_only_if_nothing_was_written_since(log: RaftFileLog) -> None:
+    segment = log.log.active_segment
+    log.append(entries(0, 3, 1), 0, flush=False)
+    assert segment.dirty
+    fsync, then = log.detached_fsync()
+    fsync()
+    then()
+    assert not segment.dirty
+
+    log.append(entries(3, 2, 1), 0, flush=False)
+    fsync, then = log.detached_fsync()
+    log.append(entries(5, 1, 1), 0, flush=False)  # after the fsync was taken: not covered by it
+    fsync()
+    then()
+    assert segment.dirty
+    assert log.load_entries() == entries(0, 6, 1)
