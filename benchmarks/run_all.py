@@ -510,7 +510,7 @@ def print_table(results: dict[str, Any], out: str) -> None:
         baselines = [r[baseline_key] for r in rounds if r[baseline_key] is not None]
         row(f"  median of {len(rounds)} rounds, {name}", f"{statistics.median(r[value_key] for r in rounds):.0f}",
             f"pysyncobj {statistics.median(baselines):.0f} ({flight})" if baselines else "n/a",
-            statistics.median(ratios) if ratios else None, " ".join(f"{x:.2f}" for x in ratios))  # fmt: skip
+            statistics.median(ratios) if ratios else None, "  " + " ".join(f"{x:.2f}" for x in ratios))  # fmt: skip
     for raft, baseline in ((results["raft"], syncobj), (results["raft_wide"], wide)):
         syncobj_row(f"KRaft alone commits/s ({raft['outstanding']} in flight)", raft["commits_per_s"], baseline)
     syncobj_row("KRaft alone commit p50 ms (1 at a time)", results["raft"]["sequential_commit_latency"]["p50_ms"],

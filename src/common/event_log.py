@@ -12,7 +12,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -62,8 +62,9 @@ class _EventWriter:
     writes the readable line to stderr. Each event is written at once, unbuffered (a killed process loses none),
     except inside `events_written_together`."""
 
-    def __init__(self, node: str, stream: IO[bytes] | None, stderr: IO[str] | None) -> None:
+    def __init__(self, node: str, stream: IO[bytes] | None, stderr: IO[str] | None, min_level: int) -> None:
         self.node = node
+        self.min_level = min_level  # the filtering logger's: `log_events` applies it too
         self.stream = stream
         self.stderr = stderr
         self.holding = 0  # nesting depth of events_written_together
@@ -99,6 +100,31 @@ class _EventWriter:
             self.readable_lines.clear()
 
 
+def log_events(logger: Any, method: str, events: Iterable[tuple[str, dict[str, Any]]]) -> None:
+    """Log each (event, fields) as `logger.<method>(event, **fields)` would (`logger` unbound), in one write per
+    output: straight to the configured writer, without structlog's per-call work (a quarter of an event's cost),
+    for the per-record replay events of a commit, which every controller writes. Without the writer (structlog
+    configured otherwise, e.g. a test capturing logs) each event goes through `logger`."""
+    writers = [p for p in structlog.get_config()["processors"] if isinstance(p, _EventWriter)]
+    if not writers:
+        for event, fields in events:
+            getattr(logger, method)(event, **fields)
+        return
+    level = _LEVELS[method]
+    events = list(events)
+    for writer in writers:
+        if level < writer.min_level:
+            continue
+        writer.holding += 1
+        try:
+            for event, fields in events:
+                writer(None, method, {**fields, "event": event})
+        finally:
+            writer.holding -= 1
+        if not writer.holding:
+            writer.write()
+
+
 @contextlib.contextmanager
 def events_written_together() -> Iterator[None]:
     """The events logged inside reach each output in one write when the block ends, not one write each: for a
@@ -132,7 +158,7 @@ def configure_event_log(
         path = events_dir / f"{node}.jsonl"
         stream = path.open("ab", buffering=0)
     structlog.configure(
-        processors=[_EventWriter(node, stream, (stderr or _CurrentStderr()) if console else None)],
+        processors=[_EventWriter(node, stream, (stderr or _CurrentStderr()) if console else None, _LEVELS[level])],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS[level]),
         logger_factory=structlog.ReturnLoggerFactory(),  # the writer has written the event: nothing left to log
         cache_logger_on_first_use=True,
