@@ -76,7 +76,7 @@ async def test_a_follower_gets_unflushed_entries_but_its_acknowledgement_waits_f
 
     # Its acknowledgement of them is not handed to the core until they are durable on the leader.
     acknowledgement = asyncio.create_task(driver.serve(2, FetchRequest(2, epoch, 3, epoch)))
-    for _ in range(20):
+    for _ in range(20):  # loop turns, not time: what this shows is that nothing happens in them
         await asyncio.sleep(0)
     assert not acknowledgement.done() and driver.core.high_watermark == 1
     assert driver.core.progress[2].fetch_offset == 1
