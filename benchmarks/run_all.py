@@ -261,8 +261,9 @@ def quorum_alone(records: int, outstanding: int, workload: str = "records") -> d
 
 def in_process_rounds(results: dict[str, Any], rounds: int, wide: int) -> list[dict[str, Any]]:
     """The controller in-process, each run right before pysyncobj with 64 and with 768 entries in flight: the
-    first round is the run above, the others are made here. Its figures vary by a third from run to run on this
-    shared machine, more than the target's margin, so the table reports the median of the rounds' ratios."""
+    first round is the one measured beside the KRaft quorum in `main`, the others are made here. Its figures vary
+    by a third from run to run on this shared machine, more than the target's margin, so the table reports the
+    median of the rounds' ratios."""
     measured = [(results["controller_in_process"], results["pysyncobj"], results["pysyncobj_wide"])]
     for number in range(2, rounds + 1):
         log(f"in-process controller round {number}/{rounds}, then pysyncobj with 64 and {wide} in flight ...")

@@ -388,8 +388,17 @@ class PartitionLog:
             if segment.dirty or segment is self.active_segment:  # rolled ones too, if their flush is not done
                 segment.flush()
         self.unflushed_messages = 0
+        self._flushed_to(self.log_end_offset, now_ms, checkpoint)
+
+    def flushed_elsewhere(self, end_offset: int, now_ms: int) -> None:
+        """Another thread fsynced every segment up to `end_offset`, and the log was neither written nor cut
+        since that fsync began (the caller knows): the recovery point moves there, as a `flush` moves it."""
+        if not self._closed and end_offset > self.recovery_point:
+            self._flushed_to(end_offset, now_ms, checkpoint=False)
+
+    def _flushed_to(self, end_offset: int, now_ms: int, checkpoint: bool) -> None:
         self.last_flush_ms = now_ms
-        self.recovery_point = self.log_end_offset
+        self.recovery_point = end_offset
         due = now_ms - self._recovery_checkpointed_ms >= self.config.recovery_point_checkpoint_interval_ms
         if checkpoint or due:
             self._checkpoint_recovery_point(now_ms)

@@ -246,7 +246,7 @@ class RaftDriver:
         try:
             while self._unflushed:
                 self._unflushed = False
-                fsync, then = self.file_log.detached_fsync()
+                fsync, then = self.file_log.detached_fsync(self.clock())
                 await self._run_fsync(fsync)
                 then()
         except OSError as error:

@@ -99,13 +99,13 @@ class RaftFileLog:
         if flush:
             self.log.flush(now_ms)
 
-    def detached_fsync(self) -> tuple[Callable[[], None], Callable[[], None]]:
+    def detached_fsync(self, now_ms: int) -> tuple[Callable[[], None], Callable[[], None]]:
         """(fsync, then): `fsync`, for another thread, makes every append made before this call durable (on
         duplicated descriptors: it touches nothing of the log); `then`, back on the log's thread once it returned,
-        records the segments clean unless the log was written since."""
+        records the segments clean and moves the recovery point unless the log was written since."""
         dirty = [segment for segment in self.log.segments if segment.dirty]
         fsyncs = [segment.detached_fsync() for segment in dirty]
-        writes = self._writes
+        writes, end_offset = self._writes, self.log.log_end_offset
 
         def fsync() -> None:
             for run in fsyncs:
@@ -115,6 +115,7 @@ class RaftFileLog:
             if self._writes == writes:
                 for segment in dirty:
                     segment.mark_clean()
+                self.log.flushed_elsewhere(end_offset, now_ms)
 
         return fsync, then
 
