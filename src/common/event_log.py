@@ -6,13 +6,12 @@ Configured once per process by its `__main__`. Every line has `ts` (UTC, microse
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -59,19 +58,24 @@ def render_json_line(event_dict: dict[str, Any]) -> str:
 
 class _EventWriter:
     """The one structlog processor: stamps `ts`, `node` and `level`, appends the JSON line to the event file and
-    writes the readable line to stderr. Each event is written at once, unbuffered (a killed process loses none),
-    except inside `events_written_together`."""
+    writes the readable line to stderr. Each event is written at once, unbuffered (a killed process loses none);
+    the events of one `log_events` call are written together."""
 
     def __init__(self, node: str, stream: IO[bytes] | None, stderr: IO[str] | None, min_level: int) -> None:
         self.node = node
         self.min_level = min_level  # the filtering logger's: `log_events` applies it too
         self.stream = stream
         self.stderr = stderr
-        self.holding = 0  # nesting depth of events_written_together
         self.json_lines: list[str] = []
         self.readable_lines: list[str] = []
 
     def __call__(self, _logger: Any, method: str, event_dict: dict[str, Any]) -> str:
+        self.add(_logger, method, event_dict)
+        self.write()
+        return ""
+
+    def add(self, _logger: Any, method: str, event_dict: dict[str, Any]) -> None:
+        """Render the event into the lines the next `write` writes."""
         if "exc_info" in event_dict:
             event_dict = structlog.processors.format_exc_info(_logger, method, event_dict)
         ordered = {
@@ -85,9 +89,6 @@ class _EventWriter:
             self.json_lines.append(_JSON.encode(ordered) + "\n")
         if self.stderr is not None:
             self.readable_lines.append(render_readable_line(ordered) + "\n")
-        if not self.holding:
-            self.write()
-        return ""
 
     def write(self) -> None:
         if self.json_lines:
@@ -103,8 +104,9 @@ class _EventWriter:
 def log_events(logger: Any, method: str, events: Iterable[tuple[str, dict[str, Any]]]) -> None:
     """Log each (event, fields) as `logger.<method>(event, **fields)` would (`logger` unbound), in one write per
     output: straight to the configured writer, without structlog's per-call work (a quarter of an event's cost),
-    for the per-record replay events of a commit, which every controller writes. Without the writer (structlog
-    configured otherwise, e.g. a test capturing logs) each event goes through `logger`."""
+    for the per-record replay events of a commit, which every controller writes (one write per event per output
+    was more than half of an event's cost in a loaded controller). Without the writer (structlog configured
+    otherwise, e.g. a test capturing logs) each event goes through `logger`."""
     writers = [p for p in structlog.get_config()["processors"] if isinstance(p, _EventWriter)]
     if not writers:
         for event, fields in events:
@@ -115,32 +117,9 @@ def log_events(logger: Any, method: str, events: Iterable[tuple[str, dict[str, A
     for writer in writers:
         if level < writer.min_level:
             continue
-        writer.holding += 1
-        try:
-            for event, fields in events:
-                writer(None, method, {**fields, "event": event})
-        finally:
-            writer.holding -= 1
-        if not writer.holding:
-            writer.write()
-
-
-@contextlib.contextmanager
-def events_written_together() -> Iterator[None]:
-    """The events logged inside reach each output in one write when the block ends, not one write each: for a
-    synchronous burst, such as the metadata records of one commit, which every controller replays and logs (the two
-    writes were more than half of an event's cost in a loaded controller). Nothing the events describe may be seen
-    outside the process before the block ends."""
-    writers = [p for p in structlog.get_config()["processors"] if isinstance(p, _EventWriter)]
-    for writer in writers:
-        writer.holding += 1
-    try:
-        yield
-    finally:
-        for writer in writers:
-            writer.holding -= 1
-            if not writer.holding:
-                writer.write()
+        for event, fields in events:
+            writer.add(None, method, {**fields, "event": event})
+        writer.write()
 
 
 def configure_event_log(

@@ -22,7 +22,7 @@ import structlog
 
 from common.clock import monotonic_ms
 from common.errors import ErrorCode, KafkaError
-from common.event_log import events_written_together, log_events
+from common.event_log import log_events
 from common.purgatory import Purgatory
 from kraft_controller.config import ControllerConfig
 from kraft_controller.control.control_config import ControlConfig
@@ -121,26 +121,25 @@ class QuorumController:
         """Replay committed metadata records in order (every controller, active or not). Their events are
         written before any waiter is answered."""
         replayed: list[tuple[str, dict[str, Any]]] = []
-        with events_written_together():
-            for entry in entries:
-                if entry.offset <= self.replayed_offset:
+        for entry in entries:
+            if entry.offset <= self.replayed_offset:
+                continue
+            record = self.state.proposed_record(entry.offset)
+            if record is None:
+                try:
+                    record = decode_record(entry.data)
+                except RecordDecodeError as error:
+                    log_events(self._log, "info", replayed)  # the events stay in offset order
+                    replayed.clear()
+                    self._log.error("metadata_record_undecodable", offset=entry.offset, error=str(error))
+                    self.replayed_offset = entry.offset
                     continue
-                record = self.state.proposed_record(entry.offset)
-                if record is None:
-                    try:
-                        record = decode_record(entry.data)
-                    except RecordDecodeError as error:
-                        log_events(self._log, "info", replayed)  # the events stay in offset order
-                        replayed.clear()
-                        self._log.error("metadata_record_undecodable", offset=entry.offset, error=str(error))
-                        self.replayed_offset = entry.offset
-                        continue
-                self.state.replay(record, entry.offset)
-                event, fields = describe_record_event(record, self.state.committed)
-                replayed.append((event, {"offset": entry.offset, **fields}))
-                self.replayed_offset = entry.offset
-                self._bytes_since_snapshot += len(entry.data)
-            log_events(self._log, "info", replayed)
+            self.state.replay(record, entry.offset)
+            event, fields = describe_record_event(record, self.state.committed)
+            replayed.append((event, {"offset": entry.offset, **fields}))
+            self.replayed_offset = entry.offset
+            self._bytes_since_snapshot += len(entry.data)
+        log_events(self._log, "info", replayed)
         self._advance(self.replayed_offset)
         # metadata.log.max.record.bytes.between.snapshots: bound the log (and a lagging replica's catch-up).
         if self._bytes_since_snapshot >= self.config.metadata_max_records_between_snapshots:
