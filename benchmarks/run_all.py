@@ -68,6 +68,10 @@ PRODUCE_SHAPES = ((1, 1), (1, 5), (6, 1))
 QUORUM_OUTSTANDING = 64  # writes awaiting their commit, for pysyncobj and for the controller alike
 TOPIC_PARTITIONS = 10  # partitions of each topic the quorum measurement creates
 RAFT_RECORD_SIZE = 64  # bytes of each test-kraft-server record: about a metadata record (a registration: 67)
+# (results key suffix, entries, entries in flight) of the quorum baselines. The wide one holds as many entries in
+# flight as the topic creations have: each is a TopicRecord, a PartitionRecord per partition and the topic's config
+# record (entries_per_write in the results shows the count measured).
+QUORUM_SHAPES = (("", 5000, QUORUM_OUTSTANDING), ("_wide", 20000, QUORUM_OUTSTANDING * (TOPIC_PARTITIONS + 2)))
 CONTROLLER_WRITES = 5000  # broker registrations of the controller workload (and a tenth as many topic creations)
 
 
@@ -259,21 +263,26 @@ def quorum_alone(records: int, outstanding: int, workload: str = "records") -> d
         shutil.rmtree(raft_dir, ignore_errors=True)
 
 
-def in_process_rounds(results: dict[str, Any], rounds: int, wide: int) -> list[dict[str, Any]]:
+def pysyncobj_baseline(entries: int, outstanding: int) -> dict[str, Any] | None:
+    """pysyncobj on 3 processes with `outstanding` entries in flight; None when it is not installed. It is imported
+    only by the child processes pysyncobj_quorum starts: looked up here."""
+    if importlib.util.find_spec("pysyncobj") is None:
+        return None
+    from pysyncobj_quorum import measure as pysyncobj_measure
+
+    return pysyncobj_measure(free_ports(3), entries, outstanding)
+
+
+def in_process_rounds(results: dict[str, Any], rounds: int) -> list[dict[str, Any]]:
     """The controller in-process, each run right before pysyncobj with 64 and with 768 entries in flight: the
     first round is the one measured beside the KRaft quorum in `main`, the others are made here. Its figures vary
     by a third from run to run on this shared machine, more than the target's margin, so the table reports the
     median of the rounds' ratios."""
     measured = [(results["controller_in_process"], results["pysyncobj"], results["pysyncobj_wide"])]
     for number in range(2, rounds + 1):
-        log(f"in-process controller round {number}/{rounds}, then pysyncobj with 64 and {wide} in flight ...")
+        log(f"in-process controller round {number}/{rounds}, then pysyncobj as wide as each baseline ...")
         controller = quorum_alone(CONTROLLER_WRITES, QUORUM_OUTSTANDING, "controller")
-        syncobj = wide_syncobj = None
-        if importlib.util.find_spec("pysyncobj") is not None:
-            from pysyncobj_quorum import measure as pysyncobj_measure
-
-            syncobj = pysyncobj_measure(free_ports(3), 5000, QUORUM_OUTSTANDING)
-            wide_syncobj = pysyncobj_measure(free_ports(3), 20000, wide)
+        syncobj, wide_syncobj = (pysyncobj_baseline(entries, outstanding) for _, entries, outstanding in QUORUM_SHAPES)
         measured.append((controller, syncobj, wide_syncobj))
     return [
         {
@@ -343,22 +352,14 @@ def main() -> None:
 
     echo: dict[str, dict[str, Any]] = {"unary": {}, "stream": {}}
     results["grpc_echo"] = echo
-    # As many entries in flight as the topic creations have: each is a TopicRecord, a PartitionRecord per
-    # partition and the topic's config record (entries_per_write in the results shows the count measured).
-    wide = QUORUM_OUTSTANDING * (TOPIC_PARTITIONS + 2)
-    for suffix, entries, outstanding in (("", 5000, QUORUM_OUTSTANDING), ("_wide", 20000, wide)):
+    if importlib.util.find_spec("pysyncobj") is None:
+        log("pysyncobj is not installed: `.venv/bin/pip install -e '.[bench]'`; the quorum baseline is skipped")
+    for suffix, entries, outstanding in QUORUM_SHAPES:
         results[f"raft{suffix}"] = quorum_alone(entries, outstanding)
         if not suffix:  # the controller's workload holds 64 writes in flight (768 entries while it creates topics)
             results["controller_in_process"] = quorum_alone(CONTROLLER_WRITES, outstanding, "controller")
-        # pysyncobj is imported only by the child processes pysyncobj_quorum starts: look it up here.
-        if importlib.util.find_spec("pysyncobj") is None:
-            log("pysyncobj is not installed: `.venv/bin/pip install -e '.[bench]'`; the quorum baseline is skipped")
-            results[f"pysyncobj{suffix}"] = None
-        else:
-            from pysyncobj_quorum import measure as pysyncobj_measure
-
-            results[f"pysyncobj{suffix}"] = pysyncobj_measure(free_ports(3), entries, outstanding)
-    results["controller_in_process_rounds"] = in_process_rounds(results, args.quorum_rounds, wide)
+        results[f"pysyncobj{suffix}"] = pysyncobj_baseline(entries, outstanding)
+    results["controller_in_process_rounds"] = in_process_rounds(results, args.quorum_rounds)
 
     run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-"))
     log(f"starting a 3+3 cluster in {run_dir} ...")
@@ -472,7 +473,7 @@ def print_table(results: dict[str, Any], out: str) -> None:
         ratio(failover["p50_ms"], session))  # fmt: skip
     controller, syncobj, wide = results["controller"], results["pysyncobj"], results["pysyncobj_wide"]
     outstanding = controller["outstanding"]
-    wide_flight = wide["outstanding"] if wide else QUORUM_OUTSTANDING * (TOPIC_PARTITIONS + 2)
+    wide_flight = QUORUM_SHAPES[1][2]
 
     def syncobj_row(name: str, value: float, baseline: dict[str, Any] | None, key: str = "commits_per_s") -> None:
         digits = 0 if key == "commits_per_s" else 1
