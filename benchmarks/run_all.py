@@ -5,7 +5,8 @@
                                              [--keep-run]
 
 Starts a local 3 controllers + 3 brokers cluster (real processes) and measures: produce throughput and latency
-(1 KiB records, 1 and 6 partitions, RF 3, acks 0/1/all, min.insync.replicas 2); acks=all latency at a moderate rate
+(1 KiB records, 1 and 6 partitions, RF 3, acks 0/1/all, min.insync.replicas 2; the 1-partition topic alone first,
+then acks=all to it again beside the 6-partition topic's idle partitions); acks=all latency at a moderate rate
 (after a 1 s warm-up) and end-to-end latency; consume throughput from the beginning of a large topic; failover under
 acks=all load (SIGKILL of the leader, repeated); a controller quorum's commits of topic creations and broker
 registrations, in entries committed/s as pysyncobj counts them, sent over gRPC and written in-process by the active
@@ -62,9 +63,13 @@ SETTINGS = {
     "replica.lag.time.max.ms": "3000",
 }
 MIB = 1024 * 1024
-# (partitions, max.in.flight.requests.per.connection): 1 in flight keeps order without idempotence (our
-# producer's default); 5 is Kafka's producer default. Each is compared with an echo of as many calls in flight.
-PRODUCE_SHAPES = ((1, 1), (1, 5), (6, 1))
+ACKS = (("0", 0), ("1", 1), ("all", -1))
+# (partitions, max.in.flight.requests.per.connection, acks, results key suffix): 1 in flight keeps order without
+# idempotence (our producer's default); 5 is Kafka's producer default. Each is compared with an echo of as many
+# calls in flight. Each topic is created before its first shape, so the one-partition shapes run on a cluster
+# holding only their topic; the last shape runs acks=all to it again beside the six-partition topic, whose idle
+# partitions every follower Fetch to a leader still visits (the cost of idle partitions, side by side).
+PRODUCE_SHAPES = ((1, 1, ACKS, ""), (1, 5, ACKS, ""), (6, 1, ACKS, ""), (1, 1, ACKS[2:], "_beside_idle"))
 QUORUM_OUTSTANDING = 64  # writes awaiting their commit, for pysyncobj and for the controller alike
 TOPIC_PARTITIONS = 10  # partitions of each topic the quorum measurement creates
 RAFT_RECORD_SIZE = 64  # bytes of each test-kraft-server record: about a metadata record (a registration: 67)
@@ -367,10 +372,14 @@ def main() -> None:
     try:
         admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=30)
         produce_results: dict[str, Any] = {}
-        for partitions in (1, 6):
-            admin.create_topic(f"produce-{partitions}", partitions, 3, {"min.insync.replicas": "2"})
-            admin.wait_for_topic(f"produce-{partitions}", 30)
-        for partitions, in_flight in PRODUCE_SHAPES:
+        created: set[str] = set()
+        for partitions, in_flight, acks_measured, suffix in PRODUCE_SHAPES:
+            topic = f"produce-{partitions}"
+            if topic not in created:
+                created.add(topic)
+                admin.create_topic(topic, partitions, 3, {"min.insync.replicas": "2"})
+                admin.wait_for_topic(topic, 30)
+                wait_for_full_isrs(admin, topic, 60)
             calls = partitions * in_flight
             runs: dict[str, list[dict[str, Any]]] = {}
             for number in range(1, args.rounds + 1):
@@ -379,18 +388,18 @@ def main() -> None:
                 log(f"round {number}/{args.rounds}: echo baseline, {calls} in flight ...")
                 for mode in ("unary", "stream"):
                     runs.setdefault(mode, []).append(echo_measure(free_ports(1)[0], REQUEST_BYTES, calls, mode=mode))
-                for acks, name in ((0, "0"), (1, "1"), (-1, "all")):
+                for name, acks in acks_measured:
                     log(f"round {number}/{args.rounds}: produce, {partitions} partition(s), {in_flight} in flight, "
-                        f"acks={name} ...")  # fmt: skip
-                    runs.setdefault(name, []).append(produce(cluster, f"produce-{partitions}", args.records, acks,
-                                                             in_flight))  # fmt: skip
+                        f"acks={name}{suffix.replace('_', ' ')} ...")  # fmt: skip
+                    runs.setdefault(name, []).append(produce(cluster, topic, args.records, acks, in_flight))
             for mode in ("unary", "stream"):
-                echo[mode][f"c{calls}"] = median_round(runs[mode])
-            for name in ("0", "1", "all"):
+                echo[mode].setdefault(f"c{calls}", median_round(runs[mode]))
+            for name, _ in acks_measured:
                 result = median_round(runs[name])
                 for mode in ("unary", "stream"):
+                    result[f"{mode}_echo_mb_per_s"] = median_round(runs[mode])["mb_per_s"]
                     result[f"{mode}_echo_ratio"] = median_ratio(runs[name], runs[mode])
-                produce_results[f"p{partitions}_inflight{in_flight}_acks{name}"] = result
+                produce_results[f"p{partitions}_inflight{in_flight}_acks{name}{suffix}"] = result
         results["produce"] = produce_results
 
         for topic in ("moderate", "e2e"):
@@ -442,21 +451,25 @@ def print_table(results: dict[str, Any], out: str) -> None:
     unary = {int(key[1:]): value["mb_per_s"] for key, value in results["grpc_echo"]["unary"].items()}
     stream = {int(key[1:]): value["mb_per_s"] for key, value in results["grpc_echo"]["stream"].items()}
     raw = results["raw_append_mb_per_s"]
-    print(f"{'measurement':<36}{'value':>18}{'baseline':>24}{'ratio':>7}{'stream echo':>14}{'ratio':>7}")
+    width = max(36, *(len(f"produce {key} p50/p99 ms") + 1 for key in results["produce"]))
+    print(f"{'measurement':<{width}}{'value':>18}{'baseline':>24}{'ratio':>7}{'stream echo':>14}{'ratio':>7}")
 
     def row(name: str, value: str, baseline: str = "", r: float | None = None, second: str = "",
             r2: float | None = None) -> None:  # fmt: skip
         def text(x: float | None) -> str:
             return f"{x:.2f}" if x is not None else ""
 
-        print(f"{name:<36}{value:>18}{baseline:>24}{text(r):>7}{second:>14}{text(r2):>7}")
+        print(f"{name:<{width}}{value:>18}{baseline:>24}{text(r):>7}{second:>14}{text(r2):>7}")
 
     for key, result in results["produce"].items():
-        shape, in_flight, _ = key.split("_")
+        shape, in_flight = key.split("_")[:2]
         calls = int(shape[1:]) * int(in_flight.removeprefix("inflight"))  # requests in flight at once
         mb = result["mb_per_s"]
-        row(f"produce {key} MB/s", f"{mb:.2f}", f"unary echo c{calls} {unary[calls]:.2f}",
-            result["unary_echo_ratio"], f"{stream[calls]:.2f}", result["stream_echo_ratio"])  # fmt: skip
+        # Each shape's own echo rounds (older results files kept only one per number of calls)
+        unary_mb, stream_mb = (result.get(f"{mode}_echo_mb_per_s", echo[calls]) for mode, echo in
+                               (("unary", unary), ("stream", stream)))  # fmt: skip
+        row(f"produce {key} MB/s", f"{mb:.2f}", f"unary echo c{calls} {unary_mb:.2f}",
+            result["unary_echo_ratio"], f"{stream_mb:.2f}", result["stream_echo_ratio"])  # fmt: skip
         row(f"produce {key} p50/p99 ms", f"{result['p50_ms']:.1f} / {result['p99_ms']:.1f}")
     best = max(r["mb_per_s"] for r in results["produce"].values())
     row("best produce MB/s vs raw append", f"{best:.2f}", f"raw {raw:.1f}", ratio(best, raw))
