@@ -449,7 +449,6 @@ def main() -> None:
 
 def print_table(results: dict[str, Any], out: str) -> None:
     unary = {int(key[1:]): value["mb_per_s"] for key, value in results["grpc_echo"]["unary"].items()}
-    stream = {int(key[1:]): value["mb_per_s"] for key, value in results["grpc_echo"]["stream"].items()}
     raw = results["raw_append_mb_per_s"]
     width = max(36, *(len(f"produce {key} p50/p99 ms") + 1 for key in results["produce"]))
     print(f"{'measurement':<{width}}{'value':>18}{'baseline':>24}{'ratio':>7}{'stream echo':>14}{'ratio':>7}")
@@ -465,9 +464,7 @@ def print_table(results: dict[str, Any], out: str) -> None:
         shape, in_flight = key.split("_")[:2]
         calls = int(shape[1:]) * int(in_flight.removeprefix("inflight"))  # requests in flight at once
         mb = result["mb_per_s"]
-        # Each shape's own echo rounds (older results files kept only one per number of calls)
-        unary_mb, stream_mb = (result.get(f"{mode}_echo_mb_per_s", echo[calls]) for mode, echo in
-                               (("unary", unary), ("stream", stream)))  # fmt: skip
+        unary_mb, stream_mb = result["unary_echo_mb_per_s"], result["stream_echo_mb_per_s"]  # its own echo rounds
         row(f"produce {key} MB/s", f"{mb:.2f}", f"unary echo c{calls} {unary_mb:.2f}",
             result["unary_echo_ratio"], f"{stream_mb:.2f}", result["stream_echo_ratio"])  # fmt: skip
         row(f"produce {key} p50/p99 ms", f"{result['p50_ms']:.1f} / {result['p99_ms']:.1f}")
