@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import minikafka  # noqa: F401 - first: sets gRPC's I/O engine before grpc is imported (common/grpc_engine.py)
+
+# isort: split
 from pathlib import Path
 
 import pytest
