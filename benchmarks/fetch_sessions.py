@@ -12,7 +12,7 @@ and the ratio of sessions to full fetches, and writes the rounds to --out.
 
 from __future__ import annotations
 
-import minikafka  # noqa: F401 - first: sets gRPC's I/O engine before grpc is imported (common/grpc_engine.py)
+import minikafka  # noqa: F401 - first: sets gRPC core's environment before grpc is imported (common/grpc_environment.py)
 
 # isort: split
 import argparse

@@ -23,7 +23,7 @@ a minute). Writes benchmarks/results.json and prints a table with the ratios.
 
 from __future__ import annotations
 
-import minikafka  # noqa: F401 - first: sets gRPC's I/O engine before grpc is imported (common/grpc_engine.py)
+import minikafka  # noqa: F401 - first: sets gRPC core's environment before grpc is imported (common/grpc_environment.py)
 
 # isort: split
 import argparse

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import minikafka  # noqa: F401 - first: sets gRPC's I/O engine before grpc is imported (common/grpc_engine.py)
+import minikafka  # noqa: F401 - first: sets gRPC core's environment before grpc is imported (common/grpc_environment.py)
 
 # isort: split
 from pathlib import Path

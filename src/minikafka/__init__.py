@@ -1,6 +1,6 @@
-"""The `minikafka` entry point: it only gathers the commands each package defines. Importing it sets gRPC's I/O
-engine for the process before anything imports grpc (`common/grpc_engine.py`)."""
+"""The `minikafka` entry point: it only gathers the commands each package defines. Importing it sets the environment
+gRPC core reads for the process before anything imports grpc (`common/grpc_environment.py`)."""
 
-from common.grpc_engine import use_classic_io
+from common.grpc_environment import configure_grpc_environment
 
-use_classic_io()
+configure_grpc_environment()
