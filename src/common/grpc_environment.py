@@ -19,12 +19,16 @@ longer has these experiments logs "Unknown experiment" once and uses its default
 from __future__ import annotations
 
 import os
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
+from types import MappingProxyType
+from typing import Final
 
-GRPC_ENVIRONMENT = {
-    "GRPC_EXPERIMENTS": "-event_engine_client,-event_engine_listener",
-    "GRPC_ENABLE_FORK_SUPPORT": "0",
-}
+GRPC_ENVIRONMENT: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "GRPC_EXPERIMENTS": "-event_engine_client,-event_engine_listener",
+        "GRPC_ENABLE_FORK_SUPPORT": "0",
+    }
+)
 
 
 def configure_grpc_environment(environ: MutableMapping[str, str] = os.environ) -> None:

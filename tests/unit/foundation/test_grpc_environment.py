@@ -24,7 +24,7 @@ def test_each_setting_applies_unless_the_environment_chose() -> None:
     assert chosen == {**GRPC_ENVIRONMENT, "GRPC_EXPERIMENTS": ""}
 
 
-def run_probe(environ: dict[str, str]) -> list:
+def run_probe(environ: dict[str, str]) -> list[object]:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *GRPC_ENVIRONMENT], env=environ, capture_output=True, text=True, timeout=60
     )
