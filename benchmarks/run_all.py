@@ -292,21 +292,24 @@ def in_process_rounds(results: dict[str, Any], rounds: int) -> list[dict[str, An
         controller = quorum_alone(CONTROLLER_WRITES, QUORUM_OUTSTANDING, "controller")
         syncobj, wide_syncobj = (pysyncobj_baseline(entries, outstanding) for _, entries, outstanding in QUORUM_SHAPES)
         measured.append((controller, syncobj, wide_syncobj))
-    return [
-        {
-            "registrations_per_s": controller["registrations"]["entries_per_s"],
-            "creation_entries_per_s": controller["topic_creations"]["entries_per_s"],
-            "pysyncobj_per_s": syncobj["commits_per_s"] if syncobj else None,
-            "pysyncobj_wide_per_s": wide_syncobj["commits_per_s"] if wide_syncobj else None,
-            "registrations_ratio": ratio(
-                controller["registrations"]["entries_per_s"], syncobj["commits_per_s"] if syncobj else None
-            ),
-            "creations_ratio": ratio(
-                controller["topic_creations"]["entries_per_s"], wide_syncobj["commits_per_s"] if wide_syncobj else None
-            ),
-        }
-        for controller, syncobj, wide_syncobj in measured
-    ]
+    return [round_figures(*one_round) for one_round in measured]
+
+
+def round_figures(
+    controller: dict[str, Any], syncobj: dict[str, Any] | None, wide_syncobj: dict[str, Any] | None
+) -> dict[str, Any]:
+    registrations = controller["registrations"]["entries_per_s"]
+    creations = controller["topic_creations"]["entries_per_s"]
+    baseline = syncobj["commits_per_s"] if syncobj else None
+    wide_baseline = wide_syncobj["commits_per_s"] if wide_syncobj else None
+    return {
+        "registrations_per_s": registrations,
+        "creation_entries_per_s": creations,
+        "pysyncobj_per_s": baseline,
+        "pysyncobj_wide_per_s": wide_baseline,
+        "registrations_ratio": ratio(registrations, baseline),
+        "creations_ratio": ratio(creations, wide_baseline),
+    }
 
 
 def raw_append_mb_per_s(total_bytes: int) -> float:
@@ -395,12 +398,13 @@ def main() -> None:
                     log(f"round {number}/{args.rounds}: produce, {partitions} partition(s), {in_flight} in flight, "
                         f"acks={name}{suffix.replace('_', ' ')} ...")  # fmt: skip
                     runs.setdefault(name, []).append(produce(cluster, topic, args.records, acks, in_flight))
-            for mode in ("unary", "stream"):
-                echo[mode].setdefault(f"c{calls}", median_round(runs[mode]))
+            echo_medians = {mode: median_round(runs[mode]) for mode in ("unary", "stream")}
+            for mode, median in echo_medians.items():
+                echo[mode].setdefault(f"c{calls}", median)
             for name, _ in acks_measured:
                 result = median_round(runs[name])
-                for mode in ("unary", "stream"):
-                    result[f"{mode}_echo_mb_per_s"] = median_round(runs[mode])["mb_per_s"]
+                for mode, median in echo_medians.items():
+                    result[f"{mode}_echo_mb_per_s"] = median["mb_per_s"]
                     result[f"{mode}_echo_ratio"] = median_ratio(runs[name], runs[mode])
                 produce_results[f"p{partitions}_inflight{in_flight}_acks{name}{suffix}"] = result
         results["produce"] = produce_results

@@ -387,7 +387,6 @@ class PartitionLog:
         for segment in self.segments:
             if segment.dirty or segment is self.active_segment:  # rolled ones too, if their flush is not done
                 segment.flush()
-        self.unflushed_messages = 0
         self._flushed_to(self.log_end_offset, now_ms, checkpoint)
 
     def flushed_elsewhere(self, end_offset: int, now_ms: int) -> None:
@@ -397,6 +396,7 @@ class PartitionLog:
             self._flushed_to(end_offset, now_ms, checkpoint=False)
 
     def _flushed_to(self, end_offset: int, now_ms: int, checkpoint: bool) -> None:
+        self.unflushed_messages = 0
         self.last_flush_ms = now_ms
         self.recovery_point = end_offset
         due = now_ms - self._recovery_checkpointed_ms >= self.config.recovery_point_checkpoint_interval_ms
