@@ -65,12 +65,12 @@ def test_a_detached_fsync_records_the_log_clean_only_if_nothing_was_written_sinc
     fsync, then = log.detached_fsync(0)
     fsync()
     then()
-    assert not segment.dirty and log.log.recovery_point == 3
+    assert not segment.dirty and log.log.recovery_point == 3 and log.log.unflushed_messages == 0
 
     log.append(entries(3, 2, 1), 0, flush=False)
     fsync, then = log.detached_fsync(0)
     log.append(entries(5, 1, 1), 0, flush=False)  # after the fsync was taken: not covered by it
     fsync()
     then()
-    assert segment.dirty and log.log.recovery_point == 3
+    assert segment.dirty and log.log.recovery_point == 3 and log.log.unflushed_messages > 0
     assert log.load_entries() == entries(0, 6, 1)
