@@ -12,13 +12,15 @@ acks=all load (SIGKILL of the leader, repeated); a controller quorum's commits o
 registrations, in entries committed/s as pysyncobj counts them, sent over gRPC and written in-process by the active
 controller (`test-kraft-server --workload controller`); and the KRaft quorum alone, three
 `minikafka test-kraft-server` voters whose leader writes the records itself, as pysyncobj's driver does.
-Baselines: a bare grpc.aio echo between two processes with the producer's request size, as unary calls (the
-issue's baseline) and pipelined on one bidi stream (the transport minikafka's producer and fetchers use), raw
-sequential file append of the same bytes, pysyncobj on 3 processes with as many entries in flight, and a bare unary
-echo of a registration's size with as many calls in flight (each controller write is one unary call: the quorum's
-transport ceiling). Each produce shape runs `--rounds` times, each round right after its own echo baseline; the
-median round and the median of the rounds' ratios are reported (the shared machine drifts by tens of percent within
-a minute). Writes benchmarks/results.json and prints a table with the ratios.
+Baselines: a bare grpc.aio echo between two processes with the producer's request size, as unary calls (the issue's
+baseline) and pipelined on one bidi stream (the transport minikafka's producer and fetchers use), raw sequential
+file append of the same bytes, pysyncobj on 3 processes with as many entries in flight, a bare unary echo of a
+registration's size with as many calls in flight (each controller write is one unary call: the quorum's transport
+ceiling), and 32-byte loopback round trips between two processes that sleep in `recv` and that spin (the difference
+is the price of waking a process, which every gRPC message pays at its receiver). Each produce shape runs `--rounds`
+times, each round right after its own echo baseline; the median round and the median of the rounds' ratios are
+reported (the shared machine drifts by tens of percent within a minute). Writes benchmarks/results.json and prints a
+table with the ratios.
 """
 
 from __future__ import annotations
@@ -449,6 +451,11 @@ def main() -> None:
     log(f"echo baseline for the quorum: unary calls of {size} bytes, {QUORUM_OUTSTANDING} in flight ...")
     results["grpc_echo_quorum"] = echo_measure(free_ports(1)[0], size, QUORUM_OUTSTANDING, mode="unary")
     results["raw_append_mb_per_s"] = raw_append_mb_per_s(args.records * RECORD_SIZE)
+    log("loopback round trips between two processes, sleeping and spinning, for the price of a wake-up ...")
+    from loopback_round_trip import MODES
+    from loopback_round_trip import measure as round_trip_measure
+
+    results["loopback_round_trip"] = {mode: round_trip_measure(free_ports(1)[0], mode=mode) for mode in MODES}
     results["wall_s"] = round(time.monotonic() - wall, 1)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     print_table(results, args.out)
@@ -534,6 +541,9 @@ def print_table(results: dict[str, Any], out: str) -> None:
         syncobj_row(f"KRaft alone commits/s ({raft['outstanding']} in flight)", raft["commits_per_s"], baseline)
     syncobj_row("KRaft alone commit p50 ms (1 at a time)", results["raft"]["sequential_commit_latency"]["p50_ms"],
                 syncobj, "sequential_p50_ms")  # fmt: skip
+    trips = results["loopback_round_trip"]
+    blocking, busy = trips["blocking"]["us_per_round_trip"], trips["busy"]["us_per_round_trip"]
+    row("loopback round trip us, 2 wake-ups", f"{blocking:.1f}", f"spinning {busy:.1f}", ratio(blocking, busy))
     print(f"wall time {results['wall_s']} s; results in {out}")
 
 
