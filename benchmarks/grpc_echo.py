@@ -12,7 +12,6 @@ import minikafka  # noqa: F401 - first: sets gRPC core's environment before grpc
 
 # isort: split
 import asyncio
-import subprocess
 import sys
 import time
 from collections import deque
@@ -20,6 +19,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
+from child_server import serving
 
 from common.cli_support import run_event_loop
 from common.grpc_support import GRPC_OPTIONS
@@ -114,13 +114,8 @@ async def _drive(port: int, payload_size: int, concurrency: int, duration_s: flo
 def measure(
     port: int, payload_size: int, concurrency: int, duration_s: float = 3.0, mode: str = "unary"
 ) -> dict[str, Any]:
-    server = subprocess.Popen([sys.executable, __file__, "serve", str(port)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+    with serving(__file__, str(port)):
         return run_event_loop(_drive(port, payload_size, concurrency, duration_s, mode))
-    finally:
-        server.kill()
-        server.wait()
 
 
 if __name__ == "__main__":

@@ -12,12 +12,11 @@ baseline (six against two).
 from __future__ import annotations
 
 import socket
-import subprocess
 import sys
 import time
 from typing import Any
 
-from deploy.local_cluster import free_ports
+from child_server import serving
 
 MESSAGE = b"x" * 32
 MODES = ("blocking", "busy")
@@ -58,26 +57,16 @@ def measure(port: int, round_trips: int = 20000, mode: str = "blocking") -> dict
     """Microseconds per round trip of a 32-byte message (each is one `send` and one `recv` at each end)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-    server = subprocess.Popen([sys.executable, __file__, "serve", str(port), mode], stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        if server.stdout.readline().strip() != "ready":
-            raise RuntimeError("the round-trip server did not start")
-        with socket.create_connection(("127.0.0.1", port)) as sock:
-            _configure(sock, mode)
-            for _ in range(min(1000, round_trips)):  # warm-up: connection and caches
-                sock.sendall(MESSAGE)
-                _receive(sock)
-            started = time.perf_counter()
-            for _ in range(round_trips):
-                sock.sendall(MESSAGE)
-                _receive(sock)
-            elapsed = time.perf_counter() - started
-        server.wait(10)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+    with serving(__file__, str(port), mode), socket.create_connection(("127.0.0.1", port)) as sock:
+        _configure(sock, mode)
+        for _ in range(min(1000, round_trips)):  # warm-up: connection and caches
+            sock.sendall(MESSAGE)
+            _receive(sock)
+        started = time.perf_counter()
+        for _ in range(round_trips):
+            sock.sendall(MESSAGE)
+            _receive(sock)
+        elapsed = time.perf_counter() - started
     return {"mode": mode, "round_trips": round_trips, "us_per_round_trip": round(elapsed / round_trips * 1e6, 1)}
 
 
@@ -85,5 +74,7 @@ if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "serve":
         serve(int(sys.argv[2]), sys.argv[3])
     else:
+        from deploy.local_cluster import free_ports
+
         for mode in MODES:
             print(measure(free_ports(1)[0], mode=mode))
