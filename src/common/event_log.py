@@ -11,7 +11,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -101,7 +101,7 @@ class _EventWriter:
             self.readable_lines.clear()
 
 
-def log_events(logger: Any, method: str, events: Iterable[tuple[str, dict[str, Any]]]) -> None:
+def log_events(logger: Any, method: str, events: Sequence[tuple[str, dict[str, Any]]]) -> None:
     """Log each (event, fields) as `logger.<method>(event, **fields)` would (`logger` unbound), in one write per
     output: straight to the configured writer, without structlog's per-call work (a quarter of an event's cost),
     for the per-record replay events of a commit, which every controller writes (one write per event per output
