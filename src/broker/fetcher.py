@@ -15,6 +15,7 @@ import structlog
 from broker.fetch_session import INITIAL_EPOCH, PartitionFetchState, PartitionKey
 from broker.fetch_session_handler import FetchRequestData, FetchSessionHandler
 from broker.metadata_listener import endpoint_for
+from broker.replica.divergence import EpochEndOffset, follower_truncation
 from common.errors import ErrorCode, KafkaError
 from common.grpc_support import insecure_channel
 from common.sequential_stream import SequentialStream
@@ -102,12 +103,24 @@ async def _fetch_forever(
         wait = False
         for topic in response.responses:
             for data in topic.partitions:
-                replica = by_key.get((topic.topic_id, data.partition_index))
-                if replica is None or replica.leader is not None or replica.leader_id != leader_id:
-                    continue  # the partition moved while the fetch was in flight
+                key = (topic.topic_id, data.partition_index)
+                replica = by_key.get(key)
+                if replica is None or not _still_fetching(replica, leader_id, wanted[key]):
+                    continue  # the partition moved, or its log changed, while the fetch was in flight
                 wait |= not _apply(manager, replica, data, log)
         if wait:
             await asyncio.sleep(min(backoff, 0.1))
+
+
+def _still_fetching(replica: Replica, leader_id: int, sent: PartitionFetchState) -> bool:
+    """An answer applies only to the fetch state it was asked for: same leader, leader epoch and fetch offset (the
+    log may have been truncated, or the leader changed, while the Fetch was in flight)."""
+    return (
+        replica.leader is None
+        and replica.leader_id == leader_id
+        and replica.leader_epoch == sent.current_leader_epoch
+        and replica.log.log_end_offset == sent.fetch_offset
+    )
 
 
 def _log_session_reset(log: structlog.BoundLogger, plan: FetchRequestData, leader_id: int, code: ErrorCode) -> None:
@@ -155,11 +168,14 @@ def _apply(
     now = int(time.monotonic() * 1000)
     partition_log = replica.log
     if data.HasField("diverging_epoch"):
-        diverging = data.diverging_epoch
-        epoch, end = partition_log.end_offset_for_epoch(diverging.epoch)
-        cut = min(end, diverging.end_offset) if epoch == diverging.epoch else end
-        cut = max(cut, partition_log.log_start_offset) if cut >= 0 else partition_log.log_start_offset
-        partition_log.truncate_to(cut, reason=f"diverging epoch {diverging.epoch} ending at {diverging.end_offset}")
+        diverging = EpochEndOffset(data.diverging_epoch.epoch, data.diverging_epoch.end_offset)
+        local = EpochEndOffset(*partition_log.end_offset_for_epoch(diverging.epoch))
+        fetch_offset = partition_log.log_end_offset
+        truncation = follower_truncation(diverging, local, partition_log.log_end_offset, fetch_offset)
+        partition_log.truncate_to(
+            truncation.offset,
+            reason=f"{truncation.reason}: leader epoch {diverging.epoch} ends at {diverging.end_offset}",
+        )
         return True
     if data.records:
         try:

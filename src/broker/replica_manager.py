@@ -19,9 +19,11 @@ from broker.config import BrokerConfig
 from broker.controller_client import ControllerClient
 from broker.log_manager import LogManager, TopicPartition
 from broker.metadata_listener import MetadataDelta, MetadataListener
+from broker.replica.divergence import EpochEndOffset, diverging_epoch
 from broker.replica.partition import (
     AlterPartitionProposal,
     AlterPartitionResult,
+    AssignEpochStartOffset,
     FailPendingProduces,
     Leader,
     PartitionConfig,
@@ -192,8 +194,11 @@ class ReplicaManager:
             if replica is None:
                 replica = self.replicas[tp] = Replica(tp, topic_id, log, transition.state)
             replica.role = transition.state
-            if any(isinstance(effect, FailPendingProduces) for effect in transition.effects):
-                self._fail_waiters(replica, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            for effect in transition.effects:
+                if isinstance(effect, FailPendingProduces):
+                    self._fail_waiters(replica, effect.error)
+                elif isinstance(effect, AssignEpochStartOffset):
+                    log.assign_epoch_start_offset(effect.leader_epoch, effect.start_offset)
             if replica.leader is not None:
                 self._hwm_moved(replica, now)
             elif replica.leader_id >= 0:
@@ -299,9 +304,11 @@ class ReplicaManager:
             return ErrorCode.UNKNOWN_LEADER_EPOCH, b"", leader.high_watermark, None
         log = replica.log
         if last_fetched_epoch >= 0:
-            epoch, end = log.end_offset_for_epoch(last_fetched_epoch)
-            if epoch != last_fetched_epoch or end < fetch_offset:
-                return ErrorCode.NONE, b"", leader.high_watermark, (epoch, end)
+            diverging = diverging_epoch(
+                EpochEndOffset(*log.end_offset_for_epoch(last_fetched_epoch)), last_fetched_epoch, fetch_offset
+            )
+            if diverging is not None:
+                return ErrorCode.NONE, b"", leader.high_watermark, (diverging.epoch, diverging.end_offset)
         if not record_fetch:
             return self._read_for_follower(log, fetch_offset, max_bytes, leader.high_watermark)
         now = monotonic_ms()

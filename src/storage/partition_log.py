@@ -223,6 +223,10 @@ class PartitionLog:
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         return self.epoch_cache.end_offset_for(epoch, self.log_end_offset)
 
+    def assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
+        """A new leader caches its epoch before appending in it, so it can answer where older epochs end."""
+        self.epoch_cache.assign(leader_epoch, start_offset)
+
     # ---- appending ----
 
     def append_as_leader(self, records: bytes | memoryview, leader_epoch: int, now_ms: int) -> AppendInfo:
@@ -448,6 +452,9 @@ class PartitionLog:
         """Cut the log so it ends at or below `offset` (whole batches); returns the new log end offset."""
         old_end = self.log_end_offset
         if offset >= old_end:
+            # Nothing to cut, but an epoch entry at the log end (cached by a leader that appended nothing before it
+            # lost leadership) goes: the follower would otherwise keep fetching with an epoch it holds no data of.
+            self.epoch_cache.truncate_from_end(old_end)
             return old_end
         if offset <= self.segments[0].base_offset:
             self.truncate_fully_and_start_at(max(offset, self.log_start_offset), reason)

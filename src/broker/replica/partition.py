@@ -153,7 +153,18 @@ class FailPendingProduces:
     error: ErrorCode
 
 
-Effect = SendAlterPartition | StartFetching | StopFetching | FailPendingProduces
+@dataclass(frozen=True)
+class AssignEpochStartOffset:
+    """Cache (leader epoch, start offset) in the log's leader-epoch cache now, before any append in the epoch.
+
+    Without it a new leader that has appended nothing cannot define the end of a follower's newer epoch, and
+    answers an undefined divergence (Kafka's Partition.makeLeader does the same)."""
+
+    leader_epoch: int
+    start_offset: int
+
+
+Effect = SendAlterPartition | StartFetching | StopFetching | FailPendingProduces | AssignEpochStartOffset
 
 
 # ---- roles ----
@@ -462,7 +473,7 @@ def make_leader(
     )
     leader, _moved = leader._advance_high_watermark()  # an ISR of just us moves the HWM to our LEO
     _log_role("become_leader", leader.label, metadata, log_end_offset)
-    return Transition(leader, (StopFetching(),))
+    return Transition(leader, (StopFetching(), AssignEpochStartOffset(metadata.leader_epoch, log_end_offset)))
 
 
 def make_follower(
@@ -528,6 +539,7 @@ def apply_metadata(
         return make_leader(label, broker_id, broker_epoch, metadata, log_end_offset, high_watermark, config, now_ms)
     isr = frozenset(metadata.isr)
     known = {f.replica_id: f for f in current.followers}
+    effects: tuple[Effect, ...] = ()
     if metadata.leader_epoch > current.leader_epoch:
         # §2.10.3: leader again in a new epoch (elected again or reassigned): new LESO, and followers out of the
         # ISR must fetch in this epoch before they can join.
@@ -551,6 +563,7 @@ def apply_metadata(
             followers=followers,
         )
         _log_role("become_leader", label, metadata, log_end_offset)
+        effects = (AssignEpochStartOffset(metadata.leader_epoch, log_end_offset),)
     else:
         # §2.10.2: the same epoch; an ISR change may let the HWM advance.
         followers = tuple(
@@ -575,7 +588,7 @@ def apply_metadata(
                 source="metadata",
             )
     leader, _moved = leader._advance_high_watermark()
-    return Transition(leader)
+    return Transition(leader, effects)
 
 
 def _log_role(event: str, label: str, metadata: PartitionMetadata, leader_epoch_start_offset: int | None) -> None:

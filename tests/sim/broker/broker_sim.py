@@ -15,9 +15,11 @@ from typing import Any
 from sim_controller_model import ControllerModel, MetadataSnapshot
 
 from broker.replica.delayed_produce import DelayedProduceQueue, PendingProduce
+from broker.replica.divergence import EpochEndOffset, diverging_epoch, follower_truncation
 from broker.replica.partition import (
     AlterPartitionProposal,
     AlterPartitionResult,
+    AssignEpochStartOffset,
     FailPendingProduces,
     Follower,
     Leader,
@@ -30,6 +32,7 @@ from broker.replica.partition import (
     apply_metadata,
 )
 from common.errors import ErrorCode
+from storage.leader_epoch_cache import LeaderEpochCache
 
 LABEL = "sim-0"
 
@@ -40,36 +43,29 @@ class InvariantViolation(AssertionError):
 
 @dataclass
 class SimLog:
+    """A partition log in memory, with the production leader-epoch cache (its lookups answer the divergence)."""
+
     entries: list[tuple[int, int]] = field(default_factory=list)  # offset = index: (leader epoch, value)
     flushed: int = 0
+    epochs: LeaderEpochCache = field(default_factory=lambda: LeaderEpochCache(None))
 
     @property
     def end(self) -> int:
         return len(self.entries)
 
-    def last_epoch(self) -> int:
-        return self.entries[-1][0] if self.entries else -1
+    def append(self, leader_epoch: int, value: int) -> None:
+        if leader_epoch > self.epochs.latest_epoch:  # as PartitionLog's appends: a new epoch starts here
+            self.epochs.assign(leader_epoch, self.end)
+        self.entries.append((leader_epoch, value))
 
     def truncate(self, offset: int) -> None:
+        """As PartitionLog.truncate_to: cut whole entries, then drop cached epochs starting at or past the end."""
         del self.entries[offset:]
-        self.flushed = min(self.flushed, offset)
+        self.flushed = min(self.flushed, self.end)
+        self.epochs.truncate_from_end(self.end)
 
-    def end_offset_for_epoch(self, epoch: int, current_leader_epoch: int) -> tuple[int, int]:
-        """Kafka's leader-epoch cache lookup: (largest epoch <= `epoch`, the offset where the next one starts)."""
-        if epoch == current_leader_epoch:
-            return epoch, self.end
-        largest = -1
-        for index, (entry_epoch, _value) in enumerate(self.entries):
-            if entry_epoch > epoch:
-                return largest, index if largest >= 0 else 0
-            largest = entry_epoch
-        return largest, self.end if largest >= 0 else 0
-
-    def follower_end_for_epoch(self, epoch: int) -> int:
-        for index, (entry_epoch, _value) in enumerate(self.entries):
-            if entry_epoch > epoch:
-                return index
-        return self.end
+    def end_offset_for_epoch(self, epoch: int) -> EpochEndOffset:
+        return EpochEndOffset(*self.epochs.end_offset_for(epoch, self.end))
 
 
 @dataclass
@@ -185,6 +181,8 @@ class BrokerSim:
                 broker.fetch_sent_ms = None
             elif isinstance(effect, FailPendingProduces):
                 broker.produces, _done = broker.produces.fail_all(effect.error)
+            elif isinstance(effect, AssignEpochStartOffset):
+                broker.log.epochs.assign(effect.leader_epoch, effect.start_offset)
         self._after_leader_change(broker)
 
     # ---- network ----
@@ -230,7 +228,7 @@ class BrokerSim:
     def _leader_handle_fetch(self, broker: SimBroker, message: Message) -> None:
         fetch_id, replica_epoch, leader_epoch, fetch_offset, last_fetched_epoch = message.body
         role = broker.role
-        reply: dict[str, Any] = {"fetch_id": fetch_id, "leader_epoch": leader_epoch}
+        reply: dict[str, Any] = {"fetch_id": fetch_id, "leader_epoch": leader_epoch, "fetch_offset": fetch_offset}
         if not isinstance(role, Leader):
             reply["error"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
         elif leader_epoch != role.leader_epoch:
@@ -240,9 +238,10 @@ class BrokerSim:
         else:
             reply["error"] = ErrorCode.NONE
             if last_fetched_epoch >= 0:
-                epoch, end = broker.log.end_offset_for_epoch(last_fetched_epoch, role.leader_epoch)
-                if epoch != last_fetched_epoch or end < fetch_offset:
-                    reply["diverging"] = (epoch, end)
+                leader_end = broker.log.end_offset_for_epoch(last_fetched_epoch)
+                diverging = diverging_epoch(leader_end, last_fetched_epoch, fetch_offset)
+                if diverging is not None:
+                    reply["diverging"] = diverging
             if "diverging" not in reply:
                 decision = role.on_follower_fetch(
                     message.src, replica_epoch, leader_epoch, fetch_offset, broker.broker_epochs, self.now_ms
@@ -265,17 +264,19 @@ class BrokerSim:
         broker.fetch_sent_ms = None
         if reply["leader_epoch"] != role.leader_epoch or reply["error"] != ErrorCode.NONE:
             return
+        if reply["fetch_offset"] != broker.log.end:
+            return  # the log changed while the fetch was in flight: the answer is for another fetch state
         if "diverging" in reply:
-            epoch, end = reply["diverging"]
-            mine = broker.log.follower_end_for_epoch(epoch) if epoch >= 0 else 0
-            target = min(end, mine)
-            if target < broker.log.end:
+            diverging = reply["diverging"]
+            local = broker.log.end_offset_for_epoch(diverging.epoch)
+            truncation = follower_truncation(diverging, local, broker.log.end, reply["fetch_offset"])
+            if truncation.offset < broker.log.end:
                 self.stats["truncations"] += 1
-            broker.log.truncate(target)
+            broker.log.truncate(truncation.offset)
             broker.role = role.on_truncate(broker.log.end)
             return
-        records = reply["records"]
-        broker.log.entries.extend(records)
+        for leader_epoch, value in reply["records"]:
+            broker.log.append(leader_epoch, value)
         broker.role = role.on_fetch_response(reply["high_watermark"], broker.log.end)
 
     def _send_fetch(self, broker: SimBroker) -> None:
@@ -283,7 +284,7 @@ class BrokerSim:
         assert isinstance(role, Follower)
         broker.fetch_id += 1
         broker.fetch_sent_ms = self.now_ms
-        body = (broker.fetch_id, broker.broker_epoch, role.leader_epoch, broker.log.end, broker.log.last_epoch())
+        body = (broker.fetch_id, broker.broker_epoch, role.leader_epoch, broker.log.end, broker.log.epochs.latest_epoch)
         self._send(broker.broker_id, role.leader_id, "fetch", body)
 
     # ---- AlterPartition ----
@@ -340,7 +341,7 @@ class BrokerSim:
         value = self.next_value
         self.next_value += 1
         offset = broker.log.end
-        broker.log.entries.append((role.leader_epoch, value))
+        broker.log.append(role.leader_epoch, value)
         broker.role, _moved = role.on_local_append(broker.log.end)
         self.produce_ids[value] = (offset, value)
         pending = PendingProduce(value, offset + 1, self.now_ms + self.config.produce_timeout_ms)

@@ -6,11 +6,14 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+import broker_sim
 import pytest
 from broker_sim import BrokerSim, InvariantViolation, SimConfig
 from structlog.testing import capture_logs
 
-from broker.replica.partition import Committed, Leader, PendingExpandIsr, PendingShrinkIsr
+from broker.replica import partition as partition_core
+from broker.replica.divergence import FollowerTruncation
+from broker.replica.partition import AssignEpochStartOffset, Committed, Leader, PendingExpandIsr, PendingShrinkIsr
 from common.errors import ErrorCode
 
 SEEDS = int(os.environ.get("MINIKAFKA_BROKER_SIM_SEEDS", "200"))
@@ -165,3 +168,80 @@ def test_the_invariants_catch_a_broken_core(monkeypatch: pytest.MonkeyPatch, tar
             except InvariantViolation:
                 return
     pytest.fail("no seed caught the broken core")
+
+
+def _new_leader_without_cached_epoch_scenario() -> BrokerSim:
+    """A new leader that has appended nothing answers a follower holding a newer epoch than any it wrote.
+
+    Replicas X=0, L=1, F=2 (RF 3, min ISR 2). Offsets 0-9 are acknowledged in epoch 0 (L leads), X leads epoch 1
+    and appends offset 10, which F fetches and L does not. X fails; L is elected in epoch 2 before appending
+    anything, and F fetches from it with last fetched epoch 1. Then L fails before F could copy anything back,
+    and F, still in the ISR, is elected.
+    """
+    x, leader_l, f = 0, 1, 2
+    config = SimConfig(min_insync_replicas=2, replica_lag_time_max_ms=10_000, drop_probability=0.0)
+    sim = BrokerSim(11, config, isr=[leader_l, x, f])
+
+    def run_until(condition, deadline_ms: int = 5000) -> None:  # noqa: ANN001
+        assert sim.run_until(condition, deadline_ms, check=False), "condition not reached in time"
+
+    with capture_logs():
+        run_until(lambda: isinstance(sim.brokers[leader_l].role, Leader))
+        for _ in range(10):
+            sim.produce()
+        run_until(lambda: len(sim.acked) == 10)
+        for broker in sim.brokers.values():
+            sim.flush(broker.broker_id)
+        sim.crash(leader_l)  # flushed: it loses nothing, and X (first in the replica order) is elected in epoch 1
+        run_until(lambda: sim.controller.leader == x)
+        sim.restart(leader_l)
+        run_until(lambda: sim.controller.isr == [x, leader_l, f] and sim.brokers[leader_l].log.end == 10)
+
+        sim.cut.add((x, leader_l))  # X's answers never reach L
+        sim.produce()
+        run_until(lambda: sim.brokers[f].log.end == 11)
+        assert sim.brokers[f].log.epochs.latest_epoch == sim.controller.leader_epoch == 1
+        sim.crash(x)
+        sim.cut.clear()
+        run_until(lambda: sim.controller.leader == leader_l)
+        assert sim.brokers[leader_l].log.end == 10  # elected in epoch 2 with nothing appended in it
+
+        run_until(lambda: sim.brokers[f].log.end <= 10)  # F has its diverging answer and has truncated
+        sim.crash(leader_l)
+        run_until(lambda: sim.controller.leader == f and isinstance(sim.brokers[f].role, Leader))
+    return sim
+
+
+def test_a_new_leader_caches_its_epoch_and_the_follower_keeps_its_committed_records() -> None:
+    sim = _new_leader_without_cached_epoch_scenario()
+    assert sim.brokers[2].log.end == 10  # only X's unacknowledged offset 10 was cut
+    assert sim.lost_acked_writes() == []
+
+
+def _old_follower_truncation(diverging, local, log_end_offset, fetch_offset):  # noqa: ANN001, ANN202
+    """The rule before the fix: an undefined answer cut the follower's log to its start."""
+    if diverging.end_offset < 0 or local.end_offset < 0:
+        return FollowerTruncation(0, True, "undefined")
+    offset = min(local.end_offset, diverging.end_offset) if local.epoch == diverging.epoch else local.end_offset
+    return FollowerTruncation(offset, True, "diverging")
+
+
+def _leader_without_epoch_start(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    transition = ORIGINAL_MAKE_LEADER(*args, **kwargs)
+    kept = tuple(e for e in transition.effects if not isinstance(e, AssignEpochStartOffset))
+    return replace(transition, effects=kept)
+
+
+ORIGINAL_MAKE_LEADER = partition_core.make_leader
+
+
+def test_without_the_cached_epoch_the_follower_wipes_its_log_and_acknowledged_writes_are_lost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same steps with the fix reverted (the new leader caches nothing, the follower cuts to its log start on
+    an undefined answer), as the code was: every acknowledged write is lost."""
+    monkeypatch.setattr(partition_core, "make_leader", _leader_without_epoch_start)
+    monkeypatch.setattr(broker_sim, "follower_truncation", _old_follower_truncation)
+    sim = _new_leader_without_cached_epoch_scenario()
+    assert sim.brokers[2].log.end == 0
+    assert sorted(sim.lost_acked_writes()) == list(range(10))

@@ -8,6 +8,7 @@ from structlog.testing import capture_logs
 
 from broker.replica.partition import (
     AlterPartitionResult,
+    AssignEpochStartOffset,
     BrokerState,
     Committed,
     FailPendingProduces,
@@ -54,7 +55,7 @@ def test_make_leader_sets_leso_clears_followers_and_stops_fetching() -> None:
     state = transition.state
     assert isinstance(state, Leader)
     assert state.leader_epoch_start_offset == 42 and state.high_watermark == 30
-    assert transition.effects == (StopFetching(),)
+    assert transition.effects == (StopFetching(), AssignEpochStartOffset(5, 42))
     assert all(f.log_end_offset == -1 and f.broker_epoch == -1 for f in state.followers)
     assert state.follower(1).last_caught_up_ms == 100 and state.follower(2).last_caught_up_ms == 0
     assert events[0]["event"] == "become_leader" and events[0]["leader_epoch_start_offset"] == 42

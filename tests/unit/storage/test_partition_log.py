@@ -126,6 +126,17 @@ def test_truncate_drops_later_segments_and_epochs_and_logs(tmp_path: Path) -> No
     assert values_read(log.read(4, 100)) == [(4, b"new")]
 
 
+def test_a_truncation_at_the_log_end_drops_an_epoch_cached_with_no_data(tmp_path: Path) -> None:
+    """A leader cached epoch 5 at its log end and lost leadership before appending: a truncation to (or past) the
+    log end removes that entry, so the log's latest epoch is again the one its last batch carries."""
+    log = open_log(tmp_path)
+    fill(log, 2, epoch=3)
+    log.assign_epoch_start_offset(5, log.log_end_offset)
+    assert log.latest_epoch == 5 and log.end_offset_for_epoch(4) == (3, 4)
+    assert log.truncate_to(log.log_end_offset + 7) == 4
+    assert log.latest_epoch == 3 and log.end_offset_for_epoch(3) == (3, 4)
+
+
 def test_end_offset_for_epoch_as_kafka(tmp_path: Path) -> None:
     log = open_log(tmp_path)
     assert log.end_offset_for_epoch(1) == (-1, -1)
