@@ -160,6 +160,15 @@ class ReplicaManager:
             self._eligible_epochs = (image, epochs)
         return self._eligible_epochs[1]
 
+    def not_hosted_error(self, tp: TopicPartition) -> ErrorCode:
+        """A partition this broker does not lead: NOT_LEADER_OR_FOLLOWER (retriable) only if it exists at all, as
+        Kafka's getPartitionOrError; a partition index outside the topic is UNKNOWN_TOPIC_OR_PARTITION."""
+        image = self.metadata.image
+        topic = image.topics_by_name.get(tp.topic)
+        if topic is None or image.partition(topic.topic_id, tp.partition) is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+
     def min_insync_replicas(self, topic: str) -> int:
         return self.metadata.image.min_insync_replicas(topic, self.config.min_insync_replicas)
 
@@ -212,9 +221,7 @@ class ReplicaManager:
         (error, base offset, message): at once, or for acks=all when the HWM passes the batch."""
         replica = self.replicas.get(tp)
         if replica is None:
-            known = self.metadata.image.topics_by_name.get(tp.topic)
-            code = ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            return answered((code, -1, f"{tp} is not hosted here"))
+            return answered((self.not_hosted_error(tp), -1, f"{tp} is not hosted here"))
         leader = replica.leader
         if leader is None or not self.serving():
             return answered(
@@ -229,7 +236,7 @@ class ReplicaManager:
             info = replica.log.append_as_leader(records, leader.leader_epoch, now)
         except KafkaError as error:
             return answered((error.code, -1, error.message))
-        replica.role, moved = leader.on_local_append(replica.log.log_end_offset)
+        replica.role, moved = leader.on_local_append(replica.log.log_end_offset, now)
         if moved:
             self._hwm_moved(replica, now)
         # Followers have data to fetch (consumers only once the HWM moves). acks=all waits for them: wake them now.
@@ -296,12 +303,11 @@ class ReplicaManager:
         waited: its fetch was already counted in the follower's state when it arrived, once, as in Kafka."""
         replica = self.replicas.get(tp)
         if replica is None or replica.leader is None or not self.serving():
-            return ErrorCode.NOT_LEADER_OR_FOLLOWER, b"", -1, None
+            return self.not_hosted_error(tp), b"", -1, None
         leader = replica.leader
-        if current_leader_epoch < leader.leader_epoch:
-            return ErrorCode.FENCED_LEADER_EPOCH, b"", leader.high_watermark, None
-        if current_leader_epoch > leader.leader_epoch:
-            return ErrorCode.UNKNOWN_LEADER_EPOCH, b"", leader.high_watermark, None
+        code = leader.check_current_leader_epoch(current_leader_epoch)
+        if code != ErrorCode.NONE:
+            return code, b"", leader.high_watermark, None
         log = replica.log
         if last_fetched_epoch >= 0:
             diverging = diverging_epoch(
@@ -399,7 +405,7 @@ class ReplicaManager:
                 partition_epoch=answer.partition_epoch,
                 leader_epoch=answer.leader_epoch,
             )
-        replica.role, effects = leader.on_alter_partition_response(proposal, result)
+        replica.role, effects = leader.on_alter_partition_response(proposal, result, monotonic_ms())
         if code == ErrorCode.NONE:
             self._hwm_moved(replica, monotonic_ms())
             self.notify()

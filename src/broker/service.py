@@ -24,6 +24,7 @@ from broker.fetch_session import (
 )
 from broker.log_manager import TopicPartition
 from broker.metadata_listener import endpoint_for
+from broker.replica.partition import ListedOffset
 from broker.replica_manager import ProduceOutcome, ReplicaManager, answered
 from common.clock import monotonic_ms
 from common.errors import ErrorCode, KafkaError
@@ -245,7 +246,9 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                             record_fetch=record_fetch,
                         )
                     else:
-                        code, records, hwm = self._consumer_read(tp, partition.fetch_offset, max_bytes)
+                        code, records, hwm = self._consumer_read(
+                            tp, partition.fetch_offset, partition.current_leader_epoch, max_bytes
+                        )
                     replica = self.manager.replicas.get(tp)
                 log_start = replica.log.log_start_offset if replica else -1
                 failed = code != ErrorCode.NONE or diverging is not None
@@ -272,19 +275,23 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                 total += len(records)
         return response, total, any_failed, sent
 
-    def _consumer_read(self, tp: TopicPartition, fetch_offset: int, max_bytes: int) -> tuple[ErrorCode, bytes, int]:
+    def _consumer_read(
+        self, tp: TopicPartition, fetch_offset: int, current_leader_epoch: int, max_bytes: int
+    ) -> tuple[ErrorCode, bytes, int]:
         replica = self.manager.replicas.get(tp)
         if replica is None or replica.leader is None or not self.manager.serving():
-            return ErrorCode.NOT_LEADER_OR_FOLLOWER, b"", -1
-        hwm = replica.leader.high_watermark
-        if fetch_offset > replica.log.log_end_offset or fetch_offset < replica.log.log_start_offset:
-            return ErrorCode.OFFSET_OUT_OF_RANGE, b"", hwm
-        if fetch_offset >= hwm:
-            return ErrorCode.NONE, b"", hwm
+            return self.manager.not_hosted_error(tp), b"", -1
+        bound = replica.leader.consumer_read(fetch_offset, replica.log.log_start_offset, current_leader_epoch)
+        if bound.read_below is None:
+            return bound.error, b"", bound.high_watermark
         try:
-            return ErrorCode.NONE, replica.log.read(fetch_offset, max_bytes, max_offset=hwm), hwm
+            return (
+                ErrorCode.NONE,
+                replica.log.read(fetch_offset, max_bytes, max_offset=bound.read_below),
+                bound.high_watermark,
+            )
         except KafkaError as error:
-            return error.code, b"", hwm
+            return error.code, b"", bound.high_watermark
 
     # ---- ListOffsets / OffsetsForLeaderEpoch ----
 
@@ -293,27 +300,27 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         for topic in request.topics:
             entry = response.topics.add(name=topic.name)
             for partition in topic.partitions:
-                replica = self.manager.replicas.get(TopicPartition(topic.name, partition.partition_index))
+                tp = TopicPartition(topic.name, partition.partition_index)
+                replica = self.manager.replicas.get(tp)
                 if replica is None or replica.leader is None or not self.manager.serving():
-                    known = topic.name in self.manager.metadata.image.topics_by_name
-                    code = ErrorCode.NOT_LEADER_OR_FOLLOWER if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    code = self.manager.not_hosted_error(tp)
                     entry.partitions.add(partition_index=partition.partition_index, error_code=code, offset=-1)
                     continue
-                if partition.timestamp == EARLIEST_TIMESTAMP:
-                    offset = replica.log.log_start_offset
-                elif partition.timestamp == LATEST_TIMESTAMP:
-                    offset = replica.leader.high_watermark
+                leader = replica.leader
+                if partition.timestamp == LATEST_TIMESTAMP:
+                    listed = leader.latest_offset(partition.current_leader_epoch)
+                elif partition.timestamp == EARLIEST_TIMESTAMP:
+                    code = leader.check_current_leader_epoch(partition.current_leader_epoch)
+                    listed = ListedOffset(code, replica.log.log_start_offset, leader.leader_epoch)
                 else:
-                    entry.partitions.add(
-                        partition_index=partition.partition_index, error_code=ErrorCode.UNSUPPORTED_VERSION, offset=-1
-                    )
-                    continue
+                    listed = ListedOffset(ErrorCode.UNSUPPORTED_VERSION)
+                ok = listed.error == ErrorCode.NONE
                 entry.partitions.add(
                     partition_index=partition.partition_index,
-                    error_code=ErrorCode.NONE,
-                    offset=offset,
+                    error_code=listed.error,
+                    offset=listed.offset if ok else -1,
                     timestamp=-1,
-                    leader_epoch=replica.leader.leader_epoch,
+                    leader_epoch=listed.leader_epoch if ok else -1,
                 )
         return response
 

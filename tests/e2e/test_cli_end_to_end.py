@@ -154,13 +154,18 @@ def test_bad_input_gets_one_line_errors(run: Path) -> None:
         "min.insync.replicas=2",
         *d,
     )
-    refused = cli("produce", "single", "--acks", "all", "--num-records", "3", "--delivery-timeout-ms", "2000", *d)
+    # min.insync.replicas is capped at the replication factor, as Kafka's effectiveMinIsr: RF 1 takes acks=all.
+    ok("produce", "single", "--acks", "all", "--num-records", "3", "--delivery-timeout-ms", "2000", *d)
+    # RF 2 with min ISR 2 and one replica stopped: acks=all is refused with NOT_ENOUGH_REPLICAS.
+    ok("topics", "create", "pair", "--replica-assignment", "1:2", "--config", "min.insync.replicas=2", *d)
+    ok("fault", "stop", "2", *d)
+    refused = cli("produce", "pair", "--acks", "all", "--num-records", "3", "--delivery-timeout-ms", "2000", *d)
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert "3 failed" in refused.stderr
     history = run / "history" / "produce-refused.jsonl"
     cli(
         "produce",
-        "single",
+        "pair",
         "--acks",
         "all",
         "--num-records",
@@ -171,6 +176,7 @@ def test_bad_input_gets_one_line_errors(run: Path) -> None:
         str(history),
         *d,
     )
+    ok("fault", "start", "2", *d)
     [line] = [json.loads(x) for x in history.read_text().splitlines()]
     assert line["error"] == "NOT_ENOUGH_REPLICAS" and line["definite"] is True
 

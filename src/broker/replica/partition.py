@@ -15,7 +15,7 @@ Every operation takes the time as `now_ms` where it needs it and returns the new
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import structlog
 
@@ -25,18 +25,23 @@ from common.evolve import evolve
 
 ACKS_ALL = -1
 
-# Answers that say the controller has moved on: keep the proposal pending (no new one) until new metadata arrives.
+# Answers that say the controller has moved on, or will never take this request: keep the proposal pending (no new
+# one) until new metadata arrives. INVALID_REQUEST is among them, as in Kafka: the request may have been built on
+# stale metadata, and only new metadata says what the ISR is.
 WAIT_FOR_METADATA = frozenset(
     {
         ErrorCode.FENCED_LEADER_EPOCH,
         ErrorCode.INVALID_UPDATE_VERSION,
+        ErrorCode.INVALID_REQUEST,
         ErrorCode.NOT_LEADER_OR_FOLLOWER,
         ErrorCode.UNKNOWN_TOPIC_ID,
         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
     }
 )
 # Answers that say the change was certainly not applied, with our epochs current: safe to roll back.
-ROLL_BACK = frozenset({ErrorCode.INELIGIBLE_REPLICA, ErrorCode.INVALID_REQUEST})
+ROLL_BACK = frozenset({ErrorCode.INELIGIBLE_REPLICA})
+UNKNOWN_LEADER_EPOCH = -1  # a client that does not know the leader epoch sends -1 and is not fenced
+UNKNOWN_BROKER_EPOCH = -1  # a member that has not fetched from this leader: the controller skips its epoch check
 
 
 # ---- values exchanged with the shell ----
@@ -205,10 +210,17 @@ class Leader:
     leader_epoch_start_offset: int
     config: PartitionConfig
     followers: tuple[ReplicaState, ...]  # one per other replica, by replica id
+    # The epochs of the brokers eligible for the ISR, as the metadata showed them at the latest follower fetch.
+    eligible_broker_epochs: Mapping[int, int] = field(default_factory=dict)
 
     @property
     def isr(self) -> frozenset[int]:
         return self.isr_state.isr
+
+    @property
+    def effective_min_isr(self) -> int:
+        """min.insync.replicas capped at the replication factor, as Kafka's effectiveMinIsr."""
+        return min(self.config.min_insync_replicas, len(self.replicas))
 
     @property
     def maximal_isr(self) -> frozenset[int]:
@@ -225,21 +237,59 @@ class Leader:
 
     # ---- the HWM ----
 
-    def _advance_high_watermark(self) -> tuple[Leader, bool]:
-        if len(self.isr) < min(self.config.min_insync_replicas, len(self.replicas)):
+    def _advance_high_watermark(self, now_ms: int) -> tuple[Leader, bool]:
+        """The HWM is the lowest LEO over the Maximal ISR and the caught-up followers about to join it (Kafka's
+        shouldWaitForReplicaToJoinIsr): without the latter, a follower out of the ISR never reaches a HWM that
+        steady writes keep moving, and never rejoins."""
+        if len(self.isr) < self.effective_min_isr:
             return self, False
         candidate = self.log_end_offset
-        for member in self.maximal_isr:
-            if member != self.broker_id:
-                state = self.follower(member)
-                candidate = min(candidate, state.log_end_offset if state is not None else -1)
+        for member in self.maximal_isr - {self.broker_id}:
+            state = self.follower(member)
+            candidate = min(candidate, state.log_end_offset if state is not None else -1)
+        for state in self.followers:
+            if state.replica_id not in self.maximal_isr and self._waits_to_join(state, now_ms):
+                candidate = min(candidate, state.log_end_offset)
         if candidate > self.high_watermark:
             return evolve(self, high_watermark=candidate), True
         return self, False
 
-    def on_local_append(self, log_end_offset: int) -> tuple[Leader, bool]:
+    def _waits_to_join(self, state: ReplicaState, now_ms: int) -> bool:
+        caught_up = state.is_caught_up(self.log_end_offset, now_ms, self.config.replica_lag_time_max_ms)
+        eligible = state.broker_epoch >= 0 and self.eligible_broker_epochs.get(state.replica_id) == state.broker_epoch
+        return caught_up and eligible and state.replica_id in self.replicas
+
+    def on_local_append(self, log_end_offset: int, now_ms: int) -> tuple[Leader, bool]:
         """Our log grew to `log_end_offset`; (new state, whether the HWM moved)."""
-        return evolve(self, log_end_offset=log_end_offset)._advance_high_watermark()
+        return evolve(self, log_end_offset=log_end_offset)._advance_high_watermark(now_ms)
+
+    # ---- reads and offsets ----
+
+    def check_current_leader_epoch(self, current_leader_epoch: int) -> ErrorCode:
+        """Kafka's checkCurrentLeaderEpoch: the requester's view of the leader epoch; -1 says it has none."""
+        if current_leader_epoch == UNKNOWN_LEADER_EPOCH or current_leader_epoch == self.leader_epoch:
+            return ErrorCode.NONE
+        if current_leader_epoch < self.leader_epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH
+        return ErrorCode.UNKNOWN_LEADER_EPOCH
+
+    def consumer_read(self, fetch_offset: int, log_start_offset: int, current_leader_epoch: int) -> ConsumerRead:
+        """What a consumer's Fetch at `fetch_offset` may read: only below the HWM."""
+        code = self.check_current_leader_epoch(current_leader_epoch)
+        if code == ErrorCode.NONE and not log_start_offset <= fetch_offset <= self.log_end_offset:
+            code = ErrorCode.OFFSET_OUT_OF_RANGE
+        readable = code == ErrorCode.NONE and fetch_offset < self.high_watermark
+        return ConsumerRead(code, self.high_watermark, self.high_watermark if readable else None)
+
+    def latest_offset(self, current_leader_epoch: int) -> ListedOffset:
+        """ListOffsets(LATEST): the HWM, unless a new leader's HWM has not yet reached its epoch start offset
+        (Kafka answers OFFSET_NOT_AVAILABLE then, so "latest" never goes back across a leader change)."""
+        code = self.check_current_leader_epoch(current_leader_epoch)
+        if code != ErrorCode.NONE:
+            return ListedOffset(code)
+        if self.leader_epoch_start_offset > self.high_watermark:
+            return ListedOffset(ErrorCode.OFFSET_NOT_AVAILABLE)
+        return ListedOffset(ErrorCode.NONE, self.high_watermark, self.leader_epoch)
 
     # ---- follower fetches ----
 
@@ -260,8 +310,10 @@ class Leader:
         replica = self.follower(replica_id)
         if replica is None:
             return FetchDecision(self, ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        expected = max(replica.broker_epoch, metadata_broker_epochs.get(replica_id, -1))
-        if replica_epoch < expected:
+        # Only the metadata sets the bar (KIP-903, Kafka's updateFetchStateOrThrow): a Fetch claiming a higher epoch
+        # than the metadata's must not lock the real follower out.
+        expected = metadata_broker_epochs.get(replica_id, -1)
+        if replica_epoch != UNKNOWN_BROKER_EPOCH and replica_epoch < expected:
             # An older incarnation of the follower (KIP-903): its fetch offset says nothing about its log now.
             structlog.get_logger().warning(
                 "fetch_rejected_stale_broker_epoch",
@@ -274,9 +326,9 @@ class Leader:
         if fetch_offset > self.log_end_offset:
             return FetchDecision(self, ErrorCode.OFFSET_OUT_OF_RANGE)
         replica = replica.on_fetch(fetch_offset, self.log_end_offset, replica_epoch, fetch_leader_epoch, now_ms)
-        state = self._with_follower(replica)
+        state = evolve(self._with_follower(replica), eligible_broker_epochs=metadata_broker_epochs)
         state, proposal = state._maybe_expand(replica, metadata_broker_epochs)
-        state, moved = state._advance_high_watermark()
+        state, moved = state._advance_high_watermark(now_ms)
         return FetchDecision(state, ErrorCode.NONE, moved, proposal)
 
     def _maybe_expand(
@@ -318,7 +370,8 @@ class Leader:
             if member == self.broker_id:
                 continue
             state = self.follower(member)
-            if state is None or not state.is_caught_up(now_ms, self.config.replica_lag_time_max_ms):
+            lag_max = self.config.replica_lag_time_max_ms
+            if state is None or not state.is_caught_up(self.log_end_offset, now_ms, lag_max):
                 lagging[member] = now_ms - state.last_caught_up_ms if state is not None else -1
         if not lagging:
             return self, None
@@ -340,10 +393,8 @@ class Leader:
             if member == self.broker_id:
                 return self.broker_epoch
             state = self.follower(member)
-            # The epoch its Fetch proved; the metadata's only for a member that has not fetched from us yet.
-            if state is not None and state.broker_epoch >= 0:
-                return state.broker_epoch
-            return metadata_broker_epochs.get(member, -1)
+            # The epoch its Fetch proved; unknown (-1) for a member that has not fetched from us yet, as in Kafka.
+            return state.broker_epoch if state is not None else UNKNOWN_BROKER_EPOCH
 
         states = tuple(BrokerState(m, epoch_of(m)) for m in sorted(members))
         return AlterPartitionProposal(self.leader_epoch, self.partition_epoch, states)
@@ -351,7 +402,7 @@ class Leader:
     # ---- AlterPartition answers ----
 
     def on_alter_partition_response(
-        self, proposal: AlterPartitionProposal, result: AlterPartitionResult
+        self, proposal: AlterPartitionProposal, result: AlterPartitionResult, now_ms: int
     ) -> tuple[Leader, tuple[Effect, ...]]:
         """Apply the controller's answer to `proposal`; may return a SendAlterPartition effect to retry it."""
         pending = self.isr_state
@@ -370,7 +421,7 @@ class Leader:
                 partition_epoch=result.partition_epoch,
                 source="alter_partition",
             )
-            state, _moved = state._advance_high_watermark()
+            state, _moved = state._advance_high_watermark(now_ms)
             return state, ()
         if result.error in ROLL_BACK:
             log.info(
@@ -397,9 +448,9 @@ class Leader:
 
     # ---- produce ----
 
-    def check_produce(self, acks: int, min_insync_replicas: int | None = None) -> ErrorCode:
-        """Before appending: acks=all needs the committed ISR at min.insync.replicas."""
-        required = self.config.min_insync_replicas if min_insync_replicas is None else min_insync_replicas
+    def check_produce(self, acks: int) -> ErrorCode:
+        """Before appending: acks=all needs the committed ISR at min.insync.replicas (capped at the RF)."""
+        required = self.effective_min_isr
         if acks == ACKS_ALL and len(self.isr) < required:
             structlog.get_logger().info(
                 "produce_rejected_not_enough_replicas",
@@ -410,18 +461,31 @@ class Leader:
             return ErrorCode.NOT_ENOUGH_REPLICAS
         return ErrorCode.NONE
 
-    def produce_outcome(self, required_offset: int, min_insync_replicas: int | None = None) -> ErrorCode | None:
+    def produce_outcome(self, required_offset: int) -> ErrorCode | None:
         """A waiting acks=all produce that needs the HWM at `required_offset`: its answer, or None to keep waiting.
 
         Kafka's checkEnoughReplicasReachOffset, plus failing early once the ISR is below min.insync.replicas
         (our HWM stops there, so the write could only time out).
         """
-        required = self.config.min_insync_replicas if min_insync_replicas is None else min_insync_replicas
-        if len(self.isr) < required:
+        if len(self.isr) < self.effective_min_isr:
             return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
         if self.high_watermark >= required_offset:
             return ErrorCode.NONE
         return None
+
+
+@dataclass(frozen=True)
+class ConsumerRead:
+    error: ErrorCode
+    high_watermark: int
+    read_below: int | None  # read records up to this offset (exclusive); None: nothing to read now
+
+
+@dataclass(frozen=True)
+class ListedOffset:
+    error: ErrorCode
+    offset: int = -1
+    leader_epoch: int = -1
 
 
 @dataclass(frozen=True)
@@ -471,7 +535,7 @@ def make_leader(
         config=config,
         followers=followers,
     )
-    leader, _moved = leader._advance_high_watermark()  # an ISR of just us moves the HWM to our LEO
+    leader, _moved = leader._advance_high_watermark(now_ms)  # an ISR of just us moves the HWM to our LEO
     _log_role("become_leader", leader.label, metadata, log_end_offset)
     return Transition(leader, (StopFetching(), AssignEpochStartOffset(metadata.leader_epoch, log_end_offset)))
 
@@ -587,7 +651,7 @@ def apply_metadata(
                 partition_epoch=metadata.partition_epoch,
                 source="metadata",
             )
-    leader, _moved = leader._advance_high_watermark()
+    leader, _moved = leader._advance_high_watermark(now_ms)
     return Transition(leader, effects)
 
 

@@ -49,14 +49,14 @@ class ReplicaState:
     @classmethod
     def for_new_leader(cls, replica_id: int, in_sync: bool, now_ms: int) -> ReplicaState:
         """Follower -> leader: all follower state starts over; ISR members get one lag period of grace."""
-        return cls(replica_id, last_caught_up_ms=now_ms if in_sync else 0)
+        return cls(replica_id, last_caught_up_ms=now_ms if in_sync else UNKNOWN)
 
     def for_new_leader_epoch(self, in_sync: bool, leader_epoch_start_offset: int, now_ms: int) -> ReplicaState:
         """Leader again in a new epoch: out-of-sync followers must fetch in this epoch before they may rejoin."""
         return evolve(
             self,
-            last_fetch_ms=now_ms if in_sync else 0,
-            last_caught_up_ms=now_ms if in_sync else 0,
+            last_fetch_ms=now_ms if in_sync else UNKNOWN,
+            last_caught_up_ms=now_ms if in_sync else UNKNOWN,
             last_fetch_leader_log_end_offset=leader_epoch_start_offset,
             fetch_leader_epoch=self.fetch_leader_epoch if in_sync else UNKNOWN,
         )
@@ -64,5 +64,8 @@ class ReplicaState:
     def lag_ms(self, now_ms: int) -> int:
         return now_ms - self.last_caught_up_ms
 
-    def is_caught_up(self, now_ms: int, replica_lag_time_max_ms: int) -> bool:
+    def is_caught_up(self, leader_log_end_offset: int, now_ms: int, replica_lag_time_max_ms: int) -> bool:
+        """Kafka's isCaughtUp: at the leader's log end (an idle follower stays in sync), or caught up recently."""
+        if self.log_end_offset == leader_log_end_offset:
+            return True
         return self.last_caught_up_ms >= 0 and self.lag_ms(now_ms) <= replica_lag_time_max_ms

@@ -124,7 +124,8 @@ def ineligible_replicas(
             reason = "fenced"
         elif registration.status is BrokerStatus.CONTROLLED_SHUTDOWN:
             reason = "in_controlled_shutdown"
-        elif broker_epoch_check and registration.broker_epoch != state.broker_epoch:
+        elif broker_epoch_check and state.broker_epoch != -1 and registration.broker_epoch != state.broker_epoch:
+            # -1: the leader has had no Fetch from this member yet, so it vouches for no epoch (as in Kafka)
             reason = "stale_broker_epoch"
         else:
             continue

@@ -318,7 +318,7 @@ class BrokerSim:
         if not isinstance(broker.role, Leader):
             return
         before = broker.role.isr_state
-        broker.role, effects = broker.role.on_alter_partition_response(proposal, result)
+        broker.role, effects = broker.role.on_alter_partition_response(proposal, result, self.now_ms)
         if result.error != ErrorCode.NONE and before is not broker.role.isr_state:
             self.stats["rollbacks"] += 1
         for effect in effects:
@@ -342,7 +342,7 @@ class BrokerSim:
         self.next_value += 1
         offset = broker.log.end
         broker.log.append(role.leader_epoch, value)
-        broker.role, _moved = role.on_local_append(broker.log.end)
+        broker.role, _moved = role.on_local_append(broker.log.end, self.now_ms)
         self.produce_ids[value] = (offset, value)
         pending = PendingProduce(value, offset + 1, self.now_ms + self.config.produce_timeout_ms)
         broker.produces = broker.produces.add(pending)

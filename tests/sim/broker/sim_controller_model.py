@@ -123,7 +123,7 @@ class ControllerModel:
             registration = self.brokers.get(state.broker_id)
             if registration is None or registration.fenced:
                 return AlterPartitionResult(ErrorCode.INELIGIBLE_REPLICA)
-            if self.broker_epoch_check and registration.broker_epoch != state.broker_epoch:
+            if self.broker_epoch_check and state.broker_epoch not in (-1, registration.broker_epoch):
                 return AlterPartitionResult(ErrorCode.INELIGIBLE_REPLICA)
         if set(new_isr) != set(self.isr):
             self.isr = sorted(new_isr)
@@ -131,6 +131,6 @@ class ControllerModel:
             self.partition_epoch += 1
             for state in proposal.new_isr_with_epochs:
                 current = self.brokers[state.broker_id].broker_epoch
-                if state.broker_epoch != current:
+                if state.broker_epoch not in (-1, current):
                     self.stale_commits.append((state.broker_id, state.broker_epoch, current))
         return AlterPartitionResult(ErrorCode.NONE, tuple(self.isr), self.leader_epoch, self.partition_epoch)

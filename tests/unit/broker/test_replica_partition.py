@@ -14,6 +14,7 @@ from broker.replica.partition import (
     FailPendingProduces,
     Follower,
     Leader,
+    ListedOffset,
     PartitionConfig,
     PartitionMetadata,
     PendingExpandIsr,
@@ -57,7 +58,7 @@ def test_make_leader_sets_leso_clears_followers_and_stops_fetching() -> None:
     assert state.leader_epoch_start_offset == 42 and state.high_watermark == 30
     assert transition.effects == (StopFetching(), AssignEpochStartOffset(5, 42))
     assert all(f.log_end_offset == -1 and f.broker_epoch == -1 for f in state.followers)
-    assert state.follower(1).last_caught_up_ms == 100 and state.follower(2).last_caught_up_ms == 0
+    assert state.follower(1).last_caught_up_ms == 100 and state.follower(2).last_caught_up_ms == -1
     assert events[0]["event"] == "become_leader" and events[0]["leader_epoch_start_offset"] == 42
 
 
@@ -122,7 +123,7 @@ def test_leader_in_a_new_epoch_resets_leso_and_out_of_sync_followers() -> None:
     new = transition.state
     assert isinstance(new, Leader)
     assert new.leader_epoch_start_offset == 15
-    assert new.follower(2).last_fetch_ms == 0 and new.follower(2).fetch_leader_epoch == -1
+    assert new.follower(2).last_fetch_ms == -1 and new.follower(2).fetch_leader_epoch == -1
     assert new.follower(1).last_fetch_ms == 50 and new.follower(1).log_end_offset == 10  # in sync: kept
     # Out of sync follower 2 cannot join until it fetches in epoch 6 at or past the LESO.
     assert fetch(new, 2, 15, now=60, leader_epoch=5).proposal is None
@@ -195,11 +196,35 @@ def test_pending_expand_counts_the_new_member_for_the_hwm() -> None:
     state = fetch(state, 1, 10, now=1).state
     state = fetch(state, 2, 10, now=2).state
     assert isinstance(state.isr_state, PendingExpandIsr)
-    state, _ = state.on_local_append(20)
+    state, _ = state.on_local_append(20, 3)
     state = fetch(state, 1, 20, now=3).state
     assert state.high_watermark == 10  # waits for 2 as well
     state = fetch(state, 2, 15, now=4).state
     assert state.high_watermark == 15
+
+
+def test_the_hwm_waits_for_a_caught_up_follower_so_it_can_rejoin_under_steady_writes() -> None:
+    """Kafka's shouldWaitForReplicaToJoinIsr: with min ISR 1 and writes arriving between its fetches, a follower
+    out of the ISR fetches below the HWM every time unless the HWM waits for it once it has caught up."""
+    state = leader(isr=(0,), leo=20, config=PartitionConfig(1, 1000), now=100)
+    assert state.high_watermark == 20
+    state = fetch(state, 1, 10, now=101).state  # behind
+    state, _ = state.on_local_append(30, 102)
+    assert state.high_watermark == 30
+    decision = fetch(state, 1, 20, now=103)  # has what we had at its previous fetch: caught up, below the HWM
+    assert decision.proposal is None
+    state, _ = decision.state.on_local_append(40, 104)
+    assert state.high_watermark == 30  # waits for the caught-up follower (before the fix: 40)
+    decision = fetch(state, 1, 30, now=105)
+    assert decision.proposal is not None and decision.proposal.isr == frozenset({0, 1})
+
+
+def test_an_idle_follower_at_the_leaders_log_end_stays_in_the_isr() -> None:
+    """Kafka's isCaughtUp: a follower at the leader's log end is in sync however long ago it last fetched."""
+    state = leader(leo=10, now=0)
+    state = fetch(state, 1, 10, now=1).state
+    state = fetch(state, 2, 10, now=1).state
+    assert state.maybe_shrink_isr(60_000, EPOCHS)[1] is None
 
 
 def test_a_fetch_with_an_older_broker_epoch_is_rejected_and_not_counted() -> None:
@@ -219,9 +244,17 @@ def test_a_fetch_with_an_older_broker_epoch_is_rejected_and_not_counted() -> Non
             "log_level": "warning",
         }
     ]
-    # Older than the cached epoch from the latest fetch, even when the metadata lags behind it.
-    state = fetch(state, 1, 6, now=3, epoch=20).state
-    assert fetch(state, 1, 9, now=4, epoch=19).error == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+def test_a_fetch_claiming_a_newer_epoch_than_the_metadata_does_not_lock_the_follower_out() -> None:
+    """Only the metadata sets the bar: a forged Fetch with a huge epoch (before the fix, the highest epoch seen
+    became the bar) must not make the real follower's fetches stale, nor let the forger join the ISR."""
+    state = leader(isr=(0, 1))
+    forged = fetch(state, 2, 10, now=1, epoch=2**40)
+    assert forged.error == ErrorCode.NONE and forged.proposal is None  # not the metadata's epoch: no expansion
+    real = fetch(forged.state, 2, 10, now=2)
+    assert real.error == ErrorCode.NONE
+    assert real.proposal is not None and real.proposal.isr == frozenset({0, 1, 2})
 
 
 def test_unknown_replicas_and_offsets_past_our_leo_are_errors() -> None:
@@ -237,7 +270,7 @@ def test_shrink_after_replica_lag_time_max() -> None:
     state = leader(leo=10, now=0)
     state = fetch(state, 1, 10, now=500).state
     state = fetch(state, 2, 10, now=500).state
-    state, _ = state.on_local_append(20)
+    state, _ = state.on_local_append(20, 500)
     state = fetch(state, 1, 20, now=900).state
     state = fetch(state, 2, 12, now=1400).state  # has what we had at its previous fetch (10): caught up at 500
     assert state.maybe_shrink_isr(1500, EPOCHS)[1] is None
@@ -272,6 +305,7 @@ def test_accepted_change_is_committed_with_the_controllers_partition_epoch() -> 
         state, effects = state.on_alter_partition_response(
             proposal,
             AlterPartitionResult(ErrorCode.NONE, (0, 1, 2), 5, 8),  # type: ignore[arg-type]
+            10,
         )
     assert effects == () and state.isr_state == Committed(frozenset({0, 1, 2})) and state.partition_epoch == 8
     assert events[0]["event"] == "isr_committed" and events[0]["partition_epoch"] == 8
@@ -283,6 +317,7 @@ def test_ineligible_replica_rolls_back_to_the_committed_isr() -> None:
         state, effects = state.on_alter_partition_response(
             proposal,
             AlterPartitionResult(ErrorCode.INELIGIBLE_REPLICA),  # type: ignore[arg-type]
+            10,
         )
     assert effects == () and state.isr_state == Committed(frozenset({0, 1}))
     assert events[0] == {
@@ -298,7 +333,7 @@ def test_ineligible_replica_rolls_back_to_the_committed_isr() -> None:
 @pytest.mark.parametrize("error", [ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.INVALID_UPDATE_VERSION])
 def test_stale_epochs_wait_for_new_metadata(error: ErrorCode) -> None:
     state, proposal = expanding()
-    after, effects = state.on_alter_partition_response(proposal, AlterPartitionResult(error))  # type: ignore[arg-type]
+    after, effects = state.on_alter_partition_response(proposal, AlterPartitionResult(error), 10)  # type: ignore[arg-type]
     assert effects == () and after.isr_state == state.isr_state  # no new proposal until metadata arrives
     assert fetch(after, 2, 10, now=5).proposal is None
     transition = apply_metadata(after, "t-0", 0, 10, PartitionMetadata((0, 1, 2), (0, 1), 0, 5, 9), 10, 10, CONFIG, 6)
@@ -308,7 +343,7 @@ def test_stale_epochs_wait_for_new_metadata(error: ErrorCode) -> None:
 @pytest.mark.parametrize("error", [ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NOT_CONTROLLER])
 def test_unknown_outcomes_keep_the_pending_state_and_retry(error: ErrorCode) -> None:
     state, proposal = expanding()
-    after, effects = state.on_alter_partition_response(proposal, AlterPartitionResult(error))  # type: ignore[arg-type]
+    after, effects = state.on_alter_partition_response(proposal, AlterPartitionResult(error), 10)  # type: ignore[arg-type]
     assert effects == (SendAlterPartition(proposal),) and after.isr_state == state.isr_state  # type: ignore[arg-type]
 
 
@@ -323,9 +358,11 @@ def test_late_responses_lose_to_newer_metadata() -> None:
     after, _ = state.on_alter_partition_response(
         proposal,
         AlterPartitionResult(ErrorCode.NONE, (0, 1), 5, 8),  # type: ignore[arg-type]
+        10,
     )
     assert after is state
-    assert after.on_alter_partition_response(proposal, AlterPartitionResult(ErrorCode.INELIGIBLE_REPLICA))[0] is state  # type: ignore[arg-type]
+    rejected = AlterPartitionResult(ErrorCode.INELIGIBLE_REPLICA)
+    assert after.on_alter_partition_response(proposal, rejected, 10)[0] is state  # type: ignore[arg-type]
 
 
 # ---- produce ----
@@ -337,7 +374,9 @@ def test_acks_all_needs_min_insync_replicas() -> None:
         assert state.check_produce(-1) == ErrorCode.NOT_ENOUGH_REPLICAS
     assert events[0]["expected_min_isr"] == 2 and events[0]["actual_isr"] == [0]
     assert state.check_produce(1) == ErrorCode.NONE and state.check_produce(0) == ErrorCode.NONE
-    assert state.check_produce(-1, min_insync_replicas=1) == ErrorCode.NONE
+    # min.insync.replicas is capped at the replication factor (Kafka's effectiveMinIsr): RF 1 with min ISR 2.
+    alone = make_leader("t-0", 0, 10, PartitionMetadata((0,), (0,), 0, 5, 7), 0, 0, CONFIG, 0).state
+    assert isinstance(alone, Leader) and alone.check_produce(-1) == ErrorCode.NONE
 
 
 def test_produce_outcome() -> None:
@@ -349,3 +388,36 @@ def test_produce_outcome() -> None:
     shrunk = apply_metadata(state, "t-0", 0, 10, PartitionMetadata((0, 1, 2), (0,), 0, 5, 8), 10, 10, CONFIG, 2)
     assert shrunk is not None and isinstance(shrunk.state, Leader)
     assert shrunk.state.produce_outcome(11) == ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+
+
+# ---- reads and offsets ----
+
+
+def test_leader_epoch_checks_fence_old_and_unknown_epochs_and_let_unknown_requesters_through() -> None:
+    state = leader()
+    assert state.check_current_leader_epoch(5) == ErrorCode.NONE
+    assert state.check_current_leader_epoch(-1) == ErrorCode.NONE
+    assert state.check_current_leader_epoch(4) == ErrorCode.FENCED_LEADER_EPOCH
+    assert state.check_current_leader_epoch(6) == ErrorCode.UNKNOWN_LEADER_EPOCH
+
+
+def test_latest_offset_is_not_available_while_a_new_leaders_hwm_lags_its_epoch_start() -> None:
+    """A new leader's HWM may lag the old one's; answering it would let "latest" go back (Kafka answers
+    OFFSET_NOT_AVAILABLE until the HWM reaches the leader epoch start offset)."""
+    state = leader(leo=10, hwm=4)  # LESO 10, HWM 4: the followers have not fetched in this epoch yet
+    assert state.latest_offset(5).error == ErrorCode.OFFSET_NOT_AVAILABLE
+    assert state.latest_offset(4).error == ErrorCode.FENCED_LEADER_EPOCH
+    state = fetch(state, 1, 10, now=1).state
+    state = fetch(state, 2, 10, now=1).state
+    assert state.high_watermark == 10
+    assert state.latest_offset(5) == ListedOffset(ErrorCode.NONE, 10, 5)
+    assert state.latest_offset(-1) == ListedOffset(ErrorCode.NONE, 10, 5)
+
+
+def test_consumers_read_only_below_the_hwm() -> None:
+    state = leader(leo=10, hwm=4)
+    assert state.consumer_read(2, 0, 5).read_below == 4
+    assert state.consumer_read(4, 0, 5).read_below is None and state.consumer_read(4, 0, 5).error == ErrorCode.NONE
+    assert state.consumer_read(11, 0, 5).error == ErrorCode.OFFSET_OUT_OF_RANGE
+    assert state.consumer_read(2, 3, 5).error == ErrorCode.OFFSET_OUT_OF_RANGE
+    assert state.consumer_read(2, 0, 4).error == ErrorCode.FENCED_LEADER_EPOCH

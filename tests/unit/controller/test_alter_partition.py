@@ -161,6 +161,17 @@ def test_ineligible_fenced_and_stale_epoch_members(cluster) -> None:  # type: ig
     assert members[3]["reason"] == "fenced"
 
 
+def test_a_member_sent_with_epoch_minus_one_skips_the_epoch_check_but_not_fencing(cluster) -> None:  # type: ignore[no-untyped-def]
+    """A leader that has had no Fetch from a member yet sends -1 for it (Kafka's brokerEpoch default)."""
+    h, topic_id = cluster
+    result, partition, _ = alter(h, h.alter_request(1, topic_id, [(1, h.epoch(1)), (2, -1), (3, h.epoch(3))]))
+    assert partition.error_code is ErrorCode.NONE and partition.isr == (1, 2, 3)
+    h.heartbeat(3, h.epoch(3), want_fence=True)
+    _, partition, logs = alter(h, h.alter_request(1, topic_id, [(1, h.epoch(1)), (2, -1), (3, -1)]))
+    assert partition.error_code is ErrorCode.INELIGIBLE_REPLICA
+    assert [m["broker_id"] for m in rejected(logs)["ineligible_replicas"]] == [3]
+
+
 def test_unregistered_replica_is_ineligible(harness: Harness) -> None:
     for b in (1, 2):
         harness.start_broker(b)

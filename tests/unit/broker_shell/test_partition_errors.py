@@ -1,0 +1,42 @@
+"""Requests for a partition index outside an existing topic get UNKNOWN_TOPIC_OR_PARTITION (not retriable), as
+Kafka's getPartitionOrError; only a partition that exists but is not led here answers NOT_LEADER_OR_FOLLOWER."""
+
+from __future__ import annotations
+
+import uuid
+from types import SimpleNamespace
+
+import pytest
+
+from broker.log_manager import TopicPartition
+from broker.replica_manager import ReplicaManager
+from common.errors import ErrorCode
+from common.record_batch import Record, build_batch
+
+TOPIC_ID = uuid.uuid4()
+
+
+def manager_with_topic(partitions: int) -> ReplicaManager:
+    topic = SimpleNamespace(name="orders", topic_id=TOPIC_ID, partitions=dict.fromkeys(range(partitions)))
+    image = SimpleNamespace(
+        topics_by_name={"orders": topic},
+        partition=lambda topic_id, index: object() if topic_id == TOPIC_ID and index in topic.partitions else None,
+    )
+    metadata = SimpleNamespace(image=image)
+    return ReplicaManager(SimpleNamespace(node_id=0), None, metadata, None, lambda: 10, lambda: True)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("index", [-1, 3, 99, 2**31 - 1])
+async def test_a_partition_outside_the_topic_is_unknown(index: int) -> None:
+    manager = manager_with_topic(3)
+    tp = TopicPartition("orders", index)
+    assert manager.not_hosted_error(tp) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    answer = manager.produce(tp, build_batch([Record(b"v")]), -1, 1000)
+    assert answer.result()[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert manager.follower_fetch(tp, 1, 11, 0, 0, -1, 1000)[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+async def test_an_existing_partition_led_elsewhere_is_not_leader_and_an_unknown_topic_is_unknown() -> None:
+    manager = manager_with_topic(3)
+    assert manager.not_hosted_error(TopicPartition("orders", 2)) == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert manager.not_hosted_error(TopicPartition("nope", 0)) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
