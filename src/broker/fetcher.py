@@ -54,6 +54,8 @@ async def _fetch_forever(
     log = structlog.get_logger().bind(fetcher_leader=leader_id)
     backoff = manager.config.replica_fetch_backoff_ms / 1000
     sessions: dict[str, FetchSessionHandler] = {}  # one fetch session per leader address
+    # The append error each failing partition last logged: a failure repeating at every retry is logged once.
+    failing: dict[str, str] = {}
     while True:
         replicas = manager.followed_from(leader_id)
         address = _leader_address(manager, leader_id)
@@ -107,7 +109,7 @@ async def _fetch_forever(
                 replica = by_key.get(key)
                 if replica is None or not _still_fetching(replica, leader_id, wanted[key]):
                     continue  # the partition moved, or its log changed, while the fetch was in flight
-                wait |= not _apply(manager, replica, data, log)
+                wait |= not _apply(replica, data, log, failing)
         if wait:
             await asyncio.sleep(min(backoff, 0.1))
 
@@ -158,7 +160,10 @@ def _fetch_request(manager: ReplicaManager, plan: FetchRequestData) -> broker_pb
 
 
 def _apply(
-    manager: ReplicaManager, replica: Replica, data: broker_pb2.FetchResponse.PartitionData, log: structlog.BoundLogger
+    replica: Replica,
+    data: broker_pb2.FetchResponse.PartitionData,
+    log: structlog.BoundLogger,
+    failing: dict[str, str],
 ) -> bool:
     """Apply one partition's answer; False when the follower should back off (an error)."""
     code = ErrorCode.of(data.error_code)
@@ -178,10 +183,15 @@ def _apply(
         )
         return True
     if data.records:
+        label = str(replica.tp)
         try:
             partition_log.append_as_follower(data.records, now)
         except KafkaError as error:
-            log.warning("follower_append_failed", partition=str(replica.tp), error=error.message)
+            if failing.get(label) != error.message:
+                failing[label] = error.message
+                log.warning("follower_append_failed", partition=label, error=error.message)
             return False
+        if failing.pop(label, None) is not None:
+            log.info("follower_append_recovered", partition=label, log_end_offset=partition_log.log_end_offset)
     partition_log.high_watermark = min(data.high_watermark, partition_log.log_end_offset)
     return True

@@ -56,6 +56,12 @@ class MetadataListener:
         """The offset of the last record replayed (-1 before any)."""
         return self.image.offset
 
+    @property
+    def caught_up(self) -> bool:
+        """Replayed up to the quorum's high watermark (exclusive), give or take the control records at its end,
+        which replay nothing."""
+        return self.high_watermark > 0 and self.offset >= self.high_watermark - 2
+
     def subscribe(self, subscriber: Subscriber) -> None:
         self.subscribers.append(subscriber)
 

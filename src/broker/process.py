@@ -28,6 +28,23 @@ from kraft_controller.raft.driver import RaftDriver
 METADATA_CATCH_UP_TIMEOUT_S = 15.0
 
 
+class StrayPartitionCheck:
+    """Deletes the logs the metadata does not assign to this broker, once, and only against caught-up metadata."""
+
+    def __init__(self, logs: LogManager, metadata: MetadataListener, node_id: int) -> None:
+        self.logs = logs
+        self.metadata = metadata
+        self.node_id = node_id
+        self.done = False
+
+    def run(self) -> bool:
+        """Check now if the metadata is caught up; True once the check has run."""
+        if not self.done and self.metadata.caught_up:
+            self.done = True
+            self.logs.delete_stray_partitions(self.metadata.image, self.node_id)
+        return self.done
+
+
 async def _periodically(interval_s: float, action) -> None:  # noqa: ANN001
     while True:
         await asyncio.sleep(interval_s)
@@ -72,16 +89,20 @@ async def run_broker_process(config: BrokerConfig) -> None:
         addresses=[s.address for s in servers],
         metadata_log_end_offset=raft.core.log_end_offset,
     )
-    # Stray partitions are judged only against caught-up metadata (seed 002, KRaft form).
+    # Stray partitions are judged only against caught-up metadata: a partial image lacks topics created later, and
+    # their logs would look stray. Past the wait, the check runs on the first update that is caught up.
     deadline = time.monotonic() + METADATA_CATCH_UP_TIMEOUT_S
-    while time.monotonic() < deadline and not (
-        metadata.high_watermark > 0 and metadata.offset >= metadata.high_watermark - 2
-    ):
+    while time.monotonic() < deadline and not metadata.caught_up:
         await asyncio.sleep(0.05)
-    if metadata.high_watermark > 0:
-        logs.delete_stray_partitions(metadata.image, config.node_id)
-    else:
-        log.warning("stray_partition_check_skipped", reason="metadata not caught up")
+    stray_check = StrayPartitionCheck(logs, metadata, config.node_id)
+    if not stray_check.run():
+        log.warning(
+            "stray_partition_check_deferred",
+            reason="metadata not caught up",
+            metadata_offset=metadata.offset,
+            high_watermark=metadata.high_watermark,
+        )
+        metadata.subscribe(lambda _delta: stray_check.run())
     metadata.subscribe(manager.on_metadata)
     manager.on_metadata(
         MetadataDelta(

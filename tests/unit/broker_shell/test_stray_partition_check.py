@@ -1,0 +1,40 @@
+"""Stray partitions are deleted only against caught-up metadata: a partial image lacks topics created later, and
+their logs must not be deleted as strays (before the fix the check ran on whatever image it had after 15 s)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from broker.metadata_listener import MetadataListener
+from broker.process import StrayPartitionCheck
+
+
+class RecordingLogs:
+    def __init__(self) -> None:
+        self.checked: list[object] = []
+
+    def delete_stray_partitions(self, image: object, broker_id: int) -> list[str]:
+        self.checked.append(image)
+        return []
+
+
+def listener(offset: int, high_watermark: int) -> MetadataListener:
+    metadata = MetadataListener()
+    metadata.image = SimpleNamespace(offset=offset)  # type: ignore[assignment]
+    metadata.high_watermark = high_watermark
+    return metadata
+
+
+def test_the_check_waits_for_caught_up_metadata_and_runs_once() -> None:
+    logs = RecordingLogs()
+    metadata = listener(offset=40, high_watermark=120)
+    check = StrayPartitionCheck(logs, metadata, 1)  # type: ignore[arg-type]
+    assert not check.run() and logs.checked == []
+    metadata.image = SimpleNamespace(offset=119)  # type: ignore[assignment]
+    assert check.run() and len(logs.checked) == 1
+    assert check.run() and len(logs.checked) == 1
+
+
+def test_an_empty_quorum_is_not_caught_up() -> None:
+    assert not listener(offset=-1, high_watermark=0).caught_up
+    assert listener(offset=10, high_watermark=12).caught_up
