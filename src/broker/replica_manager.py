@@ -338,6 +338,8 @@ class ReplicaManager:
             return error.code, b"", hwm, None
 
     def shrink_lagging_isrs(self) -> None:
+        if not self.serving():
+            return  # we refuse the followers' fetches now: their lag says nothing about them
         now = monotonic_ms()
         epochs = self.metadata_broker_epochs()
         for replica in self.replicas.values():

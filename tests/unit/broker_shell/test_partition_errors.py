@@ -40,3 +40,20 @@ async def test_an_existing_partition_led_elsewhere_is_not_leader_and_an_unknown_
     manager = manager_with_topic(3)
     assert manager.not_hosted_error(TopicPartition("orders", 2)) == ErrorCode.NOT_LEADER_OR_FOLLOWER
     assert manager.not_hosted_error(TopicPartition("nope", 0)) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_a_broker_that_refuses_fetches_does_not_shrink_isrs_for_them(tmp_path) -> None:  # noqa: ANN001
+    """While a self-fenced broker refuses its followers' fetches, their lag is its own doing: no shrink."""
+    from test_produce_wakes_followers import leading_manager
+
+    manager = leading_manager(tmp_path)
+    serving = [False]
+    manager.serving = lambda: serving[0]
+    proposals: list[object] = []
+    manager._send_alter_partition = lambda replica, proposal: proposals.append(proposal)  # type: ignore[method-assign]
+    manager.metadata_broker_epochs = lambda: {0: 10, 1: 11, 2: 12}  # type: ignore[method-assign]
+    manager.shrink_lagging_isrs()
+    assert proposals == []
+    serving[0] = True
+    manager.shrink_lagging_isrs()
+    assert len(proposals) == 1  # the followers never fetched within the lag time: shrunk once serving
