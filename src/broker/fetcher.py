@@ -1,43 +1,64 @@
 """A follower's fetcher for one leader broker: one Fetch v15 (with `replica_state`) for every partition it follows
-from that leader, long-polling; diverging epochs truncate the local log before fetching resumes. The fetches go on
-one FetchStream per leader address (a unary call each would cost about twice the CPU), in one incremental fetch
-session per leader address (KIP-227): after the first, a Fetch lists only the partitions whose fetch state moved."""
+from that leader, long-polling. The fetches go on one FetchStream per leader address (a unary call each would cost
+about twice the CPU), in one incremental fetch session per leader address (KIP-227): after the first, a Fetch lists
+only the partitions whose fetch state moved.
+
+The fetcher only moves bytes: it asks its host what to fetch and hands each partition's answer back to it, where
+the partition's core decides (truncate, append, the follower's HWM).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import time
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Protocol
 
 import grpc
 import structlog
 
+from broker.config import BrokerConfig
 from broker.fetch_session import INITIAL_EPOCH, PartitionFetchState, PartitionKey
 from broker.fetch_session_handler import FetchRequestData, FetchSessionHandler
-from broker.metadata_listener import endpoint_for
-from broker.replica.divergence import EpochEndOffset, follower_truncation
-from common.errors import ErrorCode, KafkaError
+from broker.replica.divergence import EpochEndOffset
+from common.errors import ErrorCode
 from common.grpc_support import insecure_channel
 from common.sequential_stream import SequentialStream
 from minikafka_pb import broker_pb2, broker_pb2_grpc
 
-if TYPE_CHECKING:
-    from broker.replica_manager import Replica, ReplicaManager
+FetchStream = SequentialStream[broker_pb2.FetchRequest, broker_pb2.FetchResponse]
 
 
-def _leader_address(manager: ReplicaManager, leader_id: int) -> str | None:
-    broker = manager.metadata.image.broker(leader_id)
-    if broker is None:
-        return None
-    endpoint = endpoint_for(broker, manager.config.inter_broker_listener)
-    return None if endpoint is None else f"{endpoint.host}:{endpoint.port}"
+@dataclass(frozen=True)
+class FollowerAnswer:
+    """One partition of a Fetch answer as the follower received it, with the fetch state it was asked for."""
+
+    leader_id: int
+    sent: PartitionFetchState
+    error: ErrorCode
+    high_watermark: int
+    records: bytes
+    diverging: EpochEndOffset | None
 
 
-async def run_fetcher(manager: ReplicaManager, leader_id: int) -> None:
+class FetcherHost(Protocol):
+    """What a fetcher needs from the broker's replicas (the ReplicaManager)."""
+
+    config: BrokerConfig
+
+    def broker_epoch(self) -> int: ...
+
+    def fetch_states(self, leader_id: int) -> list[PartitionFetchState]: ...
+
+    def leader_address(self, leader_id: int) -> str | None: ...
+
+    def apply_follower_answer(self, answer: FollowerAnswer) -> bool: ...
+
+
+async def run_fetcher(host: FetcherHost, leader_id: int) -> None:
     channels: dict[str, grpc.aio.Channel] = {}
-    streams: dict[str, SequentialStream[broker_pb2.FetchRequest, broker_pb2.FetchResponse]] = {}
+    streams: dict[str, FetchStream] = {}
     try:
-        await _fetch_forever(manager, leader_id, channels, streams)
+        await _fetch_forever(host, leader_id, channels, streams)
     finally:
         for stream in streams.values():
             await stream.close()
@@ -46,20 +67,17 @@ async def run_fetcher(manager: ReplicaManager, leader_id: int) -> None:
 
 
 async def _fetch_forever(
-    manager: ReplicaManager,
-    leader_id: int,
-    channels: dict[str, grpc.aio.Channel],
-    streams: dict[str, SequentialStream[broker_pb2.FetchRequest, broker_pb2.FetchResponse]],
+    host: FetcherHost, leader_id: int, channels: dict[str, grpc.aio.Channel], streams: dict[str, FetchStream]
 ) -> None:
     log = structlog.get_logger().bind(fetcher_leader=leader_id)
-    backoff = manager.config.replica_fetch_backoff_ms / 1000
+    config = host.config
+    backoff = config.replica_fetch_backoff_ms / 1000
+    timeout = config.replica_fetch_wait_max_ms / 1000 + config.request_timeout_ms / 1000
     sessions: dict[str, FetchSessionHandler] = {}  # one fetch session per leader address
-    # The append error each failing partition last logged: a failure repeating at every retry is logged once.
-    failing: dict[str, str] = {}
     while True:
-        replicas = manager.followed_from(leader_id)
-        address = _leader_address(manager, leader_id)
-        if not replicas or address is None or manager.broker_epoch() < 0:
+        states = host.fetch_states(leader_id)
+        address = host.leader_address(leader_id)
+        if not states or address is None or host.broker_epoch() < 0:
             await asyncio.sleep(0.1)
             continue
         if address not in streams:
@@ -67,26 +85,10 @@ async def _fetch_forever(
             streams[address] = SequentialStream(broker_pb2_grpc.BrokerStub(channels[address]).FetchStream)
             sessions[address] = FetchSessionHandler()
         session = sessions[address]
-        by_key: dict[PartitionKey, Replica] = {}
-        wanted: dict[PartitionKey, PartitionFetchState] = {}
-        for replica in replicas:
-            key = (replica.topic_id.bytes, replica.tp.partition)
-            by_key[key] = replica
-            wanted[key] = PartitionFetchState(
-                key[0],
-                replica.tp.topic,
-                replica.tp.partition,
-                replica.leader_epoch,
-                replica.log.log_end_offset,
-                replica.log.latest_epoch,
-                replica.log.log_start_offset,
-                manager.config.replica_fetch_max_bytes,
-            )
+        wanted: dict[PartitionKey, PartitionFetchState] = {state.key: state for state in states}
         plan = session.build(wanted)
-        request = _fetch_request(manager, plan)
-        timeout = manager.config.replica_fetch_wait_max_ms / 1000 + manager.config.request_timeout_ms / 1000
         try:
-            response = await streams[address].call(request, timeout)
+            response = await streams[address].call(_fetch_request(host, plan), timeout)
         except grpc.RpcError as error:
             _log_session_reset(log, plan, leader_id, ErrorCode.NETWORK_EXCEPTION)
             session.handle_error()
@@ -102,27 +104,33 @@ async def _fetch_forever(
             if not code.retriable:
                 await asyncio.sleep(backoff)
             continue
-        wait = False
-        for topic in response.responses:
-            for data in topic.partitions:
-                key = (topic.topic_id, data.partition_index)
-                replica = by_key.get(key)
-                if replica is None or not _still_fetching(replica, leader_id, wanted[key]):
-                    continue  # the partition moved, or its log changed, while the fetch was in flight
-                wait |= not _apply(replica, data, log, failing)
-        if wait:
+        if not _hand_over(host, leader_id, wanted, response):
             await asyncio.sleep(min(backoff, 0.1))
 
 
-def _still_fetching(replica: Replica, leader_id: int, sent: PartitionFetchState) -> bool:
-    """An answer applies only to the fetch state it was asked for: same leader, leader epoch and fetch offset (the
-    log may have been truncated, or the leader changed, while the Fetch was in flight)."""
-    return (
-        replica.leader is None
-        and replica.leader_id == leader_id
-        and replica.leader_epoch == sent.current_leader_epoch
-        and replica.log.log_end_offset == sent.fetch_offset
-    )
+def _hand_over(
+    host: FetcherHost,
+    leader_id: int,
+    wanted: dict[PartitionKey, PartitionFetchState],
+    response: broker_pb2.FetchResponse,
+) -> bool:
+    """Hand every partition's answer to the host; False when one of them asks the fetcher to back off."""
+    applied = True
+    for topic in response.responses:
+        for data in topic.partitions:
+            sent = wanted.get((topic.topic_id, data.partition_index))
+            if sent is None:
+                continue  # not asked for in this Fetch
+            diverging = (
+                EpochEndOffset(data.diverging_epoch.epoch, data.diverging_epoch.end_offset)
+                if data.HasField("diverging_epoch")
+                else None
+            )
+            answer = FollowerAnswer(
+                leader_id, sent, ErrorCode.of(data.error_code), data.high_watermark, data.records, diverging
+            )
+            applied &= host.apply_follower_answer(answer)
+    return applied
 
 
 def _log_session_reset(log: structlog.BoundLogger, plan: FetchRequestData, leader_id: int, code: ErrorCode) -> None:
@@ -130,12 +138,13 @@ def _log_session_reset(log: structlog.BoundLogger, plan: FetchRequestData, leade
         log.info("fetch_session_reset", leader=leader_id, session_id=plan.session_id, error=code.name)
 
 
-def _fetch_request(manager: ReplicaManager, plan: FetchRequestData) -> broker_pb2.FetchRequest:
+def _fetch_request(host: FetcherHost, plan: FetchRequestData) -> broker_pb2.FetchRequest:
+    config = host.config
     request = broker_pb2.FetchRequest(
-        replica_state=broker_pb2.ReplicaState(replica_id=manager.config.node_id, replica_epoch=manager.broker_epoch()),
-        max_wait_ms=manager.config.replica_fetch_wait_max_ms,
-        min_bytes=manager.config.replica_fetch_min_bytes,
-        max_bytes=manager.config.replica_fetch_response_max_bytes,
+        replica_state=broker_pb2.ReplicaState(replica_id=config.node_id, replica_epoch=host.broker_epoch()),
+        max_wait_ms=config.replica_fetch_wait_max_ms,
+        min_bytes=config.replica_fetch_min_bytes,
+        max_bytes=config.replica_fetch_response_max_bytes,
         session_id=plan.session_id,
         session_epoch=plan.epoch,
     )
@@ -157,41 +166,3 @@ def _fetch_request(manager: ReplicaManager, plan: FetchRequestData) -> broker_pb
             forgotten = request.forgotten_topics_data.add(topic_id=topic_id)
         forgotten.partitions.append(partition)
     return request
-
-
-def _apply(
-    replica: Replica,
-    data: broker_pb2.FetchResponse.PartitionData,
-    log: structlog.BoundLogger,
-    failing: dict[str, str],
-) -> bool:
-    """Apply one partition's answer; False when the follower should back off (an error)."""
-    code = ErrorCode.of(data.error_code)
-    if code != ErrorCode.NONE:
-        log.debug("fetch_partition_error", partition=str(replica.tp), error=code.name)
-        return False
-    now = int(time.monotonic() * 1000)
-    partition_log = replica.log
-    if data.HasField("diverging_epoch"):
-        diverging = EpochEndOffset(data.diverging_epoch.epoch, data.diverging_epoch.end_offset)
-        local = EpochEndOffset(*partition_log.end_offset_for_epoch(diverging.epoch))
-        fetch_offset = partition_log.log_end_offset
-        truncation = follower_truncation(diverging, local, partition_log.log_end_offset, fetch_offset)
-        partition_log.truncate_to(
-            truncation.offset,
-            reason=f"{truncation.reason}: leader epoch {diverging.epoch} ends at {diverging.end_offset}",
-        )
-        return True
-    if data.records:
-        label = str(replica.tp)
-        try:
-            partition_log.append_as_follower(data.records, now)
-        except KafkaError as error:
-            if failing.get(label) != error.message:
-                failing[label] = error.message
-                log.warning("follower_append_failed", partition=label, error=error.message)
-            return False
-        if failing.pop(label, None) is not None:
-            log.info("follower_append_recovered", partition=label, log_end_offset=partition_log.log_end_offset)
-    partition_log.high_watermark = min(data.high_watermark, partition_log.log_end_offset)
-    return True

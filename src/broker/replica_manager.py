@@ -10,21 +10,27 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 import structlog
 
+from broker.alter_partition_manager import AlterPartitionManager, ProposalTarget
 from broker.config import BrokerConfig
 from broker.controller_client import ControllerClient
+from broker.fetch_session import PartitionFetchState
+from broker.fetcher import FollowerAnswer, run_fetcher
 from broker.log_manager import LogManager, TopicPartition
-from broker.metadata_listener import MetadataDelta, MetadataListener
+from broker.metadata_listener import MetadataDelta, MetadataListener, endpoint_for
+from broker.produce_purgatory import ProducePurgatory, ProduceResult
 from broker.replica.divergence import EpochEndOffset, diverging_epoch
 from broker.replica.partition import (
     AlterPartitionProposal,
     AlterPartitionResult,
     AssignEpochStartOffset,
+    Effect,
     FailPendingProduces,
+    Follower,
     Leader,
     PartitionConfig,
     PartitionMetadata,
@@ -32,33 +38,27 @@ from broker.replica.partition import (
     PendingShrinkIsr,
     Role,
     SendAlterPartition,
+    StartFetching,
     apply_metadata,
 )
 from common.clock import monotonic_ms
 from common.errors import ErrorCode, KafkaError
 from common.purgatory import Purgatory
-from minikafka_pb import controller_pb2
 from storage.partition_log import PartitionLog
 
 HWM_EVENT_INTERVAL_MS = 1000  # high_watermark_advanced is coalesced to at most one event a second per partition
-ProduceOutcome = tuple[ErrorCode, int, str]  # (error, base offset, message)
+ALTER_PARTITION_RETRY_S = 0.2
 T = TypeVar("T")
 
 
-@dataclass
-class DelayedProduce:
-    """An acks=all produce waiting in the purgatory for the HWM to pass its batch (Kafka's DelayedProduce)."""
+@dataclass(frozen=True)
+class FetchPartitionResult:
+    """The leader's answer to one partition of a Fetch (a follower's or a consumer's)."""
 
-    required_offset: int  # the batch's last offset + 1
-    first_offset: int
-    answer: asyncio.Future[ProduceOutcome]
-    expiry: asyncio.TimerHandle | None = None
-
-    def finish(self, code: ErrorCode, message: str = "") -> None:
-        if self.expiry is not None:
-            self.expiry.cancel()
-        if not self.answer.done():
-            self.answer.set_result((code, self.first_offset, message))
+    error: ErrorCode
+    records: bytes = b""
+    high_watermark: int = -1
+    diverging: EpochEndOffset | None = None
 
 
 @dataclass
@@ -67,12 +67,17 @@ class Replica:
     topic_id: uuid.UUID
     log: PartitionLog
     role: Role  # the pure core's state for this partition: Leader while we lead, else Follower
-    waiters: list[DelayedProduce] = field(default_factory=list)
+    produces: ProducePurgatory
     last_hwm_event_ms: int = 0
+    append_failure: str | None = None  # the follower append error last logged, so a repeating one is logged once
 
     @property
     def leader(self) -> Leader | None:
         return self.role if isinstance(self.role, Leader) else None
+
+    @property
+    def follower(self) -> Follower | None:
+        return self.role if isinstance(self.role, Follower) else None
 
     @property
     def leader_id(self) -> int:
@@ -85,6 +90,10 @@ class Replica:
     @property
     def partition_epoch(self) -> int:
         return self.role.partition_epoch
+
+    @property
+    def target(self) -> ProposalTarget:
+        return ProposalTarget(self.tp, self.topic_id)
 
 
 class ReplicaManager:
@@ -100,21 +109,20 @@ class ReplicaManager:
         self.config = config
         self.logs = logs
         self.metadata = metadata
-        self.controller = controller
         self.broker_epoch = broker_epoch
         self.serving = serving
         self.replicas: dict[TopicPartition, Replica] = {}
-        self.hold_alter_partition = False
+        self.alter_partition = AlterPartitionManager(
+            controller, config.node_id, broker_epoch, self._on_alter_partition_answer
+        )
         # False until the first metadata delta after start-up catch-up: until then the image may lack topics.
         self.metadata_ready = False
-        self.held: list[tuple[Replica, AlterPartitionProposal]] = []
         # Parked fetches, each its own future (awaited directly: one loop turn from a change to its answer). A
         # follower's wakes on new data, a consumer's on a HWM move (what it may read). Like Kafka's DelayedFetch, a
         # HWM move alone does not answer a follower (that would double its fetches).
         self._parked: dict[bool, Purgatory] = {True: Purgatory(), False: Purgatory()}  # key: for replicas
         self._follower_wake_scheduled = False
         self._fetchers: dict[int, asyncio.Task[None]] = {}
-        self._tasks: set[asyncio.Task[object]] = set()
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
         self._log = structlog.get_logger()
 
@@ -201,76 +209,72 @@ class ReplicaManager:
             if transition is None:
                 continue  # an older partition epoch, or nothing new (the core logged why)
             if replica is None:
-                replica = self.replicas[tp] = Replica(tp, topic_id, log, transition.state)
+                replica = self.replicas[tp] = Replica(tp, topic_id, log, transition.state, ProducePurgatory(str(tp)))
             replica.role = transition.state
-            for effect in transition.effects:
-                if isinstance(effect, FailPendingProduces):
-                    self._fail_waiters(replica, effect.error)
-                elif isinstance(effect, AssignEpochStartOffset):
-                    log.assign_epoch_start_offset(effect.leader_epoch, effect.start_offset)
-            if replica.leader is not None:
-                self._hwm_moved(replica, now)
-            elif replica.leader_id >= 0:
-                self._ensure_fetcher(replica.leader_id)
+            self._execute(replica, transition.effects, now)
+        self._stop_idle_fetchers()
         self.notify()
+
+    def _execute(self, replica: Replica, effects: tuple[Effect, ...], now: int) -> None:
+        """Carry out what the core decided for one partition."""
+        for effect in effects:
+            if isinstance(effect, FailPendingProduces):
+                replica.produces.fail_all(effect.error)
+            elif isinstance(effect, AssignEpochStartOffset):
+                replica.log.assign_epoch_start_offset(effect.leader_epoch, effect.start_offset)
+            elif isinstance(effect, StartFetching):
+                self._ensure_fetcher(effect.leader_id)
+            elif isinstance(effect, SendAlterPartition):
+                self.alter_partition.send(replica.target, effect.proposal)
+            # StopFetching: the partition is no longer listed by fetch_states; an idle fetcher is stopped.
+        if replica.leader is not None:
+            self._hwm_moved(replica, now)
 
     # ---- produce ----
 
-    def produce(self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int) -> asyncio.Future[ProduceOutcome]:
-        """Append as leader now, in call order (a pipelined stream relies on it); the returned future answers
-        (error, base offset, message): at once, or for acks=all when the HWM passes the batch."""
+    def produce(self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int) -> asyncio.Future[ProduceResult]:
+        """Append as leader now, in call order (a pipelined stream relies on it); the returned future answers at
+        once, or for acks=all when the HWM passes the batch."""
         replica = self.replicas.get(tp)
         if replica is None:
-            return answered((self.not_hosted_error(tp), -1, f"{tp} is not hosted here"))
+            return answered(ProduceResult(self.not_hosted_error(tp), message=f"{tp} is not hosted here"))
         leader = replica.leader
         if leader is None or not self.serving():
-            return answered(
-                (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, f"broker {self.config.node_id} does not lead {tp} now")
-            )
+            message = f"broker {self.config.node_id} does not lead {tp} now"
+            return answered(ProduceResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, message=message))
         code = leader.check_produce(acks)
         if code != ErrorCode.NONE:
-            message = f"ISR {sorted(leader.isr)} is below min.insync.replicas {leader.config.min_insync_replicas}"
-            return answered((code, -1, message))
+            message = f"ISR {sorted(leader.isr)} is below min.insync.replicas {leader.effective_min_isr}"
+            return answered(ProduceResult(code, message=message))
         now = monotonic_ms()
         try:
             info = replica.log.append_as_leader(records, leader.leader_epoch, now)
         except KafkaError as error:
-            return answered((error.code, -1, error.message))
+            return answered(ProduceResult(error.code, message=error.message))
         replica.role, moved = leader.on_local_append(replica.log.log_end_offset, now)
         if moved:
             self._hwm_moved(replica, now)
         # Followers have data to fetch (consumers only once the HWM moves). acks=all waits for them: wake them now.
         if acks != -1:
             self._wake_followers_after_answer()
-            return answered((ErrorCode.NONE, info.first_offset, ""))
+            return answered(ProduceResult(ErrorCode.NONE, info.first_offset))
         self.notify(consumers=False)
-        outcome = replica.role.produce_outcome(info.last_offset + 1)
-        if outcome is not None:
-            return answered((outcome, info.first_offset, ""))
-        loop = asyncio.get_running_loop()
-        waiter = DelayedProduce(info.last_offset + 1, info.first_offset, loop.create_future())
-        waiter.expiry = loop.call_later(timeout_ms / 1000, self._expire, replica, waiter)
-        replica.waiters.append(waiter)
-        return waiter.answer
+        answer = replica.produces.add(
+            info.first_offset, info.last_offset + 1, timeout_ms, now, lambda: self._check_produces(replica)
+        )
+        self._check_produces(replica)
+        return answer
 
-    @staticmethod
-    def _expire(replica: Replica, waiter: DelayedProduce) -> None:
-        replica.waiters = [w for w in replica.waiters if w is not waiter]
-        waiter.finish(ErrorCode.REQUEST_TIMED_OUT, "the HWM did not reach the batch in time")
+    def _check_produces(self, replica: Replica) -> None:
+        if replica.leader is not None:
+            replica.produces.check(replica.leader, monotonic_ms())
 
     def _hwm_moved(self, replica: Replica, now: int) -> None:
         leader = replica.leader
         assert leader is not None
         replica.log.high_watermark = leader.high_watermark
         self.notify(replicas=False)  # consumers may read further
-        still = []
-        for waiter in replica.waiters:
-            outcome = leader.produce_outcome(waiter.required_offset)
-            if outcome is None:
-                still.append(waiter)
-            else:
-                waiter.finish(outcome)
-        replica.waiters = still
+        replica.produces.check(leader, now)
         if now - replica.last_hwm_event_ms >= HWM_EVENT_INTERVAL_MS:
             replica.last_hwm_event_ms = now
             self._log.info(
@@ -280,11 +284,6 @@ class ReplicaManager:
                 leader_epoch=leader.leader_epoch,
                 log_end_offset=replica.log.log_end_offset,
             )
-
-    def _fail_waiters(self, replica: Replica, code: ErrorCode) -> None:
-        for waiter in replica.waiters:
-            waiter.finish(code)
-        replica.waiters = []
 
     # ---- follower fetches on the leader ----
 
@@ -298,44 +297,39 @@ class ReplicaManager:
         last_fetched_epoch: int,
         max_bytes: int,
         record_fetch: bool = True,
-    ):  # noqa: ANN201
-        """(error, records, hwm, diverging (epoch, end) or None). `record_fetch=False` re-reads for a Fetch that
-        waited: its fetch was already counted in the follower's state when it arrived, once, as in Kafka."""
+    ) -> FetchPartitionResult:
+        """One partition of a follower's Fetch. `record_fetch=False` re-reads for a Fetch that waited: its fetch
+        was already counted in the follower's state when it arrived, once, as in Kafka."""
         replica = self.replicas.get(tp)
         if replica is None or replica.leader is None or not self.serving():
-            return self.not_hosted_error(tp), b"", -1, None
+            return FetchPartitionResult(self.not_hosted_error(tp))
         leader = replica.leader
         code = leader.check_current_leader_epoch(current_leader_epoch)
         if code != ErrorCode.NONE:
-            return code, b"", leader.high_watermark, None
+            return FetchPartitionResult(code, high_watermark=leader.high_watermark)
         log = replica.log
         if last_fetched_epoch >= 0:
-            diverging = diverging_epoch(
-                EpochEndOffset(*log.end_offset_for_epoch(last_fetched_epoch)), last_fetched_epoch, fetch_offset
-            )
+            leader_end = EpochEndOffset(*log.end_offset_for_epoch(last_fetched_epoch))
+            diverging = diverging_epoch(leader_end, last_fetched_epoch, fetch_offset)
             if diverging is not None:
-                return ErrorCode.NONE, b"", leader.high_watermark, (diverging.epoch, diverging.end_offset)
-        if not record_fetch:
-            return self._read_for_follower(log, fetch_offset, max_bytes, leader.high_watermark)
-        now = monotonic_ms()
-        decision = leader.on_follower_fetch(
-            replica_id, replica_epoch, current_leader_epoch, fetch_offset, self.metadata_broker_epochs(), now
-        )
-        replica.role = leader = decision.state
-        if decision.error != ErrorCode.NONE:
-            return decision.error, b"", leader.high_watermark, None
-        if decision.high_watermark_changed:
-            self._hwm_moved(replica, now)
-        if decision.proposal is not None:
-            self._send_alter_partition(replica, decision.proposal)
-        return self._read_for_follower(log, fetch_offset, max_bytes, leader.high_watermark)
-
-    @staticmethod
-    def _read_for_follower(log: PartitionLog, fetch_offset: int, max_bytes: int, hwm: int):  # noqa: ANN205
+                return FetchPartitionResult(ErrorCode.NONE, high_watermark=leader.high_watermark, diverging=diverging)
+        if record_fetch:
+            now = monotonic_ms()
+            decision = leader.on_follower_fetch(
+                replica_id, replica_epoch, current_leader_epoch, fetch_offset, self.metadata_broker_epochs(), now
+            )
+            replica.role = leader = decision.state
+            if decision.error != ErrorCode.NONE:
+                return FetchPartitionResult(decision.error, high_watermark=leader.high_watermark)
+            if decision.high_watermark_changed:
+                self._hwm_moved(replica, now)
+            if decision.proposal is not None:
+                self.alter_partition.send(replica.target, decision.proposal)
         try:
-            return ErrorCode.NONE, log.read(fetch_offset, max_bytes), hwm, None
+            records = log.read(fetch_offset, max_bytes)
         except KafkaError as error:
-            return error.code, b"", hwm, None
+            return FetchPartitionResult(error.code, high_watermark=leader.high_watermark)
+        return FetchPartitionResult(ErrorCode.NONE, records, leader.high_watermark)
 
     def shrink_lagging_isrs(self) -> None:
         if not self.serving():
@@ -346,103 +340,117 @@ class ReplicaManager:
             if replica.leader is not None:
                 replica.role, proposal = replica.leader.maybe_shrink_isr(now, epochs)
                 if proposal is not None:
-                    self._send_alter_partition(replica, proposal)
+                    self.alter_partition.send(replica.target, proposal)
 
-    # ---- AlterPartition ----
+    # ---- AlterPartition answers ----
 
-    def _send_alter_partition(self, replica: Replica, proposal: AlterPartitionProposal) -> None:
-        if self.hold_alter_partition:
-            self.held.append((replica, proposal))
-            self._log.info("alter_partition_held", partition=str(replica.tp), proposed=sorted(proposal.isr))
+    def _on_alter_partition_answer(
+        self, target: ProposalTarget, proposal: AlterPartitionProposal, result: AlterPartitionResult
+    ) -> None:
+        replica = self.replicas.get(target.tp)
+        if replica is None or replica.leader is None:
             return
-        self._spawn(self._alter_partition(replica, proposal))
-
-    def release_alter_partition(self, keep_holding: bool = False) -> int:
-        held, self.held = self.held, []
-        self.hold_alter_partition = keep_holding
-        for replica, proposal in held:
-            self._spawn(self._alter_partition(replica, proposal))
-        return len(held)
-
-    async def _alter_partition(self, replica: Replica, proposal: AlterPartitionProposal) -> None:
-        request = controller_pb2.AlterPartitionRequest(broker_id=self.config.node_id, broker_epoch=self.broker_epoch())
-        topic = request.topics.add(topic_id=replica.topic_id.bytes)
-        entry = topic.partitions.add(
-            partition_index=replica.tp.partition,
-            leader_epoch=proposal.leader_epoch,
-            partition_epoch=proposal.partition_epoch,
-        )
-        for state in proposal.new_isr_with_epochs:
-            entry.new_isr_with_epochs.add(broker_id=state.broker_id, broker_epoch=state.broker_epoch)
-        self._log.info(
-            "alter_partition_sent",
-            partition=str(replica.tp),
-            leader_epoch=proposal.leader_epoch,
-            partition_epoch=proposal.partition_epoch,
-            new_isr_with_epochs=[(s.broker_id, s.broker_epoch) for s in proposal.new_isr_with_epochs],
-        )
-        for _attempt in range(20):
-            response = await self.controller.call("AlterPartition", request)
-            if response is not None:
-                break
-            await asyncio.sleep(0.2)
-        else:
-            response = None
-        leader = replica.leader
-        if leader is None:
-            return
-        if response is None or response.error_code != ErrorCode.NONE:
-            code = ErrorCode.REQUEST_TIMED_OUT if response is None else ErrorCode.of(response.error_code)
-            result = AlterPartitionResult(code, (), -1, -1)
-        else:
-            answer = response.topics[0].partitions[0]
-            code = ErrorCode.of(answer.error_code)
-            result = AlterPartitionResult(code, tuple(answer.isr), answer.leader_epoch, answer.partition_epoch)
-            event = "alter_partition_accepted" if code == ErrorCode.NONE else "alter_partition_rejected"
-            self._log.info(
-                event,
-                partition=str(replica.tp),
-                error=code.name,
-                isr=list(answer.isr),
-                partition_epoch=answer.partition_epoch,
-                leader_epoch=answer.leader_epoch,
-            )
-        replica.role, effects = leader.on_alter_partition_response(proposal, result, monotonic_ms())
-        if code == ErrorCode.NONE:
-            self._hwm_moved(replica, monotonic_ms())
+        now = monotonic_ms()
+        replica.role, effects = replica.leader.on_alter_partition_response(proposal, result, now)
+        if result.error == ErrorCode.NONE:
+            self._hwm_moved(replica, now)
             self.notify()
         if any(isinstance(effect, SendAlterPartition) for effect in effects):
-            # The outcome is unknown (no answer, NOT_CONTROLLER): the controller may have applied it, so the same
-            # request goes again rather than rolling back (a rollback could break ReplicationQuorumSuperset).
-            await asyncio.sleep(0.2)
-            current = replica.leader
-            pending = current.isr_state if current is not None else None
-            if isinstance(pending, PendingExpandIsr | PendingShrinkIsr) and pending.proposal == proposal:
-                self._send_alter_partition(replica, proposal)
+            # The outcome is unknown: the same request goes again, a little later, if it is still the one pending.
+            asyncio.get_running_loop().call_later(ALTER_PARTITION_RETRY_S, self._resend_if_pending, replica, proposal)
 
-    def _spawn(self, coroutine: object) -> None:
-        task = asyncio.create_task(coroutine)  # type: ignore[arg-type]
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _resend_if_pending(self, replica: Replica, proposal: AlterPartitionProposal) -> None:
+        pending = replica.leader.isr_state if replica.leader is not None else None
+        if isinstance(pending, PendingExpandIsr | PendingShrinkIsr) and pending.proposal == proposal:
+            self.alter_partition.send(replica.target, proposal)
 
     # ---- follower fetchers ----
+
+    def fetch_states(self, leader_id: int) -> list[PartitionFetchState]:
+        """What this broker fetches from `leader_id`: one line per partition it follows from it, at its log end."""
+        states = []
+        for replica in self.replicas.values():
+            if replica.follower is not None and replica.leader_id == leader_id:
+                log = replica.log
+                states.append(
+                    PartitionFetchState(
+                        replica.topic_id.bytes,
+                        replica.tp.topic,
+                        replica.tp.partition,
+                        replica.leader_epoch,
+                        log.log_end_offset,
+                        log.latest_epoch,
+                        log.log_start_offset,
+                        self.config.replica_fetch_max_bytes,
+                    )
+                )
+        return states
+
+    def leader_address(self, leader_id: int) -> str | None:
+        broker = self.metadata.image.broker(leader_id)
+        endpoint = None if broker is None else endpoint_for(broker, self.config.inter_broker_listener)
+        return None if endpoint is None else f"{endpoint.host}:{endpoint.port}"
+
+    def apply_follower_answer(self, answer: FollowerAnswer) -> bool:
+        """Apply one partition's Fetch answer on this follower; False when the fetcher should back off."""
+        replica = self.replicas.get(TopicPartition(answer.sent.topic, answer.sent.partition))
+        follower = replica.follower if replica is not None else None
+        log = replica.log if replica is not None else None
+        if follower is None or log is None:
+            return True  # the partition moved while the Fetch was in flight
+        sent = answer.sent
+        if not follower.accepts_answer(
+            answer.leader_id, sent.current_leader_epoch, sent.fetch_offset, log.log_end_offset
+        ):
+            return True  # an answer to an older fetch state
+        if answer.error != ErrorCode.NONE:
+            self._log.debug("fetch_partition_error", partition=str(replica.tp), error=answer.error.name)
+            return False
+        if answer.diverging is not None:
+            local_end = EpochEndOffset(*log.end_offset_for_epoch(answer.diverging.epoch))
+            truncation = follower.truncation(answer.diverging, local_end, log.log_end_offset)
+            reason = f"{truncation.reason}: leader epoch {answer.diverging.epoch} ends at {answer.diverging.end_offset}"
+            log.truncate_to(truncation.offset, reason=reason)
+            replica.role = follower.on_truncate(log.log_end_offset)
+            return True
+        if answer.records and not self._append_as_follower(replica, answer.records):
+            return False
+        replica.role = follower.on_fetch_response(answer.high_watermark, log.log_end_offset)
+        log.high_watermark = replica.role.high_watermark
+        return True
+
+    def _append_as_follower(self, replica: Replica, records: bytes) -> bool:
+        label = str(replica.tp)
+        try:
+            replica.log.append_as_follower(records, monotonic_ms())
+        except KafkaError as error:
+            if replica.append_failure != error.message:  # a failure repeating at every retry is logged once
+                replica.append_failure = error.message
+                self._log.warning("follower_append_failed", partition=label, error=error.message)
+            return False
+        if replica.append_failure is not None:
+            replica.append_failure = None
+            self._log.info("follower_append_recovered", partition=label, log_end_offset=replica.log.log_end_offset)
+        return True
 
     def _ensure_fetcher(self, leader_id: int) -> None:
         task = self._fetchers.get(leader_id)
         if task is None or task.done():
-            from broker.fetcher import run_fetcher
-
             self._fetchers[leader_id] = asyncio.create_task(run_fetcher(self, leader_id), name=f"fetcher-{leader_id}")
 
-    def followed_from(self, leader_id: int) -> list[Replica]:
-        return [r for r in self.replicas.values() if r.leader is None and r.leader_id == leader_id]
+    def _stop_idle_fetchers(self) -> None:
+        """A fetcher whose partitions all moved away stops (Kafka's shutdownIdleFetcherThreads)."""
+        followed = {r.leader_id for r in self.replicas.values() if r.follower is not None}
+        for leader_id in [leader for leader in self._fetchers if leader not in followed]:
+            self._fetchers.pop(leader_id).cancel()
 
     async def stop(self) -> None:
-        for task in list(self._fetchers.values()) + list(self._tasks):
+        for task in self._fetchers.values():
             task.cancel()
-        await asyncio.gather(*self._fetchers.values(), *self._tasks, return_exceptions=True)
+        await asyncio.gather(*self._fetchers.values(), return_exceptions=True)
+        await self.alter_partition.stop()
         for replica in self.replicas.values():
-            self._fail_waiters(replica, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            replica.produces.fail_all(ErrorCode.NOT_LEADER_OR_FOLLOWER)
 
 
 def answered(value: T) -> asyncio.Future[T]:

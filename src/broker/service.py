@@ -24,8 +24,9 @@ from broker.fetch_session import (
 )
 from broker.log_manager import TopicPartition
 from broker.metadata_listener import endpoint_for
+from broker.produce_purgatory import ProduceResult
 from broker.replica.partition import ListedOffset
-from broker.replica_manager import ProduceOutcome, ReplicaManager, answered
+from broker.replica_manager import FetchPartitionResult, ReplicaManager, answered
 from common.clock import monotonic_ms
 from common.errors import ErrorCode, KafkaError
 from kraft_controller.metadata.image import MetadataImage, TopicImage
@@ -135,7 +136,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         # acks=all: answered from the last partition's callback (a task and a gather cost the answer loop turns).
         answer: asyncio.Future[broker_pb2.ProduceResponse] = asyncio.get_running_loop().create_future()
 
-        def one_done(_job: asyncio.Future[ProduceOutcome]) -> None:
+        def one_done(_job: asyncio.Future[ProduceResult]) -> None:
             if answer.done() or not all(job.done() for job in waiting):
                 return
             try:
@@ -148,21 +149,21 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         return answer
 
     def _produce_response(
-        self, work: list[tuple[TopicPartition, asyncio.Future[ProduceOutcome]]]
+        self, work: list[tuple[TopicPartition, asyncio.Future[ProduceResult]]]
     ) -> broker_pb2.ProduceResponse:
         response = broker_pb2.ProduceResponse()
         entries: dict[str, broker_pb2.ProduceResponse.TopicProduceResponse] = {}
         for tp, job in work:
-            code, base_offset, message = job.result()
+            result = job.result()
             if tp.topic not in entries:
                 entries[tp.topic] = response.responses.add(name=tp.topic)
             replica = self.manager.replicas.get(tp)
             entries[tp.topic].partition_responses.add(
                 index=tp.partition,
-                error_code=int(code),
-                base_offset=base_offset if code == ErrorCode.NONE else -1,
+                error_code=int(result.error),
+                base_offset=result.base_offset if result.error == ErrorCode.NONE else -1,
                 log_start_offset=replica.log.log_start_offset if replica else -1,
-                error_message=message,
+                error_message=result.message,
                 current_leader=_leader_of(replica),
             )
         return response
@@ -226,16 +227,15 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             entry = None
             for cached in topic.partitions:
                 partition = cached.state
-                diverging = None
                 replica = None
                 if known is None:
                     code = ErrorCode.UNKNOWN_TOPIC_ID if topic.topic_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                    records, hwm = b"", -1
+                    result = FetchPartitionResult(code)
                 else:
                     tp = TopicPartition(known.name, partition.partition)
                     max_bytes = min(partition.partition_max_bytes or 1048576, max(budget - total, 1))
                     if is_replica:
-                        code, records, hwm, diverging = self.manager.follower_fetch(
+                        result = self.manager.follower_fetch(
                             tp,
                             request.replica_state.replica_id,
                             request.replica_state.replica_epoch,
@@ -246,12 +246,13 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                             record_fetch=record_fetch,
                         )
                     else:
-                        code, records, hwm = self._consumer_read(
+                        result = self._consumer_read(
                             tp, partition.fetch_offset, partition.current_leader_epoch, max_bytes
                         )
                     replica = self.manager.replicas.get(tp)
                 log_start = replica.log.log_start_offset if replica else -1
-                failed = code != ErrorCode.NONE or diverging is not None
+                records, hwm, diverging = result.records, result.high_watermark, result.diverging
+                failed = result.error != ErrorCode.NONE or diverging is not None
                 any_failed |= failed
                 if fetch.session is not None:
                     answer = PartitionAnswer(len(records), failed, hwm, log_start)
@@ -262,7 +263,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                     entry = response.responses.add(topic_id=topic.topic_id, topic=topic.topic)
                 data = entry.partitions.add(
                     partition_index=partition.partition,
-                    error_code=int(code),
+                    error_code=int(result.error),
                     high_watermark=hwm,
                     last_stable_offset=hwm,
                     log_start_offset=log_start,
@@ -271,27 +272,24 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                 if known is not None:
                     data.current_leader.CopyFrom(_leader_of(replica))
                 if diverging is not None:
-                    data.diverging_epoch.epoch, data.diverging_epoch.end_offset = diverging
+                    data.diverging_epoch.epoch, data.diverging_epoch.end_offset = diverging.epoch, diverging.end_offset
                 total += len(records)
         return response, total, any_failed, sent
 
     def _consumer_read(
         self, tp: TopicPartition, fetch_offset: int, current_leader_epoch: int, max_bytes: int
-    ) -> tuple[ErrorCode, bytes, int]:
+    ) -> FetchPartitionResult:
         replica = self.manager.replicas.get(tp)
         if replica is None or replica.leader is None or not self.manager.serving():
-            return self.manager.not_hosted_error(tp), b"", -1
+            return FetchPartitionResult(self.manager.not_hosted_error(tp))
         bound = replica.leader.consumer_read(fetch_offset, replica.log.log_start_offset, current_leader_epoch)
         if bound.read_below is None:
-            return bound.error, b"", bound.high_watermark
+            return FetchPartitionResult(bound.error, high_watermark=bound.high_watermark)
         try:
-            return (
-                ErrorCode.NONE,
-                replica.log.read(fetch_offset, max_bytes, max_offset=bound.read_below),
-                bound.high_watermark,
-            )
+            records = replica.log.read(fetch_offset, max_bytes, max_offset=bound.read_below)
         except KafkaError as error:
-            return error.code, b"", bound.high_watermark
+            return FetchPartitionResult(error.code, high_watermark=bound.high_watermark)
+        return FetchPartitionResult(ErrorCode.NONE, records, bound.high_watermark)
 
     # ---- ListOffsets / OffsetsForLeaderEpoch ----
 
@@ -394,11 +392,11 @@ class FaultService(fault_pb2_grpc.FaultServicer):
         fault_pb2_grpc.add_FaultServicer_to_server(self, server)
 
     async def HoldAlterPartition(self, request: Any, context: Any) -> fault_pb2.HoldAlterPartitionResponse:
-        self.manager.hold_alter_partition = True
+        self.manager.alter_partition.holding = True
         return fault_pb2.HoldAlterPartitionResponse(error_code=ErrorCode.NONE)
 
     async def ReleaseAlterPartition(self, request: Any, context: Any) -> fault_pb2.ReleaseAlterPartitionResponse:
-        released = self.manager.release_alter_partition(request.keep_holding)
+        released = self.manager.alter_partition.release(request.keep_holding)
         return fault_pb2.ReleaseAlterPartitionResponse(error_code=ErrorCode.NONE, released_requests=released)
 
     async def DescribeState(self, request: Any, context: Any) -> fault_pb2.DescribeStateResponse:
@@ -409,8 +407,8 @@ class FaultService(fault_pb2_grpc.FaultServicer):
             broker_epoch=lifecycle.broker_epoch,
             fenced=lifecycle.fenced or lifecycle.self_fenced,
             metadata_offset=self.manager.metadata.offset,
-            alter_partition_held=self.manager.hold_alter_partition,
-            held_alter_partition_requests=len(self.manager.held),
+            alter_partition_held=self.manager.alter_partition.holding,
+            held_alter_partition_requests=len(self.manager.alter_partition.held),
             lifecycle_state="self_fenced" if lifecycle.self_fenced else ("fenced" if lifecycle.fenced else "running"),
         )
         for tp, replica in sorted(self.manager.replicas.items(), key=lambda item: str(item[0])):

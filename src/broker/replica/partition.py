@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from broker.replica.divergence import EpochEndOffset, FollowerTruncation, follower_truncation
 from broker.replica.replica_state import ReplicaState
 from common.errors import ErrorCode
 from common.evolve import evolve
@@ -187,10 +188,21 @@ class Follower:
     log_end_offset: int
     high_watermark: int
 
+    def accepts_answer(self, leader_id: int, leader_epoch: int, fetch_offset: int, log_end_offset: int) -> bool:
+        """A Fetch answer applies only to the fetch state it was asked for: the same leader and leader epoch, and
+        our log still ending at its fetch offset (it may have been truncated while the Fetch was in flight)."""
+        return leader_id == self.leader_id and leader_epoch == self.leader_epoch and fetch_offset == log_end_offset
+
+    def truncation(
+        self, diverging: EpochEndOffset, local_end: EpochEndOffset, log_end_offset: int
+    ) -> FollowerTruncation:
+        """Where to cut our log for the leader's diverging-epoch answer to a Fetch at our log end."""
+        return follower_truncation(diverging, local_end, log_end_offset, fetch_offset=log_end_offset)
+
     def on_fetch_response(self, leader_high_watermark: int, log_end_offset: int) -> Follower:
-        """After appending what the leader sent: a follower's HWM is the leader's, capped by its own LEO."""
-        high_watermark = max(self.high_watermark, min(leader_high_watermark, log_end_offset))
-        return evolve(self, log_end_offset=log_end_offset, high_watermark=min(high_watermark, log_end_offset))
+        """After appending what the leader sent: a follower's HWM is the leader's, capped by its own LEO. Like
+        Kafka's follower it takes the leader's value even when lower (a new leader's HWM may lag the old one's)."""
+        return evolve(self, log_end_offset=log_end_offset, high_watermark=min(leader_high_watermark, log_end_offset))
 
     def on_truncate(self, log_end_offset: int) -> Follower:
         return evolve(self, log_end_offset=log_end_offset, high_watermark=min(self.high_watermark, log_end_offset))
@@ -460,18 +472,6 @@ class Leader:
             )
             return ErrorCode.NOT_ENOUGH_REPLICAS
         return ErrorCode.NONE
-
-    def produce_outcome(self, required_offset: int) -> ErrorCode | None:
-        """A waiting acks=all produce that needs the HWM at `required_offset`: its answer, or None to keep waiting.
-
-        Kafka's checkEnoughReplicasReachOffset, plus failing early once the ISR is below min.insync.replicas
-        (our HWM stops there, so the write could only time out).
-        """
-        if len(self.isr) < self.effective_min_isr:
-            return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
-        if self.high_watermark >= required_offset:
-            return ErrorCode.NONE
-        return None
 
 
 @dataclass(frozen=True)

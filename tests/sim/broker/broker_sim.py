@@ -15,7 +15,7 @@ from typing import Any
 from sim_controller_model import ControllerModel, MetadataSnapshot
 
 from broker.replica.delayed_produce import DelayedProduceQueue, PendingProduce
-from broker.replica.divergence import EpochEndOffset, diverging_epoch, follower_truncation
+from broker.replica.divergence import EpochEndOffset, diverging_epoch
 from broker.replica.partition import (
     AlterPartitionProposal,
     AlterPartitionResult,
@@ -228,13 +228,16 @@ class BrokerSim:
     def _leader_handle_fetch(self, broker: SimBroker, message: Message) -> None:
         fetch_id, replica_epoch, leader_epoch, fetch_offset, last_fetched_epoch = message.body
         role = broker.role
-        reply: dict[str, Any] = {"fetch_id": fetch_id, "leader_epoch": leader_epoch, "fetch_offset": fetch_offset}
+        reply: dict[str, Any] = {
+            "fetch_id": fetch_id,
+            "leader_id": broker.broker_id,
+            "leader_epoch": leader_epoch,
+            "fetch_offset": fetch_offset,
+        }
         if not isinstance(role, Leader):
             reply["error"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
-        elif leader_epoch != role.leader_epoch:
-            reply["error"] = (
-                ErrorCode.FENCED_LEADER_EPOCH if leader_epoch < role.leader_epoch else ErrorCode.UNKNOWN_LEADER_EPOCH
-            )
+        elif role.check_current_leader_epoch(leader_epoch) != ErrorCode.NONE:
+            reply["error"] = role.check_current_leader_epoch(leader_epoch)
         else:
             reply["error"] = ErrorCode.NONE
             if last_fetched_epoch >= 0:
@@ -262,14 +265,13 @@ class BrokerSim:
         if reply["fetch_id"] != broker.fetch_id or not isinstance(role, Follower):
             return
         broker.fetch_sent_ms = None
-        if reply["leader_epoch"] != role.leader_epoch or reply["error"] != ErrorCode.NONE:
+        if not role.accepts_answer(reply["leader_id"], reply["leader_epoch"], reply["fetch_offset"], broker.log.end):
+            return  # the leader or our log changed while the fetch was in flight
+        if reply["error"] != ErrorCode.NONE:
             return
-        if reply["fetch_offset"] != broker.log.end:
-            return  # the log changed while the fetch was in flight: the answer is for another fetch state
         if "diverging" in reply:
             diverging = reply["diverging"]
-            local = broker.log.end_offset_for_epoch(diverging.epoch)
-            truncation = follower_truncation(diverging, local, broker.log.end, reply["fetch_offset"])
+            truncation = role.truncation(diverging, broker.log.end_offset_for_epoch(diverging.epoch), broker.log.end)
             if truncation.offset < broker.log.end:
                 self.stats["truncations"] += 1
             broker.log.truncate(truncation.offset)
@@ -356,7 +358,7 @@ class BrokerSim:
         key = (broker.broker_id, role.leader_epoch)
         self.leader_hwm[key] = max(self.leader_hwm.get(key, -1), role.high_watermark)
         broker.produces, done = broker.produces.check(
-            role.high_watermark, len(role.isr), role.config.min_insync_replicas, self.now_ms
+            role.high_watermark, len(role.isr), role.effective_min_isr, self.now_ms
         )
         for completion in done:
             if completion.error == ErrorCode.NONE:

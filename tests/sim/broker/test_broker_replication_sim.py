@@ -6,14 +6,20 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-import broker_sim
 import pytest
 from broker_sim import BrokerSim, InvariantViolation, SimConfig
 from structlog.testing import capture_logs
 
 from broker.replica import partition as partition_core
 from broker.replica.divergence import FollowerTruncation
-from broker.replica.partition import AssignEpochStartOffset, Committed, Leader, PendingExpandIsr, PendingShrinkIsr
+from broker.replica.partition import (
+    AssignEpochStartOffset,
+    Committed,
+    Follower,
+    Leader,
+    PendingExpandIsr,
+    PendingShrinkIsr,
+)
 from common.errors import ErrorCode
 
 SEEDS = int(os.environ.get("MINIKAFKA_BROKER_SIM_SEEDS", "200"))
@@ -219,7 +225,7 @@ def test_a_new_leader_caches_its_epoch_and_the_follower_keeps_its_committed_reco
     assert sim.lost_acked_writes() == []
 
 
-def _old_follower_truncation(diverging, local, log_end_offset, fetch_offset):  # noqa: ANN001, ANN202
+def _old_follower_truncation(self, diverging, local, log_end_offset):  # noqa: ANN001, ANN202
     """The rule before the fix: an undefined answer cut the follower's log to its start."""
     if diverging.end_offset < 0 or local.end_offset < 0:
         return FollowerTruncation(0, True, "undefined")
@@ -242,7 +248,7 @@ def test_without_the_cached_epoch_the_follower_wipes_its_log_and_acknowledged_wr
     """The same steps with the fix reverted (the new leader caches nothing, the follower cuts to its log start on
     an undefined answer), as the code was: every acknowledged write is lost."""
     monkeypatch.setattr(partition_core, "make_leader", _leader_without_epoch_start)
-    monkeypatch.setattr(broker_sim, "follower_truncation", _old_follower_truncation)
+    monkeypatch.setattr(Follower, "truncation", _old_follower_truncation)
     sim = _new_leader_without_cached_epoch_scenario()
     assert sim.brokers[2].log.end == 0
     assert sorted(sim.lost_acked_writes()) == list(range(10))

@@ -379,17 +379,6 @@ def test_acks_all_needs_min_insync_replicas() -> None:
     assert isinstance(alone, Leader) and alone.check_produce(-1) == ErrorCode.NONE
 
 
-def test_produce_outcome() -> None:
-    state = leader(isr=(0, 1), leo=10)
-    assert state.produce_outcome(10) is None
-    state = fetch(state, 1, 10, now=1).state
-    assert state.produce_outcome(10) == ErrorCode.NONE
-    assert state.produce_outcome(11) is None
-    shrunk = apply_metadata(state, "t-0", 0, 10, PartitionMetadata((0, 1, 2), (0,), 0, 5, 8), 10, 10, CONFIG, 2)
-    assert shrunk is not None and isinstance(shrunk.state, Leader)
-    assert shrunk.state.produce_outcome(11) == ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
-
-
 # ---- reads and offsets ----
 
 

@@ -13,6 +13,7 @@ from immutables import Map
 
 from broker.fetch_session import FetchSessionCache
 from broker.log_manager import TopicPartition
+from broker.produce_purgatory import ProducePurgatory
 from broker.replica.partition import PartitionConfig, PartitionMetadata, make_leader
 from broker.replica_manager import Replica, ReplicaManager
 from broker.service import BrokerService
@@ -41,7 +42,7 @@ def leader_of_two_partitions(tmp_path: Path) -> ReplicaManager:
         metadata = PartitionMetadata((0, 1, 2), (0, 1, 2), 0, LEADER_EPOCH, 1)
         role = make_leader(str(tp), 0, FOLLOWER_EPOCH, metadata, 0, 0, PartitionConfig(2, 30000), 0).state
         log = PartitionLog.open(tmp_path / str(tp), LogConfig(), 0)
-        manager.replicas[tp] = Replica(tp, TOPIC_ID, log, role)
+        manager.replicas[tp] = Replica(tp, TOPIC_ID, log, role, ProducePurgatory(str(tp)))
     return manager
 
 
@@ -100,8 +101,6 @@ async def test_a_woken_re_read_is_not_a_second_fetch(tmp_path: Path) -> None:
     counted = manager.replicas[tp].leader.follower(FOLLOWER)  # type: ignore[union-attr]
     batch = build_batch([Record(b"v")])
     manager.produce(tp, batch, 1, 30000)
-    code, records, _, _ = manager.follower_fetch(
-        tp, FOLLOWER, FOLLOWER_EPOCH, LEADER_EPOCH, 0, -1, 1024, record_fetch=False
-    )
-    assert code == ErrorCode.NONE and len(records) == len(batch)  # the batch, stamped with the leader epoch
+    result = manager.follower_fetch(tp, FOLLOWER, FOLLOWER_EPOCH, LEADER_EPOCH, 0, -1, 1024, record_fetch=False)
+    assert result.error == ErrorCode.NONE and len(result.records) == len(batch)  # stamped with the leader epoch
     assert manager.replicas[tp].leader.follower(FOLLOWER) == counted  # type: ignore[union-attr]

@@ -32,8 +32,8 @@ async def test_a_partition_outside_the_topic_is_unknown(index: int) -> None:
     tp = TopicPartition("orders", index)
     assert manager.not_hosted_error(tp) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     answer = manager.produce(tp, build_batch([Record(b"v")]), -1, 1000)
-    assert answer.result()[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    assert manager.follower_fetch(tp, 1, 11, 0, 0, -1, 1000)[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert answer.result().error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert manager.follower_fetch(tp, 1, 11, 0, 0, -1, 1000).error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 async def test_an_existing_partition_led_elsewhere_is_not_leader_and_an_unknown_topic_is_unknown() -> None:
@@ -50,7 +50,7 @@ def test_a_broker_that_refuses_fetches_does_not_shrink_isrs_for_them(tmp_path) -
     serving = [False]
     manager.serving = lambda: serving[0]
     proposals: list[object] = []
-    manager._send_alter_partition = lambda replica, proposal: proposals.append(proposal)  # type: ignore[method-assign]
+    manager.alter_partition.send = lambda target, proposal: proposals.append(proposal)  # type: ignore[method-assign]
     manager.metadata_broker_epochs = lambda: {0: 10, 1: 11, 2: 12}  # type: ignore[method-assign]
     manager.shrink_lagging_isrs()
     assert proposals == []

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from broker.log_manager import TopicPartition
+from broker.produce_purgatory import ProducePurgatory
 from broker.replica.partition import PartitionConfig, PartitionMetadata, make_leader
 from broker.replica_manager import Replica, ReplicaManager
 from common.errors import ErrorCode
@@ -27,7 +28,7 @@ def leading_manager(tmp_path: Path) -> ReplicaManager:
     metadata = PartitionMetadata((0, 1, 2), (0, 1, 2), 0, 1, 1)
     role = make_leader("orders-0", 0, 10, metadata, 0, 0, PartitionConfig(2, 30000), 0).state
     log = PartitionLog.open(tmp_path / "orders-0", LogConfig(), 0)
-    manager.replicas[TP] = Replica(TP, uuid.uuid4(), log, role)
+    manager.replicas[TP] = Replica(TP, uuid.uuid4(), log, role, ProducePurgatory("orders-0"))
     return manager
 
 
@@ -37,7 +38,7 @@ async def test_acks_0_and_1_answer_before_the_followers_are_woken(tmp_path: Path
     parked = asyncio.ensure_future(manager.wait_for_change(True, 5))
     await asyncio.sleep(0)
     answer = manager.produce(TP, build_batch([Record(b"v")]), acks, 30000)
-    assert answer.done() and answer.result()[0] == ErrorCode.NONE
+    assert answer.done() and answer.result().error == ErrorCode.NONE
     await asyncio.sleep(0)  # the turn in which the answer is written: only now are the followers woken ...
     assert not parked.done()
     await asyncio.sleep(0)  # ... so their fetches resume a turn later
@@ -52,4 +53,4 @@ async def test_acks_all_wakes_the_followers_at_once(tmp_path: Path) -> None:
     assert not answer.done()  # waits for the followers
     await asyncio.sleep(0)  # woken by the produce itself: the fetch resumes in the very next turn
     assert parked.done() and parked.result() is True
-    manager.replicas[TP].waiters[0].finish(ErrorCode.NONE)
+    manager.replicas[TP].produces.fail_all(ErrorCode.NOT_LEADER_OR_FOLLOWER)

@@ -1,0 +1,74 @@
+"""A follower applies each partition's Fetch answer through the replica manager and the partition's core: answers
+to an older fetch state are dropped, a failing append is logged once (before, a stuck follower logged the same
+warning about ten times a second), and the follower's HWM is the leader's, capped at its log end."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from types import SimpleNamespace
+
+from structlog.testing import capture_logs
+
+from broker.fetch_session import PartitionFetchState
+from broker.fetcher import FollowerAnswer
+from broker.log_manager import TopicPartition
+from broker.produce_purgatory import ProducePurgatory
+from broker.replica.partition import PartitionMetadata, make_follower
+from broker.replica_manager import Replica, ReplicaManager
+from common.errors import ErrorCode
+from common.record_batch import Record, build_batch, set_base_offset, set_partition_leader_epoch
+from storage.log_config import LogConfig
+from storage.partition_log import PartitionLog
+
+TP = TopicPartition("orders", 0)
+TOPIC_ID = uuid.uuid4()
+
+
+def following_manager(tmp_path: Path) -> ReplicaManager:
+    manager = ReplicaManager(SimpleNamespace(node_id=1), None, None, None, lambda: 11, lambda: True)  # type: ignore[arg-type]
+    role = make_follower("orders-0", 1, PartitionMetadata((0, 1), (0, 1), 0, 3, 3), 0, 0).state
+    log = PartitionLog.open(tmp_path / "orders-0", LogConfig(), 0)
+    manager.replicas[TP] = Replica(TP, TOPIC_ID, log, role, ProducePurgatory("orders-0"))
+    return manager
+
+
+def answer(records: bytes, fetch_offset: int = 0, leader_epoch: int = 3, high_watermark: int = 1) -> FollowerAnswer:
+    sent = PartitionFetchState(TOPIC_ID.bytes, "orders", 0, leader_epoch, fetch_offset, -1, 0, 1 << 20)
+    return FollowerAnswer(0, sent, ErrorCode.NONE, high_watermark, records, None)
+
+
+def leader_batch(value: bytes, offset: int) -> bytes:
+    batch = bytearray(build_batch([Record(value)]))
+    set_base_offset(batch, 0, offset)
+    set_partition_leader_epoch(batch, 0, 3)
+    return bytes(batch)
+
+
+def test_a_repeating_append_failure_is_logged_once_and_its_recovery_once(tmp_path: Path) -> None:
+    manager = following_manager(tmp_path)
+    with capture_logs() as events:
+        for _ in range(10):
+            assert not manager.apply_follower_answer(answer(b"\x00" * 70))
+        assert manager.apply_follower_answer(answer(leader_batch(b"v", 0)))
+    warnings = [e["event"] for e in events if e["event"].startswith("follower_append")]
+    assert warnings == ["follower_append_failed", "follower_append_recovered"]
+    replica = manager.replicas[TP]
+    assert replica.log.log_end_offset == 1 and replica.log.high_watermark == 1 and replica.role.high_watermark == 1
+
+
+def test_an_answer_to_an_older_fetch_state_is_dropped(tmp_path: Path) -> None:
+    manager = following_manager(tmp_path)
+    assert manager.apply_follower_answer(answer(leader_batch(b"v", 0)))
+    assert manager.apply_follower_answer(answer(leader_batch(b"v", 0), fetch_offset=0))  # asked at 0, log now ends at 1
+    assert manager.apply_follower_answer(answer(leader_batch(b"w", 1), fetch_offset=1, leader_epoch=2))  # old epoch
+    assert manager.replicas[TP].log.log_end_offset == 1
+
+
+def test_the_followers_hwm_is_the_leaders_even_when_lower(tmp_path: Path) -> None:
+    """As Kafka's follower: a new leader's HWM may lag the old one's, and the follower takes it."""
+    manager = following_manager(tmp_path)
+    manager.apply_follower_answer(answer(leader_batch(b"a", 0) + leader_batch(b"b", 1), high_watermark=2))
+    assert manager.replicas[TP].log.high_watermark == 2
+    manager.apply_follower_answer(answer(b"", fetch_offset=2, high_watermark=1))
+    assert manager.replicas[TP].log.high_watermark == 1
