@@ -1,8 +1,9 @@
 """Kafka's ClusterControlManager, pure: broker registration, broker epochs, and heartbeat handling.
 
-A broker's epoch is the offset of its RegisterBroker record. The same incarnation re-registering keeps its epoch;
-a new incarnation is refused while the old session is live (DUPLICATE_BROKER_REGISTRATION), else it gets a new
-epoch and the old incarnation is fenced first.
+A broker's epoch is the offset of its RegisterBroker record, and every registration writes one (as Kafka's does): the
+same incarnation registering again (a retry whose answer was lost, or a broker told STALE_BROKER_EPOCH) gets a new
+epoch that is committed before it is answered. A new incarnation is refused while the old session is live
+(DUPLICATE_BROKER_REGISTRATION), else it gets a new epoch; an unfenced registration is fenced first.
 """
 
 from __future__ import annotations
@@ -56,12 +57,10 @@ def register_broker(
         )
         raise KafkaError(ErrorCode.INVALID_REQUEST, "broker id must be >= 0 and incarnation id non-empty")
     existing = image.broker(request.broker_id)
-    if existing is not None and existing.incarnation_id == request.incarnation_id:
-        # A retry of a registration already committed (its response was lost): same process, same epoch.
-        return ControllerResult((), BrokerRegistrationResponse(ErrorCode.NONE, existing.broker_epoch))
     records: list[Record] = []
     if existing is not None and existing.status is not BrokerStatus.FENCED:
-        if heartbeats.is_live(request.broker_id, now_ms):
+        same_process = existing.incarnation_id == request.incarnation_id
+        if not same_process and heartbeats.is_live(request.broker_id, now_ms):
             session = heartbeats.sessions[request.broker_id]
             log.warning(
                 "broker_registration_rejected",
@@ -76,7 +75,8 @@ def register_broker(
                 ErrorCode.DUPLICATE_BROKER_REGISTRATION,
                 f"broker {request.broker_id} is still registered with incarnation {existing.incarnation_id}",
             )
-        # The old incarnation's session ran out but the tick has not fenced it yet: fence it in this batch.
+        # The old incarnation's session ran out (or the same process registers again): the new registration
+        # starts fenced, so its leaderships move first, in this batch.
         records += fence_broker(image, request.broker_id, "re_registration")
     records.append(
         RegisterBroker(
