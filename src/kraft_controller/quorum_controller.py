@@ -4,8 +4,9 @@ Writes (registration, heartbeat, AlterPartition, CreateTopics, the session-timeo
 the queue: the pure `ControllerStateMachine` generates records and a response, the records are appended to the
 Raft log, and the queue moves on while they commit (as Kafka's QuorumController does): the next write is
 generated against the image including the proposed records, and each caller is answered once its records are
-committed and replayed; a write that made no records is answered once every record proposed before it is. Only the replay of committed records changes the committed image (rule 3); a leadership
-change drops the proposed ones. Followers replay the same records as they commit, so a new active controller
+committed and replayed; a write that made no records is answered once every record proposed before it is.
+Only the replay of committed records changes the committed image (rule 3); a leadership change drops the
+proposed ones. Followers replay the same records as they commit, so a new active controller
 already holds the whole image.
 """
 
