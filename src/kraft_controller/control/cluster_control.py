@@ -15,6 +15,7 @@ import structlog
 from common.errors import ErrorCode, KafkaError
 from kraft_controller.control.controller_result import ControllerResult
 from kraft_controller.control.heartbeat_manager import (
+    AwaitShutdownPropagation,
     EnterControlledShutdown,
     Fence,
     HeartbeatDecision,
@@ -113,12 +114,23 @@ def check_broker_epoch(image: MetadataImage, broker_id: int, broker_epoch: int, 
 class HeartbeatOutcome:
     result: ControllerResult[BrokerHeartbeatResponse]
     decision: HeartbeatDecision
+    controlled_shutdown_offset: int  # to keep in the broker's session (-1: none)
 
 
-def broker_heartbeat(image: MetadataImage, request: BrokerHeartbeatRequest) -> HeartbeatOutcome:
+def broker_heartbeat(
+    image: MetadataImage, heartbeats: HeartbeatManager, request: BrokerHeartbeatRequest
+) -> HeartbeatOutcome:
     """Records and response for one heartbeat. The caller records the contact in the soft heartbeat state."""
     registration = check_broker_epoch(image, request.broker_id, request.broker_epoch, "broker_heartbeat_rejected")
-    decision = next_broker_state(registration, request, leaderships(image, request.broker_id))
+    led = leaderships(image, request.broker_id)
+    shutdown_offset = -1
+    if registration.status is BrokerStatus.CONTROLLED_SHUTDOWN and led == 0:
+        # Set once, when its last leadership has moved: every record so far, the moves included, must reach the
+        # active brokers before this one may go.
+        shutdown_offset = heartbeats.controlled_shutdown_offset(request.broker_id)
+        shutdown_offset = shutdown_offset if shutdown_offset >= 0 else image.offset
+    lowest_active = heartbeats.lowest_active_offset(image)
+    decision = next_broker_state(registration, request, led, shutdown_offset, lowest_active)
     records: list[Record] = []
     should_shutdown = False
     match decision:
@@ -131,6 +143,13 @@ def broker_heartbeat(image: MetadataImage, request: BrokerHeartbeatRequest) -> H
         case ShutdownNow():
             should_shutdown = True
             records = fence_broker(image, request.broker_id, "controlled_shutdown_complete")
+        case AwaitShutdownPropagation(controlled_shutdown_offset=wanted, lowest_active_offset=lowest):
+            log.info(
+                "controlled_shutdown_awaiting_metadata",
+                broker_id=request.broker_id,
+                expected_lowest_active_offset=wanted,
+                actual_lowest_active_offset=lowest,
+            )
     after = apply_records(image, records).broker(request.broker_id)
     assert after is not None
     response = BrokerHeartbeatResponse(
@@ -139,7 +158,7 @@ def broker_heartbeat(image: MetadataImage, request: BrokerHeartbeatRequest) -> H
         is_fenced=after.status is BrokerStatus.FENCED,
         should_shutdown=should_shutdown,
     )
-    return HeartbeatOutcome(ControllerResult(tuple(records), response), decision)
+    return HeartbeatOutcome(ControllerResult(tuple(records), response), decision, shutdown_offset)
 
 
 def fence_expired_brokers(image: MetadataImage, heartbeats: HeartbeatManager, now_ms: int) -> list[Record]:
