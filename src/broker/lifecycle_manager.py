@@ -92,6 +92,15 @@ class LifecycleManager:
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="broker-lifecycle")
+        self._task.add_done_callback(self._on_run_done)
+
+    def _on_run_done(self, task: asyncio.Task[None]) -> None:
+        """The heartbeats stopped: the process goes too, however they stopped (never a broker left up unheard)."""
+        if task.cancelled():
+            return
+        if task.exception() is not None:
+            self._log.error("broker_lifecycle_failed", broker_id=self.config.node_id, error=repr(task.exception()))
+            self.on_exit()
 
     async def stop(self) -> None:
         for task in (self._task, self._in_flight):
@@ -145,6 +154,15 @@ class LifecycleManager:
                 self.on_exit()
 
     async def _send(self, effect: SendRegistration | SendHeartbeat) -> None:
+        try:
+            await self._exchange(effect)
+        except Exception as error:  # an answer we could not use counts as none: the lifecycle retries
+            self._log.warning("broker_lifecycle_request_failed", broker_id=self.config.node_id, error=repr(error))
+            self._step(self.lifecycle.on_controller_unreachable(self.clock()))
+        self._wake.set()
+
+    async def _exchange(self, effect: SendRegistration | SendHeartbeat) -> None:
+        """Send one request and report its answer (or its absence) to the lifecycle."""
         if isinstance(effect, SendRegistration):
             response = await self.controller.call("BrokerRegistration", self._registration_request(effect))
             now = self.clock()
@@ -175,7 +193,6 @@ class LifecycleManager:
                         now,
                     )
                 )
-        self._wake.set()
 
     def _registration_request(self, effect: SendRegistration) -> controller_pb2.BrokerRegistrationRequest:
         listeners = [

@@ -116,6 +116,24 @@ async def test_a_granted_controlled_shutdown_stops_heartbeating_and_ends_the_pro
         await manager.stop()
 
 
+async def test_a_request_failing_unexpectedly_is_retried_not_the_end_of_the_heartbeats() -> None:
+    failures = [RuntimeError("answer we cannot read")]
+
+    def answer(request: Any) -> controller_pb2.BrokerHeartbeatResponse:
+        if failures:
+            raise failures.pop()
+        return controller_pb2.BrokerHeartbeatResponse(is_caught_up=True, is_fenced=False)
+
+    manager, exits = manager_with(answer)
+    controller = manager.controller
+    manager.start()
+    try:
+        await until(lambda: manager.serving and len(controller.heartbeats) >= 3, "heartbeats go on, unfenced")  # type: ignore[attr-defined]
+        assert not failures and not exits
+    finally:
+        await manager.stop()
+
+
 def test_self_fencing_is_off_by_default_and_its_timeout_must_exceed_the_session_timeout() -> None:
     config = load_config(BrokerConfig, BROKER)
     assert not config.self_fencing_enable and config.self_fencing_timeout_ms > 9000
