@@ -21,8 +21,21 @@ class BrokerConfig(NodeConfig):
     session_timeout_ms: int = config_key(
         "broker.session.timeout.ms",
         9000,
-        "The controller fences a broker without a heartbeat for this long; the broker fences itself when it "
-        "cannot reach a controller for as long.",
+        "The controller fences a broker without a heartbeat for this long (the broker's controlled shutdown gives "
+        "up after as long without an answer).",
+        at_least(1),
+    )
+    self_fencing_enable: bool = config_key(
+        "broker.self.fencing.enable",
+        False,
+        "Stop leading partitions after broker.self.fencing.timeout.ms without a controller's answer. Off, as in "
+        "KRaft: losing the controller quorum stops metadata changes, not Produce and Fetch.",
+    )
+    self_fencing_timeout_ms: int = config_key(
+        "broker.self.fencing.timeout.ms",
+        18000,
+        "With broker.self.fencing.enable, how long without a controller's answer before the broker stops leading; "
+        "longer than broker.session.timeout.ms, so the controller has fenced it and moved its leaderships first.",
         at_least(1),
     )
     heartbeat_interval_ms: int = config_key(
@@ -118,6 +131,12 @@ class BrokerConfig(NodeConfig):
                 f"invalid value {self.heartbeat_interval_ms} for 'broker.heartbeat.interval.ms': must be less than "
                 f"broker.session.timeout.ms ({self.session_timeout_ms})",
                 "broker.heartbeat.interval.ms",
+            )
+        if self.self_fencing_enable and self.self_fencing_timeout_ms <= self.session_timeout_ms:
+            raise ConfigError(
+                f"invalid value {self.self_fencing_timeout_ms} for 'broker.self.fencing.timeout.ms': must be greater "
+                f"than broker.session.timeout.ms ({self.session_timeout_ms})",
+                "broker.self.fencing.timeout.ms",
             )
         if self.replica_fetch_wait_max_ms > self.replica_lag_time_max_ms:
             raise ConfigError(

@@ -1,10 +1,14 @@
 """The broker's lifecycle with the active controller, pure (Kafka's BrokerLifecycleManager states).
 
 Starting -> Registering -> Recovery (registered, fenced, catching up metadata) -> Running (unfenced)
--> PendingControlledShutdown -> ShuttingDown, plus SelfFenced: a Running broker that has had no successful
-heartbeat for `broker.session.timeout.ms` stops acting as a leader on its own, because the controller has
-fenced it by then and elected other leaders. Each event takes `now_ms` and returns the new value plus effects; the
-shell sends the requests, reports their answers or failures, and applies BecomeFenced/BecomeUnfenced/Exit.
+-> PendingControlledShutdown -> ShuttingDown. As in KRaft, losing the controller quorum does not stop a broker
+serving: only metadata changes wait for the quorum. Self-fencing (SelfFenced: a Running broker with no successful
+heartbeat for `broker.self.fencing.timeout.ms` stops acting as a leader) is an option, off by default; its timeout
+is longer than the controller's session timeout, so the controller has fenced the broker and moved its leaderships
+by then. A heartbeat answered STALE_BROKER_EPOCH means the controller no longer knows this registration: the broker
+registers again. `should_shutdown` is acted on only after this broker asked to shut down. Each event takes `now_ms`
+and returns the new value plus effects; the shell sends the requests, reports their answers or failures, and applies
+BecomeFenced/BecomeUnfenced/Exit (Exit ends the process: a broker that stops heartbeating never stays up).
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from common.errors import ErrorCode
 class LifecycleConfig:
     broker_id: int
     heartbeat_interval_ms: int = 2000  # broker.heartbeat.interval.ms
-    session_timeout_ms: int = 9000  # broker.session.timeout.ms
+    session_timeout_ms: int = 9000  # broker.session.timeout.ms (the controller's)
+    self_fencing_enable: bool = False  # broker.self.fencing.enable
+    self_fencing_timeout_ms: int = 18000  # broker.self.fencing.timeout.ms
     registration_backoff_ms: int = 100  # first retry; doubles per failure up to the heartbeat interval
 
 
@@ -97,10 +103,11 @@ class BecomeUnfenced:
 
 @dataclass(frozen=True)
 class Exit:
-    pass
+    """Stop heartbeating and end the process."""
 
 
 LifecycleEffect = SendRegistration | SendHeartbeat | BecomeFenced | BecomeUnfenced | Exit
+Transition = tuple["Lifecycle", tuple[LifecycleEffect, ...]]
 
 
 @dataclass(frozen=True)
@@ -121,14 +128,18 @@ class Lifecycle:
         """Whether this broker may lead partitions and answer clients."""
         return isinstance(self.state, Running | PendingControlledShutdown)
 
+    @property
+    def exited(self) -> bool:
+        return isinstance(self.state, ShuttingDown)
+
     # ---- events ----
 
-    def start(self, incarnation_id: str, now_ms: int) -> tuple[Lifecycle, tuple[LifecycleEffect, ...]]:
+    def start(self, incarnation_id: str, now_ms: int) -> Transition:
         """A new process: a new incarnation id (the caller makes it), registered before anything else."""
         started = replace(self, state=Registering(), incarnation_id=incarnation_id, last_contact_ms=now_ms)
         return started._send_registration(now_ms)
 
-    def tick(self, now_ms: int, metadata_offset: int) -> tuple[Lifecycle, tuple[LifecycleEffect, ...]]:
+    def tick(self, now_ms: int, metadata_offset: int) -> Transition:
         state, effects = self._check_session(now_ms)
         if state.in_flight_since_ms is not None or now_ms < state.next_send_ms:
             return state, effects
@@ -140,9 +151,7 @@ class Lifecycle:
             return state, effects + more
         return state, effects
 
-    def on_registration_response(
-        self, error: ErrorCode, broker_epoch: int, now_ms: int
-    ) -> tuple[Lifecycle, tuple[LifecycleEffect, ...]]:
+    def on_registration_response(self, error: ErrorCode, broker_epoch: int, now_ms: int) -> Transition:
         if not isinstance(self.state, Registering):
             return self, ()
         if error != ErrorCode.NONE:
@@ -162,7 +171,7 @@ class Lifecycle:
                 self, state=Registering(attempts), in_flight_since_ms=None, next_send_ms=now_ms + backoff
             ), ()
         structlog.get_logger().info(
-            "broker_registered",
+            "broker_registered_locally",
             broker_id=self.config.broker_id,
             broker_epoch=broker_epoch,
             incarnation_id=self.incarnation_id,
@@ -174,10 +183,12 @@ class Lifecycle:
 
     def on_heartbeat_response(
         self, error: ErrorCode, is_caught_up: bool, is_fenced: bool, should_shutdown: bool, now_ms: int
-    ) -> tuple[Lifecycle, tuple[LifecycleEffect, ...]]:
+    ) -> Transition:
         if not isinstance(self.state, _REGISTERED):
             return self, ()
         after = replace(self, in_flight_since_ms=None, next_send_ms=now_ms + self.config.heartbeat_interval_ms)
+        if error == ErrorCode.STALE_BROKER_EPOCH:
+            return after._register_again(now_ms)
         if error != ErrorCode.NONE:
             structlog.get_logger().info(
                 "broker_heartbeat_rejected",
@@ -188,36 +199,21 @@ class Lifecycle:
             )
             return after._check_session(now_ms)
         after = replace(after, last_contact_ms=now_ms)
-        epoch = self.broker_epoch
-        match self.state:
-            case Recovery() | SelfFenced() if not is_fenced:
-                structlog.get_logger().info(
-                    "broker_unfenced_locally", broker_id=self.config.broker_id, broker_epoch=epoch
-                )
-                return replace(after, state=Running(epoch)), (BecomeUnfenced(),)
-            case Recovery() | SelfFenced():
-                if is_caught_up and not (isinstance(self.state, Recovery) and self.state.caught_up):
-                    after = replace(after, next_send_ms=now_ms)  # ask to be unfenced without waiting an interval
-                return replace(after, state=Recovery(epoch, is_caught_up)), ()
-            case Running() if is_fenced:
-                # The controller fenced us (a missed session): back to catching up, serving nothing.
-                structlog.get_logger().info(
-                    "broker_fenced_by_controller", broker_id=self.config.broker_id, broker_epoch=epoch
-                )
-                return replace(after, state=Recovery(epoch, is_caught_up)), (BecomeFenced(),)
-            case PendingControlledShutdown() if should_shutdown:
-                structlog.get_logger().info("controlled_shutdown_granted", broker_id=self.config.broker_id)
-                return replace(after, state=ShuttingDown()), (BecomeFenced(), Exit())
-        return after, ()
+        if should_shutdown and not isinstance(self.state, PendingControlledShutdown):
+            # Someone else asked to shut this broker down (or an old request's answer): it is not ours to act on.
+            structlog.get_logger().warning(
+                "should_shutdown_ignored", broker_id=self.config.broker_id, broker_epoch=self.broker_epoch
+            )
+        return after._after_heartbeat(is_caught_up, is_fenced, should_shutdown, now_ms)
 
-    def on_controller_unreachable(self, now_ms: int) -> tuple[Lifecycle, tuple[LifecycleEffect, ...]]:
+    def on_controller_unreachable(self, now_ms: int) -> Transition:
         """The outstanding request failed or timed out without an answer."""
         if self.in_flight_since_ms is None:
             return self._check_session(now_ms)
         retry_ms = min(self.config.registration_backoff_ms, self.config.heartbeat_interval_ms)
         return replace(self, in_flight_since_ms=None, next_send_ms=now_ms + retry_ms)._check_session(now_ms)
 
-    def on_shutdown_requested(self, now_ms: int) -> tuple[Lifecycle, tuple[LifecycleEffect, ...]]:
+    def on_shutdown_requested(self, now_ms: int) -> Transition:
         """SIGTERM: a leader asks the controller to move its leaderships first; anything else just exits."""
         match self.state:
             case Running(broker_epoch=epoch):
@@ -231,24 +227,62 @@ class Lifecycle:
 
     # ---- helpers ----
 
-    def _check_session(self, now_ms: int) -> tuple[Lifecycle, tuple[LifecycleEffect, ...]]:
-        silent_ms = now_ms - self.last_contact_ms
-        if silent_ms < self.config.session_timeout_ms:
-            return self, ()
+    def _after_heartbeat(self, is_caught_up: bool, is_fenced: bool, should_shutdown: bool, now_ms: int) -> Transition:
+        """A successful heartbeat's answer (contact already recorded)."""
+        epoch = self.broker_epoch
+        log = structlog.get_logger()
         match self.state:
-            case Running(broker_epoch=epoch):
-                structlog.get_logger().warning(
+            case Recovery() | SelfFenced() if not is_fenced:
+                log.info("broker_unfenced_locally", broker_id=self.config.broker_id, broker_epoch=epoch)
+                return replace(self, state=Running(epoch)), (BecomeUnfenced(),)
+            case Recovery() | SelfFenced():
+                after = self
+                if is_caught_up and not (isinstance(self.state, Recovery) and self.state.caught_up):
+                    after = replace(self, next_send_ms=now_ms)  # ask to be unfenced without waiting an interval
+                return replace(after, state=Recovery(epoch, is_caught_up)), ()
+            case Running() if is_fenced:
+                # The controller fenced us (a missed session): back to catching up, serving nothing.
+                log.info("broker_fenced_by_controller", broker_id=self.config.broker_id, broker_epoch=epoch)
+                return replace(self, state=Recovery(epoch, is_caught_up)), (BecomeFenced(),)
+            case PendingControlledShutdown() if should_shutdown:
+                log.info("controlled_shutdown_granted", broker_id=self.config.broker_id)
+                return replace(self, state=ShuttingDown()), (BecomeFenced(), Exit())
+        return self, ()
+
+    def _register_again(self, now_ms: int) -> Transition:
+        """STALE_BROKER_EPOCH: the controller does not know this registration (lost in a failover, or replaced).
+        Heartbeating on with it would be refused forever, so register again at once, as Kafka's broker does; the
+        new registration starts fenced and is unfenced once caught up. A broker already shutting down just exits."""
+        structlog.get_logger().warning(
+            "broker_epoch_stale",
+            broker_id=self.config.broker_id,
+            broker_epoch=self.broker_epoch,
+            shutting_down=isinstance(self.state, PendingControlledShutdown),
+        )
+        if isinstance(self.state, PendingControlledShutdown):
+            return replace(self, state=ShuttingDown()), (BecomeFenced(), Exit())
+        effects: tuple[LifecycleEffect, ...] = (BecomeFenced(),) if self.serving else ()
+        return replace(self, state=Registering(), next_send_ms=now_ms), effects
+
+    def _check_session(self, now_ms: int) -> Transition:
+        silent_ms = now_ms - self.last_contact_ms
+        log = structlog.get_logger()
+        match self.state:
+            case Running(broker_epoch=epoch) if (
+                self.config.self_fencing_enable and silent_ms >= self.config.self_fencing_timeout_ms
+            ):
+                log.warning(
                     "self_fenced",
                     broker_id=self.config.broker_id,
                     broker_epoch=epoch,
-                    expected_max_silence_ms=self.config.session_timeout_ms,
+                    expected_max_silence_ms=self.config.self_fencing_timeout_ms,
                     actual_silence_ms=silent_ms,
                 )
                 return replace(self, state=SelfFenced(epoch)), (BecomeFenced(),)
-            case PendingControlledShutdown(broker_epoch=epoch):
+            case PendingControlledShutdown(broker_epoch=epoch) if silent_ms >= self.config.session_timeout_ms:
                 # The controller has fenced us by now, which moves our leaderships as well: nothing to wait for.
-                structlog.get_logger().warning(
-                    "self_fenced",
+                log.warning(
+                    "controlled_shutdown_abandoned",
                     broker_id=self.config.broker_id,
                     broker_epoch=epoch,
                     expected_max_silence_ms=self.config.session_timeout_ms,
@@ -257,11 +291,11 @@ class Lifecycle:
                 return replace(self, state=ShuttingDown()), (BecomeFenced(), Exit())
         return self, ()
 
-    def _send_registration(self, now_ms: int) -> tuple[Lifecycle, tuple[LifecycleEffect, ...]]:
+    def _send_registration(self, now_ms: int) -> Transition:
         sent = replace(self, in_flight_since_ms=now_ms)
         return sent, (SendRegistration(self.config.broker_id, self.incarnation_id),)
 
-    def _send_heartbeat(self, now_ms: int, metadata_offset: int) -> tuple[Lifecycle, tuple[LifecycleEffect, ...]]:
+    def _send_heartbeat(self, now_ms: int, metadata_offset: int) -> Transition:
         want_fence = isinstance(self.state, Recovery) and not self.state.caught_up
         want_shutdown = isinstance(self.state, PendingControlledShutdown)
         heartbeat = SendHeartbeat(self.config.broker_id, self.broker_epoch, metadata_offset, want_fence, want_shutdown)

@@ -1,15 +1,16 @@
-"""The broker's registration and heartbeats with the active controller (Kafka's BrokerLifecycleManager).
+"""The broker's registration and heartbeats with the active controller (Kafka's BrokerLifecycleManager): the shell
+around the pure `broker.lifecycle.Lifecycle`.
 
-A new incarnation id per start; registration is retried (DUPLICATE_BROKER_REGISTRATION while the previous
-incarnation's session lives); heartbeats every `broker.heartbeat.interval.ms` carry the metadata offset; the broker
-starts fenced and is unfenced when the controller says so; without a successful heartbeat for
-`broker.session.timeout.ms` it fences itself; SIGTERM asks for a controlled shutdown and waits for the controller's
-`should_shutdown`.
+The pure lifecycle decides; this shell gives it the time and the metadata offset on each tick, sends the
+registration or heartbeat it asks for (one at a time) and reports the answer back, and carries out its effects:
+BecomeUnfenced/BecomeFenced set what `serving` reports, Exit stops the heartbeats and asks the process to end (a
+broker that no longer heartbeats never stays up as a zombie).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Callable
 
@@ -17,132 +18,190 @@ import structlog
 
 from broker.config import BrokerConfig
 from broker.controller_client import ControllerClient
+from broker.lifecycle import (
+    BecomeFenced,
+    BecomeUnfenced,
+    Exit,
+    Lifecycle,
+    LifecycleConfig,
+    LifecycleEffect,
+    PendingControlledShutdown,
+    Running,
+    SelfFenced,
+    SendHeartbeat,
+    SendRegistration,
+    Transition,
+)
 from common.clock import monotonic_ms
 from common.errors import ErrorCode
 from minikafka_pb import common_pb2, controller_pb2
 
+MAX_TICK_MS = 50  # the lifecycle's timers (next heartbeat, self-fencing) are checked at least this often
+
+
+def lifecycle_config(config: BrokerConfig) -> LifecycleConfig:
+    return LifecycleConfig(
+        broker_id=config.node_id,
+        heartbeat_interval_ms=config.heartbeat_interval_ms,
+        session_timeout_ms=config.session_timeout_ms,
+        self_fencing_enable=config.self_fencing_enable,
+        self_fencing_timeout_ms=config.self_fencing_timeout_ms,
+        registration_backoff_ms=min(100, config.heartbeat_interval_ms),
+    )
+
 
 class LifecycleManager:
-    def __init__(self, config: BrokerConfig, metadata_offset: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        metadata_offset: Callable[[], int],
+        on_exit: Callable[[], None] = lambda: None,
+        clock: Callable[[], int] = monotonic_ms,
+    ) -> None:
         self.config = config
         self.metadata_offset = metadata_offset
+        self.on_exit = on_exit
+        self.clock = clock
         self.incarnation_id = str(uuid.uuid4())
-        self.broker_epoch = -1
-        self.fenced = True  # as the controller last said
-        self.self_fenced = False
-        self.should_shutdown = False
-        self.want_shutdown = False
-        self.last_successful_heartbeat_ms = monotonic_ms()
+        self.lifecycle = Lifecycle(lifecycle_config(config))
         self.registered = asyncio.Event()
         self.unfenced = asyncio.Event()
-        self.shutdown_granted = asyncio.Event()
+        self.shutdown_granted = asyncio.Event()  # set on Exit, however it came
         self.controller = ControllerClient(config)
+        self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._in_flight: asyncio.Task[None] | None = None
         self._log = structlog.get_logger()
 
     @property
+    def broker_epoch(self) -> int:
+        return self.lifecycle.broker_epoch
+
+    @property
     def serving(self) -> bool:
-        """Whether this broker may act as a leader: registered, unfenced, and not self-fenced."""
-        return self.broker_epoch >= 0 and not self.fenced and not self.self_fenced
+        """Whether this broker may act as a leader: registered and unfenced (and not self-fenced)."""
+        return self.lifecycle.serving
+
+    @property
+    def fenced(self) -> bool:
+        return not isinstance(self.lifecycle.state, Running | PendingControlledShutdown)
+
+    @property
+    def self_fenced(self) -> bool:
+        return isinstance(self.lifecycle.state, SelfFenced)
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="broker-lifecycle")
+        self._task.add_done_callback(self._on_run_done)
+
+    def _on_run_done(self, task: asyncio.Task[None]) -> None:
+        """The heartbeats stopped: the process goes too, however they stopped (never a broker left up unheard)."""
+        if task.cancelled():
+            return
+        if task.exception() is not None:
+            self._log.error("broker_lifecycle_failed", broker_id=self.config.node_id, error=repr(task.exception()))
+            self.on_exit()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        for task in (self._task, self._in_flight):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         await self.controller.close()
 
     async def controlled_shutdown(self, timeout_s: float) -> None:
         """Ask the controller to move leadership away, and wait until it lets us go."""
-        if self.broker_epoch < 0:
+        if self.lifecycle.exited:
             return
-        self.want_shutdown = True
-        self._log.info("controlled_shutdown_started", broker_id=self.config.node_id, broker_epoch=self.broker_epoch)
+        self._step(self.lifecycle.on_shutdown_requested(self.clock()))
+        self._wake.set()
         try:
             await asyncio.wait_for(self.shutdown_granted.wait(), timeout_s)
         except TimeoutError:
             self._log.warning("controlled_shutdown_timed_out", broker_id=self.config.node_id, timeout_s=timeout_s)
 
-    async def _run(self) -> None:
-        interval = self.config.heartbeat_interval_ms / 1000
-        while self.broker_epoch < 0:
-            await self._register()
-            if self.broker_epoch < 0:
-                await asyncio.sleep(min(interval, 0.5))
-        while True:
-            await self._heartbeat()
-            if self.should_shutdown:
-                return
-            await asyncio.sleep(interval if not self.want_shutdown else min(interval, 0.2))
+    # ---- the shell ----
 
-    async def _register(self) -> None:
+    async def _run(self) -> None:
+        self._step(self.lifecycle.start(self.incarnation_id, self.clock()))
+        while not self.lifecycle.exited:
+            self._step(self.lifecycle.tick(self.clock(), self.metadata_offset()))
+            if self.lifecycle.exited:
+                return
+            wait_ms = min(MAX_TICK_MS, max(1, self.lifecycle.next_send_ms - self.clock()))
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait_ms / 1000)
+
+    def _step(self, transition: Transition) -> None:
+        """Adopt the lifecycle's new value and carry out its effects."""
+        self.lifecycle, effects = transition
+        if self.lifecycle.broker_epoch >= 0:
+            self.registered.set()
+        for effect in effects:
+            self._apply(effect)
+
+    def _apply(self, effect: LifecycleEffect) -> None:
+        match effect:
+            case SendRegistration() | SendHeartbeat():
+                self._in_flight = asyncio.create_task(self._send(effect), name="broker-lifecycle-request")
+            case BecomeUnfenced():
+                self.unfenced.set()
+            case BecomeFenced():
+                self.unfenced.clear()
+            case Exit():
+                self.shutdown_granted.set()
+                self.on_exit()
+
+    async def _send(self, effect: SendRegistration | SendHeartbeat) -> None:
+        try:
+            await self._exchange(effect)
+        except Exception as error:  # an answer we could not use counts as none: the lifecycle retries
+            self._log.warning("broker_lifecycle_request_failed", broker_id=self.config.node_id, error=repr(error))
+            self._step(self.lifecycle.on_controller_unreachable(self.clock()))
+        self._wake.set()
+
+    async def _exchange(self, effect: SendRegistration | SendHeartbeat) -> None:
+        """Send one request and report its answer (or its absence) to the lifecycle."""
+        if isinstance(effect, SendRegistration):
+            response = await self.controller.call("BrokerRegistration", self._registration_request(effect))
+            now = self.clock()
+            if response is None:
+                self._step(self.lifecycle.on_controller_unreachable(now))
+            else:
+                error = ErrorCode.of(response.error_code)
+                self._step(self.lifecycle.on_registration_response(error, response.broker_epoch, now))
+        else:
+            request = controller_pb2.BrokerHeartbeatRequest(
+                broker_id=effect.broker_id,
+                broker_epoch=effect.broker_epoch,
+                current_metadata_offset=effect.current_metadata_offset,
+                want_fence=effect.want_fence,
+                want_shutdown=effect.want_shutdown,
+            )
+            response = await self.controller.call("BrokerHeartbeat", request)
+            now = self.clock()
+            if response is None:
+                self._step(self.lifecycle.on_controller_unreachable(now))
+            else:
+                self._step(
+                    self.lifecycle.on_heartbeat_response(
+                        ErrorCode.of(response.error_code),
+                        response.is_caught_up,
+                        response.is_fenced,
+                        response.should_shutdown,
+                        now,
+                    )
+                )
+
+    def _registration_request(self, effect: SendRegistration) -> controller_pb2.BrokerRegistrationRequest:
         listeners = [
             common_pb2.Endpoint(name=listener.name, host=listener.host, port=listener.port)
             for listener in self.config.advertised
         ]
-        request = controller_pb2.BrokerRegistrationRequest(
-            broker_id=self.config.node_id,
+        return controller_pb2.BrokerRegistrationRequest(
+            broker_id=effect.broker_id,
             cluster_id=self.config.cluster_id,
-            incarnation_id=self.incarnation_id,
+            incarnation_id=effect.incarnation_id,
             listeners=listeners,
         )
-        response = await self.controller.call("BrokerRegistration", request)
-        if response is None:
-            return
-        if response.error_code != ErrorCode.NONE:
-            self._log.info(
-                "broker_registration_retry",
-                broker_id=self.config.node_id,
-                error=ErrorCode.of(response.error_code).name,
-                message=response.error_message,
-            )
-            return
-        self.broker_epoch = response.broker_epoch
-        self.last_successful_heartbeat_ms = monotonic_ms()
-        self.registered.set()
-        self._log.info(
-            "broker_registered_locally",
-            broker_id=self.config.node_id,
-            broker_epoch=self.broker_epoch,
-            incarnation_id=self.incarnation_id,
-        )
-
-    async def _heartbeat(self) -> None:
-        request = controller_pb2.BrokerHeartbeatRequest(
-            broker_id=self.config.node_id,
-            broker_epoch=self.broker_epoch,
-            current_metadata_offset=self.metadata_offset(),
-            want_fence=False,
-            want_shutdown=self.want_shutdown,
-        )
-        response = await self.controller.call("BrokerHeartbeat", request)
-        now = monotonic_ms()
-        if response is None or response.error_code != ErrorCode.NONE:
-            if response is not None and response.error_code == ErrorCode.STALE_BROKER_EPOCH:
-                self._log.warning("broker_epoch_stale", broker_id=self.config.node_id, broker_epoch=self.broker_epoch)
-            if not self.self_fenced and now - self.last_successful_heartbeat_ms >= self.config.session_timeout_ms:
-                self.self_fenced = True
-                self._log.warning(
-                    "self_fenced",
-                    broker_id=self.config.node_id,
-                    broker_epoch=self.broker_epoch,
-                    since_last_heartbeat_ms=now - self.last_successful_heartbeat_ms,
-                )
-            return
-        self.last_successful_heartbeat_ms = now
-        if self.self_fenced:
-            self.self_fenced = False
-            self._log.info("self_fence_lifted", broker_id=self.config.node_id)
-        was_fenced = self.fenced
-        self.fenced = response.is_fenced
-        if was_fenced and not self.fenced:
-            self.unfenced.set()
-            self._log.info("broker_unfenced_locally", broker_id=self.config.node_id, broker_epoch=self.broker_epoch)
-        elif not was_fenced and self.fenced:
-            self.unfenced.clear()
-            self._log.warning("broker_fenced_locally", broker_id=self.config.node_id, broker_epoch=self.broker_epoch)
-        if response.should_shutdown:
-            self.should_shutdown = True
-            self.shutdown_granted.set()

@@ -64,7 +64,9 @@ async def run_broker_process(config: BrokerConfig) -> None:
         lambda topic: config.log_config(metadata.image.topic_configs.get(topic)),
         flush_in_background=True,
     )
-    lifecycle = LifecycleManager(config, lambda: metadata.offset)
+    stopping = stop_requested()
+    # A lifecycle that stops heartbeating (Exit) ends the process, as SIGTERM does.
+    lifecycle = LifecycleManager(config, lambda: metadata.offset, on_exit=stopping.set)
     manager = ReplicaManager(
         config, logs, metadata, lifecycle.controller, lambda: lifecycle.broker_epoch, lambda: lifecycle.serving
     )
@@ -80,7 +82,6 @@ async def run_broker_process(config: BrokerConfig) -> None:
                 listener.host, listener.port, [service.register, FaultService(manager, lifecycle).register]
             )
         )
-    stopping = stop_requested()
 
     raft.start()
     log.info(
@@ -115,7 +116,11 @@ async def run_broker_process(config: BrokerConfig) -> None:
     flush_interval = config.log_flush_scheduler_interval_ms / 1000
     background = [
         asyncio.create_task(
-            _periodically(max(0.05, config.replica_lag_time_max_ms / 2000), manager.shrink_lagging_isrs)
+            # Not while this broker refuses to serve: its followers' fetches are refused then, not lagging.
+            _periodically(
+                max(0.05, config.replica_lag_time_max_ms / 2000),
+                lambda: manager.shrink_lagging_isrs() if lifecycle.serving else None,
+            )
         ),
         asyncio.create_task(_periodically(flush_interval, lambda: logs.flush_all(monotonic_ms()))),
         asyncio.create_task(

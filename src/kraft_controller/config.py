@@ -60,7 +60,11 @@ class ControllerConfig(NodeConfig):
     )
     num_partitions: int = config_key("num.partitions", 1, "Partition count of topics created without one.", at_least(1))
     min_insync_replicas: int = config_key(
-        "min.insync.replicas", 1, "Default min.insync.replicas of new topics.", at_least(1)
+        "min.insync.replicas",
+        1,
+        "Accepted for Kafka compatibility; a topic created without min.insync.replicas stores none, and each "
+        "broker applies its own min.insync.replicas to it.",
+        at_least(1),
     )
     metadata_log_segment_bytes: int = config_key(
         "metadata.log.segment.bytes", 8 * 1024 * 1024, "Segment size of the metadata log.", at_least(1024)

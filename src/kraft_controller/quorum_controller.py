@@ -4,8 +4,9 @@ Writes (registration, heartbeat, AlterPartition, CreateTopics, the session-timeo
 the queue: the pure `ControllerStateMachine` generates records and a response, the records are appended to the
 Raft log, and the queue moves on while they commit (as Kafka's QuorumController does): the next write is
 generated against the image including the proposed records, and each caller is answered once its records are
-committed and replayed. Only the replay of committed records changes the committed image (rule 3); a leadership
-change drops the proposed ones. Followers replay the same records as they commit, so a new active controller
+committed and replayed; a write that made no records is answered once every record proposed before it is.
+Only the replay of committed records changes the committed image (rule 3); a leadership change drops the
+proposed ones. Followers replay the same records as they commit, so a new active controller
 already holds the whole image.
 """
 
@@ -249,13 +250,25 @@ class QuorumController:
         except Exception as error:  # every failure goes back to its caller, the queue goes on
             done.set_exception(error)
             return
-        if not result.records:
-            done.set_result(result.response)
-            return
         offset = self.raft.log_end_offset() + self._accumulated_records
+        if not result.records:
+            self._answer_after_pending(result, offset, done)
+            return
         self.state.apply_proposed(result.records, offset)
         self._accumulated.append((result, offset, done))
         self._accumulated_records += len(result.records)
+
+    def _answer_after_pending(self, result: ControllerResult[Any], offset: int, done: asyncio.Future[Any]) -> None:
+        """A write that made no records was still generated from the image with every pending write in it: answer
+        it once the last of those commits (Kafka's highest pending offset), at once when nothing is pending. An
+        earlier answer could hand out state a failover then loses (a broker epoch, a partition epoch)."""
+        if self._accumulated:  # rides with them: answered after their commit, failed with their append
+            self._accumulated.append((result, offset, done))
+            return
+        if offset - 1 <= self.replayed_offset:
+            done.set_result(result.response)
+            return
+        self._waiters.append(_CommitWaiter(offset - 1, offset, result, done, self.clock() + COMMIT_TIMEOUT_MS))
 
     async def _append_accumulated(self) -> None:
         """Append every accumulated write's records to Raft at once; each caller is answered on commit."""

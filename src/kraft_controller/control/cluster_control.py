@@ -1,8 +1,9 @@
 """Kafka's ClusterControlManager, pure: broker registration, broker epochs, and heartbeat handling.
 
-A broker's epoch is the offset of its RegisterBroker record. The same incarnation re-registering keeps its epoch;
-a new incarnation is refused while the old session is live (DUPLICATE_BROKER_REGISTRATION), else it gets a new
-epoch and the old incarnation is fenced first.
+A broker's epoch is the offset of its RegisterBroker record, and every registration writes one (as Kafka's does): the
+same incarnation registering again (a retry whose answer was lost, or a broker told STALE_BROKER_EPOCH) gets a new
+epoch that is committed before it is answered. A new incarnation is refused while the old session is live
+(DUPLICATE_BROKER_REGISTRATION), else it gets a new epoch; an unfenced registration is fenced first.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import structlog
 from common.errors import ErrorCode, KafkaError
 from kraft_controller.control.controller_result import ControllerResult
 from kraft_controller.control.heartbeat_manager import (
+    AwaitShutdownPropagation,
     EnterControlledShutdown,
     Fence,
     HeartbeatDecision,
@@ -56,12 +58,10 @@ def register_broker(
         )
         raise KafkaError(ErrorCode.INVALID_REQUEST, "broker id must be >= 0 and incarnation id non-empty")
     existing = image.broker(request.broker_id)
-    if existing is not None and existing.incarnation_id == request.incarnation_id:
-        # A retry of a registration already committed (its response was lost): same process, same epoch.
-        return ControllerResult((), BrokerRegistrationResponse(ErrorCode.NONE, existing.broker_epoch))
     records: list[Record] = []
     if existing is not None and existing.status is not BrokerStatus.FENCED:
-        if heartbeats.is_live(request.broker_id, now_ms):
+        same_process = existing.incarnation_id == request.incarnation_id
+        if not same_process and heartbeats.is_live(request.broker_id, now_ms):
             session = heartbeats.sessions[request.broker_id]
             log.warning(
                 "broker_registration_rejected",
@@ -76,7 +76,8 @@ def register_broker(
                 ErrorCode.DUPLICATE_BROKER_REGISTRATION,
                 f"broker {request.broker_id} is still registered with incarnation {existing.incarnation_id}",
             )
-        # The old incarnation's session ran out but the tick has not fenced it yet: fence it in this batch.
+        # The old incarnation's session ran out (or the same process registers again): the new registration
+        # starts fenced, so its leaderships move first, in this batch.
         records += fence_broker(image, request.broker_id, "re_registration")
     records.append(
         RegisterBroker(
@@ -113,12 +114,23 @@ def check_broker_epoch(image: MetadataImage, broker_id: int, broker_epoch: int, 
 class HeartbeatOutcome:
     result: ControllerResult[BrokerHeartbeatResponse]
     decision: HeartbeatDecision
+    controlled_shutdown_offset: int  # to keep in the broker's session (-1: none)
 
 
-def broker_heartbeat(image: MetadataImage, request: BrokerHeartbeatRequest) -> HeartbeatOutcome:
+def broker_heartbeat(
+    image: MetadataImage, heartbeats: HeartbeatManager, request: BrokerHeartbeatRequest
+) -> HeartbeatOutcome:
     """Records and response for one heartbeat. The caller records the contact in the soft heartbeat state."""
     registration = check_broker_epoch(image, request.broker_id, request.broker_epoch, "broker_heartbeat_rejected")
-    decision = next_broker_state(registration, request, leaderships(image, request.broker_id))
+    led = leaderships(image, request.broker_id)
+    shutdown_offset = -1
+    if registration.status is BrokerStatus.CONTROLLED_SHUTDOWN and led == 0:
+        # Set once, when its last leadership has moved: every record so far, the moves included, must reach the
+        # active brokers before this one may go.
+        shutdown_offset = heartbeats.controlled_shutdown_offset(request.broker_id)
+        shutdown_offset = shutdown_offset if shutdown_offset >= 0 else image.offset
+    lowest_active = heartbeats.lowest_active_offset(image)
+    decision = next_broker_state(registration, request, led, shutdown_offset, lowest_active)
     records: list[Record] = []
     should_shutdown = False
     match decision:
@@ -131,6 +143,13 @@ def broker_heartbeat(image: MetadataImage, request: BrokerHeartbeatRequest) -> H
         case ShutdownNow():
             should_shutdown = True
             records = fence_broker(image, request.broker_id, "controlled_shutdown_complete")
+        case AwaitShutdownPropagation(controlled_shutdown_offset=wanted, lowest_active_offset=lowest):
+            log.info(
+                "controlled_shutdown_awaiting_metadata",
+                broker_id=request.broker_id,
+                expected_lowest_active_offset=wanted,
+                actual_lowest_active_offset=lowest,
+            )
     after = apply_records(image, records).broker(request.broker_id)
     assert after is not None
     response = BrokerHeartbeatResponse(
@@ -139,7 +158,7 @@ def broker_heartbeat(image: MetadataImage, request: BrokerHeartbeatRequest) -> H
         is_fenced=after.status is BrokerStatus.FENCED,
         should_shutdown=should_shutdown,
     )
-    return HeartbeatOutcome(ControllerResult(tuple(records), response), decision)
+    return HeartbeatOutcome(ControllerResult(tuple(records), response), decision, shutdown_offset)
 
 
 def fence_expired_brokers(image: MetadataImage, heartbeats: HeartbeatManager, now_ms: int) -> list[Record]:

@@ -15,7 +15,6 @@ class ControlConfig:
     session_timeout_ms: int = 9000  # broker.session.timeout.ms
     # alter.partition.broker.epoch.check: KIP-903; off only to demonstrate the bug it fixes.
     alter_partition_broker_epoch_check: bool = True
-    min_insync_replicas: int = 1  # min.insync.replicas, written into every new topic's config
     default_replication_factor: int = 1  # default.replication.factor
     num_partitions: int = 1  # num.partitions
 
@@ -25,7 +24,6 @@ class ControlConfig:
         return cls(
             session_timeout_ms=settings.session_timeout_ms,
             alter_partition_broker_epoch_check=settings.alter_partition_broker_epoch_check,
-            min_insync_replicas=settings.min_insync_replicas,
             default_replication_factor=settings.default_replication_factor,
             num_partitions=settings.num_partitions,
         )

@@ -59,11 +59,14 @@ class ControllerStateMachine:
     def broker_heartbeat(
         self, request: BrokerHeartbeatRequest, now_ms: int
     ) -> ControllerResult[BrokerHeartbeatResponse]:
-        outcome = cluster_control.broker_heartbeat(self.image, request)
+        outcome = cluster_control.broker_heartbeat(self.image, self.heartbeats, request)
         if isinstance(outcome.decision, ShutdownNow):
             self.heartbeats = self.heartbeats.remove(request.broker_id)  # shut down cleanly: no session to expire
         else:
-            self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms, request.current_metadata_offset)
+            heartbeats = self.heartbeats.touch(request.broker_id, now_ms, request.current_metadata_offset)
+            self.heartbeats = heartbeats.with_controlled_shutdown_offset(
+                request.broker_id, outcome.controlled_shutdown_offset
+            )
         return outcome.result
 
     def alter_partition(self, request: AlterPartitionRequest) -> ControllerResult[AlterPartitionResponse]:

@@ -7,7 +7,7 @@ gives every broker a full session timeout before fencing it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from immutables import Map
 
@@ -21,6 +21,9 @@ class BrokerSession:
     broker_id: int
     last_contact_ms: int
     metadata_offset: int = -1
+    # In controlled shutdown with no leaderships left: the metadata offset every active broker must have replayed
+    # (the moves of its leaderships) before it may go; -1 until then.
+    controlled_shutdown_offset: int = -1
 
 
 @dataclass(frozen=True)
@@ -29,8 +32,32 @@ class HeartbeatManager:
     sessions: Map[int, BrokerSession] = field(default_factory=Map)  # persistent: a heartbeat is O(log brokers)
 
     def touch(self, broker_id: int, now_ms: int, metadata_offset: int = -1) -> HeartbeatManager:
-        session = BrokerSession(broker_id, now_ms, metadata_offset)
+        previous = self.sessions.get(broker_id)
+        shutdown_offset = previous.controlled_shutdown_offset if previous is not None else -1
+        session = BrokerSession(broker_id, now_ms, metadata_offset, shutdown_offset)
         return HeartbeatManager(self.session_timeout_ms, self.sessions.set(broker_id, session))
+
+    def with_controlled_shutdown_offset(self, broker_id: int, offset: int) -> HeartbeatManager:
+        session = self.sessions.get(broker_id)
+        if session is None or session.controlled_shutdown_offset == offset:
+            return self
+        updated = replace(session, controlled_shutdown_offset=offset)
+        return HeartbeatManager(self.session_timeout_ms, self.sessions.set(broker_id, updated))
+
+    def controlled_shutdown_offset(self, broker_id: int) -> int:
+        session = self.sessions.get(broker_id)
+        return session.controlled_shutdown_offset if session is not None else -1
+
+    def lowest_active_offset(self, image: MetadataImage) -> int | None:
+        """The lowest metadata offset an active broker (unfenced, not shutting down) reported in its heartbeats;
+        None when there is no active broker. An active broker without a session here (none since this controller
+        became active) counts as -1: nothing is known to have reached it."""
+        offsets = [
+            self.sessions[broker_id].metadata_offset if broker_id in self.sessions else -1
+            for broker_id, registration in image.brokers.items()
+            if registration.status is BrokerStatus.UNFENCED
+        ]
+        return min(offsets) if offsets else None
 
     def remove(self, broker_id: int) -> HeartbeatManager:
         sessions = self.sessions.delete(broker_id) if broker_id in self.sessions else self.sessions
@@ -90,18 +117,41 @@ class StayInControlledShutdown:
 
 
 @dataclass(frozen=True)
+class AwaitShutdownPropagation:
+    """No leaderships left, but an active broker has not yet replayed the records that moved them (Kafka's lowest
+    active offset below the broker's controlled shutdown offset): its clients would still be sent here."""
+
+    controlled_shutdown_offset: int
+    lowest_active_offset: int
+
+
+@dataclass(frozen=True)
 class ShutdownNow:
     pass
 
 
 HeartbeatDecision = (
-    StayFenced | Unfence | StayUnfenced | Fence | EnterControlledShutdown | StayInControlledShutdown | ShutdownNow
+    StayFenced
+    | Unfence
+    | StayUnfenced
+    | Fence
+    | EnterControlledShutdown
+    | StayInControlledShutdown
+    | AwaitShutdownPropagation
+    | ShutdownNow
 )
 
 
 def next_broker_state(
-    registration: BrokerRegistration, request: BrokerHeartbeatRequest, leaderships: int
+    registration: BrokerRegistration,
+    request: BrokerHeartbeatRequest,
+    leaderships: int,
+    controlled_shutdown_offset: int = -1,
+    lowest_active_offset: int | None = None,
 ) -> HeartbeatDecision:
+    """`controlled_shutdown_offset`: for a broker in controlled shutdown with no leaderships left, the offset the
+    other brokers must reach; `lowest_active_offset`: the lowest metadata offset an active broker reported (None:
+    no active broker)."""
     match registration.status:
         case BrokerStatus.FENCED:
             if request.want_shutdown:
@@ -116,6 +166,11 @@ def next_broker_state(
                 return Fence()
             return StayUnfenced()
         case BrokerStatus.CONTROLLED_SHUTDOWN:
-            # Shut down only once every leadership has moved away (committed and replayed into the image).
-            return ShutdownNow() if leaderships == 0 else StayInControlledShutdown(leaderships)
+            # Shut down only once every leadership has moved away and the active brokers have replayed the moves,
+            # so the new leaders act as leaders before the old one goes.
+            if leaderships:
+                return StayInControlledShutdown(leaderships)
+            if lowest_active_offset is None or lowest_active_offset >= controlled_shutdown_offset:
+                return ShutdownNow()
+            return AwaitShutdownPropagation(controlled_shutdown_offset, lowest_active_offset)
     raise AssertionError(f"unknown broker status {registration.status!r}")

@@ -387,8 +387,8 @@ def create_topics(
         if request.validate_only:
             continue
         records.append(Topic(name=topic.name, topic_id=topic_id))
-        configs = {MIN_INSYNC_REPLICAS: str(config.min_insync_replicas), **topic.configs}
-        records += [TopicConfig(topic.name, key, value) for key, value in sorted(configs.items())]
+        # Only the configs given: a topic without one follows the brokers' own value (their default), as in Kafka.
+        records += [TopicConfig(topic.name, key, value) for key, value in sorted(topic.configs.items())]
         records += [
             Partition(topic_id=topic_id, partition_id=index, replicas=replicas, isr=isr, leader=isr[0])
             for index, (replicas, isr) in enumerate(zip(assignment, isrs, strict=True))

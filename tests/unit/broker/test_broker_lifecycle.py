@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from structlog.testing import capture_logs
 
 from broker.lifecycle import (
@@ -22,17 +24,18 @@ from broker.lifecycle import (
 from common.errors import ErrorCode
 
 CONFIG = LifecycleConfig(broker_id=3, heartbeat_interval_ms=100, session_timeout_ms=450, registration_backoff_ms=10)
+SELF_FENCING = replace(CONFIG, self_fencing_enable=True, self_fencing_timeout_ms=900)
 
 
-def registered(now: int = 0) -> Lifecycle:
-    life, effects = Lifecycle(CONFIG).start("inc-1", now)
+def registered(now: int = 0, config: LifecycleConfig = CONFIG) -> Lifecycle:
+    life, effects = Lifecycle(config).start("inc-1", now)
     assert effects == (SendRegistration(3, "inc-1"),)
     life, _ = life.on_registration_response(ErrorCode.NONE, 42, now)
     return life
 
 
-def running(now: int = 0) -> Lifecycle:
-    life = registered(now)
+def running(now: int = 0, config: LifecycleConfig = CONFIG) -> Lifecycle:
+    life = registered(now, config)
     life, _ = life.tick(now, metadata_offset=50)
     life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, False, False, now)
     assert effects == (BecomeUnfenced(),)
@@ -82,28 +85,45 @@ def test_duplicate_registration_retries_after_a_growing_backoff() -> None:
     assert life.next_send_ms == 30  # 20 ms: doubled
 
 
-def test_self_fences_when_no_heartbeat_succeeds_for_the_session_timeout() -> None:
+def unreachable_until(life: Lifecycle, start: int, end: int) -> tuple[Lifecycle, int, tuple]:  # type: ignore[type-arg]
+    """Ticks every 10 ms from `start` with every request failing, until BecomeFenced or `end`."""
+    effects: tuple = ()  # type: ignore[type-arg]
+    for now in range(start, end, 10):
+        life, effects = life.tick(now, 1)
+        if life.in_flight_since_ms is not None:
+            life, more = life.on_controller_unreachable(now)
+            effects += more
+        if BecomeFenced() in effects:
+            return life, now, effects
+    return life, end, effects
+
+
+def test_by_default_a_broker_that_cannot_reach_the_controllers_keeps_serving() -> None:
+    # KRaft brokers never fence themselves: losing the quorum stops metadata changes, not Produce and Fetch.
     life = running(0)
+    with capture_logs() as events:
+        life, now, effects = unreachable_until(life, 100, 60_000)
+    assert BecomeFenced() not in effects and life.state == Running(42) and life.serving
+    assert now == 60_000 and not [e for e in events if e["event"] == "self_fenced"]
+
+
+def test_self_fences_when_enabled_and_no_heartbeat_succeeds_for_the_self_fencing_timeout() -> None:
+    life = running(0, SELF_FENCING)
     life, _ = life.tick(100, 1)
     life, effects = life.on_controller_unreachable(120)
     assert effects == () and life.serving
     with capture_logs() as events:
-        for now in range(130, 460, 10):
-            life, effects = life.tick(now, 1)
-            if life.in_flight_since_ms is not None:
-                life, more = life.on_controller_unreachable(now)
-                effects += more
-            if BecomeFenced() in effects:
-                break
+        life, now, effects = unreachable_until(life, 130, 2000)
     assert BecomeFenced() in effects and life.state == SelfFenced(42) and not life.serving
-    assert now == 450
-    assert events[-1]["event"] == "self_fenced" and events[-1]["actual_silence_ms"] == 450
+    assert now == 900  # its own timeout, past the controller's session timeout (450)
+    assert events[-1]["event"] == "self_fenced" and events[-1]["actual_silence_ms"] == 900
+    assert events[-1]["expected_max_silence_ms"] == 900
     # Contact again: the controller has fenced us meanwhile; we catch up and are unfenced again.
-    life, _ = life.tick(600, 1)
-    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, True, False, 600)
+    life, _ = life.tick(1000, 1)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, True, False, 1000)
     assert effects == () and life.state == Recovery(42, caught_up=True)
-    life, _ = life.tick(600, 2)
-    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, False, False, 610)
+    life, _ = life.tick(1000, 2)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, False, False, 1010)
     assert effects == (BecomeUnfenced(),) and life.state == Running(42)
 
 
@@ -149,6 +169,45 @@ def test_a_rejected_heartbeat_is_not_contact() -> None:
     life = running(0)
     life, _ = life.tick(100, 1)
     with capture_logs() as events:
-        life, effects = life.on_heartbeat_response(ErrorCode.STALE_BROKER_EPOCH, False, False, False, 110)
+        life, effects = life.on_heartbeat_response(ErrorCode.NOT_CONTROLLER, False, False, False, 110)
     assert effects == () and life.last_contact_ms == 0
-    assert events[0]["event"] == "broker_heartbeat_rejected" and events[0]["actual_error"] == "STALE_BROKER_EPOCH"
+    assert events[0]["event"] == "broker_heartbeat_rejected" and events[0]["actual_error"] == "NOT_CONTROLLER"
+
+
+def test_a_stale_broker_epoch_makes_the_broker_register_again_and_stop_leading_until_unfenced() -> None:
+    # The controller lost (or replaced) this registration: heartbeating on with it would be refused forever.
+    life = running(0)
+    life, _ = life.tick(100, 1)
+    with capture_logs() as events:
+        life, effects = life.on_heartbeat_response(ErrorCode.STALE_BROKER_EPOCH, False, False, False, 110)
+    assert effects == (BecomeFenced(),) and life.state == Registering() and not life.serving
+    assert events[0]["event"] == "broker_epoch_stale" and events[0]["broker_epoch"] == 42
+    life, effects = life.tick(110, 1)  # at once, same incarnation: the controller gives it a new epoch
+    assert effects == (SendRegistration(3, "inc-1"),)
+    life, _ = life.on_registration_response(ErrorCode.NONE, 57, 115)
+    assert life.state == Recovery(57)
+    life, effects = life.tick(115, 60)
+    assert effects == (SendHeartbeat(3, 57, 60, want_fence=True, want_shutdown=False),)
+
+
+def test_a_stale_broker_epoch_during_controlled_shutdown_exits() -> None:
+    life = running(0)
+    life, _ = life.on_shutdown_requested(10)
+    life, _ = life.tick(10, 5)
+    life, effects = life.on_heartbeat_response(ErrorCode.STALE_BROKER_EPOCH, False, False, False, 20)
+    assert effects == (BecomeFenced(), Exit()) and life.state == ShuttingDown()
+
+
+def test_should_shutdown_is_acted_on_only_after_asking_to_shut_down() -> None:
+    # Someone else's want_shutdown heartbeat put this broker in controlled shutdown: its answer fences us, and we
+    # catch up and are unfenced again instead of stopping.
+    life = running(0)
+    life, _ = life.tick(100, 1)
+    with capture_logs() as events:
+        life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, True, True, 110)
+    assert effects == (BecomeFenced(),) and life.state == Recovery(42, caught_up=True)
+    assert [e["event"] for e in events] == ["should_shutdown_ignored", "broker_fenced_by_controller"]
+    life, effects = life.tick(210, 2)
+    assert effects == (SendHeartbeat(3, 42, 2, want_fence=False, want_shutdown=False),)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, False, False, 220)
+    assert effects == (BecomeUnfenced(),) and life.state == Running(42) and not life.exited

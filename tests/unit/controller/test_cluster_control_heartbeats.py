@@ -18,10 +18,15 @@ def test_registration_epoch_is_record_offset_and_broker_starts_fenced(harness) -
     assert harness.image.broker(2).status is BrokerStatus.FENCED
 
 
-def test_same_incarnation_keeps_its_epoch_without_records(harness) -> None:  # type: ignore[no-untyped-def]
-    epoch = harness.register(1, "same")
-    result = harness.controller.register_broker(BrokerRegistrationRequest(1, "same"), harness.now_ms)
-    assert result.records == () and result.response_at(999).broker_epoch == epoch
+def test_same_incarnation_registering_again_writes_a_record_and_gets_a_new_epoch(harness) -> None:  # type: ignore[no-untyped-def]
+    # Answered from its own committed record: an answer from state a failover can lose would leave the broker
+    # heartbeating with an epoch no controller knows.
+    epoch = harness.start_broker(1)
+    start = harness.next_offset
+    again = harness.register(1, "b1-i1")
+    assert [type(r) for _, r in harness.committed[start:]] == [FenceBroker, RegisterBroker]
+    assert again > epoch and harness.image.broker(1).broker_epoch == again
+    assert harness.image.broker(1).status is BrokerStatus.FENCED
 
 
 def test_new_incarnation_while_session_live_is_duplicate(harness) -> None:  # type: ignore[no-untyped-def]
@@ -130,6 +135,8 @@ def test_controlled_shutdown_moves_leadership_before_fencing(harness) -> None:  
         p = harness.partition(topic_id, index)
         assert p.leader != 1 and 1 not in p.isr
     assert harness.partition(topic_id, 0).leader == 2 and harness.partition(topic_id, 2).leader == 3
+    for broker_id in (2, 3):  # the new leaders have replayed the moves
+        harness.heartbeat(broker_id, epochs[broker_id])
     final = harness.heartbeat(1, epochs[1], want_shutdown=True)
     assert final.should_shutdown and final.is_fenced
     assert harness.image.broker(1).fenced
@@ -145,7 +152,26 @@ def test_controlled_shutdown_of_last_replica_standing_leaves_partition_leaderles
     harness.heartbeat(1, epoch, want_shutdown=True)
     p = harness.partition(topic_id)
     assert (p.leader, p.isr) == (NO_LEADER, (1,))
+    harness.heartbeat(2, harness.image.broker(2).broker_epoch)
     assert harness.heartbeat(1, epoch, want_shutdown=True).should_shutdown
+
+
+def test_controlled_shutdown_is_granted_only_once_the_active_brokers_replayed_the_leadership_moves(harness) -> None:  # type: ignore[no-untyped-def]
+    epochs = {b: harness.start_broker(b) for b in (1, 2, 3)}
+    topic_id = harness.create_topic("t", assignment=[[1, 2, 3]])
+    harness.heartbeat(1, epochs[1], want_shutdown=True)
+    assert harness.partition(topic_id).leader == 2
+    moved_at = harness.next_offset - 1  # the last record of the shutdown: the leadership move
+    harness.heartbeat(2, epochs[2], metadata_offset=moved_at)  # the new leader knows it leads
+    harness.heartbeat(3, epochs[3], metadata_offset=moved_at - 1)  # broker 3 does not yet
+    with capture_logs() as logs:
+        waiting = harness.heartbeat(1, epochs[1], want_shutdown=True)
+    assert not waiting.should_shutdown and not waiting.is_fenced
+    [event] = [e for e in logs if e["event"] == "controlled_shutdown_awaiting_metadata"]
+    assert event["expected_lowest_active_offset"] == moved_at and event["actual_lowest_active_offset"] == moved_at - 1
+    harness.heartbeat(3, epochs[3], metadata_offset=moved_at)
+    granted = harness.heartbeat(1, epochs[1], want_shutdown=True)
+    assert granted.should_shutdown and granted.is_fenced
 
 
 def test_fenced_broker_asking_to_shut_down_is_told_at_once(harness) -> None:  # type: ignore[no-untyped-def]

@@ -40,6 +40,11 @@ def heartbeat(controller: QuorumController, broker_id: int, epoch: int) -> async
     return asyncio.ensure_future(controller.submit(lambda: controller.state.broker_heartbeat(request, 0)))
 
 
+def heartbeat_at(controller: QuorumController, broker_id: int, epoch: int, metadata_offset: int) -> asyncio.Future:  # type: ignore[type-arg]
+    request = BrokerHeartbeatRequest(broker_id, epoch, current_metadata_offset=metadata_offset)
+    return asyncio.ensure_future(controller.submit(lambda: controller.state.broker_heartbeat(request, 0)))
+
+
 def create(controller: QuorumController, name: str, broker_id: int) -> asyncio.Future:  # type: ignore[type-arg]
     request = CreateTopicsRequest((CreatableTopic(name, assignments=(ReplicaAssignment(0, (broker_id,)),)),))
     return asyncio.ensure_future(controller.submit(lambda: controller.state.create_topics(request)))
@@ -52,9 +57,9 @@ async def test_writes_are_appended_before_earlier_ones_commit_and_answered_on_co
         unfenced = heartbeat(controller, 7, 1)
         # Placed on broker 7, registered by a record not committed yet; the duplicate is judged against the first.
         first, again = create(controller, "t", 7), create(controller, "t", 7)
-        answered_early = await asyncio.wait_for(again, 1)
-        assert answered_early.topics[0].error_code == ErrorCode.TOPIC_ALREADY_EXISTS
-        assert not registered.done() and not unfenced.done() and not first.done()
+        await until(lambda: len(raft.entries) > 1, "the writes were appended (one batch, after the linger)")
+        # The duplicate makes no record, but it was judged against uncommitted ones: it waits for them.
+        assert not registered.done() and not unfenced.done() and not first.done() and not again.done()
         assert not controller.state.committed.topics_by_name
         await until(lambda: len(raft.entries) > 1, "the writes were appended (one batch, after the linger)")
         assert len(raft.appends) == 1  # the registration, the unfencing and the topic: one append
@@ -64,6 +69,7 @@ async def test_writes_are_appended_before_earlier_ones_commit_and_answered_on_co
         assert (await asyncio.wait_for(registered, 1)).broker_epoch == 1  # the offset of its registration record
         assert not (await asyncio.wait_for(unfenced, 1)).is_fenced
         assert (await asyncio.wait_for(first, 1)).topics[0].error_code == ErrorCode.NONE
+        assert (await asyncio.wait_for(again, 1)).topics[0].error_code == ErrorCode.TOPIC_ALREADY_EXISTS
         assert "t" in controller.state.committed.topics_by_name
         assert controller.state.image is controller.state.committed  # nothing left in flight
     finally:
@@ -91,15 +97,53 @@ async def test_writes_queued_together_share_one_raft_append_and_each_caller_gets
     try:
         # Arriving within the append linger: generated one by one, appended together.
         registrations = [register(controller, broker_id) for broker_id in (7, 8, 9)]
-        again = register(controller, 7)  # generated against the first, proposed in the same append: a no-op
+        again = register(controller, 7)  # the same incarnation again: a record of its own, a new epoch
         await until(lambda: len(raft.entries) > 1, "the writes were appended")
-        assert raft.appends == [3]
+        assert raft.appends == [4]
         assert not any(r.done() for r in registrations)  # answered on commit, not on append
         controller.handle_commit([e for e in raft.entries if not e.control])
         controller.handle_high_watermark(len(raft.entries))
         epochs = [(await asyncio.wait_for(r, 1)).broker_epoch for r in registrations]
         assert epochs == [1, 2, 3]  # each broker epoch is the offset of its own record
-        assert (await asyncio.wait_for(again, 1)).broker_epoch == 1  # same incarnation: same epoch
+        assert (await asyncio.wait_for(again, 1)).broker_epoch == 4
+        assert controller.state.committed.broker(7).broker_epoch == 4
+    finally:
+        await controller.stop()
+
+
+async def test_an_answer_without_records_waits_for_the_pending_writes_it_was_generated_from() -> None:
+    controller, raft = await active_controller()
+    try:
+        registered = register(controller, 7)
+        await until(lambda: len(raft.entries) > 1, "the registration was appended")
+        # Judged against the uncommitted registration (epoch 1) and making no record of its own (not caught up).
+        stay_fenced = heartbeat_at(controller, 7, epoch=1, metadata_offset=0)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not stay_fenced.done()  # answered now, a failover could leave the broker with an epoch nobody knows
+        raft.epoch, raft.leader_id = 2, 2
+        controller.handle_leader_change(2, 2, len(raft.entries))
+        for write in (registered, stay_fenced):
+            with pytest.raises(NotControllerError):
+                await asyncio.wait_for(write, 1)
+    finally:
+        await controller.stop()
+
+
+async def test_an_answer_without_records_is_given_on_the_commit_of_the_writes_before_it() -> None:
+    controller, raft = await active_controller()
+    try:
+        registered = register(controller, 7)
+        await until(lambda: len(raft.entries) > 1, "the registration was appended")
+        stay_fenced = heartbeat_at(controller, 7, epoch=1, metadata_offset=0)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not stay_fenced.done()
+        raft.commit(len(raft.entries))
+        assert (await asyncio.wait_for(registered, 1)).broker_epoch == 1
+        assert (await asyncio.wait_for(stay_fenced, 1)).is_fenced
+        # Nothing pending now: the next answer without records is given at once.
+        assert (await asyncio.wait_for(heartbeat_at(controller, 7, epoch=1, metadata_offset=0), 1)).is_fenced
     finally:
         await controller.stop()
 

@@ -59,10 +59,9 @@ def test_control_config_from_process_config() -> None:
     for name, value in {
         "session_timeout_ms": 1234,
         "alter_partition_broker_epoch_check": True,
-        "min_insync_replicas": 2,
         "default_replication_factor": 3,
         "num_partitions": 4,
     }.items():
         object.__setattr__(settings, name, value)
-    assert ControlConfig.from_settings(settings) == ControlConfig(1234, True, 2, 3, 4)
+    assert ControlConfig.from_settings(settings) == ControlConfig(1234, True, 3, 4)
     assert ControlConfig().alter_partition_broker_epoch_check is True  # the KIP-903 check is on by default

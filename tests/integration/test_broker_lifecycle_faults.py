@@ -1,0 +1,105 @@
+"""Brokers against outside interference and their own settings, with real processes: someone else's want_shutdown
+heartbeat does not turn a live broker into a zombie (it is fenced, catches up, and is unfenced again, still running);
+a topic created without min.insync.replicas follows the brokers' own value."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import grpc
+import pytest
+from cluster_fixtures import eventually, running_cluster
+
+from client.admin import AdminClient
+from client.producer import DeliveryFailed, Producer, ProducerConfig
+from common.errors import ErrorCode
+from deploy.faults import Faults
+from deploy.local_cluster import is_alive
+from minikafka_pb import controller_pb2, controller_pb2_grpc
+
+pytestmark = pytest.mark.integration
+
+SETTINGS = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "200"}
+
+
+def forge_shutdown_heartbeat(
+    controller: str, broker_id: int, broker_epoch: int
+) -> controller_pb2.BrokerHeartbeatResponse:
+    with grpc.insecure_channel(controller) as channel:
+        stub = controller_pb2_grpc.ControllerStub(channel)
+        request = controller_pb2.BrokerHeartbeatRequest(
+            broker_id=broker_id, broker_epoch=broker_epoch, current_metadata_offset=2**40, want_shutdown=True
+        )
+        return stub.BrokerHeartbeat(request, timeout=5)
+
+
+def fenced_for_shutdown(events_path: Path, broker_id: int) -> bool:
+    for line in events_path.read_text().splitlines():
+        event = json.loads(line)
+        if (
+            event.get("event") == "broker_fenced"
+            and event.get("broker_id") == broker_id
+            and event.get("reason") == "controlled_shutdown_complete"
+        ):
+            return True
+    return False
+
+
+def test_a_forged_want_shutdown_heartbeat_does_not_stop_a_live_broker(tmp_path: Path) -> None:
+    with running_cluster(tmp_path / "run", controllers=1, brokers=1, **SETTINGS) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        [broker] = eventually(
+            lambda: [b for b in admin.describe_cluster().brokers if not b.fenced], 30, "the broker unfenced"
+        )
+        response = forge_shutdown_heartbeat(cluster.bootstrap_controllers[0], broker.broker_id, broker.broker_epoch)
+        assert response.error_code == 0
+        controller_log = cluster.controllers[0].events_path
+        # The controller took it for the broker's own request: the broker's next heartbeat was told should_shutdown.
+        eventually(lambda: fenced_for_shutdown(controller_log, broker.broker_id), 20, "fenced for the shutdown")
+        eventually(
+            lambda: not {b.broker_id: b for b in admin.describe_cluster().brokers}[broker.broker_id].fenced,
+            20,
+            "the broker, still heartbeating, unfenced again",
+        )
+        assert is_alive(cluster.pids[broker.broker_id])
+        again = {b.broker_id: b for b in admin.describe_cluster().brokers}[broker.broker_id]
+        assert again.broker_epoch == broker.broker_epoch  # the same process and registration: not a restart
+
+
+async def produce_one(bootstrap: list[str], topic: str, delivery_timeout_ms: int) -> ErrorCode:
+    producer = Producer(bootstrap, ProducerConfig(acks=-1, delivery_timeout_ms=delivery_timeout_ms))
+    try:
+        await (await producer.send(topic, b"v", partition=0))
+        return ErrorCode.NONE
+    except DeliveryFailed as failed:
+        return failed.code
+    finally:
+        await producer.close()
+
+
+def test_a_topic_created_without_min_insync_replicas_follows_the_brokers_value(tmp_path: Path) -> None:
+    # Set in the brokers' properties only (not on the controller): the operator's value must hold for a topic
+    # created without one.
+    with running_cluster(tmp_path / "run", controllers=1, brokers=2, **SETTINGS) as cluster:
+        faults = Faults(cluster)
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        for broker in cluster.brokers:
+            faults.stop(broker.node_id)
+            with broker.config_path.open("a") as properties:
+                properties.write("min.insync.replicas=2\n")
+            faults.start(broker.node_id)
+        eventually(
+            lambda: sum(not b.fenced for b in admin.describe_cluster().brokers) == 2, 30, "both brokers back, unfenced"
+        )
+        admin.create_topic("orders", partitions=1, replication_factor=2)
+        eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 2, 20, "full ISR")
+        assert asyncio.run(produce_one(cluster.bootstrap_servers, "orders", 20000)) is ErrorCode.NONE
+
+        partition = admin.describe_topics(["orders"])[0].partitions[0]
+        follower = next(r for r in partition.replicas if r != partition.leader)
+        faults.stop(follower)  # a controlled shutdown takes it out of the ISR
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].isr == [partition.leader], 20, "ISR 1")
+        refused = asyncio.run(produce_one(cluster.bootstrap_servers, "orders", 2000))
+        assert refused is ErrorCode.NOT_ENOUGH_REPLICAS
