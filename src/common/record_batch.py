@@ -42,8 +42,10 @@ _INT64 = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 
 COMPRESSION_MASK = 0x07
+TIMESTAMP_TYPE_FLAG = 0x08  # set: LogAppendTime, which only a broker may choose
 TRANSACTIONAL_FLAG = 0x10
 CONTROL_FLAG = 0x20
+NO_PRODUCER_ID = -1
 
 
 class CorruptRecordError(KafkaError):
@@ -51,6 +53,15 @@ class CorruptRecordError(KafkaError):
 
     def __init__(self, message: str, position: int = 0) -> None:
         super().__init__(ErrorCode.CORRUPT_MESSAGE, message)
+        self.position = position
+
+
+class InvalidRecordError(KafkaError):
+    """A batch whose header disagrees with its records, or that its sender may not write (Kafka's
+    INVALID_RECORD)."""
+
+    def __init__(self, message: str, position: int = 0) -> None:
+        super().__init__(ErrorCode.INVALID_RECORD, message)
         self.position = position
 
 
@@ -251,6 +262,23 @@ class RecordBatch:
     def is_control(self) -> bool:
         return bool(self.attributes & CONTROL_FLAG)
 
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_FLAG)
+
+    @property
+    def compression_type(self) -> int:
+        """Kafka's codec id: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd."""
+        return self.attributes & COMPRESSION_MASK
+
+    @property
+    def has_log_append_time(self) -> bool:
+        return bool(self.attributes & TIMESTAMP_TYPE_FLAG)
+
+    @property
+    def has_producer_id(self) -> bool:
+        return self.producer_id > NO_PRODUCER_ID
+
     def bytes(self) -> bytes:
         return bytes(self.buffer[self.position : self.position + self.size])
 
@@ -290,6 +318,94 @@ class RecordBatch:
             raise CorruptRecordError("records do not fill the batch", position)
 
 
+# The smallest record body: attributes, then one-byte timestamp delta, offset delta, key length, value length and
+# header count.
+_MIN_RECORD_BODY = 6
+
+
+def check_records(batch: RecordBatch) -> None:
+    """Walk every record's fields without copying keys or values (as Kafka's DefaultRecord.readFrom reads them):
+    the records must fill the batch exactly, number `records_count` and carry offset deltas 0, 1, 2, ... in turn.
+    Raises InvalidRecordError. Steps by record, not by declared count, so a huge count costs nothing."""
+    data = batch.buffer
+    position = batch.position + HEADER_SIZE
+    end = batch.position + batch.size
+    declared = batch.records_count
+    found = 0
+    try:
+        while position < end:
+            if found == declared:
+                raise InvalidRecordError(f"records_count {declared}, but the batch holds more records", position)
+            position = _skip_record(data, position, end, found)
+            found += 1
+    except IndexError:  # a field ran past the buffer: the lengths are wrong
+        raise InvalidRecordError("a record runs past the end of the batch", position) from None
+    if found != declared:
+        raise InvalidRecordError(f"records_count {declared}, but the batch holds {found} records", position)
+
+
+def _skip_record(data: bytes | memoryview, start: int, end: int, offset_delta: int) -> int:
+    """The position after the record at `start`, whose offset delta must be `offset_delta`. Runs once per record
+    on every append, so varints of one byte (deltas, short lengths) and two (lengths up to 8 KiB) are decoded
+    inline. A field may be read past the record's end (never past the buffer's: IndexError, see the caller); the
+    final check refuses such a record."""
+    length, position = _length_at(data, start, end)
+    record_end = position + length
+    if length < _MIN_RECORD_BODY or record_end > end:
+        raise InvalidRecordError(f"record length {length} does not fit the batch", start)
+    byte = data[position + 1]  # after the attributes: the timestamp delta, skipped
+    position = position + 2 if byte < 0x80 else _field_varint(data, position + 1, end)[1]
+    byte = data[position]
+    delta, position = ((byte >> 1) ^ -(byte & 1), position + 1) if byte < 0x80 else _field_varint(data, position, end)
+    if delta != offset_delta:
+        raise InvalidRecordError(f"record offset delta {delta}, expected {offset_delta}", start)
+    key_length, position = _length_at(data, position, end)
+    if key_length > 0:
+        position += key_length
+    value_length, position = _length_at(data, position, end)
+    if value_length > 0:
+        position += value_length
+    byte = data[position]
+    headers, position = ((byte >> 1) ^ -(byte & 1), position + 1) if byte < 0x80 else _field_varint(data, position, end)
+    if headers:
+        position = _skip_headers(data, position, record_end, headers)
+    if position != record_end:
+        raise InvalidRecordError(f"record of {length} bytes does not match its fields", start)
+    return position
+
+
+def _length_at(data: bytes | memoryview, position: int, end: int) -> tuple[int, int]:
+    """A varint at `position` and the position after it: one or two bytes decoded here, longer by `_read_varint`."""
+    first = data[position]
+    if first < 0x80:
+        return (first >> 1) ^ -(first & 1), position + 1
+    second = data[position + 1]
+    if second < 0x80:
+        raw = (first & 0x7F) | (second << 7)
+        return (raw >> 1) ^ -(raw & 1), position + 2
+    return _field_varint(data, position, end)
+
+
+def _skip_headers(data: bytes | memoryview, position: int, record_end: int, headers: int) -> int:
+    if headers < 0 or headers * 2 > record_end - position:  # a header takes two bytes at least
+        raise InvalidRecordError(f"invalid number of record headers {headers}", position)
+    for _header in range(headers):
+        key_length, position = _field_varint(data, position, record_end)
+        if key_length < 0:
+            raise InvalidRecordError(f"negative header key length {key_length}", position)
+        value_length, position = _field_varint(data, position + key_length, record_end)
+        if value_length > 0:
+            position += value_length
+    return position
+
+
+def _field_varint(data: bytes | memoryview, position: int, limit: int) -> tuple[int, int]:
+    try:
+        return _read_varint(data, position, limit)
+    except CorruptRecordError as error:  # inside a CRC-valid batch: the sender wrote a bad record
+        raise InvalidRecordError(f"invalid record structure: {error.message}", error.position) from None
+
+
 def _read_bytes(data: bytes | memoryview, position: int, limit: int) -> tuple[bytes | None, int]:
     length, position = _read_varint(data, position, limit)
     if length < 0:
@@ -299,9 +415,12 @@ def _read_bytes(data: bytes | memoryview, position: int, limit: int) -> tuple[by
     return bytes(data[position : position + length]), position + length
 
 
-def read_header(buffer: bytes | memoryview, position: int = 0, require_body: bool = True) -> RecordBatch:
+def read_header(
+    buffer: bytes | memoryview, position: int = 0, require_body: bool = True, check_counts: bool = True
+) -> RecordBatch:
     """The batch starting at `position`; raises CorruptRecordError when its header is short or impossible, or
-    (with `require_body`) when the buffer ends before the batch does."""
+    (with `require_body`) when the buffer ends before the batch does, or (with `check_counts`) when its record
+    count or last offset delta is negative."""
     available = len(buffer) - position
     if available < HEADER_SIZE:
         raise CorruptRecordError(f"truncated batch header ({available} of {HEADER_SIZE} bytes)", position)
@@ -313,7 +432,7 @@ def read_header(buffer: bytes | memoryview, position: int = 0, require_body: boo
         raise CorruptRecordError(f"batch length {batch.batch_length} is shorter than a header", position)
     if require_body and batch.size > available:
         raise CorruptRecordError(f"truncated batch ({available} of {batch.size} bytes)", position)
-    if batch.records_count < 0 or batch.last_offset_delta < 0:
+    if check_counts and (batch.records_count < 0 or batch.last_offset_delta < 0):
         raise CorruptRecordError("negative record count or offset delta", position)
     return batch
 
@@ -343,27 +462,6 @@ def valid_prefix(buffer: bytes | memoryview) -> tuple[list[RecordBatch], int]:
         batches.append(batch)
         position += batch.size
     return batches, position
-
-
-def validate_batches(buffer: bytes | memoryview) -> list[RecordBatch]:
-    """Check structure and CRC of every batch (append from the network); raises CorruptRecordError."""
-    batches = []
-    for batch in iter_batches(buffer):
-        if not batch.is_valid():
-            raise CorruptRecordError(
-                f"CRC mismatch in batch at offset {batch.base_offset} (stored {batch.crc:#010x}, "
-                f"computed {batch.computed_crc():#010x})",
-                batch.position,
-            )
-        if batch.last_offset_delta != batch.records_count - 1:
-            raise CorruptRecordError(
-                f"record count {batch.records_count} does not match last offset delta {batch.last_offset_delta}",
-                batch.position,
-            )
-        batches.append(batch)
-    if not batches:
-        raise CorruptRecordError("no record batch in the request", 0)
-    return batches
 
 
 def set_base_offset(buffer: bytearray, position: int, base_offset: int) -> None:

@@ -15,6 +15,7 @@ from storage.synced_file import SyncedFile
 
 _ENTRY = struct.Struct(">ii")
 ENTRY_SIZE = _ENTRY.size
+INT32_MAX = 2**31 - 1
 
 
 class OffsetIndex(SyncedFile):
@@ -43,11 +44,17 @@ class OffsetIndex(SyncedFile):
     def __len__(self) -> int:
         return len(self.offsets)
 
+    def can_append_offset(self, offset: int) -> bool:
+        return 0 <= offset - self.base_offset <= INT32_MAX
+
     def append(self, offset: int, position: int) -> None:
         if self.offsets and (offset <= self.offsets[-1] or position <= self.positions[-1]):
             raise ValueError(
                 f"index entries must increase: ({offset}, {position}) after ({self.offsets[-1]}, {self.positions[-1]})"
             )
+        if not self.can_append_offset(offset) or not 0 <= position <= INT32_MAX:
+            # The log rolls before either happens; never let struct.error escape half-way through an append.
+            raise ValueError(f"index entry ({offset}, {position}) does not fit 32 bits above base {self.base_offset}")
         os.pwrite(self._fd, _ENTRY.pack(offset - self.base_offset, position), len(self.offsets) * ENTRY_SIZE)
         self._dirty = True
         self.offsets.append(offset)

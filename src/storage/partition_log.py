@@ -20,14 +20,14 @@ import structlog
 from common.errors import ErrorCode, KafkaError
 from common.record_batch import (
     CorruptRecordError,
-    RecordBatch,
+    InvalidRecordError,
     set_base_offset,
     set_partition_leader_epoch,
-    validate_batches,
 )
 from storage.checkpoint import OffsetCheckpoint, PartitionMetadataFile
 from storage.leader_epoch_cache import LeaderEpochCache
 from storage.log_config import LogConfig
+from storage.log_validator import AppendOrigin, ValidationResult, validate_records
 from storage.segment import LOG_SUFFIX, LogSegment
 
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
@@ -36,6 +36,7 @@ HIGH_WATERMARK_FILE = "replication-offset-checkpoint"
 LOG_START_FILE = "log-start-offset-checkpoint"
 LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
 PARTITION_METADATA_FILE = "partition.metadata"
+MAX_SEGMENT_POSITION = 2**31 - 1  # index positions are 32-bit, as Kafka's segment.bytes is an int
 
 # Runs its first argument (file I/O) in a worker thread, then its second on the thread that owns the log (the
 # broker's event loop), as Kafka's scheduler thread flushes a rolled segment.
@@ -230,25 +231,24 @@ class PartitionLog:
     # ---- appending ----
 
     def append_as_leader(self, records: bytes | memoryview, leader_epoch: int, now_ms: int) -> AppendInfo:
-        """Validate, assign offsets from the log end and stamp `leader_epoch` (rewriting only those two header
-        fields), then append. Invalid input raises CorruptRecordError (or a size error) and writes nothing."""
-        batches = self._validate(records, "leader")
+        """Validate a producer's batch, assign offsets from the log end and stamp `leader_epoch` (rewriting only
+        those two header fields), then append. Invalid input raises a KafkaError and writes nothing."""
+        validated = self._validate(records, AppendOrigin.CLIENT, "leader")
         buffer = bytearray(records)
         first = next_offset = self.log_end_offset
-        count = 0
-        for batch in batches:
+        for batch in validated.batches:
             set_base_offset(buffer, batch.position, next_offset)
             set_partition_leader_epoch(buffer, batch.position, leader_epoch)
             next_offset += batch.last_offset_delta + 1
-            count += batch.records_count
         self.epoch_cache.assign(leader_epoch, first)
-        max_timestamp = max(batch.max_timestamp for batch in batches)
-        self._append(buffer, first, next_offset - 1, count, max_timestamp, now_ms)
-        return AppendInfo(first, next_offset - 1, count, len(buffer), max_timestamp)
+        self._append(buffer, first, next_offset - 1, validated.record_count, validated.max_timestamp, now_ms)
+        return AppendInfo(first, next_offset - 1, validated.record_count, len(buffer), validated.max_timestamp)
 
     def append_as_follower(self, records: bytes | memoryview, now_ms: int) -> AppendInfo:
-        """Append batches as the leader wrote them: offsets must continue the log exactly."""
-        batches = self._validate(records, "follower")
+        """Append batches as the leader wrote them (validated as Kafka validates replicated batches, without the
+        rules for producers): offsets must continue the log exactly."""
+        validated = self._validate(records, AppendOrigin.REPLICATION, "follower")
+        batches = validated.batches
         expected = self.log_end_offset
         for batch in batches:
             if batch.base_offset != expected:
@@ -261,26 +261,28 @@ class PartitionLog:
         for batch in batches:
             if batch.partition_leader_epoch > self.epoch_cache.latest_epoch:
                 self.epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
-        count = sum(batch.records_count for batch in batches)
-        max_timestamp = max(batch.max_timestamp for batch in batches)
-        self._append(records, batches[0].base_offset, expected - 1, count, max_timestamp, now_ms)
-        return AppendInfo(batches[0].base_offset, expected - 1, count, len(records), max_timestamp)
+        first = batches[0].base_offset
+        self._append(records, first, expected - 1, validated.record_count, validated.max_timestamp, now_ms)
+        return AppendInfo(first, expected - 1, validated.record_count, len(records), validated.max_timestamp)
 
-    def _validate(self, records: bytes | memoryview, role: str) -> list[RecordBatch]:
-        """Structure, CRC and size checks; every rejection is logged once with what was expected."""
+    def _validate(self, records: bytes | memoryview, origin: AppendOrigin, role: str) -> ValidationResult:
+        """Kafka's checks of the batches and of their size; every rejection is logged once with what was
+        expected."""
         try:
-            batches = validate_batches(records)
-        except CorruptRecordError as error:
-            self._rejected(
-                role, "corrupt_message", expected="valid v2 batches", actual=error.message, position=error.position
-            )
-            raise
-        try:
-            self._check_sizes(batches, len(records))
+            validated = validate_records(records, origin, self.config.max_message_bytes)
         except KafkaError as error:
-            self._rejected(role, error.code.name.lower(), expected="within size limits", actual=error.message)
+            where = {"position": error.position} if isinstance(error, CorruptRecordError | InvalidRecordError) else {}
+            expected = "valid v2 batches within message.max.bytes"
+            self._rejected(role, error.code.name.lower(), expected=expected, actual=error.message, **where)
             raise
-        return batches
+        if len(records) > self.config.segment_bytes:
+            error = KafkaError(
+                ErrorCode.RECORD_LIST_TOO_LARGE,
+                f"{len(records)} bytes exceed log.segment.bytes {self.config.segment_bytes}",
+            )
+            self._rejected(role, error.code.name.lower(), expected="within log.segment.bytes", actual=error.message)
+            raise error
+        return validated
 
     def _rejected(self, role: str, reason: str, expected: object, actual: object, **fields: object) -> None:
         self._log.warning(
@@ -293,34 +295,23 @@ class PartitionLog:
             **fields,
         )
 
-    def _check_sizes(self, batches: list[RecordBatch], total: int) -> None:
-        for batch in batches:
-            if batch.size > self.config.max_message_bytes:
-                raise KafkaError(
-                    ErrorCode.MESSAGE_TOO_LARGE,
-                    f"batch of {batch.size} bytes exceeds message.max.bytes {self.config.max_message_bytes}",
-                )
-        if total > self.config.segment_bytes:
-            raise KafkaError(
-                ErrorCode.RECORD_LIST_TOO_LARGE,
-                f"{total} bytes exceed log.segment.bytes {self.config.segment_bytes}",
-            )
-
     def _append(
         self, data: bytes | memoryview, first: int, last: int, count: int, max_timestamp: int, now_ms: int
     ) -> None:
-        self._maybe_roll(len(data), first, now_ms)
+        self._maybe_roll(len(data), last, now_ms)
         self.active_segment.append(data, first, last, max_timestamp)
         self.unflushed_messages += count
         self.maybe_flush(now_ms)
 
-    def _maybe_roll(self, incoming: int, next_offset: int, now_ms: int) -> None:
+    def _maybe_roll(self, incoming: int, last_offset: int, now_ms: int) -> None:
         active = self.active_segment
         if active.size == 0:
             return
-        too_big = active.size + incoming > self.config.segment_bytes
+        too_big = active.size + incoming > min(self.config.segment_bytes, MAX_SEGMENT_POSITION)
         too_old = now_ms - active.created_ms >= self.config.segment_ms
-        if too_big or too_old:
+        # The index stores offsets relative to the segment's base in 32 bits (Kafka rolls the same way).
+        too_far = not active.can_convert_to_relative_offset(last_offset)
+        if too_big or too_old or too_far:
             self.roll(now_ms)
 
     def roll(self, now_ms: int) -> LogSegment:

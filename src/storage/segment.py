@@ -118,6 +118,10 @@ class LogSegment:
 
     # ---- writing ----
 
+    def can_convert_to_relative_offset(self, offset: int) -> bool:
+        """Whether `offset` fits this segment's index (Kafka's canConvertToRelativeOffset)."""
+        return self.index.can_append_offset(offset)
+
     def append(self, data: bytes | memoryview, first_offset: int, last_offset: int, max_timestamp: int) -> None:
         position = self.log.size
         if position > 0 and self._bytes_since_index_entry >= self.index_interval_bytes:

@@ -5,13 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from storage_helpers import batch_of, values_read
+from storage_helpers import BAD_BATCHES, BAD_CASES, batch_of, values_read
 from structlog.testing import capture_logs
 
 from common.errors import ErrorCode, KafkaError
-from common.record_batch import CorruptRecordError, iter_batches, set_base_offset, set_partition_leader_epoch
+from common.record_batch import (
+    CorruptRecordError,
+    Record,
+    build_batch,
+    iter_batches,
+    set_base_offset,
+    set_partition_leader_epoch,
+)
 from storage.checkpoint import CheckpointError
 from storage.log_config import LogConfig
+from storage.offset_index import OffsetIndex
 from storage.partition_log import PartitionLog
 
 SMALL = LogConfig(segment_bytes=400, index_interval_bytes=100)
@@ -29,26 +37,74 @@ def fill(log: PartitionLog, batches: int, epoch: int = 1, per_batch: int = 2) ->
 def test_leader_append_assigns_offsets_and_stamps_epoch(tmp_path: Path) -> None:
     log = open_log(tmp_path)
     first = log.append_as_leader(batch_of([b"a", b"b"]), leader_epoch=4, now_ms=0)
-    second = log.append_as_leader(batch_of([b"c"]) + batch_of([b"d", b"e"]), leader_epoch=4, now_ms=1)
+    second = log.append_as_leader(batch_of([b"c", b"d", b"e"]), leader_epoch=4, now_ms=1)
     assert (first.first_offset, first.last_offset, first.record_count) == (0, 1, 2)
     assert (second.first_offset, second.last_offset, second.record_count) == (2, 4, 3)
     data = log.read(0, 10_000)
-    assert [b.partition_leader_epoch for b in iter_batches(data)] == [4, 4, 4]
+    assert [b.partition_leader_epoch for b in iter_batches(data)] == [4, 4]
     assert values_read(data) == [(0, b"a"), (1, b"b"), (2, b"c"), (3, b"d"), (4, b"e")]
     assert log.log_end_offset == 5 and log.latest_epoch == 4
 
 
-def test_corrupt_append_writes_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("role", ["leader", "follower"])
+def test_corrupt_append_writes_nothing(tmp_path: Path, role: str) -> None:
     log = open_log(tmp_path)
     good = batch_of([b"a"])
-    damaged = bytearray(good + good)
+    damaged = bytearray(good if role == "leader" else good + good)  # a follower's second batch is the bad one
+    set_base_offset(damaged, len(damaged) - len(good), 0 if role == "leader" else 1)
     damaged[-1] ^= 1
     with capture_logs() as events, pytest.raises(CorruptRecordError) as raised:
-        log.append_as_leader(bytes(damaged), 1, 0)
+        if role == "leader":
+            log.append_as_leader(bytes(damaged), 1, 0)
+        else:
+            log.append_as_follower(bytes(damaged), 0)
     assert raised.value.code is ErrorCode.CORRUPT_MESSAGE
     (rejected,) = [e for e in events if e["event"] == "log_append_rejected"]
-    assert rejected["reason"] == "corrupt_message" and "CRC" in rejected["actual"]
+    assert rejected["reason"] == "corrupt_message" and "CRC" in rejected["actual"] and rejected["role"] == role
     assert log.log_end_offset == 0 and log.size_bytes == 0
+
+
+@pytest.mark.parametrize(("case", "origin"), BAD_CASES)
+def test_a_refused_batch_leaves_the_partition_writable_and_readable(tmp_path: Path, case: str, origin: str) -> None:
+    log = open_log(tmp_path, LogConfig())
+    log.append_as_leader(batch_of([b"before"]), 1, 0)
+    size = log.size_bytes
+    bad = bytearray(BAD_BATCHES[case].make())
+    with pytest.raises(KafkaError) as raised:
+        if origin == "client":
+            log.append_as_leader(bytes(bad), 1, 1)
+        else:
+            set_base_offset(bad, 0, 1)  # where the log ends, as a leader would place it (outside the CRC)
+            log.append_as_follower(bytes(bad), 1)
+    assert raised.value.code.name == BAD_BATCHES[case].error, raised.value.message
+    assert (log.log_end_offset, log.size_bytes) == (1, size)
+    log.append_as_leader(batch_of([b"after"]), 1, 2)
+    assert values_read(log.read(0, 10**6)) == [(0, b"before"), (1, b"after")]
+    log.close()
+    assert values_read(open_log(tmp_path, LogConfig()).read(0, 10**6)) == [(0, b"before"), (1, b"after")]
+
+
+def test_an_offset_jump_already_in_the_log_rolls_instead_of_overflowing_the_index(tmp_path: Path) -> None:
+    # As a log written before batches were validated may hold: a batch claiming 2^31 offsets for one record.
+    log = open_log(tmp_path, LogConfig(index_interval_bytes=1))
+    log.append_as_leader(batch_of([b"good"]), 1, 0)
+    jump = bytearray(build_batch([Record(b"bad")], base_offset=1))
+    jump[23:27] = (2**31 - 1).to_bytes(4, "big")  # last offset delta; the CRC is not checked on this path
+    log._append(bytes(jump), 1, 2**31, 1, 0, 0)
+    after = log.append_as_leader(batch_of([b"after"]), 1, 1)  # its index entry would be 2^31 above the base
+    assert after.first_offset == 2**31 + 1 and log.active_segment.base_offset == 2**31 + 1
+    assert values_read(log.read(0, 1)) == [(0, b"good")]
+    assert values_read(log.read(2**31 + 1, 10**6)) == [(2**31 + 1, b"after")]
+
+
+def test_the_offset_index_refuses_an_entry_beyond_32_bits_and_writes_nothing(tmp_path: Path) -> None:
+    index = OffsetIndex(tmp_path / "index", base_offset=10)
+    with pytest.raises(ValueError, match="32 bits"):
+        index.append(10 + 2**31, 0)
+    assert len(index) == 0 and (tmp_path / "index").stat().st_size == 0
+    index.append(10 + 2**31 - 1, 0)
+    assert index.entries() == [(10 + 2**31 - 1, 0)]
+    index.close()
 
 
 def test_follower_append_keeps_leader_offsets_and_epochs(tmp_path: Path) -> None:
@@ -79,7 +135,12 @@ def test_read_rules_first_batch_whole_max_bytes_max_offset_and_range(tmp_path: P
 def test_a_read_of_the_newest_append_serves_what_the_file_holds(tmp_path: Path) -> None:
     log = open_log(tmp_path, LogConfig())
     fill(log, 3, per_batch=2)
-    newest = log.append_as_leader(batch_of([b"x", b"y"]) + batch_of([b"z"]), 2, now_ms=3)
+    # Two batches in one append: as a follower gets them from its leader (a producer sends one).
+    from_leader = bytearray(batch_of([b"x", b"y"]) + batch_of([b"z"]))
+    for position, base_offset in ((0, 6), (len(batch_of([b"x", b"y"])), 8)):
+        set_base_offset(from_leader, position, base_offset)
+        set_partition_leader_epoch(from_leader, position, 2)
+    newest = log.append_as_follower(bytes(from_leader), now_ms=3)
     segment = log.active_segment
     on_disk = segment.log.read(0, segment.size)
     tail = log.read(newest.first_offset, 10**6)

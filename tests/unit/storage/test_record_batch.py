@@ -13,12 +13,18 @@ from common.record_batch import (
     CorruptRecordError,
     Header,
     Record,
+    RecordBatch,
     build_batch,
     iter_batches,
     set_base_offset,
     set_partition_leader_epoch,
-    validate_batches,
 )
+from storage.log_validator import AppendOrigin, validate_records
+
+
+def validate_batches(data: bytes) -> tuple[RecordBatch, ...]:
+    """Every batch of `data`, checked as a follower checks what its leader sent."""
+    return validate_records(data, AppendOrigin.REPLICATION, max_message_bytes=1 << 20).batches
 
 
 def test_crc32c_is_castagnoli() -> None:

@@ -1,0 +1,52 @@
+"""LogValidator: every batch a producer or a leader may not send is refused with Kafka's error, and good ones pass."""
+
+from __future__ import annotations
+
+import pytest
+from storage_helpers import BAD_BATCHES, BAD_CASES, rewritten, three
+
+from common.errors import ErrorCode, KafkaError
+from common.record_batch import CONTROL_FLAG, TRANSACTIONAL_FLAG, Header, Record, build_batch
+from storage.log_validator import AppendOrigin, validate_records
+
+CLIENT, REPLICATION = AppendOrigin.CLIENT, AppendOrigin.REPLICATION
+ORIGINS = {"client": CLIENT, "replication": REPLICATION}
+LIMIT = 1 << 20
+
+
+@pytest.mark.parametrize(("case", "origin"), BAD_CASES)
+def test_bad_batches_are_refused_with_kafkas_error(case: str, origin: str) -> None:
+    bad = BAD_BATCHES[case]
+    with pytest.raises(KafkaError) as raised:
+        validate_records(bad.make(), ORIGINS[origin], LIMIT)
+    assert raised.value.code is ErrorCode[bad.error], raised.value.message
+
+
+def test_a_leader_may_replicate_what_only_clients_may_not_send() -> None:
+    control = rewritten(three(), attributes=CONTROL_FLAG)
+    idempotent = rewritten(three(), producer_id=7, producer_epoch=0, base_sequence=-1)
+    placed = rewritten(three(), base_offset=5)
+    result = validate_records(control + idempotent + placed, REPLICATION, LIMIT)
+    assert [b.base_offset for b in result.batches] == [0, 0, 5] and result.record_count == 9
+
+
+def test_good_batches_pass_with_their_totals() -> None:
+    records = [
+        Record(b"x" * 300, key=None, timestamp_ms=5000, headers=(Header("h", b"1"), Header("n", None))),
+        Record(None, key=b"key", timestamp_ms=4000),
+        Record(b"", key=b"", timestamp_ms=2**40),
+        *(Record(b"v" * 1000, key=b"k%d" % i, timestamp_ms=i) for i in range(200)),  # two-byte deltas too
+    ]
+    batch = build_batch(records, producer_id=3, producer_epoch=0, base_sequence=0)
+    result = validate_records(batch, CLIENT, LIMIT)
+    assert (len(result.batches), result.record_count, result.max_timestamp) == (1, 203, 2**40)
+    transactional = build_batch(
+        records[:1], producer_id=3, producer_epoch=0, base_sequence=0, attributes=TRANSACTIONAL_FLAG
+    )
+    assert validate_records(transactional, CLIENT, LIMIT).record_count == 1
+
+
+def test_too_large_before_anything_else() -> None:
+    with pytest.raises(KafkaError) as raised:
+        validate_records(rewritten(three(), attributes=1), CLIENT, len(three()) - 1)
+    assert raised.value.code is ErrorCode.MESSAGE_TOO_LARGE
