@@ -116,11 +116,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
     flush_interval = config.log_flush_scheduler_interval_ms / 1000
     background = [
         asyncio.create_task(
-            # Not while this broker refuses to serve: its followers' fetches are refused then, not lagging.
-            _periodically(
-                max(0.05, config.replica_lag_time_max_ms / 2000),
-                lambda: manager.shrink_lagging_isrs() if lifecycle.serving else None,
-            )
+            _periodically(max(0.05, config.replica_lag_time_max_ms / 2000), manager.shrink_lagging_isrs)
         ),
         asyncio.create_task(_periodically(flush_interval, lambda: logs.flush_all(monotonic_ms()))),
         asyncio.create_task(
