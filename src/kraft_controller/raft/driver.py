@@ -91,6 +91,7 @@ class RaftDriver:
             leader_id=quorum.leader_id,
             entries=self.file_log.load_entries(),
             snapshot=self.file_log.load_snapshot(),
+            cluster_id=cluster_id,
         )
         self.listeners: list[RaftListener] = []
         self._stubs: dict[int, raft_pb2_grpc.RaftStub] = {}
@@ -291,12 +292,13 @@ class RaftDriver:
         if stub is None:
             self._apply(self.core.handle_failure(destination, request, self.clock()))
             return
-        message = wire.request_to_proto(request, self.cluster_id)
+        message = wire.request_to_proto(request)
         call: Callable[..., Awaitable[Any]]
         if isinstance(request, m.FetchRequest):
             if destination not in self._fetch_streams:
                 self._fetch_streams[destination] = SequentialStream(stub.FetchStream)
-            call, timeout = self._fetch_streams[destination].call, (FETCH_MAX_WAIT_MS + 2000) / 1000
+            call = self._fetch_streams[destination].call
+            timeout = (FETCH_MAX_WAIT_MS + self.core.config.request_timeout_ms) / 1000
         else:
             call = {
                 m.VoteRequest: stub.Vote,
@@ -304,10 +306,15 @@ class RaftDriver:
                 m.EndQuorumEpochRequest: stub.EndQuorumEpoch,
                 m.FetchSnapshotRequest: stub.FetchSnapshot,
             }[type(request)]
-            timeout = 2.0
+            timeout = self.core.config.request_timeout_ms / 1000
         try:
             response = await call(message, timeout=timeout)
         except grpc.RpcError:
+            self._apply(self.core.handle_failure(destination, request, self.clock()))
+            return
+        except Exception as error:  # any failure must reach the core, which otherwise waits for this answer
+            name = type(request).__name__
+            self._log.error("raft_send_failed", destination=destination, request=name, error=repr(error))
             self._apply(self.core.handle_failure(destination, request, self.clock()))
             return
         self._apply(self.core.handle_response(destination, wire.response_from_proto(response), self.clock()))
