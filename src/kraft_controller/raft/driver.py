@@ -46,6 +46,7 @@ from minikafka_pb import controller_pb2, raft_pb2, raft_pb2_grpc
 
 TICK_INTERVAL_S = 0.02
 FETCH_MAX_WAIT_MS = 500
+SEND_GRACE_S = 1.0  # past a call's own timeout, the driver abandons it and reports the failure itself
 
 
 class RaftListener(Protocol):
@@ -308,7 +309,10 @@ class RaftDriver:
             }[type(request)]
             timeout = self.core.config.request_timeout_ms / 1000
         try:
-            response = await call(message, timeout=timeout)
+            # A hard bound over the call's own timeout: a call that never ends (a stream write that never returns,
+            # a stream lock held by such a call) is still reported, or the core would keep waiting for its answer.
+            async with asyncio.timeout(timeout + SEND_GRACE_S):
+                response = await call(message, timeout=timeout)
         except grpc.RpcError:
             self._apply(self.core.handle_failure(destination, request, self.clock()))
             return
