@@ -475,7 +475,8 @@ class RaftNode:
         return [Send(target, request)]
 
     def _mark_fetch_sent(self, now_ms: int) -> None:
-        # The shell's own timeout (the long poll plus a request timeout) normally reports a failure first.
+        # As in KafkaRaftClient, the node times its own requests out (the long poll plus a request timeout); the
+        # shell's timer is the same, and whichever fires first, the node fetches again.
         deadline = now_ms + self.config.fetch_max_wait_ms + self.config.request_timeout_ms
         self.timers = evolve(self.timers, fetch_in_flight=True, fetch_request_deadline_ms=deadline)
 
