@@ -25,6 +25,7 @@ def raft_driver(config: ControllerConfig, data_dir: Path | None = None) -> RaftD
         election_timeout_ms=config.election_timeout_ms,
         fetch_timeout_ms=config.fetch_timeout_ms,
         election_backoff_max_ms=config.election_backoff_max_ms,
+        request_timeout_ms=config.request_timeout_ms,
     )
     return RaftDriver(
         config.node_id,

@@ -8,12 +8,14 @@ import uuid
 from pathlib import Path
 
 import pytest
+from background_producer import BackgroundProducer
 from cluster_fixtures import eventually, running_cluster
 
 from client.admin import AdminClient
 from common.errors import ErrorCode, KafkaError
 from deploy.faults import Faults
-from minikafka_pb import common_pb2, controller_pb2, controller_pb2_grpc
+from deploy.local_cluster import Cluster
+from minikafka_pb import common_pb2, controller_pb2, controller_pb2_grpc, raft_pb2, raft_pb2_grpc
 
 pytestmark = pytest.mark.integration
 
@@ -108,3 +110,59 @@ def test_leader_failover_keeps_committed_metadata(tmp_path: Path) -> None:
         ]
         assert any(e["event"] == "raft_leader_elected" and e["epoch"] == after["leader_epoch"] for e in events)
         assert any(e["event"] == "topic_created" and e["topic"] == "orders" for e in events)
+
+
+FORGING_S = 10
+CLUSTER_ID = "forgery-test"
+FORGING_INTERVAL_S = 0.5
+
+
+def forged_begin_quorum_epochs(cluster_id: str, follower: int, epoch: int) -> list[raft_pb2.BeginQuorumEpochRequest]:
+    """BeginQuorumEpoch for a newer epoch naming a leader outside the voters, and from an empty and a wrong cluster
+    id naming a voter that is not the leader."""
+    return [
+        raft_pb2.BeginQuorumEpochRequest(cluster_id=cluster_id, leader_id=999, leader_epoch=epoch + 1),
+        raft_pb2.BeginQuorumEpochRequest(cluster_id="", leader_id=follower, leader_epoch=epoch + 1),
+        raft_pb2.BeginQuorumEpochRequest(cluster_id="another-cluster", leader_id=follower, leader_epoch=epoch + 1),
+    ]
+
+
+def send_forgeries(admin: AdminClient, cluster: Cluster, follower: int, epoch: int) -> set[int]:
+    """One round of forgeries to every controller; the error codes they answered."""
+    errors = set()
+    for controller in cluster.controllers:
+        stub = raft_pb2_grpc.RaftStub(admin._channel(controller.address))
+        for request in forged_begin_quorum_epochs(CLUSTER_ID, follower, epoch):
+            errors.add(stub.BeginQuorumEpoch(request, timeout=5).error_code)
+    return errors
+
+
+def test_forged_begin_quorum_epochs_leave_the_quorum_and_acks_all_alone(tmp_path: Path) -> None:
+    with running_cluster(tmp_path / "run", controllers=3, brokers=3, **{"cluster.id": CLUSTER_ID}) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin.create_topic("orders", partitions=1, replication_factor=3, configs={"min.insync.replicas": "2"})
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader >= 0, 20, "a leader for orders")
+        before = eventually(lambda: (q := admin.describe_quorum())["leader_id"] >= 0 and q, 20, "a quorum leader")
+        leader, epoch = before["leader_id"], before["leader_epoch"]
+        follower = next(c.node_id for c in cluster.controllers if c.node_id != leader)
+        errors: set[int] = set()
+        with BackgroundProducer(cluster.bootstrap_servers, "orders") as producer:
+            eventually(lambda: producer.acknowledged > 0, 20, "the first acks=all acknowledgements")
+            acknowledged_before = producer.acknowledged
+            stop_at = time.monotonic() + FORGING_S
+            while time.monotonic() < stop_at:
+                errors |= send_forgeries(admin, cluster, follower, epoch)
+                quorum = admin.describe_quorum()
+                assert (quorum["leader_id"], quorum["leader_epoch"]) == (leader, epoch), quorum
+                time.sleep(FORGING_INTERVAL_S)  # the forgers' pace, not a wait for the system
+            acknowledged_during = producer.acknowledged - acknowledged_before
+        assert producer.crashed is None, repr(producer.crashed)
+        assert errors == {ErrorCode.INCONSISTENT_VOTER_SET, ErrorCode.INCONSISTENT_CLUSTER_ID}
+        assert producer.failed == [] and acknowledged_during > 0
+        after = admin.describe_quorum()
+        assert (after["leader_id"], after["leader_epoch"]) == (leader, epoch)
+        for controller in cluster.controllers:
+            log = (cluster.run_dir / "logs" / f"controller-{controller.node_id}.jsonl").read_text()
+            assert '"event":"raft_request_invalid"' in log
+            assert '"leader":999' not in log  # nobody followed the forged leader
+        print(json.dumps({"acknowledged_while_forging": acknowledged_during}))

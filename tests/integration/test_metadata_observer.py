@@ -4,15 +4,22 @@ restart from its own offset; a controller that fell behind a snapshot catches up
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import statistics
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from background_producer import BackgroundProducer
 from cluster_fixtures import eventually, running_cluster
 from test_controller_quorum import register_broker
 
 from client.admin import AdminClient
+from common.errors import ErrorCode, KafkaError
 from deploy.faults import Faults
+from deploy.local_cluster import Cluster
 from kraft_controller.metadata.records import Topic, decode_record
 from kraft_controller.raft.core import RaftConfig
 from kraft_controller.raft.driver import RaftDriver
@@ -105,3 +112,83 @@ def test_lagging_controller_catches_up_from_a_snapshot(tmp_path: Path) -> None:
         eventually(caught_up, 30, f"controller {lagging} catching up")
         log = (cluster.run_dir / "logs" / f"controller-{lagging}.jsonl").read_text()
         assert '"event":"metadata_snapshot_loaded"' in log
+
+
+# CI kills the active controller a few times; MINIKAFKA_CONTROLLER_KILLS=50 runs the full soak.
+CONTROLLER_KILLS = int(os.environ.get("MINIKAFKA_CONTROLLER_KILLS", "5"))
+RECOVERY_TIMEOUT_S = 30  # a stuck observer never recovers; a healthy failover takes a few seconds
+
+
+def create_topic_once(admin: AdminClient, name: str) -> bool:
+    """Create `name` through whichever controller leads; an earlier attempt may have created it already."""
+    try:
+        admin.create_topic(name, partitions=1, replication_factor=1)
+    except KafkaError as error:
+        if error.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+            raise
+    return True
+
+
+def every_broker_knows(brokers: dict[int, AdminClient], topic: str) -> bool:
+    return all(admin.describe_topics([topic])[0].name == topic for admin in brokers.values())
+
+
+def observers_caught_up(admin: AdminClient, broker_ids: set[int]) -> bool:
+    quorum = admin.describe_quorum()
+    caught_up = {o["id"] for o in quorum["observers"] if o["log_end_offset"] >= quorum["high_watermark"]}
+    return broker_ids <= caught_up
+
+
+def voter_caught_up(admin: AdminClient, node_id: int) -> bool:
+    quorum = admin.describe_quorum()
+    voter = next(v for v in quorum["voters"] if v["id"] == node_id)
+    return voter["log_end_offset"] >= quorum["high_watermark"]
+
+
+def kill_the_active_controller(
+    cluster: Cluster, admin: AdminClient, brokers: dict[int, AdminClient], kill: int
+) -> float:
+    """SIGKILL the quorum leader; the seconds until every broker follows the new one (a topic created after the kill
+    known to each, each listed as a caught-up observer). Then restart the victim and wait for it to catch up."""
+    quorum = eventually(lambda: (q := admin.describe_quorum())["leader_id"] >= 0 and q, 20, "a quorum leader")
+    leader = quorum["leader_id"]
+    Faults(cluster).kill(leader)
+    killed_at = time.monotonic()
+    topic = f"after-kill-{kill}"
+    eventually(lambda: create_topic_once(admin, topic), RECOVERY_TIMEOUT_S, f"creating {topic}")
+    eventually(lambda: every_broker_knows(brokers, topic), RECOVERY_TIMEOUT_S, f"every broker knowing {topic}")
+    eventually(lambda: observers_caught_up(admin, set(brokers)), RECOVERY_TIMEOUT_S, "brokers as caught-up observers")
+    recovery_s = time.monotonic() - killed_at
+    Faults(cluster).start(leader)
+    eventually(lambda: voter_caught_up(admin, leader), RECOVERY_TIMEOUT_S, f"controller {leader} caught up")
+    return recovery_s
+
+
+def test_brokers_follow_each_new_quorum_leader_after_controller_kills(tmp_path: Path) -> None:
+    with running_cluster(tmp_path / "run", controllers=3, brokers=3) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=2)
+        brokers = {b.node_id: AdminClient([], [b.address], timeout_s=2) for b in cluster.brokers}
+        admin.create_topic("load", partitions=1, replication_factor=3)
+        eventually(lambda: admin.describe_topics(["load"])[0].partitions[0].leader >= 0, 20, "a leader for load")
+        recoveries_s = []
+        with BackgroundProducer(cluster.bootstrap_servers, "load") as producer:
+            for kill in range(CONTROLLER_KILLS):
+                acknowledged = producer.acknowledged
+                recoveries_s.append(kill_the_active_controller(cluster, admin, brokers, kill))
+                eventually(
+                    lambda a=acknowledged: producer.acknowledged > a, RECOVERY_TIMEOUT_S, "acks=all acknowledged"
+                )
+        assert producer.crashed is None, repr(producer.crashed)
+        recoveries_s.sort()
+        print(
+            json.dumps(
+                {
+                    "kills": len(recoveries_s),
+                    "recovery_s_min": round(recoveries_s[0], 2),
+                    "recovery_s_median": round(statistics.median(recoveries_s), 2),
+                    "recovery_s_max": round(recoveries_s[-1], 2),
+                    "acknowledged": producer.acknowledged,
+                    "failed": len(producer.failed),
+                }
+            )
+        )

@@ -47,6 +47,7 @@ from kraft_controller.raft.messages import (
     VoteResponse,
 )
 from kraft_controller.raft.quorum import has_majority, majority_offset
+from kraft_controller.raft.request_validation import LocalQuorum, Rejection, validate_request
 
 MAX_ENTRIES_PER_FETCH = 2000
 HIGH_WATERMARK_LOG_INTERVAL = 1000  # log the HWM once per leader epoch, then once every this many offsets
@@ -62,6 +63,7 @@ class RaftConfig:
     fetch_timeout_ms: int = 2000  # controller.quorum.fetch.timeout.ms
     election_backoff_max_ms: int = 1000  # controller.quorum.election.backoff.max.ms
     retry_backoff_ms: int = 50
+    request_timeout_ms: int = 2000  # controller.quorum.request.timeout.ms
     fetch_max_wait_ms: int = 500  # KafkaRaftClient fixes it at 500 (no config); the shell long-polls a Fetch
 
 
@@ -204,6 +206,9 @@ class _Timers:
     fetch_deadline_ms: int = 0
     next_fetch_ms: int = 0
     fetch_in_flight: bool = False
+    # The core gives up on an unanswered Fetch itself: a shell that never reports its failure (a hung connection
+    # to a killed leader) must not stop this node from fetching for good.
+    fetch_request_deadline_ms: int = 0
     fetch_target: int = 0  # rotates through voters while no leader is known
 
 
@@ -231,8 +236,10 @@ class RaftNode:
         leader_id: int | None = None,
         entries: Sequence[LogEntry] = (),
         snapshot: tuple[SnapshotId, bytes] | None = None,
+        cluster_id: str = "",
     ) -> None:
         self.node_id = node_id
+        self.cluster_id = cluster_id
         self.voters = frozenset(voters)
         self.is_voter = node_id in self.voters
         self.config = config
@@ -381,7 +388,7 @@ class RaftNode:
         effects: list[Effect] = [self._persist()]
         if has_majority({self.node_id}, self.voters):
             return effects + self._become_leader(now_ms)
-        request = VoteRequest(self.epoch, self.node_id, self.last_epoch, self.log_end_offset)
+        request = VoteRequest(self.epoch, self.node_id, self.last_epoch, self.log_end_offset, self.cluster_id)
         effects += [Send(voter, request) for voter in sorted(self.voters - {self.node_id})]
         return effects
 
@@ -408,7 +415,8 @@ class RaftNode:
             LeaderChanged(self.epoch, self.node_id, start),
         ]
         effects += [
-            Send(v, BeginQuorumEpochRequest(self.node_id, self.epoch)) for v in sorted(self.voters - {self.node_id})
+            Send(v, BeginQuorumEpochRequest(self.node_id, self.epoch, self.cluster_id))
+            for v in sorted(self.voters - {self.node_id})
         ]
         return effects + self._advance_leader_high_watermark(now_ms)
 
@@ -423,19 +431,33 @@ class RaftNode:
         if isinstance(role, Leader):
             return self._check_quorum(now_ms)
         effects: list[Effect] = []
+        if self.timers.fetch_in_flight and now_ms >= self.timers.fetch_request_deadline_ms:
+            self._log.info("raft_fetch_request_timed_out", epoch=self.epoch, leader=self._leader_or_none())
+            self.timers = evolve(self.timers, fetch_in_flight=False, next_fetch_ms=now_ms)
         if isinstance(role, Follower):
             if now_ms >= self.timers.fetch_deadline_ms and self.is_voter:
                 self._log.info("raft_fetch_timeout", epoch=self.epoch, leader=role.leader_id)
                 return self._start_election(now_ms)
-            if now_ms >= self.timers.fetch_deadline_ms:  # an observer: look for the leader among the voters
-                self.leader_id = None
-                self.role = Unattached()
-                return [LeaderChanged(self.epoch, None, -1)]
+            if now_ms >= self.timers.fetch_deadline_ms:
+                effects += self._observer_lost_leader(role.leader_id, now_ms)
         elif self.is_voter and now_ms >= self.timers.election_deadline_ms:
             return self._start_election(now_ms)
         if not self.timers.fetch_in_flight and now_ms >= self.timers.next_fetch_ms:
             effects += self._send_fetch(now_ms)
         return effects
+
+    def _observer_lost_leader(self, leader_id: int, now_ms: int) -> list[Effect]:
+        """An observer heard nothing from its leader for the fetch timeout: it asks the voters for the leader now,
+        abandoning a fetch still in flight to the old one (whose answer may never come)."""
+        self._log.info("raft_fetch_timeout", epoch=self.epoch, leader=leader_id)
+        self.leader_id = None
+        self.role = Unattached()
+        others = sorted(self.voters - {self.node_id})
+        target = self.timers.fetch_target
+        if others and others[target % len(others)] == leader_id:
+            target += 1  # the old leader last: it is the one most likely gone
+        self.timers = evolve(self.timers, fetch_in_flight=False, next_fetch_ms=now_ms, fetch_target=target)
+        return [LeaderChanged(self.epoch, None, -1)]
 
     def _send_fetch(self, now_ms: int) -> list[Effect]:
         if isinstance(self.role, Follower):
@@ -448,9 +470,15 @@ class RaftNode:
                 return []
             target = others[self.timers.fetch_target % len(others)]
             self.timers = evolve(self.timers, fetch_target=self.timers.fetch_target + 1)
-        self.timers = evolve(self.timers, fetch_in_flight=True)
-        request = FetchRequest(self.node_id, self.epoch, self.log_end_offset, self.last_epoch)
+        self._mark_fetch_sent(now_ms)
+        request = FetchRequest(self.node_id, self.epoch, self.log_end_offset, self.last_epoch, self.cluster_id)
         return [Send(target, request)]
+
+    def _mark_fetch_sent(self, now_ms: int) -> None:
+        # As in KafkaRaftClient, the node times its own requests out (the long poll plus a request timeout); the
+        # shell's timer is the same, and whichever fires first, the node fetches again.
+        deadline = now_ms + self.config.fetch_max_wait_ms + self.config.request_timeout_ms
+        self.timers = evolve(self.timers, fetch_in_flight=True, fetch_request_deadline_ms=deadline)
 
     def propose(self, data: Sequence[bytes], now_ms: int) -> tuple[ProposeResult, list[Effect]]:
         if not isinstance(self.role, Leader):
@@ -473,7 +501,7 @@ class RaftNode:
             )
         )
         self._resign("shutdown")
-        request = EndQuorumEpochRequest(self.node_id, self.epoch, successors)
+        request = EndQuorumEpochRequest(self.node_id, self.epoch, successors, self.cluster_id)
         return [LeaderChanged(self.epoch, None, -1)] + [Send(v, request) for v in successors]
 
     def take_snapshot(self, end_offset: int, data: bytes) -> list[Effect]:
@@ -493,6 +521,9 @@ class RaftNode:
         """Answer a request; the effects (persistence first) must run before the response is sent."""
         response: RaftResponse
         effects: list[Effect] = []
+        rejection = validate_request(request, LocalQuorum(self.node_id, self.cluster_id, self.voters, self.epoch))
+        if rejection is not None:
+            return self._refuse(sender, request, rejection), effects
         match request:
             case VoteRequest():
                 response, effects = self._handle_vote(request, now_ms)
@@ -519,6 +550,36 @@ class RaftNode:
             )
         return response, effects
 
+    def _refuse(self, sender: int, request: RaftRequest, rejection: Rejection) -> RaftResponse:
+        """Answer a request that failed validation; nothing of this node's state changes."""
+        self._log.warning(
+            "raft_request_invalid",
+            request=type(request).__name__,
+            sender=sender,
+            error=rejection.error_code.name,
+            field=rejection.field,
+            expected=rejection.expected,
+            actual=rejection.actual,
+            epoch=self.epoch,
+        )
+        code = rejection.error_code
+        # Another cluster learns nothing of this one (Kafka answers a bare error); a voter-set error carries ours.
+        foreign = code == ErrorCode.INCONSISTENT_CLUSTER_ID
+        leader = NO_LEADER if foreign else self._leader_or_none()
+        epoch = -1 if foreign else self.epoch
+        match request:
+            case VoteRequest():
+                return VoteResponse(code, leader, epoch, False)
+            case BeginQuorumEpochRequest():
+                return BeginQuorumEpochResponse(code, leader, epoch)
+            case EndQuorumEpochRequest():
+                return EndQuorumEpochResponse(code, leader, epoch)
+            case FetchRequest():
+                return FetchResponse(code, leader, epoch, -1, -1)
+            case FetchSnapshotRequest():
+                return FetchSnapshotResponse(code, leader, epoch, None)
+        raise TypeError(f"unknown request {request!r}")
+
     def _leader_or_none(self) -> int:
         return self.leader_id if self.leader_id is not None else NO_LEADER
 
@@ -530,9 +591,7 @@ class RaftNode:
             effects += self._become_unattached(request.candidate_epoch, now_ms)
         candidate_log = (request.last_offset_epoch, request.last_offset)
         our_log = (self.last_epoch, self.log_end_offset)
-        if not self.is_voter or request.candidate_id not in self.voters:
-            reason = "not a voter"
-        elif self.leader_id is not None:
+        if self.leader_id is not None:
             reason = f"leader {self.leader_id} is known in epoch {self.epoch}"
         elif self.voted_for is not None and self.voted_for != request.candidate_id:
             reason = f"already voted for {self.voted_for}"
@@ -741,8 +800,9 @@ class RaftNode:
             return effects
         self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms, next_fetch_ms=now_ms)
         if response.snapshot_id is not None:
-            self.timers = evolve(self.timers, fetch_in_flight=True)
-            return effects + [Send(sender, FetchSnapshotRequest(self.node_id, self.epoch, response.snapshot_id))]
+            self._mark_fetch_sent(now_ms)
+            request = FetchSnapshotRequest(self.node_id, self.epoch, response.snapshot_id, self.cluster_id)
+            return effects + [Send(sender, request)]
         if response.diverging_epoch is not None:
             return effects + self._truncate_to_diverging(response.diverging_epoch) + self._send_fetch(now_ms)
         if not response.entries:

@@ -46,6 +46,7 @@ from minikafka_pb import controller_pb2, raft_pb2, raft_pb2_grpc
 
 TICK_INTERVAL_S = 0.02
 FETCH_MAX_WAIT_MS = 500
+SEND_GRACE_S = 1.0  # past a call's own timeout, the driver abandons it and reports the failure itself
 
 
 class RaftListener(Protocol):
@@ -91,6 +92,7 @@ class RaftDriver:
             leader_id=quorum.leader_id,
             entries=self.file_log.load_entries(),
             snapshot=self.file_log.load_snapshot(),
+            cluster_id=cluster_id,
         )
         self.listeners: list[RaftListener] = []
         self._stubs: dict[int, raft_pb2_grpc.RaftStub] = {}
@@ -291,12 +293,13 @@ class RaftDriver:
         if stub is None:
             self._apply(self.core.handle_failure(destination, request, self.clock()))
             return
-        message = wire.request_to_proto(request, self.cluster_id)
+        message = wire.request_to_proto(request)
         call: Callable[..., Awaitable[Any]]
         if isinstance(request, m.FetchRequest):
             if destination not in self._fetch_streams:
                 self._fetch_streams[destination] = SequentialStream(stub.FetchStream)
-            call, timeout = self._fetch_streams[destination].call, (FETCH_MAX_WAIT_MS + 2000) / 1000
+            call = self._fetch_streams[destination].call
+            timeout = (FETCH_MAX_WAIT_MS + self.core.config.request_timeout_ms) / 1000
         else:
             call = {
                 m.VoteRequest: stub.Vote,
@@ -304,10 +307,18 @@ class RaftDriver:
                 m.EndQuorumEpochRequest: stub.EndQuorumEpoch,
                 m.FetchSnapshotRequest: stub.FetchSnapshot,
             }[type(request)]
-            timeout = 2.0
+            timeout = self.core.config.request_timeout_ms / 1000
         try:
-            response = await call(message, timeout=timeout)
+            # A hard bound over the call's own timeout: a call that never ends (a stream write that never returns,
+            # a stream lock held by such a call) is still reported, or the core would keep waiting for its answer.
+            async with asyncio.timeout(timeout + SEND_GRACE_S):
+                response = await call(message, timeout=timeout)
         except grpc.RpcError:
+            self._apply(self.core.handle_failure(destination, request, self.clock()))
+            return
+        except Exception as error:  # any failure must reach the core, which otherwise waits for this answer
+            name = type(request).__name__
+            self._log.error("raft_send_failed", destination=destination, request=name, error=repr(error))
             self._apply(self.core.handle_failure(destination, request, self.clock()))
             return
         self._apply(self.core.handle_response(destination, wire.response_from_proto(response), self.clock()))

@@ -35,6 +35,7 @@ class VoteRequest:
     candidate_id: int
     last_offset_epoch: int
     last_offset: int  # the candidate's log end offset
+    cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class VoteResponse:
 class BeginQuorumEpochRequest:
     leader_id: int
     leader_epoch: int
+    cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class EndQuorumEpochRequest:
     leader_id: int
     leader_epoch: int
     preferred_successors: tuple[int, ...]
+    cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,7 @@ class FetchRequest:
     current_leader_epoch: int
     fetch_offset: int
     last_fetched_epoch: int
+    cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,7 @@ class FetchSnapshotRequest:
     replica_id: int
     current_leader_epoch: int
     snapshot_id: SnapshotId
+    cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
 
 
 @dataclass(frozen=True)

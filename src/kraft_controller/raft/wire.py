@@ -29,11 +29,11 @@ def _snapshot_from_proto(message: object, field: str) -> m.SnapshotId | None:
 # ---- requests ----
 
 
-def request_to_proto(request: m.RaftRequest, cluster_id: str) -> object:
+def request_to_proto(request: m.RaftRequest) -> object:
     match request:
         case m.VoteRequest():
             return raft_pb2.VoteRequest(
-                cluster_id=cluster_id,
+                cluster_id=request.cluster_id,
                 candidate_epoch=request.candidate_epoch,
                 candidate_id=request.candidate_id,
                 last_offset_epoch=request.last_offset_epoch,
@@ -41,18 +41,18 @@ def request_to_proto(request: m.RaftRequest, cluster_id: str) -> object:
             )
         case m.BeginQuorumEpochRequest():
             return raft_pb2.BeginQuorumEpochRequest(
-                cluster_id=cluster_id, leader_id=request.leader_id, leader_epoch=request.leader_epoch
+                cluster_id=request.cluster_id, leader_id=request.leader_id, leader_epoch=request.leader_epoch
             )
         case m.EndQuorumEpochRequest():
             return raft_pb2.EndQuorumEpochRequest(
-                cluster_id=cluster_id,
+                cluster_id=request.cluster_id,
                 leader_id=request.leader_id,
                 leader_epoch=request.leader_epoch,
                 preferred_successors=list(request.preferred_successors),
             )
         case m.FetchRequest():
             return raft_pb2.RaftFetchRequest(
-                cluster_id=cluster_id,
+                cluster_id=request.cluster_id,
                 replica_id=request.replica_id,
                 current_leader_epoch=request.current_leader_epoch,
                 fetch_offset=request.fetch_offset,
@@ -60,7 +60,7 @@ def request_to_proto(request: m.RaftRequest, cluster_id: str) -> object:
             )
         case m.FetchSnapshotRequest():
             return raft_pb2.FetchSnapshotRequest(
-                cluster_id=cluster_id,
+                cluster_id=request.cluster_id,
                 replica_id=request.replica_id,
                 current_leader_epoch=request.current_leader_epoch,
                 snapshot_id=_snapshot_to_proto(request.snapshot_id),
@@ -69,26 +69,40 @@ def request_to_proto(request: m.RaftRequest, cluster_id: str) -> object:
 
 
 def vote_request(message: raft_pb2.VoteRequest) -> m.VoteRequest:
-    return m.VoteRequest(message.candidate_epoch, message.candidate_id, message.last_offset_epoch, message.last_offset)
+    return m.VoteRequest(
+        message.candidate_epoch,
+        message.candidate_id,
+        message.last_offset_epoch,
+        message.last_offset,
+        message.cluster_id,
+    )
 
 
 def begin_epoch_request(message: raft_pb2.BeginQuorumEpochRequest) -> m.BeginQuorumEpochRequest:
-    return m.BeginQuorumEpochRequest(message.leader_id, message.leader_epoch)
+    return m.BeginQuorumEpochRequest(message.leader_id, message.leader_epoch, message.cluster_id)
 
 
 def end_epoch_request(message: raft_pb2.EndQuorumEpochRequest) -> m.EndQuorumEpochRequest:
-    return m.EndQuorumEpochRequest(message.leader_id, message.leader_epoch, tuple(message.preferred_successors))
+    return m.EndQuorumEpochRequest(
+        message.leader_id, message.leader_epoch, tuple(message.preferred_successors), message.cluster_id
+    )
 
 
 def fetch_request(message: raft_pb2.RaftFetchRequest) -> m.FetchRequest:
     return m.FetchRequest(
-        message.replica_id, message.current_leader_epoch, message.fetch_offset, message.last_fetched_epoch
+        message.replica_id,
+        message.current_leader_epoch,
+        message.fetch_offset,
+        message.last_fetched_epoch,
+        message.cluster_id,
     )
 
 
 def fetch_snapshot_request(message: raft_pb2.FetchSnapshotRequest) -> m.FetchSnapshotRequest:
     snapshot = _snapshot_from_proto(message, "snapshot_id")
-    return m.FetchSnapshotRequest(message.replica_id, message.current_leader_epoch, snapshot or m.SnapshotId(-1, -1))
+    return m.FetchSnapshotRequest(
+        message.replica_id, message.current_leader_epoch, snapshot or m.SnapshotId(-1, -1), message.cluster_id
+    )
 
 
 # ---- responses ----

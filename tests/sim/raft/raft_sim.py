@@ -74,6 +74,9 @@ class RaftSimulation:
         self.drop_rate = drop_rate
         self.duplicate_rate = 0.02
         self.cut: set[frozenset[int]] = set()
+        # Crashed without a trace on the wire: requests to them and their answers vanish, and nobody is told (a
+        # host gone with its connections still open, rather than a refused connection).
+        self.silent: set[int] = set()
         self.queue: list[tuple[int, int, str, Any]] = []
         self.sequence = itertools.count()
         self.nodes = {i: SimNode(i, Disk(), None) for i in self.node_ids}
@@ -111,11 +114,14 @@ class RaftSimulation:
         node.committed = []
         node.commit_offset = disk.snapshot[0].end_offset if disk.snapshot else 0
 
-    def crash(self, node_id: int) -> None:
+    def crash(self, node_id: int, silently: bool = False) -> None:
         self.nodes[node_id].raft = None
+        if silently:
+            self.silent.add(node_id)
 
     def restart(self, node_id: int) -> None:
         if self.nodes[node_id].raft is None:
+            self.silent.discard(node_id)
             self._boot(node_id)
 
     def link_up(self, a: int, b: int) -> bool:
@@ -213,6 +219,8 @@ class RaftSimulation:
 
     def _deliver_request(self, source: int, destination: int, request: Any) -> None:
         target = self.nodes[destination].raft
+        if target is None and destination in self.silent:
+            return
         if target is None:
             self._schedule(self.rng.randint(20, 60), "failure", (source, destination, request))
             return
@@ -262,7 +270,7 @@ class RaftSimulation:
         elif kind == "response":
             source, destination, response = payload
             node = self.nodes[destination]
-            if node.raft is not None:
+            if node.raft is not None and source not in self.silent:
                 self._apply(destination, node.raft.handle_response(source, response, self.now))
         elif kind == "failure":
             source, destination, request = payload
@@ -271,6 +279,15 @@ class RaftSimulation:
                 self._apply(source, node.raft.handle_failure(destination, request, self.now))
         elif kind == "call":
             payload()
+
+    def run_until_true(self, condition: Any, deadline_ms: int) -> bool:
+        """Step until `condition()` holds (True) or the next event lies past `deadline_ms` (False)."""
+        while not condition():
+            if not self.queue or self.queue[0][0] > deadline_ms:
+                self.now = max(self.now, deadline_ms)
+                return False
+            self.step()
+        return True
 
     def run_until(self, time_ms: int) -> None:
         while self.queue and self.queue[0][0] <= time_ms:

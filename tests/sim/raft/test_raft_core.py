@@ -420,7 +420,11 @@ def test_observer_looks_for_the_leader_among_the_voters_after_a_fetch_timeout() 
     [first] = sends(observer.tick(0))
     observer.handle_failure(first.destination, first.request, 0)
     effects = observer.tick(2000)
-    assert effects == [LeaderChanged(1, None, -1)] and observer.role == Unattached()
+    # It asks a voter at once, the old leader last.
+    assert effects[0] == LeaderChanged(1, None, -1) and observer.role == Unattached()
+    [asked] = sends(effects)
+    assert asked.destination == 2
+    observer.handle_failure(asked.destination, asked.request, 2000)
     targets = []
     now = 2000
     for _ in range(4):
@@ -428,7 +432,7 @@ def test_observer_looks_for_the_leader_among_the_voters_after_a_fetch_timeout() 
         [send] = sends(observer.tick(now))
         targets.append(send.destination)
         observer.handle_failure(send.destination, send.request, now)
-    assert targets == [1, 2, 3, 1]
+    assert targets == [3, 1, 2, 3]
     # A voter that knows the leader redirects the observer, which then follows it.
     observer.handle_response(2, FetchResponse(ErrorCode.NOT_LEADER_OR_FOLLOWER, 3, 2, 0, 0), now)
     assert observer.role == Follower(3) and observer.epoch == 2
@@ -556,3 +560,13 @@ def test_pure_modules_import_no_io_and_open_no_files(module: str) -> None:
             continue
         for name in names:
             assert name.split(".")[0] not in FORBIDDEN, f"{module} imports {name}"
+
+
+def test_a_fetch_never_answered_nor_failed_is_abandoned_after_the_request_timeout() -> None:
+    """A shell that never reports the fate of a fetch (a hung connection) does not stop the node fetching."""
+    observer = RaftNode(OBSERVER, VOTERS, CONFIG, LowestRandom(), 0)
+    [first] = sends(observer.tick(0))
+    timeout = CONFIG.fetch_max_wait_ms + CONFIG.request_timeout_ms
+    assert sends(observer.tick(timeout - 1)) == []  # still waiting for that answer
+    [second] = sends(observer.tick(timeout))
+    assert second.destination != first.destination  # it asks the next voter

@@ -63,19 +63,19 @@ async def test_a_follower_gets_unflushed_entries_but_its_acknowledgement_waits_f
     driver = await elected_leader(tmp_path, fsyncs)
     epoch = driver.core.epoch
     await fsyncs.release_all()  # the epoch's marker (offset 0)
-    first = await driver.serve(2, FetchRequest(2, epoch, 0, 0))
+    first = await driver.serve(2, FetchRequest(2, epoch, 0, 0, "test"))
     assert isinstance(first, FetchResponse) and [e.offset for e in first.entries] == [0]
 
     # The follower's next fetch (offset 1) acknowledges the marker and parks; a proposal answers it at once,
     # while the proposal's fsync is still held.
-    parked = asyncio.create_task(driver.serve(2, FetchRequest(2, epoch, 1, epoch)))
+    parked = asyncio.create_task(driver.serve(2, FetchRequest(2, epoch, 1, epoch, "test")))
     await wait_until(lambda: driver.core.high_watermark == 1)
     assert await driver.propose([b"a", b"b"]) == 1
     answer = await asyncio.wait_for(parked, DEADLINE_S)
     assert isinstance(answer, FetchResponse) and [e.offset for e in answer.entries] == [1, 2]
 
     # Its acknowledgement of them is not handed to the core until they are durable on the leader.
-    acknowledgement = asyncio.create_task(driver.serve(2, FetchRequest(2, epoch, 3, epoch)))
+    acknowledgement = asyncio.create_task(driver.serve(2, FetchRequest(2, epoch, 3, epoch, "test")))
     for _ in range(20):  # loop turns, not time: what this shows is that nothing happens in them
         await asyncio.sleep(0)
     assert not acknowledgement.done() and driver.core.high_watermark == 1
