@@ -6,11 +6,15 @@ involved, this is protocol handling, not authentication).
   failed for good. Now only the metadata's epoch is the bar.
 - Produce and Fetch to partitions -1, 99 and 2^31-1 of an existing topic answer UNKNOWN_TOPIC_OR_PARTITION (not the
   retriable NOT_LEADER_OR_FOLLOWER, on which clients retry until they time out).
+- Every malformed batch a producer must not send (a records count of 2^31-1 over one record with a valid CRC, counts
+  that disagree with the records, compression on a plain body, the control flag, transactional without a producer
+  id, ...) is refused with Kafka's error, and the partition stays writable and readable.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -25,6 +29,9 @@ from common.errors import ErrorCode
 from common.grpc_support import sync_channel
 from common.record_batch import Record, build_batch
 from minikafka_pb import broker_pb2, broker_pb2_grpc
+
+sys.path.append(str(Path(__file__).parents[1] / "unit" / "storage"))
+from storage_helpers import BAD_BATCHES  # noqa: E402 - the bad batches the storage tests define, sent for real
 
 pytestmark = pytest.mark.integration
 
@@ -64,7 +71,7 @@ def forged_fetch(topic_id: bytes, replica_id: int, leader_epoch: int, fetch_offs
     return request
 
 
-def test_forged_fetch_epochs_and_bad_partition_indexes_leave_the_cluster_unharmed(tmp_path: Path) -> None:
+def test_forged_fetches_bad_partition_indexes_and_malformed_batches_leave_the_cluster_unharmed(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", **SETTINGS) as cluster:
         admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
         admin.create_topic(TOPIC, assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
@@ -94,6 +101,15 @@ def test_forged_fetch_epochs_and_bad_partition_indexes_leave_the_cluster_unharme
             fetch.topics.add(topic=TOPIC).partitions.add(partition=index, fetch_offset=0, partition_max_bytes=1024)
             data = leader.Fetch(fetch, timeout=5).responses[0].partitions[0]
             assert data.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, index
+
+        for name, bad in sorted(BAD_BATCHES.items()):
+            if "client" not in bad.refused_from:
+                continue
+            produce = broker_pb2.ProduceRequest(acks=-1, timeout_ms=5000)
+            produce.topic_data.add(name=TOPIC).partition_data.add(index=0, records=bad.make())
+            result = leader.Produce(produce, timeout=5).responses[0].partition_responses[0]
+            assert ErrorCode(result.error_code).name == bad.error, name
+        acked += asyncio.run(produce_for(cluster.bootstrap_servers, 0.2, "last"))  # still writable
 
         read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked), TOPIC))
         assert [offset for offset, value in acked if read.get(offset) != value] == []
