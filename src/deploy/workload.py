@@ -110,6 +110,8 @@ async def consume_to_file(
             for record in records:
                 stream.write(json.dumps(record.to_json(), separators=(",", ":")) + "\n")
             count += len(records)
+        # Where each partition's read stopped, as `consume --json` ends: analyze tells lost from unread with it.
+        stream.write("".join(json.dumps(end.to_json(), separators=(",", ":")) + "\n" for end in consumer.read_ends()))
     await consumer.close()
     return count
 
@@ -133,7 +135,8 @@ def lost_acknowledged(produce_histories: list[Path], consumed: Path) -> int:
     read: dict[tuple[str, int, int], str] = {}
     for line in consumed.read_text().splitlines():
         record = json.loads(line)
-        read[(record["topic"], record["partition"], record["offset"])] = record["value"]
+        if record.get("type") is None:  # a read_end line says where a read stopped; it holds no record
+            read[(record["topic"], record["partition"], record["offset"])] = record["value"]
     lost = 0
     for history in produce_histories:
         for line in history.read_text().splitlines():
