@@ -230,6 +230,7 @@ class Consumer:
         except grpc.RpcError:
             for topic, partition in partitions:
                 self._failed(topic, partition, ErrorCode.NETWORK_EXCEPTION)
+            await asyncio.sleep(self.config.retry_backoff_ms / 1000)  # a dead leader refuses at once: no busy loop
             for topic in {t for t, _ in partitions}:
                 await self._refresh(topic)
             return []

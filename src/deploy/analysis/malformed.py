@@ -14,9 +14,8 @@ from urllib.parse import unquote, urlparse
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import StringType, StructType
 
-CORRUPT = "_corrupt_record"
 LINES_NAMED = 5
 
 
@@ -37,21 +36,20 @@ class Shape:
 
 
 def read_json(spark: SparkSession, files: Sequence[Path], schema: StructType, shape: Shape) -> Loaded:
-    """Read JSON lines with `schema` (plus `file`, the path); a line is well formed when it parses, its fields
-    have the schema's types, the required ones are present and its timestamps parse (then they are timestamps)."""
-    with_corrupt = StructType([*schema.fields, StructField(CORRUPT, StringType())])
+    """Read JSON lines with `schema` (plus `file`, the path). A line is well formed when its required fields are
+    there and its timestamps parse (then they are timestamps); a torn or garbage line parses to nulls, so it is not.
+    A field of another type than the schema's is null on that line only, as for any missing field."""
     if not files:
-        raw = spark.createDataFrame([], with_corrupt).withColumn("file", F.lit(None).cast(StringType()))
+        raw = spark.createDataFrame([], schema).withColumn("file", F.lit(None).cast(StringType()))
     else:
-        raw = spark.read.schema(with_corrupt).json([str(f) for f in files]).withColumn("file", F.input_file_name())
+        raw = spark.read.schema(schema).json([str(f) for f in files]).withColumn("file", F.input_file_name())
     for name in shape.timestamps:
         raw = raw.withColumn(name, F.try_to_timestamp(F.col(name)))
-    ok: Column = F.col(CORRUPT).isNull()
+    ok: Column = F.lit(True)
     for name in (*shape.required, *shape.timestamps):
         ok = ok & F.col(name).isNotNull()
     raw = raw.withColumn("well_formed", ok).cache()
-    rows = raw.where(F.col("well_formed")).drop(CORRUPT, "well_formed")
-    return Loaded(rows, raw.where(~F.col("well_formed")).select("file"))
+    return Loaded(raw.where(F.col("well_formed")).drop("well_formed"), raw.where(~F.col("well_formed")).select("file"))
 
 
 def _parses_as_time(value: Any) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ from deploy.analysis.malformed import malformed_report
 from deploy.analysis.replica_logs import load_replica_logs, log_matching
 from deploy.analysis.report_render import render_html, render_markdown
 from deploy.analysis.spark import spark_session
-from deploy.analysis.verdict import PASS, Check, collect_verdicts, run_verdict
+from deploy.analysis.verdict import PASS, Check, Verdict, collect_verdicts, run_verdict
 
 
 def history_checks(produced: DataFrame, consumed: DataFrame, lost: DataFrame, acked: int) -> list[Check]:
@@ -150,9 +151,21 @@ def _acknowledged_counts(produced: DataFrame) -> dict[str, int]:
     return {"all": row["all"] or 0, "any": row["any"] or 0}
 
 
-def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
-    """Every job of the analysis on one session; writes the figures and returns the summary (not yet written)."""
-    started = time.monotonic()
+@dataclass(frozen=True)
+class Judgement:
+    """The run's frames and what was decided about them."""
+
+    events: DataFrame
+    produced: DataFrame
+    replicas: DataFrame
+    verdicts: list[Verdict]
+    final_read: dict[str, Any]
+    malformed: dict[str, Any]
+    verdict: str
+
+
+def judge(spark: SparkSession, run_dir: Path) -> Judgement:
+    """Load the run (skipping malformed lines), decide every invariant in one job and classify the final read."""
     events_read, produced_read, consume_read = (
         read_events(spark, run_dir),
         read_produced(spark, run_dir),
@@ -165,7 +178,6 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
     malformed = malformed_report(
         run_dir, [(events_read, EVENT_SHAPE), (produced_read, PRODUCE_SHAPE), (consume_read, CONSUME_SHAPE)]
     )
-
     acked = _acknowledged_counts(produced)
     unread = history.classify_unread(produced, consumed, ends)
     checks = history_checks(produced, consumed, unread.lost, acked["all"]) + event_checks(events, produced)
@@ -182,6 +194,14 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
     lost = next(v.violations for v in verdicts if v.name == "NoCommittedRecordLost")
     final_read = final_read_summary(acked["all"], unread, lost, ends)
     verdict = run_verdict(verdicts, acked["any"], final_read["unknown"])
+    return Judgement(events, produced, replicas, verdicts, final_read, malformed, verdict)
+
+
+def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
+    """Every job of the analysis on one session; writes the figures and returns the summary (not yet written)."""
+    started = time.monotonic()
+    judged = judge(spark, run_dir)
+    events, produced, replicas, verdicts = judged.events, judged.produced, judged.replicas, judged.verdicts
 
     partitions = _rows(timelines.partition_timeline(events))
     brokers = _rows(timelines.broker_states(events))
@@ -217,10 +237,10 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
         {
             "run_dir": str(run_dir),
             "event_schema_version": EVENT_SCHEMA_VERSION,
-            "verdict": verdict,
-            "passed": verdict == PASS,
-            "final_read": final_read,
-            "malformed_lines": malformed,
+            "verdict": judged.verdict,
+            "passed": judged.verdict == PASS,
+            "final_read": judged.final_read,
+            "malformed_lines": judged.malformed,
             "invariants": [v.to_json() for v in verdicts],
             "failover": {
                 "leader_losses": len(failovers),

@@ -24,7 +24,12 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-VERDICT_TITLES = {"pass": "PASSED", "fail": "FAILED", "incomplete": "INCOMPLETE", "nothing to check": "NOTHING TO CHECK"}
+VERDICT_TITLES = {
+    "pass": "PASSED",
+    "fail": "FAILED",
+    "incomplete": "INCOMPLETE",
+    "nothing to check": "NOTHING TO CHECK",
+}
 
 
 def verdict_title(summary: Summary) -> str:
