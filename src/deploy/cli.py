@@ -191,6 +191,7 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         print(f"lost:           {summary.lost}")
         if summary.analysis is not None:
             print(f"invariants:     {verdict_line(summary.analysis)}")
+            print(f"verdict:        {summary.analysis['verdict']}")
             print(f"report:         {summary.analysis['report']}")
     return 0 if summary.passed else 1
 
