@@ -69,10 +69,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     consume.add_argument("--partition", type=int)
     start = consume.add_mutually_exclusive_group()
     start.add_argument("--from-beginning", action="store_true")
-    start.add_argument("--offset", type=int)
+    start.add_argument("--offset", metavar="OFFSET", help="'earliest', 'latest' or an offset (needs --partition)")
     consume.add_argument("--max-messages", type=int)
-    consume.add_argument("--timeout-ms", type=int, default=10000)
-    consume.add_argument("--json", action="store_true")
+    consume.add_argument("--timeout-ms", type=int, default=10000, help="exit after MS without a record once caught up")
+    consume.add_argument(
+        "--consumer-property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="default.api.timeout.ms (how long to wait for a leader; 60000), request.timeout.ms, retry.backoff.ms, "
+        "fetch.max.wait.ms, fetch.min.bytes, fetch.max.bytes, max.partition.fetch.bytes",
+    )
+    consume.add_argument("--json", action="store_true", help="one JSON line per record, then a read_end line each")
     add_connection_arguments(consume)
     consume.set_defaults(func=consume_command)
 
@@ -266,6 +274,7 @@ def consume_command(args: argparse.Namespace) -> int:
         max_messages=args.max_messages,
         timeout_ms=args.timeout_ms,
         as_json=args.json,
+        consumer_properties=args.consumer_property,
     )
     run_event_loop(run_consume(brokers, options))
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -47,6 +48,49 @@ class ConsumerConfig:
     max_partition_fetch_bytes: int = 1048576
     request_timeout_ms: int = 30000
     retry_backoff_ms: int = 100
+    default_api_timeout_ms: int = 60000  # how long a blocking call (finding a leader, an offset) keeps retrying
+
+
+@dataclass(frozen=True)
+class ReadEnd:
+    """Where a partition's read stopped: its position, the last high watermark a leader reported, and the error
+    that kept it from going further (None when the last fetch succeeded)."""
+
+    topic: str
+    partition: int
+    start_offset: int | None
+    position: int | None
+    high_watermark: int | None
+    error: str | None
+
+    @property
+    def reached(self) -> bool:
+        return (
+            self.error is None
+            and self.position is not None
+            and self.high_watermark is not None
+            and self.position >= self.high_watermark
+        )
+
+    def to_json(self) -> dict[str, object]:
+        """The `read_end` line `consume --json` writes after a partition's records (docs/events.md)."""
+        return {
+            "type": "read_end",
+            "topic": self.topic,
+            "partition": self.partition,
+            "start_offset": self.start_offset,
+            "position": self.position,
+            "high_watermark": self.high_watermark,
+            "reached": self.reached,
+            "error": self.error,
+        }
+
+
+@dataclass
+class _FetchState:
+    start_offset: int | None = None
+    high_watermark: int | None = None
+    error: str | None = None
 
 
 class Consumer:
@@ -56,21 +100,66 @@ class Consumer:
         self.config = config or ConsumerConfig()
         self.metadata = MetadataCache(bootstrap_servers, self.config.request_timeout_ms / 1000)
         self.positions: dict[tuple[str, int], int] = {}
+        self.fetch_states: dict[tuple[str, int], _FetchState] = {}
+
+    def _deadline(self) -> float:
+        return time.monotonic() + self.config.default_api_timeout_ms / 1000
 
     async def assign(self, topic: str, partitions: Sequence[int] | None = None, start: int = EARLIEST) -> None:
-        """Assign partitions (all when None) starting at `start`: an offset, EARLIEST or LATEST."""
-        known = await self.metadata.require_topic(topic)
+        """Assign partitions (all when None) starting at `start`: an offset, EARLIEST or LATEST. Finding the topic
+        and each start offset retries retriable errors for up to default.api.timeout.ms, as Kafka's consumer does."""
+        known = await self._require_topic(topic, self._deadline())
         chosen = sorted(known) if partitions is None else list(partitions)
         for partition in chosen:
             if partition not in known:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic '{topic}' has no partition {partition}")
+            self.fetch_states[(topic, partition)] = _FetchState()
+        for partition in chosen:
             position = start if start >= 0 else await self.list_offset(topic, partition, start)
             self.positions[(topic, partition)] = position
+            self.fetch_states[(topic, partition)].start_offset = position
+
+    async def _require_topic(self, topic: str, deadline: float) -> dict:
+        """The topic's partitions once a broker knows it (a new topic's metadata takes a moment to propagate)."""
+        while True:
+            try:
+                return await self.metadata.require_topic(topic)
+            except KafkaError as error:
+                if not error.code.retriable and error.code != ErrorCode.BROKER_NOT_AVAILABLE:
+                    raise
+                if time.monotonic() >= deadline:
+                    raise KafkaError(error.code, f"{error.message} (gave up after default.api.timeout.ms)") from None
+            await asyncio.sleep(self.config.retry_backoff_ms / 1000)
+
+    def read_ends(self) -> list[ReadEnd]:
+        """Where each assigned partition's read stands (after the last poll)."""
+        return [
+            ReadEnd(
+                topic,
+                partition,
+                state.start_offset,
+                self.positions.get((topic, partition)),
+                state.high_watermark,
+                state.error,
+            )
+            for (topic, partition), state in sorted(self.fetch_states.items())
+        ]
+
+    def caught_up(self) -> bool:
+        """Every assigned partition was read up to the high watermark its leader last reported."""
+        return all(end.reached for end in self.read_ends())
+
+    def _failed(self, topic: str, partition: int, code: ErrorCode) -> None:
+        state = self.fetch_states.setdefault((topic, partition), _FetchState())
+        state.error = code.name
 
     async def list_offset(self, topic: str, partition: int, timestamp: int) -> int:
-        """ListOffsets against the leader: EARLIEST is the log start offset, LATEST the high watermark."""
-        for _attempt in range(50):
+        """ListOffsets against the leader: EARLIEST is the log start offset, LATEST the high watermark. Retries
+        retriable errors, refreshing metadata, until default.api.timeout.ms has passed."""
+        deadline = self._deadline()
+        while True:
             address = self.metadata.leader_address(topic, partition)
+            last = ErrorCode.LEADER_NOT_AVAILABLE
             if address is not None:
                 request = broker_pb2.ListOffsetsRequest(replica_id=-1)
                 request.topics.add(name=topic).partitions.add(
@@ -81,16 +170,23 @@ class Consumer:
                         request, timeout=self.config.request_timeout_ms / 1000
                     )
                     result = response.topics[0].partitions[0]
-                    code = ErrorCode.of(result.error_code)
-                    if code == ErrorCode.NONE:
+                    last = ErrorCode.of(result.error_code)
+                    if last == ErrorCode.NONE:
                         return result.offset
-                    if not code.retriable:
-                        raise KafkaError(code, f"ListOffsets {topic}-{partition}")
+                    if not last.retriable:
+                        self._failed(topic, partition, last)
+                        raise KafkaError(last, f"ListOffsets {topic}-{partition}")
                 except grpc.RpcError:
-                    pass
+                    last = ErrorCode.NETWORK_EXCEPTION
+            if time.monotonic() >= deadline:
+                self._failed(topic, partition, last)
+                raise KafkaError(
+                    last,
+                    f"no leader answered ListOffsets for {topic}-{partition} within default.api.timeout.ms "
+                    f"({self.config.default_api_timeout_ms} ms)",
+                )
             await asyncio.sleep(self.config.retry_backoff_ms / 1000)
             await self._refresh(topic)
-        raise KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, f"no leader answered ListOffsets for {topic}-{partition}")
 
     async def poll(self) -> list[ConsumerRecord]:
         """One round of fetches (one request per leader, in parallel); records in offset order per partition."""
@@ -99,6 +195,7 @@ class Consumer:
         for topic, partition in self.positions:
             address = self.metadata.leader_address(topic, partition)
             if address is None:
+                self._failed(topic, partition, ErrorCode.LEADER_NOT_AVAILABLE)
                 missing_leader.add(topic)
             else:
                 by_leader.setdefault(address, []).append((topic, partition))
@@ -131,6 +228,9 @@ class Consumer:
         try:
             response = await self.metadata.stub(address).Fetch(request, timeout=timeout)
         except grpc.RpcError:
+            for topic, partition in partitions:
+                self._failed(topic, partition, ErrorCode.NETWORK_EXCEPTION)
+            await asyncio.sleep(self.config.retry_backoff_ms / 1000)  # a dead leader refuses at once: no busy loop
             for topic in {t for t, _ in partitions}:
                 await self._refresh(topic)
             return []
@@ -145,6 +245,7 @@ class Consumer:
         key = (topic, data.partition_index)
         code = ErrorCode.of(data.error_code)
         if code != ErrorCode.NONE:
+            self._failed(topic, data.partition_index, code)
             if code == ErrorCode.OFFSET_OUT_OF_RANGE:
                 raise KafkaError(code, f"{topic}-{data.partition_index} offset {self.positions[key]} is out of range")
             if code.retriable:  # the leader moved or our metadata is stale: forget it, the next poll refreshes
@@ -152,6 +253,8 @@ class Consumer:
                 return []
             raise KafkaError(code, f"fetch {topic}-{data.partition_index}")
         position = self.positions[key]
+        state = self.fetch_states.setdefault(key, _FetchState())
+        state.high_watermark, state.error = data.high_watermark, None
         records = []
         for batch in iter_batches(data.records):
             for record in batch.records():

@@ -68,7 +68,9 @@ class ChaosSummary:
         document["passed"] = self.passed
         if self.analysis is not None:
             document["analysis"] = {
+                "verdict": self.analysis["verdict"],
                 "passed": self.analysis["passed"],
+                "final_read": self.analysis["final_read"],
                 "report": self.analysis["report"],
                 "invariants": [
                     {"name": v["name"], "verdict": v["verdict"], "violations": v["violations"]}

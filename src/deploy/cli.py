@@ -191,12 +191,17 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         print(f"lost:           {summary.lost}")
         if summary.analysis is not None:
             print(f"invariants:     {verdict_line(summary.analysis)}")
+            print(f"verdict:        {summary.analysis['verdict']}")
             print(f"report:         {summary.analysis['report']}")
     return 0 if summary.passed else 1
 
 
 def run_analyze_command(args: argparse.Namespace) -> int:
+    """Exit status: 0 pass, 1 fail, 3 incomplete (a final read did not reach every acknowledged record), 4 nothing
+    to check (no acknowledged write)."""
     from deploy.analysis.report import analyze_run
+    from deploy.analysis.report_render import summary_lines
+    from deploy.analysis.verdict import EXIT_CODES
 
     run = Path(args.run).resolve()
     if not (run / "logs").is_dir() and not (run / "history").is_dir():
@@ -205,13 +210,5 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
     else:
-        for verdict in summary["invariants"]:
-            print(f"{verdict['verdict'].upper():5} {verdict['name']:<28} violations {verdict['violations']}")
-        failover = summary["failover"]
-        print(
-            f"failover: {failover['leader_losses']} leaders lost, new leader p50 {failover['new_leader_ms_p50']} ms,"
-            f" first ack p50 {failover['first_ack_ms_p50']} ms"
-        )
-        print(f"analysis took {summary['analysis_seconds']} s")
-        print(f"report: {summary['report']}")
-    return 0 if summary["passed"] else 1
+        print("\n".join(summary_lines(summary)))
+    return EXIT_CODES[summary["verdict"]]

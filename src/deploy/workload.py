@@ -99,19 +99,30 @@ async def consume_to_file(
     consumer = Consumer(bootstrap)
     await consumer.assign(topic, None, EARLIEST)
     count = idle = 0
+    last_record = time.monotonic()
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as stream:
-        while not (stop.is_set() if stop is not None else idle >= idle_polls):
+        while not (stop.is_set() if stop is not None else _read_done(consumer, idle >= idle_polls, last_record)):
             try:
                 records = await consumer.poll()
             except KafkaError:
                 records = []  # a live reader during faults: leaders move, the next poll refreshes
             idle = 0 if records else idle + 1
+            last_record = time.monotonic() if records else last_record
             for record in records:
                 stream.write(json.dumps(record.to_json(), separators=(",", ":")) + "\n")
             count += len(records)
+        # Where each partition's read stopped, as `consume --json` ends: analyze tells lost from unread with it.
+        stream.write("".join(json.dumps(end.to_json(), separators=(",", ":")) + "\n" for end in consumer.read_ends()))
     await consumer.close()
     return count
+
+
+def _read_done(consumer: Consumer, idle: bool, last_record: float) -> bool:
+    """A final read is done when idle with every partition at its high watermark; a partition without a leader is
+    waited for up to default.api.timeout.ms (its read_end line then says why it stopped)."""
+    waited_s = time.monotonic() - last_record
+    return idle and (consumer.caught_up() or waited_s >= consumer.config.default_api_timeout_ms / 1000)
 
 
 def isrs_full(admin: AdminClient, topic: str) -> bool:
@@ -131,13 +142,20 @@ def lost_acknowledged(produce_histories: list[Path], consumed: Path) -> int:
     """acks=all acknowledged records not read back at their offset with their value (a quick count; `analyze`
     reports them with their rows)."""
     read: dict[tuple[str, int, int], str] = {}
+    covered: dict[tuple[str, int], tuple[int, int]] = {}  # (from, below) offsets the read went through
     for line in consumed.read_text().splitlines():
         record = json.loads(line)
-        read[(record["topic"], record["partition"], record["offset"])] = record["value"]
+        if record.get("type") == "read_end":
+            below = record["high_watermark"] if record["reached"] else record["position"]
+            covered[(record["topic"], record["partition"])] = (record["start_offset"] or 0, below or 0)
+        else:
+            read[(record["topic"], record["partition"], record["offset"])] = record["value"]
     lost = 0
     for history in produce_histories:
         for line in history.read_text().splitlines():
             sent = json.loads(line)
             if sent["error"] is None and sent["acks"] == "all":
-                lost += read.get((sent["topic"], sent["partition"], sent["offset"])) != sent["value"]
+                start, below = covered.get((sent["topic"], sent["partition"]), (0, 0))
+                unread = read.get((sent["topic"], sent["partition"], sent["offset"])) != sent["value"]
+                lost += unread and start <= sent["offset"] < below  # a record the read never reached is unknown
     return lost

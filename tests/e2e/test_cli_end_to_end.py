@@ -118,11 +118,15 @@ def test_status_topics_produce_consume_faults(run: Path) -> None:
     assert all(line["offset"] is None for line in lines if line["acks"] == "0")
     assert all(line["offset"] is not None for line in lines if line["acks"] in ("1", "all"))
 
-    consumed = [
+    output = [
         json.loads(line)
         for line in ok("consume", "events", "--from-beginning", "--json", "--timeout-ms", "1500", *d).splitlines()
     ]
+    consumed = [r for r in output if "type" not in r]
     assert all(set(r) == {"topic", "partition", "offset", "key", "value", "leader_epoch"} for r in consumed)
+    ends = output[len(consumed) :]  # after the records, one read_end line per partition: where the read stopped
+    assert [(e["type"], e["reached"], e["error"]) for e in ends] == [("read_end", True, None)] * len(ends)
+    assert len(ends) == len(topic["partitions"])
     assert {r["value"] for r in consumed if r["partition"] == 1} == {"hello", "world"}
     acked = {(line["partition"], line["offset"]): line["value"] for line in lines if line["offset"] is not None}
     read = {(r["partition"], r["offset"]): r["value"] for r in consumed}

@@ -21,6 +21,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from deploy.analysis.malformed import Loaded, Shape, read_json
+
 EVENT_FIELDS: list[StructField] = [
     StructField("ts", StringType()),
     StructField("node", StringType()),
@@ -66,14 +68,13 @@ EVENT_SCHEMA = StructType(EVENT_FIELDS)
 START_EVENTS = ("broker_starting", "controller_started")
 
 
-def load_events(spark: SparkSession, run_dir: Path) -> DataFrame:
-    """All events of the run, with `ts` a timestamp, `tp` the partition label, and `incarnation` per node."""
-    files = sorted((run_dir / "logs").glob("*.jsonl"))
-    if not files:
-        frame = spark.createDataFrame([], EVENT_SCHEMA)
-    else:
-        frame = spark.read.schema(EVENT_SCHEMA).json([str(f) for f in files])
-    frame = frame.withColumn("ts", F.to_timestamp("ts")).withColumn(
+EVENT_SHAPE = Shape(required=("event", "node"), timestamps=("ts",))
+
+
+def read_events(spark: SparkSession, run_dir: Path) -> Loaded:
+    """The well-formed events (as load_events) and the malformed lines (a process killed mid-write tears one)."""
+    loaded = read_json(spark, sorted((run_dir / "logs").glob("*.jsonl")), EVENT_SCHEMA, EVENT_SHAPE)
+    frame = loaded.rows.drop("file").withColumn(
         "tp",
         F.when(F.col("partition").isNull(), F.lit(None))
         .when(F.col("partition").rlike(r"^\d+$") & F.col("topic").isNotNull(), F.concat_ws("-", "topic", "partition"))
@@ -81,7 +82,12 @@ def load_events(spark: SparkSession, run_dir: Path) -> DataFrame:
     )
     started = F.when(F.col("event").isin(*START_EVENTS), 1).otherwise(0)
     by_node = Window.partitionBy("node").orderBy("ts").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    return frame.withColumn("incarnation", F.sum(started).over(by_node))
+    return Loaded(frame.withColumn("incarnation", F.sum(started).over(by_node)), loaded.malformed)
+
+
+def load_events(spark: SparkSession, run_dir: Path) -> DataFrame:
+    """All events of the run, with `ts` a timestamp, `tp` the partition label, and `incarnation` per node."""
+    return read_events(spark, run_dir).rows
 
 
 def committed_partition_changes(events: DataFrame) -> DataFrame:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -83,3 +85,50 @@ def nonmonotonic_polls(consumed: DataFrame) -> DataFrame:
         .select("source", "topic", "partition", "previous_offset", "offset")
         .orderBy("source", "topic", "partition", "offset")
     )
+
+
+# The end of a read that reached its high watermark: every offset below that HWM was read (or is not there).
+KEYS = ["topic", "partition", "offset"]
+
+
+def read_coverage(consumed: DataFrame, ends: DataFrame) -> DataFrame:
+    """(topic, partition, from_offset, below_offset): offset ranges some consumer certainly read through. A read
+    with a read_end line covers its start up to the high watermark it reached, or up to where it stopped; a file
+    without one (an older history, a reader cut short) covers only between the first and last offsets it read."""
+    ended = ends.select(
+        "source",
+        "topic",
+        "partition",
+        F.coalesce("start_offset", F.lit(0)).alias("from_offset"),
+        F.when(F.col("reached"), F.greatest("high_watermark", "position"))
+        .otherwise(F.col("position"))
+        .alias("below_offset"),
+    )
+    unended = (
+        consumed.groupBy("source", "topic", "partition")
+        .agg(F.min("offset").alias("from_offset"), (F.max("offset") + 1).alias("below_offset"))
+        .join(ends.select("source", "topic", "partition"), ["source", "topic", "partition"], "left_anti")
+    )
+    return ended.unionByName(unended).where(F.col("below_offset").isNotNull()).drop("source")
+
+
+@dataclass(frozen=True)
+class Unread:
+    lost: DataFrame  # a read covered the offset and the record was not there
+    unknown: DataFrame  # no read got that far
+
+
+def classify_unread(produced: DataFrame, consumed: DataFrame, ends: DataFrame) -> Unread:
+    """The acknowledged records not read back (lost_writes) split by whether a read covered
+    their offset (then the record is not there: lost) or no read got that far (unknown, as Jepsen's checker
+    counts a write whose final read did not complete)."""
+    unread = lost_writes(produced, consumed)
+    coverage = read_coverage(consumed, ends)
+    covered = (
+        unread.select(*KEYS)
+        .join(coverage, ["topic", "partition"])
+        .where((F.col("offset") >= F.col("from_offset")) & (F.col("offset") < F.col("below_offset")))
+        .select(*KEYS)
+        .distinct()
+    )
+    return Unread(unread.join(covered, KEYS, "left_semi"), unread.join(covered, KEYS, "left_anti"))

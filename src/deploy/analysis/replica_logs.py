@@ -98,17 +98,21 @@ def load_replica_logs(spark: SparkSession, run_dir: Path) -> tuple[DataFrame, Da
 
 def log_matching(batches: DataFrame, replicas: DataFrame) -> DataFrame:
     """LogMatching: any two replicas of a partition hold the same batches (offsets, leader epoch, CRC) from the
-    later of their log starts up to the lower of their high watermarks; a batch one of them lacks there counts."""
+    later of their log starts up to the lower of their high watermarks (each capped at its own log end); a batch
+    one of them lacks there counts."""
+    # A checkpointed HWM can be above the replica's own log end (a crash lost unflushed data after the checkpoint
+    # was written): nothing past the log end is there to compare, so the replica's HWM counts as its log end.
+    capped = F.least(F.coalesce("high_watermark", F.lit(0)), F.col("log_end_offset"))
     a = replicas.select(
         "tp",
         F.col("node").alias("node_a"),
-        F.col("high_watermark").alias("hwm_a"),
+        capped.alias("hwm_a"),
         F.col("log_start_offset").alias("start_a"),
     )
     b = replicas.select(
         "tp",
         F.col("node").alias("node_b"),
-        F.col("high_watermark").alias("hwm_b"),
+        capped.alias("hwm_b"),
         F.col("log_start_offset").alias("start_b"),
     )
     pairs = (
@@ -119,7 +123,7 @@ def log_matching(batches: DataFrame, replicas: DataFrame) -> DataFrame:
             "node_a",
             "node_b",
             F.greatest("start_a", "start_b").alias("from_offset"),
-            F.least(F.coalesce("hwm_a", F.lit(0)), F.coalesce("hwm_b", F.lit(0))).alias("below_offset"),
+            F.least("hwm_a", "hwm_b").alias("below_offset"),
         )
     )
 

@@ -3,13 +3,15 @@
 `analyze_run(run_dir, out_dir, master)` loads the event logs, the client histories and the replicas' logs,
 computes every invariant's verdict, the timelines, failovers and client figures, renders the PNGs and writes
 `summary.json`, `report.md` and `report.html` under `RUN/report/` (or `out_dir`). It returns the summary;
-`summary["passed"]` is false when an invariant failed.
+`summary["verdict"]` is pass, fail (an invariant failed), incomplete (acknowledged records no final read reached)
+or "nothing to check" (no acknowledged write); `summary["passed"]` is true only for pass.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,21 +24,30 @@ from deploy.analysis import client_stats, failover, figures, timelines
 from deploy.analysis import history_invariants as history
 from deploy.analysis import metadata_invariants as metadata
 from deploy.analysis import replica_invariants as replica
-from deploy.analysis.events import committed_partition_changes, load_events
-from deploy.analysis.history import load_consumed, load_produced
+from deploy.analysis.events import EVENT_SHAPE, committed_partition_changes, read_events
+from deploy.analysis.final_read import final_read_summary
+from deploy.analysis.history import (
+    CONSUME_SHAPE,
+    PRODUCE_SHAPE,
+    consumed_records,
+    read_consume_files,
+    read_ends,
+    read_produced,
+)
+from deploy.analysis.malformed import malformed_report
 from deploy.analysis.replica_logs import load_replica_logs, log_matching
 from deploy.analysis.report_render import render_html, render_markdown
 from deploy.analysis.spark import spark_session
-from deploy.analysis.verdict import Check, collect_verdicts
+from deploy.analysis.verdict import PASS, Check, Verdict, collect_verdicts, run_verdict
 
 
-def history_checks(produced: DataFrame, consumed: DataFrame) -> list[Check]:
-    acked = history.acknowledged(produced).count()
+def history_checks(produced: DataFrame, consumed: DataFrame, lost: DataFrame, acked: int) -> list[Check]:
     return [
         Check(
             "NoCommittedRecordLost",
-            "every acks=all acknowledged record is read back at its offset with its value (lost-write)",
-            history.lost_writes(produced, consumed),
+            "every acks=all acknowledged record a final read covered is there at its offset with its value "
+            "(lost-write; records no read reached are unknown, not lost)",
+            lost,
             checked=acked,
         ),
         Check("InconsistentOffsets", "no offset holds two values", history.inconsistent_offsets(produced, consumed)),
@@ -123,28 +134,74 @@ def _percentile(values: list[float], q: float) -> float | None:
     ordered = sorted(v for v in values if v is not None)
     if not ordered:
         return None
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
 
 
-def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
-    """Every job of the analysis on one session; writes the figures and returns the summary (not yet written)."""
-    started = time.monotonic()
-    events = load_events(spark, run_dir).cache()
-    produced = load_produced(spark, run_dir).cache()
-    consumed = load_consumed(spark, run_dir).cache()
+def _maximum(values: list[float]) -> float | None:
+    return max((round(v, 1) for v in values if v is not None), default=None)
+
+
+def _acknowledged_counts(produced: DataFrame) -> dict[str, int]:
+    """acks=all acknowledged records (what NoCommittedRecordLost checks) and all acknowledged ones (one job)."""
+    ok = F.col("error").isNull() & F.col("offset").isNotNull()
+    row = produced.agg(
+        F.sum(F.when(ok & (F.col("acks") == "all"), 1).otherwise(0)).alias("all"),
+        F.sum(F.when(ok, 1).otherwise(0)).alias("any"),
+    ).collect()[0]
+    return {"all": row["all"] or 0, "any": row["any"] or 0}
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The run's frames and what was decided about them."""
+
+    events: DataFrame
+    produced: DataFrame
+    replicas: DataFrame
+    verdicts: list[Verdict]
+    final_read: dict[str, Any]
+    malformed: dict[str, Any]
+    verdict: str
+
+
+def judge(spark: SparkSession, run_dir: Path) -> Judgement:
+    """Load the run (skipping malformed lines), decide every invariant in one job and classify the final read."""
+    events_read, produced_read, consume_read = (
+        read_events(spark, run_dir),
+        read_produced(spark, run_dir),
+        read_consume_files(spark, run_dir),
+    )
+    events, produced, lines = events_read.rows.cache(), produced_read.rows.cache(), consume_read.rows.cache()
+    consumed, ends = consumed_records(lines), read_ends(lines)
     batches, replicas = load_replica_logs(spark, run_dir)
     batches, replicas = batches.cache(), replicas.cache()
-
-    checks = history_checks(produced, consumed) + event_checks(events, produced)
+    malformed = malformed_report(
+        run_dir, [(events_read, EVENT_SHAPE), (produced_read, PRODUCE_SHAPE), (consume_read, CONSUME_SHAPE)]
+    )
+    acked = _acknowledged_counts(produced)
+    unread = history.classify_unread(produced, consumed, ends)
+    checks = history_checks(produced, consumed, unread.lost, acked["all"]) + event_checks(events, produced)
     checks.append(
         Check(
             "LogMatching",
-            "replicas hold identical batches (offsets, epoch, CRC) below both their high watermarks",
+            "replicas hold identical batches (offsets, epoch, CRC) below both their high watermarks (each capped at "
+            "its replica's log end)",
             log_matching(batches, replicas),
             checked=batches.count(),
         )
     )
     verdicts = collect_verdicts(checks)
+    lost = next(v.violations for v in verdicts if v.name == "NoCommittedRecordLost")
+    final_read = final_read_summary(acked["all"], unread, lost, ends)
+    verdict = run_verdict(verdicts, acked["any"], final_read["unknown"])
+    return Judgement(events, produced, replicas, verdicts, final_read, malformed, verdict)
+
+
+def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
+    """Every job of the analysis on one session; writes the figures and returns the summary (not yet written)."""
+    started = time.monotonic()
+    judged = judge(spark, run_dir)
+    events, produced, replicas, verdicts = judged.events, judged.produced, judged.replicas, judged.verdicts
 
     partitions = _rows(timelines.partition_timeline(events))
     brokers = _rows(timelines.broker_states(events))
@@ -180,14 +237,17 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
         {
             "run_dir": str(run_dir),
             "event_schema_version": EVENT_SCHEMA_VERSION,
-            "passed": all(v.passed or v.severity != "invariant" for v in verdicts),
+            "verdict": judged.verdict,
+            "passed": judged.verdict == PASS,
+            "final_read": judged.final_read,
+            "malformed_lines": judged.malformed,
             "invariants": [v.to_json() for v in verdicts],
             "failover": {
                 "leader_losses": len(failovers),
                 "new_leader_ms_p50": _percentile(new_leader_ms, 0.5),
-                "new_leader_ms_max": max((v for v in new_leader_ms if v is not None), default=None),
+                "new_leader_ms_max": _maximum(new_leader_ms),
                 "first_ack_ms_p50": _percentile(first_ack_ms, 0.5),
-                "first_ack_ms_max": max((v for v in first_ack_ms if v is not None), default=None),
+                "first_ack_ms_max": _maximum(first_ack_ms),
                 "brokers": failovers,
                 "controllers": controller_failovers,
             },

@@ -16,11 +16,61 @@ REPLICA_COLUMNS = ("tp", "node", "log_start_offset", "log_end_offset", "high_wat
 
 
 def _cell(value: Any) -> str:
+    """A number as people read it (one decimal for a float), and "n/a" for a value the run did not give."""
     if isinstance(value, float):
         return f"{value:.1f}"
     if value is None:
-        return ""
+        return "n/a"
     return str(value)
+
+
+VERDICT_TITLES = {
+    "pass": "PASSED",
+    "fail": "FAILED",
+    "incomplete": "INCOMPLETE",
+    "nothing to check": "NOTHING TO CHECK",
+}
+
+
+def verdict_title(summary: Summary) -> str:
+    return VERDICT_TITLES[summary["verdict"]]
+
+
+def final_read_line(summary: Summary) -> str:
+    f = summary["final_read"]
+    return (
+        f"acks=all acknowledged {f['acknowledged']}: read back {f['read']}, lost {f['lost']}, "
+        f"unknown {f['unknown']} (no final read reached them)"
+    )
+
+
+def incomplete_lines(summary: Summary) -> list[str]:
+    return [
+        f"{p['topic']}-{p['partition']}: {p['unknown']} unknown (offsets {p['first_offset']}..{p['last_offset']}): "
+        f"{p['reason']}"
+        for p in summary["final_read"]["incomplete_partitions"]
+    ]
+
+
+def malformed_lines(summary: Summary) -> list[str]:
+    lines = []
+    for entry in summary["malformed_lines"]["files"]:
+        first = ", ".join(f"line {m['line']} ({m['problem']})" for m in entry["first"])
+        lines.append(f"{entry['file']}: {entry['lines']} malformed lines skipped" + (f": {first}" if first else ""))
+    return lines
+
+
+def summary_lines(summary: Summary) -> list[str]:
+    """What `minikafka analyze` prints: each invariant, the final read, skipped lines, failover and the verdict."""
+    lines = [f"{v['verdict'].upper():5} {v['name']:<28} violations {v['violations']}" for v in summary["invariants"]]
+    lines.append(f"final read: {final_read_line(summary)}")
+    lines += [f"  incomplete: {line}" for line in incomplete_lines(summary)]
+    lines += [f"skipped: {line}" for line in malformed_lines(summary)]
+    lines.append(f"failover: {_failover_line(summary)}")
+    lines.append(f"analysis took {_cell(summary['analysis_seconds'])} s")
+    lines.append(f"report: {summary.get('report', 'n/a')}")
+    lines.append(f"verdict: {verdict_title(summary)}")
+    return lines
 
 
 def _invariant_rows(summary: Summary) -> list[list[str]]:
@@ -50,9 +100,12 @@ def _table_rows(records: list[dict[str, Any]], columns: tuple[str, ...]) -> list
 
 
 def render_markdown(summary: Summary) -> str:
-    verdict = "PASSED" if summary["passed"] else "FAILED"
-    lines = [f"# minikafka run report: {verdict}", "", f"Run directory: `{summary['run_dir']}`", ""]
-    lines += ["## Invariants", ""]
+    lines = [f"# minikafka run report: {verdict_title(summary)}", "", f"Run directory: `{summary['run_dir']}`", ""]
+    lines += ["## Final read", "", final_read_line(summary), ""]
+    lines += [f"- {line}" for line in incomplete_lines(summary)]
+    if summary["malformed_lines"]["files"]:
+        lines += ["", "## Malformed lines (skipped)", ""] + [f"- {line}" for line in malformed_lines(summary)]
+    lines += ["", "## Invariants", ""]
     lines += _md_table(["invariant", "verdict", "violations", "checked", "what it means"], _invariant_rows(summary))
     lines += ["", "## Failover", "", _failover_line(summary), ""]
     lines += _md_table(FAILOVER_COLUMNS, _table_rows(summary["failover"]["brokers"], FAILOVER_COLUMNS))
@@ -75,7 +128,7 @@ def render_markdown(summary: Summary) -> str:
         if v["offending_rows"]:
             lines += ["", f"## {v['name']}: offending rows (first {len(v['offending_rows'])} of {v['violations']})", ""]
             lines += [f"- `{json.dumps(row, default=str)}`" for row in v["offending_rows"]]
-    lines += ["", f"Analysis took {summary['analysis_seconds']} s.", ""]
+    lines += ["", f"Analysis took {_cell(summary['analysis_seconds'])} s.", ""]
     return "\n".join(lines)
 
 
@@ -89,8 +142,8 @@ def _html_table(header: tuple[str, ...] | list[str], rows: list[list[str]], clas
 
 
 def render_html(summary: Summary) -> str:
-    verdict = "PASSED" if summary["passed"] else "FAILED"
     invariants = _invariant_rows(summary)
+    details = [*incomplete_lines(summary), *malformed_lines(summary)]
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>minikafka run report</title><style>",
         "body{font-family:sans-serif;margin:2em;max-width:1300px}table{border-collapse:collapse;margin:1em 0}"
@@ -98,7 +151,10 @@ def render_html(summary: Summary) -> str:
         "tr.warn{background:#fff3cd}tr.pass{background:#e8f5e9}img{max-width:100%;border:1px solid #ddd}"
         "pre{background:#f6f6f6;padding:6px;font-size:12px;overflow-x:auto}",
         "</style></head><body>",
-        f"<h1>minikafka run report: {verdict}</h1><p>Run directory: <code>{html.escape(summary['run_dir'])}</code></p>",
+        f"<h1>minikafka run report: {verdict_title(summary)}</h1>",
+        f"<p>Run directory: <code>{html.escape(summary['run_dir'])}</code></p>",
+        f"<h2>Final read</h2><p>{html.escape(final_read_line(summary))}</p>",
+        "".join(f"<p>{html.escape(line)}</p>" for line in details),
         "<h2>Invariants</h2>",
         _html_table(
             ["invariant", "verdict", "violations", "checked", "what it means"],
@@ -143,5 +199,5 @@ def render_html(summary: Summary) -> str:
                 f"<h3>{html.escape(v['name'])}: offending rows (first {len(v['offending_rows'])} of "
                 f"{v['violations']})</h3><pre>{html.escape(rows)}</pre>"
             )
-    parts.append(f"<p>Analysis took {summary['analysis_seconds']} s.</p></body></html>")
+    parts.append(f"<p>Analysis took {_cell(summary['analysis_seconds'])} s.</p></body></html>")
     return "\n".join(parts)

@@ -87,3 +87,17 @@ def verdict_from(
 ) -> Verdict:
     """One check's verdict (tests and single checks; the report decides all of them in one job)."""
     return collect_verdicts([Check(name, description, offending, severity, checked)])[0]
+
+
+# The run's verdict and `minikafka analyze`'s exit status for it. A failed invariant outranks everything; a run
+# with no acknowledged write has nothing to check; records no final read reached leave the verdict incomplete.
+PASS, FAIL, INCOMPLETE, NOTHING_TO_CHECK = "pass", "fail", "incomplete", "nothing to check"
+EXIT_CODES = {PASS: 0, FAIL: 1, INCOMPLETE: 3, NOTHING_TO_CHECK: 4}
+
+
+def run_verdict(verdicts: list[Verdict], acknowledged: int, unknown: int) -> str:
+    if any(not v.passed and v.severity == "invariant" for v in verdicts):
+        return FAIL
+    if acknowledged == 0:
+        return NOTHING_TO_CHECK
+    return INCOMPLETE if unknown else PASS

@@ -116,6 +116,21 @@ def consumed_line(offset: int, value: str) -> dict[str, Any]:
     return {"topic": "t", "partition": 0, "offset": offset, "key": None, "value": value, "leader_epoch": 0}
 
 
+def read_end(position: int | None, high_watermark: int | None, error: str | None, start: int = 0) -> dict:
+    """A consume --json read_end line for t-0 (reached when it stopped at the high watermark without an error)."""
+    reached = error is None and position is not None and high_watermark is not None and position >= high_watermark
+    return {
+        "type": "read_end",
+        "topic": "t",
+        "partition": 0,
+        "start_offset": start,
+        "position": position,
+        "high_watermark": high_watermark,
+        "reached": reached,
+        "error": error,
+    }
+
+
 def clean_run() -> RunFixture:
     run = RunFixture()
     run.replayed = [
