@@ -18,6 +18,7 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-controller", metavar="HOST:PORT", help="any controller's address")
 
 
+DEFAULT_REQUEST_TIMEOUT_MS = 30000
 MAX_REPLICATION_FACTOR = 32767  # Kafka carries it as an int16
 MAX_RECORD_SIZE = 64 * 1024 * 1024  # generated values are held in memory; larger ones fail max.request.size anyway
 
@@ -60,7 +61,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_connection_arguments(produce)
     produce.add_argument("--linger-ms", type=int, default=5)
     produce.add_argument("--batch-size", type=int, default=16384)
-    produce.add_argument("--request-timeout-ms", type=int, default=30000)
+    produce.add_argument(
+        "--request-timeout-ms",
+        type=int,
+        help="default 30000, or less to fit within --delivery-timeout-ms minus --linger-ms when that is lower",
+    )
     produce.add_argument("--delivery-timeout-ms", type=int, default=120000)
     produce.add_argument(
         "--max-in-flight",
@@ -279,7 +284,7 @@ def produce_command(args: argparse.Namespace) -> int:
         history=Path(args.history) if args.history else None,
         linger_ms=args.linger_ms,
         batch_size=args.batch_size,
-        request_timeout_ms=args.request_timeout_ms,
+        request_timeout_ms=fitting_request_timeout(args.request_timeout_ms, args.linger_ms, args.delivery_timeout_ms),
         delivery_timeout_ms=args.delivery_timeout_ms,
         max_in_flight=args.max_in_flight,
         value_prefix=args.value_prefix,
@@ -294,6 +299,14 @@ def produce_command(args: argparse.Namespace) -> int:
     summary = run_event_loop(run_produce(brokers, options))
     print(summary.line(), file=sys.stderr)
     return 0 if summary.failed == 0 else 1
+
+
+def fitting_request_timeout(given: int | None, linger_ms: int, delivery_timeout_ms: int) -> int:
+    """request.timeout.ms as given, else its default 30000 lowered to fit delivery.timeout.ms - linger.ms (a short
+    --delivery-timeout-ms alone is a usable setting; both given and inconsistent is INVALID_CONFIG, as in Kafka)."""
+    if given is not None:
+        return given
+    return max(1, min(DEFAULT_REQUEST_TIMEOUT_MS, delivery_timeout_ms - linger_ms))
 
 
 def check_writable(path: Path, option: str) -> None:
@@ -352,6 +365,13 @@ def producer_config_from(acks: int, props: list[str]):  # noqa: ANN201 - client.
             raise KafkaError(
                 ErrorCode.INVALID_CONFIG, f"Invalid value {value} for configuration {key}: not a number"
             ) from None
+    if "request_timeout_ms" not in fields:
+        defaults = ProducerConfig()
+        fields["request_timeout_ms"] = fitting_request_timeout(
+            None,
+            fields.get("linger_ms", defaults.linger_ms),
+            fields.get("delivery_timeout_ms", defaults.delivery_timeout_ms),
+        )
     return ProducerConfig(acks=acks, **fields)
 
 
@@ -367,13 +387,9 @@ def _brokers(args: argparse.Namespace) -> list[str]:
 def perf_produce_command(args: argparse.Namespace) -> int:
     from client.perf_produce import PerfProduceOptions, run_perf_produce
 
+    config = producer_config_from(parse_acks(args.acks), args.producer_props)  # checked before any connection
     brokers = _brokers(args)
-    if args.record_size <= 0:
-        raise CliError("--record-size must be positive")
-    options = PerfProduceOptions(
-        args.topic, args.num_records, args.record_size, args.throughput,
-        producer_config_from(parse_acks(args.acks), args.producer_props),
-    )  # fmt: skip
+    options = PerfProduceOptions(args.topic, args.num_records, args.record_size, args.throughput, config)
     result = run_event_loop(run_perf_produce(brokers, options, progress=None if args.json else sys.stderr))
     if args.json:
         print_json(result)

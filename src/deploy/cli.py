@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from common.cli_support import CliError, print_json
+from common.cli_support import CliError, bounded_int, positive_float, print_json
 from common.config import parse_overrides
 from deploy.chaos_schedule import FAULT_KINDS
 
+# Every node is a real process on this machine: more than this is a typo, not a cluster.
+MAX_NODES = 64
+MAX_CHAOS_PARTITIONS = 10000
 FAULTS = ("kill", "stop", "start", "reboot", "pause", "resume", "hold-alter-partition", "release-alter-partition")
 
 
@@ -17,10 +20,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cluster_commands = cluster.add_subparsers(dest="cluster_command", required=True, metavar="{up,status,down}")
     up = cluster_commands.add_parser("up", help="start controllers and brokers on free loopback ports")
     up.add_argument("--dir", metavar="RUN")
-    up.add_argument("--controllers", type=int, default=3)
-    up.add_argument("--brokers", type=int, default=3)
+    up.add_argument("--controllers", type=bounded_int(1, MAX_NODES), default=3)
+    up.add_argument("--brokers", type=bounded_int(1, MAX_NODES), default=3)
     up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    up.add_argument("--timeout", type=float, default=60.0, metavar="S", help="how long to wait for readiness")
+    up.add_argument("--timeout", type=positive_float, default=60.0, metavar="S", help="how long to wait for readiness")
     up.set_defaults(func=cluster_up)
     status = cluster_commands.add_parser("status", help="processes, liveness, fencing, broker epochs")
     status.add_argument("--dir", metavar="RUN")
@@ -34,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fault_commands = fault.add_subparsers(dest="fault_command", required=True, metavar="{" + ",".join(FAULTS) + "}")
     for name in FAULTS:
         command = fault_commands.add_parser(name)
-        command.add_argument("node_id", type=int, metavar="ID")
+        command.add_argument("node_id", type=bounded_int(0), metavar="ID")
         command.add_argument("--dir", metavar="RUN")
         if name == "reboot":
             command.add_argument("--lose-unflushed", action="store_true")
@@ -50,20 +53,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     chaos = subparsers.add_parser("chaos", help="seeded workload with faults, then analysis")
     chaos.add_argument("run", metavar="RUN")
-    chaos.add_argument("--duration", type=float, required=True, metavar="S")
+    chaos.add_argument("--duration", type=positive_float, required=True, metavar="S")
     chaos.add_argument("--faults", default="kill,reboot", help=f"comma-separated: {','.join(FAULT_KINDS)}")
     chaos.add_argument("--seed", type=int, default=0)
-    chaos.add_argument("--brokers", type=int, default=3)
-    chaos.add_argument("--controllers", type=int, default=3)
-    chaos.add_argument("--partitions", type=int, default=3)
-    chaos.add_argument("--producers", type=int, default=2)
-    chaos.add_argument("--rate", type=float, default=200.0, metavar="R", help="records/s per producer")
+    chaos.add_argument("--brokers", type=bounded_int(3, MAX_NODES), default=3, help="at least 3 (RF 3)")
+    chaos.add_argument("--controllers", type=bounded_int(1, MAX_NODES), default=3)
+    chaos.add_argument("--partitions", type=bounded_int(1, MAX_CHAOS_PARTITIONS, error="INVALID_PARTITIONS"), default=3)
+    chaos.add_argument("--producers", type=bounded_int(1, MAX_NODES), default=2)
+    chaos.add_argument("--rate", type=positive_float, default=200.0, metavar="R", help="records/s per producer")
     chaos.add_argument("--no-analysis", action="store_true", help="skip the Spark analysis")
     chaos.add_argument("--json", action="store_true")
     chaos.set_defaults(func=run_chaos_command)
 
     demo = subparsers.add_parser("demo", help="the whole story: cluster, workload with faults, analysis, report")
-    demo.add_argument("--records", type=int, default=20000)
+    demo.add_argument("--records", type=bounded_int(1), default=20000)
     demo.add_argument("--no-analysis", action="store_true", help="skip the Spark checks")
     demo.set_defaults(func=run_demo_command)
 
@@ -168,11 +171,9 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         kinds = parse_fault_kinds(args.faults)
     except ValueError as error:
         raise CliError(str(error)) from None
-    if args.duration <= 0 or args.brokers < 3 or args.controllers < 1 or args.producers < 1:
-        raise CliError("--duration must be positive, --brokers at least 3 (RF 3), --controllers and --producers >= 1")
     run = Path(args.run)
     if (run / "cluster.json").exists():
-        raise CliError(f"{run} already holds a run; chaos starts its own cluster in a new directory")
+        raise CliError(f"{run} already holds a run; chaos starts its own cluster: give a new directory")
     options = ChaosOptions(
         args.duration, kinds, args.seed, args.brokers, args.controllers, args.partitions, args.producers, args.rate,
         analyze=not args.no_analysis,
