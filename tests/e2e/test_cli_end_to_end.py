@@ -182,9 +182,14 @@ def test_refusals_name_their_kafka_error(run: Path) -> None:
     ok("topics", "create", "metrics.cpu", "--partitions", "1", "--replication-factor", "1", *d)
     collided = one_line_error(cli("topics", "create", "metrics_cpu", "--partitions", "1", *d))
     assert "INVALID_TOPIC_EXCEPTION" in collided and "metrics.cpu" in collided
+
+
+def test_a_record_over_max_request_size_fails_as_message_too_large(run: Path) -> None:
+    d = ["--dir", str(run)]
+    ok("topics", "create", "large", "--partitions", "1", "--replication-factor", "1", *d)
     # Larger than gRPC's message limit: without the max.request.size check it was retried as NETWORK_EXCEPTION.
     huge = "x" * (65 * 1024 * 1024)
-    refused = cli("produce", "metrics.cpu", "--delivery-timeout-ms", "5000", *d, stdin=f"small\n{huge}\n")
+    refused = cli("produce", "large", "--delivery-timeout-ms", "5000", *d, stdin=f"small\n{huge}\n")
     assert refused.returncode == 1 and "Traceback" not in refused.stderr
     assert "produced 1 of 2 records (1 failed: MESSAGE_TOO_LARGE 1)" in refused.stderr, refused.stderr
 

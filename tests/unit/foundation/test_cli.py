@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -109,18 +110,37 @@ BAD_INPUTS = [
 ]
 
 
+def _kill_nodes_started_under(directory: Path) -> None:
+    """SIGKILL the processes whose command line names `directory` (this test's own, unique tmp_path)."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(directory) in command:
+            try:
+                os.kill(int(proc.name), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 @pytest.mark.parametrize(("args", "status", "named"), BAD_INPUTS, ids=[" ".join(a) for a, _s, _n in BAD_INPUTS])
 def test_bad_input_is_one_line_and_starts_nothing(
     tmp_path: Path, args: tuple[str, ...], status: int, named: str
 ) -> None:
     run_dir = tmp_path / "run"
-    result = subprocess.run(
-        [sys.executable, "-m", "minikafka.cli", *(str(run_dir) if a == "RUN" else a for a in args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,  # no ./runs/ here: a command that got past its checks would fail on the missing cluster
-    )
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "minikafka.cli", *(str(run_dir) if a == "RUN" else a for a in args)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,  # no ./runs/ here: a command that got past its checks would fail on the missing cluster
+        )
+    finally:
+        _kill_nodes_started_under(tmp_path)  # a command that wrongly started a cluster leaves nothing running
     assert result.returncode == status, result.stderr
     assert result.stderr.strip().splitlines() == [result.stderr.strip()], result.stderr
     assert named in result.stderr
