@@ -38,7 +38,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for name in FAULTS:
         command = fault_commands.add_parser(name)
         command.add_argument("node_id", type=bounded_int(0), metavar="ID")
-        command.add_argument("--dir", metavar="RUN")
+        command.add_argument("--dir", metavar="RUN", help="with --compose: where logs/faults.jsonl goes")
+        command.add_argument(
+            "--compose",
+            metavar="FILE",
+            help="a docker-compose cluster (else MINIKAFKA_COMPOSE_FILE; else the local run)",
+        )
+        command.add_argument(
+            "--engine", choices=("docker", "podman"), help="container engine (default: whichever is installed)"
+        )
         if name == "reboot":
             command.add_argument("--lose-unflushed", action="store_true")
             command.add_argument("--wipe-disk", action="store_true")
@@ -69,6 +77,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument("--records", type=bounded_int(1), default=20000)
     demo.add_argument("--no-analysis", action="store_true", help="skip the Spark checks")
     demo.set_defaults(func=run_demo_command)
+
+
+def require_analysis() -> None:
+    """The Spark analysis needs the `analysis` extra and a Java runtime: say so in one line before starting."""
+    import importlib.util
+    import os
+    import shutil
+
+    missing = [name for name in ("pyspark", "matplotlib") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise CliError(
+            f"the analysis needs {' and '.join(missing)}: pip install 'minikafka[analysis]' "
+            "(or skip it with --no-analysis where the command has it)"
+        )
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise CliError("the analysis runs Spark, which needs Java: install a JRE (17 or later) or set JAVA_HOME")
 
 
 def _cluster(args: argparse.Namespace):  # noqa: ANN202 - deploy.local_cluster.Cluster, imported lazily
@@ -133,9 +157,14 @@ def cluster_down(args: argparse.Namespace) -> int:
 
 
 def run_fault(args: argparse.Namespace) -> int:
+    import os
+
     from deploy.faults import Faults
     from deploy.local_cluster import ClusterError
 
+    compose = args.compose or os.environ.get("MINIKAFKA_COMPOSE_FILE")
+    if compose:
+        return run_compose_fault(args, Path(compose))
     faults = Faults(_cluster(args))
     name = args.fault_command.replace("-", "_")
     try:
@@ -149,11 +178,30 @@ def run_fault(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_compose_fault(args: argparse.Namespace, compose_file: Path) -> int:
+    import os
+
+    from deploy.compose_faults import ComposeFaultError, choose_engine, inject
+
+    if getattr(args, "lose_unflushed", False) or getattr(args, "wipe_disk", False):
+        raise CliError("--lose-unflushed and --wipe-disk need a local run: a container restart keeps its volume")
+    run_dir = Path(args.dir) if args.dir else Path("runs") / "compose"
+    try:
+        engine = choose_engine(args.engine, os.environ)
+        node = inject(compose_file, engine, args.fault_command, args.node_id, run_dir)
+    except ComposeFaultError as error:
+        raise CliError(str(error)) from None
+    print(f"{args.fault_command} {node.service}: done ({engine}; recorded in {run_dir / 'logs' / 'faults.jsonl'})")
+    return 0
+
+
 def run_demo_command(args: argparse.Namespace) -> int:
     import sys
 
     from deploy.demo import run_demo
 
+    if not args.no_analysis:
+        require_analysis()
     summary = run_demo(args.records, analyze=not args.no_analysis, log=lambda line: print(line, file=sys.stderr))
     print("\n".join(summary.lines()))
     return 0 if summary.lost == 0 and summary.analysis_passed is not False else 1
@@ -171,6 +219,8 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         kinds = parse_fault_kinds(args.faults)
     except ValueError as error:
         raise CliError(str(error)) from None
+    if not args.no_analysis:
+        require_analysis()
     run = Path(args.run)
     if (run / "cluster.json").exists():
         raise CliError(f"{run} already holds a run; chaos starts its own cluster: give a new directory")
@@ -197,11 +247,12 @@ def run_chaos_command(args: argparse.Namespace) -> int:
 
 
 def run_analyze_command(args: argparse.Namespace) -> int:
-    from deploy.analysis.report import analyze_run
-
     run = Path(args.run).resolve()
     if not (run / "logs").is_dir() and not (run / "history").is_dir():
         raise CliError(f"{run} has neither logs/ nor history/: is it a run directory?")
+    require_analysis()
+    from deploy.analysis.report import analyze_run
+
     summary = analyze_run(run, Path(args.out).resolve() if args.out else None, args.master)
     if args.json:
         print_json(summary)
