@@ -41,10 +41,14 @@ def run_dump_log(args: argparse.Namespace) -> int:
 
     if not args.path.exists():
         raise CliError(f"{args.path}: no such file")
+    if args.path.is_dir():
+        raise CliError(f"{args.path} is a directory: give one of its .log or .index files")
     try:
         dump = dump_log(args.path, print_records=args.print_data_log)
     except ValueError as error:
         raise CliError(str(error)) from None
+    except OSError as error:
+        raise CliError(f"{args.path}: {error.strerror}") from None
     if args.json:
         print_json(dump)
     else:

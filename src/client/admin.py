@@ -6,6 +6,7 @@ NOT_CONTROLLER redirect (`current_leader`), as Kafka's admin client does; unreac
 
 from __future__ import annotations
 
+import socket
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -51,6 +52,16 @@ class TopicDescription:
         return {"name": self.name, "topic_id": self.topic_id, "partitions": [p.to_json() for p in self.partitions]}
 
 
+def resolvable(address: str) -> bool:
+    """Whether the host of `host:port` resolves here (a container's hostname does not resolve on the host)."""
+    host = address.rsplit(":", 1)[0].strip("[]")
+    try:
+        socket.getaddrinfo(host, None)
+    except (socket.gaierror, UnicodeError):
+        return False
+    return True
+
+
 def topic_id_text(raw: bytes) -> str:
     return str(uuid.UUID(bytes=raw)) if len(raw) == 16 else raw.hex()
 
@@ -85,27 +96,45 @@ class AdminClient:
 
     # ---- the active controller ----
 
+    def _controller_stub(self, address: str) -> controller_pb2_grpc.ControllerStub:
+        return controller_pb2_grpc.ControllerStub(self._channel(address))
+
     def _call_active_controller(self, call: Callable[[controller_pb2_grpc.ControllerStub], R]) -> R:
-        """Call the active controller, following NOT_CONTROLLER redirects, until the deadline."""
+        """Call the active controller, following NOT_CONTROLLER redirects, until the deadline.
+
+        A redirect naming a host this machine cannot resolve (a container's name seen from the host) is not
+        followed; when every given controller redirects to such a host, the call fails at once saying so.
+        """
         if not self.controllers:
             raise KafkaError(ErrorCode.NOT_CONTROLLER, "no controller address given (use --bootstrap-controller)")
         deadline = time.monotonic() + self.timeout_s
         candidates = list(self.controllers)
         last_problem = "no controller answered"
+        unresolvable: dict[str, str] = {}  # bootstrap address -> the unresolvable address it redirected to
         while time.monotonic() < deadline:
             address = candidates.pop(0)
             candidates.append(address)
             try:
-                response = call(controller_pb2_grpc.ControllerStub(self._channel(address)))
+                response = call(self._controller_stub(address))
             except grpc.RpcError as error:
                 last_problem = f"{address}: {error.code().name}"  # type: ignore[attr-defined]
                 time.sleep(0.05)
                 continue
             if response.error_code == ErrorCode.NOT_CONTROLLER:  # type: ignore[attr-defined]
                 leader = response.current_leader  # type: ignore[attr-defined]
+                target = leader.leader_address
                 last_problem = f"{address} is not the active controller"
-                if leader.leader_address and leader.leader_address != address:
-                    candidates = [leader.leader_address] + [c for c in candidates if c != leader.leader_address]
+                if target and target != address and not resolvable(target):
+                    unresolvable[address] = target
+                    if set(unresolvable) >= set(self.controllers):
+                        raise KafkaError(
+                            ErrorCode.NOT_CONTROLLER,
+                            f"the active controller is {leader.leader_id} at {target}, a host this machine cannot "
+                            "resolve; give that controller's reachable address too with --bootstrap-controller",
+                        )
+                    time.sleep(0.05)
+                elif target and target != address:
+                    candidates = [target] + [c for c in candidates if c != target]
                 else:
                     time.sleep(0.05)  # no leader known yet: an election is under way
                 continue

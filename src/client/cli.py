@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from common.cli_support import CliError, print_json, run_event_loop
+from common.cli_support import CliError, bounded_int, print_json, run_event_loop
+from common.errors import ErrorCode, KafkaError
 from common.run_dir import newest_run
 
 
@@ -17,13 +18,25 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-controller", metavar="HOST:PORT", help="any controller's address")
 
 
+DEFAULT_REQUEST_TIMEOUT_MS = 30000
+MAX_REPLICATION_FACTOR = 32767  # Kafka carries it as an int16
+MAX_RECORD_SIZE = 64 * 1024 * 1024  # generated values are held in memory; larger ones fail max.request.size anyway
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     topics = subparsers.add_parser("topics", help="create, describe and list topics")
     topic_commands = topics.add_subparsers(dest="topics_command", required=True, metavar="{create,describe,list}")
     create = topic_commands.add_parser("create", help="create a topic through the active controller")
-    create.add_argument("name")
-    create.add_argument("--partitions", type=int, default=-1)
-    create.add_argument("--replication-factor", type=int, default=-1)
+    create.add_argument("name", nargs="?", help="the topic (or --topic NAME; a name starting with '-': --topic=-NAME)")
+    create.add_argument("--topic", dest="topic_option", metavar="NAME", help="the topic, as kafka-topics takes it")
+    create.add_argument(
+        "--partitions", type=bounded_int(1, error="INVALID_PARTITIONS"), help="default: the controller's num.partitions"
+    )
+    create.add_argument(
+        "--replication-factor",
+        type=bounded_int(1, MAX_REPLICATION_FACTOR, error="INVALID_REPLICATION_FACTOR"),
+        help="default: the controller's default.replication.factor",
+    )
     create.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
     create.add_argument("--replica-assignment", metavar="1:2,2:3,...")
     add_connection_arguments(create)
@@ -41,14 +54,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     produce = subparsers.add_parser("produce", help="produce records (from stdin, or generated)")
     produce.add_argument("topic")
     produce.add_argument("--acks", choices=["0", "1", "all", "-1"], default="all")
-    produce.add_argument("--partition", type=int)
-    produce.add_argument("--num-records", type=int)
-    produce.add_argument("--record-size", type=int, default=100)
+    produce.add_argument("--partition", type=bounded_int(0))
+    produce.add_argument("--num-records", type=bounded_int(0))
+    produce.add_argument("--record-size", type=bounded_int(0, MAX_RECORD_SIZE), default=100)
     produce.add_argument("--history", metavar="FILE")
     add_connection_arguments(produce)
     produce.add_argument("--linger-ms", type=int, default=5)
     produce.add_argument("--batch-size", type=int, default=16384)
-    produce.add_argument("--request-timeout-ms", type=int, default=30000)
+    produce.add_argument(
+        "--request-timeout-ms",
+        type=int,
+        help="default 30000, or less to fit within --delivery-timeout-ms minus --linger-ms when that is lower",
+    )
     produce.add_argument("--delivery-timeout-ms", type=int, default=120000)
     produce.add_argument(
         "--max-in-flight",
@@ -66,11 +83,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     consume = subparsers.add_parser("consume", help="consume records below the high watermark")
     consume.add_argument("topic")
-    consume.add_argument("--partition", type=int)
+    consume.add_argument("--partition", type=bounded_int(0))
     start = consume.add_mutually_exclusive_group()
     start.add_argument("--from-beginning", action="store_true")
     start.add_argument("--offset", metavar="OFFSET", help="'earliest', 'latest' or an offset (needs --partition)")
-    consume.add_argument("--max-messages", type=int)
+    consume.add_argument("--max-messages", type=bounded_int(0))
     consume.add_argument("--timeout-ms", type=int, default=10000, help="exit after MS without a record once caught up")
     consume.add_argument(
         "--consumer-property",
@@ -96,9 +113,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for name in ("produce", "consume"):
         command = perf_commands.add_parser(name, help=f"{name} throughput and latency")
         command.add_argument("topic")
-        command.add_argument("--num-records", type=int, required=True)
+        command.add_argument("--num-records", type=bounded_int(1), required=True)
         if name == "produce":
-            command.add_argument("--record-size", type=int, default=1024)
+            command.add_argument("--record-size", type=bounded_int(1, MAX_RECORD_SIZE), default=1024)
             command.add_argument("--throughput", type=int, default=-1, help="records/s cap; -1: none")
             command.add_argument("--acks", choices=["0", "1", "all", "-1"], default="all")
             command.add_argument(
@@ -106,11 +123,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                 nargs="*",
                 default=[],
                 metavar="KEY=VALUE",
-                help="linger.ms, batch.size, max.in.flight.requests.per.connection, request.timeout.ms, "
-                "delivery.timeout.ms",
+                help=", ".join(PRODUCER_PROPS),
             )
         else:
-            command.add_argument("--timeout", type=int, default=10000, metavar="MS", help="give up after MS idle")
+            command.add_argument(
+                "--timeout", type=bounded_int(1), default=10000, metavar="MS", help="give up after MS idle"
+            )
         command.add_argument("--json", action="store_true")
         add_connection_arguments(command)
         command.set_defaults(func=perf_produce_command if name == "produce" else perf_consume_command)
@@ -153,24 +171,58 @@ def parse_replica_assignment(text: str) -> list[list[int]]:
     try:
         assignment = [[int(broker) for broker in part.split(":")] for part in text.split(",")]
     except ValueError:
-        raise CliError(f"--replica-assignment {text!r}: expected broker ids like 1:2:3,2:3:1") from None
+        raise KafkaError(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"--replica-assignment {text!r}: expected broker ids like 1:2:3,2:3:1"
+        ) from None
     if any(len(set(replicas)) != len(replicas) for replicas in assignment):
-        raise CliError(f"--replica-assignment {text!r}: a partition lists a broker twice")
+        raise KafkaError(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"--replica-assignment {text!r}: a partition lists a broker twice"
+        )
     return assignment
 
 
-def topics_create(args: argparse.Namespace) -> int:
-    from common.config import ConfigError, parse_overrides
+def topic_argument(args: argparse.Namespace) -> str:
+    """The topic from the positional NAME or --topic (kafka-topics' spelling), exactly one of them."""
+    if args.name is not None and args.topic_option is not None:
+        raise CliError("give the topic once: as NAME or as --topic")
+    name = args.topic_option if args.topic_option is not None else args.name
+    if name is None:
+        raise CliError("missing the topic: give NAME or --topic NAME")
+    return name
 
+
+def new_topic_request(args: argparse.Namespace) -> tuple[str, dict[str, str], list[list[int]] | None]:
+    """(name, configs, assignment) checked as kafka-topics checks them, before any connection."""
+    from common.config import ConfigError, parse_overrides
+    from common.topic import validate_name
+    from common.topic_config import validate_topic_configs
+
+    name = topic_argument(args)
+    validate_name(name)
+    if args.replica_assignment and (args.partitions is not None or args.replication_factor is not None):
+        raise KafkaError(
+            ErrorCode.INVALID_REQUEST, "--replica-assignment cannot be used with --partitions or --replication-factor"
+        )
     try:
         configs = parse_overrides(args.config)
     except ConfigError as error:
         raise CliError(str(error).replace("--set", "--config")) from None
+    validate_topic_configs(configs)
     assignment = parse_replica_assignment(args.replica_assignment) if args.replica_assignment else None
-    with _admin(args) as admin:
-        result = admin.create_topic(args.name, args.partitions, args.replication_factor, configs, assignment)
-    from client.admin import topic_id_text
+    return name, configs, assignment
 
+
+def topics_create(args: argparse.Namespace) -> int:
+    from client.admin import topic_id_text
+    from common.topic import check_collision
+
+    name, configs, assignment = new_topic_request(args)
+    partitions = -1 if args.partitions is None else args.partitions
+    factor = -1 if args.replication_factor is None else args.replication_factor
+    with _admin(args) as admin:
+        if admin.servers:
+            check_collision(name, [t.name for t in admin.describe_topics()])
+        result = admin.create_topic(name, partitions, factor, configs, assignment)
     print(
         f"Created topic {result.name} (topic id {topic_id_text(result.topic_id)}, "
         f"{result.num_partitions} partitions, replication factor {result.replication_factor})."
@@ -231,11 +283,6 @@ def parse_acks(text: str) -> int:
 def produce_command(args: argparse.Namespace) -> int:
     from client.produce_command import ProduceOptions, run_produce
 
-    _controllers, brokers = resolve_addresses(args)
-    if not brokers:
-        raise CliError("no broker address: pass --bootstrap-server")
-    if args.num_records is not None and args.num_records < 0:
-        raise CliError("--num-records must not be negative")
     options = ProduceOptions(
         topic=args.topic,
         acks=parse_acks(args.acks),
@@ -245,19 +292,38 @@ def produce_command(args: argparse.Namespace) -> int:
         history=Path(args.history) if args.history else None,
         linger_ms=args.linger_ms,
         batch_size=args.batch_size,
-        request_timeout_ms=args.request_timeout_ms,
+        request_timeout_ms=fitting_request_timeout(args.request_timeout_ms, args.linger_ms, args.delivery_timeout_ms),
         delivery_timeout_ms=args.delivery_timeout_ms,
         max_in_flight=args.max_in_flight,
         value_prefix=args.value_prefix,
         progress=args.progress,
     )
+    options.producer_config()  # an option out of Kafka's range fails here, before any connection
+    if options.history is not None:
+        check_writable(options.history, "--history")
+    _controllers, brokers = resolve_addresses(args)
+    if not brokers:
+        raise CliError("no broker address: pass --bootstrap-server")
     summary = run_event_loop(run_produce(brokers, options))
-    print(
-        f"produced {summary.acknowledged} of {summary.sent} records ({summary.failed} failed) "
-        f"in {summary.elapsed_s:.1f}s",
-        file=sys.stderr,
-    )
+    print(summary.line(), file=sys.stderr)
     return 0 if summary.failed == 0 else 1
+
+
+def fitting_request_timeout(given: int | None, linger_ms: int, delivery_timeout_ms: int) -> int:
+    """request.timeout.ms as given, else its default 30000 lowered to fit delivery.timeout.ms - linger.ms (a short
+    --delivery-timeout-ms alone is a usable setting; both given and inconsistent is INVALID_CONFIG, as in Kafka)."""
+    if given is not None:
+        return given
+    return max(1, min(DEFAULT_REQUEST_TIMEOUT_MS, delivery_timeout_ms - linger_ms))
+
+
+def check_writable(path: Path, option: str) -> None:
+    """A file the command appends to: refused in one line when it cannot be opened (e.g. a missing directory)."""
+    try:
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as error:
+        raise CliError(f"{option} {path}: {error.strerror}") from None
 
 
 def consume_command(args: argparse.Namespace) -> int:
@@ -288,6 +354,7 @@ PRODUCER_PROPS = {
     "max.in.flight.requests.per.connection": "max_in_flight_requests_per_connection",
     "request.timeout.ms": "request_timeout_ms",
     "delivery.timeout.ms": "delivery_timeout_ms",
+    "max.request.size": "max_request_size",
 }
 
 
@@ -304,7 +371,16 @@ def producer_config_from(acks: int, props: list[str]):  # noqa: ANN201 - client.
         try:
             fields[PRODUCER_PROPS[key]] = int(value)
         except ValueError:
-            raise CliError(f"{key} must be an integer, not {value!r}") from None
+            raise KafkaError(
+                ErrorCode.INVALID_CONFIG, f"Invalid value {value} for configuration {key}: not a number"
+            ) from None
+    if "request_timeout_ms" not in fields:
+        defaults = ProducerConfig()
+        fields["request_timeout_ms"] = fitting_request_timeout(
+            None,
+            fields.get("linger_ms", defaults.linger_ms),
+            fields.get("delivery_timeout_ms", defaults.delivery_timeout_ms),
+        )
     return ProducerConfig(acks=acks, **fields)
 
 
@@ -320,13 +396,9 @@ def _brokers(args: argparse.Namespace) -> list[str]:
 def perf_produce_command(args: argparse.Namespace) -> int:
     from client.perf_produce import PerfProduceOptions, run_perf_produce
 
+    config = producer_config_from(parse_acks(args.acks), args.producer_props)  # checked before any connection
     brokers = _brokers(args)
-    if args.record_size <= 0:
-        raise CliError("--record-size must be positive")
-    options = PerfProduceOptions(
-        args.topic, args.num_records, args.record_size, args.throughput,
-        producer_config_from(parse_acks(args.acks), args.producer_props),
-    )  # fmt: skip
+    options = PerfProduceOptions(args.topic, args.num_records, args.record_size, args.throughput, config)
     result = run_event_loop(run_perf_produce(brokers, options, progress=None if args.json else sys.stderr))
     if args.json:
         print_json(result)

@@ -7,14 +7,23 @@ import json
 import sys
 import time
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
 from client.in_flight import InFlight
-from client.producer import DeliveryFailed, Producer, ProducerConfig, RecordMetadata, delivery_outcome
+from client.producer import (
+    DeliveryFailed,
+    Producer,
+    ProducerConfig,
+    RecordMetadata,
+    RetryNotice,
+    delivery_outcome,
+)
+from common.errors import ErrorCode
 
 
 @dataclass(frozen=True)
@@ -33,6 +42,17 @@ class ProduceOptions:
     value_prefix: str = ""
     progress: bool = False
 
+    def producer_config(self) -> ProducerConfig:
+        """The producer's config; raises INVALID_CONFIG naming the Kafka key of an option out of range."""
+        return ProducerConfig(
+            acks=self.acks,
+            linger_ms=self.linger_ms,
+            batch_size=self.batch_size,
+            request_timeout_ms=self.request_timeout_ms,
+            delivery_timeout_ms=self.delivery_timeout_ms,
+            max_in_flight_requests_per_connection=self.max_in_flight,
+        )
+
 
 @dataclass
 class ProduceSummary:
@@ -40,6 +60,34 @@ class ProduceSummary:
     acknowledged: int = 0
     failed: int = 0
     elapsed_s: float = 0.0
+    errors: Counter[str] = field(default_factory=Counter)  # failed records by Kafka error name
+
+    def line(self) -> str:
+        """E.g. `produced 0 of 2 records (2 failed: MESSAGE_TOO_LARGE 2) in 0.1s`."""
+        failures = f"{self.failed} failed"
+        if self.errors:
+            failures += ": " + ", ".join(f"{name} {count}" for name, count in self.errors.most_common())
+        return f"produced {self.acknowledged} of {self.sent} records ({failures}) in {self.elapsed_s:.1f}s"
+
+
+class RetryReporter:
+    """Says once per error name what the producer keeps retrying, so a stalled run is not silent."""
+
+    def __init__(self, delivery_timeout_ms: int, out: IO[str]) -> None:
+        self.delivery_timeout_ms = delivery_timeout_ms
+        self.out = out
+        self.seen: set[ErrorCode] = set()
+
+    def __call__(self, notice: RetryNotice) -> None:
+        if notice.code in self.seen:
+            return
+        self.seen.add(notice.code)
+        detail = f" ({notice.message})" if notice.message else ""
+        print(
+            f"retrying {notice.topic}-{notice.partition}: {notice.code.name}{detail}; "
+            f"records fail after delivery.timeout.ms {self.delivery_timeout_ms}",
+            file=self.out,
+        )
 
 
 def generated_value(prefix: str, index: int, size: int) -> bytes:
@@ -89,15 +137,8 @@ async def _values(options: ProduceOptions) -> AsyncIterator[bytes]:
 
 
 async def run_produce(bootstrap: list[str], options: ProduceOptions) -> ProduceSummary:
-    config = ProducerConfig(
-        acks=options.acks,
-        linger_ms=options.linger_ms,
-        batch_size=options.batch_size,
-        request_timeout_ms=options.request_timeout_ms,
-        delivery_timeout_ms=options.delivery_timeout_ms,
-        max_in_flight_requests_per_connection=options.max_in_flight,
-    )
-    producer = Producer(bootstrap, config)
+    config = options.producer_config()
+    producer = Producer(bootstrap, config, on_retry=RetryReporter(config.delivery_timeout_ms, sys.stderr))
     summary = ProduceSummary()
     history: IO[str] | None = options.history.open("a", encoding="utf-8") if options.history else None
     started = time.monotonic()
@@ -110,6 +151,7 @@ async def run_produce(bootstrap: list[str], options: ProduceOptions) -> ProduceS
             summary.acknowledged += 1
         else:
             summary.failed += 1
+            summary.errors[failure.code.name] += 1
         if history is not None:
             latency = (time.monotonic() - sent_at) * 1000
             history.write(

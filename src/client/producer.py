@@ -20,6 +20,7 @@ import grpc
 from client.metadata_cache import MetadataCache
 from client.partitioner import partition_for_key
 from common.errors import ErrorCode, KafkaError
+from common.grpc_support import MAX_MESSAGE_BYTES
 from common.pipelined_stream import PipelinedStream
 from common.record_batch import HEADER_SIZE, Header, build_batch
 from minikafka_pb import broker_pb2
@@ -38,6 +39,21 @@ _REFRESH_ON = frozenset(
 )
 
 
+INT_MAX = 2**31 - 1
+# A request travels as one gRPC message: a larger max.request.size would be refused by the transport, not the broker.
+MAX_REQUEST_SIZE_LIMIT = MAX_MESSAGE_BYTES - 64 * 1024
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """A retriable error a batch got; the producer retries it until delivery.timeout.ms."""
+
+    topic: str
+    partition: int
+    code: ErrorCode
+    message: str
+
+
 @dataclass(frozen=True)
 class ProducerConfig:
     acks: int = -1  # 0, 1 or -1 (all)
@@ -47,10 +63,37 @@ class ProducerConfig:
     delivery_timeout_ms: int = 120000
     retry_backoff_ms: int = 100
     max_in_flight_requests_per_connection: int = 1
+    max_request_size: int = 1048576
 
     def __post_init__(self) -> None:
         if self.acks not in (0, 1, -1):
             raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or all, not {self.acks}")
+        for field_name, (key, low, high) in _RANGES.items():
+            value = getattr(self, field_name)
+            if not isinstance(value, int) or not low <= value <= high:
+                bound = f"at least {low}" if high == INT_MAX else f"between {low} and {high}"
+                raise KafkaError(
+                    ErrorCode.INVALID_CONFIG, f"Invalid value {value} for configuration {key}: must be {bound}"
+                )
+        if self.delivery_timeout_ms < self.linger_ms + self.request_timeout_ms:
+            raise KafkaError(
+                ErrorCode.INVALID_CONFIG,
+                f"delivery.timeout.ms {self.delivery_timeout_ms} must be at least linger.ms + request.timeout.ms "
+                f"({self.linger_ms + self.request_timeout_ms})",
+            )
+
+
+# Kafka's ProducerConfig ranges (key, minimum, maximum). request.timeout.ms starts at 1 rather than Kafka's 0: a
+# request with no time at all can never be answered, and a zero gRPC deadline would wait forever.
+_RANGES: dict[str, tuple[str, int, int]] = {
+    "linger_ms": ("linger.ms", 0, INT_MAX),
+    "batch_size": ("batch.size", 0, INT_MAX),
+    "request_timeout_ms": ("request.timeout.ms", 1, INT_MAX),
+    "delivery_timeout_ms": ("delivery.timeout.ms", 0, INT_MAX),
+    "retry_backoff_ms": ("retry.backoff.ms", 0, INT_MAX),
+    "max_in_flight_requests_per_connection": ("max.in.flight.requests.per.connection", 1, INT_MAX),
+    "max_request_size": ("max.request.size", 0, MAX_REQUEST_SIZE_LIMIT),
+}
 
 
 # Refused before any append: a batch that only ever got these certainly was not written.
@@ -118,8 +161,14 @@ class _PartitionQueue:
 
 
 class Producer:
-    def __init__(self, bootstrap_servers: Sequence[str], config: ProducerConfig | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: Sequence[str],
+        config: ProducerConfig | None = None,
+        on_retry: Callable[[RetryNotice], None] | None = None,
+    ) -> None:
         self.config = config or ProducerConfig()
+        self._on_retry = on_retry
         self._delivery_timeout_s = self.config.delivery_timeout_ms / 1000
         self.metadata = MetadataCache(bootstrap_servers, self.config.request_timeout_ms / 1000)
         self._queues: dict[tuple[str, int], _PartitionQueue] = {}
@@ -146,10 +195,18 @@ class Producer:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic '{topic}' has no partition {partition}")
         now = time.monotonic()
         future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
+        size = (len(value) if value else 0) + (len(key) if key else 0) + _RECORD_OVERHEAD
+        if HEADER_SIZE + size > self.config.max_request_size:
+            # As Kafka's send(): a record no request may carry fails at once instead of being retried.
+            message = (
+                f"the record is {HEADER_SIZE + size} bytes when serialized, more than max.request.size "
+                f"{self.config.max_request_size}"
+            )
+            future.set_exception(DeliveryFailed(ErrorCode.MESSAGE_TOO_LARGE, message, definite=True))
+            return future
         queue = self._queue(topic, partition)
         if not queue.records:
             queue.first_enqueued = now
-        size = (len(value) if value else 0) + (len(key) if key else 0) + _RECORD_OVERHEAD
         queue.records.append(
             _Pending(key, value, int(time.time() * 1000), now + self._delivery_timeout_s, future, size)
         )
@@ -289,6 +346,8 @@ class Producer:
             except grpc.RpcError as error:
                 last_error, last_message = ErrorCode.NETWORK_EXCEPTION, f"{address}: {error.code().name}"  # type: ignore[attr-defined]
                 definite = False
+                if self._on_retry is not None:
+                    self._on_retry(RetryNotice(topic, partition, last_error, last_message))
                 await self._refresh_and_back_off(topic)
                 continue
             result = response.responses[0].partition_responses[0]
@@ -303,6 +362,8 @@ class Producer:
             definite = definite and code in DEFINITE_ERRORS
             if not code.retriable:
                 break
+            if self._on_retry is not None:
+                self._on_retry(RetryNotice(topic, partition, code, result.error_message))
             if code in _REFRESH_ON:
                 await self._refresh_and_back_off(topic)
             else:

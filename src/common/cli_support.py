@@ -52,6 +52,39 @@ def print_json(document: Any) -> None:
     sys.stdout.flush()
 
 
+INT32_MAX = 2**31 - 1
+
+
+def bounded_int(low: int, high: int = INT32_MAX, error: str = "") -> Callable[[str], int]:
+    """An argparse `type` accepting an integer in [low, high] (Kafka's ConfigDef ranges; int32 unless said), so a
+    bad number is refused before anything starts; `error` names the Kafka error the value would get."""
+    prefix = f"{error}: " if error else ""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{prefix}invalid integer {text!r}") from None
+        if not low <= value <= high:
+            bound = f"at least {low}" if value < low else f"at most {high}"
+            raise argparse.ArgumentTypeError(f"{prefix}{value} is out of range: must be {bound}")
+        return value
+
+    parse.__name__ = "integer"  # argparse names the type in its own messages
+    return parse
+
+
+def positive_float(text: str) -> float:
+    """An argparse `type` for a duration or rate that must be above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is out of range: must be a positive number")
+    return value
+
+
 class OneLineErrorParser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line (`minikafka: error: ...`), exit status 2."""
 

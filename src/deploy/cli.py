@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from common.cli_support import CliError, print_json
+from common.cli_support import CliError, bounded_int, positive_float, print_json
 from common.config import parse_overrides
 from deploy.chaos_schedule import FAULT_KINDS
 
+# Every node is a real process on this machine: more than this is a typo, not a cluster.
+MAX_NODES = 64
+MAX_CHAOS_PARTITIONS = 10000
 FAULTS = ("kill", "stop", "start", "reboot", "pause", "resume", "hold-alter-partition", "release-alter-partition")
 
 
@@ -17,10 +20,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cluster_commands = cluster.add_subparsers(dest="cluster_command", required=True, metavar="{up,status,down}")
     up = cluster_commands.add_parser("up", help="start controllers and brokers on free loopback ports")
     up.add_argument("--dir", metavar="RUN")
-    up.add_argument("--controllers", type=int, default=3)
-    up.add_argument("--brokers", type=int, default=3)
+    up.add_argument("--controllers", type=bounded_int(1, MAX_NODES), default=3)
+    up.add_argument("--brokers", type=bounded_int(1, MAX_NODES), default=3)
     up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    up.add_argument("--timeout", type=float, default=60.0, metavar="S", help="how long to wait for readiness")
+    up.add_argument("--timeout", type=positive_float, default=60.0, metavar="S", help="how long to wait for readiness")
     up.set_defaults(func=cluster_up)
     status = cluster_commands.add_parser("status", help="processes, liveness, fencing, broker epochs")
     status.add_argument("--dir", metavar="RUN")
@@ -34,8 +37,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fault_commands = fault.add_subparsers(dest="fault_command", required=True, metavar="{" + ",".join(FAULTS) + "}")
     for name in FAULTS:
         command = fault_commands.add_parser(name)
-        command.add_argument("node_id", type=int, metavar="ID")
-        command.add_argument("--dir", metavar="RUN")
+        command.add_argument("node_id", type=bounded_int(0), metavar="ID")
+        command.add_argument("--dir", metavar="RUN", help="with --compose: where logs/faults.jsonl goes")
+        command.add_argument(
+            "--compose",
+            metavar="FILE",
+            help="a docker-compose cluster (else MINIKAFKA_COMPOSE_FILE; else the local run)",
+        )
+        command.add_argument(
+            "--engine", choices=("docker", "podman"), help="container engine (default: whichever is installed)"
+        )
         if name == "reboot":
             command.add_argument("--lose-unflushed", action="store_true")
             command.add_argument("--wipe-disk", action="store_true")
@@ -50,22 +61,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     chaos = subparsers.add_parser("chaos", help="seeded workload with faults, then analysis")
     chaos.add_argument("run", metavar="RUN")
-    chaos.add_argument("--duration", type=float, required=True, metavar="S")
+    chaos.add_argument("--duration", type=positive_float, required=True, metavar="S")
     chaos.add_argument("--faults", default="kill,reboot", help=f"comma-separated: {','.join(FAULT_KINDS)}")
     chaos.add_argument("--seed", type=int, default=0)
-    chaos.add_argument("--brokers", type=int, default=3)
-    chaos.add_argument("--controllers", type=int, default=3)
-    chaos.add_argument("--partitions", type=int, default=3)
-    chaos.add_argument("--producers", type=int, default=2)
-    chaos.add_argument("--rate", type=float, default=200.0, metavar="R", help="records/s per producer")
+    chaos.add_argument("--brokers", type=bounded_int(3, MAX_NODES), default=3, help="at least 3 (RF 3)")
+    chaos.add_argument("--controllers", type=bounded_int(1, MAX_NODES), default=3)
+    chaos.add_argument("--partitions", type=bounded_int(1, MAX_CHAOS_PARTITIONS, error="INVALID_PARTITIONS"), default=3)
+    chaos.add_argument("--producers", type=bounded_int(1, MAX_NODES), default=2)
+    chaos.add_argument("--rate", type=positive_float, default=200.0, metavar="R", help="records/s per producer")
     chaos.add_argument("--no-analysis", action="store_true", help="skip the Spark analysis")
     chaos.add_argument("--json", action="store_true")
     chaos.set_defaults(func=run_chaos_command)
 
     demo = subparsers.add_parser("demo", help="the whole story: cluster, workload with faults, analysis, report")
-    demo.add_argument("--records", type=int, default=20000)
+    demo.add_argument("--records", type=bounded_int(1), default=20000)
     demo.add_argument("--no-analysis", action="store_true", help="skip the Spark checks")
     demo.set_defaults(func=run_demo_command)
+
+
+def require_analysis() -> None:
+    """The Spark analysis needs the `analysis` extra and a Java runtime: say so in one line before starting."""
+    import importlib.util
+    import os
+    import shutil
+
+    missing = [name for name in ("pyspark", "matplotlib") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise CliError(
+            f"the analysis needs {' and '.join(missing)}: pip install 'minikafka[analysis]' "
+            "(or skip it with --no-analysis where the command has it)"
+        )
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise CliError("the analysis runs Spark, which needs Java: install a JRE (17 or later) or set JAVA_HOME")
 
 
 def _cluster(args: argparse.Namespace):  # noqa: ANN202 - deploy.local_cluster.Cluster, imported lazily
@@ -130,9 +157,14 @@ def cluster_down(args: argparse.Namespace) -> int:
 
 
 def run_fault(args: argparse.Namespace) -> int:
+    import os
+
     from deploy.faults import Faults
     from deploy.local_cluster import ClusterError
 
+    compose = args.compose or os.environ.get("MINIKAFKA_COMPOSE_FILE")
+    if compose:
+        return run_compose_fault(args, Path(compose))
     faults = Faults(_cluster(args))
     name = args.fault_command.replace("-", "_")
     try:
@@ -146,11 +178,30 @@ def run_fault(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_compose_fault(args: argparse.Namespace, compose_file: Path) -> int:
+    import os
+
+    from deploy.compose_faults import ComposeFaultError, choose_engine, inject
+
+    if getattr(args, "lose_unflushed", False) or getattr(args, "wipe_disk", False):
+        raise CliError("--lose-unflushed and --wipe-disk need a local run: a container restart keeps its volume")
+    run_dir = Path(args.dir) if args.dir else Path("runs") / "compose"
+    try:
+        engine = choose_engine(args.engine, os.environ)
+        node = inject(compose_file, engine, args.fault_command, args.node_id, run_dir)
+    except ComposeFaultError as error:
+        raise CliError(str(error)) from None
+    print(f"{args.fault_command} {node.service}: done ({engine}; recorded in {run_dir / 'logs' / 'faults.jsonl'})")
+    return 0
+
+
 def run_demo_command(args: argparse.Namespace) -> int:
     import sys
 
     from deploy.demo import run_demo
 
+    if not args.no_analysis:
+        require_analysis()
     summary = run_demo(args.records, analyze=not args.no_analysis, log=lambda line: print(line, file=sys.stderr))
     print("\n".join(summary.lines()))
     return 0 if summary.lost == 0 and summary.analysis_passed is not False else 1
@@ -168,11 +219,11 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         kinds = parse_fault_kinds(args.faults)
     except ValueError as error:
         raise CliError(str(error)) from None
-    if args.duration <= 0 or args.brokers < 3 or args.controllers < 1 or args.producers < 1:
-        raise CliError("--duration must be positive, --brokers at least 3 (RF 3), --controllers and --producers >= 1")
+    if not args.no_analysis:
+        require_analysis()
     run = Path(args.run)
     if (run / "cluster.json").exists():
-        raise CliError(f"{run} already holds a run; chaos starts its own cluster in a new directory")
+        raise CliError(f"{run} already holds a run; chaos starts its own cluster: give a new directory")
     options = ChaosOptions(
         args.duration, kinds, args.seed, args.brokers, args.controllers, args.partitions, args.producers, args.rate,
         analyze=not args.no_analysis,
@@ -199,13 +250,14 @@ def run_chaos_command(args: argparse.Namespace) -> int:
 def run_analyze_command(args: argparse.Namespace) -> int:
     """Exit status: 0 pass, 1 fail, 3 incomplete (a final read did not reach every acknowledged record), 4 nothing
     to check (no acknowledged write)."""
+    run = Path(args.run).resolve()
+    if not (run / "logs").is_dir() and not (run / "history").is_dir():
+        raise CliError(f"{run} has neither logs/ nor history/: is it a run directory?")
+    require_analysis()
     from deploy.analysis.report import analyze_run
     from deploy.analysis.report_render import summary_lines
     from deploy.analysis.verdict import EXIT_CODES
 
-    run = Path(args.run).resolve()
-    if not (run / "logs").is_dir() and not (run / "history").is_dir():
-        raise CliError(f"{run} has neither logs/ nor history/: is it a run directory?")
     summary = analyze_run(run, Path(args.out).resolve() if args.out else None, args.master)
     if args.json:
         print_json(summary)

@@ -8,21 +8,30 @@ then the history checks (Spark) and a short summary.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from client.admin import AdminClient
 from common.cli_support import run_event_loop
 from deploy import cluster_commands
 from deploy.faults import FAULT_RUN_SETTINGS, Faults
-from deploy.local_cluster import new_run_dir, wait_until
-from deploy.workload import ProducerPlan, consume_to_file, lost_acknowledged, produce_with_history, wait_for_full_isrs
+from deploy.local_cluster import Cluster, new_run_dir, wait_until
+from deploy.workload import (
+    ProduceCounts,
+    ProducerPlan,
+    consume_to_file,
+    lost_acknowledged,
+    produce_with_history,
+    wait_for_full_isrs,
+)
 
 TOPIC = "demo"
+Log = Callable[[str], None]
 
 
 @dataclass
@@ -57,11 +66,14 @@ class DemoSummary:
 
 
 def _ack_after_ms(entry: dict[str, object], killed_at: datetime) -> float | None:
-    """How long after the kill `entry` was an acknowledged write to partition 0 (None: it is not one)."""
+    """How long after the kill `entry` was acknowledged, if it is a write to partition 0 sent after the kill (None
+    otherwise). A record sent before it may have been answered by the killed leader an instant before it died, and
+    counting that answer would report a failover of a millisecond."""
     if entry["partition"] != 0 or entry["error"] is not None:
         return None
     ts = datetime.strptime(str(entry["ts"]), "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-    return (ts - killed_at).total_seconds() * 1000 if ts > killed_at else None
+    sent = ts - timedelta(milliseconds=float(str(entry["latency_ms"])))
+    return (ts - killed_at).total_seconds() * 1000 if sent > killed_at else None
 
 
 def _failover_ms(history: Path, killed_at: datetime) -> float | None:
@@ -92,55 +104,70 @@ def _acknowledged_since(history: Path, killed_at: datetime) -> Callable[[], bool
     return seen
 
 
-def run_demo(records: int = 20000, analyze: bool = True, log: callable = print) -> DemoSummary:
+def _inject_faults(
+    cluster: Cluster, admin: AdminClient, history: Path, kill_now: threading.Event, done: dict[str, object], log: Log
+) -> None:
+    """Once `kill_now` is set: SIGKILL the leader of partition 0, then reboot a follower losing its unflushed data."""
+    kill_now.wait(120)
+    partition = admin.describe_topics([TOPIC])[0].partitions[0]
+    done["leader"] = partition.leader
+    log(f"SIGKILL broker {partition.leader}, the leader of {TOPIC}-0 ...")
+    Faults(cluster).kill(partition.leader)
+    done["killed_at"] = killed_at = datetime.now(UTC)  # once the leader is gone: nothing sent later reaches it
+    wait_until(lambda: admin.describe_topics([TOPIC])[0].partitions[0].leader not in (-1, partition.leader), 30)
+    new_leader = admin.describe_topics([TOPIC])[0].partitions[0].leader
+    follower = next(r for r in partition.replicas if r not in (partition.leader, new_leader))
+    done["follower"] = follower
+    # Rebooting the last other ISR member before the new leader's first acknowledged write would hold
+    # acks=all (min.insync.replicas 2) until it rejoins, and the failover figure would include its reboot.
+    wait_until(_acknowledged_since(history, killed_at), 30)
+    log(f"reboot broker {follower} losing its unflushed data ...")
+    Faults(cluster).reboot(follower, lose_unflushed=True)
+    Faults(cluster).start(partition.leader)
+
+
+async def _client_phases(
+    cluster: Cluster,
+    admin: AdminClient,
+    plan: ProducerPlan,
+    injector: threading.Thread,
+    kill_now: threading.Event,
+    log: Log,
+) -> tuple[ProduceCounts, int]:
+    """Produce (the injector kills a third of the way in), wait for the faults and full ISRs, consume it all back.
+
+    Every client phase runs on this one event loop: grpc.aio ties its completion queue to the first loop of the
+    process, and a second loop would receive completions meant for the closed one (tracebacks on stderr).
+    """
+    third = (plan.records or 0) // 3
+    counts = await produce_with_history(
+        cluster.bootstrap_servers, plan, on_sent=lambda index: kill_now.set() if index == third else None
+    )
+    await asyncio.to_thread(injector.join, 120)
+    await asyncio.to_thread(wait_for_full_isrs, admin, TOPIC, 60)
+    log("consuming everything back ...")
+    final = cluster.run_dir / "history" / "consume-final.jsonl"
+    return counts, await consume_to_file(cluster.bootstrap_servers, TOPIC, final)
+
+
+def run_demo(records: int = 20000, analyze: bool = True, log: Log = print) -> DemoSummary:
     run_dir = new_run_dir()
     log(f"starting a 3+3 cluster in {run_dir} ...")
     cluster = cluster_commands.up(run_dir, 3, 3, FAULT_RUN_SETTINGS)
+    history = run_dir / "history" / "produce-demo.jsonl"
+    faults_done: dict[str, object] = {}
     try:
         admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10)
         admin.create_topic(TOPIC, 3, 3, {"min.insync.replicas": "2"})
         admin.wait_for_topic(TOPIC, 30)
-        history = run_dir / "history" / "produce-demo.jsonl"
         plan = ProducerPlan(TOPIC, "demo", history, records=records)
         kill_now = threading.Event()
-        faults_done: dict[str, object] = {}
-
-        def inject() -> None:
-            kill_now.wait(120)
-            partition = admin.describe_topics([TOPIC])[0].partitions[0]
-            faults_done["leader"] = partition.leader
-            faults_done["killed_at"] = killed_at = datetime.now(UTC)
-            log(f"SIGKILL broker {partition.leader}, the leader of {TOPIC}-0 ...")
-            Faults(cluster).kill(partition.leader)
-            wait_until(lambda: admin.describe_topics([TOPIC])[0].partitions[0].leader not in (-1, partition.leader), 30)
-            follower = next(
-                r
-                for r in partition.replicas
-                if r not in (partition.leader, admin.describe_topics([TOPIC])[0].partitions[0].leader)
-            )
-            faults_done["follower"] = follower
-            # Rebooting the last other ISR member before the new leader's first acknowledged write would hold
-            # acks=all (min.insync.replicas 2) until it rejoins, and the failover figure would include its reboot.
-            wait_until(_acknowledged_since(history, killed_at), 30)
-            log(f"reboot broker {follower} losing its unflushed data ...")
-            Faults(cluster).reboot(follower, lose_unflushed=True)
-            Faults(cluster).start(partition.leader)
-
-        injector = threading.Thread(target=inject, daemon=True)
+        injector = threading.Thread(
+            target=_inject_faults, args=(cluster, admin, history, kill_now, faults_done, log), daemon=True
+        )
         injector.start()
         log(f"producing {records} records with acks=all ...")
-        counts = run_event_loop(
-            produce_with_history(
-                cluster.bootstrap_servers, plan, on_sent=lambda index: kill_now.set() if index == records // 3 else None
-            )
-        )
-        acknowledged, failed = counts.acknowledged, counts.failed
-        injector.join(120)
-        wait_for_full_isrs(admin, TOPIC, 60)
-        log("consuming everything back ...")
-        consumed = run_event_loop(
-            consume_to_file(cluster.bootstrap_servers, TOPIC, run_dir / "history" / "consume-final.jsonl")
-        )
+        counts, consumed = run_event_loop(_client_phases(cluster, admin, plan, injector, kill_now, log))
     finally:
         log("stopping the cluster ...")
         cluster_commands.down(cluster)
@@ -157,8 +184,8 @@ def run_demo(records: int = 20000, analyze: bool = True, log: callable = print) 
         passed = bool(analysis["passed"])
     return DemoSummary(
         run_dir,
-        acknowledged,
-        failed,
+        counts.acknowledged,
+        counts.failed,
         consumed,
         lost,
         int(faults_done.get("leader", -1)),

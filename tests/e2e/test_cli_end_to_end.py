@@ -165,7 +165,9 @@ def test_bad_input_gets_one_line_errors(run: Path) -> None:
     ok("fault", "stop", "2", *d)
     refused = cli("produce", "pair", "--acks", "all", "--num-records", "3", "--delivery-timeout-ms", "2000", *d)
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
-    assert "3 failed" in refused.stderr
+    assert "3 failed: NOT_ENOUGH_REPLICAS 3" in refused.stderr
+    # The producer retries NOT_ENOUGH_REPLICAS (retriable, as in Kafka), and says so once rather than silently.
+    assert refused.stderr.count("retrying single-0: NOT_ENOUGH_REPLICAS") == 1, refused.stderr
     history = run / "history" / "produce-refused.jsonl"
     cli(
         "produce",
@@ -183,6 +185,23 @@ def test_bad_input_gets_one_line_errors(run: Path) -> None:
     ok("fault", "start", "2", *d)
     [line] = [json.loads(x) for x in history.read_text().splitlines()]
     assert line["error"] == "NOT_ENOUGH_REPLICAS" and line["definite"] is True
+
+
+def test_refusals_name_their_kafka_error(run: Path) -> None:
+    d = ["--dir", str(run)]
+    ok("topics", "create", "metrics.cpu", "--partitions", "1", "--replication-factor", "1", *d)
+    collided = one_line_error(cli("topics", "create", "metrics_cpu", "--partitions", "1", *d))
+    assert "INVALID_TOPIC_EXCEPTION" in collided and "metrics.cpu" in collided
+
+
+def test_a_record_over_max_request_size_fails_as_message_too_large(run: Path) -> None:
+    d = ["--dir", str(run)]
+    ok("topics", "create", "large", "--partitions", "1", "--replication-factor", "1", *d)
+    # Larger than gRPC's message limit: without the max.request.size check it was retried as NETWORK_EXCEPTION.
+    huge = "x" * (65 * 1024 * 1024)
+    refused = cli("produce", "large", "--delivery-timeout-ms", "5000", *d, stdin=f"small\n{huge}\n")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "produced 1 of 2 records (1 failed: MESSAGE_TOO_LARGE 1)" in refused.stderr, refused.stderr
 
 
 def test_perf_produce_and_consume(run: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,31 @@ def test_docker_compose_config_accepts_the_file() -> None:
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_the_build_context_leaves_out_the_venv_runs_and_git() -> None:
+    ignored = {line.strip() for line in (REPO / ".dockerignore").read_text().splitlines() if line.strip()}
+    assert {".venv", "runs", ".git"} <= ignored
+
+
+def test_dependencies_install_before_the_source_is_copied_and_there_is_a_cmd() -> None:
+    lines = [line.strip() for line in (REPO / "deploy" / "Dockerfile").read_text().splitlines()]
+    copy_source = lines.index("COPY src ./src")
+    first_install = next(i for i, line in enumerate(lines) if "pip install" in line)
+    assert first_install < copy_source  # a source edit reuses the dependency layer
+    assert any("--no-deps" in line for line in lines[copy_source:])
+    assert any(line.startswith("CMD [") for line in lines)
+
+
+def test_nodes_need_no_spark_and_the_analysis_is_an_extra() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert not [d for d in project["dependencies"] if d.startswith(("pyspark", "matplotlib"))]
+    analysis = project["optional-dependencies"]["analysis"]
+    assert any(d.startswith("pyspark") for d in analysis) and any(d.startswith("matplotlib") for d in analysis)
+    assert '".[dev,analysis]"' in (REPO / "Makefile").read_text()  # make test and make demo install it
+
+
+def test_the_smoke_script_runs_this_compose_file_and_tears_it_down() -> None:
+    script = (REPO / "deploy" / "compose-smoke.sh").read_text()
+    assert "compose -f docker-compose.yml" in script and "down -v" in script
+    assert subprocess.run(["bash", "-n", str(REPO / "deploy" / "compose-smoke.sh")]).returncode == 0
