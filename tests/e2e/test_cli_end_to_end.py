@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,6 +34,16 @@ def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
     lines = [line for line in result.stderr.strip().splitlines() if "error" in line]
     assert len(lines) == 1, result.stderr
     return lines[0]
+
+
+def wait_until_unfenced(run: Path, broker_id: int, timeout_s: float = 60) -> None:
+    """`fault start` returns once the process runs; the later tests need the broker registered and unfenced."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = json.loads(ok("cluster", "status", "--json", "--dir", str(run)))
+        if any(b["id"] == broker_id and b["alive"] and not b["fenced"] for b in status["brokers"]):
+            return
+    raise AssertionError(f"broker {broker_id} not unfenced within {timeout_s}s")
 
 
 @pytest.fixture(scope="module")
@@ -183,6 +194,7 @@ def test_bad_input_gets_one_line_errors(run: Path) -> None:
         *d,
     )
     ok("fault", "start", "2", *d)
+    wait_until_unfenced(run, 2)
     [line] = [json.loads(x) for x in history.read_text().splitlines()]
     assert line["error"] == "NOT_ENOUGH_REPLICAS" and line["definite"] is True
 
