@@ -69,7 +69,10 @@ def test_a_forged_want_shutdown_heartbeat_does_not_stop_a_live_broker(tmp_path: 
 
 
 async def produce_one(bootstrap: list[str], topic: str, delivery_timeout_ms: int) -> ErrorCode:
-    producer = Producer(bootstrap, ProducerConfig(acks=-1, delivery_timeout_ms=delivery_timeout_ms))
+    # delivery.timeout.ms must cover linger.ms + request.timeout.ms (Kafka's rule, checked by ProducerConfig)
+    request_timeout_ms = min(5000, delivery_timeout_ms // 2)
+    config = ProducerConfig(acks=-1, delivery_timeout_ms=delivery_timeout_ms, request_timeout_ms=request_timeout_ms)
+    producer = Producer(bootstrap, config)
     try:
         await (await producer.send(topic, b"v", partition=0))
         return ErrorCode.NONE

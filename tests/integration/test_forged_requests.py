@@ -42,7 +42,8 @@ SETTINGS = {"replica.lag.time.max.ms": str(LAG_MS)}
 
 async def produce_for(bootstrap: list[str], seconds: float, prefix: str) -> list[tuple[int, str]]:
     """acks=all writes, one at a time, for `seconds`: every one must be acknowledged."""
-    producer = Producer(bootstrap, ProducerConfig(acks=-1, linger_ms=0, delivery_timeout_ms=10_000))
+    config = ProducerConfig(acks=-1, linger_ms=0, delivery_timeout_ms=10_000, request_timeout_ms=5_000)
+    producer = Producer(bootstrap, config)
     acked: list[tuple[int, str]] = []
     end = time.monotonic() + seconds
     while time.monotonic() < end:
