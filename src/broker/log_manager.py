@@ -1,6 +1,6 @@
 """The broker's partition logs under `log.dirs`: open at start-up, create on assignment, delete strays.
 
-Stray partitions (seed 002, KRaft form): after the broker has caught up with the metadata log, a partition
+Stray partitions (KIP-550 in KRaft form): after the broker has caught up with the metadata log, a partition
 directory whose topic id the metadata does not know, or that the metadata no longer assigns to this broker, is
 renamed `<topic>-<partition>.<topic id>-stray` and then removed, with one event per directory.
 """

@@ -29,7 +29,7 @@ class ConsumerRecord:
     timestamp_ms: int
 
     def to_json(self) -> dict[str, object]:
-        """DESIGN.md's consume line: values as text (the CLI writes UTF-8 with replacement)."""
+        """The consume line (docs/events.md): values as text (the CLI writes UTF-8 with replacement)."""
         return {
             "topic": self.topic,
             "partition": self.partition,

@@ -105,7 +105,7 @@ def history_line(
     failure: DeliveryFailed | None,
     latency_ms: float,
 ) -> str:
-    """DESIGN.md's history line: ts, topic, partition, offset, value, acks, error, latency_ms; a failed line
+    """The history line (docs/events.md): ts, topic, partition, offset, value, acks, error, latency_ms; a failed line
     also says whether the failure is `definite` (the record certainly was not written)."""
     line = {
         "ts": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),

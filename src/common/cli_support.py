@@ -30,8 +30,8 @@ def not_built(command: str, issue: int) -> Handler:
 
 
 def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine on uvloop (DESIGN.md: uvloop everywhere, installed only by entry points), with the
-    garbage collector set for a long-running process."""
+    """Run a command's coroutine on uvloop, with the garbage collector set for a long-running process. Only entry
+    points install uvloop, so no library chooses the event loop."""
     import uvloop
 
     tune_garbage_collector()

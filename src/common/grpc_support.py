@@ -1,6 +1,6 @@
 """gRPC plumbing shared by every process and client: channel/server options and the server factory.
 
-Record batches can be large, so both ends raise gRPC's 4 MiB default message limits (DESIGN.md's measured
+Record batches can be large, so both ends raise gRPC's 4 MiB default message limits (as measured
 facts: the limit applies on server and channel alike).
 """
 

@@ -1,4 +1,4 @@
-"""Finding a run directory: `--dir RUN`, or the newest run under ./runs/ (DESIGN.md's default)."""
+"""Finding a run directory: `--dir RUN`, or the newest run under ./runs/ (the default every command shares)."""
 
 from __future__ import annotations
 

@@ -107,7 +107,7 @@ def _not_up_message(spec: NodeSpec, why: str) -> str:
 
 
 def status(cluster: Cluster) -> dict[str, Any]:
-    """DESIGN.md's `cluster status --json` document."""
+    """The `cluster status --json` document, a contract tools outside the project read."""
     leader_id: int | None = None
     brokers_by_id: dict[int, Any] = {}
     with admin_for(cluster, timeout_s=1.0) as admin:

@@ -2,7 +2,7 @@
 
 A run directory holds everything of one cluster:
 
-    RUN/cluster.json                 ids, roles, addresses, pids, config and data paths (DESIGN.md contract)
+    RUN/cluster.json                 ids, roles, addresses, pids, config and data paths (a contract: tools read it)
     RUN/<label>/<role>.properties    each node's config (label: controller-<id> or broker-<id>)
     RUN/<label>/data/                its log.dirs
     RUN/<label>/stderr.log           its readable log lines

@@ -1,7 +1,8 @@
 """Client workloads shared by `demo` and `chaos`: producers that write a history line per record, consumers that
 write every record they read, and waiting for a topic's ISRs to be full again.
 
-Histories use DESIGN.md's formats (`RUN/history/produce-*.jsonl`, `consume-*.jsonl`) so `analyze` can read them.
+Histories use the formats in docs/events.md (`RUN/history/produce-*.jsonl`, `consume-*.jsonl`), which `analyze`
+reads.
 """
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ class SendAlterPartition:
 
 @dataclass(frozen=True)
 class StartFetching:
-    """Add the partition to the fetcher for `leader_id` (seed 004 §2.10.4/§2.10.6)."""
+    """Add the partition to the fetcher for `leader_id` (from our LEO, in the new leader's epoch)."""
 
     leader_id: int
     leader_epoch: int
@@ -505,7 +505,7 @@ class Transition:
     effects: tuple[Effect, ...] = ()
 
 
-# ---- role transitions (seed 004 §2.10) ----
+# ---- role transitions ----
 
 
 def make_leader(
@@ -518,7 +518,7 @@ def make_leader(
     config: PartitionConfig,
     now_ms: int,
 ) -> Transition:
-    """Follower (or nothing) -> leader: stop fetching, clear follower state, LESO = our LEO (§2.10.1)."""
+    """Follower (or nothing) -> leader: stop fetching, clear follower state, LESO = our LEO."""
     isr = frozenset(metadata.isr)
     followers = tuple(ReplicaState.for_new_leader(r, r in isr, now_ms) for r in metadata.replicas if r != broker_id)
     leader = Leader(
@@ -543,7 +543,7 @@ def make_leader(
 def make_follower(
     label: str, broker_id: int, metadata: PartitionMetadata, log_end_offset: int, high_watermark: int
 ) -> Transition:
-    """-> follower: fetch from the new leader from our LEO, in its epoch (§2.10.4, §2.10.6)."""
+    """-> follower: fetch from the new leader from our LEO, in its epoch."""
     follower = Follower(
         label=label,
         broker_id=broker_id,
@@ -591,7 +591,7 @@ def apply_metadata(
         return None  # nothing new: an in-flight proposal must not be mistaken for rejected
     if metadata.leader != broker_id:
         if isinstance(current, Follower) and current.leader_epoch == metadata.leader_epoch:
-            # §2.10.5: the same leader epoch; ISR changes are immaterial to a follower.
+            # The same leader epoch: ISR changes are immaterial to a follower.
             return Transition(evolve(current, isr=frozenset(metadata.isr), partition_epoch=metadata.partition_epoch))
         transition = make_follower(label, broker_id, metadata, log_end_offset, high_watermark)
         if isinstance(current, Leader):
@@ -605,7 +605,7 @@ def apply_metadata(
     known = {f.replica_id: f for f in current.followers}
     effects: tuple[Effect, ...] = ()
     if metadata.leader_epoch > current.leader_epoch:
-        # §2.10.3: leader again in a new epoch (elected again or reassigned): new LESO, and followers out of the
+        # Leader again in a new epoch (elected again or reassigned): new LESO, and followers out of the
         # ISR must fetch in this epoch before they can join.
         followers = tuple(
             known[r].for_new_leader_epoch(r in isr, log_end_offset, now_ms)
@@ -629,7 +629,7 @@ def apply_metadata(
         _log_role("become_leader", label, metadata, log_end_offset)
         effects = (AssignEpochStartOffset(metadata.leader_epoch, log_end_offset),)
     else:
-        # §2.10.2: the same epoch; an ISR change may let the HWM advance.
+        # The same epoch: an ISR change may let the HWM advance.
         followers = tuple(
             known.get(r, ReplicaState.for_new_leader(r, False, now_ms)) for r in metadata.replicas if r != broker_id
         )

@@ -1,6 +1,6 @@
 """Client histories as DataFrames: what producers were told and what consumers read.
 
-Files (DESIGN.md's contract): producer histories `RUN/history/produce-*.jsonl`, one line per record:
+Files (the formats in docs/events.md): producer histories `RUN/history/produce-*.jsonl`, one line per record:
 {"ts", "topic", "partition", "offset", "value", "acks", "error", "latency_ms"} (failed lines also carry
 `definite`: the record certainly was not written); consumer output
 `RUN/history/consume-*.jsonl`, one line per record: {"topic", "partition", "offset", "key", "value", "leader_epoch"},

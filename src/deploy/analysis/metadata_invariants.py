@@ -1,7 +1,7 @@
 """Invariants over the committed cluster metadata and the Raft quorum, read from the controllers' replay events.
 
 Each function takes the events DataFrame (deploy.analysis.events.load_events) and returns the offending rows.
-Names follow Kafka's TLA+ specification and DESIGN.md.
+Names follow Kafka's TLA+ specification of replication.
 """
 
 from __future__ import annotations

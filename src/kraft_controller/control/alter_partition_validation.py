@@ -1,4 +1,4 @@
-"""AlterPartition v3 validation of one partition, in Kafka's order; the first failure wins (DESIGN.md).
+"""AlterPartition v3 validation of one partition, in Kafka's order; the first failure wins.
 
 Pure: judged against the image only. The whole-request broker epoch check (STALE_BROKER_EPOCH) happens before,
 in replication_control.

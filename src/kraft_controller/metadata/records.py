@@ -1,6 +1,6 @@
 """KRaft metadata records: frozen dataclasses and their protobuf encoding.
 
-Cluster state changes only by replaying these records in log order (DESIGN.md, "The metadata log"). Brokers read
+Cluster state changes only by replaying these records in log order (a record's offset is its identity). Brokers read
 them too, so nothing here is controller-only. `encode_record` / `decode_record` go through
 `proto/minikafka_pb/metadata.proto`.
 """
