@@ -1,4 +1,4 @@
-"""The user's path through the CLI only (subprocesses), with DESIGN.md's JSON shapes and one-line errors."""
+"""The user's path through the CLI only (subprocesses), with the documented JSON shapes and one-line errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The KIP-903 race (seed 000, steps 1-6) with real processes.
+"""The KIP-903 race with real processes, in its six steps.
 
 Leader A holds its AlterPartition that adds B; B is killed and its disk wiped; B registers again with a new
 epoch; A's held request is released; then A is killed. With the broker-epoch check (the default) the controller
@@ -53,7 +53,7 @@ async def produce_one_batch_per_record(bootstrap: list[str]) -> list[tuple[int, 
 
 
 def write_histories(run_dir: Path, acked: list[tuple[int, str, str]], read: dict[int, str]) -> None:
-    """The run's client histories in DESIGN.md's format, for `analyze`."""
+    """The run's client histories in the documented format (docs/events.md), for `analyze`."""
     history = run_dir / "history"
     history.mkdir(exist_ok=True)
     produced = [

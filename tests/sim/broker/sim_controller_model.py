@@ -1,6 +1,6 @@
 """A small controller model for the broker simulation: registrations, fencing, elections and AlterPartition.
 
-It applies DESIGN.md's acceptance rules in Kafka's order, including the KIP-903 broker-epoch check (switchable, to
+It applies AlterPartition's acceptance rules in Kafka's order, including the KIP-903 broker-epoch check (switchable, to
 show what goes wrong without it). Broker epochs are offsets of a pretend metadata log, so they only grow. The lead
 may later swap this for the real `kraft_controller.control` managers.
 """

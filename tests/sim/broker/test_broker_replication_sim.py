@@ -1,5 +1,5 @@
 """The broker replication simulation: random seeds with crashes, unflushed loss, drops, held AlterPartitions; and
-KIP-903's scenario (seed 000) step by step, with and without the controller's broker-epoch check."""
+KIP-903's scenario step by step, with and without the controller's broker-epoch check."""
 
 from __future__ import annotations
 

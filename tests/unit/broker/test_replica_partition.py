@@ -1,4 +1,4 @@
-"""The pure partition core: role transitions (seed 004 §2.10), ISR expansion and shrink, HWM, AlterPartition
+"""The pure partition core: role transitions, ISR expansion and shrink, HWM, AlterPartition
 answers, acks=all checks, and the shell's holder."""
 
 from __future__ import annotations

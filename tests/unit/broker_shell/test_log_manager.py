@@ -1,4 +1,4 @@
-"""Stray partitions (seed 002, KRaft form): deleted at start-up unless the metadata assigns them here."""
+"""Stray partitions (KIP-550 in KRaft form): deleted at start-up unless the metadata assigns them here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AlterPartition v3: every error path in DESIGN.md's order, no-ops, and the KIP-903 race at the controller."""
+"""AlterPartition v3: every error path in Kafka's order, no-ops, and the KIP-903 race at the controller."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DESIGN.md's rules on imports: pure cores touch no I/O, layers depend downwards only."""
+"""The rules on imports: pure cores touch no I/O, layers depend downwards only."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[3] / "src"
 
-# Pure protocol cores (DESIGN.md rule 1): listed as they land; every listed module must exist.
+# Pure protocol cores (no asyncio, grpc, time, random or os; no file I/O), listed as they land; each must exist.
 PURE_MODULES = [
     "kraft_controller/raft/core.py",
     "kraft_controller/raft/quorum.py",
