@@ -13,6 +13,7 @@ PURE_MODULES = [
     "kraft_controller/raft/quorum.py",
     "kraft_controller/raft/messages.py",
     "kraft_controller/raft/append_linger.py",
+    "kraft_controller/raft/request_validation.py",
     "kraft_controller/metadata/records.py",
     "kraft_controller/metadata/image.py",
     "kraft_controller/metadata/snapshot.py",
@@ -21,6 +22,7 @@ PURE_MODULES = [
     "broker/lifecycle.py",
     "broker/fetch_session.py",
     "broker/fetch_session_handler.py",
+    "storage/log_validator.py",
 ]
 FORBIDDEN_IN_PURE = {
     "asyncio",
