@@ -333,12 +333,16 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             for partition in topic.partitions:
                 replica = self.manager.replicas.get(TopicPartition(known.name, partition.partition)) if known else None
                 if replica is None or replica.leader is None:
-                    entry.partitions.add(
-                        partition=partition.partition,
-                        error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                        leader_epoch=-1,
-                        end_offset=-1,
+                    code = (
+                        self.manager.not_hosted_error(TopicPartition(known.name, partition.partition))
+                        if known
+                        else ErrorCode.UNKNOWN_TOPIC_ID
                     )
+                    entry.partitions.add(partition=partition.partition, error_code=code, leader_epoch=-1, end_offset=-1)
+                    continue
+                code = replica.leader.check_current_leader_epoch(partition.current_leader_epoch)
+                if code != ErrorCode.NONE:
+                    entry.partitions.add(partition=partition.partition, error_code=code, leader_epoch=-1, end_offset=-1)
                     continue
                 epoch, end = replica.log.end_offset_for_epoch(partition.leader_epoch)
                 entry.partitions.add(

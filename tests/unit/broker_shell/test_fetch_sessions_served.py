@@ -104,3 +104,23 @@ async def test_a_woken_re_read_is_not_a_second_fetch(tmp_path: Path) -> None:
     result = manager.follower_fetch(tp, FOLLOWER, FOLLOWER_EPOCH, LEADER_EPOCH, 0, -1, 1024, record_fetch=False)
     assert result.error == ErrorCode.NONE and len(result.records) == len(batch)  # stamped with the leader epoch
     assert manager.replicas[tp].leader.follower(FOLLOWER) == counted  # type: ignore[union-attr]
+
+
+async def test_offsets_for_leader_epoch_checks_the_current_leader_epoch(tmp_path: Path) -> None:
+    """Kafka's OffsetsForLeaderEpoch: a requester behind the leader epoch is fenced; -1 (unknown) passes."""
+    manager = leader_of_two_partitions(tmp_path)
+    manager.produce(TopicPartition("orders", 0), build_batch([Record(b"v")]), 1, 30000)
+    service = BrokerService(manager, "PLAINTEXT", FetchSessionCache(10, itertools.count(42).__next__))
+    request = broker_pb2.OffsetsForLeaderEpochRequest(replica_id=-1)
+    topic = request.topics.add(topic_id=TOPIC_ID.bytes)
+    for current in (LEADER_EPOCH, -1, LEADER_EPOCH - 1, LEADER_EPOCH + 1):
+        topic.partitions.add(partition=0, current_leader_epoch=current, leader_epoch=LEADER_EPOCH)
+    topic.partitions.add(partition=7, current_leader_epoch=-1, leader_epoch=LEADER_EPOCH)
+    answers = (await service.OffsetsForLeaderEpoch(request, None)).topics[0].partitions
+    assert [(a.error_code, a.end_offset) for a in answers] == [
+        (ErrorCode.NONE, 1),
+        (ErrorCode.NONE, 1),
+        (ErrorCode.FENCED_LEADER_EPOCH, -1),
+        (ErrorCode.UNKNOWN_LEADER_EPOCH, -1),
+        (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1),
+    ]
