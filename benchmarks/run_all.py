@@ -79,9 +79,9 @@ QUORUM_OUTSTANDING = 64  # writes awaiting their commit, for pysyncobj and for t
 TOPIC_PARTITIONS = 10  # partitions of each topic the quorum measurement creates
 RAFT_RECORD_SIZE = 64  # bytes of each test-kraft-server record: about a metadata record (a registration: 67)
 # (results key suffix, entries, entries in flight) of the quorum baselines. The wide one holds as many entries in
-# flight as the topic creations have: each is a TopicRecord, a PartitionRecord per partition and the topic's config
-# record (entries_per_write in the results shows the count measured).
-WIDE_OUTSTANDING = QUORUM_OUTSTANDING * (TOPIC_PARTITIONS + 2)
+# flight as the topic creations have: each is a TopicRecord and a PartitionRecord per partition (no configs are
+# given, and a topic stores only those given; entries_per_write in the results shows the count measured).
+WIDE_OUTSTANDING = QUORUM_OUTSTANDING * (TOPIC_PARTITIONS + 1)
 QUORUM_SHAPES = (("", 5000, QUORUM_OUTSTANDING), ("_wide", 20000, WIDE_OUTSTANDING))
 CONTROLLER_WRITES = 5000  # broker registrations of the controller workload (and a tenth as many topic creations)
 

@@ -6,7 +6,7 @@ One workload serves both ways a write reaches the active controller: `call` send
 (benchmarks/run_all.py) or in-process through the servicer a call reaches (`test-kraft-server --workload
 controller`, the writer inside the leader as pysyncobj's driver is). Entries committed are read off the Raft high
 watermark, the unit pysyncobj counts: a registration is one RegisterBroker record, a CreateTopics of one topic is
-a TopicRecord, a PartitionRecord per partition and the topic's config records.
+a TopicRecord and a PartitionRecord per partition (a topic stores only the configs given, and none are).
 """
 
 from __future__ import annotations

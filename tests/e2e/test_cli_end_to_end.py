@@ -178,7 +178,7 @@ def test_bad_input_gets_one_line_errors(run: Path) -> None:
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert "3 failed: NOT_ENOUGH_REPLICAS 3" in refused.stderr
     # The producer retries NOT_ENOUGH_REPLICAS (retriable, as in Kafka), and says so once rather than silently.
-    assert refused.stderr.count("retrying single-0: NOT_ENOUGH_REPLICAS") == 1, refused.stderr
+    assert refused.stderr.count("retrying pair-0: NOT_ENOUGH_REPLICAS") == 1, refused.stderr
     history = run / "history" / "produce-refused.jsonl"
     cli(
         "produce",

@@ -44,7 +44,10 @@ async def produce_with_kill(bootstrap: list[str], count: int, kill_at: int, kill
     return outcomes
 
 
-async def consume_all(bootstrap: list[str], expected: int, topic: str = "orders") -> dict[int, str]:
+async def consume_all(
+    bootstrap: list[str], expected: int, topic: str = "orders", ends: list[dict] | None = None
+) -> dict[int, str]:
+    """offset -> value of partition 0; with `ends`, also where the read stopped (the `read_end` history lines)."""
     consumer = Consumer(bootstrap)
     await consumer.assign(topic, [0], EARLIEST)
     read: dict[int, str] = {}
@@ -53,6 +56,8 @@ async def consume_all(bootstrap: list[str], expected: int, topic: str = "orders"
         records = await consumer.poll()
         idle = 0 if records else idle + 1
         read.update((r.offset, r.value.decode()) for r in records)
+    if ends is not None:
+        ends.extend(end.to_json() for end in consumer.read_ends())
     await consumer.close()
     return read
 

@@ -52,7 +52,7 @@ async def produce_one_batch_per_record(bootstrap: list[str]) -> list[tuple[int, 
     return acked
 
 
-def write_histories(run_dir: Path, acked: list[tuple[int, str, str]], read: dict[int, str]) -> None:
+def write_histories(run_dir: Path, acked: list[tuple[int, str, str]], read: dict[int, str], ends: list[dict]) -> None:
     """The run's client histories in the documented format (docs/events.md), for `analyze`."""
     history = run_dir / "history"
     history.mkdir(exist_ok=True)
@@ -74,7 +74,8 @@ def write_histories(run_dir: Path, acked: list[tuple[int, str, str]], read: dict
         for offset, value in sorted(read.items())
     ]
     (history / "produce-kip903.jsonl").write_text("".join(json.dumps(line) + "\n" for line in produced))
-    (history / "consume-final.jsonl").write_text("".join(json.dumps(line) + "\n" for line in consumed))
+    # The read_end lines say where the final read stopped, so analyze can tell lost records from unread ones.
+    (history / "consume-final.jsonl").write_text("".join(json.dumps(line) + "\n" for line in consumed + ends))
 
 
 def broker_state(cluster, broker_id: int) -> fault_pb2.DescribeStateResponse:  # noqa: ANN001
@@ -135,10 +136,11 @@ def run_race(tmp_path: Path, epoch_check: bool) -> dict:
         during = partition()
         Faults(cluster).start(A)
         eventually(lambda: partition().leader >= 0 and A in partition().isr, 60, "A back in the ISR")
-        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked), "kip903"))
+        ends: list[dict] = []
+        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked), "kip903", ends))
         lost = [(offset, value) for offset, value, _ in acked if read.get(offset) != value]
         rejected = events(cluster, f"broker-{A}", "alter_partition_rejected")
-        write_histories(cluster.run_dir, acked, read)
+        write_histories(cluster.run_dir, acked, read, ends)
     return {
         "leader_while_a_down": during.leader,
         "isr_while_a_down": during.isr,
