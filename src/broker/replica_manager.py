@@ -8,6 +8,7 @@ logs, the clock, the network and the waiting.
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ from storage.partition_log import PartitionLog
 
 HWM_EVENT_INTERVAL_MS = 1000  # high_watermark_advanced is coalesced to at most one event a second per partition
 ALTER_PARTITION_RETRY_S = 0.2
+FETCHER_RESTART_S = 1.0  # a fetcher that failed on an unexpected error starts again after this pause
 T = TypeVar("T")
 
 
@@ -190,7 +192,10 @@ class ReplicaManager:
                 continue
             tp = TopicPartition(topic.name, index)
             replica = self.replicas.get(tp)
-            log = replica.log if replica is not None else self.logs.get_or_create(tp, topic_id, now)
+            try:
+                log = replica.log if replica is not None else self.logs.get_or_create(tp, topic_id, now)
+            except KafkaError:
+                continue  # its log dir is offline (the failure channel has the news): no replica here to serve
             metadata = PartitionMetadata(
                 partition.replicas, partition.isr, partition.leader, partition.leader_epoch, partition.partition_epoch
             )
@@ -370,7 +375,8 @@ class ReplicaManager:
         """What this broker fetches from `leader_id`: one line per partition it follows from it, at its log end."""
         states = []
         for replica in self.replicas.values():
-            if replica.follower is not None and replica.leader_id == leader_id:
+            # A log in a failed directory is fetched for no more (Kafka removes it from its fetcher).
+            if replica.follower is not None and replica.leader_id == leader_id and not replica.log.offline:
                 log = replica.log
                 states.append(
                     PartitionFetchState(
@@ -410,7 +416,11 @@ class ReplicaManager:
             local_end = EpochEndOffset(*log.end_offset_for_epoch(answer.diverging.epoch))
             truncation = follower.truncation(answer.diverging, local_end, log.log_end_offset)
             reason = f"{truncation.reason}: leader epoch {answer.diverging.epoch} ends at {answer.diverging.end_offset}"
-            log.truncate_to(truncation.offset, reason=reason)
+            try:
+                log.truncate_to(truncation.offset, reason=reason)
+            except KafkaError as error:
+                self._log.warning("follower_truncate_failed", partition=str(replica.tp), error=error.message)
+                return False
             replica.role = follower.on_truncate(log.log_end_offset)
             return True
         if answer.records and not self._append_as_follower(replica, answer.records):
@@ -436,7 +446,22 @@ class ReplicaManager:
     def _ensure_fetcher(self, leader_id: int) -> None:
         task = self._fetchers.get(leader_id)
         if task is None or task.done():
-            self._fetchers[leader_id] = asyncio.create_task(run_fetcher(self, leader_id), name=f"fetcher-{leader_id}")
+            task = asyncio.create_task(run_fetcher(self, leader_id), name=f"fetcher-{leader_id}")
+            task.add_done_callback(functools.partial(self._on_fetcher_done, leader_id))
+            self._fetchers[leader_id] = task
+
+    def _on_fetcher_done(self, leader_id: int, task: asyncio.Task[None]) -> None:
+        """A fetcher never dies unheard: its error is an event, and a new one starts after a pause if its leader
+        still leads partitions this broker follows."""
+        if task.cancelled() or task.exception() is None:
+            return
+        self._log.error("replica_fetcher_failed", leader=leader_id, error=repr(task.exception()))
+        asyncio.get_running_loop().call_later(FETCHER_RESTART_S, self._restart_fetcher, leader_id, task)
+
+    def _restart_fetcher(self, leader_id: int, failed: asyncio.Task[None]) -> None:
+        followed = any(r.follower is not None and r.leader_id == leader_id for r in self.replicas.values())
+        if followed and self._fetchers.get(leader_id) is failed:
+            self._ensure_fetcher(leader_id)
 
     def _stop_idle_fetchers(self) -> None:
         """A fetcher whose partitions all moved away stops (Kafka's shutdownIdleFetcherThreads)."""
