@@ -47,6 +47,7 @@ class ConsumerConfig:
     max_partition_fetch_bytes: int = 1048576
     request_timeout_ms: int = 30000
     retry_backoff_ms: int = 100
+    check_crcs: bool = True  # check.crcs: a batch whose CRC does not match is never delivered
 
 
 class Consumer:
@@ -154,6 +155,12 @@ class Consumer:
         position = self.positions[key]
         records = []
         for batch in iter_batches(data.records):
+            if self.config.check_crcs and not batch.is_valid():
+                raise KafkaError(
+                    ErrorCode.CORRUPT_MESSAGE,
+                    f"record batch for {topic}-{data.partition_index} at offset {batch.base_offset} is corrupt "
+                    f"(stored crc {batch.crc:#010x}, computed crc {batch.computed_crc():#010x})",
+                )
             for record in batch.records():
                 if record.offset < position or record.offset >= data.high_watermark:
                     continue  # a batch can start before our position; never expose data above the HWM

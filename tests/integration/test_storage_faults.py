@@ -134,3 +134,40 @@ def test_a_full_disk_takes_the_log_dir_offline_and_leadership_moves(tmp_path: Pa
         eventually(lambda: not is_alive(cluster.pids[VICTIM]), 60, "the restarted victim exits")
         restarted = victim.stderr_path.read_text()[len(before) :]
         assert "Traceback" not in restarted and "KAFKA_STORAGE_ERROR" in restarted, restarted[-2000:]
+
+
+def flip_a_value_byte(data_dir: Path, marker: bytes) -> None:
+    """Flip one byte of the record value that starts with `marker` in the partition's segment files."""
+    for segment in sorted((data_dir / "orders-0").glob("*.log")):
+        content = bytearray(segment.read_bytes())
+        at = content.find(marker)
+        if at >= 0:
+            content[at + len(marker) + 10] ^= 0x01
+            segment.write_bytes(bytes(content))
+            return
+    raise AssertionError(f"{marker!r} is in no segment of {data_dir}")
+
+
+def test_a_flipped_byte_in_a_follower_that_becomes_leader_is_never_served(tmp_path: Path) -> None:
+    with running_cluster(tmp_path / "run", controllers=1, brokers=3, **FAST) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        # Replica order makes broker 3 the next leader when broker 1 goes.
+        admin.create_topic("orders", assignment=[[1, 3, 2]], configs={"min.insync.replicas": "2"})
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
+        acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 1000)) if o["error"] is None]
+        eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 30, "a full ISR")
+
+        faults = Faults(cluster)
+        faults.stop(3)  # a clean shutdown: its next start runs no recovery scan
+        flip_a_value_byte(cluster.node(3).data_dir, b"v-000500-")
+        faults.start(3)
+        eventually(lambda: 3 in admin.describe_topics(["orders"])[0].partitions[0].isr, 60, "broker 3 in the ISR")
+        faults.stop(1)
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 3, 30, "broker 3 leads")
+
+        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked)))
+        damaged = [o["offset"] for o in acked if read.get(o["offset"]) != o["value"]]
+        assert not damaged, f"{len(damaged)} acknowledged records lost or damaged, e.g. offsets {damaged[:5]}"
+        corrupt = [e for e in events(cluster.node(3).events_path) if e["event"] == "log_batch_corrupt"]
+        assert corrupt and corrupt[0]["offset"] <= 500, corrupt
+        assert admin.describe_topics(["orders"])[0].partitions[0].leader == 2

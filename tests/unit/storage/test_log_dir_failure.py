@@ -114,3 +114,22 @@ def test_a_log_in_a_failed_dir_is_closed_without_a_clean_shutdown_marker(
     reopened = open_log(tmp_path, None)
     assert values_read(reopened.read(0, 1 << 20)) == [(0, b"a")]
     reopened.abandon()
+
+
+def test_a_batch_changed_on_disk_is_never_served_and_takes_the_log_dir_offline(tmp_path: Path) -> None:
+    failures = LogDirFailureChannel()
+    log = open_log(tmp_path, failures)
+    for i in range(3):
+        log.append_as_leader(batch_of([b"value-%d" % i]), 1, i)
+    log.close(3)
+    segment = next((tmp_path / "topic-0").glob("*.log"))
+    data = bytearray(segment.read_bytes())
+    data[len(data) // 2] ^= 0x01  # inside the second batch, after a clean shutdown: no recovery scan will see it
+    segment.write_bytes(bytes(data))
+    log = open_log(tmp_path, failures)
+    with capture_logs() as events, pytest.raises(KafkaError) as raised:
+        log.read(0, 1 << 20)
+    assert raised.value.code is ErrorCode.KAFKA_STORAGE_ERROR and "CRC mismatch" in raised.value.message
+    (corrupt,) = [e for e in events if e["event"] == "log_batch_corrupt"]
+    assert corrupt["offset"] == 1
+    assert failures.offline_dirs == (tmp_path,)
