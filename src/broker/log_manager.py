@@ -99,12 +99,19 @@ class LogManager:
         return self.failures.is_offline(self.log_dir)
 
     def delete_stray_partitions(self, image: MetadataImage, broker_id: int) -> list[str]:
-        """Remove partition directories the (caught-up) metadata does not assign to `broker_id`."""
+        """Remove partition directories the (caught-up) metadata does not assign to `broker_id`. An unreadable
+        `partition.metadata` is a storage error, not a stray: the log dir goes offline and nothing is deleted."""
+        if self.offline:
+            return []
         for leftover in self.log_dir.glob("*" + STRAY_SUFFIX):
             shutil.rmtree(leftover, ignore_errors=True)  # a crash between rename and removal
         deleted = []
         for tp, path in self.partition_dirs():
-            reason = self._stray_reason(tp, path, image, broker_id)
+            try:
+                reason = self._stray_reason(tp, path, image, broker_id)
+            except CheckpointError as error:
+                self.failures.mark_offline(self.log_dir, f"stray check of {tp} failed: {error.message}")
+                return deleted
             if reason is None:
                 continue
             try:
@@ -125,10 +132,7 @@ class LogManager:
 
     @staticmethod
     def _stray_reason(tp: TopicPartition, path: Path, image: MetadataImage, broker_id: int) -> str | None:
-        try:
-            stored = PartitionMetadataFile(path / PARTITION_METADATA_FILE).read()
-        except CheckpointError:
-            stored = None
+        stored = PartitionMetadataFile(path / PARTITION_METADATA_FILE).read()  # unreadable: CheckpointError
         topic = image.topics_by_name.get(tp.topic)
         if stored is None:
             return "no partition.metadata (topic id unknown)"
