@@ -72,6 +72,13 @@ class Replica:
     produces: ProducePurgatory
     last_hwm_event_ms: int = 0
     append_failure: str | None = None  # the follower append error last logged, so a repeating one is logged once
+    # The leader epoch in which a corrupt batch from the leader made this follower stop fetching the partition
+    # (Kafka's failed partitions): a new leader epoch fetches it again.
+    failed_in_epoch: int | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.failed_in_epoch is not None and self.failed_in_epoch == self.leader_epoch
 
     @property
     def leader(self) -> Leader | None:
@@ -376,7 +383,8 @@ class ReplicaManager:
         states = []
         for replica in self.replicas.values():
             # A log in a failed directory is fetched for no more (Kafka removes it from its fetcher).
-            if replica.follower is not None and replica.leader_id == leader_id and not replica.log.offline:
+            followed = replica.follower is not None and replica.leader_id == leader_id
+            if followed and not replica.failed and not replica.log.offline:
                 log = replica.log
                 states.append(
                     PartitionFetchState(
@@ -402,8 +410,8 @@ class ReplicaManager:
         replica = self.replicas.get(TopicPartition(answer.sent.topic, answer.sent.partition))
         follower = replica.follower if replica is not None else None
         log = replica.log if replica is not None else None
-        if follower is None or log is None:
-            return True  # the partition moved while the Fetch was in flight
+        if follower is None or log is None or replica.failed:
+            return True  # the partition moved while the Fetch was in flight, or is not fetched in this epoch
         sent = answer.sent
         if not follower.accepts_answer(
             answer.leader_id, sent.current_leader_epoch, sent.fetch_offset, log.log_end_offset
@@ -434,6 +442,18 @@ class ReplicaManager:
         try:
             replica.log.append_as_follower(records, monotonic_ms())
         except KafkaError as error:
+            if error.code is ErrorCode.CORRUPT_MESSAGE:
+                # Not retried: the same fetch would bring the same bytes. Fetched again in a new leader epoch.
+                replica.failed_in_epoch = replica.leader_epoch
+                self._log.error(
+                    "follower_partition_failed",
+                    partition=label,
+                    leader=replica.leader_id,
+                    leader_epoch=replica.leader_epoch,
+                    fetch_offset=replica.log.log_end_offset,
+                    error=error.message,
+                )
+                return False
             if replica.append_failure != error.message:  # a failure repeating at every retry is logged once
                 replica.append_failure = error.message
                 self._log.warning("follower_append_failed", partition=label, error=error.message)

@@ -26,7 +26,8 @@ TOPIC_ID = uuid.uuid4()
 
 
 def following_manager(tmp_path: Path) -> ReplicaManager:
-    manager = ReplicaManager(SimpleNamespace(node_id=1), None, None, None, lambda: 11, lambda: True)  # type: ignore[arg-type]
+    config = SimpleNamespace(node_id=1, replica_fetch_max_bytes=1 << 20)
+    manager = ReplicaManager(config, None, None, None, lambda: 11, lambda: True)  # type: ignore[arg-type]
     role = make_follower("orders-0", 1, PartitionMetadata((0, 1), (0, 1), 0, 3, 3), 0, 0).state
     log = PartitionLog.open(tmp_path / "orders-0", LogConfig(), 0)
     manager.replicas[TP] = Replica(TP, TOPIC_ID, log, role, ProducePurgatory("orders-0"))
@@ -45,16 +46,33 @@ def leader_batch(value: bytes, offset: int) -> bytes:
     return bytes(batch)
 
 
-def test_a_repeating_append_failure_is_logged_once_and_its_recovery_once(tmp_path: Path) -> None:
+def test_a_corrupt_batch_from_the_leader_fails_the_partition_once_until_a_new_leader_epoch(tmp_path: Path) -> None:
     manager = following_manager(tmp_path)
     with capture_logs() as events:
         for _ in range(10):
-            assert not manager.apply_follower_answer(answer(b"\x00" * 70))
+            manager.apply_follower_answer(answer(b"\x00" * 70))
+    failed = [e for e in events if e["event"].startswith("follower_")]
+    assert [e["event"] for e in failed] == ["follower_partition_failed"]  # one event, no retry loop
+    assert failed[0]["leader_epoch"] == 3 and failed[0]["fetch_offset"] == 0 and "magic" in failed[0]["error"]
+    assert manager.fetch_states(0) == []  # no longer fetched in this leader epoch
+    replica = manager.replicas[TP]
+    replica.role = make_follower("orders-0", 1, PartitionMetadata((0, 1), (0, 1), 0, 4, 4), 0, 0).state
+    assert [s.partition for s in manager.fetch_states(0)] == [0]  # a new leader epoch: fetched again
+    assert manager.apply_follower_answer(answer(leader_batch(b"v", 0), leader_epoch=4))
+    assert replica.log.log_end_offset == 1 and replica.log.high_watermark == 1 and replica.role.high_watermark == 1
+
+
+def test_a_repeating_append_failure_is_logged_once_and_its_recovery_once(tmp_path: Path) -> None:
+    manager = following_manager(tmp_path)
+    too_large = leader_batch(b"v" * 2000, 0)
+    manager.replicas[TP].log.config = LogConfig(max_message_bytes=1000)
+    with capture_logs() as events:
+        for _ in range(10):
+            assert not manager.apply_follower_answer(answer(too_large))
+        manager.replicas[TP].log.config = LogConfig()
         assert manager.apply_follower_answer(answer(leader_batch(b"v", 0)))
     warnings = [e["event"] for e in events if e["event"].startswith("follower_append")]
     assert warnings == ["follower_append_failed", "follower_append_recovered"]
-    replica = manager.replicas[TP]
-    assert replica.log.log_end_offset == 1 and replica.log.high_watermark == 1 and replica.role.high_watermark == 1
 
 
 def test_an_answer_to_an_older_fetch_state_is_dropped(tmp_path: Path) -> None:
