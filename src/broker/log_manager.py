@@ -156,6 +156,19 @@ class LogManager:
         await asyncio.to_thread(work)
         then()
 
+    def cleanup_logs(self, wall_clock_ms: int) -> int:
+        """Apply retention.ms / retention.bytes to every online log (Kafka's cleanupLogs); returns the segments
+        deleted. `wall_clock_ms`: record timestamps are wall-clock time."""
+        deleted = 0
+        for log in list(self.logs.values()):
+            if log.offline:
+                continue
+            try:
+                deleted += log.delete_retention(wall_clock_ms)
+            except KafkaError:
+                continue  # the directory went offline: the failure channel has the news
+        return deleted
+
     def flush_all(self, now_ms: int) -> None:
         for log in self.logs.values():
             if log.offline:

@@ -142,6 +142,11 @@ async def run_broker_process(config: BrokerConfig) -> None:
         ),
         asyncio.create_task(_periodically(flush_interval, lambda: logs.flush_all(monotonic_ms()))),
         asyncio.create_task(
+            _periodically(
+                config.log_retention_check_interval_ms / 1000, lambda: logs.cleanup_logs(int(time.time() * 1000))
+            )
+        ),
+        asyncio.create_task(
             _periodically(config.replica_high_watermark_checkpoint_interval_ms / 1000, logs.checkpoint_high_watermarks)
         ),
     ]

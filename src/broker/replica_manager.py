@@ -417,6 +417,8 @@ class ReplicaManager:
             answer.leader_id, sent.current_leader_epoch, sent.fetch_offset, log.log_end_offset
         ):
             return True  # an answer to an older fetch state
+        if answer.error == ErrorCode.OFFSET_OUT_OF_RANGE:
+            return self._recover_out_of_range(replica, answer)
         if answer.error != ErrorCode.NONE:
             self._log.debug("fetch_partition_error", partition=str(replica.tp), error=answer.error.name)
             return False
@@ -435,6 +437,35 @@ class ReplicaManager:
             return False
         replica.role = follower.on_fetch_response(answer.high_watermark, log.log_end_offset)
         log.high_watermark = replica.role.high_watermark
+        return True
+
+    def _recover_out_of_range(self, replica: Replica, answer: FollowerAnswer) -> bool:
+        """Kafka's handleOutOfRangeError: behind the leader's log start (retention deleted what we lack), start
+        over at it; ahead of the leader (it lost data we hold), cut back to its high watermark, the most the
+        answer vouches for (Kafka asks for the leader's log end)."""
+        log, follower = replica.log, replica.follower
+        assert follower is not None
+        fetch_offset = answer.sent.fetch_offset
+        try:
+            if 0 <= fetch_offset < answer.log_start_offset:
+                log.truncate_fully_and_start_at(answer.log_start_offset, reason="offset_out_of_range")
+            elif fetch_offset > answer.high_watermark >= 0:
+                log.truncate_to(answer.high_watermark, reason="offset_out_of_range")
+            else:
+                return False  # the leader's range moved meanwhile: fetch again after a back-off
+        except KafkaError as error:
+            self._log.warning("follower_truncate_failed", partition=str(replica.tp), error=error.message)
+            return False
+        self._log.info(
+            "follower_offset_out_of_range",
+            partition=str(replica.tp),
+            fetch_offset=fetch_offset,
+            leader_log_start_offset=answer.log_start_offset,
+            leader_high_watermark=answer.high_watermark,
+            log_start_offset=log.log_start_offset,
+            log_end_offset=log.log_end_offset,
+        )
+        replica.role = follower.on_truncate(log.log_end_offset)
         return True
 
     def _append_as_follower(self, replica: Replica, records: bytes) -> bool:

@@ -171,3 +171,60 @@ def test_a_flipped_byte_in_a_follower_that_becomes_leader_is_never_served(tmp_pa
         corrupt = [e for e in events(cluster.node(3).events_path) if e["event"] == "log_batch_corrupt"]
         assert corrupt and corrupt[0]["offset"] <= 500, corrupt
         assert admin.describe_topics(["orders"])[0].partitions[0].leader == 2
+
+
+async def earliest_offset(bootstrap: list[str]) -> int:
+    consumer = Consumer(bootstrap)
+    try:
+        return await consumer.list_offset("orders", 0, EARLIEST)
+    finally:
+        await consumer.close()
+
+
+async def consume_from_start(bootstrap: list[str], end: int) -> dict[int, bytes]:
+    consumer = Consumer(bootstrap)
+    await consumer.assign("orders", [0], EARLIEST)
+    read: dict[int, bytes] = {}
+    idle = 0
+    while idle < 20 and (not read or max(read) < end - 1):
+        records = await consumer.poll()
+        idle = 0 if records else idle + 1
+        read.update((r.offset, r.value) for r in records)
+    await consumer.close()
+    return read
+
+
+def test_retention_deletes_old_segments_and_a_follower_down_meanwhile_catches_up(tmp_path: Path) -> None:
+    settings = {**FAST, "log.retention.check.interval.ms": "200"}
+    with running_cluster(tmp_path / "run", controllers=1, brokers=3, **settings) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        configs = {"min.insync.replicas": "2", "segment.bytes": "50000", "retention.bytes": "150000"}
+        admin.create_topic("orders", assignment=[[1, 2, 3]], configs=configs)
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
+        first = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 50)) if o["error"] is None]
+        eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 30, "a full ISR")
+        faults = Faults(cluster)
+        faults.stop(3)
+        acked = first + [o for o in asyncio.run(produce(cluster.bootstrap_servers, 1000)) if o["error"] is None]
+        end = max(o["offset"] for o in acked) + 1
+
+        eventually(lambda: asyncio.run(earliest_offset(cluster.bootstrap_servers)) > 50, 30, "the log start moves")
+        start = asyncio.run(earliest_offset(cluster.bootstrap_servers))
+        leader_dir = cluster.node(1).data_dir / "orders-0"
+        assert sum(p.stat().st_size for p in leader_dir.glob("*.log")) < 150000 + 50000
+        assert min(int(p.stem) for p in leader_dir.glob("*.log")) == start
+        assert any(e["event"] == "log_segments_deleted" for e in events(cluster.node(1).events_path))
+
+        faults.start(3)
+        eventually(lambda: 3 in admin.describe_topics(["orders"])[0].partitions[0].isr, 60, "broker 3 in the ISR")
+        recovered = [e for e in events(cluster.node(3).events_path) if e["event"] == "follower_offset_out_of_range"]
+        assert recovered and recovered[0]["fetch_offset"] == 50 and recovered[0]["leader_log_start_offset"] > 50
+        # Read back from broker 3 alone: it holds exactly the leader's records from the new log start on.
+        faults.stop(1)
+        faults.stop(2)
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 3, 30, "broker 3 leads")
+        read = asyncio.run(consume_from_start(cluster.bootstrap_servers, end))
+        assert min(read) >= start
+        kept = [o for o in acked if o["offset"] >= min(read)]
+        damaged = [o["offset"] for o in kept if read.get(o["offset"]) != o["value"]]
+        assert kept and not damaged, f"{len(damaged)} retained acknowledged records missing, e.g. {damaged[:5]}"

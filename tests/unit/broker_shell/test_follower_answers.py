@@ -17,7 +17,7 @@ from broker.produce_purgatory import ProducePurgatory
 from broker.replica.partition import PartitionMetadata, make_follower
 from broker.replica_manager import Replica, ReplicaManager
 from common.errors import ErrorCode
-from common.record_batch import Record, build_batch, set_base_offset, set_partition_leader_epoch
+from common.record_batch import Record, build_batch, iter_batches, set_base_offset, set_partition_leader_epoch
 from storage.log_config import LogConfig
 from storage.partition_log import PartitionLog
 
@@ -90,3 +90,23 @@ def test_the_followers_hwm_is_the_leaders_even_when_lower(tmp_path: Path) -> Non
     assert manager.replicas[TP].log.high_watermark == 2
     manager.apply_follower_answer(answer(b"", fetch_offset=2, high_watermark=1))
     assert manager.replicas[TP].log.high_watermark == 1
+
+
+def test_a_follower_behind_the_leaders_log_start_starts_over_there(tmp_path: Path) -> None:
+    manager = following_manager(tmp_path)
+    assert manager.apply_follower_answer(answer(leader_batch(b"v", 0)))  # the follower holds offset 0
+    sent = PartitionFetchState(TOPIC_ID.bytes, "orders", 0, 3, 1, 3, 0, 1 << 20)
+    out_of_range = FollowerAnswer(0, sent, ErrorCode.OFFSET_OUT_OF_RANGE, 80, b"", None, log_start_offset=50)
+    with capture_logs() as events:
+        assert manager.apply_follower_answer(out_of_range)
+    log = manager.replicas[TP].log
+    assert (log.log_start_offset, log.log_end_offset) == (50, 50)
+    assert [s.fetch_offset for s in manager.fetch_states(0)] == [50]
+    (event,) = [e for e in events if e["event"] == "follower_offset_out_of_range"]
+    assert event["fetch_offset"] == 1 and event["leader_log_start_offset"] == 50
+    assert manager.apply_follower_answer(answer(leader_batch(b"w", 50), fetch_offset=50, high_watermark=51))
+    assert values_at(log, 50) == [b"w"]
+
+
+def values_at(log: PartitionLog, offset: int) -> list[bytes | None]:
+    return [r.value for b in iter_batches(log.read(offset, 1 << 20)) for r in b.records()]

@@ -82,3 +82,21 @@ def test_an_unreadable_partition_metadata_takes_the_log_dir_offline_and_deletes_
     (offline,) = [e for e in events if e["event"] == "log_dir_offline"]
     assert "partition.metadata" in offline["reason"]
     assert not [e for e in events if e["event"] == "stray_partition_deleted"]
+
+
+def test_cleanup_applies_retention_bytes_but_never_at_or_above_the_high_watermark(tmp_path: Path) -> None:
+    config = LogConfig(segment_bytes=300, retention_bytes=600, retention_ms=-1)
+    manager = LogManager(tmp_path, lambda topic: config)
+    log = manager.get_or_create(TopicPartition("orders", 0), TOPIC_ID, 0)
+    for i in range(30):
+        log.append_as_leader(build_batch([Record(b"value-%02d" % i)]), 1, i)
+    segments = len(log.segments)
+    assert manager.cleanup_logs(10**13) == 0  # HWM 0: nothing is deletable
+    log.high_watermark = log.log_end_offset
+    with capture_logs() as events:
+        deleted = manager.cleanup_logs(10**13)
+    assert deleted > 0 and len(log.segments) == segments - deleted
+    assert log.log_start_offset == log.segments[0].base_offset > 0
+    assert log.size_bytes - log.segments[0].size < 600 <= log.size_bytes + 300
+    (event,) = [e for e in events if e["event"] == "log_segments_deleted"]
+    assert event["log_start_offset"] == log.log_start_offset
