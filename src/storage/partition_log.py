@@ -609,6 +609,25 @@ class PartitionLog:
             )
         return deleted
 
+    @storage_operation("retention")
+    def delete_before(self, offset: int, reason: str) -> int:
+        """Move the log start up to `offset` (Kafka's maybeIncrementLogStartOffset; the caller vouches that it is
+        committed, e.g. a snapshot's end) and delete the segments wholly below it, never the active one; returns
+        how many went."""
+        offset = min(offset, self.log_end_offset)
+        if offset <= self.log_start_offset:
+            return 0
+        deleted = 0
+        while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
+            self.segments.pop(0).delete()
+            deleted += 1
+        self.log_start_offset = offset
+        self._start_checkpoint.write(offset)
+        self.epoch_cache.truncate_from_start(offset)
+        self._high_watermark = max(self._high_watermark, offset)
+        self._log.info("log_segments_deleted", segments=deleted, log_start_offset=offset, reason=reason)
+        return deleted
+
     # ---- closing ----
 
     def close(self, now_ms: int = 0) -> None:
