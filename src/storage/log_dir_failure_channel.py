@@ -7,6 +7,8 @@ on the thread that saw the error, so it must only hand the news over (e.g. `call
 
 from __future__ import annotations
 
+import errno
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +23,7 @@ class LogDirFailureChannel:
         self._on_offline = on_offline
         self._offline: dict[Path, str] = {}  # directory -> the first error seen in it
         self._lock = threading.Lock()
+        self._injected: str | None = None  # `fault disk-full` / `fault disk-error`: see `inject`
 
     def is_offline(self, directory: Path) -> bool:
         with self._lock:
@@ -31,6 +34,20 @@ class LogDirFailureChannel:
         with self._lock:
             return tuple(self._offline)
 
+    def inject(self, kind: str) -> None:
+        """A fault injected into this process's storage layer: from now on every write fails as on a full disk
+        (`disk-full`: ENOSPC) or every read and write fails as on a failing disk (`disk-error`: EIO)."""
+        if kind not in INJECTABLE_FAULTS:
+            raise ValueError(f"unknown disk fault {kind!r} (expected one of {', '.join(INJECTABLE_FAULTS)})")
+        self._injected = kind
+
+    def check_injected(self, directory: Path, writes: bool) -> None:
+        """Raise the injected fault's OSError for an operation on `directory` (that writes, or only reads)."""
+        kind = self._injected
+        if kind == "disk-error" or (kind == "disk-full" and writes):
+            code = errno.EIO if kind == "disk-error" else errno.ENOSPC
+            raise OSError(code, f"{os.strerror(code)} (injected {kind})", str(directory))
+
     def mark_offline(self, directory: Path, reason: str) -> None:
         """The first call for a directory logs `log_dir_offline` and tells the listener; later ones do nothing."""
         with self._lock:
@@ -39,6 +56,9 @@ class LogDirFailureChannel:
             self._offline[directory] = reason
         structlog.get_logger().error("log_dir_offline", log_dir=str(directory), reason=reason)
         self._on_offline(directory, reason)
+
+
+INJECTABLE_FAULTS = ("disk-full", "disk-error")
 
 
 def storage_error(directory: Path, reason: str) -> KafkaError:

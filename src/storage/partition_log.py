@@ -51,7 +51,7 @@ R = TypeVar("R")
 
 
 def storage_operation(
-    operation: str,
+    operation: str, writes: bool = True
 ) -> Callable[[Callable[Concatenate[PartitionLog, P], R]], Callable[Concatenate[PartitionLog, P], R]]:
     """Kafka's maybeHandleIOException: with a failure channel, an I/O error (or an unreadable checkpoint) takes
     the log's directory offline and surfaces as KAFKA_STORAGE_ERROR, and nothing touches a log in an offline
@@ -62,6 +62,8 @@ def storage_operation(
         def guarded(self: PartitionLog, *args: P.args, **kwargs: P.kwargs) -> R:
             self.check_online()
             try:
+                if self.failures is not None:
+                    self.failures.check_injected(self.log_dir, writes)
                 return method(self, *args, **kwargs)
             except (OSError, CheckpointError) as error:
                 raise self.io_failed(operation, error) from error
@@ -483,7 +485,7 @@ class PartitionLog:
 
     # ---- reading ----
 
-    @storage_operation("read")
+    @storage_operation("read", writes=False)
     def read(self, fetch_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
         """Whole batches from the one holding `fetch_offset`, at most `max_bytes` (the first batch always whole),
         none starting at or past `max_offset` (the HWM, for consumers)."""

@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -228,3 +229,50 @@ def test_retention_deletes_old_segments_and_a_follower_down_meanwhile_catches_up
         kept = [o for o in acked if o["offset"] >= min(read)]
         damaged = [o["offset"] for o in kept if read.get(o["offset"]) != o["value"]]
         assert kept and not damaged, f"{len(damaged)} retained acknowledged records missing, e.g. {damaged[:5]}"
+
+
+def fault_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "minikafka.cli", "fault", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize("kind", ["disk-full", "disk-error"])
+def test_fault_disk_full_and_disk_error_take_the_brokers_log_dir_offline(tmp_path: Path, kind: str) -> None:
+    with running_cluster(tmp_path / "run", controllers=1, brokers=3, **FAST) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin.create_topic("orders", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
+        acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 200)) if o["error"] is None]
+
+        result = fault_cli(kind, "1", "--dir", str(cluster.run_dir))
+        assert result.returncode == 0 and result.stdout.strip() == f"{kind} 1: done", result
+        eventually(lambda: not is_alive(cluster.pids[1]), 30, "broker 1 exits")
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader in (2, 3), 30, "a new leader")
+        (offline,) = [e for e in events(cluster.node(1).events_path) if e["event"] == "log_dir_offline"]
+        assert f"injected {kind}" in offline["reason"]
+        injected = [e for e in events(cluster.run_dir / "logs" / "faults.jsonl") if e["fault"] == kind]
+        assert injected and injected[0]["event"] == "fault_injected" and injected[0]["target_id"] == 1
+        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked)))
+        assert all(read.get(o["offset"]) == o["value"] for o in acked)
+
+
+def test_fault_corrupt_flips_a_byte_that_is_never_served(tmp_path: Path) -> None:
+    with running_cluster(tmp_path / "run", controllers=1, brokers=3, **FAST) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin.create_topic("orders", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
+        acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 300)) if o["error"] is None]
+        eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 30, "a full ISR")
+
+        result = fault_cli("corrupt", "1", "orders-0", "--offset", "150", "--dir", str(cluster.run_dir))
+        assert result.returncode == 0 and result.stdout.strip() == "corrupt 1: done", result
+        (injected,) = [e for e in events(cluster.run_dir / "logs" / "faults.jsonl") if e["fault"] == "corrupt"]
+        assert injected["partition"] == "orders-0" and injected["offset"] <= 150
+
+        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked)))
+        damaged = [o["offset"] for o in acked if read.get(o["offset"]) != o["value"]]
+        assert not damaged, f"{len(damaged)} acknowledged records lost or damaged, e.g. offsets {damaged[:5]}"
+        assert any(e["event"] == "log_batch_corrupt" for e in events(cluster.node(1).events_path))
+        missing = fault_cli("corrupt", "2", "nosuch-0", "--dir", str(cluster.run_dir))
+        assert missing.returncode == 1 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
