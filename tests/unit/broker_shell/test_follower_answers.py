@@ -4,12 +4,14 @@ warning about ten times a second), and the follower's HWM is the leader's, cappe
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
 from structlog.testing import capture_logs
 
+from broker import replica_manager
 from broker.fetch_session import PartitionFetchState
 from broker.fetcher import FollowerAnswer
 from broker.log_manager import TopicPartition
@@ -110,3 +112,23 @@ def test_a_follower_behind_the_leaders_log_start_starts_over_there(tmp_path: Pat
 
 def values_at(log: PartitionLog, offset: int) -> list[bytes | None]:
     return [r.value for b in iter_batches(log.read(offset, 1 << 20)) for r in b.records()]
+
+
+async def test_a_fetcher_that_fails_is_logged_and_started_again(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    manager = following_manager(tmp_path)
+    runs: list[int] = []
+    restarted = asyncio.Event()
+
+    async def failing_fetcher(_host: object, leader_id: int) -> None:
+        runs.append(leader_id)
+        if len(runs) == 1:
+            raise OSError(5, "Input/output error")
+        restarted.set()
+
+    monkeypatch.setattr(replica_manager, "run_fetcher", failing_fetcher)
+    monkeypatch.setattr(replica_manager, "FETCHER_RESTART_S", 0.01)
+    with capture_logs() as events:
+        manager._ensure_fetcher(0)
+        await asyncio.wait_for(restarted.wait(), 10)
+    (failed,) = [e for e in events if e["event"] == "replica_fetcher_failed"]
+    assert failed["leader"] == 0 and "Input/output error" in failed["error"] and runs == [0, 0]
