@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import structlog
+
 from broker.config import BrokerConfig
 from common.cli_support import CliError, add_config_arguments, print_json, run_event_loop
 from common.config import load_config_file, parse_overrides
+from common.errors import ErrorCode, KafkaError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +35,11 @@ def run_broker(args: argparse.Namespace) -> int:
 
     config = load(args)
     configure_event_log(config.label, config.events_dir, config.log_level)
-    run_event_loop(run_broker_process(config))
+    try:
+        run_event_loop(run_broker_process(config))
+    except OSError as error:  # the log dir failed outside a partition log (the metadata log, at start-up)
+        structlog.get_logger().error("log_dir_offline", log_dir=str(config.data_dir), reason=str(error))
+        raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"log dir {config.data_dir} failed: {error}") from None
     return 0
 
 

@@ -97,6 +97,12 @@ class BrokerConfig(NodeConfig):
     log_retention_ms: int = config_key(
         "log.retention.ms", 604800000, "Age after which old segments are deleted; -1: no limit."
     )
+    log_retention_check_interval_ms: int = config_key(
+        "log.retention.check.interval.ms",
+        300000,
+        "How often segments are checked for deletion by retention.",
+        at_least(1),
+    )
     log_index_interval_bytes: int = config_key(
         "log.index.interval.bytes", 4096, "Bytes between entries of the sparse offset index.", at_least(0)
     )

@@ -38,6 +38,7 @@ class FollowerAnswer:
     high_watermark: int
     records: bytes
     diverging: EpochEndOffset | None
+    log_start_offset: int = -1  # the leader's, for OFFSET_OUT_OF_RANGE recovery
 
 
 class FetcherHost(Protocol):
@@ -127,7 +128,13 @@ def _hand_over(
                 else None
             )
             answer = FollowerAnswer(
-                leader_id, sent, ErrorCode.of(data.error_code), data.high_watermark, data.records, diverging
+                leader_id,
+                sent,
+                ErrorCode.of(data.error_code),
+                data.high_watermark,
+                data.records,
+                diverging,
+                data.log_start_offset,
             )
             applied &= host.apply_follower_answer(answer)
     return applied

@@ -89,6 +89,7 @@ class SendHeartbeat:
     current_metadata_offset: int
     want_fence: bool
     want_shutdown: bool
+    offline_log_dirs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,7 @@ class Lifecycle:
     last_contact_ms: int = 0  # the last successful registration or heartbeat
     next_send_ms: int = 0
     in_flight_since_ms: int | None = None  # one request to the controller at a time
+    offline_log_dirs: tuple[str, ...] = ()  # failed log dirs, told to the controller in every heartbeat
 
     @property
     def broker_epoch(self) -> int:
@@ -213,6 +215,13 @@ class Lifecycle:
         retry_ms = min(self.config.registration_backoff_ms, self.config.heartbeat_interval_ms)
         return replace(self, in_flight_since_ms=None, next_send_ms=now_ms + retry_ms)._check_session(now_ms)
 
+    def on_log_dirs_offline(self, log_dirs: tuple[str, ...], now_ms: int) -> Transition:
+        """Every log dir failed: stop leading at once, tell the controller in a heartbeat now (it fences us and
+        moves our leaderships), and exit once it answered fenced. Unregistered, there is no one to tell."""
+        if not isinstance(self.state, _REGISTERED):
+            return replace(self, state=ShuttingDown(), offline_log_dirs=log_dirs), (BecomeFenced(), Exit())
+        return replace(self, offline_log_dirs=log_dirs, next_send_ms=now_ms), (BecomeFenced(),)
+
     def on_shutdown_requested(self, now_ms: int) -> Transition:
         """SIGTERM: a leader asks the controller to move its leaderships first; anything else just exits."""
         match self.state:
@@ -231,6 +240,9 @@ class Lifecycle:
         """A successful heartbeat's answer (contact already recorded)."""
         epoch = self.broker_epoch
         log = structlog.get_logger()
+        if self.offline_log_dirs and is_fenced:
+            log.info("broker_fenced_for_offline_log_dirs", broker_id=self.config.broker_id, broker_epoch=epoch)
+            return replace(self, state=ShuttingDown()), (BecomeFenced(), Exit())
         match self.state:
             case Recovery() | SelfFenced() if not is_fenced:
                 log.info("broker_unfenced_locally", broker_id=self.config.broker_id, broker_epoch=epoch)
@@ -298,5 +310,7 @@ class Lifecycle:
     def _send_heartbeat(self, now_ms: int, metadata_offset: int) -> Transition:
         want_fence = isinstance(self.state, Recovery) and not self.state.caught_up
         want_shutdown = isinstance(self.state, PendingControlledShutdown)
-        heartbeat = SendHeartbeat(self.config.broker_id, self.broker_epoch, metadata_offset, want_fence, want_shutdown)
+        heartbeat = SendHeartbeat(
+            self.config.broker_id, self.broker_epoch, metadata_offset, want_fence, want_shutdown, self.offline_log_dirs
+        )
         return replace(self, in_flight_since_ms=now_ms), (heartbeat,)

@@ -120,6 +120,18 @@ class LifecycleManager:
         except TimeoutError:
             self._log.warning("controlled_shutdown_timed_out", broker_id=self.config.node_id, timeout_s=timeout_s)
 
+    async def report_offline_log_dirs(self, log_dirs: tuple[str, ...], timeout_s: float) -> None:
+        """No log dir is left: tell the controller (it fences us and moves our leaderships), and wait until it
+        answered or `timeout_s` passed (unheard, the session timeout fences us all the same)."""
+        if self.lifecycle.exited:
+            return
+        self._step(self.lifecycle.on_log_dirs_offline(log_dirs, self.clock()))
+        self._wake.set()
+        try:
+            await asyncio.wait_for(self.shutdown_granted.wait(), timeout_s)
+        except TimeoutError:
+            self._log.warning("offline_log_dirs_unacknowledged", broker_id=self.config.broker_id, timeout_s=timeout_s)
+
     # ---- the shell ----
 
     async def _run(self) -> None:
@@ -178,6 +190,7 @@ class LifecycleManager:
                 current_metadata_offset=effect.current_metadata_offset,
                 want_fence=effect.want_fence,
                 want_shutdown=effect.want_shutdown,
+                offline_log_dirs=list(effect.offline_log_dirs),
             )
             response = await self.controller.call("BrokerHeartbeat", request)
             now = self.clock()

@@ -16,9 +16,11 @@ from pathlib import Path
 
 import structlog
 
+from common.errors import KafkaError
 from kraft_controller.metadata.image import MetadataImage
 from storage.checkpoint import CheckpointError, PartitionMetadataFile
 from storage.log_config import LogConfig
+from storage.log_dir_failure_channel import LogDirFailureChannel, storage_error
 from storage.partition_log import PARTITION_METADATA_FILE, PartitionLog
 
 METADATA_LOG_DIR = "__cluster_metadata-0"
@@ -44,10 +46,16 @@ class TopicPartition:
 
 class LogManager:
     def __init__(
-        self, log_dir: Path, log_config: Callable[[str], LogConfig], flush_in_background: bool = False
+        self,
+        log_dir: Path,
+        log_config: Callable[[str], LogConfig],
+        flush_in_background: bool = False,
+        failures: LogDirFailureChannel | None = None,
     ) -> None:
-        """`flush_in_background`: rolled segments are fsynced in worker threads (needs the running event loop)."""
+        """`flush_in_background`: rolled segments are fsynced in worker threads (needs the running event loop).
+        `failures`: where an I/O error on any log takes `log_dir` offline."""
         self.log_dir = log_dir
+        self.failures = failures if failures is not None else LogDirFailureChannel()
         self.log_config = log_config  # per topic: broker defaults overridden by topic configs
         self.logs: dict[TopicPartition, PartitionLog] = {}
         self._flush_in_background = flush_in_background
@@ -70,19 +78,40 @@ class LogManager:
     def get_or_create(self, tp: TopicPartition, topic_id: uuid.UUID, now_ms: int) -> PartitionLog:
         log = self.logs.get(tp)
         if log is None:
+            if self.offline:
+                raise storage_error(self.log_dir, f"cannot open {tp}")
             background = self._in_background if self._flush_in_background else None
             config = self.log_config(tp.topic)
-            log = PartitionLog.open(self.log_dir / str(tp), config, now_ms, str(topic_id), background)
+            try:
+                log = PartitionLog.open(
+                    self.log_dir / str(tp), config, now_ms, str(topic_id), background, self.failures
+                )
+            except (OSError, CheckpointError) as error:
+                reason = f"open of {tp} failed: {error}"
+                self.failures.mark_offline(self.log_dir, reason)
+                raise storage_error(self.log_dir, reason) from error
             self.logs[tp] = log
         return log
 
+    @property
+    def offline(self) -> bool:
+        """Whether the (only) log directory failed: no log in it is read or written any more."""
+        return self.failures.is_offline(self.log_dir)
+
     def delete_stray_partitions(self, image: MetadataImage, broker_id: int) -> list[str]:
-        """Remove partition directories the (caught-up) metadata does not assign to `broker_id`."""
+        """Remove partition directories the (caught-up) metadata does not assign to `broker_id`. An unreadable
+        `partition.metadata` is a storage error, not a stray: the log dir goes offline and nothing is deleted."""
+        if self.offline:
+            return []
         for leftover in self.log_dir.glob("*" + STRAY_SUFFIX):
             shutil.rmtree(leftover, ignore_errors=True)  # a crash between rename and removal
         deleted = []
         for tp, path in self.partition_dirs():
-            reason = self._stray_reason(tp, path, image, broker_id)
+            try:
+                reason = self._stray_reason(tp, path, image, broker_id)
+            except CheckpointError as error:
+                self.failures.mark_offline(self.log_dir, f"stray check of {tp} failed: {error.message}")
+                return deleted
             if reason is None:
                 continue
             try:
@@ -103,10 +132,7 @@ class LogManager:
 
     @staticmethod
     def _stray_reason(tp: TopicPartition, path: Path, image: MetadataImage, broker_id: int) -> str | None:
-        try:
-            stored = PartitionMetadataFile(path / PARTITION_METADATA_FILE).read()
-        except CheckpointError:
-            stored = None
+        stored = PartitionMetadataFile(path / PARTITION_METADATA_FILE).read()  # unreadable: CheckpointError
         topic = image.topics_by_name.get(tp.topic)
         if stored is None:
             return "no partition.metadata (topic id unknown)"
@@ -130,9 +156,27 @@ class LogManager:
         await asyncio.to_thread(work)
         then()
 
+    def cleanup_logs(self, wall_clock_ms: int) -> int:
+        """Apply retention.ms / retention.bytes to every online log (Kafka's cleanupLogs); returns the segments
+        deleted. `wall_clock_ms`: record timestamps are wall-clock time."""
+        deleted = 0
+        for log in list(self.logs.values()):
+            if log.offline:
+                continue
+            try:
+                deleted += log.delete_retention(wall_clock_ms)
+            except KafkaError:
+                continue  # the directory went offline: the failure channel has the news
+        return deleted
+
     def flush_all(self, now_ms: int) -> None:
         for log in self.logs.values():
-            log.maybe_flush(now_ms)
+            if log.offline:
+                continue
+            try:
+                log.maybe_flush(now_ms)
+            except KafkaError:
+                continue  # the directory went offline: the failure channel has the news
 
     async def checkpoint_high_watermarks(self) -> None:
         """Every partition's HWM checkpoint whose HWM moved, written in a worker thread, as Kafka writes it from
@@ -143,13 +187,18 @@ class LogManager:
 
     def close_all(self, now_ms: int) -> None:
         for log in self.logs.values():
-            log.close(now_ms)
+            try:
+                log.close(now_ms)
+            except KafkaError:
+                log.abandon()  # its directory failed while closing: no clean-shutdown marker, recovery scans it
         self.logs.clear()
 
 
 def _write_high_watermark_checkpoints(due: list[tuple[PartitionLog, int]]) -> None:
     for log, high_watermark in due:
+        if log.offline:
+            continue
         try:
             log.checkpoint_high_watermark(high_watermark)
-        except OSError as error:  # the next round tries again; the checkpoint only bounds recovery
-            structlog.get_logger().warning("high_watermark_checkpoint_failed", partition=log.name, error=str(error))
+        except KafkaError as error:  # its directory is offline now (the failure channel has the news)
+            structlog.get_logger().warning("high_watermark_checkpoint_failed", partition=log.name, error=error.message)

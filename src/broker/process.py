@@ -21,9 +21,11 @@ from broker.replica_manager import ReplicaManager
 from broker.service import BrokerService, FaultService
 from common.cli_support import stop_requested
 from common.clock import monotonic_ms
+from common.errors import ErrorCode, KafkaError
 from common.grpc_support import start_server
 from kraft_controller.raft.core import RaftConfig
 from kraft_controller.raft.driver import RaftDriver
+from storage.log_dir_failure_channel import LogDirFailureChannel
 
 METADATA_CATCH_UP_TIMEOUT_S = 15.0
 
@@ -53,16 +55,35 @@ async def _periodically(interval_s: float, action) -> None:  # noqa: ANN001
             await done
 
 
+async def _stop_when_no_log_dir(
+    failed: asyncio.Event, failures: LogDirFailureChannel, lifecycle: LifecycleManager, stopping: asyncio.Event
+) -> None:
+    """Kafka's handleLogDirFailure with no online log dir left: the broker goes. It tells the controller first (a
+    heartbeat carrying the offline dirs), so its leaderships move now rather than after a session timeout."""
+    await failed.wait()
+    offline = tuple(str(d) for d in failures.offline_dirs)
+    structlog.get_logger().error(
+        "broker_shutting_down", node_id=lifecycle.config.node_id, reason="no online log dir", offline_log_dirs=offline
+    )
+    await lifecycle.report_offline_log_dirs(offline, timeout_s=lifecycle.config.session_timeout_ms / 1000)
+    stopping.set()
+
+
 async def run_broker_process(config: BrokerConfig) -> None:
     log = structlog.get_logger()
     voters = {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
     metadata = MetadataListener()
     raft = RaftDriver(config.node_id, voters, config.data_dir, RaftConfig(), config.cluster_id)
     raft.add_listener(metadata)
+    loop = asyncio.get_running_loop()
+    dir_failed = asyncio.Event()
+    # Told from whichever thread saw the I/O error (checkpoints and rolled-segment fsyncs run in worker threads).
+    failures = LogDirFailureChannel(lambda _dir, _reason: loop.call_soon_threadsafe(dir_failed.set))
     logs = LogManager(
         config.data_dir,
         lambda topic: config.log_config(metadata.image.topic_configs.get(topic)),
         flush_in_background=True,
+        failures=failures,
     )
     stopping = stop_requested()
     # A lifecycle that stops heartbeating (Exit) ends the process, as SIGTERM does.
@@ -113,6 +134,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
         )
     )
     lifecycle.start()
+    watch_log_dir = asyncio.create_task(_stop_when_no_log_dir(dir_failed, failures, lifecycle, stopping))
     flush_interval = config.log_flush_scheduler_interval_ms / 1000
     background = [
         asyncio.create_task(
@@ -120,13 +142,19 @@ async def run_broker_process(config: BrokerConfig) -> None:
         ),
         asyncio.create_task(_periodically(flush_interval, lambda: logs.flush_all(monotonic_ms()))),
         asyncio.create_task(
+            _periodically(
+                config.log_retention_check_interval_ms / 1000, lambda: logs.cleanup_logs(int(time.time() * 1000))
+            )
+        ),
+        asyncio.create_task(
             _periodically(config.replica_high_watermark_checkpoint_interval_ms / 1000, logs.checkpoint_high_watermarks)
         ),
     ]
     await stopping.wait()
     log.info("broker_stopping", node_id=config.node_id)
-    await lifecycle.controlled_shutdown(timeout_s=config.session_timeout_ms / 1000)
-    for task in background:
+    if not failures.offline_dirs:  # else the controller already fenced us (or will, unheard)
+        await lifecycle.controlled_shutdown(timeout_s=config.session_timeout_ms / 1000)
+    for task in [*background, watch_log_dir]:
         task.cancel()
     await manager.stop()
     await lifecycle.stop()
@@ -136,3 +164,6 @@ async def run_broker_process(config: BrokerConfig) -> None:
         await server.server.stop(grace=0.5)
     logs.close_all(monotonic_ms())
     log.info("broker_stopped", node_id=config.node_id)
+    if failures.offline_dirs:
+        dirs = ", ".join(str(d) for d in failures.offline_dirs)
+        raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"shut down: no online log dir ({dirs} failed)")

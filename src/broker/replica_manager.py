@@ -8,6 +8,7 @@ logs, the clock, the network and the waiting.
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ from storage.partition_log import PartitionLog
 
 HWM_EVENT_INTERVAL_MS = 1000  # high_watermark_advanced is coalesced to at most one event a second per partition
 ALTER_PARTITION_RETRY_S = 0.2
+FETCHER_RESTART_S = 1.0  # a fetcher that failed on an unexpected error starts again after this pause
 T = TypeVar("T")
 
 
@@ -70,6 +72,13 @@ class Replica:
     produces: ProducePurgatory
     last_hwm_event_ms: int = 0
     append_failure: str | None = None  # the follower append error last logged, so a repeating one is logged once
+    # The leader epoch in which a corrupt batch from the leader made this follower stop fetching the partition
+    # (Kafka's failed partitions): a new leader epoch fetches it again.
+    failed_in_epoch: int | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.failed_in_epoch is not None and self.failed_in_epoch == self.leader_epoch
 
     @property
     def leader(self) -> Leader | None:
@@ -190,7 +199,10 @@ class ReplicaManager:
                 continue
             tp = TopicPartition(topic.name, index)
             replica = self.replicas.get(tp)
-            log = replica.log if replica is not None else self.logs.get_or_create(tp, topic_id, now)
+            try:
+                log = replica.log if replica is not None else self.logs.get_or_create(tp, topic_id, now)
+            except KafkaError:
+                continue  # its log dir is offline (the failure channel has the news): no replica here to serve
             metadata = PartitionMetadata(
                 partition.replicas, partition.isr, partition.leader, partition.leader_epoch, partition.partition_epoch
             )
@@ -370,7 +382,9 @@ class ReplicaManager:
         """What this broker fetches from `leader_id`: one line per partition it follows from it, at its log end."""
         states = []
         for replica in self.replicas.values():
-            if replica.follower is not None and replica.leader_id == leader_id:
+            # A log in a failed directory is fetched for no more (Kafka removes it from its fetcher).
+            followed = replica.follower is not None and replica.leader_id == leader_id
+            if followed and not replica.failed and not replica.log.offline:
                 log = replica.log
                 states.append(
                     PartitionFetchState(
@@ -396,13 +410,15 @@ class ReplicaManager:
         replica = self.replicas.get(TopicPartition(answer.sent.topic, answer.sent.partition))
         follower = replica.follower if replica is not None else None
         log = replica.log if replica is not None else None
-        if follower is None or log is None:
-            return True  # the partition moved while the Fetch was in flight
+        if follower is None or log is None or replica.failed:
+            return True  # the partition moved while the Fetch was in flight, or is not fetched in this epoch
         sent = answer.sent
         if not follower.accepts_answer(
             answer.leader_id, sent.current_leader_epoch, sent.fetch_offset, log.log_end_offset
         ):
             return True  # an answer to an older fetch state
+        if answer.error == ErrorCode.OFFSET_OUT_OF_RANGE:
+            return self._recover_out_of_range(replica, answer)
         if answer.error != ErrorCode.NONE:
             self._log.debug("fetch_partition_error", partition=str(replica.tp), error=answer.error.name)
             return False
@@ -410,7 +426,11 @@ class ReplicaManager:
             local_end = EpochEndOffset(*log.end_offset_for_epoch(answer.diverging.epoch))
             truncation = follower.truncation(answer.diverging, local_end, log.log_end_offset)
             reason = f"{truncation.reason}: leader epoch {answer.diverging.epoch} ends at {answer.diverging.end_offset}"
-            log.truncate_to(truncation.offset, reason=reason)
+            try:
+                log.truncate_to(truncation.offset, reason=reason)
+            except KafkaError as error:
+                self._log.warning("follower_truncate_failed", partition=str(replica.tp), error=error.message)
+                return False
             replica.role = follower.on_truncate(log.log_end_offset)
             return True
         if answer.records and not self._append_as_follower(replica, answer.records):
@@ -419,11 +439,52 @@ class ReplicaManager:
         log.high_watermark = replica.role.high_watermark
         return True
 
+    def _recover_out_of_range(self, replica: Replica, answer: FollowerAnswer) -> bool:
+        """Kafka's handleOutOfRangeError: behind the leader's log start (retention deleted what we lack), start
+        over at it; ahead of the leader (it lost data we hold), cut back to its high watermark, the most the
+        answer vouches for (Kafka asks for the leader's log end)."""
+        log, follower = replica.log, replica.follower
+        assert follower is not None
+        fetch_offset = answer.sent.fetch_offset
+        try:
+            if 0 <= fetch_offset < answer.log_start_offset:
+                log.truncate_fully_and_start_at(answer.log_start_offset, reason="offset_out_of_range")
+            elif fetch_offset > answer.high_watermark >= 0:
+                log.truncate_to(answer.high_watermark, reason="offset_out_of_range")
+            else:
+                return False  # the leader's range moved meanwhile: fetch again after a back-off
+        except KafkaError as error:
+            self._log.warning("follower_truncate_failed", partition=str(replica.tp), error=error.message)
+            return False
+        self._log.info(
+            "follower_offset_out_of_range",
+            partition=str(replica.tp),
+            fetch_offset=fetch_offset,
+            leader_log_start_offset=answer.log_start_offset,
+            leader_high_watermark=answer.high_watermark,
+            log_start_offset=log.log_start_offset,
+            log_end_offset=log.log_end_offset,
+        )
+        replica.role = follower.on_truncate(log.log_end_offset)
+        return True
+
     def _append_as_follower(self, replica: Replica, records: bytes) -> bool:
         label = str(replica.tp)
         try:
             replica.log.append_as_follower(records, monotonic_ms())
         except KafkaError as error:
+            if error.code is ErrorCode.CORRUPT_MESSAGE:
+                # Not retried: the same fetch would bring the same bytes. Fetched again in a new leader epoch.
+                replica.failed_in_epoch = replica.leader_epoch
+                self._log.error(
+                    "follower_partition_failed",
+                    partition=label,
+                    leader=replica.leader_id,
+                    leader_epoch=replica.leader_epoch,
+                    fetch_offset=replica.log.log_end_offset,
+                    error=error.message,
+                )
+                return False
             if replica.append_failure != error.message:  # a failure repeating at every retry is logged once
                 replica.append_failure = error.message
                 self._log.warning("follower_append_failed", partition=label, error=error.message)
@@ -436,7 +497,22 @@ class ReplicaManager:
     def _ensure_fetcher(self, leader_id: int) -> None:
         task = self._fetchers.get(leader_id)
         if task is None or task.done():
-            self._fetchers[leader_id] = asyncio.create_task(run_fetcher(self, leader_id), name=f"fetcher-{leader_id}")
+            task = asyncio.create_task(run_fetcher(self, leader_id), name=f"fetcher-{leader_id}")
+            task.add_done_callback(functools.partial(self._on_fetcher_done, leader_id))
+            self._fetchers[leader_id] = task
+
+    def _on_fetcher_done(self, leader_id: int, task: asyncio.Task[None]) -> None:
+        """A fetcher never dies unheard: its error is an event, and a new one starts after a pause if its leader
+        still leads partitions this broker follows."""
+        if task.cancelled() or task.exception() is None:
+            return
+        self._log.error("replica_fetcher_failed", leader=leader_id, error=repr(task.exception()))
+        asyncio.get_running_loop().call_later(FETCHER_RESTART_S, self._restart_fetcher, leader_id, task)
+
+    def _restart_fetcher(self, leader_id: int, failed: asyncio.Task[None]) -> None:
+        followed = any(r.follower is not None and r.leader_id == leader_id for r in self.replicas.values())
+        if followed and self._fetchers.get(leader_id) is failed:
+            self._ensure_fetcher(leader_id)
 
     def _stop_idle_fetchers(self) -> None:
         """A fetcher whose partitions all moved away stops (Kafka's shutdownIdleFetcherThreads)."""

@@ -403,6 +403,13 @@ class FaultService(fault_pb2_grpc.FaultServicer):
         released = self.manager.alter_partition.release(request.keep_holding)
         return fault_pb2.ReleaseAlterPartitionResponse(error_code=ErrorCode.NONE, released_requests=released)
 
+    async def InjectDiskFault(self, request: Any, context: Any) -> fault_pb2.InjectDiskFaultResponse:
+        try:
+            self.manager.logs.failures.inject(request.kind)
+        except ValueError as error:
+            return fault_pb2.InjectDiskFaultResponse(error_code=ErrorCode.INVALID_REQUEST, error_message=str(error))
+        return fault_pb2.InjectDiskFaultResponse(error_code=ErrorCode.NONE)
+
     async def DescribeState(self, request: Any, context: Any) -> fault_pb2.DescribeStateResponse:
         lifecycle = self.lifecycle
         response = fault_pb2.DescribeStateResponse(

@@ -49,6 +49,7 @@ class ConsumerConfig:
     request_timeout_ms: int = 30000
     retry_backoff_ms: int = 100
     default_api_timeout_ms: int = 60000  # how long a blocking call (finding a leader, an offset) keeps retrying
+    check_crcs: bool = True  # check.crcs: a batch whose CRC does not match is never delivered
 
 
 @dataclass(frozen=True)
@@ -257,6 +258,12 @@ class Consumer:
         state.high_watermark, state.error = data.high_watermark, None
         records = []
         for batch in iter_batches(data.records):
+            if self.config.check_crcs and not batch.is_valid():
+                raise KafkaError(
+                    ErrorCode.CORRUPT_MESSAGE,
+                    f"record batch for {topic}-{data.partition_index} at offset {batch.base_offset} is corrupt "
+                    f"(stored crc {batch.crc:#010x}, computed crc {batch.computed_crc():#010x})",
+                )
             for record in batch.records():
                 if record.offset < position or record.offset >= data.high_watermark:
                     continue  # a batch can start before our position; never expose data above the HWM

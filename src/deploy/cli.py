@@ -12,7 +12,19 @@ from deploy.chaos_schedule import FAULT_KINDS
 # Every node is a real process on this machine: more than this is a typo, not a cluster.
 MAX_NODES = 64
 MAX_CHAOS_PARTITIONS = 10000
-FAULTS = ("kill", "stop", "start", "reboot", "pause", "resume", "hold-alter-partition", "release-alter-partition")
+FAULTS = (
+    "kill",
+    "stop",
+    "start",
+    "reboot",
+    "pause",
+    "resume",
+    "hold-alter-partition",
+    "release-alter-partition",
+    "disk-full",
+    "disk-error",
+    "corrupt",
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,6 +62,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         if name == "reboot":
             command.add_argument("--lose-unflushed", action="store_true")
             command.add_argument("--wipe-disk", action="store_true")
+        if name == "corrupt":
+            command.add_argument("partition", metavar="TOPIC-PARTITION")
+            command.add_argument("--offset", type=int, help="corrupt the batch holding this offset")
         command.set_defaults(func=run_fault)
 
     analyze = subparsers.add_parser("analyze", help="Spark analysis of a run: timelines, figures, invariants")
@@ -170,6 +185,8 @@ def run_fault(args: argparse.Namespace) -> int:
     try:
         if name == "reboot":
             faults.reboot(args.node_id, args.lose_unflushed, args.wipe_disk)
+        elif name == "corrupt":
+            faults.corrupt(args.node_id, args.partition, args.offset)
         else:
             getattr(faults, name)(args.node_id)
     except ClusterError as error:

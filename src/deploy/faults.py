@@ -1,4 +1,5 @@
-"""Fault injection on the nodes of a local run: kill, stop, start, reboot, pause, resume, hold AlterPartition.
+"""Fault injection on the nodes of a local run: kill, stop, start, reboot, pause, resume, hold AlterPartition,
+disk-full, disk-error (injected in the broker's storage layer), corrupt (a byte flipped in a segment file).
 
 Scriptable from Python (the chaos workload) and behind `minikafka fault ...`. Each fault is recorded as a
 `fault_injected` event in RUN/logs/faults.jsonl, with the same line shape as the processes' event logs.
@@ -9,9 +10,11 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+from pathlib import Path
 
 from common.event_log import render_json_line, utc_timestamp
 from common.grpc_support import sync_channel
+from common.record_batch import CorruptRecordError, iter_batches
 from deploy.local_cluster import Cluster, ClusterError, NodeSpec, is_alive, kill, send_signal, spawn, stop
 from minikafka_pb import fault_pb2, fault_pb2_grpc
 
@@ -136,6 +139,42 @@ class Faults:
         record_fault(self.cluster, "release-alter-partition", spec, released=response.released_requests)
         return response.released_requests
 
+    def disk_full(self, node_id: int) -> None:
+        self._inject_disk_fault(node_id, "disk-full")
+
+    def disk_error(self, node_id: int) -> None:
+        self._inject_disk_fault(node_id, "disk-error")
+
+    def _inject_disk_fault(self, node_id: int, kind: str) -> None:
+        """Every write (disk-full) or every read and write (disk-error) of the broker's log dir fails from now on;
+        a restart of the broker clears it."""
+        spec = self._broker(node_id)
+        response = self._fault_stub(spec).InjectDiskFault(fault_pb2.InjectDiskFaultRequest(kind=kind), timeout=5)
+        if response.error_code:
+            raise ClusterError(f"{spec.label}: {response.error_message}")
+        record_fault(self.cluster, kind, spec)
+
+    def corrupt(self, node_id: int, partition: str, offset: int | None = None) -> int:
+        """Flip one byte inside a batch's records (covered by its CRC) in the broker's segment file for
+        `partition` (`<topic>-<index>`): the batch holding `offset`, else one in the middle of the oldest segment.
+        Returns the corrupted batch's base offset."""
+        spec = self.cluster.node(node_id)
+        if spec.role != "broker":
+            raise ClusterError(f"{spec.label} is not a broker; only brokers hold partition logs")
+        segments = sorted((spec.data_dir / partition).glob("*.log"))
+        if not segments:
+            raise ClusterError(f"{spec.label} holds no segment of {partition}")
+        segment, position, base_offset = _batch_to_corrupt(segments, offset)
+        with segment.open("r+b") as stream:
+            stream.seek(position)
+            byte = stream.read(1)
+            stream.seek(position)
+            stream.write(bytes([byte[0] ^ 0x01]))
+        record_fault(
+            self.cluster, "corrupt", spec, partition=partition, offset=base_offset, file=str(segment), position=position
+        )
+        return base_offset
+
     def _broker(self, node_id: int) -> NodeSpec:
         spec = self.cluster.node(node_id)
         if spec.role != "broker":
@@ -152,6 +191,24 @@ class Faults:
         except FileNotFoundError:
             return False
         return any(line.strip().replace(" ", "") == "log.simulate.page.cache=true" for line in text.splitlines())
+
+
+def _batch_to_corrupt(segments: list[Path], offset: int | None) -> tuple[Path, int, int]:
+    """(segment, byte position, base offset): the last byte of the chosen batch, inside its last record."""
+    for segment in segments:
+        data = segment.read_bytes()
+        try:
+            batches = list(iter_batches(data))
+        except CorruptRecordError:
+            batches = []  # a torn tail (unflushed or already damaged): nothing here to aim at reliably
+        if offset is None and batches:
+            chosen = batches[len(batches) // 2]
+            return segment, chosen.position + chosen.size - 1, chosen.base_offset
+        for batch in batches:
+            if offset is not None and batch.base_offset <= offset <= batch.last_offset:
+                return segment, batch.position + batch.size - 1, batch.base_offset
+    where = "any batch" if offset is None else f"offset {offset}"
+    raise ClusterError(f"no flushed batch holds {where} in {segments[0].parent}")
 
 
 def read_faults(cluster: Cluster) -> list[dict]:

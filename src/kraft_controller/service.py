@@ -94,6 +94,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             current_metadata_offset=request.current_metadata_offset,
             want_fence=request.want_fence,
             want_shutdown=request.want_shutdown,
+            offline_log_dirs=tuple(request.offline_log_dirs),
         )
 
         async def run() -> controller_pb2.BrokerHeartbeatResponse:

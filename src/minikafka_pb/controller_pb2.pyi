@@ -34,18 +34,20 @@ class BrokerRegistrationResponse(_message.Message):
     def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., broker_epoch: _Optional[int] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...
 
 class BrokerHeartbeatRequest(_message.Message):
-    __slots__ = ("broker_id", "broker_epoch", "current_metadata_offset", "want_fence", "want_shutdown")
+    __slots__ = ("broker_id", "broker_epoch", "current_metadata_offset", "want_fence", "want_shutdown", "offline_log_dirs")
     BROKER_ID_FIELD_NUMBER: _ClassVar[int]
     BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     CURRENT_METADATA_OFFSET_FIELD_NUMBER: _ClassVar[int]
     WANT_FENCE_FIELD_NUMBER: _ClassVar[int]
     WANT_SHUTDOWN_FIELD_NUMBER: _ClassVar[int]
+    OFFLINE_LOG_DIRS_FIELD_NUMBER: _ClassVar[int]
     broker_id: int
     broker_epoch: int
     current_metadata_offset: int
     want_fence: bool
     want_shutdown: bool
-    def __init__(self, broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., current_metadata_offset: _Optional[int] = ..., want_fence: _Optional[bool] = ..., want_shutdown: _Optional[bool] = ...) -> None: ...
+    offline_log_dirs: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., current_metadata_offset: _Optional[int] = ..., want_fence: _Optional[bool] = ..., want_shutdown: _Optional[bool] = ..., offline_log_dirs: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class BrokerHeartbeatResponse(_message.Message):
     __slots__ = ("error_code", "error_message", "is_caught_up", "is_fenced", "should_shutdown", "current_leader")

@@ -25,27 +25,31 @@ _sym_db = _symbol_database.Default()
 from minikafka_pb import common_pb2 as minikafka__pb_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18minikafka_pb/fault.proto\x12\tminikafka\x1a\x19minikafka_pb/common.proto\"\x1b\n\x19HoldAlterPartitionRequest\"]\n\x1aHoldAlterPartitionResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x15\n\rerror_message\x18\x02 \x01(\t\"4\n\x1cReleaseAlterPartitionRequest\x12\x14\n\x0ckeep_holding\x18\x01 \x01(\x08\"{\n\x1dReleaseAlterPartitionResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x15\n\rerror_message\x18\x02 \x01(\t\x12\x19\n\x11released_requests\x18\x03 \x01(\x05\"\x16\n\x14\x44\x65scribeStateRequest\"\x9f\x02\n\x15PartitionReplicaState\x12\r\n\x05topic\x18\x01 \x01(\t\x12\x10\n\x08topic_id\x18\x02 \x01(\x0c\x12\x11\n\tpartition\x18\x03 \x01(\x05\x12\x11\n\tis_leader\x18\x04 \x01(\x08\x12\x11\n\tleader_id\x18\x05 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x06 \x01(\x05\x12\x17\n\x0fpartition_epoch\x18\x07 \x01(\x05\x12\x0b\n\x03isr\x18\x08 \x03(\x05\x12\x13\n\x0bmaximal_isr\x18\t \x03(\x05\x12\x18\n\x10log_start_offset\x18\n \x01(\x03\x12\x16\n\x0elog_end_offset\x18\x0b \x01(\x03\x12\x16\n\x0ehigh_watermark\x18\x0c \x01(\x03\x12\x11\n\tisr_state\x18\r \x01(\t\"\x84\x03\n\x15\x44\x65scribeStateResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x0f\n\x07node_id\x18\x02 \x01(\x05\x12\x14\n\x0cprocess_role\x18\x03 \x01(\t\x12\x14\n\x0c\x62roker_epoch\x18\x04 \x01(\x03\x12\x17\n\x0flifecycle_state\x18\x05 \x01(\t\x12\x0e\n\x06\x66\x65nced\x18\x06 \x01(\x08\x12\x17\n\x0fmetadata_offset\x18\x07 \x01(\x03\x12\x1c\n\x14\x61lter_partition_held\x18\x08 \x01(\x08\x12%\n\x1dheld_alter_partition_requests\x18\t \x01(\x05\x12\x34\n\npartitions\x18\n \x03(\x0b\x32 .minikafka.PartitionReplicaState\x12\x16\n\x0eraft_leader_id\x18\x0b \x01(\x05\x12\x12\n\nraft_epoch\x18\x0c \x01(\x05\x12\x1b\n\x13raft_high_watermark\x18\r \x01(\x03\x32\xaa\x02\n\x05\x46\x61ult\x12\x61\n\x12HoldAlterPartition\x12$.minikafka.HoldAlterPartitionRequest\x1a%.minikafka.HoldAlterPartitionResponse\x12j\n\x15ReleaseAlterPartition\x12\'.minikafka.ReleaseAlterPartitionRequest\x1a(.minikafka.ReleaseAlterPartitionResponse\x12R\n\rDescribeState\x12\x1f.minikafka.DescribeStateRequest\x1a .minikafka.DescribeStateResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18minikafka_pb/fault.proto\x12\tminikafka\x1a\x19minikafka_pb/common.proto\"&\n\x16InjectDiskFaultRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\"Z\n\x17InjectDiskFaultResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x15\n\rerror_message\x18\x02 \x01(\t\"\x1b\n\x19HoldAlterPartitionRequest\"]\n\x1aHoldAlterPartitionResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x15\n\rerror_message\x18\x02 \x01(\t\"4\n\x1cReleaseAlterPartitionRequest\x12\x14\n\x0ckeep_holding\x18\x01 \x01(\x08\"{\n\x1dReleaseAlterPartitionResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x15\n\rerror_message\x18\x02 \x01(\t\x12\x19\n\x11released_requests\x18\x03 \x01(\x05\"\x16\n\x14\x44\x65scribeStateRequest\"\x9f\x02\n\x15PartitionReplicaState\x12\r\n\x05topic\x18\x01 \x01(\t\x12\x10\n\x08topic_id\x18\x02 \x01(\x0c\x12\x11\n\tpartition\x18\x03 \x01(\x05\x12\x11\n\tis_leader\x18\x04 \x01(\x08\x12\x11\n\tleader_id\x18\x05 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x06 \x01(\x05\x12\x17\n\x0fpartition_epoch\x18\x07 \x01(\x05\x12\x0b\n\x03isr\x18\x08 \x03(\x05\x12\x13\n\x0bmaximal_isr\x18\t \x03(\x05\x12\x18\n\x10log_start_offset\x18\n \x01(\x03\x12\x16\n\x0elog_end_offset\x18\x0b \x01(\x03\x12\x16\n\x0ehigh_watermark\x18\x0c \x01(\x03\x12\x11\n\tisr_state\x18\r \x01(\t\"\x84\x03\n\x15\x44\x65scribeStateResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x0f\n\x07node_id\x18\x02 \x01(\x05\x12\x14\n\x0cprocess_role\x18\x03 \x01(\t\x12\x14\n\x0c\x62roker_epoch\x18\x04 \x01(\x03\x12\x17\n\x0flifecycle_state\x18\x05 \x01(\t\x12\x0e\n\x06\x66\x65nced\x18\x06 \x01(\x08\x12\x17\n\x0fmetadata_offset\x18\x07 \x01(\x03\x12\x1c\n\x14\x61lter_partition_held\x18\x08 \x01(\x08\x12%\n\x1dheld_alter_partition_requests\x18\t \x01(\x05\x12\x34\n\npartitions\x18\n \x03(\x0b\x32 .minikafka.PartitionReplicaState\x12\x16\n\x0eraft_leader_id\x18\x0b \x01(\x05\x12\x12\n\nraft_epoch\x18\x0c \x01(\x05\x12\x1b\n\x13raft_high_watermark\x18\r \x01(\x03\x32\x84\x03\n\x05\x46\x61ult\x12\x61\n\x12HoldAlterPartition\x12$.minikafka.HoldAlterPartitionRequest\x1a%.minikafka.HoldAlterPartitionResponse\x12j\n\x15ReleaseAlterPartition\x12\'.minikafka.ReleaseAlterPartitionRequest\x1a(.minikafka.ReleaseAlterPartitionResponse\x12R\n\rDescribeState\x12\x1f.minikafka.DescribeStateRequest\x1a .minikafka.DescribeStateResponse\x12X\n\x0fInjectDiskFault\x12!.minikafka.InjectDiskFaultRequest\x1a\".minikafka.InjectDiskFaultResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'minikafka_pb.fault_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_HOLDALTERPARTITIONREQUEST']._serialized_start=66
-  _globals['_HOLDALTERPARTITIONREQUEST']._serialized_end=93
-  _globals['_HOLDALTERPARTITIONRESPONSE']._serialized_start=95
-  _globals['_HOLDALTERPARTITIONRESPONSE']._serialized_end=188
-  _globals['_RELEASEALTERPARTITIONREQUEST']._serialized_start=190
-  _globals['_RELEASEALTERPARTITIONREQUEST']._serialized_end=242
-  _globals['_RELEASEALTERPARTITIONRESPONSE']._serialized_start=244
-  _globals['_RELEASEALTERPARTITIONRESPONSE']._serialized_end=367
-  _globals['_DESCRIBESTATEREQUEST']._serialized_start=369
-  _globals['_DESCRIBESTATEREQUEST']._serialized_end=391
-  _globals['_PARTITIONREPLICASTATE']._serialized_start=394
-  _globals['_PARTITIONREPLICASTATE']._serialized_end=681
-  _globals['_DESCRIBESTATERESPONSE']._serialized_start=684
-  _globals['_DESCRIBESTATERESPONSE']._serialized_end=1072
-  _globals['_FAULT']._serialized_start=1075
-  _globals['_FAULT']._serialized_end=1373
+  _globals['_INJECTDISKFAULTREQUEST']._serialized_start=66
+  _globals['_INJECTDISKFAULTREQUEST']._serialized_end=104
+  _globals['_INJECTDISKFAULTRESPONSE']._serialized_start=106
+  _globals['_INJECTDISKFAULTRESPONSE']._serialized_end=196
+  _globals['_HOLDALTERPARTITIONREQUEST']._serialized_start=198
+  _globals['_HOLDALTERPARTITIONREQUEST']._serialized_end=225
+  _globals['_HOLDALTERPARTITIONRESPONSE']._serialized_start=227
+  _globals['_HOLDALTERPARTITIONRESPONSE']._serialized_end=320
+  _globals['_RELEASEALTERPARTITIONREQUEST']._serialized_start=322
+  _globals['_RELEASEALTERPARTITIONREQUEST']._serialized_end=374
+  _globals['_RELEASEALTERPARTITIONRESPONSE']._serialized_start=376
+  _globals['_RELEASEALTERPARTITIONRESPONSE']._serialized_end=499
+  _globals['_DESCRIBESTATEREQUEST']._serialized_start=501
+  _globals['_DESCRIBESTATEREQUEST']._serialized_end=523
+  _globals['_PARTITIONREPLICASTATE']._serialized_start=526
+  _globals['_PARTITIONREPLICASTATE']._serialized_end=813
+  _globals['_DESCRIBESTATERESPONSE']._serialized_start=816
+  _globals['_DESCRIBESTATERESPONSE']._serialized_end=1204
+  _globals['_FAULT']._serialized_start=1207
+  _globals['_FAULT']._serialized_end=1595
 # @@protoc_insertion_point(module_scope)

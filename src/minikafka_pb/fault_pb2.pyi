@@ -7,6 +7,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class InjectDiskFaultRequest(_message.Message):
+    __slots__ = ("kind",)
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    def __init__(self, kind: _Optional[str] = ...) -> None: ...
+
+class InjectDiskFaultResponse(_message.Message):
+    __slots__ = ("error_code", "error_message")
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    error_code: _common_pb2.ErrorCode
+    error_message: str
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ...) -> None: ...
+
 class HoldAlterPartitionRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

@@ -49,6 +49,11 @@ class FaultStub:
                 request_serializer=minikafka__pb_dot_fault__pb2.DescribeStateRequest.SerializeToString,
                 response_deserializer=minikafka__pb_dot_fault__pb2.DescribeStateResponse.FromString,
                 _registered_method=True)
+        self.InjectDiskFault = channel.unary_unary(
+                '/minikafka.Fault/InjectDiskFault',
+                request_serializer=minikafka__pb_dot_fault__pb2.InjectDiskFaultRequest.SerializeToString,
+                response_deserializer=minikafka__pb_dot_fault__pb2.InjectDiskFaultResponse.FromString,
+                _registered_method=True)
 
 
 class FaultServicer:
@@ -74,6 +79,14 @@ class FaultServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def InjectDiskFault(self, request, context):
+        """From now on the broker's log dir fails as a full disk (ENOSPC on every write) or a failing one (EIO on every
+        read and write), in the storage layer of the process; a restart clears it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_FaultServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -91,6 +104,11 @@ def add_FaultServicer_to_server(servicer, server):
                     servicer.DescribeState,
                     request_deserializer=minikafka__pb_dot_fault__pb2.DescribeStateRequest.FromString,
                     response_serializer=minikafka__pb_dot_fault__pb2.DescribeStateResponse.SerializeToString,
+            ),
+            'InjectDiskFault': grpc.unary_unary_rpc_method_handler(
+                    servicer.InjectDiskFault,
+                    request_deserializer=minikafka__pb_dot_fault__pb2.InjectDiskFaultRequest.FromString,
+                    response_serializer=minikafka__pb_dot_fault__pb2.InjectDiskFaultResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -174,6 +192,33 @@ class Fault:
             '/minikafka.Fault/DescribeState',
             minikafka__pb_dot_fault__pb2.DescribeStateRequest.SerializeToString,
             minikafka__pb_dot_fault__pb2.DescribeStateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InjectDiskFault(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Fault/InjectDiskFault',
+            minikafka__pb_dot_fault__pb2.InjectDiskFaultRequest.SerializeToString,
+            minikafka__pb_dot_fault__pb2.InjectDiskFaultResponse.FromString,
             options,
             channel_credentials,
             insecure,

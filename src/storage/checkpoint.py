@@ -101,6 +101,8 @@ class PartitionMetadataFile:
             lines = self.path.read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
             return None
+        except (OSError, UnicodeDecodeError) as error:  # unreadable is not absent: the caller must not guess
+            raise CheckpointError(self.path, str(error)) from error
         fields = dict(line.split(":", 1) for line in lines if ":" in line)
         if fields.get("version", "").strip() != "0" or "topic_id" not in fields:
             raise CheckpointError(self.path, "expected 'version: 0' and 'topic_id: ...'")

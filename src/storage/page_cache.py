@@ -7,6 +7,7 @@ the file (the real page cache) and `flush` fsyncs. Reads see unflushed bytes eit
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -36,14 +37,24 @@ class SegmentFile(SyncedFile):
         if self.simulate_page_cache:
             self._pending += data
         else:
-            os.pwrite(self._fd, data, self._file_size)
-            self._file_size += len(data)
+            self._write_at_end(data)
         self._dirty = True
+
+    def _write_at_end(self, data: bytes | memoryview) -> None:
+        """All of `data` at the file's end, or an OSError: a short write (pwrite's count at ENOSPC) is cut back off
+        and never counted, so the size never covers bytes that are not in the file."""
+        written = os.pwrite(self._fd, data, self._file_size)
+        if written != len(data):
+            try:
+                os.ftruncate(self._fd, self._file_size)
+            finally:
+                self._dirty = True
+            raise OSError(errno.ENOSPC, f"short write: {written} of {len(data)} bytes to {self.path}")
+        self._file_size += written
 
     def flush(self) -> None:
         if self._pending:
-            os.pwrite(self._fd, self._pending, self._file_size)
-            self._file_size += len(self._pending)
+            self._write_at_end(self._pending)
             self._pending = bytearray()
         self.fsync()
 

@@ -9,11 +9,13 @@ same class, so nothing here knows about brokers or replication.
 from __future__ import annotations
 
 import bisect
+import functools
 import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 import structlog
 
@@ -21,12 +23,14 @@ from common.errors import ErrorCode, KafkaError
 from common.record_batch import (
     CorruptRecordError,
     InvalidRecordError,
+    iter_batches,
     set_base_offset,
     set_partition_leader_epoch,
 )
-from storage.checkpoint import OffsetCheckpoint, PartitionMetadataFile
+from storage.checkpoint import CheckpointError, OffsetCheckpoint, PartitionMetadataFile
 from storage.leader_epoch_cache import LeaderEpochCache
 from storage.log_config import LogConfig
+from storage.log_dir_failure_channel import LogDirFailureChannel, storage_error
 from storage.log_validator import AppendOrigin, ValidationResult, validate_records
 from storage.segment import LOG_SUFFIX, LogSegment
 
@@ -42,6 +46,32 @@ MAX_SEGMENT_POSITION = 2**31 - 1  # index positions are 32-bit, as Kafka's segme
 # broker's event loop), as Kafka's scheduler thread flushes a rolled segment.
 Background = Callable[[Callable[[], None], Callable[[], None]], None]
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def storage_operation(
+    operation: str, writes: bool = True
+) -> Callable[[Callable[Concatenate[PartitionLog, P], R]], Callable[Concatenate[PartitionLog, P], R]]:
+    """Kafka's maybeHandleIOException: with a failure channel, an I/O error (or an unreadable checkpoint) takes
+    the log's directory offline and surfaces as KAFKA_STORAGE_ERROR, and nothing touches a log in an offline
+    directory again. Without one (the metadata log) the error propagates as it is."""
+
+    def decorate(method: Callable[Concatenate[PartitionLog, P], R]) -> Callable[Concatenate[PartitionLog, P], R]:
+        @functools.wraps(method)
+        def guarded(self: PartitionLog, *args: P.args, **kwargs: P.kwargs) -> R:
+            self.check_online()
+            try:
+                if self.failures is not None:
+                    self.failures.check_injected(self.log_dir, writes)
+                return method(self, *args, **kwargs)
+            except (OSError, CheckpointError) as error:
+                raise self.io_failed(operation, error) from error
+
+        return guarded
+
+    return decorate
+
 
 @dataclass(frozen=True)
 class AppendInfo:
@@ -53,8 +83,15 @@ class AppendInfo:
 
 
 class PartitionLog:
-    def __init__(self, directory: Path, config: LogConfig, background: Background | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        config: LogConfig,
+        background: Background | None = None,
+        failures: LogDirFailureChannel | None = None,
+    ) -> None:
         self.directory = directory
+        self.failures = failures  # None: I/O errors propagate as they are (the metadata log: fatal there)
         self.config = config
         self._background = background  # None: a rolled segment is flushed at once, on the caller's thread
         self.name = directory.name
@@ -88,9 +125,10 @@ class PartitionLog:
         now_ms: int,
         topic_id: str | None = None,
         background: Background | None = None,
+        failures: LogDirFailureChannel | None = None,
     ) -> PartitionLog:
         directory.mkdir(parents=True, exist_ok=True)
-        log = cls(directory, config, background)
+        log = cls(directory, config, background, failures)
         log.last_flush_ms = now_ms
         log._check_topic_id(topic_id)
         for leftover in directory.glob("*.tmp"):
@@ -195,6 +233,28 @@ class PartitionLog:
             self.directory, base_offset, self.config.simulate_page_cache, self.config.index_interval_bytes, now_ms
         )
 
+    # ---- log directory failure ----
+
+    @property
+    def log_dir(self) -> Path:
+        return self.directory.parent
+
+    @property
+    def offline(self) -> bool:
+        return self.failures is not None and self.failures.is_offline(self.log_dir)
+
+    def check_online(self) -> None:
+        if self.offline:
+            raise storage_error(self.log_dir, f"{self.name} is not readable or writable")
+
+    def io_failed(self, operation: str, error: Exception) -> Exception:
+        """The error to raise for a failed `operation`: with a failure channel, the directory goes offline."""
+        if self.failures is None:
+            return error
+        reason = f"{operation} of {self.name} failed: {error}"
+        self.failures.mark_offline(self.log_dir, reason)
+        return storage_error(self.log_dir, reason)
+
     # ---- properties ----
 
     @property
@@ -230,6 +290,7 @@ class PartitionLog:
 
     # ---- appending ----
 
+    @storage_operation("append")
     def append_as_leader(self, records: bytes | memoryview, leader_epoch: int, now_ms: int) -> AppendInfo:
         """Validate a producer's batch, assign offsets from the log end and stamp `leader_epoch` (rewriting only
         those two header fields), then append. Invalid input raises a KafkaError and writes nothing."""
@@ -244,6 +305,7 @@ class PartitionLog:
         self._append(buffer, first, next_offset - 1, validated.record_count, validated.max_timestamp, now_ms)
         return AppendInfo(first, next_offset - 1, validated.record_count, len(buffer), validated.max_timestamp)
 
+    @storage_operation("append")
     def append_as_follower(self, records: bytes | memoryview, now_ms: int) -> AppendInfo:
         """Append batches as the leader wrote them (validated as Kafka validates replicated batches, without the
         rules for producers): offsets must continue the log exactly."""
@@ -344,6 +406,8 @@ class PartitionLog:
                 done.append(True)
             except OSError as error:  # left dirty: the next flush or the close fsyncs it again
                 self._log.warning("rolled_segment_flush_failed", base_offset=rolled.base_offset, error=str(error))
+                if self.failures is not None:  # an fsync error is an I/O error like any other
+                    self.io_failed("flush", error)
 
         def then() -> None:
             if done:
@@ -363,6 +427,7 @@ class PartitionLog:
 
     # ---- flushing ----
 
+    @storage_operation("flush")
     def maybe_flush(self, now_ms: int) -> bool:
         """Flush when log.flush.interval.messages or log.flush.interval.ms says so."""
         if not self.unflushed_messages:
@@ -375,6 +440,7 @@ class PartitionLog:
             return True
         return False
 
+    @storage_operation("flush")
     def flush(self, now_ms: int, checkpoint: bool = False) -> None:
         """fsync everything appended; the recovery point moves to the log end. Its checkpoint file is rewritten
         only every log.flush.offset.checkpoint.interval.ms (or when asked), as in Kafka: rewriting it atomically
@@ -404,6 +470,7 @@ class PartitionLog:
             self._checkpointed_recovery_point = self.recovery_point
         self._recovery_checkpointed_ms = now_ms
 
+    @storage_operation("high watermark checkpoint")
     def checkpoint_high_watermark(self, high_watermark: int) -> None:
         """Write the HWM checkpoint if `high_watermark` (read earlier by the thread that owns the log) differs from
         it. Safe from another thread; nothing is written once the log is closed or abandoned."""
@@ -418,6 +485,7 @@ class PartitionLog:
 
     # ---- reading ----
 
+    @storage_operation("read", writes=False)
     def read(self, fetch_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
         """Whole batches from the one holding `fetch_offset`, at most `max_bytes` (the first batch always whole),
         none starting at or past `max_offset` (the HWM, for consumers)."""
@@ -432,13 +500,36 @@ class PartitionLog:
         for segment in self.segments[max(slot, 0) :]:
             data = segment.read(fetch_offset, max_bytes, max_offset)
             if data:
-                return data
+                return self._verified(data)
             if max_offset is not None and segment.next_offset >= max_offset:
                 break
         return b""
 
+    def _verified(self, data: bytes) -> bytes:
+        """Beyond Kafka: a broker checks every batch's CRC before serving it. Bytes that changed on disk are a
+        storage error: the log dir goes offline and leadership moves to a replica with good data, rather than
+        consumers or followers getting bad bytes. (The metadata log, without a failure channel, is not checked.)"""
+        if self.failures is None:
+            return data
+        offset = None  # of the bad batch; None: the first batch's header is already torn
+        try:
+            for batch in iter_batches(data):
+                offset = batch.base_offset
+                if not batch.is_valid():
+                    raise CorruptRecordError(
+                        f"CRC mismatch in the batch at offset {offset} (stored {batch.crc:#010x}, "
+                        f"computed {batch.computed_crc():#010x})",
+                        batch.position,
+                    )
+                offset = batch.last_offset + 1
+        except CorruptRecordError as error:
+            self._log.error("log_batch_corrupt", offset=offset, error=error.message)
+            raise self.io_failed("read", error) from error
+        return data
+
     # ---- truncation and retention ----
 
+    @storage_operation("truncate")
     def truncate_to(self, offset: int, reason: str = "") -> int:
         """Cut the log so it ends at or below `offset` (whole batches); returns the new log end offset."""
         old_end = self.log_end_offset
@@ -463,6 +554,7 @@ class PartitionLog:
         )
         return self.log_end_offset
 
+    @storage_operation("truncate")
     def truncate_fully_and_start_at(self, offset: int, reason: str = "") -> None:
         old_end = self.log_end_offset
         for segment in self.segments:
@@ -492,6 +584,7 @@ class PartitionLog:
             self._checkpointed_recovery_point = end
         self.unflushed_messages = 0
 
+    @storage_operation("retention")
     def delete_retention(self, now_ms: int) -> int:
         """Delete the oldest whole segments beyond retention.bytes / retention.ms (never the active segment, never
         data at or above the high watermark); returns how many segments went."""
@@ -518,11 +611,33 @@ class PartitionLog:
             )
         return deleted
 
+    @storage_operation("retention")
+    def delete_before(self, offset: int, reason: str) -> int:
+        """Move the log start up to `offset` (Kafka's maybeIncrementLogStartOffset; the caller vouches that it is
+        committed, e.g. a snapshot's end) and delete the segments wholly below it, never the active one; returns
+        how many went."""
+        offset = min(offset, self.log_end_offset)
+        if offset <= self.log_start_offset:
+            return 0
+        deleted = 0
+        while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
+            self.segments.pop(0).delete()
+            deleted += 1
+        self.log_start_offset = offset
+        self._start_checkpoint.write(offset)
+        self.epoch_cache.truncate_from_start(offset)
+        self._high_watermark = max(self._high_watermark, offset)
+        self._log.info("log_segments_deleted", segments=deleted, log_start_offset=offset, reason=reason)
+        return deleted
+
     # ---- closing ----
 
     def close(self, now_ms: int = 0) -> None:
         """Flush, checkpoint and mark a clean shutdown (the next open skips the recovery scan)."""
         if self._closed:
+            return
+        if self.offline:  # nothing more is written to a failed directory, a clean-shutdown marker least of all
+            self.abandon()
             return
         self.flush(now_ms, checkpoint=True)
         with self._hwm_checkpoint_lock:  # after any checkpoint being written elsewhere, and the last one

@@ -124,10 +124,10 @@ class LogSegment:
 
     def append(self, data: bytes | memoryview, first_offset: int, last_offset: int, max_timestamp: int) -> None:
         position = self.log.size
+        self.log.append(data)  # first: a failed write leaves no index entry pointing past the file
         if position > 0 and self._bytes_since_index_entry >= self.index_interval_bytes:
             self.index.append(first_offset, position)
             self._bytes_since_index_entry = 0
-        self.log.append(data)
         kept = bytes(data) if len(data) <= LAST_APPEND_KEPT_BYTES else None
         self._last_append = LastAppend(first_offset, position, kept)
         self._bytes_since_index_entry += len(data)

@@ -136,8 +136,12 @@ def broker_heartbeat(
     match decision:
         case Unfence():
             records = unfence_broker(image, request.broker_id, "caught_up")
-        case Fence():
-            records = fence_broker(image, request.broker_id, "want_fence")
+        case Fence(reason=reason):
+            if request.offline_log_dirs:
+                log.warning(
+                    "broker_log_dirs_offline", broker_id=request.broker_id, log_dirs=list(request.offline_log_dirs)
+                )
+            records = fence_broker(image, request.broker_id, reason)
         case EnterControlledShutdown():
             records = enter_controlled_shutdown(image, request.broker_id)
         case ShutdownNow():

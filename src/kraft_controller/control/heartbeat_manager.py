@@ -103,7 +103,10 @@ class StayUnfenced:
 
 @dataclass(frozen=True)
 class Fence:
-    """The broker asked to be fenced (want_fence)."""
+    """The broker asked to be fenced (want_fence), or its log directory failed (offline_log_dirs): a broker has one
+    log dir, so none of its replicas can serve and all its leaderships move."""
+
+    reason: str = "want_fence"
 
 
 @dataclass(frozen=True)
@@ -156,10 +159,14 @@ def next_broker_state(
         case BrokerStatus.FENCED:
             if request.want_shutdown:
                 return ShutdownNow()  # nothing to move: a fenced broker leads nothing
+            if request.offline_log_dirs:
+                return StayFenced()  # no replica of it can serve
             if not request.want_fence and request.current_metadata_offset >= registration.broker_epoch:
                 return Unfence()  # caught up to its own registration
             return StayFenced()
         case BrokerStatus.UNFENCED:
+            if request.offline_log_dirs:
+                return Fence("offline_log_dirs")
             if request.want_shutdown:
                 return EnterControlledShutdown()
             if request.want_fence:

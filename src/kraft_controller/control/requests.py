@@ -41,6 +41,7 @@ class BrokerHeartbeatRequest:
     current_metadata_offset: int
     want_fence: bool = False
     want_shutdown: bool = False
+    offline_log_dirs: tuple[str, ...] = ()  # its log dirs that failed: it serves none of their replicas
 
 
 @dataclass(frozen=True)

@@ -150,6 +150,8 @@ class RaftFileLog:
         for older in self.directory.glob("*" + SNAPSHOT_SUFFIX):
             if older != path:
                 older.unlink()
+        # The snapshot holds everything below its end: the segments there go (Kafka's deleteBeforeSnapshot).
+        self.log.delete_before(snapshot_id.end_offset, "snapshot")
 
     def load_snapshot(self) -> tuple[SnapshotId, bytes] | None:
         snapshots = sorted(self.directory.glob("*" + SNAPSHOT_SUFFIX))

@@ -211,3 +211,19 @@ def test_should_shutdown_is_acted_on_only_after_asking_to_shut_down() -> None:
     assert effects == (SendHeartbeat(3, 42, 2, want_fence=False, want_shutdown=False),)
     life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, False, False, 220)
     assert effects == (BecomeUnfenced(),) and life.state == Running(42) and not life.exited
+
+
+def test_offline_log_dirs_are_told_at_once_and_the_broker_exits_once_fenced() -> None:
+    life = running(0)
+    life, effects = life.on_log_dirs_offline(("/data/3",), 10)
+    assert effects == (BecomeFenced(),)
+    life, effects = life.tick(10, 5)  # at once, not after the interval
+    assert effects == (SendHeartbeat(3, 42, 5, False, False, offline_log_dirs=("/data/3",)),)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, True, False, 12)
+    assert effects == (BecomeFenced(), Exit()) and life.state == ShuttingDown()
+
+
+def test_offline_log_dirs_before_registration_exit_at_once() -> None:
+    life, _ = Lifecycle(CONFIG).start("inc-1", 0)
+    life, effects = life.on_log_dirs_offline(("/data/3",), 1)
+    assert effects == (BecomeFenced(), Exit()) and life.exited

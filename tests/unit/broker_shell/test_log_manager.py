@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+import pytest
 from structlog.testing import capture_logs
 
 from broker.log_manager import LogManager, TopicPartition
@@ -63,3 +64,39 @@ def test_reassigned_away_is_a_stray(tmp_path: Path) -> None:
     manager.get_or_create(TopicPartition("orders", 0), TOPIC_ID, 0)
     assert manager.delete_stray_partitions(image_with((2, 3)), broker_id=1) == ["orders-0"]
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe garbage", b"version: 0\ntopic garbled\n"])
+def test_an_unreadable_partition_metadata_takes_the_log_dir_offline_and_deletes_nothing(
+    tmp_path: Path, content: bytes
+) -> None:
+    manager = LogManager(tmp_path, lambda topic: LogConfig())
+    log = manager.get_or_create(TopicPartition("orders", 0), TOPIC_ID, 0)
+    log.append_as_leader(build_batch([Record(b"keep me")]), 1, 0)
+    manager.close_all(1)
+    (tmp_path / "orders-0" / "partition.metadata").write_bytes(content)
+    with capture_logs() as events:
+        deleted = manager.delete_stray_partitions(image_with((1, 2, 3)), broker_id=1)
+    assert deleted == [] and manager.offline
+    assert (tmp_path / "orders-0").is_dir() and any((tmp_path / "orders-0").glob("*.log"))
+    (offline,) = [e for e in events if e["event"] == "log_dir_offline"]
+    assert "partition.metadata" in offline["reason"]
+    assert not [e for e in events if e["event"] == "stray_partition_deleted"]
+
+
+def test_cleanup_applies_retention_bytes_but_never_at_or_above_the_high_watermark(tmp_path: Path) -> None:
+    config = LogConfig(segment_bytes=300, retention_bytes=600, retention_ms=-1)
+    manager = LogManager(tmp_path, lambda topic: config)
+    log = manager.get_or_create(TopicPartition("orders", 0), TOPIC_ID, 0)
+    for i in range(30):
+        log.append_as_leader(build_batch([Record(b"value-%02d" % i)]), 1, i)
+    segments = len(log.segments)
+    assert manager.cleanup_logs(10**13) == 0  # HWM 0: nothing is deletable
+    log.high_watermark = log.log_end_offset
+    with capture_logs() as events:
+        deleted = manager.cleanup_logs(10**13)
+    assert deleted > 0 and len(log.segments) == segments - deleted
+    assert log.log_start_offset == log.segments[0].base_offset > 0
+    assert log.size_bytes - log.segments[0].size < 600 <= log.size_bytes + 300
+    (event,) = [e for e in events if e["event"] == "log_segments_deleted"]
+    assert event["log_start_offset"] == log.log_start_offset

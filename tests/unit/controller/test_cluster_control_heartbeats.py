@@ -193,3 +193,20 @@ def test_invalid_registration_is_rejected(harness) -> None:  # type: ignore[no-u
     with capture_logs() as logs, pytest.raises(KafkaError) as raised:
         harness.controller.register_broker(BrokerRegistrationRequest(-1, "x"), 0)
     assert raised.value.code is ErrorCode.INVALID_REQUEST and logs[0]["event"] == "broker_registration_rejected"
+
+
+def test_a_heartbeat_with_offline_log_dirs_fences_the_broker_and_moves_its_leaderships(harness) -> None:  # type: ignore[no-untyped-def]
+    epochs = {b: harness.start_broker(b) for b in (1, 2, 3)}
+    topic_id = harness.create_topic("t", assignment=[[1, 2, 3], [2, 1, 3]])
+    with capture_logs() as events:
+        answer = harness.heartbeat(1, epochs[1], offline_log_dirs=("/data/1",))
+    assert answer.is_fenced and harness.image.broker(1).fenced
+    for index in range(2):
+        p = harness.partition(topic_id, index)
+        assert p.leader != 1 and 1 not in p.isr
+    (offline,) = [e for e in events if e["event"] == "broker_log_dirs_offline"]
+    assert offline["broker_id"] == 1 and offline["log_dirs"] == ["/data/1"]
+    fence = [r for _, r in harness.committed if isinstance(r, FenceBroker)][-1]
+    assert fence.reason == "offline_log_dirs"
+    # Caught up or not, a broker with no online log dir is never unfenced again.
+    assert harness.heartbeat(1, epochs[1], offline_log_dirs=("/data/1",)).is_fenced

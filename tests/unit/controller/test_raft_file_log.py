@@ -8,7 +8,7 @@ import pytest
 
 from common.record_batch import iter_batches
 from kraft_controller.raft.file_log import RaftFileLog
-from kraft_controller.raft.messages import LogEntry
+from kraft_controller.raft.messages import LogEntry, SnapshotId
 
 
 def entries(start: int, count: int, epoch: int) -> list[LogEntry]:
@@ -74,3 +74,21 @@ def test_a_detached_fsync_records_the_log_clean_only_if_nothing_was_written_sinc
     then()
     assert segment.dirty and log.log.recovery_point == 3 and log.log.unflushed_messages > 0
     assert log.load_entries() == entries(0, 6, 1)
+
+
+def test_a_snapshot_deletes_the_segments_below_its_end(tmp_path: Path) -> None:
+    log = RaftFileLog(tmp_path, 300, 0)  # small segments: a few entries each
+    for start in range(0, 60, 5):
+        log.append(entries(start, 5, 1), 0)
+    segments = len(log.log.segments)
+    log.save_snapshot(SnapshotId(40, 1), b"image at 40")
+    assert log.start_offset == 40
+    assert 1 < len(log.log.segments) < segments
+    assert all(s.base_offset <= 40 for s in log.log.segments[:1])
+    on_disk = sorted(int(p.stem) for p in log.directory.glob("*.log"))
+    assert on_disk[0] <= 40 < (on_disk[1] if len(on_disk) > 1 else 60) and len(on_disk) == len(log.log.segments)
+    assert log.load_entries() == entries(40, 20, 1)
+    log.close()
+    reopened = RaftFileLog(tmp_path, 300, 0)
+    assert reopened.start_offset == 40 and reopened.load_entries() == entries(40, 20, 1)
+    reopened.close()

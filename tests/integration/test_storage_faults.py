@@ -1,0 +1,278 @@
+"""A broker whose disk fills up, with real processes and a real full file system (a small tmpfs as the broker's log
+dir; needs root): its log dir goes offline, it tells the controller, leadership moves at once, it shuts down with
+a one-line error, every acknowledged record is read back intact from the new leader, and a restart on the still
+full disk ends with a one-line error, not a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cluster_fixtures import eventually, running_cluster
+
+from client.admin import AdminClient
+from client.consumer import EARLIEST, Consumer
+from client.producer import DeliveryFailed, Producer, ProducerConfig
+from deploy.faults import Faults
+from deploy.local_cluster import is_alive
+
+pytestmark = pytest.mark.integration
+
+FAST = {
+    "broker.session.timeout.ms": "6000",
+    "broker.heartbeat.interval.ms": "300",
+    "replica.lag.time.max.ms": "3000",
+}
+VICTIM = 1
+VALUE_BYTES = 1000
+
+
+@contextlib.contextmanager
+def tmpfs(path: Path, size: str) -> Iterator[Path]:
+    path.mkdir(parents=True, exist_ok=True)
+    mounted = (
+        os.geteuid() == 0
+        and subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
+        ).returncode
+        == 0
+    )
+    if not mounted:
+        pytest.skip("needs root and tmpfs to give a broker a small file system")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def events(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.startswith("{")]
+
+
+def fill_up(directory: Path) -> None:
+    """Take the last free bytes of the file system, so the disk stays full."""
+    with contextlib.suppress(OSError), (directory / "filler").open("wb") as filler:
+        while True:
+            filler.write(b"\0" * 4096)
+            filler.flush()
+
+
+async def produce(bootstrap: list[str], count: int) -> list[dict]:
+    producer = Producer(bootstrap, ProducerConfig(acks=-1, delivery_timeout_ms=60000, request_timeout_ms=5000))
+    futures = []
+    for index in range(count):
+        value = f"v-{index:06d}-".encode().ljust(VALUE_BYTES, b"x")
+        futures.append((value, await producer.send("orders", value, partition=0)))
+        if index % 200 == 0:
+            await asyncio.sleep(0)
+    outcomes = []
+    for value, future in futures:
+        try:
+            outcomes.append({"value": value, "offset": (await future).offset, "error": None})
+        except DeliveryFailed as error:
+            outcomes.append({"value": value, "offset": None, "error": error.code.name})
+    await producer.close()
+    return outcomes
+
+
+async def consume_all(bootstrap: list[str], expected: int) -> dict[int, bytes]:
+    consumer = Consumer(bootstrap)
+    await consumer.assign("orders", [0], EARLIEST)
+    read: dict[int, bytes] = {}
+    idle = 0
+    while idle < 20 and len(read) < expected:
+        records = await consumer.poll()
+        idle = 0 if records else idle + 1
+        read.update((r.offset, r.value) for r in records)
+    await consumer.close()
+    return read
+
+
+def test_a_full_disk_takes_the_log_dir_offline_and_leadership_moves(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    with (
+        tmpfs(run_dir / f"broker-{VICTIM}" / "data", "3m") as data,
+        running_cluster(run_dir, controllers=1, brokers=3, **FAST) as cluster,
+    ):
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin.create_topic("orders", assignment=[[VICTIM, 2, 3]], configs={"min.insync.replicas": "2"})
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == VICTIM, 20, "the victim leads")
+        victim = cluster.node(VICTIM)
+
+        outcomes = asyncio.run(produce(cluster.bootstrap_servers, 6000))  # 6 MB into 3 MB
+        acked = [o for o in outcomes if o["error"] is None]
+        assert len(acked) > 3000, f"only {len(acked)} acknowledged"
+        eventually(lambda: not is_alive(cluster.pids[VICTIM]), 30, "the victim broker exits")
+        after = admin.describe_topics(["orders"])[0].partitions[0]
+        assert after.leader in (2, 3) and VICTIM not in after.isr
+
+        mine = events(victim.events_path)
+        (offline,) = [e for e in mine if e["event"] == "log_dir_offline"]
+        assert offline["log_dir"] == str(data), offline
+        assert "No space left" in offline["reason"] or "short write" in offline["reason"], offline
+        assert any(e["event"] == "broker_shutting_down" and e["reason"] == "no online log dir" for e in mine)
+        fenced = [e for e in events(cluster.controllers[0].events_path) if e["event"] == "broker_fenced"]
+        # Fenced on its own word, not by the session timing out.
+        assert [e["reason"] for e in fenced if e.get("broker_id") == VICTIM] == ["offline_log_dirs"], fenced
+        stderr = victim.stderr_path.read_text()
+        assert "Traceback" not in stderr and "KAFKA_STORAGE_ERROR" in stderr, stderr[-2000:]
+
+        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked)))
+        lost = [o["offset"] for o in acked if read.get(o["offset"]) != o["value"]]
+        assert not lost, f"{len(lost)} acknowledged records lost or damaged, e.g. offsets {lost[:5]}"
+
+        # Restarted on a disk that is still full, it exits with one line naming the error.
+        fill_up(data)
+        before = victim.stderr_path.read_text()
+        Faults(cluster).start(VICTIM)
+        eventually(lambda: not is_alive(cluster.pids[VICTIM]), 60, "the restarted victim exits")
+        restarted = victim.stderr_path.read_text()[len(before) :]
+        assert "Traceback" not in restarted and "KAFKA_STORAGE_ERROR" in restarted, restarted[-2000:]
+
+
+def flip_a_value_byte(data_dir: Path, marker: bytes) -> None:
+    """Flip one byte of the record value that starts with `marker` in the partition's segment files."""
+    for segment in sorted((data_dir / "orders-0").glob("*.log")):
+        content = bytearray(segment.read_bytes())
+        at = content.find(marker)
+        if at >= 0:
+            content[at + len(marker) + 10] ^= 0x01
+            segment.write_bytes(bytes(content))
+            return
+    raise AssertionError(f"{marker!r} is in no segment of {data_dir}")
+
+
+def test_a_flipped_byte_in_a_follower_that_becomes_leader_is_never_served(tmp_path: Path) -> None:
+    with running_cluster(tmp_path / "run", controllers=1, brokers=3, **FAST) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        # Replica order makes broker 3 the next leader when broker 1 goes.
+        admin.create_topic("orders", assignment=[[1, 3, 2]], configs={"min.insync.replicas": "2"})
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
+        acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 1000)) if o["error"] is None]
+        eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 30, "a full ISR")
+
+        faults = Faults(cluster)
+        faults.stop(3)  # a clean shutdown: its next start runs no recovery scan
+        flip_a_value_byte(cluster.node(3).data_dir, b"v-000500-")
+        faults.start(3)
+        eventually(lambda: 3 in admin.describe_topics(["orders"])[0].partitions[0].isr, 60, "broker 3 in the ISR")
+        faults.stop(1)
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 3, 30, "broker 3 leads")
+
+        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked)))
+        damaged = [o["offset"] for o in acked if read.get(o["offset"]) != o["value"]]
+        assert not damaged, f"{len(damaged)} acknowledged records lost or damaged, e.g. offsets {damaged[:5]}"
+        corrupt = [e for e in events(cluster.node(3).events_path) if e["event"] == "log_batch_corrupt"]
+        assert corrupt and corrupt[0]["offset"] <= 500, corrupt
+        assert admin.describe_topics(["orders"])[0].partitions[0].leader == 2
+
+
+async def earliest_offset(bootstrap: list[str]) -> int:
+    consumer = Consumer(bootstrap)
+    try:
+        return await consumer.list_offset("orders", 0, EARLIEST)
+    finally:
+        await consumer.close()
+
+
+async def consume_from_start(bootstrap: list[str], end: int) -> dict[int, bytes]:
+    consumer = Consumer(bootstrap)
+    await consumer.assign("orders", [0], EARLIEST)
+    read: dict[int, bytes] = {}
+    idle = 0
+    while idle < 20 and (not read or max(read) < end - 1):
+        records = await consumer.poll()
+        idle = 0 if records else idle + 1
+        read.update((r.offset, r.value) for r in records)
+    await consumer.close()
+    return read
+
+
+def test_retention_deletes_old_segments_and_a_follower_down_meanwhile_catches_up(tmp_path: Path) -> None:
+    settings = {**FAST, "log.retention.check.interval.ms": "200"}
+    with running_cluster(tmp_path / "run", controllers=1, brokers=3, **settings) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        configs = {"min.insync.replicas": "2", "segment.bytes": "50000", "retention.bytes": "150000"}
+        admin.create_topic("orders", assignment=[[1, 2, 3]], configs=configs)
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
+        first = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 50)) if o["error"] is None]
+        eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 30, "a full ISR")
+        faults = Faults(cluster)
+        faults.stop(3)
+        acked = first + [o for o in asyncio.run(produce(cluster.bootstrap_servers, 1000)) if o["error"] is None]
+        end = max(o["offset"] for o in acked) + 1
+
+        eventually(lambda: asyncio.run(earliest_offset(cluster.bootstrap_servers)) > 50, 30, "the log start moves")
+        start = asyncio.run(earliest_offset(cluster.bootstrap_servers))
+        leader_dir = cluster.node(1).data_dir / "orders-0"
+        assert sum(p.stat().st_size for p in leader_dir.glob("*.log")) < 150000 + 50000
+        assert min(int(p.stem) for p in leader_dir.glob("*.log")) == start
+        assert any(e["event"] == "log_segments_deleted" for e in events(cluster.node(1).events_path))
+
+        faults.start(3)
+        eventually(lambda: 3 in admin.describe_topics(["orders"])[0].partitions[0].isr, 60, "broker 3 in the ISR")
+        recovered = [e for e in events(cluster.node(3).events_path) if e["event"] == "follower_offset_out_of_range"]
+        assert recovered and recovered[0]["fetch_offset"] == 50 and recovered[0]["leader_log_start_offset"] > 50
+        # Read back from broker 3 alone: it holds exactly the leader's records from the new log start on.
+        faults.stop(1)
+        faults.stop(2)
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 3, 30, "broker 3 leads")
+        read = asyncio.run(consume_from_start(cluster.bootstrap_servers, end))
+        assert min(read) >= start
+        kept = [o for o in acked if o["offset"] >= min(read)]
+        damaged = [o["offset"] for o in kept if read.get(o["offset"]) != o["value"]]
+        assert kept and not damaged, f"{len(damaged)} retained acknowledged records missing, e.g. {damaged[:5]}"
+
+
+def fault_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "minikafka.cli", "fault", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize("kind", ["disk-full", "disk-error"])
+def test_fault_disk_full_and_disk_error_take_the_brokers_log_dir_offline(tmp_path: Path, kind: str) -> None:
+    with running_cluster(tmp_path / "run", controllers=1, brokers=3, **FAST) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin.create_topic("orders", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
+        acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 200)) if o["error"] is None]
+
+        result = fault_cli(kind, "1", "--dir", str(cluster.run_dir))
+        assert result.returncode == 0 and result.stdout.strip() == f"{kind} 1: done", result
+        eventually(lambda: not is_alive(cluster.pids[1]), 30, "broker 1 exits")
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader in (2, 3), 30, "a new leader")
+        (offline,) = [e for e in events(cluster.node(1).events_path) if e["event"] == "log_dir_offline"]
+        assert f"injected {kind}" in offline["reason"]
+        injected = [e for e in events(cluster.run_dir / "logs" / "faults.jsonl") if e["fault"] == kind]
+        assert injected and injected[0]["event"] == "fault_injected" and injected[0]["target_id"] == 1
+        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked)))
+        assert all(read.get(o["offset"]) == o["value"] for o in acked)
+
+
+def test_fault_corrupt_flips_a_byte_that_is_never_served(tmp_path: Path) -> None:
+    with running_cluster(tmp_path / "run", controllers=1, brokers=3, **FAST) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin.create_topic("orders", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
+        acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 300)) if o["error"] is None]
+        eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 30, "a full ISR")
+
+        result = fault_cli("corrupt", "1", "orders-0", "--offset", "150", "--dir", str(cluster.run_dir))
+        assert result.returncode == 0 and result.stdout.strip() == "corrupt 1: done", result
+        (injected,) = [e for e in events(cluster.run_dir / "logs" / "faults.jsonl") if e["fault"] == "corrupt"]
+        assert injected["partition"] == "orders-0" and injected["offset"] <= 150
+
+        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked)))
+        damaged = [o["offset"] for o in acked if read.get(o["offset"]) != o["value"]]
+        assert not damaged, f"{len(damaged)} acknowledged records lost or damaged, e.g. offsets {damaged[:5]}"
+        assert any(e["event"] == "log_batch_corrupt" for e in events(cluster.node(1).events_path))
+        missing = fault_cli("corrupt", "2", "nosuch-0", "--dir", str(cluster.run_dir))
+        assert missing.returncode == 1 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
