@@ -141,6 +141,17 @@ class AdminClient:
             raise KafkaError(ErrorCode.of(result.error_code), result.error_message or f"topic '{name}'")
         return result
 
+    def delete_topic(self, name: str) -> str:
+        """Delete the topic through the active controller; its id, as text, once the removal is committed."""
+        request = controller_pb2.DeleteTopicsRequest(topic_names=[name], timeout_ms=int(self.timeout_s * 1000))
+        response = self._call_active_controller(lambda stub: stub.DeleteTopics(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        result = response.responses[0]
+        if result.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(result.error_code), result.error_message or f"topic '{name}'")
+        return topic_id_text(result.topic_id)
+
     def wait_for_topic(self, name: str, timeout_s: float, poll_s: float = 0.05) -> TopicDescription:
         """The topic once the brokers' metadata knows it and every partition has a leader. CreateTopics answers
         when the controller committed it; brokers learn it a moment later (UNKNOWN_TOPIC_OR_PARTITION until then)."""

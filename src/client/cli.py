@@ -18,8 +18,10 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    topics = subparsers.add_parser("topics", help="create, describe and list topics")
-    topic_commands = topics.add_subparsers(dest="topics_command", required=True, metavar="{create,describe,list}")
+    topics = subparsers.add_parser("topics", help="create, delete, describe and list topics")
+    topic_commands = topics.add_subparsers(
+        dest="topics_command", required=True, metavar="{create,delete,describe,list}"
+    )
     create = topic_commands.add_parser("create", help="create a topic through the active controller")
     create.add_argument("name")
     create.add_argument("--partitions", type=int, default=-1)
@@ -28,6 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     create.add_argument("--replica-assignment", metavar="1:2,2:3,...")
     add_connection_arguments(create)
     create.set_defaults(func=topics_create)
+    delete = topic_commands.add_parser("delete", help="delete a topic through the active controller")
+    delete.add_argument("name")
+    add_connection_arguments(delete)
+    delete.set_defaults(func=topics_delete)
     describe = topic_commands.add_parser("describe", help="partitions, leaders, epochs and ISRs")
     describe.add_argument("name", nargs="?")
     describe.add_argument("--json", action="store_true")
@@ -167,6 +173,13 @@ def topics_create(args: argparse.Namespace) -> int:
         f"Created topic {result.name} (topic id {topic_id_text(result.topic_id)}, "
         f"{result.num_partitions} partitions, replication factor {result.replication_factor})."
     )
+    return 0
+
+
+def topics_delete(args: argparse.Namespace) -> int:
+    with _admin(args) as admin:
+        topic_id = admin.delete_topic(args.name)
+    print(f"Deleted topic {args.name} (topic id {topic_id}).")
     return 0
 
 

@@ -157,6 +157,25 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
 
         return await self._answer(controller_pb2.CreateTopicsResponse, run)
 
+    async def DeleteTopics(
+        self, request: controller_pb2.DeleteTopicsRequest, context: Any
+    ) -> controller_pb2.DeleteTopicsResponse:
+        delete = rq.DeleteTopicsRequest(tuple(request.topic_names))
+
+        async def run() -> controller_pb2.DeleteTopicsResponse:
+            response = await self.controller.submit(lambda: self.controller.state.delete_topics(delete))
+            result = controller_pb2.DeleteTopicsResponse()
+            for topic in response.topics:
+                result.responses.add(
+                    name=topic.name,
+                    topic_id=topic.topic_id.bytes if topic.topic_id else b"",
+                    error_code=int(topic.error_code),
+                    error_message=topic.error_message,
+                )
+            return result
+
+        return await self._answer(controller_pb2.DeleteTopicsResponse, run)
+
     async def DescribeQuorum(
         self, request: controller_pb2.DescribeQuorumRequest, context: Any
     ) -> controller_pb2.DescribeQuorumResponse:

@@ -54,6 +54,11 @@ class ControllerStub:
                 request_serializer=minikafka__pb_dot_controller__pb2.CreateTopicsRequest.SerializeToString,
                 response_deserializer=minikafka__pb_dot_controller__pb2.CreateTopicsResponse.FromString,
                 _registered_method=True)
+        self.DeleteTopics = channel.unary_unary(
+                '/minikafka.Controller/DeleteTopics',
+                request_serializer=minikafka__pb_dot_controller__pb2.DeleteTopicsRequest.SerializeToString,
+                response_deserializer=minikafka__pb_dot_controller__pb2.DeleteTopicsResponse.FromString,
+                _registered_method=True)
         self.DescribeQuorum = channel.unary_unary(
                 '/minikafka.Controller/DescribeQuorum',
                 request_serializer=minikafka__pb_dot_controller__pb2.DescribeQuorumRequest.SerializeToString,
@@ -93,6 +98,12 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DeleteTopics(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def DescribeQuorum(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -127,6 +138,11 @@ def add_ControllerServicer_to_server(servicer, server):
                     servicer.CreateTopics,
                     request_deserializer=minikafka__pb_dot_controller__pb2.CreateTopicsRequest.FromString,
                     response_serializer=minikafka__pb_dot_controller__pb2.CreateTopicsResponse.SerializeToString,
+            ),
+            'DeleteTopics': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteTopics,
+                    request_deserializer=minikafka__pb_dot_controller__pb2.DeleteTopicsRequest.FromString,
+                    response_serializer=minikafka__pb_dot_controller__pb2.DeleteTopicsResponse.SerializeToString,
             ),
             'DescribeQuorum': grpc.unary_unary_rpc_method_handler(
                     servicer.DescribeQuorum,
@@ -247,6 +263,33 @@ class Controller:
             '/minikafka.Controller/CreateTopics',
             minikafka__pb_dot_controller__pb2.CreateTopicsRequest.SerializeToString,
             minikafka__pb_dot_controller__pb2.CreateTopicsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteTopics(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/DeleteTopics',
+            minikafka__pb_dot_controller__pb2.DeleteTopicsRequest.SerializeToString,
+            minikafka__pb_dot_controller__pb2.DeleteTopicsResponse.FromString,
             options,
             channel_credentials,
             insecure,

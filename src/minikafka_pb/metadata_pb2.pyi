@@ -119,8 +119,14 @@ class TopicConfigRecord(_message.Message):
     value: str
     def __init__(self, topic_name: _Optional[str] = ..., name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
+class RemoveTopicRecord(_message.Message):
+    __slots__ = ("topic_id",)
+    TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+    topic_id: bytes
+    def __init__(self, topic_id: _Optional[bytes] = ...) -> None: ...
+
 class MetadataRecord(_message.Message):
-    __slots__ = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change", "topic", "partition", "partition_change", "topic_config")
+    __slots__ = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change", "topic", "partition", "partition_change", "topic_config", "remove_topic")
     REGISTER_BROKER_FIELD_NUMBER: _ClassVar[int]
     FENCE_BROKER_FIELD_NUMBER: _ClassVar[int]
     UNFENCE_BROKER_FIELD_NUMBER: _ClassVar[int]
@@ -129,6 +135,7 @@ class MetadataRecord(_message.Message):
     PARTITION_FIELD_NUMBER: _ClassVar[int]
     PARTITION_CHANGE_FIELD_NUMBER: _ClassVar[int]
     TOPIC_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_TOPIC_FIELD_NUMBER: _ClassVar[int]
     register_broker: RegisterBrokerRecord
     fence_broker: FenceBrokerRecord
     unfence_broker: UnfenceBrokerRecord
@@ -137,4 +144,5 @@ class MetadataRecord(_message.Message):
     partition: PartitionRecord
     partition_change: PartitionChangeRecord
     topic_config: TopicConfigRecord
-    def __init__(self, register_broker: _Optional[_Union[RegisterBrokerRecord, _Mapping]] = ..., fence_broker: _Optional[_Union[FenceBrokerRecord, _Mapping]] = ..., unfence_broker: _Optional[_Union[UnfenceBrokerRecord, _Mapping]] = ..., broker_registration_change: _Optional[_Union[BrokerRegistrationChangeRecord, _Mapping]] = ..., topic: _Optional[_Union[TopicRecord, _Mapping]] = ..., partition: _Optional[_Union[PartitionRecord, _Mapping]] = ..., partition_change: _Optional[_Union[PartitionChangeRecord, _Mapping]] = ..., topic_config: _Optional[_Union[TopicConfigRecord, _Mapping]] = ...) -> None: ...
+    remove_topic: RemoveTopicRecord
+    def __init__(self, register_broker: _Optional[_Union[RegisterBrokerRecord, _Mapping]] = ..., fence_broker: _Optional[_Union[FenceBrokerRecord, _Mapping]] = ..., unfence_broker: _Optional[_Union[UnfenceBrokerRecord, _Mapping]] = ..., broker_registration_change: _Optional[_Union[BrokerRegistrationChangeRecord, _Mapping]] = ..., topic: _Optional[_Union[TopicRecord, _Mapping]] = ..., partition: _Optional[_Union[PartitionRecord, _Mapping]] = ..., partition_change: _Optional[_Union[PartitionChangeRecord, _Mapping]] = ..., topic_config: _Optional[_Union[TopicConfigRecord, _Mapping]] = ..., remove_topic: _Optional[_Union[RemoveTopicRecord, _Mapping]] = ...) -> None: ...

@@ -29,6 +29,8 @@ from kraft_controller.control.requests import (
     BrokerRegistrationResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
     DescribeClusterResponse,
 )
 from kraft_controller.metadata.image import MetadataImage
@@ -74,6 +76,9 @@ class ControllerStateMachine:
 
     def create_topics(self, request: CreateTopicsRequest) -> ControllerResult[CreateTopicsResponse]:
         return replication_control.create_topics(self.image, request, self.config, self.rng)
+
+    def delete_topics(self, request: DeleteTopicsRequest) -> ControllerResult[DeleteTopicsResponse]:
+        return replication_control.delete_topics(self.image, request)
 
     def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
         brokers = tuple(broker for _, broker in sorted(self.committed.brokers.items()))

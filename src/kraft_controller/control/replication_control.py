@@ -33,6 +33,9 @@ from kraft_controller.control.requests import (
     CreatableTopicResult,
     CreateTopicsRequest,
     CreateTopicsResponse,
+    DeletableTopicResult,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
 )
 from kraft_controller.metadata.image import MIN_INSYNC_REPLICAS, MetadataImage, PartitionRegistration, TopicImage
 from kraft_controller.metadata.records import (
@@ -42,6 +45,7 @@ from kraft_controller.metadata.records import (
     FenceBroker,
     Partition,
     Record,
+    RemoveTopic,
     Topic,
     TopicConfig,
     UnfenceBroker,
@@ -394,3 +398,25 @@ def create_topics(
             for index, (replicas, isr) in enumerate(zip(assignment, isrs, strict=True))
         ]
     return ControllerResult(tuple(records), CreateTopicsResponse(tuple(results)))
+
+
+# ---- DeleteTopics ----
+
+
+def delete_topics(image: MetadataImage, request: DeleteTopicsRequest) -> ControllerResult[DeleteTopicsResponse]:
+    """One RemoveTopic record per existing topic named; an unknown name is UNKNOWN_TOPIC_OR_PARTITION (Kafka's
+    answer when deleting by name), and a name given twice is deleted once."""
+    records: list[Record] = []
+    results: list[DeletableTopicResult] = []
+    for name in request.names:
+        topic = image.topics_by_name.get(name)
+        if topic is None:
+            message = f"topic {name!r} does not exist"
+            log.warning("delete_topic_rejected", topic=name, error=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.name)
+            results.append(DeletableTopicResult(name, None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message))
+            continue
+        record = RemoveTopic(topic.topic_id)
+        if record not in records:
+            records.append(record)
+        results.append(DeletableTopicResult(name, topic.topic_id, ErrorCode.NONE))
+    return ControllerResult(tuple(records), DeleteTopicsResponse(tuple(results)))

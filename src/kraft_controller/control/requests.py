@@ -144,6 +144,27 @@ class CreateTopicsResponse:
     topics: tuple[CreatableTopicResult, ...]
 
 
+# ---- DeleteTopics ----
+
+
+@dataclass(frozen=True)
+class DeleteTopicsRequest:
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeletableTopicResult:
+    name: str
+    topic_id: uuid.UUID | None
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class DeleteTopicsResponse:
+    topics: tuple[DeletableTopicResult, ...]
+
+
 # ---- DescribeCluster ----
 
 

@@ -25,6 +25,7 @@ from kraft_controller.metadata.records import (
     PartitionChange,
     Record,
     RegisterBroker,
+    RemoveTopic,
     Topic,
     TopicConfig,
     UnfenceBroker,
@@ -189,7 +190,22 @@ class MetadataImage:
                 else:
                     all_configs = self.topic_configs
                 return self._at(offset, topic_configs=all_configs)
+            case RemoveTopic():
+                return self._without_topic(record.topic_id, offset)
         raise TypeError(f"not a metadata record: {record!r}")
+
+    def _without_topic(self, topic_id: uuid.UUID, offset: int) -> MetadataImage:
+        """The image without the topic, its partitions and its configs (a later topic of that name starts bare)."""
+        topic = self.topics_by_id.get(topic_id)
+        if topic is None:
+            return self._at(offset)
+        configs = self.topic_configs.delete(topic.name) if topic.name in self.topic_configs else self.topic_configs
+        return self._at(
+            offset,
+            topics_by_name=self.topics_by_name.delete(topic.name),
+            topics_by_id=self.topics_by_id.delete(topic_id),
+            topic_configs=configs,
+        )
 
     def _with_broker_status(
         self, broker_id: int, broker_epoch: int, status: BrokerStatus, offset: int

@@ -110,6 +110,13 @@ class TopicConfig:
     value: str | None
 
 
+@dataclass(frozen=True)
+class RemoveTopic:
+    """Kafka's RemoveTopicRecord: the topic, its partitions and its configs leave the image."""
+
+    topic_id: uuid.UUID
+
+
 Record = (
     RegisterBroker
     | FenceBroker
@@ -119,6 +126,7 @@ Record = (
     | Partition
     | PartitionChange
     | TopicConfig
+    | RemoveTopic
 )
 
 
@@ -203,6 +211,8 @@ def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
             if record.value is not None:
                 config.value = record.value
             message.topic_config.CopyFrom(config)
+        case RemoveTopic():
+            message.remove_topic.CopyFrom(metadata_pb2.RemoveTopicRecord(topic_id=_uuid_bytes(record.topic_id)))
         case _:
             raise TypeError(f"not a metadata record: {record!r}")
     return message
@@ -261,6 +271,8 @@ def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
         case "topic_config":
             tc = message.topic_config
             return TopicConfig(topic_name=tc.topic_name, name=tc.name, value=tc.value if tc.HasField("value") else None)
+        case "remove_topic":
+            return RemoveTopic(topic_id=_uuid_of(message.remove_topic.topic_id))
         case _:
             raise RecordDecodeError(f"unknown or empty metadata record kind: {kind!r}")
 
