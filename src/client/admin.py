@@ -152,6 +152,25 @@ class AdminClient:
             raise KafkaError(ErrorCode.of(result.error_code), result.error_message or f"topic '{name}'")
         return topic_id_text(result.topic_id)
 
+    def elect_leaders(
+        self, election_type: int, partitions: Sequence[tuple[str, int]] | None
+    ) -> list[tuple[str, int, ErrorCode, str]]:
+        """ElectLeaders through the active controller (partitions None: all); (topic, partition, error, message)
+        per partition."""
+        request = controller_pb2.ElectLeadersRequest(
+            election_type=election_type, all_topic_partitions=partitions is None, timeout_ms=int(self.timeout_s * 1000)
+        )
+        for topic, partition in partitions or ():
+            request.topic_partitions.add(topic=topic, partitions=[partition])
+        response = self._call_active_controller(lambda stub: stub.ElectLeaders(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return [
+            (topic.topic, p.partition_id, ErrorCode.of(p.error_code), p.error_message)
+            for topic in response.replica_election_results
+            for p in topic.partition_result
+        ]
+
     def wait_for_topic(self, name: str, timeout_s: float, poll_s: float = 0.05) -> TopicDescription:
         """The topic once the brokers' metadata knows it and every partition has a leader. CreateTopics answers
         when the controller committed it; brokers learn it a moment later (UNKNOWN_TOPIC_OR_PARTITION until then)."""

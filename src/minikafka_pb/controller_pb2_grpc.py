@@ -59,6 +59,11 @@ class ControllerStub:
                 request_serializer=minikafka__pb_dot_controller__pb2.DeleteTopicsRequest.SerializeToString,
                 response_deserializer=minikafka__pb_dot_controller__pb2.DeleteTopicsResponse.FromString,
                 _registered_method=True)
+        self.ElectLeaders = channel.unary_unary(
+                '/minikafka.Controller/ElectLeaders',
+                request_serializer=minikafka__pb_dot_controller__pb2.ElectLeadersRequest.SerializeToString,
+                response_deserializer=minikafka__pb_dot_controller__pb2.ElectLeadersResponse.FromString,
+                _registered_method=True)
         self.DescribeQuorum = channel.unary_unary(
                 '/minikafka.Controller/DescribeQuorum',
                 request_serializer=minikafka__pb_dot_controller__pb2.DescribeQuorumRequest.SerializeToString,
@@ -104,6 +109,12 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ElectLeaders(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def DescribeQuorum(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -143,6 +154,11 @@ def add_ControllerServicer_to_server(servicer, server):
                     servicer.DeleteTopics,
                     request_deserializer=minikafka__pb_dot_controller__pb2.DeleteTopicsRequest.FromString,
                     response_serializer=minikafka__pb_dot_controller__pb2.DeleteTopicsResponse.SerializeToString,
+            ),
+            'ElectLeaders': grpc.unary_unary_rpc_method_handler(
+                    servicer.ElectLeaders,
+                    request_deserializer=minikafka__pb_dot_controller__pb2.ElectLeadersRequest.FromString,
+                    response_serializer=minikafka__pb_dot_controller__pb2.ElectLeadersResponse.SerializeToString,
             ),
             'DescribeQuorum': grpc.unary_unary_rpc_method_handler(
                     servicer.DescribeQuorum,
@@ -290,6 +306,33 @@ class Controller:
             '/minikafka.Controller/DeleteTopics',
             minikafka__pb_dot_controller__pb2.DeleteTopicsRequest.SerializeToString,
             minikafka__pb_dot_controller__pb2.DeleteTopicsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ElectLeaders(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/ElectLeaders',
+            minikafka__pb_dot_controller__pb2.ElectLeadersRequest.SerializeToString,
+            minikafka__pb_dot_controller__pb2.ElectLeadersResponse.FromString,
             options,
             channel_credentials,
             insecure,

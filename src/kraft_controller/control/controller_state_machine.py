@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Sequence
 
-from kraft_controller.control import cluster_control, replication_control
+from kraft_controller.control import cluster_control, leader_elections, replication_control
 from kraft_controller.control.control_config import ControlConfig
 from kraft_controller.control.controller_result import ControllerResult
 from kraft_controller.control.heartbeat_manager import HeartbeatManager, ShutdownNow
@@ -32,6 +32,8 @@ from kraft_controller.control.requests import (
     DeleteTopicsRequest,
     DeleteTopicsResponse,
     DescribeClusterResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
 )
 from kraft_controller.metadata.image import MetadataImage
 from kraft_controller.metadata.records import Record
@@ -48,6 +50,8 @@ class ControllerStateMachine:
         # (offset, record, image after it) of each record applied to `image` ahead of its commit, in offset order.
         self._proposed: deque[tuple[int, Record, MetadataImage]] = deque()
         self.heartbeats = HeartbeatManager(config.session_timeout_ms)
+        # When the next automatic leader rebalance is due (soft state, like the heartbeats: never in the log).
+        self.next_leader_balance_ms = config.leader_imbalance_check_interval_ms
 
     # ---- requests: generate records + response ----
 
@@ -80,13 +84,23 @@ class ControllerStateMachine:
     def delete_topics(self, request: DeleteTopicsRequest) -> ControllerResult[DeleteTopicsResponse]:
         return replication_control.delete_topics(self.image, request)
 
+    def elect_leaders(self, request: ElectLeadersRequest) -> ControllerResult[ElectLeadersResponse]:
+        return leader_elections.elect_leaders(self.image, request)
+
     def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
         brokers = tuple(broker for _, broker in sorted(self.committed.brokers.items()))
         return ControllerResult((), DescribeClusterResponse(brokers, self.committed.offset))
 
     def tick(self, now_ms: int) -> ControllerResult[None]:
-        """Fence brokers whose session timed out (Kafka: broker.session.timeout.ms without a heartbeat)."""
-        return ControllerResult(tuple(cluster_control.fence_expired_brokers(self.image, self.heartbeats, now_ms)), None)
+        """Fence brokers whose session timed out (Kafka: broker.session.timeout.ms without a heartbeat); every
+        leader.imbalance.check.interval.seconds, with auto.leader.rebalance.enable, give preferred replicas their
+        leadership back."""
+        records = list(cluster_control.fence_expired_brokers(self.image, self.heartbeats, now_ms))
+        if self.config.auto_leader_rebalance_enable and now_ms >= self.next_leader_balance_ms:
+            self.next_leader_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
+            scratch = replication_control.apply_records(self.image, records)
+            records += leader_elections.balance_partition_leaders(scratch)
+        return ControllerResult(tuple(records), None)
 
     # ---- committed state ----
 
@@ -128,3 +142,4 @@ class ControllerStateMachine:
     def on_become_active(self, now_ms: int) -> None:
         """A new active controller has no liveness history: give every registered broker a fresh session."""
         self.heartbeats = self.heartbeats.reset_all(self.image.brokers, now_ms)
+        self.next_leader_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms

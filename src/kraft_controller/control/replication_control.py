@@ -92,13 +92,20 @@ def _update_partitions(
         )
         if outcome.record is not None:
             records.append(outcome.record)
-            _log_election(topic, partition_id, partition, outcome, reason)
+            log_election(topic, partition_id, partition, outcome, reason)
     return records
 
 
-def _log_election(
-    topic: TopicImage, partition_id: int, partition: PartitionRegistration, outcome: PartitionChangeOutcome, reason: str
+def log_election(
+    topic: TopicImage,
+    partition_id: int,
+    partition: PartitionRegistration,
+    outcome: PartitionChangeOutcome,
+    reason: str,
+    election_type: str | None = None,
 ) -> None:
+    """`election_type`: Kafka's PREFERRED or UNCLEAN for an asked-for election; None when a broker's state
+    change forced it."""
     if outcome.leader != outcome.previous_leader:
         log.info(
             "leader_elected",
@@ -109,7 +116,8 @@ def _log_election(
             previous_leader=outcome.previous_leader,
             leader_epoch=partition.leader_epoch + 1,
             reason=reason,
-            unclean=False,
+            election_type=election_type,
+            unclean=election_type == "UNCLEAN",
         )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import IntEnum
 
 from common.errors import ErrorCode
 from kraft_controller.metadata.image import BrokerRegistration
@@ -163,6 +164,41 @@ class DeletableTopicResult:
 @dataclass(frozen=True)
 class DeleteTopicsResponse:
     topics: tuple[DeletableTopicResult, ...]
+
+
+# ---- ElectLeaders ----
+
+
+class ElectionType(IntEnum):
+    """Kafka's ElectionType numbers."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
+
+
+@dataclass(frozen=True)
+class TopicPartitionRef:
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True)
+class ElectLeadersRequest:
+    election_type: ElectionType
+    partitions: tuple[TopicPartitionRef, ...] | None  # None: every partition (Kafka's null TopicPartitions)
+
+
+@dataclass(frozen=True)
+class PartitionElectionResult:
+    topic: str
+    partition: int
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class ElectLeadersResponse:
+    results: tuple[PartitionElectionResult, ...]
 
 
 # ---- DescribeCluster ----
