@@ -171,6 +171,47 @@ class AdminClient:
             for p in topic.partition_result
         ]
 
+    def alter_partition_reassignments(
+        self, targets: Sequence[tuple[str, int, Sequence[int] | None]]
+    ) -> list[tuple[str, int, ErrorCode, str]]:
+        """Start (replicas) or cancel (None) reassignments; (topic, partition, error, message) per partition."""
+        request = controller_pb2.AlterPartitionReassignmentsRequest(timeout_ms=int(self.timeout_s * 1000))
+        topics: dict[str, Any] = {}
+        for topic, partition, replicas in targets:
+            if topic not in topics:
+                topics[topic] = request.topics.add(name=topic)
+            entry = topics[topic].partitions.add(partition_index=partition)
+            if replicas is not None:
+                entry.replicas.broker_ids.extend(replicas)
+        response = self._call_active_controller(
+            lambda stub: stub.AlterPartitionReassignments(request, timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return [
+            (topic.name, p.partition_index, ErrorCode.of(p.error_code), p.error_message)
+            for topic in response.responses
+            for p in topic.partitions
+        ]
+
+    def list_partition_reassignments(self) -> dict[tuple[str, int], dict[str, list[int]]]:
+        """Reassignments in progress: {(topic, partition): {"replicas", "adding_replicas", "removing_replicas"}}."""
+        request = controller_pb2.ListPartitionReassignmentsRequest(timeout_ms=int(self.timeout_s * 1000))
+        response = self._call_active_controller(
+            lambda stub: stub.ListPartitionReassignments(request, timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return {
+            (topic.name, p.partition_index): {
+                "replicas": list(p.replicas),
+                "adding_replicas": list(p.adding_replicas),
+                "removing_replicas": list(p.removing_replicas),
+            }
+            for topic in response.topics
+            for p in topic.partitions
+        }
+
     def wait_for_topic(self, name: str, timeout_s: float, poll_s: float = 0.05) -> TopicDescription:
         """The topic once the brokers' metadata knows it and every partition has a leader. CreateTopics answers
         when the controller committed it; brokers learn it a moment later (UNKNOWN_TOPIC_OR_PARTITION until then)."""

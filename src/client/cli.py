@@ -82,9 +82,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_connection_arguments(consume)
     consume.set_defaults(func=consume_command)
 
-    from client import leader_election_command
+    from client import leader_election_command, reassign_partitions_command
 
     leader_election_command.register(subparsers, add_connection_arguments)
+    reassign_partitions_command.register(subparsers, add_connection_arguments)
 
     quorum = subparsers.add_parser("quorum", help="the controller quorum")
     quorum_commands = quorum.add_subparsers(dest="quorum_command", required=True, metavar="{describe}")

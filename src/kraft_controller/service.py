@@ -190,6 +190,55 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
 
         return await self._answer(controller_pb2.ElectLeadersResponse, run)
 
+    async def AlterPartitionReassignments(
+        self, request: controller_pb2.AlterPartitionReassignmentsRequest, context: Any
+    ) -> controller_pb2.AlterPartitionReassignmentsResponse:
+        alter = rq.AlterPartitionReassignmentsRequest(
+            tuple(
+                rq.ReassignablePartition(
+                    topic.name,
+                    p.partition_index,
+                    tuple(p.replicas.broker_ids) if p.HasField("replicas") else None,
+                )
+                for topic in request.topics
+                for p in topic.partitions
+            )
+        )
+
+        async def run() -> controller_pb2.AlterPartitionReassignmentsResponse:
+            response = await self.controller.submit(lambda: self.controller.state.alter_partition_reassignments(alter))
+            result = controller_pb2.AlterPartitionReassignmentsResponse()
+            by_topic: dict[str, Any] = {}
+            for r in response.results:
+                if r.topic not in by_topic:
+                    by_topic[r.topic] = result.responses.add(name=r.topic)
+                by_topic[r.topic].partitions.add(
+                    partition_index=r.partition, error_code=int(r.error_code), error_message=r.error_message
+                )
+            return result
+
+        return await self._answer(controller_pb2.AlterPartitionReassignmentsResponse, run)
+
+    async def ListPartitionReassignments(
+        self, request: controller_pb2.ListPartitionReassignmentsRequest, context: Any
+    ) -> controller_pb2.ListPartitionReassignmentsResponse:
+        async def run() -> controller_pb2.ListPartitionReassignmentsResponse:
+            response = self.controller.read(self.controller.state.list_partition_reassignments)
+            result = controller_pb2.ListPartitionReassignmentsResponse()
+            by_topic: dict[str, Any] = {}
+            for r in response.reassignments:
+                if r.topic not in by_topic:
+                    by_topic[r.topic] = result.topics.add(name=r.topic)
+                by_topic[r.topic].partitions.add(
+                    partition_index=r.partition,
+                    replicas=list(r.replicas),
+                    adding_replicas=list(r.adding_replicas),
+                    removing_replicas=list(r.removing_replicas),
+                )
+            return result
+
+        return await self._answer(controller_pb2.ListPartitionReassignmentsResponse, run)
+
     async def DescribeQuorum(
         self, request: controller_pb2.DescribeQuorumRequest, context: Any
     ) -> controller_pb2.DescribeQuorumResponse:

@@ -64,6 +64,16 @@ class ControllerStub:
                 request_serializer=minikafka__pb_dot_controller__pb2.ElectLeadersRequest.SerializeToString,
                 response_deserializer=minikafka__pb_dot_controller__pb2.ElectLeadersResponse.FromString,
                 _registered_method=True)
+        self.AlterPartitionReassignments = channel.unary_unary(
+                '/minikafka.Controller/AlterPartitionReassignments',
+                request_serializer=minikafka__pb_dot_controller__pb2.AlterPartitionReassignmentsRequest.SerializeToString,
+                response_deserializer=minikafka__pb_dot_controller__pb2.AlterPartitionReassignmentsResponse.FromString,
+                _registered_method=True)
+        self.ListPartitionReassignments = channel.unary_unary(
+                '/minikafka.Controller/ListPartitionReassignments',
+                request_serializer=minikafka__pb_dot_controller__pb2.ListPartitionReassignmentsRequest.SerializeToString,
+                response_deserializer=minikafka__pb_dot_controller__pb2.ListPartitionReassignmentsResponse.FromString,
+                _registered_method=True)
         self.DescribeQuorum = channel.unary_unary(
                 '/minikafka.Controller/DescribeQuorum',
                 request_serializer=minikafka__pb_dot_controller__pb2.DescribeQuorumRequest.SerializeToString,
@@ -115,6 +125,18 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AlterPartitionReassignments(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListPartitionReassignments(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def DescribeQuorum(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -159,6 +181,16 @@ def add_ControllerServicer_to_server(servicer, server):
                     servicer.ElectLeaders,
                     request_deserializer=minikafka__pb_dot_controller__pb2.ElectLeadersRequest.FromString,
                     response_serializer=minikafka__pb_dot_controller__pb2.ElectLeadersResponse.SerializeToString,
+            ),
+            'AlterPartitionReassignments': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterPartitionReassignments,
+                    request_deserializer=minikafka__pb_dot_controller__pb2.AlterPartitionReassignmentsRequest.FromString,
+                    response_serializer=minikafka__pb_dot_controller__pb2.AlterPartitionReassignmentsResponse.SerializeToString,
+            ),
+            'ListPartitionReassignments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListPartitionReassignments,
+                    request_deserializer=minikafka__pb_dot_controller__pb2.ListPartitionReassignmentsRequest.FromString,
+                    response_serializer=minikafka__pb_dot_controller__pb2.ListPartitionReassignmentsResponse.SerializeToString,
             ),
             'DescribeQuorum': grpc.unary_unary_rpc_method_handler(
                     servicer.DescribeQuorum,
@@ -333,6 +365,60 @@ class Controller:
             '/minikafka.Controller/ElectLeaders',
             minikafka__pb_dot_controller__pb2.ElectLeadersRequest.SerializeToString,
             minikafka__pb_dot_controller__pb2.ElectLeadersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterPartitionReassignments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/AlterPartitionReassignments',
+            minikafka__pb_dot_controller__pb2.AlterPartitionReassignmentsRequest.SerializeToString,
+            minikafka__pb_dot_controller__pb2.AlterPartitionReassignmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListPartitionReassignments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/ListPartitionReassignments',
+            minikafka__pb_dot_controller__pb2.ListPartitionReassignmentsRequest.SerializeToString,
+            minikafka__pb_dot_controller__pb2.ListPartitionReassignmentsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -14,13 +14,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Sequence
 
-from kraft_controller.control import cluster_control, leader_elections, replication_control
+from kraft_controller.control import cluster_control, leader_elections, partition_reassignment, replication_control
 from kraft_controller.control.control_config import ControlConfig
 from kraft_controller.control.controller_result import ControllerResult
 from kraft_controller.control.heartbeat_manager import HeartbeatManager, ShutdownNow
 from kraft_controller.control.record_events import describe_record_event
 from kraft_controller.control.replication_control import RandomSource
 from kraft_controller.control.requests import (
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
@@ -34,6 +36,7 @@ from kraft_controller.control.requests import (
     DescribeClusterResponse,
     ElectLeadersRequest,
     ElectLeadersResponse,
+    ListPartitionReassignmentsResponse,
 )
 from kraft_controller.metadata.image import MetadataImage
 from kraft_controller.metadata.records import Record
@@ -86,6 +89,15 @@ class ControllerStateMachine:
 
     def elect_leaders(self, request: ElectLeadersRequest) -> ControllerResult[ElectLeadersResponse]:
         return leader_elections.elect_leaders(self.image, request)
+
+    def alter_partition_reassignments(
+        self, request: AlterPartitionReassignmentsRequest
+    ) -> ControllerResult[AlterPartitionReassignmentsResponse]:
+        return partition_reassignment.alter_partition_reassignments(self.image, request)
+
+    def list_partition_reassignments(self) -> ListPartitionReassignmentsResponse:
+        """From committed state only, as every read."""
+        return partition_reassignment.list_partition_reassignments(self.committed)
 
     def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
         brokers = tuple(broker for _, broker in sorted(self.committed.brokers.items()))

@@ -87,6 +87,8 @@ def describe_record_event(
                     "leader": partition.leader,
                     "isr": list(partition.isr),
                     "replicas": list(partition.replicas),
+                    "adding_replicas": list(partition.adding_replicas),
+                    "removing_replicas": list(partition.removing_replicas),
                     "leader_epoch": partition.leader_epoch,
                     "partition_epoch": partition.partition_epoch,
                 }

@@ -93,6 +93,7 @@ def _update_partitions(
         if outcome.record is not None:
             records.append(outcome.record)
             log_election(topic, partition_id, partition, outcome, reason)
+            log_reassignment_completed(topic, partition_id, partition, outcome)
     return records
 
 
@@ -118,6 +119,23 @@ def log_election(
             reason=reason,
             election_type=election_type,
             unclean=election_type == "UNCLEAN",
+        )
+
+
+def log_reassignment_completed(
+    topic: TopicImage, partition_id: int, partition: PartitionRegistration, outcome: PartitionChangeOutcome
+) -> None:
+    if outcome.reassignment_completed and outcome.record is not None:
+        log.info(
+            "reassignment_completed",
+            topic=topic.name,
+            topic_id=str(topic.topic_id),
+            partition=partition_id,
+            replicas=list(outcome.record.replicas or partition.replicas),
+            removed=list(partition.removing_replicas),
+            added=list(partition.adding_replicas),
+            leader=outcome.leader,
+            reason=outcome.record.reason,
         )
 
 
@@ -230,6 +248,8 @@ def alter_partition(
             if outcome.record is not None:
                 records.append(outcome.record)
                 scratch = apply_records(scratch, [outcome.record])
+                log_election(topic, partition_request.partition_index, current, outcome, "alter_partition")
+                log_reassignment_completed(topic, partition_request.partition_index, current, outcome)
             after = scratch.partition(topic.topic_id, partition_request.partition_index)
             assert after is not None
             log.info(

@@ -201,6 +201,48 @@ class ElectLeadersResponse:
     results: tuple[PartitionElectionResult, ...]
 
 
+# ---- AlterPartitionReassignments / ListPartitionReassignments (KIP-455) ----
+
+
+@dataclass(frozen=True)
+class ReassignablePartition:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...] | None  # None: cancel the reassignment in progress
+
+
+@dataclass(frozen=True)
+class AlterPartitionReassignmentsRequest:
+    partitions: tuple[ReassignablePartition, ...]
+
+
+@dataclass(frozen=True)
+class ReassignablePartitionResult:
+    topic: str
+    partition: int
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class AlterPartitionReassignmentsResponse:
+    results: tuple[ReassignablePartitionResult, ...]
+
+
+@dataclass(frozen=True)
+class OngoingPartitionReassignment:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ListPartitionReassignmentsResponse:
+    reassignments: tuple[OngoingPartitionReassignment, ...]
+
+
 # ---- DescribeCluster ----
 
 

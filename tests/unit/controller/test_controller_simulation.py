@@ -10,7 +10,13 @@ from structlog.testing import capture_logs
 
 from common.errors import KafkaError
 from kraft_controller.control.control_config import ControlConfig
-from kraft_controller.control.requests import DeleteTopicsRequest, ElectionType, ElectLeadersRequest
+from kraft_controller.control.requests import (
+    AlterPartitionReassignmentsRequest,
+    DeleteTopicsRequest,
+    ElectionType,
+    ElectLeadersRequest,
+    ReassignablePartition,
+)
 from kraft_controller.metadata.image import MetadataImage
 from kraft_controller.metadata.records import NO_LEADER, BrokerStatus, decode_record, encode_record
 
@@ -26,6 +32,9 @@ def check_invariants(h: Harness, leaders_by_epoch: dict, last_epochs: dict) -> N
         assert p.isr, f"{key}: ISR empty"
         assert set(p.isr) <= set(p.replicas), f"{key}: ISR {p.isr} not within replicas {p.replicas}"
         assert len(set(p.isr)) == len(p.isr)
+        # KIP-455: adding and removing are disjoint parts of the replicas; the target is never empty
+        assert set(p.adding_replicas) | set(p.removing_replicas) <= set(p.replicas), key
+        assert not set(p.adding_replicas) & set(p.removing_replicas) and p.target_replicas, key
         if p.leader != NO_LEADER:
             assert p.leader in p.isr, f"{key}: leader {p.leader} outside ISR {p.isr}"
             broker = h.image.broker(p.leader)
@@ -81,6 +90,13 @@ def run(seed: int, steps: int = 120) -> Harness:
                     h.commit(h.controller.delete_topics(DeleteTopicsRequest((rng.choice(names),))))
             elif action < 0.92:
                 h.commit(h.controller.elect_leaders(ElectLeadersRequest(ElectionType.PREFERRED, None)))
+            elif action < 0.96:
+                partitions = list(h.image.partitions())
+                if partitions:
+                    topic, index, p = rng.choice(partitions)
+                    target = None if rng.random() < 0.25 else tuple(rng.sample(BROKERS, rng.randint(1, 3)))
+                    request = AlterPartitionReassignmentsRequest((ReassignablePartition(topic.name, index, target),))
+                    h.commit(h.controller.alter_partition_reassignments(request))
             else:
                 h.tick()
         except (KafkaError, AssertionError) as error:

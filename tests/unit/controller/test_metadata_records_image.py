@@ -43,6 +43,9 @@ ALL_RECORDS = [
     TopicConfig("orders", "min.insync.replicas", "2"),
     TopicConfig("orders", "min.insync.replicas", None),
     RemoveTopic(TOPIC_ID),
+    Partition(TOPIC_ID, 0, (1, 2, 4, 3), (1, 2, 3), 1, removing_replicas=(3,), adding_replicas=(4,)),
+    PartitionChange(TOPIC_ID, 0, replicas=(1, 2, 4), removing_replicas=(), adding_replicas=()),
+    PartitionChange(TOPIC_ID, 0, replicas=(), adding_replicas=(5,)),
 ]
 
 

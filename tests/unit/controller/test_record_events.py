@@ -41,6 +41,8 @@ def test_events_carry_committed_values(harness: Harness) -> None:
             "leader": 1,
             "isr": [1, 2],
             "replicas": [1, 2],
+            "adding_replicas": [],
+            "removing_replicas": [],
             "leader_epoch": 0,
             "partition_epoch": 0,
         }
