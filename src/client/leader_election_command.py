@@ -11,11 +11,13 @@ from typing import Any
 from common.cli_support import CliError, print_json
 from common.errors import ErrorCode, KafkaError
 
-ELECTION_TYPES = {"preferred": 0}  # Kafka's ElectionType numbers; unclean elections are not built yet
+ELECTION_TYPES = {"preferred": 0, "unclean": 1}  # Kafka's ElectionType numbers
 
 
 def register(subparsers: argparse._SubParsersAction, add_connection_arguments: Any) -> None:
-    command = subparsers.add_parser("leader-election", help="elect preferred leaders (kafka-leader-election)")
+    command = subparsers.add_parser(
+        "leader-election", help="preferred or unclean leader elections (kafka-leader-election)"
+    )
     command.add_argument("--election-type", required=True, type=str.lower, choices=sorted(ELECTION_TYPES))
     target = command.add_mutually_exclusive_group(required=True)
     target.add_argument("--topic", help="with --partition: one partition")

@@ -85,6 +85,12 @@ class ControllerConfig(NodeConfig):
         "at each check, with no per-broker threshold (that gate belonged to the ZooKeeper controller).",
         between(0, 100),
     )
+    unclean_leader_election_enable: bool = config_key(
+        "unclean.leader.election.enable",
+        False,
+        "When no eligible replica is in the ISR, let an out-of-sync live replica lead (acknowledged writes it lacks "
+        "are lost); a topic's own unclean.leader.election.enable overrides it.",
+    )
     metadata_log_segment_bytes: int = config_key(
         "metadata.log.segment.bytes", 8 * 1024 * 1024, "Segment size of the metadata log.", at_least(1024)
     )

@@ -19,6 +19,7 @@ class ControlConfig:
     num_partitions: int = 1  # num.partitions
     auto_leader_rebalance_enable: bool = True  # auto.leader.rebalance.enable
     leader_imbalance_check_interval_ms: int = 300_000  # leader.imbalance.check.interval.seconds, in ms
+    unclean_leader_election_enable: bool = False  # unclean.leader.election.enable (a topic config overrides it)
 
     @classmethod
     def from_settings(cls, settings: Any) -> ControlConfig:
@@ -30,4 +31,5 @@ class ControlConfig:
             num_partitions=settings.num_partitions,
             auto_leader_rebalance_enable=settings.auto_leader_rebalance_enable,
             leader_imbalance_check_interval_ms=settings.leader_imbalance_check_interval_seconds * 1000,
+            unclean_leader_election_enable=settings.unclean_leader_election_enable,
         )

@@ -61,14 +61,16 @@ class ControllerStateMachine:
     def register_broker(
         self, request: BrokerRegistrationRequest, now_ms: int
     ) -> ControllerResult[BrokerRegistrationResponse]:
-        result = cluster_control.register_broker(self.image, self.heartbeats, request, now_ms)
+        unclean = self.config.unclean_leader_election_enable
+        result = cluster_control.register_broker(self.image, self.heartbeats, request, now_ms, unclean)
         self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms)
         return result
 
     def broker_heartbeat(
         self, request: BrokerHeartbeatRequest, now_ms: int
     ) -> ControllerResult[BrokerHeartbeatResponse]:
-        outcome = cluster_control.broker_heartbeat(self.image, self.heartbeats, request)
+        unclean = self.config.unclean_leader_election_enable
+        outcome = cluster_control.broker_heartbeat(self.image, self.heartbeats, request, unclean)
         if isinstance(outcome.decision, ShutdownNow):
             self.heartbeats = self.heartbeats.remove(request.broker_id)  # shut down cleanly: no session to expire
         else:
@@ -107,7 +109,8 @@ class ControllerStateMachine:
         """Fence brokers whose session timed out (Kafka: broker.session.timeout.ms without a heartbeat); every
         leader.imbalance.check.interval.seconds, with auto.leader.rebalance.enable, give preferred replicas their
         leadership back."""
-        records = list(cluster_control.fence_expired_brokers(self.image, self.heartbeats, now_ms))
+        unclean = self.config.unclean_leader_election_enable
+        records = list(cluster_control.fence_expired_brokers(self.image, self.heartbeats, now_ms, unclean))
         if self.config.auto_leader_rebalance_enable and now_ms >= self.next_leader_balance_ms:
             self.next_leader_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
             scratch = replication_control.apply_records(self.image, records)

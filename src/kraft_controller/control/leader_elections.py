@@ -1,17 +1,19 @@
 """Kafka's ElectLeaders and automatic leader rebalancing (ReplicationControlManager.electLeaders and
-maybeBalancePartitionLeaders), pure: preferred-replica elections as PartitionChange records.
+maybeBalancePartitionLeaders), pure: preferred and unclean elections as PartitionChange records.
 
 The preferred replica is the first one. It may lead only while in the ISR and unfenced, so moving leadership to it
-never loses an acknowledged write.
+never loses an acknowledged write. An unclean election, asked for explicitly, gives a leaderless partition any live
+replica, in or out of the ISR (whatever that replica lacks is lost), as Kafka's ElectLeaders UNCLEAN does whatever
+unclean.leader.election.enable says.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from common.errors import ErrorCode, KafkaError
+from common.errors import ErrorCode
 from kraft_controller.control.controller_result import ControllerResult
-from kraft_controller.control.partition_change import PartitionChangeOutcome, leader_eligibility
+from kraft_controller.control.partition_change import PartitionChangeOutcome, build_partition_change, leader_eligibility
 from kraft_controller.control.replication_control import apply_records, log_election
 from kraft_controller.control.requests import (
     ElectionType,
@@ -55,21 +57,40 @@ def _elect_preferred(
     return PreferredElection(ErrorCode.NONE, record=record)
 
 
+def _elect_unclean(image: MetadataImage, topic: TopicImage | None, ref: TopicPartitionRef) -> PreferredElection:
+    partition = None if topic is None else topic.partitions.get(ref.partition)
+    if topic is None or partition is None:
+        return PreferredElection(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no partition {ref.topic}-{ref.partition}")
+    if partition.has_leader:
+        return PreferredElection(ErrorCode.ELECTION_NOT_NEEDED)
+    outcome = build_partition_change(
+        topic.topic_id, ref.partition, partition, leader_eligibility(image), "unclean_election", unclean=True
+    )
+    if outcome.record is None or not outcome.elected:
+        return PreferredElection(ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, "no live replica of the partition")
+    election_type = ElectionType.UNCLEAN.name if outcome.unclean else None
+    log_election(topic, ref.partition, partition, outcome, "unclean_election", election_type=election_type)
+    return PreferredElection(ErrorCode.NONE, record=outcome.record)
+
+
 def _all_partitions(image: MetadataImage) -> tuple[TopicPartitionRef, ...]:
     return tuple(TopicPartitionRef(topic.name, index) for topic, index, _ in image.partitions())
 
 
 def elect_leaders(image: MetadataImage, request: ElectLeadersRequest) -> ControllerResult[ElectLeadersResponse]:
-    """A preferred election for each partition asked (every partition when None): ELECTION_NOT_NEEDED where the
-    preferred replica leads, PREFERRED_LEADER_NOT_AVAILABLE where it may not."""
-    if request.election_type is not ElectionType.PREFERRED:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"{request.election_type.name} elections are not supported")
+    """An election of the type asked for each partition asked (every partition when None). PREFERRED:
+    ELECTION_NOT_NEEDED where the preferred replica leads, PREFERRED_LEADER_NOT_AVAILABLE where it may not.
+    UNCLEAN: ELECTION_NOT_NEEDED where there is a leader, ELIGIBLE_LEADERS_NOT_AVAILABLE where no replica is live."""
     refs = _all_partitions(image) if request.partitions is None else request.partitions
     records: list[Record] = []
     results: list[PartitionElectionResult] = []
     scratch = image
     for ref in refs:
-        election = _elect_preferred(scratch, scratch.topics_by_name.get(ref.topic), ref, "preferred_election")
+        topic = scratch.topics_by_name.get(ref.topic)
+        if request.election_type is ElectionType.UNCLEAN:
+            election = _elect_unclean(scratch, topic, ref)
+        else:
+            election = _elect_preferred(scratch, topic, ref, "preferred_election")
         if election.record is not None:
             records.append(election.record)
             scratch = apply_records(scratch, [election.record])

@@ -3,9 +3,11 @@
 A reassignment (KIP-455) completes here, on whatever change first finds every target replica in the ISR: the
 replicas become the target, the removed ones leave the ISR, and the leader is re-elected if it was removed.
 
-Elections are clean only: the leader is the first replica, in replica order, that is in the ISR and eligible
-(registered, unfenced, not in controlled shutdown). The ISR is never emptied by the controller: the last member
-stays (last replica standing) and the partition is leaderless until that broker returns.
+A clean election takes the first replica, in replica order, that is in the ISR and eligible (registered, unfenced,
+not in controlled shutdown). Only when none is and the election may be unclean does the first eligible replica
+outside the ISR lead: the ISR becomes just it, and the partition is RECOVERING until its leader reports RECOVERED.
+The ISR is never emptied by the controller: the last member stays (last replica standing) and, without an unclean
+election, the partition is leaderless until that broker returns.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class PartitionChangeOutcome:
     previous_leader: int
     leader: int
     reassignment_completed: bool = False
+    unclean: bool = False  # the leader came from outside the ISR
 
     @property
     def elected(self) -> bool:
@@ -90,6 +93,7 @@ def build_partition_change(
     target_isr: tuple[int, ...] | None = None,
     target_leader_recovery_state: LeaderRecoveryState | None = None,
     target_replicas: ReplicaSets | None = None,
+    unclean: bool = False,
 ) -> PartitionChangeOutcome:
     current = ReplicaSets.of(partition)
     wanted = current if target_replicas is None else target_replicas
@@ -98,6 +102,13 @@ def build_partition_change(
         leader = partition.leader
     else:
         leader = next((r for r in sets.replicas if r in isr and eligible(r)), NO_LEADER)
+    elected_unclean = False
+    if leader == NO_LEADER and unclean:
+        leader = next((r for r in sets.replicas if eligible(r)), NO_LEADER)
+        if leader != NO_LEADER:
+            elected_unclean = True
+            isr = (leader,)
+            target_leader_recovery_state = LeaderRecoveryState.RECOVERING
     recovery = (
         None
         if target_leader_recovery_state is None or target_leader_recovery_state == partition.leader_recovery_state
@@ -116,4 +127,5 @@ def build_partition_change(
         removing_replicas=None if sets.removing == current.removing else sets.removing,
         adding_replicas=None if sets.adding == current.adding else sets.adding,
     )
-    return PartitionChangeOutcome(record, partition.leader, leader, wanted.reassigning and not sets.reassigning)
+    completed = wanted.reassigning and not sets.reassigning
+    return PartitionChangeOutcome(record, partition.leader, leader, completed, elected_unclean)

@@ -91,6 +91,7 @@ def describe_record_event(
                     "removing_replicas": list(partition.removing_replicas),
                     "leader_epoch": partition.leader_epoch,
                     "partition_epoch": partition.partition_epoch,
+                    "leader_recovery_state": partition.leader_recovery_state.name,
                 }
             return "partition_changed", fields
     raise TypeError(f"not a metadata record: {record!r}")

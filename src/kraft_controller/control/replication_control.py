@@ -54,6 +54,7 @@ from kraft_controller.metadata.records import (
 log = structlog.get_logger()
 
 MAX_TOPIC_NAME_LENGTH = 249
+UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
 _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 
 
@@ -76,23 +77,31 @@ def apply_records(image: MetadataImage, records: Iterable[Record]) -> MetadataIm
 # ---- leader and ISR updates on broker state changes ----
 
 
+def unclean_enabled(image: MetadataImage, topic_name: str, default: bool) -> bool:
+    """unclean.leader.election.enable: the topic's own, else the controller's."""
+    value = image.topic_config(topic_name, UNCLEAN_LEADER_ELECTION_ENABLE)
+    return default if value is None else value == "true"
+
+
 def _update_partitions(
     image: MetadataImage,
-    select: Callable[[PartitionRegistration], bool],
+    select: Callable[[TopicImage, PartitionRegistration], bool],
     target_isr: Callable[[PartitionRegistration], tuple[int, ...] | None],
     eligible: Eligible,
     reason: str,
+    unclean_default: bool,
 ) -> list[Record]:
     records: list[Record] = []
     for topic, partition_id, partition in image.partitions():
-        if not select(partition):
+        if not select(topic, partition):
             continue
+        unclean = unclean_enabled(image, topic.name, unclean_default)
         outcome = build_partition_change(
-            topic.topic_id, partition_id, partition, eligible, reason, target_isr(partition)
+            topic.topic_id, partition_id, partition, eligible, reason, target_isr(partition), unclean=unclean
         )
         if outcome.record is not None:
             records.append(outcome.record)
-            log_election(topic, partition_id, partition, outcome, reason)
+            log_election(topic, partition_id, partition, outcome, reason, "UNCLEAN" if outcome.unclean else None)
             log_reassignment_completed(topic, partition_id, partition, outcome)
     return records
 
@@ -139,39 +148,45 @@ def log_reassignment_completed(
         )
 
 
-def fence_broker(image: MetadataImage, broker_id: int, reason: str) -> list[Record]:
+def fence_broker(image: MetadataImage, broker_id: int, reason: str, unclean_default: bool = False) -> list[Record]:
     """Move leadership off `broker_id`, drop it from every ISR but where it is the last member, then fence it."""
     registration = image.broker(broker_id)
     if registration is None or registration.status is BrokerStatus.FENCED:
         return []
     records = _update_partitions(
         image,
-        select=lambda p: broker_id in p.isr or p.leader == broker_id,
+        select=lambda t, p: broker_id in p.isr or p.leader == broker_id,
         target_isr=lambda p: isr_without(p, broker_id),
         eligible=leader_eligibility(image, excluded={broker_id}),
         reason=f"fence:{reason}",
+        unclean_default=unclean_default,
     )
     records.append(FenceBroker(broker_id=broker_id, broker_epoch=registration.broker_epoch, reason=reason))
     return records
 
 
-def unfence_broker(image: MetadataImage, broker_id: int, reason: str) -> list[Record]:
-    """Unfence, then give a leader to every leaderless partition the broker can now lead (its ISR member)."""
+def unfence_broker(image: MetadataImage, broker_id: int, reason: str, unclean_default: bool = False) -> list[Record]:
+    """Unfence, then give a leader to every leaderless partition the broker can now lead: as its ISR member, or,
+    where unclean.leader.election.enable holds, as any replica."""
     registration = image.broker(broker_id)
     if registration is None or registration.status is not BrokerStatus.FENCED:
         return []
     records: list[Record] = [UnfenceBroker(broker_id=broker_id, broker_epoch=registration.broker_epoch, reason=reason)]
     records += _update_partitions(
         image,
-        select=lambda p: p.leader == NO_LEADER and broker_id in p.isr,
+        select=lambda t, p: (
+            p.leader == NO_LEADER
+            and (broker_id in p.isr or (broker_id in p.replicas and unclean_enabled(image, t.name, unclean_default)))
+        ),
         target_isr=lambda p: None,
         eligible=leader_eligibility(image, included={broker_id}),
         reason="unfence",
+        unclean_default=unclean_default,
     )
     return records
 
 
-def enter_controlled_shutdown(image: MetadataImage, broker_id: int) -> list[Record]:
+def enter_controlled_shutdown(image: MetadataImage, broker_id: int, unclean_default: bool = False) -> list[Record]:
     """Mark the broker shutting down and move its leaderships and ISR memberships away first (last member stays)."""
     registration = image.broker(broker_id)
     if registration is None or registration.status is not BrokerStatus.UNFENCED:
@@ -183,10 +198,11 @@ def enter_controlled_shutdown(image: MetadataImage, broker_id: int) -> list[Reco
     ]
     records += _update_partitions(
         image,
-        select=lambda p: broker_id in p.isr or p.leader == broker_id,
+        select=lambda t, p: broker_id in p.isr or p.leader == broker_id,
         target_isr=lambda p: isr_without(p, broker_id),
         eligible=leader_eligibility(image, excluded={broker_id}),
         reason="controlled_shutdown",
+        unclean_default=unclean_default,
     )
     return records
 
@@ -301,7 +317,7 @@ TOPIC_CONFIGS: Mapping[str, Callable[[str], bool]] = {
     "flush.messages": _int_at_least(1),
     "flush.ms": _int_at_least(0),
     "cleanup.policy": lambda v: v == "delete",
-    "unclean.leader.election.enable": lambda v: v == "false",  # unclean elections are not implemented
+    UNCLEAN_LEADER_ELECTION_ENABLE: lambda v: v in ("true", "false"),
 }
 
 

@@ -83,13 +83,16 @@ def run(seed: int, steps: int = 120) -> Harness:
                     h.commit(h.controller.alter_partition(request))
             elif action < 0.87:
                 configs = {"min.insync.replicas": "1"} if rng.random() < 0.5 else {}
+                if rng.random() < 0.3:
+                    configs["unclean.leader.election.enable"] = "true"
                 h.create_topic(f"t{step}", partitions=rng.randint(1, 3), rf=rng.randint(1, 2), **configs)
             elif action < 0.89:
                 names = sorted(h.image.topics_by_name)
                 if names:
                     h.commit(h.controller.delete_topics(DeleteTopicsRequest((rng.choice(names),))))
             elif action < 0.92:
-                h.commit(h.controller.elect_leaders(ElectLeadersRequest(ElectionType.PREFERRED, None)))
+                election_type = rng.choice([ElectionType.PREFERRED, ElectionType.UNCLEAN])
+                h.commit(h.controller.elect_leaders(ElectLeadersRequest(election_type, None)))
             elif action < 0.96:
                 partitions = list(h.image.partitions())
                 if partitions:

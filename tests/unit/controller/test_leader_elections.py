@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import pytest
 from structlog.testing import capture_logs
 
-from common.errors import ErrorCode, KafkaError
+from common.errors import ErrorCode
 from kraft_controller.control.requests import ElectionType, ElectLeadersRequest, TopicPartitionRef
 
 
@@ -68,13 +67,12 @@ def test_preferred_replica_out_of_the_isr_or_unknown_partition_is_refused(harnes
     assert harness.image == before and harness.partition(topic_id).leader == 2
 
 
-def test_all_partitions_and_unclean_is_not_supported(harness) -> None:  # type: ignore[no-untyped-def]
+def test_all_partitions(harness) -> None:  # type: ignore[no-untyped-def]
     failed_over(harness)
     response = elect(harness, every=True)
     assert [(r.topic, r.partition, r.error_code) for r in response.results] == [("t", 0, ErrorCode.NONE)]
-    with pytest.raises(KafkaError) as error:
-        harness.controller.elect_leaders(ElectLeadersRequest(ElectionType.UNCLEAN, None))
-    assert error.value.code is ErrorCode.INVALID_REQUEST
+    unclean = harness.controller.elect_leaders(ElectLeadersRequest(ElectionType.UNCLEAN, None))
+    assert [r.error_code for r in unclean.response.results] == [ErrorCode.ELECTION_NOT_NEEDED]  # it has a leader
 
 
 def test_auto_rebalance_runs_every_check_interval(make_harness) -> None:  # type: ignore[no-untyped-def]

@@ -45,6 +45,7 @@ def test_events_carry_committed_values(harness: Harness) -> None:
             "removing_replicas": [],
             "leader_epoch": 0,
             "partition_epoch": 0,
+            "leader_recovery_state": "RECOVERED",
         }
     ]
     name, fields = events[-2]
