@@ -47,11 +47,18 @@ def test_unclean_election_elects_the_out_of_sync_replica_only_when_asked(tmp_pat
         shutil.rmtree(cluster.node(1).data_dir)
         Faults(cluster).start(2)
         eventually(
-            lambda: any(b.broker_id == 2 and not b.fenced for b in admin.describe_cluster().brokers), 30, "2 unfenced"
+            lambda: {b.broker_id: b.fenced for b in admin.describe_cluster().brokers} == {1: True, 2: False},
+            30,
+            "1 fenced, 2 unfenced",
         )
-        # Out of sync, with unclean election off: 2 does not lead on its own.
-        partition = admin.describe_topics(["orders"])[0].partitions[0]
-        assert (partition.leader, partition.isr) == (-1, [1])
+        # Out of sync, with unclean election off: 2 does not lead on its own (the ISR keeps its last member, 1).
+        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == -1, 10, "no leader")
+        assert admin.describe_topics(["orders"])[0].partitions[0].isr == [1]
+        assert not any(
+            json.loads(line)["event"] == "leader_elected" and json.loads(line)["leader"] == 2
+            for c in cluster.controllers
+            for line in c.events_path.read_text().splitlines()
+        )
 
         elected = minikafka(
             "leader-election", "--election-type", "unclean", "--topic", "orders", "--partition", "0", *where
