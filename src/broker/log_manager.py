@@ -2,7 +2,9 @@
 
 Stray partitions (KIP-550 in KRaft form): after the broker has caught up with the metadata log, a partition
 directory whose topic id the metadata does not know, or that the metadata no longer assigns to this broker, is
-renamed `<topic>-<partition>.<topic id>-stray` and then removed, with one event per directory.
+renamed `<topic>-<partition>.<topic id>-stray` and then removed, with one event per directory. A log the metadata
+takes away while the broker runs (topic deleted, replica moved off) is renamed `<topic>-<partition>.<unique id>-delete`
+and then removed, as Kafka's LogManager.asyncDelete does: a crash between the two leaves a directory no log opens.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from storage.partition_log import PARTITION_METADATA_FILE, PartitionLog
 
 METADATA_LOG_DIR = "__cluster_metadata-0"
 STRAY_SUFFIX = "-stray"
+DELETE_SUFFIX = "-delete"
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,12 @@ class LogManager:
     def partition_dirs(self) -> list[tuple[TopicPartition, Path]]:
         found = []
         for path in sorted(self.log_dir.iterdir()) if self.log_dir.exists() else []:
-            if not path.is_dir() or path.name == METADATA_LOG_DIR or path.name.endswith(STRAY_SUFFIX):
+            if (
+                not path.is_dir()
+                or path.name == METADATA_LOG_DIR
+                or path.name.endswith(STRAY_SUFFIX)
+                or path.name.endswith(DELETE_SUFFIX)
+            ):
                 continue
             tp = TopicPartition.parse(path.name)
             if tp is not None:
@@ -103,8 +111,9 @@ class LogManager:
         `partition.metadata` is a storage error, not a stray: the log dir goes offline and nothing is deleted."""
         if self.offline:
             return []
-        for leftover in self.log_dir.glob("*" + STRAY_SUFFIX):
-            shutil.rmtree(leftover, ignore_errors=True)  # a crash between rename and removal
+        for suffix in (STRAY_SUFFIX, DELETE_SUFFIX):
+            for leftover in self.log_dir.glob("*" + suffix):
+                shutil.rmtree(leftover, ignore_errors=True)  # a crash between rename and removal
         deleted = []
         for tp, path in self.partition_dirs():
             try:
@@ -129,6 +138,19 @@ class LogManager:
             )
             deleted.append(str(tp))
         return deleted
+
+    def delete_log(self, tp: TopicPartition, topic_id: uuid.UUID, reason: str) -> None:
+        """Close and remove the partition's log: renamed first, so it is never opened half-removed."""
+        log = self.logs.pop(tp, None)
+        if log is not None:
+            log.abandon()  # its data is going: nothing to flush
+        path = self.log_dir / str(tp)
+        if not path.exists():
+            return
+        doomed = path.with_name(f"{path.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
+        path.rename(doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
+        self._log.info("log_deleted", partition=str(tp), topic_id=str(topic_id), reason=reason, directory=str(path))
 
     @staticmethod
     def _stray_reason(tp: TopicPartition, path: Path, image: MetadataImage, broker_id: int) -> str | None:

@@ -45,6 +45,7 @@ from broker.replica.partition import (
 from common.clock import monotonic_ms
 from common.errors import ErrorCode, KafkaError
 from common.purgatory import Purgatory
+from kraft_controller.metadata.image import MetadataImage
 from storage.partition_log import PartitionLog
 
 HWM_EVENT_INTERVAL_MS = 1000  # high_watermark_advanced is coalesced to at most one event a second per partition
@@ -133,6 +134,7 @@ class ReplicaManager:
         self._follower_wake_scheduled = False
         self._fetchers: dict[int, asyncio.Task[None]] = {}
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
+        self._checked_topics: object = None  # the topics map last checked for replicas taken from this broker
         self._log = structlog.get_logger()
 
     # ---- change notification (long polls) ----
@@ -192,6 +194,7 @@ class ReplicaManager:
     def on_metadata(self, delta: MetadataDelta) -> None:
         self.metadata_ready = True
         now = monotonic_ms()
+        self._remove_unassigned_replicas(delta.image)
         for topic_id, index in delta.changed_partitions:
             topic = delta.image.topic(topic_id)
             partition = delta.image.partition(topic_id, index)
@@ -226,6 +229,23 @@ class ReplicaManager:
             self._execute(replica, transition.effects, now)
         self._stop_idle_fetchers()
         self.notify()
+
+    def _remove_unassigned_replicas(self, image: MetadataImage) -> None:
+        """Stop the replicas the metadata no longer assigns here (topic deleted, moved off by a reassignment) and
+        delete their logs. First, so a topic re-created under the same name starts from an empty log. Checked
+        only when the topics changed (images are immutable, so identity tells)."""
+        if image.topics_by_id is self._checked_topics:
+            return
+        self._checked_topics = image.topics_by_id
+        for tp, replica in list(self.replicas.items()):
+            partition = image.partition(replica.topic_id, tp.partition)
+            if partition is not None and self.config.node_id in partition.replicas:
+                continue
+            reason = "topic deleted" if image.topic(replica.topic_id) is None else "replica removed"
+            del self.replicas[tp]
+            replica.produces.fail_all(self.not_hosted_error(tp))
+            self._log.info("replica_stopped", partition=str(tp), topic_id=str(replica.topic_id), reason=reason)
+            self.logs.delete_log(tp, replica.topic_id, reason)
 
     def _execute(self, replica: Replica, effects: tuple[Effect, ...], now: int) -> None:
         """Carry out what the core decided for one partition."""

@@ -170,6 +170,77 @@ class AdminClient:
             raise KafkaError(ErrorCode.of(result.error_code), result.error_message or f"topic '{name}'")
         return result
 
+    def delete_topic(self, name: str) -> str:
+        """Delete the topic through the active controller; its id, as text, once the removal is committed."""
+        request = controller_pb2.DeleteTopicsRequest(topic_names=[name], timeout_ms=int(self.timeout_s * 1000))
+        response = self._call_active_controller(lambda stub: stub.DeleteTopics(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        result = response.responses[0]
+        if result.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(result.error_code), result.error_message or f"topic '{name}'")
+        return topic_id_text(result.topic_id)
+
+    def elect_leaders(
+        self, election_type: int, partitions: Sequence[tuple[str, int]] | None
+    ) -> list[tuple[str, int, ErrorCode, str]]:
+        """ElectLeaders through the active controller (partitions None: all); (topic, partition, error, message)
+        per partition."""
+        request = controller_pb2.ElectLeadersRequest(
+            election_type=election_type, all_topic_partitions=partitions is None, timeout_ms=int(self.timeout_s * 1000)
+        )
+        for topic, partition in partitions or ():
+            request.topic_partitions.add(topic=topic, partitions=[partition])
+        response = self._call_active_controller(lambda stub: stub.ElectLeaders(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return [
+            (topic.topic, p.partition_id, ErrorCode.of(p.error_code), p.error_message)
+            for topic in response.replica_election_results
+            for p in topic.partition_result
+        ]
+
+    def alter_partition_reassignments(
+        self, targets: Sequence[tuple[str, int, Sequence[int] | None]]
+    ) -> list[tuple[str, int, ErrorCode, str]]:
+        """Start (replicas) or cancel (None) reassignments; (topic, partition, error, message) per partition."""
+        request = controller_pb2.AlterPartitionReassignmentsRequest(timeout_ms=int(self.timeout_s * 1000))
+        topics: dict[str, Any] = {}
+        for topic, partition, replicas in targets:
+            if topic not in topics:
+                topics[topic] = request.topics.add(name=topic)
+            entry = topics[topic].partitions.add(partition_index=partition)
+            if replicas is not None:
+                entry.replicas.broker_ids.extend(replicas)
+        response = self._call_active_controller(
+            lambda stub: stub.AlterPartitionReassignments(request, timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return [
+            (topic.name, p.partition_index, ErrorCode.of(p.error_code), p.error_message)
+            for topic in response.responses
+            for p in topic.partitions
+        ]
+
+    def list_partition_reassignments(self) -> dict[tuple[str, int], dict[str, list[int]]]:
+        """Reassignments in progress: {(topic, partition): {"replicas", "adding_replicas", "removing_replicas"}}."""
+        request = controller_pb2.ListPartitionReassignmentsRequest(timeout_ms=int(self.timeout_s * 1000))
+        response = self._call_active_controller(
+            lambda stub: stub.ListPartitionReassignments(request, timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return {
+            (topic.name, p.partition_index): {
+                "replicas": list(p.replicas),
+                "adding_replicas": list(p.adding_replicas),
+                "removing_replicas": list(p.removing_replicas),
+            }
+            for topic in response.topics
+            for p in topic.partitions
+        }
+
     def wait_for_topic(self, name: str, timeout_s: float, poll_s: float = 0.05) -> TopicDescription:
         """The topic once the brokers' metadata knows it and every partition has a leader. CreateTopics answers
         when the controller committed it; brokers learn it a moment later (UNKNOWN_TOPIC_OR_PARTITION until then)."""

@@ -24,8 +24,10 @@ MAX_RECORD_SIZE = 64 * 1024 * 1024  # generated values are held in memory; large
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    topics = subparsers.add_parser("topics", help="create, describe and list topics")
-    topic_commands = topics.add_subparsers(dest="topics_command", required=True, metavar="{create,describe,list}")
+    topics = subparsers.add_parser("topics", help="create, delete, describe and list topics")
+    topic_commands = topics.add_subparsers(
+        dest="topics_command", required=True, metavar="{create,delete,describe,list}"
+    )
     create = topic_commands.add_parser("create", help="create a topic through the active controller")
     create.add_argument("name", nargs="?", help="the topic (or --topic NAME; a name starting with '-': --topic=-NAME)")
     create.add_argument("--topic", dest="topic_option", metavar="NAME", help="the topic, as kafka-topics takes it")
@@ -41,6 +43,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     create.add_argument("--replica-assignment", metavar="1:2,2:3,...")
     add_connection_arguments(create)
     create.set_defaults(func=topics_create)
+    delete = topic_commands.add_parser("delete", help="delete a topic through the active controller")
+    delete.add_argument("name")
+    add_connection_arguments(delete)
+    delete.set_defaults(func=topics_delete)
     describe = topic_commands.add_parser("describe", help="partitions, leaders, epochs and ISRs")
     describe.add_argument("name", nargs="?")
     describe.add_argument("--json", action="store_true")
@@ -100,6 +106,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     consume.add_argument("--json", action="store_true", help="one JSON line per record, then a read_end line each")
     add_connection_arguments(consume)
     consume.set_defaults(func=consume_command)
+
+    from client import leader_election_command, reassign_partitions_command
+
+    leader_election_command.register(subparsers, add_connection_arguments)
+    reassign_partitions_command.register(subparsers, add_connection_arguments)
 
     quorum = subparsers.add_parser("quorum", help="the controller quorum")
     quorum_commands = quorum.add_subparsers(dest="quorum_command", required=True, metavar="{describe}")
@@ -227,6 +238,13 @@ def topics_create(args: argparse.Namespace) -> int:
         f"Created topic {result.name} (topic id {topic_id_text(result.topic_id)}, "
         f"{result.num_partitions} partitions, replication factor {result.replication_factor})."
     )
+    return 0
+
+
+def topics_delete(args: argparse.Namespace) -> int:
+    with _admin(args) as admin:
+        topic_id = admin.delete_topic(args.name)
+    print(f"Deleted topic {args.name} (topic id {topic_id}).")
     return 0
 
 

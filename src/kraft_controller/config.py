@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from common.config import ConfigError, at_least, config_key
+from common.config import ConfigError, at_least, between, config_key
 from common.node_config import NodeConfig
 
 
@@ -65,6 +65,31 @@ class ControllerConfig(NodeConfig):
         "Accepted for Kafka compatibility; a topic created without min.insync.replicas stores none, and each "
         "broker applies its own min.insync.replicas to it.",
         at_least(1),
+    )
+    auto_leader_rebalance_enable: bool = config_key(
+        "auto.leader.rebalance.enable",
+        True,
+        "Every leader.imbalance.check.interval.seconds, the active controller moves leadership back to the preferred "
+        "replica (the first one) of every partition where that replica is in the ISR and unfenced.",
+    )
+    leader_imbalance_check_interval_seconds: int = config_key(
+        "leader.imbalance.check.interval.seconds",
+        300,
+        "How often the active controller checks for partitions not led by their preferred replica.",
+        at_least(1),
+    )
+    leader_imbalance_per_broker_percentage: int = config_key(
+        "leader.imbalance.per.broker.percentage",
+        10,
+        "Accepted for Kafka compatibility: as in Kafka's KRaft controller, every imbalanced partition is rebalanced "
+        "at each check, with no per-broker threshold (that gate belonged to the ZooKeeper controller).",
+        between(0, 100),
+    )
+    unclean_leader_election_enable: bool = config_key(
+        "unclean.leader.election.enable",
+        False,
+        "When no eligible replica is in the ISR, let an out-of-sync live replica lead (acknowledged writes it lacks "
+        "are lost); a topic's own unclean.leader.election.enable overrides it.",
     )
     metadata_log_segment_bytes: int = config_key(
         "metadata.log.segment.bytes", 8 * 1024 * 1024, "Segment size of the metadata log.", at_least(1024)

@@ -135,8 +135,9 @@ class QuorumController:
                     self._log.error("metadata_record_undecodable", offset=entry.offset, error=str(error))
                     self.replayed_offset = entry.offset
                     continue
+            before = self.state.committed
             self.state.replay(record, entry.offset)
-            event, fields = describe_record_event(record, self.state.committed)
+            event, fields = describe_record_event(record, self.state.committed, before)
             replayed.append((event, {"offset": entry.offset, **fields}))
             self.replayed_offset = entry.offset
             self._bytes_since_snapshot += len(entry.data)

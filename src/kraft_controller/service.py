@@ -158,6 +158,88 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
 
         return await self._answer(controller_pb2.CreateTopicsResponse, run)
 
+    async def DeleteTopics(
+        self, request: controller_pb2.DeleteTopicsRequest, context: Any
+    ) -> controller_pb2.DeleteTopicsResponse:
+        delete = rq.DeleteTopicsRequest(tuple(request.topic_names))
+
+        async def run() -> controller_pb2.DeleteTopicsResponse:
+            response = await self.controller.submit(lambda: self.controller.state.delete_topics(delete))
+            result = controller_pb2.DeleteTopicsResponse()
+            for topic in response.topics:
+                result.responses.add(
+                    name=topic.name,
+                    topic_id=topic.topic_id.bytes if topic.topic_id else b"",
+                    error_code=int(topic.error_code),
+                    error_message=topic.error_message,
+                )
+            return result
+
+        return await self._answer(controller_pb2.DeleteTopicsResponse, run)
+
+    async def ElectLeaders(
+        self, request: controller_pb2.ElectLeadersRequest, context: Any
+    ) -> controller_pb2.ElectLeadersResponse:
+        try:
+            elect = elect_leaders_from_proto(request)
+        except ValueError as error:
+            return controller_pb2.ElectLeadersResponse(error_code=ErrorCode.INVALID_REQUEST, error_message=str(error))
+
+        async def run() -> controller_pb2.ElectLeadersResponse:
+            response = await self.controller.submit(lambda: self.controller.state.elect_leaders(elect))
+            return elect_leaders_to_proto(response)
+
+        return await self._answer(controller_pb2.ElectLeadersResponse, run)
+
+    async def AlterPartitionReassignments(
+        self, request: controller_pb2.AlterPartitionReassignmentsRequest, context: Any
+    ) -> controller_pb2.AlterPartitionReassignmentsResponse:
+        alter = rq.AlterPartitionReassignmentsRequest(
+            tuple(
+                rq.ReassignablePartition(
+                    topic.name,
+                    p.partition_index,
+                    tuple(p.replicas.broker_ids) if p.HasField("replicas") else None,
+                )
+                for topic in request.topics
+                for p in topic.partitions
+            )
+        )
+
+        async def run() -> controller_pb2.AlterPartitionReassignmentsResponse:
+            response = await self.controller.submit(lambda: self.controller.state.alter_partition_reassignments(alter))
+            result = controller_pb2.AlterPartitionReassignmentsResponse()
+            by_topic: dict[str, Any] = {}
+            for r in response.results:
+                if r.topic not in by_topic:
+                    by_topic[r.topic] = result.responses.add(name=r.topic)
+                by_topic[r.topic].partitions.add(
+                    partition_index=r.partition, error_code=int(r.error_code), error_message=r.error_message
+                )
+            return result
+
+        return await self._answer(controller_pb2.AlterPartitionReassignmentsResponse, run)
+
+    async def ListPartitionReassignments(
+        self, request: controller_pb2.ListPartitionReassignmentsRequest, context: Any
+    ) -> controller_pb2.ListPartitionReassignmentsResponse:
+        async def run() -> controller_pb2.ListPartitionReassignmentsResponse:
+            response = self.controller.read(self.controller.state.list_partition_reassignments)
+            result = controller_pb2.ListPartitionReassignmentsResponse()
+            by_topic: dict[str, Any] = {}
+            for r in response.reassignments:
+                if r.topic not in by_topic:
+                    by_topic[r.topic] = result.topics.add(name=r.topic)
+                by_topic[r.topic].partitions.add(
+                    partition_index=r.partition,
+                    replicas=list(r.replicas),
+                    adding_replicas=list(r.adding_replicas),
+                    removing_replicas=list(r.removing_replicas),
+                )
+            return result
+
+        return await self._answer(controller_pb2.ListPartitionReassignmentsResponse, run)
+
     async def DescribeQuorum(
         self, request: controller_pb2.DescribeQuorumRequest, context: Any
     ) -> controller_pb2.DescribeQuorumResponse:
@@ -224,4 +306,27 @@ def alter_partition_to_proto(response: rq.AlterPartitionResponse) -> controller_
                 leader_recovery_state=int(p.leader_recovery_state),
                 partition_epoch=p.partition_epoch,
             )
+    return result
+
+
+def elect_leaders_from_proto(request: controller_pb2.ElectLeadersRequest) -> rq.ElectLeadersRequest:
+    try:
+        election_type = rq.ElectionType(request.election_type)
+    except ValueError:
+        raise ValueError(f"unknown election type {request.election_type}") from None
+    if request.all_topic_partitions:
+        return rq.ElectLeadersRequest(election_type, None)
+    refs = tuple(rq.TopicPartitionRef(t.topic, p) for t in request.topic_partitions for p in t.partitions)
+    return rq.ElectLeadersRequest(election_type, refs)
+
+
+def elect_leaders_to_proto(response: rq.ElectLeadersResponse) -> controller_pb2.ElectLeadersResponse:
+    result = controller_pb2.ElectLeadersResponse()
+    by_topic: dict[str, controller_pb2.ElectLeadersResponse.ReplicaElectionResult] = {}
+    for r in response.results:
+        if r.topic not in by_topic:
+            by_topic[r.topic] = result.replica_election_results.add(topic=r.topic)
+        by_topic[r.topic].partition_result.add(
+            partition_id=r.partition, error_code=int(r.error_code), error_message=r.error_message
+        )
     return result

@@ -54,6 +54,26 @@ class ControllerStub:
                 request_serializer=minikafka__pb_dot_controller__pb2.CreateTopicsRequest.SerializeToString,
                 response_deserializer=minikafka__pb_dot_controller__pb2.CreateTopicsResponse.FromString,
                 _registered_method=True)
+        self.DeleteTopics = channel.unary_unary(
+                '/minikafka.Controller/DeleteTopics',
+                request_serializer=minikafka__pb_dot_controller__pb2.DeleteTopicsRequest.SerializeToString,
+                response_deserializer=minikafka__pb_dot_controller__pb2.DeleteTopicsResponse.FromString,
+                _registered_method=True)
+        self.ElectLeaders = channel.unary_unary(
+                '/minikafka.Controller/ElectLeaders',
+                request_serializer=minikafka__pb_dot_controller__pb2.ElectLeadersRequest.SerializeToString,
+                response_deserializer=minikafka__pb_dot_controller__pb2.ElectLeadersResponse.FromString,
+                _registered_method=True)
+        self.AlterPartitionReassignments = channel.unary_unary(
+                '/minikafka.Controller/AlterPartitionReassignments',
+                request_serializer=minikafka__pb_dot_controller__pb2.AlterPartitionReassignmentsRequest.SerializeToString,
+                response_deserializer=minikafka__pb_dot_controller__pb2.AlterPartitionReassignmentsResponse.FromString,
+                _registered_method=True)
+        self.ListPartitionReassignments = channel.unary_unary(
+                '/minikafka.Controller/ListPartitionReassignments',
+                request_serializer=minikafka__pb_dot_controller__pb2.ListPartitionReassignmentsRequest.SerializeToString,
+                response_deserializer=minikafka__pb_dot_controller__pb2.ListPartitionReassignmentsResponse.FromString,
+                _registered_method=True)
         self.DescribeQuorum = channel.unary_unary(
                 '/minikafka.Controller/DescribeQuorum',
                 request_serializer=minikafka__pb_dot_controller__pb2.DescribeQuorumRequest.SerializeToString,
@@ -93,6 +113,30 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DeleteTopics(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ElectLeaders(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterPartitionReassignments(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListPartitionReassignments(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def DescribeQuorum(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -127,6 +171,26 @@ def add_ControllerServicer_to_server(servicer, server):
                     servicer.CreateTopics,
                     request_deserializer=minikafka__pb_dot_controller__pb2.CreateTopicsRequest.FromString,
                     response_serializer=minikafka__pb_dot_controller__pb2.CreateTopicsResponse.SerializeToString,
+            ),
+            'DeleteTopics': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteTopics,
+                    request_deserializer=minikafka__pb_dot_controller__pb2.DeleteTopicsRequest.FromString,
+                    response_serializer=minikafka__pb_dot_controller__pb2.DeleteTopicsResponse.SerializeToString,
+            ),
+            'ElectLeaders': grpc.unary_unary_rpc_method_handler(
+                    servicer.ElectLeaders,
+                    request_deserializer=minikafka__pb_dot_controller__pb2.ElectLeadersRequest.FromString,
+                    response_serializer=minikafka__pb_dot_controller__pb2.ElectLeadersResponse.SerializeToString,
+            ),
+            'AlterPartitionReassignments': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterPartitionReassignments,
+                    request_deserializer=minikafka__pb_dot_controller__pb2.AlterPartitionReassignmentsRequest.FromString,
+                    response_serializer=minikafka__pb_dot_controller__pb2.AlterPartitionReassignmentsResponse.SerializeToString,
+            ),
+            'ListPartitionReassignments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListPartitionReassignments,
+                    request_deserializer=minikafka__pb_dot_controller__pb2.ListPartitionReassignmentsRequest.FromString,
+                    response_serializer=minikafka__pb_dot_controller__pb2.ListPartitionReassignmentsResponse.SerializeToString,
             ),
             'DescribeQuorum': grpc.unary_unary_rpc_method_handler(
                     servicer.DescribeQuorum,
@@ -247,6 +311,114 @@ class Controller:
             '/minikafka.Controller/CreateTopics',
             minikafka__pb_dot_controller__pb2.CreateTopicsRequest.SerializeToString,
             minikafka__pb_dot_controller__pb2.CreateTopicsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteTopics(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/DeleteTopics',
+            minikafka__pb_dot_controller__pb2.DeleteTopicsRequest.SerializeToString,
+            minikafka__pb_dot_controller__pb2.DeleteTopicsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ElectLeaders(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/ElectLeaders',
+            minikafka__pb_dot_controller__pb2.ElectLeadersRequest.SerializeToString,
+            minikafka__pb_dot_controller__pb2.ElectLeadersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterPartitionReassignments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/AlterPartitionReassignments',
+            minikafka__pb_dot_controller__pb2.AlterPartitionReassignmentsRequest.SerializeToString,
+            minikafka__pb_dot_controller__pb2.AlterPartitionReassignmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListPartitionReassignments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/ListPartitionReassignments',
+            minikafka__pb_dot_controller__pb2.ListPartitionReassignmentsRequest.SerializeToString,
+            minikafka__pb_dot_controller__pb2.ListPartitionReassignmentsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -25,15 +25,15 @@ _sym_db = _symbol_database.Default()
 from minikafka_pb import common_pb2 as minikafka__pb_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bminikafka_pb/metadata.proto\x12\tminikafka\x1a\x19minikafka_pb/common.proto\"\xb6\x01\n\x14RegisterBrokerRecord\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x16\n\x0eincarnation_id\x18\x02 \x01(\t\x12&\n\tendpoints\x18\x03 \x03(\x0b\x32\x13.minikafka.Endpoint\x12\x0c\n\x04rack\x18\x04 \x01(\t\x12\x14\n\x0c\x62roker_epoch\x18\x05 \x01(\x03\x12\'\n\x06status\x18\x06 \x01(\x0e\x32\x17.minikafka.BrokerStatus\"L\n\x11\x46\x65nceBrokerRecord\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\x12\x0e\n\x06reason\x18\x03 \x01(\t\"N\n\x13UnfenceBrokerRecord\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\x12\x0e\n\x06reason\x18\x03 \x01(\t\"i\n\x1e\x42rokerRegistrationChangeRecord\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\x12\x1e\n\x16in_controlled_shutdown\x18\x03 \x01(\x08\"-\n\x0bTopicRecord\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08topic_id\x18\x02 \x01(\x0c\"\xb6\x01\n\x0fPartitionRecord\x12\x10\n\x08topic_id\x18\x01 \x01(\x0c\x12\x14\n\x0cpartition_id\x18\x02 \x01(\x05\x12\x10\n\x08replicas\x18\x03 \x03(\x05\x12\x0b\n\x03isr\x18\x04 \x03(\x05\x12\x0e\n\x06leader\x18\x05 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x06 \x01(\x05\x12\x17\n\x0fpartition_epoch\x18\x07 \x01(\x05\x12\x1d\n\x15leader_recovery_state\x18\x08 \x01(\x05\"\xcf\x01\n\x15PartitionChangeRecord\x12\x10\n\x08topic_id\x18\x01 \x01(\x0c\x12\x14\n\x0cpartition_id\x18\x02 \x01(\x05\x12\x13\n\x06leader\x18\x03 \x01(\x05H\x00\x88\x01\x01\x12\x13\n\x0bisr_changed\x18\x04 \x01(\x08\x12\x0b\n\x03isr\x18\x05 \x03(\x05\x12\"\n\x15leader_recovery_state\x18\x06 \x01(\x05H\x01\x88\x01\x01\x12\x0e\n\x06reason\x18\x07 \x01(\tB\t\n\x07_leaderB\x18\n\x16_leader_recovery_state\"S\n\x11TopicConfigRecord\x12\x12\n\ntopic_name\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x12\n\x05value\x18\x03 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_value\"\xe5\x03\n\x0eMetadataRecord\x12:\n\x0fregister_broker\x18\x01 \x01(\x0b\x32\x1f.minikafka.RegisterBrokerRecordH\x00\x12\x34\n\x0c\x66\x65nce_broker\x18\x02 \x01(\x0b\x32\x1c.minikafka.FenceBrokerRecordH\x00\x12\x38\n\x0eunfence_broker\x18\x03 \x01(\x0b\x32\x1e.minikafka.UnfenceBrokerRecordH\x00\x12O\n\x1a\x62roker_registration_change\x18\x04 \x01(\x0b\x32).minikafka.BrokerRegistrationChangeRecordH\x00\x12\'\n\x05topic\x18\x05 \x01(\x0b\x32\x16.minikafka.TopicRecordH\x00\x12/\n\tpartition\x18\x06 \x01(\x0b\x32\x1a.minikafka.PartitionRecordH\x00\x12<\n\x10partition_change\x18\x07 \x01(\x0b\x32 .minikafka.PartitionChangeRecordH\x00\x12\x34\n\x0ctopic_config\x18\x08 \x01(\x0b\x32\x1c.minikafka.TopicConfigRecordH\x00\x42\x08\n\x06record*k\n\x0c\x42rokerStatus\x12\x18\n\x14\x42ROKER_STATUS_FENCED\x10\x00\x12\x1a\n\x16\x42ROKER_STATUS_UNFENCED\x10\x01\x12%\n!BROKER_STATUS_CONTROLLED_SHUTDOWN\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bminikafka_pb/metadata.proto\x12\tminikafka\x1a\x19minikafka_pb/common.proto\"\xb6\x01\n\x14RegisterBrokerRecord\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x16\n\x0eincarnation_id\x18\x02 \x01(\t\x12&\n\tendpoints\x18\x03 \x03(\x0b\x32\x13.minikafka.Endpoint\x12\x0c\n\x04rack\x18\x04 \x01(\t\x12\x14\n\x0c\x62roker_epoch\x18\x05 \x01(\x03\x12\'\n\x06status\x18\x06 \x01(\x0e\x32\x17.minikafka.BrokerStatus\"L\n\x11\x46\x65nceBrokerRecord\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\x12\x0e\n\x06reason\x18\x03 \x01(\t\"N\n\x13UnfenceBrokerRecord\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\x12\x0e\n\x06reason\x18\x03 \x01(\t\"i\n\x1e\x42rokerRegistrationChangeRecord\x12\x11\n\tbroker_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x62roker_epoch\x18\x02 \x01(\x03\x12\x1e\n\x16in_controlled_shutdown\x18\x03 \x01(\x08\"-\n\x0bTopicRecord\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08topic_id\x18\x02 \x01(\x0c\"!\n\x0bReplicaList\x12\x12\n\nbroker_ids\x18\x01 \x03(\x05\"\xea\x01\n\x0fPartitionRecord\x12\x10\n\x08topic_id\x18\x01 \x01(\x0c\x12\x14\n\x0cpartition_id\x18\x02 \x01(\x05\x12\x10\n\x08replicas\x18\x03 \x03(\x05\x12\x0b\n\x03isr\x18\x04 \x03(\x05\x12\x0e\n\x06leader\x18\x05 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x06 \x01(\x05\x12\x17\n\x0fpartition_epoch\x18\x07 \x01(\x05\x12\x1d\n\x15leader_recovery_state\x18\x08 \x01(\x05\x12\x19\n\x11removing_replicas\x18\t \x03(\x05\x12\x17\n\x0f\x61\x64\x64ing_replicas\x18\n \x03(\x05\"\xdd\x02\n\x15PartitionChangeRecord\x12\x10\n\x08topic_id\x18\x01 \x01(\x0c\x12\x14\n\x0cpartition_id\x18\x02 \x01(\x05\x12\x13\n\x06leader\x18\x03 \x01(\x05H\x00\x88\x01\x01\x12\x13\n\x0bisr_changed\x18\x04 \x01(\x08\x12\x0b\n\x03isr\x18\x05 \x03(\x05\x12\"\n\x15leader_recovery_state\x18\x06 \x01(\x05H\x01\x88\x01\x01\x12\x0e\n\x06reason\x18\x07 \x01(\t\x12(\n\x08replicas\x18\x08 \x01(\x0b\x32\x16.minikafka.ReplicaList\x12\x31\n\x11removing_replicas\x18\t \x01(\x0b\x32\x16.minikafka.ReplicaList\x12/\n\x0f\x61\x64\x64ing_replicas\x18\n \x01(\x0b\x32\x16.minikafka.ReplicaListB\t\n\x07_leaderB\x18\n\x16_leader_recovery_state\"S\n\x11TopicConfigRecord\x12\x12\n\ntopic_name\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x12\n\x05value\x18\x03 \x01(\tH\x00\x88\x01\x01\x42\x08\n\x06_value\"%\n\x11RemoveTopicRecord\x12\x10\n\x08topic_id\x18\x01 \x01(\x0c\"\x9b\x04\n\x0eMetadataRecord\x12:\n\x0fregister_broker\x18\x01 \x01(\x0b\x32\x1f.minikafka.RegisterBrokerRecordH\x00\x12\x34\n\x0c\x66\x65nce_broker\x18\x02 \x01(\x0b\x32\x1c.minikafka.FenceBrokerRecordH\x00\x12\x38\n\x0eunfence_broker\x18\x03 \x01(\x0b\x32\x1e.minikafka.UnfenceBrokerRecordH\x00\x12O\n\x1a\x62roker_registration_change\x18\x04 \x01(\x0b\x32).minikafka.BrokerRegistrationChangeRecordH\x00\x12\'\n\x05topic\x18\x05 \x01(\x0b\x32\x16.minikafka.TopicRecordH\x00\x12/\n\tpartition\x18\x06 \x01(\x0b\x32\x1a.minikafka.PartitionRecordH\x00\x12<\n\x10partition_change\x18\x07 \x01(\x0b\x32 .minikafka.PartitionChangeRecordH\x00\x12\x34\n\x0ctopic_config\x18\x08 \x01(\x0b\x32\x1c.minikafka.TopicConfigRecordH\x00\x12\x34\n\x0cremove_topic\x18\t \x01(\x0b\x32\x1c.minikafka.RemoveTopicRecordH\x00\x42\x08\n\x06record*k\n\x0c\x42rokerStatus\x12\x18\n\x14\x42ROKER_STATUS_FENCED\x10\x00\x12\x1a\n\x16\x42ROKER_STATUS_UNFENCED\x10\x01\x12%\n!BROKER_STATUS_CONTROLLED_SHUTDOWN\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'minikafka_pb.metadata_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_BROKERSTATUS']._serialized_start=1534
-  _globals['_BROKERSTATUS']._serialized_end=1641
+  _globals['_BROKERSTATUS']._serialized_start=1856
+  _globals['_BROKERSTATUS']._serialized_end=1963
   _globals['_REGISTERBROKERRECORD']._serialized_start=70
   _globals['_REGISTERBROKERRECORD']._serialized_end=252
   _globals['_FENCEBROKERRECORD']._serialized_start=254
@@ -44,12 +44,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_BROKERREGISTRATIONCHANGERECORD']._serialized_end=517
   _globals['_TOPICRECORD']._serialized_start=519
   _globals['_TOPICRECORD']._serialized_end=564
-  _globals['_PARTITIONRECORD']._serialized_start=567
-  _globals['_PARTITIONRECORD']._serialized_end=749
-  _globals['_PARTITIONCHANGERECORD']._serialized_start=752
-  _globals['_PARTITIONCHANGERECORD']._serialized_end=959
-  _globals['_TOPICCONFIGRECORD']._serialized_start=961
-  _globals['_TOPICCONFIGRECORD']._serialized_end=1044
-  _globals['_METADATARECORD']._serialized_start=1047
-  _globals['_METADATARECORD']._serialized_end=1532
+  _globals['_REPLICALIST']._serialized_start=566
+  _globals['_REPLICALIST']._serialized_end=599
+  _globals['_PARTITIONRECORD']._serialized_start=602
+  _globals['_PARTITIONRECORD']._serialized_end=836
+  _globals['_PARTITIONCHANGERECORD']._serialized_start=839
+  _globals['_PARTITIONCHANGERECORD']._serialized_end=1188
+  _globals['_TOPICCONFIGRECORD']._serialized_start=1190
+  _globals['_TOPICCONFIGRECORD']._serialized_end=1273
+  _globals['_REMOVETOPICRECORD']._serialized_start=1275
+  _globals['_REMOVETOPICRECORD']._serialized_end=1312
+  _globals['_METADATARECORD']._serialized_start=1315
+  _globals['_METADATARECORD']._serialized_end=1854
 # @@protoc_insertion_point(module_scope)

@@ -46,7 +46,11 @@ PENDING_BROKER_EPOCH = -1
 
 
 def register_broker(
-    image: MetadataImage, heartbeats: HeartbeatManager, request: BrokerRegistrationRequest, now_ms: int
+    image: MetadataImage,
+    heartbeats: HeartbeatManager,
+    request: BrokerRegistrationRequest,
+    now_ms: int,
+    unclean_default: bool = False,
 ) -> ControllerResult[BrokerRegistrationResponse]:
     if request.broker_id < 0 or not request.incarnation_id:
         log.warning(
@@ -78,7 +82,7 @@ def register_broker(
             )
         # The old incarnation's session ran out (or the same process registers again): the new registration
         # starts fenced, so its leaderships move first, in this batch.
-        records += fence_broker(image, request.broker_id, "re_registration")
+        records += fence_broker(image, request.broker_id, "re_registration", unclean_default)
     records.append(
         RegisterBroker(
             broker_id=request.broker_id,
@@ -118,9 +122,10 @@ class HeartbeatOutcome:
 
 
 def broker_heartbeat(
-    image: MetadataImage, heartbeats: HeartbeatManager, request: BrokerHeartbeatRequest
+    image: MetadataImage, heartbeats: HeartbeatManager, request: BrokerHeartbeatRequest, unclean_default: bool = False
 ) -> HeartbeatOutcome:
-    """Records and response for one heartbeat. The caller records the contact in the soft heartbeat state."""
+    """Records and response for one heartbeat. The caller records the contact in the soft heartbeat state.
+    `unclean_default`: unclean.leader.election.enable for topics without their own."""
     registration = check_broker_epoch(image, request.broker_id, request.broker_epoch, "broker_heartbeat_rejected")
     led = leaderships(image, request.broker_id)
     shutdown_offset = -1
@@ -135,18 +140,18 @@ def broker_heartbeat(
     should_shutdown = False
     match decision:
         case Unfence():
-            records = unfence_broker(image, request.broker_id, "caught_up")
+            records = unfence_broker(image, request.broker_id, "caught_up", unclean_default)
         case Fence(reason=reason):
             if request.offline_log_dirs:
                 log.warning(
                     "broker_log_dirs_offline", broker_id=request.broker_id, log_dirs=list(request.offline_log_dirs)
                 )
-            records = fence_broker(image, request.broker_id, reason)
+            records = fence_broker(image, request.broker_id, reason, unclean_default)
         case EnterControlledShutdown():
-            records = enter_controlled_shutdown(image, request.broker_id)
+            records = enter_controlled_shutdown(image, request.broker_id, unclean_default)
         case ShutdownNow():
             should_shutdown = True
-            records = fence_broker(image, request.broker_id, "controlled_shutdown_complete")
+            records = fence_broker(image, request.broker_id, "controlled_shutdown_complete", unclean_default)
         case AwaitShutdownPropagation(controlled_shutdown_offset=wanted, lowest_active_offset=lowest):
             log.info(
                 "controlled_shutdown_awaiting_metadata",
@@ -165,7 +170,9 @@ def broker_heartbeat(
     return HeartbeatOutcome(ControllerResult(tuple(records), response), decision, shutdown_offset)
 
 
-def fence_expired_brokers(image: MetadataImage, heartbeats: HeartbeatManager, now_ms: int) -> list[Record]:
+def fence_expired_brokers(
+    image: MetadataImage, heartbeats: HeartbeatManager, now_ms: int, unclean_default: bool = False
+) -> list[Record]:
     """Fence every broker whose session timed out, each against the image the earlier fences leave."""
     records: list[Record] = []
     scratch = image
@@ -178,7 +185,7 @@ def fence_expired_brokers(image: MetadataImage, heartbeats: HeartbeatManager, no
             now_ms=now_ms,
             session_timeout_ms=heartbeats.session_timeout_ms,
         )
-        fenced = fence_broker(scratch, broker_id, "session_timeout")
+        fenced = fence_broker(scratch, broker_id, "session_timeout", unclean_default)
         records += fenced
         scratch = apply_records(scratch, fenced)
     return records

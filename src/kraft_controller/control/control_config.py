@@ -17,6 +17,9 @@ class ControlConfig:
     alter_partition_broker_epoch_check: bool = True
     default_replication_factor: int = 1  # default.replication.factor
     num_partitions: int = 1  # num.partitions
+    auto_leader_rebalance_enable: bool = True  # auto.leader.rebalance.enable
+    leader_imbalance_check_interval_ms: int = 300_000  # leader.imbalance.check.interval.seconds, in ms
+    unclean_leader_election_enable: bool = False  # unclean.leader.election.enable (a topic config overrides it)
 
     @classmethod
     def from_settings(cls, settings: Any) -> ControlConfig:
@@ -26,4 +29,7 @@ class ControlConfig:
             alter_partition_broker_epoch_check=settings.alter_partition_broker_epoch_check,
             default_replication_factor=settings.default_replication_factor,
             num_partitions=settings.num_partitions,
+            auto_leader_rebalance_enable=settings.auto_leader_rebalance_enable,
+            leader_imbalance_check_interval_ms=settings.leader_imbalance_check_interval_seconds * 1000,
+            unclean_leader_election_enable=settings.unclean_leader_election_enable,
         )

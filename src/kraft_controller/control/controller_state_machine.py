@@ -14,13 +14,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Sequence
 
-from kraft_controller.control import cluster_control, replication_control
+from kraft_controller.control import cluster_control, leader_elections, partition_reassignment, replication_control
 from kraft_controller.control.control_config import ControlConfig
 from kraft_controller.control.controller_result import ControllerResult
 from kraft_controller.control.heartbeat_manager import HeartbeatManager, ShutdownNow
 from kraft_controller.control.record_events import describe_record_event
 from kraft_controller.control.replication_control import RandomSource
 from kraft_controller.control.requests import (
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
     AlterPartitionRequest,
     AlterPartitionResponse,
     BrokerHeartbeatRequest,
@@ -29,7 +31,12 @@ from kraft_controller.control.requests import (
     BrokerRegistrationResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
     DescribeClusterResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
+    ListPartitionReassignmentsResponse,
 )
 from kraft_controller.metadata.image import MetadataImage
 from kraft_controller.metadata.records import Record
@@ -46,20 +53,24 @@ class ControllerStateMachine:
         # (offset, record, image after it) of each record applied to `image` ahead of its commit, in offset order.
         self._proposed: deque[tuple[int, Record, MetadataImage]] = deque()
         self.heartbeats = HeartbeatManager(config.session_timeout_ms)
+        # When the next automatic leader rebalance is due (soft state, like the heartbeats: never in the log).
+        self.next_leader_balance_ms = config.leader_imbalance_check_interval_ms
 
     # ---- requests: generate records + response ----
 
     def register_broker(
         self, request: BrokerRegistrationRequest, now_ms: int
     ) -> ControllerResult[BrokerRegistrationResponse]:
-        result = cluster_control.register_broker(self.image, self.heartbeats, request, now_ms)
+        unclean = self.config.unclean_leader_election_enable
+        result = cluster_control.register_broker(self.image, self.heartbeats, request, now_ms, unclean)
         self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms)
         return result
 
     def broker_heartbeat(
         self, request: BrokerHeartbeatRequest, now_ms: int
     ) -> ControllerResult[BrokerHeartbeatResponse]:
-        outcome = cluster_control.broker_heartbeat(self.image, self.heartbeats, request)
+        unclean = self.config.unclean_leader_election_enable
+        outcome = cluster_control.broker_heartbeat(self.image, self.heartbeats, request, unclean)
         if isinstance(outcome.decision, ShutdownNow):
             self.heartbeats = self.heartbeats.remove(request.broker_id)  # shut down cleanly: no session to expire
         else:
@@ -75,13 +86,36 @@ class ControllerStateMachine:
     def create_topics(self, request: CreateTopicsRequest) -> ControllerResult[CreateTopicsResponse]:
         return replication_control.create_topics(self.image, request, self.config, self.rng)
 
+    def delete_topics(self, request: DeleteTopicsRequest) -> ControllerResult[DeleteTopicsResponse]:
+        return replication_control.delete_topics(self.image, request)
+
+    def elect_leaders(self, request: ElectLeadersRequest) -> ControllerResult[ElectLeadersResponse]:
+        return leader_elections.elect_leaders(self.image, request)
+
+    def alter_partition_reassignments(
+        self, request: AlterPartitionReassignmentsRequest
+    ) -> ControllerResult[AlterPartitionReassignmentsResponse]:
+        return partition_reassignment.alter_partition_reassignments(self.image, request)
+
+    def list_partition_reassignments(self) -> ListPartitionReassignmentsResponse:
+        """From committed state only, as every read."""
+        return partition_reassignment.list_partition_reassignments(self.committed)
+
     def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
         brokers = tuple(broker for _, broker in sorted(self.committed.brokers.items()))
         return ControllerResult((), DescribeClusterResponse(brokers, self.committed.offset))
 
     def tick(self, now_ms: int) -> ControllerResult[None]:
-        """Fence brokers whose session timed out (Kafka: broker.session.timeout.ms without a heartbeat)."""
-        return ControllerResult(tuple(cluster_control.fence_expired_brokers(self.image, self.heartbeats, now_ms)), None)
+        """Fence brokers whose session timed out (Kafka: broker.session.timeout.ms without a heartbeat); every
+        leader.imbalance.check.interval.seconds, with auto.leader.rebalance.enable, give preferred replicas their
+        leadership back."""
+        unclean = self.config.unclean_leader_election_enable
+        records = list(cluster_control.fence_expired_brokers(self.image, self.heartbeats, now_ms, unclean))
+        if self.config.auto_leader_rebalance_enable and now_ms >= self.next_leader_balance_ms:
+            self.next_leader_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
+            scratch = replication_control.apply_records(self.image, records)
+            records += leader_elections.balance_partition_leaders(scratch)
+        return ControllerResult(tuple(records), None)
 
     # ---- committed state ----
 
@@ -123,3 +157,4 @@ class ControllerStateMachine:
     def on_become_active(self, now_ms: int) -> None:
         """A new active controller has no liveness history: give every registered broker a fresh session."""
         self.heartbeats = self.heartbeats.reset_all(self.image.brokers, now_ms)
+        self.next_leader_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms

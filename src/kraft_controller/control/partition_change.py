@@ -1,8 +1,13 @@
 """Kafka's PartitionChangeBuilder, pure: from a partition and a target ISR, the PartitionChange record (or None).
 
-Elections are clean only: the leader is the first replica, in replica order, that is in the ISR and eligible
-(registered, unfenced, not in controlled shutdown). The ISR is never emptied by the controller: the last member
-stays (last replica standing) and the partition is leaderless until that broker returns.
+A reassignment (KIP-455) completes here, on whatever change first finds every target replica in the ISR: the
+replicas become the target, the removed ones leave the ISR, and the leader is re-elected if it was removed.
+
+A clean election takes the first replica, in replica order, that is in the ISR and eligible (registered, unfenced,
+not in controlled shutdown). Only when none is and the election may be unclean does the first eligible replica
+outside the ISR lead: the ISR becomes just it, and the partition is RECOVERING until its leader reports RECOVERED.
+The ISR is never emptied by the controller: the last member stays (last replica standing) and, without an unclean
+election, the partition is leaderless until that broker returns.
 """
 
 from __future__ import annotations
@@ -41,10 +46,37 @@ def isr_without(partition: PartitionRegistration, broker_id: int) -> tuple[int, 
 
 
 @dataclass(frozen=True)
+class ReplicaSets:
+    """A partition's replicas with the KIP-455 removing and adding subsets."""
+
+    replicas: tuple[int, ...]
+    removing: tuple[int, ...] = ()
+    adding: tuple[int, ...] = ()
+
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.removing or self.adding)
+
+    @classmethod
+    def of(cls, partition: PartitionRegistration) -> ReplicaSets:
+        return cls(partition.replicas, partition.removing_replicas, partition.adding_replicas)
+
+
+def _try_complete_reassignment(sets: ReplicaSets, isr: tuple[int, ...]) -> tuple[ReplicaSets, tuple[int, ...]]:
+    """Kafka's tryCompleteReassignment: done once every target replica is in the ISR."""
+    target = tuple(r for r in sets.replicas if r not in sets.removing)
+    if not sets.reassigning or not set(target) <= set(isr):
+        return sets, isr
+    return ReplicaSets(target), tuple(b for b in isr if b not in sets.removing)
+
+
+@dataclass(frozen=True)
 class PartitionChangeOutcome:
     record: PartitionChange | None
     previous_leader: int
     leader: int
+    reassignment_completed: bool = False
+    unclean: bool = False  # the leader came from outside the ISR
 
     @property
     def elected(self) -> bool:
@@ -60,18 +92,29 @@ def build_partition_change(
     reason: str,
     target_isr: tuple[int, ...] | None = None,
     target_leader_recovery_state: LeaderRecoveryState | None = None,
+    target_replicas: ReplicaSets | None = None,
+    unclean: bool = False,
 ) -> PartitionChangeOutcome:
-    isr = partition.isr if target_isr is None else target_isr
+    current = ReplicaSets.of(partition)
+    wanted = current if target_replicas is None else target_replicas
+    sets, isr = _try_complete_reassignment(wanted, partition.isr if target_isr is None else target_isr)
     if partition.leader != NO_LEADER and partition.leader in isr and eligible(partition.leader):
         leader = partition.leader
     else:
-        leader = next((r for r in partition.replicas if r in isr and eligible(r)), NO_LEADER)
+        leader = next((r for r in sets.replicas if r in isr and eligible(r)), NO_LEADER)
+    elected_unclean = False
+    if leader == NO_LEADER and unclean:
+        leader = next((r for r in sets.replicas if eligible(r)), NO_LEADER)
+        if leader != NO_LEADER:
+            elected_unclean = True
+            isr = (leader,)
+            target_leader_recovery_state = LeaderRecoveryState.RECOVERING
     recovery = (
         None
         if target_leader_recovery_state is None or target_leader_recovery_state == partition.leader_recovery_state
         else target_leader_recovery_state
     )
-    if leader == partition.leader and isr == partition.isr and recovery is None:
+    if leader == partition.leader and isr == partition.isr and recovery is None and sets == current:
         return PartitionChangeOutcome(None, partition.leader, leader)
     record = PartitionChange(
         topic_id=topic_id,
@@ -80,5 +123,9 @@ def build_partition_change(
         isr=None if isr == partition.isr else isr,
         leader_recovery_state=recovery,
         reason=reason,
+        replicas=None if sets.replicas == current.replicas else sets.replicas,
+        removing_replicas=None if sets.removing == current.removing else sets.removing,
+        adding_replicas=None if sets.adding == current.adding else sets.adding,
     )
-    return PartitionChangeOutcome(record, partition.leader, leader)
+    completed = wanted.reassigning and not sets.reassigning
+    return PartitionChangeOutcome(record, partition.leader, leader, completed, elected_unclean)

@@ -1,6 +1,7 @@
 """The structured event a committed record stands for, for the shell to log at replay time (docs/events).
 
-Call with the image *after* replaying the record, so epochs and ISRs are the committed ones.
+Call with the image *after* replaying the record, so epochs and ISRs are the committed ones; a RemoveTopic also
+needs the image before it, the only one that still names the topic.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from kraft_controller.metadata.records import (
     PartitionChange,
     Record,
     RegisterBroker,
+    RemoveTopic,
     Topic,
     TopicConfig,
     UnfenceBroker,
@@ -26,8 +28,17 @@ def _broker_current(image: MetadataImage, broker_id: int, broker_epoch: int) -> 
     return registration is not None and registration.broker_epoch == broker_epoch
 
 
-def describe_record_event(record: Record, image: MetadataImage) -> tuple[str, dict[str, Any]]:
+def describe_record_event(
+    record: Record, image: MetadataImage, before: MetadataImage | None = None
+) -> tuple[str, dict[str, Any]]:
     match record:
+        case RemoveTopic():
+            removed = None if before is None else before.topic(record.topic_id)
+            return "topic_deleted", {
+                "topic": None if removed is None else removed.name,
+                "topic_id": str(record.topic_id),
+                "partitions": None if removed is None else len(removed.partitions),
+            }
         case RegisterBroker():
             registration = image.broker(record.broker_id)
             return "broker_registered", {
@@ -76,8 +87,11 @@ def describe_record_event(record: Record, image: MetadataImage) -> tuple[str, di
                     "leader": partition.leader,
                     "isr": list(partition.isr),
                     "replicas": list(partition.replicas),
+                    "adding_replicas": list(partition.adding_replicas),
+                    "removing_replicas": list(partition.removing_replicas),
                     "leader_epoch": partition.leader_epoch,
                     "partition_epoch": partition.partition_epoch,
+                    "leader_recovery_state": partition.leader_recovery_state.name,
                 }
             return "partition_changed", fields
     raise TypeError(f"not a metadata record: {record!r}")

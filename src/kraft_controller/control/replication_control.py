@@ -33,6 +33,9 @@ from kraft_controller.control.requests import (
     CreatableTopicResult,
     CreateTopicsRequest,
     CreateTopicsResponse,
+    DeletableTopicResult,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
 )
 from kraft_controller.metadata.image import MIN_INSYNC_REPLICAS, MetadataImage, PartitionRegistration, TopicImage
 from kraft_controller.metadata.records import (
@@ -42,6 +45,7 @@ from kraft_controller.metadata.records import (
     FenceBroker,
     Partition,
     Record,
+    RemoveTopic,
     Topic,
     TopicConfig,
     UnfenceBroker,
@@ -50,6 +54,7 @@ from kraft_controller.metadata.records import (
 log = structlog.get_logger()
 
 MAX_TOPIC_NAME_LENGTH = 249
+UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
 _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 
 
@@ -72,29 +77,45 @@ def apply_records(image: MetadataImage, records: Iterable[Record]) -> MetadataIm
 # ---- leader and ISR updates on broker state changes ----
 
 
+def unclean_enabled(image: MetadataImage, topic_name: str, default: bool) -> bool:
+    """unclean.leader.election.enable: the topic's own, else the controller's."""
+    value = image.topic_config(topic_name, UNCLEAN_LEADER_ELECTION_ENABLE)
+    return default if value is None else value == "true"
+
+
 def _update_partitions(
     image: MetadataImage,
-    select: Callable[[PartitionRegistration], bool],
+    select: Callable[[TopicImage, PartitionRegistration], bool],
     target_isr: Callable[[PartitionRegistration], tuple[int, ...] | None],
     eligible: Eligible,
     reason: str,
+    unclean_default: bool,
 ) -> list[Record]:
     records: list[Record] = []
     for topic, partition_id, partition in image.partitions():
-        if not select(partition):
+        if not select(topic, partition):
             continue
+        unclean = unclean_enabled(image, topic.name, unclean_default)
         outcome = build_partition_change(
-            topic.topic_id, partition_id, partition, eligible, reason, target_isr(partition)
+            topic.topic_id, partition_id, partition, eligible, reason, target_isr(partition), unclean=unclean
         )
         if outcome.record is not None:
             records.append(outcome.record)
-            _log_election(topic, partition_id, partition, outcome, reason)
+            log_election(topic, partition_id, partition, outcome, reason, "UNCLEAN" if outcome.unclean else None)
+            log_reassignment_completed(topic, partition_id, partition, outcome)
     return records
 
 
-def _log_election(
-    topic: TopicImage, partition_id: int, partition: PartitionRegistration, outcome: PartitionChangeOutcome, reason: str
+def log_election(
+    topic: TopicImage,
+    partition_id: int,
+    partition: PartitionRegistration,
+    outcome: PartitionChangeOutcome,
+    reason: str,
+    election_type: str | None = None,
 ) -> None:
+    """`election_type`: Kafka's PREFERRED or UNCLEAN for an asked-for election; None when a broker's state
+    change forced it."""
     if outcome.leader != outcome.previous_leader:
         log.info(
             "leader_elected",
@@ -105,43 +126,67 @@ def _log_election(
             previous_leader=outcome.previous_leader,
             leader_epoch=partition.leader_epoch + 1,
             reason=reason,
-            unclean=False,
+            election_type=election_type,
+            unclean=election_type == "UNCLEAN",
         )
 
 
-def fence_broker(image: MetadataImage, broker_id: int, reason: str) -> list[Record]:
+def log_reassignment_completed(
+    topic: TopicImage, partition_id: int, partition: PartitionRegistration, outcome: PartitionChangeOutcome
+) -> None:
+    if outcome.reassignment_completed and outcome.record is not None:
+        log.info(
+            "reassignment_completed",
+            topic=topic.name,
+            topic_id=str(topic.topic_id),
+            partition=partition_id,
+            replicas=list(outcome.record.replicas or partition.replicas),
+            removed=list(partition.removing_replicas),
+            added=list(partition.adding_replicas),
+            leader=outcome.leader,
+            reason=outcome.record.reason,
+        )
+
+
+def fence_broker(image: MetadataImage, broker_id: int, reason: str, unclean_default: bool = False) -> list[Record]:
     """Move leadership off `broker_id`, drop it from every ISR but where it is the last member, then fence it."""
     registration = image.broker(broker_id)
     if registration is None or registration.status is BrokerStatus.FENCED:
         return []
     records = _update_partitions(
         image,
-        select=lambda p: broker_id in p.isr or p.leader == broker_id,
+        select=lambda t, p: broker_id in p.isr or p.leader == broker_id,
         target_isr=lambda p: isr_without(p, broker_id),
         eligible=leader_eligibility(image, excluded={broker_id}),
         reason=f"fence:{reason}",
+        unclean_default=unclean_default,
     )
     records.append(FenceBroker(broker_id=broker_id, broker_epoch=registration.broker_epoch, reason=reason))
     return records
 
 
-def unfence_broker(image: MetadataImage, broker_id: int, reason: str) -> list[Record]:
-    """Unfence, then give a leader to every leaderless partition the broker can now lead (its ISR member)."""
+def unfence_broker(image: MetadataImage, broker_id: int, reason: str, unclean_default: bool = False) -> list[Record]:
+    """Unfence, then give a leader to every leaderless partition the broker can now lead: as its ISR member, or,
+    where unclean.leader.election.enable holds, as any replica."""
     registration = image.broker(broker_id)
     if registration is None or registration.status is not BrokerStatus.FENCED:
         return []
     records: list[Record] = [UnfenceBroker(broker_id=broker_id, broker_epoch=registration.broker_epoch, reason=reason)]
     records += _update_partitions(
         image,
-        select=lambda p: p.leader == NO_LEADER and broker_id in p.isr,
+        select=lambda t, p: (
+            p.leader == NO_LEADER
+            and (broker_id in p.isr or (broker_id in p.replicas and unclean_enabled(image, t.name, unclean_default)))
+        ),
         target_isr=lambda p: None,
         eligible=leader_eligibility(image, included={broker_id}),
         reason="unfence",
+        unclean_default=unclean_default,
     )
     return records
 
 
-def enter_controlled_shutdown(image: MetadataImage, broker_id: int) -> list[Record]:
+def enter_controlled_shutdown(image: MetadataImage, broker_id: int, unclean_default: bool = False) -> list[Record]:
     """Mark the broker shutting down and move its leaderships and ISR memberships away first (last member stays)."""
     registration = image.broker(broker_id)
     if registration is None or registration.status is not BrokerStatus.UNFENCED:
@@ -153,10 +198,11 @@ def enter_controlled_shutdown(image: MetadataImage, broker_id: int) -> list[Reco
     ]
     records += _update_partitions(
         image,
-        select=lambda p: broker_id in p.isr or p.leader == broker_id,
+        select=lambda t, p: broker_id in p.isr or p.leader == broker_id,
         target_isr=lambda p: isr_without(p, broker_id),
         eligible=leader_eligibility(image, excluded={broker_id}),
         reason="controlled_shutdown",
+        unclean_default=unclean_default,
     )
     return records
 
@@ -218,6 +264,8 @@ def alter_partition(
             if outcome.record is not None:
                 records.append(outcome.record)
                 scratch = apply_records(scratch, [outcome.record])
+                log_election(topic, partition_request.partition_index, current, outcome, "alter_partition")
+                log_reassignment_completed(topic, partition_request.partition_index, current, outcome)
             after = scratch.partition(topic.topic_id, partition_request.partition_index)
             assert after is not None
             log.info(
@@ -269,7 +317,7 @@ TOPIC_CONFIGS: Mapping[str, Callable[[str], bool]] = {
     "flush.messages": _int_at_least(1),
     "flush.ms": _int_at_least(0),
     "cleanup.policy": lambda v: v == "delete",
-    "unclean.leader.election.enable": lambda v: v == "false",  # unclean elections are not implemented
+    UNCLEAN_LEADER_ELECTION_ENABLE: lambda v: v in ("true", "false"),
 }
 
 
@@ -394,3 +442,25 @@ def create_topics(
             for index, (replicas, isr) in enumerate(zip(assignment, isrs, strict=True))
         ]
     return ControllerResult(tuple(records), CreateTopicsResponse(tuple(results)))
+
+
+# ---- DeleteTopics ----
+
+
+def delete_topics(image: MetadataImage, request: DeleteTopicsRequest) -> ControllerResult[DeleteTopicsResponse]:
+    """One RemoveTopic record per existing topic named; an unknown name is UNKNOWN_TOPIC_OR_PARTITION (Kafka's
+    answer when deleting by name), and a name given twice is deleted once."""
+    records: list[Record] = []
+    results: list[DeletableTopicResult] = []
+    for name in request.names:
+        topic = image.topics_by_name.get(name)
+        if topic is None:
+            message = f"topic {name!r} does not exist"
+            log.warning("delete_topic_rejected", topic=name, error=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.name)
+            results.append(DeletableTopicResult(name, None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message))
+            continue
+        record = RemoveTopic(topic.topic_id)
+        if record not in records:
+            records.append(record)
+        results.append(DeletableTopicResult(name, topic.topic_id, ErrorCode.NONE))
+    return ControllerResult(tuple(records), DeleteTopicsResponse(tuple(results)))

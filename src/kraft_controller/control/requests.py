@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import IntEnum
 
 from common.errors import ErrorCode
 from kraft_controller.metadata.image import BrokerRegistration
@@ -143,6 +144,104 @@ class CreatableTopicResult:
 @dataclass(frozen=True)
 class CreateTopicsResponse:
     topics: tuple[CreatableTopicResult, ...]
+
+
+# ---- DeleteTopics ----
+
+
+@dataclass(frozen=True)
+class DeleteTopicsRequest:
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeletableTopicResult:
+    name: str
+    topic_id: uuid.UUID | None
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class DeleteTopicsResponse:
+    topics: tuple[DeletableTopicResult, ...]
+
+
+# ---- ElectLeaders ----
+
+
+class ElectionType(IntEnum):
+    """Kafka's ElectionType numbers."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
+
+
+@dataclass(frozen=True)
+class TopicPartitionRef:
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True)
+class ElectLeadersRequest:
+    election_type: ElectionType
+    partitions: tuple[TopicPartitionRef, ...] | None  # None: every partition (Kafka's null TopicPartitions)
+
+
+@dataclass(frozen=True)
+class PartitionElectionResult:
+    topic: str
+    partition: int
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class ElectLeadersResponse:
+    results: tuple[PartitionElectionResult, ...]
+
+
+# ---- AlterPartitionReassignments / ListPartitionReassignments (KIP-455) ----
+
+
+@dataclass(frozen=True)
+class ReassignablePartition:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...] | None  # None: cancel the reassignment in progress
+
+
+@dataclass(frozen=True)
+class AlterPartitionReassignmentsRequest:
+    partitions: tuple[ReassignablePartition, ...]
+
+
+@dataclass(frozen=True)
+class ReassignablePartitionResult:
+    topic: str
+    partition: int
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class AlterPartitionReassignmentsResponse:
+    results: tuple[ReassignablePartitionResult, ...]
+
+
+@dataclass(frozen=True)
+class OngoingPartitionReassignment:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ListPartitionReassignmentsResponse:
+    reassignments: tuple[OngoingPartitionReassignment, ...]
 
 
 # ---- DescribeCluster ----

@@ -25,6 +25,7 @@ from kraft_controller.metadata.records import (
     PartitionChange,
     Record,
     RegisterBroker,
+    RemoveTopic,
     Topic,
     TopicConfig,
     UnfenceBroker,
@@ -59,23 +60,39 @@ class PartitionRegistration:
     leader_epoch: int
     partition_epoch: int
     leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
+    removing_replicas: tuple[int, ...] = ()  # KIP-455: a reassignment is in progress while either is non-empty
+    adding_replicas: tuple[int, ...] = ()
 
     @property
     def has_leader(self) -> bool:
         return self.leader != NO_LEADER
 
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.removing_replicas or self.adding_replicas)
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        """The replicas once the reassignment completes (all of them when none is in progress)."""
+        return tuple(r for r in self.replicas if r not in self.removing_replicas)
+
     def apply(self, change: PartitionChange) -> PartitionRegistration:
-        """Kafka's rule: every change bumps the partition epoch; the leader epoch moves only with the leader."""
+        """Kafka's rule: every change bumps the partition epoch; the leader epoch moves with the leader, and when a
+        replica leaves the replica set, so that its fetches are fenced."""
         leader = self.leader if change.leader is None else change.leader
+        replicas = self.replicas if change.replicas is None else change.replicas
+        bump = leader != self.leader or not set(self.replicas) <= set(replicas)
         return PartitionRegistration(
-            replicas=self.replicas,
+            replicas=replicas,
             isr=self.isr if change.isr is None else change.isr,
             leader=leader,
-            leader_epoch=self.leader_epoch + 1 if leader != self.leader else self.leader_epoch,
+            leader_epoch=self.leader_epoch + 1 if bump else self.leader_epoch,
             partition_epoch=self.partition_epoch + 1,
             leader_recovery_state=(
                 self.leader_recovery_state if change.leader_recovery_state is None else change.leader_recovery_state
             ),
+            removing_replicas=self.removing_replicas if change.removing_replicas is None else change.removing_replicas,
+            adding_replicas=self.adding_replicas if change.adding_replicas is None else change.adding_replicas,
         )
 
 
@@ -167,6 +184,8 @@ class MetadataImage:
                     leader_epoch=record.leader_epoch,
                     partition_epoch=record.partition_epoch,
                     leader_recovery_state=record.leader_recovery_state,
+                    removing_replicas=record.removing_replicas,
+                    adding_replicas=record.adding_replicas,
                 )
                 return self._with_partition(record.topic_id, record.partition_id, registration, offset)
             case PartitionChange():
@@ -189,7 +208,22 @@ class MetadataImage:
                 else:
                     all_configs = self.topic_configs
                 return self._at(offset, topic_configs=all_configs)
+            case RemoveTopic():
+                return self._without_topic(record.topic_id, offset)
         raise TypeError(f"not a metadata record: {record!r}")
+
+    def _without_topic(self, topic_id: uuid.UUID, offset: int) -> MetadataImage:
+        """The image without the topic, its partitions and its configs (a later topic of that name starts bare)."""
+        topic = self.topics_by_id.get(topic_id)
+        if topic is None:
+            return self._at(offset)
+        configs = self.topic_configs.delete(topic.name) if topic.name in self.topic_configs else self.topic_configs
+        return self._at(
+            offset,
+            topics_by_name=self.topics_by_name.delete(topic.name),
+            topics_by_id=self.topics_by_id.delete(topic_id),
+            topic_configs=configs,
+        )
 
     def _with_broker_status(
         self, broker_id: int, broker_epoch: int, status: BrokerStatus, offset: int
@@ -261,6 +295,8 @@ class MetadataImage:
                         leader_epoch=p.leader_epoch,
                         partition_epoch=p.partition_epoch,
                         leader_recovery_state=p.leader_recovery_state,
+                        removing_replicas=p.removing_replicas,
+                        adding_replicas=p.adding_replicas,
                     )
                 )
         for topic_name in sorted(self.topic_configs):

@@ -87,11 +87,14 @@ class Partition:
     leader_epoch: int = 0
     partition_epoch: int = 0
     leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
+    removing_replicas: tuple[int, ...] = ()
+    adding_replicas: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class PartitionChange:
-    """A delta: None means unchanged. Replay bumps the partition epoch, and the leader epoch if the leader moves."""
+    """A delta: None means unchanged. Replay bumps the partition epoch, and the leader epoch if the leader moves or
+    a replica leaves the replica set (its fetches must be fenced)."""
 
     topic_id: uuid.UUID
     partition_id: int
@@ -99,6 +102,9 @@ class PartitionChange:
     isr: tuple[int, ...] | None = None
     leader_recovery_state: LeaderRecoveryState | None = None
     reason: str = ""
+    replicas: tuple[int, ...] | None = None
+    removing_replicas: tuple[int, ...] | None = None
+    adding_replicas: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,13 @@ class TopicConfig:
     value: str | None
 
 
+@dataclass(frozen=True)
+class RemoveTopic:
+    """Kafka's RemoveTopicRecord: the topic, its partitions and its configs leave the image."""
+
+    topic_id: uuid.UUID
+
+
 Record = (
     RegisterBroker
     | FenceBroker
@@ -119,6 +132,7 @@ Record = (
     | Partition
     | PartitionChange
     | TopicConfig
+    | RemoveTopic
 )
 
 
@@ -134,6 +148,10 @@ def _uuid_of(raw: bytes) -> uuid.UUID:
     if len(raw) != 16:
         raise RecordDecodeError(f"topic id must be 16 bytes, got {len(raw)}")
     return uuid.UUID(bytes=raw)
+
+
+def _replica_list(change: metadata_pb2.PartitionChangeRecord, name: str) -> tuple[int, ...] | None:
+    return tuple(getattr(change, name).broker_ids) if change.HasField(name) else None
 
 
 def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
@@ -183,6 +201,8 @@ def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
                     leader_epoch=record.leader_epoch,
                     partition_epoch=record.partition_epoch,
                     leader_recovery_state=int(record.leader_recovery_state),
+                    removing_replicas=record.removing_replicas,
+                    adding_replicas=record.adding_replicas,
                 )
             )
         case PartitionChange():
@@ -197,12 +217,18 @@ def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
                 change.leader = record.leader
             if record.leader_recovery_state is not None:
                 change.leader_recovery_state = int(record.leader_recovery_state)
+            for name in ("replicas", "removing_replicas", "adding_replicas"):
+                value = getattr(record, name)
+                if value is not None:
+                    getattr(change, name).CopyFrom(metadata_pb2.ReplicaList(broker_ids=value))
             message.partition_change.CopyFrom(change)
         case TopicConfig():
             config = metadata_pb2.TopicConfigRecord(topic_name=record.topic_name, name=record.name)
             if record.value is not None:
                 config.value = record.value
             message.topic_config.CopyFrom(config)
+        case RemoveTopic():
+            message.remove_topic.CopyFrom(metadata_pb2.RemoveTopicRecord(topic_id=_uuid_bytes(record.topic_id)))
         case _:
             raise TypeError(f"not a metadata record: {record!r}")
     return message
@@ -245,6 +271,8 @@ def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
                 leader_epoch=p.leader_epoch,
                 partition_epoch=p.partition_epoch,
                 leader_recovery_state=LeaderRecoveryState(p.leader_recovery_state),
+                removing_replicas=tuple(p.removing_replicas),
+                adding_replicas=tuple(p.adding_replicas),
             )
         case "partition_change":
             pc = message.partition_change
@@ -257,10 +285,15 @@ def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
                     LeaderRecoveryState(pc.leader_recovery_state) if pc.HasField("leader_recovery_state") else None
                 ),
                 reason=pc.reason,
+                replicas=_replica_list(pc, "replicas"),
+                removing_replicas=_replica_list(pc, "removing_replicas"),
+                adding_replicas=_replica_list(pc, "adding_replicas"),
             )
         case "topic_config":
             tc = message.topic_config
             return TopicConfig(topic_name=tc.topic_name, name=tc.name, value=tc.value if tc.HasField("value") else None)
+        case "remove_topic":
+            return RemoveTopic(topic_id=_uuid_of(message.remove_topic.topic_id))
         case _:
             raise RecordDecodeError(f"unknown or empty metadata record kind: {kind!r}")
 

@@ -9,6 +9,14 @@ from controller_harness import Harness
 from structlog.testing import capture_logs
 
 from common.errors import KafkaError
+from kraft_controller.control.control_config import ControlConfig
+from kraft_controller.control.requests import (
+    AlterPartitionReassignmentsRequest,
+    DeleteTopicsRequest,
+    ElectionType,
+    ElectLeadersRequest,
+    ReassignablePartition,
+)
 from kraft_controller.metadata.image import MetadataImage
 from kraft_controller.metadata.records import NO_LEADER, BrokerStatus, decode_record, encode_record
 
@@ -16,11 +24,17 @@ BROKERS = (1, 2, 3, 4)
 
 
 def check_invariants(h: Harness, leaders_by_epoch: dict, last_epochs: dict) -> None:  # type: ignore[type-arg]
+    # a deleted topic leaves no trace: no id, no partitions, no configs under its name
+    assert set(h.image.topics_by_id) == {t.topic_id for t in h.image.topics_by_name.values()}
+    assert set(h.image.topic_configs) <= set(h.image.topics_by_name)
     for topic, index, p in h.image.partitions():
         key = (topic.name, index)
         assert p.isr, f"{key}: ISR empty"
         assert set(p.isr) <= set(p.replicas), f"{key}: ISR {p.isr} not within replicas {p.replicas}"
         assert len(set(p.isr)) == len(p.isr)
+        # KIP-455: adding and removing are disjoint parts of the replicas; the target is never empty
+        assert set(p.adding_replicas) | set(p.removing_replicas) <= set(p.replicas), key
+        assert not set(p.adding_replicas) & set(p.removing_replicas) and p.target_replicas, key
         if p.leader != NO_LEADER:
             assert p.leader in p.isr, f"{key}: leader {p.leader} outside ISR {p.isr}"
             broker = h.image.broker(p.leader)
@@ -34,7 +48,8 @@ def check_invariants(h: Harness, leaders_by_epoch: dict, last_epochs: dict) -> N
 
 def run(seed: int, steps: int = 120) -> Harness:
     rng = random.Random(seed)
-    h = Harness(seed=seed)
+    # Rebalance checks every 2 s of simulated time, so automatic preferred elections happen in a run.
+    h = Harness(ControlConfig(session_timeout_ms=1000, leader_imbalance_check_interval_ms=2000), seed=seed)
     epochs = {b: h.start_broker(b) for b in BROKERS}  # the epoch each broker process believes it has
     alive = set(BROKERS)
     h.create_topic("t0", partitions=3, rf=3)
@@ -60,14 +75,31 @@ def run(seed: int, steps: int = 120) -> Harness:
             elif action < 0.85:
                 # a leader proposes an ISR from what it believes (possibly stale) epochs are
                 partitions = list(h.image.partitions())
-                topic, index, p = rng.choice(partitions)
-                if p.leader != NO_LEADER and p.leader in alive:
+                topic, index, p = rng.choice(partitions) if partitions else (None, 0, None)
+                if p is not None and p.leader != NO_LEADER and p.leader in alive:
                     members = [p.leader] + [r for r in p.replicas if r != p.leader and rng.random() < 0.6]
                     believed = {b: epochs[b] if rng.random() < 0.8 else epochs[b] - 1 for b in members}
                     request = h.alter_request(p.leader, topic.topic_id, list(believed.items()), index=index)
                     h.commit(h.controller.alter_partition(request))
-            elif action < 0.9:
-                h.create_topic(f"t{step}", partitions=rng.randint(1, 3), rf=rng.randint(1, 2))
+            elif action < 0.87:
+                configs = {"min.insync.replicas": "1"} if rng.random() < 0.5 else {}
+                if rng.random() < 0.3:
+                    configs["unclean.leader.election.enable"] = "true"
+                h.create_topic(f"t{step}", partitions=rng.randint(1, 3), rf=rng.randint(1, 2), **configs)
+            elif action < 0.89:
+                names = sorted(h.image.topics_by_name)
+                if names:
+                    h.commit(h.controller.delete_topics(DeleteTopicsRequest((rng.choice(names),))))
+            elif action < 0.92:
+                election_type = rng.choice([ElectionType.PREFERRED, ElectionType.UNCLEAN])
+                h.commit(h.controller.elect_leaders(ElectLeadersRequest(election_type, None)))
+            elif action < 0.96:
+                partitions = list(h.image.partitions())
+                if partitions:
+                    topic, index, p = rng.choice(partitions)
+                    target = None if rng.random() < 0.25 else tuple(rng.sample(BROKERS, rng.randint(1, 3)))
+                    request = AlterPartitionReassignmentsRequest((ReassignablePartition(topic.name, index, target),))
+                    h.commit(h.controller.alter_partition_reassignments(request))
             else:
                 h.tick()
         except (KafkaError, AssertionError) as error:

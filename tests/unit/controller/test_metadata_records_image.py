@@ -18,6 +18,7 @@ from kraft_controller.metadata.records import (
     PartitionChange,
     RecordDecodeError,
     RegisterBroker,
+    RemoveTopic,
     Topic,
     TopicConfig,
     UnfenceBroker,
@@ -41,6 +42,10 @@ ALL_RECORDS = [
     PartitionChange(TOPIC_ID, 0, isr=()),
     TopicConfig("orders", "min.insync.replicas", "2"),
     TopicConfig("orders", "min.insync.replicas", None),
+    RemoveTopic(TOPIC_ID),
+    Partition(TOPIC_ID, 0, (1, 2, 4, 3), (1, 2, 3), 1, removing_replicas=(3,), adding_replicas=(4,)),
+    PartitionChange(TOPIC_ID, 0, replicas=(1, 2, 4), removing_replicas=(), adding_replicas=()),
+    PartitionChange(TOPIC_ID, 0, replicas=(), adding_replicas=(5,)),
 ]
 
 
@@ -106,6 +111,25 @@ def test_topic_configs_set_and_delete() -> None:
     assert image.min_insync_replicas("t", 1) == 2
     deleted = image.replay(TopicConfig("t", "min.insync.replicas", None), 1)
     assert deleted.min_insync_replicas("t", 1) == 1 and not deleted.topic_configs
+
+
+def test_remove_topic_drops_its_partitions_and_configs_and_the_name_can_be_reused() -> None:
+    image = MetadataImage()
+    new_id = uuid.UUID("87654321-4321-4321-8321-cba987654321")
+    records = [
+        Topic("orders", TOPIC_ID),
+        Partition(TOPIC_ID, 0, (1, 2), (1, 2), 1),
+        TopicConfig("orders", "min.insync.replicas", "2"),
+        RemoveTopic(TOPIC_ID),
+    ]
+    for offset, record in enumerate(records):
+        image = image.replay(record, offset)
+    assert not image.topics_by_name and not image.topics_by_id and not image.topic_configs
+    assert image.partition(TOPIC_ID, 0) is None and image.offset == 3
+    assert image.replay(RemoveTopic(TOPIC_ID), 4).topics_by_id == image.topics_by_id  # unknown id: nothing
+    again = image.replay(Topic("orders", new_id), 4)
+    assert again.topics_by_name["orders"].topic_id == new_id and not again.topics_by_name["orders"].partitions
+    assert again.min_insync_replicas("orders", 1) == 1
 
 
 def test_snapshot_replays_to_the_same_image(harness) -> None:  # type: ignore[no-untyped-def]

@@ -41,8 +41,11 @@ def test_events_carry_committed_values(harness: Harness) -> None:
             "leader": 1,
             "isr": [1, 2],
             "replicas": [1, 2],
+            "adding_replicas": [],
+            "removing_replicas": [],
             "leader_epoch": 0,
             "partition_epoch": 0,
+            "leader_recovery_state": "RECOVERED",
         }
     ]
     name, fields = events[-2]
@@ -65,3 +68,17 @@ def test_control_config_from_process_config() -> None:
         object.__setattr__(settings, name, value)
     assert ControlConfig.from_settings(settings) == ControlConfig(1234, True, 3, 4)
     assert ControlConfig().alter_partition_broker_epoch_check is True  # the KIP-903 check is on by default
+
+
+def test_topic_deleted_event_names_the_topic_from_the_image_before(harness: Harness) -> None:
+    from kraft_controller.control.requests import DeleteTopicsRequest
+
+    harness.start_broker(1)
+    topic_id = harness.create_topic("t", partitions=2)
+    before = harness.image
+    [record] = harness.controller.delete_topics(DeleteTopicsRequest(("t",))).records
+    after = before.replay(record, before.offset + 1)
+    assert describe_record_event(record, after, before) == (
+        "topic_deleted",
+        {"topic": "t", "topic_id": str(topic_id), "partitions": 2},
+    )

@@ -8,8 +8,13 @@ import pytest
 from structlog.testing import capture_logs
 
 from common.errors import ErrorCode
-from kraft_controller.control.requests import CreatableTopic, CreateTopicsRequest, ReplicaAssignment
-from kraft_controller.metadata.records import NO_LEADER, FenceBroker, PartitionChange
+from kraft_controller.control.requests import (
+    CreatableTopic,
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+    ReplicaAssignment,
+)
+from kraft_controller.metadata.records import NO_LEADER, FenceBroker, PartitionChange, RemoveTopic
 
 
 def create(harness, *topics: CreatableTopic, validate_only: bool = False):  # type: ignore[no-untyped-def]
@@ -160,3 +165,22 @@ def test_last_replica_standing_keeps_isr_and_returns_as_leader(harness) -> None:
 
 def test_unknown_topic_id_is_not_a_topic(harness) -> None:  # type: ignore[no-untyped-def]
     assert harness.image.topic(uuid.uuid4()) is None
+
+
+def test_delete_topics_removes_existing_ones_and_names_the_unknown(harness) -> None:  # type: ignore[no-untyped-def]
+    harness.start_broker(1)
+    topic_id = harness.create_topic("t", **{"min.insync.replicas": "1"})
+    with capture_logs() as logs:
+        result = harness.controller.delete_topics(DeleteTopicsRequest(("t", "nope", "t")))
+    assert result.records == (RemoveTopic(topic_id),)  # named twice, removed once
+    codes = [(t.name, t.topic_id, t.error_code) for t in result.response.topics]
+    assert codes == [
+        ("t", topic_id, ErrorCode.NONE),
+        ("nope", None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+        ("t", topic_id, ErrorCode.NONE),
+    ]
+    assert [e["topic"] for e in logs if e["event"] == "delete_topic_rejected"] == ["nope"]
+    harness.commit(result)
+    assert "t" not in harness.image.topics_by_name and harness.image.topic_configs.get("t") is None
+    recreated = harness.create_topic("t")
+    assert recreated != topic_id and harness.partition(recreated).partition_epoch == 0

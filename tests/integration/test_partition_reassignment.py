@@ -1,0 +1,130 @@
+"""Moving a partition off a dead broker (KIP-455): 4 brokers, orders-0 on 1, 2, 3 under acks=all load; 3 is
+killed; `minikafka reassign-partitions` moves the partition to 1, 2, 4. It completes once 4 is in the ISR (leader
+epoch bumped), broker 3 deletes its stray log when it returns, no acknowledged record is lost, and broker 4's log
+matches the leader's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cluster_fixtures import eventually, running_cluster
+from test_broker_replication import consume_all
+from test_preferred_leader_election import acked_load
+
+from client.admin import AdminClient
+from deploy.faults import Faults
+from storage.dump_log import dump_log
+
+pytestmark = pytest.mark.integration
+
+SETTINGS = {
+    "broker.session.timeout.ms": "2000",
+    "broker.heartbeat.interval.ms": "300",
+    "replica.lag.time.max.ms": "2000",
+    "auto.leader.rebalance.enable": "false",
+}
+
+
+def minikafka(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "minikafka.cli", *args], capture_output=True, text=True, timeout=60)
+
+
+def batches_below(data_dir: Path, end: int) -> list[tuple[int, int, int]]:
+    """(base offset, last offset, crc) of every batch of orders-0 ending below `end`, as dump-log reads them."""
+    found = []
+    for segment in sorted((data_dir / "orders-0").glob("*.log")):
+        for batch in dump_log(segment)["batches"]:
+            if batch["last_offset"] < end:
+                found.append((batch["base_offset"], batch["last_offset"], batch["crc"]))
+    return found
+
+
+def test_partition_moved_off_a_dead_broker(tmp_path: Path) -> None:
+    with running_cluster(tmp_path / "run", brokers=4, **SETTINGS) as cluster:
+        where = [
+            "--bootstrap-controller",
+            ",".join(cluster.bootstrap_controllers),
+            "--bootstrap-server",
+            ",".join(cluster.bootstrap_servers),
+        ]
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin.create_topic("orders", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
+        eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 20, "full ISR")
+        plan = tmp_path / "plan.json"
+        plan.write_text(
+            json.dumps({"version": 1, "partitions": [{"topic": "orders", "partition": 0, "replicas": [1, 2, 4]}]})
+        )
+        with acked_load(cluster.bootstrap_servers) as acked:
+            eventually(lambda: len(acked) > 100, 20, "acknowledged writes")
+            Faults(cluster).kill(3)
+            eventually(lambda: 3 not in admin.describe_topics(["orders"])[0].partitions[0].isr, 20, "3 out of the ISR")
+            before = admin.describe_topics(["orders"])[0].partitions[0]
+
+            started = minikafka("reassign-partitions", "--reassignment-json-file", str(plan), "--execute", *where)
+            assert started.returncode == 0, started.stderr
+            assert "Successfully started partition reassignment(s) for orders-0" in started.stdout
+
+            def verified() -> bool:
+                out = minikafka(
+                    "reassign-partitions", "--reassignment-json-file", str(plan), "--verify", "--json", *where
+                )
+                return json.loads(out.stdout)["partitions"][0]["status"] == "complete"
+
+            eventually(verified, 60, "--verify reporting the reassignment complete")
+            after = admin.describe_topics(["orders"])[0].partitions[0]
+            assert after.replicas == [1, 2, 4] and set(after.isr) == {1, 2, 4}
+            assert after.leader_epoch > before.leader_epoch
+            acked_before = len(acked)
+            eventually(lambda: len(acked) > acked_before + 100, 20, "writes acknowledged after the move")
+        listed = minikafka("reassign-partitions", "--list", "--json", *where)
+        assert json.loads(listed.stdout) == {"reassignments": []}
+
+        Faults(cluster).start(3)
+        log3 = cluster.node(3).events_path
+
+        def stray_deleted() -> bool:
+            events = [json.loads(line) for line in log3.read_text().splitlines()]
+            return any(e["event"] == "stray_partition_deleted" and e["partition"] == "orders-0" for e in events)
+
+        eventually(stray_deleted, 30, "broker 3 deleting its stray orders-0")
+        assert not (cluster.node(3).data_dir / "orders-0").exists()
+
+        read = asyncio.run(consume_all(cluster.bootstrap_servers, max(acked) + 1))
+        assert [offset for offset, value in acked.items() if read.get(offset) != value] == []
+        leader = admin.describe_topics(["orders"])[0].partitions[0].leader
+        end = max(acked) + 1
+        eventually(
+            lambda: batches_below(cluster.node(4).data_dir, end) == batches_below(cluster.node(leader).data_dir, end),
+            20,
+            "broker 4's log matching the leader's below the high watermark",
+        )
+        assert batches_below(cluster.node(4).data_dir, end)[-1][1] == end - 1
+
+        controller_events = [
+            json.loads(line)["event"] for c in cluster.controllers for line in c.events_path.read_text().splitlines()
+        ]
+        assert "reassignment_started" in controller_events and "reassignment_completed" in controller_events
+
+        bad = minikafka(
+            "reassign-partitions", "--reassignment-json-file", str(_plan(tmp_path, [1, 2, 9])), "--execute", *where
+        )
+        assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "INVALID_REPLICA_ASSIGNMENT" in bad.stderr
+        dup = minikafka(
+            "reassign-partitions", "--reassignment-json-file", str(_plan(tmp_path, [1, 2, 2])), "--execute", *where
+        )
+        assert dup.returncode == 1 and dup.stderr.count("\n") == 1 and "INVALID_REPLICA_ASSIGNMENT" in dup.stderr
+        unknown = _plan(tmp_path, [1, 2, 4], topic="nope")
+        missing = minikafka("reassign-partitions", "--reassignment-json-file", str(unknown), "--execute", *where)
+        assert missing.returncode == 1 and "UNKNOWN_TOPIC_OR_PARTITION" in missing.stderr
+        assert "Traceback" not in bad.stderr + dup.stderr + missing.stderr
+
+
+def _plan(tmp_path: Path, replicas: list[int], topic: str = "orders") -> Path:
+    path = tmp_path / f"plan-{topic}-{'-'.join(map(str, replicas))}.json"
+    path.write_text(json.dumps({"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": replicas}]}))
+    return path
