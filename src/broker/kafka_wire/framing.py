@@ -69,12 +69,12 @@ def decode_request(frame: bytes, header: ApiHeader) -> Request:
         ) from None
     try:
         parsed_header, used = entity_reader(schema.__header_schema__)(frame, 0)
-        body, body_used = entity_reader(schema)(frame, used)
+        body, _ = entity_reader(schema)(frame, used)
     except (SerialError, KeyError, ValueError, TypeError, IndexError) as error:
         # KeyError: kio's answer to an unknown tagged field; the others: malformed or short input.
         raise FrameError(ErrorCode.CORRUPT_MESSAGE, f"undecodable {schema.__name__}: {type(error).__name__}") from None
-    if used + body_used != len(frame):
-        raise FrameError(ErrorCode.CORRUPT_MESSAGE, f"{len(frame) - used - body_used} trailing bytes after the body")
+    # Bytes after the body are ignored, as Kafka's request parser does (librdkafka sends some after a
+    # Metadata v12 asking for all topics).
     return Request(header, getattr(parsed_header, "client_id", None), body)
 
 
