@@ -15,6 +15,7 @@ from kio.index import KioIndexError, load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
 
+from broker.kafka_wire.request_guard import LengthError, check_entity
 from common.errors import ErrorCode
 
 SIZE = struct.Struct(">i")
@@ -69,7 +70,10 @@ def decode_request(frame: bytes, header: ApiHeader) -> Request:
         ) from None
     try:
         parsed_header, used = entity_reader(schema.__header_schema__)(frame, 0)
+        check_entity(frame, used, schema)  # before kio: a forged count must not reach its allocator
         body, _ = entity_reader(schema)(frame, used)
+    except LengthError as error:
+        raise FrameError(ErrorCode.CORRUPT_MESSAGE, f"{schema.__name__}: {error}") from None
     except (SerialError, KeyError, ValueError, TypeError, IndexError) as error:
         # KeyError: kio's answer to an unknown tagged field; the others: malformed or short input.
         raise FrameError(ErrorCode.CORRUPT_MESSAGE, f"undecodable {schema.__name__}: {type(error).__name__}") from None
