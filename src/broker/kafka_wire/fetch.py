@@ -41,10 +41,10 @@ def _read(ctx: WireContext, cls: type, body: Any) -> tuple[tuple[Any, ...], int,
     by_id = has_field(sibling(cls, "FetchableTopicResponse"), "topic_id")  # v13+ name topics by id
     budget = body.max_bytes
     total, failed, topics = 0, False, []
-    for topic in body.topics:
+    for topic in body.topics or ():
         known = image.topic(topic.topic_id) if by_id else image.topics_by_name.get(topic.topic)
         partitions = []
-        for line in topic.partitions:
+        for line in topic.partitions or ():
             if known is None:
                 result = FetchPartitionResult(
                     ErrorCode.UNKNOWN_TOPIC_ID if by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -16,9 +16,9 @@ def handle(ctx: WireContext, request: Request) -> Any:
     cls = response_class(LIST_OFFSETS, request.header.api_version)
     partition_entry = sibling(cls, "ListOffsetsPartitionResponse")
     topics = []
-    for topic in request.body.topics:
+    for topic in request.body.topics or ():
         partitions = []
-        for line in topic.partitions:
+        for line in topic.partitions or ():
             tp = TopicPartition(topic.name, line.partition_index)
             listed = ctx.manager.list_offset(tp, line.timestamp, getattr(line, "current_leader_epoch", -1))
             ok = listed.error == ErrorCode.NONE

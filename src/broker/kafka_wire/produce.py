@@ -22,8 +22,8 @@ def handle(ctx: WireContext, request: Request) -> Awaitable[Any | None]:
     body = request.body
     timeout_ms = int(body.timeout.total_seconds() * 1000) or 30000
     work: list[tuple[TopicPartition, asyncio.Future[ProduceResult]]] = []
-    for topic in body.topic_data:
-        for data in topic.partition_data:
+    for topic in body.topic_data or ():
+        for data in topic.partition_data or ():
             tp = TopicPartition(topic.name, data.index)
             if body.acks not in (0, 1, -1):
                 job = answered(ProduceResult(ErrorCode.INVALID_REQUIRED_ACKS, message=f"acks {body.acks}"))
