@@ -3,6 +3,7 @@ bad input on a listener: the connection is dropped with a logged event, the brok
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import shutil
@@ -120,6 +121,54 @@ def test_kcat_lists_produces_and_consumes(cluster: Cluster) -> None:
     )
     assert consumed.returncode == 0, consumed.stderr
     assert [line for line in consumed.stdout.splitlines() if line.startswith("kcat-")] == lines.split()
+
+
+def test_kafka_python_producer_and_assigned_consumer(cluster: Cluster) -> None:
+    kafka = pytest.importorskip("kafka", reason="kafka-python is in the dev extra")
+    bootstrap = cluster.kafka_bootstrap_servers.split(",")
+    # Idempotence (kafka-python's default) needs InitProducerId, which the listener does not serve yet.
+    producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=False)
+    sent = [producer.send(TOPIC, value=f"kafka-python-{i}".encode(), partition=i % 3) for i in range(60)]
+    producer.flush(30)
+    offsets = {(future.get(10).partition, future.get(10).offset) for future in sent}
+    producer.close()
+    assert len(offsets) == 60
+    consumer = kafka.KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=10000)
+    consumer.assign([kafka.TopicPartition(TOPIC, p) for p in range(3)])
+    consumer.seek_to_beginning()
+    values = []
+    for message in consumer:
+        if message.value.startswith(b"kafka-python-"):
+            values.append(message.value)
+        if len(values) == 60:
+            break
+    consumer.close()
+    assert sorted(values) == sorted(f"kafka-python-{i}".encode() for i in range(60))
+
+
+async def test_aiokafka_producer_and_assigned_consumer(cluster: Cluster) -> None:
+    aiokafka = pytest.importorskip("aiokafka", reason="aiokafka is in the dev extra")
+    bootstrap = cluster.kafka_bootstrap_servers
+    producer = aiokafka.AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    await producer.start()
+    try:
+        for i in range(60):
+            await producer.send_and_wait(TOPIC, f"aiokafka-{i}".encode(), partition=i % 3)
+    finally:
+        await producer.stop()
+    consumer = aiokafka.AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    values: list[bytes] = []
+    try:
+        consumer.assign([aiokafka.TopicPartition(TOPIC, p) for p in range(3)])
+        await consumer.seek_to_beginning()
+        deadline = asyncio.get_running_loop().time() + 30
+        while len(values) < 60 and asyncio.get_running_loop().time() < deadline:
+            batches = await consumer.getmany(timeout_ms=500)
+            values += [m.value for ms in batches.values() for m in ms if m.value.startswith(b"aiokafka-")]
+    finally:
+        await consumer.stop()
+    assert sorted(values) == sorted(f"aiokafka-{i}".encode() for i in range(60))
 
 
 # ---- bad input ----
