@@ -7,16 +7,53 @@ from dataclasses import dataclass
 from typing import Any
 
 from common.config import ConfigError, at_least, config_key
+from common.endpoints import Listener
 from common.node_config import NodeConfig
 from storage.log_config import LogConfig
 
 _LONG_MAX = 2**63 - 1
+KAFKA_PROTOCOL = "PLAINTEXT"  # Kafka's wire protocol, unencrypted: what unmodified Kafka clients speak
+GRPC_PROTOCOL = "GRPC"  # minikafka's own protocol: its client, replication and the controllers
+
+
+def parse_protocol_map(text: str) -> dict[str, str]:
+    """`NAME:PROTOCOL,...` as {NAME: PROTOCOL}; raises ValueError with the reason."""
+    mapping = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        name, sep, protocol = item.partition(":")
+        if not sep or protocol.upper() not in (KAFKA_PROTOCOL, GRPC_PROTOCOL):
+            raise ValueError(f"expected NAME:{KAFKA_PROTOCOL} or NAME:{GRPC_PROTOCOL}, got {item!r}")
+        mapping[name.strip().upper()] = protocol.upper()
+    return mapping
+
+
+def _protocol_map_ok(text: str) -> str | None:
+    try:
+        parse_protocol_map(text)
+    except ValueError as error:
+        return str(error)
+    return None
 
 
 @dataclass(frozen=True)
 class BrokerConfig(NodeConfig):
     inter_broker_listener_name: str = config_key(
-        "inter.broker.listener.name", "", "The listener followers fetch through; empty: the first listener."
+        "inter.broker.listener.name", "", "The listener followers fetch through; empty: the first GRPC listener."
+    )
+    listener_security_protocol_map: str = config_key(
+        "listener.security.protocol.map",
+        "PLAINTEXT:PLAINTEXT,GRPC:GRPC,CONTROLLER:GRPC",
+        "The protocol of each listener name: PLAINTEXT listeners speak Kafka's wire protocol to Kafka clients, "
+        "GRPC listeners minikafka's own (its client, replication).",
+        _protocol_map_ok,
+    )
+    socket_request_max_bytes: int = config_key(
+        "socket.request.max.bytes", 104857600, "Largest request frame a Kafka listener reads.", at_least(1)
+    )
+    connections_max_idle_ms: int = config_key(
+        "connections.max.idle.ms", 600000, "A Kafka client connection idle this long is closed.", at_least(1)
     )
     session_timeout_ms: int = config_key(
         "broker.session.timeout.ms",
@@ -150,11 +187,19 @@ class BrokerConfig(NodeConfig):
                 f"replica.lag.time.max.ms ({self.replica_lag_time_max_ms})",
                 "replica.fetch.wait.max.ms",
             )
-        names = [listener.name for listener in self.bound_listeners]
+        protocols = parse_protocol_map(self.listener_security_protocol_map)
+        unmapped = [listener.name for listener in self.bound_listeners if listener.name not in protocols]
+        if unmapped:
+            raise ConfigError(
+                f"invalid value '{self.listeners}' for 'listeners': listener {unmapped[0]} is not in "
+                f"listener.security.protocol.map ({self.listener_security_protocol_map})",
+                "listeners",
+            )
+        names = [listener.name for listener in self.grpc_listeners]
         if self.inter_broker_listener_name and self.inter_broker_listener_name not in names:
             raise ConfigError(
                 f"invalid value '{self.inter_broker_listener_name}' for 'inter.broker.listener.name': not one of "
-                f"the listeners ({', '.join(names)})",
+                f"the GRPC listeners ({', '.join(names)})",
                 "inter.broker.listener.name",
             )
         if self.node_id in self.voters:
@@ -162,9 +207,22 @@ class BrokerConfig(NodeConfig):
                 f"invalid value {self.node_id} for 'node.id': it is a controller in controller.quorum.voters", "node.id"
             )
 
+    def _with_protocol(self, protocol: str) -> tuple[Listener, ...]:
+        protocols = parse_protocol_map(self.listener_security_protocol_map)
+        return tuple(listener for listener in self.bound_listeners if protocols.get(listener.name) == protocol)
+
+    @property
+    def grpc_listeners(self) -> tuple[Listener, ...]:
+        return self._with_protocol(GRPC_PROTOCOL)
+
+    @property
+    def kafka_listeners(self) -> tuple[Listener, ...]:
+        return self._with_protocol(KAFKA_PROTOCOL)
+
     @property
     def inter_broker_listener(self) -> str:
-        return self.inter_broker_listener_name or self.bound_listeners[0].name
+        grpc = self.grpc_listeners
+        return self.inter_broker_listener_name or (grpc[0] if grpc else self.bound_listeners[0]).name
 
     def log_config(self, topic_configs: Mapping[str, str] | None = None) -> LogConfig:
         """The storage settings of a partition: broker defaults, overridden by the topic's configs (Kafka's

@@ -14,6 +14,8 @@ import structlog
 
 from broker.config import BrokerConfig
 from broker.fetch_session import MAX_SESSION_ID, FetchSessionCache
+from broker.kafka_wire.context import WireContext
+from broker.kafka_wire.listener import KafkaListener, ListenerLimits
 from broker.lifecycle_manager import LifecycleManager
 from broker.log_manager import LogManager
 from broker.metadata_listener import MetadataDelta, MetadataListener
@@ -96,7 +98,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
         config.max_incremental_fetch_session_cache_slots, functools.partial(random.Random().randint, 1, MAX_SESSION_ID)
     )
     servers = []
-    for listener in config.bound_listeners:
+    for listener in config.grpc_listeners:
         service = BrokerService(manager, listener.name, fetch_sessions)
         servers.append(
             await start_server(
@@ -104,11 +106,20 @@ async def run_broker_process(config: BrokerConfig) -> None:
             )
         )
 
+    limits = ListenerLimits(config.socket_request_max_bytes, config.connections_max_idle_ms)
+    kafka_listeners = [
+        KafkaListener(WireContext(manager, listener.name), listener.host, listener.port, limits)
+        for listener in config.kafka_listeners
+    ]
+    for kafka_listener in kafka_listeners:
+        await kafka_listener.start()
+
     raft.start()
     log.info(
         "broker_starting",
         node_id=config.node_id,
         addresses=[s.address for s in servers],
+        kafka_addresses=[listener.address for listener in kafka_listeners],
         metadata_log_end_offset=raft.core.log_end_offset,
     )
     # Stray partitions are judged only against caught-up metadata: a partial image lacks topics created later, and
@@ -156,6 +167,8 @@ async def run_broker_process(config: BrokerConfig) -> None:
         await lifecycle.controlled_shutdown(timeout_s=config.session_timeout_ms / 1000)
     for task in [*background, watch_log_dir]:
         task.cancel()
+    for kafka_listener in kafka_listeners:
+        await kafka_listener.stop()
     await manager.stop()
     await lifecycle.stop()
     with contextlib.suppress(Exception):

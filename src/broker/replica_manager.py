@@ -33,6 +33,7 @@ from broker.replica.partition import (
     FailPendingProduces,
     Follower,
     Leader,
+    ListedOffset,
     PartitionConfig,
     PartitionMetadata,
     PendingExpandIsr,
@@ -51,6 +52,8 @@ from storage.partition_log import PartitionLog
 HWM_EVENT_INTERVAL_MS = 1000  # high_watermark_advanced is coalesced to at most one event a second per partition
 ALTER_PARTITION_RETRY_S = 0.2
 FETCHER_RESTART_S = 1.0  # a fetcher that failed on an unexpected error starts again after this pause
+EARLIEST_TIMESTAMP = -2  # ListOffsets' special timestamps, Kafka's values
+LATEST_TIMESTAMP = -1
 T = TypeVar("T")
 
 
@@ -316,6 +319,38 @@ class ReplicaManager:
                 leader_epoch=leader.leader_epoch,
                 log_end_offset=replica.log.log_end_offset,
             )
+
+    # ---- consumers' reads on the leader (the gRPC and the Kafka-wire front ends alike) ----
+
+    def consumer_fetch(
+        self, tp: TopicPartition, fetch_offset: int, current_leader_epoch: int, max_bytes: int
+    ) -> FetchPartitionResult:
+        """One partition of a consumer's Fetch: whole batches below the high watermark."""
+        replica = self.replicas.get(tp)
+        if replica is None or replica.leader is None or not self.serving():
+            return FetchPartitionResult(self.not_hosted_error(tp))
+        bound = replica.leader.consumer_read(fetch_offset, replica.log.log_start_offset, current_leader_epoch)
+        if bound.read_below is None:
+            return FetchPartitionResult(bound.error, high_watermark=bound.high_watermark)
+        try:
+            records = replica.log.read(fetch_offset, max_bytes, max_offset=bound.read_below)
+        except KafkaError as error:
+            return FetchPartitionResult(error.code, high_watermark=bound.high_watermark)
+        return FetchPartitionResult(ErrorCode.NONE, records, bound.high_watermark)
+
+    def list_offset(self, tp: TopicPartition, timestamp: int, current_leader_epoch: int) -> ListedOffset:
+        """ListOffsets for one partition: the log start (EARLIEST_TIMESTAMP) or the high watermark
+        (LATEST_TIMESTAMP); other timestamps are not supported yet."""
+        replica = self.replicas.get(tp)
+        if replica is None or replica.leader is None or not self.serving():
+            return ListedOffset(self.not_hosted_error(tp))
+        leader = replica.leader
+        if timestamp == LATEST_TIMESTAMP:
+            return leader.latest_offset(current_leader_epoch)
+        if timestamp == EARLIEST_TIMESTAMP:
+            code = leader.check_current_leader_epoch(current_leader_epoch)
+            return ListedOffset(code, replica.log.log_start_offset, leader.leader_epoch)
+        return ListedOffset(ErrorCode.UNSUPPORTED_VERSION)
 
     # ---- follower fetches on the leader ----
 

@@ -25,15 +25,11 @@ from broker.fetch_session import (
 from broker.log_manager import TopicPartition
 from broker.metadata_listener import endpoint_for
 from broker.produce_purgatory import ProduceResult
-from broker.replica.partition import ListedOffset
 from broker.replica_manager import FetchPartitionResult, ReplicaManager, answered
 from common.clock import monotonic_ms
-from common.errors import ErrorCode, KafkaError
+from common.errors import ErrorCode
 from kraft_controller.metadata.image import MetadataImage, TopicImage
 from minikafka_pb import broker_pb2, broker_pb2_grpc, common_pb2, fault_pb2, fault_pb2_grpc
-
-EARLIEST_TIMESTAMP = -2
-LATEST_TIMESTAMP = -1
 
 
 class BrokerService(broker_pb2_grpc.BrokerServicer):
@@ -246,7 +242,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                             record_fetch=record_fetch,
                         )
                     else:
-                        result = self._consumer_read(
+                        result = self.manager.consumer_fetch(
                             tp, partition.fetch_offset, partition.current_leader_epoch, max_bytes
                         )
                     replica = self.manager.replicas.get(tp)
@@ -276,21 +272,6 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                 total += len(records)
         return response, total, any_failed, sent
 
-    def _consumer_read(
-        self, tp: TopicPartition, fetch_offset: int, current_leader_epoch: int, max_bytes: int
-    ) -> FetchPartitionResult:
-        replica = self.manager.replicas.get(tp)
-        if replica is None or replica.leader is None or not self.manager.serving():
-            return FetchPartitionResult(self.manager.not_hosted_error(tp))
-        bound = replica.leader.consumer_read(fetch_offset, replica.log.log_start_offset, current_leader_epoch)
-        if bound.read_below is None:
-            return FetchPartitionResult(bound.error, high_watermark=bound.high_watermark)
-        try:
-            records = replica.log.read(fetch_offset, max_bytes, max_offset=bound.read_below)
-        except KafkaError as error:
-            return FetchPartitionResult(error.code, high_watermark=bound.high_watermark)
-        return FetchPartitionResult(ErrorCode.NONE, records, bound.high_watermark)
-
     # ---- ListOffsets / OffsetsForLeaderEpoch ----
 
     async def ListOffsets(self, request: broker_pb2.ListOffsetsRequest, context: Any) -> broker_pb2.ListOffsetsResponse:
@@ -299,19 +280,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             entry = response.topics.add(name=topic.name)
             for partition in topic.partitions:
                 tp = TopicPartition(topic.name, partition.partition_index)
-                replica = self.manager.replicas.get(tp)
-                if replica is None or replica.leader is None or not self.manager.serving():
-                    code = self.manager.not_hosted_error(tp)
-                    entry.partitions.add(partition_index=partition.partition_index, error_code=code, offset=-1)
-                    continue
-                leader = replica.leader
-                if partition.timestamp == LATEST_TIMESTAMP:
-                    listed = leader.latest_offset(partition.current_leader_epoch)
-                elif partition.timestamp == EARLIEST_TIMESTAMP:
-                    code = leader.check_current_leader_epoch(partition.current_leader_epoch)
-                    listed = ListedOffset(code, replica.log.log_start_offset, leader.leader_epoch)
-                else:
-                    listed = ListedOffset(ErrorCode.UNSUPPORTED_VERSION)
+                listed = self.manager.list_offset(tp, partition.timestamp, partition.current_leader_epoch)
                 ok = listed.error == ErrorCode.NONE
                 entry.partitions.add(
                     partition_index=partition.partition_index,

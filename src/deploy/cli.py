@@ -136,6 +136,7 @@ def cluster_up(args: argparse.Namespace) -> int:
     print(f"cluster up in {cluster.run_dir}")
     print(f"  controllers: {', '.join(f'{c.node_id}@{c.address}' for c in cluster.controllers)}")
     print(f"  brokers:     {', '.join(f'{b.node_id}@{b.address}' for b in cluster.brokers)}")
+    print(f"  bootstrap.servers={cluster.kafka_bootstrap_servers}")
     return 0
 
 

@@ -122,6 +122,7 @@ def status(cluster: Cluster) -> dict[str, Any]:
         return {
             "id": spec.node_id,
             "address": spec.address,
+            **({"kafka_address": spec.kafka_address} if spec.kafka_address else {}),
             "pid": pid,
             "alive": is_alive(pid),
             "paused": is_paused(pid),

@@ -44,6 +44,11 @@ class NodeSpec:
     host: str
     port: int
     run_dir: Path
+    kafka_port: int = 0  # a broker's Kafka listener (PLAINTEXT); 0: none
+
+    @property
+    def kafka_address(self) -> str | None:
+        return f"{self.host}:{self.kafka_port}" if self.kafka_port else None
 
     @property
     def label(self) -> str:
@@ -103,6 +108,11 @@ class Cluster:
         return [b.address for b in self.brokers]
 
     @property
+    def kafka_bootstrap_servers(self) -> str:
+        """Kafka clients' `bootstrap.servers`: every broker's Kafka listener."""
+        return ",".join(b.kafka_address for b in self.brokers if b.kafka_address)
+
+    @property
     def bootstrap_controllers(self) -> list[str]:
         return [c.address for c in self.controllers]
 
@@ -114,6 +124,7 @@ class Cluster:
                 "id": spec.node_id,
                 "role": spec.role,
                 "address": spec.address,
+                **({"kafka_address": spec.kafka_address} if spec.kafka_address else {}),
                 "pid": self.pids.get(spec.node_id),
                 "config": str(spec.config_path),
                 "data_dir": str(spec.data_dir),
@@ -147,7 +158,8 @@ class Cluster:
 
         def spec(entry: dict) -> NodeSpec:
             host, _, port = entry["address"].rpartition(":")
-            return NodeSpec(entry["id"], entry["role"], host, int(port), run_dir)
+            kafka_port = int(entry["kafka_address"].rpartition(":")[2]) if entry.get("kafka_address") else 0
+            return NodeSpec(entry["id"], entry["role"], host, int(port), run_dir, kafka_port)
 
         cluster = cls(
             run_dir=run_dir,
@@ -208,11 +220,14 @@ def plan_cluster(
         raise ClusterError("a cluster needs at least one controller")
     if brokers < 0:
         raise ClusterError("--brokers must not be negative")
-    ports = free_ports(controllers + brokers, host)
+    ports = free_ports(controllers + 2 * brokers, host)
     controller_specs = [
         NodeSpec(CONTROLLER_ID_BASE + i + 1, "controller", host, ports[i], run_dir) for i in range(controllers)
     ]
-    broker_specs = [NodeSpec(i + 1, "broker", host, ports[controllers + i], run_dir) for i in range(brokers)]
+    kafka_ports = ports[controllers + brokers :]
+    broker_specs = [
+        NodeSpec(i + 1, "broker", host, ports[controllers + i], run_dir, kafka_ports[i]) for i in range(brokers)
+    ]
     return Cluster(
         run_dir, controller_specs, broker_specs, dict(overrides or {}), created=datetime.now(UTC).isoformat()
     )
@@ -220,11 +235,13 @@ def plan_cluster(
 
 def node_properties(cluster: Cluster, spec: NodeSpec) -> dict[str, str]:
     """A node's config: its identity and paths, then the run's `--set` overrides the node's role accepts."""
-    listener = "CONTROLLER" if spec.role == "controller" else "PLAINTEXT"
+    listeners = f"CONTROLLER://{spec.address}" if spec.role == "controller" else f"GRPC://{spec.address}"
+    if spec.kafka_address:
+        listeners += f",PLAINTEXT://{spec.kafka_address}"
     props = {
         "node.id": str(spec.node_id),
         "process.roles": spec.role,
-        "listeners": f"{listener}://{spec.address}",
+        "listeners": listeners,
         "controller.quorum.voters": cluster.voters,
         "log.dirs": str(spec.data_dir),
         "minikafka.event.log.dir": str(cluster.run_dir / "logs"),

@@ -1,0 +1,260 @@
+"""Unmodified Kafka clients against a 3+3 cluster of real processes, through the brokers' Kafka listeners; and
+bad input on a listener: the connection is dropped with a logged event, the broker carries on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import shutil
+import socket
+import struct
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cluster_fixtures import eventually, running_cluster
+
+from deploy import cluster_commands
+from deploy.local_cluster import Cluster, is_alive
+
+pytestmark = pytest.mark.integration
+confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
+
+TOPIC = "orders"
+IDLE_MS = 3000
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    run_dir = tmp_path_factory.mktemp("kafka-clients")
+    with running_cluster(run_dir, 3, 3, **{"connections.max.idle.ms": str(IDLE_MS)}) as started:
+        with cluster_commands.admin_for(started, timeout_s=10) as admin:
+            admin.create_topic(TOPIC, partitions=3, replication_factor=3, configs={"min.insync.replicas": "2"})
+        yield started
+
+
+def _produce(bootstrap: str, count: int, prefix: str) -> list[tuple[int, int]]:
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    acked: list[tuple[int, int]] = []
+    errors = []
+
+    def delivered(error: object, message: object) -> None:
+        if error is not None:
+            errors.append(error)
+        else:
+            acked.append((message.partition(), message.offset()))  # type: ignore[attr-defined]
+
+    for i in range(count):
+        producer.produce(TOPIC, value=f"{prefix}-{i}".encode(), partition=i % 3, on_delivery=delivered)
+    assert producer.flush(30) == 0
+    assert errors == []
+    return acked
+
+
+def _consume_all(bootstrap: str, expected: int) -> list[bytes]:
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "assign-only", "enable.auto.commit": False}
+    )
+    consumer.assign([confluent_kafka.TopicPartition(TOPIC, p, confluent_kafka.OFFSET_BEGINNING) for p in range(3)])
+    values: list[bytes] = []
+    try:
+
+        def read_some() -> bool:
+            message = consumer.poll(0.2)
+            if message is not None:
+                assert message.error() is None, message.error()
+                values.append(message.value())
+            return len(values) >= expected
+
+        eventually(read_some, 30, f"{expected} records consumed", interval_s=0)
+    finally:
+        consumer.close()
+    return values
+
+
+def test_confluent_kafka_producer_acks_all_and_consumer_assign(cluster: Cluster) -> None:
+    bootstrap = cluster.kafka_bootstrap_servers
+    acked = _produce(bootstrap, 300, "confluent")
+    assert len(set(acked)) == 300
+    values = _consume_all(bootstrap, 300)
+    assert sorted(v for v in values if v.startswith(b"confluent-")) == sorted(
+        f"confluent-{i}".encode() for i in range(300)
+    )
+    low, high = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "w"}).get_watermark_offsets(
+        confluent_kafka.TopicPartition(TOPIC, 0), timeout=10
+    )
+    assert (low, high) == (0, max(offset for partition, offset in acked if partition == 0) + 1)
+
+
+def test_metadata_lists_every_broker_on_its_kafka_listener(cluster: Cluster) -> None:
+    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.brokers[0].kafka_address})
+    metadata = producer.list_topics(timeout=10)
+    assert {b.id: f"{b.host}:{b.port}" for b in metadata.brokers.values()} == {
+        spec.node_id: spec.kafka_address for spec in cluster.brokers
+    }
+    assert len(metadata.topics[TOPIC].partitions) == 3
+    assert metadata.topics[TOPIC].partitions[0].replicas and not metadata.topics[TOPIC].partitions[0].error
+
+
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed (Debian/Ubuntu: apt-get install kcat)")
+def test_kcat_lists_produces_and_consumes(cluster: Cluster) -> None:
+    bootstrap = cluster.kafka_bootstrap_servers
+    listing = subprocess.run(["kcat", "-b", bootstrap, "-L", "-J"], capture_output=True, text=True, timeout=30)
+    assert listing.returncode == 0, listing.stderr
+    assert TOPIC in {topic["topic"] for topic in json.loads(listing.stdout)["topics"]}
+    lines = "\n".join(f"kcat-{i}" for i in range(50)) + "\n"
+    produced = subprocess.run(
+        ["kcat", "-b", bootstrap, "-P", "-t", TOPIC, "-p", "1", "-X", "acks=all"],
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert produced.returncode == 0, produced.stderr
+    consumed = subprocess.run(
+        ["kcat", "-b", bootstrap, "-C", "-t", TOPIC, "-p", "1", "-o", "beginning", "-e", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert consumed.returncode == 0, consumed.stderr
+    assert [line for line in consumed.stdout.splitlines() if line.startswith("kcat-")] == lines.split()
+
+
+def test_kafka_python_producer_and_assigned_consumer(cluster: Cluster) -> None:
+    kafka = pytest.importorskip("kafka", reason="kafka-python is in the dev extra")
+    bootstrap = cluster.kafka_bootstrap_servers.split(",")
+    # Idempotence (kafka-python's default) needs InitProducerId, which the listener does not serve yet.
+    producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=False)
+    sent = [producer.send(TOPIC, value=f"kafka-python-{i}".encode(), partition=i % 3) for i in range(60)]
+    producer.flush(30)
+    offsets = {(future.get(10).partition, future.get(10).offset) for future in sent}
+    producer.close()
+    assert len(offsets) == 60
+    consumer = kafka.KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=10000)
+    consumer.assign([kafka.TopicPartition(TOPIC, p) for p in range(3)])
+    consumer.seek_to_beginning()
+    values = []
+    for message in consumer:
+        if message.value.startswith(b"kafka-python-"):
+            values.append(message.value)
+        if len(values) == 60:
+            break
+    consumer.close()
+    assert sorted(values) == sorted(f"kafka-python-{i}".encode() for i in range(60))
+
+
+async def test_aiokafka_producer_and_assigned_consumer(cluster: Cluster) -> None:
+    aiokafka = pytest.importorskip("aiokafka", reason="aiokafka is in the dev extra")
+    bootstrap = cluster.kafka_bootstrap_servers
+    producer = aiokafka.AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    await producer.start()
+    try:
+        for i in range(60):
+            await producer.send_and_wait(TOPIC, f"aiokafka-{i}".encode(), partition=i % 3)
+    finally:
+        await producer.stop()
+    consumer = aiokafka.AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    values: list[bytes] = []
+    try:
+        consumer.assign([aiokafka.TopicPartition(TOPIC, p) for p in range(3)])
+        await consumer.seek_to_beginning()
+        deadline = asyncio.get_running_loop().time() + 30
+        while len(values) < 60 and asyncio.get_running_loop().time() < deadline:
+            batches = await consumer.getmany(timeout_ms=500)
+            values += [m.value for ms in batches.values() for m in ms if m.value.startswith(b"aiokafka-")]
+    finally:
+        await consumer.stop()
+    assert sorted(values) == sorted(f"aiokafka-{i}".encode() for i in range(60))
+
+
+# ---- bad input ----
+
+
+def _connect(cluster: Cluster) -> socket.socket:
+    host, port = cluster.brokers[0].kafka_address.rsplit(":", 1)  # type: ignore[union-attr]
+    return socket.create_connection((host, int(port)), timeout=IDLE_MS / 1000 * 5)
+
+
+def _closed_by_broker(sock: socket.socket) -> bool:
+    """True once the broker closed the connection (EOF); responses before it are skipped."""
+    while chunk := sock.recv(65536):
+        del chunk
+    return True
+
+
+def _closed_events(cluster: Cluster) -> list[dict]:
+    path = cluster.brokers[0].events_path
+    events = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [event for event in events if event["event"] == "kafka_connection_closed"]
+
+
+def _broker_still_answers(cluster: Cluster) -> None:
+    assert is_alive(cluster.pids[cluster.brokers[0].node_id])
+    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.brokers[0].kafka_address})
+    assert TOPIC in producer.list_topics(timeout=10).topics
+
+
+@pytest.mark.parametrize(
+    ("name", "payload", "reason"),
+    [
+        ("garbage", b"\x00\x00\x00\x10" + b"\xff" * 16, "UNSUPPORTED_VERSION"),
+        ("2 GB size prefix", struct.pack(">i", 2**31 - 1), "larger than"),
+        ("unknown API key", struct.pack(">ihhi", 8, 4242, 0, 1), "UNSUPPORTED_VERSION"),
+        ("unknown Metadata version", struct.pack(">ihhi", 8, 3, 99, 1), "UNSUPPORTED_VERSION"),
+        ("truncated frame", struct.pack(">i", 100) + b"\x00\x03\x00\x0c", "truncated frame"),
+        ("idle client", b"", "connections.max.idle.ms"),
+    ],
+)
+def test_bad_frames_close_the_connection_with_a_logged_reason(
+    cluster: Cluster, name: str, payload: bytes, reason: str
+) -> None:
+    before = len(_closed_events(cluster))
+    with _connect(cluster) as sock:
+        sock.sendall(payload)
+        if name == "truncated frame":
+            sock.shutdown(socket.SHUT_WR)
+        assert _closed_by_broker(sock)
+    logged = eventually(lambda: _closed_events(cluster)[before:], 10, f"kafka_connection_closed for {name}")
+    assert any(reason in event["reason"] for event in logged), logged
+    _broker_still_answers(cluster)
+
+
+def test_api_versions_at_an_unknown_version_answers_v0_with_error_35(cluster: Cluster) -> None:
+    with _connect(cluster) as sock:
+        sock.sendall(struct.pack(">ihhi", 10, 18, 99, 77) + b"\xff\xff")
+        size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
+        body = _recv_exactly(sock, size)
+    correlation_id, error_code, count = struct.unpack_from(">ihi", body)
+    assert (correlation_id, error_code) == (77, 35)
+    ranges = {
+        struct.unpack_from(">hhh", body, 10 + 6 * i)[0]: struct.unpack_from(">hhh", body, 10 + 6 * i)[1:]
+        for i in range(count)
+    }
+    assert ranges[0][0] <= 3 <= ranges[0][1] and ranges[1][0] <= 4 <= ranges[1][1]
+
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        assert chunk, "connection closed early"
+        data += chunk
+    return data
+
+
+def test_random_frames_never_kill_the_broker(cluster: Cluster, tmp_path: Path) -> None:
+    rng = random.Random(20261125)
+    for _ in range(200):
+        api_key = rng.choice([0, 1, 2, 3, 18, rng.randrange(-5, 100)])
+        body = rng.randbytes(rng.randrange(0, 64))
+        header = struct.pack(">hhi", api_key, rng.randrange(-1, 20), rng.randrange(2**31)) + body
+        frame = struct.pack(">i", len(header)) + header
+        with _connect(cluster) as sock:
+            sock.sendall(frame[: rng.randrange(1, len(frame) + 1)])
+            sock.shutdown(socket.SHUT_WR)
+            _closed_by_broker(sock)
+    _broker_still_answers(cluster)

@@ -1,0 +1,30 @@
+"""`cluster up` gives every broker a Kafka listener beside its gRPC one and records it in cluster.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from broker.config import BrokerConfig
+from common.config import load_config
+from deploy.local_cluster import Cluster, node_properties, plan_cluster
+
+
+def test_brokers_get_a_plaintext_listener_on_their_own_port(tmp_path: Path) -> None:
+    cluster = plan_cluster(tmp_path, controllers=1, brokers=3)
+    ports = [spec.port for spec in cluster.nodes] + [spec.kafka_port for spec in cluster.brokers]
+    assert len(set(ports)) == len(ports) and all(ports)
+    for spec in cluster.brokers:
+        config = load_config(BrokerConfig, node_properties(cluster, spec), "test")
+        assert [listener.address for listener in config.kafka_listeners] == [spec.kafka_address]
+        assert [listener.address for listener in config.grpc_listeners] == [spec.address]
+        assert config.inter_broker_listener == "GRPC"
+    assert cluster.controllers[0].kafka_address is None
+    assert cluster.kafka_bootstrap_servers == ",".join(spec.kafka_address or "" for spec in cluster.brokers)
+
+
+def test_cluster_json_keeps_the_kafka_addresses(tmp_path: Path) -> None:
+    cluster = plan_cluster(tmp_path, controllers=1, brokers=2)
+    cluster.save()
+    loaded = Cluster.load(tmp_path)
+    assert [b.kafka_address for b in loaded.brokers] == [b.kafka_address for b in cluster.brokers]
+    assert all("kafka_address" in entry for entry in cluster.to_json()["brokers"])
