@@ -463,6 +463,8 @@ class ReplicaManager:
     def apply_follower_answer(self, answer: FollowerAnswer) -> bool:
         """Apply one partition's Fetch answer on this follower; False when the fetcher should back off."""
         replica = self.replicas.get(TopicPartition(answer.sent.topic, answer.sent.partition))
+        if replica is not None and replica.topic_id.bytes != answer.sent.topic_id:
+            return True  # asked for a topic since deleted and re-created under the same name
         follower = replica.follower if replica is not None else None
         log = replica.log if replica is not None else None
         if follower is None or log is None or replica.failed:

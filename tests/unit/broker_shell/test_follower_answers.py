@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -132,3 +133,11 @@ async def test_a_fetcher_that_fails_is_logged_and_started_again(tmp_path: Path, 
         await asyncio.wait_for(restarted.wait(), 10)
     (failed,) = [e for e in events if e["event"] == "replica_fetcher_failed"]
     assert failed["leader"] == 0 and "Input/output error" in failed["error"] and runs == [0, 0]
+
+
+def test_an_answer_for_a_deleted_topic_is_not_applied_to_its_re_created_namesake(tmp_path: Path) -> None:
+    manager = following_manager(tmp_path)
+    stale = answer(leader_batch(b"old", 0))
+    stale = FollowerAnswer(0, replace(stale.sent, topic_id=uuid.uuid4().bytes), ErrorCode.NONE, 1, stale.records, None)
+    assert manager.apply_follower_answer(stale)
+    assert manager.replicas[TP].log.log_end_offset == 0
