@@ -138,6 +138,7 @@ async def run_consume(bootstrap: list[str], options: ConsumeOptions) -> int:
         try:
             await consumer.assign(options.topic, None if options.partition is None else [options.partition], start)
             consumed = await _read(consumer, options)
+            await consumer.confirm_log_ends()
         finally:
             if consumer.fetch_states:
                 _finish(consumer, options, consumed)

@@ -63,6 +63,9 @@ class ReadEnd:
     position: int | None
     high_watermark: int | None
     error: str | None
+    # ListOffsets(LATEST) asked once the read was caught up: the leader answers it only once its HWM has reached its
+    # epoch start offset, so a log end at or below the position means nothing acknowledged lies beyond it.
+    log_end: int | None = None
 
     @property
     def reached(self) -> bool:
@@ -84,7 +87,13 @@ class ReadEnd:
             "high_watermark": self.high_watermark,
             "reached": self.reached,
             "error": self.error,
+            "log_end": self.log_end,
         }
+
+    @property
+    def complete(self) -> bool:
+        """The read reached the whole log: an acknowledged offset at or past the position is not in it."""
+        return self.reached and self.log_end is not None and self.position is not None and self.log_end <= self.position
 
 
 @dataclass
@@ -92,6 +101,7 @@ class _FetchState:
     start_offset: int | None = None
     high_watermark: int | None = None
     error: str | None = None
+    log_end: int | None = None
 
 
 class Consumer:
@@ -142,9 +152,23 @@ class Consumer:
                 self.positions.get((topic, partition)),
                 state.high_watermark,
                 state.error,
+                state.log_end,
             )
             for (topic, partition), state in sorted(self.fetch_states.items())
         ]
+
+    async def confirm_log_ends(self) -> None:
+        """For each partition read up to its HWM, ask its leader for the latest offset (ListOffsets LATEST), which
+        it answers only once its HWM covers its epoch start: read_end then says whether the read saw the whole log."""
+        for end in self.read_ends():
+            if not end.reached:
+                continue
+            state = self.fetch_states[(end.topic, end.partition)]
+            try:
+                state.log_end = await self.list_offset(end.topic, end.partition, LATEST)
+            except KafkaError:
+                state.log_end = None  # not confirmed: the analysis counts what lies beyond as unknown, not lost
+            state.error = None
 
     def caught_up(self) -> bool:
         """Every assigned partition was read up to the high watermark its leader last reported."""

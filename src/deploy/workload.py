@@ -114,6 +114,7 @@ async def consume_to_file(
                 stream.write(json.dumps(record.to_json(), separators=(",", ":")) + "\n")
             count += len(records)
         # Where each partition's read stopped, as `consume --json` ends: analyze tells lost from unread with it.
+        await consumer.confirm_log_ends()
         stream.write("".join(json.dumps(end.to_json(), separators=(",", ":")) + "\n" for end in consumer.read_ends()))
     await consumer.close()
     return count

@@ -57,6 +57,7 @@ async def consume_all(
         idle = 0 if records else idle + 1
         read.update((r.offset, r.value.decode()) for r in records)
     if ends is not None:
+        await consumer.confirm_log_ends()
         ends.extend(end.to_json() for end in consumer.read_ends())
     await consumer.close()
     return read

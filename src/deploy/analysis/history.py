@@ -52,6 +52,7 @@ READ_END_FIELDS = [
     StructField("high_watermark", LongType()),
     StructField("reached", BooleanType()),
     StructField("error", StringType()),
+    StructField("log_end", LongType()),
 ]
 CONSUME_SHAPE = Shape(required=("topic", "partition"))
 
@@ -91,9 +92,10 @@ def consumed_records(lines: DataFrame) -> DataFrame:
 
 
 def read_ends(lines: DataFrame) -> DataFrame:
-    """The read_end lines: (source, topic, partition, start_offset, position, high_watermark, reached, error)."""
+    """The read_end lines: (source, topic, partition, start_offset, position, high_watermark, reached, error,
+    log_end)."""
     return lines.where(F.col("type") == READ_END).select(
-        "source", "topic", "partition", "start_offset", "position", "high_watermark", "reached", "error"
+        "source", "topic", "partition", "start_offset", "position", "high_watermark", "reached", "error", "log_end"
     )
 
 

@@ -89,6 +89,7 @@ def nonmonotonic_polls(consumed: DataFrame) -> DataFrame:
 
 # The end of a read that reached its high watermark: every offset below that HWM was read (or is not there).
 KEYS = ["topic", "partition", "offset"]
+WHOLE_LOG = 2**62  # "every offset": the end of a read that saw the whole log
 
 
 def read_coverage(consumed: DataFrame, ends: DataFrame) -> DataFrame:
@@ -100,7 +101,9 @@ def read_coverage(consumed: DataFrame, ends: DataFrame) -> DataFrame:
         "topic",
         "partition",
         F.coalesce("start_offset", F.lit(0)).alias("from_offset"),
-        F.when(F.col("reached"), F.greatest("high_watermark", "position"))
+        # A read that reached a confirmed log end saw the whole log: nothing acknowledged lies beyond it.
+        F.when(F.col("reached") & (F.col("log_end") <= F.col("position")), F.lit(WHOLE_LOG))
+        .when(F.col("reached"), F.greatest("high_watermark", "position"))
         .otherwise(F.col("position"))
         .alias("below_offset"),
     )

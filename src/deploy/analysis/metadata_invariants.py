@@ -191,8 +191,10 @@ def stale_broker_epoch_in_isr(events: DataFrame) -> DataFrame:
         "partition_epoch",
         "isr",
     )
+    # A member sent with epoch -1 has not fetched from the leader yet: the leader vouches for no epoch and the
+    # controller skips the check (Kafka's rule); it stays in the ISR it was already in, so it is no stale admission.
     members = committed.join(accepted, ["topic_id", "partition_index", "partition_epoch", "isr"]).where(
-        F.array_contains("isr", F.col("broker_id"))
+        F.array_contains("isr", F.col("broker_id")) & (F.col("requested_broker_epoch") != -1)
     )
     registrations = committed_broker_registrations(events).select(
         F.col("offset").alias("registration_offset"), "broker_id", F.col("broker_epoch").alias("registered_epoch")

@@ -116,8 +116,11 @@ def consumed_line(offset: int, value: str) -> dict[str, Any]:
     return {"topic": "t", "partition": 0, "offset": offset, "key": None, "value": value, "leader_epoch": 0}
 
 
-def read_end(position: int | None, high_watermark: int | None, error: str | None, start: int = 0) -> dict:
-    """A consume --json read_end line for t-0 (reached when it stopped at the high watermark without an error)."""
+def read_end(
+    position: int | None, high_watermark: int | None, error: str | None, start: int = 0, log_end: int | None = None
+) -> dict:
+    """A consume --json read_end line for t-0 (reached when it stopped at the high watermark without an error;
+    `log_end`: the latest offset ListOffsets confirmed then)."""
     reached = error is None and position is not None and high_watermark is not None and position >= high_watermark
     return {
         "type": "read_end",
@@ -128,6 +131,7 @@ def read_end(position: int | None, high_watermark: int | None, error: str | None
         "high_watermark": high_watermark,
         "reached": reached,
         "error": error,
+        "log_end": log_end,
     }
 
 

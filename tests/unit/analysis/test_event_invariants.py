@@ -158,6 +158,15 @@ def test_stale_broker_epoch_committed_into_the_isr_is_caught(spark, tmp_path: Pa
     ]
 
 
+def test_a_member_sent_with_epoch_minus_one_is_no_stale_admission(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    # The same commit, but the leader had no Fetch from 3 yet and sent -1 (Kafka's rule): nothing is vouched for.
+    run = clean_run()
+    run.replayed.insert(5, broker_registered(9, 6.5, 3))
+    accepted = next(e for e in run.node_events if e["event"] == "alter_partition_accepted")
+    accepted["proposed_isr"] = [[1, 1], [2, 2], [3, -1]]
+    assert run_check(spark, tmp_path, run, "stale_broker_epoch_in_isr") == []
+
+
 def test_high_watermark_going_back_is_caught(spark, tmp_path: Path) -> None:  # noqa: ANN001
     run = clean_run()
     run.node_events.append(

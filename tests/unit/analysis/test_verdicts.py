@@ -41,6 +41,34 @@ def test_an_incomplete_final_read_makes_the_verdict_incomplete(spark, tmp_path: 
     assert "INCOMPLETE" in render_markdown(summary)
 
 
+def test_acknowledged_records_beyond_a_whole_log_read_are_lost_not_unknown(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    """A read that reached a log end its leader confirmed (ListOffsets LATEST, answered only once the HWM covers the
+    leader's epoch start) saw the whole log: acknowledged records beyond it were truncated away. The KIP-903 race
+    without its check ends so; counting them unknown would call a real loss 'incomplete'."""
+    run = clean_run()
+    run.consumed = run.consumed[:3] + [read_end(3, 3, None, log_end=3)]
+    out = tmp_path / "report"
+    out.mkdir()
+    summary = analyze(spark, run.write(tmp_path / "run"), out)
+    verdicts = {v["name"]: v for v in summary["invariants"]}
+    assert (verdicts["NoCommittedRecordLost"]["verdict"], verdicts["NoCommittedRecordLost"]["violations"]) == (
+        "fail",
+        3,
+    )
+    final = summary["final_read"]
+    assert (summary["verdict"], final["lost"], final["unknown"]) == ("fail", 3, 0)
+    # The same read without the confirmation: the HWM may lag a new leader's log, so they are unknown.
+    run.consumed = run.consumed[:3] + [read_end(3, 3, None)]
+    out = tmp_path / "report2"
+    out.mkdir()
+    summary = analyze(spark, run.write(tmp_path / "run2"), out)
+    assert (summary["verdict"], summary["final_read"]["lost"], summary["final_read"]["unknown"]) == (
+        "incomplete",
+        0,
+        3,
+    )
+
+
 def test_an_empty_run_has_nothing_to_check(spark, tmp_path: Path) -> None:  # noqa: ANN001
     run_dir = tmp_path / "run"
     (run_dir / "logs").mkdir(parents=True)
