@@ -199,6 +199,7 @@ class Faults:
     def heal(self, node_ids: tuple[int, ...] = ()) -> tuple[Cut, ...]:
         """Remove every cut, or those touching `node_ids`; returns the healed cuts."""
         try:
+            heal_cuts((), self.cluster.addresses, node_ids)  # unknown ids are reported before a run that is down
             result = heal_cuts(self._current_cuts(), self.cluster.addresses, node_ids)
         except CutError as error:
             raise ClusterError(str(error)) from None
