@@ -1,4 +1,4 @@
-"""A local cluster of real controller and broker processes on free loopback ports.
+"""A local cluster of real controller and broker processes, each on a loopback address of its own.
 
 A run directory holds everything of one cluster:
 
@@ -8,6 +8,7 @@ A run directory holds everything of one cluster:
     RUN/<label>/stderr.log           its readable log lines
     RUN/logs/<label>.jsonl           its structured events (docs/events.md); faults go to RUN/logs/faults.jsonl
     RUN/history/                     client histories
+    RUN/network/cuts.json            the network cuts in force and each node's address (docs/network-partitions.md)
 """
 
 from __future__ import annotations
