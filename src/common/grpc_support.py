@@ -6,8 +6,13 @@ facts: the limit applies on server and channel alike).
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -49,9 +54,152 @@ async def start_server(host: str, port: int, registrars: Sequence[Registrar]) ->
 
 
 def insecure_channel(address: str) -> grpc.aio.Channel:
-    return grpc.aio.insecure_channel(address, options=GRPC_OPTIONS)
+    """A channel to `address`; in a node of a host-mode run, filtered by the run's network cuts."""
+    channel = grpc.aio.insecure_channel(address, options=GRPC_OPTIONS)
+    link = link_filter_from_environment(address)
+    return channel if link is None else FilteredChannel(channel, link)  # type: ignore[return-value]
 
 
 def sync_channel(address: str) -> grpc.Channel:
     """A blocking channel, for command-line tools that make a few calls."""
     return grpc.insecure_channel(address, options=GRPC_OPTIONS)
+
+
+# ---- the in-process link filter (a run's network cuts when the kernel cannot drop packets) ----
+
+CUTS_ENV = "MINIKAFKA_NETWORK_CUTS"
+NODE_ID_ENV = "MINIKAFKA_NODE_ID"
+_POLL_S = 0.05
+
+
+class LinkFilter:
+    """Whether this node's calls to an address are cut, from the run's cuts file (re-read when it changes).
+
+    A cut call behaves as a dropped packet does: it neither fails nor proceeds; it hangs until the link heals
+    (then goes on, as TCP retransmits) or its deadline passes (DEADLINE_EXCEEDED).
+    """
+
+    def __init__(self, path: Path, node_id: int, address: str) -> None:
+        self._path = path
+        self._node_id = node_id
+        self._address = address
+        self._stamp: int | None = None
+        self._cut = False
+
+    def is_cut(self) -> bool:
+        try:
+            stamp = self._path.stat().st_mtime_ns
+        except FileNotFoundError:
+            return False
+        if stamp != self._stamp:
+            self._stamp = stamp
+            self._cut = self._read_cut()
+        return self._cut
+
+    def _read_cut(self) -> bool:
+        try:
+            document = json.loads(self._path.read_text())
+        except (OSError, ValueError):
+            return self._cut  # a file being replaced: keep the last answer until the next change
+        peer = document.get("nodes", {}).get(self._address)
+        if peer is None:
+            return False
+        return any(_drops(cut, self._node_id, peer) for cut in document.get("active", []))
+
+    async def wait_open(self, deadline: float | None, cancelled: Callable[[], bool] = lambda: False) -> None:
+        """Return once the link is not cut; raise DEADLINE_EXCEEDED at `deadline` (loop time), CANCELLED when
+        `cancelled()` says the call was given up."""
+        loop = asyncio.get_running_loop()
+        while self.is_cut():
+            if cancelled():
+                raise _rpc_error(grpc.StatusCode.CANCELLED, "call cancelled while the link was cut")
+            if deadline is not None and loop.time() >= deadline:
+                raise _rpc_error(grpc.StatusCode.DEADLINE_EXCEEDED, "no answer: the link is cut")
+            await asyncio.sleep(_POLL_S)
+
+
+def _drops(cut: dict, source: int, destination: int) -> bool:
+    if source in cut["from"] and destination in cut["to"]:
+        return True
+    return not cut["one_way"] and source in cut["to"] and destination in cut["from"]
+
+
+def _rpc_error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details)
+
+
+def link_filter_from_environment(address: str) -> LinkFilter | None:
+    """The filter a node's launcher asked for (host-mode runs), or None for clients and kernel-mode nodes."""
+    path, node_id = os.environ.get(CUTS_ENV), os.environ.get(NODE_ID_ENV)
+    if not path or not node_id:
+        return None
+    return LinkFilter(Path(path), int(node_id), address)
+
+
+class _FilteredUnaryUnary:
+    def __init__(self, inner: Any, link: LinkFilter) -> None:
+        self._inner = inner
+        self._link = link
+
+    def __call__(self, request: Any, *, timeout: float | None = None, **kwargs: Any) -> Any:
+        return self._call(request, timeout, kwargs)
+
+    async def _call(self, request: Any, timeout: float | None, kwargs: dict[str, Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        await self._link.wait_open(deadline)  # the request is lost while cut
+        remaining = None if deadline is None else max(deadline - loop.time(), 0.001)
+        response = await self._inner(request, timeout=remaining, **kwargs)
+        await self._link.wait_open(deadline)  # so is the answer
+        return response
+
+
+class _FilteredStreamCall:
+    """A bidi call whose writes and reads wait while the link is cut; `cancel()` ends a wait, as it does gRPC's."""
+
+    def __init__(self, inner: Any, link: LinkFilter) -> None:
+        self._inner = inner
+        self._link = link
+        self._cancelled = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def cancel(self) -> bool:
+        self._cancelled = True
+        return self._inner.cancel()
+
+    async def write(self, request: Any) -> None:
+        await self._link.wait_open(None, lambda: self._cancelled)
+        await self._inner.write(request)
+
+    async def read(self) -> Any:
+        response = await self._inner.read()
+        await self._link.wait_open(None, lambda: self._cancelled)
+        return response
+
+
+class _FilteredStreamStream:
+    def __init__(self, inner: Any, link: LinkFilter) -> None:
+        self._inner = inner
+        self._link = link
+
+    def __call__(self, *args: Any, **kwargs: Any) -> _FilteredStreamCall:
+        return _FilteredStreamCall(self._inner(*args, **kwargs), self._link)
+
+
+class FilteredChannel:
+    """A channel whose unary and bidi calls go through a LinkFilter (the only call shapes nodes make)."""
+
+    def __init__(self, inner: grpc.aio.Channel, link: LinkFilter) -> None:
+        self._inner = inner
+        self._link = link
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def unary_unary(self, *args: Any, **kwargs: Any) -> _FilteredUnaryUnary:
+        return _FilteredUnaryUnary(self._inner.unary_unary(*args, **kwargs), self._link)
+
+    def stream_stream(self, *args: Any, **kwargs: Any) -> _FilteredStreamStream:
+        return _FilteredStreamStream(self._inner.stream_stream(*args, **kwargs), self._link)

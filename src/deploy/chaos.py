@@ -17,10 +17,12 @@ from typing import Any
 
 from client.admin import AdminClient
 from common.cli_support import run_event_loop
+from common.errors import KafkaError
 from deploy import cluster_commands
 from deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_faults
 from deploy.faults import FAULT_RUN_SETTINGS, Faults
 from deploy.local_cluster import Cluster, ClusterError, is_alive
+from deploy.network import read_cuts
 from deploy.workload import (
     ProduceCounts,
     ProducerPlan,
@@ -131,7 +133,7 @@ class FaultRunner:
 
     def run(self, step: FaultStep, started: float) -> None:
         elapsed = time.monotonic() - started
-        label = self.cluster.node(step.target).label
+        label = self._describe(step)
         self.log(f"[{elapsed:7.1f}s] {step.kind} {label}" + (f" for {step.down_s:.1f}s" if step.down_s else ""))
         try:
             self._inject(step)
@@ -163,11 +165,46 @@ class FaultRunner:
                 self.faults.reboot(step.target, lose_unflushed=True)
             case "wipe-disk":
                 self.faults.reboot(step.target, wipe_disk=True)
+            case "partition" | "broker-controller" | "one-way":
+                first, second = step.groups  # type: ignore[misc]
+                self.faults.partition(frozenset(first), frozenset(second), one_way=step.kind == "one-way")
+                self._heal_after(step.down_s)
+            case "isolate-leader" | "isolate-controller":
+                self.faults.isolate(self._current_target(step))
+                self._heal_after(step.down_s)
             case _:
                 raise ClusterError(f"unknown fault kind {step.kind}")
 
+    def _heal_after(self, down_s: float) -> None:
+        time.sleep(down_s)  # the planned duration of the cut, not a synchronisation
+        self.faults.heal()
+
+    def _current_target(self, step: FaultStep) -> int:
+        """The node an isolate-* step cuts: the leader of a partition, or the active controller, as they are now."""
+        try:
+            if step.kind == "isolate-controller":
+                return int(self.admin.describe_quorum()["leader_id"])
+            partitions = self.admin.describe_topics([TOPIC])[0].partitions
+            return partitions[step.target % len(partitions)].leader
+        except KafkaError as error:
+            raise ClusterError(f"cannot find whom {step.kind} should cut: {error}") from None
+
+    def _describe(self, step: FaultStep) -> str:
+        if step.groups:
+            first, second = step.groups  # type: ignore[misc]
+            arrow = "->" if step.kind == "one-way" else "<->"
+            return f"{','.join(map(str, first))} {arrow} {','.join(map(str, second))}"
+        if step.kind == "isolate-leader":
+            return f"the leader of a {TOPIC} partition"
+        if step.kind == "isolate-controller":
+            return "the active controller"
+        return self.cluster.node(step.target).label
+
     def heal_all(self) -> None:
-        """Start every node that is not running (a fault that failed half-way)."""
+        """Heal every cut and start every node that is not running (a fault that failed half-way)."""
+        if read_cuts(self.cluster.run_dir) and any(is_alive(pid) for pid in self.cluster.pids.values()):
+            self.log("           healing every network cut")
+            self.faults.heal()
         for spec in self.cluster.nodes:
             if not is_alive(self.cluster.pids.get(spec.node_id)):
                 self.log(f"           starting {spec.label} to heal the cluster")

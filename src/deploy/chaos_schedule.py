@@ -13,9 +13,13 @@ from dataclasses import dataclass
 
 BROKER_FAULTS = ("kill", "reboot", "lose-unflushed", "wipe-disk", "pause")
 CONTROLLER_FAULTS = ("controller-kill",)
-FAULT_KINDS = BROKER_FAULTS + CONTROLLER_FAULTS
+# Network cuts, each healed after its time: `partition` splits the nodes at random, `isolate-leader` cuts the
+# leader of partition `target` (found when it strikes) from every node, `isolate-controller` the active controller,
+# `broker-controller` a broker from all controllers (seed 003), `one-way` a broker's calls to the other brokers.
+NETWORK_FAULTS = ("partition", "isolate-leader", "isolate-controller", "broker-controller", "one-way")
+FAULT_KINDS = BROKER_FAULTS + CONTROLLER_FAULTS + NETWORK_FAULTS
 # Faults that leave the node away for a while before it is healed; the others restart it at once.
-LASTING_FAULTS = ("kill", "pause", "controller-kill")
+LASTING_FAULTS = ("kill", "pause", "controller-kill", *NETWORK_FAULTS)
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,9 @@ class FaultStep:
     kind: str
     target: int  # node id
     down_s: float  # how long the node stays down or paused before it is healed (0: restarted at once)
+    # A cut's two groups of node ids (calls from the first to the second, and back unless one-way); empty for
+    # the faults that hit one node, and for those whose node is known only when they strike (isolate-*).
+    groups: tuple[tuple[int, ...], tuple[int, ...]] | tuple[()] = ()
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,22 @@ def plan_faults(seed: int, kinds: Sequence[str], config: ChaosPlanConfig) -> lis
         targets = config.controllers if kind in CONTROLLER_FAULTS else config.brokers
         target = rng.choice(list(targets))
         down = round(rng.uniform(1.0, config.max_down_s), 3) if kind in LASTING_FAULTS else 0.0
-        steps.append(FaultStep(round(at, 3), kind, target, down))
+        steps.append(FaultStep(round(at, 3), kind, target, down, _cut_groups(rng, kind, target, config)))
         at += down + rng.uniform(config.min_gap_s, config.max_gap_s)
     return steps
+
+
+def _cut_groups(
+    rng: random.Random, kind: str, broker: int, config: ChaosPlanConfig
+) -> tuple[tuple[int, ...], tuple[int, ...]] | tuple[()]:
+    match kind:
+        case "partition":
+            nodes = sorted([*config.brokers, *config.controllers])
+            side = frozenset(rng.sample(nodes, rng.randint(1, len(nodes) // 2)))
+            return tuple(sorted(side)), tuple(n for n in nodes if n not in side)
+        case "broker-controller":
+            return (broker,), tuple(sorted(config.controllers))
+        case "one-way":
+            return (broker,), tuple(sorted(b for b in config.brokers if b != broker))
+        case _:
+            return ()

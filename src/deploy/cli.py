@@ -25,17 +25,28 @@ FAULTS = (
     "disk-error",
     "corrupt",
 )
+NETWORK_FAULTS = ("partition", "isolate", "heal")
+# Commands that need no connection to the nodes, so they run on the host even when the run lives in a namespace.
+HOST_COMMANDS = {("cluster", "up"), ("cluster", "down"), ("cluster", "exec")} | {
+    ("fault", name) for name in (*FAULTS[:6], *NETWORK_FAULTS)
+}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     cluster = subparsers.add_parser("cluster", help="a local cluster of real processes")
-    cluster_commands = cluster.add_subparsers(dest="cluster_command", required=True, metavar="{up,status,down}")
+    cluster_commands = cluster.add_subparsers(dest="cluster_command", required=True, metavar="{up,status,down,exec}")
     up = cluster_commands.add_parser("up", help="start controllers and brokers on free loopback ports")
     up.add_argument("--dir", metavar="RUN")
     up.add_argument("--controllers", type=bounded_int(1, MAX_NODES), default=3)
     up.add_argument("--brokers", type=bounded_int(1, MAX_NODES), default=3)
     up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     up.add_argument("--timeout", type=positive_float, default=60.0, metavar="S", help="how long to wait for readiness")
+    up.add_argument(
+        "--network",
+        choices=("netns", "host"),
+        help="netns: a network namespace of the run's own, cuts by the kernel (default where permitted); "
+        "host: the host's loopback, cuts by each node's transport",
+    )
     up.set_defaults(func=cluster_up)
     status = cluster_commands.add_parser("status", help="processes, liveness, fencing, broker epochs")
     status.add_argument("--dir", metavar="RUN")
@@ -44,9 +55,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     down = cluster_commands.add_parser("down", help="stop every process of the run")
     down.add_argument("--dir", metavar="RUN")
     down.set_defaults(func=cluster_down)
+    execute = cluster_commands.add_parser("exec", help="run a program where the run's addresses are reachable")
+    execute.add_argument("--dir", metavar="RUN")
+    execute.add_argument("program", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]")
+    execute.set_defaults(func=cluster_exec)
 
     fault = subparsers.add_parser("fault", help="inject a fault into a node of the run")
-    fault_commands = fault.add_subparsers(dest="fault_command", required=True, metavar="{" + ",".join(FAULTS) + "}")
+    fault_commands = fault.add_subparsers(
+        dest="fault_command", required=True, metavar="{" + ",".join(FAULTS + NETWORK_FAULTS) + "}"
+    )
     for name in FAULTS:
         command = fault_commands.add_parser(name)
         command.add_argument("node_id", type=bounded_int(0), metavar="ID")
@@ -66,6 +83,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             command.add_argument("partition", metavar="TOPIC-PARTITION")
             command.add_argument("--offset", type=int, help="corrupt the batch holding this offset")
         command.set_defaults(func=run_fault)
+    _register_network_faults(fault_commands)
 
     analyze = subparsers.add_parser("analyze", help="Spark analysis of a run: timelines, figures, invariants")
     analyze.add_argument("run", metavar="RUN")
@@ -110,6 +128,41 @@ def require_analysis() -> None:
         raise CliError("the analysis runs Spark, which needs Java: install a JRE (17 or later) or set JAVA_HOME")
 
 
+def _register_network_faults(fault_commands: argparse._SubParsersAction) -> None:
+    partition = fault_commands.add_parser("partition", help="drop traffic between two groups of nodes")
+    partition.add_argument("first", metavar="A[,B...]")
+    partition.add_argument("second", metavar="C[,D...]")
+    partition.add_argument("--one-way", action="store_true", help="drop only the calls from the first group")
+    isolate = fault_commands.add_parser("isolate", help="cut one node from every other node (clients still reach it)")
+    isolate.add_argument("node_id", type=int, metavar="ID")
+    heal = fault_commands.add_parser("heal", help="remove every cut, or those touching the given nodes")
+    heal.add_argument("node_ids", type=int, nargs="*", metavar="ID")
+    for command in (partition, isolate, heal):
+        command.add_argument("--dir", metavar="RUN")
+        command.add_argument("--json", action="store_true")
+        command.set_defaults(func=run_network_fault)
+
+
+def run_in_namespace(args: argparse.Namespace, argv: list[str]) -> int | None:
+    """Run this command again inside the run's namespace when it talks to the nodes and the run lives in one.
+
+    None when it runs here: not a run's command, the host's own commands, explicit addresses, or no such run.
+    """
+    from deploy.local_cluster import Cluster, ClusterError, resolve_run_dir
+    from deploy.network import reexec_inside
+
+    subcommand = getattr(args, "cluster_command", None) or getattr(args, "fault_command", None)
+    if not hasattr(args, "dir") or (args.command, subcommand) in HOST_COMMANDS:
+        return None
+    if not args.dir and (getattr(args, "bootstrap_server", None) or getattr(args, "bootstrap_controller", None)):
+        return None
+    try:
+        cluster = Cluster.load(resolve_run_dir(args.dir))
+    except ClusterError:
+        return None  # the command itself reports the missing run
+    return reexec_inside(cluster.network, argv)
+
+
 def _cluster(args: argparse.Namespace):  # noqa: ANN202 - deploy.local_cluster.Cluster, imported lazily
     from deploy.local_cluster import Cluster, ClusterError, resolve_run_dir
 
@@ -130,6 +183,7 @@ def cluster_up(args: argparse.Namespace) -> int:
             args.brokers,
             parse_overrides(args.set),
             args.timeout,
+            args.network,
         )
     except ClusterError as error:
         raise CliError(str(error)) from None
@@ -137,7 +191,13 @@ def cluster_up(args: argparse.Namespace) -> int:
     print(f"  controllers: {', '.join(f'{c.node_id}@{c.address}' for c in cluster.controllers)}")
     print(f"  brokers:     {', '.join(f'{b.node_id}@{b.address}' for b in cluster.brokers)}")
     print(f"  bootstrap.servers={cluster.kafka_bootstrap_servers}")
+    print(f"  network:     {_network_line(cluster.network.to_json(), cluster.network.cuts_mode)}")
     return 0
+
+
+def _network_line(network: dict, cuts: str) -> str:
+    where = f"namespace {network['namespace']}" if network["namespace"] else "host loopback"
+    return f"{network['mode']} ({where}; cuts {cuts})"
 
 
 def cluster_status(args: argparse.Namespace) -> int:
@@ -161,6 +221,11 @@ def cluster_status(args: argparse.Namespace) -> int:
             f"  broker     {row['id']:>4} {row['address']:<21} pid {row['pid']} {state} {fenced} "
             f"epoch {row['broker_epoch']}"
         )
+    network = document["network"]
+    print(f"  network    {_network_line(network, network['cuts'])}")
+    for cut in network["active"]:
+        arrow = "->" if cut["one_way"] else "<->"
+        print(f"    cut {','.join(map(str, cut['from']))} {arrow} {','.join(map(str, cut['to']))}")
     return 0
 
 
@@ -169,6 +234,49 @@ def cluster_down(args: argparse.Namespace) -> int:
 
     stopped = cluster_commands.down(_cluster(args))
     print(f"stopped {', '.join(stopped) if stopped else 'nothing (no node was running)'}")
+    return 0
+
+
+def cluster_exec(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from deploy.network import command_prefix, namespace_exists
+
+    program = args.program[1:] if args.program[:1] == ["--"] else args.program
+    if not program:
+        raise CliError("no program given: `minikafka cluster exec [--dir RUN] -- CMD [ARGS...]`")
+    cluster = _cluster(args)
+    namespace = cluster.network.namespace
+    if namespace is not None and not namespace_exists(namespace):
+        raise CliError(f"the run's namespace {namespace} does not exist: is the run in {cluster.run_dir} down?")
+    try:
+        return subprocess.run([*command_prefix(cluster.network), *program], check=False).returncode
+    except FileNotFoundError:
+        raise CliError(f"no such program: {program[0]}") from None
+
+
+def run_network_fault(args: argparse.Namespace) -> int:
+    from deploy.faults import Faults, describe_cut
+    from deploy.local_cluster import ClusterError
+    from deploy.network_model import CutError, parse_group
+
+    faults = Faults(_cluster(args))
+    try:
+        if args.fault_command == "partition":
+            cuts = (faults.partition(parse_group(args.first), parse_group(args.second), args.one_way),)
+        elif args.fault_command == "isolate":
+            cuts = (faults.isolate(args.node_id),)
+        else:
+            cuts = faults.heal(tuple(args.node_ids))
+    except (ClusterError, CutError) as error:
+        raise CliError(str(error)) from None
+    if args.json:
+        print_json({"fault": args.fault_command, "mode": faults.cluster.network.cuts_mode,
+                    "cuts": [cut.to_json() for cut in cuts]})  # fmt: skip
+    else:
+        verb = "healed" if args.fault_command == "heal" else "cut"
+        print(f"{args.fault_command}: {verb} {'; '.join(describe_cut(c) for c in cuts) or 'nothing'}"
+              f" ({faults.cluster.network.cuts_mode})")  # fmt: skip
     return 0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,15 @@ from deploy.local_cluster import (
     wait_or_kill,
     wait_until,
     write_configs,
+)
+from deploy.network import (
+    NetworkError,
+    choose,
+    command_prefix,
+    create_namespace,
+    delete_namespace,
+    read_cuts,
+    write_cuts,
 )
 
 
@@ -56,8 +67,13 @@ def up(
     brokers: int = 3,
     overrides: Mapping[str, str] | None = None,
     timeout_s: float = 60.0,
+    network: str | None = "host",
 ) -> Cluster:
-    """Start every node, then wait until the quorum has a leader and every broker is registered and unfenced."""
+    """Start every node, then wait until the quorum has a leader and every broker is registered and unfenced.
+
+    `network`: "netns" (a namespace of the run's own), "host", or None for netns where permitted (the command
+    line's default). Python callers get "host": they talk to the nodes from this process, which is on the host.
+    """
     validate_overrides(overrides or {})
     run_dir = (run_dir or new_run_dir()).resolve()
     if (run_dir / "cluster.json").exists():
@@ -66,17 +82,39 @@ def up(
         if running:
             raise ClusterError(f"{run_dir} already has running nodes ({', '.join(running)}); `cluster down` first")
     run_dir.mkdir(parents=True, exist_ok=True)
-    cluster = plan_cluster(run_dir, controllers, brokers, overrides)
+    try:
+        cluster = plan_cluster(run_dir, controllers, brokers, overrides, choose(network, run_dir))
+    except NetworkError as error:
+        raise ClusterError(str(error)) from None
     write_configs(cluster)
     try:
+        if cluster.network.namespace is not None:
+            create_namespace(cluster.network.namespace, {s.node_id: s.host for s in cluster.nodes})
+        write_cuts(run_dir, cluster.network, cluster.addresses, ())
         for spec in cluster.nodes:
-            cluster.pids[spec.node_id] = spawn(spec)
+            cluster.pids[spec.node_id] = spawn(spec, cluster.network)
         cluster.save()
-        wait_ready(cluster, timeout_s)
+        _wait_ready_where_reachable(cluster, timeout_s)
+    except NetworkError as error:
+        down(cluster)
+        raise ClusterError(str(error)) from None
     except BaseException:
         down(cluster)
         raise
     return cluster
+
+
+def _wait_ready_where_reachable(cluster: Cluster, timeout_s: float) -> None:
+    """Wait here, or, when the nodes live in a namespace this process is not in, in a helper run inside it."""
+    prefix = command_prefix(cluster.network)
+    if not prefix:
+        wait_ready(cluster, timeout_s)
+        return
+    helper = [sys.executable, "-m", "deploy.cluster_commands", str(cluster.run_dir), str(timeout_s)]
+    result = subprocess.run([*prefix, *helper], capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        lines = result.stderr.strip().splitlines()
+        raise ClusterError(lines[-1] if lines else f"waiting for readiness failed ({result.returncode})")
 
 
 def wait_ready(cluster: Cluster, timeout_s: float) -> Readiness:
@@ -140,7 +178,20 @@ def status(cluster: Cluster) -> dict[str, Any]:
                 "in_controlled_shutdown": registration.in_controlled_shutdown if registration is not None else None,
             }
         )
-    return {"run_dir": str(cluster.run_dir), "controllers": controllers, "brokers": brokers}
+    return {
+        "run_dir": str(cluster.run_dir),
+        "controllers": controllers,
+        "brokers": brokers,
+        "network": network_status(cluster),
+    }
+
+
+def network_status(cluster: Cluster) -> dict[str, Any]:
+    return {
+        **cluster.network.to_json(),
+        "cuts": cluster.network.cuts_mode,
+        "active": [cut.to_json() for cut in read_cuts(cluster.run_dir)],
+    }
 
 
 def down(cluster: Cluster, timeout_s: float = 20.0) -> list[str]:
@@ -153,4 +204,23 @@ def down(cluster: Cluster, timeout_s: float = 20.0) -> list[str]:
         for spec, pid in running:
             wait_or_kill(pid, timeout_s)
             stopped.append(spec.label)
+    if cluster.network.namespace is not None:
+        try:
+            delete_namespace(cluster.network.namespace)
+        except NetworkError as error:
+            raise ClusterError(str(error)) from None
     return stopped
+
+
+def _wait_ready_main(argv: list[str]) -> int:
+    """`python -m deploy.cluster_commands RUN TIMEOUT`: wait for readiness from inside the run's namespace."""
+    try:
+        wait_ready(Cluster.load(Path(argv[0])), float(argv[1]))
+    except ClusterError as error:
+        sys.stderr.write(f"{error}\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_wait_ready_main(sys.argv[1:]))

@@ -1,5 +1,6 @@
 """Fault injection on the nodes of a local run: kill, stop, start, reboot, pause, resume, hold AlterPartition,
-disk-full, disk-error (injected in the broker's storage layer), corrupt (a byte flipped in a segment file).
+disk-full, disk-error (injected in the broker's storage layer), corrupt (a byte flipped in a segment file), and
+network cuts between nodes (partition, isolate, heal).
 
 Scriptable from Python (the chaos workload) and behind `minikafka fault ...`. Each fault is recorded as a
 `fault_injected` event in RUN/logs/faults.jsonl, with the same line shape as the processes' event logs.
@@ -16,6 +17,11 @@ from common.event_log import render_json_line, utc_timestamp
 from common.grpc_support import sync_channel
 from common.record_batch import CorruptRecordError, iter_batches
 from deploy.local_cluster import Cluster, ClusterError, NodeSpec, is_alive, kill, send_signal, spawn, stop
+from deploy.network import NetworkError, read_cuts, write_cuts
+from deploy.network_model import Cut, CutError
+from deploy.network_model import heal as heal_cuts
+from deploy.network_model import isolate as isolate_cut
+from deploy.network_model import partition as partition_cut
 from minikafka_pb import fault_pb2, fault_pb2_grpc
 
 # A cluster meant to be broken on purpose (demo, chaos): failures are detected in seconds, and unflushed data
@@ -49,11 +55,37 @@ def record_fault(cluster: Cluster, fault: str, spec: NodeSpec, **fields: object)
         stream.write(line + "\n")
 
 
+def record_network_fault(cluster: Cluster, fault: str, target: str, **fields: object) -> None:
+    """A cut or heal: `target` names the groups ("1 <-> 101,102"); `mode` says how it is enforced."""
+    path = cluster.run_dir / "logs" / "faults.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = render_json_line(
+        {
+            "ts": utc_timestamp(),
+            "node": "fault-injector",
+            "level": "info",
+            "event": "fault_injected",
+            "fault": fault,
+            "target": target,
+            "mode": cluster.network.cuts_mode,
+            **fields,
+        }
+    )
+    with path.open("a", encoding="utf-8") as stream:
+        stream.write(line + "\n")
+
+
+def describe_cut(cut: Cut) -> str:
+    arrow = "->" if cut.one_way else "<->"
+    return f"{','.join(map(str, sorted(cut.from_ids)))} {arrow} {','.join(map(str, sorted(cut.to_ids)))}"
+
+
 class Faults:
     """Faults against one run; every method updates cluster.json's pids."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
+        self._cuts: tuple[Cut, ...] = ()
 
     def _pid(self, spec: NodeSpec) -> int | None:
         return self.cluster.pids.get(spec.node_id)
@@ -82,7 +114,7 @@ class Faults:
         spec = self.cluster.node(node_id)
         if is_alive(self._pid(spec)):
             raise ClusterError(f"{spec.label} is already running (pid {self._pid(spec)})")
-        pid = spawn(spec)
+        pid = spawn(spec, self.cluster.network)
         self.cluster.pids[node_id] = pid
         self.cluster.save()
         record_fault(self.cluster, "start", spec, pid=pid)
@@ -102,7 +134,7 @@ class Faults:
         if wipe_disk:
             shutil.rmtree(spec.data_dir, ignore_errors=True)
             spec.data_dir.mkdir(parents=True)
-        new_pid = spawn(spec)
+        new_pid = spawn(spec, self.cluster.network)
         self.cluster.pids[node_id] = new_pid
         self.cluster.save()
         record_fault(
@@ -174,6 +206,60 @@ class Faults:
             self.cluster, "corrupt", spec, partition=partition, offset=base_offset, file=str(segment), position=position
         )
         return base_offset
+
+    # ---- network cuts ----
+
+    def partition(self, first: frozenset[int], second: frozenset[int], one_way: bool = False) -> Cut:
+        """Drop calls from `first` to `second` (and back, unless `one_way`)."""
+        try:
+            cut = partition_cut(self.cluster.addresses, first, second, one_way)
+        except CutError as error:
+            raise ClusterError(str(error)) from None
+        self._set_cuts((*self._current_cuts(), cut))
+        record_network_fault(
+            self.cluster, "partition", describe_cut(cut), role="network", **cut.to_json(), active=len(self._cuts)
+        )
+        return cut
+
+    def isolate(self, node_id: int) -> Cut:
+        """Cut one node from every other node of the run, both ways (clients still reach it)."""
+        try:
+            cut = isolate_cut(self.cluster.addresses, node_id)
+        except CutError as error:
+            raise ClusterError(str(error)) from None
+        spec = self.cluster.node(node_id)
+        self._set_cuts((*self._current_cuts(), cut))
+        record_network_fault(
+            self.cluster, "isolate", spec.label, target_id=node_id, role=spec.role, **cut.to_json(),
+            active=len(self._cuts),
+        )  # fmt: skip
+        return cut
+
+    def heal(self, node_ids: tuple[int, ...] = ()) -> tuple[Cut, ...]:
+        """Remove every cut, or those touching `node_ids`; returns the healed cuts."""
+        try:
+            heal_cuts((), self.cluster.addresses, node_ids)  # unknown ids are reported before a run that is down
+            result = heal_cuts(self._current_cuts(), self.cluster.addresses, node_ids)
+        except CutError as error:
+            raise ClusterError(str(error)) from None
+        self._set_cuts(result.remaining)
+        record_network_fault(
+            self.cluster, "heal", ",".join(map(str, node_ids)) or "all", role="network", nodes=list(node_ids),
+            healed=[cut.to_json() for cut in result.healed], active=len(result.remaining),
+        )  # fmt: skip
+        return result.healed
+
+    def _current_cuts(self) -> tuple[Cut, ...]:
+        if not any(is_alive(self.cluster.pids.get(spec.node_id)) for spec in self.cluster.nodes):
+            raise ClusterError(f"the run in {self.cluster.run_dir} is down (no node is running)")
+        return read_cuts(self.cluster.run_dir)
+
+    def _set_cuts(self, cuts: tuple[Cut, ...]) -> None:
+        try:
+            write_cuts(self.cluster.run_dir, self.cluster.network, self.cluster.addresses, cuts)
+        except NetworkError as error:
+            raise ClusterError(str(error)) from None
+        self._cuts = cuts
 
     def _broker(self, node_id: int) -> NodeSpec:
         spec = self.cluster.node(node_id)

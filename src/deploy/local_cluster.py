@@ -1,4 +1,4 @@
-"""A local cluster of real controller and broker processes on free loopback ports.
+"""A local cluster of real controller and broker processes, each on a loopback address of its own.
 
 A run directory holds everything of one cluster:
 
@@ -8,6 +8,7 @@ A run directory holds everything of one cluster:
     RUN/<label>/stderr.log           its readable log lines
     RUN/logs/<label>.jsonl           its structured events (docs/events.md); faults go to RUN/logs/faults.jsonl
     RUN/history/                     client histories
+    RUN/network/cuts.json            the network cuts in force and each node's address (docs/network-partitions.md)
 """
 
 from __future__ import annotations
@@ -26,11 +27,19 @@ from pathlib import Path
 
 from broker.config import BrokerConfig
 from common.config import ConfigError, config_keys, load_config
+from common.grpc_support import CUTS_ENV, NODE_ID_ENV
 from common.run_dir import DEFAULT_RUNS_DIR, newest_run
+from deploy.network import HOST_NETWORK, Network, command_prefix, cuts_path
+from deploy.network_model import NODE_GROUP_BASE
 from kraft_controller.config import ControllerConfig
 
 CONTROLLER_ID_BASE = 100
 """Controllers are 101, 102, ...; brokers 1, 2, ...: ISRs then read as small numbers."""
+
+CONTROLLER_SUBNET = "127.0.1"
+BROKER_SUBNET = "127.0.2"
+"""Each node listens on an address of its own (controller 101 on 127.0.1.1, broker 1 on 127.0.2.1), so traffic
+between two nodes can be told apart by address; all of 127.0.0.0/8 is loopback on Linux."""
 
 
 class ClusterError(Exception):
@@ -87,10 +96,15 @@ class Cluster:
     overrides: dict[str, str] = field(default_factory=dict)
     pids: dict[int, int] = field(default_factory=dict)
     created: str = ""
+    network: Network = HOST_NETWORK
 
     @property
     def nodes(self) -> list[NodeSpec]:
         return self.controllers + self.brokers
+
+    @property
+    def addresses(self) -> dict[int, str]:
+        return {spec.node_id: spec.address for spec in self.nodes}
 
     def node(self, node_id: int) -> NodeSpec:
         for spec in self.nodes:
@@ -136,6 +150,7 @@ class Cluster:
             "run_dir": str(self.run_dir),
             "created": self.created,
             "overrides": self.overrides,
+            "network": self.network.to_json(),
             "controllers": [describe(c) for c in self.controllers],
             "brokers": [describe(b) for b in self.brokers],
         }
@@ -167,6 +182,7 @@ class Cluster:
             brokers=[spec(e) for e in data["brokers"]],
             overrides=dict(data.get("overrides", {})),
             created=data.get("created", ""),
+            network=Network.from_json(data.get("network")),
         )
         cluster.pids = {e["id"]: e["pid"] for e in data["controllers"] + data["brokers"] if e.get("pid")}
         return cluster
@@ -213,23 +229,41 @@ def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
             sock.close()
 
 
+def node_host(role: str, index: int) -> str:
+    """The loopback address of the `index`-th (from 0) node of `role`."""
+    if index > 253:
+        raise ClusterError(f"at most 254 {role}s per run")
+    return f"{CONTROLLER_SUBNET if role == 'controller' else BROKER_SUBNET}.{index + 1}"
+
+
 def plan_cluster(
-    run_dir: Path, controllers: int, brokers: int, overrides: Mapping[str, str] | None = None, host: str = "127.0.0.1"
+    run_dir: Path,
+    controllers: int,
+    brokers: int,
+    overrides: Mapping[str, str] | None = None,
+    network: Network = HOST_NETWORK,
 ) -> Cluster:
     if controllers < 1:
         raise ClusterError("a cluster needs at least one controller")
     if brokers < 0:
         raise ClusterError("--brokers must not be negative")
-    ports = free_ports(controllers + 2 * brokers, host)
-    controller_specs = [
-        NodeSpec(CONTROLLER_ID_BASE + i + 1, "controller", host, ports[i], run_dir) for i in range(controllers)
-    ]
-    kafka_ports = ports[controllers + brokers :]
-    broker_specs = [
-        NodeSpec(i + 1, "broker", host, ports[controllers + i], run_dir, kafka_ports[i]) for i in range(brokers)
-    ]
+
+    def spec(node_id: int, role: str, index: int) -> NodeSpec:
+        host = node_host(role, index)
+        if role == "broker":  # a gRPC port and a Kafka listener port, both on the node's own address
+            grpc_port, kafka_port = free_ports(2, host)
+            return NodeSpec(node_id, role, host, grpc_port, run_dir, kafka_port)
+        return NodeSpec(node_id, role, host, free_ports(1, host)[0], run_dir)
+
+    controller_specs = [spec(CONTROLLER_ID_BASE + i + 1, "controller", i) for i in range(controllers)]
+    broker_specs = [spec(i + 1, "broker", i) for i in range(brokers)]
     return Cluster(
-        run_dir, controller_specs, broker_specs, dict(overrides or {}), created=datetime.now(UTC).isoformat()
+        run_dir,
+        controller_specs,
+        broker_specs,
+        dict(overrides or {}),
+        created=datetime.now(UTC).isoformat(),
+        network=network,
     )
 
 
@@ -285,17 +319,31 @@ def write_configs(cluster: Cluster) -> None:
 # ---- processes ----
 
 
-def spawn(spec: NodeSpec) -> int:
-    """Start a node's process detached from the caller (it outlives `cluster up`); returns its pid."""
+def spawn(spec: NodeSpec, network: Network = HOST_NETWORK) -> int:
+    """Start a node's process detached from the caller (it outlives `cluster up`); returns its pid.
+
+    In a namespace it runs inside it (`ip netns exec` execs the node in place, so the pid is the node's) with a
+    group id of its own, by which the kernel rules give its connections its address. On the host its transport
+    reads the run's cuts file.
+    """
     spec.node_dir.mkdir(parents=True, exist_ok=True)
+    environment = {**os.environ, NODE_ID_ENV: str(spec.node_id)}
+    group = None
+    if network.mode == "netns":
+        group = NODE_GROUP_BASE + spec.node_id
+    else:
+        environment[CUTS_ENV] = str(cuts_path(spec.run_dir))
+    command = [sys.executable, "-m", "minikafka.cli", spec.role, "--config", str(spec.config_path)]
     with spec.stderr_path.open("ab") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "minikafka.cli", spec.role, "--config", str(spec.config_path)],
+            [*command_prefix(network), *command],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             start_new_session=True,
             cwd=spec.run_dir,
+            env=environment,
+            group=group,
         )
     _CHILDREN[process.pid] = process
     return process.pid

@@ -32,6 +32,9 @@ def build_parser() -> OneLineErrorParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    reexecuted = deploy.cli.run_in_namespace(args, sys.argv[1:] if argv is None else argv)
+    if reexecuted is not None:
+        return reexecuted
     # Tools log readable lines to stderr only (stdout is their output); server processes reconfigure with a file.
     configure_event_log(f"minikafka-{args.command}", None, level="warning")
     try:

@@ -8,6 +8,7 @@ from deploy.chaos_schedule import (
     CONTROLLER_FAULTS,
     FAULT_KINDS,
     LASTING_FAULTS,
+    NETWORK_FAULTS,
     ChaosPlanConfig,
     parse_fault_kinds,
     plan_faults,
@@ -46,3 +47,21 @@ def test_fault_kinds_are_parsed_and_unknown_ones_named() -> None:
         parse_fault_kinds("kill,explode")
     with pytest.raises(ValueError):
         parse_fault_kinds(" , ")
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_network_steps_cut_disjoint_groups_of_the_runs_nodes(seed: int) -> None:
+    nodes = {*CONFIG.brokers, *CONFIG.controllers}
+    steps = plan_faults(seed, NETWORK_FAULTS, CONFIG)
+    assert steps and {s.kind for s in steps} <= set(NETWORK_FAULTS)
+    for step in steps:
+        assert step.down_s > 0  # every cut heals after its time
+        if step.kind.startswith("isolate-"):
+            assert step.groups == ()  # whom to cut is known only when it strikes
+            continue
+        first, second = step.groups
+        assert first and second and not set(first) & set(second) and set(first) | set(second) <= nodes
+        if step.kind == "broker-controller":
+            assert first == (step.target,) and second == tuple(CONFIG.controllers)
+        if step.kind == "one-way":
+            assert first == (step.target,) and set(second) == set(CONFIG.brokers) - {step.target}

@@ -1,0 +1,132 @@
+"""Network cuts between real processes: seed 003's broker cut off from the controllers, in both enforcement modes
+(nftables rules in the run's namespace; each node's transport filter on the host), and the fault commands'
+one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cluster_fixtures import running_cluster
+from partition_scenarios import SEED003_SETTINGS, seed003, zombie_leader
+
+from deploy import cluster_commands
+from deploy.local_cluster import is_alive, kill, plan_cluster
+from deploy.network import may_create_namespaces, namespace_exists
+
+pytestmark = pytest.mark.integration
+
+SCENARIOS = Path(__file__).parent / "partition_scenarios.py"
+
+
+def minikafka(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "minikafka.cli", *args], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def report(result: dict) -> None:
+    print(
+        f"\nseed 003 ({result['mode']}): broker {result['victim']} cut from the controllers; "
+        f"self-fenced after {result['self_fence_ms']} ms, fenced by the controller after "
+        f"{result['controller_fence_ms']} ms, new leader {result['new_leader']} after {result['new_leader_ms']} ms; "
+        f"back in the ISR {result['rejoined_isr_after_heal_s']} s after the heal"
+    )
+
+
+def check(result: dict) -> None:
+    report(result)
+    # The broker's own timeout (5 s) is longer than the controllers' session timeout (3 s).
+    assert result["controller_fence_ms"] <= result["self_fence_ms"]
+    assert result["controller_fence_ms"] <= result["new_leader_ms"]
+    assert result["self_fenced_answer"] == "NOT_LEADER_OR_FOLLOWER"
+
+
+def test_seed003_in_process_cuts(tmp_path: Path) -> None:
+    with running_cluster(tmp_path / "run", **SEED003_SETTINGS) as cluster:
+        assert cluster.network.cuts_mode == "in-process"
+        check(seed003(cluster))
+
+
+KERNEL = pytest.mark.skipif(
+    not may_create_namespaces(),
+    reason="kernel cuts need root (or CAP_NET_ADMIN), `ip` and `nft` (apt-get install nftables)",
+)
+
+
+def run_in_namespace(tmp_path: Path, scenario: str) -> object:
+    """Start a netns run, run `scenario` inside its namespace (the only place its nodes are reachable), tear down."""
+    cluster = cluster_commands.up(tmp_path / "run", 3, 3, SEED003_SETTINGS, timeout_s=60, network="netns")
+    try:
+        assert cluster.network.namespace is not None and namespace_exists(cluster.network.namespace)
+        run = str(cluster.run_dir)
+        outcome = minikafka("cluster", "exec", "--dir", run, "--", sys.executable, str(SCENARIOS), run, scenario)
+        assert outcome.returncode == 0, outcome.stderr[-3000:]
+        status = json.loads(minikafka("cluster", "status", "--dir", run, "--json").stdout)
+        assert status["network"] == {
+            "mode": "netns", "namespace": cluster.network.namespace, "cuts": "kernel", "active": []
+        }  # fmt: skip
+        assert all(row["alive"] for row in status["brokers"])  # status reached the nodes from the host
+        return json.loads(outcome.stdout.strip().splitlines()[-1])
+    finally:
+        cluster_commands.down(cluster, timeout_s=10)
+        for pid in cluster.pids.values():
+            if is_alive(pid):
+                kill(pid)
+        assert not namespace_exists(cluster.network.namespace)
+
+
+@KERNEL
+def test_seed003_kernel_cuts(tmp_path: Path) -> None:
+    result = run_in_namespace(tmp_path, "seed003")
+    assert isinstance(result, dict) and result["mode"] == "kernel"
+    check(result)
+
+
+@KERNEL
+def test_zombie_leader_kernel_cuts(tmp_path: Path) -> None:
+    acks_one, acks_all = run_in_namespace(tmp_path, "zombie")  # type: ignore[misc]
+    assert acks_one["mode"] == "kernel"
+    check_zombie(acks_one, acks_all)
+
+
+def test_network_faults_refuse_bad_input_with_one_line(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    plan_cluster(run, 1, 2).save()  # a run whose nodes are not running
+    cases = {
+        ("partition", "1", "7"): "no node 7 in the run",
+        ("partition", "1,2", "2,101"): "node 2 is in both groups",
+        ("partition", "1", "x"): "expected node ids",
+        ("isolate", "9"): "no node 9 in the run",
+        ("heal", "5"): "no node 5 in the run",
+        ("partition", "1", "2"): "is down",
+        ("isolate", "1"): "is down",
+    }
+    for args, message in cases.items():
+        outcome = minikafka("fault", *args, "--dir", str(run))
+        assert outcome.returncode != 0, args
+        assert outcome.stderr.count("\n") == 1 and message in outcome.stderr, (args, outcome.stderr)
+        assert "Traceback" not in outcome.stderr
+
+
+def check_zombie(acks_one: dict, acks_all: dict) -> None:
+    print(
+        f"\nzombie leader ({acks_one['mode']}): with acks=1 broker {acks_one['zombie']} acknowledged "
+        f"{acks_one['acknowledged_by_zombie']} writes while isolated, {len(acks_one['lost_offsets'])} lost after "
+        f"the heal (offsets {acks_one['lost_offsets']}); with acks=all it acknowledged "
+        f"{acks_all['acknowledged_by_zombie']} and lost {len(acks_all['lost_offsets'])}"
+    )
+    # acks=1 promises nothing beyond the leader: the zombie's acknowledged writes are truncated after the heal.
+    assert acks_one["acknowledged_by_zombie"] > 0 and acks_one["lost_offsets"]
+    assert acks_one["acks_all_writes_elsewhere_kept"] and acks_all["acks_all_writes_elsewhere_kept"]
+    # acks=all is acknowledged only once the ISR has it: the zombie can acknowledge none, and nothing is lost.
+    assert acks_all["acknowledged_by_zombie"] == 0 and acks_all["lost_offsets"] == []
+
+
+def test_zombie_leader_acks_one_writes_are_lost_acks_all_never_acknowledged(tmp_path: Path) -> None:
+    with running_cluster(tmp_path / "run", **SEED003_SETTINGS) as cluster:
+        check_zombie(zombie_leader(cluster, 1, "acks1"), zombie_leader(cluster, -1, "acksall"))
