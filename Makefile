@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 PROTOS := $(wildcard proto/minikafka_pb/*.proto)
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo lint format proto clean
+.PHONY: venv test demo lint format proto clean system-tools
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,7 +16,20 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-test: $(STAMP)
+# Tools some tests use beyond Python: nft (kernel-mode network cuts) and kcat (the Kafka listener's tests).
+# Installed when missing and running as root with apt-get; otherwise those tests skip and say why.
+SYSTEM_TOOLS := nft:nftables kcat:kcat
+system-tools:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  missing=""; for pair in $(SYSTEM_TOOLS); do command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair#*:}"; done; \
+	  if [ -n "$$missing" ]; then \
+	    apt-get install -y -q $$missing >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -q $$missing >/dev/null 2>&1; } || \
+	    echo "could not install$$missing: the tests that need them will skip" >&2; \
+	  fi; \
+	fi
+
+test: $(STAMP) system-tools
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 demo: $(STAMP)
