@@ -34,6 +34,8 @@ from deploy.workload import (
 
 TOPIC = "chaos"
 RECOVERY_TIMEOUT_S = 120.0
+# The producers stop, then the final read: at most default.api.timeout.ms waiting for leaders, plus the reading.
+FINAL_READ_TIMEOUT_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,9 @@ class ChaosSummary:
 
 
 class Workload:
-    """The producers and the live consumer, on their own event loop in a thread, until `stop()`."""
+    """The producers and the live consumer, on their own event loop in a thread, until `stop()`; then the final
+    read of everything, on the same loop (a second event loop in one process gets grpc.aio's completions for the
+    first one's channels after it closed: "Event loop is closed" tracebacks)."""
 
     def __init__(self, cluster: Cluster, options: ChaosOptions) -> None:
         history = cluster.run_dir / "history"
@@ -94,6 +98,8 @@ class Workload:
             for n in range(options.producers)
         ]
         self.live = history / "consume-live.jsonl"
+        self.final = history / "consume-final.jsonl"
+        self.consumed = 0
         self.bootstrap = cluster.bootstrap_servers
         self._stop = threading.Event()
         self.counts: list[ProduceCounts] = []
@@ -114,6 +120,7 @@ class Workload:
             producers = [produce_with_history(self.bootstrap, plan, self._stop) for plan in self.plans]
             results = await asyncio.gather(consume_to_file(self.bootstrap, TOPIC, self.live, self._stop), *producers)
             self.counts = list(results[1:])
+            self.consumed = await consume_to_file(self.bootstrap, TOPIC, self.final)
 
         try:
             run_event_loop(main())
@@ -247,14 +254,13 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
         runner.heal_all()
         if not wait_for_full_isrs(admin, TOPIC, RECOVERY_TIMEOUT_S):
             log("ISRs are not full after healing; consuming what the leaders serve")
-        workload.stop(timeout_s=120)
+        log("stopping the workload, then consuming everything from the beginning ...")
+        workload.stop(timeout_s=FINAL_READ_TIMEOUT_S)
         summary.faults = runner.done
         summary.acknowledged = sum(c.acknowledged for c in workload.counts)
         summary.failed = sum(c.failed for c in workload.counts)
-        log("consuming everything from the beginning ...")
-        final = cluster.run_dir / "history" / "consume-final.jsonl"
-        summary.consumed = run_event_loop(consume_to_file(cluster.bootstrap_servers, TOPIC, final))
-        summary.lost = lost_acknowledged([p.history for p in workload.plans], final)
+        summary.consumed = workload.consumed
+        summary.lost = lost_acknowledged([p.history for p in workload.plans], workload.final)
     finally:
         log("stopping the cluster ...")
         cluster_commands.down(cluster)

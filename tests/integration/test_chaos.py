@@ -32,6 +32,7 @@ def test_chaos_run_keeps_every_acknowledged_write_and_every_invariant(tmp_path: 
                 if is_alive(pid):
                     kill(pid)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr[-3000:]  # a normal run prints none
     summary = json.loads(result.stdout)
     print(json.dumps({k: summary[k] for k in ("acknowledged", "failed", "consumed", "lost")}))
     assert summary["lost"] == 0 and summary["acknowledged"] > 1000

@@ -30,6 +30,7 @@ def test_chaos_with_network_cuts_loses_no_acknowledged_write_and_heals(tmp_path:
                 if is_alive(pid):
                     kill(pid)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr[-3000:]  # a normal run prints none
     summary = json.loads(result.stdout)
     assert summary["lost"] == 0 and summary["acknowledged"] > 1000
     kinds = {fault["kind"] for fault in summary["faults"]}

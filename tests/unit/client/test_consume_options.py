@@ -54,4 +54,9 @@ def test_a_read_reached_its_end_only_at_the_high_watermark_without_an_error() ->
         "high_watermark": 4,
         "reached": True,
         "error": None,
+        "log_end": None,
     }
+    # The whole log was read only when the leader confirmed its log end at the position.
+    assert ReadEnd("t", 0, 0, 10, 10, None, log_end=10).complete
+    assert not ReadEnd("t", 0, 0, 10, 10, None).complete
+    assert not ReadEnd("t", 0, 0, 10, 10, None, log_end=12).complete
