@@ -36,41 +36,20 @@ FAULT_RUN_SETTINGS = {
 
 
 def record_fault(cluster: Cluster, fault: str, spec: NodeSpec, **fields: object) -> None:
-    path = cluster.run_dir / "logs" / "faults.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    line = render_json_line(
-        {
-            "ts": utc_timestamp(),
-            "node": "fault-injector",
-            "level": "info",
-            "event": "fault_injected",
-            "fault": fault,
-            "target": spec.label,
-            "target_id": spec.node_id,
-            "role": spec.role,
-            **fields,
-        }
-    )
-    with path.open("a", encoding="utf-8") as stream:
-        stream.write(line + "\n")
+    _write_fault_event(cluster, fault, target=spec.label, target_id=spec.node_id, role=spec.role, **fields)
 
 
 def record_network_fault(cluster: Cluster, fault: str, target: str, **fields: object) -> None:
     """A cut or heal: `target` names the groups ("1 <-> 101,102"); `mode` says how it is enforced."""
+    _write_fault_event(cluster, fault, target=target, mode=cluster.network.cuts_mode, **fields)
+
+
+def _write_fault_event(cluster: Cluster, fault: str, **fields: object) -> None:
+    """One `fault_injected` line in RUN/logs/faults.jsonl, shaped as the processes' event lines."""
     path = cluster.run_dir / "logs" / "faults.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = render_json_line(
-        {
-            "ts": utc_timestamp(),
-            "node": "fault-injector",
-            "level": "info",
-            "event": "fault_injected",
-            "fault": fault,
-            "target": target,
-            "mode": cluster.network.cuts_mode,
-            **fields,
-        }
-    )
+    event = {"ts": utc_timestamp(), "node": "fault-injector", "level": "info", "event": "fault_injected"}
+    line = render_json_line({**event, "fault": fault, **fields})
     with path.open("a", encoding="utf-8") as stream:
         stream.write(line + "\n")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -39,3 +41,10 @@ def eventually(probe: Callable[[], T | None], timeout_s: float, what: str, inter
             last_error = error
         time.sleep(interval_s)
     raise AssertionError(f"timed out after {timeout_s}s waiting for {what} (last error: {last_error!r})")
+
+
+def minikafka(*args: str, timeout_s: float = 300) -> subprocess.CompletedProcess[str]:
+    """The `minikafka` command line, as a user runs it (a child process of this Python)."""
+    return subprocess.run(
+        [sys.executable, "-m", "minikafka.cli", *args], capture_output=True, text=True, timeout=timeout_s, check=False
+    )

@@ -5,12 +5,11 @@ one-line errors."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from cluster_fixtures import running_cluster
+from cluster_fixtures import minikafka, running_cluster
 from partition_scenarios import SEED003_SETTINGS, seed003, zombie_leader
 
 from deploy import cluster_commands
@@ -20,12 +19,6 @@ from deploy.network import may_create_namespaces, namespace_exists
 pytestmark = pytest.mark.integration
 
 SCENARIOS = Path(__file__).parent / "partition_scenarios.py"
-
-
-def minikafka(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "minikafka.cli", *args], capture_output=True, text=True, timeout=300, check=False
-    )
 
 
 def report(result: dict) -> None:

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, minikafka, running_cluster
 from test_broker_replication import consume_all
 from test_preferred_leader_election import acked_load
 
@@ -28,10 +26,6 @@ SETTINGS = {
     "replica.lag.time.max.ms": "2000",
     "auto.leader.rebalance.enable": "false",
 }
-
-
-def minikafka(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "minikafka.cli", *args], capture_output=True, text=True, timeout=60)
 
 
 def batches_below(data_dir: Path, end: int) -> list[tuple[int, int, int]]:

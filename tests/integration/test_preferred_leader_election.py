@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, minikafka, running_cluster
 from test_broker_replication import consume_all
 
 from client.admin import AdminClient
@@ -112,10 +110,6 @@ def test_auto_rebalance_returns_leadership_to_the_preferred_replica(tmp_path: Pa
             eventually(lambda: len(acked) > acked_before + 50, 20, "writes acknowledged by the restored leader")
         assert [e["reason"] for e in elections(cluster)] == ["auto_leader_rebalance"]
         assert_nothing_lost(cluster, acked)
-
-
-def minikafka(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "minikafka.cli", *args], capture_output=True, text=True, timeout=60)
 
 
 def test_leader_election_command_returns_leadership_at_once(tmp_path: Path) -> None:

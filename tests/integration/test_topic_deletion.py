@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, minikafka, running_cluster
 from test_broker_reboot import produce
 from test_broker_replication import consume_all
 
@@ -25,10 +23,6 @@ SETTINGS = {
     "broker.heartbeat.interval.ms": "300",
     "replica.lag.time.max.ms": "2000",
 }
-
-
-def minikafka(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "minikafka.cli", *args], capture_output=True, text=True, timeout=60)
 
 
 def events(path: Path, name: str) -> list[dict]:  # type: ignore[type-arg]

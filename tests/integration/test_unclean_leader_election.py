@@ -7,12 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, minikafka, running_cluster
 from test_broker_reboot import produce
 from test_broker_replication import consume_all
 
@@ -27,10 +25,6 @@ SETTINGS = {
     "replica.lag.time.max.ms": "2000",
     "auto.leader.rebalance.enable": "false",
 }
-
-
-def minikafka(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "minikafka.cli", *args], capture_output=True, text=True, timeout=60)
 
 
 def test_unclean_election_elects_the_out_of_sync_replica_only_when_asked(tmp_path: Path) -> None:
