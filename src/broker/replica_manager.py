@@ -497,19 +497,18 @@ class ReplicaManager:
         return True
 
     def _recover_out_of_range(self, replica: Replica, answer: FollowerAnswer) -> bool:
-        """Kafka's handleOutOfRangeError: behind the leader's log start (retention deleted what we lack), start
-        over at it; ahead of the leader (it lost data we hold), cut back to its high watermark, the most the
-        answer vouches for (Kafka asks for the leader's log end)."""
+        """Carry out the follower core's recovery from an OFFSET_OUT_OF_RANGE answer."""
         log, follower = replica.log, replica.follower
         assert follower is not None
         fetch_offset = answer.sent.fetch_offset
+        recovery = follower.out_of_range_recovery(fetch_offset, answer.log_start_offset, answer.high_watermark)
+        if recovery is None:
+            return False  # the leader's range moved meanwhile: fetch again after a back-off
         try:
-            if 0 <= fetch_offset < answer.log_start_offset:
-                log.truncate_fully_and_start_at(answer.log_start_offset, reason="offset_out_of_range")
-            elif fetch_offset > answer.high_watermark >= 0:
-                log.truncate_to(answer.high_watermark, reason="offset_out_of_range")
-            else:
-                return False  # the leader's range moved meanwhile: fetch again after a back-off
+            if recovery.start_at is not None:
+                log.truncate_fully_and_start_at(recovery.start_at, reason="offset_out_of_range")
+            elif recovery.truncate_to is not None:
+                log.truncate_to(recovery.truncate_to, reason="offset_out_of_range")
         except KafkaError as error:
             self._log.warning("follower_truncate_failed", partition=str(replica.tp), error=error.message)
             return False

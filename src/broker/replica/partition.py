@@ -173,6 +173,14 @@ class AssignEpochStartOffset:
 Effect = SendAlterPartition | StartFetching | StopFetching | FailPendingProduces | AssignEpochStartOffset
 
 
+@dataclass(frozen=True)
+class OutOfRangeRecovery:
+    """A follower fetching outside the leader's log: start a new log at `start_at`, or cut ours to `truncate_to`."""
+
+    start_at: int | None = None
+    truncate_to: int | None = None
+
+
 # ---- roles ----
 
 
@@ -198,6 +206,19 @@ class Follower:
     ) -> FollowerTruncation:
         """Where to cut our log for the leader's diverging-epoch answer to a Fetch at our log end."""
         return follower_truncation(diverging, local_end, log_end_offset, fetch_offset=log_end_offset)
+
+    def out_of_range_recovery(
+        self, fetch_offset: int, leader_log_start_offset: int, leader_high_watermark: int
+    ) -> OutOfRangeRecovery | None:
+        """Kafka's handleOutOfRangeError for an OFFSET_OUT_OF_RANGE answer: behind the leader's log start
+        (retention deleted what we lack), start over at it; ahead of the leader (it lost data we hold), cut back to
+        its high watermark, the most the answer vouches for (Kafka asks for the leader's log end). None: the
+        leader's range moved meanwhile, fetch again."""
+        if 0 <= fetch_offset < leader_log_start_offset:
+            return OutOfRangeRecovery(start_at=leader_log_start_offset)
+        if fetch_offset > leader_high_watermark >= 0:
+            return OutOfRangeRecovery(truncate_to=leader_high_watermark)
+        return None
 
     def on_fetch_response(self, leader_high_watermark: int, log_end_offset: int) -> Follower:
         """After appending what the leader sent: a follower's HWM is the leader's, capped by its own LEO. Like

@@ -15,6 +15,7 @@ from broker.replica.partition import (
     Follower,
     Leader,
     ListedOffset,
+    OutOfRangeRecovery,
     PartitionConfig,
     PartitionMetadata,
     PendingExpandIsr,
@@ -410,3 +411,12 @@ def test_consumers_read_only_below_the_hwm() -> None:
     assert state.consumer_read(11, 0, 5).error == ErrorCode.OFFSET_OUT_OF_RANGE
     assert state.consumer_read(2, 3, 5).error == ErrorCode.OFFSET_OUT_OF_RANGE
     assert state.consumer_read(2, 0, 4).error == ErrorCode.FENCED_LEADER_EPOCH
+
+
+def test_out_of_range_recovery_starts_over_behind_the_log_start_and_cuts_back_ahead_of_the_hwm() -> None:
+    """Kafka's handleOutOfRangeError, decided by the follower core."""
+    follower = make_follower("t-0", 1, PartitionMetadata((0, 1), (0, 1), 0, 3, 3), 10, 5).state
+    assert isinstance(follower, Follower)
+    assert follower.out_of_range_recovery(10, 50, 80) == OutOfRangeRecovery(start_at=50)
+    assert follower.out_of_range_recovery(90, 0, 80) == OutOfRangeRecovery(truncate_to=80)
+    assert follower.out_of_range_recovery(60, 50, 80) is None  # within the leader's range now: fetch again
