@@ -21,12 +21,12 @@ def write(path: Path, active: list[dict]) -> None:
 
 def test_the_filter_follows_the_file_and_the_direction(tmp_path: Path) -> None:
     path = tmp_path / "cuts.json"
-    link = LinkFilter(path, 1, "127.0.1.1:9000")
+    link = LinkFilter(path, 1, "127.0.1.1:9000", recheck_s=0)
     assert not link.is_cut()  # no file: no cut
     write(path, [{"from": [1], "to": [101], "one_way": True}])
     assert link.is_cut()
-    assert not LinkFilter(path, 2, "127.0.1.1:9000").is_cut()
-    assert not LinkFilter(path, 1, "127.0.9.9:1").is_cut()  # not a node of the run: a client's address
+    assert not LinkFilter(path, 2, "127.0.1.1:9000", recheck_s=0).is_cut()
+    assert not LinkFilter(path, 1, "127.0.9.9:1", recheck_s=0).is_cut()  # not a node of the run: a client's address
     write(path, [{"from": [101], "to": [1], "one_way": True}])
     assert not link.is_cut()  # only the calls 101 makes to 1 are cut
     write(path, [{"from": [101], "to": [1], "one_way": False}])
@@ -38,7 +38,7 @@ def test_the_filter_follows_the_file_and_the_direction(tmp_path: Path) -> None:
 def test_a_cut_call_waits_for_its_deadline_or_the_heal(tmp_path: Path) -> None:
     path = tmp_path / "cuts.json"
     write(path, [{"from": [1], "to": [101], "one_way": False}])
-    link = LinkFilter(path, 1, "127.0.1.1:9000")
+    link = LinkFilter(path, 1, "127.0.1.1:9000", recheck_s=0)
 
     async def scenario() -> None:
         loop = asyncio.get_running_loop()
