@@ -21,7 +21,7 @@ FAULTS = "partition,isolate-leader,isolate-controller,broker-controller,one-way"
 def test_chaos_with_network_cuts_loses_no_acknowledged_write_and_heals(tmp_path: Path) -> None:
     run_dir = tmp_path / "chaos"
     # Seed 2 plans partition, isolate-controller, one-way and broker-controller within 40 s.
-    command = [str(MINIKAFKA), "chaos", str(run_dir), "--duration", "25", "--faults", FAULTS, "--seed", "2"]
+    command = [str(MINIKAFKA), "chaos", str(run_dir), "--duration", "40", "--faults", FAULTS, "--seed", "2"]
     try:
         result = subprocess.run(command + ["--no-analysis", "--json"], capture_output=True, text=True, timeout=400)
     finally:  # the command stops its cluster; make sure of it even when it failed half-way
