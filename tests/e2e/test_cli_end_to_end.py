@@ -46,6 +46,16 @@ def wait_until_unfenced(run: Path, broker_id: int, timeout_s: float = 60) -> Non
     raise AssertionError(f"broker {broker_id} not unfenced within {timeout_s}s")
 
 
+def wait_for_isr(run: Path, topic: str, isr: list[int], timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        described = json.loads(ok("topics", "describe", topic, "--json", "--dir", str(run)))
+        [partition] = described["topics"][0]["partitions"]
+        if partition["isr"] == isr and partition["leader"] == isr[0]:
+            return
+    raise AssertionError(f"{topic}: ISR not {isr} within {timeout_s}s")
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     run_dir = tmp_path_factory.mktemp("cli") / "run"
@@ -174,6 +184,7 @@ def test_bad_input_gets_one_line_errors(run: Path) -> None:
     # RF 2 with min ISR 2 and one replica stopped: acks=all is refused with NOT_ENOUGH_REPLICAS.
     ok("topics", "create", "pair", "--replica-assignment", "1:2", "--config", "min.insync.replicas=2", *d)
     ok("fault", "stop", "2", *d)
+    wait_for_isr(run, "pair", [1])  # leadership on 1 and the ISR shrunk, or the refusal is LEADER_NOT_AVAILABLE
     refused = cli("produce", "pair", "--acks", "all", "--num-records", "3", "--delivery-timeout-ms", "2000", *d)
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert "3 failed: NOT_ENOUGH_REPLICAS 3" in refused.stderr
