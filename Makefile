@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-PROTOS := $(wildcard proto/minikafka_pb/*.proto)
+PROTOS := $(wildcard proto/minikafka/pb/*.proto)
 PYTEST_ARGS ?=
 
 .PHONY: venv test demo lint format proto clean system-tools

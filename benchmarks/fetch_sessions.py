@@ -26,9 +26,9 @@ from typing import Any
 import structlog
 from run_all import SETTINGS, log, produce
 
-from client.admin import AdminClient
-from deploy import cluster_commands
-from deploy.workload import wait_for_full_isrs
+from minikafka.client.admin import AdminClient
+from minikafka.deploy import cluster_commands
+from minikafka.deploy.workload import wait_for_full_isrs
 
 HERE = Path(__file__).resolve().parent
 MODES = {"full fetches": "0", "fetch sessions": "1000"}  # max.incremental.fetch.session.cache.slots

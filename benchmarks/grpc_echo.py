@@ -21,8 +21,8 @@ from typing import Any
 import grpc
 from child_server import serving
 
-from common.cli_support import run_event_loop
-from common.grpc_support import GRPC_OPTIONS
+from minikafka.common.cli_support import run_event_loop
+from minikafka.common.grpc_support import GRPC_OPTIONS
 
 UNARY_METHOD = "/bench.Echo/Echo"
 STREAM_METHOD = "/bench.Echo/EchoStream"
@@ -122,7 +122,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["serve"]:
         run_event_loop(serve(int(sys.argv[2])))
     else:
-        from deploy.local_cluster import free_ports
+        from minikafka.deploy.local_cluster import free_ports
 
         size = int(sys.argv[1]) if len(sys.argv) > 1 else 16384
         for mode in ("unary", "stream"):

@@ -74,7 +74,7 @@ if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "serve":
         serve(int(sys.argv[2]), sys.argv[3])
     else:
-        from deploy.local_cluster import free_ports
+        from minikafka.deploy.local_cluster import free_ports
 
         for mode in MODES:
             print(measure(free_ports(1)[0], mode=mode))

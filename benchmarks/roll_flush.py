@@ -23,9 +23,9 @@ from typing import Any
 
 import structlog
 
-from broker.log_manager import LogManager, TopicPartition
-from common.record_batch import Record, build_batch
-from storage.log_config import LogConfig
+from minikafka.broker.log_manager import LogManager, TopicPartition
+from minikafka.common.record_batch import Record, build_batch
+from minikafka.storage.log_config import LogConfig
 
 MIB = 1024 * 1024
 

@@ -43,22 +43,26 @@ from typing import Any
 
 import structlog
 
-from client.admin import AdminClient
-from client.consumer import EARLIEST, LATEST, Consumer
-from client.perf_consume import PerfConsumeOptions, run_perf_consume
-from client.perf_produce import PerfProduceOptions, run_perf_produce
-from client.producer import DeliveryFailed, Producer, ProducerConfig
-from common.cli_support import run_event_loop
-from common.grpc_support import insecure_channel
-from common.record_batch import Record, build_batch
-from deploy import cluster_commands
-from deploy.faults import Faults
-from deploy.local_cluster import Cluster, free_ports
-from deploy.raft_perf import CONTROLLER_WORKLOAD_SETTINGS, run_raft_quorum
-from deploy.workload import wait_for_full_isrs
-from kraft_controller.config import ControllerConfig
-from kraft_controller.controller_workload import ControllerWorkload, registration_request, run_controller_workload
-from minikafka_pb import controller_pb2, controller_pb2_grpc
+from minikafka.client.admin import AdminClient
+from minikafka.client.consumer import EARLIEST, LATEST, Consumer
+from minikafka.client.perf_consume import PerfConsumeOptions, run_perf_consume
+from minikafka.client.perf_produce import PerfProduceOptions, run_perf_produce
+from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig
+from minikafka.common.cli_support import run_event_loop
+from minikafka.common.grpc_support import insecure_channel
+from minikafka.common.record_batch import Record, build_batch
+from minikafka.deploy import cluster_commands
+from minikafka.deploy.faults import Faults
+from minikafka.deploy.local_cluster import Cluster, free_ports
+from minikafka.deploy.raft_perf import CONTROLLER_WORKLOAD_SETTINGS, run_raft_quorum
+from minikafka.deploy.workload import wait_for_full_isrs
+from minikafka.kraft_controller.config import ControllerConfig
+from minikafka.kraft_controller.controller_workload import (
+    ControllerWorkload,
+    registration_request,
+    run_controller_workload,
+)
+from minikafka.pb import controller_pb2, controller_pb2_grpc
 
 HERE = Path(__file__).resolve().parent
 RECORD_SIZE = 1024

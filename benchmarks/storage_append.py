@@ -14,9 +14,9 @@ from pathlib import Path
 
 import structlog
 
-from common.record_batch import Record, build_batch
-from storage.log_config import LogConfig
-from storage.partition_log import PartitionLog
+from minikafka.common.record_batch import Record, build_batch
+from minikafka.storage.log_config import LogConfig
+from minikafka.storage.partition_log import PartitionLog
 
 RECORD_BYTES = 1024
 RECORDS_PER_BATCH = 16

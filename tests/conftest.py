@@ -20,7 +20,7 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def spark():  # noqa: ANN201 - pyspark.sql.SparkSession, imported lazily so non-Spark runs stay fast
     """One SparkSession for the whole test run (starting one costs ~5 s)."""
-    from deploy.analysis.spark import spark_session
+    from minikafka.deploy.analysis.spark import spark_session
 
     session = spark_session("local[2]", "minikafka-tests")
     yield session

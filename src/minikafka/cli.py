@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 import sys
 
-import broker.cli
-import client.cli
-import deploy.cli
-import kraft_controller.cli
-from common.cli_support import CliError, OneLineErrorParser
-from common.config import ConfigError
-from common.errors import KafkaError
-from common.event_log import configure_event_log
+from minikafka.broker import cli as broker_cli
+from minikafka.client import cli as client_cli
+from minikafka.common.cli_support import CliError, OneLineErrorParser
+from minikafka.common.config import ConfigError
+from minikafka.common.errors import KafkaError
+from minikafka.common.event_log import configure_event_log
+from minikafka.deploy import cli as deploy_cli
+from minikafka.kraft_controller import cli as controller_cli
 
 
 def build_parser() -> OneLineErrorParser:
@@ -23,16 +23,16 @@ def build_parser() -> OneLineErrorParser:
     subparsers = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=OneLineErrorParser
     )
-    kraft_controller.cli.register(subparsers)
-    broker.cli.register(subparsers)
-    client.cli.register(subparsers)
-    deploy.cli.register(subparsers)
+    controller_cli.register(subparsers)
+    broker_cli.register(subparsers)
+    client_cli.register(subparsers)
+    deploy_cli.register(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    reexecuted = deploy.cli.run_in_namespace(args, sys.argv[1:] if argv is None else argv)
+    reexecuted = deploy_cli.run_in_namespace(args, sys.argv[1:] if argv is None else argv)
     if reexecuted is not None:
         return reexecuted
     # Tools log readable lines to stderr only (stdout is their output); server processes reconfigure with a file.

@@ -6,7 +6,7 @@ import asyncio
 import threading
 from collections.abc import Sequence
 
-from client.producer import DeliveryFailed, Producer, ProducerConfig
+from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig
 
 BATCH = 20
 

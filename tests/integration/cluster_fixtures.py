@@ -10,8 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from deploy import cluster_commands
-from deploy.local_cluster import Cluster, is_alive, kill
+from minikafka.deploy import cluster_commands
+from minikafka.deploy.local_cluster import Cluster, is_alive, kill
 
 T = TypeVar("T")
 

@@ -19,13 +19,13 @@ import grpc
 sys.path.insert(0, str(Path(__file__).parent))
 from cluster_fixtures import eventually  # noqa: E402
 
-from client.admin import AdminClient  # noqa: E402
-from client.consumer import EARLIEST, Consumer  # noqa: E402
-from common.errors import ErrorCode  # noqa: E402
-from common.record_batch import Record, build_batch  # noqa: E402
-from deploy.faults import Faults  # noqa: E402
-from deploy.local_cluster import Cluster  # noqa: E402
-from minikafka_pb import broker_pb2, broker_pb2_grpc  # noqa: E402
+from minikafka.client.admin import AdminClient  # noqa: E402
+from minikafka.client.consumer import EARLIEST, Consumer  # noqa: E402
+from minikafka.common.errors import ErrorCode  # noqa: E402
+from minikafka.common.record_batch import Record, build_batch  # noqa: E402
+from minikafka.deploy.faults import Faults  # noqa: E402
+from minikafka.deploy.local_cluster import Cluster  # noqa: E402
+from minikafka.pb import broker_pb2, broker_pb2_grpc  # noqa: E402
 
 TOPIC = "seed003"
 # Seconds-scale failure detection; the broker fences itself 2 s after the controllers fence it.

@@ -12,12 +12,12 @@ import grpc
 import pytest
 from cluster_fixtures import eventually, running_cluster
 
-from client.admin import AdminClient
-from client.producer import DeliveryFailed, Producer, ProducerConfig
-from common.errors import ErrorCode
-from deploy.faults import Faults
-from deploy.local_cluster import is_alive
-from minikafka_pb import controller_pb2, controller_pb2_grpc
+from minikafka.client.admin import AdminClient
+from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig
+from minikafka.common.errors import ErrorCode
+from minikafka.deploy.faults import Faults
+from minikafka.deploy.local_cluster import is_alive
+from minikafka.pb import controller_pb2, controller_pb2_grpc
 
 pytestmark = pytest.mark.integration
 

@@ -12,10 +12,10 @@ import pytest
 from cluster_fixtures import eventually, running_cluster
 from test_broker_replication import consume_all
 
-from client.admin import AdminClient
-from client.producer import Producer, ProducerConfig
-from deploy.faults import Faults
-from deploy.local_cluster import wait_until
+from minikafka.client.admin import AdminClient
+from minikafka.client.producer import Producer, ProducerConfig
+from minikafka.deploy.faults import Faults
+from minikafka.deploy.local_cluster import wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from cluster_fixtures import eventually, running_cluster
 
-from client.admin import AdminClient
-from client.consumer import EARLIEST, Consumer
-from client.producer import DeliveryFailed, Producer, ProducerConfig
-from deploy.faults import Faults
+from minikafka.client.admin import AdminClient
+from minikafka.client.consumer import EARLIEST, Consumer
+from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig
+from minikafka.deploy.faults import Faults
 
 pytestmark = pytest.mark.integration
 

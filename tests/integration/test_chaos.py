@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from deploy.analysis.report import analyze
-from deploy.local_cluster import Cluster, is_alive, kill
+from minikafka.deploy.analysis.report import analyze
+from minikafka.deploy.local_cluster import Cluster, is_alive, kill
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

@@ -11,11 +11,11 @@ import pytest
 from background_producer import BackgroundProducer
 from cluster_fixtures import eventually, running_cluster
 
-from client.admin import AdminClient
-from common.errors import ErrorCode, KafkaError
-from deploy.faults import Faults
-from deploy.local_cluster import Cluster
-from minikafka_pb import common_pb2, controller_pb2, controller_pb2_grpc, raft_pb2, raft_pb2_grpc
+from minikafka.client.admin import AdminClient
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.deploy.faults import Faults
+from minikafka.deploy.local_cluster import Cluster
+from minikafka.pb import common_pb2, controller_pb2, controller_pb2_grpc, raft_pb2, raft_pb2_grpc
 
 pytestmark = pytest.mark.integration
 

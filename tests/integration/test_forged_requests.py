@@ -23,12 +23,12 @@ import pytest
 from cluster_fixtures import eventually, running_cluster
 from test_broker_replication import consume_all
 
-from client.admin import AdminClient
-from client.producer import Producer, ProducerConfig
-from common.errors import ErrorCode
-from common.grpc_support import sync_channel
-from common.record_batch import Record, build_batch
-from minikafka_pb import broker_pb2, broker_pb2_grpc
+from minikafka.client.admin import AdminClient
+from minikafka.client.producer import Producer, ProducerConfig
+from minikafka.common.errors import ErrorCode
+from minikafka.common.grpc_support import sync_channel
+from minikafka.common.record_batch import Record, build_batch
+from minikafka.pb import broker_pb2, broker_pb2_grpc
 
 sys.path.append(str(Path(__file__).parents[1] / "unit" / "storage"))
 from storage_helpers import BAD_BATCHES  # noqa: E402 - the bad batches the storage tests define, sent for real

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from cluster_fixtures import eventually, running_cluster
 
-from deploy import cluster_commands
-from deploy.local_cluster import Cluster, is_alive
+from minikafka.deploy import cluster_commands
+from minikafka.deploy.local_cluster import Cluster, is_alive
 
 pytestmark = pytest.mark.integration
 confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")

@@ -18,14 +18,14 @@ import pytest
 from cluster_fixtures import eventually, running_cluster
 from test_broker_replication import consume_all
 
-from client.admin import AdminClient
-from client.producer import Producer, ProducerConfig
-from common.event_log import utc_timestamp
-from common.grpc_support import sync_channel
-from deploy.analysis.report import analyze
-from deploy.faults import Faults
-from deploy.local_cluster import send_signal
-from minikafka_pb import fault_pb2, fault_pb2_grpc
+from minikafka.client.admin import AdminClient
+from minikafka.client.producer import Producer, ProducerConfig
+from minikafka.common.event_log import utc_timestamp
+from minikafka.common.grpc_support import sync_channel
+from minikafka.deploy.analysis.report import analyze
+from minikafka.deploy.faults import Faults
+from minikafka.deploy.local_cluster import send_signal
+from minikafka.pb import fault_pb2, fault_pb2_grpc
 
 pytestmark = pytest.mark.integration
 

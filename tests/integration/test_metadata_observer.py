@@ -16,14 +16,14 @@ from background_producer import BackgroundProducer
 from cluster_fixtures import eventually, running_cluster
 from test_controller_quorum import register_broker
 
-from client.admin import AdminClient
-from common.errors import ErrorCode, KafkaError
-from deploy.faults import Faults
-from deploy.local_cluster import Cluster
-from kraft_controller.metadata.records import Topic, decode_record
-from kraft_controller.raft.core import RaftConfig
-from kraft_controller.raft.driver import RaftDriver
-from kraft_controller.raft.messages import LogEntry
+from minikafka.client.admin import AdminClient
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.deploy.faults import Faults
+from minikafka.deploy.local_cluster import Cluster
+from minikafka.kraft_controller.metadata.records import Topic, decode_record
+from minikafka.kraft_controller.raft.core import RaftConfig
+from minikafka.kraft_controller.raft.driver import RaftDriver
+from minikafka.kraft_controller.raft.messages import LogEntry
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy.local_cluster import Cluster, is_alive, kill
+from minikafka.deploy.local_cluster import Cluster, is_alive, kill
 
 pytestmark = pytest.mark.integration
 

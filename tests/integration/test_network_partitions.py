@@ -12,9 +12,9 @@ import pytest
 from cluster_fixtures import minikafka, running_cluster
 from partition_scenarios import SEED003_SETTINGS, seed003, zombie_leader
 
-from deploy import cluster_commands
-from deploy.local_cluster import is_alive, kill, plan_cluster
-from deploy.network import may_create_namespaces, namespace_exists
+from minikafka.deploy import cluster_commands
+from minikafka.deploy.local_cluster import is_alive, kill, plan_cluster
+from minikafka.deploy.network import may_create_namespaces, namespace_exists
 
 pytestmark = pytest.mark.integration
 

@@ -22,10 +22,10 @@ from cluster_fixtures import eventually, running_cluster
 from test_broker_replication import consume_all
 from test_kip903_race import broker_state
 
-from client.admin import AdminClient
-from client.producer import Producer, ProducerConfig
-from deploy.faults import Faults
-from deploy.local_cluster import send_signal
+from minikafka.client.admin import AdminClient
+from minikafka.client.producer import Producer, ProducerConfig
+from minikafka.deploy.faults import Faults
+from minikafka.deploy.local_cluster import send_signal
 
 pytestmark = pytest.mark.integration
 

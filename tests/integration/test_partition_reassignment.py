@@ -14,9 +14,9 @@ from cluster_fixtures import eventually, minikafka, running_cluster
 from test_broker_replication import consume_all
 from test_preferred_leader_election import acked_load
 
-from client.admin import AdminClient
-from deploy.faults import Faults
-from storage.dump_log import dump_log
+from minikafka.client.admin import AdminClient
+from minikafka.deploy.faults import Faults
+from minikafka.storage.dump_log import dump_log
 
 pytestmark = pytest.mark.integration
 

@@ -15,9 +15,9 @@ import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
 from test_broker_replication import consume_all
 
-from client.admin import AdminClient
-from client.producer import DeliveryFailed, Producer, ProducerConfig
-from deploy.faults import Faults
+from minikafka.client.admin import AdminClient
+from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig
+from minikafka.deploy.faults import Faults
 
 pytestmark = pytest.mark.integration
 

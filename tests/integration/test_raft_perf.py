@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from deploy.raft_perf import run_raft_quorum
-from kraft_controller.controller_workload import FIRST_MEASURED_BROKER_ID
-from kraft_controller.metadata.records import Partition, RegisterBroker, Topic, decode_record
-from kraft_controller.raft.file_log import METADATA_PARTITION_DIR, RaftFileLog
-from kraft_controller.test_raft_server import RAFT_PERFORMANCE_TEST_DIR
+from minikafka.deploy.raft_perf import run_raft_quorum
+from minikafka.kraft_controller.controller_workload import FIRST_MEASURED_BROKER_ID
+from minikafka.kraft_controller.metadata.records import Partition, RegisterBroker, Topic, decode_record
+from minikafka.kraft_controller.raft.file_log import METADATA_PARTITION_DIR, RaftFileLog
+from minikafka.kraft_controller.test_raft_server import RAFT_PERFORMANCE_TEST_DIR
 
 pytestmark = pytest.mark.integration
 

@@ -81,7 +81,7 @@ def test_the_readme_block_is_parsed_into_commands() -> None:
 
 @pytest.mark.timeout(1200)  # a 10,000-record cluster run, a 9 s fence and two Spark analyses on a shared machine
 def test_using_it_typed_straight_through_ends_in_a_pass(scratch: Path, spark) -> None:  # noqa: ANN001
-    from deploy.analysis.report import analyze
+    from minikafka.deploy.analysis.report import analyze
 
     results = []
     for words in using_it_commands((REPO / "README.md").read_text()):

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from cluster_fixtures import eventually, running_cluster
 
-from client.admin import AdminClient
-from client.consumer import EARLIEST, Consumer
-from client.producer import DeliveryFailed, Producer, ProducerConfig
-from deploy.faults import Faults
-from deploy.local_cluster import is_alive
+from minikafka.client.admin import AdminClient
+from minikafka.client.consumer import EARLIEST, Consumer
+from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig
+from minikafka.deploy.faults import Faults
+from minikafka.deploy.local_cluster import is_alive
 
 pytestmark = pytest.mark.integration
 

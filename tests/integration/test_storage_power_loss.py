@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from common.record_batch import iter_batches
-from storage.log_config import LogConfig
-from storage.partition_log import PartitionLog
+from minikafka.common.record_batch import iter_batches
+from minikafka.storage.log_config import LogConfig
+from minikafka.storage.partition_log import PartitionLog
 
 pytestmark = pytest.mark.integration
 
@@ -26,9 +26,9 @@ CHILD = textwrap.dedent(
     import structlog
 
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))  # stdout carries the protocol
-    from storage.log_config import LogConfig
-    from storage.partition_log import PartitionLog
-    from common.record_batch import Record, build_batch
+    from minikafka.storage.log_config import LogConfig
+    from minikafka.storage.partition_log import PartitionLog
+    from minikafka.common.record_batch import Record, build_batch
 
     log = PartitionLog.open(Path(sys.argv[1]), LogConfig(segment_bytes=4096, simulate_page_cache=True), 0)
     for i in range(200):

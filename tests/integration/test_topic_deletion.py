@@ -13,8 +13,8 @@ from cluster_fixtures import eventually, minikafka, running_cluster
 from test_broker_reboot import produce
 from test_broker_replication import consume_all
 
-from client.admin import AdminClient
-from deploy.faults import Faults
+from minikafka.client.admin import AdminClient
+from minikafka.deploy.faults import Faults
 
 pytestmark = pytest.mark.integration
 
@@ -88,6 +88,6 @@ def test_topic_deleted_while_a_broker_is_down_is_a_stray_there_and_a_new_topic_s
 
 
 def _text(raw: bytes) -> str:
-    from client.admin import topic_id_text
+    from minikafka.client.admin import topic_id_text
 
     return topic_id_text(raw)

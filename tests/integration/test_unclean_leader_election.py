@@ -14,8 +14,8 @@ from cluster_fixtures import eventually, minikafka, running_cluster
 from test_broker_reboot import produce
 from test_broker_replication import consume_all
 
-from client.admin import AdminClient
-from deploy.faults import Faults
+from minikafka.client.admin import AdminClient
+from minikafka.deploy.faults import Faults
 
 pytestmark = pytest.mark.integration
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from sim_controller_model import ControllerModel, MetadataSnapshot
 
-from broker.replica.delayed_produce import DelayedProduceQueue, PendingProduce
-from broker.replica.divergence import EpochEndOffset, diverging_epoch
-from broker.replica.partition import (
+from minikafka.broker.replica.delayed_produce import DelayedProduceQueue, PendingProduce
+from minikafka.broker.replica.divergence import EpochEndOffset, diverging_epoch
+from minikafka.broker.replica.partition import (
     AlterPartitionProposal,
     AlterPartitionResult,
     AssignEpochStartOffset,
@@ -31,8 +31,8 @@ from broker.replica.partition import (
     StartFetching,
     apply_metadata,
 )
-from common.errors import ErrorCode
-from storage.leader_epoch_cache import LeaderEpochCache
+from minikafka.common.errors import ErrorCode
+from minikafka.storage.leader_epoch_cache import LeaderEpochCache
 
 LABEL = "sim-0"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from broker.replica.partition import AlterPartitionProposal, AlterPartitionResult, PartitionMetadata
-from common.errors import ErrorCode
+from minikafka.broker.replica.partition import AlterPartitionProposal, AlterPartitionResult, PartitionMetadata
+from minikafka.common.errors import ErrorCode
 
 
 @dataclass

@@ -10,9 +10,9 @@ import pytest
 from broker_sim import BrokerSim, InvariantViolation, SimConfig
 from structlog.testing import capture_logs
 
-from broker.replica import partition as partition_core
-from broker.replica.divergence import FollowerTruncation
-from broker.replica.partition import (
+from minikafka.broker.replica import partition as partition_core
+from minikafka.broker.replica.divergence import FollowerTruncation
+from minikafka.broker.replica.partition import (
     AssignEpochStartOffset,
     Committed,
     Follower,
@@ -20,7 +20,7 @@ from broker.replica.partition import (
     PendingExpandIsr,
     PendingShrinkIsr,
 )
-from common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode
 
 SEEDS = int(os.environ.get("MINIKAFKA_BROKER_SIM_SEEDS", "200"))
 # One seed only, to replay a failure: MINIKAFKA_BROKER_SIM_SEED=N (the failure message prints the command).

@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from kraft_controller.raft.core import (
+from minikafka.kraft_controller.raft.core import (
     AppendToLog,
     CommitAdvanced,
     InstallSnapshot,
@@ -25,7 +25,7 @@ from kraft_controller.raft.core import (
     Send,
     TruncateLog,
 )
-from kraft_controller.raft.messages import FetchResponse, LogEntry, SnapshotId
+from minikafka.kraft_controller.raft.messages import FetchResponse, LogEntry, SnapshotId
 
 TICK_MS = 10
 LONG_POLL_MS = 20  # the shell parks an empty Fetch this long (KRaft's fetch max wait)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from common.errors import ErrorCode
-from kraft_controller.raft.core import (
+from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.raft.core import (
     AppendToLog,
     Candidate,
     CommitAdvanced,
@@ -31,7 +31,7 @@ from kraft_controller.raft.core import (
     Unattached,
     Voted,
 )
-from kraft_controller.raft.messages import (
+from minikafka.kraft_controller.raft.messages import (
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
     EpochEndOffset,
@@ -47,7 +47,7 @@ from kraft_controller.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
-from kraft_controller.raft.quorum import has_majority, majority, majority_offset
+from minikafka.kraft_controller.raft.quorum import has_majority, majority, majority_offset
 
 CONFIG = RaftConfig(election_timeout_ms=1000, fetch_timeout_ms=2000, retry_backoff_ms=50)
 VOTERS = (1, 2, 3)
@@ -546,7 +546,7 @@ FORBIDDEN = {"asyncio", "grpc", "time", "random", "os", "socket", "threading", "
 
 @pytest.mark.parametrize("module", PURE_MODULES)
 def test_pure_modules_import_no_io_and_open_no_files(module: str) -> None:
-    source = Path(__file__).parents[3] / "src" / "kraft_controller" / "raft" / module
+    source = Path(__file__).parents[3] / "src" / "minikafka" / "kraft_controller" / "raft" / module
     tree = ast.parse(source.read_text())
     for item in ast.walk(tree):
         if isinstance(item, ast.Import):

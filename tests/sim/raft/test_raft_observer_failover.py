@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from raft_sim import RaftSimulation
 
-from kraft_controller.raft.core import Follower
+from minikafka.kraft_controller.raft.core import Follower
 
 OBSERVERS = (100, 101)
 KILLS_PER_SEED = 5

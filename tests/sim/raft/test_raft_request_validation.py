@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from structlog.testing import capture_logs
 
-from common.errors import ErrorCode
-from kraft_controller.raft.core import Follower, RaftConfig, RaftNode
-from kraft_controller.raft.messages import (
+from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.raft.core import Follower, RaftConfig, RaftNode
+from minikafka.kraft_controller.raft.messages import (
     NO_LEADER,
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from raft_sim import InvariantViolation, RaftSimulation
 
-from kraft_controller.raft.core import RaftNode
-from kraft_controller.raft.messages import FetchRequest, VoteRequest
+from minikafka.kraft_controller.raft.core import RaftNode
+from minikafka.kraft_controller.raft.messages import FetchRequest, VoteRequest
 
 # Soak: MINIKAFKA_RAFT_SEEDS=5000 runs that many seeds (read here only, never by the code under test).
 SEEDS = int(os.environ.get("MINIKAFKA_RAFT_SEEDS", "300"))

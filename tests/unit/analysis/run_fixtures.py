@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from common.record_batch import Record, build_batch
-from storage.checkpoint import OffsetCheckpoint
+from minikafka.common.record_batch import Record, build_batch
+from minikafka.storage.checkpoint import OffsetCheckpoint
 
 START = datetime(2026, 11, 22, 18, 0, 0, tzinfo=UTC)
 TOPIC_ID = "6b1c9f0e-0000-4000-8000-000000000001"

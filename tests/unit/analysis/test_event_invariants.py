@@ -15,11 +15,11 @@ from run_fixtures import (
     partition_changed,
 )
 
-from deploy.analysis import metadata_invariants as metadata
-from deploy.analysis import replica_invariants as replica
-from deploy.analysis.events import load_events
-from deploy.analysis.history import load_produced
-from deploy.analysis.replica_logs import load_replica_logs, log_matching
+from minikafka.deploy.analysis import metadata_invariants as metadata
+from minikafka.deploy.analysis import replica_invariants as replica
+from minikafka.deploy.analysis.events import load_events
+from minikafka.deploy.analysis.history import load_produced
+from minikafka.deploy.analysis.replica_logs import load_replica_logs, log_matching
 
 pytestmark = pytest.mark.spark
 

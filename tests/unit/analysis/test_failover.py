@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from run_fixtures import clean_run, event
 
-from deploy.analysis.events import load_events
-from deploy.analysis.failover import broker_failovers
-from deploy.analysis.history import load_produced
+from minikafka.deploy.analysis.events import load_events
+from minikafka.deploy.analysis.failover import broker_failovers
+from minikafka.deploy.analysis.history import load_produced
 
 pytestmark = pytest.mark.spark
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from run_fixtures import clean_run, read_end
 
-from deploy.analysis import history_invariants as inv
-from deploy.analysis.history import consumed_records, read_consume_files, read_ends, read_produced
+from minikafka.deploy.analysis import history_invariants as inv
+from minikafka.deploy.analysis.history import consumed_records, read_consume_files, read_ends, read_produced
 
 pytestmark = pytest.mark.spark
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from deploy.analysis import history_invariants as inv
-from deploy.analysis.history import load_consumed, load_produced
-from deploy.analysis.verdict import verdict_from
+from minikafka.deploy.analysis import history_invariants as inv
+from minikafka.deploy.analysis.history import load_consumed, load_produced
+from minikafka.deploy.analysis.verdict import verdict_from
 
 pytestmark = pytest.mark.spark
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from run_fixtures import broker_registered, clean_run, consumed_line
 
-from deploy.analysis.report import analyze
-from deploy.analysis.report_render import render_html, render_markdown
+from minikafka.deploy.analysis.report import analyze
+from minikafka.deploy.analysis.report_render import render_html, render_markdown
 
 pytestmark = pytest.mark.spark
 

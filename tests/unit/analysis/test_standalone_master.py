@@ -18,7 +18,7 @@ import pyspark
 import pytest
 from run_fixtures import clean_run
 
-from deploy.local_cluster import free_ports
+from minikafka.deploy.local_cluster import free_ports
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from run_fixtures import clean_run, consumed_line, read_end
 
-from deploy.analysis.report import analyze
+from minikafka.deploy.analysis.report import analyze
 
 pytestmark = pytest.mark.spark
 
@@ -27,8 +27,8 @@ def test_an_incomplete_final_read_makes_the_verdict_incomplete(spark, tmp_path: 
         "pass",
         0,
     )
-    from deploy.analysis.report_render import render_markdown, summary_lines
-    from deploy.analysis.verdict import EXIT_CODES
+    from minikafka.deploy.analysis.report_render import render_markdown, summary_lines
+    from minikafka.deploy.analysis.verdict import EXIT_CODES
 
     assert (summary["verdict"], summary["passed"], EXIT_CODES[summary["verdict"]]) == ("incomplete", False, 3)
     final = summary["final_read"]
@@ -77,8 +77,8 @@ def test_an_empty_run_has_nothing_to_check(spark, tmp_path: Path) -> None:  # no
     out.mkdir()
     summary = analyze(spark, run_dir, out)
     assert not summary["passed"]
-    from deploy.analysis.report_render import summary_lines
-    from deploy.analysis.verdict import EXIT_CODES
+    from minikafka.deploy.analysis.report_render import summary_lines
+    from minikafka.deploy.analysis.verdict import EXIT_CODES
 
     assert (summary["verdict"], EXIT_CODES[summary["verdict"]]) == ("nothing to check", 4)
     printed = "\n".join(summary_lines(summary))
@@ -108,7 +108,7 @@ def test_malformed_lines_are_skipped_counted_and_named(spark, tmp_path: Path) ->
         ("history/produce-0.jsonl", 2): [7, 8],
         ("logs/broker-2.jsonl", 1): [log_lines + 1],
     }
-    from deploy.analysis.report_render import summary_lines
+    from minikafka.deploy.analysis.report_render import summary_lines
 
     assert "history/produce-0.jsonl: 2 malformed lines skipped: line 7 (not JSON" in "\n".join(summary_lines(summary))
     assert summary["produce_latency"][0]["acknowledged"] == 6

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from structlog.testing import capture_logs
 
-from broker.lifecycle import (
+from minikafka.broker.lifecycle import (
     BecomeFenced,
     BecomeUnfenced,
     Exit,
@@ -21,7 +21,7 @@ from broker.lifecycle import (
     SendRegistration,
     ShuttingDown,
 )
-from common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode
 
 CONFIG = LifecycleConfig(broker_id=3, heartbeat_interval_ms=100, session_timeout_ms=450, registration_backoff_ms=10)
 SELF_FENCING = replace(CONFIG, self_fencing_enable=True, self_fencing_timeout_ms=900)

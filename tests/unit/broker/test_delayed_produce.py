@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from structlog.testing import capture_logs
 
-from broker.replica.delayed_produce import DelayedProduceQueue, PendingProduce, ProduceCompletion
-from common.errors import ErrorCode
+from minikafka.broker.replica.delayed_produce import DelayedProduceQueue, PendingProduce, ProduceCompletion
+from minikafka.common.errors import ErrorCode
 
 
 def queue() -> DelayedProduceQueue:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from broker.replica.divergence import EpochEndOffset, diverging_epoch, follower_truncation
-from storage.leader_epoch_cache import EpochEntry, LeaderEpochCache
+from minikafka.broker.replica.divergence import EpochEndOffset, diverging_epoch, follower_truncation
+from minikafka.storage.leader_epoch_cache import EpochEntry, LeaderEpochCache
 
 UNDEFINED = EpochEndOffset(-1, -1)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from broker.fetch_session import (
+from minikafka.broker.fetch_session import (
     FINAL_EPOCH,
     INITIAL_EPOCH,
     INVALID_SESSION_ID,
@@ -17,7 +17,7 @@ from broker.fetch_session import (
     must_answer,
     next_epoch,
 )
-from common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode
 
 T1 = b"\x01" * 16
 T2 = b"\x02" * 16

@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from broker.fetch_session import INITIAL_EPOCH, FetchSessionCache, PartitionFetchState
-from broker.fetch_session_handler import FetchRequestData, FetchSessionHandler
-from common.errors import ErrorCode
+from minikafka.broker.fetch_session import INITIAL_EPOCH, FetchSessionCache, PartitionFetchState
+from minikafka.broker.fetch_session_handler import FetchRequestData, FetchSessionHandler
+from minikafka.common.errors import ErrorCode
 
 T1 = b"\x01" * 16
 T2 = b"\x02" * 16

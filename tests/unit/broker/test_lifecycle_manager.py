@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from broker.config import BrokerConfig
-from broker.lifecycle_manager import LifecycleManager
-from common.config import ConfigError, load_config
-from common.errors import ErrorCode
-from minikafka_pb import controller_pb2
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.lifecycle_manager import LifecycleManager
+from minikafka.common.config import ConfigError, load_config
+from minikafka.common.errors import ErrorCode
+from minikafka.pb import controller_pb2
 
 BROKER = {
     "node.id": "1",

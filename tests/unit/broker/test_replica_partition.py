@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from structlog.testing import capture_logs
 
-from broker.replica.partition import (
+from minikafka.broker.replica.partition import (
     AlterPartitionResult,
     AssignEpochStartOffset,
     BrokerState,
@@ -27,7 +27,7 @@ from broker.replica.partition import (
     make_follower,
     make_leader,
 )
-from common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode
 
 CONFIG = PartitionConfig(min_insync_replicas=2, replica_lag_time_max_ms=1000)
 EPOCHS = {0: 10, 1: 11, 2: 12}  # what the metadata shows for each broker

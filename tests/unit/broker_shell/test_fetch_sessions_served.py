@@ -11,19 +11,19 @@ from types import SimpleNamespace
 
 from immutables import Map
 
-from broker.fetch_session import FetchSessionCache
-from broker.log_manager import TopicPartition
-from broker.produce_purgatory import ProducePurgatory
-from broker.replica.partition import PartitionConfig, PartitionMetadata, make_leader
-from broker.replica_manager import Replica, ReplicaManager
-from broker.service import BrokerService
-from common.errors import ErrorCode
-from common.record_batch import Record, build_batch
-from kraft_controller.metadata.image import BrokerRegistration, MetadataImage, TopicImage
-from kraft_controller.metadata.records import BrokerStatus
-from minikafka_pb import broker_pb2
-from storage.log_config import LogConfig
-from storage.partition_log import PartitionLog
+from minikafka.broker.fetch_session import FetchSessionCache
+from minikafka.broker.log_manager import TopicPartition
+from minikafka.broker.produce_purgatory import ProducePurgatory
+from minikafka.broker.replica.partition import PartitionConfig, PartitionMetadata, make_leader
+from minikafka.broker.replica_manager import Replica, ReplicaManager
+from minikafka.broker.service import BrokerService
+from minikafka.common.errors import ErrorCode
+from minikafka.common.record_batch import Record, build_batch
+from minikafka.kraft_controller.metadata.image import BrokerRegistration, MetadataImage, TopicImage
+from minikafka.kraft_controller.metadata.records import BrokerStatus
+from minikafka.pb import broker_pb2
+from minikafka.storage.log_config import LogConfig
+from minikafka.storage.partition_log import PartitionLog
 
 TOPIC_ID = uuid.uuid4()
 FOLLOWER = 1

@@ -12,17 +12,17 @@ from types import SimpleNamespace
 
 from structlog.testing import capture_logs
 
-from broker import replica_manager
-from broker.fetch_session import PartitionFetchState
-from broker.fetcher import FollowerAnswer
-from broker.log_manager import TopicPartition
-from broker.produce_purgatory import ProducePurgatory
-from broker.replica.partition import PartitionMetadata, make_follower
-from broker.replica_manager import Replica, ReplicaManager
-from common.errors import ErrorCode
-from common.record_batch import Record, build_batch, iter_batches, set_base_offset, set_partition_leader_epoch
-from storage.log_config import LogConfig
-from storage.partition_log import PartitionLog
+from minikafka.broker import replica_manager
+from minikafka.broker.fetch_session import PartitionFetchState
+from minikafka.broker.fetcher import FollowerAnswer
+from minikafka.broker.log_manager import TopicPartition
+from minikafka.broker.produce_purgatory import ProducePurgatory
+from minikafka.broker.replica.partition import PartitionMetadata, make_follower
+from minikafka.broker.replica_manager import Replica, ReplicaManager
+from minikafka.common.errors import ErrorCode
+from minikafka.common.record_batch import Record, build_batch, iter_batches, set_base_offset, set_partition_leader_epoch
+from minikafka.storage.log_config import LogConfig
+from minikafka.storage.partition_log import PartitionLog
 
 TP = TopicPartition("orders", 0)
 TOPIC_ID = uuid.uuid4()

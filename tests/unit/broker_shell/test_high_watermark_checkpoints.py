@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from broker.log_manager import LogManager, TopicPartition
-from common.record_batch import Record, build_batch
-from storage import checkpoint
-from storage.log_config import LogConfig
-from storage.partition_log import HIGH_WATERMARK_FILE
+from minikafka.broker.log_manager import LogManager, TopicPartition
+from minikafka.common.record_batch import Record, build_batch
+from minikafka.storage import checkpoint
+from minikafka.storage.log_config import LogConfig
+from minikafka.storage.partition_log import HIGH_WATERMARK_FILE
 
 TOPIC_ID = uuid.uuid4()
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from broker.log_manager import LogManager, TopicPartition
-from common.record_batch import Record, build_batch
-from kraft_controller.metadata.image import MetadataImage
-from kraft_controller.metadata.records import Partition, RegisterBroker, Topic
-from storage.log_config import LogConfig
+from minikafka.broker.log_manager import LogManager, TopicPartition
+from minikafka.common.record_batch import Record, build_batch
+from minikafka.kraft_controller.metadata.image import MetadataImage
+from minikafka.kraft_controller.metadata.records import Partition, RegisterBroker, Topic
+from minikafka.storage.log_config import LogConfig
 
 TOPIC_ID = uuid.UUID("11111111-2222-3333-4444-555555555555")
 

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 import grpc
 import pytest
 
-from broker.fetch_session import FetchSessionCache
-from broker.service import BrokerService
-from kraft_controller.metadata.image import MetadataImage
-from minikafka_pb import broker_pb2
+from minikafka.broker.fetch_session import FetchSessionCache
+from minikafka.broker.service import BrokerService
+from minikafka.kraft_controller.metadata.image import MetadataImage
+from minikafka.pb import broker_pb2
 
 
 class Aborted(Exception):

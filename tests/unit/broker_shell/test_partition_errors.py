@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from broker.log_manager import TopicPartition
-from broker.replica_manager import ReplicaManager
-from common.errors import ErrorCode
-from common.record_batch import Record, build_batch
+from minikafka.broker.log_manager import TopicPartition
+from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.common.errors import ErrorCode
+from minikafka.common.record_batch import Record, build_batch
 
 TOPIC_ID = uuid.uuid4()
 

@@ -10,14 +10,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from broker.log_manager import TopicPartition
-from broker.produce_purgatory import ProducePurgatory
-from broker.replica.partition import PartitionConfig, PartitionMetadata, make_leader
-from broker.replica_manager import Replica, ReplicaManager
-from common.errors import ErrorCode
-from common.record_batch import Record, build_batch
-from storage.log_config import LogConfig
-from storage.partition_log import PartitionLog
+from minikafka.broker.log_manager import TopicPartition
+from minikafka.broker.produce_purgatory import ProducePurgatory
+from minikafka.broker.replica.partition import PartitionConfig, PartitionMetadata, make_leader
+from minikafka.broker.replica_manager import Replica, ReplicaManager
+from minikafka.common.errors import ErrorCode
+from minikafka.common.record_batch import Record, build_batch
+from minikafka.storage.log_config import LogConfig
+from minikafka.storage.partition_log import PartitionLog
 
 TP = TopicPartition("orders", 0)
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from broker.log_manager import LogManager, TopicPartition
-from common.record_batch import Record, build_batch
-from storage.log_config import LogConfig
+from minikafka.broker.log_manager import LogManager, TopicPartition
+from minikafka.common.record_batch import Record, build_batch
+from minikafka.storage.log_config import LogConfig
 
 
 async def test_a_rolled_segment_is_fsynced_off_the_loop_and_then_moves_the_recovery_point(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from broker.metadata_listener import MetadataListener
-from broker.process import StrayPartitionCheck
+from minikafka.broker.metadata_listener import MetadataListener
+from minikafka.broker.process import StrayPartitionCheck
 
 
 class RecordingLogs:

@@ -9,14 +9,14 @@ from types import SimpleNamespace
 
 from structlog.testing import capture_logs
 
-from broker.log_manager import DELETE_SUFFIX, LogManager, TopicPartition
-from broker.metadata_listener import MetadataDelta
-from broker.replica_manager import ReplicaManager
-from common.errors import ErrorCode
-from common.record_batch import Record, build_batch
-from kraft_controller.metadata.image import MetadataImage
-from kraft_controller.metadata.records import Partition, RegisterBroker, RemoveTopic, Topic
-from storage.log_config import LogConfig
+from minikafka.broker.log_manager import DELETE_SUFFIX, LogManager, TopicPartition
+from minikafka.broker.metadata_listener import MetadataDelta
+from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.common.errors import ErrorCode
+from minikafka.common.record_batch import Record, build_batch
+from minikafka.kraft_controller.metadata.image import MetadataImage
+from minikafka.kraft_controller.metadata.records import Partition, RegisterBroker, RemoveTopic, Topic
+from minikafka.storage.log_config import LogConfig
 
 TP = TopicPartition("orders", 0)
 OLD_ID = uuid.UUID("11111111-2222-4333-8444-555555555555")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from client.leader_election_command import partitions_from_json
-from client.reassign_partitions_command import parse_reassignment
-from common.cli_support import CliError
+from minikafka.client.leader_election_command import partitions_from_json
+from minikafka.client.reassign_partitions_command import parse_reassignment
+from minikafka.common.cli_support import CliError
 
 
 def test_kafka_formats_are_read() -> None:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from client.admin import AdminClient
-from common.errors import ErrorCode, KafkaError
-from minikafka_pb import controller_pb2
+from minikafka.client.admin import AdminClient
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.pb import controller_pb2
 
 
 def _answers(admin: AdminClient, by_address: dict[str, Any]) -> list[str]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from client.admin import AdminClient, PartitionDescription, TopicDescription
-from common.errors import ErrorCode, KafkaError
+from minikafka.client.admin import AdminClient, PartitionDescription, TopicDescription
+from minikafka.common.errors import ErrorCode, KafkaError
 
 
 def partition(leader: int) -> PartitionDescription:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from client.consume_command import ConsumeOptions, consumer_config, parse_offset, start_offset
-from client.consumer import EARLIEST, LATEST, ReadEnd
-from common.cli_support import CliError
+from minikafka.client.consume_command import ConsumeOptions, consumer_config, parse_offset, start_offset
+from minikafka.client.consumer import EARLIEST, LATEST, ReadEnd
+from minikafka.common.cli_support import CliError
 
 
 @pytest.mark.parametrize(

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from client.consumer import Consumer, ConsumerConfig
-from common.errors import ErrorCode, KafkaError
-from common.record_batch import Record, build_batch, set_base_offset
-from minikafka_pb import broker_pb2
+from minikafka.client.consumer import Consumer, ConsumerConfig
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.record_batch import Record, build_batch, set_base_offset
+from minikafka.pb import broker_pb2
 
 
 def fetched(values: list[bytes], base_offset: int, flip: bool) -> broker_pb2.FetchResponse.PartitionData:

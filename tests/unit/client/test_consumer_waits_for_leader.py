@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from client.consumer import EARLIEST, Consumer, ConsumerConfig
-from common.errors import ErrorCode, KafkaError
-from minikafka_pb import broker_pb2
+from minikafka.client.consumer import EARLIEST, Consumer, ConsumerConfig
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.pb import broker_pb2
 
 
 class LeaderAfterRefreshes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from client.in_flight import InFlight
+from minikafka.client.in_flight import InFlight
 
 
 async def test_acquire_waits_for_a_slot_and_drain_for_every_future() -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from client.perf_produce import report_line, throttle_delay_s
-from common.latency_stats import LatencyStats
+from minikafka.client.perf_produce import report_line, throttle_delay_s
+from minikafka.common.latency_stats import LatencyStats
 
 
 def test_percentiles_are_nearest_rank_like_kafkas_tool() -> None:

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from client import producer as producer_module
-from client.producer import Producer, ProducerConfig
-from common.record_batch import iter_batches
-from minikafka_pb import broker_pb2
+from minikafka.client import producer as producer_module
+from minikafka.client.producer import Producer, ProducerConfig
+from minikafka.common.record_batch import iter_batches
+from minikafka.pb import broker_pb2
 
 
 class _FakeStream:

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from client import producer as producer_module
-from client.produce_command import ProduceSummary, RetryReporter
-from client.producer import DeliveryFailed, Producer, ProducerConfig, RetryNotice
-from common.errors import ErrorCode, KafkaError
-from minikafka_pb import broker_pb2
+from minikafka.client import producer as producer_module
+from minikafka.client.produce_command import ProduceSummary, RetryReporter
+from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig, RetryNotice
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.pb import broker_pb2
 
 
 @pytest.mark.parametrize(

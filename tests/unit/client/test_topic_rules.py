@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from common.errors import ErrorCode, KafkaError
-from common.topic import check_collision, validate_name
-from common.topic_config import validate_topic_configs
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.topic import check_collision, validate_name
+from minikafka.common.topic_config import validate_topic_configs
 
 
 @pytest.mark.parametrize("name", ["", ".", "..", "a" * 250, "a/b", "a b", "é"])

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from controller_harness import Harness
 
-from kraft_controller.control.control_config import ControlConfig
+from minikafka.kraft_controller.control.control_config import ControlConfig
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ import random
 import uuid
 from typing import TypeVar
 
-from kraft_controller.control.control_config import ControlConfig
-from kraft_controller.control.controller_result import ControllerResult
-from kraft_controller.control.controller_state_machine import ControllerStateMachine
-from kraft_controller.control.requests import (
+from minikafka.kraft_controller.control.control_config import ControlConfig
+from minikafka.kraft_controller.control.controller_result import ControllerResult
+from minikafka.kraft_controller.control.controller_state_machine import ControllerStateMachine
+from minikafka.kraft_controller.control.requests import (
     AlterPartitionPartition,
     AlterPartitionRequest,
     AlterPartitionTopic,
@@ -22,8 +22,8 @@ from kraft_controller.control.requests import (
     CreateTopicsRequest,
     ReplicaAssignment,
 )
-from kraft_controller.metadata.image import MetadataImage, PartitionRegistration
-from kraft_controller.metadata.records import Endpoint, Record
+from minikafka.kraft_controller.metadata.image import MetadataImage, PartitionRegistration
+from minikafka.kraft_controller.metadata.records import Endpoint, Record
 
 R = TypeVar("R")
 

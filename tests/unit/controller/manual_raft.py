@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from common.config import load_config
-from kraft_controller.config import ControllerConfig
-from kraft_controller.quorum_controller import QuorumController
-from kraft_controller.raft.messages import LogEntry
+from minikafka.common.config import load_config
+from minikafka.kraft_controller.config import ControllerConfig
+from minikafka.kraft_controller.quorum_controller import QuorumController
+from minikafka.kraft_controller.raft.messages import LogEntry
 
 CONFIG = {
     "node.id": "1",

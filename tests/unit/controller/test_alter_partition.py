@@ -8,8 +8,8 @@ import pytest
 from controller_harness import Harness
 from structlog.testing import capture_logs
 
-from common.errors import ErrorCode, KafkaError
-from kraft_controller.control.requests import AlterPartitionRequest, AlterPartitionTopic
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.kraft_controller.control.requests import AlterPartitionRequest, AlterPartitionTopic
 
 
 @pytest.fixture

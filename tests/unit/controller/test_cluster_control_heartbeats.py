@@ -5,9 +5,15 @@ from __future__ import annotations
 import pytest
 from structlog.testing import capture_logs
 
-from common.errors import ErrorCode, KafkaError
-from kraft_controller.control.requests import BrokerHeartbeatRequest, BrokerRegistrationRequest
-from kraft_controller.metadata.records import NO_LEADER, BrokerStatus, FenceBroker, RegisterBroker, UnfenceBroker
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.kraft_controller.control.requests import BrokerHeartbeatRequest, BrokerRegistrationRequest
+from minikafka.kraft_controller.metadata.records import (
+    NO_LEADER,
+    BrokerStatus,
+    FenceBroker,
+    RegisterBroker,
+    UnfenceBroker,
+)
 
 
 def test_registration_epoch_is_record_offset_and_broker_starts_fenced(harness) -> None:  # type: ignore[no-untyped-def]

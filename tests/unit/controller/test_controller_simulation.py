@@ -8,17 +8,17 @@ import pytest
 from controller_harness import Harness
 from structlog.testing import capture_logs
 
-from common.errors import KafkaError
-from kraft_controller.control.control_config import ControlConfig
-from kraft_controller.control.requests import (
+from minikafka.common.errors import KafkaError
+from minikafka.kraft_controller.control.control_config import ControlConfig
+from minikafka.kraft_controller.control.requests import (
     AlterPartitionReassignmentsRequest,
     DeleteTopicsRequest,
     ElectionType,
     ElectLeadersRequest,
     ReassignablePartition,
 )
-from kraft_controller.metadata.image import MetadataImage
-from kraft_controller.metadata.records import NO_LEADER, BrokerStatus, decode_record, encode_record
+from minikafka.kraft_controller.metadata.image import MetadataImage
+from minikafka.kraft_controller.metadata.records import NO_LEADER, BrokerStatus, decode_record, encode_record
 
 BROKERS = (1, 2, 3, 4)
 

@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 from manual_raft import ManualRaft, active_controller
 
-from common.errors import ErrorCode
-from kraft_controller.controller_workload import (
+from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.controller_workload import (
     FIRST_MEASURED_BROKER_ID,
     ControllerWorkload,
     WriteFailed,
     run_controller_workload,
 )
-from kraft_controller.metadata.records import BrokerStatus
-from kraft_controller.quorum_controller import QuorumController
-from kraft_controller.service import ControllerService
+from minikafka.kraft_controller.metadata.records import BrokerStatus
+from minikafka.kraft_controller.quorum_controller import QuorumController
+from minikafka.kraft_controller.service import ControllerService
 
 
 def in_process(controller: QuorumController, raft: ManualRaft) -> tuple[Any, Any]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from structlog.testing import capture_logs
 
-from common.errors import ErrorCode
-from kraft_controller.control.requests import ElectionType, ElectLeadersRequest, TopicPartitionRef
+from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.control.requests import ElectionType, ElectLeadersRequest, TopicPartitionRef
 
 
 def failed_over(harness):  # type: ignore[no-untyped-def]

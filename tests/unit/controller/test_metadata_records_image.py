@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from kraft_controller.metadata.image import MetadataImage
-from kraft_controller.metadata.records import (
+from minikafka.kraft_controller.metadata.image import MetadataImage
+from minikafka.kraft_controller.metadata.records import (
     NO_LEADER,
     BrokerRegistrationChange,
     BrokerStatus,

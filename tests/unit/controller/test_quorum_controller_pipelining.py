@@ -8,17 +8,17 @@ import asyncio
 import pytest
 from manual_raft import active_controller
 
-from common.errors import ErrorCode, KafkaError
-from kraft_controller.control.requests import (
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.kraft_controller.control.requests import (
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
     CreatableTopic,
     CreateTopicsRequest,
     ReplicaAssignment,
 )
-from kraft_controller.metadata.image import MetadataImage
-from kraft_controller.metadata.records import Endpoint, decode_record
-from kraft_controller.quorum_controller import NotControllerError, QuorumController
+from minikafka.kraft_controller.metadata.image import MetadataImage
+from minikafka.kraft_controller.metadata.records import Endpoint, decode_record
+from minikafka.kraft_controller.quorum_controller import NotControllerError, QuorumController
 
 
 async def until(condition, what: str) -> None:  # type: ignore[no-untyped-def]

@@ -8,10 +8,10 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from common.errors import ErrorCode
-from kraft_controller.raft.core import RaftConfig
-from kraft_controller.raft.driver import RaftDriver
-from kraft_controller.raft.messages import FetchRequest, FetchResponse, VoteResponse
+from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.raft.core import RaftConfig
+from minikafka.kraft_controller.raft.driver import RaftDriver
+from minikafka.kraft_controller.raft.messages import FetchRequest, FetchResponse, VoteResponse
 
 DEADLINE_S = 5.0
 

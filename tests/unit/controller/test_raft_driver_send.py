@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from kraft_controller.raft.core import RaftConfig
-from kraft_controller.raft.driver import RaftDriver
-from kraft_controller.raft.messages import BeginQuorumEpochRequest, RaftRequest
+from minikafka.kraft_controller.raft.core import RaftConfig
+from minikafka.kraft_controller.raft.driver import RaftDriver
+from minikafka.kraft_controller.raft.messages import BeginQuorumEpochRequest, RaftRequest
 
 DEADLINE_S = 10.0
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from common.record_batch import iter_batches
-from kraft_controller.raft.file_log import RaftFileLog
-from kraft_controller.raft.messages import LogEntry, SnapshotId
+from minikafka.common.record_batch import iter_batches
+from minikafka.kraft_controller.raft.file_log import RaftFileLog
+from minikafka.kraft_controller.raft.messages import LogEntry, SnapshotId
 
 
 def entries(start: int, count: int, epoch: int) -> list[LogEntry]:

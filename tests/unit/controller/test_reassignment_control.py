@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from structlog.testing import capture_logs
 
-from common.errors import ErrorCode
-from kraft_controller.control.requests import AlterPartitionReassignmentsRequest, ReassignablePartition
+from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.control.requests import AlterPartitionReassignmentsRequest, ReassignablePartition
 
 
 def reassign(harness, *items: tuple[str, int, tuple[int, ...] | None]):  # type: ignore[no-untyped-def]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from controller_harness import Harness
 
-from kraft_controller.config import ControllerConfig
-from kraft_controller.control.control_config import ControlConfig
-from kraft_controller.control.controller_state_machine import describe_record_event
-from kraft_controller.metadata.image import MetadataImage
+from minikafka.kraft_controller.config import ControllerConfig
+from minikafka.kraft_controller.control.control_config import ControlConfig
+from minikafka.kraft_controller.control.controller_state_machine import describe_record_event
+from minikafka.kraft_controller.metadata.image import MetadataImage
 
 
 def replayed_events(h: Harness) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
@@ -71,7 +71,7 @@ def test_control_config_from_process_config() -> None:
 
 
 def test_topic_deleted_event_names_the_topic_from_the_image_before(harness: Harness) -> None:
-    from kraft_controller.control.requests import DeleteTopicsRequest
+    from minikafka.kraft_controller.control.requests import DeleteTopicsRequest
 
     harness.start_broker(1)
     topic_id = harness.create_topic("t", partitions=2)

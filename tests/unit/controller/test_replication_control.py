@@ -7,14 +7,14 @@ import uuid
 import pytest
 from structlog.testing import capture_logs
 
-from common.errors import ErrorCode
-from kraft_controller.control.requests import (
+from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.control.requests import (
     CreatableTopic,
     CreateTopicsRequest,
     DeleteTopicsRequest,
     ReplicaAssignment,
 )
-from kraft_controller.metadata.records import NO_LEADER, FenceBroker, PartitionChange, RemoveTopic
+from minikafka.kraft_controller.metadata.records import NO_LEADER, FenceBroker, PartitionChange, RemoveTopic
 
 
 def create(harness, *topics: CreatableTopic, validate_only: bool = False):  # type: ignore[no-untyped-def]

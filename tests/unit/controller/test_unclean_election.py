@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from structlog.testing import capture_logs
 
-from common.errors import ErrorCode
-from kraft_controller.control.requests import ElectionType, ElectLeadersRequest, TopicPartitionRef
-from kraft_controller.metadata.records import NO_LEADER, LeaderRecoveryState
+from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.control.requests import ElectionType, ElectLeadersRequest, TopicPartitionRef
+from minikafka.kraft_controller.metadata.records import NO_LEADER, LeaderRecoveryState
 
 
 def silence(harness, *quiet: int) -> None:  # type: ignore[no-untyped-def]

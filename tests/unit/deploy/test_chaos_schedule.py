@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from deploy.chaos_schedule import (
+from minikafka.deploy.chaos_schedule import (
     CONTROLLER_FAULTS,
     FAULT_KINDS,
     LASTING_FAULTS,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from deploy.compose_faults import ComposeFaultError, choose_engine, compose_nodes, engine_command
 from minikafka.cli import main
+from minikafka.deploy.compose_faults import ComposeFaultError, choose_engine, compose_nodes, engine_command
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from deploy.demo import _failover_ms
+from minikafka.deploy.demo import _failover_ms
 
 
 def _line(ts: datetime, latency_ms: float, partition: int = 0, error: str | None = None) -> str:

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from broker.config import BrokerConfig
-from common.config import load_config_file
-from common.endpoints import parse_host_port
-from deploy.local_cluster import config_class
-from kraft_controller.config import ControllerConfig
+from minikafka.broker.config import BrokerConfig
 from minikafka.cli import build_parser
+from minikafka.common.config import load_config_file
+from minikafka.common.endpoints import parse_host_port
+from minikafka.deploy.local_cluster import config_class
+from minikafka.kraft_controller.config import ControllerConfig
 
 REPO = Path(__file__).resolve().parents[3]
 CONFIG_DIR_IN_IMAGE = "/etc/minikafka/"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from broker.config import BrokerConfig
-from common.config import load_config
-from deploy.local_cluster import Cluster, node_properties, plan_cluster
+from minikafka.broker.config import BrokerConfig
+from minikafka.common.config import load_config
+from minikafka.deploy.local_cluster import Cluster, node_properties, plan_cluster
 
 
 def test_brokers_get_a_plaintext_listener_on_their_own_port(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from common.grpc_support import LinkFilter
+from minikafka.common.grpc_support import LinkFilter
 
 
 def write(path: Path, active: list[dict]) -> None:

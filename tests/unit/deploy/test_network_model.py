@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from deploy.network_model import CutError, base_ruleset, cut_rules, heal, is_dropped, isolate, parse_group, partition
+from minikafka.deploy.network_model import (
+    CutError,
+    base_ruleset,
+    cut_rules,
+    heal,
+    is_dropped,
+    isolate,
+    parse_group,
+    partition,
+)
 
 NODES = (1, 2, 3, 101, 102, 103)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from common.record_batch import Record, build_batch
+from minikafka.common.record_batch import Record, build_batch
 
 GROUPS = [
     "controller",

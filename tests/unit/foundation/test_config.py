@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.config import BrokerConfig
-from common.config import (
+from minikafka.broker.config import BrokerConfig
+from minikafka.common.config import (
     ConfigError,
     describe_keys,
     load_config,
@@ -14,7 +14,7 @@ from common.config import (
     parse_properties,
     to_properties,
 )
-from kraft_controller.config import ControllerConfig
+from minikafka.kraft_controller.config import ControllerConfig
 
 BROKER = {
     "node.id": "1",

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from common.errors import ErrorCode
-from minikafka_pb import common_pb2
+from minikafka.common.errors import ErrorCode
+from minikafka.pb import common_pb2
 
 
 def test_proto_enum_mirrors_python_enum() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import structlog
 import structlog.testing
 
-from common.event_log import configure_event_log, log_events
+from minikafka.common.event_log import configure_event_log, log_events
 
 
 def test_json_line_shape(tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ from types import ModuleType
 
 import pytest
 
-from broker.replica import partition, replica_state
-from common.evolve import evolve
-from kraft_controller.raft import core
+from minikafka.broker.replica import partition, replica_state
+from minikafka.common.evolve import evolve
+from minikafka.kraft_controller.raft import core
 
 USERS = (partition, replica_state, core)  # the modules that evolve their state values
 

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from common.cli_support import run_event_loop
-from common.garbage_collection import YOUNG_GENERATION_THRESHOLD
+from minikafka.common.cli_support import run_event_loop
+from minikafka.common.garbage_collection import YOUNG_GENERATION_THRESHOLD
 
 
 @pytest.fixture

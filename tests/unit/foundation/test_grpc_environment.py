@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from common.grpc_environment import GRPC_ENVIRONMENT, configure_grpc_environment
+from minikafka.common.grpc_environment import GRPC_ENVIRONMENT, configure_grpc_environment
 
 PROBE = (
     "import json, os, sys, minikafka; "

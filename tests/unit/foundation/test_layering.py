@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[3] / "src"
+SRC = Path(__file__).resolve().parents[3] / "src" / "minikafka"
 
 # Pure protocol cores (no asyncio, grpc, time, random or os; no file I/O), listed as they land; each must exist.
 PURE_MODULES = [
@@ -50,6 +50,12 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
+def layer(module: str) -> str:
+    """The project layer a module belongs to (`minikafka.broker.x` -> `broker`), or its top-level name otherwise."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "minikafka" and len(parts) > 1 else parts[0]
+
+
 def python_files(relative: str) -> list[Path]:
     path = SRC / relative
     return sorted(path.rglob("*.py")) if path.is_dir() else [path]
@@ -63,7 +69,7 @@ def test_pure_cores_import_no_io() -> None:
     offenders = []
     for path in existing_pure_files():
         for name in imported_modules(path):
-            if name.split(".")[0] in FORBIDDEN_IN_PURE:
+            if layer(name) in FORBIDDEN_IN_PURE:
                 offenders.append(f"{path.relative_to(SRC)} imports {name}")
     assert not offenders, offenders
 
@@ -73,7 +79,7 @@ def test_client_imports_no_server_code() -> None:
         f"{path.relative_to(SRC)} imports {name}"
         for path in python_files("client")
         for name in imported_modules(path)
-        if name.split(".")[0] in {"broker", "kraft_controller", "deploy", "storage"}
+        if layer(name) in {"broker", "kraft_controller", "deploy", "storage"}
     ]
     assert not offenders, offenders
 
@@ -89,8 +95,14 @@ def test_nothing_imports_broker_or_upper_layers() -> None:
     for package, forbidden in upper.items():
         for path in python_files(package):
             offenders += [
-                f"{path.relative_to(SRC)} imports {name}"
-                for name in imported_modules(path)
-                if name.split(".")[0] in forbidden
+                f"{path.relative_to(SRC)} imports {name}" for name in imported_modules(path) if layer(name) in forbidden
             ]
     assert not offenders, offenders
+
+
+def test_one_top_level_package() -> None:
+    """Everything installs under `minikafka.`, so nothing generic (`common`, `client`) lands in site-packages."""
+    from setuptools import find_packages
+
+    top_level = {name.split(".")[0] for name in find_packages(str(SRC.parent))}
+    assert top_level == {"minikafka"}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def test_generated_code_is_up_to_date(repo_root: Path, tmp_path: Path) -> None:
-    protos = sorted(str(p.relative_to(repo_root)) for p in (repo_root / "proto" / "minikafka_pb").glob("*.proto"))
+    protos = sorted(str(p.relative_to(repo_root)) for p in (repo_root / "proto" / "minikafka" / "pb").glob("*.proto"))
     assert protos, "no .proto sources"
     subprocess.run(
         [
@@ -32,7 +32,7 @@ def test_generated_code_is_up_to_date(repo_root: Path, tmp_path: Path) -> None:
         else ["missing files"]
     )
     assert not stale, f"generated code is stale, run `make proto`: {stale}"
-    committed = {p.relative_to(committed_dir) for p in (committed_dir / "minikafka_pb").glob("*_pb2*.py*")}
+    committed = {p.relative_to(committed_dir) for p in (committed_dir / "minikafka" / "pb").glob("*_pb2*.py*")}
     assert committed == generated, (
         f"generated modules without a .proto source: {sorted(map(str, committed - generated))}"
     )

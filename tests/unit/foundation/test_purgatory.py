@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from common.purgatory import Purgatory
+from minikafka.common.purgatory import Purgatory
 
 
 async def _parked(purgatory: Purgatory, count: int) -> None:

@@ -12,9 +12,9 @@ from typing import Any
 import grpc
 import pytest
 
-from common.grpc_support import insecure_channel, start_server
-from common.pipelined_stream import PipelinedStream
-from common.sequential_stream import SequentialStream
+from minikafka.common.grpc_support import insecure_channel, start_server
+from minikafka.common.pipelined_stream import PipelinedStream
+from minikafka.common.sequential_stream import SequentialStream
 
 METHOD = "/test.Echo/Pipe"
 HELD = 20  # requests the server reads after b"hold" before it answers them

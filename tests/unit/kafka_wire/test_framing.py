@@ -7,8 +7,8 @@ import struct
 import pytest
 from kio.serial import entity_reader
 
-from broker.kafka_wire import api_versions
-from broker.kafka_wire.framing import (
+from minikafka.broker.kafka_wire import api_versions
+from minikafka.broker.kafka_wire.framing import (
     FrameError,
     check_size,
     decode_request,
@@ -16,7 +16,7 @@ from broker.kafka_wire.framing import (
     peek_header,
     response_class,
 )
-from common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode
 
 # What librdkafka 2.16 sends for Metadata v12 of all topics: three bytes follow the body.
 LIBRDKAFKA_METADATA_V12 = bytes.fromhex("0003000c00000003000772646b61666b610000000000010000")

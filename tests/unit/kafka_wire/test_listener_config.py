@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from broker.config import BrokerConfig
-from common.config import ConfigError, load_config
+from minikafka.broker.config import BrokerConfig
+from minikafka.common.config import ConfigError, load_config
 
 BASE = {
     "node.id": "1",

@@ -12,8 +12,8 @@ import pytest
 from kio.index import load_request_schema
 from kio.serial import entity_writer
 
-from broker.kafka_wire.entities import build, sibling
-from broker.kafka_wire.framing import FrameError, decode_request, peek_header
+from minikafka.broker.kafka_wire.entities import build, sibling
+from minikafka.broker.kafka_wire.framing import FrameError, decode_request, peek_header
 
 # Produce v9 (flexible): null transactional id, acks -1, timeout 30 s, then a topic array claiming 4 billion entries.
 FORGED_PRODUCE = bytes.fromhex("0000000900000001ffff00" + "00" + "ffff" + "00007530" + "ffffffff0f")
@@ -26,7 +26,7 @@ def test_a_forged_array_count_is_a_frame_error_not_a_dead_process(frame: bytes) 
     # In a child process: before the check, kio's reader aborted the whole process reserving the array.
     code = (
         "import sys\n"
-        "from broker.kafka_wire.framing import FrameError, decode_request, peek_header\n"
+        "from minikafka.broker.kafka_wire.framing import FrameError, decode_request, peek_header\n"
         f"frame = bytes.fromhex({frame.hex()!r})\n"
         "try:\n"
         "    decode_request(frame, peek_header(frame))\n"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import crc32c
 
-from common.record_batch import HEADER_SIZE, Record, build_batch, iter_batches
+from minikafka.common.record_batch import HEADER_SIZE, Record, build_batch, iter_batches
 
 
 def batch_of(values: list[bytes], timestamp_ms: int = 0) -> bytes:

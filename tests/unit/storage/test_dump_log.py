@@ -8,9 +8,9 @@ from pathlib import Path
 from storage_helpers import batch_of
 
 from minikafka.cli import main
-from storage.dump_log import dump_log, format_text
-from storage.log_config import LogConfig
-from storage.partition_log import PartitionLog
+from minikafka.storage.dump_log import dump_log, format_text
+from minikafka.storage.log_config import LogConfig
+from minikafka.storage.partition_log import PartitionLog
 
 
 def test_dump_segment_and_index(tmp_path: Path, capsys) -> None:  # noqa: ANN001 - pytest's capsys fixture

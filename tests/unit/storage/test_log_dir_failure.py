@@ -11,11 +11,11 @@ import pytest
 from storage_helpers import batch_of, values_read
 from structlog.testing import capture_logs
 
-from common.errors import ErrorCode, KafkaError
-from storage import page_cache
-from storage.log_config import LogConfig
-from storage.log_dir_failure_channel import LogDirFailureChannel
-from storage.partition_log import PartitionLog
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.storage import page_cache
+from minikafka.storage.log_config import LogConfig
+from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel
+from minikafka.storage.partition_log import PartitionLog
 
 
 def short_pwrite(keep: int):  # noqa: ANN201
@@ -90,10 +90,10 @@ def test_any_io_error_on_a_log_takes_its_dir_offline(
         raise OSError(errno.EIO, "Input/output error")
 
     if operation == "checkpoint":
-        monkeypatch.setattr("storage.checkpoint.os.fsync", broken)
+        monkeypatch.setattr("minikafka.storage.checkpoint.os.fsync", broken)
         attempt = lambda: log.checkpoint_high_watermark(1)  # noqa: E731
     else:
-        monkeypatch.setattr(f"storage.{'synced_file' if operation == 'fsync' else 'page_cache'}.os.{operation}", broken)
+        monkeypatch.setattr(f"minikafka.storage.{'synced_file' if operation == 'fsync' else 'page_cache'}.os.{operation}", broken)
         attempt = (lambda: log.flush(1)) if operation == "fsync" else (lambda: log.read(0, 1 << 20))  # noqa: E731
     with pytest.raises(KafkaError) as raised:
         attempt()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from storage_helpers import BAD_BATCHES, BAD_CASES, rewritten, three
 
-from common.errors import ErrorCode, KafkaError
-from common.record_batch import CONTROL_FLAG, TRANSACTIONAL_FLAG, Header, Record, build_batch
-from storage.log_validator import AppendOrigin, validate_records
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.record_batch import CONTROL_FLAG, TRANSACTIONAL_FLAG, Header, Record, build_batch
+from minikafka.storage.log_validator import AppendOrigin, validate_records
 
 CLIENT, REPLICATION = AppendOrigin.CLIENT, AppendOrigin.REPLICATION
 ORIGINS = {"client": CLIENT, "replication": REPLICATION}

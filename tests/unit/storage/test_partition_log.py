@@ -8,8 +8,8 @@ import pytest
 from storage_helpers import BAD_BATCHES, BAD_CASES, batch_of, values_read
 from structlog.testing import capture_logs
 
-from common.errors import ErrorCode, KafkaError
-from common.record_batch import (
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.record_batch import (
     CorruptRecordError,
     Record,
     build_batch,
@@ -17,10 +17,10 @@ from common.record_batch import (
     set_base_offset,
     set_partition_leader_epoch,
 )
-from storage.checkpoint import CheckpointError
-from storage.log_config import LogConfig
-from storage.offset_index import OffsetIndex
-from storage.partition_log import PartitionLog
+from minikafka.storage.checkpoint import CheckpointError
+from minikafka.storage.log_config import LogConfig
+from minikafka.storage.offset_index import OffsetIndex
+from minikafka.storage.partition_log import PartitionLog
 
 SMALL = LogConfig(segment_bytes=400, index_interval_bytes=100)
 

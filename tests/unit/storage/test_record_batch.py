@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import crc32c
 import pytest
 
-from common.errors import ErrorCode
-from common.record_batch import (
+from minikafka.common.errors import ErrorCode
+from minikafka.common.record_batch import (
     CorruptRecordError,
     Header,
     Record,
@@ -19,7 +19,7 @@ from common.record_batch import (
     set_base_offset,
     set_partition_leader_epoch,
 )
-from storage.log_validator import AppendOrigin, validate_records
+from minikafka.storage.log_validator import AppendOrigin, validate_records
 
 
 def validate_batches(data: bytes) -> tuple[RecordBatch, ...]:

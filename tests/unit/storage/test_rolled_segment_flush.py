@@ -12,9 +12,9 @@ import pytest
 from storage_helpers import batch_of
 from structlog.testing import capture_logs
 
-from storage.checkpoint import OffsetCheckpoint
-from storage.log_config import LogConfig
-from storage.partition_log import RECOVERY_POINT_FILE, PartitionLog
+from minikafka.storage.checkpoint import OffsetCheckpoint
+from minikafka.storage.log_config import LogConfig
+from minikafka.storage.partition_log import RECOVERY_POINT_FILE, PartitionLog
 
 SMALL = LogConfig(segment_bytes=400, index_interval_bytes=100)
 

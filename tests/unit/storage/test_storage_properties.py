@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from storage_helpers import batch_of, values_read
 
-from common.record_batch import iter_batches, read_header
-from storage.log_config import LogConfig
-from storage.partition_log import PartitionLog
+from minikafka.common.record_batch import iter_batches, read_header
+from minikafka.storage.log_config import LogConfig
+from minikafka.storage.partition_log import PartitionLog
 
 CONFIG = LogConfig(segment_bytes=500, index_interval_bytes=120, simulate_page_cache=True)
 

@@ -1,0 +1,247 @@
+"""The broker process's configuration (Kafka's key names)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from minikafka.common.config import ConfigError, at_least, config_key
+from minikafka.common.endpoints import Listener
+from minikafka.common.node_config import NodeConfig
+from minikafka.storage.log_config import LogConfig
+
+_LONG_MAX = 2**63 - 1
+KAFKA_PROTOCOL = "PLAINTEXT"  # Kafka's wire protocol, unencrypted: what unmodified Kafka clients speak
+GRPC_PROTOCOL = "GRPC"  # minikafka's own protocol: its client, replication and the controllers
+
+
+def parse_protocol_map(text: str) -> dict[str, str]:
+    """`NAME:PROTOCOL,...` as {NAME: PROTOCOL}; raises ValueError with the reason."""
+    mapping = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        name, sep, protocol = item.partition(":")
+        if not sep or protocol.upper() not in (KAFKA_PROTOCOL, GRPC_PROTOCOL):
+            raise ValueError(f"expected NAME:{KAFKA_PROTOCOL} or NAME:{GRPC_PROTOCOL}, got {item!r}")
+        mapping[name.strip().upper()] = protocol.upper()
+    return mapping
+
+
+def _protocol_map_ok(text: str) -> str | None:
+    try:
+        parse_protocol_map(text)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+@dataclass(frozen=True)
+class BrokerConfig(NodeConfig):
+    inter_broker_listener_name: str = config_key(
+        "inter.broker.listener.name", "", "The listener followers fetch through; empty: the first GRPC listener."
+    )
+    listener_security_protocol_map: str = config_key(
+        "listener.security.protocol.map",
+        "PLAINTEXT:PLAINTEXT,GRPC:GRPC,CONTROLLER:GRPC",
+        "The protocol of each listener name: PLAINTEXT listeners speak Kafka's wire protocol to Kafka clients, "
+        "GRPC listeners minikafka's own (its client, replication).",
+        _protocol_map_ok,
+    )
+    socket_request_max_bytes: int = config_key(
+        "socket.request.max.bytes", 104857600, "Largest request frame a Kafka listener reads.", at_least(1)
+    )
+    connections_max_idle_ms: int = config_key(
+        "connections.max.idle.ms", 600000, "A Kafka client connection idle this long is closed.", at_least(1)
+    )
+    session_timeout_ms: int = config_key(
+        "broker.session.timeout.ms",
+        9000,
+        "The controller fences a broker without a heartbeat for this long (the broker's controlled shutdown gives "
+        "up after as long without an answer).",
+        at_least(1),
+    )
+    self_fencing_enable: bool = config_key(
+        "broker.self.fencing.enable",
+        False,
+        "Stop leading partitions after broker.self.fencing.timeout.ms without a controller's answer. Off, as in "
+        "KRaft: losing the controller quorum stops metadata changes, not Produce and Fetch.",
+    )
+    self_fencing_timeout_ms: int = config_key(
+        "broker.self.fencing.timeout.ms",
+        18000,
+        "With broker.self.fencing.enable, how long without a controller's answer before the broker stops leading; "
+        "longer than broker.session.timeout.ms, so the controller has fenced it and moved its leaderships first.",
+        at_least(1),
+    )
+    heartbeat_interval_ms: int = config_key(
+        "broker.heartbeat.interval.ms", 2000, "Interval between heartbeats to the active controller.", at_least(1)
+    )
+    replica_lag_time_max_ms: int = config_key(
+        "replica.lag.time.max.ms",
+        30000,
+        "A follower that has not caught up to the leader's LEO for this long is removed from the ISR.",
+        at_least(1),
+    )
+    replica_fetch_wait_max_ms: int = config_key(
+        "replica.fetch.wait.max.ms", 500, "Long-poll wait of a follower's Fetch.", at_least(0)
+    )
+    replica_fetch_min_bytes: int = config_key(
+        "replica.fetch.min.bytes", 1, "Bytes a follower's Fetch waits for.", at_least(1)
+    )
+    replica_fetch_max_bytes: int = config_key(
+        "replica.fetch.max.bytes", 1048576, "Bytes per partition a follower fetches at most.", at_least(1)
+    )
+    replica_fetch_response_max_bytes: int = config_key(
+        "replica.fetch.response.max.bytes",
+        10485760,
+        "Bytes a follower's whole Fetch response holds at most.",
+        at_least(1),
+    )
+    replica_fetch_backoff_ms: int = config_key(
+        "replica.fetch.backoff.ms", 1000, "Backoff after a failed follower Fetch.", at_least(0)
+    )
+    num_replica_fetchers: int = config_key("num.replica.fetchers", 1, "Fetcher tasks per source broker.", at_least(1))
+    max_incremental_fetch_session_cache_slots: int = config_key(
+        "max.incremental.fetch.session.cache.slots",
+        1000,
+        "Incremental fetch sessions (KIP-227) the broker keeps for the brokers and clients fetching from it; 0: none.",
+        at_least(0),
+    )
+    replica_high_watermark_checkpoint_interval_ms: int = config_key(
+        "replica.high.watermark.checkpoint.interval.ms", 5000, "How often HWMs are checkpointed.", at_least(1)
+    )
+    min_insync_replicas: int = config_key(
+        "min.insync.replicas",
+        1,
+        "acks=all needs at least this many in-sync replicas (topic config overrides).",
+        at_least(1),
+    )
+    message_max_bytes: int = config_key(
+        "message.max.bytes", 1048588, "Largest record batch the broker accepts.", at_least(0)
+    )
+    request_timeout_ms: int = config_key(
+        "request.timeout.ms", 30000, "Timeout of the broker's requests to the controller.", at_least(1)
+    )
+    log_segment_bytes: int = config_key(
+        "log.segment.bytes", 1073741824, "Segment size before a new segment is rolled.", at_least(14)
+    )
+    log_roll_ms: int = config_key("log.roll.ms", 604800000, "Age after which a new segment is rolled.", at_least(1))
+    log_retention_bytes: int = config_key(
+        "log.retention.bytes", -1, "Partition size above which old segments are deleted; -1: no limit."
+    )
+    log_retention_ms: int = config_key(
+        "log.retention.ms", 604800000, "Age after which old segments are deleted; -1: no limit."
+    )
+    log_retention_check_interval_ms: int = config_key(
+        "log.retention.check.interval.ms",
+        300000,
+        "How often segments are checked for deletion by retention.",
+        at_least(1),
+    )
+    log_index_interval_bytes: int = config_key(
+        "log.index.interval.bytes", 4096, "Bytes between entries of the sparse offset index.", at_least(0)
+    )
+    log_flush_interval_messages: int = config_key(
+        "log.flush.interval.messages", _LONG_MAX, "Records appended before the log is fsynced.", at_least(1)
+    )
+    log_flush_interval_ms: int | None = config_key(
+        "log.flush.interval.ms", None, "Maximum time a record stays unflushed; empty: no time-based flush."
+    )
+    log_flush_offset_checkpoint_interval_ms: int = config_key(
+        "log.flush.offset.checkpoint.interval.ms",
+        60000,
+        "How often the recovery point (the offset below which the log was fsynced) is checkpointed; a later crash "
+        "rescans the log past the checkpointed point.",
+        at_least(0),
+    )
+    log_flush_scheduler_interval_ms: int = config_key(
+        "log.flush.scheduler.interval.ms", 1000, "How often the time-based flush policy is checked.", at_least(1)
+    )
+    log_simulate_page_cache: bool = config_key(
+        "log.simulate.page.cache",
+        False,
+        "Keep unflushed bytes in process memory until flush, so SIGKILL loses them as a power cut would.",
+    )
+
+    role = "broker"
+
+    def validate(self) -> None:
+        super().validate()
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ConfigError(
+                f"invalid value {self.heartbeat_interval_ms} for 'broker.heartbeat.interval.ms': must be less than "
+                f"broker.session.timeout.ms ({self.session_timeout_ms})",
+                "broker.heartbeat.interval.ms",
+            )
+        if self.self_fencing_enable and self.self_fencing_timeout_ms <= self.session_timeout_ms:
+            raise ConfigError(
+                f"invalid value {self.self_fencing_timeout_ms} for 'broker.self.fencing.timeout.ms': must be greater "
+                f"than broker.session.timeout.ms ({self.session_timeout_ms})",
+                "broker.self.fencing.timeout.ms",
+            )
+        if self.replica_fetch_wait_max_ms > self.replica_lag_time_max_ms:
+            raise ConfigError(
+                f"invalid value {self.replica_fetch_wait_max_ms} for 'replica.fetch.wait.max.ms': must be at most "
+                f"replica.lag.time.max.ms ({self.replica_lag_time_max_ms})",
+                "replica.fetch.wait.max.ms",
+            )
+        protocols = parse_protocol_map(self.listener_security_protocol_map)
+        unmapped = [listener.name for listener in self.bound_listeners if listener.name not in protocols]
+        if unmapped:
+            raise ConfigError(
+                f"invalid value '{self.listeners}' for 'listeners': listener {unmapped[0]} is not in "
+                f"listener.security.protocol.map ({self.listener_security_protocol_map})",
+                "listeners",
+            )
+        names = [listener.name for listener in self.grpc_listeners]
+        if self.inter_broker_listener_name and self.inter_broker_listener_name not in names:
+            raise ConfigError(
+                f"invalid value '{self.inter_broker_listener_name}' for 'inter.broker.listener.name': not one of "
+                f"the GRPC listeners ({', '.join(names)})",
+                "inter.broker.listener.name",
+            )
+        if self.node_id in self.voters:
+            raise ConfigError(
+                f"invalid value {self.node_id} for 'node.id': it is a controller in controller.quorum.voters", "node.id"
+            )
+
+    def _with_protocol(self, protocol: str) -> tuple[Listener, ...]:
+        protocols = parse_protocol_map(self.listener_security_protocol_map)
+        return tuple(listener for listener in self.bound_listeners if protocols.get(listener.name) == protocol)
+
+    @property
+    def grpc_listeners(self) -> tuple[Listener, ...]:
+        return self._with_protocol(GRPC_PROTOCOL)
+
+    @property
+    def kafka_listeners(self) -> tuple[Listener, ...]:
+        return self._with_protocol(KAFKA_PROTOCOL)
+
+    @property
+    def inter_broker_listener(self) -> str:
+        grpc = self.grpc_listeners
+        return self.inter_broker_listener_name or (grpc[0] if grpc else self.bound_listeners[0]).name
+
+    def log_config(self, topic_configs: Mapping[str, str] | None = None) -> LogConfig:
+        """The storage settings of a partition: broker defaults, overridden by the topic's configs (Kafka's
+        topic-level names: segment.bytes, segment.ms, retention.bytes, retention.ms, flush.messages, flush.ms)."""
+        overrides = topic_configs or {}
+
+        def pick(topic_key: str, default: Any) -> Any:
+            value = overrides.get(topic_key)
+            return int(value) if value not in (None, "") else default
+
+        return LogConfig(
+            segment_bytes=pick("segment.bytes", self.log_segment_bytes),
+            segment_ms=pick("segment.ms", self.log_roll_ms),
+            retention_bytes=pick("retention.bytes", self.log_retention_bytes),
+            retention_ms=pick("retention.ms", self.log_retention_ms),
+            index_interval_bytes=self.log_index_interval_bytes,
+            flush_interval_messages=pick("flush.messages", self.log_flush_interval_messages),
+            flush_interval_ms=pick("flush.ms", self.log_flush_interval_ms),
+            recovery_point_checkpoint_interval_ms=self.log_flush_offset_checkpoint_interval_ms,
+            simulate_page_cache=self.log_simulate_page_cache,
+            max_message_bytes=pick("max.message.bytes", self.message_max_bytes),
+        )

@@ -1,0 +1,43 @@
+"""Which module answers which API key; ApiVersions at a version it does not know still gets an answer."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from minikafka.broker.kafka_wire import api_versions, fetch, list_offsets, metadata, produce
+from minikafka.broker.kafka_wire.context import WireContext
+from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, ApiHeader, FrameError, Request, decode_request
+from minikafka.common.errors import ErrorCode
+
+Handler = Callable[[WireContext, Request], Any]
+
+HANDLERS: dict[int, Handler] = {
+    api_versions.PRODUCE: produce.handle,
+    api_versions.FETCH: fetch.handle,
+    api_versions.LIST_OFFSETS: list_offsets.handle,
+    api_versions.METADATA: metadata.handle,
+    API_VERSIONS_KEY: lambda _ctx, request: api_versions.response(request.header.api_version),
+}
+
+
+def dispatch(ctx: WireContext, frame: bytes, header: ApiHeader) -> Awaitable[Any | None]:
+    """Start answering one frame now (a Produce appends before the next frame is read); the awaitable gives the
+    response entity, or None when none is sent. Raises FrameError when the connection must close."""
+    if header.api_key == API_VERSIONS_KEY and not api_versions.supports(header.api_key, header.api_version):
+        # The client cannot know our versions yet: v0's format, the error and the ranges to retry with.
+        return _ready(api_versions.response(header.api_version, ErrorCode.UNSUPPORTED_VERSION))
+    if not api_versions.supports(header.api_key, header.api_version):
+        raise FrameError(
+            ErrorCode.UNSUPPORTED_VERSION, f"API key {header.api_key} version {header.api_version} is not supported"
+        )
+    request = decode_request(frame, header)
+    answer = HANDLERS[header.api_key](ctx, request)
+    return answer if isinstance(answer, Awaitable) else _ready(answer)
+
+
+def _ready(value: Any) -> Awaitable[Any]:
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    future.set_result(value)
+    return future

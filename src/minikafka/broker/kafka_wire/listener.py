@@ -1,0 +1,138 @@
+"""The Kafka listener: raw asyncio streams, size-prefixed frames, requests of a connection answered in order while
+later ones are already read and started (a bounded number in flight).
+
+A frame the broker cannot answer (garbage, an oversized or short size prefix, an unknown key or version, a
+truncated body, a client idle past connections.max.idle.ms) closes that connection with a logged
+`kafka_connection_closed` event; the broker and its other connections carry on."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from minikafka.broker.kafka_wire.apis import dispatch
+from minikafka.broker.kafka_wire.context import WireContext
+from minikafka.broker.kafka_wire.framing import SIZE, FrameError, check_size, encode_response, peek_header
+
+MAX_IN_FLIGHT = 64  # requests read ahead of the one being answered, per connection
+
+
+@dataclass(frozen=True)
+class ListenerLimits:
+    max_request_bytes: int  # socket.request.max.bytes
+    max_idle_ms: int  # connections.max.idle.ms
+
+
+class KafkaListener:
+    def __init__(self, ctx: WireContext, host: str, port: int, limits: ListenerLimits) -> None:
+        self.ctx = ctx
+        self.host = host
+        self.port = port
+        self.limits = limits
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self._log = structlog.get_logger()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._accept, self.host, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        peer = writer.get_extra_info("peername")
+        try:
+            reason = await Connection(self.ctx, self.limits, reader, writer).serve()
+        except asyncio.CancelledError:
+            reason = "listener stopped"
+        except Exception as error:  # a bug in one request must not end the listener: log it, drop the client
+            reason = f"unexpected {type(error).__name__}: {error}"
+        finally:
+            self._connections.discard(task)
+            writer.close()
+        if reason is not None:
+            self._log.info("kafka_connection_closed", listener=self.ctx.listener_name, peer=str(peer), reason=reason)
+
+
+class Connection:
+    """One client connection: a reader that starts requests and a writer that answers them in order."""
+
+    def __init__(
+        self, ctx: WireContext, limits: ListenerLimits, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.ctx = ctx
+        self.limits = limits
+        self.reader = reader
+        self.writer = writer
+        self.pending: asyncio.Queue[tuple[int, Any] | None] = asyncio.Queue(MAX_IN_FLIGHT)
+
+    async def serve(self) -> str | None:
+        """Serve until the client leaves (None) or must be dropped (the reason)."""
+        answering = asyncio.create_task(self._answer())
+        try:
+            reason = await self._read()
+            await self.pending.put(None)
+            return await answering or reason
+        finally:
+            answering.cancel()
+
+    async def _read(self) -> str | None:
+        idle_s = self.limits.max_idle_ms / 1000
+        while True:
+            try:
+                prefix = await asyncio.wait_for(self.reader.readexactly(SIZE.size), idle_s)
+            except asyncio.IncompleteReadError as error:
+                return None if not error.partial else "truncated size prefix"
+            except TimeoutError:
+                return f"idle for connections.max.idle.ms ({self.limits.max_idle_ms})"
+            except ConnectionError:
+                return None
+            try:
+                size = SIZE.unpack(prefix)[0]
+                check_size(size, self.limits.max_request_bytes)
+                frame = await self.reader.readexactly(size)
+                header = peek_header(frame)
+                answer = dispatch(self.ctx, frame, header)
+            except FrameError as error:
+                return f"{error.code.name}: {error.message}"
+            except asyncio.IncompleteReadError:
+                return "truncated frame"
+            except ConnectionError:
+                return None
+            await self.pending.put((header.correlation_id, answer))
+
+    async def _answer(self) -> str | None:
+        """Write each answer in request order. After a failure the rest are only drained, so the reader never
+        blocks on a full queue, and the connection is closed to end the reader."""
+        failure = None
+        while (item := await self.pending.get()) is not None:
+            correlation_id, answer = item
+            if failure is not None:
+                continue
+            try:
+                response = await answer
+                if response is not None:  # None: acks=0, to which Kafka sends nothing back
+                    self.writer.write(encode_response(correlation_id, response))
+                    await self.writer.drain()
+            except ConnectionError:
+                failure = "connection lost"
+                self.writer.close()
+            except Exception as error:  # one request's bug ends this connection only
+                failure = f"answering failed: {type(error).__name__}: {error}"
+                self.writer.close()
+        return failure

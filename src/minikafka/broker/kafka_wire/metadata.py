@@ -1,0 +1,85 @@
+"""Metadata: brokers on this listener, topics with their ids, partitions with leader, replicas and ISR."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from minikafka.broker.kafka_wire.api_versions import METADATA
+from minikafka.broker.kafka_wire.context import WireContext
+from minikafka.broker.kafka_wire.entities import build, sibling
+from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.metadata.image import MetadataImage, TopicImage
+
+NO_AUTHORIZED_OPERATIONS = -2147483648
+
+
+def handle(ctx: WireContext, request: Request) -> Any:
+    cls = response_class(METADATA, request.header.api_version)
+    image = ctx.manager.metadata.image
+    requested = request.body.topics
+    if requested is None or (request.header.api_version == 0 and not requested):
+        names = sorted(image.topics_by_name)  # null asks for all topics (an empty list does in v0)
+    else:
+        names = [topic.name for topic in requested]
+    ready = ctx.manager.metadata_ready
+    return build(
+        cls,
+        throttle_time=0,
+        brokers=_brokers(cls, image, ctx.listener_name),
+        cluster_id=ctx.manager.config.cluster_id,
+        controller_id=-1,  # clients send controller requests to no broker: admin goes through the controllers
+        topics=tuple(_topic(cls, image, name, ready) for name in names),
+        cluster_authorized_operations=NO_AUTHORIZED_OPERATIONS,
+    )
+
+
+def _brokers(cls: type, image: MetadataImage, listener_name: str) -> tuple[Any, ...]:
+    entry = sibling(cls, "MetadataResponseBroker")
+    brokers = []
+    for broker_id, broker in sorted(image.brokers.items()):
+        endpoint = next((e for e in broker.endpoints if e.name == listener_name), None)
+        if broker.fenced or endpoint is None:
+            continue  # a broker without this listener is unreachable for this client
+        brokers.append(
+            build(entry, node_id=broker_id, host=endpoint.host, port=endpoint.port, rack=broker.rack or None)
+        )
+    return tuple(brokers)
+
+
+def _topic(cls: type, image: MetadataImage, name: str | None, ready: bool) -> Any:
+    entry = sibling(cls, "MetadataResponseTopic")
+    topic = image.topics_by_name.get(name) if name else None
+    if topic is None:
+        # Before the image caught up a topic may exist that it lacks: a retriable error, not "unknown".
+        code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if ready else ErrorCode.LEADER_NOT_AVAILABLE
+        return build(entry, error_code=code, name=name, topic_id=None, partitions=(), is_internal=False)
+    return build(
+        entry,
+        error_code=ErrorCode.NONE,
+        name=name,
+        topic_id=topic.topic_id,
+        is_internal=False,
+        partitions=_partitions(cls, image, topic),
+        topic_authorized_operations=NO_AUTHORIZED_OPERATIONS,
+    )
+
+
+def _partitions(cls: type, image: MetadataImage, topic: TopicImage) -> tuple[Any, ...]:
+    entry = sibling(cls, "MetadataResponsePartition")
+    partitions = []
+    for index, partition in sorted(topic.partitions.items()):
+        offline = tuple(r for r in partition.replicas if image.broker(r) is None or image.broker(r).fenced)
+        partitions.append(
+            build(
+                entry,
+                error_code=ErrorCode.NONE if partition.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+                partition_index=index,
+                leader_id=partition.leader,
+                leader_epoch=partition.leader_epoch,
+                replica_nodes=tuple(partition.replicas),
+                isr_nodes=tuple(partition.isr),
+                offline_replicas=offline,
+            )
+        )
+    return tuple(partitions)

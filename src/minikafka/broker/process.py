@@ -1,0 +1,182 @@
+"""The broker process: metadata observer, lifecycle, partition logs, replicas and fetchers behind gRPC servers
+(one per listener)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import inspect
+import random
+import time
+
+import structlog
+
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.fetch_session import MAX_SESSION_ID, FetchSessionCache
+from minikafka.broker.kafka_wire.context import WireContext
+from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
+from minikafka.broker.lifecycle_manager import LifecycleManager
+from minikafka.broker.log_manager import LogManager
+from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener
+from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.broker.service import BrokerService, FaultService
+from minikafka.common.cli_support import stop_requested
+from minikafka.common.clock import monotonic_ms
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.grpc_support import start_server
+from minikafka.kraft_controller.raft.core import RaftConfig
+from minikafka.kraft_controller.raft.driver import RaftDriver
+from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel
+
+METADATA_CATCH_UP_TIMEOUT_S = 15.0
+
+
+class StrayPartitionCheck:
+    """Deletes the logs the metadata does not assign to this broker, once, and only against caught-up metadata."""
+
+    def __init__(self, logs: LogManager, metadata: MetadataListener, node_id: int) -> None:
+        self.logs = logs
+        self.metadata = metadata
+        self.node_id = node_id
+        self.done = False
+
+    def run(self) -> bool:
+        """Check now if the metadata is caught up; True once the check has run."""
+        if not self.done and self.metadata.caught_up:
+            self.done = True
+            self.logs.delete_stray_partitions(self.metadata.image, self.node_id)
+        return self.done
+
+
+async def _periodically(interval_s: float, action) -> None:  # noqa: ANN001
+    while True:
+        await asyncio.sleep(interval_s)
+        done = action()
+        if inspect.isawaitable(done):  # work done off the loop: the next round starts after this one ended
+            await done
+
+
+async def _stop_when_no_log_dir(
+    failed: asyncio.Event, failures: LogDirFailureChannel, lifecycle: LifecycleManager, stopping: asyncio.Event
+) -> None:
+    """Kafka's handleLogDirFailure with no online log dir left: the broker goes. It tells the controller first (a
+    heartbeat carrying the offline dirs), so its leaderships move now rather than after a session timeout."""
+    await failed.wait()
+    offline = tuple(str(d) for d in failures.offline_dirs)
+    structlog.get_logger().error(
+        "broker_shutting_down", node_id=lifecycle.config.node_id, reason="no online log dir", offline_log_dirs=offline
+    )
+    await lifecycle.report_offline_log_dirs(offline, timeout_s=lifecycle.config.session_timeout_ms / 1000)
+    stopping.set()
+
+
+async def run_broker_process(config: BrokerConfig) -> None:
+    log = structlog.get_logger()
+    voters = {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
+    metadata = MetadataListener()
+    raft = RaftDriver(config.node_id, voters, config.data_dir, RaftConfig(), config.cluster_id)
+    raft.add_listener(metadata)
+    loop = asyncio.get_running_loop()
+    dir_failed = asyncio.Event()
+    # Told from whichever thread saw the I/O error (checkpoints and rolled-segment fsyncs run in worker threads).
+    failures = LogDirFailureChannel(lambda _dir, _reason: loop.call_soon_threadsafe(dir_failed.set))
+    logs = LogManager(
+        config.data_dir,
+        lambda topic: config.log_config(metadata.image.topic_configs.get(topic)),
+        flush_in_background=True,
+        failures=failures,
+    )
+    stopping = stop_requested()
+    # A lifecycle that stops heartbeating (Exit) ends the process, as SIGTERM does.
+    lifecycle = LifecycleManager(config, lambda: metadata.offset, on_exit=stopping.set)
+    manager = ReplicaManager(
+        config, logs, metadata, lifecycle.controller, lambda: lifecycle.broker_epoch, lambda: lifecycle.serving
+    )
+    # Session ids need only be hard to reuse by accident across restarts, as Kafka's random ones.
+    fetch_sessions = FetchSessionCache(
+        config.max_incremental_fetch_session_cache_slots, functools.partial(random.Random().randint, 1, MAX_SESSION_ID)
+    )
+    servers = []
+    for listener in config.grpc_listeners:
+        service = BrokerService(manager, listener.name, fetch_sessions)
+        servers.append(
+            await start_server(
+                listener.host, listener.port, [service.register, FaultService(manager, lifecycle).register]
+            )
+        )
+
+    limits = ListenerLimits(config.socket_request_max_bytes, config.connections_max_idle_ms)
+    kafka_listeners = [
+        KafkaListener(WireContext(manager, listener.name), listener.host, listener.port, limits)
+        for listener in config.kafka_listeners
+    ]
+    for kafka_listener in kafka_listeners:
+        await kafka_listener.start()
+
+    raft.start()
+    log.info(
+        "broker_starting",
+        node_id=config.node_id,
+        addresses=[s.address for s in servers],
+        kafka_addresses=[listener.address for listener in kafka_listeners],
+        metadata_log_end_offset=raft.core.log_end_offset,
+    )
+    # Stray partitions are judged only against caught-up metadata: a partial image lacks topics created later, and
+    # their logs would look stray. Past the wait, the check runs on the first update that is caught up.
+    deadline = time.monotonic() + METADATA_CATCH_UP_TIMEOUT_S
+    while time.monotonic() < deadline and not metadata.caught_up:
+        await asyncio.sleep(0.05)
+    stray_check = StrayPartitionCheck(logs, metadata, config.node_id)
+    if not stray_check.run():
+        log.warning(
+            "stray_partition_check_deferred",
+            reason="metadata not caught up",
+            metadata_offset=metadata.offset,
+            high_watermark=metadata.high_watermark,
+        )
+        metadata.subscribe(lambda _delta: stray_check.run())
+    metadata.subscribe(manager.on_metadata)
+    manager.on_metadata(
+        MetadataDelta(
+            metadata.image,
+            tuple((topic.topic_id, index) for topic, index, _ in metadata.image.partitions()),
+            metadata.offset,
+        )
+    )
+    lifecycle.start()
+    watch_log_dir = asyncio.create_task(_stop_when_no_log_dir(dir_failed, failures, lifecycle, stopping))
+    flush_interval = config.log_flush_scheduler_interval_ms / 1000
+    background = [
+        asyncio.create_task(
+            _periodically(max(0.05, config.replica_lag_time_max_ms / 2000), manager.shrink_lagging_isrs)
+        ),
+        asyncio.create_task(_periodically(flush_interval, lambda: logs.flush_all(monotonic_ms()))),
+        asyncio.create_task(
+            _periodically(
+                config.log_retention_check_interval_ms / 1000, lambda: logs.cleanup_logs(int(time.time() * 1000))
+            )
+        ),
+        asyncio.create_task(
+            _periodically(config.replica_high_watermark_checkpoint_interval_ms / 1000, logs.checkpoint_high_watermarks)
+        ),
+    ]
+    await stopping.wait()
+    log.info("broker_stopping", node_id=config.node_id)
+    if not failures.offline_dirs:  # else the controller already fenced us (or will, unheard)
+        await lifecycle.controlled_shutdown(timeout_s=config.session_timeout_ms / 1000)
+    for task in [*background, watch_log_dir]:
+        task.cancel()
+    for kafka_listener in kafka_listeners:
+        await kafka_listener.stop()
+    await manager.stop()
+    await lifecycle.stop()
+    with contextlib.suppress(Exception):
+        await raft.stop(resign=False)
+    for server in servers:
+        await server.server.stop(grace=0.5)
+    logs.close_all(monotonic_ms())
+    log.info("broker_stopped", node_id=config.node_id)
+    if failures.offline_dirs:
+        dirs = ", ".join(str(d) for d in failures.offline_dirs)
+        raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"shut down: no online log dir ({dirs} failed)")

@@ -1,0 +1,327 @@
+"""The admin client: topics through the active controller, cluster and quorum descriptions.
+
+Requests that only the active controller answers are sent to any known controller and follow its
+NOT_CONTROLLER redirect (`current_leader`), as Kafka's admin client does; unreachable nodes are skipped.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.grpc_support import sync_channel
+from minikafka.pb import broker_pb2, broker_pb2_grpc, controller_pb2, controller_pb2_grpc
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class PartitionDescription:
+    partition: int
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    replicas: list[int]
+    isr: list[int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "partition": self.partition,
+            "leader": self.leader,
+            "leader_epoch": self.leader_epoch,
+            "partition_epoch": self.partition_epoch,
+            "replicas": self.replicas,
+            "isr": self.isr,
+        }
+
+
+@dataclass(frozen=True)
+class TopicDescription:
+    name: str
+    topic_id: str
+    partitions: list[PartitionDescription]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "topic_id": self.topic_id, "partitions": [p.to_json() for p in self.partitions]}
+
+
+def resolvable(address: str) -> bool:
+    """Whether the host of `host:port` resolves here (a container's hostname does not resolve on the host)."""
+    host = address.rsplit(":", 1)[0].strip("[]")
+    try:
+        socket.getaddrinfo(host, None)
+    except (socket.gaierror, UnicodeError):
+        return False
+    return True
+
+
+def topic_id_text(raw: bytes) -> str:
+    return str(uuid.UUID(bytes=raw)) if len(raw) == 16 else raw.hex()
+
+
+class AdminClient:
+    def __init__(
+        self,
+        bootstrap_controllers: Sequence[str] = (),
+        bootstrap_servers: Sequence[str] = (),
+        timeout_s: float = 15.0,
+    ) -> None:
+        self.controllers = list(bootstrap_controllers)
+        self.servers = list(bootstrap_servers)
+        self.timeout_s = timeout_s
+        self._channels: dict[str, grpc.Channel] = {}
+
+    def close(self) -> None:
+        for channel in self._channels.values():
+            channel.close()
+        self._channels.clear()
+
+    def __enter__(self) -> AdminClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _channel(self, address: str) -> grpc.Channel:
+        if address not in self._channels:
+            self._channels[address] = sync_channel(address)
+        return self._channels[address]
+
+    # ---- the active controller ----
+
+    def _controller_stub(self, address: str) -> controller_pb2_grpc.ControllerStub:
+        return controller_pb2_grpc.ControllerStub(self._channel(address))
+
+    def _call_active_controller(self, call: Callable[[controller_pb2_grpc.ControllerStub], R]) -> R:
+        """Call the active controller, following NOT_CONTROLLER redirects, until the deadline.
+
+        A redirect naming a host this machine cannot resolve (a container's name seen from the host) is not
+        followed; when every given controller redirects to such a host, the call fails at once saying so.
+        """
+        if not self.controllers:
+            raise KafkaError(ErrorCode.NOT_CONTROLLER, "no controller address given (use --bootstrap-controller)")
+        deadline = time.monotonic() + self.timeout_s
+        candidates = list(self.controllers)
+        last_problem = "no controller answered"
+        unresolvable: dict[str, str] = {}  # bootstrap address -> the unresolvable address it redirected to
+        while time.monotonic() < deadline:
+            address = candidates.pop(0)
+            candidates.append(address)
+            try:
+                response = call(self._controller_stub(address))
+            except grpc.RpcError as error:
+                last_problem = f"{address}: {error.code().name}"  # type: ignore[attr-defined]
+                time.sleep(0.05)
+                continue
+            if response.error_code == ErrorCode.NOT_CONTROLLER:  # type: ignore[attr-defined]
+                leader = response.current_leader  # type: ignore[attr-defined]
+                target = leader.leader_address
+                last_problem = f"{address} is not the active controller"
+                if target and target != address and not resolvable(target):
+                    unresolvable[address] = target
+                    if set(unresolvable) >= set(self.controllers):
+                        raise KafkaError(
+                            ErrorCode.NOT_CONTROLLER,
+                            f"the active controller is {leader.leader_id} at {target}, a host this machine cannot "
+                            "resolve; give that controller's reachable address too with --bootstrap-controller",
+                        )
+                    time.sleep(0.05)
+                elif target and target != address:
+                    candidates = [target] + [c for c in candidates if c != target]
+                else:
+                    time.sleep(0.05)  # no leader known yet: an election is under way
+                continue
+            # The next call starts at the active controller (it used to start at the first address every time).
+            self.controllers = [address] + [c for c in self.controllers if c != address]
+            return response
+        raise KafkaError(
+            ErrorCode.NOT_CONTROLLER, f"no active controller within {self.timeout_s:.0f}s ({last_problem})"
+        )
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = -1,
+        replication_factor: int = -1,
+        configs: dict[str, str] | None = None,
+        assignment: list[list[int]] | None = None,
+    ) -> controller_pb2.CreateTopicsResponse.CreatableTopicResult:
+        topic = controller_pb2.CreateTopicsRequest.CreatableTopic(
+            name=name,
+            num_partitions=-1 if assignment else partitions,
+            replication_factor=-1 if assignment else replication_factor,
+            configs=configs or {},
+        )
+        for index, brokers in enumerate(assignment or []):
+            topic.assignments.add(partition_index=index, broker_ids=brokers)
+        request = controller_pb2.CreateTopicsRequest(topics=[topic], timeout_ms=int(self.timeout_s * 1000))
+        response = self._call_active_controller(lambda stub: stub.CreateTopics(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        result = response.topics[0]
+        if result.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(result.error_code), result.error_message or f"topic '{name}'")
+        return result
+
+    def delete_topic(self, name: str) -> str:
+        """Delete the topic through the active controller; its id, as text, once the removal is committed."""
+        request = controller_pb2.DeleteTopicsRequest(topic_names=[name], timeout_ms=int(self.timeout_s * 1000))
+        response = self._call_active_controller(lambda stub: stub.DeleteTopics(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        result = response.responses[0]
+        if result.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(result.error_code), result.error_message or f"topic '{name}'")
+        return topic_id_text(result.topic_id)
+
+    def elect_leaders(
+        self, election_type: int, partitions: Sequence[tuple[str, int]] | None
+    ) -> list[tuple[str, int, ErrorCode, str]]:
+        """ElectLeaders through the active controller (partitions None: all); (topic, partition, error, message)
+        per partition."""
+        request = controller_pb2.ElectLeadersRequest(
+            election_type=election_type, all_topic_partitions=partitions is None, timeout_ms=int(self.timeout_s * 1000)
+        )
+        for topic, partition in partitions or ():
+            request.topic_partitions.add(topic=topic, partitions=[partition])
+        response = self._call_active_controller(lambda stub: stub.ElectLeaders(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return [
+            (topic.topic, p.partition_id, ErrorCode.of(p.error_code), p.error_message)
+            for topic in response.replica_election_results
+            for p in topic.partition_result
+        ]
+
+    def alter_partition_reassignments(
+        self, targets: Sequence[tuple[str, int, Sequence[int] | None]]
+    ) -> list[tuple[str, int, ErrorCode, str]]:
+        """Start (replicas) or cancel (None) reassignments; (topic, partition, error, message) per partition."""
+        request = controller_pb2.AlterPartitionReassignmentsRequest(timeout_ms=int(self.timeout_s * 1000))
+        topics: dict[str, Any] = {}
+        for topic, partition, replicas in targets:
+            if topic not in topics:
+                topics[topic] = request.topics.add(name=topic)
+            entry = topics[topic].partitions.add(partition_index=partition)
+            if replicas is not None:
+                entry.replicas.broker_ids.extend(replicas)
+        response = self._call_active_controller(
+            lambda stub: stub.AlterPartitionReassignments(request, timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return [
+            (topic.name, p.partition_index, ErrorCode.of(p.error_code), p.error_message)
+            for topic in response.responses
+            for p in topic.partitions
+        ]
+
+    def list_partition_reassignments(self) -> dict[tuple[str, int], dict[str, list[int]]]:
+        """Reassignments in progress: {(topic, partition): {"replicas", "adding_replicas", "removing_replicas"}}."""
+        request = controller_pb2.ListPartitionReassignmentsRequest(timeout_ms=int(self.timeout_s * 1000))
+        response = self._call_active_controller(
+            lambda stub: stub.ListPartitionReassignments(request, timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return {
+            (topic.name, p.partition_index): {
+                "replicas": list(p.replicas),
+                "adding_replicas": list(p.adding_replicas),
+                "removing_replicas": list(p.removing_replicas),
+            }
+            for topic in response.topics
+            for p in topic.partitions
+        }
+
+    def wait_for_topic(self, name: str, timeout_s: float, poll_s: float = 0.05) -> TopicDescription:
+        """The topic once the brokers' metadata knows it and every partition has a leader. CreateTopics answers
+        when the controller committed it; brokers learn it a moment later (UNKNOWN_TOPIC_OR_PARTITION until then)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                [topic] = self.describe_topics([name])
+                if topic.partitions and all(p.leader >= 0 for p in topic.partitions):
+                    return topic
+            except KafkaError as error:
+                if error.code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                    raise
+            if time.monotonic() >= deadline:
+                raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"topic '{name}' has no leader for every partition")
+            time.sleep(poll_s)
+
+    def describe_quorum(self) -> dict[str, Any]:
+        response = self._call_active_controller(
+            lambda stub: stub.DescribeQuorum(controller_pb2.DescribeQuorumRequest(), timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+
+        def replicas(items: Sequence[controller_pb2.ReplicaDescription]) -> list[dict[str, Any]]:
+            return [
+                {
+                    "id": r.replica_id,
+                    "log_end_offset": r.log_end_offset,
+                    "lag": max(0, response.high_watermark - r.log_end_offset),
+                    "last_fetch_timestamp": r.last_fetch_timestamp,
+                    "last_caught_up_timestamp": r.last_caught_up_timestamp,
+                }
+                for r in items
+            ]
+
+        return {
+            "leader_id": response.leader_id,
+            "leader_epoch": response.leader_epoch,
+            "high_watermark": response.high_watermark,
+            "voters": replicas(response.current_voters),
+            "observers": replicas(response.observers),
+        }
+
+    def describe_cluster(self) -> controller_pb2.DescribeClusterResponse:
+        response = self._call_active_controller(
+            lambda stub: stub.DescribeCluster(controller_pb2.DescribeClusterRequest(), timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return response
+
+    # ---- any broker ----
+
+    def metadata(self, topics: Sequence[str] = ()) -> broker_pb2.MetadataResponse:
+        if not self.servers:
+            raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, "no broker address given (use --bootstrap-server)")
+        problems = []
+        for address in self.servers:
+            stub = broker_pb2_grpc.BrokerStub(self._channel(address))
+            try:
+                return stub.Metadata(broker_pb2.MetadataRequest(topics=list(topics)), timeout=self.timeout_s)
+            except grpc.RpcError as error:
+                problems.append(f"{address}: {error.code().name}")  # type: ignore[attr-defined]
+        raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"no broker reachable ({'; '.join(problems)})")
+
+    def describe_topics(self, names: Sequence[str] = ()) -> list[TopicDescription]:
+        response = self.metadata(names)
+        described = []
+        for topic in response.topics:
+            if topic.error_code != ErrorCode.NONE:
+                raise KafkaError(ErrorCode.of(topic.error_code), f"topic '{topic.name}'")
+            partitions = [
+                PartitionDescription(
+                    partition=p.partition_index,
+                    leader=p.leader_id,
+                    leader_epoch=p.leader_epoch,
+                    partition_epoch=p.partition_epoch,
+                    replicas=list(p.replica_nodes),
+                    isr=list(p.isr_nodes),
+                )
+                for p in sorted(topic.partitions, key=lambda p: p.partition_index)
+            ]
+            described.append(TopicDescription(topic.name, topic_id_text(topic.topic_id), partitions))
+        return sorted(described, key=lambda t: t.name)

@@ -1,0 +1,114 @@
+"""The client's view of the cluster: topics, partitions and their leaders, from any broker's Metadata."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import grpc
+
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.grpc_support import insecure_channel
+from minikafka.pb import broker_pb2, broker_pb2_grpc
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+@dataclass
+class ClusterView:
+    brokers: dict[int, str] = field(default_factory=dict)  # id -> host:port
+    topics: dict[str, dict[int, PartitionInfo]] = field(default_factory=dict)
+    topic_ids: dict[str, bytes] = field(default_factory=dict)
+    topic_errors: dict[str, ErrorCode] = field(default_factory=dict)
+
+
+class MetadataCache:
+    """Refreshes from the bootstrap brokers and then from any broker it learned of; owns the channels."""
+
+    def __init__(self, bootstrap_servers: Sequence[str], request_timeout_s: float = 10.0) -> None:
+        if not bootstrap_servers:
+            raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, "no bootstrap server given")
+        self.bootstrap = list(bootstrap_servers)
+        self.request_timeout_s = request_timeout_s
+        self.view = ClusterView()
+        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._stubs: dict[str, broker_pb2_grpc.BrokerStub] = {}
+        self._refresh_lock = asyncio.Lock()
+
+    def stub(self, address: str) -> broker_pb2_grpc.BrokerStub:
+        if address not in self._stubs:
+            self._channels[address] = insecure_channel(address)
+            self._stubs[address] = broker_pb2_grpc.BrokerStub(self._channels[address])
+        return self._stubs[address]
+
+    def leader_address(self, topic: str, partition: int) -> str | None:
+        info = self.view.topics.get(topic, {}).get(partition)
+        if info is None or info.leader < 0:
+            return None
+        return self.view.brokers.get(info.leader)
+
+    def partitions(self, topic: str) -> list[int]:
+        return sorted(self.view.topics.get(topic, {}))
+
+    async def refresh(self, topics: Sequence[str]) -> ClusterView:
+        """Ask brokers (known ones first, in random order) until one answers."""
+        async with self._refresh_lock:
+            candidates = list(dict.fromkeys([*self.view.brokers.values(), *self.bootstrap]))
+            random.shuffle(candidates)
+            problems = []
+            for address in candidates:
+                try:
+                    response = await self.stub(address).Metadata(
+                        broker_pb2.MetadataRequest(topics=list(topics)), timeout=self.request_timeout_s
+                    )
+                except grpc.RpcError as error:
+                    problems.append(f"{address}: {error.code().name}")  # type: ignore[attr-defined]
+                    continue
+                self._apply(response)
+                return self.view
+            raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"no broker reachable ({'; '.join(problems)})")
+
+    def _apply(self, response: broker_pb2.MetadataResponse) -> None:
+        view = ClusterView(brokers={b.node_id: f"{b.host}:{b.port}" for b in response.brokers})
+        for topic in response.topics:
+            if topic.error_code != ErrorCode.NONE:
+                view.topic_errors[topic.name] = ErrorCode.of(topic.error_code)
+                continue
+            view.topic_ids[topic.name] = topic.topic_id
+            view.topics[topic.name] = {
+                p.partition_index: PartitionInfo(
+                    topic.name,
+                    p.partition_index,
+                    p.leader_id,
+                    p.leader_epoch,
+                    tuple(p.replica_nodes),
+                    tuple(p.isr_nodes),
+                )
+                for p in topic.partitions
+            }
+        self.view = view
+
+    async def require_topic(self, topic: str) -> dict[int, PartitionInfo]:
+        """The topic's partitions; UNKNOWN_TOPIC_OR_PARTITION (a clear error) when it does not exist."""
+        if topic not in self.view.topics:
+            await self.refresh([topic])
+        if topic not in self.view.topics:
+            error = self.view.topic_errors.get(topic, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            raise KafkaError(error, f"topic '{topic}'")
+        return self.view.topics[topic]
+
+    async def close(self) -> None:
+        for channel in self._channels.values():
+            await channel.close()
+        self._channels.clear()
+        self._stubs.clear()

@@ -1,0 +1,104 @@
+"""Client histories as DataFrames: what producers were told and what consumers read.
+
+Files (the formats in docs/events.md): producer histories `RUN/history/produce-*.jsonl`, one line per record:
+{"ts", "topic", "partition", "offset", "value", "acks", "error", "latency_ms"} (failed lines also carry
+`definite`: the record certainly was not written); consumer output
+`RUN/history/consume-*.jsonl`, one line per record: {"topic", "partition", "offset", "key", "value", "leader_epoch"},
+then (`consume --json`) one line per partition {"type": "read_end", "topic", "partition", "start_offset",
+"position", "high_watermark", "reached", "error"}: where that partition's read stopped and why.
+Malformed lines are skipped and counted (deploy.analysis.malformed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, DoubleType, IntegerType, LongType, StringType, StructField, StructType
+
+from minikafka.deploy.analysis.malformed import Loaded, Shape, read_json
+
+PRODUCE_SCHEMA = StructType(
+    [
+        StructField("ts", StringType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("value", StringType()),
+        StructField("acks", StringType()),
+        StructField("error", StringType()),
+        StructField("latency_ms", DoubleType()),
+        StructField("definite", BooleanType()),
+    ]
+)
+PRODUCE_SHAPE = Shape(required=("topic", "value", "acks"), timestamps=("ts",))
+
+CONSUME_SCHEMA = StructType(
+    [
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("key", StringType()),
+        StructField("value", StringType()),
+        StructField("leader_epoch", IntegerType()),
+    ]
+)
+READ_END = "read_end"
+READ_END_FIELDS = [
+    StructField("type", StringType()),
+    StructField("start_offset", LongType()),
+    StructField("position", LongType()),
+    StructField("high_watermark", LongType()),
+    StructField("reached", BooleanType()),
+    StructField("error", StringType()),
+    StructField("log_end", LongType()),
+]
+CONSUME_SHAPE = Shape(required=("topic", "partition"))
+
+
+def _source(frame: DataFrame) -> DataFrame:
+    return frame.withColumn("source", F.regexp_extract("file", r"([^/]+)\.jsonl$", 1)).drop("file")
+
+
+def read_produced(spark: SparkSession, run_dir: Path) -> Loaded:
+    files = sorted((run_dir / "history").glob("produce-*.jsonl"))
+    loaded = read_json(spark, files, PRODUCE_SCHEMA, PRODUCE_SHAPE)
+    return Loaded(_source(loaded.rows), loaded.malformed)
+
+
+def read_consume_files(spark: SparkSession, run_dir: Path) -> Loaded:
+    """Every well-formed consume line, records and read_end lines alike (`type` tells them apart)."""
+    files = sorted((run_dir / "history").glob("consume-*.jsonl"))
+    schema = StructType([*CONSUME_SCHEMA.fields, *READ_END_FIELDS])
+    loaded = read_json(spark, files, schema, CONSUME_SHAPE)
+    # A record line needs its offset; a line of another type than read_end is not one we know.
+    known = (F.col("type").isNull() & F.col("offset").isNotNull()) | (F.col("type") == READ_END)
+    rows = loaded.rows.withColumn("position_in_file", F.monotonically_increasing_id())
+    malformed = loaded.malformed.unionByName(rows.where(~known).select("file"))
+    return Loaded(_source(rows.where(known)), malformed)
+
+
+def load_produced(spark: SparkSession, run_dir: Path) -> DataFrame:
+    """Every producer history line, with `ts` as a timestamp and the source file's name."""
+    return read_produced(spark, run_dir).rows
+
+
+def consumed_records(lines: DataFrame) -> DataFrame:
+    """The record lines, with the consumer's file name and its line position (to check poll order)."""
+    return lines.where(F.col("type").isNull()).select(
+        *CONSUME_SCHEMA.fieldNames(), "source", F.col("position_in_file").alias("position")
+    )
+
+
+def read_ends(lines: DataFrame) -> DataFrame:
+    """The read_end lines: (source, topic, partition, start_offset, position, high_watermark, reached, error,
+    log_end)."""
+    return lines.where(F.col("type") == READ_END).select(
+        "source", "topic", "partition", "start_offset", "position", "high_watermark", "reached", "error", "log_end"
+    )
+
+
+def load_consumed(spark: SparkSession, run_dir: Path) -> DataFrame:
+    """Every consumed record, with the consumer's file name and its line position (to check poll order)."""
+    return consumed_records(read_consume_files(spark, run_dir).rows)

@@ -1,0 +1,223 @@
+"""Invariants over the committed cluster metadata and the Raft quorum, read from the controllers' replay events.
+
+Each function takes the events DataFrame (deploy.analysis.events.load_events) and returns the offending rows.
+Names follow Kafka's TLA+ specification of replication.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from minikafka.deploy.analysis.events import committed_broker_registrations, committed_partition_changes
+
+# The fields that describe a replayed record (not when or where it was logged).
+RECORD_FIELDS = (
+    "event",
+    "topic_id",
+    "partition",
+    "leader",
+    "isr",
+    "replicas",
+    "leader_epoch",
+    "partition_epoch",
+    "reason",
+    "broker_id",
+    "broker_epoch",
+    "applied",
+)
+
+
+def isr_never_empty(events: DataFrame) -> DataFrame:
+    """A committed partition state always keeps at least one ISR member (the last replica standing)."""
+    changes = committed_partition_changes(events)
+    return changes.where(F.size("isr") == 0).select("offset", "ts", "tp", "leader", "isr", "reason").orderBy("offset")
+
+
+def leader_in_isr_and_replicas(events: DataFrame) -> DataFrame:
+    """A committed leader is in the ISR and in the replicas, and the ISR is a subset of the replicas."""
+    changes = committed_partition_changes(events)
+    leader_outside = (F.col("leader") >= 0) & (
+        ~F.array_contains("isr", F.col("leader")) | ~F.array_contains("replicas", F.col("leader"))
+    )
+    isr_outside = F.size(F.array_except("isr", "replicas")) > 0
+    return (
+        changes.where(leader_outside | isr_outside)
+        .select("offset", "ts", "tp", "leader", "isr", "replicas", "leader_epoch", "reason")
+        .orderBy("offset")
+    )
+
+
+def one_leader_per_leader_epoch(events: DataFrame) -> DataFrame:
+    """One leader per (partition, leader epoch): in the committed metadata, and among the brokers that acted as
+    leader (`become_leader`), whose leader must be the one the metadata committed for that epoch."""
+    changes = committed_partition_changes(events)
+    committed = (
+        changes.groupBy("tp", "leader_epoch")
+        .agg(F.sort_array(F.collect_set("leader")).alias("leaders"))
+        .where(F.size("leaders") > 1)
+        .select(F.lit("metadata").alias("source"), "tp", "leader_epoch", "leaders")
+    )
+    acting = events.where(F.col("event") == "become_leader").select(
+        "tp", "leader_epoch", F.regexp_extract("node", r"(\d+)$", 1).cast("int").alias("leader")
+    )
+    brokers = (
+        acting.groupBy("tp", "leader_epoch")
+        .agg(F.sort_array(F.collect_set("leader")).alias("leaders"))
+        .where(F.size("leaders") > 1)
+        .select(F.lit("brokers").alias("source"), "tp", "leader_epoch", "leaders")
+    )
+    # A broker leading in an epoch for which the metadata committed a different leader.
+    committed_leaders = changes.select("tp", "leader_epoch", F.col("leader").alias("committed_leader")).distinct()
+    disagreeing = (
+        acting.distinct()
+        .join(committed_leaders, ["tp", "leader_epoch"])
+        .groupBy("tp", "leader_epoch", "leader")
+        .agg(F.collect_set("committed_leader").alias("committed"))
+        .where(~F.array_contains("committed", F.col("leader")))
+        .select(
+            F.lit("broker_vs_metadata").alias("source"),
+            "tp",
+            "leader_epoch",
+            F.sort_array(F.array_union(F.array("leader"), "committed")).alias("leaders"),
+        )
+    )
+    return committed.unionByName(brokers).unionByName(disagreeing).orderBy("tp", "leader_epoch", "source")
+
+
+def epochs_monotonic(events: DataFrame) -> DataFrame:
+    """In metadata log order a partition's leader epoch never decreases and its partition epoch strictly
+    increases; on each broker incarnation the leader epochs it adopts never decrease."""
+    changes = committed_partition_changes(events)
+    by_offset = Window.partitionBy("tp").orderBy("offset")
+    metadata = (
+        changes.withColumn("previous_leader_epoch", F.lag("leader_epoch").over(by_offset))
+        .withColumn("previous_partition_epoch", F.lag("partition_epoch").over(by_offset))
+        .where(
+            (F.col("leader_epoch") < F.col("previous_leader_epoch"))
+            | (F.col("partition_epoch") <= F.col("previous_partition_epoch"))
+        )
+        .select(
+            F.lit("metadata").alias("source"),
+            "tp",
+            F.col("offset").cast("string").alias("position"),
+            "previous_leader_epoch",
+            "leader_epoch",
+            "previous_partition_epoch",
+            "partition_epoch",
+        )
+    )
+    adopted = events.where(F.col("event").isin("become_leader", "become_follower"))
+    by_time = Window.partitionBy("node", "incarnation", "tp").orderBy("ts")
+    brokers = (
+        adopted.withColumn("previous_leader_epoch", F.lag("leader_epoch").over(by_time))
+        .withColumn("previous_partition_epoch", F.lag("partition_epoch").over(by_time))
+        .where(
+            (F.col("leader_epoch") < F.col("previous_leader_epoch"))
+            | (F.col("partition_epoch") < F.col("previous_partition_epoch"))
+        )
+        .select(
+            F.lit("broker").alias("source"),
+            "tp",
+            F.concat_ws("@", "node", F.col("ts").cast("string")).alias("position"),
+            "previous_leader_epoch",
+            "leader_epoch",
+            "previous_partition_epoch",
+            "partition_epoch",
+        )
+    )
+    return metadata.unionByName(brokers).orderBy("source", "tp", "position")
+
+
+def metadata_log_matching(events: DataFrame) -> DataFrame:
+    """Every controller that replayed the metadata record at an offset saw the same record."""
+    replayed = events.where(F.col("offset").isNotNull() & F.col("node").startswith("controller-"))
+    fingerprinted = replayed.withColumn("record", F.to_json(F.struct(*RECORD_FIELDS)))
+    return (
+        fingerprinted.groupBy("offset")
+        .agg(
+            F.collect_set("record").alias("records"),
+            F.sort_array(F.collect_set("node")).alias("nodes"),
+        )
+        .where(F.size("records") > 1)
+        .orderBy("offset")
+    )
+
+
+def one_raft_leader_per_epoch(events: DataFrame) -> DataFrame:
+    """Election safety: at most one KRaft leader per epoch, as elected or discovered by any node."""
+    leaders = events.where(
+        F.col("event").isin("raft_leader_elected", "raft_leader_discovered") & (F.col("leader") >= 0)
+    )
+    return (
+        leaders.groupBy("epoch")
+        .agg(
+            F.sort_array(F.collect_set("leader")).alias("leaders"), F.sort_array(F.collect_set("node")).alias("seen_by")
+        )
+        .where(F.size("leaders") > 1)
+        .orderBy("epoch")
+    )
+
+
+def stale_broker_epoch_in_isr(events: DataFrame) -> DataFrame:
+    """KIP-903: no ISR committed by AlterPartition contains a member whose broker epoch, as the leader sent it,
+    is not that broker's registration committed before the change (a broker that rebooted in between)."""
+    changes = committed_partition_changes(events).where(F.col("reason") == "alter_partition")
+    accepted = (
+        events.where((F.col("event") == "alter_partition_accepted") & F.col("changed"))
+        .select(
+            "topic_id",
+            F.col("partition").alias("partition_index"),
+            "partition_epoch",
+            "isr",
+            F.explode("proposed_isr").alias("member"),
+        )
+        .select(
+            "topic_id",
+            "partition_index",
+            "partition_epoch",
+            "isr",
+            F.col("member")[0].cast("int").alias("broker_id"),
+            F.col("member")[1].alias("requested_broker_epoch"),
+        )
+        .distinct()
+    )
+    committed = changes.select(
+        "offset",
+        "ts",
+        "tp",
+        "topic_id",
+        F.regexp_extract("tp", r"-(\d+)$", 1).alias("partition_index"),
+        "partition_epoch",
+        "isr",
+    )
+    # A member sent with epoch -1 has not fetched from the leader yet: the leader vouches for no epoch and the
+    # controller skips the check (Kafka's rule); it stays in the ISR it was already in, so it is no stale admission.
+    members = committed.join(accepted, ["topic_id", "partition_index", "partition_epoch", "isr"]).where(
+        F.array_contains("isr", F.col("broker_id")) & (F.col("requested_broker_epoch") != -1)
+    )
+    registrations = committed_broker_registrations(events).select(
+        F.col("offset").alias("registration_offset"), "broker_id", F.col("broker_epoch").alias("registered_epoch")
+    )
+    current = (
+        members.join(registrations, "broker_id", "left")
+        .where(F.col("registration_offset").isNull() | (F.col("registration_offset") < F.col("offset")))
+        .groupBy("offset", "ts", "tp", "partition_epoch", "isr", "broker_id", "requested_broker_epoch")
+        .agg(F.max_by("registered_epoch", "registration_offset").alias("current_broker_epoch"))
+    )
+    return (
+        current.where(
+            F.col("current_broker_epoch").isNull() | (F.col("current_broker_epoch") != F.col("requested_broker_epoch"))
+        )
+        .select(
+            "offset",
+            "ts",
+            "tp",
+            "partition_epoch",
+            "isr",
+            "broker_id",
+            "requested_broker_epoch",
+            "current_broker_epoch",
+        )
+        .orderBy("offset", "broker_id")
+    )

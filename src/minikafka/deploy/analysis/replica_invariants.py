@@ -1,0 +1,68 @@
+"""Invariants over what the brokers did as leaders: high watermarks and the completeness of new leaders."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from minikafka.deploy.analysis.history_invariants import acknowledged
+
+
+def high_watermark_monotonic(events: DataFrame) -> DataFrame:
+    """A leader's HWM never goes back within its leader epoch (`high_watermark_advanced`, coalesced). Per process
+    incarnation: a broker restarted from an old image re-adopts a stale epoch while fenced, with the HWM of its
+    checkpoint, and serves nothing until the controller moved leadership."""
+    advanced = events.where(F.col("event") == "high_watermark_advanced")
+    order = Window.partitionBy("node", "incarnation", "tp", "leader_epoch").orderBy("ts")
+    return (
+        advanced.withColumn("previous_high_watermark", F.lag("high_watermark").over(order))
+        .where(F.col("high_watermark") < F.col("previous_high_watermark"))
+        .select("ts", "node", "tp", "leader_epoch", "previous_high_watermark", "high_watermark")
+        .orderBy("tp", "ts")
+    )
+
+
+def high_watermark_evidence(events: DataFrame, produced: DataFrame) -> DataFrame:
+    """(tp, ts, leader_epoch or null, high_watermark): every point where some HWM was known to be reached, from the
+    leaders' events and from acks=all acknowledgements (an ack at offset o means the HWM passed o)."""
+    logged = events.where(F.col("event") == "high_watermark_advanced").select(
+        "tp", "ts", "leader_epoch", "high_watermark"
+    )
+    acked = acknowledged(produced).select(
+        F.concat_ws("-", "topic", F.col("partition").cast("string")).alias("tp"),
+        "ts",
+        F.lit(None).cast("int").alias("leader_epoch"),
+        (F.col("offset") + 1).alias("high_watermark"),
+    )
+    return logged.unionByName(acked)
+
+
+def leader_completeness(events: DataFrame, produced: DataFrame) -> DataFrame:
+    """LeaderCandidateCompleteness: a new leader's log ends at or past every HWM reached before it led: HWMs of
+    earlier leader epochs, and acknowledgements received before it became leader. Only the first
+    `become_leader` of each (partition, leader epoch) counts (see high_watermark_monotonic)."""
+    first = Window.partitionBy("tp", "leader_epoch").orderBy("ts")
+    leaders = (
+        events.where(F.col("event") == "become_leader")
+        .withColumn("n", F.row_number().over(first))
+        .where(F.col("n") == 1)
+        .select(
+            "tp",
+            F.col("ts").alias("became_leader_ts"),
+            "node",
+            F.col("leader_epoch").alias("new_leader_epoch"),
+            "leader_epoch_start_offset",
+        )
+    )
+    evidence = high_watermark_evidence(events, produced)
+    earlier = leaders.join(evidence, "tp").where(
+        F.when(F.col("leader_epoch").isNotNull(), F.col("leader_epoch") < F.col("new_leader_epoch")).otherwise(
+            F.col("ts") < F.col("became_leader_ts")
+        )
+    )
+    return (
+        earlier.groupBy("tp", "became_leader_ts", "node", "new_leader_epoch", "leader_epoch_start_offset")
+        .agg(F.max("high_watermark").alias("high_watermark_reached_before"))
+        .where(F.col("leader_epoch_start_offset") < F.col("high_watermark_reached_before"))
+        .orderBy("tp", "new_leader_epoch")
+    )

@@ -1,0 +1,279 @@
+"""`minikafka analyze`: run every Spark job over a run directory and write the report.
+
+`analyze_run(run_dir, out_dir, master)` loads the event logs, the client histories and the replicas' logs,
+computes every invariant's verdict, the timelines, failovers and client figures, renders the PNGs and writes
+`summary.json`, `report.md` and `report.html` under `RUN/report/` (or `out_dir`). It returns the summary;
+`summary["verdict"]` is pass, fail (an invariant failed), incomplete (acknowledged records no final read reached)
+or "nothing to check" (no acknowledged write); `summary["passed"]` is true only for pass.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from minikafka.common.event_log import EVENT_SCHEMA_VERSION
+from minikafka.deploy.analysis import client_stats, failover, figures, timelines
+from minikafka.deploy.analysis import history_invariants as history
+from minikafka.deploy.analysis import metadata_invariants as metadata
+from minikafka.deploy.analysis import replica_invariants as replica
+from minikafka.deploy.analysis.events import EVENT_SHAPE, committed_partition_changes, read_events
+from minikafka.deploy.analysis.final_read import final_read_summary
+from minikafka.deploy.analysis.history import (
+    CONSUME_SHAPE,
+    PRODUCE_SHAPE,
+    consumed_records,
+    read_consume_files,
+    read_ends,
+    read_produced,
+)
+from minikafka.deploy.analysis.malformed import malformed_report
+from minikafka.deploy.analysis.replica_logs import load_replica_logs, log_matching
+from minikafka.deploy.analysis.report_render import render_html, render_markdown
+from minikafka.deploy.analysis.spark import spark_session
+from minikafka.deploy.analysis.verdict import PASS, Check, Verdict, collect_verdicts, run_verdict
+
+
+def history_checks(produced: DataFrame, consumed: DataFrame, lost: DataFrame, acked: int) -> list[Check]:
+    return [
+        Check(
+            "NoCommittedRecordLost",
+            "every acks=all acknowledged record a final read covered is there at its offset with its value "
+            "(lost-write; records no read reached are unknown, not lost)",
+            lost,
+            checked=acked,
+        ),
+        Check("InconsistentOffsets", "no offset holds two values", history.inconsistent_offsets(produced, consumed)),
+        Check("AbortedRead", "no definitely failed send is ever read", history.aborted_reads(produced, consumed)),
+        Check(
+            "NonmonotonicPoll",
+            "each consumer reads a partition's offsets in increasing order",
+            history.nonmonotonic_polls(consumed),
+        ),
+        Check(
+            "Duplicates",
+            "no value at two offsets (allowed without idempotence: a retried send)",
+            history.duplicates(consumed),
+            severity="anomaly",
+        ),
+    ]
+
+
+def event_checks(events: DataFrame, produced: DataFrame) -> list[Check]:
+    changes = committed_partition_changes(events).count()
+    leaders = events.where(F.col("event") == "become_leader").count()
+    return [
+        Check("IsrNeverEmpty", "no committed ISR is empty", metadata.isr_never_empty(events), checked=changes),
+        Check(
+            "LeaderInIsrAndReplicas",
+            "a committed leader is in the ISR and the replicas; the ISR is within the replicas",
+            metadata.leader_in_isr_and_replicas(events),
+            checked=changes,
+        ),
+        Check(
+            "OneLeaderPerLeaderEpoch",
+            "one leader per (partition, leader epoch), in the metadata and among the brokers acting as leader",
+            metadata.one_leader_per_leader_epoch(events),
+            checked=changes + leaders,
+        ),
+        Check(
+            "EpochsMonotonic",
+            "leader epochs never decrease and partition epochs increase (metadata log order; each broker)",
+            metadata.epochs_monotonic(events),
+            checked=changes,
+        ),
+        Check(
+            "MetadataLogMatching",
+            "every controller replayed the same metadata record at each offset",
+            metadata.metadata_log_matching(events),
+        ),
+        Check(
+            "OneRaftLeaderPerEpoch", "at most one KRaft leader per epoch", metadata.one_raft_leader_per_epoch(events)
+        ),
+        Check(
+            "NoStaleBrokerEpochInIsr",
+            "KIP-903: no AlterPartition committed an ISR member with a broker epoch older than its registration",
+            metadata.stale_broker_epoch_in_isr(events),
+        ),
+        Check(
+            "HighWatermarkMonotonic",
+            "a leader's high watermark never goes back within its leader epoch",
+            replica.high_watermark_monotonic(events),
+        ),
+        Check(
+            "LeaderCandidateCompleteness",
+            "a new leader's log reaches every high watermark and acknowledgement seen before it led",
+            replica.leader_completeness(events, produced),
+            checked=leaders,
+        ),
+    ]
+
+
+def _rows(frame: DataFrame) -> list[dict[str, Any]]:
+    return [row.asDict(recursive=True) for row in frame.collect()]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    ordered = sorted(v for v in values if v is not None)
+    if not ordered:
+        return None
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+
+def _maximum(values: list[float]) -> float | None:
+    return max((round(v, 1) for v in values if v is not None), default=None)
+
+
+def _acknowledged_counts(produced: DataFrame) -> dict[str, int]:
+    """acks=all acknowledged records (what NoCommittedRecordLost checks) and all acknowledged ones (one job)."""
+    ok = F.col("error").isNull() & F.col("offset").isNotNull()
+    row = produced.agg(
+        F.sum(F.when(ok & (F.col("acks") == "all"), 1).otherwise(0)).alias("all"),
+        F.sum(F.when(ok, 1).otherwise(0)).alias("any"),
+    ).collect()[0]
+    return {"all": row["all"] or 0, "any": row["any"] or 0}
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The run's frames and what was decided about them."""
+
+    events: DataFrame
+    produced: DataFrame
+    replicas: DataFrame
+    verdicts: list[Verdict]
+    final_read: dict[str, Any]
+    malformed: dict[str, Any]
+    verdict: str
+
+
+def judge(spark: SparkSession, run_dir: Path) -> Judgement:
+    """Load the run (skipping malformed lines), decide every invariant in one job and classify the final read."""
+    events_read, produced_read, consume_read = (
+        read_events(spark, run_dir),
+        read_produced(spark, run_dir),
+        read_consume_files(spark, run_dir),
+    )
+    events, produced, lines = events_read.rows.cache(), produced_read.rows.cache(), consume_read.rows.cache()
+    consumed, ends = consumed_records(lines), read_ends(lines)
+    batches, replicas = load_replica_logs(spark, run_dir)
+    batches, replicas = batches.cache(), replicas.cache()
+    malformed = malformed_report(
+        run_dir, [(events_read, EVENT_SHAPE), (produced_read, PRODUCE_SHAPE), (consume_read, CONSUME_SHAPE)]
+    )
+    acked = _acknowledged_counts(produced)
+    unread = history.classify_unread(produced, consumed, ends)
+    checks = history_checks(produced, consumed, unread.lost, acked["all"]) + event_checks(events, produced)
+    checks.append(
+        Check(
+            "LogMatching",
+            "replicas hold identical batches (offsets, epoch, CRC) below both their high watermarks (each capped at "
+            "its replica's log end)",
+            log_matching(batches, replicas),
+            checked=batches.count(),
+        )
+    )
+    verdicts = collect_verdicts(checks)
+    lost = next(v.violations for v in verdicts if v.name == "NoCommittedRecordLost")
+    final_read = final_read_summary(acked["all"], unread, lost, ends)
+    verdict = run_verdict(verdicts, acked["any"], final_read["unknown"])
+    return Judgement(events, produced, replicas, verdicts, final_read, malformed, verdict)
+
+
+def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
+    """Every job of the analysis on one session; writes the figures and returns the summary (not yet written)."""
+    started = time.monotonic()
+    judged = judge(spark, run_dir)
+    events, produced, replicas, verdicts = judged.events, judged.produced, judged.replicas, judged.verdicts
+
+    partitions = _rows(timelines.partition_timeline(events))
+    brokers = _rows(timelines.broker_states(events))
+    controllers = _rows(timelines.controller_leadership(events))
+    fault_rows = _rows(timelines.fault_markers(events))
+    failovers = _rows(failover.broker_failovers(events, produced))
+    controller_failovers = _rows(failover.controller_failovers(events))
+    latency = _rows(client_stats.produce_latency(produced))
+    throughput = _rows(client_stats.throughput(produced))
+    errors = _rows(client_stats.errors_by_code(produced))
+    replica_rows = _rows(replicas.orderBy("tp", "node"))
+    bounds = events.agg(F.min("ts").alias("start"), F.max("ts").alias("end")).collect()[0]
+    event_counts = _rows(events.groupBy("event").count().orderBy(F.col("count").desc()))
+
+    figure_paths: dict[str, str] = {}
+    if bounds["start"] is not None:
+        start, end = bounds["start"], bounds["end"]
+        figure_paths["timeline"] = figures.timeline_figure(
+            out / "timeline.png", partitions, brokers, controllers, fault_rows, start, end
+        ).name
+        figure_paths["failover"] = figures.failover_figure(
+            out / "failover.png", failovers, controller_failovers, start
+        ).name
+        figure_paths["throughput"] = figures.throughput_figure(
+            out / "throughput.png", throughput, fault_rows, start
+        ).name
+    if latency:
+        figure_paths["latency"] = figures.latency_figure(out / "latency.png", latency).name
+
+    new_leader_ms = [row["new_leader_ms"] for row in failovers]
+    first_ack_ms = [row["first_ack_ms"] for row in failovers]
+    return _jsonable(
+        {
+            "run_dir": str(run_dir),
+            "event_schema_version": EVENT_SCHEMA_VERSION,
+            "verdict": judged.verdict,
+            "passed": judged.verdict == PASS,
+            "final_read": judged.final_read,
+            "malformed_lines": judged.malformed,
+            "invariants": [v.to_json() for v in verdicts],
+            "failover": {
+                "leader_losses": len(failovers),
+                "new_leader_ms_p50": _percentile(new_leader_ms, 0.5),
+                "new_leader_ms_max": _maximum(new_leader_ms),
+                "first_ack_ms_p50": _percentile(first_ack_ms, 0.5),
+                "first_ack_ms_max": _maximum(first_ack_ms),
+                "brokers": failovers,
+                "controllers": controller_failovers,
+            },
+            "produce_latency": latency,
+            "produce_errors": errors,
+            "faults": fault_rows,
+            "replicas": replica_rows,
+            "partition_changes": len(partitions),
+            "events": {row["event"]: row["count"] for row in event_counts},
+            "figures": figure_paths,
+            "analysis_seconds": round(time.monotonic() - started, 1),
+        }
+    )
+
+
+def analyze_run(run_dir: Path, out_dir: Path | None = None, master: str = "local[2]") -> dict[str, Any]:
+    """Run the analysis on a new Spark session and write summary.json, report.md and report.html."""
+    out = out_dir or run_dir / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    spark = spark_session(master)
+    try:
+        summary = analyze(spark, run_dir, out)
+    finally:
+        spark.stop()
+    summary["report"] = str(out / "report.html")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    (out / "report.md").write_text(render_markdown(summary))
+    (out / "report.html").write_text(render_html(summary))
+    return summary

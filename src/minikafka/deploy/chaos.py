@@ -1,0 +1,272 @@
+"""`minikafka chaos`: a seeded acks=all workload on a local cluster while faults hit it, then the analysis.
+
+Producers write unique values with their histories, a consumer reads live, the fault plan (chaos_schedule.py)
+runs step by step, each step healed and followed by full ISRs before the next; at the end everything is healed,
+consumed from the beginning, the cluster is stopped and `analyze` runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from minikafka.client.admin import AdminClient
+from minikafka.common.cli_support import run_event_loop
+from minikafka.common.errors import KafkaError
+from minikafka.deploy import cluster_commands
+from minikafka.deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_faults
+from minikafka.deploy.faults import FAULT_RUN_SETTINGS, Faults
+from minikafka.deploy.local_cluster import Cluster, ClusterError, is_alive
+from minikafka.deploy.network import read_cuts
+from minikafka.deploy.workload import (
+    ProduceCounts,
+    ProducerPlan,
+    consume_to_file,
+    lost_acknowledged,
+    produce_with_history,
+    wait_for_full_isrs,
+)
+
+TOPIC = "chaos"
+RECOVERY_TIMEOUT_S = 120.0
+# The producers stop, then the final read: at most default.api.timeout.ms waiting for leaders, plus the reading.
+FINAL_READ_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class ChaosOptions:
+    duration_s: float
+    kinds: tuple[str, ...]
+    seed: int = 0
+    brokers: int = 3
+    controllers: int = 3
+    partitions: int = 3
+    producers: int = 2
+    rate_per_producer: float = 200.0
+    analyze: bool = True
+
+
+@dataclass
+class ChaosSummary:
+    run_dir: Path
+    seed: int
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    acknowledged: int = 0
+    failed: int = 0
+    consumed: int = 0
+    lost: int = 0
+    analysis: dict[str, Any] | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.lost == 0 and (self.analysis is None or bool(self.analysis["passed"]))
+
+    def to_json(self) -> dict[str, Any]:
+        document = asdict(self)
+        document["run_dir"] = str(self.run_dir)
+        document["passed"] = self.passed
+        if self.analysis is not None:
+            document["analysis"] = {
+                "verdict": self.analysis["verdict"],
+                "passed": self.analysis["passed"],
+                "final_read": self.analysis["final_read"],
+                "report": self.analysis["report"],
+                "invariants": [
+                    {"name": v["name"], "verdict": v["verdict"], "violations": v["violations"]}
+                    for v in self.analysis["invariants"]
+                ],
+                "failover": {k: v for k, v in self.analysis["failover"].items() if not isinstance(v, list)},
+                "analysis_seconds": self.analysis["analysis_seconds"],
+            }
+        return document
+
+
+class Workload:
+    """The producers and the live consumer, on their own event loop in a thread, until `stop()`; then the final
+    read of everything, on the same loop (a second event loop in one process gets grpc.aio's completions for the
+    first one's channels after it closed: "Event loop is closed" tracebacks)."""
+
+    def __init__(self, cluster: Cluster, options: ChaosOptions) -> None:
+        history = cluster.run_dir / "history"
+        self.plans = [
+            ProducerPlan(TOPIC, f"p{n}", history / f"produce-p{n}.jsonl", rate_per_s=options.rate_per_producer)
+            for n in range(options.producers)
+        ]
+        self.live = history / "consume-live.jsonl"
+        self.final = history / "consume-final.jsonl"
+        self.consumed = 0
+        self.bootstrap = cluster.bootstrap_servers
+        self._stop = threading.Event()
+        self.counts: list[ProduceCounts] = []
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="chaos-workload", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout_s: float) -> None:
+        self._stop.set()
+        self._thread.join(timeout_s)
+        if self.error is not None:
+            raise self.error
+
+    def _run(self) -> None:
+        async def main() -> None:
+            producers = [produce_with_history(self.bootstrap, plan, self._stop) for plan in self.plans]
+            results = await asyncio.gather(consume_to_file(self.bootstrap, TOPIC, self.live, self._stop), *producers)
+            self.counts = list(results[1:])
+            self.consumed = await consume_to_file(self.bootstrap, TOPIC, self.final)
+
+        try:
+            run_event_loop(main())
+        except BaseException as error:  # reported to the caller by stop()
+            self.error = error
+
+
+class FaultRunner:
+    """Executes fault steps against the cluster and records what was done."""
+
+    def __init__(self, cluster: Cluster, admin: AdminClient, log: Callable[[str], None]) -> None:
+        self.cluster = cluster
+        self.faults = Faults(cluster)
+        self.admin = admin
+        self.log = log
+        self.done: list[dict[str, Any]] = []
+
+    def run(self, step: FaultStep, started: float) -> None:
+        elapsed = time.monotonic() - started
+        label = self._describe(step)
+        self.log(f"[{elapsed:7.1f}s] {step.kind} {label}" + (f" for {step.down_s:.1f}s" if step.down_s else ""))
+        try:
+            self._inject(step)
+        except ClusterError as error:
+            self.log(f"           {step.kind} {label} failed: {error}")
+            self.done.append({**asdict(step), "started_s": round(elapsed, 3), "error": str(error)})
+            return
+        recovered = wait_for_full_isrs(self.admin, TOPIC, RECOVERY_TIMEOUT_S)
+        recovery_s = time.monotonic() - started - elapsed
+        if not recovered:
+            self.log(f"           ISRs not full {RECOVERY_TIMEOUT_S:.0f}s after {step.kind} {label}")
+        self.done.append(
+            {**asdict(step), "started_s": round(elapsed, 3), "recovered": recovered, "recovery_s": round(recovery_s, 3)}
+        )
+
+    def _inject(self, step: FaultStep) -> None:
+        match step.kind:
+            case "kill" | "controller-kill":
+                self.faults.kill(step.target)
+                time.sleep(step.down_s)  # the planned downtime, not a synchronisation
+                self.faults.start(step.target)
+            case "pause":
+                self.faults.pause(step.target)
+                time.sleep(step.down_s)
+                self.faults.resume(step.target)
+            case "reboot":
+                self.faults.reboot(step.target)
+            case "lose-unflushed":
+                self.faults.reboot(step.target, lose_unflushed=True)
+            case "wipe-disk":
+                self.faults.reboot(step.target, wipe_disk=True)
+            case "partition" | "broker-controller" | "one-way":
+                first, second = step.groups  # type: ignore[misc]
+                self.faults.partition(frozenset(first), frozenset(second), one_way=step.kind == "one-way")
+                self._heal_after(step.down_s)
+            case "isolate-leader" | "isolate-controller":
+                self.faults.isolate(self._current_target(step))
+                self._heal_after(step.down_s)
+            case _:
+                raise ClusterError(f"unknown fault kind {step.kind}")
+
+    def _heal_after(self, down_s: float) -> None:
+        time.sleep(down_s)  # the planned duration of the cut, not a synchronisation
+        self.faults.heal()
+
+    def _current_target(self, step: FaultStep) -> int:
+        """The node an isolate-* step cuts: the leader of a partition, or the active controller, as they are now."""
+        try:
+            if step.kind == "isolate-controller":
+                return int(self.admin.describe_quorum()["leader_id"])
+            partitions = self.admin.describe_topics([TOPIC])[0].partitions
+            return partitions[step.target % len(partitions)].leader
+        except KafkaError as error:
+            raise ClusterError(f"cannot find whom {step.kind} should cut: {error}") from None
+
+    def _describe(self, step: FaultStep) -> str:
+        if step.groups:
+            first, second = step.groups  # type: ignore[misc]
+            arrow = "->" if step.kind == "one-way" else "<->"
+            return f"{','.join(map(str, first))} {arrow} {','.join(map(str, second))}"
+        if step.kind == "isolate-leader":
+            return f"the leader of a {TOPIC} partition"
+        if step.kind == "isolate-controller":
+            return "the active controller"
+        return self.cluster.node(step.target).label
+
+    def heal_all(self) -> None:
+        """Heal every cut and start every node that is not running (a fault that failed half-way)."""
+        if read_cuts(self.cluster.run_dir) and any(is_alive(pid) for pid in self.cluster.pids.values()):
+            self.log("           healing every network cut")
+            self.faults.heal()
+        for spec in self.cluster.nodes:
+            if not is_alive(self.cluster.pids.get(spec.node_id)):
+                self.log(f"           starting {spec.label} to heal the cluster")
+                self.faults.start(spec.node_id)
+
+
+def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] = print) -> ChaosSummary:
+    log(f"starting a {options.controllers}+{options.brokers} cluster in {run_dir} ...")
+    cluster = cluster_commands.up(run_dir, options.controllers, options.brokers, FAULT_RUN_SETTINGS)
+    summary = ChaosSummary(cluster.run_dir, options.seed)
+    try:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10)
+        admin.create_topic(TOPIC, options.partitions, 3, {"min.insync.replicas": "2"})
+        admin.wait_for_topic(TOPIC, 30)
+        plan = plan_faults(
+            options.seed,
+            options.kinds,
+            ChaosPlanConfig(
+                options.duration_s, [b.node_id for b in cluster.brokers], [c.node_id for c in cluster.controllers]
+            ),
+        )
+        log(
+            f"workload: {options.producers} acks=all producers at {options.rate_per_producer:.0f} records/s each, "
+            f"a live consumer; {len(plan)} faults planned over {options.duration_s:.0f}s (seed {options.seed})"
+        )
+        workload = Workload(cluster, options)
+        runner = FaultRunner(cluster, admin, log)
+        started = time.monotonic()
+        workload.start()
+        for step in plan:
+            wait = started + step.at_s - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)  # the plan's schedule
+            if time.monotonic() - started >= options.duration_s:
+                break
+            runner.run(step, started)
+        remaining = started + options.duration_s - time.monotonic()
+        if remaining > 0:
+            time.sleep(remaining)
+        runner.heal_all()
+        if not wait_for_full_isrs(admin, TOPIC, RECOVERY_TIMEOUT_S):
+            log("ISRs are not full after healing; consuming what the leaders serve")
+        log("stopping the workload, then consuming everything from the beginning ...")
+        workload.stop(timeout_s=FINAL_READ_TIMEOUT_S)
+        summary.faults = runner.done
+        summary.acknowledged = sum(c.acknowledged for c in workload.counts)
+        summary.failed = sum(c.failed for c in workload.counts)
+        summary.consumed = workload.consumed
+        summary.lost = lost_acknowledged([p.history for p in workload.plans], workload.final)
+    finally:
+        log("stopping the cluster ...")
+        cluster_commands.down(cluster)
+    if options.analyze:
+        log("running the Spark analysis ...")
+        from minikafka.deploy.analysis.report import analyze_run
+
+        summary.analysis = analyze_run(cluster.run_dir)
+    return summary

@@ -1,0 +1,392 @@
+"""Deployment commands: the local cluster, fault injection, chaos, analysis, demo."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from minikafka.common.cli_support import CliError, bounded_int, positive_float, print_json
+from minikafka.common.config import parse_overrides
+from minikafka.deploy.chaos_schedule import FAULT_KINDS
+
+# Every node is a real process on this machine: more than this is a typo, not a cluster.
+MAX_NODES = 64
+MAX_CHAOS_PARTITIONS = 10000
+FAULTS = (
+    "kill",
+    "stop",
+    "start",
+    "reboot",
+    "pause",
+    "resume",
+    "hold-alter-partition",
+    "release-alter-partition",
+    "disk-full",
+    "disk-error",
+    "corrupt",
+)
+NETWORK_FAULTS = ("partition", "isolate", "heal")
+# Commands that need no connection to the nodes, so they run on the host even when the run lives in a namespace.
+HOST_COMMANDS = {("cluster", "up"), ("cluster", "down"), ("cluster", "exec")} | {
+    ("fault", name) for name in (*FAULTS[:6], *NETWORK_FAULTS)
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    cluster = subparsers.add_parser("cluster", help="a local cluster of real processes")
+    cluster_commands = cluster.add_subparsers(dest="cluster_command", required=True, metavar="{up,status,down,exec}")
+    up = cluster_commands.add_parser("up", help="start controllers and brokers on free loopback ports")
+    up.add_argument("--dir", metavar="RUN")
+    up.add_argument("--controllers", type=bounded_int(1, MAX_NODES), default=3)
+    up.add_argument("--brokers", type=bounded_int(1, MAX_NODES), default=3)
+    up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    up.add_argument("--timeout", type=positive_float, default=60.0, metavar="S", help="how long to wait for readiness")
+    up.add_argument(
+        "--network",
+        choices=("netns", "host"),
+        help="netns: a network namespace of the run's own, cuts by the kernel (default where permitted); "
+        "host: the host's loopback, cuts by each node's transport",
+    )
+    up.set_defaults(func=cluster_up)
+    status = cluster_commands.add_parser("status", help="processes, liveness, fencing, broker epochs")
+    status.add_argument("--dir", metavar="RUN")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=cluster_status)
+    down = cluster_commands.add_parser("down", help="stop every process of the run")
+    down.add_argument("--dir", metavar="RUN")
+    down.set_defaults(func=cluster_down)
+    execute = cluster_commands.add_parser("exec", help="run a program where the run's addresses are reachable")
+    execute.add_argument("--dir", metavar="RUN")
+    execute.add_argument("program", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]")
+    execute.set_defaults(func=cluster_exec)
+
+    fault = subparsers.add_parser("fault", help="inject a fault into a node of the run")
+    fault_commands = fault.add_subparsers(
+        dest="fault_command", required=True, metavar="{" + ",".join(FAULTS + NETWORK_FAULTS) + "}"
+    )
+    for name in FAULTS:
+        command = fault_commands.add_parser(name)
+        command.add_argument("node_id", type=bounded_int(0), metavar="ID")
+        command.add_argument("--dir", metavar="RUN", help="with --compose: where logs/faults.jsonl goes")
+        command.add_argument(
+            "--compose",
+            metavar="FILE",
+            help="a docker-compose cluster (else MINIKAFKA_COMPOSE_FILE; else the local run)",
+        )
+        command.add_argument(
+            "--engine", choices=("docker", "podman"), help="container engine (default: whichever is installed)"
+        )
+        if name == "reboot":
+            command.add_argument("--lose-unflushed", action="store_true")
+            command.add_argument("--wipe-disk", action="store_true")
+        if name == "corrupt":
+            command.add_argument("partition", metavar="TOPIC-PARTITION")
+            command.add_argument("--offset", type=int, help="corrupt the batch holding this offset")
+        command.set_defaults(func=run_fault)
+    _register_network_faults(fault_commands)
+
+    analyze = subparsers.add_parser("analyze", help="Spark analysis of a run: timelines, figures, invariants")
+    analyze.add_argument("run", metavar="RUN")
+    analyze.add_argument("--out", metavar="DIR")
+    analyze.add_argument("--master", metavar="URL", default="local[2]")
+    analyze.add_argument("--json", action="store_true")
+    analyze.set_defaults(func=run_analyze_command)
+
+    chaos = subparsers.add_parser("chaos", help="seeded workload with faults, then analysis")
+    chaos.add_argument("run", metavar="RUN")
+    chaos.add_argument("--duration", type=positive_float, required=True, metavar="S")
+    chaos.add_argument("--faults", default="kill,reboot", help=f"comma-separated: {','.join(FAULT_KINDS)}")
+    chaos.add_argument("--seed", type=int, default=0)
+    chaos.add_argument("--brokers", type=bounded_int(3, MAX_NODES), default=3, help="at least 3 (RF 3)")
+    chaos.add_argument("--controllers", type=bounded_int(1, MAX_NODES), default=3)
+    chaos.add_argument("--partitions", type=bounded_int(1, MAX_CHAOS_PARTITIONS, error="INVALID_PARTITIONS"), default=3)
+    chaos.add_argument("--producers", type=bounded_int(1, MAX_NODES), default=2)
+    chaos.add_argument("--rate", type=positive_float, default=200.0, metavar="R", help="records/s per producer")
+    chaos.add_argument("--no-analysis", action="store_true", help="skip the Spark analysis")
+    chaos.add_argument("--json", action="store_true")
+    chaos.set_defaults(func=run_chaos_command)
+
+    demo = subparsers.add_parser("demo", help="the whole story: cluster, workload with faults, analysis, report")
+    demo.add_argument("--records", type=bounded_int(1), default=20000)
+    demo.add_argument("--no-analysis", action="store_true", help="skip the Spark checks")
+    demo.set_defaults(func=run_demo_command)
+
+
+def require_analysis() -> None:
+    """The Spark analysis needs the `analysis` extra and a Java runtime: say so in one line before starting."""
+    import importlib.util
+    import os
+    import shutil
+
+    missing = [name for name in ("pyspark", "matplotlib") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise CliError(
+            f"the analysis needs {' and '.join(missing)}: pip install 'minikafka[analysis]' "
+            "(or skip it with --no-analysis where the command has it)"
+        )
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise CliError("the analysis runs Spark, which needs Java: install a JRE (17 or later) or set JAVA_HOME")
+
+
+def _register_network_faults(fault_commands: argparse._SubParsersAction) -> None:
+    partition = fault_commands.add_parser("partition", help="drop traffic between two groups of nodes")
+    partition.add_argument("first", metavar="A[,B...]")
+    partition.add_argument("second", metavar="C[,D...]")
+    partition.add_argument("--one-way", action="store_true", help="drop only the calls from the first group")
+    isolate = fault_commands.add_parser("isolate", help="cut one node from every other node (clients still reach it)")
+    isolate.add_argument("node_id", type=int, metavar="ID")
+    heal = fault_commands.add_parser("heal", help="remove every cut, or those touching the given nodes")
+    heal.add_argument("node_ids", type=int, nargs="*", metavar="ID")
+    for command in (partition, isolate, heal):
+        command.add_argument("--dir", metavar="RUN")
+        command.add_argument("--json", action="store_true")
+        command.set_defaults(func=run_network_fault)
+
+
+def run_in_namespace(args: argparse.Namespace, argv: list[str]) -> int | None:
+    """Run this command again inside the run's namespace when it talks to the nodes and the run lives in one.
+
+    None when it runs here: not a run's command, the host's own commands, explicit addresses, or no such run.
+    """
+    from minikafka.deploy.local_cluster import Cluster, ClusterError, resolve_run_dir
+    from minikafka.deploy.network import reexec_inside
+
+    subcommand = getattr(args, "cluster_command", None) or getattr(args, "fault_command", None)
+    if not hasattr(args, "dir") or (args.command, subcommand) in HOST_COMMANDS:
+        return None
+    if not args.dir and (getattr(args, "bootstrap_server", None) or getattr(args, "bootstrap_controller", None)):
+        return None
+    try:
+        cluster = Cluster.load(resolve_run_dir(args.dir))
+    except ClusterError:
+        return None  # the command itself reports the missing run
+    return reexec_inside(cluster.network, argv)
+
+
+def _cluster(args: argparse.Namespace):  # noqa: ANN202 - deploy.local_cluster.Cluster, imported lazily
+    from minikafka.deploy.local_cluster import Cluster, ClusterError, resolve_run_dir
+
+    try:
+        return Cluster.load(resolve_run_dir(args.dir))
+    except ClusterError as error:
+        raise CliError(str(error)) from None
+
+
+def cluster_up(args: argparse.Namespace) -> int:
+    from minikafka.deploy import cluster_commands
+    from minikafka.deploy.local_cluster import ClusterError
+
+    try:
+        cluster = cluster_commands.up(
+            Path(args.dir) if args.dir else None,
+            args.controllers,
+            args.brokers,
+            parse_overrides(args.set),
+            args.timeout,
+            args.network,
+        )
+    except ClusterError as error:
+        raise CliError(str(error)) from None
+    print(f"cluster up in {cluster.run_dir}")
+    print(f"  controllers: {', '.join(f'{c.node_id}@{c.address}' for c in cluster.controllers)}")
+    print(f"  brokers:     {', '.join(f'{b.node_id}@{b.address}' for b in cluster.brokers)}")
+    print(f"  bootstrap.servers={cluster.kafka_bootstrap_servers}")
+    print(f"  network:     {_network_line(cluster.network.to_json(), cluster.network.cuts_mode)}")
+    return 0
+
+
+def _network_line(network: dict, cuts: str) -> str:
+    where = f"namespace {network['namespace']}" if network["namespace"] else "host loopback"
+    return f"{network['mode']} ({where}; cuts {cuts})"
+
+
+def cluster_status(args: argparse.Namespace) -> int:
+    from minikafka.deploy import cluster_commands
+
+    document = cluster_commands.status(_cluster(args))
+    if args.json:
+        print_json(document)
+        return 0
+    print(f"run {document['run_dir']}")
+    for row in document["controllers"]:
+        state = "alive" if row["alive"] else "down"
+        print(
+            f"  controller {row['id']:>4} {row['address']:<21} pid {row['pid']} {state}"
+            f"{' LEADER' if row['leader'] else ''}"
+        )
+    for row in document["brokers"]:
+        state = "alive" if row["alive"] else "down"
+        fenced = {True: "fenced", False: "unfenced", None: "unknown"}[row["fenced"]]
+        print(
+            f"  broker     {row['id']:>4} {row['address']:<21} pid {row['pid']} {state} {fenced} "
+            f"epoch {row['broker_epoch']}"
+        )
+    network = document["network"]
+    print(f"  network    {_network_line(network, network['cuts'])}")
+    for cut in network["active"]:
+        arrow = "->" if cut["one_way"] else "<->"
+        print(f"    cut {','.join(map(str, cut['from']))} {arrow} {','.join(map(str, cut['to']))}")
+    return 0
+
+
+def cluster_down(args: argparse.Namespace) -> int:
+    from minikafka.deploy import cluster_commands
+
+    stopped = cluster_commands.down(_cluster(args))
+    print(f"stopped {', '.join(stopped) if stopped else 'nothing (no node was running)'}")
+    return 0
+
+
+def cluster_exec(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from minikafka.deploy.network import command_prefix, namespace_exists
+
+    program = args.program[1:] if args.program[:1] == ["--"] else args.program
+    if not program:
+        raise CliError("no program given: `minikafka cluster exec [--dir RUN] -- CMD [ARGS...]`")
+    cluster = _cluster(args)
+    namespace = cluster.network.namespace
+    if namespace is not None and not namespace_exists(namespace):
+        raise CliError(f"the run's namespace {namespace} does not exist: is the run in {cluster.run_dir} down?")
+    try:
+        return subprocess.run([*command_prefix(cluster.network), *program], check=False).returncode
+    except FileNotFoundError:
+        raise CliError(f"no such program: {program[0]}") from None
+
+
+def run_network_fault(args: argparse.Namespace) -> int:
+    from minikafka.deploy.faults import Faults, describe_cut
+    from minikafka.deploy.local_cluster import ClusterError
+    from minikafka.deploy.network_model import CutError, parse_group
+
+    faults = Faults(_cluster(args))
+    try:
+        if args.fault_command == "partition":
+            cuts = (faults.partition(parse_group(args.first), parse_group(args.second), args.one_way),)
+        elif args.fault_command == "isolate":
+            cuts = (faults.isolate(args.node_id),)
+        else:
+            cuts = faults.heal(tuple(args.node_ids))
+    except (ClusterError, CutError) as error:
+        raise CliError(str(error)) from None
+    if args.json:
+        print_json({"fault": args.fault_command, "mode": faults.cluster.network.cuts_mode,
+                    "cuts": [cut.to_json() for cut in cuts]})  # fmt: skip
+    else:
+        verb = "healed" if args.fault_command == "heal" else "cut"
+        print(f"{args.fault_command}: {verb} {'; '.join(describe_cut(c) for c in cuts) or 'nothing'}"
+              f" ({faults.cluster.network.cuts_mode})")  # fmt: skip
+    return 0
+
+
+def run_fault(args: argparse.Namespace) -> int:
+    import os
+
+    from minikafka.deploy.faults import Faults
+    from minikafka.deploy.local_cluster import ClusterError
+
+    compose = args.compose or os.environ.get("MINIKAFKA_COMPOSE_FILE")
+    if compose:
+        return run_compose_fault(args, Path(compose))
+    faults = Faults(_cluster(args))
+    name = args.fault_command.replace("-", "_")
+    try:
+        if name == "reboot":
+            faults.reboot(args.node_id, args.lose_unflushed, args.wipe_disk)
+        elif name == "corrupt":
+            faults.corrupt(args.node_id, args.partition, args.offset)
+        else:
+            getattr(faults, name)(args.node_id)
+    except ClusterError as error:
+        raise CliError(str(error)) from None
+    print(f"{args.fault_command} {args.node_id}: done")
+    return 0
+
+
+def run_compose_fault(args: argparse.Namespace, compose_file: Path) -> int:
+    import os
+
+    from minikafka.deploy.compose_faults import ComposeFaultError, choose_engine, inject
+
+    if getattr(args, "lose_unflushed", False) or getattr(args, "wipe_disk", False):
+        raise CliError("--lose-unflushed and --wipe-disk need a local run: a container restart keeps its volume")
+    run_dir = Path(args.dir) if args.dir else Path("runs") / "compose"
+    try:
+        engine = choose_engine(args.engine, os.environ)
+        node = inject(compose_file, engine, args.fault_command, args.node_id, run_dir)
+    except ComposeFaultError as error:
+        raise CliError(str(error)) from None
+    print(f"{args.fault_command} {node.service}: done ({engine}; recorded in {run_dir / 'logs' / 'faults.jsonl'})")
+    return 0
+
+
+def run_demo_command(args: argparse.Namespace) -> int:
+    import sys
+
+    from minikafka.deploy.demo import run_demo
+
+    if not args.no_analysis:
+        require_analysis()
+    summary = run_demo(args.records, analyze=not args.no_analysis, log=lambda line: print(line, file=sys.stderr))
+    print("\n".join(summary.lines()))
+    return 0 if summary.lost == 0 and summary.analysis_passed is not False else 1
+
+
+def run_chaos_command(args: argparse.Namespace) -> int:
+    import sys
+
+    from minikafka.deploy.chaos import ChaosOptions, run_chaos
+    from minikafka.deploy.chaos_schedule import parse_fault_kinds
+    from minikafka.deploy.demo import verdict_line
+    from minikafka.deploy.local_cluster import ClusterError
+
+    try:
+        kinds = parse_fault_kinds(args.faults)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    if not args.no_analysis:
+        require_analysis()
+    run = Path(args.run)
+    if (run / "cluster.json").exists():
+        raise CliError(f"{run} already holds a run; chaos starts its own cluster: give a new directory")
+    options = ChaosOptions(
+        args.duration, kinds, args.seed, args.brokers, args.controllers, args.partitions, args.producers, args.rate,
+        analyze=not args.no_analysis,
+    )  # fmt: skip
+    try:
+        summary = run_chaos(run, options, log=lambda line: print(line, file=sys.stderr if args.json else sys.stdout))
+    except ClusterError as error:
+        raise CliError(str(error)) from None
+    if args.json:
+        print_json(summary.to_json())
+    else:
+        print(f"run directory:  {summary.run_dir}")
+        print(f"faults:         {len(summary.faults)} ({', '.join(f['kind'] for f in summary.faults) or 'none'})")
+        print(f"acknowledged:   {summary.acknowledged} (acks=all; {summary.failed} not acknowledged)")
+        print(f"consumed:       {summary.consumed}")
+        print(f"lost:           {summary.lost}")
+        if summary.analysis is not None:
+            print(f"invariants:     {verdict_line(summary.analysis)}")
+            print(f"verdict:        {summary.analysis['verdict']}")
+            print(f"report:         {summary.analysis['report']}")
+    return 0 if summary.passed else 1
+
+
+def run_analyze_command(args: argparse.Namespace) -> int:
+    """Exit status: 0 pass, 1 fail, 3 incomplete (a final read did not reach every acknowledged record), 4 nothing
+    to check (no acknowledged write)."""
+    run = Path(args.run).resolve()
+    if not (run / "logs").is_dir() and not (run / "history").is_dir():
+        raise CliError(f"{run} has neither logs/ nor history/: is it a run directory?")
+    require_analysis()
+    from minikafka.deploy.analysis.report import analyze_run
+    from minikafka.deploy.analysis.report_render import summary_lines
+    from minikafka.deploy.analysis.verdict import EXIT_CODES
+
+    summary = analyze_run(run, Path(args.out).resolve() if args.out else None, args.master)
+    if args.json:
+        print_json(summary)
+    else:
+        print("\n".join(summary_lines(summary)))
+    return EXIT_CODES[summary["verdict"]]

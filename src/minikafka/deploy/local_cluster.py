@@ -1,0 +1,440 @@
+"""A local cluster of real controller and broker processes, each on a loopback address of its own.
+
+A run directory holds everything of one cluster:
+
+    RUN/cluster.json                 ids, roles, addresses, pids, config and data paths (a contract: tools read it)
+    RUN/<label>/<role>.properties    each node's config (label: controller-<id> or broker-<id>)
+    RUN/<label>/data/                its log.dirs
+    RUN/<label>/stderr.log           its readable log lines
+    RUN/logs/<label>.jsonl           its structured events (docs/events.md); faults go to RUN/logs/faults.jsonl
+    RUN/history/                     client histories
+    RUN/network/cuts.json            the network cuts in force and each node's address (docs/network-partitions.md)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from minikafka.broker.config import BrokerConfig
+from minikafka.common.config import ConfigError, config_keys, load_config
+from minikafka.common.grpc_support import CUTS_ENV, NODE_ID_ENV
+from minikafka.common.run_dir import DEFAULT_RUNS_DIR, newest_run
+from minikafka.deploy.network import HOST_NETWORK, Network, command_prefix, cuts_path
+from minikafka.deploy.network_model import NODE_GROUP_BASE
+from minikafka.kraft_controller.config import ControllerConfig
+
+CONTROLLER_ID_BASE = 100
+"""Controllers are 101, 102, ...; brokers 1, 2, ...: ISRs then read as small numbers."""
+
+CONTROLLER_SUBNET = "127.0.1"
+BROKER_SUBNET = "127.0.2"
+"""Each node listens on an address of its own (controller 101 on 127.0.1.1, broker 1 on 127.0.2.1), so traffic
+between two nodes can be told apart by address; all of 127.0.0.0/8 is loopback on Linux."""
+
+
+class ClusterError(Exception):
+    """A cluster operation failed; the message names the node and says why."""
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    node_id: int
+    role: str  # "controller" | "broker"
+    host: str
+    port: int
+    run_dir: Path
+    kafka_port: int = 0  # a broker's Kafka listener (PLAINTEXT); 0: none
+
+    @property
+    def kafka_address(self) -> str | None:
+        return f"{self.host}:{self.kafka_port}" if self.kafka_port else None
+
+    @property
+    def label(self) -> str:
+        return f"{self.role}-{self.node_id}"
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def node_dir(self) -> Path:
+        return self.run_dir / self.label
+
+    @property
+    def config_path(self) -> Path:
+        return self.node_dir / f"{self.role}.properties"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.node_dir / "data"
+
+    @property
+    def stderr_path(self) -> Path:
+        return self.node_dir / "stderr.log"
+
+    @property
+    def events_path(self) -> Path:
+        return self.run_dir / "logs" / f"{self.label}.jsonl"
+
+
+@dataclass
+class Cluster:
+    run_dir: Path
+    controllers: list[NodeSpec]
+    brokers: list[NodeSpec]
+    overrides: dict[str, str] = field(default_factory=dict)
+    pids: dict[int, int] = field(default_factory=dict)
+    created: str = ""
+    network: Network = HOST_NETWORK
+
+    @property
+    def nodes(self) -> list[NodeSpec]:
+        return self.controllers + self.brokers
+
+    @property
+    def addresses(self) -> dict[int, str]:
+        return {spec.node_id: spec.address for spec in self.nodes}
+
+    def node(self, node_id: int) -> NodeSpec:
+        for spec in self.nodes:
+            if spec.node_id == node_id:
+                return spec
+        known = ", ".join(str(spec.node_id) for spec in self.nodes)
+        raise ClusterError(f"no node {node_id} in {self.run_dir} (nodes: {known})")
+
+    @property
+    def voters(self) -> str:
+        return ",".join(f"{c.node_id}@{c.address}" for c in self.controllers)
+
+    @property
+    def bootstrap_servers(self) -> list[str]:
+        return [b.address for b in self.brokers]
+
+    @property
+    def kafka_bootstrap_servers(self) -> str:
+        """Kafka clients' `bootstrap.servers`: every broker's Kafka listener."""
+        return ",".join(b.kafka_address for b in self.brokers if b.kafka_address)
+
+    @property
+    def bootstrap_controllers(self) -> list[str]:
+        return [c.address for c in self.controllers]
+
+    # ---- cluster.json ----
+
+    def to_json(self) -> dict:
+        def describe(spec: NodeSpec) -> dict:
+            return {
+                "id": spec.node_id,
+                "role": spec.role,
+                "address": spec.address,
+                **({"kafka_address": spec.kafka_address} if spec.kafka_address else {}),
+                "pid": self.pids.get(spec.node_id),
+                "config": str(spec.config_path),
+                "data_dir": str(spec.data_dir),
+                "log": str(spec.events_path),
+                "stderr": str(spec.stderr_path),
+            }
+
+        return {
+            "run_dir": str(self.run_dir),
+            "created": self.created,
+            "overrides": self.overrides,
+            "network": self.network.to_json(),
+            "controllers": [describe(c) for c in self.controllers],
+            "brokers": [describe(b) for b in self.brokers],
+        }
+
+    def save(self) -> None:
+        path = self.run_dir / "cluster.json"
+        temporary = path.with_suffix(".json.tmp")
+        temporary.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        os.replace(temporary, path)
+
+    @classmethod
+    def load(cls, run_dir: Path) -> Cluster:
+        path = run_dir / "cluster.json"
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise ClusterError(f"no cluster in {run_dir} (missing cluster.json)") from None
+        except json.JSONDecodeError as error:
+            raise ClusterError(f"{path} is not valid JSON: {error}") from None
+
+        def spec(entry: dict) -> NodeSpec:
+            host, _, port = entry["address"].rpartition(":")
+            kafka_port = int(entry["kafka_address"].rpartition(":")[2]) if entry.get("kafka_address") else 0
+            return NodeSpec(entry["id"], entry["role"], host, int(port), run_dir, kafka_port)
+
+        cluster = cls(
+            run_dir=run_dir,
+            controllers=[spec(e) for e in data["controllers"]],
+            brokers=[spec(e) for e in data["brokers"]],
+            overrides=dict(data.get("overrides", {})),
+            created=data.get("created", ""),
+            network=Network.from_json(data.get("network")),
+        )
+        cluster.pids = {e["id"]: e["pid"] for e in data["controllers"] + data["brokers"] if e.get("pid")}
+        return cluster
+
+
+# ---- run directories ----
+
+
+def new_run_dir(base: Path = DEFAULT_RUNS_DIR) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    candidate = base / stamp
+    suffix = 1
+    while candidate.exists():
+        suffix += 1
+        candidate = base / f"{stamp}-{suffix}"
+    return candidate.resolve()
+
+
+def resolve_run_dir(explicit: str | None, base: Path = DEFAULT_RUNS_DIR) -> Path:
+    """`--dir RUN`, or the newest run under ./runs/ holding a cluster.json."""
+    if explicit:
+        return Path(explicit).resolve()
+    run = newest_run(base)
+    if run is None:
+        raise ClusterError(f"no run under {base.resolve()}; start one with `minikafka cluster up` or pass --dir")
+    return run
+
+
+# ---- ports and configs ----
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """Ports the OS considers free now (all held open together so they are distinct)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def node_host(role: str, index: int) -> str:
+    """The loopback address of the `index`-th (from 0) node of `role`."""
+    if index > 253:
+        raise ClusterError(f"at most 254 {role}s per run")
+    return f"{CONTROLLER_SUBNET if role == 'controller' else BROKER_SUBNET}.{index + 1}"
+
+
+def plan_cluster(
+    run_dir: Path,
+    controllers: int,
+    brokers: int,
+    overrides: Mapping[str, str] | None = None,
+    network: Network = HOST_NETWORK,
+) -> Cluster:
+    if controllers < 1:
+        raise ClusterError("a cluster needs at least one controller")
+    if brokers < 0:
+        raise ClusterError("--brokers must not be negative")
+
+    def spec(node_id: int, role: str, index: int) -> NodeSpec:
+        host = node_host(role, index)
+        if role == "broker":  # a gRPC port and a Kafka listener port, both on the node's own address
+            grpc_port, kafka_port = free_ports(2, host)
+            return NodeSpec(node_id, role, host, grpc_port, run_dir, kafka_port)
+        return NodeSpec(node_id, role, host, free_ports(1, host)[0], run_dir)
+
+    controller_specs = [spec(CONTROLLER_ID_BASE + i + 1, "controller", i) for i in range(controllers)]
+    broker_specs = [spec(i + 1, "broker", i) for i in range(brokers)]
+    return Cluster(
+        run_dir,
+        controller_specs,
+        broker_specs,
+        dict(overrides or {}),
+        created=datetime.now(UTC).isoformat(),
+        network=network,
+    )
+
+
+def node_properties(cluster: Cluster, spec: NodeSpec) -> dict[str, str]:
+    """A node's config: its identity and paths, then the run's `--set` overrides the node's role accepts."""
+    listeners = f"CONTROLLER://{spec.address}" if spec.role == "controller" else f"GRPC://{spec.address}"
+    if spec.kafka_address:
+        listeners += f",PLAINTEXT://{spec.kafka_address}"
+    props = {
+        "node.id": str(spec.node_id),
+        "process.roles": spec.role,
+        "listeners": listeners,
+        "controller.quorum.voters": cluster.voters,
+        "log.dirs": str(spec.data_dir),
+        "minikafka.event.log.dir": str(cluster.run_dir / "logs"),
+    }
+    accepted = _accepted_keys(spec.role)
+    props.update({k: v for k, v in cluster.overrides.items() if k in accepted})
+    return props
+
+
+def config_class(role: str) -> type[ControllerConfig] | type[BrokerConfig]:
+    """The config dataclass a node of `role` loads its .properties into."""
+    return ControllerConfig if role == "controller" else BrokerConfig
+
+
+def _accepted_keys(role: str) -> set[str]:
+    return {key.name for _, key in config_keys(config_class(role))}
+
+
+def validate_overrides(overrides: Mapping[str, str]) -> None:
+    """Every `--set` key must belong to the controllers' or the brokers' config."""
+    known = _accepted_keys("controller") | _accepted_keys("broker")
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ClusterError(f"unknown config key '{unknown[0]}' in --set")
+
+
+def write_configs(cluster: Cluster) -> None:
+    for spec in cluster.nodes:
+        spec.node_dir.mkdir(parents=True, exist_ok=True)
+        spec.data_dir.mkdir(parents=True, exist_ok=True)
+        props = node_properties(cluster, spec)
+        try:
+            load_config(config_class(spec.role), props, str(spec.config_path))
+        except ConfigError as error:
+            raise ClusterError(str(error)) from None
+        spec.config_path.write_text("".join(f"{key}={value}\n" for key, value in props.items()))
+    (cluster.run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    (cluster.run_dir / "history").mkdir(parents=True, exist_ok=True)
+
+
+# ---- processes ----
+
+
+def spawn(spec: NodeSpec, network: Network = HOST_NETWORK) -> int:
+    """Start a node's process detached from the caller (it outlives `cluster up`); returns its pid.
+
+    In a namespace it runs inside it (`ip netns exec` execs the node in place, so the pid is the node's) with a
+    group id of its own, by which the kernel rules give its connections its address. On the host its transport
+    reads the run's cuts file.
+    """
+    spec.node_dir.mkdir(parents=True, exist_ok=True)
+    environment = {**os.environ, NODE_ID_ENV: str(spec.node_id)}
+    group = None
+    if network.mode == "netns":
+        group = NODE_GROUP_BASE + spec.node_id
+    else:
+        environment[CUTS_ENV] = str(cuts_path(spec.run_dir))
+    command = [sys.executable, "-m", "minikafka.cli", spec.role, "--config", str(spec.config_path)]
+    with spec.stderr_path.open("ab") as stderr:
+        process = subprocess.Popen(
+            [*command_prefix(network), *command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+            cwd=spec.run_dir,
+            env=environment,
+            group=group,
+        )
+    _CHILDREN[process.pid] = process
+    return process.pid
+
+
+# Popen objects of processes this Python process started, so their exit can be reaped (no zombies in tests).
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def is_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    child = _CHILDREN.get(pid)
+    if child is not None:
+        return child.poll() is None
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def is_paused(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "T"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def send_signal(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def wait_exit(pid: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not is_alive(pid):
+            child = _CHILDREN.pop(pid, None)
+            if child is not None:
+                child.wait()
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def kill(pid: int) -> None:
+    send_signal(pid, signal.SIGKILL)
+    if not wait_exit(pid, 10):
+        raise ClusterError(f"process {pid} did not die after SIGKILL")
+
+
+def terminate(pid: int) -> None:
+    """SIGTERM (a broker's controlled shutdown), resuming a paused process first so it can handle it."""
+    send_signal(pid, signal.SIGCONT)
+    send_signal(pid, signal.SIGTERM)
+
+
+def wait_or_kill(pid: int, timeout_s: float) -> bool:
+    """Wait for a terminated process; SIGKILL it after `timeout_s`. True if it exited by itself."""
+    if wait_exit(pid, timeout_s):
+        return True
+    kill(pid)
+    return False
+
+
+def stop(pid: int, timeout_s: float = 30.0) -> bool:
+    """SIGTERM, then SIGKILL after `timeout_s`; True if it exited by itself."""
+    terminate(pid)
+    return wait_or_kill(pid, timeout_s)
+
+
+def last_lines(path: Path, count: int = 8) -> list[str]:
+    try:
+        return path.read_text(errors="replace").splitlines()[-count:]
+    except FileNotFoundError:
+        return []
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float, interval_s: float = 0.05) -> bool:
+    """Poll `condition` until it holds or the deadline passes (a condition with a deadline, never a bare sleep)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if condition():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval_s)

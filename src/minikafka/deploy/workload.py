@@ -1,0 +1,163 @@
+"""Client workloads shared by `demo` and `chaos`: producers that write a history line per record, consumers that
+write every record they read, and waiting for a topic's ISRs to be full again.
+
+Histories use the formats in docs/events.md (`RUN/history/produce-*.jsonl`, `consume-*.jsonl`), which `analyze`
+reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from minikafka.client.admin import AdminClient
+from minikafka.client.consumer import EARLIEST, Consumer
+from minikafka.client.in_flight import InFlight
+from minikafka.client.produce_command import generated_value, history_line
+from minikafka.client.producer import Producer, ProducerConfig, delivery_outcome
+from minikafka.common.errors import KafkaError
+from minikafka.deploy.local_cluster import wait_until
+
+
+@dataclass
+class ProduceCounts:
+    acknowledged: int = 0
+    failed: int = 0
+
+
+@dataclass(frozen=True)
+class ProducerPlan:
+    """One producer: unique values `<name>-<index>` padded to `value_size`, acks=all unless said otherwise."""
+
+    topic: str
+    name: str
+    history: Path
+    records: int | None = None  # None: until `stop` is set
+    rate_per_s: float | None = None  # None: as fast as the producer takes them
+    value_size: int = 64
+    acks: int = -1
+    delivery_timeout_ms: int = 60000
+    max_outstanding: int = 2000
+
+
+async def produce_with_history(
+    bootstrap: list[str],
+    plan: ProducerPlan,
+    stop: threading.Event | None = None,
+    on_sent: Callable[[int], None] | None = None,
+) -> ProduceCounts:
+    """Send the plan's records, one history line per outcome; returns how many were acknowledged and failed."""
+    producer = Producer(bootstrap, ProducerConfig(acks=plan.acks, delivery_timeout_ms=plan.delivery_timeout_ms))
+    counts = ProduceCounts()
+    plan.history.parent.mkdir(parents=True, exist_ok=True)
+    in_flight = InFlight(plan.max_outstanding)
+    with plan.history.open("w", encoding="utf-8") as out:
+
+        async def track(value: bytes, sent: float, future: asyncio.Future) -> None:
+            metadata, failure = await delivery_outcome(future)
+            if failure is None:
+                counts.acknowledged += 1
+            else:
+                counts.failed += 1
+            latency_ms = (time.monotonic() - sent) * 1000
+            out.write(history_line(plan.topic, None, metadata, value, plan.acks, failure, latency_ms) + "\n")
+
+        started = time.monotonic()
+        index = 0
+        while (plan.records is None or index < plan.records) and not (stop is not None and stop.is_set()):
+            if plan.rate_per_s:
+                # Pacing, not synchronisation: keep a steady rate of sends.
+                await asyncio.sleep(max(0.0, started + index / plan.rate_per_s - time.monotonic()))
+            elif index % 200 == 0:
+                await asyncio.sleep(0.01)  # a steady stream rather than one burst
+            await in_flight.acquire()
+            value = generated_value(plan.name, index, plan.value_size)
+            sent = time.monotonic()
+            future = await producer.send(plan.topic, value)
+            in_flight.track(asyncio.ensure_future(track(value, sent, future)))
+            if on_sent is not None:
+                on_sent(index)
+            index += 1
+        await in_flight.drain()
+    await producer.close()
+    return counts
+
+
+async def consume_to_file(
+    bootstrap: list[str],
+    topic: str,
+    out: Path,
+    stop: threading.Event | None = None,
+    idle_polls: int = 10,
+) -> int:
+    """Read `topic` from the beginning into `out` (one `consume --json` line per record). Stops when `stop` is set,
+    or, without one, after `idle_polls` empty polls in a row (everything below the HWMs was read)."""
+    consumer = Consumer(bootstrap)
+    await consumer.assign(topic, None, EARLIEST)
+    count = idle = 0
+    last_record = time.monotonic()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as stream:
+        while not (stop.is_set() if stop is not None else _read_done(consumer, idle >= idle_polls, last_record)):
+            try:
+                records = await consumer.poll()
+            except KafkaError:
+                records = []  # a live reader during faults: leaders move, the next poll refreshes
+            idle = 0 if records else idle + 1
+            last_record = time.monotonic() if records else last_record
+            for record in records:
+                stream.write(json.dumps(record.to_json(), separators=(",", ":")) + "\n")
+            count += len(records)
+        # Where each partition's read stopped, as `consume --json` ends: analyze tells lost from unread with it.
+        await consumer.confirm_log_ends()
+        stream.write("".join(json.dumps(end.to_json(), separators=(",", ":")) + "\n" for end in consumer.read_ends()))
+    await consumer.close()
+    return count
+
+
+def _read_done(consumer: Consumer, idle: bool, last_record: float) -> bool:
+    """A final read is done when idle with every partition at its high watermark; a partition without a leader is
+    waited for up to default.api.timeout.ms (its read_end line then says why it stopped)."""
+    waited_s = time.monotonic() - last_record
+    return idle and (consumer.caught_up() or waited_s >= consumer.config.default_api_timeout_ms / 1000)
+
+
+def isrs_full(admin: AdminClient, topic: str) -> bool:
+    """Every partition has a leader and all its replicas in the ISR."""
+    try:
+        partitions = admin.describe_topics([topic])[0].partitions
+    except KafkaError:
+        return False
+    return all(p.leader >= 0 and sorted(p.isr) == sorted(p.replicas) for p in partitions)
+
+
+def wait_for_full_isrs(admin: AdminClient, topic: str, timeout_s: float) -> bool:
+    return wait_until(lambda: isrs_full(admin, topic), timeout_s, interval_s=0.2)
+
+
+def lost_acknowledged(produce_histories: list[Path], consumed: Path) -> int:
+    """acks=all acknowledged records not read back at their offset with their value (a quick count; `analyze`
+    reports them with their rows)."""
+    read: dict[tuple[str, int, int], str] = {}
+    covered: dict[tuple[str, int], tuple[int, int]] = {}  # (from, below) offsets the read went through
+    for line in consumed.read_text().splitlines():
+        record = json.loads(line)
+        if record.get("type") == "read_end":
+            below = record["high_watermark"] if record["reached"] else record["position"]
+            covered[(record["topic"], record["partition"])] = (record["start_offset"] or 0, below or 0)
+        else:
+            read[(record["topic"], record["partition"], record["offset"])] = record["value"]
+    lost = 0
+    for history in produce_histories:
+        for line in history.read_text().splitlines():
+            sent = json.loads(line)
+            if sent["error"] is None and sent["acks"] == "all":
+                start, below = covered.get((sent["topic"], sent["partition"]), (0, 0))
+                unread = read.get((sent["topic"], sent["partition"], sent["offset"])) != sent["value"]
+                lost += unread and start <= sent["offset"] < below  # a record the read never reached is unknown
+    return lost

@@ -1,0 +1,119 @@
+"""The controller process's configuration (Kafka's key names)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minikafka.common.config import ConfigError, at_least, between, config_key
+from minikafka.common.node_config import NodeConfig
+
+
+@dataclass(frozen=True)
+class ControllerConfig(NodeConfig):
+    election_timeout_ms: int = config_key(
+        "controller.quorum.election.timeout.ms",
+        1000,
+        "Maximum time without a leader before a voter starts an election (randomized up to 2x).",
+        at_least(1),
+    )
+    fetch_timeout_ms: int = config_key(
+        "controller.quorum.fetch.timeout.ms",
+        2000,
+        "Maximum time without a successful Fetch from the leader before a voter starts an election.",
+        at_least(1),
+    )
+    election_backoff_max_ms: int = config_key(
+        "controller.quorum.election.backoff.max.ms",
+        1000,
+        "Maximum backoff before a failed candidate retries an election.",
+        at_least(0),
+    )
+    request_timeout_ms: int = config_key(
+        "controller.quorum.request.timeout.ms", 2000, "Timeout of one Raft RPC.", at_least(1)
+    )
+    append_linger_ms: int = config_key(
+        "controller.quorum.append.linger.ms",
+        5,
+        "How long the active controller lets writes accumulate before appending them to the metadata log in one "
+        "batch (one fsync), when the batch starts behind an append still awaiting its commit; a batch starting "
+        "on an idle quorum is appended at once. Kafka's default is 25 (and Kafka always waits it out); 5, "
+        "measured best here as a fixed linger (benchmarks/run_all.py).",
+        at_least(0),
+    )
+    session_timeout_ms: int = config_key(
+        "broker.session.timeout.ms", 9000, "A broker that sends no heartbeat for this long is fenced.", at_least(1)
+    )
+    heartbeat_interval_ms: int = config_key(
+        "broker.heartbeat.interval.ms",
+        2000,
+        "The heartbeat interval brokers are expected to use (checked against the session timeout).",
+        at_least(1),
+    )
+    alter_partition_broker_epoch_check: bool = config_key(
+        "alter.partition.broker.epoch.check",
+        True,
+        "KIP-903: reject an ISR member whose broker epoch is not its current registration's. Turn off only "
+        "to demonstrate the data-loss bug KIP-903 fixes.",
+    )
+    default_replication_factor: int = config_key(
+        "default.replication.factor", 1, "Replication factor of topics created without one.", at_least(1)
+    )
+    num_partitions: int = config_key("num.partitions", 1, "Partition count of topics created without one.", at_least(1))
+    min_insync_replicas: int = config_key(
+        "min.insync.replicas",
+        1,
+        "Accepted for Kafka compatibility; a topic created without min.insync.replicas stores none, and each "
+        "broker applies its own min.insync.replicas to it.",
+        at_least(1),
+    )
+    auto_leader_rebalance_enable: bool = config_key(
+        "auto.leader.rebalance.enable",
+        True,
+        "Every leader.imbalance.check.interval.seconds, the active controller moves leadership back to the preferred "
+        "replica (the first one) of every partition where that replica is in the ISR and unfenced.",
+    )
+    leader_imbalance_check_interval_seconds: int = config_key(
+        "leader.imbalance.check.interval.seconds",
+        300,
+        "How often the active controller checks for partitions not led by their preferred replica.",
+        at_least(1),
+    )
+    leader_imbalance_per_broker_percentage: int = config_key(
+        "leader.imbalance.per.broker.percentage",
+        10,
+        "Accepted for Kafka compatibility: as in Kafka's KRaft controller, every imbalanced partition is rebalanced "
+        "at each check, with no per-broker threshold (that gate belonged to the ZooKeeper controller).",
+        between(0, 100),
+    )
+    unclean_leader_election_enable: bool = config_key(
+        "unclean.leader.election.enable",
+        False,
+        "When no eligible replica is in the ISR, let an out-of-sync live replica lead (acknowledged writes it lacks "
+        "are lost); a topic's own unclean.leader.election.enable overrides it.",
+    )
+    metadata_log_segment_bytes: int = config_key(
+        "metadata.log.segment.bytes", 8 * 1024 * 1024, "Segment size of the metadata log.", at_least(1024)
+    )
+    metadata_max_records_between_snapshots: int = config_key(
+        "metadata.log.max.record.bytes.between.snapshots",
+        20 * 1024 * 1024,
+        "Bytes of new metadata records after which the controller writes a snapshot.",
+        at_least(1),
+    )
+
+    role = "controller"
+
+    def validate(self) -> None:
+        super().validate()
+        if self.node_id not in self.voters:
+            raise ConfigError(
+                f"invalid value '{self.controller_quorum_voters}' for 'controller.quorum.voters': "
+                f"node.id {self.node_id} is not a voter",
+                "controller.quorum.voters",
+            )
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ConfigError(
+                f"invalid value {self.heartbeat_interval_ms} for 'broker.heartbeat.interval.ms': must be less than "
+                f"broker.session.timeout.ms ({self.session_timeout_ms})",
+                "broker.heartbeat.interval.ms",
+            )

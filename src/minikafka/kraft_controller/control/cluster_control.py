@@ -1,0 +1,191 @@
+"""Kafka's ClusterControlManager, pure: broker registration, broker epochs, and heartbeat handling.
+
+A broker's epoch is the offset of its RegisterBroker record, and every registration writes one (as Kafka's does): the
+same incarnation registering again (a retry whose answer was lost, or a broker told STALE_BROKER_EPOCH) gets a new
+epoch that is committed before it is answered. A new incarnation is refused while the old session is live
+(DUPLICATE_BROKER_REGISTRATION), else it gets a new epoch; an unfenced registration is fenced first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.kraft_controller.control.controller_result import ControllerResult
+from minikafka.kraft_controller.control.heartbeat_manager import (
+    AwaitShutdownPropagation,
+    EnterControlledShutdown,
+    Fence,
+    HeartbeatDecision,
+    HeartbeatManager,
+    ShutdownNow,
+    Unfence,
+    next_broker_state,
+)
+from minikafka.kraft_controller.control.replication_control import (
+    apply_records,
+    enter_controlled_shutdown,
+    fence_broker,
+    leaderships,
+    unfence_broker,
+)
+from minikafka.kraft_controller.control.requests import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+)
+from minikafka.kraft_controller.metadata.image import BrokerRegistration, MetadataImage
+from minikafka.kraft_controller.metadata.records import BrokerStatus, Record, RegisterBroker
+
+log = structlog.get_logger()
+
+PENDING_BROKER_EPOCH = -1
+
+
+def register_broker(
+    image: MetadataImage,
+    heartbeats: HeartbeatManager,
+    request: BrokerRegistrationRequest,
+    now_ms: int,
+    unclean_default: bool = False,
+) -> ControllerResult[BrokerRegistrationResponse]:
+    if request.broker_id < 0 or not request.incarnation_id:
+        log.warning(
+            "broker_registration_rejected",
+            error=ErrorCode.INVALID_REQUEST.name,
+            broker_id=request.broker_id,
+            actual_incarnation_id=request.incarnation_id,
+            why="broker id must be >= 0 and incarnation id non-empty",
+        )
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "broker id must be >= 0 and incarnation id non-empty")
+    existing = image.broker(request.broker_id)
+    records: list[Record] = []
+    if existing is not None and existing.status is not BrokerStatus.FENCED:
+        same_process = existing.incarnation_id == request.incarnation_id
+        if not same_process and heartbeats.is_live(request.broker_id, now_ms):
+            session = heartbeats.sessions[request.broker_id]
+            log.warning(
+                "broker_registration_rejected",
+                error=ErrorCode.DUPLICATE_BROKER_REGISTRATION.name,
+                broker_id=request.broker_id,
+                expected_incarnation_id=existing.incarnation_id,
+                actual_incarnation_id=request.incarnation_id,
+                broker_epoch=existing.broker_epoch,
+                session_expires_in_ms=session.last_contact_ms + heartbeats.session_timeout_ms - now_ms,
+            )
+            raise KafkaError(
+                ErrorCode.DUPLICATE_BROKER_REGISTRATION,
+                f"broker {request.broker_id} is still registered with incarnation {existing.incarnation_id}",
+            )
+        # The old incarnation's session ran out (or the same process registers again): the new registration
+        # starts fenced, so its leaderships move first, in this batch.
+        records += fence_broker(image, request.broker_id, "re_registration", unclean_default)
+    records.append(
+        RegisterBroker(
+            broker_id=request.broker_id,
+            incarnation_id=request.incarnation_id,
+            endpoints=request.listeners,
+            rack=request.rack,
+            status=BrokerStatus.FENCED,  # unfenced once its metadata catches up to this record
+        )
+    )
+    return ControllerResult(
+        tuple(records),
+        BrokerRegistrationResponse(ErrorCode.NONE, PENDING_BROKER_EPOCH),
+        broker_epoch_record_index=len(records) - 1,
+    )
+
+
+def check_broker_epoch(image: MetadataImage, broker_id: int, broker_epoch: int, event: str) -> BrokerRegistration:
+    """The registration the request's epoch names, or STALE_BROKER_EPOCH (logged once as `event`)."""
+    registration = image.broker(broker_id)
+    if registration is None or registration.broker_epoch != broker_epoch:
+        log.warning(
+            event,
+            error=ErrorCode.STALE_BROKER_EPOCH.name,
+            broker_id=broker_id,
+            expected_broker_epoch=None if registration is None else registration.broker_epoch,
+            actual_broker_epoch=broker_epoch,
+        )
+        raise KafkaError(ErrorCode.STALE_BROKER_EPOCH, f"broker {broker_id} epoch {broker_epoch}")
+    return registration
+
+
+@dataclass(frozen=True)
+class HeartbeatOutcome:
+    result: ControllerResult[BrokerHeartbeatResponse]
+    decision: HeartbeatDecision
+    controlled_shutdown_offset: int  # to keep in the broker's session (-1: none)
+
+
+def broker_heartbeat(
+    image: MetadataImage, heartbeats: HeartbeatManager, request: BrokerHeartbeatRequest, unclean_default: bool = False
+) -> HeartbeatOutcome:
+    """Records and response for one heartbeat. The caller records the contact in the soft heartbeat state.
+    `unclean_default`: unclean.leader.election.enable for topics without their own."""
+    registration = check_broker_epoch(image, request.broker_id, request.broker_epoch, "broker_heartbeat_rejected")
+    led = leaderships(image, request.broker_id)
+    shutdown_offset = -1
+    if registration.status is BrokerStatus.CONTROLLED_SHUTDOWN and led == 0:
+        # Set once, when its last leadership has moved: every record so far, the moves included, must reach the
+        # active brokers before this one may go.
+        shutdown_offset = heartbeats.controlled_shutdown_offset(request.broker_id)
+        shutdown_offset = shutdown_offset if shutdown_offset >= 0 else image.offset
+    lowest_active = heartbeats.lowest_active_offset(image)
+    decision = next_broker_state(registration, request, led, shutdown_offset, lowest_active)
+    records: list[Record] = []
+    should_shutdown = False
+    match decision:
+        case Unfence():
+            records = unfence_broker(image, request.broker_id, "caught_up", unclean_default)
+        case Fence(reason=reason):
+            if request.offline_log_dirs:
+                log.warning(
+                    "broker_log_dirs_offline", broker_id=request.broker_id, log_dirs=list(request.offline_log_dirs)
+                )
+            records = fence_broker(image, request.broker_id, reason, unclean_default)
+        case EnterControlledShutdown():
+            records = enter_controlled_shutdown(image, request.broker_id, unclean_default)
+        case ShutdownNow():
+            should_shutdown = True
+            records = fence_broker(image, request.broker_id, "controlled_shutdown_complete", unclean_default)
+        case AwaitShutdownPropagation(controlled_shutdown_offset=wanted, lowest_active_offset=lowest):
+            log.info(
+                "controlled_shutdown_awaiting_metadata",
+                broker_id=request.broker_id,
+                expected_lowest_active_offset=wanted,
+                actual_lowest_active_offset=lowest,
+            )
+    after = apply_records(image, records).broker(request.broker_id)
+    assert after is not None
+    response = BrokerHeartbeatResponse(
+        error_code=ErrorCode.NONE,
+        is_caught_up=request.current_metadata_offset >= registration.broker_epoch,
+        is_fenced=after.status is BrokerStatus.FENCED,
+        should_shutdown=should_shutdown,
+    )
+    return HeartbeatOutcome(ControllerResult(tuple(records), response), decision, shutdown_offset)
+
+
+def fence_expired_brokers(
+    image: MetadataImage, heartbeats: HeartbeatManager, now_ms: int, unclean_default: bool = False
+) -> list[Record]:
+    """Fence every broker whose session timed out, each against the image the earlier fences leave."""
+    records: list[Record] = []
+    scratch = image
+    for broker_id in heartbeats.expired(image, now_ms):
+        session = heartbeats.sessions[broker_id]
+        log.warning(
+            "broker_session_expired",
+            broker_id=broker_id,
+            last_contact_ms=session.last_contact_ms,
+            now_ms=now_ms,
+            session_timeout_ms=heartbeats.session_timeout_ms,
+        )
+        fenced = fence_broker(scratch, broker_id, "session_timeout", unclean_default)
+        records += fenced
+        scratch = apply_records(scratch, fenced)
+    return records

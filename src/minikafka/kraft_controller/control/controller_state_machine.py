@@ -1,0 +1,165 @@
+"""The pure controller a shell drives (Kafka's QuorumController minus its event queue and Raft client).
+
+Request methods generate a ControllerResult (records to commit + the response) and never change an image.
+`replay` of a committed record changes `committed`, the image everyone may read. `image`, the one requests
+generate from, is `committed` plus the records this controller has proposed and not yet seen commit
+(`apply_proposed`): like Kafka's active controller, the next request is generated against the outcome of the
+earlier ones without waiting for their commit, and `revert_to_committed` drops them when leadership is lost. The
+heartbeat soft state (last contact per broker) is updated directly by registrations and heartbeats, as in Kafka:
+it is liveness, not metadata, and is never in the log.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Sequence
+
+from minikafka.kraft_controller.control import (
+    cluster_control,
+    leader_elections,
+    partition_reassignment,
+    replication_control,
+)
+from minikafka.kraft_controller.control.control_config import ControlConfig
+from minikafka.kraft_controller.control.controller_result import ControllerResult
+from minikafka.kraft_controller.control.heartbeat_manager import HeartbeatManager, ShutdownNow
+from minikafka.kraft_controller.control.record_events import describe_record_event
+from minikafka.kraft_controller.control.replication_control import RandomSource
+from minikafka.kraft_controller.control.requests import (
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsResponse,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+    DescribeClusterResponse,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
+    ListPartitionReassignmentsResponse,
+)
+from minikafka.kraft_controller.metadata.image import MetadataImage
+from minikafka.kraft_controller.metadata.records import Record
+
+__all__ = ["ControllerStateMachine", "describe_record_event"]
+
+
+class ControllerStateMachine:
+    def __init__(self, config: ControlConfig, rng: RandomSource, image: MetadataImage | None = None) -> None:
+        self.config = config
+        self.rng = rng  # topic ids and replica placement; injected so simulations are seeded
+        self.committed = image if image is not None else MetadataImage()
+        self.image = self.committed
+        # (offset, record, image after it) of each record applied to `image` ahead of its commit, in offset order.
+        self._proposed: deque[tuple[int, Record, MetadataImage]] = deque()
+        self.heartbeats = HeartbeatManager(config.session_timeout_ms)
+        # When the next automatic leader rebalance is due (soft state, like the heartbeats: never in the log).
+        self.next_leader_balance_ms = config.leader_imbalance_check_interval_ms
+
+    # ---- requests: generate records + response ----
+
+    def register_broker(
+        self, request: BrokerRegistrationRequest, now_ms: int
+    ) -> ControllerResult[BrokerRegistrationResponse]:
+        unclean = self.config.unclean_leader_election_enable
+        result = cluster_control.register_broker(self.image, self.heartbeats, request, now_ms, unclean)
+        self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms)
+        return result
+
+    def broker_heartbeat(
+        self, request: BrokerHeartbeatRequest, now_ms: int
+    ) -> ControllerResult[BrokerHeartbeatResponse]:
+        unclean = self.config.unclean_leader_election_enable
+        outcome = cluster_control.broker_heartbeat(self.image, self.heartbeats, request, unclean)
+        if isinstance(outcome.decision, ShutdownNow):
+            self.heartbeats = self.heartbeats.remove(request.broker_id)  # shut down cleanly: no session to expire
+        else:
+            heartbeats = self.heartbeats.touch(request.broker_id, now_ms, request.current_metadata_offset)
+            self.heartbeats = heartbeats.with_controlled_shutdown_offset(
+                request.broker_id, outcome.controlled_shutdown_offset
+            )
+        return outcome.result
+
+    def alter_partition(self, request: AlterPartitionRequest) -> ControllerResult[AlterPartitionResponse]:
+        return replication_control.alter_partition(self.image, request, self.config)
+
+    def create_topics(self, request: CreateTopicsRequest) -> ControllerResult[CreateTopicsResponse]:
+        return replication_control.create_topics(self.image, request, self.config, self.rng)
+
+    def delete_topics(self, request: DeleteTopicsRequest) -> ControllerResult[DeleteTopicsResponse]:
+        return replication_control.delete_topics(self.image, request)
+
+    def elect_leaders(self, request: ElectLeadersRequest) -> ControllerResult[ElectLeadersResponse]:
+        return leader_elections.elect_leaders(self.image, request)
+
+    def alter_partition_reassignments(
+        self, request: AlterPartitionReassignmentsRequest
+    ) -> ControllerResult[AlterPartitionReassignmentsResponse]:
+        return partition_reassignment.alter_partition_reassignments(self.image, request)
+
+    def list_partition_reassignments(self) -> ListPartitionReassignmentsResponse:
+        """From committed state only, as every read."""
+        return partition_reassignment.list_partition_reassignments(self.committed)
+
+    def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
+        brokers = tuple(broker for _, broker in sorted(self.committed.brokers.items()))
+        return ControllerResult((), DescribeClusterResponse(brokers, self.committed.offset))
+
+    def tick(self, now_ms: int) -> ControllerResult[None]:
+        """Fence brokers whose session timed out (Kafka: broker.session.timeout.ms without a heartbeat); every
+        leader.imbalance.check.interval.seconds, with auto.leader.rebalance.enable, give preferred replicas their
+        leadership back."""
+        unclean = self.config.unclean_leader_election_enable
+        records = list(cluster_control.fence_expired_brokers(self.image, self.heartbeats, now_ms, unclean))
+        if self.config.auto_leader_rebalance_enable and now_ms >= self.next_leader_balance_ms:
+            self.next_leader_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
+            scratch = replication_control.apply_records(self.image, records)
+            records += leader_elections.balance_partition_leaders(scratch)
+        return ControllerResult(tuple(records), None)
+
+    # ---- committed state ----
+
+    def proposed_record(self, offset: int) -> Record | None:
+        """The record this active controller proposed at `offset` and has not seen commit: its commit is replayed
+        from it, with no decoding."""
+        return self._proposed[0][1] if self._proposed and self._proposed[0][0] == offset else None
+
+    def replay(self, record: Record, offset: int) -> None:
+        if self._proposed and self._proposed[0][1] is record and self._proposed[0][0] == offset:
+            # The record proposed here, committed: the image after it was built when it was proposed, from the
+            # same records at the same offsets (a leadership change would have dropped it). Replaying it again
+            # cost the active controller a second image per record.
+            self.committed = self._proposed.popleft()[2]
+        else:
+            self.committed = self.committed.replay(record, offset)
+        if not self._proposed or offset >= self._proposed[-1][0]:
+            # Nothing proposed beyond it: the generation image is the committed one.
+            self.image = self.committed
+            self._proposed.clear()
+
+    def load_snapshot(self, records: Iterable[Record], last_offset: int) -> None:
+        self.committed = self.image = MetadataImage.from_records(records, last_offset)
+        self._proposed.clear()
+
+    # ---- proposed, not yet committed (the active controller only) ----
+
+    def apply_proposed(self, records: Sequence[Record], base_offset: int) -> None:
+        """Records appended to the Raft log at `base_offset`: later requests are generated as if they committed."""
+        for offset, record in enumerate(records, base_offset):
+            self.image = self.image.replay(record, offset)
+            self._proposed.append((offset, record, self.image))
+
+    def revert_to_committed(self) -> None:
+        """Leadership changed: proposals not yet committed may be truncated, so generate from committed state."""
+        self.image = self.committed
+        self._proposed.clear()
+
+    def on_become_active(self, now_ms: int) -> None:
+        """A new active controller has no liveness history: give every registered broker a fresh session."""
+        self.heartbeats = self.heartbeats.reset_all(self.image.brokers, now_ms)
+        self.next_leader_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms

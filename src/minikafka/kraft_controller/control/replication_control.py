@@ -1,0 +1,471 @@
+"""Kafka's ReplicationControlManager, pure: topics, leader elections and ISR changes as records.
+
+Every function takes the current image and returns records (and a response); nothing changes until the shell
+commits and replays them. Rejections and elections are logged here, once, at generation time.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from typing import Protocol
+
+import structlog
+
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.kraft_controller.control.alter_partition_validation import Accepted, validate_alter_partition
+from minikafka.kraft_controller.control.control_config import ControlConfig
+from minikafka.kraft_controller.control.controller_result import ControllerResult
+from minikafka.kraft_controller.control.partition_change import (
+    Eligible,
+    PartitionChangeOutcome,
+    build_partition_change,
+    isr_without,
+    leader_eligibility,
+)
+from minikafka.kraft_controller.control.requests import (
+    AlterPartitionPartitionResult,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AlterPartitionTopicResult,
+    CreatableTopic,
+    CreatableTopicResult,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DeletableTopicResult,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+)
+from minikafka.kraft_controller.metadata.image import (
+    MIN_INSYNC_REPLICAS,
+    MetadataImage,
+    PartitionRegistration,
+    TopicImage,
+)
+from minikafka.kraft_controller.metadata.records import (
+    NO_LEADER,
+    BrokerRegistrationChange,
+    BrokerStatus,
+    FenceBroker,
+    Partition,
+    Record,
+    RemoveTopic,
+    Topic,
+    TopicConfig,
+    UnfenceBroker,
+)
+
+log = structlog.get_logger()
+
+MAX_TOPIC_NAME_LENGTH = 249
+UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
+_TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
+
+
+class RandomSource(Protocol):
+    """What the caller injects (e.g. a seeded `random.Random`): the core never imports `random`."""
+
+    def randint(self, a: int, b: int) -> int: ...
+
+    def randbytes(self, n: int) -> bytes: ...
+
+
+def apply_records(image: MetadataImage, records: Iterable[Record]) -> MetadataImage:
+    """A scratch image with `records` applied, to generate later records of the same batch against.
+    Offsets are not real here, so this is never used for a RegisterBroker that takes its offset as epoch."""
+    for record in records:
+        image = image.replay(record, image.offset)
+    return image
+
+
+# ---- leader and ISR updates on broker state changes ----
+
+
+def unclean_enabled(image: MetadataImage, topic_name: str, default: bool) -> bool:
+    """unclean.leader.election.enable: the topic's own, else the controller's."""
+    value = image.topic_config(topic_name, UNCLEAN_LEADER_ELECTION_ENABLE)
+    return default if value is None else value == "true"
+
+
+def _update_partitions(
+    image: MetadataImage,
+    select: Callable[[TopicImage, PartitionRegistration], bool],
+    target_isr: Callable[[PartitionRegistration], tuple[int, ...] | None],
+    eligible: Eligible,
+    reason: str,
+    unclean_default: bool,
+) -> list[Record]:
+    records: list[Record] = []
+    for topic, partition_id, partition in image.partitions():
+        if not select(topic, partition):
+            continue
+        unclean = unclean_enabled(image, topic.name, unclean_default)
+        outcome = build_partition_change(
+            topic.topic_id, partition_id, partition, eligible, reason, target_isr(partition), unclean=unclean
+        )
+        if outcome.record is not None:
+            records.append(outcome.record)
+            log_election(topic, partition_id, partition, outcome, reason, "UNCLEAN" if outcome.unclean else None)
+            log_reassignment_completed(topic, partition_id, partition, outcome)
+    return records
+
+
+def log_election(
+    topic: TopicImage,
+    partition_id: int,
+    partition: PartitionRegistration,
+    outcome: PartitionChangeOutcome,
+    reason: str,
+    election_type: str | None = None,
+) -> None:
+    """`election_type`: Kafka's PREFERRED or UNCLEAN for an asked-for election; None when a broker's state
+    change forced it."""
+    if outcome.leader != outcome.previous_leader:
+        log.info(
+            "leader_elected",
+            topic=topic.name,
+            topic_id=str(topic.topic_id),
+            partition=partition_id,
+            leader=outcome.leader,
+            previous_leader=outcome.previous_leader,
+            leader_epoch=partition.leader_epoch + 1,
+            reason=reason,
+            election_type=election_type,
+            unclean=election_type == "UNCLEAN",
+        )
+
+
+def log_reassignment_completed(
+    topic: TopicImage, partition_id: int, partition: PartitionRegistration, outcome: PartitionChangeOutcome
+) -> None:
+    if outcome.reassignment_completed and outcome.record is not None:
+        log.info(
+            "reassignment_completed",
+            topic=topic.name,
+            topic_id=str(topic.topic_id),
+            partition=partition_id,
+            replicas=list(outcome.record.replicas or partition.replicas),
+            removed=list(partition.removing_replicas),
+            added=list(partition.adding_replicas),
+            leader=outcome.leader,
+            reason=outcome.record.reason,
+        )
+
+
+def fence_broker(image: MetadataImage, broker_id: int, reason: str, unclean_default: bool = False) -> list[Record]:
+    """Move leadership off `broker_id`, drop it from every ISR but where it is the last member, then fence it."""
+    registration = image.broker(broker_id)
+    if registration is None or registration.status is BrokerStatus.FENCED:
+        return []
+    records = _update_partitions(
+        image,
+        select=lambda t, p: broker_id in p.isr or p.leader == broker_id,
+        target_isr=lambda p: isr_without(p, broker_id),
+        eligible=leader_eligibility(image, excluded={broker_id}),
+        reason=f"fence:{reason}",
+        unclean_default=unclean_default,
+    )
+    records.append(FenceBroker(broker_id=broker_id, broker_epoch=registration.broker_epoch, reason=reason))
+    return records
+
+
+def unfence_broker(image: MetadataImage, broker_id: int, reason: str, unclean_default: bool = False) -> list[Record]:
+    """Unfence, then give a leader to every leaderless partition the broker can now lead: as its ISR member, or,
+    where unclean.leader.election.enable holds, as any replica."""
+    registration = image.broker(broker_id)
+    if registration is None or registration.status is not BrokerStatus.FENCED:
+        return []
+    records: list[Record] = [UnfenceBroker(broker_id=broker_id, broker_epoch=registration.broker_epoch, reason=reason)]
+    records += _update_partitions(
+        image,
+        select=lambda t, p: (
+            p.leader == NO_LEADER
+            and (broker_id in p.isr or (broker_id in p.replicas and unclean_enabled(image, t.name, unclean_default)))
+        ),
+        target_isr=lambda p: None,
+        eligible=leader_eligibility(image, included={broker_id}),
+        reason="unfence",
+        unclean_default=unclean_default,
+    )
+    return records
+
+
+def enter_controlled_shutdown(image: MetadataImage, broker_id: int, unclean_default: bool = False) -> list[Record]:
+    """Mark the broker shutting down and move its leaderships and ISR memberships away first (last member stays)."""
+    registration = image.broker(broker_id)
+    if registration is None or registration.status is not BrokerStatus.UNFENCED:
+        return []
+    records: list[Record] = [
+        BrokerRegistrationChange(
+            broker_id=broker_id, broker_epoch=registration.broker_epoch, in_controlled_shutdown=True
+        )
+    ]
+    records += _update_partitions(
+        image,
+        select=lambda t, p: broker_id in p.isr or p.leader == broker_id,
+        target_isr=lambda p: isr_without(p, broker_id),
+        eligible=leader_eligibility(image, excluded={broker_id}),
+        reason="controlled_shutdown",
+        unclean_default=unclean_default,
+    )
+    return records
+
+
+def leaderships(image: MetadataImage, broker_id: int) -> int:
+    return sum(1 for _, _, p in image.partitions() if p.leader == broker_id)
+
+
+# ---- AlterPartition ----
+
+
+def alter_partition(
+    image: MetadataImage, request: AlterPartitionRequest, config: ControlConfig
+) -> ControllerResult[AlterPartitionResponse]:
+    requester = image.broker(request.broker_id)
+    if requester is None or requester.broker_epoch != request.broker_epoch:
+        log.warning(
+            "alter_partition_rejected",
+            error=ErrorCode.STALE_BROKER_EPOCH.name,
+            broker_id=request.broker_id,
+            expected_broker_epoch=None if requester is None else requester.broker_epoch,
+            actual_broker_epoch=request.broker_epoch,
+        )
+        raise KafkaError(ErrorCode.STALE_BROKER_EPOCH, f"broker {request.broker_id} epoch {request.broker_epoch}")
+    records: list[Record] = []
+    scratch = image
+    topic_results = []
+    for topic_request in request.topics:
+        results = []
+        for partition_request in topic_request.partitions:
+            topic = scratch.topic(topic_request.topic_id)
+            verdict = validate_alter_partition(
+                scratch, request.broker_id, topic, partition_request, config.alter_partition_broker_epoch_check
+            )
+            if not isinstance(verdict, Accepted):
+                log.warning(
+                    "alter_partition_rejected",
+                    error=verdict.error.name,
+                    broker_id=request.broker_id,
+                    topic=None if topic is None else topic.name,
+                    topic_id=str(topic_request.topic_id),
+                    partition=partition_request.partition_index,
+                    proposed_isr=[(s.broker_id, s.broker_epoch) for s in partition_request.new_isr_with_epochs],
+                    **verdict.details,
+                )
+                results.append(AlterPartitionPartitionResult(partition_request.partition_index, verdict.error))
+                continue
+            assert topic is not None
+            current = topic.partitions[partition_request.partition_index]
+            outcome = build_partition_change(
+                topic.topic_id,
+                partition_request.partition_index,
+                current,
+                leader_eligibility(scratch),
+                reason="alter_partition",
+                target_isr=verdict.new_isr,
+                target_leader_recovery_state=partition_request.leader_recovery_state,
+            )
+            if outcome.record is not None:
+                records.append(outcome.record)
+                scratch = apply_records(scratch, [outcome.record])
+                log_election(topic, partition_request.partition_index, current, outcome, "alter_partition")
+                log_reassignment_completed(topic, partition_request.partition_index, current, outcome)
+            after = scratch.partition(topic.topic_id, partition_request.partition_index)
+            assert after is not None
+            log.info(
+                "alter_partition_accepted",
+                broker_id=request.broker_id,
+                topic=topic.name,
+                topic_id=str(topic.topic_id),
+                partition=partition_request.partition_index,
+                isr=list(after.isr),
+                proposed_isr=[(s.broker_id, s.broker_epoch) for s in partition_request.new_isr_with_epochs],
+                leader_epoch=after.leader_epoch,
+                partition_epoch=after.partition_epoch,
+                changed=outcome.record is not None,
+            )
+            results.append(
+                AlterPartitionPartitionResult(
+                    partition_index=partition_request.partition_index,
+                    error_code=ErrorCode.NONE,
+                    leader_id=after.leader,
+                    leader_epoch=after.leader_epoch,
+                    isr=after.isr,
+                    leader_recovery_state=after.leader_recovery_state,
+                    partition_epoch=after.partition_epoch,
+                )
+            )
+        topic_results.append(AlterPartitionTopicResult(topic_request.topic_id, tuple(results)))
+    return ControllerResult(tuple(records), AlterPartitionResponse(ErrorCode.NONE, tuple(topic_results)))
+
+
+# ---- CreateTopics ----
+
+
+def _int_at_least(minimum: int) -> Callable[[str], bool]:
+    def check(value: str) -> bool:
+        try:
+            return int(value) >= minimum
+        except ValueError:
+            return False
+
+    return check
+
+
+# Per-topic configs this cluster understands (Kafka's names), with their validity checks.
+TOPIC_CONFIGS: Mapping[str, Callable[[str], bool]] = {
+    MIN_INSYNC_REPLICAS: _int_at_least(1),
+    "segment.bytes": _int_at_least(14),
+    "retention.ms": _int_at_least(-1),
+    "retention.bytes": _int_at_least(-1),
+    "flush.messages": _int_at_least(1),
+    "flush.ms": _int_at_least(0),
+    "cleanup.policy": lambda v: v == "delete",
+    UNCLEAN_LEADER_ELECTION_ENABLE: lambda v: v in ("true", "false"),
+}
+
+
+class _TopicRejected(Exception):
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _validate_name(name: str) -> None:
+    if not name or name in {".", ".."} or len(name) > MAX_TOPIC_NAME_LENGTH or not _TOPIC_NAME.match(name):
+        raise _TopicRejected(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"topic name {name!r} must be 1-{MAX_TOPIC_NAME_LENGTH} of [a-zA-Z0-9._-] and not '.' or '..'",
+        )
+
+
+def _validate_configs(configs: Mapping[str, str]) -> None:
+    for key, value in configs.items():
+        check = TOPIC_CONFIGS.get(key)
+        if check is None:
+            raise _TopicRejected(ErrorCode.INVALID_CONFIG, f"unknown topic config {key!r}")
+        if not check(value):
+            raise _TopicRejected(ErrorCode.INVALID_CONFIG, f"invalid value {value!r} for topic config {key!r}")
+
+
+def _usable_brokers(image: MetadataImage) -> list[int]:
+    return sorted(b.broker_id for b in image.brokers.values() if b.status is BrokerStatus.UNFENCED)
+
+
+def _assignment(
+    image: MetadataImage, topic: CreatableTopic, config: ControlConfig, rng: RandomSource
+) -> list[tuple[int, ...]]:
+    if topic.assignments:
+        if topic.num_partitions != -1 or topic.replication_factor != -1:
+            raise _TopicRejected(
+                ErrorCode.INVALID_REQUEST, "replica assignments given with num_partitions or replication_factor"
+            )
+        by_index = {a.partition_index: a.broker_ids for a in topic.assignments}
+        if sorted(by_index) != list(range(len(topic.assignments))):
+            raise _TopicRejected(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partition indexes must be 0..N-1, each once")
+        lengths = {len(replicas) for replicas in by_index.values()}
+        if len(lengths) != 1:
+            raise _TopicRejected(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "all partitions must have the same length")
+        for index, replicas in sorted(by_index.items()):
+            if not replicas or len(set(replicas)) != len(replicas):
+                raise _TopicRejected(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"partition {index}: empty or duplicate replicas {replicas}"
+                )
+            unknown = [b for b in replicas if image.broker(b) is None]
+            if unknown:
+                raise _TopicRejected(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"partition {index}: unregistered brokers {unknown}"
+                )
+        return [tuple(by_index[i]) for i in range(len(by_index))]
+    partitions = config.num_partitions if topic.num_partitions == -1 else topic.num_partitions
+    factor = config.default_replication_factor if topic.replication_factor == -1 else topic.replication_factor
+    if partitions <= 0:
+        raise _TopicRejected(ErrorCode.INVALID_PARTITIONS, f"number of partitions must be positive, got {partitions}")
+    if factor <= 0:
+        raise _TopicRejected(ErrorCode.INVALID_REPLICATION_FACTOR, f"replication factor must be positive, got {factor}")
+    usable = _usable_brokers(image)
+    if len(usable) < factor:
+        raise _TopicRejected(
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            f"replication factor {factor} is larger than the {len(usable)} unfenced broker(s)",
+        )
+    # Round robin from a random start, so partition leaders (first replicas) spread over the brokers.
+    start = rng.randint(0, len(usable) - 1)
+    return [tuple(usable[(start + p + r) % len(usable)] for r in range(factor)) for p in range(partitions)]
+
+
+def _new_topic_id(image: MetadataImage, taken: set[uuid.UUID], rng: RandomSource) -> uuid.UUID:
+    while True:
+        topic_id = uuid.UUID(bytes=rng.randbytes(16), version=4)
+        if topic_id not in image.topics_by_id and topic_id not in taken:
+            return topic_id
+
+
+def create_topics(
+    image: MetadataImage, request: CreateTopicsRequest, config: ControlConfig, rng: RandomSource
+) -> ControllerResult[CreateTopicsResponse]:
+    names = [t.name for t in request.topics]
+    records: list[Record] = []
+    results: list[CreatableTopicResult] = []
+    taken: set[uuid.UUID] = set()
+    for topic in request.topics:
+        try:
+            if names.count(topic.name) > 1:
+                raise _TopicRejected(ErrorCode.INVALID_REQUEST, f"topic {topic.name!r} appears more than once")
+            _validate_name(topic.name)
+            if topic.name in image.topics_by_name:
+                raise _TopicRejected(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} already exists")
+            _validate_configs(topic.configs)
+            assignment = _assignment(image, topic, config, rng)
+            isrs = []
+            for index, replicas in enumerate(assignment):
+                isr = tuple(b for b in replicas if image.brokers[b].status is BrokerStatus.UNFENCED)
+                if not isr:
+                    raise _TopicRejected(
+                        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                        f"partition {index}: every replica in {replicas} is fenced or shutting down",
+                    )
+                isrs.append(isr)
+        except _TopicRejected as rejection:
+            log.warning("create_topic_rejected", topic=topic.name, error=rejection.code.name, message=rejection.message)
+            results.append(CreatableTopicResult(topic.name, None, rejection.code, rejection.message))
+            continue
+        topic_id = _new_topic_id(image, taken, rng)
+        taken.add(topic_id)
+        results.append(
+            CreatableTopicResult(topic.name, topic_id, ErrorCode.NONE, "", len(assignment), len(assignment[0]))
+        )
+        if request.validate_only:
+            continue
+        records.append(Topic(name=topic.name, topic_id=topic_id))
+        # Only the configs given: a topic without one follows the brokers' own value (their default), as in Kafka.
+        records += [TopicConfig(topic.name, key, value) for key, value in sorted(topic.configs.items())]
+        records += [
+            Partition(topic_id=topic_id, partition_id=index, replicas=replicas, isr=isr, leader=isr[0])
+            for index, (replicas, isr) in enumerate(zip(assignment, isrs, strict=True))
+        ]
+    return ControllerResult(tuple(records), CreateTopicsResponse(tuple(results)))
+
+
+# ---- DeleteTopics ----
+
+
+def delete_topics(image: MetadataImage, request: DeleteTopicsRequest) -> ControllerResult[DeleteTopicsResponse]:
+    """One RemoveTopic record per existing topic named; an unknown name is UNKNOWN_TOPIC_OR_PARTITION (Kafka's
+    answer when deleting by name), and a name given twice is deleted once."""
+    records: list[Record] = []
+    results: list[DeletableTopicResult] = []
+    for name in request.names:
+        topic = image.topics_by_name.get(name)
+        if topic is None:
+            message = f"topic {name!r} does not exist"
+            log.warning("delete_topic_rejected", topic=name, error=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.name)
+            results.append(DeletableTopicResult(name, None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message))
+            continue
+        record = RemoveTopic(topic.topic_id)
+        if record not in records:
+            records.append(record)
+        results.append(DeletableTopicResult(name, topic.topic_id, ErrorCode.NONE))
+    return ControllerResult(tuple(records), DeleteTopicsResponse(tuple(results)))

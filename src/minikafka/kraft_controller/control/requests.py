@@ -1,0 +1,253 @@
+"""Controller requests and responses as frozen dataclasses mirroring Kafka's fields.
+
+The gRPC servicer converts these to and from `minikafka.pb.controller_pb2`; per-partition errors are ErrorCode
+values, whole-request errors are raised as `common.errors.KafkaError`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.metadata.image import BrokerRegistration
+from minikafka.kraft_controller.metadata.records import Endpoint, LeaderRecoveryState
+
+# ---- BrokerRegistration ----
+
+
+@dataclass(frozen=True)
+class BrokerRegistrationRequest:
+    broker_id: int
+    incarnation_id: str
+    listeners: tuple[Endpoint, ...] = ()
+    rack: str = ""
+
+
+@dataclass(frozen=True)
+class BrokerRegistrationResponse:
+    error_code: ErrorCode
+    broker_epoch: int  # -1 until the RegisterBroker record commits: see ControllerResult.response_at
+
+
+# ---- BrokerHeartbeat ----
+
+
+@dataclass(frozen=True)
+class BrokerHeartbeatRequest:
+    broker_id: int
+    broker_epoch: int
+    current_metadata_offset: int
+    want_fence: bool = False
+    want_shutdown: bool = False
+    offline_log_dirs: tuple[str, ...] = ()  # its log dirs that failed: it serves none of their replicas
+
+
+@dataclass(frozen=True)
+class BrokerHeartbeatResponse:
+    error_code: ErrorCode
+    is_caught_up: bool
+    is_fenced: bool
+    should_shutdown: bool
+
+
+# ---- AlterPartition v3 ----
+
+
+@dataclass(frozen=True)
+class BrokerState:
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True)
+class AlterPartitionPartition:
+    partition_index: int
+    leader_epoch: int
+    new_isr_with_epochs: tuple[BrokerState, ...]
+    partition_epoch: int
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
+
+
+@dataclass(frozen=True)
+class AlterPartitionTopic:
+    topic_id: uuid.UUID
+    partitions: tuple[AlterPartitionPartition, ...]
+
+
+@dataclass(frozen=True)
+class AlterPartitionRequest:
+    broker_id: int
+    broker_epoch: int
+    topics: tuple[AlterPartitionTopic, ...]
+
+
+@dataclass(frozen=True)
+class AlterPartitionPartitionResult:
+    partition_index: int
+    error_code: ErrorCode
+    leader_id: int = -1
+    leader_epoch: int = -1
+    isr: tuple[int, ...] = ()
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
+    partition_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class AlterPartitionTopicResult:
+    topic_id: uuid.UUID
+    partitions: tuple[AlterPartitionPartitionResult, ...]
+
+
+@dataclass(frozen=True)
+class AlterPartitionResponse:
+    error_code: ErrorCode
+    topics: tuple[AlterPartitionTopicResult, ...]
+
+
+# ---- CreateTopics ----
+
+
+@dataclass(frozen=True)
+class ReplicaAssignment:
+    partition_index: int
+    broker_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class CreatableTopic:
+    name: str
+    num_partitions: int = -1  # -1: num.partitions
+    replication_factor: int = -1  # -1: default.replication.factor
+    assignments: tuple[ReplicaAssignment, ...] = ()
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CreateTopicsRequest:
+    topics: tuple[CreatableTopic, ...]
+    validate_only: bool = False
+
+
+@dataclass(frozen=True)
+class CreatableTopicResult:
+    name: str
+    topic_id: uuid.UUID | None
+    error_code: ErrorCode
+    error_message: str = ""
+    num_partitions: int = -1
+    replication_factor: int = -1
+
+
+@dataclass(frozen=True)
+class CreateTopicsResponse:
+    topics: tuple[CreatableTopicResult, ...]
+
+
+# ---- DeleteTopics ----
+
+
+@dataclass(frozen=True)
+class DeleteTopicsRequest:
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeletableTopicResult:
+    name: str
+    topic_id: uuid.UUID | None
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class DeleteTopicsResponse:
+    topics: tuple[DeletableTopicResult, ...]
+
+
+# ---- ElectLeaders ----
+
+
+class ElectionType(IntEnum):
+    """Kafka's ElectionType numbers."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
+
+
+@dataclass(frozen=True)
+class TopicPartitionRef:
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True)
+class ElectLeadersRequest:
+    election_type: ElectionType
+    partitions: tuple[TopicPartitionRef, ...] | None  # None: every partition (Kafka's null TopicPartitions)
+
+
+@dataclass(frozen=True)
+class PartitionElectionResult:
+    topic: str
+    partition: int
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class ElectLeadersResponse:
+    results: tuple[PartitionElectionResult, ...]
+
+
+# ---- AlterPartitionReassignments / ListPartitionReassignments (KIP-455) ----
+
+
+@dataclass(frozen=True)
+class ReassignablePartition:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...] | None  # None: cancel the reassignment in progress
+
+
+@dataclass(frozen=True)
+class AlterPartitionReassignmentsRequest:
+    partitions: tuple[ReassignablePartition, ...]
+
+
+@dataclass(frozen=True)
+class ReassignablePartitionResult:
+    topic: str
+    partition: int
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class AlterPartitionReassignmentsResponse:
+    results: tuple[ReassignablePartitionResult, ...]
+
+
+@dataclass(frozen=True)
+class OngoingPartitionReassignment:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ListPartitionReassignmentsResponse:
+    reassignments: tuple[OngoingPartitionReassignment, ...]
+
+
+# ---- DescribeCluster ----
+
+
+@dataclass(frozen=True)
+class DescribeClusterResponse:
+    brokers: tuple[BrokerRegistration, ...]  # the committed registrations, as the image holds them
+    metadata_offset: int

@@ -1,0 +1,313 @@
+"""The metadata image: cluster state built only by replaying committed metadata records.
+
+Immutable: `replay` returns a new image and never touches the old one, so a controller can generate records against
+an image while brokers and tests hold earlier ones. The mappings inside are persistent maps (immutables.Map, a
+HAMT): a replay shares all but O(log n) of the old image, where copying dicts cost O(brokers) or O(topics) a record.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+
+from immutables import Map
+
+from minikafka.kraft_controller.metadata.records import (
+    EPOCH_FROM_OFFSET,
+    NO_LEADER,
+    BrokerRegistrationChange,
+    BrokerStatus,
+    Endpoint,
+    FenceBroker,
+    LeaderRecoveryState,
+    Partition,
+    PartitionChange,
+    Record,
+    RegisterBroker,
+    RemoveTopic,
+    Topic,
+    TopicConfig,
+    UnfenceBroker,
+)
+
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    broker_id: int
+    incarnation_id: str
+    broker_epoch: int
+    endpoints: tuple[Endpoint, ...]
+    rack: str
+    status: BrokerStatus
+
+    @property
+    def fenced(self) -> bool:
+        return self.status is BrokerStatus.FENCED
+
+    @property
+    def in_controlled_shutdown(self) -> bool:
+        return self.status is BrokerStatus.CONTROLLED_SHUTDOWN
+
+
+@dataclass(frozen=True)
+class PartitionRegistration:
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
+    removing_replicas: tuple[int, ...] = ()  # KIP-455: a reassignment is in progress while either is non-empty
+    adding_replicas: tuple[int, ...] = ()
+
+    @property
+    def has_leader(self) -> bool:
+        return self.leader != NO_LEADER
+
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.removing_replicas or self.adding_replicas)
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        """The replicas once the reassignment completes (all of them when none is in progress)."""
+        return tuple(r for r in self.replicas if r not in self.removing_replicas)
+
+    def apply(self, change: PartitionChange) -> PartitionRegistration:
+        """Kafka's rule: every change bumps the partition epoch; the leader epoch moves with the leader, and when a
+        replica leaves the replica set, so that its fetches are fenced."""
+        leader = self.leader if change.leader is None else change.leader
+        replicas = self.replicas if change.replicas is None else change.replicas
+        bump = leader != self.leader or not set(self.replicas) <= set(replicas)
+        return PartitionRegistration(
+            replicas=replicas,
+            isr=self.isr if change.isr is None else change.isr,
+            leader=leader,
+            leader_epoch=self.leader_epoch + 1 if bump else self.leader_epoch,
+            partition_epoch=self.partition_epoch + 1,
+            leader_recovery_state=(
+                self.leader_recovery_state if change.leader_recovery_state is None else change.leader_recovery_state
+            ),
+            removing_replicas=self.removing_replicas if change.removing_replicas is None else change.removing_replicas,
+            adding_replicas=self.adding_replicas if change.adding_replicas is None else change.adding_replicas,
+        )
+
+
+@dataclass(frozen=True)
+class TopicImage:
+    name: str
+    topic_id: uuid.UUID
+    partitions: Map[int, PartitionRegistration] = field(default_factory=Map)
+
+
+@dataclass(frozen=True)
+class MetadataImage:
+    brokers: Map[int, BrokerRegistration] = field(default_factory=Map)
+    topics_by_name: Map[str, TopicImage] = field(default_factory=Map)
+    topics_by_id: Map[uuid.UUID, TopicImage] = field(default_factory=Map)
+    topic_configs: Map[str, Map[str, str]] = field(default_factory=Map)
+    offset: int = -1  # offset of the last record replayed; -1 for the empty image
+
+    # ---- queries ----
+
+    def broker(self, broker_id: int) -> BrokerRegistration | None:
+        return self.brokers.get(broker_id)
+
+    def topic(self, topic_id: uuid.UUID) -> TopicImage | None:
+        return self.topics_by_id.get(topic_id)
+
+    def partition(self, topic_id: uuid.UUID, partition_id: int) -> PartitionRegistration | None:
+        topic = self.topics_by_id.get(topic_id)
+        return None if topic is None else topic.partitions.get(partition_id)
+
+    def partitions(self) -> Iterator[tuple[TopicImage, int, PartitionRegistration]]:
+        """Every partition, topics by name and partitions by index, so callers are deterministic."""
+        for name in sorted(self.topics_by_name):
+            topic = self.topics_by_name[name]
+            for partition_id in sorted(topic.partitions):
+                yield topic, partition_id, topic.partitions[partition_id]
+
+    def topic_config(self, topic_name: str, name: str) -> str | None:
+        return self.topic_configs.get(topic_name, {}).get(name)
+
+    def min_insync_replicas(self, topic_name: str, default: int) -> int:
+        value = self.topic_config(topic_name, MIN_INSYNC_REPLICAS)
+        return default if value is None else int(value)
+
+    # ---- replay ----
+
+    def replay(self, record: Record, offset: int) -> MetadataImage:
+        """The image after the committed `record` at `offset`. Records about a stale broker epoch or an unknown
+        partition change nothing: every replica of the log skips them alike, so images stay identical."""
+        match record:
+            case RegisterBroker():
+                epoch = offset if record.broker_epoch == EPOCH_FROM_OFFSET else record.broker_epoch
+                registration = BrokerRegistration(
+                    broker_id=record.broker_id,
+                    incarnation_id=record.incarnation_id,
+                    broker_epoch=epoch,
+                    endpoints=record.endpoints,
+                    rack=record.rack,
+                    status=record.status,
+                )
+                return self._at(offset, brokers=self.brokers.set(record.broker_id, registration))
+            case FenceBroker():
+                return self._with_broker_status(record.broker_id, record.broker_epoch, BrokerStatus.FENCED, offset)
+            case UnfenceBroker():
+                return self._with_broker_status(record.broker_id, record.broker_epoch, BrokerStatus.UNFENCED, offset)
+            case BrokerRegistrationChange():
+                current = self.brokers.get(record.broker_id)
+                if record.in_controlled_shutdown:
+                    status = BrokerStatus.CONTROLLED_SHUTDOWN
+                elif current is not None and current.status is BrokerStatus.CONTROLLED_SHUTDOWN:
+                    status = BrokerStatus.UNFENCED
+                else:
+                    return self._at(offset)
+                return self._with_broker_status(record.broker_id, record.broker_epoch, status, offset)
+            case Topic():
+                previous = self.topics_by_name.get(record.name)
+                topic = TopicImage(name=record.name, topic_id=record.topic_id)
+                by_id = self.topics_by_id if previous is None else self.topics_by_id.delete(previous.topic_id)
+                return self._at(
+                    offset,
+                    topics_by_name=self.topics_by_name.set(record.name, topic),
+                    topics_by_id=by_id.set(record.topic_id, topic),
+                )
+            case Partition():
+                registration = PartitionRegistration(
+                    replicas=record.replicas,
+                    isr=record.isr,
+                    leader=record.leader,
+                    leader_epoch=record.leader_epoch,
+                    partition_epoch=record.partition_epoch,
+                    leader_recovery_state=record.leader_recovery_state,
+                    removing_replicas=record.removing_replicas,
+                    adding_replicas=record.adding_replicas,
+                )
+                return self._with_partition(record.topic_id, record.partition_id, registration, offset)
+            case PartitionChange():
+                current_partition = self.partition(record.topic_id, record.partition_id)
+                if current_partition is None:
+                    return self._at(offset)
+                return self._with_partition(
+                    record.topic_id, record.partition_id, current_partition.apply(record), offset
+                )
+            case TopicConfig():
+                configs = self.topic_configs.get(record.topic_name, Map())
+                if record.value is not None:
+                    configs = configs.set(record.name, record.value)
+                elif record.name in configs:
+                    configs = configs.delete(record.name)
+                if configs:
+                    all_configs = self.topic_configs.set(record.topic_name, configs)
+                elif record.topic_name in self.topic_configs:  # no empty entries: a snapshot replays to an equal image
+                    all_configs = self.topic_configs.delete(record.topic_name)
+                else:
+                    all_configs = self.topic_configs
+                return self._at(offset, topic_configs=all_configs)
+            case RemoveTopic():
+                return self._without_topic(record.topic_id, offset)
+        raise TypeError(f"not a metadata record: {record!r}")
+
+    def _without_topic(self, topic_id: uuid.UUID, offset: int) -> MetadataImage:
+        """The image without the topic, its partitions and its configs (a later topic of that name starts bare)."""
+        topic = self.topics_by_id.get(topic_id)
+        if topic is None:
+            return self._at(offset)
+        configs = self.topic_configs.delete(topic.name) if topic.name in self.topic_configs else self.topic_configs
+        return self._at(
+            offset,
+            topics_by_name=self.topics_by_name.delete(topic.name),
+            topics_by_id=self.topics_by_id.delete(topic_id),
+            topic_configs=configs,
+        )
+
+    def _with_broker_status(
+        self, broker_id: int, broker_epoch: int, status: BrokerStatus, offset: int
+    ) -> MetadataImage:
+        current = self.brokers.get(broker_id)
+        if current is None or current.broker_epoch != broker_epoch:
+            return self._at(offset)
+        return self._at(offset, brokers=self.brokers.set(broker_id, replace(current, status=status)))
+
+    def _with_partition(
+        self, topic_id: uuid.UUID, partition_id: int, registration: PartitionRegistration, offset: int
+    ) -> MetadataImage:
+        topic = self.topics_by_id.get(topic_id)
+        if topic is None:
+            return self._at(offset)
+        updated = TopicImage(topic.name, topic_id, topic.partitions.set(partition_id, registration))
+        return self._at(
+            offset,
+            topics_by_name=self.topics_by_name.set(topic.name, updated),
+            topics_by_id=self.topics_by_id.set(topic_id, updated),
+        )
+
+    def _at(
+        self,
+        offset: int,
+        brokers: Map[int, BrokerRegistration] | None = None,
+        topics_by_name: Map[str, TopicImage] | None = None,
+        topics_by_id: Map[uuid.UUID, TopicImage] | None = None,
+        topic_configs: Map[str, Map[str, str]] | None = None,
+    ) -> MetadataImage:
+        """This image with the given maps replaced, as of `offset`. Not dataclasses.replace, which inspects the
+        fields on each call (1.8 us against 0.7): the active controller builds two images per record."""
+        return MetadataImage(
+            self.brokers if brokers is None else brokers,
+            self.topics_by_name if topics_by_name is None else topics_by_name,
+            self.topics_by_id if topics_by_id is None else topics_by_id,
+            self.topic_configs if topic_configs is None else topic_configs,
+            offset,
+        )
+
+    # ---- snapshots ----
+
+    def to_records(self) -> list[Record]:
+        """Records that replay (at any offsets) to this image: a Raft snapshot's content. Broker epochs are
+        written explicitly because the snapshot's offsets are not the original registrations'."""
+        records: list[Record] = [
+            RegisterBroker(
+                broker_id=b.broker_id,
+                incarnation_id=b.incarnation_id,
+                endpoints=b.endpoints,
+                rack=b.rack,
+                broker_epoch=b.broker_epoch,
+                status=b.status,
+            )
+            for _, b in sorted(self.brokers.items())
+        ]
+        for name in sorted(self.topics_by_name):
+            topic = self.topics_by_name[name]
+            records.append(Topic(name=name, topic_id=topic.topic_id))
+            for partition_id in sorted(topic.partitions):
+                p = topic.partitions[partition_id]
+                records.append(
+                    Partition(
+                        topic_id=topic.topic_id,
+                        partition_id=partition_id,
+                        replicas=p.replicas,
+                        isr=p.isr,
+                        leader=p.leader,
+                        leader_epoch=p.leader_epoch,
+                        partition_epoch=p.partition_epoch,
+                        leader_recovery_state=p.leader_recovery_state,
+                        removing_replicas=p.removing_replicas,
+                        adding_replicas=p.adding_replicas,
+                    )
+                )
+        for topic_name in sorted(self.topic_configs):
+            for key, value in sorted(self.topic_configs[topic_name].items()):
+                records.append(TopicConfig(topic_name=topic_name, name=key, value=value))
+        return records
+
+    @classmethod
+    def from_records(cls, records: Iterable[Record], last_offset: int) -> MetadataImage:
+        """The image a snapshot (or any record sequence) describes, as of `last_offset`."""
+        image = cls()
+        for record in records:
+            image = image.replay(record, last_offset)
+        return replace(image, offset=last_offset)

@@ -1,0 +1,316 @@
+"""KRaft metadata records: frozen dataclasses and their protobuf encoding.
+
+Cluster state changes only by replaying these records in log order (a record's offset is its identity). Brokers read
+them too, so nothing here is controller-only. `encode_record` / `decode_record` go through
+`proto/minikafka/pb/metadata.proto`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from enum import IntEnum
+
+from minikafka.pb import common_pb2, metadata_pb2
+
+NO_LEADER = -1
+# A RegisterBroker record written by the controller leaves its epoch to be its own offset.
+EPOCH_FROM_OFFSET = -1
+
+
+class BrokerStatus(IntEnum):
+    """Where a registered broker stands; the proto's BrokerStatus numbers."""
+
+    FENCED = 0
+    UNFENCED = 1
+    CONTROLLED_SHUTDOWN = 2
+
+
+class LeaderRecoveryState(IntEnum):
+    """Kafka's LeaderRecoveryState: RECOVERING only after an unclean election (never done here)."""
+
+    RECOVERED = 0
+    RECOVERING = 1
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    host: str
+    port: int
+
+
+@dataclass(frozen=True)
+class RegisterBroker:
+    broker_id: int
+    incarnation_id: str
+    endpoints: tuple[Endpoint, ...] = ()
+    rack: str = ""
+    broker_epoch: int = EPOCH_FROM_OFFSET
+    status: BrokerStatus = BrokerStatus.FENCED
+
+
+@dataclass(frozen=True)
+class FenceBroker:
+    broker_id: int
+    broker_epoch: int
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class UnfenceBroker:
+    broker_id: int
+    broker_epoch: int
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class BrokerRegistrationChange:
+    broker_id: int
+    broker_epoch: int
+    in_controlled_shutdown: bool
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class Partition:
+    topic_id: uuid.UUID
+    partition_id: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int = 0
+    partition_epoch: int = 0
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
+    removing_replicas: tuple[int, ...] = ()
+    adding_replicas: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class PartitionChange:
+    """A delta: None means unchanged. Replay bumps the partition epoch, and the leader epoch if the leader moves or
+    a replica leaves the replica set (its fetches must be fenced)."""
+
+    topic_id: uuid.UUID
+    partition_id: int
+    leader: int | None = None
+    isr: tuple[int, ...] | None = None
+    leader_recovery_state: LeaderRecoveryState | None = None
+    reason: str = ""
+    replicas: tuple[int, ...] | None = None
+    removing_replicas: tuple[int, ...] | None = None
+    adding_replicas: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    """One per-topic config key (e.g. `min.insync.replicas`, Kafka's name); value None deletes it."""
+
+    topic_name: str
+    name: str
+    value: str | None
+
+
+@dataclass(frozen=True)
+class RemoveTopic:
+    """Kafka's RemoveTopicRecord: the topic, its partitions and its configs leave the image."""
+
+    topic_id: uuid.UUID
+
+
+Record = (
+    RegisterBroker
+    | FenceBroker
+    | UnfenceBroker
+    | BrokerRegistrationChange
+    | Topic
+    | Partition
+    | PartitionChange
+    | TopicConfig
+    | RemoveTopic
+)
+
+
+class RecordDecodeError(ValueError):
+    """Bytes that are not a metadata record this version understands."""
+
+
+def _uuid_bytes(value: uuid.UUID) -> bytes:
+    return value.bytes
+
+
+def _uuid_of(raw: bytes) -> uuid.UUID:
+    if len(raw) != 16:
+        raise RecordDecodeError(f"topic id must be 16 bytes, got {len(raw)}")
+    return uuid.UUID(bytes=raw)
+
+
+def _replica_list(change: metadata_pb2.PartitionChangeRecord, name: str) -> tuple[int, ...] | None:
+    return tuple(getattr(change, name).broker_ids) if change.HasField(name) else None
+
+
+def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
+    message = metadata_pb2.MetadataRecord()
+    match record:
+        case RegisterBroker():
+            message.register_broker.CopyFrom(
+                metadata_pb2.RegisterBrokerRecord(
+                    broker_id=record.broker_id,
+                    incarnation_id=record.incarnation_id,
+                    endpoints=[common_pb2.Endpoint(name=e.name, host=e.host, port=e.port) for e in record.endpoints],
+                    rack=record.rack,
+                    broker_epoch=record.broker_epoch,
+                    status=int(record.status),
+                )
+            )
+        case FenceBroker():
+            message.fence_broker.CopyFrom(
+                metadata_pb2.FenceBrokerRecord(
+                    broker_id=record.broker_id, broker_epoch=record.broker_epoch, reason=record.reason
+                )
+            )
+        case UnfenceBroker():
+            message.unfence_broker.CopyFrom(
+                metadata_pb2.UnfenceBrokerRecord(
+                    broker_id=record.broker_id, broker_epoch=record.broker_epoch, reason=record.reason
+                )
+            )
+        case BrokerRegistrationChange():
+            message.broker_registration_change.CopyFrom(
+                metadata_pb2.BrokerRegistrationChangeRecord(
+                    broker_id=record.broker_id,
+                    broker_epoch=record.broker_epoch,
+                    in_controlled_shutdown=record.in_controlled_shutdown,
+                )
+            )
+        case Topic():
+            message.topic.CopyFrom(metadata_pb2.TopicRecord(name=record.name, topic_id=_uuid_bytes(record.topic_id)))
+        case Partition():
+            message.partition.CopyFrom(
+                metadata_pb2.PartitionRecord(
+                    topic_id=_uuid_bytes(record.topic_id),
+                    partition_id=record.partition_id,
+                    replicas=record.replicas,
+                    isr=record.isr,
+                    leader=record.leader,
+                    leader_epoch=record.leader_epoch,
+                    partition_epoch=record.partition_epoch,
+                    leader_recovery_state=int(record.leader_recovery_state),
+                    removing_replicas=record.removing_replicas,
+                    adding_replicas=record.adding_replicas,
+                )
+            )
+        case PartitionChange():
+            change = metadata_pb2.PartitionChangeRecord(
+                topic_id=_uuid_bytes(record.topic_id),
+                partition_id=record.partition_id,
+                isr_changed=record.isr is not None,
+                isr=record.isr or (),
+                reason=record.reason,
+            )
+            if record.leader is not None:
+                change.leader = record.leader
+            if record.leader_recovery_state is not None:
+                change.leader_recovery_state = int(record.leader_recovery_state)
+            for name in ("replicas", "removing_replicas", "adding_replicas"):
+                value = getattr(record, name)
+                if value is not None:
+                    getattr(change, name).CopyFrom(metadata_pb2.ReplicaList(broker_ids=value))
+            message.partition_change.CopyFrom(change)
+        case TopicConfig():
+            config = metadata_pb2.TopicConfigRecord(topic_name=record.topic_name, name=record.name)
+            if record.value is not None:
+                config.value = record.value
+            message.topic_config.CopyFrom(config)
+        case RemoveTopic():
+            message.remove_topic.CopyFrom(metadata_pb2.RemoveTopicRecord(topic_id=_uuid_bytes(record.topic_id)))
+        case _:
+            raise TypeError(f"not a metadata record: {record!r}")
+    return message
+
+
+def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
+    kind = message.WhichOneof("record")
+    match kind:
+        case "register_broker":
+            m = message.register_broker
+            return RegisterBroker(
+                broker_id=m.broker_id,
+                incarnation_id=m.incarnation_id,
+                endpoints=tuple(Endpoint(e.name, e.host, e.port) for e in m.endpoints),
+                rack=m.rack,
+                broker_epoch=m.broker_epoch,
+                status=BrokerStatus(m.status),
+            )
+        case "fence_broker":
+            f = message.fence_broker
+            return FenceBroker(broker_id=f.broker_id, broker_epoch=f.broker_epoch, reason=f.reason)
+        case "unfence_broker":
+            u = message.unfence_broker
+            return UnfenceBroker(broker_id=u.broker_id, broker_epoch=u.broker_epoch, reason=u.reason)
+        case "broker_registration_change":
+            c = message.broker_registration_change
+            return BrokerRegistrationChange(
+                broker_id=c.broker_id, broker_epoch=c.broker_epoch, in_controlled_shutdown=c.in_controlled_shutdown
+            )
+        case "topic":
+            return Topic(name=message.topic.name, topic_id=_uuid_of(message.topic.topic_id))
+        case "partition":
+            p = message.partition
+            return Partition(
+                topic_id=_uuid_of(p.topic_id),
+                partition_id=p.partition_id,
+                replicas=tuple(p.replicas),
+                isr=tuple(p.isr),
+                leader=p.leader,
+                leader_epoch=p.leader_epoch,
+                partition_epoch=p.partition_epoch,
+                leader_recovery_state=LeaderRecoveryState(p.leader_recovery_state),
+                removing_replicas=tuple(p.removing_replicas),
+                adding_replicas=tuple(p.adding_replicas),
+            )
+        case "partition_change":
+            pc = message.partition_change
+            return PartitionChange(
+                topic_id=_uuid_of(pc.topic_id),
+                partition_id=pc.partition_id,
+                leader=pc.leader if pc.HasField("leader") else None,
+                isr=tuple(pc.isr) if pc.isr_changed else None,
+                leader_recovery_state=(
+                    LeaderRecoveryState(pc.leader_recovery_state) if pc.HasField("leader_recovery_state") else None
+                ),
+                reason=pc.reason,
+                replicas=_replica_list(pc, "replicas"),
+                removing_replicas=_replica_list(pc, "removing_replicas"),
+                adding_replicas=_replica_list(pc, "adding_replicas"),
+            )
+        case "topic_config":
+            tc = message.topic_config
+            return TopicConfig(topic_name=tc.topic_name, name=tc.name, value=tc.value if tc.HasField("value") else None)
+        case "remove_topic":
+            return RemoveTopic(topic_id=_uuid_of(message.remove_topic.topic_id))
+        case _:
+            raise RecordDecodeError(f"unknown or empty metadata record kind: {kind!r}")
+
+
+def encode_record(record: Record) -> bytes:
+    return to_proto(record).SerializeToString()
+
+
+def decode_record(data: bytes) -> Record:
+    message = metadata_pb2.MetadataRecord()
+    try:
+        message.ParseFromString(data)
+    except Exception as error:  # protobuf raises its own DecodeError; callers see one type
+        raise RecordDecodeError(f"undecodable metadata record: {error}") from error
+    try:
+        return from_proto(message)
+    except ValueError as error:  # an enum value this version does not know
+        if isinstance(error, RecordDecodeError):
+            raise
+        raise RecordDecodeError(str(error)) from error

@@ -1,0 +1,70 @@
+"""The controller process: Raft voter + active-controller logic behind one gRPC server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import structlog
+
+from minikafka.common.cli_support import stop_requested
+from minikafka.common.grpc_support import start_server
+from minikafka.kraft_controller.config import ControllerConfig
+from minikafka.kraft_controller.quorum_controller import QuorumController
+from minikafka.kraft_controller.raft.core import RaftConfig
+from minikafka.kraft_controller.raft.driver import RaftDriver, RaftService
+from minikafka.kraft_controller.service import ControllerService
+
+
+def voter_addresses(config: ControllerConfig) -> dict[int, str]:
+    return {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
+
+
+def raft_driver(config: ControllerConfig, data_dir: Path | None = None) -> RaftDriver:
+    """The voter's Raft layer over its log in `data_dir` (default `log.dirs`; the test raft server's is apart)."""
+    raft_config = RaftConfig(
+        election_timeout_ms=config.election_timeout_ms,
+        fetch_timeout_ms=config.fetch_timeout_ms,
+        election_backoff_max_ms=config.election_backoff_max_ms,
+        request_timeout_ms=config.request_timeout_ms,
+    )
+    return RaftDriver(
+        config.node_id,
+        voter_addresses(config),
+        data_dir or config.data_dir,
+        raft_config,
+        config.cluster_id,
+        config.metadata_log_segment_bytes,
+    )
+
+
+def attach_controller(config: ControllerConfig, driver: RaftDriver) -> ControllerService:
+    """The controller on top of `driver` (replaying what it commits) and the servicer its RPCs reach."""
+    controller = QuorumController(config, driver)
+    driver.add_listener(controller)
+    return ControllerService(controller, voter_addresses(config), driver.describe_quorum, config.cluster_id)
+
+
+async def run_controller_process(config: ControllerConfig) -> None:
+    log = structlog.get_logger()
+    driver = raft_driver(config)
+    service = attach_controller(config, driver)
+    controller = service.controller
+    listener = config.listener
+    bound = await start_server(listener.host, listener.port, [RaftService(driver).register, service.register])
+    stopping = stop_requested()
+    driver.start()
+    controller.start()
+    log.info(
+        "controller_started",
+        node_id=config.node_id,
+        address=bound.address,
+        voters=service.voter_addresses,
+        epoch=driver.core.epoch,
+        log_end_offset=driver.core.log_end_offset,
+    )
+    await stopping.wait()
+    log.info("controller_stopping", node_id=config.node_id)
+    await controller.stop()
+    await driver.stop(resign=True)
+    await bound.server.stop(grace=0.5)
+    log.info("controller_stopped", node_id=config.node_id)

@@ -1,0 +1,331 @@
+"""The active controller's shell: one event queue; generate records, append them to Raft, answer once committed.
+
+Writes (registration, heartbeat, AlterPartition, CreateTopics, the session-timeout tick) run one at a time on
+the queue: the pure `ControllerStateMachine` generates records and a response, the records are appended to the
+Raft log, and the queue moves on while they commit (as Kafka's QuorumController does): the next write is
+generated against the image including the proposed records, and each caller is answered once its records are
+committed and replayed; a write that made no records is answered once every record proposed before it is.
+Only the replay of committed records changes the committed image (rule 3); a leadership change drops the
+proposed ones. Followers replay the same records as they commit, so a new active controller
+already holds the whole image.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+import structlog
+
+from minikafka.common.clock import monotonic_ms
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.event_log import log_events
+from minikafka.common.purgatory import Purgatory
+from minikafka.kraft_controller.config import ControllerConfig
+from minikafka.kraft_controller.control.control_config import ControlConfig
+from minikafka.kraft_controller.control.controller_result import ControllerResult
+from minikafka.kraft_controller.control.controller_state_machine import ControllerStateMachine, describe_record_event
+from minikafka.kraft_controller.metadata.records import RecordDecodeError, decode_record, encode_record
+from minikafka.kraft_controller.metadata.snapshot import decode_snapshot, encode_snapshot
+from minikafka.kraft_controller.raft.append_linger import batch_linger
+from minikafka.kraft_controller.raft.driver import NotLeaderError
+from minikafka.kraft_controller.raft.messages import LogEntry
+
+R = TypeVar("R")
+TICK_INTERVAL_MS = 100
+COMMIT_TIMEOUT_MS = 10_000
+MAX_RECORDS_PER_APPEND = 1024  # an accumulated batch this big is appended without waiting out the linger
+
+
+class MetadataRaft(Protocol):
+    """What the controller needs from the Raft layer (kraft_controller.raft.driver implements it)."""
+
+    node_id: int
+
+    def leader(self) -> tuple[int | None, int]:
+        """(leader id or None, epoch) as this node knows them."""
+
+    def log_end_offset(self) -> int:
+        """The offset the next proposed entry gets (as leader)."""
+
+    async def propose(self, entries: Sequence[bytes]) -> int:
+        """Append to the log as leader; returns the base offset (raises NotLeaderError)."""
+
+    def take_snapshot(self, end_offset: int, data: bytes) -> None:
+        """Replace the log below `end_offset` (committed, replayed) with `data`."""
+
+
+class NotControllerError(KafkaError):
+    def __init__(self, leader_id: int | None, epoch: int) -> None:
+        super().__init__(ErrorCode.NOT_CONTROLLER, f"the active controller is {leader_id}")
+        self.leader_id = leader_id
+        self.epoch = epoch
+
+
+class QuorumController:
+    def __init__(
+        self,
+        config: ControllerConfig,
+        raft: MetadataRaft,
+        clock: Callable[[], int] = monotonic_ms,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.config = config
+        self.raft = raft
+        self.clock = clock
+        self.state = ControllerStateMachine(ControlConfig.from_settings(config), rng or random.Random())
+        self.replayed_offset = -1
+        self._active_epoch: int | None = None
+        self._activation_offset: int | None = None  # replaying up to here makes this leader active
+        self._pending_epoch: int | None = None
+        # Appended writes awaiting their commit, in append order: offsets and deadlines rise, the ready and the
+        # timed-out ones are always at the front.
+        self._waiters: deque[_CommitWaiter] = deque()
+        # Generated writes waiting for the append linger: (result, offset of its first record, caller).
+        self._accumulated: list[tuple[ControllerResult[Any], int, asyncio.Future[Any]]] = []
+        self._accumulated_records = 0
+        self._queue: deque[tuple[Callable[[], Any], asyncio.Future[Any]]] = deque()
+        self._queue_waits = Purgatory()  # the queue's wait for the next write
+        self._tasks: list[asyncio.Task[None]] = []
+        self._bytes_since_snapshot = 0
+        self._log = structlog.get_logger()
+
+    # ---- lifecycle ----
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._run_queue(), name="controller-event-queue"),
+            asyncio.create_task(self._run_ticks(), name="controller-tick"),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    @property
+    def active(self) -> bool:
+        leader, epoch = self.raft.leader()
+        return leader == self.raft.node_id and self._active_epoch == epoch
+
+    def not_controller(self) -> NotControllerError:
+        leader, epoch = self.raft.leader()
+        return NotControllerError(leader if leader != self.raft.node_id else None, epoch)
+
+    # ---- Raft listener ----
+
+    def handle_commit(self, entries: Sequence[LogEntry]) -> None:
+        """Replay committed metadata records in order (every controller, active or not). Their events are
+        written before any waiter is answered."""
+        replayed: list[tuple[str, dict[str, Any]]] = []
+        for entry in entries:
+            if entry.offset <= self.replayed_offset:
+                continue
+            record = self.state.proposed_record(entry.offset)
+            if record is None:
+                try:
+                    record = decode_record(entry.data)
+                except RecordDecodeError as error:
+                    log_events(self._log, "info", replayed)  # the events stay in offset order
+                    replayed.clear()
+                    self._log.error("metadata_record_undecodable", offset=entry.offset, error=str(error))
+                    self.replayed_offset = entry.offset
+                    continue
+            before = self.state.committed
+            self.state.replay(record, entry.offset)
+            event, fields = describe_record_event(record, self.state.committed, before)
+            replayed.append((event, {"offset": entry.offset, **fields}))
+            self.replayed_offset = entry.offset
+            self._bytes_since_snapshot += len(entry.data)
+        log_events(self._log, "info", replayed)
+        self._advance(self.replayed_offset)
+        # metadata.log.max.record.bytes.between.snapshots: bound the log (and a lagging replica's catch-up).
+        if self._bytes_since_snapshot >= self.config.metadata_max_records_between_snapshots:
+            self._bytes_since_snapshot = 0
+            self.raft.take_snapshot(*self.snapshot_data())
+            self._log.info("metadata_snapshot_taken", end_offset=self.replayed_offset + 1)
+
+    def handle_high_watermark(self, high_watermark: int) -> None:
+        """Control entries (e.g. a leader's epoch-start entry) commit too; they count as replayed."""
+        self._advance(high_watermark - 1)
+
+    def handle_leader_change(self, epoch: int, leader_id: int | None, epoch_start_offset: int) -> None:
+        """A new Raft leader: this node becomes active once it has replayed everything before its epoch."""
+        self._active_epoch = None
+        self._activation_offset = None
+        self.state.revert_to_committed()
+        if leader_id == self.raft.node_id:
+            self._activation_offset = epoch_start_offset
+            self._pending_epoch = epoch
+            self._advance(self.replayed_offset)
+        for waiter in self._waiters:
+            if not waiter.caller.done():
+                waiter.caller.set_exception(self.not_controller())
+        self._waiters.clear()
+        for _result, _offset, done in self._accumulated:  # generated, never appended
+            if not done.done():
+                done.set_exception(self.not_controller())
+        self._accumulated, self._accumulated_records = [], 0
+
+    def handle_snapshot(self, data: bytes, end_offset: int) -> None:
+        """Replace the image with a snapshot holding every record below `end_offset`."""
+        self.state.load_snapshot(decode_snapshot(data), end_offset - 1)
+        self.replayed_offset = end_offset - 1
+        self._log.info("metadata_snapshot_loaded", end_offset=end_offset)
+        self._advance(end_offset - 1)
+
+    def snapshot_data(self) -> tuple[int, bytes]:
+        """(end offset, data) of a snapshot of the committed image, for Raft to replace its log prefix."""
+        return self.replayed_offset + 1, encode_snapshot(self.state.committed.to_records())
+
+    def _advance(self, offset: int) -> None:
+        if offset > self.replayed_offset:
+            self.replayed_offset = offset
+        if self._activation_offset is not None and self.replayed_offset >= self._activation_offset:
+            self._active_epoch = self._pending_epoch
+            self._activation_offset = None
+            self.state.on_become_active(self.clock())
+            self._log.info("controller_activated", epoch=self._active_epoch, replayed_offset=self.replayed_offset)
+        while self._waiters and self._waiters[0].last_offset <= self.replayed_offset:
+            waiter = self._waiters.popleft()
+            if not waiter.caller.done():
+                waiter.caller.set_result(waiter.result.response_at(waiter.base_offset))
+
+    # ---- the event queue ----
+
+    async def submit(self, operation: Callable[[], ControllerResult[R]]) -> R:
+        """Run one generate-commit-replay operation on the event queue; NOT_CONTROLLER when not active."""
+        if not self.active:
+            raise self.not_controller()
+        done: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+        self._queue.append((operation, done))
+        self._queue_waits.wake_all()
+        return await done
+
+    def read(self, query: Callable[[], R]) -> R:
+        """A read of the committed image on the active controller (no queue: replays are atomic)."""
+        if not self.active:
+            raise self.not_controller()
+        return query()
+
+    async def _run_queue(self) -> None:
+        """Generate each write as it comes (against the image with the earlier ones proposed); append what was
+        generated to Raft in one batch (one log append, one fsync) once its linger passed: none when its first
+        write found no earlier append awaiting its commit, else `controller.quorum.append.linger.ms`
+        (`batch_linger`)."""
+        loop = asyncio.get_running_loop()
+        linger_s = self.config.append_linger_ms / 1000
+        append_at = 0.0
+        while True:
+            # Everything queued is generated in this loop turn: a wait per write would cost loop turns.
+            while self._queue:
+                operation, done = self._queue.popleft()
+                if not self._accumulated:
+                    append_at = loop.time() + batch_linger(linger_s, self._appended_uncommitted())
+                self._generate(operation, done)
+                if self._accumulated_records >= MAX_RECORDS_PER_APPEND:
+                    await self._append_accumulated()
+            if self._accumulated and loop.time() >= append_at:
+                await self._append_accumulated()
+            elif not self._queue:
+                await self._queue_waits.wait(max(0.0, append_at - loop.time()) if self._accumulated else None)
+
+    def _appended_uncommitted(self) -> bool:
+        """An earlier append still awaits its commit (and replay): a replication round is under way."""
+        return self.raft.log_end_offset() > self.replayed_offset + 1
+
+    def _generate(self, operation: Callable[[], ControllerResult[Any]], done: asyncio.Future[Any]) -> None:
+        """Run one write against the image with the writes before it proposed; answer at once when it makes no
+        records, else keep it for the next append (its records take the next offsets)."""
+        if done.done():
+            return
+        if not self.active:
+            done.set_exception(self.not_controller())
+            return
+        try:
+            result = operation()
+        except Exception as error:  # every failure goes back to its caller, the queue goes on
+            done.set_exception(error)
+            return
+        offset = self.raft.log_end_offset() + self._accumulated_records
+        if not result.records:
+            self._answer_after_pending(result, offset, done)
+            return
+        self.state.apply_proposed(result.records, offset)
+        self._accumulated.append((result, offset, done))
+        self._accumulated_records += len(result.records)
+
+    def _answer_after_pending(self, result: ControllerResult[Any], offset: int, done: asyncio.Future[Any]) -> None:
+        """A write that made no records was still generated from the image with every pending write in it: answer
+        it once the last of those commits (Kafka's highest pending offset), at once when nothing is pending. An
+        earlier answer could hand out state a failover then loses (a broker epoch, a partition epoch)."""
+        if self._accumulated:  # rides with them: answered after their commit, failed with their append
+            self._accumulated.append((result, offset, done))
+            return
+        if offset - 1 <= self.replayed_offset:
+            done.set_result(result.response)
+            return
+        self._waiters.append(_CommitWaiter(offset - 1, offset, result, done, self.clock() + COMMIT_TIMEOUT_MS))
+
+    async def _append_accumulated(self) -> None:
+        """Append every accumulated write's records to Raft at once; each caller is answered on commit."""
+        batch, self._accumulated, self._accumulated_records = self._accumulated, [], 0
+        if not batch:
+            return
+        try:
+            if not self.active:
+                raise NotLeaderError("not the active controller")
+            base_offset = await self.raft.propose(
+                [encode_record(record) for result, _, _ in batch for record in result.records]
+            )
+        except Exception as error:
+            self.state.revert_to_committed()  # generated against proposals that will not be appended
+            failure = self.not_controller() if isinstance(error, NotLeaderError) else error
+            for _result, _offset, done in batch:
+                if not done.done():
+                    done.set_exception(failure)
+            return
+        assert base_offset == batch[0][1], f"Raft appended at {base_offset}, expected {batch[0][1]}"
+        # Registered now, not in a later task: a leadership change right after the append must find them. Each
+        # caller is answered on commit (in `_advance`), with NOT_CONTROLLER on a leadership change, or times out.
+        deadline = self.clock() + COMMIT_TIMEOUT_MS
+        self._waiters.extend(
+            _CommitWaiter(offset + len(result.records) - 1, offset, result, done, deadline)
+            for result, offset, done in batch
+        )
+        self._advance(self.replayed_offset)
+
+    def _time_out_waiters(self, now_ms: int) -> None:
+        """REQUEST_TIMED_OUT to callers whose records did not commit in COMMIT_TIMEOUT_MS: one check a tick, not
+        a timer a write."""
+        while self._waiters and self._waiters[0].deadline_ms <= now_ms:
+            waiter = self._waiters.popleft()
+            if not waiter.caller.done():
+                message = f"offset {waiter.last_offset} did not commit"
+                waiter.caller.set_exception(KafkaError(ErrorCode.REQUEST_TIMED_OUT, message))
+
+    async def _run_ticks(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_INTERVAL_MS / 1000)
+            self._time_out_waiters(self.clock())
+            if not self.active:
+                continue
+            try:
+                await self.submit(lambda: self.state.tick(self.clock()))
+            except KafkaError:
+                pass  # lost leadership between the check and the queue: the next leader ticks
+
+
+@dataclass(slots=True)
+class _CommitWaiter:
+    """A caller whose write was appended: answered once `last_offset` is replayed."""
+
+    last_offset: int
+    base_offset: int  # of the write's first record (a registration's broker epoch is its record's offset)
+    result: ControllerResult[Any]
+    caller: asyncio.Future[Any]
+    deadline_ms: int

@@ -1,0 +1,864 @@
+"""The KRaft node (KIP-595) as a pure state machine: events in (with the time), effects out.
+
+Pull replication: followers and observers Fetch from the leader with their log end offset and the epoch of their
+last entry; the leader answers a diverging epoch when their logs disagree, and moves the high watermark to the
+largest offset a majority of voters has fetched, once an entry of its own epoch is among them. Elections follow
+Raft: a voter that hears from no leader for its timeout becomes a candidate in the next epoch; a vote goes to a
+candidate whose log is at least as up to date, once per epoch, and is persisted before it is answered.
+
+The shell executes the effects of one call in order: persistence (quorum state, log appends, truncations,
+snapshots) before the Sends that follow them, so nothing is promised before it is durable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import structlog
+
+from minikafka.common.errors import ErrorCode
+from minikafka.common.evolve import evolve
+from minikafka.kraft_controller.raft.messages import (
+    NO_LEADER,
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    EpochEndOffset,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    LogEntry,
+    Propose,
+    RaftEvent,
+    RaftRequest,
+    RaftResponse,
+    RequestFailed,
+    RequestReceived,
+    Resign,
+    ResponseReceived,
+    SnapshotId,
+    SnapshotTaken,
+    Tick,
+    VoteRequest,
+    VoteResponse,
+)
+from minikafka.kraft_controller.raft.quorum import has_majority, majority_offset
+from minikafka.kraft_controller.raft.request_validation import LocalQuorum, Rejection, validate_request
+
+MAX_ENTRIES_PER_FETCH = 2000
+HIGH_WATERMARK_LOG_INTERVAL = 1000  # log the HWM once per leader epoch, then once every this many offsets
+
+
+class RandomSource(Protocol):
+    def randint(self, a: int, b: int) -> int: ...
+
+
+@dataclass(frozen=True)
+class RaftConfig:
+    election_timeout_ms: int = 1000  # controller.quorum.election.timeout.ms
+    fetch_timeout_ms: int = 2000  # controller.quorum.fetch.timeout.ms
+    election_backoff_max_ms: int = 1000  # controller.quorum.election.backoff.max.ms
+    retry_backoff_ms: int = 50
+    request_timeout_ms: int = 2000  # controller.quorum.request.timeout.ms
+    fetch_max_wait_ms: int = 500  # KafkaRaftClient fixes it at 500 (no config); the shell long-polls a Fetch
+
+
+# ---- roles (a sum type) ----
+
+
+@dataclass(frozen=True)
+class Unattached:
+    """No leader known in this epoch and no vote cast."""
+
+
+@dataclass(frozen=True)
+class Voted:
+    voted_for: int
+
+
+@dataclass(frozen=True)
+class Candidate:
+    votes: frozenset[int]
+
+
+@dataclass(frozen=True)
+class Follower:
+    leader_id: int
+
+
+@dataclass(frozen=True)
+class Leader:
+    epoch_start_offset: int
+
+
+@dataclass(frozen=True)
+class Resigned:
+    """A leader that stepped down (shutdown, lost quorum, restart): never leads this epoch again."""
+
+
+Role = Unattached | Voted | Candidate | Follower | Leader | Resigned
+
+
+# ---- effects ----
+
+
+@dataclass(frozen=True)
+class PersistQuorumState:
+    epoch: int
+    voted_for: int | None
+    leader_id: int | None
+
+
+@dataclass(frozen=True)
+class AppendToLog:
+    entries: tuple[LogEntry, ...]
+
+
+@dataclass(frozen=True)
+class TruncateLog:
+    end_offset: int
+
+
+@dataclass(frozen=True)
+class InstallSnapshot:
+    snapshot_id: SnapshotId
+    data: bytes
+
+
+@dataclass(frozen=True)
+class SaveSnapshot:
+    snapshot_id: SnapshotId
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Send:
+    destination: int
+    request: RaftRequest
+
+
+@dataclass(frozen=True)
+class CommitAdvanced:
+    high_watermark: int
+    entries: tuple[LogEntry, ...]  # newly committed, in offset order
+
+
+@dataclass(frozen=True)
+class LeaderChanged:
+    epoch: int
+    leader_id: int | None
+    epoch_start_offset: int  # for a new leader: the offset of its first entry of the epoch
+
+
+@dataclass(frozen=True)
+class ProposeResult:
+    base_offset: int | None  # None: not the leader
+    leader_id: int | None
+    epoch: int
+    error_code: ErrorCode = ErrorCode.NONE  # NOT_LEADER_OR_FOLLOWER when refused
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The answer to a request received through `step`; sent after the persistence effects before it."""
+
+    destination: int
+    response: RaftResponse
+
+
+@dataclass(frozen=True)
+class Proposed:
+    """The outcome of a `Propose` event passed to `step`."""
+
+    result: ProposeResult
+
+
+Effect = (
+    PersistQuorumState
+    | AppendToLog
+    | TruncateLog
+    | InstallSnapshot
+    | SaveSnapshot
+    | Send
+    | CommitAdvanced
+    | LeaderChanged
+    | Reply
+    | Proposed
+)
+
+
+@dataclass(frozen=True)
+class ReplicaProgress:
+    """What the leader knows of a voter or observer (for the HWM and DescribeQuorum)."""
+
+    fetch_offset: int = 0
+    last_fetch_ms: int = -1
+    last_caught_up_ms: int = -1
+
+
+@dataclass(frozen=True)
+class _Timers:
+    election_deadline_ms: int = 0
+    fetch_deadline_ms: int = 0
+    next_fetch_ms: int = 0
+    fetch_in_flight: bool = False
+    # The core gives up on an unanswered Fetch itself: a shell that never reports its failure (a hung connection
+    # to a killed leader) must not stop this node from fetching for good.
+    fetch_request_deadline_ms: int = 0
+    fetch_target: int = 0  # rotates through voters while no leader is known
+
+
+def _request_epoch(request: RaftRequest) -> int:
+    match request:
+        case VoteRequest():
+            return request.candidate_epoch
+        case BeginQuorumEpochRequest() | EndQuorumEpochRequest():
+            return request.leader_epoch
+        case FetchRequest() | FetchSnapshotRequest():
+            return request.current_leader_epoch
+    raise TypeError(f"unknown request {request!r}")
+
+
+class RaftNode:
+    def __init__(
+        self,
+        node_id: int,
+        voters: Sequence[int],
+        config: RaftConfig,
+        rng: RandomSource,
+        now_ms: int,
+        epoch: int = 0,
+        voted_for: int | None = None,
+        leader_id: int | None = None,
+        entries: Sequence[LogEntry] = (),
+        snapshot: tuple[SnapshotId, bytes] | None = None,
+        cluster_id: str = "",
+    ) -> None:
+        self.node_id = node_id
+        self.cluster_id = cluster_id
+        self.voters = frozenset(voters)
+        self.is_voter = node_id in self.voters
+        self.config = config
+        self.rng = rng
+        self.epoch = epoch
+        self.voted_for = voted_for
+        self.leader_id = leader_id
+        self.snapshot_id: SnapshotId | None = snapshot[0] if snapshot else None
+        self.snapshot_data: bytes = snapshot[1] if snapshot else b""
+        self.log_start_offset = self.snapshot_id.end_offset if self.snapshot_id else 0
+        self.entries: list[LogEntry] = [e for e in entries if e.offset >= self.log_start_offset]
+        if self.entries and self.entries[0].offset != self.log_start_offset:
+            raise ValueError(f"log starts at {self.entries[0].offset}, expected {self.log_start_offset}")
+        self.high_watermark = self.log_start_offset  # re-learned from the leader after a restart
+        self.progress: dict[int, ReplicaProgress] = {}
+        self.timers = _Timers()
+        self._logged_high_watermark: tuple[int, int] = (-1, -1)  # (epoch, offset) of the last HWM event
+        self._log = structlog.get_logger().bind(raft_node=node_id)
+        if leader_id == node_id:
+            self.role: Role = Resigned()  # a restarted leader does not resume leading its old epoch
+        elif leader_id is not None:
+            self.role = Follower(leader_id)
+        elif voted_for is not None:
+            self.role = Voted(voted_for)
+        else:
+            self.role = Unattached()
+        self._reset_election_timer(now_ms)
+        self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + config.fetch_timeout_ms)
+
+    def step(self, event: RaftEvent, now_ms: int) -> list[Effect]:
+        """One entry point for every event; requests are answered by a `Reply`, proposals by `Proposed`."""
+        match event:
+            case Tick():
+                return self.tick(now_ms)
+            case RequestReceived(sender, request):
+                response, effects = self.handle_request(sender, request, now_ms)
+                return effects + [Reply(sender, response)]
+            case ResponseReceived(sender, response):
+                return self.handle_response(sender, response, now_ms)
+            case RequestFailed(destination, request):
+                return self.handle_failure(destination, request, now_ms)
+            case Propose(entries):
+                result, effects = self.propose(entries, now_ms)
+                return effects + [Proposed(result)]
+            case Resign():
+                return self.resign(now_ms)
+            case SnapshotTaken(end_offset, data):
+                return self.take_snapshot(end_offset, data)
+        raise TypeError(f"unknown event {event!r}")
+
+    # ---- log helpers ----
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log_start_offset + len(self.entries)
+
+    @property
+    def last_epoch(self) -> int:
+        if self.entries:
+            return self.entries[-1].epoch
+        return self.snapshot_id.epoch if self.snapshot_id else 0
+
+    def entry(self, offset: int) -> LogEntry:
+        return self.entries[offset - self.log_start_offset]
+
+    def end_offset_for_epoch(self, epoch: int) -> EpochEndOffset:
+        """(largest epoch <= `epoch`, where it ends), as Kafka's leader-epoch cache answers."""
+        if epoch == self.last_epoch:
+            return EpochEndOffset(epoch, self.log_end_offset)
+        higher_start: int | None = None
+        for entry in reversed(self.entries):
+            if entry.epoch > epoch:
+                higher_start = entry.offset
+            else:
+                return EpochEndOffset(entry.epoch, higher_start if higher_start is not None else self.log_end_offset)
+        if self.snapshot_id is not None and self.snapshot_id.epoch <= epoch:
+            return EpochEndOffset(
+                self.snapshot_id.epoch, higher_start if higher_start is not None else self.log_end_offset
+            )
+        return EpochEndOffset(epoch, higher_start if higher_start is not None else self.log_end_offset)
+
+    @property
+    def is_leader(self) -> bool:
+        return isinstance(self.role, Leader)
+
+    # ---- transitions ----
+
+    def _persist(self) -> PersistQuorumState:
+        return PersistQuorumState(self.epoch, self.voted_for, self.leader_id)
+
+    def _reset_election_timer(self, now_ms: int) -> None:
+        timeout = self.config.election_timeout_ms
+        self.timers = evolve(self.timers, election_deadline_ms=now_ms + self.rng.randint(timeout, 2 * timeout))
+
+    def _become_unattached(self, epoch: int, now_ms: int) -> list[Effect]:
+        changed_leader = self.leader_id is not None
+        was_leader = self.is_leader
+        self.epoch = epoch
+        self.voted_for = None
+        self.leader_id = None
+        self.role = Unattached()
+        self._reset_election_timer(now_ms)
+        effects: list[Effect] = [self._persist()]
+        if changed_leader or was_leader:
+            effects.append(LeaderChanged(epoch, None, -1))
+        return effects
+
+    def _become_follower(self, epoch: int, leader_id: int, now_ms: int) -> list[Effect]:
+        if epoch > self.epoch:
+            self.voted_for = None
+        self.epoch = epoch
+        self.leader_id = leader_id
+        self.role = Follower(leader_id)
+        self.timers = evolve(
+            self.timers,
+            fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms,
+            next_fetch_ms=now_ms,
+            fetch_in_flight=False,
+        )
+        self._log.info("raft_leader_discovered", epoch=epoch, leader=leader_id)
+        return [self._persist(), LeaderChanged(epoch, leader_id, -1)]
+
+    def _observe_epoch(self, epoch: int, leader_id: int, now_ms: int) -> list[Effect]:
+        """React to a message from a newer epoch (or a leader of ours we did not know)."""
+        if epoch > self.epoch:
+            if leader_id != NO_LEADER and leader_id != self.node_id:
+                return self._become_follower(epoch, leader_id, now_ms)
+            return self._become_unattached(epoch, now_ms)
+        if epoch == self.epoch and leader_id not in (NO_LEADER, self.node_id) and self.leader_id is None:
+            return self._become_follower(epoch, leader_id, now_ms)
+        return []
+
+    def _start_election(self, now_ms: int) -> list[Effect]:
+        self.epoch += 1
+        self.voted_for = self.node_id
+        self.leader_id = None
+        self.role = Candidate(frozenset({self.node_id}))
+        self._reset_election_timer(now_ms)
+        self._log.info(
+            "raft_election_started",
+            epoch=self.epoch,
+            candidate=self.node_id,
+            last_offset=self.log_end_offset,
+            last_offset_epoch=self.last_epoch,
+        )
+        effects: list[Effect] = [self._persist()]
+        if has_majority({self.node_id}, self.voters):
+            return effects + self._become_leader(now_ms)
+        request = VoteRequest(self.epoch, self.node_id, self.last_epoch, self.log_end_offset, self.cluster_id)
+        effects += [Send(voter, request) for voter in sorted(self.voters - {self.node_id})]
+        return effects
+
+    def _become_leader(self, now_ms: int) -> list[Effect]:
+        start = self.log_end_offset
+        self.leader_id = self.node_id
+        self.role = Leader(start)
+        self.progress = {voter: ReplicaProgress() for voter in self.voters}
+        self.progress[self.node_id] = ReplicaProgress(start, now_ms, now_ms)
+        # Grace before the first quorum check.
+        self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms)
+        marker = LogEntry(start, self.epoch, b"", control=True)  # commits the epoch: KRaft's LeaderChange record
+        self.entries.append(marker)
+        self._log.info(
+            "raft_leader_elected",
+            epoch=self.epoch,
+            leader=self.node_id,
+            voters=sorted(self.voters),
+            epoch_start_offset=start,
+        )
+        effects: list[Effect] = [
+            self._persist(),
+            AppendToLog((marker,)),
+            LeaderChanged(self.epoch, self.node_id, start),
+        ]
+        effects += [
+            Send(v, BeginQuorumEpochRequest(self.node_id, self.epoch, self.cluster_id))
+            for v in sorted(self.voters - {self.node_id})
+        ]
+        return effects + self._advance_leader_high_watermark(now_ms)
+
+    def _resign(self, reason: str) -> None:
+        self.role = Resigned()
+        self._log.info("raft_resigned", epoch=self.epoch, reason=reason)
+
+    # ---- public events ----
+
+    def tick(self, now_ms: int) -> list[Effect]:
+        role = self.role
+        if isinstance(role, Leader):
+            return self._check_quorum(now_ms)
+        effects: list[Effect] = []
+        if self.timers.fetch_in_flight and now_ms >= self.timers.fetch_request_deadline_ms:
+            self._log.info("raft_fetch_request_timed_out", epoch=self.epoch, leader=self._leader_or_none())
+            self.timers = evolve(self.timers, fetch_in_flight=False, next_fetch_ms=now_ms)
+        if isinstance(role, Follower):
+            if now_ms >= self.timers.fetch_deadline_ms and self.is_voter:
+                self._log.info("raft_fetch_timeout", epoch=self.epoch, leader=role.leader_id)
+                return self._start_election(now_ms)
+            if now_ms >= self.timers.fetch_deadline_ms:
+                effects += self._observer_lost_leader(role.leader_id, now_ms)
+        elif self.is_voter and now_ms >= self.timers.election_deadline_ms:
+            return self._start_election(now_ms)
+        if not self.timers.fetch_in_flight and now_ms >= self.timers.next_fetch_ms:
+            effects += self._send_fetch(now_ms)
+        return effects
+
+    def _observer_lost_leader(self, leader_id: int, now_ms: int) -> list[Effect]:
+        """An observer heard nothing from its leader for the fetch timeout: it asks the voters for the leader now,
+        abandoning a fetch still in flight to the old one (whose answer may never come)."""
+        self._log.info("raft_fetch_timeout", epoch=self.epoch, leader=leader_id)
+        self.leader_id = None
+        self.role = Unattached()
+        others = sorted(self.voters - {self.node_id})
+        target = self.timers.fetch_target
+        if others and others[target % len(others)] == leader_id:
+            target += 1  # the old leader last: it is the one most likely gone
+        self.timers = evolve(self.timers, fetch_in_flight=False, next_fetch_ms=now_ms, fetch_target=target)
+        return [LeaderChanged(self.epoch, None, -1)]
+
+    def _send_fetch(self, now_ms: int) -> list[Effect]:
+        if isinstance(self.role, Follower):
+            target = self.role.leader_id
+        elif isinstance(self.role, Candidate | Leader):
+            return []
+        else:  # no leader known: ask the voters in turn (observers, and voters after a restart)
+            others = sorted(self.voters - {self.node_id})
+            if not others:
+                return []
+            target = others[self.timers.fetch_target % len(others)]
+            self.timers = evolve(self.timers, fetch_target=self.timers.fetch_target + 1)
+        self._mark_fetch_sent(now_ms)
+        request = FetchRequest(self.node_id, self.epoch, self.log_end_offset, self.last_epoch, self.cluster_id)
+        return [Send(target, request)]
+
+    def _mark_fetch_sent(self, now_ms: int) -> None:
+        # As in KafkaRaftClient, the node times its own requests out (the long poll plus a request timeout); the
+        # shell's timer is the same, and whichever fires first, the node fetches again.
+        deadline = now_ms + self.config.fetch_max_wait_ms + self.config.request_timeout_ms
+        self.timers = evolve(self.timers, fetch_in_flight=True, fetch_request_deadline_ms=deadline)
+
+    def propose(self, data: Sequence[bytes], now_ms: int) -> tuple[ProposeResult, list[Effect]]:
+        if not isinstance(self.role, Leader):
+            return ProposeResult(None, self.leader_id, self.epoch, ErrorCode.NOT_LEADER_OR_FOLLOWER), []
+        base = self.log_end_offset
+        new = tuple(LogEntry(base + i, self.epoch, item) for i, item in enumerate(data))
+        self.entries.extend(new)
+        self.progress[self.node_id] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
+        effects: list[Effect] = [AppendToLog(new)]
+        return ProposeResult(base, self.node_id, self.epoch), effects + self._advance_leader_high_watermark(now_ms)
+
+    def resign(self, now_ms: int) -> list[Effect]:
+        """Graceful shutdown of a leader: tell the voters so they elect a successor at once."""
+        if not isinstance(self.role, Leader):
+            return []
+        successors = tuple(
+            sorted(
+                (v for v in self.voters if v != self.node_id),
+                key=lambda v: -self.progress.get(v, ReplicaProgress()).fetch_offset,
+            )
+        )
+        self._resign("shutdown")
+        request = EndQuorumEpochRequest(self.node_id, self.epoch, successors, self.cluster_id)
+        return [LeaderChanged(self.epoch, None, -1)] + [Send(v, request) for v in successors]
+
+    def take_snapshot(self, end_offset: int, data: bytes) -> list[Effect]:
+        """The state machine's image of every entry below `end_offset` (committed) replaces that log prefix."""
+        if end_offset > self.high_watermark or end_offset <= self.log_start_offset:
+            return []
+        snapshot_id = SnapshotId(end_offset, self.entry(end_offset - 1).epoch)
+        self.entries = self.entries[end_offset - self.log_start_offset :]
+        self.log_start_offset = end_offset
+        self.snapshot_id = snapshot_id
+        self.snapshot_data = data
+        return [SaveSnapshot(snapshot_id, data)]
+
+    # ---- requests ----
+
+    def handle_request(self, sender: int, request: RaftRequest, now_ms: int) -> tuple[RaftResponse, list[Effect]]:
+        """Answer a request; the effects (persistence first) must run before the response is sent."""
+        response: RaftResponse
+        effects: list[Effect] = []
+        rejection = validate_request(request, LocalQuorum(self.node_id, self.cluster_id, self.voters, self.epoch))
+        if rejection is not None:
+            return self._refuse(sender, request, rejection), effects
+        match request:
+            case VoteRequest():
+                response, effects = self._handle_vote(request, now_ms)
+            case BeginQuorumEpochRequest():
+                response, effects = self._handle_begin_epoch(request, now_ms)
+            case EndQuorumEpochRequest():
+                response, effects = self._handle_end_epoch(request, now_ms)
+            case FetchRequest():
+                response, effects = self._handle_fetch(request, now_ms)
+            case FetchSnapshotRequest():
+                response = self._handle_fetch_snapshot(request)
+            case _:
+                raise TypeError(f"unknown request {request!r}")
+        if response.error_code != ErrorCode.NONE:
+            # Debug level: observers looking for the leader are refused by every non-leader, often.
+            self._log.debug(
+                "raft_request_rejected",
+                request=type(request).__name__,
+                sender=sender,
+                error=response.error_code.name,
+                expected_leader_epoch=self.epoch,
+                actual_leader_epoch=_request_epoch(request),
+                leader=response.leader_id,
+            )
+        return response, effects
+
+    def _refuse(self, sender: int, request: RaftRequest, rejection: Rejection) -> RaftResponse:
+        """Answer a request that failed validation; nothing of this node's state changes."""
+        self._log.warning(
+            "raft_request_invalid",
+            request=type(request).__name__,
+            sender=sender,
+            error=rejection.error_code.name,
+            field=rejection.field,
+            expected=rejection.expected,
+            actual=rejection.actual,
+            epoch=self.epoch,
+        )
+        code = rejection.error_code
+        # Another cluster learns nothing of this one (Kafka answers a bare error); a voter-set error carries ours.
+        foreign = code == ErrorCode.INCONSISTENT_CLUSTER_ID
+        leader = NO_LEADER if foreign else self._leader_or_none()
+        epoch = -1 if foreign else self.epoch
+        match request:
+            case VoteRequest():
+                return VoteResponse(code, leader, epoch, False)
+            case BeginQuorumEpochRequest():
+                return BeginQuorumEpochResponse(code, leader, epoch)
+            case EndQuorumEpochRequest():
+                return EndQuorumEpochResponse(code, leader, epoch)
+            case FetchRequest():
+                return FetchResponse(code, leader, epoch, -1, -1)
+            case FetchSnapshotRequest():
+                return FetchSnapshotResponse(code, leader, epoch, None)
+        raise TypeError(f"unknown request {request!r}")
+
+    def _leader_or_none(self) -> int:
+        return self.leader_id if self.leader_id is not None else NO_LEADER
+
+    def _handle_vote(self, request: VoteRequest, now_ms: int) -> tuple[VoteResponse, list[Effect]]:
+        effects: list[Effect] = []
+        if request.candidate_epoch < self.epoch:
+            return VoteResponse(ErrorCode.FENCED_LEADER_EPOCH, self._leader_or_none(), self.epoch, False), effects
+        if request.candidate_epoch > self.epoch:
+            effects += self._become_unattached(request.candidate_epoch, now_ms)
+        candidate_log = (request.last_offset_epoch, request.last_offset)
+        our_log = (self.last_epoch, self.log_end_offset)
+        if self.leader_id is not None:
+            reason = f"leader {self.leader_id} is known in epoch {self.epoch}"
+        elif self.voted_for is not None and self.voted_for != request.candidate_id:
+            reason = f"already voted for {self.voted_for}"
+        elif candidate_log < our_log:
+            reason = "candidate log is behind"
+        else:
+            reason = ""
+        if reason:
+            # expected: the candidate's log must be at least (last_epoch, last_offset) of ours; actual: its own.
+            self._log.info(
+                "raft_vote_rejected",
+                epoch=self.epoch,
+                candidate=request.candidate_id,
+                reason=reason,
+                expected_min_last_epoch=self.last_epoch,
+                expected_min_last_offset=self.log_end_offset,
+                actual_last_epoch=request.last_offset_epoch,
+                actual_last_offset=request.last_offset,
+                voted_for=self.voted_for,
+                leader=self.leader_id,
+            )
+            return VoteResponse(ErrorCode.NONE, self._leader_or_none(), self.epoch, False), effects
+        if self.voted_for is None:
+            self.voted_for = request.candidate_id
+            self.role = Voted(request.candidate_id)
+            effects.append(self._persist())  # durable before the grant leaves this node
+        self._reset_election_timer(now_ms)
+        self._log.info(
+            "raft_vote_granted",
+            epoch=self.epoch,
+            candidate=request.candidate_id,
+            candidate_last_epoch=request.last_offset_epoch,
+            candidate_last_offset=request.last_offset,
+            last_epoch=self.last_epoch,
+            last_offset=self.log_end_offset,
+        )
+        return VoteResponse(ErrorCode.NONE, NO_LEADER, self.epoch, True), effects
+
+    def _handle_begin_epoch(
+        self, request: BeginQuorumEpochRequest, now_ms: int
+    ) -> tuple[BeginQuorumEpochResponse, list[Effect]]:
+        if request.leader_epoch < self.epoch:
+            return BeginQuorumEpochResponse(ErrorCode.FENCED_LEADER_EPOCH, self._leader_or_none(), self.epoch), []
+        effects: list[Effect] = []
+        if request.leader_epoch > self.epoch or self.leader_id != request.leader_id:
+            effects = self._become_follower(request.leader_epoch, request.leader_id, now_ms)
+        return BeginQuorumEpochResponse(ErrorCode.NONE, request.leader_id, self.epoch), effects
+
+    def _handle_end_epoch(
+        self, request: EndQuorumEpochRequest, now_ms: int
+    ) -> tuple[EndQuorumEpochResponse, list[Effect]]:
+        if request.leader_epoch < self.epoch:
+            return EndQuorumEpochResponse(ErrorCode.FENCED_LEADER_EPOCH, self._leader_or_none(), self.epoch), []
+        effects: list[Effect] = []
+        if request.leader_epoch > self.epoch or self.leader_id == request.leader_id:
+            # Stay a follower of the resigned leader in its epoch: forgetting the epoch's vote or leader here would
+            # let a stale candidate of the same epoch win a second election in it. The election happens in the
+            # next epoch, when the (shortened) fetch deadline passes.
+            if request.leader_epoch > self.epoch or not isinstance(self.role, Follower):
+                effects = self._become_follower(request.leader_epoch, request.leader_id, now_ms)
+            # The preferred successors (most caught up first) time out first, so one of them usually wins.
+            rank = (
+                request.preferred_successors.index(self.node_id)
+                if self.node_id in request.preferred_successors
+                else len(request.preferred_successors)
+            )
+            self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + rank * self.config.retry_backoff_ms * 4)
+        return EndQuorumEpochResponse(ErrorCode.NONE, self._leader_or_none(), self.epoch), effects
+
+    def _handle_fetch(self, request: FetchRequest, now_ms: int) -> tuple[FetchResponse, list[Effect]]:
+        def error(code: ErrorCode) -> FetchResponse:
+            return FetchResponse(code, self._leader_or_none(), self.epoch, self.high_watermark, self.log_start_offset)
+
+        if not isinstance(self.role, Leader):
+            return error(ErrorCode.NOT_LEADER_OR_FOLLOWER), []
+        if request.current_leader_epoch > self.epoch:
+            return error(ErrorCode.UNKNOWN_LEADER_EPOCH), []
+        # A fetch from an older epoch (a restarted voter, an observer after a failover) is answered with our epoch
+        # and id, so the requester follows us first and then fetches in this epoch.
+        if request.current_leader_epoch < self.epoch:
+            return error(ErrorCode.FENCED_LEADER_EPOCH), []
+        # Below the log start, or at it with a history the snapshot cannot vouch for: start from the snapshot.
+        if self.snapshot_id is not None and (
+            request.fetch_offset < self.log_start_offset
+            or (request.fetch_offset == self.log_start_offset and request.last_fetched_epoch != self.snapshot_id.epoch)
+        ):
+            return FetchResponse(
+                ErrorCode.NONE,
+                self.node_id,
+                self.epoch,
+                self.high_watermark,
+                self.log_start_offset,
+                snapshot_id=self.snapshot_id,
+            ), []
+        end = self.end_offset_for_epoch(request.last_fetched_epoch)
+        if end.epoch != request.last_fetched_epoch or end.end_offset < request.fetch_offset:
+            return FetchResponse(
+                ErrorCode.NONE,
+                self.node_id,
+                self.epoch,
+                self.high_watermark,
+                self.log_start_offset,
+                diverging_epoch=end,
+            ), []
+        previous = self.progress.get(request.replica_id, ReplicaProgress())
+        caught_up_ms = now_ms if request.fetch_offset >= self.log_end_offset else previous.last_caught_up_ms
+        self.progress[request.replica_id] = ReplicaProgress(request.fetch_offset, now_ms, caught_up_ms)
+        effects = self._advance_leader_high_watermark(now_ms) if request.replica_id in self.voters else []
+        limit = self.log_end_offset if request.replica_id in self.voters else self.high_watermark
+        first = request.fetch_offset - self.log_start_offset
+        count = max(0, min(limit - request.fetch_offset, MAX_ENTRIES_PER_FETCH))
+        entries = tuple(self.entries[first : first + count])
+        return FetchResponse(
+            ErrorCode.NONE, self.node_id, self.epoch, self.high_watermark, self.log_start_offset, entries=entries
+        ), effects
+
+    def _handle_fetch_snapshot(self, request: FetchSnapshotRequest) -> FetchSnapshotResponse:
+        if not isinstance(self.role, Leader):
+            return FetchSnapshotResponse(ErrorCode.NOT_LEADER_OR_FOLLOWER, self._leader_or_none(), self.epoch, None)
+        if request.snapshot_id != self.snapshot_id:
+            return FetchSnapshotResponse(ErrorCode.SNAPSHOT_NOT_FOUND, self.node_id, self.epoch, self.snapshot_id)
+        return FetchSnapshotResponse(ErrorCode.NONE, self.node_id, self.epoch, self.snapshot_id, self.snapshot_data)
+
+    def _advance_leader_high_watermark(self, now_ms: int) -> list[Effect]:
+        assert isinstance(self.role, Leader)
+        self.progress[self.node_id] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
+        offsets = [self.progress[v].fetch_offset for v in self.voters if v in self.progress]
+        candidate = majority_offset(offsets, len(self.voters))
+        # Only once an entry of this epoch is committed may the HWM move (Raft's rule, KRaft's LeaderChange).
+        if candidate <= self.role.epoch_start_offset:
+            return []
+        return self._set_high_watermark(candidate)
+
+    def _set_high_watermark(self, offset: int) -> list[Effect]:
+        offset = min(offset, self.log_end_offset)
+        if offset <= self.high_watermark:
+            return []
+        first = max(self.high_watermark, self.log_start_offset)
+        newly = tuple(self.entries[first - self.log_start_offset : offset - self.log_start_offset])
+        self.high_watermark = offset
+        logged_epoch, logged_offset = self._logged_high_watermark
+        if logged_epoch != self.epoch or offset - logged_offset >= HIGH_WATERMARK_LOG_INTERVAL:
+            self._logged_high_watermark = (self.epoch, offset)
+            self._log.info(
+                "raft_high_watermark_advanced", epoch=self.epoch, leader=self.leader_id, high_watermark=offset
+            )
+        return [CommitAdvanced(offset, newly)]
+
+    def _check_quorum(self, now_ms: int) -> list[Effect]:
+        """A leader that has not heard from a majority within the fetch timeout steps down (KRaft's check)."""
+        assert isinstance(self.role, Leader)
+        recent = {self.node_id} | {
+            v
+            for v, p in self.progress.items()
+            if v in self.voters and now_ms - p.last_fetch_ms <= self.config.fetch_timeout_ms
+        }
+        grace_until = self.timers.fetch_deadline_ms  # set when we became leader
+        if has_majority(recent, self.voters) or now_ms < grace_until:
+            return []
+        self._resign("lost quorum")
+        self._reset_election_timer(now_ms)
+        return [LeaderChanged(self.epoch, None, -1)]
+
+    # ---- responses ----
+
+    def handle_response(self, sender: int, response: RaftResponse, now_ms: int) -> list[Effect]:
+        match response:
+            case VoteResponse():
+                return self._handle_vote_response(sender, response, now_ms)
+            case FetchResponse():
+                return self._handle_fetch_response(sender, response, now_ms)
+            case FetchSnapshotResponse():
+                return self._handle_fetch_snapshot_response(sender, response, now_ms)
+            case BeginQuorumEpochResponse() | EndQuorumEpochResponse():
+                return self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
+        raise TypeError(f"unknown response {response!r}")
+
+    def handle_failure(self, destination: int, request: RaftRequest, now_ms: int) -> list[Effect]:
+        """A request could not be delivered (connection refused, timeout)."""
+        if isinstance(request, FetchRequest | FetchSnapshotRequest):
+            self.timers = evolve(
+                self.timers, fetch_in_flight=False, next_fetch_ms=now_ms + self.config.retry_backoff_ms
+            )
+        return []
+
+    def _handle_vote_response(self, sender: int, response: VoteResponse, now_ms: int) -> list[Effect]:
+        effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
+        if effects or not isinstance(self.role, Candidate) or response.leader_epoch != self.epoch:
+            return effects
+        if not response.vote_granted:
+            return []
+        votes = self.role.votes | {sender}
+        self.role = Candidate(votes)
+        if has_majority(votes, self.voters):
+            return self._become_leader(now_ms)
+        return []
+
+    def _handle_fetch_response(self, sender: int, response: FetchResponse, now_ms: int) -> list[Effect]:
+        self.timers = evolve(self.timers, fetch_in_flight=False)
+        effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
+        if response.error_code != ErrorCode.NONE:
+            self.timers = evolve(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
+            return effects
+        if not isinstance(self.role, Follower) or self.role.leader_id != sender or response.leader_epoch != self.epoch:
+            self.timers = evolve(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
+            return effects
+        self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms, next_fetch_ms=now_ms)
+        if response.snapshot_id is not None:
+            self._mark_fetch_sent(now_ms)
+            request = FetchSnapshotRequest(self.node_id, self.epoch, response.snapshot_id, self.cluster_id)
+            return effects + [Send(sender, request)]
+        if response.diverging_epoch is not None:
+            return effects + self._truncate_to_diverging(response.diverging_epoch) + self._send_fetch(now_ms)
+        if not response.entries:
+            # Fetch again at once, as Kafka's followers do: the leader parks an empty fetch until it has entries
+            # or a new high watermark (up to the fetch max wait). An answer that only moved the high watermark
+            # came right after a commit, and the leader's next append would wait for this follower's next tick.
+            effects += self._set_high_watermark(min(response.high_watermark, self.log_end_offset))
+            return effects + self._send_fetch(now_ms)
+        if response.entries[0].offset != self.log_end_offset:
+            return effects  # a stale response; the next fetch asks again
+        self.entries.extend(response.entries)
+        effects.append(AppendToLog(response.entries))
+        effects += self._set_high_watermark(min(response.high_watermark, self.log_end_offset))
+        # Fetch again at once (after the append, so the offset it reports is durable): that fetch is what moves
+        # the leader's high watermark, and waiting for the next tick would add up to a tick to every commit.
+        return effects + self._send_fetch(now_ms)
+
+    def _truncate_to_diverging(self, diverging: EpochEndOffset) -> list[Effect]:
+        local = self.end_offset_for_epoch(diverging.epoch)
+        cut = min(local.end_offset, diverging.end_offset) if local.epoch == diverging.epoch else local.end_offset
+        cut = max(cut, self.log_start_offset)
+        if cut >= self.log_end_offset:
+            cut = self.log_end_offset - 1 if self.log_end_offset > self.log_start_offset else self.log_start_offset
+        if cut < self.high_watermark:
+            self._log.error("raft_truncation_below_high_watermark", cut=cut, high_watermark=self.high_watermark)
+            cut = self.high_watermark
+        self._log.info(
+            "raft_log_truncated",
+            old_end_offset=self.log_end_offset,
+            new_end_offset=cut,
+            diverging_epoch=diverging.epoch,
+            diverging_end_offset=diverging.end_offset,
+        )
+        del self.entries[cut - self.log_start_offset :]
+        return [TruncateLog(cut)]
+
+    def _handle_fetch_snapshot_response(
+        self, sender: int, response: FetchSnapshotResponse, now_ms: int
+    ) -> list[Effect]:
+        self.timers = evolve(self.timers, fetch_in_flight=False)
+        effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
+        if response.error_code != ErrorCode.NONE or response.snapshot_id is None:
+            self.timers = evolve(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
+            return effects
+        snapshot = response.snapshot_id
+        stale = (
+            not isinstance(self.role, Follower) or self.role.leader_id != sender or response.leader_epoch != self.epoch
+        )
+        # A late or duplicated answer: nothing to install.
+        if stale or snapshot == self.snapshot_id or snapshot.end_offset < self.high_watermark:
+            self.timers = evolve(self.timers, next_fetch_ms=now_ms)
+            return effects
+        self.entries = []
+        self.log_start_offset = snapshot.end_offset
+        self.snapshot_id = snapshot
+        self.snapshot_data = response.data
+        self.high_watermark = max(self.high_watermark, snapshot.end_offset)
+        self.timers = evolve(self.timers, next_fetch_ms=now_ms)
+        return effects + [InstallSnapshot(snapshot, response.data)]

@@ -1,0 +1,393 @@
+"""The Raft shell: owns the pure RaftNode, its file log, timers and gRPC transport.
+
+Effects of one core call run in order, so persistence (fsync of the quorum state and log) happens before any
+request or response leaves this process, with one exception, as in Kafka, whose Raft I/O thread is not its
+controller's: the leader's appends are fsynced in a worker thread while its loop goes on (sending them to the
+followers among other things), and a Fetch reaches the core only once every append made before it arrived is
+durable, so the leader's high watermark never counts its own unflushed entries (Raft's majority includes the
+leader). A Fetch that finds nothing new is parked (long poll) until entries are
+appended, the high watermark moves, or its max wait passes. Used by controllers (voters) and by brokers, which
+follow the metadata log as observers and keep their own copy on disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import grpc
+import structlog
+
+from minikafka.common.clock import monotonic_ms
+from minikafka.common.errors import ErrorCode
+from minikafka.common.grpc_support import insecure_channel
+from minikafka.common.purgatory import Purgatory
+from minikafka.common.sequential_stream import SequentialStream
+from minikafka.kraft_controller.raft import messages as m
+from minikafka.kraft_controller.raft import wire
+from minikafka.kraft_controller.raft.core import (
+    AppendToLog,
+    CommitAdvanced,
+    Effect,
+    InstallSnapshot,
+    LeaderChanged,
+    PersistQuorumState,
+    RaftConfig,
+    RaftNode,
+    SaveSnapshot,
+    Send,
+    TruncateLog,
+)
+from minikafka.kraft_controller.raft.file_log import QuorumState, RaftFileLog
+from minikafka.pb import controller_pb2, raft_pb2, raft_pb2_grpc
+
+TICK_INTERVAL_S = 0.02
+FETCH_MAX_WAIT_MS = 500
+SEND_GRACE_S = 1.0  # past a call's own timeout, the driver abandons it and reports the failure itself
+
+
+class RaftListener(Protocol):
+    def handle_commit(self, entries: Sequence[m.LogEntry]) -> None: ...
+
+    def handle_high_watermark(self, high_watermark: int) -> None: ...
+
+    def handle_leader_change(self, epoch: int, leader_id: int | None, epoch_start_offset: int) -> None: ...
+
+    def handle_snapshot(self, data: bytes, end_offset: int) -> None: ...
+
+
+class NotLeaderError(Exception):
+    pass
+
+
+class RaftDriver:
+    def __init__(
+        self,
+        node_id: int,
+        voters: Mapping[int, str],
+        data_dir: Path,
+        config: RaftConfig,
+        cluster_id: str,
+        segment_bytes: int = 8 * 1024 * 1024,
+        clock: Callable[[], int] = monotonic_ms,
+    ) -> None:
+        self.node_id = node_id
+        self.voter_addresses = dict(voters)
+        self.cluster_id = cluster_id
+        self.clock = clock
+        now = clock()
+        self.file_log = RaftFileLog(data_dir, segment_bytes, now)
+        quorum = self.file_log.load_quorum_state() or QuorumState(0, None, None)
+        self.core = RaftNode(
+            node_id,
+            sorted(voters),
+            config,
+            random.Random(),
+            now,
+            epoch=quorum.epoch,
+            voted_for=quorum.voted_for,
+            leader_id=quorum.leader_id,
+            entries=self.file_log.load_entries(),
+            snapshot=self.file_log.load_snapshot(),
+            cluster_id=cluster_id,
+        )
+        self.listeners: list[RaftListener] = []
+        self._stubs: dict[int, raft_pb2_grpc.RaftStub] = {}
+        # Fetches ride one stream a destination: a new unary call costs the server a loop turn to accept.
+        self._fetch_streams: dict[int, SequentialStream[raft_pb2.RaftFetchRequest, raft_pb2.RaftFetchResponse]] = {}
+        self._channels: list[grpc.aio.Channel] = []
+        self._changes = 0  # counts moves of the entries or the HWM: a long poll re-reads when it changed
+        self._parked = Purgatory()  # long polls waiting for the next change
+        self._untold: list[InstallSnapshot | CommitAdvanced | LeaderChanged] = []  # for the listeners, in order
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._ticker: asyncio.Task[None] | None = None
+        self._unflushed = False  # the leader appended since its worker's fsync began (or none is under way)
+        self._flushing = False
+        self._durable = asyncio.Event()  # set while every append is fsynced: Fetches wait for it
+        self._durable.set()
+        self._log = structlog.get_logger()
+
+    # ---- lifecycle ----
+
+    def add_listener(self, listener: RaftListener) -> None:
+        self.listeners.append(listener)
+
+    def start(self) -> None:
+        snapshot = self.file_log.load_snapshot()
+        if snapshot is not None:
+            for listener in self.listeners:
+                listener.handle_snapshot(snapshot[1], snapshot[0].end_offset)
+        self._ticker = asyncio.create_task(self._run_ticks(), name=f"raft-tick-{self.node_id}")
+
+    async def stop(self, resign: bool = True) -> None:
+        if resign:
+            self._apply(self.core.resign(self.clock()))
+            await asyncio.sleep(0)  # let EndQuorumEpoch requests leave
+        if self._ticker is not None:
+            self._ticker.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, *([self._ticker] if self._ticker else []), return_exceptions=True)
+        for stream in self._fetch_streams.values():
+            await stream.close()
+        for channel in self._channels:
+            await channel.close()
+        self.file_log.close()
+
+    async def _run_ticks(self) -> None:
+        while True:
+            self._apply(self.core.tick(self.clock()))
+            await asyncio.sleep(TICK_INTERVAL_S)
+
+    # ---- what the state machine sees ----
+
+    def leader(self) -> tuple[int | None, int]:
+        return self.core.leader_id, self.core.epoch
+
+    def log_end_offset(self) -> int:
+        return self.core.log_end_offset
+
+    async def propose(self, entries: Sequence[bytes]) -> int:
+        result, effects = self.core.propose(list(entries), self.clock())
+        self._apply(effects)
+        if result.base_offset is None:
+            raise NotLeaderError(f"not the leader (leader {result.leader_id}, epoch {result.epoch})")
+        return result.base_offset
+
+    def take_snapshot(self, end_offset: int, data: bytes) -> None:
+        self._apply(self.core.take_snapshot(end_offset, data))
+
+    def describe_quorum(self) -> controller_pb2.DescribeQuorumResponse:
+        core = self.core
+        response = controller_pb2.DescribeQuorumResponse(
+            leader_id=core.leader_id if core.leader_id is not None else -1,
+            leader_epoch=core.epoch,
+            high_watermark=core.high_watermark,
+        )
+        for replica_id, progress in sorted(core.progress.items()):
+            target = response.current_voters if replica_id in core.voters else response.observers
+            target.add(
+                replica_id=replica_id,
+                log_end_offset=progress.fetch_offset,
+                last_fetch_timestamp=progress.last_fetch_ms,
+                last_caught_up_timestamp=progress.last_caught_up_ms,
+            )
+        return response
+
+    # ---- effects ----
+
+    def _apply(self, effects: Sequence[Effect]) -> None:
+        already_untold = bool(self._untold)
+        for effect in effects:
+            match effect:
+                case PersistQuorumState():
+                    self.file_log.save_quorum_state(QuorumState(effect.epoch, effect.voted_for, effect.leader_id))
+                case AppendToLog():
+                    # A lone voter's append commits at once: it must be durable before anything else happens.
+                    in_background = self.core.is_leader and len(self.core.voters) > 1
+                    self.file_log.append(effect.entries, self.clock(), flush=not in_background)
+                    if in_background:
+                        self._flush_in_background()
+                    else:
+                        self._flushed_everything()
+                    self._notify_change()
+                case TruncateLog():
+                    self.file_log.truncate(effect.end_offset, "raft diverging epoch")
+                    self._flushed_everything()
+                case SaveSnapshot():
+                    self.file_log.save_snapshot(effect.snapshot_id, effect.data)
+                case InstallSnapshot():
+                    self.file_log.save_snapshot(effect.snapshot_id, effect.data)
+                    self.file_log.reset_to(effect.snapshot_id.end_offset)
+                    self._untold.append(effect)
+                case CommitAdvanced():
+                    self._untold.append(effect)
+                    self._notify_change()
+                case LeaderChanged():
+                    self._untold.append(effect)
+                    self._notify_change()
+                case Send():
+                    self._spawn(self._send(effect.destination, effect.request))
+        if self._untold and not already_untold:  # while any are untold, _tell_untold is scheduled
+            # The listeners hear in order, in a later callback than the tasks spawned above send their requests
+            # in: a follower's next fetch leaves before it replays what the last one committed. The controller's
+            # replay of a commit takes a millisecond or more, which the leader's next append waited out.
+            asyncio.get_running_loop().call_soon(self._tell_untold)
+
+    def _tell_untold(self) -> None:
+        untold, self._untold = self._untold, []
+        for effect in untold:
+            match effect:
+                case InstallSnapshot():
+                    for listener in self.listeners:
+                        listener.handle_snapshot(effect.data, effect.snapshot_id.end_offset)
+                case CommitAdvanced():
+                    data_entries = [e for e in effect.entries if not e.control]
+                    for listener in self.listeners:
+                        if data_entries:
+                            listener.handle_commit(data_entries)
+                        listener.handle_high_watermark(effect.high_watermark)
+                case LeaderChanged():
+                    for listener in self.listeners:
+                        listener.handle_leader_change(effect.epoch, effect.leader_id, effect.epoch_start_offset)
+
+    def _flush_in_background(self) -> None:
+        self._unflushed = True
+        self._durable.clear()
+        if not self._flushing:
+            self._flushing = True
+            self._spawn(self._flush_appends())
+
+    async def _flush_appends(self) -> None:
+        """fsync in a worker thread until no append is left unflushed. On an I/O error Fetches keep waiting: the
+        leader hears no follower, loses its quorum and resigns (Kafka halts a controller whose metadata log
+        cannot be written)."""
+        try:
+            while self._unflushed:
+                self._unflushed = False
+                fsync, then = self.file_log.detached_fsync(self.clock())
+                await self._run_fsync(fsync)
+                then()
+        except OSError as error:
+            self._unflushed = True
+            self._log.error("metadata_log_flush_failed", node_id=self.node_id, error=str(error))
+            return
+        finally:
+            self._flushing = False
+        self._durable.set()
+
+    async def _run_fsync(self, fsync: Callable[[], None]) -> None:
+        await asyncio.to_thread(fsync)
+
+    def _flushed_everything(self) -> None:
+        """The log was fsynced on this thread: every append so far is durable, the worker's too."""
+        self._unflushed = False
+        self._durable.set()
+
+    def _notify_change(self) -> None:
+        self._changes += 1
+        self._parked.wake_all()
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ---- client side ----
+
+    def _stub(self, node_id: int) -> raft_pb2_grpc.RaftStub | None:
+        if node_id not in self._stubs:
+            address = self.voter_addresses.get(node_id)
+            if address is None:
+                return None
+            channel = insecure_channel(address)
+            self._channels.append(channel)
+            self._stubs[node_id] = raft_pb2_grpc.RaftStub(channel)
+        return self._stubs[node_id]
+
+    async def _send(self, destination: int, request: m.RaftRequest) -> None:
+        stub = self._stub(destination)
+        if stub is None:
+            self._apply(self.core.handle_failure(destination, request, self.clock()))
+            return
+        message = wire.request_to_proto(request)
+        call: Callable[..., Awaitable[Any]]
+        if isinstance(request, m.FetchRequest):
+            if destination not in self._fetch_streams:
+                self._fetch_streams[destination] = SequentialStream(stub.FetchStream)
+            call = self._fetch_streams[destination].call
+            timeout = (FETCH_MAX_WAIT_MS + self.core.config.request_timeout_ms) / 1000
+        else:
+            call = {
+                m.VoteRequest: stub.Vote,
+                m.BeginQuorumEpochRequest: stub.BeginQuorumEpoch,
+                m.EndQuorumEpochRequest: stub.EndQuorumEpoch,
+                m.FetchSnapshotRequest: stub.FetchSnapshot,
+            }[type(request)]
+            timeout = self.core.config.request_timeout_ms / 1000
+        try:
+            # A hard bound over the call's own timeout: a call that never ends (a stream write that never returns,
+            # a stream lock held by such a call) is still reported, or the core would keep waiting for its answer.
+            async with asyncio.timeout(timeout + SEND_GRACE_S):
+                response = await call(message, timeout=timeout)
+        except grpc.RpcError:
+            self._apply(self.core.handle_failure(destination, request, self.clock()))
+            return
+        except Exception as error:  # any failure must reach the core, which otherwise waits for this answer
+            name = type(request).__name__
+            self._log.error("raft_send_failed", destination=destination, request=name, error=repr(error))
+            self._apply(self.core.handle_failure(destination, request, self.clock()))
+            return
+        self._apply(self.core.handle_response(destination, wire.response_from_proto(response), self.clock()))
+
+    # ---- server side ----
+
+    async def serve(self, sender: int, request: m.RaftRequest) -> m.RaftResponse:
+        if isinstance(request, m.FetchRequest) and not self._durable.is_set():
+            # Its offset may acknowledge appends this leader sent before fsyncing them. Once they are durable
+            # it can count: anything appended while it waited was sent after it arrived, so it acknowledges none.
+            await self._durable.wait()
+        seen = self._changes
+        response, effects = self.core.handle_request(sender, request, self.clock())
+        self._apply(effects)
+        if isinstance(request, m.FetchRequest) and self._worth_parking(response):
+            deadline = self.clock() + FETCH_MAX_WAIT_MS
+            while self._worth_parking(response) and self.clock() < deadline:
+                # A change while this request was handled is read at once; else park until one or the max wait.
+                if self._changes == seen and not await self._parked.wait((deadline - self.clock()) / 1000):
+                    break
+                seen = self._changes
+                response, effects = self.core.handle_request(sender, request, self.clock())
+                self._apply(effects)
+        return response
+
+    @staticmethod
+    def _worth_parking(response: m.RaftResponse) -> bool:
+        return (
+            isinstance(response, m.FetchResponse)
+            and response.error_code == ErrorCode.NONE
+            and not response.entries
+            and response.diverging_epoch is None
+            and response.snapshot_id is None
+        )
+
+
+class RaftService(raft_pb2_grpc.RaftServicer):
+    """The Raft RPCs a voter serves to other voters and to observers."""
+
+    def __init__(self, driver: RaftDriver) -> None:
+        self.driver = driver
+
+    def register(self, server: grpc.aio.Server) -> None:
+        raft_pb2_grpc.add_RaftServicer_to_server(self, server)
+
+    async def Vote(self, request: raft_pb2.VoteRequest, context: Any) -> raft_pb2.VoteResponse:
+        return wire.response_to_proto(await self.driver.serve(request.candidate_id, wire.vote_request(request)))
+
+    async def BeginQuorumEpoch(
+        self, request: raft_pb2.BeginQuorumEpochRequest, context: Any
+    ) -> raft_pb2.BeginQuorumEpochResponse:
+        return wire.response_to_proto(await self.driver.serve(request.leader_id, wire.begin_epoch_request(request)))
+
+    async def EndQuorumEpoch(
+        self, request: raft_pb2.EndQuorumEpochRequest, context: Any
+    ) -> raft_pb2.EndQuorumEpochResponse:
+        return wire.response_to_proto(await self.driver.serve(request.leader_id, wire.end_epoch_request(request)))
+
+    async def Fetch(self, request: raft_pb2.RaftFetchRequest, context: Any) -> raft_pb2.RaftFetchResponse:
+        return wire.response_to_proto(await self.driver.serve(request.replica_id, wire.fetch_request(request)))
+
+    async def FetchStream(
+        self, requests: AsyncIterator[raft_pb2.RaftFetchRequest], context: Any
+    ) -> AsyncIterator[raft_pb2.RaftFetchResponse]:
+        """A replica's fetches on one stream: it sends the next one after reading the answer."""
+        async for request in requests:
+            yield await self.Fetch(request, context)
+
+    async def FetchSnapshot(
+        self, request: raft_pb2.FetchSnapshotRequest, context: Any
+    ) -> raft_pb2.FetchSnapshotResponse:
+        return wire.response_to_proto(await self.driver.serve(request.replica_id, wire.fetch_snapshot_request(request)))

@@ -1,0 +1,166 @@
+"""KRaft (KIP-595) messages as plain frozen dataclasses; the shell maps them to protobuf (minikafka.pb.raft_pb2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minikafka.common.errors import ErrorCode
+
+NO_LEADER = -1
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    offset: int
+    epoch: int
+    data: bytes
+    control: bool = False  # e.g. the entry a new leader writes to start its epoch; not a metadata record
+
+
+@dataclass(frozen=True)
+class EpochEndOffset:
+    epoch: int
+    end_offset: int
+
+
+@dataclass(frozen=True)
+class SnapshotId:
+    end_offset: int  # exclusive: the snapshot holds every entry below it
+    epoch: int  # epoch of the entry at end_offset - 1
+
+
+@dataclass(frozen=True)
+class VoteRequest:
+    candidate_epoch: int
+    candidate_id: int
+    last_offset_epoch: int
+    last_offset: int  # the candidate's log end offset
+    cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
+
+
+@dataclass(frozen=True)
+class VoteResponse:
+    error_code: ErrorCode
+    leader_id: int
+    leader_epoch: int
+    vote_granted: bool
+
+
+@dataclass(frozen=True)
+class BeginQuorumEpochRequest:
+    leader_id: int
+    leader_epoch: int
+    cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
+
+
+@dataclass(frozen=True)
+class BeginQuorumEpochResponse:
+    error_code: ErrorCode
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True)
+class EndQuorumEpochRequest:
+    leader_id: int
+    leader_epoch: int
+    preferred_successors: tuple[int, ...]
+    cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
+
+
+@dataclass(frozen=True)
+class EndQuorumEpochResponse:
+    error_code: ErrorCode
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True)
+class FetchRequest:
+    replica_id: int
+    current_leader_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
+
+
+@dataclass(frozen=True)
+class FetchResponse:
+    error_code: ErrorCode
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+    log_start_offset: int
+    diverging_epoch: EpochEndOffset | None = None
+    snapshot_id: SnapshotId | None = None
+    entries: tuple[LogEntry, ...] = ()
+
+
+@dataclass(frozen=True)
+class FetchSnapshotRequest:
+    replica_id: int
+    current_leader_epoch: int
+    snapshot_id: SnapshotId
+    cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
+
+
+@dataclass(frozen=True)
+class FetchSnapshotResponse:
+    error_code: ErrorCode
+    leader_id: int
+    leader_epoch: int
+    snapshot_id: SnapshotId | None
+    data: bytes = b""
+
+
+RaftRequest = VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest | FetchSnapshotRequest
+RaftResponse = VoteResponse | BeginQuorumEpochResponse | EndQuorumEpochResponse | FetchResponse | FetchSnapshotResponse
+
+
+# ---- events for `RaftNode.step` (its other public methods are the same entry points, one per event) ----
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Timers: election, fetch timeout, next fetch, the leader's quorum check."""
+
+
+@dataclass(frozen=True)
+class RequestReceived:
+    sender: int
+    request: RaftRequest
+
+
+@dataclass(frozen=True)
+class ResponseReceived:
+    sender: int
+    response: RaftResponse
+
+
+@dataclass(frozen=True)
+class RequestFailed:
+    """A request could not be delivered or timed out."""
+
+    destination: int
+    request: RaftRequest
+
+
+@dataclass(frozen=True)
+class Propose:
+    entries: tuple[bytes, ...]
+
+
+@dataclass(frozen=True)
+class Resign:
+    """Graceful shutdown of the leader (EndQuorumEpoch)."""
+
+
+@dataclass(frozen=True)
+class SnapshotTaken:
+    """The state machine's image of every entry below `end_offset` (which must be committed)."""
+
+    end_offset: int
+    data: bytes
+
+
+RaftEvent = Tick | RequestReceived | ResponseReceived | RequestFailed | Propose | Resign | SnapshotTaken

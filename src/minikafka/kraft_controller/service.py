@@ -1,0 +1,332 @@
+"""The controller's gRPC servicer: thin conversions between protobuf and the control layer's dataclasses.
+
+Whole-request errors (KafkaError) become the response's `error_code`/`error_message`; NOT_CONTROLLER also carries
+the active controller's id, epoch and address so callers can redirect (rule 4: errors mapped in one place).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+import grpc
+
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.kraft_controller.control import requests as rq
+from minikafka.kraft_controller.metadata.records import Endpoint, LeaderRecoveryState
+from minikafka.kraft_controller.quorum_controller import NotControllerError, QuorumController
+from minikafka.pb import common_pb2, controller_pb2, controller_pb2_grpc
+
+P = TypeVar("P")
+
+
+class ControllerService(controller_pb2_grpc.ControllerServicer):
+    def __init__(
+        self,
+        controller: QuorumController,
+        voter_addresses: Mapping[int, str],
+        describe_quorum: Callable[[], controller_pb2.DescribeQuorumResponse],
+        cluster_id: str,
+    ) -> None:
+        self.controller = controller
+        self.voter_addresses = dict(voter_addresses)
+        self.describe_quorum = describe_quorum
+        self.cluster_id = cluster_id
+
+    def register(self, server: grpc.aio.Server) -> None:
+        controller_pb2_grpc.add_ControllerServicer_to_server(self, server)
+
+    # ---- error mapping ----
+
+    def _leader(self) -> common_pb2.LeaderIdAndEpoch:
+        leader, epoch = self.controller.raft.leader()
+        return common_pb2.LeaderIdAndEpoch(
+            leader_id=-1 if leader is None else leader,
+            leader_epoch=epoch,
+            leader_address=self.voter_addresses.get(leader, "") if leader is not None else "",
+        )
+
+    async def _answer(self, response_type: type[P], produce: Callable[[], Awaitable[P]]) -> P:
+        try:
+            return await produce()
+        except NotControllerError as error:
+            return response_type(
+                error_code=ErrorCode.NOT_CONTROLLER,
+                error_message=error.message,  # type: ignore[call-arg]
+                current_leader=self._leader(),
+            )
+        except KafkaError as error:
+            return response_type(error_code=int(error.code), error_message=error.message)  # type: ignore[call-arg]
+
+    # ---- RPCs ----
+
+    async def BrokerRegistration(
+        self, request: controller_pb2.BrokerRegistrationRequest, context: Any
+    ) -> controller_pb2.BrokerRegistrationResponse:
+        if request.cluster_id and request.cluster_id != self.cluster_id:
+            return controller_pb2.BrokerRegistrationResponse(
+                error_code=ErrorCode.INCONSISTENT_CLUSTER_ID,
+                error_message=f"cluster id {request.cluster_id} is not {self.cluster_id}",
+            )
+        registration = rq.BrokerRegistrationRequest(
+            broker_id=request.broker_id,
+            incarnation_id=request.incarnation_id,
+            listeners=tuple(Endpoint(e.name, e.host, e.port) for e in request.listeners),
+            rack=request.rack,
+        )
+
+        async def run() -> controller_pb2.BrokerRegistrationResponse:
+            now = self.controller.clock()
+            response = await self.controller.submit(lambda: self.controller.state.register_broker(registration, now))
+            return controller_pb2.BrokerRegistrationResponse(
+                error_code=int(response.error_code), broker_epoch=response.broker_epoch
+            )
+
+        return await self._answer(controller_pb2.BrokerRegistrationResponse, run)
+
+    async def BrokerHeartbeat(
+        self, request: controller_pb2.BrokerHeartbeatRequest, context: Any
+    ) -> controller_pb2.BrokerHeartbeatResponse:
+        heartbeat = rq.BrokerHeartbeatRequest(
+            broker_id=request.broker_id,
+            broker_epoch=request.broker_epoch,
+            current_metadata_offset=request.current_metadata_offset,
+            want_fence=request.want_fence,
+            want_shutdown=request.want_shutdown,
+            offline_log_dirs=tuple(request.offline_log_dirs),
+        )
+
+        async def run() -> controller_pb2.BrokerHeartbeatResponse:
+            now = self.controller.clock()
+            response = await self.controller.submit(lambda: self.controller.state.broker_heartbeat(heartbeat, now))
+            return controller_pb2.BrokerHeartbeatResponse(
+                error_code=int(response.error_code),
+                is_caught_up=response.is_caught_up,
+                is_fenced=response.is_fenced,
+                should_shutdown=response.should_shutdown,
+            )
+
+        return await self._answer(controller_pb2.BrokerHeartbeatResponse, run)
+
+    async def AlterPartition(
+        self, request: controller_pb2.AlterPartitionRequest, context: Any
+    ) -> controller_pb2.AlterPartitionResponse:
+        try:
+            alter = alter_partition_from_proto(request)
+        except ValueError as error:
+            return controller_pb2.AlterPartitionResponse(error_code=ErrorCode.INVALID_REQUEST, error_message=str(error))
+
+        async def run() -> controller_pb2.AlterPartitionResponse:
+            response = await self.controller.submit(lambda: self.controller.state.alter_partition(alter))
+            return alter_partition_to_proto(response)
+
+        return await self._answer(controller_pb2.AlterPartitionResponse, run)
+
+    async def CreateTopics(
+        self, request: controller_pb2.CreateTopicsRequest, context: Any
+    ) -> controller_pb2.CreateTopicsResponse:
+        create = rq.CreateTopicsRequest(
+            topics=tuple(
+                rq.CreatableTopic(
+                    name=topic.name,
+                    num_partitions=topic.num_partitions,
+                    replication_factor=topic.replication_factor,
+                    assignments=tuple(
+                        rq.ReplicaAssignment(a.partition_index, tuple(a.broker_ids)) for a in topic.assignments
+                    ),
+                    configs=dict(topic.configs),
+                )
+                for topic in request.topics
+            ),
+            validate_only=request.validate_only,
+        )
+
+        async def run() -> controller_pb2.CreateTopicsResponse:
+            response = await self.controller.submit(lambda: self.controller.state.create_topics(create))
+            result = controller_pb2.CreateTopicsResponse()
+            for topic in response.topics:
+                result.topics.add(
+                    name=topic.name,
+                    topic_id=topic.topic_id.bytes if topic.topic_id else b"",
+                    error_code=int(topic.error_code),
+                    error_message=topic.error_message,
+                    num_partitions=topic.num_partitions,
+                    replication_factor=topic.replication_factor,
+                )
+            return result
+
+        return await self._answer(controller_pb2.CreateTopicsResponse, run)
+
+    async def DeleteTopics(
+        self, request: controller_pb2.DeleteTopicsRequest, context: Any
+    ) -> controller_pb2.DeleteTopicsResponse:
+        delete = rq.DeleteTopicsRequest(tuple(request.topic_names))
+
+        async def run() -> controller_pb2.DeleteTopicsResponse:
+            response = await self.controller.submit(lambda: self.controller.state.delete_topics(delete))
+            result = controller_pb2.DeleteTopicsResponse()
+            for topic in response.topics:
+                result.responses.add(
+                    name=topic.name,
+                    topic_id=topic.topic_id.bytes if topic.topic_id else b"",
+                    error_code=int(topic.error_code),
+                    error_message=topic.error_message,
+                )
+            return result
+
+        return await self._answer(controller_pb2.DeleteTopicsResponse, run)
+
+    async def ElectLeaders(
+        self, request: controller_pb2.ElectLeadersRequest, context: Any
+    ) -> controller_pb2.ElectLeadersResponse:
+        try:
+            elect = elect_leaders_from_proto(request)
+        except ValueError as error:
+            return controller_pb2.ElectLeadersResponse(error_code=ErrorCode.INVALID_REQUEST, error_message=str(error))
+
+        async def run() -> controller_pb2.ElectLeadersResponse:
+            response = await self.controller.submit(lambda: self.controller.state.elect_leaders(elect))
+            return elect_leaders_to_proto(response)
+
+        return await self._answer(controller_pb2.ElectLeadersResponse, run)
+
+    async def AlterPartitionReassignments(
+        self, request: controller_pb2.AlterPartitionReassignmentsRequest, context: Any
+    ) -> controller_pb2.AlterPartitionReassignmentsResponse:
+        alter = rq.AlterPartitionReassignmentsRequest(
+            tuple(
+                rq.ReassignablePartition(
+                    topic.name,
+                    p.partition_index,
+                    tuple(p.replicas.broker_ids) if p.HasField("replicas") else None,
+                )
+                for topic in request.topics
+                for p in topic.partitions
+            )
+        )
+
+        async def run() -> controller_pb2.AlterPartitionReassignmentsResponse:
+            response = await self.controller.submit(lambda: self.controller.state.alter_partition_reassignments(alter))
+            result = controller_pb2.AlterPartitionReassignmentsResponse()
+            by_topic: dict[str, Any] = {}
+            for r in response.results:
+                if r.topic not in by_topic:
+                    by_topic[r.topic] = result.responses.add(name=r.topic)
+                by_topic[r.topic].partitions.add(
+                    partition_index=r.partition, error_code=int(r.error_code), error_message=r.error_message
+                )
+            return result
+
+        return await self._answer(controller_pb2.AlterPartitionReassignmentsResponse, run)
+
+    async def ListPartitionReassignments(
+        self, request: controller_pb2.ListPartitionReassignmentsRequest, context: Any
+    ) -> controller_pb2.ListPartitionReassignmentsResponse:
+        async def run() -> controller_pb2.ListPartitionReassignmentsResponse:
+            response = self.controller.read(self.controller.state.list_partition_reassignments)
+            result = controller_pb2.ListPartitionReassignmentsResponse()
+            by_topic: dict[str, Any] = {}
+            for r in response.reassignments:
+                if r.topic not in by_topic:
+                    by_topic[r.topic] = result.topics.add(name=r.topic)
+                by_topic[r.topic].partitions.add(
+                    partition_index=r.partition,
+                    replicas=list(r.replicas),
+                    adding_replicas=list(r.adding_replicas),
+                    removing_replicas=list(r.removing_replicas),
+                )
+            return result
+
+        return await self._answer(controller_pb2.ListPartitionReassignmentsResponse, run)
+
+    async def DescribeQuorum(
+        self, request: controller_pb2.DescribeQuorumRequest, context: Any
+    ) -> controller_pb2.DescribeQuorumResponse:
+        async def run() -> controller_pb2.DescribeQuorumResponse:
+            return self.controller.read(self.describe_quorum)
+
+        return await self._answer(controller_pb2.DescribeQuorumResponse, run)
+
+    async def DescribeCluster(
+        self, request: controller_pb2.DescribeClusterRequest, context: Any
+    ) -> controller_pb2.DescribeClusterResponse:
+        async def run() -> controller_pb2.DescribeClusterResponse:
+            response = self.controller.read(lambda: self.controller.state.describe_cluster().response)
+            result = controller_pb2.DescribeClusterResponse(
+                cluster_id=self.cluster_id,
+                controller_id=self.controller.raft.node_id,
+                metadata_offset=response.metadata_offset,
+            )
+            for broker in response.brokers:
+                result.brokers.add(
+                    broker_id=broker.broker_id,
+                    listeners=[common_pb2.Endpoint(name=e.name, host=e.host, port=e.port) for e in broker.endpoints],
+                    rack=broker.rack,
+                    broker_epoch=broker.broker_epoch,
+                    incarnation_id=broker.incarnation_id,
+                    fenced=broker.fenced,
+                    in_controlled_shutdown=broker.in_controlled_shutdown,
+                )
+            return result
+
+        return await self._answer(controller_pb2.DescribeClusterResponse, run)
+
+
+def alter_partition_from_proto(request: controller_pb2.AlterPartitionRequest) -> rq.AlterPartitionRequest:
+    topics = []
+    for topic in request.topics:
+        if len(topic.topic_id) != 16:
+            raise ValueError(f"topic id must be 16 bytes, got {len(topic.topic_id)}")
+        partitions = tuple(
+            rq.AlterPartitionPartition(
+                partition_index=p.partition_index,
+                leader_epoch=p.leader_epoch,
+                new_isr_with_epochs=tuple(rq.BrokerState(b.broker_id, b.broker_epoch) for b in p.new_isr_with_epochs),
+                partition_epoch=p.partition_epoch,
+                leader_recovery_state=LeaderRecoveryState(p.leader_recovery_state),
+            )
+            for p in topic.partitions
+        )
+        topics.append(rq.AlterPartitionTopic(uuid.UUID(bytes=topic.topic_id), partitions))
+    return rq.AlterPartitionRequest(request.broker_id, request.broker_epoch, tuple(topics))
+
+
+def alter_partition_to_proto(response: rq.AlterPartitionResponse) -> controller_pb2.AlterPartitionResponse:
+    result = controller_pb2.AlterPartitionResponse(error_code=int(response.error_code))
+    for topic in response.topics:
+        topic_data = result.topics.add(topic_id=topic.topic_id.bytes)
+        for p in topic.partitions:
+            topic_data.partitions.add(
+                partition_index=p.partition_index,
+                error_code=int(p.error_code),
+                leader_id=p.leader_id,
+                leader_epoch=p.leader_epoch,
+                isr=list(p.isr),
+                leader_recovery_state=int(p.leader_recovery_state),
+                partition_epoch=p.partition_epoch,
+            )
+    return result
+
+
+def elect_leaders_from_proto(request: controller_pb2.ElectLeadersRequest) -> rq.ElectLeadersRequest:
+    try:
+        election_type = rq.ElectionType(request.election_type)
+    except ValueError:
+        raise ValueError(f"unknown election type {request.election_type}") from None
+    if request.all_topic_partitions:
+        return rq.ElectLeadersRequest(election_type, None)
+    refs = tuple(rq.TopicPartitionRef(t.topic, p) for t in request.topic_partitions for p in t.partitions)
+    return rq.ElectLeadersRequest(election_type, refs)
+
+
+def elect_leaders_to_proto(response: rq.ElectLeadersResponse) -> controller_pb2.ElectLeadersResponse:
+    result = controller_pb2.ElectLeadersResponse()
+    by_topic: dict[str, controller_pb2.ElectLeadersResponse.ReplicaElectionResult] = {}
+    for r in response.results:
+        if r.topic not in by_topic:
+            by_topic[r.topic] = result.replica_election_results.add(topic=r.topic)
+        by_topic[r.topic].partition_result.add(
+            partition_id=r.partition, error_code=int(r.error_code), error_message=r.error_message
+        )
+    return result

@@ -1,0 +1,164 @@
+from minikafka.pb import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class BrokerStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BROKER_STATUS_FENCED: _ClassVar[BrokerStatus]
+    BROKER_STATUS_UNFENCED: _ClassVar[BrokerStatus]
+    BROKER_STATUS_CONTROLLED_SHUTDOWN: _ClassVar[BrokerStatus]
+BROKER_STATUS_FENCED: BrokerStatus
+BROKER_STATUS_UNFENCED: BrokerStatus
+BROKER_STATUS_CONTROLLED_SHUTDOWN: BrokerStatus
+
+class RegisterBrokerRecord(_message.Message):
+    __slots__ = ("broker_id", "incarnation_id", "endpoints", "rack", "broker_epoch", "status")
+    BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_ID_FIELD_NUMBER: _ClassVar[int]
+    ENDPOINTS_FIELD_NUMBER: _ClassVar[int]
+    RACK_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    broker_id: int
+    incarnation_id: str
+    endpoints: _containers.RepeatedCompositeFieldContainer[_common_pb2.Endpoint]
+    rack: str
+    broker_epoch: int
+    status: BrokerStatus
+    def __init__(self, broker_id: _Optional[int] = ..., incarnation_id: _Optional[str] = ..., endpoints: _Optional[_Iterable[_Union[_common_pb2.Endpoint, _Mapping]]] = ..., rack: _Optional[str] = ..., broker_epoch: _Optional[int] = ..., status: _Optional[_Union[BrokerStatus, str]] = ...) -> None: ...
+
+class FenceBrokerRecord(_message.Message):
+    __slots__ = ("broker_id", "broker_epoch", "reason")
+    BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    broker_id: int
+    broker_epoch: int
+    reason: str
+    def __init__(self, broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class UnfenceBrokerRecord(_message.Message):
+    __slots__ = ("broker_id", "broker_epoch", "reason")
+    BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    broker_id: int
+    broker_epoch: int
+    reason: str
+    def __init__(self, broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class BrokerRegistrationChangeRecord(_message.Message):
+    __slots__ = ("broker_id", "broker_epoch", "in_controlled_shutdown")
+    BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    IN_CONTROLLED_SHUTDOWN_FIELD_NUMBER: _ClassVar[int]
+    broker_id: int
+    broker_epoch: int
+    in_controlled_shutdown: bool
+    def __init__(self, broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., in_controlled_shutdown: _Optional[bool] = ...) -> None: ...
+
+class TopicRecord(_message.Message):
+    __slots__ = ("name", "topic_id")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    topic_id: bytes
+    def __init__(self, name: _Optional[str] = ..., topic_id: _Optional[bytes] = ...) -> None: ...
+
+class ReplicaList(_message.Message):
+    __slots__ = ("broker_ids",)
+    BROKER_IDS_FIELD_NUMBER: _ClassVar[int]
+    broker_ids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, broker_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class PartitionRecord(_message.Message):
+    __slots__ = ("topic_id", "partition_id", "replicas", "isr", "leader", "leader_epoch", "partition_epoch", "leader_recovery_state", "removing_replicas", "adding_replicas")
+    TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    ISR_FIELD_NUMBER: _ClassVar[int]
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    LEADER_RECOVERY_STATE_FIELD_NUMBER: _ClassVar[int]
+    REMOVING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    ADDING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    topic_id: bytes
+    partition_id: int
+    replicas: _containers.RepeatedScalarFieldContainer[int]
+    isr: _containers.RepeatedScalarFieldContainer[int]
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    leader_recovery_state: int
+    removing_replicas: _containers.RepeatedScalarFieldContainer[int]
+    adding_replicas: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, topic_id: _Optional[bytes] = ..., partition_id: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ..., isr: _Optional[_Iterable[int]] = ..., leader: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., partition_epoch: _Optional[int] = ..., leader_recovery_state: _Optional[int] = ..., removing_replicas: _Optional[_Iterable[int]] = ..., adding_replicas: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class PartitionChangeRecord(_message.Message):
+    __slots__ = ("topic_id", "partition_id", "leader", "isr_changed", "isr", "leader_recovery_state", "reason", "replicas", "removing_replicas", "adding_replicas")
+    TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    ISR_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    ISR_FIELD_NUMBER: _ClassVar[int]
+    LEADER_RECOVERY_STATE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    REMOVING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    ADDING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    topic_id: bytes
+    partition_id: int
+    leader: int
+    isr_changed: bool
+    isr: _containers.RepeatedScalarFieldContainer[int]
+    leader_recovery_state: int
+    reason: str
+    replicas: ReplicaList
+    removing_replicas: ReplicaList
+    adding_replicas: ReplicaList
+    def __init__(self, topic_id: _Optional[bytes] = ..., partition_id: _Optional[int] = ..., leader: _Optional[int] = ..., isr_changed: _Optional[bool] = ..., isr: _Optional[_Iterable[int]] = ..., leader_recovery_state: _Optional[int] = ..., reason: _Optional[str] = ..., replicas: _Optional[_Union[ReplicaList, _Mapping]] = ..., removing_replicas: _Optional[_Union[ReplicaList, _Mapping]] = ..., adding_replicas: _Optional[_Union[ReplicaList, _Mapping]] = ...) -> None: ...
+
+class TopicConfigRecord(_message.Message):
+    __slots__ = ("topic_name", "name", "value")
+    TOPIC_NAME_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    topic_name: str
+    name: str
+    value: str
+    def __init__(self, topic_name: _Optional[str] = ..., name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+
+class RemoveTopicRecord(_message.Message):
+    __slots__ = ("topic_id",)
+    TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+    topic_id: bytes
+    def __init__(self, topic_id: _Optional[bytes] = ...) -> None: ...
+
+class MetadataRecord(_message.Message):
+    __slots__ = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change", "topic", "partition", "partition_change", "topic_config", "remove_topic")
+    REGISTER_BROKER_FIELD_NUMBER: _ClassVar[int]
+    FENCE_BROKER_FIELD_NUMBER: _ClassVar[int]
+    UNFENCE_BROKER_FIELD_NUMBER: _ClassVar[int]
+    BROKER_REGISTRATION_CHANGE_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_CHANGE_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_TOPIC_FIELD_NUMBER: _ClassVar[int]
+    register_broker: RegisterBrokerRecord
+    fence_broker: FenceBrokerRecord
+    unfence_broker: UnfenceBrokerRecord
+    broker_registration_change: BrokerRegistrationChangeRecord
+    topic: TopicRecord
+    partition: PartitionRecord
+    partition_change: PartitionChangeRecord
+    topic_config: TopicConfigRecord
+    remove_topic: RemoveTopicRecord
+    def __init__(self, register_broker: _Optional[_Union[RegisterBrokerRecord, _Mapping]] = ..., fence_broker: _Optional[_Union[FenceBrokerRecord, _Mapping]] = ..., unfence_broker: _Optional[_Union[UnfenceBrokerRecord, _Mapping]] = ..., broker_registration_change: _Optional[_Union[BrokerRegistrationChangeRecord, _Mapping]] = ..., topic: _Optional[_Union[TopicRecord, _Mapping]] = ..., partition: _Optional[_Union[PartitionRecord, _Mapping]] = ..., partition_change: _Optional[_Union[PartitionChangeRecord, _Mapping]] = ..., topic_config: _Optional[_Union[TopicConfigRecord, _Mapping]] = ..., remove_topic: _Optional[_Union[RemoveTopicRecord, _Mapping]] = ...) -> None: ...

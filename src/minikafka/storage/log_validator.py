@@ -1,0 +1,112 @@
+"""Kafka's LogValidator: the checks a partition log makes on record batches before it appends them.
+
+Pure: bytes in, a `ValidationResult` out, or a KafkaError with Kafka's code (CORRUPT_MESSAGE for bytes that fail
+their CRC or framing, INVALID_RECORD for a batch whose header disagrees with its records or that its sender may
+not write, UNSUPPORTED_COMPRESSION_TYPE, INVALID_TIMESTAMP, MESSAGE_TOO_LARGE). The broker stores batches as
+sent, so whatever a header claims (its record count, its offsets) must be what its records hold: a count too big
+would move the log end past offsets that hold nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.record_batch import (
+    MAGIC,
+    CorruptRecordError,
+    InvalidRecordError,
+    RecordBatch,
+    check_records,
+    read_header,
+)
+
+
+class AppendOrigin(Enum):
+    """Who wrote the batches (Kafka's AppendOrigin): the rules differ."""
+
+    CLIENT = "client"  # a producer's request: the leader assigns offsets, and client-only rules apply
+    REPLICATION = "replication"  # a leader's bytes (a follower, the Raft metadata log): offsets as they are
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    batches: tuple[RecordBatch, ...]
+    record_count: int
+    max_timestamp: int
+
+
+def validate_records(records: bytes | memoryview, origin: AppendOrigin, max_message_bytes: int) -> ValidationResult:
+    """Check every batch in `records`, in Kafka's order: framing, size, CRC, then what the records hold."""
+    batches = tuple(_frame_batches(records))
+    if origin is AppendOrigin.CLIENT and len(batches) != 1:
+        # Produce requests since magic 2 carry exactly one batch per partition.
+        raise InvalidRecordError(f"a produce request holds {len(batches)} record batches for one partition")
+    for batch in batches:
+        if origin is AppendOrigin.CLIENT and batch.base_offset != 0:
+            raise InvalidRecordError(f"a producer's batch starts at offset 0, not {batch.base_offset}", batch.position)
+        if batch.size > max_message_bytes:
+            raise KafkaError(
+                ErrorCode.MESSAGE_TOO_LARGE,
+                f"batch of {batch.size} bytes exceeds message.max.bytes {max_message_bytes}",
+            )
+        _check_crc(batch)
+        _check_batch(batch, origin)
+        check_records(batch)
+    return ValidationResult(
+        batches,
+        sum(batch.records_count for batch in batches),
+        max(batch.max_timestamp for batch in batches),
+    )
+
+
+def _frame_batches(records: bytes | memoryview) -> list[RecordBatch]:
+    batches = []
+    position = 0
+    while position < len(records):
+        batch = read_header(records, position, check_counts=False)
+        batches.append(batch)
+        position += batch.size
+    if not batches:
+        raise CorruptRecordError("no record batch in the request", 0)
+    return batches
+
+
+def _check_crc(batch: RecordBatch) -> None:
+    computed = batch.computed_crc()
+    if computed != batch.crc:
+        stored = f"stored {batch.crc:#010x}, computed {computed:#010x}"
+        raise CorruptRecordError(f"CRC mismatch in batch at offset {batch.base_offset} ({stored})", batch.position)
+
+
+def _check_batch(batch: RecordBatch, origin: AppendOrigin) -> None:
+    """The header's own rules (Kafka's validateBatch), before its records are walked."""
+    if batch.records_count <= 0 or batch.last_offset_delta != batch.records_count - 1:
+        raise InvalidRecordError(
+            f"records_count {batch.records_count} and last offset delta {batch.last_offset_delta} disagree "
+            f"(a batch of n records has last offset delta n - 1, n > 0)",
+            batch.position,
+        )
+    if batch.compression_type != 0:
+        # No codec here: stored as is, such a batch could not be read back.
+        raise KafkaError(
+            ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+            f"compression type {batch.compression_type} in batch at offset {batch.base_offset} (magic {MAGIC}): "
+            f"only uncompressed batches are supported",
+        )
+    if batch.is_transactional and not batch.has_producer_id:
+        raise InvalidRecordError(f"transactional batch without a producer id ({batch.producer_id})", batch.position)
+    if origin is AppendOrigin.CLIENT:
+        _check_client_batch(batch)
+
+
+def _check_client_batch(batch: RecordBatch) -> None:
+    if batch.is_control:
+        raise InvalidRecordError("clients may not write control batches", batch.position)
+    if batch.has_producer_id and batch.base_sequence < 0:
+        raise InvalidRecordError(
+            f"invalid sequence {batch.base_sequence} in a batch of producer id {batch.producer_id}", batch.position
+        )
+    if batch.has_log_append_time:
+        raise KafkaError(ErrorCode.INVALID_TIMESTAMP, "a producer may not set the timestamp type to LogAppendTime")

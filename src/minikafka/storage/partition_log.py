@@ -1,0 +1,659 @@
+"""A partition's log: segments, leader-epoch cache, checkpoints, flush policy and crash recovery.
+
+One directory per partition (`<log.dirs>/<topic>-<partition>/`) holding `<base offset>.log` + `.index` segments,
+`leader-epoch-checkpoint`, `recovery-point-offset-checkpoint`, `replication-offset-checkpoint` (the high
+watermark), `log-start-offset-checkpoint` and `partition.metadata` (the topic id). The KRaft metadata log uses the
+same class, so nothing here knows about brokers or replication.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import shutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
+
+import structlog
+
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.record_batch import (
+    CorruptRecordError,
+    InvalidRecordError,
+    iter_batches,
+    set_base_offset,
+    set_partition_leader_epoch,
+)
+from minikafka.storage.checkpoint import CheckpointError, OffsetCheckpoint, PartitionMetadataFile
+from minikafka.storage.leader_epoch_cache import LeaderEpochCache
+from minikafka.storage.log_config import LogConfig
+from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel, storage_error
+from minikafka.storage.log_validator import AppendOrigin, ValidationResult, validate_records
+from minikafka.storage.segment import LOG_SUFFIX, LogSegment
+
+CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
+RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"
+HIGH_WATERMARK_FILE = "replication-offset-checkpoint"
+LOG_START_FILE = "log-start-offset-checkpoint"
+LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
+PARTITION_METADATA_FILE = "partition.metadata"
+MAX_SEGMENT_POSITION = 2**31 - 1  # index positions are 32-bit, as Kafka's segment.bytes is an int
+
+# Runs its first argument (file I/O) in a worker thread, then its second on the thread that owns the log (the
+# broker's event loop), as Kafka's scheduler thread flushes a rolled segment.
+Background = Callable[[Callable[[], None], Callable[[], None]], None]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def storage_operation(
+    operation: str, writes: bool = True
+) -> Callable[[Callable[Concatenate[PartitionLog, P], R]], Callable[Concatenate[PartitionLog, P], R]]:
+    """Kafka's maybeHandleIOException: with a failure channel, an I/O error (or an unreadable checkpoint) takes
+    the log's directory offline and surfaces as KAFKA_STORAGE_ERROR, and nothing touches a log in an offline
+    directory again. Without one (the metadata log) the error propagates as it is."""
+
+    def decorate(method: Callable[Concatenate[PartitionLog, P], R]) -> Callable[Concatenate[PartitionLog, P], R]:
+        @functools.wraps(method)
+        def guarded(self: PartitionLog, *args: P.args, **kwargs: P.kwargs) -> R:
+            self.check_online()
+            try:
+                if self.failures is not None:
+                    self.failures.check_injected(self.log_dir, writes)
+                return method(self, *args, **kwargs)
+            except (OSError, CheckpointError) as error:
+                raise self.io_failed(operation, error) from error
+
+        return guarded
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class AppendInfo:
+    first_offset: int
+    last_offset: int
+    record_count: int
+    size_bytes: int
+    max_timestamp: int
+
+
+class PartitionLog:
+    def __init__(
+        self,
+        directory: Path,
+        config: LogConfig,
+        background: Background | None = None,
+        failures: LogDirFailureChannel | None = None,
+    ) -> None:
+        self.directory = directory
+        self.failures = failures  # None: I/O errors propagate as they are (the metadata log: fatal there)
+        self.config = config
+        self._background = background  # None: a rolled segment is flushed at once, on the caller's thread
+        self.name = directory.name
+        self.segments: list[LogSegment] = []
+        self.log_start_offset = 0
+        self.recovery_point = 0
+        self._checkpointed_recovery_point: int | None = None  # what the checkpoint file says
+        self._recovery_checkpointed_ms = 0
+        self._high_watermark = 0
+        self.unflushed_messages = 0
+        self.last_flush_ms = 0
+        self._truncations = 0  # a background flush of a rolled segment only counts if the log was not cut since
+        self.epoch_cache = LeaderEpochCache(directory / LEADER_EPOCH_FILE)
+        self.topic_id: str | None = None
+        self._log = structlog.get_logger().bind(partition=self.name)
+        self._recovery_checkpoint = OffsetCheckpoint(directory / RECOVERY_POINT_FILE, self.name)
+        self._hwm_checkpoint = OffsetCheckpoint(directory / HIGH_WATERMARK_FILE, self.name)
+        self._checkpointed_high_watermark: int | None = None  # what the HWM checkpoint file says
+        # The broker writes the HWM checkpoint from a worker thread; this orders it with close and abandon.
+        self._hwm_checkpoint_lock = threading.Lock()
+        self._start_checkpoint = OffsetCheckpoint(directory / LOG_START_FILE, self.name)
+        self._closed = False
+
+    # ---- opening and recovery ----
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        config: LogConfig,
+        now_ms: int,
+        topic_id: str | None = None,
+        background: Background | None = None,
+        failures: LogDirFailureChannel | None = None,
+    ) -> PartitionLog:
+        directory.mkdir(parents=True, exist_ok=True)
+        log = cls(directory, config, background, failures)
+        log.last_flush_ms = now_ms
+        log._check_topic_id(topic_id)
+        for leftover in directory.glob("*.tmp"):
+            leftover.unlink()
+        clean = (directory / CLEAN_SHUTDOWN_FILE).exists()
+        (directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
+        log._checkpointed_recovery_point = log._recovery_checkpoint.read()
+        log._recovery_checkpointed_ms = now_ms
+        log.recovery_point = log._checkpointed_recovery_point or 0
+        # Loaded before the scan: the checkpoint is written before the data, so it vouches for batch epochs.
+        cache_existed = (directory / LEADER_EPOCH_FILE).exists()
+        log.epoch_cache = LeaderEpochCache.load(directory / LEADER_EPOCH_FILE)
+        log._load_segments(now_ms, clean, log.epoch_cache.epoch_for_offset if cache_existed else None)
+        start = log._start_checkpoint.read()
+        log.log_start_offset = max(start if start is not None else 0, log.segments[0].base_offset)
+        log.epoch_cache.truncate_from_end(log.log_end_offset)
+        log.epoch_cache.truncate_from_start(log.log_start_offset)
+        log.recovery_point = min(log.recovery_point, log.log_end_offset)
+        if not clean:
+            # What recovery kept is made durable, so the recovery point is exact again (its checkpoint lags).
+            following = [s.base_offset for s in log.segments[1:]] + [None]
+            for segment, next_base in zip(log.segments, following, strict=True):
+                if next_base is None or next_base > log.recovery_point:
+                    segment.flush()
+            log.recovery_point = log.log_end_offset
+            log._checkpoint_recovery_point(now_ms)
+        hwm = log._hwm_checkpoint.read() or 0
+        log._checkpointed_high_watermark = hwm
+        log._high_watermark = min(max(hwm, log.log_start_offset), log.log_end_offset)
+        return log
+
+    def _check_topic_id(self, topic_id: str | None) -> None:
+        metadata = PartitionMetadataFile(self.directory / PARTITION_METADATA_FILE)
+        stored = metadata.read()
+        if topic_id is not None and stored is not None and stored != topic_id:
+            self._log.warning("partition_topic_id_mismatch", expected=topic_id, actual=stored)
+            raise KafkaError(
+                ErrorCode.INCONSISTENT_TOPIC_ID,
+                f"{self.directory} belongs to topic id {stored}, not {topic_id}",
+            )
+        if topic_id is not None and stored is None:
+            metadata.write(topic_id)
+        self.topic_id = stored or topic_id
+
+    def _load_segments(self, now_ms: int, clean: bool, expected_epoch: Callable[[int], int] | None) -> None:
+        base_offsets = sorted(int(p.name[: -len(LOG_SUFFIX)]) for p in self.directory.glob("*" + LOG_SUFFIX))
+        for stray_index in self.directory.glob("*.index"):
+            if int(stray_index.stem) not in base_offsets:
+                stray_index.unlink()
+        recovered: list[dict[str, object]] = []
+        for position, base in enumerate(base_offsets):
+            segment, index_ok = LogSegment.open_existing(
+                self.directory, base, self.config.simulate_page_cache, self.config.index_interval_bytes, now_ms
+            )
+            following = base_offsets[position + 1] if position + 1 < len(base_offsets) else None
+            # A segment needs a full scan when it may hold unflushed data (at or past the recovery point after an
+            # unclean shutdown) or when its index is missing or disagrees with it.
+            needs_scan = not index_ok or (not clean and (following is None or following > self.recovery_point))
+            if not needs_scan and not segment.load_end():
+                needs_scan = True
+            if needs_scan:
+                result = segment.recover(expected_epoch)
+                recovered.append(
+                    {
+                        "segment": base,
+                        "valid_bytes": result.valid_bytes,
+                        "truncated_bytes": result.truncated_bytes,
+                        "batches": result.batches,
+                        "reason": result.reason,
+                    }
+                )
+            self.segments.append(segment)
+            # A torn batch, or a segment that no longer reaches the next one (its tail was cut off entirely).
+            if needs_scan and (result.truncated_bytes or (following is not None and segment.next_offset != following)):
+                for later in base_offsets[position + 1 :]:  # nothing after a torn batch can be trusted
+                    doomed, _ = LogSegment.open_existing(
+                        self.directory,
+                        later,
+                        self.config.simulate_page_cache,
+                        self.config.index_interval_bytes,
+                        now_ms,
+                    )
+                    recovered.append({"segment": later, "deleted": True, "truncated_bytes": doomed.size})
+                    doomed.delete()
+                break
+        if not self.segments:
+            start = self._start_checkpoint.read() or 0
+            self.segments.append(self._new_segment(start, now_ms))
+        if recovered:
+            truncated = sum(int(r.get("truncated_bytes", 0) or 0) for r in recovered)
+            self._log.info(
+                "log_recovered",
+                clean_shutdown=clean,
+                recovery_point=self.recovery_point,
+                log_end_offset=self.log_end_offset,
+                truncated_bytes=truncated,
+                segments=recovered,
+            )
+
+    def _new_segment(self, base_offset: int, now_ms: int) -> LogSegment:
+        return LogSegment(
+            self.directory, base_offset, self.config.simulate_page_cache, self.config.index_interval_bytes, now_ms
+        )
+
+    # ---- log directory failure ----
+
+    @property
+    def log_dir(self) -> Path:
+        return self.directory.parent
+
+    @property
+    def offline(self) -> bool:
+        return self.failures is not None and self.failures.is_offline(self.log_dir)
+
+    def check_online(self) -> None:
+        if self.offline:
+            raise storage_error(self.log_dir, f"{self.name} is not readable or writable")
+
+    def io_failed(self, operation: str, error: Exception) -> Exception:
+        """The error to raise for a failed `operation`: with a failure channel, the directory goes offline."""
+        if self.failures is None:
+            return error
+        reason = f"{operation} of {self.name} failed: {error}"
+        self.failures.mark_offline(self.log_dir, reason)
+        return storage_error(self.log_dir, reason)
+
+    # ---- properties ----
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self.segments[-1]
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.active_segment.next_offset
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(segment.size for segment in self.segments)
+
+    @property
+    def latest_epoch(self) -> int:
+        return self.epoch_cache.latest_epoch
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @high_watermark.setter
+    def high_watermark(self, offset: int) -> None:
+        self._high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        return self.epoch_cache.end_offset_for(epoch, self.log_end_offset)
+
+    def assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
+        """A new leader caches its epoch before appending in it, so it can answer where older epochs end."""
+        self.epoch_cache.assign(leader_epoch, start_offset)
+
+    # ---- appending ----
+
+    @storage_operation("append")
+    def append_as_leader(self, records: bytes | memoryview, leader_epoch: int, now_ms: int) -> AppendInfo:
+        """Validate a producer's batch, assign offsets from the log end and stamp `leader_epoch` (rewriting only
+        those two header fields), then append. Invalid input raises a KafkaError and writes nothing."""
+        validated = self._validate(records, AppendOrigin.CLIENT, "leader")
+        buffer = bytearray(records)
+        first = next_offset = self.log_end_offset
+        for batch in validated.batches:
+            set_base_offset(buffer, batch.position, next_offset)
+            set_partition_leader_epoch(buffer, batch.position, leader_epoch)
+            next_offset += batch.last_offset_delta + 1
+        self.epoch_cache.assign(leader_epoch, first)
+        self._append(buffer, first, next_offset - 1, validated.record_count, validated.max_timestamp, now_ms)
+        return AppendInfo(first, next_offset - 1, validated.record_count, len(buffer), validated.max_timestamp)
+
+    @storage_operation("append")
+    def append_as_follower(self, records: bytes | memoryview, now_ms: int) -> AppendInfo:
+        """Append batches as the leader wrote them (validated as Kafka validates replicated batches, without the
+        rules for producers): offsets must continue the log exactly."""
+        validated = self._validate(records, AppendOrigin.REPLICATION, "follower")
+        batches = validated.batches
+        expected = self.log_end_offset
+        for batch in batches:
+            if batch.base_offset != expected:
+                self._rejected("follower", "not_at_log_end", expected=expected, actual=batch.base_offset)
+                raise CorruptRecordError(
+                    f"follower append at offset {batch.base_offset}, expected {expected} (the log end)",
+                    batch.position,
+                )
+            expected = batch.last_offset + 1
+        for batch in batches:
+            if batch.partition_leader_epoch > self.epoch_cache.latest_epoch:
+                self.epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
+        first = batches[0].base_offset
+        self._append(records, first, expected - 1, validated.record_count, validated.max_timestamp, now_ms)
+        return AppendInfo(first, expected - 1, validated.record_count, len(records), validated.max_timestamp)
+
+    def _validate(self, records: bytes | memoryview, origin: AppendOrigin, role: str) -> ValidationResult:
+        """Kafka's checks of the batches and of their size; every rejection is logged once with what was
+        expected."""
+        try:
+            validated = validate_records(records, origin, self.config.max_message_bytes)
+        except KafkaError as error:
+            where = {"position": error.position} if isinstance(error, CorruptRecordError | InvalidRecordError) else {}
+            expected = "valid v2 batches within message.max.bytes"
+            self._rejected(role, error.code.name.lower(), expected=expected, actual=error.message, **where)
+            raise
+        if len(records) > self.config.segment_bytes:
+            error = KafkaError(
+                ErrorCode.RECORD_LIST_TOO_LARGE,
+                f"{len(records)} bytes exceed log.segment.bytes {self.config.segment_bytes}",
+            )
+            self._rejected(role, error.code.name.lower(), expected="within log.segment.bytes", actual=error.message)
+            raise error
+        return validated
+
+    def _rejected(self, role: str, reason: str, expected: object, actual: object, **fields: object) -> None:
+        self._log.warning(
+            "log_append_rejected",
+            role=role,
+            reason=reason,
+            expected=expected,
+            actual=actual,
+            log_end_offset=self.log_end_offset,
+            **fields,
+        )
+
+    def _append(
+        self, data: bytes | memoryview, first: int, last: int, count: int, max_timestamp: int, now_ms: int
+    ) -> None:
+        self._maybe_roll(len(data), last, now_ms)
+        self.active_segment.append(data, first, last, max_timestamp)
+        self.unflushed_messages += count
+        self.maybe_flush(now_ms)
+
+    def _maybe_roll(self, incoming: int, last_offset: int, now_ms: int) -> None:
+        active = self.active_segment
+        if active.size == 0:
+            return
+        too_big = active.size + incoming > min(self.config.segment_bytes, MAX_SEGMENT_POSITION)
+        too_old = now_ms - active.created_ms >= self.config.segment_ms
+        # The index stores offsets relative to the segment's base in 32 bits (Kafka rolls the same way).
+        too_far = not active.can_convert_to_relative_offset(last_offset)
+        if too_big or too_old or too_far:
+            self.roll(now_ms)
+
+    def roll(self, now_ms: int) -> LogSegment:
+        """Start a new segment at the log end. The old one is flushed, as Kafka flushes rolled segments: in the
+        background when the log has one (Kafka's scheduler thread: an fsync of a whole segment holds up
+        whatever waits for it, 0.25 s for 512 MiB here), else at once. It is a flush like any other: the recovery
+        point moves once it is done, so "unflushed" always means "past the recovery point"."""
+        rolled = self.active_segment
+        rolled.on_become_inactive()
+        self.unflushed_messages = 0
+        segment = self._new_segment(self.log_end_offset, now_ms)
+        self.segments.append(segment)
+        self._log.debug("log_segment_rolled", base_offset=segment.base_offset)
+        # Simulated unflushed bytes live in this process: only the owning thread may write them out.
+        if self._background is None or self.config.simulate_page_cache:
+            rolled.flush()
+            self._mark_flushed(rolled, segment.base_offset, self._truncations, now_ms)
+        else:
+            self._flush_in_background(rolled, segment.base_offset, now_ms)
+        return segment
+
+    def _flush_in_background(self, rolled: LogSegment, offset: int, now_ms: int) -> None:
+        assert self._background is not None
+        fsync, truncations = rolled.detached_fsync(), self._truncations
+        done: list[bool] = []
+
+        def work() -> None:
+            try:
+                fsync()
+                done.append(True)
+            except OSError as error:  # left dirty: the next flush or the close fsyncs it again
+                self._log.warning("rolled_segment_flush_failed", base_offset=rolled.base_offset, error=str(error))
+                if self.failures is not None:  # an fsync error is an I/O error like any other
+                    self.io_failed("flush", error)
+
+        def then() -> None:
+            if done:
+                self._mark_flushed(rolled, offset, truncations, now_ms)
+
+        self._background(work, then)
+
+    def _mark_flushed(self, rolled: LogSegment, offset: int, truncations: int, now_ms: int) -> None:
+        """`rolled`, which ends at `offset`, was fsynced: the recovery point moves there, unless the log was cut
+        since (the bytes below `offset` may be new and unflushed, and `rolled` may be gone) or closed."""
+        if self._closed or truncations != self._truncations:
+            return
+        rolled.mark_clean()
+        if offset > self.recovery_point:
+            self.recovery_point = offset
+            self._checkpoint_recovery_point(now_ms)
+
+    # ---- flushing ----
+
+    @storage_operation("flush")
+    def maybe_flush(self, now_ms: int) -> bool:
+        """Flush when log.flush.interval.messages or log.flush.interval.ms says so."""
+        if not self.unflushed_messages:
+            return False
+        due_by_count = self.unflushed_messages >= self.config.flush_interval_messages
+        interval = self.config.flush_interval_ms
+        due_by_time = interval is not None and now_ms - self.last_flush_ms >= interval
+        if due_by_count or due_by_time:
+            self.flush(now_ms)
+            return True
+        return False
+
+    @storage_operation("flush")
+    def flush(self, now_ms: int, checkpoint: bool = False) -> None:
+        """fsync everything appended; the recovery point moves to the log end. Its checkpoint file is rewritten
+        only every log.flush.offset.checkpoint.interval.ms (or when asked), as in Kafka: rewriting it atomically
+        costs three more fsyncs per flush, and a stale checkpoint only makes recovery scan further."""
+        for segment in self.segments:
+            if segment.dirty or segment is self.active_segment:  # rolled ones too, if their flush is not done
+                segment.flush()
+        self._flushed_to(self.log_end_offset, now_ms, checkpoint)
+
+    def flushed_elsewhere(self, end_offset: int, now_ms: int) -> None:
+        """Another thread fsynced every segment up to `end_offset`, and the log was neither written nor cut
+        since that fsync began (the caller knows): the recovery point moves there, as a `flush` moves it."""
+        if not self._closed and end_offset > self.recovery_point:
+            self._flushed_to(end_offset, now_ms, checkpoint=False)
+
+    def _flushed_to(self, end_offset: int, now_ms: int, checkpoint: bool) -> None:
+        self.unflushed_messages = 0
+        self.last_flush_ms = now_ms
+        self.recovery_point = end_offset
+        due = now_ms - self._recovery_checkpointed_ms >= self.config.recovery_point_checkpoint_interval_ms
+        if checkpoint or due:
+            self._checkpoint_recovery_point(now_ms)
+
+    def _checkpoint_recovery_point(self, now_ms: int) -> None:
+        if self._checkpointed_recovery_point != self.recovery_point:
+            self._recovery_checkpoint.write(self.recovery_point)
+            self._checkpointed_recovery_point = self.recovery_point
+        self._recovery_checkpointed_ms = now_ms
+
+    @storage_operation("high watermark checkpoint")
+    def checkpoint_high_watermark(self, high_watermark: int) -> None:
+        """Write the HWM checkpoint if `high_watermark` (read earlier by the thread that owns the log) differs from
+        it. Safe from another thread; nothing is written once the log is closed or abandoned."""
+        with self._hwm_checkpoint_lock:
+            if not self._closed:
+                self._write_high_watermark_checkpoint(high_watermark)
+
+    def _write_high_watermark_checkpoint(self, high_watermark: int, always: bool = False) -> None:
+        if always or high_watermark != self._checkpointed_high_watermark:
+            self._hwm_checkpoint.write(high_watermark)
+            self._checkpointed_high_watermark = high_watermark
+
+    # ---- reading ----
+
+    @storage_operation("read", writes=False)
+    def read(self, fetch_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
+        """Whole batches from the one holding `fetch_offset`, at most `max_bytes` (the first batch always whole),
+        none starting at or past `max_offset` (the HWM, for consumers)."""
+        if fetch_offset < self.log_start_offset or fetch_offset > self.log_end_offset:
+            raise KafkaError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"offset {fetch_offset} is outside [{self.log_start_offset}, {self.log_end_offset}] of {self.name}",
+            )
+        if fetch_offset == self.log_end_offset:
+            return b""
+        slot = bisect.bisect_right([s.base_offset for s in self.segments], fetch_offset) - 1
+        for segment in self.segments[max(slot, 0) :]:
+            data = segment.read(fetch_offset, max_bytes, max_offset)
+            if data:
+                return self._verified(data)
+            if max_offset is not None and segment.next_offset >= max_offset:
+                break
+        return b""
+
+    def _verified(self, data: bytes) -> bytes:
+        """Beyond Kafka: a broker checks every batch's CRC before serving it. Bytes that changed on disk are a
+        storage error: the log dir goes offline and leadership moves to a replica with good data, rather than
+        consumers or followers getting bad bytes. (The metadata log, without a failure channel, is not checked.)"""
+        if self.failures is None:
+            return data
+        offset = None  # of the bad batch; None: the first batch's header is already torn
+        try:
+            for batch in iter_batches(data):
+                offset = batch.base_offset
+                if not batch.is_valid():
+                    raise CorruptRecordError(
+                        f"CRC mismatch in the batch at offset {offset} (stored {batch.crc:#010x}, "
+                        f"computed {batch.computed_crc():#010x})",
+                        batch.position,
+                    )
+                offset = batch.last_offset + 1
+        except CorruptRecordError as error:
+            self._log.error("log_batch_corrupt", offset=offset, error=error.message)
+            raise self.io_failed("read", error) from error
+        return data
+
+    # ---- truncation and retention ----
+
+    @storage_operation("truncate")
+    def truncate_to(self, offset: int, reason: str = "") -> int:
+        """Cut the log so it ends at or below `offset` (whole batches); returns the new log end offset."""
+        old_end = self.log_end_offset
+        if offset >= old_end:
+            # Nothing to cut, but an epoch entry at the log end (cached by a leader that appended nothing before it
+            # lost leadership) goes: the follower would otherwise keep fetching with an epoch it holds no data of.
+            self.epoch_cache.truncate_from_end(old_end)
+            return old_end
+        if offset <= self.segments[0].base_offset:
+            self.truncate_fully_and_start_at(max(offset, self.log_start_offset), reason)
+            return self.log_end_offset
+        while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
+            self.segments.pop().delete()
+        self.active_segment.truncate_to(offset)
+        self._after_truncation()
+        self._log.info(
+            "log_truncated",
+            old_log_end_offset=old_end,
+            new_log_end_offset=self.log_end_offset,
+            requested_offset=offset,
+            reason=reason,
+        )
+        return self.log_end_offset
+
+    @storage_operation("truncate")
+    def truncate_fully_and_start_at(self, offset: int, reason: str = "") -> None:
+        old_end = self.log_end_offset
+        for segment in self.segments:
+            segment.delete()
+        self.segments = [self._new_segment(offset, self.last_flush_ms)]
+        self.log_start_offset = offset
+        self._start_checkpoint.write(offset)
+        self.epoch_cache.clear()
+        self._after_truncation()
+        self._log.info(
+            "log_truncated",
+            old_log_end_offset=old_end,
+            new_log_end_offset=offset,
+            requested_offset=offset,
+            reason=reason,
+            fully=True,
+        )
+
+    def _after_truncation(self) -> None:
+        self._truncations += 1
+        end = self.log_end_offset
+        self.epoch_cache.truncate_from_end(end)
+        self._high_watermark = min(self._high_watermark, end)
+        self.recovery_point = min(self.recovery_point, end)
+        if (self._checkpointed_recovery_point or 0) > end:  # never vouch on disk for data that is gone
+            self._recovery_checkpoint.write(end)
+            self._checkpointed_recovery_point = end
+        self.unflushed_messages = 0
+
+    @storage_operation("retention")
+    def delete_retention(self, now_ms: int) -> int:
+        """Delete the oldest whole segments beyond retention.bytes / retention.ms (never the active segment, never
+        data at or above the high watermark); returns how many segments went."""
+        deleted = 0
+        while len(self.segments) > 1:
+            oldest = self.segments[0]
+            following = self.segments[1]
+            if following.base_offset > self._high_watermark:
+                break
+            over_size = (
+                self.config.retention_bytes >= 0 and self.size_bytes - oldest.size >= self.config.retention_bytes
+            )
+            too_old = self.config.retention_ms >= 0 and now_ms - max(oldest.max_timestamp, 0) > self.config.retention_ms
+            if not (over_size or too_old):
+                break
+            self.segments.pop(0).delete()
+            self.log_start_offset = following.base_offset
+            deleted += 1
+        if deleted:
+            self._start_checkpoint.write(self.log_start_offset)
+            self.epoch_cache.truncate_from_start(self.log_start_offset)
+            self._log.info(
+                "log_segments_deleted", segments=deleted, log_start_offset=self.log_start_offset, reason="retention"
+            )
+        return deleted
+
+    @storage_operation("retention")
+    def delete_before(self, offset: int, reason: str) -> int:
+        """Move the log start up to `offset` (Kafka's maybeIncrementLogStartOffset; the caller vouches that it is
+        committed, e.g. a snapshot's end) and delete the segments wholly below it, never the active one; returns
+        how many went."""
+        offset = min(offset, self.log_end_offset)
+        if offset <= self.log_start_offset:
+            return 0
+        deleted = 0
+        while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
+            self.segments.pop(0).delete()
+            deleted += 1
+        self.log_start_offset = offset
+        self._start_checkpoint.write(offset)
+        self.epoch_cache.truncate_from_start(offset)
+        self._high_watermark = max(self._high_watermark, offset)
+        self._log.info("log_segments_deleted", segments=deleted, log_start_offset=offset, reason=reason)
+        return deleted
+
+    # ---- closing ----
+
+    def close(self, now_ms: int = 0) -> None:
+        """Flush, checkpoint and mark a clean shutdown (the next open skips the recovery scan)."""
+        if self._closed:
+            return
+        if self.offline:  # nothing more is written to a failed directory, a clean-shutdown marker least of all
+            self.abandon()
+            return
+        self.flush(now_ms, checkpoint=True)
+        with self._hwm_checkpoint_lock:  # after any checkpoint being written elsewhere, and the last one
+            self._write_high_watermark_checkpoint(self._high_watermark, always=True)
+            self._closed = True
+        for segment in self.segments:
+            segment.close()
+        (self.directory / CLEAN_SHUTDOWN_FILE).write_text("")
+
+    def abandon(self) -> None:
+        """Close file handles without flushing, as a crash would (tests; unflushed simulated bytes are lost)."""
+        with self._hwm_checkpoint_lock:
+            self._closed = True
+        for segment in self.segments:
+            segment.close()
+
+    def delete(self) -> None:
+        self.abandon()
+        shutil.rmtree(self.directory, ignore_errors=True)
