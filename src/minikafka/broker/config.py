@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -211,15 +212,15 @@ class BrokerConfig(NodeConfig):
         protocols = parse_protocol_map(self.listener_security_protocol_map)
         return tuple(listener for listener in self.bound_listeners if protocols.get(listener.name) == protocol)
 
-    @property
+    @functools.cached_property
     def grpc_listeners(self) -> tuple[Listener, ...]:
         return self._with_protocol(GRPC_PROTOCOL)
 
-    @property
+    @functools.cached_property
     def kafka_listeners(self) -> tuple[Listener, ...]:
         return self._with_protocol(KAFKA_PROTOCOL)
 
-    @property
+    @functools.cached_property  # asked on every follower fetch
     def inter_broker_listener(self) -> str:
         grpc = self.grpc_listeners
         return self.inter_broker_listener_name or (grpc[0] if grpc else self.bound_listeners[0]).name

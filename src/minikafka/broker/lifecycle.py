@@ -134,6 +134,13 @@ class Lifecycle:
     def exited(self) -> bool:
         return isinstance(self.state, ShuttingDown)
 
+    def next_tick_ms(self, now_ms: int, longest_ms: int) -> int:
+        """When `tick` next has work: the next send is due, but not while a request is in flight (its answer
+        wakes the shell); the session timers are looked at every `longest_ms` at least."""
+        if self.in_flight_since_ms is not None:
+            return now_ms + longest_ms
+        return min(now_ms + longest_ms, max(now_ms + 1, self.next_send_ms))
+
     # ---- events ----
 
     def start(self, incarnation_id: str, now_ms: int) -> Transition:

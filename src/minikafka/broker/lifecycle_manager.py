@@ -140,7 +140,8 @@ class LifecycleManager:
             self._step(self.lifecycle.tick(self.clock(), self.metadata_offset()))
             if self.lifecycle.exited:
                 return
-            wait_ms = min(MAX_TICK_MS, max(1, self.lifecycle.next_send_ms - self.clock()))
+            now = self.clock()
+            wait_ms = self.lifecycle.next_tick_ms(now, MAX_TICK_MS) - now
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), wait_ms / 1000)

@@ -30,6 +30,12 @@ class LogDirFailureChannel:
             return directory in self._offline
 
     @property
+    def healthy(self) -> bool:
+        """No directory offline and no fault injected. Asked before every log operation, so without the lock:
+        offline directories are only ever added."""
+        return not self._offline and self._injected is None
+
+    @property
     def offline_dirs(self) -> tuple[Path, ...]:
         with self._lock:
             return tuple(self._offline)

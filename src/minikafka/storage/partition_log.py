@@ -60,10 +60,11 @@ def storage_operation(
     def decorate(method: Callable[Concatenate[PartitionLog, P], R]) -> Callable[Concatenate[PartitionLog, P], R]:
         @functools.wraps(method)
         def guarded(self: PartitionLog, *args: P.args, **kwargs: P.kwargs) -> R:
-            self.check_online()
+            failures = self.failures
             try:
-                if self.failures is not None:
-                    self.failures.check_injected(self.log_dir, writes)
+                if failures is not None and not failures.healthy:  # the common case costs one attribute read
+                    self.check_online()
+                    failures.check_injected(self.log_dir, writes)
                 return method(self, *args, **kwargs)
             except (OSError, CheckpointError) as error:
                 raise self.io_failed(operation, error) from error
@@ -241,7 +242,8 @@ class PartitionLog:
 
     @property
     def offline(self) -> bool:
-        return self.failures is not None and self.failures.is_offline(self.log_dir)
+        # Asked before every operation: the cheap test first (a Path's parent and hash cost more than a fetch).
+        return self.failures is not None and not self.failures.healthy and self.failures.is_offline(self.log_dir)
 
     def check_online(self) -> None:
         if self.offline:

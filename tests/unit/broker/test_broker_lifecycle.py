@@ -72,6 +72,16 @@ def test_heartbeats_every_interval() -> None:
     assert effects == (SendHeartbeat(3, 42, 77, want_fence=False, want_shutdown=False),)
 
 
+def test_the_next_tick_is_the_next_send_and_waits_for_an_answer_in_flight() -> None:
+    life = running(0)
+    assert life.next_tick_ms(30, longest_ms=50) == 80  # the session timers are looked at every 50 ms
+    assert life.next_tick_ms(90, longest_ms=50) == 100  # the next heartbeat is due at 100
+    assert life.next_tick_ms(120, longest_ms=50) == 121  # overdue: at once, the next millisecond
+    life, _ = life.tick(100, 1)
+    # A heartbeat is in flight: nothing to send until its answer, which wakes the shell (no 1 ms polling).
+    assert life.next_tick_ms(130, longest_ms=50) == 180
+
+
 def test_duplicate_registration_retries_after_a_growing_backoff() -> None:
     life, _ = Lifecycle(CONFIG).start("inc-2", 0)
     with capture_logs() as events:
