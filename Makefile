@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PROTOS := $(wildcard proto/minikafka/pb/*.proto)
 PYTEST_ARGS ?=
+# Two workers, a test file each at a time (a module's tests share its cluster): CI has two cores.
+PYTEST_WORKERS ?= 2
 
 .PHONY: venv test demo lint format proto clean system-tools
 
@@ -30,7 +32,7 @@ system-tools:
 	fi
 
 test: $(STAMP) system-tools
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 demo: $(STAMP)
 	$(BIN)/minikafka demo

