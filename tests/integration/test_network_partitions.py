@@ -35,8 +35,9 @@ def check(result: dict) -> None:
     # Both fences happened. Their order is not asserted: each timer runs from the last contact its side saw, and
     # under load the broker's last answered heartbeat can be older than the controller's last contact (a CI run
     # saw the self-fence 1 ms first) - an ordering of two clocks is a timing assertion, not a protocol rule.
-    assert result["self_fence_ms"] >= 0 and result["controller_fence_ms"] >= 0
-    assert result["controller_fence_ms"] <= result["new_leader_ms"]
+    # Nor is the fence's log line asserted to precede the new leader's: one controller decision writes both (the
+    # leader moves because the broker is fenced), and a CI run logged them 1 ms apart in the other order.
+    assert result["self_fence_ms"] >= 0 and result["controller_fence_ms"] >= 0 and result["new_leader_ms"] >= 0
     assert result["self_fenced_answer"] == "NOT_LEADER_OR_FOLLOWER"
 
 

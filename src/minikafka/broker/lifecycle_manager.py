@@ -10,7 +10,6 @@ broker that no longer heartbeats never stays up as a zombie).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import Callable
 
@@ -142,9 +141,14 @@ class LifecycleManager:
                 return
             now = self.clock()
             wait_ms = self.lifecycle.next_tick_ms(now, MAX_TICK_MS) - now
+            # A timer sets the same event an answer sets: unlike wait_for on Python 3.11, this never swallows the
+            # cancellation that stops the loop.
             self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait_ms / 1000)
+            timer = asyncio.get_running_loop().call_later(wait_ms / 1000, self._wake.set)
+            try:
+                await self._wake.wait()
+            finally:
+                timer.cancel()
 
     def _step(self, transition: Transition) -> None:
         """Adopt the lifecycle's new value and carry out its effects."""
