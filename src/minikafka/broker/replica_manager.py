@@ -24,6 +24,7 @@ from minikafka.broker.fetcher import FollowerAnswer, run_fetcher
 from minikafka.broker.log_manager import LogManager, TopicPartition
 from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener, endpoint_for
 from minikafka.broker.produce_purgatory import ProducePurgatory, ProduceResult
+from minikafka.broker.producer_id_manager import ProducerIdManager
 from minikafka.broker.replica.divergence import EpochEndOffset, diverging_epoch
 from minikafka.broker.replica.partition import (
     AlterPartitionProposal,
@@ -128,6 +129,8 @@ class ReplicaManager:
         self.alter_partition = AlterPartitionManager(
             controller, config.node_id, broker_epoch, self._on_alter_partition_answer
         )
+        # InitProducerId's ids (Kafka keeps it beside the transaction coordinator; there is none here).
+        self.producer_ids = ProducerIdManager(controller, config.node_id, broker_epoch)
         # False until the first metadata delta after start-up catch-up: until then the image may lack topics.
         self.metadata_ready = False
         # Parked fetches, each its own future (awaited directly: one loop turn from a change to its answer). A
@@ -286,9 +289,10 @@ class ReplicaManager:
             info = replica.log.append_as_leader(records, leader.leader_epoch, now)
         except KafkaError as error:
             return answered(ProduceResult(error.code, message=error.message))
-        replica.role, moved = leader.on_local_append(replica.log.log_end_offset, now)
-        if moved:
-            self._hwm_moved(replica, now)
+        if not info.duplicate:  # a retried batch answers with its first write's offsets, nothing new to replicate
+            replica.role, moved = leader.on_local_append(replica.log.log_end_offset, now)
+            if moved:
+                self._hwm_moved(replica, now)
         # Followers have data to fetch (consumers only once the HWM moves). acks=all waits for them: wake them now.
         if acks != -1:
             self._wake_followers_after_answer()

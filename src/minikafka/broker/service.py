@@ -27,7 +27,7 @@ from minikafka.broker.metadata_listener import endpoint_for
 from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import FetchPartitionResult, ReplicaManager, answered
 from minikafka.common.clock import monotonic_ms
-from minikafka.common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.kraft_controller.metadata.image import MetadataImage, TopicImage
 from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, fault_pb2, fault_pb2_grpc
 
@@ -290,6 +290,15 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                     leader_epoch=listed.leader_epoch if ok else -1,
                 )
         return response
+
+    async def InitProducerId(
+        self, request: broker_pb2.InitProducerIdRequest, context: Any
+    ) -> broker_pb2.InitProducerIdResponse:
+        try:
+            producer_id = await self.manager.producer_ids.generate()
+        except KafkaError as error:
+            return broker_pb2.InitProducerIdResponse(error_code=error.code, error_message=error.message)
+        return broker_pb2.InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
 
     async def OffsetsForLeaderEpoch(
         self, request: broker_pb2.OffsetsForLeaderEpochRequest, context: Any

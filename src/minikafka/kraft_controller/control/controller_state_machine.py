@@ -18,6 +18,7 @@ from minikafka.kraft_controller.control import (
     cluster_control,
     leader_elections,
     partition_reassignment,
+    producer_id_control,
     replication_control,
 )
 from minikafka.kraft_controller.control.control_config import ControlConfig
@@ -26,6 +27,8 @@ from minikafka.kraft_controller.control.heartbeat_manager import HeartbeatManage
 from minikafka.kraft_controller.control.record_events import describe_record_event
 from minikafka.kraft_controller.control.replication_control import RandomSource
 from minikafka.kraft_controller.control.requests import (
+    AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse,
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
     AlterPartitionRequest,
@@ -105,6 +108,11 @@ class ControllerStateMachine:
     def list_partition_reassignments(self) -> ListPartitionReassignmentsResponse:
         """From committed state only, as every read."""
         return partition_reassignment.list_partition_reassignments(self.committed)
+
+    def allocate_producer_ids(
+        self, request: AllocateProducerIdsRequest
+    ) -> ControllerResult[AllocateProducerIdsResponse]:
+        return producer_id_control.allocate_producer_ids(self.image, request)
 
     def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
         brokers = tuple(broker for _, broker in sorted(self.committed.brokers.items()))

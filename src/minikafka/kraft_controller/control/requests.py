@@ -251,3 +251,19 @@ class ListPartitionReassignmentsResponse:
 class DescribeClusterResponse:
     brokers: tuple[BrokerRegistration, ...]  # the committed registrations, as the image holds them
     metadata_offset: int
+
+
+# ---- AllocateProducerIds (KIP-730) ----
+
+
+@dataclass(frozen=True)
+class AllocateProducerIdsRequest:
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True)
+class AllocateProducerIdsResponse:
+    error_code: ErrorCode
+    producer_id_start: int = -1
+    producer_id_len: int = 0
