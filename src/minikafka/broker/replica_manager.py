@@ -125,6 +125,8 @@ class ReplicaManager:
         self.metadata = metadata
         self.broker_epoch = broker_epoch
         self.serving = serving
+        self.controller = controller  # Kafka-wire admin requests are forwarded to the active controller
+        self.auto_creations: dict[str, asyncio.Task[object]] = {}  # topics being auto-created, by name
         self.replicas: dict[TopicPartition, Replica] = {}
         self.alter_partition = AlterPartitionManager(
             controller, config.node_id, broker_epoch, self._on_alter_partition_answer

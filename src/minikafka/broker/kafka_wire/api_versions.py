@@ -11,6 +11,7 @@ from minikafka.broker.kafka_wire.init_producer_id import INIT_PRODUCER_ID
 from minikafka.common.errors import ErrorCode
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
+CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CONFIGS, DESCRIBE_CLUSTER = 19, 20, 32, 60
 
 SUPPORTED: dict[int, tuple[int, int]] = {
     PRODUCE: (3, 12),
@@ -18,6 +19,10 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     LIST_OFFSETS: (1, 7),
     METADATA: (0, 12),
     INIT_PRODUCER_ID: (0, 5),  # librdkafka enables idempotence only if the range holds 0
+    CREATE_TOPICS: (2, 7),  # admin requests: the lowest versions Kafka 4 still has
+    DELETE_TOPICS: (1, 6),
+    DESCRIBE_CONFIGS: (1, 4),
+    DESCRIBE_CLUSTER: (0, 1),
     API_VERSIONS_KEY: (0, 4),
 }
 
