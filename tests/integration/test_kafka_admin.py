@@ -82,3 +82,19 @@ def test_a_producer_auto_creates_the_topic_it_names(cluster: Cluster) -> None:
     producer.produce("auto-made", b"v", on_delivery=lambda error, message: delivered.append(error or message.offset()))
     assert producer.flush(30) == 0
     assert delivered == [0]
+
+
+def test_create_partitions_grows_a_topic_that_then_takes_records_on_them(cluster: Cluster) -> None:
+    admin = _admin(cluster)
+    admin.create_topics([admin_module.NewTopic("growing", num_partitions=1, replication_factor=2)])["growing"].result(
+        30
+    )
+    admin.create_partitions([admin_module.NewPartitions("growing", 3)])["growing"].result(30)
+    eventually(lambda: len(admin.list_topics(timeout=10).topics["growing"].partitions) == 3, 20, "3 partitions")
+    with pytest.raises(confluent_kafka.KafkaException) as raised:
+        admin.create_partitions([admin_module.NewPartitions("growing", 2)])["growing"].result(30)
+    assert raised.value.args[0].code() == confluent_kafka.KafkaError.INVALID_PARTITIONS
+    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.kafka_bootstrap_servers, "acks": "all"})
+    offsets: list[object] = []
+    producer.produce("growing", b"v", partition=2, on_delivery=lambda e, m: offsets.append(e or m.offset()))
+    assert producer.flush(30) == 0 and offsets == [0]

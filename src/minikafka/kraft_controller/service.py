@@ -248,6 +248,28 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
 
         return await self._answer(controller_pb2.DescribeQuorumResponse, run)
 
+    async def CreatePartitions(
+        self, request: controller_pb2.CreatePartitionsRequest, context: Any
+    ) -> controller_pb2.CreatePartitionsResponse:
+        create = rq.CreatePartitionsRequest(
+            topics=tuple(
+                rq.CreatePartitionsTopic(
+                    t.name, t.count, tuple(tuple(a.broker_ids) for a in t.assignments) if t.assignments else None
+                )
+                for t in request.topics
+            ),
+            validate_only=request.validate_only,
+        )
+
+        async def run() -> controller_pb2.CreatePartitionsResponse:
+            response = await self.controller.submit(lambda: self.controller.state.create_partitions(create))
+            result = controller_pb2.CreatePartitionsResponse()
+            for r in response.results:
+                result.results.add(name=r.name, error_code=int(r.error_code), error_message=r.error_message)
+            return result
+
+        return await self._answer(controller_pb2.CreatePartitionsResponse, run)
+
     async def AllocateProducerIds(
         self, request: controller_pb2.AllocateProducerIdsRequest, context: Any
     ) -> controller_pb2.AllocateProducerIdsResponse:

@@ -7,7 +7,7 @@ import asyncio
 import uuid
 from typing import Any
 
-from minikafka.broker.kafka_wire.api_versions import CREATE_TOPICS, DELETE_TOPICS
+from minikafka.broker.kafka_wire.api_versions import CREATE_PARTITIONS, CREATE_TOPICS, DELETE_TOPICS
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
@@ -97,6 +97,24 @@ async def delete_topics(ctx: WireContext, request: Request) -> Any:
         topic_id = _topic_id(result.topic_id) if result is not None else ZERO_UUID
         responses.append(build(entry_cls, name=name, topic_id=topic_id, error_code=code, error_message=message))
     return build(cls, throttle_time=0, responses=tuple(responses))
+
+
+async def create_partitions(ctx: WireContext, request: Request) -> Any:
+    body = request.body
+    forwarded = controller_pb2.CreatePartitionsRequest(timeout_ms=_timeout_ms(body), validate_only=body.validate_only)
+    for topic in body.topics:
+        entry = forwarded.topics.add(name=topic.name, count=topic.count)
+        for assignment in topic.assignments or ():
+            entry.assignments.add(broker_ids=list(assignment.broker_ids))
+    answer = await ctx.manager.controller.call("CreatePartitions", forwarded)
+    cls = response_class(CREATE_PARTITIONS, request.header.api_version)
+    entry_cls = sibling(cls, "CreatePartitionsTopicResult")
+    results = {r.name: r for r in answer.results} if answer is not None else {}
+    topics = []
+    for topic in body.topics:
+        code, message = _outcome(answer, results.get(topic.name))
+        topics.append(build(entry_cls, name=topic.name, error_code=code, error_message=message))
+    return build(cls, throttle_time=0, results=tuple(topics))
 
 
 def auto_create_topics(ctx: WireContext, names: list[str]) -> None:

@@ -30,6 +30,7 @@ HANDLERS: dict[int, Handler] = {
     init_producer_id.INIT_PRODUCER_ID: init_producer_id.handle,
     api_versions.CREATE_TOPICS: admin_topics.create_topics,
     api_versions.DELETE_TOPICS: admin_topics.delete_topics,
+    api_versions.CREATE_PARTITIONS: admin_topics.create_partitions,
     api_versions.DESCRIBE_CONFIGS: describe.describe_configs,
     api_versions.DESCRIBE_CLUSTER: describe.describe_cluster,
     API_VERSIONS_KEY: lambda _ctx, request: api_versions.response(request.header.api_version),

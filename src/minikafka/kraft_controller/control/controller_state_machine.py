@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from minikafka.kraft_controller.control import (
     cluster_control,
+    create_partitions,
     leader_elections,
     partition_reassignment,
     producer_id_control,
@@ -37,6 +38,8 @@ from minikafka.kraft_controller.control.requests import (
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
     BrokerRegistrationResponse,
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
     DeleteTopicsRequest,
@@ -93,6 +96,9 @@ class ControllerStateMachine:
 
     def create_topics(self, request: CreateTopicsRequest) -> ControllerResult[CreateTopicsResponse]:
         return replication_control.create_topics(self.image, request, self.config, self.rng)
+
+    def create_partitions(self, request: CreatePartitionsRequest) -> ControllerResult[CreatePartitionsResponse]:
+        return create_partitions.create_partitions(self.image, request, self.rng.randint(0, 1 << 16))
 
     def delete_topics(self, request: DeleteTopicsRequest) -> ControllerResult[DeleteTopicsResponse]:
         return replication_control.delete_topics(self.image, request)
