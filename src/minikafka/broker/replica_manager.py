@@ -344,6 +344,18 @@ class ReplicaManager:
             return FetchPartitionResult(error.code, high_watermark=bound.high_watermark)
         return FetchPartitionResult(ErrorCode.NONE, records, bound.high_watermark)
 
+    def offset_for_leader_epoch(self, tp: TopicPartition, current_leader_epoch: int, leader_epoch: int) -> ListedOffset:
+        """OffsetForLeaderEpoch on the leader: the largest epoch at most `leader_epoch` its log knows, and where
+        that epoch ends (the gRPC and the Kafka-wire front ends alike)."""
+        replica = self.replicas.get(tp)
+        if replica is None or replica.leader is None:
+            return ListedOffset(self.not_hosted_error(tp))
+        code = replica.leader.check_current_leader_epoch(current_leader_epoch)
+        if code != ErrorCode.NONE:
+            return ListedOffset(code)
+        epoch, end = replica.log.end_offset_for_epoch(leader_epoch)
+        return ListedOffset(ErrorCode.NONE, end, epoch)
+
     def list_offset(self, tp: TopicPartition, timestamp: int, current_leader_epoch: int) -> ListedOffset:
         """ListOffsets for one partition: the log start (EARLIEST_TIMESTAMP) or the high watermark
         (LATEST_TIMESTAMP); other timestamps are not supported yet."""

@@ -309,22 +309,21 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             entry = response.topics.add(topic_id=topic.topic_id)
             known = _topic_by_id_bytes(image, topic.topic_id)
             for partition in topic.partitions:
-                replica = self.manager.replicas.get(TopicPartition(known.name, partition.partition)) if known else None
-                if replica is None or replica.leader is None:
-                    code = (
-                        self.manager.not_hosted_error(TopicPartition(known.name, partition.partition))
-                        if known
-                        else ErrorCode.UNKNOWN_TOPIC_ID
+                if known is None:
+                    entry.partitions.add(
+                        partition=partition.partition,
+                        error_code=ErrorCode.UNKNOWN_TOPIC_ID,
+                        leader_epoch=-1,
+                        end_offset=-1,
                     )
-                    entry.partitions.add(partition=partition.partition, error_code=code, leader_epoch=-1, end_offset=-1)
                     continue
-                code = replica.leader.check_current_leader_epoch(partition.current_leader_epoch)
-                if code != ErrorCode.NONE:
-                    entry.partitions.add(partition=partition.partition, error_code=code, leader_epoch=-1, end_offset=-1)
-                    continue
-                epoch, end = replica.log.end_offset_for_epoch(partition.leader_epoch)
+                tp = TopicPartition(known.name, partition.partition)
+                found = self.manager.offset_for_leader_epoch(tp, partition.current_leader_epoch, partition.leader_epoch)
                 entry.partitions.add(
-                    partition=partition.partition, error_code=ErrorCode.NONE, leader_epoch=epoch, end_offset=end
+                    partition=partition.partition,
+                    error_code=found.error,
+                    leader_epoch=found.leader_epoch if found.error == ErrorCode.NONE else -1,
+                    end_offset=found.offset if found.error == ErrorCode.NONE else -1,
                 )
         return response
 

@@ -11,7 +11,8 @@ from minikafka.broker.kafka_wire.init_producer_id import INIT_PRODUCER_ID
 from minikafka.common.errors import ErrorCode
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
-CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CONFIGS, CREATE_PARTITIONS, DESCRIBE_CLUSTER = 19, 20, 32, 37, 60
+CREATE_TOPICS, DELETE_TOPICS, OFFSET_FOR_LEADER_EPOCH, DESCRIBE_CONFIGS = 19, 20, 23, 32
+CREATE_PARTITIONS, DESCRIBE_CLUSTER = 37, 60
 
 SUPPORTED: dict[int, tuple[int, int]] = {
     PRODUCE: (3, 12),
@@ -21,6 +22,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     INIT_PRODUCER_ID: (0, 5),  # librdkafka enables idempotence only if the range holds 0
     CREATE_TOPICS: (2, 7),  # admin requests: the lowest versions Kafka 4 still has
     DELETE_TOPICS: (1, 6),
+    OFFSET_FOR_LEADER_EPOCH: (2, 4),
     DESCRIBE_CONFIGS: (1, 4),
     CREATE_PARTITIONS: (0, 3),
     DESCRIBE_CLUSTER: (0, 1),

@@ -14,6 +14,7 @@ from minikafka.broker.kafka_wire import (
     init_producer_id,
     list_offsets,
     metadata,
+    offset_for_leader_epoch,
     produce,
 )
 from minikafka.broker.kafka_wire.context import WireContext
@@ -32,6 +33,7 @@ HANDLERS: dict[int, Handler] = {
     api_versions.DELETE_TOPICS: admin_topics.delete_topics,
     api_versions.CREATE_PARTITIONS: admin_topics.create_partitions,
     api_versions.DESCRIBE_CONFIGS: describe.describe_configs,
+    api_versions.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle,
     api_versions.DESCRIBE_CLUSTER: describe.describe_cluster,
     API_VERSIONS_KEY: lambda _ctx, request: api_versions.response(request.header.api_version),
 }
