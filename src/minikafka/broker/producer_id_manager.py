@@ -44,7 +44,9 @@ class ProducerIdManager:
             block = await self._fetch_next_block()
             if block is None:
                 raise KafkaError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, "no producer id block from the controller")
-            self._current, self._next_id = block, block.start
+            # Callers waiting together get the same block: only the first installs it, never an older one.
+            if self._current is None or (self._next_id >= self._current.end and block.start >= self._current.end):
+                self._current, self._next_id = block, block.start
         producer_id = self._next_id
         self._next_id += 1
         if self._next_id - self._current.start >= PREFETCH_FRACTION * self._current.length:
