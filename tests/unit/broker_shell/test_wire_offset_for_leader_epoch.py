@@ -28,7 +28,9 @@ async def test_epoch_end_offsets_and_leader_epoch_checks(tmp_path: Path) -> None
         for current in (LEADER_EPOCH, -1, LEADER_EPOCH - 1, LEADER_EPOCH + 1)
     ]
     asked.append(OffsetForLeaderPartition(partition=7, current_leader_epoch=-1, leader_epoch=LEADER_EPOCH))
-    body = OffsetForLeaderEpochRequest(replica_id=-1, topics=(OffsetForLeaderTopic(topic="orders", partitions=tuple(asked)),))
+    body = OffsetForLeaderEpochRequest(
+        replica_id=-1, topics=(OffsetForLeaderTopic(topic="orders", partitions=tuple(asked)),)
+    )
     request = Request(ApiHeader(23, 4, 1), "test", body)
     answer = offset_for_leader_epoch.handle(WireContext(manager, "PLAINTEXT"), request)
     got = [(int(p.error_code.value), p.leader_epoch, p.end_offset) for p in answer.topics[0].partitions]
