@@ -36,7 +36,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 def _produce(bootstrap: str, count: int, prefix: str) -> list[tuple[int, int]]:
-    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "enable.idempotence": True}
+    )
     acked: list[tuple[int, int]] = []
     errors = []
 
@@ -127,7 +129,7 @@ def test_kafka_python_producer_and_assigned_consumer(cluster: Cluster) -> None:
     kafka = pytest.importorskip("kafka", reason="kafka-python is in the dev extra")
     bootstrap = cluster.kafka_bootstrap_servers.split(",")
     # Idempotence (kafka-python's default) needs InitProducerId, which the listener does not serve yet.
-    producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=False)
+    producer = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks="all")  # idempotent by default
     sent = [producer.send(TOPIC, value=f"kafka-python-{i}".encode(), partition=i % 3) for i in range(60)]
     producer.flush(30)
     offsets = {(future.get(10).partition, future.get(10).offset) for future in sent}

@@ -113,6 +113,12 @@ class BrokerConfig(NodeConfig):
     replica_high_watermark_checkpoint_interval_ms: int = config_key(
         "replica.high.watermark.checkpoint.interval.ms", 5000, "How often HWMs are checkpointed.", at_least(1)
     )
+    auto_create_topics_enable: bool = config_key(
+        "auto.create.topics.enable",
+        True,
+        "Create a topic a Kafka client's Metadata request names and allows to be created (the controller's "
+        "num.partitions and default.replication.factor).",
+    )
     min_insync_replicas: int = config_key(
         "min.insync.replicas",
         1,

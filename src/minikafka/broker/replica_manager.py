@@ -24,6 +24,7 @@ from minikafka.broker.fetcher import FollowerAnswer, run_fetcher
 from minikafka.broker.log_manager import LogManager, TopicPartition
 from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener, endpoint_for
 from minikafka.broker.produce_purgatory import ProducePurgatory, ProduceResult
+from minikafka.broker.producer_id_manager import ProducerIdManager
 from minikafka.broker.replica.divergence import EpochEndOffset, diverging_epoch
 from minikafka.broker.replica.partition import (
     AlterPartitionProposal,
@@ -124,10 +125,14 @@ class ReplicaManager:
         self.metadata = metadata
         self.broker_epoch = broker_epoch
         self.serving = serving
+        self.controller = controller  # Kafka-wire admin requests are forwarded to the active controller
+        self.auto_creations: dict[str, asyncio.Task[object]] = {}  # topics being auto-created, by name
         self.replicas: dict[TopicPartition, Replica] = {}
         self.alter_partition = AlterPartitionManager(
             controller, config.node_id, broker_epoch, self._on_alter_partition_answer
         )
+        # InitProducerId's ids (Kafka keeps it beside the transaction coordinator; there is none here).
+        self.producer_ids = ProducerIdManager(controller, config.node_id, broker_epoch)
         # False until the first metadata delta after start-up catch-up: until then the image may lack topics.
         self.metadata_ready = False
         # Parked fetches, each its own future (awaited directly: one loop turn from a change to its answer). A
@@ -286,9 +291,10 @@ class ReplicaManager:
             info = replica.log.append_as_leader(records, leader.leader_epoch, now)
         except KafkaError as error:
             return answered(ProduceResult(error.code, message=error.message))
-        replica.role, moved = leader.on_local_append(replica.log.log_end_offset, now)
-        if moved:
-            self._hwm_moved(replica, now)
+        if not info.duplicate:  # a retried batch answers with its first write's offsets, nothing new to replicate
+            replica.role, moved = leader.on_local_append(replica.log.log_end_offset, now)
+            if moved:
+                self._hwm_moved(replica, now)
         # Followers have data to fetch (consumers only once the HWM moves). acks=all waits for them: wake them now.
         if acks != -1:
             self._wake_followers_after_answer()
@@ -337,6 +343,18 @@ class ReplicaManager:
         except KafkaError as error:
             return FetchPartitionResult(error.code, high_watermark=bound.high_watermark)
         return FetchPartitionResult(ErrorCode.NONE, records, bound.high_watermark)
+
+    def offset_for_leader_epoch(self, tp: TopicPartition, current_leader_epoch: int, leader_epoch: int) -> ListedOffset:
+        """OffsetForLeaderEpoch on the leader: the largest epoch at most `leader_epoch` its log knows, and where
+        that epoch ends (the gRPC and the Kafka-wire front ends alike)."""
+        replica = self.replicas.get(tp)
+        if replica is None or replica.leader is None:
+            return ListedOffset(self.not_hosted_error(tp))
+        code = replica.leader.check_current_leader_epoch(current_leader_epoch)
+        if code != ErrorCode.NONE:
+            return ListedOffset(code)
+        epoch, end = replica.log.end_offset_for_epoch(leader_epoch)
+        return ListedOffset(ErrorCode.NONE, end, epoch)
 
     def list_offset(self, tp: TopicPartition, timestamp: int, current_leader_epoch: int) -> ListedOffset:
         """ListOffsets for one partition: the log start (EARLIEST_TIMESTAMP) or the high watermark

@@ -27,7 +27,7 @@ from minikafka.broker.metadata_listener import endpoint_for
 from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import FetchPartitionResult, ReplicaManager, answered
 from minikafka.common.clock import monotonic_ms
-from minikafka.common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.kraft_controller.metadata.image import MetadataImage, TopicImage
 from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, fault_pb2, fault_pb2_grpc
 
@@ -291,6 +291,15 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                 )
         return response
 
+    async def InitProducerId(
+        self, request: broker_pb2.InitProducerIdRequest, context: Any
+    ) -> broker_pb2.InitProducerIdResponse:
+        try:
+            producer_id = await self.manager.producer_ids.generate()
+        except KafkaError as error:
+            return broker_pb2.InitProducerIdResponse(error_code=error.code, error_message=error.message)
+        return broker_pb2.InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
+
     async def OffsetsForLeaderEpoch(
         self, request: broker_pb2.OffsetsForLeaderEpochRequest, context: Any
     ) -> broker_pb2.OffsetsForLeaderEpochResponse:
@@ -300,22 +309,21 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             entry = response.topics.add(topic_id=topic.topic_id)
             known = _topic_by_id_bytes(image, topic.topic_id)
             for partition in topic.partitions:
-                replica = self.manager.replicas.get(TopicPartition(known.name, partition.partition)) if known else None
-                if replica is None or replica.leader is None:
-                    code = (
-                        self.manager.not_hosted_error(TopicPartition(known.name, partition.partition))
-                        if known
-                        else ErrorCode.UNKNOWN_TOPIC_ID
+                if known is None:
+                    entry.partitions.add(
+                        partition=partition.partition,
+                        error_code=ErrorCode.UNKNOWN_TOPIC_ID,
+                        leader_epoch=-1,
+                        end_offset=-1,
                     )
-                    entry.partitions.add(partition=partition.partition, error_code=code, leader_epoch=-1, end_offset=-1)
                     continue
-                code = replica.leader.check_current_leader_epoch(partition.current_leader_epoch)
-                if code != ErrorCode.NONE:
-                    entry.partitions.add(partition=partition.partition, error_code=code, leader_epoch=-1, end_offset=-1)
-                    continue
-                epoch, end = replica.log.end_offset_for_epoch(partition.leader_epoch)
+                tp = TopicPartition(known.name, partition.partition)
+                found = self.manager.offset_for_leader_epoch(tp, partition.current_leader_epoch, partition.leader_epoch)
                 entry.partitions.add(
-                    partition=partition.partition, error_code=ErrorCode.NONE, leader_epoch=epoch, end_offset=end
+                    partition=partition.partition,
+                    error_code=found.error,
+                    leader_epoch=found.leader_epoch if found.error == ErrorCode.NONE else -1,
+                    end_offset=found.offset if found.error == ErrorCode.NONE else -1,
                 )
         return response
 

@@ -80,6 +80,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="max.in.flight.requests.per.connection (1 keeps per-partition order through retries)",
     )
     produce.add_argument(
+        "--enable-idempotence",
+        choices=["true", "false"],
+        help="enable.idempotence (default: on unless --acks or --max-in-flight above 5 rule it out)",
+    )
+    produce.add_argument(
         "--value-prefix",
         default="",
         help="prefix of generated values (default: a random id, so values are unique per run)",
@@ -313,6 +318,7 @@ def produce_command(args: argparse.Namespace) -> int:
         request_timeout_ms=fitting_request_timeout(args.request_timeout_ms, args.linger_ms, args.delivery_timeout_ms),
         delivery_timeout_ms=args.delivery_timeout_ms,
         max_in_flight=args.max_in_flight,
+        enable_idempotence=None if args.enable_idempotence is None else args.enable_idempotence == "true",
         value_prefix=args.value_prefix,
         progress=args.progress,
     )

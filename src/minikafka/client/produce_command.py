@@ -39,6 +39,7 @@ class ProduceOptions:
     request_timeout_ms: int = 30000
     delivery_timeout_ms: int = 120000
     max_in_flight: int = 1
+    enable_idempotence: bool | None = None  # None: Kafka's default
     value_prefix: str = ""
     progress: bool = False
 
@@ -51,6 +52,7 @@ class ProduceOptions:
             request_timeout_ms=self.request_timeout_ms,
             delivery_timeout_ms=self.delivery_timeout_ms,
             max_in_flight_requests_per_connection=self.max_in_flight,
+            enable_idempotence=self.enable_idempotence,
         )
 
 
@@ -104,9 +106,11 @@ def history_line(
     acks: int,
     failure: DeliveryFailed | None,
     latency_ms: float,
+    idempotent: bool = False,
 ) -> str:
-    """The history line (docs/events.md): ts, topic, partition, offset, value, acks, error, latency_ms; a failed line
-    also says whether the failure is `definite` (the record certainly was not written)."""
+    """The history line (docs/events.md): ts, topic, partition, offset, value, acks, error, latency_ms, idempotent
+    (the producer had enable.idempotence on: a value it sent may be written once only); a failed line also says
+    whether the failure is `definite` (the record certainly was not written)."""
     line = {
         "ts": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         "topic": topic,
@@ -116,6 +120,7 @@ def history_line(
         "acks": "all" if acks == -1 else str(acks),
         "error": failure.code.name if failure else None,
         "latency_ms": round(latency_ms, 3),
+        "idempotent": idempotent,
     }
     if failure is not None:
         line["definite"] = failure.definite
@@ -155,7 +160,10 @@ async def run_produce(bootstrap: list[str], options: ProduceOptions) -> ProduceS
         if history is not None:
             latency = (time.monotonic() - sent_at) * 1000
             history.write(
-                history_line(options.topic, options.partition, metadata, value, options.acks, failure, latency) + "\n"
+                history_line(
+                    options.topic, options.partition, metadata, value, options.acks, failure, latency, config.idempotent
+                )
+                + "\n"
             )
 
     try:

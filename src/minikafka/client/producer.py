@@ -5,6 +5,11 @@ Kafka's semantics where it matters for replication experiments: `acks` 0/1/all, 
 in-order delivery per partition while `max.in.flight.requests.per.connection` is 1 (with more in flight a
 retried batch can land after a later one, as in Kafka without idempotence). Requests to a broker are pipelined
 on one ProduceStream, as on a Kafka connection.
+
+`enable.idempotence` is on by default, as in Kafka's Java client since 3.0: the producer takes a producer id
+(InitProducerId) and numbers each partition's batches, so a retried batch the broker already holds is answered
+with its first offsets instead of being written twice. Left unset, it is silently off when acks, retries or
+max.in.flight.requests.per.connection rule it out; set to true beside them it is INVALID_CONFIG.
 """
 
 from __future__ import annotations
@@ -64,6 +69,8 @@ class ProducerConfig:
     retry_backoff_ms: int = 100
     max_in_flight_requests_per_connection: int = 1
     max_request_size: int = 1048576
+    retries: int = INT_MAX
+    enable_idempotence: bool | None = None  # None: Kafka's default, on unless another setting rules it out
 
     def __post_init__(self) -> None:
         if self.acks not in (0, 1, -1):
@@ -81,6 +88,30 @@ class ProducerConfig:
                 f"delivery.timeout.ms {self.delivery_timeout_ms} must be at least linger.ms + request.timeout.ms "
                 f"({self.linger_ms + self.request_timeout_ms})",
             )
+        if self.enable_idempotence and self._idempotence_conflict():
+            raise KafkaError(
+                ErrorCode.INVALID_CONFIG,
+                f"enable.idempotence=true needs {self._idempotence_conflict()} (or set enable.idempotence=false)",
+            )
+
+    def _idempotence_conflict(self) -> str | None:
+        """What rules idempotence out, as Kafka's ProducerConfig checks it."""
+        if self.acks != -1:
+            return f"acks=all, not acks={self.acks}"
+        if self.max_in_flight_requests_per_connection > MAX_IN_FLIGHT_IDEMPOTENT:
+            return (
+                f"max.in.flight.requests.per.connection at most {MAX_IN_FLIGHT_IDEMPOTENT}, not "
+                f"{self.max_in_flight_requests_per_connection}"
+            )
+        if self.retries == 0:
+            return "retries above 0"
+        return None
+
+    @property
+    def idempotent(self) -> bool:
+        if self.enable_idempotence is None:
+            return self._idempotence_conflict() is None
+        return self.enable_idempotence
 
 
 # Kafka's ProducerConfig ranges (key, minimum, maximum). request.timeout.ms starts at 1 rather than Kafka's 0: a
@@ -93,7 +124,9 @@ _RANGES: dict[str, tuple[str, int, int]] = {
     "retry_backoff_ms": ("retry.backoff.ms", 0, INT_MAX),
     "max_in_flight_requests_per_connection": ("max.in.flight.requests.per.connection", 1, INT_MAX),
     "max_request_size": ("max.request.size", 0, MAX_REQUEST_SIZE_LIMIT),
+    "retries": ("retries", 0, INT_MAX),
 }
+MAX_IN_FLIGHT_IDEMPOTENT = 5  # the broker remembers a producer's last 5 batches per partition
 
 
 # Refused before any append: a batch that only ever got these certainly was not written.
@@ -109,6 +142,8 @@ DEFINITE_ERRORS = frozenset(
         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
         ErrorCode.NOT_LEADER_OR_FOLLOWER,
         ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+        ErrorCode.INVALID_PRODUCER_EPOCH,
     }
 )
 
@@ -149,6 +184,20 @@ class _Pending:
 _RECORD_OVERHEAD = 16  # what a record adds to its batch beyond key and value, roughly (batch.size accounting)
 
 
+@dataclass(frozen=True)
+class ProducerIdentity:
+    """What InitProducerId gave: the id and epoch every batch of this producer carries."""
+
+    producer_id: int
+    producer_epoch: int
+
+
+@dataclass(frozen=True)
+class _BatchSequence:
+    identity: ProducerIdentity
+    base_sequence: int
+
+
 @dataclass
 class _PartitionQueue:
     topic: str
@@ -179,6 +228,11 @@ class Producer:
         self._streams: dict[str, PipelinedStream[broker_pb2.ProduceRequest, broker_pb2.ProduceResponse]] = {}
         self._flushing = False
         self._closed = False
+        # Idempotence: the producer id, each partition's next sequence, and the sequences not yet resolved.
+        self._identity: ProducerIdentity | None = None
+        self._identity_task: asyncio.Task[ProducerIdentity] | None = None
+        self._next_sequence: dict[tuple[str, int], int] = {}
+        self._unresolved: dict[tuple[str, int], set[int]] = {}
 
     async def send(
         self, topic: str, value: bytes | None, key: bytes | None = None, partition: int | None = None
@@ -254,16 +308,24 @@ class Producer:
                 except TimeoutError:
                     pass
                 continue
+            try:
+                identity = await self._producer_identity() if self.config.idempotent else None
+            except KafkaError as error:
+                _fail(self._drain(queue), DeliveryFailed(error.code, error.message, definite=True))
+                continue
+            except Exception as error:  # never leave a caller's future hanging
+                _fail(self._drain(queue), DeliveryFailed(ErrorCode.UNKNOWN_SERVER_ERROR, repr(error), definite=True))
+                continue
             batch = self._drain(queue)
             # Encoded before waiting for an in-flight slot, so the encoding overlaps the request in flight.
             try:
-                request = self._produce_request(queue.topic, queue.partition, batch)
+                request, sequence = self._produce_request(queue.topic, queue.partition, batch, identity)
             except Exception as error:  # never leave a caller's future hanging
                 _fail(batch, DeliveryFailed(ErrorCode.UNKNOWN_SERVER_ERROR, repr(error), definite=True))
                 continue
             slot_taken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             task = asyncio.create_task(
-                self._deliver(queue.topic, queue.partition, batch, request, semaphore, slot_taken)
+                self._deliver(queue.topic, queue.partition, batch, request, semaphore, slot_taken, sequence)
             )
             self._deliveries.add(task)  # flush() waits for these, so for this batch too
             task.add_done_callback(self._deliveries.discard)
@@ -286,10 +348,80 @@ class Producer:
         queue.first_enqueued = time.monotonic()
         return taken
 
-    def _produce_request(self, topic: str, partition: int, pending: list[_Pending]) -> broker_pb2.ProduceRequest:
+    def _produce_request(
+        self, topic: str, partition: int, pending: list[_Pending], identity: ProducerIdentity | None
+    ) -> tuple[broker_pb2.ProduceRequest, _BatchSequence | None]:
+        """The request for one batch; an idempotent producer numbers it (a retry resends these very bytes)."""
         request = broker_pb2.ProduceRequest(acks=self.config.acks, timeout_ms=self.config.request_timeout_ms)
-        request.topic_data.add(name=topic).partition_data.add(index=partition, records=build_batch(pending))
-        return request
+        sequence = None
+        if identity is None:
+            records = build_batch(pending)
+        else:
+            key = (topic, partition)
+            base = self._next_sequence.get(key, 0)
+            records = build_batch(
+                pending,
+                producer_id=identity.producer_id,
+                producer_epoch=identity.producer_epoch,
+                base_sequence=base,
+            )
+            self._next_sequence[key] = (base + len(pending)) % (INT_MAX + 1)
+            self._unresolved.setdefault(key, set()).add(base)
+            sequence = _BatchSequence(identity, base)
+        request.topic_data.add(name=topic).partition_data.add(index=partition, records=records)
+        return request, sequence
+
+    async def _producer_identity(self) -> ProducerIdentity:
+        """The producer id, asked of a broker once (and again after a reset)."""
+        if self._identity is not None:
+            return self._identity
+        if self._identity_task is None or self._identity_task.done():
+            self._identity_task = asyncio.create_task(self._init_producer_id())
+        task = self._identity_task
+        identity = await task
+        if self._identity_task is task:
+            self._identity = identity
+        return identity
+
+    async def _init_producer_id(self) -> ProducerIdentity:
+        deadline = time.monotonic() + self._delivery_timeout_s
+        last = "no broker answered"
+        attempt = 0
+        while time.monotonic() < deadline:
+            brokers = list(self.metadata.view.brokers.values()) or self.metadata.bootstrap
+            address = brokers[attempt % len(brokers)]
+            attempt += 1
+            try:
+                response = await self.metadata.stub(address).InitProducerId(
+                    broker_pb2.InitProducerIdRequest(), timeout=self.config.request_timeout_ms / 1000
+                )
+            except grpc.RpcError as error:
+                last = f"{address}: {error.code().name}"  # type: ignore[attr-defined]
+            else:
+                code = ErrorCode.of(response.error_code)
+                if code == ErrorCode.NONE:
+                    return ProducerIdentity(response.producer_id, response.producer_epoch)
+                if not code.retriable:
+                    raise KafkaError(code, response.error_message)
+                last = f"{code.name}: {response.error_message}"
+            await self._refresh_and_back_off_any()
+        raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"InitProducerId: {last}")
+
+    async def _refresh_and_back_off_any(self) -> None:
+        await asyncio.sleep(self.config.retry_backoff_ms / 1000)
+        try:
+            await self.metadata.refresh([])
+        except KafkaError:
+            pass
+
+    def _reset_producer_id(self, sequence: _BatchSequence) -> None:
+        """After a failed batch its partition's sequences have a gap, or a batch of unknown fate: like Kafka's
+        idempotent producer, take a new producer id, every partition's sequences from 0 (once per failure)."""
+        if self._identity == sequence.identity:
+            self._identity = None
+            self._identity_task = None
+            self._next_sequence.clear()
+            self._unresolved.clear()
 
     async def _deliver(
         self,
@@ -299,6 +431,7 @@ class Producer:
         request: broker_pb2.ProduceRequest,
         semaphore: asyncio.Semaphore,
         slot_taken: asyncio.Future[None],
+        sequence: _BatchSequence | None = None,
     ) -> None:
         # The slot is awaited here, not in the sender: the answer that frees it wakes this task first, so the
         # request leaves before that answer's records are completed (with one request in flight, every callback
@@ -316,11 +449,13 @@ class Producer:
                 semaphore.release()
 
         try:
-            await self._deliver_batch(topic, partition, pending, request, release)
+            await self._deliver_batch(topic, partition, pending, request, release, sequence)
         except Exception as error:  # never leave a caller's future hanging
             _fail(pending, DeliveryFailed(ErrorCode.UNKNOWN_SERVER_ERROR, repr(error), definite=False))
         finally:
             release()
+            if sequence is not None:
+                self._unresolved.get((topic, partition), set()).discard(sequence.base_sequence)
 
     async def _deliver_batch(
         self,
@@ -329,12 +464,15 @@ class Producer:
         pending: list[_Pending],
         request: broker_pb2.ProduceRequest,
         release: Callable[[], None],
+        sequence: _BatchSequence | None = None,
     ) -> None:
         deadline = min(p.deadline for p in pending)
         last_error = ErrorCode.REQUEST_TIMED_OUT
         last_message = "no attempt finished"
         definite = True  # until an attempt may have reached a leader's log
-        while time.monotonic() < deadline:
+        attempts = 0
+        while time.monotonic() < deadline and attempts <= self.config.retries:
+            attempts += 1
             address = self.metadata.leader_address(topic, partition)
             if address is None:
                 await self._refresh_and_back_off(topic)
@@ -360,6 +498,11 @@ class Producer:
                 return
             last_error, last_message = code, result.error_message
             definite = definite and code in DEFINITE_ERRORS
+            if code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER and self._earlier_unresolved(topic, partition, sequence):
+                # An earlier batch of this partition is still being retried (another leader, a lost answer): this
+                # one waits for it, as Kafka's producer requeues it behind it.
+                await asyncio.sleep(self.config.retry_backoff_ms / 1000)
+                continue
             if not code.retriable:
                 break
             if self._on_retry is not None:
@@ -370,7 +513,14 @@ class Producer:
                 await asyncio.sleep(self.config.retry_backoff_ms / 1000)
         if time.monotonic() >= deadline and last_error not in DEFINITE_ERRORS:
             definite = False
+        if sequence is not None:  # the partition's sequence has a gap (or an unknown batch) from here on
+            self._reset_producer_id(sequence)
         _fail(pending, DeliveryFailed(last_error, last_message, definite))
+
+    def _earlier_unresolved(self, topic: str, partition: int, sequence: _BatchSequence | None) -> bool:
+        if sequence is None or self._identity != sequence.identity:
+            return False
+        return any(base < sequence.base_sequence for base in self._unresolved.get((topic, partition), ()))
 
     def _stream(self, address: str) -> PipelinedStream[broker_pb2.ProduceRequest, broker_pb2.ProduceResponse]:
         if address not in self._streams:

@@ -52,7 +52,8 @@ async def produce_with_history(
     on_sent: Callable[[int], None] | None = None,
 ) -> ProduceCounts:
     """Send the plan's records, one history line per outcome; returns how many were acknowledged and failed."""
-    producer = Producer(bootstrap, ProducerConfig(acks=plan.acks, delivery_timeout_ms=plan.delivery_timeout_ms))
+    config = ProducerConfig(acks=plan.acks, delivery_timeout_ms=plan.delivery_timeout_ms)
+    producer = Producer(bootstrap, config)
     counts = ProduceCounts()
     plan.history.parent.mkdir(parents=True, exist_ok=True)
     in_flight = InFlight(plan.max_outstanding)
@@ -65,7 +66,8 @@ async def produce_with_history(
             else:
                 counts.failed += 1
             latency_ms = (time.monotonic() - sent) * 1000
-            out.write(history_line(plan.topic, None, metadata, value, plan.acks, failure, latency_ms) + "\n")
+            line = history_line(plan.topic, None, metadata, value, plan.acks, failure, latency_ms, config.idempotent)
+            out.write(line + "\n")
 
         started = time.monotonic()
         index = 0

@@ -248,6 +248,43 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
 
         return await self._answer(controller_pb2.DescribeQuorumResponse, run)
 
+    async def CreatePartitions(
+        self, request: controller_pb2.CreatePartitionsRequest, context: Any
+    ) -> controller_pb2.CreatePartitionsResponse:
+        create = rq.CreatePartitionsRequest(
+            topics=tuple(
+                rq.CreatePartitionsTopic(
+                    t.name, t.count, tuple(tuple(a.broker_ids) for a in t.assignments) if t.assignments else None
+                )
+                for t in request.topics
+            ),
+            validate_only=request.validate_only,
+        )
+
+        async def run() -> controller_pb2.CreatePartitionsResponse:
+            response = await self.controller.submit(lambda: self.controller.state.create_partitions(create))
+            result = controller_pb2.CreatePartitionsResponse()
+            for r in response.results:
+                result.results.add(name=r.name, error_code=int(r.error_code), error_message=r.error_message)
+            return result
+
+        return await self._answer(controller_pb2.CreatePartitionsResponse, run)
+
+    async def AllocateProducerIds(
+        self, request: controller_pb2.AllocateProducerIdsRequest, context: Any
+    ) -> controller_pb2.AllocateProducerIdsResponse:
+        allocate = rq.AllocateProducerIdsRequest(request.broker_id, request.broker_epoch)
+
+        async def run() -> controller_pb2.AllocateProducerIdsResponse:
+            response = await self.controller.submit(lambda: self.controller.state.allocate_producer_ids(allocate))
+            return controller_pb2.AllocateProducerIdsResponse(
+                error_code=int(response.error_code),
+                producer_id_start=response.producer_id_start,
+                producer_id_len=response.producer_id_len,
+            )
+
+        return await self._answer(controller_pb2.AllocateProducerIdsResponse, run)
+
     async def DescribeCluster(
         self, request: controller_pb2.DescribeClusterRequest, context: Any
     ) -> controller_pb2.DescribeClusterResponse:

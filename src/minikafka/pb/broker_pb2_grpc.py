@@ -59,6 +59,11 @@ class BrokerStub:
                 request_serializer=minikafka_dot_pb_dot_broker__pb2.OffsetsForLeaderEpochRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_broker__pb2.OffsetsForLeaderEpochResponse.FromString,
                 _registered_method=True)
+        self.InitProducerId = channel.unary_unary(
+                '/minikafka.Broker/InitProducerId',
+                request_serializer=minikafka_dot_pb_dot_broker__pb2.InitProducerIdRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_broker__pb2.InitProducerIdResponse.FromString,
+                _registered_method=True)
         self.ProduceStream = channel.stream_stream(
                 '/minikafka.Broker/ProduceStream',
                 request_serializer=minikafka_dot_pb_dot_broker__pb2.ProduceRequest.SerializeToString,
@@ -99,6 +104,12 @@ class BrokerServicer:
         raise NotImplementedError('Method not implemented!')
 
     def OffsetsForLeaderEpoch(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def InitProducerId(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -146,6 +157,11 @@ def add_BrokerServicer_to_server(servicer, server):
                     servicer.OffsetsForLeaderEpoch,
                     request_deserializer=minikafka_dot_pb_dot_broker__pb2.OffsetsForLeaderEpochRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_broker__pb2.OffsetsForLeaderEpochResponse.SerializeToString,
+            ),
+            'InitProducerId': grpc.unary_unary_rpc_method_handler(
+                    servicer.InitProducerId,
+                    request_deserializer=minikafka_dot_pb_dot_broker__pb2.InitProducerIdRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_broker__pb2.InitProducerIdResponse.SerializeToString,
             ),
             'ProduceStream': grpc.stream_stream_rpc_method_handler(
                     servicer.ProduceStream,
@@ -293,6 +309,33 @@ class Broker:
             '/minikafka.Broker/OffsetsForLeaderEpoch',
             minikafka_dot_pb_dot_broker__pb2.OffsetsForLeaderEpochRequest.SerializeToString,
             minikafka_dot_pb_dot_broker__pb2.OffsetsForLeaderEpochResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InitProducerId(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Broker/InitProducerId',
+            minikafka_dot_pb_dot_broker__pb2.InitProducerIdRequest.SerializeToString,
+            minikafka_dot_pb_dot_broker__pb2.InitProducerIdResponse.FromString,
             options,
             channel_credentials,
             insecure,

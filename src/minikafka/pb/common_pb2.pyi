@@ -21,6 +21,7 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MESSAGE_TOO_LARGE: _ClassVar[ErrorCode]
     STALE_CONTROLLER_EPOCH: _ClassVar[ErrorCode]
     NETWORK_EXCEPTION: _ClassVar[ErrorCode]
+    COORDINATOR_LOAD_IN_PROGRESS: _ClassVar[ErrorCode]
     INVALID_TOPIC_EXCEPTION: _ClassVar[ErrorCode]
     RECORD_LIST_TOO_LARGE: _ClassVar[ErrorCode]
     NOT_ENOUGH_REPLICAS: _ClassVar[ErrorCode]
@@ -37,7 +38,11 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     NOT_CONTROLLER: _ClassVar[ErrorCode]
     INVALID_REQUEST: _ClassVar[ErrorCode]
     POLICY_VIOLATION: _ClassVar[ErrorCode]
+    OUT_OF_ORDER_SEQUENCE_NUMBER: _ClassVar[ErrorCode]
+    DUPLICATE_SEQUENCE_NUMBER: _ClassVar[ErrorCode]
+    INVALID_PRODUCER_EPOCH: _ClassVar[ErrorCode]
     KAFKA_STORAGE_ERROR: _ClassVar[ErrorCode]
+    UNKNOWN_PRODUCER_ID: _ClassVar[ErrorCode]
     FETCH_SESSION_ID_NOT_FOUND: _ClassVar[ErrorCode]
     INVALID_FETCH_SESSION_EPOCH: _ClassVar[ErrorCode]
     FENCED_LEADER_EPOCH: _ClassVar[ErrorCode]
@@ -75,6 +80,7 @@ REPLICA_NOT_AVAILABLE: ErrorCode
 MESSAGE_TOO_LARGE: ErrorCode
 STALE_CONTROLLER_EPOCH: ErrorCode
 NETWORK_EXCEPTION: ErrorCode
+COORDINATOR_LOAD_IN_PROGRESS: ErrorCode
 INVALID_TOPIC_EXCEPTION: ErrorCode
 RECORD_LIST_TOO_LARGE: ErrorCode
 NOT_ENOUGH_REPLICAS: ErrorCode
@@ -91,7 +97,11 @@ INVALID_CONFIG: ErrorCode
 NOT_CONTROLLER: ErrorCode
 INVALID_REQUEST: ErrorCode
 POLICY_VIOLATION: ErrorCode
+OUT_OF_ORDER_SEQUENCE_NUMBER: ErrorCode
+DUPLICATE_SEQUENCE_NUMBER: ErrorCode
+INVALID_PRODUCER_EPOCH: ErrorCode
 KAFKA_STORAGE_ERROR: ErrorCode
+UNKNOWN_PRODUCER_ID: ErrorCode
 FETCH_SESSION_ID_NOT_FOUND: ErrorCode
 INVALID_FETCH_SESSION_EPOCH: ErrorCode
 FENCED_LEADER_EPOCH: ErrorCode

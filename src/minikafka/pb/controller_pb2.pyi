@@ -7,6 +7,73 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class CreatePartitionsRequest(_message.Message):
+    __slots__ = ("topics", "timeout_ms", "validate_only")
+    class CreatePartitionsTopic(_message.Message):
+        __slots__ = ("name", "count", "assignments")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        COUNT_FIELD_NUMBER: _ClassVar[int]
+        ASSIGNMENTS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        count: int
+        assignments: _containers.RepeatedCompositeFieldContainer[CreatePartitionsRequest.Assignment]
+        def __init__(self, name: _Optional[str] = ..., count: _Optional[int] = ..., assignments: _Optional[_Iterable[_Union[CreatePartitionsRequest.Assignment, _Mapping]]] = ...) -> None: ...
+    class Assignment(_message.Message):
+        __slots__ = ("broker_ids",)
+        BROKER_IDS_FIELD_NUMBER: _ClassVar[int]
+        broker_ids: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, broker_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[CreatePartitionsRequest.CreatePartitionsTopic]
+    timeout_ms: int
+    validate_only: bool
+    def __init__(self, topics: _Optional[_Iterable[_Union[CreatePartitionsRequest.CreatePartitionsTopic, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class CreatePartitionsResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "results", "current_leader")
+    class CreatePartitionsTopicResult(_message.Message):
+        __slots__ = ("name", "error_code", "error_message")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        error_code: _common_pb2.ErrorCode
+        error_message: str
+        def __init__(self, name: _Optional[str] = ..., error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_LEADER_FIELD_NUMBER: _ClassVar[int]
+    error_code: _common_pb2.ErrorCode
+    error_message: str
+    results: _containers.RepeatedCompositeFieldContainer[CreatePartitionsResponse.CreatePartitionsTopicResult]
+    current_leader: _common_pb2.LeaderIdAndEpoch
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., results: _Optional[_Iterable[_Union[CreatePartitionsResponse.CreatePartitionsTopicResult, _Mapping]]] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...
+
+class AllocateProducerIdsRequest(_message.Message):
+    __slots__ = ("broker_id", "broker_epoch")
+    BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    broker_id: int
+    broker_epoch: int
+    def __init__(self, broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ...) -> None: ...
+
+class AllocateProducerIdsResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "producer_id_start", "producer_id_len", "current_leader")
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_ID_START_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_ID_LEN_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_LEADER_FIELD_NUMBER: _ClassVar[int]
+    error_code: _common_pb2.ErrorCode
+    error_message: str
+    producer_id_start: int
+    producer_id_len: int
+    current_leader: _common_pb2.LeaderIdAndEpoch
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., producer_id_start: _Optional[int] = ..., producer_id_len: _Optional[int] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...
+
 class BrokerRegistrationRequest(_message.Message):
     __slots__ = ("broker_id", "cluster_id", "incarnation_id", "listeners", "rack")
     BROKER_ID_FIELD_NUMBER: _ClassVar[int]

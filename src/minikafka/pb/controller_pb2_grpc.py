@@ -84,6 +84,16 @@ class ControllerStub:
                 request_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeClusterRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeClusterResponse.FromString,
                 _registered_method=True)
+        self.AllocateProducerIds = channel.unary_unary(
+                '/minikafka.Controller/AllocateProducerIds',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.AllocateProducerIdsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.AllocateProducerIdsResponse.FromString,
+                _registered_method=True)
+        self.CreatePartitions = channel.unary_unary(
+                '/minikafka.Controller/CreatePartitions',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.CreatePartitionsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.CreatePartitionsResponse.FromString,
+                _registered_method=True)
 
 
 class ControllerServicer:
@@ -149,6 +159,18 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AllocateProducerIds(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreatePartitions(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ControllerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -201,6 +223,16 @@ def add_ControllerServicer_to_server(servicer, server):
                     servicer.DescribeCluster,
                     request_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeClusterRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeClusterResponse.SerializeToString,
+            ),
+            'AllocateProducerIds': grpc.unary_unary_rpc_method_handler(
+                    servicer.AllocateProducerIds,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.AllocateProducerIdsRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.AllocateProducerIdsResponse.SerializeToString,
+            ),
+            'CreatePartitions': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreatePartitions,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.CreatePartitionsRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.CreatePartitionsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -473,6 +505,60 @@ class Controller:
             '/minikafka.Controller/DescribeCluster',
             minikafka_dot_pb_dot_controller__pb2.DescribeClusterRequest.SerializeToString,
             minikafka_dot_pb_dot_controller__pb2.DescribeClusterResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AllocateProducerIds(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/AllocateProducerIds',
+            minikafka_dot_pb_dot_controller__pb2.AllocateProducerIdsRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.AllocateProducerIdsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreatePartitions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/CreatePartitions',
+            minikafka_dot_pb_dot_controller__pb2.CreatePartitionsRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.CreatePartitionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

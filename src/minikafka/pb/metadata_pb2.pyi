@@ -141,8 +141,18 @@ class RemoveTopicRecord(_message.Message):
     topic_id: bytes
     def __init__(self, topic_id: _Optional[bytes] = ...) -> None: ...
 
+class ProducerIdsRecord(_message.Message):
+    __slots__ = ("broker_id", "broker_epoch", "next_producer_id")
+    BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
+    broker_id: int
+    broker_epoch: int
+    next_producer_id: int
+    def __init__(self, broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., next_producer_id: _Optional[int] = ...) -> None: ...
+
 class MetadataRecord(_message.Message):
-    __slots__ = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change", "topic", "partition", "partition_change", "topic_config", "remove_topic")
+    __slots__ = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change", "topic", "partition", "partition_change", "topic_config", "remove_topic", "producer_ids")
     REGISTER_BROKER_FIELD_NUMBER: _ClassVar[int]
     FENCE_BROKER_FIELD_NUMBER: _ClassVar[int]
     UNFENCE_BROKER_FIELD_NUMBER: _ClassVar[int]
@@ -152,6 +162,7 @@ class MetadataRecord(_message.Message):
     PARTITION_CHANGE_FIELD_NUMBER: _ClassVar[int]
     TOPIC_CONFIG_FIELD_NUMBER: _ClassVar[int]
     REMOVE_TOPIC_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_IDS_FIELD_NUMBER: _ClassVar[int]
     register_broker: RegisterBrokerRecord
     fence_broker: FenceBrokerRecord
     unfence_broker: UnfenceBrokerRecord
@@ -161,4 +172,5 @@ class MetadataRecord(_message.Message):
     partition_change: PartitionChangeRecord
     topic_config: TopicConfigRecord
     remove_topic: RemoveTopicRecord
-    def __init__(self, register_broker: _Optional[_Union[RegisterBrokerRecord, _Mapping]] = ..., fence_broker: _Optional[_Union[FenceBrokerRecord, _Mapping]] = ..., unfence_broker: _Optional[_Union[UnfenceBrokerRecord, _Mapping]] = ..., broker_registration_change: _Optional[_Union[BrokerRegistrationChangeRecord, _Mapping]] = ..., topic: _Optional[_Union[TopicRecord, _Mapping]] = ..., partition: _Optional[_Union[PartitionRecord, _Mapping]] = ..., partition_change: _Optional[_Union[PartitionChangeRecord, _Mapping]] = ..., topic_config: _Optional[_Union[TopicConfigRecord, _Mapping]] = ..., remove_topic: _Optional[_Union[RemoveTopicRecord, _Mapping]] = ...) -> None: ...
+    producer_ids: ProducerIdsRecord
+    def __init__(self, register_broker: _Optional[_Union[RegisterBrokerRecord, _Mapping]] = ..., fence_broker: _Optional[_Union[FenceBrokerRecord, _Mapping]] = ..., unfence_broker: _Optional[_Union[UnfenceBrokerRecord, _Mapping]] = ..., broker_registration_change: _Optional[_Union[BrokerRegistrationChangeRecord, _Mapping]] = ..., topic: _Optional[_Union[TopicRecord, _Mapping]] = ..., partition: _Optional[_Union[PartitionRecord, _Mapping]] = ..., partition_change: _Optional[_Union[PartitionChangeRecord, _Mapping]] = ..., topic_config: _Optional[_Union[TopicConfigRecord, _Mapping]] = ..., remove_topic: _Optional[_Union[RemoveTopicRecord, _Mapping]] = ..., producer_ids: _Optional[_Union[ProducerIdsRecord, _Mapping]] = ...) -> None: ...

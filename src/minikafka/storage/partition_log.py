@@ -23,6 +23,7 @@ from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import (
     CorruptRecordError,
     InvalidRecordError,
+    RecordBatch,
     iter_batches,
     set_base_offset,
     set_partition_leader_epoch,
@@ -32,7 +33,9 @@ from minikafka.storage.leader_epoch_cache import LeaderEpochCache
 from minikafka.storage.log_config import LogConfig
 from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel, storage_error
 from minikafka.storage.log_validator import AppendOrigin, ValidationResult, validate_records
-from minikafka.storage.segment import LOG_SUFFIX, LogSegment
+from minikafka.storage.producer_snapshots import delete_snapshots_outside, latest_snapshot, write_snapshot
+from minikafka.storage.producer_state import Duplicate, ProducerBatch, ProducerState
+from minikafka.storage.segment import LOG_SUFFIX, BatchPosition, LogSegment
 
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"
@@ -81,6 +84,18 @@ class AppendInfo:
     record_count: int
     size_bytes: int
     max_timestamp: int
+    duplicate: bool = False  # a producer's retry of a batch already in the log: nothing was appended
+
+
+def _replayed(state: ProducerState, batch: BatchPosition) -> ProducerState:
+    if batch.producer_id >= 0 and not batch.is_control:
+        return state.with_batch(producer_batch(batch), batch.base_offset, batch.last_offset)
+    return state.advanced_to(batch.last_offset + 1)
+
+
+def producer_batch(batch: RecordBatch | BatchPosition) -> ProducerBatch:
+    delta = batch.last_offset - batch.base_offset
+    return ProducerBatch(batch.producer_id, batch.producer_epoch, batch.base_sequence, delta, batch.max_timestamp)
 
 
 class PartitionLog:
@@ -115,6 +130,7 @@ class PartitionLog:
         self._hwm_checkpoint_lock = threading.Lock()
         self._start_checkpoint = OffsetCheckpoint(directory / LOG_START_FILE, self.name)
         self._closed = False
+        self.producer_state = ProducerState()  # idempotent producers' last batches, as of the log end
 
     # ---- opening and recovery ----
 
@@ -159,6 +175,7 @@ class PartitionLog:
         hwm = log._hwm_checkpoint.read() or 0
         log._checkpointed_high_watermark = hwm
         log._high_watermark = min(max(hwm, log.log_start_offset), log.log_end_offset)
+        log._reload_producer_state()
         return log
 
     def _check_topic_id(self, topic_id: str | None) -> None:
@@ -297,15 +314,40 @@ class PartitionLog:
         """Validate a producer's batch, assign offsets from the log end and stamp `leader_epoch` (rewriting only
         those two header fields), then append. Invalid input raises a KafkaError and writes nothing."""
         validated = self._validate(records, AppendOrigin.CLIENT, "leader")
+        (batch,) = validated.batches  # a producer's request carries one batch per partition
+        if batch.has_producer_id:
+            check = self.producer_state.check_client_batch(producer_batch(batch))
+            if isinstance(check, Duplicate):
+                self._log.info(
+                    "produce_duplicate_batch",
+                    producer_id=batch.producer_id,
+                    producer_epoch=batch.producer_epoch,
+                    base_sequence=batch.base_sequence,
+                    first_offset=check.first_offset,
+                )
+                count = check.last_offset - check.first_offset + 1
+                return AppendInfo(check.first_offset, check.last_offset, count, 0, batch.max_timestamp, True)
         buffer = bytearray(records)
-        first = next_offset = self.log_end_offset
-        for batch in validated.batches:
-            set_base_offset(buffer, batch.position, next_offset)
-            set_partition_leader_epoch(buffer, batch.position, leader_epoch)
-            next_offset += batch.last_offset_delta + 1
+        first = self.log_end_offset
+        set_base_offset(buffer, batch.position, first)
+        set_partition_leader_epoch(buffer, batch.position, leader_epoch)
+        last = first + batch.last_offset_delta
         self.epoch_cache.assign(leader_epoch, first)
-        self._append(buffer, first, next_offset - 1, validated.record_count, validated.max_timestamp, now_ms)
-        return AppendInfo(first, next_offset - 1, validated.record_count, len(buffer), validated.max_timestamp)
+        self._append(buffer, first, last, validated.record_count, validated.max_timestamp, now_ms)
+        self._update_producer_state((batch,), first)
+        return AppendInfo(first, last, validated.record_count, len(buffer), validated.max_timestamp)
+
+    def _update_producer_state(self, batches: tuple[RecordBatch, ...] | list[BatchPosition], first: int) -> None:
+        """After an append: the producer state covers the batches, `first` being the first one's offset."""
+        state = self.producer_state
+        for batch in batches:
+            delta = batch.last_offset - batch.base_offset
+            if batch.producer_id >= 0 and not batch.is_control:
+                state = state.with_batch(producer_batch(batch), first, first + delta)
+            else:
+                state = state.advanced_to(first + delta + 1)
+            first += delta + 1
+        self.producer_state = state
 
     @storage_operation("append")
     def append_as_follower(self, records: bytes | memoryview, now_ms: int) -> AppendInfo:
@@ -327,6 +369,7 @@ class PartitionLog:
                 self.epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
         first = batches[0].base_offset
         self._append(records, first, expected - 1, validated.record_count, validated.max_timestamp, now_ms)
+        self._update_producer_state(batches, first)
         return AppendInfo(first, expected - 1, validated.record_count, len(records), validated.max_timestamp)
 
     def _validate(self, records: bytes | memoryview, origin: AppendOrigin, role: str) -> ValidationResult:
@@ -386,6 +429,7 @@ class PartitionLog:
         rolled = self.active_segment
         rolled.on_become_inactive()
         self.unflushed_messages = 0
+        write_snapshot(self.directory, self.producer_state)  # Kafka snapshots producer state at each roll
         segment = self._new_segment(self.log_end_offset, now_ms)
         self.segments.append(segment)
         self._log.debug("log_segment_rolled", base_offset=segment.base_offset)
@@ -529,6 +573,22 @@ class PartitionLog:
             raise self.io_failed("read", error) from error
         return data
 
+    # ---- producer state ----
+
+    def _reload_producer_state(self) -> None:
+        """Kafka's loadProducerState: the newest snapshot at or below the log end, then every batch after it.
+        Snapshots past the log end (their batches were cut or lost in a crash) or below its start are deleted."""
+        end = self.log_end_offset
+        delete_snapshots_outside(self.directory, self.log_start_offset, end)
+        state = latest_snapshot(self.directory, end) or ProducerState(end_offset=self.log_start_offset)
+        for segment in self.segments:
+            if segment.next_offset <= state.end_offset:
+                continue
+            for batch in segment.scan():
+                if batch.base_offset >= state.end_offset:
+                    state = _replayed(state, batch)
+        self.producer_state = state
+
     # ---- truncation and retention ----
 
     @storage_operation("truncate")
@@ -577,6 +637,7 @@ class PartitionLog:
 
     def _after_truncation(self) -> None:
         self._truncations += 1
+        self._reload_producer_state()
         end = self.log_end_offset
         self.epoch_cache.truncate_from_end(end)
         self._high_watermark = min(self._high_watermark, end)
@@ -642,6 +703,7 @@ class PartitionLog:
             self.abandon()
             return
         self.flush(now_ms, checkpoint=True)
+        write_snapshot(self.directory, self.producer_state)  # the next open replays nothing
         with self._hwm_checkpoint_lock:  # after any checkpoint being written elsewhere, and the last one
             self._write_high_watermark_checkpoint(self._high_watermark, always=True)
             self._closed = True

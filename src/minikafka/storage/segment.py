@@ -29,6 +29,11 @@ class BatchPosition:
     size: int
     partition_leader_epoch: int
     max_timestamp: int
+    # What producer state is rebuilt from (no producer id: -1).
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    is_control: bool = False
 
 
 @dataclass(frozen=True)
@@ -196,6 +201,10 @@ class LogSegment:
                 batch.size,
                 batch.partition_leader_epoch,
                 batch.max_timestamp,
+                batch.producer_id,
+                batch.producer_epoch,
+                batch.base_sequence,
+                batch.is_control,
             )
             position += batch.size
 

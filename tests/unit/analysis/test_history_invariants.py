@@ -87,6 +87,21 @@ def test_duplicate_value_is_found(spark, tmp_path: Path) -> None:  # noqa: ANN00
     assert [r["value"] for r in rows] == ["d"]
 
 
+def test_a_duplicate_of_an_idempotent_producer_fails_and_of_another_is_an_anomaly(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    produced = [{**line, "idempotent": line["value"] == "a"} for line in GOOD_PRODUCED]
+    consumed = [*GOOD_CONSUMED, consumed_line(4, "a"), consumed_line(5, "b")]
+    produced_df, consumed_df = frames(spark, write_run(tmp_path, produced, consumed))
+    rows = inv.duplicates(consumed_df, produced_df).collect()
+    assert [(r["value"], r["idempotent"]) for r in rows] == [("a", True), ("b", False)]
+    from minikafka.deploy.analysis.report import history_checks
+
+    checks = {c.name: c for c in history_checks(produced_df, consumed_df, inv.lost_writes(produced_df, consumed_df), 3)}
+    assert [r["value"] for r in checks["Duplicates"].offending.collect()] == ["a"]
+    assert checks["Duplicates"].severity == "invariant"
+    assert [r["value"] for r in checks["DuplicatesWithoutIdempotence"].offending.collect()] == ["b"]
+    assert checks["DuplicatesWithoutIdempotence"].severity == "anomaly"
+
+
 def test_aborted_read_is_found(spark, tmp_path: Path) -> None:  # noqa: ANN001
     consumed = [*GOOD_CONSUMED, consumed_line(4, "c")]
     produced_df, consumed_df = frames(spark, write_run(tmp_path, GOOD_PRODUCED, consumed))

@@ -36,13 +36,21 @@ def test_config_out_of_range_is_invalid_config_naming_the_key(fields: dict[str, 
 
 class _Metadata:
     def __init__(self, *_args: object) -> None:
-        self.view = type("View", (), {"topics": {"t": [0]}})()
+        self.view = type("View", (), {"topics": {"t": [0]}, "brokers": {}})()
 
     def leader_address(self, _topic: str, _partition: int) -> str:
         return "leader"
 
     async def refresh(self, _topics: list[str]) -> None:
         pass
+
+    bootstrap = ("leader",)
+
+    def stub(self, _address: str) -> Any:
+        async def init_producer_id(_request: object, timeout: float) -> broker_pb2.InitProducerIdResponse:
+            return broker_pb2.InitProducerIdResponse(producer_id=1000, producer_epoch=0)
+
+        return type("Stub", (), {"InitProducerId": staticmethod(init_producer_id)})()
 
     async def close(self) -> None:
         pass

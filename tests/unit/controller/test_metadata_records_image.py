@@ -16,6 +16,7 @@ from minikafka.kraft_controller.metadata.records import (
     LeaderRecoveryState,
     Partition,
     PartitionChange,
+    ProducerIds,
     RecordDecodeError,
     RegisterBroker,
     RemoveTopic,
@@ -46,6 +47,7 @@ ALL_RECORDS = [
     Partition(TOPIC_ID, 0, (1, 2, 4, 3), (1, 2, 3), 1, removing_replicas=(3,), adding_replicas=(4,)),
     PartitionChange(TOPIC_ID, 0, replicas=(1, 2, 4), removing_replicas=(), adding_replicas=()),
     PartitionChange(TOPIC_ID, 0, replicas=(), adding_replicas=(5,)),
+    ProducerIds(1, 7, 3000),
 ]
 
 

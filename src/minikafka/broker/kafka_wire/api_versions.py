@@ -7,15 +7,25 @@ from typing import Any
 
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, response_class
+from minikafka.broker.kafka_wire.init_producer_id import INIT_PRODUCER_ID
 from minikafka.common.errors import ErrorCode
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
+CREATE_TOPICS, DELETE_TOPICS, OFFSET_FOR_LEADER_EPOCH, DESCRIBE_CONFIGS = 19, 20, 23, 32
+CREATE_PARTITIONS, DESCRIBE_CLUSTER = 37, 60
 
 SUPPORTED: dict[int, tuple[int, int]] = {
     PRODUCE: (3, 12),
     FETCH: (4, 16),
     LIST_OFFSETS: (1, 7),
     METADATA: (0, 12),
+    INIT_PRODUCER_ID: (0, 5),  # librdkafka enables idempotence only if the range holds 0
+    CREATE_TOPICS: (2, 7),  # admin requests: the lowest versions Kafka 4 still has
+    DELETE_TOPICS: (1, 6),
+    OFFSET_FOR_LEADER_EPOCH: (2, 4),
+    DESCRIBE_CONFIGS: (1, 4),
+    CREATE_PARTITIONS: (0, 3),
+    DESCRIBE_CLUSTER: (0, 1),
     API_VERSIONS_KEY: (0, 4),
 }
 
@@ -27,8 +37,11 @@ def supports(api_key: int, api_version: int) -> bool:
 
 def response(api_version: int, error: ErrorCode = ErrorCode.NONE) -> Any:
     """The answer at `api_version`; an unsupported version gets it in v0's format, as Kafka does, so the client
-    can read the ranges and retry at one of them."""
+    can read the ranges and retry at one of them. Keys go in ascending order, as Kafka sends them (librdkafka
+    binary-searches the list)."""
     cls = response_class(API_VERSIONS_KEY, api_version if supports(API_VERSIONS_KEY, api_version) else 0)
     entry = sibling(cls, "ApiVersion")
-    keys = tuple(build(entry, api_key=key, min_version=low, max_version=high) for key, (low, high) in SUPPORTED.items())
+    keys = tuple(
+        build(entry, api_key=key, min_version=low, max_version=high) for key, (low, high) in sorted(SUPPORTED.items())
+    )
     return build(cls, error_code=error, api_keys=keys, throttle_time=0)

@@ -6,7 +6,17 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from minikafka.broker.kafka_wire import api_versions, fetch, list_offsets, metadata, produce
+from minikafka.broker.kafka_wire import (
+    admin_topics,
+    api_versions,
+    describe,
+    fetch,
+    init_producer_id,
+    list_offsets,
+    metadata,
+    offset_for_leader_epoch,
+    produce,
+)
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, ApiHeader, FrameError, Request, decode_request
 from minikafka.common.errors import ErrorCode
@@ -18,6 +28,13 @@ HANDLERS: dict[int, Handler] = {
     api_versions.FETCH: fetch.handle,
     api_versions.LIST_OFFSETS: list_offsets.handle,
     api_versions.METADATA: metadata.handle,
+    init_producer_id.INIT_PRODUCER_ID: init_producer_id.handle,
+    api_versions.CREATE_TOPICS: admin_topics.create_topics,
+    api_versions.DELETE_TOPICS: admin_topics.delete_topics,
+    api_versions.CREATE_PARTITIONS: admin_topics.create_partitions,
+    api_versions.DESCRIBE_CONFIGS: describe.describe_configs,
+    api_versions.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle,
+    api_versions.DESCRIBE_CLUSTER: describe.describe_cluster,
     API_VERSIONS_KEY: lambda _ctx, request: api_versions.response(request.header.api_version),
 }
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from minikafka.broker.kafka_wire.admin_topics import auto_create_topics
 from minikafka.broker.kafka_wire.api_versions import METADATA
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
@@ -23,13 +25,16 @@ def handle(ctx: WireContext, request: Request) -> Any:
     else:
         names = [topic.name for topic in requested]
     ready = ctx.manager.metadata_ready
+    allowed = getattr(request.body, "allow_auto_topic_creation", True)  # v0-3 always allow it
+    if ready and allowed and ctx.manager.config.auto_create_topics_enable and requested:
+        auto_create_topics(ctx, [name for name in names if name and name not in image.topics_by_name])
     return build(
         cls,
         throttle_time=0,
         brokers=_brokers(cls, image, ctx.listener_name),
         cluster_id=ctx.manager.config.cluster_id,
-        controller_id=-1,  # clients send controller requests to no broker: admin goes through the controllers
-        topics=tuple(_topic(cls, image, name, ready) for name in names),
+        controller_id=ctx.manager.config.node_id,  # as a KRaft broker: admin requests sent here are forwarded
+        topics=tuple(_topic(cls, image, name, ready, ctx.manager.auto_creations) for name in names),
         cluster_authorized_operations=NO_AUTHORIZED_OPERATIONS,
     )
 
@@ -47,12 +52,14 @@ def _brokers(cls: type, image: MetadataImage, listener_name: str) -> tuple[Any, 
     return tuple(brokers)
 
 
-def _topic(cls: type, image: MetadataImage, name: str | None, ready: bool) -> Any:
+def _topic(cls: type, image: MetadataImage, name: str | None, ready: bool, creating: Mapping[str, object]) -> Any:
     entry = sibling(cls, "MetadataResponseTopic")
     topic = image.topics_by_name.get(name) if name else None
     if topic is None:
-        # Before the image caught up a topic may exist that it lacks: a retriable error, not "unknown".
-        code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if ready else ErrorCode.LEADER_NOT_AVAILABLE
+        # Before the image caught up, or while it is being auto-created, a topic is retriably unavailable.
+        code = (
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if ready and name not in creating else ErrorCode.LEADER_NOT_AVAILABLE
+        )
         return build(entry, error_code=code, name=name, topic_id=None, partitions=(), is_internal=False)
     return build(
         entry,

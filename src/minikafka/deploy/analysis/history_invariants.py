@@ -17,6 +17,8 @@ DEFINITE_ERRORS = (
     "CORRUPT_MESSAGE",
     "INVALID_REQUEST",
     "INVALID_RECORD",
+    "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    "INVALID_PRODUCER_EPOCH",
 )
 
 
@@ -52,16 +54,25 @@ def inconsistent_offsets(produced: DataFrame, consumed: DataFrame) -> DataFrame:
     )
 
 
-def duplicates(consumed: DataFrame) -> DataFrame:
-    """One value at two offsets (a retried send that had been appended; allowed without idempotence)."""
-    return (
+def duplicates(consumed: DataFrame, produced: DataFrame | None = None) -> DataFrame:
+    """One value at two offsets: a retried send that had been appended. `idempotent` says whether a producer with
+    enable.idempotence sent the value; only then is it a broken guarantee rather than an allowed anomaly."""
+    found = (
         consumed.select("topic", "partition", "offset", "value")
         .distinct()
         .groupBy("topic", "value")
         .agg(F.collect_set(F.struct("partition", "offset")).alias("positions"))
         .where(F.size("positions") > 1)
-        .orderBy("topic", "value")
     )
+    if produced is None:
+        return found.withColumn("idempotent", F.lit(False)).orderBy("topic", "value")
+    senders = (
+        produced.select("topic", "value", F.coalesce(F.col("idempotent"), F.lit(False)).alias("idempotent"))
+        .groupBy("topic", "value")
+        .agg(F.max("idempotent").alias("idempotent"))
+    )
+    joined = found.join(senders, ["topic", "value"], "left")
+    return joined.withColumn("idempotent", F.coalesce(F.col("idempotent"), F.lit(False))).orderBy("topic", "value")
 
 
 def aborted_reads(produced: DataFrame, consumed: DataFrame) -> DataFrame:

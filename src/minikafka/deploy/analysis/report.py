@@ -42,6 +42,7 @@ from minikafka.deploy.analysis.verdict import PASS, Check, Verdict, collect_verd
 
 
 def history_checks(produced: DataFrame, consumed: DataFrame, lost: DataFrame, acked: int) -> list[Check]:
+    duplicates = history.duplicates(consumed, produced)
     return [
         Check(
             "NoCommittedRecordLost",
@@ -59,8 +60,13 @@ def history_checks(produced: DataFrame, consumed: DataFrame, lost: DataFrame, ac
         ),
         Check(
             "Duplicates",
-            "no value at two offsets (allowed without idempotence: a retried send)",
-            history.duplicates(consumed),
+            "no value an idempotent producer (enable.idempotence) sent is at two offsets",
+            duplicates.where(F.col("idempotent")),
+        ),
+        Check(
+            "DuplicatesWithoutIdempotence",
+            "no value a non-idempotent producer sent is at two offsets (allowed: a retried send)",
+            duplicates.where(~F.col("idempotent")),
             severity="anomaly",
         ),
     ]

@@ -16,8 +16,10 @@ from collections.abc import Iterable, Sequence
 
 from minikafka.kraft_controller.control import (
     cluster_control,
+    create_partitions,
     leader_elections,
     partition_reassignment,
+    producer_id_control,
     replication_control,
 )
 from minikafka.kraft_controller.control.control_config import ControlConfig
@@ -26,6 +28,8 @@ from minikafka.kraft_controller.control.heartbeat_manager import HeartbeatManage
 from minikafka.kraft_controller.control.record_events import describe_record_event
 from minikafka.kraft_controller.control.replication_control import RandomSource
 from minikafka.kraft_controller.control.requests import (
+    AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse,
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
     AlterPartitionRequest,
@@ -34,6 +38,8 @@ from minikafka.kraft_controller.control.requests import (
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
     BrokerRegistrationResponse,
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
     DeleteTopicsRequest,
@@ -91,6 +97,9 @@ class ControllerStateMachine:
     def create_topics(self, request: CreateTopicsRequest) -> ControllerResult[CreateTopicsResponse]:
         return replication_control.create_topics(self.image, request, self.config, self.rng)
 
+    def create_partitions(self, request: CreatePartitionsRequest) -> ControllerResult[CreatePartitionsResponse]:
+        return create_partitions.create_partitions(self.image, request, self.rng.randint(0, 1 << 16))
+
     def delete_topics(self, request: DeleteTopicsRequest) -> ControllerResult[DeleteTopicsResponse]:
         return replication_control.delete_topics(self.image, request)
 
@@ -105,6 +114,11 @@ class ControllerStateMachine:
     def list_partition_reassignments(self) -> ListPartitionReassignmentsResponse:
         """From committed state only, as every read."""
         return partition_reassignment.list_partition_reassignments(self.committed)
+
+    def allocate_producer_ids(
+        self, request: AllocateProducerIdsRequest
+    ) -> ControllerResult[AllocateProducerIdsResponse]:
+        return producer_id_control.allocate_producer_ids(self.image, request)
 
     def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
         brokers = tuple(broker for _, broker in sorted(self.committed.brokers.items()))

@@ -14,6 +14,7 @@ from minikafka.kraft_controller.metadata.records import (
     FenceBroker,
     Partition,
     PartitionChange,
+    ProducerIds,
     Record,
     RegisterBroker,
     RemoveTopic,
@@ -68,6 +69,12 @@ def describe_record_event(
                 "broker_id": record.broker_id,
                 "broker_epoch": record.broker_epoch,
                 "applied": _broker_current(image, record.broker_id, record.broker_epoch),
+            }
+        case ProducerIds():
+            return "producer_ids_allocated", {
+                "broker_id": record.broker_id,
+                "broker_epoch": record.broker_epoch,
+                "next_producer_id": record.next_producer_id,
             }
         case Topic():
             return "topic_created", {"topic": record.name, "topic_id": str(record.topic_id)}

@@ -251,3 +251,47 @@ class ListPartitionReassignmentsResponse:
 class DescribeClusterResponse:
     brokers: tuple[BrokerRegistration, ...]  # the committed registrations, as the image holds them
     metadata_offset: int
+
+
+# ---- AllocateProducerIds (KIP-730) ----
+
+
+@dataclass(frozen=True)
+class AllocateProducerIdsRequest:
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True)
+class AllocateProducerIdsResponse:
+    error_code: ErrorCode
+    producer_id_start: int = -1
+    producer_id_len: int = 0
+
+
+# ---- CreatePartitions (KIP-195) ----
+
+
+@dataclass(frozen=True)
+class CreatePartitionsTopic:
+    name: str
+    count: int  # the topic's new partition count
+    assignments: tuple[tuple[int, ...], ...] | None = None  # replicas of each new partition; None: placed here
+
+
+@dataclass(frozen=True)
+class CreatePartitionsRequest:
+    topics: tuple[CreatePartitionsTopic, ...]
+    validate_only: bool = False
+
+
+@dataclass(frozen=True)
+class CreatePartitionsTopicResult:
+    name: str
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class CreatePartitionsResponse:
+    results: tuple[CreatePartitionsTopicResult, ...]

@@ -23,6 +23,7 @@ from minikafka.kraft_controller.metadata.records import (
     LeaderRecoveryState,
     Partition,
     PartitionChange,
+    ProducerIds,
     Record,
     RegisterBroker,
     RemoveTopic,
@@ -110,6 +111,7 @@ class MetadataImage:
     topics_by_id: Map[uuid.UUID, TopicImage] = field(default_factory=Map)
     topic_configs: Map[str, Map[str, str]] = field(default_factory=Map)
     offset: int = -1  # offset of the last record replayed; -1 for the empty image
+    next_producer_id: int = 0  # producer ids below it are allocated (ProducerIdsRecord)
 
     # ---- queries ----
 
@@ -210,6 +212,10 @@ class MetadataImage:
                 return self._at(offset, topic_configs=all_configs)
             case RemoveTopic():
                 return self._without_topic(record.topic_id, offset)
+            case ProducerIds():
+                # Never backwards: an id once handed out is never handed out again.
+                next_id = max(self.next_producer_id, record.next_producer_id)
+                return replace(self._at(offset), next_producer_id=next_id)
         raise TypeError(f"not a metadata record: {record!r}")
 
     def _without_topic(self, topic_id: uuid.UUID, offset: int) -> MetadataImage:
@@ -262,6 +268,7 @@ class MetadataImage:
             self.topics_by_id if topics_by_id is None else topics_by_id,
             self.topic_configs if topic_configs is None else topic_configs,
             offset,
+            self.next_producer_id,
         )
 
     # ---- snapshots ----
@@ -302,6 +309,8 @@ class MetadataImage:
         for topic_name in sorted(self.topic_configs):
             for key, value in sorted(self.topic_configs[topic_name].items()):
                 records.append(TopicConfig(topic_name=topic_name, name=key, value=value))
+        if self.next_producer_id > 0:
+            records.append(ProducerIds(broker_id=-1, broker_epoch=-1, next_producer_id=self.next_producer_id))
         return records
 
     @classmethod

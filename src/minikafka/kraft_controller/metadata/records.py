@@ -117,6 +117,16 @@ class TopicConfig:
 
 
 @dataclass(frozen=True)
+class ProducerIds:
+    """Kafka's ProducerIdsRecord: producer ids below `next_producer_id` are handed out (the last block to
+    `broker_id` at `broker_epoch`)."""
+
+    broker_id: int
+    broker_epoch: int
+    next_producer_id: int
+
+
+@dataclass(frozen=True)
 class RemoveTopic:
     """Kafka's RemoveTopicRecord: the topic, its partitions and its configs leave the image."""
 
@@ -133,6 +143,7 @@ Record = (
     | PartitionChange
     | TopicConfig
     | RemoveTopic
+    | ProducerIds
 )
 
 
@@ -229,6 +240,14 @@ def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
             message.topic_config.CopyFrom(config)
         case RemoveTopic():
             message.remove_topic.CopyFrom(metadata_pb2.RemoveTopicRecord(topic_id=_uuid_bytes(record.topic_id)))
+        case ProducerIds():
+            message.producer_ids.CopyFrom(
+                metadata_pb2.ProducerIdsRecord(
+                    broker_id=record.broker_id,
+                    broker_epoch=record.broker_epoch,
+                    next_producer_id=record.next_producer_id,
+                )
+            )
         case _:
             raise TypeError(f"not a metadata record: {record!r}")
     return message
@@ -294,6 +313,9 @@ def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
             return TopicConfig(topic_name=tc.topic_name, name=tc.name, value=tc.value if tc.HasField("value") else None)
         case "remove_topic":
             return RemoveTopic(topic_id=_uuid_of(message.remove_topic.topic_id))
+        case "producer_ids":
+            ids = message.producer_ids
+            return ProducerIds(ids.broker_id, ids.broker_epoch, ids.next_producer_id)
         case _:
             raise RecordDecodeError(f"unknown or empty metadata record kind: {kind!r}")
 

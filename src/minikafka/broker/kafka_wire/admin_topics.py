@@ -1,0 +1,141 @@
+"""CreateTopics and DeleteTopics: a broker forwards them to the active controller (as a KRaft broker forwards
+admin requests), and answers with the controller's per-topic results."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from minikafka.broker.kafka_wire.api_versions import CREATE_PARTITIONS, CREATE_TOPICS, DELETE_TOPICS
+from minikafka.broker.kafka_wire.context import WireContext
+from minikafka.broker.kafka_wire.entities import build, sibling
+from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.topic import validate_name
+from minikafka.pb import controller_pb2
+
+ZERO_UUID = uuid.UUID(int=0)
+NO_CONTROLLER = "no controller answered"
+
+
+def _timeout_ms(body: Any) -> int:
+    return int(body.timeout.total_seconds() * 1000)
+
+
+def _topic_id(raw: bytes) -> uuid.UUID:
+    return uuid.UUID(bytes=raw) if len(raw) == 16 else ZERO_UUID
+
+
+async def create_topics(ctx: WireContext, request: Request) -> Any:
+    body = request.body
+    forwarded = controller_pb2.CreateTopicsRequest(timeout_ms=_timeout_ms(body), validate_only=body.validate_only)
+    for topic in body.topics:
+        entry = forwarded.topics.add(
+            name=topic.name,
+            num_partitions=topic.num_partitions,
+            replication_factor=topic.replication_factor,
+            configs={c.name: c.value for c in topic.configs if c.value is not None},
+        )
+        for assignment in topic.assignments:
+            entry.assignments.add(partition_index=assignment.partition_index, broker_ids=list(assignment.broker_ids))
+    answer = await ctx.manager.controller.call("CreateTopics", forwarded)
+    cls = response_class(CREATE_TOPICS, request.header.api_version)
+    entry_cls = sibling(cls, "CreatableTopicResult")
+    results = {r.name: r for r in answer.topics} if answer is not None else {}
+    topics = []
+    for topic in body.topics:
+        result = results.get(topic.name)
+        code, message = _outcome(answer, result)
+        topics.append(
+            build(
+                entry_cls,
+                name=topic.name,
+                topic_id=_topic_id(result.topic_id) if result is not None else ZERO_UUID,
+                error_code=code,
+                error_message=message,
+                topic_config_error_code=ErrorCode.NONE,
+                num_partitions=result.num_partitions if result is not None and code == ErrorCode.NONE else -1,
+                replication_factor=result.replication_factor if result is not None and code == ErrorCode.NONE else -1,
+                configs=(),
+            )
+        )
+    return build(cls, throttle_time=0, topics=tuple(topics))
+
+
+def _outcome(answer: Any, result: Any) -> tuple[ErrorCode, str | None]:
+    """The error for one topic: the whole request's if the controller refused it (or none answered)."""
+    if answer is None:
+        return ErrorCode.REQUEST_TIMED_OUT, NO_CONTROLLER
+    if answer.error_code != ErrorCode.NONE:
+        return ErrorCode.of(answer.error_code), answer.error_message or None
+    if result is None:
+        return ErrorCode.UNKNOWN_SERVER_ERROR, "the controller did not answer for this topic"
+    code = ErrorCode.of(result.error_code)
+    return code, (result.error_message or None) if code != ErrorCode.NONE else None
+
+
+async def delete_topics(ctx: WireContext, request: Request) -> Any:
+    body = request.body
+    image = ctx.manager.metadata.image
+    if hasattr(body, "topic_names"):
+        names = list(body.topic_names)
+    else:  # v6: by name or by topic id
+        names = []
+        for state in body.topics:
+            known = image.topic(state.topic_id) if state.name is None else None
+            names.append(state.name if state.name is not None else (known.name if known else str(state.topic_id)))
+    forwarded = controller_pb2.DeleteTopicsRequest(topic_names=names, timeout_ms=_timeout_ms(body))
+    answer = await ctx.manager.controller.call("DeleteTopics", forwarded)
+    cls = response_class(DELETE_TOPICS, request.header.api_version)
+    entry_cls = sibling(cls, "DeletableTopicResult")
+    results = {r.name: r for r in answer.responses} if answer is not None else {}
+    responses = []
+    for name in names:
+        result = results.get(name)
+        code, message = _outcome(answer, result)
+        topic_id = _topic_id(result.topic_id) if result is not None else ZERO_UUID
+        responses.append(build(entry_cls, name=name, topic_id=topic_id, error_code=code, error_message=message))
+    return build(cls, throttle_time=0, responses=tuple(responses))
+
+
+async def create_partitions(ctx: WireContext, request: Request) -> Any:
+    body = request.body
+    forwarded = controller_pb2.CreatePartitionsRequest(timeout_ms=_timeout_ms(body), validate_only=body.validate_only)
+    for topic in body.topics:
+        entry = forwarded.topics.add(name=topic.name, count=topic.count)
+        for assignment in topic.assignments or ():
+            entry.assignments.add(broker_ids=list(assignment.broker_ids))
+    answer = await ctx.manager.controller.call("CreatePartitions", forwarded)
+    cls = response_class(CREATE_PARTITIONS, request.header.api_version)
+    entry_cls = sibling(cls, "CreatePartitionsTopicResult")
+    results = {r.name: r for r in answer.results} if answer is not None else {}
+    topics = []
+    for topic in body.topics:
+        code, message = _outcome(answer, results.get(topic.name))
+        topics.append(build(entry_cls, name=topic.name, error_code=code, error_message=message))
+    return build(cls, throttle_time=0, results=tuple(topics))
+
+
+def auto_create_topics(ctx: WireContext, names: list[str]) -> None:
+    """Kafka's auto.create.topics.enable: ask the controller to create topics a Metadata request named, with its
+    default partitions and replication factor, without waiting (a name it refuses stays unknown)."""
+    creating = ctx.manager.auto_creations
+    pending = sorted({name for name in names if name not in creating and _legal(name)})
+    if not pending:
+        return
+    forwarded = controller_pb2.CreateTopicsRequest(timeout_ms=5000)
+    for name in pending:
+        forwarded.topics.add(name=name, num_partitions=-1, replication_factor=-1)
+    task = asyncio.get_running_loop().create_task(ctx.manager.controller.call("CreateTopics", forwarded))
+    for name in pending:
+        creating[name] = task
+    task.add_done_callback(lambda _done: [creating.pop(name, None) for name in pending])
+
+
+def _legal(name: str) -> bool:
+    try:
+        validate_name(name)
+    except KafkaError:
+        return False
+    return True

@@ -1,0 +1,184 @@
+"""Kafka's ProducerStateManager for idempotent producers, pure: per producer id, the epoch and the metadata of its
+last 5 batches in this partition's log, enough to answer a retried batch with the offsets it was written at.
+
+The rules are Kafka 4.x's (ProducerAppendInfo, UnifiedLog.analyzeAndValidateProducerState):
+- a client batch whose producer epoch and sequence range equal one of the 5 remembered batches is a duplicate: it
+  is not appended, and the answer carries the original offsets;
+- an epoch below the producer's current one is INVALID_PRODUCER_EPOCH (a replicated batch is kept and only logged);
+- a new epoch must start at sequence 0, and within an epoch each batch must follow the last one's sequence (after
+  2^31 - 1 comes 0); otherwise OUT_OF_ORDER_SEQUENCE_NUMBER;
+- a producer id this log holds nothing of accepts any sequence: the log may have lost its batches to retention, and
+  Kafka 4.x no longer answers UNKNOWN_PRODUCER_ID for that.
+Replicated batches (a follower, or a log rebuilding its state) are applied without the sequence checks.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from immutables import Map
+
+from minikafka.common.errors import ErrorCode, KafkaError
+
+NUM_BATCHES_TO_RETAIN = 5  # Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
+NO_PRODUCER_EPOCH = -1
+MAX_SEQUENCE = 2**31 - 1
+SNAPSHOT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class BatchMetadata:
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+
+
+@dataclass(frozen=True)
+class ProducerEntry:
+    producer_id: int
+    producer_epoch: int
+    batches: tuple[BatchMetadata, ...]  # oldest first, at most NUM_BATCHES_TO_RETAIN
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else -1
+
+    def find_duplicate(self, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
+        if epoch != self.producer_epoch:
+            return None
+        for batch in self.batches:
+            if batch.first_seq == first_seq and batch.last_seq == last_seq:
+                return batch
+        return None
+
+
+@dataclass(frozen=True)
+class ProducerBatch:
+    """What producer state needs of one batch header."""
+
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    last_offset_delta: int
+    max_timestamp: int
+
+    @property
+    def last_seq(self) -> int:
+        """Kafka's DefaultRecordBatch.lastSequence: sequences wrap after 2^31 - 1."""
+        return (self.base_sequence + self.last_offset_delta) % (MAX_SEQUENCE + 1)
+
+
+@dataclass(frozen=True)
+class Accepted:
+    pass
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """A retry of a batch already in the log: answer with these offsets, append nothing."""
+
+    first_offset: int
+    last_offset: int
+
+
+Check = Accepted | Duplicate
+
+
+def in_sequence(last_seq: int, next_seq: int) -> bool:
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == MAX_SEQUENCE)
+
+
+@dataclass(frozen=True)
+class ProducerState:
+    """Every producer's entry in one partition's log, as of `end_offset` (the offset after the last batch seen)."""
+
+    producers: Map[int, ProducerEntry] = Map()
+    end_offset: int = 0
+
+    def entry(self, producer_id: int) -> ProducerEntry | None:
+        return self.producers.get(producer_id)
+
+    def check_client_batch(self, batch: ProducerBatch) -> Check:
+        """A producer's batch before the leader appends it: a duplicate, accepted, or a KafkaError."""
+        entry = self.producers.get(batch.producer_id)
+        if entry is None:
+            return Accepted()
+        duplicate = entry.find_duplicate(batch.producer_epoch, batch.base_sequence, batch.last_seq)
+        if duplicate is not None:
+            return Duplicate(duplicate.first_offset, duplicate.last_offset)
+        if batch.producer_epoch < entry.producer_epoch:
+            raise KafkaError(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                f"epoch {batch.producer_epoch} of producer {batch.producer_id} is below its last epoch "
+                f"{entry.producer_epoch}",
+            )
+        if batch.producer_epoch != entry.producer_epoch:
+            if batch.base_sequence != 0 and entry.producer_epoch != NO_PRODUCER_EPOCH:
+                raise KafkaError(
+                    ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                    f"producer {batch.producer_id}'s new epoch {batch.producer_epoch} starts at sequence "
+                    f"{batch.base_sequence}, not 0",
+                )
+        elif entry.producer_epoch != NO_PRODUCER_EPOCH and not in_sequence(entry.last_seq, batch.base_sequence):
+            raise KafkaError(
+                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                f"producer {batch.producer_id} sent sequence {batch.base_sequence} after {entry.last_seq}",
+            )
+        return Accepted()
+
+    def with_batch(self, batch: ProducerBatch, first_offset: int, last_offset: int) -> ProducerState:
+        """The state after `batch` was appended at [first_offset, last_offset]. A batch of an older epoch (only
+        replication appends one) leaves the producer's entry as it is, as Kafka's follower does."""
+        entry = self.producers.get(batch.producer_id)
+        end = max(self.end_offset, last_offset + 1)
+        if entry is not None and batch.producer_epoch < entry.producer_epoch:
+            return ProducerState(self.producers, end)
+        meta = BatchMetadata(batch.base_sequence, batch.last_seq, first_offset, last_offset, batch.max_timestamp)
+        if entry is None or entry.producer_epoch != batch.producer_epoch:
+            batches: tuple[BatchMetadata, ...] = (meta,)
+        else:
+            batches = (entry.batches + (meta,))[-NUM_BATCHES_TO_RETAIN:]
+        updated = ProducerEntry(batch.producer_id, batch.producer_epoch, batches)
+        return ProducerState(self.producers.set(batch.producer_id, updated), end)
+
+    def advanced_to(self, end_offset: int) -> ProducerState:
+        """Batches without a producer id were appended: only the offset covered moves."""
+        return ProducerState(self.producers, max(self.end_offset, end_offset))
+
+    # ---- snapshots (Kafka writes one at each segment roll, named by its offset) ----
+
+    def to_snapshot(self) -> bytes:
+        producers = [
+            {
+                "producer_id": e.producer_id,
+                "producer_epoch": e.producer_epoch,
+                "batches": [
+                    [b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.max_timestamp] for b in e.batches
+                ],
+            }
+            for _, e in sorted(self.producers.items())
+        ]
+        body = {"version": SNAPSHOT_VERSION, "end_offset": self.end_offset, "producers": producers}
+        return json.dumps(body, separators=(",", ":")).encode()
+
+    @classmethod
+    def from_snapshot(cls, data: bytes) -> ProducerState:
+        """Raises ValueError for a snapshot this version cannot read (the caller rebuilds from the log)."""
+        try:
+            body = json.loads(data)
+            if body.get("version") != SNAPSHOT_VERSION:
+                raise ValueError(f"producer snapshot version {body.get('version')!r}")
+            entries = {
+                int(p["producer_id"]): ProducerEntry(
+                    int(p["producer_id"]),
+                    int(p["producer_epoch"]),
+                    tuple(BatchMetadata(*(int(v) for v in b)) for b in p["batches"]),
+                )
+                for p in body["producers"]
+            }
+            return cls(Map(entries), int(body["end_offset"]))
+        except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as error:
+            raise ValueError(f"unreadable producer snapshot: {error}") from error
