@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from minikafka.broker.kafka_wire import group_apis
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, response_class
 from minikafka.common.errors import ErrorCode
@@ -17,6 +18,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     LIST_OFFSETS: (1, 7),
     METADATA: (0, 12),
     API_VERSIONS_KEY: (0, 4),
+    **group_apis.VERSIONS,
 }
 
 

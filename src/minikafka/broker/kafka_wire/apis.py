@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from minikafka.broker.kafka_wire import api_versions, fetch, list_offsets, metadata, produce
+from minikafka.broker.kafka_wire import api_versions, fetch, group_apis, list_offsets, metadata, produce
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, ApiHeader, FrameError, Request, decode_request
 from minikafka.common.errors import ErrorCode
@@ -19,6 +19,7 @@ HANDLERS: dict[int, Handler] = {
     api_versions.LIST_OFFSETS: list_offsets.handle,
     api_versions.METADATA: metadata.handle,
     API_VERSIONS_KEY: lambda _ctx, request: api_versions.response(request.header.api_version),
+    **group_apis.HANDLERS,
 }
 
 
