@@ -3,8 +3,12 @@ members split a topic's partitions, commit, and a later member resumes at the co
 
 from __future__ import annotations
 
+import asyncio
+import shutil
+import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 import pytest
 from cluster_fixtures import eventually, running_cluster
@@ -37,79 +41,222 @@ def produce(bootstrap: str, topic: str, values: list[str]) -> None:
     assert producer.flush(30) == 0
 
 
-def confluent_member(bootstrap: str, group: str, topic: str) -> confluent_kafka.Consumer:
-    consumer = confluent_kafka.Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-            "heartbeat.interval.ms": 300,
-            "session.timeout.ms": 6000,
-        }
-    )
-    consumer.subscribe([topic])
-    return consumer
+class Member(Protocol):
+    """One group member of some client library, driven from this thread."""
+
+    def poll(self) -> list[str]: ...
+    def assigned(self) -> int: ...
+    def commit(self) -> bool: ...
+    def close(self) -> None: ...
 
 
-def poll_into(consumer: confluent_kafka.Consumer, seen: list[str], timeout_s: float = 0.1) -> None:
-    message = consumer.poll(timeout_s)
-    if message is not None and message.error() is None:
-        seen.append(message.value().decode())
+class ConfluentMember:
+    def __init__(self, bootstrap: str, group: str, topic: str) -> None:
+        self.consumer = confluent_kafka.Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+                "heartbeat.interval.ms": 300,
+                "session.timeout.ms": 6000,
+            }
+        )
+        self.consumer.subscribe([topic])
+
+    def poll(self) -> list[str]:
+        message = self.consumer.poll(0.1)
+        return [message.value().decode()] if message is not None and message.error() is None else []
+
+    def assigned(self) -> int:
+        return len(self.consumer.assignment())
+
+    def commit(self) -> bool:
+        """A commit during a rebalance is refused (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION): retried."""
+        try:
+            self.consumer.commit(asynchronous=False)
+        except confluent_kafka.KafkaException as error:
+            return error.args[0].code() == confluent_kafka.KafkaError._NO_OFFSET
+        return True
+
+    def close(self) -> None:
+        self.consumer.close()
 
 
-def commit_quietly(consumer: confluent_kafka.Consumer) -> bool:
-    """A commit during a rebalance is refused (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION): the member retries."""
-    try:
-        consumer.commit(asynchronous=False)
-    except confluent_kafka.KafkaException as error:
-        return error.args[0].code() == confluent_kafka.KafkaError._NO_OFFSET
-    return True
+class KafkaPythonMember:
+    def __init__(self, bootstrap: str, group: str, topic: str) -> None:
+        import kafka
+
+        self.consumer = kafka.KafkaConsumer(
+            topic,
+            bootstrap_servers=bootstrap.split(","),
+            group_id=group,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            heartbeat_interval_ms=300,
+            session_timeout_ms=6000,
+        )
+
+    def poll(self) -> list[str]:
+        batches = self.consumer.poll(timeout_ms=100)
+        return [record.value.decode() for records in batches.values() for record in records]
+
+    def assigned(self) -> int:
+        return len(self.consumer.assignment())
+
+    def commit(self) -> bool:
+        import kafka.errors
+
+        try:
+            self.consumer.commit()
+        except kafka.errors.KafkaError:
+            return False
+        return True
+
+    def close(self) -> None:
+        self.consumer.close()
 
 
-def test_confluent_kafka_members_split_partitions_and_a_third_resumes_at_committed_offsets(cluster: Cluster) -> None:
-    topic, group = "group-orders", "orders-readers"
+class AiokafkaMember:
+    """An aiokafka consumer on its own event loop, which runs (heartbeats included) while the test polls."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str) -> None:
+        import aiokafka
+
+        self.loop = asyncio.new_event_loop()
+
+        async def start() -> aiokafka.AIOKafkaConsumer:
+            consumer = aiokafka.AIOKafkaConsumer(
+                topic,
+                bootstrap_servers=bootstrap,
+                group_id=group,
+                auto_offset_reset="earliest",
+                enable_auto_commit=False,
+                heartbeat_interval_ms=300,
+                session_timeout_ms=6000,
+            )
+            await consumer.start()
+            return consumer
+
+        self.consumer = self.loop.run_until_complete(start())
+
+    def poll(self) -> list[str]:
+        batches = self.loop.run_until_complete(self.consumer.getmany(timeout_ms=100))
+        return [record.value.decode() for records in batches.values() for record in records]
+
+    def assigned(self) -> int:
+        return len(self.consumer.assignment())
+
+    def commit(self) -> bool:
+        import aiokafka.errors
+
+        try:
+            self.loop.run_until_complete(self.consumer.commit())
+        except aiokafka.errors.KafkaError:
+            return False
+        return True
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.consumer.stop())
+        self.loop.close()
+
+
+def split_then_resume(cluster: Cluster, name: str, member: Callable[[str, str, str], Member]) -> None:
+    """Two members split a 4-partition topic and together read every record, commit and close; a third member
+    then reads only what was produced after the commits."""
+    topic, group = f"{name}-orders", f"{name}-readers"
     bootstrap = cluster.kafka_bootstrap_servers
     create_topic(cluster, topic)
-    members = [confluent_member(bootstrap, group, topic) for _ in range(2)]
+    members = [member(bootstrap, group, topic) for _ in range(2)]
     seen: list[list[str]] = [[], []]
+
+    def poll_all() -> None:
+        for one, values in zip(members, seen, strict=True):
+            values.extend(one.poll())
+
     try:
 
         def split() -> bool:
-            for member, values in zip(members, seen, strict=True):
-                poll_into(member, values)
-            return all(len(member.assignment()) == PARTITIONS // 2 for member in members)
+            poll_all()
+            return all(one.assigned() == PARTITIONS // 2 for one in members)
 
         eventually(split, 60, "two members with two partitions each", interval_s=0)
         first = [f"first-{i}" for i in range(200)]
         produce(bootstrap, topic, first)
 
         def all_read() -> bool:
-            for member, values in zip(members, seen, strict=True):
-                poll_into(member, values)
+            poll_all()
             return set(seen[0]) | set(seen[1]) >= set(first)
 
         eventually(all_read, 60, "every record read by the group", interval_s=0)
         assert seen[0] and seen[1] and not set(seen[0]) & set(seen[1])  # each partition read by one member
-        assert {p.partition for m in members for p in m.assignment()} == set(range(PARTITIONS))
-        eventually(lambda: all(commit_quietly(m) for m in members), 30, "both members committed", interval_s=0.2)
+        eventually(lambda: all(one.commit() for one in members), 30, "both members committed", interval_s=0.2)
     finally:
-        for member in members:
-            member.close()
+        for one in members:
+            one.close()
     later = [f"later-{i}" for i in range(40)]
     produce(bootstrap, topic, later)
-    third = confluent_member(bootstrap, group, topic)
+    third = member(bootstrap, group, topic)
     resumed: list[str] = []
     try:
 
         def read_later() -> bool:
-            poll_into(third, resumed)
+            resumed.extend(third.poll())
             return len(resumed) >= len(later)
 
         eventually(read_later, 60, "the third member read the later records", interval_s=0)
         deadline = time.monotonic() + 1  # anything from before the commit would arrive with or before these
         while time.monotonic() < deadline:
-            poll_into(third, resumed)
+            resumed.extend(third.poll())
         assert sorted(resumed) == sorted(later)
     finally:
         third.close()
+
+
+def test_confluent_kafka_members_split_partitions_and_a_third_resumes_at_committed_offsets(cluster: Cluster) -> None:
+    split_then_resume(cluster, "confluent", ConfluentMember)
+
+
+def test_kafka_python_members_split_partitions_and_a_third_resumes(cluster: Cluster) -> None:
+    pytest.importorskip("kafka", reason="kafka-python is in the dev extra")
+    split_then_resume(cluster, "kafka-python", KafkaPythonMember)
+
+
+def test_aiokafka_members_split_partitions_and_a_third_resumes(cluster: Cluster) -> None:
+    pytest.importorskip("aiokafka", reason="aiokafka is in the dev extra")
+    split_then_resume(cluster, "aiokafka", AiokafkaMember)
+
+
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed (Debian/Ubuntu: apt-get install kcat)")
+def test_kcat_balanced_consumers_read_everything_and_resume(cluster: Cluster) -> None:
+    topic, group = "kcat-orders", "kcat-readers"
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, topic)
+    first = [f"first-{i}" for i in range(100)]
+    produce(bootstrap, topic, first)
+
+    def kcat_group() -> subprocess.Popen[str]:
+        # -e: exit once every assigned partition reached its end; the offsets are committed on the way out.
+        command = [
+            "kcat",
+            "-b",
+            bootstrap,
+            "-G",
+            group,
+            "-e",
+            "-q",
+            "-X",
+            "heartbeat.interval.ms=300",
+            "-X",
+            "auto.offset.reset=earliest",  # not -o: kcat's -o overrides the committed offsets
+        ]
+        return subprocess.Popen([*command, topic], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    readers = [kcat_group(), kcat_group()]
+    outputs = [reader.communicate(timeout=90) for reader in readers]
+    assert all(reader.returncode == 0 for reader in readers), [err for _, err in outputs]
+    assert set(first) <= {line for out, _ in outputs for line in out.splitlines()}
+    later = [f"later-{i}" for i in range(20)]
+    produce(bootstrap, topic, later)
+    out, err = kcat_group().communicate(timeout=90)
+    assert sorted(out.splitlines()) == sorted(later), err
