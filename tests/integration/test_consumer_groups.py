@@ -4,6 +4,7 @@ members split a topic's partitions, commit, and a later member resumes at the co
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 import time
@@ -11,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 import pytest
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, minikafka, running_cluster
 
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.local_cluster import Cluster
@@ -260,3 +261,45 @@ def test_kcat_balanced_consumers_read_everything_and_resume(cluster: Cluster) ->
     produce(bootstrap, topic, later)
     out, err = kcat_group().communicate(timeout=90)
     assert sorted(out.splitlines()) == sorted(later), err
+
+
+def describe(cluster: Cluster, group: str) -> dict:
+    result = minikafka(
+        "consumer-groups", "--bootstrap-server", cluster.kafka_bootstrap_servers, "--describe", group, "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_consumer_groups_tool_lists_describes_lag_to_zero_and_deletes(cluster: Cluster) -> None:
+    topic, group = "lagging-orders", "lagging-readers"
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, topic)
+    produce(bootstrap, topic, [f"v-{i}" for i in range(80)])
+    member = ConfluentMember(bootstrap, group, topic)
+    read: list[str] = []
+    try:
+        eventually(lambda: read.extend(member.poll()) or len(read) >= 10, 60, "some records read", interval_s=0)
+        eventually(member.commit, 30, "a commit", interval_s=0.2)
+        partial = describe(cluster, group)
+        assert partial["state"] == "Stable" and len(partial["members"]) == 1
+        assert sum(len(m["assignment"]) for m in partial["members"]) == PARTITIONS
+        assert sum(p["log_end_offset"] for p in partial["partitions"]) == 80
+        assert sum(p["current_offset"] or 0 for p in partial["partitions"]) == len(read) < 80
+        eventually(lambda: read.extend(member.poll()) or len(set(read)) >= 80, 60, "every record", interval_s=0)
+        eventually(member.commit, 30, "a commit", interval_s=0.2)
+        caught_up = describe(cluster, group)
+        assert [(p["partition"], p["current_offset"], p["lag"]) for p in caught_up["partitions"]] == [
+            (p, 20, 0) for p in range(PARTITIONS)
+        ]
+        listed = minikafka("consumer-groups", "--bootstrap-server", bootstrap, "--list")
+        assert group in listed.stdout.split(), listed.stderr
+        refused = minikafka("consumer-groups", "--bootstrap-server", bootstrap, "--delete", "--group", group)
+        assert refused.returncode != 0 and "NON_EMPTY_GROUP" in refused.stderr
+    finally:
+        member.close()
+    assert describe(cluster, group)["state"] == "Empty"
+    deleted = minikafka("consumer-groups", "--bootstrap-server", bootstrap, "--delete", "--group", group)
+    assert deleted.returncode == 0, deleted.stderr
+    gone = minikafka("consumer-groups", "--bootstrap-server", bootstrap, "--describe", group)
+    assert gone.returncode != 0 and "GROUP_ID_NOT_FOUND" in gone.stderr

@@ -107,10 +107,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_connection_arguments(consume)
     consume.set_defaults(func=consume_command)
 
-    from minikafka.client import leader_election_command, reassign_partitions_command
+    from minikafka.client import consumer_groups_command, leader_election_command, reassign_partitions_command
 
     leader_election_command.register(subparsers, add_connection_arguments)
     reassign_partitions_command.register(subparsers, add_connection_arguments)
+    consumer_groups_command.register(subparsers)
 
     quorum = subparsers.add_parser("quorum", help="the controller quorum")
     quorum_commands = quorum.add_subparsers(dest="quorum_command", required=True, metavar="{describe}")
