@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Protocol
@@ -14,14 +17,25 @@ from typing import Protocol
 import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
 
+from minikafka.client.consumer_groups_command import find_coordinator
+from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
+from minikafka.common.errors import ErrorCode
 from minikafka.deploy import cluster_commands
+from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import Cluster
 
 pytestmark = pytest.mark.integration
 confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
 
 PARTITIONS = 4
-GROUP_OVERRIDES = {"group.initial.rebalance.delay.ms": "200", "group.min.session.timeout.ms": "1000"}
+GROUP_OVERRIDES = {
+    "group.initial.rebalance.delay.ms": "200",
+    "group.min.session.timeout.ms": "1000",
+    # A killed broker is fenced, and its leaderships move, within seconds.
+    "broker.session.timeout.ms": "2000",
+    "broker.heartbeat.interval.ms": "300",
+    "replica.lag.time.max.ms": "3000",
+}
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +78,7 @@ class ConfluentMember:
             }
         )
         self.consumer.subscribe([topic])
+        self.acknowledged: list[dict[int, int]] = []  # each successful commit: partition -> offset
 
     def poll(self) -> list[str]:
         message = self.consumer.poll(0.1)
@@ -75,9 +90,13 @@ class ConfluentMember:
     def commit(self) -> bool:
         """A commit during a rebalance is refused (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION): retried."""
         try:
-            self.consumer.commit(asynchronous=False)
+            committed = self.consumer.commit(asynchronous=False)
         except confluent_kafka.KafkaException as error:
             return error.args[0].code() == confluent_kafka.KafkaError._NO_OFFSET
+        # Partitions without a position (offset -1001) are not sent in the commit.
+        self.acknowledged.append(
+            {tp.partition: tp.offset for tp in committed or () if tp.error is None and tp.offset >= 0}
+        )
         return True
 
     def close(self) -> None:
@@ -303,3 +322,117 @@ def test_consumer_groups_tool_lists_describes_lag_to_zero_and_deletes(cluster: C
     assert deleted.returncode == 0, deleted.stderr
     gone = minikafka("consumer-groups", "--bootstrap-server", bootstrap, "--describe", group)
     assert gone.returncode != 0 and "GROUP_ID_NOT_FOUND" in gone.stderr
+
+
+SILENT_MEMBER = """
+import sys, confluent_kafka
+consumer = confluent_kafka.Consumer({"bootstrap.servers": sys.argv[1], "group.id": sys.argv[2],
+    "session.timeout.ms": 2000, "heartbeat.interval.ms": 300, "auto.offset.reset": "earliest"})
+consumer.subscribe([sys.argv[3]])
+while True:
+    consumer.poll(0.2)
+"""
+
+
+async def zombie_commit(bootstrap: str, group: str, topic: str, member_id: str, generation: int) -> ErrorCode:
+    """An OffsetCommit as a member that is gone or a generation behind would send it."""
+    client = KafkaWireClient(bootstrap.split(","))
+    try:
+        _, address = await find_coordinator(client, group, 15)
+        cls = request_class(8, 8)
+        partition = nested(cls, "OffsetCommitRequestPartition")(
+            partition_index=0, committed_offset=999, committed_leader_epoch=-1, committed_metadata=None
+        )
+        topics = (nested(cls, "OffsetCommitRequestTopic")(name=topic, partitions=(partition,)),)
+        body = cls(
+            group_id=group,
+            generation_id_or_member_epoch=generation,
+            member_id=member_id,
+            group_instance_id=None,
+            topics=topics,
+        )
+        response = await client.connection(address).send(body)
+        return ErrorCode.of(response.topics[0].partitions[0].error_code)
+    finally:
+        await client.close()
+
+
+def test_a_silent_member_is_removed_after_its_session_timeout_and_its_commits_are_refused(cluster: Cluster) -> None:
+    topic, group = "silent-orders", "silent-readers"
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, topic)
+    live = ConfluentMember(bootstrap, group, topic)
+    silent = subprocess.Popen([sys.executable, "-c", SILENT_MEMBER, bootstrap, group, topic])
+    try:
+
+        def split() -> dict | None:
+            live.poll()
+            described = describe(cluster, group)
+            two = described["state"] == "Stable" and len(described["members"]) == 2
+            return described if two and live.assigned() == PARTITIONS // 2 else None
+
+        before = eventually(split, 60, "two members with two partitions each", interval_s=0)
+        silent_id = next(m["member_id"] for m in before["members"] if m["member_id"] != live.consumer.memberid())
+        os.kill(silent.pid, signal.SIGSTOP)  # no more heartbeats from it
+
+        def reassigned() -> bool:
+            live.poll()
+            return live.assigned() == PARTITIONS
+
+        eventually(reassigned, 60, "the live member owns every partition", interval_s=0)
+        after = describe(cluster, group)
+        assert [m["member_id"] for m in after["members"]] != [silent_id] and len(after["members"]) == 1
+        assert asyncio.run(zombie_commit(bootstrap, group, topic, silent_id, 1)) == ErrorCode.UNKNOWN_MEMBER_ID
+        live_id = after["members"][0]["member_id"]
+        assert asyncio.run(zombie_commit(bootstrap, group, topic, live_id, 1)) == ErrorCode.ILLEGAL_GENERATION
+        assert all(p["current_offset"] != 999 for p in describe(cluster, group)["partitions"])
+    finally:
+        silent.kill()
+        silent.wait()
+        live.close()
+
+
+def test_coordinator_sigkill_moves_the_group_and_no_commit_is_lost_or_goes_back(cluster: Cluster) -> None:
+    topic, group = "failover-orders", "failover-readers"
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, topic)
+    produce(bootstrap, topic, [f"first-{i}" for i in range(200)])
+    member = ConfluentMember(bootstrap, group, topic)
+    read: set[str] = set()
+
+    def read_and_commit(count: int) -> bool:
+        for _ in range(10):
+            read.update(member.poll())
+        member.commit()
+        return len(read) >= count
+
+    victim = None
+    try:
+        eventually(lambda: read_and_commit(100), 60, "half the records read and committed", interval_s=0)
+        victim = describe(cluster, group)["coordinator"]
+        Faults(cluster).kill(victim)
+        produce(bootstrap, topic, [f"later-{i}" for i in range(200)])
+        eventually(lambda: read_and_commit(400), 90, "every record read after the coordinator moved", interval_s=0)
+
+        def all_committed() -> dict | None:
+            member.commit()
+            described = describe(cluster, group)
+            done = [p["current_offset"] for p in described["partitions"]] == [100] * PARTITIONS
+            return described if done else None
+
+        final = eventually(all_committed, 60, "every offset committed to the new coordinator", interval_s=0.2)
+        assert final["coordinator"] != victim
+        for partition in range(PARTITIONS):
+            acked = [c[partition] for c in member.acknowledged if partition in c]
+            assert acked == sorted(acked), f"partition {partition}: acknowledged commits went back: {acked}"
+            assert acked and acked[-1] <= 100
+    finally:
+        member.close()
+        if victim is not None:
+            Faults(cluster).start(victim)
+            with cluster_commands.admin_for(cluster, timeout_s=10) as admin:
+                eventually(
+                    lambda: all(victim in p.isr for p in admin.describe_topics(["__consumer_offsets"])[0].partitions),
+                    60,
+                    f"broker {victim} back in every __consumer_offsets ISR",
+                )
