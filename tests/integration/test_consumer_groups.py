@@ -436,3 +436,27 @@ def test_coordinator_sigkill_moves_the_group_and_no_commit_is_lost_or_goes_back(
                     60,
                     f"broker {victim} back in every __consumer_offsets ISR",
                 )
+
+
+def test_minikafka_consume_group_members_split_the_work_and_resume(cluster: Cluster) -> None:
+    topic, group = "own-orders", "own-readers"
+    create_topic(cluster, topic)
+    first = [f"first-{i}" for i in range(200)]
+    produce(cluster.kafka_bootstrap_servers, topic, first)
+
+    def member() -> subprocess.Popen[str]:
+        command = [sys.executable, "-m", "minikafka.cli", "consume", topic, "--dir", str(cluster.run_dir)]
+        command += ["--group", group, "--from-beginning", "--json", "--timeout-ms", "3000"]
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    outputs = [process.communicate(timeout=120) for process in [member(), member()]]
+    lines = [json.loads(line) for out, _ in outputs for line in out.splitlines()]
+    records = [line for line in lines if line.get("type") is None]
+    assert set(first) <= {r["value"] for r in records}, [err for _, err in outputs]
+    assert all(r["group"] == group and r["ts"] for r in records)
+    assert [p["lag"] for p in describe(cluster, group)["partitions"]] == [0] * PARTITIONS
+    later = [f"later-{i}" for i in range(40)]
+    produce(cluster.kafka_bootstrap_servers, topic, later)
+    out, err = member().communicate(timeout=120)
+    resumed = [json.loads(line)["value"] for line in out.splitlines() if json.loads(line).get("type") is None]
+    assert sorted(resumed) == sorted(later), err

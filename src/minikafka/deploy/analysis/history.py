@@ -42,6 +42,9 @@ CONSUME_SCHEMA = StructType(
         StructField("key", StringType()),
         StructField("value", StringType()),
         StructField("leader_epoch", IntegerType()),
+        # a group member's lines (consume --group) also say its group and when it polled the record
+        StructField("group", StringType()),
+        StructField("ts", StringType()),
     ]
 )
 READ_END = "read_end"

@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 
 from minikafka.common.event_log import EVENT_SCHEMA_VERSION
 from minikafka.deploy.analysis import client_stats, failover, figures, timelines
+from minikafka.deploy.analysis import group_invariants as groups
 from minikafka.deploy.analysis import history_invariants as history
 from minikafka.deploy.analysis import metadata_invariants as metadata
 from minikafka.deploy.analysis import replica_invariants as replica
@@ -116,6 +117,24 @@ def event_checks(events: DataFrame, produced: DataFrame) -> list[Check]:
     ]
 
 
+def group_checks(events: DataFrame, consumed: DataFrame) -> list[Check]:
+    commits = events.where(F.col("event") == groups.COMMITTED).count()
+    return [
+        Check(
+            "CommittedOffsetsMonotonic",
+            "a group's acknowledged commits of a partition never go back, across coordinator moves",
+            groups.committed_offsets_monotonic(events),
+            checked=commits,
+        ),
+        Check(
+            "NoBackwardsPoll",
+            "no group member consumed a record below an offset its group had already committed",
+            groups.no_backwards_poll(events, consumed),
+            checked=commits,
+        ),
+    ]
+
+
 def _rows(frame: DataFrame) -> list[dict[str, Any]]:
     return [row.asDict(recursive=True) for row in frame.collect()]
 
@@ -181,6 +200,7 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     acked = _acknowledged_counts(produced)
     unread = history.classify_unread(produced, consumed, ends)
     checks = history_checks(produced, consumed, unread.lost, acked["all"]) + event_checks(events, produced)
+    checks += group_checks(events, consumed)
     checks.append(
         Check(
             "LogMatching",
@@ -209,6 +229,7 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
     fault_rows = _rows(timelines.fault_markers(events))
     failovers = _rows(failover.broker_failovers(events, produced))
     controller_failovers = _rows(failover.controller_failovers(events))
+    group_rows = _rows(groups.group_timeline(events))
     latency = _rows(client_stats.produce_latency(produced))
     throughput = _rows(client_stats.throughput(produced))
     errors = _rows(client_stats.errors_by_code(produced))
@@ -242,6 +263,7 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
             "final_read": judged.final_read,
             "malformed_lines": judged.malformed,
             "invariants": [v.to_json() for v in verdicts],
+            "groups": group_rows,
             "failover": {
                 "leader_losses": len(failovers),
                 "new_leader_ms_p50": _percentile(new_leader_ms, 0.5),
