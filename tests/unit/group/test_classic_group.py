@@ -250,6 +250,9 @@ def test_static_member_rejoining_gets_its_assignment_without_a_rebalance() -> No
 
 def test_delete_needs_an_empty_group_and_writes_tombstones() -> None:
     driver = Driver()
+    rid = next(driver.ids)
+    driver.apply(delete_group(driver.group, rid))
+    assert driver.result(rid).error == ErrorCode.GROUP_ID_NOT_FOUND  # type: ignore[union-attr]
     a, b = form_two_member_group(driver)
     driver.commit(a, 2, 5)
     rid = next(driver.ids)

@@ -97,7 +97,7 @@ def fetch_offsets(
 
 def delete_group(group: Group, request_id: int) -> GroupStep:
     """Only an empty group can go: its metadata and every offset get tombstones."""
-    if group.state == GroupState.DEAD:
+    if group.state == GroupState.DEAD or group.is_idle:
         return GroupStep(group, (Answer(request_id, DeleteResult(ErrorCode.GROUP_ID_NOT_FOUND)),))
     if group.state != GroupState.EMPTY:
         return GroupStep(group, (Answer(request_id, DeleteResult(ErrorCode.NON_EMPTY_GROUP)),))

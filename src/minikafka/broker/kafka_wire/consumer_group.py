@@ -40,7 +40,7 @@ async def handle_join(ctx: WireContext, request: Request) -> Any:
         member_id=body.member_id,
         group_instance_id=getattr(body, "group_instance_id", None),
         client_id=request.client_id or "",
-        client_host="",
+        client_host=ctx.client_host,
         session_timeout_ms=session_ms,
         rebalance_timeout_ms=_ms(body.rebalance_timeout) if hasattr(body, "rebalance_timeout") else session_ms,
         protocol_type=body.protocol_type,

@@ -13,3 +13,4 @@ class WireContext:
     manager: ReplicaManager
     listener_name: str  # Metadata answers with each broker's endpoint on this listener
     groups: GroupCoordinator | None = None  # the group APIs answer COORDINATOR_NOT_AVAILABLE without one
+    client_host: str = ""  # one connection's peer as Kafka shows a group member's host: "/127.0.0.1"
