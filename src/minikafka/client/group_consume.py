@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from minikafka.client.consumer import EARLIEST, LATEST, Consumer, ConsumerRecord
 from minikafka.client.group_member import REJOIN_ERRORS, GroupMember, GroupTimeouts, TopicPartition
 from minikafka.client.kafka_wire_client import KafkaWireClient
-from minikafka.common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode, KafkaError
 
 AUTO_COMMIT_INTERVAL_S = 1.0  # auto.commit.interval.ms is 5000 in Kafka; shorter here so a killed member redoes less
 
@@ -66,7 +66,10 @@ class GroupConsumer:
         consumed, last_record = 0, time.monotonic()
         next_heartbeat = next_commit = time.monotonic()
         while limit is None or consumed < limit:
-            records = await self.consumer.poll()
+            try:
+                records = await self.consumer.poll()
+            except KafkaError:
+                records = []  # leaders move during faults: the next poll refreshes the metadata
             consumed = self.write(records, limit, consumed)
             now = time.monotonic()
             last_record = now if records else last_record

@@ -29,8 +29,11 @@ TopicPartition = tuple[str, int]
 
 @dataclass(frozen=True)
 class GroupTimeouts:
-    session_timeout_ms: int = 10000
-    rebalance_timeout_ms: int = 30000
+    """Shorter than Kafka's consumer defaults (45 s session, 300 s rebalance): a killed member stalls its group's
+    next rebalance for up to a session timeout, and this consumer runs in short tests and chaos runs."""
+
+    session_timeout_ms: int = 6000
+    rebalance_timeout_ms: int = 15000
     heartbeat_interval_ms: int = 1000
     retry_backoff_ms: int = 100
 
@@ -99,11 +102,16 @@ class GroupMember:
         self.coordinator: str | None = None
 
     async def _send(self, body: object) -> object:
+        """Send to the coordinator; a connection that fails forgets it, so the next request looks it up again."""
         if self.coordinator is None:
             _, self.coordinator = await find_coordinator(
                 self.client, self.group, self.timeouts.rebalance_timeout_ms / 1000
             )
-        return await self.client.connection(self.coordinator).send(body)
+        try:
+            return await self.client.connection(self.coordinator).send(body)
+        except KafkaError:
+            self.coordinator = None
+            raise
 
     def _lost_coordinator(self, error: ErrorCode) -> bool:
         if error in RETRIABLE_COORDINATOR_ERRORS:
@@ -114,11 +122,13 @@ class GroupMember:
     async def join(self) -> list[TopicPartition]:
         """Join (or rejoin) the group and return this member's assignment of the new generation."""
         while True:
-            joined = await self._join_once()
-            if joined is None:
-                await asyncio.sleep(self.timeouts.retry_backoff_ms / 1000)
-                continue
-            assignment = await self._sync(joined)
+            try:
+                joined = await self._join_once()
+                assignment = await self._sync(joined) if joined is not None else None
+            except KafkaError as error:
+                if not (error.code.retriable or error.code == ErrorCode.BROKER_NOT_AVAILABLE):
+                    raise
+                assignment = None  # the coordinator's broker is gone or moving: look it up again
             if assignment is not None:
                 return assignment
             await asyncio.sleep(self.timeouts.retry_backoff_ms / 1000)
@@ -190,7 +200,6 @@ class GroupMember:
                 )
             )
         except KafkaError as error:
-            self.coordinator = None
             return error.code
         error = ErrorCode.of(response.error_code)
         self._lost_coordinator(error)
@@ -226,7 +235,6 @@ class GroupMember:
                 )
             )
         except KafkaError as error:
-            self.coordinator = None
             return error.code
         errors = [ErrorCode.of(p.error_code) for t in response.topics for p in t.partitions]
         error = next((e for e in errors if e != ErrorCode.NONE), ErrorCode.NONE)
@@ -242,9 +250,12 @@ class GroupMember:
             for topic in sorted({t for t, _ in partitions})
         )
         while True:
-            response = await self._send(cls(group_id=self.group, topics=topics, require_stable=False))
-            error = ErrorCode.of(response.error_code)
-            if not self._lost_coordinator(error):
+            try:
+                response = await self._send(cls(group_id=self.group, topics=topics, require_stable=False))
+                error = ErrorCode.of(response.error_code)
+            except KafkaError as failed:
+                error = failed.code
+            if not (self._lost_coordinator(error) or error == ErrorCode.NETWORK_EXCEPTION):
                 break
             await asyncio.sleep(self.timeouts.retry_backoff_ms / 1000)
         if error != ErrorCode.NONE:

@@ -82,6 +82,14 @@ def read_consume_files(spark: SparkSession, run_dir: Path) -> Loaded:
     return Loaded(_source(rows.where(known)), malformed)
 
 
+def read_group_files(spark: SparkSession, run_dir: Path) -> DataFrame:
+    """The record lines of the chaos run's group consumers (`history/group-*.jsonl`, one file per incarnation of
+    a member); kept apart from the consume histories, whose checks assume one reader per file."""
+    files = sorted((run_dir / "history").glob("group-*.jsonl"))
+    loaded = read_json(spark, files, CONSUME_SCHEMA, CONSUME_SHAPE)
+    return _source(loaded.rows).where(F.col("offset").isNotNull())
+
+
 def load_produced(spark: SparkSession, run_dir: Path) -> DataFrame:
     """Every producer history line, with `ts` as a timestamp and the source file's name."""
     return read_produced(spark, run_dir).rows

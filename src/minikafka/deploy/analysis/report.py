@@ -28,11 +28,13 @@ from minikafka.deploy.analysis import replica_invariants as replica
 from minikafka.deploy.analysis.events import EVENT_SHAPE, committed_partition_changes, read_events
 from minikafka.deploy.analysis.final_read import final_read_summary
 from minikafka.deploy.analysis.history import (
+    CONSUME_SCHEMA,
     CONSUME_SHAPE,
     PRODUCE_SHAPE,
     consumed_records,
     read_consume_files,
     read_ends,
+    read_group_files,
     read_produced,
 )
 from minikafka.deploy.analysis.malformed import malformed_report
@@ -200,7 +202,8 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     acked = _acknowledged_counts(produced)
     unread = history.classify_unread(produced, consumed, ends)
     checks = history_checks(produced, consumed, unread.lost, acked["all"]) + event_checks(events, produced)
-    checks += group_checks(events, consumed)
+    group_lines = read_group_files(spark, run_dir).select(*CONSUME_SCHEMA.fieldNames(), "source")
+    checks += group_checks(events, consumed.select(*CONSUME_SCHEMA.fieldNames(), "source").unionByName(group_lines))
     checks.append(
         Check(
             "LogMatching",
