@@ -279,3 +279,16 @@ def test_records_round_trip_and_loading_restores_members_and_offsets() -> None:
     assert loaded.state == GroupState.STABLE and loaded.generation == 2 and loaded.leader_id == a
     assert {m: loaded.members[m].assignment for m in loaded.members} == {a: b"pa", b: b"pb"}
     assert {k.partition: v.offset for k, v in loaded.offsets.items()} == {0: 6, 1: 8}
+
+
+def test_a_static_leader_rejoining_under_a_new_id_triggers_a_rebalance() -> None:
+    driver = Driver()
+    leader = _joined(driver, driver.join(instance="i-1")).member_id
+    follower_join = driver.join(instance="i-2")
+    generation = _joined(driver, driver.join(leader, instance="i-1")).generation_id
+    follower = _joined(driver, follower_join).member_id
+    driver.sync(leader, generation, ((leader, b"x"), (follower, b"y")))
+    restarted = driver.join(instance="i-1")
+    assert driver.result(restarted) is None  # the leader must assign again: held for a rebalance
+    assert driver.group.state == GroupState.PREPARING_REBALANCE
+    assert driver.heartbeat(follower, generation) == ErrorCode.REBALANCE_IN_PROGRESS

@@ -161,8 +161,8 @@ def _replace_static_member(
 ) -> Group:
     """A static member rejoining under a new member id fences the old id. A stable group whose member kept its
     protocols needs no rebalance: the member gets the current generation and its old assignment."""
+    was_leader = old.member_id == group.leader_id
     group = remove_member(group, old.member_id, "replaced by static member", effects)
-    was_leader = group.leader_id is None or old.member_id == group.leader_id
     member = _new_member(request, member_id, now).evolve(assignment=old.assignment)
     if group.state == GroupState.STABLE and old.same_protocols(request.protocols) and not was_leader:
         group = group.with_member(member.evolve(join_request=None))
