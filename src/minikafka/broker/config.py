@@ -171,6 +171,38 @@ class BrokerConfig(NodeConfig):
         False,
         "Keep unflushed bytes in process memory until flush, so SIGKILL loses them as a power cut would.",
     )
+    offsets_topic_num_partitions: int = config_key(
+        "offsets.topic.num.partitions",
+        5,
+        "Partitions of __consumer_offsets, created on the first FindCoordinator (Kafka's default is 50; a local "
+        "cluster of Python brokers replicates 5 more cheaply).",
+        at_least(1),
+    )
+    offsets_topic_replication_factor: int = config_key(
+        "offsets.topic.replication.factor", 3, "Replication factor of __consumer_offsets.", at_least(1)
+    )
+    offsets_commit_timeout_ms: int = config_key(
+        "offsets.commit.timeout.ms",
+        5000,
+        "An offset commit or group metadata write waits this long for every in-sync replica.",
+        at_least(1),
+    )
+    offset_metadata_max_bytes: int = config_key(
+        "offset.metadata.max.bytes", 4096, "Largest metadata string of an offset commit.", at_least(0)
+    )
+    group_min_session_timeout_ms: int = config_key(
+        "group.min.session.timeout.ms", 6000, "Smallest session timeout a group member may ask for.", at_least(1)
+    )
+    group_max_session_timeout_ms: int = config_key(
+        "group.max.session.timeout.ms", 1800000, "Largest session timeout a group member may ask for.", at_least(1)
+    )
+    group_initial_rebalance_delay_ms: int = config_key(
+        "group.initial.rebalance.delay.ms",
+        3000,
+        "An empty group's first rebalance waits this long for more members (extended while they keep coming).",
+        at_least(0),
+    )
+    group_max_size: int = config_key("group.max.size", 2147483647, "Most members of one group.", at_least(1))
 
     role = "broker"
 

@@ -14,6 +14,7 @@ import structlog
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.fetch_session import MAX_SESSION_ID, FetchSessionCache
+from minikafka.broker.group.coordinator import GroupCoordinator, coordinator_config
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
 from minikafka.broker.lifecycle_manager import LifecycleManager
@@ -107,8 +108,9 @@ async def run_broker_process(config: BrokerConfig) -> None:
         )
 
     limits = ListenerLimits(config.socket_request_max_bytes, config.connections_max_idle_ms)
+    groups = GroupCoordinator(manager, lifecycle.controller, coordinator_config(config))
     kafka_listeners = [
-        KafkaListener(WireContext(manager, listener.name), listener.host, listener.port, limits)
+        KafkaListener(WireContext(manager, listener.name, groups), listener.host, listener.port, limits)
         for listener in config.kafka_listeners
     ]
     for kafka_listener in kafka_listeners:
@@ -145,6 +147,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
         )
     )
     lifecycle.start()
+    groups.start()
     watch_log_dir = asyncio.create_task(_stop_when_no_log_dir(dir_failed, failures, lifecycle, stopping))
     flush_interval = config.log_flush_scheduler_interval_ms / 1000
     background = [
@@ -169,6 +172,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
         task.cancel()
     for kafka_listener in kafka_listeners:
         await kafka_listener.stop()
+    await groups.stop()
     await manager.stop()
     await lifecycle.stop()
     with contextlib.suppress(Exception):

@@ -109,13 +109,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "fetch.max.wait.ms, fetch.min.bytes, fetch.max.bytes, max.partition.fetch.bytes",
     )
     consume.add_argument("--json", action="store_true", help="one JSON line per record, then a read_end line each")
+    consume.add_argument(
+        "--group",
+        metavar="GROUP",
+        help="consume as a member of this consumer group: its assigned partitions, from the committed offsets, "
+        "committing as it goes (the group protocol goes through the run's Kafka listeners)",
+    )
     add_connection_arguments(consume)
     consume.set_defaults(func=consume_command)
 
-    from minikafka.client import leader_election_command, reassign_partitions_command
+    from minikafka.client import consumer_groups_command, leader_election_command, reassign_partitions_command
 
     leader_election_command.register(subparsers, add_connection_arguments)
     reassign_partitions_command.register(subparsers, add_connection_arguments)
+    consumer_groups_command.register(subparsers)
 
     quorum = subparsers.add_parser("quorum", help="the controller quorum")
     quorum_commands = quorum.add_subparsers(dest="quorum_command", required=True, metavar="{describe}")
@@ -366,7 +373,29 @@ def consume_command(args: argparse.Namespace) -> int:
         as_json=args.json,
         consumer_properties=args.consumer_property,
     )
+    if args.group is not None:
+        return _group_consume(args, brokers, options)
     run_event_loop(run_consume(brokers, options))
+    return 0
+
+
+def _group_consume(args: argparse.Namespace, brokers: list[str], options: object) -> int:
+    from minikafka.client.consume_command import consumer_config
+    from minikafka.client.consumer import Consumer
+    from minikafka.client.consumer_groups_command import kafka_bootstrap
+    from minikafka.client.group_consume import run_group_consume
+
+    if args.partition is not None or args.offset is not None:
+        raise CliError("--group assigns the partitions and starts at the committed offsets: drop --partition/--offset")
+    if args.bootstrap_server and not args.dir:
+        raise CliError("--group needs the brokers' Kafka listeners: pass --dir RUN")
+    kafka = kafka_bootstrap(argparse.Namespace(bootstrap_server=None, dir=args.dir))
+
+    async def run() -> int:
+        consumer = Consumer(brokers, consumer_config(args.consumer_property))
+        return await run_group_consume(brokers, kafka, args.group, args.topic, options, consumer)
+
+    run_event_loop(run())
     return 0
 
 

@@ -21,6 +21,7 @@ from minikafka.common.errors import KafkaError
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_faults
 from minikafka.deploy.faults import FAULT_RUN_SETTINGS, Faults
+from minikafka.deploy.group_workload import GroupWorkload
 from minikafka.deploy.local_cluster import Cluster, ClusterError, is_alive
 from minikafka.deploy.network import read_cuts
 from minikafka.deploy.workload import (
@@ -48,6 +49,7 @@ class ChaosOptions:
     partitions: int = 3
     producers: int = 2
     rate_per_producer: float = 200.0
+    group_consumers: int = 0  # members of one consumer group, killed and restarted at random
     analyze: bool = True
 
 
@@ -60,11 +62,13 @@ class ChaosSummary:
     failed: int = 0
     consumed: int = 0
     lost: int = 0
+    group: dict[str, int] | None = None  # the group consumers' GroupCounts
     analysis: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
-        return self.lost == 0 and (self.analysis is None or bool(self.analysis["passed"]))
+        group_ok = self.group is None or self.group["unconsumed"] == 0
+        return self.lost == 0 and group_ok and (self.analysis is None or bool(self.analysis["passed"]))
 
     def to_json(self) -> dict[str, Any]:
         document = asdict(self)
@@ -222,6 +226,7 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
     log(f"starting a {options.controllers}+{options.brokers} cluster in {run_dir} ...")
     cluster = cluster_commands.up(run_dir, options.controllers, options.brokers, FAULT_RUN_SETTINGS)
     summary = ChaosSummary(cluster.run_dir, options.seed)
+    group: GroupWorkload | None = None
     try:
         admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10)
         admin.create_topic(TOPIC, options.partitions, 3, {"min.insync.replicas": "2"})
@@ -241,6 +246,9 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
         runner = FaultRunner(cluster, admin, log)
         started = time.monotonic()
         workload.start()
+        if options.group_consumers:
+            group = GroupWorkload(cluster, TOPIC, options.group_consumers, options.seed)
+            group.start()
         for step in plan:
             wait = started + step.at_s - time.monotonic()
             if wait > 0:
@@ -256,12 +264,18 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
             log("ISRs are not full after healing; consuming what the leaders serve")
         log("stopping the workload, then consuming everything from the beginning ...")
         workload.stop(timeout_s=FINAL_READ_TIMEOUT_S)
+        if group is not None:
+            log("stopping the group consumers; a last member reads what the group has not ...")
+            group.stop()
+            summary.group = asdict(group.counts([p.history for p in workload.plans]))
         summary.faults = runner.done
         summary.acknowledged = sum(c.acknowledged for c in workload.counts)
         summary.failed = sum(c.failed for c in workload.counts)
         summary.consumed = workload.consumed
         summary.lost = lost_acknowledged([p.history for p in workload.plans], workload.final)
     finally:
+        if group is not None:
+            group.kill_all()
         log("stopping the cluster ...")
         cluster_commands.down(cluster)
     if options.analyze:

@@ -102,6 +102,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     chaos.add_argument("--partitions", type=bounded_int(1, MAX_CHAOS_PARTITIONS, error="INVALID_PARTITIONS"), default=3)
     chaos.add_argument("--producers", type=bounded_int(1, MAX_NODES), default=2)
     chaos.add_argument("--rate", type=positive_float, default=200.0, metavar="R", help="records/s per producer")
+    chaos.add_argument(
+        "--group-consumers",
+        type=bounded_int(0, MAX_NODES),
+        default=0,
+        metavar="N",
+        help="also N members of one consumer group, killed and restarted at random; every acknowledged record must "
+        "be consumed by the group",
+    )
     chaos.add_argument("--no-analysis", action="store_true", help="skip the Spark analysis")
     chaos.add_argument("--json", action="store_true")
     chaos.set_defaults(func=run_chaos_command)
@@ -352,7 +360,7 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         raise CliError(f"{run} already holds a run; chaos starts its own cluster: give a new directory")
     options = ChaosOptions(
         args.duration, kinds, args.seed, args.brokers, args.controllers, args.partitions, args.producers, args.rate,
-        analyze=not args.no_analysis,
+        group_consumers=args.group_consumers, analyze=not args.no_analysis,
     )  # fmt: skip
     try:
         summary = run_chaos(run, options, log=lambda line: print(line, file=sys.stderr if args.json else sys.stdout))
@@ -366,6 +374,12 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         print(f"acknowledged:   {summary.acknowledged} (acks=all; {summary.failed} not acknowledged)")
         print(f"consumed:       {summary.consumed}")
         print(f"lost:           {summary.lost}")
+        if summary.group is not None:
+            group = summary.group
+            print(
+                f"group:          {group['members']} members, {group['kills']} kills, {group['consumed']} records "
+                f"consumed, {group['unconsumed']} acknowledged records never consumed by the group"
+            )
         if summary.analysis is not None:
             print(f"invariants:     {verdict_line(summary.analysis)}")
             print(f"verdict:        {summary.analysis['verdict']}")

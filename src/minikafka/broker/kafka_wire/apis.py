@@ -11,6 +11,7 @@ from minikafka.broker.kafka_wire import (
     api_versions,
     describe,
     fetch,
+    group_apis,
     init_producer_id,
     list_offsets,
     metadata,
@@ -36,6 +37,7 @@ HANDLERS: dict[int, Handler] = {
     api_versions.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle,
     api_versions.DESCRIBE_CLUSTER: describe.describe_cluster,
     API_VERSIONS_KEY: lambda _ctx, request: api_versions.response(request.header.api_version),
+    **group_apis.HANDLERS,
 }
 
 

@@ -1,9 +1,10 @@
-"""What the API modules of one listener share: the replica manager and the listener's name."""
+"""What the API modules of one listener share: the replica manager, the listener's name, the group coordinator."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from minikafka.broker.group.coordinator import GroupCoordinator
 from minikafka.broker.replica_manager import ReplicaManager
 
 
@@ -11,3 +12,5 @@ from minikafka.broker.replica_manager import ReplicaManager
 class WireContext:
     manager: ReplicaManager
     listener_name: str  # Metadata answers with each broker's endpoint on this listener
+    groups: GroupCoordinator | None = None  # the group APIs answer COORDINATOR_NOT_AVAILABLE without one
+    client_host: str = ""  # one connection's peer as Kafka shows a group member's host: "/127.0.0.1"

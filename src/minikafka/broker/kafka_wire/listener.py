@@ -8,6 +8,7 @@ truncated body, a client idle past connections.max.idle.ms) closes that connecti
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +58,8 @@ class KafkaListener:
         self._connections.add(task)
         peer = writer.get_extra_info("peername")
         try:
-            reason = await Connection(self.ctx, self.limits, reader, writer).serve()
+            ctx = dataclasses.replace(self.ctx, client_host=f"/{peer[0]}" if isinstance(peer, tuple) else "")
+            reason = await Connection(ctx, self.limits, reader, writer).serve()
         except asyncio.CancelledError:
             reason = "listener stopped"
         except Exception as error:  # a bug in one request must not end the listener: log it, drop the client

@@ -66,7 +66,7 @@ def _topic(cls: type, image: MetadataImage, name: str | None, ready: bool, creat
         error_code=ErrorCode.NONE,
         name=name,
         topic_id=topic.topic_id,
-        is_internal=False,
+        is_internal=name == "__consumer_offsets",  # the group coordinator's topic, as Kafka marks it
         partitions=_partitions(cls, image, topic),
         topic_authorized_operations=NO_AUTHORIZED_OPERATIONS,
     )

@@ -61,6 +61,11 @@ EVENT_FIELDS: list[StructField] = [
     StructField("role", StringType()),
     StructField("lose_unflushed", BooleanType()),
     StructField("wipe_disk", BooleanType()),
+    # consumer groups (`offset` above is the committed offset of `offset_committed`)
+    StructField("group", StringType()),
+    StructField("member_id", StringType()),
+    StructField("generation", IntegerType()),
+    StructField("previous_offset", LongType()),
 ]
 EVENT_SCHEMA = StructType(EVENT_FIELDS)
 

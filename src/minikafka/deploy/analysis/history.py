@@ -43,6 +43,9 @@ CONSUME_SCHEMA = StructType(
         StructField("key", StringType()),
         StructField("value", StringType()),
         StructField("leader_epoch", IntegerType()),
+        # a group member's lines (consume --group) also say its group and when it polled the record
+        StructField("group", StringType()),
+        StructField("ts", StringType()),
     ]
 )
 READ_END = "read_end"
@@ -78,6 +81,14 @@ def read_consume_files(spark: SparkSession, run_dir: Path) -> Loaded:
     rows = loaded.rows.withColumn("position_in_file", F.monotonically_increasing_id())
     malformed = loaded.malformed.unionByName(rows.where(~known).select("file"))
     return Loaded(_source(rows.where(known)), malformed)
+
+
+def read_group_files(spark: SparkSession, run_dir: Path) -> DataFrame:
+    """The record lines of the chaos run's group consumers (`history/group-*.jsonl`, one file per incarnation of
+    a member); kept apart from the consume histories, whose checks assume one reader per file."""
+    files = sorted((run_dir / "history").glob("group-*.jsonl"))
+    loaded = read_json(spark, files, CONSUME_SCHEMA, CONSUME_SHAPE)
+    return _source(loaded.rows).where(F.col("offset").isNotNull())
 
 
 def load_produced(spark: SparkSession, run_dir: Path) -> DataFrame:

@@ -21,17 +21,20 @@ from pyspark.sql import functions as F
 
 from minikafka.common.event_log import EVENT_SCHEMA_VERSION
 from minikafka.deploy.analysis import client_stats, failover, figures, timelines
+from minikafka.deploy.analysis import group_invariants as groups
 from minikafka.deploy.analysis import history_invariants as history
 from minikafka.deploy.analysis import metadata_invariants as metadata
 from minikafka.deploy.analysis import replica_invariants as replica
 from minikafka.deploy.analysis.events import EVENT_SHAPE, committed_partition_changes, read_events
 from minikafka.deploy.analysis.final_read import final_read_summary
 from minikafka.deploy.analysis.history import (
+    CONSUME_SCHEMA,
     CONSUME_SHAPE,
     PRODUCE_SHAPE,
     consumed_records,
     read_consume_files,
     read_ends,
+    read_group_files,
     read_produced,
 )
 from minikafka.deploy.analysis.malformed import malformed_report
@@ -122,6 +125,24 @@ def event_checks(events: DataFrame, produced: DataFrame) -> list[Check]:
     ]
 
 
+def group_checks(events: DataFrame, consumed: DataFrame) -> list[Check]:
+    commits = events.where(F.col("event") == groups.COMMITTED).count()
+    return [
+        Check(
+            "CommittedOffsetsMonotonic",
+            "a group's acknowledged commits of a partition never go back, across coordinator moves",
+            groups.committed_offsets_monotonic(events),
+            checked=commits,
+        ),
+        Check(
+            "NoBackwardsPoll",
+            "no group member consumed a record below an offset its group had already committed",
+            groups.no_backwards_poll(events, consumed),
+            checked=commits,
+        ),
+    ]
+
+
 def _rows(frame: DataFrame) -> list[dict[str, Any]]:
     return [row.asDict(recursive=True) for row in frame.collect()]
 
@@ -187,6 +208,8 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     acked = _acknowledged_counts(produced)
     unread = history.classify_unread(produced, consumed, ends)
     checks = history_checks(produced, consumed, unread.lost, acked["all"]) + event_checks(events, produced)
+    group_lines = read_group_files(spark, run_dir).select(*CONSUME_SCHEMA.fieldNames(), "source")
+    checks += group_checks(events, consumed.select(*CONSUME_SCHEMA.fieldNames(), "source").unionByName(group_lines))
     checks.append(
         Check(
             "LogMatching",
@@ -215,6 +238,7 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
     fault_rows = _rows(timelines.fault_markers(events))
     failovers = _rows(failover.broker_failovers(events, produced))
     controller_failovers = _rows(failover.controller_failovers(events))
+    group_rows = _rows(groups.group_timeline(events))
     latency = _rows(client_stats.produce_latency(produced))
     throughput = _rows(client_stats.throughput(produced))
     errors = _rows(client_stats.errors_by_code(produced))
@@ -248,6 +272,7 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
             "final_read": judged.final_read,
             "malformed_lines": judged.malformed,
             "invariants": [v.to_json() for v in verdicts],
+            "groups": group_rows,
             "failover": {
                 "leader_losses": len(failovers),
                 "new_leader_ms_p50": _percentile(new_leader_ms, 0.5),

@@ -1,0 +1,1 @@
+"""The group coordinator: classic consumer groups kept in __consumer_offsets."""

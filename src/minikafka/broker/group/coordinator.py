@@ -1,0 +1,341 @@
+"""The group coordinator's shell: it owns the __consumer_offsets partitions this broker leads, runs the pure group
+core on each request and timer tick, and carries out its effects (answers, acks=all appends through the replica
+manager, events).
+
+A partition's groups are loaded from its log when this broker becomes its leader (requests for them get
+COORDINATOR_LOAD_IN_PROGRESS meanwhile) and dropped when it stops leading (NOT_COORDINATOR; held requests are
+answered so). A new leader epoch reloads: the log is the truth, not what this broker remembered."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import structlog
+
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.controller_client import ControllerClient
+from minikafka.broker.group.effects import Answer, Append, GroupEvent, GroupStep, Result
+from minikafka.broker.group.loader import load_groups
+from minikafka.broker.group.membership import expire
+from minikafka.broker.group.offsets import append_done
+from minikafka.broker.group.records import OffsetsRecord, RecordFormatError, decode, encode_key, encode_value
+from minikafka.broker.group.state import Group, GroupConfig, GroupState
+from minikafka.broker.log_manager import TopicPartition
+from minikafka.broker.produce_purgatory import ProduceResult
+from minikafka.broker.replica_manager import ReplicaManager, answered
+from minikafka.common.clock import monotonic_ms
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.record_batch import Record, build_batch, iter_batches
+from minikafka.pb import controller_pb2
+
+OFFSETS_TOPIC = "__consumer_offsets"
+TICK_S = 0.1  # session timeouts and rebalance deadlines are checked this often
+LOAD_CHUNK_BYTES = 1048576
+
+
+@dataclass(frozen=True)
+class CoordinatorConfig:
+    group: GroupConfig
+    num_partitions: int  # offsets.topic.num.partitions
+    replication_factor: int  # offsets.topic.replication.factor
+    commit_timeout_ms: int  # offsets.commit.timeout.ms
+
+
+@dataclass
+class OffsetsShard:
+    """The groups of one __consumer_offsets partition while this broker leads it at `leader_epoch`."""
+
+    partition: int
+    leader_epoch: int
+    loaded: bool = False
+    groups: dict[str, Group] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Waiting:
+    partition: int
+    future: asyncio.Future[Result]
+    failure: Callable[[ErrorCode], Result]
+
+
+@dataclass(frozen=True)
+class CoordinatorLookup:
+    error: ErrorCode
+    node_id: int = -1
+    message: str | None = None
+
+
+def coordinator_config(config: BrokerConfig) -> CoordinatorConfig:
+    group = GroupConfig(
+        min_session_timeout_ms=config.group_min_session_timeout_ms,
+        max_session_timeout_ms=config.group_max_session_timeout_ms,
+        initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+        max_size=config.group_max_size,
+        max_metadata_size=config.offset_metadata_max_bytes,
+    )
+    return CoordinatorConfig(
+        group,
+        config.offsets_topic_num_partitions,
+        config.offsets_topic_replication_factor,
+        config.offsets_commit_timeout_ms,
+    )
+
+
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
+    value = 0
+    data = text.encode("utf-16-be")
+    for index in range(0, len(data), 2):
+        value = (31 * value + int.from_bytes(data[index : index + 2], "big")) & 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def partition_for(group_id: str, partitions: int) -> int:
+    """Kafka's Utils.abs(groupId.hashCode) % partitions."""
+    code = java_string_hash(group_id)
+    return (0 if code == -(1 << 31) else abs(code)) % partitions
+
+
+class GroupCoordinator:
+    def __init__(self, manager: ReplicaManager, controller: ControllerClient, config: CoordinatorConfig) -> None:
+        self.manager = manager
+        self.controller = controller
+        self.config = config
+        self._shards: dict[int, OffsetsShard] = {}
+        self._waiting: dict[int, Waiting] = {}
+        self._ids = itertools.count(1)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._creating: asyncio.Task[None] | None = None
+        self._log = structlog.get_logger()
+
+    def start(self) -> None:
+        self._spawn(self._tick_forever())
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _spawn(self, work: object) -> None:
+        task = asyncio.ensure_future(work)  # type: ignore[arg-type]
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ---- where a group lives ----
+
+    def offsets_partitions(self) -> int | None:
+        topic = self.manager.metadata.image.topics_by_name.get(OFFSETS_TOPIC)
+        return len(topic.partitions) if topic is not None and topic.partitions else None
+
+    def find_coordinator(self, group_id: str) -> CoordinatorLookup:
+        """The broker leading the group's __consumer_offsets partition; the topic is created on first use."""
+        partitions = self.offsets_partitions()
+        if partitions is None:
+            self._create_offsets_topic()
+            return CoordinatorLookup(ErrorCode.COORDINATOR_NOT_AVAILABLE, message=f"{OFFSETS_TOPIC} is being created")
+        image = self.manager.metadata.image
+        topic = image.topics_by_name[OFFSETS_TOPIC]
+        registration = topic.partitions.get(partition_for(group_id, partitions))
+        if registration is None or registration.leader < 0:
+            return CoordinatorLookup(ErrorCode.COORDINATOR_NOT_AVAILABLE, message="the partition has no leader")
+        return CoordinatorLookup(ErrorCode.NONE, registration.leader)
+
+    def _create_offsets_topic(self) -> None:
+        if self._creating is None or self._creating.done():
+            self._creating = asyncio.ensure_future(self._create())
+
+    async def _create(self) -> None:
+        topic = controller_pb2.CreateTopicsRequest.CreatableTopic(
+            name=OFFSETS_TOPIC,
+            num_partitions=self.config.num_partitions,
+            replication_factor=self.config.replication_factor,
+            # Without compaction, retention would delete live commits: this topic keeps everything.
+            configs={"retention.ms": "-1", "retention.bytes": "-1"},
+        )
+        response = await self.controller.call("CreateTopics", controller_pb2.CreateTopicsRequest(topics=[topic]))
+        if response is None:
+            return
+        for result in response.topics:
+            error = ErrorCode.of(result.error_code)
+            if error not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
+                self._log.warning("offsets_topic_creation_failed", error=error.name, error_message=result.error_message)
+
+    def _shard_for(self, group_id: str) -> OffsetsShard | ErrorCode:
+        partitions = self.offsets_partitions()
+        if partitions is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        shard = self._sync_shard(partition_for(group_id, partitions))
+        if shard is None:
+            return ErrorCode.NOT_COORDINATOR
+        return shard if shard.loaded else ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+
+    def _sync_shard(self, partition: int) -> OffsetsShard | None:
+        """The shard of a partition this broker leads now, (re)loading it on a new leader epoch."""
+        replica = self.manager.replicas.get(TopicPartition(OFFSETS_TOPIC, partition))
+        shard = self._shards.get(partition)
+        if replica is None or replica.leader is None or not self.manager.serving():
+            if shard is not None:
+                self._unload(shard, "no longer the leader")
+            return None
+        if shard is not None and shard.leader_epoch == replica.leader_epoch:
+            return shard
+        if shard is not None:
+            self._unload(shard, f"new leader epoch {replica.leader_epoch}")
+        shard = self._shards[partition] = OffsetsShard(partition, replica.leader_epoch)
+        self._spawn(self._load(shard))
+        return shard
+
+    # ---- loading and unloading ----
+
+    async def _load(self, shard: OffsetsShard) -> None:
+        started = time.monotonic()
+        records = []
+        replica = self.manager.replicas.get(TopicPartition(OFFSETS_TOPIC, shard.partition))
+        if replica is None:
+            return
+        offset, end = replica.log.log_start_offset, replica.log.log_end_offset
+        while offset < end and self._shards.get(shard.partition) is shard:
+            try:
+                data = replica.log.read(offset, LOAD_CHUNK_BYTES, max_offset=end)
+            except KafkaError as error:
+                self._log.warning("group_coordinator_load_failed", partition=shard.partition, error=str(error))
+                return
+            if not data:
+                break
+            for batch in iter_batches(data):
+                offset = batch.next_offset
+                if not batch.is_control:
+                    records.extend(self._decode(batch.records(), shard.partition))
+            await asyncio.sleep(0)  # a long log does not hold up the broker's other work
+        if self._shards.get(shard.partition) is not shard:
+            return
+        shard.groups = load_groups(records, monotonic_ms())
+        shard.loaded = True
+        self._log.info(
+            "group_coordinator_loaded",
+            partition=shard.partition,
+            leader_epoch=shard.leader_epoch,
+            groups=len(shard.groups),
+            offsets=sum(len(g.offsets) for g in shard.groups.values()),
+            load_ms=round((time.monotonic() - started) * 1000, 1),
+        )
+
+    def _decode(self, records: Iterator[Record], partition: int) -> Iterator[OffsetsRecord]:
+        for record in records:
+            try:
+                yield decode(record.key, record.value)
+            except (RecordFormatError, UnicodeDecodeError) as error:
+                self._log.warning(
+                    "offsets_record_skipped", partition=partition, offset=record.offset, reason=str(error)
+                )
+
+    def _unload(self, shard: OffsetsShard, reason: str) -> None:
+        del self._shards[shard.partition]
+        for request_id, waiting in list(self._waiting.items()):
+            if waiting.partition == shard.partition:
+                del self._waiting[request_id]
+                if not waiting.future.done():
+                    waiting.future.set_result(waiting.failure(ErrorCode.NOT_COORDINATOR))
+        self._log.info(
+            "group_coordinator_unloaded",
+            partition=shard.partition,
+            leader_epoch=shard.leader_epoch,
+            groups=len(shard.groups),
+            reason=reason,
+        )
+
+    # ---- running the core ----
+
+    def run(
+        self, group_id: str, failure: Callable[[ErrorCode], Result], operation: Callable[[Group, int, int], GroupStep]
+    ) -> asyncio.Future[Result]:
+        """Apply `operation(group, request_id, now)` to the group where it lives; the future gives its answer,
+        or `failure(error)` when this broker cannot coordinate the group now."""
+        shard = self._shard_for(group_id)
+        if isinstance(shard, ErrorCode):
+            return answered(failure(shard))
+        request_id = next(self._ids)
+        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = Waiting(shard.partition, future, failure)
+        self._apply(shard, operation(shard.groups.get(group_id) or Group(group_id), request_id, monotonic_ms()))
+        return future
+
+    def group(self, group_id: str) -> Group | ErrorCode:
+        """The group as it stands (a never-seen group is a new empty one), for the read-only APIs."""
+        shard = self._shard_for(group_id)
+        if isinstance(shard, ErrorCode):
+            return shard
+        return shard.groups.get(group_id) or Group(group_id, state=GroupState.DEAD)
+
+    def listed_groups(self) -> list[Group] | ErrorCode:
+        """Every group of the partitions this broker coordinates (ListGroups)."""
+        self._sync_all()
+        if any(not shard.loaded for shard in self._shards.values()):
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return [g for shard in self._shards.values() for g in shard.groups.values() if g.state != GroupState.DEAD]
+
+    def _apply(self, shard: OffsetsShard, step: GroupStep) -> None:
+        group = step.group
+        if group.is_idle or (group.state == GroupState.DEAD and not group.pending_writes):
+            shard.groups.pop(group.group_id, None)
+        else:
+            shard.groups[group.group_id] = group
+        for effect in step.effects:
+            if isinstance(effect, Answer):
+                waiting = self._waiting.pop(effect.request_id, None)
+                if waiting is not None and not waiting.future.done():
+                    waiting.future.set_result(effect.result)
+            elif isinstance(effect, Append):
+                self._append(shard, group.group_id, effect)
+            elif isinstance(effect, GroupEvent):
+                self._log.info(effect.name, **effect.fields)
+
+    def _append(self, shard: OffsetsShard, group_id: str, append: Append) -> None:
+        now_ms = int(time.time() * 1000)
+        batch = build_batch(
+            [Record(encode_value(r.value), encode_key(r.key), now_ms) for r in append.records],
+        )
+        tp = TopicPartition(OFFSETS_TOPIC, shard.partition)
+        produced = self.manager.produce(tp, batch, -1, self.config.commit_timeout_ms)
+        produced.add_done_callback(lambda done: self._appended(shard, group_id, append.request_id, done))
+
+    def _appended(
+        self, shard: OffsetsShard, group_id: str, request_id: int, done: asyncio.Future[ProduceResult]
+    ) -> None:
+        if self._shards.get(shard.partition) is not shard:
+            return  # unloaded: its waiting requests were answered NOT_COORDINATOR
+        group = shard.groups.get(group_id)
+        if group is None:
+            return
+        error = done.result().error if not done.cancelled() else ErrorCode.REQUEST_TIMED_OUT
+        self._apply(shard, append_done(group, request_id, error, self.config.group, monotonic_ms()))
+
+    # ---- timers ----
+
+    async def _tick_forever(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            try:
+                self.tick()
+            except Exception:  # a bug in one tick must not stop every later one
+                self._log.exception("group_coordinator_tick_failed")
+
+    def _sync_all(self) -> None:
+        led = {tp.partition for tp in self.manager.replicas if tp.topic == OFFSETS_TOPIC}
+        for partition in led | set(self._shards):
+            self._sync_shard(partition)
+
+    def tick(self) -> None:
+        self._sync_all()
+        now = monotonic_ms()
+        for shard in list(self._shards.values()):
+            if not shard.loaded:
+                continue
+            for group in list(shard.groups.values()):
+                step = expire(group, now, self.config.group)
+                if step.effects or step.group is not group:
+                    self._apply(shard, step)

@@ -1,0 +1,74 @@
+"""Rebuilding the groups of one __consumer_offsets partition from its records, in log order: the last record of
+each key wins and a tombstone removes it (what compaction would keep)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from minikafka.broker.group.records import (
+    GroupMetadataKey,
+    GroupMetadataValue,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    OffsetsRecord,
+)
+from minikafka.broker.group.state import Group, GroupState, Member, OffsetAndMetadata, Protocol, TopicPartitionKey
+
+
+def load_groups(records: Iterable[OffsetsRecord], now: int) -> dict[str, Group]:
+    """The groups as the records leave them. Loaded members count as just heard from: each gets a full session
+    timeout to reach the new coordinator."""
+    metadata: dict[str, GroupMetadataValue] = {}
+    offsets: dict[str, dict[TopicPartitionKey, OffsetAndMetadata]] = {}
+    for record in records:
+        key = record.key
+        if isinstance(key, OffsetCommitKey):
+            group_offsets = offsets.setdefault(key.group, {})
+            partition = TopicPartitionKey(key.topic, key.partition)
+            if isinstance(record.value, OffsetCommitValue):
+                value = record.value
+                group_offsets[partition] = OffsetAndMetadata(
+                    value.offset, value.leader_epoch, value.metadata, value.commit_timestamp
+                )
+            else:
+                group_offsets.pop(partition, None)
+        elif isinstance(key, GroupMetadataKey):
+            if isinstance(record.value, GroupMetadataValue):
+                metadata[key.group] = record.value
+            else:
+                metadata.pop(key.group, None)
+    groups = {}
+    for group_id in set(metadata) | {g for g, o in offsets.items() if o}:
+        group = _group_from(group_id, metadata.get(group_id), now)
+        groups[group_id] = group.evolve(offsets=offsets.get(group_id, {}))
+    return groups
+
+
+def _group_from(group_id: str, value: GroupMetadataValue | None, now: int) -> Group:
+    if value is None:
+        return Group(group_id)
+    members = {
+        m.member_id: Member(
+            m.member_id,
+            m.group_instance_id,
+            m.client_id,
+            m.client_host,
+            m.rebalance_timeout_ms,
+            m.session_timeout_ms,
+            value.protocol_type,
+            (Protocol(value.protocol or "", m.subscription),),
+            now,
+            assignment=m.assignment,
+        )
+        for m in value.members
+    }
+    return Group(
+        group_id,
+        state=GroupState.STABLE if members else GroupState.EMPTY,
+        generation=value.generation,
+        protocol_type=value.protocol_type or None,
+        protocol_name=value.protocol,
+        leader_id=value.leader,
+        state_timestamp_ms=now,
+        members=members,
+    )

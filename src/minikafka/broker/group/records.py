@@ -1,0 +1,217 @@
+"""The records of __consumer_offsets in Kafka's own key/value formats: an offset commit (OffsetCommitKey v1,
+OffsetCommitValue v3) and a group's metadata (GroupMetadataKey v2, GroupMetadataValue v3). A null value is a
+tombstone: the offset or the group is gone."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+OFFSET_COMMIT_KEY_VERSION = 1
+GROUP_METADATA_KEY_VERSION = 2
+OFFSET_COMMIT_VALUE_VERSION = 3
+GROUP_METADATA_VALUE_VERSION = 3
+
+
+class RecordFormatError(ValueError):
+    """A __consumer_offsets record this coordinator cannot read."""
+
+
+@dataclass(frozen=True)
+class OffsetCommitKey:
+    group: str
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True)
+class OffsetCommitValue:
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp: int
+
+
+@dataclass(frozen=True)
+class GroupMetadataKey:
+    group: str
+
+
+@dataclass(frozen=True)
+class MemberMetadata:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    subscription: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True)
+class GroupMetadataValue:
+    protocol_type: str
+    generation: int
+    protocol: str | None
+    leader: str | None
+    current_state_timestamp: int
+    members: tuple[MemberMetadata, ...]
+
+
+Key = OffsetCommitKey | GroupMetadataKey
+Value = OffsetCommitValue | GroupMetadataValue
+
+
+@dataclass(frozen=True)
+class OffsetsRecord:
+    """One record of __consumer_offsets; `value` None is a tombstone."""
+
+    key: Key
+    value: Value | None
+
+
+# ---- writing ----
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.out = bytearray()
+
+    def int16(self, value: int) -> _Writer:
+        self.out += struct.pack(">h", value)
+        return self
+
+    def int32(self, value: int) -> _Writer:
+        self.out += struct.pack(">i", value)
+        return self
+
+    def int64(self, value: int) -> _Writer:
+        self.out += struct.pack(">q", value)
+        return self
+
+    def string(self, value: str | None) -> _Writer:
+        if value is None:
+            return self.int16(-1)
+        data = value.encode()
+        self.int16(len(data))
+        self.out += data
+        return self
+
+    def bytes_(self, value: bytes) -> _Writer:
+        self.int32(len(value))
+        self.out += value
+        return self
+
+
+def encode_key(key: Key) -> bytes:
+    if isinstance(key, OffsetCommitKey):
+        writer = _Writer().int16(OFFSET_COMMIT_KEY_VERSION).string(key.group).string(key.topic)
+        return bytes(writer.int32(key.partition).out)
+    return bytes(_Writer().int16(GROUP_METADATA_KEY_VERSION).string(key.group).out)
+
+
+def encode_value(value: Value | None) -> bytes | None:
+    if value is None:
+        return None
+    if isinstance(value, OffsetCommitValue):
+        writer = _Writer().int16(OFFSET_COMMIT_VALUE_VERSION).int64(value.offset).int32(value.leader_epoch)
+        return bytes(writer.string(value.metadata).int64(value.commit_timestamp).out)
+    writer = _Writer().int16(GROUP_METADATA_VALUE_VERSION).string(value.protocol_type).int32(value.generation)
+    writer.string(value.protocol).string(value.leader).int64(value.current_state_timestamp)
+    writer.int32(len(value.members))
+    for member in value.members:
+        writer.string(member.member_id).string(member.group_instance_id).string(member.client_id)
+        writer.string(member.client_host).int32(member.rebalance_timeout_ms).int32(member.session_timeout_ms)
+        writer.bytes_(member.subscription).bytes_(member.assignment)
+    return bytes(writer.out)
+
+
+# ---- reading ----
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.position = 0
+
+    def _unpack(self, fmt: str) -> int:
+        size = struct.calcsize(fmt)
+        if self.position + size > len(self.data):
+            raise RecordFormatError(f"record ends at byte {len(self.data)}, {size} more bytes expected")
+        value = struct.unpack_from(fmt, self.data, self.position)[0]
+        self.position += size
+        return int(value)
+
+    def int16(self) -> int:
+        return self._unpack(">h")
+
+    def int32(self) -> int:
+        return self._unpack(">i")
+
+    def int64(self) -> int:
+        return self._unpack(">q")
+
+    def _raw(self, length: int) -> bytes:
+        if length < 0 or self.position + length > len(self.data):
+            raise RecordFormatError(f"length {length} runs past the record")
+        value = self.data[self.position : self.position + length]
+        self.position += length
+        return value
+
+    def string(self) -> str | None:
+        length = self.int16()
+        return None if length < 0 else self._raw(length).decode()
+
+    def text(self) -> str:
+        return self.string() or ""
+
+    def bytes_(self) -> bytes:
+        length = self.int32()
+        return b"" if length < 0 else self._raw(length)
+
+
+def decode_key(data: bytes) -> Key:
+    reader = _Reader(data)
+    version = reader.int16()
+    if version in (0, 1):
+        return OffsetCommitKey(reader.text(), reader.text(), reader.int32())
+    if version == GROUP_METADATA_KEY_VERSION:
+        return GroupMetadataKey(reader.text())
+    raise RecordFormatError(f"unknown __consumer_offsets key version {version}")
+
+
+def decode_value(key: Key, data: bytes | None) -> Value | None:
+    if data is None:
+        return None
+    reader = _Reader(data)
+    version = reader.int16()
+    if isinstance(key, OffsetCommitKey):
+        if version != OFFSET_COMMIT_VALUE_VERSION:
+            raise RecordFormatError(f"offset commit value version {version} is not read here")
+        return OffsetCommitValue(reader.int64(), reader.int32(), reader.text(), reader.int64())
+    if version != GROUP_METADATA_VALUE_VERSION:
+        raise RecordFormatError(f"group metadata value version {version} is not read here")
+    protocol_type, generation = reader.text(), reader.int32()
+    protocol, leader, timestamp = reader.string(), reader.string(), reader.int64()
+    members = tuple(
+        MemberMetadata(
+            reader.text(),
+            reader.string(),
+            reader.text(),
+            reader.text(),
+            reader.int32(),
+            reader.int32(),
+            reader.bytes_(),
+            reader.bytes_(),
+        )
+        for _ in range(reader.int32())
+    )
+    return GroupMetadataValue(protocol_type, generation, protocol, leader, timestamp, members)
+
+
+def decode(key: bytes | None, value: bytes | None) -> OffsetsRecord:
+    if key is None:
+        raise RecordFormatError("a __consumer_offsets record without a key")
+    decoded_key = decode_key(key)
+    return OffsetsRecord(decoded_key, decode_value(decoded_key, value))

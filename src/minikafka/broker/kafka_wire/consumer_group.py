@@ -1,0 +1,156 @@
+"""JoinGroup, SyncGroup, Heartbeat and LeaveGroup of Kafka's classic group protocol, answered by the group
+coordinator (a JoinGroup or SyncGroup may be held until the rebalance completes)."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import Any
+
+from minikafka.broker.group.effects import HeartbeatResult, JoinResult, LeaveResult, LeftMember, SyncResult
+from minikafka.broker.group.membership import (
+    JoinRequest,
+    MemberIdentity,
+    SyncRequest,
+    heartbeat,
+    join_group,
+    leave_group,
+    sync_group,
+)
+from minikafka.broker.group.state import Protocol
+from minikafka.broker.kafka_wire.context import WireContext
+from minikafka.broker.kafka_wire.entities import build, has_field, sibling
+from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.errors import ErrorCode
+
+JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 11, 12, 13, 14
+KNOWN_MEMBER_ID_VERSION = 4  # JoinGroup v4+: a new member is given its id first (MEMBER_ID_REQUIRED)
+
+
+def _ms(value: Any) -> int:
+    return int(value.total_seconds() * 1000)
+
+
+async def handle_join(ctx: WireContext, request: Request) -> Any:
+    body = request.body
+    version = request.header.api_version
+    session_ms = _ms(body.session_timeout)
+    join = JoinRequest(
+        request_id=0,
+        member_id=body.member_id,
+        group_instance_id=getattr(body, "group_instance_id", None),
+        client_id=request.client_id or "",
+        client_host=ctx.client_host,
+        session_timeout_ms=session_ms,
+        rebalance_timeout_ms=_ms(body.rebalance_timeout) if hasattr(body, "rebalance_timeout") else session_ms,
+        protocol_type=body.protocol_type,
+        protocols=tuple(Protocol(p.name, bytes(p.metadata)) for p in body.protocols),
+        require_known_member_id=version >= KNOWN_MEMBER_ID_VERSION,
+        reason=getattr(body, "reason", None) or "",
+    )
+    new_id = f"{join.client_id or 'member'}-{uuid.uuid4()}"
+    result = await coordinate(
+        ctx,
+        body.group_id,
+        lambda e: JoinResult(e, member_id=body.member_id),
+        lambda group, rid, now: join_group(group, _with_id(join, rid), ctx.groups.config.group, now, new_id),
+    )
+    return _join_response(request, result)
+
+
+def _with_id(request: Any, request_id: int) -> Any:
+    return dataclasses.replace(request, request_id=request_id)
+
+
+def _join_response(request: Request, result: JoinResult) -> Any:
+    cls = response_class(JOIN_GROUP, request.header.api_version)
+    member = sibling(cls, "JoinGroupResponseMember")
+    nullable_name = request.header.api_version >= 7
+    return build(
+        cls,
+        throttle_time=0,
+        error_code=result.error,
+        generation_id=result.generation_id,
+        protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name if nullable_name else (result.protocol_name or ""),
+        leader=result.leader,
+        skip_assignment=False,
+        member_id=result.member_id,
+        members=tuple(
+            build(member, member_id=m.member_id, group_instance_id=m.group_instance_id, metadata=m.metadata)
+            for m in result.members
+        ),
+    )
+
+
+async def handle_sync(ctx: WireContext, request: Request) -> Any:
+    body = request.body
+    sync = SyncRequest(
+        request_id=0,
+        member_id=body.member_id,
+        group_instance_id=getattr(body, "group_instance_id", None),
+        generation_id=body.generation_id,
+        protocol_type=getattr(body, "protocol_type", None),
+        protocol_name=getattr(body, "protocol_name", None),
+        assignments=tuple((a.member_id, bytes(a.assignment)) for a in body.assignments or ()),
+    )
+    result = await coordinate(
+        ctx, body.group_id, SyncResult, lambda group, rid, now: sync_group(group, _with_id(sync, rid), now)
+    )
+    cls = response_class(SYNC_GROUP, request.header.api_version)
+    return build(
+        cls,
+        throttle_time=0,
+        error_code=result.error,
+        protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name,
+        assignment=result.assignment,
+    )
+
+
+async def handle_heartbeat(ctx: WireContext, request: Request) -> Any:
+    body = request.body
+    identity = MemberIdentity(body.member_id, getattr(body, "group_instance_id", None), body.generation_id)
+    result = await coordinate(
+        ctx, body.group_id, HeartbeatResult, lambda group, rid, now: heartbeat(group, rid, identity, now)
+    )
+    return build(response_class(HEARTBEAT, request.header.api_version), throttle_time=0, error_code=result.error)
+
+
+async def handle_leave(ctx: WireContext, request: Request) -> Any:
+    body = request.body
+    cls = response_class(LEAVE_GROUP, request.header.api_version)
+    batched = has_field(cls, "members")
+    if batched:
+        identities = tuple(MemberIdentity(m.member_id, m.group_instance_id) for m in body.members)
+    else:
+        identities = (MemberIdentity(body.member_id, None),)
+    result = await coordinate(
+        ctx,
+        body.group_id,
+        LeaveResult,
+        lambda group, rid, now: leave_group(group, rid, identities, ctx.groups.config.group, now),
+    )
+    if not batched:
+        # One member: its own error is the request's.
+        error = result.members[0].error if result.error == ErrorCode.NONE and result.members else result.error
+        return build(cls, throttle_time=0, error_code=error)
+    entry = sibling(cls, "MemberResponse")
+    return build(
+        cls,
+        throttle_time=0,
+        error_code=result.error,
+        members=tuple(_left(entry, m) for m in result.members),
+    )
+
+
+def _left(entry: type, member: LeftMember) -> Any:
+    return build(entry, member_id=member.member_id, group_instance_id=member.group_instance_id, error_code=member.error)
+
+
+async def coordinate(ctx: WireContext, group_id: str, failure: Any, operation: Any) -> Any:
+    if ctx.groups is None:
+        return failure(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    if not group_id:
+        return failure(ErrorCode.INVALID_GROUP_ID)
+    return await ctx.groups.run(group_id, failure, operation)

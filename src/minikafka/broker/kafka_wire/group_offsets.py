@@ -1,0 +1,109 @@
+"""OffsetCommit and OffsetFetch: a group's committed offsets, stored in __consumer_offsets by its coordinator."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from minikafka.broker.group.effects import CommitResult
+from minikafka.broker.group.offsets import CommitEntry, CommitRequest, commit_offsets, fetch_offsets
+from minikafka.broker.group.state import OffsetAndMetadata, TopicPartitionKey
+from minikafka.broker.kafka_wire.consumer_group import coordinate
+from minikafka.broker.kafka_wire.context import WireContext
+from minikafka.broker.kafka_wire.entities import build, has_field, sibling
+from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.errors import ErrorCode
+
+OFFSET_COMMIT, OFFSET_FETCH = 8, 9
+NO_LEADER_EPOCH = -1
+
+
+async def handle_commit(ctx: WireContext, request: Request) -> Any:
+    body = request.body
+    commit = CommitRequest(
+        request_id=0,
+        member_id=body.member_id,
+        group_instance_id=getattr(body, "group_instance_id", None),
+        generation_id=body.generation_id_or_member_epoch,
+        entries=tuple(
+            CommitEntry(
+                topic.name,
+                p.partition_index,
+                p.committed_offset,
+                getattr(p, "committed_leader_epoch", NO_LEADER_EPOCH),
+                p.committed_metadata,
+            )
+            for topic in body.topics or ()
+            for p in topic.partitions or ()
+        ),
+    )
+    result = await coordinate(
+        ctx,
+        body.group_id,
+        CommitResult,
+        lambda group, rid, now: commit_offsets(
+            group, dataclasses.replace(commit, request_id=rid), ctx.groups.config.group, now
+        ),
+    )
+    errors = dict(result.partitions)
+    cls = response_class(OFFSET_COMMIT, request.header.api_version)
+    partition_entry = sibling(cls, "OffsetCommitResponsePartition")
+    topics = []
+    for topic in body.topics or ():
+        partitions = tuple(
+            build(
+                partition_entry,
+                partition_index=p.partition_index,
+                error_code=errors.get(TopicPartitionKey(topic.name, p.partition_index), result.error),
+            )
+            for p in topic.partitions or ()
+        )
+        topics.append(build(sibling(cls, "OffsetCommitResponseTopic"), name=topic.name, partitions=partitions))
+    return build(cls, throttle_time=0, topics=tuple(topics))
+
+
+def handle_fetch(ctx: WireContext, request: Request) -> Any:
+    body = request.body
+    cls = response_class(OFFSET_FETCH, request.header.api_version)
+    if has_field(cls, "groups"):  # v8+: many groups in one request
+        group_entry = sibling(cls, "OffsetFetchResponseGroup")
+        groups = tuple(
+            _fetched_group(ctx, cls, group_entry, group.group_id, group.topics, "OffsetFetchResponseTopics")
+            for group in body.groups
+        )
+        return build(cls, throttle_time=0, groups=groups)
+    answer = _fetched_group(ctx, cls, None, body.group_id, body.topics, "OffsetFetchResponseTopic")
+    return build(cls, throttle_time=0, topics=answer["topics"], error_code=answer["error_code"])
+
+
+def _fetched_group(
+    ctx: WireContext, cls: type, group_entry: type | None, group_id: str, requested: Any, topic_name: str
+) -> Any:
+    group = ctx.groups.group(group_id) if ctx.groups is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
+    wanted = None
+    if requested is not None:
+        wanted = [TopicPartitionKey(t.name, p) for t in requested for p in t.partition_indexes]
+    if isinstance(group, ErrorCode):
+        error, offsets = group, dict.fromkeys(wanted or ())
+    else:
+        error, offsets = ErrorCode.NONE, fetch_offsets(group, wanted)
+    by_topic: dict[str, list[Any]] = {}
+    partition_cls = sibling(cls, topic_name.replace("Topics", "Partitions").replace("Topic", "Partition"))
+    for key, value in offsets.items():
+        by_topic.setdefault(key.topic, []).append(_partition(partition_cls, key, value, error))
+    topic_cls = sibling(cls, topic_name)
+    topics = tuple(build(topic_cls, name=name, partitions=tuple(parts)) for name, parts in by_topic.items())
+    if group_entry is None:
+        return {"topics": topics, "error_code": error}
+    return build(group_entry, group_id=group_id, topics=topics, error_code=error)
+
+
+def _partition(cls: type, key: TopicPartitionKey, value: OffsetAndMetadata | None, error: ErrorCode) -> Any:
+    return build(
+        cls,
+        partition_index=key.partition,
+        committed_offset=value.offset if value is not None else -1,
+        committed_leader_epoch=value.leader_epoch if value is not None else NO_LEADER_EPOCH,
+        metadata=value.metadata if value is not None else "",
+        error_code=error,
+    )

@@ -1,0 +1,107 @@
+"""`minikafka consume --group G`: a group member that reads the partitions the group assigns it, from the group's
+committed offsets (else from the start or the end), commits what it has written as it goes, and rejoins when the
+group rebalances. With --json each record line also carries `group` and `ts` (docs/events.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from datetime import UTC, datetime
+
+from minikafka.client.consumer import EARLIEST, LATEST, Consumer, ConsumerRecord
+from minikafka.client.group_member import REJOIN_ERRORS, GroupMember, GroupTimeouts, TopicPartition
+from minikafka.client.kafka_wire_client import KafkaWireClient
+from minikafka.common.errors import ErrorCode, KafkaError
+
+AUTO_COMMIT_INTERVAL_S = 1.0  # auto.commit.interval.ms is 5000 in Kafka; shorter here so a killed member redoes less
+
+
+class GroupConsumer:
+    def __init__(self, consumer: Consumer, member: GroupMember, from_beginning: bool, as_json: bool) -> None:
+        self.consumer = consumer
+        self.member = member
+        self.reset = EARLIEST if from_beginning else LATEST  # auto.offset.reset for partitions never committed
+        self.as_json = as_json
+        self.written: dict[TopicPartition, int] = {}  # next offset after the last record written out
+        self.committed: dict[TopicPartition, int] = {}
+
+    async def rejoin(self) -> None:
+        """Commit what was written, then join and start each assigned partition at its committed offset."""
+        await self.commit()
+        self.consumer.positions.clear()
+        self.consumer.fetch_states.clear()
+        assignment = await self.member.join()
+        committed = await self.member.committed(assignment)
+        for topic, partition in assignment:
+            start = committed.get((topic, partition), self.reset)
+            await self.consumer.assign(topic, [partition], start)
+        self.written = {tp: offset for tp, offset in committed.items() if tp in assignment}
+        self.committed = dict(self.written)
+        print(f"group {self.member.group}: generation {self.member.generation}, assigned {assignment}", file=sys.stderr)
+
+    async def commit(self) -> None:
+        pending = {tp: o for tp, o in self.written.items() if self.committed.get(tp) != o}
+        if pending and await self.member.commit(pending) == ErrorCode.NONE:
+            self.committed.update(pending)
+
+    def write(self, records: list[ConsumerRecord], limit: int | None, consumed: int) -> int:
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        for record in records:
+            if limit is not None and consumed >= limit:
+                break
+            if self.as_json:
+                line = {**record.to_json(), "group": self.member.group, "ts": now}
+                sys.stdout.write(json.dumps(line, separators=(",", ":")) + "\n")
+            else:
+                sys.stdout.write((record.value or b"").decode("utf-8", "replace") + "\n")
+            self.written[(record.topic, record.partition)] = record.offset + 1
+            consumed += 1
+        sys.stdout.flush()
+        return consumed
+
+    async def run(self, timeout_ms: int, limit: int | None) -> int:
+        """Consume until `limit` records, or until `timeout_ms` passed without a record once caught up."""
+        await self.rejoin()
+        consumed, last_record = 0, time.monotonic()
+        next_heartbeat = next_commit = time.monotonic()
+        while limit is None or consumed < limit:
+            try:
+                records = await self.consumer.poll()
+            except KafkaError:
+                records = []  # leaders move during faults: the next poll refreshes the metadata
+            consumed = self.write(records, limit, consumed)
+            now = time.monotonic()
+            last_record = now if records else last_record
+            if now >= next_commit:
+                await self.commit()
+                next_commit = now + AUTO_COMMIT_INTERVAL_S
+            if now >= next_heartbeat:
+                next_heartbeat = now + self.member.timeouts.heartbeat_interval_ms / 1000
+                if await self.member.heartbeat() in REJOIN_ERRORS:
+                    await self.rejoin()
+                    last_record = time.monotonic()
+            if (now - last_record) * 1000 >= timeout_ms and self.consumer.caught_up():
+                break
+        await self.commit()
+        return consumed
+
+
+async def run_group_consume(
+    bootstrap: list[str], kafka_bootstrap: list[str], group: str, topic: str, options: object, consumer: Consumer
+) -> int:
+    client = KafkaWireClient(kafka_bootstrap)
+
+    async def partition_counts(topics: list[str]) -> dict[str, int]:
+        return {t: len(await consumer.metadata.require_topic(t)) for t in topics}
+
+    member = GroupMember(client, group, [topic], partition_counts, GroupTimeouts())
+    runner = GroupConsumer(consumer, member, options.from_beginning, options.as_json)  # type: ignore[attr-defined]
+    try:
+        consumed = await runner.run(options.timeout_ms, options.max_messages)  # type: ignore[attr-defined]
+        print(f"consumed {consumed} records", file=sys.stderr)
+        return consumed
+    finally:
+        await member.leave()
+        await client.close()
+        await consumer.close()

@@ -1,0 +1,294 @@
+"""The classic group core, driven deterministically: joins, rebalances, syncs, heartbeats, session timeouts,
+static members, generation fencing of commits, and loading from __consumer_offsets records."""
+
+from __future__ import annotations
+
+import itertools
+
+from minikafka.broker.group.effects import (
+    Answer,
+    Append,
+    CommitResult,
+    GroupStep,
+    HeartbeatResult,
+    JoinResult,
+    LeaveResult,
+    SyncResult,
+)
+from minikafka.broker.group.loader import load_groups
+from minikafka.broker.group.membership import (
+    JoinRequest,
+    MemberIdentity,
+    SyncRequest,
+    expire,
+    heartbeat,
+    join_group,
+    leave_group,
+    sync_group,
+)
+from minikafka.broker.group.offsets import CommitEntry, CommitRequest, append_done, commit_offsets, delete_group
+from minikafka.broker.group.records import decode, encode_key, encode_value
+from minikafka.broker.group.state import Group, GroupConfig, GroupState, Protocol, TopicPartitionKey
+from minikafka.common.errors import ErrorCode
+
+CONFIG = GroupConfig(initial_rebalance_delay_ms=0)
+SESSION_MS = 10000
+
+
+class Driver:
+    """Feeds requests to the core as the shell does: stores writes, completes appends, collects answers."""
+
+    def __init__(self, config: GroupConfig = CONFIG) -> None:
+        self.group = Group("g")
+        self.config = config
+        self.now = 0
+        self.ids = itertools.count(1)
+        self.answers: dict[int, object] = {}
+        self.appends: list[Append] = []
+        self.stored: list = []
+
+    def apply(self, step: GroupStep, complete_appends: bool = True) -> None:
+        self.group = step.group
+        for effect in step.effects:
+            if isinstance(effect, Answer):
+                self.answers[effect.request_id] = effect.result
+            elif isinstance(effect, Append):
+                self.appends.append(effect)
+        while complete_appends and self.appends:
+            append = self.appends.pop(0)
+            self.stored.extend(append.records)
+            self.apply(append_done(self.group, append.request_id, ErrorCode.NONE, self.config, self.now))
+
+    def join(self, member_id: str = "", instance: str | None = None, protocols: tuple[str, ...] = ("range",)) -> int:
+        rid = next(self.ids)
+        request = JoinRequest(
+            rid,
+            member_id,
+            instance,
+            "client",
+            "/127.0.0.1",
+            SESSION_MS,
+            SESSION_MS,
+            "consumer",
+            tuple(Protocol(p, p.encode()) for p in protocols),
+            require_known_member_id=True,
+        )
+        self.apply(join_group(self.group, request, self.config, self.now, f"m{rid}"))
+        return rid
+
+    def sync(self, member_id: str, generation: int, assignments: tuple[tuple[str, bytes], ...] = ()) -> int:
+        rid = next(self.ids)
+        self.apply(
+            sync_group(self.group, SyncRequest(rid, member_id, None, generation, None, None, assignments), self.now)
+        )
+        return rid
+
+    def heartbeat(self, member_id: str, generation: int) -> ErrorCode:
+        rid = next(self.ids)
+        self.apply(heartbeat(self.group, rid, MemberIdentity(member_id, None, generation), self.now))
+        result = self.answers[rid]
+        assert isinstance(result, HeartbeatResult)
+        return result.error
+
+    def commit(self, member_id: str, generation: int, offset: int, partition: int = 0) -> CommitResult:
+        rid = next(self.ids)
+        entry = CommitEntry("t", partition, offset, -1, "")
+        self.apply(
+            commit_offsets(self.group, CommitRequest(rid, member_id, None, generation, (entry,)), self.config, self.now)
+        )
+        result = self.answers[rid]
+        assert isinstance(result, CommitResult)
+        return result
+
+    def tick(self, advance_ms: int) -> None:
+        self.now += advance_ms
+        self.apply(expire(self.group, self.now, self.config))
+
+    def result(self, rid: int) -> object:
+        return self.answers.get(rid)
+
+
+def _joined(driver: Driver, rid: int) -> JoinResult:
+    result = driver.result(rid)
+    assert isinstance(result, JoinResult), result
+    return result
+
+
+def form_two_member_group(driver: Driver) -> tuple[str, str]:
+    first = _joined(driver, driver.join())
+    assert first.error == ErrorCode.MEMBER_ID_REQUIRED
+    a = first.member_id
+    join_a = driver.join(a)
+    # A single member completes the rebalance at once (every known member rejoined).
+    assert _joined(driver, join_a).generation_id == 1
+    b = _joined(driver, driver.join()).member_id
+    join_b = driver.join(b)
+    assert driver.result(join_b) is None  # held: a rebalance waits for member a to rejoin
+    assert driver.heartbeat(a, 1) == ErrorCode.REBALANCE_IN_PROGRESS
+    join_a2 = driver.join(a)
+    result_a, result_b = _joined(driver, join_a2), _joined(driver, join_b)
+    assert result_a.generation_id == result_b.generation_id == 2
+    assert result_a.leader == a and {m.member_id for m in result_a.members} == {a, b} and result_b.members == ()
+    sync_b = driver.sync(b, 2)
+    assert driver.result(sync_b) is None  # held until the leader's assignment is stored
+    sync_a = driver.sync(a, 2, ((a, b"pa"), (b, b"pb")))
+    assert driver.result(sync_a) == SyncResult(ErrorCode.NONE, "consumer", "range", b"pa")
+    assert driver.result(sync_b) == SyncResult(ErrorCode.NONE, "consumer", "range", b"pb")
+    assert driver.group.state == GroupState.STABLE
+    return a, b
+
+
+def test_two_members_rebalance_and_each_gets_its_assignment() -> None:
+    driver = Driver()
+    a, b = form_two_member_group(driver)
+    assert driver.heartbeat(a, 2) == ErrorCode.NONE
+    assert driver.heartbeat(b, 1) == ErrorCode.ILLEGAL_GENERATION
+    assert driver.heartbeat("stranger", 2) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_commits_are_visible_only_once_stored_and_fenced_by_generation() -> None:
+    driver = Driver()
+    a, b = form_two_member_group(driver)
+    rid = next(driver.ids)
+    step = commit_offsets(driver.group, CommitRequest(rid, a, None, 2, (CommitEntry("t", 0, 7, 3, "m"),)), CONFIG, 0)
+    driver.apply(step, complete_appends=False)
+    assert driver.result(rid) is None and driver.group.offsets == {}
+    driver.apply(GroupStep(driver.group), complete_appends=True)
+    assert driver.result(rid) == CommitResult(ErrorCode.NONE, ((TopicPartitionKey("t", 0), ErrorCode.NONE),))
+    assert driver.group.offsets[TopicPartitionKey("t", 0)].offset == 7
+    assert driver.commit(a, 1, 9).error == ErrorCode.ILLEGAL_GENERATION
+    assert driver.commit("zombie", 2, 9).error == ErrorCode.UNKNOWN_MEMBER_ID
+    assert driver.group.offsets[TopicPartitionKey("t", 0)].offset == 7
+
+
+def test_a_failed_store_is_not_a_commit() -> None:
+    driver = Driver()
+    a, _ = form_two_member_group(driver)
+    rid = next(driver.ids)
+    step = commit_offsets(driver.group, CommitRequest(rid, a, None, 2, (CommitEntry("t", 0, 7, 3, ""),)), CONFIG, 0)
+    driver.apply(step, complete_appends=False)
+    append = driver.appends.pop()
+    driver.apply(append_done(driver.group, append.request_id, ErrorCode.NOT_LEADER_OR_FOLLOWER, CONFIG, 0))
+    assert driver.result(rid) == CommitResult(ErrorCode.NONE, ((TopicPartitionKey("t", 0), ErrorCode.NOT_COORDINATOR),))
+    assert driver.group.offsets == {}
+
+
+def test_session_timeout_removes_the_silent_member_and_fences_its_commits() -> None:
+    driver = Driver()
+    a, b = form_two_member_group(driver)
+    for _ in range(4):
+        driver.tick(SESSION_MS // 4)
+        assert driver.heartbeat(a, driver.group.generation) in (ErrorCode.NONE, ErrorCode.REBALANCE_IN_PROGRESS)
+    assert b not in driver.group.members
+    assert driver.group.state == GroupState.PREPARING_REBALANCE
+    rejoin = driver.join(a)
+    assert _joined(driver, rejoin).generation_id == 3 and _joined(driver, rejoin).members[0].member_id == a
+    assert driver.commit(b, 2, 100).error == ErrorCode.UNKNOWN_MEMBER_ID
+    assert driver.commit(a, 2, 100).error == ErrorCode.ILLEGAL_GENERATION
+
+
+def test_a_rebalance_completes_without_members_that_do_not_rejoin_in_time() -> None:
+    driver = Driver()
+    a, b = form_two_member_group(driver)
+    c = _joined(driver, driver.join()).member_id
+    join_c = driver.join(c)
+    join_a = driver.join(a)
+    assert driver.result(join_c) is None
+    driver.now += SESSION_MS  # the rebalance timeout; b kept heartbeating but never rejoined
+    driver.apply(heartbeat(driver.group, next(driver.ids), MemberIdentity(b, None, 2), driver.now))
+    driver.tick(0)
+    assert _joined(driver, join_c).generation_id == 3 and _joined(driver, join_a).generation_id == 3
+    assert set(driver.group.members) == {a, c}
+
+
+def test_leave_triggers_a_rebalance_and_an_empty_group_keeps_offsets() -> None:
+    driver = Driver()
+    a, b = form_two_member_group(driver)
+    driver.commit(a, 2, 5)
+    rid = next(driver.ids)
+    driver.apply(leave_group(driver.group, rid, (MemberIdentity(a, None), MemberIdentity(b, None)), CONFIG, 0))
+    result = driver.result(rid)
+    assert isinstance(result, LeaveResult) and all(m.error == ErrorCode.NONE for m in result.members)
+    assert driver.group.state == GroupState.EMPTY and driver.group.generation == 3
+    assert driver.commit("", -1, 6).error == ErrorCode.NONE  # assign()-style commit to an empty group
+    assert driver.group.offsets[TopicPartitionKey("t", 0)].offset == 6
+
+
+def test_initial_rebalance_delay_waits_for_more_members() -> None:
+    driver = Driver(GroupConfig(initial_rebalance_delay_ms=3000))
+    a = _joined(driver, driver.join()).member_id
+    join_a = driver.join(a)
+    driver.tick(1000)
+    b = _joined(driver, driver.join()).member_id
+    join_b = driver.join(b)
+    assert driver.result(join_a) is None and driver.result(join_b) is None
+    driver.tick(2000)  # the delay passed, but a member came meanwhile: extended once more
+    assert driver.result(join_a) is None
+    driver.tick(3000)
+    assert _joined(driver, join_a).generation_id == 1 and _joined(driver, join_b).generation_id == 1
+
+
+def test_static_member_rejoining_gets_its_assignment_without_a_rebalance() -> None:
+    driver = Driver()
+    leader = _joined(driver, driver.join(instance="i-1")).member_id
+    follower_join = driver.join(instance="i-2")  # static members get their id at once: no MEMBER_ID_REQUIRED
+    join_leader = driver.join(leader, instance="i-1")
+    follower = _joined(driver, follower_join).member_id
+    generation = _joined(driver, join_leader).generation_id
+    driver.sync(leader, generation, ((leader, b"x"), (follower, b"y")))
+    restarted = _joined(driver, driver.join(instance="i-2"))
+    assert restarted.error == ErrorCode.NONE and restarted.generation_id == generation
+    assert restarted.member_id != follower and driver.group.state == GroupState.STABLE
+    assert driver.result(driver.sync(restarted.member_id, generation)) == SyncResult(
+        ErrorCode.NONE, "consumer", "range", b"y"
+    )
+    assert driver.heartbeat(follower, generation) == ErrorCode.UNKNOWN_MEMBER_ID
+    rid = next(driver.ids)
+    driver.apply(heartbeat(driver.group, rid, MemberIdentity(follower, "i-2", generation), driver.now))
+    assert driver.result(rid) == HeartbeatResult(ErrorCode.FENCED_INSTANCE_ID)
+
+
+def test_delete_needs_an_empty_group_and_writes_tombstones() -> None:
+    driver = Driver()
+    rid = next(driver.ids)
+    driver.apply(delete_group(driver.group, rid))
+    assert driver.result(rid).error == ErrorCode.GROUP_ID_NOT_FOUND  # type: ignore[union-attr]
+    a, b = form_two_member_group(driver)
+    driver.commit(a, 2, 5)
+    rid = next(driver.ids)
+    driver.apply(delete_group(driver.group, rid))
+    assert driver.result(rid).error == ErrorCode.NON_EMPTY_GROUP  # type: ignore[union-attr]
+    driver.apply(
+        leave_group(driver.group, next(driver.ids), (MemberIdentity(a, None), MemberIdentity(b, None)), CONFIG, 0)
+    )
+    rid = next(driver.ids)
+    driver.apply(delete_group(driver.group, rid))
+    assert driver.result(rid).error == ErrorCode.NONE  # type: ignore[union-attr]
+    assert load_groups(driver.stored, 0) == {}
+
+
+def test_records_round_trip_and_loading_restores_members_and_offsets() -> None:
+    driver = Driver()
+    a, b = form_two_member_group(driver)
+    driver.commit(a, 2, 5)
+    driver.commit(b, 2, 8, partition=1)
+    driver.commit(a, 2, 6)
+    records = [decode(encode_key(r.key), encode_value(r.value)) for r in driver.stored]
+    assert records == driver.stored
+    loaded = load_groups(records, 50)["g"]
+    assert loaded.state == GroupState.STABLE and loaded.generation == 2 and loaded.leader_id == a
+    assert {m: loaded.members[m].assignment for m in loaded.members} == {a: b"pa", b: b"pb"}
+    assert {k.partition: v.offset for k, v in loaded.offsets.items()} == {0: 6, 1: 8}
+
+
+def test_a_static_leader_rejoining_under_a_new_id_triggers_a_rebalance() -> None:
+    driver = Driver()
+    leader = _joined(driver, driver.join(instance="i-1")).member_id
+    follower_join = driver.join(instance="i-2")
+    generation = _joined(driver, driver.join(leader, instance="i-1")).generation_id
+    follower = _joined(driver, follower_join).member_id
+    driver.sync(leader, generation, ((leader, b"x"), (follower, b"y")))
+    restarted = driver.join(instance="i-1")
+    assert driver.result(restarted) is None  # the leader must assign again: held for a rebalance
+    assert driver.group.state == GroupState.PREPARING_REBALANCE
+    assert driver.heartbeat(follower, generation) == ErrorCode.REBALANCE_IN_PROGRESS
