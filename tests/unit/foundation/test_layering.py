@@ -23,6 +23,14 @@ PURE_MODULES = [
     "broker/fetch_session.py",
     "broker/fetch_session_handler.py",
     "storage/log_validator.py",
+    "storage/producer_state.py",
+    "broker/group/state.py",
+    "broker/group/rebalance.py",
+    "broker/group/membership.py",
+    "broker/group/offsets.py",
+    "broker/group/loader.py",
+    "broker/group/records.py",
+    "broker/group/effects.py",
 ]
 FORBIDDEN_IN_PURE = {
     "asyncio",
