@@ -57,8 +57,11 @@ class LifecycleManager:
         metadata_offset: Callable[[], int],
         on_exit: Callable[[], None] = lambda: None,
         clock: Callable[[], int] = monotonic_ms,
+        previous_broker_epoch: int = -1,
     ) -> None:
+        """`previous_broker_epoch`: the epoch the last incarnation stopped cleanly with (-1: it did not)."""
         self.config = config
+        self.previous_broker_epoch = previous_broker_epoch
         self.metadata_offset = metadata_offset
         self.on_exit = on_exit
         self.clock = clock
@@ -217,4 +220,5 @@ class LifecycleManager:
             cluster_id=self.config.cluster_id,
             incarnation_id=effect.incarnation_id,
             listeners=listeners,
+            previous_broker_epoch=self.previous_broker_epoch,
         )
