@@ -52,14 +52,16 @@ async def produce_one_batch_per_record(bootstrap: list[str]) -> list[tuple[int, 
     return acked
 
 
-def write_histories(run_dir: Path, acked: list[tuple[int, str, str]], read: dict[int, str], ends: list[dict]) -> None:
+def write_histories(
+    run_dir: Path, acked: list[tuple[int, str, str]], read: dict[int, str], ends: list[dict], topic: str = "kip903"
+) -> None:
     """The run's client histories in the documented format (docs/events.md), for `analyze`."""
     history = run_dir / "history"
     history.mkdir(exist_ok=True)
     produced = [
         {
             "ts": ts,
-            "topic": "kip903",
+            "topic": topic,
             "partition": 0,
             "offset": offset,
             "value": value,
@@ -70,10 +72,10 @@ def write_histories(run_dir: Path, acked: list[tuple[int, str, str]], read: dict
         for offset, value, ts in acked
     ]
     consumed = [
-        {"topic": "kip903", "partition": 0, "offset": offset, "key": None, "value": value, "leader_epoch": None}
+        {"topic": topic, "partition": 0, "offset": offset, "key": None, "value": value, "leader_epoch": None}
         for offset, value in sorted(read.items())
     ]
-    (history / "produce-kip903.jsonl").write_text("".join(json.dumps(line) + "\n" for line in produced))
+    (history / f"produce-{topic}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in produced))
     # The read_end lines say where the final read stopped, so analyze can tell lost records from unread ones.
     (history / "consume-final.jsonl").write_text("".join(json.dumps(line) + "\n" for line in consumed + ends))
 

@@ -62,6 +62,8 @@ class LifecycleManager:
         """`previous_broker_epoch`: the epoch the last incarnation stopped cleanly with (-1: it did not)."""
         self.config = config
         self.previous_broker_epoch = previous_broker_epoch
+        # The epoch this incarnation last held (kept once shutting down): what a clean stop records.
+        self.last_broker_epoch = -1
         self.metadata_offset = metadata_offset
         self.on_exit = on_exit
         self.clock = clock
@@ -152,6 +154,7 @@ class LifecycleManager:
         """Adopt the lifecycle's new value and carry out its effects."""
         self.lifecycle, effects = transition
         if self.lifecycle.broker_epoch >= 0:
+            self.last_broker_epoch = self.lifecycle.broker_epoch
             self.registered.set()
         for effect in effects:
             self._apply(effect)

@@ -182,7 +182,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
     for server in servers:
         await server.server.stop(grace=0.5)
     logs.close_all(monotonic_ms())
-    clean_epoch = lifecycle.broker_epoch if not failures.offline_dirs else NO_PREVIOUS_BROKER_EPOCH
+    clean_epoch = lifecycle.last_broker_epoch if not failures.offline_dirs else NO_PREVIOUS_BROKER_EPOCH
     if clean_epoch >= 0:
         record_clean_shutdown(config.data_dir, clean_epoch)
     log.info("broker_stopped", node_id=config.node_id, clean_shutdown_broker_epoch=clean_epoch)

@@ -1,0 +1,99 @@
+"""The Last Replica Standing issue with real processes, and KIP-966 closing it.
+
+RF 3, min ISR 2, simulated page cache (nothing is flushed before a clean stop), an acks=all producer running. The
+followers stop cleanly one after the other, so the ISR shrinks to the leader alone and acks=all is refused with
+NOT_ENOUGH_REPLICAS. The leader then loses power (`reboot --lose-unflushed`) and the others return. With
+eligible.leader.replicas.version=0 (Kafka 3.x) the leader never left the ISR, leads again with the log it has left,
+and the followers truncate to it: `analyze` names the lost acknowledged offsets. With the default (1) the follower
+that stopped last is in the ELR, the uncleanly restarted leader is not, and nothing acknowledged is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from background_producer import BackgroundProducer
+from cluster_fixtures import eventually, running_cluster
+from test_broker_replication import consume_all
+from test_kip903_race import analyze_run_dir, events, write_histories
+
+from minikafka.client.admin import AdminClient
+from minikafka.deploy.faults import Faults
+
+pytestmark = pytest.mark.integration
+
+LEADER, LAST_FOLLOWER, FIRST_FOLLOWER = 1, 2, 3
+TOPIC = "lrs"
+SETTINGS = {
+    "broker.session.timeout.ms": "2000",
+    "broker.heartbeat.interval.ms": "300",
+    "replica.lag.time.max.ms": "2000",
+    "auto.leader.rebalance.enable": "false",
+    "log.simulate.page.cache": "true",
+    "log.flush.interval.ms": "3600000",  # nothing reaches the disk unless a broker stops cleanly
+}
+
+
+def run_scenario(tmp_path: Path, version: int) -> dict:
+    settings = dict(SETTINGS, **{"eligible.leader.replicas.version": str(version)})
+    with running_cluster(tmp_path / "run", **settings) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin.create_topic(
+            TOPIC, assignment=[[LEADER, LAST_FOLLOWER, FIRST_FOLLOWER]], configs={"min.insync.replicas": "2"}
+        )
+        partition = lambda: admin.describe_topics([TOPIC])[0].partitions[0]  # noqa: E731
+        eventually(lambda: partition().isr == [1, 2, 3], 20, "full ISR")
+        faults = Faults(cluster)
+        with BackgroundProducer(cluster.bootstrap_servers, TOPIC, delivery_timeout_ms=3000) as producer:
+            eventually(lambda: producer.acknowledged >= 200, 20, "acks=all writes with the full ISR")
+            faults.stop(FIRST_FOLLOWER)
+            eventually(lambda: partition().isr == [LEADER, LAST_FOLLOWER], 20, "ISR [1, 2]")
+            acked_before = producer.acknowledged
+            eventually(lambda: producer.acknowledged >= acked_before + 200, 20, "acks=all writes with ISR [1, 2]")
+            faults.stop(LAST_FOLLOWER)
+            eventually(lambda: partition().isr == [LEADER], 20, "the leader alone in the ISR")
+            eventually(
+                lambda: events(cluster, f"broker-{LEADER}", "produce_rejected_not_enough_replicas"),
+                20,
+                "acks=all refused with NOT_ENOUGH_REPLICAS",
+            )
+            during = partition()
+        assert producer.crashed is None and "NOT_ENOUGH_REPLICAS" in producer.failed
+        acked = producer.acked
+        faults.reboot(LEADER, lose_unflushed=True)
+        faults.start(LAST_FOLLOWER)
+        faults.start(FIRST_FOLLOWER)
+        eventually(lambda: partition().leader >= 0 and len(partition().isr) == 3, 60, "a leader and a full ISR again")
+        after = partition()
+        ends: list[dict] = []
+        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked), TOPIC, ends))
+        write_histories(cluster.run_dir, acked, read, ends, TOPIC)
+    lost = sorted(offset for offset, value, _ in acked if read.get(offset) != value)
+    return {"during": during, "after": after, "acked": len(acked), "lost": lost, "run_dir": cluster.run_dir}
+
+
+def test_version_0_loses_acknowledged_writes_and_analyze_names_them(tmp_path: Path, spark) -> None:  # noqa: ANN001
+    outcome = run_scenario(tmp_path, version=0)
+    print(json.dumps({"version": 0, **outcome}, default=str))
+    assert outcome["during"].elr == [] and outcome["after"].leader == LEADER  # it never left the ISR
+    assert outcome["lost"], "the leader came back with a shorter log: acknowledged writes must be gone"
+    verdicts = analyze_run_dir(spark, outcome["run_dir"])
+    assert verdicts["LeaderCandidateCompleteness"]["verdict"] == "fail"
+    lost = verdicts["NoCommittedRecordLost"]
+    assert lost["verdict"] == "fail" and lost["violations"] == len(outcome["lost"])
+    assert sorted(row["offset"] for row in lost["offending_rows"]) == outcome["lost"][: len(lost["offending_rows"])]
+
+
+def test_version_1_elects_the_eligible_replica_and_loses_nothing(tmp_path: Path, spark) -> None:  # noqa: ANN001
+    outcome = run_scenario(tmp_path, version=1)
+    print(json.dumps({"version": 1, **outcome}, default=str))
+    assert outcome["during"].elr == [LAST_FOLLOWER]  # it left an ISR below min ISR
+    assert outcome["after"].leader == LAST_FOLLOWER
+    assert outcome["lost"] == []
+    verdicts = analyze_run_dir(spark, outcome["run_dir"])
+    failed = {name: v["offending_rows"] for name, v in verdicts.items() if v["verdict"] == "fail"}
+    assert failed == {}
+    assert verdicts["NoCommittedRecordLost"]["checked"] == outcome["acked"]
