@@ -146,6 +146,7 @@ def run_race(tmp_path: Path, epoch_check: bool) -> dict:
     return {
         "leader_while_a_down": during.leader,
         "isr_while_a_down": during.isr,
+        "elr_while_a_down": during.elr,
         "lost": len(lost),
         "acked": len(acked),
         "rejected": [e["error"] for e in rejected],
@@ -167,7 +168,7 @@ def test_kip903_check_keeps_every_acknowledged_record(tmp_path: Path, spark) -> 
     print(json.dumps({"epoch_check": True, **outcome}, default=str))
     assert "INELIGIBLE_REPLICA" in outcome["rejected"]
     assert outcome["leader_while_a_down"] != B  # last replica standing: no leader until A returns
-    assert outcome["isr_while_a_down"] == [A]
+    assert (outcome["isr_while_a_down"], outcome["elr_while_a_down"]) == ([], [A])  # KIP-966: A is in the ELR
     assert outcome["lost"] == 0
     verdicts = analyze_run_dir(spark, outcome["run_dir"])
     failed = {name: v["offending_rows"] for name, v in verdicts.items() if v["verdict"] == "fail"}
