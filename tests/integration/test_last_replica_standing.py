@@ -92,9 +92,15 @@ def run_scenario(tmp_path: Path, version: int) -> dict:
     }
 
 
+def summary(outcome: dict) -> str:
+    lost = outcome["lost"]
+    span = f"{lost[0]}..{lost[-1]}" if lost else "none"
+    return json.dumps({**outcome, "lost": f"{len(lost)} ({span})"}, default=str)
+
+
 def test_version_0_loses_acknowledged_writes_and_analyze_names_them(tmp_path: Path, spark) -> None:  # noqa: ANN001
     outcome = run_scenario(tmp_path, version=0)
-    print(json.dumps({"version": 0, **outcome}, default=str))
+    print(summary(outcome))
     assert outcome["during"].elr == [] and outcome["after"].leader == LEADER  # it never left the ISR
     assert outcome["lost"], "the leader came back with a shorter log: acknowledged writes must be gone"
     verdicts = analyze_run_dir(spark, outcome["run_dir"])
@@ -106,7 +112,7 @@ def test_version_0_loses_acknowledged_writes_and_analyze_names_them(tmp_path: Pa
 
 def test_version_1_elects_the_eligible_replica_and_loses_nothing(tmp_path: Path, spark) -> None:  # noqa: ANN001
     outcome = run_scenario(tmp_path, version=1)
-    print(json.dumps({"version": 1, **outcome}, default=str))
+    print(summary(outcome))
     assert outcome["during"].elr == [LAST_FOLLOWER]  # it left an ISR below min ISR
     # The follower stopped cleanly and kept its ELR place across the restart; the rebooted leader did not.
     assert {(LEADER, False), (LAST_FOLLOWER, True), (FIRST_FOLLOWER, True)} <= outcome["shutdowns"]
