@@ -107,7 +107,8 @@ def test_version_0_loses_acknowledged_writes_and_analyze_names_them(tmp_path: Pa
     assert verdicts["LeaderCandidateCompleteness"]["verdict"] == "fail"
     lost = verdicts["NoCommittedRecordLost"]
     assert lost["verdict"] == "fail" and lost["violations"] == len(outcome["lost"])
-    assert sorted(row["offset"] for row in lost["offending_rows"]) == outcome["lost"][: len(lost["offending_rows"])]
+    named = {int(row["offset"]) for row in lost["offending_rows"]}
+    assert named and named <= set(outcome["lost"])  # the report names lost acknowledged offsets
 
 
 def test_version_1_elects_the_eligible_replica_and_loses_nothing(tmp_path: Path, spark) -> None:  # noqa: ANN001
