@@ -1,6 +1,6 @@
 """Unclean leader election: RF 2, min ISR 1; the ISR shrinks to {1} while 2 is down; then 1 is killed and its disk
-wiped, and 2 restarts. With unclean election off the partition stays leaderless (1 is its ELR); `minikafka leader-election
---election-type unclean` elects 2, RECOVERING, and the writes only 1 had are gone."""
+wiped, and 2 restarts. With unclean election off the partition stays leaderless (1 is in its ELR);
+`minikafka leader-election --election-type unclean` elects 2, RECOVERING, and the writes only 1 had are gone."""
 
 from __future__ import annotations
 
