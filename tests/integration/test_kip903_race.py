@@ -52,14 +52,16 @@ async def produce_one_batch_per_record(bootstrap: list[str]) -> list[tuple[int, 
     return acked
 
 
-def write_histories(run_dir: Path, acked: list[tuple[int, str, str]], read: dict[int, str], ends: list[dict]) -> None:
+def write_histories(
+    run_dir: Path, acked: list[tuple[int, str, str]], read: dict[int, str], ends: list[dict], topic: str = "kip903"
+) -> None:
     """The run's client histories in the documented format (docs/events.md), for `analyze`."""
     history = run_dir / "history"
     history.mkdir(exist_ok=True)
     produced = [
         {
             "ts": ts,
-            "topic": "kip903",
+            "topic": topic,
             "partition": 0,
             "offset": offset,
             "value": value,
@@ -70,10 +72,10 @@ def write_histories(run_dir: Path, acked: list[tuple[int, str, str]], read: dict
         for offset, value, ts in acked
     ]
     consumed = [
-        {"topic": "kip903", "partition": 0, "offset": offset, "key": None, "value": value, "leader_epoch": None}
+        {"topic": topic, "partition": 0, "offset": offset, "key": None, "value": value, "leader_epoch": None}
         for offset, value in sorted(read.items())
     ]
-    (history / "produce-kip903.jsonl").write_text("".join(json.dumps(line) + "\n" for line in produced))
+    (history / f"produce-{topic}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in produced))
     # The read_end lines say where the final read stopped, so analyze can tell lost records from unread ones.
     (history / "consume-final.jsonl").write_text("".join(json.dumps(line) + "\n" for line in consumed + ends))
 
@@ -144,6 +146,7 @@ def run_race(tmp_path: Path, epoch_check: bool) -> dict:
     return {
         "leader_while_a_down": during.leader,
         "isr_while_a_down": during.isr,
+        "elr_while_a_down": during.elr,
         "lost": len(lost),
         "acked": len(acked),
         "rejected": [e["error"] for e in rejected],
@@ -165,7 +168,7 @@ def test_kip903_check_keeps_every_acknowledged_record(tmp_path: Path, spark) -> 
     print(json.dumps({"epoch_check": True, **outcome}, default=str))
     assert "INELIGIBLE_REPLICA" in outcome["rejected"]
     assert outcome["leader_while_a_down"] != B  # last replica standing: no leader until A returns
-    assert outcome["isr_while_a_down"] == [A]
+    assert (outcome["isr_while_a_down"], outcome["elr_while_a_down"]) == ([], [A])  # KIP-966: A is in the ELR
     assert outcome["lost"] == 0
     verdicts = analyze_run_dir(spark, outcome["run_dir"])
     failed = {name: v["offending_rows"] for name, v in verdicts.items() if v["verdict"] == "fail"}

@@ -56,8 +56,13 @@ class LifecycleManager:
         metadata_offset: Callable[[], int],
         on_exit: Callable[[], None] = lambda: None,
         clock: Callable[[], int] = monotonic_ms,
+        previous_broker_epoch: int = -1,
     ) -> None:
+        """`previous_broker_epoch`: the epoch the last incarnation stopped cleanly with (-1: it did not)."""
         self.config = config
+        self.previous_broker_epoch = previous_broker_epoch
+        # The epoch this incarnation last held (kept once shutting down): what a clean stop records.
+        self.last_broker_epoch = -1
         self.metadata_offset = metadata_offset
         self.on_exit = on_exit
         self.clock = clock
@@ -154,6 +159,7 @@ class LifecycleManager:
         """Adopt the lifecycle's new value and carry out its effects."""
         self.lifecycle, effects = transition
         if self.lifecycle.broker_epoch >= 0:
+            self.last_broker_epoch = self.lifecycle.broker_epoch
             self.registered.set()
         for effect in effects:
             self._apply(effect)
@@ -222,4 +228,5 @@ class LifecycleManager:
             cluster_id=self.config.cluster_id,
             incarnation_id=effect.incarnation_id,
             listeners=listeners,
+            previous_broker_epoch=self.previous_broker_epoch,
         )

@@ -12,6 +12,7 @@ import time
 
 import structlog
 
+from minikafka.broker.clean_shutdown import NO_PREVIOUS_BROKER_EPOCH, record_clean_shutdown, take_previous_broker_epoch
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.fetch_session import MAX_SESSION_ID, FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator, coordinator_config
@@ -74,6 +75,8 @@ async def _stop_when_no_log_dir(
 
 async def run_broker_process(config: BrokerConfig) -> None:
     log = structlog.get_logger()
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    previous_broker_epoch = take_previous_broker_epoch(config.data_dir)
     voters = {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
     metadata = MetadataListener()
     raft = RaftDriver(config.node_id, voters, config.data_dir, RaftConfig(), config.cluster_id)
@@ -90,7 +93,9 @@ async def run_broker_process(config: BrokerConfig) -> None:
     )
     stopping = stop_requested()
     # A lifecycle that stops heartbeating (Exit) ends the process, as SIGTERM does.
-    lifecycle = LifecycleManager(config, lambda: metadata.offset, on_exit=stopping.set)
+    lifecycle = LifecycleManager(
+        config, lambda: metadata.offset, on_exit=stopping.set, previous_broker_epoch=previous_broker_epoch
+    )
     manager = ReplicaManager(
         config, logs, metadata, lifecycle.controller, lambda: lifecycle.broker_epoch, lambda: lifecycle.serving
     )
@@ -123,6 +128,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
         addresses=[s.address for s in servers],
         kafka_addresses=[listener.address for listener in kafka_listeners],
         metadata_log_end_offset=raft.core.log_end_offset,
+        previous_broker_epoch=previous_broker_epoch,
     )
     # Stray partitions are judged only against caught-up metadata: a partial image lacks topics created later, and
     # their logs would look stray. Past the wait, the check runs on the first update that is caught up.
@@ -180,7 +186,10 @@ async def run_broker_process(config: BrokerConfig) -> None:
     for server in servers:
         await server.server.stop(grace=0.5)
     logs.close_all(monotonic_ms())
-    log.info("broker_stopped", node_id=config.node_id)
+    clean_epoch = lifecycle.last_broker_epoch if not failures.offline_dirs else NO_PREVIOUS_BROKER_EPOCH
+    if clean_epoch >= 0:
+        record_clean_shutdown(config.data_dir, clean_epoch)
+    log.info("broker_stopped", node_id=config.node_id, clean_shutdown_broker_epoch=clean_epoch)
     if failures.offline_dirs:
         dirs = ", ".join(str(d) for d in failures.offline_dirs)
         raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"shut down: no online log dir ({dirs} failed)")

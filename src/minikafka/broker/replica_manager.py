@@ -217,7 +217,9 @@ class ReplicaManager:
             metadata = PartitionMetadata(
                 partition.replicas, partition.isr, partition.leader, partition.leader_epoch, partition.partition_epoch
             )
-            config = PartitionConfig(self.min_insync_replicas(tp.topic), self.config.replica_lag_time_max_ms)
+            config = PartitionConfig(
+                self.min_insync_replicas(tp.topic), self.config.replica_lag_time_max_ms, delta.image.elr_enabled
+            )
             transition = apply_metadata(
                 replica.role if replica is not None else None,
                 str(tp),

@@ -75,6 +75,8 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                     leader_epoch=partition.leader_epoch,
                     replica_nodes=list(partition.replicas),
                     isr_nodes=list(partition.isr),
+                    eligible_leader_replicas=list(partition.elr),
+                    last_known_elr=list(partition.last_known_elr),
                     offline_replicas=offline,
                     partition_epoch=partition.partition_epoch,
                     error_code=ErrorCode.NONE if partition.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,

@@ -10,7 +10,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import grpc
@@ -30,6 +30,8 @@ class PartitionDescription:
     partition_epoch: int
     replicas: list[int]
     isr: list[int]
+    elr: list[int] = field(default_factory=list)  # KIP-966 eligible leader replicas
+    last_known_elr: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,6 +41,8 @@ class PartitionDescription:
             "partition_epoch": self.partition_epoch,
             "replicas": self.replicas,
             "isr": self.isr,
+            "elr": self.elr,
+            "last_known_elr": self.last_known_elr,
         }
 
 
@@ -320,6 +324,8 @@ class AdminClient:
                     partition_epoch=p.partition_epoch,
                     replicas=list(p.replica_nodes),
                     isr=list(p.isr_nodes),
+                    elr=list(p.eligible_leader_replicas),
+                    last_known_elr=list(p.last_known_elr),
                 )
                 for p in sorted(topic.partitions, key=lambda p: p.partition_index)
             ]

@@ -272,7 +272,8 @@ def topics_describe(args: argparse.Namespace) -> int:
             print(
                 f"\tTopic: {topic.name}\tPartition: {p.partition}\tLeader: {p.leader}\tLeaderEpoch: "
                 f"{p.leader_epoch}\tPartitionEpoch: {p.partition_epoch}\tReplicas: "
-                f"{','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}"
+                f"{','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}\tElr: "
+                f"{','.join(map(str, p.elr))}\tLastKnownElr: {','.join(map(str, p.last_known_elr))}"
             )
     return 0
 

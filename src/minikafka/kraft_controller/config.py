@@ -62,9 +62,17 @@ class ControllerConfig(NodeConfig):
     min_insync_replicas: int = config_key(
         "min.insync.replicas",
         1,
-        "Accepted for Kafka compatibility; a topic created without min.insync.replicas stores none, and each "
-        "broker applies its own min.insync.replicas to it.",
+        "A topic created without min.insync.replicas stores none, and each broker applies its own to it; the "
+        "controller uses this one to decide which replicas join the Eligible Leader Replicas (KIP-966).",
         at_least(1),
+    )
+    eligible_leader_replicas_version: int = config_key(
+        "eligible.leader.replicas.version",
+        1,
+        "KIP-966: 1 keeps Eligible Leader Replicas and the strict min ISR rule (the HWM advances only while the ISR "
+        "has min.insync.replicas members); 0 is Kafka 3.x (the last ISR member stays and leads again after losing "
+        "its unflushed tail). The active controller writes it to the metadata log.",
+        between(0, 1),
     )
     auto_leader_rebalance_enable: bool = config_key(
         "auto.leader.rebalance.enable",

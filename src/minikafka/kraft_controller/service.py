@@ -74,6 +74,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             incarnation_id=request.incarnation_id,
             listeners=tuple(Endpoint(e.name, e.host, e.port) for e in request.listeners),
             rack=request.rack,
+            previous_broker_epoch=request.previous_broker_epoch if request.HasField("previous_broker_epoch") else -1,
         )
 
         async def run() -> controller_pb2.BrokerRegistrationResponse:

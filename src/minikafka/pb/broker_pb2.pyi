@@ -265,7 +265,7 @@ class MetadataResponse(_message.Message):
         partitions: _containers.RepeatedCompositeFieldContainer[MetadataResponse.MetadataResponsePartition]
         def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., name: _Optional[str] = ..., topic_id: _Optional[bytes] = ..., partitions: _Optional[_Iterable[_Union[MetadataResponse.MetadataResponsePartition, _Mapping]]] = ...) -> None: ...
     class MetadataResponsePartition(_message.Message):
-        __slots__ = ("error_code", "partition_index", "leader_id", "leader_epoch", "replica_nodes", "isr_nodes", "offline_replicas", "partition_epoch")
+        __slots__ = ("error_code", "partition_index", "leader_id", "leader_epoch", "replica_nodes", "isr_nodes", "offline_replicas", "partition_epoch", "eligible_leader_replicas", "last_known_elr")
         ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
         PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
         LEADER_ID_FIELD_NUMBER: _ClassVar[int]
@@ -274,6 +274,8 @@ class MetadataResponse(_message.Message):
         ISR_NODES_FIELD_NUMBER: _ClassVar[int]
         OFFLINE_REPLICAS_FIELD_NUMBER: _ClassVar[int]
         PARTITION_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        ELIGIBLE_LEADER_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+        LAST_KNOWN_ELR_FIELD_NUMBER: _ClassVar[int]
         error_code: _common_pb2.ErrorCode
         partition_index: int
         leader_id: int
@@ -282,7 +284,9 @@ class MetadataResponse(_message.Message):
         isr_nodes: _containers.RepeatedScalarFieldContainer[int]
         offline_replicas: _containers.RepeatedScalarFieldContainer[int]
         partition_epoch: int
-        def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., partition_index: _Optional[int] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., replica_nodes: _Optional[_Iterable[int]] = ..., isr_nodes: _Optional[_Iterable[int]] = ..., offline_replicas: _Optional[_Iterable[int]] = ..., partition_epoch: _Optional[int] = ...) -> None: ...
+        eligible_leader_replicas: _containers.RepeatedScalarFieldContainer[int]
+        last_known_elr: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., partition_index: _Optional[int] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., replica_nodes: _Optional[_Iterable[int]] = ..., isr_nodes: _Optional[_Iterable[int]] = ..., offline_replicas: _Optional[_Iterable[int]] = ..., partition_epoch: _Optional[int] = ..., eligible_leader_replicas: _Optional[_Iterable[int]] = ..., last_known_elr: _Optional[_Iterable[int]] = ...) -> None: ...
     BROKERS_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]

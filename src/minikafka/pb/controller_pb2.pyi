@@ -75,18 +75,20 @@ class AllocateProducerIdsResponse(_message.Message):
     def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., producer_id_start: _Optional[int] = ..., producer_id_len: _Optional[int] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...
 
 class BrokerRegistrationRequest(_message.Message):
-    __slots__ = ("broker_id", "cluster_id", "incarnation_id", "listeners", "rack")
+    __slots__ = ("broker_id", "cluster_id", "incarnation_id", "listeners", "rack", "previous_broker_epoch")
     BROKER_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     INCARNATION_ID_FIELD_NUMBER: _ClassVar[int]
     LISTENERS_FIELD_NUMBER: _ClassVar[int]
     RACK_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     broker_id: int
     cluster_id: str
     incarnation_id: str
     listeners: _containers.RepeatedCompositeFieldContainer[_common_pb2.Endpoint]
     rack: str
-    def __init__(self, broker_id: _Optional[int] = ..., cluster_id: _Optional[str] = ..., incarnation_id: _Optional[str] = ..., listeners: _Optional[_Iterable[_Union[_common_pb2.Endpoint, _Mapping]]] = ..., rack: _Optional[str] = ...) -> None: ...
+    previous_broker_epoch: int
+    def __init__(self, broker_id: _Optional[int] = ..., cluster_id: _Optional[str] = ..., incarnation_id: _Optional[str] = ..., listeners: _Optional[_Iterable[_Union[_common_pb2.Endpoint, _Mapping]]] = ..., rack: _Optional[str] = ..., previous_broker_epoch: _Optional[int] = ...) -> None: ...
 
 class BrokerRegistrationResponse(_message.Message):
     __slots__ = ("error_code", "error_message", "broker_epoch", "current_leader")

@@ -78,7 +78,7 @@ class ReplicaList(_message.Message):
     def __init__(self, broker_ids: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class PartitionRecord(_message.Message):
-    __slots__ = ("topic_id", "partition_id", "replicas", "isr", "leader", "leader_epoch", "partition_epoch", "leader_recovery_state", "removing_replicas", "adding_replicas")
+    __slots__ = ("topic_id", "partition_id", "replicas", "isr", "leader", "leader_epoch", "partition_epoch", "leader_recovery_state", "removing_replicas", "adding_replicas", "eligible_leader_replicas", "last_known_elr")
     TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
     PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
     REPLICAS_FIELD_NUMBER: _ClassVar[int]
@@ -89,6 +89,8 @@ class PartitionRecord(_message.Message):
     LEADER_RECOVERY_STATE_FIELD_NUMBER: _ClassVar[int]
     REMOVING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
     ADDING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    ELIGIBLE_LEADER_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    LAST_KNOWN_ELR_FIELD_NUMBER: _ClassVar[int]
     topic_id: bytes
     partition_id: int
     replicas: _containers.RepeatedScalarFieldContainer[int]
@@ -99,10 +101,12 @@ class PartitionRecord(_message.Message):
     leader_recovery_state: int
     removing_replicas: _containers.RepeatedScalarFieldContainer[int]
     adding_replicas: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, topic_id: _Optional[bytes] = ..., partition_id: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ..., isr: _Optional[_Iterable[int]] = ..., leader: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., partition_epoch: _Optional[int] = ..., leader_recovery_state: _Optional[int] = ..., removing_replicas: _Optional[_Iterable[int]] = ..., adding_replicas: _Optional[_Iterable[int]] = ...) -> None: ...
+    eligible_leader_replicas: _containers.RepeatedScalarFieldContainer[int]
+    last_known_elr: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, topic_id: _Optional[bytes] = ..., partition_id: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ..., isr: _Optional[_Iterable[int]] = ..., leader: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., partition_epoch: _Optional[int] = ..., leader_recovery_state: _Optional[int] = ..., removing_replicas: _Optional[_Iterable[int]] = ..., adding_replicas: _Optional[_Iterable[int]] = ..., eligible_leader_replicas: _Optional[_Iterable[int]] = ..., last_known_elr: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class PartitionChangeRecord(_message.Message):
-    __slots__ = ("topic_id", "partition_id", "leader", "isr_changed", "isr", "leader_recovery_state", "reason", "replicas", "removing_replicas", "adding_replicas")
+    __slots__ = ("topic_id", "partition_id", "leader", "isr_changed", "isr", "leader_recovery_state", "reason", "replicas", "removing_replicas", "adding_replicas", "eligible_leader_replicas", "last_known_elr")
     TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
     PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
     LEADER_FIELD_NUMBER: _ClassVar[int]
@@ -113,6 +117,8 @@ class PartitionChangeRecord(_message.Message):
     REPLICAS_FIELD_NUMBER: _ClassVar[int]
     REMOVING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
     ADDING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    ELIGIBLE_LEADER_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    LAST_KNOWN_ELR_FIELD_NUMBER: _ClassVar[int]
     topic_id: bytes
     partition_id: int
     leader: int
@@ -123,7 +129,9 @@ class PartitionChangeRecord(_message.Message):
     replicas: ReplicaList
     removing_replicas: ReplicaList
     adding_replicas: ReplicaList
-    def __init__(self, topic_id: _Optional[bytes] = ..., partition_id: _Optional[int] = ..., leader: _Optional[int] = ..., isr_changed: _Optional[bool] = ..., isr: _Optional[_Iterable[int]] = ..., leader_recovery_state: _Optional[int] = ..., reason: _Optional[str] = ..., replicas: _Optional[_Union[ReplicaList, _Mapping]] = ..., removing_replicas: _Optional[_Union[ReplicaList, _Mapping]] = ..., adding_replicas: _Optional[_Union[ReplicaList, _Mapping]] = ...) -> None: ...
+    eligible_leader_replicas: ReplicaList
+    last_known_elr: ReplicaList
+    def __init__(self, topic_id: _Optional[bytes] = ..., partition_id: _Optional[int] = ..., leader: _Optional[int] = ..., isr_changed: _Optional[bool] = ..., isr: _Optional[_Iterable[int]] = ..., leader_recovery_state: _Optional[int] = ..., reason: _Optional[str] = ..., replicas: _Optional[_Union[ReplicaList, _Mapping]] = ..., removing_replicas: _Optional[_Union[ReplicaList, _Mapping]] = ..., adding_replicas: _Optional[_Union[ReplicaList, _Mapping]] = ..., eligible_leader_replicas: _Optional[_Union[ReplicaList, _Mapping]] = ..., last_known_elr: _Optional[_Union[ReplicaList, _Mapping]] = ...) -> None: ...
 
 class TopicConfigRecord(_message.Message):
     __slots__ = ("topic_name", "name", "value")
@@ -151,8 +159,16 @@ class ProducerIdsRecord(_message.Message):
     next_producer_id: int
     def __init__(self, broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., next_producer_id: _Optional[int] = ...) -> None: ...
 
+class FeatureLevelRecord(_message.Message):
+    __slots__ = ("name", "feature_level")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    FEATURE_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    feature_level: int
+    def __init__(self, name: _Optional[str] = ..., feature_level: _Optional[int] = ...) -> None: ...
+
 class MetadataRecord(_message.Message):
-    __slots__ = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change", "topic", "partition", "partition_change", "topic_config", "remove_topic", "producer_ids")
+    __slots__ = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change", "topic", "partition", "partition_change", "topic_config", "remove_topic", "producer_ids", "feature_level")
     REGISTER_BROKER_FIELD_NUMBER: _ClassVar[int]
     FENCE_BROKER_FIELD_NUMBER: _ClassVar[int]
     UNFENCE_BROKER_FIELD_NUMBER: _ClassVar[int]
@@ -163,6 +179,7 @@ class MetadataRecord(_message.Message):
     TOPIC_CONFIG_FIELD_NUMBER: _ClassVar[int]
     REMOVE_TOPIC_FIELD_NUMBER: _ClassVar[int]
     PRODUCER_IDS_FIELD_NUMBER: _ClassVar[int]
+    FEATURE_LEVEL_FIELD_NUMBER: _ClassVar[int]
     register_broker: RegisterBrokerRecord
     fence_broker: FenceBrokerRecord
     unfence_broker: UnfenceBrokerRecord
@@ -173,4 +190,5 @@ class MetadataRecord(_message.Message):
     topic_config: TopicConfigRecord
     remove_topic: RemoveTopicRecord
     producer_ids: ProducerIdsRecord
-    def __init__(self, register_broker: _Optional[_Union[RegisterBrokerRecord, _Mapping]] = ..., fence_broker: _Optional[_Union[FenceBrokerRecord, _Mapping]] = ..., unfence_broker: _Optional[_Union[UnfenceBrokerRecord, _Mapping]] = ..., broker_registration_change: _Optional[_Union[BrokerRegistrationChangeRecord, _Mapping]] = ..., topic: _Optional[_Union[TopicRecord, _Mapping]] = ..., partition: _Optional[_Union[PartitionRecord, _Mapping]] = ..., partition_change: _Optional[_Union[PartitionChangeRecord, _Mapping]] = ..., topic_config: _Optional[_Union[TopicConfigRecord, _Mapping]] = ..., remove_topic: _Optional[_Union[RemoveTopicRecord, _Mapping]] = ..., producer_ids: _Optional[_Union[ProducerIdsRecord, _Mapping]] = ...) -> None: ...
+    feature_level: FeatureLevelRecord
+    def __init__(self, register_broker: _Optional[_Union[RegisterBrokerRecord, _Mapping]] = ..., fence_broker: _Optional[_Union[FenceBrokerRecord, _Mapping]] = ..., unfence_broker: _Optional[_Union[UnfenceBrokerRecord, _Mapping]] = ..., broker_registration_change: _Optional[_Union[BrokerRegistrationChangeRecord, _Mapping]] = ..., topic: _Optional[_Union[TopicRecord, _Mapping]] = ..., partition: _Optional[_Union[PartitionRecord, _Mapping]] = ..., partition_change: _Optional[_Union[PartitionChangeRecord, _Mapping]] = ..., topic_config: _Optional[_Union[TopicConfigRecord, _Mapping]] = ..., remove_topic: _Optional[_Union[RemoveTopicRecord, _Mapping]] = ..., producer_ids: _Optional[_Union[ProducerIdsRecord, _Mapping]] = ..., feature_level: _Optional[_Union[FeatureLevelRecord, _Mapping]] = ...) -> None: ...

@@ -3,7 +3,8 @@
 One scheduler, a manual clock and a seeded RNG. Each broker keeps an in-memory log of (leader epoch, value) with a
 flushed-prefix marker, so a crash loses exactly the unflushed suffix. Fetch requests/responses and AlterPartition
 requests/responses travel over a simulated network with delays and drops; metadata updates reach each broker in
-order after a delay. The controller is `ControllerModel`. Invariants are checked after every step.
+order after a delay. The controller is `ControllerModel`, or the production controller core behind the same interface
+(`sim_kraft_controller.KraftController`). Invariants are checked after every step.
 """
 
 from __future__ import annotations
@@ -118,17 +119,23 @@ class SimConfig:
     wipe_disk_probability: float = 0.2
     produce_timeout_ms: int = 500
     broker_epoch_check: bool = True
+    strict_min_isr: bool = True  # KIP-966's HWM rule (eligible.leader.replicas.version 1)
 
 
 class BrokerSim:
-    def __init__(self, seed: int, config: SimConfig | None = None, isr: list[int] | None = None) -> None:
+    def __init__(
+        self, seed: int, config: SimConfig | None = None, isr: list[int] | None = None, controller: Any = None
+    ) -> None:
         self.config = config or SimConfig()
         self.rng = random.Random(seed)
         self.now_ms = 0
         ids = tuple(range(self.config.brokers))
-        self.controller = ControllerModel(ids, list(isr or ids), self.config.broker_epoch_check)
+        self.controller = controller or ControllerModel(ids, list(isr or ids), self.config.broker_epoch_check)
         self.brokers = {b: SimBroker(b, self.controller.brokers[b].broker_epoch) for b in ids}
-        self.partition_config = PartitionConfig(self.config.min_insync_replicas, self.config.replica_lag_time_max_ms)
+        self.partition_config = PartitionConfig(
+            self.config.min_insync_replicas, self.config.replica_lag_time_max_ms, self.config.strict_min_isr
+        )
+        self.clean_stops: dict[int, int] = {}  # broker -> the epoch it stopped cleanly with
         self.messages: list[Message] = []
         self.seq = 0
         self.cut: set[tuple[int, int]] = set()  # (src, dst) links that drop everything
@@ -370,6 +377,8 @@ class BrokerSim:
 
     def crash(self, broker_id: int, wipe_disk: bool = False) -> None:
         broker = self.brokers[broker_id]
+        if broker.log.flushed < broker.log.end or wipe_disk:
+            self.clean_stops.pop(broker_id, None)
         broker.up = False
         broker.role = None
         broker.alter_in_flight = None
@@ -383,11 +392,18 @@ class BrokerSim:
         self.down_since[broker_id] = self.now_ms
         self.stats["crashes"] += 1
 
+    def stop(self, broker_id: int) -> None:
+        """A clean shutdown: everything flushed, nothing lost; its next incarnation names this epoch."""
+        self.flush(broker_id)
+        self.clean_stops[broker_id] = self.brokers[broker_id].broker_epoch
+        self.crash(broker_id)
+
     def restart(self, broker_id: int) -> None:
         """A new incarnation registers first (a new broker epoch), then learns the metadata."""
         broker = self.brokers[broker_id]
         broker.up = True
-        broker.broker_epoch = self.controller.register(broker_id)
+        previous = self.clean_stops.pop(broker_id, -1)
+        broker.broker_epoch = self.controller.register(broker_id, previous_broker_epoch=previous)
         broker.last_metadata_ms = self.now_ms
         broker.fetch_sent_ms = None
         self.down_since.pop(broker_id, None)
@@ -513,8 +529,14 @@ class BrokerSim:
     def violations(self) -> list[str]:
         found: list[str] = []
         isr = self.controller.isr
-        if not isr:
+        if not isr and not getattr(self.controller, "elr_enabled", False):
             found.append("IsrNeverEmpty: the controller's ISR is empty")
+        # KIP-966 ElrCompleteness: every acknowledged write is on every current ELR member.
+        for member in getattr(self.controller, "elr", []):
+            entries = self.brokers[member].log.entries
+            lacking = [o for o, v in self.acked.items() if o >= len(entries) or entries[o][1] != v]
+            if self.brokers[member].up and lacking:
+                found.append(f"ElrCompleteness: ELR member {member} lacks acked offset {min(lacking)}")
         # LeaderCandidateCompleteness: every acknowledged write is on every current ISR member.
         for member in isr:
             if not self._current(member):

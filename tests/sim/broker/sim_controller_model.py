@@ -60,7 +60,7 @@ class ControllerModel:
 
     # ---- broker lifecycle ----
 
-    def register(self, broker: int) -> int:
+    def register(self, broker: int, previous_broker_epoch: int = -1) -> int:
         """A new incarnation: a new epoch; the old one is fenced (out of the ISR unless it is the last member)."""
         self._fence(broker)
         self.brokers[broker] = Registration(self._record(), fenced=True)

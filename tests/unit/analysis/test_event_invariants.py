@@ -43,6 +43,7 @@ def run_check(spark, tmp_path: Path, run: RunFixture, check: str) -> list[dict]:
 
 CHECKS = [
     "isr_never_empty",
+    "elr_members_complete",
     "leader_in_isr_and_replicas",
     "one_leader_per_leader_epoch",
     "epochs_monotonic",
@@ -65,6 +66,33 @@ def test_empty_isr_is_caught(spark, tmp_path: Path) -> None:  # noqa: ANN001
     run.replayed.append(partition_changed(13, 10.0, -1, [], 2, 4, "fence:session_timeout"))
     rows = run_check(spark, tmp_path, run, "isr_never_empty")
     assert [(r["offset"], r["isr"]) for r in rows] == [(13, [])]
+
+
+def test_an_empty_isr_beside_an_elr_is_kip_966(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    run = clean_run()
+    run.replayed.append({**partition_changed(13, 10.0, -1, [], 2, 4, "fence:session_timeout"), "elr": [2, 3]})
+    assert run_check(spark, tmp_path, run, "isr_never_empty") == []
+
+
+def elr_run(previous_broker_epoch: int) -> RunFixture:
+    """Broker 2 joins the ELR, restarts (cleanly or not) and registers again; a later change still lists it."""
+    run = clean_run()
+    run.replayed += [
+        {**partition_changed(13, 10.0, 3, [3], 1, 4, "fence:session_timeout"), "elr": [2]},
+        broker_registered(14, 11.5, 2),
+        {**partition_changed(15, 12.0, 3, [3], 1, 5, "alter_partition"), "elr": [2]},
+    ]
+    run.node_events.append(event("broker-2", 11.0, "broker_starting", previous_broker_epoch=previous_broker_epoch))
+    return run
+
+
+def test_an_elr_member_restarted_uncleanly_is_caught(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    rows = run_check(spark, tmp_path, elr_run(-1), "elr_members_complete")
+    assert [(r["offset"], r["broker_id"], r["registration_offset"]) for r in rows] == [(15, 2, 14)]
+
+
+def test_an_elr_member_restarted_cleanly_stays(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    assert run_check(spark, tmp_path, elr_run(2), "elr_members_complete") == []
 
 
 def test_leader_outside_isr_is_caught(spark, tmp_path: Path) -> None:  # noqa: ANN001

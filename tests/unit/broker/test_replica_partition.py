@@ -69,6 +69,17 @@ def test_a_sole_isr_leader_advances_the_hwm_to_its_leo_when_min_isr_allows() -> 
     assert state.high_watermark == 10
 
 
+def test_the_strict_min_isr_rule_holds_the_hwm_of_a_leader_below_min_isr() -> None:
+    """KIP-966: with eligible.leader.replicas.version 1 a sole leader under min ISR 2 commits nothing (acks=1 writes
+    stay invisible); at version 0, as Kafka 3.x, its HWM follows its LEO."""
+    strict = leader(isr=(0,), leo=10, hwm=3)
+    assert strict.high_watermark == 3
+    assert strict.on_local_append(12, 1)[0].high_watermark == 3
+    lax = leader(isr=(0,), leo=10, hwm=3, config=PartitionConfig(2, 1000, strict_min_isr=False))
+    assert lax.high_watermark == 10
+    assert lax.on_local_append(12, 1)[0].high_watermark == 12
+
+
 def test_make_follower_fetches_from_the_new_leader_at_its_leo() -> None:
     transition = make_follower("t-0", 1, PartitionMetadata((0, 1, 2), (0, 1, 2), 0, 5, 7), 17, 20)
     assert isinstance(transition.state, Follower)

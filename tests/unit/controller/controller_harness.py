@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from minikafka.kraft_controller.control.control_config import ControlConfig
 from minikafka.kraft_controller.control.controller_result import ControllerResult
-from minikafka.kraft_controller.control.controller_state_machine import ControllerStateMachine
+from minikafka.kraft_controller.control.controller_state_machine import ControllerStateMachine, feature_records
 from minikafka.kraft_controller.control.requests import (
     AlterPartitionPartition,
     AlterPartitionRequest,
@@ -36,6 +36,8 @@ class Harness:
         self.now_ms = 0
         self.committed: list[tuple[int, Record]] = []
         self.incarnations: dict[int, int] = {}
+        # As a formatted cluster's bootstrap: the feature levels come first.
+        self.commit(ControllerResult(tuple(feature_records(self.image, self.config)), None))
 
     @property
     def image(self) -> MetadataImage:
@@ -57,12 +59,17 @@ class Harness:
         self.commit(result)
         return result.records
 
-    def register(self, broker_id: int, incarnation: str | None = None) -> int:
+    def register(self, broker_id: int, incarnation: str | None = None, previous_broker_epoch: int = -1) -> int:
+        """`previous_broker_epoch`: the last incarnation's epoch after a clean shutdown; -1 after an unclean one."""
         if incarnation is None:
             self.incarnations[broker_id] = self.incarnations.get(broker_id, 0) + 1
             incarnation = f"b{broker_id}-i{self.incarnations[broker_id]}"
         request = BrokerRegistrationRequest(
-            broker_id, incarnation, (Endpoint("PLAINTEXT", "127.0.0.1", 9000 + broker_id),), rack=""
+            broker_id,
+            incarnation,
+            (Endpoint("PLAINTEXT", "127.0.0.1", 9000 + broker_id),),
+            rack="",
+            previous_broker_epoch=previous_broker_epoch,
         )
         return self.commit(self.controller.register_broker(request, self.now_ms)).broker_epoch
 

@@ -150,7 +150,8 @@ def test_controlled_shutdown_moves_leadership_before_fencing(harness) -> None:  
     assert harness.register(1) > epochs[1]
 
 
-def test_controlled_shutdown_of_last_replica_standing_leaves_partition_leaderless(harness) -> None:  # type: ignore[no-untyped-def]
+def test_controlled_shutdown_of_last_replica_standing_leaves_partition_leaderless(make_harness) -> None:  # type: ignore[no-untyped-def]
+    harness = make_harness(eligible_leader_replicas_version=0)  # Kafka 3.x: the last ISR member stays
     epoch = harness.start_broker(1)
     harness.start_broker(2)
     topic_id = harness.create_topic("t", assignment=[[1, 2]])

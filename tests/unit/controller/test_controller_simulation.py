@@ -29,9 +29,13 @@ def check_invariants(h: Harness, leaders_by_epoch: dict, last_epochs: dict) -> N
     assert set(h.image.topic_configs) <= set(h.image.topics_by_name)
     for topic, index, p in h.image.partitions():
         key = (topic.name, index)
-        assert p.isr, f"{key}: ISR empty"
+        assert p.isr or h.image.elr_enabled, f"{key}: ISR empty without the ELR"
         assert set(p.isr) <= set(p.replicas), f"{key}: ISR {p.isr} not within replicas {p.replicas}"
         assert len(set(p.isr)) == len(p.isr)
+        # KIP-966: the ELR is disjoint from the ISR, within the replicas, and empty once the ISR reaches min ISR
+        assert not set(p.elr) & set(p.isr) and set(p.elr) <= set(p.replicas), f"{key}: ISR {p.isr} ELR {p.elr}"
+        assert len(p.isr) < 1 or not p.elr, f"{key}: ELR {p.elr} beside an ISR {p.isr} at min ISR 1"
+        assert not p.last_known_elr or p.leader == NO_LEADER, f"{key}: LastKnownElr {p.last_known_elr} with a leader"
         # KIP-455: adding and removing are disjoint parts of the replicas; the target is never empty
         assert set(p.adding_replicas) | set(p.removing_replicas) <= set(p.replicas), key
         assert not set(p.adding_replicas) & set(p.removing_replicas) and p.target_replicas, key

@@ -28,8 +28,9 @@ def test_events_carry_committed_values(harness: Harness) -> None:
     harness.tick()
     events = replayed_events(harness)
     names = [name for name, _ in events]
-    assert names[:4] == ["broker_registered", "broker_unfenced", "broker_registered", "broker_unfenced"]
-    assert events[0][1]["broker_epoch"] == 0 and events[2][1]["broker_epoch"] == 2
+    assert events[0] == ("feature_level_changed", {"name": "eligible.leader.replicas.version", "feature_level": 1})
+    assert names[1:5] == ["broker_registered", "broker_unfenced", "broker_registered", "broker_unfenced"]
+    assert events[1][1]["broker_epoch"] == 1 and events[3][1]["broker_epoch"] == 3
     assert ("topic_created", {"topic": "t", "topic_id": str(topic_id)}) in events
     created = [f for n, f in events if n == "partition_changed" and f["reason"] == "create"]
     assert created == [
@@ -46,6 +47,8 @@ def test_events_carry_committed_values(harness: Harness) -> None:
             "leader_epoch": 0,
             "partition_epoch": 0,
             "leader_recovery_state": "RECOVERED",
+            "elr": [],
+            "last_known_elr": [],
         }
     ]
     name, fields = events[-2]
@@ -53,7 +56,7 @@ def test_events_carry_committed_values(harness: Harness) -> None:
     assert (fields["leader"], fields["isr"], fields["leader_epoch"], fields["partition_epoch"]) == (2, [2], 1, 1)
     assert events[-1] == (
         "broker_fenced",
-        {"broker_id": 1, "broker_epoch": 0, "reason": "session_timeout", "applied": True},
+        {"broker_id": 1, "broker_epoch": 1, "reason": "session_timeout", "applied": True},
     )
 
 

@@ -142,7 +142,8 @@ def test_election_skips_fenced_and_shutting_down_isr_members(harness) -> None:  
     assert (p.leader, p.isr) == (3, (3,))
 
 
-def test_last_replica_standing_keeps_isr_and_returns_as_leader(harness) -> None:  # type: ignore[no-untyped-def]
+def test_last_replica_standing_keeps_isr_and_returns_as_leader(make_harness) -> None:  # type: ignore[no-untyped-def]
+    harness = make_harness(eligible_leader_replicas_version=0)  # Kafka 3.x: the last ISR member stays
     for b in (1, 2):
         harness.start_broker(b)
     topic_id = harness.create_topic("t", assignment=[[1, 2]])

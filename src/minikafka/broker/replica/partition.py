@@ -52,6 +52,9 @@ UNKNOWN_BROKER_EPOCH = -1  # a member that has not fetched from this leader: the
 class PartitionConfig:
     min_insync_replicas: int = 1  # min.insync.replicas
     replica_lag_time_max_ms: int = 30_000  # replica.lag.time.max.ms
+    # KIP-966's strict min ISR rule (eligible.leader.replicas.version 1): the HWM waits while the ISR is below min
+    # ISR, so a replica leaving such an ISR holds every committed record. Off, as Kafka 3.x, a sole leader commits.
+    strict_min_isr: bool = True
 
 
 @dataclass(frozen=True)
@@ -274,7 +277,7 @@ class Leader:
         """The HWM is the lowest LEO over the Maximal ISR and the caught-up followers about to join it (Kafka's
         shouldWaitForReplicaToJoinIsr): without the latter, a follower out of the ISR never reaches a HWM that
         steady writes keep moving, and never rejoins."""
-        if len(self.isr) < self.effective_min_isr:
+        if self.config.strict_min_isr and len(self.isr) < self.effective_min_isr:
             return self, False
         candidate = self.log_end_offset
         for member in self.maximal_isr - {self.broker_id}:

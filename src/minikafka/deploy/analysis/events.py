@@ -36,6 +36,9 @@ EVENT_FIELDS: list[StructField] = [
     StructField("leader", IntegerType()),
     StructField("previous_leader", IntegerType()),
     StructField("isr", ArrayType(IntegerType())),
+    StructField("elr", ArrayType(IntegerType())),  # KIP-966
+    StructField("last_known_elr", ArrayType(IntegerType())),
+    StructField("previous_broker_epoch", LongType()),  # broker_starting: set after a clean shutdown, else -1
     StructField("replicas", ArrayType(IntegerType())),
     StructField("leader_epoch", IntegerType()),
     StructField("partition_epoch", IntegerType()),
@@ -108,6 +111,8 @@ def committed_partition_changes(events: DataFrame) -> DataFrame:
             F.first("tp").alias("tp"),
             F.first("leader").alias("leader"),
             F.first("isr").alias("isr"),
+            F.coalesce(F.first("elr"), F.array().cast("array<int>")).alias("elr"),
+            F.coalesce(F.first("last_known_elr"), F.array().cast("array<int>")).alias("last_known_elr"),
             F.first("replicas").alias("replicas"),
             F.first("leader_epoch").alias("leader_epoch"),
             F.first("partition_epoch").alias("partition_epoch"),

@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
 Row = dict[str, Any]
 STATE_COLOURS = {"registered": "#f2c14e", "unfenced": "#5aa469", "fenced": "#d1495b", "shutting_down": "#f4845f"}
 LEADER_COLOUR, ISR_COLOUR, OUT_COLOUR = "#1d3557", "#8ecae6", "#eeeeee"
+ELR_COLOUR = "#f4a261"  # out of the ISR but still a safe leader
 
 
 def _seconds(ts: datetime, start: datetime) -> float:
@@ -69,7 +70,7 @@ def timeline_figure(
     start: datetime,
     end: datetime,
 ) -> Path:
-    """Controller leader, broker states and each partition's leader/ISR per replica over the run."""
+    """Controller leader, broker states and each partition's leader/ISR/ELR per replica over the run."""
     by_tp: dict[str, list[Row]] = {}
     for row in partitions:
         by_tp.setdefault(row["tp"], []).append(row)
@@ -114,6 +115,8 @@ def timeline_figure(
                     colour = LEADER_COLOUR
                 elif replica in (row["isr"] or []):
                     colour = ISR_COLOUR
+                elif replica in (row.get("elr") or []):
+                    colour = ELR_COLOUR
                 else:
                     colour = OUT_COLOUR
                 axis.broken_barh([(begin, finish - begin)], (replica - 0.4, 0.8), color=colour)
@@ -123,8 +126,8 @@ def timeline_figure(
         axis.set_yticks(replicas)
         axis.set_ylabel(tp, fontsize=8)
     axes[2 if len(axes) > 2 else 1].legend(
-        handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in (LEADER_COLOUR, ISR_COLOUR, OUT_COLOUR)],
-        labels=["leader", "in ISR", "out of ISR"],
+        handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in (LEADER_COLOUR, ISR_COLOUR, ELR_COLOUR, OUT_COLOUR)],
+        labels=["leader", "in ISR", "in ELR (KIP-966)", "out of ISR"],
         fontsize=6,
         loc="upper left",
         bbox_to_anchor=(1.0, 1.0),

@@ -29,9 +29,59 @@ RECORD_FIELDS = (
 
 
 def isr_never_empty(events: DataFrame) -> DataFrame:
-    """A committed partition state always keeps at least one ISR member (the last replica standing)."""
+    """A committed partition state always keeps at least one ISR member (the last replica standing); with KIP-966
+    the ISR may empty, but then the ELR or LastKnownElr still names who may lead."""
     changes = committed_partition_changes(events)
-    return changes.where(F.size("isr") == 0).select("offset", "ts", "tp", "leader", "isr", "reason").orderBy("offset")
+    empty = (F.size("isr") == 0) & (F.size("elr") == 0) & (F.size("last_known_elr") == 0)
+    return changes.where(empty).select("offset", "ts", "tp", "leader", "isr", "elr", "reason").orderBy("offset")
+
+
+def unclean_registrations(events: DataFrame) -> DataFrame:
+    """(broker_id, registration offset) of each committed registration by an incarnation that started without a
+    clean-shutdown record: its unflushed tail may be gone."""
+    starts = events.where(F.col("event") == "broker_starting").select(
+        F.regexp_extract("node", r"^broker-(\d+)$", 1).cast("int").alias("start_broker"),
+        F.col("ts").alias("start_ts"),
+        F.coalesce(F.col("previous_broker_epoch"), F.lit(-1)).alias("previous_broker_epoch"),
+    )
+    latest = Window.partitionBy("offset").orderBy(F.col("start_ts").desc())
+    return (
+        committed_broker_registrations(events)
+        .join(starts, (F.col("start_broker") == F.col("broker_id")) & (F.col("start_ts") <= F.col("ts")))
+        .withColumn("n", F.row_number().over(latest))
+        .where((F.col("n") == 1) & (F.col("previous_broker_epoch") < 0))
+        .select("broker_id", F.col("offset").alias("registration_offset"))
+    )
+
+
+def elr_members_complete(events: DataFrame) -> DataFrame:
+    """KIP-966: every ELR member holds every record below the HWM. A member takes them with it from the ISR it
+    left below min ISR; only an unclean restart can lose them, so a broker registered after one is in no committed
+    ELR until it is back in an ISR (an ELR member elected leader is held to LeaderCandidateCompleteness too)."""
+    changes = committed_partition_changes(events).select("offset", "ts", "tp", "isr", "elr")
+    unclean = unclean_registrations(events)
+    listed = changes.join(
+        unclean, F.array_contains("elr", F.col("broker_id")) & (F.col("offset") > F.col("registration_offset"))
+    )
+    rejoined = (
+        changes.select(
+            F.col("offset").alias("isr_offset"), F.col("tp").alias("isr_tp"), F.col("isr").alias("member_of")
+        )
+        .join(
+            unclean.select(F.col("broker_id").alias("member"), F.col("registration_offset").alias("since")),
+            F.array_contains("member_of", F.col("member")),
+        )
+        .where(F.col("isr_offset") > F.col("since"))
+    )
+    cleared = listed.join(
+        rejoined,
+        (F.col("isr_tp") == F.col("tp"))
+        & (F.col("member") == F.col("broker_id"))
+        & (F.col("since") == F.col("registration_offset"))
+        & (F.col("isr_offset") <= F.col("offset")),
+        "left_anti",
+    )
+    return cleared.select("offset", "ts", "tp", "broker_id", "registration_offset", "isr", "elr").orderBy("offset")
 
 
 def leader_in_isr_and_replicas(events: DataFrame) -> DataFrame:

@@ -79,7 +79,18 @@ def event_checks(events: DataFrame, produced: DataFrame) -> list[Check]:
     changes = committed_partition_changes(events).count()
     leaders = events.where(F.col("event") == "become_leader").count()
     return [
-        Check("IsrNeverEmpty", "no committed ISR is empty", metadata.isr_never_empty(events), checked=changes),
+        Check(
+            "IsrNeverEmpty",
+            "no committed ISR is empty (with KIP-966: not together with the ELR and LastKnownElr)",
+            metadata.isr_never_empty(events),
+            checked=changes,
+        ),
+        Check(
+            "ElrMembersComplete",
+            "KIP-966: no broker restarted without a clean shutdown is in an ELR before it is back in an ISR",
+            metadata.elr_members_complete(events),
+            checked=changes,
+        ),
         Check(
             "LeaderInIsrAndReplicas",
             "a committed leader is in the ISR and the replicas; the ISR is within the replicas",

@@ -16,10 +16,22 @@ BROKER_STATE_EVENTS = {
 
 
 def partition_timeline(events: DataFrame) -> DataFrame:
-    """Each committed partition state in metadata log order: when, leader, ISR, epochs, why."""
+    """Each committed partition state in metadata log order: when, leader, ISR, ELR, epochs, why."""
     return (
         committed_partition_changes(events)
-        .select("offset", "ts", "tp", "leader", "isr", "replicas", "leader_epoch", "partition_epoch", "reason")
+        .select(
+            "offset",
+            "ts",
+            "tp",
+            "leader",
+            "isr",
+            "elr",
+            "last_known_elr",
+            "replicas",
+            "leader_epoch",
+            "partition_epoch",
+            "reason",
+        )
         .orderBy("offset")
     )
 

@@ -3,7 +3,8 @@
 A broker's epoch is the offset of its RegisterBroker record, and every registration writes one (as Kafka's does): the
 same incarnation registering again (a retry whose answer was lost, or a broker told STALE_BROKER_EPOCH) gets a new
 epoch that is committed before it is answered. A new incarnation is refused while the old session is live
-(DUPLICATE_BROKER_REGISTRATION), else it gets a new epoch; an unfenced registration is fenced first.
+(DUPLICATE_BROKER_REGISTRATION), else it gets a new epoch; an unfenced registration is fenced first. A new
+incarnation that names the previous one's epoch stopped cleanly (KAFKA-15586); any other had an unclean shutdown.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from minikafka.kraft_controller.control.heartbeat_manager import (
     Unfence,
     next_broker_state,
 )
+from minikafka.kraft_controller.control.partition_change import KAFKA_TOPIC_DEFAULTS, TopicDefaults
 from minikafka.kraft_controller.control.replication_control import (
     apply_records,
     enter_controlled_shutdown,
     fence_broker,
+    handle_broker_shutdown,
     leaderships,
     unfence_broker,
 )
@@ -50,7 +53,7 @@ def register_broker(
     heartbeats: HeartbeatManager,
     request: BrokerRegistrationRequest,
     now_ms: int,
-    unclean_default: bool = False,
+    defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS,
 ) -> ControllerResult[BrokerRegistrationResponse]:
     if request.broker_id < 0 or not request.incarnation_id:
         log.warning(
@@ -82,7 +85,9 @@ def register_broker(
             )
         # The old incarnation's session ran out (or the same process registers again): the new registration
         # starts fenced, so its leaderships move first, in this batch.
-        records += fence_broker(image, request.broker_id, "re_registration", unclean_default)
+        records += fence_broker(image, request.broker_id, "re_registration", defaults)
+    if existing is not None and existing.incarnation_id != request.incarnation_id:
+        records += _shutdown_records(apply_records(image, records), existing, request, defaults)
     records.append(
         RegisterBroker(
             broker_id=request.broker_id,
@@ -97,6 +102,25 @@ def register_broker(
         BrokerRegistrationResponse(ErrorCode.NONE, PENDING_BROKER_EPOCH),
         broker_epoch_record_index=len(records) - 1,
     )
+
+
+def _shutdown_records(
+    image: MetadataImage,
+    existing: BrokerRegistration,
+    request: BrokerRegistrationRequest,
+    defaults: TopicDefaults,
+) -> list[Record]:
+    clean = request.previous_broker_epoch == existing.broker_epoch
+    records = handle_broker_shutdown(image, request.broker_id, clean, defaults)
+    log.info(
+        "broker_shutdown_detected",
+        broker_id=request.broker_id,
+        clean=clean,
+        expected_broker_epoch=existing.broker_epoch,
+        actual_previous_broker_epoch=request.previous_broker_epoch,
+        partition_changes=len(records),
+    )
+    return records
 
 
 def check_broker_epoch(image: MetadataImage, broker_id: int, broker_epoch: int, event: str) -> BrokerRegistration:
@@ -122,10 +146,13 @@ class HeartbeatOutcome:
 
 
 def broker_heartbeat(
-    image: MetadataImage, heartbeats: HeartbeatManager, request: BrokerHeartbeatRequest, unclean_default: bool = False
+    image: MetadataImage,
+    heartbeats: HeartbeatManager,
+    request: BrokerHeartbeatRequest,
+    defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS,
 ) -> HeartbeatOutcome:
     """Records and response for one heartbeat. The caller records the contact in the soft heartbeat state.
-    `unclean_default`: unclean.leader.election.enable for topics without their own."""
+    `defaults`: the controller's values for topics without their own."""
     registration = check_broker_epoch(image, request.broker_id, request.broker_epoch, "broker_heartbeat_rejected")
     led = leaderships(image, request.broker_id)
     shutdown_offset = -1
@@ -140,18 +167,18 @@ def broker_heartbeat(
     should_shutdown = False
     match decision:
         case Unfence():
-            records = unfence_broker(image, request.broker_id, "caught_up", unclean_default)
+            records = unfence_broker(image, request.broker_id, "caught_up", defaults)
         case Fence(reason=reason):
             if request.offline_log_dirs:
                 log.warning(
                     "broker_log_dirs_offline", broker_id=request.broker_id, log_dirs=list(request.offline_log_dirs)
                 )
-            records = fence_broker(image, request.broker_id, reason, unclean_default)
+            records = fence_broker(image, request.broker_id, reason, defaults)
         case EnterControlledShutdown():
-            records = enter_controlled_shutdown(image, request.broker_id, unclean_default)
+            records = enter_controlled_shutdown(image, request.broker_id, defaults)
         case ShutdownNow():
             should_shutdown = True
-            records = fence_broker(image, request.broker_id, "controlled_shutdown_complete", unclean_default)
+            records = fence_broker(image, request.broker_id, "controlled_shutdown_complete", defaults)
         case AwaitShutdownPropagation(controlled_shutdown_offset=wanted, lowest_active_offset=lowest):
             log.info(
                 "controlled_shutdown_awaiting_metadata",
@@ -171,7 +198,7 @@ def broker_heartbeat(
 
 
 def fence_expired_brokers(
-    image: MetadataImage, heartbeats: HeartbeatManager, now_ms: int, unclean_default: bool = False
+    image: MetadataImage, heartbeats: HeartbeatManager, now_ms: int, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
 ) -> list[Record]:
     """Fence every broker whose session timed out, each against the image the earlier fences leave."""
     records: list[Record] = []
@@ -185,7 +212,7 @@ def fence_expired_brokers(
             now_ms=now_ms,
             session_timeout_ms=heartbeats.session_timeout_ms,
         )
-        fenced = fence_broker(scratch, broker_id, "session_timeout", unclean_default)
+        fenced = fence_broker(scratch, broker_id, "session_timeout", defaults)
         records += fenced
         scratch = apply_records(scratch, fenced)
     return records

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from minikafka.kraft_controller.control.partition_change import TopicDefaults
+
 
 @dataclass(frozen=True)
 class ControlConfig:
@@ -20,6 +22,13 @@ class ControlConfig:
     auto_leader_rebalance_enable: bool = True  # auto.leader.rebalance.enable
     leader_imbalance_check_interval_ms: int = 300_000  # leader.imbalance.check.interval.seconds, in ms
     unclean_leader_election_enable: bool = False  # unclean.leader.election.enable (a topic config overrides it)
+    min_insync_replicas: int = 1  # min.insync.replicas (a topic config overrides it)
+    # eligible.leader.replicas.version: KIP-966; 0 is Kafka 3.x (the last ISR member stays, the HWM ignores min ISR).
+    eligible_leader_replicas_version: int = 1
+
+    @property
+    def topic_defaults(self) -> TopicDefaults:
+        return TopicDefaults(self.unclean_leader_election_enable, self.min_insync_replicas)
 
     @classmethod
     def from_settings(cls, settings: Any) -> ControlConfig:
@@ -32,4 +41,6 @@ class ControlConfig:
             auto_leader_rebalance_enable=settings.auto_leader_rebalance_enable,
             leader_imbalance_check_interval_ms=settings.leader_imbalance_check_interval_seconds * 1000,
             unclean_leader_election_enable=settings.unclean_leader_election_enable,
+            min_insync_replicas=settings.min_insync_replicas,
+            eligible_leader_replicas_version=settings.eligible_leader_replicas_version,
         )

@@ -50,9 +50,21 @@ from minikafka.kraft_controller.control.requests import (
     ListPartitionReassignmentsResponse,
 )
 from minikafka.kraft_controller.metadata.image import MetadataImage
-from minikafka.kraft_controller.metadata.records import Record
+from minikafka.kraft_controller.metadata.records import ELIGIBLE_LEADER_REPLICAS_VERSION, FeatureLevel, Record
 
 __all__ = ["ControllerStateMachine", "describe_record_event"]
+
+
+def feature_records(image: MetadataImage, config: ControlConfig) -> list[Record]:
+    """The FeatureLevel record that brings the image to this controller's eligible.leader.replicas.version, and
+    on a downgrade to 0 the changes that clear every ELR and LastKnownElr (the brokers read the level too)."""
+    wanted = config.eligible_leader_replicas_version
+    if image.feature_level(ELIGIBLE_LEADER_REPLICAS_VERSION) == wanted:
+        return []
+    records: list[Record] = [FeatureLevel(ELIGIBLE_LEADER_REPLICAS_VERSION, wanted)]
+    if wanted == 0:
+        records += replication_control.clear_elrs(image)
+    return records
 
 
 class ControllerStateMachine:
@@ -72,16 +84,15 @@ class ControllerStateMachine:
     def register_broker(
         self, request: BrokerRegistrationRequest, now_ms: int
     ) -> ControllerResult[BrokerRegistrationResponse]:
-        unclean = self.config.unclean_leader_election_enable
-        result = cluster_control.register_broker(self.image, self.heartbeats, request, now_ms, unclean)
+        defaults = self.config.topic_defaults
+        result = cluster_control.register_broker(self.image, self.heartbeats, request, now_ms, defaults)
         self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms)
         return result
 
     def broker_heartbeat(
         self, request: BrokerHeartbeatRequest, now_ms: int
     ) -> ControllerResult[BrokerHeartbeatResponse]:
-        unclean = self.config.unclean_leader_election_enable
-        outcome = cluster_control.broker_heartbeat(self.image, self.heartbeats, request, unclean)
+        outcome = cluster_control.broker_heartbeat(self.image, self.heartbeats, request, self.config.topic_defaults)
         if isinstance(outcome.decision, ShutdownNow):
             self.heartbeats = self.heartbeats.remove(request.broker_id)  # shut down cleanly: no session to expire
         else:
@@ -104,12 +115,12 @@ class ControllerStateMachine:
         return replication_control.delete_topics(self.image, request)
 
     def elect_leaders(self, request: ElectLeadersRequest) -> ControllerResult[ElectLeadersResponse]:
-        return leader_elections.elect_leaders(self.image, request)
+        return leader_elections.elect_leaders(self.image, request, self.config.topic_defaults)
 
     def alter_partition_reassignments(
         self, request: AlterPartitionReassignmentsRequest
     ) -> ControllerResult[AlterPartitionReassignmentsResponse]:
-        return partition_reassignment.alter_partition_reassignments(self.image, request)
+        return partition_reassignment.alter_partition_reassignments(self.image, request, self.config.topic_defaults)
 
     def list_partition_reassignments(self) -> ListPartitionReassignmentsResponse:
         """From committed state only, as every read."""
@@ -127,9 +138,10 @@ class ControllerStateMachine:
     def tick(self, now_ms: int) -> ControllerResult[None]:
         """Fence brokers whose session timed out (Kafka: broker.session.timeout.ms without a heartbeat); every
         leader.imbalance.check.interval.seconds, with auto.leader.rebalance.enable, give preferred replicas their
-        leadership back."""
-        unclean = self.config.unclean_leader_election_enable
-        records = list(cluster_control.fence_expired_brokers(self.image, self.heartbeats, now_ms, unclean))
+        leadership back. Writes eligible.leader.replicas.version when the image's differs from this controller's."""
+        records = feature_records(self.image, self.config)
+        scratch = replication_control.apply_records(self.image, records)
+        records += cluster_control.fence_expired_brokers(scratch, self.heartbeats, now_ms, self.config.topic_defaults)
         if self.config.auto_leader_rebalance_enable and now_ms >= self.next_leader_balance_ms:
             self.next_leader_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
             scratch = replication_control.apply_records(self.image, records)

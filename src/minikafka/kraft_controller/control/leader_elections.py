@@ -14,8 +14,11 @@ from dataclasses import dataclass
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.control.partition_change import (
+    KAFKA_TOPIC_DEFAULTS,
     PartitionChangeOutcome,
+    TopicDefaults,
     build_partition_change,
+    elr_context,
     leader_eligibility,
 )
 from minikafka.kraft_controller.control.replication_control import apply_records, log_election
@@ -61,14 +64,17 @@ def _elect_preferred(
     return PreferredElection(ErrorCode.NONE, record=record)
 
 
-def _elect_unclean(image: MetadataImage, topic: TopicImage | None, ref: TopicPartitionRef) -> PreferredElection:
+def _elect_unclean(
+    image: MetadataImage, topic: TopicImage | None, ref: TopicPartitionRef, defaults: TopicDefaults
+) -> PreferredElection:
     partition = None if topic is None else topic.partitions.get(ref.partition)
     if topic is None or partition is None:
         return PreferredElection(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no partition {ref.topic}-{ref.partition}")
     if partition.has_leader:
         return PreferredElection(ErrorCode.ELECTION_NOT_NEEDED)
+    elr = elr_context(image, topic.name, partition, defaults)
     outcome = build_partition_change(
-        topic.topic_id, ref.partition, partition, leader_eligibility(image), "unclean_election", unclean=True
+        topic.topic_id, ref.partition, partition, leader_eligibility(image), "unclean_election", unclean=True, elr=elr
     )
     if outcome.record is None or not outcome.elected:
         return PreferredElection(ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, "no live replica of the partition")
@@ -81,7 +87,9 @@ def _all_partitions(image: MetadataImage) -> tuple[TopicPartitionRef, ...]:
     return tuple(TopicPartitionRef(topic.name, index) for topic, index, _ in image.partitions())
 
 
-def elect_leaders(image: MetadataImage, request: ElectLeadersRequest) -> ControllerResult[ElectLeadersResponse]:
+def elect_leaders(
+    image: MetadataImage, request: ElectLeadersRequest, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
+) -> ControllerResult[ElectLeadersResponse]:
     """An election of the type asked for each partition asked (every partition when None). PREFERRED:
     ELECTION_NOT_NEEDED where the preferred replica leads, PREFERRED_LEADER_NOT_AVAILABLE where it may not.
     UNCLEAN: ELECTION_NOT_NEEDED where there is a leader, ELIGIBLE_LEADERS_NOT_AVAILABLE where no replica is live."""
@@ -92,7 +100,7 @@ def elect_leaders(image: MetadataImage, request: ElectLeadersRequest) -> Control
     for ref in refs:
         topic = scratch.topics_by_name.get(ref.topic)
         if request.election_type is ElectionType.UNCLEAN:
-            election = _elect_unclean(scratch, topic, ref)
+            election = _elect_unclean(scratch, topic, ref, defaults)
         else:
             election = _elect_preferred(scratch, topic, ref, "preferred_election")
         if election.record is not None:

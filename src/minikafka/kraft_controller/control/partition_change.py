@@ -6,8 +6,12 @@ replicas become the target, the removed ones leave the ISR, and the leader is re
 A clean election takes the first replica, in replica order, that is in the ISR and eligible (registered, unfenced,
 not in controlled shutdown). Only when none is and the election may be unclean does the first eligible replica
 outside the ISR lead: the ISR becomes just it, and the partition is RECOVERING until its leader reports RECOVERED.
-The ISR is never emptied by the controller: the last member stays (last replica standing) and, without an unclean
-election, the partition is leaderless until that broker returns.
+Without KIP-966 (eligible.leader.replicas.version 0) the ISR is never emptied by the controller: the last member
+stays (last replica standing) and, without an unclean election, the partition is leaderless until that broker
+returns, whatever it lost meanwhile. With it, a replica that leaves the ISR while the ISR is below min ISR joins the
+Eligible Leader Replicas (ELR): the HWM could not move without it, so it holds every committed record. The ISR may
+then empty; the election order is the ISR, then an unfenced ELR member, then the last known leader (kept in
+LastKnownElr). A broker that restarted uncleanly may have lost its tail, so it leaves every ELR.
 """
 
 from __future__ import annotations
@@ -40,9 +44,42 @@ def leader_eligibility(
 
 
 def isr_without(partition: PartitionRegistration, broker_id: int) -> tuple[int, ...]:
-    """The ISR without `broker_id`, except that the last member stays (KIP-903's noted exception)."""
-    remaining = tuple(b for b in partition.isr if b != broker_id)
-    return remaining if remaining else partition.isr
+    """The ISR without `broker_id`; the builder keeps the last member when the ELR is off."""
+    return tuple(b for b in partition.isr if b != broker_id)
+
+
+@dataclass(frozen=True)
+class ElrContext:
+    """KIP-966 inputs of one change: the topic's effective min ISR and the brokers that restarted uncleanly."""
+
+    min_isr: int
+    unclean_shutdown_replicas: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class TopicDefaults:
+    """The controller's values for topics without their own."""
+
+    unclean_leader_election_enable: bool = False  # unclean.leader.election.enable
+    min_insync_replicas: int = 1  # min.insync.replicas
+
+
+KAFKA_TOPIC_DEFAULTS = TopicDefaults()
+
+
+def elr_context(
+    image: MetadataImage,
+    topic_name: str,
+    partition: PartitionRegistration,
+    defaults: TopicDefaults,
+    unclean_shutdown_replicas: Collection[int] = (),
+) -> ElrContext | None:
+    """None while eligible.leader.replicas.version is 0; else the topic's min ISR capped at its replication factor
+    (Kafka's getTopicEffectiveMinIsr)."""
+    if not image.elr_enabled:
+        return None
+    min_isr = min(image.min_insync_replicas(topic_name, defaults.min_insync_replicas), len(partition.replicas))
+    return ElrContext(min_isr, frozenset(unclean_shutdown_replicas))
 
 
 @dataclass(frozen=True)
@@ -76,12 +113,70 @@ class PartitionChangeOutcome:
     previous_leader: int
     leader: int
     reassignment_completed: bool = False
-    unclean: bool = False  # the leader came from outside the ISR
+    unclean: bool = False  # the leader came from outside the ISR and ELR
+    from_elr: bool = False  # the leader came from the ELR
 
     @property
     def elected(self) -> bool:
         """A new leader was chosen (not merely the old one lost)."""
         return self.leader != self.previous_leader and self.leader != NO_LEADER
+
+
+@dataclass(frozen=True)
+class _Election:
+    leader: int
+    unclean: bool = False
+    from_elr: bool = False
+
+
+def _target_elr(partition: PartitionRegistration, isr: tuple[int, ...], elr: ElrContext | None) -> tuple[int, ...]:
+    """Kafka's maybePopulateTargetElr: an ISR at min ISR needs no ELR; below it, whoever leaves the ISR joins the
+    ELR, and an uncleanly restarted broker leaves it."""
+    if elr is None or len(isr) >= elr.min_isr:
+        return ()
+    candidates = set(partition.elr) | set(partition.isr)
+    return tuple(sorted(b for b in candidates if b not in isr and b not in elr.unclean_shutdown_replicas))
+
+
+def _elect(
+    partition: PartitionRegistration,
+    replicas: tuple[int, ...],
+    isr: tuple[int, ...],
+    target_elr: tuple[int, ...],
+    eligible: Eligible,
+    elr: ElrContext | None,
+    unclean: bool,
+) -> _Election:
+    """Kafka's electAnyLeader: keep a valid leader, else the ISR, else (the ISR empty) an unfenced ELR member, else
+    the last known leader if unfenced, else (unclean) any live replica."""
+
+    def valid(broker_id: int) -> bool:
+        return (broker_id in isr or (not isr and broker_id in target_elr)) and eligible(broker_id)
+
+    if partition.leader != NO_LEADER and valid(partition.leader):
+        return _Election(partition.leader)
+    chosen = next((r for r in replicas if valid(r)), NO_LEADER)
+    if chosen != NO_LEADER:
+        return _Election(chosen, from_elr=chosen not in isr)
+    known = partition.last_known_elr
+    if elr is not None and not isr and not target_elr and len(known) == 1 and eligible(known[0]):
+        return _Election(known[0], unclean=True)
+    if unclean:
+        chosen = next((r for r in replicas if eligible(r)), NO_LEADER)
+        return _Election(chosen, unclean=chosen != NO_LEADER)
+    return _Election(NO_LEADER)
+
+
+def _last_known_elr(
+    partition: PartitionRegistration, isr: tuple[int, ...], leader: int, elr: ElrContext | None
+) -> tuple[int, ...]:
+    """Kafka's maybeUpdateLastKnownLeader: the leader is remembered the first time the ISR empties, and forgotten
+    once the partition has a leader again."""
+    if elr is None:
+        return ()
+    if not isr and partition.isr and partition.leader != NO_LEADER:
+        return (partition.leader,)
+    return () if leader != NO_LEADER else partition.last_known_elr
 
 
 def build_partition_change(
@@ -94,27 +189,35 @@ def build_partition_change(
     target_leader_recovery_state: LeaderRecoveryState | None = None,
     target_replicas: ReplicaSets | None = None,
     unclean: bool = False,
+    elr: ElrContext | None = None,
 ) -> PartitionChangeOutcome:
+    """`elr`: None when eligible.leader.replicas.version is 0 (Kafka 3.x: the last ISR member stays)."""
     current = ReplicaSets.of(partition)
     wanted = current if target_replicas is None else target_replicas
     sets, isr = _try_complete_reassignment(wanted, partition.isr if target_isr is None else target_isr)
-    if partition.leader != NO_LEADER and partition.leader in isr and eligible(partition.leader):
-        leader = partition.leader
-    else:
-        leader = next((r for r in sets.replicas if r in isr and eligible(r)), NO_LEADER)
-    elected_unclean = False
-    if leader == NO_LEADER and unclean:
-        leader = next((r for r in sets.replicas if eligible(r)), NO_LEADER)
-        if leader != NO_LEADER:
-            elected_unclean = True
-            isr = (leader,)
-            target_leader_recovery_state = LeaderRecoveryState.RECOVERING
+    target_elr = _target_elr(partition, isr, elr)
+    election = _elect(partition, sets.replicas, isr, target_elr, eligible, elr, unclean)
+    leader = election.leader
+    if election.from_elr:
+        isr, target_elr = (leader,), tuple(b for b in target_elr if b != leader)
+    elif election.unclean:
+        isr, target_elr = (leader,), ()
+        target_leader_recovery_state = LeaderRecoveryState.RECOVERING
+    if not isr and elr is None:
+        isr = partition.isr  # the last replica standing stays
+    last_known = _last_known_elr(partition, isr, leader, elr)
     recovery = (
         None
         if target_leader_recovery_state is None or target_leader_recovery_state == partition.leader_recovery_state
         else target_leader_recovery_state
     )
-    if leader == partition.leader and isr == partition.isr and recovery is None and sets == current:
+    unchanged = (leader, isr, target_elr, last_known) == (
+        partition.leader,
+        partition.isr,
+        partition.elr,
+        partition.last_known_elr,
+    )
+    if unchanged and recovery is None and sets == current:
         return PartitionChangeOutcome(None, partition.leader, leader)
     record = PartitionChange(
         topic_id=topic_id,
@@ -126,6 +229,8 @@ def build_partition_change(
         replicas=None if sets.replicas == current.replicas else sets.replicas,
         removing_replicas=None if sets.removing == current.removing else sets.removing,
         adding_replicas=None if sets.adding == current.adding else sets.adding,
+        elr=None if target_elr == partition.elr else target_elr,
+        last_known_elr=None if last_known == partition.last_known_elr else last_known,
     )
     completed = wanted.reassigning and not sets.reassigning
-    return PartitionChangeOutcome(record, partition.leader, leader, completed, elected_unclean)
+    return PartitionChangeOutcome(record, partition.leader, leader, completed, election.unclean, election.from_elr)

@@ -15,9 +15,12 @@ import structlog
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.control.partition_change import (
+    KAFKA_TOPIC_DEFAULTS,
     PartitionChangeOutcome,
     ReplicaSets,
+    TopicDefaults,
     build_partition_change,
+    elr_context,
     leader_eligibility,
 )
 from minikafka.kraft_controller.control.replication_control import (
@@ -66,9 +69,14 @@ def _started(partition: PartitionRegistration, target: tuple[int, ...]) -> Repli
 
 
 def _change(
-    image: MetadataImage, topic: TopicImage, request: ReassignablePartition, partition: PartitionRegistration
+    image: MetadataImage,
+    topic: TopicImage,
+    request: ReassignablePartition,
+    partition: PartitionRegistration,
+    defaults: TopicDefaults,
 ) -> PartitionChangeOutcome | _Rejected:
     eligible = leader_eligibility(image)
+    elr = elr_context(image, topic.name, partition, defaults)
     if request.replicas is None:
         if not partition.reassigning:
             return _Rejected(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, "no reassignment to cancel")
@@ -78,14 +86,14 @@ def _change(
             return _Rejected(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "reverting would need an unclean leader election")
         return build_partition_change(
             topic.topic_id, request.partition, partition, eligible, "reassignment_cancelled", isr, None,
-            ReplicaSets(original),
+            ReplicaSets(original), elr=elr,
         )  # fmt: skip
     rejected = _validate_target(image, request.replicas)
     if rejected is not None:
         return rejected
     sets = _started(partition, request.replicas)
     return build_partition_change(
-        topic.topic_id, request.partition, partition, eligible, "reassignment", target_replicas=sets
+        topic.topic_id, request.partition, partition, eligible, "reassignment", target_replicas=sets, elr=elr
     )
 
 
@@ -116,7 +124,7 @@ def _log_outcome(
 
 
 def alter_partition_reassignments(
-    image: MetadataImage, request: AlterPartitionReassignmentsRequest
+    image: MetadataImage, request: AlterPartitionReassignmentsRequest, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
 ) -> ControllerResult[AlterPartitionReassignmentsResponse]:
     records: list[Record] = []
     results: list[ReassignablePartitionResult] = []
@@ -129,7 +137,7 @@ def alter_partition_reassignments(
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no partition {item.topic}-{item.partition}"
             )
         else:
-            outcome = _change(scratch, topic, item, partition)
+            outcome = _change(scratch, topic, item, partition, defaults)
         if isinstance(outcome, _Rejected):
             log.warning(
                 "reassignment_rejected", topic=item.topic, partition=item.partition, error=outcome.error.name,

@@ -11,6 +11,7 @@ from typing import Any
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.kraft_controller.metadata.records import (
     BrokerRegistrationChange,
+    FeatureLevel,
     FenceBroker,
     Partition,
     PartitionChange,
@@ -76,6 +77,8 @@ def describe_record_event(
                 "broker_epoch": record.broker_epoch,
                 "next_producer_id": record.next_producer_id,
             }
+        case FeatureLevel():
+            return "feature_level_changed", {"name": record.name, "feature_level": record.feature_level}
         case Topic():
             return "topic_created", {"topic": record.name, "topic_id": str(record.topic_id)}
         case TopicConfig():
@@ -99,6 +102,8 @@ def describe_record_event(
                     "leader_epoch": partition.leader_epoch,
                     "partition_epoch": partition.partition_epoch,
                     "leader_recovery_state": partition.leader_recovery_state.name,
+                    "elr": list(partition.elr),
+                    "last_known_elr": list(partition.last_known_elr),
                 }
             return "partition_changed", fields
     raise TypeError(f"not a metadata record: {record!r}")

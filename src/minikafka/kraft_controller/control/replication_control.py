@@ -18,9 +18,12 @@ from minikafka.kraft_controller.control.alter_partition_validation import Accept
 from minikafka.kraft_controller.control.control_config import ControlConfig
 from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.control.partition_change import (
+    KAFKA_TOPIC_DEFAULTS,
     Eligible,
     PartitionChangeOutcome,
+    TopicDefaults,
     build_partition_change,
+    elr_context,
     isr_without,
     leader_eligibility,
 )
@@ -49,6 +52,7 @@ from minikafka.kraft_controller.metadata.records import (
     BrokerStatus,
     FenceBroker,
     Partition,
+    PartitionChange,
     Record,
     RemoveTopic,
     Topic,
@@ -94,21 +98,42 @@ def _update_partitions(
     target_isr: Callable[[PartitionRegistration], tuple[int, ...] | None],
     eligible: Eligible,
     reason: str,
-    unclean_default: bool,
+    defaults: TopicDefaults,
+    unclean_shutdown_replicas: frozenset[int] = frozenset(),
 ) -> list[Record]:
     records: list[Record] = []
     for topic, partition_id, partition in image.partitions():
         if not select(topic, partition):
             continue
-        unclean = unclean_enabled(image, topic.name, unclean_default)
+        unclean = unclean_enabled(image, topic.name, defaults.unclean_leader_election_enable)
+        elr = elr_context(image, topic.name, partition, defaults, unclean_shutdown_replicas)
         outcome = build_partition_change(
-            topic.topic_id, partition_id, partition, eligible, reason, target_isr(partition), unclean=unclean
+            topic.topic_id, partition_id, partition, eligible, reason, target_isr(partition), unclean=unclean, elr=elr
         )
         if outcome.record is not None:
             records.append(outcome.record)
             log_election(topic, partition_id, partition, outcome, reason, "UNCLEAN" if outcome.unclean else None)
             log_reassignment_completed(topic, partition_id, partition, outcome)
+            log_elr_change(topic, partition_id, partition, outcome.record)
     return records
+
+
+def log_elr_change(topic: TopicImage, partition_id: int, partition: PartitionRegistration, record: Record) -> None:
+    """One event per change of a partition's ELR or LastKnownElr (KIP-966)."""
+    assert isinstance(record, PartitionChange)
+    if record.elr is None and record.last_known_elr is None:
+        return
+    log.info(
+        "elr_changed",
+        topic=topic.name,
+        topic_id=str(topic.topic_id),
+        partition=partition_id,
+        elr=list(partition.elr if record.elr is None else record.elr),
+        previous_elr=list(partition.elr),
+        last_known_elr=list(partition.last_known_elr if record.last_known_elr is None else record.last_known_elr),
+        isr=list(partition.isr if record.isr is None else record.isr),
+        reason=record.reason,
+    )
 
 
 def log_election(
@@ -153,8 +178,11 @@ def log_reassignment_completed(
         )
 
 
-def fence_broker(image: MetadataImage, broker_id: int, reason: str, unclean_default: bool = False) -> list[Record]:
-    """Move leadership off `broker_id`, drop it from every ISR but where it is the last member, then fence it."""
+def fence_broker(
+    image: MetadataImage, broker_id: int, reason: str, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
+) -> list[Record]:
+    """Move leadership off `broker_id`, drop it from every ISR (with the ELR off, not where it is the last member),
+    then fence it."""
     registration = image.broker(broker_id)
     if registration is None or registration.status is BrokerStatus.FENCED:
         return []
@@ -164,15 +192,17 @@ def fence_broker(image: MetadataImage, broker_id: int, reason: str, unclean_defa
         target_isr=lambda p: isr_without(p, broker_id),
         eligible=leader_eligibility(image, excluded={broker_id}),
         reason=f"fence:{reason}",
-        unclean_default=unclean_default,
+        defaults=defaults,
     )
     records.append(FenceBroker(broker_id=broker_id, broker_epoch=registration.broker_epoch, reason=reason))
     return records
 
 
-def unfence_broker(image: MetadataImage, broker_id: int, reason: str, unclean_default: bool = False) -> list[Record]:
-    """Unfence, then give a leader to every leaderless partition the broker can now lead: as its ISR member, or,
-    where unclean.leader.election.enable holds, as any replica."""
+def unfence_broker(
+    image: MetadataImage, broker_id: int, reason: str, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
+) -> list[Record]:
+    """Unfence, then give a leader to every leaderless partition the broker can now lead: as its ISR or ELR
+    member, as its last known leader, or, where unclean.leader.election.enable holds, as any replica."""
     registration = image.broker(broker_id)
     if registration is None or registration.status is not BrokerStatus.FENCED:
         return []
@@ -181,18 +211,26 @@ def unfence_broker(image: MetadataImage, broker_id: int, reason: str, unclean_de
         image,
         select=lambda t, p: (
             p.leader == NO_LEADER
-            and (broker_id in p.isr or (broker_id in p.replicas and unclean_enabled(image, t.name, unclean_default)))
+            and (
+                broker_id in p.isr
+                or broker_id in p.elr
+                or broker_id in p.last_known_elr
+                or (broker_id in p.replicas and unclean_enabled(image, t.name, defaults.unclean_leader_election_enable))
+            )
         ),
         target_isr=lambda p: None,
         eligible=leader_eligibility(image, included={broker_id}),
         reason="unfence",
-        unclean_default=unclean_default,
+        defaults=defaults,
     )
     return records
 
 
-def enter_controlled_shutdown(image: MetadataImage, broker_id: int, unclean_default: bool = False) -> list[Record]:
-    """Mark the broker shutting down and move its leaderships and ISR memberships away first (last member stays)."""
+def enter_controlled_shutdown(
+    image: MetadataImage, broker_id: int, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
+) -> list[Record]:
+    """Mark the broker shutting down and move its leaderships and ISR memberships away first (with the ELR off the
+    last member stays; with it on, a member leaving an ISR below min ISR joins the ELR)."""
     registration = image.broker(broker_id)
     if registration is None or registration.status is not BrokerStatus.UNFENCED:
         return []
@@ -207,9 +245,36 @@ def enter_controlled_shutdown(image: MetadataImage, broker_id: int, unclean_defa
         target_isr=lambda p: isr_without(p, broker_id),
         eligible=leader_eligibility(image, excluded={broker_id}),
         reason="controlled_shutdown",
-        unclean_default=unclean_default,
+        defaults=defaults,
     )
     return records
+
+
+def handle_broker_shutdown(
+    image: MetadataImage, broker_id: int, clean: bool, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
+) -> list[Record]:
+    """A new incarnation registers (Kafka's handleBrokerShutdown, KAFKA-15586/KAFKA-18106). After an unclean
+    shutdown with the ELR on it may have lost its unflushed tail: it leaves every ISR and ELR and may not lead.
+    Otherwise it leaves the ISRs as a fenced broker does (an ELR member that stopped cleanly stays one)."""
+    unclean = image.elr_enabled and not clean
+    return _update_partitions(
+        image,
+        select=lambda t, p: broker_id in p.isr or p.leader == broker_id or (unclean and broker_id in p.elr),
+        target_isr=lambda p: isr_without(p, broker_id),
+        eligible=leader_eligibility(image, excluded={broker_id}),
+        reason="unclean_shutdown" if unclean else "re_registration",
+        defaults=defaults,
+        unclean_shutdown_replicas=frozenset({broker_id}) if unclean else frozenset(),
+    )
+
+
+def clear_elrs(image: MetadataImage) -> list[Record]:
+    """eligible.leader.replicas.version back to 0: no partition keeps an ELR or a LastKnownElr."""
+    return [
+        PartitionChange(topic.topic_id, index, elr=(), last_known_elr=(), reason="elr_disabled")
+        for topic, index, p in image.partitions()
+        if p.elr or p.last_known_elr
+    ]
 
 
 def leaderships(image: MetadataImage, broker_id: int) -> int:
@@ -265,12 +330,14 @@ def alter_partition(
                 reason="alter_partition",
                 target_isr=verdict.new_isr,
                 target_leader_recovery_state=partition_request.leader_recovery_state,
+                elr=elr_context(scratch, topic.name, current, config.topic_defaults),
             )
             if outcome.record is not None:
                 records.append(outcome.record)
                 scratch = apply_records(scratch, [outcome.record])
                 log_election(topic, partition_request.partition_index, current, outcome, "alter_partition")
                 log_reassignment_completed(topic, partition_request.partition_index, current, outcome)
+                log_elr_change(topic, partition_request.partition_index, current, outcome.record)
             after = scratch.partition(topic.topic_id, partition_request.partition_index)
             assert after is not None
             log.info(

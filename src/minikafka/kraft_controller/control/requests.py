@@ -24,6 +24,7 @@ class BrokerRegistrationRequest:
     incarnation_id: str
     listeners: tuple[Endpoint, ...] = ()
     rack: str = ""
+    previous_broker_epoch: int = -1  # KAFKA-15586: the last incarnation's epoch if it stopped cleanly, else -1
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,8 @@ class Partition:
     leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
     removing_replicas: tuple[int, ...] = ()
     adding_replicas: tuple[int, ...] = ()
+    elr: tuple[int, ...] = ()  # KIP-966 eligible leader replicas
+    last_known_elr: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,8 @@ class PartitionChange:
     replicas: tuple[int, ...] | None = None
     removing_replicas: tuple[int, ...] | None = None
     adding_replicas: tuple[int, ...] | None = None
+    elr: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,17 @@ class RemoveTopic:
     topic_id: uuid.UUID
 
 
+ELIGIBLE_LEADER_REPLICAS_VERSION = "eligible.leader.replicas.version"
+
+
+@dataclass(frozen=True)
+class FeatureLevel:
+    """Kafka's FeatureLevelRecord: a finalized feature version every node reads (level 0 removes it)."""
+
+    name: str
+    feature_level: int
+
+
 Record = (
     RegisterBroker
     | FenceBroker
@@ -144,6 +159,7 @@ Record = (
     | TopicConfig
     | RemoveTopic
     | ProducerIds
+    | FeatureLevel
 )
 
 
@@ -163,6 +179,16 @@ def _uuid_of(raw: bytes) -> uuid.UUID:
 
 def _replica_list(change: metadata_pb2.PartitionChangeRecord, name: str) -> tuple[int, ...] | None:
     return tuple(getattr(change, name).broker_ids) if change.HasField(name) else None
+
+
+# PartitionChange's optional replica lists: (dataclass field, proto field).
+_REPLICA_LIST_FIELDS = (
+    ("replicas", "replicas"),
+    ("removing_replicas", "removing_replicas"),
+    ("adding_replicas", "adding_replicas"),
+    ("elr", "eligible_leader_replicas"),
+    ("last_known_elr", "last_known_elr"),
+)
 
 
 def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
@@ -214,6 +240,8 @@ def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
                     leader_recovery_state=int(record.leader_recovery_state),
                     removing_replicas=record.removing_replicas,
                     adding_replicas=record.adding_replicas,
+                    eligible_leader_replicas=record.elr,
+                    last_known_elr=record.last_known_elr,
                 )
             )
         case PartitionChange():
@@ -228,10 +256,10 @@ def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
                 change.leader = record.leader
             if record.leader_recovery_state is not None:
                 change.leader_recovery_state = int(record.leader_recovery_state)
-            for name in ("replicas", "removing_replicas", "adding_replicas"):
+            for name, field in _REPLICA_LIST_FIELDS:
                 value = getattr(record, name)
                 if value is not None:
-                    getattr(change, name).CopyFrom(metadata_pb2.ReplicaList(broker_ids=value))
+                    getattr(change, field).CopyFrom(metadata_pb2.ReplicaList(broker_ids=value))
             message.partition_change.CopyFrom(change)
         case TopicConfig():
             config = metadata_pb2.TopicConfigRecord(topic_name=record.topic_name, name=record.name)
@@ -247,6 +275,10 @@ def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
                     broker_epoch=record.broker_epoch,
                     next_producer_id=record.next_producer_id,
                 )
+            )
+        case FeatureLevel():
+            message.feature_level.CopyFrom(
+                metadata_pb2.FeatureLevelRecord(name=record.name, feature_level=record.feature_level)
             )
         case _:
             raise TypeError(f"not a metadata record: {record!r}")
@@ -292,6 +324,8 @@ def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
                 leader_recovery_state=LeaderRecoveryState(p.leader_recovery_state),
                 removing_replicas=tuple(p.removing_replicas),
                 adding_replicas=tuple(p.adding_replicas),
+                elr=tuple(p.eligible_leader_replicas),
+                last_known_elr=tuple(p.last_known_elr),
             )
         case "partition_change":
             pc = message.partition_change
@@ -307,6 +341,8 @@ def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
                 replicas=_replica_list(pc, "replicas"),
                 removing_replicas=_replica_list(pc, "removing_replicas"),
                 adding_replicas=_replica_list(pc, "adding_replicas"),
+                elr=_replica_list(pc, "eligible_leader_replicas"),
+                last_known_elr=_replica_list(pc, "last_known_elr"),
             )
         case "topic_config":
             tc = message.topic_config
@@ -316,6 +352,8 @@ def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
         case "producer_ids":
             ids = message.producer_ids
             return ProducerIds(ids.broker_id, ids.broker_epoch, ids.next_producer_id)
+        case "feature_level":
+            return FeatureLevel(name=message.feature_level.name, feature_level=message.feature_level.feature_level)
         case _:
             raise RecordDecodeError(f"unknown or empty metadata record kind: {kind!r}")
 
