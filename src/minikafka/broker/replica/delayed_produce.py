@@ -41,6 +41,8 @@ class DelayedProduceQueue:
         self, high_watermark: int, isr_size: int, min_insync_replicas: int, now_ms: int
     ) -> tuple[DelayedProduceQueue, tuple[ProduceCompletion, ...]]:
         """Complete what the HWM passed, fail what the ISR can no longer commit, expire what is overdue."""
+        if self._nothing_due(high_watermark, isr_size, min_insync_replicas, now_ms):
+            return self, ()
         done: list[ProduceCompletion] = []
         still: list[PendingProduce] = []
         for request in self.pending:
@@ -69,6 +71,15 @@ class DelayedProduceQueue:
                 continue
             done.append(ProduceCompletion(request.request_id, error))
         return DelayedProduceQueue(self.label, tuple(still)), tuple(done)
+
+    def _nothing_due(self, high_watermark: int, isr_size: int, min_insync_replicas: int, now_ms: int) -> bool:
+        """Checked on every HWM move: the common answer without building a new queue. Produces wait in append
+        order, so none is passed while the HWM is below the first one's required offset."""
+        if not self.pending:
+            return True
+        if isr_size < min_insync_replicas or high_watermark >= self.pending[0].required_offset:
+            return False
+        return all(now_ms < request.deadline_ms for request in self.pending)
 
     def fail_all(self, error: ErrorCode) -> tuple[DelayedProduceQueue, tuple[ProduceCompletion, ...]]:
         """Leadership moved (or we fenced ourselves): nobody will answer these otherwise."""
