@@ -61,6 +61,24 @@ EVENT_FIELDS: list[StructField] = [
     StructField("role", StringType()),
     StructField("lose_unflushed", BooleanType()),
     StructField("wipe_disk", BooleanType()),
+    # network cuts: a cut's groups, and the nodes a heal names (none: every cut)
+    StructField("from", ArrayType(IntegerType())),
+    StructField("to", ArrayType(IntegerType())),
+    StructField("one_way", BooleanType()),
+    StructField("nodes", ArrayType(IntegerType())),
+    # elections and replica-set changes
+    StructField("unclean", BooleanType()),
+    StructField("election_type", StringType()),
+    StructField("adding_replicas", ArrayType(IntegerType())),
+    StructField("removing_replicas", ArrayType(IntegerType())),
+    StructField("target_replicas", ArrayType(IntegerType())),
+    StructField("original_replicas", ArrayType(IntegerType())),
+    StructField("added", ArrayType(IntegerType())),
+    StructField("removed", ArrayType(IntegerType())),
+    # storage
+    StructField("log_dir", StringType()),
+    StructField("directory", StringType()),
+    StructField("fetch_offset", LongType()),
 ]
 EVENT_SCHEMA = StructType(EVENT_FIELDS)
 
@@ -104,6 +122,8 @@ def committed_partition_changes(events: DataFrame) -> DataFrame:
             F.first("leader").alias("leader"),
             F.first("isr").alias("isr"),
             F.first("replicas").alias("replicas"),
+            F.first("adding_replicas").alias("adding_replicas"),
+            F.first("removing_replicas").alias("removing_replicas"),
             F.first("leader_epoch").alias("leader_epoch"),
             F.first("partition_epoch").alias("partition_epoch"),
             F.first("reason").alias("reason"),

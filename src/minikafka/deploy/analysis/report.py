@@ -25,6 +25,7 @@ from minikafka.deploy.analysis import history_invariants as history
 from minikafka.deploy.analysis import metadata_invariants as metadata
 from minikafka.deploy.analysis import replica_invariants as replica
 from minikafka.deploy.analysis.events import EVENT_SHAPE, committed_partition_changes, read_events
+from minikafka.deploy.analysis.explained_losses import LostWrites, explain_losses
 from minikafka.deploy.analysis.final_read import final_read_summary
 from minikafka.deploy.analysis.history import (
     CONSUME_SHAPE,
@@ -46,7 +47,8 @@ def history_checks(produced: DataFrame, consumed: DataFrame, lost: DataFrame, ac
         Check(
             "NoCommittedRecordLost",
             "every acks=all acknowledged record a final read covered is there at its offset with its value "
-            "(lost-write; records no read reached are unknown, not lost)",
+            "(lost-write; records no read reached are unknown, not lost; those an unclean election discarded are "
+            "UncleanElectionLoss)",
             lost,
             checked=acked,
         ),
@@ -61,6 +63,28 @@ def history_checks(produced: DataFrame, consumed: DataFrame, lost: DataFrame, ac
             "Duplicates",
             "no value at two offsets (allowed without idempotence: a retried send)",
             history.duplicates(consumed),
+            severity="anomaly",
+        ),
+    ]
+
+
+def explained_loss_checks(losses: LostWrites) -> list[Check]:
+    """The losses Kafka's promises allow: reported with their records, never failing the run."""
+    return [
+        Check(
+            "LostAcksOneWrites",
+            "acks=1 acknowledged records a final read covered and did not find: the expected acks=1 loss (its "
+            "leader acknowledged them alone and lost the leadership before a follower copied them, e.g. a leader "
+            "isolated by a network cut, whose cut is named), not a protocol failure",
+            losses.acks_one,
+            severity="anomaly",
+        ),
+        Check(
+            "UncleanElectionLoss",
+            "acks=all acknowledged records an unclean election discarded: at or above the log end of the "
+            "out-of-sync replica it made leader (the election is named); the cost of that choice, not a protocol "
+            "failure",
+            losses.unclean,
             severity="anomaly",
         ),
     ]
@@ -180,7 +204,12 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     )
     acked = _acknowledged_counts(produced)
     unread = history.classify_unread(produced, consumed, ends)
-    checks = history_checks(produced, consumed, unread.lost, acked["all"]) + event_checks(events, produced)
+    losses = explain_losses(produced, consumed, ends, events, unread.lost)
+    checks = (
+        history_checks(produced, consumed, losses.unexplained, acked["all"])
+        + explained_loss_checks(losses)
+        + event_checks(events, produced)
+    )
     checks.append(
         Check(
             "LogMatching",
@@ -191,8 +220,9 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
         )
     )
     verdicts = collect_verdicts(checks)
-    lost = next(v.violations for v in verdicts if v.name == "NoCommittedRecordLost")
+    lost = sum(v.violations for v in verdicts if v.name in ("NoCommittedRecordLost", "UncleanElectionLoss"))
     final_read = final_read_summary(acked["all"], unread, lost, ends)
+    final_read["lost_to_unclean_elections"] = next(v.violations for v in verdicts if v.name == "UncleanElectionLoss")
     verdict = run_verdict(verdicts, acked["any"], final_read["unknown"])
     return Judgement(events, produced, replicas, verdicts, final_read, malformed, verdict)
 
@@ -207,6 +237,8 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
     brokers = _rows(timelines.broker_states(events))
     controllers = _rows(timelines.controller_leadership(events))
     fault_rows = _rows(timelines.fault_markers(events))
+    cuts = _rows(timelines.network_cuts(events))
+    incident_rows = _rows(timelines.incidents(events))
     failovers = _rows(failover.broker_failovers(events, produced))
     controller_failovers = _rows(failover.controller_failovers(events))
     latency = _rows(client_stats.produce_latency(produced))
@@ -220,7 +252,7 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
     if bounds["start"] is not None:
         start, end = bounds["start"], bounds["end"]
         figure_paths["timeline"] = figures.timeline_figure(
-            out / "timeline.png", partitions, brokers, controllers, fault_rows, start, end
+            out / "timeline.png", partitions, brokers, controllers, fault_rows, start, end, cuts, incident_rows
         ).name
         figure_paths["failover"] = figures.failover_figure(
             out / "failover.png", failovers, controller_failovers, start
@@ -254,6 +286,8 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
             "produce_latency": latency,
             "produce_errors": errors,
             "faults": fault_rows,
+            "network_cuts": cuts,
+            "incidents": incident_rows,
             "replicas": replica_rows,
             "partition_changes": len(partitions),
             "events": {row["event"]: row["count"] for row in event_counts},
