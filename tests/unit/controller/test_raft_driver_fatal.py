@@ -7,11 +7,13 @@ import asyncio
 import errno
 from pathlib import Path
 
+import grpc
 import pytest
 
 from minikafka.kraft_controller.raft.core import RaftConfig
-from minikafka.kraft_controller.raft.driver import MetadataLogFailed, NotLeaderError, RaftDriver
+from minikafka.kraft_controller.raft.driver import MetadataLogFailed, NotLeaderError, RaftDriver, RaftService
 from minikafka.kraft_controller.raft.messages import VoteRequest
+from minikafka.pb import raft_pb2
 
 
 class Commits:
@@ -68,4 +70,28 @@ async def test_a_leader_whose_append_fails_stops_proposing(tmp_path: Path) -> No
     assert [e.errno for e in fatal] == [errno.ENOSPC]
     await asyncio.sleep(0)  # the listeners would hear of a commit in the next callback
     assert commits.offsets == []  # the entry that was never written is never applied
+    await driver.stop(resign=False)
+
+
+class AbortingContext:
+    """grpc.aio's servicer context as far as abort goes: it ends the call with a status."""
+
+    def __init__(self) -> None:
+        self.status: tuple[object, str] | None = None
+
+    async def abort(self, code: object, details: str) -> None:
+        self.status = (code, details)
+        raise RuntimeError("aborted")
+
+
+async def test_the_raft_service_answers_a_failed_node_with_unavailable(tmp_path: Path) -> None:
+    driver = RaftDriver(2, {1: "127.0.0.1:1", 2: "127.0.0.1:1", 3: "127.0.0.1:1"}, tmp_path, RaftConfig(), "test")
+    driver.voter_addresses = {}
+    driver.file_log.save_quorum_state = disk_full  # type: ignore[method-assign]
+    context = AbortingContext()
+    request = raft_pb2.VoteRequest(candidate_epoch=1, candidate_id=1, last_offset_epoch=0, last_offset=0,
+                                   cluster_id="test")  # fmt: skip
+    with pytest.raises(RuntimeError, match="aborted"):
+        await RaftService(driver).Vote(request, context)
+    assert context.status is not None and context.status[0] == grpc.StatusCode.UNAVAILABLE
     await driver.stop(resign=False)

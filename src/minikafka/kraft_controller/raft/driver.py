@@ -394,21 +394,27 @@ class RaftService(raft_pb2_grpc.RaftServicer):
     def register(self, server: grpc.aio.Server) -> None:
         raft_pb2_grpc.add_RaftServicer_to_server(self, server)
 
+    async def _answer(self, sender: int, request: m.RaftRequest, context: Any) -> Any:
+        try:
+            return wire.response_to_proto(await self.driver.serve(sender, request))
+        except MetadataLogFailed as error:  # the caller sees a failed call, as from a node that is going away
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"the metadata log failed: {error}")
+
     async def Vote(self, request: raft_pb2.VoteRequest, context: Any) -> raft_pb2.VoteResponse:
-        return wire.response_to_proto(await self.driver.serve(request.candidate_id, wire.vote_request(request)))
+        return await self._answer(request.candidate_id, wire.vote_request(request), context)
 
     async def BeginQuorumEpoch(
         self, request: raft_pb2.BeginQuorumEpochRequest, context: Any
     ) -> raft_pb2.BeginQuorumEpochResponse:
-        return wire.response_to_proto(await self.driver.serve(request.leader_id, wire.begin_epoch_request(request)))
+        return await self._answer(request.leader_id, wire.begin_epoch_request(request), context)
 
     async def EndQuorumEpoch(
         self, request: raft_pb2.EndQuorumEpochRequest, context: Any
     ) -> raft_pb2.EndQuorumEpochResponse:
-        return wire.response_to_proto(await self.driver.serve(request.leader_id, wire.end_epoch_request(request)))
+        return await self._answer(request.leader_id, wire.end_epoch_request(request), context)
 
     async def Fetch(self, request: raft_pb2.RaftFetchRequest, context: Any) -> raft_pb2.RaftFetchResponse:
-        return wire.response_to_proto(await self.driver.serve(request.replica_id, wire.fetch_request(request)))
+        return await self._answer(request.replica_id, wire.fetch_request(request), context)
 
     async def FetchStream(
         self, requests: AsyncIterator[raft_pb2.RaftFetchRequest], context: Any
@@ -420,4 +426,4 @@ class RaftService(raft_pb2_grpc.RaftServicer):
     async def FetchSnapshot(
         self, request: raft_pb2.FetchSnapshotRequest, context: Any
     ) -> raft_pb2.FetchSnapshotResponse:
-        return wire.response_to_proto(await self.driver.serve(request.replica_id, wire.fetch_snapshot_request(request)))
+        return await self._answer(request.replica_id, wire.fetch_snapshot_request(request), context)
