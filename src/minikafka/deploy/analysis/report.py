@@ -182,6 +182,7 @@ class Judgement:
     events: DataFrame
     produced: DataFrame
     replicas: DataFrame
+    corrupt_batches: DataFrame  # on disk after the run (replica_logs.py)
     verdicts: list[Verdict]
     final_read: dict[str, Any]
     malformed: dict[str, Any]
@@ -197,8 +198,8 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     )
     events, produced, lines = events_read.rows.cache(), produced_read.rows.cache(), consume_read.rows.cache()
     consumed, ends = consumed_records(lines), read_ends(lines)
-    batches, replicas = load_replica_logs(spark, run_dir)
-    batches, replicas = batches.cache(), replicas.cache()
+    logs = load_replica_logs(spark, run_dir)
+    batches, replicas = logs.batches.cache(), logs.replicas.cache()
     malformed = malformed_report(
         run_dir, [(events_read, EVENT_SHAPE), (produced_read, PRODUCE_SHAPE), (consume_read, CONSUME_SHAPE)]
     )
@@ -224,7 +225,7 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     final_read = final_read_summary(acked["all"], unread, lost, ends)
     final_read["lost_to_unclean_elections"] = next(v.violations for v in verdicts if v.name == "UncleanElectionLoss")
     verdict = run_verdict(verdicts, acked["any"], final_read["unknown"])
-    return Judgement(events, produced, replicas, verdicts, final_read, malformed, verdict)
+    return Judgement(events, produced, replicas, logs.corrupt, verdicts, final_read, malformed, verdict)
 
 
 def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
@@ -245,6 +246,7 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
     throughput = _rows(client_stats.throughput(produced))
     errors = _rows(client_stats.errors_by_code(produced))
     replica_rows = _rows(replicas.orderBy("tp", "node"))
+    corrupt_rows = _rows(judged.corrupt_batches.orderBy("tp", "node", "base_offset"))
     bounds = events.agg(F.min("ts").alias("start"), F.max("ts").alias("end")).collect()[0]
     event_counts = _rows(events.groupBy("event").count().orderBy(F.col("count").desc()))
 
@@ -289,6 +291,7 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
             "network_cuts": cuts,
             "incidents": incident_rows,
             "replicas": replica_rows,
+            "corrupt_batches": corrupt_rows,
             "partition_changes": len(partitions),
             "events": {row["event"]: row["count"] for row in event_counts},
             "figures": figure_paths,

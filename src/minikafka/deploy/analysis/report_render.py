@@ -15,6 +15,7 @@ LATENCY_COLUMNS = ("acks", "acknowledged", "mean_ms", "p50_ms", "p99_ms", "p999_
 REPLICA_COLUMNS = ("tp", "node", "log_start_offset", "log_end_offset", "high_watermark", "torn_tail")
 CUT_COLUMNS = ("started", "fault", "target", "one_way", "healed", "seconds")
 INCIDENT_COLUMNS = ("ts", "kind", "event", "node", "tp", "detail")
+CORRUPT_COLUMNS = ("tp", "node", "segment", "position", "base_offset", "last_offset", "stored_crc", "computed_crc")
 
 
 def _cell(value: Any) -> str:
@@ -106,6 +107,7 @@ def _table_rows(records: list[dict[str, Any]], columns: tuple[str, ...]) -> list
 _TIMELINE_TABLES = (
     ("Network cuts (cut to heal)", "network_cuts", CUT_COLUMNS),
     ("Incidents: storage, replica sets, unclean elections", "incidents", INCIDENT_COLUMNS),
+    ("Corrupt batches on disk after the run (CRC mismatch)", "corrupt_batches", CORRUPT_COLUMNS),
 )
 
 
