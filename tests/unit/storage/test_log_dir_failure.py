@@ -93,7 +93,8 @@ def test_any_io_error_on_a_log_takes_its_dir_offline(
         monkeypatch.setattr("minikafka.storage.checkpoint.os.fsync", broken)
         attempt = lambda: log.checkpoint_high_watermark(1)  # noqa: E731
     else:
-        monkeypatch.setattr(f"minikafka.storage.{'synced_file' if operation == 'fsync' else 'page_cache'}.os.{operation}", broken)
+        module = "synced_file" if operation == "fsync" else "page_cache"
+        monkeypatch.setattr(f"minikafka.storage.{module}.os.{operation}", broken)
         attempt = (lambda: log.flush(1)) if operation == "fsync" else (lambda: log.read(0, 1 << 20))  # noqa: E731
     with pytest.raises(KafkaError) as raised:
         attempt()
