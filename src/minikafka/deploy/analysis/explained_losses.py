@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from minikafka.deploy.analysis.history_invariants import classify_unread
 from minikafka.deploy.analysis.timelines import network_cuts
 
 
@@ -85,10 +84,9 @@ def charge_to_unclean_elections(lost: DataFrame, events: DataFrame) -> tuple[Dat
     return unexplained, charged
 
 
-def lost_acks_one(produced: DataFrame, consumed: DataFrame, ends: DataFrame, events: DataFrame) -> DataFrame:
-    """acks=1 acknowledged writes a final read covered and did not find, each with the network cut in force when
-    it was acknowledged (null: none)."""
-    lost = classify_unread(produced, consumed, ends, acks=("1",)).lost
+def lost_acks_one(lost: DataFrame, events: DataFrame) -> DataFrame:
+    """The acks=1 acknowledged writes a final read covered and did not find (`lost`), each with the network cut in
+    force when it was acknowledged (null: none)."""
     cuts = network_cuts(events).select("started", "healed", F.col("target").alias("cut"))
     during = (F.col("ts") >= F.col("started")) & (F.col("healed").isNull() | (F.col("ts") <= F.col("healed")))
     with_cut = (
@@ -99,8 +97,8 @@ def lost_acks_one(produced: DataFrame, consumed: DataFrame, ends: DataFrame, eve
     return with_cut.orderBy("topic", "partition", "offset")
 
 
-def explain_losses(
-    produced: DataFrame, consumed: DataFrame, ends: DataFrame, events: DataFrame, lost: DataFrame
-) -> LostWrites:
-    unexplained, charged = charge_to_unclean_elections(lost, events)
-    return LostWrites(unexplained, charged, lost_acks_one(produced, consumed, ends, events))
+def explain_losses(lost: DataFrame, events: DataFrame) -> LostWrites:
+    """`lost`: the acknowledged writes (acks=all and acks=1, column `acks`) a final read covered and did not find."""
+    acks_all = lost.where(F.col("acks") == "all").drop("acks")
+    unexplained, charged = charge_to_unclean_elections(acks_all, events)
+    return LostWrites(unexplained, charged, lost_acks_one(lost.where(F.col("acks") == "1").drop("acks"), events))

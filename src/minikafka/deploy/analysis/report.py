@@ -204,8 +204,11 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
         run_dir, [(events_read, EVENT_SHAPE), (produced_read, PRODUCE_SHAPE), (consume_read, CONSUME_SHAPE)]
     )
     acked = _acknowledged_counts(produced)
-    unread = history.classify_unread(produced, consumed, ends)
-    losses = explain_losses(produced, consumed, ends, events, unread.lost)
+    # acks=1 writes are classified in the same pass; the final read's figures count acks=all ones only.
+    both = history.classify_unread(produced, consumed, ends, ("all", "1"))
+    acks_all = F.col("acks") == "all"
+    unread = history.Unread(both.lost.where(acks_all).drop("acks"), both.unknown.where(acks_all).drop("acks"))
+    losses = explain_losses(both.lost, events)
     checks = (
         history_checks(produced, consumed, losses.unexplained, acked["all"])
         + explained_loss_checks(losses)
