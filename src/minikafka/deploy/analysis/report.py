@@ -206,9 +206,10 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     acked = _acknowledged_counts(produced)
     # acks=1 writes are classified in the same pass; the final read's figures count acks=all ones only.
     both = history.classify_unread(produced, consumed, ends, ("all", "1"))
+    lost = both.lost.cache()  # several checks read it: the join behind it runs once
     acks_all = F.col("acks") == "all"
-    unread = history.Unread(both.lost.where(acks_all).drop("acks"), both.unknown.where(acks_all).drop("acks"))
-    losses = explain_losses(both.lost, events)
+    unread = history.Unread(lost.where(acks_all).drop("acks"), both.unknown.where(acks_all).drop("acks"))
+    losses = explain_losses(lost, events)
     checks = (
         history_checks(produced, consumed, losses.unexplained, acked["all"])
         + explained_loss_checks(losses)
@@ -224,8 +225,8 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
         )
     )
     verdicts = collect_verdicts(checks)
-    lost = sum(v.violations for v in verdicts if v.name in ("NoCommittedRecordLost", "UncleanElectionLoss"))
-    final_read = final_read_summary(acked["all"], unread, lost, ends)
+    lost_count = sum(v.violations for v in verdicts if v.name in ("NoCommittedRecordLost", "UncleanElectionLoss"))
+    final_read = final_read_summary(acked["all"], unread, lost_count, ends)
     final_read["lost_to_unclean_elections"] = next(v.violations for v in verdicts if v.name == "UncleanElectionLoss")
     verdict = run_verdict(verdicts, acked["any"], final_read["unknown"])
     return Judgement(events, produced, replicas, logs.corrupt, verdicts, final_read, malformed, verdict)
