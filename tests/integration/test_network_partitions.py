@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from cluster_fixtures import minikafka, running_cluster
-from partition_scenarios import SEED003_SETTINGS, seed003, zombie_leader
+from cluster_fixtures import eventually, minikafka, running_cluster
+from partition_scenarios import SEED003_SETTINGS, produce_many, seed003, zombie_leader
 
+from minikafka.client.admin import AdminClient
 from minikafka.deploy import cluster_commands
+from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import is_alive, kill, plan_cluster
 from minikafka.deploy.network import may_create_namespaces, namespace_exists
 
@@ -126,3 +128,58 @@ def check_zombie(acks_one: dict, acks_all: dict) -> None:
 def test_zombie_leader_acks_one_writes_are_lost_acks_all_never_acknowledged(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", **SEED003_SETTINGS) as cluster:
         check_zombie(zombie_leader(cluster, 1, "acks1"), zombie_leader(cluster, -1, "acksall"))
+
+
+def raft_events(cluster, node_id: int, name: str) -> list[dict]:  # noqa: ANN001 - local_cluster.Cluster
+    path = cluster.node(node_id).events_path
+    return [e for e in map(json.loads, path.read_text().splitlines()) if e.get("event") == name]
+
+
+def test_an_isolated_active_controller_is_replaced_and_a_one_way_cut_of_fetches_shrinks_the_isr(
+    tmp_path: Path,
+) -> None:
+    """The active controller cut from every node: the others elect a quorum leader, the metadata is unchanged, and
+    after the heal the old leader follows the new one. Then a follower's calls to its leader are dropped (one way):
+    it falls out of the ISR, and rejoins after the heal."""
+    with running_cluster(tmp_path / "run", **SEED003_SETTINGS) as cluster:
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin.create_topic("quorum", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
+        eventually(lambda: len(admin.describe_topics(["quorum"])[0].partitions[0].isr) == 3, 30, "a full ISR")
+        before = admin.describe_quorum()
+        old = before["leader_id"]
+        others = [c.address for c in cluster.controllers if c.node_id != old]
+        rest = AdminClient(others, cluster.bootstrap_servers, timeout_s=5)
+        faults = Faults(cluster)
+
+        faults.isolate(old)
+        new = eventually(
+            lambda: (q := rest.describe_quorum())["leader_id"] not in (-1, old) and q["leader_epoch"] > before[
+                "leader_epoch"] and q, 30, "a new quorum leader among the others",
+        )  # fmt: skip
+        eventually(lambda: raft_events(cluster, old, "raft_resigned"), 30, "the isolated leader stepping down")
+        rest.create_topic("after-cut", 1, 3)  # the new leader takes writes; the old metadata is all there
+        eventually(lambda: {t.name for t in rest.describe_topics()} >= {"quorum", "after-cut"}, 20, "both topics")
+        assert rest.describe_topics(["quorum"])[0].partitions[0].replicas == [1, 2, 3]
+
+        faults.heal()
+        eventually(
+            lambda: any(e["leader"] == new["leader_id"] and e["epoch"] >= new["leader_epoch"]
+                        for e in raft_events(cluster, old, "raft_leader_discovered")),
+            30, "the old leader following the new one",
+        )  # fmt: skip
+        eventually(
+            lambda: next(v for v in rest.describe_quorum()["voters"] if v["id"] == old)["lag"] == 0,
+            30, "the old leader caught up as a voter",
+        )  # fmt: skip
+
+        partition = admin.describe_topics(["quorum"])[0].partitions[0]
+        follower = next(r for r in partition.isr if r != partition.leader)
+        faults.partition(frozenset({follower}), frozenset({partition.leader}), one_way=True)
+        produce_many(cluster.node(partition.leader).address, "one-way", 5, acks=1, topic="quorum")
+        eventually(
+            lambda: follower not in admin.describe_topics(["quorum"])[0].partitions[0].isr, 30, "the ISR shrinks"
+        )
+        faults.heal()
+        eventually(
+            lambda: follower in admin.describe_topics(["quorum"])[0].partitions[0].isr, 30, "the follower rejoins"
+        )

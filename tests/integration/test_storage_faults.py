@@ -276,3 +276,45 @@ def test_fault_corrupt_flips_a_byte_that_is_never_served(tmp_path: Path) -> None
         assert any(e["event"] == "log_batch_corrupt" for e in events(cluster.node(1).events_path))
         missing = fault_cli("corrupt", "2", "nosuch-0", "--dir", str(cluster.run_dir))
         assert missing.returncode == 1 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
+
+
+def test_a_controller_whose_metadata_log_cannot_be_written_halts_and_another_leads(tmp_path: Path) -> None:
+    """Kafka halts a controller on a metadata-log write error: the active controller's disk fills, it exits 1 with
+    one line, a new quorum leader is elected and every topic whose creation was acknowledged is still there."""
+    run_dir = tmp_path / "run"
+    with contextlib.ExitStack() as mounts:
+        for node_id in (101, 102, 103):
+            mounts.enter_context(tmpfs(run_dir / f"controller-{node_id}" / "data", "4m"))
+        cluster = mounts.enter_context(running_cluster(run_dir, controllers=3, brokers=1, **FAST))
+        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        old_leader = admin.describe_quorum()["leader_id"]
+        victim = cluster.node(old_leader)
+        fill_up(victim.data_dir)
+
+        created: list[str] = []
+
+        def the_leader_exits() -> bool:
+            # Each creation appends to the metadata log: one lands on the full disk's next page.
+            name = f"t{len(created)}"
+            with contextlib.suppress(Exception):
+                admin.create_topic(name, 1, 1)
+                created.append(name)
+            return not is_alive(cluster.pids[old_leader])
+
+        eventually(the_leader_exits, 60, "the active controller exits")
+        assert (
+            victim.stderr_path.read_text()
+            .strip()
+            .splitlines()[-1]
+            .startswith("minikafka controller: error: KAFKA_STORAGE_ERROR")
+        ), victim.stderr_path.read_text()
+        assert "Traceback" not in victim.stderr_path.read_text()
+        mine = events(victim.events_path)
+        assert any(e["event"] == "metadata_log_write_failed" for e in mine)
+        assert any(e["event"] == "controller_halted" for e in mine)
+
+        new_leader = eventually(lambda: admin.describe_quorum()["leader_id"] not in (-1, old_leader) and
+                                admin.describe_quorum()["leader_id"], 30, "a new quorum leader")  # fmt: skip
+        assert new_leader != old_leader
+        admin.create_topic("after", 1, 1)
+        eventually(lambda: {t.name for t in admin.describe_topics()} >= {*created, "after"}, 20, "every topic created")

@@ -79,7 +79,12 @@ async def run_broker_process(config: BrokerConfig) -> None:
     previous_broker_epoch = take_previous_broker_epoch(config.data_dir)
     voters = {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
     metadata = MetadataListener()
-    raft = RaftDriver(config.node_id, voters, config.data_dir, RaftConfig(), config.cluster_id)
+    stopping = stop_requested()
+    # The metadata log's write error ends the broker as Kafka's fault handler does, after a stop without the
+    # controlled shutdown (its metadata could no longer follow the controller's answer).
+    raft = RaftDriver(
+        config.node_id, voters, config.data_dir, RaftConfig(), config.cluster_id, on_fatal=lambda _e: stopping.set()
+    )
     raft.add_listener(metadata)
     loop = asyncio.get_running_loop()
     dir_failed = asyncio.Event()
@@ -91,7 +96,6 @@ async def run_broker_process(config: BrokerConfig) -> None:
         flush_in_background=True,
         failures=failures,
     )
-    stopping = stop_requested()
     # A lifecycle that stops heartbeating (Exit) ends the process, as SIGTERM does.
     lifecycle = LifecycleManager(
         config, lambda: metadata.offset, on_exit=stopping.set, previous_broker_epoch=previous_broker_epoch
@@ -172,7 +176,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
     ]
     await stopping.wait()
     log.info("broker_stopping", node_id=config.node_id)
-    if not failures.offline_dirs:  # else the controller already fenced us (or will, unheard)
+    if not failures.offline_dirs and raft.failure is None:  # else the controller fences us (or will, unheard)
         await lifecycle.controlled_shutdown(timeout_s=config.session_timeout_ms / 1000)
     for task in [*background, watch_log_dir]:
         task.cancel()
@@ -186,10 +190,15 @@ async def run_broker_process(config: BrokerConfig) -> None:
     for server in servers:
         await server.server.stop(grace=0.5)
     logs.close_all(monotonic_ms())
-    clean_epoch = lifecycle.last_broker_epoch if not failures.offline_dirs else NO_PREVIOUS_BROKER_EPOCH
+    stopped_cleanly = not failures.offline_dirs and raft.failure is None
+    clean_epoch = lifecycle.last_broker_epoch if stopped_cleanly else NO_PREVIOUS_BROKER_EPOCH
     if clean_epoch >= 0:
         record_clean_shutdown(config.data_dir, clean_epoch)
     log.info("broker_stopped", node_id=config.node_id, clean_shutdown_broker_epoch=clean_epoch)
+    if raft.failure is not None:
+        raise KafkaError(
+            ErrorCode.KAFKA_STORAGE_ERROR, f"shut down: the metadata log could not be written ({raft.failure})"
+        )
     if failures.offline_dirs:
         dirs = ", ".join(str(d) for d in failures.offline_dirs)
         raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"shut down: no online log dir ({dirs} failed)")

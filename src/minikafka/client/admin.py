@@ -298,7 +298,18 @@ class AdminClient:
 
     # ---- any broker ----
 
+    def _brokers_from_controller(self) -> list[str]:
+        """The unfenced brokers' listener addresses, as the active controller knows them (gRPC listeners first:
+        the client speaks gRPC, and a Kafka listener answers it with a closed connection)."""
+        brokers = [b for b in self.describe_cluster().brokers if not b.fenced]
+        endpoints = sorted(
+            (listener for b in brokers for listener in b.listeners), key=lambda e: e.name.upper() != "GRPC"
+        )
+        return [f"{e.host}:{e.port}" for e in endpoints]
+
     def metadata(self, topics: Sequence[str] = ()) -> broker_pb2.MetadataResponse:
+        if not self.servers and self.controllers:
+            self.servers = self._brokers_from_controller()
         if not self.servers:
             raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, "no broker address given (use --bootstrap-server)")
         problems = []

@@ -141,6 +141,7 @@ class FaultRunner:
         self.admin = admin
         self.log = log
         self.done: list[dict[str, Any]] = []
+        self.corrupted: dict[int, int] = {}  # partition -> the one broker whose replica of it was corrupted
 
     def run(self, step: FaultStep, started: float) -> None:
         elapsed = time.monotonic() - started
@@ -183,8 +184,26 @@ class FaultRunner:
             case "isolate-leader" | "isolate-controller":
                 self.faults.isolate(self._current_target(step))
                 self._heal_after(step.down_s)
+            case "disk-full" | "disk-error":
+                (self.faults.disk_full if step.kind == "disk-full" else self.faults.disk_error)(step.target)
+                time.sleep(step.down_s)  # the planned time on a failing disk (it may exit first); not a sync
+                self.faults.reboot(step.target)  # a new process on a repaired disk: the injection was in the old one
+            case "corrupt":
+                self._corrupt(step.target)
             case _:
                 raise ClusterError(f"unknown fault kind {step.kind}")
+
+    def _corrupt(self, broker: int) -> None:
+        """Flip a byte in `broker`'s replica of a partition no other broker's replica of which was corrupted (the
+        same broker's again when every partition has its corrupted replica elsewhere: then nothing is done)."""
+        partitions = self.admin.describe_topics([TOPIC])[0].partitions
+        free = [p.partition for p in partitions if self.corrupted.get(p.partition, broker) == broker]
+        hosted = [p for p in free if broker in next(q.replicas for q in partitions if q.partition == p)]
+        if not hosted:
+            raise ClusterError(f"broker {broker} holds no partition whose corruption would be the only one")
+        partition = hosted[len(self.done) % len(hosted)]
+        self.faults.corrupt(broker, f"{TOPIC}-{partition}")
+        self.corrupted[partition] = broker
 
     def _heal_after(self, down_s: float) -> None:
         time.sleep(down_s)  # the planned duration of the cut, not a synchronisation

@@ -17,9 +17,14 @@ CONTROLLER_FAULTS = ("controller-kill",)
 # leader of partition `target` (found when it strikes) from every node, `isolate-controller` the active controller,
 # `broker-controller` a broker from all controllers (seed 003), `one-way` a broker's calls to the other brokers.
 NETWORK_FAULTS = ("partition", "isolate-leader", "isolate-controller", "broker-controller", "one-way")
-FAULT_KINDS = BROKER_FAULTS + CONTROLLER_FAULTS + NETWORK_FAULTS
+# Storage faults on a broker: `disk-full` / `disk-error` fail its writes (or all its I/O) until it is restarted,
+# after its time (its log dir goes offline and it exits on its own meanwhile); `corrupt` flips a byte in one
+# replica of a partition (at most one replica of each partition over the run, as Kafka's promise assumes),
+# found when that batch is next read.
+STORAGE_FAULTS = ("disk-full", "disk-error", "corrupt")
+FAULT_KINDS = BROKER_FAULTS + CONTROLLER_FAULTS + NETWORK_FAULTS + STORAGE_FAULTS
 # Faults that leave the node away for a while before it is healed; the others restart it at once.
-LASTING_FAULTS = ("kill", "pause", "controller-kill", *NETWORK_FAULTS)
+LASTING_FAULTS = ("kill", "pause", "controller-kill", *NETWORK_FAULTS, "disk-full", "disk-error")
 
 
 @dataclass(frozen=True)

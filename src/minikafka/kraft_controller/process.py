@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Callable
 from pathlib import Path
 
+import grpc
 import structlog
 
 from minikafka.common.cli_support import stop_requested
+from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import start_server
 from minikafka.kraft_controller.config import ControllerConfig
 from minikafka.kraft_controller.quorum_controller import QuorumController
@@ -19,8 +24,13 @@ def voter_addresses(config: ControllerConfig) -> dict[int, str]:
     return {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
 
 
-def raft_driver(config: ControllerConfig, data_dir: Path | None = None) -> RaftDriver:
-    """The voter's Raft layer over its log in `data_dir` (default `log.dirs`; the test raft server's is apart)."""
+def raft_driver(
+    config: ControllerConfig,
+    data_dir: Path | None = None,
+    on_fatal: Callable[[OSError], None] = lambda _error: None,
+) -> RaftDriver:
+    """The voter's Raft layer over its log in `data_dir` (default `log.dirs`; the test raft server's is apart);
+    `on_fatal` hears a metadata-log write error, after which the driver answers nothing."""
     raft_config = RaftConfig(
         election_timeout_ms=config.election_timeout_ms,
         fetch_timeout_ms=config.fetch_timeout_ms,
@@ -34,6 +44,7 @@ def raft_driver(config: ControllerConfig, data_dir: Path | None = None) -> RaftD
         raft_config,
         config.cluster_id,
         config.metadata_log_segment_bytes,
+        on_fatal=on_fatal,
     )
 
 
@@ -46,12 +57,13 @@ def attach_controller(config: ControllerConfig, driver: RaftDriver) -> Controlle
 
 async def run_controller_process(config: ControllerConfig) -> None:
     log = structlog.get_logger()
-    driver = raft_driver(config)
+    stopping = stop_requested()
+    failed = asyncio.Event()
+    driver = raft_driver(config, on_fatal=lambda _error: failed.set())
     service = attach_controller(config, driver)
     controller = service.controller
     listener = config.listener
     bound = await start_server(listener.host, listener.port, [RaftService(driver).register, service.register])
-    stopping = stop_requested()
     driver.start()
     controller.start()
     log.info(
@@ -62,9 +74,31 @@ async def run_controller_process(config: ControllerConfig) -> None:
         epoch=driver.core.epoch,
         log_end_offset=driver.core.log_end_offset,
     )
-    await stopping.wait()
+    await _first_of(stopping, failed)
+    if driver.failure is not None:
+        await _halt(config, driver, bound.server)
     log.info("controller_stopping", node_id=config.node_id)
     await controller.stop()
     await driver.stop(resign=True)
     await bound.server.stop(grace=0.5)
     log.info("controller_stopped", node_id=config.node_id)
+
+
+async def _first_of(*events: asyncio.Event) -> None:
+    waits = [asyncio.create_task(event.wait()) for event in events]
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    for wait in waits:
+        wait.cancel()
+
+
+async def _halt(config: ControllerConfig, driver: RaftDriver, server: grpc.aio.Server) -> None:
+    """Kafka halts a controller whose metadata log cannot be written: no resignation, no controlled stop (each
+    would write or answer on a log it can no longer trust); the process exits 1 with one line."""
+    structlog.get_logger().critical("controller_halted", node_id=config.node_id, reason=str(driver.failure))
+    with contextlib.suppress(Exception):
+        await server.stop(grace=0)
+    raise KafkaError(
+        ErrorCode.KAFKA_STORAGE_ERROR,
+        f"controller {config.node_id} halted: its metadata log in {config.data_dir} could not be written "
+        f"({driver.failure})",
+    )

@@ -31,7 +31,8 @@ def run_check(spark, tmp_path: Path, run: RunFixture, check: str) -> list[dict]:
     events = load_events(spark, run_dir)
     produced = load_produced(spark, run_dir)
     if check == "log_matching":
-        frame = log_matching(*load_replica_logs(spark, run_dir))
+        logs = load_replica_logs(spark, run_dir)
+        frame = log_matching(logs.batches, logs.replicas)
     elif check in ("leader_completeness",):
         frame = getattr(replica, check)(events, produced)
     elif check == "high_watermark_monotonic":

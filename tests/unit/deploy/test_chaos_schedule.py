@@ -9,6 +9,7 @@ from minikafka.deploy.chaos_schedule import (
     FAULT_KINDS,
     LASTING_FAULTS,
     NETWORK_FAULTS,
+    STORAGE_FAULTS,
     ChaosPlanConfig,
     parse_fault_kinds,
     plan_faults,
@@ -65,3 +66,12 @@ def test_network_steps_cut_disjoint_groups_of_the_runs_nodes(seed: int) -> None:
             assert first == (step.target,) and second == tuple(CONFIG.controllers)
         if step.kind == "one-way":
             assert first == (step.target,) and set(second) == set(CONFIG.brokers) - {step.target}
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_storage_steps_hit_brokers_and_a_failing_disk_is_repaired_after_its_time(seed: int) -> None:
+    steps = plan_faults(seed, STORAGE_FAULTS, CONFIG)
+    assert {s.kind for s in steps} <= set(STORAGE_FAULTS)
+    for step in steps:
+        assert step.target in CONFIG.brokers and step.groups == ()
+        assert (step.down_s > 0) == (step.kind != "corrupt")  # a corruption stays until a read finds it

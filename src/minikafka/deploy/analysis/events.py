@@ -69,6 +69,24 @@ EVENT_FIELDS: list[StructField] = [
     StructField("member_id", StringType()),
     StructField("generation", IntegerType()),
     StructField("previous_offset", LongType()),
+    # network cuts: a cut's groups, and the nodes a heal names (none: every cut)
+    StructField("from", ArrayType(IntegerType())),
+    StructField("to", ArrayType(IntegerType())),
+    StructField("one_way", BooleanType()),
+    StructField("nodes", ArrayType(IntegerType())),
+    # elections and replica-set changes
+    StructField("unclean", BooleanType()),
+    StructField("election_type", StringType()),
+    StructField("adding_replicas", ArrayType(IntegerType())),
+    StructField("removing_replicas", ArrayType(IntegerType())),
+    StructField("target_replicas", ArrayType(IntegerType())),
+    StructField("original_replicas", ArrayType(IntegerType())),
+    StructField("added", ArrayType(IntegerType())),
+    StructField("removed", ArrayType(IntegerType())),
+    # storage
+    StructField("log_dir", StringType()),
+    StructField("directory", StringType()),
+    StructField("fetch_offset", LongType()),
 ]
 EVENT_SCHEMA = StructType(EVENT_FIELDS)
 
@@ -114,6 +132,8 @@ def committed_partition_changes(events: DataFrame) -> DataFrame:
             F.coalesce(F.first("elr"), F.array().cast("array<int>")).alias("elr"),
             F.coalesce(F.first("last_known_elr"), F.array().cast("array<int>")).alias("last_known_elr"),
             F.first("replicas").alias("replicas"),
+            F.first("adding_replicas").alias("adding_replicas"),
+            F.first("removing_replicas").alias("removing_replicas"),
             F.first("leader_epoch").alias("leader_epoch"),
             F.first("partition_epoch").alias("partition_epoch"),
             F.first("reason").alias("reason"),

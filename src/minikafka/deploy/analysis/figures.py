@@ -20,6 +20,7 @@ Row = dict[str, Any]
 STATE_COLOURS = {"registered": "#f2c14e", "unfenced": "#5aa469", "fenced": "#d1495b", "shutting_down": "#f4845f"}
 LEADER_COLOUR, ISR_COLOUR, OUT_COLOUR = "#1d3557", "#8ecae6", "#eeeeee"
 ELR_COLOUR = "#f4a261"  # out of the ISR but still a safe leader
+CUT_COLOUR = "#e9c46a"  # a network cut, from cut to heal
 
 
 def _seconds(ts: datetime, start: datetime) -> float:
@@ -51,6 +52,38 @@ def _fault_lines(axes: Sequence[Any], faults: list[Row], start: datetime, label_
         )
 
 
+def _cut_spans(axes: Sequence[Any], cuts: Sequence[Row], end: float, start: datetime) -> None:
+    """A network cut shades every panel from the cut to its heal (to the end when it never healed)."""
+    for cut in cuts:
+        begin = _seconds(cut["started"], start)
+        finish = _seconds(cut["healed"], start) if cut["healed"] is not None else end
+        for axis in axes:
+            axis.axvspan(begin, max(finish, begin), color=CUT_COLOUR, alpha=0.25, linewidth=0)
+
+
+INCIDENT_MARKS = {"storage": ("X", "#b00020"), "replica set": ("D", "#6a4c93"), "unclean election": ("*", "#e76f51")}
+
+
+def _incident_marks(
+    broker_axis: Any, partition_axes: dict[str, Any], incidents: Sequence[Row], start: datetime
+) -> None:
+    """Each incident on its partition's panel (at the top), else at its broker's row of the broker panel."""
+    for incident in incidents:
+        marker, colour = INCIDENT_MARKS.get(incident["kind"], ("o", "#444444"))
+        x = _seconds(incident["ts"], start)
+        label = incident["event"].replace("_", " ")
+        axis = partition_axes.get(incident["tp"] or "")
+        node = incident["node"] or ""
+        if axis is not None:
+            y = axis.get_ylim()[1]
+        elif node.startswith("broker-"):
+            axis, y = broker_axis, int(node.rsplit("-", 1)[1])
+        else:
+            axis, y = broker_axis, broker_axis.get_ylim()[1]
+        axis.plot([x], [y], marker=marker, color=colour, markersize=7, clip_on=False)
+        axis.annotate(label, (x, y), fontsize=6, color=colour, xytext=(3, 3), textcoords="offset points")
+
+
 def _spans(changes: list[Row], end: float, start: datetime) -> list[tuple[float, float, Row]]:
     """(from, to, state) intervals for consecutive state rows."""
     spans = []
@@ -69,8 +102,12 @@ def timeline_figure(
     faults: list[Row],
     start: datetime,
     end: datetime,
+    cuts: Sequence[Row] = (),
+    incidents: Sequence[Row] = (),
 ) -> Path:
-    """Controller leader, broker states and each partition's leader/ISR/ELR per replica over the run."""
+    """Controller leader, broker states and each partition's leader/ISR/ELR per replica over the run; network cuts
+    shaded from cut to heal, incidents (offline log dirs, corrupt batches, replica-set changes, unclean
+    elections) marked where they happened."""
     by_tp: dict[str, list[Row]] = {}
     for row in partitions:
         by_tp.setdefault(row["tp"], []).append(row)
@@ -133,6 +170,8 @@ def timeline_figure(
         bbox_to_anchor=(1.0, 1.0),
     )
     _fault_lines(axes, faults, start, axes[0])
+    _cut_spans(axes, cuts, total, start)
+    _incident_marks(axes[1], dict(zip(sorted(by_tp), axes[2:], strict=True)), incidents, start)
     axes[-1].set_xlabel("seconds since the start of the run")
     axes[-1].set_xlim(0, max(total, 1))
     figure.tight_layout()

@@ -26,12 +26,15 @@ def acknowledged(produced: DataFrame, acks: tuple[str, ...] = ("all",)) -> DataF
     return produced.where(F.col("error").isNull() & F.col("offset").isNotNull() & F.col("acks").isin(*acks))
 
 
-def lost_writes(produced: DataFrame, consumed: DataFrame) -> DataFrame:
-    """NoCommittedRecordLost: an acks=all acknowledged record not read back at its offset with its value."""
-    acked = acknowledged(produced).select("topic", "partition", "offset", F.col("value").alias("acked_value"), "ts")
+def lost_writes(produced: DataFrame, consumed: DataFrame, acks: tuple[str, ...] = ("all",)) -> DataFrame:
+    """NoCommittedRecordLost: an acks=all acknowledged record not read back at its offset with its value (with
+    `acks`, the records acknowledged with those; each row says its `acks`)."""
+    acked = acknowledged(produced, acks).select(
+        "topic", "partition", "offset", F.col("value").alias("acked_value"), "ts", "acks"
+    )
     read = consumed.select("topic", "partition", "offset", F.col("value").alias("read_value")).distinct()
     joined = acked.join(read, ["topic", "partition", "offset"], "left")
-    values_read = joined.groupBy("topic", "partition", "offset", "acked_value", "ts").agg(
+    values_read = joined.groupBy("topic", "partition", "offset", "acked_value", "ts", "acks").agg(
         F.collect_set("read_value").alias("read_values")
     )
     return values_read.where(~F.array_contains("read_values", F.col("acked_value"))).orderBy(
@@ -40,9 +43,10 @@ def lost_writes(produced: DataFrame, consumed: DataFrame) -> DataFrame:
 
 
 def inconsistent_offsets(produced: DataFrame, consumed: DataFrame) -> DataFrame:
-    """One (topic, partition, offset) with two different values, across every reader and acknowledgement."""
+    """One (topic, partition, offset) with two different values, across every reader and acks=all
+    acknowledgement. An acks=1 acknowledgement that no read found is the acks=1 loss (explained_losses.py)."""
     observations = (
-        acknowledged(produced, ("all", "1"))
+        acknowledged(produced)
         .select("topic", "partition", "offset", "value")
         .unionByName(consumed.select("topic", "partition", "offset", "value"))
     )
@@ -132,11 +136,13 @@ class Unread:
     unknown: DataFrame  # no read got that far
 
 
-def classify_unread(produced: DataFrame, consumed: DataFrame, ends: DataFrame) -> Unread:
+def classify_unread(
+    produced: DataFrame, consumed: DataFrame, ends: DataFrame, acks: tuple[str, ...] = ("all",)
+) -> Unread:
     """The acknowledged records not read back (lost_writes) split by whether a read covered
     their offset (then the record is not there: lost) or no read got that far (unknown, as Jepsen's checker
     counts a write whose final read did not complete)."""
-    unread = lost_writes(produced, consumed)
+    unread = lost_writes(produced, consumed, acks)
     coverage = read_coverage(consumed, ends)
     covered = (
         unread.select(*KEYS)

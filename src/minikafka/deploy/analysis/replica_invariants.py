@@ -40,7 +40,9 @@ def high_watermark_evidence(events: DataFrame, produced: DataFrame) -> DataFrame
 def leader_completeness(events: DataFrame, produced: DataFrame) -> DataFrame:
     """LeaderCandidateCompleteness: a new leader's log ends at or past every HWM reached before it led: HWMs of
     earlier leader epochs, and acknowledgements received before it became leader. Only the first
-    `become_leader` of each (partition, leader epoch) counts (see high_watermark_monotonic)."""
+    `become_leader` of each (partition, leader epoch) counts (see high_watermark_monotonic). An unclean election
+    gives up what came before it by choice (its losses are UncleanElectionLoss): from its leader epoch on, only
+    HWMs reached since count."""
     first = Window.partitionBy("tp", "leader_epoch").orderBy("ts")
     leaders = (
         events.where(F.col("event") == "become_leader")
@@ -54,11 +56,18 @@ def leader_completeness(events: DataFrame, produced: DataFrame) -> DataFrame:
             "leader_epoch_start_offset",
         )
     )
+    leaders = _since_unclean_election(leaders, events)
     evidence = high_watermark_evidence(events, produced)
+    since_reset = (
+        F.col("reset_epoch").isNull()
+        | (F.col("leader_epoch") >= F.col("reset_epoch"))
+        | (F.col("leader_epoch").isNull() & (F.col("ts") >= F.col("reset_ts")))
+    )
     earlier = leaders.join(evidence, "tp").where(
         F.when(F.col("leader_epoch").isNotNull(), F.col("leader_epoch") < F.col("new_leader_epoch")).otherwise(
             F.col("ts") < F.col("became_leader_ts")
         )
+        & since_reset
     )
     return (
         earlier.groupBy("tp", "became_leader_ts", "node", "new_leader_epoch", "leader_epoch_start_offset")
@@ -66,3 +75,20 @@ def leader_completeness(events: DataFrame, produced: DataFrame) -> DataFrame:
         .where(F.col("leader_epoch_start_offset") < F.col("high_watermark_reached_before"))
         .orderBy("tp", "new_leader_epoch")
     )
+
+
+def _since_unclean_election(leaders: DataFrame, events: DataFrame) -> DataFrame:
+    """`leaders` with reset_epoch / reset_ts: the leader epoch and time of the latest unclean election of the
+    partition at or before each leader's epoch (null: none)."""
+    unclean = events.where((F.col("event") == "leader_elected") & F.coalesce("unclean", F.lit(False))).select(
+        "tp", F.col("leader_epoch").alias("unclean_epoch"), F.col("ts").alias("unclean_ts")
+    )
+    keys = ["tp", "new_leader_epoch"]
+    resets = (
+        leaders.select(*keys)
+        .join(unclean, "tp")
+        .where(F.col("unclean_epoch") <= F.col("new_leader_epoch"))
+        .groupBy(*keys)
+        .agg(F.max("unclean_epoch").alias("reset_epoch"), F.max("unclean_ts").alias("reset_ts"))
+    )
+    return leaders.join(resets, keys, "left")

@@ -9,13 +9,14 @@ replicas agree on an offset range exactly when their batches there have the same
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
 
-from minikafka.common.record_batch import valid_prefix
+from minikafka.common.record_batch import CorruptRecordError, read_header, valid_prefix
 from minikafka.storage.checkpoint import CheckpointError, OffsetCheckpoint
 
 SEGMENT_SUFFIX = ".log"
@@ -33,6 +34,18 @@ BATCH_SCHEMA = StructType(
         StructField("segment", StringType()),
     ]
 )
+CORRUPT_SCHEMA = StructType(
+    [
+        StructField("node", StringType()),
+        StructField("tp", StringType()),
+        StructField("segment", StringType()),
+        StructField("position", LongType()),
+        StructField("base_offset", LongType()),
+        StructField("last_offset", LongType()),
+        StructField("stored_crc", LongType()),
+        StructField("computed_crc", LongType()),
+    ]
+)
 REPLICA_SCHEMA = StructType(
     [
         StructField("node", StringType()),
@@ -43,6 +56,8 @@ REPLICA_SCHEMA = StructType(
         StructField("torn_tail", BooleanType()),
     ]
 )
+
+SCHEMAS = {"batch": BATCH_SCHEMA, "replica": REPLICA_SCHEMA, "corrupt": CORRUPT_SCHEMA}  # ReplicaLogs' order
 
 
 def replica_directories(run_dir: Path) -> list[tuple[str, str]]:
@@ -66,6 +81,9 @@ def read_replica(node: str, directory: str) -> Iterator[tuple[str, tuple]]:
         data = segment.read_bytes()
         batches, valid = valid_prefix(data)
         torn = torn or valid != len(data)
+        corrupt = _corrupt_batch_at(data, valid)
+        if corrupt is not None:
+            yield "corrupt", (node, tp, segment.name, valid, *corrupt)
         for batch in batches:
             if first is None:
                 first = batch.base_offset
@@ -81,19 +99,44 @@ def read_replica(node: str, directory: str) -> Iterator[tuple[str, tuple]]:
     yield "replica", (node, tp, first if first is not None else end, end, high_watermark, torn)
 
 
-def load_replica_logs(spark: SparkSession, run_dir: Path) -> tuple[DataFrame, DataFrame]:
-    """(batches, replicas) DataFrames of every broker's partition logs in the run directory."""
+def _corrupt_batch_at(data: bytes, position: int) -> tuple[int, int, int, int] | None:
+    """(base offset, last offset, stored CRC, computed CRC) of the whole batch at `position` whose CRC does not
+    match (a flipped byte); None when the data ends there or is torn (a crash's unfinished write, not corruption)."""
+    if position >= len(data):
+        return None
+    try:
+        batch = read_header(data, position)
+    except CorruptRecordError:
+        return None
+    if batch.is_valid():
+        return None
+    return batch.base_offset, batch.last_offset, batch.crc, batch.computed_crc()
+
+
+@dataclass(frozen=True)
+class ReplicaLogs:
+    batches: DataFrame  # the valid prefix of every replica, batch by batch
+    replicas: DataFrame  # one row per replica: log start, log end, high watermark, torn tail
+    corrupt: DataFrame  # a whole batch whose CRC does not match, where a replica's valid prefix stops
+
+
+def load_replica_logs(spark: SparkSession, run_dir: Path) -> ReplicaLogs:
+    """Every broker's partition logs in the run directory."""
     directories = replica_directories(run_dir)
     if not directories:
-        return spark.createDataFrame([], BATCH_SCHEMA), spark.createDataFrame([], REPLICA_SCHEMA)
+        return ReplicaLogs(
+            *(spark.createDataFrame([], schema) for schema in (BATCH_SCHEMA, REPLICA_SCHEMA, CORRUPT_SCHEMA))
+        )
     rows = (
         spark.sparkContext.parallelize(directories, max(1, min(len(directories), 8)))
         .flatMap(lambda item: read_replica(*item))
         .cache()
     )
-    batches = spark.createDataFrame(rows.filter(lambda r: r[0] == "batch").map(lambda r: r[1]), BATCH_SCHEMA)
-    replicas = spark.createDataFrame(rows.filter(lambda r: r[0] == "replica").map(lambda r: r[1]), REPLICA_SCHEMA)
-    return batches, replicas
+    frames = [
+        spark.createDataFrame(rows.filter(lambda r, kind=kind: r[0] == kind).map(lambda r: r[1]), schema)
+        for kind, schema in SCHEMAS.items()
+    ]
+    return ReplicaLogs(*frames)
 
 
 def log_matching(batches: DataFrame, replicas: DataFrame) -> DataFrame:

@@ -26,6 +26,7 @@ from minikafka.deploy.analysis import history_invariants as history
 from minikafka.deploy.analysis import metadata_invariants as metadata
 from minikafka.deploy.analysis import replica_invariants as replica
 from minikafka.deploy.analysis.events import EVENT_SHAPE, committed_partition_changes, read_events
+from minikafka.deploy.analysis.explained_losses import LostWrites, explain_losses
 from minikafka.deploy.analysis.final_read import final_read_summary
 from minikafka.deploy.analysis.history import (
     CONSUME_SCHEMA,
@@ -50,7 +51,8 @@ def history_checks(produced: DataFrame, consumed: DataFrame, lost: DataFrame, ac
         Check(
             "NoCommittedRecordLost",
             "every acks=all acknowledged record a final read covered is there at its offset with its value "
-            "(lost-write; records no read reached are unknown, not lost)",
+            "(lost-write; records no read reached are unknown, not lost; those an unclean election discarded are "
+            "UncleanElectionLoss)",
             lost,
             checked=acked,
         ),
@@ -70,6 +72,28 @@ def history_checks(produced: DataFrame, consumed: DataFrame, lost: DataFrame, ac
             "DuplicatesWithoutIdempotence",
             "no value a non-idempotent producer sent is at two offsets (allowed: a retried send)",
             duplicates.where(~F.col("idempotent")),
+            severity="anomaly",
+        ),
+    ]
+
+
+def explained_loss_checks(losses: LostWrites) -> list[Check]:
+    """The losses Kafka's promises allow: reported with their records, never failing the run."""
+    return [
+        Check(
+            "LostAcksOneWrites",
+            "acks=1 acknowledged records a final read covered and did not find: the expected acks=1 loss (its "
+            "leader acknowledged them alone and lost the leadership before a follower copied them, e.g. a leader "
+            "isolated by a network cut, whose cut is named), not a protocol failure",
+            losses.acks_one,
+            severity="anomaly",
+        ),
+        Check(
+            "UncleanElectionLoss",
+            "acks=all acknowledged records an unclean election discarded: at or above the log end of the "
+            "out-of-sync replica it made leader (the election is named); the cost of that choice, not a protocol "
+            "failure",
+            losses.unclean,
             severity="anomaly",
         ),
     ]
@@ -196,6 +220,7 @@ class Judgement:
     events: DataFrame
     produced: DataFrame
     replicas: DataFrame
+    corrupt_batches: DataFrame  # on disk after the run (replica_logs.py)
     verdicts: list[Verdict]
     final_read: dict[str, Any]
     malformed: dict[str, Any]
@@ -211,14 +236,23 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     )
     events, produced, lines = events_read.rows.cache(), produced_read.rows.cache(), consume_read.rows.cache()
     consumed, ends = consumed_records(lines), read_ends(lines)
-    batches, replicas = load_replica_logs(spark, run_dir)
-    batches, replicas = batches.cache(), replicas.cache()
+    logs = load_replica_logs(spark, run_dir)
+    batches, replicas = logs.batches.cache(), logs.replicas.cache()
     malformed = malformed_report(
         run_dir, [(events_read, EVENT_SHAPE), (produced_read, PRODUCE_SHAPE), (consume_read, CONSUME_SHAPE)]
     )
     acked = _acknowledged_counts(produced)
-    unread = history.classify_unread(produced, consumed, ends)
-    checks = history_checks(produced, consumed, unread.lost, acked["all"]) + event_checks(events, produced)
+    # acks=1 writes are classified in the same pass; the final read's figures count acks=all ones only.
+    both = history.classify_unread(produced, consumed, ends, ("all", "1"))
+    lost = both.lost.cache()  # several checks read it: the join behind it runs once
+    acks_all = F.col("acks") == "all"
+    unread = history.Unread(lost.where(acks_all).drop("acks"), both.unknown.where(acks_all).drop("acks"))
+    losses = explain_losses(lost, events)
+    checks = (
+        history_checks(produced, consumed, losses.unexplained, acked["all"])
+        + explained_loss_checks(losses)
+        + event_checks(events, produced)
+    )
     group_lines = read_group_files(spark, run_dir).select(*CONSUME_SCHEMA.fieldNames(), "source")
     checks += group_checks(events, consumed.select(*CONSUME_SCHEMA.fieldNames(), "source").unionByName(group_lines))
     checks.append(
@@ -231,10 +265,11 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
         )
     )
     verdicts = collect_verdicts(checks)
-    lost = next(v.violations for v in verdicts if v.name == "NoCommittedRecordLost")
-    final_read = final_read_summary(acked["all"], unread, lost, ends)
+    lost_count = sum(v.violations for v in verdicts if v.name in ("NoCommittedRecordLost", "UncleanElectionLoss"))
+    final_read = final_read_summary(acked["all"], unread, lost_count, ends)
+    final_read["lost_to_unclean_elections"] = next(v.violations for v in verdicts if v.name == "UncleanElectionLoss")
     verdict = run_verdict(verdicts, acked["any"], final_read["unknown"])
-    return Judgement(events, produced, replicas, verdicts, final_read, malformed, verdict)
+    return Judgement(events, produced, replicas, logs.corrupt, verdicts, final_read, malformed, verdict)
 
 
 def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
@@ -247,6 +282,8 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
     brokers = _rows(timelines.broker_states(events))
     controllers = _rows(timelines.controller_leadership(events))
     fault_rows = _rows(timelines.fault_markers(events))
+    cuts = _rows(timelines.network_cuts(events))
+    incident_rows = _rows(timelines.incidents(events))
     failovers = _rows(failover.broker_failovers(events, produced))
     controller_failovers = _rows(failover.controller_failovers(events))
     group_rows = _rows(groups.group_timeline(events))
@@ -254,6 +291,7 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
     throughput = _rows(client_stats.throughput(produced))
     errors = _rows(client_stats.errors_by_code(produced))
     replica_rows = _rows(replicas.orderBy("tp", "node"))
+    corrupt_rows = _rows(judged.corrupt_batches.orderBy("tp", "node", "base_offset"))
     bounds = events.agg(F.min("ts").alias("start"), F.max("ts").alias("end")).collect()[0]
     event_counts = _rows(events.groupBy("event").count().orderBy(F.col("count").desc()))
 
@@ -261,7 +299,7 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
     if bounds["start"] is not None:
         start, end = bounds["start"], bounds["end"]
         figure_paths["timeline"] = figures.timeline_figure(
-            out / "timeline.png", partitions, brokers, controllers, fault_rows, start, end
+            out / "timeline.png", partitions, brokers, controllers, fault_rows, start, end, cuts, incident_rows
         ).name
         figure_paths["failover"] = figures.failover_figure(
             out / "failover.png", failovers, controller_failovers, start
@@ -296,7 +334,10 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
             "produce_latency": latency,
             "produce_errors": errors,
             "faults": fault_rows,
+            "network_cuts": cuts,
+            "incidents": incident_rows,
             "replicas": replica_rows,
+            "corrupt_batches": corrupt_rows,
             "partition_changes": len(partitions),
             "events": {row["event"]: row["count"] for row in event_counts},
             "figures": figure_paths,

@@ -13,6 +13,9 @@ Summary = dict[str, Any]
 
 LATENCY_COLUMNS = ("acks", "acknowledged", "mean_ms", "p50_ms", "p99_ms", "p999_ms", "max_ms")
 REPLICA_COLUMNS = ("tp", "node", "log_start_offset", "log_end_offset", "high_watermark", "torn_tail")
+CUT_COLUMNS = ("started", "fault", "target", "one_way", "healed", "seconds")
+INCIDENT_COLUMNS = ("ts", "kind", "event", "node", "tp", "detail")
+CORRUPT_COLUMNS = ("tp", "node", "segment", "position", "base_offset", "last_offset", "stored_crc", "computed_crc")
 
 
 def _cell(value: Any) -> str:
@@ -39,8 +42,9 @@ def verdict_title(summary: Summary) -> str:
 def final_read_line(summary: Summary) -> str:
     f = summary["final_read"]
     return (
-        f"acks=all acknowledged {f['acknowledged']}: read back {f['read']}, lost {f['lost']}, "
-        f"unknown {f['unknown']} (no final read reached them)"
+        f"acks=all acknowledged {f['acknowledged']}: read back {f['read']}, lost {f['lost']}"
+        + (f" ({f['lost_to_unclean_elections']} to unclean elections)" if f.get("lost_to_unclean_elections") else "")
+        + f", unknown {f['unknown']} (no final read reached them)"
     )
 
 
@@ -99,6 +103,14 @@ def _table_rows(records: list[dict[str, Any]], columns: tuple[str, ...]) -> list
     return [[_cell(record.get(column)) for column in columns] for record in records]
 
 
+# Shaded / marked on the timeline figure, and listed: (title, summary key, columns).
+_TIMELINE_TABLES = (
+    ("Network cuts (cut to heal)", "network_cuts", CUT_COLUMNS),
+    ("Incidents: storage, replica sets, unclean elections", "incidents", INCIDENT_COLUMNS),
+    ("Corrupt batches on disk after the run (CRC mismatch)", "corrupt_batches", CORRUPT_COLUMNS),
+)
+
+
 def render_markdown(summary: Summary) -> str:
     lines = [f"# minikafka run report: {verdict_title(summary)}", "", f"Run directory: `{summary['run_dir']}`", ""]
     lines += ["## Final read", "", final_read_line(summary), ""]
@@ -120,6 +132,9 @@ def render_markdown(summary: Summary) -> str:
             "Errors: "
             + ", ".join(f"{e['error']} {e['count']} ({e['definite']} definite)" for e in summary["produce_errors"]),
         ]
+    for title, key, columns in _TIMELINE_TABLES:
+        if summary.get(key):
+            lines += ["", f"## {title}", ""] + _md_table(columns, _table_rows(summary[key], columns))
     lines += ["", "## Replica logs after the run", ""]
     lines += _md_table(REPLICA_COLUMNS, _table_rows(summary["replicas"], REPLICA_COLUMNS))
     lines += ["", "## Figures", ""]
@@ -188,6 +203,9 @@ def render_html(summary: Summary) -> str:
     for name in ("latency", "throughput"):
         if name in summary["figures"]:
             parts.append(f"<img src='{summary['figures'][name]}' alt='{name}'>")
+    for title, key, columns in _TIMELINE_TABLES:
+        if summary.get(key):
+            parts += [f"<h2>{title}</h2>", _html_table(columns, _table_rows(summary[key], columns))]
     parts += [
         "<h2>Replica logs after the run</h2>",
         _html_table(REPLICA_COLUMNS, _table_rows(summary["replicas"], REPLICA_COLUMNS)),

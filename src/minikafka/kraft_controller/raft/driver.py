@@ -63,6 +63,10 @@ class NotLeaderError(Exception):
     pass
 
 
+class MetadataLogFailed(Exception):
+    """The metadata log could not be written: this node answers nothing more and its process must end."""
+
+
 class RaftDriver:
     def __init__(
         self,
@@ -73,8 +77,13 @@ class RaftDriver:
         cluster_id: str,
         segment_bytes: int = 8 * 1024 * 1024,
         clock: Callable[[], int] = monotonic_ms,
+        on_fatal: Callable[[OSError], None] = lambda _error: None,
     ) -> None:
         self.node_id = node_id
+        # A write error on the metadata log is fatal, as in Kafka (its fault handler halts the process): after a
+        # failed persist no answer may leave, or a vote or an acknowledgement would outlive what backs it.
+        self._on_fatal = on_fatal
+        self.failure: OSError | None = None
         self.voter_addresses = dict(voters)
         self.cluster_id = cluster_id
         self.clock = clock
@@ -138,7 +147,7 @@ class RaftDriver:
         self.file_log.close()
 
     async def _run_ticks(self) -> None:
-        while True:
+        while self.failure is None:
             self._apply(self.core.tick(self.clock()))
             await asyncio.sleep(TICK_INTERVAL_S)
 
@@ -153,6 +162,8 @@ class RaftDriver:
     async def propose(self, entries: Sequence[bytes]) -> int:
         result, effects = self.core.propose(list(entries), self.clock())
         self._apply(effects)
+        if self.failure is not None:
+            raise NotLeaderError(f"the metadata log failed: {self.failure}")
         if result.base_offset is None:
             raise NotLeaderError(f"not the leader (leader {result.leader_id}, epoch {result.epoch})")
         return result.base_offset
@@ -180,6 +191,21 @@ class RaftDriver:
     # ---- effects ----
 
     def _apply(self, effects: Sequence[Effect]) -> None:
+        if self.failure is not None:
+            return
+        try:
+            self._execute(effects)
+        except OSError as error:  # the effects after the failed write (a Send above all) are dropped
+            self._halt(error)
+
+    def _halt(self, error: OSError) -> None:
+        if self.failure is not None:
+            return
+        self.failure = error
+        self._log.critical("metadata_log_write_failed", node_id=self.node_id, error=str(error))
+        self._on_fatal(error)
+
+    def _execute(self, effects: Sequence[Effect]) -> None:
         already_untold = bool(self._untold)
         for effect in effects:
             match effect:
@@ -242,18 +268,16 @@ class RaftDriver:
             self._spawn(self._flush_appends())
 
     async def _flush_appends(self) -> None:
-        """fsync in a worker thread until no append is left unflushed. On an I/O error Fetches keep waiting: the
-        leader hears no follower, loses its quorum and resigns (Kafka halts a controller whose metadata log
-        cannot be written)."""
+        """fsync in a worker thread until no append is left unflushed; an I/O error is fatal (see `_halt`)."""
         try:
             while self._unflushed:
                 self._unflushed = False
                 fsync, then = self.file_log.detached_fsync(self.clock())
                 await self._run_fsync(fsync)
                 then()
-        except OSError as error:
+        except OSError as error:  # Fetches keep waiting for durability that never comes, until the process ends
             self._unflushed = True
-            self._log.error("metadata_log_flush_failed", node_id=self.node_id, error=str(error))
+            self._halt(error)
             return
         finally:
             self._flushing = False
@@ -333,6 +357,7 @@ class RaftDriver:
         seen = self._changes
         response, effects = self.core.handle_request(sender, request, self.clock())
         self._apply(effects)
+        self._raise_if_failed()
         if isinstance(request, m.FetchRequest) and self._worth_parking(response):
             deadline = self.clock() + FETCH_MAX_WAIT_MS
             while self._worth_parking(response) and self.clock() < deadline:
@@ -342,7 +367,12 @@ class RaftDriver:
                 seen = self._changes
                 response, effects = self.core.handle_request(sender, request, self.clock())
                 self._apply(effects)
+                self._raise_if_failed()
         return response
+
+    def _raise_if_failed(self) -> None:
+        if self.failure is not None:
+            raise MetadataLogFailed(str(self.failure))
 
     @staticmethod
     def _worth_parking(response: m.RaftResponse) -> bool:
@@ -364,21 +394,27 @@ class RaftService(raft_pb2_grpc.RaftServicer):
     def register(self, server: grpc.aio.Server) -> None:
         raft_pb2_grpc.add_RaftServicer_to_server(self, server)
 
+    async def _answer(self, sender: int, request: m.RaftRequest, context: Any) -> Any:
+        try:
+            return wire.response_to_proto(await self.driver.serve(sender, request))
+        except MetadataLogFailed as error:  # the caller sees a failed call, as from a node that is going away
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"the metadata log failed: {error}")
+
     async def Vote(self, request: raft_pb2.VoteRequest, context: Any) -> raft_pb2.VoteResponse:
-        return wire.response_to_proto(await self.driver.serve(request.candidate_id, wire.vote_request(request)))
+        return await self._answer(request.candidate_id, wire.vote_request(request), context)
 
     async def BeginQuorumEpoch(
         self, request: raft_pb2.BeginQuorumEpochRequest, context: Any
     ) -> raft_pb2.BeginQuorumEpochResponse:
-        return wire.response_to_proto(await self.driver.serve(request.leader_id, wire.begin_epoch_request(request)))
+        return await self._answer(request.leader_id, wire.begin_epoch_request(request), context)
 
     async def EndQuorumEpoch(
         self, request: raft_pb2.EndQuorumEpochRequest, context: Any
     ) -> raft_pb2.EndQuorumEpochResponse:
-        return wire.response_to_proto(await self.driver.serve(request.leader_id, wire.end_epoch_request(request)))
+        return await self._answer(request.leader_id, wire.end_epoch_request(request), context)
 
     async def Fetch(self, request: raft_pb2.RaftFetchRequest, context: Any) -> raft_pb2.RaftFetchResponse:
-        return wire.response_to_proto(await self.driver.serve(request.replica_id, wire.fetch_request(request)))
+        return await self._answer(request.replica_id, wire.fetch_request(request), context)
 
     async def FetchStream(
         self, requests: AsyncIterator[raft_pb2.RaftFetchRequest], context: Any
@@ -390,4 +426,4 @@ class RaftService(raft_pb2_grpc.RaftServicer):
     async def FetchSnapshot(
         self, request: raft_pb2.FetchSnapshotRequest, context: Any
     ) -> raft_pb2.FetchSnapshotResponse:
-        return wire.response_to_proto(await self.driver.serve(request.replica_id, wire.fetch_snapshot_request(request)))
+        return await self._answer(request.replica_id, wire.fetch_snapshot_request(request), context)
