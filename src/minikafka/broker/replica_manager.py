@@ -293,10 +293,11 @@ class ReplicaManager:
             info = replica.log.append_as_leader(records, leader.leader_epoch, now)
         except KafkaError as error:
             return answered(ProduceResult(error.code, message=error.message))
-        if not info.duplicate:  # a retried batch answers with its first write's offsets, nothing new to replicate
-            replica.role, moved = leader.on_local_append(replica.log.log_end_offset, now)
-            if moved:
-                self._hwm_moved(replica, now)
+        # Also after a duplicate (a retry answered with its first write's offsets), as Kafka does after every append:
+        # time may have taken a follower the HWM waited for out of the running, and no fetch of its will come.
+        replica.role, moved = leader.on_local_append(replica.log.log_end_offset, now)
+        if moved:
+            self._hwm_moved(replica, now)
         # Followers have data to fetch (consumers only once the HWM moves). acks=all waits for them: wake them now.
         if acks != -1:
             self._wake_followers_after_answer()
@@ -424,10 +425,15 @@ class ReplicaManager:
         now = monotonic_ms()
         epochs = self.metadata_broker_epochs()
         for replica in self.replicas.values():
-            if replica.leader is not None:
-                replica.role, proposal = replica.leader.maybe_shrink_isr(now, epochs)
-                if proposal is not None:
-                    self.alter_partition.send(replica.target, proposal)
+            leader = replica.leader
+            if leader is None:
+                continue
+            leader, moved = leader.on_time_passed(now, epochs)
+            replica.role, proposal = leader.maybe_shrink_isr(now, epochs)
+            if moved:
+                self._hwm_moved(replica, now)
+            if proposal is not None:
+                self.alter_partition.send(replica.target, proposal)
 
     # ---- AlterPartition answers ----
 

@@ -231,6 +231,23 @@ def test_the_hwm_waits_for_a_caught_up_follower_so_it_can_rejoin_under_steady_wr
     assert decision.proposal is not None and decision.proposal.isr == frozenset({0, 1})
 
 
+def test_a_follower_the_hwm_waited_for_is_let_go_when_time_passes_or_it_is_fenced() -> None:
+    """A follower caught up at its last fetch, then gone: without another append or fetch (a producer waits on
+    this very HWM), only the clock or its fencing may release the HWM."""
+    state = leader(isr=(0,), leo=20, config=PartitionConfig(1, 1000), now=100)
+    state = fetch(state, 1, 10, now=101).state
+    state, _ = state.on_local_append(30, 102)
+    state = fetch(state, 1, 20, now=103).state  # caught up (what we had at its previous fetch), below the HWM
+    state, _ = state.on_local_append(40, 104)
+    assert state.high_watermark == 30  # waits for follower 1 to join
+    same, moved = state.on_time_passed(900, EPOCHS)
+    assert not moved and same.high_watermark == 30  # still caught up within replica.lag.time.max.ms
+    later, moved = state.on_time_passed(1200, EPOCHS)
+    assert moved and later.high_watermark == 40  # no longer caught up: the HWM goes on without it
+    fenced, moved = state.on_time_passed(900, {b: e for b, e in EPOCHS.items() if b != 1})
+    assert moved and fenced.high_watermark == 40  # fenced: not eligible to join
+
+
 def test_an_idle_follower_at_the_leaders_log_end_stays_in_the_isr() -> None:
     """Kafka's isCaughtUp: a follower at the leader's log end is in sync however long ago it last fetched."""
     state = leader(leo=10, now=0)

@@ -295,6 +295,12 @@ class Leader:
         eligible = state.broker_epoch >= 0 and self.eligible_broker_epochs.get(state.replica_id) == state.broker_epoch
         return caught_up and eligible and state.replica_id in self.replicas
 
+    def on_time_passed(self, now_ms: int, metadata_broker_epochs: Mapping[int, int]) -> tuple[Leader, bool]:
+        """The HWM looked at again with the clock and the brokers' registrations as they are now (new state, whether
+        it moved): a follower the HWM waited for may have stopped being caught up, or been fenced, while no append
+        or fetch came to say so (a producer waiting on this very HWM sends nothing more)."""
+        return evolve(self, eligible_broker_epochs=metadata_broker_epochs)._advance_high_watermark(now_ms)
+
     def on_local_append(self, log_end_offset: int, now_ms: int) -> tuple[Leader, bool]:
         """Our log grew to `log_end_offset`; (new state, whether the HWM moved)."""
         return evolve(self, log_end_offset=log_end_offset)._advance_high_watermark(now_ms)
