@@ -19,6 +19,7 @@ trap '"${COMPOSE[@]}" down -v >/dev/null 2>&1 || true' EXIT
 "$MINIKAFKA" quorum describe --bootstrap-controller "$CONTROLLERS"
 "$MINIKAFKA" topics create smoke --partitions 3 --replication-factor 3 --bootstrap-controller "$CONTROLLERS"
 mkdir -p "$RUN/history"
+if command -v kcat >/dev/null; then kcat -b localhost:29091 -L -m 30 | grep -q "topic \"smoke\""; fi  # the Kafka listener
 "$MINIKAFKA" produce smoke --num-records 2000 --history "$RUN/history/produce-smoke.jsonl" --bootstrap-server "$BROKERS"
 "$MINIKAFKA" fault kill 1 --dir "$RUN"
 "$MINIKAFKA" produce smoke --num-records 2000 --history "$RUN/history/produce-smoke.jsonl" --bootstrap-server "$BROKERS"

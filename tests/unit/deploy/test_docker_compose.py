@@ -86,6 +86,10 @@ def test_published_ports_match_listeners_and_advertised_addresses(compose: dict)
         if isinstance(config, BrokerConfig):
             internal = next(x for x in config.advertised if x.name == config.inter_broker_listener)
             assert internal.host == service["hostname"]
+            # Kafka's own clients reach every broker from the host (kcat -b localhost:29091 -L).
+            assert [x.host for x in config.advertised if x.name in {k.name for k in config.kafka_listeners}] == [
+                "localhost"
+            ], name
 
 
 def test_volumes_and_healthchecks(compose: dict) -> None:
