@@ -230,6 +230,7 @@ class ReplicaManager:
                 log.high_watermark,
                 config,
                 now,
+                self.metadata_broker_epochs(),
             )
             if transition is None:
                 continue  # an older partition epoch, or nothing new (the core logged why)

@@ -69,6 +69,20 @@ def test_a_sole_isr_leader_advances_the_hwm_to_its_leo_when_min_isr_allows() -> 
     assert state.high_watermark == 10
 
 
+def test_a_follower_fenced_out_of_the_isr_no_longer_holds_the_hwm_back() -> None:
+    """The controller fences a follower and drops it from the ISR while its last Fetch still counts as caught up:
+    it must not hold the HWM as a replica about to rejoin, or an acks=all write waits for a broker that is gone."""
+    config = PartitionConfig(min_insync_replicas=1, replica_lag_time_max_ms=1000)
+    state = fetch(leader(isr=(0, 1), leo=10, hwm=10, config=config), 1, 10, now=5).state
+    shrunk = PartitionMetadata((0, 1, 2), (0,), 0, 5, 8)
+    unfenced = {0: 10, 2: 12}  # 1 is fenced
+    kept = apply_metadata(state, "t-0", 0, 10, shrunk, 10, 10, config, 6)
+    told = apply_metadata(state, "t-0", 0, 10, shrunk, 10, 10, config, 6, unfenced)
+    assert kept is not None and told is not None
+    assert kept.state.on_local_append(20, 7)[0].high_watermark == 10  # 1 still looks about to join
+    assert told.state.on_local_append(20, 7)[0].high_watermark == 20
+
+
 def test_the_strict_min_isr_rule_holds_the_hwm_of_a_leader_below_min_isr() -> None:
     """KIP-966: with eligible.leader.replicas.version 1 a sole leader under min ISR 2 commits nothing (acks=1 writes
     stay invisible); at version 0, as Kafka 3.x, its HWM follows its LEO."""

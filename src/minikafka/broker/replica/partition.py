@@ -602,8 +602,13 @@ def apply_metadata(
     high_watermark: int,
     config: PartitionConfig,
     now_ms: int,
+    eligible_broker_epochs: Mapping[int, int] | None = None,
 ) -> Transition | None:
-    """A partition change from the metadata; None when it is ignored (older partition epoch than we know)."""
+    """A partition change from the metadata; None when it is ignored (older partition epoch than we know).
+
+    `eligible_broker_epochs`: the brokers the metadata shows unfenced and not shutting down (None: keep what the
+    leader knew). A follower fenced since its last Fetch no longer holds the HWM back as about to join the ISR.
+    """
     if current is not None and metadata.partition_epoch < current.partition_epoch:
         structlog.get_logger().info(
             "partition_update_ignored",
@@ -681,6 +686,8 @@ def apply_metadata(
                 partition_epoch=metadata.partition_epoch,
                 source="metadata",
             )
+    if eligible_broker_epochs is not None:
+        leader = evolve(leader, eligible_broker_epochs=eligible_broker_epochs)
     leader, _moved = leader._advance_high_watermark(now_ms)
     return Transition(leader, effects)
 
