@@ -22,6 +22,7 @@ from cluster_fixtures import eventually  # noqa: E402
 from minikafka.client.admin import AdminClient  # noqa: E402
 from minikafka.client.consumer import EARLIEST, Consumer  # noqa: E402
 from minikafka.common.errors import ErrorCode  # noqa: E402
+from minikafka.common.event_log import utc_timestamp  # noqa: E402
 from minikafka.common.record_batch import Record, build_batch  # noqa: E402
 from minikafka.deploy.faults import Faults  # noqa: E402
 from minikafka.deploy.local_cluster import Cluster  # noqa: E402
@@ -77,7 +78,8 @@ def produce_raw(
     return ErrorCode.of(result.error_code), result.base_offset
 
 
-async def consume_all(bootstrap: list[str], topic: str = TOPIC) -> dict[int, bytes]:
+async def consume_all(bootstrap: list[str], topic: str = TOPIC, ends: list[dict] | None = None) -> dict[int, bytes]:
+    """offset -> value of partition 0; with `ends`, also where the read stopped (the `read_end` history lines)."""
     consumer = Consumer(bootstrap)
     await consumer.assign(topic, [0], EARLIEST)
     read: dict[int, bytes] = {}
@@ -86,6 +88,9 @@ async def consume_all(bootstrap: list[str], topic: str = TOPIC) -> dict[int, byt
         records = await consumer.poll()
         idle = 0 if records else idle + 1
         read.update((r.offset, r.value) for r in records)
+    if ends is not None:
+        await consumer.confirm_log_ends()
+        ends.extend(end.to_json() for end in consumer.read_ends())
     await consumer.close()
     return read
 
@@ -164,15 +169,47 @@ def seed003(cluster: Cluster) -> dict:
     }
 
 
-def produce_many(address: str, prefix: str, count: int, acks: int, topic: str) -> dict[int, bytes]:
-    """`count` single-record Produce calls to `address`; the acknowledged ones by offset."""
+def produce_many(
+    address: str, prefix: str, count: int, acks: int, topic: str, history: list[dict] | None = None
+) -> dict[int, bytes]:
+    """`count` single-record Produce calls to `address`; the acknowledged ones by offset (with `history`, also
+    as produce history lines, docs/events.md)."""
     acknowledged = {}
     for n in range(count):
         value = f"{prefix}-{n}".encode()
         code, offset = produce_raw(address, value, acks=acks, timeout_s=1.0, topic=topic)
         if code is ErrorCode.NONE:
             acknowledged[offset] = value
+            if history is not None:
+                history.append(produce_line(topic, offset, value, acks))
     return acknowledged
+
+
+def produce_line(topic: str, offset: int, value: bytes, acks: int) -> dict:
+    """An acknowledged write as a `produce --history` line, stamped when its acknowledgement arrived."""
+    return {
+        "ts": utc_timestamp(),
+        "topic": topic,
+        "partition": 0,
+        "offset": offset,
+        "value": value.decode(),
+        "acks": "all" if acks == -1 else str(acks),
+        "error": None,
+        "latency_ms": None,
+    }
+
+
+def write_history(run_dir: Path, topic: str, produced: list[dict], read: dict[int, bytes], ends: list[dict]) -> None:
+    """The topic's client histories in `RUN/history/` (docs/events.md), for `analyze`: what was acknowledged, and
+    the final read with its read_end lines (so a record the read covered and did not find counts as lost)."""
+    history = run_dir / "history"
+    history.mkdir(exist_ok=True)
+    consumed = [
+        {"topic": topic, "partition": 0, "offset": offset, "key": None, "value": value.decode(), "leader_epoch": None}
+        for offset, value in sorted(read.items())
+    ]
+    (history / f"produce-{topic}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in produced))
+    (history / f"consume-{topic}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in consumed + ends))
 
 
 def zombie_leader(cluster: Cluster, acks: int, topic_suffix: str) -> dict:
@@ -184,11 +221,13 @@ def zombie_leader(cluster: Cluster, acks: int, topic_suffix: str) -> dict:
     admin.create_topic(topic, partitions=1, replication_factor=3, configs={"min.insync.replicas": "2"})
     eventually(lambda: len(admin.describe_topics([topic])[0].partitions[0].isr) == 3, 30, "a full ISR")
     zombie = admin.describe_topics([topic])[0].partitions[0].leader
-    before = produce_many(cluster.node(zombie).address, "before", 5, acks=-1, topic=topic)
+    produced: list[dict] = []
+    before = produce_many(cluster.node(zombie).address, "before", 5, acks=-1, topic=topic, history=produced)
     assert len(before) == 5
 
     Faults(cluster).isolate(zombie)
-    cut_at = seconds(events(run, "fault_injected")[-1]["ts"])
+    cut = events(run, "fault_injected")[-1]
+    cut_at = seconds(cut["ts"])
     moved = eventually(
         lambda: next(
             (e for e in events(run, "partition_changed") if seconds(e["ts"]) >= cut_at
@@ -199,15 +238,18 @@ def zombie_leader(cluster: Cluster, acks: int, topic_suffix: str) -> dict:
         "a new leader elected without the zombie",
     )  # fmt: skip
     # The zombie still believes it leads: it is the one producers reach with these writes.
-    to_zombie = produce_many(cluster.node(zombie).address, "zombie", 20, acks=acks, topic=topic)
-    to_new_leader = produce_many(cluster.node(moved["leader"]).address, "new-leader", 5, acks=-1, topic=topic)
+    to_zombie = produce_many(cluster.node(zombie).address, "zombie", 20, acks=acks, topic=topic, history=produced)
+    new_leader = cluster.node(moved["leader"]).address
+    to_new_leader = produce_many(new_leader, "new-leader", 5, acks=-1, topic=topic, history=produced)
     assert len(to_new_leader) == 5
 
     Faults(cluster).heal()
     others = [b.address for b in cluster.brokers if b.node_id != zombie]
     viewer = AdminClient(cluster.bootstrap_controllers, others, timeout_s=5)
     eventually(lambda: zombie in viewer.describe_topics([topic])[0].partitions[0].isr, 60, "the zombie back in ISR")
-    read = asyncio.run(consume_all(cluster.bootstrap_servers, topic))
+    ends: list[dict] = []
+    read = asyncio.run(consume_all(cluster.bootstrap_servers, topic, ends))
+    write_history(run, topic, produced, read, ends)
     # Offsets are compared one write at a time: the zombie and the new leader both wrote at the same offsets.
     kept_elsewhere = all(read.get(o) == v for o, v in {**before, **to_new_leader}.items())
     return {
@@ -217,6 +259,8 @@ def zombie_leader(cluster: Cluster, acks: int, topic_suffix: str) -> dict:
         "lost_offsets": sorted(o for o, v in to_zombie.items() if read.get(o) != v),
         "acks_all_writes_elsewhere_kept": kept_elsewhere,
         "mode": cluster.network.cuts_mode,
+        "topic": topic,
+        "cut": cut["target"],
     }
 
 

@@ -112,3 +112,15 @@ def test_malformed_lines_are_skipped_counted_and_named(spark, tmp_path: Path) ->
 
     assert "history/produce-0.jsonl: 2 malformed lines skipped: line 7 (not JSON" in "\n".join(summary_lines(summary))
     assert summary["produce_latency"][0]["acknowledged"] == 6
+
+
+def test_a_verdict_shows_its_first_offending_rows_in_the_checks_order(spark) -> None:  # noqa: ANN001
+    """Rows are shown in the order of the check's DataFrame, not as sorted JSON text (where offset 10 comes before
+    offset 5): with more rows than are shown, the first ones are the ones shown."""
+    from minikafka.deploy.analysis.verdict import MAX_ROWS_SHOWN, verdict_from
+
+    offsets = range(5, 5 + MAX_ROWS_SHOWN + 10)
+    rows = spark.createDataFrame([("t", 0, o) for o in reversed(offsets)], "topic string, partition int, offset int")
+    verdict = verdict_from("LostAcksOneWrites", "", rows.repartition(3).orderBy("offset"), severity="anomaly")
+    assert verdict.violations == len(offsets)
+    assert [row["offset"] for row in verdict.rows] == list(offsets)[:MAX_ROWS_SHOWN]
