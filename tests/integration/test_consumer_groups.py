@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Protocol
@@ -104,6 +106,13 @@ class ConfluentMember:
 
 
 class KafkaPythonMember:
+    """A kafka-python consumer polled without pause by a thread of its own, as an application runs one.
+
+    kafka-python 3.0 drops a JoinGroup/SyncGroup round that completes while no poll() is waiting on it and starts
+    a new one. Two members polled in turn from one thread each wait half the time, so the leader rejoined after
+    nearly every SyncGroup and the group never settled (seen under load, 149 generations).
+    """
+
     def __init__(self, bootstrap: str, group: str, topic: str) -> None:
         import kafka
 
@@ -116,25 +125,51 @@ class KafkaPythonMember:
             heartbeat_interval_ms=300,
             session_timeout_ms=6000,
         )
+        self.polled = threading.Condition()  # guards records and assignment; notified after every poll
+        self.records: list[str] = []
+        self.assignment = 0
+        self.commits: queue.Queue[queue.Queue[bool]] = queue.Queue()  # each request carries its answer's queue
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=f"kafka-python-{group}", daemon=True)
+        self.thread.start()
 
-    def poll(self) -> list[str]:
-        batches = self.consumer.poll(timeout_ms=100)
-        return [record.value.decode() for records in batches.values() for record in records]
-
-    def assigned(self) -> int:
-        return len(self.consumer.assignment())
-
-    def commit(self) -> bool:
+    def _run(self) -> None:
         import kafka.errors
 
-        try:
-            self.consumer.commit()
-        except kafka.errors.KafkaError:
-            return False
-        return True
+        while not self.stopping.is_set():
+            batches = self.consumer.poll(timeout_ms=100)
+            with self.polled:
+                self.records.extend(record.value.decode() for records in batches.values() for record in records)
+                self.assignment = len(self.consumer.assignment())
+                self.polled.notify_all()
+            while not self.commits.empty():
+                answer = self.commits.get()
+                try:
+                    self.consumer.commit()
+                except kafka.errors.KafkaError:
+                    answer.put(False)
+                else:
+                    answer.put(True)
+        self.consumer.close()
+
+    def poll(self) -> list[str]:
+        with self.polled:
+            self.polled.wait_for(lambda: self.records, timeout=0.1)
+            read, self.records = self.records, []
+        return read
+
+    def assigned(self) -> int:
+        with self.polled:
+            return self.assignment
+
+    def commit(self) -> bool:
+        answer: queue.Queue[bool] = queue.Queue()
+        self.commits.put(answer)
+        return answer.get(timeout=60)
 
     def close(self) -> None:
-        self.consumer.close()
+        self.stopping.set()
+        self.thread.join(timeout=60)
 
 
 class AiokafkaMember:
