@@ -9,14 +9,28 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 
+from minikafka.broker.kafka_wire import api_versions, sasl_apis, sasl_authenticator
 from minikafka.broker.kafka_wire.apis import dispatch
 from minikafka.broker.kafka_wire.context import WireContext
-from minikafka.broker.kafka_wire.framing import SIZE, FrameError, check_size, encode_response, peek_header
+from minikafka.broker.kafka_wire.framing import (
+    SIZE,
+    ApiHeader,
+    FrameError,
+    check_size,
+    decode_request,
+    encode_response,
+    peek_header,
+)
+from minikafka.broker.kafka_wire.listener_security import PLAINTEXT, ListenerSecurity
+from minikafka.broker.kafka_wire.sasl_authenticator import Phase, SaslCredentials, SaslSession
+from minikafka.common.errors import ErrorCode
+from minikafka.common.scram import ScramCredential, ScramMechanism
 
 MAX_IN_FLIGHT = 64  # requests read ahead of the one being answered, per connection
 
@@ -28,17 +42,20 @@ class ListenerLimits:
 
 
 class KafkaListener:
-    def __init__(self, ctx: WireContext, host: str, port: int, limits: ListenerLimits) -> None:
+    def __init__(
+        self, ctx: WireContext, host: str, port: int, limits: ListenerLimits, security: ListenerSecurity = PLAINTEXT
+    ) -> None:
         self.ctx = ctx
         self.host = host
         self.port = port
         self.limits = limits
+        self.security = security
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self._log = structlog.get_logger()
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._accept, self.host, self.port)
+        self._server = await asyncio.start_server(self._accept, self.host, self.port, ssl=self.security.ssl_context)
         self.port = self._server.sockets[0].getsockname()[1]
 
     @property
@@ -59,7 +76,7 @@ class KafkaListener:
         peer = writer.get_extra_info("peername")
         try:
             ctx = dataclasses.replace(self.ctx, client_host=f"/{peer[0]}" if isinstance(peer, tuple) else "")
-            reason = await Connection(ctx, self.limits, reader, writer).serve()
+            reason = await Connection(ctx, self.limits, reader, writer, self.security).serve()
         except asyncio.CancelledError:
             reason = "listener stopped"
         except Exception as error:  # a bug in one request must not end the listener: log it, drop the client
@@ -75,12 +92,20 @@ class Connection:
     """One client connection: a reader that starts requests and a writer that answers them in order."""
 
     def __init__(
-        self, ctx: WireContext, limits: ListenerLimits, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        ctx: WireContext,
+        limits: ListenerLimits,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        security: ListenerSecurity = PLAINTEXT,
     ) -> None:
         self.ctx = ctx
         self.limits = limits
         self.reader = reader
         self.writer = writer
+        self.security = security
+        # A SASL listener's connection serves nothing but authentication until it completes.
+        self.sasl = SaslSession() if security.sasl else None
         self.pending: asyncio.Queue[tuple[int, Any] | None] = asyncio.Queue(MAX_IN_FLIGHT)
 
     async def serve(self) -> str | None:
@@ -109,6 +134,14 @@ class Connection:
                 check_size(size, self.limits.max_request_bytes)
                 frame = await self.reader.readexactly(size)
                 header = peek_header(frame)
+                if self.sasl is not None and self.sasl.phase is not Phase.COMPLETE:
+                    answer, close_reason = self._authenticate(frame, header)
+                    if answer is not None:
+                        await self.pending.put((header.correlation_id, answer))
+                    if close_reason is not None:
+                        return close_reason
+                    if answer is not None:
+                        continue
                 answer = dispatch(self.ctx, frame, header)
             except FrameError as error:
                 return f"{error.code.name}: {error.message}"
@@ -117,6 +150,36 @@ class Connection:
             except ConnectionError:
                 return None
             await self.pending.put((header.correlation_id, answer))
+
+    def _authenticate(self, frame: bytes, header: ApiHeader) -> tuple[Any | None, str | None]:
+        """During SASL authentication: the answer to a SaslHandshake or SaslAuthenticate frame and the reason to close
+        after it, if any; (None, reason) for a frame that closes the connection unanswered; (None, None) for an
+        ApiVersions, which is served as usual."""
+        assert self.sasl is not None
+        refused = sasl_authenticator.refusal(self.sasl, header.api_key)
+        if refused is not None:
+            return None, refused
+        if header.api_key == sasl_authenticator.API_VERSIONS:
+            return None, None
+        if not api_versions.supports(header.api_key, header.api_version):
+            raise FrameError(
+                ErrorCode.UNSUPPORTED_VERSION, f"API key {header.api_key} version {header.api_version} is not supported"
+            )
+        request = decode_request(frame, header)
+        if header.api_key == sasl_authenticator.SASL_HANDSHAKE:
+            outcome = sasl_authenticator.handshake(self.sasl, request.body.mechanism, self.security.mechanisms)
+            response = sasl_apis.handshake_response(header.api_version, outcome, self.security.mechanisms)
+        else:
+            credentials = SaslCredentials(self.ctx.manager.config.plain_users, self._scram_credential)
+            outcome = sasl_authenticator.authenticate(
+                self.sasl, request.body.auth_bytes, credentials, secrets.token_urlsafe(18)
+            )
+            response = sasl_apis.authenticate_response(header.api_version, outcome)
+        self.sasl = outcome.session
+        return _ready(response), outcome.close_reason
+
+    def _scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
+        return self.ctx.manager.metadata.image.scram_credential(user, mechanism)
 
     async def _answer(self) -> str | None:
         """Write each answer in request order. After a failure the rest are only drained, so the reader never
@@ -138,3 +201,9 @@ class Connection:
                 failure = f"answering failed: {type(error).__name__}: {error}"
                 self.writer.close()
         return failure
+
+
+def _ready(value: Any) -> asyncio.Future[Any]:
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    future.set_result(value)
+    return future

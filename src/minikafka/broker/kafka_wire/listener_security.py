@@ -1,0 +1,58 @@
+"""How one Kafka listener is secured (its protocol in listener.security.protocol.map): TLS from the ssl.* keys for
+SSL and SASL_SSL, SASL from sasl.enabled.mechanisms for SASL_PLAINTEXT and SASL_SSL."""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass, field
+
+from minikafka.broker.config import TLS_PROTOCOLS, BrokerConfig
+from minikafka.common.config import ConfigError
+
+
+@dataclass(frozen=True)
+class ListenerSecurity:
+    protocol: str = "PLAINTEXT"
+    ssl_context: ssl.SSLContext | None = field(default=None, compare=False)
+    mechanisms: tuple[str, ...] = ()
+
+    @property
+    def sasl(self) -> bool:
+        return self.protocol.startswith("SASL_")
+
+
+PLAINTEXT = ListenerSecurity()
+
+
+def listener_security(config: BrokerConfig, listener_name: str) -> ListenerSecurity:
+    """Raises ConfigError (one line, naming the key) when a key or certificate file cannot be used."""
+    protocol = config.listener_protocol(listener_name)
+    context = server_ssl_context(config) if protocol in TLS_PROTOCOLS else None
+    mechanisms = config.sasl_enabled_mechanisms if protocol.startswith("SASL_") else ()
+    return ListenerSecurity(protocol, context, mechanisms)
+
+
+def server_ssl_context(config: BrokerConfig) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(config.ssl_keystore_location, password=config.ssl_key_password or None)
+    except (OSError, ssl.SSLError) as error:
+        raise ConfigError(
+            f"invalid value '{config.ssl_keystore_location}' for 'ssl.keystore.location': {_why(error)}",
+            "ssl.keystore.location",
+        ) from None
+    if config.ssl_client_auth != "none":
+        context.verify_mode = ssl.CERT_REQUIRED if config.ssl_client_auth == "required" else ssl.CERT_OPTIONAL
+        try:
+            context.load_verify_locations(cafile=config.ssl_truststore_location)
+        except (OSError, ssl.SSLError) as error:
+            raise ConfigError(
+                f"invalid value '{config.ssl_truststore_location}' for 'ssl.truststore.location': {_why(error)}",
+                "ssl.truststore.location",
+            ) from None
+    return context
+
+
+def _why(error: OSError | ssl.SSLError) -> str:
+    return error.strerror or str(error) if isinstance(error, OSError) and error.strerror else str(error)

@@ -1,0 +1,125 @@
+"""Kafka clients on a SASL_SSL Kafka listener of a real broker: TLS with the test CA, SASL/PLAIN users from
+sasl.plain.users and SCRAM credentials set through AlterUserScramCredentials; a wrong password is refused with
+SASL_AUTHENTICATION_FAILED and nothing else is served before authentication."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import ssl
+import struct
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+from cluster_fixtures import eventually, running_cluster
+from tls_fixtures import CertificateFiles, make_certificates
+
+from minikafka.deploy import cluster_commands
+from minikafka.deploy.local_cluster import Cluster
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(shutil.which("openssl") is None, reason="the test CA is made with openssl"),
+]
+confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
+
+TOPIC = "secured"
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> CertificateFiles:
+    return make_certificates(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory, certificates: CertificateFiles) -> Iterator[Cluster]:
+    overrides = {
+        "listener.security.protocol.map": "PLAINTEXT:SASL_SSL,GRPC:GRPC,CONTROLLER:GRPC",
+        "ssl.keystore.location": str(certificates.keystore),
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+        "sasl.plain.users": "carol:carol-secret",
+    }
+    with running_cluster(tmp_path_factory.mktemp("sasl-ssl"), 1, 1, **overrides) as started:
+        with cluster_commands.admin_for(started, timeout_s=10) as admin:
+            admin.create_topic(TOPIC, partitions=1, replication_factor=1)
+        yield started
+
+
+def _client_config(cluster: Cluster, certificates: CertificateFiles, mechanism: str, user: str, password: str) -> dict:
+    return {
+        "bootstrap.servers": cluster.kafka_bootstrap_servers,
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": mechanism,
+        "sasl.username": user,
+        "sasl.password": password,
+        "ssl.ca.location": str(certificates.ca),
+    }
+
+
+def _produce_and_consume(config: dict, prefix: str, count: int = 20) -> None:
+    producer = confluent_kafka.Producer({**config, "acks": "all"})
+    errors: list[object] = []
+    for i in range(count):
+        producer.produce(
+            TOPIC, value=f"{prefix}-{i}".encode(), on_delivery=lambda e, _m: errors.append(e) if e else None
+        )
+    assert producer.flush(30) == 0
+    assert errors == []
+    consumer = confluent_kafka.Consumer({**config, "group.id": "unused", "enable.auto.commit": False})
+    consumer.assign([confluent_kafka.TopicPartition(TOPIC, 0, confluent_kafka.OFFSET_BEGINNING)])
+    values: list[bytes] = []
+    try:
+
+        def read_some() -> bool:
+            message = consumer.poll(0.2)
+            if message is not None:
+                assert message.error() is None, message.error()
+                values.append(message.value())
+            return len([v for v in values if v.startswith(prefix.encode())]) >= count
+
+        eventually(read_some, 30, f"{count} records consumed", interval_s=0)
+    finally:
+        consumer.close()
+    assert [v for v in values if v.startswith(prefix.encode())] == [f"{prefix}-{i}".encode() for i in range(count)]
+
+
+def _authentication_error(config: dict) -> str:
+    """The error librdkafka reports when its connection is refused (it then keeps retrying)."""
+    seen: list[object] = []
+    producer = confluent_kafka.Producer({**config, "error_cb": seen.append})
+    eventually(lambda: producer.poll(0.2) is not None and seen, 20, "an error callback")
+    return str(seen[0])
+
+
+def test_plain_produce_and_consume(cluster: Cluster, certificates: CertificateFiles) -> None:
+    _produce_and_consume(_client_config(cluster, certificates, "PLAIN", "carol", "carol-secret"), "plain")
+
+
+def test_plain_wrong_password_is_sasl_authentication_failed(cluster: Cluster, certificates: CertificateFiles) -> None:
+    error = _authentication_error(_client_config(cluster, certificates, "PLAIN", "carol", "wrong"))
+    assert "SASL authentication error" in error and "Invalid username or password" in error, error
+
+
+def _tls_socket(cluster: Cluster, certificates: CertificateFiles) -> ssl.SSLSocket:
+    context = ssl.create_default_context(cafile=str(certificates.ca))
+    host, _, port = cluster.brokers[0].kafka_address.rpartition(":")
+    return context.wrap_socket(socket.create_connection((host, int(port)), timeout=10), server_hostname=host)
+
+
+def test_a_request_before_authentication_closes_the_connection(
+    cluster: Cluster, certificates: CertificateFiles
+) -> None:
+    with _tls_socket(cluster, certificates) as sock:
+        metadata_v1 = struct.pack(">hhih", 3, 1, 7, -1) + struct.pack(">i", -1)  # Metadata v1, all topics
+        sock.sendall(struct.pack(">i", len(metadata_v1)) + metadata_v1)
+        assert sock.recv(4) == b""  # closed unanswered, as Kafka closes it
+
+
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed (Debian/Ubuntu: apt-get install kcat)")
+def test_a_plaintext_client_gets_no_answer(cluster: Cluster) -> None:
+    host, _, port = cluster.brokers[0].kafka_address.rpartition(":")
+    result = subprocess.run(
+        ["kcat", "-b", f"{host}:{port}", "-L", "-m", "3"], capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode != 0
