@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, minikafka, running_cluster
 from tls_fixtures import CertificateFiles, make_certificates
 
 from minikafka.deploy import cluster_commands
@@ -23,6 +23,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("openssl") is None, reason="the test CA is made with openssl"),
 ]
 confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
+admin_module = pytest.importorskip("confluent_kafka.admin")
 
 TOPIC = "secured"
 
@@ -99,6 +100,60 @@ def test_plain_produce_and_consume(cluster: Cluster, certificates: CertificateFi
 def test_plain_wrong_password_is_sasl_authentication_failed(cluster: Cluster, certificates: CertificateFiles) -> None:
     error = _authentication_error(_client_config(cluster, certificates, "PLAIN", "carol", "wrong"))
     assert "SASL authentication error" in error and "Invalid username or password" in error, error
+
+
+def test_scram_sha_512_set_with_the_cli_produce_consume_and_wrong_password(
+    cluster: Cluster, certificates: CertificateFiles
+) -> None:
+    alice = "SCRAM-SHA-512=[iterations=8192,password=alice-secret]"
+    altered = minikafka(
+        "configs", "--alter", "--entity-type", "users", "--entity-name", "alice", "--add-config", alice,
+        "--dir", str(cluster.run_dir), timeout_s=60,
+    )  # fmt: skip
+    assert altered.returncode == 0, altered.stderr
+    described = minikafka("configs", "--describe", "--entity-type", "users", "--dir", str(cluster.run_dir))
+    assert "SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-512=iterations=8192" in described.stdout
+    # The broker authenticates from its own metadata image: wait until it has the credential.
+    admin = admin_module.AdminClient(_client_config(cluster, certificates, "PLAIN", "carol", "carol-secret"))
+    eventually(lambda: "alice" in admin.describe_user_scram_credentials().result(), 20, "alice's credential")
+    _produce_and_consume(_client_config(cluster, certificates, "SCRAM-SHA-512", "alice", "alice-secret"), "scram512")
+    error = _authentication_error(_client_config(cluster, certificates, "SCRAM-SHA-512", "alice", "wrong"))
+    expected = (
+        "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"
+    )
+    assert "SASL authentication error" in error and expected in error, error
+    unknown = _authentication_error(_client_config(cluster, certificates, "SCRAM-SHA-512", "nobody", "alice-secret"))
+    assert expected in unknown, unknown
+
+
+def test_scram_sha_256_through_the_kafka_admin_api(cluster: Cluster, certificates: CertificateFiles) -> None:
+    """AlterUserScramCredentials and DescribeUserScramCredentials on the Kafka listener (forwarded to the
+    controller; described from the broker's image), then a SCRAM-SHA-256 client."""
+    admin = admin_module.AdminClient(_client_config(cluster, certificates, "PLAIN", "carol", "carol-secret"))
+    info = admin_module.ScramCredentialInfo(admin_module.ScramMechanism.SCRAM_SHA_256, 4096)
+    upsert = admin_module.UserScramCredentialUpsertion("dave", info, b"dave-secret")
+    admin.alter_user_scram_credentials([upsert])["dave"].result(timeout=20)
+    described = eventually(lambda: admin.describe_user_scram_credentials(["dave"])["dave"].result(), 20, "dave")
+    assert [(i.mechanism, i.iterations) for i in described.scram_credential_infos] == [
+        (admin_module.ScramMechanism.SCRAM_SHA_256, 4096)
+    ]
+    _produce_and_consume(_client_config(cluster, certificates, "SCRAM-SHA-256", "dave", "dave-secret"), "scram256")
+    too_few = admin_module.UserScramCredentialUpsertion(
+        "erin", admin_module.ScramCredentialInfo(admin_module.ScramMechanism.SCRAM_SHA_256, 100), b"erin-secret"
+    )
+    with pytest.raises(confluent_kafka.KafkaException, match="Too few iterations"):
+        admin.alter_user_scram_credentials([too_few])["erin"].result(timeout=20)
+    deletion = admin_module.UserScramCredentialDeletion("dave", admin_module.ScramMechanism.SCRAM_SHA_256)
+    admin.alter_user_scram_credentials([deletion])["dave"].result(timeout=20)
+
+    def dave_gone() -> bool:
+        try:
+            admin.describe_user_scram_credentials(["dave"])["dave"].result()
+        except confluent_kafka.KafkaException as error:
+            return error.args[0].code() == confluent_kafka.KafkaError.RESOURCE_NOT_FOUND
+        return False
+
+    eventually(dave_gone, 20, "dave's credential described as RESOURCE_NOT_FOUND")
 
 
 def _tls_socket(cluster: Cluster, certificates: CertificateFiles) -> ssl.SSLSocket:
