@@ -87,12 +87,26 @@ class BrokerConfig(NodeConfig):
         "Whether the SSL and SASL_SSL Kafka listeners ask Kafka clients for a certificate: none, requested, required.",
         one_of("none", "requested", "required"),
     )
+    connection_failed_authentication_delay_ms: int = config_key(
+        "connection.failed.authentication.delay.ms",
+        100,
+        "After answering a failed SASL authentication, a Kafka listener waits this long before closing the connection.",
+        at_least(0),
+    )
     sasl_enabled_mechanisms: tuple[str, ...] = config_key(
         "sasl.enabled.mechanisms",
         ("SCRAM-SHA-256", "SCRAM-SHA-512"),
         "SASL mechanisms the SASL_PLAINTEXT and SASL_SSL Kafka listeners accept: PLAIN (users of sasl.plain.users), "
         "SCRAM-SHA-256 and SCRAM-SHA-512 (credentials in the cluster metadata, set by AlterUserScramCredentials).",
         subset_of(*SASL_MECHANISMS),
+    )
+    sasl_scram_final_nonce_match: str = config_key(
+        "sasl.scram.final.nonce.match",
+        "exact",
+        "exact: a SCRAM client-final message must carry the server's nonce itself (RFC 5802, Kafka 4); suffix: it "
+        "may only end with it, as Kafka 3.8.1 to 3.9 accepted, for librdkafka before 2.6.1 (kcat 1.7), which sends "
+        "the client's nonce twice.",
+        one_of("exact", "suffix"),
     )
     sasl_plain_users: tuple[str, ...] = config_key(
         "sasl.plain.users",

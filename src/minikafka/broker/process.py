@@ -117,7 +117,11 @@ async def run_broker_process(config: BrokerConfig) -> None:
             )
         )
 
-    limits = ListenerLimits(config.socket_request_max_bytes, config.connections_max_idle_ms)
+    limits = ListenerLimits(
+        config.socket_request_max_bytes,
+        config.connections_max_idle_ms,
+        config.connection_failed_authentication_delay_ms,
+    )
     groups = GroupCoordinator(manager, lifecycle.controller, coordinator_config(config))
     kafka_listeners = [
         KafkaListener(

@@ -47,11 +47,14 @@ def test_rfc7677_example_exchange():
     assert final.challenge == b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
 
 
-def _client_final(mechanism: ScramMechanism, password: str, server_first: bytes, bare: str) -> bytes:
-    """What a client sends after server-first (the test's own client, from RFC 5802's formulas)."""
+def _client_final(
+    mechanism: ScramMechanism, password: str, server_first: bytes, bare: str, nonce_prefix: str = ""
+) -> bytes:
+    """What a client sends after server-first (the test's own client, from RFC 5802's formulas); `nonce_prefix`
+    goes before the nonce, as librdkafka before 2.6.1 puts its own nonce there again."""
     fields = dict(part.split("=", 1) for part in server_first.decode().split(","))
     salted = salted_password(mechanism, password, base64.b64decode(fields["s"]), int(fields["i"]))
-    without_proof = f"c=biws,r={fields['r']}"
+    without_proof = f"c=biws,r={nonce_prefix}{fields['r']}"
     auth_message = f"{bare},{server_first.decode()},{without_proof}".encode()
     key = client_key(mechanism, salted)
     proof = xor(key, hmac_of(mechanism, digest(mechanism, key), auth_message))
@@ -91,3 +94,16 @@ def test_escaped_username():
         AwaitingClientFirst(SHA256), b"n,,n=a=2Cb=3Dc,r=abc", lambda u: CREDENTIAL if u == "a,b=c" else None, "x"
     )
     assert isinstance(first.state, AwaitingClientFinal) and first.state.username == "a,b=c"
+
+
+def test_a_doubled_client_nonce_is_refused_unless_suffix_matching_is_on():
+    """librdkafka before 2.6.1 sends client nonce + the server's whole nonce (which starts with the client's)."""
+    mechanism = ScramMechanism.SCRAM_SHA_512
+    credential = credential_from_salted(mechanism, b"salt", salted_password(mechanism, "secret", b"salt", 4096), 4096)
+    bare = "n=alice,r=abc"
+    for suffix_ok in (False, True):
+        first = step(AwaitingClientFirst(mechanism, suffix_ok), f"n,,{bare}".encode(), lambda _u: credential, "xyz")
+        final_message = _client_final(mechanism, "secret", first.challenge, bare, nonce_prefix="abc")
+        assert b",r=abcabcxyz," in final_message
+        final = step(first.state, final_message, lambda _u: credential, "")
+        assert isinstance(final.state, ScramComplete if suffix_ok else ScramFailed)

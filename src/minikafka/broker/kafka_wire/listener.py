@@ -23,6 +23,7 @@ from minikafka.broker.kafka_wire.framing import (
     ApiHeader,
     FrameError,
     check_size,
+    check_token_size,
     decode_request,
     encode_response,
     peek_header,
@@ -39,6 +40,14 @@ MAX_IN_FLIGHT = 64  # requests read ahead of the one being answered, per connect
 class ListenerLimits:
     max_request_bytes: int  # socket.request.max.bytes
     max_idle_ms: int  # connections.max.idle.ms
+    failed_authentication_delay_ms: int = 100  # connection.failed.authentication.delay.ms
+
+
+@dataclass(frozen=True)
+class RawToken:
+    """A bare size-prefixed SASL token, the answer to one after a v0 SaslHandshake."""
+
+    data: bytes
 
 
 class KafkaListener:
@@ -106,6 +115,7 @@ class Connection:
         self.security = security
         # A SASL listener's connection serves nothing but authentication until it completes.
         self.sasl = SaslSession() if security.sasl else None
+        self.authentication_failed = False
         self.pending: asyncio.Queue[tuple[int, Any] | None] = asyncio.Queue(MAX_IN_FLIGHT)
 
     async def serve(self) -> str | None:
@@ -114,7 +124,12 @@ class Connection:
         try:
             reason = await self._read()
             await self.pending.put(None)
-            return await answering or reason
+            failure = await answering
+            if self.authentication_failed and failure is None:
+                # Kafka holds the connection open a little after answering a failed authentication, so a client
+                # reads the error before the close, and one retrying in a loop is slowed down.
+                await asyncio.sleep(self.limits.failed_authentication_delay_ms / 1000)
+            return failure or reason
         finally:
             answering.cancel()
 
@@ -131,6 +146,11 @@ class Connection:
                 return None
             try:
                 size = SIZE.unpack(prefix)[0]
+                if self.sasl is not None and self.sasl.raw_tokens and self.sasl.phase is Phase.AUTHENTICATE:
+                    check_token_size(size, self.limits.max_request_bytes)
+                    if (reason := await self._raw_token(await self.reader.readexactly(size))) is not None:
+                        return reason
+                    continue
                 check_size(size, self.limits.max_request_bytes)
                 frame = await self.reader.readexactly(size)
                 header = peek_header(frame)
@@ -167,16 +187,32 @@ class Connection:
             )
         request = decode_request(frame, header)
         if header.api_key == sasl_authenticator.SASL_HANDSHAKE:
-            outcome = sasl_authenticator.handshake(self.sasl, request.body.mechanism, self.security.mechanisms)
-            response = sasl_apis.handshake_response(header.api_version, outcome, self.security.mechanisms)
-        else:
-            credentials = SaslCredentials(self.ctx.manager.config.plain_users, self._scram_credential)
-            outcome = sasl_authenticator.authenticate(
-                self.sasl, request.body.auth_bytes, credentials, secrets.token_urlsafe(18)
+            mechanisms = self.security.mechanisms
+            outcome = sasl_authenticator.handshake(
+                self.sasl, request.body.mechanism, mechanisms, header.api_version, self.security.scram_nonce_suffix_ok
             )
+            response = sasl_apis.handshake_response(header.api_version, outcome, mechanisms)
+        else:
+            outcome = self._evaluate(request.body.auth_bytes)
             response = sasl_apis.authenticate_response(header.api_version, outcome)
         self.sasl = outcome.session
+        self.authentication_failed = outcome.close_reason is not None
         return _ready(response), outcome.close_reason
+
+    async def _raw_token(self, token: bytes) -> str | None:
+        """A bare token after a v0 handshake: a bare answer, or on failure a close without one, as Kafka does."""
+        outcome = self._evaluate(token)
+        self.sasl = outcome.session
+        if outcome.close_reason is not None:
+            self.authentication_failed = True
+            return outcome.close_reason
+        await self.pending.put((-1, _ready(RawToken(outcome.auth_bytes))))
+        return None
+
+    def _evaluate(self, token: bytes) -> sasl_authenticator.SaslAnswer:
+        assert self.sasl is not None
+        credentials = SaslCredentials(self.ctx.manager.config.plain_users, self._scram_credential)
+        return sasl_authenticator.authenticate(self.sasl, token, credentials, secrets.token_urlsafe(18))
 
     def _scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
         return self.ctx.manager.metadata.image.scram_credential(user, mechanism)
@@ -191,7 +227,10 @@ class Connection:
                 continue
             try:
                 response = await answer
-                if response is not None:  # None: acks=0, to which Kafka sends nothing back
+                if isinstance(response, RawToken):
+                    self.writer.write(SIZE.pack(len(response.data)) + response.data)
+                    await self.writer.drain()
+                elif response is not None:  # None: acks=0, to which Kafka sends nothing back
                     self.writer.write(encode_response(correlation_id, response))
                     await self.writer.drain()
             except ConnectionError:

@@ -15,6 +15,7 @@ class ListenerSecurity:
     protocol: str = "PLAINTEXT"
     ssl_context: ssl.SSLContext | None = field(default=None, compare=False)
     mechanisms: tuple[str, ...] = ()
+    scram_nonce_suffix_ok: bool = False  # sasl.scram.final.nonce.match=suffix
 
     @property
     def sasl(self) -> bool:
@@ -29,7 +30,7 @@ def listener_security(config: BrokerConfig, listener_name: str) -> ListenerSecur
     protocol = config.listener_protocol(listener_name)
     context = server_ssl_context(config) if protocol in TLS_PROTOCOLS else None
     mechanisms = config.sasl_enabled_mechanisms if protocol.startswith("SASL_") else ()
-    return ListenerSecurity(protocol, context, mechanisms)
+    return ListenerSecurity(protocol, context, mechanisms, config.sasl_scram_final_nonce_match == "suffix")
 
 
 def server_ssl_context(config: BrokerConfig) -> ssl.SSLContext:

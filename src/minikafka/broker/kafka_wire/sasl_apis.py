@@ -13,7 +13,9 @@ from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.broker.kafka_wire.sasl_authenticator import SASL_AUTHENTICATE, SASL_HANDSHAKE, SaslAnswer
 from minikafka.common.errors import ErrorCode
 
-VERSIONS = {SASL_HANDSHAKE: (1, 1), SASL_AUTHENTICATE: (0, 2)}  # v0 handshakes send raw tokens: not supported
+# librdkafka uses SASL only with a broker whose SaslHandshake range holds 0 (clients that handshake at v0 then send
+# bare tokens); at v1 they send SaslAuthenticate requests.
+VERSIONS = {SASL_HANDSHAKE: (0, 1), SASL_AUTHENTICATE: (0, 2)}
 
 
 def handshake_response(api_version: int, answer: SaslAnswer, mechanisms: tuple[str, ...]) -> Any:

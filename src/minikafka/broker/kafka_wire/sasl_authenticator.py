@@ -31,6 +31,8 @@ class SaslSession:
     mechanism: str = ""
     scram: scram_server.ScramState | None = None
     principal: str = ""  # Kafka's principal once authenticated: "User:alice"
+    # After a v0 SaslHandshake the client sends bare size-prefixed SASL tokens, not SaslAuthenticate requests.
+    raw_tokens: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,18 +58,22 @@ def refusal(session: SaslSession, api_key: int) -> str | None:
     name = API_NAMES.get(api_key, f"API key {api_key}")
     if session.phase is Phase.HANDSHAKE and api_key not in (API_VERSIONS, SASL_HANDSHAKE):
         return f"INVALID_REQUEST: Unexpected Kafka request of type {name} during SASL handshake."
+    if session.phase is Phase.AUTHENTICATE and session.raw_tokens:
+        return None  # a bare token, not a request
     if session.phase is Phase.AUTHENTICATE and api_key != SASL_AUTHENTICATE:
         return f"ILLEGAL_SASL_STATE: Unexpected Kafka request of type {name} during SASL authentication."
     return None
 
 
-def handshake(session: SaslSession, mechanism: str, enabled: tuple[str, ...]) -> SaslAnswer:
+def handshake(
+    session: SaslSession, mechanism: str, enabled: tuple[str, ...], version: int = 1, nonce_suffix_ok: bool = False
+) -> SaslAnswer:
     if mechanism not in enabled:
         reason = f"UNSUPPORTED_SASL_MECHANISM: Unsupported SASL mechanism {mechanism}"
         return SaslAnswer(session, ErrorCode.UNSUPPORTED_SASL_MECHANISM, close_reason=reason)
     scram = ScramMechanism.of_name(mechanism)
-    start = scram_server.AwaitingClientFirst(scram) if scram is not None else None
-    return SaslAnswer(SaslSession(Phase.AUTHENTICATE, mechanism, start), ErrorCode.NONE)
+    start = scram_server.AwaitingClientFirst(scram, nonce_suffix_ok) if scram is not None else None
+    return SaslAnswer(SaslSession(Phase.AUTHENTICATE, mechanism, start, raw_tokens=version == 0), ErrorCode.NONE)
 
 
 def authenticate(session: SaslSession, token: bytes, credentials: SaslCredentials, server_nonce: str) -> SaslAnswer:
@@ -89,7 +95,7 @@ def authenticate(session: SaslSession, token: bytes, credentials: SaslCredential
 
 
 def _complete(session: SaslSession, username: str) -> SaslSession:
-    return SaslSession(Phase.COMPLETE, session.mechanism, None, f"User:{username}")
+    return SaslSession(Phase.COMPLETE, session.mechanism, None, f"User:{username}", session.raw_tokens)
 
 
 def _failed(session: SaslSession, message: str | None, detail: str) -> SaslAnswer:

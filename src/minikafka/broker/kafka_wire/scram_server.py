@@ -21,6 +21,9 @@ CredentialLookup = Callable[[str], ScramCredential | None]
 @dataclass(frozen=True)
 class AwaitingClientFirst:
     mechanism: ScramMechanism
+    # Accept a client-final nonce that only ends with the server's, as Kafka 3.8.1 to 3.9 did: librdkafka before
+    # 2.6.1 sends the client nonce twice. Kafka 4 (the default here) requires the exact nonce (RFC 5802).
+    nonce_suffix_ok: bool = False
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,7 @@ class AwaitingClientFinal:
     client_first_bare: str
     server_first: str
     nonce: str
+    nonce_suffix_ok: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,7 +112,9 @@ def _client_first(state: AwaitingClientFirst, text: str, lookup: CredentialLooku
     salt = base64.b64encode(credential.salt).decode()
     server_first = f"r={nonce},s={salt},i={credential.iterations}"
     gs2_header = f"{flag},{authzid},"
-    waiting = AwaitingClientFinal(state.mechanism, username, credential, gs2_header, bare, server_first, nonce)
+    waiting = AwaitingClientFinal(
+        state.mechanism, username, credential, gs2_header, bare, server_first, nonce, state.nonce_suffix_ok
+    )
     return ScramStep(waiting, server_first.encode())
 
 
@@ -119,7 +125,8 @@ def _client_final(state: AwaitingClientFinal, text: str) -> ScramStep:
     attributes = _attributes(without_proof)
     if base64.b64decode(attributes.get("c", ""), validate=True) != state.gs2_header.encode():
         return _fail("channel binding does not match the gs2 header")
-    if attributes.get("r") != state.nonce:
+    nonce = attributes.get("r", "")
+    if nonce != state.nonce and not (state.nonce_suffix_ok and nonce.endswith(state.nonce)):
         return _fail("nonce does not match the server's")
     auth_message = f"{state.client_first_bare},{state.server_first},{without_proof}".encode()
     mechanism, credential = state.mechanism, state.credential
