@@ -238,3 +238,35 @@ def test_a_plaintext_client_gets_no_answer(cluster: Cluster) -> None:
         ["kcat", "-b", f"{host}:{port}", "-L", "-m", "3"], capture_output=True, text=True, timeout=30
     )
     assert result.returncode != 0
+
+
+async def test_aiokafka_scram_sha_512(
+    cluster: Cluster, certificates: CertificateFiles, alice: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    aiokafka = pytest.importorskip("aiokafka", reason="aiokafka is in the dev extra")
+    from aiokafka.helpers import create_ssl_context
+
+    def producer(password: str):  # noqa: ANN202 - aiokafka.AIOKafkaProducer
+        return aiokafka.AIOKafkaProducer(
+            bootstrap_servers=cluster.kafka_bootstrap_servers,
+            security_protocol="SASL_SSL",
+            sasl_mechanism="SCRAM-SHA-512",
+            sasl_plain_username=alice,
+            sasl_plain_password=password,
+            ssl_context=create_ssl_context(cafile=str(certificates.ca)),
+            acks="all",
+        )
+
+    good = producer("alice-secret")
+    await good.start()
+    try:
+        sent = [await good.send_and_wait(TOPIC, f"aiokafka-{i}".encode()) for i in range(10)]
+    finally:
+        await good.stop()
+    assert len({metadata.offset for metadata in sent}) == 10
+    bad = producer("wrong")
+    with pytest.raises(aiokafka.errors.KafkaConnectionError):  # aiokafka logs why it could not bootstrap
+        await bad.start()
+    await bad.stop()
+    logged = [record.getMessage() for record in caplog.records]
+    assert any("[Error 58] SaslAuthenticationFailed" in line and SCRAM_FAILED in line for line in logged), logged[-5:]
