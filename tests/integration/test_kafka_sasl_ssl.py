@@ -231,6 +231,39 @@ def test_a_request_before_authentication_closes_the_connection(
         assert sock.recv(4) == b""  # closed unanswered, as Kafka closes it
 
 
+def _request(api_key: int, version: int, correlation_id: int, body: bytes) -> bytes:
+    """A non-flexible request (header v1, client id "t")."""
+    frame = struct.pack(">hhih", api_key, version, correlation_id, 1) + b"t" + body
+    return struct.pack(">i", len(frame)) + frame
+
+
+def _frame(sock: ssl.SSLSocket) -> bytes:
+    size = struct.unpack(">i", _exactly(sock, 4))[0]
+    return _exactly(sock, size)
+
+
+def _exactly(sock: ssl.SSLSocket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        assert chunk, "closed by the broker"
+        data += chunk
+    return data
+
+
+def test_handshake_v0_then_bare_plain_token(cluster: Cluster, certificates: CertificateFiles) -> None:
+    """SaslHandshake v0: the SASL exchange goes on in bare size-prefixed tokens, then requests are served."""
+    with _tls_socket(cluster, certificates) as sock:
+        sock.sendall(_request(17, 0, 1, struct.pack(">h", 5) + b"PLAIN"))
+        handshake = _frame(sock)
+        assert struct.unpack_from(">ih", handshake) == (1, 0)  # correlation id, error NONE
+        token = b"\0carol\0carol-secret"
+        sock.sendall(struct.pack(">i", len(token)) + token)
+        assert _frame(sock) == b""  # PLAIN's empty server token
+        sock.sendall(_request(3, 1, 2, struct.pack(">i", -1)))  # Metadata v1, all topics
+        assert struct.unpack_from(">i", _frame(sock))[0] == 2
+
+
 @pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed (Debian/Ubuntu: apt-get install kcat)")
 def test_a_plaintext_client_gets_no_answer(cluster: Cluster) -> None:
     host, _, port = cluster.brokers[0].kafka_address.rpartition(":")
