@@ -4,6 +4,7 @@ SASL_AUTHENTICATION_FAILED and nothing else is served before authentication."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import ssl
@@ -229,6 +230,18 @@ def test_a_request_before_authentication_closes_the_connection(
         metadata_v1 = struct.pack(">hhih", 3, 1, 7, -1) + struct.pack(">i", -1)  # Metadata v1, all topics
         sock.sendall(struct.pack(">i", len(metadata_v1)) + metadata_v1)
         assert sock.recv(4) == b""  # closed unanswered, as Kafka closes it
+    with _tls_socket(cluster, certificates) as sock:
+        sock.sendall(struct.pack(">i", 524289))  # over sasl.server.max.receive.size: not read, closed
+        assert sock.recv(4) == b""
+
+    def closed_reasons() -> list[str]:
+        lines = (cluster.run_dir / "logs" / "broker-1.jsonl").read_text().splitlines()
+        events = [json.loads(line) for line in lines if '"kafka_connection_closed"' in line]
+        return [event["reason"] for event in events]
+
+    # The broker logs the close just after closing: wait for the line.
+    eventually(lambda: "INVALID_REQUEST: frame size 524289 is larger than 524288" in closed_reasons(), 10, "the log")
+    assert any(reason.startswith("INVALID_REQUEST: Unexpected Kafka request") for reason in closed_reasons())
 
 
 def _request(api_key: int, version: int, correlation_id: int, body: bytes) -> bytes:

@@ -93,6 +93,12 @@ class BrokerConfig(NodeConfig):
         "After answering a failed SASL authentication, a Kafka listener waits this long before closing the connection.",
         at_least(0),
     )
+    sasl_server_max_receive_size: int = config_key(
+        "sasl.server.max.receive.size",
+        524288,
+        "The largest frame a SASL listener reads from a client before it has authenticated.",
+        at_least(1),
+    )
     sasl_enabled_mechanisms: tuple[str, ...] = config_key(
         "sasl.enabled.mechanisms",
         ("SCRAM-SHA-256", "SCRAM-SHA-512"),

@@ -121,6 +121,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
         config.socket_request_max_bytes,
         config.connections_max_idle_ms,
         config.connection_failed_authentication_delay_ms,
+        config.sasl_server_max_receive_size,
     )
     groups = GroupCoordinator(manager, lifecycle.controller, coordinator_config(config))
     kafka_listeners = [

@@ -41,6 +41,7 @@ class ListenerLimits:
     max_request_bytes: int  # socket.request.max.bytes
     max_idle_ms: int  # connections.max.idle.ms
     failed_authentication_delay_ms: int = 100  # connection.failed.authentication.delay.ms
+    sasl_max_receive_bytes: int = 524288  # sasl.server.max.receive.size: the largest frame before authentication
 
 
 @dataclass(frozen=True)
@@ -147,11 +148,11 @@ class Connection:
             try:
                 size = SIZE.unpack(prefix)[0]
                 if self.sasl is not None and self.sasl.raw_tokens and self.sasl.phase is Phase.AUTHENTICATE:
-                    check_token_size(size, self.limits.max_request_bytes)
+                    check_token_size(size, self.limits.sasl_max_receive_bytes)
                     if (reason := await self._raw_token(await self.reader.readexactly(size))) is not None:
                         return reason
                     continue
-                check_size(size, self.limits.max_request_bytes)
+                check_size(size, self._max_frame_bytes())
                 frame = await self.reader.readexactly(size)
                 header = peek_header(frame)
                 if self.sasl is not None and self.sasl.phase is not Phase.COMPLETE:
@@ -170,6 +171,12 @@ class Connection:
             except ConnectionError:
                 return None
             await self.pending.put((header.correlation_id, answer))
+
+    def _max_frame_bytes(self) -> int:
+        """No large frame from a client not yet authenticated (Kafka's sasl.server.max.receive.size)."""
+        if self.sasl is None or self.sasl.phase is Phase.COMPLETE:
+            return self.limits.max_request_bytes
+        return min(self.limits.max_request_bytes, self.limits.sasl_max_receive_bytes)
 
     def _authenticate(self, frame: bytes, header: ApiHeader) -> tuple[Any | None, str | None]:
         """During SASL authentication: the answer to a SaslHandshake or SaslAuthenticate frame and the reason to close
