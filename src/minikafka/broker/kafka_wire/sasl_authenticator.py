@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from kio.schema.index import api_key_map
+
 from minikafka.broker.kafka_wire import scram_server
 from minikafka.broker.kafka_wire.sasl_plain import PlainAccepted, check_plain
 from minikafka.common.errors import ErrorCode
@@ -16,7 +18,6 @@ from minikafka.common.scram import ScramCredential, ScramMechanism
 
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
 INVALID_CREDENTIALS = "Authentication failed during authentication due to invalid credentials with SASL mechanism"
-API_NAMES = {API_VERSIONS: "API_VERSIONS", SASL_HANDSHAKE: "SASL_HANDSHAKE", SASL_AUTHENTICATE: "SASL_AUTHENTICATE"}
 
 
 class Phase(Enum):
@@ -55,7 +56,7 @@ class SaslAnswer:
 
 def refusal(session: SaslSession, api_key: int) -> str | None:
     """Why a request with `api_key` closes the connection in this phase; None if it may be served."""
-    name = API_NAMES.get(api_key, f"API key {api_key}")
+    name = api_key_map[api_key].upper() if api_key in api_key_map else f"API key {api_key}"  # Kafka's ApiKeys name
     if session.phase is Phase.HANDSHAKE and api_key not in (API_VERSIONS, SASL_HANDSHAKE):
         return f"INVALID_REQUEST: Unexpected Kafka request of type {name} during SASL handshake."
     if session.phase is Phase.AUTHENTICATE and session.raw_tokens:

@@ -1,4 +1,4 @@
-"""The server side of one SCRAM exchange (RFC 5802 section 5, as Kafka's ScramSaslServer): a pure state machine.
+"""The server side of one SCRAM exchange (RFC 5802, as Kafka's ScramSaslServer): a pure state machine.
 
 client-first -> server-first (the salt, iterations and the nonce extended by the server's), client-final -> the
 server's signature once the client's proof matches the StoredKey. Any other message, an unknown user or a wrong
