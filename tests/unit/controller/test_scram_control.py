@@ -6,6 +6,7 @@ from __future__ import annotations
 from minikafka.common.errors import ErrorCode
 from minikafka.common.scram import ScramMechanism, credential_from_salted, salted_password
 from minikafka.kraft_controller.control import scram_control
+from minikafka.kraft_controller.control.record_events import describe_record_event
 from minikafka.kraft_controller.control.requests import (
     AlterUserScramCredentialsRequest,
     ScramCredentialDeletion,
@@ -91,3 +92,35 @@ def test_delete_describe_and_snapshot() -> None:
     after = _replay(image, deleted.records)
     assert "bob" not in after.scram_credentials  # no empty entry left: a snapshot replays to an equal image
     assert MetadataImage.from_records(after.to_records(), after.offset) == after
+
+
+def test_replay_events_name_the_user_never_the_keys() -> None:
+    (record,) = _alter(MetadataImage(), _upsert("alice")).records
+    image = _replay(MetadataImage(), [record])
+    event, fields = describe_record_event(record, image)
+    assert (event, fields) == (
+        "user_scram_credential_changed",
+        {"user": "alice", "mechanism": "SCRAM-SHA-512", "iterations": 4096},
+    )
+    removal = RemoveUserScramCredential("alice", SHA512)
+    assert describe_record_event(removal, _replay(image, [removal])) == (
+        "user_scram_credential_deleted",
+        {"user": "alice", "mechanism": "SCRAM-SHA-512"},
+    )
+
+
+def test_through_the_controller_state_machine(harness) -> None:  # noqa: ANN001 - controller_harness.Harness
+    """The active controller's path: generate, commit, then describe from committed state."""
+    controller = harness.controller
+    assert controller.describe_user_scram_credentials(None).results == ()
+    request = AlterUserScramCredentialsRequest((), (_upsert("alice"),))
+    assert harness.commit(controller.alter_user_scram_credentials(request)).results == (
+        UserResult("alice", ErrorCode.NONE),
+    )
+    (described,) = controller.describe_user_scram_credentials(("alice",)).results
+    assert (described.user, described.error_code, described.credential_infos[0].iterations) == (
+        "alice",
+        ErrorCode.NONE,
+        4096,
+    )
+    assert controller.committed.scram_credential("alice", SHA512) is not None
