@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
-from tls_fixtures import CertificateFiles, make_certificates
+from tls_fixtures import CertificateFiles, make_certificates, make_client_certificate
 
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.local_cluster import Cluster
@@ -316,3 +316,54 @@ async def test_aiokafka_scram_sha_512(
     await bad.stop()
     logged = [record.getMessage() for record in caplog.records]
     assert any("[Error 58] SaslAuthenticationFailed" in line and SCRAM_FAILED in line for line in logged), logged[-5:]
+
+
+async def test_ssl_client_auth_required(certificates: CertificateFiles) -> None:
+    """The listener's TLS context with ssl.client.auth=required: a client without a certificate the truststore's CA
+    signed fails the handshake, one with it connects."""
+    import asyncio
+
+    from minikafka.broker.config import BrokerConfig
+    from minikafka.broker.kafka_wire.listener_security import listener_security
+    from minikafka.common.config import load_config
+
+    properties = {
+        "node.id": "1",
+        "process.roles": "broker",
+        "controller.quorum.voters": "101@127.0.0.1:9093",
+        "log.dirs": "/tmp/unused",
+        "listeners": "SECURE://127.0.0.1:0",
+        "listener.security.protocol.map": "SECURE:SSL",
+        "ssl.keystore.location": str(certificates.keystore),
+        "ssl.truststore.location": str(certificates.ca),
+        "ssl.client.auth": "required",
+    }
+    security = listener_security(load_config(BrokerConfig, properties), "SECURE")
+
+    async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(await reader.readexactly(4))
+        writer.close()
+
+    server = await asyncio.start_server(echo, "127.0.0.1", 0, ssl=security.ssl_context)
+    port = server.sockets[0].getsockname()[1]
+
+    async def exchange(client: ssl.SSLContext) -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=client)
+        writer.write(b"ping")
+        try:
+            return await reader.read(4)
+        finally:
+            writer.close()
+
+    try:
+        anonymous = ssl.create_default_context(cafile=str(certificates.ca))
+        try:  # with TLS 1.3 the server's refusal comes after the client's handshake: an error or end of stream
+            refused = await exchange(anonymous)
+        except (ssl.SSLError, ConnectionError):
+            refused = b""
+        assert refused == b""
+        known = ssl.create_default_context(cafile=str(certificates.ca))
+        known.load_cert_chain(make_client_certificate(certificates.ca.parent, "alice"))
+        assert await exchange(known) == b"ping"
+    finally:
+        server.close()

@@ -36,3 +36,18 @@ def make_certificates(directory: Path) -> CertificateFiles:
     keystore = directory / "server-keystore.pem"
     keystore.write_text((directory / "server.key").read_text() + (directory / "server.pem").read_text())
     return CertificateFiles(directory / "ca.pem", keystore)
+
+
+def make_client_certificate(directory: Path, name: str) -> Path:
+    """A client certificate for `name`, signed by the CA make_certificates left in `directory`: key and chain in
+    one PEM file."""
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=directory)
+    (directory / f"{name}.ext").write_text("extendedKeyUsage=clientAuth\n")
+    _openssl(
+        "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", f"{name}.pem", "-days", "2", "-extfile", f"{name}.ext", cwd=directory,
+    )  # fmt: skip
+    bundle = directory / f"{name}-keystore.pem"
+    bundle.write_text((directory / f"{name}.key").read_text() + (directory / f"{name}.pem").read_text())
+    return bundle
