@@ -38,7 +38,7 @@ def server_ssl_context(config: BrokerConfig) -> ssl.SSLContext:
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     try:
         context.load_cert_chain(config.ssl_keystore_location, password=config.ssl_key_password or None)
-    except (OSError, ssl.SSLError) as error:
+    except OSError as error:  # ssl.SSLError is one too
         raise ConfigError(
             f"invalid value '{config.ssl_keystore_location}' for 'ssl.keystore.location': {_why(error)}",
             "ssl.keystore.location",
@@ -47,7 +47,7 @@ def server_ssl_context(config: BrokerConfig) -> ssl.SSLContext:
         context.verify_mode = ssl.CERT_REQUIRED if config.ssl_client_auth == "required" else ssl.CERT_OPTIONAL
         try:
             context.load_verify_locations(cafile=config.ssl_truststore_location)
-        except (OSError, ssl.SSLError) as error:
+        except OSError as error:  # ssl.SSLError is one too
             raise ConfigError(
                 f"invalid value '{config.ssl_truststore_location}' for 'ssl.truststore.location': {_why(error)}",
                 "ssl.truststore.location",
@@ -55,5 +55,5 @@ def server_ssl_context(config: BrokerConfig) -> ssl.SSLContext:
     return context
 
 
-def _why(error: OSError | ssl.SSLError) -> str:
-    return error.strerror or str(error) if isinstance(error, OSError) and error.strerror else str(error)
+def _why(error: OSError) -> str:
+    return error.strerror or str(error)

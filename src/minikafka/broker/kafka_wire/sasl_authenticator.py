@@ -1,7 +1,7 @@
 """Kafka's SaslServerAuthenticator for one connection of a SASL_PLAINTEXT or SASL_SSL listener, as a pure state
-machine: before authentication only ApiVersions, SaslHandshake (v1) and then SaslAuthenticate are accepted; any
-other request closes the connection unanswered, as Kafka does. A failed authentication is answered (Kafka's error
-and message) and then the connection closes."""
+machine: before authentication only ApiVersions, SaslHandshake and then SaslAuthenticate (after a v0 handshake,
+bare tokens) are accepted; any other request closes the connection unanswered, as Kafka does. A failed
+authentication is answered (Kafka's error and message) and then the connection closes."""
 
 from __future__ import annotations
 
