@@ -40,7 +40,8 @@ def server_ssl_context(config: BrokerConfig) -> ssl.SSLContext:
         context.load_cert_chain(config.ssl_keystore_location, password=config.ssl_key_password or None)
     except OSError as error:  # ssl.SSLError is one too
         raise ConfigError(
-            f"invalid value '{config.ssl_keystore_location}' for 'ssl.keystore.location': {_why(error)}",
+            f"invalid value '{config.ssl_keystore_location}' for 'ssl.keystore.location': "
+            f"{_why(error, 'a PEM private key and certificate chain')}",
             "ssl.keystore.location",
         ) from None
     if config.ssl_client_auth != "none":
@@ -49,11 +50,14 @@ def server_ssl_context(config: BrokerConfig) -> ssl.SSLContext:
             context.load_verify_locations(cafile=config.ssl_truststore_location)
         except OSError as error:  # ssl.SSLError is one too
             raise ConfigError(
-                f"invalid value '{config.ssl_truststore_location}' for 'ssl.truststore.location': {_why(error)}",
+                f"invalid value '{config.ssl_truststore_location}' for 'ssl.truststore.location': "
+                f"{_why(error, 'PEM CA certificates')}",
                 "ssl.truststore.location",
             ) from None
     return context
 
 
-def _why(error: OSError) -> str:
+def _why(error: OSError, expected: str) -> str:
+    if isinstance(error, ssl.SSLError):  # OpenSSL's reason ("PEM lib", "KEY_VALUES_MISMATCH") names no file
+        return f"not {expected} ({error.reason or error})"
     return error.strerror or str(error)
