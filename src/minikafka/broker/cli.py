@@ -30,10 +30,13 @@ def load(args: argparse.Namespace) -> BrokerConfig:
 
 
 def run_broker(args: argparse.Namespace) -> int:
+    from minikafka.broker.kafka_wire.listener_security import listener_security
     from minikafka.broker.process import run_broker_process
     from minikafka.common.event_log import configure_event_log
 
     config = load(args)
+    for listener in config.kafka_listeners:  # an unreadable key or certificate is one line before anything starts
+        listener_security(config, listener.name)
     configure_event_log(config.label, config.events_dir, config.log_level)
     try:
         run_event_loop(run_broker_process(config))

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from minikafka.common.config import ConfigError, at_least, config_key
+from minikafka.common.config import ConfigError, at_least, config_key, one_of, subset_of
 from minikafka.common.endpoints import Listener
 from minikafka.common.node_config import NodeConfig
 from minikafka.storage.log_config import LogConfig
@@ -15,6 +15,10 @@ from minikafka.storage.log_config import LogConfig
 _LONG_MAX = 2**63 - 1
 KAFKA_PROTOCOL = "PLAINTEXT"  # Kafka's wire protocol, unencrypted: what unmodified Kafka clients speak
 GRPC_PROTOCOL = "GRPC"  # minikafka's own protocol: its client, replication and the controllers
+# Kafka's security protocols, all speaking Kafka's wire protocol: over TLS (SSL), after a SASL exchange, or both.
+KAFKA_PROTOCOLS = (KAFKA_PROTOCOL, "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+TLS_PROTOCOLS = ("SSL", "SASL_SSL")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
@@ -24,8 +28,10 @@ def parse_protocol_map(text: str) -> dict[str, str]:
         if not item:
             continue
         name, sep, protocol = item.partition(":")
-        if not sep or protocol.upper() not in (KAFKA_PROTOCOL, GRPC_PROTOCOL):
-            raise ValueError(f"expected NAME:{KAFKA_PROTOCOL} or NAME:{GRPC_PROTOCOL}, got {item!r}")
+        if not sep or protocol.upper() not in (*KAFKA_PROTOCOLS, GRPC_PROTOCOL):
+            raise ValueError(
+                f"expected NAME:PROTOCOL, PROTOCOL one of {', '.join(KAFKA_PROTOCOLS)}, GRPC; got {item!r}"
+            )
         mapping[name.strip().upper()] = protocol.upper()
     return mapping
 
@@ -38,6 +44,11 @@ def _protocol_map_ok(text: str) -> str | None:
     return None
 
 
+def _plain_users_ok(users: tuple[str, ...]) -> str | None:
+    bad = [user for user in users if not user.partition(":")[0] or not user.partition(":")[1]]
+    return f"expected NAME:PASSWORD entries, got {bad[0]!r}" if bad else None
+
+
 @dataclass(frozen=True)
 class BrokerConfig(NodeConfig):
     inter_broker_listener_name: str = config_key(
@@ -46,9 +57,69 @@ class BrokerConfig(NodeConfig):
     listener_security_protocol_map: str = config_key(
         "listener.security.protocol.map",
         "PLAINTEXT:PLAINTEXT,GRPC:GRPC,CONTROLLER:GRPC",
-        "The protocol of each listener name: PLAINTEXT listeners speak Kafka's wire protocol to Kafka clients, "
-        "GRPC listeners minikafka's own (its client, replication).",
+        "The protocol of each listener name: PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL listeners speak Kafka's "
+        "wire protocol to Kafka clients (SSL: over TLS; SASL_*: after SASL authentication), GRPC listeners "
+        "minikafka's own (its client, replication).",
         _protocol_map_ok,
+    )
+    ssl_keystore_type: str = config_key(
+        "ssl.keystore.type", "PEM", "Format of ssl.keystore.location: PEM only.", one_of("PEM")
+    )
+    ssl_keystore_location: str = config_key(
+        "ssl.keystore.location",
+        "",
+        "PEM file holding the private key and certificate chain of the SSL and SASL_SSL Kafka listeners.",
+    )
+    ssl_key_password: str = config_key(
+        "ssl.key.password", "", "Password of the private key in ssl.keystore.location; empty: not encrypted."
+    )
+    ssl_truststore_type: str = config_key(
+        "ssl.truststore.type", "PEM", "Format of ssl.truststore.location: PEM only.", one_of("PEM")
+    )
+    ssl_truststore_location: str = config_key(
+        "ssl.truststore.location",
+        "",
+        "PEM file of the CA certificates that client certificates are checked against (ssl.client.auth).",
+    )
+    ssl_client_auth: str = config_key(
+        "ssl.client.auth",
+        "none",
+        "Whether the SSL and SASL_SSL Kafka listeners ask Kafka clients for a certificate: none, requested, required.",
+        one_of("none", "requested", "required"),
+    )
+    connection_failed_authentication_delay_ms: int = config_key(
+        "connection.failed.authentication.delay.ms",
+        100,
+        "After answering a failed SASL authentication, a Kafka listener waits this long before closing the connection.",
+        at_least(0),
+    )
+    sasl_server_max_receive_size: int = config_key(
+        "sasl.server.max.receive.size",
+        524288,
+        "The largest frame a SASL listener reads from a client before it has authenticated.",
+        at_least(1),
+    )
+    sasl_enabled_mechanisms: tuple[str, ...] = config_key(
+        "sasl.enabled.mechanisms",
+        ("SCRAM-SHA-256", "SCRAM-SHA-512"),
+        "SASL mechanisms the SASL_PLAINTEXT and SASL_SSL Kafka listeners accept: PLAIN (users of sasl.plain.users), "
+        "SCRAM-SHA-256 and SCRAM-SHA-512 (credentials in the cluster metadata, set by AlterUserScramCredentials).",
+        subset_of(*SASL_MECHANISMS),
+    )
+    sasl_scram_final_nonce_match: str = config_key(
+        "sasl.scram.final.nonce.match",
+        "exact",
+        "exact: a SCRAM client-final message must carry the server's nonce itself (RFC 5802, Kafka 4); suffix: it "
+        "may only end with it, as Kafka 3.8.1 to 3.9 accepted, for librdkafka before 2.6.1 (kcat 1.7), which sends "
+        "the client's nonce twice.",
+        one_of("exact", "suffix"),
+    )
+    sasl_plain_users: tuple[str, ...] = config_key(
+        "sasl.plain.users",
+        (),
+        'The users SASL/PLAIN accepts, NAME:PASSWORD,...: minikafka\'s stand-in for the user_NAME="PASSWORD" '
+        "entries of Kafka's PlainLoginModule JAAS config (a password holds no comma).",
+        _plain_users_ok,
     )
     socket_request_max_bytes: int = config_key(
         "socket.request.max.bytes", 104857600, "Largest request frame a Kafka listener reads.", at_least(1)
@@ -234,6 +305,7 @@ class BrokerConfig(NodeConfig):
                 f"listener.security.protocol.map ({self.listener_security_protocol_map})",
                 "listeners",
             )
+        self._validate_listener_security(protocols)
         names = [listener.name for listener in self.grpc_listeners]
         if self.inter_broker_listener_name and self.inter_broker_listener_name not in names:
             raise ConfigError(
@@ -246,9 +318,35 @@ class BrokerConfig(NodeConfig):
                 f"invalid value {self.node_id} for 'node.id': it is a controller in controller.quorum.voters", "node.id"
             )
 
-    def _with_protocol(self, protocol: str) -> tuple[Listener, ...]:
+    def _validate_listener_security(self, protocols: Mapping[str, str]) -> None:
+        used = {protocols.get(listener.name) for listener in self.bound_listeners}
+        tls = sorted(used & set(TLS_PROTOCOLS))
+        if tls and not self.ssl_keystore_location:
+            raise ConfigError(
+                f"missing value for 'ssl.keystore.location': listeners use {', '.join(tls)}", "ssl.keystore.location"
+            )
+        if tls and self.ssl_client_auth != "none" and not self.ssl_truststore_location:
+            raise ConfigError(
+                f"missing value for 'ssl.truststore.location': ssl.client.auth is {self.ssl_client_auth}",
+                "ssl.truststore.location",
+            )
+        if used & {"SASL_PLAINTEXT", "SASL_SSL"} and not self.sasl_enabled_mechanisms:
+            raise ConfigError(
+                "invalid value '' for 'sasl.enabled.mechanisms': SASL listeners need at least one mechanism",
+                "sasl.enabled.mechanisms",
+            )
+
+    def _with_protocol(self, *wanted: str) -> tuple[Listener, ...]:
         protocols = parse_protocol_map(self.listener_security_protocol_map)
-        return tuple(listener for listener in self.bound_listeners if protocols.get(listener.name) == protocol)
+        return tuple(listener for listener in self.bound_listeners if protocols.get(listener.name) in wanted)
+
+    def listener_protocol(self, name: str) -> str:
+        """The security protocol of the listener `name` (Kafka's listener.security.protocol.map)."""
+        return parse_protocol_map(self.listener_security_protocol_map)[name]
+
+    @functools.cached_property
+    def plain_users(self) -> Mapping[str, str]:
+        return dict(user.split(":", 1) for user in self.sasl_plain_users)
 
     @functools.cached_property
     def grpc_listeners(self) -> tuple[Listener, ...]:
@@ -256,7 +354,7 @@ class BrokerConfig(NodeConfig):
 
     @functools.cached_property
     def kafka_listeners(self) -> tuple[Listener, ...]:
-        return self._with_protocol(KAFKA_PROTOCOL)
+        return self._with_protocol(*KAFKA_PROTOCOLS)
 
     @functools.cached_property  # asked on every follower fetch
     def inter_broker_listener(self) -> str:

@@ -18,6 +18,7 @@ from minikafka.broker.fetch_session import MAX_SESSION_ID, FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator, coordinator_config
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
+from minikafka.broker.kafka_wire.listener_security import listener_security
 from minikafka.broker.lifecycle_manager import LifecycleManager
 from minikafka.broker.log_manager import LogManager
 from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener
@@ -116,10 +117,21 @@ async def run_broker_process(config: BrokerConfig) -> None:
             )
         )
 
-    limits = ListenerLimits(config.socket_request_max_bytes, config.connections_max_idle_ms)
+    limits = ListenerLimits(
+        config.socket_request_max_bytes,
+        config.connections_max_idle_ms,
+        config.connection_failed_authentication_delay_ms,
+        config.sasl_server_max_receive_size,
+    )
     groups = GroupCoordinator(manager, lifecycle.controller, coordinator_config(config))
     kafka_listeners = [
-        KafkaListener(WireContext(manager, listener.name, groups), listener.host, listener.port, limits)
+        KafkaListener(
+            WireContext(manager, listener.name, groups),
+            listener.host,
+            listener.port,
+            limits,
+            listener_security(config, listener.name),
+        )
         for listener in config.kafka_listeners
     ]
     for kafka_listener in kafka_listeners:

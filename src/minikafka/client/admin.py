@@ -174,6 +174,32 @@ class AdminClient:
             raise KafkaError(ErrorCode.of(result.error_code), result.error_message or f"topic '{name}'")
         return result
 
+    def alter_user_scram_credentials(
+        self,
+        deletions: Sequence[controller_pb2.AlterUserScramCredentialsRequest.Deletion],
+        upsertions: Sequence[controller_pb2.AlterUserScramCredentialsRequest.Upsertion],
+    ) -> list[controller_pb2.UserScramResult]:
+        """Through the active controller; one result per user."""
+        request = controller_pb2.AlterUserScramCredentialsRequest(deletions=deletions, upsertions=upsertions)
+        response = self._call_active_controller(
+            lambda stub: stub.AlterUserScramCredentials(request, timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return list(response.results)
+
+    def describe_user_scram_credentials(
+        self, users: Sequence[str] | None
+    ) -> list[controller_pb2.DescribeUserScramCredentialsResponse.DescribedUser]:
+        """The mechanisms and iterations of each user's credentials (every user's when `users` is None)."""
+        request = controller_pb2.DescribeUserScramCredentialsRequest(all_users=users is None, users=users or ())
+        response = self._call_active_controller(
+            lambda stub: stub.DescribeUserScramCredentials(request, timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return list(response.results)
+
     def delete_topic(self, name: str) -> str:
         """Delete the topic through the active controller; its id, as text, once the removal is committed."""
         request = controller_pb2.DeleteTopicsRequest(topic_names=[name], timeout_ms=int(self.timeout_s * 1000))

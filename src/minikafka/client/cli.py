@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from minikafka.client import user_scram_command
 from minikafka.common.cli_support import CliError, bounded_int, print_json, run_event_loop
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.run_dir import newest_run
@@ -56,6 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing.add_argument("--json", action="store_true")
     add_connection_arguments(listing)
     listing.set_defaults(func=topics_list)
+
+    user_scram_command.register(subparsers, add_connection_arguments)
 
     produce = subparsers.add_parser("produce", help="produce records (from stdin, or generated)")
     produce.add_argument("topic")

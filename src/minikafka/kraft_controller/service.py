@@ -286,6 +286,42 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
 
         return await self._answer(controller_pb2.AllocateProducerIdsResponse, run)
 
+    async def AlterUserScramCredentials(
+        self, request: controller_pb2.AlterUserScramCredentialsRequest, context: Any
+    ) -> controller_pb2.AlterUserScramCredentialsResponse:
+        alter = rq.AlterUserScramCredentialsRequest(
+            deletions=tuple(rq.ScramCredentialDeletion(d.name, d.mechanism) for d in request.deletions),
+            upsertions=tuple(
+                rq.ScramCredentialUpsertion(u.name, u.mechanism, u.iterations, u.salt, u.salted_password)
+                for u in request.upsertions
+            ),
+        )
+
+        async def run() -> controller_pb2.AlterUserScramCredentialsResponse:
+            response = await self.controller.submit(lambda: self.controller.state.alter_user_scram_credentials(alter))
+            result = controller_pb2.AlterUserScramCredentialsResponse()
+            for r in response.results:
+                result.results.add(user=r.user, error_code=int(r.error_code), error_message=r.error_message)
+            return result
+
+        return await self._answer(controller_pb2.AlterUserScramCredentialsResponse, run)
+
+    async def DescribeUserScramCredentials(
+        self, request: controller_pb2.DescribeUserScramCredentialsRequest, context: Any
+    ) -> controller_pb2.DescribeUserScramCredentialsResponse:
+        users = None if request.all_users else tuple(request.users)
+
+        async def run() -> controller_pb2.DescribeUserScramCredentialsResponse:
+            response = self.controller.read(lambda: self.controller.state.describe_user_scram_credentials(users))
+            result = controller_pb2.DescribeUserScramCredentialsResponse()
+            for r in response.results:
+                described = result.results.add(user=r.user, error_code=int(r.error_code), error_message=r.error_message)
+                for info in r.credential_infos:
+                    described.credential_infos.add(mechanism=info.mechanism, iterations=info.iterations)
+            return result
+
+        return await self._answer(controller_pb2.DescribeUserScramCredentialsResponse, run)
+
     async def DescribeCluster(
         self, request: controller_pb2.DescribeClusterRequest, context: Any
     ) -> controller_pb2.DescribeClusterResponse:

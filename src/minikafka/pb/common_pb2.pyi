@@ -37,8 +37,11 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INVALID_SESSION_TIMEOUT: _ClassVar[ErrorCode]
     REBALANCE_IN_PROGRESS: _ClassVar[ErrorCode]
     INVALID_COMMIT_OFFSET_SIZE: _ClassVar[ErrorCode]
+    TOPIC_AUTHORIZATION_FAILED: _ClassVar[ErrorCode]
     CLUSTER_AUTHORIZATION_FAILED: _ClassVar[ErrorCode]
     INVALID_TIMESTAMP: _ClassVar[ErrorCode]
+    UNSUPPORTED_SASL_MECHANISM: _ClassVar[ErrorCode]
+    ILLEGAL_SASL_STATE: _ClassVar[ErrorCode]
     UNSUPPORTED_VERSION: _ClassVar[ErrorCode]
     TOPIC_ALREADY_EXISTS: _ClassVar[ErrorCode]
     INVALID_PARTITIONS: _ClassVar[ErrorCode]
@@ -52,6 +55,7 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DUPLICATE_SEQUENCE_NUMBER: _ClassVar[ErrorCode]
     INVALID_PRODUCER_EPOCH: _ClassVar[ErrorCode]
     KAFKA_STORAGE_ERROR: _ClassVar[ErrorCode]
+    SASL_AUTHENTICATION_FAILED: _ClassVar[ErrorCode]
     UNKNOWN_PRODUCER_ID: _ClassVar[ErrorCode]
     NON_EMPTY_GROUP: _ClassVar[ErrorCode]
     GROUP_ID_NOT_FOUND: _ClassVar[ErrorCode]
@@ -70,6 +74,9 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ELECTION_NOT_NEEDED: _ClassVar[ErrorCode]
     NO_REASSIGNMENT_IN_PROGRESS: _ClassVar[ErrorCode]
     INVALID_RECORD: _ClassVar[ErrorCode]
+    RESOURCE_NOT_FOUND: _ClassVar[ErrorCode]
+    DUPLICATE_RESOURCE: _ClassVar[ErrorCode]
+    UNACCEPTABLE_CREDENTIAL: _ClassVar[ErrorCode]
     INCONSISTENT_VOTER_SET: _ClassVar[ErrorCode]
     INVALID_UPDATE_VERSION: _ClassVar[ErrorCode]
     SNAPSHOT_NOT_FOUND: _ClassVar[ErrorCode]
@@ -111,8 +118,11 @@ UNKNOWN_MEMBER_ID: ErrorCode
 INVALID_SESSION_TIMEOUT: ErrorCode
 REBALANCE_IN_PROGRESS: ErrorCode
 INVALID_COMMIT_OFFSET_SIZE: ErrorCode
+TOPIC_AUTHORIZATION_FAILED: ErrorCode
 CLUSTER_AUTHORIZATION_FAILED: ErrorCode
 INVALID_TIMESTAMP: ErrorCode
+UNSUPPORTED_SASL_MECHANISM: ErrorCode
+ILLEGAL_SASL_STATE: ErrorCode
 UNSUPPORTED_VERSION: ErrorCode
 TOPIC_ALREADY_EXISTS: ErrorCode
 INVALID_PARTITIONS: ErrorCode
@@ -126,6 +136,7 @@ OUT_OF_ORDER_SEQUENCE_NUMBER: ErrorCode
 DUPLICATE_SEQUENCE_NUMBER: ErrorCode
 INVALID_PRODUCER_EPOCH: ErrorCode
 KAFKA_STORAGE_ERROR: ErrorCode
+SASL_AUTHENTICATION_FAILED: ErrorCode
 UNKNOWN_PRODUCER_ID: ErrorCode
 NON_EMPTY_GROUP: ErrorCode
 GROUP_ID_NOT_FOUND: ErrorCode
@@ -144,6 +155,9 @@ ELIGIBLE_LEADERS_NOT_AVAILABLE: ErrorCode
 ELECTION_NOT_NEEDED: ErrorCode
 NO_REASSIGNMENT_IN_PROGRESS: ErrorCode
 INVALID_RECORD: ErrorCode
+RESOURCE_NOT_FOUND: ErrorCode
+DUPLICATE_RESOURCE: ErrorCode
+UNACCEPTABLE_CREDENTIAL: ErrorCode
 INCONSISTENT_VOTER_SET: ErrorCode
 INVALID_UPDATE_VERSION: ErrorCode
 SNAPSHOT_NOT_FOUND: ErrorCode

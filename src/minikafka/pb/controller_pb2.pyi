@@ -7,6 +7,94 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class AlterUserScramCredentialsRequest(_message.Message):
+    __slots__ = ("deletions", "upsertions")
+    class Deletion(_message.Message):
+        __slots__ = ("name", "mechanism")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        MECHANISM_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        mechanism: int
+        def __init__(self, name: _Optional[str] = ..., mechanism: _Optional[int] = ...) -> None: ...
+    class Upsertion(_message.Message):
+        __slots__ = ("name", "mechanism", "iterations", "salt", "salted_password")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        MECHANISM_FIELD_NUMBER: _ClassVar[int]
+        ITERATIONS_FIELD_NUMBER: _ClassVar[int]
+        SALT_FIELD_NUMBER: _ClassVar[int]
+        SALTED_PASSWORD_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        mechanism: int
+        iterations: int
+        salt: bytes
+        salted_password: bytes
+        def __init__(self, name: _Optional[str] = ..., mechanism: _Optional[int] = ..., iterations: _Optional[int] = ..., salt: _Optional[bytes] = ..., salted_password: _Optional[bytes] = ...) -> None: ...
+    DELETIONS_FIELD_NUMBER: _ClassVar[int]
+    UPSERTIONS_FIELD_NUMBER: _ClassVar[int]
+    deletions: _containers.RepeatedCompositeFieldContainer[AlterUserScramCredentialsRequest.Deletion]
+    upsertions: _containers.RepeatedCompositeFieldContainer[AlterUserScramCredentialsRequest.Upsertion]
+    def __init__(self, deletions: _Optional[_Iterable[_Union[AlterUserScramCredentialsRequest.Deletion, _Mapping]]] = ..., upsertions: _Optional[_Iterable[_Union[AlterUserScramCredentialsRequest.Upsertion, _Mapping]]] = ...) -> None: ...
+
+class UserScramResult(_message.Message):
+    __slots__ = ("user", "error_code", "error_message")
+    USER_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    user: str
+    error_code: _common_pb2.ErrorCode
+    error_message: str
+    def __init__(self, user: _Optional[str] = ..., error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ...) -> None: ...
+
+class AlterUserScramCredentialsResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "results", "current_leader")
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_LEADER_FIELD_NUMBER: _ClassVar[int]
+    error_code: _common_pb2.ErrorCode
+    error_message: str
+    results: _containers.RepeatedCompositeFieldContainer[UserScramResult]
+    current_leader: _common_pb2.LeaderIdAndEpoch
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., results: _Optional[_Iterable[_Union[UserScramResult, _Mapping]]] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...
+
+class DescribeUserScramCredentialsRequest(_message.Message):
+    __slots__ = ("all_users", "users")
+    ALL_USERS_FIELD_NUMBER: _ClassVar[int]
+    USERS_FIELD_NUMBER: _ClassVar[int]
+    all_users: bool
+    users: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, all_users: _Optional[bool] = ..., users: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DescribeUserScramCredentialsResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "results", "current_leader")
+    class DescribedUser(_message.Message):
+        __slots__ = ("user", "error_code", "error_message", "credential_infos")
+        USER_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        CREDENTIAL_INFOS_FIELD_NUMBER: _ClassVar[int]
+        user: str
+        error_code: _common_pb2.ErrorCode
+        error_message: str
+        credential_infos: _containers.RepeatedCompositeFieldContainer[DescribeUserScramCredentialsResponse.CredentialInfo]
+        def __init__(self, user: _Optional[str] = ..., error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., credential_infos: _Optional[_Iterable[_Union[DescribeUserScramCredentialsResponse.CredentialInfo, _Mapping]]] = ...) -> None: ...
+    class CredentialInfo(_message.Message):
+        __slots__ = ("mechanism", "iterations")
+        MECHANISM_FIELD_NUMBER: _ClassVar[int]
+        ITERATIONS_FIELD_NUMBER: _ClassVar[int]
+        mechanism: int
+        iterations: int
+        def __init__(self, mechanism: _Optional[int] = ..., iterations: _Optional[int] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_LEADER_FIELD_NUMBER: _ClassVar[int]
+    error_code: _common_pb2.ErrorCode
+    error_message: str
+    results: _containers.RepeatedCompositeFieldContainer[DescribeUserScramCredentialsResponse.DescribedUser]
+    current_leader: _common_pb2.LeaderIdAndEpoch
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., results: _Optional[_Iterable[_Union[DescribeUserScramCredentialsResponse.DescribedUser, _Mapping]]] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...
+
 class CreatePartitionsRequest(_message.Message):
     __slots__ = ("topics", "timeout_ms", "validate_only")
     class CreatePartitionsTopic(_message.Message):

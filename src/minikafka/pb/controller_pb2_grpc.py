@@ -94,6 +94,16 @@ class ControllerStub:
                 request_serializer=minikafka_dot_pb_dot_controller__pb2.CreatePartitionsRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_controller__pb2.CreatePartitionsResponse.FromString,
                 _registered_method=True)
+        self.AlterUserScramCredentials = channel.unary_unary(
+                '/minikafka.Controller/AlterUserScramCredentials',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.AlterUserScramCredentialsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.AlterUserScramCredentialsResponse.FromString,
+                _registered_method=True)
+        self.DescribeUserScramCredentials = channel.unary_unary(
+                '/minikafka.Controller/DescribeUserScramCredentials',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeUserScramCredentialsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeUserScramCredentialsResponse.FromString,
+                _registered_method=True)
 
 
 class ControllerServicer:
@@ -171,6 +181,18 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AlterUserScramCredentials(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeUserScramCredentials(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ControllerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -233,6 +255,16 @@ def add_ControllerServicer_to_server(servicer, server):
                     servicer.CreatePartitions,
                     request_deserializer=minikafka_dot_pb_dot_controller__pb2.CreatePartitionsRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_controller__pb2.CreatePartitionsResponse.SerializeToString,
+            ),
+            'AlterUserScramCredentials': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterUserScramCredentials,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.AlterUserScramCredentialsRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.AlterUserScramCredentialsResponse.SerializeToString,
+            ),
+            'DescribeUserScramCredentials': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeUserScramCredentials,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeUserScramCredentialsRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeUserScramCredentialsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -559,6 +591,60 @@ class Controller:
             '/minikafka.Controller/CreatePartitions',
             minikafka_dot_pb_dot_controller__pb2.CreatePartitionsRequest.SerializeToString,
             minikafka_dot_pb_dot_controller__pb2.CreatePartitionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterUserScramCredentials(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/AlterUserScramCredentials',
+            minikafka_dot_pb_dot_controller__pb2.AlterUserScramCredentialsRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.AlterUserScramCredentialsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeUserScramCredentials(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/DescribeUserScramCredentials',
+            minikafka_dot_pb_dot_controller__pb2.DescribeUserScramCredentialsRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.DescribeUserScramCredentialsResponse.FromString,
             options,
             channel_credentials,
             insecure,

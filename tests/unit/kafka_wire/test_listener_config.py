@@ -43,4 +43,4 @@ def test_replication_cannot_go_through_a_kafka_listener() -> None:
 
 def test_an_unknown_protocol_in_the_map_is_refused() -> None:
     with pytest.raises(ConfigError, match="listener.security.protocol.map"):
-        _load(listeners="GRPC://127.0.0.1:9192", **{"listener.security.protocol.map": "GRPC:SSL"})
+        _load(listeners="GRPC://127.0.0.1:9192", **{"listener.security.protocol.map": "GRPC:KERBEROS"})

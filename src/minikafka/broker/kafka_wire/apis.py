@@ -17,6 +17,8 @@ from minikafka.broker.kafka_wire import (
     metadata,
     offset_for_leader_epoch,
     produce,
+    sasl_apis,
+    scram_credentials,
 )
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, ApiHeader, FrameError, Request, decode_request
@@ -38,6 +40,8 @@ HANDLERS: dict[int, Handler] = {
     api_versions.DESCRIBE_CLUSTER: describe.describe_cluster,
     API_VERSIONS_KEY: lambda _ctx, request: api_versions.response(request.header.api_version),
     **group_apis.HANDLERS,
+    **sasl_apis.HANDLERS,
+    **scram_credentials.HANDLERS,
 }
 
 

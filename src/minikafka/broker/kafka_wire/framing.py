@@ -54,6 +54,12 @@ def check_size(size: int, max_bytes: int) -> None:
         raise FrameError(ErrorCode.INVALID_REQUEST, f"frame size {size} is larger than {max_bytes}")
 
 
+def check_token_size(size: int, max_bytes: int) -> None:
+    """A bare SASL token's size prefix (after a v0 SaslHandshake): it may be shorter than a request header."""
+    if not 0 <= size <= max_bytes:
+        raise FrameError(ErrorCode.INVALID_REQUEST, f"SASL token size {size} is outside 0..{max_bytes}")
+
+
 def peek_header(frame: bytes) -> ApiHeader:
     if len(frame) < API_HEADER.size:
         raise FrameError(ErrorCode.INVALID_REQUEST, f"frame of {len(frame)} bytes is shorter than a request header")

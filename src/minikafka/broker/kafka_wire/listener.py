@@ -9,14 +9,29 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 
+from minikafka.broker.kafka_wire import api_versions, sasl_apis, sasl_authenticator
 from minikafka.broker.kafka_wire.apis import dispatch
 from minikafka.broker.kafka_wire.context import WireContext
-from minikafka.broker.kafka_wire.framing import SIZE, FrameError, check_size, encode_response, peek_header
+from minikafka.broker.kafka_wire.framing import (
+    SIZE,
+    ApiHeader,
+    FrameError,
+    check_size,
+    check_token_size,
+    decode_request,
+    encode_response,
+    peek_header,
+)
+from minikafka.broker.kafka_wire.listener_security import PLAINTEXT, ListenerSecurity
+from minikafka.broker.kafka_wire.sasl_authenticator import Phase, SaslCredentials, SaslSession
+from minikafka.common.errors import ErrorCode
+from minikafka.common.scram import ScramCredential, ScramMechanism
 
 MAX_IN_FLIGHT = 64  # requests read ahead of the one being answered, per connection
 
@@ -25,20 +40,32 @@ MAX_IN_FLIGHT = 64  # requests read ahead of the one being answered, per connect
 class ListenerLimits:
     max_request_bytes: int  # socket.request.max.bytes
     max_idle_ms: int  # connections.max.idle.ms
+    failed_authentication_delay_ms: int = 100  # connection.failed.authentication.delay.ms
+    sasl_max_receive_bytes: int = 524288  # sasl.server.max.receive.size: the largest frame before authentication
+
+
+@dataclass(frozen=True)
+class RawToken:
+    """A bare size-prefixed SASL token, the answer to one after a v0 SaslHandshake."""
+
+    data: bytes
 
 
 class KafkaListener:
-    def __init__(self, ctx: WireContext, host: str, port: int, limits: ListenerLimits) -> None:
+    def __init__(
+        self, ctx: WireContext, host: str, port: int, limits: ListenerLimits, security: ListenerSecurity = PLAINTEXT
+    ) -> None:
         self.ctx = ctx
         self.host = host
         self.port = port
         self.limits = limits
+        self.security = security
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self._log = structlog.get_logger()
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._accept, self.host, self.port)
+        self._server = await asyncio.start_server(self._accept, self.host, self.port, ssl=self.security.ssl_context)
         self.port = self._server.sockets[0].getsockname()[1]
 
     @property
@@ -59,7 +86,7 @@ class KafkaListener:
         peer = writer.get_extra_info("peername")
         try:
             ctx = dataclasses.replace(self.ctx, client_host=f"/{peer[0]}" if isinstance(peer, tuple) else "")
-            reason = await Connection(ctx, self.limits, reader, writer).serve()
+            reason = await Connection(ctx, self.limits, reader, writer, self.security).serve()
         except asyncio.CancelledError:
             reason = "listener stopped"
         except Exception as error:  # a bug in one request must not end the listener: log it, drop the client
@@ -75,12 +102,21 @@ class Connection:
     """One client connection: a reader that starts requests and a writer that answers them in order."""
 
     def __init__(
-        self, ctx: WireContext, limits: ListenerLimits, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        ctx: WireContext,
+        limits: ListenerLimits,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        security: ListenerSecurity = PLAINTEXT,
     ) -> None:
         self.ctx = ctx
         self.limits = limits
         self.reader = reader
         self.writer = writer
+        self.security = security
+        # A SASL listener's connection serves nothing but authentication until it completes.
+        self.sasl = SaslSession() if security.sasl else None
+        self.authentication_failed = False
         self.pending: asyncio.Queue[tuple[int, Any] | None] = asyncio.Queue(MAX_IN_FLIGHT)
 
     async def serve(self) -> str | None:
@@ -89,7 +125,12 @@ class Connection:
         try:
             reason = await self._read()
             await self.pending.put(None)
-            return await answering or reason
+            failure = await answering
+            if self.authentication_failed and failure is None:
+                # Kafka holds the connection open a little after answering a failed authentication, so a client
+                # reads the error before the close, and one retrying in a loop is slowed down.
+                await asyncio.sleep(self.limits.failed_authentication_delay_ms / 1000)
+            return failure or reason
         finally:
             answering.cancel()
 
@@ -106,9 +147,22 @@ class Connection:
                 return None
             try:
                 size = SIZE.unpack(prefix)[0]
-                check_size(size, self.limits.max_request_bytes)
+                if self.sasl is not None and self.sasl.raw_tokens and self.sasl.phase is Phase.AUTHENTICATE:
+                    check_token_size(size, self.limits.sasl_max_receive_bytes)
+                    if (reason := await self._raw_token(await self.reader.readexactly(size))) is not None:
+                        return reason
+                    continue
+                check_size(size, self._max_frame_bytes())
                 frame = await self.reader.readexactly(size)
                 header = peek_header(frame)
+                if self.sasl is not None and self.sasl.phase is not Phase.COMPLETE:
+                    answer, close_reason = self._authenticate(frame, header)
+                    if answer is not None:
+                        await self.pending.put((header.correlation_id, answer))
+                    if close_reason is not None:
+                        return close_reason
+                    if answer is not None:
+                        continue
                 answer = dispatch(self.ctx, frame, header)
             except FrameError as error:
                 return f"{error.code.name}: {error.message}"
@@ -117,6 +171,58 @@ class Connection:
             except ConnectionError:
                 return None
             await self.pending.put((header.correlation_id, answer))
+
+    def _max_frame_bytes(self) -> int:
+        """No large frame from a client not yet authenticated (Kafka's sasl.server.max.receive.size)."""
+        if self.sasl is None or self.sasl.phase is Phase.COMPLETE:
+            return self.limits.max_request_bytes
+        return min(self.limits.max_request_bytes, self.limits.sasl_max_receive_bytes)
+
+    def _authenticate(self, frame: bytes, header: ApiHeader) -> tuple[Any | None, str | None]:
+        """During SASL authentication: the answer to a SaslHandshake or SaslAuthenticate frame and the reason to close
+        after it, if any; (None, reason) for a frame that closes the connection unanswered; (None, None) for an
+        ApiVersions, which is served as usual."""
+        assert self.sasl is not None
+        refused = sasl_authenticator.refusal(self.sasl, header.api_key)
+        if refused is not None:
+            return None, refused
+        if header.api_key == sasl_authenticator.API_VERSIONS:
+            return None, None
+        if not api_versions.supports(header.api_key, header.api_version):
+            raise FrameError(
+                ErrorCode.UNSUPPORTED_VERSION, f"API key {header.api_key} version {header.api_version} is not supported"
+            )
+        request = decode_request(frame, header)
+        if header.api_key == sasl_authenticator.SASL_HANDSHAKE:
+            mechanisms = self.security.mechanisms
+            outcome = sasl_authenticator.handshake(
+                self.sasl, request.body.mechanism, mechanisms, header.api_version, self.security.scram_nonce_suffix_ok
+            )
+            response = sasl_apis.handshake_response(header.api_version, outcome, mechanisms)
+        else:
+            outcome = self._evaluate(request.body.auth_bytes)
+            response = sasl_apis.authenticate_response(header.api_version, outcome)
+        self.sasl = outcome.session
+        self.authentication_failed = outcome.close_reason is not None
+        return _ready(response), outcome.close_reason
+
+    async def _raw_token(self, token: bytes) -> str | None:
+        """A bare token after a v0 handshake: a bare answer, or on failure a close without one, as Kafka does."""
+        outcome = self._evaluate(token)
+        self.sasl = outcome.session
+        if outcome.close_reason is not None:
+            self.authentication_failed = True
+            return outcome.close_reason
+        await self.pending.put((-1, _ready(RawToken(outcome.auth_bytes))))
+        return None
+
+    def _evaluate(self, token: bytes) -> sasl_authenticator.SaslAnswer:
+        assert self.sasl is not None
+        credentials = SaslCredentials(self.ctx.manager.config.plain_users, self._scram_credential)
+        return sasl_authenticator.authenticate(self.sasl, token, credentials, secrets.token_urlsafe(18))
+
+    def _scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
+        return self.ctx.manager.metadata.image.scram_credential(user, mechanism)
 
     async def _answer(self) -> str | None:
         """Write each answer in request order. After a failure the rest are only drained, so the reader never
@@ -128,7 +234,10 @@ class Connection:
                 continue
             try:
                 response = await answer
-                if response is not None:  # None: acks=0, to which Kafka sends nothing back
+                if isinstance(response, RawToken):
+                    self.writer.write(SIZE.pack(len(response.data)) + response.data)
+                    await self.writer.drain()
+                elif response is not None:  # None: acks=0, to which Kafka sends nothing back
                     self.writer.write(encode_response(correlation_id, response))
                     await self.writer.drain()
             except ConnectionError:
@@ -138,3 +247,9 @@ class Connection:
                 failure = f"answering failed: {type(error).__name__}: {error}"
                 self.writer.close()
         return failure
+
+
+def _ready(value: Any) -> asyncio.Future[Any]:
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    future.set_result(value)
+    return future

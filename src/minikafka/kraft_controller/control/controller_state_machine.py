@@ -21,6 +21,7 @@ from minikafka.kraft_controller.control import (
     partition_reassignment,
     producer_id_control,
     replication_control,
+    scram_control,
 )
 from minikafka.kraft_controller.control.control_config import ControlConfig
 from minikafka.kraft_controller.control.controller_result import ControllerResult
@@ -34,6 +35,8 @@ from minikafka.kraft_controller.control.requests import (
     AlterPartitionReassignmentsResponse,
     AlterPartitionRequest,
     AlterPartitionResponse,
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
@@ -45,6 +48,7 @@ from minikafka.kraft_controller.control.requests import (
     DeleteTopicsRequest,
     DeleteTopicsResponse,
     DescribeClusterResponse,
+    DescribeUserScramCredentialsResponse,
     ElectLeadersRequest,
     ElectLeadersResponse,
     ListPartitionReassignmentsResponse,
@@ -130,6 +134,15 @@ class ControllerStateMachine:
         self, request: AllocateProducerIdsRequest
     ) -> ControllerResult[AllocateProducerIdsResponse]:
         return producer_id_control.allocate_producer_ids(self.image, request)
+
+    def alter_user_scram_credentials(
+        self, request: AlterUserScramCredentialsRequest
+    ) -> ControllerResult[AlterUserScramCredentialsResponse]:
+        return scram_control.alter_user_scram_credentials(self.image, request)
+
+    def describe_user_scram_credentials(self, users: tuple[str, ...] | None) -> DescribeUserScramCredentialsResponse:
+        """From committed state only, as every read."""
+        return scram_control.describe_user_scram_credentials(self.committed, users)
 
     def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
         brokers = tuple(broker for _, broker in sorted(self.committed.brokers.items()))

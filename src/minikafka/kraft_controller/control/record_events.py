@@ -19,9 +19,11 @@ from minikafka.kraft_controller.metadata.records import (
     Record,
     RegisterBroker,
     RemoveTopic,
+    RemoveUserScramCredential,
     Topic,
     TopicConfig,
     UnfenceBroker,
+    UserScramCredential,
 )
 
 
@@ -79,6 +81,14 @@ def describe_record_event(
             }
         case FeatureLevel():
             return "feature_level_changed", {"name": record.name, "feature_level": record.feature_level}
+        case UserScramCredential():  # never the salt or keys: the log says who, not what
+            return "user_scram_credential_changed", {
+                "user": record.name,
+                "mechanism": record.mechanism.mechanism_name,
+                "iterations": record.iterations,
+            }
+        case RemoveUserScramCredential():
+            return "user_scram_credential_deleted", {"user": record.name, "mechanism": record.mechanism.mechanism_name}
         case Topic():
             return "topic_created", {"topic": record.name, "topic_id": str(record.topic_id)}
         case TopicConfig():

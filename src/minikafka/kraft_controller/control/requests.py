@@ -296,3 +296,62 @@ class CreatePartitionsTopicResult:
 @dataclass(frozen=True)
 class CreatePartitionsResponse:
     results: tuple[CreatePartitionsTopicResult, ...]
+
+
+# ---- AlterUserScramCredentials and DescribeUserScramCredentials (KIP-554) ----
+
+
+@dataclass(frozen=True)
+class ScramCredentialDeletion:
+    name: str
+    mechanism: int  # Kafka's ScramMechanism type: 1 SCRAM-SHA-256, 2 SCRAM-SHA-512
+
+
+@dataclass(frozen=True)
+class ScramCredentialUpsertion:
+    """The client salts the password: only the salt, the iterations and the salted password travel."""
+
+    name: str
+    mechanism: int
+    iterations: int
+    salt: bytes
+    salted_password: bytes
+
+
+@dataclass(frozen=True)
+class AlterUserScramCredentialsRequest:
+    deletions: tuple[ScramCredentialDeletion, ...]
+    upsertions: tuple[ScramCredentialUpsertion, ...]
+
+
+@dataclass(frozen=True)
+class UserResult:
+    """One user's outcome (every alteration of a user succeeds or fails together)."""
+
+    user: str
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class AlterUserScramCredentialsResponse:
+    results: tuple[UserResult, ...]
+
+
+@dataclass(frozen=True)
+class CredentialInfo:
+    mechanism: int
+    iterations: int
+
+
+@dataclass(frozen=True)
+class DescribedUser:
+    user: str
+    error_code: ErrorCode
+    error_message: str = ""
+    credential_infos: tuple[CredentialInfo, ...] = ()
+
+
+@dataclass(frozen=True)
+class DescribeUserScramCredentialsResponse:
+    results: tuple[DescribedUser, ...]

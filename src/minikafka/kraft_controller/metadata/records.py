@@ -11,6 +11,7 @@ import uuid
 from dataclasses import dataclass
 from enum import IntEnum
 
+from minikafka.common.scram import ScramMechanism
 from minikafka.pb import common_pb2, metadata_pb2
 
 NO_LEADER = -1
@@ -148,6 +149,26 @@ class FeatureLevel:
     feature_level: int
 
 
+@dataclass(frozen=True)
+class UserScramCredential:
+    """Kafka's UserScramCredentialRecord: what a server keeps of a user's password for one SCRAM mechanism."""
+
+    name: str
+    mechanism: ScramMechanism
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+
+@dataclass(frozen=True)
+class RemoveUserScramCredential:
+    """Kafka's RemoveUserScramCredentialRecord."""
+
+    name: str
+    mechanism: ScramMechanism
+
+
 Record = (
     RegisterBroker
     | FenceBroker
@@ -160,6 +181,8 @@ Record = (
     | RemoveTopic
     | ProducerIds
     | FeatureLevel
+    | UserScramCredential
+    | RemoveUserScramCredential
 )
 
 
@@ -280,6 +303,21 @@ def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
             message.feature_level.CopyFrom(
                 metadata_pb2.FeatureLevelRecord(name=record.name, feature_level=record.feature_level)
             )
+        case UserScramCredential():
+            message.user_scram_credential.CopyFrom(
+                metadata_pb2.UserScramCredentialRecord(
+                    name=record.name,
+                    mechanism=int(record.mechanism),
+                    salt=record.salt,
+                    stored_key=record.stored_key,
+                    server_key=record.server_key,
+                    iterations=record.iterations,
+                )
+            )
+        case RemoveUserScramCredential():
+            message.remove_user_scram_credential.CopyFrom(
+                metadata_pb2.RemoveUserScramCredentialRecord(name=record.name, mechanism=int(record.mechanism))
+            )
         case _:
             raise TypeError(f"not a metadata record: {record!r}")
     return message
@@ -354,6 +392,14 @@ def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
             return ProducerIds(ids.broker_id, ids.broker_epoch, ids.next_producer_id)
         case "feature_level":
             return FeatureLevel(name=message.feature_level.name, feature_level=message.feature_level.feature_level)
+        case "user_scram_credential":
+            c = message.user_scram_credential
+            return UserScramCredential(
+                c.name, ScramMechanism(c.mechanism), c.salt, c.stored_key, c.server_key, c.iterations
+            )
+        case "remove_user_scram_credential":
+            r = message.remove_user_scram_credential
+            return RemoveUserScramCredential(r.name, ScramMechanism(r.mechanism))
         case _:
             raise RecordDecodeError(f"unknown or empty metadata record kind: {kind!r}")
 
