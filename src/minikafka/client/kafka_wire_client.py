@@ -9,20 +9,25 @@ import io
 import struct
 from typing import Any
 
-from kio.index import load_request_schema, load_response_schema
-from kio.serial import entity_reader, entity_writer
-
 from minikafka.common.errors import ErrorCode, KafkaError
 
 SIZE = struct.Struct(">i")
 CLIENT_ID = "minikafka"
 
 
+# kio is imported where it is used: loading it takes about a second, which every CLI command would pay, since the
+# parser names this module's commands (consumer-groups).
+
+
 def request_class(api_key: int, api_version: int) -> type:
+    from kio.index import load_request_schema
+
     return load_request_schema(api_key, api_version)
 
 
 def response_class(api_key: int, api_version: int) -> type:
+    from kio.index import load_response_schema
+
     return load_response_schema(api_key, api_version)
 
 
@@ -58,6 +63,8 @@ class KafkaConnection:
                 raise KafkaError(ErrorCode.NETWORK_EXCEPTION, f"{self.address}: {type(error).__name__}") from None
 
     async def _exchange(self, body: Any) -> Any:
+        from kio.serial import entity_reader, entity_writer
+
         reader, writer = await self._connect()
         self._correlation_id += 1
         header_cls = type(body).__header_schema__
