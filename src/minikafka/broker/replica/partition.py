@@ -609,87 +609,123 @@ def apply_metadata(
     `eligible_broker_epochs`: the brokers the metadata shows unfenced and not shutting down (None: keep what the
     leader knew). A follower fenced since its last Fetch no longer holds the HWM back as about to join the ISR.
     """
-    if current is not None and metadata.partition_epoch < current.partition_epoch:
+    if _nothing_new(current, label, broker_id, metadata):
+        return None
+    if metadata.leader != broker_id:
+        return _as_follower(current, label, broker_id, metadata, log_end_offset, high_watermark)
+    if not isinstance(current, Leader):
+        return make_leader(label, broker_id, broker_epoch, metadata, log_end_offset, high_watermark, config, now_ms)
+    if metadata.leader_epoch > current.leader_epoch:
+        transition = _leader_in_new_epoch(current, label, broker_id, broker_epoch, metadata, log_end_offset, now_ms)
+    else:
+        transition = _leader_in_same_epoch(current, label, broker_id, metadata, log_end_offset, now_ms)
+    leader = evolve(transition.state, config=config)
+    if eligible_broker_epochs is not None:
+        leader = evolve(leader, eligible_broker_epochs=eligible_broker_epochs)
+    leader, _moved = leader._advance_high_watermark(now_ms)
+    return Transition(leader, transition.effects)
+
+
+def _nothing_new(current: Role | None, label: str, broker_id: int, metadata: PartitionMetadata) -> bool:
+    """An update older than what we know (logged), or one that changes nothing for us."""
+    if current is None:
+        return False
+    if metadata.partition_epoch < current.partition_epoch:
         structlog.get_logger().info(
             "partition_update_ignored",
             partition=label,
             known_partition_epoch=current.partition_epoch,
             update_partition_epoch=metadata.partition_epoch,
         )
-        return None
-    if (
-        current is not None
-        and metadata.partition_epoch == current.partition_epoch
+        return True
+    # The same epochs and role: an in-flight proposal must not be mistaken for rejected.
+    return (
+        metadata.partition_epoch == current.partition_epoch
         and metadata.leader_epoch == current.leader_epoch
         and (metadata.leader == broker_id) == isinstance(current, Leader)
-    ):
-        return None  # nothing new: an in-flight proposal must not be mistaken for rejected
-    if metadata.leader != broker_id:
-        if isinstance(current, Follower) and current.leader_epoch == metadata.leader_epoch:
-            # The same leader epoch: ISR changes are immaterial to a follower.
-            return Transition(evolve(current, isr=frozenset(metadata.isr), partition_epoch=metadata.partition_epoch))
-        transition = make_follower(label, broker_id, metadata, log_end_offset, high_watermark)
-        if isinstance(current, Leader):
-            return Transition(
-                transition.state, (FailPendingProduces(ErrorCode.NOT_LEADER_OR_FOLLOWER),) + transition.effects
-            )
-        return transition
-    if not isinstance(current, Leader):
-        return make_leader(label, broker_id, broker_epoch, metadata, log_end_offset, high_watermark, config, now_ms)
+    )
+
+
+def _as_follower(
+    current: Role | None,
+    label: str,
+    broker_id: int,
+    metadata: PartitionMetadata,
+    log_end_offset: int,
+    high_watermark: int,
+) -> Transition:
+    if isinstance(current, Follower) and current.leader_epoch == metadata.leader_epoch:
+        # The same leader epoch: ISR changes are immaterial to a follower.
+        return Transition(evolve(current, isr=frozenset(metadata.isr), partition_epoch=metadata.partition_epoch))
+    transition = make_follower(label, broker_id, metadata, log_end_offset, high_watermark)
+    if isinstance(current, Leader):
+        failed = FailPendingProduces(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        return Transition(transition.state, (failed, *transition.effects))
+    return transition
+
+
+def _leader_in_new_epoch(
+    current: Leader,
+    label: str,
+    broker_id: int,
+    broker_epoch: int,
+    metadata: PartitionMetadata,
+    log_end_offset: int,
+    now_ms: int,
+) -> Transition:
+    """Leader again in a new epoch (elected again or reassigned): new LESO, and followers out of the ISR must
+    fetch in this epoch before they can join."""
     isr = frozenset(metadata.isr)
     known = {f.replica_id: f for f in current.followers}
-    effects: tuple[Effect, ...] = ()
-    if metadata.leader_epoch > current.leader_epoch:
-        # Leader again in a new epoch (elected again or reassigned): new LESO, and followers out of the
-        # ISR must fetch in this epoch before they can join.
-        followers = tuple(
-            known[r].for_new_leader_epoch(r in isr, log_end_offset, now_ms)
-            if r in known
-            else ReplicaState.for_new_leader(r, r in isr, now_ms)
-            for r in metadata.replicas
-            if r != broker_id
-        )
-        leader = evolve(
-            current,
-            broker_epoch=broker_epoch,
-            replicas=metadata.replicas,
+    followers = tuple(
+        known[r].for_new_leader_epoch(r in isr, log_end_offset, now_ms)
+        if r in known
+        else ReplicaState.for_new_leader(r, r in isr, now_ms)
+        for r in metadata.replicas
+        if r != broker_id
+    )
+    leader = evolve(
+        current,
+        broker_epoch=broker_epoch,
+        replicas=metadata.replicas,
+        leader_epoch=metadata.leader_epoch,
+        partition_epoch=metadata.partition_epoch,
+        isr_state=Committed(isr),
+        log_end_offset=log_end_offset,
+        leader_epoch_start_offset=log_end_offset,
+        followers=followers,
+    )
+    _log_role("become_leader", label, metadata, log_end_offset)
+    return Transition(leader, (AssignEpochStartOffset(metadata.leader_epoch, log_end_offset),))
+
+
+def _leader_in_same_epoch(
+    current: Leader, label: str, broker_id: int, metadata: PartitionMetadata, log_end_offset: int, now_ms: int
+) -> Transition:
+    """The same epoch: an ISR change may let the HWM advance."""
+    isr = frozenset(metadata.isr)
+    known = {f.replica_id: f for f in current.followers}
+    followers = tuple(
+        known.get(r, ReplicaState.for_new_leader(r, False, now_ms)) for r in metadata.replicas if r != broker_id
+    )
+    leader = evolve(
+        current,
+        replicas=metadata.replicas,
+        partition_epoch=metadata.partition_epoch,
+        isr_state=Committed(isr),
+        log_end_offset=log_end_offset,
+        followers=followers,
+    )
+    if isr != current.isr or not isinstance(current.isr_state, Committed):
+        structlog.get_logger().info(
+            "isr_committed",
+            partition=label,
+            isr=sorted(isr),
             leader_epoch=metadata.leader_epoch,
             partition_epoch=metadata.partition_epoch,
-            isr_state=Committed(isr),
-            log_end_offset=log_end_offset,
-            leader_epoch_start_offset=log_end_offset,
-            config=config,
-            followers=followers,
+            source="metadata",
         )
-        _log_role("become_leader", label, metadata, log_end_offset)
-        effects = (AssignEpochStartOffset(metadata.leader_epoch, log_end_offset),)
-    else:
-        # The same epoch: an ISR change may let the HWM advance.
-        followers = tuple(
-            known.get(r, ReplicaState.for_new_leader(r, False, now_ms)) for r in metadata.replicas if r != broker_id
-        )
-        leader = evolve(
-            current,
-            replicas=metadata.replicas,
-            partition_epoch=metadata.partition_epoch,
-            isr_state=Committed(isr),
-            log_end_offset=log_end_offset,
-            config=config,
-            followers=followers,
-        )
-        if isr != current.isr or not isinstance(current.isr_state, Committed):
-            structlog.get_logger().info(
-                "isr_committed",
-                partition=label,
-                isr=sorted(isr),
-                leader_epoch=metadata.leader_epoch,
-                partition_epoch=metadata.partition_epoch,
-                source="metadata",
-            )
-    if eligible_broker_epochs is not None:
-        leader = evolve(leader, eligible_broker_epochs=eligible_broker_epochs)
-    leader, _moved = leader._advance_high_watermark(now_ms)
-    return Transition(leader, effects)
+    return Transition(leader)
 
 
 def _log_role(event: str, label: str, metadata: PartitionMetadata, leader_epoch_start_offset: int | None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
 from minikafka.common.scram import ScramMechanism
 from minikafka.pb import common_pb2, metadata_pb2
@@ -214,11 +215,27 @@ _REPLICA_LIST_FIELDS = (
 )
 
 
+@dataclass(frozen=True)
+class _Encoded:
+    field: str  # the MetadataRecord oneof's field
+    message: Any
+
+
 def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
+    encoded = _encode_cluster_record(record) or _encode_topic_record(record)
+    if encoded is None:
+        raise TypeError(f"not a metadata record: {record!r}")
     message = metadata_pb2.MetadataRecord()
+    getattr(message, encoded.field).CopyFrom(encoded.message)
+    return message
+
+
+def _encode_cluster_record(record: Record) -> _Encoded | None:
+    """Brokers, features, producer ids and credentials."""
     match record:
         case RegisterBroker():
-            message.register_broker.CopyFrom(
+            return _Encoded(
+                "register_broker",
                 metadata_pb2.RegisterBrokerRecord(
                     broker_id=record.broker_id,
                     incarnation_id=record.incarnation_id,
@@ -226,32 +243,72 @@ def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
                     rack=record.rack,
                     broker_epoch=record.broker_epoch,
                     status=int(record.status),
-                )
+                ),
             )
         case FenceBroker():
-            message.fence_broker.CopyFrom(
+            return _Encoded(
+                "fence_broker",
                 metadata_pb2.FenceBrokerRecord(
                     broker_id=record.broker_id, broker_epoch=record.broker_epoch, reason=record.reason
-                )
+                ),
             )
         case UnfenceBroker():
-            message.unfence_broker.CopyFrom(
+            return _Encoded(
+                "unfence_broker",
                 metadata_pb2.UnfenceBrokerRecord(
                     broker_id=record.broker_id, broker_epoch=record.broker_epoch, reason=record.reason
-                )
+                ),
             )
         case BrokerRegistrationChange():
-            message.broker_registration_change.CopyFrom(
+            return _Encoded(
+                "broker_registration_change",
                 metadata_pb2.BrokerRegistrationChangeRecord(
                     broker_id=record.broker_id,
                     broker_epoch=record.broker_epoch,
                     in_controlled_shutdown=record.in_controlled_shutdown,
-                )
+                ),
             )
+        case ProducerIds():
+            return _Encoded(
+                "producer_ids",
+                metadata_pb2.ProducerIdsRecord(
+                    broker_id=record.broker_id,
+                    broker_epoch=record.broker_epoch,
+                    next_producer_id=record.next_producer_id,
+                ),
+            )
+        case FeatureLevel():
+            return _Encoded(
+                "feature_level", metadata_pb2.FeatureLevelRecord(name=record.name, feature_level=record.feature_level)
+            )
+        case UserScramCredential():
+            return _Encoded(
+                "user_scram_credential",
+                metadata_pb2.UserScramCredentialRecord(
+                    name=record.name,
+                    mechanism=int(record.mechanism),
+                    salt=record.salt,
+                    stored_key=record.stored_key,
+                    server_key=record.server_key,
+                    iterations=record.iterations,
+                ),
+            )
+        case RemoveUserScramCredential():
+            return _Encoded(
+                "remove_user_scram_credential",
+                metadata_pb2.RemoveUserScramCredentialRecord(name=record.name, mechanism=int(record.mechanism)),
+            )
+    return None
+
+
+def _encode_topic_record(record: Record) -> _Encoded | None:
+    """Topics, partitions and topic configs."""
+    match record:
         case Topic():
-            message.topic.CopyFrom(metadata_pb2.TopicRecord(name=record.name, topic_id=_uuid_bytes(record.topic_id)))
+            return _Encoded("topic", metadata_pb2.TopicRecord(name=record.name, topic_id=_uuid_bytes(record.topic_id)))
         case Partition():
-            message.partition.CopyFrom(
+            return _Encoded(
+                "partition",
                 metadata_pb2.PartitionRecord(
                     topic_id=_uuid_bytes(record.topic_id),
                     partition_id=record.partition_id,
@@ -265,7 +322,7 @@ def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
                     adding_replicas=record.adding_replicas,
                     eligible_leader_replicas=record.elr,
                     last_known_elr=record.last_known_elr,
-                )
+                ),
             )
         case PartitionChange():
             change = metadata_pb2.PartitionChangeRecord(
@@ -283,48 +340,27 @@ def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
                 value = getattr(record, name)
                 if value is not None:
                     getattr(change, field).CopyFrom(metadata_pb2.ReplicaList(broker_ids=value))
-            message.partition_change.CopyFrom(change)
+            return _Encoded("partition_change", change)
         case TopicConfig():
             config = metadata_pb2.TopicConfigRecord(topic_name=record.topic_name, name=record.name)
             if record.value is not None:
                 config.value = record.value
-            message.topic_config.CopyFrom(config)
+            return _Encoded("topic_config", config)
         case RemoveTopic():
-            message.remove_topic.CopyFrom(metadata_pb2.RemoveTopicRecord(topic_id=_uuid_bytes(record.topic_id)))
-        case ProducerIds():
-            message.producer_ids.CopyFrom(
-                metadata_pb2.ProducerIdsRecord(
-                    broker_id=record.broker_id,
-                    broker_epoch=record.broker_epoch,
-                    next_producer_id=record.next_producer_id,
-                )
-            )
-        case FeatureLevel():
-            message.feature_level.CopyFrom(
-                metadata_pb2.FeatureLevelRecord(name=record.name, feature_level=record.feature_level)
-            )
-        case UserScramCredential():
-            message.user_scram_credential.CopyFrom(
-                metadata_pb2.UserScramCredentialRecord(
-                    name=record.name,
-                    mechanism=int(record.mechanism),
-                    salt=record.salt,
-                    stored_key=record.stored_key,
-                    server_key=record.server_key,
-                    iterations=record.iterations,
-                )
-            )
-        case RemoveUserScramCredential():
-            message.remove_user_scram_credential.CopyFrom(
-                metadata_pb2.RemoveUserScramCredentialRecord(name=record.name, mechanism=int(record.mechanism))
-            )
-        case _:
-            raise TypeError(f"not a metadata record: {record!r}")
-    return message
+            return _Encoded("remove_topic", metadata_pb2.RemoveTopicRecord(topic_id=_uuid_bytes(record.topic_id)))
+    return None
 
 
 def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
     kind = message.WhichOneof("record")
+    record = _decode_cluster_record(kind, message) or _decode_topic_record(kind, message)
+    if record is None:
+        raise RecordDecodeError(f"unknown or empty metadata record kind: {kind!r}")
+    return record
+
+
+def _decode_cluster_record(kind: str | None, message: metadata_pb2.MetadataRecord) -> Record | None:
+    """Brokers, features, producer ids and credentials."""
     match kind:
         case "register_broker":
             m = message.register_broker
@@ -347,6 +383,25 @@ def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
             return BrokerRegistrationChange(
                 broker_id=c.broker_id, broker_epoch=c.broker_epoch, in_controlled_shutdown=c.in_controlled_shutdown
             )
+        case "producer_ids":
+            ids = message.producer_ids
+            return ProducerIds(ids.broker_id, ids.broker_epoch, ids.next_producer_id)
+        case "feature_level":
+            return FeatureLevel(name=message.feature_level.name, feature_level=message.feature_level.feature_level)
+        case "user_scram_credential":
+            c = message.user_scram_credential
+            return UserScramCredential(
+                c.name, ScramMechanism(c.mechanism), c.salt, c.stored_key, c.server_key, c.iterations
+            )
+        case "remove_user_scram_credential":
+            r = message.remove_user_scram_credential
+            return RemoveUserScramCredential(r.name, ScramMechanism(r.mechanism))
+    return None
+
+
+def _decode_topic_record(kind: str | None, message: metadata_pb2.MetadataRecord) -> Record | None:
+    """Topics, partitions and topic configs."""
+    match kind:
         case "topic":
             return Topic(name=message.topic.name, topic_id=_uuid_of(message.topic.topic_id))
         case "partition":
@@ -387,21 +442,7 @@ def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
             return TopicConfig(topic_name=tc.topic_name, name=tc.name, value=tc.value if tc.HasField("value") else None)
         case "remove_topic":
             return RemoveTopic(topic_id=_uuid_of(message.remove_topic.topic_id))
-        case "producer_ids":
-            ids = message.producer_ids
-            return ProducerIds(ids.broker_id, ids.broker_epoch, ids.next_producer_id)
-        case "feature_level":
-            return FeatureLevel(name=message.feature_level.name, feature_level=message.feature_level.feature_level)
-        case "user_scram_credential":
-            c = message.user_scram_credential
-            return UserScramCredential(
-                c.name, ScramMechanism(c.mechanism), c.salt, c.stored_key, c.server_key, c.iterations
-            )
-        case "remove_user_scram_credential":
-            r = message.remove_user_scram_credential
-            return RemoveUserScramCredential(r.name, ScramMechanism(r.mechanism))
-        case _:
-            raise RecordDecodeError(f"unknown or empty metadata record kind: {kind!r}")
+    return None
 
 
 def encode_record(record: Record) -> bytes:
