@@ -6,7 +6,7 @@ needs the image before it, the only one that still names the topic.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.kraft_controller.metadata.records import (
@@ -32,67 +32,109 @@ def _broker_current(image: MetadataImage, broker_id: int, broker_epoch: int) -> 
     return registration is not None and registration.broker_epoch == broker_epoch
 
 
-def describe_record_event(
-    record: Record, image: MetadataImage, before: MetadataImage | None = None
-) -> tuple[str, dict[str, Any]]:
+class RecordEvent(NamedTuple):
+    name: str
+    fields: dict[str, Any]
+
+
+def describe_record_event(record: Record, image: MetadataImage, before: MetadataImage | None = None) -> RecordEvent:
+    event = _cluster_event(record, image) or _topic_event(record, image, before)
+    if event is None:
+        raise TypeError(f"not a metadata record: {record!r}")
+    return event
+
+
+def _cluster_event(record: Record, image: MetadataImage) -> RecordEvent | None:
+    """Brokers, features, producer ids and credentials."""
+    match record:
+        case RegisterBroker():
+            registration = image.broker(record.broker_id)
+            return RecordEvent(
+                "broker_registered",
+                {
+                    "broker_id": record.broker_id,
+                    "broker_epoch": None if registration is None else registration.broker_epoch,
+                    "incarnation_id": record.incarnation_id,
+                    "rack": record.rack,
+                    "status": record.status.name,
+                },
+            )
+        case FenceBroker():
+            return RecordEvent(
+                "broker_fenced",
+                {
+                    "broker_id": record.broker_id,
+                    "broker_epoch": record.broker_epoch,
+                    "reason": record.reason,
+                    "applied": _broker_current(image, record.broker_id, record.broker_epoch),
+                },
+            )
+        case UnfenceBroker():
+            return RecordEvent(
+                "broker_unfenced",
+                {
+                    "broker_id": record.broker_id,
+                    "broker_epoch": record.broker_epoch,
+                    "reason": record.reason,
+                    "applied": _broker_current(image, record.broker_id, record.broker_epoch),
+                },
+            )
+        case BrokerRegistrationChange():
+            name = "controlled_shutdown_requested" if record.in_controlled_shutdown else "controlled_shutdown_cancelled"
+            return RecordEvent(
+                name,
+                {
+                    "broker_id": record.broker_id,
+                    "broker_epoch": record.broker_epoch,
+                    "applied": _broker_current(image, record.broker_id, record.broker_epoch),
+                },
+            )
+        case ProducerIds():
+            return RecordEvent(
+                "producer_ids_allocated",
+                {
+                    "broker_id": record.broker_id,
+                    "broker_epoch": record.broker_epoch,
+                    "next_producer_id": record.next_producer_id,
+                },
+            )
+        case FeatureLevel():
+            return RecordEvent("feature_level_changed", {"name": record.name, "feature_level": record.feature_level})
+        case UserScramCredential():  # never the salt or keys: the log says who, not what
+            return RecordEvent(
+                "user_scram_credential_changed",
+                {
+                    "user": record.name,
+                    "mechanism": record.mechanism.mechanism_name,
+                    "iterations": record.iterations,
+                },
+            )
+        case RemoveUserScramCredential():
+            return RecordEvent(
+                "user_scram_credential_deleted", {"user": record.name, "mechanism": record.mechanism.mechanism_name}
+            )
+    return None
+
+
+def _topic_event(record: Record, image: MetadataImage, before: MetadataImage | None) -> RecordEvent | None:
+    """Topics, their configs and partitions."""
     match record:
         case RemoveTopic():
             removed = None if before is None else before.topic(record.topic_id)
-            return "topic_deleted", {
-                "topic": None if removed is None else removed.name,
-                "topic_id": str(record.topic_id),
-                "partitions": None if removed is None else len(removed.partitions),
-            }
-        case RegisterBroker():
-            registration = image.broker(record.broker_id)
-            return "broker_registered", {
-                "broker_id": record.broker_id,
-                "broker_epoch": None if registration is None else registration.broker_epoch,
-                "incarnation_id": record.incarnation_id,
-                "rack": record.rack,
-                "status": record.status.name,
-            }
-        case FenceBroker():
-            return "broker_fenced", {
-                "broker_id": record.broker_id,
-                "broker_epoch": record.broker_epoch,
-                "reason": record.reason,
-                "applied": _broker_current(image, record.broker_id, record.broker_epoch),
-            }
-        case UnfenceBroker():
-            return "broker_unfenced", {
-                "broker_id": record.broker_id,
-                "broker_epoch": record.broker_epoch,
-                "reason": record.reason,
-                "applied": _broker_current(image, record.broker_id, record.broker_epoch),
-            }
-        case BrokerRegistrationChange():
-            name = "controlled_shutdown_requested" if record.in_controlled_shutdown else "controlled_shutdown_cancelled"
-            return name, {
-                "broker_id": record.broker_id,
-                "broker_epoch": record.broker_epoch,
-                "applied": _broker_current(image, record.broker_id, record.broker_epoch),
-            }
-        case ProducerIds():
-            return "producer_ids_allocated", {
-                "broker_id": record.broker_id,
-                "broker_epoch": record.broker_epoch,
-                "next_producer_id": record.next_producer_id,
-            }
-        case FeatureLevel():
-            return "feature_level_changed", {"name": record.name, "feature_level": record.feature_level}
-        case UserScramCredential():  # never the salt or keys: the log says who, not what
-            return "user_scram_credential_changed", {
-                "user": record.name,
-                "mechanism": record.mechanism.mechanism_name,
-                "iterations": record.iterations,
-            }
-        case RemoveUserScramCredential():
-            return "user_scram_credential_deleted", {"user": record.name, "mechanism": record.mechanism.mechanism_name}
+            return RecordEvent(
+                "topic_deleted",
+                {
+                    "topic": None if removed is None else removed.name,
+                    "topic_id": str(record.topic_id),
+                    "partitions": None if removed is None else len(removed.partitions),
+                },
+            )
         case Topic():
-            return "topic_created", {"topic": record.name, "topic_id": str(record.topic_id)}
+            return RecordEvent("topic_created", {"topic": record.name, "topic_id": str(record.topic_id)})
         case TopicConfig():
-            return "topic_config_changed", {"topic": record.topic_name, "name": record.name, "value": record.value}
+            return RecordEvent(
+                "topic_config_changed", {"topic": record.topic_name, "name": record.name, "value": record.value}
+            )
         case Partition() | PartitionChange():
             topic = image.topic(record.topic_id)
             partition = image.partition(record.topic_id, record.partition_id)
@@ -115,5 +157,5 @@ def describe_record_event(
                     "elr": list(partition.elr),
                     "last_known_elr": list(partition.last_known_elr),
                 }
-            return "partition_changed", fields
-    raise TypeError(f"not a metadata record: {record!r}")
+            return RecordEvent("partition_changed", fields)
+    return None

@@ -169,52 +169,17 @@ class MetadataImage:
         partition change nothing: every replica of the log skips them alike, so images stay identical."""
         match record:
             case RegisterBroker():
-                epoch = offset if record.broker_epoch == EPOCH_FROM_OFFSET else record.broker_epoch
-                registration = BrokerRegistration(
-                    broker_id=record.broker_id,
-                    incarnation_id=record.incarnation_id,
-                    broker_epoch=epoch,
-                    endpoints=record.endpoints,
-                    rack=record.rack,
-                    status=record.status,
-                )
-                return self._at(offset, brokers=self.brokers.set(record.broker_id, registration))
+                return self._registered(record, offset)
             case FenceBroker():
                 return self._with_broker_status(record.broker_id, record.broker_epoch, BrokerStatus.FENCED, offset)
             case UnfenceBroker():
                 return self._with_broker_status(record.broker_id, record.broker_epoch, BrokerStatus.UNFENCED, offset)
             case BrokerRegistrationChange():
-                current = self.brokers.get(record.broker_id)
-                if record.in_controlled_shutdown:
-                    status = BrokerStatus.CONTROLLED_SHUTDOWN
-                elif current is not None and current.status is BrokerStatus.CONTROLLED_SHUTDOWN:
-                    status = BrokerStatus.UNFENCED
-                else:
-                    return self._at(offset)
-                return self._with_broker_status(record.broker_id, record.broker_epoch, status, offset)
+                return self._registration_changed(record, offset)
             case Topic():
-                previous = self.topics_by_name.get(record.name)
-                topic = TopicImage(name=record.name, topic_id=record.topic_id)
-                by_id = self.topics_by_id if previous is None else self.topics_by_id.delete(previous.topic_id)
-                return self._at(
-                    offset,
-                    topics_by_name=self.topics_by_name.set(record.name, topic),
-                    topics_by_id=by_id.set(record.topic_id, topic),
-                )
+                return self._with_topic(record, offset)
             case Partition():
-                registration = PartitionRegistration(
-                    replicas=record.replicas,
-                    isr=record.isr,
-                    leader=record.leader,
-                    leader_epoch=record.leader_epoch,
-                    partition_epoch=record.partition_epoch,
-                    leader_recovery_state=record.leader_recovery_state,
-                    removing_replicas=record.removing_replicas,
-                    adding_replicas=record.adding_replicas,
-                    elr=record.elr,
-                    last_known_elr=record.last_known_elr,
-                )
-                return self._with_partition(record.topic_id, record.partition_id, registration, offset)
+                return self._with_partition(record.topic_id, record.partition_id, _registration_of(record), offset)
             case PartitionChange():
                 current_partition = self.partition(record.topic_id, record.partition_id)
                 if current_partition is None:
@@ -223,18 +188,7 @@ class MetadataImage:
                     record.topic_id, record.partition_id, current_partition.apply(record), offset
                 )
             case TopicConfig():
-                configs = self.topic_configs.get(record.topic_name, Map())
-                if record.value is not None:
-                    configs = configs.set(record.name, record.value)
-                elif record.name in configs:
-                    configs = configs.delete(record.name)
-                if configs:
-                    all_configs = self.topic_configs.set(record.topic_name, configs)
-                elif record.topic_name in self.topic_configs:  # no empty entries: a snapshot replays to an equal image
-                    all_configs = self.topic_configs.delete(record.topic_name)
-                else:
-                    all_configs = self.topic_configs
-                return self._at(offset, topic_configs=all_configs)
+                return self._at(offset, topic_configs=self._replay_topic_config(record))
             case RemoveTopic():
                 return self._without_topic(record.topic_id, offset)
             case ProducerIds():
@@ -242,15 +196,59 @@ class MetadataImage:
                 next_id = max(self.next_producer_id, record.next_producer_id)
                 return replace(self._at(offset), next_producer_id=next_id)
             case FeatureLevel():
-                features = (
-                    self.features.set(record.name, record.feature_level)
-                    if record.feature_level > 0
-                    else (self.features.delete(record.name) if record.name in self.features else self.features)
-                )
-                return self._at(offset, features=features)
+                return self._at(offset, features=self._replay_feature_level(record))
             case UserScramCredential() | RemoveUserScramCredential():
                 return self._at(offset, scram_credentials=self._replay_scram(record))
         raise TypeError(f"not a metadata record: {record!r}")
+
+    def _registered(self, record: RegisterBroker, offset: int) -> MetadataImage:
+        epoch = offset if record.broker_epoch == EPOCH_FROM_OFFSET else record.broker_epoch
+        registration = BrokerRegistration(
+            broker_id=record.broker_id,
+            incarnation_id=record.incarnation_id,
+            broker_epoch=epoch,
+            endpoints=record.endpoints,
+            rack=record.rack,
+            status=record.status,
+        )
+        return self._at(offset, brokers=self.brokers.set(record.broker_id, registration))
+
+    def _registration_changed(self, record: BrokerRegistrationChange, offset: int) -> MetadataImage:
+        current = self.brokers.get(record.broker_id)
+        if record.in_controlled_shutdown:
+            status = BrokerStatus.CONTROLLED_SHUTDOWN
+        elif current is not None and current.status is BrokerStatus.CONTROLLED_SHUTDOWN:
+            status = BrokerStatus.UNFENCED
+        else:
+            return self._at(offset)
+        return self._with_broker_status(record.broker_id, record.broker_epoch, status, offset)
+
+    def _with_topic(self, record: Topic, offset: int) -> MetadataImage:
+        previous = self.topics_by_name.get(record.name)
+        topic = TopicImage(name=record.name, topic_id=record.topic_id)
+        by_id = self.topics_by_id if previous is None else self.topics_by_id.delete(previous.topic_id)
+        return self._at(
+            offset,
+            topics_by_name=self.topics_by_name.set(record.name, topic),
+            topics_by_id=by_id.set(record.topic_id, topic),
+        )
+
+    def _replay_topic_config(self, record: TopicConfig) -> Map[str, Map[str, str]]:
+        configs = self.topic_configs.get(record.topic_name, Map())
+        if record.value is not None:
+            configs = configs.set(record.name, record.value)
+        elif record.name in configs:
+            configs = configs.delete(record.name)
+        if configs:
+            return self.topic_configs.set(record.topic_name, configs)
+        if record.topic_name in self.topic_configs:  # no empty entries: a snapshot replays to an equal image
+            return self.topic_configs.delete(record.topic_name)
+        return self.topic_configs
+
+    def _replay_feature_level(self, record: FeatureLevel) -> Map[str, int]:
+        if record.feature_level > 0:
+            return self.features.set(record.name, record.feature_level)
+        return self.features.delete(record.name) if record.name in self.features else self.features
 
     def _replay_scram(
         self, record: UserScramCredential | RemoveUserScramCredential
@@ -382,3 +380,18 @@ class MetadataImage:
         for record in records:
             image = image.replay(record, last_offset)
         return replace(image, offset=last_offset)
+
+
+def _registration_of(record: Partition) -> PartitionRegistration:
+    return PartitionRegistration(
+        replicas=record.replicas,
+        isr=record.isr,
+        leader=record.leader,
+        leader_epoch=record.leader_epoch,
+        partition_epoch=record.partition_epoch,
+        leader_recovery_state=record.leader_recovery_state,
+        removing_replicas=record.removing_replicas,
+        adding_replicas=record.adding_replicas,
+        elr=record.elr,
+        last_known_elr=record.last_known_elr,
+    )
