@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 import structlog
@@ -28,6 +29,7 @@ from minikafka.kraft_controller.control.partition_change import (
     leader_eligibility,
 )
 from minikafka.kraft_controller.control.requests import (
+    AlterPartitionPartition,
     AlterPartitionPartitionResult,
     AlterPartitionRequest,
     AlterPartitionResponse,
@@ -303,68 +305,90 @@ def alter_partition(
     for topic_request in request.topics:
         results = []
         for partition_request in topic_request.partitions:
-            topic = scratch.topic(topic_request.topic_id)
-            verdict = validate_alter_partition(
-                scratch, request.broker_id, topic, partition_request, config.alter_partition_broker_epoch_check
+            altered = _alter_one_partition(
+                scratch, request.broker_id, topic_request.topic_id, partition_request, config
             )
-            if not isinstance(verdict, Accepted):
-                log.warning(
-                    "alter_partition_rejected",
-                    error=verdict.error.name,
-                    broker_id=request.broker_id,
-                    topic=None if topic is None else topic.name,
-                    topic_id=str(topic_request.topic_id),
-                    partition=partition_request.partition_index,
-                    proposed_isr=[(s.broker_id, s.broker_epoch) for s in partition_request.new_isr_with_epochs],
-                    **verdict.details,
-                )
-                results.append(AlterPartitionPartitionResult(partition_request.partition_index, verdict.error))
-                continue
-            assert topic is not None
-            current = topic.partitions[partition_request.partition_index]
-            outcome = build_partition_change(
-                topic.topic_id,
-                partition_request.partition_index,
-                current,
-                leader_eligibility(scratch),
-                reason="alter_partition",
-                target_isr=verdict.new_isr,
-                target_leader_recovery_state=partition_request.leader_recovery_state,
-                elr=elr_context(scratch, topic.name, current, config.topic_defaults),
-            )
-            if outcome.record is not None:
-                records.append(outcome.record)
-                scratch = apply_records(scratch, [outcome.record])
-                log_election(topic, partition_request.partition_index, current, outcome, "alter_partition")
-                log_reassignment_completed(topic, partition_request.partition_index, current, outcome)
-                log_elr_change(topic, partition_request.partition_index, current, outcome.record)
-            after = scratch.partition(topic.topic_id, partition_request.partition_index)
-            assert after is not None
-            log.info(
-                "alter_partition_accepted",
-                broker_id=request.broker_id,
-                topic=topic.name,
-                topic_id=str(topic.topic_id),
-                partition=partition_request.partition_index,
-                isr=list(after.isr),
-                proposed_isr=[(s.broker_id, s.broker_epoch) for s in partition_request.new_isr_with_epochs],
-                leader_epoch=after.leader_epoch,
-                partition_epoch=after.partition_epoch,
-                changed=outcome.record is not None,
-            )
-            results.append(
-                AlterPartitionPartitionResult(
-                    partition_index=partition_request.partition_index,
-                    error_code=ErrorCode.NONE,
-                    leader_id=after.leader,
-                    leader_epoch=after.leader_epoch,
-                    isr=after.isr,
-                    leader_recovery_state=after.leader_recovery_state,
-                    partition_epoch=after.partition_epoch,
-                )
-            )
+            if altered.record is not None:
+                records.append(altered.record)
+                scratch = altered.image
+            results.append(altered.result)
         topic_results.append(AlterPartitionTopicResult(topic_request.topic_id, tuple(results)))
     return ControllerResult(tuple(records), AlterPartitionResponse(ErrorCode.NONE, tuple(topic_results)))
+
+
+@dataclass(frozen=True)
+class _PartitionAltered:
+    image: MetadataImage  # with the record applied
+    record: Record | None
+    result: AlterPartitionPartitionResult
+
+
+def _alter_one_partition(
+    scratch: MetadataImage,
+    broker_id: int,
+    topic_id: uuid.UUID,
+    partition_request: AlterPartitionPartition,
+    config: ControlConfig,
+) -> _PartitionAltered:
+    index = partition_request.partition_index
+    proposed = [(s.broker_id, s.broker_epoch) for s in partition_request.new_isr_with_epochs]
+    topic = scratch.topic(topic_id)
+    verdict = validate_alter_partition(
+        scratch, broker_id, topic, partition_request, config.alter_partition_broker_epoch_check
+    )
+    if not isinstance(verdict, Accepted):
+        log.warning(
+            "alter_partition_rejected",
+            error=verdict.error.name,
+            broker_id=broker_id,
+            topic=None if topic is None else topic.name,
+            topic_id=str(topic_id),
+            partition=index,
+            proposed_isr=proposed,
+            **verdict.details,
+        )
+        return _PartitionAltered(scratch, None, AlterPartitionPartitionResult(index, verdict.error))
+    assert topic is not None
+    current = topic.partitions[index]
+    outcome = build_partition_change(
+        topic.topic_id,
+        index,
+        current,
+        leader_eligibility(scratch),
+        reason="alter_partition",
+        target_isr=verdict.new_isr,
+        target_leader_recovery_state=partition_request.leader_recovery_state,
+        elr=elr_context(scratch, topic.name, current, config.topic_defaults),
+    )
+    if outcome.record is not None:
+        scratch = apply_records(scratch, [outcome.record])
+        log_election(topic, index, current, outcome, "alter_partition")
+        log_reassignment_completed(topic, index, current, outcome)
+        log_elr_change(topic, index, current, outcome.record)
+    after = scratch.partition(topic.topic_id, index)
+    assert after is not None
+    log.info(
+        "alter_partition_accepted",
+        broker_id=broker_id,
+        topic=topic.name,
+        topic_id=str(topic.topic_id),
+        partition=index,
+        isr=list(after.isr),
+        proposed_isr=proposed,
+        leader_epoch=after.leader_epoch,
+        partition_epoch=after.partition_epoch,
+        changed=outcome.record is not None,
+    )
+    result = AlterPartitionPartitionResult(
+        partition_index=index,
+        error_code=ErrorCode.NONE,
+        leader_id=after.leader,
+        leader_epoch=after.leader_epoch,
+        isr=after.isr,
+        leader_recovery_state=after.leader_recovery_state,
+        partition_epoch=after.partition_epoch,
+    )
+    return _PartitionAltered(scratch, outcome.record, result)
 
 
 # ---- CreateTopics ----
