@@ -116,15 +116,37 @@ def timeline_figure(
     figure, axes = plt.subplots(panels, 1, figsize=(12, 1.6 + 1.3 * panels), sharex=True, squeeze=False)
     axes = [a[0] for a in axes]
 
-    axis = axes[0]
+    _controller_panel(axes[0], controllers, total, start)
+    _broker_panel(axes[1], brokers, total, start)
+    for axis, (tp, rows) in zip(axes[2:], sorted(by_tp.items()), strict=True):
+        _partition_panel(axis, tp, rows, total, start)
+    axes[2 if len(axes) > 2 else 1].legend(
+        handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in (LEADER_COLOUR, ISR_COLOUR, ELR_COLOUR, OUT_COLOUR)],
+        labels=["leader", "in ISR", "in ELR (KIP-966)", "out of ISR"],
+        fontsize=6,
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+    )
+    _fault_lines(axes, faults, start, axes[0])
+    _cut_spans(axes, cuts, total, start)
+    _incident_marks(axes[1], dict(zip(sorted(by_tp), axes[2:], strict=True)), incidents, start)
+    axes[-1].set_xlabel("seconds since the start of the run")
+    axes[-1].set_xlim(0, max(total, 1))
+    figure.tight_layout()
+    figure.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return path
+
+
+def _controller_panel(axis: Any, controllers: list[Row], total: float, start: datetime) -> None:
     for begin, finish, row in _spans(controllers, total, start):
         axis.broken_barh([(begin, finish - begin)], (row["leader"] - 0.4, 0.8), color=LEADER_COLOUR)
         axis.annotate(f"e{row['epoch']}", (begin, row["leader"] + 0.45), fontsize=6)
     axis.set_ylabel("KRaft\nleader", fontsize=8)
-    ids = sorted({r["leader"] for r in controllers if r["leader"] is not None})
-    axis.set_yticks(ids)
+    axis.set_yticks(sorted({r["leader"] for r in controllers if r["leader"] is not None}))
 
-    axis = axes[1]
+
+def _broker_panel(axis: Any, brokers: list[Row], total: float, start: datetime) -> None:
     per_broker: dict[int, list[Row]] = {}
     for row in brokers:
         per_broker.setdefault(row["broker_id"], []).append(row)
@@ -143,41 +165,27 @@ def timeline_figure(
         bbox_to_anchor=(1.0, 1.0),
     )
 
-    for axis, (tp, rows) in zip(axes[2:], sorted(by_tp.items()), strict=True):
-        replicas = sorted({r for row in rows for r in (row["replicas"] or [])})
-        previous_epoch = None
-        for begin, finish, row in _spans(rows, total, start):
-            for replica in replicas:
-                if replica == row["leader"]:
-                    colour = LEADER_COLOUR
-                elif replica in (row["isr"] or []):
-                    colour = ISR_COLOUR
-                elif replica in (row.get("elr") or []):
-                    colour = ELR_COLOUR
-                else:
-                    colour = OUT_COLOUR
-                axis.broken_barh([(begin, finish - begin)], (replica - 0.4, 0.8), color=colour)
-            if row["leader_epoch"] != previous_epoch:
-                axis.annotate(f"le{row['leader_epoch']}", (begin, max(replicas) + 0.45), fontsize=6)
-                previous_epoch = row["leader_epoch"]
-        axis.set_yticks(replicas)
-        axis.set_ylabel(tp, fontsize=8)
-    axes[2 if len(axes) > 2 else 1].legend(
-        handles=[plt.Rectangle((0, 0), 1, 1, color=c) for c in (LEADER_COLOUR, ISR_COLOUR, ELR_COLOUR, OUT_COLOUR)],
-        labels=["leader", "in ISR", "in ELR (KIP-966)", "out of ISR"],
-        fontsize=6,
-        loc="upper left",
-        bbox_to_anchor=(1.0, 1.0),
-    )
-    _fault_lines(axes, faults, start, axes[0])
-    _cut_spans(axes, cuts, total, start)
-    _incident_marks(axes[1], dict(zip(sorted(by_tp), axes[2:], strict=True)), incidents, start)
-    axes[-1].set_xlabel("seconds since the start of the run")
-    axes[-1].set_xlim(0, max(total, 1))
-    figure.tight_layout()
-    figure.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return path
+
+def _partition_panel(axis: Any, tp: str, rows: list[Row], total: float, start: datetime) -> None:
+    """Each replica's role over the run: leader, in the ISR, in the ELR or out; leader epochs marked."""
+    replicas = sorted({r for row in rows for r in (row["replicas"] or [])})
+    previous_epoch = None
+    for begin, finish, row in _spans(rows, total, start):
+        for replica in replicas:
+            if replica == row["leader"]:
+                colour = LEADER_COLOUR
+            elif replica in (row["isr"] or []):
+                colour = ISR_COLOUR
+            elif replica in (row.get("elr") or []):
+                colour = ELR_COLOUR
+            else:
+                colour = OUT_COLOUR
+            axis.broken_barh([(begin, finish - begin)], (replica - 0.4, 0.8), color=colour)
+        if row["leader_epoch"] != previous_epoch:
+            axis.annotate(f"le{row['leader_epoch']}", (begin, max(replicas) + 0.45), fontsize=6)
+            previous_epoch = row["leader_epoch"]
+    axis.set_yticks(replicas)
+    axis.set_ylabel(tp, fontsize=8)
 
 
 def failover_figure(path: Path, failovers: list[Row], controller_failovers: list[Row], start: datetime) -> Path:
