@@ -10,13 +10,13 @@ from typing import Any
 from minikafka.broker.kafka_wire.api_versions import CREATE_PARTITIONS, CREATE_TOPICS, DELETE_TOPICS
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
+from minikafka.broker.kafka_wire.forwarded import forwarded_outcome
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.topic import validate_name
 from minikafka.pb import controller_pb2
 
 ZERO_UUID = uuid.UUID(int=0)
-NO_CONTROLLER = "no controller answered"
 
 
 def _timeout_ms(body: Any) -> int:
@@ -46,7 +46,7 @@ async def create_topics(ctx: WireContext, request: Request) -> Any:
     topics = []
     for topic in body.topics:
         result = results.get(topic.name)
-        code, message = _outcome(answer, result)
+        code, message = forwarded_outcome(answer, result)
         topics.append(
             build(
                 entry_cls,
@@ -61,18 +61,6 @@ async def create_topics(ctx: WireContext, request: Request) -> Any:
             )
         )
     return build(cls, throttle_time=0, topics=tuple(topics))
-
-
-def _outcome(answer: Any, result: Any) -> tuple[ErrorCode, str | None]:
-    """The error for one topic: the whole request's if the controller refused it (or none answered)."""
-    if answer is None:
-        return ErrorCode.REQUEST_TIMED_OUT, NO_CONTROLLER
-    if answer.error_code != ErrorCode.NONE:
-        return ErrorCode.of(answer.error_code), answer.error_message or None
-    if result is None:
-        return ErrorCode.UNKNOWN_SERVER_ERROR, "the controller did not answer for this topic"
-    code = ErrorCode.of(result.error_code)
-    return code, (result.error_message or None) if code != ErrorCode.NONE else None
 
 
 async def delete_topics(ctx: WireContext, request: Request) -> Any:
@@ -93,7 +81,7 @@ async def delete_topics(ctx: WireContext, request: Request) -> Any:
     responses = []
     for name in names:
         result = results.get(name)
-        code, message = _outcome(answer, result)
+        code, message = forwarded_outcome(answer, result)
         topic_id = _topic_id(result.topic_id) if result is not None else ZERO_UUID
         responses.append(build(entry_cls, name=name, topic_id=topic_id, error_code=code, error_message=message))
     return build(cls, throttle_time=0, responses=tuple(responses))
@@ -112,7 +100,7 @@ async def create_partitions(ctx: WireContext, request: Request) -> Any:
     results = {r.name: r for r in answer.results} if answer is not None else {}
     topics = []
     for topic in body.topics:
-        code, message = _outcome(answer, results.get(topic.name))
+        code, message = forwarded_outcome(answer, results.get(topic.name))
         topics.append(build(entry_cls, name=topic.name, error_code=code, error_message=message))
     return build(cls, throttle_time=0, results=tuple(topics))
 

@@ -7,13 +7,13 @@ from typing import Any
 
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
+from minikafka.broker.kafka_wire.forwarded import forwarded_outcome
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.control.scram_control import describe_user_scram_credentials
 from minikafka.pb import controller_pb2
 
 DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS = 50, 51
-NO_CONTROLLER = "no controller answered"
 VERSIONS = {DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0), ALTER_USER_SCRAM_CREDENTIALS: (0, 0)}
 
 
@@ -37,19 +37,9 @@ async def alter(ctx: WireContext, request: Request) -> Any:
     users = dict.fromkeys(a.name for a in (*body.deletions, *body.upsertions))
     entries = []
     for user in users:
-        code, message = _outcome(answer, results.get(user))
+        code, message = forwarded_outcome(answer, results.get(user), "user")
         entries.append(build(entry, user=user, error_code=code, error_message=message))
     return build(cls, throttle_time=0, results=tuple(entries))
-
-
-def _outcome(answer: Any, result: Any) -> tuple[ErrorCode, str | None]:
-    if answer is None:
-        return ErrorCode.REQUEST_TIMED_OUT, NO_CONTROLLER
-    if answer.error_code != ErrorCode.NONE:
-        return ErrorCode.of(answer.error_code), answer.error_message or None
-    if result is None:
-        return ErrorCode.UNKNOWN_SERVER_ERROR, "the controller did not answer for this user"
-    return ErrorCode.of(result.error_code), result.error_message or None
 
 
 def describe(ctx: WireContext, request: Request) -> Any:
