@@ -23,7 +23,7 @@ from minikafka.deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_fau
 from minikafka.deploy.faults import FAULT_RUN_SETTINGS, Faults
 from minikafka.deploy.group_workload import GroupWorkload
 from minikafka.deploy.local_cluster import Cluster, ClusterError, is_alive
-from minikafka.deploy.network import read_cuts
+from minikafka.deploy.network import inside, namespace_name, read_cuts
 from minikafka.deploy.workload import (
     ProduceCounts,
     ProducerPlan,
@@ -243,7 +243,9 @@ class FaultRunner:
 
 def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] = print) -> ChaosSummary:
     log(f"starting a {options.controllers}+{options.brokers} cluster in {run_dir} ...")
-    cluster = cluster_commands.up(run_dir, options.controllers, options.brokers, FAULT_RUN_SETTINGS)
+    # In the run's namespace (the command entered it first), the cluster is there too and the cuts are the kernel's.
+    network = "netns" if inside(namespace_name(run_dir.resolve())) else "host"
+    cluster = cluster_commands.up(run_dir, options.controllers, options.brokers, FAULT_RUN_SETTINGS, network=network)
     summary = ChaosSummary(cluster.run_dir, options.seed)
     group: GroupWorkload | None = None
     try:

@@ -41,12 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--brokers", type=bounded_int(1, MAX_NODES), default=3)
     up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     up.add_argument("--timeout", type=positive_float, default=60.0, metavar="S", help="how long to wait for readiness")
-    up.add_argument(
-        "--network",
-        choices=("netns", "host"),
-        help="netns: a network namespace of the run's own, cuts by the kernel (default where permitted); "
-        "host: the host's loopback, cuts by each node's transport",
-    )
+    _add_network_argument(up)
     up.set_defaults(func=cluster_up)
     status = cluster_commands.add_parser("status", help="processes, liveness, fencing, broker epochs")
     status.add_argument("--dir", metavar="RUN")
@@ -112,12 +107,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     chaos.add_argument("--no-analysis", action="store_true", help="skip the Spark analysis")
     chaos.add_argument("--json", action="store_true")
+    _add_network_argument(chaos)
     chaos.set_defaults(func=run_chaos_command)
 
     demo = subparsers.add_parser("demo", help="the whole story: cluster, workload with faults, analysis, report")
     demo.add_argument("--records", type=bounded_int(1), default=20000)
     demo.add_argument("--no-analysis", action="store_true", help="skip the Spark checks")
     demo.set_defaults(func=run_demo_command)
+
+
+def _add_network_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--network",
+        choices=("netns", "host"),
+        help="netns: a network namespace of the run's own, cuts by the kernel (default where permitted); "
+        "host: the host's loopback, cuts by each node's transport",
+    )
 
 
 def require_analysis() -> None:
@@ -159,6 +164,8 @@ def run_in_namespace(args: argparse.Namespace, argv: list[str]) -> int | None:
     from minikafka.deploy.local_cluster import Cluster, ClusterError, resolve_run_dir
     from minikafka.deploy.network import reexec_inside
 
+    if args.command == "chaos":
+        return _chaos_in_namespace(args, argv)
     subcommand = getattr(args, "cluster_command", None) or getattr(args, "fault_command", None)
     if not hasattr(args, "dir") or (args.command, subcommand) in HOST_COMMANDS:
         return None
@@ -169,6 +176,23 @@ def run_in_namespace(args: argparse.Namespace, argv: list[str]) -> int | None:
     except ClusterError:
         return None  # the command itself reports the missing run
     return reexec_inside(cluster.network, argv)
+
+
+def _chaos_in_namespace(args: argparse.Namespace, argv: list[str]) -> int | None:
+    """Chaos's workload talks to its nodes from its own process: where its run gets a namespace, the whole command
+    runs in it, so the cuts are the kernel's. None: it runs here (host mode, or already inside)."""
+    import sys
+
+    from minikafka.deploy.network import NetworkError, choose, inside, run_in_new_namespace
+
+    try:
+        network = choose(args.network, Path(args.run).resolve())
+        if network.namespace is None or inside(network.namespace):
+            return None
+        return run_in_new_namespace(network.namespace, argv)
+    except NetworkError as error:
+        sys.stderr.write(f"minikafka chaos: error: {error}\n")
+        return 1
 
 
 def _cluster(args: argparse.Namespace):  # noqa: ANN202 - deploy.local_cluster.Cluster, imported lazily

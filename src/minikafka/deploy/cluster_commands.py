@@ -31,8 +31,8 @@ from minikafka.deploy.network import (
     NetworkError,
     choose,
     command_prefix,
-    create_namespace,
     delete_namespace,
+    prepare_namespace,
     read_cuts,
     write_cuts,
 )
@@ -89,7 +89,7 @@ def up(
     write_configs(cluster)
     try:
         if cluster.network.namespace is not None:
-            create_namespace(cluster.network.namespace, {s.node_id: s.host for s in cluster.nodes})
+            prepare_namespace(cluster.network.namespace, {s.node_id: s.host for s in cluster.nodes})
         write_cuts(run_dir, cluster.network, cluster.addresses, ())
         for spec in cluster.nodes:
             cluster.pids[spec.node_id] = spawn(spec, cluster.network)

@@ -107,6 +107,29 @@ def create_namespace(name: str, addresses: dict[int, str]) -> None:
     _run(["ip", "netns", "exec", name, "nft", "-f", "-"], stdin=base_ruleset(addresses))
 
 
+def prepare_namespace(name: str, addresses: dict[int, str]) -> None:
+    """The run's namespace ready for its nodes: created here, or, when this process already runs in it (a command
+    that entered it first, as chaos does), given its base table."""
+    if inside(name):
+        _run(["nft", "-f", "-"], stdin=base_ruleset(addresses))
+    else:
+        create_namespace(name, addresses)
+
+
+def run_in_new_namespace(name: str, argv: list[str]) -> int:
+    """Run this `minikafka` command in a new namespace `name` with `lo` up, removed when the command ends; for a
+    command whose own clients must reach the nodes (chaos)."""
+    delete_namespace(name)
+    _run(["ip", "netns", "add", name])
+    try:
+        _run(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"])
+        return subprocess.run(
+            ["ip", "netns", "exec", name, sys.executable, "-m", "minikafka.cli", *argv], check=False
+        ).returncode
+    finally:
+        delete_namespace(name)
+
+
 def delete_namespace(name: str) -> None:
     if namespace_exists(name):
         _run(["ip", "netns", "del", name])
