@@ -45,7 +45,7 @@ class BrokerConfig(NodeConfig):
     )
     listener_security_protocol_map: str = config_key(
         "listener.security.protocol.map",
-        "PLAINTEXT:PLAINTEXT,GRPC:GRPC,CONTROLLER:GRPC",
+        "PLAINTEXT:PLAINTEXT,GRPC:GRPC,BROKER:GRPC,CONTROLLER:GRPC",
         "The protocol of each listener name: PLAINTEXT listeners speak Kafka's wire protocol to Kafka clients, "
         "GRPC listeners minikafka's own (its client, replication).",
         _protocol_map_ok,

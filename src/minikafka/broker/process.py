@@ -27,6 +27,7 @@ from minikafka.common.cli_support import stop_requested
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import start_server
+from minikafka.common.listener_security import client_security, inter_node_security
 from minikafka.kraft_controller.raft.core import RaftConfig
 from minikafka.kraft_controller.raft.driver import RaftDriver
 from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel
@@ -83,7 +84,13 @@ async def run_broker_process(config: BrokerConfig) -> None:
     # The metadata log's write error ends the broker as Kafka's fault handler does, after a stop without the
     # controlled shutdown (its metadata could no longer follow the controller's answer).
     raft = RaftDriver(
-        config.node_id, voters, config.data_dir, RaftConfig(), config.cluster_id, on_fatal=lambda _e: stopping.set()
+        config.node_id,
+        voters,
+        config.data_dir,
+        RaftConfig(),
+        config.cluster_id,
+        on_fatal=lambda _e: stopping.set(),
+        tls=config.inter_node_tls,
     )
     raft.add_listener(metadata)
     loop = asyncio.get_running_loop()
@@ -110,10 +117,14 @@ async def run_broker_process(config: BrokerConfig) -> None:
     servers = []
     for listener in config.grpc_listeners:
         service = BrokerService(manager, listener.name, fetch_sessions)
+        served = (
+            inter_node_security(config, listener.name)
+            if listener.name == config.inter_broker_listener
+            else client_security(config, listener.name)
+        )
+        registrars = [service.register, FaultService(manager, lifecycle).register]
         servers.append(
-            await start_server(
-                listener.host, listener.port, [service.register, FaultService(manager, lifecycle).register]
-            )
+            await start_server(listener.host, listener.port, registrars, served.security, served.interceptors)
         )
 
     limits = ListenerLimits(config.socket_request_max_bytes, config.connections_max_idle_ms)

@@ -16,6 +16,12 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", metavar="RUN", help="the run directory (default: the newest under ./runs/)")
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT", help="any broker's address")
     parser.add_argument("--bootstrap-controller", metavar="HOST:PORT", help="any controller's address")
+    parser.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="client properties for the controllers' listener: security.protocol=SSL, ssl.ca.location, "
+        "ssl.certificate.location, ssl.key.location (default with --dir: the run's admin certificate)",
+    )
 
 
 DEFAULT_REQUEST_TIMEOUT_MS = 30000
@@ -179,11 +185,52 @@ def resolve_addresses(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     return [c["address"] for c in data["controllers"]], [b["address"] for b in data["brokers"]]
 
 
+def admin_tls(args: argparse.Namespace):  # noqa: ANN201 - common.tls.TlsFiles | None, imported lazily
+    """The TLS material shown to the controllers: --command-config's, else (without explicit addresses) the run
+    directory's admin certificate when its node-to-node links are SSL."""
+    from minikafka.common.tls import TlsFiles
+
+    if getattr(args, "command_config", None):
+        return client_tls_from_properties(Path(args.command_config))
+    if args.bootstrap_controller or args.bootstrap_server:
+        return None
+    run = Path(args.dir) if args.dir else newest_run()
+    try:
+        data = json.loads((run / "cluster.json").read_text()) if run is not None else {}
+    except FileNotFoundError:
+        return None
+    files = data.get("security", {}).get("admin_tls")
+    return TlsFiles.from_json(files) if files else None
+
+
+def client_tls_from_properties(path: Path):  # noqa: ANN201 - common.tls.TlsFiles | None
+    """Kafka clients' (librdkafka's) names: security.protocol, ssl.ca.location, ssl.certificate.location,
+    ssl.key.location."""
+    from minikafka.common.config import ConfigError, parse_properties
+    from minikafka.common.tls import TlsFiles
+
+    try:
+        props = parse_properties(path.read_text(), str(path))
+    except (OSError, ConfigError) as error:
+        raise CliError(f"cannot read --command-config {path}: {error}") from None
+    protocol = props.get("security.protocol", "PLAINTEXT").upper()
+    if protocol == "PLAINTEXT":
+        return None
+    if protocol != "SSL":
+        raise CliError(f"invalid value '{protocol}' for 'security.protocol' in {path}: must be PLAINTEXT or SSL")
+    if "ssl.ca.location" not in props:
+        raise CliError(f"missing value for 'ssl.ca.location' in {path}: security.protocol=SSL needs it")
+    certificate, key = props.get("ssl.certificate.location"), props.get("ssl.key.location")
+    return TlsFiles(
+        Path(props["ssl.ca.location"]), Path(certificate) if certificate else None, Path(key) if key else None
+    )
+
+
 def _admin(args: argparse.Namespace):  # noqa: ANN202 - client.admin.AdminClient, imported lazily (grpc start-up)
     from minikafka.client.admin import AdminClient
 
     controllers, brokers = resolve_addresses(args)
-    return AdminClient(controllers, brokers)
+    return AdminClient(controllers, brokers, tls=admin_tls(args))
 
 
 # ---- topics ----
