@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from minikafka.common.certificates import ca_certificate_path, files_for
+from minikafka.common.tls import TlsFiles
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.local_cluster import Cluster, is_alive, kill
 
@@ -26,6 +28,12 @@ def running_cluster(run_dir: Path, controllers: int = 3, brokers: int = 3, **ove
         for pid in cluster.pids.values():
             if is_alive(pid):
                 kill(pid)
+
+
+def node_tls(cluster: Cluster, node_id: int) -> TlsFiles:
+    """Node `node_id`'s own certificate and key from the run's certs: a test that speaks as that node."""
+    own = files_for(cluster.certs_dir, cluster.node(node_id).label)
+    return TlsFiles(ca_certificate_path(cluster.certs_dir), own.certificate, own.key)
 
 
 def eventually(probe: Callable[[], T | None], timeout_s: float, what: str, interval_s: float = 0.05) -> T:

@@ -63,7 +63,7 @@ def test_observer_follows_persists_and_resumes(tmp_path: Path) -> None:
     with running_cluster(
         tmp_path / "run", controllers=3, brokers=0, **{"broker.session.timeout.ms": "60000"}
     ) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2)
+        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2, tls=cluster.admin_tls)
         register_broker(admin, 1)
         admin.create_topic("first", partitions=1, replication_factor=1)
         voters = {c.node_id: c.address for c in cluster.controllers}
@@ -95,7 +95,7 @@ def test_lagging_controller_catches_up_from_a_snapshot(tmp_path: Path) -> None:
             "metadata.log.max.record.bytes.between.snapshots": "200",
         },
     ) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2)
+        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2, tls=cluster.admin_tls)
         register_broker(admin, 1)
         leader = admin.describe_quorum()["leader_id"]
         lagging = next(c.node_id for c in cluster.controllers if c.node_id != leader)
@@ -166,7 +166,9 @@ def kill_the_active_controller(
 
 def test_brokers_follow_each_new_quorum_leader_after_controller_kills(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", controllers=3, brokers=3) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=2)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=2, tls=cluster.admin_tls
+        )
         brokers = {b.node_id: AdminClient([], [b.address], timeout_s=2) for b in cluster.brokers}
         admin.create_topic("load", partitions=1, replication_factor=3)
         eventually(lambda: admin.describe_topics(["load"])[0].partitions[0].leader >= 0, 20, "a leader for load")

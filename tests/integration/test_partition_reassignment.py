@@ -46,7 +46,9 @@ def test_partition_moved_off_a_dead_broker(tmp_path: Path) -> None:
             "--bootstrap-server",
             ",".join(cluster.bootstrap_servers),
         ]
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic("orders", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
         eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 20, "full ISR")
         plan = tmp_path / "plan.json"

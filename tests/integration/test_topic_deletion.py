@@ -32,7 +32,9 @@ def events(path: Path, name: str) -> list[dict]:  # type: ignore[type-arg]
 def test_topic_deleted_while_a_broker_is_down_is_a_stray_there_and_a_new_topic_starts_empty(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", **SETTINGS) as cluster:
         controllers = ",".join(cluster.bootstrap_controllers)
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         old_id = admin.create_topic("orders", assignment=[[1, 2, 3]]).topic_id
         eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 20, "full ISR")
         asyncio.run(produce(cluster.bootstrap_servers, "orders", 200, "old"))
