@@ -1,0 +1,72 @@
+"""The gRPC shell of node authentication, in one process: a TLS server requiring client certificates of the CA, the
+identity read from the peer certificate, refusals answered with CLUSTER_AUTHORIZATION_FAILED."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+import pytest
+
+from minikafka.common.authorization_interceptor import AuthorizationInterceptor
+from minikafka.common.authorizer import AuthorizerConfig, ListenerSecurity, parse_super_users
+from minikafka.common.certificates import CertificateRequest, ca_certificate_path, create_certificates, files_for
+from minikafka.common.errors import ErrorCode
+from minikafka.common.grpc_support import insecure_channel, start_server
+from minikafka.common.tls import ServerSecurity, TlsFiles
+from minikafka.pb import controller_pb2, controller_pb2_grpc
+
+
+class Heartbeats(controller_pb2_grpc.ControllerServicer):
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    def register(self, server: grpc.aio.Server) -> None:
+        controller_pb2_grpc.add_ControllerServicer_to_server(self, server)
+
+    async def BrokerHeartbeat(self, request, context):  # noqa: ANN001, ANN201
+        self.seen.append(request.broker_id)
+        return controller_pb2.BrokerHeartbeatResponse(error_code=ErrorCode.NONE)
+
+
+def tls_of(directory: Path, name: str | None) -> TlsFiles:
+    if name is None:
+        return TlsFiles(ca_certificate_path(directory))
+    own = files_for(directory, name)
+    return TlsFiles(ca_certificate_path(directory), own.certificate, own.key)
+
+
+@pytest.fixture
+def certs(tmp_path: Path) -> Path:
+    requests = [CertificateRequest("controller-101", ("127.0.0.1",)), CertificateRequest("broker-1", ("127.0.0.1",))]
+    create_certificates(tmp_path / "certs", [*requests, CertificateRequest("broker-2")])
+    create_certificates(tmp_path / "other", [CertificateRequest("broker-1")])  # a CA the cluster does not trust
+    return tmp_path
+
+
+async def test_only_the_broker_named_in_a_heartbeat_may_send_it(certs: Path) -> None:
+    directory = certs / "certs"
+    servicer = Heartbeats()
+    config = AuthorizerConfig(parse_super_users("User:admin"), fault_injection_enable=False)
+    interceptor = AuthorizationInterceptor("CONTROLLER", ListenerSecurity(inter_node=True, authenticated=True), config)
+    security = ServerSecurity(tls_of(directory, "controller-101"), require_client_auth=True)
+    bound = await start_server("127.0.0.1", 0, [servicer.register], security, [interceptor])
+    try:
+
+        async def heartbeat(tls: TlsFiles | None) -> controller_pb2.BrokerHeartbeatResponse:
+            async with insecure_channel(bound.address, tls) as channel:
+                stub = controller_pb2_grpc.ControllerStub(channel)
+                return await stub.BrokerHeartbeat(controller_pb2.BrokerHeartbeatRequest(broker_id=1), timeout=5)
+
+        assert (await heartbeat(tls_of(directory, "broker-1"))).error_code == ErrorCode.NONE
+        refused = await heartbeat(tls_of(directory, "broker-2"))
+        assert refused.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        assert "User:broker-2 is node 2 and cannot act as node 1" in refused.error_message
+        untrusted = TlsFiles(ca_certificate_path(directory), *vars(files_for(certs / "other", "broker-1")).values())
+        for tls in (None, tls_of(directory, None), untrusted):
+            with pytest.raises(grpc.aio.AioRpcError) as failure:
+                await heartbeat(tls)
+            assert failure.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert servicer.seen == [1]
+    finally:
+        await bound.server.stop(None)
