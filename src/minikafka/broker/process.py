@@ -76,6 +76,7 @@ async def _stop_when_no_log_dir(
 
 async def run_broker_process(config: BrokerConfig) -> None:
     log = structlog.get_logger()
+    config.check_tls_files()
     config.data_dir.mkdir(parents=True, exist_ok=True)
     previous_broker_epoch = take_previous_broker_epoch(config.data_dir)
     voters = {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}

@@ -142,8 +142,19 @@ class NodeConfig:
         ):
             if not value:
                 raise ConfigError(f"missing value for '{key}': security.inter.broker.protocol=SSL needs it", key)
-            if not Path(value).is_file():
-                raise ConfigError(f"invalid value '{value}' for '{key}': no such file", key)
+
+    def check_tls_files(self) -> None:
+        """At start-up (a config may name files of another machine, as a container's): the TLS files exist."""
+        tls = self.inter_node_tls
+        if tls is None:
+            return
+        for key, path in (
+            ("ssl.truststore.location", tls.ca),
+            ("minikafka.node.ssl.certificate.location", tls.certificate),
+            ("minikafka.node.ssl.key.location", tls.key),
+        ):
+            if path is None or not path.is_file():
+                raise ConfigError(f"invalid value '{path}' for '{key}': no such file", key)
 
     @property
     def inter_node_tls(self) -> TlsFiles | None:

@@ -59,6 +59,7 @@ def attach_controller(config: ControllerConfig, driver: RaftDriver) -> Controlle
 
 async def run_controller_process(config: ControllerConfig) -> None:
     log = structlog.get_logger()
+    config.check_tls_files()
     stopping = stop_requested()
     failed = asyncio.Event()
     driver = raft_driver(config, on_fatal=lambda _error: failed.set())
