@@ -15,6 +15,7 @@ from minikafka.storage.log_config import LogConfig
 _LONG_MAX = 2**63 - 1
 KAFKA_PROTOCOL = "PLAINTEXT"  # Kafka's wire protocol, unencrypted: what unmodified Kafka clients speak
 GRPC_PROTOCOL = "GRPC"  # minikafka's own protocol: its client, replication and the controllers
+GRPC_SSL_PROTOCOL = "GRPC_SSL"  # the same over TLS (the node's certificate; clients show none unless inter-node)
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
@@ -24,8 +25,10 @@ def parse_protocol_map(text: str) -> dict[str, str]:
         if not item:
             continue
         name, sep, protocol = item.partition(":")
-        if not sep or protocol.upper() not in (KAFKA_PROTOCOL, GRPC_PROTOCOL):
-            raise ValueError(f"expected NAME:{KAFKA_PROTOCOL} or NAME:{GRPC_PROTOCOL}, got {item!r}")
+        if not sep or protocol.upper() not in (KAFKA_PROTOCOL, GRPC_PROTOCOL, GRPC_SSL_PROTOCOL):
+            raise ValueError(
+                f"expected NAME:{KAFKA_PROTOCOL}, NAME:{GRPC_PROTOCOL} or NAME:{GRPC_SSL_PROTOCOL}, got {item!r}"
+            )
         mapping[name.strip().upper()] = protocol.upper()
     return mapping
 
@@ -47,7 +50,8 @@ class BrokerConfig(NodeConfig):
         "listener.security.protocol.map",
         "PLAINTEXT:PLAINTEXT,GRPC:GRPC,BROKER:GRPC,CONTROLLER:GRPC",
         "The protocol of each listener name: PLAINTEXT listeners speak Kafka's wire protocol to Kafka clients, "
-        "GRPC listeners minikafka's own (its client, replication).",
+        "GRPC listeners minikafka's own (its client, replication), GRPC_SSL the same over TLS with the node's "
+        "certificate (minikafka.node.ssl.*). The inter-broker listener follows security.inter.broker.protocol.",
         _protocol_map_ok,
     )
     socket_request_max_bytes: int = config_key(
@@ -234,6 +238,8 @@ class BrokerConfig(NodeConfig):
                 f"listener.security.protocol.map ({self.listener_security_protocol_map})",
                 "listeners",
             )
+        if any(self.is_ssl_client_listener(listener.name) for listener in self.grpc_listeners):
+            self.require_tls_keys(f"a {GRPC_SSL_PROTOCOL} listener")
         names = [listener.name for listener in self.grpc_listeners]
         if self.inter_broker_listener_name and self.inter_broker_listener_name not in names:
             raise ConfigError(
@@ -246,13 +252,18 @@ class BrokerConfig(NodeConfig):
                 f"invalid value {self.node_id} for 'node.id': it is a controller in controller.quorum.voters", "node.id"
             )
 
-    def _with_protocol(self, protocol: str) -> tuple[Listener, ...]:
+    def _with_protocol(self, *protocol: str) -> tuple[Listener, ...]:
         protocols = parse_protocol_map(self.listener_security_protocol_map)
-        return tuple(listener for listener in self.bound_listeners if protocols.get(listener.name) == protocol)
+        return tuple(listener for listener in self.bound_listeners if protocols.get(listener.name) in protocol)
 
     @functools.cached_property
     def grpc_listeners(self) -> tuple[Listener, ...]:
-        return self._with_protocol(GRPC_PROTOCOL)
+        return self._with_protocol(GRPC_PROTOCOL, GRPC_SSL_PROTOCOL)
+
+    def is_ssl_client_listener(self, name: str) -> bool:
+        """A GRPC_SSL listener other than the inter-broker one (which security.inter.broker.protocol governs)."""
+        ssl = parse_protocol_map(self.listener_security_protocol_map).get(name) == GRPC_SSL_PROTOCOL
+        return ssl and name != self.inter_broker_listener
 
     @functools.cached_property
     def kafka_listeners(self) -> tuple[Listener, ...]:

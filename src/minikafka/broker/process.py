@@ -121,7 +121,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
         served = (
             inter_node_security(config, listener.name)
             if listener.name == config.inter_broker_listener
-            else client_security(config, listener.name)
+            else client_security(config, listener.name, config.is_ssl_client_listener(listener.name))
         )
         registrars = [service.register, FaultService(manager, lifecycle).register]
         servers.append(

@@ -78,11 +78,13 @@ class AdminClient:
         bootstrap_servers: Sequence[str] = (),
         timeout_s: float = 15.0,
         tls: TlsFiles | None = None,
+        broker_tls: TlsFiles | None = None,
     ) -> None:
         self.controllers = list(bootstrap_controllers)
         self.servers = list(bootstrap_servers)
         self.timeout_s = timeout_s
-        self.tls = tls  # shown to the controllers (their listener is node-to-node); brokers' client listeners: none
+        self.tls = tls  # shown to the controllers (their listener is node-to-node)
+        self.broker_tls = broker_tls  # for brokers' client listeners when they are GRPC_SSL
         self._channels: dict[tuple[str, bool], grpc.Channel] = {}
 
     def close(self) -> None:
@@ -99,7 +101,7 @@ class AdminClient:
     def _channel(self, address: str, controller: bool = True) -> grpc.Channel:
         key = (address, controller)
         if key not in self._channels:
-            self._channels[key] = sync_channel(address, self.tls if controller else None)
+            self._channels[key] = sync_channel(address, self.tls if controller else self.broker_tls)
         return self._channels[key]
 
     # ---- the active controller ----

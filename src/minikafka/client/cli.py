@@ -19,8 +19,9 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--command-config",
         metavar="FILE",
-        help="client properties for the controllers' listener: security.protocol=SSL, ssl.ca.location, "
-        "ssl.certificate.location, ssl.key.location (default with --dir: the run's admin certificate)",
+        help="client properties of the listener the command talks to (the controllers', or for produce and consume "
+        "the brokers'): security.protocol=SSL, ssl.ca.location, ssl.certificate.location, ssl.key.location "
+        "(default with --dir: the run's admin certificate for the controllers, plaintext to the brokers)",
     )
 
 
@@ -203,6 +204,12 @@ def admin_tls(args: argparse.Namespace):  # noqa: ANN201 - common.tls.TlsFiles |
     return TlsFiles.from_json(files) if files else None
 
 
+def client_tls(args: argparse.Namespace):  # noqa: ANN201 - common.tls.TlsFiles | None
+    """The TLS material for the brokers' gRPC client listener: --command-config's (for a GRPC_SSL listener), else
+    none (the default client listener is PLAINTEXT)."""
+    return client_tls_from_properties(Path(args.command_config)) if getattr(args, "command_config", None) else None
+
+
 def client_tls_from_properties(path: Path):  # noqa: ANN201 - common.tls.TlsFiles | None
     """Kafka clients' (librdkafka's) names: security.protocol, ssl.ca.location, ssl.certificate.location,
     ssl.key.location."""
@@ -230,7 +237,7 @@ def _admin(args: argparse.Namespace):  # noqa: ANN202 - client.admin.AdminClient
     from minikafka.client.admin import AdminClient
 
     controllers, brokers = resolve_addresses(args)
-    return AdminClient(controllers, brokers, tls=admin_tls(args))
+    return AdminClient(controllers, brokers, tls=admin_tls(args), broker_tls=client_tls(args))
 
 
 # ---- topics ----
@@ -383,7 +390,7 @@ def produce_command(args: argparse.Namespace) -> int:
     _controllers, brokers = resolve_addresses(args)
     if not brokers:
         raise CliError("no broker address: pass --bootstrap-server")
-    summary = run_event_loop(run_produce(brokers, options))
+    summary = run_event_loop(run_produce(brokers, options, client_tls(args)))
     print(summary.line(), file=sys.stderr)
     return 0 if summary.failed == 0 else 1
 
@@ -423,7 +430,7 @@ def consume_command(args: argparse.Namespace) -> int:
     )
     if args.group is not None:
         return _group_consume(args, brokers, options)
-    run_event_loop(run_consume(brokers, options))
+    run_event_loop(run_consume(brokers, options, client_tls(args)))
     return 0
 
 
@@ -440,7 +447,7 @@ def _group_consume(args: argparse.Namespace, brokers: list[str], options: object
     kafka = kafka_bootstrap(argparse.Namespace(bootstrap_server=None, dir=args.dir))
 
     async def run() -> int:
-        consumer = Consumer(brokers, consumer_config(args.consumer_property))
+        consumer = Consumer(brokers, consumer_config(args.consumer_property), client_tls(args))
         return await run_group_consume(brokers, kafka, args.group, args.topic, options, consumer)
 
     run_event_loop(run())

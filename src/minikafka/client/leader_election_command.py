@@ -61,10 +61,10 @@ def _targets(args: argparse.Namespace) -> list[tuple[str, int]] | None:
 
 def leader_election_command(args: argparse.Namespace) -> int:
     from minikafka.client.admin import AdminClient
-    from minikafka.client.cli import admin_tls, resolve_addresses
+    from minikafka.client.cli import admin_tls, client_tls, resolve_addresses
 
     targets = _targets(args)
-    with AdminClient(*resolve_addresses(args), tls=admin_tls(args)) as admin:
+    with AdminClient(*resolve_addresses(args), tls=admin_tls(args), broker_tls=client_tls(args)) as admin:
         results = admin.elect_leaders(ELECTION_TYPES[args.election_type], targets)
     elected = [f"{t}-{p}" for t, p, code, _ in results if code == ErrorCode.NONE]
     not_needed = [f"{t}-{p}" for t, p, code, _ in results if code == ErrorCode.ELECTION_NOT_NEEDED]

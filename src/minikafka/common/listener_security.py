@@ -28,7 +28,9 @@ def inter_node_security(config: NodeConfig, listener_name: str) -> ServedListene
     return ServedListener(None if tls is None else ServerSecurity(tls, require_client_auth=True), (interceptor,))
 
 
-def client_security(config: NodeConfig, listener_name: str) -> ServedListener:
-    """A client listener: plaintext; the authorizer refuses the inter-node requests that arrive on it."""
+def client_security(config: NodeConfig, listener_name: str, ssl: bool) -> ServedListener:
+    """A client listener: plaintext, or with `ssl` TLS showing the node's certificate (clients show none); the
+    authorizer refuses the inter-node requests that arrive on it."""
     listener = ListenerSecurity(inter_node=False, authenticated=False)
-    return ServedListener(None, (AuthorizationInterceptor(listener_name, listener, config.authorizer_config),))
+    security = ServerSecurity(config.node_tls, require_client_auth=False) if ssl and config.node_tls else None
+    return ServedListener(security, (AuthorizationInterceptor(listener_name, listener, config.authorizer_config),))

@@ -133,19 +133,21 @@ class NodeConfig:
             )
 
     def _validate_security(self) -> None:
-        if self.security_inter_broker_protocol != SSL:
-            return
+        if self.security_inter_broker_protocol == SSL:
+            self.require_tls_keys("security.inter.broker.protocol=SSL")
+
+    def require_tls_keys(self, needed_by: str) -> None:
         for key, value in (
             ("ssl.truststore.location", self.ssl_truststore_location),
             ("minikafka.node.ssl.certificate.location", self.node_ssl_certificate_location),
             ("minikafka.node.ssl.key.location", self.node_ssl_key_location),
         ):
             if not value:
-                raise ConfigError(f"missing value for '{key}': security.inter.broker.protocol=SSL needs it", key)
+                raise ConfigError(f"missing value for '{key}': {needed_by} needs it", key)
 
     def check_tls_files(self) -> None:
         """At start-up (a config may name files of another machine, as a container's): the TLS files exist."""
-        tls = self.inter_node_tls
+        tls = self.node_tls
         if tls is None:
             return
         for key, path in (
@@ -159,7 +161,12 @@ class NodeConfig:
     @property
     def inter_node_tls(self) -> TlsFiles | None:
         """The TLS material of node-to-node links; None when they are PLAINTEXT."""
-        if self.security_inter_broker_protocol != SSL:
+        return self.node_tls if self.security_inter_broker_protocol == SSL else None
+
+    @property
+    def node_tls(self) -> TlsFiles | None:
+        """This node's CA, certificate and key, when configured."""
+        if not (self.ssl_truststore_location and self.node_ssl_certificate_location and self.node_ssl_key_location):
             return None
         return TlsFiles(
             Path(self.ssl_truststore_location),

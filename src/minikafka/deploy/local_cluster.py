@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from minikafka.broker.config import BrokerConfig
+from minikafka.broker.config import GRPC_SSL_PROTOCOL, BrokerConfig, parse_protocol_map
 from minikafka.common.certificates import (
     ADMIN_NAME,
     CertificateRequest,
@@ -203,12 +203,14 @@ class Cluster:
         """Which listeners are secured and how (`cluster status --json` shows it too)."""
         mutual_tls = "SSL (mutual TLS, certificates of the run's CA)"
         inter_node = mutual_tls if self.inter_node_security == SSL else PLAINTEXT
+        protocols = parse_protocol_map(self.overrides.get("listener.security.protocol.map", ""))
+        client = "SSL (server TLS, the run's CA)" if protocols.get("GRPC") == GRPC_SSL_PROTOCOL else PLAINTEXT
         return {
             "inter_node": self.inter_node_security,
             "listeners": {
                 "CONTROLLER (controllers)": inter_node,
                 f"{INTER_BROKER_LISTENER} (brokers, inter-broker and fault service)": inter_node,
-                "GRPC (brokers, minikafka clients)": PLAINTEXT,
+                "GRPC (brokers, minikafka clients)": client,
                 "PLAINTEXT (brokers, Kafka clients)": PLAINTEXT,
             },
             **({"admin_tls": tls.to_json()} if (tls := self.admin_tls) is not None else {}),
