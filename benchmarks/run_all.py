@@ -239,7 +239,10 @@ def controller_commits(registrations: int, outstanding: int) -> dict[str, Any]:
     controller` writes in-process: registrations one at a time, then topic creations and broker registrations with
     `outstanding` in flight, here each one unary call to the active controller."""
     run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-quorum-"))
-    quorum = cluster_commands.up(run_dir, 3, 0, CONTROLLER_WORKLOAD_SETTINGS)
+    # The workload registers its many brokers through one channel, which mutual TLS between nodes would refuse (a
+    # node may act only as itself): this quorum's links are PLAINTEXT, as pysyncobj's are.
+    plaintext = {"security.inter.broker.protocol": "PLAINTEXT"}
+    quorum = cluster_commands.up(run_dir, 3, 0, {**CONTROLLER_WORKLOAD_SETTINGS, **plaintext})
     try:
         admin = AdminClient(quorum.bootstrap_controllers, timeout_s=30, tls=quorum.admin_tls)
         leader_id = admin.describe_quorum()["leader_id"]

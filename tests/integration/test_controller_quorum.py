@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from background_producer import BackgroundProducer
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, issue_node_tls, running_cluster
 
 from minikafka.client.admin import AdminClient
 from minikafka.common.errors import ErrorCode, KafkaError
@@ -46,7 +46,8 @@ def test_leader_failover_keeps_committed_metadata(tmp_path: Path) -> None:
     with running_cluster(
         tmp_path / "run", controllers=3, brokers=0, **{"broker.session.timeout.ms": "60000"}
     ) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2, tls=cluster.admin_tls)
+        # It registers and heartbeats as broker 1 below: with broker 1's certificate, as the controllers require.
+        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2, tls=issue_node_tls(cluster, "broker-1"))
         before = admin.describe_quorum()
         assert before["leader_id"] in {c.node_id for c in cluster.controllers}
         leader_address = next(c.address for c in cluster.controllers if c.node_id == before["leader_id"])

@@ -108,6 +108,16 @@ def create_ca(directory: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivat
     return certificate, key
 
 
+def load_ca(directory: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """The CA `create_ca` left in `directory`, to issue more certificates with."""
+    files = files_for(directory, CA_NAME)
+    certificate = x509.load_pem_x509_certificate(files.certificate.read_bytes())
+    key = serialization.load_pem_private_key(files.key.read_bytes(), password=None)
+    if not isinstance(key, ec.EllipticCurvePrivateKey):
+        raise ValueError(f"{files.key} is not the key of a minikafka CA")
+    return certificate, key
+
+
 def issue(
     directory: Path, request: CertificateRequest, ca: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey
 ) -> CertificateFiles:
