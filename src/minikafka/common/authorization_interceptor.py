@@ -49,8 +49,7 @@ class AuthorizationInterceptor(grpc.aio.ServerInterceptor):
     def principal(self, context: Any) -> KafkaPrincipal:
         return principal_from_common_name(peer_common_name(context) if self.listener.authenticated else None)
 
-    def refusal(self, method: str, request: Any, context: Any) -> Refused | None:
-        principal = self.principal(context)
+    def refusal(self, method: str, request: Any, context: Any, principal: KafkaPrincipal) -> Refused | None:
         decision = authorize(action_of(method, request), principal, self.listener, self.config)
         if not isinstance(decision, Refused):
             return None
@@ -95,7 +94,7 @@ class AuthorizationInterceptor(grpc.aio.ServerInterceptor):
         fields = response_class.DESCRIPTOR.fields_by_name
 
         async def guarded(request: Any, context: Any) -> Any:
-            refused = self.refusal(method, request, context)
+            refused = self.refusal(method, request, context, self.principal(context))
             if refused is None:
                 return await behaviour(request, context)
             if "error_code" not in fields:
@@ -111,9 +110,11 @@ class AuthorizationInterceptor(grpc.aio.ServerInterceptor):
         self, method: str, behaviour: Callable[..., AsyncIterator[Any]]
     ) -> Callable[..., AsyncIterator[Any]]:
         async def guarded(requests: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:
+            principal = self.principal(context)  # one TLS session per stream: its peer does not change
+
             async def checked() -> AsyncIterator[Any]:
                 async for request in requests:
-                    refused = self.refusal(method, request, context)
+                    refused = self.refusal(method, request, context, principal)
                     if refused is not None:
                         await context.abort(grpc.StatusCode.PERMISSION_DENIED, _details(refused))
                     yield request

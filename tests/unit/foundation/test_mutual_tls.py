@@ -14,7 +14,7 @@ from minikafka.common.certificates import CertificateRequest, ca_certificate_pat
 from minikafka.common.errors import ErrorCode
 from minikafka.common.grpc_support import insecure_channel, start_server
 from minikafka.common.tls import ServerSecurity, TlsFiles
-from minikafka.pb import controller_pb2, controller_pb2_grpc
+from minikafka.pb import controller_pb2, controller_pb2_grpc, raft_pb2, raft_pb2_grpc
 
 
 class Heartbeats(controller_pb2_grpc.ControllerServicer):
@@ -68,5 +68,34 @@ async def test_only_the_broker_named_in_a_heartbeat_may_send_it(certs: Path) -> 
                 await heartbeat(tls)
             assert failure.value.code() == grpc.StatusCode.UNAVAILABLE
         assert servicer.seen == [1]
+    finally:
+        await bound.server.stop(None)
+
+
+class RaftFetches(raft_pb2_grpc.RaftServicer):
+    def register(self, server: grpc.aio.Server) -> None:
+        raft_pb2_grpc.add_RaftServicer_to_server(self, server)
+
+    async def FetchStream(self, requests, context):  # noqa: ANN001, ANN201
+        async for _request in requests:
+            yield raft_pb2.RaftFetchResponse(error_code=ErrorCode.NONE)
+
+
+async def test_a_stream_of_fetches_ends_at_the_first_one_naming_another_node(certs: Path) -> None:
+    directory = certs / "certs"
+    config = AuthorizerConfig(parse_super_users("User:admin"), fault_injection_enable=False)
+    interceptor = AuthorizationInterceptor("CONTROLLER", ListenerSecurity(inter_node=True, authenticated=True), config)
+    security = ServerSecurity(tls_of(directory, "controller-101"), require_client_auth=True)
+    bound = await start_server("127.0.0.1", 0, [RaftFetches().register], security, [interceptor])
+    try:
+        async with insecure_channel(bound.address, tls_of(directory, "broker-1")) as channel:
+            call = raft_pb2_grpc.RaftStub(channel).FetchStream()
+            await call.write(raft_pb2.RaftFetchRequest(replica_id=1))
+            assert (await call.read()).error_code == ErrorCode.NONE
+            await call.write(raft_pb2.RaftFetchRequest(replica_id=2))
+            with pytest.raises(grpc.aio.AioRpcError) as failure:
+                await call.read()
+            assert failure.value.code() == grpc.StatusCode.PERMISSION_DENIED
+            assert failure.value.details().startswith("CLUSTER_AUTHORIZATION_FAILED (31): User:broker-1 is node 1")
     finally:
         await bound.server.stop(None)
