@@ -236,6 +236,8 @@ def cluster_status(args: argparse.Namespace) -> int:
     for cut in network["active"]:
         arrow = "->" if cut["one_way"] else "<->"
         print(f"    cut {','.join(map(str, cut['from']))} {arrow} {','.join(map(str, cut['to']))}")
+    for listener, security in document["security"]["listeners"].items():
+        print(f"  listener   {listener}: {security}")
     return 0
 
 
