@@ -120,6 +120,7 @@ def test_leader_election_command_returns_leadership_at_once(tmp_path: Path) -> N
             cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
         )
         where = ["--bootstrap-controller", ",".join(cluster.bootstrap_controllers)]
+        where += ["--command-config", str(cluster.admin_client_properties)]  # the controllers' listener is mutual TLS
         create_orders(admin)
         with acked_load(cluster.bootstrap_servers) as acked:
             eventually(lambda: len(acked) > 50, 20, "acknowledged writes before the failover")

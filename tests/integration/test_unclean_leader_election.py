@@ -46,6 +46,7 @@ async def produce(bootstrap: list[str], topic: str, count: int, prefix: str) -> 
 def test_unclean_election_elects_the_out_of_sync_replica_only_when_asked(tmp_path: Path, spark) -> None:  # noqa: ANN001
     with running_cluster(tmp_path / "run", brokers=2, **SETTINGS) as cluster:
         where = ["--bootstrap-controller", ",".join(cluster.bootstrap_controllers)]
+        where += ["--command-config", str(cluster.admin_client_properties)]  # the controllers' listener is mutual TLS
         admin = AdminClient(
             cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
         )

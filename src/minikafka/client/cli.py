@@ -19,9 +19,10 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--command-config",
         metavar="FILE",
-        help="client properties of the listener the command talks to (the controllers', or for produce and consume "
-        "the brokers'): security.protocol=SSL, ssl.ca.location, ssl.certificate.location, ssl.key.location "
-        "(default with --dir: the run's admin certificate for the controllers, plaintext to the brokers)",
+        help="client properties (security.protocol=SSL, ssl.ca.location, ssl.certificate.location, "
+        "ssl.key.location) for the controllers' listener when the command has controllers, else for the brokers' "
+        "gRPC listener; default with --dir: the run's admin certificate for the controllers (RUN/admin-client."
+        "properties holds it), plaintext to the brokers",
     )
 
 
@@ -204,6 +205,12 @@ def admin_tls(args: argparse.Namespace):  # noqa: ANN201 - common.tls.TlsFiles |
     return TlsFiles.from_json(files) if files else None
 
 
+def admin_broker_tls(args: argparse.Namespace, controllers: list[str]):  # noqa: ANN201 - TlsFiles | None
+    """An admin command's TLS to the brokers' client listener: --command-config's when the command has no
+    controller (then the file is the brokers'), else none (the file is the controllers')."""
+    return None if controllers else client_tls(args)
+
+
 def client_tls(args: argparse.Namespace):  # noqa: ANN201 - common.tls.TlsFiles | None
     """The TLS material for the brokers' gRPC client listener: --command-config's (for a GRPC_SSL listener), else
     none (the default client listener is PLAINTEXT)."""
@@ -237,7 +244,7 @@ def _admin(args: argparse.Namespace):  # noqa: ANN202 - client.admin.AdminClient
     from minikafka.client.admin import AdminClient
 
     controllers, brokers = resolve_addresses(args)
-    return AdminClient(controllers, brokers, tls=admin_tls(args), broker_tls=client_tls(args))
+    return AdminClient(controllers, brokers, tls=admin_tls(args), broker_tls=admin_broker_tls(args, controllers))
 
 
 # ---- topics ----

@@ -10,6 +10,7 @@ A run directory holds everything of one cluster:
     RUN/history/                     client histories
     RUN/network/cuts.json            the network cuts in force and each node's address (docs/network-partitions.md)
     RUN/certs/                       the cluster CA and each node's (and the admin's) certificate and key
+    RUN/admin-client.properties      the admin's TLS settings for tools given explicit addresses (--command-config)
 """
 
 from __future__ import annotations
@@ -154,6 +155,10 @@ class Cluster:
             return None
         admin = files_for(self.certs_dir, ADMIN_NAME)
         return TlsFiles(ca_certificate_path(self.certs_dir), admin.certificate, admin.key)
+
+    @property
+    def admin_client_properties(self) -> Path:
+        return self.run_dir / "admin-client.properties"
 
     @property
     def voters(self) -> str:
@@ -381,9 +386,20 @@ def create_cluster_certificates(cluster: Cluster) -> None:
     create_certificates(cluster.certs_dir, [*requests, CertificateRequest(ADMIN_NAME)])
 
 
+def write_admin_client_properties(cluster: Cluster) -> None:
+    """Kafka clients' keys for the admin certificate: `--command-config RUN/admin-client.properties`."""
+    tls = cluster.admin_tls
+    assert tls is not None and tls.certificate is not None and tls.key is not None
+    cluster.admin_client_properties.write_text(
+        f"security.protocol=SSL\nssl.ca.location={tls.ca}\nssl.certificate.location={tls.certificate}\n"
+        f"ssl.key.location={tls.key}\n"
+    )
+
+
 def write_configs(cluster: Cluster) -> None:
     if cluster.inter_node_security == SSL:
         create_cluster_certificates(cluster)
+        write_admin_client_properties(cluster)
     for spec in cluster.nodes:
         spec.node_dir.mkdir(parents=True, exist_ok=True)
         spec.data_dir.mkdir(parents=True, exist_ok=True)
