@@ -24,10 +24,10 @@ from minikafka.common.authorizer import (
     action_of,
     authorize,
     is_guarded,
-    principal_from_common_name,
+    principal_from_subject,
 )
 from minikafka.common.errors import ErrorCode
-from minikafka.common.tls import peer_common_name
+from minikafka.common.tls import peer_subject
 
 _LOGGED_MAX = 1024  # distinct refusals remembered for logging once; beyond it each is logged again
 
@@ -47,7 +47,8 @@ class AuthorizationInterceptor(grpc.aio.ServerInterceptor):
         self._logged: set[tuple[str, str, str]] = set()
 
     def principal(self, context: Any) -> KafkaPrincipal:
-        return principal_from_common_name(peer_common_name(context) if self.listener.authenticated else None)
+        subject = peer_subject(context) if self.listener.authenticated else None
+        return principal_from_subject(subject, self.config.mapping_rules)
 
     def refusal(self, method: str, request: Any, context: Any, principal: KafkaPrincipal) -> Refused | None:
         decision = authorize(action_of(method, request), principal, self.listener, self.config)

@@ -3,7 +3,8 @@
 Pure: a request's method, the node id it claims and the caller's principal go in, a decision comes out; the gRPC
 shell (`authorization_interceptor`) reads the principal from the TLS peer certificate and answers a refusal.
 
-- A certificate's CN is its principal (`User:broker-1`); `broker-<id>` and `controller-<id>` name cluster nodes.
+- A certificate's subject maps to its principal by `ssl.principal.mapping.rules` (by default its CN:
+  `User:broker-1`); `broker-<id>` and `controller-<id>` name cluster nodes.
 - BrokerRegistration, BrokerHeartbeat, AlterPartition, AllocateProducerIds: only the broker they name may send them.
 - Vote, BeginQuorumEpoch, EndQuorumEpoch: only the controller they name. Raft Fetch and FetchSnapshot: only the
   node (controller, or broker observing the metadata log) they name.
@@ -34,11 +35,63 @@ class KafkaPrincipal:
 
 
 ANONYMOUS = KafkaPrincipal(USER_TYPE, "ANONYMOUS")
+DEFAULT_MAPPING_RULES = "RULE:^CN=([^,]+)$/$1/,DEFAULT"
+_MAPPING_RULE = re.compile(r"\s*(?:(DEFAULT)|RULE:([^/]*)/([^/]*)/([LU]?))\s*(?:,|$)")
+
+
+@dataclass(frozen=True)
+class MappingRule:
+    """One of `ssl.principal.mapping.rules`: DEFAULT (the subject as it is) or RULE:pattern/replacement/[LU]."""
+
+    pattern: str | None  # None: DEFAULT
+    replacement: str = ""
+    case: str = ""  # "L", "U" or ""
+
+    def apply(self, subject: str) -> str | None:
+        if self.pattern is None:
+            return subject
+        match = re.fullmatch(self.pattern, subject)
+        if match is None:
+            return None
+        name = match.expand(re.sub(r"\$(\d)", r"\\\1", self.replacement))
+        return name.lower() if self.case == "L" else name.upper() if self.case == "U" else name
+
+
+def parse_mapping_rules(text: str) -> tuple[MappingRule, ...]:
+    """Kafka's `ssl.principal.mapping.rules` (a pattern holds no '/'); raises ValueError naming what is wrong."""
+    rules, position = [], 0
+    while position < len(text.rstrip()):
+        found = _MAPPING_RULE.match(text, position)
+        if found is None or found.end() == position:
+            raise ValueError(f"expected DEFAULT or RULE:pattern/replacement/[LU] at {text[position:]!r}")
+        default, pattern, replacement, case = found.groups()
+        if default is None:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ValueError(f"bad pattern {pattern!r}: {error}") from None
+        rules.append(MappingRule(None) if default else MappingRule(pattern, replacement, case))
+        position = found.end()
+    if not rules:
+        raise ValueError("no rule given")
+    return tuple(rules)
+
+
+def principal_from_subject(subject: str | None, rules: tuple[MappingRule, ...]) -> KafkaPrincipal:
+    """The principal of a TLS peer: the first rule matching its certificate's subject (`CN=broker-1`) names it;
+    no subject, or no matching rule (Kafka refuses such a peer): ANONYMOUS, which no rule here lets act as a node."""
+    for rule in rules if subject else ():
+        name = rule.apply(subject)  # type: ignore[arg-type]
+        if name:
+            return KafkaPrincipal(USER_TYPE, name)
+    return ANONYMOUS
 
 
 def principal_from_common_name(common_name: str | None) -> KafkaPrincipal:
-    """The principal of a TLS peer: its certificate's CN (the mapping `RULE:^CN=(.*)$/$1/`); none: ANONYMOUS."""
-    return KafkaPrincipal(USER_TYPE, common_name) if common_name else ANONYMOUS
+    """The principal a certificate with this CN maps to under the default rules."""
+    return principal_from_subject(
+        f"CN={common_name}" if common_name else None, parse_mapping_rules(DEFAULT_MAPPING_RULES)
+    )
 
 
 def parse_super_users(text: str) -> frozenset[KafkaPrincipal]:
@@ -156,6 +209,7 @@ class ListenerSecurity:
 class AuthorizerConfig:
     super_users: frozenset[KafkaPrincipal]
     fault_injection_enable: bool
+    mapping_rules: tuple[MappingRule, ...] = parse_mapping_rules(DEFAULT_MAPPING_RULES)
 
 
 @dataclass(frozen=True)

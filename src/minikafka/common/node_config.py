@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from minikafka.common.authorizer import AuthorizerConfig, parse_super_users
+from minikafka.common.authorizer import DEFAULT_MAPPING_RULES, AuthorizerConfig, parse_mapping_rules, parse_super_users
 from minikafka.common.config import ConfigError, at_least, config_key, one_of, subset_of
 from minikafka.common.endpoints import Listener, parse_listeners, parse_voters
 from minikafka.common.tls import TlsFiles
@@ -25,6 +25,14 @@ def _listeners_ok(text: str) -> str | None:
 def _super_users_ok(text: str) -> str | None:
     try:
         parse_super_users(text)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _mapping_rules_ok(text: str) -> str | None:
+    try:
+        parse_mapping_rules(text)
     except ValueError as error:
         return str(error)
     return None
@@ -102,6 +110,14 @@ class NodeConfig:
         "Principals (User:<certificate CN>, ';'-separated) allowed to call the fault service.",
         _super_users_ok,
     )
+    ssl_principal_mapping_rules: str = config_key(
+        "ssl.principal.mapping.rules",
+        DEFAULT_MAPPING_RULES,
+        "How a TLS peer's certificate subject becomes its principal's name: rules RULE:pattern/replacement/[LU] "
+        "and DEFAULT (the subject as it is), the first that matches wins. Kafka's default is DEFAULT; here the CN "
+        "comes first, as node identities (broker-<id>, controller-<id>) and super.users are CNs.",
+        _mapping_rules_ok,
+    )
     fault_injection_enable: bool = config_key(
         "fault.injection.enable",
         False,
@@ -176,7 +192,11 @@ class NodeConfig:
 
     @property
     def authorizer_config(self) -> AuthorizerConfig:
-        return AuthorizerConfig(parse_super_users(self.super_users), self.fault_injection_enable)
+        return AuthorizerConfig(
+            parse_super_users(self.super_users),
+            self.fault_injection_enable,
+            parse_mapping_rules(self.ssl_principal_mapping_rules),
+        )
 
     @property
     def listener(self) -> Listener:

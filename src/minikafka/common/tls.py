@@ -53,8 +53,9 @@ class ServerSecurity:
     require_client_auth: bool
 
 
-def peer_common_name(context: object) -> str | None:
-    """The CN of the TLS peer's certificate on a server call (None without TLS or a client certificate)."""
+def peer_subject(context: object) -> str | None:
+    """The subject (`CN=broker-1`) of the TLS peer's certificate on a server call (None without TLS or a client
+    certificate)."""
     auth = context.auth_context()  # type: ignore[attr-defined]
-    names = auth.get("x509_common_name") or []
-    return names[0].decode("utf-8", "replace") if names else None
+    subjects = auth.get("x509_subject") or []
+    return subjects[0].decode("utf-8", "replace") if subjects else None

@@ -6,6 +6,7 @@ import pytest
 
 from minikafka.common.authorizer import (
     ANONYMOUS,
+    DEFAULT_MAPPING_RULES,
     ActAsNode,
     Allowed,
     AuthorizerConfig,
@@ -18,8 +19,10 @@ from minikafka.common.authorizer import (
     action_of,
     authorize,
     node_identity,
+    parse_mapping_rules,
     parse_super_users,
     principal_from_common_name,
+    principal_from_subject,
 )
 from minikafka.pb import broker_pb2, controller_pb2, fault_pb2, raft_pb2
 
@@ -115,3 +118,16 @@ def test_super_users_are_kafka_principals() -> None:
     for bad in ("admin", "Group:x", "User:"):
         with pytest.raises(ValueError):
             parse_super_users(bad)
+
+
+def test_principal_mapping_rules_as_kafka_writes_them() -> None:
+    default = parse_mapping_rules(DEFAULT_MAPPING_RULES)
+    assert principal_from_subject("CN=broker-1", default) == user("broker-1")
+    assert str(principal_from_subject("CN=x,O=org", default)) == "User:CN=x,O=org"  # DEFAULT: the subject as it is
+    assert principal_from_subject(None, default) == ANONYMOUS
+    rules = parse_mapping_rules("RULE:^CN=([^,]+),O=(.*)$/$2-$1/L, RULE:^CN=(.*)$/$1/")
+    assert str(principal_from_subject("CN=Broker-1,O=Ops", rules)) == "User:ops-broker-1"
+    assert principal_from_subject("O=nobody", rules) == ANONYMOUS  # no rule matches: no identity
+    for bad in ("RULE:x", "FOO", "RULE:(/x/"):
+        with pytest.raises(ValueError):
+            parse_mapping_rules(bad)
