@@ -8,9 +8,11 @@ from pathlib import Path
 import grpc
 import pytest
 
+from minikafka.broker.config import BrokerConfig
 from minikafka.common.authorization_interceptor import AuthorizationInterceptor
 from minikafka.common.authorizer import AuthorizerConfig, ListenerSecurity, parse_super_users
 from minikafka.common.certificates import CertificateRequest, ca_certificate_path, create_certificates, files_for
+from minikafka.common.config import ConfigError, load_config
 from minikafka.common.errors import ErrorCode
 from minikafka.common.grpc_support import insecure_channel, start_server
 from minikafka.common.tls import ServerSecurity, TlsFiles
@@ -99,3 +101,42 @@ async def test_a_stream_of_fetches_ends_at_the_first_one_naming_another_node(cer
             assert failure.value.details().startswith("CLUSTER_AUTHORIZATION_FAILED (31): User:broker-1 is node 1")
     finally:
         await bound.server.stop(None)
+
+
+async def test_an_ssl_client_listener_needs_only_the_ca_from_clients(certs: Path) -> None:
+    directory = certs / "certs"
+    servicer = Heartbeats()
+    security = ServerSecurity(tls_of(directory, "controller-101"), require_client_auth=False)
+    bound = await start_server("127.0.0.1", 0, [servicer.register], security)
+    try:
+        async with insecure_channel(bound.address, tls_of(directory, None)) as channel:
+            stub = controller_pb2_grpc.ControllerStub(channel)
+            answer = await stub.BrokerHeartbeat(controller_pb2.BrokerHeartbeatRequest(broker_id=1), timeout=5)
+        assert answer.error_code == ErrorCode.NONE
+        async with insecure_channel(bound.address) as channel:  # plaintext to a TLS listener: no connection
+            with pytest.raises(grpc.aio.AioRpcError):
+                await controller_pb2_grpc.ControllerStub(channel).BrokerHeartbeat(
+                    controller_pb2.BrokerHeartbeatRequest(), timeout=5
+                )
+    finally:
+        await bound.server.stop(None)
+
+
+def test_a_grpc_ssl_client_listener_needs_the_nodes_certificate() -> None:
+    props = {
+        "node.id": "1",
+        "process.roles": "broker",
+        "listeners": "GRPC://127.0.0.1:9092,BROKER://127.0.0.1:9093",
+        "controller.quorum.voters": "101@127.0.0.1:9094",
+        "log.dirs": "/tmp/unused",
+        "inter.broker.listener.name": "BROKER",
+        "listener.security.protocol.map": "GRPC:GRPC_SSL,BROKER:GRPC",
+    }
+    with pytest.raises(ConfigError, match="minikafka.node.ssl.certificate.location.*a GRPC_SSL listener"):
+        load_config(BrokerConfig, {**props, "ssl.truststore.location": "/c/ca.pem"}, "test")
+    keys = {"ssl.truststore.location": "/c/ca.pem"} | {
+        f"minikafka.node.ssl.{kind}.location": f"/c/broker-1.{kind}" for kind in ("certificate", "key")
+    }
+    config = load_config(BrokerConfig, {**props, **keys}, "test")
+    assert config.is_ssl_client_listener("GRPC") and not config.is_ssl_client_listener("BROKER")
+    assert config.inter_node_tls is None  # security.inter.broker.protocol stays PLAINTEXT
