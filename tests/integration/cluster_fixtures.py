@@ -42,6 +42,11 @@ def issue_node_tls(cluster: Cluster, label: str) -> TlsFiles:
     return TlsFiles(ca_certificate_path(cluster.certs_dir), own.certificate, own.key)
 
 
+def admin_config(cluster: Cluster) -> list[str]:
+    """The CLI arguments beside explicit controller addresses: the admin's TLS settings (mutual TLS there)."""
+    return ["--command-config", str(cluster.admin_client_properties)]
+
+
 def eventually(probe: Callable[[], T | None], timeout_s: float, what: str, interval_s: float = 0.05) -> T:
     """Poll until `probe` returns something truthy; fail with `what` at the deadline."""
     deadline = time.monotonic() + timeout_s
