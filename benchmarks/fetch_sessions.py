@@ -38,7 +38,9 @@ def one_cluster(slots: str, idle_partitions: int, records: int) -> dict[str, flo
     run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-sessions-"))
     cluster = cluster_commands.up(run_dir, 3, 3, {**SETTINGS, "max.incremental.fetch.session.cache.slots": slots})
     try:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=30)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=30, tls=cluster.admin_tls
+        )
         for topic, partitions in (("measured", 1), ("idle", idle_partitions)):
             admin.create_topic(topic, partitions, 3, {"min.insync.replicas": "2"})
             admin.wait_for_topic(topic, 30)

@@ -101,7 +101,7 @@ def create_minikafka_topic(cluster: Cluster, topic: str, partitions: int) -> Non
     from minikafka.client.admin import AdminClient
     from minikafka.deploy.workload import wait_for_full_isrs
 
-    admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=30)
+    admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=30, tls=cluster.admin_tls)
     admin.create_topic(topic, partitions, 3, {"min.insync.replicas": "2"})
     admin.wait_for_topic(topic, 30)
     wait_for_full_isrs(admin, topic, 60)

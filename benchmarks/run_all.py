@@ -239,14 +239,17 @@ def controller_commits(registrations: int, outstanding: int) -> dict[str, Any]:
     controller` writes in-process: registrations one at a time, then topic creations and broker registrations with
     `outstanding` in flight, here each one unary call to the active controller."""
     run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-quorum-"))
-    quorum = cluster_commands.up(run_dir, 3, 0, CONTROLLER_WORKLOAD_SETTINGS)
+    # The workload registers its many brokers through one channel, which mutual TLS between nodes would refuse (a
+    # node may act only as itself): this quorum's links are PLAINTEXT, as pysyncobj's are.
+    plaintext = {"security.inter.broker.protocol": "PLAINTEXT"}
+    quorum = cluster_commands.up(run_dir, 3, 0, {**CONTROLLER_WORKLOAD_SETTINGS, **plaintext})
     try:
-        admin = AdminClient(quorum.bootstrap_controllers, timeout_s=30)
+        admin = AdminClient(quorum.bootstrap_controllers, timeout_s=30, tls=quorum.admin_tls)
         leader_id = admin.describe_quorum()["leader_id"]
         active = next(c.address for c in quorum.controllers if c.node_id == leader_id)
 
         async def run() -> dict[str, Any]:
-            channel = insecure_channel(active)
+            channel = insecure_channel(active, quorum.admin_tls)
             stub = controller_pb2_grpc.ControllerStub(channel)
 
             async def call(name: str, request: Any) -> Any:
@@ -383,7 +386,9 @@ def main() -> None:
     log(f"starting a 3+3 cluster in {run_dir} ...")
     cluster = cluster_commands.up(run_dir, 3, 3, SETTINGS)
     try:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=30)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=30, tls=cluster.admin_tls
+        )
         produce_results: dict[str, Any] = {}
         created: set[str] = set()
         for partitions, in_flight, acks_measured, suffix in PRODUCE_SHAPES:

@@ -16,9 +16,14 @@ BROKERS=localhost:19091,localhost:19092,localhost:19093
 
 trap '"${COMPOSE[@]}" down -v >/dev/null 2>&1 || true' EXIT
 "${COMPOSE[@]}" up -d --build --wait
-"$MINIKAFKA" quorum describe --bootstrap-controller "$CONTROLLERS"
-"$MINIKAFKA" topics create smoke --partitions 3 --replication-factor 3 --bootstrap-controller "$CONTROLLERS"
+# The controllers' listener is mutual TLS: the admin certificate from the certs volume, in a client properties file.
 mkdir -p "$RUN/history"
+"${COMPOSE[@]}" cp certs:/var/lib/minikafka/certs "$RUN/certs"
+printf 'security.protocol=SSL\nssl.ca.location=%s\nssl.certificate.location=%s\nssl.key.location=%s\n' \
+  "$RUN/certs/ca.pem" "$RUN/certs/admin.pem" "$RUN/certs/admin.key" > "$RUN/admin-client.properties"
+ADMIN=(--command-config "$RUN/admin-client.properties")
+"$MINIKAFKA" quorum describe --bootstrap-controller "$CONTROLLERS" "${ADMIN[@]}"
+"$MINIKAFKA" topics create smoke --partitions 3 --replication-factor 3 --bootstrap-controller "$CONTROLLERS" "${ADMIN[@]}"
 if command -v kcat >/dev/null; then kcat -b localhost:29091 -L -m 30 | grep -q "topic \"smoke\""; fi  # the Kafka listener
 "$MINIKAFKA" produce smoke --num-records 2000 --history "$RUN/history/produce-smoke.jsonl" --bootstrap-server "$BROKERS"
 "$MINIKAFKA" fault kill 1 --dir "$RUN"

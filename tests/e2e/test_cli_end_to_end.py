@@ -89,6 +89,9 @@ def test_status_topics_produce_consume_faults(run: Path) -> None:
     assert all({"id", "address", "pid", "alive", "leader"} <= set(c) for c in status["controllers"])
     assert all({"id", "address", "pid", "alive", "fenced", "broker_epoch"} <= set(b) for b in status["brokers"])
     assert sum(c["leader"] for c in status["controllers"]) == 1
+    security = status["security"]  # node-to-node links are mutual TLS by default; client listeners plaintext
+    assert security["inter_node"] == "SSL" and Path(security["admin_tls"]["certificate"]).is_file()
+    assert all("inter_broker_address" in b for b in status["brokers"])
     assert all(b["alive"] and b["fenced"] is False for b in status["brokers"])
 
     quorum = json.loads(ok("quorum", "describe", "--json", *d))

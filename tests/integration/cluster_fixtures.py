@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from minikafka.common.certificates import CertificateRequest, ca_certificate_path, files_for, issue, load_ca
+from minikafka.common.tls import TlsFiles
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.local_cluster import Cluster, is_alive, kill
 
@@ -26,6 +28,23 @@ def running_cluster(run_dir: Path, controllers: int = 3, brokers: int = 3, **ove
         for pid in cluster.pids.values():
             if is_alive(pid):
                 kill(pid)
+
+
+def node_tls(cluster: Cluster, node_id: int) -> TlsFiles:
+    """Node `node_id`'s own certificate and key from the run's certs: a test that speaks as that node."""
+    own = files_for(cluster.certs_dir, cluster.node(node_id).label)
+    return TlsFiles(ca_certificate_path(cluster.certs_dir), own.certificate, own.key)
+
+
+def issue_node_tls(cluster: Cluster, label: str) -> TlsFiles:
+    """A certificate of the run's CA for a node the run did not start (`broker-1` of a controllers-only run)."""
+    own = issue(cluster.certs_dir, CertificateRequest(label, ("127.0.0.1",)), *load_ca(cluster.certs_dir))
+    return TlsFiles(ca_certificate_path(cluster.certs_dir), own.certificate, own.key)
+
+
+def admin_config(cluster: Cluster) -> list[str]:
+    """The CLI arguments beside explicit controller addresses: the admin's TLS settings (mutual TLS there)."""
+    return ["--command-config", str(cluster.admin_client_properties)]
 
 
 def eventually(probe: Callable[[], T | None], timeout_s: float, what: str, interval_s: float = 0.05) -> T:

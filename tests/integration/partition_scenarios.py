@@ -98,7 +98,7 @@ async def consume_all(bootstrap: list[str], topic: str = TOPIC, ends: list[dict]
 def seed003(cluster: Cluster) -> dict:
     """Seed 003: the leader of a partition is cut from every controller, not from the other brokers nor clients."""
     run = cluster.run_dir
-    admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+    admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls)
     admin.create_topic(TOPIC, partitions=1, replication_factor=3, configs={"min.insync.replicas": "2"})
     eventually(lambda: len(admin.describe_topics([TOPIC])[0].partitions[0].isr) == 3, 30, "a full ISR")
     victim = admin.describe_topics([TOPIC])[0].partitions[0].leader
@@ -148,7 +148,7 @@ def seed003(cluster: Cluster) -> dict:
     Faults(cluster).heal()
     healed_at = time.time()
     others = [b.address for b in cluster.brokers if b.node_id != victim]
-    viewer = AdminClient(cluster.bootstrap_controllers, others, timeout_s=5)
+    viewer = AdminClient(cluster.bootstrap_controllers, others, timeout_s=5, tls=cluster.admin_tls)
     eventually(lambda: victim in viewer.describe_topics([TOPIC])[0].partitions[0].isr, 60, "the victim back in ISR")
     rejoined_s = time.time() - healed_at
     read = asyncio.run(consume_all(cluster.bootstrap_servers))
@@ -217,7 +217,7 @@ def zombie_leader(cluster: Cluster, acks: int, topic_suffix: str) -> dict:
     leader; writes are sent to the zombie with `acks`, then the cut heals and the final log is read back."""
     topic = f"zombie-{topic_suffix}"
     run = cluster.run_dir
-    admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+    admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls)
     admin.create_topic(topic, partitions=1, replication_factor=3, configs={"min.insync.replicas": "2"})
     eventually(lambda: len(admin.describe_topics([topic])[0].partitions[0].isr) == 3, 30, "a full ISR")
     zombie = admin.describe_topics([topic])[0].partitions[0].leader
@@ -245,7 +245,7 @@ def zombie_leader(cluster: Cluster, acks: int, topic_suffix: str) -> dict:
 
     Faults(cluster).heal()
     others = [b.address for b in cluster.brokers if b.node_id != zombie]
-    viewer = AdminClient(cluster.bootstrap_controllers, others, timeout_s=5)
+    viewer = AdminClient(cluster.bootstrap_controllers, others, timeout_s=5, tls=cluster.admin_tls)
     eventually(lambda: zombie in viewer.describe_topics([topic])[0].partitions[0].isr, 60, "the zombie back in ISR")
     ends: list[dict] = []
     read = asyncio.run(consume_all(cluster.bootstrap_servers, topic, ends))

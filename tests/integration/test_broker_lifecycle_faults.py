@@ -1,6 +1,7 @@
-"""Brokers against outside interference and their own settings, with real processes: someone else's want_shutdown
-heartbeat does not turn a live broker into a zombie (it is fenced, catches up, and is unfenced again, still running);
-a topic created without min.insync.replicas follows the brokers' own value."""
+"""Brokers against outside interference and their own settings, with real processes: a want_shutdown heartbeat the
+broker did not send (forged with its certificate, the one identity the controller accepts it from) does not turn a
+live broker into a zombie (it is fenced, catches up, and is unfenced again, still running); a topic created without
+min.insync.replicas follows the brokers' own value."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ import asyncio
 import json
 from pathlib import Path
 
-import grpc
 import pytest
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, node_tls, running_cluster
 
 from minikafka.client.admin import AdminClient
 from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig
 from minikafka.common.errors import ErrorCode
+from minikafka.common.grpc_support import sync_channel
+from minikafka.common.tls import TlsFiles
 from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import is_alive
 from minikafka.pb import controller_pb2, controller_pb2_grpc
@@ -25,9 +27,10 @@ SETTINGS = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms":
 
 
 def forge_shutdown_heartbeat(
-    controller: str, broker_id: int, broker_epoch: int
+    controller: str, broker_id: int, broker_epoch: int, tls: TlsFiles
 ) -> controller_pb2.BrokerHeartbeatResponse:
-    with grpc.insecure_channel(controller) as channel:
+    """Sent with the broker's own certificate: a request only that broker can make under mutual TLS."""
+    with sync_channel(controller, tls) as channel:
         stub = controller_pb2_grpc.ControllerStub(channel)
         request = controller_pb2.BrokerHeartbeatRequest(
             broker_id=broker_id, broker_epoch=broker_epoch, current_metadata_offset=2**40, want_shutdown=True
@@ -49,11 +52,15 @@ def fenced_for_shutdown(events_path: Path, broker_id: int) -> bool:
 
 def test_a_forged_want_shutdown_heartbeat_does_not_stop_a_live_broker(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", controllers=1, brokers=1, **SETTINGS) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         [broker] = eventually(
             lambda: [b for b in admin.describe_cluster().brokers if not b.fenced], 30, "the broker unfenced"
         )
-        response = forge_shutdown_heartbeat(cluster.bootstrap_controllers[0], broker.broker_id, broker.broker_epoch)
+        response = forge_shutdown_heartbeat(
+            cluster.bootstrap_controllers[0], broker.broker_id, broker.broker_epoch, node_tls(cluster, broker.broker_id)
+        )
         assert response.error_code == 0
         controller_log = cluster.controllers[0].events_path
         # The controller took it for the broker's own request: the broker's next heartbeat was told should_shutdown.
@@ -87,7 +94,9 @@ def test_a_topic_created_without_min_insync_replicas_follows_the_brokers_value(t
     # created without one.
     with running_cluster(tmp_path / "run", controllers=1, brokers=2, **SETTINGS) as cluster:
         faults = Faults(cluster)
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         for broker in cluster.brokers:
             faults.stop(broker.node_id)
             with broker.config_path.open("a") as properties:

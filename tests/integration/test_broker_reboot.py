@@ -39,7 +39,9 @@ async def produce(bootstrap: list[str], topic: str, count: int, prefix: str) -> 
 
 def test_follower_losing_unflushed_data_rejoins_after_catching_up(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", **SETTINGS) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic("orders", partitions=1, replication_factor=3, configs={"min.insync.replicas": "2"})
         eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 20, "full ISR")
         acked = asyncio.run(produce(cluster.bootstrap_servers, "orders", 3000, "before"))
@@ -103,7 +105,9 @@ def test_follower_losing_unflushed_data_rejoins_after_catching_up(tmp_path: Path
 
 def test_stray_partition_is_deleted_at_start_up_and_assigned_one_kept(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", **SETTINGS) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic("kept", assignment=[[1, 2]])
         eventually(lambda: (cluster.node(1).data_dir / "kept-0").exists(), 20, "kept-0 on broker 1")
         Faults(cluster).stop(1)
@@ -124,7 +128,9 @@ def test_stray_partition_is_deleted_at_start_up_and_assigned_one_kept(tmp_path: 
 
 def test_sigterm_is_a_controlled_shutdown_that_moves_leadership_first(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", **SETTINGS) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic("orders", partitions=1, replication_factor=3, configs={"min.insync.replicas": "2"})
         eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 20, "full ISR")
         leader = admin.describe_topics(["orders"])[0].partitions[0].leader

@@ -65,7 +65,9 @@ async def consume_all(
 
 def test_acks_all_survives_leader_kill_and_the_victim_rejoins(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", **FAST) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic("orders", partitions=1, replication_factor=3, configs={"min.insync.replicas": "2"})
         eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader >= 0, 20, "a leader")
         before = admin.describe_topics(["orders"])[0].partitions[0]

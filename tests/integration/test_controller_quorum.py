@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from background_producer import BackgroundProducer
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, issue_node_tls, running_cluster
 
 from minikafka.client.admin import AdminClient
 from minikafka.common.errors import ErrorCode, KafkaError
@@ -46,7 +46,8 @@ def test_leader_failover_keeps_committed_metadata(tmp_path: Path) -> None:
     with running_cluster(
         tmp_path / "run", controllers=3, brokers=0, **{"broker.session.timeout.ms": "60000"}
     ) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2)
+        # It registers and heartbeats as broker 1 below: with broker 1's certificate, as the controllers require.
+        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2, tls=issue_node_tls(cluster, "broker-1"))
         before = admin.describe_quorum()
         assert before["leader_id"] in {c.node_id for c in cluster.controllers}
         leader_address = next(c.address for c in cluster.controllers if c.node_id == before["leader_id"])
@@ -138,8 +139,14 @@ def send_forgeries(admin: AdminClient, cluster: Cluster, follower: int, epoch: i
 
 
 def test_forged_begin_quorum_epochs_leave_the_quorum_and_acks_all_alone(tmp_path: Path) -> None:
-    with running_cluster(tmp_path / "run", controllers=3, brokers=3, **{"cluster.id": CLUSTER_ID}) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+    # Raft's own checks are under test: over mutual TLS the authorizer refuses these forgeries before Raft sees them.
+    plaintext = {"security.inter.broker.protocol": "PLAINTEXT"}
+    with running_cluster(
+        tmp_path / "run", controllers=3, brokers=3, **{"cluster.id": CLUSTER_ID}, **plaintext
+    ) as cluster:
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic("orders", partitions=1, replication_factor=3, configs={"min.insync.replicas": "2"})
         eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader >= 0, 20, "a leader for orders")
         before = eventually(lambda: (q := admin.describe_quorum())["leader_id"] >= 0 and q, 20, "a quorum leader")

@@ -1,9 +1,9 @@
-"""Forged or buggy requests sent to a real cluster leave it unharmed (issue 36's protocol holes; no credentials are
-involved, this is protocol handling, not authentication).
+"""Forged or buggy requests sent to a real cluster leave it unharmed (issue 36's protocol holes: protocol handling,
+not authentication, which test_node_authentication covers).
 
-- Follower Fetches claiming to be each follower with a huge broker epoch: before the fix the leader took the
-  highest epoch it had seen as the bar, locked the real followers out and shrank the ISR to itself, so acks=all
-  failed for good. Now only the metadata's epoch is the bar.
+- Follower Fetches from each follower (with its own certificate, as a buggy follower would send them) with a huge
+  broker epoch: before the fix the leader took the highest epoch it had seen as the bar, locked the real followers
+  out and shrank the ISR to itself, so acks=all failed for good. Now only the metadata's epoch is the bar.
 - Produce and Fetch to partitions -1, 99 and 2^31-1 of an existing topic answer UNKNOWN_TOPIC_OR_PARTITION (not the
   retriable NOT_LEADER_OR_FOLLOWER, on which clients retry until they time out).
 - Every malformed batch a producer must not send (a records count of 2^31-1 over one record with a valid CRC, counts
@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, node_tls, running_cluster
 from test_broker_replication import consume_all
 
 from minikafka.client.admin import AdminClient
@@ -74,7 +74,9 @@ def forged_fetch(topic_id: bytes, replica_id: int, leader_epoch: int, fetch_offs
 
 def test_forged_fetches_bad_partition_indexes_and_malformed_batches_leave_the_cluster_unharmed(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", **SETTINGS) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic(TOPIC, assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
         describe = lambda: admin.describe_topics([TOPIC])[0]  # noqa: E731
         eventually(lambda: describe().partitions[0].isr == [1, 2, 3], 30, "ISR [1, 2, 3]")
@@ -83,9 +85,11 @@ def test_forged_fetches_bad_partition_indexes_and_malformed_batches_leave_the_cl
         partition = topic.partitions[0]
         leader = broker_pb2_grpc.BrokerStub(sync_channel(cluster.node(partition.leader).address))
 
+        leader_spec = cluster.node(partition.leader)
         for follower in (2, 3):
             request = forged_fetch(uuid.UUID(topic.topic_id).bytes, follower, partition.leader_epoch, len(acked))
-            answer = leader.Fetch(request, timeout=5)
+            as_follower = sync_channel(leader_spec.inter_node_address, node_tls(cluster, follower))
+            answer = broker_pb2_grpc.BrokerStub(as_follower).Fetch(request, timeout=5)
             assert answer.responses[0].partitions[0].error_code == ErrorCode.NONE
 
         # Longer than replica.lag.time.max.ms several times over: the real followers must stay in the ISR and every

@@ -60,7 +60,9 @@ def _read_all(bootstrap: str, expected: int) -> list[bytes]:
 
 def test_a_leader_sigkill_under_idempotent_acks_all_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", **SETTINGS) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic(TOPIC, partitions=1, replication_factor=3, configs={"min.insync.replicas": "2"})
         eventually(lambda: len(admin.describe_topics([TOPIC])[0].partitions[0].isr) == 3, 20, "full ISR")
         partition = admin.describe_topics([TOPIC])[0].partitions[0]

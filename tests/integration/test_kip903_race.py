@@ -81,7 +81,7 @@ def write_histories(
 
 
 def broker_state(cluster, broker_id: int) -> fault_pb2.DescribeStateResponse:  # noqa: ANN001
-    stub = fault_pb2_grpc.FaultStub(sync_channel(cluster.node(broker_id).address))
+    stub = fault_pb2_grpc.FaultStub(sync_channel(cluster.node(broker_id).inter_node_address, cluster.admin_tls))
     return stub.DescribeState(fault_pb2.DescribeStateRequest(), timeout=5)
 
 
@@ -93,7 +93,9 @@ def events(cluster, node: str, name: str) -> list[dict]:  # noqa: ANN001
 def run_race(tmp_path: Path, epoch_check: bool) -> dict:
     settings = dict(SETTINGS, **{"alter.partition.broker.epoch.check": str(epoch_check).lower()})
     with running_cluster(tmp_path / "run", **settings) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic("kip903", assignment=[[A, B]], configs={"min.insync.replicas": "1"})
         partition = lambda: admin.describe_topics(["kip903"])[0].partitions[0]  # noqa: E731
         eventually(lambda: partition().isr == [A, B], 20, "ISR [A, B]")

@@ -61,7 +61,9 @@ def latest_partition_state(cluster) -> dict:  # noqa: ANN001
 def run_scenario(tmp_path: Path, version: int) -> dict:
     settings = dict(SETTINGS, **{"eligible.leader.replicas.version": str(version)})
     with running_cluster(tmp_path / "run", **settings) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic(
             TOPIC, assignment=[[LEADER, LAST_FOLLOWER, FIRST_FOLLOWER]], configs={"min.insync.replicas": "2"}
         )

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 from background_producer import BackgroundProducer
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, issue_node_tls, running_cluster
 from test_controller_quorum import register_broker
 
 from minikafka.client.admin import AdminClient
 from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.tls import TlsFiles
 from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import Cluster
 from minikafka.kraft_controller.metadata.records import Topic, decode_record
@@ -47,9 +48,11 @@ class Recorder:
         self.snapshots.append(end_offset)
 
 
-async def follow(voters: dict[int, str], data_dir: Path, until: int) -> tuple[Recorder, RaftDriver]:
+async def follow(
+    voters: dict[int, str], data_dir: Path, until: int, tls: TlsFiles | None = None
+) -> tuple[Recorder, RaftDriver]:
     recorder = Recorder()
-    driver = RaftDriver(7, voters, data_dir, RaftConfig(), "minikafka")
+    driver = RaftDriver(7, voters, data_dir, RaftConfig(), "minikafka", tls=tls)
     driver.add_listener(recorder)
     driver.start()
     deadline = asyncio.get_running_loop().time() + 20
@@ -63,13 +66,14 @@ def test_observer_follows_persists_and_resumes(tmp_path: Path) -> None:
     with running_cluster(
         tmp_path / "run", controllers=3, brokers=0, **{"broker.session.timeout.ms": "60000"}
     ) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2)
+        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2, tls=issue_node_tls(cluster, "broker-1"))
         register_broker(admin, 1)
         admin.create_topic("first", partitions=1, replication_factor=1)
         voters = {c.node_id: c.address for c in cluster.controllers}
+        observer_tls = issue_node_tls(cluster, "broker-7")  # the observer fetches the metadata log as node 7
         target = admin.describe_quorum()["high_watermark"]
 
-        recorder, driver = asyncio.run(follow(voters, tmp_path / "observer", target))
+        recorder, driver = asyncio.run(follow(voters, tmp_path / "observer", target, observer_tls))
         assert recorder.high_watermark >= target
         topics = [decode_record(e.data) for e in recorder.entries]
         assert any(isinstance(r, Topic) and r.name == "first" for r in topics)
@@ -78,7 +82,7 @@ def test_observer_follows_persists_and_resumes(tmp_path: Path) -> None:
 
         admin.create_topic("second", partitions=1, replication_factor=1)
         target = admin.describe_quorum()["high_watermark"]
-        again, driver = asyncio.run(follow(voters, tmp_path / "observer", target))
+        again, driver = asyncio.run(follow(voters, tmp_path / "observer", target, observer_tls))
         # Resumed from its own copy: the log held the old entries before fetching new ones.
         assert driver.core.log_end_offset >= target
         names = [r.name for r in (decode_record(e.data) for e in again.entries) if isinstance(r, Topic)]
@@ -95,7 +99,7 @@ def test_lagging_controller_catches_up_from_a_snapshot(tmp_path: Path) -> None:
             "metadata.log.max.record.bytes.between.snapshots": "200",
         },
     ) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2)
+        admin = AdminClient(cluster.bootstrap_controllers, [], timeout_s=2, tls=issue_node_tls(cluster, "broker-1"))
         register_broker(admin, 1)
         leader = admin.describe_quorum()["leader_id"]
         lagging = next(c.node_id for c in cluster.controllers if c.node_id != leader)
@@ -166,7 +170,9 @@ def kill_the_active_controller(
 
 def test_brokers_follow_each_new_quorum_leader_after_controller_kills(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", controllers=3, brokers=3) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=2)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=2, tls=cluster.admin_tls
+        )
         brokers = {b.node_id: AdminClient([], [b.address], timeout_s=2) for b in cluster.brokers}
         admin.create_topic("load", partitions=1, replication_factor=3)
         eventually(lambda: admin.describe_topics(["load"])[0].partitions[0].leader >= 0, 20, "a leader for load")

@@ -158,13 +158,15 @@ def test_an_isolated_active_controller_is_replaced_and_a_one_way_cut_of_fetches_
     after the heal the old leader follows the new one. Then a follower's calls to its leader are dropped (one way):
     it falls out of the ISR, and rejoins after the heal."""
     with running_cluster(tmp_path / "run", **SEED003_SETTINGS) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic("quorum", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
         eventually(lambda: len(admin.describe_topics(["quorum"])[0].partitions[0].isr) == 3, 30, "a full ISR")
         before = admin.describe_quorum()
         old = before["leader_id"]
         others = [c.address for c in cluster.controllers if c.node_id != old]
-        rest = AdminClient(others, cluster.bootstrap_servers, timeout_s=5)
+        rest = AdminClient(others, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls)
         faults = Faults(cluster)
 
         faults.isolate(old)

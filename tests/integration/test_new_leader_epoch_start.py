@@ -66,7 +66,9 @@ def truncations(cluster, broker_id: int) -> list[dict]:  # noqa: ANN001
 
 def test_a_follower_keeps_acknowledged_records_when_a_new_leader_has_appended_nothing(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", **SETTINGS) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic(TOPIC, assignment=[[X, L, F]], configs={"min.insync.replicas": "2"})
         admin.create_topic(WAKE, assignment=[[X, L, F]])
         partition = lambda: admin.describe_topics([TOPIC])[0].partitions[0]  # noqa: E731

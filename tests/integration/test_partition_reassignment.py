@@ -45,8 +45,12 @@ def test_partition_moved_off_a_dead_broker(tmp_path: Path) -> None:
             ",".join(cluster.bootstrap_controllers),
             "--bootstrap-server",
             ",".join(cluster.bootstrap_servers),
+            "--command-config",  # the controllers' listener is mutual TLS
+            str(cluster.admin_client_properties),
         ]
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic("orders", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
         eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 20, "full ISR")
         plan = tmp_path / "plan.json"
@@ -65,7 +69,7 @@ def test_partition_moved_off_a_dead_broker(tmp_path: Path) -> None:
 
             def verified() -> bool:
                 # Only the controller is given: --verify finds the brokers through it, as --execute needs no broker.
-                only_controllers = where[:2]
+                only_controllers = [*where[:2], *where[-2:]]
                 out = minikafka(
                     "reassign-partitions", "--reassignment-json-file", str(plan), "--verify", "--json",
                     *only_controllers,

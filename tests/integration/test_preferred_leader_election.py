@@ -95,7 +95,9 @@ def elections(cluster) -> list[dict]:  # type: ignore[no-untyped-def, type-arg]
 def test_auto_rebalance_returns_leadership_to_the_preferred_replica(tmp_path: Path) -> None:
     settings = {**SETTINGS, "leader.imbalance.check.interval.seconds": "2"}
     with running_cluster(tmp_path / "run", **settings) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         create_orders(admin)
         with acked_load(cluster.bootstrap_servers) as acked:
             eventually(lambda: len(acked) > 50, 20, "acknowledged writes before the failover")
@@ -114,8 +116,11 @@ def test_auto_rebalance_returns_leadership_to_the_preferred_replica(tmp_path: Pa
 
 def test_leader_election_command_returns_leadership_at_once(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", **SETTINGS, **{"auto.leader.rebalance.enable": "false"}) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         where = ["--bootstrap-controller", ",".join(cluster.bootstrap_controllers)]
+        where += ["--command-config", str(cluster.admin_client_properties)]  # the controllers' listener is mutual TLS
         create_orders(admin)
         with acked_load(cluster.bootstrap_servers) as acked:
             eventually(lambda: len(acked) > 50, 20, "acknowledged writes before the failover")

@@ -101,7 +101,9 @@ def test_a_full_disk_takes_the_log_dir_offline_and_leadership_moves(tmp_path: Pa
         tmpfs(run_dir / f"broker-{VICTIM}" / "data", "3m") as data,
         running_cluster(run_dir, controllers=1, brokers=3, **FAST) as cluster,
     ):
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic("orders", assignment=[[VICTIM, 2, 3]], configs={"min.insync.replicas": "2"})
         eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == VICTIM, 20, "the victim leads")
         victim = cluster.node(VICTIM)
@@ -151,7 +153,9 @@ def flip_a_value_byte(data_dir: Path, marker: bytes) -> None:
 
 def test_a_flipped_byte_in_a_follower_that_becomes_leader_is_never_served(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", controllers=1, brokers=3, **FAST) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         # Replica order makes broker 3 the next leader when broker 1 goes.
         admin.create_topic("orders", assignment=[[1, 3, 2]], configs={"min.insync.replicas": "2"})
         eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
@@ -198,7 +202,9 @@ async def consume_from_start(bootstrap: list[str], end: int) -> dict[int, bytes]
 def test_retention_deletes_old_segments_and_a_follower_down_meanwhile_catches_up(tmp_path: Path) -> None:
     settings = {**FAST, "log.retention.check.interval.ms": "200"}
     with running_cluster(tmp_path / "run", controllers=1, brokers=3, **settings) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         configs = {"min.insync.replicas": "2", "segment.bytes": "50000", "retention.bytes": "150000"}
         admin.create_topic("orders", assignment=[[1, 2, 3]], configs=configs)
         eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
@@ -240,7 +246,9 @@ def fault_cli(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("kind", ["disk-full", "disk-error"])
 def test_fault_disk_full_and_disk_error_take_the_brokers_log_dir_offline(tmp_path: Path, kind: str) -> None:
     with running_cluster(tmp_path / "run", controllers=1, brokers=3, **FAST) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic("orders", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
         eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
         acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 200)) if o["error"] is None]
@@ -259,7 +267,9 @@ def test_fault_disk_full_and_disk_error_take_the_brokers_log_dir_offline(tmp_pat
 
 def test_fault_corrupt_flips_a_byte_that_is_never_served(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", controllers=1, brokers=3, **FAST) as cluster:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic("orders", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
         eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
         acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 300)) if o["error"] is None]
@@ -286,7 +296,9 @@ def test_a_controller_whose_metadata_log_cannot_be_written_halts_and_another_lea
         for node_id in (101, 102, 103):
             mounts.enter_context(tmpfs(run_dir / f"controller-{node_id}" / "data", "4m"))
         cluster = mounts.enter_context(running_cluster(run_dir, controllers=3, brokers=1, **FAST))
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         old_leader = admin.describe_quorum()["leader_id"]
         victim = cluster.node(old_leader)
         fill_up(victim.data_dir)

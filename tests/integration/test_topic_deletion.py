@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cluster_fixtures import eventually, minikafka, running_cluster
+from cluster_fixtures import admin_config, eventually, minikafka, running_cluster
 from test_broker_reboot import produce
 from test_broker_replication import consume_all
 
@@ -32,14 +32,16 @@ def events(path: Path, name: str) -> list[dict]:  # type: ignore[type-arg]
 def test_topic_deleted_while_a_broker_is_down_is_a_stray_there_and_a_new_topic_starts_empty(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", **SETTINGS) as cluster:
         controllers = ",".join(cluster.bootstrap_controllers)
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         old_id = admin.create_topic("orders", assignment=[[1, 2, 3]]).topic_id
         eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 20, "full ISR")
         asyncio.run(produce(cluster.bootstrap_servers, "orders", 200, "old"))
         eventually(lambda: (cluster.node(3).data_dir / "orders-0").exists(), 10, "orders-0 on broker 3")
         Faults(cluster).stop(3)
 
-        deleted = minikafka("topics", "delete", "orders", "--bootstrap-controller", controllers)
+        deleted = minikafka("topics", "delete", "orders", "--bootstrap-controller", controllers, *admin_config(cluster))
         assert deleted.returncode == 0, deleted.stderr
         assert deleted.stdout.startswith("Deleted topic orders")
         for broker in (1, 2):
@@ -82,7 +84,7 @@ def test_topic_deleted_while_a_broker_is_down_is_a_stray_there_and_a_new_topic_s
             e["topic"] == "orders" and e["topic_id"] == _text(old_id) for e in controller_events
         )
 
-        unknown = minikafka("topics", "delete", "nope", "--bootstrap-controller", controllers)
+        unknown = minikafka("topics", "delete", "nope", "--bootstrap-controller", controllers, *admin_config(cluster))
         assert unknown.returncode == 1 and "Traceback" not in unknown.stderr
         assert unknown.stderr.count("\n") == 1 and "UNKNOWN_TOPIC_OR_PARTITION" in unknown.stderr
 

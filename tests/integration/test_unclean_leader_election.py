@@ -46,7 +46,10 @@ async def produce(bootstrap: list[str], topic: str, count: int, prefix: str) -> 
 def test_unclean_election_elects_the_out_of_sync_replica_only_when_asked(tmp_path: Path, spark) -> None:  # noqa: ANN001
     with running_cluster(tmp_path / "run", brokers=2, **SETTINGS) as cluster:
         where = ["--bootstrap-controller", ",".join(cluster.bootstrap_controllers)]
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5)
+        where += ["--command-config", str(cluster.admin_client_properties)]  # the controllers' listener is mutual TLS
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         admin.create_topic("orders", assignment=[[1, 2]], configs={"min.insync.replicas": "1"})
         eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 2, 20, "full ISR")
         both = asyncio.run(produce(cluster.bootstrap_servers, "orders", 100, "both"))

@@ -19,6 +19,7 @@ GRPC_PROTOCOL = "GRPC"  # minikafka's own protocol: its client, replication and 
 KAFKA_PROTOCOLS = (KAFKA_PROTOCOL, "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 TLS_PROTOCOLS = ("SSL", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+GRPC_SSL_PROTOCOL = "GRPC_SSL"  # the same over TLS (the node's certificate; clients show none unless inter-node)
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
@@ -28,9 +29,10 @@ def parse_protocol_map(text: str) -> dict[str, str]:
         if not item:
             continue
         name, sep, protocol = item.partition(":")
-        if not sep or protocol.upper() not in (*KAFKA_PROTOCOLS, GRPC_PROTOCOL):
+        if not sep or protocol.upper() not in (*KAFKA_PROTOCOLS, GRPC_PROTOCOL, GRPC_SSL_PROTOCOL):
             raise ValueError(
-                f"expected NAME:PROTOCOL, PROTOCOL one of {', '.join(KAFKA_PROTOCOLS)}, GRPC; got {item!r}"
+                f"expected NAME:PROTOCOL, PROTOCOL one of {', '.join(KAFKA_PROTOCOLS)}, {GRPC_PROTOCOL}, "
+                f"{GRPC_SSL_PROTOCOL}; got {item!r}"
             )
         mapping[name.strip().upper()] = protocol.upper()
     return mapping
@@ -56,10 +58,11 @@ class BrokerConfig(NodeConfig):
     )
     listener_security_protocol_map: str = config_key(
         "listener.security.protocol.map",
-        "PLAINTEXT:PLAINTEXT,GRPC:GRPC,CONTROLLER:GRPC",
+        "PLAINTEXT:PLAINTEXT,GRPC:GRPC,BROKER:GRPC,CONTROLLER:GRPC",
         "The protocol of each listener name: PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL listeners speak Kafka's "
         "wire protocol to Kafka clients (SSL: over TLS; SASL_*: after SASL authentication), GRPC listeners "
-        "minikafka's own (its client, replication).",
+        "minikafka's own (its client, replication), GRPC_SSL the same over TLS with the node's certificate "
+        "(minikafka.node.ssl.*). The inter-broker listener follows security.inter.broker.protocol.",
         _protocol_map_ok,
     )
     ssl_keystore_type: str = config_key(
@@ -75,11 +78,6 @@ class BrokerConfig(NodeConfig):
     )
     ssl_truststore_type: str = config_key(
         "ssl.truststore.type", "PEM", "Format of ssl.truststore.location: PEM only.", one_of("PEM")
-    )
-    ssl_truststore_location: str = config_key(
-        "ssl.truststore.location",
-        "",
-        "PEM file of the CA certificates that client certificates are checked against (ssl.client.auth).",
     )
     ssl_client_auth: str = config_key(
         "ssl.client.auth",
@@ -306,6 +304,8 @@ class BrokerConfig(NodeConfig):
                 "listeners",
             )
         self._validate_listener_security(protocols)
+        if any(self.is_ssl_client_listener(listener.name) for listener in self.grpc_listeners):
+            self.require_tls_keys(f"a {GRPC_SSL_PROTOCOL} listener")
         names = [listener.name for listener in self.grpc_listeners]
         if self.inter_broker_listener_name and self.inter_broker_listener_name not in names:
             raise ConfigError(
@@ -350,7 +350,12 @@ class BrokerConfig(NodeConfig):
 
     @functools.cached_property
     def grpc_listeners(self) -> tuple[Listener, ...]:
-        return self._with_protocol(GRPC_PROTOCOL)
+        return self._with_protocol(GRPC_PROTOCOL, GRPC_SSL_PROTOCOL)
+
+    def is_ssl_client_listener(self, name: str) -> bool:
+        """A GRPC_SSL listener other than the inter-broker one (which security.inter.broker.protocol governs)."""
+        ssl = parse_protocol_map(self.listener_security_protocol_map).get(name) == GRPC_SSL_PROTOCOL
+        return ssl and name != self.inter_broker_listener
 
     @functools.cached_property
     def kafka_listeners(self) -> tuple[Listener, ...]:

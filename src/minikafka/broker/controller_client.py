@@ -15,6 +15,7 @@ from minikafka.pb import controller_pb2_grpc
 class ControllerClient:
     def __init__(self, config: BrokerConfig) -> None:
         self.timeout_s = min(config.request_timeout_ms / 1000, 2.0)
+        self._tls = config.inter_node_tls
         self._controllers = [f"{host}:{port}" for host, port in config.voters.values()]
         self._stubs: dict[str, controller_pb2_grpc.ControllerStub] = {}
         self._channels: list[grpc.aio.Channel] = []
@@ -22,7 +23,7 @@ class ControllerClient:
 
     def _stub(self, address: str) -> controller_pb2_grpc.ControllerStub:
         if address not in self._stubs:
-            channel = insecure_channel(address)
+            channel = insecure_channel(address, self._tls)
             self._channels.append(channel)
             self._stubs[address] = controller_pb2_grpc.ControllerStub(channel)
         return self._stubs[address]

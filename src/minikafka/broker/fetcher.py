@@ -82,7 +82,7 @@ async def _fetch_forever(
             await asyncio.sleep(0.1)
             continue
         if address not in streams:
-            channels[address] = insecure_channel(address)
+            channels[address] = insecure_channel(address, config.inter_node_tls)
             streams[address] = SequentialStream(broker_pb2_grpc.BrokerStub(channels[address]).FetchStream)
             sessions[address] = FetchSessionHandler()
         session = sessions[address]

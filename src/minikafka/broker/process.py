@@ -28,6 +28,7 @@ from minikafka.common.cli_support import stop_requested
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import start_server
+from minikafka.common.listener_security import client_security, inter_node_security
 from minikafka.kraft_controller.raft.core import RaftConfig
 from minikafka.kraft_controller.raft.driver import RaftDriver
 from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel
@@ -76,6 +77,7 @@ async def _stop_when_no_log_dir(
 
 async def run_broker_process(config: BrokerConfig) -> None:
     log = structlog.get_logger()
+    config.check_tls_files()
     config.data_dir.mkdir(parents=True, exist_ok=True)
     previous_broker_epoch = take_previous_broker_epoch(config.data_dir)
     voters = {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
@@ -84,7 +86,13 @@ async def run_broker_process(config: BrokerConfig) -> None:
     # The metadata log's write error ends the broker as Kafka's fault handler does, after a stop without the
     # controlled shutdown (its metadata could no longer follow the controller's answer).
     raft = RaftDriver(
-        config.node_id, voters, config.data_dir, RaftConfig(), config.cluster_id, on_fatal=lambda _e: stopping.set()
+        config.node_id,
+        voters,
+        config.data_dir,
+        RaftConfig(),
+        config.cluster_id,
+        on_fatal=lambda _e: stopping.set(),
+        tls=config.inter_node_tls,
     )
     raft.add_listener(metadata)
     loop = asyncio.get_running_loop()
@@ -111,10 +119,14 @@ async def run_broker_process(config: BrokerConfig) -> None:
     servers = []
     for listener in config.grpc_listeners:
         service = BrokerService(manager, listener.name, fetch_sessions)
+        served = (
+            inter_node_security(config, listener.name)
+            if listener.name == config.inter_broker_listener
+            else client_security(config, listener.name, config.is_ssl_client_listener(listener.name))
+        )
+        registrars = [service.register, FaultService(manager, lifecycle).register]
         servers.append(
-            await start_server(
-                listener.host, listener.port, [service.register, FaultService(manager, lifecycle).register]
-            )
+            await start_server(listener.host, listener.port, registrars, served.security, served.interceptors)
         )
 
     limits = ListenerLimits(

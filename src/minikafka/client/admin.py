@@ -17,6 +17,7 @@ import grpc
 
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import sync_channel
+from minikafka.common.tls import TlsFiles
 from minikafka.pb import broker_pb2, broker_pb2_grpc, controller_pb2, controller_pb2_grpc
 
 R = TypeVar("R")
@@ -76,11 +77,15 @@ class AdminClient:
         bootstrap_controllers: Sequence[str] = (),
         bootstrap_servers: Sequence[str] = (),
         timeout_s: float = 15.0,
+        tls: TlsFiles | None = None,
+        broker_tls: TlsFiles | None = None,
     ) -> None:
         self.controllers = list(bootstrap_controllers)
         self.servers = list(bootstrap_servers)
         self.timeout_s = timeout_s
-        self._channels: dict[str, grpc.Channel] = {}
+        self.tls = tls  # shown to the controllers (their listener is node-to-node)
+        self.broker_tls = broker_tls  # for brokers' client listeners when they are GRPC_SSL
+        self._channels: dict[tuple[str, bool], grpc.Channel] = {}
 
     def close(self) -> None:
         for channel in self._channels.values():
@@ -93,10 +98,11 @@ class AdminClient:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def _channel(self, address: str) -> grpc.Channel:
-        if address not in self._channels:
-            self._channels[address] = sync_channel(address)
-        return self._channels[address]
+    def _channel(self, address: str, controller: bool = True) -> grpc.Channel:
+        key = (address, controller)
+        if key not in self._channels:
+            self._channels[key] = sync_channel(address, self.tls if controller else self.broker_tls)
+        return self._channels[key]
 
     # ---- the active controller ----
 
@@ -340,7 +346,7 @@ class AdminClient:
             raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, "no broker address given (use --bootstrap-server)")
         problems = []
         for address in self.servers:
-            stub = broker_pb2_grpc.BrokerStub(self._channel(address))
+            stub = broker_pb2_grpc.BrokerStub(self._channel(address, controller=False))
             try:
                 return stub.Metadata(broker_pb2.MetadataRequest(topics=list(topics)), timeout=self.timeout_s)
             except grpc.RpcError as error:

@@ -17,6 +17,14 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", metavar="RUN", help="the run directory (default: the newest under ./runs/)")
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT", help="any broker's address")
     parser.add_argument("--bootstrap-controller", metavar="HOST:PORT", help="any controller's address")
+    parser.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="client properties (security.protocol=SSL, ssl.ca.location, ssl.certificate.location, "
+        "ssl.key.location) for the controllers' listener when the command has controllers, else for the brokers' "
+        "gRPC listener; default with --dir: the run's admin certificate for the controllers (RUN/admin-client."
+        "properties holds it), plaintext to the brokers",
+    )
 
 
 DEFAULT_REQUEST_TIMEOUT_MS = 30000
@@ -182,11 +190,64 @@ def resolve_addresses(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     return [c["address"] for c in data["controllers"]], [b["address"] for b in data["brokers"]]
 
 
+def admin_tls(args: argparse.Namespace):  # noqa: ANN201 - common.tls.TlsFiles | None, imported lazily
+    """The TLS material shown to the controllers: --command-config's, else (without explicit addresses) the run
+    directory's admin certificate when its node-to-node links are SSL."""
+    from minikafka.common.tls import TlsFiles
+
+    if getattr(args, "command_config", None):
+        return client_tls_from_properties(Path(args.command_config))
+    if args.bootstrap_controller or args.bootstrap_server:
+        return None
+    run = Path(args.dir) if args.dir else newest_run()
+    try:
+        data = json.loads((run / "cluster.json").read_text()) if run is not None else {}
+    except FileNotFoundError:
+        return None
+    files = data.get("security", {}).get("admin_tls")
+    return TlsFiles.from_json(files) if files else None
+
+
+def admin_broker_tls(args: argparse.Namespace, controllers: list[str]):  # noqa: ANN201 - TlsFiles | None
+    """An admin command's TLS to the brokers' client listener: --command-config's when the command has no
+    controller (then the file is the brokers'), else none (the file is the controllers')."""
+    return None if controllers else client_tls(args)
+
+
+def client_tls(args: argparse.Namespace):  # noqa: ANN201 - common.tls.TlsFiles | None
+    """The TLS material for the brokers' gRPC client listener: --command-config's (for a GRPC_SSL listener), else
+    none (the default client listener is PLAINTEXT)."""
+    return client_tls_from_properties(Path(args.command_config)) if getattr(args, "command_config", None) else None
+
+
+def client_tls_from_properties(path: Path):  # noqa: ANN201 - common.tls.TlsFiles | None
+    """Kafka clients' (librdkafka's) names: security.protocol, ssl.ca.location, ssl.certificate.location,
+    ssl.key.location."""
+    from minikafka.common.config import ConfigError, parse_properties
+    from minikafka.common.tls import TlsFiles
+
+    try:
+        props = parse_properties(path.read_text(), str(path))
+    except (OSError, ConfigError) as error:
+        raise CliError(f"cannot read --command-config {path}: {error}") from None
+    protocol = props.get("security.protocol", "PLAINTEXT").upper()
+    if protocol == "PLAINTEXT":
+        return None
+    if protocol != "SSL":
+        raise CliError(f"invalid value '{protocol}' for 'security.protocol' in {path}: must be PLAINTEXT or SSL")
+    if "ssl.ca.location" not in props:
+        raise CliError(f"missing value for 'ssl.ca.location' in {path}: security.protocol=SSL needs it")
+    certificate, key = props.get("ssl.certificate.location"), props.get("ssl.key.location")
+    return TlsFiles(
+        Path(props["ssl.ca.location"]), Path(certificate) if certificate else None, Path(key) if key else None
+    )
+
+
 def _admin(args: argparse.Namespace):  # noqa: ANN202 - client.admin.AdminClient, imported lazily (grpc start-up)
     from minikafka.client.admin import AdminClient
 
     controllers, brokers = resolve_addresses(args)
-    return AdminClient(controllers, brokers)
+    return AdminClient(controllers, brokers, tls=admin_tls(args), broker_tls=admin_broker_tls(args, controllers))
 
 
 # ---- topics ----
@@ -339,7 +400,7 @@ def produce_command(args: argparse.Namespace) -> int:
     _controllers, brokers = resolve_addresses(args)
     if not brokers:
         raise CliError("no broker address: pass --bootstrap-server")
-    summary = run_event_loop(run_produce(brokers, options))
+    summary = run_event_loop(run_produce(brokers, options, client_tls(args)))
     print(summary.line(), file=sys.stderr)
     return 0 if summary.failed == 0 else 1
 
@@ -379,7 +440,7 @@ def consume_command(args: argparse.Namespace) -> int:
     )
     if args.group is not None:
         return _group_consume(args, brokers, options)
-    run_event_loop(run_consume(brokers, options))
+    run_event_loop(run_consume(brokers, options, client_tls(args)))
     return 0
 
 
@@ -396,7 +457,7 @@ def _group_consume(args: argparse.Namespace, brokers: list[str], options: object
     kafka = kafka_bootstrap(argparse.Namespace(bootstrap_server=None, dir=args.dir))
 
     async def run() -> int:
-        consumer = Consumer(brokers, consumer_config(args.consumer_property))
+        consumer = Consumer(brokers, consumer_config(args.consumer_property), client_tls(args))
         return await run_group_consume(brokers, kafka, args.group, args.topic, options, consumer)
 
     run_event_loop(run())

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from minikafka.client.consumer import EARLIEST, LATEST, Consumer, ConsumerConfig
 from minikafka.common.cli_support import CliError
 from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.tls import TlsFiles
 
 # --consumer-property keys: Kafka's consumer config names, each with the ConsumerConfig field it sets.
 CONSUMER_PROPERTIES = {
@@ -130,9 +131,9 @@ def _finish(consumer: Consumer, options: ConsumeOptions, consumed: int) -> None:
         raise KafkaError(ErrorCode[stopped[0].error], f"the read did not reach the high watermark of {reasons}")
 
 
-async def run_consume(bootstrap: list[str], options: ConsumeOptions) -> int:
+async def run_consume(bootstrap: list[str], options: ConsumeOptions, tls: TlsFiles | None = None) -> int:
     start = start_offset(options)
-    consumer = Consumer(bootstrap, consumer_config(options.consumer_properties))
+    consumer = Consumer(bootstrap, consumer_config(options.consumer_properties), tls)
     consumed = 0
     try:
         try:

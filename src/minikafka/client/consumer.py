@@ -12,6 +12,7 @@ import grpc
 from minikafka.client.metadata_cache import MetadataCache
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import iter_batches
+from minikafka.common.tls import TlsFiles
 from minikafka.pb import broker_pb2
 
 EARLIEST = -2
@@ -107,9 +108,11 @@ class _FetchState:
 class Consumer:
     """Manual assignment (no group coordinator): `assign`, then `poll` repeatedly."""
 
-    def __init__(self, bootstrap_servers: Sequence[str], config: ConsumerConfig | None = None) -> None:
+    def __init__(
+        self, bootstrap_servers: Sequence[str], config: ConsumerConfig | None = None, tls: TlsFiles | None = None
+    ) -> None:
         self.config = config or ConsumerConfig()
-        self.metadata = MetadataCache(bootstrap_servers, self.config.request_timeout_ms / 1000)
+        self.metadata = MetadataCache(bootstrap_servers, self.config.request_timeout_ms / 1000, tls)
         self.positions: dict[tuple[str, int], int] = {}
         self.fetch_states: dict[tuple[str, int], _FetchState] = {}
 

@@ -11,6 +11,7 @@ import grpc
 
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import insecure_channel
+from minikafka.common.tls import TlsFiles
 from minikafka.pb import broker_pb2, broker_pb2_grpc
 
 
@@ -35,11 +36,14 @@ class ClusterView:
 class MetadataCache:
     """Refreshes from the bootstrap brokers and then from any broker it learned of; owns the channels."""
 
-    def __init__(self, bootstrap_servers: Sequence[str], request_timeout_s: float = 10.0) -> None:
+    def __init__(
+        self, bootstrap_servers: Sequence[str], request_timeout_s: float = 10.0, tls: TlsFiles | None = None
+    ) -> None:
         if not bootstrap_servers:
             raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, "no bootstrap server given")
         self.bootstrap = list(bootstrap_servers)
         self.request_timeout_s = request_timeout_s
+        self.tls = tls  # an SSL client listener's CA (GRPC_SSL); None: plaintext
         self.view = ClusterView()
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._stubs: dict[str, broker_pb2_grpc.BrokerStub] = {}
@@ -47,7 +51,7 @@ class MetadataCache:
 
     def stub(self, address: str) -> broker_pb2_grpc.BrokerStub:
         if address not in self._stubs:
-            self._channels[address] = insecure_channel(address)
+            self._channels[address] = insecure_channel(address, self.tls)
             self._stubs[address] = broker_pb2_grpc.BrokerStub(self._channels[address])
         return self._stubs[address]
 

@@ -24,6 +24,7 @@ from minikafka.client.producer import (
     delivery_outcome,
 )
 from minikafka.common.errors import ErrorCode
+from minikafka.common.tls import TlsFiles
 
 
 @dataclass(frozen=True)
@@ -141,9 +142,9 @@ async def _values(options: ProduceOptions) -> AsyncIterator[bytes]:
         yield line.rstrip(b"\n")
 
 
-async def run_produce(bootstrap: list[str], options: ProduceOptions) -> ProduceSummary:
+async def run_produce(bootstrap: list[str], options: ProduceOptions, tls: TlsFiles | None = None) -> ProduceSummary:
     config = options.producer_config()
-    producer = Producer(bootstrap, config, on_retry=RetryReporter(config.delivery_timeout_ms, sys.stderr))
+    producer = Producer(bootstrap, config, on_retry=RetryReporter(config.delivery_timeout_ms, sys.stderr), tls=tls)
     summary = ProduceSummary()
     history: IO[str] | None = options.history.open("a", encoding="utf-8") if options.history else None
     started = time.monotonic()

@@ -28,6 +28,7 @@ from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import MAX_MESSAGE_BYTES
 from minikafka.common.pipelined_stream import PipelinedStream
 from minikafka.common.record_batch import HEADER_SIZE, Header, build_batch
+from minikafka.common.tls import TlsFiles
 from minikafka.pb import broker_pb2
 
 # Leader moved or is being elected: refresh metadata before the retry.
@@ -215,11 +216,12 @@ class Producer:
         bootstrap_servers: Sequence[str],
         config: ProducerConfig | None = None,
         on_retry: Callable[[RetryNotice], None] | None = None,
+        tls: TlsFiles | None = None,
     ) -> None:
         self.config = config or ProducerConfig()
         self._on_retry = on_retry
         self._delivery_timeout_s = self.config.delivery_timeout_ms / 1000
-        self.metadata = MetadataCache(bootstrap_servers, self.config.request_timeout_ms / 1000)
+        self.metadata = MetadataCache(bootstrap_servers, self.config.request_timeout_ms / 1000, tls)
         self._queues: dict[tuple[str, int], _PartitionQueue] = {}
         self._sticky: dict[str, int] = {}
         self._in_flight: dict[tuple[str, int], asyncio.Semaphore] = {}

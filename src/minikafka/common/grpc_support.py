@@ -17,6 +17,8 @@ from typing import Any
 
 import grpc
 
+from minikafka.common.tls import ServerSecurity, TlsFiles
+
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 GRPC_OPTIONS: tuple[tuple[str, int], ...] = (
@@ -42,28 +44,45 @@ class BoundServer:
         return f"{self.host}:{self.port}"
 
 
-async def start_server(host: str, port: int, registrars: Sequence[Registrar]) -> BoundServer:
-    """Create, register and start a grpc.aio server; `port` 0 picks a free port (reported back)."""
-    server = grpc.aio.server(options=GRPC_OPTIONS)
+async def start_server(
+    host: str,
+    port: int,
+    registrars: Sequence[Registrar],
+    security: ServerSecurity | None = None,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+) -> BoundServer:
+    """Create, register and start a grpc.aio server; `port` 0 picks a free port (reported back). With `security`
+    it serves TLS only."""
+    server = grpc.aio.server(options=GRPC_OPTIONS, interceptors=list(interceptors))
     for register in registrars:
         register(server)
-    bound_port = server.add_insecure_port(f"{host}:{port}")
+    if security is None:
+        bound_port = server.add_insecure_port(f"{host}:{port}")
+    else:
+        credentials = security.tls.server_credentials(security.require_client_auth)
+        bound_port = server.add_secure_port(f"{host}:{port}", credentials)
     if bound_port == 0:
         raise OSError(f"cannot listen on {host}:{port}")
     await server.start()
     return BoundServer(server, host, bound_port)
 
 
-def insecure_channel(address: str) -> grpc.aio.Channel:
-    """A channel to `address`; in a node of a host-mode run, filtered by the run's network cuts."""
-    channel = grpc.aio.insecure_channel(address, options=GRPC_OPTIONS)
+def insecure_channel(address: str, tls: TlsFiles | None = None) -> grpc.aio.Channel:
+    """A channel to `address` (over TLS with `tls`); in a node of a host-mode run, filtered by the run's network
+    cuts."""
+    if tls is None:
+        channel = grpc.aio.insecure_channel(address, options=GRPC_OPTIONS)
+    else:
+        channel = grpc.aio.secure_channel(address, tls.channel_credentials(), options=GRPC_OPTIONS)
     link = link_filter_from_environment(address)
     return channel if link is None else FilteredChannel(channel, link)  # type: ignore[return-value]
 
 
-def sync_channel(address: str) -> grpc.Channel:
-    """A blocking channel, for command-line tools that make a few calls."""
-    return grpc.insecure_channel(address, options=GRPC_OPTIONS)
+def sync_channel(address: str, tls: TlsFiles | None = None) -> grpc.Channel:
+    """A blocking channel (over TLS with `tls`), for command-line tools that make a few calls."""
+    if tls is None:
+        return grpc.insecure_channel(address, options=GRPC_OPTIONS)
+    return grpc.secure_channel(address, tls.channel_credentials(), options=GRPC_OPTIONS)
 
 
 # ---- the in-process link filter (a run's network cuts when the kernel cannot drop packets) ----

@@ -5,13 +5,34 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from minikafka.common.authorizer import DEFAULT_MAPPING_RULES, AuthorizerConfig, parse_mapping_rules, parse_super_users
 from minikafka.common.config import ConfigError, at_least, config_key, one_of, subset_of
 from minikafka.common.endpoints import Listener, parse_listeners, parse_voters
+from minikafka.common.tls import TlsFiles
+
+PLAINTEXT = "PLAINTEXT"
+SSL = "SSL"
 
 
 def _listeners_ok(text: str) -> str | None:
     try:
         parse_listeners(text)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _super_users_ok(text: str) -> str | None:
+    try:
+        parse_super_users(text)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _mapping_rules_ok(text: str) -> str | None:
+    try:
+        parse_mapping_rules(text)
     except ValueError as error:
         return str(error)
     return None
@@ -61,9 +82,53 @@ class NodeConfig:
         "minikafka.node.name", "", "The node label in logs; empty: controller-<id> or broker-<id>."
     )
 
+    security_inter_broker_protocol: str = config_key(
+        "security.inter.broker.protocol",
+        PLAINTEXT,
+        "The security of every node-to-node gRPC link (the controller listener, the inter-broker listener and this "
+        "node's calls to them): SSL is mutual TLS, each end showing a certificate of the cluster CA whose CN names "
+        "it (broker-<id>, controller-<id>), and a node may then act only as itself; PLAINTEXT authenticates no one.",
+        one_of(PLAINTEXT, SSL),
+    )
+    ssl_truststore_location: str = config_key(
+        "ssl.truststore.location",
+        "",
+        "The cluster CA's certificate (PEM) every TLS peer's certificate is checked against: nodes on gRPC, and "
+        "Kafka clients on SSL and SASL_SSL listeners when ssl.client.auth asks for one.",
+    )
+    node_ssl_certificate_location: str = config_key(
+        "minikafka.node.ssl.certificate.location",
+        "",
+        "This node's certificate (PEM, signed by the cluster CA, CN broker-<id> or controller-<id>), shown on "
+        "node-to-node links.",
+    )
+    node_ssl_key_location: str = config_key(
+        "minikafka.node.ssl.key.location", "", "The private key (PEM) of minikafka.node.ssl.certificate.location."
+    )
+    super_users: str = config_key(
+        "super.users",
+        "User:admin",
+        "Principals (User:<certificate CN>, ';'-separated) allowed to call the fault service.",
+        _super_users_ok,
+    )
+    ssl_principal_mapping_rules: str = config_key(
+        "ssl.principal.mapping.rules",
+        DEFAULT_MAPPING_RULES,
+        "How a TLS peer's certificate subject becomes its principal's name: rules RULE:pattern/replacement/[LU] "
+        "and DEFAULT (the subject as it is), the first that matches wins. Kafka's default is DEFAULT; here the CN "
+        "comes first, as node identities (broker-<id>, controller-<id>) and super.users are CNs.",
+        _mapping_rules_ok,
+    )
+    fault_injection_enable: bool = config_key(
+        "fault.injection.enable",
+        False,
+        "Serve the fault service (hold AlterPartition, disk faults) to super users on the inter-node listener.",
+    )
+
     role = "node"
 
     def validate(self) -> None:
+        self._validate_security()
         if self.role not in self.process_roles:
             raise ConfigError(
                 f"invalid value '{','.join(self.process_roles)}' for 'process.roles': this command runs a {self.role}",
@@ -83,6 +148,56 @@ class NodeConfig:
                 "supported; run one process per role",
                 "process.roles",
             )
+
+    def _validate_security(self) -> None:
+        if self.security_inter_broker_protocol == SSL:
+            self.require_tls_keys("security.inter.broker.protocol=SSL")
+
+    def require_tls_keys(self, needed_by: str) -> None:
+        for key, value in (
+            ("ssl.truststore.location", self.ssl_truststore_location),
+            ("minikafka.node.ssl.certificate.location", self.node_ssl_certificate_location),
+            ("minikafka.node.ssl.key.location", self.node_ssl_key_location),
+        ):
+            if not value:
+                raise ConfigError(f"missing value for '{key}': {needed_by} needs it", key)
+
+    def check_tls_files(self) -> None:
+        """At start-up (a config may name files of another machine, as a container's): the TLS files exist."""
+        tls = self.node_tls
+        if tls is None:
+            return
+        for key, path in (
+            ("ssl.truststore.location", tls.ca),
+            ("minikafka.node.ssl.certificate.location", tls.certificate),
+            ("minikafka.node.ssl.key.location", tls.key),
+        ):
+            if path is None or not path.is_file():
+                raise ConfigError(f"invalid value '{path}' for '{key}': no such file", key)
+
+    @property
+    def inter_node_tls(self) -> TlsFiles | None:
+        """The TLS material of node-to-node links; None when they are PLAINTEXT."""
+        return self.node_tls if self.security_inter_broker_protocol == SSL else None
+
+    @property
+    def node_tls(self) -> TlsFiles | None:
+        """This node's CA, certificate and key, when configured."""
+        if not (self.ssl_truststore_location and self.node_ssl_certificate_location and self.node_ssl_key_location):
+            return None
+        return TlsFiles(
+            Path(self.ssl_truststore_location),
+            Path(self.node_ssl_certificate_location),
+            Path(self.node_ssl_key_location),
+        )
+
+    @property
+    def authorizer_config(self) -> AuthorizerConfig:
+        return AuthorizerConfig(
+            parse_super_users(self.super_users),
+            self.fault_injection_enable,
+            parse_mapping_rules(self.ssl_principal_mapping_rules),
+        )
 
     @property
     def listener(self) -> Listener:

@@ -249,7 +249,9 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
     summary = ChaosSummary(cluster.run_dir, options.seed)
     group: GroupWorkload | None = None
     try:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10, tls=cluster.admin_tls
+        )
         admin.create_topic(TOPIC, options.partitions, 3, {"min.insync.replicas": "2"})
         admin.wait_for_topic(TOPIC, 30)
         plan = plan_faults(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from minikafka.common.cli_support import CliError, bounded_int, positive_float, print_json
 from minikafka.common.config import parse_overrides
+from minikafka.deploy import certs_command
 from minikafka.deploy.chaos_schedule import FAULT_KINDS
 
 # Every node is a real process on this machine: more than this is a typo, not a cluster.
@@ -33,6 +34,7 @@ HOST_COMMANDS = {("cluster", "up"), ("cluster", "down"), ("cluster", "exec")} | 
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    certs_command.register(subparsers)
     cluster = subparsers.add_parser("cluster", help="a local cluster of real processes")
     cluster_commands = cluster.add_subparsers(dest="cluster_command", required=True, metavar="{up,status,down,exec}")
     up = cluster_commands.add_parser("up", help="start controllers and brokers on free loopback ports")
@@ -258,6 +260,8 @@ def cluster_status(args: argparse.Namespace) -> int:
     for cut in network["active"]:
         arrow = "->" if cut["one_way"] else "<->"
         print(f"    cut {','.join(map(str, cut['from']))} {arrow} {','.join(map(str, cut['to']))}")
+    for listener, security in document["security"]["listeners"].items():
+        print(f"  listener   {listener}: {security}")
     return 0
 
 

@@ -45,7 +45,9 @@ class Readiness:
 
 
 def admin_for(cluster: Cluster, timeout_s: float = 2.0) -> AdminClient:
-    return AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=timeout_s)
+    return AdminClient(
+        cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=timeout_s, tls=cluster.admin_tls
+    )
 
 
 def probe(cluster: Cluster) -> Readiness | None:
@@ -90,7 +92,7 @@ def up(
     try:
         if cluster.network.namespace is not None:
             prepare_namespace(cluster.network.namespace, {s.node_id: s.host for s in cluster.nodes})
-        write_cuts(run_dir, cluster.network, cluster.addresses, ())
+        write_cuts(run_dir, cluster.network, cluster.addresses, (), cluster.inter_broker_addresses)
         for spec in cluster.nodes:
             cluster.pids[spec.node_id] = spawn(spec, cluster.network)
         cluster.save()
@@ -161,6 +163,7 @@ def status(cluster: Cluster) -> dict[str, Any]:
             "id": spec.node_id,
             "address": spec.address,
             **({"kafka_address": spec.kafka_address} if spec.kafka_address else {}),
+            **({"inter_broker_address": spec.inter_node_address} if spec.broker_port else {}),
             "pid": pid,
             "alive": is_alive(pid),
             "paused": is_paused(pid),
@@ -183,6 +186,7 @@ def status(cluster: Cluster) -> dict[str, Any]:
         "controllers": controllers,
         "brokers": brokers,
         "network": network_status(cluster),
+        "security": cluster.security_json(),
     }
 
 

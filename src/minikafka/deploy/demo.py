@@ -157,7 +157,9 @@ def run_demo(records: int = 20000, analyze: bool = True, log: Log = print) -> De
     history = run_dir / "history" / "produce-demo.jsonl"
     faults_done: dict[str, object] = {}
     try:
-        admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10)
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10, tls=cluster.admin_tls
+        )
         admin.create_topic(TOPIC, 3, 3, {"min.insync.replicas": "2"})
         admin.wait_for_topic(TOPIC, 30)
         plan = ProducerPlan(TOPIC, "demo", history, records=records)

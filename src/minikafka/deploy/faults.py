@@ -235,7 +235,13 @@ class Faults:
 
     def _set_cuts(self, cuts: tuple[Cut, ...]) -> None:
         try:
-            write_cuts(self.cluster.run_dir, self.cluster.network, self.cluster.addresses, cuts)
+            write_cuts(
+                self.cluster.run_dir,
+                self.cluster.network,
+                self.cluster.addresses,
+                cuts,
+                self.cluster.inter_broker_addresses,
+            )
         except NetworkError as error:
             raise ClusterError(str(error)) from None
         self._cuts = cuts
@@ -248,7 +254,7 @@ class Faults:
         return spec
 
     def _fault_stub(self, spec: NodeSpec) -> fault_pb2_grpc.FaultStub:
-        return fault_pb2_grpc.FaultStub(sync_channel(spec.address))
+        return fault_pb2_grpc.FaultStub(sync_channel(spec.inter_node_address, self.cluster.admin_tls))
 
     def _simulates_page_cache(self, spec: NodeSpec) -> bool:
         try:

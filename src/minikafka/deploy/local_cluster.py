@@ -9,6 +9,8 @@ A run directory holds everything of one cluster:
     RUN/logs/<label>.jsonl           its structured events (docs/events.md); faults go to RUN/logs/faults.jsonl
     RUN/history/                     client histories
     RUN/network/cuts.json            the network cuts in force and each node's address (docs/network-partitions.md)
+    RUN/certs/                       the cluster CA and each node's (and the admin's) certificate and key
+    RUN/admin-client.properties      the admin's TLS settings for tools given explicit addresses (--command-config)
 """
 
 from __future__ import annotations
@@ -25,10 +27,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from minikafka.broker.config import BrokerConfig
+from minikafka.broker.config import GRPC_SSL_PROTOCOL, BrokerConfig, parse_protocol_map
+from minikafka.common.certificates import (
+    ADMIN_NAME,
+    CertificateRequest,
+    ca_certificate_path,
+    create_certificates,
+    files_for,
+)
 from minikafka.common.config import ConfigError, config_keys, load_config
 from minikafka.common.grpc_support import CUTS_ENV, NODE_ID_ENV
+from minikafka.common.node_config import PLAINTEXT, SSL
 from minikafka.common.run_dir import DEFAULT_RUNS_DIR, newest_run
+from minikafka.common.tls import TlsFiles
 from minikafka.deploy.network import HOST_NETWORK, Network, command_prefix, cuts_path
 from minikafka.deploy.network_model import NODE_GROUP_BASE
 from minikafka.kraft_controller.config import ControllerConfig
@@ -38,6 +49,8 @@ CONTROLLER_ID_BASE = 100
 
 CONTROLLER_SUBNET = "127.0.1"
 BROKER_SUBNET = "127.0.2"
+INTER_NODE_SECURITY_KEY = "security.inter.broker.protocol"
+INTER_BROKER_LISTENER = "BROKER"
 """Each node listens on an address of its own (controller 101 on 127.0.1.1, broker 1 on 127.0.2.1), so traffic
 between two nodes can be told apart by address; all of 127.0.0.0/8 is loopback on Linux."""
 
@@ -54,10 +67,17 @@ class NodeSpec:
     port: int
     run_dir: Path
     kafka_port: int = 0  # a broker's Kafka listener (PLAINTEXT); 0: none
+    broker_port: int = 0  # a broker's inter-broker gRPC listener (BROKER); 0: none, its one gRPC listener serves
 
     @property
     def kafka_address(self) -> str | None:
         return f"{self.host}:{self.kafka_port}" if self.kafka_port else None
+
+    @property
+    def inter_node_address(self) -> str:
+        """Where other nodes (and the fault service's callers) reach it: a controller's listener, a broker's
+        inter-broker listener."""
+        return f"{self.host}:{self.broker_port}" if self.broker_port else self.address
 
     @property
     def label(self) -> str:
@@ -114,6 +134,33 @@ class Cluster:
         raise ClusterError(f"no node {node_id} in {self.run_dir} (nodes: {known})")
 
     @property
+    def inter_broker_addresses(self) -> dict[str, int]:
+        """The brokers' inter-broker listeners, by address (for the network cuts file)."""
+        return {b.inter_node_address: b.node_id for b in self.brokers if b.broker_port}
+
+    @property
+    def inter_node_security(self) -> str:
+        """SSL (mutual TLS, the default) or PLAINTEXT, as `--set security.inter.broker.protocol=` chose."""
+        return self.overrides.get(INTER_NODE_SECURITY_KEY, SSL).upper()
+
+    @property
+    def certs_dir(self) -> Path:
+        return self.run_dir / "certs"
+
+    @property
+    def admin_tls(self) -> TlsFiles | None:
+        """What minikafka's tools show the controllers and the fault service: the admin's certificate (super.users
+        User:admin); None when node-to-node links are PLAINTEXT."""
+        if self.inter_node_security != SSL:
+            return None
+        admin = files_for(self.certs_dir, ADMIN_NAME)
+        return TlsFiles(ca_certificate_path(self.certs_dir), admin.certificate, admin.key)
+
+    @property
+    def admin_client_properties(self) -> Path:
+        return self.run_dir / "admin-client.properties"
+
+    @property
     def voters(self) -> str:
         return ",".join(f"{c.node_id}@{c.address}" for c in self.controllers)
 
@@ -139,6 +186,7 @@ class Cluster:
                 "role": spec.role,
                 "address": spec.address,
                 **({"kafka_address": spec.kafka_address} if spec.kafka_address else {}),
+                **({"inter_broker_address": spec.inter_node_address} if spec.broker_port else {}),
                 "pid": self.pids.get(spec.node_id),
                 "config": str(spec.config_path),
                 "data_dir": str(spec.data_dir),
@@ -151,8 +199,26 @@ class Cluster:
             "created": self.created,
             "overrides": self.overrides,
             "network": self.network.to_json(),
+            "security": self.security_json(),
             "controllers": [describe(c) for c in self.controllers],
             "brokers": [describe(b) for b in self.brokers],
+        }
+
+    def security_json(self) -> dict:
+        """Which listeners are secured and how (`cluster status --json` shows it too)."""
+        mutual_tls = "SSL (mutual TLS, certificates of the run's CA)"
+        inter_node = mutual_tls if self.inter_node_security == SSL else PLAINTEXT
+        protocols = parse_protocol_map(self.overrides.get("listener.security.protocol.map", ""))
+        client = "SSL (server TLS, the run's CA)" if protocols.get("GRPC") == GRPC_SSL_PROTOCOL else PLAINTEXT
+        return {
+            "inter_node": self.inter_node_security,
+            "listeners": {
+                "CONTROLLER (controllers)": inter_node,
+                f"{INTER_BROKER_LISTENER} (brokers, inter-broker and fault service)": inter_node,
+                "GRPC (brokers, minikafka clients)": client,
+                "PLAINTEXT (brokers, Kafka clients)": PLAINTEXT,
+            },
+            **({"admin_tls": tls.to_json()} if (tls := self.admin_tls) is not None else {}),
         }
 
     def save(self) -> None:
@@ -174,7 +240,9 @@ class Cluster:
         def spec(entry: dict) -> NodeSpec:
             host, _, port = entry["address"].rpartition(":")
             kafka_port = int(entry["kafka_address"].rpartition(":")[2]) if entry.get("kafka_address") else 0
-            return NodeSpec(entry["id"], entry["role"], host, int(port), run_dir, kafka_port)
+            broker = entry.get("inter_broker_address")
+            broker_port = int(broker.rpartition(":")[2]) if broker else 0
+            return NodeSpec(entry["id"], entry["role"], host, int(port), run_dir, kafka_port, broker_port)
 
         cluster = cls(
             run_dir=run_dir,
@@ -250,9 +318,9 @@ def plan_cluster(
 
     def spec(node_id: int, role: str, index: int) -> NodeSpec:
         host = node_host(role, index)
-        if role == "broker":  # a gRPC port and a Kafka listener port, both on the node's own address
-            grpc_port, kafka_port = free_ports(2, host)
-            return NodeSpec(node_id, role, host, grpc_port, run_dir, kafka_port)
+        if role == "broker":  # client and inter-broker gRPC ports and a Kafka listener port, on its own address
+            grpc_port, kafka_port, broker_port = free_ports(3, host)
+            return NodeSpec(node_id, role, host, grpc_port, run_dir, kafka_port, broker_port)
         return NodeSpec(node_id, role, host, free_ports(1, host)[0], run_dir)
 
     controller_specs = [spec(CONTROLLER_ID_BASE + i + 1, "controller", i) for i in range(controllers)]
@@ -279,7 +347,17 @@ def node_properties(cluster: Cluster, spec: NodeSpec) -> dict[str, str]:
         "controller.quorum.voters": cluster.voters,
         "log.dirs": str(spec.data_dir),
         "minikafka.event.log.dir": str(cluster.run_dir / "logs"),
+        "fault.injection.enable": "true",
     }
+    if spec.broker_port:
+        props["listeners"] += f",{INTER_BROKER_LISTENER}://{spec.inter_node_address}"
+        props["inter.broker.listener.name"] = INTER_BROKER_LISTENER
+    if cluster.inter_node_security == SSL:
+        own = files_for(cluster.certs_dir, spec.label)
+        props[INTER_NODE_SECURITY_KEY] = SSL
+        props["ssl.truststore.location"] = str(ca_certificate_path(cluster.certs_dir))
+        props["minikafka.node.ssl.certificate.location"] = str(own.certificate)
+        props["minikafka.node.ssl.key.location"] = str(own.key)
     accepted = _accepted_keys(spec.role)
     props.update({k: v for k, v in cluster.overrides.items() if k in accepted})
     return props
@@ -302,7 +380,26 @@ def validate_overrides(overrides: Mapping[str, str]) -> None:
         raise ClusterError(f"unknown config key '{unknown[0]}' in --set")
 
 
+def create_cluster_certificates(cluster: Cluster) -> None:
+    """The run's CA, a certificate per node (its CN its label, its name its loopback address) and the admin's."""
+    requests = [CertificateRequest(spec.label, (spec.host,)) for spec in cluster.nodes]
+    create_certificates(cluster.certs_dir, [*requests, CertificateRequest(ADMIN_NAME)])
+
+
+def write_admin_client_properties(cluster: Cluster) -> None:
+    """Kafka clients' keys for the admin certificate: `--command-config RUN/admin-client.properties`."""
+    tls = cluster.admin_tls
+    assert tls is not None and tls.certificate is not None and tls.key is not None
+    cluster.admin_client_properties.write_text(
+        f"security.protocol=SSL\nssl.ca.location={tls.ca}\nssl.certificate.location={tls.certificate}\n"
+        f"ssl.key.location={tls.key}\n"
+    )
+
+
 def write_configs(cluster: Cluster) -> None:
+    if cluster.inter_node_security == SSL:
+        create_cluster_certificates(cluster)
+        write_admin_client_properties(cluster)
     for spec in cluster.nodes:
         spec.node_dir.mkdir(parents=True, exist_ok=True)
         spec.data_dir.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -173,10 +174,17 @@ def read_cuts(run_dir: Path) -> tuple[Cut, ...]:
     return tuple(Cut.from_json(entry) for entry in document.get("active", []))
 
 
-def write_cuts(run_dir: Path, network: Network, addresses: dict[int, str], cuts: tuple[Cut, ...]) -> None:
+def write_cuts(
+    run_dir: Path,
+    network: Network,
+    addresses: dict[int, str],
+    cuts: tuple[Cut, ...],
+    more_addresses: Mapping[str, int] | None = None,
+) -> None:
     """Record the cuts (atomically: nodes re-read the file) and, in kernel mode, replace the namespace's rules.
 
-    `addresses`: each node's host:port, kept in the file so a node's transport can name the peer it calls.
+    `addresses`: each node's host:port, kept in the file so a node's transport can name the peer it calls;
+    `more_addresses`: a node's other gRPC listeners (a broker's inter-broker one), by address.
     """
     if network.mode == "netns":
         assert network.namespace is not None
@@ -188,7 +196,7 @@ def write_cuts(run_dir: Path, network: Network, addresses: dict[int, str], cuts:
     path.parent.mkdir(parents=True, exist_ok=True)
     document = {
         "mode": network.cuts_mode,
-        "nodes": {address: node_id for node_id, address in addresses.items()},
+        "nodes": {**{address: node_id for node_id, address in addresses.items()}, **(more_addresses or {})},
         "active": [cut.to_json() for cut in cuts],
     }
     temporary = path.with_suffix(".json.tmp")

@@ -30,7 +30,8 @@ def run_raft_quorum(
     timeout_s: float = 300,
     workload: str = "records",
 ) -> dict[str, Any]:
-    cluster = plan_cluster(run_dir, 3, 0)
+    # The quorum is measured against pysyncobj, which has no TLS, and test-kraft-server serves plaintext only.
+    cluster = plan_cluster(run_dir, 3, 0, {"security.inter.broker.protocol": "PLAINTEXT"})
     write_configs(cluster)
     overrides = CONTROLLER_WORKLOAD_SETTINGS if workload == "controller" else {}
     settings = [arg for key, value in overrides.items() for arg in ("--set", f"{key}={value}")]

@@ -13,6 +13,7 @@ import structlog
 from minikafka.common.cli_support import stop_requested
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import start_server
+from minikafka.common.listener_security import inter_node_security
 from minikafka.kraft_controller.config import ControllerConfig
 from minikafka.kraft_controller.quorum_controller import QuorumController
 from minikafka.kraft_controller.raft.core import RaftConfig
@@ -45,6 +46,7 @@ def raft_driver(
         config.cluster_id,
         config.metadata_log_segment_bytes,
         on_fatal=on_fatal,
+        tls=config.inter_node_tls,
     )
 
 
@@ -57,13 +59,21 @@ def attach_controller(config: ControllerConfig, driver: RaftDriver) -> Controlle
 
 async def run_controller_process(config: ControllerConfig) -> None:
     log = structlog.get_logger()
+    config.check_tls_files()
     stopping = stop_requested()
     failed = asyncio.Event()
     driver = raft_driver(config, on_fatal=lambda _error: failed.set())
     service = attach_controller(config, driver)
     controller = service.controller
     listener = config.listener
-    bound = await start_server(listener.host, listener.port, [RaftService(driver).register, service.register])
+    served = inter_node_security(config, listener.name)
+    bound = await start_server(
+        listener.host,
+        listener.port,
+        [RaftService(driver).register, service.register],
+        served.security,
+        served.interceptors,
+    )
     driver.start()
     controller.start()
     log.info(

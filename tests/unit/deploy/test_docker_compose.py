@@ -32,8 +32,16 @@ def local_config(path_in_image: str) -> Path:
     return REPO / "deploy" / "docker" / path_in_image.removeprefix(CONFIG_DIR_IN_IMAGE)
 
 
+CERTS = "/var/lib/minikafka/certs"
+
+
+def nodes(compose: dict) -> dict[str, dict]:
+    """The controller and broker services (not the one-shot `certs`)."""
+    return {name: service for name, service in compose["services"].items() if name != "certs"}
+
+
 def test_three_controllers_and_three_brokers(compose: dict) -> None:
-    assert sorted(compose["services"]) == [
+    assert sorted(nodes(compose)) == [
         "broker-1",
         "broker-2",
         "broker-3",
@@ -43,8 +51,36 @@ def test_three_controllers_and_three_brokers(compose: dict) -> None:
     ]
 
 
+def test_certs_service_makes_every_nodes_certificate_once_before_any_node_starts(compose: dict) -> None:
+    command = compose["services"]["certs"]["command"]
+    args = build_parser().parse_args(command[1:])
+    assert (args.command, args.dir, args.if_missing) == ("certs", CERTS, True)
+    labels = {f"controller-{i}" for i in args.controllers} | {f"broker-{i}" for i in args.brokers}
+    assert labels == set(nodes(compose)) and "localhost" in args.host
+    for name, service in nodes(compose).items():
+        assert service["depends_on"]["certs"] == {"condition": "service_completed_successfully"}, name
+        assert f"certs:{CERTS}:ro" in service["volumes"], name
+
+
+def test_node_to_node_links_are_mutual_tls_with_the_nodes_own_certificate_and_no_fault_service(compose: dict) -> None:
+    for name, service in nodes(compose).items():
+        config = load_config_file(config_class(name.split("-")[0]), local_config(service["command"][-1]))
+        tls = config.inter_node_tls
+        assert tls is not None and str(tls.ca) == f"{CERTS}/ca.pem", name
+        assert (str(tls.certificate), str(tls.key)) == (f"{CERTS}/{name}.pem", f"{CERTS}/{name}.key")
+        assert config.fault_injection_enable is False
+
+
+def test_published_ports_are_on_loopback_and_the_image_runs_unprivileged(compose: dict) -> None:
+    for name, service in nodes(compose).items():
+        assert all(mapping.startswith("127.0.0.1:") for mapping in service["ports"]), name
+    dockerfile = (REPO / "deploy" / "Dockerfile").read_text()
+    assert re.search(r"^USER minikafka$", dockerfile, re.M)
+    assert "chown -R minikafka:minikafka /var/lib/minikafka" in dockerfile
+
+
 def test_every_command_is_a_real_subcommand_with_a_valid_config(compose: dict) -> None:
-    for name, service in compose["services"].items():
+    for name, service in nodes(compose).items():
         command = service["command"]
         assert command[0] == "minikafka"
         args = build_parser().parse_args(command[1:])
@@ -57,7 +93,7 @@ def test_every_command_is_a_real_subcommand_with_a_valid_config(compose: dict) -
 
 
 def test_voters_name_the_controller_services_and_their_listener_ports(compose: dict) -> None:
-    services = compose["services"]
+    services = nodes(compose)
     for name, service in services.items():
         config = load_config_file(config_class(name.split("-")[0]), local_config(service["command"][-1]))
         for voter_id, (host, port) in config.voters.items():
@@ -70,17 +106,17 @@ def test_voters_name_the_controller_services_and_their_listener_ports(compose: d
 
 def test_published_ports_match_listeners_and_advertised_addresses(compose: dict) -> None:
     seen_host_ports: set[int] = set()
-    for name, service in compose["services"].items():
+    for name, service in nodes(compose).items():
         config = load_config_file(config_class(name.split("-")[0]), local_config(service["command"][-1]))
         bound_ports = {listener.port for listener in config.bound_listeners}
         for mapping in service["ports"]:
-            host_port, container_port = (int(p) for p in mapping.split(":"))
+            host_port, container_port = (int(p) for p in mapping.split(":")[-2:])
             assert container_port in bound_ports, f"{name}: {mapping} publishes no listener"
             assert host_port not in seen_host_ports
             seen_host_ports.add(host_port)
         for listener in config.advertised:
             if listener.host == "localhost":  # the host-facing listener: reachable through a published port
-                assert any(m == f"{listener.port}:{listener.port}" for m in service["ports"]), name
+                assert any(m.endswith(f":{listener.port}:{listener.port}") for m in service["ports"]), name
             else:
                 assert listener.host == service["hostname"], name
         if isinstance(config, BrokerConfig):
@@ -94,8 +130,8 @@ def test_published_ports_match_listeners_and_advertised_addresses(compose: dict)
 
 def test_volumes_and_healthchecks(compose: dict) -> None:
     declared = set(compose["volumes"])
-    for name, service in compose["services"].items():
-        mounts = dict(volume.split(":") for volume in service["volumes"])
+    for name, service in nodes(compose).items():
+        mounts = dict(volume.split(":")[:2] for volume in service["volumes"])
         assert mounts.get(f"{name}-data") == "/var/lib/minikafka/data"
         assert mounts.get("logs") == "/var/lib/minikafka/logs"
         assert set(mounts) <= declared
@@ -103,8 +139,13 @@ def test_volumes_and_healthchecks(compose: dict) -> None:
         assert test[0] == "CMD" and test[1] == "minikafka"
         args = build_parser().parse_args(test[2:])
         addresses = args.bootstrap_controller or args.bootstrap_server
-        host, _port = parse_host_port(addresses)
+        host, port = parse_host_port(addresses)
         assert host in compose["services"]
+        config = load_config_file(config_class(name.split("-")[0]), local_config(service["command"][-1]))
+        if args.bootstrap_controller:  # the controllers' listener is mutual TLS: the admin's certificate
+            assert local_config(args.command_config).is_file()
+        else:  # a broker's plaintext client listener, not its mutual-TLS inter-broker one
+            assert port != next(x.port for x in config.bound_listeners if x.name == config.inter_broker_listener)
 
 
 def test_dockerfile_builds_the_image_the_services_use(compose: dict) -> None:

@@ -1,4 +1,5 @@
-"""`cluster up` gives every broker a Kafka listener beside its gRPC one and records it in cluster.json."""
+"""`cluster up` gives every broker a Kafka listener beside its gRPC ones (client and inter-broker) and records them
+in cluster.json."""
 
 from __future__ import annotations
 
@@ -6,18 +7,22 @@ from pathlib import Path
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.common.config import load_config
-from minikafka.deploy.local_cluster import Cluster, node_properties, plan_cluster
+from minikafka.deploy.local_cluster import Cluster, create_cluster_certificates, node_properties, plan_cluster
 
 
 def test_brokers_get_a_plaintext_listener_on_their_own_port(tmp_path: Path) -> None:
     cluster = plan_cluster(tmp_path, controllers=1, brokers=3)
-    ports = [spec.port for spec in cluster.nodes] + [spec.kafka_port for spec in cluster.brokers]
+    create_cluster_certificates(cluster)
+    ports = [spec.port for spec in cluster.nodes] + [p for s in cluster.brokers for p in (s.kafka_port, s.broker_port)]
     assert len(set(ports)) == len(ports) and all(ports)
     for spec in cluster.brokers:
         config = load_config(BrokerConfig, node_properties(cluster, spec), "test")
         assert [listener.address for listener in config.kafka_listeners] == [spec.kafka_address]
-        assert [listener.address for listener in config.grpc_listeners] == [spec.address]
-        assert config.inter_broker_listener == "GRPC"
+        assert [listener.address for listener in config.grpc_listeners] == [spec.address, spec.inter_node_address]
+        assert config.inter_broker_listener == "BROKER"
+        assert (
+            config.inter_node_tls is not None and config.inter_node_tls.certificate.name == f"broker-{spec.node_id}.pem"
+        )
     assert cluster.controllers[0].kafka_address is None
     assert cluster.kafka_bootstrap_servers == ",".join(spec.kafka_address or "" for spec in cluster.brokers)
 
@@ -27,4 +32,5 @@ def test_cluster_json_keeps_the_kafka_addresses(tmp_path: Path) -> None:
     cluster.save()
     loaded = Cluster.load(tmp_path)
     assert [b.kafka_address for b in loaded.brokers] == [b.kafka_address for b in cluster.brokers]
+    assert [b.inter_node_address for b in loaded.brokers] == [b.inter_node_address for b in cluster.brokers]
     assert all("kafka_address" in entry for entry in cluster.to_json()["brokers"])

@@ -26,6 +26,7 @@ from minikafka.common.errors import ErrorCode
 from minikafka.common.grpc_support import insecure_channel
 from minikafka.common.purgatory import Purgatory
 from minikafka.common.sequential_stream import SequentialStream
+from minikafka.common.tls import TlsFiles
 from minikafka.kraft_controller.raft import messages as m
 from minikafka.kraft_controller.raft import wire
 from minikafka.kraft_controller.raft.core import (
@@ -78,8 +79,10 @@ class RaftDriver:
         segment_bytes: int = 8 * 1024 * 1024,
         clock: Callable[[], int] = monotonic_ms,
         on_fatal: Callable[[OSError], None] = lambda _error: None,
+        tls: TlsFiles | None = None,
     ) -> None:
         self.node_id = node_id
+        self.tls = tls  # the node-to-node TLS material its calls to the voters use; None: plaintext
         # A write error on the metadata log is fatal, as in Kafka (its fault handler halts the process): after a
         # failed persist no answer may leave, or a vote or an acknowledgement would outlive what backs it.
         self._on_fatal = on_fatal
@@ -307,7 +310,7 @@ class RaftDriver:
             address = self.voter_addresses.get(node_id)
             if address is None:
                 return None
-            channel = insecure_channel(address)
+            channel = insecure_channel(address, self.tls)
             self._channels.append(channel)
             self._stubs[node_id] = raft_pb2_grpc.RaftStub(channel)
         return self._stubs[node_id]

@@ -1,0 +1,131 @@
+"""The gRPC shell of the authorizer: every guarded request is checked before its servicer sees it.
+
+A refused unary request is answered with its response type's `error_code` CLUSTER_AUTHORIZATION_FAILED (Kafka's
+31) and the reason; a refused request on a stream, or of a response type without an error code, ends the call
+with PERMISSION_DENIED whose details start with the error's name. Each (principal, method, reason) is logged once
+(`authorization_failed`), so a peer repeating a forged request cannot flood the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+import structlog
+from google.protobuf import message_factory
+from google.protobuf.descriptor_pool import Default as default_pool
+
+from minikafka.common.authorizer import (
+    AuthorizerConfig,
+    KafkaPrincipal,
+    ListenerSecurity,
+    Refused,
+    action_of,
+    authorize,
+    is_guarded,
+    principal_from_subject,
+)
+from minikafka.common.errors import ErrorCode
+from minikafka.common.tls import peer_subject
+
+_LOGGED_MAX = 1024  # distinct refusals remembered for logging once; beyond it each is logged again
+
+
+def _response_class(method: str) -> Any:
+    """The response message class of `/package.Service/Method`."""
+    service_name, _, method_name = method.lstrip("/").rpartition("/")
+    service = default_pool().FindServiceByName(service_name)
+    return message_factory.GetMessageClass(service.methods_by_name[method_name].output_type)
+
+
+class AuthorizationInterceptor(grpc.aio.ServerInterceptor):
+    def __init__(self, listener_name: str, listener: ListenerSecurity, config: AuthorizerConfig) -> None:
+        self.listener_name = listener_name
+        self.listener = listener
+        self.config = config
+        self._logged: set[tuple[str, str, str]] = set()
+
+    def principal(self, context: Any) -> KafkaPrincipal:
+        subject = peer_subject(context) if self.listener.authenticated else None
+        return principal_from_subject(subject, self.config.mapping_rules)
+
+    def refusal(self, method: str, request: Any, context: Any, principal: KafkaPrincipal) -> Refused | None:
+        decision = authorize(action_of(method, request), principal, self.listener, self.config)
+        if not isinstance(decision, Refused):
+            return None
+        key = (str(principal), method, decision.reason)
+        if key not in self._logged:
+            if len(self._logged) >= _LOGGED_MAX:
+                self._logged.clear()
+            self._logged.add(key)
+            structlog.get_logger().warning(
+                "authorization_failed",
+                principal=str(principal),
+                method=method,
+                listener=self.listener_name,
+                peer=context.peer(),
+                error=ErrorCode.CLUSTER_AUTHORIZATION_FAILED.name,
+                reason=decision.reason,
+            )
+        return decision
+
+    async def intercept_service(
+        self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]], details: Any
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        if handler is None or not is_guarded(details.method):
+            return handler
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                self._guard_unary(details.method, handler.unary_unary),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_stream is not None:
+            return grpc.stream_stream_rpc_method_handler(
+                self._guard_stream(details.method, handler.stream_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+    def _guard_unary(self, method: str, behaviour: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        response_class = _response_class(method)
+        fields = response_class.DESCRIPTOR.fields_by_name
+
+        async def guarded(request: Any, context: Any) -> Any:
+            refused = self.refusal(method, request, context, self.principal(context))
+            if refused is None:
+                return await behaviour(request, context)
+            if "error_code" not in fields:
+                await context.abort(grpc.StatusCode.PERMISSION_DENIED, _details(refused))
+            answer = response_class(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+            if "error_message" in fields:
+                answer.error_message = refused.reason
+            return answer
+
+        return guarded
+
+    def _guard_stream(
+        self, method: str, behaviour: Callable[..., AsyncIterator[Any]]
+    ) -> Callable[..., AsyncIterator[Any]]:
+        async def guarded(requests: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:
+            principal = self.principal(context)  # one TLS session per stream: its peer does not change
+
+            async def checked() -> AsyncIterator[Any]:
+                async for request in requests:
+                    refused = self.refusal(method, request, context, principal)
+                    if refused is not None:
+                        await context.abort(grpc.StatusCode.PERMISSION_DENIED, _details(refused))
+                    yield request
+
+            async for response in behaviour(checked(), context):
+                yield response
+
+        return guarded
+
+
+def _details(refused: Refused) -> str:
+    code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return f"{code.name} ({int(code)}): {refused.reason}"

@@ -1,0 +1,54 @@
+"""Which TLS material a tool shows: --command-config (Kafka clients' key names), else the run's admin certificate."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from minikafka.client.cli import admin_broker_tls, admin_tls, client_tls_from_properties
+from minikafka.common.cli_support import CliError
+from minikafka.common.tls import TlsFiles
+
+
+def args(**given: str | None) -> argparse.Namespace:
+    values = {"dir": None, "bootstrap_controller": None, "bootstrap_server": None, "command_config": None}
+    return argparse.Namespace(**{**values, **given})
+
+
+def test_a_run_directory_gives_its_admin_certificate_for_the_controllers(tmp_path: Path) -> None:
+    files = TlsFiles(tmp_path / "ca.pem", tmp_path / "admin.pem", tmp_path / "admin.key")
+    (tmp_path / "cluster.json").write_text(json.dumps({"security": {"admin_tls": files.to_json()}}))
+    assert admin_tls(args(dir=str(tmp_path))) == files
+    assert admin_tls(args(dir=str(tmp_path), bootstrap_controller="127.0.0.1:1")) is None  # explicit: say how
+    (tmp_path / "cluster.json").write_text(json.dumps({"security": {"inter_node": "PLAINTEXT"}}))
+    assert admin_tls(args(dir=str(tmp_path))) is None
+
+
+def test_command_config_takes_kafka_clients_names_and_goes_to_the_controllers_first(tmp_path: Path) -> None:
+    config = tmp_path / "client.properties"
+    config.write_text("security.protocol=SSL\nssl.ca.location=/c/ca.pem\nssl.certificate.location=/c/a.pem\n")
+    given = args(bootstrap_controller="127.0.0.1:1", command_config=str(config))
+    assert admin_tls(given) == TlsFiles(Path("/c/ca.pem"), Path("/c/a.pem"), None)
+    assert admin_broker_tls(given, ["127.0.0.1:1"]) is None
+    assert admin_broker_tls(args(bootstrap_server="127.0.0.1:2", command_config=str(config)), []) is not None
+    config.write_text("security.protocol=PLAINTEXT\n")
+    assert client_tls_from_properties(config) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("security.protocol=SASL_SSL\n", "must be PLAINTEXT or SSL"),
+        ("security.protocol=SSL\n", "missing value for 'ssl.ca.location'"),
+    ],
+)
+def test_bad_command_configs_get_one_line_errors(tmp_path: Path, text: str, message: str) -> None:
+    config = tmp_path / "client.properties"
+    config.write_text(text)
+    with pytest.raises(CliError, match=message):
+        client_tls_from_properties(config)
+    with pytest.raises(CliError, match="cannot read --command-config"):
+        client_tls_from_properties(tmp_path / "missing.properties")
