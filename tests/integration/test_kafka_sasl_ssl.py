@@ -40,7 +40,7 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> CertificateFiles:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory, certificates: CertificateFiles) -> Iterator[Cluster]:
     overrides = {
-        "listener.security.protocol.map": "PLAINTEXT:SASL_SSL,GRPC:GRPC,CONTROLLER:GRPC",
+        "listener.security.protocol.map": "PLAINTEXT:SASL_SSL,GRPC:GRPC,BROKER:GRPC,CONTROLLER:GRPC",
         "ssl.keystore.location": str(certificates.keystore),
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
         "sasl.plain.users": "carol:carol-secret",
