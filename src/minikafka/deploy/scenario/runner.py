@@ -10,7 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from minikafka.deploy import cluster_commands
-from minikafka.deploy.local_cluster import ClusterError, is_alive, kill, new_run_dir
+from minikafka.deploy.local_cluster import ClusterError, is_alive, kill, new_run_dir, validate_overrides
 from minikafka.deploy.scenario.clients import ClientLoop
 from minikafka.deploy.scenario.model import ScenarioOutcome
 from minikafka.deploy.scenario.registry import ScenarioError, ScenarioModule
@@ -32,6 +32,7 @@ def _settings(scenario: ScenarioModule, overrides: Mapping[str, str]) -> tuple[s
         settings[guard.key] = value
     else:
         settings.pop(guard.key, None)
+    validate_overrides(settings)  # a typo fails in one line before any process starts
     return value, settings
 
 

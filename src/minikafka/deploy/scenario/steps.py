@@ -153,6 +153,27 @@ class Steps:
             self.records[-1] = dataclasses.replace(last, evidence=last.evidence + quoted)
         return [event for _, event in found]
 
+    def events(self, names: str | tuple[str, ...], node: str = "", since: str = "", **where: object) -> list[dict]:
+        """Matching events from the run's logs so far, oldest first (for a scenario's own conditions)."""
+        return [event for _, event in find_events(self.cluster.run_dir, query(names, node, since, **where))]
+
+    def wait_leader_change(self, topic: str, away_from: int, expect: Expectation, deadline_s: float = 30) -> dict:
+        """Wait until the controller commits a leader of `topic`-0 other than `away_from` (and not -1) after the
+        last fault; quote that decision."""
+        since = self.last_fault_ts
+
+        def elected() -> dict | None:
+            found = self.events("leader_elected", "controller", since, topic=topic)
+            return next((e for e in found if e.get("leader") not in (away_from, -1, None)), None)
+
+        event = poll(elected, deadline_s)
+        action = f"wait until the controller elects a leader of {topic}-0 other than broker-{away_from}"
+        if event is None:
+            raise self._fail(action, expect, f"no such election within its deadline of {deadline_s:g} s")
+        evidence = quote(str(event.get("node")), event)
+        self.record(action, expect, evidence.sentence, evidence=[evidence])
+        return event
+
     def check(self, action: str, holds: bool, expect: Expectation, observed: str) -> bool:
         """What happened against what the scenario predicts for this configuration; a miss is recorded (the run
         was not as predicted) and the run goes on."""

@@ -8,11 +8,13 @@ from minikafka.deploy.scenario import Expect, Guard, Steps, Topology
 NAME = "kip-903"
 TITLE = "a stale broker epoch in AlterPartition re-admits a wiped replica to the ISR"
 GUARD = Guard(
-    "alter.partition.broker.epoch.check", on="true", off="false",
+    "alter.partition.broker.epoch.check",
+    on="true",
+    off="false",
     protects="the controller refuses an ISR member whose broker epoch is not its current registration's, and no "
     "acknowledged acks=all write is lost",
     without="the wiped broker joins the ISR on its old epoch, leads with a short log, and acknowledged writes are lost",
-)  # fmt: skip
+)
 TOPOLOGY = Topology(
     brokers=2,
     settings={
@@ -33,8 +35,12 @@ def run(s: Steps) -> None:
     s.produce(TOPIC, RECORDS, "A alone acknowledges acks=all writes (min.insync.replicas=1)", one_batch_per_record=True)
     s.hold_alter_partition(A, "step 1: A's next AlterPartition is held, as if delayed in the network")
     s.resume(B, "B fetches again and catches up")
-    s.wait_event("alter_partition_held", "A proposes ISR [A, B] with B's current broker epoch; the request is held",
-                 node=f"broker-{A}", deadline_s=60)  # fmt: skip
+    s.wait_event(
+        "alter_partition_held",
+        "A proposes ISR [A, B] with B's current broker epoch; the request is held",
+        node=f"broker-{A}",
+        deadline_s=60,
+    )
     old_epoch = s.broker_epoch(B)
     s.reboot(B, "steps 2-4: B fails and loses its disk; it comes back empty", wipe_disk=True)
     s.wait_for(
@@ -43,8 +49,9 @@ def run(s: Steps) -> None:
         "step 5: B registers with a new broker epoch; the controller unfences it",
         observed=lambda epoch: f"broker epoch {old_epoch} -> {epoch}",
     )
-    s.release_alter_partition(A, "step 6: A's stale request, naming B's old broker epoch, reaches the controller",
-                              keep_holding=True)  # fmt: skip
+    s.release_alter_partition(
+        A, "step 6: A's stale request, naming B's old broker epoch, reaches the controller", keep_holding=True
+    )
     s.wait_event(
         ("alter_partition_accepted", "alter_partition_rejected"),
         Expect(
@@ -56,9 +63,11 @@ def run(s: Steps) -> None:
     )
     s.kill(A, "A fails before B has re-replicated the log")
     s.wait_for(
-        "wait until the controller fences A", lambda: s.fenced(A), "A's session times out; it is fenced",
+        "wait until the controller fences A",
+        lambda: s.fenced(A),
+        "A's session times out; it is fenced",
         observed=lambda _: "A fenced",
-    )  # fmt: skip
+    )
     during = s.partition(TOPIC)
     s.check(
         "who leads kip903-0 while A is down",
@@ -74,9 +83,13 @@ def run(s: Steps) -> None:
     s.wait_for(
         "wait until kip903-0 has a leader and A is back in the ISR",
         lambda: (p := s.partition(TOPIC)).leader >= 0 and A in p.isr and p,
-        Expect(guarded="A is elected again from the ELR and keeps every acknowledged write",
-               unguarded="A truncates to B's log and rejoins the ISR"),
-        deadline_s=60, observed=lambda p: f"leader {p.leader}, ISR {p.isr}",
-    )  # fmt: skip
-    s.final_read(TOPIC, Expect(guarded="every acknowledged write is there",
-                               unguarded="the writes B never re-fetched are gone"))  # fmt: skip
+        Expect(
+            guarded="A is elected again from the ELR and keeps every acknowledged write",
+            unguarded="A truncates to B's log and rejoins the ISR",
+        ),
+        deadline_s=60,
+        observed=lambda p: f"leader {p.leader}, ISR {p.isr}",
+    )
+    s.final_read(
+        TOPIC, Expect(guarded="every acknowledged write is there", unguarded="the writes B never re-fetched are gone")
+    )
