@@ -30,7 +30,8 @@ def _analysis_lines(analysis: dict | None) -> list[str]:
     for v in analysis.get("invariants", []):
         if v["verdict"] == "pass":
             continue
-        lines.append(f"- {v['name']}: **{v['verdict']}**, {v['violations']} of {v.get('checked')} ({v['description']})")
+        of = f" of {v['checked']}" if v.get("checked") is not None else ""
+        lines.append(f"- {v['name']}: **{v['verdict']}**, {v['violations']}{of} ({v['description']})")
         lines += [f"  - `{row}`" for row in v.get("offending_rows", [])[:SHOWN_ROWS]]
     if len(lines) == 2:
         lines.append("- every invariant passed")

@@ -19,6 +19,7 @@ from minikafka.deploy.scenario.steps import StepFailed, Steps
 from minikafka.deploy.scenario.verdict import judge
 
 Log = Callable[[str], None]
+Analyzer = Callable[[Path], dict]
 
 
 def _settings(scenario: ScenarioModule, overrides: Mapping[str, str]) -> tuple[str, dict[str, str]]:
@@ -47,12 +48,17 @@ def _drive(scenario: ScenarioModule, steps: Steps) -> str | None:
     return None
 
 
-def _analyze(run_dir: Path, log: Log) -> dict:
-    log("running the Spark analysis ...")
+def analyze_in_new_session(run_dir: Path) -> dict:
+    """`minikafka analyze RUN`: a Spark session of its own, the report written under RUN/report/."""
     from minikafka.deploy.analysis.report import analyze_run
 
+    return analyze_run(run_dir)
+
+
+def _analyze(run_dir: Path, analyzer: Analyzer, log: Log) -> dict:
+    log("running the Spark analysis ...")
     try:
-        return analyze_run(run_dir)
+        return analyzer(run_dir)
     except Exception as error:  # noqa: BLE001 - reported in the scenario's report, not as a traceback
         return {"error": f"{type(error).__name__}: {error}", "verdict": "error"}
 
@@ -63,7 +69,9 @@ def run_scenario(
     overrides: Mapping[str, str] | None = None,
     analyze: bool = True,
     log: Log = print,
+    analyzer: Analyzer = analyze_in_new_session,
 ) -> ScenarioOutcome:
+    """`analyzer`: how the finished run is analyzed (a test passes one using its own Spark session)."""
     started = time.monotonic()
     overrides = dict(overrides or {})
     guard_value, settings = _settings(scenario, overrides)
@@ -86,7 +94,7 @@ def run_scenario(
         for pid in cluster.pids.values():
             if is_alive(pid):
                 kill(pid)
-    analysis = _analyze(run_dir, log) if analyze else None
+    analysis = _analyze(run_dir, analyzer, log) if analyze else None
     verdict = judge(
         scenario.name, scenario.guard, guard_value, steps.records, steps.tallies, error,
         None if analysis is None else analysis["verdict"],

@@ -49,6 +49,7 @@ def run(s: Steps) -> None:
         "step 5: B registers with a new broker epoch; the controller unfences it",
         observed=lambda epoch: f"broker epoch {old_epoch} -> {epoch}",
     )
+    s.quote_events("broker_registered", node="controller", limit=1, broker_id=B)
     s.release_alter_partition(
         A, "step 6: A's stale request, naming B's old broker epoch, reaches the controller", keep_holding=True
     )
