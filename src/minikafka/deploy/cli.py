@@ -119,6 +119,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo = subparsers.add_parser("demo", help="the whole story: cluster, workload with faults, analysis, report")
     demo.add_argument("--records", type=bounded_int(1), default=20000)
     demo.add_argument("--no-analysis", action="store_true", help="skip the Spark checks")
+    demo.add_argument("--no-scenarios", action="store_true", help="skip the kip-903 scenario with its guard on and off")
     demo.set_defaults(func=run_demo_command)
 
 
@@ -398,9 +399,18 @@ def run_demo_command(args: argparse.Namespace) -> int:
 
     if not args.no_analysis:
         require_analysis()
-    summary = run_demo(args.records, analyze=not args.no_analysis, log=lambda line: print(line, file=sys.stderr))
+    log = lambda line: print(line, file=sys.stderr)  # noqa: E731
+    summary = run_demo(args.records, analyze=not args.no_analysis, log=log)
     print("\n".join(summary.lines()))
-    return 0 if summary.lost == 0 and summary.analysis_passed is not False else 1
+    passed = summary.lost == 0 and summary.analysis_passed is not False
+    if not args.no_scenarios:
+        from minikafka.deploy.demo import run_scenario_pair, side_by_side
+
+        outcomes = run_scenario_pair(log)
+        print("\n".join(side_by_side(outcomes)))
+        # The unguarded run exists to show its loss: the demo went well when both runs did as predicted.
+        passed = passed and all(outcome.verdict.as_predicted for outcome in outcomes)
+    return 0 if passed else 1
 
 
 def run_chaos_command(args: argparse.Namespace) -> int:

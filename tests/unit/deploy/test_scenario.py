@@ -180,3 +180,20 @@ def test_scenario_cli_lists_and_refuses_bad_input_in_one_line(tmp_path: Path) ->
         outcome = minikafka("scenario", *args)
         assert outcome.returncode == 1, (args, outcome.stderr)
         assert outcome.stderr.count("\n") == 1 and message in outcome.stderr, (args, outcome.stderr)
+
+
+def test_demo_prints_both_verdicts_side_by_side(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from minikafka.deploy.demo import side_by_side
+
+    forked = quote("controller-101", REJECTED)
+    guarded = outcome(tmp_path, "true", 0)
+    guarded = replace(guarded, steps=(replace(guarded.steps[1], guard_dependent=True, evidence=(forked,)),))
+    unguarded = outcome(tmp_path, "false", 1000)
+    assert guarded.decisive == forked and unguarded.decisive is None
+    lines = side_by_side([guarded, unguarded])
+    assert lines[0] == "scenario kip-903: the title"
+    assert lines[1].split() == ["guard:", f"{GUARD.key}=true", f"{GUARD.key}=false"]
+    assert "3000 acknowledged, 0 lost" in lines[3] and lines[3].endswith("3000 acknowledged, 1000 lost")
+    assert "answered INELIGIBLE_REPLICA" in lines[4] and lines[4].endswith(" -")

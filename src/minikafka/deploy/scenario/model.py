@@ -62,6 +62,7 @@ class StepRecord:
     ok: bool
     evidence: tuple[Evidence, ...] = ()
     kind: str = STEP
+    guard_dependent: bool = False  # what the protocol should do here depends on the guard
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,13 @@ class ScenarioOutcome:
     analysis: dict | None  # analyze's summary (None: not run)
     seconds: float
     verdict: ScenarioVerdict
+    analysis_seconds: float = 0.0  # of `seconds`, the time analyze took
 
     @property
     def guarded(self) -> bool:
         return self.guard_value == self.guard.on
+
+    @property
+    def decisive(self) -> Evidence | None:
+        """The first event quoted at a step whose expected behaviour depends on the guard: where the run forked."""
+        return next((e for s in self.steps if s.guard_dependent for e in s.evidence), None)

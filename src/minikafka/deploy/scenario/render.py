@@ -45,7 +45,8 @@ def render_markdown(outcome: ScenarioOutcome) -> str:
         "",
         f"Configuration: {_configuration(outcome)}. With the guard: {guard.protects}. Without it: {guard.without}.",
         "",
-        f"Run directory: `{outcome.run_dir}`; wall time {outcome.seconds:.0f} s.",
+        f"Run directory: `{outcome.run_dir}`; wall time {outcome.seconds:.0f} s (of which analyze "
+        f"{outcome.analysis_seconds:.0f} s).",
         "",
         "## Verdict",
         "",

@@ -94,14 +94,16 @@ def run_scenario(
         for pid in cluster.pids.values():
             if is_alive(pid):
                 kill(pid)
+    analysis_started = time.monotonic()
     analysis = _analyze(run_dir, analyzer, log) if analyze else None
+    analysis_seconds = round(time.monotonic() - analysis_started, 1)
     verdict = judge(
         scenario.name, scenario.guard, guard_value, steps.records, steps.tallies, error,
         None if analysis is None else analysis["verdict"],
     )  # fmt: skip
     outcome = ScenarioOutcome(
         scenario.name, scenario.title, scenario.guard, guard_value, overrides, str(run_dir), tuple(steps.records),
-        tuple(steps.tallies), error, analysis, round(time.monotonic() - started, 1), verdict,
+        tuple(steps.tallies), error, analysis, round(time.monotonic() - started, 1), verdict, analysis_seconds,
     )  # fmt: skip
     write_report(outcome, run_dir / "report")
     return outcome

@@ -66,8 +66,11 @@ class Steps:
         self, action: str, expect: Expectation, observed: str, ok: bool = True, evidence: Sequence[Evidence] = (),
         kind: str = STEP,
     ) -> None:  # fmt: skip
-        expected = expect.for_mode(self.guarded) if isinstance(expect, Expect) else expect
-        self.records.append(StepRecord(len(self.records) + 1, action, expected, observed, ok, tuple(evidence), kind))
+        forks = isinstance(expect, Expect)
+        expected = expect.for_mode(self.guarded) if forks else expect
+        self.records.append(
+            StepRecord(len(self.records) + 1, action, expected, observed, ok, tuple(evidence), kind, forks)
+        )
 
     def _fail(self, action: str, expect: Expectation, why: str) -> StepFailed:
         self.record(action, expect, why, ok=False)
