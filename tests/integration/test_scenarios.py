@@ -23,6 +23,8 @@ CASES = [
     ("zombie-leader", "1", 1),
     ("controlled-shutdown", "controlled", 0),
     ("controlled-shutdown", "kill", 1),
+    ("partitioned-broker", "true", 0),
+    ("partitioned-broker", "false", 1),
 ]
 
 

@@ -177,6 +177,16 @@ class Steps:
         self.record(action, expect, evidence.sentence, evidence=[evidence])
         return event
 
+    def promise_within(
+        self, action: str, probe: Callable[[], T | None], expect: Expectation, deadline_s: float,
+        observed: Callable[[T | None], str] = str,
+    ) -> T | None:  # fmt: skip
+        """A promise with a deadline: `probe` must hold before it passes. Missing it breaks the verdict (it is not
+        an error: the run goes on to show what happened instead)."""
+        value = poll(probe, deadline_s)
+        self.record(action, expect, observed(value), ok=bool(value), kind=PROMISE)
+        return value
+
     def check(self, action: str, holds: bool, expect: Expectation, observed: str) -> bool:
         """What happened against what the scenario predicts for this configuration; a miss is recorded (the run
         was not as predicted) and the run goes on."""
