@@ -75,6 +75,11 @@ def run(s: Steps) -> None:
         f"ISR {during.isr}, ELR {during.elr}",
     )
     s.stop_producer("the producer stops")
+    power_loss(s)
+
+
+def power_loss(s: Steps) -> None:
+    """The leader, alone in the ISR, loses power; the followers return."""
     s.reboot(LEADER, "broker 1 loses power: its unflushed log tail is gone", lose_unflushed=True)
     s.wait_for(
         "wait until broker 1's new incarnation registers",
