@@ -34,15 +34,27 @@ def run(s: Steps) -> None:
     s.wait_isr(TOPIC, [1], "broker 1 shrinks the ISR to itself")
     s.produce(TOPIC, 40, "broker 1 alone acknowledges these (min.insync.replicas=1)")
     s.kill(1, "broker 1 dies: no ISR member is left running")
+    s.wait_for(
+        "wait until the controller fences broker 1",
+        lambda: s.fenced(1),
+        "broker 1's session times out: orders-0 has no leader; broker 1, the last ISR member, is in the ELR",
+        observed=lambda _: "broker 1 fenced",
+    )
     s.start(2, "broker 2 returns, without the last 40 writes")
     s.wait_event("broker_unfenced", "the controller unfences broker 2", node="controller", broker_id=2)
     if s.guarded:
-        leaderless = s.partition(TOPIC)
+        leaderless = s.wait_for(
+            "wait until the brokers' metadata shows orders-0 without a leader",
+            lambda: (p := s.partition(TOPIC)).leader == -1 and p,
+            "no leader: broker 2 is not in the ISR and may not lead",
+            deadline_s=10,
+            observed=lambda p: f"leader {p.leader}, ISR {p.isr}, ELR {p.elr}",
+        )
         s.check(
-            "who leads orders-0 with only broker 2 running",
-            leaderless.leader == -1,
-            "nobody: broker 2 is not in the ISR; broker 1 waits in the ELR",
-            f"leader {leaderless.leader}, ISR {leaderless.isr}, ELR {leaderless.elr}",
+            "who may lead orders-0 with only broker 2 running",
+            (leaderless.isr, leaderless.elr) == ([], [1]),
+            "nobody now: broker 1 waits in the ELR",
+            f"ISR {leaderless.isr}, ELR {leaderless.elr}",
         )
     else:
         s.wait_for(
