@@ -54,6 +54,7 @@ def run(s: Steps) -> None:
         "the leader_elected decision's reason is controlled_shutdown",
         f"reason {moved.get('reason')}",
     )
+    s.quote_events("controlled_shutdown_granted", node=f"broker-{LEADER}", limit=1)  # the broker exits after this
     changes = [e for e in s.events("leader_elected", "controller", s.last_fault_ts, topic=TOPIC)]
     s.promise(
         "leader changes of orders-0 after the fault",
