@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import textwrap
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -216,6 +217,7 @@ def verdict_line(summary: dict) -> str:
 
 
 SCENARIO = "kip-903"
+CELL_WIDTH = 58
 
 
 def run_scenario_pair(log: Log = print) -> list[ScenarioOutcome]:
@@ -247,8 +249,14 @@ def side_by_side(outcomes: list[ScenarioOutcome]) -> list[str]:
 
     labels = ["guard", "verdict", "writes", "decisive event", "report"]
     columns = [column(outcome) for outcome in outcomes]
-    width = max(len(cell) for cell in columns[0]) + 2
     lines = [f"scenario {outcomes[0].name}: {outcomes[0].title}"]
     for row, label in enumerate(labels):
-        lines.append(f"  {label + ':':<16}" + "".join(f"{c[row]:<{width}}" for c in columns[:-1]) + columns[-1][row])
+        # Long cells (the decisive event, a path) wrap inside their column, so the two runs stay side by side.
+        cells = [
+            textwrap.wrap(c[row], CELL_WIDTH, break_long_words=False, break_on_hyphens=False) or [""] for c in columns
+        ]
+        for index in range(max(len(cell) for cell in cells)):
+            parts = [cell[index] if index < len(cell) else "" for cell in cells]
+            head = f"{label + ':':<16}" if index == 0 else " " * 16
+            lines.append(("  " + head + "".join(f"{p:<{CELL_WIDTH + 2}}" for p in parts)).rstrip())
     return lines
