@@ -14,19 +14,15 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-import grpc
-
 sys.path.insert(0, str(Path(__file__).parent))
 from cluster_fixtures import eventually  # noqa: E402
 
 from minikafka.client.admin import AdminClient  # noqa: E402
-from minikafka.client.consumer import EARLIEST, Consumer  # noqa: E402
 from minikafka.common.errors import ErrorCode  # noqa: E402
-from minikafka.common.event_log import utc_timestamp  # noqa: E402
-from minikafka.common.record_batch import Record, build_batch  # noqa: E402
 from minikafka.deploy.faults import Faults  # noqa: E402
 from minikafka.deploy.local_cluster import Cluster  # noqa: E402
-from minikafka.pb import broker_pb2, broker_pb2_grpc  # noqa: E402
+from minikafka.deploy.scenario import clients  # noqa: E402
+from minikafka.deploy.scenario.clients import consume_partition, produce_raw  # noqa: E402
 
 TOPIC = "seed003"
 # Seconds-scale failure detection; the broker fences itself 2 s after the controllers fence it.
@@ -61,38 +57,10 @@ def first_after(run_dir: Path, name: str, after: float, match: dict) -> dict | N
     return None
 
 
-def produce_raw(
-    address: str, value: bytes, acks: int, timeout_s: float = 3.0, topic: str = TOPIC
-) -> tuple[ErrorCode, int]:
-    """One record straight to `address` (no client retries or metadata): its error and base offset."""
-    request = broker_pb2.ProduceRequest(acks=acks, timeout_ms=int(timeout_s * 1000))
-    request.topic_data.add(name=topic).partition_data.add(index=0, records=build_batch([Record(value)]))
-    with grpc.insecure_channel(address) as channel:
-        try:
-            answer = broker_pb2_grpc.BrokerStub(channel).Produce(request, timeout=timeout_s + 2)
-        except grpc.RpcError as error:
-            return ErrorCode.REQUEST_TIMED_OUT if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED else (
-                ErrorCode.NETWORK_EXCEPTION
-            ), -1  # fmt: skip
-    result = answer.responses[0].partition_responses[0]
-    return ErrorCode.of(result.error_code), result.base_offset
-
-
 async def consume_all(bootstrap: list[str], topic: str = TOPIC, ends: list[dict] | None = None) -> dict[int, bytes]:
-    """offset -> value of partition 0; with `ends`, also where the read stopped (the `read_end` history lines)."""
-    consumer = Consumer(bootstrap)
-    await consumer.assign(topic, [0], EARLIEST)
-    read: dict[int, bytes] = {}
-    idle = 0
-    while idle < 20:
-        records = await consumer.poll()
-        idle = 0 if records else idle + 1
-        read.update((r.offset, r.value) for r in records)
-    if ends is not None:
-        await consumer.confirm_log_ends()
-        ends.extend(end.to_json() for end in consumer.read_ends())
-    await consumer.close()
-    return read
+    """offset -> value of partition 0 (the scenario's final read); with `ends`, also where the read stopped."""
+    read = await consume_partition(bootstrap, topic, None, ends)
+    return {offset: value.encode() for offset, value in read.items()}
 
 
 def seed003(cluster: Cluster) -> dict:
@@ -103,7 +71,7 @@ def seed003(cluster: Cluster) -> dict:
     eventually(lambda: len(admin.describe_topics([TOPIC])[0].partitions[0].isr) == 3, 30, "a full ISR")
     victim = admin.describe_topics([TOPIC])[0].partitions[0].leader
     victim_address = cluster.node(victim).address
-    assert produce_raw(victim_address, b"before", acks=-1)[0] is ErrorCode.NONE
+    assert produce_raw(victim_address, b"before", acks=-1, topic=TOPIC)[0] is ErrorCode.NONE
 
     cut = Faults(cluster).partition(frozenset({victim}), frozenset(c.node_id for c in cluster.controllers))
     cut_at = seconds(events(run, "fault_injected")[-1]["ts"])
@@ -115,7 +83,7 @@ def seed003(cluster: Cluster) -> dict:
 
     def self_fenced() -> dict | None:
         value = f"during-{len(answers)}".encode()
-        code, offset = produce_raw(victim_address, value, acks=-1, timeout_s=1.0)
+        code, offset = produce_raw(victim_address, value, acks=-1, topic=TOPIC, timeout_s=1.0)
         answers.append(code.name)
         if code is ErrorCode.NONE:
             acknowledged[offset] = value
@@ -135,7 +103,7 @@ def seed003(cluster: Cluster) -> dict:
     # Fenced by itself, it answers as a replica that no longer leads.
     refused = eventually(
         lambda: (lambda c: c if c is ErrorCode.NOT_LEADER_OR_FOLLOWER else None)(
-            produce_raw(victim_address, b"after-self-fence", acks=-1)[0]
+            produce_raw(victim_address, b"after-self-fence", acks=-1, topic=TOPIC)[0]
         ),
         20,
         "NOT_LEADER_OR_FOLLOWER from the self-fenced broker",
@@ -143,7 +111,7 @@ def seed003(cluster: Cluster) -> dict:
     new_leader = moved["leader"]
     assert victim not in (moved.get("isr") or []), moved  # fenced: out of the ISR until it catches up again
     assert new_leader in (b.node_id for b in cluster.brokers) and new_leader != victim
-    assert produce_raw(cluster.node(new_leader).address, b"new-leader", acks=-1)[0] is ErrorCode.NONE
+    assert produce_raw(cluster.node(new_leader).address, b"new-leader", acks=-1, topic=TOPIC)[0] is ErrorCode.NONE
 
     Faults(cluster).heal()
     healed_at = time.time()
@@ -170,46 +138,14 @@ def seed003(cluster: Cluster) -> dict:
 
 
 def produce_many(
-    address: str, prefix: str, count: int, acks: int, topic: str, history: list[dict] | None = None
+    address: str, prefix: str, count: int, acks: int, topic: str, history: list | None = None
 ) -> dict[int, bytes]:
-    """`count` single-record Produce calls to `address`; the acknowledged ones by offset (with `history`, also
-    as produce history lines, docs/events.md)."""
-    acknowledged = {}
-    for n in range(count):
-        value = f"{prefix}-{n}".encode()
-        code, offset = produce_raw(address, value, acks=acks, timeout_s=1.0, topic=topic)
-        if code is ErrorCode.NONE:
-            acknowledged[offset] = value
-            if history is not None:
-                history.append(produce_line(topic, offset, value, acks))
-    return acknowledged
-
-
-def produce_line(topic: str, offset: int, value: bytes, acks: int) -> dict:
-    """An acknowledged write as a `produce --history` line, stamped when its acknowledgement arrived."""
-    return {
-        "ts": utc_timestamp(),
-        "topic": topic,
-        "partition": 0,
-        "offset": offset,
-        "value": value.decode(),
-        "acks": "all" if acks == -1 else str(acks),
-        "error": None,
-        "latency_ms": None,
-    }
-
-
-def write_history(run_dir: Path, topic: str, produced: list[dict], read: dict[int, bytes], ends: list[dict]) -> None:
-    """The topic's client histories in `RUN/history/` (docs/events.md), for `analyze`: what was acknowledged, and
-    the final read with its read_end lines (so a record the read covered and did not find counts as lost)."""
-    history = run_dir / "history"
-    history.mkdir(exist_ok=True)
-    consumed = [
-        {"topic": topic, "partition": 0, "offset": offset, "key": None, "value": value.decode(), "leader_epoch": None}
-        for offset, value in sorted(read.items())
-    ]
-    (history / f"produce-{topic}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in produced))
-    (history / f"consume-{topic}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in consumed + ends))
+    """`count` single-record Produce calls to `address`; the acknowledged ones by offset (with `history`, also as
+    (write, acks) pairs for `write_histories`)."""
+    acked = clients.produce_many(address, prefix, count, acks, topic)
+    if history is not None:
+        history.extend((write, clients.acks_name(acks)) for write in acked)
+    return {write.offset: write.value.encode() for write in acked}
 
 
 def zombie_leader(cluster: Cluster, acks: int, topic_suffix: str) -> dict:
@@ -221,7 +157,7 @@ def zombie_leader(cluster: Cluster, acks: int, topic_suffix: str) -> dict:
     admin.create_topic(topic, partitions=1, replication_factor=3, configs={"min.insync.replicas": "2"})
     eventually(lambda: len(admin.describe_topics([topic])[0].partitions[0].isr) == 3, 30, "a full ISR")
     zombie = admin.describe_topics([topic])[0].partitions[0].leader
-    produced: list[dict] = []
+    produced: list = []
     before = produce_many(cluster.node(zombie).address, "before", 5, acks=-1, topic=topic, history=produced)
     assert len(before) == 5
 
@@ -249,7 +185,7 @@ def zombie_leader(cluster: Cluster, acks: int, topic_suffix: str) -> dict:
     eventually(lambda: zombie in viewer.describe_topics([topic])[0].partitions[0].isr, 60, "the zombie back in ISR")
     ends: list[dict] = []
     read = asyncio.run(consume_all(cluster.bootstrap_servers, topic, ends))
-    write_history(run, topic, produced, read, ends)
+    clients.write_histories(run, topic, produced, {o: v.decode() for o, v in read.items()}, ends)
     # Offsets are compared one write at a time: the zombie and the new leader both wrote at the same offsets.
     kept_elsewhere = all(read.get(o) == v for o, v in {**before, **to_new_leader}.items())
     return {

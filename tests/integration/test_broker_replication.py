@@ -10,9 +10,9 @@ import pytest
 from cluster_fixtures import eventually, running_cluster
 
 from minikafka.client.admin import AdminClient
-from minikafka.client.consumer import EARLIEST, Consumer
 from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig
 from minikafka.deploy.faults import Faults
+from minikafka.deploy.scenario.clients import consume_partition
 
 pytestmark = pytest.mark.integration
 
@@ -47,20 +47,9 @@ async def produce_with_kill(bootstrap: list[str], count: int, kill_at: int, kill
 async def consume_all(
     bootstrap: list[str], expected: int, topic: str = "orders", ends: list[dict] | None = None
 ) -> dict[int, str]:
-    """offset -> value of partition 0; with `ends`, also where the read stopped (the `read_end` history lines)."""
-    consumer = Consumer(bootstrap)
-    await consumer.assign(topic, [0], EARLIEST)
-    read: dict[int, str] = {}
-    idle = 0
-    while idle < 20 and len(read) < expected:
-        records = await consumer.poll()
-        idle = 0 if records else idle + 1
-        read.update((r.offset, r.value.decode()) for r in records)
-    if ends is not None:
-        await consumer.confirm_log_ends()
-        ends.extend(end.to_json() for end in consumer.read_ends())
-    await consumer.close()
-    return read
+    """offset -> value of partition 0 (the scenario's final read; `orders` unless told); with `ends`, also where
+    the read stopped."""
+    return await consume_partition(bootstrap, topic, expected, ends)
 
 
 def test_acks_all_survives_leader_kill_and_the_victim_rejoins(tmp_path: Path) -> None:

@@ -18,10 +18,12 @@ import pytest
 from background_producer import BackgroundProducer
 from cluster_fixtures import eventually, running_cluster
 from test_broker_replication import consume_all
-from test_kip903_race import analyze_run_dir, events, write_histories
+from test_kip903_race import analyze_run_dir
 
 from minikafka.client.admin import AdminClient
 from minikafka.deploy.faults import Faults
+from minikafka.deploy.scenario.clients import AckedWrite, write_histories
+from minikafka.deploy.scenario.events import find_events, query
 
 # Two cluster runs and a Spark analysis each; the timeout is for a shared machine, a quiet one needs far less.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -79,7 +81,7 @@ def run_scenario(tmp_path: Path, version: int) -> dict:
             faults.stop(LAST_FOLLOWER)
             eventually(lambda: partition().isr == [LEADER], 20, "the leader alone in the ISR")
             eventually(
-                lambda: events(cluster, f"broker-{LEADER}", "produce_rejected_not_enough_replicas"),
+                lambda: find_events(cluster.run_dir, query("produce_rejected_not_enough_replicas", f"broker-{LEADER}")),
                 20,
                 "acks=all refused with NOT_ENOUGH_REPLICAS",
             )
@@ -97,7 +99,7 @@ def run_scenario(tmp_path: Path, version: int) -> dict:
         after = partition()
         ends: list[dict] = []
         read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked), TOPIC, ends))
-        write_histories(cluster.run_dir, acked, read, ends, TOPIC)
+        write_histories(cluster.run_dir, TOPIC, [(AckedWrite(*write), "all") for write in acked], read, ends)
         decisions = controller_events(cluster, "broker_shutdown_detected") + controller_events(
             cluster, "leader_elected"
         )

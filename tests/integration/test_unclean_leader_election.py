@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
 from test_broker_replication import consume_all
-from test_kip903_race import write_histories
 
 from minikafka.client.admin import AdminClient
 from minikafka.client.producer import Producer, ProducerConfig
 from minikafka.common.event_log import utc_timestamp
 from minikafka.deploy.analysis.report import analyze
 from minikafka.deploy.faults import Faults
+from minikafka.deploy.scenario.clients import AckedWrite, write_histories
 
 # A cluster run and one Spark analysis; the timeout is for a shared machine, a quiet one needs far less.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -96,7 +96,7 @@ def test_unclean_election_elects_the_out_of_sync_replica_only_when_asked(tmp_pat
 
         ends: list[dict] = []
         read = asyncio.run(consume_all(cluster.bootstrap_servers, len(both) + len(only_1), "orders", ends))
-        write_histories(cluster.run_dir, both + only_1, read, ends, "orders")
+        write_histories(cluster.run_dir, "orders", [(AckedWrite(*w), "all") for w in both + only_1], read, ends)
         assert all(read.get(offset) == value for offset, value, _ in both)  # what 2 had is kept
         lost = [offset for offset, value, _ in only_1 if read.get(offset) != value]
         assert lost == [offset for offset, _, _ in only_1]  # what only 1 had is what the unclean election cost

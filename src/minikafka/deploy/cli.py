@@ -112,9 +112,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_network_argument(chaos)
     chaos.set_defaults(func=run_chaos_command)
 
+    _register_scenario(subparsers)
+
     demo = subparsers.add_parser("demo", help="the whole story: cluster, workload with faults, analysis, report")
     demo.add_argument("--records", type=bounded_int(1), default=20000)
     demo.add_argument("--no-analysis", action="store_true", help="skip the Spark checks")
+    demo.add_argument("--no-scenarios", action="store_true", help="skip the kip-903 scenario with its guard on and off")
     demo.set_defaults(func=run_demo_command)
 
 
@@ -125,6 +128,66 @@ def _add_network_argument(parser: argparse.ArgumentParser) -> None:
         help="netns: a network namespace of the run's own, cuts by the kernel (default where permitted); "
         "host: the host's loopback, cuts by each node's transport",
     )
+
+
+def _register_scenario(subparsers: argparse._SubParsersAction) -> None:
+    scenario = subparsers.add_parser("scenario", help="replay a seed scenario with its guard on or off, with a verdict")
+    commands = scenario.add_subparsers(dest="scenario_command", required=True, metavar="{list,run}")
+    listing = commands.add_parser("list", help="the built-in scenarios and their guards")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(func=scenario_list)
+    run = commands.add_parser("run", help="start a cluster, drive the scenario's steps, analyze, write scenario.md")
+    run.add_argument("scenario", metavar="NAME|FILE.py")
+    run.add_argument("--dir", metavar="RUN", help="a new run directory (default: a new one under ./runs/)")
+    run.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE",
+        help="cluster configs; the scenario's guard (e.g. alter.partition.broker.epoch.check=false) switches it off",
+    )  # fmt: skip
+    run.add_argument("--no-analysis", action="store_true", help="skip the Spark analysis")
+    run.add_argument("--json", action="store_true")
+    run.set_defaults(func=scenario_run)
+
+
+def scenario_list(args: argparse.Namespace) -> int:
+    from minikafka.deploy.scenario.registry import builtin
+
+    scenarios = builtin()
+    if args.json:
+        print_json([s.to_json() for s in scenarios])
+        return 0
+    for s in scenarios:
+        print(f"{s.name:<24} {s.title}")
+        print(f"{'':<24} guard: {s.guard.key} ({s.guard.on} guarded, {s.guard.off} unguarded)")
+    return 0
+
+
+def scenario_run(args: argparse.Namespace) -> int:
+    import sys
+
+    from minikafka.deploy.local_cluster import ClusterError
+    from minikafka.deploy.scenario.registry import ScenarioError, load
+    from minikafka.deploy.scenario.runner import run_scenario, to_json
+
+    overrides = parse_overrides(args.set)
+    try:
+        scenario = load(args.scenario)
+    except ScenarioError as error:
+        raise CliError(str(error)) from None
+    if not args.no_analysis:
+        require_analysis()
+    try:
+        outcome = run_scenario(
+            scenario, Path(args.dir) if args.dir else None, overrides, analyze=not args.no_analysis,
+            log=lambda line: print(line, file=sys.stderr),
+        )  # fmt: skip
+    except (ScenarioError, ClusterError) as error:
+        raise CliError(str(error)) from None
+    if args.json:
+        print_json(to_json(outcome))
+    else:
+        print(outcome.verdict.line)
+        print(f"report: {Path(outcome.run_dir) / 'report' / 'scenario.md'}")
+    return outcome.verdict.exit_code
 
 
 def require_analysis() -> None:
@@ -364,9 +427,18 @@ def run_demo_command(args: argparse.Namespace) -> int:
 
     if not args.no_analysis:
         require_analysis()
-    summary = run_demo(args.records, analyze=not args.no_analysis, log=lambda line: print(line, file=sys.stderr))
+    log = lambda line: print(line, file=sys.stderr)  # noqa: E731
+    summary = run_demo(args.records, analyze=not args.no_analysis, log=log)
     print("\n".join(summary.lines()))
-    return 0 if summary.lost == 0 and summary.analysis_passed is not False else 1
+    passed = summary.lost == 0 and summary.analysis_passed is not False
+    if not args.no_scenarios:
+        from minikafka.deploy.demo import run_scenario_pair, side_by_side
+
+        outcomes = run_scenario_pair(log)
+        print("\n".join(side_by_side(outcomes)))
+        # The unguarded run exists to show its loss: the demo went well when both runs did as predicted.
+        passed = passed and all(outcome.verdict.as_predicted for outcome in outcomes)
+    return 0 if passed else 1
 
 
 def run_chaos_command(args: argparse.Namespace) -> int:

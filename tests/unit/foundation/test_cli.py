@@ -26,6 +26,7 @@ GROUPS = [
     "fault",
     "analyze",
     "chaos",
+    "scenario",
     "demo",
 ]
 

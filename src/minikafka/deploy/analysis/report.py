@@ -355,6 +355,11 @@ def analyze_run(run_dir: Path, out_dir: Path | None = None, master: str = "local
         summary = analyze(spark, run_dir, out)
     finally:
         spark.stop()
+    return write_reports(summary, out)
+
+
+def write_reports(summary: dict[str, Any], out: Path) -> dict[str, Any]:
+    """summary.json, report.md and report.html of an analysis in `out`; the summary, with its report's path."""
     summary["report"] = str(out / "report.html")
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     (out / "report.md").write_text(render_markdown(summary))

@@ -1,0 +1,45 @@
+"""The scenario's verdict, from its steps, its final reads and analyze's summary (pure: no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from minikafka.deploy.scenario.model import CHECK, PROMISE, Guard, ScenarioVerdict, StepRecord, Tally
+
+EXIT_AS_PROMISED, EXIT_NOT_AS_PROMISED = 0, 1
+
+
+def judge(
+    name: str,
+    guard: Guard,
+    guard_value: str,
+    steps: Sequence[StepRecord],
+    tallies: Sequence[Tally],
+    error: str | None,
+    analysis_verdict: str | None,
+) -> ScenarioVerdict:
+    """Held: every step ran, no acknowledged write (of any acks) is missing from the final read, every promise
+    step held and analyze passed. As predicted: held with the guard on, not held without it, and every check met.
+    Exit 0 only for a run that held as predicted: a guarded run that kept the promise."""
+    guarded = guard_value == guard.on
+    acknowledged = sum(t.acknowledged for t in tallies)
+    lost = sum(t.lost for t in tallies)
+    broken = [s for s in steps if s.kind == PROMISE and not s.ok]
+    missed = [s for s in steps if s.kind == CHECK and not s.ok]
+    analysis_ok = analysis_verdict in (None, "pass")
+    held = error is None and lost == 0 and not broken and analysis_ok
+    as_predicted = error is None and held == guarded and not missed
+    config = f"{guard.key}={guard_value}, {guard.mode(guard_value)}"
+    if error is not None:
+        return ScenarioVerdict(False, False, EXIT_NOT_AS_PROMISED, f"{name} ({config}): ERROR: {error}")
+    facts = [f"{acknowledged} acknowledged, {lost} lost"]
+    facts += [f"promise broken: {s.action}" for s in broken]
+    if analysis_verdict is not None:
+        facts.append(f"analyze: {analysis_verdict}")
+    facts += [f"not as predicted: {s.action}" for s in missed]
+    if held:
+        outcome = "HELD" if guarded else "HELD, the failure did not show this time"
+    else:
+        outcome = f"BROKEN: {guard.without}" if guarded is False and as_predicted else "BROKEN"
+    exit_code = EXIT_AS_PROMISED if held and as_predicted else EXIT_NOT_AS_PROMISED
+    return ScenarioVerdict(held, as_predicted, exit_code, f"{name} ({config}): {outcome} ({'; '.join(facts)})")

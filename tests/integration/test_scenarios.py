@@ -1,0 +1,45 @@
+"""Every built-in scenario (but kip-903, which test_kip903_race.py drives in the default run) with its guard on and
+off, as `minikafka scenario run` does: guarded, the promise holds (exit 0); unguarded, the failure the scenario
+exists to show (exit 1), each as the scenario predicts. The `scenarios` group: `pytest -m scenarios`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from minikafka.deploy.analysis.report import analyze, write_reports
+from minikafka.deploy.scenario.registry import load
+from minikafka.deploy.scenario.runner import run_scenario
+
+pytestmark = [pytest.mark.integration, pytest.mark.scenarios, pytest.mark.timeout(600)]
+
+CASES = [
+    ("last-replica-standing", "1", 0),
+    ("last-replica-standing", "0", 1),
+    ("unclean-election", "false", 0),
+    ("unclean-election", "true", 1),
+    ("zombie-leader", "all", 0),
+    ("zombie-leader", "1", 1),
+    ("controlled-shutdown", "controlled", 0),
+    ("controlled-shutdown", "kill", 1),
+    ("partitioned-broker", "true", 0),
+    ("partitioned-broker", "false", 1),
+]
+
+
+@pytest.mark.parametrize(("name", "value", "exit_code"), CASES)
+def test_scenario_in_both_modes(tmp_path: Path, spark, name: str, value: str, exit_code: int) -> None:  # noqa: ANN001
+    scenario = load(name)
+
+    def analyzer(run_dir: Path) -> dict:
+        out = run_dir / "report"
+        out.mkdir(exist_ok=True)
+        return write_reports(analyze(spark, run_dir, out), out)
+
+    outcome = run_scenario(scenario, tmp_path / "run", {scenario.guard.key: value}, analyzer=analyzer)
+    print(outcome.verdict.line, f"({outcome.seconds} s)")
+    assert outcome.error is None, outcome.error
+    assert outcome.verdict.as_predicted, (tmp_path / "run" / "report" / "scenario.md").read_text()
+    assert outcome.verdict.exit_code == exit_code
+    assert "## Verdict" in (tmp_path / "run" / "report" / "scenario.md").read_text()
