@@ -52,7 +52,9 @@ class Steps:
         self.guarded = guarded
         self.guard_value = guard_value  # the guard's value for this run (e.g. a client setting the steps use)
         self.loop = loop
-        self.admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls)
+        self.admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
         self.faults = Faults(cluster)
         self.records: list[StepRecord] = []
         self.tallies: list[Tally] = []
