@@ -34,14 +34,3 @@ def _reset_structlog():  # noqa: ANN202
 
     yield
     structlog.reset_defaults()
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The `scenarios` group runs only when asked for (`-m scenarios`): it takes minutes, beyond the default run's
-    budget."""
-    if config.getoption("markexpr"):
-        return
-    kept = [item for item in items if item.get_closest_marker("scenarios") is None]
-    if len(kept) < len(items):
-        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
-        items[:] = kept
