@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from run_fixtures import clean_run, consumed_line, read_end
 
-from minikafka.deploy.analysis.report import analyze
+from minikafka.deploy.analysis.report import analyze, judge
 
 pytestmark = pytest.mark.spark
 
@@ -47,26 +47,18 @@ def test_acknowledged_records_beyond_a_whole_log_read_are_lost_not_unknown(spark
     without its check ends so; counting them unknown would call a real loss 'incomplete'."""
     run = clean_run()
     run.consumed = run.consumed[:3] + [read_end(3, 3, None, log_end=3)]
-    out = tmp_path / "report"
-    out.mkdir()
-    summary = analyze(spark, run.write(tmp_path / "run"), out)
-    verdicts = {v["name"]: v for v in summary["invariants"]}
+    # judge, not analyze: the verdicts without the figures and timelines (this test runs two of them)
+    judged = judge(spark, run.write(tmp_path / "run"))
+    verdicts = {v.name: v.to_json() for v in judged.verdicts}
     assert (verdicts["NoCommittedRecordLost"]["verdict"], verdicts["NoCommittedRecordLost"]["violations"]) == (
         "fail",
         3,
     )
-    final = summary["final_read"]
-    assert (summary["verdict"], final["lost"], final["unknown"]) == ("fail", 3, 0)
+    assert (judged.verdict, judged.final_read["lost"], judged.final_read["unknown"]) == ("fail", 3, 0)
     # The same read without the confirmation: the HWM may lag a new leader's log, so they are unknown.
     run.consumed = run.consumed[:3] + [read_end(3, 3, None)]
-    out = tmp_path / "report2"
-    out.mkdir()
-    summary = analyze(spark, run.write(tmp_path / "run2"), out)
-    assert (summary["verdict"], summary["final_read"]["lost"], summary["final_read"]["unknown"]) == (
-        "incomplete",
-        0,
-        3,
-    )
+    judged = judge(spark, run.write(tmp_path / "run2"))
+    assert (judged.verdict, judged.final_read["lost"], judged.final_read["unknown"]) == ("incomplete", 0, 3)
 
 
 def test_an_empty_run_has_nothing_to_check(spark, tmp_path: Path) -> None:  # noqa: ANN001

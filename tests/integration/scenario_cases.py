@@ -2,7 +2,7 @@
 off, as `minikafka scenario run --no-analysis` does: guarded, the promise holds (exit 0); unguarded, the failure the
 scenario exists to show (exit 1), each as the scenario predicts from its steps and final read. Without the Spark
 analysis (minutes across the ten runs; the analysis of each story has tests of its own). `pytest -m scenarios`
-runs just these."""
+runs just these. Two test files (guarded, unguarded), so that two test workers share the ten runs."""
 
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ import pytest
 
 from minikafka.deploy.scenario.registry import load
 from minikafka.deploy.scenario.runner import run_scenario
-
-pytestmark = [pytest.mark.integration, pytest.mark.scenarios, pytest.mark.timeout(600)]
 
 CASES = [
     ("last-replica-standing", "1", 0),
@@ -29,8 +27,12 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "value", "exit_code"), CASES)
-def test_scenario_in_both_modes(tmp_path: Path, name: str, value: str, exit_code: int) -> None:
+GUARDED = [case for case in CASES if case[2] == 0]
+UNGUARDED = [case for case in CASES if case[2] == 1]
+MARKS = [pytest.mark.integration, pytest.mark.scenarios, pytest.mark.timeout(600)]
+
+
+def run_and_check(tmp_path: Path, name: str, value: str, exit_code: int) -> None:
     scenario = load(name)
     outcome = run_scenario(scenario, tmp_path / "run", {scenario.guard.key: value}, analyze=False)
     print(outcome.verdict.line, f"({outcome.seconds} s)")
