@@ -5,7 +5,7 @@ A scenario is a plain Python module (see library/): NAME, TITLE, GUARD, TOPOLOGY
 step, each step carrying the sentence that says what the protocol should do.
 """
 
-from minikafka.deploy.scenario.model import Expect, Guard, Topology
+from minikafka.deploy.scenario.model import FAST_FAILOVER, Expect, Guard, Topology
 from minikafka.deploy.scenario.steps import StepFailed, Steps
 
-__all__ = ["Expect", "Guard", "StepFailed", "Steps", "Topology"]
+__all__ = ["FAST_FAILOVER", "Expect", "Guard", "StepFailed", "Steps", "Topology"]

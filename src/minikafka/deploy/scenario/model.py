@@ -20,6 +20,16 @@ class Guard:
         return "guarded" if value == self.on else "unguarded"
 
 
+# A fault moves leaderships within seconds: short sessions and lag bound, and no preferred-leader rebalance to
+# move them back in the middle of a story.
+FAST_FAILOVER = {
+    "broker.session.timeout.ms": "3000",
+    "broker.heartbeat.interval.ms": "300",
+    "replica.lag.time.max.ms": "3000",
+    "auto.leader.rebalance.enable": "false",
+}
+
+
 @dataclass(frozen=True)
 class Topology:
     controllers: int = 3

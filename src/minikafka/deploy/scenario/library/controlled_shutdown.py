@@ -3,7 +3,7 @@ exits only once it has; a broker killed outright keeps leading on paper until it
 producer running and min.insync.replicas 2, neither loses an acknowledged write; the controlled shutdown's promise is
 that leadership moves before the broker exits, in one leader change."""
 
-from minikafka.deploy.scenario import Expect, Guard, Steps, Topology
+from minikafka.deploy.scenario import FAST_FAILOVER, Expect, Guard, Steps, Topology
 
 NAME = "controlled-shutdown"
 TITLE = "leadership moves before a stopping broker exits"
@@ -15,14 +15,7 @@ GUARD = Guard(
     protects="the controller moves the broker's leaderships away (reason controlled_shutdown) before it exits",
     without="the leader is SIGKILLed: its leaderships move only when its session times out (fence:session_timeout)",
 )
-TOPOLOGY = Topology(
-    settings={
-        "broker.session.timeout.ms": "3000",
-        "broker.heartbeat.interval.ms": "300",
-        "replica.lag.time.max.ms": "3000",
-        "auto.leader.rebalance.enable": "false",
-    }
-)
+TOPOLOGY = Topology(settings=FAST_FAILOVER)
 LEADER, TOPIC = 1, "orders"
 
 

@@ -8,7 +8,7 @@ leader has it (the final read checks each)."""
 
 from minikafka.common.errors import ErrorCode
 from minikafka.common.event_log import utc_timestamp
-from minikafka.deploy.scenario import Guard, Steps, Topology
+from minikafka.deploy.scenario import FAST_FAILOVER, Guard, Steps, Topology
 from minikafka.deploy.scenario.clients import AckedWrite, produce_raw
 
 NAME = "partitioned-broker"
@@ -19,15 +19,7 @@ GUARD = Guard(
     "NOT_LEADER_OR_FOLLOWER, so clients go to the new leader and no acknowledged acks=all write is lost",
     without="the cut leader keeps acting as leader, taking writes that time out, as long as the cut lasts",
 )  # fmt: skip
-TOPOLOGY = Topology(
-    settings={
-        "broker.session.timeout.ms": "3000",
-        "broker.heartbeat.interval.ms": "300",
-        "replica.lag.time.max.ms": "3000",
-        "broker.self.fencing.timeout.ms": "5000",
-        "auto.leader.rebalance.enable": "false",
-    }
-)
+TOPOLOGY = Topology(settings={**FAST_FAILOVER, "broker.self.fencing.timeout.ms": "5000"})
 VICTIM, TOPIC = 1, "seed003"
 CONTROLLERS = {101, 102, 103}
 

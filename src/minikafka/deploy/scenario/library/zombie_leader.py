@@ -3,7 +3,7 @@ elect a new leader; the zombie, not yet knowing, answers the writes sent to it. 
 none (its ISR cannot follow), so nothing acknowledged is lost; with acks=1 it acknowledges them and they are
 truncated when the cut heals."""
 
-from minikafka.deploy.scenario import Expect, Guard, Steps, Topology
+from minikafka.deploy.scenario import FAST_FAILOVER, Expect, Guard, Steps, Topology
 
 NAME = "zombie-leader"
 TITLE = "a leader cut off from the cluster keeps answering producers: acks=1 against acks=all"
@@ -15,14 +15,7 @@ GUARD = Guard(
     protects="acks=all is acknowledged only once the ISR has a write, so the zombie acknowledges nothing that is lost",
     without="acks=1 writes the zombie acknowledged during the cut are truncated after the heal: lost",
 )
-TOPOLOGY = Topology(
-    settings={
-        "broker.session.timeout.ms": "3000",
-        "broker.heartbeat.interval.ms": "300",
-        "replica.lag.time.max.ms": "3000",
-        "auto.leader.rebalance.enable": "false",
-    }
-)
+TOPOLOGY = Topology(settings=FAST_FAILOVER)
 ZOMBIE, TOPIC = 1, "zombie"
 
 
