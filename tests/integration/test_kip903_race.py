@@ -29,7 +29,7 @@ KEY = "alter.partition.broker.epoch.check"
 
 
 def broker_state(cluster, broker_id: int) -> fault_pb2.DescribeStateResponse:  # noqa: ANN001
-    stub = fault_pb2_grpc.FaultStub(sync_channel(cluster.node(broker_id).address))
+    stub = fault_pb2_grpc.FaultStub(sync_channel(cluster.node(broker_id).inter_node_address, cluster.admin_tls))
     return stub.DescribeState(fault_pb2.DescribeStateRequest(), timeout=5)
 
 

@@ -96,7 +96,7 @@ def test_a_follower_keeps_acknowledged_records_when_a_new_leader_has_appended_no
         # answers the Fetch that L may have parked at X before it was paused (F's copy shows it was answered).
         send_signal(cluster.pids[L], signal.SIGSTOP)
         asyncio.run(produce(cluster.bootstrap_servers, 1, acks=1, prefix="wake", topic=WAKE))
-        eventually(lambda: log_end_offset(cluster, F, WAKE) == 1, 30, "F holds the record that wakes every fetch")
+        eventually(lambda: log_end_offset(cluster, F, WAKE) == 1, 10, "F holds the record that wakes every fetch")
         asyncio.run(produce(cluster.bootstrap_servers, 1, acks=1, prefix="one"))
         eventually(lambda: log_end_offset(cluster, F) == RECORDS + 1, 10, "F holds X's acks=1 record")
         before = len(truncations(cluster, F))
