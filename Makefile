@@ -5,8 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PROTOS := $(wildcard proto/minikafka/pb/*.proto)
 PYTEST_ARGS ?=
-# Two workers, a test file each at a time (a module's tests share its cluster): CI has two cores.
-PYTEST_WORKERS ?= 2
+# Three workers, a test file each at a time (a module's tests share its cluster). CI has two cores, but most of a
+# real-process test is waiting (for a session to time out, a leader to move), so a third worker fills the cores.
+PYTEST_WORKERS ?= 3
 
 .PHONY: venv test demo lint format proto clean system-tools
 
