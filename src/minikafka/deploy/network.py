@@ -127,6 +127,8 @@ def run_in_new_namespace(name: str, argv: list[str]) -> int:
         return subprocess.run(
             ["ip", "netns", "exec", name, sys.executable, "-m", "minikafka.cli", *argv], check=False
         ).returncode
+    except KeyboardInterrupt:  # the command inside got the same Ctrl-C and stops its cluster itself
+        return 130
     finally:
         delete_namespace(name)
 
