@@ -124,11 +124,12 @@ def run_in_new_namespace(name: str, argv: list[str]) -> int:
     _run(["ip", "netns", "add", name])
     try:
         _run(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"])
-        return subprocess.run(
-            ["ip", "netns", "exec", name, sys.executable, "-m", "minikafka.cli", *argv], check=False
-        ).returncode
-    except KeyboardInterrupt:  # the command inside got the same Ctrl-C and stops its cluster itself
-        return 130
+        command = subprocess.Popen(["ip", "netns", "exec", name, sys.executable, "-m", "minikafka.cli", *argv])
+        while True:
+            try:
+                return command.wait()
+            except KeyboardInterrupt:  # the command inside got the same Ctrl-C: wait while it stops its cluster
+                continue
     finally:
         delete_namespace(name)
 
