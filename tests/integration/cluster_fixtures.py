@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -67,3 +69,18 @@ def minikafka(*args: str, timeout_s: float = 300) -> subprocess.CompletedProcess
     return subprocess.run(
         [sys.executable, "-m", "minikafka.cli", *args], capture_output=True, text=True, timeout=timeout_s, check=False
     )
+
+
+def recv_frame(sock: socket.socket) -> bytes:
+    """One size-prefixed frame of Kafka's wire protocol from a blocking socket (plain or TLS)."""
+    size = struct.unpack(">i", recv_exactly(sock, 4))[0]
+    return recv_exactly(sock, size)
+
+
+def recv_exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        assert chunk, "connection closed by the broker"
+        data += chunk
+    return data

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, recv_frame, running_cluster
 
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.local_cluster import Cluster, is_alive
@@ -228,8 +228,7 @@ def test_bad_frames_close_the_connection_with_a_logged_reason(
 def test_api_versions_at_an_unknown_version_answers_v0_with_error_35(cluster: Cluster) -> None:
     with _connect(cluster) as sock:
         sock.sendall(struct.pack(">ihhi", 10, 18, 99, 77) + b"\xff\xff")
-        size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
-        body = _recv_exactly(sock, size)
+        body = recv_frame(sock)
     correlation_id, error_code, count = struct.unpack_from(">ihi", body)
     assert (correlation_id, error_code) == (77, 35)
     ranges = {
@@ -237,15 +236,6 @@ def test_api_versions_at_an_unknown_version_answers_v0_with_error_35(cluster: Cl
         for i in range(count)
     }
     assert ranges[0][0] <= 3 <= ranges[0][1] and ranges[1][0] <= 4 <= ranges[1][1]
-
-
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        assert chunk, "connection closed early"
-        data += chunk
-    return data
 
 
 def test_random_frames_never_kill_the_broker(cluster: Cluster, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from cluster_fixtures import eventually, minikafka, running_cluster
+from cluster_fixtures import eventually, minikafka, recv_frame, running_cluster
 from tls_fixtures import CertificateFiles, make_certificates, make_client_certificate
 
 from minikafka.deploy import cluster_commands
@@ -250,31 +250,17 @@ def _request(api_key: int, version: int, correlation_id: int, body: bytes) -> by
     return struct.pack(">i", len(frame)) + frame
 
 
-def _frame(sock: ssl.SSLSocket) -> bytes:
-    size = struct.unpack(">i", _exactly(sock, 4))[0]
-    return _exactly(sock, size)
-
-
-def _exactly(sock: ssl.SSLSocket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        assert chunk, "closed by the broker"
-        data += chunk
-    return data
-
-
 def test_handshake_v0_then_bare_plain_token(cluster: Cluster, certificates: CertificateFiles) -> None:
     """SaslHandshake v0: the SASL exchange goes on in bare size-prefixed tokens, then requests are served."""
     with _tls_socket(cluster, certificates) as sock:
         sock.sendall(_request(17, 0, 1, struct.pack(">h", 5) + b"PLAIN"))
-        handshake = _frame(sock)
+        handshake = recv_frame(sock)
         assert struct.unpack_from(">ih", handshake) == (1, 0)  # correlation id, error NONE
         token = b"\0carol\0carol-secret"
         sock.sendall(struct.pack(">i", len(token)) + token)
-        assert _frame(sock) == b""  # PLAIN's empty server token
+        assert recv_frame(sock) == b""  # PLAIN's empty server token
         sock.sendall(_request(3, 1, 2, struct.pack(">i", -1)))  # Metadata v1, all topics
-        assert struct.unpack_from(">i", _frame(sock))[0] == 2
+        assert struct.unpack_from(">i", recv_frame(sock))[0] == 2
 
 
 @pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed (Debian/Ubuntu: apt-get install kcat)")
