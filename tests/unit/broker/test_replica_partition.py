@@ -470,7 +470,9 @@ def test_a_leader_after_an_unclean_election_reports_recovered_with_its_first_isr
     learns RECOVERED from the new leader's next AlterPartition, here the first follower caught up joining."""
     config = PartitionConfig(min_insync_replicas=1, replica_lag_time_max_ms=1000)
     unclean = PartitionMetadata((0, 1, 2), (0,), 0, 6, 8, LeaderRecoveryState.RECOVERING)
-    transition = make_leader("t-0", 0, 10, unclean, 10, 4, config, now_ms=0)
+    with capture_logs() as events:
+        transition = make_leader("t-0", 0, 10, unclean, 10, 4, config, now_ms=0)
+    assert events[0]["event"] == "become_leader" and events[0]["leader_recovery_state"] == "RECOVERING"
     assert transition.effects == (StopFetching(), AssignEpochStartOffset(6, 10))
     state = transition.state
     assert isinstance(state, Leader) and state.high_watermark == 10

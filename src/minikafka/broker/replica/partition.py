@@ -743,4 +743,5 @@ def _log_role(event: str, label: str, metadata: PartitionMetadata, leader_epoch_
         partition_epoch=metadata.partition_epoch,
         isr=sorted(metadata.isr),
         leader_epoch_start_offset=leader_epoch_start_offset,
+        leader_recovery_state=metadata.leader_recovery_state.name,  # a leader taking RECOVERING holds it RECOVERED
     )
