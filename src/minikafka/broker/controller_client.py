@@ -34,9 +34,10 @@ class ControllerClient:
             self._stubs[address] = controller_pb2_grpc.ControllerStub(channel)
         return self._stubs[address]
 
-    async def call(self, method: str, request: Any) -> Any | None:
+    async def call(self, method: str, request: Any, deadline: float | None = None) -> Any | None:
         """The active controller's answer, or None when no controller answered (the caller retries). Each
-        controller is asked at most once; one that names the active controller sends the request there next."""
+        controller is asked at most once; one that names the active controller sends the request there next. No
+        call outlasts `deadline` (time.monotonic()) by more than a moment."""
         candidates = ([self._active] if self._active else []) + [c for c in self._controllers if c != self._active]
         asked: set[str] = set()
         while candidates:
@@ -44,8 +45,11 @@ class ControllerClient:
             if address in asked:
                 continue
             asked.add(address)
+            timeout_s = self.timeout_s if deadline is None else min(self.timeout_s, deadline - time.monotonic())
+            if timeout_s <= 0:
+                return None  # out of time, not out of controllers: the active one stays known
             try:
-                response = await getattr(self._stub(address), method)(request, timeout=self.timeout_s)
+                response = await getattr(self._stub(address), method)(request, timeout=timeout_s)
             except grpc.RpcError:
                 continue
             if response.error_code == ErrorCode.NOT_CONTROLLER:
@@ -63,7 +67,7 @@ class ControllerClient:
         during an election, or none reachable) until `timeout_s` has passed; None if none answered by then."""
         deadline = time.monotonic() + timeout_s
         while True:
-            answer = await self.call(method, request)
+            answer = await self.call(method, request, deadline)
             if answer is not None or time.monotonic() + RETRY_BACKOFF_S >= deadline:
                 return answer
             await asyncio.sleep(RETRY_BACKOFF_S)

@@ -79,10 +79,10 @@ def test_no_controller_within_the_requests_timeout_is_request_timed_out() -> Non
     calls: list[str] = []
     controllers = client({a: [not_controller()] for a in ("c1:9001", "c2:9002", "c3:9003")}, calls)
     service = BrokerService(SimpleNamespace(controller=controllers), "GRPC", None)  # type: ignore[arg-type]
-    request = controller_pb2.ElectLeadersRequest(election_type=0, all_topic_partitions=True, timeout_ms=1)
+    request = controller_pb2.ElectLeadersRequest(election_type=0, all_topic_partitions=True, timeout_ms=1000)
     answer = asyncio.run(service.ElectLeaders(request, None))
     assert (answer.error_code, answer.error_message) == (ErrorCode.REQUEST_TIMED_OUT, "no controller answered")
-    assert calls == ["c1:9001", "c2:9002", "c3:9003"]  # asked each once: the timeout had passed
+    assert calls[:4] == ["c1:9001", "c2:9002", "c3:9003", "c1:9001"]  # asked again, round after round
 
 
 def test_the_controllers_per_partition_errors_come_back_unchanged() -> None:
