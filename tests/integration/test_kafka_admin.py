@@ -1,15 +1,19 @@
 """Kafka's admin APIs through the brokers' Kafka listeners, driven by confluent_kafka.admin.AdminClient
 (librdkafka) against a 3+3 cluster of real processes: CreateTopics, DeleteTopics, DescribeConfigs,
-DescribeCluster (forwarded to the active controller or answered from the broker's image), and Metadata's topic
-auto-creation (auto.create.topics.enable)."""
+DescribeCluster, ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments (forwarded to the active
+controller or answered from the broker's image), and Metadata's topic auto-creation (auto.create.topics.enable)."""
 
 from __future__ import annotations
 
+import asyncio
+import datetime
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from cluster_fixtures import eventually, running_cluster
 
+from minikafka.common.errors import ErrorCode
 from minikafka.deploy.local_cluster import Cluster
 
 pytestmark = pytest.mark.integration
@@ -98,3 +102,57 @@ def test_create_partitions_grows_a_topic_that_then_takes_records_on_them(cluster
     offsets: list[object] = []
     producer.produce("growing", b"v", partition=2, on_delivery=lambda e, m: offsets.append(e or m.offset()))
     assert producer.flush(30) == 0 and offsets == [0]
+
+
+def test_reassignment_and_preferred_election_through_the_kafka_listener(cluster: Cluster) -> None:
+    """AlterPartitionReassignments and ListPartitionReassignments (as Kafka's tools send them) and confluent-kafka's
+    elect_leaders reach the active controller through a broker: reordering the replicas makes 2 preferred, and the
+    preferred election moves leadership to it."""
+    from kio.schema.alter_partition_reassignments.v0 import request as alter
+    from kio.schema.list_partition_reassignments.v0 import request as listing
+
+    from minikafka.client.kafka_wire_client import KafkaWireClient
+
+    admin = _admin(cluster)
+    admin.create_topics([admin_module.NewTopic("elect-me", num_partitions=1, replica_assignment=[[1, 2, 3]])])[
+        "elect-me"
+    ].result(30)
+    partition = lambda: admin.list_topics("elect-me", timeout=10).topics["elect-me"].partitions[0]  # noqa: E731
+    eventually(lambda: partition().leader == 1 and len(partition().isrs) == 3, 20, "broker 1 leading a full ISR")
+
+    async def send(body: object) -> Any:
+        client = KafkaWireClient(cluster.kafka_bootstrap_servers.split(","))
+        try:
+            return await client.any_broker(body)
+        finally:
+            await client.close()
+
+    def reassign(replicas: tuple[int, ...] | None, topic: str = "elect-me") -> object:
+        body = alter.AlterPartitionReassignmentsRequest(
+            timeout=datetime.timedelta(seconds=30),
+            topics=(
+                alter.ReassignableTopic(
+                    name=topic, partitions=(alter.ReassignablePartition(partition_index=0, replicas=replicas),)
+                ),
+            ),
+        )
+        return asyncio.run(send(body)).responses[0].partitions[0].error_code.value
+
+    def in_progress() -> object:
+        body = listing.ListPartitionReassignmentsRequest(timeout=datetime.timedelta(seconds=30), topics=None)
+        response = asyncio.run(send(body))
+        assert response.error_code.value == 0
+        return [(t.name, p.partition_index) for t in response.topics for p in t.partitions]
+
+    assert reassign((2, 1, 3)) == 0
+    eventually(lambda: partition().replicas == [2, 1, 3], 20, "replicas reordered")
+    assert ("elect-me", 0) not in in_progress()
+    assert reassign(None) == ErrorCode.NO_REASSIGNMENT_IN_PROGRESS
+    assert reassign((1, 2), topic="no-such-topic") == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+    elect = admin.elect_leaders(confluent_kafka.ElectionType.PREFERRED, [confluent_kafka.TopicPartition("elect-me", 0)])
+    assert list(elect.result(30).values()) == [None]
+    eventually(lambda: partition().leader == 2, 20, "the preferred replica leading")
+    again = admin.elect_leaders(confluent_kafka.ElectionType.PREFERRED, [confluent_kafka.TopicPartition("elect-me", 0)])
+    [error] = again.result(30).values()
+    assert error.code() == confluent_kafka.KafkaError.ELECTION_NOT_NEEDED

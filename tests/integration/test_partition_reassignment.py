@@ -1,7 +1,7 @@
 """Moving a partition off a dead broker (KIP-455): 4 brokers, orders-0 on 1, 2, 3 under acks=all load; 3 is
-killed; `minikafka reassign-partitions` moves the partition to 1, 2, 4. It completes once 4 is in the ISR (leader
-epoch bumped), broker 3 deletes its stray log when it returns, no acknowledged record is lost, and broker 4's log
-matches the leader's."""
+killed; `minikafka reassign-partitions`, given only brokers as Kafka's tool is, moves the partition to 1, 2, 4. It
+completes once 4 is in the ISR (leader epoch bumped), broker 3 deletes its stray log when it returns, no
+acknowledged record is lost, and broker 4's log matches the leader's."""
 
 from __future__ import annotations
 
@@ -40,11 +40,11 @@ def batches_below(data_dir: Path, end: int) -> list[tuple[int, int, int]]:
 
 def test_partition_moved_off_a_dead_broker(tmp_path: Path) -> None:
     with running_cluster(tmp_path / "run", brokers=4, **SETTINGS) as cluster:
-        where = [
+        # As Kafka's tools: only brokers, which forward the requests to the active controller.
+        where = ["--bootstrap-server", ",".join(cluster.bootstrap_servers)]
+        only_controllers = [
             "--bootstrap-controller",
             ",".join(cluster.bootstrap_controllers),
-            "--bootstrap-server",
-            ",".join(cluster.bootstrap_servers),
             "--command-config",  # the controllers' listener is mutual TLS
             str(cluster.admin_client_properties),
         ]
@@ -67,16 +67,16 @@ def test_partition_moved_off_a_dead_broker(tmp_path: Path) -> None:
             assert started.returncode == 0, started.stderr
             assert "Successfully started partition reassignment(s) for orders-0" in started.stdout
 
-            def verified() -> bool:
-                # Only the controller is given: --verify finds the brokers through it, as --execute needs no broker.
-                only_controllers = [*where[:2], *where[-2:]]
+            def verified(connection: list[str]) -> bool:
                 out = minikafka(
-                    "reassign-partitions", "--reassignment-json-file", str(plan), "--verify", "--json",
-                    *only_controllers,
-                )  # fmt: skip
+                    "reassign-partitions", "--reassignment-json-file", str(plan), "--verify", "--json", *connection
+                )
+                assert out.returncode == 0, out.stderr
                 return json.loads(out.stdout)["partitions"][0]["status"] == "complete"
 
-            eventually(verified, 60, "--verify reporting the reassignment complete")
+            eventually(lambda: verified(where), 60, "--verify reporting the reassignment complete")
+            # With only controllers, --verify finds the brokers through them.
+            assert verified(only_controllers)
             after = admin.describe_topics(["orders"])[0].partitions[0]
             assert after.replicas == [1, 2, 4] and set(after.isr) == {1, 2, 4}
             assert after.leader_epoch > before.leader_epoch
@@ -84,6 +84,11 @@ def test_partition_moved_off_a_dead_broker(tmp_path: Path) -> None:
             eventually(lambda: len(acked) > acked_before + 100, 20, "writes acknowledged after the move")
         listed = minikafka("reassign-partitions", "--list", "--json", *where)
         assert json.loads(listed.stdout) == {"reassignments": []}
+        elected = minikafka(
+            "leader-election", "--election-type", "preferred", "--topic", "orders", "--partition", "0", "--json", *where
+        )
+        assert elected.returncode == 0, elected.stderr
+        assert json.loads(elected.stdout)["elected"] + json.loads(elected.stdout)["not_needed"] == ["orders-0"]
 
         Faults(cluster).start(3)
         log3 = cluster.node(3).events_path

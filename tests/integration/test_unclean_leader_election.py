@@ -1,6 +1,7 @@
 """Unclean leader election: RF 2, min ISR 1; the ISR shrinks to {1} while 2 is down; then 1 is killed and its disk
 wiped, and 2 restarts. With unclean election off the partition stays leaderless (1 is in its ELR);
-`minikafka leader-election --election-type unclean` elects 2, RECOVERING, and the writes only 1 had are gone.
+`minikafka leader-election --election-type unclean` elects 2, RECOVERING, and the writes only 1 had are gone; the
+partition is RECOVERED once 1 returns and joins the ISR (2's first ISR change), not before.
 `analyze` charges exactly those to the election (UncleanElectionLoss), not to the protocol."""
 
 from __future__ import annotations
@@ -100,6 +101,22 @@ def test_unclean_election_elects_the_out_of_sync_replica_only_when_asked(tmp_pat
         assert all(read.get(offset) == value for offset, value, _ in both)  # what 2 had is kept
         lost = [offset for offset, value, _ in only_1 if read.get(offset) != value]
         assert lost == [offset for offset, _, _ in only_1]  # what only 1 had is what the unclean election cost
+
+        # The new leader sends no AlterPartition just to say RECOVERED: the controller learns it with the leader's
+        # next ISR change, here 1 (its disk wiped) returning and catching up.
+        Faults(cluster).start(1)
+        isr = lambda: sorted(admin.describe_topics(["orders"])[0].partitions[0].isr)  # noqa: E731
+        eventually(lambda: isr() == [1, 2], 30, "1 back in the ISR")
+        changes = [
+            json.loads(line)
+            for c in cluster.controllers
+            for line in c.events_path.read_text().splitlines()
+            if json.loads(line)["event"] == "partition_changed" and json.loads(line)["topic"] == "orders"
+        ]
+        after = [e for e in changes if e["leader_epoch"] >= elections[0]["leader_epoch"]]
+        recovered = [e for e in after if e["leader_recovery_state"] == "RECOVERED"]
+        assert recovered and all(sorted(e["isr"]) == [1, 2] for e in recovered)
+        assert all(e["leader_recovery_state"] == "RECOVERING" for e in after if e["isr"] == [2])
 
     out = cluster.run_dir / "report"
     out.mkdir()

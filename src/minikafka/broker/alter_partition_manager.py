@@ -95,6 +95,7 @@ class AlterPartitionManager:
             partition_index=target.tp.partition,
             leader_epoch=proposal.leader_epoch,
             partition_epoch=proposal.partition_epoch,
+            leader_recovery_state=int(proposal.leader_recovery_state),
         )
         for state in proposal.new_isr_with_epochs:
             entry.new_isr_with_epochs.add(broker_id=state.broker_id, broker_epoch=state.broker_epoch)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 import grpc
@@ -11,10 +13,14 @@ from minikafka.common.errors import ErrorCode
 from minikafka.common.grpc_support import insecure_channel
 from minikafka.pb import controller_pb2_grpc
 
+RETRY_BACKOFF_S = 0.1
+NO_CONTROLLER = "no controller answered"
+
 
 class ControllerClient:
     def __init__(self, config: BrokerConfig) -> None:
         self.timeout_s = min(config.request_timeout_ms / 1000, 2.0)
+        self.request_timeout_s = config.request_timeout_ms / 1000  # a forwarded request that gives no timeout
         self._tls = config.inter_node_tls
         self._controllers = [f"{host}:{port}" for host, port in config.voters.values()]
         self._stubs: dict[str, controller_pb2_grpc.ControllerStub] = {}
@@ -28,22 +34,57 @@ class ControllerClient:
             self._stubs[address] = controller_pb2_grpc.ControllerStub(channel)
         return self._stubs[address]
 
-    async def call(self, method: str, request: Any) -> Any | None:
-        """The active controller's answer, or None when no controller answered (the caller retries)."""
+    async def call(self, method: str, request: Any, deadline: float | None = None) -> Any | None:
+        """The active controller's answer, or None when no controller answered (the caller retries). Each
+        controller is asked at most once; one that names the active controller sends the request there next. No
+        call outlasts `deadline` (time.monotonic()) by more than a moment."""
         candidates = ([self._active] if self._active else []) + [c for c in self._controllers if c != self._active]
-        for address in candidates:
+        asked: set[str] = set()
+        while candidates:
+            address = candidates.pop(0)
+            if address in asked:
+                continue
+            asked.add(address)
+            timeout_s = self.timeout_s if deadline is None else min(self.timeout_s, deadline - time.monotonic())
+            if timeout_s <= 0:
+                return None  # out of time, not out of controllers: the active one stays known
             try:
-                response = await getattr(self._stub(address), method)(request, timeout=self.timeout_s)
+                response = await getattr(self._stub(address), method)(request, timeout=timeout_s)
             except grpc.RpcError:
                 continue
             if response.error_code == ErrorCode.NOT_CONTROLLER:
                 if response.current_leader.leader_address:
                     self._active = response.current_leader.leader_address
+                    candidates.insert(0, self._active)
                 continue
             self._active = address
             return response
         self._active = None
         return None
+
+    async def call_within(self, method: str, request: Any, timeout_s: float) -> Any | None:
+        """The active controller's answer, asked again while none answers (NOT_CONTROLLER from every controller
+        during an election, or none reachable) until `timeout_s` has passed; None if none answered by then."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            answer = await self.call(method, request, deadline)
+            if answer is not None or time.monotonic() + RETRY_BACKOFF_S >= deadline:
+                return answer
+            await asyncio.sleep(RETRY_BACKOFF_S)
+
+    async def call_forwarded(self, method: str, request: Any) -> Any | None:
+        """A client's request (one with a `timeout_ms`) forwarded within its own timeout: the active controller's
+        answer, or None when none answered in time."""
+        timeout_s = request.timeout_ms / 1000 if request.timeout_ms > 0 else self.request_timeout_s
+        return await self.call_within(method, request, timeout_s)
+
+    async def forward(self, method: str, request: Any, response_type: type) -> Any:
+        """A client's request forwarded as it is: the controller's answer, or REQUEST_TIMED_OUT (retriable) when none
+        answered in time."""
+        answer = await self.call_forwarded(method, request)
+        if answer is None:
+            return response_type(error_code=ErrorCode.REQUEST_TIMED_OUT, error_message=NO_CONTROLLER)
+        return answer
 
     async def close(self) -> None:
         for channel in self._channels:

@@ -215,7 +215,12 @@ class ReplicaManager:
             except KafkaError:
                 continue  # its log dir is offline (the failure channel has the news): no replica here to serve
             metadata = PartitionMetadata(
-                partition.replicas, partition.isr, partition.leader, partition.leader_epoch, partition.partition_epoch
+                partition.replicas,
+                partition.isr,
+                partition.leader,
+                partition.leader_epoch,
+                partition.partition_epoch,
+                partition.leader_recovery_state,
             )
             config = PartitionConfig(
                 self.min_insync_replicas(tp.topic), self.config.replica_lag_time_max_ms, delta.image.elr_enabled

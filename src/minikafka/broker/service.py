@@ -29,7 +29,7 @@ from minikafka.broker.replica_manager import FetchPartitionResult, ReplicaManage
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.kraft_controller.metadata.image import MetadataImage, TopicImage
-from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, fault_pb2, fault_pb2_grpc
+from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, controller_pb2, fault_pb2, fault_pb2_grpc
 
 
 class BrokerService(broker_pb2_grpc.BrokerServicer):
@@ -328,6 +328,27 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                     end_offset=found.offset if found.error == ErrorCode.NONE else -1,
                 )
         return response
+
+    # ---- partition administration, forwarded to the active controller ----
+
+    async def ElectLeaders(
+        self, request: controller_pb2.ElectLeadersRequest, context: Any
+    ) -> controller_pb2.ElectLeadersResponse:
+        return await self.manager.controller.forward("ElectLeaders", request, controller_pb2.ElectLeadersResponse)
+
+    async def AlterPartitionReassignments(
+        self, request: controller_pb2.AlterPartitionReassignmentsRequest, context: Any
+    ) -> controller_pb2.AlterPartitionReassignmentsResponse:
+        return await self.manager.controller.forward(
+            "AlterPartitionReassignments", request, controller_pb2.AlterPartitionReassignmentsResponse
+        )
+
+    async def ListPartitionReassignments(
+        self, request: controller_pb2.ListPartitionReassignmentsRequest, context: Any
+    ) -> controller_pb2.ListPartitionReassignmentsResponse:
+        return await self.manager.controller.forward(
+            "ListPartitionReassignments", request, controller_pb2.ListPartitionReassignmentsResponse
+        )
 
 
 def _leader_of(replica: object) -> common_pb2.LeaderIdAndEpoch:

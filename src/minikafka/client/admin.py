@@ -1,7 +1,8 @@
 """The admin client: topics through the active controller, cluster and quorum descriptions.
 
 Requests that only the active controller answers are sent to any known controller and follow its
-NOT_CONTROLLER redirect (`current_leader`), as Kafka's admin client does; unreachable nodes are skipped.
+NOT_CONTROLLER redirect (`current_leader`), as Kafka's admin client does; unreachable nodes are skipped. Partition
+administration (leader elections, reassignments) can also go to any broker, which forwards it to the controller.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from minikafka.common.tls import TlsFiles
 from minikafka.pb import broker_pb2, broker_pb2_grpc, controller_pb2, controller_pb2_grpc
 
 R = TypeVar("R")
+FORWARDING_MARGIN_S = 2.0  # a broker gives up on the controller at the request's timeout, then answers
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,29 @@ class AdminClient:
             ErrorCode.NOT_CONTROLLER, f"no active controller within {self.timeout_s:.0f}s ({last_problem})"
         )
 
+    def _call_partition_admin(self, method: str, request: Any) -> Any:
+        """Partition administration: to the active controller when controllers are given, else to any broker, which
+        forwards it there (as Kafka's tools need only --bootstrap-server). Whole-request errors raise."""
+        if self.controllers or not self.servers:
+            response = self._call_active_controller(lambda stub: getattr(stub, method)(request, timeout=self.timeout_s))
+        else:
+            response = self._call_any_broker(method, request)
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return response
+
+    def _call_any_broker(self, method: str, request: Any) -> Any:
+        """The first broker that answers; it waits up to the request's timeout for the controller, so the call's
+        deadline leaves it room to say REQUEST_TIMED_OUT itself."""
+        problems = []
+        for address in self.servers:
+            stub = broker_pb2_grpc.BrokerStub(self._channel(address, controller=False))
+            try:
+                return getattr(stub, method)(request, timeout=self.timeout_s + FORWARDING_MARGIN_S)
+            except grpc.RpcError as error:
+                problems.append(f"{address}: {error.code().name}")  # type: ignore[attr-defined]
+        raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"no broker reachable ({'; '.join(problems)})")
+
     def create_topic(
         self,
         name: str,
@@ -227,9 +252,7 @@ class AdminClient:
         )
         for topic, partition in partitions or ():
             request.topic_partitions.add(topic=topic, partitions=[partition])
-        response = self._call_active_controller(lambda stub: stub.ElectLeaders(request, timeout=self.timeout_s))
-        if response.error_code != ErrorCode.NONE:
-            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        response = self._call_partition_admin("ElectLeaders", request)
         return [
             (topic.topic, p.partition_id, ErrorCode.of(p.error_code), p.error_message)
             for topic in response.replica_election_results
@@ -248,11 +271,7 @@ class AdminClient:
             entry = topics[topic].partitions.add(partition_index=partition)
             if replicas is not None:
                 entry.replicas.broker_ids.extend(replicas)
-        response = self._call_active_controller(
-            lambda stub: stub.AlterPartitionReassignments(request, timeout=self.timeout_s)
-        )
-        if response.error_code != ErrorCode.NONE:
-            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        response = self._call_partition_admin("AlterPartitionReassignments", request)
         return [
             (topic.name, p.partition_index, ErrorCode.of(p.error_code), p.error_message)
             for topic in response.responses
@@ -262,11 +281,7 @@ class AdminClient:
     def list_partition_reassignments(self) -> dict[tuple[str, int], dict[str, list[int]]]:
         """Reassignments in progress: {(topic, partition): {"replicas", "adding_replicas", "removing_replicas"}}."""
         request = controller_pb2.ListPartitionReassignmentsRequest(timeout_ms=int(self.timeout_s * 1000))
-        response = self._call_active_controller(
-            lambda stub: stub.ListPartitionReassignments(request, timeout=self.timeout_s)
-        )
-        if response.error_code != ErrorCode.NONE:
-            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        response = self._call_partition_admin("ListPartitionReassignments", request)
         return {
             (topic.name, p.partition_index): {
                 "replicas": list(p.replicas),

@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from minikafka.pb import broker_pb2 as minikafka_dot_pb_dot_broker__pb2
+from minikafka.pb import controller_pb2 as minikafka_dot_pb_dot_controller__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -74,6 +75,21 @@ class BrokerStub:
                 request_serializer=minikafka_dot_pb_dot_broker__pb2.FetchRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_broker__pb2.FetchResponse.FromString,
                 _registered_method=True)
+        self.ElectLeaders = channel.unary_unary(
+                '/minikafka.Broker/ElectLeaders',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.ElectLeadersRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.ElectLeadersResponse.FromString,
+                _registered_method=True)
+        self.AlterPartitionReassignments = channel.unary_unary(
+                '/minikafka.Broker/AlterPartitionReassignments',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.AlterPartitionReassignmentsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.AlterPartitionReassignmentsResponse.FromString,
+                _registered_method=True)
+        self.ListPartitionReassignments = channel.unary_unary(
+                '/minikafka.Broker/ListPartitionReassignments',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsResponse.FromString,
+                _registered_method=True)
 
 
 class BrokerServicer:
@@ -130,6 +146,26 @@ class BrokerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ElectLeaders(self, request, context):
+        """Partition administration only the active controller answers: the broker forwards each request to it and
+        returns its answer (REQUEST_TIMED_OUT when no controller answered in time), so a client needs only brokers.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterPartitionReassignments(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListPartitionReassignments(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BrokerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -172,6 +208,21 @@ def add_BrokerServicer_to_server(servicer, server):
                     servicer.FetchStream,
                     request_deserializer=minikafka_dot_pb_dot_broker__pb2.FetchRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_broker__pb2.FetchResponse.SerializeToString,
+            ),
+            'ElectLeaders': grpc.unary_unary_rpc_method_handler(
+                    servicer.ElectLeaders,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.ElectLeadersRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.ElectLeadersResponse.SerializeToString,
+            ),
+            'AlterPartitionReassignments': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterPartitionReassignments,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.AlterPartitionReassignmentsRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.AlterPartitionReassignmentsResponse.SerializeToString,
+            ),
+            'ListPartitionReassignments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListPartitionReassignments,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -390,6 +441,87 @@ class Broker:
             '/minikafka.Broker/FetchStream',
             minikafka_dot_pb_dot_broker__pb2.FetchRequest.SerializeToString,
             minikafka_dot_pb_dot_broker__pb2.FetchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ElectLeaders(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Broker/ElectLeaders',
+            minikafka_dot_pb_dot_controller__pb2.ElectLeadersRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.ElectLeadersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterPartitionReassignments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Broker/AlterPartitionReassignments',
+            minikafka_dot_pb_dot_controller__pb2.AlterPartitionReassignmentsRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.AlterPartitionReassignmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListPartitionReassignments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Broker/ListPartitionReassignments',
+            minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsResponse.FromString,
             options,
             channel_credentials,
             insecure,

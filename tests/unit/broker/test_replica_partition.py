@@ -28,6 +28,7 @@ from minikafka.broker.replica.partition import (
     make_leader,
 )
 from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.metadata.records import LeaderRecoveryState
 
 CONFIG = PartitionConfig(min_insync_replicas=2, replica_lag_time_max_ms=1000)
 EPOCHS = {0: 10, 1: 11, 2: 12}  # what the metadata shows for each broker
@@ -462,3 +463,21 @@ def test_out_of_range_recovery_starts_over_behind_the_log_start_and_cuts_back_ah
     assert follower.out_of_range_recovery(10, 50, 80) == OutOfRangeRecovery(start_at=50)
     assert follower.out_of_range_recovery(90, 0, 80) == OutOfRangeRecovery(truncate_to=80)
     assert follower.out_of_range_recovery(60, 50, 80) is None  # within the leader's range now: fetch again
+
+
+def test_a_leader_after_an_unclean_election_reports_recovered_with_its_first_isr_change_and_not_before() -> None:
+    """Kafka's makeLeader marks a RECOVERING partition RECOVERED locally and sends nothing for that: the controller
+    learns RECOVERED from the new leader's next AlterPartition, here the first follower caught up joining."""
+    config = PartitionConfig(min_insync_replicas=1, replica_lag_time_max_ms=1000)
+    unclean = PartitionMetadata((0, 1, 2), (0,), 0, 6, 8, LeaderRecoveryState.RECOVERING)
+    with capture_logs() as events:
+        transition = make_leader("t-0", 0, 10, unclean, 10, 4, config, now_ms=0)
+    assert events[0]["event"] == "become_leader" and events[0]["leader_recovery_state"] == "RECOVERING"
+    assert transition.effects == (StopFetching(), AssignEpochStartOffset(6, 10))
+    state = transition.state
+    assert isinstance(state, Leader) and state.high_watermark == 10
+    decision = state.on_follower_fetch(1, EPOCHS[1], 6, 10, EPOCHS, 1)
+    proposal = decision.proposal
+    assert proposal is not None and proposal.isr == {0, 1}
+    assert proposal.leader_recovery_state is LeaderRecoveryState.RECOVERED
+    assert (proposal.leader_epoch, proposal.partition_epoch) == (6, 8)

@@ -39,7 +39,7 @@ async def create_topics(ctx: WireContext, request: Request) -> Any:
         )
         for assignment in topic.assignments:
             entry.assignments.add(partition_index=assignment.partition_index, broker_ids=list(assignment.broker_ids))
-    answer = await ctx.manager.controller.call("CreateTopics", forwarded)
+    answer = await ctx.manager.controller.call_forwarded("CreateTopics", forwarded)
     cls = response_class(CREATE_TOPICS, request.header.api_version)
     entry_cls = sibling(cls, "CreatableTopicResult")
     results = {r.name: r for r in answer.topics} if answer is not None else {}
@@ -74,7 +74,7 @@ async def delete_topics(ctx: WireContext, request: Request) -> Any:
             known = image.topic(state.topic_id) if state.name is None else None
             names.append(state.name if state.name is not None else (known.name if known else str(state.topic_id)))
     forwarded = controller_pb2.DeleteTopicsRequest(topic_names=names, timeout_ms=_timeout_ms(body))
-    answer = await ctx.manager.controller.call("DeleteTopics", forwarded)
+    answer = await ctx.manager.controller.call_forwarded("DeleteTopics", forwarded)
     cls = response_class(DELETE_TOPICS, request.header.api_version)
     entry_cls = sibling(cls, "DeletableTopicResult")
     results = {r.name: r for r in answer.responses} if answer is not None else {}
@@ -94,7 +94,7 @@ async def create_partitions(ctx: WireContext, request: Request) -> Any:
         entry = forwarded.topics.add(name=topic.name, count=topic.count)
         for assignment in topic.assignments or ():
             entry.assignments.add(broker_ids=list(assignment.broker_ids))
-    answer = await ctx.manager.controller.call("CreatePartitions", forwarded)
+    answer = await ctx.manager.controller.call_forwarded("CreatePartitions", forwarded)
     cls = response_class(CREATE_PARTITIONS, request.header.api_version)
     entry_cls = sibling(cls, "CreatePartitionsTopicResult")
     results = {r.name: r for r in answer.results} if answer is not None else {}

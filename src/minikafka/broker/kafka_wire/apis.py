@@ -16,6 +16,7 @@ from minikafka.broker.kafka_wire import (
     list_offsets,
     metadata,
     offset_for_leader_epoch,
+    partition_admin,
     produce,
     sasl_apis,
     scram_credentials,
@@ -40,6 +41,7 @@ HANDLERS: dict[int, Handler] = {
     api_versions.DESCRIBE_CLUSTER: describe.describe_cluster,
     API_VERSIONS_KEY: lambda _ctx, request: api_versions.response(request.header.api_version),
     **group_apis.HANDLERS,
+    **partition_admin.HANDLERS,
     **sasl_apis.HANDLERS,
     **scram_credentials.HANDLERS,
 }

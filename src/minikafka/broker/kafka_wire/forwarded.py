@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from minikafka.broker.controller_client import NO_CONTROLLER
 from minikafka.common.errors import ErrorCode
-
-NO_CONTROLLER = "no controller answered"
 
 
 def forwarded_outcome(answer: Any, result: Any, subject: str = "topic") -> tuple[ErrorCode, str | None]:
@@ -20,3 +19,11 @@ def forwarded_outcome(answer: Any, result: Any, subject: str = "topic") -> tuple
         return ErrorCode.UNKNOWN_SERVER_ERROR, f"the controller did not answer for this {subject}"
     code = ErrorCode.of(result.error_code)
     return code, (result.error_message or None) if code != ErrorCode.NONE else None
+
+
+def forwarded_request_error(answer: Any) -> tuple[ErrorCode, str | None]:
+    """The error of a whole request forwarded to the controller: none answered, or it refused the request."""
+    if answer is None:
+        return ErrorCode.REQUEST_TIMED_OUT, NO_CONTROLLER
+    code = ErrorCode.of(answer.error_code)
+    return code, (answer.error_message or None) if code != ErrorCode.NONE else None

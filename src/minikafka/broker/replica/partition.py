@@ -23,6 +23,7 @@ from minikafka.broker.replica.divergence import EpochEndOffset, FollowerTruncati
 from minikafka.broker.replica.replica_state import ReplicaState
 from minikafka.common.errors import ErrorCode
 from minikafka.common.evolve import evolve
+from minikafka.kraft_controller.metadata.records import LeaderRecoveryState
 
 ACKS_ALL = -1
 
@@ -66,6 +67,8 @@ class PartitionMetadata:
     leader: int  # -1: no leader
     leader_epoch: int
     partition_epoch: int
+    # RECOVERING after an unclean election until the leader's next committed AlterPartition says RECOVERED.
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,7 @@ class AlterPartitionProposal:
     leader_epoch: int
     partition_epoch: int
     new_isr_with_epochs: tuple[BrokerState, ...]
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
 
     @property
     def isr(self) -> frozenset[int]:
@@ -439,7 +443,9 @@ class Leader:
             return state.broker_epoch if state is not None else UNKNOWN_BROKER_EPOCH
 
         states = tuple(BrokerState(m, epoch_of(m)) for m in sorted(members))
-        return AlterPartitionProposal(self.leader_epoch, self.partition_epoch, states)
+        # A leader holds its partition RECOVERED from the moment it leads (there is no log recovery to wait for), so
+        # every proposal says so; it sends none for that alone: the controller learns it with the next ISR change.
+        return AlterPartitionProposal(self.leader_epoch, self.partition_epoch, states, LeaderRecoveryState.RECOVERED)
 
     # ---- AlterPartition answers ----
 
@@ -737,4 +743,5 @@ def _log_role(event: str, label: str, metadata: PartitionMetadata, leader_epoch_
         partition_epoch=metadata.partition_epoch,
         isr=sorted(metadata.isr),
         leader_epoch_start_offset=leader_epoch_start_offset,
+        leader_recovery_state=metadata.leader_recovery_state.name,  # a leader taking RECOVERING holds it RECOVERED
     )
