@@ -1,6 +1,7 @@
 """Kafka clients on a SASL_SSL Kafka listener of a real broker: TLS with the test CA, SASL/PLAIN users from
 sasl.plain.users and SCRAM credentials set through AlterUserScramCredentials; a wrong password is refused with
-SASL_AUTHENTICATION_FAILED and nothing else is served before authentication."""
+SASL_AUTHENTICATION_FAILED and nothing else is served before authentication. The same broker's gRPC client listener
+is GRPC_SASL_SSL: minikafka's own tools authenticate there with the same credentials."""
 
 from __future__ import annotations
 
@@ -10,14 +11,21 @@ import socket
 import ssl
 import struct
 import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
+import grpc
 import pytest
 from cluster_fixtures import eventually, minikafka, recv_frame, running_cluster
 from tls_fixtures import CertificateFiles, make_certificates, make_client_certificate
 
+from minikafka.common.certificates import ca_certificate_path
+from minikafka.common.grpc_support import sync_channel
+from minikafka.common.tls import TlsFiles
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.local_cluster import Cluster
+from minikafka.pb import broker_pb2, broker_pb2_grpc
 
 pytestmark = [
     pytest.mark.integration,
@@ -40,7 +48,7 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> CertificateFiles:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory, certificates: CertificateFiles) -> Iterator[Cluster]:
     overrides = {
-        "listener.security.protocol.map": "PLAINTEXT:SASL_SSL,GRPC:GRPC,BROKER:GRPC,CONTROLLER:GRPC",
+        "listener.security.protocol.map": "PLAINTEXT:SASL_SSL,GRPC:GRPC_SASL_SSL,BROKER:GRPC,CONTROLLER:GRPC",
         "ssl.keystore.location": str(certificates.keystore),
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
         "sasl.plain.users": "carol:carol-secret",
@@ -353,3 +361,56 @@ async def test_ssl_client_auth_required(certificates: CertificateFiles) -> None:
         assert await exchange(known) == b"ping"
     finally:
         server.close()
+
+
+# ---- the gRPC client API on a GRPC_SASL_SSL listener (minikafka's own tools) ----
+
+
+def _grpc_tool(cluster: Cluster, properties: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    where = ["--bootstrap-server", cluster.bootstrap_servers[0], "--command-config", str(properties)]
+    command = [sys.executable, "-m", "minikafka.cli", *args, *where]
+    return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=120, check=False)
+
+
+def _grpc_client_properties(cluster: Cluster, path: Path, password: str) -> Path:
+    """librdkafka's names, with the run's CA: the listener shows the broker's certificate from RUN/certs."""
+    path.write_text(
+        f"security.protocol=SASL_SSL\nssl.ca.location={ca_certificate_path(cluster.certs_dir)}\n"
+        f"sasl.mechanism=SCRAM-SHA-512\nsasl.username=alice\nsasl.password={password}\n"
+    )
+    return path
+
+
+def test_grpc_client_api_with_scram_sha_512(cluster: Cluster, alice: str, tmp_path: Path) -> None:
+    good = _grpc_client_properties(cluster, tmp_path / "alice.properties", "alice-secret")
+    lines = [f"grpc-{i}" for i in range(10)]
+    produced = _grpc_tool(cluster, good, "produce", TOPIC, "--acks", "all", stdin="\n".join(lines) + "\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = _grpc_tool(cluster, good, "consume", TOPIC, "--from-beginning", "--timeout-ms", "5000", "--json")
+    assert consumed.returncode == 0, consumed.stderr
+    values = [json.loads(line).get("value") for line in consumed.stdout.splitlines()]
+    assert [v for v in values if v and v.startswith("grpc-")] == lines
+    described = _grpc_tool(cluster, good, "topics", "describe", TOPIC, "--json")  # an admin tool's blocking channel
+    assert described.returncode == 0 and json.loads(described.stdout)["topics"][0]["name"] == TOPIC, described.stderr
+
+    wrong_password = _grpc_client_properties(cluster, tmp_path / "w.properties", "wrong")
+    wrong = _grpc_tool(cluster, wrong_password, "produce", TOPIC, stdin="refused\n")
+    assert wrong.returncode != 0
+    expected = f"minikafka produce: error: SASL_AUTHENTICATION_FAILED (58): {SCRAM_FAILED}"
+    assert wrong.stderr.splitlines() == [expected], wrong.stderr  # one line, no traceback
+
+
+def test_grpc_client_api_refuses_a_call_without_a_session(cluster: Cluster) -> None:
+    tls = TlsFiles(ca_certificate_path(cluster.certs_dir))
+    with sync_channel(cluster.bootstrap_servers[0], tls) as channel, pytest.raises(grpc.RpcError) as refused:
+        broker_pb2_grpc.BrokerStub(channel).Metadata(broker_pb2.MetadataRequest(), timeout=10)
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert refused.value.details().startswith("SASL_AUTHENTICATION_FAILED (58): no SASL session")
+
+    def refusals() -> list[dict]:
+        lines = (cluster.run_dir / "logs" / "broker-1.jsonl").read_text().splitlines()
+        return [json.loads(line) for line in lines if '"grpc_sasl_call_refused"' in line]
+
+    refused_events = eventually(refusals, 10, "the grpc_sasl_call_refused event")
+    assert refused_events[0]["method"] == "/minikafka.Broker/Metadata"
+    assert refused_events[0]["error"] == "SASL_AUTHENTICATION_FAILED"
