@@ -76,7 +76,9 @@ class BrokerConfig(NodeConfig):
     ssl_keystore_location: str = config_key(
         "ssl.keystore.location",
         "",
-        "PEM file holding the private key and certificate chain of the SSL and SASL_SSL Kafka listeners.",
+        "PEM file holding the private key and certificate chain of the SSL and SASL_SSL Kafka listeners; empty: the "
+        "node's own certificate and key (minikafka.node.ssl.certificate.location, minikafka.node.ssl.key.location, "
+        "which cluster up issues from the run's CA).",
     )
     ssl_key_password: str = config_key(
         "ssl.key.password", "", "Password of the private key in ssl.keystore.location; empty: not encrypted."
@@ -335,9 +337,11 @@ class BrokerConfig(NodeConfig):
     def _validate_listener_security(self, protocols: Mapping[str, str]) -> None:
         used = {protocols.get(listener.name) for listener in self.bound_listeners}
         tls = sorted(used & set(TLS_PROTOCOLS))
-        if tls and not self.ssl_keystore_location:
+        if tls and not self.ssl_keystore_location and not self.node_tls:
             raise ConfigError(
-                f"missing value for 'ssl.keystore.location': listeners use {', '.join(tls)}", "ssl.keystore.location"
+                f"missing value for 'ssl.keystore.location': listeners use {', '.join(tls)} and the node has no "
+                "certificate (minikafka.node.ssl.certificate.location) to default to",
+                "ssl.keystore.location",
             )
         if tls and self.ssl_client_auth != "none" and not self.ssl_truststore_location:
             raise ConfigError(
