@@ -172,14 +172,20 @@ class _UnaryInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
 class _StreamInterceptor(grpc.aio.StreamStreamClientInterceptor):
     def __init__(self, session: SaslChannelSession) -> None:
         self.session = session
+        self._checks: set[asyncio.Future[None]] = set()  # held until done: the loop keeps only weak references
 
     async def intercept_stream_stream(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
         if _method(client_call_details) == SASL_AUTHENTICATE_METHOD:
             return await continuation(client_call_details, request_iterator)
         token = await self.session.token()
         call = await continuation(self.session.details(client_call_details, token), request_iterator)
-        call.add_done_callback(lambda done: asyncio.ensure_future(self._after(done, token)))
+        call.add_done_callback(lambda done: self._check_after(done, token))
         return call
+
+    def _check_after(self, call: Any, token: str) -> None:
+        check = asyncio.ensure_future(self._after(call, token))
+        self._checks.add(check)
+        check.add_done_callback(self._checks.discard)
 
     async def _after(self, call: Any, token: str) -> None:
         """A stream refused as unauthenticated: the next call authenticates again."""

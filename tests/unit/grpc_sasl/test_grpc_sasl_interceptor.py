@@ -99,7 +99,25 @@ async def test_scram_sha_512_then_unary_and_stream_calls(broker: tuple[str, Any]
     ]
     sasl._sessions.clear()  # as a restarted broker: the next unary call authenticates again and succeeds
     assert (await stub.Metadata(broker_pb2.MetadataRequest(), timeout=5)).cluster_id == "c"
+    sasl._sessions.clear()  # a refused stream fails (its caller retries), and a later one authenticates again
+    refused = stub.ProduceStream(timeout=5)
+    with pytest.raises(grpc.aio.AioRpcError, match="unknown SASL session"):
+        await refused.read()
+    assert await _stream_answers(stub) == 7
     await channel.close()
+
+
+async def _stream_answers(stub: broker_pb2_grpc.BrokerStub) -> int:
+    """A ProduceStream round trip, retried as the producer retries a failed stream, until a deadline."""
+    deadline = asyncio.get_running_loop().time() + 10
+    while True:
+        stream = stub.ProduceStream(timeout=5)
+        try:
+            await stream.write(broker_pb2.ProduceRequest(timeout_ms=7))
+            return (await stream.read()).throttle_time_ms
+        except grpc.aio.AioRpcError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
 
 
 async def test_wrong_password_is_sasl_authentication_failed(broker: tuple[str, Any]) -> None:

@@ -89,7 +89,7 @@ class GrpcSaslAuthenticator:
                 answer = sasl_authenticator.handshake(
                     state, request.handshake.mechanism, self.settings.mechanisms, 1, self.settings.scram_nonce_suffix_ok
                 )
-                yield broker_pb2.SaslResponse(
+                response = broker_pb2.SaslResponse(
                     handshake=broker_pb2.SaslHandshakeResponse(
                         error_code=answer.error, mechanisms=list(self.settings.mechanisms)
                     )
@@ -98,9 +98,15 @@ class GrpcSaslAuthenticator:
                 answer = sasl_authenticator.authenticate(
                     state, request.authenticate.auth_bytes, self.credentials, secrets.token_urlsafe(18)
                 )
-                yield self._authenticate_response(answer, context, state.mechanism)
+                response = self._authenticate_response(answer, context, state.mechanism)
+            if answer.close_reason is not None:  # logged before the client can see the answer
+                self._log_failure(
+                    context, state.mechanism or request.handshake.mechanism, answer.error, answer.close_reason
+                )
+            yield response
             if answer.close_reason is not None:
-                await self._failed(context, state, request.handshake.mechanism, answer)
+                if answer.error is ErrorCode.SASL_AUTHENTICATION_FAILED:  # Kafka delays the close likewise
+                    await asyncio.sleep(self.settings.failed_authentication_delay_ms / 1000)
                 return
             state = answer.session
             if state.phase is Phase.COMPLETE:
@@ -124,13 +130,6 @@ class GrpcSaslAuthenticator:
                 session_lifetime_ms=response.session_lifetime_ms,
             )
         return broker_pb2.SaslResponse(authenticate=response)
-
-    async def _failed(self, context: Any, state: SaslSession, mechanism: str, answer: SaslAnswer) -> None:
-        """An unsupported mechanism or failed authentication was answered: log why, then end the stream (after
-        connection.failed.authentication.delay.ms for a failed authentication, as Kafka delays its close)."""
-        self._log_failure(context, state.mechanism or mechanism, answer.error, answer.close_reason or "")
-        if answer.error is ErrorCode.SASL_AUTHENTICATION_FAILED:
-            await asyncio.sleep(self.settings.failed_authentication_delay_ms / 1000)
 
     async def _abort(self, context: Any, state: SaslSession, reason: str) -> None:
         """A request out of order: Kafka closes the connection unanswered; the stream ends with the reason."""

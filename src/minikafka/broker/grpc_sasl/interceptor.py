@@ -92,6 +92,7 @@ class SaslSessionInterceptor(grpc.aio.ServerInterceptor):
             async def checked() -> AsyncIterator[Any]:
                 async for request in requests:
                     if expires_at_ms is not None and monotonic_ms() >= expires_at_ms:
+                        # Past its expiry the session is refused (expired, or unknown once dropped).
                         await context.abort(grpc.StatusCode.UNAUTHENTICATED, _details(self.check(method, context)))
                     yield request
 
@@ -110,7 +111,6 @@ def _refuse_other_kinds(method: str) -> grpc.RpcMethodHandler:
     return grpc.unary_unary_rpc_method_handler(refused)
 
 
-def _details(decision: Any) -> str:
-    if not isinstance(decision, sessions.SessionRefused):  # the session was renewed meanwhile: still expired here
-        return "SASL_AUTHENTICATION_FAILED (58): SASL session expired (connections.max.reauth.ms)"
+def _details(decision: sessions.SessionCheck) -> str:
+    assert isinstance(decision, sessions.SessionRefused)
     return f"{decision.error.name} ({int(decision.error)}): {decision.reason}"
