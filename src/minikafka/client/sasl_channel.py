@@ -29,28 +29,41 @@ def _failure(state: Failed) -> KafkaError:
     return KafkaError(state.error, state.message)
 
 
-def _stream_error(error: grpc.RpcError) -> KafkaError:
-    """The broker ends the stream of a request out of order with details `NAME (code): message`."""
+def _refusal(error: grpc.RpcError) -> KafkaError | None:
+    """The broker ends the stream of a request out of order with details `NAME (code): message`: Kafka's error.
+    None for anything else (an unreachable broker, a deadline), which callers handle as any failed call."""
     details = error.details() or ""  # type: ignore[attr-defined]
-    name = details.split(" ", 1)[0]
-    code = ErrorCode[name] if name in ErrorCode.__members__ else ErrorCode.NETWORK_EXCEPTION
-    text = details.split(": ", 1)[1] if code is not ErrorCode.NETWORK_EXCEPTION and ": " in details else details
-    return KafkaError(code, text or error.code().name)  # type: ignore[attr-defined]
+    name, _, rest = details.partition(" ")
+    if name not in ErrorCode.__members__ or not rest.startswith("("):
+        return None
+    return KafkaError(ErrorCode[name], rest.partition(": ")[2])
+
+
+async def _write(call: Any, request: Any) -> None:
+    try:
+        await call.write(request)
+    except asyncio.InvalidStateError:  # the call ended before (an unreachable broker): its status says why
+        await call.read()  # raises the call's AioRpcError
+        raise
 
 
 async def authenticate(channel: grpc.aio.Channel, login: SaslLogin, timeout_s: float) -> Authenticated:
-    """One SASL exchange on `channel`; raises KafkaError (SASL_AUTHENTICATION_FAILED, ...) when refused."""
+    """One SASL exchange on `channel`; raises KafkaError (SASL_AUTHENTICATION_FAILED, ...) when refused, and the
+    call's grpc.RpcError when the broker cannot be reached."""
     step = sasl_exchange.start(login, secrets.token_urlsafe(24))
     call = broker_pb2_grpc.BrokerStub(channel).SaslAuthenticate(timeout=timeout_s)
     try:
         while step.request is not None:
-            await call.write(step.request)
+            await _write(call, step.request)
             response = await call.read()
             if response is grpc.aio.EOF:
                 raise KafkaError(ErrorCode.NETWORK_EXCEPTION, "the broker ended the SASL exchange unanswered")
             step = sasl_exchange.on_response(step.state, response)
     except grpc.aio.AioRpcError as error:
-        raise _stream_error(error) from None
+        refused = _refusal(error)
+        if refused is None:
+            raise
+        raise refused from None
     finally:
         call.cancel()
     if isinstance(step.state, Failed):
@@ -72,7 +85,10 @@ def authenticate_sync(channel: grpc.Channel, login: SaslLogin, timeout_s: float)
                 break
             outgoing.put(step.request)
     except grpc.RpcError as error:
-        raise _stream_error(error) from None
+        refused = _refusal(error)
+        if refused is None:
+            raise
+        raise refused from None
     finally:
         outgoing.put(None)
         responses.cancel()

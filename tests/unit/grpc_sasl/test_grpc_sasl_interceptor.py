@@ -181,3 +181,17 @@ async def test_plain_on_a_blocking_channel(broker: tuple[str, Any]) -> None:
     assert await asyncio.to_thread(metadata) == "c"
     granted = await authenticate(insecure_channel(address), SaslLogin("PLAIN", "carol", "carol-secret"), 5)
     assert granted.lifetime_ms == 0
+
+
+async def test_an_unreachable_broker_is_a_grpc_error_as_without_sasl() -> None:
+    """Callers try the next broker on grpc.RpcError (MetadataCache.refresh): the login must not turn a broker that
+    is down into a fatal error."""
+    import socket
+
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{unused.getsockname()[1]}"
+    stub = broker_pb2_grpc.BrokerStub(_sasl_channel(address, ALICE_LOGIN))
+    with pytest.raises(grpc.aio.AioRpcError) as unreachable:
+        await stub.Metadata(broker_pb2.MetadataRequest(), timeout=5)
+    assert unreachable.value.code() == grpc.StatusCode.UNAVAILABLE
