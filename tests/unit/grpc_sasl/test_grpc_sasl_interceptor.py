@@ -195,3 +195,33 @@ async def test_an_unreachable_broker_is_a_grpc_error_as_without_sasl() -> None:
     with pytest.raises(grpc.aio.AioRpcError) as unreachable:
         await stub.Metadata(broker_pb2.MetadataRequest(), timeout=5)
     assert unreachable.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+async def test_a_session_ends_after_connections_max_reauth_ms_even_inside_a_stream() -> None:
+    """Kafka closes a connection whose session expired: here its stream ends at the next request, and new calls
+    are refused until the client authenticates again (the time is the test's)."""
+    now = [0]
+    settings = GrpcSaslSettings("GRPC", ("PLAIN",), {"carol": "carol-secret"}, False, 1000, 0)
+    sasl = GrpcSaslAuthenticator(settings, lambda _user, _mechanism: None, clock=lambda: now[0])
+    bound = await start_server(
+        "127.0.0.1", 0, [lambda s: broker_pb2_grpc.add_BrokerServicer_to_server(Servicer(sasl), s)],
+        interceptors=[SaslSessionInterceptor(sasl)],
+    )  # fmt: skip
+    try:
+        granted = await authenticate(insecure_channel(bound.address), SaslLogin("PLAIN", "carol", "carol-secret"), 5)
+        assert granted.lifetime_ms == 1000
+        stub = broker_pb2_grpc.BrokerStub(insecure_channel(bound.address))
+        stream = stub.ProduceStream(metadata=[("minikafka-sasl-session", granted.token)], timeout=5)
+        await stream.write(broker_pb2.ProduceRequest(timeout_ms=1))
+        assert (await stream.read()).throttle_time_ms == 1
+        now[0] = 1000
+        await stream.write(broker_pb2.ProduceRequest(timeout_ms=2))
+        with pytest.raises(grpc.aio.AioRpcError, match="SASL session expired") as expired:
+            await stream.read()
+        assert expired.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        with pytest.raises(grpc.aio.AioRpcError, match="SASL session expired"):
+            await stub.Metadata(
+                broker_pb2.MetadataRequest(), metadata=[("minikafka-sasl-session", granted.token)], timeout=5
+            )
+    finally:
+        await bound.server.stop(None)

@@ -53,9 +53,13 @@ class GrpcSaslAuthenticator:
     """Runs SaslAuthenticate streams and keeps the sessions they grant (in memory: a restarted broker has none)."""
 
     def __init__(
-        self, settings: GrpcSaslSettings, scram: Callable[[str, ScramMechanism], ScramCredential | None]
+        self,
+        settings: GrpcSaslSettings,
+        scram: Callable[[str, ScramMechanism], ScramCredential | None],
+        clock: Callable[[], int] = monotonic_ms,
     ) -> None:
         self.settings = settings
+        self.clock = clock  # milliseconds; the interceptor judges sessions by it too
         self.credentials = SaslCredentials(settings.plain_users, scram)
         self._sessions: dict[str, sessions.Session] = {}
 
@@ -117,7 +121,7 @@ class GrpcSaslAuthenticator:
             error_code=answer.error, error_message=answer.error_message or "", auth_bytes=answer.auth_bytes
         )
         if answer.session.phase is Phase.COMPLETE:
-            now_ms = monotonic_ms()
+            now_ms = self.clock()
             token, granted = self._grant(answer.session.principal, mechanism, now_ms)
             response.session_token = token
             response.session_lifetime_ms = sessions.lifetime_ms(granted, now_ms)

@@ -12,7 +12,6 @@ import structlog
 
 from minikafka.broker.grpc_sasl import session as sessions
 from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator
-from minikafka.common.clock import monotonic_ms
 from minikafka.common.grpc_sasl import SASL_AUTHENTICATE_METHOD, SESSION_METADATA_KEY
 
 _LOGGED_MAX = 1024  # distinct refusals remembered for logging once; beyond it each is logged again
@@ -33,7 +32,7 @@ class SaslSessionInterceptor(grpc.aio.ServerInterceptor):
 
     def check(self, method: str, context: Any) -> sessions.SessionCheck:
         token = session_token(context.invocation_metadata())
-        decision = sessions.check(token, self.authenticator.session_of(token), monotonic_ms())
+        decision = sessions.check(token, self.authenticator.session_of(token), self.authenticator.clock())
         if isinstance(decision, sessions.SessionRefused) and (method, decision.reason) not in self._logged:
             if len(self._logged) >= _LOGGED_MAX:
                 self._logged.clear()
@@ -91,7 +90,7 @@ class SaslSessionInterceptor(grpc.aio.ServerInterceptor):
 
             async def checked() -> AsyncIterator[Any]:
                 async for request in requests:
-                    if expires_at_ms is not None and monotonic_ms() >= expires_at_ms:
+                    if expires_at_ms is not None and self.authenticator.clock() >= expires_at_ms:
                         # Past its expiry the session is refused (expired, or unknown once dropped).
                         await context.abort(grpc.StatusCode.UNAUTHENTICATED, _details(self.check(method, context)))
                     yield request
