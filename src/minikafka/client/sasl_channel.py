@@ -2,7 +2,7 @@
 (sasl_exchange) once per channel, and attaches its session token to every call as metadata. A call refused as
 unauthenticated (the broker restarted, the session expired or was dropped) makes the next one authenticate again;
 a unary call is retried once at once. A session with a lifetime is renewed before it ends, as Kafka clients
-re-authenticate (KIP-368)."""
+re-authenticate."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The client side of one SCRAM exchange (RFC 5802, as Kafka's ScramSaslClient), pure: client-first, then the
+"""The client side of one SCRAM exchange, as Kafka's ScramSaslClient runs it, pure: client-first, then the
 client-final message computed from the server-first one, then the server's signature checked. The nonce is a
 parameter (the shell draws it)."""
 
