@@ -7,12 +7,16 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from minikafka.client import user_scram_command
 from minikafka.common.cli_support import CliError, bounded_int, print_json, run_event_loop
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.run_dir import newest_run
+
+if TYPE_CHECKING:  # imported lazily where used: grpc's start-up is slow for commands that need none
+    from minikafka.client.sasl_exchange import SaslLogin
+    from minikafka.common.tls import TlsFiles
 
 
 def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -216,7 +220,7 @@ def admin_broker_tls(args: argparse.Namespace, controllers: list[str]):  # noqa:
     return None if controllers else client_tls(args)
 
 
-def admin_broker_sasl(args: argparse.Namespace, controllers: list[str]):  # noqa: ANN201 - SaslLogin | None
+def admin_broker_sasl(args: argparse.Namespace, controllers: list[str]) -> SaslLogin | None:
     """An admin command's SASL login on the brokers' client listener, under the same rule as admin_broker_tls."""
     return None if controllers else client_sasl(args)
 
@@ -227,7 +231,7 @@ def client_tls(args: argparse.Namespace):  # noqa: ANN201 - common.tls.TlsFiles 
     return client_tls_from_properties(Path(args.command_config)) if getattr(args, "command_config", None) else None
 
 
-def client_sasl(args: argparse.Namespace):  # noqa: ANN201 - client.sasl_exchange.SaslLogin | None
+def client_sasl(args: argparse.Namespace) -> SaslLogin | None:
     """The SASL login for a GRPC_SASL_SSL client listener: --command-config's with security.protocol=SASL_SSL."""
     if not getattr(args, "command_config", None):
         return None
@@ -242,8 +246,10 @@ def client_tls_from_properties(path: Path):  # noqa: ANN201 - common.tls.TlsFile
 
 @dataclass(frozen=True)
 class ClientSecurity:
-    tls: Any  # common.tls.TlsFiles | None (imported lazily: grpc start-up)
-    sasl: Any  # client.sasl_exchange.SaslLogin | None
+    """What --command-config says about the brokers' gRPC client listener."""
+
+    tls: TlsFiles | None
+    sasl: SaslLogin | None
 
 
 def client_security_from_properties(path: Path) -> ClientSecurity:
@@ -274,7 +280,7 @@ def client_security_from_properties(path: Path) -> ClientSecurity:
     return ClientSecurity(tls, _sasl_login(props, path) if protocol == "SASL_SSL" else None)
 
 
-def _sasl_login(props: dict[str, str], path: Path):  # noqa: ANN202 - client.sasl_exchange.SaslLogin
+def _sasl_login(props: dict[str, str], path: Path) -> SaslLogin:
     from minikafka.client.sasl_exchange import MECHANISMS, SaslLogin
 
     mechanism = props.get("sasl.mechanism") or props.get("sasl.mechanisms")  # librdkafka takes both names

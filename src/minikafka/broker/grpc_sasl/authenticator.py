@@ -49,6 +49,12 @@ class GrpcSaslSettings:
     failed_authentication_delay_ms: int  # connection.failed.authentication.delay.ms
 
 
+@dataclass(frozen=True)
+class Grant:
+    token: str  # what the client sends as minikafka-sasl-session
+    session: sessions.Session
+
+
 class GrpcSaslAuthenticator:
     """Runs SaslAuthenticate streams and keeps the sessions they grant (in memory: a restarted broker has none)."""
 
@@ -66,7 +72,7 @@ class GrpcSaslAuthenticator:
     def session_of(self, token: str | None) -> sessions.Session | None:
         return self._sessions.get(token) if token else None
 
-    def _grant(self, principal: str, mechanism: str, now_ms: int) -> tuple[str, sessions.Session]:
+    def _grant(self, principal: str, mechanism: str, now_ms: int) -> Grant:
         expired = [t for t, s in self._sessions.items() if s.expires_at_ms is not None and s.expires_at_ms <= now_ms]
         for token in expired:
             del self._sessions[token]
@@ -75,7 +81,7 @@ class GrpcSaslAuthenticator:
         granted = sessions.Session(principal, mechanism, sessions.expiry(now_ms, self.settings.reauth_ms))
         token = secrets.token_urlsafe(32)
         self._sessions[token] = granted
-        return token, granted
+        return Grant(token, granted)
 
     async def exchange(
         self, requests: AsyncIterator[broker_pb2.SaslRequest], context: Any
@@ -122,8 +128,9 @@ class GrpcSaslAuthenticator:
         )
         if answer.session.phase is Phase.COMPLETE:
             now_ms = self.clock()
-            token, granted = self._grant(answer.session.principal, mechanism, now_ms)
-            response.session_token = token
+            grant = self._grant(answer.session.principal, mechanism, now_ms)
+            granted = grant.session
+            response.session_token = grant.token
             response.session_lifetime_ms = sessions.lifetime_ms(granted, now_ms)
             structlog.get_logger().info(
                 "grpc_sasl_authenticated",
