@@ -1,6 +1,7 @@
 """Kafka clients on a SASL_SSL Kafka listener of a real broker: TLS with the test CA, SASL/PLAIN users from
 sasl.plain.users and SCRAM credentials set through AlterUserScramCredentials; a wrong password is refused with
-SASL_AUTHENTICATION_FAILED and nothing else is served before authentication."""
+SASL_AUTHENTICATION_FAILED and nothing else is served before authentication. The same broker's gRPC client listener
+is GRPC_SASL_SSL: minikafka's own tools authenticate there with the same credentials."""
 
 from __future__ import annotations
 
@@ -10,14 +11,21 @@ import socket
 import ssl
 import struct
 import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
+import grpc
 import pytest
 from cluster_fixtures import eventually, minikafka, recv_frame, running_cluster
 from tls_fixtures import CertificateFiles, make_certificates, make_client_certificate
 
+from minikafka.common.certificates import ca_certificate_path
+from minikafka.common.grpc_support import sync_channel
+from minikafka.common.tls import TlsFiles
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.local_cluster import Cluster
+from minikafka.pb import broker_pb2, broker_pb2_grpc
 
 pytestmark = [
     pytest.mark.integration,
@@ -38,10 +46,10 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> CertificateFiles:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory, certificates: CertificateFiles) -> Iterator[Cluster]:
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """No ssl.keystore.location: both listeners show the broker's certificate from the run's CA (RUN/certs)."""
     overrides = {
-        "listener.security.protocol.map": "PLAINTEXT:SASL_SSL,GRPC:GRPC,BROKER:GRPC,CONTROLLER:GRPC",
-        "ssl.keystore.location": str(certificates.keystore),
+        "listener.security.protocol.map": "PLAINTEXT:SASL_SSL,GRPC:GRPC_SASL_SSL,BROKER:GRPC,CONTROLLER:GRPC",
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
         "sasl.plain.users": "carol:carol-secret",
         # kcat 1.7's librdkafka (2.0) repeats its SCRAM nonce; Kafka 4's exact match (the default) refuses it.
@@ -53,14 +61,20 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, certificates: CertificateF
         yield started
 
 
-def _client_config(cluster: Cluster, certificates: CertificateFiles, mechanism: str, user: str, password: str) -> dict:
+@pytest.fixture(scope="module")
+def ca(cluster: Cluster) -> Path:
+    """What clients trust: the run's CA, which `cluster up` made (ssl.ca.location)."""
+    return ca_certificate_path(cluster.certs_dir)
+
+
+def _client_config(cluster: Cluster, ca: Path, mechanism: str, user: str, password: str) -> dict:
     return {
         "bootstrap.servers": cluster.kafka_bootstrap_servers,
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": mechanism,
         "sasl.username": user,
         "sasl.password": password,
-        "ssl.ca.location": str(certificates.ca),
+        "ssl.ca.location": str(ca),
     }
 
 
@@ -99,17 +113,17 @@ def _authentication_error(config: dict) -> str:
     return str(seen[0])
 
 
-def test_plain_produce_and_consume(cluster: Cluster, certificates: CertificateFiles) -> None:
-    _produce_and_consume(_client_config(cluster, certificates, "PLAIN", "carol", "carol-secret"), "plain")
+def test_plain_produce_and_consume(cluster: Cluster, ca: Path) -> None:
+    _produce_and_consume(_client_config(cluster, ca, "PLAIN", "carol", "carol-secret"), "plain")
 
 
-def test_plain_wrong_password_is_sasl_authentication_failed(cluster: Cluster, certificates: CertificateFiles) -> None:
-    error = _authentication_error(_client_config(cluster, certificates, "PLAIN", "carol", "wrong"))
+def test_plain_wrong_password_is_sasl_authentication_failed(cluster: Cluster, ca: Path) -> None:
+    error = _authentication_error(_client_config(cluster, ca, "PLAIN", "carol", "wrong"))
     assert "SASL authentication error" in error and "Invalid username or password" in error, error
 
 
 @pytest.fixture(scope="module")
-def alice(cluster: Cluster, certificates: CertificateFiles) -> str:
+def alice(cluster: Cluster, ca: Path) -> str:
     """A SCRAM-SHA-512 user set with the CLI, once the broker's metadata image holds it (it authenticates from its
     own image)."""
     credential = "SCRAM-SHA-512=[iterations=8192,password=alice-secret]"
@@ -119,30 +133,28 @@ def alice(cluster: Cluster, certificates: CertificateFiles) -> str:
     )  # fmt: skip
     assert altered.returncode == 0, altered.stderr
     assert altered.stdout.strip() == "Completed updating config for user alice."
-    admin = admin_module.AdminClient(_client_config(cluster, certificates, "PLAIN", "carol", "carol-secret"))
+    admin = admin_module.AdminClient(_client_config(cluster, ca, "PLAIN", "carol", "carol-secret"))
     eventually(lambda: "alice" in admin.describe_user_scram_credentials().result(), 20, "alice's credential")
     return "alice"
 
 
-def test_scram_sha_512_set_with_the_cli(cluster: Cluster, certificates: CertificateFiles, alice: str) -> None:
+def test_scram_sha_512_set_with_the_cli(cluster: Cluster, ca: Path, alice: str) -> None:
     described = minikafka("configs", "--describe", "--entity-type", "users", "--dir", str(cluster.run_dir))
     assert "SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-512=iterations=8192" in described.stdout
-    _produce_and_consume(_client_config(cluster, certificates, "SCRAM-SHA-512", alice, "alice-secret"), "scram512")
-    error = _authentication_error(_client_config(cluster, certificates, "SCRAM-SHA-512", alice, "wrong"))
+    _produce_and_consume(_client_config(cluster, ca, "SCRAM-SHA-512", alice, "alice-secret"), "scram512")
+    error = _authentication_error(_client_config(cluster, ca, "SCRAM-SHA-512", alice, "wrong"))
     assert "SASL authentication error" in error and SCRAM_FAILED in error, error
-    unknown = _authentication_error(_client_config(cluster, certificates, "SCRAM-SHA-512", "nobody", "alice-secret"))
+    unknown = _authentication_error(_client_config(cluster, ca, "SCRAM-SHA-512", "nobody", "alice-secret"))
     assert SCRAM_FAILED in unknown, unknown
 
 
-def _kcat(
-    cluster: Cluster, certificates: CertificateFiles, password: str, *args: str, stdin: str = ""
-) -> subprocess.CompletedProcess[str]:
+def _kcat(cluster: Cluster, ca: Path, password: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     security = {
         "security.protocol": "SASL_SSL",
         "sasl.mechanisms": "SCRAM-SHA-512",
         "sasl.username": "alice",
         "sasl.password": password,
-        "ssl.ca.location": str(certificates.ca),
+        "ssl.ca.location": str(ca),
     }
     options = [item for key, value in security.items() for item in ("-X", f"{key}={value}")]
     command = ["kcat", "-b", cluster.kafka_bootstrap_servers, *options, *args]
@@ -150,30 +162,26 @@ def _kcat(
 
 
 @pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed (Debian/Ubuntu: apt-get install kcat)")
-def test_kcat_scram_sha_512(cluster: Cluster, certificates: CertificateFiles, alice: str) -> None:
+def test_kcat_scram_sha_512(cluster: Cluster, ca: Path, alice: str) -> None:
     lines = [f"kcat-{i}" for i in range(20)]
-    produced = _kcat(
-        cluster, certificates, "alice-secret", "-P", "-t", TOPIC, "-X", "acks=all", stdin="\n".join(lines) + "\n"
-    )
+    produced = _kcat(cluster, ca, "alice-secret", "-P", "-t", TOPIC, "-X", "acks=all", stdin="\n".join(lines) + "\n")
     assert produced.returncode == 0, produced.stderr
-    consumed = _kcat(cluster, certificates, "alice-secret", "-C", "-t", TOPIC, "-o", "beginning", "-e", "-q")
+    consumed = _kcat(cluster, ca, "alice-secret", "-C", "-t", TOPIC, "-o", "beginning", "-e", "-q")
     assert consumed.returncode == 0, consumed.stderr
     assert [line for line in consumed.stdout.splitlines() if line.startswith("kcat-")] == lines
-    refused = _kcat(cluster, certificates, "wrong", "-L", "-m", "5")
+    refused = _kcat(cluster, ca, "wrong", "-L", "-m", "5")
     assert refused.returncode != 0
     assert "SASL authentication error" in refused.stderr and SCRAM_FAILED in refused.stderr, refused.stderr
 
 
-def test_kafka_python_scram_sha_512(
-    cluster: Cluster, certificates: CertificateFiles, alice: str, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_kafka_python_scram_sha_512(cluster: Cluster, ca: Path, alice: str, caplog: pytest.LogCaptureFixture) -> None:
     kafka = pytest.importorskip("kafka", reason="kafka-python is in the dev extra")
     security = {
         "bootstrap_servers": cluster.kafka_bootstrap_servers.split(","),
         "security_protocol": "SASL_SSL",
         "sasl_mechanism": "SCRAM-SHA-512",
         "sasl_plain_username": alice,
-        "ssl_cafile": str(certificates.ca),
+        "ssl_cafile": str(ca),
     }
     producer = kafka.KafkaProducer(**security, sasl_plain_password="alice-secret", acks="all")
     try:
@@ -187,10 +195,10 @@ def test_kafka_python_scram_sha_512(
     assert any("SaslAuthenticationFailedError" in line and SCRAM_FAILED in line for line in logged), logged[-5:]
 
 
-def test_scram_sha_256_through_the_kafka_admin_api(cluster: Cluster, certificates: CertificateFiles) -> None:
+def test_scram_sha_256_through_the_kafka_admin_api(cluster: Cluster, ca: Path) -> None:
     """AlterUserScramCredentials and DescribeUserScramCredentials on the Kafka listener (forwarded to the
     controller; described from the broker's image), then a SCRAM-SHA-256 client."""
-    admin = admin_module.AdminClient(_client_config(cluster, certificates, "PLAIN", "carol", "carol-secret"))
+    admin = admin_module.AdminClient(_client_config(cluster, ca, "PLAIN", "carol", "carol-secret"))
     info = admin_module.ScramCredentialInfo(admin_module.ScramMechanism.SCRAM_SHA_256, 4096)
     upsert = admin_module.UserScramCredentialUpsertion("dave", info, b"dave-secret")
     admin.alter_user_scram_credentials([upsert])["dave"].result(timeout=20)
@@ -198,7 +206,7 @@ def test_scram_sha_256_through_the_kafka_admin_api(cluster: Cluster, certificate
     assert [(i.mechanism, i.iterations) for i in described.scram_credential_infos] == [
         (admin_module.ScramMechanism.SCRAM_SHA_256, 4096)
     ]
-    _produce_and_consume(_client_config(cluster, certificates, "SCRAM-SHA-256", "dave", "dave-secret"), "scram256")
+    _produce_and_consume(_client_config(cluster, ca, "SCRAM-SHA-256", "dave", "dave-secret"), "scram256")
     too_few = admin_module.UserScramCredentialUpsertion(
         "erin", admin_module.ScramCredentialInfo(admin_module.ScramMechanism.SCRAM_SHA_256, 100), b"erin-secret"
     )
@@ -217,20 +225,18 @@ def test_scram_sha_256_through_the_kafka_admin_api(cluster: Cluster, certificate
     eventually(dave_gone, 20, "dave's credential described as RESOURCE_NOT_FOUND")
 
 
-def _tls_socket(cluster: Cluster, certificates: CertificateFiles) -> ssl.SSLSocket:
-    context = ssl.create_default_context(cafile=str(certificates.ca))
+def _tls_socket(cluster: Cluster, ca: Path) -> ssl.SSLSocket:
+    context = ssl.create_default_context(cafile=str(ca))
     host, _, port = cluster.brokers[0].kafka_address.rpartition(":")
     return context.wrap_socket(socket.create_connection((host, int(port)), timeout=10), server_hostname=host)
 
 
-def test_a_request_before_authentication_closes_the_connection(
-    cluster: Cluster, certificates: CertificateFiles
-) -> None:
-    with _tls_socket(cluster, certificates) as sock:
+def test_a_request_before_authentication_closes_the_connection(cluster: Cluster, ca: Path) -> None:
+    with _tls_socket(cluster, ca) as sock:
         metadata_v1 = struct.pack(">hhih", 3, 1, 7, -1) + struct.pack(">i", -1)  # Metadata v1, all topics
         sock.sendall(struct.pack(">i", len(metadata_v1)) + metadata_v1)
         assert sock.recv(4) == b""  # closed unanswered, as Kafka closes it
-    with _tls_socket(cluster, certificates) as sock:
+    with _tls_socket(cluster, ca) as sock:
         sock.sendall(struct.pack(">i", 524289))  # over sasl.server.max.receive.size: not read, closed
         assert sock.recv(4) == b""
 
@@ -250,9 +256,9 @@ def _request(api_key: int, version: int, correlation_id: int, body: bytes) -> by
     return struct.pack(">i", len(frame)) + frame
 
 
-def test_handshake_v0_then_bare_plain_token(cluster: Cluster, certificates: CertificateFiles) -> None:
+def test_handshake_v0_then_bare_plain_token(cluster: Cluster, ca: Path) -> None:
     """SaslHandshake v0: the SASL exchange goes on in bare size-prefixed tokens, then requests are served."""
-    with _tls_socket(cluster, certificates) as sock:
+    with _tls_socket(cluster, ca) as sock:
         sock.sendall(_request(17, 0, 1, struct.pack(">h", 5) + b"PLAIN"))
         handshake = recv_frame(sock)
         assert struct.unpack_from(">ih", handshake) == (1, 0)  # correlation id, error NONE
@@ -272,9 +278,7 @@ def test_a_plaintext_client_gets_no_answer(cluster: Cluster) -> None:
     assert result.returncode != 0
 
 
-async def test_aiokafka_scram_sha_512(
-    cluster: Cluster, certificates: CertificateFiles, alice: str, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_aiokafka_scram_sha_512(cluster: Cluster, ca: Path, alice: str, caplog: pytest.LogCaptureFixture) -> None:
     aiokafka = pytest.importorskip("aiokafka", reason="aiokafka is in the dev extra")
     from aiokafka.helpers import create_ssl_context
 
@@ -285,7 +289,7 @@ async def test_aiokafka_scram_sha_512(
             sasl_mechanism="SCRAM-SHA-512",
             sasl_plain_username=alice,
             sasl_plain_password=password,
-            ssl_context=create_ssl_context(cafile=str(certificates.ca)),
+            ssl_context=create_ssl_context(cafile=str(ca)),
             acks="all",
         )
 
@@ -353,3 +357,63 @@ async def test_ssl_client_auth_required(certificates: CertificateFiles) -> None:
         assert await exchange(known) == b"ping"
     finally:
         server.close()
+
+
+# ---- the gRPC client API on a GRPC_SASL_SSL listener (minikafka's own tools) ----
+
+
+def _grpc_tool(cluster: Cluster, properties: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    where = ["--bootstrap-server", cluster.bootstrap_servers[0], "--command-config", str(properties)]
+    command = [sys.executable, "-m", "minikafka.cli", *args, *where]
+    return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=120, check=False)
+
+
+def _grpc_client_properties(cluster: Cluster, path: Path, password: str) -> Path:
+    """librdkafka's names, with the run's CA: the listener shows the broker's certificate from RUN/certs."""
+    path.write_text(
+        f"security.protocol=SASL_SSL\nssl.ca.location={ca_certificate_path(cluster.certs_dir)}\n"
+        f"sasl.mechanism=SCRAM-SHA-512\nsasl.username=alice\nsasl.password={password}\n"
+    )
+    return path
+
+
+def test_grpc_client_api_with_scram_sha_512(cluster: Cluster, alice: str, tmp_path: Path) -> None:
+    good = _grpc_client_properties(cluster, tmp_path / "alice.properties", "alice-secret")
+    lines = [f"grpc-{i}" for i in range(10)]
+    produced = _grpc_tool(cluster, good, "produce", TOPIC, "--acks", "all", stdin="\n".join(lines) + "\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = _grpc_tool(cluster, good, "consume", TOPIC, "--from-beginning", "--timeout-ms", "5000", "--json")
+    assert consumed.returncode == 0, consumed.stderr
+    values = [json.loads(line).get("value") for line in consumed.stdout.splitlines()]
+    assert [v for v in values if v and v.startswith("grpc-")] == lines
+    described = _grpc_tool(cluster, good, "topics", "describe", TOPIC, "--json")  # an admin tool's blocking channel
+    assert described.returncode == 0 and json.loads(described.stdout)["topics"][0]["name"] == TOPIC, described.stderr
+
+    wrong_password = _grpc_client_properties(cluster, tmp_path / "w.properties", "wrong")
+    wrong = _grpc_tool(cluster, wrong_password, "produce", TOPIC, stdin="refused\n")
+    assert wrong.returncode != 0
+    expected = f"minikafka produce: error: SASL_AUTHENTICATION_FAILED (58): {SCRAM_FAILED}"
+    assert wrong.stderr.splitlines() == [expected], wrong.stderr  # one line, no traceback
+
+
+def test_grpc_client_api_refuses_a_call_without_a_session(cluster: Cluster) -> None:
+    tls = TlsFiles(ca_certificate_path(cluster.certs_dir))
+    with sync_channel(cluster.bootstrap_servers[0], tls) as channel, pytest.raises(grpc.RpcError) as refused:
+        broker_pb2_grpc.BrokerStub(channel).Metadata(broker_pb2.MetadataRequest(), timeout=10)
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert refused.value.details().startswith("SASL_AUTHENTICATION_FAILED (58): no SASL session")
+
+    def refusals() -> list[dict]:
+        lines = (cluster.run_dir / "logs" / "broker-1.jsonl").read_text().splitlines()
+        return [json.loads(line) for line in lines if '"grpc_sasl_call_refused"' in line]
+
+    refused_events = eventually(refusals, 10, "the grpc_sasl_call_refused event")
+    assert refused_events[0]["method"] == "/minikafka.Broker/Metadata"
+    assert refused_events[0]["error"] == "SASL_AUTHENTICATION_FAILED"
+
+
+def test_cluster_json_says_how_the_client_listeners_are_secured(cluster: Cluster) -> None:
+    listeners = cluster.security_json()["listeners"]
+    sasl = "server TLS, the run's CA; SASL PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+    assert listeners["GRPC (brokers, minikafka clients)"] == f"SASL_SSL ({sasl})"
+    assert listeners["PLAINTEXT (brokers, Kafka clients)"] == f"SASL_SSL ({sasl})"

@@ -20,6 +20,10 @@ KAFKA_PROTOCOLS = (KAFKA_PROTOCOL, "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 TLS_PROTOCOLS = ("SSL", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 GRPC_SSL_PROTOCOL = "GRPC_SSL"  # the same over TLS (the node's certificate; clients show none unless inter-node)
+# GRPC_SSL whose calls must carry a session from a SASL exchange (SaslAuthenticate): Kafka's SASL_SSL for the gRPC
+# client API. There is no GRPC_SASL_PLAINTEXT: the session token is a bearer credential and must not travel in clear.
+GRPC_SASL_SSL_PROTOCOL = "GRPC_SASL_SSL"
+GRPC_PROTOCOLS = (GRPC_PROTOCOL, GRPC_SSL_PROTOCOL, GRPC_SASL_SSL_PROTOCOL)
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
@@ -29,10 +33,10 @@ def parse_protocol_map(text: str) -> dict[str, str]:
         if not item:
             continue
         name, sep, protocol = item.partition(":")
-        if not sep or protocol.upper() not in (*KAFKA_PROTOCOLS, GRPC_PROTOCOL, GRPC_SSL_PROTOCOL):
+        if not sep or protocol.upper() not in (*KAFKA_PROTOCOLS, *GRPC_PROTOCOLS):
             raise ValueError(
-                f"expected NAME:PROTOCOL, PROTOCOL one of {', '.join(KAFKA_PROTOCOLS)}, {GRPC_PROTOCOL}, "
-                f"{GRPC_SSL_PROTOCOL}; got {item!r}"
+                f"expected NAME:PROTOCOL, PROTOCOL one of {', '.join((*KAFKA_PROTOCOLS, *GRPC_PROTOCOLS))}; "
+                f"got {item!r}"
             )
         mapping[name.strip().upper()] = protocol.upper()
     return mapping
@@ -62,7 +66,8 @@ class BrokerConfig(NodeConfig):
         "The protocol of each listener name: PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL listeners speak Kafka's "
         "wire protocol to Kafka clients (SSL: over TLS; SASL_*: after SASL authentication), GRPC listeners "
         "minikafka's own (its client, replication), GRPC_SSL the same over TLS with the node's certificate "
-        "(minikafka.node.ssl.*). The inter-broker listener follows security.inter.broker.protocol.",
+        "(minikafka.node.ssl.*), GRPC_SASL_SSL that with SASL (sasl.enabled.mechanisms; calls carry the session "
+        "token of a SaslAuthenticate exchange). The inter-broker listener follows security.inter.broker.protocol.",
         _protocol_map_ok,
     )
     ssl_keystore_type: str = config_key(
@@ -71,7 +76,9 @@ class BrokerConfig(NodeConfig):
     ssl_keystore_location: str = config_key(
         "ssl.keystore.location",
         "",
-        "PEM file holding the private key and certificate chain of the SSL and SASL_SSL Kafka listeners.",
+        "PEM file holding the private key and certificate chain of the SSL and SASL_SSL Kafka listeners; empty: the "
+        "node's own certificate and key (minikafka.node.ssl.certificate.location, minikafka.node.ssl.key.location, "
+        "which cluster up issues from the run's CA).",
     )
     ssl_key_password: str = config_key(
         "ssl.key.password", "", "Password of the private key in ssl.keystore.location; empty: not encrypted."
@@ -118,6 +125,14 @@ class BrokerConfig(NodeConfig):
         'The users SASL/PLAIN accepts, NAME:PASSWORD,...: minikafka\'s stand-in for the user_NAME="PASSWORD" '
         "entries of Kafka's PlainLoginModule JAAS config (a password holds no comma).",
         _plain_users_ok,
+    )
+    connections_max_reauth_ms: int = config_key(
+        "connections.max.reauth.ms",
+        0,
+        "How long a SASL session of a GRPC_SASL_SSL listener lasts before its client must authenticate again; 0: "
+        "until the broker restarts. (Kafka's listeners use it for re-authentication, which minikafka's Kafka "
+        "listener does not offer.)",
+        at_least(0),
     )
     socket_request_max_bytes: int = config_key(
         "socket.request.max.bytes", 104857600, "Largest request frame a Kafka listener reads.", at_least(1)
@@ -304,8 +319,9 @@ class BrokerConfig(NodeConfig):
                 "listeners",
             )
         self._validate_listener_security(protocols)
-        if any(self.is_ssl_client_listener(listener.name) for listener in self.grpc_listeners):
-            self.require_tls_keys(f"a {GRPC_SSL_PROTOCOL} listener")
+        secured = [listener.name for listener in self.grpc_listeners if self.is_ssl_client_listener(listener.name)]
+        if secured:
+            self.require_tls_keys(f"a {protocols[secured[0]]} listener")
         names = [listener.name for listener in self.grpc_listeners]
         if self.inter_broker_listener_name and self.inter_broker_listener_name not in names:
             raise ConfigError(
@@ -321,16 +337,25 @@ class BrokerConfig(NodeConfig):
     def _validate_listener_security(self, protocols: Mapping[str, str]) -> None:
         used = {protocols.get(listener.name) for listener in self.bound_listeners}
         tls = sorted(used & set(TLS_PROTOCOLS))
-        if tls and not self.ssl_keystore_location:
+        if tls and not self.ssl_keystore_location and not self.node_tls:
             raise ConfigError(
-                f"missing value for 'ssl.keystore.location': listeners use {', '.join(tls)}", "ssl.keystore.location"
+                f"missing value for 'ssl.keystore.location': listeners use {', '.join(tls)} and the node has no "
+                "certificate (minikafka.node.ssl.certificate.location) to default to",
+                "ssl.keystore.location",
             )
         if tls and self.ssl_client_auth != "none" and not self.ssl_truststore_location:
             raise ConfigError(
                 f"missing value for 'ssl.truststore.location': ssl.client.auth is {self.ssl_client_auth}",
                 "ssl.truststore.location",
             )
-        if used & {"SASL_PLAINTEXT", "SASL_SSL"} and not self.sasl_enabled_mechanisms:
+        if self.inter_broker_listener and protocols.get(self.inter_broker_listener) == GRPC_SASL_SSL_PROTOCOL:
+            raise ConfigError(
+                f"invalid value '{self.listener_security_protocol_map}' for 'listener.security.protocol.map': the "
+                f"inter-broker listener {self.inter_broker_listener} cannot be {GRPC_SASL_SSL_PROTOCOL} (nodes "
+                "authenticate with certificates: security.inter.broker.protocol)",
+                "listener.security.protocol.map",
+            )
+        if used & {"SASL_PLAINTEXT", "SASL_SSL", GRPC_SASL_SSL_PROTOCOL} and not self.sasl_enabled_mechanisms:
             raise ConfigError(
                 "invalid value '' for 'sasl.enabled.mechanisms': SASL listeners need at least one mechanism",
                 "sasl.enabled.mechanisms",
@@ -350,12 +375,16 @@ class BrokerConfig(NodeConfig):
 
     @functools.cached_property
     def grpc_listeners(self) -> tuple[Listener, ...]:
-        return self._with_protocol(GRPC_PROTOCOL, GRPC_SSL_PROTOCOL)
+        return self._with_protocol(*GRPC_PROTOCOLS)
 
     def is_ssl_client_listener(self, name: str) -> bool:
-        """A GRPC_SSL listener other than the inter-broker one (which security.inter.broker.protocol governs)."""
-        ssl = parse_protocol_map(self.listener_security_protocol_map).get(name) == GRPC_SSL_PROTOCOL
-        return ssl and name != self.inter_broker_listener
+        """A GRPC_SSL or GRPC_SASL_SSL listener other than the inter-broker one (which
+        security.inter.broker.protocol governs)."""
+        protocol = parse_protocol_map(self.listener_security_protocol_map).get(name)
+        return protocol in (GRPC_SSL_PROTOCOL, GRPC_SASL_SSL_PROTOCOL) and name != self.inter_broker_listener
+
+    def is_sasl_client_listener(self, name: str) -> bool:
+        return parse_protocol_map(self.listener_security_protocol_map).get(name) == GRPC_SASL_SSL_PROTOCOL
 
     @functools.cached_property
     def kafka_listeners(self) -> tuple[Listener, ...]:

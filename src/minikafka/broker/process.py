@@ -16,6 +16,8 @@ from minikafka.broker.clean_shutdown import NO_PREVIOUS_BROKER_EPOCH, record_cle
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.fetch_session import MAX_SESSION_ID, FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator, coordinator_config
+from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator, GrpcSaslSettings
+from minikafka.broker.grpc_sasl.interceptor import SaslSessionInterceptor
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
 from minikafka.broker.kafka_wire.listener_security import listener_security
@@ -75,6 +77,24 @@ async def _stop_when_no_log_dir(
     stopping.set()
 
 
+def grpc_sasl_authenticator(
+    config: BrokerConfig, listener_name: str, metadata: MetadataListener
+) -> GrpcSaslAuthenticator | None:
+    """A GRPC_SASL_SSL client listener's SASL exchange and sessions (None for any other listener)."""
+    if listener_name == config.inter_broker_listener or not config.is_sasl_client_listener(listener_name):
+        return None
+    settings = GrpcSaslSettings(
+        listener_name,
+        config.sasl_enabled_mechanisms,
+        config.plain_users,
+        config.sasl_scram_final_nonce_match == "suffix",
+        config.connections_max_reauth_ms,
+        config.connection_failed_authentication_delay_ms,
+    )
+    # SCRAM credentials come from this broker's image, as its Kafka listeners read them.
+    return GrpcSaslAuthenticator(settings, lambda user, mechanism: metadata.image.scram_credential(user, mechanism))
+
+
 async def run_broker_process(config: BrokerConfig) -> None:
     log = structlog.get_logger()
     config.check_tls_files()
@@ -118,16 +138,17 @@ async def run_broker_process(config: BrokerConfig) -> None:
     )
     servers = []
     for listener in config.grpc_listeners:
-        service = BrokerService(manager, listener.name, fetch_sessions)
+        sasl = grpc_sasl_authenticator(config, listener.name, metadata)
+        service = BrokerService(manager, listener.name, fetch_sessions, sasl)
         served = (
             inter_node_security(config, listener.name)
             if listener.name == config.inter_broker_listener
             else client_security(config, listener.name, config.is_ssl_client_listener(listener.name))
         )
+        # The session check comes first: an unauthenticated caller learns nothing else (as on a Kafka SASL listener).
+        interceptors = (*(() if sasl is None else (SaslSessionInterceptor(sasl),)), *served.interceptors)
         registrars = [service.register, FaultService(manager, lifecycle).register]
-        servers.append(
-            await start_server(listener.host, listener.port, registrars, served.security, served.interceptors)
-        )
+        servers.append(await start_server(listener.host, listener.port, registrars, served.security, interceptors))
 
     limits = ListenerLimits(
         config.socket_request_max_bytes,

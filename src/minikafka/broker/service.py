@@ -22,6 +22,7 @@ from minikafka.broker.fetch_session import (
     PartitionFetchState,
     must_answer,
 )
+from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator, not_sasl_listener
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.metadata_listener import endpoint_for
 from minikafka.broker.produce_purgatory import ProduceResult
@@ -33,13 +34,27 @@ from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, controller_pb2
 
 
 class BrokerService(broker_pb2_grpc.BrokerServicer):
-    def __init__(self, manager: ReplicaManager, listener_name: str, fetch_sessions: FetchSessionCache) -> None:
+    def __init__(
+        self,
+        manager: ReplicaManager,
+        listener_name: str,
+        fetch_sessions: FetchSessionCache,
+        sasl: GrpcSaslAuthenticator | None = None,
+    ) -> None:
         self.manager = manager
         self.listener_name = listener_name  # Metadata answers with each broker's endpoint for this listener
         self.fetch_sessions = fetch_sessions  # the broker's, shared by its listeners
+        self.sasl = sasl  # a GRPC_SASL_SSL listener's exchange and sessions; None: the listener has no SASL
 
     def register(self, server: grpc.aio.Server) -> None:
         broker_pb2_grpc.add_BrokerServicer_to_server(self, server)
+
+    async def SaslAuthenticate(
+        self, requests: AsyncIterator[broker_pb2.SaslRequest], context: Any
+    ) -> AsyncIterator[broker_pb2.SaslResponse]:
+        answers = not_sasl_listener(requests, context) if self.sasl is None else self.sasl.exchange(requests, context)
+        async for answer in answers:
+            yield answer
 
     # ---- Metadata ----
 

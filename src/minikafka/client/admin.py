@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 import grpc
 
+from minikafka.client.sasl_channel import intercepted_sync_channel
+from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import sync_channel
 from minikafka.common.tls import TlsFiles
@@ -81,12 +83,14 @@ class AdminClient:
         timeout_s: float = 15.0,
         tls: TlsFiles | None = None,
         broker_tls: TlsFiles | None = None,
+        broker_sasl: SaslLogin | None = None,
     ) -> None:
         self.controllers = list(bootstrap_controllers)
         self.servers = list(bootstrap_servers)
         self.timeout_s = timeout_s
         self.tls = tls  # shown to the controllers (their listener is node-to-node)
         self.broker_tls = broker_tls  # for brokers' client listeners when they are GRPC_SSL
+        self.broker_sasl = broker_sasl  # for brokers' client listeners when they are GRPC_SASL_SSL
         self._channels: dict[tuple[str, bool], grpc.Channel] = {}
 
     def close(self) -> None:
@@ -103,7 +107,10 @@ class AdminClient:
     def _channel(self, address: str, controller: bool = True) -> grpc.Channel:
         key = (address, controller)
         if key not in self._channels:
-            self._channels[key] = sync_channel(address, self.tls if controller else self.broker_tls)
+            channel = sync_channel(address, self.tls if controller else self.broker_tls)
+            if not controller and self.broker_sasl is not None:
+                channel = intercepted_sync_channel(channel, self.broker_sasl, self.timeout_s)
+            self._channels[key] = channel
         return self._channels[key]
 
     # ---- the active controller ----

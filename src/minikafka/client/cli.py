@@ -5,12 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from minikafka.client import user_scram_command
 from minikafka.common.cli_support import CliError, bounded_int, print_json, run_event_loop
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.run_dir import newest_run
+
+if TYPE_CHECKING:  # imported lazily where used: grpc's start-up is slow for commands that need none
+    from minikafka.client.sasl_exchange import SaslLogin
+    from minikafka.common.tls import TlsFiles
 
 
 def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,10 +26,10 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--command-config",
         metavar="FILE",
-        help="client properties (security.protocol=SSL, ssl.ca.location, ssl.certificate.location, "
-        "ssl.key.location) for the controllers' listener when the command has controllers, else for the brokers' "
-        "gRPC listener; default with --dir: the run's admin certificate for the controllers (RUN/admin-client."
-        "properties holds it), plaintext to the brokers",
+        help="client properties (security.protocol=SSL or SASL_SSL, ssl.ca.location, ssl.certificate.location, "
+        "ssl.key.location, sasl.mechanism, sasl.username, sasl.password) for the controllers' listener when the "
+        "command has controllers, else for the brokers' gRPC listener; default with --dir: the run's admin "
+        "certificate for the controllers (RUN/admin-client.properties holds it), plaintext to the brokers",
     )
 
 
@@ -214,15 +220,42 @@ def admin_broker_tls(args: argparse.Namespace, controllers: list[str]):  # noqa:
     return None if controllers else client_tls(args)
 
 
+def admin_broker_sasl(args: argparse.Namespace, controllers: list[str]) -> SaslLogin | None:
+    """An admin command's SASL login on the brokers' client listener, under the same rule as admin_broker_tls."""
+    return None if controllers else client_sasl(args)
+
+
 def client_tls(args: argparse.Namespace):  # noqa: ANN201 - common.tls.TlsFiles | None
-    """The TLS material for the brokers' gRPC client listener: --command-config's (for a GRPC_SSL listener), else
-    none (the default client listener is PLAINTEXT)."""
+    """The TLS material for the brokers' gRPC client listener: --command-config's (for a GRPC_SSL or
+    GRPC_SASL_SSL listener), else none (the default client listener is PLAINTEXT)."""
     return client_tls_from_properties(Path(args.command_config)) if getattr(args, "command_config", None) else None
+
+
+def client_sasl(args: argparse.Namespace) -> SaslLogin | None:
+    """The SASL login for a GRPC_SASL_SSL client listener: --command-config's with security.protocol=SASL_SSL."""
+    if not getattr(args, "command_config", None):
+        return None
+    return client_security_from_properties(Path(args.command_config)).sasl
 
 
 def client_tls_from_properties(path: Path):  # noqa: ANN201 - common.tls.TlsFiles | None
     """Kafka clients' (librdkafka's) names: security.protocol, ssl.ca.location, ssl.certificate.location,
     ssl.key.location."""
+    return client_security_from_properties(path).tls
+
+
+@dataclass(frozen=True)
+class ClientSecurity:
+    """What --command-config says about the brokers' gRPC client listener."""
+
+    tls: TlsFiles | None
+    sasl: SaslLogin | None
+
+
+def client_security_from_properties(path: Path) -> ClientSecurity:
+    """--command-config with librdkafka's names: security.protocol (PLAINTEXT, SSL, SASL_SSL), ssl.ca.location,
+    ssl.certificate.location, ssl.key.location, sasl.mechanism (or sasl.mechanisms), sasl.username,
+    sasl.password."""
     from minikafka.common.config import ConfigError, parse_properties
     from minikafka.common.tls import TlsFiles
 
@@ -232,22 +265,48 @@ def client_tls_from_properties(path: Path):  # noqa: ANN201 - common.tls.TlsFile
         raise CliError(f"cannot read --command-config {path}: {error}") from None
     protocol = props.get("security.protocol", "PLAINTEXT").upper()
     if protocol == "PLAINTEXT":
-        return None
-    if protocol != "SSL":
-        raise CliError(f"invalid value '{protocol}' for 'security.protocol' in {path}: must be PLAINTEXT or SSL")
+        return ClientSecurity(None, None)
+    if protocol not in ("SSL", "SASL_SSL"):
+        raise CliError(
+            f"invalid value '{protocol}' for 'security.protocol' in {path}: must be PLAINTEXT, SSL or SASL_SSL "
+            "(minikafka's gRPC listeners take SASL over TLS only)"
+        )
     if "ssl.ca.location" not in props:
-        raise CliError(f"missing value for 'ssl.ca.location' in {path}: security.protocol=SSL needs it")
+        raise CliError(f"missing value for 'ssl.ca.location' in {path}: security.protocol={protocol} needs it")
     certificate, key = props.get("ssl.certificate.location"), props.get("ssl.key.location")
-    return TlsFiles(
+    tls = TlsFiles(
         Path(props["ssl.ca.location"]), Path(certificate) if certificate else None, Path(key) if key else None
     )
+    return ClientSecurity(tls, _sasl_login(props, path) if protocol == "SASL_SSL" else None)
+
+
+def _sasl_login(props: dict[str, str], path: Path) -> SaslLogin:
+    from minikafka.client.sasl_exchange import MECHANISMS, SaslLogin
+
+    mechanism = props.get("sasl.mechanism") or props.get("sasl.mechanisms")  # librdkafka takes both names
+    if not mechanism:
+        raise CliError(f"missing value for 'sasl.mechanism' in {path}: security.protocol=SASL_SSL needs it")
+    if mechanism.upper() not in MECHANISMS:
+        raise CliError(
+            f"invalid value '{mechanism}' for 'sasl.mechanism' in {path}: must be one of {', '.join(MECHANISMS)}"
+        )
+    for key in ("sasl.username", "sasl.password"):
+        if not props.get(key):
+            raise CliError(f"missing value for '{key}' in {path}: sasl.mechanism={mechanism} needs it")
+    return SaslLogin(mechanism.upper(), props["sasl.username"], props["sasl.password"])
 
 
 def _admin(args: argparse.Namespace):  # noqa: ANN202 - client.admin.AdminClient, imported lazily (grpc start-up)
     from minikafka.client.admin import AdminClient
 
     controllers, brokers = resolve_addresses(args)
-    return AdminClient(controllers, brokers, tls=admin_tls(args), broker_tls=admin_broker_tls(args, controllers))
+    return AdminClient(
+        controllers,
+        brokers,
+        tls=admin_tls(args),
+        broker_tls=admin_broker_tls(args, controllers),
+        broker_sasl=admin_broker_sasl(args, controllers),
+    )
 
 
 # ---- topics ----
@@ -400,7 +459,7 @@ def produce_command(args: argparse.Namespace) -> int:
     _controllers, brokers = resolve_addresses(args)
     if not brokers:
         raise CliError("no broker address: pass --bootstrap-server")
-    summary = run_event_loop(run_produce(brokers, options, client_tls(args)))
+    summary = run_event_loop(run_produce(brokers, options, client_tls(args), client_sasl(args)))
     print(summary.line(), file=sys.stderr)
     return 0 if summary.failed == 0 else 1
 
@@ -440,7 +499,7 @@ def consume_command(args: argparse.Namespace) -> int:
     )
     if args.group is not None:
         return _group_consume(args, brokers, options)
-    run_event_loop(run_consume(brokers, options, client_tls(args)))
+    run_event_loop(run_consume(brokers, options, client_tls(args), client_sasl(args)))
     return 0
 
 
@@ -457,7 +516,7 @@ def _group_consume(args: argparse.Namespace, brokers: list[str], options: object
     kafka = kafka_bootstrap(argparse.Namespace(bootstrap_server=None, dir=args.dir))
 
     async def run() -> int:
-        consumer = Consumer(brokers, consumer_config(args.consumer_property), client_tls(args))
+        consumer = Consumer(brokers, consumer_config(args.consumer_property), client_tls(args), client_sasl(args))
         return await run_group_consume(brokers, kafka, args.group, args.topic, options, consumer)
 
     run_event_loop(run())

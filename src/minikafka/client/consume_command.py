@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from minikafka.client.consumer import EARLIEST, LATEST, Consumer, ConsumerConfig
+from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.common.cli_support import CliError
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.tls import TlsFiles
@@ -131,9 +132,11 @@ def _finish(consumer: Consumer, options: ConsumeOptions, consumed: int) -> None:
         raise KafkaError(ErrorCode[stopped[0].error], f"the read did not reach the high watermark of {reasons}")
 
 
-async def run_consume(bootstrap: list[str], options: ConsumeOptions, tls: TlsFiles | None = None) -> int:
+async def run_consume(
+    bootstrap: list[str], options: ConsumeOptions, tls: TlsFiles | None = None, sasl: SaslLogin | None = None
+) -> int:
     start = start_offset(options)
-    consumer = Consumer(bootstrap, consumer_config(options.consumer_properties), tls)
+    consumer = Consumer(bootstrap, consumer_config(options.consumer_properties), tls, sasl)
     consumed = 0
     try:
         try:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import grpc
 
 from minikafka.client.metadata_cache import MetadataCache
+from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import iter_batches
 from minikafka.common.tls import TlsFiles
@@ -109,10 +110,14 @@ class Consumer:
     """Manual assignment (no group coordinator): `assign`, then `poll` repeatedly."""
 
     def __init__(
-        self, bootstrap_servers: Sequence[str], config: ConsumerConfig | None = None, tls: TlsFiles | None = None
+        self,
+        bootstrap_servers: Sequence[str],
+        config: ConsumerConfig | None = None,
+        tls: TlsFiles | None = None,
+        sasl: SaslLogin | None = None,
     ) -> None:
         self.config = config or ConsumerConfig()
-        self.metadata = MetadataCache(bootstrap_servers, self.config.request_timeout_ms / 1000, tls)
+        self.metadata = MetadataCache(bootstrap_servers, self.config.request_timeout_ms / 1000, tls, sasl)
         self.positions: dict[tuple[str, int], int] = {}
         self.fetch_states: dict[tuple[str, int], _FetchState] = {}
 

@@ -61,12 +61,13 @@ def _targets(args: argparse.Namespace) -> list[tuple[str, int]] | None:
 
 def leader_election_command(args: argparse.Namespace) -> int:
     from minikafka.client.admin import AdminClient
-    from minikafka.client.cli import admin_broker_tls, admin_tls, resolve_addresses
+    from minikafka.client.cli import admin_broker_sasl, admin_broker_tls, admin_tls, resolve_addresses
 
     targets = _targets(args)
     controllers, brokers = resolve_addresses(args)
     tls, broker_tls = admin_tls(args), admin_broker_tls(args, controllers)
-    with AdminClient(controllers, brokers, tls=tls, broker_tls=broker_tls) as admin:
+    broker_sasl = admin_broker_sasl(args, controllers)
+    with AdminClient(controllers, brokers, tls=tls, broker_tls=broker_tls, broker_sasl=broker_sasl) as admin:
         results = admin.elect_leaders(ELECTION_TYPES[args.election_type], targets)
     elected = [f"{t}-{p}" for t, p, code, _ in results if code == ErrorCode.NONE]
     not_needed = [f"{t}-{p}" for t, p, code, _ in results if code == ErrorCode.ELECTION_NOT_NEEDED]

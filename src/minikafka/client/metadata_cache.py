@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import grpc
 
+from minikafka.client.sasl_channel import SaslChannelSession
+from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import insecure_channel
 from minikafka.common.tls import TlsFiles
@@ -37,13 +39,18 @@ class MetadataCache:
     """Refreshes from the bootstrap brokers and then from any broker it learned of; owns the channels."""
 
     def __init__(
-        self, bootstrap_servers: Sequence[str], request_timeout_s: float = 10.0, tls: TlsFiles | None = None
+        self,
+        bootstrap_servers: Sequence[str],
+        request_timeout_s: float = 10.0,
+        tls: TlsFiles | None = None,
+        sasl: SaslLogin | None = None,
     ) -> None:
         if not bootstrap_servers:
             raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, "no bootstrap server given")
         self.bootstrap = list(bootstrap_servers)
         self.request_timeout_s = request_timeout_s
         self.tls = tls  # an SSL client listener's CA (GRPC_SSL); None: plaintext
+        self.sasl = sasl  # a GRPC_SASL_SSL listener's login; None: no SASL
         self.view = ClusterView()
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._stubs: dict[str, broker_pb2_grpc.BrokerStub] = {}
@@ -51,9 +58,17 @@ class MetadataCache:
 
     def stub(self, address: str) -> broker_pb2_grpc.BrokerStub:
         if address not in self._stubs:
-            self._channels[address] = insecure_channel(address, self.tls)
+            self._channels[address] = self._channel(address)
             self._stubs[address] = broker_pb2_grpc.BrokerStub(self._channels[address])
         return self._stubs[address]
+
+    def _channel(self, address: str) -> grpc.aio.Channel:
+        if self.sasl is None:
+            return insecure_channel(address, self.tls)
+        session = SaslChannelSession(self.sasl, self.request_timeout_s)
+        channel = insecure_channel(address, self.tls, session.interceptors())
+        session.bind(channel)
+        return channel
 
     def leader_address(self, topic: str, partition: int) -> str | None:
         info = self.view.topics.get(topic, {}).get(partition)

@@ -23,6 +23,7 @@ from minikafka.client.producer import (
     RetryNotice,
     delivery_outcome,
 )
+from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.common.errors import ErrorCode
 from minikafka.common.tls import TlsFiles
 
@@ -142,9 +143,13 @@ async def _values(options: ProduceOptions) -> AsyncIterator[bytes]:
         yield line.rstrip(b"\n")
 
 
-async def run_produce(bootstrap: list[str], options: ProduceOptions, tls: TlsFiles | None = None) -> ProduceSummary:
+async def run_produce(
+    bootstrap: list[str], options: ProduceOptions, tls: TlsFiles | None = None, sasl: SaslLogin | None = None
+) -> ProduceSummary:
     config = options.producer_config()
-    producer = Producer(bootstrap, config, on_retry=RetryReporter(config.delivery_timeout_ms, sys.stderr), tls=tls)
+    producer = Producer(
+        bootstrap, config, on_retry=RetryReporter(config.delivery_timeout_ms, sys.stderr), tls=tls, sasl=sasl
+    )
     summary = ProduceSummary()
     history: IO[str] | None = options.history.open("a", encoding="utf-8") if options.history else None
     started = time.monotonic()

@@ -24,6 +24,7 @@ import grpc
 
 from minikafka.client.metadata_cache import MetadataCache
 from minikafka.client.partitioner import partition_for_key
+from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import MAX_MESSAGE_BYTES
 from minikafka.common.pipelined_stream import PipelinedStream
@@ -217,11 +218,12 @@ class Producer:
         config: ProducerConfig | None = None,
         on_retry: Callable[[RetryNotice], None] | None = None,
         tls: TlsFiles | None = None,
+        sasl: SaslLogin | None = None,
     ) -> None:
         self.config = config or ProducerConfig()
         self._on_retry = on_retry
         self._delivery_timeout_s = self.config.delivery_timeout_ms / 1000
-        self.metadata = MetadataCache(bootstrap_servers, self.config.request_timeout_ms / 1000, tls)
+        self.metadata = MetadataCache(bootstrap_servers, self.config.request_timeout_ms / 1000, tls, sasl)
         self._queues: dict[tuple[str, int], _PartitionQueue] = {}
         self._sticky: dict[str, int] = {}
         self._in_flight: dict[tuple[str, int], asyncio.Semaphore] = {}

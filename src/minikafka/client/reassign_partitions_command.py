@@ -98,11 +98,12 @@ def _print_verify(statuses: list[dict[str, Any]]) -> None:
 
 def reassign_partitions_command(args: argparse.Namespace) -> int:
     from minikafka.client.admin import AdminClient
-    from minikafka.client.cli import admin_broker_tls, admin_tls, resolve_addresses
+    from minikafka.client.cli import admin_broker_sasl, admin_broker_tls, admin_tls, resolve_addresses
 
     controllers, brokers = resolve_addresses(args)
     tls, broker_tls = admin_tls(args), admin_broker_tls(args, controllers)
-    with AdminClient(controllers, brokers, tls=tls, broker_tls=broker_tls) as admin:
+    broker_sasl = admin_broker_sasl(args, controllers)
+    with AdminClient(controllers, brokers, tls=tls, broker_tls=broker_tls, broker_sasl=broker_sasl) as admin:
         if args.list:
             ongoing = admin.list_partition_reassignments()
             document = [{"topic": t, "partition": p, **sets} for (t, p), sets in sorted(ongoing.items())]

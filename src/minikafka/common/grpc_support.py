@@ -67,13 +67,16 @@ async def start_server(
     return BoundServer(server, host, bound_port)
 
 
-def insecure_channel(address: str, tls: TlsFiles | None = None) -> grpc.aio.Channel:
+def insecure_channel(
+    address: str, tls: TlsFiles | None = None, interceptors: Sequence[grpc.aio.ClientInterceptor] = ()
+) -> grpc.aio.Channel:
     """A channel to `address` (over TLS with `tls`); in a node of a host-mode run, filtered by the run's network
     cuts."""
+    chain = list(interceptors) or None
     if tls is None:
-        channel = grpc.aio.insecure_channel(address, options=GRPC_OPTIONS)
+        channel = grpc.aio.insecure_channel(address, options=GRPC_OPTIONS, interceptors=chain)
     else:
-        channel = grpc.aio.secure_channel(address, tls.channel_credentials(), options=GRPC_OPTIONS)
+        channel = grpc.aio.secure_channel(address, tls.channel_credentials(), options=GRPC_OPTIONS, interceptors=chain)
     link = link_filter_from_environment(address)
     return channel if link is None else FilteredChannel(channel, link)  # type: ignore[return-value]
 

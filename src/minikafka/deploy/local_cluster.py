@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from minikafka.broker.config import GRPC_SSL_PROTOCOL, BrokerConfig, parse_protocol_map
+from minikafka.broker.config import GRPC_SASL_SSL_PROTOCOL, GRPC_SSL_PROTOCOL, BrokerConfig, parse_protocol_map
 from minikafka.common.certificates import (
     ADMIN_NAME,
     CertificateRequest,
@@ -209,14 +209,24 @@ class Cluster:
         mutual_tls = "SSL (mutual TLS, certificates of the run's CA)"
         inter_node = mutual_tls if self.inter_node_security == SSL else PLAINTEXT
         protocols = parse_protocol_map(self.overrides.get("listener.security.protocol.map", ""))
-        client = "SSL (server TLS, the run's CA)" if protocols.get("GRPC") == GRPC_SSL_PROTOCOL else PLAINTEXT
+        mechanisms = self.overrides.get("sasl.enabled.mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512")
+        keystore = self.overrides.get("ssl.keystore.location") or "the run's CA"
+        client = {
+            GRPC_SSL_PROTOCOL: "SSL (server TLS, the run's CA)",
+            GRPC_SASL_SSL_PROTOCOL: f"SASL_SSL (server TLS, the run's CA; SASL {mechanisms})",
+        }.get(protocols.get("GRPC", ""), PLAINTEXT)
+        kafka = {
+            "SSL": f"SSL (server TLS, {keystore})",
+            "SASL_PLAINTEXT": f"SASL_PLAINTEXT (SASL {mechanisms})",
+            "SASL_SSL": f"SASL_SSL (server TLS, {keystore}; SASL {mechanisms})",
+        }.get(protocols.get("PLAINTEXT", ""), PLAINTEXT)
         return {
             "inter_node": self.inter_node_security,
             "listeners": {
                 "CONTROLLER (controllers)": inter_node,
                 f"{INTER_BROKER_LISTENER} (brokers, inter-broker and fault service)": inter_node,
                 "GRPC (brokers, minikafka clients)": client,
-                "PLAINTEXT (brokers, Kafka clients)": PLAINTEXT,
+                "PLAINTEXT (brokers, Kafka clients)": kafka,
             },
             **({"admin_tls": tls.to_json()} if (tls := self.admin_tls) is not None else {}),
         }

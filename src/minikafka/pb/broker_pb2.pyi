@@ -8,6 +8,56 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class SaslRequest(_message.Message):
+    __slots__ = ("handshake", "authenticate")
+    HANDSHAKE_FIELD_NUMBER: _ClassVar[int]
+    AUTHENTICATE_FIELD_NUMBER: _ClassVar[int]
+    handshake: SaslHandshakeRequest
+    authenticate: SaslAuthenticateRequest
+    def __init__(self, handshake: _Optional[_Union[SaslHandshakeRequest, _Mapping]] = ..., authenticate: _Optional[_Union[SaslAuthenticateRequest, _Mapping]] = ...) -> None: ...
+
+class SaslResponse(_message.Message):
+    __slots__ = ("handshake", "authenticate")
+    HANDSHAKE_FIELD_NUMBER: _ClassVar[int]
+    AUTHENTICATE_FIELD_NUMBER: _ClassVar[int]
+    handshake: SaslHandshakeResponse
+    authenticate: SaslAuthenticateResponse
+    def __init__(self, handshake: _Optional[_Union[SaslHandshakeResponse, _Mapping]] = ..., authenticate: _Optional[_Union[SaslAuthenticateResponse, _Mapping]] = ...) -> None: ...
+
+class SaslHandshakeRequest(_message.Message):
+    __slots__ = ("mechanism",)
+    MECHANISM_FIELD_NUMBER: _ClassVar[int]
+    mechanism: str
+    def __init__(self, mechanism: _Optional[str] = ...) -> None: ...
+
+class SaslHandshakeResponse(_message.Message):
+    __slots__ = ("error_code", "mechanisms")
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    MECHANISMS_FIELD_NUMBER: _ClassVar[int]
+    error_code: _common_pb2.ErrorCode
+    mechanisms: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., mechanisms: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class SaslAuthenticateRequest(_message.Message):
+    __slots__ = ("auth_bytes",)
+    AUTH_BYTES_FIELD_NUMBER: _ClassVar[int]
+    auth_bytes: bytes
+    def __init__(self, auth_bytes: _Optional[bytes] = ...) -> None: ...
+
+class SaslAuthenticateResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "auth_bytes", "session_lifetime_ms", "session_token")
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    AUTH_BYTES_FIELD_NUMBER: _ClassVar[int]
+    SESSION_LIFETIME_MS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    error_code: _common_pb2.ErrorCode
+    error_message: str
+    auth_bytes: bytes
+    session_lifetime_ms: int
+    session_token: str
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., auth_bytes: _Optional[bytes] = ..., session_lifetime_ms: _Optional[int] = ..., session_token: _Optional[str] = ...) -> None: ...
+
 class InitProducerIdRequest(_message.Message):
     __slots__ = ("transaction_timeout_ms",)
     TRANSACTION_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]

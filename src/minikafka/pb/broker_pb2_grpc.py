@@ -90,6 +90,11 @@ class BrokerStub:
                 request_serializer=minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsResponse.FromString,
                 _registered_method=True)
+        self.SaslAuthenticate = channel.stream_stream(
+                '/minikafka.Broker/SaslAuthenticate',
+                request_serializer=minikafka_dot_pb_dot_broker__pb2.SaslRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_broker__pb2.SaslResponse.FromString,
+                _registered_method=True)
 
 
 class BrokerServicer:
@@ -166,6 +171,15 @@ class BrokerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SaslAuthenticate(self, request_iterator, context):
+        """SASL on a GRPC_SASL_SSL listener. gRPC has no SASL, so one stream is one SASL exchange, as one Kafka
+        connection's is: a SaslHandshake, then SaslAuthenticate tokens until the mechanism completes or fails. The
+        last answer carries a session token that every later call sends as metadata `minikafka-sasl-session`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BrokerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -223,6 +237,11 @@ def add_BrokerServicer_to_server(servicer, server):
                     servicer.ListPartitionReassignments,
                     request_deserializer=minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsResponse.SerializeToString,
+            ),
+            'SaslAuthenticate': grpc.stream_stream_rpc_method_handler(
+                    servicer.SaslAuthenticate,
+                    request_deserializer=minikafka_dot_pb_dot_broker__pb2.SaslRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_broker__pb2.SaslResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -522,6 +541,33 @@ class Broker:
             '/minikafka.Broker/ListPartitionReassignments',
             minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsRequest.SerializeToString,
             minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SaslAuthenticate(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/minikafka.Broker/SaslAuthenticate',
+            minikafka_dot_pb_dot_broker__pb2.SaslRequest.SerializeToString,
+            minikafka_dot_pb_dot_broker__pb2.SaslResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from minikafka.client.cli import admin_broker_tls, admin_tls, client_tls_from_properties
+from minikafka.client.cli import (
+    ClientSecurity,
+    admin_broker_sasl,
+    admin_broker_tls,
+    admin_tls,
+    client_sasl,
+    client_security_from_properties,
+    client_tls_from_properties,
+)
+from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.common.cli_support import CliError
 from minikafka.common.tls import TlsFiles
 
@@ -38,11 +47,33 @@ def test_command_config_takes_kafka_clients_names_and_goes_to_the_controllers_fi
     assert client_tls_from_properties(config) is None
 
 
+def test_sasl_ssl_takes_librdkafkas_sasl_names(tmp_path: Path) -> None:
+    config = tmp_path / "client.properties"
+    config.write_text(
+        "security.protocol=SASL_SSL\nssl.ca.location=/c/ca.pem\nsasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.username=alice\nsasl.password=alice-secret\n"
+    )
+    security = client_security_from_properties(config)
+    assert security == ClientSecurity(TlsFiles(Path("/c/ca.pem")), SaslLogin("SCRAM-SHA-512", "alice", "alice-secret"))
+    given = args(bootstrap_server="127.0.0.1:2", command_config=str(config))
+    assert client_sasl(given) == security.sasl and admin_broker_sasl(given, []) == security.sasl
+    assert admin_broker_sasl(given, ["127.0.0.1:1"]) is None  # with controllers the file is theirs
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("security.protocol=SASL_SSL\n", "must be PLAINTEXT or SSL"),
+        ("security.protocol=SASL_PLAINTEXT\n", "must be PLAINTEXT, SSL or SASL_SSL"),
         ("security.protocol=SSL\n", "missing value for 'ssl.ca.location'"),
+        ("security.protocol=SASL_SSL\nssl.ca.location=/c/ca.pem\n", "missing value for 'sasl.mechanism'"),
+        (
+            "security.protocol=SASL_SSL\nssl.ca.location=/c/ca.pem\nsasl.mechanism=GSSAPI\n",
+            "invalid value 'GSSAPI' for 'sasl.mechanism'",
+        ),
+        (
+            "security.protocol=SASL_SSL\nssl.ca.location=/c/ca.pem\nsasl.mechanisms=PLAIN\nsasl.username=a\n",
+            "missing value for 'sasl.password'",
+        ),
     ],
 )
 def test_bad_command_configs_get_one_line_errors(tmp_path: Path, text: str, message: str) -> None:

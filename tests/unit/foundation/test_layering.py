@@ -31,6 +31,9 @@ PURE_MODULES = [
     "broker/group/loader.py",
     "broker/group/records.py",
     "broker/group/effects.py",
+    "broker/grpc_sasl/session.py",
+    "common/scram_client.py",
+    "client/sasl_exchange.py",
 ]
 FORBIDDEN_IN_PURE = {
     "asyncio",

@@ -140,3 +140,30 @@ def test_a_grpc_ssl_client_listener_needs_the_nodes_certificate() -> None:
     config = load_config(BrokerConfig, {**props, **keys}, "test")
     assert config.is_ssl_client_listener("GRPC") and not config.is_ssl_client_listener("BROKER")
     assert config.inter_node_tls is None  # security.inter.broker.protocol stays PLAINTEXT
+
+
+def test_a_grpc_sasl_ssl_listener_needs_tls_and_a_mechanism_and_is_never_inter_broker() -> None:
+    base = {
+        "node.id": "1",
+        "process.roles": "broker",
+        "listeners": "GRPC://127.0.0.1:9092,BROKER://127.0.0.1:9093",
+        "controller.quorum.voters": "101@127.0.0.1:9094",
+        "log.dirs": "/tmp/unused",
+        "inter.broker.listener.name": "BROKER",
+        "listener.security.protocol.map": "GRPC:GRPC_SASL_SSL,BROKER:GRPC",
+    }
+    with pytest.raises(ConfigError, match="'ssl.truststore.location': a GRPC_SASL_SSL listener needs it"):
+        load_config(BrokerConfig, base)
+    tls = {
+        "ssl.truststore.location": "/c/ca.pem",
+        "minikafka.node.ssl.certificate.location": "/c/b.pem",
+        "minikafka.node.ssl.key.location": "/c/b.key",
+    }
+    config = load_config(BrokerConfig, {**base, **tls})
+    assert config.is_sasl_client_listener("GRPC") and config.is_ssl_client_listener("GRPC")
+    assert [listener.name for listener in config.grpc_listeners] == ["GRPC", "BROKER"]
+    with pytest.raises(ConfigError, match="'sasl.enabled.mechanisms': SASL listeners need at least one"):
+        load_config(BrokerConfig, {**base, **tls, "sasl.enabled.mechanisms": ""})
+    inter_broker = {**base, **tls, "inter.broker.listener.name": "GRPC"}
+    with pytest.raises(ConfigError, match="inter-broker listener GRPC cannot be GRPC_SASL_SSL"):
+        load_config(BrokerConfig, inter_broker)

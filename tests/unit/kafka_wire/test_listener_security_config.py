@@ -66,3 +66,22 @@ def test_an_unreadable_keystore_is_one_line_naming_the_key(tmp_path: Path) -> No
         with pytest.raises(ConfigError, match="'ssl.keystore.location'") as raised:
             listener_security(config, "SECURE")
         assert "\n" not in str(raised.value)
+
+
+def test_without_a_keystore_the_listener_shows_the_nodes_certificate(tmp_path: Path) -> None:
+    """What `cluster up` gives: a TLS Kafka listener defaults to the node's certificate from the cluster CA."""
+    from minikafka.common.certificates import CertificateRequest, ca_certificate_path, create_certificates
+
+    (own,) = create_certificates(tmp_path, [CertificateRequest("broker-1", ("127.0.0.1",))])
+    node = {
+        "ssl.truststore.location": str(ca_certificate_path(tmp_path)),
+        "minikafka.node.ssl.certificate.location": str(own.certificate),
+        "minikafka.node.ssl.key.location": str(own.key),
+    }
+    config = _load(**{"listener.security.protocol.map": "SECURE:SASL_SSL,GRPC:GRPC"}, **node)
+    context = listener_security(config, "SECURE").ssl_context
+    assert context is not None  # the node's certificate and key loaded (a bad pair raises, below)
+    own.key.write_text("not a key\n")
+    with pytest.raises(ConfigError, match="'minikafka.node.ssl.certificate.location'") as raised:
+        listener_security(config, "SECURE")
+    assert "\n" not in str(raised.value)

@@ -33,16 +33,38 @@ def listener_security(config: BrokerConfig, listener_name: str) -> ListenerSecur
     return ListenerSecurity(protocol, context, mechanisms, config.sasl_scram_final_nonce_match == "suffix")
 
 
+@dataclass(frozen=True)
+class Keystore:
+    """Where a TLS Kafka listener's certificate chain and key come from, and the config key that named them."""
+
+    certificate: str
+    key: str | None  # None: in the certificate's file (Kafka's PEM keystore)
+    key_name: str
+
+
+def _keystore(config: BrokerConfig) -> Keystore:
+    """ssl.keystore.location, else the node's own certificate from the cluster CA (what `cluster up` issues), so a
+    local run's Kafka listener can be SSL or SASL_SSL without a hand-made keystore."""
+    if config.ssl_keystore_location:
+        return Keystore(config.ssl_keystore_location, None, "ssl.keystore.location")
+    return Keystore(
+        config.node_ssl_certificate_location,
+        config.node_ssl_key_location,
+        "minikafka.node.ssl.certificate.location",
+    )
+
+
 def server_ssl_context(config: BrokerConfig) -> ssl.SSLContext:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
+    keystore = _keystore(config)
     try:
-        context.load_cert_chain(config.ssl_keystore_location, password=config.ssl_key_password or None)
+        context.load_cert_chain(keystore.certificate, keystore.key, password=config.ssl_key_password or None)
     except OSError as error:  # ssl.SSLError is one too
         raise ConfigError(
-            f"invalid value '{config.ssl_keystore_location}' for 'ssl.keystore.location': "
+            f"invalid value '{keystore.certificate}' for '{keystore.key_name}': "
             f"{_why(error, 'a PEM private key and certificate chain')}",
-            "ssl.keystore.location",
+            keystore.key_name,
         ) from None
     if config.ssl_client_auth != "none":
         context.verify_mode = ssl.CERT_REQUIRED if config.ssl_client_auth == "required" else ssl.CERT_OPTIONAL
