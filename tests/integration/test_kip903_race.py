@@ -13,12 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
+from scenario_cases import analyzed_scenario, verdicts
 
 from minikafka.common.grpc_support import sync_channel
-from minikafka.deploy.analysis.report import analyze, write_reports
 from minikafka.deploy.scenario.model import ScenarioOutcome
-from minikafka.deploy.scenario.registry import load
-from minikafka.deploy.scenario.runner import run_scenario
 from minikafka.pb import fault_pb2, fault_pb2_grpc
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -33,30 +31,10 @@ def broker_state(cluster, broker_id: int) -> fault_pb2.DescribeStateResponse:  #
     return stub.DescribeState(fault_pb2.DescribeStateRequest(), timeout=5)
 
 
-def analyze_run_dir(spark, run_dir: Path) -> dict[str, dict]:  # noqa: ANN001
-    """`minikafka analyze` on the finished run (the cluster is down): every verdict by name."""
-    out = run_dir / "report"
-    out.mkdir(exist_ok=True)
-    summary = analyze(spark, run_dir, out)
-    return {v["name"]: v for v in summary["invariants"]}
-
-
 def run_kip903(tmp_path: Path, spark, check: str) -> tuple[ScenarioOutcome, str]:  # noqa: ANN001
     """The scenario, analyzed on the test run's Spark session; its outcome and scenario.md."""
-
-    def analyzer(run_dir: Path) -> dict:
-        out = run_dir / "report"
-        out.mkdir(exist_ok=True)
-        return write_reports(analyze(spark, run_dir, out), out)
-
-    outcome = run_scenario(load("kip-903"), tmp_path / "run", {KEY: check}, analyzer=analyzer)
-    print(outcome.verdict.line)
+    outcome = analyzed_scenario(tmp_path, spark, "kip-903", {KEY: check})
     return outcome, (tmp_path / "run" / "report" / "scenario.md").read_text()
-
-
-def verdicts(outcome: ScenarioOutcome) -> dict[str, dict]:
-    assert outcome.analysis is not None
-    return {v["name"]: v for v in outcome.analysis["invariants"]}
 
 
 def test_kip903_check_keeps_every_acknowledged_record(tmp_path: Path, spark) -> None:  # noqa: ANN001

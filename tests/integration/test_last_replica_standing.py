@@ -1,4 +1,6 @@
-"""The Last Replica Standing issue with real processes, and KIP-966 closing it.
+"""The Last Replica Standing issue with real processes, and KIP-966 closing it, driven by `minikafka scenario`'s
+last-replica-standing (its steps are in src/minikafka/deploy/scenario/library/last_replica_standing.py) and
+analyzed, in both modes.
 
 RF 3, min ISR 2, simulated page cache (nothing is flushed before a clean stop), an acks=all producer running. The
 followers stop cleanly one after the other, so the ISR shrinks to the leader alone and acks=all is refused with
@@ -10,145 +12,63 @@ that stopped last is in the ELR, the uncleanly restarted leader is not, and noth
 
 from __future__ import annotations
 
-import asyncio
-import json
 from pathlib import Path
 
 import pytest
-from background_producer import BackgroundProducer
-from cluster_fixtures import eventually, running_cluster
-from test_broker_replication import consume_all
-from test_kip903_race import analyze_run_dir
+from scenario_cases import analyzed_scenario, verdicts
 
-from minikafka.client.admin import AdminClient
-from minikafka.deploy.faults import Faults
-from minikafka.deploy.scenario.clients import AckedWrite, write_histories
 from minikafka.deploy.scenario.events import find_events, query
 
-# Two cluster runs and a Spark analysis each; the timeout is for a shared machine, a quiet one needs far less.
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+# One cluster run and a Spark analysis each; the timeout is for a shared machine, a quiet one needs far less.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 LEADER, LAST_FOLLOWER, FIRST_FOLLOWER = 1, 2, 3
-TOPIC = "lrs"
-SETTINGS = {
-    "broker.session.timeout.ms": "2000",
-    "broker.heartbeat.interval.ms": "300",
-    "replica.lag.time.max.ms": "2000",
-    "auto.leader.rebalance.enable": "false",
-    "log.simulate.page.cache": "true",
-    "log.flush.interval.ms": "3600000",  # nothing reaches the disk unless a broker stops cleanly
-}
+KEY = "eligible.leader.replicas.version"
 
 
-def controller_events(cluster, name: str) -> list[dict]:  # noqa: ANN001
-    return [
-        e
-        for c in cluster.controllers
-        for e in map(json.loads, c.events_path.read_text().splitlines())
-        if e["event"] == name
-    ]
+def controller_decisions(run_dir: Path) -> tuple[set[tuple[int, bool]], set[tuple[int, str]]]:
+    """(broker id, clean) of each shutdown the controllers detected, and (leader, reason) of each election."""
+    events = [e for _, e in find_events(run_dir, query(("broker_shutdown_detected", "leader_elected"), "controller"))]
+    shutdowns = {(e["broker_id"], e["clean"]) for e in events if e["event"] == "broker_shutdown_detected"}
+    elected = {(e["leader"], e["reason"]) for e in events if e["event"] == "leader_elected" and e["topic"] == "lrs"}
+    return shutdowns, elected
 
 
-def incarnations(cluster, broker_id: int) -> int:  # noqa: ANN001
-    """How many incarnations of the broker registered (committed and replayed by some controller)."""
-    registered = controller_events(cluster, "broker_registered")
-    return len({e["incarnation_id"] for e in registered if e["broker_id"] == broker_id})
-
-
-def latest_partition_state(cluster) -> dict:  # noqa: ANN001
-    """The last committed partition state, from the controllers' replay events."""
-    return max(controller_events(cluster, "partition_changed"), key=lambda e: e["offset"])
-
-
-def run_scenario(tmp_path: Path, version: int) -> dict:
-    settings = dict(SETTINGS, **{"eligible.leader.replicas.version": str(version)})
-    with running_cluster(tmp_path / "run", **settings) as cluster:
-        admin = AdminClient(
-            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
-        )
-        admin.create_topic(
-            TOPIC, assignment=[[LEADER, LAST_FOLLOWER, FIRST_FOLLOWER]], configs={"min.insync.replicas": "2"}
-        )
-        partition = lambda: admin.describe_topics([TOPIC])[0].partitions[0]  # noqa: E731
-        eventually(lambda: partition().isr == [1, 2, 3], 20, "full ISR")
-        faults = Faults(cluster)
-        with BackgroundProducer(cluster.bootstrap_servers, TOPIC, delivery_timeout_ms=3000) as producer:
-            eventually(lambda: producer.acknowledged >= 200, 20, "acks=all writes with the full ISR")
-            faults.stop(FIRST_FOLLOWER)
-            eventually(lambda: partition().isr == [LEADER, LAST_FOLLOWER], 20, "ISR [1, 2]")
-            acked_before = producer.acknowledged
-            eventually(lambda: producer.acknowledged >= acked_before + 200, 20, "acks=all writes with ISR [1, 2]")
-            faults.stop(LAST_FOLLOWER)
-            eventually(lambda: partition().isr == [LEADER], 20, "the leader alone in the ISR")
-            eventually(
-                lambda: find_events(cluster.run_dir, query("produce_rejected_not_enough_replicas", f"broker-{LEADER}")),
-                20,
-                "acks=all refused with NOT_ENOUGH_REPLICAS",
-            )
-            during = partition()
-        assert producer.crashed is None and "NOT_ENOUGH_REPLICAS" in producer.failed
-        acked = producer.acked
-        faults.reboot(LEADER, lose_unflushed=True)
-        # The followers return once the leader's new incarnation has registered (its session ran out first).
-        # (A replayed registration: the partition changes of its batch, at lower offsets, are replayed too.)
-        eventually(lambda: incarnations(cluster, LEADER) == 2, 30, "the rebooted leader registered again")
-        leaderless = latest_partition_state(cluster)
-        faults.start(LAST_FOLLOWER)
-        faults.start(FIRST_FOLLOWER)
-        eventually(lambda: partition().leader >= 0 and len(partition().isr) == 3, 60, "a leader and a full ISR again")
-        after = partition()
-        ends: list[dict] = []
-        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked), TOPIC, ends))
-        write_histories(cluster.run_dir, TOPIC, [(AckedWrite(*write), "all") for write in acked], read, ends)
-        decisions = controller_events(cluster, "broker_shutdown_detected") + controller_events(
-            cluster, "leader_elected"
-        )
-    lost = sorted(offset for offset, value, _ in acked if read.get(offset) != value)
-    shutdowns = {(e["broker_id"], e["clean"]) for e in decisions if e["event"] == "broker_shutdown_detected"}
-    elected = {(e["leader"], e["reason"]) for e in decisions if e["event"] == "leader_elected"}
-    return {
-        "during": during,
-        "leaderless": {k: leaderless[k] for k in ("leader", "isr", "elr", "last_known_elr")},
-        "after": after,
-        "acked": len(acked),
-        "lost": lost,
-        "shutdowns": shutdowns,
-        "elected": elected,
-        "run_dir": cluster.run_dir,
-    }
-
-
-def summary(outcome: dict) -> str:
-    lost = outcome["lost"]
-    span = f"{lost[0]}..{lost[-1]}" if lost else "none"
-    return json.dumps({**outcome, "lost": f"{len(lost)} ({span})"}, default=str)
+def observed(outcome, action: str) -> str:  # noqa: ANN001
+    [step] = [s for s in outcome.steps if s.action.startswith(action)]
+    assert step.ok, step
+    return step.observed
 
 
 def test_version_0_loses_acknowledged_writes_and_analyze_names_them(tmp_path: Path, spark) -> None:  # noqa: ANN001
-    outcome = run_scenario(tmp_path, version=0)
-    print(summary(outcome))
-    assert outcome["during"].elr == [] and outcome["after"].leader == LEADER  # it never left the ISR
-    assert outcome["lost"], "the leader came back with a shorter log: acknowledged writes must be gone"
-    verdicts = analyze_run_dir(spark, outcome["run_dir"])
-    assert verdicts["LeaderCandidateCompleteness"]["verdict"] == "fail"
-    lost = verdicts["NoCommittedRecordLost"]
-    assert lost["verdict"] == "fail" and lost["violations"] == len(outcome["lost"])
+    outcome = analyzed_scenario(tmp_path, spark, "last-replica-standing", {KEY: "0"})
+    assert outcome.error is None, outcome.error
+    assert (outcome.verdict.held, outcome.verdict.as_predicted, outcome.verdict.exit_code) == (False, True, 1)
+    assert observed(outcome, "the ELR of lrs-0") == "ISR [1], ELR []"  # version 0 keeps no ELR
+    assert observed(outcome, "who leads after the power loss") == f"broker {LEADER}"  # it never left the ISR
+    [tally] = outcome.tallies
+    assert tally.lost > 0, "the leader came back with a shorter log: acknowledged writes must be gone"
+    by_name = verdicts(outcome)
+    assert by_name["LeaderCandidateCompleteness"]["verdict"] == "fail"
+    lost = by_name["NoCommittedRecordLost"]
+    assert lost["verdict"] == "fail" and lost["violations"] == tally.lost
     named = {int(row["offset"]) for row in lost["offending_rows"]}
-    assert named and named <= set(outcome["lost"])  # the report names lost acknowledged offsets
+    assert named and named <= set(range(tally.first_lost, tally.last_lost + 1))  # the report names lost offsets
 
 
 def test_version_1_elects_the_eligible_replica_and_loses_nothing(tmp_path: Path, spark) -> None:  # noqa: ANN001
-    outcome = run_scenario(tmp_path, version=1)
-    print(summary(outcome))
-    assert outcome["during"].elr == [LAST_FOLLOWER]  # it left an ISR below min ISR
+    outcome = analyzed_scenario(tmp_path, spark, "last-replica-standing", {KEY: "1"})
+    assert outcome.error is None, outcome.error
+    assert (outcome.verdict.held, outcome.verdict.as_predicted, outcome.verdict.exit_code) == (True, True, 0)
+    assert observed(outcome, "the ELR of lrs-0") == f"ISR [{LEADER}], ELR [{LAST_FOLLOWER}]"  # left below min ISR
     # The rebooted leader left the ELR; the follower that stopped cleanly kept its place across its restart and
     # was elected from it when it was unfenced.
-    assert outcome["leaderless"] == {"leader": -1, "isr": [], "elr": [LAST_FOLLOWER], "last_known_elr": [LEADER]}
-    assert {(LEADER, False), (LAST_FOLLOWER, True), (FIRST_FOLLOWER, True)} <= outcome["shutdowns"]
-    assert (LAST_FOLLOWER, "unfence") in outcome["elected"]
-    assert outcome["after"].leader == LAST_FOLLOWER
-    assert outcome["lost"] == []
-    verdicts = analyze_run_dir(spark, outcome["run_dir"])
-    failed = {name: v["offending_rows"] for name, v in verdicts.items() if v["verdict"] == "fail"}
+    assert observed(outcome, "who leads after the power loss") == f"broker {LAST_FOLLOWER}"
+    shutdowns, elected = controller_decisions(Path(outcome.run_dir))
+    assert {(LEADER, False), (LAST_FOLLOWER, True), (FIRST_FOLLOWER, True)} <= shutdowns
+    assert (LAST_FOLLOWER, "unfence") in elected
+    [tally] = outcome.tallies
+    assert tally.lost == 0
+    failed = {name: v["offending_rows"] for name, v in verdicts(outcome).items() if v["verdict"] == "fail"}
     assert failed == {}
-    assert verdicts["NoCommittedRecordLost"]["checked"] == outcome["acked"]
+    assert verdicts(outcome)["NoCommittedRecordLost"]["checked"] == tally.acknowledged
