@@ -39,6 +39,17 @@ MAX_RECORD_SIZE = 64 * 1024 * 1024  # generated values are held in memory; large
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    # The order of registration is the order `minikafka --help` lists the commands in.
+    _register_topics(subparsers)
+    user_scram_command.register(subparsers, add_connection_arguments)
+    _register_produce(subparsers)
+    _register_consume(subparsers)
+    _register_partition_and_group_tools(subparsers)
+    _register_quorum(subparsers)
+    _register_perf(subparsers)
+
+
+def _register_topics(subparsers: argparse._SubParsersAction) -> None:
     topics = subparsers.add_parser("topics", help="create, delete, describe and list topics")
     topic_commands = topics.add_subparsers(
         dest="topics_command", required=True, metavar="{create,delete,describe,list}"
@@ -72,8 +83,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_connection_arguments(listing)
     listing.set_defaults(func=topics_list)
 
-    user_scram_command.register(subparsers, add_connection_arguments)
 
+def _register_produce(subparsers: argparse._SubParsersAction) -> None:
     produce = subparsers.add_parser("produce", help="produce records (from stdin, or generated)")
     produce.add_argument("topic")
     produce.add_argument("--acks", choices=["0", "1", "all", "-1"], default="all")
@@ -109,6 +120,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     produce.add_argument("--progress", action="store_true", help="print a progress line every second on stderr")
     produce.set_defaults(func=produce_command)
 
+
+def _register_consume(subparsers: argparse._SubParsersAction) -> None:
     consume = subparsers.add_parser("consume", help="consume records below the high watermark")
     consume.add_argument("topic")
     consume.add_argument("--partition", type=bounded_int(0))
@@ -135,12 +148,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_connection_arguments(consume)
     consume.set_defaults(func=consume_command)
 
+
+def _register_partition_and_group_tools(subparsers: argparse._SubParsersAction) -> None:
+    """leader-election, reassign-partitions and consumer-groups: Kafka's admin tools, each in a module of its own."""
     from minikafka.client import consumer_groups_command, leader_election_command, reassign_partitions_command
 
     leader_election_command.register(subparsers, add_connection_arguments)
     reassign_partitions_command.register(subparsers, add_connection_arguments)
     consumer_groups_command.register(subparsers)
 
+
+def _register_quorum(subparsers: argparse._SubParsersAction) -> None:
     quorum = subparsers.add_parser("quorum", help="the controller quorum")
     quorum_commands = quorum.add_subparsers(dest="quorum_command", required=True, metavar="{describe}")
     quorum_describe = quorum_commands.add_parser("describe", help="leader, epoch, high watermark, voters' lag")
@@ -148,6 +166,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_connection_arguments(quorum_describe)
     quorum_describe.set_defaults(func=quorum_describe_command)
 
+
+def _register_perf(subparsers: argparse._SubParsersAction) -> None:
     perf = subparsers.add_parser("perf", help="load tests like Kafka's perf-test tools")
     perf_commands = perf.add_subparsers(dest="perf_command", required=True, metavar="{produce,consume}")
     for name in ("produce", "consume"):

@@ -34,7 +34,17 @@ HOST_COMMANDS = {("cluster", "up"), ("cluster", "down"), ("cluster", "exec")} | 
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    # The order of registration is the order `minikafka --help` lists the commands in.
     certs_command.register(subparsers)
+    _register_cluster(subparsers)
+    _register_fault(subparsers)
+    _register_analyze(subparsers)
+    _register_chaos(subparsers)
+    _register_scenario(subparsers)
+    _register_demo(subparsers)
+
+
+def _register_cluster(subparsers: argparse._SubParsersAction) -> None:
     cluster = subparsers.add_parser("cluster", help="a local cluster of real processes")
     cluster_commands = cluster.add_subparsers(dest="cluster_command", required=True, metavar="{up,status,down,exec}")
     up = cluster_commands.add_parser("up", help="start controllers and brokers on free loopback ports")
@@ -57,6 +67,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     execute.add_argument("program", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]")
     execute.set_defaults(func=cluster_exec)
 
+
+def _register_fault(subparsers: argparse._SubParsersAction) -> None:
     fault = subparsers.add_parser("fault", help="inject a fault into a node of the run")
     fault_commands = fault.add_subparsers(
         dest="fault_command", required=True, metavar="{" + ",".join(FAULTS + NETWORK_FAULTS) + "}"
@@ -82,6 +94,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         command.set_defaults(func=run_fault)
     _register_network_faults(fault_commands)
 
+
+def _register_analyze(subparsers: argparse._SubParsersAction) -> None:
     analyze = subparsers.add_parser("analyze", help="Spark analysis of a run: timelines, figures, invariants")
     analyze.add_argument("run", metavar="RUN")
     analyze.add_argument("--out", metavar="DIR")
@@ -89,6 +103,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     analyze.add_argument("--json", action="store_true")
     analyze.set_defaults(func=run_analyze_command)
 
+
+def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
     chaos = subparsers.add_parser("chaos", help="seeded workload with faults, then analysis")
     chaos.add_argument("run", metavar="RUN")
     chaos.add_argument("--duration", type=positive_float, required=True, metavar="S")
@@ -112,8 +128,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_network_argument(chaos)
     chaos.set_defaults(func=run_chaos_command)
 
-    _register_scenario(subparsers)
 
+def _register_demo(subparsers: argparse._SubParsersAction) -> None:
     demo = subparsers.add_parser("demo", help="the whole story: cluster, workload with faults, analysis, report")
     demo.add_argument("--records", type=bounded_int(1), default=20000)
     demo.add_argument("--no-analysis", action="store_true", help="skip the Spark checks")

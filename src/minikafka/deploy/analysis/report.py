@@ -272,12 +272,32 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     return Judgement(events, produced, replicas, logs.corrupt, verdicts, final_read, malformed, verdict)
 
 
-def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
-    """Every job of the analysis on one session; writes the figures and returns the summary (not yet written)."""
-    started = time.monotonic()
-    judged = judge(spark, run_dir)
-    events, produced, replicas, verdicts = judged.events, judged.produced, judged.replicas, judged.verdicts
+@dataclass(frozen=True)
+class RunRows:
+    """What the report shows of a run beside its verdicts: each timeline and figure's rows, collected."""
 
+    partitions: list[dict[str, Any]]
+    brokers: list[dict[str, Any]]
+    controllers: list[dict[str, Any]]
+    faults: list[dict[str, Any]]
+    cuts: list[dict[str, Any]]
+    incidents: list[dict[str, Any]]
+    failovers: list[dict[str, Any]]
+    controller_failovers: list[dict[str, Any]]
+    groups: list[dict[str, Any]]
+    latency: list[dict[str, Any]]
+    throughput: list[dict[str, Any]]
+    errors: list[dict[str, Any]]
+    replicas: list[dict[str, Any]]
+    corrupt_batches: list[dict[str, Any]]
+    start: datetime | None  # of the first event; None when the run logged none
+    end: datetime | None
+    event_counts: list[dict[str, Any]]
+
+
+def collect_rows(judged: Judgement) -> RunRows:
+    """Run the timeline, failover and client jobs over the judged frames and collect their rows."""
+    events, produced = judged.events, judged.produced
     partitions = _rows(timelines.partition_timeline(events))
     brokers = _rows(timelines.broker_states(events))
     controllers = _rows(timelines.controller_leadership(events))
@@ -290,28 +310,78 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
     latency = _rows(client_stats.produce_latency(produced))
     throughput = _rows(client_stats.throughput(produced))
     errors = _rows(client_stats.errors_by_code(produced))
-    replica_rows = _rows(replicas.orderBy("tp", "node"))
+    replica_rows = _rows(judged.replicas.orderBy("tp", "node"))
     corrupt_rows = _rows(judged.corrupt_batches.orderBy("tp", "node", "base_offset"))
     bounds = events.agg(F.min("ts").alias("start"), F.max("ts").alias("end")).collect()[0]
     event_counts = _rows(events.groupBy("event").count().orderBy(F.col("count").desc()))
+    return RunRows(
+        partitions=partitions,
+        brokers=brokers,
+        controllers=controllers,
+        faults=fault_rows,
+        cuts=cuts,
+        incidents=incident_rows,
+        failovers=failovers,
+        controller_failovers=controller_failovers,
+        groups=group_rows,
+        latency=latency,
+        throughput=throughput,
+        errors=errors,
+        replicas=replica_rows,
+        corrupt_batches=corrupt_rows,
+        start=bounds["start"],
+        end=bounds["end"],
+        event_counts=event_counts,
+    )
 
+
+def draw_figures(rows: RunRows, out: Path) -> dict[str, str]:
+    """Render the PNGs under `out`; their file names by figure. Time axes start at the first event: none, no axis."""
     figure_paths: dict[str, str] = {}
-    if bounds["start"] is not None:
-        start, end = bounds["start"], bounds["end"]
+    if rows.start is not None:
+        start, end = rows.start, rows.end
         figure_paths["timeline"] = figures.timeline_figure(
-            out / "timeline.png", partitions, brokers, controllers, fault_rows, start, end, cuts, incident_rows
+            out / "timeline.png",
+            rows.partitions,
+            rows.brokers,
+            rows.controllers,
+            rows.faults,
+            start,
+            end,
+            rows.cuts,
+            rows.incidents,
         ).name
         figure_paths["failover"] = figures.failover_figure(
-            out / "failover.png", failovers, controller_failovers, start
+            out / "failover.png", rows.failovers, rows.controller_failovers, start
         ).name
         figure_paths["throughput"] = figures.throughput_figure(
-            out / "throughput.png", throughput, fault_rows, start
+            out / "throughput.png", rows.throughput, rows.faults, start
         ).name
-    if latency:
-        figure_paths["latency"] = figures.latency_figure(out / "latency.png", latency).name
+    if rows.latency:
+        figure_paths["latency"] = figures.latency_figure(out / "latency.png", rows.latency).name
+    return figure_paths
 
+
+def failover_summary(failovers: list[dict[str, Any]], controller_failovers: list[dict[str, Any]]) -> dict[str, Any]:
     new_leader_ms = [row["new_leader_ms"] for row in failovers]
     first_ack_ms = [row["first_ack_ms"] for row in failovers]
+    return {
+        "leader_losses": len(failovers),
+        "new_leader_ms_p50": _percentile(new_leader_ms, 0.5),
+        "new_leader_ms_max": _maximum(new_leader_ms),
+        "first_ack_ms_p50": _percentile(first_ack_ms, 0.5),
+        "first_ack_ms_max": _maximum(first_ack_ms),
+        "brokers": failovers,
+        "controllers": controller_failovers,
+    }
+
+
+def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
+    """Every job of the analysis on one session; writes the figures and returns the summary (not yet written)."""
+    started = time.monotonic()
+    judged = judge(spark, run_dir)
+    rows = collect_rows(judged)
+    figure_paths = draw_figures(rows, out)
     return _jsonable(
         {
             "run_dir": str(run_dir),
@@ -320,26 +390,18 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
             "passed": judged.verdict == PASS,
             "final_read": judged.final_read,
             "malformed_lines": judged.malformed,
-            "invariants": [v.to_json() for v in verdicts],
-            "groups": group_rows,
-            "failover": {
-                "leader_losses": len(failovers),
-                "new_leader_ms_p50": _percentile(new_leader_ms, 0.5),
-                "new_leader_ms_max": _maximum(new_leader_ms),
-                "first_ack_ms_p50": _percentile(first_ack_ms, 0.5),
-                "first_ack_ms_max": _maximum(first_ack_ms),
-                "brokers": failovers,
-                "controllers": controller_failovers,
-            },
-            "produce_latency": latency,
-            "produce_errors": errors,
-            "faults": fault_rows,
-            "network_cuts": cuts,
-            "incidents": incident_rows,
-            "replicas": replica_rows,
-            "corrupt_batches": corrupt_rows,
-            "partition_changes": len(partitions),
-            "events": {row["event"]: row["count"] for row in event_counts},
+            "invariants": [v.to_json() for v in judged.verdicts],
+            "groups": rows.groups,
+            "failover": failover_summary(rows.failovers, rows.controller_failovers),
+            "produce_latency": rows.latency,
+            "produce_errors": rows.errors,
+            "faults": rows.faults,
+            "network_cuts": rows.cuts,
+            "incidents": rows.incidents,
+            "replicas": rows.replicas,
+            "corrupt_batches": rows.corrupt_batches,
+            "partition_changes": len(rows.partitions),
+            "events": {row["event"]: row["count"] for row in rows.event_counts},
             "figures": figure_paths,
             "analysis_seconds": round(time.monotonic() - started, 1),
         }
