@@ -90,6 +90,25 @@ def test_confluent_kafka_producer_acks_all_and_consumer_assign(cluster: Cluster)
     assert (low, high) == (0, max(offset for partition, offset in acked if partition == 0) + 1)
 
 
+def test_confluent_kafka_offsets_for_times(cluster: Cluster) -> None:
+    """ListOffsets by timestamp: the first offset whose record timestamp is at or after the target; none past the
+    last; MAX_TIMESTAMP (-3) finds the record with the largest timestamp, wherever it is in the log."""
+    bootstrap, topic = cluster.kafka_bootstrap_servers, "stamped"
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
+    stamps = [1_700_000_000_000 + step for step in (0, 1000, 2000, 9000, 3000)]
+    for i, stamp in enumerate(stamps):
+        producer.produce(topic, value=b"%d" % i, partition=0, timestamp=stamp)
+        assert producer.flush(30) == 0  # one batch per record: the lookup must walk batches and records
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "times"})
+    try:
+        targets = {stamps[0] - 1: 0, stamps[1]: 1, stamps[1] + 1: 2, stamps[4] + 1: 3, stamps[3] + 1: -1, -3: 3}
+        for target, offset in targets.items():
+            [found] = consumer.offsets_for_times([confluent_kafka.TopicPartition(topic, 0, target)], timeout=15)
+            assert (found.error, found.offset) == (None, offset), target
+    finally:
+        consumer.close()
+
+
 def test_metadata_lists_every_broker_on_its_kafka_listener(cluster: Cluster) -> None:
     producer = confluent_kafka.Producer({"bootstrap.servers": cluster.brokers[0].kafka_address})
     metadata = producer.list_topics(timeout=10)
