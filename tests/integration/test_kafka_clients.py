@@ -154,6 +154,7 @@ def test_kafka_python_producer_and_assigned_consumer(cluster: Cluster) -> None:
     offsets = {(future.get(10).partition, future.get(10).offset) for future in sent}
     producer.close()
     assert len(offsets) == 60
+    sessions_before = _consumer_fetch_sessions(cluster)
     consumer = kafka.KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=10000)
     consumer.assign([kafka.TopicPartition(TOPIC, p) for p in range(3)])
     consumer.seek_to_beginning()
@@ -165,6 +166,19 @@ def test_kafka_python_producer_and_assigned_consumer(cluster: Cluster) -> None:
             break
     consumer.close()
     assert sorted(values) == sorted(f"kafka-python-{i}".encode() for i in range(60))
+    # kafka-python fetches in KIP-227 sessions: one per leader it reads from, kept (a session error would
+    # make it open another with its next full fetch).
+    assert 1 <= _consumer_fetch_sessions(cluster) - sessions_before <= len(cluster.brokers)
+
+
+def _consumer_fetch_sessions(cluster: Cluster) -> int:
+    """Fetch sessions the brokers opened for clients on their Kafka listeners (replica id -1)."""
+    opened = 0
+    for broker in cluster.brokers:
+        lines = broker.events_path.read_text().splitlines() if broker.events_path.exists() else []
+        events = (json.loads(line) for line in lines if '"fetch_session_created"' in line)
+        opened += sum(event["event"] == "fetch_session_created" and event["replica_id"] == -1 for event in events)
+    return opened
 
 
 async def test_aiokafka_producer_and_assigned_consumer(cluster: Cluster) -> None:
