@@ -109,6 +109,26 @@ def test_confluent_kafka_offsets_for_times(cluster: Cluster) -> None:
         consumer.close()
 
 
+def test_offset_commit_to_an_unknown_topic_is_refused_per_partition(cluster: Cluster) -> None:
+    """Kafka answers UNKNOWN_TOPIC_OR_PARTITION for a topic its metadata lacks and stores nothing (librdkafka's
+    0030 checks it); the known topic in the same commit is stored."""
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": cluster.kafka_bootstrap_servers, "group.id": "lost"})
+    try:
+        offsets = [confluent_kafka.TopicPartition("no-such-topic", 0, 5), confluent_kafka.TopicPartition(TOPIC, 0, 0)]
+        try:
+            answered = consumer.commit(offsets=offsets, asynchronous=False)
+        except confluent_kafka.KafkaException as error:
+            answered = error.args[0]  # the first partition error, raised
+            assert answered.code() == confluent_kafka.KafkaError.UNKNOWN_TOPIC_OR_PART
+        else:
+            errors = {tp.topic: tp.error.code() if tp.error else None for tp in answered}
+            assert errors == {"no-such-topic": confluent_kafka.KafkaError.UNKNOWN_TOPIC_OR_PART, TOPIC: None}
+        stored = consumer.committed([confluent_kafka.TopicPartition(TOPIC, 0)], timeout=10)
+        assert stored[0].offset == 0
+    finally:
+        consumer.close()
+
+
 def test_metadata_lists_every_broker_on_its_kafka_listener(cluster: Cluster) -> None:
     producer = confluent_kafka.Producer({"bootstrap.servers": cluster.brokers[0].kafka_address})
     metadata = producer.list_topics(timeout=10)
