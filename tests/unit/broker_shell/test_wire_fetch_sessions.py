@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import itertools
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -159,3 +160,22 @@ async def test_without_a_session_cache_a_new_session_is_not_offered(tmp_path: Pa
     ctx = WireContext(leader_of_two_partitions(tmp_path), "PLAINTEXT")
     first = await fetch.handle(ctx, _v16({0: 0}, 0, 0))
     assert first.session_id == 0 and len(answered(first)) == 1
+
+
+async def test_min_bytes_zero_and_an_empty_fetch_do_not_wait(tmp_path: Path) -> None:
+    manager = leader_of_two_partitions(tmp_path)
+
+    async def no_waiting(*_args: object) -> None:
+        raise AssertionError("a fetch that asks for no bytes waited")
+
+    manager.wait_for_change = no_waiting  # type: ignore[method-assign]
+    ctx = context(manager)
+    long_wait = datetime.timedelta(seconds=60)
+    request = _v16({0: 0}, 0, -1)
+    answer = await fetch.handle(ctx, Request(request.header, "test", replace(request.body, max_wait=long_wait)))
+    assert len(answered(answer)) == 1
+    empty = _v16({}, 0, -1)
+    answer = await fetch.handle(
+        ctx, Request(empty.header, "test", replace(empty.body, max_wait=long_wait, min_bytes=1))
+    )
+    assert answered(answer) == {}

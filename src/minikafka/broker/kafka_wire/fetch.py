@@ -55,10 +55,11 @@ async def handle(ctx: WireContext, request: Request) -> Any:
         return build(cls, throttle_time=0, error_code=fetch.error, session_id=INVALID_SESSION_ID, responses=())
     deadline = time.monotonic() + body.max_wait.total_seconds()
     while True:
-        # No await between a read and the wait: a change in between cannot be missed.
+        # No await between a read and the wait: a change in between cannot be missed. As in Kafka, min_bytes 0
+        # (or a fetch of no partitions) is answered at once.
         read = _read(ctx, cls, fetch, body.max_bytes)
         remaining = deadline - time.monotonic()
-        if read.total >= max(1, body.min_bytes) or read.failed or remaining <= 0:
+        if read.total >= body.min_bytes or not fetch.targets or read.failed or remaining <= 0:
             ctx.fetch_sessions.record_answers(fetch, read.sent)
             return build(
                 cls, throttle_time=0, error_code=ErrorCode.NONE, session_id=fetch.session_id, responses=read.topics
