@@ -90,6 +90,45 @@ def test_confluent_kafka_producer_acks_all_and_consumer_assign(cluster: Cluster)
     assert (low, high) == (0, max(offset for partition, offset in acked if partition == 0) + 1)
 
 
+def test_confluent_kafka_offsets_for_times(cluster: Cluster) -> None:
+    """ListOffsets by timestamp: the first offset whose record timestamp is at or after the target; none past the
+    last; MAX_TIMESTAMP (-3) finds the record with the largest timestamp, wherever it is in the log."""
+    bootstrap, topic = cluster.kafka_bootstrap_servers, "stamped"
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
+    stamps = [1_700_000_000_000 + step for step in (0, 1000, 2000, 9000, 3000)]
+    for i, stamp in enumerate(stamps):
+        producer.produce(topic, value=b"%d" % i, partition=0, timestamp=stamp)
+        assert producer.flush(30) == 0  # one batch per record: the lookup must walk batches and records
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "times"})
+    try:
+        targets = {stamps[0] - 1: 0, stamps[1]: 1, stamps[1] + 1: 2, stamps[4] + 1: 3, stamps[3] + 1: -1, -3: 3}
+        for target, offset in targets.items():
+            [found] = consumer.offsets_for_times([confluent_kafka.TopicPartition(topic, 0, target)], timeout=15)
+            assert (found.error, found.offset) == (None, offset), target
+    finally:
+        consumer.close()
+
+
+def test_offset_commit_to_an_unknown_topic_is_refused_per_partition(cluster: Cluster) -> None:
+    """Kafka answers UNKNOWN_TOPIC_OR_PARTITION for a topic its metadata lacks and stores nothing (librdkafka's
+    0030 checks it); the known topic in the same commit is stored."""
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": cluster.kafka_bootstrap_servers, "group.id": "lost"})
+    try:
+        offsets = [confluent_kafka.TopicPartition("no-such-topic", 0, 5), confluent_kafka.TopicPartition(TOPIC, 0, 0)]
+        try:
+            answered = consumer.commit(offsets=offsets, asynchronous=False)
+        except confluent_kafka.KafkaException as error:
+            answered = error.args[0]  # the first partition error, raised
+            assert answered.code() == confluent_kafka.KafkaError.UNKNOWN_TOPIC_OR_PART
+        else:
+            errors = {tp.topic: tp.error.code() if tp.error else None for tp in answered}
+            assert errors == {"no-such-topic": confluent_kafka.KafkaError.UNKNOWN_TOPIC_OR_PART, TOPIC: None}
+        stored = consumer.committed([confluent_kafka.TopicPartition(TOPIC, 0)], timeout=10)
+        assert stored[0].offset == 0
+    finally:
+        consumer.close()
+
+
 def test_metadata_lists_every_broker_on_its_kafka_listener(cluster: Cluster) -> None:
     producer = confluent_kafka.Producer({"bootstrap.servers": cluster.brokers[0].kafka_address})
     metadata = producer.list_topics(timeout=10)
@@ -135,6 +174,7 @@ def test_kafka_python_producer_and_assigned_consumer(cluster: Cluster) -> None:
     offsets = {(future.get(10).partition, future.get(10).offset) for future in sent}
     producer.close()
     assert len(offsets) == 60
+    sessions_before = _consumer_fetch_sessions(cluster)
     consumer = kafka.KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=10000)
     consumer.assign([kafka.TopicPartition(TOPIC, p) for p in range(3)])
     consumer.seek_to_beginning()
@@ -146,6 +186,19 @@ def test_kafka_python_producer_and_assigned_consumer(cluster: Cluster) -> None:
             break
     consumer.close()
     assert sorted(values) == sorted(f"kafka-python-{i}".encode() for i in range(60))
+    # kafka-python fetches in KIP-227 sessions: one per leader it reads from, kept (a session error would
+    # make it open another with its next full fetch).
+    assert 1 <= _consumer_fetch_sessions(cluster) - sessions_before <= len(cluster.brokers)
+
+
+def _consumer_fetch_sessions(cluster: Cluster) -> int:
+    """Fetch sessions the brokers opened for clients on their Kafka listeners (replica id -1)."""
+    opened = 0
+    for broker in cluster.brokers:
+        lines = broker.events_path.read_text().splitlines() if broker.events_path.exists() else []
+        events = (json.loads(line) for line in lines if '"fetch_session_created"' in line)
+        opened += sum(event["event"] == "fetch_session_created" and event["replica_id"] == -1 for event in events)
+    return opened
 
 
 async def test_aiokafka_producer_and_assigned_consumer(cluster: Cluster) -> None:

@@ -159,7 +159,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
     groups = GroupCoordinator(manager, lifecycle.controller, coordinator_config(config))
     kafka_listeners = [
         KafkaListener(
-            WireContext(manager, listener.name, groups),
+            WireContext(manager, listener.name, groups, fetch_sessions=fetch_sessions),
             listener.host,
             listener.port,
             limits,

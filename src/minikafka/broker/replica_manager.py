@@ -55,6 +55,7 @@ ALTER_PARTITION_RETRY_S = 0.2
 FETCHER_RESTART_S = 1.0  # a fetcher that failed on an unexpected error starts again after this pause
 EARLIEST_TIMESTAMP = -2  # ListOffsets' special timestamps, Kafka's values
 LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3  # the record with the largest timestamp (ListOffsets v7+)
 T = TypeVar("T")
 
 
@@ -366,18 +367,34 @@ class ReplicaManager:
         return ListedOffset(ErrorCode.NONE, end, epoch)
 
     def list_offset(self, tp: TopicPartition, timestamp: int, current_leader_epoch: int) -> ListedOffset:
-        """ListOffsets for one partition: the log start (EARLIEST_TIMESTAMP) or the high watermark
-        (LATEST_TIMESTAMP); other timestamps are not supported yet."""
+        """ListOffsets for one partition: the log start (EARLIEST_TIMESTAMP), the high watermark
+        (LATEST_TIMESTAMP), the first record with the largest timestamp (MAX_TIMESTAMP), or the first record whose
+        timestamp is at or after `timestamp`. A consumer sees only records below the HWM: a record found at or
+        past it is answered as none (offset and timestamp -1), as Kafka does for READ_UNCOMMITTED."""
         replica = self.replicas.get(tp)
         if replica is None or replica.leader is None or not self.serving():
             return ListedOffset(self.not_hosted_error(tp))
         leader = replica.leader
         if timestamp == LATEST_TIMESTAMP:
             return leader.latest_offset(current_leader_epoch)
+        code = leader.check_current_leader_epoch(current_leader_epoch)
+        if code != ErrorCode.NONE:
+            return ListedOffset(code)
         if timestamp == EARLIEST_TIMESTAMP:
-            code = leader.check_current_leader_epoch(current_leader_epoch)
             return ListedOffset(code, replica.log.log_start_offset, leader.leader_epoch)
-        return ListedOffset(ErrorCode.UNSUPPORTED_VERSION)
+        if timestamp < MAX_TIMESTAMP:
+            return ListedOffset(ErrorCode.UNSUPPORTED_VERSION)  # tiered storage's lookups (v8+), not offered
+        try:
+            found = (
+                replica.log.max_timestamp_offset()
+                if timestamp == MAX_TIMESTAMP
+                else replica.log.offset_for_timestamp(timestamp)
+            )
+        except KafkaError as error:
+            return ListedOffset(error.code)
+        if found is None or found.offset >= leader.high_watermark:
+            return ListedOffset(ErrorCode.NONE)
+        return ListedOffset(ErrorCode.NONE, found.offset, found.leader_epoch, found.timestamp)
 
     # ---- follower fetches on the leader ----
 

@@ -303,7 +303,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                     partition_index=partition.partition_index,
                     error_code=listed.error,
                     offset=listed.offset if ok else -1,
-                    timestamp=-1,
+                    timestamp=listed.timestamp if ok else -1,
                     leader_epoch=listed.leader_epoch if ok else -1,
                 )
         return response

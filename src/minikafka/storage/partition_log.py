@@ -25,6 +25,7 @@ from minikafka.common.record_batch import (
     InvalidRecordError,
     RecordBatch,
     iter_batches,
+    read_header,
     set_base_offset,
     set_partition_leader_epoch,
 )
@@ -36,6 +37,7 @@ from minikafka.storage.log_validator import AppendOrigin, ValidationResult, vali
 from minikafka.storage.producer_snapshots import delete_snapshots_outside, latest_snapshot, write_snapshot
 from minikafka.storage.producer_state import Duplicate, ProducerBatch, ProducerState
 from minikafka.storage.segment import LOG_SUFFIX, BatchPosition, LogSegment
+from minikafka.storage.timestamp_search import TimestampAndOffset, search
 
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"
@@ -550,6 +552,27 @@ class PartitionLog:
             if max_offset is not None and segment.next_offset >= max_offset:
                 break
         return b""
+
+    @storage_operation("read", writes=False)
+    def offset_for_timestamp(self, target_ms: int) -> TimestampAndOffset | None:
+        """The first record at or after the log start whose timestamp is at or after `target_ms` (no time index:
+        batch headers are walked, and only the batch that holds the answer is decoded)."""
+        reaching = (
+            read_header(segment.log.read(position.position, position.size))
+            for segment in self.segments
+            for position in segment.scan(0)
+            if position.max_timestamp >= target_ms and position.last_offset >= self.log_start_offset
+        )
+        return search(reaching, target_ms, self.log_start_offset)
+
+    @storage_operation("read", writes=False)
+    def max_timestamp_offset(self) -> TimestampAndOffset | None:
+        """The first record holding the log's largest timestamp (ListOffsets MAX_TIMESTAMP); None when empty."""
+        largest = max(
+            (p.max_timestamp for s in self.segments for p in s.scan(0) if p.last_offset >= self.log_start_offset),
+            default=-1,
+        )
+        return self.offset_for_timestamp(largest) if largest >= 0 else None
 
     def _verified(self, data: bytes) -> bytes:
         """Beyond Kafka: a broker checks every batch's CRC before serving it. Bytes that changed on disk are a

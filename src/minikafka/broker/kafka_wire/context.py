@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from minikafka.broker.fetch_session import FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator
 from minikafka.broker.replica_manager import ReplicaManager
 
@@ -14,3 +15,5 @@ class WireContext:
     listener_name: str  # Metadata answers with each broker's endpoint on this listener
     groups: GroupCoordinator | None = None  # the group APIs answer COORDINATOR_NOT_AVAILABLE without one
     client_host: str = ""  # one connection's peer as Kafka shows a group member's host: "/127.0.0.1"
+    # The broker's KIP-227 sessions, shared with its gRPC listeners; the default holds none (every Fetch is full).
+    fetch_sessions: FetchSessionCache = field(default_factory=lambda: FetchSessionCache(0, lambda: 1))

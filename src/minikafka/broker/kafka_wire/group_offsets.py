@@ -20,6 +20,8 @@ NO_LEADER_EPOCH = -1
 
 async def handle_commit(ctx: WireContext, request: Request) -> Any:
     body = request.body
+    # A topic the metadata does not know is answered UNKNOWN_TOPIC_OR_PARTITION and not stored, as Kafka does.
+    known = ctx.manager.metadata.image.topics_by_name
     commit = CommitRequest(
         request_id=0,
         member_id=body.member_id,
@@ -34,6 +36,7 @@ async def handle_commit(ctx: WireContext, request: Request) -> Any:
                 p.committed_metadata,
             )
             for topic in body.topics or ()
+            if topic.name in known
             for p in topic.partitions or ()
         ),
     )
@@ -54,7 +57,9 @@ async def handle_commit(ctx: WireContext, request: Request) -> Any:
             build(
                 partition_entry,
                 partition_index=p.partition_index,
-                error_code=errors.get(TopicPartitionKey(topic.name, p.partition_index), result.error),
+                error_code=errors.get(TopicPartitionKey(topic.name, p.partition_index), result.error)
+                if topic.name in known
+                else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
             )
             for p in topic.partitions or ()
         )

@@ -1,4 +1,5 @@
-"""ListOffsets: the earliest (log start) and latest (high watermark) offsets, through the replica manager."""
+"""ListOffsets: the earliest (log start), latest (high watermark) and max-timestamp offsets, and the first offset at
+or after a timestamp, through the replica manager."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def handle(ctx: WireContext, request: Request) -> Any:
                     partition_entry,
                     partition_index=line.partition_index,
                     error_code=listed.error,
-                    timestamp=-1,
+                    timestamp=listed.timestamp if ok else -1,
                     offset=listed.offset if ok else -1,
                     leader_epoch=listed.leader_epoch if ok else -1,
                 )

@@ -10,7 +10,8 @@ from minikafka.broker.kafka_wire.api_versions import METADATA
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
-from minikafka.common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.topic import validate_name
 from minikafka.kraft_controller.metadata.image import MetadataImage, TopicImage
 
 NO_AUTHORIZED_OPERATIONS = -2147483648
@@ -56,10 +57,7 @@ def _topic(cls: type, image: MetadataImage, name: str | None, ready: bool, creat
     entry = sibling(cls, "MetadataResponseTopic")
     topic = image.topics_by_name.get(name) if name else None
     if topic is None:
-        # Before the image caught up, or while it is being auto-created, a topic is retriably unavailable.
-        code = (
-            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if ready and name not in creating else ErrorCode.LEADER_NOT_AVAILABLE
-        )
+        code = missing_topic_error(name, ready, creating)
         return build(entry, error_code=code, name=name, topic_id=None, partitions=(), is_internal=False)
     return build(
         entry,
@@ -70,6 +68,18 @@ def _topic(cls: type, image: MetadataImage, name: str | None, ready: bool, creat
         partitions=_partitions(cls, image, topic),
         topic_authorized_operations=NO_AUTHORIZED_OPERATIONS,
     )
+
+
+def missing_topic_error(name: str | None, ready: bool, creating: Mapping[str, object]) -> ErrorCode:
+    """Why a named topic is not in the answer: an illegal name is INVALID_TOPIC_EXCEPTION (nothing will create
+    it, so clients fail its records at once); before the image caught up, or while it is being auto-created, it
+    is retriably unavailable; else unknown."""
+    try:
+        if name is not None:  # None: a topic asked for by id (v10+)
+            validate_name(name)
+    except KafkaError as error:
+        return error.code
+    return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if ready and name not in creating else ErrorCode.LEADER_NOT_AVAILABLE
 
 
 def _partitions(cls: type, image: MetadataImage, topic: TopicImage) -> tuple[Any, ...]:

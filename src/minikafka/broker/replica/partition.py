@@ -522,6 +522,7 @@ class ListedOffset:
     error: ErrorCode
     offset: int = -1
     leader_epoch: int = -1
+    timestamp: int = -1  # of the record found by a timestamp lookup; -1 for the log start, the HWM or nothing
 
 
 @dataclass(frozen=True)
