@@ -1,8 +1,8 @@
 """Every built-in scenario (but kip-903, which test_kip903_race.py drives with its analysis) with its guard on and
 off, as `minikafka scenario run --no-analysis` does: guarded, the promise holds (exit 0); unguarded, the failure the
 scenario exists to show (exit 1), each as the scenario predicts from its steps and final read. Without the Spark
-analysis (minutes across the ten runs; the analysis of each story has tests of its own). `pytest -m scenarios`
-runs just these. Two test files (guarded, unguarded), so that two test workers share the ten runs."""
+analysis (minutes across the runs; the analysis of each story has tests of its own). `pytest -m scenarios`
+runs just these. Two test files (guarded, unguarded), so that two test workers share the runs."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ CASES = [
     ("controlled-shutdown", "kill", 1),
     ("partitioned-broker", "true", 0),
     ("partitioned-broker", "false", 1),
+    ("stray-partitions", "true", 0),
+    ("stray-partitions", "false", 1),
 ]
 
 
