@@ -26,6 +26,8 @@ CASES = [
     ("partitioned-broker", "false", 1),
     ("stray-partitions", "true", 0),
     ("stray-partitions", "false", 1),
+    ("in-flight-alter-partition", "true", 0),
+    ("in-flight-alter-partition", "false", 1),
 ]
 
 

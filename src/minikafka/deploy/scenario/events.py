@@ -77,6 +77,11 @@ def _rejected(event: Mapping[str, object]) -> str:
         for r in ineligible
         if isinstance(r, dict)
     ]
+    if event.get("error") == "INVALID_UPDATE_VERSION":
+        details.append(
+            f"requested partition epoch {event.get('actual_partition_epoch')} "
+            f"vs current {event.get('expected_partition_epoch')}"
+        )
     if "expected_broker_epoch" in event:
         details.append(
             f"requester broker epoch {event.get('actual_broker_epoch')} "
