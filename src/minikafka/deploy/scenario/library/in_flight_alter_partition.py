@@ -1,10 +1,10 @@
 """A late AlterPartition against newer metadata. Leader 1 proposes adding broker 3 back to the ISR, at partition
-epoch N; the request is held in flight. Meanwhile broker 3 is cut off from the other brokers again (it still
-heartbeats, so it stays unfenced), and the controller reorders the replicas to [1, 3, 2]: partition epoch N+1, same
-leader and ISR [1, 2]. Brokers 1 and 2 acknowledge acks=all writes broker 3 never gets. Then the held request
-arrives. With the partition-epoch check the controller answers INVALID_UPDATE_VERSION; without it the stale ISR
-[1, 2, 3] is committed, and when broker 1 fails the controller elects broker 3, first in replica order, which lacks
-the writes: they are lost."""
+epoch N; the request is held in flight. Meanwhile broker 3 stops fetching again (paused; its session is long, so it
+stays unfenced), and the controller reorders the replicas to [1, 3, 2]: partition epoch N+1, same leader and ISR
+[1, 2]. Brokers 1 and 2 acknowledge acks=all writes broker 3 never gets. Then the held request arrives. With the
+partition-epoch check the controller answers INVALID_UPDATE_VERSION; without it the stale ISR [1, 2, 3] is
+committed, and when broker 1 shuts down the controller elects broker 3 (running again, cut off from the other
+brokers), first in replica order, which lacks the writes: they are lost."""
 
 from minikafka.common.errors import ErrorCode
 from minikafka.deploy.scenario import FAST_FAILOVER, Expect, Guard, Steps, Topology
@@ -20,7 +20,9 @@ GUARD = Guard(
     "(INVALID_UPDATE_VERSION), so only in-sync replicas are in the ISR and no acknowledged write is lost",
     without="the stale ISR puts an out-of-sync replica back in the ISR; elected, it loses acknowledged writes",
 )
-TOPOLOGY = Topology(controllers=1, brokers=3, settings=FAST_FAILOVER)
+# A session longer than the story: broker 3, paused while out of sync, must stay registered and unfenced, which is
+# what lets the stale ISR name it.
+TOPOLOGY = Topology(controllers=1, brokers=3, settings={**FAST_FAILOVER, "broker.session.timeout.ms": "30000"})
 LEADER, SECOND, LATE, TOPIC = 1, 2, 3, "orders"
 
 
@@ -30,7 +32,7 @@ def run(s: Steps) -> None:
     )
     s.wait_isr(TOPIC, [1, 2, 3], "every replica joins the ISR")
     s.produce(TOPIC, 50, "all three replicas hold these")
-    s.cut({LATE}, {LEADER, SECOND}, "broker 3 stops fetching (it still reaches the controller)")
+    s.pause(LATE, "broker 3 stops fetching (SIGSTOP; its session outlasts the story, so it stays unfenced)")
     s.wait_for(
         "send acks=1 records to leader 1 until the ISR is [1, 2]",
         lambda: write_one(s) and s.partition(TOPIC).isr == [1, 2],
@@ -39,14 +41,14 @@ def run(s: Steps) -> None:
         observed=lambda _: "ISR [1, 2]",
     )
     s.hold_alter_partition(LEADER, "broker 1's next AlterPartition is held, as if slow in the network")
-    s.heal("broker 3 fetches again and catches up")
+    s.resume(LATE, "broker 3 fetches again and catches up")
     s.wait_event(
         "alter_partition_held",
         "leader 1 proposes ISR [1, 2, 3] at the current partition epoch; the request is in flight",
         node=f"broker-{LEADER}",
     )
     epoch = s.partition(TOPIC).partition_epoch
-    s.cut({LATE}, {LEADER, SECOND}, "broker 3 stops fetching again, before the request arrives")
+    s.pause(LATE, "broker 3 stops fetching again, before the request arrives")
     s.reassign(
         TOPIC, [LEADER, LATE, SECOND], f"the controller reorders the replicas: partition epoch {epoch} -> "
         f"{epoch + 1}, same leader epoch, ISR still [1, 2]; leader 1's pending proposal is superseded",
@@ -66,17 +68,20 @@ def run(s: Steps) -> None:
     )
     isr = [1, 2] if s.guarded else [1, 2, 3]
     s.wait_isr(TOPIC, isr, Expect(guarded="unchanged: [1, 2]", unguarded="broker 3 is back in the ISR, out of sync"))
-    s.kill(LEADER, "leader 1 dies")
+    # Cut while broker 3 is stopped: its first look at the link after SIGCONT finds the cut, so it fetches nothing.
+    s.cut({LATE}, {LEADER, SECOND}, "broker 3 is cut off from the other brokers (not from the controller)")
+    s.resume(LATE, "broker 3 runs again, heartbeating, still without the last 200 writes")
+    s.stop(LEADER, "leader 1 shuts down; the controller moves its leadership first")
     elected = s.wait_leader_change(
         TOPIC,
         LEADER,
         Expect(
-            guarded="broker 2, the only live ISR member, leads with every acknowledged write",
+            guarded="broker 2, the only other ISR member, leads with every acknowledged write",
             unguarded="broker 3, first in replica order among the ISR, leads without the last 200 writes",
         ),
     )
     s.check(
-        "who leads orders-0 after broker 1 fails",
+        "who leads orders-0 after broker 1 stops",
         elected.get("leader") == (SECOND if s.guarded else LATE),
         Expect(guarded="broker 2", unguarded="broker 3"),
         f"broker {elected.get('leader')}",
