@@ -6,6 +6,8 @@ partition-epoch check the controller answers INVALID_UPDATE_VERSION; without it 
 committed, and when broker 1 shuts down the controller elects broker 3 (running again, cut off from the other
 brokers), first in replica order, which lacks the writes: they are lost."""
 
+import time
+
 from minikafka.common.errors import ErrorCode
 from minikafka.deploy.scenario import FAST_FAILOVER, Expect, Guard, Steps, Topology
 from minikafka.deploy.scenario.clients import produce_raw
@@ -106,5 +108,6 @@ def run(s: Steps) -> None:
 
 def write_one(s: Steps) -> bool:
     """One acks=1 record straight to leader 1 (traffic that leaves a cut-off follower behind, not counted)."""
-    error, _offset = produce_raw(s.cluster.node(LEADER).address, b"traffic", 1, TOPIC, timeout_s=1.0)
+    value = f"traffic-{time.monotonic_ns()}".encode()  # distinct values: analyze reports repeated ones
+    error, _offset = produce_raw(s.cluster.node(LEADER).address, value, 1, TOPIC, timeout_s=1.0)
     return error is ErrorCode.NONE
