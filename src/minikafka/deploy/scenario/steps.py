@@ -298,7 +298,15 @@ class Steps:
         action = f"produce {count} records to {topic}-0 with acks={clients.acks_name(acks)}"
         try:
             acked = self.loop.run(
-                clients.produce_acked(self.cluster.bootstrap_servers, topic, count, acks, "r", one_batch_per_record)
+                # Values name their step (s12-00000): two steps' writes never look like one write sent twice.
+                clients.produce_acked(
+                    self.cluster.bootstrap_servers,
+                    topic,
+                    count,
+                    acks,
+                    f"s{len(self.records) + 1}",
+                    one_batch_per_record,
+                )
             )
         except Exception as error:  # noqa: BLE001
             raise self._fail(action, expect, f"{type(error).__name__}: {error}") from None
