@@ -24,6 +24,10 @@ CASES = [
     ("controlled-shutdown", "kill", 1),
     ("partitioned-broker", "true", 0),
     ("partitioned-broker", "false", 1),
+    ("stray-partitions", "true", 0),
+    ("stray-partitions", "false", 1),
+    ("in-flight-alter-partition", "true", 0),
+    ("in-flight-alter-partition", "false", 1),
 ]
 
 

@@ -255,6 +255,13 @@ class BrokerConfig(NodeConfig):
         False,
         "Keep unflushed bytes in process memory until flush, so SIGKILL loses them as a power cut would.",
     )
+    stray_partition_check_enable: bool = config_key(
+        "minikafka.stray.partition.check.enable",
+        True,
+        "At start-up, once the metadata caught up, delete the partition logs whose topic id the metadata does not "
+        "know or that it no longer assigns to this broker (stray partitions). Turn off only to demonstrate the "
+        "stale logs it removes: off, each is logged (stray_partition_kept) and stays. Kafka has no switch for it.",
+    )
     offsets_topic_num_partitions: int = config_key(
         "offsets.topic.num.partitions",
         5,

@@ -106,27 +106,34 @@ class LogManager:
         """Whether the (only) log directory failed: no log in it is read or written any more."""
         return self.failures.is_offline(self.log_dir)
 
-    def delete_stray_partitions(self, image: MetadataImage, broker_id: int) -> list[str]:
+    def delete_stray_partitions(self, image: MetadataImage, broker_id: int, delete: bool = True) -> list[str]:
         """Remove partition directories the (caught-up) metadata does not assign to `broker_id`. An unreadable
-        `partition.metadata` is a storage error, not a stray: the log dir goes offline and nothing is deleted."""
+        `partition.metadata` is a storage error, not a stray: the log dir goes offline and nothing is deleted.
+        `delete` False (the check switched off): each stray is only reported (`stray_partition_kept`) and stays."""
         if self.offline:
             return []
         for suffix in (STRAY_SUFFIX, DELETE_SUFFIX):
             for leftover in self.log_dir.glob("*" + suffix):
                 shutil.rmtree(leftover, ignore_errors=True)  # a crash between rename and removal
-        deleted = []
+        strays = []
         for tp, path in self.partition_dirs():
             try:
                 reason = self._stray_reason(tp, path, image, broker_id)
             except CheckpointError as error:
                 self.failures.mark_offline(self.log_dir, f"stray check of {tp} failed: {error.message}")
-                return deleted
+                return strays
             if reason is None:
                 continue
             try:
                 topic_id = PartitionMetadataFile(path / PARTITION_METADATA_FILE).read() or "unknown"
             except CheckpointError:
                 topic_id = "unknown"
+            if not delete:
+                self._log.warning(
+                    "stray_partition_kept", partition=str(tp), topic_id=topic_id, reason=reason, directory=str(path)
+                )
+                strays.append(str(tp))
+                continue
             log = self.logs.pop(tp, None)
             if log is not None:
                 log.abandon()
@@ -136,8 +143,8 @@ class LogManager:
             self._log.info(
                 "stray_partition_deleted", partition=str(tp), topic_id=topic_id, reason=reason, directory=str(path)
             )
-            deleted.append(str(tp))
-        return deleted
+            strays.append(str(tp))
+        return strays
 
     def delete_log(self, tp: TopicPartition, topic_id: uuid.UUID, reason: str) -> None:
         """Close and remove the partition's log: renamed first, so it is never opened half-removed."""

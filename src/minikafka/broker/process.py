@@ -41,17 +41,19 @@ METADATA_CATCH_UP_TIMEOUT_S = 15.0
 class StrayPartitionCheck:
     """Deletes the logs the metadata does not assign to this broker, once, and only against caught-up metadata."""
 
-    def __init__(self, logs: LogManager, metadata: MetadataListener, node_id: int) -> None:
+    def __init__(self, logs: LogManager, metadata: MetadataListener, node_id: int, delete: bool = True) -> None:
+        """`delete` False (minikafka.stray.partition.check.enable=false): the strays are only reported."""
         self.logs = logs
         self.metadata = metadata
         self.node_id = node_id
+        self.delete = delete
         self.done = False
 
     def run(self) -> bool:
         """Check now if the metadata is caught up; True once the check has run."""
         if not self.done and self.metadata.caught_up:
             self.done = True
-            self.logs.delete_stray_partitions(self.metadata.image, self.node_id)
+            self.logs.delete_stray_partitions(self.metadata.image, self.node_id, self.delete)
         return self.done
 
 
@@ -184,7 +186,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
     deadline = time.monotonic() + METADATA_CATCH_UP_TIMEOUT_S
     while time.monotonic() < deadline and not metadata.caught_up:
         await asyncio.sleep(0.05)
-    stray_check = StrayPartitionCheck(logs, metadata, config.node_id)
+    stray_check = StrayPartitionCheck(logs, metadata, config.node_id, config.stray_partition_check_enable)
     if not stray_check.run():
         log.warning(
             "stray_partition_check_deferred",

@@ -55,6 +55,13 @@ class ControllerConfig(NodeConfig):
         "KIP-903: reject an ISR member whose broker epoch is not its current registration's. Turn off only "
         "to demonstrate the data-loss bug KIP-903 fixes.",
     )
+    alter_partition_partition_epoch_check: bool = config_key(
+        "minikafka.alter.partition.partition.epoch.check",
+        True,
+        "Answer INVALID_UPDATE_VERSION to an AlterPartition whose partition epoch is older than the partition's "
+        "(the ISR it proposes was computed against metadata that has changed since). Kafka has no switch for it; "
+        "turn off only to demonstrate the stale ISR it keeps out.",
+    )
     default_replication_factor: int = config_key(
         "default.replication.factor", 1, "Replication factor of topics created without one.", at_least(1)
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from minikafka.common.record_batch import Record, build_batch
-from minikafka.storage.checkpoint import OffsetCheckpoint
+from minikafka.storage.checkpoint import OffsetCheckpoint, PartitionMetadataFile
 
 START = datetime(2026, 11, 22, 18, 0, 0, tzinfo=UTC)
 TOPIC_ID = "6b1c9f0e-0000-4000-8000-000000000001"
@@ -96,6 +96,7 @@ class RunFixture:
                 offset += len(values)
             (directory / "00000000000000000000.log").write_bytes(bytes(data))
             OffsetCheckpoint(directory / "replication-offset-checkpoint", "t-0").write(self.high_watermarks[node])
+            PartitionMetadataFile(directory / "partition.metadata").write(TOPIC_ID)
         return run_dir
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from run_fixtures import (
+    TOPIC_ID,
     RunFixture,
     broker_registered,
     clean_run,
@@ -167,6 +168,24 @@ def test_controllers_replaying_different_records_at_one_offset_is_caught(spark, 
     assert [(r["offset"], r["nodes"], len(r["records"])) for r in rows] == [
         (8, ["controller-101", "controller-102"], 2)
     ]
+
+
+def test_a_topic_created_again_starts_its_epochs_over(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    """Deleted and created again under the same name (a new topic id): its epochs start over, in the metadata and
+    on a broker that deleted the old log, and a decrease within the new topic id is still caught."""
+    run = clean_run()
+    new_id = "6b1c9f0e-0000-4000-8000-0000000000bb"
+    run.replayed.append({**partition_changed(20, 12.0, 2, [2, 3], 0, 0, "create"), "topic_id": new_id})
+    become = {"partition": "t-0", "leader": 2, "isr": [2, 3], "leader_epoch_start_offset": 0}
+    run.node_events += [
+        event("broker-2", 11.0, "become_leader", **become, leader_epoch=1, partition_epoch=3),
+        event("broker-2", 11.5, "log_deleted", partition="t-0", topic_id=TOPIC_ID, reason="topic deleted"),
+        event("broker-2", 12.1, "become_leader", **become, leader_epoch=0, partition_epoch=0),
+    ]
+    assert run_check(spark, tmp_path, run, "epochs_monotonic") == []
+    run.replayed.append({**partition_changed(21, 13.0, 2, [2], 0, 0, "alter_partition"), "topic_id": new_id})
+    rows = run_check(spark, tmp_path / "again", run, "epochs_monotonic")
+    assert [(r["source"], r["position"], r["previous_partition_epoch"]) for r in rows] == [("metadata", "21", 0)]
 
 
 def test_two_raft_leaders_in_one_epoch_are_caught(spark, tmp_path: Path) -> None:  # noqa: ANN001

@@ -66,6 +66,24 @@ def test_reassigned_away_is_a_stray(tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())
 
 
+def test_with_the_check_switched_off_strays_are_reported_and_stay(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, lambda topic: LogConfig())
+    manager.get_or_create(TopicPartition("orders", 0), TOPIC_ID, 0).append_as_leader(
+        build_batch([Record(b"stale")]), 1, 0
+    )
+    manager.get_or_create(TopicPartition("old", 0), uuid.uuid4(), 0)
+    manager.close_all(1)
+    with capture_logs() as events:
+        kept = manager.delete_stray_partitions(image_with((2, 3)), broker_id=1, delete=False)
+    assert sorted(kept) == ["old-0", "orders-0"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old-0", "orders-0"]
+    assert any((tmp_path / "orders-0").glob("*.log"))
+    reported = {e["partition"]: e for e in events if e["event"] == "stray_partition_kept"}
+    assert sorted(reported) == kept and reported["orders-0"]["topic_id"] == str(TOPIC_ID)
+    assert "not a replica" in reported["orders-0"]["reason"]
+    assert not [e for e in events if e["event"] == "stray_partition_deleted"]
+
+
 @pytest.mark.parametrize("content", [b"\xff\xfe garbage", b"version: 0\ntopic garbled\n"])
 def test_an_unreadable_partition_metadata_takes_the_log_dir_offline_and_deletes_nothing(
     tmp_path: Path, content: bytes

@@ -9,6 +9,7 @@ from controller_harness import Harness
 from structlog.testing import capture_logs
 
 from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.kraft_controller.control.control_config import ControlConfig
 from minikafka.kraft_controller.control.requests import AlterPartitionRequest, AlterPartitionTopic
 
 
@@ -263,3 +264,35 @@ def test_kip_903_check_off_still_rejects_fenced_members(make_harness) -> None:  
     harness.register(2)  # B re-registered but still fenced (not caught up)
     _, partition, _ = alter(harness, harness.alter_request(1, topic_id, [(1, epoch_a), (2, epoch_b)]))
     assert partition.error_code is ErrorCode.INELIGIBLE_REPLICA
+
+
+def stale_isr_race(h: Harness) -> tuple[uuid.UUID, AlterPartitionRequest]:
+    """Replicas [1, 2, 3], ISR [1, 2] at partition epoch 1: leader 1 proposes adding 3 (partition epoch 1), then,
+    before that request arrives, its next one shrinks the ISR to [1] (partition epoch 2, same leader epoch)."""
+    for b in (1, 2, 3):
+        h.start_broker(b)
+    topic_id = h.create_topic("t", assignment=[[1, 2, 3]])
+    h.commit(h.controller.alter_partition(h.alter_request(1, topic_id, [(1, h.epoch(1)), (2, h.epoch(2))])))
+    delayed = h.alter_request(1, topic_id, [(1, h.epoch(1)), (2, h.epoch(2)), (3, h.epoch(3))], partition_epoch=1)
+    h.commit(h.controller.alter_partition(h.alter_request(1, topic_id, [(1, h.epoch(1))], partition_epoch=1)))
+    assert (h.partition(topic_id).partition_epoch, h.partition(topic_id).leader_epoch) == (2, 0)
+    return topic_id, delayed
+
+
+def test_partition_epoch_check_is_on_by_default(make_harness) -> None:  # type: ignore[no-untyped-def]
+    assert ControlConfig().alter_partition_partition_epoch_check is True
+    harness = make_harness()
+    topic_id, delayed = stale_isr_race(harness)
+    result, partition, logs = alter(harness, delayed)
+    assert partition.error_code is ErrorCode.INVALID_UPDATE_VERSION and result.records == ()
+    assert (rejected(logs)["expected_partition_epoch"], rejected(logs)["actual_partition_epoch"]) == (2, 1)
+    assert harness.partition(topic_id).isr == (1,)
+
+
+def test_partition_epoch_check_off_lets_the_stale_isr_in(make_harness) -> None:  # type: ignore[no-untyped-def]
+    harness = make_harness(alter_partition_partition_epoch_check=False)
+    topic_id, delayed = stale_isr_race(harness)
+    result, partition, _ = alter(harness, delayed)
+    assert partition.error_code is ErrorCode.NONE  # computed against partition epoch 1, applied over epoch 2
+    harness.commit(result)
+    assert harness.partition(topic_id).isr == (1, 2, 3) and harness.partition(topic_id).partition_epoch == 3

@@ -48,6 +48,7 @@ def test_good_broker_config_has_kafka_defaults_and_typed_values() -> None:
 def test_good_controller_config() -> None:
     config = load_config(ControllerConfig, CONTROLLER)
     assert config.alter_partition_broker_epoch_check is True
+    assert config.alter_partition_partition_epoch_check is True
     assert config.election_timeout_ms == 1000
     assert config.label == "controller-10"
 

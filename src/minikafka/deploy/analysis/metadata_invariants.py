@@ -139,7 +139,8 @@ def epochs_monotonic(events: DataFrame) -> DataFrame:
     """In metadata log order a partition's leader epoch never decreases and its partition epoch strictly
     increases; on each broker incarnation the leader epochs it adopts never decrease."""
     changes = committed_partition_changes(events)
-    by_offset = Window.partitionBy("tp").orderBy("offset")
+    # A topic deleted and created again under the same name starts its epochs over: compare within one topic id.
+    by_offset = Window.partitionBy("topic_id", "tp").orderBy("offset")
     metadata = (
         changes.withColumn("previous_leader_epoch", F.lag("leader_epoch").over(by_offset))
         .withColumn("previous_partition_epoch", F.lag("partition_epoch").over(by_offset))
@@ -157,9 +158,24 @@ def epochs_monotonic(events: DataFrame) -> DataFrame:
             "partition_epoch",
         )
     )
-    adopted = events.where(F.col("event").isin("become_leader", "become_follower"))
-    by_time = Window.partitionBy("node", "incarnation", "tp").orderBy("ts")
-    brokers = (
+    brokers = _adopted_epochs_decreasing(events)
+    return metadata.unionByName(brokers).orderBy("source", "tp", "position")
+
+
+def _adopted_epochs_decreasing(events: DataFrame) -> DataFrame:
+    """Each broker incarnation's become_leader/become_follower whose epochs go back. A log the broker deleted
+    (its topic deleted, or a stray) ends a generation: a re-created topic's epochs start over after it."""
+    roles = ("become_leader", "become_follower")
+    deletions = ("log_deleted", "stray_partition_deleted")
+    marked = events.where(F.col("event").isin(*roles, *deletions)).withColumn(
+        "generation",
+        F.sum(F.col("event").isin(*deletions).cast("int")).over(
+            Window.partitionBy("node", "incarnation", "tp").orderBy("ts").rowsBetween(Window.unboundedPreceding, 0)
+        ),
+    )
+    adopted = marked.where(F.col("event").isin(*roles))
+    by_time = Window.partitionBy("node", "incarnation", "tp", "generation").orderBy("ts")
+    return (
         adopted.withColumn("previous_leader_epoch", F.lag("leader_epoch").over(by_time))
         .withColumn("previous_partition_epoch", F.lag("partition_epoch").over(by_time))
         .where(
@@ -176,7 +192,6 @@ def epochs_monotonic(events: DataFrame) -> DataFrame:
             "partition_epoch",
         )
     )
-    return metadata.unionByName(brokers).orderBy("source", "tp", "position")
 
 
 def metadata_log_matching(events: DataFrame) -> DataFrame:

@@ -42,6 +42,7 @@ from minikafka.deploy.analysis.malformed import malformed_report
 from minikafka.deploy.analysis.replica_logs import load_replica_logs, log_matching
 from minikafka.deploy.analysis.report_render import render_html, render_markdown
 from minikafka.deploy.analysis.spark import spark_session
+from minikafka.deploy.analysis.stray_partitions import stray_partition_logs
 from minikafka.deploy.analysis.verdict import PASS, Check, Verdict, collect_verdicts, run_verdict
 
 
@@ -262,6 +263,16 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
             "its replica's log end)",
             log_matching(batches, replicas),
             checked=batches.count(),
+        )
+    )
+    checks.append(
+        Check(
+            "NoStrayPartitionLogs",
+            "no broker keeps a partition log whose topic id the final metadata does not know or whose partition it "
+            "no longer assigns to that broker",
+            stray_partition_logs(spark, events, run_dir),
+            severity="anomaly",
+            checked=replicas.count(),
         )
     )
     verdicts = collect_verdicts(checks)

@@ -77,6 +77,11 @@ def _rejected(event: Mapping[str, object]) -> str:
         for r in ineligible
         if isinstance(r, dict)
     ]
+    if event.get("error") == "INVALID_UPDATE_VERSION":
+        details.append(
+            f"requested partition epoch {event.get('actual_partition_epoch')} "
+            f"vs current {event.get('expected_partition_epoch')}"
+        )
     if "expected_broker_epoch" in event:
         details.append(
             f"requester broker epoch {event.get('actual_broker_epoch')} "
@@ -119,6 +124,18 @@ def _fault(event: Mapping[str, object]) -> str:
     return f"fault {event.get('fault')} on {event.get('target')}" + (f" {extra}" if extra else "")
 
 
+def _stray(event: Mapping[str, object]) -> str:
+    done = "deleted" if event.get("event") == "stray_partition_deleted" else "kept (check switched off)"
+    return f"stray log {event.get('partition')} (topic id {event.get('topic_id')}) {done}: {event.get('reason')}"
+
+
+def _topic_id_mismatch(event: Mapping[str, object]) -> str:
+    return (
+        f"cannot open {event.get('partition')} (INCONSISTENT_TOPIC_ID): its directory belongs to topic id "
+        f"{event.get('actual')}, the metadata's is {event.get('expected')}"
+    )
+
+
 def _generic(event: Mapping[str, object]) -> str:
     fields = {k: event[k] for k in QUOTED_FIELDS[2:] if k in event} | {
         k: v for k, v in event.items() if k in ("broker_id", "broker_epoch", "clean", "unclean")
@@ -133,4 +150,7 @@ _SENTENCES = {
     "partition_changed": _changed,
     "broker_registered": _registered,
     "fault_injected": _fault,
+    "stray_partition_deleted": _stray,
+    "stray_partition_kept": _stray,
+    "partition_topic_id_mismatch": _topic_id_mismatch,
 }

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from minikafka.client.admin import AdminClient, PartitionDescription
+from minikafka.common.errors import ErrorCode
 from minikafka.common.event_log import utc_timestamp
 from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import Cluster
@@ -108,6 +109,39 @@ class Steps:
         except Exception as error:  # noqa: BLE001
             raise self._fail(action, expect, f"{type(error).__name__}: {error}") from None
         self.record(action, expect, "created")
+
+    def delete_topic(self, topic: str, expect: Expectation) -> str:
+        """Delete the topic; its id, once the removal is committed."""
+        action = f"delete topic {topic}"
+        try:
+            topic_id = self.admin.delete_topic(topic)
+        except Exception as error:  # noqa: BLE001
+            raise self._fail(action, expect, f"{type(error).__name__}: {error}") from None
+        self.produced.pop(topic, None)  # its acknowledged writes went with it: a final read must not expect them
+        self.record(action, expect, f"deleted (topic id {topic_id})")
+        return topic_id
+
+    def reassign(self, topic: str, replicas: list[int], expect: Expectation, deadline_s: float = 30) -> None:
+        """Move partition 0 to `replicas` and wait until the reassignment completes (replicas and ISR cover the
+        target, and none is in progress)."""
+        action = f"reassign {topic}-0 to replicas {replicas}"
+        try:
+            results = self.admin.alter_partition_reassignments([(topic, 0, replicas)])
+        except Exception as error:  # noqa: BLE001
+            raise self._fail(action, expect, f"{type(error).__name__}: {error}") from None
+        refused = [f"{code.name}: {message}" for _, _, code, message in results if code is not ErrorCode.NONE]
+        if refused:
+            raise self._fail(action, expect, refused[0])
+
+        def completed() -> PartitionDescription | None:
+            p = self.partition(topic)
+            done = p.replicas == replicas and (topic, 0) not in self.admin.list_partition_reassignments()
+            return p if done else None
+
+        found = poll(completed, deadline_s)
+        if found is None:
+            raise self._fail(action, expect, f"not completed within its deadline of {deadline_s:g} s")
+        self.record(action, expect, f"completed: replicas {found.replicas}, leader {found.leader}, ISR {found.isr}")
 
     # ---- waiting ----
 
@@ -264,7 +298,15 @@ class Steps:
         action = f"produce {count} records to {topic}-0 with acks={clients.acks_name(acks)}"
         try:
             acked = self.loop.run(
-                clients.produce_acked(self.cluster.bootstrap_servers, topic, count, acks, "r", one_batch_per_record)
+                # Values name their step (s12-00000): two steps' writes never look like one write sent twice.
+                clients.produce_acked(
+                    self.cluster.bootstrap_servers,
+                    topic,
+                    count,
+                    acks,
+                    f"s{len(self.records) + 1}",
+                    one_batch_per_record,
+                )
             )
         except Exception as error:  # noqa: BLE001
             raise self._fail(action, expect, f"{type(error).__name__}: {error}") from None

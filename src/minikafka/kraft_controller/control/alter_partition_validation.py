@@ -41,7 +41,10 @@ def validate_alter_partition(
     topic: TopicImage | None,
     request: AlterPartitionPartition,
     broker_epoch_check: bool = True,
+    partition_epoch_check: bool = True,
 ) -> Accepted | Rejected:
+    """`partition_epoch_check` False: a request computed against an older partition epoch is judged as if current
+    (only to demonstrate the stale ISR the check keeps out)."""
     if topic is None:
         return Rejected(ErrorCode.UNKNOWN_TOPIC_ID)
     current = topic.partitions.get(request.partition_index)
@@ -63,7 +66,7 @@ def validate_alter_partition(
             ErrorCode.INVALID_REQUEST,
             {"why": "not_leader", "expected_leader": current.leader, "actual_leader": requester_id},
         )
-    if request.partition_epoch < current.partition_epoch:
+    if partition_epoch_check and request.partition_epoch < current.partition_epoch:
         return Rejected(ErrorCode.INVALID_UPDATE_VERSION, epochs)
 
     new_isr = tuple(state.broker_id for state in request.new_isr_with_epochs)

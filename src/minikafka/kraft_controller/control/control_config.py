@@ -25,6 +25,8 @@ class ControlConfig:
     min_insync_replicas: int = 1  # min.insync.replicas (a topic config overrides it)
     # eligible.leader.replicas.version: KIP-966; 0 is Kafka 3.x (the last ISR member stays, the HWM ignores min ISR).
     eligible_leader_replicas_version: int = 1
+    # minikafka.alter.partition.partition.epoch.check: off only to demonstrate a stale ISR overwriting a newer one.
+    alter_partition_partition_epoch_check: bool = True
 
     @property
     def topic_defaults(self) -> TopicDefaults:
@@ -36,6 +38,7 @@ class ControlConfig:
         return cls(
             session_timeout_ms=settings.session_timeout_ms,
             alter_partition_broker_epoch_check=settings.alter_partition_broker_epoch_check,
+            alter_partition_partition_epoch_check=settings.alter_partition_partition_epoch_check,
             default_replication_factor=settings.default_replication_factor,
             num_partitions=settings.num_partitions,
             auto_leader_rebalance_enable=settings.auto_leader_rebalance_enable,

@@ -334,7 +334,12 @@ def _alter_one_partition(
     proposed = [(s.broker_id, s.broker_epoch) for s in partition_request.new_isr_with_epochs]
     topic = scratch.topic(topic_id)
     verdict = validate_alter_partition(
-        scratch, broker_id, topic, partition_request, config.alter_partition_broker_epoch_check
+        scratch,
+        broker_id,
+        topic,
+        partition_request,
+        config.alter_partition_broker_epoch_check,
+        config.alter_partition_partition_epoch_check,
     )
     if not isinstance(verdict, Accepted):
         log.warning(
