@@ -9,6 +9,7 @@ import functools
 import inspect
 import random
 import time
+from dataclasses import dataclass, field
 
 import structlog
 
@@ -29,7 +30,7 @@ from minikafka.broker.service import BrokerService, FaultService
 from minikafka.common.cli_support import stop_requested
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode, KafkaError
-from minikafka.common.grpc_support import start_server
+from minikafka.common.grpc_support import BoundServer, start_server
 from minikafka.common.listener_security import client_security, inter_node_security
 from minikafka.kraft_controller.raft.core import RaftConfig
 from minikafka.kraft_controller.raft.driver import RaftDriver
@@ -97,10 +98,27 @@ def grpc_sasl_authenticator(
     return GrpcSaslAuthenticator(settings, lambda user, mechanism: metadata.image.scram_credential(user, mechanism))
 
 
-async def run_broker_process(config: BrokerConfig) -> None:
-    log = structlog.get_logger()
-    config.check_tls_files()
-    config.data_dir.mkdir(parents=True, exist_ok=True)
+@dataclass
+class Broker:
+    """A broker's parts, built in order; they start and stop in the order `run_broker_process` gives."""
+
+    config: BrokerConfig
+    previous_broker_epoch: int
+    metadata: MetadataListener
+    stopping: asyncio.Event
+    raft: RaftDriver
+    dir_failed: asyncio.Event
+    failures: LogDirFailureChannel
+    logs: LogManager
+    lifecycle: LifecycleManager
+    manager: ReplicaManager
+    groups: GroupCoordinator
+    servers: list[BoundServer] = field(default_factory=list)  # the gRPC servers, one per listener
+    kafka_listeners: list[KafkaListener] = field(default_factory=list)
+
+
+def build_broker(config: BrokerConfig) -> Broker:
+    """Every part of the broker, nothing started yet."""
     previous_broker_epoch = take_previous_broker_epoch(config.data_dir)
     voters = {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
     metadata = MetadataListener()
@@ -134,14 +152,23 @@ async def run_broker_process(config: BrokerConfig) -> None:
     manager = ReplicaManager(
         config, logs, metadata, lifecycle.controller, lambda: lifecycle.broker_epoch, lambda: lifecycle.serving
     )
+    groups = GroupCoordinator(manager, lifecycle.controller, coordinator_config(config))
+    return Broker(
+        config, previous_broker_epoch, metadata, stopping, raft, dir_failed, failures, logs, lifecycle, manager, groups
+    )
+
+
+async def start_grpc_servers(broker: Broker) -> list[BoundServer]:
+    """One gRPC server per gRPC listener: the inter-broker one mutual TLS, client ones as their protocol says."""
+    config = broker.config
     # Session ids need only be hard to reuse by accident across restarts, as Kafka's random ones.
     fetch_sessions = FetchSessionCache(
         config.max_incremental_fetch_session_cache_slots, functools.partial(random.Random().randint, 1, MAX_SESSION_ID)
     )
     servers = []
     for listener in config.grpc_listeners:
-        sasl = grpc_sasl_authenticator(config, listener.name, metadata)
-        service = BrokerService(manager, listener.name, fetch_sessions, sasl)
+        sasl = grpc_sasl_authenticator(config, listener.name, broker.metadata)
+        service = BrokerService(broker.manager, listener.name, fetch_sessions, sasl)
         served = (
             inter_node_security(config, listener.name)
             if listener.name == config.inter_broker_listener
@@ -149,19 +176,22 @@ async def run_broker_process(config: BrokerConfig) -> None:
         )
         # The session check comes first: an unauthenticated caller learns nothing else (as on a Kafka SASL listener).
         interceptors = (*(() if sasl is None else (SaslSessionInterceptor(sasl),)), *served.interceptors)
-        registrars = [service.register, FaultService(manager, lifecycle).register]
+        registrars = [service.register, FaultService(broker.manager, broker.lifecycle).register]
         servers.append(await start_server(listener.host, listener.port, registrars, served.security, interceptors))
+    return servers
 
+
+async def start_kafka_listeners(broker: Broker) -> list[KafkaListener]:
+    config = broker.config
     limits = ListenerLimits(
         config.socket_request_max_bytes,
         config.connections_max_idle_ms,
         config.connection_failed_authentication_delay_ms,
         config.sasl_server_max_receive_size,
     )
-    groups = GroupCoordinator(manager, lifecycle.controller, coordinator_config(config))
     kafka_listeners = [
         KafkaListener(
-            WireContext(manager, listener.name, groups, fetch_sessions=fetch_sessions),
+            WireContext(broker.manager, listener.name, broker.groups),
             listener.host,
             listener.port,
             limits,
@@ -171,30 +201,31 @@ async def run_broker_process(config: BrokerConfig) -> None:
     ]
     for kafka_listener in kafka_listeners:
         await kafka_listener.start()
+    return kafka_listeners
 
-    raft.start()
-    log.info(
-        "broker_starting",
-        node_id=config.node_id,
-        addresses=[s.address for s in servers],
-        kafka_addresses=[listener.address for listener in kafka_listeners],
-        metadata_log_end_offset=raft.core.log_end_offset,
-        previous_broker_epoch=previous_broker_epoch,
-    )
-    # Stray partitions are judged only against caught-up metadata: a partial image lacks topics created later, and
-    # their logs would look stray. Past the wait, the check runs on the first update that is caught up.
+
+async def check_stray_partitions(broker: Broker) -> None:
+    """Stray partitions are judged only against caught-up metadata: a partial image lacks topics created later, and
+    their logs would look stray. Past the wait, the check runs on the first update that is caught up."""
+    metadata = broker.metadata
     deadline = time.monotonic() + METADATA_CATCH_UP_TIMEOUT_S
     while time.monotonic() < deadline and not metadata.caught_up:
         await asyncio.sleep(0.05)
-    stray_check = StrayPartitionCheck(logs, metadata, config.node_id, config.stray_partition_check_enable)
+    config = broker.config
+    stray_check = StrayPartitionCheck(broker.logs, metadata, config.node_id, config.stray_partition_check_enable)
     if not stray_check.run():
-        log.warning(
+        structlog.get_logger().warning(
             "stray_partition_check_deferred",
             reason="metadata not caught up",
             metadata_offset=metadata.offset,
             high_watermark=metadata.high_watermark,
         )
         metadata.subscribe(lambda _delta: stray_check.run())
+
+
+def follow_metadata(broker: Broker) -> None:
+    """The replica manager acts on every metadata update from now on, starting with the whole image it has."""
+    metadata, manager = broker.metadata, broker.manager
     metadata.subscribe(manager.on_metadata)
     manager.on_metadata(
         MetadataDelta(
@@ -203,13 +234,18 @@ async def run_broker_process(config: BrokerConfig) -> None:
             metadata.offset,
         )
     )
-    lifecycle.start()
-    groups.start()
-    watch_log_dir = asyncio.create_task(_stop_when_no_log_dir(dir_failed, failures, lifecycle, stopping))
+
+
+def start_background_tasks(broker: Broker) -> list[asyncio.Task]:
+    """ISR shrinking, flushes, retention and HWM checkpoints on their intervals, and the watch on the log dir."""
+    config, logs = broker.config, broker.logs
     flush_interval = config.log_flush_scheduler_interval_ms / 1000
-    background = [
+    return [
         asyncio.create_task(
-            _periodically(max(0.05, config.replica_lag_time_max_ms / 2000), manager.shrink_lagging_isrs)
+            _stop_when_no_log_dir(broker.dir_failed, broker.failures, broker.lifecycle, broker.stopping)
+        ),
+        asyncio.create_task(
+            _periodically(max(0.05, config.replica_lag_time_max_ms / 2000), broker.manager.shrink_lagging_isrs)
         ),
         asyncio.create_task(_periodically(flush_interval, lambda: logs.flush_all(monotonic_ms()))),
         asyncio.create_task(
@@ -221,31 +257,60 @@ async def run_broker_process(config: BrokerConfig) -> None:
             _periodically(config.replica_high_watermark_checkpoint_interval_ms / 1000, logs.checkpoint_high_watermarks)
         ),
     ]
-    await stopping.wait()
-    log.info("broker_stopping", node_id=config.node_id)
+
+
+async def stop_broker(broker: Broker, tasks: list[asyncio.Task]) -> None:
+    """A controlled shutdown when the broker can still speak for its logs, then every part in reverse order; a clean
+    stop is recorded for the next start's registration."""
+    config, failures, raft, lifecycle = broker.config, broker.failures, broker.raft, broker.lifecycle
+    structlog.get_logger().info("broker_stopping", node_id=config.node_id)
     if not failures.offline_dirs and raft.failure is None:  # else the controller fences us (or will, unheard)
         await lifecycle.controlled_shutdown(timeout_s=config.session_timeout_ms / 1000)
-    for task in [*background, watch_log_dir]:
+    for task in tasks:
         task.cancel()
-    for kafka_listener in kafka_listeners:
+    for kafka_listener in broker.kafka_listeners:
         await kafka_listener.stop()
-    await groups.stop()
-    await manager.stop()
+    await broker.groups.stop()
+    await broker.manager.stop()
     await lifecycle.stop()
     with contextlib.suppress(Exception):
         await raft.stop(resign=False)
-    for server in servers:
+    for server in broker.servers:
         await server.server.stop(grace=0.5)
-    logs.close_all(monotonic_ms())
+    broker.logs.close_all(monotonic_ms())
     stopped_cleanly = not failures.offline_dirs and raft.failure is None
     clean_epoch = lifecycle.last_broker_epoch if stopped_cleanly else NO_PREVIOUS_BROKER_EPOCH
     if clean_epoch >= 0:
         record_clean_shutdown(config.data_dir, clean_epoch)
-    log.info("broker_stopped", node_id=config.node_id, clean_shutdown_broker_epoch=clean_epoch)
-    if raft.failure is not None:
+    structlog.get_logger().info("broker_stopped", node_id=config.node_id, clean_shutdown_broker_epoch=clean_epoch)
+
+
+async def run_broker_process(config: BrokerConfig) -> None:
+    config.check_tls_files()
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    broker = build_broker(config)
+    broker.servers = await start_grpc_servers(broker)
+    broker.kafka_listeners = await start_kafka_listeners(broker)
+    broker.raft.start()
+    structlog.get_logger().info(
+        "broker_starting",
+        node_id=config.node_id,
+        addresses=[s.address for s in broker.servers],
+        kafka_addresses=[listener.address for listener in broker.kafka_listeners],
+        metadata_log_end_offset=broker.raft.core.log_end_offset,
+        previous_broker_epoch=broker.previous_broker_epoch,
+    )
+    await check_stray_partitions(broker)
+    follow_metadata(broker)
+    broker.lifecycle.start()
+    broker.groups.start()
+    tasks = start_background_tasks(broker)
+    await broker.stopping.wait()
+    await stop_broker(broker, tasks)
+    if broker.raft.failure is not None:
         raise KafkaError(
-            ErrorCode.KAFKA_STORAGE_ERROR, f"shut down: the metadata log could not be written ({raft.failure})"
+            ErrorCode.KAFKA_STORAGE_ERROR, f"shut down: the metadata log could not be written ({broker.raft.failure})"
         )
-    if failures.offline_dirs:
-        dirs = ", ".join(str(d) for d in failures.offline_dirs)
+    if broker.failures.offline_dirs:
+        dirs = ", ".join(str(d) for d in broker.failures.offline_dirs)
         raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"shut down: no online log dir ({dirs} failed)")

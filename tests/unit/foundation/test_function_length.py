@@ -8,9 +8,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[3] / "src" / "minikafka"
 MAX_LINES = 80  # the rule is ~70; the margin keeps a small edit from failing the suite
 # Known exceptions, as "path under src/minikafka::qualified name"; split them, then drop them from here.
-ALLOWED = {
-    "broker/process.py::run_broker_process",
-}
+ALLOWED: set[str] = set()
 GENERATED = SRC / "pb"
 
 
