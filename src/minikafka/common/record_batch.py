@@ -510,3 +510,15 @@ def set_base_offset(buffer: bytearray, position: int, base_offset: int) -> None:
 
 def set_partition_leader_epoch(buffer: bytearray, position: int, epoch: int) -> None:
     _INT32.pack_into(buffer, position + _PARTITION_LEADER_EPOCH, epoch)
+
+
+_OFFSET_AND_LENGTH = struct.Struct(">qi")
+
+
+def stamped(batch: RecordBatch, base_offset: int, partition_leader_epoch: int) -> bytes:
+    """The batch's bytes with its base offset and partition leader epoch rewritten (both outside the CRC), made
+    in one copy: a bytearray patched in place would cost a second one when the segment keeps the append as bytes."""
+    start = batch.position
+    view = memoryview(batch.buffer)
+    fields = _OFFSET_AND_LENGTH.pack(base_offset, batch.batch_length) + _INT32.pack(partition_leader_epoch)
+    return b"".join((fields, view[start + _PARTITION_LEADER_EPOCH + 4 : start + batch.size]))
