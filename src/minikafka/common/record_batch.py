@@ -364,59 +364,55 @@ def check_records(batch: RecordBatch) -> None:
                 position += 2
             else:
                 position = _field_varint(data, position + 1, end)[1]
-            # offset delta
+            # offset delta, compared zigzag-encoded: `found` (never negative) encodes as twice itself
             first = data[position]
             if first < 0x80:
-                delta = (first >> 1) ^ -(first & 1)
+                raw = first
                 position += 1
             else:
                 second = data[position + 1]
                 if second < 0x80:
                     raw = (first & 0x7F) | (second << 7)
-                    delta = (raw >> 1) ^ -(raw & 1)
                     position += 2
                 else:
                     delta, position = _field_varint(data, position, end)
-            if delta != found:
+                    raw = delta << 1 if delta >= 0 else -1
+            if raw != found << 1:
+                delta = (raw >> 1) ^ -(raw & 1) if raw >= 0 else delta
                 raise InvalidRecordError(f"record offset delta {delta}, expected {found}", start)
-            # key, then value: a length, then its bytes (none when negative: null); unrolled, it is hot
+            # key, then value: a length, then its bytes (none when negative: null); unrolled, it is hot. A zigzag
+            # varint is odd when negative, so an even one is twice the length to skip
             first = data[position]
             if first < 0x80:
-                field_length = (first >> 1) ^ -(first & 1)
-                position += 1
+                position += 1 if first & 1 else 1 + (first >> 1)
             else:
                 second = data[position + 1]
                 if second < 0x80:
                     raw = (first & 0x7F) | (second << 7)
-                    field_length = (raw >> 1) ^ -(raw & 1)
-                    position += 2
+                    position += 2 if raw & 1 else 2 + (raw >> 1)
                 else:
                     field_length, position = _field_varint(data, position, end)
-            if field_length > 0:
-                position += field_length
+                    if field_length > 0:
+                        position += field_length
             first = data[position]
             if first < 0x80:
-                field_length = (first >> 1) ^ -(first & 1)
-                position += 1
+                position += 1 if first & 1 else 1 + (first >> 1)
             else:
                 second = data[position + 1]
                 if second < 0x80:
                     raw = (first & 0x7F) | (second << 7)
-                    field_length = (raw >> 1) ^ -(raw & 1)
-                    position += 2
+                    position += 2 if raw & 1 else 2 + (raw >> 1)
                 else:
                     field_length, position = _field_varint(data, position, end)
-            if field_length > 0:
-                position += field_length
+                    if field_length > 0:
+                        position += field_length
             # headers
-            first = data[position]
-            if first < 0x80:
-                headers = (first >> 1) ^ -(first & 1)
+            if data[position] == 0:  # no headers, the usual case
                 position += 1
             else:
                 headers, position = _field_varint(data, position, end)
-            if headers:
-                position = _skip_headers(data, position, record_end, headers)
+                if headers:
+                    position = _skip_headers(data, position, record_end, headers)
             if position != record_end:
                 raise InvalidRecordError(f"record of {length} bytes does not match its fields", start)
             found += 1
