@@ -5,6 +5,7 @@
 confluent-kafka produces `records` 1 KiB records with acks=all to a 1-partition and a 6-partition topic (RF 3, min
 ISR 2) on a 3+3 cluster, as kafka_wire.py does; each round reads utime+stime of every node from /proc/<pid>/stat
 before and after, and reports CPU-s per MB for the partition leader(s), the other brokers and the controllers.
+The machine's other load still moves the figure (by half, seen here): compare versions run in turn, not apart.
 """
 
 from __future__ import annotations
