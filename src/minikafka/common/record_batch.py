@@ -326,64 +326,100 @@ _MIN_RECORD_BODY = 6
 def check_records(batch: RecordBatch) -> None:
     """Walk every record's fields without copying keys or values (as Kafka's DefaultRecord.readFrom reads them):
     the records must fill the batch exactly, number `records_count` and carry offset deltas 0, 1, 2, ... in turn.
-    Raises InvalidRecordError. Steps by record, not by declared count, so a huge count costs nothing."""
+    Raises InvalidRecordError. Steps by record, not by declared count, so a huge count costs nothing.
+
+    Runs over every record of every append (leader and follower), so the walk is one loop with no call per
+    record: varints of one byte (short fields) and two (deltas and lengths below 8 KiB) are decoded inline,
+    longer ones by `_field_varint`. A field may be read past its record's end (never past the buffer's:
+    IndexError, caught below); the check that the record ends where its length says refuses such a record."""
     data = batch.buffer
     position = batch.position + HEADER_SIZE
     end = batch.position + batch.size
     declared = batch.records_count
     found = 0
+    start = position
     try:
         while position < end:
             if found == declared:
                 raise InvalidRecordError(f"records_count {declared}, but the batch holds more records", position)
-            position = _skip_record(data, position, end, found)
+            start = position
+            # length
+            first = data[position]
+            if first < 0x80:
+                length = (first >> 1) ^ -(first & 1)
+                position += 1
+            else:
+                second = data[position + 1]
+                if second < 0x80:
+                    raw = (first & 0x7F) | (second << 7)
+                    length = (raw >> 1) ^ -(raw & 1)
+                    position += 2
+                else:
+                    length, position = _field_varint(data, position, end)
+            record_end = position + length
+            if length < _MIN_RECORD_BODY or record_end > end:
+                raise InvalidRecordError(f"record length {length} does not fit the batch", start)
+            # attributes (skipped), then the timestamp delta (skipped)
+            if data[position + 1] < 0x80:
+                position += 2
+            else:
+                position = _field_varint(data, position + 1, end)[1]
+            # offset delta, compared zigzag-encoded: `found` (never negative) encodes as twice itself
+            first = data[position]
+            if first < 0x80:
+                raw = first
+                position += 1
+            else:
+                second = data[position + 1]
+                if second < 0x80:
+                    raw = (first & 0x7F) | (second << 7)
+                    position += 2
+                else:
+                    delta, position = _field_varint(data, position, end)
+                    raw = delta << 1 if delta >= 0 else -1
+            if raw != found << 1:
+                delta = (raw >> 1) ^ -(raw & 1) if raw >= 0 else delta
+                raise InvalidRecordError(f"record offset delta {delta}, expected {found}", start)
+            # key, then value: a length, then its bytes (none when negative: null); unrolled, it is hot. A zigzag
+            # varint is odd when negative, so an even one is twice the length to skip
+            first = data[position]
+            if first < 0x80:
+                position += 1 if first & 1 else 1 + (first >> 1)
+            else:
+                second = data[position + 1]
+                if second < 0x80:
+                    raw = (first & 0x7F) | (second << 7)
+                    position += 2 if raw & 1 else 2 + (raw >> 1)
+                else:
+                    field_length, position = _field_varint(data, position, end)
+                    if field_length > 0:
+                        position += field_length
+            first = data[position]
+            if first < 0x80:
+                position += 1 if first & 1 else 1 + (first >> 1)
+            else:
+                second = data[position + 1]
+                if second < 0x80:
+                    raw = (first & 0x7F) | (second << 7)
+                    position += 2 if raw & 1 else 2 + (raw >> 1)
+                else:
+                    field_length, position = _field_varint(data, position, end)
+                    if field_length > 0:
+                        position += field_length
+            # headers
+            if data[position] == 0:  # no headers, the usual case
+                position += 1
+            else:
+                headers, position = _field_varint(data, position, end)
+                if headers:
+                    position = _skip_headers(data, position, record_end, headers)
+            if position != record_end:
+                raise InvalidRecordError(f"record of {length} bytes does not match its fields", start)
             found += 1
     except IndexError:  # a field ran past the buffer: the lengths are wrong
         raise InvalidRecordError("a record runs past the end of the batch", position) from None
     if found != declared:
         raise InvalidRecordError(f"records_count {declared}, but the batch holds {found} records", position)
-
-
-def _skip_record(data: bytes | memoryview, start: int, end: int, offset_delta: int) -> int:
-    """The position after the record at `start`, whose offset delta must be `offset_delta`. Runs once per record
-    on every append, so varints of one byte (deltas, short lengths) and two (lengths up to 8 KiB) are decoded
-    inline. A field may be read past the record's end (never past the buffer's: IndexError, see the caller); the
-    final check refuses such a record."""
-    length, position = _length_at(data, start, end)
-    record_end = position + length
-    if length < _MIN_RECORD_BODY or record_end > end:
-        raise InvalidRecordError(f"record length {length} does not fit the batch", start)
-    byte = data[position + 1]  # after the attributes: the timestamp delta, skipped
-    position = position + 2 if byte < 0x80 else _field_varint(data, position + 1, end)[1]
-    byte = data[position]
-    delta, position = ((byte >> 1) ^ -(byte & 1), position + 1) if byte < 0x80 else _field_varint(data, position, end)
-    if delta != offset_delta:
-        raise InvalidRecordError(f"record offset delta {delta}, expected {offset_delta}", start)
-    key_length, position = _length_at(data, position, end)
-    if key_length > 0:
-        position += key_length
-    value_length, position = _length_at(data, position, end)
-    if value_length > 0:
-        position += value_length
-    byte = data[position]
-    headers, position = ((byte >> 1) ^ -(byte & 1), position + 1) if byte < 0x80 else _field_varint(data, position, end)
-    if headers:
-        position = _skip_headers(data, position, record_end, headers)
-    if position != record_end:
-        raise InvalidRecordError(f"record of {length} bytes does not match its fields", start)
-    return position
-
-
-def _length_at(data: bytes | memoryview, position: int, end: int) -> tuple[int, int]:
-    """A varint at `position` and the position after it: one or two bytes decoded here, longer by `_read_varint`."""
-    first = data[position]
-    if first < 0x80:
-        return (first >> 1) ^ -(first & 1), position + 1
-    second = data[position + 1]
-    if second < 0x80:
-        raw = (first & 0x7F) | (second << 7)
-        return (raw >> 1) ^ -(raw & 1), position + 2
-    return _field_varint(data, position, end)
 
 
 def _skip_headers(data: bytes | memoryview, position: int, record_end: int, headers: int) -> int:
@@ -470,3 +506,15 @@ def set_base_offset(buffer: bytearray, position: int, base_offset: int) -> None:
 
 def set_partition_leader_epoch(buffer: bytearray, position: int, epoch: int) -> None:
     _INT32.pack_into(buffer, position + _PARTITION_LEADER_EPOCH, epoch)
+
+
+_OFFSET_AND_LENGTH = struct.Struct(">qi")
+
+
+def stamped(batch: RecordBatch, base_offset: int, partition_leader_epoch: int) -> bytes:
+    """The batch's bytes with its base offset and partition leader epoch rewritten (both outside the CRC), made
+    in one copy: a bytearray patched in place would cost a second one when the segment keeps the append as bytes."""
+    start = batch.position
+    view = memoryview(batch.buffer)
+    fields = _OFFSET_AND_LENGTH.pack(base_offset, batch.batch_length) + _INT32.pack(partition_leader_epoch)
+    return b"".join((fields, view[start + _PARTITION_LEADER_EPOCH + 4 : start + batch.size]))

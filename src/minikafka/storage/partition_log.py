@@ -26,8 +26,7 @@ from minikafka.common.record_batch import (
     RecordBatch,
     iter_batches,
     read_header,
-    set_base_offset,
-    set_partition_leader_epoch,
+    stamped,
 )
 from minikafka.storage.checkpoint import CheckpointError, OffsetCheckpoint, PartitionMetadataFile
 from minikafka.storage.leader_epoch_cache import LeaderEpochCache
@@ -329,10 +328,8 @@ class PartitionLog:
                 )
                 count = check.last_offset - check.first_offset + 1
                 return AppendInfo(check.first_offset, check.last_offset, count, 0, batch.max_timestamp, True)
-        buffer = bytearray(records)
         first = self.log_end_offset
-        set_base_offset(buffer, batch.position, first)
-        set_partition_leader_epoch(buffer, batch.position, leader_epoch)
+        buffer = stamped(batch, first, leader_epoch)
         last = first + batch.last_offset_delta
         self.epoch_cache.assign(leader_epoch, first)
         self._append(buffer, first, last, validated.record_count, validated.max_timestamp, now_ms)
