@@ -177,6 +177,8 @@ def load_config(
         reason = key.validator(value)
         if reason:
             raise ConfigError(f"{source}: invalid value {_show(value)} for '{key.name}': {reason}", key.name)
+    if any(f.name == "set_keys" for f in dataclasses.fields(cls)):  # type: ignore[arg-type]
+        values["set_keys"] = frozenset(name for name in properties if name in by_name)
     instance = cls(**values)
     check = getattr(instance, "validate", None)
     if check is not None:
