@@ -54,6 +54,24 @@ def test_create_describe_and_delete_a_topic(cluster: Cluster) -> None:
     eventually(lambda: "admin-made" not in admin.list_topics(timeout=10).topics, 20, "the topic gone")
 
 
+def test_describe_configs_of_a_broker_lists_its_static_and_default_configs(cluster: Cluster) -> None:
+    admin = _admin(cluster)
+    resource = admin_module.ConfigResource(admin_module.ResourceType.BROKER, "1")
+    configs = admin.describe_configs([resource])[resource].result(30)
+    sources = admin_module.ConfigSource
+    segment = configs["log.segment.bytes"]
+    assert (segment.value, segment.source, segment.is_default) == ("1073741824", sources.DEFAULT_CONFIG.value, True)
+    assert segment.is_read_only and not segment.is_sensitive
+    fault = configs["fault.injection.enable"]  # the test cluster's properties set it
+    assert (fault.value, fault.source) == ("true", sources.STATIC_BROKER_CONFIG.value)
+    assert configs["node.id"].value == configs["broker.id"].value == "1"
+    password = configs["ssl.key.password"]
+    assert password.is_sensitive and password.value is None
+
+    other = admin_module.ConfigResource(admin_module.ResourceType.BROKER, "2")
+    assert admin.describe_configs([other])[other].result(30)["node.id"].value == "2"  # routed to broker 2
+
+
 def test_bad_create_topics_requests_get_kafkas_errors(cluster: Cluster) -> None:
     admin = _admin(cluster)
     futures = admin.create_topics(

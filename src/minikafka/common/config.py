@@ -177,6 +177,9 @@ def load_config(
         reason = key.validator(value)
         if reason:
             raise ConfigError(f"{source}: invalid value {_show(value)} for '{key.name}': {reason}", key.name)
+    # a config that keeps which keys were given (as NodeConfig does, for DescribeConfigs' sources) gets them
+    if any(f.name == "set_keys" for f in dataclasses.fields(cls)):
+        values["set_keys"] = frozenset(name for name in properties if name in by_name)
     instance = cls(**values)
     check = getattr(instance, "validate", None)
     if check is not None:

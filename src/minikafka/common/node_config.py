@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from minikafka.common.authorizer import DEFAULT_MAPPING_RULES, AuthorizerConfig, parse_mapping_rules, parse_super_users
@@ -124,6 +124,9 @@ class NodeConfig:
         False,
         "Serve the fault service (hold AlterPartition, disk faults) to super users on the inter-node listener.",
     )
+    # Not a config key: the keys the properties and --set gave (load_config fills it), which DescribeConfigs
+    # reports as STATIC_BROKER_CONFIG, the others as DEFAULT_CONFIG, even when a given value equals the default.
+    set_keys: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     role = "node"
 

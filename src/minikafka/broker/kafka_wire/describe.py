@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from minikafka.broker.config import BrokerConfig
 from minikafka.broker.kafka_wire.api_versions import DESCRIBE_CLUSTER, DESCRIBE_CONFIGS
+from minikafka.broker.kafka_wire.config_entries import ConfigEntry, broker_entries, topic_entries
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.common.errors import ErrorCode
-from minikafka.common.topic_config import LONG_MAX, TOPIC_CONFIGS
+from minikafka.common.topic_config import TOPIC_CONFIGS
 
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4  # Kafka's ConfigResource.Type
-DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5  # Kafka's ConfigSource
-CONFIG_TYPES = {"int": 3, "long": 5, "list": 7, "boolean": 1}  # Kafka's ConfigType
 NO_AUTHORIZED_OPERATIONS = -2147483648
 
 
@@ -42,61 +41,70 @@ def describe_cluster(ctx: WireContext, request: Request) -> Any:
     )
 
 
-def topic_defaults(config: BrokerConfig) -> dict[str, str]:
-    """Each topic config's value when the topic does not set it: the broker's log.* setting."""
-    flush_ms = config.log_flush_interval_ms
-    return {
-        "min.insync.replicas": str(config.min_insync_replicas),
-        "segment.bytes": str(config.log_segment_bytes),
-        "retention.ms": str(config.log_retention_ms),
-        "retention.bytes": str(config.log_retention_bytes),
-        "flush.messages": str(config.log_flush_interval_messages),
-        "flush.ms": str(LONG_MAX if flush_ms is None else flush_ms),
-        "cleanup.policy": "delete",
-        "unclean.leader.election.enable": "false",
-    }
+@dataclass(frozen=True)
+class Include:
+    """What the request asks for beside the values (the fields are absent from the versions before them)."""
+
+    synonyms: bool
+    documentation: bool
 
 
 def describe_configs(ctx: WireContext, request: Request) -> Any:
     cls = response_class(DESCRIBE_CONFIGS, request.header.api_version)
-    results = tuple(_resource(ctx, cls, resource) for resource in request.body.resources)
+    body = request.body
+    include = Include(getattr(body, "include_synonyms", False), getattr(body, "include_documentation", False))
+    results = tuple(_resource(ctx, cls, resource, include) for resource in body.resources)
     return build(cls, throttle_time=0, results=results)
 
 
-def _resource(ctx: WireContext, cls: type, resource: Any) -> Any:
+def _resource(ctx: WireContext, cls: type, resource: Any, include: Include) -> Any:
     result_cls = sibling(cls, "DescribeConfigsResult")
     name = resource.resource_name
     base = {"resource_type": resource.resource_type, "resource_name": name}
+    config = ctx.manager.config
     image = ctx.manager.metadata.image
     if resource.resource_type == TOPIC_RESOURCE:
         if name not in image.topics_by_name:
             return build(
                 result_cls, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, error_message=None, configs=(), **base
             )
-        defaults = topic_defaults(ctx.manager.config)
-        values = {key: (image.topic_config(name, key), DYNAMIC_TOPIC_CONFIG) for key in defaults}
-        values = {key: (v, s) if v is not None else (defaults[key], DEFAULT_CONFIG) for key, (v, s) in values.items()}
-    elif resource.resource_type == BROKER_RESOURCE and name in ("", str(ctx.manager.config.node_id)):
-        values = {"broker.id": (str(ctx.manager.config.node_id), STATIC_BROKER_CONFIG)}
+        entries = topic_entries(config, {key: image.topic_config(name, key) for key in TOPIC_CONFIGS})
+    elif resource.resource_type == BROKER_RESOURCE:
+        # A broker describes only its own static configs; the AdminClient sends a broker's resource to that broker.
+        problem = _broker_name_problem(name, config.node_id)
+        if problem is not None:
+            return build(result_cls, error_code=ErrorCode.INVALID_REQUEST, error_message=problem, configs=(), **base)
+        entries = broker_entries(config)
     else:
         return build(
             result_cls, error_code=ErrorCode.INVALID_REQUEST, error_message=f"resource {name!r}", configs=(), **base
         )
     wanted = resource.configuration_keys
-    entry_cls = sibling(cls, "DescribeConfigsResourceResult")
-    configs = tuple(
-        build(
-            entry_cls,
-            name=key,
-            value=value,
-            read_only=resource.resource_type == BROKER_RESOURCE,
-            config_source=source,
-            is_sensitive=False,
-            synonyms=(),
-            config_type=CONFIG_TYPES.get(TOPIC_CONFIGS[key].kind, 0) if key in TOPIC_CONFIGS else 0,
-            documentation=None,
-        )
-        for key, (value, source) in sorted(values.items())
-        if wanted is None or key in wanted
-    )
+    configs = tuple(_entry(cls, entry, include) for entry in entries if wanted is None or entry.name in wanted)
     return build(result_cls, error_code=ErrorCode.NONE, error_message=None, configs=configs, **base)
+
+
+def _broker_name_problem(name: str, node_id: int) -> str | None:
+    if name == "":
+        return None
+    if not name.isdigit():
+        return f"Broker id must be an integer, but it is: {name}"
+    if int(name) != node_id:
+        return f"Unexpected broker id, expected {node_id} or empty string, but received {name}"
+    return None
+
+
+def _entry(cls: type, entry: ConfigEntry, include: Include) -> Any:
+    synonym_cls = sibling(cls, "DescribeConfigsSynonym")
+    synonyms = tuple(build(synonym_cls, name=s.name, value=s.value, source=s.source) for s in entry.synonyms)
+    return build(
+        sibling(cls, "DescribeConfigsResourceResult"),
+        name=entry.name,
+        value=entry.value,
+        read_only=entry.read_only,
+        config_source=entry.source,
+        is_sensitive=entry.sensitive,
+        synonyms=synonyms if include.synonyms else (),
+        config_type=entry.config_type,
+        documentation=entry.doc if include.documentation else None,
+    )

@@ -1,0 +1,163 @@
+"""The entries DescribeConfigs answers, built from the config declarations (name, type, default, doc) and the
+values a broker runs with: pure, so the wire handler only turns them into kio entities."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from minikafka.broker.config import BrokerConfig
+from minikafka.common.config import config_keys, describe_keys
+from minikafka.common.topic_config import LONG_MAX, TOPIC_CONFIGS
+
+# Kafka's ConfigSource
+DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
+# Kafka's ConfigType
+BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
+
+# Python's int covers Kafka's INT, LONG and SHORT keys: these are the ones Kafka declares LONG or SHORT.
+_LONG_KEYS = frozenset(
+    {
+        "connections.max.idle.ms",
+        "connections.max.reauth.ms",
+        "log.flush.interval.messages",
+        "log.flush.interval.ms",
+        "log.flush.scheduler.interval.ms",
+        "log.retention.bytes",
+        "log.retention.check.interval.ms",
+        "log.retention.ms",
+        "log.roll.ms",
+        "replica.high.watermark.checkpoint.interval.ms",
+        "replica.lag.time.max.ms",
+    }
+)
+_SHORT_KEYS = frozenset({"offsets.topic.replication.factor"})
+# Keys holding secrets: Kafka declares passwords as PASSWORD, which it never returns; sasl.plain.users stands in for
+# the JAAS user_NAME="PASSWORD" entries, so it is one too.
+_PASSWORD_KEYS = frozenset({"ssl.key.password", "sasl.plain.users"})
+_KINDS = {"bool": BOOLEAN, "str": STRING, "list": LIST, "float": DOUBLE}
+_TOPIC_KINDS = {"int": INT, "long": LONG, "list": LIST, "boolean": BOOLEAN}
+
+# Each topic config's broker-level synonym (Kafka's names): its value when the topic does not set it.
+TOPIC_SYNONYMS = {
+    "min.insync.replicas": "min.insync.replicas",
+    "segment.bytes": "log.segment.bytes",
+    "retention.ms": "log.retention.ms",
+    "retention.bytes": "log.retention.bytes",
+    "flush.messages": "log.flush.interval.messages",
+    "flush.ms": "log.flush.interval.ms",
+    "cleanup.policy": "log.cleanup.policy",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
+}
+# Broker-level synonyms minikafka has no key for: the only value it supports.
+_FIXED_BROKER_VALUES = {"log.cleanup.policy": "delete", "unclean.leader.election.enable": "false"}
+
+
+@dataclass(frozen=True)
+class Synonym:
+    name: str
+    value: str | None
+    source: int
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    name: str
+    value: str | None  # None: unset, or sensitive
+    source: int
+    read_only: bool
+    sensitive: bool
+    config_type: int
+    doc: str | None
+    synonyms: tuple[Synonym, ...]  # the entry's own source first, then what it falls back to
+
+
+def kafka_value(value: Any) -> str | None:
+    """A value as Kafka writes it: true/false, lists comma-separated; an empty string (minikafka's "not set") or
+    None is null."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value)
+    if value is None or value == "":
+        return None
+    return str(value)
+
+
+def _broker_type(name: str, type_name: str) -> int:
+    if name in _PASSWORD_KEYS:
+        return PASSWORD
+    base = type_name.rstrip("?")
+    if base == "int":
+        return LONG if name in _LONG_KEYS else SHORT if name in _SHORT_KEYS else INT
+    return _KINDS.get(base, STRING)
+
+
+def broker_entries(config: BrokerConfig) -> list[ConfigEntry]:
+    """Every broker key, sorted by name: the value it runs with, STATIC_BROKER_CONFIG when its properties or --set
+    gave it, else DEFAULT_CONFIG; read-only, as minikafka changes no broker config at run time."""
+    entries = []
+    # describe_keys gives each key's type name, default and doc, in the order of config_keys' fields
+    for (field, _), row in zip(config_keys(type(config)), describe_keys(type(config)), strict=True):
+        name = row["name"]
+        sensitive = name in _PASSWORD_KEYS
+        value = None if sensitive else kafka_value(getattr(config, field.name))
+        default = None if sensitive else kafka_value(row["default"])
+        synonyms = []
+        if name in config.set_keys:
+            synonyms.append(Synonym(name, value, STATIC_BROKER_CONFIG))
+        if not row["required"]:
+            synonyms.append(Synonym(name, default, DEFAULT_CONFIG))
+        entries.append(
+            ConfigEntry(
+                name=name,
+                value=value,
+                source=synonyms[0].source if synonyms else STATIC_BROKER_CONFIG,
+                read_only=True,
+                sensitive=sensitive,
+                config_type=_broker_type(name, row["type"]),
+                doc=row["doc"] or None,
+                synonyms=tuple(synonyms),
+            )
+        )
+    # Kafka still lists broker.id, which in KRaft takes node.id's value
+    node_id = next(entry for entry in entries if entry.name == "node.id")
+    entries.append(dataclasses.replace(node_id, name="broker.id", synonyms=_renamed(node_id.synonyms, "broker.id")))
+    return sorted(entries, key=lambda entry: entry.name)
+
+
+def _renamed(synonyms: tuple[Synonym, ...], name: str) -> tuple[Synonym, ...]:
+    return tuple(dataclasses.replace(synonym, name=name) for synonym in synonyms)
+
+
+def topic_entries(config: BrokerConfig, topic_values: Mapping[str, str | None]) -> list[ConfigEntry]:
+    """Every topic config: the topic's own value (DYNAMIC_TOPIC_CONFIG), else its broker-level synonym's, with that
+    synonym's source (STATIC_BROKER_CONFIG when the broker's properties set it, else DEFAULT_CONFIG)."""
+    broker = {entry.name: entry for entry in broker_entries(config)}
+    entries = []
+    for name, definition in sorted(TOPIC_CONFIGS.items()):
+        broker_name = TOPIC_SYNONYMS[name]
+        synonyms = [Synonym(name, topic_values[name], DYNAMIC_TOPIC_CONFIG)] if topic_values.get(name) else []
+        if broker_name in broker:
+            synonyms.extend(broker[broker_name].synonyms)
+        else:
+            synonyms.append(Synonym(broker_name, _FIXED_BROKER_VALUES[broker_name], DEFAULT_CONFIG))
+        value = synonyms[0].value
+        if name == "flush.ms" and value is None:  # no time-based flush: Kafka's default, the longest interval
+            value = str(LONG_MAX)
+        doc = broker[broker_name].doc if broker_name in broker else None
+        entries.append(
+            ConfigEntry(
+                name=name,
+                value=value,
+                source=synonyms[0].source,
+                read_only=False,
+                sensitive=False,
+                config_type=_TOPIC_KINDS.get(definition.kind, STRING),
+                doc=doc,
+                synonyms=tuple(synonyms),
+            )
+        )
+    return entries

@@ -1,0 +1,129 @@
+"""DescribeConfigs' entries: every declared broker key with Kafka's value format, source, type and sensitivity;
+topic configs falling back to their broker-level synonyms; the request's synonyms and documentation flags."""
+
+from __future__ import annotations
+
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.kafka_wire.api_versions import DESCRIBE_CONFIGS
+from minikafka.broker.kafka_wire.config_entries import (
+    BOOLEAN,
+    DEFAULT_CONFIG,
+    DYNAMIC_TOPIC_CONFIG,
+    INT,
+    LIST,
+    LONG,
+    PASSWORD,
+    SHORT,
+    STATIC_BROKER_CONFIG,
+    STRING,
+    Synonym,
+    broker_entries,
+    topic_entries,
+)
+from minikafka.broker.kafka_wire.describe import Include, _broker_name_problem, _entry
+from minikafka.broker.kafka_wire.framing import response_class
+from minikafka.common.config import config_keys, load_config
+
+BASE = {
+    "node.id": "1",
+    "process.roles": "broker",
+    "listeners": "GRPC://127.0.0.1:9092",
+    "controller.quorum.voters": "101@127.0.0.1:9000",
+    "log.dirs": "/tmp/broker-1",
+}
+
+
+def _config(**overrides: str) -> BrokerConfig:
+    return load_config(BrokerConfig, {**BASE, **{k.replace("_", "."): v for k, v in overrides.items()}})
+
+
+def _by_name(config: BrokerConfig) -> dict:
+    return {entry.name: entry for entry in broker_entries(config)}
+
+
+def test_every_declared_broker_key_is_listed_read_only() -> None:
+    entries = _by_name(_config())
+    assert set(entries) == {key.name for _, key in config_keys(BrokerConfig)} | {"broker.id"}
+    assert all(entry.read_only for entry in entries.values())
+
+
+def test_values_and_sources() -> None:
+    entries = _by_name(_config(log_segment_bytes="1048576", message_max_bytes="1048588"))
+    assert (entries["log.segment.bytes"].value, entries["log.segment.bytes"].source) == ("1048576", 4)
+    # given in the properties, though equal to the default: still the broker's static config
+    assert entries["message.max.bytes"].source == STATIC_BROKER_CONFIG
+    assert (entries["log.retention.ms"].value, entries["log.retention.ms"].source) == ("604800000", DEFAULT_CONFIG)
+    assert entries["auto.create.topics.enable"].value == "true"
+    assert entries["sasl.enabled.mechanisms"].value == "SCRAM-SHA-256,SCRAM-SHA-512"
+    assert entries["log.flush.interval.ms"].value is None  # unset, as Kafka's null default
+    assert entries["node.id"].value == entries["broker.id"].value == "1"
+    assert entries["broker.id"].source == STATIC_BROKER_CONFIG
+
+
+def test_config_types() -> None:
+    entries = _by_name(_config())
+    expected = {
+        "log.segment.bytes": INT,
+        "log.retention.ms": LONG,
+        "offsets.topic.replication.factor": SHORT,
+        "auto.create.topics.enable": BOOLEAN,
+        "listeners": STRING,
+        "sasl.enabled.mechanisms": LIST,
+        "ssl.key.password": PASSWORD,
+    }
+    assert {name: entries[name].config_type for name in expected} == expected
+
+
+def test_secrets_are_sensitive_and_never_returned() -> None:
+    entries = _by_name(_config(ssl_key_password="secret", sasl_plain_users="alice:pw"))
+    for name in ("ssl.key.password", "sasl.plain.users"):
+        entry = entries[name]
+        assert entry.sensitive and entry.value is None and entry.source == STATIC_BROKER_CONFIG
+        assert all(synonym.value is None for synonym in entry.synonyms)
+    assert not entries["ssl.keystore.location"].sensitive
+
+
+def test_synonyms_list_the_entry_then_its_default() -> None:
+    entries = _by_name(_config(log_segment_bytes="1048576"))
+    assert entries["log.segment.bytes"].synonyms == (
+        Synonym("log.segment.bytes", "1048576", STATIC_BROKER_CONFIG),
+        Synonym("log.segment.bytes", "1073741824", DEFAULT_CONFIG),
+    )
+    assert entries["log.roll.ms"].synonyms == (Synonym("log.roll.ms", "604800000", DEFAULT_CONFIG),)
+    assert entries["node.id"].synonyms == (Synonym("node.id", "1", STATIC_BROKER_CONFIG),)  # required: no default
+
+
+def test_topic_configs_fall_back_to_the_broker_synonym() -> None:
+    entries = {e.name: e for e in topic_entries(_config(log_segment_bytes="1048576"), {"retention.ms": "5000"})}
+    retention = entries["retention.ms"]
+    assert (retention.value, retention.source, retention.read_only) == ("5000", DYNAMIC_TOPIC_CONFIG, False)
+    assert retention.synonyms == (
+        Synonym("retention.ms", "5000", DYNAMIC_TOPIC_CONFIG),
+        Synonym("log.retention.ms", "604800000", DEFAULT_CONFIG),
+    )
+    assert (entries["segment.bytes"].value, entries["segment.bytes"].source) == ("1048576", STATIC_BROKER_CONFIG)
+    assert (entries["cleanup.policy"].value, entries["cleanup.policy"].source) == ("delete", DEFAULT_CONFIG)
+    assert entries["flush.ms"].value == str(2**63 - 1)
+    assert entries["retention.ms"].config_type == LONG and entries["segment.bytes"].config_type == INT
+    assert entries["segment.bytes"].doc and not entries["segment.bytes"].sensitive
+
+
+def test_synonyms_and_documentation_only_when_asked() -> None:
+    cls = response_class(DESCRIBE_CONFIGS, 4)
+    entry = _by_name(_config(log_segment_bytes="1048576"))["log.segment.bytes"]
+    bare = _entry(cls, entry, Include(synonyms=False, documentation=False))
+    assert bare.synonyms == () and bare.documentation is None
+    assert (bare.value, bare.config_source, bare.config_type, bare.read_only) == ("1048576", 4, INT, True)
+    full = _entry(cls, entry, Include(synonyms=True, documentation=True))
+    assert [(s.name, s.value, s.source) for s in full.synonyms] == [
+        ("log.segment.bytes", "1048576", 4),
+        ("log.segment.bytes", "1073741824", 5),
+    ]
+    assert full.documentation == entry.doc
+    assert _entry(response_class(DESCRIBE_CONFIGS, 1), entry, Include(True, True)).synonyms  # v1 has no doc field
+
+
+def test_broker_resource_names() -> None:
+    assert _broker_name_problem("", 1) is None and _broker_name_problem("1", 1) is None
+    assert "expected 1 or empty string" in (_broker_name_problem("2", 1) or "")
+    assert "must be an integer" in (_broker_name_problem("x", 1) or "")
