@@ -113,6 +113,7 @@ class Broker:
     lifecycle: LifecycleManager
     manager: ReplicaManager
     groups: GroupCoordinator
+    fetch_sessions: FetchSessionCache  # one cache for the gRPC and the Kafka listeners' fetch sessions
     servers: list[BoundServer] = field(default_factory=list)  # the gRPC servers, one per listener
     kafka_listeners: list[KafkaListener] = field(default_factory=list)
 
@@ -153,22 +154,33 @@ def build_broker(config: BrokerConfig) -> Broker:
         config, logs, metadata, lifecycle.controller, lambda: lifecycle.broker_epoch, lambda: lifecycle.serving
     )
     groups = GroupCoordinator(manager, lifecycle.controller, coordinator_config(config))
+    # Session ids need only be hard to reuse by accident across restarts, as Kafka's random ones.
+    fetch_sessions = FetchSessionCache(
+        config.max_incremental_fetch_session_cache_slots, functools.partial(random.Random().randint, 1, MAX_SESSION_ID)
+    )
     return Broker(
-        config, previous_broker_epoch, metadata, stopping, raft, dir_failed, failures, logs, lifecycle, manager, groups
+        config,
+        previous_broker_epoch,
+        metadata,
+        stopping,
+        raft,
+        dir_failed,
+        failures,
+        logs,
+        lifecycle,
+        manager,
+        groups,
+        fetch_sessions,
     )
 
 
 async def start_grpc_servers(broker: Broker) -> list[BoundServer]:
     """One gRPC server per gRPC listener: the inter-broker one mutual TLS, client ones as their protocol says."""
     config = broker.config
-    # Session ids need only be hard to reuse by accident across restarts, as Kafka's random ones.
-    fetch_sessions = FetchSessionCache(
-        config.max_incremental_fetch_session_cache_slots, functools.partial(random.Random().randint, 1, MAX_SESSION_ID)
-    )
     servers = []
     for listener in config.grpc_listeners:
         sasl = grpc_sasl_authenticator(config, listener.name, broker.metadata)
-        service = BrokerService(broker.manager, listener.name, fetch_sessions, sasl)
+        service = BrokerService(broker.manager, listener.name, broker.fetch_sessions, sasl)
         served = (
             inter_node_security(config, listener.name)
             if listener.name == config.inter_broker_listener
@@ -191,7 +203,7 @@ async def start_kafka_listeners(broker: Broker) -> list[KafkaListener]:
     )
     kafka_listeners = [
         KafkaListener(
-            WireContext(broker.manager, listener.name, broker.groups),
+            WireContext(broker.manager, listener.name, broker.groups, fetch_sessions=broker.fetch_sessions),
             listener.host,
             listener.port,
             limits,
