@@ -171,9 +171,10 @@ def scenario_list(args: argparse.Namespace) -> int:
     if args.json:
         print_json([s.to_json() for s in scenarios])
         return 0
+    width = max(len(s.name) for s in scenarios) + 2
     for s in scenarios:
-        print(f"{s.name:<24} {s.title}")
-        print(f"{'':<24} guard: {s.guard.key} ({s.guard.on} guarded, {s.guard.off} unguarded)")
+        print(f"{s.name:<{width}}{s.title}")
+        print(f"{'':<{width}}guard: {s.guard.key} ({s.guard.on} guarded, {s.guard.off} unguarded)")
     return 0
 
 
