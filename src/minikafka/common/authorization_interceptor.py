@@ -27,6 +27,7 @@ from minikafka.common.authorizer import (
     principal_from_subject,
 )
 from minikafka.common.errors import ErrorCode
+from minikafka.common.grpc_support import guarded_handler
 from minikafka.common.tls import peer_subject
 
 _LOGGED_MAX = 1024  # distinct refusals remembered for logging once; beyond it each is logged again
@@ -76,19 +77,8 @@ class AuthorizationInterceptor(grpc.aio.ServerInterceptor):
         handler = await continuation(details)
         if handler is None or not is_guarded(details.method):
             return handler
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                self._guard_unary(details.method, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.stream_stream is not None:
-            return grpc.stream_stream_rpc_method_handler(
-                self._guard_stream(details.method, handler.stream_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler
+        guarded = guarded_handler(handler, details.method, self._guard_unary, self._guard_stream)
+        return guarded if guarded is not None else handler
 
     def _guard_unary(self, method: str, behaviour: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         response_class = _response_class(method)

@@ -238,3 +238,26 @@ class FilteredChannel:
 
     def stream_stream(self, *args: Any, **kwargs: Any) -> _FilteredStreamStream:
         return _FilteredStreamStream(self._inner.stream_stream(*args, **kwargs), self._link)
+
+
+Guard = Callable[[str, Callable[..., Any]], Callable[..., Any]]
+
+
+def guarded_handler(
+    handler: grpc.RpcMethodHandler, method: str, guard_unary: Guard, guard_stream: Guard
+) -> grpc.RpcMethodHandler | None:
+    """A server interceptor's handler: the method's behaviour wrapped by the guard of its kind (unary-unary or
+    stream-stream, the only kinds the services have); None for any other kind, which the interceptor decides on."""
+    if handler.unary_unary is not None:
+        return grpc.unary_unary_rpc_method_handler(
+            guard_unary(method, handler.unary_unary),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    if handler.stream_stream is not None:
+        return grpc.stream_stream_rpc_method_handler(
+            guard_stream(method, handler.stream_stream),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    return None

@@ -13,6 +13,7 @@ import structlog
 from minikafka.broker.grpc_sasl import session as sessions
 from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator
 from minikafka.common.grpc_sasl import SASL_AUTHENTICATE_METHOD, SESSION_METADATA_KEY
+from minikafka.common.grpc_support import guarded_handler
 
 _LOGGED_MAX = 1024  # distinct refusals remembered for logging once; beyond it each is logged again
 
@@ -53,19 +54,8 @@ class SaslSessionInterceptor(grpc.aio.ServerInterceptor):
         handler = await continuation(details)
         if handler is None or details.method == SASL_AUTHENTICATE_METHOD:
             return handler
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                self._guard_unary(details.method, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.stream_stream is not None:
-            return grpc.stream_stream_rpc_method_handler(
-                self._guard_stream(details.method, handler.stream_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return _refuse_other_kinds(details.method)
+        guarded = guarded_handler(handler, details.method, self._guard_unary, self._guard_stream)
+        return guarded if guarded is not None else _refuse_other_kinds(details.method)
 
     def _guard_unary(self, method: str, behaviour: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         async def guarded(request: Any, context: Any) -> Any:
