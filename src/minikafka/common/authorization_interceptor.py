@@ -27,10 +27,8 @@ from minikafka.common.authorizer import (
     principal_from_subject,
 )
 from minikafka.common.errors import ErrorCode
-from minikafka.common.grpc_support import guarded_handler
+from minikafka.common.grpc_support import FirstSightings, guarded_handler
 from minikafka.common.tls import peer_subject
-
-_LOGGED_MAX = 1024  # distinct refusals remembered for logging once; beyond it each is logged again
 
 
 def _response_class(method: str) -> Any:
@@ -45,7 +43,7 @@ class AuthorizationInterceptor(grpc.aio.ServerInterceptor):
         self.listener_name = listener_name
         self.listener = listener
         self.config = config
-        self._logged: set[tuple[str, str, str]] = set()
+        self._logged = FirstSightings()
 
     def principal(self, context: Any) -> KafkaPrincipal:
         subject = peer_subject(context) if self.listener.authenticated else None
@@ -55,11 +53,7 @@ class AuthorizationInterceptor(grpc.aio.ServerInterceptor):
         decision = authorize(action_of(method, request), principal, self.listener, self.config)
         if not isinstance(decision, Refused):
             return None
-        key = (str(principal), method, decision.reason)
-        if key not in self._logged:
-            if len(self._logged) >= _LOGGED_MAX:
-                self._logged.clear()
-            self._logged.add(key)
+        if self._logged.first((str(principal), method, decision.reason)):
             structlog.get_logger().warning(
                 "authorization_failed",
                 principal=str(principal),

@@ -261,3 +261,21 @@ def guarded_handler(
             response_serializer=handler.response_serializer,
         )
     return None
+
+
+class FirstSightings:
+    """Which refusals an interceptor has logged, so each distinct one is logged once. Bounded: when full it forgets
+    them all, and each is then logged again once."""
+
+    def __init__(self, limit: int = 1024) -> None:
+        self.limit = limit
+        self._seen: set[tuple[str, ...]] = set()
+
+    def first(self, key: tuple[str, ...]) -> bool:
+        """True the first time `key` is seen (since the last forgetting): log it now."""
+        if key in self._seen:
+            return False
+        if len(self._seen) >= self.limit:
+            self._seen.clear()
+        self._seen.add(key)
+        return True

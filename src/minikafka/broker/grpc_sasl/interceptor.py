@@ -13,9 +13,7 @@ import structlog
 from minikafka.broker.grpc_sasl import session as sessions
 from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator
 from minikafka.common.grpc_sasl import SASL_AUTHENTICATE_METHOD, SESSION_METADATA_KEY
-from minikafka.common.grpc_support import guarded_handler
-
-_LOGGED_MAX = 1024  # distinct refusals remembered for logging once; beyond it each is logged again
+from minikafka.common.grpc_support import FirstSightings, guarded_handler
 
 
 def session_token(metadata: Any) -> str | None:
@@ -29,15 +27,12 @@ def session_token(metadata: Any) -> str | None:
 class SaslSessionInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, authenticator: GrpcSaslAuthenticator) -> None:
         self.authenticator = authenticator
-        self._logged: set[tuple[str, str]] = set()
+        self._logged = FirstSightings()
 
     def check(self, method: str, context: Any) -> sessions.SessionCheck:
         token = session_token(context.invocation_metadata())
         decision = sessions.check(token, self.authenticator.session_of(token), self.authenticator.clock())
-        if isinstance(decision, sessions.SessionRefused) and (method, decision.reason) not in self._logged:
-            if len(self._logged) >= _LOGGED_MAX:
-                self._logged.clear()
-            self._logged.add((method, decision.reason))
+        if isinstance(decision, sessions.SessionRefused) and self._logged.first((method, decision.reason)):
             structlog.get_logger().warning(
                 "grpc_sasl_call_refused",
                 listener=self.authenticator.settings.listener_name,
