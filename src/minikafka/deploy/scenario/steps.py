@@ -164,6 +164,17 @@ class Steps:
             lambda p: f"leader {p.leader}, ISR {p.isr}, ELR {p.elr}",
         )
 
+    def wait_isr_size(self, topic: str, size: int, expect: Expectation, deadline_s: float = 60) -> PartitionDescription:
+        """Wait until the partition has a leader and `size` replicas in its ISR, whichever they are (after a fault,
+        when who leads is what the scenario checks next)."""
+        return self.wait_for(
+            f"wait until {topic}-0 has a leader and {size} replicas in its ISR",
+            lambda: (p := self.partition(topic)).leader >= 0 and len(p.isr) == size and p,
+            expect,
+            deadline_s,
+            lambda p: f"leader {p.leader}, ISR {p.isr}",
+        )
+
     def wait_event(
         self, names: str | tuple[str, ...], expect: Expectation, node: str = "", deadline_s: float = 30,
         since: str | None = None, **where: object,

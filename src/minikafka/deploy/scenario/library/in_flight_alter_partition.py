@@ -90,15 +90,13 @@ def run(s: Steps) -> None:
     )
     s.heal("every cut heals")
     s.start(LEADER, "broker 1 restarts")
-    s.wait_for(
-        "wait until all three replicas are in the ISR",
-        lambda: (p := s.partition(TOPIC)).leader >= 0 and len(p.isr) == 3 and p,
+    s.wait_isr_size(
+        TOPIC,
+        3,
         Expect(
             guarded="brokers 3 and 1 catch up from broker 2",
             unguarded="brokers 2 and 1 truncate their logs to broker 3's and follow",
         ),
-        deadline_s=60,
-        observed=lambda p: f"leader {p.leader}, ISR {p.isr}",
     )
     s.final_read(
         TOPIC,

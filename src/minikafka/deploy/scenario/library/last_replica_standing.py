@@ -92,15 +92,13 @@ def power_loss(s: Steps) -> None:
     )
     s.start(LAST_FOLLOWER, "broker 2 returns")
     s.start(FIRST_FOLLOWER, "broker 3 returns")
-    after = s.wait_for(
-        "wait until lrs-0 has a leader and a full ISR",
-        lambda: (p := s.partition(TOPIC)).leader >= 0 and len(p.isr) == 3 and p,
+    after = s.wait_isr_size(
+        TOPIC,
+        3,
         Expect(
             guarded="broker 2 is elected from the ELR when it is unfenced; the others catch up to it",
             unguarded="broker 1, never out of the ISR, leads with its shorter log; the others truncate to it",
         ),
-        deadline_s=60,
-        observed=lambda p: f"leader {p.leader}, ISR {p.isr}",
     )
     s.check(
         "who leads after the power loss",

@@ -65,15 +65,13 @@ def run(s: Steps) -> None:
         )
         s.quote_events("leader_elected", node="controller", limit=1, topic=TOPIC, unclean=True)
     s.start(1, Expect(guarded="broker 1 returns with every write", unguarded="broker 1 returns"))
-    s.wait_for(
-        "wait until both replicas are in the ISR",
-        lambda: (p := s.partition(TOPIC)).leader >= 0 and len(p.isr) == 2 and p,
+    s.wait_isr_size(
+        TOPIC,
+        2,
         Expect(
             guarded="broker 1 leads again (from the ELR) and broker 2 catches up",
             unguarded="broker 1 truncates its log to broker 2's and follows",
         ),
-        deadline_s=60,
-        observed=lambda p: f"leader {p.leader}, ISR {p.isr}",
     )
     s.final_read(
         TOPIC,
