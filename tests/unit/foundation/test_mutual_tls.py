@@ -122,16 +122,19 @@ async def test_an_ssl_client_listener_needs_only_the_ca_from_clients(certs: Path
         await bound.server.stop(None)
 
 
+# A broker with a gRPC client listener and a gRPC inter-broker one; each test secures the client listener its way.
+CLIENT_AND_BROKER_LISTENERS = {
+    "node.id": "1",
+    "process.roles": "broker",
+    "listeners": "GRPC://127.0.0.1:9092,BROKER://127.0.0.1:9093",
+    "controller.quorum.voters": "101@127.0.0.1:9094",
+    "log.dirs": "/tmp/unused",
+    "inter.broker.listener.name": "BROKER",
+}
+
+
 def test_a_grpc_ssl_client_listener_needs_the_nodes_certificate() -> None:
-    props = {
-        "node.id": "1",
-        "process.roles": "broker",
-        "listeners": "GRPC://127.0.0.1:9092,BROKER://127.0.0.1:9093",
-        "controller.quorum.voters": "101@127.0.0.1:9094",
-        "log.dirs": "/tmp/unused",
-        "inter.broker.listener.name": "BROKER",
-        "listener.security.protocol.map": "GRPC:GRPC_SSL,BROKER:GRPC",
-    }
+    props = {**CLIENT_AND_BROKER_LISTENERS, "listener.security.protocol.map": "GRPC:GRPC_SSL,BROKER:GRPC"}
     with pytest.raises(ConfigError, match="minikafka.node.ssl.certificate.location.*a GRPC_SSL listener"):
         load_config(BrokerConfig, {**props, "ssl.truststore.location": "/c/ca.pem"}, "test")
     keys = {"ssl.truststore.location": "/c/ca.pem"} | {
@@ -143,15 +146,7 @@ def test_a_grpc_ssl_client_listener_needs_the_nodes_certificate() -> None:
 
 
 def test_a_grpc_sasl_ssl_listener_needs_tls_and_a_mechanism_and_is_never_inter_broker() -> None:
-    base = {
-        "node.id": "1",
-        "process.roles": "broker",
-        "listeners": "GRPC://127.0.0.1:9092,BROKER://127.0.0.1:9093",
-        "controller.quorum.voters": "101@127.0.0.1:9094",
-        "log.dirs": "/tmp/unused",
-        "inter.broker.listener.name": "BROKER",
-        "listener.security.protocol.map": "GRPC:GRPC_SASL_SSL,BROKER:GRPC",
-    }
+    base = {**CLIENT_AND_BROKER_LISTENERS, "listener.security.protocol.map": "GRPC:GRPC_SASL_SSL,BROKER:GRPC"}
     with pytest.raises(ConfigError, match="'ssl.truststore.location': a GRPC_SASL_SSL listener needs it"):
         load_config(BrokerConfig, base)
     tls = {
