@@ -94,10 +94,13 @@ def test_a_follower_keeps_acknowledged_records_when_a_new_leader_has_appended_no
 
         # X appends one acks=1 record that F fetches and the paused L does not. A record to another partition first
         # answers the Fetch that L may have parked at X before it was paused (F's copy shows it was answered).
+        # The producers bootstrap from X and F only: a metadata request to the paused L would hang for its whole
+        # timeout, and L, paused past its session timeout, would be fenced and leave the ISR.
+        reachable = [cluster.node(X).address, cluster.node(F).address]
         send_signal(cluster.pids[L], signal.SIGSTOP)
-        asyncio.run(produce(cluster.bootstrap_servers, 1, acks=1, prefix="wake", topic=WAKE))
+        asyncio.run(produce(reachable, 1, acks=1, prefix="wake", topic=WAKE))
         eventually(lambda: log_end_offset(cluster, F, WAKE) == 1, 10, "F holds the record that wakes every fetch")
-        asyncio.run(produce(cluster.bootstrap_servers, 1, acks=1, prefix="one"))
+        asyncio.run(produce(reachable, 1, acks=1, prefix="one"))
         eventually(lambda: log_end_offset(cluster, F) == RECORDS + 1, 10, "F holds X's acks=1 record")
         before = len(truncations(cluster, F))
         Faults(cluster).kill(X)

@@ -361,13 +361,19 @@ class AdminClient:
         )
         return [f"{e.host}:{e.port}" for e in endpoints]
 
-    def metadata(self, topics: Sequence[str] = ()) -> broker_pb2.MetadataResponse:
+    def metadata(self, topics: Sequence[str] = (), servers: Sequence[str] = ()) -> broker_pb2.MetadataResponse:
+        """The first answer of `servers` (default: the bootstrap servers), asked in order."""
+        if servers:
+            return self._first_metadata(servers, topics)
         if not self.servers and self.controllers:
             self.servers = self._brokers_from_controller()
         if not self.servers:
             raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, "no broker address given (use --bootstrap-server)")
+        return self._first_metadata(self.servers, topics)
+
+    def _first_metadata(self, servers: Sequence[str], topics: Sequence[str]) -> broker_pb2.MetadataResponse:
         problems = []
-        for address in self.servers:
+        for address in servers:
             stub = broker_pb2_grpc.BrokerStub(self._channel(address, controller=False))
             try:
                 return stub.Metadata(broker_pb2.MetadataRequest(topics=list(topics)), timeout=self.timeout_s)
@@ -375,8 +381,8 @@ class AdminClient:
                 problems.append(f"{address}: {error.code().name}")  # type: ignore[attr-defined]
         raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"no broker reachable ({'; '.join(problems)})")
 
-    def describe_topics(self, names: Sequence[str] = ()) -> list[TopicDescription]:
-        response = self.metadata(names)
+    def describe_topics(self, names: Sequence[str] = (), servers: Sequence[str] = ()) -> list[TopicDescription]:
+        response = self.metadata(names, servers)
         described = []
         for topic in response.topics:
             if topic.error_code != ErrorCode.NONE:

@@ -17,7 +17,7 @@ from minikafka.client.admin import AdminClient, PartitionDescription
 from minikafka.common.errors import ErrorCode
 from minikafka.common.event_log import utc_timestamp
 from minikafka.deploy.faults import Faults
-from minikafka.deploy.local_cluster import Cluster
+from minikafka.deploy.local_cluster import Cluster, is_alive
 from minikafka.deploy.scenario import clients
 from minikafka.deploy.scenario.events import find_events, query, quote
 from minikafka.deploy.scenario.model import CHECK, PROMISE, STEP, Evidence, Expect, StepRecord, Tally
@@ -108,7 +108,19 @@ class Steps:
             self.admin.create_topic(topic, assignment=replicas, configs=configs or {})
         except Exception as error:  # noqa: BLE001
             raise self._fail(action, expect, f"{type(error).__name__}: {error}") from None
+        # CreateTopics answers once the controller committed the topic; a producer asks any broker for its metadata
+        # and gives up on one that has not learned it yet (UNKNOWN_TOPIC_OR_PARTITION).
+        if poll(lambda: self._leader_known_on_running_brokers(topic), 30) is None:
+            raise self._fail(action, expect, "created, but the running brokers did not all learn a leader in 30 s")
         self.record(action, expect, "created")
+
+    def _leader_known_on_running_brokers(self, topic: str) -> bool | None:
+        for spec in self.cluster.brokers:
+            if is_alive(self.cluster.pids.get(spec.node_id)):
+                [described] = self.admin.describe_topics([topic], servers=[spec.address])
+                if any(p.leader < 0 for p in described.partitions):
+                    return None
+        return True
 
     def delete_topic(self, topic: str, expect: Expectation) -> str:
         """Delete the topic; its id, once the removal is committed."""
