@@ -79,10 +79,10 @@ def test_the_readme_block_is_parsed_into_commands() -> None:
     assert any(c[0] == "analyze" for c in commands) and any(c[0] == "consume" for c in commands)
 
 
-@pytest.mark.timeout(1200)  # a 10,000-record cluster run, a 9 s fence and two Spark analyses on a shared machine
-def test_using_it_typed_straight_through_ends_in_a_pass(scratch: Path, spark) -> None:  # noqa: ANN001
-    from minikafka.deploy.analysis.report import analyze
-
+# The killed broker's HWM checkpoint over its lost log, which this run leaves behind, has a unit test of its own
+# (test_event_invariants.py): the run is analysed once, by the README's `analyze` line.
+@pytest.mark.timeout(1200)  # a 10,000-record cluster run, a 9 s fence and a Spark analysis on a shared machine
+def test_using_it_typed_straight_through_ends_in_a_pass(scratch: Path) -> None:
     results = []
     for words in using_it_commands((REPO / "README.md").read_text()):
         result = run_command(words, scratch)
@@ -98,9 +98,3 @@ def test_using_it_typed_straight_through_ends_in_a_pass(scratch: Path, spark) ->
     assert (summary["final_read"]["lost"], summary["final_read"]["unknown"]) == (0, 0)
     assert summary["final_read"]["read"] == summary["final_read"]["acknowledged"] > 0
 
-    # The same run analysed again once the cluster is down (the killed broker's stale checkpoint stays behind).
-    out = scratch / "after-down"
-    out.mkdir()
-    again = analyze(spark, run_dir, out)
-    failed = {v["name"]: v["offending_rows"][:3] for v in again["invariants"] if v["verdict"] == "fail"}
-    assert (again["verdict"], failed) == ("pass", {})
