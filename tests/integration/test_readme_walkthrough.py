@@ -97,4 +97,3 @@ def test_using_it_typed_straight_through_ends_in_a_pass(scratch: Path) -> None:
     assert summary["verdict"] == "pass"
     assert (summary["final_read"]["lost"], summary["final_read"]["unknown"]) == (0, 0)
     assert summary["final_read"]["read"] == summary["final_read"]["acknowledged"] > 0
-
