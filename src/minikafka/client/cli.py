@@ -102,6 +102,12 @@ def _register_produce(subparsers: argparse._SubParsersAction) -> None:
     )
     produce.add_argument("--delivery-timeout-ms", type=int, default=120000)
     produce.add_argument(
+        "--max-block-ms",
+        type=int,
+        default=60000,
+        help="max.block.ms: how long to wait for the topic's metadata (a topic just created, or not there)",
+    )
+    produce.add_argument(
         "--max-in-flight",
         type=int,
         default=1,
@@ -468,6 +474,7 @@ def produce_command(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         request_timeout_ms=fitting_request_timeout(args.request_timeout_ms, args.linger_ms, args.delivery_timeout_ms),
         delivery_timeout_ms=args.delivery_timeout_ms,
+        max_block_ms=args.max_block_ms,
         max_in_flight=args.max_in_flight,
         enable_idempotence=None if args.enable_idempotence is None else args.enable_idempotence == "true",
         value_prefix=args.value_prefix,
@@ -552,6 +559,7 @@ PRODUCER_PROPS = {
     "request.timeout.ms": "request_timeout_ms",
     "delivery.timeout.ms": "delivery_timeout_ms",
     "max.request.size": "max_request_size",
+    "max.block.ms": "max_block_ms",
 }
 
 

@@ -40,6 +40,7 @@ class ProduceOptions:
     batch_size: int = 16384
     request_timeout_ms: int = 30000
     delivery_timeout_ms: int = 120000
+    max_block_ms: int = 60000
     max_in_flight: int = 1
     enable_idempotence: bool | None = None  # None: Kafka's default
     value_prefix: str = ""
@@ -53,6 +54,7 @@ class ProduceOptions:
             batch_size=self.batch_size,
             request_timeout_ms=self.request_timeout_ms,
             delivery_timeout_ms=self.delivery_timeout_ms,
+            max_block_ms=self.max_block_ms,
             max_in_flight_requests_per_connection=self.max_in_flight,
             enable_idempotence=self.enable_idempotence,
         )

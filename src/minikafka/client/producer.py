@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from minikafka.client.metadata_cache import MetadataCache
+from minikafka.client.metadata_cache import MetadataCache, PartitionInfo
 from minikafka.client.partitioner import partition_for_key
 from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.common.errors import ErrorCode, KafkaError
@@ -73,6 +73,7 @@ class ProducerConfig:
     max_request_size: int = 1048576
     retries: int = INT_MAX
     enable_idempotence: bool | None = None  # None: Kafka's default, on unless another setting rules it out
+    max_block_ms: int = 60000  # how long send() waits for a topic's or partition's metadata
 
     def __post_init__(self) -> None:
         if self.acks not in (0, 1, -1):
@@ -127,6 +128,7 @@ _RANGES: dict[str, tuple[str, int, int]] = {
     "max_in_flight_requests_per_connection": ("max.in.flight.requests.per.connection", 1, INT_MAX),
     "max_request_size": ("max.request.size", 0, MAX_REQUEST_SIZE_LIMIT),
     "retries": ("retries", 0, INT_MAX),
+    "max_block_ms": ("max.block.ms", 0, INT_MAX),
 }
 MAX_IN_FLIGHT_IDEMPOTENT = 5  # the broker remembers a producer's last 5 batches per partition
 
@@ -245,12 +247,10 @@ class Producer:
         if self._closed:
             raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, "producer is closed")
         partitions = self.metadata.view.topics.get(topic)  # known: no coroutine on the per-record path
-        if partitions is None:
-            partitions = await self.metadata.require_topic(topic)
+        if partitions is None or (partition is not None and partition not in partitions):
+            partitions = await self._wait_on_metadata(topic, partition)
         if partition is None:
             partition = self._choose_partition(topic, key, len(partitions))
-        elif partition not in partitions:
-            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic '{topic}' has no partition {partition}")
         now = time.monotonic()
         future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
         size = (len(value) if value else 0) + (len(key) if key else 0) + _RECORD_OVERHEAD
@@ -271,6 +271,24 @@ class Producer:
         queue.size_bytes += size
         queue.wake.set()
         return future
+
+    async def _wait_on_metadata(self, topic: str, partition: int | None) -> dict[int, PartitionInfo]:
+        """As Kafka's producer waits in send(): metadata refreshed until it holds the topic (and the partition
+        asked for), for up to max.block.ms. Brokers learn a topic a moment after the controller commits it."""
+        deadline = time.monotonic() + self.config.max_block_ms / 1000
+        while True:
+            view = await self.metadata.refresh([topic])  # no broker reachable: BROKER_NOT_AVAILABLE at once
+            partitions = view.topics.get(topic)
+            if partitions is not None and (partition is None or partition in partitions):
+                return partitions
+            code = view.topic_errors.get(topic, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            if not code.retriable:
+                raise KafkaError(code, f"topic '{topic}'")
+            if time.monotonic() >= deadline:
+                what = f"topic '{topic}'" if partitions is None else f"partition {partition} of topic '{topic}'"
+                count = "" if partitions is None else f" (it has {len(partitions)})"
+                raise KafkaError(code, f"{what} not present in metadata after {self.config.max_block_ms} ms{count}")
+            await asyncio.sleep(min(self.config.retry_backoff_ms / 1000, max(deadline - time.monotonic(), 0)))
 
     def _choose_partition(self, topic: str, key: bytes | None, count: int) -> int:
         if key is not None:
