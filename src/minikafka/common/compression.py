@@ -32,6 +32,14 @@ class CompressionType(IntEnum):
     ZSTD = 4
 
 
+def codec_name(codec: int) -> str:
+    """Kafka's name of a codec id, as its tools print it ("none", "gzip", ...; "unknown(5)" beyond them)."""
+    try:
+        return CompressionType(codec).name.lower()
+    except ValueError:
+        return f"unknown({codec})"
+
+
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = len(XERIAL_MAGIC) + 8  # magic, then the version and the compatible version (int32 each)
 _INT32 = struct.Struct(">i")
