@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import crc32c as _crc32c
 
+from minikafka.common.compression import decompress
 from minikafka.common.errors import ErrorCode, KafkaError
 
 MAGIC = 2
@@ -46,6 +47,9 @@ TIMESTAMP_TYPE_FLAG = 0x08  # set: LogAppendTime, which only a broker may choose
 TRANSACTIONAL_FLAG = 0x10
 CONTROL_FLAG = 0x20
 NO_PRODUCER_ID = -1
+# How far a compressed batch a reader decodes may inflate: readers know no message.max.bytes, so a fixed bound,
+# four times what a broker with the default message.max.bytes lets a batch inflate to.
+READER_INFLATION_LIMIT = 256 * 1024 * 1024
 
 
 class CorruptRecordError(KafkaError):
@@ -288,8 +292,23 @@ class RecordBatch:
     def is_valid(self) -> bool:
         return self.computed_crc() == self.crc
 
+    def inflated(self, limit: int) -> RecordBatch:
+        """This batch with its records section decompressed (the same header, compression bits and CRC kept: its
+        CRC no longer matches), for the record walkers; raises KafkaError when it does not decode."""
+        start = self.position + HEADER_SIZE
+        records = decompress(self.compression_type, memoryview(self.buffer)[start : self.position + self.size], limit)
+        header = bytes(self.buffer[self.position : start])
+        return replace(
+            self, buffer=header + records, position=0, batch_length=HEADER_SIZE - LOG_OVERHEAD + len(records)
+        )
+
     def records(self) -> Iterator[Record]:
         """Decode every record (consumers and tools only: the broker never needs this)."""
+        batch = self.inflated(READER_INFLATION_LIMIT) if self.compression_type else self
+        return batch._walk_records()
+
+    def _walk_records(self) -> Iterator[Record]:
+        """The records section as it is in the buffer (an inflated batch keeps its compression bits)."""
         data = self.buffer
         position = self.position + HEADER_SIZE
         end = self.position + self.size

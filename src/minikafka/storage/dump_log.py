@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from minikafka.common.compression import codec_name
+from minikafka.common.errors import KafkaError
 from minikafka.common.record_batch import CorruptRecordError, read_header
 from minikafka.storage.offset_index import read_index_file
 
@@ -45,6 +47,7 @@ def dump_log(path: Path, print_records: bool = False) -> dict[str, Any]:
             "crc_valid": batch.is_valid(),
             "max_timestamp": batch.max_timestamp,
             "producer_id": batch.producer_id,
+            "compression": codec_name(batch.compression_type),
         }
         if print_records and entry["crc_valid"]:
             try:
@@ -57,7 +60,7 @@ def dump_log(path: Path, print_records: bool = False) -> dict[str, Any]:
                     }
                     for record in batch.records()
                 ]
-            except CorruptRecordError as corrupt:
+            except KafkaError as corrupt:  # a bad record, or compressed bytes that do not decode
                 entry["records_error"] = corrupt.message
         batches.append(entry)
         position += batch.size
@@ -85,7 +88,8 @@ def format_text(dump: dict[str, Any]) -> str:
         lines.append(
             f"baseOffset: {b['base_offset']} lastOffset: {b['last_offset']} count: {b['count']} "
             f"partitionLeaderEpoch: {b['leader_epoch']} position: {b['position']} size: {b['size_bytes']} "
-            f"CreateTime: {b['max_timestamp']} crc: {b['crc']} isvalid: {str(b['crc_valid']).lower()}"
+            f"CreateTime: {b['max_timestamp']} compresscodec: {b['compression']} crc: {b['crc']} "
+            f"isvalid: {str(b['crc_valid']).lower()}"
         )
         for r in b.get("records", []):
             lines.append(f"| offset: {r['offset']} CreateTime: {r['timestamp']} key: {r['key']} payload: {r['value']}")

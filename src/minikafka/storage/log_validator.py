@@ -2,9 +2,11 @@
 
 Pure: bytes in, a `ValidationResult` out, or a KafkaError with Kafka's code (CORRUPT_MESSAGE for bytes that fail
 their CRC or framing, INVALID_RECORD for a batch whose header disagrees with its records or that its sender may
-not write, UNSUPPORTED_COMPRESSION_TYPE, INVALID_TIMESTAMP, MESSAGE_TOO_LARGE). The broker stores batches as
-sent, so whatever a header claims (its record count, its offsets) must be what its records hold: a count too big
-would move the log end past offsets that hold nothing.
+not write, UNSUPPORTED_COMPRESSION_TYPE for codec ids Kafka does not define, INVALID_TIMESTAMP, MESSAGE_TOO_LARGE,
+RECORD_LIST_TOO_LARGE for a compressed batch that inflates beyond a bound). A compressed batch's records are
+decompressed and walked by the same rules. The broker stores batches as sent (compressed ones too: Kafka's
+compression.type=producer), so whatever a header claims (its record count, its offsets) must be what its records
+hold: a count too big would move the log end past offsets that hold nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from minikafka.common.compression import CompressionType
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import (
     MAGIC,
@@ -21,6 +24,10 @@ from minikafka.common.record_batch import (
     check_records,
     read_header,
 )
+
+# A compressed batch may inflate to this many times message.max.bytes (at least 1 MiB): above text's usual 5-20x.
+INFLATION_RATIO = 64
+MIN_INFLATION_BASE = 1024 * 1024
 
 
 class AppendOrigin(Enum):
@@ -53,12 +60,21 @@ def validate_records(records: bytes | memoryview, origin: AppendOrigin, max_mess
             )
         _check_crc(batch)
         _check_batch(batch, origin)
-        check_records(batch)
+        if batch.compression_type:
+            check_records(batch.inflated(inflation_limit(max_message_bytes)))
+        else:
+            check_records(batch)
     return ValidationResult(
         batches,
         sum(batch.records_count for batch in batches),
         max(batch.max_timestamp for batch in batches),
     )
+
+
+def inflation_limit(max_message_bytes: int) -> int:
+    """How far a compressed batch may inflate when validated: Kafka streams its records without a bound, but
+    here they are decompressed whole, so a batch claiming a small size must not allocate without end."""
+    return INFLATION_RATIO * max(max_message_bytes, MIN_INFLATION_BASE)
 
 
 def _frame_batches(records: bytes | memoryview) -> list[RecordBatch]:
@@ -88,12 +104,11 @@ def _check_batch(batch: RecordBatch, origin: AppendOrigin) -> None:
             f"(a batch of n records has last offset delta n - 1, n > 0)",
             batch.position,
         )
-    if batch.compression_type != 0:
-        # No codec here: stored as is, such a batch could not be read back.
+    if batch.compression_type > max(CompressionType):
         raise KafkaError(
             ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
             f"compression type {batch.compression_type} in batch at offset {batch.base_offset} (magic {MAGIC}): "
-            f"only uncompressed batches are supported",
+            f"Kafka's codecs are 0 none, 1 gzip, 2 snappy, 3 lz4 and 4 zstd",
         )
     if batch.is_transactional and not batch.has_producer_id:
         raise InvalidRecordError(f"transactional batch without a producer id ({batch.producer_id})", batch.position)

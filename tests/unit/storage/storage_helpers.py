@@ -6,8 +6,10 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import cramjam
 import crc32c
 
+from minikafka.common.compression import XERIAL_MAGIC, CompressionType
 from minikafka.common.record_batch import HEADER_SIZE, Record, build_batch, iter_batches
 
 
@@ -53,6 +55,29 @@ def rewritten(batch: bytes, body: bytes | None = None, **fields: int) -> bytes:
     crc = crc32c.crc32c(bytes(header[21:]) + records)
     struct.pack_into(">I", header, 17, crc)
     return bytes(header) + records
+
+
+def compress_records(records: bytes, codec: CompressionType, xerial: bool = True) -> bytes:
+    """`records` compressed in Kafka's framing for `codec` (snappy: xerial's, as Java writes it, in two chunks to
+    cover the chunk walk; or one raw block, as librdkafka writes it)."""
+    if codec is CompressionType.GZIP:
+        return bytes(cramjam.gzip.compress(records))
+    if codec is CompressionType.LZ4:
+        return bytes(cramjam.lz4.compress(records))
+    if codec is CompressionType.ZSTD:
+        return bytes(cramjam.zstd.compress(records))
+    if not xerial:
+        return bytes(cramjam.snappy.compress_raw(records))
+    half = len(records) // 2
+    chunks = [bytes(cramjam.snappy.compress_raw(part)) for part in (records[:half], records[half:])]
+    return XERIAL_MAGIC + struct.pack(">ii", 1, 1) + b"".join(struct.pack(">i", len(c)) + c for c in chunks)
+
+
+def compressed(batch: bytes, codec: CompressionType, xerial: bool = True) -> bytes:
+    """`batch` (one uncompressed batch) with its records section compressed, codec bits and CRC fixed up."""
+    body = compress_records(batch[HEADER_SIZE:], codec, xerial)
+    attributes = struct.unpack_from(">h", batch, 21)[0]
+    return rewritten(batch, body=body, attributes=(attributes & ~0x07) | codec)
 
 
 # ---- batches a partition log must refuse ----
@@ -105,10 +130,26 @@ BAD_BATCHES = {
     "record_length_past_the_batch": BadBatch(lambda: _patched_record_byte(2 * _RECORD, 0x7E), BOTH, "INVALID_RECORD"),
     # The first record says 5 headers and has no room for one.
     "header_count_past_the_record": BadBatch(lambda: _patched_record_byte(7, 10), BOTH, "INVALID_RECORD"),
+    # gzip's bits on records that are not a gzip stream.
     "compression_attribute_on_a_plain_body": BadBatch(
-        lambda: rewritten(three(), attributes=1), BOTH, "UNSUPPORTED_COMPRESSION_TYPE"
+        lambda: rewritten(three(), attributes=1), BOTH, "CORRUPT_MESSAGE"
     ),
     "unknown_codec": BadBatch(lambda: rewritten(three(), attributes=7), BOTH, "UNSUPPORTED_COMPRESSION_TYPE"),
+    "codec_5": BadBatch(lambda: rewritten(three(), attributes=5), BOTH, "UNSUPPORTED_COMPRESSION_TYPE"),
+    # A zstd batch whose records hold one record fewer than its header counts: walked as an uncompressed one.
+    "compressed_count_above_records": BadBatch(
+        lambda: compressed(rewritten(three(), records_count=4, last_offset_delta=3), CompressionType.ZSTD),
+        BOTH,
+        "INVALID_RECORD",
+    ),
+    # A valid lz4 frame cut short.
+    "compressed_bytes_truncated": BadBatch(
+        lambda: rewritten(
+            three(), body=compress_records(three()[HEADER_SIZE:], CompressionType.LZ4)[:-6], attributes=3
+        ),
+        BOTH,
+        "CORRUPT_MESSAGE",
+    ),
     "transactional_without_producer_id": BadBatch(
         lambda: rewritten(three(), attributes=_TRANSACTIONAL), BOTH, "INVALID_RECORD"
     ),
