@@ -149,23 +149,9 @@ def test_kcat_lists_produces_and_consumes(cluster: Cluster) -> None:
     listing = subprocess.run(["kcat", "-b", bootstrap, "-L", "-J"], capture_output=True, text=True, timeout=30)
     assert listing.returncode == 0, listing.stderr
     assert TOPIC in {topic["topic"] for topic in json.loads(listing.stdout)["topics"]}
-    lines = "\n".join(f"kcat-{i}" for i in range(50)) + "\n"
-    produced = subprocess.run(
-        ["kcat", "-b", bootstrap, "-P", "-t", TOPIC, "-p", "1", "-X", "acks=all"],
-        input=lines,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert produced.returncode == 0, produced.stderr
-    consumed = subprocess.run(
-        ["kcat", "-b", bootstrap, "-C", "-t", TOPIC, "-p", "1", "-o", "beginning", "-e", "-q"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert consumed.returncode == 0, consumed.stderr
-    assert [line for line in consumed.stdout.splitlines() if line.startswith("kcat-")] == lines.split()
+    lines = [f"kcat-{i}" for i in range(50)]
+    _kcat_produce(bootstrap, TOPIC, 1, lines)
+    assert [line for line in _kcat_consume(bootstrap, TOPIC, 1) if line.startswith("kcat-")] == lines
 
 
 @pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed (Debian/Ubuntu: apt-get install kcat)")
@@ -186,28 +172,37 @@ def test_compressed_batches_are_stored_as_sent_and_read_back(cluster: Cluster) -
         for value in sent[codec]:
             producer.produce(COMPRESSED_TOPIC, value=value.encode(), partition=0)
         assert producer.flush(30) == 0
-    produced = subprocess.run(
-        ["kcat", "-b", bootstrap, "-P", "-t", COMPRESSED_TOPIC, "-p", "0", "-z", "zstd", "-X", "acks=all"],
-        input="\n".join(sent["kcat-zstd"]) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert produced.returncode == 0, produced.stderr
+    _kcat_produce(bootstrap, COMPRESSED_TOPIC, 0, sent["kcat-zstd"], "-z", "zstd")
     expected = [value for values in sent.values() for value in values]
-    consumed = subprocess.run(
-        ["kcat", "-b", bootstrap, "-C", "-t", COMPRESSED_TOPIC, "-p", "0", "-o", "beginning", "-e", "-q"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert consumed.returncode == 0, consumed.stderr
-    assert consumed.stdout.splitlines() == expected
+    assert _kcat_consume(bootstrap, COMPRESSED_TOPIC, 0) == expected
     read = asyncio.run(consume_partition(cluster.bootstrap_servers, COMPRESSED_TOPIC, len(expected)))
     assert [read[offset] for offset in sorted(read)] == expected
     segments = sorted(cluster.run_dir.glob(f"**/{COMPRESSED_TOPIC}-0/*.log"))
     stored = {batch["compression"] for segment in segments for batch in dump_log(segment)["batches"]}
     assert stored == set(CODECS), segments
+
+
+def _kcat_produce(bootstrap: str, topic: str, partition: int, lines: list[str], *options: str) -> None:
+    produced = subprocess.run(
+        ["kcat", "-b", bootstrap, "-P", "-t", topic, "-p", str(partition), *options, "-X", "acks=all"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert produced.returncode == 0, produced.stderr
+
+
+def _kcat_consume(bootstrap: str, topic: str, partition: int) -> list[str]:
+    """Every record of the partition from the beginning, one line each (kcat exits at the end)."""
+    consumed = subprocess.run(
+        ["kcat", "-b", bootstrap, "-C", "-t", topic, "-p", str(partition), "-o", "beginning", "-e", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert consumed.returncode == 0, consumed.stderr
+    return consumed.stdout.splitlines()
 
 
 def test_kafka_python_producer_and_assigned_consumer(cluster: Cluster) -> None:

@@ -108,8 +108,8 @@ class Steps:
             self.admin.create_topic(topic, assignment=replicas, configs=configs or {})
         except Exception as error:  # noqa: BLE001
             raise self._fail(action, expect, f"{type(error).__name__}: {error}") from None
-        # CreateTopics answers once the controller committed the topic; a producer asks any broker for its metadata
-        # and gives up on one that has not learned it yet (UNKNOWN_TOPIC_OR_PARTITION).
+        # CreateTopics answers once the controller committed the topic, and brokers learn it a moment later: the
+        # next step may go to any of them (produce_to sends straight to one broker, with no metadata wait).
         if poll(lambda: self._leader_known_on_running_brokers(topic), 30) is None:
             raise self._fail(action, expect, "created, but the running brokers did not all learn a leader in 30 s")
         self.record(action, expect, "created")
