@@ -303,17 +303,22 @@ class AdminClient:
         """The topic once the brokers' metadata knows it and every partition has a leader. CreateTopics answers
         when the controller committed it; brokers learn it a moment later (UNKNOWN_TOPIC_OR_PARTITION until then)."""
         deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                [topic] = self.describe_topics([name])
-                if topic.partitions and all(p.leader >= 0 for p in topic.partitions):
-                    return topic
-            except KafkaError as error:
-                if error.code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-                    raise
+        while (topic := self.ready_topic(name)) is None:
             if time.monotonic() >= deadline:
                 raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"topic '{name}' has no leader for every partition")
             time.sleep(poll_s)
+        return topic
+
+    def ready_topic(self, name: str, servers: Sequence[str] = ()) -> TopicDescription | None:
+        """The topic if the metadata (of one of `servers`, or of any broker) knows it and every partition has a
+        leader; None while it does not."""
+        try:
+            [topic] = self.describe_topics([name], servers)
+        except KafkaError as error:
+            if error.code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                raise
+            return None
+        return topic if topic.partitions and all(p.leader >= 0 for p in topic.partitions) else None
 
     def describe_quorum(self) -> dict[str, Any]:
         response = self._call_active_controller(

@@ -114,13 +114,9 @@ class Steps:
             raise self._fail(action, expect, "created, but the running brokers did not all learn a leader in 30 s")
         self.record(action, expect, "created")
 
-    def _leader_known_on_running_brokers(self, topic: str) -> bool | None:
-        for spec in self.cluster.brokers:
-            if is_alive(self.cluster.pids.get(spec.node_id)):
-                [described] = self.admin.describe_topics([topic], servers=[spec.address])
-                if any(p.leader < 0 for p in described.partitions):
-                    return None
-        return True
+    def _leader_known_on_running_brokers(self, topic: str) -> bool:
+        running = [spec for spec in self.cluster.brokers if is_alive(self.cluster.pids.get(spec.node_id))]
+        return all(self.admin.ready_topic(topic, servers=[spec.address]) for spec in running)
 
     def delete_topic(self, topic: str, expect: Expectation) -> str:
         """Delete the topic; its id, once the removal is committed."""
