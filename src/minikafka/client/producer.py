@@ -492,6 +492,7 @@ class Producer:
         last_error = ErrorCode.REQUEST_TIMED_OUT
         last_message = "no attempt finished"
         definite = True  # until an attempt may have reached a leader's log
+        answered = False  # whether a broker has answered an attempt (last_error is its answer)
         attempts = 0
         while time.monotonic() < deadline and attempts <= self.config.retries:
             attempts += 1
@@ -504,14 +505,20 @@ class Producer:
             try:
                 response = await self._stream(address).call(request, timeout)
             except grpc.RpcError as error:
-                last_error, last_message = ErrorCode.NETWORK_EXCEPTION, f"{address}: {error.code().name}"  # type: ignore[attr-defined]
                 definite = False
+                if answered and _ran_out(error, deadline):
+                    # The attempt was cut off by delivery.timeout.ms, not failed by the network: the broker's last
+                    # answer says why the records failed (on a loaded machine it may be a few milliseconds late).
+                    last_message += " (delivery.timeout.ms ran out during the next attempt)"
+                    break
+                last_error, last_message = ErrorCode.NETWORK_EXCEPTION, f"{address}: {error.code().name}"  # type: ignore[attr-defined]
                 if self._on_retry is not None:
                     self._on_retry(RetryNotice(topic, partition, last_error, last_message))
                 await self._refresh_and_back_off(topic)
                 continue
             result = response.responses[0].partition_responses[0]
             code = ErrorCode.of(result.error_code)
+            answered = True
             if code == ErrorCode.NONE:
                 # The in-flight slot first: the next batch is sent before this one's callbacks run (a caller's
                 # callbacks may queue more records, and with one request in flight every wait is a gap on the wire).
@@ -595,6 +602,11 @@ def _complete(pending: list[_Pending], topic: str, partition: int, base_offset: 
         if not record.future.done():
             offset = None if base_offset is None else base_offset + index
             record.future.set_result(RecordMetadata(topic, partition, offset))
+
+
+def _ran_out(error: grpc.RpcError, deadline: float) -> bool:
+    """Whether a call failed because the delivery deadline it was given has passed."""
+    return error.code() == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() >= deadline  # type: ignore[attr-defined]
 
 
 def _fail(pending: list[_Pending], error: DeliveryFailed) -> None:

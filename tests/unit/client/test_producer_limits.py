@@ -3,9 +3,11 @@ than max.request.size at once (MESSAGE_TOO_LARGE), never sending it; a retriable
 
 from __future__ import annotations
 
+import asyncio
 import io
 from typing import Any
 
+import grpc
 import pytest
 
 from minikafka.client import producer as producer_module
@@ -127,3 +129,36 @@ def test_the_summary_counts_failures_by_error_name() -> None:
     summary = ProduceSummary(sent=3, acknowledged=0, failed=3, elapsed_s=0.1)
     summary.errors.update(["MESSAGE_TOO_LARGE", "MESSAGE_TOO_LARGE", "NOT_ENOUGH_REPLICAS"])
     assert summary.line() == ("produced 0 of 3 records (3 failed: MESSAGE_TOO_LARGE 2, NOT_ENOUGH_REPLICAS 1) in 0.1s")
+
+
+class _CutOff(grpc.RpcError):
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+class _RefusedThenSlow(_Stream):
+    """Refuses the first attempt at once; answers the next only after its deadline (a loaded machine)."""
+
+    async def call(self, request: broker_pb2.ProduceRequest, timeout: float | None = None) -> Any:
+        if self.requests:
+            self.requests.append(request)
+            await asyncio.sleep(timeout or 0)
+            raise _CutOff()
+        return await super().call(request, timeout)
+
+
+async def test_an_attempt_cut_off_by_the_delivery_timeout_keeps_the_brokers_last_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stream = _RefusedThenSlow(ErrorCode.NOT_ENOUGH_REPLICAS)
+    notices: list[RetryNotice] = []
+    config = ProducerConfig(linger_ms=0, request_timeout_ms=250, delivery_timeout_ms=300, retry_backoff_ms=100)
+    producer = _producer(monkeypatch, stream, config, notices)
+    future = await producer.send("t", b"v", partition=0)
+    await producer.close()
+    with pytest.raises(DeliveryFailed) as raised:
+        await future
+    assert raised.value.code == ErrorCode.NOT_ENOUGH_REPLICAS and not raised.value.definite
+    assert "delivery.timeout.ms ran out" in str(raised.value)
+    assert len(stream.requests) == 2
+    assert notices == [RetryNotice("t", 0, ErrorCode.NOT_ENOUGH_REPLICAS, "why")]  # no retry announced after it
