@@ -99,16 +99,24 @@ async def test_a_record_over_max_request_size_fails_at_once_unsent(monkeypatch: 
     assert len(stream.requests) == 1  # only the small record went out
 
 
-async def test_a_retriable_error_is_reported_each_attempt(monkeypatch: pytest.MonkeyPatch) -> None:
-    stream = _Stream(ErrorCode.NOT_ENOUGH_REPLICAS)
-    notices: list[RetryNotice] = []
-    config = ProducerConfig(linger_ms=0, request_timeout_ms=50, delivery_timeout_ms=300, retry_backoff_ms=10)
+async def _one_failed_record(
+    monkeypatch: pytest.MonkeyPatch, stream: _Stream, config: ProducerConfig, notices: list[RetryNotice]
+) -> DeliveryFailed:
+    """Send one record and return how its delivery failed."""
     producer = _producer(monkeypatch, stream, config, notices)
     future = await producer.send("t", b"v", partition=0)
     await producer.close()
     with pytest.raises(DeliveryFailed) as raised:
         await future
-    assert raised.value.code == ErrorCode.NOT_ENOUGH_REPLICAS
+    return raised.value
+
+
+async def test_a_retriable_error_is_reported_each_attempt(monkeypatch: pytest.MonkeyPatch) -> None:
+    stream = _Stream(ErrorCode.NOT_ENOUGH_REPLICAS)
+    notices: list[RetryNotice] = []
+    config = ProducerConfig(linger_ms=0, request_timeout_ms=50, delivery_timeout_ms=300, retry_backoff_ms=10)
+    failed = await _one_failed_record(monkeypatch, stream, config, notices)
+    assert failed.code == ErrorCode.NOT_ENOUGH_REPLICAS
     assert len(notices) == len(stream.requests) >= 1
     assert notices[0] == RetryNotice("t", 0, ErrorCode.NOT_ENOUGH_REPLICAS, "why")
 
@@ -153,12 +161,8 @@ async def test_an_attempt_cut_off_by_the_delivery_timeout_keeps_the_brokers_last
     stream = _RefusedThenSlow(ErrorCode.NOT_ENOUGH_REPLICAS)
     notices: list[RetryNotice] = []
     config = ProducerConfig(linger_ms=0, request_timeout_ms=250, delivery_timeout_ms=300, retry_backoff_ms=100)
-    producer = _producer(monkeypatch, stream, config, notices)
-    future = await producer.send("t", b"v", partition=0)
-    await producer.close()
-    with pytest.raises(DeliveryFailed) as raised:
-        await future
-    assert raised.value.code == ErrorCode.NOT_ENOUGH_REPLICAS and not raised.value.definite
-    assert "delivery.timeout.ms ran out" in str(raised.value)
+    failed = await _one_failed_record(monkeypatch, stream, config, notices)
+    assert failed.code == ErrorCode.NOT_ENOUGH_REPLICAS and not failed.definite
+    assert "delivery.timeout.ms ran out" in str(failed)
     assert len(stream.requests) == 2
     assert notices == [RetryNotice("t", 0, ErrorCode.NOT_ENOUGH_REPLICAS, "why")]  # no retry announced after it
