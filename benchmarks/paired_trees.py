@@ -25,8 +25,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-SETTINGS = ("broker.session.timeout.ms=3000", "broker.heartbeat.interval.ms=500", "replica.lag.time.max.ms=3000")
-TICKS = os.sysconf("SC_CLK_TCK")
+from kafka_wire_cpu import cpu_seconds
+from run_all import SETTINGS as RUN_ALL_SETTINGS
+
+SETTINGS = tuple(f"{key}={value}" for key, value in RUN_ALL_SETTINGS.items())  # run_all's cluster, as --set
 ACKS = ("all", "1")
 
 
@@ -50,11 +52,6 @@ class Tree:
 class Run:
     mb_per_s: dict[str, float]  # by acks
     broker_cpu_s: dict[str, list[float]]  # by acks, each broker's, largest first
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def isrs(node: object) -> list[list[int]]:
