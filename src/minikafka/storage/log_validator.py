@@ -28,6 +28,7 @@ from minikafka.common.record_batch import (
 # A compressed batch may inflate to this many times message.max.bytes (at least 1 MiB): above text's usual 5-20x.
 INFLATION_RATIO = 64
 MIN_INFLATION_BASE = 1024 * 1024
+LAST_CODEC = max(CompressionType)  # codec ids above it are not Kafka's
 
 
 class AppendOrigin(Enum):
@@ -104,7 +105,7 @@ def _check_batch(batch: RecordBatch, origin: AppendOrigin) -> None:
             f"(a batch of n records has last offset delta n - 1, n > 0)",
             batch.position,
         )
-    if batch.compression_type > max(CompressionType):
+    if batch.compression_type > LAST_CODEC:
         raise KafkaError(
             ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
             f"compression type {batch.compression_type} in batch at offset {batch.base_offset} (magic {MAGIC}): "
