@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import grpc
 import structlog
@@ -21,11 +21,13 @@ from minikafka.broker.fetch_session import INITIAL_EPOCH, PartitionFetchState, P
 from minikafka.broker.fetch_session_handler import FetchRequestData, FetchSessionHandler
 from minikafka.broker.replica.divergence import EpochEndOffset
 from minikafka.common.errors import ErrorCode
+from minikafka.common.fetch_response_wire import DecodedFetchResponse, decode_fetch_response
 from minikafka.common.grpc_support import insecure_channel
 from minikafka.common.sequential_stream import SequentialStream
-from minikafka.pb import broker_pb2, broker_pb2_grpc
+from minikafka.pb import broker_pb2
 
-FetchStream = SequentialStream[broker_pb2.FetchRequest, broker_pb2.FetchResponse]
+FetchStream = SequentialStream[broker_pb2.FetchRequest, DecodedFetchResponse]
+_FETCH_STREAM = "/minikafka.Broker/FetchStream"
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class FollowerAnswer:
     sent: PartitionFetchState
     error: ErrorCode
     high_watermark: int
-    records: bytes
+    records: bytes | memoryview  # a view of the received answer (fetch_response_wire)
     diverging: EpochEndOffset | None
     log_start_offset: int = -1  # the leader's, for OFFSET_OUT_OF_RANGE recovery
 
@@ -83,7 +85,7 @@ async def _fetch_forever(
             continue
         if address not in streams:
             channels[address] = insecure_channel(address, config.inter_node_tls)
-            streams[address] = SequentialStream(broker_pb2_grpc.BrokerStub(channels[address]).FetchStream)
+            streams[address] = SequentialStream(_fetch_stream(channels[address]))
             sessions[address] = FetchSessionHandler()
         session = sessions[address]
         wanted: dict[PartitionKey, PartitionFetchState] = {state.key: state for state in states}
@@ -96,9 +98,9 @@ async def _fetch_forever(
             log.debug("fetch_failed", leader=leader_id, code=error.code().name)  # type: ignore[attr-defined]
             await asyncio.sleep(backoff)
             continue
-        code = ErrorCode.of(response.error_code)
+        code = ErrorCode.of(response.message.error_code)
         _log_session_reset(log, plan, leader_id, code)
-        session.handle_response(plan, response.session_id, code)
+        session.handle_response(plan, response.message.session_id, code)
         if code != ErrorCode.NONE:
             # A session error is mended by the full fetch that follows at once; others back off.
             log.debug("fetch_failed", leader=leader_id, code=code.name)
@@ -109,34 +111,42 @@ async def _fetch_forever(
             await asyncio.sleep(min(backoff, 0.1))
 
 
+def _fetch_stream(channel: grpc.aio.Channel) -> Any:
+    """The Broker service's FetchStream, its answers read without copying their records."""
+    return channel.stream_stream(
+        _FETCH_STREAM,
+        request_serializer=broker_pb2.FetchRequest.SerializeToString,
+        response_deserializer=decode_fetch_response,
+    )
+
+
 def _hand_over(
     host: FetcherHost,
     leader_id: int,
     wanted: dict[PartitionKey, PartitionFetchState],
-    response: broker_pb2.FetchResponse,
+    response: DecodedFetchResponse,
 ) -> bool:
     """Hand every partition's answer to the host; False when one of them asks the fetcher to back off."""
     applied = True
-    for topic in response.responses:
-        for data in topic.partitions:
-            sent = wanted.get((topic.topic_id, data.partition_index))
-            if sent is None:
-                continue  # not asked for in this Fetch
-            diverging = (
-                EpochEndOffset(data.diverging_epoch.epoch, data.diverging_epoch.end_offset)
-                if data.HasField("diverging_epoch")
-                else None
-            )
-            answer = FollowerAnswer(
-                leader_id,
-                sent,
-                ErrorCode.of(data.error_code),
-                data.high_watermark,
-                data.records,
-                diverging,
-                data.log_start_offset,
-            )
-            applied &= host.apply_follower_answer(answer)
+    for topic_id, data, records in response.partitions():
+        sent = wanted.get((topic_id, data.partition_index))
+        if sent is None:
+            continue  # not asked for in this Fetch
+        diverging = (
+            EpochEndOffset(data.diverging_epoch.epoch, data.diverging_epoch.end_offset)
+            if data.HasField("diverging_epoch")
+            else None
+        )
+        answer = FollowerAnswer(
+            leader_id,
+            sent,
+            ErrorCode.of(data.error_code),
+            data.high_watermark,
+            records,
+            diverging,
+            data.log_start_offset,
+        )
+        applied &= host.apply_follower_answer(answer)
     return applied
 
 

@@ -8,6 +8,7 @@ import functools
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -29,8 +30,41 @@ from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import FetchPartitionResult, ReplicaManager, answered
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.fetch_response_wire import SplicedFetchResponse, encode_fetch_response
 from minikafka.kraft_controller.metadata.image import MetadataImage, TopicImage
 from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, controller_pb2, fault_pb2, fault_pb2_grpc
+
+
+@dataclass(frozen=True)
+class FetchRead:
+    """One read of every partition of a fetch: the answer, its bytes of records, whether any partition failed, and
+    what a session answered."""
+
+    answer: SplicedFetchResponse
+    total: int
+    failed: bool
+    sent: list[tuple[CachedPartition, PartitionAnswer]]
+
+
+class _FetchAnswersSpliced:
+    """The server as the generated registration sees it: the Broker service's handlers are registered with Fetch and
+    FetchStream answering through `encode_fetch_response`, so the records are joined into the answer only once."""
+
+    _SPLICED = ("Fetch", "FetchStream")
+
+    def __init__(self, server: grpc.aio.Server) -> None:
+        self._server = server
+
+    def add_generic_rpc_handlers(self, _handlers: object) -> None:
+        """The generated code's own handlers, left out: `add_registered_method_handlers` registers both kinds."""
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        handlers = {
+            name: handler._replace(response_serializer=encode_fetch_response) if name in self._SPLICED else handler
+            for name, handler in handlers.items()
+        }
+        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+        self._server.add_registered_method_handlers(service, handlers)
 
 
 class BrokerService(broker_pb2_grpc.BrokerServicer):
@@ -47,7 +81,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         self.sasl = sasl  # a GRPC_SASL_SSL listener's exchange and sessions; None: the listener has no SASL
 
     def register(self, server: grpc.aio.Server) -> None:
-        broker_pb2_grpc.add_BrokerServicer_to_server(self, server)
+        broker_pb2_grpc.add_BrokerServicer_to_server(self, _FetchAnswersSpliced(server))
 
     async def SaslAuthenticate(
         self, requests: AsyncIterator[broker_pb2.SaslRequest], context: Any
@@ -185,12 +219,14 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
 
     async def FetchStream(
         self, requests: AsyncIterator[broker_pb2.FetchRequest], context: Any
-    ) -> AsyncIterator[broker_pb2.FetchResponse]:
+    ) -> AsyncIterator[SplicedFetchResponse | broker_pb2.FetchResponse]:
         """A follower's fetches on one stream: it sends the next request after reading the answer."""
         async for request in requests:
             yield await self.Fetch(request, context)
 
-    async def Fetch(self, request: broker_pb2.FetchRequest, context: Any) -> broker_pb2.FetchResponse:
+    async def Fetch(
+        self, request: broker_pb2.FetchRequest, context: Any
+    ) -> SplicedFetchResponse | broker_pb2.FetchResponse:
         deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
         is_replica = _from_replica(request)
         fetch = self.fetch_sessions.new_context(
@@ -211,25 +247,26 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                 partitions=len(fetch.session.partitions),
             )
         # Only the first read counts in the followers' state; a woken re-read is the same fetch.
-        response, total, failed, sent = self._fetch_once(request, is_replica, fetch, record_fetch=True)
-        while total < max(1, request.min_bytes) and not failed:
+        read = self._fetch_once(request, is_replica, fetch, record_fetch=True)
+        while read.total < max(1, request.min_bytes) and not read.failed:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
             # No await since the read above, so no change can have been missed before this wait starts; after a
             # timeout the re-read finds the time up and answers.
             await self.manager.wait_for_change(is_replica, remaining)
-            response, total, failed, sent = self._fetch_once(request, is_replica, fetch, record_fetch=False)
-        self.fetch_sessions.record_answers(fetch, sent)
-        response.session_id = fetch.session_id
-        return response
+            read = self._fetch_once(request, is_replica, fetch, record_fetch=False)
+        self.fetch_sessions.record_answers(fetch, read.sent)
+        read.answer.message.session_id = fetch.session_id
+        return read.answer
 
     def _fetch_once(
         self, request: broker_pb2.FetchRequest, is_replica: bool, fetch: FetchContext, record_fetch: bool
-    ) -> tuple[broker_pb2.FetchResponse, int, bool, list[tuple[CachedPartition, PartitionAnswer]]]:
-        """Read every partition of the fetch: (response, bytes of records, whether any partition failed, what a
-        session answered). An incremental fetch answers only the partitions with news; a failed one always is."""
+    ) -> FetchRead:
+        """Read every partition of the fetch. An incremental fetch answers only the partitions with news; a failed
+        one always is."""
         response = broker_pb2.FetchResponse()
+        batches: list[bytes] = []  # each answered partition's records, beside the message (SplicedFetchResponse)
         sent: list[tuple[CachedPartition, PartitionAnswer]] = []
         budget = request.max_bytes or 52428800
         total = 0
@@ -280,14 +317,14 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                     high_watermark=hwm,
                     last_stable_offset=hwm,
                     log_start_offset=log_start,
-                    records=records,
                 )
+                batches.append(records)
                 if known is not None:
                     data.current_leader.CopyFrom(_leader_of(replica))
                 if diverging is not None:
                     data.diverging_epoch.epoch, data.diverging_epoch.end_offset = diverging.epoch, diverging.end_offset
                 total += len(records)
-        return response, total, any_failed, sent
+        return FetchRead(SplicedFetchResponse(response, batches), total, any_failed, sent)
 
     # ---- ListOffsets / OffsetsForLeaderEpoch ----
 

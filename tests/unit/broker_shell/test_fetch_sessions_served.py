@@ -18,6 +18,7 @@ from minikafka.broker.replica.partition import PartitionConfig, PartitionMetadat
 from minikafka.broker.replica_manager import Replica, ReplicaManager
 from minikafka.broker.service import BrokerService
 from minikafka.common.errors import ErrorCode
+from minikafka.common.fetch_response_wire import DecodedFetchResponse, decode_fetch_response, encode_fetch_response
 from minikafka.common.record_batch import Record, build_batch
 from minikafka.kraft_controller.metadata.image import BrokerRegistration, MetadataImage, TopicImage
 from minikafka.kraft_controller.metadata.records import BrokerStatus
@@ -60,37 +61,43 @@ def fetch(offsets: dict[int, int], session_id: int, epoch: int | None, replica: 
     return request
 
 
-def answered(response: broker_pb2.FetchResponse) -> dict[int, tuple[int, int]]:
+async def fetched(service: BrokerService, request: broker_pb2.FetchRequest) -> DecodedFetchResponse:
+    """The answer as a follower reads it: through the gRPC serializer and the follower's deserializer."""
+    return decode_fetch_response(encode_fetch_response(await service.Fetch(request, None)))
+
+
+def answered(response: DecodedFetchResponse) -> dict[int, tuple[int, int]]:
     """partition -> (high watermark, bytes of records)"""
-    return {p.partition_index: (p.high_watermark, len(p.records)) for t in response.responses for p in t.partitions}
+    return {p.partition_index: (p.high_watermark, len(records)) for _, p, records in response.partitions()}
 
 
 async def test_sessions_answer_only_partitions_with_news(tmp_path: Path) -> None:
     manager = leader_of_two_partitions(tmp_path)
     service = BrokerService(manager, "PLAINTEXT", FetchSessionCache(10, itertools.count(42).__next__))
-    first = await service.Fetch(fetch({0: 0, 1: 0}, 0, 0), None)
-    assert all(p.error_code == 0 for t in first.responses for p in t.partitions)
-    assert first.session_id == 42 and answered(first) == {0: (0, 0), 1: (0, 0)}
+    first = await fetched(service, fetch({0: 0, 1: 0}, 0, 0))
+    assert all(p.error_code == 0 for _, p, _ in first.partitions())
+    assert first.message.session_id == 42 and answered(first) == {0: (0, 0), 1: (0, 0)}
 
-    idle = await service.Fetch(fetch({}, 42, 1), None)
-    assert idle.error_code == 0 and idle.session_id == 42 and answered(idle) == {}
+    idle = await fetched(service, fetch({}, 42, 1))
+    assert idle.message.error_code == 0 and idle.message.session_id == 42 and answered(idle) == {}
 
     batch = build_batch([Record(b"v")])
     manager.produce(TopicPartition("orders", 1), batch, 1, 30000)
-    news = await service.Fetch(fetch({}, 42, 2), None)
+    news = await fetched(service, fetch({}, 42, 2))
     assert answered(news) == {1: (0, len(batch))}  # partition 0 has nothing new: left out
 
-    moved = await service.Fetch(fetch({1: 1}, 42, 3), None)  # only the partition whose offset moved is listed
+    moved = await fetched(service, fetch({1: 1}, 42, 3))  # only the partition whose offset moved is listed
     assert answered(moved) == {}  # the HWM stays at 0 until a second ISR member has the record
     assert manager.replicas[TopicPartition("orders", 1)].leader.follower(FOLLOWER).log_end_offset == 1  # type: ignore[union-attr]
 
-    stale = await service.Fetch(fetch({}, 42, 3), None)
-    assert (stale.error_code, stale.session_id, answered(stale)) == (ErrorCode.INVALID_FETCH_SESSION_EPOCH, 0, {})
-    unknown = await service.Fetch(fetch({}, 7, 1), None)
-    assert unknown.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+    stale = await fetched(service, fetch({}, 42, 3))
+    stale_answer = (stale.message.error_code, stale.message.session_id, answered(stale))
+    assert stale_answer == (ErrorCode.INVALID_FETCH_SESSION_EPOCH, 0, {})
+    unknown = await fetched(service, fetch({}, 7, 1))
+    assert unknown.message.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
 
-    consumer = await service.Fetch(fetch({0: 0, 1: 0}, 0, None, replica=False), None)
-    assert consumer.session_id == 0 and set(answered(consumer)) == {0, 1}
+    consumer = await fetched(service, fetch({0: 0, 1: 0}, 0, None, replica=False))
+    assert consumer.message.session_id == 0 and set(answered(consumer)) == {0, 1}
     assert set(service.fetch_sessions.sessions) == {42}
 
 
