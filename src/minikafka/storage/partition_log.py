@@ -541,6 +541,10 @@ class PartitionLog:
             )
         if fetch_offset == self.log_end_offset:
             return b""
+        if max_offset is None:  # a follower's read, at the log's end: from the appends kept in memory if it can
+            recent = self.active_segment.read_recent(fetch_offset, max_bytes)
+            if recent is not None:
+                return recent  # appended in this process: checked when they came in, never read back from disk
         slot = bisect.bisect_right([s.base_offset for s in self.segments], fetch_offset) - 1
         for segment in self.segments[max(slot, 0) :]:
             data = segment.read(fetch_offset, max_bytes, max_offset)

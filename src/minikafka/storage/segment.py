@@ -10,6 +10,7 @@ from pathlib import Path
 from minikafka.common.record_batch import HEADER_SIZE, CorruptRecordError, read_header
 from minikafka.storage.offset_index import OffsetIndex
 from minikafka.storage.page_cache import SegmentFile
+from minikafka.storage.recent_appends import RecentAppends
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -34,18 +35,6 @@ class BatchPosition:
     producer_epoch: int = -1
     base_sequence: int = -1
     is_control: bool = False
-
-
-@dataclass(frozen=True)
-class LastAppend:
-    """The newest append: followers fetch it right after it lands, and are answered from these bytes."""
-
-    first_offset: int
-    position: int
-    data: bytes | None  # None when bigger than LAST_APPEND_KEPT_BYTES
-
-
-LAST_APPEND_KEPT_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -74,7 +63,7 @@ class LogSegment:
         self.max_timestamp = -1
         self.created_ms = created_ms
         self._bytes_since_index_entry = 0
-        self._last_append: LastAppend | None = None
+        self._recent = RecentAppends()
 
     @property
     def log_path(self) -> Path:
@@ -103,7 +92,7 @@ class LogSegment:
         segment.created_ms = created_ms
         segment.max_timestamp = -1
         segment._bytes_since_index_entry = 0
-        segment._last_append = None
+        segment._recent = RecentAppends()
         index_existed = segment.index_path.exists()
         segment.index, consistent = OffsetIndex.load(segment.index_path, base_offset, segment.log.size)
         segment.next_offset = base_offset
@@ -133,8 +122,7 @@ class LogSegment:
         if position > 0 and self._bytes_since_index_entry >= self.index_interval_bytes:
             self.index.append(first_offset, position)
             self._bytes_since_index_entry = 0
-        kept = bytes(data) if len(data) <= LAST_APPEND_KEPT_BYTES else None
-        self._last_append = LastAppend(first_offset, position, kept)
+        self._recent.add(first_offset, last_offset, position, data)
         self._bytes_since_index_entry += len(data)
         self.next_offset = last_offset + 1
         self.max_timestamp = max(self.max_timestamp, max_timestamp)
@@ -169,9 +157,9 @@ class LogSegment:
         self.index.mark_clean()
 
     def on_become_inactive(self) -> None:
-        """Rolled (Kafka's onBecomeInactiveSegment): its end is no longer the log end, so the newest append's
-        bytes are not kept for fetches at the log end any more (every rolled segment would hold some)."""
-        self._last_append = None
+        """Rolled (Kafka's onBecomeInactiveSegment): its end is no longer the log end, so its newest appends are
+        not kept for fetches at the log end any more (every rolled segment would hold some)."""
+        self._recent.clear()
 
     # ---- reading ----
 
@@ -210,8 +198,9 @@ class LogSegment:
 
     def find(self, offset: int) -> BatchPosition | None:
         """The first batch whose last offset is at or after `offset`."""
-        if self._last_append is not None and offset >= self._last_append.first_offset:
-            position = self._last_append.position  # a fetch at the log end: no index lookup
+        last = self._recent.last
+        if last is not None and offset >= last.first_offset:
+            position = last.position  # a fetch at the log end: no index lookup
         else:
             _indexed, position = self.index.lookup(offset)
         for batch in self.scan(position):
@@ -219,18 +208,14 @@ class LogSegment:
                 return batch
         return None
 
+    def read_recent(self, offset: int, max_bytes: int) -> bytes | None:
+        """What `read` would answer with no `max_offset`, from the appends kept in memory; None when they do not
+        hold it."""
+        return self._recent.read(offset, max_bytes)
+
     def read(self, offset: int, max_bytes: int, max_offset: int | None = None, first_whole: bool = True) -> bytes:
         """Whole batches from the one holding `offset`: at most `max_bytes` (the first batch always whole when
         `first_whole`, so a big batch cannot wedge a fetcher), none starting at or past `max_offset`."""
-        last = self._last_append
-        if (
-            last is not None
-            and last.data is not None
-            and offset == last.first_offset
-            and len(last.data) <= max_bytes
-            and (max_offset is None or self.next_offset <= max_offset)
-        ):
-            return last.data  # the segment's end, as a caught-up follower fetches it: no header walk, no file read
         start = self.find(offset)
         if start is None or (max_offset is not None and start.base_offset >= max_offset):
             return b""
@@ -259,7 +244,7 @@ class LogSegment:
         self.index.truncate_to_position(first_removed.position)
         self.next_offset = first_removed.base_offset  # offsets in a partition log are contiguous
         self._bytes_since_index_entry = 0
-        self._last_append = None
+        self._recent.clear()
         return removed
 
     def recover(self, expected_epoch: Callable[[int], int] | None = None) -> RecoveryResult:
@@ -270,7 +255,7 @@ class LogSegment:
         """
         self.index.reset()
         self._bytes_since_index_entry = 0
-        self._last_append = None
+        self._recent.clear()
         self.next_offset = self.base_offset
         self.max_timestamp = -1
         valid = 0

@@ -1,0 +1,79 @@
+"""The newest appends to the active segment, kept in memory as they were written.
+
+Followers fetch what the leader appended a moment ago. Answering them from these bytes skips the file read, the
+walk over batch headers and the CRC check of bytes that never left memory. Consumers read below the high watermark
+from the file, where the CRC check on read finds bytes changed on disk (`fault corrupt` flips one in a running
+broker's segment). Only appends of one batch held as bytes are kept (a producer's, as the leader stamped it), at most
+KEPT_BYTES per segment: a follower's appends are views of the answer it fetched, and keeping one would mean copying
+it and holding on to the whole answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from dataclasses import dataclass
+
+from minikafka.common.record_batch import LOG_OVERHEAD
+
+# About what one partition takes in while a follower's fetch is under way at 100 MB/s, so a follower a fetch or
+# two behind is still answered from memory.
+KEPT_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Append:
+    first_offset: int
+    last_offset: int
+    position: int  # in the segment file
+    data: bytes | None  # None when not kept
+
+
+class RecentAppends:
+    def __init__(self, limit: int = KEPT_BYTES) -> None:
+        self._limit = limit
+        self._kept: deque[Append] = deque()  # contiguous, ending at the segment's end
+        self._bytes = 0
+        self.last: Append | None = None  # the newest append, kept or not
+
+    def add(self, first_offset: int, last_offset: int, position: int, data: bytes | memoryview) -> None:
+        kept = data if isinstance(data, bytes) and len(data) <= self._limit and _one_batch(data) else None
+        self.last = Append(first_offset, last_offset, position, kept)
+        if kept is None:
+            self._drop_kept()  # what is kept must reach the end of the segment
+            return
+        self._kept.append(self.last)
+        self._bytes += len(kept)
+        while self._bytes > self._limit:
+            self._bytes -= len(self._kept.popleft().data or b"")
+
+    def clear(self) -> None:
+        self._drop_kept()
+        self.last = None
+
+    def _drop_kept(self) -> None:
+        self._kept.clear()
+        self._bytes = 0
+
+    def read(self, offset: int, max_bytes: int) -> bytes | None:
+        """What the file read answers, when `offset` starts a kept batch: the batches from there on, at most
+        `max_bytes` (the first always whole). Otherwise None."""
+        start = next((i for i, kept in enumerate(self._kept) if kept.first_offset == offset), None)
+        if start is None:
+            return None
+        parts: list[bytes] = []
+        total = 0
+        for kept in itertools.islice(self._kept, start, None):
+            assert kept.data is not None
+            if parts and total + len(kept.data) > max_bytes:
+                break
+            parts.append(kept.data)
+            total += len(kept.data)
+        return b"".join(parts) if len(parts) > 1 else parts[0]
+
+
+def _one_batch(data: bytes) -> bool:
+    """Whether the first batch's length (after its base offset) covers all of `data`."""
+    if len(data) < LOG_OVERHEAD:
+        return False
+    return int.from_bytes(data[LOG_OVERHEAD - 4 : LOG_OVERHEAD], "big") + LOG_OVERHEAD == len(data)
