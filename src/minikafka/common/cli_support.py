@@ -11,6 +11,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, NoReturn, TypeVar
 
 from minikafka.common.garbage_collection import tune_garbage_collector
+from minikafka.common.memory_allocator import keep_freed_memory
 
 Handler = Callable[[argparse.Namespace], int]
 T = TypeVar("T")
@@ -30,11 +31,12 @@ def not_built(command: str, issue: int) -> Handler:
 
 
 def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine on uvloop, with the garbage collector set for a long-running process. Only entry
-    points install uvloop, so no library chooses the event loop."""
+    """Run a command's coroutine on uvloop, with the garbage collector and the allocator set for a long-running
+    process. Only entry points install uvloop, so no library chooses the event loop."""
     import uvloop
 
     tune_garbage_collector()
+    keep_freed_memory()
     return uvloop.run(main)
 
 
