@@ -1,14 +1,17 @@
-"""Paired A/B of gRPC-path produce throughput between two source trees (two commits), for finding where a
-benchmark line moved: the machine's drift over a session is larger than the steps looked for, so only rounds that
-alternate the trees are compared.
+"""Paired A/B of produce throughput between two source trees (two commits), for finding where a benchmark line
+moved: the machine's drift over a session is larger than the steps looked for, so only rounds that alternate the
+trees are compared.
 
     git worktree add --detach /tmp/old 62afba1
-    .venv/bin/python benchmarks/paired_trees.py --old /tmp/old --new . [--rounds 4] [--new-set KEY=VALUE ...]
+    .venv/bin/python benchmarks/paired_trees.py --old /tmp/old --new . [--rounds 4] [--kafka-wire]
+        [--new-set KEY=VALUE ...]
 
-Each round starts a fresh 3+3 cluster from each tree in turn (its own `minikafka` command line, host network),
-creates a 1-partition topic (RF 3, min.insync.replicas 2), and runs `perf produce` with 1 KiB records, 1 in flight
-and linger.ms 5, with acks=all and then acks=1. It prints each round, the broker CPU-seconds each node spent
-(utime+stime from /proc), and the median of the rounds' new/old ratios.
+Each round starts a fresh 3+3 cluster from each tree in turn (its own `minikafka` command line, host network). By
+default it creates a 1-partition topic (RF 3, min.insync.replicas 2) and runs `perf produce` over gRPC with 1 KiB
+records, 1 in flight and linger.ms 5, with acks=all and then acks=1. With --kafka-wire it creates a 1-partition and
+a 6-partition topic and has confluent-kafka produce to each through the Kafka listener with acks=all, as
+kafka_wire.py does (the client is this process's, the same for both trees). It prints each round, the broker
+CPU-seconds each node spent (utime+stime from /proc), and the median of the rounds' new/old ratios.
 """
 
 from __future__ import annotations
@@ -22,14 +25,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from kafka_wire import confluent_produce
 from kafka_wire_cpu import cpu_seconds
 from run_all import SETTINGS as RUN_ALL_SETTINGS
 
 SETTINGS = tuple(f"{key}={value}" for key, value in RUN_ALL_SETTINGS.items())  # run_all's cluster, as --set
 ACKS = ("all", "1")
+WIRE_PARTITIONS = (1, 6)
 
 
 @dataclass(frozen=True)
@@ -50,8 +57,8 @@ class Tree:
 
 @dataclass(frozen=True)
 class Run:
-    mb_per_s: dict[str, float]  # by acks
-    broker_cpu_s: dict[str, list[float]]  # by acks, each broker's, largest first
+    mb_per_s: dict[str, float]  # by shape: acks, or the topic's partitions with --kafka-wire
+    broker_cpu_s: dict[str, list[float]]  # by shape, each broker's, largest first
 
 
 def isrs(node: object) -> list[list[int]]:
@@ -63,10 +70,10 @@ def isrs(node: object) -> list[list[int]]:
     return []
 
 
-def wait_for_full_isr(tree: Tree, run_dir: str, deadline_s: float = 60) -> None:
+def wait_for_full_isr(tree: Tree, run_dir: str, topic: str = "p1", deadline_s: float = 60) -> None:
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
-        described = tree.cli("topics", "describe", "p1", "--json", "--dir", run_dir, check=False).stdout
+        described = tree.cli("topics", "describe", topic, "--json", "--dir", run_dir, check=False).stdout
         try:
             found = isrs(json.loads(described))
         except ValueError:
@@ -77,30 +84,54 @@ def wait_for_full_isr(tree: Tree, run_dir: str, deadline_s: float = 60) -> None:
     raise SystemExit(f"{tree.name}: the ISR did not fill in {deadline_s} s")
 
 
-def one_run(tree: Tree, records: int) -> Run:
+def create_topic(tree: Tree, run_dir: str, topic: str, partitions: int) -> None:
+    tree.cli("topics", "create", topic, "--partitions", str(partitions), "--replication-factor", "3",
+             "--config", "min.insync.replicas=2", "--dir", run_dir)  # fmt: skip
+    wait_for_full_isr(tree, run_dir, topic)
+
+
+def one_run(tree: Tree, records: int, kafka_wire: bool) -> Run:
     run_dir = tempfile.mkdtemp(prefix=f"paired-{tree.name}-")
     host = ["--network", "host"] if "--network" in tree.cli("cluster", "up", "--help").stdout else []
     sets = [arg for setting in SETTINGS + tree.settings for arg in ("--set", setting)]
     tree.cli("cluster", "up", "--dir", run_dir, *host, *sets)
     try:
-        tree.cli("topics", "create", "p1", "--partitions", "1", "--replication-factor", "3",
-                 "--config", "min.insync.replicas=2", "--dir", run_dir)  # fmt: skip
-        wait_for_full_isr(tree, run_dir)
         cluster = json.loads(Path(run_dir, "cluster.json").read_text())
         brokers = [entry["pid"] for entry in cluster["brokers"] if entry.get("pid")]
         mb_per_s, cpu = {}, {}
-        for acks in ACKS:
+        for shape, produce in _shapes(tree, run_dir, cluster, records, kafka_wire):
             before = [cpu_seconds(pid) for pid in brokers]
-            done = tree.cli("perf", "produce", "p1", "--num-records", str(records), "--record-size", "1024",
-                            "--acks", acks, "--producer-props", "linger.ms=5",
-                            "max.in.flight.requests.per.connection=1", "--dir", run_dir, "--json")  # fmt: skip
-            mb_per_s[acks] = json.loads(done.stdout.strip().splitlines()[-1])["mb_per_s"]
+            mb_per_s[shape] = produce()
             spent = [round(cpu_seconds(pid) - start, 2) for pid, start in zip(brokers, before, strict=True)]
-            cpu[acks] = sorted(spent, reverse=True)
+            cpu[shape] = sorted(spent, reverse=True)
         return Run(mb_per_s, cpu)
     finally:
         tree.cli("cluster", "down", "--dir", run_dir, check=False)
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _shapes(
+    tree: Tree, run_dir: str, cluster: dict[str, Any], records: int, kafka_wire: bool
+) -> Iterator[tuple[str, Callable[[], float]]]:
+    """(shape, a produce returning MB/s) in turn, each topic created and its ISR full before its produce."""
+    if kafka_wire:
+        bootstrap = ",".join(entry["kafka_address"] for entry in cluster["brokers"] if entry.get("kafka_address"))
+        for partitions in WIRE_PARTITIONS:
+            topic = f"p{partitions}"
+            create_topic(tree, run_dir, topic, partitions)
+            confluent_produce(bootstrap, topic, min(records, 2000))  # warm-up
+            yield topic, lambda topic=topic: records * 1024 / confluent_produce(bootstrap, topic, records) / 1e6
+        return
+    create_topic(tree, run_dir, "p1", 1)
+    for acks in ACKS:
+        yield f"acks={acks}", lambda acks=acks: _perf_produce(tree, run_dir, acks, records)
+
+
+def _perf_produce(tree: Tree, run_dir: str, acks: str, records: int) -> float:
+    done = tree.cli("perf", "produce", "p1", "--num-records", str(records), "--record-size", "1024",
+                    "--acks", acks, "--producer-props", "linger.ms=5",
+                    "max.in.flight.requests.per.connection=1", "--dir", run_dir, "--json")  # fmt: skip
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["mb_per_s"])
 
 
 def main() -> None:
@@ -109,6 +140,7 @@ def main() -> None:
     parser.add_argument("--new", type=Path, required=True, help="a checkout (its src/ is used)")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--records", type=int, default=20000)
+    parser.add_argument("--kafka-wire", action="store_true", help="confluent-kafka through the Kafka listener")
     parser.add_argument("--old-set", nargs="*", default=[], help="extra cluster settings for the old tree")
     parser.add_argument("--new-set", nargs="*", default=[], help="extra cluster settings for the new tree")
     args = parser.parse_args()
@@ -116,18 +148,18 @@ def main() -> None:
         "old": Tree("old", args.old.resolve() / "src", tuple(args.old_set)),
         "new": Tree("new", args.new.resolve() / "src", tuple(args.new_set)),
     }
-    ratios: dict[str, list[float]] = {acks: [] for acks in ACKS}
+    ratios: dict[str, list[float]] = {}
     for number in range(args.rounds):
         order = ("old", "new") if number % 2 == 0 else ("new", "old")  # turns cancel the machine's drift
-        runs = {name: one_run(trees[name], args.records) for name in order}
-        for acks in ACKS:
-            ratios[acks].append(runs["new"].mb_per_s[acks] / runs["old"].mb_per_s[acks])
+        runs = {name: one_run(trees[name], args.records, args.kafka_wire) for name in order}
+        for shape, mb_per_s in runs["new"].mb_per_s.items():
+            ratios.setdefault(shape, []).append(mb_per_s / runs["old"].mb_per_s[shape])
         print(f"round {number + 1}: " + "; ".join(
             f"{name} MB/s {runs[name].mb_per_s} broker CPU-s {runs[name].broker_cpu_s}" for name in ("old", "new")
         ), flush=True)  # fmt: skip
-    for acks, values in ratios.items():
+    for shape, values in ratios.items():
         spread = f"{min(values):.3f}-{max(values):.3f}"
-        print(f"acks={acks}: new/old median {statistics.median(values):.3f} (range {spread})")
+        print(f"{shape}: new/old median {statistics.median(values):.3f} (range {spread})")
 
 
 if __name__ == "__main__":
