@@ -10,7 +10,6 @@ it and holding on to the whole answer.
 
 from __future__ import annotations
 
-import itertools
 from collections import deque
 from dataclasses import dataclass
 
@@ -57,18 +56,28 @@ class RecentAppends:
 
     def read(self, offset: int, max_bytes: int) -> bytes | None:
         """What the file read answers, when `offset` starts a kept batch: the batches from there on, at most
-        `max_bytes` (the first always whole). Otherwise None."""
-        start = next((i for i, kept in enumerate(self._kept) if kept.first_offset == offset), None)
-        if start is None:
+        `max_bytes` (the first always whole). Otherwise None.
+
+        Searched from the newest end, where followers read: the cost is the batches from `offset` on, which the
+        answer holds anyway (thousands of small batches may be kept)."""
+        kept = self._kept
+        if not kept or not kept[0].first_offset <= offset <= kept[-1].first_offset:
             return None
+        newest_first: list[bytes] = []
+        for append in reversed(kept):
+            assert append.data is not None
+            newest_first.append(append.data)
+            if append.first_offset <= offset:
+                break
+        if append.first_offset != offset:
+            return None  # `offset` falls inside a batch: the file read finds the batch holding it
         parts: list[bytes] = []
         total = 0
-        for kept in itertools.islice(self._kept, start, None):
-            assert kept.data is not None
-            if parts and total + len(kept.data) > max_bytes:
+        for data in reversed(newest_first):
+            if parts and total + len(data) > max_bytes:
                 break
-            parts.append(kept.data)
-            total += len(kept.data)
+            parts.append(data)
+            total += len(data)
         return b"".join(parts) if len(parts) > 1 else parts[0]
 
 
