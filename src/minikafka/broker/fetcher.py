@@ -117,6 +117,7 @@ def _fetch_stream(channel: grpc.aio.Channel) -> Any:
         _FETCH_STREAM,
         request_serializer=broker_pb2.FetchRequest.SerializeToString,
         response_deserializer=decode_fetch_response,
+        _registered_method=True,  # as the generated stub registers it
     )
 
 

@@ -18,6 +18,9 @@ from google.protobuf.message import DecodeError
 from minikafka.pb import broker_pb2
 
 Records = bytes | memoryview
+# Below this many bytes of records an answer goes through protobuf whole: the copies cost less than the Python that
+# splits the records out (a follower's answer to one small batch came about 0.3 ms later, paired runs at 500/s).
+SPLICE_FROM_BYTES = 64 * 1024
 
 _LENGTH_DELIMITED = 2
 _RESPONSES = broker_pb2.FetchResponse.DESCRIPTOR.fields_by_name["responses"].number
@@ -48,9 +51,9 @@ class SplicedFetchResponse:
     message: broker_pb2.FetchResponse
     records: Sequence[Records]
 
-    def encode(self) -> bytes:
-        if not any(self.records):
-            return self.message.SerializeToString()
+    def encode(self, splice_from: int = SPLICE_FROM_BYTES) -> bytes:
+        if sum(len(batch) for batch in self.records) < splice_from:
+            return self.whole().SerializeToString()
         parts: list[Records] = [_without(self.message, "responses")]
         batches = iter(self.records)
         for topic in self.message.responses:
@@ -60,9 +63,15 @@ class SplicedFetchResponse:
             _framed(parts, _RESPONSES_KEY, body)
         return b"".join(parts)
 
-    def parsed(self) -> broker_pb2.FetchResponse:
-        """The whole answer as one message (for readers in this process, such as tests)."""
-        return broker_pb2.FetchResponse.FromString(self.encode())
+    def whole(self) -> broker_pb2.FetchResponse:
+        """The answer as one message, records set (a copy: `message` is left as it is)."""
+        whole = broker_pb2.FetchResponse()
+        whole.CopyFrom(self.message)
+        batches = iter(self.records)
+        for topic in whole.responses:
+            for partition in topic.partitions:
+                partition.records = bytes(next(batches))
+        return whole
 
 
 def encode_fetch_response(answer: SplicedFetchResponse | broker_pb2.FetchResponse) -> bytes:
@@ -103,8 +112,10 @@ class DecodedFetchResponse:
                 yield topic.topic_id, partition, next(batches)
 
 
-def decode_fetch_response(data: bytes) -> DecodedFetchResponse:
+def decode_fetch_response(data: bytes, splice_from: int = SPLICE_FROM_BYTES) -> DecodedFetchResponse:
     """The follower's gRPC deserializer. Raises protobuf's DecodeError on a malformed answer, as parsing would."""
+    if len(data) < splice_from:
+        return _parsed_whole(data)
     view = memoryview(data)
     records: list[Records] = []
     shell: list[Records] = []
@@ -122,6 +133,16 @@ def decode_fetch_response(data: bytes) -> DecodedFetchResponse:
             _framed(topic, _PARTITIONS_KEY, partition)
         _framed(shell, _RESPONSES_KEY, topic)
     return DecodedFetchResponse(broker_pb2.FetchResponse.FromString(b"".join(shell)), records)
+
+
+def _parsed_whole(data: bytes) -> DecodedFetchResponse:
+    message = broker_pb2.FetchResponse.FromString(data)
+    records: list[Records] = []
+    for topic in message.responses:
+        for partition in topic.partitions:
+            records.append(partition.records)
+            partition.ClearField("records")
+    return DecodedFetchResponse(message, records)
 
 
 def _split_records(view: memoryview, start: int, end: int) -> tuple[list[Records], Records]:

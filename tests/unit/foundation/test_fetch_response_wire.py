@@ -9,6 +9,7 @@ import pytest
 from google.protobuf.message import DecodeError
 
 from minikafka.common.fetch_response_wire import (
+    SPLICE_FROM_BYTES,
     DecodedFetchResponse,
     SplicedFetchResponse,
     decode_fetch_response,
@@ -52,35 +53,45 @@ SHAPES = [
 ]
 
 
+# Splicing from 0 bytes on, or never: both ways are exercised whatever the answer's size.
+SPLICE = pytest.mark.parametrize("splice_from", [0, 1 << 40], ids=["spliced", "whole"])
+
+
+@SPLICE
 @pytest.mark.parametrize("records", SHAPES)
-def test_the_spliced_bytes_are_the_message_with_its_records(records: list[list[bytes]]) -> None:
+def test_the_encoded_bytes_are_the_message_with_its_records(records: list[list[bytes]], splice_from: int) -> None:
     message, flat = answer(records)
-    encoded = encode_fetch_response(SplicedFetchResponse(message, flat))
+    encoded = SplicedFetchResponse(message, flat).encode(splice_from)
     assert broker_pb2.FetchResponse.FromString(encoded) == with_records(message, flat)
+    served = encode_fetch_response(SplicedFetchResponse(message, flat))  # the gRPC serializer's default
+    assert broker_pb2.FetchResponse.FromString(served) == with_records(message, flat)
 
 
+@SPLICE
 @pytest.mark.parametrize("records", SHAPES)
-def test_the_reader_gets_back_any_fetch_response(records: list[list[bytes]]) -> None:
+def test_the_reader_gets_back_any_fetch_response(records: list[list[bytes]], splice_from: int) -> None:
     message, flat = answer(records)
     whole = with_records(message, flat)
-    for encoded in (whole.SerializeToString(), SplicedFetchResponse(message, flat).encode()):
-        decoded = decode_fetch_response(encoded)
+    for encoded in (whole.SerializeToString(), SplicedFetchResponse(message, flat).encode(0)):
+        decoded = decode_fetch_response(encoded, splice_from)
         assert as_whole(decoded) == whole
         assert all(not p.records for t in decoded.message.responses for p in t.partitions)
         assert [bytes(r) for _, _, r in decoded.partitions()] == flat
 
 
-def test_the_records_are_views_of_the_received_bytes() -> None:
-    message, flat = answer([[b"r" * 1000]])
+def test_large_records_are_views_of_the_received_bytes_and_small_ones_copies() -> None:
+    message, flat = answer([[b"r" * SPLICE_FROM_BYTES]])
     decoded = decode_fetch_response(SplicedFetchResponse(message, flat).encode())
     assert isinstance(decoded.records[0], memoryview) and decoded.records[0] == flat[0]
+    message, flat = answer([[b"r" * 1000]])
+    assert decode_fetch_response(SplicedFetchResponse(message, flat).encode()).records == flat
 
 
 def test_unknown_fields_are_kept_out_of_the_way() -> None:
     """Fields a newer sender adds (here a fixed64 and a fixed32 field) are skipped like protobuf skips them."""
     message, flat = answer([[b"abc"]])
-    encoded = SplicedFetchResponse(message, flat).encode() + bytes([0x61]) + b"\0" * 8 + bytes([0x6D]) + b"\0" * 4
-    assert [bytes(r) for r in decode_fetch_response(encoded).records] == flat
+    encoded = SplicedFetchResponse(message, flat).encode(0) + bytes([0x61]) + b"\0" * 8 + bytes([0x6D]) + b"\0" * 4
+    assert [bytes(r) for r in decode_fetch_response(encoded, 0).records] == flat
 
 
 @pytest.mark.parametrize(
@@ -90,18 +101,18 @@ def test_unknown_fields_are_kept_out_of_the_way() -> None:
 )
 def test_malformed_answers_raise_decode_error(garbage: bytes) -> None:
     with pytest.raises(DecodeError):
-        decode_fetch_response(garbage)
+        decode_fetch_response(garbage, 0)
 
 
 def test_random_cuts_of_an_answer_never_escape_as_other_errors() -> None:
     message, flat = answer([[b"a" * 40, b"b" * 3], [b"c" * 9]])
-    encoded = SplicedFetchResponse(message, flat).encode()
+    encoded = SplicedFetchResponse(message, flat).encode(0)
     rng = random.Random(7)
     for _ in range(300):
         cut = bytearray(encoded[: rng.randrange(len(encoded))])
         if cut and rng.random() < 0.5:
             cut[rng.randrange(len(cut))] = rng.randrange(256)
         try:
-            decode_fetch_response(bytes(cut))
+            decode_fetch_response(bytes(cut), 0)
         except DecodeError:
             pass
