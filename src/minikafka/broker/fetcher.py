@@ -38,7 +38,7 @@ class FollowerAnswer:
     sent: PartitionFetchState
     error: ErrorCode
     high_watermark: int
-    records: bytes | memoryview  # a view of the received answer (fetch_response_wire)
+    records: bytes | memoryview  # of a large answer, a view of the received bytes (fetch_response_wire)
     diverging: EpochEndOffset | None
     log_start_offset: int = -1  # the leader's, for OFFSET_OUT_OF_RANGE recovery
 

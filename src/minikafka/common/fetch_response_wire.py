@@ -1,8 +1,8 @@
 """A gRPC FetchResponse whose record batches never pass through protobuf objects.
 
 The records are most of a Fetch answer's bytes. Set on a message, serialized, parsed and read back, each batch is
-copied four times more than the wire needs; on the leader and on every follower those copies cost more CPU than
-any other part of replication but the socket. So the leader sends a `SplicedFetchResponse` (the message without
+copied four times more than the wire needs: about a tenth of a broker's busy time in a native profile under
+acks=all load through the Kafka listener. So the leader sends a `SplicedFetchResponse` (the message without
 records, and each partition's records beside it), encoded with the batches joined in once; a follower reads the
 answer with `decode_fetch_response`, which parses everything but the records and hands those out as views of the
 received bytes. The bytes on the wire are an ordinary FetchResponse: any protobuf reader reads them.
@@ -19,7 +19,7 @@ from minikafka.pb import broker_pb2
 
 Records = bytes | memoryview
 # Below this many bytes of records an answer goes through protobuf whole: the copies cost less than the Python that
-# splits the records out (a follower's answer to one small batch came about 0.3 ms later, paired runs at 500/s).
+# splits the records out (spliced always, acks=all p50 at 500 one-record batches a second rose by 0.3 ms, paired).
 SPLICE_FROM_BYTES = 64 * 1024
 
 _LENGTH_DELIMITED = 2
