@@ -85,7 +85,7 @@ async def _fetch_forever(
             continue
         if address not in streams:
             channels[address] = insecure_channel(address, config.inter_node_tls)
-            streams[address] = SequentialStream(_fetch_stream(channels[address]))
+            streams[address] = SequentialStream(fetch_stream(channels[address]))
             sessions[address] = FetchSessionHandler()
         session = sessions[address]
         wanted: dict[PartitionKey, PartitionFetchState] = {state.key: state for state in states}
@@ -111,7 +111,7 @@ async def _fetch_forever(
             await asyncio.sleep(min(backoff, 0.1))
 
 
-def _fetch_stream(channel: grpc.aio.Channel) -> Any:
+def fetch_stream(channel: grpc.aio.Channel) -> Any:
     """The Broker service's FetchStream, its answers read without copying their records."""
     return channel.stream_stream(
         _FETCH_STREAM,

@@ -54,11 +54,13 @@ class _FetchAnswersSpliced:
 
     def __init__(self, server: grpc.aio.Server) -> None:
         self._server = server
+        self.registered = False
 
     def add_generic_rpc_handlers(self, _handlers: object) -> None:
         """The generated code's own handlers, left out: `add_registered_method_handlers` registers both kinds."""
 
     def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        self.registered = True
         handlers = {
             name: handler._replace(response_serializer=encode_fetch_response) if name in self._SPLICED else handler
             for name, handler in handlers.items()
@@ -81,7 +83,10 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         self.sasl = sasl  # a GRPC_SASL_SSL listener's exchange and sessions; None: the listener has no SASL
 
     def register(self, server: grpc.aio.Server) -> None:
-        broker_pb2_grpc.add_BrokerServicer_to_server(self, _FetchAnswersSpliced(server))
+        spliced = _FetchAnswersSpliced(server)
+        broker_pb2_grpc.add_BrokerServicer_to_server(self, spliced)
+        if not spliced.registered:  # generated code that no longer registers methods this way: fail at start-up
+            raise RuntimeError("the generated Broker registration did not call add_registered_method_handlers")
 
     async def SaslAuthenticate(
         self, requests: AsyncIterator[broker_pb2.SaslRequest], context: Any

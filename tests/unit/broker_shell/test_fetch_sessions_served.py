@@ -9,16 +9,23 @@ import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
+import grpc
 from immutables import Map
 
 from minikafka.broker.fetch_session import FetchSessionCache
+from minikafka.broker.fetcher import fetch_stream
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.produce_purgatory import ProducePurgatory
 from minikafka.broker.replica.partition import PartitionConfig, PartitionMetadata, make_leader
 from minikafka.broker.replica_manager import Replica, ReplicaManager
 from minikafka.broker.service import BrokerService
 from minikafka.common.errors import ErrorCode
-from minikafka.common.fetch_response_wire import DecodedFetchResponse, decode_fetch_response, encode_fetch_response
+from minikafka.common.fetch_response_wire import (
+    SPLICE_FROM_BYTES,
+    DecodedFetchResponse,
+    decode_fetch_response,
+    encode_fetch_response,
+)
 from minikafka.common.record_batch import Record, build_batch
 from minikafka.kraft_controller.metadata.image import BrokerRegistration, MetadataImage, TopicImage
 from minikafka.kraft_controller.metadata.records import BrokerStatus
@@ -131,3 +138,27 @@ async def test_offsets_for_leader_epoch_checks_the_current_leader_epoch(tmp_path
         (ErrorCode.UNKNOWN_LEADER_EPOCH, -1),
         (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1),
     ]
+
+
+async def test_a_follower_reads_a_large_answer_through_grpc(tmp_path: Path) -> None:
+    """The registered service and the follower's FetchStream, over a real gRPC connection: a batch above the size
+    where answers are spliced comes back whole, as a view of the received bytes."""
+    manager = leader_of_two_partitions(tmp_path)
+    batch = build_batch([Record(bytes([n % 256]) * 1000) for n in range(100)])
+    assert len(batch) > SPLICE_FROM_BYTES
+    manager.produce(TopicPartition("orders", 0), batch, 1, 30000)
+    server = grpc.aio.server()
+    BrokerService(manager, "PLAINTEXT", FetchSessionCache(10, itertools.count(42).__next__)).register(server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            call = fetch_stream(channel)()
+            await call.write(fetch({0: 0}, 0, 0))
+            answer = await call.read()
+            call.cancel()
+    finally:
+        await server.stop(None)
+    ((_, partition, records),) = list(answer.partitions())
+    assert partition.error_code == 0 and isinstance(records, memoryview)
+    assert bytes(records)[16:] == batch[16:]  # all but the base offset and leader epoch the leader stamped
