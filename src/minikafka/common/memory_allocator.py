@@ -32,8 +32,7 @@ def keep_freed_memory() -> bool:
     """Set glibc's thresholds (SETTINGS); False, changing nothing, where the C library is not glibc."""
     if not sys.platform.startswith("linux"):
         return False
-    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
-    gnu_libc_version = getattr(ctypes.CDLL(None), "gnu_get_libc_version", None)
-    if mallopt is None or gnu_libc_version is None:  # musl has a mallopt that does nothing
+    libc = ctypes.CDLL(None)
+    if not hasattr(libc, "gnu_get_libc_version"):  # musl has a mallopt that does nothing
         return False
-    return all(mallopt(parameter, value) == 1 for parameter, value in SETTINGS)
+    return all(libc.mallopt(parameter, value) == 1 for parameter, value in SETTINGS)

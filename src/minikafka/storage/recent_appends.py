@@ -23,7 +23,6 @@ KEPT_BYTES = 4 * 1024 * 1024
 @dataclass(frozen=True)
 class Append:
     first_offset: int
-    last_offset: int
     position: int  # in the segment file
     data: bytes | None  # None when not kept
 
@@ -35,9 +34,9 @@ class RecentAppends:
         self._bytes = 0
         self.last: Append | None = None  # the newest append, kept or not
 
-    def add(self, first_offset: int, last_offset: int, position: int, data: bytes | memoryview) -> None:
+    def add(self, first_offset: int, position: int, data: bytes | memoryview) -> None:
         kept = data if isinstance(data, bytes) and len(data) <= self._limit and _one_batch(data) else None
-        self.last = Append(first_offset, last_offset, position, kept)
+        self.last = Append(first_offset, position, kept)
         if kept is None:
             self._drop_kept()  # what is kept must reach the end of the segment
             return

@@ -122,7 +122,7 @@ class LogSegment:
         if position > 0 and self._bytes_since_index_entry >= self.index_interval_bytes:
             self.index.append(first_offset, position)
             self._bytes_since_index_entry = 0
-        self._recent.add(first_offset, last_offset, position, data)
+        self._recent.add(first_offset, position, data)
         self._bytes_since_index_entry += len(data)
         self.next_offset = last_offset + 1
         self.max_timestamp = max(self.max_timestamp, max_timestamp)

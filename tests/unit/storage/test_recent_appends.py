@@ -51,16 +51,16 @@ def test_a_read_from_memory_is_the_appended_bytes_themselves(tmp_path: Path) -> 
 def test_kept_appends_stop_at_the_limit_and_at_an_append_not_kept() -> None:
     a, b, c, d = (batch_of([bytes([n]) * 20]) for n in range(4))
     recent = RecentAppends(limit=len(a) * 2 + 1)
-    recent.add(0, 0, 0, a)
-    recent.add(1, 1, len(a), b)
-    recent.add(2, 2, len(a) * 2, c)  # over the limit: the oldest goes
+    recent.add(0, 0, a)
+    recent.add(1, len(a), b)
+    recent.add(2, len(a) * 2, c)  # over the limit: the oldest goes
     assert recent.read(0, 1 << 20) is None
     assert recent.read(1, 1 << 20) == b + c and recent.read(2, 1 << 20) is c
     assert recent.read(1, len(b) + 1) == b and recent.read(1, 1) == b  # the first batch always whole
-    recent.add(3, 3, len(a) * 3, memoryview(d))  # a view is not kept, and what was kept no longer reaches the end
+    recent.add(3, len(a) * 3, memoryview(d))  # a view is not kept, and what was kept no longer reaches the end
     assert recent.read(1, 1 << 20) is None and recent.read(3, 1 << 20) is None
     assert recent.last is not None and recent.last.position == len(a) * 3 and recent.last.data is None
-    recent.add(4, 5, len(a) * 4, a + b)  # two batches in one append (a follower's): not kept
+    recent.add(4, len(a) * 4, a + b)  # two batches in one append (a follower's): not kept
     assert recent.read(4, 1 << 20) is None
 
 
