@@ -11,7 +11,8 @@ PYTEST_WORKERS ?= 2
 
 .PHONY: venv test demo lint format proto clean system-tools
 
-$(STAMP): pyproject.toml
+# The C record walk is built by the install, so editing it installs again.
+$(STAMP): pyproject.toml setup.py $(wildcard src/minikafka/*/*.c)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[dev,analysis]"

@@ -25,6 +25,11 @@ import crc32c as _crc32c
 from minikafka.common.compression import decompress
 from minikafka.common.errors import ErrorCode, KafkaError
 
+try:
+    from minikafka.common._record_walk import records_fill_batch as _native_walk
+except ImportError:  # installed where no C compiler was found: the Python walk alone
+    _native_walk = None
+
 MAGIC = 2
 LOG_OVERHEAD = 12  # base_offset + batch_length: the bytes not counted in batch_length
 HEADER_SIZE = 61
@@ -347,10 +352,22 @@ def check_records(batch: RecordBatch) -> None:
     the records must fill the batch exactly, number `records_count` and carry offset deltas 0, 1, 2, ... in turn.
     Raises InvalidRecordError. Steps by record, not by declared count, so a huge count costs nothing.
 
-    Runs over every record of every append (leader and follower), so the walk is one loop with no call per
-    record: varints of one byte (short fields) and two (deltas and lengths below 8 KiB) are decoded inline,
-    longer ones by `_field_varint`. A field may be read past its record's end (never past the buffer's:
-    IndexError, caught below); the check that the record ends where its length says refuses such a record."""
+    Every append (leader and follower) makes this walk, so the C walk goes first; it answers only "certainly
+    valid", and anything else is walked in Python, which gives the exact error."""
+    start = batch.position + HEADER_SIZE
+    if _native_walk is not None and _native_walk(batch.buffer, start, start + batch.size - HEADER_SIZE,
+                                                 batch.records_count):  # fmt: skip
+        return
+    check_records_in_python(batch)
+
+
+def check_records_in_python(batch: RecordBatch) -> None:
+    """`check_records` without the C walk: the reference, and the fallback where no C compiler built it.
+
+    One loop with no call per record: varints of one byte (short fields) and two (deltas and lengths below
+    8 KiB) are decoded inline, longer ones by `_field_varint`. A field may be read past its record's end (never
+    past the buffer's: IndexError, caught below); the check that the record ends where its length says refuses
+    such a record."""
     data = batch.buffer
     position = batch.position + HEADER_SIZE
     end = batch.position + batch.size

@@ -179,6 +179,10 @@ def test_dependencies_install_before_the_source_is_copied_and_there_is_a_cmd() -
     first_install = next(i for i, line in enumerate(lines) if "pip install" in line)
     assert first_install < copy_source  # a source edit reuses the dependency layer
     assert any("--no-deps" in line for line in lines[copy_source:])
+    # the C record walk is built in the image: setup.py is copied with the source, and a compiler is there
+    assert lines.index("COPY setup.py ./") < copy_source
+    assert any("apt-get install" in line and " gcc " in line for line in lines[copy_source:])
+    assert any("import minikafka.common._record_walk" in line for line in lines[copy_source:])
     assert any(line.startswith("CMD [") for line in lines)
 
 

@@ -9,9 +9,10 @@ SRC = Path(__file__).resolve().parents[3] / "src" / "minikafka"
 MAX_LINES = 80  # the rule is ~70; the margin keeps a small edit from failing the suite
 # Known exceptions, as "path under src/minikafka::qualified name"; split them, then drop them from here.
 ALLOWED = {
-    # The per-record walk of every appended batch, unrolled on purpose: a call per record or field cost about half
-    # its CPU (0.90 against 0.47 ms for a 1 MiB batch of 1 KiB records).
-    "common/record_batch.py::check_records",
+    # The per-record walk of every appended batch in Python (where the C walk is not built, and for its exact
+    # errors), unrolled on purpose: a call per record or field cost about half its CPU (0.90 against 0.47 ms for a
+    # 1 MiB batch of 1 KiB records).
+    "common/record_batch.py::check_records_in_python",
 }
 GENERATED = SRC / "pb"
 
