@@ -354,9 +354,8 @@ def check_records(batch: RecordBatch) -> None:
 
     Every append (leader and follower) makes this walk, so the C walk goes first; it answers only "certainly
     valid", and anything else is walked in Python, which gives the exact error."""
-    start = batch.position + HEADER_SIZE
-    if _native_walk is not None and _native_walk(batch.buffer, start, start + batch.size - HEADER_SIZE,
-                                                 batch.records_count):  # fmt: skip
+    start, end = batch.position + HEADER_SIZE, batch.position + batch.size
+    if _native_walk is not None and _native_walk(batch.buffer, start, end, batch.records_count):
         return
     check_records_in_python(batch)
 
