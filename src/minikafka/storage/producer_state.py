@@ -4,7 +4,8 @@ last 5 batches in this partition's log, enough to answer a retried batch with th
 The rules are Kafka 4.x's (ProducerAppendInfo, UnifiedLog.analyzeAndValidateProducerState):
 - a client batch whose producer epoch and sequence range equal one of the 5 remembered batches is a duplicate: it
   is not appended, and the answer carries the original offsets;
-- an epoch below the producer's current one is INVALID_PRODUCER_EPOCH (a replicated batch is kept and only logged);
+- an epoch below the producer's current one is INVALID_PRODUCER_EPOCH (a replicated batch is kept, logged by the
+  partition log, and its epoch adopted, as Kafka's ProducerStateEntry.addBatch does);
 - a new epoch must start at sequence 0, and within an epoch each batch must follow the last one's sequence (after
   2^31 - 1 comes 0); otherwise OUT_OF_ORDER_SEQUENCE_NUMBER;
 - a producer id this log holds nothing of accepts any sequence: the log may have lost its batches to retention, and
@@ -131,11 +132,10 @@ class ProducerState:
 
     def with_batch(self, batch: ProducerBatch, first_offset: int, last_offset: int) -> ProducerState:
         """The state after `batch` was appended at [first_offset, last_offset]. A batch of an older epoch (only
-        replication appends one) leaves the producer's entry as it is, as Kafka's follower does."""
+        replication appends one) replaces the entry's epoch as any other epoch change does: the entry then
+        describes what the log holds, as in Kafka."""
         entry = self.producers.get(batch.producer_id)
         end = max(self.end_offset, last_offset + 1)
-        if entry is not None and batch.producer_epoch < entry.producer_epoch:
-            return ProducerState(self.producers, end)
         meta = BatchMetadata(batch.base_sequence, batch.last_seq, first_offset, last_offset, batch.max_timestamp)
         if entry is None or entry.producer_epoch != batch.producer_epoch:
             batches: tuple[BatchMetadata, ...] = (meta,)

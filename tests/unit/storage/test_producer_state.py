@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import Record, build_batch, iter_batches
@@ -77,6 +78,29 @@ def test_an_older_epoch_is_fenced_and_a_new_epoch_from_zero_is_accepted() -> Non
     assert raised.value.code == ErrorCode.INVALID_PRODUCER_EPOCH
     assert state.check_client_batch(meta(0, epoch=4)) == Accepted()
     assert state.check_client_batch(meta(2, epoch=3)) == Accepted()
+
+
+def test_a_replicated_batch_of_an_older_epoch_is_adopted_with_its_epoch() -> None:
+    # Kafka's ProducerStateEntry.addBatch after a REPLICATION-origin epoch check that only warns: the entry takes the
+    # batch's epoch and keeps only that batch, so the follower's state matches what its leader wrote.
+    state = ProducerState().with_batch(meta(0, epoch=3), 0, 1).with_batch(meta(2, epoch=3), 2, 3)
+    state = state.with_batch(meta(4, epoch=2), 4, 5)
+    entry = state.entry(PID)
+    assert entry is not None and entry.producer_epoch == 2 and state.end_offset == 6
+    assert [(b.first_seq, b.first_offset) for b in entry.batches] == [(4, 4)]
+    assert state.check_client_batch(meta(4, epoch=2)) == Duplicate(4, 5)
+
+
+def test_a_follower_adopts_an_older_producer_epoch_its_leader_wrote_and_says_so(tmp_path: Path) -> None:
+    follower = open_log(tmp_path)
+    record = Record(b"v", timestamp_ms=1)
+    batches = [build_batch([record], offset, 0, PID, epoch, 0) for offset, epoch in enumerate((3, 2))]
+    with capture_logs() as logs:
+        follower.append_as_follower(b"".join(batches), 0)
+    entry = follower.producer_state.entry(PID)
+    assert entry is not None and entry.producer_epoch == 2
+    [warned] = [e for e in logs if e["event"] == "producer_epoch_older_than_last_seen"]
+    assert (warned["producer_epoch"], warned["last_epoch"], warned["offset"]) == (2, 3, 1)
 
 
 def test_sequences_wrap_after_the_largest_int32() -> None:
