@@ -16,16 +16,21 @@ Replicated batches (a follower, or a log rebuilding its state) are applied witho
 from __future__ import annotations
 
 import json
+import struct
 from dataclasses import dataclass
 
 from immutables import Map
 
 from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.record_batch import crc32c
 
 NUM_BATCHES_TO_RETAIN = 5  # Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 NO_PRODUCER_EPOCH = -1
 MAX_SEQUENCE = 2**31 - 1
-SNAPSHOT_VERSION = 1
+# Version 2 puts Kafka's snapshot header before the JSON body: version (int16) and a CRC32C (uint32) of the body.
+# A version 1 file (JSON alone, no CRC) is refused as unreadable: its producer state is rebuilt from the log.
+SNAPSHOT_VERSION = 2
+_SNAPSHOT_HEADER = struct.Struct(">hI")
 
 
 @dataclass(frozen=True)
@@ -161,16 +166,23 @@ class ProducerState:
             }
             for _, e in sorted(self.producers.items())
         ]
-        body = {"version": SNAPSHOT_VERSION, "end_offset": self.end_offset, "producers": producers}
-        return json.dumps(body, separators=(",", ":")).encode()
+        body = json.dumps({"end_offset": self.end_offset, "producers": producers}, separators=(",", ":")).encode()
+        return _SNAPSHOT_HEADER.pack(SNAPSHOT_VERSION, crc32c(body)) + body
 
     @classmethod
     def from_snapshot(cls, data: bytes) -> ProducerState:
-        """Raises ValueError for a snapshot this version cannot read (the caller rebuilds from the log)."""
+        """Raises ValueError for a snapshot this version cannot read or whose CRC32C does not match its contents
+        (Kafka's CorruptSnapshotException: the caller deletes it and rebuilds from the log)."""
+        if len(data) < _SNAPSHOT_HEADER.size:
+            raise ValueError(f"producer snapshot of {len(data)} bytes: shorter than its header")
+        version, stored = _SNAPSHOT_HEADER.unpack_from(data)
+        if version != SNAPSHOT_VERSION:
+            raise ValueError(f"producer snapshot version {version}, expected {SNAPSHOT_VERSION}")
+        computed = crc32c(memoryview(data)[_SNAPSHOT_HEADER.size :])
+        if computed != stored:
+            raise ValueError(f"producer snapshot CRC32C mismatch: stored {stored:#010x}, computed {computed:#010x}")
         try:
-            body = json.loads(data)
-            if body.get("version") != SNAPSHOT_VERSION:
-                raise ValueError(f"producer snapshot version {body.get('version')!r}")
+            body = json.loads(data[_SNAPSHOT_HEADER.size :])
             entries = {
                 int(p["producer_id"]): ProducerEntry(
                     int(p["producer_id"]),
@@ -180,5 +192,5 @@ class ProducerState:
                 for p in body["producers"]
             }
             return cls(Map(entries), int(body["end_offset"]))
-        except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as error:
+        except (KeyError, TypeError, AttributeError, UnicodeDecodeError, json.JSONDecodeError) as error:
             raise ValueError(f"unreadable producer snapshot: {error}") from error

@@ -13,7 +13,7 @@ from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import Record, build_batch, iter_batches
 from minikafka.storage.log_config import LogConfig
 from minikafka.storage.partition_log import PartitionLog
-from minikafka.storage.producer_snapshots import snapshot_offsets
+from minikafka.storage.producer_snapshots import snapshot_offsets, snapshot_path
 from minikafka.storage.producer_state import (
     MAX_SEQUENCE,
     Accepted,
@@ -116,6 +116,18 @@ def test_a_snapshot_reads_back_equal() -> None:
         ProducerState.from_snapshot(b'{"version": 99}')
 
 
+def flip_first_offset_bit(snapshot: bytes) -> bytes:
+    """One bit flipped in the snapshot's first batch (sequences 0-1 at offsets 0-1): its first offset 0 becomes 1."""
+    at = snapshot.index(b"[[0,1,0,1,") + len(b"[[0,1,")
+    return snapshot[:at] + bytes([snapshot[at] ^ 1]) + snapshot[at + 1 :]
+
+
+def test_a_snapshot_with_one_bit_flipped_fails_its_crc() -> None:
+    state = ProducerState().with_batch(meta(0), 0, 1).with_batch(meta(2), 2, 3)
+    with pytest.raises(ValueError, match="CRC32C"):
+        ProducerState.from_snapshot(flip_first_offset_bit(state.to_snapshot()))
+
+
 # ---- the partition log ----
 
 
@@ -169,3 +181,21 @@ def test_a_follower_builds_the_same_state_from_replicated_batches(tmp_path: Path
     retry = follower.append_as_leader(idempotent(12), 2, 0)
     assert retry.duplicate and retry.first_offset == 12
     assert [b.base_offset for b in iter_batches(follower.read(0, 1 << 20))][-1] == 12
+
+
+def test_a_corrupt_snapshot_is_discarded_and_the_state_rebuilt_from_the_log(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    first = log.append_as_leader(idempotent(0), 1, 0)
+    log.append_as_leader(idempotent(2), 1, 0)
+    before = log.producer_state
+    log.close()  # a snapshot at the log end: the next open replays nothing
+    [offset] = snapshot_offsets(log.directory)
+    path = snapshot_path(log.directory, offset)
+    path.write_bytes(flip_first_offset_bit(path.read_bytes()))
+    with capture_logs() as logs:
+        reopened = open_log(tmp_path)
+    assert reopened.producer_state == before
+    [discarded] = [e for e in logs if e["event"] == "producer_snapshot_unreadable"]
+    assert "CRC32C" in discarded["error"] and discarded["partition"] == "t-0"
+    retry = reopened.append_as_leader(idempotent(0), 1, 0)
+    assert retry.duplicate and (retry.first_offset, retry.last_offset) == (first.first_offset, first.last_offset)
