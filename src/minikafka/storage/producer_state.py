@@ -173,6 +173,8 @@ class ProducerState:
     def from_snapshot(cls, data: bytes) -> ProducerState:
         """Raises ValueError for a snapshot this version cannot read or whose CRC32C does not match its contents
         (Kafka's CorruptSnapshotException: the caller deletes it and rebuilds from the log)."""
+        if data.startswith(b"{"):
+            raise ValueError("a version-1 producer snapshot (JSON without a CRC32C): not trusted")
         if len(data) < _SNAPSHOT_HEADER.size:
             raise ValueError(f"producer snapshot of {len(data)} bytes: shorter than its header")
         version, stored = _SNAPSHOT_HEADER.unpack_from(data)
