@@ -137,7 +137,9 @@ def test_leader_election_command_returns_leadership_at_once(tmp_path: Path) -> N
             acked_before = len(acked)
             eventually(lambda: len(acked) > acked_before + 50, 20, "writes acknowledged by the restored leader")
         again = minikafka("leader-election", "--election-type", "PREFERRED", "--all-topic-partitions", "--json", *where)
-        assert again.returncode == 0 and json.loads(again.stdout)["not_needed"] == ["orders-0"]
+        assert again.returncode == 0, again.stderr
+        # Asked for every partition, Kafka's controller leaves out the ones that needed no election.
+        assert json.loads(again.stdout) == {"election_type": "PREFERRED", "elected": [], "not_needed": [], "failed": []}
         unknown = minikafka(
             "leader-election", "--election-type", "preferred", "--topic", "orders", "--partition", "7", *where
         )

@@ -134,7 +134,7 @@ class LifecycleManager:
         try:
             await asyncio.wait_for(self.shutdown_granted.wait(), timeout_s)
         except TimeoutError:
-            self._log.warning("offline_log_dirs_unacknowledged", broker_id=self.config.broker_id, timeout_s=timeout_s)
+            self._log.warning("offline_log_dirs_unacknowledged", broker_id=self.config.node_id, timeout_s=timeout_s)
 
     # ---- the shell ----
 

@@ -76,8 +76,10 @@ async def _stop_when_no_log_dir(
     structlog.get_logger().error(
         "broker_shutting_down", node_id=lifecycle.config.node_id, reason="no online log dir", offline_log_dirs=offline
     )
-    await lifecycle.report_offline_log_dirs(offline, timeout_s=lifecycle.config.session_timeout_ms / 1000)
-    stopping.set()
+    try:
+        await lifecycle.report_offline_log_dirs(offline, timeout_s=lifecycle.config.session_timeout_ms / 1000)
+    finally:  # whatever the report did, a broker without a log dir never stays up
+        stopping.set()
 
 
 def grpc_sasl_authenticator(

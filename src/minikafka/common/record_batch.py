@@ -26,14 +26,15 @@ from minikafka.common.compression import decompress
 from minikafka.common.errors import ErrorCode, KafkaError
 
 try:
-    from minikafka.common._record_walk import records_fill_batch as _native_walk
-except ImportError:  # installed where no C compiler was found: the Python walk alone
+    from minikafka.common._record_walk import records_max_timestamp_delta as _native_walk
+except ImportError:  # installed where no C compiler was found, or a stale build: the Python walk alone
     _native_walk = None
 
 MAGIC = 2
 LOG_OVERHEAD = 12  # base_offset + batch_length: the bytes not counted in batch_length
 HEADER_SIZE = 61
 NO_PARTITION_LEADER_EPOCH = -1
+NO_TIMESTAMP = -1  # Kafka's RecordBatch.NO_TIMESTAMP
 
 _BASE_OFFSET = 0
 _LENGTH = 8
@@ -347,21 +348,31 @@ class RecordBatch:
 _MIN_RECORD_BODY = 6
 
 
-def check_records(batch: RecordBatch) -> None:
+def check_records(batch: RecordBatch) -> int:
     """Walk every record's fields without copying keys or values (as Kafka's DefaultRecord.readFrom reads them):
     the records must fill the batch exactly, number `records_count` and carry offset deltas 0, 1, 2, ... in turn.
-    Raises InvalidRecordError. Steps by record, not by declared count, so a huge count costs nothing.
+    Raises InvalidRecordError. Steps by record, not by declared count, so a huge count costs nothing. Returns the
+    largest record timestamp, as Kafka's LogValidator computes it: NO_TIMESTAMP (-1) unless a record's is larger.
 
     Every append (leader and follower) makes this walk, so the C walk goes first; it answers only "certainly
     valid", and anything else is walked in Python, which gives the exact error."""
     start, end = batch.position + HEADER_SIZE, batch.position + batch.size
-    if _native_walk is not None and _native_walk(batch.buffer, start, end, batch.records_count):
-        return
-    check_records_in_python(batch)
+    delta = None if _native_walk is None else _native_walk(batch.buffer, start, end, batch.records_count)
+    if delta is None:
+        delta = check_records_in_python(batch)
+    if batch.records_count == 0:
+        return NO_TIMESTAMP
+    return max(NO_TIMESTAMP, _int64(batch.base_timestamp + delta))
 
 
-def check_records_in_python(batch: RecordBatch) -> None:
-    """`check_records` without the C walk: the reference, and the fallback where no C compiler built it.
+def _int64(value: int) -> int:
+    """Java's long arithmetic: a sum past 64 bits wraps (only a crafted base timestamp and delta get there)."""
+    return (value + 2**63) % 2**64 - 2**63
+
+
+def check_records_in_python(batch: RecordBatch) -> int:
+    """`check_records` without the C walk: the reference, and the fallback where no C compiler built it. Returns
+    the largest record timestamp delta (no records: -2**63), as the C walk does.
 
     One loop with no call per record: varints of one byte (short fields) and two (deltas and lengths below
     8 KiB) are decoded inline, longer ones by `_field_varint`. A field may be read past its record's end (never
@@ -373,6 +384,7 @@ def check_records_in_python(batch: RecordBatch) -> None:
     declared = batch.records_count
     found = 0
     start = position
+    max_delta = -(2**63)
     try:
         while position < end:
             if found == declared:
@@ -394,11 +406,15 @@ def check_records_in_python(batch: RecordBatch) -> None:
             record_end = position + length
             if length < _MIN_RECORD_BODY or record_end > end:
                 raise InvalidRecordError(f"record length {length} does not fit the batch", start)
-            # attributes (skipped), then the timestamp delta (skipped)
-            if data[position + 1] < 0x80:
+            # attributes (skipped), then the timestamp delta
+            first = data[position + 1]
+            if first < 0x80:
+                timestamp_delta = (first >> 1) ^ -(first & 1)
                 position += 2
             else:
-                position = _field_varint(data, position + 1, end)[1]
+                timestamp_delta, position = _field_varint(data, position + 1, end)
+            if timestamp_delta > max_delta:
+                max_delta = timestamp_delta
             # offset delta, compared zigzag-encoded: `found` (never negative) encodes as twice itself
             first = data[position]
             if first < 0x80:
@@ -455,6 +471,7 @@ def check_records_in_python(batch: RecordBatch) -> None:
         raise InvalidRecordError("a record runs past the end of the batch", position) from None
     if found != declared:
         raise InvalidRecordError(f"records_count {declared}, but the batch holds {found} records", position)
+    return max_delta
 
 
 def _skip_headers(data: bytes | memoryview, position: int, record_end: int, headers: int) -> int:
@@ -544,6 +561,16 @@ def set_partition_leader_epoch(buffer: bytearray, position: int, epoch: int) -> 
 
 
 _OFFSET_AND_LENGTH = struct.Struct(">qi")
+_MAX_TIMESTAMP = 35
+
+
+def with_max_timestamp(batch: RecordBatch, max_timestamp: int) -> RecordBatch:
+    """A copy of the batch with its header's max timestamp set and its CRC made again (the field is inside the
+    CRC), as Kafka's DefaultRecordBatch.setMaxTimestamp; the records are not touched."""
+    data = bytearray(batch.buffer[batch.position : batch.position + batch.size])
+    _INT64.pack_into(data, _MAX_TIMESTAMP, max_timestamp)
+    struct.pack_into(">I", data, _CRC, crc32c(memoryview(data)[_ATTRIBUTES:]))
+    return read_header(bytes(data))
 
 
 def stamped(batch: RecordBatch, base_offset: int, partition_leader_epoch: int) -> bytes:

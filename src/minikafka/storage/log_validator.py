@@ -6,7 +6,8 @@ not write, UNSUPPORTED_COMPRESSION_TYPE for codec ids Kafka does not define, INV
 RECORD_LIST_TOO_LARGE for a compressed batch that inflates beyond a bound). A compressed batch's records are
 decompressed and walked by the same rules. The broker stores batches as sent (compressed ones too: Kafka's
 compression.type=producer), so whatever a header claims (its record count, its offsets) must be what its records
-hold: a count too big would move the log end past offsets that hold nothing.
+hold: a count too big would move the log end past offsets that hold nothing. The one field set rather than
+checked is a producer's max timestamp, as Kafka's LogValidator sets it (CreateTime): the largest record timestamp.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from minikafka.common.record_batch import (
     RecordBatch,
     check_records,
     read_header,
+    with_max_timestamp,
 )
 
 # A compressed batch may inflate to this many times message.max.bytes (at least 1 MiB): above text's usual 5-20x.
@@ -61,15 +63,30 @@ def validate_records(records: bytes | memoryview, origin: AppendOrigin, max_mess
             )
         _check_crc(batch)
         _check_batch(batch, origin)
-        if batch.compression_type:
-            check_records(batch.inflated(inflation_limit(max_message_bytes)))
-        else:
-            check_records(batch)
+        records_max_timestamp = _walk(batch, max_message_bytes)
+    if origin is AppendOrigin.CLIENT:
+        batches = (_with_max_timestamp(batches[0], records_max_timestamp),)
     return ValidationResult(
         batches,
         sum(batch.records_count for batch in batches),
         max(batch.max_timestamp for batch in batches),
     )
+
+
+def _walk(batch: RecordBatch, max_message_bytes: int) -> int:
+    """The records' own checks; returns their largest timestamp."""
+    if batch.compression_type:
+        return check_records(batch.inflated(inflation_limit(max_message_bytes)))
+    return check_records(batch)
+
+
+def _with_max_timestamp(batch: RecordBatch, records_max_timestamp: int) -> RecordBatch:
+    """Kafka's LogValidator for a producer's CreateTime batch: the header's max timestamp is set to the largest
+    record timestamp (a header claiming another is rewritten, its CRC made again), so that what the log indexes
+    and ListOffsets answers is what the records hold. A leader's batches are stored as it wrote them."""
+    if records_max_timestamp == batch.max_timestamp:
+        return batch
+    return with_max_timestamp(batch, records_max_timestamp)
 
 
 def inflation_limit(max_message_bytes: int) -> int:

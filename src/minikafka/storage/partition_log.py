@@ -342,11 +342,24 @@ class PartitionLog:
         for batch in batches:
             delta = batch.last_offset - batch.base_offset
             if batch.producer_id >= 0 and not batch.is_control:
+                self._warn_older_producer_epoch(state, batch, first)
                 state = state.with_batch(producer_batch(batch), first, first + delta)
             else:
                 state = state.advanced_to(first + delta + 1)
             first += delta + 1
         self.producer_state = state
+
+    def _warn_older_producer_epoch(self, state: ProducerState, batch: RecordBatch | BatchPosition, first: int) -> None:
+        """Only a replicated batch gets here with an older epoch: Kafka warns and adopts it."""
+        entry = state.entry(batch.producer_id)
+        if entry is not None and batch.producer_epoch < entry.producer_epoch:
+            self._log.warning(
+                "producer_epoch_older_than_last_seen",
+                producer_id=batch.producer_id,
+                producer_epoch=batch.producer_epoch,
+                last_epoch=entry.producer_epoch,
+                offset=first,
+            )
 
     @storage_operation("append")
     def append_as_follower(self, records: bytes | memoryview, now_ms: int) -> AppendInfo:

@@ -43,7 +43,8 @@ def delete_snapshots_outside(directory: Path, low: int, high: int) -> None:
 
 
 def latest_snapshot(directory: Path, at_most: int) -> ProducerState | None:
-    """The newest readable snapshot at or below `at_most`; an unreadable one is deleted and logged."""
+    """The newest readable snapshot at or below `at_most`; an unreadable one (unknown version, CRC32C mismatch,
+    bad contents) is deleted and logged, as Kafka's loadFromSnapshot does with a corrupt one."""
     for offset in reversed(snapshot_offsets(directory)):
         if offset > at_most:
             continue
@@ -51,6 +52,8 @@ def latest_snapshot(directory: Path, at_most: int) -> ProducerState | None:
         try:
             return ProducerState.from_snapshot(path.read_bytes())
         except ValueError as error:
-            structlog.get_logger().warning("producer_snapshot_unreadable", path=str(path), error=str(error))
+            structlog.get_logger().warning(
+                "producer_snapshot_unreadable", partition=directory.name, path=str(path), error=str(error)
+            )
             path.unlink(missing_ok=True)
     return None

@@ -4,7 +4,8 @@ last 5 batches in this partition's log, enough to answer a retried batch with th
 The rules are Kafka 4.x's (ProducerAppendInfo, UnifiedLog.analyzeAndValidateProducerState):
 - a client batch whose producer epoch and sequence range equal one of the 5 remembered batches is a duplicate: it
   is not appended, and the answer carries the original offsets;
-- an epoch below the producer's current one is INVALID_PRODUCER_EPOCH (a replicated batch is kept and only logged);
+- an epoch below the producer's current one is INVALID_PRODUCER_EPOCH (a replicated batch is kept, logged by the
+  partition log, and its epoch adopted, as Kafka's ProducerStateEntry.addBatch does);
 - a new epoch must start at sequence 0, and within an epoch each batch must follow the last one's sequence (after
   2^31 - 1 comes 0); otherwise OUT_OF_ORDER_SEQUENCE_NUMBER;
 - a producer id this log holds nothing of accepts any sequence: the log may have lost its batches to retention, and
@@ -15,16 +16,21 @@ Replicated batches (a follower, or a log rebuilding its state) are applied witho
 from __future__ import annotations
 
 import json
+import struct
 from dataclasses import dataclass
 
 from immutables import Map
 
 from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.record_batch import crc32c
 
 NUM_BATCHES_TO_RETAIN = 5  # Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 NO_PRODUCER_EPOCH = -1
 MAX_SEQUENCE = 2**31 - 1
-SNAPSHOT_VERSION = 1
+# Version 2 puts Kafka's snapshot header before the JSON body: version (int16) and a CRC32C (uint32) of the body.
+# A version 1 file (JSON alone, no CRC) is refused as unreadable: its producer state is rebuilt from the log.
+SNAPSHOT_VERSION = 2
+_SNAPSHOT_HEADER = struct.Struct(">hI")
 
 
 @dataclass(frozen=True)
@@ -131,11 +137,10 @@ class ProducerState:
 
     def with_batch(self, batch: ProducerBatch, first_offset: int, last_offset: int) -> ProducerState:
         """The state after `batch` was appended at [first_offset, last_offset]. A batch of an older epoch (only
-        replication appends one) leaves the producer's entry as it is, as Kafka's follower does."""
+        replication appends one) replaces the entry's epoch as any other epoch change does: the entry then
+        describes what the log holds, as in Kafka."""
         entry = self.producers.get(batch.producer_id)
         end = max(self.end_offset, last_offset + 1)
-        if entry is not None and batch.producer_epoch < entry.producer_epoch:
-            return ProducerState(self.producers, end)
         meta = BatchMetadata(batch.base_sequence, batch.last_seq, first_offset, last_offset, batch.max_timestamp)
         if entry is None or entry.producer_epoch != batch.producer_epoch:
             batches: tuple[BatchMetadata, ...] = (meta,)
@@ -161,16 +166,25 @@ class ProducerState:
             }
             for _, e in sorted(self.producers.items())
         ]
-        body = {"version": SNAPSHOT_VERSION, "end_offset": self.end_offset, "producers": producers}
-        return json.dumps(body, separators=(",", ":")).encode()
+        body = json.dumps({"end_offset": self.end_offset, "producers": producers}, separators=(",", ":")).encode()
+        return _SNAPSHOT_HEADER.pack(SNAPSHOT_VERSION, crc32c(body)) + body
 
     @classmethod
     def from_snapshot(cls, data: bytes) -> ProducerState:
-        """Raises ValueError for a snapshot this version cannot read (the caller rebuilds from the log)."""
+        """Raises ValueError for a snapshot this version cannot read or whose CRC32C does not match its contents
+        (Kafka's CorruptSnapshotException: the caller deletes it and rebuilds from the log)."""
+        if data.startswith(b"{"):
+            raise ValueError("a version-1 producer snapshot (JSON without a CRC32C): not trusted")
+        if len(data) < _SNAPSHOT_HEADER.size:
+            raise ValueError(f"producer snapshot of {len(data)} bytes: shorter than its header")
+        version, stored = _SNAPSHOT_HEADER.unpack_from(data)
+        if version != SNAPSHOT_VERSION:
+            raise ValueError(f"producer snapshot version {version}, expected {SNAPSHOT_VERSION}")
+        computed = crc32c(memoryview(data)[_SNAPSHOT_HEADER.size :])
+        if computed != stored:
+            raise ValueError(f"producer snapshot CRC32C mismatch: stored {stored:#010x}, computed {computed:#010x}")
         try:
-            body = json.loads(data)
-            if body.get("version") != SNAPSHOT_VERSION:
-                raise ValueError(f"producer snapshot version {body.get('version')!r}")
+            body = json.loads(data[_SNAPSHOT_HEADER.size :])
             entries = {
                 int(p["producer_id"]): ProducerEntry(
                     int(p["producer_id"]),
@@ -180,5 +194,5 @@ class ProducerState:
                 for p in body["producers"]
             }
             return cls(Map(entries), int(body["end_offset"]))
-        except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as error:
+        except (KeyError, TypeError, AttributeError, UnicodeDecodeError, json.JSONDecodeError) as error:
             raise ValueError(f"unreadable producer snapshot: {error}") from error

@@ -30,12 +30,25 @@ def test_expires_at_the_deadline() -> None:
     assert [r.request_id for r in q.pending] == ["b"]
 
 
-def test_fails_with_not_enough_replicas_after_append_when_the_isr_shrinks_first() -> None:
+def test_fails_with_not_enough_replicas_after_append_what_the_hwm_passed_with_too_small_an_isr() -> None:
+    # Kafka's Partition.checkEnoughReplicasReachOffset: the error only once the HWM reached the batch.
     with capture_logs() as events:
         q, done = queue().check(high_watermark=10, isr_size=1, min_insync_replicas=2, now_ms=0)
-    assert {c.error for c in done} == {ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND}
-    assert len(done) == 3 and q.pending == ()
+    assert done == (
+        ProduceCompletion("a", ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND),
+        ProduceCompletion("b", ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND),
+    )
+    assert [r.request_id for r in q.pending] == ["c"]
     assert events[0]["expected_min_isr"] == 2 and events[0]["actual_isr_size"] == 1
+
+
+def test_a_shrunk_isr_keeps_produces_the_hwm_did_not_pass_waiting_until_their_deadline() -> None:
+    q, done = queue().check(high_watermark=0, isr_size=1, min_insync_replicas=2, now_ms=0)
+    assert done == () and [r.request_id for r in q.pending] == ["a", "b", "c"]
+    q, done = q.check(high_watermark=0, isr_size=1, min_insync_replicas=2, now_ms=50)
+    assert done == (ProduceCompletion("c", ErrorCode.REQUEST_TIMED_OUT),)
+    q, done = q.check(high_watermark=5, isr_size=2, min_insync_replicas=2, now_ms=60)
+    assert done == (ProduceCompletion("a", ErrorCode.NONE),)
 
 
 def test_fail_all_on_leadership_change() -> None:

@@ -143,3 +143,19 @@ def test_self_fencing_is_off_by_default_and_its_timeout_must_exceed_the_session_
         load_config(BrokerConfig, {**enabled, "broker.self.fencing.timeout.ms": "1000"})
     assert "broker.self.fencing.timeout.ms" in str(error.value)
     assert "must be greater than broker.session.timeout.ms (1000)" in str(error.value)
+
+
+async def test_offline_log_dirs_the_controller_never_acknowledges_end_in_a_warning_not_an_error() -> None:
+    # The controller keeps answering "not shutting down": the wait times out, and the caller must get control back
+    # (it then stops the broker) rather than an exception.
+    def answer(request: Any) -> controller_pb2.BrokerHeartbeatResponse:
+        return controller_pb2.BrokerHeartbeatResponse(is_caught_up=True, is_fenced=False)
+
+    manager, _ = manager_with(answer)
+    manager.start()
+    try:
+        await until(lambda: manager.serving, "unfenced")
+        await manager.report_offline_log_dirs(("/tmp/unused",), timeout_s=0.05)
+        assert not manager.shutdown_granted.is_set()
+    finally:
+        await manager.stop()

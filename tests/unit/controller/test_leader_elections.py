@@ -67,12 +67,15 @@ def test_preferred_replica_out_of_the_isr_or_unknown_partition_is_refused(harnes
     assert harness.image == before and harness.partition(topic_id).leader == 2
 
 
-def test_all_partitions(harness) -> None:  # type: ignore[no-untyped-def]
+def test_all_partitions_answers_only_those_that_needed_an_election(harness) -> None:  # type: ignore[no-untyped-def]
+    # Kafka's ReplicationControlManager.electLeaders leaves ELECTION_NOT_NEEDED out when asked for all partitions.
     failed_over(harness)
+    harness.create_topic("u", assignment=[[2, 3], [3, 1]])  # its preferred replicas lead
     response = elect(harness, every=True)
     assert [(r.topic, r.partition, r.error_code) for r in response.results] == [("t", 0, ErrorCode.NONE)]
+    assert elect(harness, every=True).results == ()
     unclean = harness.controller.elect_leaders(ElectLeadersRequest(ElectionType.UNCLEAN, None))
-    assert [r.error_code for r in unclean.response.results] == [ErrorCode.ELECTION_NOT_NEEDED]  # it has a leader
+    assert unclean.response.results == () and unclean.records == ()  # every partition has a leader
 
 
 def test_auto_rebalance_runs_every_check_interval(make_harness) -> None:  # type: ignore[no-untyped-def]

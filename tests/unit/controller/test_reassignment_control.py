@@ -103,3 +103,33 @@ def test_bad_reassignments_are_refused(harness, item, error: ErrorCode) -> None:
         assert reassign(harness, item) == [error]
     assert harness.image == before
     assert [e["error"] for e in logs if e["event"] == "reassignment_rejected"] == [error.name]
+
+
+@pytest.mark.parametrize("unclean", [False, True])
+def test_cancelling_when_only_adding_replicas_are_in_sync_needs_unclean_leader_election(harness, unclean: bool) -> None:  # type: ignore[no-untyped-def]
+    # Kafka's cancelPartitionReassignment: the reverted ISR is the first original replica, an unclean election,
+    # allowed only where unclean.leader.election.enable holds.
+    for b in (1, 2, 3, 4, 5):
+        harness.start_broker(b)
+    configs = {"unclean.leader.election.enable": "true"} if unclean else {}
+    topic_id = harness.create_topic("t", assignment=[[1, 2, 3]], **configs)
+    reassign(harness, ("t", 0, (4, 5)))
+    join_isr(harness, topic_id, 1, [1, 2, 3, 4])
+    harness.advance(1001)
+    for b in (4, 5):
+        harness.heartbeat(b, harness.epoch(b))
+    harness.tick()  # 1, 2 and 3 fenced: only the adding 4 is in sync
+    p = harness.partition(topic_id)
+    assert (p.isr, p.leader, p.adding_replicas) == ((4,), 4, (4, 5))
+    harness.start_broker(1)
+    request = AlterPartitionReassignmentsRequest((ReassignablePartition("t", 0, None),))
+    result = harness.commit(harness.controller.alter_partition_reassignments(request))
+    p = harness.partition(topic_id)
+    if not unclean:
+        [refused] = result.results
+        assert refused.error_code == ErrorCode.INVALID_REPLICA_ASSIGNMENT
+        assert "would require an unclean leader election" in refused.error_message
+        assert p.adding_replicas == (4, 5)
+        return
+    assert [r.error_code for r in result.results] == [ErrorCode.NONE]
+    assert (p.replicas, p.isr, p.leader, p.adding_replicas, p.removing_replicas) == ((1, 2, 3), (1,), 1, (), ())

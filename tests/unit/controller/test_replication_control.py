@@ -172,16 +172,28 @@ def test_delete_topics_removes_existing_ones_and_names_the_unknown(harness) -> N
     harness.start_broker(1)
     topic_id = harness.create_topic("t", **{"min.insync.replicas": "1"})
     with capture_logs() as logs:
-        result = harness.controller.delete_topics(DeleteTopicsRequest(("t", "nope", "t")))
-    assert result.records == (RemoveTopic(topic_id),)  # named twice, removed once
+        result = harness.controller.delete_topics(DeleteTopicsRequest(("t", "nope")))
+    assert result.records == (RemoveTopic(topic_id),)
     codes = [(t.name, t.topic_id, t.error_code) for t in result.response.topics]
-    assert codes == [
-        ("t", topic_id, ErrorCode.NONE),
-        ("nope", None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-        ("t", topic_id, ErrorCode.NONE),
-    ]
+    assert codes == [("t", topic_id, ErrorCode.NONE), ("nope", None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
     assert [e["topic"] for e in logs if e["event"] == "delete_topic_rejected"] == ["nope"]
     harness.commit(result)
     assert "t" not in harness.image.topics_by_name and harness.image.topic_configs.get("t") is None
     recreated = harness.create_topic("t")
     assert recreated != topic_id and harness.partition(recreated).partition_epoch == 0
+
+
+def test_delete_topics_naming_a_topic_twice_refuses_it_once_and_deletes_the_others(harness) -> None:  # type: ignore[no-untyped-def]
+    # Kafka's ControllerApis: a duplicated name gets one INVALID_REQUEST "Duplicate topic name." and is not deleted.
+    harness.start_broker(1)
+    twice = harness.create_topic("t", **{"min.insync.replicas": "1"})
+    once = harness.create_topic("u", **{"min.insync.replicas": "1"})
+    result = harness.controller.delete_topics(DeleteTopicsRequest(("t", "u", "t", "t")))
+    assert result.records == (RemoveTopic(once),)
+    answers = [(t.name, t.topic_id, t.error_code, t.error_message) for t in result.response.topics]
+    assert answers == [
+        ("t", None, ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
+        ("u", once, ErrorCode.NONE, ""),
+    ]
+    harness.commit(result)
+    assert harness.image.topics_by_name["t"].topic_id == twice

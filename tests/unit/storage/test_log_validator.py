@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from storage_helpers import BAD_BATCHES, BAD_CASES, rewritten, three
+from storage_helpers import BAD_BATCHES, BAD_CASES, compress_records, rewritten, three
 
+from minikafka.common.compression import CompressionType
 from minikafka.common.errors import ErrorCode, KafkaError
-from minikafka.common.record_batch import CONTROL_FLAG, TRANSACTIONAL_FLAG, Header, Record, build_batch
+from minikafka.common.record_batch import (
+    CONTROL_FLAG,
+    HEADER_SIZE,
+    TRANSACTIONAL_FLAG,
+    Header,
+    Record,
+    build_batch,
+    read_header,
+)
 from minikafka.storage.log_validator import AppendOrigin, validate_records
 
 CLIENT, REPLICATION = AppendOrigin.CLIENT, AppendOrigin.REPLICATION
@@ -50,3 +59,27 @@ def test_too_large_before_anything_else() -> None:
     with pytest.raises(KafkaError) as raised:
         validate_records(rewritten(three(), attributes=1), CLIENT, len(three()) - 1)
     assert raised.value.code is ErrorCode.MESSAGE_TOO_LARGE
+
+
+YEAR_2200_MS = 7_258_118_400_000
+
+
+@pytest.mark.parametrize("claimed", [YEAR_2200_MS, 0, -1])
+@pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.GZIP])
+def test_a_producers_max_timestamp_is_set_from_its_records(claimed: int, codec: CompressionType) -> None:
+    # Kafka's LogValidator (CreateTime): batch.setMaxTimestamp(the largest record timestamp), the CRC made again.
+    plain = build_batch([Record(b"a", timestamp_ms=1000), Record(b"b", timestamp_ms=3000), Record(b"c", None, 2000)])
+    body = compress_records(plain[HEADER_SIZE:], codec) if codec else None
+    sent = rewritten(plain, body, max_timestamp=claimed, attributes=int(codec))
+    result = validate_records(sent, CLIENT, LIMIT)
+    [batch] = result.batches
+    assert result.max_timestamp == batch.max_timestamp == 3000 and batch.is_valid()
+    assert batch.compression_type == codec and [r.timestamp_ms for r in batch.records()] == [1000, 3000, 2000]
+    # A leader's batches are stored as it wrote them (Kafka's follower does not validate them).
+    assert validate_records(sent, REPLICATION, LIMIT).max_timestamp == claimed
+
+
+def test_a_batch_whose_max_timestamp_matches_its_records_is_passed_as_sent() -> None:
+    sent = build_batch([Record(b"a", timestamp_ms=5), Record(b"b", timestamp_ms=4)])
+    [batch] = validate_records(sent, CLIENT, LIMIT).batches
+    assert batch.buffer is sent and batch == read_header(sent)

@@ -7,12 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import Record, build_batch, iter_batches
 from minikafka.storage.log_config import LogConfig
 from minikafka.storage.partition_log import PartitionLog
-from minikafka.storage.producer_snapshots import snapshot_offsets
+from minikafka.storage.producer_snapshots import snapshot_offsets, snapshot_path
 from minikafka.storage.producer_state import (
     MAX_SEQUENCE,
     Accepted,
@@ -79,6 +80,29 @@ def test_an_older_epoch_is_fenced_and_a_new_epoch_from_zero_is_accepted() -> Non
     assert state.check_client_batch(meta(2, epoch=3)) == Accepted()
 
 
+def test_a_replicated_batch_of_an_older_epoch_is_adopted_with_its_epoch() -> None:
+    # Kafka's ProducerStateEntry.addBatch after a REPLICATION-origin epoch check that only warns: the entry takes the
+    # batch's epoch and keeps only that batch, so the follower's state matches what its leader wrote.
+    state = ProducerState().with_batch(meta(0, epoch=3), 0, 1).with_batch(meta(2, epoch=3), 2, 3)
+    state = state.with_batch(meta(4, epoch=2), 4, 5)
+    entry = state.entry(PID)
+    assert entry is not None and entry.producer_epoch == 2 and state.end_offset == 6
+    assert [(b.first_seq, b.first_offset) for b in entry.batches] == [(4, 4)]
+    assert state.check_client_batch(meta(4, epoch=2)) == Duplicate(4, 5)
+
+
+def test_a_follower_adopts_an_older_producer_epoch_its_leader_wrote_and_says_so(tmp_path: Path) -> None:
+    follower = open_log(tmp_path)
+    record = Record(b"v", timestamp_ms=1)
+    batches = [build_batch([record], offset, 0, PID, epoch, 0) for offset, epoch in enumerate((3, 2))]
+    with capture_logs() as logs:
+        follower.append_as_follower(b"".join(batches), 0)
+    entry = follower.producer_state.entry(PID)
+    assert entry is not None and entry.producer_epoch == 2
+    [warned] = [e for e in logs if e["event"] == "producer_epoch_older_than_last_seen"]
+    assert (warned["producer_epoch"], warned["last_epoch"], warned["offset"]) == (2, 3, 1)
+
+
 def test_sequences_wrap_after_the_largest_int32() -> None:
     state = ProducerState().with_batch(meta(MAX_SEQUENCE - 1), 0, 1)
     assert state.entry(PID).last_seq == MAX_SEQUENCE
@@ -88,8 +112,22 @@ def test_sequences_wrap_after_the_largest_int32() -> None:
 def test_a_snapshot_reads_back_equal() -> None:
     state = ProducerState().with_batch(meta(0), 0, 1).with_batch(meta(0, pid=7), 2, 3)
     assert ProducerState.from_snapshot(state.to_snapshot()) == state
-    with pytest.raises(ValueError):
-        ProducerState.from_snapshot(b'{"version": 99}')
+    with pytest.raises(ValueError, match="version 99"):
+        ProducerState.from_snapshot(b"\x00\x63" + state.to_snapshot()[2:])
+    with pytest.raises(ValueError, match="version-1"):  # written before snapshots had a CRC: rebuilt from the log
+        ProducerState.from_snapshot(b'{"version":1,"end_offset":0,"producers":[]}')
+
+
+def flip_first_offset_bit(snapshot: bytes) -> bytes:
+    """One bit flipped in the snapshot's first batch (sequences 0-1 at offsets 0-1): its first offset 0 becomes 1."""
+    at = snapshot.index(b"[[0,1,0,1,") + len(b"[[0,1,")
+    return snapshot[:at] + bytes([snapshot[at] ^ 1]) + snapshot[at + 1 :]
+
+
+def test_a_snapshot_with_one_bit_flipped_fails_its_crc() -> None:
+    state = ProducerState().with_batch(meta(0), 0, 1).with_batch(meta(2), 2, 3)
+    with pytest.raises(ValueError, match="CRC32C"):
+        ProducerState.from_snapshot(flip_first_offset_bit(state.to_snapshot()))
 
 
 # ---- the partition log ----
@@ -145,3 +183,21 @@ def test_a_follower_builds_the_same_state_from_replicated_batches(tmp_path: Path
     retry = follower.append_as_leader(idempotent(12), 2, 0)
     assert retry.duplicate and retry.first_offset == 12
     assert [b.base_offset for b in iter_batches(follower.read(0, 1 << 20))][-1] == 12
+
+
+def test_a_corrupt_snapshot_is_discarded_and_the_state_rebuilt_from_the_log(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    first = log.append_as_leader(idempotent(0), 1, 0)
+    log.append_as_leader(idempotent(2), 1, 0)
+    before = log.producer_state
+    log.close()  # a snapshot at the log end: the next open replays nothing
+    [offset] = snapshot_offsets(log.directory)
+    path = snapshot_path(log.directory, offset)
+    path.write_bytes(flip_first_offset_bit(path.read_bytes()))
+    with capture_logs() as logs:
+        reopened = open_log(tmp_path)
+    assert reopened.producer_state == before
+    [discarded] = [e for e in logs if e["event"] == "producer_snapshot_unreadable"]
+    assert "CRC32C" in discarded["error"] and discarded["partition"] == "t-0"
+    retry = reopened.append_as_leader(idempotent(0), 1, 0)
+    assert retry.duplicate and (retry.first_offset, retry.last_offset) == (first.first_offset, first.last_offset)

@@ -49,6 +49,10 @@ def python_verdict(batch: RecordBatch) -> str | None:
 
 
 def native_verdict(batch: RecordBatch) -> bool:
+    return native_max_delta(batch) is not None
+
+
+def native_max_delta(batch: RecordBatch) -> int | None:
     start = batch.position + HEADER_SIZE
     return native_walk(batch.buffer, start, batch.position + batch.size, batch.records_count)
 
@@ -60,6 +64,10 @@ def test_the_c_walk_passes_every_batch_a_producer_builds(batch_records: list[Rec
     batch = read_header(build_batch(batch_records))
     assert native_verdict(batch)
     assert python_verdict(batch) is None
+    # Both walks find the largest timestamp delta, from which the leader sets the batch's max timestamp.
+    largest = max(record.timestamp_ms for record in batch_records)
+    assert native_max_delta(batch) == check_records_in_python(batch) == largest - batch.base_timestamp
+    assert check_records(batch) == largest
 
 
 @needs_native
@@ -133,10 +141,10 @@ def test_hand_written_records(section: bytes, count: int, valid: bool) -> None:
 @needs_native
 def test_spans_outside_the_buffer_are_not_walked() -> None:
     data = build_batch([Record(b"v", None, 0)])
-    assert native_walk(data, HEADER_SIZE, len(data), 1)
-    assert not native_walk(data, HEADER_SIZE, len(data) + 1, 1)
-    assert not native_walk(data, -1, len(data), 1)
-    assert not native_walk(data, len(data), HEADER_SIZE, 1)
+    assert native_walk(data, HEADER_SIZE, len(data), 1) == 0
+    assert native_walk(data, HEADER_SIZE, len(data) + 1, 1) is None
+    assert native_walk(data, -1, len(data), 1) is None
+    assert native_walk(data, len(data), HEADER_SIZE, 1) is None
 
 
 def test_the_c_walk_is_built_where_a_c_compiler_is() -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
-from minikafka.common.record_batch import TIMESTAMP_TYPE_FLAG, Record, build_batch, read_header
+from minikafka.common.record_batch import TIMESTAMP_TYPE_FLAG, Record, build_batch, crc32c, read_header
 from minikafka.storage.log_config import LogConfig
 from minikafka.storage.partition_log import PartitionLog
 from minikafka.storage.timestamp_search import TimestampAndOffset, search, search_batch
@@ -72,6 +73,17 @@ def test_max_timestamp_is_the_first_record_holding_the_largest_timestamp(tmp_pat
     assert log.max_timestamp_offset() is None
     fill(log, [[10, 90], [50, 90, 20], [30]])
     assert log.max_timestamp_offset() == TimestampAndOffset(90, 1, 2)
+
+
+def test_a_producers_claimed_max_timestamp_does_not_hide_the_largest_record(tmp_path: Path) -> None:
+    log = PartitionLog.open(tmp_path / "topic-0", SMALL, 0, None)
+    fill(log, [[10, 90]])
+    claims_2200 = bytearray(build_batch([Record(b"v", timestamp_ms=50), Record(b"w", timestamp_ms=70)]))
+    struct.pack_into(">q", claims_2200, 35, 7_258_118_400_000)  # the header's max timestamp
+    struct.pack_into(">I", claims_2200, 17, crc32c(bytes(claims_2200[21:])))
+    log.append_as_leader(bytes(claims_2200), 2, now_ms=1)
+    assert log.max_timestamp_offset() == TimestampAndOffset(90, 1, 2)
+    assert [read_header(log.read(2, 1 << 20)).max_timestamp] == [70]
 
 
 def test_lookup_survives_a_reopen(tmp_path: Path) -> None:

@@ -79,7 +79,7 @@ async def delete_topics(ctx: WireContext, request: Request) -> Any:
     entry_cls = sibling(cls, "DeletableTopicResult")
     results = {r.name: r for r in answer.responses} if answer is not None else {}
     responses = []
-    for name in names:
+    for name in dict.fromkeys(names):  # a duplicated name has one answer, as in Kafka
         result = results.get(name)
         code, message = forwarded_outcome(answer, result)
         topic_id = _topic_id(result.topic_id) if result is not None else ZERO_UUID

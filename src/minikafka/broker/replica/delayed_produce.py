@@ -1,8 +1,9 @@
 """The pure part of the delayed-produce purgatory: acks=all writes waiting for the HWM (Kafka's DelayedProduce).
 
-Each waiting produce needs the HWM at `required_offset` (its last offset + 1). It completes when the HWM gets
-there, fails with NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR falls below min.insync.replicas first, expires with
-REQUEST_TIMED_OUT at its deadline, and fails with whatever error the shell gives when leadership moves away.
+Each waiting produce needs the HWM at `required_offset` (its last offset + 1). When the HWM gets there it
+completes, or fails with NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR is then below min.insync.replicas (Kafka's
+Partition.checkEnoughReplicasReachOffset: a shrunk ISR alone fails nothing). It expires with REQUEST_TIMED_OUT at
+its deadline, and fails with whatever error the shell gives when leadership moves away.
 The shell keeps the futures; this keeps the ids and decides.
 """
 
@@ -40,13 +41,14 @@ class DelayedProduceQueue:
     def check(
         self, high_watermark: int, isr_size: int, min_insync_replicas: int, now_ms: int
     ) -> tuple[DelayedProduceQueue, tuple[ProduceCompletion, ...]]:
-        """Complete what the HWM passed, fail what the ISR can no longer commit, expire what is overdue."""
-        if self._nothing_due(high_watermark, isr_size, min_insync_replicas, now_ms):
+        """Answer what the HWM passed (NOT_ENOUGH_REPLICAS_AFTER_APPEND where the ISR is below min ISR), expire
+        what is overdue."""
+        if self._nothing_due(high_watermark, now_ms):
             return self, ()
         done: list[ProduceCompletion] = []
         still: list[PendingProduce] = []
         for request in self.pending:
-            if isr_size < min_insync_replicas:
+            if high_watermark >= request.required_offset and isr_size < min_insync_replicas:
                 error = ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
                 structlog.get_logger().info(
                     "produce_failed_not_enough_replicas_after_append",
@@ -72,12 +74,12 @@ class DelayedProduceQueue:
             done.append(ProduceCompletion(request.request_id, error))
         return DelayedProduceQueue(self.label, tuple(still)), tuple(done)
 
-    def _nothing_due(self, high_watermark: int, isr_size: int, min_insync_replicas: int, now_ms: int) -> bool:
+    def _nothing_due(self, high_watermark: int, now_ms: int) -> bool:
         """Checked on every HWM move: the common answer without building a new queue. Produces wait in append
         order, so none is passed while the HWM is below the first one's required offset."""
         if not self.pending:
             return True
-        if isr_size < min_insync_replicas or high_watermark >= self.pending[0].required_offset:
+        if high_watermark >= self.pending[0].required_offset:
             return False
         return all(now_ms < request.deadline_ms for request in self.pending)
 

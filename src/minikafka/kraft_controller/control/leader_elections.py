@@ -92,7 +92,8 @@ def elect_leaders(
 ) -> ControllerResult[ElectLeadersResponse]:
     """An election of the type asked for each partition asked (every partition when None). PREFERRED:
     ELECTION_NOT_NEEDED where the preferred replica leads, PREFERRED_LEADER_NOT_AVAILABLE where it may not.
-    UNCLEAN: ELECTION_NOT_NEEDED where there is a leader, ELIGIBLE_LEADERS_NOT_AVAILABLE where no replica is live."""
+    UNCLEAN: ELECTION_NOT_NEEDED where there is a leader, ELIGIBLE_LEADERS_NOT_AVAILABLE where no replica is live.
+    Asked for every partition, the answer leaves out those that needed no election, as Kafka's does."""
     refs = _all_partitions(image) if request.partitions is None else request.partitions
     records: list[Record] = []
     results: list[PartitionElectionResult] = []
@@ -106,6 +107,8 @@ def elect_leaders(
         if election.record is not None:
             records.append(election.record)
             scratch = apply_records(scratch, [election.record])
+        if request.partitions is None and election.error_code == ErrorCode.ELECTION_NOT_NEEDED:
+            continue
         results.append(PartitionElectionResult(ref.topic, ref.partition, election.error_code, election.error_message))
     return ControllerResult(tuple(records), ElectLeadersResponse(tuple(results)))
 

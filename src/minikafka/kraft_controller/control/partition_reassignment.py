@@ -27,6 +27,7 @@ from minikafka.kraft_controller.control.replication_control import (
     apply_records,
     log_election,
     log_reassignment_completed,
+    unclean_enabled,
 )
 from minikafka.kraft_controller.control.requests import (
     AlterPartitionReassignmentsRequest,
@@ -68,6 +69,33 @@ def _started(partition: PartitionRegistration, target: tuple[int, ...]) -> Repli
     return ReplicaSets(target + removing, removing, adding)
 
 
+def _cancel(
+    image: MetadataImage,
+    topic: TopicImage,
+    partition_id: int,
+    partition: PartitionRegistration,
+    defaults: TopicDefaults,
+) -> PartitionChangeOutcome | _Rejected:
+    """Kafka's cancelPartitionReassignment: drop the adding replicas. Where only adding replicas are in sync, the
+    reverted ISR is the first original replica: an unclean election, allowed only with
+    unclean.leader.election.enable."""
+    original = tuple(r for r in partition.replicas if r not in partition.adding_replicas)
+    isr = tuple(b for b in partition.isr if b not in partition.adding_replicas)
+    unclean = unclean_enabled(image, topic.name, defaults.unclean_leader_election_enable)
+    if not isr:
+        if not unclean:
+            return _Rejected(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"Unable to revert partition assignment for {topic.name}:{partition_id} because it would require an "
+                "unclean leader election.",
+            )
+        isr = original[:1]
+    return build_partition_change(
+        topic.topic_id, partition_id, partition, leader_eligibility(image), "reassignment_cancelled", isr, None,
+        ReplicaSets(original), unclean=unclean, elr=elr_context(image, topic.name, partition, defaults),
+    )  # fmt: skip
+
+
 def _change(
     image: MetadataImage,
     topic: TopicImage,
@@ -80,14 +108,7 @@ def _change(
     if request.replicas is None:
         if not partition.reassigning:
             return _Rejected(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, "no reassignment to cancel")
-        original = tuple(r for r in partition.replicas if r not in partition.adding_replicas)
-        isr = tuple(b for b in partition.isr if b not in partition.adding_replicas)
-        if not isr:
-            return _Rejected(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "reverting would need an unclean leader election")
-        return build_partition_change(
-            topic.topic_id, request.partition, partition, eligible, "reassignment_cancelled", isr, None,
-            ReplicaSets(original), elr=elr,
-        )  # fmt: skip
+        return _cancel(image, topic, request.partition, partition, defaults)
     rejected = _validate_target(image, request.replicas)
     if rejected is not None:
         return rejected
@@ -119,7 +140,7 @@ def _log_outcome(
             removing=list(record.removing_replicas or ()),
         )
     reason = "reassignment_cancelled" if request.replicas is None else "reassignment"
-    log_election(topic, request.partition, partition, outcome, reason)
+    log_election(topic, request.partition, partition, outcome, reason, "UNCLEAN" if outcome.unclean else None)
     log_reassignment_completed(topic, request.partition, partition, outcome)
 
 

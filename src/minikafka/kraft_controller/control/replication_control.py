@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -550,18 +551,22 @@ def create_topics(
 
 def delete_topics(image: MetadataImage, request: DeleteTopicsRequest) -> ControllerResult[DeleteTopicsResponse]:
     """One RemoveTopic record per existing topic named; an unknown name is UNKNOWN_TOPIC_OR_PARTITION (Kafka's
-    answer when deleting by name), and a name given twice is deleted once."""
+    answer when deleting by name). A name given more than once is not deleted and gets one INVALID_REQUEST
+    "Duplicate topic name." answer, as Kafka's ControllerApis answers."""
     records: list[Record] = []
     results: list[DeletableTopicResult] = []
-    for name in request.names:
+    counts = Counter(request.names)
+    for name in dict.fromkeys(request.names):
         topic = image.topics_by_name.get(name)
+        if counts[name] > 1:
+            log.warning("delete_topic_rejected", topic=name, error=ErrorCode.INVALID_REQUEST.name)
+            results.append(DeletableTopicResult(name, None, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+            continue
         if topic is None:
             message = f"topic {name!r} does not exist"
             log.warning("delete_topic_rejected", topic=name, error=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.name)
             results.append(DeletableTopicResult(name, None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message))
             continue
-        record = RemoveTopic(topic.topic_id)
-        if record not in records:
-            records.append(record)
+        records.append(RemoveTopic(topic.topic_id))
         results.append(DeletableTopicResult(name, topic.topic_id, ErrorCode.NONE))
     return ControllerResult(tuple(records), DeleteTopicsResponse(tuple(results)))
