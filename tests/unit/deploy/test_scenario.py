@@ -200,3 +200,6 @@ def test_demo_prints_both_verdicts_side_by_side(tmp_path: Path) -> None:
     assert "AlterPartition for kip903-0" in decisive and decisive.endswith(" -")
     assert "requested broker epoch 12 vs registered 31" in " ".join(" ".join(line.split()) for line in lines)
     assert all(len(line) <= 2 + 16 + 2 * 60 for line in lines if "report:" not in line)
+    reports = [line.split() for line in lines if "report:" in line]  # one path a line, never two run together
+    assert [r[1] for r in reports] == [str(Path(o.run_dir) / "report" / "scenario.md") for o in (guarded, unguarded)]
+    assert [r[2] for r in reports] == [f"({GUARD.key}=true)", f"({GUARD.key}=false)"]
