@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from minikafka.deploy.scenario.model import CHECK, PROMISE, Guard, ScenarioVerdict, StepRecord, Tally
 
@@ -54,7 +55,7 @@ EXPLAINED_LOSSES = {
 }
 
 
-def explained_losses(analysis: Mapping | None) -> dict[str, int]:
+def explained_losses(analysis: Mapping[str, Any] | None) -> dict[str, int]:
     """From analyze's summary: the records each explained-loss warning counted (only those with any)."""
     invariants = (analysis or {}).get("invariants") or []
     return {v["name"]: v["violations"] for v in invariants if v.get("name") in EXPLAINED_LOSSES and v["violations"]}
