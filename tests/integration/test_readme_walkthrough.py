@@ -1,8 +1,12 @@
-"""README.md's "Using it", typed straight through: the commands of its first `sh` block run one by one, as a user
+r"""README.md's "Using it", typed straight through: the commands of its first `sh` block run one by one, as a user
 runs them, in a scratch directory; the run ends in a PASS with no acknowledged record lost or unknown.
 
 The block is parsed, so the test keeps the README honest: one command per line, `minikafka ...` (the `. .venv/...`
 activation line is skipped), a trailing `# comment` and comment-only lines ignored, `> FILE` redirecting stdout.
+
+The secure cluster's walkthrough is the first `sh` block after the line `<!-- walkthrough: secure cluster` in
+README.md or docs/security.md (whichever holds it); each of its commands (lines ending in `\` joined) runs in bash,
+with the installed `minikafka` on PATH, kcat included.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -97,3 +102,57 @@ def test_using_it_typed_straight_through_ends_in_a_pass(scratch: Path) -> None:
     assert summary["verdict"] == "pass"
     assert (summary["final_read"]["lost"], summary["final_read"]["unknown"]) == (0, 0)
     assert summary["final_read"]["read"] == summary["final_read"]["acknowledged"] > 0
+
+
+SECURE_MARKER = "<!-- walkthrough: secure cluster"
+SECURE_SOURCES = ("README.md", "docs/security.md")
+
+
+def secure_walkthrough_commands() -> list[str]:
+    """The shell commands of the sh block after the secure walkthrough's marker, continuation lines joined."""
+    holders = [text for name in SECURE_SOURCES if SECURE_MARKER in (text := (REPO / name).read_text())]
+    assert len(holders) == 1, f"exactly one of {SECURE_SOURCES} must hold {SECURE_MARKER!r}"
+    block = re.search(r"```sh\n(.*?)```", holders[0].split(SECURE_MARKER, 1)[1], re.DOTALL)
+    assert block is not None, "the secure walkthrough's marker is followed by no ```sh block"
+    commands, pending = [], ""
+    for line in block.group(1).splitlines():
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        command = (pending + line).strip()
+        pending = ""
+        if command and not command.startswith("#"):
+            commands.append(command)
+    return commands
+
+
+def test_the_secure_walkthrough_is_parsed_into_commands() -> None:
+    commands = secure_walkthrough_commands()
+    assert commands[0].startswith("minikafka cluster up") and commands[-1].startswith("minikafka cluster down")
+    assert any("-- kcat " in c and "SCRAM" in c for c in commands)
+
+
+@pytest.mark.timeout(900)
+def test_the_secure_cluster_typed_straight_through(scratch: Path) -> None:
+    """Every command of the secure walkthrough exits 0 without a traceback; what each shows is checked where it
+    says something: the topic's partitions, kcat's metadata and records (PLAIN and SCRAM), the records consumed."""
+    commands = secure_walkthrough_commands()
+    if any("-- kcat " in c for c in commands) and shutil.which("kcat") is None:
+        pytest.skip("kcat is not installed (`make system-tools` installs it as root)")
+    env = {**os.environ, "PATH": f"{MINIKAFKA.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    outputs = {}
+    for command in commands:
+        shell = ["bash", "-c", command]
+        result = subprocess.run(shell, cwd=scratch, env=env, capture_output=True, text=True, timeout=300)
+        assert "Traceback" not in result.stderr, (command, result.stderr[-3000:])
+        assert result.returncode == 0, (command, result.stdout[-2000:], result.stderr[-3000:])
+        outputs[command] = result.stdout
+    [describe] = [out for c, out in outputs.items() if "topics describe" in c]
+    assert describe.count("Partition: ") == 3, describe
+    kcat = {c: out for c, out in outputs.items() if "-- kcat " in c}
+    [listing] = [out for c, out in kcat.items() if " -L" in c]
+    assert 'topic "orders" with 3 partitions' in listing, listing
+    [scram] = [out for c, out in kcat.items() if "SCRAM" in c]
+    assert len(scram.splitlines()) == 10, scram
+    [consumed] = [out for c, out in outputs.items() if c.startswith("minikafka consume")]
+    assert len(consumed.splitlines()) == 1000, consumed[-500:]

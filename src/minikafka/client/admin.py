@@ -18,6 +18,7 @@ import grpc
 
 from minikafka.client.sasl_channel import intercepted_sync_channel
 from minikafka.client.sasl_exchange import SaslLogin
+from minikafka.client.unreachable import no_broker_reachable
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import sync_channel
 from minikafka.common.tls import TlsFiles
@@ -185,7 +186,7 @@ class AdminClient:
                 return getattr(stub, method)(request, timeout=self.timeout_s + FORWARDING_MARGIN_S)
             except grpc.RpcError as error:
                 problems.append(f"{address}: {error.code().name}")  # type: ignore[attr-defined]
-        raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"no broker reachable ({'; '.join(problems)})")
+        raise no_broker_reachable(problems, plaintext=self.broker_tls is None)
 
     def create_topic(
         self,
@@ -384,7 +385,7 @@ class AdminClient:
                 return stub.Metadata(broker_pb2.MetadataRequest(topics=list(topics)), timeout=self.timeout_s)
             except grpc.RpcError as error:
                 problems.append(f"{address}: {error.code().name}")  # type: ignore[attr-defined]
-        raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"no broker reachable ({'; '.join(problems)})")
+        raise no_broker_reachable(problems, plaintext=self.broker_tls is None)
 
     def describe_topics(self, names: Sequence[str] = (), servers: Sequence[str] = ()) -> list[TopicDescription]:
         response = self.metadata(names, servers)

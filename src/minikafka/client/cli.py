@@ -29,7 +29,8 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
         help="client properties (security.protocol=SSL or SASL_SSL, ssl.ca.location, ssl.certificate.location, "
         "ssl.key.location, sasl.mechanism, sasl.username, sasl.password) for the controllers' listener when the "
         "command has controllers, else for the brokers' gRPC listener; default with --dir: the run's admin "
-        "certificate for the controllers (RUN/admin-client.properties holds it), plaintext to the brokers",
+        "certificate for the controllers (RUN/admin-client.properties holds it) and, to the brokers, plaintext or "
+        "RUN/client.properties when their gRPC listener is secured",
     )
 
 
@@ -241,27 +242,54 @@ def admin_tls(args: argparse.Namespace):  # noqa: ANN201 - common.tls.TlsFiles |
 
 
 def admin_broker_tls(args: argparse.Namespace, controllers: list[str]):  # noqa: ANN201 - TlsFiles | None
-    """An admin command's TLS to the brokers' client listener: --command-config's when the command has no
-    controller (then the file is the brokers'), else none (the file is the controllers')."""
-    return None if controllers else client_tls(args)
+    """An admin command's TLS to the brokers' client listener (see broker_security)."""
+    return broker_security(args, bool(controllers)).tls
 
 
 def admin_broker_sasl(args: argparse.Namespace, controllers: list[str]) -> SaslLogin | None:
-    """An admin command's SASL login on the brokers' client listener, under the same rule as admin_broker_tls."""
-    return None if controllers else client_sasl(args)
+    """An admin command's SASL login on the brokers' client listener (see broker_security)."""
+    return broker_security(args, bool(controllers)).sasl
 
 
 def client_tls(args: argparse.Namespace):  # noqa: ANN201 - common.tls.TlsFiles | None
-    """The TLS material for the brokers' gRPC client listener: --command-config's (for a GRPC_SSL or
-    GRPC_SASL_SSL listener), else none (the default client listener is PLAINTEXT)."""
-    return client_tls_from_properties(Path(args.command_config)) if getattr(args, "command_config", None) else None
+    """The TLS material for the brokers' gRPC client listener (see broker_security)."""
+    return broker_security(args).tls
 
 
 def client_sasl(args: argparse.Namespace) -> SaslLogin | None:
-    """The SASL login for a GRPC_SASL_SSL client listener: --command-config's with security.protocol=SASL_SSL."""
-    if not getattr(args, "command_config", None):
-        return None
-    return client_security_from_properties(Path(args.command_config)).sasl
+    """The SASL login for a GRPC_SASL_SSL client listener (see broker_security)."""
+    return broker_security(args).sasl
+
+
+def broker_security(args: argparse.Namespace, has_controllers: bool = False) -> ClientSecurity:
+    """How to reach the brokers' gRPC client listener: --command-config's when it is the brokers' file (a command
+    without controllers); else, given explicit addresses, plaintext; else the run's own settings (run_security)."""
+    if getattr(args, "command_config", None) and not has_controllers:
+        return client_security_from_properties(Path(args.command_config))
+    if args.bootstrap_server or args.bootstrap_controller:
+        return ClientSecurity(None, None)
+    return run_security(Path(args.dir) if args.dir else newest_run())
+
+
+def run_security(run: Path | None) -> ClientSecurity:
+    """A run's brokers' client listener as cluster.json's `security` describes it: plaintext, or the settings of
+    the RUN/client.properties `cluster up` wrote; a secured listener without that file is named with what is
+    missing, rather than left to fail as an unreachable broker."""
+    try:
+        security = json.loads((run / "cluster.json").read_text()).get("security", {}) if run is not None else {}
+    except FileNotFoundError:
+        return ClientSecurity(None, None)
+    listener = security.get("client_listener", "GRPC")
+    if listener == "GRPC":
+        return ClientSecurity(None, None)
+    if "client_properties" in security:
+        return client_security_from_properties(Path(security["client_properties"]))
+    raise CliError(
+        f"the brokers' gRPC client listener of {run} is {listener} and the run has no login for it (cluster up "
+        "writes RUN/client.properties only from a PLAIN user of sasl.plain.users): give --command-config FILE with "
+        f"security.protocol=SASL_SSL, ssl.ca.location={run}/certs/ca.pem, sasl.mechanism, sasl.username and "
+        "sasl.password"
+    )
 
 
 def client_tls_from_properties(path: Path):  # noqa: ANN201 - common.tls.TlsFiles | None

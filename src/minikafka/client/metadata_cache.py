@@ -11,6 +11,7 @@ import grpc
 
 from minikafka.client.sasl_channel import SaslChannelSession
 from minikafka.client.sasl_exchange import SaslLogin
+from minikafka.client.unreachable import no_broker_reachable
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import insecure_channel
 from minikafka.common.tls import TlsFiles
@@ -95,7 +96,7 @@ class MetadataCache:
                     continue
                 self._apply(response)
                 return self.view
-            raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"no broker reachable ({'; '.join(problems)})")
+            raise no_broker_reachable(problems, plaintext=self.tls is None)
 
     def _apply(self, response: broker_pb2.MetadataResponse) -> None:
         view = ClusterView(brokers={b.node_id: f"{b.host}:{b.port}" for b in response.brokers})

@@ -11,6 +11,11 @@ Python's CPU, were the same either way. The benchmarks' echo runs on the same en
 Fork support. No minikafka process forks and then uses gRPC: every child is exec'd (nodes, the echo server, Spark's
 JVM). gRPC's fork handlers have nothing to do, and left on they print a warning whenever `analyze` starts Spark.
 
+Verbosity. gRPC core logs through absl, which before it is initialised (never, in Python) writes INFO lines to stderr
+unless GRPC_VERBOSITY says otherwise: a client that gets a GOAWAY with an error code from a stopping node prints
+"Got goaway [...]" into the test output and every command's stderr. ERROR (what an unset GRPC_VERBOSITY meant before
+gRPC moved to absl) keeps gRPC's errors and drops its INFO and WARNING lines; GRPC_VERBOSITY=INFO brings them back.
+
 `import minikafka` applies these (every `minikafka` command and every node it starts), as do the benchmarks and the
 tests. A variable already set is left as it is (`GRPC_EXPERIMENTS=` gives gRPC's default engine). A grpcio that no
 longer has these experiments logs "Unknown experiment" once and uses its default.
@@ -27,6 +32,7 @@ GRPC_ENVIRONMENT: Final[Mapping[str, str]] = MappingProxyType(
     {
         "GRPC_EXPERIMENTS": "-event_engine_client,-event_engine_listener",
         "GRPC_ENABLE_FORK_SUPPORT": "0",
+        "GRPC_VERBOSITY": "ERROR",
     }
 )
 

@@ -306,6 +306,9 @@ def cluster_up(args: argparse.Namespace) -> int:
     print(f"  brokers:     {', '.join(f'{b.node_id}@{b.address}' for b in cluster.brokers)}")
     print(f"  bootstrap.servers={cluster.kafka_bootstrap_servers}")
     print(f"  network:     {_network_line(cluster.network.to_json(), cluster.network.cuts_mode)}")
+    print(f"  Kafka clients: {cluster.kafka_client_properties} (bootstrap.servers and security; kcat -F FILE)")
+    if cluster.client_properties.exists():
+        print(f"  minikafka's tools given --dir log in to the brokers' gRPC listener with {cluster.client_properties}")
     return 0
 
 

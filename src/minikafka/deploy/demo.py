@@ -246,10 +246,9 @@ def side_by_side(outcomes: list[ScenarioOutcome]) -> list[str]:
             f"{held} (exit {outcome.verdict.exit_code}{'' if outcome.verdict.as_predicted else ', NOT as predicted'})",
             f"{acknowledged} acknowledged, {lost} lost",
             decisive.sentence.split(": ", 1)[-1] if decisive else "-",
-            str(Path(outcome.run_dir) / "report" / "scenario.md"),
         ]
 
-    labels = ["guard", "verdict", "writes", "decisive event", "report"]
+    labels = ["guard", "verdict", "writes", "decisive event"]
     columns = [column(outcome) for outcome in outcomes]
     lines = [f"scenario {outcomes[0].name}: {outcomes[0].title}"]
     for row, label in enumerate(labels):
@@ -261,4 +260,8 @@ def side_by_side(outcomes: list[ScenarioOutcome]) -> list[str]:
             parts = [cell[index] if index < len(cell) else "" for cell in cells]
             head = f"{label + ':':<16}" if index == 0 else " " * 16
             lines.append(("  " + head + "".join(f"{p:<{CELL_WIDTH + 2}}" for p in parts)).rstrip())
+    # A path has no space to wrap at, so two in one row would run together: one line each, under the table.
+    for outcome in outcomes:
+        report = Path(outcome.run_dir) / "report" / "scenario.md"
+        lines.append(f"  {'report:':<16}{report}  ({outcome.guard.key}={outcome.guard_value})")
     return lines

@@ -12,10 +12,11 @@ import json
 import shutil
 import signal
 from pathlib import Path
+from typing import NamedTuple
 
 from minikafka.common.event_log import render_json_line, utc_timestamp
 from minikafka.common.grpc_support import sync_channel
-from minikafka.common.record_batch import CorruptRecordError, iter_batches
+from minikafka.common.record_batch import CorruptRecordError, RecordBatch, iter_batches
 from minikafka.deploy.local_cluster import Cluster, ClusterError, NodeSpec, is_alive, kill, send_signal, spawn, stop
 from minikafka.deploy.network import NetworkError, read_cuts, write_cuts
 from minikafka.deploy.network_model import Cut, CutError
@@ -175,7 +176,12 @@ class Faults:
         segments = sorted((spec.data_dir / partition).glob("*.log"))
         if not segments:
             raise ClusterError(f"{spec.label} holds no segment of {partition}")
-        segment, position, base_offset = _batch_to_corrupt(segments, offset)
+        target = _batch_to_corrupt(segments, offset)
+        if target is None:
+            raise ClusterError(
+                _nothing_to_corrupt(spec.label, partition, segments, offset, self._simulates_page_cache(spec))
+            )
+        segment, position, base_offset = target
         with segment.open("r+b") as stream:
             stream.seek(position)
             byte = stream.read(1)
@@ -264,22 +270,48 @@ class Faults:
         return any(line.strip().replace(" ", "") == "log.simulate.page.cache=true" for line in text.splitlines())
 
 
-def _batch_to_corrupt(segments: list[Path], offset: int | None) -> tuple[Path, int, int]:
-    """(segment, byte position, base offset): the last byte of the chosen batch, inside its last record."""
+class BatchTarget(NamedTuple):
+    segment: Path
+    position: int  # the byte to flip: the batch's last, inside its last record
+    base_offset: int
+
+
+def _batch_to_corrupt(segments: list[Path], offset: int | None) -> BatchTarget | None:
+    """The batch holding `offset`, else one in the middle of the oldest segment with a batch; None when no batch on
+    disk holds it."""
     for segment in segments:
-        data = segment.read_bytes()
-        try:
-            batches = list(iter_batches(data))
-        except CorruptRecordError:
-            batches = []  # a torn tail (unflushed or already damaged): nothing here to aim at reliably
+        batches = _batches_on_disk(segment)
         if offset is None and batches:
             chosen = batches[len(batches) // 2]
-            return segment, chosen.position + chosen.size - 1, chosen.base_offset
+            return BatchTarget(segment, chosen.position + chosen.size - 1, chosen.base_offset)
         for batch in batches:
             if offset is not None and batch.base_offset <= offset <= batch.last_offset:
-                return segment, batch.position + batch.size - 1, batch.base_offset
-    where = "any batch" if offset is None else f"offset {offset}"
-    raise ClusterError(f"no flushed batch holds {where} in {segments[0].parent}")
+                return BatchTarget(segment, batch.position + batch.size - 1, batch.base_offset)
+    return None
+
+
+def _batches_on_disk(segment: Path) -> list[RecordBatch]:
+    try:
+        return list(iter_batches(segment.read_bytes()))
+    except CorruptRecordError:
+        return []  # a torn tail (unflushed or already damaged): nothing here to aim at reliably
+
+
+def _nothing_to_corrupt(label: str, partition: str, segments: list[Path], offset: int | None, page_cache: bool) -> str:
+    """Why `fault corrupt` found no batch: what the segment files hold, and, for a broker simulating the page
+    cache, that its appends reach them only when the log is flushed."""
+    batches = [batch for segment in segments for batch in _batches_on_disk(segment)]
+    held = f"offsets {batches[0].base_offset} to {batches[-1].last_offset}" if batches else "no batch"
+    wanted = "a batch" if offset is None else f"a batch holding offset {offset}"
+    message = f"{label} has no {partition} batch on disk to corrupt: `fault corrupt` flips a byte of {wanted}, and "
+    message += f"its segment files in {segments[0].parent} hold {held}"
+    if page_cache:
+        message += (
+            " (log.simulate.page.cache=true keeps appended batches in the broker's memory until the log is flushed: "
+            "on a segment roll, a clean shutdown, or every log.flush.interval.ms; start the cluster with "
+            "--set log.flush.interval.ms=1000 to have them on disk)"
+        )
+    return message
 
 
 def read_faults(cluster: Cluster) -> list[dict]:

@@ -11,6 +11,9 @@ A run directory holds everything of one cluster:
     RUN/network/cuts.json            the network cuts in force and each node's address (docs/network-partitions.md)
     RUN/certs/                       the cluster CA and each node's (and the admin's) certificate and key
     RUN/admin-client.properties      the admin's TLS settings for tools given explicit addresses (--command-config)
+    RUN/client.properties            the brokers' gRPC client listener's settings when it is secured (what the tools
+                                     use with --dir; a SASL listener's PLAIN login from sasl.plain.users)
+    RUN/kafka-client.properties      Kafka clients' bootstrap.servers and security settings (`kcat -F FILE`)
 """
 
 from __future__ import annotations
@@ -161,6 +164,28 @@ class Cluster:
         return self.run_dir / "admin-client.properties"
 
     @property
+    def client_properties(self) -> Path:
+        return self.run_dir / "client.properties"
+
+    @property
+    def kafka_client_properties(self) -> Path:
+        return self.run_dir / "kafka-client.properties"
+
+    @property
+    def listener_protocols(self) -> dict[str, str]:
+        return parse_protocol_map(self.overrides.get("listener.security.protocol.map", ""))
+
+    @property
+    def plain_login(self) -> tuple[str, str] | None:
+        """(user, password) of sasl.plain.users' first user when PLAIN is enabled: the login the run was made with."""
+        mechanisms = self.overrides.get("sasl.enabled.mechanisms", "").upper().replace(" ", "").split(",")
+        users = [u for u in self.overrides.get("sasl.plain.users", "").split(",") if ":" in u]
+        if "PLAIN" not in mechanisms or not users:
+            return None
+        user, _, password = users[0].strip().partition(":")
+        return user, password
+
+    @property
     def voters(self) -> str:
         return ",".join(f"{c.node_id}@{c.address}" for c in self.controllers)
 
@@ -208,7 +233,7 @@ class Cluster:
         """Which listeners are secured and how (`cluster status --json` shows it too)."""
         mutual_tls = "SSL (mutual TLS, certificates of the run's CA)"
         inter_node = mutual_tls if self.inter_node_security == SSL else PLAINTEXT
-        protocols = parse_protocol_map(self.overrides.get("listener.security.protocol.map", ""))
+        protocols = self.listener_protocols
         mechanisms = self.overrides.get("sasl.enabled.mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512")
         keystore = self.overrides.get("ssl.keystore.location") or "the run's CA"
         client = {
@@ -229,6 +254,11 @@ class Cluster:
                 "PLAINTEXT (brokers, Kafka clients)": kafka,
             },
             **({"admin_tls": tls.to_json()} if (tls := self.admin_tls) is not None else {}),
+            # What tools given --dir read: the client listener's protocol and, where cluster up wrote one, the file
+            # with the settings (and login) to reach it.
+            "client_listener": protocols.get("GRPC", "GRPC"),
+            **({"client_properties": str(self.client_properties)} if self.client_properties.exists() else {}),
+            "kafka_client_properties": str(self.kafka_client_properties),
         }
 
     def save(self) -> None:
@@ -406,10 +436,41 @@ def write_admin_client_properties(cluster: Cluster) -> None:
     )
 
 
+def _security_lines(protocol: str, cluster: Cluster) -> list[str]:
+    """librdkafka's keys for a listener of `protocol` (SSL, SASL_SSL, SASL_PLAINTEXT) with the run's CA and its
+    PLAIN login; the login lines are absent when the run has none."""
+    lines = [f"security.protocol={protocol}"]
+    if "SSL" in protocol:
+        lines.append(f"ssl.ca.location={ca_certificate_path(cluster.certs_dir)}")
+    if protocol.startswith("SASL") and (login := cluster.plain_login) is not None:
+        lines += ["sasl.mechanism=PLAIN", f"sasl.username={login[0]}", f"sasl.password={login[1]}"]
+    return lines
+
+
+def _write_private(path: Path, lines: list[str]) -> None:
+    """A file that may hold a password: readable by its owner only, as the run's keys are."""
+    path.touch(mode=0o600, exist_ok=True)
+    path.chmod(0o600)
+    path.write_text("".join(f"{line}\n" for line in lines))
+
+
+def write_client_properties(cluster: Cluster) -> None:
+    """RUN/client.properties for a secured gRPC client listener (a SASL one only with a PLAIN login to put in it),
+    and RUN/kafka-client.properties for Kafka clients (`kcat -F`), each with librdkafka's names."""
+    protocols = cluster.listener_protocols
+    grpc = {GRPC_SSL_PROTOCOL: "SSL", GRPC_SASL_SSL_PROTOCOL: "SASL_SSL"}.get(protocols.get("GRPC", ""))
+    if grpc is not None and (grpc == "SSL" or cluster.plain_login is not None):
+        _write_private(cluster.client_properties, _security_lines(grpc, cluster))
+    kafka = protocols.get("PLAINTEXT", PLAINTEXT)
+    security = _security_lines(kafka, cluster) if kafka != PLAINTEXT else []
+    _write_private(cluster.kafka_client_properties, [f"bootstrap.servers={cluster.kafka_bootstrap_servers}", *security])
+
+
 def write_configs(cluster: Cluster) -> None:
     if cluster.inter_node_security == SSL:
         create_cluster_certificates(cluster)
         write_admin_client_properties(cluster)
+    write_client_properties(cluster)
     for spec in cluster.nodes:
         spec.node_dir.mkdir(parents=True, exist_ok=True)
         spec.data_dir.mkdir(parents=True, exist_ok=True)

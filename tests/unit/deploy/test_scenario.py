@@ -23,7 +23,7 @@ from minikafka.deploy.scenario.model import (
 from minikafka.deploy.scenario.registry import ScenarioError, builtin, load
 from minikafka.deploy.scenario.render import render_html_section, render_markdown
 from minikafka.deploy.scenario.runner import write_report
-from minikafka.deploy.scenario.verdict import judge
+from minikafka.deploy.scenario.verdict import explained_losses, judge
 
 GUARD = Guard("alter.partition.broker.epoch.check", "true", "false", "nothing acknowledged is lost", "writes are lost")
 REJECTED = {
@@ -85,6 +85,23 @@ def test_the_verdict_for_each_configuration(
         assert "ERROR: step 2" in verdict.line
     elif lost:
         assert f"10 acknowledged, {lost} lost" in verdict.line
+
+
+def test_a_loss_analyze_passes_says_why() -> None:
+    """An unguarded unclean election loses writes and analyze passes: the line says the loss is the expected one."""
+    summary = {"verdict": "pass", "invariants": [
+        {"name": "NoCommittedRecordLost", "verdict": "pass", "violations": 0},
+        {"name": "UncleanElectionLoss", "verdict": "anomaly", "violations": 40},
+        {"name": "LostAcksOneWrites", "verdict": "pass", "violations": 0},
+    ]}  # fmt: skip
+    assert explained_losses(summary) == {"UncleanElectionLoss": 40}
+    tallies = [Tally("unclean-0", "all", 100, 40)]
+    verdict = judge("unclean-election", GUARD, "false", [step(1)], tallies, None, "pass", explained_losses(summary))
+    assert "40 lost; analyze: pass: the loss is the expected one here, a warning and not a failure: 40 " in verdict.line
+    assert verdict.line.endswith("discarded by the unclean election, the cost of that choice (UncleanElectionLoss))")
+    unexplained = judge("unclean-election", GUARD, "false", [step(1)], tallies, None, "pass", {})
+    assert "analyze: pass (analyze checks the run's histories itself" in unexplained.line
+    assert "analyze: fail)" in judge("x", GUARD, "false", [step(1)], tallies, None, "fail", {}).line
 
 
 def outcome(tmp_path: Path, value: str, lost: int) -> ScenarioOutcome:
@@ -200,3 +217,6 @@ def test_demo_prints_both_verdicts_side_by_side(tmp_path: Path) -> None:
     assert "AlterPartition for kip903-0" in decisive and decisive.endswith(" -")
     assert "requested broker epoch 12 vs registered 31" in " ".join(" ".join(line.split()) for line in lines)
     assert all(len(line) <= 2 + 16 + 2 * 60 for line in lines if "report:" not in line)
+    reports = [line.split() for line in lines if "report:" in line]  # one path a line, never two run together
+    assert [r[1] for r in reports] == [str(Path(o.run_dir) / "report" / "scenario.md") for o in (guarded, unguarded)]
+    assert [r[2] for r in reports] == [f"({GUARD.key}=true)", f"({GUARD.key}=false)"]

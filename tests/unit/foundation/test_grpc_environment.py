@@ -38,3 +38,16 @@ def test_importing_minikafka_sets_it_before_grpc_is_loaded() -> None:
     assert run_probe(clean) == [False, GRPC_ENVIRONMENT]
     chosen = run_probe({**clean, "GRPC_EXPERIMENTS": "-event_engine_client"})
     assert chosen == [False, {**GRPC_ENVIRONMENT, "GRPC_EXPERIMENTS": "-event_engine_client"}]
+
+
+def test_grpc_core_prints_its_errors_but_not_its_info_lines() -> None:
+    """An INFO line of gRPC core (here its `api` trace, as "Got goaway" is one) stays out of a minikafka process's
+    stderr, and of its children's, which inherit the variable; an error line (an unknown experiment) still shows."""
+    clean = {key: value for key, value in os.environ.items() if key not in GRPC_ENVIRONMENT}
+    script = "import minikafka, grpc; grpc.insecure_channel('127.0.0.1:1').close()"
+    for environ, shown in (({"GRPC_TRACE": "api"}, False), ({"GRPC_VERBOSITY": "INFO", "GRPC_TRACE": "api"}, True)):
+        done = subprocess.run([sys.executable, "-c", script], env={**clean, **environ}, capture_output=True, text=True)
+        assert ("grpc_init" in done.stderr) == shown, done.stderr[-2000:]
+    unknown = {**clean, "GRPC_EXPERIMENTS": "no_such_experiment"}
+    done = subprocess.run([sys.executable, "-c", script], env=unknown, capture_output=True, text=True)
+    assert "Unknown experiment: no_such_experiment" in done.stderr

@@ -127,6 +127,11 @@ def _client_final(state: AwaitingClientFinal, text: str) -> ScramStep:
         return _fail("channel binding does not match the gs2 header")
     nonce = attributes.get("r", "")
     if nonce != state.nonce and not (state.nonce_suffix_ok and nonce.endswith(state.nonce)):
+        if nonce.endswith(state.nonce):
+            return _fail(
+                "nonce does not match the server's: it repeats the client's nonce before it, as librdkafka before "
+                "2.6.1 (kcat 1.7) sends it; sasl.scram.final.nonce.match=suffix accepts that, as Kafka 3.8.1 to 3.9 did"
+            )
         return _fail("nonce does not match the server's")
     auth_message = f"{state.client_first_bare},{state.server_first},{without_proof}".encode()
     mechanism, credential = state.mechanism, state.credential

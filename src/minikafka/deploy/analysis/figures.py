@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import matplotlib
 
@@ -138,10 +138,36 @@ def timeline_figure(
     return path
 
 
+class EpochLabel(NamedTuple):
+    x: float
+    text: str
+
+
+def epoch_labels(changes: Sequence[tuple[float, int]], total: float, prefix: str) -> list[EpochLabel]:
+    """One label per epoch change, except that changes closer together than 6% of the run (where their labels
+    would be drawn over each other) share one label naming the first and last epoch: `le3-le5`."""
+    gap = 0.06 * max(total, 1.0)
+    groups: list[list[tuple[float, int]]] = []
+    for x, epoch in changes:
+        if groups and x - groups[-1][0][0] < gap:
+            groups[-1].append((x, epoch))
+        else:
+            groups.append([(x, epoch)])
+    return [
+        EpochLabel(group[0][0], f"{prefix}{group[0][1]}" + (f"-{prefix}{group[-1][1]}" if len(group) > 1 else ""))
+        for group in groups
+    ]
+
+
 def _controller_panel(axis: Any, controllers: list[Row], total: float, start: datetime) -> None:
+    changes = []
     for begin, finish, row in _spans(controllers, total, start):
         axis.broken_barh([(begin, finish - begin)], (row["leader"] - 0.4, 0.8), color=LEADER_COLOUR)
-        axis.annotate(f"e{row['epoch']}", (begin, row["leader"] + 0.45), fontsize=6)
+        if not changes or changes[-1][1] != row["epoch"]:
+            changes.append((begin, row["epoch"]))
+    top = max((r["leader"] for r in controllers if r["leader"] is not None), default=0)
+    for label in epoch_labels(changes, total, "e"):
+        axis.annotate(label.text, (label.x, top + 0.45), fontsize=6)
     axis.set_ylabel("KRaft\nleader", fontsize=8)
     axis.set_yticks(sorted({r["leader"] for r in controllers if r["leader"] is not None}))
 
@@ -169,7 +195,7 @@ def _broker_panel(axis: Any, brokers: list[Row], total: float, start: datetime) 
 def _partition_panel(axis: Any, tp: str, rows: list[Row], total: float, start: datetime) -> None:
     """Each replica's role over the run: leader, in the ISR, in the ELR or out; leader epochs marked."""
     replicas = sorted({r for row in rows for r in (row["replicas"] or [])})
-    previous_epoch = None
+    changes: list[tuple[float, int]] = []
     for begin, finish, row in _spans(rows, total, start):
         for replica in replicas:
             if replica == row["leader"]:
@@ -181,9 +207,10 @@ def _partition_panel(axis: Any, tp: str, rows: list[Row], total: float, start: d
             else:
                 colour = OUT_COLOUR
             axis.broken_barh([(begin, finish - begin)], (replica - 0.4, 0.8), color=colour)
-        if row["leader_epoch"] != previous_epoch:
-            axis.annotate(f"le{row['leader_epoch']}", (begin, max(replicas) + 0.45), fontsize=6)
-            previous_epoch = row["leader_epoch"]
+        if not changes or changes[-1][1] != row["leader_epoch"]:
+            changes.append((begin, row["leader_epoch"]))
+    for label in epoch_labels(changes, total, "le"):
+        axis.annotate(label.text, (label.x, max(replicas, default=0) + 0.45), fontsize=6)
     axis.set_yticks(replicas)
     axis.set_ylabel(tp, fontsize=8)
 
@@ -243,12 +270,32 @@ def latency_figure(path: Path, latency: list[Row]) -> Path:
     return path
 
 
+class PerSecond(NamedTuple):
+    edges: list[float]  # one more than each series: second i spans edges[i] to edges[i + 1]
+    acknowledged: list[int]
+    failed: list[int]
+
+
+def per_second(throughput: list[Row], start: datetime) -> PerSecond:
+    """Every second from the first to the last with a send, a second without one counted as 0 (the Spark job
+    lists only seconds that had sends, and a line joining across a gap would hide a stall)."""
+    counts = {int(_seconds(row["second"], start) // 1): row for row in throughput}
+    if not counts:
+        return PerSecond([], [], [])
+    seconds = range(min(counts), max(counts) + 1)
+    acknowledged = [counts[s]["acknowledged"] if s in counts else 0 for s in seconds]
+    failed = [counts[s]["failed"] if s in counts else 0 for s in seconds]
+    return PerSecond([float(s) for s in seconds] + [float(seconds[-1] + 1)], acknowledged, failed)
+
+
 def throughput_figure(path: Path, throughput: list[Row], faults: list[Row], start: datetime) -> Path:
-    """Acknowledged and failed sends per second, with the faults marked."""
+    """Acknowledged and failed sends in each second, drawn as steps (a second without sends at 0), with the faults
+    marked."""
     figure, axis = plt.subplots(figsize=(12, 3.2))
-    xs = [_seconds(row["second"], start) for row in throughput]
-    axis.plot(xs, [row["acknowledged"] for row in throughput], label="acknowledged/s", color="#5aa469")
-    axis.plot(xs, [row["failed"] for row in throughput], label="failed/s", color=STATE_COLOURS["fenced"])
+    series = per_second(throughput, start)
+    if series.edges:
+        axis.stairs(series.acknowledged, series.edges, label="acknowledged/s", color="#5aa469", linewidth=1.2)
+        axis.stairs(series.failed, series.edges, label="failed/s", color=STATE_COLOURS["fenced"], linewidth=1.2)
     _fault_lines([axis], faults, start, axis)
     axis.set_xlabel("seconds since the start of the run")
     axis.set_ylabel("records/s")

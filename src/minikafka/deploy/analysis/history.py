@@ -33,7 +33,7 @@ PRODUCE_SCHEMA = StructType(
         StructField("idempotent", BooleanType()),  # absent in older histories: not idempotent
     ]
 )
-PRODUCE_SHAPE = Shape(required=("topic", "value", "acks"), timestamps=("ts",))
+PRODUCE_SHAPE = Shape(required=("topic", "value", "acks"), timestamps=("ts",), digested=("value",))
 
 CONSUME_SCHEMA = StructType(
     [
@@ -58,7 +58,7 @@ READ_END_FIELDS = [
     StructField("error", StringType()),
     StructField("log_end", LongType()),
 ]
-CONSUME_SHAPE = Shape(required=("topic", "partition"))
+CONSUME_SHAPE = Shape(required=("topic", "partition"), digested=("value",))
 
 
 def _source(frame: DataFrame) -> DataFrame:

@@ -17,6 +17,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType
 
 LINES_NAMED = 5
+MAX_STRING_CHARS = 256 * 1024 * 1024
+"""The longest JSON string read (Spark's `maxStringLen`; Jackson's default, 20,000,000, is less than a history line
+of a 64 MiB record holds): a longer one is named as the reason its line is skipped."""
+DIGEST_ABOVE_CHARS = 1024
+"""A digested field longer than this is replaced by `sha256:<hex>` as it is read: the checks compare values only
+for equality, and grouping many-megabyte values runs the analysis out of memory; short ones stay readable."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,7 @@ class Shape:
 
     required: tuple[str, ...]
     timestamps: tuple[str, ...] = ()
+    digested: tuple[str, ...] = ()  # strings compared only for equality: a long one is kept as its digest
 
 
 def read_json(spark: SparkSession, files: Sequence[Path], schema: StructType, shape: Shape) -> Loaded:
@@ -42,9 +49,13 @@ def read_json(spark: SparkSession, files: Sequence[Path], schema: StructType, sh
     if not files:
         raw = spark.createDataFrame([], schema).withColumn("file", F.lit(None).cast(StringType()))
     else:
-        raw = spark.read.schema(schema).json([str(f) for f in files]).withColumn("file", F.input_file_name())
+        reader = spark.read.schema(schema).option("maxStringLen", MAX_STRING_CHARS)
+        raw = reader.json([str(f) for f in files]).withColumn("file", F.input_file_name())
     for name in shape.timestamps:
         raw = raw.withColumn(name, F.try_to_timestamp(F.col(name)))
+    for name in shape.digested:
+        long = F.length(name) > DIGEST_ABOVE_CHARS
+        raw = raw.withColumn(name, F.when(long, F.concat(F.lit("sha256:"), F.sha2(name, 256))).otherwise(F.col(name)))
     ok: Column = F.lit(True)
     for name in (*shape.required, *shape.timestamps):
         ok = ok & F.col(name).isNotNull()
@@ -72,6 +83,11 @@ def line_problem(text: str, shape: Shape) -> str | None:
         return "not JSON (a torn or garbage line)"
     if not isinstance(document, dict):
         return "not a JSON object"
+    long = [(name, len(value)) for name, value in document.items() if isinstance(value, str)]
+    long = [(name, length) for name, length in long if length > MAX_STRING_CHARS]
+    if long:
+        name, length = long[0]
+        return f"'{name}' is a string of {length} characters, above the {MAX_STRING_CHARS} the analysis reads"
     missing = [name for name in shape.required if document.get(name) is None]
     if missing:
         return f"missing {', '.join(missing)}"

@@ -86,11 +86,20 @@ def _invariant_rows(summary: Summary) -> list[list[str]]:
 
 def _failover_line(summary: Summary) -> str:
     f = summary["failover"]
-    return (
-        f"{f['leader_losses']} partition leaders lost to faults; new leader committed p50 "
-        f"{_cell(f['new_leader_ms_p50'])} ms (max {_cell(f['new_leader_ms_max'])}); first acknowledged write "
-        f"p50 {_cell(f['first_ack_ms_p50'])} ms (max {_cell(f['first_ack_ms_max'])})"
+    if not f["leader_losses"]:
+        return "no partition leader was lost to a fault, so there was no failover to time"
+    return f"{f['leader_losses']} partition leaders lost to faults; " + "; ".join(
+        _timed(what, f[f"{key}_p50"], f[f"{key}_max"], missing)
+        for what, key, missing in (
+            ("new leader committed", "new_leader_ms", "no new leader was committed after any of them"),
+            ("first acknowledged write", "first_ack_ms", "no write to those partitions was acknowledged after them"),
+        )
     )
+
+
+def _timed(what: str, p50: float | None, maximum: float | None, missing: str) -> str:
+    """`what p50 X ms (max Y)`, or what happened instead when nothing was timed (no n/a with a unit)."""
+    return missing if p50 is None else f"{what} p50 {_cell(p50)} ms (max {_cell(maximum)})"
 
 
 def _md_table(header: tuple[str, ...] | list[str], rows: list[list[str]]) -> list[str]:

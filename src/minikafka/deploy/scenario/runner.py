@@ -16,7 +16,7 @@ from minikafka.deploy.scenario.model import ScenarioOutcome
 from minikafka.deploy.scenario.registry import ScenarioError, ScenarioModule
 from minikafka.deploy.scenario.render import render_html_section, render_markdown
 from minikafka.deploy.scenario.steps import StepFailed, Steps
-from minikafka.deploy.scenario.verdict import judge
+from minikafka.deploy.scenario.verdict import explained_losses, judge
 
 Log = Callable[[str], None]
 Analyzer = Callable[[Path], dict]
@@ -99,7 +99,7 @@ def run_scenario(
     analysis_seconds = round(time.monotonic() - analysis_started, 1)
     verdict = judge(
         scenario.name, scenario.guard, guard_value, steps.records, steps.tallies, error,
-        None if analysis is None else analysis["verdict"],
+        None if analysis is None else analysis["verdict"], explained_losses(analysis),
     )  # fmt: skip
     outcome = ScenarioOutcome(
         scenario.name, scenario.title, scenario.guard, guard_value, overrides, str(run_dir), tuple(steps.records),
