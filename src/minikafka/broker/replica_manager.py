@@ -47,6 +47,7 @@ from minikafka.broker.replica.partition import (
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.purgatory import Purgatory
+from minikafka.common.topic import is_internal
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.storage.partition_log import PartitionLog
 
@@ -281,9 +282,15 @@ class ReplicaManager:
 
     # ---- produce ----
 
-    def produce(self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int) -> asyncio.Future[ProduceResult]:
+    def produce(
+        self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int, internal_topics_allowed: bool = False
+    ) -> asyncio.Future[ProduceResult]:
         """Append as leader now, in call order (a pipelined stream relies on it); the returned future answers at
-        once, or for acks=all when the HWM passes the batch."""
+        once, or for acks=all when the HWM passes the batch. Only a coordinator appends to an internal topic
+        (`internal_topics_allowed`); a client's append there is INVALID_TOPIC_EXCEPTION, as in Kafka."""
+        if is_internal(tp.topic) and not internal_topics_allowed:
+            message = f"Cannot append to internal topic {tp.topic}"
+            return answered(ProduceResult(ErrorCode.INVALID_TOPIC_EXCEPTION, message=message))
         replica = self.replicas.get(tp)
         if replica is None:
             return answered(ProduceResult(self.not_hosted_error(tp), message=f"{tp} is not hosted here"))
