@@ -82,7 +82,8 @@ async def wire_produce(client: KafkaWireClient, address: str, partition: int, re
 
 async def create_topic(client: KafkaWireClient, address: str) -> int:
     cls = request_class(19, 7)
-    topic = nested(cls, "CreatableTopic")(name=TOPIC, num_partitions=1, replication_factor=1, assignments=(), configs=())
+    creatable = nested(cls, "CreatableTopic")
+    topic = creatable(name=TOPIC, num_partitions=1, replication_factor=1, assignments=(), configs=())
     response = await client.connection(address).send(cls(topics=(topic,), timeout=TIMEOUT, validate_only=False))
     return response.topics[0].error_code
 
