@@ -8,6 +8,7 @@ import contextlib
 import functools
 import inspect
 import random
+import resource
 import time
 from dataclasses import dataclass, field
 
@@ -19,8 +20,9 @@ from minikafka.broker.fetch_session import MAX_SESSION_ID, FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator, coordinator_config
 from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator, GrpcSaslSettings
 from minikafka.broker.grpc_sasl.interceptor import SaslSessionInterceptor
+from minikafka.broker.kafka_wire.connection_quotas import ConnectionQuotas, effective_max_connections
 from minikafka.broker.kafka_wire.context import WireContext
-from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
+from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerConnections, ListenerLimits
 from minikafka.broker.kafka_wire.listener_security import listener_security
 from minikafka.broker.lifecycle_manager import LifecycleManager
 from minikafka.broker.log_manager import LogManager
@@ -193,6 +195,17 @@ async def start_grpc_servers(broker: Broker) -> list[BoundServer]:
     return servers
 
 
+def kafka_connection_quotas(config: BrokerConfig) -> ConnectionQuotas:
+    """max.connections and max.connections.per.ip, shared by every Kafka listener of the broker."""
+    open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    limit = effective_max_connections(config.max_connections, open_files)  # RLIM_INFINITY is -1: no cap
+    if limit != config.max_connections:
+        structlog.get_logger().info(
+            "kafka_max_connections_capped", configured=config.max_connections, effective=limit, open_files=open_files
+        )
+    return ConnectionQuotas(limit, config.max_connections_per_ip)
+
+
 async def start_kafka_listeners(broker: Broker) -> list[KafkaListener]:
     config = broker.config
     limits = ListenerLimits(
@@ -201,6 +214,7 @@ async def start_kafka_listeners(broker: Broker) -> list[KafkaListener]:
         config.connection_failed_authentication_delay_ms,
         config.sasl_server_max_receive_size,
     )
+    connections = ListenerConnections(kafka_connection_quotas(config))
     kafka_listeners = [
         KafkaListener(
             WireContext(broker.manager, listener.name, broker.groups, fetch_sessions=broker.fetch_sessions),
@@ -208,6 +222,7 @@ async def start_kafka_listeners(broker: Broker) -> list[KafkaListener]:
             listener.port,
             limits,
             listener_security(config, listener.name),
+            connections,
         )
         for listener in config.kafka_listeners
     ]
