@@ -32,7 +32,7 @@ from minikafka.broker.service import BrokerService, FaultService
 from minikafka.common.cli_support import stop_requested
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode, KafkaError
-from minikafka.common.grpc_support import BoundServer, start_server
+from minikafka.common.grpc_support import MAX_MESSAGE_BYTES, BoundServer, start_server
 from minikafka.common.listener_security import client_security, inter_node_security
 from minikafka.kraft_controller.raft.core import RaftConfig
 from minikafka.kraft_controller.raft.driver import RaftDriver
@@ -95,6 +95,7 @@ def grpc_sasl_authenticator(
         config.sasl_scram_final_nonce_match == "suffix",
         config.connections_max_reauth_ms,
         config.connection_failed_authentication_delay_ms,
+        config.sasl_server_max_receive_size,
     )
     # SCRAM credentials come from this broker's image, as its Kafka listeners read them.
     return GrpcSaslAuthenticator(settings, lambda user, mechanism: metadata.image.scram_credential(user, mechanism))
@@ -191,7 +192,12 @@ async def start_grpc_servers(broker: Broker) -> list[BoundServer]:
         # The session check comes first: an unauthenticated caller learns nothing else (as on a Kafka SASL listener).
         interceptors = (*(() if sasl is None else (SaslSessionInterceptor(sasl),)), *served.interceptors)
         registrars = [service.register, FaultService(broker.manager, broker.lifecycle).register]
-        servers.append(await start_server(listener.host, listener.port, registrars, served.security, interceptors))
+        # A client listener reads no request larger than socket.request.max.bytes, as Kafka's listeners.
+        inter_broker = listener.name == config.inter_broker_listener
+        largest = MAX_MESSAGE_BYTES if inter_broker else config.socket_request_max_bytes
+        servers.append(
+            await start_server(listener.host, listener.port, registrars, served.security, interceptors, largest)
+        )
     return servers
 
 
