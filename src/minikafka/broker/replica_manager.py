@@ -196,6 +196,8 @@ class ReplicaManager:
         topic = image.topics_by_name.get(tp.topic)
         if topic is None or image.partition(topic.topic_id, tp.partition) is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if tp in self.logs.unopened:  # assigned here, but its files could not be opened (out of descriptors)
+            return ErrorCode.KAFKA_STORAGE_ERROR
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
 
     def min_insync_replicas(self, topic: str) -> int:
@@ -205,7 +207,15 @@ class ReplicaManager:
         self.metadata_ready = True
         now = monotonic_ms()
         self._remove_unassigned_replicas(delta.image)
-        for topic_id, index in delta.changed_partitions:
+        # Partitions whose files could not be opened are tried again at every update.
+        retried = []
+        for tp, topic_id in list(self.logs.unopened.items()):
+            partition = delta.image.partition(topic_id, tp.partition)
+            if partition is None or self.config.node_id not in partition.replicas:
+                del self.logs.unopened[tp]  # deleted or moved away meanwhile: nothing to open any more
+            else:
+                retried.append((topic_id, tp.partition))
+        for topic_id, index in (*delta.changed_partitions, *retried):
             topic = delta.image.topic(topic_id)
             partition = delta.image.partition(topic_id, index)
             if topic is None or partition is None or self.config.node_id not in partition.replicas:
