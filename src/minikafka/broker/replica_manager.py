@@ -47,6 +47,7 @@ from minikafka.broker.replica.partition import (
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.purgatory import Purgatory
+from minikafka.common.topic import is_internal
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.storage.partition_log import PartitionLog
 
@@ -195,6 +196,8 @@ class ReplicaManager:
         topic = image.topics_by_name.get(tp.topic)
         if topic is None or image.partition(topic.topic_id, tp.partition) is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if tp in self.logs.unopened:  # assigned here, but its files could not be opened (out of descriptors)
+            return ErrorCode.KAFKA_STORAGE_ERROR
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
 
     def min_insync_replicas(self, topic: str) -> int:
@@ -204,7 +207,15 @@ class ReplicaManager:
         self.metadata_ready = True
         now = monotonic_ms()
         self._remove_unassigned_replicas(delta.image)
-        for topic_id, index in delta.changed_partitions:
+        # Partitions whose files could not be opened are tried again at every update.
+        retried = []
+        for tp, topic_id in list(self.logs.unopened.items()):
+            partition = delta.image.partition(topic_id, tp.partition)
+            if partition is None or self.config.node_id not in partition.replicas:
+                del self.logs.unopened[tp]  # deleted or moved away meanwhile: nothing to open any more
+            else:
+                retried.append((topic_id, tp.partition))
+        for topic_id, index in (*delta.changed_partitions, *retried):
             topic = delta.image.topic(topic_id)
             partition = delta.image.partition(topic_id, index)
             if topic is None or partition is None or self.config.node_id not in partition.replicas:
@@ -281,9 +292,15 @@ class ReplicaManager:
 
     # ---- produce ----
 
-    def produce(self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int) -> asyncio.Future[ProduceResult]:
+    def produce(
+        self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int, internal_topics_allowed: bool = False
+    ) -> asyncio.Future[ProduceResult]:
         """Append as leader now, in call order (a pipelined stream relies on it); the returned future answers at
-        once, or for acks=all when the HWM passes the batch."""
+        once, or for acks=all when the HWM passes the batch. Only a coordinator appends to an internal topic
+        (`internal_topics_allowed`); a client's append there is INVALID_TOPIC_EXCEPTION, as in Kafka."""
+        if is_internal(tp.topic) and not internal_topics_allowed:
+            message = f"Cannot append to internal topic {tp.topic}"
+            return answered(ProduceResult(ErrorCode.INVALID_TOPIC_EXCEPTION, message=message))
         replica = self.replicas.get(tp)
         if replica is None:
             return answered(ProduceResult(self.not_hosted_error(tp), message=f"{tp} is not hosted here"))

@@ -50,10 +50,14 @@ async def start_server(
     registrars: Sequence[Registrar],
     security: ServerSecurity | None = None,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    max_receive_bytes: int = MAX_MESSAGE_BYTES,
 ) -> BoundServer:
     """Create, register and start a grpc.aio server; `port` 0 picks a free port (reported back). With `security`
-    it serves TLS only."""
-    server = grpc.aio.server(options=GRPC_OPTIONS, interceptors=list(interceptors))
+    it serves TLS only. `max_receive_bytes`: the largest message it reads (gRPC receives a message whole before
+    any handler sees it, so this bounds what one call can make it hold)."""
+    receive = "grpc.max_receive_message_length"
+    options = (*(o for o in GRPC_OPTIONS if o[0] != receive), (receive, min(max_receive_bytes, MAX_MESSAGE_BYTES)))
+    server = grpc.aio.server(options=options, interceptors=list(interceptors))
     for register in registrars:
         register(server)
     if security is None:

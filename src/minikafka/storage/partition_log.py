@@ -147,6 +147,15 @@ class PartitionLog:
     ) -> PartitionLog:
         directory.mkdir(parents=True, exist_ok=True)
         log = cls(directory, config, background, failures)
+        try:
+            log._open(now_ms, topic_id)
+        except BaseException:
+            log.abandon()  # the segments opened so far: a failed open keeps no file open
+            raise
+        return log
+
+    def _open(self, now_ms: int, topic_id: str | None) -> None:
+        log, directory = self, self.directory
         log.last_flush_ms = now_ms
         log._check_topic_id(topic_id)
         for leftover in directory.glob("*.tmp"):
@@ -177,7 +186,6 @@ class PartitionLog:
         log._checkpointed_high_watermark = hwm
         log._high_watermark = min(max(hwm, log.log_start_offset), log.log_end_offset)
         log._reload_producer_state()
-        return log
 
     def _check_topic_id(self, topic_id: str | None) -> None:
         metadata = PartitionMetadataFile(self.directory / PARTITION_METADATA_FILE)

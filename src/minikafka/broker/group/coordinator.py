@@ -300,7 +300,7 @@ class GroupCoordinator:
             [Record(encode_value(r.value), encode_key(r.key), now_ms) for r in append.records],
         )
         tp = TopicPartition(OFFSETS_TOPIC, shard.partition)
-        produced = self.manager.produce(tp, batch, -1, self.config.commit_timeout_ms)
+        produced = self.manager.produce(tp, batch, -1, self.config.commit_timeout_ms, internal_topics_allowed=True)
         produced.add_done_callback(lambda done: self._appended(shard, group_id, append.request_id, done))
 
     def _appended(
