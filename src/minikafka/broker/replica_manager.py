@@ -356,7 +356,7 @@ class ReplicaManager:
         if bound.error not in (ErrorCode.NONE, ErrorCode.OFFSET_OUT_OF_RANGE):
             return FetchPartitionResult(bound.error, high_watermark=bound.high_watermark)
         # Before the offset range, as Kafka: a consumer past the end of a truncated epoch learns where it ends.
-        diverging = self._diverging(replica.log, last_fetched_epoch, fetch_offset)
+        diverging = self._diverging(replica.log, last_fetched_epoch, fetch_offset) if last_fetched_epoch >= 0 else None
         if diverging is not None:
             return FetchPartitionResult(ErrorCode.NONE, high_watermark=bound.high_watermark, diverging=diverging)
         if bound.read_below is None:
@@ -369,8 +369,6 @@ class ReplicaManager:
 
     @staticmethod
     def _diverging(log: PartitionLog, last_fetched_epoch: int, fetch_offset: int) -> EpochEndOffset | None:
-        if last_fetched_epoch < 0:
-            return None
         leader_end = EpochEndOffset(*log.end_offset_for_epoch(last_fetched_epoch))
         return diverging_epoch(leader_end, last_fetched_epoch, fetch_offset)
 
@@ -440,7 +438,7 @@ class ReplicaManager:
         if code != ErrorCode.NONE:
             return FetchPartitionResult(code, high_watermark=leader.high_watermark)
         log = replica.log
-        diverging = self._diverging(log, last_fetched_epoch, fetch_offset)
+        diverging = self._diverging(log, last_fetched_epoch, fetch_offset) if last_fetched_epoch >= 0 else None
         if diverging is not None:
             return FetchPartitionResult(ErrorCode.NONE, high_watermark=leader.high_watermark, diverging=diverging)
         if record_fetch:

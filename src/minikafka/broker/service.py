@@ -5,7 +5,7 @@ dataclasses (`broker.requests`, which the Kafka listener calls too) and its answ
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 import grpc
@@ -133,7 +133,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         self, requests: AsyncIterator[broker_pb2.ProduceRequest], context: Any
     ) -> AsyncIterator[broker_pb2.ProduceResponse]:
         """Requests pipelined on one stream: each is appended as it arrives, in order, and answered in order."""
-        answers: asyncio.Queue[asyncio.Future[broker_pb2.ProduceResponse] | None] = asyncio.Queue()
+        answers: asyncio.Queue[Awaitable[broker_pb2.ProduceResponse] | None] = asyncio.Queue()
 
         async def read() -> None:
             try:
@@ -149,7 +149,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         finally:
             reader.cancel()
 
-    def _start_produce(self, request: broker_pb2.ProduceRequest) -> asyncio.Future[broker_pb2.ProduceResponse]:
+    def _start_produce(self, request: broker_pb2.ProduceRequest) -> Awaitable[broker_pb2.ProduceResponse]:
         """Append every partition's batches now; the future answers once each partition has its outcome."""
         decoded = ProduceRequest(
             request.acks,

@@ -3,8 +3,8 @@ too) and its answer encoded; acks=0 gets no response at all, as in Kafka."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
+from collections.abc import Awaitable
 from typing import Any
 
 from minikafka.broker.kafka_wire.api_versions import PRODUCE
@@ -22,7 +22,7 @@ from minikafka.broker.requests.produce import (
 from minikafka.common.errors import ErrorCode
 
 
-def handle(ctx: WireContext, request: Request) -> asyncio.Future[Any | None]:
+def handle(ctx: WireContext, request: Request) -> Awaitable[Any | None]:
     """Append now, answer later: the appends of pipelined requests happen in the order they arrived."""
     body = request.body
     decoded = ProduceRequest(

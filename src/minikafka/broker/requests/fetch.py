@@ -41,14 +41,14 @@ from minikafka.kraft_controller.metadata.image import MetadataImage
 DEFAULT_PARTITION_MAX_BYTES = 1048576  # a line asking for 0 bytes: Kafka's max.partition.fetch.bytes default
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ForgottenPartition:
     topic_id: bytes  # 16 bytes, or b"" when named by `topic`
     topic: str
     partition: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class FetchRequest:
     replica_id: int  # the fetching follower; -1 for a consumer
     replica_epoch: int  # the follower's broker epoch (KIP-903); -1 for a consumer
@@ -66,7 +66,7 @@ class FetchRequest:
         return self.replica_id >= 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FetchPartitionAnswer:
     partition: int
     error: ErrorCode
@@ -78,7 +78,7 @@ class FetchPartitionAnswer:
     leader_epoch: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FetchTopicAnswer:
     topic_id: bytes  # 16 bytes when asked by id or the name is known, else b""
     topic: str
@@ -86,7 +86,7 @@ class FetchTopicAnswer:
     partitions: list[FetchPartitionAnswer]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class FetchAnswer:
     error: ErrorCode  # a session error; the partitions' own errors are in them
     session_id: int  # the session the fetcher continues with; 0: none
@@ -128,7 +128,7 @@ def _session_context(manager: ReplicaManager, sessions: FetchSessionCache, reque
     fetch = sessions.new_context(
         request.session_id,
         request.session_epoch,
-        [_keyed(image, line) for line in request.partitions],
+        [line if len(line.topic_id) == TOPIC_ID_BYTES else _keyed(image, line) for line in request.partitions],
         _forgotten_keys(image, request.forgotten),
         request.from_follower,
         monotonic_ms(),
@@ -144,9 +144,7 @@ def _session_context(manager: ReplicaManager, sessions: FetchSessionCache, reque
 
 
 def _keyed(image: MetadataImage, line: PartitionFetchState) -> PartitionFetchState:
-    """The line keyed by its topic's id (a line by name gets its name's): sessions and duplicates go by it."""
-    if len(line.topic_id) == TOPIC_ID_BYTES:
-        return line
+    """A line by name keyed by its name's topic id: sessions and duplicates go by the id."""
     return dataclasses.replace(line, topic_id=topic_key(image, line.topic_id, line.topic))
 
 
@@ -175,7 +173,27 @@ def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, r
             else:
                 tp = TopicPartition(known.name, state.partition)
                 max_bytes = min(state.partition_max_bytes or DEFAULT_PARTITION_MAX_BYTES, limit)
-                result = _read_partition(manager, request, tp, state, max_bytes, record_fetch, first_whole)
+                if request.replica_id >= 0:
+                    result = manager.follower_fetch(
+                        tp,
+                        request.replica_id,
+                        request.replica_epoch,
+                        state.current_leader_epoch,
+                        state.fetch_offset,
+                        state.last_fetched_epoch,
+                        max_bytes,
+                        record_fetch,
+                        first_whole,
+                    )
+                else:
+                    result = manager.consumer_fetch(
+                        tp,
+                        state.fetch_offset,
+                        state.current_leader_epoch,
+                        max_bytes,
+                        state.last_fetched_epoch,
+                        first_whole,
+                    )
                 replica = manager.replicas.get(tp)
             records = result.records
             if records:
@@ -205,32 +223,6 @@ def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, r
         if partitions:
             read.topics.append(_topic_answer(target, known is not None, partitions))
     return read
-
-
-def _read_partition(
-    manager: ReplicaManager,
-    request: FetchRequest,
-    tp: TopicPartition,
-    state: PartitionFetchState,
-    max_bytes: int,
-    record_fetch: bool,
-    first_whole: bool,
-) -> FetchPartitionResult:
-    if request.from_follower:
-        return manager.follower_fetch(
-            tp,
-            request.replica_id,
-            request.replica_epoch,
-            state.current_leader_epoch,
-            state.fetch_offset,
-            state.last_fetched_epoch,
-            max_bytes,
-            record_fetch=record_fetch,
-            first_whole=first_whole,
-        )
-    return manager.consumer_fetch(
-        tp, state.fetch_offset, state.current_leader_epoch, max_bytes, state.last_fetched_epoch, first_whole
-    )
 
 
 def _topic_answer(target: TopicTargets, known: bool, partitions: list[FetchPartitionAnswer]) -> FetchTopicAnswer:

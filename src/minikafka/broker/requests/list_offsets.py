@@ -12,14 +12,14 @@ from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.common.errors import ErrorCode
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ListOffsetsPartition:
     tp: TopicPartition
     timestamp: int  # -2 earliest, -1 latest (the HWM), -3 max timestamp, else the first record at or after it
     current_leader_epoch: int  # -1: no check
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ListOffsetsPartitionAnswer:
     tp: TopicPartition
     error: ErrorCode

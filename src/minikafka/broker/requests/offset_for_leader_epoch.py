@@ -12,7 +12,7 @@ from minikafka.broker.requests.topics import topic_by_id_bytes
 from minikafka.common.errors import ErrorCode
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EpochRequestPartition:
     topic_id: bytes  # 16 bytes, or b"" when the line names `topic`
     topic: str
@@ -21,7 +21,7 @@ class EpochRequestPartition:
     leader_epoch: int  # the epoch whose end offset is asked
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EpochEndAnswer:
     error: ErrorCode
     leader_epoch: int  # -1 on an error

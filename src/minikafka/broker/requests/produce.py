@@ -4,9 +4,9 @@ the replica manager in request order, now; the answer comes once each partition 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, Generic, TypeVar
 
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.produce_purgatory import ProduceResult
@@ -17,20 +17,20 @@ VALID_ACKS = (0, 1, -1)
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ProducePartition:
     tp: TopicPartition
     records: bytes  # one or more record batches, as sent
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ProduceRequest:
     acks: int  # 0, 1 or -1 (all)
     timeout_ms: int  # how long acks=all may wait for the ISR; 0 answers at once what is not yet replicated
     partitions: Sequence[ProducePartition]  # in request order: appended in that order
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ProducePartitionAnswer:
     tp: TopicPartition
     error: ErrorCode
@@ -43,39 +43,46 @@ class ProducePartitionAnswer:
 
 def handle_produce(
     manager: ReplicaManager, request: ProduceRequest, encode: Callable[[list[ProducePartitionAnswer]], T]
-) -> asyncio.Future[T]:
-    """Append every partition's batches now (pipelined requests rely on the order); the future holds `encode`'s
-    response, at once for acks 0/1 and refusals, for acks=all once the last partition's wait is over. The front end
-    encodes in the same callback, so the answer costs no loop turn more than the wait."""
+) -> Awaitable[T]:
+    """Append every partition's batches now (pipelined requests rely on the order); awaited, the answer gives
+    `encode`'s response once every partition has its outcome: at once for acks 0/1 and refusals, for acks=all
+    when the last partition's wait is over."""
     if request.acks not in VALID_ACKS:
         # As Kafka: every partition refused, nothing appended.
         message = f"acks must be 0, 1 or -1, not {request.acks}"
-        return answered(
-            encode(
-                [
-                    ProducePartitionAnswer(p.tp, ErrorCode.INVALID_REQUIRED_ACKS, -1, -1, message, -1, -1)
-                    for p in request.partitions
-                ]
-            )
-        )
+        refused = [
+            ProducePartitionAnswer(p.tp, ErrorCode.INVALID_REQUIRED_ACKS, -1, -1, message, -1, -1)
+            for p in request.partitions
+        ]
+        return answered(encode(refused))
     jobs = [manager.produce(p.tp, p.records, request.acks, request.timeout_ms) for p in request.partitions]
-    waiting = [job for job in jobs if not job.done()]
-    if not waiting:
-        return answered(encode(_answers(manager, request.partitions, jobs)))
-    # acks=all: answered from the last partition's callback (a task and a gather cost the answer loop turns).
-    answer: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+    return ProduceAnswer(manager, request.partitions, jobs, encode)
 
-    def one_done(_job: asyncio.Future[ProduceResult]) -> None:
-        if answer.done() or not all(job.done() for job in waiting):
-            return
-        try:
-            answer.set_result(encode(_answers(manager, request.partitions, jobs)))
-        except Exception as error:  # a partition's job failed: the request fails with it
-            answer.set_exception(error)
 
-    for job in waiting:
-        job.add_done_callback(one_done)
-    return answer
+class ProduceAnswer(Generic[T]):
+    """A Produce's answer once its appends are done. Awaited, it waits on the partitions' outcomes in the awaiting
+    task itself and encodes there: no callback or task between the last outcome and the answer, so the answer
+    costs one loop turn after the wait (a plain object, so one a closed connection never awaits is no warning)."""
+
+    __slots__ = ("_manager", "_partitions", "_jobs", "_encode")
+
+    def __init__(
+        self,
+        manager: ReplicaManager,
+        partitions: Sequence[ProducePartition],
+        jobs: list[asyncio.Future[ProduceResult]],
+        encode: Callable[[list[ProducePartitionAnswer]], T],
+    ) -> None:
+        self._manager = manager
+        self._partitions = partitions
+        self._jobs = jobs
+        self._encode = encode
+
+    def __await__(self) -> Generator[Any, None, T]:
+        for job in self._jobs:
+            if not job.done():
+                yield from job
+        return self._encode(_answers(self._manager, self._partitions, self._jobs))
 
 
 def _answers(
