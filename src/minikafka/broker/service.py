@@ -16,6 +16,7 @@ from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.metadata_listener import endpoint_for
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.broker.requests.fetch import FetchAnswer, FetchRequest, ForgottenPartition, handle_fetch
+from minikafka.broker.requests.init_producer_id import handle_init_producer_id
 from minikafka.broker.requests.list_offsets import ListOffsetsPartition, handle_list_offsets
 from minikafka.broker.requests.offset_for_leader_epoch import EpochRequestPartition, handle_offset_for_leader_epoch
 from minikafka.broker.requests.produce import (
@@ -25,7 +26,7 @@ from minikafka.broker.requests.produce import (
     by_topic,
     handle_produce,
 )
-from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.errors import ErrorCode
 from minikafka.common.fetch_response_wire import SplicedFetchResponse, encode_fetch_response
 from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, controller_pb2, fault_pb2, fault_pb2_grpc
 
@@ -227,11 +228,13 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
     async def InitProducerId(
         self, request: broker_pb2.InitProducerIdRequest, context: Any
     ) -> broker_pb2.InitProducerIdResponse:
-        try:
-            producer_id = await self.manager.producer_ids.generate()
-        except KafkaError as error:
-            return broker_pb2.InitProducerIdResponse(error_code=error.code, error_message=error.message)
-        return broker_pb2.InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
+        answer = await handle_init_producer_id(self.manager, None)  # the gRPC API has no transactional id
+        return broker_pb2.InitProducerIdResponse(
+            error_code=answer.error,
+            error_message=answer.message,
+            producer_id=answer.producer_id,
+            producer_epoch=answer.producer_epoch,
+        )
 
     async def OffsetsForLeaderEpoch(
         self, request: broker_pb2.OffsetsForLeaderEpochRequest, context: Any

@@ -12,10 +12,12 @@ import datetime
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from kio.schema.fetch.v12 import request as fetch_v12
+from kio.schema.init_producer_id.v4 import request as init_producer_id_v4
 from kio.schema.list_offsets.v7 import request as list_offsets_v7
 from kio.schema.produce.v9 import request as produce_v9
 from test_fetch_sessions_served import FOLLOWER, FOLLOWER_EPOCH, LEADER_EPOCH, TOPIC_ID, leader_of_two_partitions
@@ -23,6 +25,7 @@ from test_wire_fetch_sessions import committed
 
 from minikafka.broker.fetch_session import FetchSessionCache
 from minikafka.broker.kafka_wire import fetch as wire_fetch
+from minikafka.broker.kafka_wire import init_producer_id as wire_init_producer_id
 from minikafka.broker.kafka_wire import list_offsets as wire_list_offsets
 from minikafka.broker.kafka_wire import produce as wire_produce
 from minikafka.broker.kafka_wire.context import WireContext
@@ -30,7 +33,7 @@ from minikafka.broker.kafka_wire.framing import ApiHeader, Request
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.broker.service import BrokerService
-from minikafka.common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.fetch_response_wire import decode_fetch_response, encode_fetch_response
 from minikafka.common.record_batch import Record, build_batch
 from minikafka.pb import broker_pb2
@@ -287,3 +290,32 @@ async def test_list_offsets_naming_a_partition_twice_is_invalid_request(tmp_path
         got = [(p.partition_index, int(p.error_code.value), p.offset) for t in response.topics for p in t.partitions]
     invalid = ErrorCode.INVALID_REQUEST
     assert got == [(0, invalid, -1), (1, ErrorCode.NONE, 0), (0, invalid, -1)]
+
+
+# ---- InitProducerId ----
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+async def test_init_producer_id_refused_answers_no_producer_id(tmp_path: Path, front_end: str) -> None:
+    """When the controller allocates no ids, both answer the error with producer id and epoch -1, as Kafka."""
+    manager = leader_of_two_partitions(tmp_path)
+
+    async def no_ids() -> int:
+        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "no controller answered")
+
+    manager.producer_ids = SimpleNamespace(generate=no_ids)  # type: ignore[assignment]
+    if front_end == "grpc":
+        service = BrokerService(manager, "GRPC", FetchSessionCache(0, lambda: 1))
+        response = await service.InitProducerId(broker_pb2.InitProducerIdRequest(), None)
+        got = (response.error_code, response.producer_id, response.producer_epoch)
+    else:
+        body = init_producer_id_v4.InitProducerIdRequest(
+            transactional_id=None,
+            transaction_timeout=datetime.timedelta(seconds=60),
+            producer_id=-1,
+            producer_epoch=-1,
+        )
+        request = Request(ApiHeader(22, 4, 1), "t", body)
+        response = await wire_init_producer_id.handle(WireContext(manager, "PLAINTEXT"), request)
+        got = (int(response.error_code.value), response.producer_id, response.producer_epoch)
+    assert got == (ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, -1)
