@@ -356,20 +356,38 @@ class ReplicaManager:
     # ---- consumers' reads on the leader (the gRPC and the Kafka-wire front ends alike) ----
 
     def consumer_fetch(
-        self, tp: TopicPartition, fetch_offset: int, current_leader_epoch: int, max_bytes: int
+        self,
+        tp: TopicPartition,
+        fetch_offset: int,
+        current_leader_epoch: int,
+        max_bytes: int,
+        last_fetched_epoch: int = -1,
+        first_whole: bool = True,
     ) -> FetchPartitionResult:
-        """One partition of a consumer's Fetch: whole batches below the high watermark."""
+        """One partition of a consumer's Fetch: whole batches below the high watermark. A consumer that names its
+        last fetched epoch (Fetch v12+) is told where its log diverges, as Kafka tells any fetcher."""
         replica = self.replicas.get(tp)
         if replica is None or replica.leader is None or not self.serving():
             return FetchPartitionResult(self.not_hosted_error(tp))
         bound = replica.leader.consumer_read(fetch_offset, replica.log.log_start_offset, current_leader_epoch)
+        if bound.error not in (ErrorCode.NONE, ErrorCode.OFFSET_OUT_OF_RANGE):
+            return FetchPartitionResult(bound.error, high_watermark=bound.high_watermark)
+        # Before the offset range, as Kafka: a consumer past the end of a truncated epoch learns where it ends.
+        diverging = self._diverging(replica.log, last_fetched_epoch, fetch_offset) if last_fetched_epoch >= 0 else None
+        if diverging is not None:
+            return FetchPartitionResult(ErrorCode.NONE, high_watermark=bound.high_watermark, diverging=diverging)
         if bound.read_below is None:
             return FetchPartitionResult(bound.error, high_watermark=bound.high_watermark)
         try:
-            records = replica.log.read(fetch_offset, max_bytes, max_offset=bound.read_below)
+            records = replica.log.read(fetch_offset, max_bytes, bound.read_below, first_whole)
         except KafkaError as error:
             return FetchPartitionResult(error.code, high_watermark=bound.high_watermark)
         return FetchPartitionResult(ErrorCode.NONE, records, bound.high_watermark)
+
+    @staticmethod
+    def _diverging(log: PartitionLog, last_fetched_epoch: int, fetch_offset: int) -> EpochEndOffset | None:
+        leader_end = EpochEndOffset(*log.end_offset_for_epoch(last_fetched_epoch))
+        return diverging_epoch(leader_end, last_fetched_epoch, fetch_offset)
 
     def offset_for_leader_epoch(self, tp: TopicPartition, current_leader_epoch: int, leader_epoch: int) -> ListedOffset:
         """OffsetForLeaderEpoch on the leader: the largest epoch at most `leader_epoch` its log knows, and where
@@ -425,6 +443,7 @@ class ReplicaManager:
         last_fetched_epoch: int,
         max_bytes: int,
         record_fetch: bool = True,
+        first_whole: bool = True,
     ) -> FetchPartitionResult:
         """One partition of a follower's Fetch. `record_fetch=False` re-reads for a Fetch that waited: its fetch
         was already counted in the follower's state when it arrived, once, as in Kafka."""
@@ -436,11 +455,9 @@ class ReplicaManager:
         if code != ErrorCode.NONE:
             return FetchPartitionResult(code, high_watermark=leader.high_watermark)
         log = replica.log
-        if last_fetched_epoch >= 0:
-            leader_end = EpochEndOffset(*log.end_offset_for_epoch(last_fetched_epoch))
-            diverging = diverging_epoch(leader_end, last_fetched_epoch, fetch_offset)
-            if diverging is not None:
-                return FetchPartitionResult(ErrorCode.NONE, high_watermark=leader.high_watermark, diverging=diverging)
+        diverging = self._diverging(log, last_fetched_epoch, fetch_offset) if last_fetched_epoch >= 0 else None
+        if diverging is not None:
+            return FetchPartitionResult(ErrorCode.NONE, high_watermark=leader.high_watermark, diverging=diverging)
         if record_fetch:
             now = monotonic_ms()
             decision = leader.on_follower_fetch(
@@ -454,7 +471,7 @@ class ReplicaManager:
             if decision.proposal is not None:
                 self.alter_partition.send(replica.target, decision.proposal)
         try:
-            records = log.read(fetch_offset, max_bytes)
+            records = log.read(fetch_offset, max_bytes, first_whole=first_whole)
         except KafkaError as error:
             return FetchPartitionResult(error.code, high_watermark=leader.high_watermark)
         return FetchPartitionResult(ErrorCode.NONE, records, leader.high_watermark)
