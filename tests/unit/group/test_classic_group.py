@@ -27,7 +27,7 @@ from minikafka.broker.group.membership import (
     sync_group,
 )
 from minikafka.broker.group.offsets import CommitEntry, CommitRequest, append_done, commit_offsets, delete_group
-from minikafka.broker.group.records import decode, encode_key, encode_value
+from minikafka.broker.group.records import GroupMetadataValue, decode, encode_key, encode_value
 from minikafka.broker.group.state import Group, GroupConfig, GroupState, Protocol, TopicPartitionKey
 from minikafka.common.errors import ErrorCode
 
@@ -59,7 +59,13 @@ class Driver:
             self.stored.extend(append.records)
             self.apply(append_done(self.group, append.request_id, ErrorCode.NONE, self.config, self.now))
 
-    def join(self, member_id: str = "", instance: str | None = None, protocols: tuple[str, ...] = ("range",)) -> int:
+    def join(
+        self,
+        member_id: str = "",
+        instance: str | None = None,
+        protocols: tuple[str, ...] = ("range",),
+        complete_appends: bool = True,
+    ) -> int:
         rid = next(self.ids)
         request = JoinRequest(
             rid,
@@ -73,7 +79,7 @@ class Driver:
             tuple(Protocol(p, p.encode()) for p in protocols),
             require_known_member_id=True,
         )
-        self.apply(join_group(self.group, request, self.config, self.now, f"m{rid}"))
+        self.apply(join_group(self.group, request, self.config, self.now, f"m{rid}"), complete_appends)
         return rid
 
     def sync(self, member_id: str, generation: int, assignments: tuple[tuple[str, bytes], ...] = ()) -> int:
@@ -83,19 +89,20 @@ class Driver:
         )
         return rid
 
-    def heartbeat(self, member_id: str, generation: int) -> ErrorCode:
+    def heartbeat(self, member_id: str, generation: int, instance: str | None = None) -> ErrorCode:
         rid = next(self.ids)
-        self.apply(heartbeat(self.group, rid, MemberIdentity(member_id, None, generation), self.now))
+        self.apply(heartbeat(self.group, rid, MemberIdentity(member_id, instance, generation), self.now))
         result = self.answers[rid]
         assert isinstance(result, HeartbeatResult)
         return result.error
 
-    def commit(self, member_id: str, generation: int, offset: int, partition: int = 0) -> CommitResult:
+    def commit(
+        self, member_id: str, generation: int, offset: int, partition: int = 0, instance: str | None = None
+    ) -> CommitResult:
         rid = next(self.ids)
         entry = CommitEntry("t", partition, offset, -1, "")
-        self.apply(
-            commit_offsets(self.group, CommitRequest(rid, member_id, None, generation, (entry,)), self.config, self.now)
-        )
+        request = CommitRequest(rid, member_id, instance, generation, (entry,))
+        self.apply(commit_offsets(self.group, request, self.config, self.now))
         result = self.answers[rid]
         assert isinstance(result, CommitResult)
         return result
@@ -292,3 +299,49 @@ def test_a_static_leader_rejoining_under_a_new_id_triggers_a_rebalance() -> None
     assert driver.result(restarted) is None  # the leader must assign again: held for a rebalance
     assert driver.group.state == GroupState.PREPARING_REBALANCE
     assert driver.heartbeat(follower, generation) == ErrorCode.REBALANCE_IN_PROGRESS
+
+
+def form_static_group(driver: Driver) -> tuple[str, str, int]:
+    """A stable group of two static members: the leader (instance i-1) and a follower (i-2), both synced."""
+    leader = _joined(driver, driver.join(instance="i-1")).member_id
+    follower_join = driver.join(instance="i-2")
+    generation = _joined(driver, driver.join(leader, instance="i-1")).generation_id
+    follower = _joined(driver, follower_join).member_id
+    driver.sync(follower, generation)
+    driver.sync(leader, generation, ((leader, b"x"), (follower, b"y")))
+    assert driver.group.state == GroupState.STABLE
+    return leader, follower, generation
+
+
+def test_a_static_member_replaced_in_a_stable_group_is_answered_once_its_new_id_is_stored() -> None:
+    driver = Driver()
+    leader, follower, generation = form_static_group(driver)
+    restart = driver.join(instance="i-2", complete_appends=False)
+    new_id = f"m{restart}"
+    assert driver.result(restart) is None  # held until the group's metadata record names the new member id
+    [append] = driver.appends
+    [record] = append.records
+    assert isinstance(record.value, GroupMetadataValue) and record.value.generation == generation
+    assert {m.member_id: m.assignment for m in record.value.members} == {leader: b"x", new_id: b"y"}
+    driver.apply(GroupStep(driver.group))
+    joined = _joined(driver, restart)
+    assert (joined.error, joined.member_id, joined.generation_id) == (ErrorCode.NONE, new_id, generation)
+    assert driver.group.state == GroupState.STABLE
+    # A coordinator failover: the new coordinator knows the instance by its new member id.
+    driver.group = load_groups(driver.stored, driver.now)["g"]
+    assert driver.heartbeat(new_id, generation, instance="i-2") == ErrorCode.NONE
+    assert driver.commit(new_id, generation, 5, instance="i-2").error == ErrorCode.NONE
+    assert driver.heartbeat(follower, generation, instance="i-2") == ErrorCode.FENCED_INSTANCE_ID
+
+
+def test_a_static_replacement_that_cannot_be_stored_is_undone() -> None:
+    driver = Driver()
+    leader, follower, generation = form_static_group(driver)
+    restart = driver.join(instance="i-2", complete_appends=False)
+    append = driver.appends.pop()
+    driver.apply(append_done(driver.group, append.request_id, ErrorCode.NOT_LEADER_OR_FOLLOWER, CONFIG, driver.now))
+    joined = _joined(driver, restart)
+    assert (joined.error, joined.member_id) == (ErrorCode.NOT_COORDINATOR, "")
+    assert set(driver.group.members) == {leader, follower} and driver.group.state == GroupState.STABLE
+    assert driver.heartbeat(follower, generation, instance="i-2") == ErrorCode.NONE
+    assert driver.group.members[follower].assignment == b"y"

@@ -24,6 +24,8 @@ from minikafka.broker.group.rebalance import (
     metadata_record,
     prepare_rebalance,
     remove_member,
+    replace_static_member,
+    swap_member,
     transition,
     try_complete_join,
 )
@@ -34,6 +36,7 @@ from minikafka.broker.group.state import (
     InitialDelay,
     Member,
     PendingAssignment,
+    PendingStaticJoin,
     Protocol,
 )
 from minikafka.common.errors import ErrorCode
@@ -159,16 +162,32 @@ def _replace_static_member(
     member_id: str,
     effects: list[Effect],
 ) -> Group:
-    """A static member rejoining under a new member id fences the old id. A stable group whose member kept its
-    protocols needs no rebalance: the member gets the current generation and its old assignment."""
+    """A static member rejoining under a new member id fences the old id and takes its place. A stable group whose
+    member kept its protocols needs no rebalance: the member gets the current generation and its old assignment,
+    once the group's metadata record names its new id (else, after a failover, the instance would still map to
+    the old id and the member would be fenced)."""
     was_leader = old.member_id == group.leader_id
-    group = remove_member(group, old.member_id, "replaced by static member", effects)
     member = _new_member(request, member_id, now).evolve(assignment=old.assignment)
+    group = replace_static_member(group, old.member_id, member, effects)
     if group.state == GroupState.STABLE and old.same_protocols(request.protocols) and not was_leader:
+        effects.append(Append(request.request_id, (metadata_record(group, now),)))
+        return group.with_pending(PendingStaticJoin(request.request_id, old, member_id))
+    reason = f"static member {request.group_instance_id} rejoined as {member_id}"
+    return maybe_rebalance(group, now, reason, config.initial_rebalance_delay_ms, effects)
+
+
+def static_join_stored(group: Group, pending: PendingStaticJoin, error: ErrorCode) -> GroupStep:
+    """The new id of a static member that rejoined a stable group is durable (or failed): answer its JoinGroup,
+    or put the old member back. A group that left Stable meanwhile answers the join with its next generation."""
+    member = group.members.get(pending.new_member_id)
+    if group.state != GroupState.STABLE or member is None or member.join_request != pending.request_id:
+        return GroupStep(group)
+    if error == ErrorCode.NONE:
         group = group.with_member(member.evolve(join_request=None))
-        effects.append(Answer(request.request_id, join_result(group, member_id)))
-        return group
-    return _add_member(group, member, config, now, effects)
+        return GroupStep(group, (Answer(pending.request_id, join_result(group, member.member_id)),))
+    group = swap_member(group, member.member_id, pending.old)
+    result = JoinResult(error, group.generation, group.protocol_type, group.protocol_name, group.leader_id or "")
+    return GroupStep(group, (Answer(pending.request_id, result),))
 
 
 def _join_known_member(

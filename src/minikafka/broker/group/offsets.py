@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from minikafka.broker.group.effects import Answer, Append, CommitResult, DeleteResult, Effect, GroupEvent, GroupStep
-from minikafka.broker.group.membership import assignment_stored, validate_member
+from minikafka.broker.group.membership import assignment_stored, static_join_stored, validate_member
 from minikafka.broker.group.records import GroupMetadataKey, OffsetCommitKey, OffsetCommitValue, OffsetsRecord
 from minikafka.broker.group.state import (
     Group,
@@ -18,6 +18,7 @@ from minikafka.broker.group.state import (
     PendingAssignment,
     PendingCommit,
     PendingDelete,
+    PendingStaticJoin,
     TopicPartitionKey,
 )
 from minikafka.common.errors import ErrorCode
@@ -134,6 +135,8 @@ def append_done(group: Group, request_id: int, error: ErrorCode, config: GroupCo
         return _commit_stored(group, pending, error)
     if isinstance(pending, PendingAssignment):
         return assignment_stored(group, pending, error, now, config)
+    if isinstance(pending, PendingStaticJoin):
+        return static_join_stored(group, pending, error)
     if isinstance(pending, PendingDelete):
         if error != ErrorCode.NONE:
             return GroupStep(group.evolve(state=GroupState.EMPTY), (Answer(request_id, DeleteResult(error)),))

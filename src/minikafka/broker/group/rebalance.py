@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from minikafka.broker.group.effects import Answer, Append, Effect, GroupEvent, JoinedMember, JoinResult, SyncResult
 from minikafka.broker.group.records import GroupMetadataKey, GroupMetadataValue, MemberMetadata, OffsetsRecord
-from minikafka.broker.group.state import Group, GroupState, InitialDelay, PendingMetadata
+from minikafka.broker.group.state import Group, GroupState, InitialDelay, Member, PendingMetadata
 from minikafka.common.errors import ErrorCode
 
 
@@ -160,6 +160,25 @@ def remove_member(group: Group, member_id: str, reason: str, effects: list[Effec
     if group.leader_id == member_id:
         group = group.evolve(leader_id=next(iter(group.members), None))
     return group
+
+
+def swap_member(group: Group, old_id: str, member: Member) -> Group:
+    """`member` takes the place of `old_id`: its position in the join order and its leadership."""
+    members = {member.member_id if k == old_id else k: member if k == old_id else v for k, v in group.members.items()}
+    leader = member.member_id if group.leader_id == old_id else group.leader_id
+    return group.evolve(members=members, leader_id=leader)
+
+
+def replace_static_member(group: Group, old_id: str, new_member: Member, effects: list[Effect]) -> Group:
+    """A static member rejoined under a new member id: the old id is removed (its held requests answered) and the
+    new one inherits its place and leadership."""
+    old = group.members[old_id]
+    if old.join_request is not None:
+        effects.append(Answer(old.join_request, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=old_id)))
+    if old.sync_request is not None:
+        effects.append(Answer(old.sync_request, SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)))
+    effects.append(member_removed(group, old_id, "replaced by static member"))
+    return swap_member(group, old_id, new_member)
 
 
 def store_metadata(group: Group, now: int, effects: list[Effect], request_id: int) -> Group:

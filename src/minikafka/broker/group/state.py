@@ -85,6 +85,16 @@ class PendingAssignment:
 
 
 @dataclass(frozen=True)
+class PendingStaticJoin:
+    """A static member rejoined a stable group under a new member id: its JoinGroup is answered once the group's
+    metadata record names the new id; if that write fails, `old` takes its place again."""
+
+    request_id: int
+    old: Member
+    new_member_id: str
+
+
+@dataclass(frozen=True)
 class PendingDelete:
     request_id: int
 
@@ -96,7 +106,7 @@ class PendingMetadata:
     request_id: int
 
 
-PendingWrite = PendingCommit | PendingAssignment | PendingDelete | PendingMetadata
+PendingWrite = PendingCommit | PendingAssignment | PendingStaticJoin | PendingDelete | PendingMetadata
 
 
 @dataclass(frozen=True)
