@@ -345,3 +345,28 @@ def test_a_static_replacement_that_cannot_be_stored_is_undone() -> None:
     assert set(driver.group.members) == {leader, follower} and driver.group.state == GroupState.STABLE
     assert driver.heartbeat(follower, generation, instance="i-2") == ErrorCode.NONE
     assert driver.group.members[follower].assignment == b"y"
+
+
+def test_a_replaced_static_member_held_in_a_join_is_fenced() -> None:
+    driver = Driver()
+    leader, follower, generation = form_static_group(driver)
+    held = driver.join(follower, instance="i-2", protocols=("range", "roundrobin"))  # new protocols: a rebalance
+    assert driver.result(held) is None and driver.group.state == GroupState.PREPARING_REBALANCE
+    restart = driver.join(instance="i-2")
+    fenced = _joined(driver, held)
+    assert (fenced.error, fenced.member_id) == (ErrorCode.FENCED_INSTANCE_ID, follower)
+    assert driver.result(restart) is None  # joins the rebalance, which still waits for the leader
+    driver.join(leader, instance="i-1")
+    assert _joined(driver, restart).generation_id == generation + 1
+
+
+def test_a_replaced_static_member_held_in_a_sync_is_fenced() -> None:
+    driver = Driver()
+    leader = _joined(driver, driver.join(instance="i-1")).member_id
+    follower_join = driver.join(instance="i-2")
+    generation = _joined(driver, driver.join(leader, instance="i-1")).generation_id
+    follower = _joined(driver, follower_join).member_id
+    held = driver.sync(follower, generation)
+    assert driver.result(held) is None and driver.group.state == GroupState.COMPLETING_REBALANCE
+    driver.join(instance="i-2")
+    assert driver.result(held) == SyncResult(ErrorCode.FENCED_INSTANCE_ID)

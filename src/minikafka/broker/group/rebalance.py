@@ -170,13 +170,14 @@ def swap_member(group: Group, old_id: str, member: Member) -> Group:
 
 
 def replace_static_member(group: Group, old_id: str, new_member: Member, effects: list[Effect]) -> Group:
-    """A static member rejoined under a new member id: the old id is removed (its held requests answered) and the
-    new one inherits its place and leadership."""
+    """A static member rejoined under a new member id: the old id is removed and the new one inherits its place
+    and leadership. A request the old id holds is answered FENCED_INSTANCE_ID, which stops that instance for good
+    (UNKNOWN_MEMBER_ID would have it rejoin and replace the new one in turn)."""
     old = group.members[old_id]
     if old.join_request is not None:
-        effects.append(Answer(old.join_request, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=old_id)))
+        effects.append(Answer(old.join_request, JoinResult(ErrorCode.FENCED_INSTANCE_ID, member_id=old_id)))
     if old.sync_request is not None:
-        effects.append(Answer(old.sync_request, SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)))
+        effects.append(Answer(old.sync_request, SyncResult(ErrorCode.FENCED_INSTANCE_ID)))
     effects.append(member_removed(group, old_id, "replaced by static member"))
     return swap_member(group, old_id, new_member)
 
