@@ -370,3 +370,36 @@ def test_a_replaced_static_member_held_in_a_sync_is_fenced() -> None:
     assert driver.result(held) is None and driver.group.state == GroupState.COMPLETING_REBALANCE
     driver.join(instance="i-2")
     assert driver.result(held) == SyncResult(ErrorCode.FENCED_INSTANCE_ID)
+
+
+def test_a_static_member_that_misses_a_rebalance_stays_in_the_group() -> None:
+    driver = Driver()
+    leader, follower, generation = form_static_group(driver)
+    newcomer = _joined(driver, driver.join()).member_id
+    join_newcomer = driver.join(newcomer)
+    join_leader = driver.join(leader, instance="i-1")
+    driver.now += SESSION_MS  # the rebalance timeout; the follower kept heartbeating but never rejoined
+    assert driver.heartbeat(follower, generation, instance="i-2") == ErrorCode.REBALANCE_IN_PROGRESS
+    driver.tick(0)
+    result = _joined(driver, join_leader)
+    assert result.generation_id == generation + 1 and _joined(driver, join_newcomer).generation_id == generation + 1
+    assert set(driver.group.members) == {leader, follower, newcomer}
+    assert {m.member_id for m in result.members} == {leader, follower, newcomer}  # the leader assigns it too
+
+
+def test_a_rebalance_nobody_rejoined_waits_for_the_static_members() -> None:
+    driver = Driver()
+    leader, follower, generation = form_static_group(driver)
+    newcomer = _joined(driver, driver.join()).member_id
+    driver.join(newcomer)
+    driver.apply(leave_group(driver.group, next(driver.ids), (MemberIdentity(newcomer, None),), CONFIG, driver.now))
+    assert driver.group.state == GroupState.PREPARING_REBALANCE
+    driver.now += SESSION_MS // 2
+    driver.heartbeat(leader, generation, instance="i-1")
+    driver.heartbeat(follower, generation, instance="i-2")
+    driver.tick(SESSION_MS // 2)  # the rebalance timeout passed with no member rejoined: it waits once more
+    assert driver.group.state == GroupState.PREPARING_REBALANCE and driver.group.generation == generation
+    assert set(driver.group.members) == {leader, follower}
+    join_leader = driver.join(leader, instance="i-1")
+    join_follower = driver.join(follower, instance="i-2")
+    assert _joined(driver, join_leader).generation_id == _joined(driver, join_follower).generation_id == generation + 1

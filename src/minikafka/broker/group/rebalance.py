@@ -67,23 +67,28 @@ def try_complete_join(group: Group, now: int, effects: list[Effect]) -> Group:
 
 
 def complete_join(group: Group, now: int, effects: list[Effect]) -> Group:
-    """The next generation from the members that rejoined; the others are removed."""
+    """The next generation. Dynamic members that did not rejoin are removed; static ones stay until their session
+    expires (the leader assigns them too). With no member rejoined, the rebalance waits one more rebalance
+    timeout."""
     for member in list(group.members.values()):
-        if member.join_request is None:
+        if member.join_request is None and member.group_instance_id is None:
             effects.append(member_removed(group, member.member_id, "not rejoined in time"))
             group = group.without_member(member.member_id)
+    joined = [m.member_id for m in group.members.values() if m.join_request is not None]
+    if group.members and not joined:
+        return group.evolve(rebalance_deadline_ms=now + group.rebalance_timeout_ms(), initial_delay=None)
     group = group.evolve(generation=group.generation + 1, initial_delay=None, pending_members={})
     if not group.members:
         group = group.evolve(protocol_name=None, leader_id=None)
         group = transition(group, GroupState.EMPTY, now, effects)
         return store_metadata(group, now, effects, request_id=-group.generation)
-    leader = group.leader_id if group.leader_id in group.members else next(iter(group.members))
+    leader = group.leader_id if group.leader_id in joined else joined[0]
     group = group.evolve(protocol_name=select_protocol(group), leader_id=leader)
     group = transition(group, GroupState.COMPLETING_REBALANCE, now, effects)
     members = {}
     for member_id, member in group.members.items():
-        assert member.join_request is not None
-        effects.append(Answer(member.join_request, join_result(group, member_id)))
+        if member.join_request is not None:
+            effects.append(Answer(member.join_request, join_result(group, member_id)))
         members[member_id] = member.evolve(join_request=None, last_heartbeat_ms=now, assignment=b"")
     effects.append(
         GroupEvent(
