@@ -293,6 +293,12 @@ def heartbeat(group: Group, request_id: int, identity: MemberIdentity, now: int)
     return GroupStep(group, (Answer(request_id, HeartbeatResult(error)),))
 
 
+def heartbeat_unanswered(error: ErrorCode) -> HeartbeatResult:
+    """A heartbeat the coordinator cannot run now. While the group's partition loads, Kafka answers NONE: the
+    member keeps going, and the loaded group gives it a full session timeout."""
+    return HeartbeatResult(ErrorCode.NONE if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS else error)
+
+
 def leave_group(
     group: Group, request_id: int, identities: tuple[MemberIdentity, ...], config: GroupConfig, now: int
 ) -> GroupStep:

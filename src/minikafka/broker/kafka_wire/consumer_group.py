@@ -7,12 +7,13 @@ import dataclasses
 import uuid
 from typing import Any
 
-from minikafka.broker.group.effects import HeartbeatResult, JoinResult, LeaveResult, LeftMember, SyncResult
+from minikafka.broker.group.effects import JoinResult, LeaveResult, LeftMember, SyncResult
 from minikafka.broker.group.membership import (
     JoinRequest,
     MemberIdentity,
     SyncRequest,
     heartbeat,
+    heartbeat_unanswered,
     join_group,
     leave_group,
     sync_group,
@@ -112,7 +113,7 @@ async def handle_heartbeat(ctx: WireContext, request: Request) -> Any:
     body = request.body
     identity = MemberIdentity(body.member_id, getattr(body, "group_instance_id", None), body.generation_id)
     result = await coordinate(
-        ctx, body.group_id, HeartbeatResult, lambda group, rid, now: heartbeat(group, rid, identity, now)
+        ctx, body.group_id, heartbeat_unanswered, lambda group, rid, now: heartbeat(group, rid, identity, now)
     )
     return build(response_class(HEARTBEAT, request.header.api_version), throttle_time=0, error_code=result.error)
 
