@@ -403,3 +403,35 @@ def test_a_rebalance_nobody_rejoined_waits_for_the_static_members() -> None:
     join_leader = driver.join(leader, instance="i-1")
     join_follower = driver.join(follower, instance="i-2")
     assert _joined(driver, join_leader).generation_id == _joined(driver, join_follower).generation_id == generation + 1
+
+
+def test_a_member_that_never_syncs_is_removed_after_the_rebalance_timeout() -> None:
+    driver = Driver()
+    a = _joined(driver, driver.join()).member_id
+    join_a = driver.join(a)
+    assert _joined(driver, join_a).generation_id == 1
+    b = _joined(driver, driver.join()).member_id
+    join_b = driver.join(b)
+    driver.join(a)
+    assert _joined(driver, join_b).generation_id == 2
+    driver.sync(a, 2, ((a, b"pa"), (b, b"pb")))  # the leader syncs; b heartbeats but never sends its SyncGroup
+    assert driver.group.state == GroupState.STABLE
+    driver.tick(SESSION_MS // 2)
+    assert driver.heartbeat(a, 2) == driver.heartbeat(b, 2) == ErrorCode.NONE
+    driver.tick(SESSION_MS // 2)  # the rebalance timeout since the generation started
+    assert b not in driver.group.members and driver.group.state == GroupState.PREPARING_REBALANCE
+    assert driver.heartbeat(a, 2) == ErrorCode.REBALANCE_IN_PROGRESS
+
+
+def test_a_generation_nobody_syncs_does_not_stay_completing_forever() -> None:
+    driver = Driver()
+    a, b = (_joined(driver, driver.join()).member_id for _ in range(2))
+    join_a, join_b = driver.join(a), driver.join(b)
+    generation = _joined(driver, join_b).generation_id
+    assert _joined(driver, join_a).generation_id == generation
+    assert driver.group.state == GroupState.COMPLETING_REBALANCE
+    driver.tick(SESSION_MS // 2)
+    assert driver.heartbeat(a, generation) == driver.heartbeat(b, generation) == ErrorCode.NONE
+    driver.tick(SESSION_MS // 2)
+    assert driver.group.members == {} and driver.group.state == GroupState.EMPTY
+    assert driver.group.generation == generation + 1

@@ -242,6 +242,7 @@ def sync_group(group: Group, request: SyncRequest, now: int) -> GroupStep:
     if error != ErrorCode.NONE:
         return GroupStep(group, (Answer(request.request_id, SyncResult(error)),))
     member = group.members[request.member_id]
+    group = group.evolve(pending_sync=group.pending_sync - {request.member_id})
     if group.state == GroupState.STABLE:
         result = SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment)
         return GroupStep(group.with_member(member.evolve(last_heartbeat_ms=now)), (Answer(request.request_id, result),))
@@ -333,7 +334,8 @@ def leave_group(
 
 def expire(group: Group, now: int, config: GroupConfig) -> GroupStep:
     """Timers: members past their session timeout go (a member held in a join or sync is alive), pending member
-    ids expire, and a rebalance past its deadline completes with the members that rejoined."""
+    ids expire, members that did not send SyncGroup within the rebalance timeout go (and the group rebalances),
+    and a rebalance past its deadline completes with the members that rejoined."""
     effects: list[Effect] = []
     live_pending = {k: v for k, v in group.pending_members.items() if v > now}
     changed = len(live_pending) != len(group.pending_members)
@@ -345,6 +347,11 @@ def expire(group: Group, now: int, config: GroupConfig) -> GroupStep:
             changed = True
     if changed and group.state != GroupState.PREPARING_REBALANCE:
         group = maybe_rebalance(group, now, "session timeout", config.initial_rebalance_delay_ms, effects)
+    syncing = group.state in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE)
+    if syncing and group.pending_sync and now >= group.sync_deadline_ms:
+        for member_id in [m for m in group.members if m in group.pending_sync]:
+            group = remove_member(group, member_id, "not synced in time", effects)
+        group = prepare_rebalance(group, now, "members did not sync in time", 0, effects)
     if group.state == GroupState.PREPARING_REBALANCE:
         group = try_complete_join(group, now, effects)
     if group.state == GroupState.PREPARING_REBALANCE and now >= group.rebalance_deadline_ms:

@@ -33,6 +33,7 @@ def prepare_rebalance(group: Group, now: int, reason: str, initial_delay_ms: int
     group.initial.rebalance.delay.ms for more members."""
     if group.state == GroupState.COMPLETING_REBALANCE:
         group = fail_held_syncs(group, ErrorCode.REBALANCE_IN_PROGRESS, effects)
+    group = group.evolve(pending_sync=frozenset())
     timeout = group.rebalance_timeout_ms()
     effects.append(
         GroupEvent(
@@ -83,7 +84,13 @@ def complete_join(group: Group, now: int, effects: list[Effect]) -> Group:
         group = transition(group, GroupState.EMPTY, now, effects)
         return store_metadata(group, now, effects, request_id=-group.generation)
     leader = group.leader_id if group.leader_id in joined else joined[0]
-    group = group.evolve(protocol_name=select_protocol(group), leader_id=leader)
+    # Every member must send SyncGroup within the rebalance timeout (Kafka's pending sync).
+    group = group.evolve(
+        protocol_name=select_protocol(group),
+        leader_id=leader,
+        pending_sync=frozenset(group.members),
+        sync_deadline_ms=now + group.rebalance_timeout_ms(),
+    )
     group = transition(group, GroupState.COMPLETING_REBALANCE, now, effects)
     members = {}
     for member_id, member in group.members.items():
@@ -171,7 +178,10 @@ def swap_member(group: Group, old_id: str, member: Member) -> Group:
     """`member` takes the place of `old_id`: its position in the join order and its leadership."""
     members = {member.member_id if k == old_id else k: member if k == old_id else v for k, v in group.members.items()}
     leader = member.member_id if group.leader_id == old_id else group.leader_id
-    return group.evolve(members=members, leader_id=leader)
+    pending_sync = group.pending_sync
+    if old_id in pending_sync:
+        pending_sync = pending_sync - {old_id} | {member.member_id}
+    return group.evolve(members=members, leader_id=leader, pending_sync=pending_sync)
 
 
 def replace_static_member(group: Group, old_id: str, new_member: Member, effects: list[Effect]) -> Group:

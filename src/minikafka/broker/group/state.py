@@ -131,6 +131,9 @@ class Group:
     pending_members: dict[str, int] = field(default_factory=dict)  # member id -> expiry (MEMBER_ID_REQUIRED)
     rebalance_deadline_ms: int = 0
     initial_delay: InitialDelay | None = None
+    # Members of this generation that have not sent SyncGroup yet: removed at the sync deadline, then a rebalance.
+    pending_sync: frozenset[str] = frozenset()
+    sync_deadline_ms: int = 0
     offsets: dict[TopicPartitionKey, OffsetAndMetadata] = field(default_factory=dict)
     pending_writes: dict[int, PendingWrite] = field(default_factory=dict)
 
@@ -141,7 +144,8 @@ class Group:
         return self.evolve(members={**self.members, member.member_id: member})
 
     def without_member(self, member_id: str) -> Group:
-        return self.evolve(members={k: v for k, v in self.members.items() if k != member_id})
+        members = {k: v for k, v in self.members.items() if k != member_id}
+        return self.evolve(members=members, pending_sync=self.pending_sync - {member_id})
 
     def with_pending(self, write: PendingWrite) -> Group:
         return self.evolve(pending_writes={**self.pending_writes, write.request_id: write})
