@@ -40,9 +40,13 @@ class CommitRequest:
     group_instance_id: str | None
     generation_id: int
     entries: tuple[CommitEntry, ...]
+    api_version: int  # OffsetCommit's: from v9 a missing group is named GROUP_ID_NOT_FOUND
 
 
 def validate_offset_commit(group: Group, request: CommitRequest) -> ErrorCode:
+    if group.is_idle and request.generation_id >= 0:
+        # No such group: a member of a generation cannot commit to it (named so before v9, for older clients).
+        return ErrorCode.GROUP_ID_NOT_FOUND if request.api_version >= 9 else ErrorCode.ILLEGAL_GENERATION
     if group.state == GroupState.DEAD:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
     if request.generation_id < 0 and group.state == GroupState.EMPTY:
