@@ -448,3 +448,15 @@ def test_a_commit_with_a_generation_to_a_group_that_does_not_exist() -> None:
     # Without a generation, the commit creates a group with no members (a consumer using assign(), an admin).
     step = commit_offsets(Group("g"), CommitRequest(1, "", None, -1, entry, 9), CONFIG, 0)
     assert [type(e) for e in step.effects] == [Append]
+
+
+def test_a_member_id_never_used_expires_without_a_rebalance() -> None:
+    driver = Driver()
+    a, b = form_two_member_group(driver)
+    pending = _joined(driver, driver.join())
+    assert pending.error == ErrorCode.MEMBER_ID_REQUIRED  # and the consumer never comes back with its id
+    driver.tick(SESSION_MS // 2)
+    assert driver.heartbeat(a, 2) == driver.heartbeat(b, 2) == ErrorCode.NONE
+    driver.tick(SESSION_MS // 2)
+    assert driver.group.pending_members == {}
+    assert driver.group.state == GroupState.STABLE and driver.group.generation == 2

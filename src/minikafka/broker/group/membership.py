@@ -338,8 +338,10 @@ def expire(group: Group, now: int, config: GroupConfig) -> GroupStep:
     and a rebalance past its deadline completes with the members that rejoined."""
     effects: list[Effect] = []
     live_pending = {k: v for k, v in group.pending_members.items() if v > now}
-    changed = len(live_pending) != len(group.pending_members)
-    group = group.evolve(pending_members=live_pending) if changed else group
+    if len(live_pending) != len(group.pending_members):
+        # A member id given out and never used: a forming rebalance may now be complete, nothing more.
+        group = group.evolve(pending_members=live_pending)
+    changed = False
     for member in list(group.members.values()):
         held = member.join_request is not None or member.sync_request is not None
         if not held and now >= member.last_heartbeat_ms + member.session_timeout_ms:
