@@ -66,7 +66,10 @@ class Driver:
         instance: str | None = None,
         protocols: tuple[str, ...] = ("range",),
         complete_appends: bool = True,
+        version: int = 9,
+        metadata: bytes | None = None,
     ) -> int:
+        """JoinGroup at `version`; each protocol's metadata is its name unless `metadata` is given."""
         rid = next(self.ids)
         request = JoinRequest(
             rid,
@@ -77,8 +80,9 @@ class Driver:
             SESSION_MS,
             SESSION_MS,
             "consumer",
-            tuple(Protocol(p, p.encode()) for p in protocols),
-            require_known_member_id=True,
+            tuple(Protocol(p, p.encode() if metadata is None else metadata) for p in protocols),
+            require_known_member_id=version >= 4,
+            skip_assignment_supported=version >= 9,
         )
         self.apply(join_group(self.group, request, self.config, self.now, f"m{rid}"), complete_appends)
         return rid
@@ -291,19 +295,6 @@ def test_records_round_trip_and_loading_restores_members_and_offsets() -> None:
     assert {k.partition: v.offset for k, v in loaded.offsets.items()} == {0: 6, 1: 8}
 
 
-def test_a_static_leader_rejoining_under_a_new_id_triggers_a_rebalance() -> None:
-    driver = Driver()
-    leader = _joined(driver, driver.join(instance="i-1")).member_id
-    follower_join = driver.join(instance="i-2")
-    generation = _joined(driver, driver.join(leader, instance="i-1")).generation_id
-    follower = _joined(driver, follower_join).member_id
-    driver.sync(leader, generation, ((leader, b"x"), (follower, b"y")))
-    restarted = driver.join(instance="i-1")
-    assert driver.result(restarted) is None  # the leader must assign again: held for a rebalance
-    assert driver.group.state == GroupState.PREPARING_REBALANCE
-    assert driver.heartbeat(follower, generation) == ErrorCode.REBALANCE_IN_PROGRESS
-
-
 def form_static_group(driver: Driver) -> tuple[str, str, int]:
     """A stable group of two static members: the leader (instance i-1) and a follower (i-2), both synced."""
     leader = _joined(driver, driver.join(instance="i-1")).member_id
@@ -460,3 +451,36 @@ def test_a_member_id_never_used_expires_without_a_rebalance() -> None:
     driver.tick(SESSION_MS // 2)
     assert driver.group.pending_members == {}
     assert driver.group.state == GroupState.STABLE and driver.group.generation == 2
+
+
+def test_a_static_leader_restarting_in_a_stable_group_keeps_leading_without_a_rebalance() -> None:
+    driver = Driver()
+    leader, follower, generation = form_static_group(driver)
+    restart = driver.join(instance="i-1")
+    new_id = f"m{restart}"
+    joined = _joined(driver, restart)
+    assert driver.group.state == GroupState.STABLE and driver.group.leader_id == new_id
+    # JoinGroup v9+: it learns it leads, with the members, and that the assignment stands (KIP-814).
+    assert (joined.leader, joined.skip_assignment, joined.generation_id) == (new_id, True, generation)
+    assert {m.member_id for m in joined.members} == {new_id, follower}
+    assert driver.result(driver.sync(new_id, generation)) == SyncResult(ErrorCode.NONE, "consumer", "range", b"x")
+    assert driver.heartbeat(follower, generation) == ErrorCode.NONE
+
+
+def test_before_join_group_v9_a_restarted_static_leader_is_told_the_old_leader() -> None:
+    driver = Driver()
+    leader, follower, generation = form_static_group(driver)
+    restart = driver.join(instance="i-1", version=8)
+    joined = _joined(driver, restart)
+    # It cannot be told to keep the assignment, so it is not told it leads: it syncs as a follower.
+    assert (joined.member_id, joined.leader) == (f"m{restart}", leader)
+    assert joined.members == () and not joined.skip_assignment
+    assert driver.group.state == GroupState.STABLE and driver.group.leader_id == f"m{restart}"
+
+
+def test_a_static_member_restarting_with_new_subscription_bytes_keeps_the_selected_protocol() -> None:
+    driver = Driver()
+    leader, follower, generation = form_static_group(driver)
+    restart = driver.join(instance="i-2", metadata=b"new subscription")
+    assert _joined(driver, restart).generation_id == generation and driver.group.state == GroupState.STABLE
+    assert driver.group.members[f"m{restart}"].metadata_for("range") == b"new subscription"

@@ -3,6 +3,7 @@ coordinator answers them. Pure: (group, request, now) -> GroupStep."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from minikafka.broker.group.effects import (
@@ -25,6 +26,7 @@ from minikafka.broker.group.rebalance import (
     prepare_rebalance,
     remove_member,
     replace_static_member,
+    select_protocol,
     swap_member,
     transition,
     try_complete_join,
@@ -54,6 +56,7 @@ class JoinRequest:
     protocol_type: str
     protocols: tuple[Protocol, ...]
     require_known_member_id: bool  # JoinGroup v4+: a new member first gets its id with MEMBER_ID_REQUIRED
+    skip_assignment_supported: bool  # JoinGroup v9+: a leader can be told its group's assignment stands
     reason: str = ""
 
 
@@ -162,16 +165,19 @@ def _replace_static_member(
     member_id: str,
     effects: list[Effect],
 ) -> Group:
-    """A static member rejoining under a new member id fences the old id and takes its place. A stable group whose
-    member kept its protocols needs no rebalance: the member gets the current generation and its old assignment,
-    once the group's metadata record names its new id (else, after a failover, the instance would still map to
-    the old id and the member would be fenced)."""
-    was_leader = old.member_id == group.leader_id
+    """A static member rejoining under a new member id fences the old id and takes its place (and leadership).
+    A stable group whose selected protocol stays needs no rebalance: the member gets the current generation and
+    its old assignment once the group's metadata record names its new id (else, after a failover, the instance
+    would still map to the old id and the member would be fenced)."""
+    previous_leader = group.leader_id
     member = _new_member(request, member_id, now).evolve(assignment=old.assignment)
     group = replace_static_member(group, old.member_id, member, effects)
-    if group.state == GroupState.STABLE and old.same_protocols(request.protocols) and not was_leader:
+    if group.state == GroupState.STABLE and select_protocol(group) == group.protocol_name:
         effects.append(Append(request.request_id, (metadata_record(group, now),)))
-        return group.with_pending(PendingStaticJoin(request.request_id, old, member_id))
+        pending = PendingStaticJoin(
+            request.request_id, old, member_id, previous_leader, request.skip_assignment_supported
+        )
+        return group.with_pending(pending)
     reason = f"static member {request.group_instance_id} rejoined as {member_id}"
     return maybe_rebalance(group, now, reason, config.initial_rebalance_delay_ms, effects)
 
@@ -182,11 +188,19 @@ def static_join_stored(group: Group, pending: PendingStaticJoin, error: ErrorCod
     member = group.members.get(pending.new_member_id)
     if group.state != GroupState.STABLE or member is None or member.join_request != pending.request_id:
         return GroupStep(group)
-    if error == ErrorCode.NONE:
-        group = group.with_member(member.evolve(join_request=None))
-        return GroupStep(group, (Answer(pending.request_id, join_result(group, member.member_id)),))
-    group = swap_member(group, member.member_id, pending.old)
-    result = JoinResult(error, group.generation, group.protocol_type, group.protocol_name, group.leader_id or "")
+    if error != ErrorCode.NONE:
+        group = swap_member(group, member.member_id, pending.old)
+        result = JoinResult(error, group.generation, group.protocol_type, group.protocol_name, group.leader_id or "")
+        return GroupStep(group, (Answer(pending.request_id, result),))
+    group = group.with_member(member.evolve(join_request=None))
+    result = join_result(group, member.member_id)
+    if member.member_id == group.leader_id:
+        # A leader told it leads would assign anew; before JoinGroup v9 it cannot be told the assignment stands,
+        # so it hears of the old leader and syncs as a follower.
+        if pending.skip_assignment_supported:
+            result = dataclasses.replace(result, skip_assignment=True)
+        else:
+            result = dataclasses.replace(result, leader=pending.previous_leader or "", members=())
     return GroupStep(group, (Answer(pending.request_id, result),))
 
 

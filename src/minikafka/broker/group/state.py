@@ -92,6 +92,8 @@ class PendingStaticJoin:
     request_id: int
     old: Member
     new_member_id: str
+    previous_leader: str | None
+    skip_assignment_supported: bool
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from minikafka.common.errors import ErrorCode
 
 JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 11, 12, 13, 14
 KNOWN_MEMBER_ID_VERSION = 4  # JoinGroup v4+: a new member is given its id first (MEMBER_ID_REQUIRED)
+SKIP_ASSIGNMENT_VERSION = 9  # JoinGroup v9+: SkipAssignment tells a leader the current assignment stands
 
 
 def _ms(value: Any) -> int:
@@ -47,6 +48,7 @@ async def handle_join(ctx: WireContext, request: Request) -> Any:
         protocol_type=body.protocol_type,
         protocols=tuple(Protocol(p.name, bytes(p.metadata)) for p in body.protocols),
         require_known_member_id=version >= KNOWN_MEMBER_ID_VERSION,
+        skip_assignment_supported=version >= SKIP_ASSIGNMENT_VERSION,
         reason=getattr(body, "reason", None) or "",
     )
     new_id = f"{join.client_id or 'member'}-{uuid.uuid4()}"
@@ -75,7 +77,7 @@ def _join_response(request: Request, result: JoinResult) -> Any:
         protocol_type=result.protocol_type,
         protocol_name=result.protocol_name if nullable_name else (result.protocol_name or ""),
         leader=result.leader,
-        skip_assignment=False,
+        skip_assignment=result.skip_assignment,
         member_id=result.member_id,
         members=tuple(
             build(member, member_id=m.member_id, group_instance_id=m.group_instance_id, metadata=m.metadata)
