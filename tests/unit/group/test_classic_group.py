@@ -484,3 +484,22 @@ def test_a_static_member_restarting_with_new_subscription_bytes_keeps_the_select
     restart = driver.join(instance="i-2", metadata=b"new subscription")
     assert _joined(driver, restart).generation_id == generation and driver.group.state == GroupState.STABLE
     assert driver.group.members[f"m{restart}"].metadata_for("range") == b"new subscription"
+
+
+def test_a_group_metadata_write_too_large_fails_the_held_syncs_with_unknown_server_error() -> None:
+    driver = Driver()
+    a = _joined(driver, driver.join()).member_id
+    driver.join(a)
+    b = _joined(driver, driver.join()).member_id
+    join_b = driver.join(b)
+    driver.join(a)
+    assert _joined(driver, join_b).generation_id == 2
+    sync_b = driver.sync(b, 2)
+    rid = next(driver.ids)
+    request = SyncRequest(rid, a, None, 2, None, None, ((a, b"pa"), (b, b"pb")))
+    driver.apply(sync_group(driver.group, request, driver.now), complete_appends=False)
+    append = driver.appends.pop()
+    driver.apply(append_done(driver.group, append.request_id, ErrorCode.MESSAGE_TOO_LARGE, CONFIG, driver.now))
+    # Kafka's mapping for group metadata writes (a commit's is INVALID_COMMIT_OFFSET_SIZE).
+    assert driver.result(rid) == driver.result(sync_b) == SyncResult(ErrorCode.UNKNOWN_SERVER_ERROR)
+    assert driver.group.state == GroupState.PREPARING_REBALANCE

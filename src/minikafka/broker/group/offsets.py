@@ -128,19 +128,27 @@ def store_error(error: ErrorCode) -> ErrorCode:
     return error if error == ErrorCode.NONE else ErrorCode.UNKNOWN_SERVER_ERROR
 
 
+def metadata_store_error(error: ErrorCode) -> ErrorCode:
+    """A failed group metadata write (SyncGroup's assignment, a static member's new id) as the member sees it:
+    as a commit's, except that a record too large is the coordinator's fault, not the member's."""
+    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+    return store_error(error)
+
+
 def append_done(group: Group, request_id: int, error: ErrorCode, config: GroupConfig, now: int) -> GroupStep:
     """A write to __consumer_offsets finished: apply and answer what waited for it."""
     pending = group.pending_writes.get(request_id)
     if pending is None:
         return GroupStep(group)
     group = group.evolve(pending_writes={k: v for k, v in group.pending_writes.items() if k != request_id})
+    if isinstance(pending, PendingAssignment):
+        return assignment_stored(group, pending, metadata_store_error(error), now, config)
+    if isinstance(pending, PendingStaticJoin):
+        return static_join_stored(group, pending, metadata_store_error(error))
     error = store_error(error)
     if isinstance(pending, PendingCommit):
         return _commit_stored(group, pending, error)
-    if isinstance(pending, PendingAssignment):
-        return assignment_stored(group, pending, error, now, config)
-    if isinstance(pending, PendingStaticJoin):
-        return static_join_stored(group, pending, error)
     if isinstance(pending, PendingDelete):
         if error != ErrorCode.NONE:
             return GroupStep(group.evolve(state=GroupState.EMPTY), (Answer(request_id, DeleteResult(error)),))
