@@ -503,3 +503,19 @@ def test_a_group_metadata_write_too_large_fails_the_held_syncs_with_unknown_serv
     # Kafka's mapping for group metadata writes (a commit's is INVALID_COMMIT_OFFSET_SIZE).
     assert driver.result(rid) == driver.result(sync_b) == SyncResult(ErrorCode.UNKNOWN_SERVER_ERROR)
     assert driver.group.state == GroupState.PREPARING_REBALANCE
+
+
+def test_a_replacement_undone_restores_a_member_holding_nothing() -> None:
+    driver = Driver()
+    leader, follower, generation = form_static_group(driver)
+    first = driver.join(instance="i-2", complete_appends=False)
+    second = driver.join(instance="i-2", complete_appends=False)
+    assert _joined(driver, first).error == ErrorCode.FENCED_INSTANCE_ID
+    first_write, second_write = driver.appends
+    driver.appends.clear()
+    driver.apply(append_done(driver.group, second_write.request_id, ErrorCode.REQUEST_TIMED_OUT, CONFIG, driver.now))
+    assert _joined(driver, second).error == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    restored = driver.group.members[f"m{first}"]
+    assert restored.join_request is None and restored.sync_request is None  # its join was answered already
+    driver.apply(append_done(driver.group, first_write.request_id, ErrorCode.NONE, CONFIG, driver.now))
+    assert _joined(driver, first).error == ErrorCode.FENCED_INSTANCE_ID  # answered once, not again

@@ -182,14 +182,16 @@ def _replace_static_member(
     return maybe_rebalance(group, now, reason, config.initial_rebalance_delay_ms, effects)
 
 
-def static_join_stored(group: Group, pending: PendingStaticJoin, error: ErrorCode) -> GroupStep:
+def static_join_stored(group: Group, pending: PendingStaticJoin, error: ErrorCode, now: int) -> GroupStep:
     """The new id of a static member that rejoined a stable group is durable (or failed): answer its JoinGroup,
     or put the old member back. A group that left Stable meanwhile answers the join with its next generation."""
     member = group.members.get(pending.new_member_id)
     if group.state != GroupState.STABLE or member is None or member.join_request != pending.request_id:
         return GroupStep(group)
     if error != ErrorCode.NONE:
-        group = swap_member(group, member.member_id, pending.old)
+        # The old member's own held requests were answered when it was replaced.
+        old = pending.old.evolve(join_request=None, sync_request=None, last_heartbeat_ms=now)
+        group = swap_member(group, member.member_id, old)
         result = JoinResult(error, group.generation, group.protocol_type, group.protocol_name, group.leader_id or "")
         return GroupStep(group, (Answer(pending.request_id, result),))
     group = group.with_member(member.evolve(join_request=None))

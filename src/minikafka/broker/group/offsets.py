@@ -145,7 +145,7 @@ def append_done(group: Group, request_id: int, error: ErrorCode, config: GroupCo
     if isinstance(pending, PendingAssignment):
         return assignment_stored(group, pending, metadata_store_error(error), now, config)
     if isinstance(pending, PendingStaticJoin):
-        return static_join_stored(group, pending, metadata_store_error(error))
+        return static_join_stored(group, pending, metadata_store_error(error), now)
     error = store_error(error)
     if isinstance(pending, PendingCommit):
         return _commit_stored(group, pending, error)
