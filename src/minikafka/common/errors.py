@@ -92,6 +92,8 @@ class ErrorCode(IntEnum):
     INCONSISTENT_CLUSTER_ID = 104
     INELIGIBLE_REPLICA = 107
     NEW_LEADER_ELECTED = 108
+    FENCED_MEMBER_EPOCH = 110
+    UNSUPPORTED_ASSIGNOR = 112
 
     @property
     def retriable(self) -> bool:

@@ -3,8 +3,8 @@ core on each request and timer tick, and carries out its effects (answers, acks=
 manager, events).
 
 A partition's groups are loaded from its log when this broker becomes its leader (requests for them get
-COORDINATOR_LOAD_IN_PROGRESS meanwhile) and dropped when it stops leading (NOT_COORDINATOR; held requests are
-answered so). A new leader epoch reloads: the log is the truth, not what this broker remembered."""
+COORDINATOR_LOAD_IN_PROGRESS meanwhile, but a Heartbeat NONE) and dropped when it stops leading (NOT_COORDINATOR;
+held requests are answered so). A new leader epoch reloads: the log is the truth, not what this broker remembered."""
 
 from __future__ import annotations
 
