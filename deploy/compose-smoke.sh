@@ -90,7 +90,7 @@ if command -v kcat >/dev/null; then kcat -b localhost:29091 -L -m 30 | grep -q "
 "$MINIKAFKA" fault start 1 --dir "$RUN"
 "$MINIKAFKA" consume smoke --from-beginning --json --timeout-ms 5000 --bootstrap-server "$BROKERS" \
   > "$RUN/history/consume-smoke.jsonl"
-say "consumed $(wc -l < "$RUN/history/consume-smoke.jsonl") records"
+say "consumed $(grep -vc read_end "$RUN/history/consume-smoke.jsonl") records"
 "${COMPOSE[@]}" stop
 # The layout analyze reads: RUN/logs/<node>.jsonl (+ faults.jsonl), RUN/history/, RUN/broker-N/data/.
 copy_out broker-1 /var/lib/minikafka/logs "$RUN/logs"
