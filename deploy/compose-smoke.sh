@@ -58,13 +58,20 @@ wait_healthy() {
   done
 }
 
-trap '"${COMPOSE[@]}" down -v >/dev/null 2>&1 || true' EXIT
+# podman-compose 1.0.3's down leaves the project's network behind: remove it by the project's label.
+teardown() {
+  "${COMPOSE[@]}" down -v >/dev/null 2>&1 || true
+  [[ -z "${PROJECT:-}" ]] || "$ENGINE" network ls -q --filter "label=com.docker.compose.project=$PROJECT" |
+    xargs -r "$ENGINE" network rm >/dev/null 2>&1 || true
+}
+trap teardown EXIT
 "$ENGINE" build ${MINIKAFKA_BUILD_NETWORK:+--network "$MINIKAFKA_BUILD_NETWORK"} -f deploy/Dockerfile \
   -t minikafka:latest .
 started=$SECONDS
 if $WAIT; then
   "${COMPOSE[@]}" up -d --no-build --wait
-else  # the order depends_on gives, which podman-compose 1.0.3 does not wait for
+else  # the order depends_on gives, which podman-compose 1.0.3 does not wait for (its `up` of a service also runs
+  # the services it depends on again: "name already in use" from podman, then it starts the existing container)
   "${COMPOSE[@]}" up -d --no-build certs
   [[ "$("$ENGINE" wait "$(container certs)")" == 0 ]] || { say "the certs service failed"; exit 1; }
   "${COMPOSE[@]}" up -d --no-build "${SERVICES[@]:0:3}"
@@ -73,6 +80,7 @@ else  # the order depends_on gives, which podman-compose 1.0.3 does not wait for
   wait_healthy "${SERVICES[@]:3}"
 fi
 say "all services healthy after $((SECONDS - started)) s"
+PROJECT="$("$ENGINE" inspect -f '{{index .Config.Labels "com.docker.compose.project"}}' "$(container certs)")"
 # The controllers' listener is mutual TLS: the admin certificate from the certs volume, in a client properties file.
 mkdir -p "$RUN/history"
 copy_out certs /var/lib/minikafka/certs "$RUN/certs"
