@@ -222,3 +222,9 @@ def test_the_smoke_script_runs_this_compose_file_and_tears_it_down() -> None:
     script = (REPO / "deploy" / "compose-smoke.sh").read_text()
     assert "-f docker-compose.yml" in script and "down -v" in script
     assert subprocess.run(["bash", "-n", str(REPO / "deploy" / "compose-smoke.sh")]).returncode == 0
+
+
+def test_fault_stop_waits_as_long_as_the_compose_file_lets_a_node_stop(compose: dict) -> None:
+    from minikafka.deploy.compose_faults import STOP_GRACE_S
+
+    assert compose["x-node"]["stop_grace_period"] == f"{STOP_GRACE_S}s"
