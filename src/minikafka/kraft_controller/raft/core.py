@@ -353,6 +353,7 @@ class RaftNode:
     def _become_unattached(self, epoch: int, now_ms: int) -> list[Effect]:
         changed_leader = self.leader_id is not None
         was_leader = self.is_leader
+        self._step_down_for(epoch)
         self.epoch = epoch
         self.voted_for = None
         self.leader_id = None
@@ -363,7 +364,13 @@ class RaftNode:
             effects.append(LeaderChanged(epoch, None, -1))
         return effects
 
+    def _step_down_for(self, epoch: int) -> None:
+        # Where the quorum's leaderless time starts when a leader is displaced rather than resigning.
+        if self.is_leader and epoch > self.epoch:
+            self._log.info("raft_resigned", epoch=self.epoch, reason=f"higher epoch {epoch}")
+
     def _become_follower(self, epoch: int, leader_id: int, now_ms: int) -> list[Effect]:
+        self._step_down_for(epoch)
         if epoch > self.epoch:
             self.voted_for = None
         self.epoch = epoch
