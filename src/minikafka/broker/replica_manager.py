@@ -198,7 +198,7 @@ class ReplicaManager:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
 
     def min_insync_replicas(self, topic: str) -> int:
-        return self.metadata.image.min_insync_replicas(topic, self.config.min_insync_replicas)
+        return self.metadata.image.min_insync_replicas(topic, self.config.min_insync_replicas, self.config.node_id)
 
     def on_metadata(self, delta: MetadataDelta) -> None:
         self.metadata_ready = True
