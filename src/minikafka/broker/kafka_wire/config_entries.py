@@ -41,16 +41,7 @@ _KINDS = {"bool": BOOLEAN, "str": STRING, "list": LIST, "float": DOUBLE}
 _TOPIC_KINDS = {"int": INT, "long": LONG, "list": LIST, "boolean": BOOLEAN}
 
 # Each topic config's broker-level synonym (Kafka's names): its value when the topic does not set it.
-TOPIC_SYNONYMS = {
-    "min.insync.replicas": "min.insync.replicas",
-    "segment.bytes": "log.segment.bytes",
-    "retention.ms": "log.retention.ms",
-    "retention.bytes": "log.retention.bytes",
-    "flush.messages": "log.flush.interval.messages",
-    "flush.ms": "log.flush.interval.ms",
-    "cleanup.policy": "log.cleanup.policy",
-    "unclean.leader.election.enable": "unclean.leader.election.enable",
-}
+TOPIC_SYNONYMS = {name: definition.broker_name for name, definition in TOPIC_CONFIGS.items()}
 # Broker-level synonyms minikafka has no key for: the only value it supports.
 _FIXED_BROKER_VALUES = {"log.cleanup.policy": "delete", "unclean.leader.election.enable": "false"}
 

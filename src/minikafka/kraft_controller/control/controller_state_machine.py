@@ -147,6 +147,15 @@ class ControllerStateMachine:
         """From committed state only, as every read."""
         return scram_control.describe_user_scram_credentials(self.committed, users)
 
+    def alter_configs(
+        self, request: config_control.AlterConfigsRequest
+    ) -> ControllerResult[config_control.AlterConfigsResponse]:
+        return config_control.alter_configs(self.image, request)
+
+    def describe_dynamic_configs(self, resources: Sequence[tuple[int, str]]) -> list[config_control.DynamicConfigs]:
+        """From committed state only, as every read."""
+        return config_control.describe_dynamic_configs(self.committed, resources)
+
     def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
         brokers = tuple(broker for _, broker in sorted(self.committed.brokers.items()))
         return ControllerResult((), DescribeClusterResponse(brokers, self.committed.offset))

@@ -89,9 +89,11 @@ def apply_records(image: MetadataImage, records: Iterable[Record]) -> MetadataIm
 
 
 def unclean_enabled(image: MetadataImage, topic_name: str, default: bool) -> bool:
-    """unclean.leader.election.enable: the topic's own, else the controller's."""
+    """unclean.leader.election.enable: the topic's own, else the cluster-wide dynamic one, else the controller's."""
     value = image.topic_config(topic_name, UNCLEAN_LEADER_ELECTION_ENABLE)
-    return default if value is None else value == "true"
+    if value is None:
+        value = image.dynamic_broker_config(UNCLEAN_LEADER_ELECTION_ENABLE)
+    return default if value is None else value.strip().lower() == "true"
 
 
 def _update_partitions(
