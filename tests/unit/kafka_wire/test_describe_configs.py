@@ -20,7 +20,8 @@ from minikafka.broker.kafka_wire.config_entries import (
     broker_entries,
     topic_entries,
 )
-from minikafka.broker.kafka_wire.describe import Include, _broker_name_problem, _entry
+from minikafka.broker.kafka_wire.config_resources import broker_name_problem
+from minikafka.broker.kafka_wire.describe import Include, _entry
 from minikafka.broker.kafka_wire.framing import response_class
 from minikafka.common.config import config_keys, load_config
 
@@ -124,6 +125,6 @@ def test_synonyms_and_documentation_only_when_asked() -> None:
 
 
 def test_broker_resource_names() -> None:
-    assert _broker_name_problem("", 1) is None and _broker_name_problem("1", 1) is None
-    assert "expected 1 or empty string" in (_broker_name_problem("2", 1) or "")
-    assert "must be an integer" in (_broker_name_problem("x", 1) or "")
+    assert broker_name_problem("", 1) is None and broker_name_problem("1", 1) is None
+    assert "expected 1 or empty string" in (broker_name_problem("2", 1) or "")
+    assert "must be an integer" in (broker_name_problem("x", 1) or "")

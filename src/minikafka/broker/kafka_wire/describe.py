@@ -7,13 +7,13 @@ from typing import Any
 
 from minikafka.broker.kafka_wire.api_versions import DESCRIBE_CLUSTER, DESCRIBE_CONFIGS
 from minikafka.broker.kafka_wire.config_entries import ConfigEntry, broker_entries, topic_entries
+from minikafka.broker.kafka_wire.config_resources import BROKER_RESOURCE, TOPIC_RESOURCE, broker_name_problem
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.common.errors import ErrorCode
 from minikafka.common.topic_config import TOPIC_CONFIGS
 
-TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4  # Kafka's ConfigResource.Type
 NO_AUTHORIZED_OPERATIONS = -2147483648
 
 
@@ -71,7 +71,7 @@ def _resource(ctx: WireContext, cls: type, resource: Any, include: Include) -> A
         entries = topic_entries(config, {key: image.topic_config(name, key) for key in TOPIC_CONFIGS})
     elif resource.resource_type == BROKER_RESOURCE:
         # A broker describes only its own static configs; the AdminClient sends a broker's resource to that broker.
-        problem = _broker_name_problem(name, config.node_id)
+        problem = broker_name_problem(name, config.node_id)
         if problem is not None:
             return build(result_cls, error_code=ErrorCode.INVALID_REQUEST, error_message=problem, configs=(), **base)
         entries = broker_entries(config)
@@ -82,16 +82,6 @@ def _resource(ctx: WireContext, cls: type, resource: Any, include: Include) -> A
     wanted = resource.configuration_keys
     configs = tuple(_entry(cls, entry, include) for entry in entries if wanted is None or entry.name in wanted)
     return build(result_cls, error_code=ErrorCode.NONE, error_message=None, configs=configs, **base)
-
-
-def _broker_name_problem(name: str, node_id: int) -> str | None:
-    if name == "":
-        return None
-    if not name.isdigit():
-        return f"Broker id must be an integer, but it is: {name}"
-    if int(name) != node_id:
-        return f"Unexpected broker id, expected {node_id} or empty string, but received {name}"
-    return None
 
 
 def _entry(cls: type, entry: ConfigEntry, include: Include) -> Any:
