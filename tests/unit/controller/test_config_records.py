@@ -83,3 +83,19 @@ def test_the_controller_writes_the_cluster_min_isr_with_the_elr_feature_and_keep
     image = _image(*records, ConfigRecord(BROKER, "", MIN_ISR, "3"))
     assert feature_records(image, ControlConfig(min_insync_replicas=2)) == []
     assert feature_records(MetadataImage(), ControlConfig(eligible_leader_replicas_version=0)) == []
+
+
+def test_topic_overrides_take_the_topic_value_then_the_broker_synonyms() -> None:
+    image = _image(
+        ConfigRecord(BROKER, "", "log.retention.ms", "100"),
+        ConfigRecord(BROKER, "2", "log.retention.ms", "200"),
+        ConfigRecord(BROKER, "", "message.max.bytes", "5000"),
+        ConfigRecord(TOPIC, "t", "segment.bytes", "1024"),
+    )
+    assert image.topic_overrides("t", 1) == {
+        "retention.ms": "100",
+        "max.message.bytes": "5000",
+        "segment.bytes": "1024",
+    }
+    assert image.topic_overrides("t", 2)["retention.ms"] == "200"
+    assert image.topic_overrides("other", None) == {"retention.ms": "100", "max.message.bytes": "5000"}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from immutables import Map
 
 from minikafka.common.scram import ScramCredential, ScramMechanism
+from minikafka.common.topic_config import TOPIC_CONFIGS
 from minikafka.kraft_controller.metadata.records import (
     CLUSTER_DEFAULT,
     ELIGIBLE_LEADER_REPLICAS_VERSION,
@@ -161,6 +162,19 @@ class MetadataImage:
         controller passes no broker id: it decides for every broker, with the cluster default."""
         own = None if broker_id is None else self.broker_config(str(broker_id), name)
         return own if own is not None else self.broker_config(CLUSTER_DEFAULT, name)
+
+    def topic_overrides(self, topic_name: str, broker_id: int | None = None) -> dict[str, str]:
+        """Every topic config (Kafka's topic-level names) the metadata sets for `topic_name`: the topic's own,
+        else its broker-level synonym's dynamic value for this broker or the cluster. What is absent falls back to
+        the node's static config."""
+        overrides = {}
+        for name, definition in TOPIC_CONFIGS.items():
+            value = self.topic_config(topic_name, name)
+            if value is None:
+                value = self.dynamic_broker_config(definition.broker_name, broker_id)
+            if value is not None:
+                overrides[name] = value
+        return overrides
 
     def min_insync_replicas(self, topic_name: str, default: int, broker_id: int | None = None) -> int:
         """The topic's min.insync.replicas, else the dynamic broker one, else `default` (the node's static value).
