@@ -147,7 +147,7 @@ def build_broker(config: BrokerConfig) -> Broker:
     failures = LogDirFailureChannel(lambda _dir, _reason: loop.call_soon_threadsafe(dir_failed.set))
     logs = LogManager(
         config.data_dir,
-        lambda topic: config.log_config(metadata.image.topic_configs.get(topic)),
+        lambda topic: config.log_config(metadata.image.topic_overrides(topic, config.node_id)),
         flush_in_background=True,
         failures=failures,
     )

@@ -11,7 +11,7 @@ import asyncio
 import functools
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import structlog
@@ -43,6 +43,7 @@ from minikafka.broker.replica.partition import (
     SendAlterPartition,
     StartFetching,
     apply_metadata,
+    reconfigure,
 )
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode, KafkaError
@@ -145,6 +146,8 @@ class ReplicaManager:
         self._fetchers: dict[int, asyncio.Task[None]] = {}
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
         self._checked_topics: object = None  # the topics map last checked for replicas taken from this broker
+        self._checked_configs: tuple[object, object] = (None, None)  # the config maps last applied to replicas
+        self._overridden_static: str | None = None  # the dynamic min.insync.replicas last warned about
         self._log = structlog.get_logger()
 
     # ---- change notification (long polls) ----
@@ -201,7 +204,7 @@ class ReplicaManager:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
 
     def min_insync_replicas(self, topic: str) -> int:
-        return self.metadata.image.min_insync_replicas(topic, self.config.min_insync_replicas)
+        return self.metadata.image.min_insync_replicas(topic, self.config.min_insync_replicas, self.config.node_id)
 
     def on_metadata(self, delta: MetadataDelta) -> None:
         self.metadata_ready = True
@@ -255,8 +258,47 @@ class ReplicaManager:
                 replica = self.replicas[tp] = Replica(tp, topic_id, log, transition.state, ProducePurgatory(str(tp)))
             replica.role = transition.state
             self._execute(replica, transition.effects, now)
+        self._apply_dynamic_configs(delta.image, now)
         self._stop_idle_fetchers()
         self.notify()
+
+    def _apply_dynamic_configs(self, image: MetadataImage, now: int) -> None:
+        """Topic and dynamic broker configs replayed since the last look (images are immutable, so identity tells):
+        each replica's log settings, and a leader's min.insync.replicas, follow them at once."""
+        configs = (image.topic_configs, image.broker_configs)
+        if configs[0] is self._checked_configs[0] and configs[1] is self._checked_configs[1]:
+            return
+        self._checked_configs = configs
+        self._warn_static_min_isr_overridden(image)
+        for tp, replica in self.replicas.items():
+            changed = []
+            log_config = self.logs.log_config(tp.topic)
+            if log_config != replica.log.config:
+                replica.log.config = log_config
+                changed.append("log")
+            leader = replica.leader
+            min_isr = self.min_insync_replicas(tp.topic)
+            if leader is not None and leader.config.min_insync_replicas != min_isr:
+                replica.role, moved = reconfigure(leader, replace(leader.config, min_insync_replicas=min_isr), now)
+                changed.append("min.insync.replicas")
+                if moved:
+                    self._hwm_moved(replica, now)
+                self._check_produces(replica)
+            if changed:
+                self._log.info(
+                    "partition_config_changed", partition=str(tp), changed=changed, min_insync_replicas=min_isr
+                )
+
+    def _warn_static_min_isr_overridden(self, image: MetadataImage) -> None:
+        """As in Kafka, a dynamic min.insync.replicas wins over the properties file's: say so once per value."""
+        dynamic = image.dynamic_broker_config("min.insync.replicas", self.config.node_id)
+        static = str(self.config.min_insync_replicas)
+        if "min.insync.replicas" not in self.config.set_keys or dynamic in (None, static, self._overridden_static):
+            return
+        self._overridden_static = dynamic
+        self._log.warning(
+            "static_config_overridden", name="min.insync.replicas", static_value=static, dynamic_value=dynamic
+        )
 
     def _remove_unassigned_replicas(self, image: MetadataImage) -> None:
         """Stop the replicas the metadata no longer assigns here (topic deleted, moved off by a reassignment) and

@@ -234,6 +234,30 @@ class AdminClient:
             raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
         return list(response.results)
 
+    def alter_configs(
+        self, request: controller_pb2.AlterConfigsRequest
+    ) -> list[controller_pb2.AlterConfigsResponse.Result]:
+        """IncrementalAlterConfigs (or, with `incremental` false, AlterConfigs) through the active controller; one
+        result per resource."""
+        response = self._call_active_controller(lambda stub: stub.AlterConfigs(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return list(response.results)
+
+    def describe_dynamic_configs(
+        self, resources: Sequence[tuple[int, str]]
+    ) -> list[controller_pb2.DescribeDynamicConfigsResponse.Resource]:
+        """The dynamic configs the metadata log holds for each (resource type, name)."""
+        request = controller_pb2.DescribeDynamicConfigsRequest(
+            resources=[controller_pb2.ConfigResourceRef(resource_type=t, resource_name=n) for t, n in resources]
+        )
+        response = self._call_active_controller(
+            lambda stub: stub.DescribeDynamicConfigs(request, timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return list(response.resources)
+
     def describe_user_scram_credentials(
         self, users: Sequence[str] | None
     ) -> list[controller_pb2.DescribeUserScramCredentialsResponse.DescribedUser]:

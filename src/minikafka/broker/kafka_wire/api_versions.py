@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from minikafka.broker.kafka_wire import group_apis, partition_admin, sasl_apis, scram_credentials
+from minikafka.broker.kafka_wire import alter_configs, group_apis, partition_admin, sasl_apis, scram_credentials
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, response_class
 from minikafka.broker.kafka_wire.init_producer_id import INIT_PRODUCER_ID
@@ -32,6 +32,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     **partition_admin.VERSIONS,
     **sasl_apis.VERSIONS,
     **scram_credentials.VERSIONS,
+    **alter_configs.VERSIONS,
 }
 
 

@@ -17,6 +17,7 @@ import structlog
 
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.topic import is_internal
+from minikafka.common.topic_config import TOPIC_CONFIGS, config_problem
 from minikafka.kraft_controller.control.alter_partition_validation import Accepted, validate_alter_partition
 from minikafka.kraft_controller.control.control_config import ControlConfig
 from minikafka.kraft_controller.control.controller_result import ControllerResult
@@ -46,7 +47,6 @@ from minikafka.kraft_controller.control.requests import (
     DeleteTopicsResponse,
 )
 from minikafka.kraft_controller.metadata.image import (
-    MIN_INSYNC_REPLICAS,
     MetadataImage,
     PartitionRegistration,
     TopicImage,
@@ -92,9 +92,11 @@ def apply_records(image: MetadataImage, records: Iterable[Record]) -> MetadataIm
 
 
 def unclean_enabled(image: MetadataImage, topic_name: str, default: bool) -> bool:
-    """unclean.leader.election.enable: the topic's own, else the controller's."""
+    """unclean.leader.election.enable: the topic's own, else the cluster-wide dynamic one, else the controller's."""
     value = image.topic_config(topic_name, UNCLEAN_LEADER_ELECTION_ENABLE)
-    return default if value is None else value == "true"
+    if value is None:
+        value = image.dynamic_broker_config(UNCLEAN_LEADER_ELECTION_ENABLE)
+    return default if value is None else value.strip().lower() == "true"
 
 
 def _update_partitions(
@@ -402,29 +404,6 @@ def _alter_one_partition(
 # ---- CreateTopics ----
 
 
-def _int_at_least(minimum: int) -> Callable[[str], bool]:
-    def check(value: str) -> bool:
-        try:
-            return int(value) >= minimum
-        except ValueError:
-            return False
-
-    return check
-
-
-# Per-topic configs this cluster understands (Kafka's names), with their validity checks.
-TOPIC_CONFIGS: Mapping[str, Callable[[str], bool]] = {
-    MIN_INSYNC_REPLICAS: _int_at_least(1),
-    "segment.bytes": _int_at_least(14),
-    "retention.ms": _int_at_least(-1),
-    "retention.bytes": _int_at_least(-1),
-    "flush.messages": _int_at_least(1),
-    "flush.ms": _int_at_least(0),
-    "cleanup.policy": lambda v: v == "delete",
-    UNCLEAN_LEADER_ELECTION_ENABLE: lambda v: v in ("true", "false"),
-}
-
-
 class _TopicRejected(Exception):
     def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(message)
@@ -441,12 +420,11 @@ def _validate_name(name: str) -> None:
 
 
 def _validate_configs(configs: Mapping[str, str]) -> None:
+    """The same declarations IncrementalAlterConfigs checks with (common.topic_config), Kafka's messages."""
     for key, value in configs.items():
-        check = TOPIC_CONFIGS.get(key)
-        if check is None:
-            raise _TopicRejected(ErrorCode.INVALID_CONFIG, f"unknown topic config {key!r}")
-        if not check(value):
-            raise _TopicRejected(ErrorCode.INVALID_CONFIG, f"invalid value {value!r} for topic config {key!r}")
+        problem = config_problem(TOPIC_CONFIGS, key, value)
+        if problem is not None:
+            raise _TopicRejected(ErrorCode.INVALID_CONFIG, problem)
 
 
 def _usable_brokers(image: MetadataImage) -> list[int]:
