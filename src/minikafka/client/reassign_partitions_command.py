@@ -98,7 +98,7 @@ def _print_verify(statuses: list[dict[str, Any]]) -> None:
 
 def reassign_partitions_command(args: argparse.Namespace) -> int:
     from minikafka.client.admin import AdminClient
-    from minikafka.client.cli import admin_broker_sasl, admin_broker_tls, admin_tls, resolve_addresses
+    from minikafka.client.command_connection import admin_broker_sasl, admin_broker_tls, admin_tls, resolve_addresses
 
     controllers, brokers = resolve_addresses(args)
     tls, broker_tls = admin_tls(args), admin_broker_tls(args, controllers)

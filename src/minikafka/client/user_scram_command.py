@@ -79,9 +79,9 @@ def _mechanism(name: str) -> ScramMechanism:
 
 
 def configs_command(args: argparse.Namespace) -> int:
-    from minikafka.client.cli import _admin
+    from minikafka.client.command_connection import admin_client
 
-    with _admin(args) as admin:
+    with admin_client(args) as admin:
         if args.describe:
             return _describe(admin, args)
         return _alter(admin, args)
