@@ -95,7 +95,7 @@ async def _fetch_forever(
         except grpc.RpcError as error:
             _log_session_reset(log, plan, leader_id, ErrorCode.NETWORK_EXCEPTION)
             session.handle_error()
-            log.debug("fetch_failed", leader=leader_id, code=error.code().name)  # type: ignore[attr-defined]
+            log.debug("fetch_failed", leader=leader_id, code=error.code().name)
             await asyncio.sleep(backoff)
             continue
         code = ErrorCode.of(response.message.error_code)
@@ -117,7 +117,7 @@ def fetch_stream(channel: grpc.aio.Channel) -> Any:
         _FETCH_STREAM,
         request_serializer=broker_pb2.FetchRequest.SerializeToString,
         response_deserializer=decode_fetch_response,
-        _registered_method=True,  # as the generated stub registers it
+        _registered_method=True,  # type: ignore[call-arg]  # grpcio takes it, as the generated stubs pass it; types-grpcio omits it
     )
 
 

@@ -29,7 +29,7 @@ from minikafka.broker.metadata_listener import endpoint_for
 from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import FetchPartitionResult, ReplicaManager, answered
 from minikafka.common.clock import monotonic_ms
-from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.errors import ErrorCode, KafkaError, wire_code
 from minikafka.common.fetch_response_wire import SplicedFetchResponse, encode_fetch_response
 from minikafka.kraft_controller.metadata.image import MetadataImage, TopicImage
 from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, controller_pb2, fault_pb2, fault_pb2_grpc
@@ -122,7 +122,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                 continue
             entry = response.topics.add(name=name, topic_id=topic.topic_id.bytes)
             for index, partition in sorted(topic.partitions.items()):
-                offline = [r for r in partition.replicas if image.broker(r) is None or image.broker(r).fenced]
+                offline = [r for r in partition.replicas if (known := image.broker(r)) is None or known.fenced]
                 entry.partitions.add(
                     partition_index=index,
                     leader_id=partition.leader,
@@ -243,7 +243,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             monotonic_ms(),
         )
         if fetch.error != ErrorCode.NONE:
-            return broker_pb2.FetchResponse(error_code=int(fetch.error), session_id=fetch.session_id)
+            return broker_pb2.FetchResponse(error_code=wire_code(fetch.error), session_id=fetch.session_id)
         if fetch.session is not None and not fetch.incremental:
             structlog.get_logger().info(
                 "fetch_session_created",
@@ -356,8 +356,10 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         try:
             producer_id = await self.manager.producer_ids.generate()
         except KafkaError as error:
-            return broker_pb2.InitProducerIdResponse(error_code=error.code, error_message=error.message)
-        return broker_pb2.InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
+            return broker_pb2.InitProducerIdResponse(error_code=wire_code(error.code), error_message=error.message)
+        return broker_pb2.InitProducerIdResponse(
+            error_code=wire_code(ErrorCode.NONE), producer_id=producer_id, producer_epoch=0
+        )
 
     async def OffsetsForLeaderEpoch(
         self, request: broker_pb2.OffsetsForLeaderEpochRequest, context: Any
@@ -454,18 +456,20 @@ class FaultService(fault_pb2_grpc.FaultServicer):
 
     async def HoldAlterPartition(self, request: Any, context: Any) -> fault_pb2.HoldAlterPartitionResponse:
         self.manager.alter_partition.holding = True
-        return fault_pb2.HoldAlterPartitionResponse(error_code=ErrorCode.NONE)
+        return fault_pb2.HoldAlterPartitionResponse(error_code=wire_code(ErrorCode.NONE))
 
     async def ReleaseAlterPartition(self, request: Any, context: Any) -> fault_pb2.ReleaseAlterPartitionResponse:
         released = self.manager.alter_partition.release(request.keep_holding)
-        return fault_pb2.ReleaseAlterPartitionResponse(error_code=ErrorCode.NONE, released_requests=released)
+        return fault_pb2.ReleaseAlterPartitionResponse(error_code=wire_code(ErrorCode.NONE), released_requests=released)
 
     async def InjectDiskFault(self, request: Any, context: Any) -> fault_pb2.InjectDiskFaultResponse:
         try:
             self.manager.logs.failures.inject(request.kind)
         except ValueError as error:
-            return fault_pb2.InjectDiskFaultResponse(error_code=ErrorCode.INVALID_REQUEST, error_message=str(error))
-        return fault_pb2.InjectDiskFaultResponse(error_code=ErrorCode.NONE)
+            return fault_pb2.InjectDiskFaultResponse(
+                error_code=wire_code(ErrorCode.INVALID_REQUEST), error_message=str(error)
+            )
+        return fault_pb2.InjectDiskFaultResponse(error_code=wire_code(ErrorCode.NONE))
 
     async def DescribeState(self, request: Any, context: Any) -> fault_pb2.DescribeStateResponse:
         lifecycle = self.lifecycle

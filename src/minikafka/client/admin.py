@@ -136,7 +136,7 @@ class AdminClient:
             try:
                 response = call(self._controller_stub(address))
             except grpc.RpcError as error:
-                last_problem = f"{address}: {error.code().name}"  # type: ignore[attr-defined]
+                last_problem = f"{address}: {error.code().name}"
                 time.sleep(0.05)
                 continue
             if response.error_code == ErrorCode.NOT_CONTROLLER:  # type: ignore[attr-defined]
@@ -184,7 +184,7 @@ class AdminClient:
             try:
                 return getattr(stub, method)(request, timeout=self.timeout_s + FORWARDING_MARGIN_S)
             except grpc.RpcError as error:
-                problems.append(f"{address}: {error.code().name}")  # type: ignore[attr-defined]
+                problems.append(f"{address}: {error.code().name}")
         raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"no broker reachable ({'; '.join(problems)})")
 
     def create_topic(
@@ -383,7 +383,7 @@ class AdminClient:
             try:
                 return stub.Metadata(broker_pb2.MetadataRequest(topics=list(topics)), timeout=self.timeout_s)
             except grpc.RpcError as error:
-                problems.append(f"{address}: {error.code().name}")  # type: ignore[attr-defined]
+                problems.append(f"{address}: {error.code().name}")
         raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"no broker reachable ({'; '.join(problems)})")
 
     def describe_topics(self, names: Sequence[str] = (), servers: Sequence[str] = ()) -> list[TopicDescription]:

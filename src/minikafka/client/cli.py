@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from minikafka.client import user_scram_command
 from minikafka.client.command_connection import (
@@ -19,6 +19,8 @@ from minikafka.common.cli_support import CliError, bounded_int, print_json, run_
 from minikafka.common.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:  # imported lazily where used: grpc's start-up is slow for commands that need none
+    from minikafka.client.producer import ProducerConfig
+
     pass
 
 
@@ -417,10 +419,10 @@ PRODUCER_PROPS = {
 }
 
 
-def producer_config_from(acks: int, props: list[str]):  # noqa: ANN201 - client.producer.ProducerConfig
+def producer_config_from(acks: int, props: list[str]) -> ProducerConfig:
     from minikafka.client.producer import ProducerConfig
 
-    fields: dict[str, int] = {}
+    fields: dict[str, Any] = {}  # ProducerConfig's keyword arguments, by the properties given
     for prop in props:
         key, sep, value = prop.partition("=")
         if not sep or key not in PRODUCER_PROPS:

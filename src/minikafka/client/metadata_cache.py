@@ -91,7 +91,7 @@ class MetadataCache:
                         broker_pb2.MetadataRequest(topics=list(topics)), timeout=self.request_timeout_s
                     )
                 except grpc.RpcError as error:
-                    problems.append(f"{address}: {error.code().name}")  # type: ignore[attr-defined]
+                    problems.append(f"{address}: {error.code().name}")
                     continue
                 self._apply(response)
                 return self.view

@@ -111,11 +111,11 @@ def reassign_partitions_command(args: argparse.Namespace) -> int:
                 print_json({"reassignments": document})
             else:
                 print("Current partition reassignments:" if document else "No partition reassignments found.")
-                for r in document:
+                for (topic, partition), sets in sorted(ongoing.items()):
                     print(
-                        f"{r['topic']}-{r['partition']}: replicas: {','.join(map(str, r['replicas']))}. "
-                        f"adding: {','.join(map(str, r['adding_replicas']))}. "
-                        f"removing: {','.join(map(str, r['removing_replicas']))}."
+                        f"{topic}-{partition}: replicas: {','.join(map(str, sets['replicas']))}. "
+                        f"adding: {','.join(map(str, sets['adding_replicas']))}. "
+                        f"removing: {','.join(map(str, sets['removing_replicas']))}."
                     )
             return 0
         targets = _targets(args)

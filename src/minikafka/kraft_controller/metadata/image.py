@@ -145,7 +145,7 @@ class MetadataImage:
                 yield topic, partition_id, topic.partitions[partition_id]
 
     def topic_config(self, topic_name: str, name: str) -> str | None:
-        return self.topic_configs.get(topic_name, {}).get(name)
+        return self.topic_configs.get(topic_name, Map()).get(name)
 
     def min_insync_replicas(self, topic_name: str, default: int) -> int:
         value = self.topic_config(topic_name, MIN_INSYNC_REPLICAS)
