@@ -39,9 +39,11 @@ test: $(STAMP) system-tools
 demo: $(STAMP)
 	$(BIN)/minikafka demo
 
+# Ruff over everything, then mypy over src/ (configured in pyproject.toml: [tool.mypy]).
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from run_all import SETTINGS, log, produce
+from cluster_settings import SETTINGS
+from run_all import log, produce
 
 from minikafka.client.admin import AdminClient
 from minikafka.deploy import cluster_commands

@@ -218,7 +218,7 @@ def print_rows(results: dict[str, Any]) -> None:
 
 def main() -> None:
     import structlog
-    from run_all import SETTINGS
+    from cluster_settings import SETTINGS
 
     from minikafka.deploy import cluster_commands
 

@@ -75,7 +75,7 @@ def measure(cluster: Cluster, records: int, rounds: int) -> dict[str, dict[str, 
 
 def main() -> None:
     import structlog
-    from run_all import SETTINGS
+    from cluster_settings import SETTINGS
 
     from minikafka.deploy import cluster_commands
 

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cluster_settings import SETTINGS as RUN_ALL_SETTINGS
 from kafka_wire import confluent_produce
 from kafka_wire_cpu import cpu_seconds
-from run_all import SETTINGS as RUN_ALL_SETTINGS
 
 SETTINGS = tuple(f"{key}={value}" for key, value in RUN_ALL_SETTINGS.items())  # run_all's cluster, as --set
 ACKS = ("all", "1")

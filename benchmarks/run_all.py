@@ -10,7 +10,7 @@ acks=all to it again beside the 6-partition topic's idle partitions); acks=all l
 s warm-up) and end-to-end latency; consume throughput from the beginning of a large topic; failover under acks=all
 load (SIGKILL of the leader, repeated); a controller quorum's commits of topic creations and broker registrations,
 in entries committed/s as pysyncobj counts them, sent over gRPC and written in-process by the active controller
-(`test-kraft-server --workload controller`); and the KRaft quorum alone, three `minikafka test-kraft-server` voters
+(`kraft_test_server.py --workload controller`); and the KRaft quorum alone, three `kraft_test_server.py` voters
 whose leader writes the records itself, as pysyncobj's driver does. The Kafka listener: confluent-kafka and aiokafka
 producing acks=all to 1 and 6 partitions, each round beside Tansu, a Rust Kafka-wire broker on one node with memory
 storage (`kafka_wire.py`). Baselines: a bare grpc.aio echo between two processes with the producer's request size,
@@ -42,6 +42,9 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+from cluster_settings import SETTINGS
+from controller_workload import ControllerWorkload, registration_request, run_controller_workload
+from raft_quorum import CONTROLLER_WORKLOAD_SETTINGS, run_raft_quorum
 
 from minikafka.client.admin import AdminClient
 from minikafka.client.consumer import EARLIEST, LATEST, Consumer
@@ -54,23 +57,12 @@ from minikafka.common.record_batch import Record, build_batch
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import Cluster, free_ports
-from minikafka.deploy.raft_perf import CONTROLLER_WORKLOAD_SETTINGS, run_raft_quorum
 from minikafka.deploy.workload import wait_for_full_isrs
 from minikafka.kraft_controller.config import ControllerConfig
-from minikafka.kraft_controller.controller_workload import (
-    ControllerWorkload,
-    registration_request,
-    run_controller_workload,
-)
 from minikafka.pb import controller_pb2, controller_pb2_grpc
 
 HERE = Path(__file__).resolve().parent
 RECORD_SIZE = 1024
-SETTINGS = {
-    "broker.session.timeout.ms": "3000",
-    "broker.heartbeat.interval.ms": "500",
-    "replica.lag.time.max.ms": "3000",
-}
 MIB = 1024 * 1024
 ACKS = (("0", 0), ("1", 1), ("all", -1))
 # (partitions, max.in.flight.requests.per.connection, acks, results key suffix): 1 in flight keeps order without
@@ -81,7 +73,7 @@ ACKS = (("0", 0), ("1", 1), ("all", -1))
 PRODUCE_SHAPES = ((1, 1, ACKS, ""), (1, 5, ACKS, ""), (6, 1, ACKS, ""), (1, 1, ACKS[2:], "_beside_idle"))
 QUORUM_OUTSTANDING = 64  # writes awaiting their commit, for pysyncobj and for the controller alike
 TOPIC_PARTITIONS = 10  # partitions of each topic the quorum measurement creates
-RAFT_RECORD_SIZE = 64  # bytes of each test-kraft-server record: about a metadata record (a registration: 67)
+RAFT_RECORD_SIZE = 64  # bytes of each kraft_test_server.py record: about a metadata record (a registration: 67)
 # (results key suffix, entries, entries in flight) of the quorum baselines. The wide one holds as many entries in
 # flight as the topic creations have: each is a TopicRecord and a PartitionRecord per partition (no configs are
 # given, and a topic stores only those given; entries_per_write in the results shows the count measured).
@@ -235,7 +227,7 @@ def failovers(cluster: Cluster, admin: AdminClient, topic: str, rounds: int) -> 
 
 def controller_commits(registrations: int, outstanding: int) -> dict[str, Any]:
     """The controller through its gRPC API, on a quorum alone like pysyncobj's three processes: 3 controllers and
-    no broker. The workload (kraft_controller.controller_workload) is the one `test-kraft-server --workload
+    no broker. The workload (controller_workload.py) is the one `kraft_test_server.py --workload
     controller` writes in-process: registrations one at a time, then topic creations and broker registrations with
     `outstanding` in flight, here each one unary call to the active controller."""
     run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-quorum-"))
@@ -273,7 +265,7 @@ def controller_commits(registrations: int, outstanding: int) -> dict[str, Any]:
 
 
 def quorum_alone(records: int, outstanding: int, workload: str = "records") -> dict[str, Any]:
-    """Three test-kraft-server voters, the leader writing the workload in-process (deploy.raft_perf)."""
+    """Three kraft_test_server.py voters, the leader writing the workload in-process (raft_quorum.py)."""
     raft_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-raft-"))
     try:
         return run_raft_quorum(raft_dir, records, outstanding, RAFT_RECORD_SIZE, workload=workload)
@@ -368,7 +360,7 @@ def main() -> None:
     wall = time.monotonic()
     results: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
 
-    log("the KRaft quorum alone and the controller in-process (test-kraft-server), and pysyncobj, in turns ...")
+    log("the KRaft quorum alone and the controller in-process (kraft_test_server.py), and pysyncobj, in turns ...")
     from grpc_echo import measure as echo_measure
 
     echo: dict[str, dict[str, Any]] = {"unary": {}, "stream": {}}

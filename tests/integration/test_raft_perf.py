@@ -1,17 +1,23 @@
-"""`minikafka test-kraft-server` (Kafka's TestRaftServer): three real voters, the leader's workload commits on
+"""`benchmarks/kraft_test_server.py` (Kafka's TestRaftServer): three real voters, the leader's workload commits on
 a majority's disks and the report counts every record."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from minikafka.deploy.raft_perf import run_raft_quorum
-from minikafka.kraft_controller.controller_workload import FIRST_MEASURED_BROKER_ID
 from minikafka.kraft_controller.metadata.records import Partition, RegisterBroker, Topic, decode_record
 from minikafka.kraft_controller.raft.file_log import METADATA_PARTITION_DIR, RaftFileLog
-from minikafka.kraft_controller.test_raft_server import RAFT_PERFORMANCE_TEST_DIR
+
+BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
+sys.path.append(str(BENCHMARKS))  # the benchmarks are scripts, not a package
+
+from controller_workload import FIRST_MEASURED_BROKER_ID  # noqa: E402 - found on the path added above
+from kraft_test_server import RAFT_PERFORMANCE_TEST_DIR  # noqa: E402
+from raft_quorum import run_raft_quorum  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -58,3 +64,21 @@ def test_the_controller_workload_commits_metadata_written_in_the_leader(tmp_path
             sum(isinstance(r, Partition) for r in records),
         )
     assert sorted(held.values())[1:] == [(120, 12, 120)] * 2, held
+
+
+def test_the_test_server_refuses_an_empty_workload_in_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "controller.properties"
+    config.write_text(
+        "node.id=101\nprocess.roles=controller\nlisteners=CONTROLLER://127.0.0.1:9093\n"
+        f"controller.quorum.voters=101@127.0.0.1:9093\nlog.dirs={tmp_path / 'data'}\n"
+    )
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "kraft_test_server.py"), "--config", str(config), "--outstanding", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+    assert "--outstanding must be at least 1" in result.stderr
+    assert not (tmp_path / "data").exists()  # refused before anything started

@@ -360,7 +360,7 @@ class BrokerConfig(NodeConfig):
             )
 
     def _validate_listener_security(self, protocols: Mapping[str, str]) -> None:
-        used = {protocols.get(listener.name) for listener in self.bound_listeners}
+        used = {protocols[listener.name] for listener in self.bound_listeners if listener.name in protocols}
         tls = sorted(used & set(TLS_PROTOCOLS))
         if tls and not self.ssl_keystore_location and not self.node_tls:
             raise ConfigError(

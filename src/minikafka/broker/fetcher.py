@@ -119,7 +119,7 @@ def fetch_stream(channel: grpc.aio.Channel) -> Any:
         _FETCH_STREAM,
         request_serializer=broker_pb2.FetchRequest.SerializeToString,
         response_deserializer=decode_fetch_response,
-        _registered_method=True,  # as the generated stub registers it
+        _registered_method=True,  # type: ignore[call-arg]  # grpcio takes it, as the generated stubs pass it; types-grpcio omits it
     )
 
 

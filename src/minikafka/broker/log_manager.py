@@ -125,7 +125,7 @@ class LogManager:
         for suffix in (STRAY_SUFFIX, DELETE_SUFFIX):
             for leftover in self.log_dir.glob("*" + suffix):
                 shutil.rmtree(leftover, ignore_errors=True)  # a crash between rename and removal
-        strays = []
+        strays: list[str] = []
         for tp, path in self.partition_dirs():
             try:
                 reason = self._stray_reason(tp, path, image, broker_id)

@@ -34,7 +34,7 @@ class MetadataDelta:
     offset: int
 
 
-Subscriber = Callable[[MetadataDelta], None]
+Subscriber = Callable[[MetadataDelta], object]  # what it returns is not used
 
 
 def endpoint_for(broker: BrokerRegistration, listener_name: str) -> Endpoint | None:

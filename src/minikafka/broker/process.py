@@ -143,8 +143,12 @@ def build_broker(config: BrokerConfig) -> Broker:
     raft.add_listener(metadata)
     loop = asyncio.get_running_loop()
     dir_failed = asyncio.Event()
+
     # Told from whichever thread saw the I/O error (checkpoints and rolled-segment fsyncs run in worker threads).
-    failures = LogDirFailureChannel(lambda _dir, _reason: loop.call_soon_threadsafe(dir_failed.set))
+    def offline(_dir: object, _reason: str) -> None:
+        loop.call_soon_threadsafe(dir_failed.set)
+
+    failures = LogDirFailureChannel(offline)
     logs = LogManager(
         config.data_dir,
         lambda topic: config.log_config(metadata.image.topic_overrides(topic, config.node_id)),

@@ -590,10 +590,9 @@ class ReplicaManager:
         replica = self.replicas.get(TopicPartition(answer.sent.topic, answer.sent.partition))
         if replica is not None and replica.topic_id.bytes != answer.sent.topic_id:
             return True  # asked for a topic since deleted and re-created under the same name
-        follower = replica.follower if replica is not None else None
-        log = replica.log if replica is not None else None
-        if follower is None or log is None or replica.failed:
+        if replica is None or replica.follower is None or replica.log is None or replica.failed:
             return True  # the partition moved while the Fetch was in flight, or is not fetched in this epoch
+        follower, log = replica.follower, replica.log
         sent = answer.sent
         if not follower.accepts_answer(
             answer.leader_id, sent.current_leader_epoch, sent.fetch_offset, log.log_end_offset
@@ -649,7 +648,7 @@ class ReplicaManager:
         replica.role = follower.on_truncate(log.log_end_offset)
         return True
 
-    def _append_as_follower(self, replica: Replica, records: bytes) -> bool:
+    def _append_as_follower(self, replica: Replica, records: bytes | memoryview) -> bool:
         label = str(replica.tp)
         try:
             replica.log.append_as_follower(records, monotonic_ms())

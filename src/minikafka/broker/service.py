@@ -110,7 +110,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                 continue
             entry = response.topics.add(name=name, topic_id=topic.topic_id.bytes)
             for index, partition in sorted(topic.partitions.items()):
-                offline = [r for r in partition.replicas if image.broker(r) is None or image.broker(r).fenced]
+                offline = [r for r in partition.replicas if (known := image.broker(r)) is None or known.fenced]
                 entry.partitions.add(
                     partition_index=index,
                     leader_id=partition.leader,
@@ -348,18 +348,20 @@ class FaultService(fault_pb2_grpc.FaultServicer):
 
     async def HoldAlterPartition(self, request: Any, context: Any) -> fault_pb2.HoldAlterPartitionResponse:
         self.manager.alter_partition.holding = True
-        return fault_pb2.HoldAlterPartitionResponse(error_code=ErrorCode.NONE)
+        return fault_pb2.HoldAlterPartitionResponse(error_code=wire_code(ErrorCode.NONE))
 
     async def ReleaseAlterPartition(self, request: Any, context: Any) -> fault_pb2.ReleaseAlterPartitionResponse:
         released = self.manager.alter_partition.release(request.keep_holding)
-        return fault_pb2.ReleaseAlterPartitionResponse(error_code=ErrorCode.NONE, released_requests=released)
+        return fault_pb2.ReleaseAlterPartitionResponse(error_code=wire_code(ErrorCode.NONE), released_requests=released)
 
     async def InjectDiskFault(self, request: Any, context: Any) -> fault_pb2.InjectDiskFaultResponse:
         try:
             self.manager.logs.failures.inject(request.kind)
         except ValueError as error:
-            return fault_pb2.InjectDiskFaultResponse(error_code=ErrorCode.INVALID_REQUEST, error_message=str(error))
-        return fault_pb2.InjectDiskFaultResponse(error_code=ErrorCode.NONE)
+            return fault_pb2.InjectDiskFaultResponse(
+                error_code=wire_code(ErrorCode.INVALID_REQUEST), error_message=str(error)
+            )
+        return fault_pb2.InjectDiskFaultResponse(error_code=wire_code(ErrorCode.NONE))
 
     async def DescribeState(self, request: Any, context: Any) -> fault_pb2.DescribeStateResponse:
         lifecycle = self.lifecycle

@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from minikafka.client.consumer import EARLIEST, LATEST, Consumer, ConsumerConfig
 from minikafka.client.sasl_exchange import SaslLogin
@@ -71,7 +72,7 @@ def start_offset(options: ConsumeOptions) -> int:
 
 
 def consumer_config(properties: Sequence[str]) -> ConsumerConfig:
-    fields: dict[str, int] = {}
+    fields: dict[str, Any] = {}  # ConsumerConfig's keyword arguments, by the properties given
     for prop in properties:
         key, sep, value = prop.partition("=")
         if not sep or key not in CONSUMER_PROPERTIES:
@@ -129,7 +130,8 @@ def _finish(consumer: Consumer, options: ConsumeOptions, consumed: int) -> None:
     stopped = [end for end in ends if end.error is not None]
     if stopped:
         reasons = ", ".join(f"{e.topic}-{e.partition} at offset {e.position}: {e.error}" for e in stopped)
-        raise KafkaError(ErrorCode[stopped[0].error], f"the read did not reach the high watermark of {reasons}")
+        first = next(e.error for e in ends if e.error is not None)
+        raise KafkaError(ErrorCode[first], f"the read did not reach the high watermark of {reasons}")
 
 
 async def run_consume(

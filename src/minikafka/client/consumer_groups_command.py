@@ -12,6 +12,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
 from minikafka.common.cli_support import CliError, print_json, run_event_loop
@@ -107,6 +108,7 @@ def consumer_groups_command(args: argparse.Namespace) -> int:
         try:
             if args.list:
                 return _print_list(await list_groups(client), args.json)
+            assert group is not None  # --describe and --delete without one were refused above
             if args.delete:
                 await delete_group(client, group, args.timeout_ms / 1000)
                 print(f"Deletion of requested consumer groups ('{group}') was successful.")
@@ -163,7 +165,7 @@ async def find_coordinator(client: KafkaWireClient, group: str, timeout_s: float
         await asyncio.sleep(0.2)  # a retry backoff, as Kafka's admin client's retry.backoff.ms
 
 
-async def _on_coordinator(client: KafkaWireClient, group: str, timeout_s: float, body: object) -> tuple[int, object]:
+async def _on_coordinator(client: KafkaWireClient, group: str, timeout_s: float, body: object) -> tuple[int, Any]:
     """Send to the group's coordinator; a coordinator that moved or is loading is looked up again."""
     deadline = time.monotonic() + timeout_s
     while True:

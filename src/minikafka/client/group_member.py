@@ -9,6 +9,7 @@ import datetime
 import struct
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from kio.serial import entity_reader
 
@@ -101,7 +102,7 @@ class GroupMember:
         self.generation = -1
         self.coordinator: str | None = None
 
-    async def _send(self, body: object) -> object:
+    async def _send(self, body: object) -> Any:  # kio's response class is chosen at run time
         """Send to the coordinator; a connection that fails forgets it, so the next request looks it up again."""
         if self.coordinator is None:
             _, self.coordinator = await find_coordinator(
@@ -199,8 +200,8 @@ class GroupMember:
                     group_id=self.group, generation_id=self.generation, member_id=self.member_id, group_instance_id=None
                 )
             )
-        except KafkaError as error:
-            return error.code
+        except KafkaError as failed:
+            return failed.code
         error = ErrorCode.of(response.error_code)
         self._lost_coordinator(error)
         return error
@@ -234,8 +235,8 @@ class GroupMember:
                     topics=topics,
                 )
             )
-        except KafkaError as error:
-            return error.code
+        except KafkaError as failed:
+            return failed.code
         errors = [ErrorCode.of(p.error_code) for t in response.topics for p in t.partitions]
         error = next((e for e in errors if e != ErrorCode.NONE), ErrorCode.NONE)
         self._lost_coordinator(error)

@@ -21,8 +21,8 @@ class InFlight:
 
     def track(
         self,
-        future: asyncio.Future,  # type: ignore[type-arg]
-        on_done: Callable[[asyncio.Future], None] | None = None,  # type: ignore[type-arg]
+        future: asyncio.Future,
+        on_done: Callable[[asyncio.Future], None] | None = None,
     ) -> None:
         """Hold the slot taken by `acquire` until `future` is done, running `on_done(future)` first if given.
 
@@ -32,13 +32,13 @@ class InFlight:
             future.add_done_callback(self._release)
             return
 
-        def done(finished: asyncio.Future) -> None:  # type: ignore[type-arg]
+        def done(finished: asyncio.Future) -> None:
             on_done(finished)
             self._release(finished)
 
         future.add_done_callback(done)
 
-    def _release(self, future: asyncio.Future) -> None:  # type: ignore[type-arg]
+    def _release(self, future: asyncio.Future) -> None:
         self._pending.discard(future)
         self._slots.release()
 

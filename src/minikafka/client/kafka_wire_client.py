@@ -7,25 +7,28 @@ import asyncio
 import importlib
 import io
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from minikafka.common.errors import ErrorCode, KafkaError
 
 SIZE = struct.Struct(">i")
 CLIENT_ID = "minikafka"
 
+if TYPE_CHECKING:
+    from kio.static.protocol import ResponsePayload
+
 
 # kio is imported where it is used: loading it takes about a second, which every CLI command would pay, since the
 # parser names this module's commands (consumer-groups).
 
 
-def request_class(api_key: int, api_version: int) -> type:
+def request_class(api_key: int, api_version: int) -> Any:  # a class picked at run time: its fields too
     from kio.index import load_request_schema
 
     return load_request_schema(api_key, api_version)
 
 
-def response_class(api_key: int, api_version: int) -> type:
+def response_class(api_key: int, api_version: int) -> type[ResponsePayload]:
     from kio.index import load_response_schema
 
     return load_response_schema(api_key, api_version)
@@ -87,6 +90,7 @@ class KafkaConnection:
         data = await reader.readexactly(size)
         response_cls = response_class(type(body).__api_key__, type(body).__version__)
         _, used = entity_reader(response_cls.__header_schema__)(data, 0)
+        response: ResponsePayload
         response, _ = entity_reader(response_cls)(data, used)
         return response
 

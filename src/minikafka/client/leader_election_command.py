@@ -61,7 +61,7 @@ def _targets(args: argparse.Namespace) -> list[tuple[str, int]] | None:
 
 def leader_election_command(args: argparse.Namespace) -> int:
     from minikafka.client.admin import AdminClient
-    from minikafka.client.cli import admin_broker_sasl, admin_broker_tls, admin_tls, resolve_addresses
+    from minikafka.client.command_connection import admin_broker_sasl, admin_broker_tls, admin_tls, resolve_addresses
 
     targets = _targets(args)
     controllers, brokers = resolve_addresses(args)

@@ -9,6 +9,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import IO, Any
 
 from minikafka.client.in_flight import InFlight
@@ -80,7 +81,7 @@ async def run_perf_produce(
         await in_flight.acquire()
         sent_at = time.monotonic()
         future = await producer.send(options.topic, payload)
-        in_flight.track(future, lambda f, at=sent_at: completed(at, f))
+        in_flight.track(future, partial(completed, sent_at))
         now = time.monotonic()
         if progress is not None and now - window["start"] >= REPORT_INTERVAL_S:
             _report_window(progress, window, now, options.record_size)

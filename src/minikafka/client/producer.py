@@ -361,7 +361,8 @@ class Producer:
     def _drain(self, queue: _PartitionQueue) -> list[_Pending]:
         # As Kafka's accumulator: a record joins the batch only if the batch stays within batch.size, header
         # included; a first record larger than that goes alone.
-        taken, size = [], HEADER_SIZE
+        taken: list[_Pending] = []
+        size = HEADER_SIZE
         while queue.records and (not taken or size + queue.records[0].size <= self.config.batch_size):
             record = queue.records.popleft()
             size += record.size
@@ -512,7 +513,7 @@ class Producer:
                     # answer says why the records failed (on a loaded machine it may be a few milliseconds late).
                     last_message += " (delivery.timeout.ms ran out during the next attempt)"
                     break
-                last_error, last_message = ErrorCode.NETWORK_EXCEPTION, f"{address}: {error.code().name}"  # type: ignore[attr-defined]
+                last_error, last_message = ErrorCode.NETWORK_EXCEPTION, f"{address}: {error.code().name}"
                 if self._on_retry is not None:
                     self._on_retry(RetryNotice(topic, partition, last_error, last_message))
                 await self._refresh_and_back_off(topic)
@@ -607,7 +608,7 @@ def _complete(pending: list[_Pending], topic: str, partition: int, base_offset: 
 
 def _ran_out(error: grpc.RpcError, deadline: float) -> bool:
     """Whether a call failed because the delivery deadline it was given has passed."""
-    return error.code() == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() >= deadline  # type: ignore[attr-defined]
+    return error.code() == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() >= deadline
 
 
 def _fail(pending: list[_Pending], error: DeliveryFailed) -> None:

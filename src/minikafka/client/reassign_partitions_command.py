@@ -98,7 +98,7 @@ def _print_verify(statuses: list[dict[str, Any]]) -> None:
 
 def reassign_partitions_command(args: argparse.Namespace) -> int:
     from minikafka.client.admin import AdminClient
-    from minikafka.client.cli import admin_broker_sasl, admin_broker_tls, admin_tls, resolve_addresses
+    from minikafka.client.command_connection import admin_broker_sasl, admin_broker_tls, admin_tls, resolve_addresses
 
     controllers, brokers = resolve_addresses(args)
     tls, broker_tls = admin_tls(args), admin_broker_tls(args, controllers)
@@ -111,11 +111,11 @@ def reassign_partitions_command(args: argparse.Namespace) -> int:
                 print_json({"reassignments": document})
             else:
                 print("Current partition reassignments:" if document else "No partition reassignments found.")
-                for r in document:
+                for (topic, partition), sets in sorted(ongoing.items()):
                     print(
-                        f"{r['topic']}-{r['partition']}: replicas: {','.join(map(str, r['replicas']))}. "
-                        f"adding: {','.join(map(str, r['adding_replicas']))}. "
-                        f"removing: {','.join(map(str, r['removing_replicas']))}."
+                        f"{topic}-{partition}: replicas: {','.join(map(str, sets['replicas']))}. "
+                        f"adding: {','.join(map(str, sets['adding_replicas']))}. "
+                        f"removing: {','.join(map(str, sets['removing_replicas']))}."
                     )
             return 0
         targets = _targets(args)

@@ -32,7 +32,7 @@ def _failure(state: Failed) -> KafkaError:
 def _refusal(error: grpc.RpcError) -> KafkaError | None:
     """The broker ends the stream of a request out of order with details `NAME (code): message`: Kafka's error.
     None for anything else (an unreachable broker, a deadline), which callers handle as any failed call."""
-    details = error.details() or ""  # type: ignore[attr-defined]
+    details = error.details() or ""
     name, _, rest = details.partition(" ")
     if name not in ErrorCode.__members__ or not rest.startswith("("):
         return None
@@ -122,9 +122,9 @@ class _Session:
             self.token = None
 
 
-def _with_token(metadata: Any, token: str) -> list[tuple[str, str]]:
+def _with_token(metadata: Any, token: str) -> grpc.aio.Metadata:
     kept = [(k, v) for k, v in (metadata or ()) if k != SESSION_METADATA_KEY]
-    return [*kept, (SESSION_METADATA_KEY, token)]
+    return grpc.aio.Metadata(*kept, (SESSION_METADATA_KEY, token))
 
 
 def _method(details: Any) -> str:

@@ -86,9 +86,9 @@ def _mechanism(name: str) -> ScramMechanism:
 
 
 def configs_command(args: argparse.Namespace) -> int:
-    from minikafka.client.cli import _admin
+    from minikafka.client.command_connection import admin_client
 
-    with _admin(args) as admin:
+    with admin_client(args) as admin:
         if args.entity_type != "users":
             from minikafka.client import dynamic_configs_command
 

@@ -66,8 +66,10 @@ class AuthorizationInterceptor(grpc.aio.ServerInterceptor):
         return decision
 
     async def intercept_service(
-        self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]], details: Any
-    ) -> grpc.RpcMethodHandler:
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        details: Any,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         handler = await continuation(details)
         if handler is None or not is_guarded(details.method):
             return handler

@@ -14,7 +14,7 @@ import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 Validator = Callable[[Any], str | None]
 """Returns None when the value is acceptable, else the reason it is not."""
@@ -141,7 +141,10 @@ def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:
 
 # ---- loading ----
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")  # a config is a dataclass, one field per key
 
 
 def config_keys(cls: type) -> list[tuple[dataclasses.Field[Any], ConfigKey]]:

@@ -8,6 +8,10 @@ proto `ErrorCode` enum mirrors this one; a unit test keeps them identical.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from minikafka.pb import common_pb2
 
 
 class ErrorCode(IntEnum):
@@ -142,3 +146,9 @@ class KafkaError(Exception):
         super().__init__(f"{code.name} ({int(code)}): {message}" if message else f"{code.name} ({int(code)})")
         self.code = code
         self.message = message
+
+
+def wire_code(code: int) -> common_pb2.ErrorCode:
+    """`code` for a message's `error_code` field: protobuf takes any int for an enum field, but the generated stubs
+    name only the proto enum's own type (a static view only: the value is returned as it is)."""
+    return cast("common_pb2.ErrorCode", code)

@@ -11,9 +11,9 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import structlog
 
@@ -61,7 +61,7 @@ class _EventWriter:
     writes the readable line to stderr. Each event is written at once, unbuffered (a killed process loses none);
     the events of one `log_events` call are written together."""
 
-    def __init__(self, node: str, stream: IO[bytes] | None, stderr: IO[str] | None, min_level: int) -> None:
+    def __init__(self, node: str, stream: IO[bytes] | None, stderr: TextSink | None, min_level: int) -> None:
         self.node = node
         self.min_level = min_level  # the filtering logger's: `log_events` applies it too
         self.stream = stream
@@ -69,12 +69,12 @@ class _EventWriter:
         self.json_lines: list[str] = []
         self.readable_lines: list[str] = []
 
-    def __call__(self, _logger: Any, method: str, event_dict: dict[str, Any]) -> str:
+    def __call__(self, _logger: Any, method: str, event_dict: MutableMapping[str, Any]) -> str:
         self.add(_logger, method, event_dict)
         self.write()
         return ""
 
-    def add(self, _logger: Any, method: str, event_dict: dict[str, Any]) -> None:
+    def add(self, _logger: Any, method: str, event_dict: MutableMapping[str, Any]) -> None:
         """Render the event into the lines the next `write` writes."""
         if "exc_info" in event_dict:
             event_dict = structlog.processors.format_exc_info(_logger, method, event_dict)
@@ -162,6 +162,12 @@ def render_readable_line(event_dict: dict[str, Any]) -> str:
     )
     line = f"{event_dict.get('ts', '')} [{event_dict.get('level', ''):<7}] {event_dict.get('event', ''):<30} {fields}"
     return line if exception is None else f"{line}\n{exception}"
+
+
+class TextSink(Protocol):
+    """Where readable lines go: a text stream, or `_CurrentStderr`."""
+
+    def write(self, text: str, /) -> int: ...
 
 
 class _CurrentStderr:

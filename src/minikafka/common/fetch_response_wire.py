@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from google.protobuf.message import DecodeError
 
@@ -79,7 +80,11 @@ def encode_fetch_response(answer: SplicedFetchResponse | broker_pb2.FetchRespons
     return answer.encode() if isinstance(answer, SplicedFetchResponse) else answer.SerializeToString()
 
 
-def _without(message: broker_pb2.FetchResponse | broker_pb2.FetchResponse.FetchableTopicResponse, field: str) -> bytes:
+# The two messages whose records are spliced in: a copy of either without its records field.
+FetchMessage = TypeVar("FetchMessage", broker_pb2.FetchResponse, broker_pb2.FetchResponse.FetchableTopicResponse)
+
+
+def _without(message: FetchMessage, field: str) -> bytes:
     shell = type(message)()
     shell.CopyFrom(message)
     shell.ClearField(field)

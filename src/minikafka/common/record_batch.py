@@ -16,7 +16,7 @@ headers_count varint | headers (key_length varint, key, value_length varint, val
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -25,10 +25,23 @@ import crc32c as _crc32c
 from minikafka.common.compression import decompress
 from minikafka.common.errors import ErrorCode, KafkaError
 
+<<<<<<< HEAD
 try:
     from minikafka.common._record_walk import records_max_timestamp_delta as _native_walk
 except ImportError:  # installed where no C compiler was found, or a stale build: the Python walk alone
     _native_walk = None
+=======
+
+def _load_native_walk() -> Callable[[bytes | bytearray | memoryview, int, int, int], bool] | None:
+    try:
+        from minikafka.common._record_walk import records_fill_batch
+    except ImportError:  # installed where no C compiler was found: the Python walk alone
+        return None
+    return records_fill_batch
+
+
+_native_walk = _load_native_walk()
+>>>>>>> house
 
 MAGIC = 2
 LOG_OVERHEAD = 12  # base_offset + batch_length: the bytes not counted in batch_length
@@ -75,7 +88,7 @@ class InvalidRecordError(KafkaError):
         self.position = position
 
 
-def crc32c(data: bytes | memoryview) -> int:
+def crc32c(data: bytes | bytearray | memoryview) -> int:
     return _crc32c.crc32c(data)
 
 

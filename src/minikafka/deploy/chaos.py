@@ -122,8 +122,10 @@ class Workload:
     def _run(self) -> None:
         async def main() -> None:
             producers = [produce_with_history(self.bootstrap, plan, self._stop) for plan in self.plans]
-            results = await asyncio.gather(consume_to_file(self.bootstrap, TOPIC, self.live, self._stop), *producers)
-            self.counts = list(results[1:])
+            _, counts = await asyncio.gather(
+                consume_to_file(self.bootstrap, TOPIC, self.live, self._stop), asyncio.gather(*producers)
+            )
+            self.counts = list(counts)
             self.consumed = await consume_to_file(self.bootstrap, TOPIC, self.final)
 
         try:
@@ -221,7 +223,7 @@ class FaultRunner:
 
     def _describe(self, step: FaultStep) -> str:
         if step.groups:
-            first, second = step.groups  # type: ignore[misc]
+            first, second = step.groups
             arrow = "->" if step.kind == "one-way" else "<->"
             return f"{','.join(map(str, first))} {arrow} {','.join(map(str, second))}"
         if step.kind == "isolate-leader":

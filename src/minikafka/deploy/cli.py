@@ -377,9 +377,10 @@ def cluster_exec(args: argparse.Namespace) -> int:
 def run_network_fault(args: argparse.Namespace) -> int:
     from minikafka.deploy.faults import Faults, describe_cut
     from minikafka.deploy.local_cluster import ClusterError
-    from minikafka.deploy.network_model import CutError, parse_group
+    from minikafka.deploy.network_model import Cut, CutError, parse_group
 
     faults = Faults(_cluster(args))
+    cuts: tuple[Cut, ...]
     try:
         if args.fault_command == "partition":
             cuts = (faults.partition(parse_group(args.first), parse_group(args.second), args.one_way),)

@@ -109,20 +109,29 @@ def _acknowledged_since(history: Path, killed_at: datetime) -> Callable[[], bool
     return seen
 
 
+@dataclass
+class FaultsDone:
+    """What the fault thread did, as it did it (read once it has finished or timed out)."""
+
+    leader: int = -1  # the broker killed
+    follower: int = -1  # the broker rebooted
+    killed_at: datetime | None = None
+
+
 def _inject_faults(
-    cluster: Cluster, admin: AdminClient, history: Path, kill_now: threading.Event, done: dict[str, object], log: Log
+    cluster: Cluster, admin: AdminClient, history: Path, kill_now: threading.Event, done: FaultsDone, log: Log
 ) -> None:
     """Once `kill_now` is set: SIGKILL the leader of partition 0, then reboot a follower losing its unflushed data."""
     kill_now.wait(120)
     partition = admin.describe_topics([TOPIC])[0].partitions[0]
-    done["leader"] = partition.leader
+    done.leader = partition.leader
     log(f"SIGKILL broker {partition.leader}, the leader of {TOPIC}-0 ...")
     Faults(cluster).kill(partition.leader)
-    done["killed_at"] = killed_at = datetime.now(UTC)  # once the leader is gone: nothing sent later reaches it
+    done.killed_at = killed_at = datetime.now(UTC)  # once the leader is gone: nothing sent later reaches it
     wait_until(lambda: admin.describe_topics([TOPIC])[0].partitions[0].leader not in (-1, partition.leader), 30)
     new_leader = admin.describe_topics([TOPIC])[0].partitions[0].leader
     follower = next(r for r in partition.replicas if r not in (partition.leader, new_leader))
-    done["follower"] = follower
+    done.follower = follower
     # Rebooting the last other ISR member before the new leader's first acknowledged write would hold
     # acks=all (min.insync.replicas 2) until it rejoins, and the failover figure would include its reboot.
     wait_until(_acknowledged_since(history, killed_at), 30)
@@ -160,7 +169,7 @@ def run_demo(records: int = 20000, analyze: bool = True, log: Log = print) -> De
     log(f"starting a 3+3 cluster in {run_dir} ...")
     cluster = cluster_commands.up(run_dir, 3, 3, FAULT_RUN_SETTINGS)
     history = run_dir / "history" / "produce-demo.jsonl"
-    faults_done: dict[str, object] = {}
+    faults_done = FaultsDone()
     try:
         admin = AdminClient(
             cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10, tls=cluster.admin_tls
@@ -179,7 +188,7 @@ def run_demo(records: int = 20000, analyze: bool = True, log: Log = print) -> De
         log("stopping the cluster ...")
         cluster_commands.down(cluster)
     lost = lost_acknowledged([history], run_dir / "history" / "consume-final.jsonl")
-    killed_at = faults_done.get("killed_at")
+    killed_at = faults_done.killed_at
     report = verdicts = passed = None
     if analyze:
         log("running the Spark analysis ...")
@@ -195,9 +204,9 @@ def run_demo(records: int = 20000, analyze: bool = True, log: Log = print) -> De
         counts.failed,
         consumed,
         lost,
-        int(faults_done.get("leader", -1)),
-        int(faults_done.get("follower", -1)),
-        _failover_ms(history, killed_at) if isinstance(killed_at, datetime) else None,
+        faults_done.leader,
+        faults_done.follower,
+        _failover_ms(history, killed_at) if killed_at is not None else None,
         report,
         verdicts,
         passed,

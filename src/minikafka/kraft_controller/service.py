@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.errors import ErrorCode, KafkaError, wire_code
 from minikafka.kraft_controller.control import requests as rq
 from minikafka.kraft_controller.control.config_control import (
     AlterableConfig,
@@ -72,7 +72,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
     ) -> controller_pb2.BrokerRegistrationResponse:
         if request.cluster_id and request.cluster_id != self.cluster_id:
             return controller_pb2.BrokerRegistrationResponse(
-                error_code=ErrorCode.INCONSISTENT_CLUSTER_ID,
+                error_code=wire_code(ErrorCode.INCONSISTENT_CLUSTER_ID),
                 error_message=f"cluster id {request.cluster_id} is not {self.cluster_id}",
             )
         registration = rq.BrokerRegistrationRequest(
@@ -87,7 +87,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             now = self.controller.clock()
             response = await self.controller.submit(lambda: self.controller.state.register_broker(registration, now))
             return controller_pb2.BrokerRegistrationResponse(
-                error_code=int(response.error_code), broker_epoch=response.broker_epoch
+                error_code=wire_code(response.error_code), broker_epoch=response.broker_epoch
             )
 
         return await self._answer(controller_pb2.BrokerRegistrationResponse, run)
@@ -108,7 +108,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             now = self.controller.clock()
             response = await self.controller.submit(lambda: self.controller.state.broker_heartbeat(heartbeat, now))
             return controller_pb2.BrokerHeartbeatResponse(
-                error_code=int(response.error_code),
+                error_code=wire_code(response.error_code),
                 is_caught_up=response.is_caught_up,
                 is_fenced=response.is_fenced,
                 should_shutdown=response.should_shutdown,
@@ -122,7 +122,9 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         try:
             alter = alter_partition_from_proto(request)
         except ValueError as error:
-            return controller_pb2.AlterPartitionResponse(error_code=ErrorCode.INVALID_REQUEST, error_message=str(error))
+            return controller_pb2.AlterPartitionResponse(
+                error_code=wire_code(ErrorCode.INVALID_REQUEST), error_message=str(error)
+            )
 
         async def run() -> controller_pb2.AlterPartitionResponse:
             response = await self.controller.submit(lambda: self.controller.state.alter_partition(alter))
@@ -190,7 +192,9 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         try:
             elect = elect_leaders_from_proto(request)
         except ValueError as error:
-            return controller_pb2.ElectLeadersResponse(error_code=ErrorCode.INVALID_REQUEST, error_message=str(error))
+            return controller_pb2.ElectLeadersResponse(
+                error_code=wire_code(ErrorCode.INVALID_REQUEST), error_message=str(error)
+            )
 
         async def run() -> controller_pb2.ElectLeadersResponse:
             response = await self.controller.submit(lambda: self.controller.state.elect_leaders(elect))
@@ -285,7 +289,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         async def run() -> controller_pb2.AllocateProducerIdsResponse:
             response = await self.controller.submit(lambda: self.controller.state.allocate_producer_ids(allocate))
             return controller_pb2.AllocateProducerIdsResponse(
-                error_code=int(response.error_code),
+                error_code=wire_code(response.error_code),
                 producer_id_start=response.producer_id_start,
                 producer_id_len=response.producer_id_len,
             )
@@ -408,7 +412,7 @@ def alter_partition_from_proto(request: controller_pb2.AlterPartitionRequest) ->
 
 
 def alter_partition_to_proto(response: rq.AlterPartitionResponse) -> controller_pb2.AlterPartitionResponse:
-    result = controller_pb2.AlterPartitionResponse(error_code=int(response.error_code))
+    result = controller_pb2.AlterPartitionResponse(error_code=wire_code(response.error_code))
     for topic in response.topics:
         topic_data = result.topics.add(topic_id=topic.topic_id.bytes)
         for p in topic.partitions:

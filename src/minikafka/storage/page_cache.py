@@ -40,7 +40,7 @@ class SegmentFile(SyncedFile):
             self._write_at_end(data)
         self._dirty = True
 
-    def _write_at_end(self, data: bytes | memoryview) -> None:
+    def _write_at_end(self, data: bytes | bytearray | memoryview) -> None:
         """All of `data` at the file's end, or an OSError: a short write (pwrite's count at ENOSPC) is cut back off
         and never counted, so the size never covers bytes that are not in the file."""
         written = os.pwrite(self._fd, data, self._file_size)

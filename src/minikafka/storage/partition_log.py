@@ -245,7 +245,7 @@ class PartitionLog:
             start = self._start_checkpoint.read() or 0
             self.segments.append(self._new_segment(start, now_ms))
         if recovered:
-            truncated = sum(int(r.get("truncated_bytes", 0) or 0) for r in recovered)
+            truncated = sum(n for r in recovered if isinstance(n := r.get("truncated_bytes"), int))
             self._log.info(
                 "log_recovered",
                 clean_shutdown=clean,
@@ -403,12 +403,14 @@ class PartitionLog:
             self._rejected(role, error.code.name.lower(), expected=expected, actual=error.message, **where)
             raise
         if len(records) > self.config.segment_bytes:
-            error = KafkaError(
+            too_large = KafkaError(
                 ErrorCode.RECORD_LIST_TOO_LARGE,
                 f"{len(records)} bytes exceed log.segment.bytes {self.config.segment_bytes}",
             )
-            self._rejected(role, error.code.name.lower(), expected="within log.segment.bytes", actual=error.message)
-            raise error
+            self._rejected(
+                role, too_large.code.name.lower(), expected="within log.segment.bytes", actual=too_large.message
+            )
+            raise too_large
         return validated
 
     def _rejected(self, role: str, reason: str, expected: object, actual: object, **fields: object) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from minikafka.client.cli import (
+from minikafka.client.command_connection import (
     ClientSecurity,
     admin_broker_sasl,
     admin_broker_tls,

@@ -1,21 +1,26 @@
-"""The controller workload of the benchmarks (kraft_controller.controller_workload) against a real QuorumController
-and its servicer, in-process as `test-kraft-server --workload controller` drives it: every write commits, and the
+"""The controller workload of the benchmarks (benchmarks/controller_workload.py) against a real QuorumController
+and its servicer, in-process as `kraft_test_server.py --workload controller` drives it: every write commits, and the
 entries counted per write are the records Kafka's controller writes for it."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from manual_raft import ManualRaft, active_controller
 
-from minikafka.common.errors import ErrorCode
-from minikafka.kraft_controller.controller_workload import (
+sys.path.append(str(Path(__file__).parents[3] / "benchmarks"))  # the benchmarks are scripts, not a package
+
+from controller_workload import (  # noqa: E402 - found on the path added above
     FIRST_MEASURED_BROKER_ID,
     ControllerWorkload,
     WriteFailed,
     run_controller_workload,
 )
+
+from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.metadata.records import BrokerStatus
 from minikafka.kraft_controller.quorum_controller import QuorumController
 from minikafka.kraft_controller.service import ControllerService

@@ -188,7 +188,7 @@ def test_the_image_declares_no_volume_that_would_be_left_behind_anonymous() -> N
 
 
 def test_the_host_side_client_properties_name_the_copied_certificates() -> None:
-    from minikafka.client.cli import client_security_from_properties
+    from minikafka.client.command_connection import client_security_from_properties
 
     tls = client_security_from_properties(REPO / "compose-client.properties").tls
     assert tls is not None

@@ -14,7 +14,6 @@ from minikafka.common.record_batch import Record, build_batch
 
 GROUPS = [
     "controller",
-    "test-kraft-server",
     "broker",
     "dump-log",
     "topics",
@@ -61,19 +60,6 @@ def test_bad_flag_is_one_line() -> None:
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1
     assert "--no-such-flag" in result.stderr
-
-
-def test_test_kraft_server_refuses_an_empty_workload_in_one_line(tmp_path: Path) -> None:
-    config = tmp_path / "controller.properties"
-    config.write_text(
-        "node.id=101\nprocess.roles=controller\nlisteners=CONTROLLER://127.0.0.1:9093\n"
-        f"controller.quorum.voters=101@127.0.0.1:9093\nlog.dirs={tmp_path / 'data'}\n"
-    )
-    result = run("test-kraft-server", "--config", str(config), "--outstanding", "0")
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
-    assert "--outstanding must be at least 1" in result.stderr
-    assert not (tmp_path / "data").exists()  # refused before anything started
 
 
 # Bad input the issue lists: each refused in one line naming what is wrong, with a non-zero exit, before any

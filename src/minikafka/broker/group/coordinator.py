@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 
 import structlog
@@ -120,8 +120,8 @@ class GroupCoordinator:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def _spawn(self, work: object) -> None:
-        task = asyncio.ensure_future(work)  # type: ignore[arg-type]
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -193,7 +193,7 @@ class GroupCoordinator:
 
     async def _load(self, shard: OffsetsShard) -> None:
         started = time.monotonic()
-        records = []
+        records: list[OffsetsRecord] = []
         replica = self.manager.replicas.get(TopicPartition(OFFSETS_TOPIC, shard.partition))
         if replica is None:
             return

@@ -114,7 +114,7 @@ def complete_join(group: Group, now: int, effects: list[Effect]) -> Group:
 
 def join_result(group: Group, member_id: str) -> JoinResult:
     """The current generation as `member_id` learns it; only the leader gets the members' subscriptions."""
-    members = ()
+    members: tuple[JoinedMember, ...] = ()
     if member_id == group.leader_id:
         members = tuple(
             JoinedMember(m.member_id, m.group_instance_id, m.metadata_for(group.protocol_name))

@@ -24,7 +24,7 @@ from minikafka.broker.kafka_wire.sasl_authenticator import (
     SaslSession,
 )
 from minikafka.common.clock import monotonic_ms
-from minikafka.common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode, wire_code
 from minikafka.common.scram import ScramCredential, ScramMechanism
 from minikafka.pb import broker_pb2
 
@@ -125,7 +125,7 @@ class GrpcSaslAuthenticator:
                 )
                 response = broker_pb2.SaslResponse(
                     handshake=broker_pb2.SaslHandshakeResponse(
-                        error_code=answer.error, mechanisms=list(self.settings.mechanisms)
+                        error_code=wire_code(answer.error), mechanisms=list(self.settings.mechanisms)
                     )
                 )
             else:
@@ -148,7 +148,7 @@ class GrpcSaslAuthenticator:
 
     def _authenticate_response(self, answer: SaslAnswer, context: Any, mechanism: str) -> broker_pb2.SaslResponse:
         response = broker_pb2.SaslAuthenticateResponse(
-            error_code=answer.error, error_message=answer.error_message or "", auth_bytes=answer.auth_bytes
+            error_code=wire_code(answer.error), error_message=answer.error_message or "", auth_bytes=answer.auth_bytes
         )
         if answer.session.phase is Phase.COMPLETE:
             now_ms = self.clock()
@@ -191,11 +191,11 @@ async def not_sasl_listener(
     async for request in requests:
         if request.WhichOneof("body") == "handshake":
             yield broker_pb2.SaslResponse(
-                handshake=broker_pb2.SaslHandshakeResponse(error_code=ErrorCode.ILLEGAL_SASL_STATE)
+                handshake=broker_pb2.SaslHandshakeResponse(error_code=wire_code(ErrorCode.ILLEGAL_SASL_STATE))
             )
         else:
             answer = broker_pb2.SaslAuthenticateResponse(
-                error_code=ErrorCode.ILLEGAL_SASL_STATE,
+                error_code=wire_code(ErrorCode.ILLEGAL_SASL_STATE),
                 error_message="SaslAuthenticate request received on a listener without SASL",
             )
             yield broker_pb2.SaslResponse(authenticate=answer)

@@ -45,8 +45,10 @@ class SaslSessionInterceptor(grpc.aio.ServerInterceptor):
         return decision
 
     async def intercept_service(
-        self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]], details: Any
-    ) -> grpc.RpcMethodHandler:
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        details: Any,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         handler = await continuation(details)
         if handler is not None and details.method == SASL_AUTHENTICATE_METHOD:
             return handler._replace(request_deserializer=self._bounded_request)
@@ -70,7 +72,9 @@ class SaslSessionInterceptor(grpc.aio.ServerInterceptor):
         """A stream is checked when it opens, as a Kafka connection is authenticated once; a session that expires
         later ends it at its next request (Kafka closes a connection whose session expired)."""
 
-        async def guarded(requests: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:
+        async def guarded(
+            requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[Any]:
             decision = self.check(method, context)
             if isinstance(decision, sessions.SessionRefused):
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, _details(decision))

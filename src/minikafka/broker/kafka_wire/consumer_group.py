@@ -18,11 +18,11 @@ from minikafka.broker.group.membership import (
     leave_group,
     sync_group,
 )
-from minikafka.broker.group.state import Protocol
+from minikafka.broker.group.state import GroupConfig, Protocol
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, has_field, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
-from minikafka.common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode, KafkaError
 
 JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 11, 12, 13, 14
 KNOWN_MEMBER_ID_VERSION = 4  # JoinGroup v4+: a new member is given its id first (MEMBER_ID_REQUIRED)
@@ -56,7 +56,7 @@ async def handle_join(ctx: WireContext, request: Request) -> Any:
         ctx,
         body.group_id,
         lambda e: JoinResult(e, member_id=body.member_id),
-        lambda group, rid, now: join_group(group, _with_id(join, rid), ctx.groups.config.group, now, new_id),
+        lambda group, rid, now: join_group(group, _with_id(join, rid), group_config(ctx), now, new_id),
     )
     return _join_response(request, result)
 
@@ -132,7 +132,7 @@ async def handle_leave(ctx: WireContext, request: Request) -> Any:
         ctx,
         body.group_id,
         LeaveResult,
-        lambda group, rid, now: leave_group(group, rid, identities, ctx.groups.config.group, now),
+        lambda group, rid, now: leave_group(group, rid, identities, group_config(ctx), now),
     )
     if not batched:
         # One member: its own error is the request's.
@@ -149,6 +149,13 @@ async def handle_leave(ctx: WireContext, request: Request) -> Any:
 
 def _left(entry: type, member: LeftMember) -> Any:
     return build(entry, member_id=member.member_id, group_instance_id=member.group_instance_id, error_code=member.error)
+
+
+def group_config(ctx: WireContext) -> GroupConfig:
+    """The group settings of an operation `coordinate` runs, which it runs only where a coordinator is."""
+    if ctx.groups is None:
+        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker has no group coordinator")
+    return ctx.groups.config.group
 
 
 async def coordinate(ctx: WireContext, group_id: str, failure: Any, operation: Any) -> Any:

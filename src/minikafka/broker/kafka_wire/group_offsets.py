@@ -8,7 +8,7 @@ from typing import Any
 from minikafka.broker.group.effects import CommitResult
 from minikafka.broker.group.offsets import CommitEntry, CommitRequest, commit_offsets, fetch_offsets
 from minikafka.broker.group.state import OffsetAndMetadata, TopicPartitionKey
-from minikafka.broker.kafka_wire.consumer_group import coordinate
+from minikafka.broker.kafka_wire.consumer_group import coordinate, group_config
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, has_field, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
@@ -46,7 +46,7 @@ async def handle_commit(ctx: WireContext, request: Request) -> Any:
         body.group_id,
         CommitResult,
         lambda group, rid, now: commit_offsets(
-            group, dataclasses.replace(commit, request_id=rid), ctx.groups.config.group, now
+            group, dataclasses.replace(commit, request_id=rid), group_config(ctx), now
         ),
     )
     errors = dict(result.partitions)

@@ -86,7 +86,7 @@ def _partitions(cls: type, image: MetadataImage, topic: TopicImage) -> tuple[Any
     entry = sibling(cls, "MetadataResponsePartition")
     partitions = []
     for index, partition in sorted(topic.partitions.items()):
-        offline = tuple(r for r in partition.replicas if image.broker(r) is None or image.broker(r).fenced)
+        offline = tuple(r for r in partition.replicas if (known := image.broker(r)) is None or known.fenced)
         partitions.append(
             build(
                 entry,

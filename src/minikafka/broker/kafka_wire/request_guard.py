@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.serial._introspect import (
     EntityField,
@@ -18,6 +18,9 @@ from kio.serial._introspect import (
     get_field_tag,
     is_optional,
 )
+
+if TYPE_CHECKING:
+    from kio.static.protocol import Entity
 
 FIXED_SIZES = {
     "bool": 1,
@@ -74,12 +77,12 @@ class _Cursor:
         return count
 
 
-def check_entity(data: bytes, offset: int, entity_type: type) -> None:
+def check_entity(data: bytes, offset: int, entity_type: type[Entity]) -> None:
     """Raises LengthError if any length in the entity at `offset` overruns `data`."""
     _entity(_Cursor(data, offset, len(data)), entity_type)
 
 
-def _entity(cursor: _Cursor, entity_type: type) -> None:
+def _entity(cursor: _Cursor, entity_type: type[Entity]) -> None:
     flexible = entity_type.__flexible__
     tagged: dict[int, dataclasses.Field[Any]] = {}
     for field in dataclasses.fields(entity_type):
@@ -91,10 +94,10 @@ def _entity(cursor: _Cursor, entity_type: type) -> None:
     if not flexible:
         return
     for _ in range(cursor.uvarint()):
-        tag, size = cursor.uvarint(), cursor.uvarint()
+        sent_tag, size = cursor.uvarint(), cursor.uvarint()
         start = cursor.take(size)
-        if tag in tagged:
-            _field(_Cursor(cursor.data, start, start + size), tagged[tag], flexible)
+        if sent_tag in tagged:
+            _field(_Cursor(cursor.data, start, start + size), tagged[sent_tag], flexible)
 
 
 def _field(cursor: _Cursor, field: dataclasses.Field[Any], flexible: bool) -> None:

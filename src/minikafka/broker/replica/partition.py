@@ -542,6 +542,14 @@ class Transition:
     effects: tuple[Effect, ...] = ()
 
 
+@dataclass(frozen=True)
+class LeaderTransition:
+    """A transition that keeps this broker the leader: its state is a Leader."""
+
+    state: Leader
+    effects: tuple[Effect, ...] = ()
+
+
 # ---- role transitions ----
 
 
@@ -685,7 +693,7 @@ def _leader_in_new_epoch(
     metadata: PartitionMetadata,
     log_end_offset: int,
     now_ms: int,
-) -> Transition:
+) -> LeaderTransition:
     """Leader again in a new epoch (elected again or reassigned): new LESO, and followers out of the ISR must
     fetch in this epoch before they can join."""
     isr = frozenset(metadata.isr)
@@ -709,12 +717,12 @@ def _leader_in_new_epoch(
         followers=followers,
     )
     _log_role("become_leader", label, metadata, log_end_offset)
-    return Transition(leader, (AssignEpochStartOffset(metadata.leader_epoch, log_end_offset),))
+    return LeaderTransition(leader, (AssignEpochStartOffset(metadata.leader_epoch, log_end_offset),))
 
 
 def _leader_in_same_epoch(
     current: Leader, label: str, broker_id: int, metadata: PartitionMetadata, log_end_offset: int, now_ms: int
-) -> Transition:
+) -> LeaderTransition:
     """The same epoch: an ISR change may let the HWM advance."""
     isr = frozenset(metadata.isr)
     known = {f.replica_id: f for f in current.followers}
@@ -738,7 +746,7 @@ def _leader_in_same_epoch(
             partition_epoch=metadata.partition_epoch,
             source="metadata",
         )
-    return Transition(leader)
+    return LeaderTransition(leader)
 
 
 def _log_role(event: str, label: str, metadata: PartitionMetadata, leader_epoch_start_offset: int | None) -> None:

@@ -113,8 +113,8 @@ def timeline_figure(
         by_tp.setdefault(row["tp"], []).append(row)
     total = _seconds(end, start)
     panels = 2 + len(by_tp)
-    figure, axes = plt.subplots(panels, 1, figsize=(12, 1.6 + 1.3 * panels), sharex=True, squeeze=False)
-    axes = [a[0] for a in axes]
+    figure, grid = plt.subplots(panels, 1, figsize=(12, 1.6 + 1.3 * panels), sharex=True, squeeze=False)
+    axes = [a[0] for a in grid]
 
     _controller_panel(axes[0], controllers, total, start)
     _broker_panel(axes[1], brokers, total, start)

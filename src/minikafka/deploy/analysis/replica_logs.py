@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -68,6 +69,10 @@ def replica_directories(run_dir: Path) -> list[tuple[str, str]]:
             if "-" in directory.name and not directory.name.endswith(".delete"):
                 found.append((data.parent.name, str(directory)))
     return found
+
+
+def _of_kind(kind: str, row: tuple[str, tuple]) -> bool:
+    return row[0] == kind
 
 
 def read_replica(node: str, directory: str) -> Iterator[tuple[str, tuple]]:
@@ -133,7 +138,7 @@ def load_replica_logs(spark: SparkSession, run_dir: Path) -> ReplicaLogs:
         .cache()
     )
     frames = [
-        spark.createDataFrame(rows.filter(lambda r, kind=kind: r[0] == kind).map(lambda r: r[1]), schema)
+        spark.createDataFrame(rows.filter(partial(_of_kind, kind)).map(lambda r: r[1]), schema)
         for kind, schema in SCHEMAS.items()
     ]
     return ReplicaLogs(*frames)

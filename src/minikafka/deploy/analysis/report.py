@@ -353,7 +353,7 @@ def collect_rows(judged: Judgement) -> RunRows:
 def draw_figures(rows: RunRows, out: Path) -> dict[str, str]:
     """Render the PNGs under `out`; their file names by figure. Time axes start at the first event: none, no axis."""
     figure_paths: dict[str, str] = {}
-    if rows.start is not None:
+    if rows.start is not None and rows.end is not None:
         start, end = rows.start, rows.end
         figure_paths["timeline"] = figures.timeline_figure(
             out / "timeline.png",

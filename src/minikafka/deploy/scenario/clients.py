@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import grpc
 
 from minikafka.client.consumer import EARLIEST, Consumer
-from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig
+from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig, RecordMetadata
 from minikafka.common.errors import ErrorCode
 from minikafka.common.event_log import utc_timestamp
 from minikafka.common.record_batch import Record, build_batch
@@ -33,6 +33,13 @@ class AckedWrite:
     offset: int
     value: str
     ts: str  # when the acknowledgement arrived
+
+
+def _offset(metadata: RecordMetadata) -> int:
+    """The offset an acknowledgement gives: the scenarios write with acks 1 or all, which always give one."""
+    if metadata.offset is None:
+        raise ValueError("an acks=0 write has no offset: the scenarios write with acks 1 or all")
+    return metadata.offset
 
 
 class ClientLoop:
@@ -76,7 +83,7 @@ async def produce_acked(
         acked = []
         for value, future in sent:
             try:
-                acked.append(AckedWrite((await future).offset, value, utc_timestamp()))
+                acked.append(AckedWrite(_offset(await future), value, utc_timestamp()))
             except DeliveryFailed:
                 continue
         return acked
@@ -106,7 +113,7 @@ class RunningProducer:
                 futures = [(v, await producer.send(self.topic, v.encode(), partition=0)) for v in values]
                 for value, future in futures:
                     try:
-                        self.acked.append(AckedWrite((await future).offset, value, utc_timestamp()))
+                        self.acked.append(AckedWrite(_offset(await future), value, utc_timestamp()))
                     except DeliveryFailed as error:
                         self.failed.append(error.code.name)
         finally:
@@ -129,7 +136,7 @@ async def consume_partition(
     while idle < 20 and (expected is None or len(read) < expected):
         records = await consumer.poll()
         idle = 0 if records else idle + 1
-        read.update((r.offset, r.value.decode()) for r in records)
+        read.update((r.offset, (r.value or b"").decode()) for r in records)  # the scenarios write no null value
     if ends is not None:
         await consumer.confirm_log_ends()
         ends.extend(end.to_json() for end in consumer.read_ends())

@@ -70,11 +70,11 @@ def _partition(event: Mapping[str, object]) -> str:
 
 def _rejected(event: Mapping[str, object]) -> str:
     text = f"AlterPartition for {_partition(event)} answered {event.get('error')}"
-    ineligible = event.get("ineligible_replicas") or []
+    ineligible = event.get("ineligible_replicas")
     details = [
         f"broker {r['broker_id']} {r['reason']} (requested broker epoch {r['requested_broker_epoch']} vs registered "
         f"{r['current_broker_epoch']})"
-        for r in ineligible
+        for r in (ineligible if isinstance(ineligible, list) else [])
         if isinstance(r, dict)
     ]
     if event.get("error") == "INVALID_UPDATE_VERSION":

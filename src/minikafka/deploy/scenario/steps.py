@@ -70,7 +70,7 @@ class Steps:
         kind: str = STEP,
     ) -> None:  # fmt: skip
         forks = isinstance(expect, Expect)
-        expected = expect.for_mode(self.guarded) if forks else expect
+        expected = expect.for_mode(self.guarded) if isinstance(expect, Expect) else expect
         self.records.append(
             StepRecord(len(self.records) + 1, action, expected, observed, ok, tuple(evidence), kind, forks)
         )
@@ -91,6 +91,13 @@ class Steps:
 
     def partition(self, topic: str) -> PartitionDescription:
         return self.admin.describe_topics([topic])[0].partitions[0]
+
+    def partition_if(
+        self, topic: str, condition: Callable[[PartitionDescription], bool]
+    ) -> PartitionDescription | None:
+        """Partition 0 of `topic` when `condition` holds of it, else None: a `wait_for` probe."""
+        partition = self.partition(topic)
+        return partition if condition(partition) else None
 
     def broker_epoch(self, broker_id: int) -> int:
         return {b.broker_id: b.broker_epoch for b in self.admin.describe_cluster().brokers}[broker_id]
@@ -166,7 +173,7 @@ class Steps:
     def wait_isr(self, topic: str, isr: list[int], expect: Expectation, deadline_s: float = 30) -> PartitionDescription:
         return self.wait_for(
             f"wait until the ISR of {topic}-0 is {isr}",
-            lambda: (p := self.partition(topic)).isr == isr and p,
+            lambda: self.partition_if(topic, lambda p: p.isr == isr),
             expect,
             deadline_s,
             lambda p: f"leader {p.leader}, ISR {p.isr}, ELR {p.elr}",
@@ -177,7 +184,7 @@ class Steps:
         when who leads is what the scenario checks next)."""
         return self.wait_for(
             f"wait until {topic}-0 has a leader and {size} replicas in its ISR",
-            lambda: (p := self.partition(topic)).leader >= 0 and len(p.isr) == size and p,
+            lambda: self.partition_if(topic, lambda p: p.leader >= 0 and len(p.isr) == size),
             expect,
             deadline_s,
             lambda p: f"leader {p.leader}, ISR {p.isr}",

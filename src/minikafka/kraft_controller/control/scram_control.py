@@ -29,7 +29,8 @@ def alter_user_scram_credentials(
     image: MetadataImage, request: AlterUserScramCredentialsRequest
 ) -> ControllerResult[AlterUserScramCredentialsResponse]:
     by_user: dict[str, list[Alteration]] = {}
-    for alteration in (*request.deletions, *request.upsertions):
+    given: tuple[Alteration, ...] = (*request.deletions, *request.upsertions)
+    for alteration in given:
         by_user.setdefault(alteration.name, []).append(alteration)
     records: list[Record] = []
     results = []

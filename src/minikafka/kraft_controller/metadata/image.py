@@ -151,7 +151,7 @@ class MetadataImage:
                 yield topic, partition_id, topic.partitions[partition_id]
 
     def topic_config(self, topic_name: str, name: str) -> str | None:
-        return self.topic_configs.get(topic_name, {}).get(name)
+        return self.topic_configs.get(topic_name, Map()).get(name)
 
     def broker_config(self, resource_name: str, name: str) -> str | None:
         """A dynamic broker config: of broker `resource_name`, or the cluster default for CLUSTER_DEFAULT."""

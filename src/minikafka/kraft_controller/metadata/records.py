@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Any, cast
 
 from minikafka.common.scram import ScramMechanism
 from minikafka.pb import common_pb2, metadata_pb2
@@ -265,7 +265,8 @@ def _encode_cluster_record(record: Record) -> _Encoded | None:
                     endpoints=[common_pb2.Endpoint(name=e.name, host=e.host, port=e.port) for e in record.endpoints],
                     rack=record.rack,
                     broker_epoch=record.broker_epoch,
-                    status=int(record.status),
+                    # the proto enum's numbers (protobuf takes the int; its stubs name the enum type only)
+                    status=cast("metadata_pb2.BrokerStatus", int(record.status)),
                 ),
             )
         case FenceBroker():
@@ -419,9 +420,14 @@ def _decode_cluster_record(kind: str | None, message: metadata_pb2.MetadataRecor
         case "feature_level":
             return FeatureLevel(name=message.feature_level.name, feature_level=message.feature_level.feature_level)
         case "user_scram_credential":
-            c = message.user_scram_credential
+            credential = message.user_scram_credential
             return UserScramCredential(
-                c.name, ScramMechanism(c.mechanism), c.salt, c.stored_key, c.server_key, c.iterations
+                credential.name,
+                ScramMechanism(credential.mechanism),
+                credential.salt,
+                credential.stored_key,
+                credential.server_key,
+                credential.iterations,
             )
         case "remove_user_scram_credential":
             r = message.remove_user_scram_credential

@@ -591,7 +591,7 @@ class RaftNode:
         )
         self._resign("shutdown")
         request = EndQuorumEpochRequest(self.node_id, self.epoch, successors, self.cluster_id)
-        return [LeaderChanged(self.epoch, None, -1)] + [Send(v, request) for v in successors]
+        return [LeaderChanged(self.epoch, None, -1), *(Send(v, request) for v in successors)]
 
     def take_snapshot(self, end_offset: int, data: bytes) -> list[Effect]:
         """The state machine's image of every entry below `end_offset` (committed) replaces that log prefix."""

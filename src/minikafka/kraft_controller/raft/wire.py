@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from minikafka.common.errors import ErrorCode
+from google.protobuf.message import Message
+
+from minikafka.common.errors import ErrorCode, wire_code
 from minikafka.kraft_controller.raft import messages as m
 from minikafka.pb import common_pb2, raft_pb2
 
@@ -29,7 +31,7 @@ def _snapshot_from_proto(message: object, field: str) -> m.SnapshotId | None:
 # ---- requests ----
 
 
-def request_to_proto(request: m.RaftRequest) -> object:
+def request_to_proto(request: m.RaftRequest) -> Message:
     match request:
         case m.VoteRequest():
             return raft_pb2.VoteRequest(
@@ -114,22 +116,26 @@ def response_to_proto(response: m.RaftResponse) -> object:
     match response:
         case m.VoteResponse():
             return raft_pb2.VoteResponse(
-                error_code=int(response.error_code),
+                error_code=wire_code(response.error_code),
                 leader_id=response.leader_id,
                 leader_epoch=response.leader_epoch,
                 vote_granted=response.vote_granted,
             )
         case m.BeginQuorumEpochResponse():
             return raft_pb2.BeginQuorumEpochResponse(
-                error_code=int(response.error_code), leader_id=response.leader_id, leader_epoch=response.leader_epoch
+                error_code=wire_code(response.error_code),
+                leader_id=response.leader_id,
+                leader_epoch=response.leader_epoch,
             )
         case m.EndQuorumEpochResponse():
             return raft_pb2.EndQuorumEpochResponse(
-                error_code=int(response.error_code), leader_id=response.leader_id, leader_epoch=response.leader_epoch
+                error_code=wire_code(response.error_code),
+                leader_id=response.leader_id,
+                leader_epoch=response.leader_epoch,
             )
         case m.FetchResponse():
             message = raft_pb2.RaftFetchResponse(
-                error_code=int(response.error_code),
+                error_code=wire_code(response.error_code),
                 leader_id=response.leader_id,
                 leader_epoch=response.leader_epoch,
                 high_watermark=response.high_watermark,
@@ -142,12 +148,12 @@ def response_to_proto(response: m.RaftResponse) -> object:
                         epoch=response.diverging_epoch.epoch, end_offset=response.diverging_epoch.end_offset
                     )
                 )
-            if response.snapshot_id is not None:
-                message.snapshot_id.CopyFrom(_snapshot_to_proto(response.snapshot_id))
+            if (snapshot_id := _snapshot_to_proto(response.snapshot_id)) is not None:
+                message.snapshot_id.CopyFrom(snapshot_id)
             return message
         case m.FetchSnapshotResponse():
             return raft_pb2.FetchSnapshotResponse(
-                error_code=int(response.error_code),
+                error_code=wire_code(response.error_code),
                 leader_id=response.leader_id,
                 leader_epoch=response.leader_epoch,
                 snapshot_id=_snapshot_to_proto(response.snapshot_id),

@@ -83,7 +83,7 @@ def run(s: Steps) -> None:
     s.start(A, "A restarts")
     s.wait_for(
         "wait until kip903-0 has a leader and A is back in the ISR",
-        lambda: (p := s.partition(TOPIC)).leader >= 0 and A in p.isr and p,
+        lambda: s.partition_if(TOPIC, lambda p: p.leader >= 0 and A in p.isr),
         Expect(
             guarded="A is elected again from the ELR and keeps every acknowledged write",
             unguarded="A truncates to B's log and rejoins the ISR",

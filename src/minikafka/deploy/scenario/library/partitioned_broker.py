@@ -54,7 +54,7 @@ def run(s: Steps) -> None:
     s.heal("the cut heals")
     s.wait_for(
         "wait until broker 1 is back in the ISR",
-        lambda: (p := s.partition(TOPIC)).leader >= 0 and VICTIM in p.isr and p,
+        lambda: s.partition_if(TOPIC, lambda p: p.leader >= 0 and VICTIM in p.isr),
         "broker 1 learns the new leader epoch, truncates, catches up and rejoins the ISR",
         deadline_s=60,
         observed=lambda p: f"leader {p.leader}, ISR {p.isr}",

@@ -45,7 +45,7 @@ def run(s: Steps) -> None:
     if s.guarded:
         leaderless = s.wait_for(
             "wait until the brokers' metadata shows orders-0 without a leader",
-            lambda: (p := s.partition(TOPIC)).leader == -1 and p,
+            lambda: s.partition_if(TOPIC, lambda p: p.leader == -1),
             "no leader: broker 2 is not in the ISR and may not lead",
             deadline_s=10,
             observed=lambda p: f"leader {p.leader}, ISR {p.isr}, ELR {p.elr}",

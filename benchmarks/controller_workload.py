@@ -3,7 +3,7 @@ its records are committed through KRaft.
 
 One workload serves both ways a write reaches the active controller: `call` sends a request by its RPC name
 (`BrokerRegistration`, `BrokerHeartbeat`, `CreateTopics`) and returns the response, either as a gRPC call
-(benchmarks/run_all.py) or in-process through the servicer a call reaches (`test-kraft-server --workload
+(benchmarks/run_all.py) or in-process through the servicer a call reaches (`kraft_test_server.py --workload
 controller`, the writer inside the leader as pysyncobj's driver is). Entries committed are read off the Raft high
 watermark, the unit pysyncobj counts: a registration is one RegisterBroker record, a CreateTopics of one topic is
 a TopicRecord and a PartitionRecord per partition (a topic stores only the configs given, and none are).

@@ -1,6 +1,9 @@
 """Kafka's TestRaftServer (`test-kraft-server-start.sh`): the KRaft quorum alone, a write workload in place of
 the controller.
 
+    .venv/bin/python benchmarks/kraft_test_server.py --config controller.properties [--workload records|controller]
+        [--num-records 5000] [--record-size 64] [--outstanding 64] [--sequential 200] [--set KEY=VALUE ...]
+
 Each voter runs the Raft layer exactly as a controller process does (RaftDriver, the metadata log on disk with an
 fsync per append, the Raft gRPC service) and, with the default `records` workload, no QuorumController. The voter
 that is the leader writes `num_records` records of `record_size` bytes: first `sequential` of them one at a time
@@ -13,29 +16,37 @@ This is the quorum's own rate, measured as pysyncobj's baseline is (the writer i
 
 With the `controller` workload (not in Kafka's tool) each voter also runs the controller, and the leader, once it
 is the active controller, writes metadata instead: broker registrations and topic creations submitted in-process
-to the servicer a controller RPC reaches (`kraft_controller.controller_workload`), so the figure is the
+to the servicer a controller RPC reaches (`controller_workload.py`), so the figure is the
 controller's commit rate without the RPC transport.
 """
 
 from __future__ import annotations
 
+import minikafka  # noqa: F401 - first: sets gRPC core's environment before grpc is imported (common/grpc_environment.py)
+
+# isort: split
+import argparse
 import asyncio
 import os
+import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import structlog
+from controller_workload import ControllerWorkload, WriteFailed, run_controller_workload
 
-from minikafka.common.cli_support import print_json, stop_requested
+from minikafka.common.cli_support import CliError, add_config_arguments, print_json, run_event_loop, stop_requested
+from minikafka.common.config import ConfigError, load_config_file, parse_overrides
+from minikafka.common.event_log import configure_event_log
 from minikafka.common.grpc_support import start_server
 from minikafka.common.latency_stats import LatencyStats
 from minikafka.common.purgatory import Purgatory
 from minikafka.kraft_controller.config import ControllerConfig
-from minikafka.kraft_controller.controller_workload import ControllerWorkload, WriteFailed, run_controller_workload
 from minikafka.kraft_controller.process import attach_controller, raft_driver
 from minikafka.kraft_controller.quorum_controller import QuorumController
 from minikafka.kraft_controller.raft.append_linger import batch_linger
@@ -216,3 +227,65 @@ async def _measure_controller(
 
 def _rounded(summary: dict[str, float | int | None]) -> dict[str, float | int | None]:
     return {key: round(value, 3) if isinstance(value, float) else value for key, value in summary.items()}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="kraft_test_server.py",
+        description="Kafka's TestRaftServer: one voter of a KRaft quorum whose leader writes a workload instead of "
+        "running the controller; prints commits/s and commit latency (the quorum alone, for benchmarks)",
+    )
+    add_config_arguments(parser)
+    parser.add_argument(
+        "--workload",
+        choices=("records", "controller"),
+        default="records",
+        help="records: opaque records, no controller (Kafka's tool); controller: each voter runs the controller "
+        "and the leader submits broker registrations and topic creations to it in-process",
+    )
+    parser.add_argument(
+        "--num-records",
+        type=int,
+        default=5000,
+        help="records the leader writes (controller: broker registrations; a tenth as many topic creations)",
+    )
+    parser.add_argument("--record-size", type=int, default=64, help="bytes of each record (records workload)")
+    parser.add_argument("--outstanding", type=int, default=64, help="writes awaiting their commit at a time")
+    parser.add_argument(
+        "--sequential",
+        type=int,
+        default=200,
+        help="writes first made one at a time, for the commit latency (records: of --num-records; controller: "
+        "registrations before the rest)",
+    )
+    return parser.parse_args(argv)
+
+
+def workload_of(args: argparse.Namespace) -> RaftWorkload | ControllerWorkload:
+    for name in ("num_records", "record_size", "outstanding"):
+        if getattr(args, name) < 1:
+            raise CliError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.sequential < 0:
+        raise CliError("--sequential must not be negative")
+    if args.workload == "controller":
+        return ControllerWorkload(args.num_records, args.outstanding, sequential=args.sequential)
+    return RaftWorkload(args.num_records, args.record_size, args.outstanding, args.sequential)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        workload = workload_of(args)
+        config = load_config_file(ControllerConfig, Path(args.config), parse_overrides(args.set))
+    except (CliError, ConfigError) as error:
+        sys.stderr.write(f"kraft_test_server.py: error: {error}\n")
+        return 1
+    configure_event_log(config.label, config.events_dir, config.log_level)
+    try:
+        return run_event_loop(run_test_raft_server(config, workload))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

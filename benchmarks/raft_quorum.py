@@ -1,4 +1,4 @@
-"""The KRaft quorum alone: three `minikafka test-kraft-server` voters (Kafka's TestRaftServer) in a run
+"""The KRaft quorum alone: three `kraft_test_server.py` voters (Kafka's TestRaftServer) in a run
 directory, the leader writing the workload itself (benchmarks/run_all.py sets it beside pysyncobj's baseline).
 
 `run_raft_quorum(run_dir, ...)` writes the three voters' .properties (what a controller gets), starts them, returns
@@ -18,6 +18,8 @@ from typing import Any
 
 from minikafka.deploy.local_cluster import plan_cluster, write_configs
 
+HERE = Path(__file__).resolve().parent
+
 # The controller workload's registered brokers never heartbeat: a long session keeps fencing records out of it.
 CONTROLLER_WORKLOAD_SETTINGS = {"broker.session.timeout.ms": "600000"}
 
@@ -30,7 +32,7 @@ def run_raft_quorum(
     timeout_s: float = 300,
     workload: str = "records",
 ) -> dict[str, Any]:
-    # The quorum is measured against pysyncobj, which has no TLS, and test-kraft-server serves plaintext only.
+    # The quorum is measured against pysyncobj, which has no TLS, and kraft_test_server.py serves plaintext only.
     cluster = plan_cluster(run_dir, 3, 0, {"security.inter.broker.protocol": "PLAINTEXT"})
     write_configs(cluster)
     overrides = CONTROLLER_WORKLOAD_SETTINGS if workload == "controller" else {}
@@ -54,7 +56,7 @@ def run_raft_quorum(
         for spec in cluster.controllers:
             with spec.stderr_path.open("ab") as stderr:
                 process = subprocess.Popen(
-                    [sys.executable, "-m", "minikafka.cli", "test-kraft-server", "--config", str(spec.config_path),
+                    [sys.executable, str(HERE / "kraft_test_server.py"), "--config", str(spec.config_path),
                      "--num-records", str(records), "--outstanding", str(outstanding),
                      "--record-size", str(record_size), "--workload", workload,
                      *settings],
@@ -63,9 +65,9 @@ def run_raft_quorum(
             processes.append(process)
             threading.Thread(target=read, args=(process,), daemon=True).start()
         if not reported.wait(timeout_s) or not results:
-            raise RuntimeError(f"no test-kraft-server reported within {timeout_s} s; see {run_dir}/*/stderr.log")
+            raise RuntimeError(f"no kraft_test_server.py reported within {timeout_s} s; see {run_dir}/*/stderr.log")
         if "error" in results[0]:
-            raise RuntimeError(f"test-kraft-server {results[0]['node_id']}: {results[0]['error']}")
+            raise RuntimeError(f"kraft_test_server.py {results[0]['node_id']}: {results[0]['error']}")
         return results[0]
     finally:
         for process in processes:

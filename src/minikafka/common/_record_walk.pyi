@@ -1,0 +1,4 @@
+# The C record walk's signature (common/_record_walk.c), for the type checker.
+from _typeshed import ReadableBuffer
+
+def records_fill_batch(buffer: ReadableBuffer, start: int, end: int, declared: int, /) -> bool: ...
