@@ -93,7 +93,7 @@ async def _fetch_forever(
         except grpc.RpcError as error:
             _log_session_reset(log, plan, leader_id, ErrorCode.NETWORK_EXCEPTION)
             session.handle_error()
-            log.debug("fetch_failed", leader=leader_id, code=error.code().name)  # type: ignore[attr-defined]
+            log.debug("fetch_failed", leader=leader_id, code=error.code().name)
             if connection_failed(error):
                 # A new channel resolves the leader's name again: a restarted container may have a new address.
                 await streams.pop(address).close()

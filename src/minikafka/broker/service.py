@@ -26,7 +26,7 @@ from minikafka.broker.requests.produce import (
     by_topic,
     handle_produce,
 )
-from minikafka.common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode, wire_code
 from minikafka.common.fetch_response_wire import SplicedFetchResponse, encode_fetch_response
 from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, controller_pb2, fault_pb2, fault_pb2_grpc
 
@@ -195,7 +195,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         )
         answer = await handle_fetch(self.manager, self.fetch_sessions, decoded)
         if answer.error != ErrorCode.NONE:
-            return broker_pb2.FetchResponse(error_code=int(answer.error), session_id=answer.session_id)
+            return broker_pb2.FetchResponse(error_code=wire_code(answer.error), session_id=answer.session_id)
         return _fetch_response(answer)
 
     # ---- ListOffsets / OffsetsForLeaderEpoch ----
@@ -230,7 +230,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
     ) -> broker_pb2.InitProducerIdResponse:
         answer = await handle_init_producer_id(self.manager, None)  # the gRPC API has no transactional id
         return broker_pb2.InitProducerIdResponse(
-            error_code=answer.error,
+            error_code=wire_code(answer.error),
             error_message=answer.message,
             producer_id=answer.producer_id,
             producer_epoch=answer.producer_epoch,

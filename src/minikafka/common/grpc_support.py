@@ -92,7 +92,7 @@ _RETIRED_CHANNEL_GRACE_S = 1.0
 
 def connection_failed(error: grpc.RpcError) -> bool:
     """Whether a failed call says its peer was unreachable or silent (a reason to connect to it anew)."""
-    code = error.code() if callable(getattr(error, "code", None)) else None  # type: ignore[attr-defined]
+    code = error.code() if callable(getattr(error, "code", None)) else None
     return code in _CONNECTION_FAILURES
 
 

@@ -25,23 +25,16 @@ import crc32c as _crc32c
 from minikafka.common.compression import decompress
 from minikafka.common.errors import ErrorCode, KafkaError
 
-<<<<<<< HEAD
-try:
-    from minikafka.common._record_walk import records_max_timestamp_delta as _native_walk
-except ImportError:  # installed where no C compiler was found, or a stale build: the Python walk alone
-    _native_walk = None
-=======
 
-def _load_native_walk() -> Callable[[bytes | bytearray | memoryview, int, int, int], bool] | None:
+def _load_native_walk() -> Callable[[bytes | bytearray | memoryview, int, int, int], int | None] | None:
     try:
-        from minikafka.common._record_walk import records_fill_batch
-    except ImportError:  # installed where no C compiler was found: the Python walk alone
+        from minikafka.common._record_walk import records_max_timestamp_delta
+    except ImportError:  # installed where no C compiler was found, or a stale build: the Python walk alone
         return None
-    return records_fill_batch
+    return records_max_timestamp_delta
 
 
 _native_walk = _load_native_walk()
->>>>>>> house
 
 MAGIC = 2
 LOG_OVERHEAD = 12  # base_offset + batch_length: the bytes not counted in batch_length

@@ -38,7 +38,7 @@ def rpc_failure_text(address: str, error: grpc.RpcError) -> str:
     reason = tls_handshake_reason(error)
     if reason is not None:
         return tls_handshake_message(address, reason)
-    code = error.code() if hasattr(error, "code") else None  # type: ignore[attr-defined]
+    code = error.code() if hasattr(error, "code") else None
     return f"{address}: {code.name if code is not None else type(error).__name__}"
 
 

@@ -322,7 +322,9 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         try:
             alter = alter_configs_from_proto(request)
         except ValueError as error:
-            return controller_pb2.AlterConfigsResponse(error_code=ErrorCode.INVALID_REQUEST, error_message=str(error))
+            return controller_pb2.AlterConfigsResponse(
+                error_code=wire_code(ErrorCode.INVALID_REQUEST), error_message=str(error)
+            )
 
         async def run() -> controller_pb2.AlterConfigsResponse:
             response = await self.controller.submit(lambda: self.controller.state.alter_configs(alter))

@@ -51,7 +51,8 @@ class SaslSessionInterceptor(grpc.aio.ServerInterceptor):
     ) -> grpc.RpcMethodHandler[Any, Any] | None:
         handler = await continuation(details)
         if handler is not None and details.method == SASL_AUTHENTICATE_METHOD:
-            return handler._replace(request_deserializer=self._bounded_request)
+            # grpc's handlers are named tuples at run time; the stubs declare only the abstract interface.
+            return handler._replace(request_deserializer=self._bounded_request)  # type: ignore[attr-defined]
         if handler is None:
             return handler
         guarded = guarded_handler(handler, details.method, self._guard_unary, self._guard_stream)

@@ -60,6 +60,7 @@ async def _alter(ctx: WireContext, request: Request, incremental: bool) -> Any:
     responses = []
     for index, resource in enumerate(body.resources):
         refusal = refusals[index]
+        message: str | None
         if refusal is not None:
             code, message = refusal.code, refusal.message
         else:

@@ -156,7 +156,7 @@ class KafkaListener:
         except Exception as error:  # a failed TLS handshake or a client already gone: this connection only
             sock.close()
             self.connections.release(ip)
-            self._connections.discard(asyncio.current_task())  # type: ignore[arg-type]
+            self._connections.discard(asyncio.current_task())
             self._log.info(
                 "kafka_connection_closed",
                 listener=self.ctx.listener_name,

@@ -160,7 +160,7 @@ def epoch_labels(changes: Sequence[tuple[float, int]], total: float, prefix: str
 
 
 def _controller_panel(axis: Any, controllers: list[Row], total: float, start: datetime) -> None:
-    changes = []
+    changes: list[tuple[float, int]] = []
     for begin, finish, row in _spans(controllers, total, start):
         axis.broken_barh([(begin, finish - begin)], (row["leader"] - 0.4, 0.8), color=LEADER_COLOUR)
         if not changes or changes[-1][1] != row["epoch"]:

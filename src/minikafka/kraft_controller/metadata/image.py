@@ -155,7 +155,7 @@ class MetadataImage:
 
     def broker_config(self, resource_name: str, name: str) -> str | None:
         """A dynamic broker config: of broker `resource_name`, or the cluster default for CLUSTER_DEFAULT."""
-        return self.broker_configs.get(resource_name, {}).get(name)
+        return self.broker_configs.get(resource_name, Map()).get(name)
 
     def dynamic_broker_config(self, name: str, broker_id: int | None = None) -> str | None:
         """Kafka's precedence among dynamic broker configs: this broker's own, else the cluster default. The

@@ -110,14 +110,9 @@ class RaftDriver:
         self.listeners: list[RaftListener] = []
         self._stubs: dict[int, raft_pb2_grpc.RaftStub] = {}
         # Fetches ride one stream a destination: a new unary call costs the server a loop turn to accept.
-<<<<<<< HEAD
-        self._fetch_streams: dict[int, SequentialStream[raft_pb2.RaftFetchRequest, raft_pb2.RaftFetchResponse]] = {}
-        self._peers = PeerChannels(tls)
-=======
         # Typed by the message class of the base: request_to_proto answers each request kind's message as one type.
         self._fetch_streams: dict[int, SequentialStream[Message, raft_pb2.RaftFetchResponse]] = {}
-        self._channels: list[grpc.aio.Channel] = []
->>>>>>> house
+        self._peers = PeerChannels(tls)
         self._changes = 0  # counts moves of the entries or the HWM: a long poll re-reads when it changed
         self._parked = Purgatory()  # long polls waiting for the next change
         self._untold: list[InstallSnapshot | CommitAdvanced | LeaderChanged] = []  # for the listeners, in order

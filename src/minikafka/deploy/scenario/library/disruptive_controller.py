@@ -32,7 +32,7 @@ def active(s: Steps) -> tuple[int, int]:
 def settled(s: Steps, action: str, expect: str | Expect) -> tuple[int, int]:
     leader = s.wait_for(
         action,
-        lambda: (found := active(s))[0] >= 0 and found,
+        lambda: found if (found := active(s))[0] >= 0 else None,
         expect,
         deadline_s=30,
         observed=lambda found: f"active controller {found[0]}, epoch {found[1]}, every voter caught up",
@@ -49,7 +49,7 @@ def flap(s: Steps, victim: int, number: int) -> str:
     timeouts = ("raft_prevote_started", "raft_election_started")
     s.wait_for(
         f"wait until {label} has timed out {TIMEOUTS_PER_CUT} times",
-        lambda: len(s.events(timeouts, label, cut_at)) >= TIMEOUTS_PER_CUT and s.events(timeouts, label, cut_at),
+        lambda: found if len(found := s.events(timeouts, label, cut_at)) >= TIMEOUTS_PER_CUT else None,
         Expect(
             guarded="it asks for pre-votes at its own epoch, which nobody answers: its epoch stays",
             unguarded="it starts an election at each timeout, raising its epoch each time",
