@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import grpc
@@ -40,15 +39,16 @@ class ControllerClient:
     async def call(self, method: str, request: Any, deadline: float | None = None) -> Any | None:
         """The active controller's answer, or None when no controller answered (the caller retries). Each
         controller is asked at most once; one that names the active controller sends the request there next. No
-        call outlasts `deadline` (time.monotonic()) by more than a moment."""
+        call outlasts `deadline` (the loop's `time()`) by more than a moment."""
         candidates = ([self._active] if self._active else []) + [c for c in self._controllers if c != self._active]
         asked: set[str] = set()
+        loop = asyncio.get_running_loop()
         while candidates:
             address = candidates.pop(0)
             if address in asked:
                 continue
             asked.add(address)
-            timeout_s = self.timeout_s if deadline is None else min(self.timeout_s, deadline - time.monotonic())
+            timeout_s = self.timeout_s if deadline is None else min(self.timeout_s, deadline - loop.time())
             if timeout_s <= 0:
                 return None  # out of time, not out of controllers: the active one stays known
             try:
@@ -70,10 +70,11 @@ class ControllerClient:
     async def call_within(self, method: str, request: Any, timeout_s: float) -> Any | None:
         """The active controller's answer, asked again while none answers (NOT_CONTROLLER from every controller
         during an election, or none reachable) until `timeout_s` has passed; None if none answered by then."""
-        deadline = time.monotonic() + timeout_s
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
         while True:
             answer = await self.call(method, request, deadline)
-            if answer is not None or time.monotonic() + RETRY_BACKOFF_S >= deadline:
+            if answer is not None or loop.time() + RETRY_BACKOFF_S >= deadline:
                 return answer
             await asyncio.sleep(RETRY_BACKOFF_S)
 

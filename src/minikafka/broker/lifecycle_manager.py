@@ -31,7 +31,7 @@ from minikafka.broker.lifecycle import (
     SendRegistration,
     Transition,
 )
-from minikafka.common.clock import monotonic_ms
+from minikafka.common.clock import monotonic_ms, new_random
 from minikafka.common.errors import ErrorCode
 from minikafka.pb import common_pb2, controller_pb2
 
@@ -66,7 +66,7 @@ class LifecycleManager:
         self.metadata_offset = metadata_offset
         self.on_exit = on_exit
         self.clock = clock
-        self.incarnation_id = str(uuid.uuid4())
+        self.incarnation_id = str(uuid.UUID(int=new_random().getrandbits(128), version=4))
         self.lifecycle = Lifecycle(lifecycle_config(config))
         self.registered = asyncio.Event()
         self.unfenced = asyncio.Event()

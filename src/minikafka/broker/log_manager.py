@@ -19,6 +19,7 @@ from pathlib import Path
 
 import structlog
 
+from minikafka.common.clock import new_random
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.storage.checkpoint import CheckpointError, PartitionMetadataFile
@@ -164,7 +165,7 @@ class LogManager:
         path = self.log_dir / str(tp)
         if not path.exists():
             return
-        doomed = path.with_name(f"{path.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
+        doomed = path.with_name(f"{path.name}.{new_random().getrandbits(128):032x}{DELETE_SUFFIX}")
         path.rename(doomed)
         shutil.rmtree(doomed, ignore_errors=True)
         self._log.info("log_deleted", partition=str(tp), topic_id=str(topic_id), reason=reason, directory=str(path))

@@ -7,9 +7,7 @@ import asyncio
 import contextlib
 import functools
 import inspect
-import random
 import resource
-import time
 from dataclasses import dataclass, field
 
 import structlog
@@ -30,7 +28,7 @@ from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.broker.service import BrokerService, FaultService
 from minikafka.common.cli_support import stop_requested
-from minikafka.common.clock import monotonic_ms
+from minikafka.common.clock import monotonic_ms, new_random, wall_ms
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import MAX_MESSAGE_BYTES, BoundServer, start_server
 from minikafka.common.listener_security import client_security, inter_node_security
@@ -165,7 +163,7 @@ def build_broker(config: BrokerConfig) -> Broker:
     groups = GroupCoordinator(manager, lifecycle.controller, coordinator_config(config))
     # Session ids need only be hard to reuse by accident across restarts, as Kafka's random ones.
     fetch_sessions = FetchSessionCache(
-        config.max_incremental_fetch_session_cache_slots, functools.partial(random.Random().randint, 1, MAX_SESSION_ID)
+        config.max_incremental_fetch_session_cache_slots, functools.partial(new_random().randint, 1, MAX_SESSION_ID)
     )
     return Broker(
         config,
@@ -247,8 +245,8 @@ async def check_stray_partitions(broker: Broker) -> None:
     """Stray partitions are judged only against caught-up metadata: a partial image lacks topics created later, and
     their logs would look stray. Past the wait, the check runs on the first update that is caught up."""
     metadata = broker.metadata
-    deadline = time.monotonic() + METADATA_CATCH_UP_TIMEOUT_S
-    while time.monotonic() < deadline and not metadata.caught_up:
+    deadline = monotonic_ms() + METADATA_CATCH_UP_TIMEOUT_S * 1000
+    while monotonic_ms() < deadline and not metadata.caught_up:
         await asyncio.sleep(0.05)
     config = broker.config
     stray_check = StrayPartitionCheck(broker.logs, metadata, config.node_id, config.stray_partition_check_enable)
@@ -288,9 +286,7 @@ def start_background_tasks(broker: Broker) -> list[asyncio.Task]:
         ),
         asyncio.create_task(_periodically(flush_interval, lambda: logs.flush_all(monotonic_ms()))),
         asyncio.create_task(
-            _periodically(
-                config.log_retention_check_interval_ms / 1000, lambda: logs.cleanup_logs(int(time.time() * 1000))
-            )
+            _periodically(config.log_retention_check_interval_ms / 1000, lambda: logs.cleanup_logs(wall_ms()))
         ),
         asyncio.create_task(
             _periodically(config.replica_high_watermark_checkpoint_interval_ms / 1000, logs.checkpoint_high_watermarks)

@@ -21,7 +21,7 @@ from typing import Any, Protocol, TypeVar
 
 import structlog
 
-from minikafka.common.clock import monotonic_ms
+from minikafka.common.clock import monotonic_ms, new_random
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.event_log import log_events
 from minikafka.common.purgatory import Purgatory
@@ -77,7 +77,7 @@ class QuorumController:
         self.config = config
         self.raft = raft
         self.clock = clock
-        self.state = ControllerStateMachine(ControlConfig.from_settings(config), rng or random.Random())
+        self.state = ControllerStateMachine(ControlConfig.from_settings(config), rng or new_random())
         self.replayed_offset = -1
         self._active_epoch: int | None = None
         self._activation_offset: int | None = None  # replaying up to here makes this leader active

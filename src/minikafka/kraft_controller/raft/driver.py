@@ -13,7 +13,6 @@ follow the metadata log as observers and keep their own copy on disk.
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,7 +21,7 @@ import grpc
 import structlog
 from google.protobuf.message import Message
 
-from minikafka.common.clock import monotonic_ms
+from minikafka.common.clock import monotonic_ms, new_random
 from minikafka.common.errors import ErrorCode
 from minikafka.common.grpc_support import PeerChannels, connection_failed
 from minikafka.common.purgatory import Purgatory
@@ -98,7 +97,7 @@ class RaftDriver:
             node_id,
             sorted(voters),
             config,
-            random.Random(),
+            new_random(),
             now,
             epoch=quorum.epoch,
             voted_for=quorum.voted_for,

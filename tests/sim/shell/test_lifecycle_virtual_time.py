@@ -1,0 +1,76 @@
+"""The real broker lifecycle shell (`LifecycleManager`: registration, heartbeats, self-fencing) on a virtual clock,
+against a controller that answers for a simulated minute and then goes silent."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from virtual_loop import run_virtual
+
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.lifecycle_manager import LifecycleManager
+from minikafka.common.config import load_config
+from minikafka.pb import controller_pb2
+
+BROKER = {
+    "node.id": "1",
+    "process.roles": "broker",
+    "listeners": "PLAINTEXT://127.0.0.1:9092",
+    "controller.quorum.voters": "10@127.0.0.1:9093",
+    "log.dirs": "/tmp/unused",
+    "broker.heartbeat.interval.ms": "2000",
+    "broker.session.timeout.ms": "9000",
+    "broker.self.fencing.enable": "true",
+    "broker.self.fencing.timeout.ms": "18000",
+}
+
+
+class ControllerThatFallsSilent:
+    """Registers and unfences the broker; from `silent_from` (the loop's time) no call is answered."""
+
+    def __init__(self, silent_from: float) -> None:
+        self.silent_from = silent_from
+        self.heartbeats_at: list[float] = []
+
+    async def call(self, method: str, request: Any) -> Any:
+        now = asyncio.get_running_loop().time()
+        if now >= self.silent_from:
+            await asyncio.sleep(1)  # a call that times out unanswered
+            return None
+        if method == "BrokerRegistration":
+            return controller_pb2.BrokerRegistrationResponse(broker_epoch=100)
+        self.heartbeats_at.append(now)
+        return controller_pb2.BrokerHeartbeatResponse(is_caught_up=True, is_fenced=False)
+
+    async def close(self) -> None:
+        pass
+
+
+def test_heartbeats_keep_their_interval_and_silence_self_fences_after_its_timeout_in_simulated_time() -> None:
+    seen: dict[str, Any] = {}
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        manager = LifecycleManager(load_config(BrokerConfig, BROKER), lambda: 1000)
+        controller = manager.controller = ControllerThatFallsSilent(silent_from=60.0)  # type: ignore[assignment]
+        manager.start()
+        await manager.unfenced.wait()
+        seen["unfenced_at"] = loop.time()
+        await asyncio.sleep(61 - loop.time())  # the controller has gone silent
+        await asyncio.sleep(controller.heartbeats_at[-1] + 17 - loop.time())  # 17 s since its last answer: serving
+        seen["serving_before_timeout"] = manager.serving
+        while not manager.self_fenced:
+            await asyncio.sleep(0.1)
+        seen["self_fenced_at"] = loop.time()
+        seen["heartbeats_at"] = controller.heartbeats_at
+        await manager.stop()
+
+    run_virtual(scenario())
+    heartbeats = seen["heartbeats_at"]
+    assert seen["unfenced_at"] < 1
+    assert seen["serving_before_timeout"]
+    assert 29 <= len(heartbeats) <= 31  # one per broker.heartbeat.interval.ms over the simulated minute
+    assert all(1.9 <= later - earlier <= 2.1 for earlier, later in zip(heartbeats[1:], heartbeats[2:], strict=False))
+    # Self-fenced once broker.self.fencing.timeout.ms passed since the last answer, within one retry.
+    assert heartbeats[-1] + 18 <= seen["self_fenced_at"] <= heartbeats[-1] + 18 + 2.5
