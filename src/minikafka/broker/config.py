@@ -312,6 +312,25 @@ class BrokerConfig(NodeConfig):
         at_least(0),
     )
     group_max_size: int = config_key("group.max.size", 2147483647, "Most members of one group.", at_least(1))
+    group_coordinator_rebalance_protocols: tuple[str, ...] = config_key(
+        "group.coordinator.rebalance.protocols",
+        ("classic", "consumer"),
+        "Group protocols the coordinator serves: classic (JoinGroup/SyncGroup) and consumer (KIP-848's "
+        "ConsumerGroupHeartbeat, advertised in ApiVersions only when listed). Kafka 4.0's default.",
+        subset_of("classic", "consumer"),
+    )
+    group_consumer_session_timeout_ms: int = config_key(
+        "group.consumer.session.timeout.ms",
+        45000,
+        "A consumer-protocol member silent this long is fenced and its partitions reassigned.",
+        at_least(1),
+    )
+    group_consumer_heartbeat_interval_ms: int = config_key(
+        "group.consumer.heartbeat.interval.ms",
+        5000,
+        "How often a consumer-protocol member is told to heartbeat.",
+        at_least(1),
+    )
 
     role = "broker"
 
