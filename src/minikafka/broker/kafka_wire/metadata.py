@@ -24,7 +24,7 @@ def handle(ctx: WireContext, request: Request) -> Any:
     if requested is None or (request.header.api_version == 0 and not requested):
         names = sorted(image.topics_by_name)  # null asks for all topics (an empty list does in v0)
     else:
-        names = [topic.name for topic in requested]
+        names = [_requested_name(image, topic) for topic in requested]
     ready = ctx.manager.metadata_ready
     allowed = getattr(request.body, "allow_auto_topic_creation", True)  # v0-3 always allow it
     if ready and allowed and ctx.manager.config.auto_create_topics_enable and requested:
@@ -38,6 +38,14 @@ def handle(ctx: WireContext, request: Request) -> Any:
         topics=tuple(_topic(cls, image, name, ready, ctx.manager.auto_creations) for name in names),
         cluster_authorized_operations=NO_AUTHORIZED_OPERATIONS,
     )
+
+
+def _requested_name(image: MetadataImage, topic: Any) -> str | None:
+    """A topic asked for by id (v10+, as KIP-848 consumers do for their assigned topics) is answered by name."""
+    if topic.name is None and getattr(topic, "topic_id", None) is not None:
+        known = image.topics_by_id.get(topic.topic_id)
+        return known.name if known is not None else None
+    return topic.name
 
 
 def _brokers(cls: type, image: MetadataImage, listener_name: str) -> tuple[Any, ...]:
