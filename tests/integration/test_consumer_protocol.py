@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import json
 from collections.abc import Iterator
 
 import pytest
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, minikafka, running_cluster
 
 from minikafka.client.consumer_groups_command import find_coordinator
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
@@ -118,11 +119,25 @@ def test_members_split_the_partitions_without_overlap_and_read_every_record(clus
         produce(bootstrap, topic, later)
         eventually(lambda: read(later), 60, "every later record read by the three members", interval_s=0)
         assert members[2].seen, "the third member read its partition"
+        described = eventually(lambda: stable_description(cluster, group), 30, "the tool shows a Stable group")
+        assert (described["protocol_type"], described["protocol"]) == ("consumer", "uniform")
+        assigned = [(a["topic"], a["partition"]) for m in described["members"] for a in m["assignment"]]
+        assert sorted(assigned) == [(topic, p) for p in range(PARTITIONS)]
+        assert {m["member_epoch"] for m in described["members"]} == {described["assignment_epoch"]}
         assert asyncio.run(classic_join(bootstrap, group)) == ErrorCode.GROUP_ID_NOT_FOUND
         assert asyncio.run(stale_commit(bootstrap, group, topic)) == ErrorCode.UNKNOWN_MEMBER_ID
     finally:
         for member in members:
             member.close()
+
+
+def stable_description(cluster: Cluster, group: str) -> dict | None:
+    result = minikafka(
+        "consumer-groups", "--bootstrap-server", cluster.kafka_bootstrap_servers, "--describe", group, "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    described = json.loads(result.stdout)
+    return described if described["state"] == "Stable" and len(described["members"]) == 3 else None
 
 
 async def classic_join(bootstrap: str, group: str) -> ErrorCode:

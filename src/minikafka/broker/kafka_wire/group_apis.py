@@ -9,6 +9,7 @@ from typing import Any
 
 from minikafka.broker.kafka_wire import (
     consumer_group,
+    consumer_group_describe,
     consumer_group_heartbeat,
     find_coordinator,
     group_admin,
@@ -19,8 +20,9 @@ OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 8, 9, 10
 JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 11, 12, 13, 14
 DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 15, 16, 42
 CONSUMER_GROUP_HEARTBEAT = consumer_group_heartbeat.CONSUMER_GROUP_HEARTBEAT
+CONSUMER_GROUP_DESCRIBE = consumer_group_describe.CONSUMER_GROUP_DESCRIBE
 # The consumer protocol's APIs: advertised only where group.coordinator.rebalance.protocols lists "consumer".
-CONSUMER_PROTOCOL_APIS = frozenset({CONSUMER_GROUP_HEARTBEAT})
+CONSUMER_PROTOCOL_APIS = frozenset({CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE})
 
 VERSIONS: dict[int, tuple[int, int]] = {
     OFFSET_COMMIT: (2, 9),  # v9: a consumer-protocol member commits with its member epoch
@@ -34,6 +36,7 @@ VERSIONS: dict[int, tuple[int, int]] = {
     LIST_GROUPS: (0, 5),
     DELETE_GROUPS: (0, 2),
     CONSUMER_GROUP_HEARTBEAT: (0, 1),
+    CONSUMER_GROUP_DESCRIBE: (0, 0),
 }
 
 HANDLERS: dict[int, Any] = {
@@ -48,6 +51,7 @@ HANDLERS: dict[int, Any] = {
     LIST_GROUPS: group_admin.handle_list,
     DELETE_GROUPS: group_admin.handle_delete,
     CONSUMER_GROUP_HEARTBEAT: consumer_group_heartbeat.handle,
+    CONSUMER_GROUP_DESCRIBE: consumer_group_describe.handle,
 }
 
 
