@@ -331,6 +331,12 @@ class BrokerConfig(NodeConfig):
         "How often a consumer-protocol member is told to heartbeat.",
         at_least(1),
     )
+    group_consumer_max_size: int = config_key(
+        "group.consumer.max.size",
+        2147483647,
+        "Most members of one consumer-protocol group (GROUP_MAX_SIZE_REACHED past it).",
+        at_least(1),
+    )
 
     role = "broker"
 
@@ -347,6 +353,11 @@ class BrokerConfig(NodeConfig):
                 f"invalid value {self.self_fencing_timeout_ms} for 'broker.self.fencing.timeout.ms': must be greater "
                 f"than broker.session.timeout.ms ({self.session_timeout_ms})",
                 "broker.self.fencing.timeout.ms",
+            )
+        if "classic" not in self.group_coordinator_rebalance_protocols:
+            raise ConfigError(
+                "invalid value for 'group.coordinator.rebalance.protocols': disabling classic is not supported",
+                "group.coordinator.rebalance.protocols",
             )
         if self.replica_fetch_wait_max_ms > self.replica_lag_time_max_ms:
             raise ConfigError(

@@ -4,11 +4,15 @@ APIs are advertised only when group.coordinator.rebalance.protocols lists consum
 
 from __future__ import annotations
 
+import pytest
+
+from minikafka.broker.config import BrokerConfig
 from minikafka.broker.consumer_group import shell
 from minikafka.broker.consumer_group.heartbeat import HeartbeatRequest
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
 from minikafka.broker.group.state import Group, GroupState
 from minikafka.broker.kafka_wire import api_versions, group_apis
+from minikafka.common.config import ConfigError, load_config
 from minikafka.common.errors import ErrorCode
 
 CONFIG = ConsumerGroupConfig(session_timeout_ms=45000, heartbeat_interval_ms=5000)
@@ -81,3 +85,21 @@ def test_consumer_group_heartbeat_is_advertised_only_when_the_consumer_protocol_
     assert group_apis.CONSUMER_GROUP_HEARTBEAT not in advertised(hidden)
     assert not api_versions.supports(group_apis.CONSUMER_GROUP_HEARTBEAT, 0, hidden)
     assert api_versions.supports(group_apis.CONSUMER_GROUP_HEARTBEAT, 1)
+
+
+BROKER = {
+    "node.id": "1",
+    "process.roles": "broker",
+    "listeners": "PLAINTEXT://127.0.0.1:9092",
+    "controller.quorum.voters": "10@127.0.0.1:9093",
+    "log.dirs": "/tmp/unused",
+}
+
+
+def test_rebalance_protocols_default_to_kafka_4s_and_refuse_unknown_ones_or_no_classic() -> None:
+    assert load_config(BrokerConfig, BROKER).group_coordinator_rebalance_protocols == ("classic", "consumer")
+    only_classic = {**BROKER, "group.coordinator.rebalance.protocols": "classic"}
+    assert load_config(BrokerConfig, only_classic).group_coordinator_rebalance_protocols == ("classic",)
+    for bad in ("classic,share", "consumer"):
+        with pytest.raises(ConfigError, match="group.coordinator.rebalance.protocols"):
+            load_config(BrokerConfig, {**BROKER, "group.coordinator.rebalance.protocols": bad})

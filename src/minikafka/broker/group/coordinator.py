@@ -91,7 +91,7 @@ def coordinator_config(config: BrokerConfig) -> CoordinatorConfig:
         ConsumerGroupConfig(
             session_timeout_ms=config.group_consumer_session_timeout_ms,
             heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
-            max_size=config.group_max_size,
+            max_size=config.group_consumer_max_size,
         ),
         config.group_coordinator_rebalance_protocols,
     )
