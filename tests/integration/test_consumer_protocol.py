@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
+import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -124,6 +125,9 @@ def test_members_split_the_partitions_without_overlap_and_read_every_record(clus
         assigned = [(a["topic"], a["partition"]) for m in described["members"] for a in m["assignment"]]
         assert sorted(assigned) == [(topic, p) for p in range(PARTITIONS)]
         assert {m["member_epoch"] for m in described["members"]} == {described["assignment_epoch"]}
+        assert group in {g["group"] for g in json.loads(tool(cluster, "--list", "--json").stdout)}
+        refused = tool(cluster, "--delete", "--group", group)
+        assert refused.returncode != 0 and "NON_EMPTY_GROUP" in refused.stderr
         assert asyncio.run(classic_join(bootstrap, group)) == ErrorCode.GROUP_ID_NOT_FOUND
         assert asyncio.run(stale_commit(bootstrap, group, topic)) == ErrorCode.UNKNOWN_MEMBER_ID
     finally:
@@ -131,10 +135,12 @@ def test_members_split_the_partitions_without_overlap_and_read_every_record(clus
             member.close()
 
 
+def tool(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    return minikafka("consumer-groups", "--bootstrap-server", cluster.kafka_bootstrap_servers, *args)
+
+
 def stable_description(cluster: Cluster, group: str) -> dict | None:
-    result = minikafka(
-        "consumer-groups", "--bootstrap-server", cluster.kafka_bootstrap_servers, "--describe", group, "--json"
-    )
+    result = tool(cluster, "--describe", group, "--json")
     assert result.returncode == 0, result.stderr
     described = json.loads(result.stdout)
     return described if described["state"] == "Stable" and len(described["members"]) == 3 else None

@@ -330,6 +330,10 @@ class GroupCoordinator:
         shard = self._shard_for(group_id)
         return shard if isinstance(shard, ErrorCode) else shard.consumer_groups.get(group_id)
 
+    def listed_consumer_groups(self) -> list[ConsumerGroup]:
+        """The KIP-848 groups of the partitions this broker coordinates (after listed_groups synced them)."""
+        return [g for shard in self._shards.values() if shard.loaded for g in shard.consumer_groups.values()]
+
     def _apply(self, shard: OffsetsShard, step: GroupStep) -> None:
         group = step.group
         if group.is_idle or (group.state == GroupState.DEAD and not group.pending_writes):
