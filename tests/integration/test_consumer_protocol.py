@@ -129,7 +129,10 @@ def test_members_split_the_partitions_without_overlap_and_read_every_record(clus
         refused = tool(cluster, "--delete", "--group", group)
         assert refused.returncode != 0 and "NON_EMPTY_GROUP" in refused.stderr
         assert asyncio.run(classic_join(bootstrap, group)) == ErrorCode.GROUP_ID_NOT_FOUND
-        assert asyncio.run(stale_commit(bootstrap, group, topic)) == ErrorCode.UNKNOWN_MEMBER_ID
+        assert asyncio.run(member_commit(bootstrap, group, topic, "gone", 3)) == ErrorCode.UNKNOWN_MEMBER_ID
+        member = described["members"][0]
+        stale = asyncio.run(member_commit(bootstrap, group, topic, member["member_id"], member["member_epoch"] + 5))
+        assert stale == ErrorCode.STALE_MEMBER_EPOCH
     finally:
         for member in members:
             member.close()
@@ -168,8 +171,8 @@ async def classic_join(bootstrap: str, group: str) -> ErrorCode:
         await client.close()
 
 
-async def stale_commit(bootstrap: str, group: str, topic: str) -> ErrorCode:
-    """An OffsetCommit v9 from a member the group does not know."""
+async def member_commit(bootstrap: str, group: str, topic: str, member_id: str, epoch: int) -> ErrorCode:
+    """An OffsetCommit v9 as a consumer-protocol member at `epoch`."""
     client = KafkaWireClient(bootstrap.split(","))
     try:
         _, address = await find_coordinator(client, group, 15)
@@ -179,7 +182,11 @@ async def stale_commit(bootstrap: str, group: str, topic: str) -> ErrorCode:
         )
         topics = (nested(cls, "OffsetCommitRequestTopic")(name=topic, partitions=(partition,)),)
         body = cls(
-            group_id=group, generation_id_or_member_epoch=3, member_id="gone", group_instance_id=None, topics=topics
+            group_id=group,
+            generation_id_or_member_epoch=epoch,
+            member_id=member_id,
+            group_instance_id=None,
+            topics=topics,
         )
         response = await client.connection(address).send(body)
         return ErrorCode.of(response.topics[0].partitions[0].error_code)
