@@ -312,6 +312,31 @@ class BrokerConfig(NodeConfig):
         at_least(0),
     )
     group_max_size: int = config_key("group.max.size", 2147483647, "Most members of one group.", at_least(1))
+    group_coordinator_rebalance_protocols: tuple[str, ...] = config_key(
+        "group.coordinator.rebalance.protocols",
+        ("classic", "consumer"),
+        "Group protocols the coordinator serves: classic (JoinGroup/SyncGroup) and consumer (KIP-848's "
+        "ConsumerGroupHeartbeat, advertised in ApiVersions only when listed). Kafka 4.0's default.",
+        subset_of("classic", "consumer"),
+    )
+    group_consumer_session_timeout_ms: int = config_key(
+        "group.consumer.session.timeout.ms",
+        45000,
+        "A consumer-protocol member silent this long is fenced and its partitions reassigned.",
+        at_least(1),
+    )
+    group_consumer_heartbeat_interval_ms: int = config_key(
+        "group.consumer.heartbeat.interval.ms",
+        5000,
+        "How often a consumer-protocol member is told to heartbeat.",
+        at_least(1),
+    )
+    group_consumer_max_size: int = config_key(
+        "group.consumer.max.size",
+        2147483647,
+        "Most members of one consumer-protocol group (GROUP_MAX_SIZE_REACHED past it).",
+        at_least(1),
+    )
 
     role = "broker"
 
@@ -328,6 +353,11 @@ class BrokerConfig(NodeConfig):
                 f"invalid value {self.self_fencing_timeout_ms} for 'broker.self.fencing.timeout.ms': must be greater "
                 f"than broker.session.timeout.ms ({self.session_timeout_ms})",
                 "broker.self.fencing.timeout.ms",
+            )
+        if "classic" not in self.group_coordinator_rebalance_protocols:
+            raise ConfigError(
+                "invalid value for 'group.coordinator.rebalance.protocols': disabling classic is not supported",
+                "group.coordinator.rebalance.protocols",
             )
         if self.replica_fetch_wait_max_ms > self.replica_lag_time_max_ms:
             raise ConfigError(

@@ -18,6 +18,7 @@ from minikafka.broker.fetch_session import MAX_SESSION_ID, FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator, coordinator_config
 from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator, GrpcSaslSettings
 from minikafka.broker.grpc_sasl.interceptor import SaslSessionInterceptor
+from minikafka.broker.kafka_wire import group_apis
 from minikafka.broker.kafka_wire.connection_quotas import ConnectionQuotas, effective_max_connections
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerConnections, ListenerLimits
@@ -227,7 +228,13 @@ async def start_kafka_listeners(broker: Broker) -> list[KafkaListener]:
     connections = ListenerConnections(kafka_connection_quotas(config))
     kafka_listeners = [
         KafkaListener(
-            WireContext(broker.manager, listener.name, broker.groups, fetch_sessions=broker.fetch_sessions),
+            WireContext(
+                broker.manager,
+                listener.name,
+                broker.groups,
+                fetch_sessions=broker.fetch_sessions,
+                hidden_apis=group_apis.hidden_apis(config.group_coordinator_rebalance_protocols),
+            ),
             listener.host,
             listener.port,
             limits,

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from minikafka.client.consumer_protocol_describe import describe_consumer_group
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
 from minikafka.common.cli_support import CliError, print_json, run_event_loop
 from minikafka.common.errors import ErrorCode, KafkaError
@@ -48,6 +49,8 @@ class MemberDescription:
     client_id: str
     host: str
     assignment: list[tuple[str, int]] = field(default_factory=list)
+    member_epoch: int | None = None  # consumer-protocol (KIP-848) groups only
+    target_assignment: list[tuple[str, int]] | None = None  # idem
 
 
 @dataclass(frozen=True)
@@ -59,11 +62,15 @@ class GroupDescription:
     coordinator: int
     members: list[MemberDescription]
     partitions: list[PartitionLag]
+    group_epoch: int | None = None  # consumer-protocol (KIP-848) groups only
+    assignment_epoch: int | None = None  # idem
 
     def to_json(self) -> dict[str, object]:
         data = asdict(self)
         for member in data["members"]:
             member["assignment"] = [{"topic": t, "partition": p} for t, p in member["assignment"]]
+            if member["target_assignment"] is not None:
+                member["target_assignment"] = [{"topic": t, "partition": p} for t, p in member["target_assignment"]]
         return data
 
 
@@ -198,6 +205,29 @@ def decode_assignment(data: bytes) -> list[tuple[str, int]]:
 
 
 async def describe_group(client: KafkaWireClient, group: str, timeout_s: float) -> GroupDescription:
+    node_id, address = await find_coordinator(client, group, timeout_s)
+    consumer = await describe_consumer_group(client, address, group)
+    if consumer is None:
+        return await describe_classic_group(client, group, timeout_s)
+    members = [
+        MemberDescription(m.member_id, None, m.client_id, m.host, m.assignment, m.member_epoch, m.target_assignment)
+        for m in consumer.members
+    ]
+    partitions = await _partition_lags(client, group, timeout_s, members)
+    return GroupDescription(
+        group,
+        consumer.state,
+        "consumer",
+        consumer.assignor,
+        node_id,
+        members,
+        partitions,
+        consumer.group_epoch,
+        consumer.assignment_epoch,
+    )
+
+
+async def describe_classic_group(client: KafkaWireClient, group: str, timeout_s: float) -> GroupDescription:
     node_id, described = await _on_coordinator(
         client,
         group,
@@ -219,6 +249,15 @@ async def describe_group(client: KafkaWireClient, group: str, timeout_s: float) 
         )
         for m in entry.members
     ]
+    partitions = await _partition_lags(client, group, timeout_s, members)
+    return GroupDescription(
+        group, entry.group_state, entry.protocol_type, entry.protocol_data, node_id, members, partitions
+    )
+
+
+async def _partition_lags(
+    client: KafkaWireClient, group: str, timeout_s: float, members: list[MemberDescription]
+) -> list[PartitionLag]:
     _, fetched = await _on_coordinator(
         client, group, timeout_s, request_class(OFFSET_FETCH, 7)(group_id=group, topics=None, require_stable=False)
     )
@@ -244,9 +283,7 @@ async def describe_group(client: KafkaWireClient, group: str, timeout_s: float) 
                 owner.client_id if owner else None,
             )
         )
-    return GroupDescription(
-        group, entry.group_state, entry.protocol_type, entry.protocol_data, node_id, members, partitions
-    )
+    return partitions
 
 
 async def _log_end_offsets(client: KafkaWireClient, keys: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
@@ -314,6 +351,8 @@ def _print_description(description: GroupDescription, as_json: bool) -> int:
         f"{len(description.members)} members)",
         file=sys.stderr,
     )
+    if description.group_epoch is not None:
+        _print_consumer_protocol_members(description)
     header = (
         "GROUP",
         "TOPIC",
@@ -346,3 +385,20 @@ def _print_description(description: GroupDescription, as_json: bool) -> int:
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
     return 0
+
+
+def _print_consumer_protocol_members(description: GroupDescription) -> None:
+    """A KIP-848 group: its epochs, then each member's epoch and current and target assignment."""
+    print(
+        f"Protocol consumer (KIP-848), assignor {description.protocol}, group epoch {description.group_epoch}, "
+        f"target assignment epoch {description.assignment_epoch}",
+        file=sys.stderr,
+    )
+    for m in description.members:
+        current = ",".join(f"{t}-{p}" for t, p in m.assignment) or "-"
+        target = ",".join(f"{t}-{p}" for t, p in m.target_assignment or ()) or "-"
+        print(
+            f"  member {m.member_id} epoch {m.member_epoch} client {m.client_id} host {m.host} "
+            f"assigned {current} target {target}",
+            file=sys.stderr,
+        )

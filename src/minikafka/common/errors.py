@@ -98,6 +98,7 @@ class ErrorCode(IntEnum):
     NEW_LEADER_ELECTED = 108
     FENCED_MEMBER_EPOCH = 110
     UNSUPPORTED_ASSIGNOR = 112
+    STALE_MEMBER_EPOCH = 113
 
     @property
     def retriable(self) -> bool:

@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 import structlog
 
 from minikafka.broker.config import BrokerConfig
+from minikafka.broker.consumer_group import shell as consumer_groups
+from minikafka.broker.consumer_group.heartbeat import HeartbeatRequest, HeartbeatResponse
+from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
 from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.group.effects import Answer, Append, GroupEvent, GroupStep, Result
 from minikafka.broker.group.loader import load_groups
@@ -43,6 +46,8 @@ class CoordinatorConfig:
     num_partitions: int  # offsets.topic.num.partitions
     replication_factor: int  # offsets.topic.replication.factor
     commit_timeout_ms: int  # offsets.commit.timeout.ms
+    consumer: ConsumerGroupConfig = ConsumerGroupConfig()
+    protocols: tuple[str, ...] = ("classic", "consumer")  # group.coordinator.rebalance.protocols
 
 
 @dataclass
@@ -53,6 +58,7 @@ class OffsetsShard:
     leader_epoch: int
     loaded: bool = False
     groups: dict[str, Group] = field(default_factory=dict)
+    consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)  # KIP-848's, memory only
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,12 @@ def coordinator_config(config: BrokerConfig) -> CoordinatorConfig:
         config.offsets_topic_num_partitions,
         config.offsets_topic_replication_factor,
         config.offsets_commit_timeout_ms,
+        ConsumerGroupConfig(
+            session_timeout_ms=config.group_consumer_session_timeout_ms,
+            heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
+            max_size=config.group_consumer_max_size,
+        ),
+        config.group_coordinator_rebalance_protocols,
     )
 
 
@@ -278,6 +290,50 @@ class GroupCoordinator:
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return [g for shard in self._shards.values() for g in shard.groups.values() if g.state != GroupState.DEAD]
 
+    # ---- KIP-848 consumer groups ----
+
+    def topic_partitions(self) -> dict[str, int]:
+        return {name: len(topic.partitions) for name, topic in self.manager.metadata.image.topics_by_name.items()}
+
+    def consumer_heartbeat(self, group_id: str, request: HeartbeatRequest) -> HeartbeatResponse:
+        shard = self._shard_for(group_id)
+        if isinstance(shard, ErrorCode):
+            return HeartbeatResponse(shard)
+        step = consumer_groups.heartbeat(
+            shard.consumer_groups.get(group_id),
+            shard.groups.get(group_id),
+            group_id,
+            request,
+            self.topic_partitions(),
+            self.config.consumer,
+            monotonic_ms(),
+        )
+        self._store_consumer_group(shard, group_id, step.group, step.events)
+        return step.response
+
+    def _store_consumer_group(
+        self,
+        shard: OffsetsShard,
+        group_id: str,
+        group: ConsumerGroup | None,
+        events: tuple[consumer_groups.Event, ...],
+    ) -> None:
+        if group is None:
+            shard.consumer_groups.pop(group_id, None)
+        else:
+            shard.consumer_groups[group_id] = group
+        for event in events:
+            self._log.info(event.name, **event.fields)
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup | ErrorCode | None:
+        """The group's KIP-848 state where this broker coordinates it; None when it is not a consumer group."""
+        shard = self._shard_for(group_id)
+        return shard if isinstance(shard, ErrorCode) else shard.consumer_groups.get(group_id)
+
+    def listed_consumer_groups(self) -> list[ConsumerGroup]:
+        """The KIP-848 groups of the partitions this broker coordinates (after listed_groups synced them)."""
+        return [g for shard in self._shards.values() if shard.loaded for g in shard.consumer_groups.values()]
+
     def _apply(self, shard: OffsetsShard, step: GroupStep) -> None:
         group = step.group
         if group.is_idle or (group.state == GroupState.DEAD and not group.pending_writes):
@@ -339,3 +395,11 @@ class GroupCoordinator:
                 step = expire(group, now, self.config.group)
                 if step.effects or step.group is not group:
                     self._apply(shard, step)
+            self._tick_consumer_groups(shard, now)
+
+    def _tick_consumer_groups(self, shard: OffsetsShard, now: int) -> None:
+        topics = self.topic_partitions() if shard.consumer_groups else {}
+        for group_id, group in list(shard.consumer_groups.items()):
+            step = consumer_groups.tick(group, topics, self.config.consumer, now)
+            if step.events or step.group is not group:
+                self._store_consumer_group(shard, group_id, step.group, step.events)

@@ -36,18 +36,23 @@ SUPPORTED: dict[int, tuple[int, int]] = {
 }
 
 
-def supports(api_key: int, api_version: int) -> bool:
+def supports(api_key: int, api_version: int, hidden: frozenset[int] = frozenset()) -> bool:
+    """`hidden`: keys this broker's configuration turns off."""
+    if api_key in hidden:
+        return False
     low, high = SUPPORTED.get(api_key, (0, -1))
     return low <= api_version <= high
 
 
-def response(api_version: int, error: ErrorCode = ErrorCode.NONE) -> Any:
+def response(api_version: int, error: ErrorCode = ErrorCode.NONE, hidden: frozenset[int] = frozenset()) -> Any:
     """The answer at `api_version`; an unsupported version gets it in v0's format, as Kafka does, so the client
     can read the ranges and retry at one of them. Keys go in ascending order, as Kafka sends them (librdkafka
     binary-searches the list)."""
     cls = response_class(API_VERSIONS_KEY, api_version if supports(API_VERSIONS_KEY, api_version) else 0)
     entry = sibling(cls, "ApiVersion")
     keys = tuple(
-        build(entry, api_key=key, min_version=low, max_version=high) for key, (low, high) in sorted(SUPPORTED.items())
+        build(entry, api_key=key, min_version=low, max_version=high)
+        for key, (low, high) in sorted(SUPPORTED.items())
+        if key not in hidden
     )
     return build(cls, error_code=error, api_keys=keys, throttle_time=0)

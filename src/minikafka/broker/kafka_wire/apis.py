@@ -40,7 +40,7 @@ HANDLERS: dict[int, Handler] = {
     api_versions.DESCRIBE_CONFIGS: describe.describe_configs,
     api_versions.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle,
     api_versions.DESCRIBE_CLUSTER: describe.describe_cluster,
-    API_VERSIONS_KEY: lambda _ctx, request: api_versions.response(request.header.api_version),
+    API_VERSIONS_KEY: lambda ctx, request: api_versions.response(request.header.api_version, hidden=ctx.hidden_apis),
     **group_apis.HANDLERS,
     **partition_admin.HANDLERS,
     **sasl_apis.HANDLERS,
@@ -55,8 +55,8 @@ def dispatch(ctx: WireContext, frame: bytes, header: ApiHeader) -> Awaitable[Any
     response entity, or None when none is sent. Raises FrameError when the connection must close."""
     if header.api_key == API_VERSIONS_KEY and not api_versions.supports(header.api_key, header.api_version):
         # The client cannot know our versions yet: v0's format, the error and the ranges to retry with.
-        return _ready(api_versions.response(header.api_version, ErrorCode.UNSUPPORTED_VERSION))
-    if not api_versions.supports(header.api_key, header.api_version):
+        return _ready(api_versions.response(header.api_version, ErrorCode.UNSUPPORTED_VERSION, ctx.hidden_apis))
+    if not api_versions.supports(header.api_key, header.api_version, ctx.hidden_apis):
         raise FrameError(
             ErrorCode.UNSUPPORTED_VERSION, f"API key {header.api_key} version {header.api_version} is not supported"
         )

@@ -7,6 +7,7 @@ import dataclasses
 import uuid
 from typing import Any
 
+from minikafka.broker.consumer_group.model import ConsumerGroup
 from minikafka.broker.group.effects import JoinResult, LeaveResult, LeftMember, SyncResult
 from minikafka.broker.group.membership import (
     JoinRequest,
@@ -52,6 +53,10 @@ async def handle_join(ctx: WireContext, request: Request) -> Any:
         reason=getattr(body, "reason", None) or "",
     )
     new_id = f"{join.client_id or 'member'}-{uuid.uuid4()}"
+    consumer = ctx.groups.consumer_group(body.group_id) if ctx.groups is not None and body.group_id else None
+    if isinstance(consumer, ConsumerGroup):
+        # A consumer-protocol group has the id: classic members cannot join it (no online downgrade here).
+        return _join_response(request, JoinResult(ErrorCode.GROUP_ID_NOT_FOUND, member_id=body.member_id))
     result = await coordinate(
         ctx,
         body.group_id,

@@ -17,3 +17,4 @@ class WireContext:
     client_host: str = ""  # one connection's peer as Kafka shows a group member's host: "/127.0.0.1"
     # The broker's KIP-227 sessions, shared with its gRPC listeners; the default holds none (every Fetch is full).
     fetch_sessions: FetchSessionCache = field(default_factory=lambda: FetchSessionCache(0, lambda: 1))
+    hidden_apis: frozenset[int] = frozenset()  # keys the broker's config turns off: neither advertised nor answered

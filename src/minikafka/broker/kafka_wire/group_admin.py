@@ -4,8 +4,9 @@ coordinator."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, NamedTuple
 
+from minikafka.broker.consumer_group.model import ConsumerGroup
 from minikafka.broker.group.effects import DeleteResult
 from minikafka.broker.group.offsets import delete_group
 from minikafka.broker.group.state import Group, GroupState
@@ -17,7 +18,7 @@ from minikafka.common.errors import ErrorCode
 
 DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 15, 16, 42
 NO_AUTHORIZED_OPERATIONS = -2147483648
-CLASSIC_GROUP_TYPE = "classic"
+CLASSIC_GROUP_TYPE, CONSUMER_GROUP_TYPE = "classic", "consumer"
 
 
 def handle_describe(ctx: WireContext, request: Request) -> Any:
@@ -78,28 +79,48 @@ def handle_list(ctx: WireContext, request: Request) -> Any:
     types = {t.lower() for t in getattr(request.body, "types_filter", ()) or ()}
     entry = sibling(cls, "ListedGroup")
     listed = tuple(
-        build(
-            entry,
-            group_id=g.group_id,
-            protocol_type=g.protocol_type or "",
-            group_state=g.state.value,
-            group_type=CLASSIC_GROUP_TYPE,
-        )
-        for g in sorted(groups, key=lambda g: g.group_id)
-        if (not states or g.state.value.lower() in states) and (not types or CLASSIC_GROUP_TYPE in types)
+        build(entry, group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type)
+        for g in sorted(_listed(ctx, groups), key=lambda g: g.group_id)
+        if (not states or g.state.lower() in states) and (not types or g.group_type in types)
     )
     return build(cls, throttle_time=0, error_code=ErrorCode.NONE, groups=listed)
+
+
+class ListedGroup(NamedTuple):
+    group_id: str
+    protocol_type: str
+    state: str
+    group_type: str  # classic, or consumer for a KIP-848 group
+
+
+def _listed(ctx: WireContext, classic: list[Group]) -> list[ListedGroup]:
+    """A KIP-848 group is listed as such; the empty classic group holding its offsets is not listed beside it."""
+    assert ctx.groups is not None
+    consumer = ctx.groups.listed_consumer_groups()
+    ids = {g.group_id for g in consumer}
+    listed = [ListedGroup(g.group_id, "consumer", g.state.value, CONSUMER_GROUP_TYPE) for g in consumer]
+    listed += [
+        ListedGroup(g.group_id, g.protocol_type or "", g.state.value, CLASSIC_GROUP_TYPE)
+        for g in classic
+        if g.group_id not in ids
+    ]
+    return listed
 
 
 async def handle_delete(ctx: WireContext, request: Request) -> Any:
     cls = response_class(DELETE_GROUPS, request.header.api_version)
     names = list(request.body.groups_names or ())
-    results = await asyncio.gather(
-        *(coordinate(ctx, name, DeleteResult, lambda group, rid, _now: delete_group(group, rid)) for name in names)
-    )
+    results = await asyncio.gather(*(_delete(ctx, name) for name in names))
     entry = sibling(cls, "DeletableGroupResult")
     return build(
         cls,
         throttle_time=0,
         results=tuple(build(entry, group_id=n, error_code=r.error) for n, r in zip(names, results, strict=True)),
     )
+
+
+async def _delete(ctx: WireContext, name: str) -> DeleteResult:
+    consumer = ctx.groups.consumer_group(name) if ctx.groups is not None and name else None
+    if isinstance(consumer, ConsumerGroup):
+        return DeleteResult(ErrorCode.NON_EMPTY_GROUP)  # a KIP-848 group exists only while it has members
+    return await coordinate(ctx, name, DeleteResult, lambda group, rid, _now: delete_group(group, rid))

@@ -7,15 +7,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from minikafka.broker.kafka_wire import consumer_group, find_coordinator, group_admin, group_offsets
+from minikafka.broker.kafka_wire import (
+    consumer_group,
+    consumer_group_describe,
+    consumer_group_heartbeat,
+    find_coordinator,
+    group_admin,
+    group_offsets,
+)
 
 OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 8, 9, 10
 JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 11, 12, 13, 14
 DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 15, 16, 42
+CONSUMER_GROUP_HEARTBEAT = consumer_group_heartbeat.CONSUMER_GROUP_HEARTBEAT
+CONSUMER_GROUP_DESCRIBE = consumer_group_describe.CONSUMER_GROUP_DESCRIBE
+# The consumer protocol's APIs: advertised only where group.coordinator.rebalance.protocols lists "consumer".
+CONSUMER_PROTOCOL_APIS = frozenset({CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE})
 
 VERSIONS: dict[int, tuple[int, int]] = {
-    OFFSET_COMMIT: (2, 8),
-    OFFSET_FETCH: (1, 8),
+    OFFSET_COMMIT: (2, 9),  # v9: a consumer-protocol member commits with its member epoch
+    OFFSET_FETCH: (1, 9),
     FIND_COORDINATOR: (0, 4),
     JOIN_GROUP: (0, 9),
     HEARTBEAT: (0, 4),
@@ -24,6 +35,8 @@ VERSIONS: dict[int, tuple[int, int]] = {
     DESCRIBE_GROUPS: (0, 5),
     LIST_GROUPS: (0, 5),
     DELETE_GROUPS: (0, 2),
+    CONSUMER_GROUP_HEARTBEAT: (0, 1),
+    CONSUMER_GROUP_DESCRIBE: (0, 0),
 }
 
 HANDLERS: dict[int, Any] = {
@@ -37,4 +50,11 @@ HANDLERS: dict[int, Any] = {
     DESCRIBE_GROUPS: group_admin.handle_describe,
     LIST_GROUPS: group_admin.handle_list,
     DELETE_GROUPS: group_admin.handle_delete,
+    CONSUMER_GROUP_HEARTBEAT: consumer_group_heartbeat.handle,
+    CONSUMER_GROUP_DESCRIBE: consumer_group_describe.handle,
 }
+
+
+def hidden_apis(protocols: tuple[str, ...]) -> frozenset[int]:
+    """The group APIs a broker neither advertises nor answers, from group.coordinator.rebalance.protocols."""
+    return frozenset() if "consumer" in protocols else CONSUMER_PROTOCOL_APIS

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, NamedTuple
 
+from minikafka.broker.consumer_group import shell as consumer_groups
+from minikafka.broker.consumer_group.model import ConsumerGroup
 from minikafka.broker.group.effects import CommitResult
 from minikafka.broker.group.offsets import CommitEntry, CommitRequest, commit_offsets, fetch_offsets
 from minikafka.broker.group.state import OffsetAndMetadata, TopicPartitionKey
@@ -41,14 +43,7 @@ async def handle_commit(ctx: WireContext, request: Request) -> Any:
         ),
         api_version=request.header.api_version,
     )
-    result = await coordinate(
-        ctx,
-        body.group_id,
-        CommitResult,
-        lambda group, rid, now: commit_offsets(
-            group, dataclasses.replace(commit, request_id=rid), group_config(ctx), now
-        ),
-    )
+    result = await _commit(ctx, body.group_id, commit)
     errors = dict(result.partitions)
     cls = response_class(OFFSET_COMMIT, request.header.api_version)
     partition_entry = sibling(cls, "OffsetCommitResponsePartition")
@@ -68,13 +63,41 @@ async def handle_commit(ctx: WireContext, request: Request) -> Any:
     return build(cls, throttle_time=0, topics=tuple(topics))
 
 
+class FetchingMember(NamedTuple):
+    member_id: str | None
+    member_epoch: int
+
+
+NO_MEMBER = FetchingMember(None, -1)
+
+
+async def _commit(ctx: WireContext, group_id: str, commit: CommitRequest) -> CommitResult:
+    consumer = ctx.groups.consumer_group(group_id) if ctx.groups is not None and group_id else None
+    if isinstance(consumer, ConsumerGroup):
+        error = consumer_groups.validate_commit(consumer, commit.member_id, commit.generation_id, commit.api_version)
+        if error != ErrorCode.NONE:
+            return CommitResult(error)
+        # Validated by member epoch: the offsets are stored as the (empty) classic group's, as a simple commit.
+        commit = dataclasses.replace(commit, member_id="", group_instance_id=None, generation_id=-1)
+    return await coordinate(
+        ctx,
+        group_id,
+        CommitResult,
+        lambda group, rid, now: commit_offsets(
+            group, dataclasses.replace(commit, request_id=rid), group_config(ctx), now
+        ),
+    )
+
+
 def handle_fetch(ctx: WireContext, request: Request) -> Any:
     body = request.body
     cls = response_class(OFFSET_FETCH, request.header.api_version)
     if has_field(cls, "groups"):  # v8+: many groups in one request
         group_entry = sibling(cls, "OffsetFetchResponseGroup")
         groups = tuple(
-            _fetched_group(ctx, cls, group_entry, group.group_id, group.topics, "OffsetFetchResponseTopics")
+            _fetched_group(
+                ctx, cls, group_entry, group.group_id, group.topics, "OffsetFetchResponseTopics", _member_of(group)
+            )
             for group in body.groups
         )
         return build(cls, throttle_time=0, groups=groups)
@@ -83,9 +106,20 @@ def handle_fetch(ctx: WireContext, request: Request) -> Any:
 
 
 def _fetched_group(
-    ctx: WireContext, cls: type, group_entry: type | None, group_id: str, requested: Any, topic_name: str
+    ctx: WireContext,
+    cls: type,
+    group_entry: type | None,
+    group_id: str,
+    requested: Any,
+    topic_name: str,
+    member: FetchingMember = NO_MEMBER,
 ) -> Any:
     group = ctx.groups.group(group_id) if ctx.groups is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
+    consumer = ctx.groups.consumer_group(group_id) if ctx.groups is not None else None
+    if isinstance(consumer, ConsumerGroup) and not isinstance(group, ErrorCode):
+        refused = consumer_groups.validate_fetch(consumer, member.member_id, member.member_epoch)
+        if refused != ErrorCode.NONE:
+            group = refused
     wanted = None
     if requested is not None:
         wanted = [TopicPartitionKey(t.name, p) for t in requested for p in t.partition_indexes]
@@ -102,6 +136,11 @@ def _fetched_group(
     if group_entry is None:
         return {"topics": topics, "error_code": error}
     return build(group_entry, group_id=group_id, topics=topics, error_code=error)
+
+
+def _member_of(group: Any) -> FetchingMember:
+    """OffsetFetch v9+ names the consumer-protocol member asking, whose epoch must be current."""
+    return FetchingMember(getattr(group, "member_id", None), getattr(group, "member_epoch", -1))
 
 
 def _partition(cls: type, key: TopicPartitionKey, value: OffsetAndMetadata | None, error: ErrorCode) -> Any:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from minikafka.broker.kafka_wire.admin_topics import auto_create_topics
 from minikafka.broker.kafka_wire.api_versions import METADATA
@@ -15,6 +16,7 @@ from minikafka.common.topic import validate_name
 from minikafka.kraft_controller.metadata.image import MetadataImage, TopicImage
 
 NO_AUTHORIZED_OPERATIONS = -2147483648
+NO_TOPIC_ID = uuid.UUID(int=0)  # Kafka's Uuid.ZERO_UUID: no id given
 
 
 def handle(ctx: WireContext, request: Request) -> Any:
@@ -23,8 +25,9 @@ def handle(ctx: WireContext, request: Request) -> Any:
     requested = request.body.topics
     if requested is None or (request.header.api_version == 0 and not requested):
         names = sorted(image.topics_by_name)  # null asks for all topics (an empty list does in v0)
+        unknown_ids: list[uuid.UUID] = []
     else:
-        names = [topic.name for topic in requested]
+        names, unknown_ids = requested_topics(image, requested)
     ready = ctx.manager.metadata_ready
     allowed = getattr(request.body, "allow_auto_topic_creation", True)  # v0-3 always allow it
     if ready and allowed and ctx.manager.config.auto_create_topics_enable and requested:
@@ -35,8 +38,39 @@ def handle(ctx: WireContext, request: Request) -> Any:
         brokers=_brokers(cls, image, ctx.listener_name),
         cluster_id=ctx.manager.config.cluster_id,
         controller_id=ctx.manager.config.node_id,  # as a KRaft broker: admin requests sent here are forwarded
-        topics=tuple(_topic(cls, image, name, ready, ctx.manager.auto_creations) for name in names),
+        topics=tuple(_topic(cls, image, name, ready, ctx.manager.auto_creations) for name in names)
+        + tuple(_unknown_id(cls, topic_id) for topic_id in unknown_ids),
         cluster_authorized_operations=NO_AUTHORIZED_OPERATIONS,
+    )
+
+
+class RequestedTopics(NamedTuple):
+    names: list[str | None]
+    unknown_ids: list[uuid.UUID]  # asked for by an id no topic has: UNKNOWN_TOPIC_ID
+
+
+def requested_topics(image: MetadataImage, topics: Any) -> RequestedTopics:
+    """A topic asked for by id (v10+, as KIP-848 consumers do for their assigned topics) is answered by name."""
+    names: list[str | None] = []
+    unknown: list[uuid.UUID] = []
+    for topic in topics:
+        if not _by_id(topic):
+            names.append(topic.name)
+        elif (known := image.topics_by_id.get(topic.topic_id)) is not None:
+            names.append(known.name)
+        else:
+            unknown.append(topic.topic_id)
+    return RequestedTopics(names, unknown)
+
+
+def _by_id(topic: Any) -> bool:
+    return topic.name is None and getattr(topic, "topic_id", None) not in (None, NO_TOPIC_ID)
+
+
+def _unknown_id(cls: type, topic_id: Any) -> Any:
+    entry = sibling(cls, "MetadataResponseTopic")
+    return build(
+        entry, error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=topic_id, partitions=(), is_internal=False
     )
 
 

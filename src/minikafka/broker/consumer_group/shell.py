@@ -1,0 +1,136 @@
+"""The group coordinator's side of KIP-848 consumer groups: it runs the pure core (heartbeat.py) on one
+__consumer_offsets partition's consumer groups, with the clock and the topic metadata, and names what happened as
+events. The groups live in memory only: a coordinator that reloads the partition (a new leader, a restart) has
+none, so members get UNKNOWN_MEMBER_ID and rejoin at epoch 0. Their committed offsets are stored as the classic
+groups' are."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from minikafka.broker.consumer_group.heartbeat import (
+    JOIN_EPOCH,
+    LEAVE_EPOCH,
+    Fenced,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    consumer_group_heartbeat,
+    expire,
+)
+from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
+from minikafka.broker.group.state import Group, GroupState
+from minikafka.common.errors import ErrorCode
+
+CLASSIC, CONSUMER = "classic", "consumer"
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str
+    fields: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ShellStep:
+    group: ConsumerGroup | None  # None: no such group any more (nobody is a member)
+    response: HeartbeatResponse
+    events: tuple[Event, ...]
+
+
+def new_member_id() -> str:
+    """A random id as Kafka's coordinator makes one for a v0 member (a base64 UUID)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def classic_in_use(classic: Group | None) -> bool:
+    """A classic group with members: its id cannot be a consumer group's (an empty one, offsets only, can)."""
+    return classic is not None and classic.state not in (GroupState.EMPTY, GroupState.DEAD)
+
+
+def heartbeat(
+    group: ConsumerGroup | None,
+    classic: Group | None,
+    group_id: str,
+    request: HeartbeatRequest,
+    topics: Mapping[str, int],
+    config: ConsumerGroupConfig,
+    now: int,
+) -> ShellStep:
+    if classic_in_use(classic):
+        # Kafka converts a non-empty classic group online; this coordinator does not, and refuses as Kafka does
+        # when it cannot.
+        response = HeartbeatResponse(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+        return ShellStep(group, response, ())
+    step = consumer_group_heartbeat(group, group_id, request, topics, config, now, new_member_id())
+    after = step.group if step.group is not None and step.group.members else None
+    return ShellStep(after, step.response, tuple(_events(group, step.group, group_id, request, step.response)))
+
+
+def _events(
+    before: ConsumerGroup | None,
+    after: ConsumerGroup | None,
+    group_id: str,
+    request: HeartbeatRequest,
+    response: HeartbeatResponse,
+) -> list[Event]:
+    if response.error != ErrorCode.NONE:
+        return []
+    events = []
+    member = {"group_id": group_id, "member_id": response.member_id}
+    if request.member_epoch == JOIN_EPOCH:
+        events.append(Event("consumer_group_member_joined", {**member, "client_id": request.client_id}))
+    elif request.member_epoch == LEAVE_EPOCH:
+        events.append(Event("consumer_group_member_left", member))
+    if after is not None and (before is None or after.assignment_epoch != before.assignment_epoch):
+        events.append(_assignment_event(after))
+    return events
+
+
+def _assignment_event(group: ConsumerGroup) -> Event:
+    target = {m: sorted(f"{tp.topic}-{tp.partition}" for tp in parts) for m, parts in sorted(group.target.items())}
+    fields = {"group_id": group.group_id, "group_epoch": group.group_epoch, "target": target}
+    return Event("consumer_group_target_assignment", fields)
+
+
+@dataclass(frozen=True)
+class ExpiryStep:
+    group: ConsumerGroup | None
+    events: tuple[Event, ...]
+
+
+def tick(group: ConsumerGroup, topics: Mapping[str, int], config: ConsumerGroupConfig, now: int) -> ExpiryStep:
+    step = expire(group, topics, config, now)
+    events = tuple(_fenced_event(group.group_id, gone) for gone in step.fenced)
+    return ExpiryStep(step.group if step.group.members else None, events)
+
+
+def _fenced_event(group_id: str, gone: Fenced) -> Event:
+    fields = {"group_id": group_id, "member_id": gone.member_id, "reason": gone.reason}
+    return Event("consumer_group_member_fenced", fields)
+
+
+def validate_commit(group: ConsumerGroup, member_id: str, member_epoch: int, api_version: int) -> ErrorCode:
+    """Kafka's ConsumerGroup.validateOffsetCommit: only a member at its current epoch commits (the group exists
+    only while it has members, so an admin commit without a member is refused)."""
+    if member_epoch < 0 and not member_id:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    member = group.members.get(member_id)
+    if member is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if api_version < 9:
+        return ErrorCode.UNSUPPORTED_VERSION  # the member epoch travels in OffsetCommit v9+
+    return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.STALE_MEMBER_EPOCH
+
+
+def validate_fetch(group: ConsumerGroup, member_id: str | None, member_epoch: int) -> ErrorCode:
+    """Kafka's ConsumerGroup.validateOffsetFetch: an admin fetch (no member, epoch -1) is always allowed."""
+    if member_epoch < 0 and not member_id:
+        return ErrorCode.NONE
+    member = group.members.get(member_id or "")
+    if member is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.STALE_MEMBER_EPOCH

@@ -1,0 +1,194 @@
+"""KIP-848's consumer group protocol through the Kafka listener, with confluent-kafka (`group.protocol=consumer`)
+against real processes: members split a topic without overlap, a joining member takes partitions only once their
+owner gave them up, every record is read, commits are fenced by member epoch, and a classic member cannot join."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+from cluster_fixtures import eventually, minikafka, running_cluster
+
+from minikafka.client.consumer_groups_command import find_coordinator
+from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
+from minikafka.common.errors import ErrorCode
+from minikafka.deploy import cluster_commands
+from minikafka.deploy.local_cluster import Cluster
+
+pytestmark = pytest.mark.integration
+confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
+
+PARTITIONS = 4
+OVERRIDES = {
+    "group.consumer.heartbeat.interval.ms": "300",
+    "group.consumer.session.timeout.ms": "6000",
+    "group.initial.rebalance.delay.ms": "200",
+}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with running_cluster(tmp_path_factory.mktemp("consumer-protocol"), 1, 3, **OVERRIDES) as started:
+        yield started
+
+
+def create_topic(cluster: Cluster, name: str) -> None:
+    with cluster_commands.admin_for(cluster, timeout_s=10) as admin:
+        admin.create_topic(name, partitions=PARTITIONS, replication_factor=3, configs={"min.insync.replicas": "2"})
+
+
+def produce(bootstrap: str, topic: str, values: list[str]) -> None:
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    for i, value in enumerate(values):
+        producer.produce(topic, value=value.encode(), partition=i % PARTITIONS)
+    assert producer.flush(30) == 0
+
+
+class ConsumerProtocolMember:
+    """A confluent-kafka consumer of the KIP-848 protocol: the broker assigns, the client only reconciles."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str) -> None:
+        config = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+        self.consumer = confluent_kafka.Consumer(config)
+        self.consumer.subscribe([topic])
+        self.seen: list[str] = []
+
+    def poll(self) -> None:
+        message = self.consumer.poll(0.05)
+        if message is not None and message.error() is None:
+            self.seen.append(message.value().decode())
+
+    def partitions(self) -> set[int]:
+        return {tp.partition for tp in self.consumer.assignment()}
+
+    def commit(self) -> bool:
+        try:
+            self.consumer.commit(asynchronous=False)
+        except confluent_kafka.KafkaException as error:
+            return error.args[0].code() == confluent_kafka.KafkaError._NO_OFFSET
+        return True
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+def poll_checked(members: list[ConsumerProtocolMember]) -> list[set[int]]:
+    """Poll every member once; at no moment may two members hold the same partition."""
+    held = []
+    for member in members:
+        member.poll()
+        held.append(member.partitions())
+    owned = [p for partitions in held for p in partitions]
+    assert len(owned) == len(set(owned)), f"a partition held by two members at once: {held}"
+    return held
+
+
+def test_members_split_the_partitions_without_overlap_and_read_every_record(cluster: Cluster) -> None:
+    topic, group = "kip848-orders", "kip848-readers"
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, topic)
+    members = [ConsumerProtocolMember(bootstrap, group, topic) for _ in range(2)]
+    try:
+
+        def split(sizes: list[int]) -> bool:
+            held = poll_checked(members)
+            return sorted(len(h) for h in held) == sizes and set().union(*held) == set(range(PARTITIONS))
+
+        eventually(lambda: split([2, 2]), 60, "two members with two partitions each", interval_s=0)
+        first = [f"first-{i}" for i in range(200)]
+        produce(bootstrap, topic, first)
+
+        def read(values: list[str]) -> bool:
+            poll_checked(members)
+            return set().union(*(m.seen for m in members)) >= set(values)
+
+        eventually(lambda: read(first), 60, "every record read by the two members", interval_s=0)
+        eventually(lambda: all(m.commit() for m in members), 30, "both members committed", interval_s=0.2)
+        members.append(ConsumerProtocolMember(bootstrap, group, topic))
+        eventually(lambda: split([1, 1, 2]), 60, "the third member given a partition", interval_s=0)
+        later = [f"later-{i}" for i in range(120)]
+        produce(bootstrap, topic, later)
+        eventually(lambda: read(later), 60, "every later record read by the three members", interval_s=0)
+        assert members[2].seen, "the third member read its partition"
+        described = eventually(lambda: stable_description(cluster, group), 30, "the tool shows a Stable group")
+        assert (described["protocol_type"], described["protocol"]) == ("consumer", "uniform")
+        assigned = [(a["topic"], a["partition"]) for m in described["members"] for a in m["assignment"]]
+        assert sorted(assigned) == [(topic, p) for p in range(PARTITIONS)]
+        assert {m["member_epoch"] for m in described["members"]} == {described["assignment_epoch"]}
+        assert group in {g["group"] for g in json.loads(tool(cluster, "--list", "--json").stdout)}
+        refused = tool(cluster, "--delete", "--group", group)
+        assert refused.returncode != 0 and "NON_EMPTY_GROUP" in refused.stderr
+        assert asyncio.run(classic_join(bootstrap, group)) == ErrorCode.GROUP_ID_NOT_FOUND
+        assert asyncio.run(member_commit(bootstrap, group, topic, "gone", 3)) == ErrorCode.UNKNOWN_MEMBER_ID
+        member = described["members"][0]
+        stale = asyncio.run(member_commit(bootstrap, group, topic, member["member_id"], member["member_epoch"] + 5))
+        assert stale == ErrorCode.STALE_MEMBER_EPOCH
+    finally:
+        for member in members:
+            member.close()
+
+
+def tool(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    return minikafka("consumer-groups", "--bootstrap-server", cluster.kafka_bootstrap_servers, *args)
+
+
+def stable_description(cluster: Cluster, group: str) -> dict | None:
+    result = tool(cluster, "--describe", group, "--json")
+    assert result.returncode == 0, result.stderr
+    described = json.loads(result.stdout)
+    return described if described["state"] == "Stable" and len(described["members"]) == 3 else None
+
+
+async def classic_join(bootstrap: str, group: str) -> ErrorCode:
+    """A classic JoinGroup for the id a consumer-protocol group holds."""
+    client = KafkaWireClient(bootstrap.split(","))
+    try:
+        _, address = await find_coordinator(client, group, 15)
+        cls = request_class(11, 5)
+        protocol = nested(cls, "JoinGroupRequestProtocol")(name="range", metadata=b"")
+        body = cls(
+            group_id=group,
+            session_timeout=datetime.timedelta(seconds=6),
+            rebalance_timeout=datetime.timedelta(seconds=6),
+            member_id="",
+            group_instance_id=None,
+            protocol_type="consumer",
+            protocols=(protocol,),
+        )
+        response = await client.connection(address).send(body)
+        return ErrorCode.of(response.error_code)
+    finally:
+        await client.close()
+
+
+async def member_commit(bootstrap: str, group: str, topic: str, member_id: str, epoch: int) -> ErrorCode:
+    """An OffsetCommit v9 as a consumer-protocol member at `epoch`."""
+    client = KafkaWireClient(bootstrap.split(","))
+    try:
+        _, address = await find_coordinator(client, group, 15)
+        cls = request_class(8, 9)
+        partition = nested(cls, "OffsetCommitRequestPartition")(
+            partition_index=0, committed_offset=999, committed_leader_epoch=-1, committed_metadata=None
+        )
+        topics = (nested(cls, "OffsetCommitRequestTopic")(name=topic, partitions=(partition,)),)
+        body = cls(
+            group_id=group,
+            generation_id_or_member_epoch=epoch,
+            member_id=member_id,
+            group_instance_id=None,
+            topics=topics,
+        )
+        response = await client.connection(address).send(body)
+        return ErrorCode.of(response.topics[0].partitions[0].error_code)
+    finally:
+        await client.close()

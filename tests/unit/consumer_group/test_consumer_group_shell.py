@@ -1,0 +1,105 @@
+"""The coordinator's side of KIP-848 groups: a classic group with members refuses consumer-protocol members, an
+emptied group is dropped, commits and fetches are checked by member epoch, timers fence with an event, and the
+APIs are advertised only when group.coordinator.rebalance.protocols lists consumer."""
+
+from __future__ import annotations
+
+import pytest
+
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.consumer_group import shell
+from minikafka.broker.consumer_group.heartbeat import HeartbeatRequest
+from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
+from minikafka.broker.group.state import Group, GroupState
+from minikafka.broker.kafka_wire import api_versions, group_apis
+from minikafka.common.config import ConfigError, load_config
+from minikafka.common.errors import ErrorCode
+
+CONFIG = ConsumerGroupConfig(session_timeout_ms=45000, heartbeat_interval_ms=5000)
+TOPICS = {"t": 4}
+
+
+def join(group: ConsumerGroup | None, classic: Group | None = None, member_id: str = "m1") -> shell.ShellStep:
+    request = HeartbeatRequest(member_id, 0, 30000, ("t",), None, frozenset())
+    return shell.heartbeat(group, classic, "g", request, TOPICS, CONFIG, 0)
+
+
+def test_a_classic_group_with_members_refuses_a_consumer_protocol_member_with_group_id_not_found() -> None:
+    classic = Group("g", state=GroupState.STABLE)
+    step = join(None, classic)
+    assert step.response.error == ErrorCode.GROUP_ID_NOT_FOUND
+    assert step.group is None
+
+
+def test_an_empty_classic_group_with_offsets_only_lets_a_consumer_group_take_its_id() -> None:
+    step = join(None, Group("g", state=GroupState.EMPTY))
+    assert step.response.error == ErrorCode.NONE and step.response.member_epoch == 1
+    assert step.group is not None
+    names = [event.name for event in step.events]
+    assert names == ["consumer_group_member_joined", "consumer_group_target_assignment"]
+
+
+def test_the_last_member_leaving_drops_the_group() -> None:
+    joined = join(None)
+    left = shell.heartbeat(joined.group, None, "g", HeartbeatRequest("m1", -1), TOPICS, CONFIG, 10)
+    assert left.response.error == ErrorCode.NONE and left.group is None
+    assert [event.name for event in left.events] == ["consumer_group_member_left"]
+
+
+def test_a_silent_member_is_fenced_by_the_tick_with_an_event() -> None:
+    group = join(join(None).group, member_id="m2").group
+    assert group is not None
+    step = shell.tick(group, TOPICS, CONFIG, CONFIG.session_timeout_ms)
+    assert step.group is None  # both silent since time 0
+    assert {event.fields["member_id"] for event in step.events} == {"m1", "m2"}
+    assert {event.fields["reason"] for event in step.events} == {"session timeout"}
+
+
+def test_commits_need_the_members_current_epoch() -> None:
+    group = join(None).group
+    assert group is not None
+    assert shell.validate_commit(group, "m1", 1, 9) == ErrorCode.NONE
+    assert shell.validate_commit(group, "m1", 0, 9) == ErrorCode.STALE_MEMBER_EPOCH
+    assert shell.validate_commit(group, "m1", 2, 9) == ErrorCode.STALE_MEMBER_EPOCH
+    assert shell.validate_commit(group, "gone", 1, 9) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert shell.validate_commit(group, "", -1, 9) == ErrorCode.UNKNOWN_MEMBER_ID  # not empty: no admin commit
+    assert shell.validate_commit(group, "m1", 1, 8) == ErrorCode.UNSUPPORTED_VERSION
+
+
+def test_fetches_by_a_member_need_its_current_epoch_and_admin_fetches_pass() -> None:
+    group = join(None).group
+    assert group is not None
+    assert shell.validate_fetch(group, None, -1) == ErrorCode.NONE
+    assert shell.validate_fetch(group, "m1", 1) == ErrorCode.NONE
+    assert shell.validate_fetch(group, "m1", 0) == ErrorCode.STALE_MEMBER_EPOCH
+    assert shell.validate_fetch(group, "gone", 1) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def advertised(hidden: frozenset[int]) -> set[int]:
+    return {key.api_key for key in api_versions.response(3, hidden=hidden).api_keys}
+
+
+def test_consumer_group_heartbeat_is_advertised_only_when_the_consumer_protocol_is_enabled() -> None:
+    assert group_apis.CONSUMER_GROUP_HEARTBEAT in advertised(group_apis.hidden_apis(("classic", "consumer")))
+    hidden = group_apis.hidden_apis(("classic",))
+    assert group_apis.CONSUMER_GROUP_HEARTBEAT not in advertised(hidden)
+    assert not api_versions.supports(group_apis.CONSUMER_GROUP_HEARTBEAT, 0, hidden)
+    assert api_versions.supports(group_apis.CONSUMER_GROUP_HEARTBEAT, 1)
+
+
+BROKER = {
+    "node.id": "1",
+    "process.roles": "broker",
+    "listeners": "PLAINTEXT://127.0.0.1:9092",
+    "controller.quorum.voters": "10@127.0.0.1:9093",
+    "log.dirs": "/tmp/unused",
+}
+
+
+def test_rebalance_protocols_default_to_kafka_4s_and_refuse_unknown_ones_or_no_classic() -> None:
+    assert load_config(BrokerConfig, BROKER).group_coordinator_rebalance_protocols == ("classic", "consumer")
+    only_classic = {**BROKER, "group.coordinator.rebalance.protocols": "classic"}
+    assert load_config(BrokerConfig, only_classic).group_coordinator_rebalance_protocols == ("classic",)
+    for bad in ("classic,share", "consumer"):
+        with pytest.raises(ConfigError, match="group.coordinator.rebalance.protocols"):
+            load_config(BrokerConfig, {**BROKER, "group.coordinator.rebalance.protocols": bad})

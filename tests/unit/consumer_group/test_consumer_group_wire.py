@@ -1,0 +1,98 @@
+"""ConsumerGroupHeartbeat through the production shell (GroupCoordinator) and the Kafka listener's handler: the
+load answer, a join with its assignment by topic id, the classic protocol refused while the group has members
+and allowed once the last one left."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import uuid
+from types import SimpleNamespace
+from typing import Any
+
+from kio.schema.consumer_group_heartbeat.v1 import request as heartbeat_v1
+from kio.schema.join_group.v9 import request as join_v9
+
+from minikafka.broker.group.coordinator import OFFSETS_TOPIC, CoordinatorConfig, GroupCoordinator
+from minikafka.broker.group.state import GroupConfig
+from minikafka.broker.kafka_wire import apis
+from minikafka.broker.kafka_wire.context import WireContext
+from minikafka.broker.kafka_wire.framing import ApiHeader, Request
+from minikafka.broker.log_manager import TopicPartition
+from minikafka.common.errors import ErrorCode
+
+CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP = 68, 11
+TOPIC_ID = uuid.uuid4()
+
+
+def leading_manager() -> Any:
+    """A replica manager leading the only partition of an empty __consumer_offsets; topic t has 2 partitions."""
+    offsets = SimpleNamespace(name=OFFSETS_TOPIC, topic_id=uuid.uuid4(), partitions={0: SimpleNamespace(leader=1)})
+    topic = SimpleNamespace(name="t", topic_id=TOPIC_ID, partitions={0: object(), 1: object()})
+    log = SimpleNamespace(log_start_offset=0, log_end_offset=0)
+    replica = SimpleNamespace(leader=1, leader_epoch=3, log=log)
+    image = SimpleNamespace(
+        topics_by_name={OFFSETS_TOPIC: offsets, "t": topic}, topics_by_id={offsets.topic_id: offsets, TOPIC_ID: topic}
+    )
+    return SimpleNamespace(
+        metadata=SimpleNamespace(image=image),
+        replicas={TopicPartition(OFFSETS_TOPIC, 0): replica},
+        serving=lambda: True,
+    )
+
+
+def heartbeat(member_epoch: int, owned: tuple[int, ...] | None = None) -> Request:
+    body = heartbeat_v1.ConsumerGroupHeartbeatRequest(
+        group_id="g",
+        member_id="m-1",
+        member_epoch=member_epoch,
+        rebalance_timeout=datetime.timedelta(seconds=30),
+        subscribed_topic_names=("t",) if member_epoch == 0 else None,
+        topic_partitions=_owned(owned),
+    )
+    return Request(ApiHeader(CONSUMER_GROUP_HEARTBEAT, 1, 1), "test", body)
+
+
+def _owned(owned: tuple[int, ...] | None) -> Any:
+    if owned is None:
+        return None  # not reported
+    return (heartbeat_v1.TopicPartitions(topic_id=TOPIC_ID, partitions=owned),) if owned else ()
+
+
+def classic_join() -> Request:
+    body = join_v9.JoinGroupRequest(
+        group_id="g",
+        session_timeout=datetime.timedelta(seconds=10),
+        rebalance_timeout=datetime.timedelta(seconds=10),
+        member_id="",
+        group_instance_id=None,
+        protocol_type="consumer",
+        protocols=(join_v9.JoinGroupRequestProtocol(name="range", metadata=b""),),
+        reason=None,
+    )
+    return Request(ApiHeader(JOIN_GROUP, 9, 1), "test", body)
+
+
+def test_a_member_joins_by_heartbeat_and_the_classic_protocol_is_refused_until_it_leaves() -> None:
+    async def scenario() -> list[Any]:
+        config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
+        groups = GroupCoordinator(leading_manager(), SimpleNamespace(), config)  # type: ignore[arg-type]
+        ctx = WireContext(groups.manager, "PLAINTEXT", groups=groups)
+        answers = [apis.HANDLERS[CONSUMER_GROUP_HEARTBEAT](ctx, heartbeat(0, ()))]
+        for _ in range(1000):  # the load of an empty partition takes a few turns of the loop
+            if groups.group("g") != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+                break
+            await asyncio.sleep(0)
+        answers.append(apis.HANDLERS[CONSUMER_GROUP_HEARTBEAT](ctx, heartbeat(0, ())))
+        answers.append(await apis.HANDLERS[JOIN_GROUP](ctx, classic_join()))
+        answers.append(apis.HANDLERS[CONSUMER_GROUP_HEARTBEAT](ctx, heartbeat(-1)))
+        answers.append(await apis.HANDLERS[JOIN_GROUP](ctx, classic_join()))
+        return answers
+
+    loading, joined, refused, left, classic = asyncio.run(scenario())
+    assert loading.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    assert joined.error_code == ErrorCode.NONE and joined.member_id == "m-1" and joined.member_epoch == 1
+    assert [(t.topic_id, tuple(t.partitions)) for t in joined.assignment.topic_partitions] == [(TOPIC_ID, (0, 1))]
+    assert refused.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert left.error_code == ErrorCode.NONE and left.member_epoch == -1
+    assert classic.error_code == ErrorCode.MEMBER_ID_REQUIRED  # the id is free for a classic group again
