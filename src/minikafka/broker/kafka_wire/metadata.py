@@ -24,7 +24,7 @@ def handle(ctx: WireContext, request: Request) -> Any:
     image = ctx.manager.metadata.image
     requested = request.body.topics
     if requested is None or (request.header.api_version == 0 and not requested):
-        names = sorted(image.topics_by_name)  # null asks for all topics (an empty list does in v0)
+        names: list[str | None] = list(sorted(image.topics_by_name))  # null asks for all (an empty list does in v0)
         unknown_ids: list[uuid.UUID] = []
     else:
         names, unknown_ids = requested_topics(image, requested)
