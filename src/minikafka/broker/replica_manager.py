@@ -25,6 +25,7 @@ from minikafka.broker.log_manager import LogManager, TopicPartition
 from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener, endpoint_for
 from minikafka.broker.produce_purgatory import ProducePurgatory, ProduceResult
 from minikafka.broker.producer_id_manager import ProducerIdManager
+from minikafka.broker.replica.delete_records import deletion_target
 from minikafka.broker.replica.divergence import EpochEndOffset, diverging_epoch
 from minikafka.broker.replica.partition import (
     AlterPartitionProposal,
@@ -57,6 +58,15 @@ EARLIEST_TIMESTAMP = -2  # ListOffsets' special timestamps, Kafka's values
 LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3  # the record with the largest timestamp (ListOffsets v7+)
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class DeletedRecords:
+    """One partition's DeleteRecords outcome: the log start offset (the low watermark) after it, or the error."""
+
+    error: ErrorCode
+    low_watermark: int = -1
+    message: str | None = None
 
 
 @dataclass(frozen=True)
@@ -396,6 +406,22 @@ class ReplicaManager:
             return ListedOffset(ErrorCode.NONE)
         return ListedOffset(ErrorCode.NONE, found.offset, found.leader_epoch, found.timestamp)
 
+    def delete_records(self, tp: TopicPartition, offset: int) -> DeletedRecords:
+        """DeleteRecords for one partition on its leader: the log start moves up to `offset` (-1: the high
+        watermark); followers follow it through Fetch's log_start_offset. The low watermark answered is the
+        leader's log start (Kafka waits for the followers' too)."""
+        replica = self.replicas.get(tp)
+        if replica is None or replica.leader is None or not self.serving():
+            return DeletedRecords(self.not_hosted_error(tp))
+        target = deletion_target(offset, replica.leader.high_watermark, str(tp))
+        if target.error != ErrorCode.NONE:
+            return DeletedRecords(target.error, message=target.message)
+        try:
+            replica.log.delete_before(target.offset, reason="client_record_deletion")
+        except KafkaError as error:
+            return DeletedRecords(error.code, message=error.message)
+        return DeletedRecords(ErrorCode.NONE, replica.log.log_start_offset)
+
     # ---- follower fetches on the leader ----
 
     def follower_fetch(
@@ -543,6 +569,19 @@ class ReplicaManager:
             return False
         replica.role = follower.on_fetch_response(answer.high_watermark, log.log_end_offset)
         log.high_watermark = replica.role.high_watermark
+        return self._follow_log_start(replica, answer.log_start_offset)
+
+    def _follow_log_start(self, replica: Replica, leader_log_start_offset: int) -> bool:
+        """The leader's log start moved (DeleteRecords, retention): this replica's follows, never past its own high
+        watermark (Kafka's maybeIncrementLogStartOffset with LeaderOffsetIncremented)."""
+        offset = min(leader_log_start_offset, replica.log.high_watermark)
+        if offset <= replica.log.log_start_offset:
+            return True
+        try:
+            replica.log.delete_before(offset, reason="leader_offset_incremented")
+        except KafkaError as error:
+            self._log.warning("follower_log_start_failed", partition=str(replica.tp), error=error.message)
+            return False
         return True
 
     def _recover_out_of_range(self, replica: Replica, answer: FollowerAnswer) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from minikafka.broker.kafka_wire import group_apis, partition_admin, sasl_apis, scram_credentials
+from minikafka.broker.kafka_wire import delete_records, group_apis, partition_admin, sasl_apis, scram_credentials
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, response_class
 from minikafka.broker.kafka_wire.init_producer_id import INIT_PRODUCER_ID
@@ -28,6 +28,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     CREATE_PARTITIONS: (0, 3),
     DESCRIBE_CLUSTER: (0, 1),
     API_VERSIONS_KEY: (0, 4),
+    **delete_records.VERSIONS,
     **group_apis.VERSIONS,
     **partition_admin.VERSIONS,
     **sasl_apis.VERSIONS,

@@ -9,6 +9,7 @@ from typing import Any
 from minikafka.broker.kafka_wire import (
     admin_topics,
     api_versions,
+    delete_records,
     describe,
     fetch,
     group_apis,
@@ -40,6 +41,7 @@ HANDLERS: dict[int, Handler] = {
     api_versions.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle,
     api_versions.DESCRIBE_CLUSTER: describe.describe_cluster,
     API_VERSIONS_KEY: lambda _ctx, request: api_versions.response(request.header.api_version),
+    **delete_records.HANDLERS,
     **group_apis.HANDLERS,
     **partition_admin.HANDLERS,
     **sasl_apis.HANDLERS,

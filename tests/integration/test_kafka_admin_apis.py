@@ -1,0 +1,104 @@
+"""The remaining admin APIs through the brokers' Kafka listeners, driven by real clients (confluent-kafka's
+AdminClient, kafka-python) and minikafka's Kafka-like tools against one 3+3 cluster of real processes:
+DeleteRecords (and `minikafka delete-records`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cluster_fixtures import eventually, minikafka, running_cluster
+
+from minikafka.deploy.local_cluster import Cluster
+
+pytestmark = pytest.mark.integration
+confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
+admin_module = pytest.importorskip("confluent_kafka.admin")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with running_cluster(tmp_path_factory.mktemp("kafka-admin-apis"), 3, 3) as started:
+        yield started
+
+
+def _admin(cluster: Cluster) -> object:
+    return admin_module.AdminClient({"bootstrap.servers": cluster.kafka_bootstrap_servers})
+
+
+def _topic_with_records(cluster: Cluster, name: str, partitions: int, records: int) -> object:
+    admin = _admin(cluster)
+    admin.create_topics([admin_module.NewTopic(name, num_partitions=partitions, replication_factor=3)])[name].result(30)
+    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.kafka_bootstrap_servers, "acks": "all"})
+    for partition in range(partitions):
+        for i in range(records):
+            producer.produce(name, value=b"r%d" % i, partition=partition)
+    assert producer.flush(30) == 0
+    return admin
+
+
+def _earliest(admin: object, name: str, partition: int) -> int:
+    tp = confluent_kafka.TopicPartition(name, partition)
+    return admin.list_offsets({tp: admin_module.OffsetSpec.earliest()})[tp].result(30).offset
+
+
+def _follower_log_start(cluster: Cluster, name: str, partition: int, offset: int) -> list[int]:
+    """Broker ids whose log of the partition started at `offset` on their leader's word (their event logs)."""
+    moved = []
+    for spec in cluster.nodes:
+        if spec.role != "broker" or not spec.events_path.exists():
+            continue
+        for line in spec.events_path.read_text().splitlines():
+            event = json.loads(line)
+            if (
+                event.get("event") == "log_segments_deleted"
+                and event.get("partition") == f"{name}-{partition}"
+                and event.get("reason") == "leader_offset_incremented"
+                and event.get("log_start_offset") == offset
+            ):
+                moved.append(spec.node_id)
+    return moved
+
+
+def test_delete_records_moves_the_log_start_on_the_leader_and_its_followers(cluster: Cluster) -> None:
+    admin = _topic_with_records(cluster, "trimmed", 2, 10)
+    tps = [confluent_kafka.TopicPartition("trimmed", 0, 4), confluent_kafka.TopicPartition("trimmed", 1, -1)]
+    futures = admin.delete_records(tps)
+    low = {tp.partition: future.result(30).low_watermark for tp, future in futures.items()}
+    assert low == {0: 4, 1: 10}  # -1: the high watermark
+    assert _earliest(admin, "trimmed", 0) == 4 and _earliest(admin, "trimmed", 1) == 10
+    eventually(lambda: len(_follower_log_start(cluster, "trimmed", 0, 4)) == 2, 30, "both followers at offset 4")
+
+    servers = cluster.kafka_bootstrap_servers
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": servers, "group.id": "trimmed"})
+    consumer.assign([confluent_kafka.TopicPartition("trimmed", 0, confluent_kafka.OFFSET_BEGINNING)])
+    first = eventually(lambda: consumer.poll(1), 30, "a record after the deleted ones")
+    consumer.close()
+    assert first.error() is None and first.offset() == 4 and first.value() == b"r4"
+
+    beyond = admin.delete_records([confluent_kafka.TopicPartition("trimmed", 0, 11)])
+    with pytest.raises(confluent_kafka.KafkaException) as raised:
+        next(iter(beyond.values())).result(30)
+    assert raised.value.args[0].code() == confluent_kafka.KafkaError.OFFSET_OUT_OF_RANGE
+
+
+def test_the_delete_records_command_takes_kafkas_offset_json_file(cluster: Cluster, tmp_path: Path) -> None:
+    admin = _topic_with_records(cluster, "trimmed-by-tool", 1, 6)
+    spec = tmp_path / "offsets.json"
+    wanted = [{"topic": "trimmed-by-tool", "partition": 0, "offset": 3}]
+    spec.write_text(json.dumps({"partitions": wanted, "version": 1}))
+    done = minikafka(
+        "delete-records", "--offset-json-file", str(spec), "--bootstrap-server", cluster.kafka_bootstrap_servers
+    )
+    assert done.returncode == 0, done.stderr
+    assert "partition: trimmed-by-tool-0\tlow_watermark: 3" in done.stdout
+    assert _earliest(admin, "trimmed-by-tool", 0) == 3
+
+    spec.write_text(json.dumps({"partitions": [{"topic": "trimmed-by-tool", "partition": 0, "offset": 99}]}))
+    refused = minikafka(
+        "delete-records", "--offset-json-file", str(spec), "--bootstrap-server", cluster.kafka_bootstrap_servers
+    )
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "error: OFFSET_OUT_OF_RANGE" in refused.stdout
