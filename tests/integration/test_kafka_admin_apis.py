@@ -1,6 +1,6 @@
 """The remaining admin APIs through the brokers' Kafka listeners, driven by real clients (confluent-kafka's
 AdminClient, kafka-python) and minikafka's Kafka-like tools against one 3+3 cluster of real processes:
-DeleteRecords (and `minikafka delete-records`)."""
+DeleteRecords (and `minikafka delete-records`), DescribeTopicPartitions, DescribeCluster."""
 
 from __future__ import annotations
 
@@ -102,3 +102,46 @@ def test_the_delete_records_command_takes_kafkas_offset_json_file(cluster: Clust
     )
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert "error: OFFSET_OUT_OF_RANGE" in refused.stdout
+
+
+kafka_admin = pytest.importorskip("kafka.admin", reason="kafka-python is in the dev extra")
+
+
+def _kafka_python_admin(cluster: Cluster) -> object:
+    return kafka_admin.KafkaAdminClient(bootstrap_servers=cluster.kafka_bootstrap_servers)
+
+
+def test_describe_topic_partitions_pages_with_a_cursor_through_kafka_python(cluster: Cluster) -> None:
+    creator = _admin(cluster)
+    creator.create_topics([admin_module.NewTopic("paged", num_partitions=3, replication_factor=3)])["paged"].result(30)
+    admin = _kafka_python_admin(cluster)
+    try:
+        first = eventually(lambda: _described_page(admin, None), 30, "the topic's first page")
+        assert [p["partition_index"] for p in first["topics"][0]["partitions"]] == [0, 1]
+        assert first["next_cursor"] == {"topic_name": "paged", "partition_index": 2}
+        second = admin.describe_topic_partitions(["paged"], response_partition_limit=2, cursor=first["next_cursor"])
+        [topic] = second["topics"]
+        assert [p["partition_index"] for p in topic["partitions"]] == [2] and second["next_cursor"] is None
+        assert all(len(p["isr_nodes"]) == 3 and p["leader_id"] >= 0 for p in topic["partitions"])
+    finally:
+        admin.close()
+
+
+def _described_page(admin: object, cursor: dict | None) -> dict | None:
+    page = admin.describe_topic_partitions(["paged"], response_partition_limit=2, cursor=cursor)
+    partitions = page["topics"][0]["partitions"]
+    return page if page["topics"][0]["error_code"] == 0 and all(p["leader_id"] >= 0 for p in partitions) else None
+
+
+def test_describe_cluster_through_kafka_python_and_librdkafka(cluster: Cluster) -> None:
+    admin = _kafka_python_admin(cluster)
+    try:
+        described = admin.describe_cluster()
+    finally:
+        admin.close()
+    brokers = [spec.node_id for spec in cluster.nodes if spec.role == "broker"]
+    assert sorted(b["broker_id"] for b in described["brokers"]) == brokers
+    assert described["cluster_id"] and described["controller_id"] in brokers
+    rdkafka_admin = _admin(cluster)
+    librdkafka = rdkafka_admin.describe_cluster().result(30)
+    assert sorted(node.id for node in librdkafka.nodes) == brokers and librdkafka.cluster_id == described["cluster_id"]

@@ -92,6 +92,8 @@ class ErrorCode(IntEnum):
     INCONSISTENT_CLUSTER_ID = 104
     INELIGIBLE_REPLICA = 107
     NEW_LEADER_ELECTED = 108
+    MISMATCHED_ENDPOINT_TYPE = 114
+    UNSUPPORTED_ENDPOINT_TYPE = 115
 
     @property
     def retriable(self) -> bool:

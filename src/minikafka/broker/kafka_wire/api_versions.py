@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from minikafka.broker.kafka_wire import delete_records, group_apis, partition_admin, sasl_apis, scram_credentials
+from minikafka.broker.kafka_wire import (
+    delete_records,
+    describe_topic_partitions,
+    group_apis,
+    partition_admin,
+    sasl_apis,
+    scram_credentials,
+)
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, response_class
 from minikafka.broker.kafka_wire.init_producer_id import INIT_PRODUCER_ID
@@ -26,9 +33,10 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     OFFSET_FOR_LEADER_EPOCH: (2, 4),
     DESCRIBE_CONFIGS: (1, 4),
     CREATE_PARTITIONS: (0, 3),
-    DESCRIBE_CLUSTER: (0, 1),
+    DESCRIBE_CLUSTER: (0, 2),
     API_VERSIONS_KEY: (0, 4),
     **delete_records.VERSIONS,
+    **describe_topic_partitions.VERSIONS,
     **group_apis.VERSIONS,
     **partition_admin.VERSIONS,
     **sasl_apis.VERSIONS,
