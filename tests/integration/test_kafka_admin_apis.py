@@ -1,6 +1,7 @@
 """The remaining admin APIs through the brokers' Kafka listeners, driven by real clients (confluent-kafka's
 AdminClient, kafka-python) and minikafka's Kafka-like tools against one 3+3 cluster of real processes:
-DeleteRecords (and `minikafka delete-records`), DescribeTopicPartitions, DescribeCluster."""
+DeleteRecords (and `minikafka delete-records`), DescribeTopicPartitions, DescribeCluster, DescribeLogDirs (and
+`minikafka log-dirs --describe`)."""
 
 from __future__ import annotations
 
@@ -145,3 +146,27 @@ def test_describe_cluster_through_kafka_python_and_librdkafka(cluster: Cluster) 
     rdkafka_admin = _admin(cluster)
     librdkafka = rdkafka_admin.describe_cluster().result(30)
     assert sorted(node.id for node in librdkafka.nodes) == brokers and librdkafka.cluster_id == described["cluster_id"]
+
+
+def test_log_dirs_describe_shows_each_brokers_partition_logs(cluster: Cluster) -> None:
+    _topic_with_records(cluster, "sized", 1, 5)
+    brokers = [spec.node_id for spec in cluster.nodes if spec.role == "broker"]
+
+    def described() -> dict | None:
+        servers = cluster.kafka_bootstrap_servers
+        done = minikafka("log-dirs", "--describe", "--topic-list", "sized", "--bootstrap-server", servers)
+        assert done.returncode == 0, done.stderr
+        document = json.loads(done.stdout.splitlines()[-1])
+        sized = [p for b in document["brokers"] for d in b["logDirs"] for p in d["partitions"]]
+        return document if len(sized) == 3 and all(p["size"] > 0 for p in sized) else None
+
+    document = eventually(described, 30, "the topic's three replicas, written")
+    assert [b["broker"] for b in document["brokers"]] == brokers
+    assert all(d["error"] is None and d["logDir"].startswith("/") for b in document["brokers"] for d in b["logDirs"])
+
+    admin = _kafka_python_admin(cluster)
+    try:
+        answered = admin.describe_log_dirs(topic_partitions=["sized"], brokers=[brokers[0]])
+    finally:
+        admin.close()
+    assert "sized" in json.dumps(answered, default=str)

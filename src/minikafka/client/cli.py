@@ -162,6 +162,7 @@ def _register_partition_and_group_tools(subparsers: argparse._SubParsersAction) 
         consumer_groups_command,
         delete_records_command,
         leader_election_command,
+        log_dirs_command,
         reassign_partitions_command,
     )
 
@@ -169,6 +170,7 @@ def _register_partition_and_group_tools(subparsers: argparse._SubParsersAction) 
     reassign_partitions_command.register(subparsers, add_connection_arguments)
     consumer_groups_command.register(subparsers)
     delete_records_command.register(subparsers)
+    log_dirs_command.register(subparsers)
 
 
 def _register_quorum(subparsers: argparse._SubParsersAction) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from minikafka.broker.kafka_wire import (
     delete_records,
+    describe_log_dirs,
     describe_topic_partitions,
     group_apis,
     partition_admin,
@@ -36,6 +37,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     DESCRIBE_CLUSTER: (0, 2),
     API_VERSIONS_KEY: (0, 4),
     **delete_records.VERSIONS,
+    **describe_log_dirs.VERSIONS,
     **describe_topic_partitions.VERSIONS,
     **group_apis.VERSIONS,
     **partition_admin.VERSIONS,
