@@ -1,7 +1,7 @@
 """The remaining admin APIs through the brokers' Kafka listeners, driven by real clients (confluent-kafka's
 AdminClient, kafka-python) and minikafka's Kafka-like tools against one 3+3 cluster of real processes:
 DeleteRecords (and `minikafka delete-records`), DescribeTopicPartitions, DescribeCluster, DescribeLogDirs (and
-`minikafka log-dirs --describe`)."""
+`minikafka log-dirs --describe`), DescribeQuorum through a broker, DescribeProducers."""
 
 from __future__ import annotations
 
@@ -170,3 +170,59 @@ def test_log_dirs_describe_shows_each_brokers_partition_logs(cluster: Cluster) -
     finally:
         admin.close()
     assert "sized" in json.dumps(answered, default=str)
+
+
+def test_describe_quorum_through_each_broker(cluster: Cluster) -> None:
+    import asyncio
+
+    from minikafka.client.kafka_wire_client import KafkaConnection, nested, request_class
+
+    cls = request_class(55, 2)
+    body = cls(
+        topics=(
+            nested(cls, "TopicData")(
+                topic_name="__cluster_metadata", partitions=(nested(cls, "PartitionData")(partition_index=0),)
+            ),
+        )
+    )
+    controllers = sorted(spec.node_id for spec in cluster.nodes if spec.role == "controller")
+    brokers = sorted(spec.node_id for spec in cluster.nodes if spec.role == "broker")
+
+    async def ask(address: str) -> object:
+        connection = KafkaConnection(address, 30)
+        try:
+            return await connection.send(body)
+        finally:
+            await connection.close()
+
+    for spec in cluster.nodes:
+        if spec.role != "broker":
+            continue
+        response = asyncio.run(ask(spec.kafka_address))
+        assert int(response.error_code.value) == 0, response.error_message
+        [partition] = response.topics[0].partitions
+        assert partition.leader_id in controllers and partition.high_watermark > 0
+        assert sorted(v.replica_id for v in partition.current_voters) == controllers
+        assert sorted(o.replica_id for o in partition.observers) == brokers
+        assert sorted(n.node_id for n in response.nodes) == controllers
+
+
+def test_describe_producers_through_kafka_python(cluster: Cluster) -> None:
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": cluster.kafka_bootstrap_servers, "enable.idempotence": True}
+    )
+    creator = _admin(cluster)
+    creator.create_topics([admin_module.NewTopic("produced", 1, 3)])["produced"].result(30)
+    for i in range(3):
+        producer.produce("produced", value=b"p%d" % i, partition=0)
+    assert producer.flush(30) == 0
+    admin = _kafka_python_admin(cluster)
+    try:
+        from kafka import TopicPartition
+
+        states = admin.describe_producers([TopicPartition("produced", 0)])
+    finally:
+        admin.close()
+    [state] = states.values()
+    [active] = state.active_producers
+    assert active.producer_id >= 0 and active.last_sequence == 2

@@ -8,6 +8,8 @@ from typing import Any
 from minikafka.broker.kafka_wire import (
     delete_records,
     describe_log_dirs,
+    describe_producers,
+    describe_quorum,
     describe_topic_partitions,
     group_apis,
     partition_admin,
@@ -38,6 +40,8 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     API_VERSIONS_KEY: (0, 4),
     **delete_records.VERSIONS,
     **describe_log_dirs.VERSIONS,
+    **describe_producers.VERSIONS,
+    **describe_quorum.VERSIONS,
     **describe_topic_partitions.VERSIONS,
     **group_apis.VERSIONS,
     **partition_admin.VERSIONS,
