@@ -226,3 +226,20 @@ def test_describe_producers_through_kafka_python(cluster: Cluster) -> None:
     [state] = states.values()
     [active] = state.active_producers
     assert active.producer_id >= 0 and active.last_sequence == 2
+
+
+def test_kafka_python_sees_kafka_4_0_and_lists_offsets_at_its_version(cluster: Cluster) -> None:
+    import kafka
+
+    admin = _kafka_python_admin(cluster)
+    try:
+        assert admin._client.check_version() == (4, 0)  # what kafka-python infers from the advertised versions
+    finally:
+        admin.close()
+    _topic_with_records(cluster, "listed", 1, 4)
+    consumer = kafka.KafkaConsumer(bootstrap_servers=cluster.kafka_bootstrap_servers)
+    try:
+        tp = kafka.TopicPartition("listed", 0)
+        assert consumer.beginning_offsets([tp]) == {tp: 0} and consumer.end_offsets([tp]) == {tp: 4}
+    finally:
+        consumer.close()

@@ -57,6 +57,8 @@ FETCHER_RESTART_S = 1.0  # a fetcher that failed on an unexpected error starts a
 EARLIEST_TIMESTAMP = -2  # ListOffsets' special timestamps, Kafka's values
 LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3  # the record with the largest timestamp (ListOffsets v7+)
+EARLIEST_LOCAL_TIMESTAMP = -4  # tiered storage's lookups: the local log's start (v8+), the last tiered offset (v9+)
+LATEST_TIERED_TIMESTAMP = -5
 T = TypeVar("T")
 
 
@@ -392,8 +394,12 @@ class ReplicaManager:
             return ListedOffset(code)
         if timestamp == EARLIEST_TIMESTAMP:
             return ListedOffset(code, replica.log.log_start_offset, leader.leader_epoch)
+        if timestamp == EARLIEST_LOCAL_TIMESTAMP:  # without tiered storage the local log starts at the log start
+            return ListedOffset(code, replica.log.log_start_offset, leader.leader_epoch)
+        if timestamp == LATEST_TIERED_TIMESTAMP:  # nothing is tiered: Kafka answers offset -1 when remote log is off
+            return ListedOffset(code)
         if timestamp < MAX_TIMESTAMP:
-            return ListedOffset(ErrorCode.UNSUPPORTED_VERSION)  # tiered storage's lookups (v8+), not offered
+            return ListedOffset(ErrorCode.UNSUPPORTED_VERSION)  # a lookup of a later version, not offered
         try:
             found = (
                 replica.log.max_timestamp_offset()

@@ -28,7 +28,7 @@ CREATE_PARTITIONS, DESCRIBE_CLUSTER = 37, 60
 SUPPORTED: dict[int, tuple[int, int]] = {
     PRODUCE: (3, 12),
     FETCH: (4, 16),
-    LIST_OFFSETS: (1, 7),
+    LIST_OFFSETS: (1, 10),  # v10 (Kafka 4.0's) is what version-inferring clients such as kafka-python look for
     METADATA: (0, 12),
     INIT_PRODUCER_ID: (0, 5),  # librdkafka enables idempotence only if the range holds 0
     CREATE_TOPICS: (2, 7),  # admin requests: the lowest versions Kafka 4 still has
