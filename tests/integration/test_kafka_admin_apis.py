@@ -1,7 +1,8 @@
 """The remaining admin APIs through the brokers' Kafka listeners, driven by real clients (confluent-kafka's
 AdminClient, kafka-python) and minikafka's Kafka-like tools against one 3+3 cluster of real processes:
 DeleteRecords (and `minikafka delete-records`), DescribeTopicPartitions, DescribeCluster, DescribeLogDirs (and
-`minikafka log-dirs --describe`), DescribeQuorum through a broker, DescribeProducers."""
+`minikafka log-dirs --describe`), DescribeQuorum through a broker, DescribeProducers, CreatePartitions with an
+explicit assignment, ListOffsets v10 (kafka-python infers Kafka 4.0)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cluster_fixtures import eventually, minikafka, running_cluster
+from cluster_fixtures import eventually, minikafka
 
-from minikafka.deploy.local_cluster import Cluster
+from minikafka.deploy import cluster_commands
+from minikafka.deploy.local_cluster import Cluster, is_alive, kill
 
 pytestmark = pytest.mark.integration
 confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
@@ -21,8 +23,15 @@ admin_module = pytest.importorskip("confluent_kafka.admin")
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with running_cluster(tmp_path_factory.mktemp("kafka-admin-apis"), 3, 3) as started:
+    """Brokers 0, 1, 2 (`cluster up --broker-ids 0,1,2`), as Kafka's docker images and kafkajs's tests number them."""
+    started = cluster_commands.up(tmp_path_factory.mktemp("kafka-admin-apis"), 3, 3, {}, 60, broker_ids=[0, 1, 2])
+    try:
         yield started
+    finally:
+        cluster_commands.down(started, timeout_s=10)
+        for pid in started.pids.values():
+            if is_alive(pid):
+                kill(pid)
 
 
 def _admin(cluster: Cluster) -> object:
@@ -243,3 +252,22 @@ def test_kafka_python_sees_kafka_4_0_and_lists_offsets_at_its_version(cluster: C
         assert consumer.beginning_offsets([tp]) == {tp: 0} and consumer.end_offsets([tp]) == {tp: 4}
     finally:
         consumer.close()
+
+
+def test_create_partitions_with_an_explicit_assignment_of_brokers_0_1_2(cluster: Cluster) -> None:
+    admin = _admin(cluster)
+    admin.create_topics([admin_module.NewTopic("grown", num_partitions=1, replication_factor=3)])["grown"].result(30)
+    grow = admin_module.NewPartitions("grown", 3, replica_assignment=[[0, 1, 2], [2, 0, 1]])
+    admin.create_partitions([grow])["grown"].result(30)
+    topic = eventually(lambda: _grown(admin), 30, "three partitions")
+    assert [topic.partitions[p].replicas for p in (1, 2)] == [[0, 1, 2], [2, 0, 1]]
+
+    bad = admin.create_partitions([admin_module.NewPartitions("grown", 4, replica_assignment=[[0, 1, 7]])])
+    with pytest.raises(confluent_kafka.KafkaException) as raised:
+        bad["grown"].result(30)
+    assert raised.value.args[0].code() == confluent_kafka.KafkaError.INVALID_REPLICA_ASSIGNMENT
+
+
+def _grown(admin: object) -> object | None:
+    topic = admin.list_topics("grown", timeout=10).topics.get("grown")
+    return topic if topic is not None and len(topic.partitions) == 3 else None
