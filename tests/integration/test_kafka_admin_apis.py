@@ -271,3 +271,24 @@ def test_create_partitions_with_an_explicit_assignment_of_brokers_0_1_2(cluster:
 def _grown(admin: object) -> object | None:
     topic = admin.list_topics("grown", timeout=10).topics.get("grown")
     return topic if topic is not None and len(topic.partitions) == 3 else None
+
+
+def test_the_log_start_survives_every_replica_being_killed(cluster: Cluster) -> None:
+    """Last in this module: it kills and restarts each broker in turn. The log start each replica moved to (the
+    leader by DeleteRecords, the followers from its Fetch answers) is read back from its checkpoint."""
+    from minikafka.deploy.faults import Faults
+
+    admin = _topic_with_records(cluster, "kept-start", 1, 10)
+    next(iter(admin.delete_records([confluent_kafka.TopicPartition("kept-start", 0, 6)]).values())).result(30)
+    eventually(lambda: len(_follower_log_start(cluster, "kept-start", 0, 6)) == 2, 30, "both followers at offset 6")
+    faults = Faults(cluster)
+    for broker in [spec.node_id for spec in cluster.nodes if spec.role == "broker"]:
+        faults.kill(broker)
+        faults.start(broker)
+        eventually(lambda: _full_isr(admin, "kept-start"), 60, f"broker {broker} back in the ISR")
+    assert eventually(lambda: _earliest(admin, "kept-start", 0) == 6, 30, "the partition starting at 6")
+
+
+def _full_isr(admin: object, name: str) -> bool:
+    topic = admin.list_topics(name, timeout=10).topics[name]
+    return all(len(p.isrs) == 3 and p.leader >= 0 for p in topic.partitions.values())
