@@ -28,6 +28,8 @@ CASES = [
     ("stray-partitions", "false", 1),
     ("in-flight-alter-partition", "true", 0),
     ("in-flight-alter-partition", "false", 1),
+    ("disruptive-controller", "true", 0),
+    ("disruptive-controller", "false", 1),
 ]
 
 

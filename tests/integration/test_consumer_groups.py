@@ -68,17 +68,19 @@ class Member(Protocol):
 
 
 class ConfluentMember:
-    def __init__(self, bootstrap: str, group: str, topic: str) -> None:
-        self.consumer = confluent_kafka.Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": group,
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": False,
-                "heartbeat.interval.ms": 300,
-                "session.timeout.ms": 6000,
-            }
-        )
+    def __init__(self, bootstrap: str, group: str, topic: str, instance: str | None = None) -> None:
+        """`instance`: a static member's group.instance.id."""
+        config = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "heartbeat.interval.ms": 300,
+            "session.timeout.ms": 6000,
+        }
+        if instance is not None:
+            config["group.instance.id"] = instance
+        self.consumer = confluent_kafka.Consumer(config)
         self.consumer.subscribe([topic])
         self.acknowledged: list[dict[int, int]] = []  # each successful commit: partition -> offset
 
@@ -464,6 +466,66 @@ def test_coordinator_sigkill_moves_the_group_and_no_commit_is_lost_or_goes_back(
             assert acked and acked[-1] <= 100
     finally:
         member.close()
+        if victim is not None:
+            Faults(cluster).start(victim)
+            with cluster_commands.admin_for(cluster, timeout_s=10) as admin:
+                eventually(
+                    lambda: all(victim in p.isr for p in admin.describe_topics(["__consumer_offsets"])[0].partitions),
+                    60,
+                    f"broker {victim} back in every __consumer_offsets ISR",
+                )
+
+
+def test_a_restarted_static_member_keeps_its_partitions_and_survives_a_coordinator_failover(cluster: Cluster) -> None:
+    topic, group = "static-orders", "static-readers"
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, topic)
+    produce(bootstrap, topic, [f"first-{i}" for i in range(200)])
+    steady = ConfluentMember(bootstrap, group, topic, instance="steady")
+    restarted = ConfluentMember(bootstrap, group, topic, instance="restarted")
+    members = [steady, restarted]
+    victim = None
+    try:
+
+        def split() -> bool:
+            for one in members:
+                one.poll()
+            return all(one.assigned() == PARTITIONS // 2 for one in members)
+
+        eventually(split, 60, "two static members with two partitions each", interval_s=0)
+        old_id = restarted.consumer.memberid()
+        restarted.close()  # a static member sends no LeaveGroup: it stays in the group under its old id
+        restarted = members[1] = ConfluentMember(bootstrap, group, topic, instance="restarted")
+
+        def rejoined() -> dict | None:
+            for one in members:
+                one.poll()
+            described = describe(cluster, group)
+            ids = {m["member_id"] for m in described["members"]}
+            replaced = restarted.assigned() == PARTITIONS // 2 and old_id not in ids and len(ids) == 2
+            return described if replaced and described["state"] == "Stable" else None
+
+        victim = eventually(rejoined, 60, "the restarted instance in its old place", interval_s=0.2)["coordinator"]
+        new_id = restarted.consumer.memberid()
+        Faults(cluster).kill(victim)
+
+        def committed_at_new_coordinator() -> dict | None:
+            for one in members:
+                one.poll()
+            if not all(one.commit() for one in members):
+                return None
+            described = describe(cluster, group)
+            ids = {m["member_id"] for m in described["members"]}
+            return described if described["coordinator"] != victim and new_id in ids else None
+
+        # Had the new member id not been stored before the answer, the new coordinator would fence the
+        # instance (FENCED_INSTANCE_ID, fatal to the consumer) on its first heartbeat or commit.
+        moved = eventually(committed_at_new_coordinator, 90, "commits accepted by the new coordinator", interval_s=0.2)
+        assert {m["member_id"] for m in moved["members"]} == {steady.consumer.memberid(), new_id}
+        assert restarted.assigned() == PARTITIONS // 2 and restarted.consumer.memberid() == new_id
+    finally:
+        for one in members:
+            one.close()
         if victim is not None:
             Faults(cluster).start(victim)
             with cluster_commands.admin_for(cluster, timeout_s=10) as admin:

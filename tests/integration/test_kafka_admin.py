@@ -61,7 +61,8 @@ def test_describe_configs_of_a_broker_lists_its_static_and_default_configs(clust
     sources = admin_module.ConfigSource
     segment = configs["log.segment.bytes"]
     assert (segment.value, segment.source, segment.is_default) == ("1073741824", sources.DEFAULT_CONFIG.value, True)
-    assert segment.is_read_only and not segment.is_sensitive
+    assert not segment.is_read_only and not segment.is_sensitive  # a dynamic broker config
+    assert configs["log.dirs"].is_read_only
     fault = configs["fault.injection.enable"]  # the test cluster's properties set it
     assert (fault.value, fault.source) == ("true", sources.STATIC_BROKER_CONFIG.value)
     assert configs["node.id"].value == configs["broker.id"].value == "1"

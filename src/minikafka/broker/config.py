@@ -138,7 +138,25 @@ class BrokerConfig(NodeConfig):
         "socket.request.max.bytes", 104857600, "Largest request frame a Kafka listener reads.", at_least(1)
     )
     connections_max_idle_ms: int = config_key(
-        "connections.max.idle.ms", 600000, "A Kafka client connection idle this long is closed.", at_least(1)
+        "connections.max.idle.ms",
+        600000,
+        "A Kafka client connection without a complete request (or an answer) for this long is closed, also one "
+        "that is half-way through sending a frame.",
+        at_least(1),
+    )
+    max_connections: int = config_key(
+        "max.connections",
+        2147483647,
+        "The most Kafka client connections the broker holds at once, over all its Kafka listeners; at the limit it "
+        "stops accepting until one closes. At most half of the process's open-file limit is used either way, so "
+        "clients cannot take the files its logs need.",
+        at_least(0),
+    )
+    max_connections_per_ip: int = config_key(
+        "max.connections.per.ip",
+        2147483647,
+        "The most Kafka client connections from one IP address; a connection past it is closed at once.",
+        at_least(0),
     )
     session_timeout_ms: int = config_key(
         "broker.session.timeout.ms",

@@ -10,7 +10,7 @@ import grpc
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.common.errors import ErrorCode
-from minikafka.common.grpc_support import insecure_channel
+from minikafka.common.grpc_support import PeerChannels, connection_failed
 from minikafka.pb import controller_pb2_grpc
 
 RETRY_BACKOFF_S = 0.1
@@ -21,18 +21,21 @@ class ControllerClient:
     def __init__(self, config: BrokerConfig) -> None:
         self.timeout_s = min(config.request_timeout_ms / 1000, 2.0)
         self.request_timeout_s = config.request_timeout_ms / 1000  # a forwarded request that gives no timeout
-        self._tls = config.inter_node_tls
+        self._peers = PeerChannels(config.inter_node_tls)
         self._controllers = [f"{host}:{port}" for host, port in config.voters.values()]
         self._stubs: dict[str, controller_pb2_grpc.ControllerStub] = {}
-        self._channels: list[grpc.aio.Channel] = []
         self._active: str | None = None
 
     def _stub(self, address: str) -> controller_pb2_grpc.ControllerStub:
         if address not in self._stubs:
-            channel = insecure_channel(address, self._tls)
-            self._channels.append(channel)
-            self._stubs[address] = controller_pb2_grpc.ControllerStub(channel)
+            self._stubs[address] = controller_pb2_grpc.ControllerStub(self._peers.get(address))
         return self._stubs[address]
+
+    def _reconnect(self, address: str) -> None:
+        """The next call to `address` resolves its name again on a new channel (a restarted controller's
+        container may have a new address)."""
+        self._stubs.pop(address, None)
+        self._peers.retire(address)
 
     async def call(self, method: str, request: Any, deadline: float | None = None) -> Any | None:
         """The active controller's answer, or None when no controller answered (the caller retries). Each
@@ -50,7 +53,9 @@ class ControllerClient:
                 return None  # out of time, not out of controllers: the active one stays known
             try:
                 response = await getattr(self._stub(address), method)(request, timeout=timeout_s)
-            except grpc.RpcError:
+            except grpc.RpcError as error:
+                if connection_failed(error):
+                    self._reconnect(address)
                 continue
             if response.error_code == ErrorCode.NOT_CONTROLLER:
                 if response.current_leader.leader_address:
@@ -87,5 +92,5 @@ class ControllerClient:
         return answer
 
     async def close(self) -> None:
-        for channel in self._channels:
-            await channel.close()
+        self._stubs.clear()
+        await self._peers.close()

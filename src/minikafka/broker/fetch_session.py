@@ -145,7 +145,10 @@ class FetchSessionCache:
                 self.sessions.pop(session_id, None)  # a full fetch closes the session it names
             session = self._maybe_create(lines, privileged, now_ms) if epoch == INITIAL_EPOCH else None
             if session is None:
-                return FetchContext(ErrorCode.NONE, _grouped(CachedPartition(line) for line in lines))
+                # A partition listed twice is read once, as a session holds it (Kafka keys a fetch's partitions
+                # the same way): each line would otherwise cost a read and a place in the answer.
+                unique = {line.key: line for line in lines}
+                return FetchContext(ErrorCode.NONE, _grouped(CachedPartition(line) for line in unique.values()))
             return FetchContext(ErrorCode.NONE, _grouped(session.partitions.values()), session)
         session = self.sessions.get(session_id)
         if session is None:

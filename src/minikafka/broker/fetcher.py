@@ -22,7 +22,7 @@ from minikafka.broker.fetch_session_handler import FetchRequestData, FetchSessio
 from minikafka.broker.replica.divergence import EpochEndOffset
 from minikafka.common.errors import ErrorCode
 from minikafka.common.fetch_response_wire import DecodedFetchResponse, decode_fetch_response
-from minikafka.common.grpc_support import insecure_channel
+from minikafka.common.grpc_support import PeerChannels, connection_failed
 from minikafka.common.sequential_stream import SequentialStream
 from minikafka.pb import broker_pb2
 
@@ -58,19 +58,18 @@ class FetcherHost(Protocol):
 
 
 async def run_fetcher(host: FetcherHost, leader_id: int) -> None:
-    channels: dict[str, grpc.aio.Channel] = {}
+    channels = PeerChannels(host.config.inter_node_tls)
     streams: dict[str, FetchStream] = {}
     try:
         await _fetch_forever(host, leader_id, channels, streams)
     finally:
         for stream in streams.values():
             await stream.close()
-        for channel in channels.values():
-            await channel.close()
+        await channels.close()
 
 
 async def _fetch_forever(
-    host: FetcherHost, leader_id: int, channels: dict[str, grpc.aio.Channel], streams: dict[str, FetchStream]
+    host: FetcherHost, leader_id: int, channels: PeerChannels, streams: dict[str, FetchStream]
 ) -> None:
     log = structlog.get_logger().bind(fetcher_leader=leader_id)
     config = host.config
@@ -84,8 +83,7 @@ async def _fetch_forever(
             await asyncio.sleep(0.1)
             continue
         if address not in streams:
-            channels[address] = insecure_channel(address, config.inter_node_tls)
-            streams[address] = SequentialStream(fetch_stream(channels[address]))
+            streams[address] = SequentialStream(fetch_stream(channels.get(address)))
             sessions[address] = FetchSessionHandler()
         session = sessions[address]
         wanted: dict[PartitionKey, PartitionFetchState] = {state.key: state for state in states}
@@ -96,6 +94,10 @@ async def _fetch_forever(
             _log_session_reset(log, plan, leader_id, ErrorCode.NETWORK_EXCEPTION)
             session.handle_error()
             log.debug("fetch_failed", leader=leader_id, code=error.code().name)  # type: ignore[attr-defined]
+            if connection_failed(error):
+                # A new channel resolves the leader's name again: a restarted container may have a new address.
+                await streams.pop(address).close()
+                channels.retire(address)
             await asyncio.sleep(backoff)
             continue
         code = ErrorCode.of(response.message.error_code)

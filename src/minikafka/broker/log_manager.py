@@ -10,6 +10,7 @@ and then removed, as Kafka's LogManager.asyncDelete does: a crash between the tw
 from __future__ import annotations
 
 import asyncio
+import errno
 import shutil
 import uuid
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import structlog
 
-from minikafka.common.errors import KafkaError
+from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.storage.checkpoint import CheckpointError, PartitionMetadataFile
 from minikafka.storage.log_config import LogConfig
@@ -61,6 +62,8 @@ class LogManager:
         self.failures = failures if failures is not None else LogDirFailureChannel()
         self.log_config = log_config  # per topic: broker defaults overridden by topic configs
         self.logs: dict[TopicPartition, PartitionLog] = {}
+        # Partitions whose files could not be opened for want of file descriptors, by topic id: retried later.
+        self.unopened: dict[TopicPartition, uuid.UUID] = {}
         self._flush_in_background = flush_in_background
         self._background_jobs: set[asyncio.Task[None]] = set()
         self._log = structlog.get_logger()
@@ -96,8 +99,15 @@ class LogManager:
                 )
             except (OSError, CheckpointError) as error:
                 reason = f"open of {tp} failed: {error}"
+                if _out_of_files(error):
+                    # The process, not the disk, is short of something: only this partition fails (and is
+                    # opened again later); the directory and its other logs stay online.
+                    self.unopened[tp] = topic_id
+                    self._log.error("partition_open_failed", partition=str(tp), reason=reason)
+                    raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, reason) from error
                 self.failures.mark_offline(self.log_dir, reason)
                 raise storage_error(self.log_dir, reason) from error
+            self.unopened.pop(tp, None)
             self.logs[tp] = log
         return log
 
@@ -231,3 +241,12 @@ def _write_high_watermark_checkpoints(due: list[tuple[PartitionLog, int]]) -> No
             log.checkpoint_high_watermark(high_watermark)
         except KafkaError as error:  # its directory is offline now (the failure channel has the news)
             structlog.get_logger().warning("high_watermark_checkpoint_failed", partition=log.name, error=error.message)
+
+
+def _out_of_files(error: BaseException) -> bool:
+    """EMFILE or ENFILE, raised directly or as the cause of an unreadable checkpoint."""
+    while error is not None:
+        if isinstance(error, OSError) and error.errno in (errno.EMFILE, errno.ENFILE):
+            return True
+        error = error.__cause__  # type: ignore[assignment]
+    return False

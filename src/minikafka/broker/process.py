@@ -8,6 +8,7 @@ import contextlib
 import functools
 import inspect
 import random
+import resource
 import time
 from dataclasses import dataclass, field
 
@@ -19,8 +20,9 @@ from minikafka.broker.fetch_session import MAX_SESSION_ID, FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator, coordinator_config
 from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator, GrpcSaslSettings
 from minikafka.broker.grpc_sasl.interceptor import SaslSessionInterceptor
+from minikafka.broker.kafka_wire.connection_quotas import ConnectionQuotas, effective_max_connections
 from minikafka.broker.kafka_wire.context import WireContext
-from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
+from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerConnections, ListenerLimits
 from minikafka.broker.kafka_wire.listener_security import listener_security
 from minikafka.broker.lifecycle_manager import LifecycleManager
 from minikafka.broker.log_manager import LogManager
@@ -30,7 +32,7 @@ from minikafka.broker.service import BrokerService, FaultService
 from minikafka.common.cli_support import stop_requested
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode, KafkaError
-from minikafka.common.grpc_support import BoundServer, start_server
+from minikafka.common.grpc_support import MAX_MESSAGE_BYTES, BoundServer, start_server
 from minikafka.common.listener_security import client_security, inter_node_security
 from minikafka.kraft_controller.raft.core import RaftConfig
 from minikafka.kraft_controller.raft.driver import RaftDriver
@@ -95,6 +97,7 @@ def grpc_sasl_authenticator(
         config.sasl_scram_final_nonce_match == "suffix",
         config.connections_max_reauth_ms,
         config.connection_failed_authentication_delay_ms,
+        config.sasl_server_max_receive_size,
     )
     # SCRAM credentials come from this broker's image, as its Kafka listeners read them.
     return GrpcSaslAuthenticator(settings, lambda user, mechanism: metadata.image.scram_credential(user, mechanism))
@@ -144,7 +147,7 @@ def build_broker(config: BrokerConfig) -> Broker:
     failures = LogDirFailureChannel(lambda _dir, _reason: loop.call_soon_threadsafe(dir_failed.set))
     logs = LogManager(
         config.data_dir,
-        lambda topic: config.log_config(metadata.image.topic_configs.get(topic)),
+        lambda topic: config.log_config(metadata.image.topic_overrides(topic, config.node_id)),
         flush_in_background=True,
         failures=failures,
     )
@@ -191,8 +194,24 @@ async def start_grpc_servers(broker: Broker) -> list[BoundServer]:
         # The session check comes first: an unauthenticated caller learns nothing else (as on a Kafka SASL listener).
         interceptors = (*(() if sasl is None else (SaslSessionInterceptor(sasl),)), *served.interceptors)
         registrars = [service.register, FaultService(broker.manager, broker.lifecycle).register]
-        servers.append(await start_server(listener.host, listener.port, registrars, served.security, interceptors))
+        # A client listener reads no request larger than socket.request.max.bytes, as Kafka's listeners.
+        inter_broker = listener.name == config.inter_broker_listener
+        largest = MAX_MESSAGE_BYTES if inter_broker else config.socket_request_max_bytes
+        servers.append(
+            await start_server(listener.host, listener.port, registrars, served.security, interceptors, largest)
+        )
     return servers
+
+
+def kafka_connection_quotas(config: BrokerConfig) -> ConnectionQuotas:
+    """max.connections and max.connections.per.ip, shared by every Kafka listener of the broker."""
+    open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    limit = effective_max_connections(config.max_connections, open_files)  # RLIM_INFINITY is -1: no cap
+    if limit != config.max_connections:
+        structlog.get_logger().info(
+            "kafka_max_connections_capped", configured=config.max_connections, effective=limit, open_files=open_files
+        )
+    return ConnectionQuotas(limit, config.max_connections_per_ip)
 
 
 async def start_kafka_listeners(broker: Broker) -> list[KafkaListener]:
@@ -203,6 +222,7 @@ async def start_kafka_listeners(broker: Broker) -> list[KafkaListener]:
         config.connection_failed_authentication_delay_ms,
         config.sasl_server_max_receive_size,
     )
+    connections = ListenerConnections(kafka_connection_quotas(config))
     kafka_listeners = [
         KafkaListener(
             WireContext(broker.manager, listener.name, broker.groups, fetch_sessions=broker.fetch_sessions),
@@ -210,6 +230,7 @@ async def start_kafka_listeners(broker: Broker) -> list[KafkaListener]:
             listener.port,
             limits,
             listener_security(config, listener.name),
+            connections,
         )
         for listener in config.kafka_listeners
     ]

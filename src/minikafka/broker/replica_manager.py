@@ -11,7 +11,7 @@ import asyncio
 import functools
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import structlog
@@ -44,10 +44,12 @@ from minikafka.broker.replica.partition import (
     SendAlterPartition,
     StartFetching,
     apply_metadata,
+    reconfigure,
 )
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.purgatory import Purgatory
+from minikafka.common.topic import is_internal
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.storage.partition_log import PartitionLog
 
@@ -156,6 +158,8 @@ class ReplicaManager:
         self._fetchers: dict[int, asyncio.Task[None]] = {}
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
         self._checked_topics: object = None  # the topics map last checked for replicas taken from this broker
+        self._checked_configs: tuple[object, object] = (None, None)  # the config maps last applied to replicas
+        self._overridden_static: str | None = None  # the dynamic min.insync.replicas last warned about
         self._log = structlog.get_logger()
 
     # ---- change notification (long polls) ----
@@ -207,16 +211,26 @@ class ReplicaManager:
         topic = image.topics_by_name.get(tp.topic)
         if topic is None or image.partition(topic.topic_id, tp.partition) is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if tp in self.logs.unopened:  # assigned here, but its files could not be opened (out of descriptors)
+            return ErrorCode.KAFKA_STORAGE_ERROR
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
 
     def min_insync_replicas(self, topic: str) -> int:
-        return self.metadata.image.min_insync_replicas(topic, self.config.min_insync_replicas)
+        return self.metadata.image.min_insync_replicas(topic, self.config.min_insync_replicas, self.config.node_id)
 
     def on_metadata(self, delta: MetadataDelta) -> None:
         self.metadata_ready = True
         now = monotonic_ms()
         self._remove_unassigned_replicas(delta.image)
-        for topic_id, index in delta.changed_partitions:
+        # Partitions whose files could not be opened are tried again at every update.
+        retried = []
+        for tp, topic_id in list(self.logs.unopened.items()):
+            partition = delta.image.partition(topic_id, tp.partition)
+            if partition is None or self.config.node_id not in partition.replicas:
+                del self.logs.unopened[tp]  # deleted or moved away meanwhile: nothing to open any more
+            else:
+                retried.append((topic_id, tp.partition))
+        for topic_id, index in (*delta.changed_partitions, *retried):
             topic = delta.image.topic(topic_id)
             partition = delta.image.partition(topic_id, index)
             if topic is None or partition is None or self.config.node_id not in partition.replicas:
@@ -256,8 +270,47 @@ class ReplicaManager:
                 replica = self.replicas[tp] = Replica(tp, topic_id, log, transition.state, ProducePurgatory(str(tp)))
             replica.role = transition.state
             self._execute(replica, transition.effects, now)
+        self._apply_dynamic_configs(delta.image, now)
         self._stop_idle_fetchers()
         self.notify()
+
+    def _apply_dynamic_configs(self, image: MetadataImage, now: int) -> None:
+        """Topic and dynamic broker configs replayed since the last look (images are immutable, so identity tells):
+        each replica's log settings, and a leader's min.insync.replicas, follow them at once."""
+        configs = (image.topic_configs, image.broker_configs)
+        if configs[0] is self._checked_configs[0] and configs[1] is self._checked_configs[1]:
+            return
+        self._checked_configs = configs
+        self._warn_static_min_isr_overridden(image)
+        for tp, replica in self.replicas.items():
+            changed = []
+            log_config = self.logs.log_config(tp.topic)
+            if log_config != replica.log.config:
+                replica.log.config = log_config
+                changed.append("log")
+            leader = replica.leader
+            min_isr = self.min_insync_replicas(tp.topic)
+            if leader is not None and leader.config.min_insync_replicas != min_isr:
+                replica.role, moved = reconfigure(leader, replace(leader.config, min_insync_replicas=min_isr), now)
+                changed.append("min.insync.replicas")
+                if moved:
+                    self._hwm_moved(replica, now)
+                self._check_produces(replica)
+            if changed:
+                self._log.info(
+                    "partition_config_changed", partition=str(tp), changed=changed, min_insync_replicas=min_isr
+                )
+
+    def _warn_static_min_isr_overridden(self, image: MetadataImage) -> None:
+        """As in Kafka, a dynamic min.insync.replicas wins over the properties file's: say so once per value."""
+        dynamic = image.dynamic_broker_config("min.insync.replicas", self.config.node_id)
+        static = str(self.config.min_insync_replicas)
+        if "min.insync.replicas" not in self.config.set_keys or dynamic in (None, static, self._overridden_static):
+            return
+        self._overridden_static = dynamic
+        self._log.warning(
+            "static_config_overridden", name="min.insync.replicas", static_value=static, dynamic_value=dynamic
+        )
 
     def _remove_unassigned_replicas(self, image: MetadataImage) -> None:
         """Stop the replicas the metadata no longer assigns here (topic deleted, moved off by a reassignment) and
@@ -293,9 +346,15 @@ class ReplicaManager:
 
     # ---- produce ----
 
-    def produce(self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int) -> asyncio.Future[ProduceResult]:
+    def produce(
+        self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int, internal_topics_allowed: bool = False
+    ) -> asyncio.Future[ProduceResult]:
         """Append as leader now, in call order (a pipelined stream relies on it); the returned future answers at
-        once, or for acks=all when the HWM passes the batch."""
+        once, or for acks=all when the HWM passes the batch. Only a coordinator appends to an internal topic
+        (`internal_topics_allowed`); a client's append there is INVALID_TOPIC_EXCEPTION, as in Kafka."""
+        if is_internal(tp.topic) and not internal_topics_allowed:
+            message = f"Cannot append to internal topic {tp.topic}"
+            return answered(ProduceResult(ErrorCode.INVALID_TOPIC_EXCEPTION, message=message))
         replica = self.replicas.get(tp)
         if replica is None:
             return answered(ProduceResult(self.not_hosted_error(tp), message=f"{tp} is not hosted here"))
@@ -351,20 +410,38 @@ class ReplicaManager:
     # ---- consumers' reads on the leader (the gRPC and the Kafka-wire front ends alike) ----
 
     def consumer_fetch(
-        self, tp: TopicPartition, fetch_offset: int, current_leader_epoch: int, max_bytes: int
+        self,
+        tp: TopicPartition,
+        fetch_offset: int,
+        current_leader_epoch: int,
+        max_bytes: int,
+        last_fetched_epoch: int = -1,
+        first_whole: bool = True,
     ) -> FetchPartitionResult:
-        """One partition of a consumer's Fetch: whole batches below the high watermark."""
+        """One partition of a consumer's Fetch: whole batches below the high watermark. A consumer that names its
+        last fetched epoch (Fetch v12+) is told where its log diverges, as Kafka tells any fetcher."""
         replica = self.replicas.get(tp)
         if replica is None or replica.leader is None or not self.serving():
             return FetchPartitionResult(self.not_hosted_error(tp))
         bound = replica.leader.consumer_read(fetch_offset, replica.log.log_start_offset, current_leader_epoch)
+        if bound.error not in (ErrorCode.NONE, ErrorCode.OFFSET_OUT_OF_RANGE):
+            return FetchPartitionResult(bound.error, high_watermark=bound.high_watermark)
+        # Before the offset range, as Kafka: a consumer past the end of a truncated epoch learns where it ends.
+        diverging = self._diverging(replica.log, last_fetched_epoch, fetch_offset) if last_fetched_epoch >= 0 else None
+        if diverging is not None:
+            return FetchPartitionResult(ErrorCode.NONE, high_watermark=bound.high_watermark, diverging=diverging)
         if bound.read_below is None:
             return FetchPartitionResult(bound.error, high_watermark=bound.high_watermark)
         try:
-            records = replica.log.read(fetch_offset, max_bytes, max_offset=bound.read_below)
+            records = replica.log.read(fetch_offset, max_bytes, bound.read_below, first_whole)
         except KafkaError as error:
             return FetchPartitionResult(error.code, high_watermark=bound.high_watermark)
         return FetchPartitionResult(ErrorCode.NONE, records, bound.high_watermark)
+
+    @staticmethod
+    def _diverging(log: PartitionLog, last_fetched_epoch: int, fetch_offset: int) -> EpochEndOffset | None:
+        leader_end = EpochEndOffset(*log.end_offset_for_epoch(last_fetched_epoch))
+        return diverging_epoch(leader_end, last_fetched_epoch, fetch_offset)
 
     def offset_for_leader_epoch(self, tp: TopicPartition, current_leader_epoch: int, leader_epoch: int) -> ListedOffset:
         """OffsetForLeaderEpoch on the leader: the largest epoch at most `leader_epoch` its log knows, and where
@@ -440,6 +517,7 @@ class ReplicaManager:
         last_fetched_epoch: int,
         max_bytes: int,
         record_fetch: bool = True,
+        first_whole: bool = True,
     ) -> FetchPartitionResult:
         """One partition of a follower's Fetch. `record_fetch=False` re-reads for a Fetch that waited: its fetch
         was already counted in the follower's state when it arrived, once, as in Kafka."""
@@ -451,11 +529,9 @@ class ReplicaManager:
         if code != ErrorCode.NONE:
             return FetchPartitionResult(code, high_watermark=leader.high_watermark)
         log = replica.log
-        if last_fetched_epoch >= 0:
-            leader_end = EpochEndOffset(*log.end_offset_for_epoch(last_fetched_epoch))
-            diverging = diverging_epoch(leader_end, last_fetched_epoch, fetch_offset)
-            if diverging is not None:
-                return FetchPartitionResult(ErrorCode.NONE, high_watermark=leader.high_watermark, diverging=diverging)
+        diverging = self._diverging(log, last_fetched_epoch, fetch_offset) if last_fetched_epoch >= 0 else None
+        if diverging is not None:
+            return FetchPartitionResult(ErrorCode.NONE, high_watermark=leader.high_watermark, diverging=diverging)
         if record_fetch:
             now = monotonic_ms()
             decision = leader.on_follower_fetch(
@@ -469,7 +545,7 @@ class ReplicaManager:
             if decision.proposal is not None:
                 self.alter_partition.send(replica.target, decision.proposal)
         try:
-            records = log.read(fetch_offset, max_bytes)
+            records = log.read(fetch_offset, max_bytes, first_whole=first_whole)
         except KafkaError as error:
             return FetchPartitionResult(error.code, high_watermark=leader.high_watermark)
         return FetchPartitionResult(ErrorCode.NONE, records, leader.high_watermark)

@@ -1,49 +1,37 @@
 """The broker's gRPC servicers: the Broker API (Produce, Fetch v15, ListOffsets, Metadata, OffsetsForLeaderEpoch)
-and the Fault API. Thin: conversions and long-poll waiting; decisions are in the replica manager and its cores."""
+and the Fault API. Thin: Produce, Fetch, ListOffsets and OffsetsForLeaderEpoch are decoded into the request layer's
+dataclasses (`broker.requests`, which the Kafka listener calls too) and its answers encoded."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import time
-import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 import grpc
-import structlog
 
-from minikafka.broker.fetch_session import (
-    FINAL_EPOCH,
-    CachedPartition,
-    FetchContext,
-    FetchSessionCache,
-    PartitionAnswer,
-    PartitionFetchState,
-    must_answer,
-)
+from minikafka.broker.fetch_session import FINAL_EPOCH, FetchSessionCache, PartitionFetchState
 from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator, not_sasl_listener
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.metadata_listener import endpoint_for
-from minikafka.broker.produce_purgatory import ProduceResult
-from minikafka.broker.replica_manager import FetchPartitionResult, ReplicaManager, answered
-from minikafka.common.clock import monotonic_ms
-from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.broker.requests.fetch import FetchAnswer, FetchRequest, ForgottenPartition, handle_fetch
+from minikafka.broker.requests.init_producer_id import handle_init_producer_id
+from minikafka.broker.requests.list_offsets import ListOffsetsPartition, handle_list_offsets
+from minikafka.broker.requests.offset_for_leader_epoch import EpochRequestPartition, handle_offset_for_leader_epoch
+from minikafka.broker.requests.produce import (
+    ProducePartition,
+    ProducePartitionAnswer,
+    ProduceRequest,
+    by_topic,
+    handle_produce,
+)
+from minikafka.common.errors import ErrorCode
 from minikafka.common.fetch_response_wire import SplicedFetchResponse, encode_fetch_response
-from minikafka.kraft_controller.metadata.image import MetadataImage, TopicImage
 from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, controller_pb2, fault_pb2, fault_pb2_grpc
 
-
-@dataclass(frozen=True)
-class FetchRead:
-    """One read of every partition of a fetch: the answer, its bytes of records, whether any partition failed, and
-    what a session answered."""
-
-    answer: SplicedFetchResponse
-    total: int
-    failed: bool
-    sent: list[tuple[CachedPartition, PartitionAnswer]]
+DEFAULT_PRODUCE_TIMEOUT_MS = 30000  # the producer's request.timeout.ms default
+DEFAULT_FETCH_MAX_BYTES = 52428800  # Kafka's fetch.max.bytes default
 
 
 class _FetchAnswersSpliced:
@@ -146,7 +134,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         self, requests: AsyncIterator[broker_pb2.ProduceRequest], context: Any
     ) -> AsyncIterator[broker_pb2.ProduceResponse]:
         """Requests pipelined on one stream: each is appended as it arrives, in order, and answered in order."""
-        answers: asyncio.Queue[asyncio.Future[broker_pb2.ProduceResponse] | None] = asyncio.Queue()
+        answers: asyncio.Queue[Awaitable[broker_pb2.ProduceResponse] | None] = asyncio.Queue()
 
         async def read() -> None:
             try:
@@ -162,63 +150,19 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         finally:
             reader.cancel()
 
-    def _start_produce(self, request: broker_pb2.ProduceRequest) -> asyncio.Future[broker_pb2.ProduceResponse]:
+    def _start_produce(self, request: broker_pb2.ProduceRequest) -> Awaitable[broker_pb2.ProduceResponse]:
         """Append every partition's batches now; the future answers once each partition has its outcome."""
-        if request.acks not in (0, 1, -1):
-            code = ErrorCode.INVALID_REQUIRED_ACKS
-            response = broker_pb2.ProduceResponse()
-            for topic in request.topic_data:
-                entry = response.responses.add(name=topic.name)
-                for data in topic.partition_data:
-                    entry.partition_responses.add(
-                        index=data.index,
-                        error_code=code,
-                        base_offset=-1,
-                        error_message=f"acks must be 0, 1 or -1, not {request.acks}",
-                    )
-            return answered(response)
-        work = []
-        for topic in request.topic_data:
-            for data in topic.partition_data:
-                tp = TopicPartition(topic.name, data.index)
-                work.append((tp, self.manager.produce(tp, data.records, request.acks, request.timeout_ms or 30000)))
-        waiting = [job for _, job in work if not job.done()]
-        if not waiting:  # acks 0/1 and refusals: answered at once
-            return answered(self._produce_response(work))
-        # acks=all: answered from the last partition's callback (a task and a gather cost the answer loop turns).
-        answer: asyncio.Future[broker_pb2.ProduceResponse] = asyncio.get_running_loop().create_future()
-
-        def one_done(_job: asyncio.Future[ProduceResult]) -> None:
-            if answer.done() or not all(job.done() for job in waiting):
-                return
-            try:
-                answer.set_result(self._produce_response(work))
-            except Exception as error:  # a partition's job failed: the call fails with it (as gather made it)
-                answer.set_exception(error)
-
-        for job in waiting:
-            job.add_done_callback(one_done)
-        return answer
-
-    def _produce_response(
-        self, work: list[tuple[TopicPartition, asyncio.Future[ProduceResult]]]
-    ) -> broker_pb2.ProduceResponse:
-        response = broker_pb2.ProduceResponse()
-        entries: dict[str, broker_pb2.ProduceResponse.TopicProduceResponse] = {}
-        for tp, job in work:
-            result = job.result()
-            if tp.topic not in entries:
-                entries[tp.topic] = response.responses.add(name=tp.topic)
-            replica = self.manager.replicas.get(tp)
-            entries[tp.topic].partition_responses.add(
-                index=tp.partition,
-                error_code=int(result.error),
-                base_offset=result.base_offset if result.error == ErrorCode.NONE else -1,
-                log_start_offset=replica.log.log_start_offset if replica else -1,
-                error_message=result.message,
-                current_leader=_leader_of(replica),
-            )
-        return response
+        decoded = ProduceRequest(
+            request.acks,
+            # proto3 cannot tell an unset timeout from 0: unset is the producer's default request timeout.
+            request.timeout_ms or DEFAULT_PRODUCE_TIMEOUT_MS,
+            [
+                ProducePartition(TopicPartition(topic.name, data.index), data.records)
+                for topic in request.topic_data
+                for data in topic.partition_data
+            ],
+        )
+        return handle_produce(self.manager, decoded, _produce_response)
 
     # ---- Fetch ----
 
@@ -232,157 +176,87 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
     async def Fetch(
         self, request: broker_pb2.FetchRequest, context: Any
     ) -> SplicedFetchResponse | broker_pb2.FetchResponse:
-        deadline = time.monotonic() + max(0, request.max_wait_ms) / 1000
-        is_replica = _from_replica(request)
-        fetch = self.fetch_sessions.new_context(
+        replica = request.replica_state if request.HasField("replica_state") else None
+        decoded = FetchRequest(
+            replica.replica_id if replica is not None else -1,
+            replica.replica_epoch if replica is not None else -1,
+            request.max_wait_ms,
+            request.min_bytes,
+            # proto3 cannot tell an unset max_bytes from 0: unset is Kafka's fetch.max.bytes default.
+            request.max_bytes or DEFAULT_FETCH_MAX_BYTES,
             request.session_id,
             request.session_epoch if request.HasField("session_epoch") else FINAL_EPOCH,
             [_fetch_state(topic, line) for topic in request.topics for line in topic.partitions],
-            [(topic.topic_id, partition) for topic in request.forgotten_topics_data for partition in topic.partitions],
-            is_replica,
-            monotonic_ms(),
+            [
+                ForgottenPartition(topic.topic_id, "", partition)
+                for topic in request.forgotten_topics_data
+                for partition in topic.partitions
+            ],
         )
-        if fetch.error != ErrorCode.NONE:
-            return broker_pb2.FetchResponse(error_code=int(fetch.error), session_id=fetch.session_id)
-        if fetch.session is not None and not fetch.incremental:
-            structlog.get_logger().info(
-                "fetch_session_created",
-                session_id=fetch.session_id,
-                replica_id=request.replica_state.replica_id if is_replica else -1,
-                partitions=len(fetch.session.partitions),
-            )
-        # Only the first read counts in the followers' state; a woken re-read is the same fetch.
-        read = self._fetch_once(request, is_replica, fetch, record_fetch=True)
-        while read.total < max(1, request.min_bytes) and not read.failed:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            # No await since the read above, so no change can have been missed before this wait starts; after a
-            # timeout the re-read finds the time up and answers.
-            await self.manager.wait_for_change(is_replica, remaining)
-            read = self._fetch_once(request, is_replica, fetch, record_fetch=False)
-        self.fetch_sessions.record_answers(fetch, read.sent)
-        read.answer.message.session_id = fetch.session_id
-        return read.answer
-
-    def _fetch_once(
-        self, request: broker_pb2.FetchRequest, is_replica: bool, fetch: FetchContext, record_fetch: bool
-    ) -> FetchRead:
-        """Read every partition of the fetch. An incremental fetch answers only the partitions with news; a failed
-        one always is."""
-        response = broker_pb2.FetchResponse()
-        batches: list[bytes] = []  # each answered partition's records, beside the message (SplicedFetchResponse)
-        sent: list[tuple[CachedPartition, PartitionAnswer]] = []
-        budget = request.max_bytes or 52428800
-        total = 0
-        any_failed = False
-        image = self.manager.metadata.image
-        for topic in fetch.targets:
-            known = _topic_by_id_bytes(image, topic.topic_id) or image.topics_by_name.get(topic.topic)
-            entry = None
-            for cached in topic.partitions:
-                partition = cached.state
-                replica = None
-                if known is None:
-                    code = ErrorCode.UNKNOWN_TOPIC_ID if topic.topic_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                    result = FetchPartitionResult(code)
-                else:
-                    tp = TopicPartition(known.name, partition.partition)
-                    max_bytes = min(partition.partition_max_bytes or 1048576, max(budget - total, 1))
-                    if is_replica:
-                        result = self.manager.follower_fetch(
-                            tp,
-                            request.replica_state.replica_id,
-                            request.replica_state.replica_epoch,
-                            partition.current_leader_epoch,
-                            partition.fetch_offset,
-                            partition.last_fetched_epoch,
-                            max_bytes,
-                            record_fetch=record_fetch,
-                        )
-                    else:
-                        result = self.manager.consumer_fetch(
-                            tp, partition.fetch_offset, partition.current_leader_epoch, max_bytes
-                        )
-                    replica = self.manager.replicas.get(tp)
-                log_start = replica.log.log_start_offset if replica else -1
-                records, hwm, diverging = result.records, result.high_watermark, result.diverging
-                failed = result.error != ErrorCode.NONE or diverging is not None
-                any_failed |= failed
-                if fetch.session is not None:
-                    answer = PartitionAnswer(len(records), failed, hwm, log_start)
-                    if fetch.incremental and not must_answer(cached, answer):
-                        continue
-                    sent.append((cached, answer))
-                if entry is None:
-                    entry = response.responses.add(topic_id=topic.topic_id, topic=topic.topic)
-                data = entry.partitions.add(
-                    partition_index=partition.partition,
-                    error_code=int(result.error),
-                    high_watermark=hwm,
-                    last_stable_offset=hwm,
-                    log_start_offset=log_start,
-                )
-                batches.append(records)
-                if known is not None:
-                    data.current_leader.CopyFrom(_leader_of(replica))
-                if diverging is not None:
-                    data.diverging_epoch.epoch, data.diverging_epoch.end_offset = diverging.epoch, diverging.end_offset
-                total += len(records)
-        return FetchRead(SplicedFetchResponse(response, batches), total, any_failed, sent)
+        answer = await handle_fetch(self.manager, self.fetch_sessions, decoded)
+        if answer.error != ErrorCode.NONE:
+            return broker_pb2.FetchResponse(error_code=int(answer.error), session_id=answer.session_id)
+        return _fetch_response(answer)
 
     # ---- ListOffsets / OffsetsForLeaderEpoch ----
 
     async def ListOffsets(self, request: broker_pb2.ListOffsetsRequest, context: Any) -> broker_pb2.ListOffsetsResponse:
+        lines = [
+            ListOffsetsPartition(
+                TopicPartition(topic.name, partition.partition_index),
+                partition.timestamp,
+                partition.current_leader_epoch,
+            )
+            for topic in request.topics
+            for partition in topic.partitions
+        ]
+        answers = iter(handle_list_offsets(self.manager, lines))
         response = broker_pb2.ListOffsetsResponse()
         for topic in request.topics:
             entry = response.topics.add(name=topic.name)
             for partition in topic.partitions:
-                tp = TopicPartition(topic.name, partition.partition_index)
-                listed = self.manager.list_offset(tp, partition.timestamp, partition.current_leader_epoch)
-                ok = listed.error == ErrorCode.NONE
+                listed = next(answers)
                 entry.partitions.add(
                     partition_index=partition.partition_index,
                     error_code=listed.error,
-                    offset=listed.offset if ok else -1,
-                    timestamp=listed.timestamp if ok else -1,
-                    leader_epoch=listed.leader_epoch if ok else -1,
+                    offset=listed.offset,
+                    timestamp=listed.timestamp,
+                    leader_epoch=listed.leader_epoch,
                 )
         return response
 
     async def InitProducerId(
         self, request: broker_pb2.InitProducerIdRequest, context: Any
     ) -> broker_pb2.InitProducerIdResponse:
-        try:
-            producer_id = await self.manager.producer_ids.generate()
-        except KafkaError as error:
-            return broker_pb2.InitProducerIdResponse(error_code=error.code, error_message=error.message)
-        return broker_pb2.InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
+        answer = await handle_init_producer_id(self.manager, None)  # the gRPC API has no transactional id
+        return broker_pb2.InitProducerIdResponse(
+            error_code=answer.error,
+            error_message=answer.message,
+            producer_id=answer.producer_id,
+            producer_epoch=answer.producer_epoch,
+        )
 
     async def OffsetsForLeaderEpoch(
         self, request: broker_pb2.OffsetsForLeaderEpochRequest, context: Any
     ) -> broker_pb2.OffsetsForLeaderEpochResponse:
+        lines = [
+            EpochRequestPartition(
+                topic.topic_id, "", partition.partition, partition.current_leader_epoch, partition.leader_epoch
+            )
+            for topic in request.topics
+            for partition in topic.partitions
+        ]
+        answers = iter(handle_offset_for_leader_epoch(self.manager, lines))
         response = broker_pb2.OffsetsForLeaderEpochResponse()
-        image = self.manager.metadata.image
         for topic in request.topics:
             entry = response.topics.add(topic_id=topic.topic_id)
-            known = _topic_by_id_bytes(image, topic.topic_id)
             for partition in topic.partitions:
-                if known is None:
-                    entry.partitions.add(
-                        partition=partition.partition,
-                        error_code=ErrorCode.UNKNOWN_TOPIC_ID,
-                        leader_epoch=-1,
-                        end_offset=-1,
-                    )
-                    continue
-                tp = TopicPartition(known.name, partition.partition)
-                found = self.manager.offset_for_leader_epoch(tp, partition.current_leader_epoch, partition.leader_epoch)
+                found = next(answers)
                 entry.partitions.add(
                     partition=partition.partition,
                     error_code=found.error,
-                    leader_epoch=found.leader_epoch if found.error == ErrorCode.NONE else -1,
-                    end_offset=found.offset if found.error == ErrorCode.NONE else -1,
+                    leader_epoch=found.leader_epoch,
+                    end_offset=found.end_offset,
                 )
         return response
 
@@ -408,21 +282,45 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         )
 
 
-def _leader_of(replica: object) -> common_pb2.LeaderIdAndEpoch:
-    if replica is None:
-        return common_pb2.LeaderIdAndEpoch(leader_id=-1, leader_epoch=-1)
-    return common_pb2.LeaderIdAndEpoch(leader_id=replica.leader_id, leader_epoch=replica.leader_epoch)  # type: ignore[attr-defined]
+def _produce_response(answers: list[ProducePartitionAnswer]) -> broker_pb2.ProduceResponse:
+    response = broker_pb2.ProduceResponse()
+    for name, partitions in by_topic(answers).items():
+        entry = response.responses.add(name=name)
+        for answer in partitions:
+            leader = common_pb2.LeaderIdAndEpoch(leader_id=answer.leader_id, leader_epoch=answer.leader_epoch)
+            entry.partition_responses.add(
+                index=answer.tp.partition,
+                error_code=int(answer.error),
+                base_offset=answer.base_offset,
+                log_start_offset=answer.log_start_offset,
+                error_message=answer.message,
+                current_leader=leader,
+            )
+    return response
 
 
-@functools.lru_cache(maxsize=1024)
-def _topic_id(raw: bytes) -> uuid.UUID | None:
-    return uuid.UUID(bytes=raw) if len(raw) == 16 else None
-
-
-def _topic_by_id_bytes(image: MetadataImage, raw: bytes) -> TopicImage | None:
-    """The topic a request names by its 16-byte id (UUIDs are built once per id, not on every Fetch)."""
-    topic_id = _topic_id(raw)
-    return image.topic(topic_id) if topic_id is not None else None
+def _fetch_response(answer: FetchAnswer) -> SplicedFetchResponse:
+    """The answer with its records beside the message, joined in only once when it is sent."""
+    response = broker_pb2.FetchResponse(session_id=answer.session_id)
+    batches: list[bytes] = []
+    for topic in answer.topics:
+        entry = response.responses.add(topic_id=topic.topic_id, topic=topic.topic)
+        for partition in topic.partitions:
+            data = entry.partitions.add(
+                partition_index=partition.partition,
+                error_code=int(partition.error),
+                high_watermark=partition.high_watermark,
+                last_stable_offset=partition.high_watermark,
+                log_start_offset=partition.log_start_offset,
+            )
+            batches.append(partition.records)
+            if topic.known:
+                data.current_leader.leader_id = partition.leader_id
+                data.current_leader.leader_epoch = partition.leader_epoch
+            if partition.diverging is not None:
+                data.diverging_epoch.epoch = partition.diverging.epoch
+                data.diverging_epoch.end_offset = partition.diverging.end_offset
+    return SplicedFetchResponse(response, batches)
 
 
 def _fetch_state(
@@ -438,10 +336,6 @@ def _fetch_state(
         line.log_start_offset,
         line.partition_max_bytes,
     )
-
-
-def _from_replica(request: broker_pb2.FetchRequest) -> bool:
-    return request.HasField("replica_state") and request.replica_state.replica_id >= 0
 
 
 class FaultService(fault_pb2_grpc.FaultServicer):

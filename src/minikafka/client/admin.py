@@ -21,6 +21,7 @@ from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.client.unreachable import no_broker_reachable
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import sync_channel
+from minikafka.common.rpc_failure import rpc_failure_text, tls_handshake_reason
 from minikafka.common.tls import TlsFiles
 from minikafka.pb import broker_pb2, broker_pb2_grpc, controller_pb2, controller_pb2_grpc
 
@@ -131,15 +132,21 @@ class AdminClient:
         candidates = list(self.controllers)
         last_problem = "no controller answered"
         unresolvable: dict[str, str] = {}  # bootstrap address -> the unresolvable address it redirected to
+        refused_tls: set[str] = set()  # controllers whose TLS handshake failed: retrying will not mend that
         while time.monotonic() < deadline:
             address = candidates.pop(0)
             candidates.append(address)
             try:
                 response = call(self._controller_stub(address))
             except grpc.RpcError as error:
-                last_problem = f"{address}: {error.code().name}"  # type: ignore[attr-defined]
+                last_problem = rpc_failure_text(address, error)
+                if tls_handshake_reason(error) is not None:
+                    refused_tls.add(address)
+                    if refused_tls >= set(self.controllers):
+                        raise KafkaError(ErrorCode.NETWORK_EXCEPTION, last_problem) from None
                 time.sleep(0.05)
                 continue
+            refused_tls.discard(address)
             if response.error_code == ErrorCode.NOT_CONTROLLER:  # type: ignore[attr-defined]
                 leader = response.current_leader  # type: ignore[attr-defined]
                 target = leader.leader_address
@@ -185,7 +192,7 @@ class AdminClient:
             try:
                 return getattr(stub, method)(request, timeout=self.timeout_s + FORWARDING_MARGIN_S)
             except grpc.RpcError as error:
-                problems.append(f"{address}: {error.code().name}")  # type: ignore[attr-defined]
+                problems.append(rpc_failure_text(address, error))
         raise no_broker_reachable(problems, plaintext=self.broker_tls is None)
 
     def create_topic(
@@ -226,6 +233,30 @@ class AdminClient:
         if response.error_code != ErrorCode.NONE:
             raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
         return list(response.results)
+
+    def alter_configs(
+        self, request: controller_pb2.AlterConfigsRequest
+    ) -> list[controller_pb2.AlterConfigsResponse.Result]:
+        """IncrementalAlterConfigs (or, with `incremental` false, AlterConfigs) through the active controller; one
+        result per resource."""
+        response = self._call_active_controller(lambda stub: stub.AlterConfigs(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return list(response.results)
+
+    def describe_dynamic_configs(
+        self, resources: Sequence[tuple[int, str]]
+    ) -> list[controller_pb2.DescribeDynamicConfigsResponse.Resource]:
+        """The dynamic configs the metadata log holds for each (resource type, name)."""
+        request = controller_pb2.DescribeDynamicConfigsRequest(
+            resources=[controller_pb2.ConfigResourceRef(resource_type=t, resource_name=n) for t, n in resources]
+        )
+        response = self._call_active_controller(
+            lambda stub: stub.DescribeDynamicConfigs(request, timeout=self.timeout_s)
+        )
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return list(response.resources)
 
     def describe_user_scram_credentials(
         self, users: Sequence[str] | None
@@ -384,7 +415,7 @@ class AdminClient:
             try:
                 return stub.Metadata(broker_pb2.MetadataRequest(topics=list(topics)), timeout=self.timeout_s)
             except grpc.RpcError as error:
-                problems.append(f"{address}: {error.code().name}")  # type: ignore[attr-defined]
+                problems.append(rpc_failure_text(address, error))
         raise no_broker_reachable(problems, plaintext=self.broker_tls is None)
 
     def describe_topics(self, names: Sequence[str] = (), servers: Sequence[str] = ()) -> list[TopicDescription]:

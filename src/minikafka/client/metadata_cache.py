@@ -14,6 +14,7 @@ from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.client.unreachable import no_broker_reachable
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import insecure_channel
+from minikafka.common.rpc_failure import rpc_failure_text
 from minikafka.common.tls import TlsFiles
 from minikafka.pb import broker_pb2, broker_pb2_grpc
 
@@ -92,7 +93,7 @@ class MetadataCache:
                         broker_pb2.MetadataRequest(topics=list(topics)), timeout=self.request_timeout_s
                     )
                 except grpc.RpcError as error:
-                    problems.append(f"{address}: {error.code().name}")  # type: ignore[attr-defined]
+                    problems.append(rpc_failure_text(address, error))
                     continue
                 self._apply(response)
                 return self.view

@@ -29,6 +29,7 @@ from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import MAX_MESSAGE_BYTES
 from minikafka.common.pipelined_stream import PipelinedStream
 from minikafka.common.record_batch import HEADER_SIZE, Header, build_batch
+from minikafka.common.rpc_failure import rpc_failure_text
 from minikafka.common.tls import TlsFiles
 from minikafka.pb import broker_pb2
 
@@ -418,7 +419,7 @@ class Producer:
                     broker_pb2.InitProducerIdRequest(), timeout=self.config.request_timeout_ms / 1000
                 )
             except grpc.RpcError as error:
-                last = f"{address}: {error.code().name}"  # type: ignore[attr-defined]
+                last = rpc_failure_text(address, error)
             else:
                 code = ErrorCode.of(response.error_code)
                 if code == ErrorCode.NONE:

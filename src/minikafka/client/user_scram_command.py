@@ -31,14 +31,21 @@ class ScramConfig:
 
 
 def register(subparsers: argparse._SubParsersAction, add_connection_arguments) -> None:  # noqa: ANN001
-    configs = subparsers.add_parser("configs", help="SCRAM credentials of users, as kafka-configs sets them")
+    configs = subparsers.add_parser(
+        "configs", help="dynamic topic and broker configs, and SCRAM credentials of users, as kafka-configs"
+    )
     action = configs.add_mutually_exclusive_group(required=True)
     action.add_argument("--alter", action="store_true")
     action.add_argument("--describe", action="store_true")
-    configs.add_argument("--entity-type", required=True, choices=["users"])
-    configs.add_argument("--entity-name", metavar="USER")
-    configs.add_argument("--add-config", metavar="'SCRAM-SHA-512=[iterations=N,password=P],...'")
-    configs.add_argument("--delete-config", metavar="SCRAM-SHA-256,SCRAM-SHA-512")
+    configs.add_argument("--entity-type", required=True, choices=["topics", "brokers", "users"])
+    configs.add_argument("--entity-name", metavar="NAME", help="a topic, a broker id or a user")
+    configs.add_argument(
+        "--entity-default", action="store_true", help="brokers: the cluster-wide default every broker reads"
+    )
+    configs.add_argument(
+        "--add-config", metavar="k=v,...", help="k1=v1,k2=[a,b]; users: 'SCRAM-SHA-512=[iterations=N,password=P]'"
+    )
+    configs.add_argument("--delete-config", metavar="k1,k2")
     configs.add_argument("--json", action="store_true")
     add_connection_arguments(configs)
     configs.set_defaults(func=configs_command)
@@ -82,6 +89,10 @@ def configs_command(args: argparse.Namespace) -> int:
     from minikafka.client.cli import _admin
 
     with _admin(args) as admin:
+        if args.entity_type != "users":
+            from minikafka.client import dynamic_configs_command
+
+            return dynamic_configs_command.command(admin, args)
         if args.describe:
             return _describe(admin, args)
         return _alter(admin, args)

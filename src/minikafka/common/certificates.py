@@ -2,7 +2,8 @@
 
 Layout of a certificates directory (a run's `RUN/certs/`, or `minikafka certs create --dir D`):
 
-    D/ca.pem, D/ca.key             the cluster CA (the key signs, and stays here: nodes never read it)
+    D/ca.pem, D/ca.key             the cluster CA (the key signs, and stays here: nodes never read it; `certs
+                                   create --ca-dir` keeps the key in another directory)
     D/<name>.pem, D/<name>.key     a node's certificate and key; <name> is controller-<id>, broker-<id> or admin
 
 A certificate's subject CN is its principal's name (`broker-1`, `controller-101`, `admin`); its subject
@@ -144,7 +145,13 @@ def issue(
     return files
 
 
-def create_certificates(directory: Path, requests: Sequence[CertificateRequest]) -> list[CertificateFiles]:
-    """A new CA and one certificate per request (an existing CA in `directory` is replaced)."""
-    ca, ca_key = create_ca(directory)
+def create_certificates(
+    directory: Path, requests: Sequence[CertificateRequest], ca_directory: Path | None = None
+) -> list[CertificateFiles]:
+    """A new CA and one certificate per request (an existing CA in `directory` is replaced). With `ca_directory`
+    the CA's key stays there and `directory` gets only the CA's certificate (what nodes and clients read)."""
+    ca, ca_key = create_ca(ca_directory or directory)
+    if ca_directory is not None:
+        directory.mkdir(parents=True, exist_ok=True)
+        files_for(directory, CA_NAME).certificate.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     return [issue(directory, request, ca, ca_key) for request in requests]

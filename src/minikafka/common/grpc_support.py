@@ -50,10 +50,14 @@ async def start_server(
     registrars: Sequence[Registrar],
     security: ServerSecurity | None = None,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    max_receive_bytes: int = MAX_MESSAGE_BYTES,
 ) -> BoundServer:
     """Create, register and start a grpc.aio server; `port` 0 picks a free port (reported back). With `security`
-    it serves TLS only."""
-    server = grpc.aio.server(options=GRPC_OPTIONS, interceptors=list(interceptors))
+    it serves TLS only. `max_receive_bytes`: the largest message it reads (gRPC receives a message whole before
+    any handler sees it, so this bounds what one call can make it hold)."""
+    receive = "grpc.max_receive_message_length"
+    options = (*(o for o in GRPC_OPTIONS if o[0] != receive), (receive, min(max_receive_bytes, MAX_MESSAGE_BYTES)))
+    server = grpc.aio.server(options=options, interceptors=list(interceptors))
     for register in registrars:
         register(server)
     if security is None:
@@ -79,6 +83,53 @@ def insecure_channel(
         channel = grpc.aio.secure_channel(address, tls.channel_credentials(), options=GRPC_OPTIONS, interceptors=chain)
     link = link_filter_from_environment(address)
     return channel if link is None else FilteredChannel(channel, link)  # type: ignore[return-value]
+
+
+# Failures that say the peer could not be reached (or never answered), as opposed to an answer refusing the call.
+_CONNECTION_FAILURES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+_RETIRED_CHANNEL_GRACE_S = 1.0
+
+
+def connection_failed(error: grpc.RpcError) -> bool:
+    """Whether a failed call says its peer was unreachable or silent (a reason to connect to it anew)."""
+    code = error.code() if callable(getattr(error, "code", None)) else None  # type: ignore[attr-defined]
+    return code in _CONNECTION_FAILURES
+
+
+class PeerChannels:
+    """One channel per peer address, made anew after a call to that peer failed to connect or got no answer.
+
+    A new channel resolves the peer's name again: a restarted container may come back at a new address, and a
+    kept channel would keep dialling the old one until gRPC's minimum time between resolutions (30 s) passed, or
+    keep waiting on a connection to an address that is gone.
+    """
+
+    def __init__(self, tls: TlsFiles | None = None) -> None:
+        self._tls = tls
+        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._retiring: set[asyncio.Task[None]] = set()
+
+    def get(self, address: str) -> grpc.aio.Channel:
+        channel = self._channels.get(address)
+        if channel is None:
+            channel = self._channels[address] = insecure_channel(address, self._tls)
+        return channel
+
+    def retire(self, address: str) -> None:
+        """Drop the peer's channel: the next `get` makes a new one. Calls still on the old one get a moment to
+        end before it closes."""
+        channel = self._channels.pop(address, None)
+        if channel is None:
+            return
+        task = asyncio.get_running_loop().create_task(channel.close(_RETIRED_CHANNEL_GRACE_S))
+        self._retiring.add(task)
+        task.add_done_callback(self._retiring.discard)
+
+    async def close(self) -> None:
+        channels, self._channels = list(self._channels.values()), {}
+        for channel in channels:
+            await channel.close()
+        await asyncio.gather(*self._retiring, return_exceptions=True)
 
 
 def sync_channel(address: str, tls: TlsFiles | None = None) -> grpc.Channel:

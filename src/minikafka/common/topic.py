@@ -9,6 +9,14 @@ from minikafka.common.errors import ErrorCode, KafkaError
 
 MAX_NAME_LENGTH = 249
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
+GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC_NAME = "__transaction_state"
+# The coordinators' own topics: clients may read them but never append to, delete or grow them.
+INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME})
+
+
+def is_internal(name: str) -> bool:
+    return name in INTERNAL_TOPICS
 
 
 def validate_name(name: str) -> None:

@@ -1,5 +1,7 @@
 """The per-topic configs this cluster understands, declared once with their Kafka names, types and ranges
-(Kafka's TopicConfig/LogConfig definitions), so a bad value is refused with the key's name before any request."""
+(Kafka's TopicConfig/LogConfig definitions), so a bad value is refused with the key's name before any request; and
+the broker configs that may change at run time (Kafka's dynamic broker configs), each the broker-level synonym of a
+topic config, validated by the same definition."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ class TopicConfigDef:
     name: str
     kind: str  # Kafka's ConfigDef type: "int", "long", "list" or "boolean"
     check: Callable[[str], str | None]  # None: acceptable; else why not
+    broker_name: str = ""  # the broker-level synonym (Kafka's LogConfig.TopicConfigSynonyms)
 
 
 def _number(kind: str, minimum: int) -> Callable[[str], str | None]:
@@ -38,21 +41,44 @@ def _only(value: str, why: str) -> Callable[[str], str | None]:
     return lambda text: None if text.strip() == value else f"only {value!r} is supported ({why})"
 
 
+def _boolean(text: str) -> str | None:
+    return None if text.strip().lower() in ("true", "false") else "Expected value to be either true or false"
+
+
 TOPIC_CONFIGS: Mapping[str, TopicConfigDef] = {
     d.name: d
     for d in (
-        TopicConfigDef("min.insync.replicas", "int", _number("int", 1)),
-        TopicConfigDef("segment.bytes", "int", _number("int", 14)),
-        TopicConfigDef("retention.ms", "long", _number("long", -1)),
-        TopicConfigDef("retention.bytes", "long", _number("long", -1)),
-        TopicConfigDef("flush.messages", "long", _number("long", 1)),
-        TopicConfigDef("flush.ms", "long", _number("long", 0)),
-        TopicConfigDef("cleanup.policy", "list", _only("delete", "log compaction is not implemented")),
+        TopicConfigDef("min.insync.replicas", "int", _number("int", 1), "min.insync.replicas"),
+        TopicConfigDef("segment.bytes", "int", _number("int", 14), "log.segment.bytes"),
+        TopicConfigDef("segment.ms", "long", _number("long", 1), "log.roll.ms"),
+        TopicConfigDef("retention.ms", "long", _number("long", -1), "log.retention.ms"),
+        TopicConfigDef("retention.bytes", "long", _number("long", -1), "log.retention.bytes"),
+        TopicConfigDef("flush.messages", "long", _number("long", 1), "log.flush.interval.messages"),
+        TopicConfigDef("flush.ms", "long", _number("long", 0), "log.flush.interval.ms"),
+        TopicConfigDef("max.message.bytes", "int", _number("int", 0), "message.max.bytes"),
         TopicConfigDef(
-            "unclean.leader.election.enable", "boolean", _only("false", "unclean elections are not implemented")
+            "cleanup.policy", "list", _only("delete", "log compaction is not implemented"), "log.cleanup.policy"
         ),
+        TopicConfigDef("unclean.leader.election.enable", "boolean", _boolean, "unclean.leader.election.enable"),
     )
 }
+
+# The broker configs an alter may change at run time, for one broker or as the cluster-wide default: the
+# broker-level synonyms of the topic configs, each validated as its topic config is.
+DYNAMIC_BROKER_CONFIGS: Mapping[str, TopicConfigDef] = {
+    d.broker_name: TopicConfigDef(d.broker_name, d.kind, d.check, d.broker_name) for d in TOPIC_CONFIGS.values()
+}
+
+
+def config_problem(definitions: Mapping[str, TopicConfigDef], key: str, value: str | None) -> str | None:
+    """Why `value` is not acceptable for `key` (Kafka's message), or None; a None value (a deletion) only needs
+    the key to be known."""
+    definition = definitions.get(key)
+    if definition is None:
+        kind = "topic" if definitions is TOPIC_CONFIGS else "dynamic broker"
+        return f"Unknown {kind} config name: {key}"
+    reason = None if value is None else definition.check(value)
+    return f"Invalid value {value} for configuration {key}: {reason}" if reason else None
 
 
 def validate_topic_configs(configs: Mapping[str, str]) -> None:

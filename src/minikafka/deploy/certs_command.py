@@ -36,6 +36,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="another name every node certificate is valid for (each node's own is its label, as a compose "
         "hostname), e.g. localhost for tools reaching published ports",
     )
+    create.add_argument(
+        "--ca-dir",
+        metavar="CA",
+        help="keep the CA's key (ca.key, with ca.pem) in CA instead of D, so D holds nothing that can sign "
+        "(docker-compose keeps it in a volume only its certs service mounts)",
+    )
     create.add_argument("--admin", default="admin", metavar="NAME", help="the admin certificate's CN (super.users)")
     create.add_argument(
         "--if-missing",
@@ -60,8 +66,10 @@ def certs_create(args: argparse.Namespace) -> int:
         print(f"certificates kept: {ca_certificate_path(directory)} exists")
         return 0
     try:
-        create_certificates(directory, [*requests, CertificateRequest(args.admin)])
+        ca_directory = Path(args.ca_dir) if args.ca_dir else None
+        create_certificates(directory, [*requests, CertificateRequest(args.admin)], ca_directory)
     except OSError as error:
         raise CliError(f"cannot write certificates to {directory}: {error}") from None
-    print(f"certificates for {', '.join([*labels, args.admin])} and their CA (ca.pem) in {directory}")
+    kept = f"; the CA's key in {args.ca_dir}" if args.ca_dir else ""
+    print(f"certificates for {', '.join([*labels, args.admin])} and their CA (ca.pem) in {directory}{kept}")
     return 0

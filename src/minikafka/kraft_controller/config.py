@@ -31,6 +31,14 @@ class ControllerConfig(NodeConfig):
     request_timeout_ms: int = config_key(
         "controller.quorum.request.timeout.ms", 2000, "Timeout of one Raft RPC.", at_least(1)
     )
+    raft_pre_vote_enable: bool = config_key(
+        "minikafka.raft.pre.vote.enable",
+        True,
+        "KIP-996 pre-vote: a voter whose fetch or election timeout passes first asks the others, without raising "
+        "its epoch, whether they would vote for it, and starts an election only once a majority would. A voter "
+        "cut off from a healthy leader then cannot force an election when it comes back. Kafka has no switch for "
+        "it (always on since Kafka 4.0); turn off only to demonstrate the disruption it prevents.",
+    )
     append_linger_ms: int = config_key(
         "controller.quorum.append.linger.ms",
         5,

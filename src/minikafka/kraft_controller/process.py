@@ -37,6 +37,7 @@ def raft_driver(
         fetch_timeout_ms=config.fetch_timeout_ms,
         election_backoff_max_ms=config.election_backoff_max_ms,
         request_timeout_ms=config.request_timeout_ms,
+        pre_vote_enable=config.raft_pre_vote_enable,
     )
     return RaftDriver(
         config.node_id,

@@ -14,6 +14,12 @@ import grpc
 
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.kraft_controller.control import requests as rq
+from minikafka.kraft_controller.control.config_control import (
+    AlterableConfig,
+    AlterConfigOp,
+    AlterConfigsRequest,
+    AlterConfigsResource,
+)
 from minikafka.kraft_controller.metadata.records import Endpoint, LeaderRecoveryState
 from minikafka.kraft_controller.quorum_controller import NotControllerError, QuorumController
 from minikafka.pb import common_pb2, controller_pb2, controller_pb2_grpc
@@ -306,6 +312,41 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
 
         return await self._answer(controller_pb2.AlterUserScramCredentialsResponse, run)
 
+    async def AlterConfigs(
+        self, request: controller_pb2.AlterConfigsRequest, context: Any
+    ) -> controller_pb2.AlterConfigsResponse:
+        try:
+            alter = alter_configs_from_proto(request)
+        except ValueError as error:
+            return controller_pb2.AlterConfigsResponse(error_code=ErrorCode.INVALID_REQUEST, error_message=str(error))
+
+        async def run() -> controller_pb2.AlterConfigsResponse:
+            response = await self.controller.submit(lambda: self.controller.state.alter_configs(alter))
+            result = controller_pb2.AlterConfigsResponse()
+            for r in response.results:
+                ref = controller_pb2.ConfigResourceRef(resource_type=r.resource_type, resource_name=r.resource_name)
+                result.results.add(resource=ref, error_code=int(r.error_code), error_message=r.error_message)
+            return result
+
+        return await self._answer(controller_pb2.AlterConfigsResponse, run)
+
+    async def DescribeDynamicConfigs(
+        self, request: controller_pb2.DescribeDynamicConfigsRequest, context: Any
+    ) -> controller_pb2.DescribeDynamicConfigsResponse:
+        wanted = [(r.resource_type, r.resource_name) for r in request.resources]
+
+        async def run() -> controller_pb2.DescribeDynamicConfigsResponse:
+            described = self.controller.read(lambda: self.controller.state.describe_dynamic_configs(wanted))
+            result = controller_pb2.DescribeDynamicConfigsResponse()
+            for d in described:
+                ref = controller_pb2.ConfigResourceRef(resource_type=d.resource_type, resource_name=d.resource_name)
+                result.resources.add(
+                    resource=ref, error_code=int(d.error_code), error_message=d.error_message, configs=d.configs
+                )
+            return result
+
+        return await self._answer(controller_pb2.DescribeDynamicConfigsResponse, run)
+
     async def DescribeUserScramCredentials(
         self, request: controller_pb2.DescribeUserScramCredentialsRequest, context: Any
     ) -> controller_pb2.DescribeUserScramCredentialsResponse:
@@ -404,3 +445,19 @@ def elect_leaders_to_proto(response: rq.ElectLeadersResponse) -> controller_pb2.
             partition_id=r.partition, error_code=int(r.error_code), error_message=r.error_message
         )
     return result
+
+
+def alter_configs_from_proto(request: controller_pb2.AlterConfigsRequest) -> AlterConfigsRequest:
+    """Raises ValueError for an op number Kafka does not define."""
+    resources = tuple(
+        AlterConfigsResource(
+            r.resource.resource_type,
+            r.resource.resource_name,
+            tuple(
+                AlterableConfig(c.name, AlterConfigOp(c.op), c.value if c.HasField("value") else None)
+                for c in r.configs
+            ),
+        )
+        for r in request.resources
+    )
+    return AlterConfigsRequest(resources, request.validate_only, request.incremental)

@@ -88,6 +88,8 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INCONSISTENT_CLUSTER_ID: _ClassVar[ErrorCode]
     INELIGIBLE_REPLICA: _ClassVar[ErrorCode]
     NEW_LEADER_ELECTED: _ClassVar[ErrorCode]
+    FENCED_MEMBER_EPOCH: _ClassVar[ErrorCode]
+    UNSUPPORTED_ASSIGNOR: _ClassVar[ErrorCode]
 NONE: ErrorCode
 UNKNOWN_SERVER_ERROR: ErrorCode
 OFFSET_OUT_OF_RANGE: ErrorCode
@@ -169,6 +171,8 @@ INCONSISTENT_TOPIC_ID: ErrorCode
 INCONSISTENT_CLUSTER_ID: ErrorCode
 INELIGIBLE_REPLICA: ErrorCode
 NEW_LEADER_ELECTED: ErrorCode
+FENCED_MEMBER_EPOCH: ErrorCode
+UNSUPPORTED_ASSIGNOR: ErrorCode
 
 class Endpoint(_message.Message):
     __slots__ = ("name", "host", "port")

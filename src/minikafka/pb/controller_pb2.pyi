@@ -95,6 +95,99 @@ class DescribeUserScramCredentialsResponse(_message.Message):
     current_leader: _common_pb2.LeaderIdAndEpoch
     def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., results: _Optional[_Iterable[_Union[DescribeUserScramCredentialsResponse.DescribedUser, _Mapping]]] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...
 
+class ConfigResourceRef(_message.Message):
+    __slots__ = ("resource_type", "resource_name")
+    RESOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+    resource_type: int
+    resource_name: str
+    def __init__(self, resource_type: _Optional[int] = ..., resource_name: _Optional[str] = ...) -> None: ...
+
+class AlterConfigsRequest(_message.Message):
+    __slots__ = ("resources", "validate_only", "incremental", "timeout_ms")
+    class Resource(_message.Message):
+        __slots__ = ("resource", "configs")
+        RESOURCE_FIELD_NUMBER: _ClassVar[int]
+        CONFIGS_FIELD_NUMBER: _ClassVar[int]
+        resource: ConfigResourceRef
+        configs: _containers.RepeatedCompositeFieldContainer[AlterConfigsRequest.AlterableConfig]
+        def __init__(self, resource: _Optional[_Union[ConfigResourceRef, _Mapping]] = ..., configs: _Optional[_Iterable[_Union[AlterConfigsRequest.AlterableConfig, _Mapping]]] = ...) -> None: ...
+    class AlterableConfig(_message.Message):
+        __slots__ = ("name", "op", "value")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        OP_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        op: int
+        value: str
+        def __init__(self, name: _Optional[str] = ..., op: _Optional[int] = ..., value: _Optional[str] = ...) -> None: ...
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    INCREMENTAL_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    resources: _containers.RepeatedCompositeFieldContainer[AlterConfigsRequest.Resource]
+    validate_only: bool
+    incremental: bool
+    timeout_ms: int
+    def __init__(self, resources: _Optional[_Iterable[_Union[AlterConfigsRequest.Resource, _Mapping]]] = ..., validate_only: _Optional[bool] = ..., incremental: _Optional[bool] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class AlterConfigsResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "results", "current_leader")
+    class Result(_message.Message):
+        __slots__ = ("resource", "error_code", "error_message")
+        RESOURCE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        resource: ConfigResourceRef
+        error_code: _common_pb2.ErrorCode
+        error_message: str
+        def __init__(self, resource: _Optional[_Union[ConfigResourceRef, _Mapping]] = ..., error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_LEADER_FIELD_NUMBER: _ClassVar[int]
+    error_code: _common_pb2.ErrorCode
+    error_message: str
+    results: _containers.RepeatedCompositeFieldContainer[AlterConfigsResponse.Result]
+    current_leader: _common_pb2.LeaderIdAndEpoch
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., results: _Optional[_Iterable[_Union[AlterConfigsResponse.Result, _Mapping]]] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...
+
+class DescribeDynamicConfigsRequest(_message.Message):
+    __slots__ = ("resources",)
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    resources: _containers.RepeatedCompositeFieldContainer[ConfigResourceRef]
+    def __init__(self, resources: _Optional[_Iterable[_Union[ConfigResourceRef, _Mapping]]] = ...) -> None: ...
+
+class DescribeDynamicConfigsResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "resources", "current_leader")
+    class Resource(_message.Message):
+        __slots__ = ("resource", "error_code", "error_message", "configs")
+        class ConfigsEntry(_message.Message):
+            __slots__ = ("key", "value")
+            KEY_FIELD_NUMBER: _ClassVar[int]
+            VALUE_FIELD_NUMBER: _ClassVar[int]
+            key: str
+            value: str
+            def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+        RESOURCE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        CONFIGS_FIELD_NUMBER: _ClassVar[int]
+        resource: ConfigResourceRef
+        error_code: _common_pb2.ErrorCode
+        error_message: str
+        configs: _containers.ScalarMap[str, str]
+        def __init__(self, resource: _Optional[_Union[ConfigResourceRef, _Mapping]] = ..., error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., configs: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_LEADER_FIELD_NUMBER: _ClassVar[int]
+    error_code: _common_pb2.ErrorCode
+    error_message: str
+    resources: _containers.RepeatedCompositeFieldContainer[DescribeDynamicConfigsResponse.Resource]
+    current_leader: _common_pb2.LeaderIdAndEpoch
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., resources: _Optional[_Iterable[_Union[DescribeDynamicConfigsResponse.Resource, _Mapping]]] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...
+
 class CreatePartitionsRequest(_message.Message):
     __slots__ = ("topics", "timeout_ms", "validate_only")
     class CreatePartitionsTopic(_message.Message):

@@ -104,6 +104,16 @@ class ControllerStub:
                 request_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeUserScramCredentialsRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeUserScramCredentialsResponse.FromString,
                 _registered_method=True)
+        self.AlterConfigs = channel.unary_unary(
+                '/minikafka.Controller/AlterConfigs',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.AlterConfigsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.AlterConfigsResponse.FromString,
+                _registered_method=True)
+        self.DescribeDynamicConfigs = channel.unary_unary(
+                '/minikafka.Controller/DescribeDynamicConfigs',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeDynamicConfigsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeDynamicConfigsResponse.FromString,
+                _registered_method=True)
 
 
 class ControllerServicer:
@@ -193,6 +203,18 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AlterConfigs(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeDynamicConfigs(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ControllerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -265,6 +287,16 @@ def add_ControllerServicer_to_server(servicer, server):
                     servicer.DescribeUserScramCredentials,
                     request_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeUserScramCredentialsRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeUserScramCredentialsResponse.SerializeToString,
+            ),
+            'AlterConfigs': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterConfigs,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.AlterConfigsRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.AlterConfigsResponse.SerializeToString,
+            ),
+            'DescribeDynamicConfigs': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeDynamicConfigs,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeDynamicConfigsRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeDynamicConfigsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -645,6 +677,60 @@ class Controller:
             '/minikafka.Controller/DescribeUserScramCredentials',
             minikafka_dot_pb_dot_controller__pb2.DescribeUserScramCredentialsRequest.SerializeToString,
             minikafka_dot_pb_dot_controller__pb2.DescribeUserScramCredentialsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterConfigs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/AlterConfigs',
+            minikafka_dot_pb_dot_controller__pb2.AlterConfigsRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.AlterConfigsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeDynamicConfigs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/DescribeDynamicConfigs',
+            minikafka_dot_pb_dot_controller__pb2.DescribeDynamicConfigsRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.DescribeDynamicConfigsResponse.FromString,
             options,
             channel_credentials,
             insecure,

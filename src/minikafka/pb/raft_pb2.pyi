@@ -8,18 +8,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class VoteRequest(_message.Message):
-    __slots__ = ("cluster_id", "candidate_epoch", "candidate_id", "last_offset_epoch", "last_offset")
+    __slots__ = ("cluster_id", "candidate_epoch", "candidate_id", "last_offset_epoch", "last_offset", "pre_vote")
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     CANDIDATE_EPOCH_FIELD_NUMBER: _ClassVar[int]
     CANDIDATE_ID_FIELD_NUMBER: _ClassVar[int]
     LAST_OFFSET_EPOCH_FIELD_NUMBER: _ClassVar[int]
     LAST_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    PRE_VOTE_FIELD_NUMBER: _ClassVar[int]
     cluster_id: str
     candidate_epoch: int
     candidate_id: int
     last_offset_epoch: int
     last_offset: int
-    def __init__(self, cluster_id: _Optional[str] = ..., candidate_epoch: _Optional[int] = ..., candidate_id: _Optional[int] = ..., last_offset_epoch: _Optional[int] = ..., last_offset: _Optional[int] = ...) -> None: ...
+    pre_vote: bool
+    def __init__(self, cluster_id: _Optional[str] = ..., candidate_epoch: _Optional[int] = ..., candidate_id: _Optional[int] = ..., last_offset_epoch: _Optional[int] = ..., last_offset: _Optional[int] = ..., pre_vote: _Optional[bool] = ...) -> None: ...
 
 class VoteResponse(_message.Message):
     __slots__ = ("error_code", "leader_id", "leader_epoch", "vote_granted")

@@ -147,6 +147,15 @@ class PartitionLog:
     ) -> PartitionLog:
         directory.mkdir(parents=True, exist_ok=True)
         log = cls(directory, config, background, failures)
+        try:
+            log._open(now_ms, topic_id)
+        except BaseException:
+            log.abandon()  # the segments opened so far: a failed open keeps no file open
+            raise
+        return log
+
+    def _open(self, now_ms: int, topic_id: str | None) -> None:
+        log, directory = self, self.directory
         log.last_flush_ms = now_ms
         log._check_topic_id(topic_id)
         for leftover in directory.glob("*.tmp"):
@@ -177,7 +186,6 @@ class PartitionLog:
         log._checkpointed_high_watermark = hwm
         log._high_watermark = min(max(hwm, log.log_start_offset), log.log_end_offset)
         log._reload_producer_state()
-        return log
 
     def _check_topic_id(self, topic_id: str | None) -> None:
         metadata = PartitionMetadataFile(self.directory / PARTITION_METADATA_FILE)
@@ -544,27 +552,30 @@ class PartitionLog:
     # ---- reading ----
 
     @storage_operation("read", writes=False)
-    def read(self, fetch_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
-        """Whole batches from the one holding `fetch_offset`, at most `max_bytes` (the first batch always whole),
-        none starting at or past `max_offset` (the HWM, for consumers)."""
+    def read(self, fetch_offset: int, max_bytes: int, max_offset: int | None = None, first_whole: bool = True) -> bytes:
+        """Whole batches from the one holding `fetch_offset`, at most `max_bytes` (the first batch whole even past
+        it when `first_whole`: Kafka's minOneMessage), none starting at or past `max_offset` (the HWM, for
+        consumers)."""
         if fetch_offset < self.log_start_offset or fetch_offset > self.log_end_offset:
             raise KafkaError(
                 ErrorCode.OFFSET_OUT_OF_RANGE,
                 f"offset {fetch_offset} is outside [{self.log_start_offset}, {self.log_end_offset}] of {self.name}",
             )
-        if fetch_offset == self.log_end_offset:
+        if fetch_offset == self.log_end_offset or (max_bytes <= 0 and not first_whole):
             return b""
         if max_offset is None:  # a follower's read, at the log's end: from the appends kept in memory if it can
-            recent = self.active_segment.read_recent(fetch_offset, max_bytes)
+            recent = self.active_segment.read_recent(fetch_offset, max_bytes, first_whole)
             if recent is not None:
                 return recent  # appended in this process: checked when they came in, never read back from disk
         slot = bisect.bisect_right([s.base_offset for s in self.segments], fetch_offset) - 1
         for segment in self.segments[max(slot, 0) :]:
-            data = segment.read(fetch_offset, max_bytes, max_offset)
+            data = segment.read(fetch_offset, max_bytes, max_offset, first_whole)
             if data:
                 return self._verified(data)
             if max_offset is not None and segment.next_offset >= max_offset:
                 break
+            if not first_whole and segment.base_offset <= fetch_offset < segment.next_offset:
+                break  # the batch holding the offset is here and does not fit: a later segment must not answer
         return b""
 
     @storage_operation("read", writes=False)

@@ -53,9 +53,9 @@ class RecentAppends:
         self._kept.clear()
         self._bytes = 0
 
-    def read(self, offset: int, max_bytes: int) -> bytes | None:
+    def read(self, offset: int, max_bytes: int, first_whole: bool = True) -> bytes | None:
         """What the file read answers, when `offset` starts a kept batch: the batches from there on, at most
-        `max_bytes` (the first always whole). Otherwise None.
+        `max_bytes` (the first whole even past it when `first_whole`). Otherwise None.
 
         Searched from the newest end, where followers read: the cost is the batches from `offset` on, which the
         answer holds anyway (thousands of small batches may be kept)."""
@@ -73,10 +73,12 @@ class RecentAppends:
         parts: list[bytes] = []
         total = 0
         for data in reversed(newest_first):
-            if parts and total + len(data) > max_bytes:
+            if (parts or not first_whole) and total + len(data) > max_bytes:
                 break
             parts.append(data)
             total += len(data)
+        if not parts:
+            return b""
         return b"".join(parts) if len(parts) > 1 else parts[0]
 
 

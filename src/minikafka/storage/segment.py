@@ -208,10 +208,10 @@ class LogSegment:
                 return batch
         return None
 
-    def read_recent(self, offset: int, max_bytes: int) -> bytes | None:
+    def read_recent(self, offset: int, max_bytes: int, first_whole: bool = True) -> bytes | None:
         """What `read` would answer with no `max_offset`, from the appends kept in memory; None when they do not
         hold it."""
-        return self._recent.read(offset, max_bytes)
+        return self._recent.read(offset, max_bytes, first_whole)
 
     def read(self, offset: int, max_bytes: int, max_offset: int | None = None, first_whole: bool = True) -> bytes:
         """Whole batches from the one holding `offset`: at most `max_bytes` (the first batch always whole when

@@ -10,7 +10,7 @@ order after a delay. The controller is `ControllerModel`, or the production cont
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sim_controller_model import ControllerModel, MetadataSnapshot
@@ -36,6 +36,7 @@ from minikafka.common.errors import ErrorCode
 from minikafka.storage.leader_epoch_cache import LeaderEpochCache
 
 LABEL = "sim-0"
+TOPIC = "sim"
 
 
 class InvariantViolation(AssertionError):
@@ -174,7 +175,7 @@ class BrokerSim:
             snapshot.partition,
             broker.log.end,
             broker.high_watermark,
-            self.partition_config,
+            self._partition_config(broker, snapshot),
             self.now_ms,
         )
         if transition is None:
@@ -191,6 +192,15 @@ class BrokerSim:
             elif isinstance(effect, AssignEpochStartOffset):
                 broker.log.epochs.assign(effect.leader_epoch, effect.start_offset)
         self._after_leader_change(broker)
+
+    def _partition_config(self, broker: SimBroker, snapshot: MetadataSnapshot) -> PartitionConfig:
+        """With the production controller behind it, a broker takes min.insync.replicas from the metadata image
+        as a production broker does, its own static value being the fallback."""
+        if snapshot.image is None:
+            return self.partition_config
+        # As ReplicaManager.min_insync_replicas: the topic's, else the dynamic broker one, else the static one.
+        min_isr = snapshot.image.min_insync_replicas(TOPIC, self.config.min_insync_replicas, broker.broker_id)
+        return replace(self.partition_config, min_insync_replicas=min_isr)
 
     # ---- network ----
 

@@ -8,6 +8,7 @@ may later swap this for the real `kraft_controller.control` managers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from minikafka.broker.replica.partition import AlterPartitionProposal, AlterPartitionResult, PartitionMetadata
 from minikafka.common.errors import ErrorCode
@@ -25,6 +26,7 @@ class MetadataSnapshot:
 
     partition: PartitionMetadata
     broker_epochs: dict[int, int]  # registered and unfenced brokers
+    image: Any = None  # the production controller's metadata image, when it is behind the simulation
 
 
 @dataclass

@@ -41,7 +41,8 @@ class RegistrationView:
 @dataclass
 class KraftController:
     replicas: tuple[int, ...]
-    min_insync_replicas: int = 2
+    min_insync_replicas: int = 2  # the controller's static min.insync.replicas, and the topic's unless topic_configs
+    topic_configs: dict[str, str] | None = None  # the topic's own configs; None: {min.insync.replicas: the above}
     eligible_leader_replicas_version: int = 1
     broker_epoch_check: bool = True
     image: MetadataImage = field(default_factory=MetadataImage)
@@ -52,13 +53,16 @@ class KraftController:
         self.config = ControlConfig(
             alter_partition_broker_epoch_check=self.broker_epoch_check,
             eligible_leader_replicas_version=self.eligible_leader_replicas_version,
+            min_insync_replicas=self.min_insync_replicas,
         )
         self._commit(feature_records(self.image, self.config))
         for broker in self.replicas:
             self.register(broker)
             self.unfence(broker)
         assignment = (ReplicaAssignment(0, self.replicas),)
-        configs = {"min.insync.replicas": str(self.min_insync_replicas)}
+        configs = self.topic_configs
+        if configs is None:
+            configs = {"min.insync.replicas": str(self.min_insync_replicas)}
         request = CreateTopicsRequest((CreatableTopic(TOPIC, -1, -1, assignment, configs),))
         result = replication_control.create_topics(self.image, request, self.config, random.Random(0))
         self._commit(result.records)
@@ -107,7 +111,7 @@ class KraftController:
         p = self.partition
         epochs = {b: r.broker_epoch for b, r in self.image.brokers.items() if r.status is BrokerStatus.UNFENCED}
         return MetadataSnapshot(
-            PartitionMetadata(p.replicas, p.isr, p.leader, p.leader_epoch, p.partition_epoch), epochs
+            PartitionMetadata(p.replicas, p.isr, p.leader, p.leader_epoch, p.partition_epoch), epochs, self.image
         )
 
     # ---- broker lifecycle ----

@@ -65,12 +65,16 @@ class SimNode:
 
 
 class RaftSimulation:
-    def __init__(self, seed: int, voters: int = 3, observers: int = 1, drop_rate: float = 0.05) -> None:
+    def __init__(
+        self, seed: int, voters: int = 3, observers: int = 1, drop_rate: float = 0.05, pre_vote: bool = True
+    ) -> None:
         self.rng = random.Random(seed)
         self.now = 0
         self.voter_ids = list(range(1, voters + 1))
         self.node_ids = self.voter_ids + [100 + i for i in range(observers)]
-        self.config = RaftConfig(election_timeout_ms=150, fetch_timeout_ms=300, election_backoff_max_ms=100)
+        self.config = RaftConfig(
+            election_timeout_ms=150, fetch_timeout_ms=300, election_backoff_max_ms=100, pre_vote_enable=pre_vote
+        )
         self.drop_rate = drop_rate
         self.duplicate_rate = 0.02
         self.cut: set[frozenset[int]] = set()

@@ -49,7 +49,8 @@ from minikafka.kraft_controller.raft.messages import (
 )
 from minikafka.kraft_controller.raft.quorum import has_majority, majority, majority_offset
 
-CONFIG = RaftConfig(election_timeout_ms=1000, fetch_timeout_ms=2000, retry_backoff_ms=50)
+# The classic election paths; pre-vote, which comes before them, is tested on its own (test_raft_pre_vote.py).
+CONFIG = RaftConfig(election_timeout_ms=1000, fetch_timeout_ms=2000, retry_backoff_ms=50, pre_vote_enable=False)
 VOTERS = (1, 2, 3)
 OBSERVER = 100
 
@@ -267,7 +268,7 @@ def test_successful_fetches_keep_the_follower_following() -> None:
             if isinstance(response, FetchResponse) and not response.entries:
                 parked, pending = pending, []
         now += 100
-    assert follower.role == Follower(1) and follower.log_end_offset == 1
+    assert follower.role == Follower(1, fetched=True) and follower.log_end_offset == 1
 
 
 def test_a_follower_fetches_again_at_once_after_entries_and_after_an_empty_answer() -> None:

@@ -25,7 +25,9 @@ def leader_of(sim: RaftSimulation) -> int | None:
 def observers_fetching_from(sim: RaftSimulation, leader: int) -> bool:
     for observer in OBSERVERS:
         raft = sim.nodes[observer].raft
-        if raft is None or raft.role != Follower(leader) or not raft.timers.fetch_in_flight:
+        if raft is None or not isinstance(raft.role, Follower) or raft.role.leader_id != leader:
+            return False
+        if not raft.timers.fetch_in_flight:
             return False
     return True
 

@@ -18,8 +18,8 @@ CHAOS_MS = 3000
 HEAL_MS = 4000
 
 
-def run_schedule(seed: int) -> RaftSimulation:
-    sim = RaftSimulation(seed)
+def run_schedule(seed: int, pre_vote: bool = True) -> RaftSimulation:
+    sim = RaftSimulation(seed, pre_vote=pre_vote)
     rng = sim.rng
     crashed: set[int] = set()
     # Faults while proposals keep coming.
@@ -69,7 +69,14 @@ def run_schedule(seed: int) -> RaftSimulation:
 
 @pytest.mark.parametrize("seed", range(SEEDS))
 def test_raft_schedule(seed: int) -> None:
+    """With pre-vote (the default, as in Kafka 4.0+)."""
     run_schedule(seed)
+
+
+@pytest.mark.parametrize("seed", range(SEEDS // 3))
+def test_raft_schedule_without_pre_vote(seed: int) -> None:
+    """The classic Raft election (minikafka.raft.pre.vote.enable=false) keeps the same invariants."""
+    run_schedule(seed, pre_vote=False)
 
 
 def test_simulation_exercises_elections_and_truncations() -> None:

@@ -34,6 +34,7 @@ def test_clean_run_passes_with_figures_and_failover(spark, tmp_path: Path) -> No
     assert lost["fence_ms"] == pytest.approx(1000, abs=1)
     assert lost["new_leader_ms"] == pytest.approx(1000, abs=1)
     assert lost["first_ack_ms"] == pytest.approx(1600, abs=1)
+    assert (summary["kraft"]["elections"], summary["kraft"]["leaderless_ms"]) == (1, 0)
     assert summary["produce_latency"][0]["acknowledged"] == 6
     for name in ("timeline", "failover", "throughput", "latency"):
         png = out / summary["figures"][name]
@@ -46,6 +47,7 @@ def test_clean_run_passes_with_figures_and_failover(spark, tmp_path: Path) -> No
     html = render_html(summary)
     assert "PASSED" in html and "timeline.png" in html
     assert "| NoCommittedRecordLost | PASS | 0 | 6 |" in render_markdown(summary)
+    assert "Controller quorum: 1 KRaft elections (epochs 1); leaderless 0 ms" in render_markdown(summary)
 
 
 def test_a_lost_write_and_a_stale_epoch_fail_the_run_with_their_rows(spark, tmp_path: Path) -> None:  # noqa: ANN001

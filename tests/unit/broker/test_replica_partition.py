@@ -481,3 +481,16 @@ def test_a_leader_after_an_unclean_election_reports_recovered_with_its_first_isr
     assert proposal is not None and proposal.isr == {0, 1}
     assert proposal.leader_recovery_state is LeaderRecoveryState.RECOVERED
     assert (proposal.leader_epoch, proposal.partition_epoch) == (6, 8)
+
+
+def test_a_dynamic_min_isr_change_gates_the_hwm_at_once() -> None:
+    from minikafka.broker.replica.partition import reconfigure
+
+    metadata = PartitionMetadata((1, 2), (1,), 1, 0, 0)
+    config = PartitionConfig(min_insync_replicas=2, strict_min_isr=True)
+    leader = make_leader("t-0", 1, 1, metadata, 5, 0, config, 0).state
+    assert isinstance(leader, Leader) and leader.high_watermark == 0  # ISR [1] below min ISR 2: the HWM waits
+    lowered, moved = reconfigure(leader, PartitionConfig(min_insync_replicas=1, strict_min_isr=True), 10)
+    assert moved and lowered.high_watermark == 5 and lowered.check_produce(-1) == ErrorCode.NONE
+    raised, moved = reconfigure(lowered, config, 20)
+    assert not moved and raised.check_produce(-1) == ErrorCode.NOT_ENOUGH_REPLICAS

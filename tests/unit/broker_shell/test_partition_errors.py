@@ -23,7 +23,8 @@ def manager_with_topic(partitions: int) -> ReplicaManager:
         partition=lambda topic_id, index: object() if topic_id == TOPIC_ID and index in topic.partitions else None,
     )
     metadata = SimpleNamespace(image=image)
-    return ReplicaManager(SimpleNamespace(node_id=0), None, metadata, None, lambda: 10, lambda: True)  # type: ignore[arg-type]
+    logs = SimpleNamespace(unopened={})
+    return ReplicaManager(SimpleNamespace(node_id=0), logs, metadata, None, lambda: 10, lambda: True)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("index", [-1, 3, 99, 2**31 - 1])
@@ -40,6 +41,14 @@ async def test_an_existing_partition_led_elsewhere_is_not_leader_and_an_unknown_
     manager = manager_with_topic(3)
     assert manager.not_hosted_error(TopicPartition("orders", 2)) == ErrorCode.NOT_LEADER_OR_FOLLOWER
     assert manager.not_hosted_error(TopicPartition("nope", 0)) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+async def test_a_partition_whose_files_could_not_be_opened_is_a_storage_error() -> None:
+    manager = manager_with_topic(3)
+    tp = TopicPartition("orders", 1)
+    manager.logs.unopened[tp] = TOPIC_ID  # out of file descriptors when it was to be opened
+    assert manager.not_hosted_error(tp) == ErrorCode.KAFKA_STORAGE_ERROR
+    assert manager.produce(tp, build_batch([Record(b"v")]), 1, 1000).result().error == ErrorCode.KAFKA_STORAGE_ERROR
 
 
 def test_a_broker_that_refuses_fetches_does_not_shrink_isrs_for_them(tmp_path) -> None:  # noqa: ANN001

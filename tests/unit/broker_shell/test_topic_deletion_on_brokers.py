@@ -34,7 +34,7 @@ def created(image: MetadataImage, topic_id: uuid.UUID, replicas: tuple[int, ...]
 
 
 def manager_on(tmp_path: Path) -> tuple[ReplicaManager, SimpleNamespace]:
-    config = SimpleNamespace(node_id=0, min_insync_replicas=1, replica_lag_time_max_ms=30000)
+    config = SimpleNamespace(node_id=0, min_insync_replicas=1, replica_lag_time_max_ms=30000, set_keys=frozenset())
     metadata = SimpleNamespace(image=replay(MetadataImage(), RegisterBroker(0, "a"), RegisterBroker(1, "b")))
     logs = LogManager(tmp_path, lambda topic: LogConfig())
     manager = ReplicaManager(config, logs, metadata, None, lambda: 10, lambda: True)  # type: ignore[arg-type]

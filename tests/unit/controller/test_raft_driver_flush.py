@@ -44,8 +44,9 @@ async def elected_leader(tmp_path: Path, fsyncs: HeldFsyncs) -> RaftDriver:
     driver._run_fsync = fsyncs.run  # type: ignore[method-assign]
     now = driver.clock()
     driver._apply(driver.core.tick(now + RaftConfig().election_timeout_ms * 10))  # stands for election
-    epoch = driver.core.epoch
-    driver._apply(driver.core.handle_response(2, VoteResponse(ErrorCode.NONE, -1, epoch, True), driver.clock()))
+    for _ in range(2):  # the pre-vote, then the vote
+        epoch = driver.core.epoch
+        driver._apply(driver.core.handle_response(2, VoteResponse(ErrorCode.NONE, -1, epoch, True), driver.clock()))
     assert driver.core.is_leader
     return driver
 

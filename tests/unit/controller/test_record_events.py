@@ -29,8 +29,9 @@ def test_events_carry_committed_values(harness: Harness) -> None:
     events = replayed_events(harness)
     names = [name for name, _ in events]
     assert events[0] == ("feature_level_changed", {"name": "eligible.leader.replicas.version", "feature_level": 1})
-    assert names[1:5] == ["broker_registered", "broker_unfenced", "broker_registered", "broker_unfenced"]
-    assert events[1][1]["broker_epoch"] == 1 and events[3][1]["broker_epoch"] == 3
+    assert events[1] == ("broker_config_changed", {"broker": "", "name": "min.insync.replicas", "value": "1"})
+    assert names[2:6] == ["broker_registered", "broker_unfenced", "broker_registered", "broker_unfenced"]
+    assert events[2][1]["broker_epoch"] == 2 and events[4][1]["broker_epoch"] == 4
     assert ("topic_created", {"topic": "t", "topic_id": str(topic_id)}) in events
     created = [f for n, f in events if n == "partition_changed" and f["reason"] == "create"]
     assert created == [
@@ -56,7 +57,7 @@ def test_events_carry_committed_values(harness: Harness) -> None:
     assert (fields["leader"], fields["isr"], fields["leader_epoch"], fields["partition_epoch"]) == (2, [2], 1, 1)
     assert events[-1] == (
         "broker_fenced",
-        {"broker_id": 1, "broker_epoch": 1, "reason": "session_timeout", "applied": True},
+        {"broker_id": 1, "broker_epoch": 2, "reason": "session_timeout", "applied": True},
     )
 
 

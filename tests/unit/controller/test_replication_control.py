@@ -31,9 +31,9 @@ def test_round_robin_assignment_over_unfenced_brokers(harness) -> None:  # type:
     assert sorted(p.leader for p in parts) == [1, 1, 2, 2, 3, 3]  # leaders spread evenly
     assert all(p.isr == p.replicas and p.leader == p.replicas[0] for p in parts)
     assert all((p.leader_epoch, p.partition_epoch) == (0, 0) for p in parts)
-    # No config given, none stored: the broker's own min.insync.replicas (the default passed here) applies.
+    # No config given, none stored: the cluster-wide one the controller wrote with the ELR feature applies.
     assert harness.image.topic_configs.get("t") is None
-    assert harness.image.min_insync_replicas("t", 2) == 2
+    assert harness.image.min_insync_replicas("t", 2) == 1
 
 
 def test_given_assignment_and_configs(harness) -> None:  # type: ignore[no-untyped-def]

@@ -54,3 +54,21 @@ def test_bad_node_lists_get_one_line_errors(tmp_path: Path, capsys) -> None:  # 
     assert "node id 1 is both a controller and a broker" in capsys.readouterr().err
     assert main(["certs", "create", "--dir", str(tmp_path)]) == 1
     assert "no node given" in capsys.readouterr().err
+
+
+def test_with_a_ca_dir_the_certificates_directory_holds_nothing_that_can_sign(tmp_path: Path) -> None:
+    directory, ca_dir = tmp_path / "certs", tmp_path / "ca"
+    argv = ["certs", "create", "--dir", str(directory), "--ca-dir", str(ca_dir), "--brokers", "1"]
+    assert main(argv) == 0
+    assert sorted(p.name for p in directory.iterdir()) == [
+        "admin.key",
+        "admin.pem",
+        "broker-1.key",
+        "broker-1.pem",
+        "ca.pem",
+    ]
+    assert sorted(p.name for p in ca_dir.iterdir()) == ["ca.key", "ca.pem"]
+    assert (directory / "ca.pem").read_bytes() == (ca_dir / "ca.pem").read_bytes()
+    ca = x509.load_pem_x509_certificate((directory / "ca.pem").read_bytes())
+    x509.load_pem_x509_certificate((directory / "broker-1.pem").read_bytes()).verify_directly_issued_by(ca)
+    assert stat.S_IMODE((ca_dir / "ca.key").stat().st_mode) == 0o600

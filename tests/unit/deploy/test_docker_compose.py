@@ -62,6 +62,14 @@ def test_certs_service_makes_every_nodes_certificate_once_before_any_node_starts
         assert f"certs:{CERTS}:ro" in service["volumes"], name
 
 
+def test_the_cas_key_stays_in_a_volume_only_the_certs_service_mounts(compose: dict) -> None:
+    certs = compose["services"]["certs"]
+    args = build_parser().parse_args(certs["command"][1:])
+    assert f"ca:{args.ca_dir}" in certs["volumes"] and args.ca_dir != args.dir
+    for name, service in nodes(compose).items():
+        assert not [v for v in service["volumes"] if v.split(":")[0] == "ca"], name
+
+
 def test_node_to_node_links_are_mutual_tls_with_the_nodes_own_certificate_and_no_fault_service(compose: dict) -> None:
     for name, service in nodes(compose).items():
         config = load_config_file(config_class(name.split("-")[0]), local_config(service["command"][-1]))
@@ -136,15 +144,17 @@ def test_volumes_and_healthchecks(compose: dict) -> None:
         assert mounts.get("logs") == "/var/lib/minikafka/logs"
         assert set(mounts) <= declared
         test = service["healthcheck"]["test"]
-        assert test[0] == "CMD" and test[1] == "minikafka"
-        args = build_parser().parse_args(test[2:])
-        addresses = args.bootstrap_controller or args.bootstrap_server
-        host, port = parse_host_port(addresses)
-        assert host in compose["services"]
         config = load_config_file(config_class(name.split("-")[0]), local_config(service["command"][-1]))
-        if args.bootstrap_controller:  # the controllers' listener is mutual TLS: the admin's certificate
+        if name.startswith("controller"):  # the controllers' listener is mutual TLS: the admin's certificate
+            assert test[:2] == ["CMD", "minikafka"]
+            args = build_parser().parse_args(test[2:])
+            assert parse_host_port(args.bootstrap_controller)[0] == name
             assert local_config(args.command_config).is_file()
-        else:  # a broker's plaintext client listener, not its mutual-TLS inter-broker one
+        else:  # registered and unfenced, asked on its plaintext client listener, not its mutual-TLS inter-broker one
+            assert test[:4] == ["CMD", "python", "-m", "minikafka.deploy.compose_health"]
+            assert int(test[4]) == config.node_id
+            host, port = parse_host_port(test[5])
+            assert host == name
             assert port != next(x.port for x in config.bound_listeners if x.name == config.inter_broker_listener)
 
 
@@ -168,9 +178,23 @@ def test_docker_compose_config_accepts_the_file() -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_the_build_context_leaves_out_the_venv_runs_and_git() -> None:
+def test_the_build_context_leaves_out_the_venv_runs_git_and_copied_certificates() -> None:
     ignored = {line.strip() for line in (REPO / ".dockerignore").read_text().splitlines() if line.strip()}
-    assert {".venv", "runs", ".git"} <= ignored
+    assert {".venv", "runs", ".git", "compose-certs"} <= ignored
+
+
+def test_the_image_declares_no_volume_that_would_be_left_behind_anonymous() -> None:
+    assert not re.search(r"^VOLUME", (REPO / "deploy" / "Dockerfile").read_text(), re.M)
+
+
+def test_the_host_side_client_properties_name_the_copied_certificates() -> None:
+    from minikafka.client.cli import client_security_from_properties
+
+    tls = client_security_from_properties(REPO / "compose-client.properties").tls
+    assert tls is not None
+    assert (str(tls.ca), str(tls.certificate), str(tls.key)) == (
+        "compose-certs/ca.pem", "compose-certs/admin.pem", "compose-certs/admin.key",
+    )  # fmt: skip
 
 
 def test_dependencies_install_before_the_source_is_copied_and_there_is_a_cmd() -> None:
@@ -180,7 +204,7 @@ def test_dependencies_install_before_the_source_is_copied_and_there_is_a_cmd() -
     assert first_install < copy_source  # a source edit reuses the dependency layer
     assert any("--no-deps" in line for line in lines[copy_source:])
     # the C record walk is built in the image: setup.py is copied with the source, and a compiler is there
-    assert lines.index("COPY setup.py ./") < copy_source
+    assert lines.index("COPY README.md setup.py ./") < copy_source
     assert any("apt-get install" in line and " gcc " in line for line in lines[copy_source:])
     assert any("import minikafka.common._record_walk" in line for line in lines[copy_source:])
     assert any(line.startswith("CMD [") for line in lines)
@@ -196,5 +220,11 @@ def test_nodes_need_no_spark_and_the_analysis_is_an_extra() -> None:
 
 def test_the_smoke_script_runs_this_compose_file_and_tears_it_down() -> None:
     script = (REPO / "deploy" / "compose-smoke.sh").read_text()
-    assert "compose -f docker-compose.yml" in script and "down -v" in script
+    assert "-f docker-compose.yml" in script and "down -v" in script
     assert subprocess.run(["bash", "-n", str(REPO / "deploy" / "compose-smoke.sh")]).returncode == 0
+
+
+def test_fault_stop_waits_as_long_as_the_compose_file_lets_a_node_stop(compose: dict) -> None:
+    from minikafka.deploy.compose_faults import STOP_GRACE_S
+
+    assert compose["x-node"]["stop_grace_period"] == f"{STOP_GRACE_S}s"

@@ -157,6 +157,7 @@ def test_the_report_gains_a_scenario_section(tmp_path: Path) -> None:
 def test_builtin_scenarios_load_and_user_files_are_checked(tmp_path: Path) -> None:
     names = {s.name for s in builtin()}
     assert {"kip-903", "last-replica-standing", "unclean-election", "zombie-leader", "controlled-shutdown"} <= names
+    assert "disruptive-controller" in names
     assert load("kip-903").guard.key == "alter.partition.broker.epoch.check"
     with pytest.raises(ScenarioError, match="no scenario named 'nope'"):
         load("nope")

@@ -32,6 +32,7 @@ PURE_MODULES = [
     "broker/group/loader.py",
     "broker/group/records.py",
     "broker/group/effects.py",
+    "broker/consumer_group",
     "broker/grpc_sasl/session.py",
     "common/scram_client.py",
     "client/sasl_exchange.py",

@@ -96,3 +96,14 @@ def test_a_forged_server_signature_is_refused() -> None:
     assert sasl_exchange.on_response(step.state, response).state == Failed(
         ErrorCode.SASL_AUTHENTICATION_FAILED, "Invalid server signature in the SCRAM server-final message"
     )
+
+
+def test_an_oversized_sasl_request_is_not_parsed() -> None:
+    from minikafka.broker.grpc_sasl.authenticator import OversizedSaslRequest, bounded_sasl_request
+    from minikafka.pb import broker_pb2
+
+    parse = bounded_sasl_request(100)
+    small = broker_pb2.SaslRequest(authenticate=broker_pb2.SaslAuthenticateRequest(auth_bytes=b"x" * 10))
+    assert parse(small.SerializeToString()) == small
+    large = broker_pb2.SaslRequest(authenticate=broker_pb2.SaslAuthenticateRequest(auth_bytes=b"x" * 200))
+    assert parse(large.SerializeToString()) == OversizedSaslRequest(len(large.SerializeToString()))

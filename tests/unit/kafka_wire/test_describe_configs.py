@@ -16,13 +16,17 @@ from minikafka.broker.kafka_wire.config_entries import (
     SHORT,
     STATIC_BROKER_CONFIG,
     STRING,
+    DynamicBrokerValues,
     Synonym,
     broker_entries,
+    cluster_default_entries,
     topic_entries,
 )
-from minikafka.broker.kafka_wire.describe import Include, _broker_name_problem, _entry
+from minikafka.broker.kafka_wire.config_resources import broker_name_problem
+from minikafka.broker.kafka_wire.describe import Include, _entry
 from minikafka.broker.kafka_wire.framing import response_class
 from minikafka.common.config import config_keys, load_config
+from minikafka.common.topic_config import DYNAMIC_BROKER_CONFIGS
 
 BASE = {
     "node.id": "1",
@@ -41,10 +45,12 @@ def _by_name(config: BrokerConfig) -> dict:
     return {entry.name: entry for entry in broker_entries(config)}
 
 
-def test_every_declared_broker_key_is_listed_read_only() -> None:
+def test_every_declared_broker_key_is_listed_read_only_but_the_dynamic_ones() -> None:
     entries = _by_name(_config())
     assert set(entries) == {key.name for _, key in config_keys(BrokerConfig)} | {"broker.id"}
-    assert all(entry.read_only for entry in entries.values())
+    writable = {name for name, entry in entries.items() if not entry.read_only}
+    assert writable == set(DYNAMIC_BROKER_CONFIGS) & set(entries)
+    assert {"log.retention.ms", "min.insync.replicas", "message.max.bytes"} <= writable
 
 
 def test_values_and_sources() -> None:
@@ -113,7 +119,7 @@ def test_synonyms_and_documentation_only_when_asked() -> None:
     entry = _by_name(_config(log_segment_bytes="1048576"))["log.segment.bytes"]
     bare = _entry(cls, entry, Include(synonyms=False, documentation=False))
     assert bare.synonyms == () and bare.documentation is None
-    assert (bare.value, bare.config_source, bare.config_type, bare.read_only) == ("1048576", 4, INT, True)
+    assert (bare.value, bare.config_source, bare.config_type, bare.read_only) == ("1048576", 4, INT, False)
     full = _entry(cls, entry, Include(synonyms=True, documentation=True))
     assert [(s.name, s.value, s.source) for s in full.synonyms] == [
         ("log.segment.bytes", "1048576", 4),
@@ -124,6 +130,36 @@ def test_synonyms_and_documentation_only_when_asked() -> None:
 
 
 def test_broker_resource_names() -> None:
-    assert _broker_name_problem("", 1) is None and _broker_name_problem("1", 1) is None
-    assert "expected 1 or empty string" in (_broker_name_problem("2", 1) or "")
-    assert "must be an integer" in (_broker_name_problem("x", 1) or "")
+    assert broker_name_problem("", 1) is None and broker_name_problem("1", 1) is None
+    assert "expected 1 or empty string" in (broker_name_problem("2", 1) or "")
+    assert "must be an integer" in (broker_name_problem("x", 1) or "")
+
+
+def test_dynamic_broker_values_come_first_in_kafkas_order() -> None:
+    dynamic = DynamicBrokerValues(own={"log.retention.ms": "1000"}, cluster={"log.retention.ms": "2000"})
+    config = _config(log_retention_ms="3000")
+    retention = _by_name_with(config, dynamic)["log.retention.ms"]
+    assert (retention.value, retention.source) == ("1000", 2)
+    assert [(s.value, s.source) for s in retention.synonyms] == [
+        ("1000", 2),
+        ("2000", 3),
+        ("3000", 4),
+        ("604800000", 5),
+    ]
+    cluster_only = DynamicBrokerValues(cluster={"log.retention.ms": "2000"})
+    topic = {e.name: e for e in topic_entries(config, {}, cluster_only)}["retention.ms"]
+    assert (topic.value, topic.source) == ("2000", 3)
+    assert [(s.name, s.source) for s in topic.synonyms] == [
+        ("log.retention.ms", 3),
+        ("log.retention.ms", 4),
+        (
+            "log.retention.ms",
+            5,
+        ),
+    ]
+    [entry] = cluster_default_entries({"min.insync.replicas": "2"})
+    assert (entry.name, entry.value, entry.source, entry.config_type) == ("min.insync.replicas", "2", 3, INT)
+
+
+def _by_name_with(config: BrokerConfig, dynamic: DynamicBrokerValues) -> dict:
+    return {entry.name: entry for entry in broker_entries(config, dynamic)}

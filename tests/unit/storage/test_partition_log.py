@@ -132,6 +132,24 @@ def test_read_rules_first_batch_whole_max_bytes_max_offset_and_range(tmp_path: P
     assert raised.value.code is ErrorCode.OFFSET_OUT_OF_RANGE
 
 
+def test_a_read_after_the_first_partition_takes_only_whole_batches_that_fit(tmp_path: Path) -> None:
+    """first_whole=False (a Fetch's later partitions, Kafka's minOneMessage off): a batch that does not fit is not
+    read, from memory, from a segment file, or from a later segment."""
+    log = open_log(tmp_path)  # 400-byte segments: the batches span several
+    fill(log, 8, per_batch=3)
+    assert len(log.segments) > 1
+    sizes = [b.size for b in iter_batches(log.read(0, 10**6, max_offset=log.log_end_offset))]
+    for max_offset in (None, log.log_end_offset):  # a follower's read (memory first), a consumer's (files)
+        assert log.read(0, sizes[0] - 1, max_offset, first_whole=False) == b""
+        assert log.read(0, 0, max_offset, first_whole=False) == b""
+        assert len(log.read(0, sizes[0], max_offset, first_whole=False)) == sizes[0]
+        newest = log.log_end_offset - 3
+        assert log.read(newest, 1, max_offset, first_whole=False) == b""
+        assert len(log.read(newest, 1, max_offset)) > 0  # the first partition's read: its first batch whole
+    last_of_first_segment = log.segments[1].base_offset - 3
+    assert log.read(last_of_first_segment, 1, log.log_end_offset, first_whole=False) == b""
+
+
 def test_a_read_of_the_newest_append_serves_what_the_file_holds(tmp_path: Path) -> None:
     log = open_log(tmp_path, LogConfig())
     fill(log, 3, per_batch=2)

@@ -3,8 +3,8 @@ core on each request and timer tick, and carries out its effects (answers, acks=
 manager, events).
 
 A partition's groups are loaded from its log when this broker becomes its leader (requests for them get
-COORDINATOR_LOAD_IN_PROGRESS meanwhile) and dropped when it stops leading (NOT_COORDINATOR; held requests are
-answered so). A new leader epoch reloads: the log is the truth, not what this broker remembered."""
+COORDINATOR_LOAD_IN_PROGRESS meanwhile, but a Heartbeat NONE) and dropped when it stops leading (NOT_COORDINATOR;
+held requests are answered so). A new leader epoch reloads: the log is the truth, not what this broker remembered."""
 
 from __future__ import annotations
 
@@ -300,7 +300,7 @@ class GroupCoordinator:
             [Record(encode_value(r.value), encode_key(r.key), now_ms) for r in append.records],
         )
         tp = TopicPartition(OFFSETS_TOPIC, shard.partition)
-        produced = self.manager.produce(tp, batch, -1, self.config.commit_timeout_ms)
+        produced = self.manager.produce(tp, batch, -1, self.config.commit_timeout_ms, internal_topics_allowed=True)
         produced.add_done_callback(lambda done: self._appended(shard, group_id, append.request_id, done))
 
     def _appended(

@@ -27,6 +27,7 @@ class JoinResult:
     leader: str = ""
     member_id: str = ""
     members: tuple[JoinedMember, ...] = ()
+    skip_assignment: bool = False  # the leader keeps the current assignment: its SyncGroup sends none
 
 
 @dataclass(frozen=True)

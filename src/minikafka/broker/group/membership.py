@@ -3,6 +3,7 @@ coordinator answers them. Pure: (group, request, now) -> GroupStep."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from minikafka.broker.group.effects import (
@@ -24,6 +25,9 @@ from minikafka.broker.group.rebalance import (
     metadata_record,
     prepare_rebalance,
     remove_member,
+    replace_static_member,
+    select_protocol,
+    swap_member,
     transition,
     try_complete_join,
 )
@@ -34,6 +38,7 @@ from minikafka.broker.group.state import (
     InitialDelay,
     Member,
     PendingAssignment,
+    PendingStaticJoin,
     Protocol,
 )
 from minikafka.common.errors import ErrorCode
@@ -51,6 +56,7 @@ class JoinRequest:
     protocol_type: str
     protocols: tuple[Protocol, ...]
     require_known_member_id: bool  # JoinGroup v4+: a new member first gets its id with MEMBER_ID_REQUIRED
+    skip_assignment_supported: bool  # JoinGroup v9+: a leader can be told its group's assignment stands
     reason: str = ""
 
 
@@ -159,16 +165,45 @@ def _replace_static_member(
     member_id: str,
     effects: list[Effect],
 ) -> Group:
-    """A static member rejoining under a new member id fences the old id. A stable group whose member kept its
-    protocols needs no rebalance: the member gets the current generation and its old assignment."""
-    was_leader = old.member_id == group.leader_id
-    group = remove_member(group, old.member_id, "replaced by static member", effects)
+    """A static member rejoining under a new member id fences the old id and takes its place (and leadership).
+    A stable group whose selected protocol stays needs no rebalance: the member gets the current generation and
+    its old assignment once the group's metadata record names its new id (else, after a failover, the instance
+    would still map to the old id and the member would be fenced)."""
+    previous_leader = group.leader_id
     member = _new_member(request, member_id, now).evolve(assignment=old.assignment)
-    if group.state == GroupState.STABLE and old.same_protocols(request.protocols) and not was_leader:
-        group = group.with_member(member.evolve(join_request=None))
-        effects.append(Answer(request.request_id, join_result(group, member_id)))
-        return group
-    return _add_member(group, member, config, now, effects)
+    group = replace_static_member(group, old.member_id, member, effects)
+    if group.state == GroupState.STABLE and select_protocol(group) == group.protocol_name:
+        effects.append(Append(request.request_id, (metadata_record(group, now),)))
+        pending = PendingStaticJoin(
+            request.request_id, old, member_id, previous_leader, request.skip_assignment_supported
+        )
+        return group.with_pending(pending)
+    reason = f"static member {request.group_instance_id} rejoined as {member_id}"
+    return maybe_rebalance(group, now, reason, config.initial_rebalance_delay_ms, effects)
+
+
+def static_join_stored(group: Group, pending: PendingStaticJoin, error: ErrorCode, now: int) -> GroupStep:
+    """The new id of a static member that rejoined a stable group is durable (or failed): answer its JoinGroup,
+    or put the old member back. A group that left Stable meanwhile answers the join with its next generation."""
+    member = group.members.get(pending.new_member_id)
+    if group.state != GroupState.STABLE or member is None or member.join_request != pending.request_id:
+        return GroupStep(group)
+    if error != ErrorCode.NONE:
+        # The old member's own held requests were answered when it was replaced.
+        old = pending.old.evolve(join_request=None, sync_request=None, last_heartbeat_ms=now)
+        group = swap_member(group, member.member_id, old)
+        result = JoinResult(error, group.generation, group.protocol_type, group.protocol_name, group.leader_id or "")
+        return GroupStep(group, (Answer(pending.request_id, result),))
+    group = group.with_member(member.evolve(join_request=None))
+    result = join_result(group, member.member_id)
+    if member.member_id == group.leader_id:
+        # A leader told it leads would assign anew; before JoinGroup v9 it cannot be told the assignment stands,
+        # so it hears of the old leader and syncs as a follower.
+        if pending.skip_assignment_supported:
+            result = dataclasses.replace(result, skip_assignment=True)
+        else:
+            result = dataclasses.replace(result, leader=pending.previous_leader or "", members=())
+    return GroupStep(group, (Answer(pending.request_id, result),))
 
 
 def _join_known_member(
@@ -223,6 +258,7 @@ def sync_group(group: Group, request: SyncRequest, now: int) -> GroupStep:
     if error != ErrorCode.NONE:
         return GroupStep(group, (Answer(request.request_id, SyncResult(error)),))
     member = group.members[request.member_id]
+    group = group.evolve(pending_sync=group.pending_sync - {request.member_id})
     if group.state == GroupState.STABLE:
         result = SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment)
         return GroupStep(group.with_member(member.evolve(last_heartbeat_ms=now)), (Answer(request.request_id, result),))
@@ -274,6 +310,12 @@ def heartbeat(group: Group, request_id: int, identity: MemberIdentity, now: int)
     return GroupStep(group, (Answer(request_id, HeartbeatResult(error)),))
 
 
+def heartbeat_unanswered(error: ErrorCode) -> HeartbeatResult:
+    """A heartbeat the coordinator cannot run now. While the group's partition loads, Kafka answers NONE: the
+    member keeps going, and the loaded group gives it a full session timeout."""
+    return HeartbeatResult(ErrorCode.NONE if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS else error)
+
+
 def leave_group(
     group: Group, request_id: int, identities: tuple[MemberIdentity, ...], config: GroupConfig, now: int
 ) -> GroupStep:
@@ -308,11 +350,14 @@ def leave_group(
 
 def expire(group: Group, now: int, config: GroupConfig) -> GroupStep:
     """Timers: members past their session timeout go (a member held in a join or sync is alive), pending member
-    ids expire, and a rebalance past its deadline completes with the members that rejoined."""
+    ids expire, members that did not send SyncGroup within the rebalance timeout go (and the group rebalances),
+    and a rebalance past its deadline completes with the members that rejoined."""
     effects: list[Effect] = []
     live_pending = {k: v for k, v in group.pending_members.items() if v > now}
-    changed = len(live_pending) != len(group.pending_members)
-    group = group.evolve(pending_members=live_pending) if changed else group
+    if len(live_pending) != len(group.pending_members):
+        # A member id given out and never used: a forming rebalance may now be complete, nothing more.
+        group = group.evolve(pending_members=live_pending)
+    changed = False
     for member in list(group.members.values()):
         held = member.join_request is not None or member.sync_request is not None
         if not held and now >= member.last_heartbeat_ms + member.session_timeout_ms:
@@ -320,6 +365,11 @@ def expire(group: Group, now: int, config: GroupConfig) -> GroupStep:
             changed = True
     if changed and group.state != GroupState.PREPARING_REBALANCE:
         group = maybe_rebalance(group, now, "session timeout", config.initial_rebalance_delay_ms, effects)
+    syncing = group.state in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE)
+    if syncing and group.pending_sync and now >= group.sync_deadline_ms:
+        for member_id in [m for m in group.members if m in group.pending_sync]:
+            group = remove_member(group, member_id, "not synced in time", effects)
+        group = prepare_rebalance(group, now, "members did not sync in time", 0, effects)
     if group.state == GroupState.PREPARING_REBALANCE:
         group = try_complete_join(group, now, effects)
     if group.state == GroupState.PREPARING_REBALANCE and now >= group.rebalance_deadline_ms:

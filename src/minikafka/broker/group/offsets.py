@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from minikafka.broker.group.effects import Answer, Append, CommitResult, DeleteResult, Effect, GroupEvent, GroupStep
-from minikafka.broker.group.membership import assignment_stored, validate_member
+from minikafka.broker.group.membership import assignment_stored, static_join_stored, validate_member
 from minikafka.broker.group.records import GroupMetadataKey, OffsetCommitKey, OffsetCommitValue, OffsetsRecord
 from minikafka.broker.group.state import (
     Group,
@@ -18,6 +18,7 @@ from minikafka.broker.group.state import (
     PendingAssignment,
     PendingCommit,
     PendingDelete,
+    PendingStaticJoin,
     TopicPartitionKey,
 )
 from minikafka.common.errors import ErrorCode
@@ -39,9 +40,13 @@ class CommitRequest:
     group_instance_id: str | None
     generation_id: int
     entries: tuple[CommitEntry, ...]
+    api_version: int  # OffsetCommit's: from v9 a missing group is named GROUP_ID_NOT_FOUND
 
 
 def validate_offset_commit(group: Group, request: CommitRequest) -> ErrorCode:
+    if group.is_idle and request.generation_id >= 0:
+        # No such group: a member of a generation cannot commit to it (named so before v9, for older clients).
+        return ErrorCode.GROUP_ID_NOT_FOUND if request.api_version >= 9 else ErrorCode.ILLEGAL_GENERATION
     if group.state == GroupState.DEAD:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
     if request.generation_id < 0 and group.state == GroupState.EMPTY:
@@ -123,17 +128,27 @@ def store_error(error: ErrorCode) -> ErrorCode:
     return error if error == ErrorCode.NONE else ErrorCode.UNKNOWN_SERVER_ERROR
 
 
+def metadata_store_error(error: ErrorCode) -> ErrorCode:
+    """A failed group metadata write (SyncGroup's assignment, a static member's new id) as the member sees it:
+    as a commit's, except that a record too large is the coordinator's fault, not the member's."""
+    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+    return store_error(error)
+
+
 def append_done(group: Group, request_id: int, error: ErrorCode, config: GroupConfig, now: int) -> GroupStep:
     """A write to __consumer_offsets finished: apply and answer what waited for it."""
     pending = group.pending_writes.get(request_id)
     if pending is None:
         return GroupStep(group)
     group = group.evolve(pending_writes={k: v for k, v in group.pending_writes.items() if k != request_id})
+    if isinstance(pending, PendingAssignment):
+        return assignment_stored(group, pending, metadata_store_error(error), now, config)
+    if isinstance(pending, PendingStaticJoin):
+        return static_join_stored(group, pending, metadata_store_error(error), now)
     error = store_error(error)
     if isinstance(pending, PendingCommit):
         return _commit_stored(group, pending, error)
-    if isinstance(pending, PendingAssignment):
-        return assignment_stored(group, pending, error, now, config)
     if isinstance(pending, PendingDelete):
         if error != ErrorCode.NONE:
             return GroupStep(group.evolve(state=GroupState.EMPTY), (Answer(request_id, DeleteResult(error)),))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from minikafka.broker.group.effects import Answer, Append, Effect, GroupEvent, JoinedMember, JoinResult, SyncResult
 from minikafka.broker.group.records import GroupMetadataKey, GroupMetadataValue, MemberMetadata, OffsetsRecord
-from minikafka.broker.group.state import Group, GroupState, InitialDelay, PendingMetadata
+from minikafka.broker.group.state import Group, GroupState, InitialDelay, Member, PendingMetadata
 from minikafka.common.errors import ErrorCode
 
 
@@ -33,6 +33,7 @@ def prepare_rebalance(group: Group, now: int, reason: str, initial_delay_ms: int
     group.initial.rebalance.delay.ms for more members."""
     if group.state == GroupState.COMPLETING_REBALANCE:
         group = fail_held_syncs(group, ErrorCode.REBALANCE_IN_PROGRESS, effects)
+    group = group.evolve(pending_sync=frozenset())
     timeout = group.rebalance_timeout_ms()
     effects.append(
         GroupEvent(
@@ -67,23 +68,34 @@ def try_complete_join(group: Group, now: int, effects: list[Effect]) -> Group:
 
 
 def complete_join(group: Group, now: int, effects: list[Effect]) -> Group:
-    """The next generation from the members that rejoined; the others are removed."""
+    """The next generation. Dynamic members that did not rejoin are removed; static ones stay until their session
+    expires (the leader assigns them too). With no member rejoined, the rebalance waits one more rebalance
+    timeout."""
     for member in list(group.members.values()):
-        if member.join_request is None:
+        if member.join_request is None and member.group_instance_id is None:
             effects.append(member_removed(group, member.member_id, "not rejoined in time"))
             group = group.without_member(member.member_id)
+    joined = [m.member_id for m in group.members.values() if m.join_request is not None]
+    if group.members and not joined:
+        return group.evolve(rebalance_deadline_ms=now + group.rebalance_timeout_ms(), initial_delay=None)
     group = group.evolve(generation=group.generation + 1, initial_delay=None, pending_members={})
     if not group.members:
         group = group.evolve(protocol_name=None, leader_id=None)
         group = transition(group, GroupState.EMPTY, now, effects)
         return store_metadata(group, now, effects, request_id=-group.generation)
-    leader = group.leader_id if group.leader_id in group.members else next(iter(group.members))
-    group = group.evolve(protocol_name=select_protocol(group), leader_id=leader)
+    leader = group.leader_id if group.leader_id in joined else joined[0]
+    # Every member must send SyncGroup within the rebalance timeout (Kafka's pending sync).
+    group = group.evolve(
+        protocol_name=select_protocol(group),
+        leader_id=leader,
+        pending_sync=frozenset(group.members),
+        sync_deadline_ms=now + group.rebalance_timeout_ms(),
+    )
     group = transition(group, GroupState.COMPLETING_REBALANCE, now, effects)
     members = {}
     for member_id, member in group.members.items():
-        assert member.join_request is not None
-        effects.append(Answer(member.join_request, join_result(group, member_id)))
+        if member.join_request is not None:
+            effects.append(Answer(member.join_request, join_result(group, member_id)))
         members[member_id] = member.evolve(join_request=None, last_heartbeat_ms=now, assignment=b"")
     effects.append(
         GroupEvent(
@@ -160,6 +172,29 @@ def remove_member(group: Group, member_id: str, reason: str, effects: list[Effec
     if group.leader_id == member_id:
         group = group.evolve(leader_id=next(iter(group.members), None))
     return group
+
+
+def swap_member(group: Group, old_id: str, member: Member) -> Group:
+    """`member` takes the place of `old_id`: its position in the join order and its leadership."""
+    members = {member.member_id if k == old_id else k: member if k == old_id else v for k, v in group.members.items()}
+    leader = member.member_id if group.leader_id == old_id else group.leader_id
+    pending_sync = group.pending_sync
+    if old_id in pending_sync:
+        pending_sync = pending_sync - {old_id} | {member.member_id}
+    return group.evolve(members=members, leader_id=leader, pending_sync=pending_sync)
+
+
+def replace_static_member(group: Group, old_id: str, new_member: Member, effects: list[Effect]) -> Group:
+    """A static member rejoined under a new member id: the old id is removed and the new one inherits its place
+    and leadership. A request the old id holds is answered FENCED_INSTANCE_ID, which stops that instance for good
+    (UNKNOWN_MEMBER_ID would have it rejoin and replace the new one in turn)."""
+    old = group.members[old_id]
+    if old.join_request is not None:
+        effects.append(Answer(old.join_request, JoinResult(ErrorCode.FENCED_INSTANCE_ID, member_id=old_id)))
+    if old.sync_request is not None:
+        effects.append(Answer(old.sync_request, SyncResult(ErrorCode.FENCED_INSTANCE_ID)))
+    effects.append(member_removed(group, old_id, "replaced by static member"))
+    return swap_member(group, old_id, new_member)
 
 
 def store_metadata(group: Group, now: int, effects: list[Effect], request_id: int) -> Group:

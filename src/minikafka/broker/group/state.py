@@ -85,6 +85,18 @@ class PendingAssignment:
 
 
 @dataclass(frozen=True)
+class PendingStaticJoin:
+    """A static member rejoined a stable group under a new member id: its JoinGroup is answered once the group's
+    metadata record names the new id; if that write fails, `old` takes its place again."""
+
+    request_id: int
+    old: Member
+    new_member_id: str
+    previous_leader: str | None
+    skip_assignment_supported: bool
+
+
+@dataclass(frozen=True)
 class PendingDelete:
     request_id: int
 
@@ -96,7 +108,7 @@ class PendingMetadata:
     request_id: int
 
 
-PendingWrite = PendingCommit | PendingAssignment | PendingDelete | PendingMetadata
+PendingWrite = PendingCommit | PendingAssignment | PendingStaticJoin | PendingDelete | PendingMetadata
 
 
 @dataclass(frozen=True)
@@ -121,6 +133,9 @@ class Group:
     pending_members: dict[str, int] = field(default_factory=dict)  # member id -> expiry (MEMBER_ID_REQUIRED)
     rebalance_deadline_ms: int = 0
     initial_delay: InitialDelay | None = None
+    # Members of this generation that have not sent SyncGroup yet: removed at the sync deadline, then a rebalance.
+    pending_sync: frozenset[str] = frozenset()
+    sync_deadline_ms: int = 0
     offsets: dict[TopicPartitionKey, OffsetAndMetadata] = field(default_factory=dict)
     pending_writes: dict[int, PendingWrite] = field(default_factory=dict)
 
@@ -131,7 +146,8 @@ class Group:
         return self.evolve(members={**self.members, member.member_id: member})
 
     def without_member(self, member_id: str) -> Group:
-        return self.evolve(members={k: v for k, v in self.members.items() if k != member_id})
+        members = {k: v for k, v in self.members.items() if k != member_id}
+        return self.evolve(members=members, pending_sync=self.pending_sync - {member_id})
 
     def with_pending(self, write: PendingWrite) -> Group:
         return self.evolve(pending_writes={**self.pending_writes, write.request_id: write})

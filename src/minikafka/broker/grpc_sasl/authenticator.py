@@ -47,6 +47,26 @@ class GrpcSaslSettings:
     scram_nonce_suffix_ok: bool  # sasl.scram.final.nonce.match=suffix
     reauth_ms: int  # connections.max.reauth.ms
     failed_authentication_delay_ms: int  # connection.failed.authentication.delay.ms
+    max_receive_bytes: int = 524288  # sasl.server.max.receive.size: the largest SaslRequest read
+
+
+@dataclass(frozen=True)
+class OversizedSaslRequest:
+    """A SaslRequest larger than sasl.server.max.receive.size, left unparsed (its bytes are dropped at once)."""
+
+    size: int
+
+
+def bounded_sasl_request(max_bytes: int) -> Callable[[bytes], broker_pb2.SaslRequest | OversizedSaslRequest]:
+    """SaslAuthenticate's request deserializer: an oversized message is not parsed into a second and third copy of
+    its token (the protobuf and its bytes field); the exchange refuses it."""
+
+    def parse(raw: bytes) -> broker_pb2.SaslRequest | OversizedSaslRequest:
+        if len(raw) > max_bytes:
+            return OversizedSaslRequest(len(raw))
+        return broker_pb2.SaslRequest.FromString(raw)
+
+    return parse
 
 
 @dataclass(frozen=True)
@@ -89,6 +109,10 @@ class GrpcSaslAuthenticator:
         """One SASL exchange: answers each request; ends after success, failure or a request out of order."""
         state = SaslSession()
         async for request in requests:
+            if isinstance(request, OversizedSaslRequest):  # Kafka's listener closes such a connection unanswered
+                limit = self.settings.max_receive_bytes
+                reason = f"INVALID_REQUEST: SASL request of {request.size} bytes is larger than {limit}"
+                await self._abort(context, state, reason)
             kind = request.WhichOneof("body")
             refused = sasl_authenticator.refusal(state, SASL_HANDSHAKE if kind == "handshake" else SASL_AUTHENTICATE)
             if kind is None:

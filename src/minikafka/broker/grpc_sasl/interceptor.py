@@ -11,7 +11,7 @@ import grpc
 import structlog
 
 from minikafka.broker.grpc_sasl import session as sessions
-from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator
+from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator, bounded_sasl_request
 from minikafka.common.grpc_sasl import SASL_AUTHENTICATE_METHOD, SESSION_METADATA_KEY
 from minikafka.common.grpc_support import FirstSightings, guarded_handler
 
@@ -28,6 +28,7 @@ class SaslSessionInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, authenticator: GrpcSaslAuthenticator) -> None:
         self.authenticator = authenticator
         self._logged = FirstSightings()
+        self._bounded_request = bounded_sasl_request(authenticator.settings.max_receive_bytes)
 
     def check(self, method: str, context: Any) -> sessions.SessionCheck:
         token = session_token(context.invocation_metadata())
@@ -47,7 +48,9 @@ class SaslSessionInterceptor(grpc.aio.ServerInterceptor):
         self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]], details: Any
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(details)
-        if handler is None or details.method == SASL_AUTHENTICATE_METHOD:
+        if handler is not None and details.method == SASL_AUTHENTICATE_METHOD:
+            return handler._replace(request_deserializer=self._bounded_request)
+        if handler is None:
             return handler
         guarded = guarded_handler(handler, details.method, self._guard_unary, self._guard_stream)
         return guarded if guarded is not None else _refuse_other_kinds(details.method)

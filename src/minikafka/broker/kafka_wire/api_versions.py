@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from minikafka.broker.kafka_wire import (
+    alter_configs,
     delete_records,
     describe_log_dirs,
     describe_producers,
@@ -47,6 +48,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     **partition_admin.VERSIONS,
     **sasl_apis.VERSIONS,
     **scram_credentials.VERSIONS,
+    **alter_configs.VERSIONS,
 }
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from minikafka.broker.kafka_wire import (
     admin_topics,
+    alter_configs,
     api_versions,
     delete_records,
     describe,
@@ -54,6 +55,8 @@ HANDLERS: dict[int, Handler] = {
     **partition_admin.HANDLERS,
     **sasl_apis.HANDLERS,
     **scram_credentials.HANDLERS,
+    alter_configs.ALTER_CONFIGS: alter_configs.alter_configs,
+    alter_configs.INCREMENTAL_ALTER_CONFIGS: alter_configs.incremental_alter_configs,
 }
 
 

@@ -10,10 +10,11 @@ from typing import Any
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.common.config import config_keys, describe_keys
-from minikafka.common.topic_config import LONG_MAX, TOPIC_CONFIGS
+from minikafka.common.topic_config import DYNAMIC_BROKER_CONFIGS, LONG_MAX, TOPIC_CONFIGS
 
 # Kafka's ConfigSource
-DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
+DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG = 1, 2, 3
+STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5
 # Kafka's ConfigType
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
 
@@ -41,18 +42,26 @@ _KINDS = {"bool": BOOLEAN, "str": STRING, "list": LIST, "float": DOUBLE}
 _TOPIC_KINDS = {"int": INT, "long": LONG, "list": LIST, "boolean": BOOLEAN}
 
 # Each topic config's broker-level synonym (Kafka's names): its value when the topic does not set it.
-TOPIC_SYNONYMS = {
-    "min.insync.replicas": "min.insync.replicas",
-    "segment.bytes": "log.segment.bytes",
-    "retention.ms": "log.retention.ms",
-    "retention.bytes": "log.retention.bytes",
-    "flush.messages": "log.flush.interval.messages",
-    "flush.ms": "log.flush.interval.ms",
-    "cleanup.policy": "log.cleanup.policy",
-    "unclean.leader.election.enable": "unclean.leader.election.enable",
-}
+TOPIC_SYNONYMS = {name: definition.broker_name for name, definition in TOPIC_CONFIGS.items()}
 # Broker-level synonyms minikafka has no key for: the only value it supports.
 _FIXED_BROKER_VALUES = {"log.cleanup.policy": "delete", "unclean.leader.election.enable": "false"}
+
+
+@dataclass(frozen=True)
+class DynamicBrokerValues:
+    """The dynamic broker configs the metadata holds: this broker's own, and the cluster-wide default."""
+
+    own: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    cluster: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def synonyms(self, name: str) -> list[Synonym]:
+        """Kafka's order: the per-broker value, then the cluster default."""
+        found = []
+        if name in self.own:
+            found.append(Synonym(name, self.own[name], DYNAMIC_BROKER_CONFIG))
+        if name in self.cluster:
+            found.append(Synonym(name, self.cluster[name], DYNAMIC_DEFAULT_BROKER_CONFIG))
+        return found
 
 
 @dataclass(frozen=True)
@@ -95,9 +104,11 @@ def _broker_type(name: str, type_name: str) -> int:
     return _KINDS.get(base, STRING)
 
 
-def broker_entries(config: BrokerConfig) -> list[ConfigEntry]:
-    """Every broker key, sorted by name: the value it runs with, STATIC_BROKER_CONFIG when its properties or --set
-    gave it, else DEFAULT_CONFIG; read-only, as minikafka changes no broker config at run time."""
+def broker_entries(config: BrokerConfig, dynamic: DynamicBrokerValues | None = None) -> list[ConfigEntry]:
+    """Every broker key, sorted by name: the value it runs with, from the first of its sources in Kafka's order
+    (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG when its properties or --set gave
+    it, DEFAULT_CONFIG); read-only unless it is a dynamic broker config."""
+    dynamic = dynamic or DynamicBrokerValues()
     entries = []
     # describe_keys gives each key's type name, default and doc, in the order of config_keys' fields
     for (field, _), row in zip(config_keys(type(config)), describe_keys(type(config)), strict=True):
@@ -105,7 +116,7 @@ def broker_entries(config: BrokerConfig) -> list[ConfigEntry]:
         sensitive = name in _PASSWORD_KEYS
         value = None if sensitive else kafka_value(getattr(config, field.name))
         default = None if sensitive else kafka_value(row["default"])
-        synonyms = []
+        synonyms = [] if sensitive else dynamic.synonyms(name)
         if name in config.set_keys:
             synonyms.append(Synonym(name, value, STATIC_BROKER_CONFIG))
         if not row["required"]:
@@ -113,9 +124,9 @@ def broker_entries(config: BrokerConfig) -> list[ConfigEntry]:
         entries.append(
             ConfigEntry(
                 name=name,
-                value=value,
+                value=synonyms[0].value if synonyms else value,
                 source=synonyms[0].source if synonyms else STATIC_BROKER_CONFIG,
-                read_only=True,
+                read_only=name not in DYNAMIC_BROKER_CONFIGS,
                 sensitive=sensitive,
                 config_type=_broker_type(name, row["type"]),
                 doc=row["doc"] or None,
@@ -132,10 +143,14 @@ def _renamed(synonyms: tuple[Synonym, ...], name: str) -> tuple[Synonym, ...]:
     return tuple(dataclasses.replace(synonym, name=name) for synonym in synonyms)
 
 
-def topic_entries(config: BrokerConfig, topic_values: Mapping[str, str | None]) -> list[ConfigEntry]:
+def topic_entries(
+    config: BrokerConfig, topic_values: Mapping[str, str | None], dynamic: DynamicBrokerValues | None = None
+) -> list[ConfigEntry]:
     """Every topic config: the topic's own value (DYNAMIC_TOPIC_CONFIG), else its broker-level synonym's, with that
-    synonym's source (STATIC_BROKER_CONFIG when the broker's properties set it, else DEFAULT_CONFIG)."""
-    broker = {entry.name: entry for entry in broker_entries(config)}
+    synonym's source (a dynamic broker value, else STATIC_BROKER_CONFIG when the broker's properties set it, else
+    DEFAULT_CONFIG)."""
+    dynamic = dynamic or DynamicBrokerValues()
+    broker = {entry.name: entry for entry in broker_entries(config, dynamic)}
     entries = []
     for name, definition in sorted(TOPIC_CONFIGS.items()):
         broker_name = TOPIC_SYNONYMS[name]
@@ -143,6 +158,7 @@ def topic_entries(config: BrokerConfig, topic_values: Mapping[str, str | None]) 
         if broker_name in broker:
             synonyms.extend(broker[broker_name].synonyms)
         else:
+            synonyms.extend(dynamic.synonyms(broker_name))
             synonyms.append(Synonym(broker_name, _FIXED_BROKER_VALUES[broker_name], DEFAULT_CONFIG))
         value = synonyms[0].value
         if name == "flush.ms" and value is None:  # no time-based flush: Kafka's default, the longest interval
@@ -161,3 +177,22 @@ def topic_entries(config: BrokerConfig, topic_values: Mapping[str, str | None]) 
             )
         )
     return entries
+
+
+def cluster_default_entries(cluster: Mapping[str, str]) -> list[ConfigEntry]:
+    """The cluster-wide default broker resource (the name ""): only what is set there, as Kafka answers it."""
+    return [
+        ConfigEntry(
+            name=name,
+            value=value,
+            source=DYNAMIC_DEFAULT_BROKER_CONFIG,
+            read_only=False,
+            sensitive=False,
+            config_type=_TOPIC_KINDS.get(DYNAMIC_BROKER_CONFIGS[name].kind, STRING)
+            if name in DYNAMIC_BROKER_CONFIGS
+            else STRING,
+            doc=None,
+            synonyms=(Synonym(name, value, DYNAMIC_DEFAULT_BROKER_CONFIG),),
+        )
+        for name, value in sorted(cluster.items())
+    ]

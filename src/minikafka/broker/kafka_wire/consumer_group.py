@@ -7,12 +7,13 @@ import dataclasses
 import uuid
 from typing import Any
 
-from minikafka.broker.group.effects import HeartbeatResult, JoinResult, LeaveResult, LeftMember, SyncResult
+from minikafka.broker.group.effects import JoinResult, LeaveResult, LeftMember, SyncResult
 from minikafka.broker.group.membership import (
     JoinRequest,
     MemberIdentity,
     SyncRequest,
     heartbeat,
+    heartbeat_unanswered,
     join_group,
     leave_group,
     sync_group,
@@ -25,6 +26,7 @@ from minikafka.common.errors import ErrorCode
 
 JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 11, 12, 13, 14
 KNOWN_MEMBER_ID_VERSION = 4  # JoinGroup v4+: a new member is given its id first (MEMBER_ID_REQUIRED)
+SKIP_ASSIGNMENT_VERSION = 9  # JoinGroup v9+: SkipAssignment tells a leader the current assignment stands
 
 
 def _ms(value: Any) -> int:
@@ -46,6 +48,7 @@ async def handle_join(ctx: WireContext, request: Request) -> Any:
         protocol_type=body.protocol_type,
         protocols=tuple(Protocol(p.name, bytes(p.metadata)) for p in body.protocols),
         require_known_member_id=version >= KNOWN_MEMBER_ID_VERSION,
+        skip_assignment_supported=version >= SKIP_ASSIGNMENT_VERSION,
         reason=getattr(body, "reason", None) or "",
     )
     new_id = f"{join.client_id or 'member'}-{uuid.uuid4()}"
@@ -74,7 +77,7 @@ def _join_response(request: Request, result: JoinResult) -> Any:
         protocol_type=result.protocol_type,
         protocol_name=result.protocol_name if nullable_name else (result.protocol_name or ""),
         leader=result.leader,
-        skip_assignment=False,
+        skip_assignment=result.skip_assignment,
         member_id=result.member_id,
         members=tuple(
             build(member, member_id=m.member_id, group_instance_id=m.group_instance_id, metadata=m.metadata)
@@ -112,7 +115,7 @@ async def handle_heartbeat(ctx: WireContext, request: Request) -> Any:
     body = request.body
     identity = MemberIdentity(body.member_id, getattr(body, "group_instance_id", None), body.generation_id)
     result = await coordinate(
-        ctx, body.group_id, HeartbeatResult, lambda group, rid, now: heartbeat(group, rid, identity, now)
+        ctx, body.group_id, heartbeat_unanswered, lambda group, rid, now: heartbeat(group, rid, identity, now)
     )
     return build(response_class(HEARTBEAT, request.header.api_version), throttle_time=0, error_code=result.error)
 

@@ -6,14 +6,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from minikafka.broker.kafka_wire.api_versions import DESCRIBE_CLUSTER, DESCRIBE_CONFIGS
-from minikafka.broker.kafka_wire.config_entries import ConfigEntry, broker_entries, topic_entries
+from minikafka.broker.kafka_wire.config_entries import (
+    ConfigEntry,
+    DynamicBrokerValues,
+    broker_entries,
+    cluster_default_entries,
+    topic_entries,
+)
+from minikafka.broker.kafka_wire.config_resources import BROKER_RESOURCE, TOPIC_RESOURCE, broker_name_problem
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.common.errors import ErrorCode
 from minikafka.common.topic_config import TOPIC_CONFIGS
+from minikafka.kraft_controller.metadata.image import MetadataImage
 
-TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4  # Kafka's ConfigResource.Type
 NO_AUTHORIZED_OPERATIONS = -2147483648
 BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2  # DescribeCluster's endpoint types (KIP-919)
 
@@ -90,13 +97,17 @@ def _resource(ctx: WireContext, cls: type, resource: Any, include: Include) -> A
             return build(
                 result_cls, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, error_message=None, configs=(), **base
             )
-        entries = topic_entries(config, {key: image.topic_config(name, key) for key in TOPIC_CONFIGS})
+        topic_values = {key: image.topic_config(name, key) for key in TOPIC_CONFIGS}
+        entries = topic_entries(config, topic_values, _dynamic(image, config.node_id))
     elif resource.resource_type == BROKER_RESOURCE:
         # A broker describes only its own static configs; the AdminClient sends a broker's resource to that broker.
-        problem = _broker_name_problem(name, config.node_id)
+        problem = broker_name_problem(name, config.node_id)
         if problem is not None:
             return build(result_cls, error_code=ErrorCode.INVALID_REQUEST, error_message=problem, configs=(), **base)
-        entries = broker_entries(config)
+        if name == "":
+            entries = cluster_default_entries(image.broker_configs.get("", {}))
+        else:
+            entries = broker_entries(config, _dynamic(image, config.node_id))
     else:
         return build(
             result_cls, error_code=ErrorCode.INVALID_REQUEST, error_message=f"resource {name!r}", configs=(), **base
@@ -106,14 +117,8 @@ def _resource(ctx: WireContext, cls: type, resource: Any, include: Include) -> A
     return build(result_cls, error_code=ErrorCode.NONE, error_message=None, configs=configs, **base)
 
 
-def _broker_name_problem(name: str, node_id: int) -> str | None:
-    if name == "":
-        return None
-    if not name.isdigit():
-        return f"Broker id must be an integer, but it is: {name}"
-    if int(name) != node_id:
-        return f"Unexpected broker id, expected {node_id} or empty string, but received {name}"
-    return None
+def _dynamic(image: MetadataImage, node_id: int) -> DynamicBrokerValues:
+    return DynamicBrokerValues(image.broker_configs.get(str(node_id), {}), image.broker_configs.get("", {}))
 
 
 def _entry(cls: type, entry: ConfigEntry, include: Include) -> Any:

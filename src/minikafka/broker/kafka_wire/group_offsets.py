@@ -39,6 +39,7 @@ async def handle_commit(ctx: WireContext, request: Request) -> Any:
             if topic.name in known
             for p in topic.partitions or ()
         ),
+        api_version=request.header.api_version,
     )
     result = await coordinate(
         ctx,

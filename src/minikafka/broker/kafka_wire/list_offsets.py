@@ -1,5 +1,5 @@
-"""ListOffsets: the earliest (log start), latest (high watermark) and max-timestamp offsets, and the first offset at
-or after a timestamp, through the replica manager."""
+"""ListOffsets: decoded into the request layer's lines (`broker.requests.list_offsets`, the gRPC front end's path
+too) and its answers encoded for the request's version."""
 
 from __future__ import annotations
 
@@ -10,27 +10,34 @@ from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.broker.log_manager import TopicPartition
-from minikafka.common.errors import ErrorCode
+from minikafka.broker.requests.list_offsets import ListOffsetsPartition, handle_list_offsets
 
 
 def handle(ctx: WireContext, request: Request) -> Any:
     cls = response_class(LIST_OFFSETS, request.header.api_version)
     partition_entry = sibling(cls, "ListOffsetsPartitionResponse")
+    asked = request.body.topics or ()
+    lines = [
+        ListOffsetsPartition(
+            TopicPartition(topic.name, line.partition_index), line.timestamp, getattr(line, "current_leader_epoch", -1)
+        )
+        for topic in asked
+        for line in topic.partitions or ()
+    ]
+    answers = iter(handle_list_offsets(ctx.manager, lines))
     topics = []
-    for topic in request.body.topics or ():
+    for topic in asked:
         partitions = []
         for line in topic.partitions or ():
-            tp = TopicPartition(topic.name, line.partition_index)
-            listed = ctx.manager.list_offset(tp, line.timestamp, getattr(line, "current_leader_epoch", -1))
-            ok = listed.error == ErrorCode.NONE
+            listed = next(answers)
             partitions.append(
                 build(
                     partition_entry,
                     partition_index=line.partition_index,
                     error_code=listed.error,
-                    timestamp=listed.timestamp if ok else -1,
-                    offset=listed.offset if ok else -1,
-                    leader_epoch=listed.leader_epoch if ok else -1,
+                    timestamp=listed.timestamp,
+                    offset=listed.offset,
+                    leader_epoch=listed.leader_epoch,
                 )
             )
         topics.append(build(sibling(cls, "ListOffsetsTopicResponse"), name=topic.name, partitions=tuple(partitions)))

@@ -2,14 +2,17 @@
 later ones are already read and started (a bounded number in flight).
 
 A frame the broker cannot answer (garbage, an oversized or short size prefix, an unknown key or version, a
-truncated body, a client idle past connections.max.idle.ms) closes that connection with a logged
-`kafka_connection_closed` event; the broker and its other connections carry on."""
+truncated body, a client without a complete request for connections.max.idle.ms, also one half-way through a
+frame) closes that connection with a logged `kafka_connection_closed` event; the broker and its other connections
+carry on. The listener owns its accept loop: it stops accepting at max.connections, closes a connection past
+max.connections.per.ip at once, and backs off when accept() fails (out of files) instead of giving up."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import secrets
+import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +20,7 @@ import structlog
 
 from minikafka.broker.kafka_wire import api_versions, sasl_apis, sasl_authenticator
 from minikafka.broker.kafka_wire.apis import dispatch
+from minikafka.broker.kafka_wire.connection_quotas import ConnectionQuotas, TooManyFromIp
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.framing import (
     SIZE,
@@ -34,6 +38,8 @@ from minikafka.common.errors import ErrorCode
 from minikafka.common.scram import ScramCredential, ScramMechanism
 
 MAX_IN_FLIGHT = 64  # requests read ahead of the one being answered, per connection
+LISTEN_BACKLOG = 1024
+ACCEPT_BACKOFF_S = (0.05, 1.0)  # after a failed accept(): first wait, longest wait (doubling in between)
 
 
 @dataclass(frozen=True)
@@ -51,33 +57,124 @@ class RawToken:
     data: bytes
 
 
+class ListenerConnections:
+    """The broker's connection quotas over all its Kafka listeners, and a wait for a free slot."""
+
+    def __init__(self, quotas: ConnectionQuotas) -> None:
+        self.quotas = quotas
+        self._freed = asyncio.Event()
+
+    async def wait_for_slot(self) -> None:
+        while not self.quotas.has_slot():
+            self._freed.clear()
+            await self._freed.wait()
+
+    def release(self, ip: str) -> None:
+        self.quotas.release(ip)
+        self._freed.set()
+
+
+def unlimited_connections() -> ListenerConnections:
+    return ListenerConnections(ConnectionQuotas(2**31 - 1, 2**31 - 1))
+
+
 class KafkaListener:
     def __init__(
-        self, ctx: WireContext, host: str, port: int, limits: ListenerLimits, security: ListenerSecurity = PLAINTEXT
+        self,
+        ctx: WireContext,
+        host: str,
+        port: int,
+        limits: ListenerLimits,
+        security: ListenerSecurity = PLAINTEXT,
+        connections: ListenerConnections | None = None,
     ) -> None:
         self.ctx = ctx
         self.host = host
         self.port = port
         self.limits = limits
         self.security = security
-        self._server: asyncio.Server | None = None
+        self.connections = connections or unlimited_connections()
+        self._socket: socket.socket | None = None
+        self._acceptor: asyncio.Task[None] | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self._log = structlog.get_logger()
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._accept, self.host, self.port, ssl=self.security.ssl_context)
-        self.port = self._server.sockets[0].getsockname()[1]
+        self._socket = socket.create_server((self.host, self.port), backlog=LISTEN_BACKLOG)
+        self._socket.setblocking(False)
+        self.port = self._socket.getsockname()[1]
+        self._acceptor = asyncio.create_task(self._accept_loop())
 
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
+        if self._acceptor is not None:
+            self._acceptor.cancel()
+            await asyncio.gather(self._acceptor, return_exceptions=True)
+        if self._socket is not None:
+            self._socket.close()
         for task in list(self._connections):
             task.cancel()
         await asyncio.gather(*self._connections, return_exceptions=True)
+
+    async def _accept_loop(self) -> None:
+        assert self._socket is not None
+        loop = asyncio.get_running_loop()
+        backoff_s, failures = ACCEPT_BACKOFF_S[0], 0
+        while True:
+            await self.connections.wait_for_slot()  # at max.connections Kafka's acceptor waits, too
+            try:
+                sock, peer = await loop.sock_accept(self._socket)
+            except OSError as error:
+                # Out of files (EMFILE, ENFILE) or buffers: the pending connection stays queued; wait and retry
+                # rather than let the listener, or the broker, die of it. Logged at the first failure of a run.
+                if failures == 0:
+                    self._log.warning("kafka_accept_failed", listener=self.ctx.listener_name, error=str(error))
+                failures += 1
+                await asyncio.sleep(backoff_s)
+                backoff_s = min(backoff_s * 2, ACCEPT_BACKOFF_S[1])
+                continue
+            if failures:
+                self._log.info("kafka_accept_recovered", listener=self.ctx.listener_name, failures=failures)
+            backoff_s, failures = ACCEPT_BACKOFF_S[0], 0
+            ip = peer[0] if isinstance(peer, tuple) else ""
+            admission = self.connections.quotas.admit(ip)
+            if isinstance(admission, TooManyFromIp):
+                sock.close()
+                reason = f"address already has the configured maximum of {admission.limit} connections"
+                name = self.ctx.listener_name
+                self._log.info("kafka_connection_refused", listener=name, peer=str(peer), reason=reason)
+                continue
+            task = asyncio.create_task(self._serve(sock, peer, ip))
+            self._connections.add(task)
+
+    async def _serve(self, sock: socket.socket, peer: object, ip: str) -> None:
+        try:
+            streams = await self._open_streams(sock)
+        except Exception as error:  # a failed TLS handshake or a client already gone: this connection only
+            sock.close()
+            self.connections.release(ip)
+            self._connections.discard(asyncio.current_task())  # type: ignore[arg-type]
+            self._log.info(
+                "kafka_connection_closed",
+                listener=self.ctx.listener_name,
+                peer=str(peer),
+                reason=f"handshake failed: {type(error).__name__}: {error}",
+            )
+            return
+        try:
+            await self._accept(*streams)
+        finally:
+            self.connections.release(ip)
+
+    async def _open_streams(self, sock: socket.socket) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(loop=loop)
+        protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+        transport, _ = await loop.connect_accepted_socket(lambda: protocol, sock, ssl=self.security.ssl_context)
+        return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -118,12 +215,22 @@ class Connection:
         self.sasl = SaslSession() if security.sasl else None
         self.authentication_failed = False
         self.pending: asyncio.Queue[tuple[int, Any] | None] = asyncio.Queue(MAX_IN_FLIGHT)
+        self.loop = asyncio.get_running_loop()
+        # connections.max.idle.ms counts from the last complete request read or answer written: a client that
+        # sends part of a frame and stops is idle, too. A watchdog closes the socket, which ends the pending read.
+        self.last_activity = self.loop.time()
+        self.answers_due = 0
+        self.idle_expired = False
+        self._watchdog: asyncio.TimerHandle | None = None
 
     async def serve(self) -> str | None:
         """Serve until the client leaves (None) or must be dropped (the reason)."""
         answering = asyncio.create_task(self._answer())
+        self._watch_idle()
         try:
             reason = await self._read()
+            if self.idle_expired:
+                reason = f"idle for connections.max.idle.ms ({self.limits.max_idle_ms})"
             await self.pending.put(None)
             failure = await answering
             if self.authentication_failed and failure is None:
@@ -133,32 +240,45 @@ class Connection:
             return failure or reason
         finally:
             answering.cancel()
+            if self._watchdog is not None:
+                self._watchdog.cancel()
+
+    def _watch_idle(self) -> None:
+        """Close the connection once it has been idle for connections.max.idle.ms (a request being answered is not
+        idle); otherwise look again when it next could be."""
+        idle_s = self.limits.max_idle_ms / 1000
+        due = self.last_activity + idle_s
+        if self.answers_due == 0 and self.loop.time() >= due:
+            self.idle_expired = True
+            self.writer.transport.abort()
+            return
+        self._watchdog = self.loop.call_at(max(due, self.loop.time() + idle_s / 10), self._watch_idle)
 
     async def _read(self) -> str | None:
-        idle_s = self.limits.max_idle_ms / 1000
         while True:
             try:
-                prefix = await asyncio.wait_for(self.reader.readexactly(SIZE.size), idle_s)
+                prefix = await self.reader.readexactly(SIZE.size)
             except asyncio.IncompleteReadError as error:
                 return None if not error.partial else "truncated size prefix"
-            except TimeoutError:
-                return f"idle for connections.max.idle.ms ({self.limits.max_idle_ms})"
             except ConnectionError:
                 return None
             try:
                 size = SIZE.unpack(prefix)[0]
                 if self.sasl is not None and self.sasl.raw_tokens and self.sasl.phase is Phase.AUTHENTICATE:
                     check_token_size(size, self.limits.sasl_max_receive_bytes)
-                    if (reason := await self._raw_token(await self.reader.readexactly(size))) is not None:
+                    token = await self.reader.readexactly(size)
+                    self.last_activity = self.loop.time()
+                    if (reason := await self._raw_token(token)) is not None:
                         return reason
                     continue
                 check_size(size, self._max_frame_bytes())
                 frame = await self.reader.readexactly(size)
+                self.last_activity = self.loop.time()
                 header = peek_header(frame)
                 if self.sasl is not None and self.sasl.phase is not Phase.COMPLETE:
                     answer, close_reason = self._authenticate(frame, header)
                     if answer is not None:
-                        await self.pending.put((header.correlation_id, answer))
+                        await self._enqueue(header.correlation_id, answer)
                     if close_reason is not None:
                         return close_reason
                     if answer is not None:
@@ -170,7 +290,7 @@ class Connection:
                 return "truncated frame"
             except ConnectionError:
                 return None
-            await self.pending.put((header.correlation_id, answer))
+            await self._enqueue(header.correlation_id, answer)
 
     def _max_frame_bytes(self) -> int:
         """No large frame from a client not yet authenticated (Kafka's sasl.server.max.receive.size)."""
@@ -213,7 +333,7 @@ class Connection:
         if outcome.close_reason is not None:
             self.authentication_failed = True
             return outcome.close_reason
-        await self.pending.put((-1, _ready(RawToken(outcome.auth_bytes))))
+        await self._enqueue(-1, _ready(RawToken(outcome.auth_bytes)))
         return None
 
     def _evaluate(self, token: bytes) -> sasl_authenticator.SaslAnswer:
@@ -224,6 +344,10 @@ class Connection:
     def _scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
         return self.ctx.manager.metadata.image.scram_credential(user, mechanism)
 
+    async def _enqueue(self, correlation_id: int, answer: Any) -> None:
+        self.answers_due += 1
+        await self.pending.put((correlation_id, answer))
+
     async def _answer(self) -> str | None:
         """Write each answer in request order. After a failure the rest are only drained, so the reader never
         blocks on a full queue, and the connection is closed to end the reader."""
@@ -231,9 +355,15 @@ class Connection:
         while (item := await self.pending.get()) is not None:
             correlation_id, answer = item
             if failure is not None:
+                self.answers_due -= 1
                 continue
             try:
-                response = await answer
+                try:
+                    response = await answer
+                finally:
+                    # Answered: idle from now on, also while the write waits for a client that reads nothing.
+                    self.answers_due -= 1
+                    self.last_activity = self.loop.time()
                 if isinstance(response, RawToken):
                     self.writer.write(SIZE.pack(len(response.data)) + response.data)
                     await self.writer.drain()

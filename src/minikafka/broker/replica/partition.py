@@ -633,6 +633,12 @@ def apply_metadata(
     return Transition(leader, transition.effects)
 
 
+def reconfigure(current: Leader, config: PartitionConfig, now_ms: int) -> tuple[Leader, bool]:
+    """The leader under a changed dynamic config (min.insync.replicas): (new state, whether the HWM moved). A lower
+    min ISR may let the HWM advance at once; a higher one stops it until the ISR grows."""
+    return evolve(current, config=config)._advance_high_watermark(now_ms)
+
+
 def _nothing_new(current: Role | None, label: str, broker_id: int, metadata: PartitionMetadata) -> bool:
     """An update older than what we know (logged), or one that changes nothing for us."""
     if current is None:

@@ -38,6 +38,7 @@ from minikafka.deploy.analysis.history import (
     read_group_files,
     read_produced,
 )
+from minikafka.deploy.analysis.kraft_summary import kraft_summary
 from minikafka.deploy.analysis.malformed import malformed_report
 from minikafka.deploy.analysis.replica_logs import load_replica_logs, log_matching
 from minikafka.deploy.analysis.report_render import render_html, render_markdown
@@ -290,6 +291,7 @@ class RunRows:
     partitions: list[dict[str, Any]]
     brokers: list[dict[str, Any]]
     controllers: list[dict[str, Any]]
+    elections: list[dict[str, Any]]
     faults: list[dict[str, Any]]
     cuts: list[dict[str, Any]]
     incidents: list[dict[str, Any]]
@@ -312,6 +314,7 @@ def collect_rows(judged: Judgement) -> RunRows:
     partitions = _rows(timelines.partition_timeline(events))
     brokers = _rows(timelines.broker_states(events))
     controllers = _rows(timelines.controller_leadership(events))
+    elections = _rows(timelines.controller_elections(events))
     fault_rows = _rows(timelines.fault_markers(events))
     cuts = _rows(timelines.network_cuts(events))
     incident_rows = _rows(timelines.incidents(events))
@@ -329,6 +332,7 @@ def collect_rows(judged: Judgement) -> RunRows:
         partitions=partitions,
         brokers=brokers,
         controllers=controllers,
+        elections=elections,
         faults=fault_rows,
         cuts=cuts,
         incidents=incident_rows,
@@ -404,6 +408,7 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
             "invariants": [v.to_json() for v in judged.verdicts],
             "groups": rows.groups,
             "failover": failover_summary(rows.failovers, rows.controller_failovers),
+            "kraft": kraft_summary(rows.elections),
             "produce_latency": rows.latency,
             "produce_errors": rows.errors,
             "faults": rows.faults,

@@ -8,6 +8,7 @@ from typing import Any
 
 from minikafka.deploy.analysis.failover import BROKER_FAILOVER_COLUMNS as FAILOVER_COLUMNS
 from minikafka.deploy.analysis.failover import CONTROLLER_FAILOVER_COLUMNS as CONTROLLER_COLUMNS
+from minikafka.deploy.analysis.kraft_summary import kraft_lines
 
 Summary = dict[str, Any]
 
@@ -71,6 +72,7 @@ def summary_lines(summary: Summary) -> list[str]:
     lines += [f"  incomplete: {line}" for line in incomplete_lines(summary)]
     lines += [f"skipped: {line}" for line in malformed_lines(summary)]
     lines.append(f"failover: {_failover_line(summary)}")
+    lines += [f"controller quorum: {line}" for line in kraft_lines(summary)]
     lines.append(f"analysis took {_cell(summary['analysis_seconds'])} s")
     lines.append(f"report: {summary.get('report', 'n/a')}")
     lines.append(f"verdict: {verdict_title(summary)}")
@@ -129,6 +131,7 @@ def render_markdown(summary: Summary) -> str:
     lines += ["", "## Invariants", ""]
     lines += _md_table(["invariant", "verdict", "violations", "checked", "what it means"], _invariant_rows(summary))
     lines += ["", "## Failover", "", _failover_line(summary), ""]
+    lines += [f"Controller quorum: {line}" for line in kraft_lines(summary)] + [""] * bool(kraft_lines(summary))
     lines += _md_table(FAILOVER_COLUMNS, _table_rows(summary["failover"]["brokers"], FAILOVER_COLUMNS))
     if summary["failover"]["controllers"]:
         lines += ["", "KRaft leader lost:", ""]
@@ -191,6 +194,7 @@ def render_html(summary: Summary) -> str:
     parts += [
         "<h2>Failover</h2>",
         f"<p>{html.escape(_failover_line(summary))}</p>",
+        *(f"<p>Controller quorum: {html.escape(line)}</p>" for line in kraft_lines(summary)),
         _html_table(FAILOVER_COLUMNS, _table_rows(summary["failover"]["brokers"], FAILOVER_COLUMNS)),
     ]
     if summary["failover"]["controllers"]:

@@ -4,7 +4,7 @@ corrupt batches, replica-set changes (reassignments, deletions), unclean electio
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from minikafka.deploy.analysis.events import committed_partition_changes
@@ -68,6 +68,32 @@ def controller_leadership(events: DataFrame) -> DataFrame:
         events.where(F.col("event") == "raft_leader_elected")
         .groupBy("epoch")
         .agg(F.min("ts").alias("ts"), F.first("leader").alias("leader"))
+        .orderBy("epoch")
+    )
+
+
+def controller_elections(events: DataFrame) -> DataFrame:
+    """Each KRaft election with its leaderless time: from the earliest `raft_resigned` of an older epoch since the
+    election before (a leader that resigned, lost its quorum or was displaced by a higher epoch) to this election.
+    Null when no resignation was logged in between: the first election, or one after a leader that crashed."""
+    elections = controller_leadership(events)
+    before = F.lag("ts").over(Window.orderBy("epoch"))
+    elections = elections.withColumn("previous_ts", before)
+    resigned = events.where(F.col("event") == "raft_resigned").select(
+        F.col("ts").alias("resigned_ts"), F.col("epoch").alias("resigned_epoch")
+    )
+    joined = elections.join(
+        resigned,
+        (resigned.resigned_epoch < elections.epoch)
+        & (resigned.resigned_ts <= elections.ts)
+        & (elections.previous_ts.isNull() | (resigned.resigned_ts >= elections.previous_ts)),
+        "left",
+    )
+    return (
+        joined.groupBy("epoch", "ts", "leader")
+        .agg(F.min("resigned_ts").alias("resigned_ts"))
+        .withColumn("leaderless_ms", (F.col("ts").cast("double") - F.col("resigned_ts").cast("double")) * 1000)
+        .select("epoch", "ts", "leader", "leaderless_ms")
         .orderBy("epoch")
     )
 

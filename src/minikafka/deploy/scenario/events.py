@@ -136,6 +136,23 @@ def _topic_id_mismatch(event: Mapping[str, object]) -> str:
     )
 
 
+def _raft(event: Mapping[str, object]) -> str:
+    name, epoch = event.get("event"), event.get("epoch")
+    if name == "raft_prevote_started":
+        return f"asks for pre-votes at epoch {epoch} after its {event.get('reason')} (leader {event.get('leader')})"
+    if name in ("raft_prevote_rejected", "raft_prevote_granted"):
+        verdict = "refuses" if name == "raft_prevote_rejected" else "grants"
+        why = f": {event.get('reason')}" if "reason" in event else ""
+        return f"{verdict} controller {event.get('prospective')}'s pre-vote at epoch {epoch}{why}"
+    if name == "raft_prevote_lost":
+        return f"lost its pre-vote at epoch {epoch} ({event.get('reason')}); follows {event.get('leader')} again"
+    if name == "raft_election_started":
+        return f"starts an election for epoch {epoch}"
+    if name == "raft_leader_elected":
+        return f"is elected KRaft leader of epoch {epoch}"
+    return f"stops leading epoch {epoch}: {event.get('reason')}"
+
+
 def _generic(event: Mapping[str, object]) -> str:
     fields = {k: event[k] for k in QUOTED_FIELDS[2:] if k in event} | {
         k: v for k, v in event.items() if k in ("broker_id", "broker_epoch", "clean", "unclean")
@@ -153,4 +170,16 @@ _SENTENCES = {
     "stray_partition_deleted": _stray,
     "stray_partition_kept": _stray,
     "partition_topic_id_mismatch": _topic_id_mismatch,
+    **dict.fromkeys(
+        (
+            "raft_prevote_started",
+            "raft_prevote_rejected",
+            "raft_prevote_granted",
+            "raft_prevote_lost",
+            "raft_election_started",
+            "raft_leader_elected",
+            "raft_resigned",
+        ),
+        _raft,
+    ),  # fmt: skip
 }

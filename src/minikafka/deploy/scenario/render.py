@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 
+from minikafka.deploy.analysis.kraft_summary import kraft_lines
 from minikafka.deploy.scenario.model import CHECK, PROMISE, ScenarioOutcome, StepRecord
 
 MARKS = {True: "as expected", False: "NOT as expected"}
@@ -35,7 +36,7 @@ def _analysis_lines(analysis: dict | None) -> list[str]:
         lines += [f"  - `{row}`" for row in v.get("offending_rows", [])[:SHOWN_ROWS]]
     if len(lines) == 2:
         lines.append("- every invariant passed")
-    return lines
+    return lines + [f"- controller quorum: {line}" for line in kraft_lines(analysis)]
 
 
 def render_markdown(outcome: ScenarioOutcome) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from minikafka.kraft_controller.control import (
     cluster_control,
+    config_control,
     create_partitions,
     leader_elections,
     partition_reassignment,
@@ -61,14 +62,16 @@ __all__ = ["ControllerStateMachine", "describe_record_event"]
 
 def feature_records(image: MetadataImage, config: ControlConfig) -> list[Record]:
     """The FeatureLevel record that brings the image to this controller's eligible.leader.replicas.version, and
-    on a downgrade to 0 the changes that clear every ELR and LastKnownElr (the brokers read the level too)."""
+    on a downgrade to 0 the changes that clear every ELR and LastKnownElr (the brokers read the level too). With
+    the ELR on, the cluster-wide min.insync.replicas record the controller and the brokers share."""
     wanted = config.eligible_leader_replicas_version
-    if image.feature_level(ELIGIBLE_LEADER_REPLICAS_VERSION) == wanted:
-        return []
-    records: list[Record] = [FeatureLevel(ELIGIBLE_LEADER_REPLICAS_VERSION, wanted)]
-    if wanted == 0:
-        records += replication_control.clear_elrs(image)
-    return records
+    records: list[Record] = []
+    if image.feature_level(ELIGIBLE_LEADER_REPLICAS_VERSION) != wanted:
+        records.append(FeatureLevel(ELIGIBLE_LEADER_REPLICAS_VERSION, wanted))
+        if wanted == 0:
+            records += replication_control.clear_elrs(image)
+    scratch = replication_control.apply_records(image, records)
+    return records + config_control.elr_safety_records(scratch, config.min_insync_replicas)
 
 
 class ControllerStateMachine:
@@ -143,6 +146,15 @@ class ControllerStateMachine:
     def describe_user_scram_credentials(self, users: tuple[str, ...] | None) -> DescribeUserScramCredentialsResponse:
         """From committed state only, as every read."""
         return scram_control.describe_user_scram_credentials(self.committed, users)
+
+    def alter_configs(
+        self, request: config_control.AlterConfigsRequest
+    ) -> ControllerResult[config_control.AlterConfigsResponse]:
+        return config_control.alter_configs(self.image, request)
+
+    def describe_dynamic_configs(self, resources: Sequence[tuple[int, str]]) -> list[config_control.DynamicConfigs]:
+        """From committed state only, as every read."""
+        return config_control.describe_dynamic_configs(self.committed, resources)
 
     def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
         brokers = tuple(broker for _, broker in sorted(self.committed.brokers.items()))

@@ -7,7 +7,9 @@ from __future__ import annotations
 import structlog
 
 from minikafka.common.errors import ErrorCode
+from minikafka.common.topic import is_internal
 from minikafka.kraft_controller.control.controller_result import ControllerResult
+from minikafka.kraft_controller.control.operation_bound import OperationTooLarge, RecordBudget
 from minikafka.kraft_controller.control.requests import (
     CreatePartitionsRequest,
     CreatePartitionsResponse,
@@ -30,7 +32,23 @@ class PartitionsRejected(Exception):
 def create_partitions(
     image: MetadataImage, request: CreatePartitionsRequest, start: int
 ) -> ControllerResult[CreatePartitionsResponse]:
-    """`start`: where round-robin placement begins among the unfenced brokers (random in the shell)."""
+    """`start`: where round-robin placement begins among the unfenced brokers (random in the shell). More than
+    MAX_RECORDS_PER_USER_OP new partitions in one request: the whole request is refused with POLICY_VIOLATION."""
+    try:
+        return _create_partitions(image, request, start, RecordBudget())
+    except OperationTooLarge as too_large:
+        structlog.get_logger().warning(
+            "create_partitions_rejected", topic=None, error=ErrorCode.POLICY_VIOLATION.name, message=str(too_large)
+        )
+        refused = tuple(
+            CreatePartitionsTopicResult(t.name, ErrorCode.POLICY_VIOLATION, str(too_large)) for t in request.topics
+        )
+        return ControllerResult((), CreatePartitionsResponse(refused))
+
+
+def _create_partitions(
+    image: MetadataImage, request: CreatePartitionsRequest, start: int, budget: RecordBudget
+) -> ControllerResult[CreatePartitionsResponse]:
     records: list[Record] = []
     results = []
     names = [t.name for t in request.topics]
@@ -38,7 +56,7 @@ def create_partitions(
         try:
             if names.count(topic.name) > 1:
                 raise PartitionsRejected(ErrorCode.INVALID_REQUEST, f"topic {topic.name!r} appears more than once")
-            new = _new_partitions(image, topic, start)
+            new = _new_partitions(image, topic, start, budget)
         except PartitionsRejected as rejection:
             structlog.get_logger().warning(
                 "create_partitions_rejected", topic=topic.name, error=rejection.code.name, message=rejection.message
@@ -51,10 +69,16 @@ def create_partitions(
     return ControllerResult(tuple(records), CreatePartitionsResponse(tuple(results)))
 
 
-def _new_partitions(image: MetadataImage, request: CreatePartitionsTopic, start: int) -> list[Partition]:
+def _new_partitions(
+    image: MetadataImage, request: CreatePartitionsTopic, start: int, budget: RecordBudget
+) -> list[Partition]:
     topic = image.topics_by_name.get(request.name)
     if topic is None:
         raise PartitionsRejected(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {request.name!r} does not exist")
+    if is_internal(request.name):
+        # Its coordinators place groups by the partition count: growing it would lose them.
+        message = f"The number of partitions of internal topic {request.name} cannot change"
+        raise PartitionsRejected(ErrorCode.INVALID_TOPIC_EXCEPTION, message)
     current = len(topic.partitions)
     if request.count < current:
         raise PartitionsRejected(
@@ -67,6 +91,7 @@ def _new_partitions(image: MetadataImage, request: CreatePartitionsTopic, start:
         raise PartitionsRejected(ErrorCode.INVALID_PARTITIONS, f"{request.count} partitions are too many")
     factor = len(topic.partitions[0].replicas) if 0 in topic.partitions else 1
     added = request.count - current
+    budget.take(added)
     assignment = _manual(image, request, added, factor) if request.assignments is not None else None
     if assignment is None:
         assignment = _placed(image, added, factor, start)

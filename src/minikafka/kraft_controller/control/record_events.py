@@ -11,6 +11,8 @@ from typing import Any, NamedTuple
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.kraft_controller.metadata.records import (
     BrokerRegistrationChange,
+    ConfigRecord,
+    ConfigResourceType,
     FeatureLevel,
     FenceBroker,
     Partition,
@@ -134,6 +136,14 @@ def _topic_event(record: Record, image: MetadataImage, before: MetadataImage | N
         case TopicConfig():
             return RecordEvent(
                 "topic_config_changed", {"topic": record.topic_name, "name": record.name, "value": record.value}
+            )
+        case ConfigRecord() if record.resource_type is ConfigResourceType.TOPIC:
+            return RecordEvent(
+                "topic_config_changed", {"topic": record.resource_name, "name": record.name, "value": record.value}
+            )
+        case ConfigRecord():
+            return RecordEvent(
+                "broker_config_changed", {"broker": record.resource_name, "name": record.name, "value": record.value}
             )
         case Partition() | PartitionChange():
             topic = image.topic(record.topic_id)

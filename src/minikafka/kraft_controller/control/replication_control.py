@@ -16,9 +16,12 @@ from typing import Protocol
 import structlog
 
 from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.topic import is_internal
+from minikafka.common.topic_config import TOPIC_CONFIGS, config_problem
 from minikafka.kraft_controller.control.alter_partition_validation import Accepted, validate_alter_partition
 from minikafka.kraft_controller.control.control_config import ControlConfig
 from minikafka.kraft_controller.control.controller_result import ControllerResult
+from minikafka.kraft_controller.control.operation_bound import OperationTooLarge, RecordBudget
 from minikafka.kraft_controller.control.partition_change import (
     KAFKA_TOPIC_DEFAULTS,
     Eligible,
@@ -44,7 +47,6 @@ from minikafka.kraft_controller.control.requests import (
     DeleteTopicsResponse,
 )
 from minikafka.kraft_controller.metadata.image import (
-    MIN_INSYNC_REPLICAS,
     MetadataImage,
     PartitionRegistration,
     TopicImage,
@@ -90,9 +92,11 @@ def apply_records(image: MetadataImage, records: Iterable[Record]) -> MetadataIm
 
 
 def unclean_enabled(image: MetadataImage, topic_name: str, default: bool) -> bool:
-    """unclean.leader.election.enable: the topic's own, else the controller's."""
+    """unclean.leader.election.enable: the topic's own, else the cluster-wide dynamic one, else the controller's."""
     value = image.topic_config(topic_name, UNCLEAN_LEADER_ELECTION_ENABLE)
-    return default if value is None else value == "true"
+    if value is None:
+        value = image.dynamic_broker_config(UNCLEAN_LEADER_ELECTION_ENABLE)
+    return default if value is None else value.strip().lower() == "true"
 
 
 def _update_partitions(
@@ -400,29 +404,6 @@ def _alter_one_partition(
 # ---- CreateTopics ----
 
 
-def _int_at_least(minimum: int) -> Callable[[str], bool]:
-    def check(value: str) -> bool:
-        try:
-            return int(value) >= minimum
-        except ValueError:
-            return False
-
-    return check
-
-
-# Per-topic configs this cluster understands (Kafka's names), with their validity checks.
-TOPIC_CONFIGS: Mapping[str, Callable[[str], bool]] = {
-    MIN_INSYNC_REPLICAS: _int_at_least(1),
-    "segment.bytes": _int_at_least(14),
-    "retention.ms": _int_at_least(-1),
-    "retention.bytes": _int_at_least(-1),
-    "flush.messages": _int_at_least(1),
-    "flush.ms": _int_at_least(0),
-    "cleanup.policy": lambda v: v == "delete",
-    UNCLEAN_LEADER_ELECTION_ENABLE: lambda v: v in ("true", "false"),
-}
-
-
 class _TopicRejected(Exception):
     def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(message)
@@ -439,12 +420,11 @@ def _validate_name(name: str) -> None:
 
 
 def _validate_configs(configs: Mapping[str, str]) -> None:
+    """The same declarations IncrementalAlterConfigs checks with (common.topic_config), Kafka's messages."""
     for key, value in configs.items():
-        check = TOPIC_CONFIGS.get(key)
-        if check is None:
-            raise _TopicRejected(ErrorCode.INVALID_CONFIG, f"unknown topic config {key!r}")
-        if not check(value):
-            raise _TopicRejected(ErrorCode.INVALID_CONFIG, f"invalid value {value!r} for topic config {key!r}")
+        problem = config_problem(TOPIC_CONFIGS, key, value)
+        if problem is not None:
+            raise _TopicRejected(ErrorCode.INVALID_CONFIG, problem)
 
 
 def _usable_brokers(image: MetadataImage) -> list[int]:
@@ -503,6 +483,29 @@ def _new_topic_id(image: MetadataImage, taken: set[uuid.UUID], rng: RandomSource
 def create_topics(
     image: MetadataImage, request: CreateTopicsRequest, config: ControlConfig, rng: RandomSource
 ) -> ControllerResult[CreateTopicsResponse]:
+    """All or nothing past Kafka's bound: an operation of more than MAX_RECORDS_PER_USER_OP records is refused
+    whole with POLICY_VIOLATION (validate-only too, as Kafka builds the records either way)."""
+    try:
+        return _create_topics(image, request, config, rng, RecordBudget())
+    except OperationTooLarge as too_large:
+        log.warning("create_topics_rejected", error=ErrorCode.POLICY_VIOLATION.name, message=str(too_large))
+        refused = tuple(
+            CreatableTopicResult(t.name, None, ErrorCode.POLICY_VIOLATION, str(too_large)) for t in request.topics
+        )
+        return ControllerResult((), CreateTopicsResponse(refused))
+
+
+def _records_of(topic: CreatableTopic, config: ControlConfig) -> int:
+    """The records creating `topic` writes: its Topic record, one per config, one per partition."""
+    partitions = len(topic.assignments) if topic.assignments else topic.num_partitions
+    if partitions == -1:
+        partitions = config.num_partitions
+    return 1 + len(topic.configs) + max(partitions, 0)
+
+
+def _create_topics(
+    image: MetadataImage, request: CreateTopicsRequest, config: ControlConfig, rng: RandomSource, budget: RecordBudget
+) -> ControllerResult[CreateTopicsResponse]:
     names = [t.name for t in request.topics]
     records: list[Record] = []
     results: list[CreatableTopicResult] = []
@@ -515,6 +518,7 @@ def create_topics(
             if topic.name in image.topics_by_name:
                 raise _TopicRejected(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic.name!r} already exists")
             _validate_configs(topic.configs)
+            budget.take(_records_of(topic, config))
             assignment = _assignment(image, topic, config, rng)
             isrs = []
             for index, replicas in enumerate(assignment):
@@ -551,8 +555,8 @@ def create_topics(
 
 def delete_topics(image: MetadataImage, request: DeleteTopicsRequest) -> ControllerResult[DeleteTopicsResponse]:
     """One RemoveTopic record per existing topic named; an unknown name is UNKNOWN_TOPIC_OR_PARTITION (Kafka's
-    answer when deleting by name). A name given more than once is not deleted and gets one INVALID_REQUEST
-    "Duplicate topic name." answer, as Kafka's ControllerApis answers."""
+    answer when deleting by name), an internal topic INVALID_TOPIC_EXCEPTION. A name given more than once is not
+    deleted and gets one INVALID_REQUEST "Duplicate topic name." answer, as Kafka's ControllerApis answers."""
     records: list[Record] = []
     results: list[DeletableTopicResult] = []
     counts = Counter(request.names)
@@ -566,6 +570,12 @@ def delete_topics(image: MetadataImage, request: DeleteTopicsRequest) -> Control
             message = f"topic {name!r} does not exist"
             log.warning("delete_topic_rejected", topic=name, error=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.name)
             results.append(DeletableTopicResult(name, None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message))
+            continue
+        if is_internal(name):
+            # Its coordinator's state lives there: whatever path asks, the controller refuses.
+            message = f"Cannot delete internal topic {name}"
+            log.warning("delete_topic_rejected", topic=name, error=ErrorCode.INVALID_TOPIC_EXCEPTION.name)
+            results.append(DeletableTopicResult(name, topic.topic_id, ErrorCode.INVALID_TOPIC_EXCEPTION, message))
             continue
         records.append(RemoveTopic(topic.topic_id))
         results.append(DeletableTopicResult(name, topic.topic_id, ErrorCode.NONE))

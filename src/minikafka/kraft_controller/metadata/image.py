@@ -14,12 +14,16 @@ from dataclasses import dataclass, field, replace
 from immutables import Map
 
 from minikafka.common.scram import ScramCredential, ScramMechanism
+from minikafka.common.topic_config import TOPIC_CONFIGS
 from minikafka.kraft_controller.metadata.records import (
+    CLUSTER_DEFAULT,
     ELIGIBLE_LEADER_REPLICAS_VERSION,
     EPOCH_FROM_OFFSET,
     NO_LEADER,
     BrokerRegistrationChange,
     BrokerStatus,
+    ConfigRecord,
+    ConfigResourceType,
     Endpoint,
     FeatureLevel,
     FenceBroker,
@@ -124,6 +128,8 @@ class MetadataImage:
     features: Map[str, int] = field(default_factory=Map)  # finalized feature levels (absent: 0)
     # SCRAM credentials by user, then mechanism (UserScramCredentialRecord)
     scram_credentials: Map[str, Map[ScramMechanism, ScramCredential]] = field(default_factory=Map)
+    # Dynamic broker configs (ConfigRecord of the BROKER type) by resource name: a broker id, or "" for all of them
+    broker_configs: Map[str, Map[str, str]] = field(default_factory=Map)
 
     # ---- queries ----
 
@@ -147,8 +153,36 @@ class MetadataImage:
     def topic_config(self, topic_name: str, name: str) -> str | None:
         return self.topic_configs.get(topic_name, {}).get(name)
 
-    def min_insync_replicas(self, topic_name: str, default: int) -> int:
+    def broker_config(self, resource_name: str, name: str) -> str | None:
+        """A dynamic broker config: of broker `resource_name`, or the cluster default for CLUSTER_DEFAULT."""
+        return self.broker_configs.get(resource_name, {}).get(name)
+
+    def dynamic_broker_config(self, name: str, broker_id: int | None = None) -> str | None:
+        """Kafka's precedence among dynamic broker configs: this broker's own, else the cluster default. The
+        controller passes no broker id: it decides for every broker, with the cluster default."""
+        own = None if broker_id is None else self.broker_config(str(broker_id), name)
+        return own if own is not None else self.broker_config(CLUSTER_DEFAULT, name)
+
+    def topic_overrides(self, topic_name: str, broker_id: int | None = None) -> dict[str, str]:
+        """Every topic config (Kafka's topic-level names) the metadata sets for `topic_name`: the topic's own,
+        else its broker-level synonym's dynamic value for this broker or the cluster. What is absent falls back to
+        the node's static config."""
+        overrides = {}
+        for name, definition in TOPIC_CONFIGS.items():
+            value = self.topic_config(topic_name, name)
+            if value is None:
+                value = self.dynamic_broker_config(definition.broker_name, broker_id)
+            if value is not None:
+                overrides[name] = value
+        return overrides
+
+    def min_insync_replicas(self, topic_name: str, default: int, broker_id: int | None = None) -> int:
+        """The topic's min.insync.replicas, else the dynamic broker one, else `default` (the node's static value).
+        While eligible.leader.replicas.version is on the controller keeps a cluster-default record and refuses
+        per-broker values, so the controller and every broker agree (the ELR is safe only if they do)."""
         value = self.topic_config(topic_name, MIN_INSYNC_REPLICAS)
+        if value is None:
+            value = self.dynamic_broker_config(MIN_INSYNC_REPLICAS, broker_id)
         return default if value is None else int(value)
 
     def scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
@@ -188,7 +222,9 @@ class MetadataImage:
                     record.topic_id, record.partition_id, current_partition.apply(record), offset
                 )
             case TopicConfig():
-                return self._at(offset, topic_configs=self._replay_topic_config(record))
+                return self._at(offset, topic_configs=_with_config(self.topic_configs, record.topic_name, record))
+            case ConfigRecord():
+                return self._replay_config(record, offset)
             case RemoveTopic():
                 return self._without_topic(record.topic_id, offset)
             case ProducerIds():
@@ -233,17 +269,10 @@ class MetadataImage:
             topics_by_id=by_id.set(record.topic_id, topic),
         )
 
-    def _replay_topic_config(self, record: TopicConfig) -> Map[str, Map[str, str]]:
-        configs = self.topic_configs.get(record.topic_name, Map())
-        if record.value is not None:
-            configs = configs.set(record.name, record.value)
-        elif record.name in configs:
-            configs = configs.delete(record.name)
-        if configs:
-            return self.topic_configs.set(record.topic_name, configs)
-        if record.topic_name in self.topic_configs:  # no empty entries: a snapshot replays to an equal image
-            return self.topic_configs.delete(record.topic_name)
-        return self.topic_configs
+    def _replay_config(self, record: ConfigRecord, offset: int) -> MetadataImage:
+        if record.resource_type is ConfigResourceType.TOPIC:
+            return self._at(offset, topic_configs=_with_config(self.topic_configs, record.resource_name, record))
+        return replace(self._at(offset), broker_configs=_with_config(self.broker_configs, record.resource_name, record))
 
     def _replay_feature_level(self, record: FeatureLevel) -> Map[str, int]:
         if record.feature_level > 0:
@@ -323,6 +352,7 @@ class MetadataImage:
             self.next_producer_id,
             self.features if features is None else features,
             self.scram_credentials if scram_credentials is None else scram_credentials,
+            self.broker_configs,
         )
 
     # ---- snapshots ----
@@ -366,6 +396,9 @@ class MetadataImage:
         for topic_name in sorted(self.topic_configs):
             for key, value in sorted(self.topic_configs[topic_name].items()):
                 records.append(TopicConfig(topic_name=topic_name, name=key, value=value))
+        for resource_name in sorted(self.broker_configs):
+            for key, value in sorted(self.broker_configs[resource_name].items()):
+                records.append(ConfigRecord(ConfigResourceType.BROKER, resource_name, key, value))
         for user in sorted(self.scram_credentials):
             for mechanism, c in sorted(self.scram_credentials[user].items()):
                 records.append(UserScramCredential(user, mechanism, c.salt, c.stored_key, c.server_key, c.iterations))
@@ -380,6 +413,21 @@ class MetadataImage:
         for record in records:
             image = image.replay(record, last_offset)
         return replace(image, offset=last_offset)
+
+
+def _with_config(
+    configs: Map[str, Map[str, str]], resource_name: str, record: TopicConfig | ConfigRecord
+) -> Map[str, Map[str, str]]:
+    """`configs` with one key of one resource set or deleted; no empty entries, so a snapshot replays to an equal
+    image."""
+    current = configs.get(resource_name, Map())
+    if record.value is not None:
+        current = current.set(record.name, record.value)
+    elif record.name in current:
+        current = current.delete(record.name)
+    if current:
+        return configs.set(resource_name, current)
+    return configs.delete(resource_name) if resource_name in configs else configs
 
 
 def _registration_of(record: Partition) -> PartitionRegistration:

@@ -122,6 +122,28 @@ class TopicConfig:
     value: str | None
 
 
+class ConfigResourceType(IntEnum):
+    """Kafka's ConfigResource.Type numbers."""
+
+    TOPIC = 2
+    BROKER = 4
+
+
+# The BROKER resource name of the cluster-wide default (Kafka's DYNAMIC_DEFAULT_BROKER_CONFIG).
+CLUSTER_DEFAULT = ""
+
+
+@dataclass(frozen=True)
+class ConfigRecord:
+    """Kafka's ConfigRecord: one dynamic config key of a topic, of one broker (its id as the name) or of every broker
+    (the name CLUSTER_DEFAULT); value None deletes it."""
+
+    resource_type: ConfigResourceType
+    resource_name: str
+    name: str
+    value: str | None
+
+
 @dataclass(frozen=True)
 class ProducerIds:
     """Kafka's ProducerIdsRecord: producer ids below `next_producer_id` are handed out (the last block to
@@ -179,6 +201,7 @@ Record = (
     | Partition
     | PartitionChange
     | TopicConfig
+    | ConfigRecord
     | RemoveTopic
     | ProducerIds
     | FeatureLevel
@@ -346,6 +369,13 @@ def _encode_topic_record(record: Record) -> _Encoded | None:
             if record.value is not None:
                 config.value = record.value
             return _Encoded("topic_config", config)
+        case ConfigRecord():
+            message = metadata_pb2.ConfigRecord(
+                resource_type=int(record.resource_type), resource_name=record.resource_name, name=record.name
+            )
+            if record.value is not None:
+                message.value = record.value
+            return _Encoded("config", message)
         case RemoveTopic():
             return _Encoded("remove_topic", metadata_pb2.RemoveTopicRecord(topic_id=_uuid_bytes(record.topic_id)))
     return None
@@ -440,6 +470,11 @@ def _decode_topic_record(kind: str | None, message: metadata_pb2.MetadataRecord)
         case "topic_config":
             tc = message.topic_config
             return TopicConfig(topic_name=tc.topic_name, name=tc.name, value=tc.value if tc.HasField("value") else None)
+        case "config":
+            c = message.config
+            return ConfigRecord(
+                ConfigResourceType(c.resource_type), c.resource_name, c.name, c.value if c.HasField("value") else None
+            )
         case "remove_topic":
             return RemoveTopic(topic_id=_uuid_of(message.remove_topic.topic_id))
     return None

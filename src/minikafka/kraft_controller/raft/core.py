@@ -6,6 +6,11 @@ largest offset a majority of voters has fetched, once an entry of its own epoch 
 Raft: a voter that hears from no leader for its timeout becomes a candidate in the next epoch; a vote goes to a
 candidate whose log is at least as up to date, once per epoch, and is persisted before it is answered.
 
+Pre-vote (KIP-996, Kafka 4.0): before that, the voter becomes "prospective" and asks the others, at its current
+epoch and persisting nothing, whether they would vote for it. A voter that has fetched from its leader since it
+began following it refuses, so a voter cut off and healed cannot force an election on a healthy leader; only a
+majority of granted pre-votes starts the real election.
+
 The shell executes the effects of one call in order: persistence (quorum state, log appends, truncations,
 snapshots) before the Sends that follow them, so nothing is promised before it is durable.
 """
@@ -65,6 +70,7 @@ class RaftConfig:
     retry_backoff_ms: int = 50
     request_timeout_ms: int = 2000  # controller.quorum.request.timeout.ms
     fetch_max_wait_ms: int = 500  # KafkaRaftClient fixes it at 500 (no config); the shell long-polls a Fetch
+    pre_vote_enable: bool = True  # minikafka.raft.pre.vote.enable (Kafka 4.0+ always pre-votes)
 
 
 # ---- roles (a sum type) ----
@@ -88,6 +94,16 @@ class Candidate:
 @dataclass(frozen=True)
 class Follower:
     leader_id: int
+    fetched: bool = False  # a Fetch from the leader succeeded since this node began following it: no pre-votes
+
+
+@dataclass(frozen=True)
+class Prospective:
+    """A voter asking for pre-votes in its current epoch; it keeps that epoch's vote and leader until it wins."""
+
+    granted: frozenset[int]
+    rejected: frozenset[int] = frozenset()
+    last_leader: int | None = None  # the leader it followed: it follows it again if it loses
 
 
 @dataclass(frozen=True)
@@ -100,7 +116,7 @@ class Resigned:
     """A leader that stepped down (shutdown, lost quorum, restart): never leads this epoch again."""
 
 
-Role = Unattached | Voted | Candidate | Follower | Leader | Resigned
+Role = Unattached | Voted | Prospective | Candidate | Follower | Leader | Resigned
 
 
 # ---- effects ----
@@ -337,6 +353,7 @@ class RaftNode:
     def _become_unattached(self, epoch: int, now_ms: int) -> list[Effect]:
         changed_leader = self.leader_id is not None
         was_leader = self.is_leader
+        self._step_down_for(epoch)
         self.epoch = epoch
         self.voted_for = None
         self.leader_id = None
@@ -347,7 +364,13 @@ class RaftNode:
             effects.append(LeaderChanged(epoch, None, -1))
         return effects
 
+    def _step_down_for(self, epoch: int) -> None:
+        # Where the quorum's leaderless time starts when a leader is displaced rather than resigning.
+        if self.is_leader and epoch > self.epoch:
+            self._log.info("raft_resigned", epoch=self.epoch, reason=f"higher epoch {epoch}")
+
     def _become_follower(self, epoch: int, leader_id: int, now_ms: int) -> list[Effect]:
+        self._step_down_for(epoch)
         if epoch > self.epoch:
             self.voted_for = None
         self.epoch = epoch
@@ -370,6 +393,70 @@ class RaftNode:
             return self._become_unattached(epoch, now_ms)
         if epoch == self.epoch and leader_id not in (NO_LEADER, self.node_id) and self.leader_id is None:
             return self._become_follower(epoch, leader_id, now_ms)
+        return []
+
+    def _begin_election(self, reason: str, now_ms: int) -> list[Effect]:
+        """A timed-out voter's next step: the pre-vote round, or with pre-vote off the election itself."""
+        if self.config.pre_vote_enable:
+            return self._become_prospective(reason, now_ms)
+        return self._start_election(now_ms)
+
+    def _become_prospective(self, reason: str, now_ms: int) -> list[Effect]:
+        # Nothing is persisted: the epoch, vote and leader stay those of the current epoch until the pre-vote wins.
+        last_leader = self.leader_id if self.leader_id != self.node_id else None
+        self.role = Prospective(frozenset({self.node_id}), last_leader=last_leader)
+        self._reset_election_timer(now_ms)
+        self._log.info(
+            "raft_prevote_started",
+            epoch=self.epoch,
+            prospective=self.node_id,
+            reason=reason,
+            leader=last_leader,
+            last_offset=self.log_end_offset,
+            last_offset_epoch=self.last_epoch,
+        )
+        if has_majority({self.node_id}, self.voters):
+            return self._prevote_won(now_ms)
+        request = VoteRequest(
+            self.epoch, self.node_id, self.last_epoch, self.log_end_offset, self.cluster_id, pre_vote=True
+        )
+        return [Send(voter, request) for voter in sorted(self.voters - {self.node_id})]
+
+    def _prevote_won(self, now_ms: int) -> list[Effect]:
+        assert isinstance(self.role, Prospective)
+        self._log.info(
+            "raft_prevote_won", epoch=self.epoch, prospective=self.node_id, granted=sorted(self.role.granted)
+        )
+        return self._start_election(now_ms)
+
+    def _prevote_lost(self, reason: str, now_ms: int) -> list[Effect]:
+        """Refused by too many voters, or timed out: back to the leader it followed, or to waiting (KIP-996)."""
+        role = self.role
+        assert isinstance(role, Prospective)
+        self._log.info(
+            "raft_prevote_lost",
+            epoch=self.epoch,
+            prospective=self.node_id,
+            reason=reason,
+            granted=sorted(role.granted),
+            rejected=sorted(role.rejected),
+            leader=role.last_leader,
+        )
+        self._reset_election_timer(now_ms)
+        if role.last_leader is not None:
+            self.role = Follower(role.last_leader)
+            self.timers = evolve(
+                self.timers,
+                fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms,
+                next_fetch_ms=now_ms,
+                fetch_in_flight=False,
+            )
+        elif self.leader_id == self.node_id:
+            self.role = Resigned()
+        elif self.voted_for is not None:
+            self.role = Voted(self.voted_for)
+        else:
+            self.role = Unattached()
         return []
 
     def _start_election(self, now_ms: int) -> list[Effect]:
@@ -437,11 +524,13 @@ class RaftNode:
         if isinstance(role, Follower):
             if now_ms >= self.timers.fetch_deadline_ms and self.is_voter:
                 self._log.info("raft_fetch_timeout", epoch=self.epoch, leader=role.leader_id)
-                return self._start_election(now_ms)
+                return self._begin_election("fetch timeout", now_ms)
             if now_ms >= self.timers.fetch_deadline_ms:
                 effects += self._observer_lost_leader(role.leader_id, now_ms)
+        elif isinstance(role, Prospective) and now_ms >= self.timers.election_deadline_ms:
+            return self._prevote_lost("election timeout", now_ms)
         elif self.is_voter and now_ms >= self.timers.election_deadline_ms:
-            return self._start_election(now_ms)
+            return self._begin_election("election timeout", now_ms)
         if not self.timers.fetch_in_flight and now_ms >= self.timers.next_fetch_ms:
             effects += self._send_fetch(now_ms)
         return effects
@@ -462,7 +551,7 @@ class RaftNode:
     def _send_fetch(self, now_ms: int) -> list[Effect]:
         if isinstance(self.role, Follower):
             target = self.role.leader_id
-        elif isinstance(self.role, Candidate | Leader):
+        elif isinstance(self.role, Prospective | Candidate | Leader):
             return []
         else:  # no leader known: ask the voters in turn (observers, and voters after a restart)
             others = sorted(self.voters - {self.node_id})
@@ -588,7 +677,11 @@ class RaftNode:
         if request.candidate_epoch < self.epoch:
             return VoteResponse(ErrorCode.FENCED_LEADER_EPOCH, self._leader_or_none(), self.epoch, False), effects
         if request.candidate_epoch > self.epoch:
+            # As in Kafka, a higher epoch is adopted from any Vote, a pre-vote's too; a real vote is then judged
+            # as in any epoch without a leader, whatever leader this node followed before.
             effects += self._become_unattached(request.candidate_epoch, now_ms)
+        if request.pre_vote:
+            return self._handle_pre_vote(request), effects
         candidate_log = (request.last_offset_epoch, request.last_offset)
         our_log = (self.last_epoch, self.log_end_offset)
         if self.leader_id is not None:
@@ -630,13 +723,48 @@ class RaftNode:
         )
         return VoteResponse(ErrorCode.NONE, NO_LEADER, self.epoch, True), effects
 
+    def _pre_vote_refusal(self, request: VoteRequest) -> str:
+        """Why this node would not vote for the prospective (empty: it would), per Kafka's canGrantVote."""
+        role = self.role
+        if isinstance(role, Leader):
+            return f"this node leads epoch {self.epoch}"
+        if isinstance(role, Resigned):
+            return f"this node resigned the leadership of epoch {self.epoch}"
+        if isinstance(role, Follower) and role.fetched:
+            return f"fetched from leader {role.leader_id} in epoch {self.epoch}"
+        if (request.last_offset_epoch, request.last_offset) < (self.last_epoch, self.log_end_offset):
+            return "prospective log is behind"
+        return ""
+
+    def _handle_pre_vote(self, request: VoteRequest) -> VoteResponse:
+        """Answer a pre-vote: nothing of this node's state changes, nothing is persisted, no timer is reset."""
+        reason = self._pre_vote_refusal(request)
+        logged = dict(
+            epoch=self.epoch,
+            prospective=request.candidate_id,
+            prospective_last_epoch=request.last_offset_epoch,
+            prospective_last_offset=request.last_offset,
+            last_epoch=self.last_epoch,
+            last_offset=self.log_end_offset,
+            leader=self.leader_id,
+        )
+        if reason:
+            self._log.info("raft_prevote_rejected", reason=reason, **logged)
+        else:
+            self._log.info("raft_prevote_granted", **logged)
+        return VoteResponse(ErrorCode.NONE, self._leader_or_none(), self.epoch, not reason)
+
     def _handle_begin_epoch(
         self, request: BeginQuorumEpochRequest, now_ms: int
     ) -> tuple[BeginQuorumEpochResponse, list[Effect]]:
         if request.leader_epoch < self.epoch:
             return BeginQuorumEpochResponse(ErrorCode.FENCED_LEADER_EPOCH, self._leader_or_none(), self.epoch), []
         effects: list[Effect] = []
-        if request.leader_epoch > self.epoch or self.leader_id != request.leader_id:
+        if (
+            request.leader_epoch > self.epoch
+            or self.leader_id != request.leader_id
+            or isinstance(self.role, Prospective)
+        ):
             effects = self._become_follower(request.leader_epoch, request.leader_id, now_ms)
         return BeginQuorumEpochResponse(ErrorCode.NONE, request.leader_id, self.epoch), effects
 
@@ -779,6 +907,9 @@ class RaftNode:
 
     def _handle_vote_response(self, sender: int, response: VoteResponse, now_ms: int) -> list[Effect]:
         effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
+        if not effects and isinstance(self.role, Prospective) and response.leader_epoch == self.epoch:
+            # The answer carries no pre-vote flag (as in Kafka): a prospective's epoch is its pre-vote round.
+            return self._handle_pre_vote_response(sender, response, now_ms)
         if effects or not isinstance(self.role, Candidate) or response.leader_epoch != self.epoch:
             return effects
         if not response.vote_granted:
@@ -787,6 +918,20 @@ class RaftNode:
         self.role = Candidate(votes)
         if has_majority(votes, self.voters):
             return self._become_leader(now_ms)
+        return []
+
+    def _handle_pre_vote_response(self, sender: int, response: VoteResponse, now_ms: int) -> list[Effect]:
+        role = self.role
+        assert isinstance(role, Prospective)
+        if response.error_code != ErrorCode.NONE:
+            return []
+        if response.vote_granted:
+            self.role = evolve(role, granted=role.granted | {sender})
+            return self._prevote_won(now_ms) if has_majority(self.role.granted, self.voters) else []
+        self.role = evolve(role, rejected=role.rejected | {sender})
+        # Lost once the voters still unheard, all granting, could no longer make a majority.
+        if not has_majority(self.voters - self.role.rejected, self.voters):
+            return self._prevote_lost(f"refused by {sorted(self.role.rejected)}", now_ms)
         return []
 
     def _handle_fetch_response(self, sender: int, response: FetchResponse, now_ms: int) -> list[Effect]:
@@ -799,6 +944,7 @@ class RaftNode:
             self.timers = evolve(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
             return effects
         self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms, next_fetch_ms=now_ms)
+        self.role = Follower(sender, fetched=True)
         if response.snapshot_id is not None:
             self._mark_fetch_sent(now_ms)
             request = FetchSnapshotRequest(self.node_id, self.epoch, response.snapshot_id, self.cluster_id)

@@ -23,7 +23,7 @@ import structlog
 
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode
-from minikafka.common.grpc_support import insecure_channel
+from minikafka.common.grpc_support import PeerChannels, connection_failed
 from minikafka.common.purgatory import Purgatory
 from minikafka.common.sequential_stream import SequentialStream
 from minikafka.common.tls import TlsFiles
@@ -110,7 +110,7 @@ class RaftDriver:
         self._stubs: dict[int, raft_pb2_grpc.RaftStub] = {}
         # Fetches ride one stream a destination: a new unary call costs the server a loop turn to accept.
         self._fetch_streams: dict[int, SequentialStream[raft_pb2.RaftFetchRequest, raft_pb2.RaftFetchResponse]] = {}
-        self._channels: list[grpc.aio.Channel] = []
+        self._peers = PeerChannels(tls)
         self._changes = 0  # counts moves of the entries or the HWM: a long poll re-reads when it changed
         self._parked = Purgatory()  # long polls waiting for the next change
         self._untold: list[InstallSnapshot | CommitAdvanced | LeaderChanged] = []  # for the listeners, in order
@@ -145,8 +145,7 @@ class RaftDriver:
         await asyncio.gather(*self._tasks, *([self._ticker] if self._ticker else []), return_exceptions=True)
         for stream in self._fetch_streams.values():
             await stream.close()
-        for channel in self._channels:
-            await channel.close()
+        await self._peers.close()
         self.file_log.close()
 
     async def _run_ticks(self) -> None:
@@ -310,10 +309,19 @@ class RaftDriver:
             address = self.voter_addresses.get(node_id)
             if address is None:
                 return None
-            channel = insecure_channel(address, self.tls)
-            self._channels.append(channel)
-            self._stubs[node_id] = raft_pb2_grpc.RaftStub(channel)
+            self._stubs[node_id] = raft_pb2_grpc.RaftStub(self._peers.get(address))
         return self._stubs[node_id]
+
+    def _reconnect(self, node_id: int) -> None:
+        """The next request to `node_id` resolves its name again on a new channel and stream (a restarted
+        voter's container may have a new address; the old connection may lead nowhere)."""
+        self._stubs.pop(node_id, None)
+        stream = self._fetch_streams.pop(node_id, None)
+        if stream is not None:
+            self._spawn(stream.close())
+        address = self.voter_addresses.get(node_id)
+        if address is not None:
+            self._peers.retire(address)
 
     async def _send(self, destination: int, request: m.RaftRequest) -> None:
         stub = self._stub(destination)
@@ -340,7 +348,9 @@ class RaftDriver:
             # a stream lock held by such a call) is still reported, or the core would keep waiting for its answer.
             async with asyncio.timeout(timeout + SEND_GRACE_S):
                 response = await call(message, timeout=timeout)
-        except grpc.RpcError:
+        except grpc.RpcError as error:
+            if connection_failed(error):
+                self._reconnect(destination)
             self._apply(self.core.handle_failure(destination, request, self.clock()))
             return
         except Exception as error:  # any failure must reach the core, which otherwise waits for this answer

@@ -36,6 +36,9 @@ class VoteRequest:
     last_offset_epoch: int
     last_offset: int  # the candidate's log end offset
     cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
+    # KIP-996: "would you vote for me?" at the sender's current epoch (Kafka's VoteRequest v2 PreVote); the answer
+    # binds no one, and the receiver persists nothing for it.
+    pre_vote: bool = False
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ def request_to_proto(request: m.RaftRequest) -> object:
                 candidate_id=request.candidate_id,
                 last_offset_epoch=request.last_offset_epoch,
                 last_offset=request.last_offset,
+                pre_vote=request.pre_vote,
             )
         case m.BeginQuorumEpochRequest():
             return raft_pb2.BeginQuorumEpochRequest(
@@ -75,6 +76,7 @@ def vote_request(message: raft_pb2.VoteRequest) -> m.VoteRequest:
         message.last_offset_epoch,
         message.last_offset,
         message.cluster_id,
+        message.pre_vote,
     )
 
 

@@ -1,0 +1,254 @@
+"""ConsumerGroupHeartbeat as Kafka's group coordinator answers it (GroupMetadataManager.consumerGroupHeartbeat),
+and the timers that fence members. Pure: (group, request, topics, now) -> HeartbeatStep. Three steps per
+heartbeat: the member is created or updated (a changed subscription, or changed partition counts of the subscribed
+topics, bump the group epoch); a group epoch past the target assignment's computes a new target assignment; the
+member is reconciled towards its target."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from minikafka.broker.consumer_group.assignor import uniform_assign
+from minikafka.broker.consumer_group.model import (
+    NO_PARTITIONS,
+    ConsumerGroup,
+    ConsumerGroupConfig,
+    ConsumerMember,
+    MemberState,
+    Partitions,
+)
+from minikafka.broker.consumer_group.reconciliation import reconcile
+from minikafka.common.errors import ErrorCode
+
+JOIN_EPOCH = 0
+LEAVE_EPOCH = -1
+STATIC_LEAVE_EPOCH = -2
+
+
+@dataclass(frozen=True)
+class HeartbeatRequest:
+    member_id: str
+    member_epoch: int
+    rebalance_timeout_ms: int = -1  # -1: unchanged
+    subscribed_topics: tuple[str, ...] | None = None  # None: unchanged
+    server_assignor: str | None = None
+    owned: Partitions | None = None  # None: not reported
+    client_id: str = ""
+    client_host: str = ""
+    instance_id: str | None = None  # static membership is not implemented: refused
+
+
+@dataclass(frozen=True)
+class HeartbeatResponse:
+    error: ErrorCode
+    error_message: str | None = None
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: Partitions | None = None  # None: unchanged since the member last heard it
+
+
+@dataclass(frozen=True)
+class HeartbeatStep:
+    group: ConsumerGroup | None  # None: the group does not exist (and was not created)
+    response: HeartbeatResponse
+
+
+class HeartbeatError(Exception):
+    def __init__(self, error: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+def consumer_group_heartbeat(
+    group: ConsumerGroup | None,
+    group_id: str,
+    request: HeartbeatRequest,
+    topics: Mapping[str, int],
+    config: ConsumerGroupConfig,
+    now: int,
+    new_member_id: str,
+) -> HeartbeatStep:
+    """`topics`: the partition count of every topic the metadata knows; `new_member_id`: the id a member joining
+    without one gets (the shell makes it unique)."""
+    try:
+        _validate(request, config)
+        if request.member_epoch == LEAVE_EPOCH:
+            return _leave(_existing(group, group_id), request, topics)
+        return _heartbeat(group, group_id, request, topics, config, now, new_member_id)
+    except HeartbeatError as error:
+        return HeartbeatStep(group, HeartbeatResponse(error.error, error.message))
+
+
+def _validate(request: HeartbeatRequest, config: ConsumerGroupConfig) -> None:
+    if request.instance_id is not None or request.member_epoch == STATIC_LEAVE_EPOCH:
+        raise HeartbeatError(ErrorCode.INVALID_REQUEST, "static membership (InstanceId) is not supported yet")
+    if request.member_epoch > 0 or request.member_epoch == LEAVE_EPOCH:
+        if not request.member_id:
+            raise HeartbeatError(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
+    elif request.member_epoch == JOIN_EPOCH:
+        if request.rebalance_timeout_ms == -1:
+            raise HeartbeatError(ErrorCode.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
+        if request.owned is None or request.owned:
+            raise HeartbeatError(ErrorCode.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
+        if not request.subscribed_topics:
+            raise HeartbeatError(ErrorCode.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
+    else:
+        raise HeartbeatError(ErrorCode.INVALID_REQUEST, "MemberEpoch is invalid.")
+    if request.server_assignor is not None and request.server_assignor not in config.assignors:
+        supported = ", ".join(config.assignors)
+        message = f"ServerAssignor {request.server_assignor} is not supported. Supported assignors: {supported}."
+        raise HeartbeatError(ErrorCode.UNSUPPORTED_ASSIGNOR, message)
+
+
+def _existing(group: ConsumerGroup | None, group_id: str) -> ConsumerGroup:
+    if group is None:
+        raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+    return group
+
+
+def _member(
+    group: ConsumerGroup, request: HeartbeatRequest, config: ConsumerGroupConfig, member_id: str, now: int
+) -> ConsumerMember:
+    member = group.members.get(member_id)
+    if member is None:
+        if request.member_epoch != JOIN_EPOCH:
+            raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group.")
+        if len(group.members) >= config.max_size:
+            raise HeartbeatError(ErrorCode.GROUP_MAX_SIZE_REACHED, f"The group has reached {config.max_size} members.")
+        return ConsumerMember(member_id, "", "", -1, frozenset(), None, now)
+    _check_epoch(member, request)
+    return member
+
+
+def _check_epoch(member: ConsumerMember, request: HeartbeatRequest) -> None:
+    """A member ahead of the coordinator, or behind it, is fenced: it must give up its partitions and rejoin.
+    One epoch behind is accepted when it owns no more than its assignment (the answer that bumped it was lost)."""
+    epoch = request.member_epoch
+    if epoch > member.member_epoch:
+        raise HeartbeatError(ErrorCode.FENCED_MEMBER_EPOCH, _fenced(epoch, member, "greater"))
+    if epoch < member.member_epoch:
+        owned = request.owned
+        if epoch != member.previous_member_epoch or owned is None or not owned <= member.assigned:
+            raise HeartbeatError(ErrorCode.FENCED_MEMBER_EPOCH, _fenced(epoch, member, "smaller"))
+
+
+def _fenced(epoch: int, member: ConsumerMember, which: str) -> str:
+    return (
+        f"The consumer group member has a {which} member epoch ({epoch}) than the one known by the group "
+        f"coordinator ({member.member_epoch}). The member must abandon all its partitions and rejoin."
+    )
+
+
+def _updated(member: ConsumerMember, request: HeartbeatRequest, now: int) -> ConsumerMember:
+    changes: dict[str, object] = {"client_id": request.client_id, "client_host": request.client_host}
+    if request.rebalance_timeout_ms != -1:
+        changes["rebalance_timeout_ms"] = request.rebalance_timeout_ms
+    if request.subscribed_topics is not None:
+        changes["subscribed_topics"] = frozenset(request.subscribed_topics)
+    if request.server_assignor is not None:
+        changes["server_assignor"] = request.server_assignor
+    return member.evolve(last_heartbeat_ms=now, **changes)
+
+
+def subscription_metadata(group: ConsumerGroup, topics: Mapping[str, int]) -> dict[str, int]:
+    """The partition count of every topic some member subscribes to and the metadata knows."""
+    subscribed = frozenset().union(*(m.subscribed_topics for m in group.members.values()))
+    return {topic: topics[topic] for topic in sorted(subscribed) if topic in topics}
+
+
+def _heartbeat(
+    group: ConsumerGroup | None,
+    group_id: str,
+    request: HeartbeatRequest,
+    topics: Mapping[str, int],
+    config: ConsumerGroupConfig,
+    now: int,
+    new_member_id: str,
+) -> HeartbeatStep:
+    if request.member_epoch != JOIN_EPOCH:
+        group = _existing(group, group_id)
+    group = group if group is not None else ConsumerGroup(group_id)
+    member = _member(group, request, config, request.member_id or new_member_id, now)
+    updated = _updated(member, request, now)
+    group = group.with_member(updated)
+    metadata = subscription_metadata(group, topics)
+    if updated.subscribed_topics != member.subscribed_topics or metadata != group.subscription_metadata:
+        group = group.evolve(group_epoch=group.group_epoch + 1, subscription_metadata=metadata)
+    if group.group_epoch > group.assignment_epoch:
+        group = update_target_assignment(group)
+    reconciled = reconcile(
+        updated,
+        group.assignment_epoch,
+        group.target.get(updated.member_id, NO_PARTITIONS),
+        group.owned_by_others(updated.member_id),
+        request.owned,
+    )
+    if reconciled != updated:
+        revoking = reconciled.state == MemberState.UNREVOKED_PARTITIONS
+        deadline = now + reconciled.rebalance_timeout_ms if revoking else None
+        reconciled = reconciled.evolve(revocation_deadline_ms=deadline)
+    group = group.with_member(reconciled)
+    full = request.member_epoch == JOIN_EPOCH or (
+        request.rebalance_timeout_ms != -1 and request.subscribed_topics is not None and request.owned is not None
+    )
+    response = HeartbeatResponse(
+        ErrorCode.NONE,
+        member_id=reconciled.member_id,
+        member_epoch=reconciled.member_epoch,
+        heartbeat_interval_ms=config.heartbeat_interval_ms,
+        assignment=reconciled.assigned if full or reconciled.assigned != member.assigned else None,
+    )
+    return HeartbeatStep(group, response)
+
+
+def update_target_assignment(group: ConsumerGroup) -> ConsumerGroup:
+    """The target assignment of the current group epoch, from the `uniform` assignor."""
+    subscriptions = {m.member_id: m.subscribed_topics for m in group.members.values()}
+    target = uniform_assign(subscriptions, group.subscription_metadata, group.target)
+    return group.evolve(target=target, assignment_epoch=group.group_epoch)
+
+
+def _leave(group: ConsumerGroup, request: HeartbeatRequest, topics: Mapping[str, int]) -> HeartbeatStep:
+    if request.member_id not in group.members:
+        raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not a member of group.")
+    group = fence_member(group, request.member_id, topics)
+    response = HeartbeatResponse(ErrorCode.NONE, member_id=request.member_id, member_epoch=LEAVE_EPOCH)
+    return HeartbeatStep(group, response)
+
+
+def fence_member(group: ConsumerGroup, member_id: str, topics: Mapping[str, int]) -> ConsumerGroup:
+    """Remove a member (it left, or was fenced): its partitions are free, and the group epoch is bumped so the
+    next heartbeat computes a target assignment without it."""
+    group = group.without_member(member_id)
+    target = {k: v for k, v in group.target.items() if k != member_id}
+    metadata = subscription_metadata(group, topics)
+    return group.evolve(group_epoch=group.group_epoch + 1, subscription_metadata=metadata, target=target)
+
+
+@dataclass(frozen=True)
+class Fenced:
+    member_id: str
+    reason: str  # "session timeout" or "rebalance timeout"
+
+
+@dataclass(frozen=True)
+class ExpireStep:
+    group: ConsumerGroup
+    fenced: tuple[Fenced, ...]
+
+
+def expire(group: ConsumerGroup, topics: Mapping[str, int], config: ConsumerGroupConfig, now: int) -> ExpireStep:
+    """Timers: a member silent for the session timeout is fenced, and so is one that has not revoked its
+    partitions within its rebalance timeout."""
+    fenced = []
+    for member in list(group.members.values()):
+        if now >= member.last_heartbeat_ms + config.session_timeout_ms:
+            fenced.append(Fenced(member.member_id, "session timeout"))
+        elif member.revocation_deadline_ms is not None and now >= member.revocation_deadline_ms:
+            fenced.append(Fenced(member.member_id, "rebalance timeout"))
+    for gone in fenced:
+        group = fence_member(group, gone.member_id, topics)
+    return ExpireStep(group, tuple(fenced))

@@ -1,0 +1,106 @@
+"""A KIP-848 consumer group's state (Kafka's ConsumerGroup / ConsumerGroupMember): the group epoch, the target
+assignment and its epoch, and each member's epoch, reconciliation state and partitions. Immutable: every
+transition returns new values."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, NamedTuple
+
+Partitions = frozenset["TopicPartition"]
+NO_PARTITIONS: Partitions = frozenset()
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+
+class MemberState(Enum):
+    """Where a member is in its reconciliation towards the target assignment (Kafka's MemberState)."""
+
+    STABLE = "stable"
+    UNREVOKED_PARTITIONS = "unrevoked_partitions"  # it must give partitions up before its epoch advances
+    UNRELEASED_PARTITIONS = "unreleased_partitions"  # it waits for partitions other members still own
+
+
+class ConsumerGroupState(Enum):
+    """As DescribeGroups and ListGroups show a consumer group."""
+
+    EMPTY = "Empty"
+    ASSIGNING = "Assigning"  # the group epoch moved past the target assignment's
+    RECONCILING = "Reconciling"  # some member has not reached the target assignment
+    STABLE = "Stable"
+
+
+@dataclass(frozen=True)
+class ConsumerMember:
+    member_id: str
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    subscribed_topics: frozenset[str]
+    server_assignor: str | None
+    last_heartbeat_ms: int
+    member_epoch: int = 0
+    previous_member_epoch: int = 0
+    state: MemberState = MemberState.STABLE
+    assigned: Partitions = NO_PARTITIONS
+    pending_revocation: Partitions = NO_PARTITIONS
+    revocation_deadline_ms: int | None = None  # set while UNREVOKED_PARTITIONS: fenced if still so then
+
+    def evolve(self, **changes: Any) -> ConsumerMember:
+        return dataclasses.replace(self, **changes)
+
+    def owns(self) -> Partitions:
+        """The partitions no other member may take yet: its own and those it has still to revoke."""
+        return self.assigned | self.pending_revocation
+
+    def reconciled_to(self, epoch: int) -> bool:
+        return self.state == MemberState.STABLE and self.member_epoch == epoch
+
+
+@dataclass(frozen=True)
+class ConsumerGroupConfig:
+    """Kafka's group.consumer.* broker configs."""
+
+    session_timeout_ms: int = 45000  # group.consumer.session.timeout.ms
+    heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
+    max_size: int = 2147483647  # group.consumer.max.size
+    assignors: tuple[str, ...] = ("uniform",)  # group.consumer.assignors; the first is the default
+
+
+@dataclass(frozen=True)
+class ConsumerGroup:
+    group_id: str
+    group_epoch: int = 0
+    members: Mapping[str, ConsumerMember] = field(default_factory=dict)  # never mutated, replaced
+    subscription_metadata: Mapping[str, int] = field(default_factory=dict)  # partitions of each subscribed topic
+    assignment_epoch: int = 0
+    target: Mapping[str, Partitions] = field(default_factory=dict)  # member id -> its target partitions
+
+    def evolve(self, **changes: Any) -> ConsumerGroup:
+        return dataclasses.replace(self, **changes)
+
+    def with_member(self, member: ConsumerMember) -> ConsumerGroup:
+        return self.evolve(members={**self.members, member.member_id: member})
+
+    def without_member(self, member_id: str) -> ConsumerGroup:
+        return self.evolve(members={k: v for k, v in self.members.items() if k != member_id})
+
+    @property
+    def state(self) -> ConsumerGroupState:
+        if not self.members:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch != self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        if any(not m.reconciled_to(self.assignment_epoch) for m in self.members.values()):
+            return ConsumerGroupState.RECONCILING
+        return ConsumerGroupState.STABLE
+
+    def owned_by_others(self, member_id: str) -> Partitions:
+        """Partitions another member holds (assigned or pending revocation): not to be given out yet."""
+        return frozenset().union(*(m.owns() for k, m in self.members.items() if k != member_id))

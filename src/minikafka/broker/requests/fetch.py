@@ -1,0 +1,230 @@
+"""Fetch, from a follower or a consumer (Kafka's KafkaApis.handleFetchRequest and ReplicaManager.fetchMessages):
+the session context (KIP-227), one read of every partition under the response's byte limit, and the long poll.
+
+As Kafka:
+- a partition named more than once counts once (the last line's fetch state, in the first line's place);
+- the response holds at most `max_bytes` of records, except that the first partition with records may return its
+  first batch whole past it, so a consumer behind a big batch still makes progress; the partitions after it get
+  only the bytes left, and a batch that does not fit in them is not sent;
+- the answer goes at once when `max_wait_ms` <= 0, when the records reach `min_bytes` (so `min_bytes` 0 never
+  waits), when no partition is asked, or when a partition has an error or a diverging epoch; else it waits on the
+  replica manager's change notification until one of these holds or the time is up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import structlog
+
+from minikafka.broker.fetch_session import (
+    INVALID_SESSION_ID,
+    CachedPartition,
+    FetchContext,
+    FetchSessionCache,
+    PartitionAnswer,
+    PartitionFetchState,
+    PartitionKey,
+    TopicTargets,
+    must_answer,
+)
+from minikafka.broker.log_manager import TopicPartition
+from minikafka.broker.replica.divergence import EpochEndOffset
+from minikafka.broker.replica_manager import FetchPartitionResult, ReplicaManager
+from minikafka.broker.requests.topics import TOPIC_ID_BYTES, topic_by_id_bytes, topic_key
+from minikafka.common.clock import monotonic_ms
+from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.metadata.image import MetadataImage
+
+DEFAULT_PARTITION_MAX_BYTES = 1048576  # a line asking for 0 bytes: Kafka's max.partition.fetch.bytes default
+
+
+@dataclass(slots=True)
+class ForgottenPartition:
+    topic_id: bytes  # 16 bytes, or b"" when named by `topic`
+    topic: str
+    partition: int
+
+
+@dataclass(slots=True)
+class FetchRequest:
+    replica_id: int  # the fetching follower; -1 for a consumer
+    replica_epoch: int  # the follower's broker epoch (KIP-903); -1 for a consumer
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int  # records in the whole response (the first batch may pass it)
+    session_id: int
+    session_epoch: int  # -1: a sessionless full fetch; 0: a full fetch that asks for a session
+    # Each line's topic_id is 16 bytes, or b"" when the line names its `topic` instead.
+    partitions: Sequence[PartitionFetchState]
+    forgotten: Sequence[ForgottenPartition] = ()
+
+    @property
+    def from_follower(self) -> bool:
+        return self.replica_id >= 0
+
+
+@dataclass(slots=True)
+class FetchPartitionAnswer:
+    partition: int
+    error: ErrorCode
+    high_watermark: int
+    log_start_offset: int  # -1 when the partition is not hosted here
+    records: bytes  # whole batches, as the log holds them (never copied here)
+    diverging: EpochEndOffset | None
+    leader_id: int  # the partition's leader as this broker knows it; -1 unknown
+    leader_epoch: int
+
+
+@dataclass(slots=True)
+class FetchTopicAnswer:
+    topic_id: bytes  # 16 bytes when asked by id or the name is known, else b""
+    topic: str
+    known: bool  # the metadata has the topic
+    partitions: list[FetchPartitionAnswer]
+
+
+@dataclass(slots=True)
+class FetchAnswer:
+    error: ErrorCode  # a session error; the partitions' own errors are in them
+    session_id: int  # the session the fetcher continues with; 0: none
+    topics: list[FetchTopicAnswer]
+
+
+@dataclass
+class _Read:
+    """One pass over a fetch's partitions: the topics to answer, the bytes of records, whether any partition has
+    an error or a diverging epoch, and what a session answered."""
+
+    topics: list[FetchTopicAnswer] = field(default_factory=list)
+    total: int = 0
+    failed: bool = False
+    sent: list[tuple[CachedPartition, PartitionAnswer]] = field(default_factory=list)
+
+
+async def handle_fetch(manager: ReplicaManager, sessions: FetchSessionCache, request: FetchRequest) -> FetchAnswer:
+    fetch = _session_context(manager, sessions, request)
+    if fetch.error != ErrorCode.NONE:
+        return FetchAnswer(fetch.error, INVALID_SESSION_ID, [])
+    deadline_ms = monotonic_ms() + max(0, request.max_wait_ms)
+    # Only the first read counts in the followers' state; a woken re-read is the same fetch.
+    read = _read(manager, request, fetch, record_fetch=True)
+    while read.total < request.min_bytes and fetch.targets and not read.failed:
+        remaining_ms = deadline_ms - monotonic_ms()
+        if remaining_ms <= 0:
+            break
+        # No await since the read above, so no change can have been missed before this wait starts; after a
+        # timeout the re-read finds the time up and answers.
+        await manager.wait_for_change(request.from_follower, remaining_ms / 1000)
+        read = _read(manager, request, fetch, record_fetch=False)
+    sessions.record_answers(fetch, read.sent)
+    return FetchAnswer(ErrorCode.NONE, fetch.session_id, read.topics)
+
+
+def _session_context(manager: ReplicaManager, sessions: FetchSessionCache, request: FetchRequest) -> FetchContext:
+    image = manager.metadata.image
+    fetch = sessions.new_context(
+        request.session_id,
+        request.session_epoch,
+        [line if len(line.topic_id) == TOPIC_ID_BYTES else _keyed(image, line) for line in request.partitions],
+        _forgotten_keys(image, request.forgotten),
+        request.from_follower,
+        monotonic_ms(),
+    )
+    if fetch.session is not None and not fetch.incremental:
+        structlog.get_logger().info(
+            "fetch_session_created",
+            session_id=fetch.session_id,
+            replica_id=request.replica_id,
+            partitions=len(fetch.session.partitions),
+        )
+    return fetch
+
+
+def _keyed(image: MetadataImage, line: PartitionFetchState) -> PartitionFetchState:
+    """A line by name keyed by its name's topic id: sessions and duplicates go by the id."""
+    return dataclasses.replace(line, topic_id=topic_key(image, line.topic_id, line.topic))
+
+
+def _forgotten_keys(image: MetadataImage, forgotten: Sequence[ForgottenPartition]) -> list[PartitionKey]:
+    return [(topic_key(image, gone.topic_id, gone.topic), gone.partition) for gone in forgotten]
+
+
+def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, record_fetch: bool) -> _Read:
+    """Every partition of the fetch once, under the response's byte limit (Kafka's readFromLog); an incremental
+    fetch answers only the partitions with news; one with an error always is."""
+    image = manager.metadata.image
+    read = _Read()
+    limit = request.max_bytes
+    first_whole = True  # until a partition returns records: Kafka's minOneMessage
+    for target in fetch.targets:
+        known = topic_by_id_bytes(image, target.topic_id)
+        partitions: list[FetchPartitionAnswer] = []
+        for cached in target.partitions:
+            state = cached.state
+            if known is None:
+                by_id = len(target.topic_id) == TOPIC_ID_BYTES
+                result = FetchPartitionResult(
+                    ErrorCode.UNKNOWN_TOPIC_ID if by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                )
+                replica = None
+            else:
+                tp = TopicPartition(known.name, state.partition)
+                max_bytes = min(state.partition_max_bytes or DEFAULT_PARTITION_MAX_BYTES, limit)
+                if request.replica_id >= 0:
+                    result = manager.follower_fetch(
+                        tp,
+                        request.replica_id,
+                        request.replica_epoch,
+                        state.current_leader_epoch,
+                        state.fetch_offset,
+                        state.last_fetched_epoch,
+                        max_bytes,
+                        record_fetch,
+                        first_whole,
+                    )
+                else:
+                    result = manager.consumer_fetch(
+                        tp,
+                        state.fetch_offset,
+                        state.current_leader_epoch,
+                        max_bytes,
+                        state.last_fetched_epoch,
+                        first_whole,
+                    )
+                replica = manager.replicas.get(tp)
+            records = result.records
+            if records:
+                first_whole = False
+                limit = max(0, limit - len(records))
+            log_start = replica.log.log_start_offset if replica is not None else -1
+            failed = result.error != ErrorCode.NONE or result.diverging is not None
+            read.failed |= failed
+            if fetch.session is not None:
+                answer = PartitionAnswer(len(records), failed, result.high_watermark, log_start)
+                if fetch.incremental and not must_answer(cached, answer):
+                    continue
+                read.sent.append((cached, answer))
+            read.total += len(records)
+            partitions.append(
+                FetchPartitionAnswer(
+                    state.partition,
+                    result.error,
+                    result.high_watermark,
+                    log_start,
+                    records,
+                    result.diverging,
+                    replica.leader_id if replica is not None else -1,
+                    replica.leader_epoch if replica is not None else -1,
+                )
+            )
+        if partitions:
+            read.topics.append(_topic_answer(target, known is not None, partitions))
+    return read
+
+
+def _topic_answer(target: TopicTargets, known: bool, partitions: list[FetchPartitionAnswer]) -> FetchTopicAnswer:
+    topic_id = target.topic_id if len(target.topic_id) == TOPIC_ID_BYTES else b""
+    return FetchTopicAnswer(topic_id, target.topic, known, partitions)

@@ -1,0 +1,49 @@
+"""ListOffsets (Kafka's KafkaApis.handleListOffsetRequest and ReplicaManager.fetchOffset): each partition's earliest,
+latest, max-timestamp or by-timestamp offset from its leader; a partition named twice is INVALID_REQUEST."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from minikafka.broker.log_manager import TopicPartition
+from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.common.errors import ErrorCode
+
+
+@dataclass(slots=True)
+class ListOffsetsPartition:
+    tp: TopicPartition
+    timestamp: int  # -2 earliest, -1 latest (the HWM), -3 max timestamp, else the first record at or after it
+    current_leader_epoch: int  # -1: no check
+
+
+@dataclass(slots=True)
+class ListOffsetsPartitionAnswer:
+    tp: TopicPartition
+    error: ErrorCode
+    timestamp: int  # -1 when none
+    offset: int  # -1 when none
+    leader_epoch: int  # -1 when none
+
+
+def handle_list_offsets(
+    manager: ReplicaManager, partitions: Sequence[ListOffsetsPartition]
+) -> list[ListOffsetsPartitionAnswer]:
+    """One answer per line, in request order. As Kafka, every line of a partition the request names more than once
+    is INVALID_REQUEST (which line would the client take?)."""
+    counts = Counter(line.tp for line in partitions)
+    answers = []
+    for line in partitions:
+        if counts[line.tp] > 1:
+            answers.append(ListOffsetsPartitionAnswer(line.tp, ErrorCode.INVALID_REQUEST, -1, -1, -1))
+            continue
+        listed = manager.list_offset(line.tp, line.timestamp, line.current_leader_epoch)
+        if listed.error != ErrorCode.NONE:
+            answers.append(ListOffsetsPartitionAnswer(line.tp, listed.error, -1, -1, -1))
+            continue
+        answers.append(
+            ListOffsetsPartitionAnswer(line.tp, listed.error, listed.timestamp, listed.offset, listed.leader_epoch)
+        )
+    return answers

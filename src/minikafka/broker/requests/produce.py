@@ -1,0 +1,115 @@
+"""Produce (Kafka's KafkaApis.handleProduceRequest and ReplicaManager.appendRecords): every partition's batches go to
+the replica manager in request order, now; the answer comes once each partition has its outcome."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from minikafka.broker.log_manager import TopicPartition
+from minikafka.broker.produce_purgatory import ProduceResult
+from minikafka.broker.replica_manager import ReplicaManager, answered
+from minikafka.common.errors import ErrorCode
+
+VALID_ACKS = (0, 1, -1)
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class ProducePartition:
+    tp: TopicPartition
+    records: bytes  # one or more record batches, as sent
+
+
+@dataclass(slots=True)
+class ProduceRequest:
+    acks: int  # 0, 1 or -1 (all)
+    timeout_ms: int  # how long acks=all may wait for the ISR; 0 answers at once what is not yet replicated
+    partitions: Sequence[ProducePartition]  # in request order: appended in that order
+
+
+@dataclass(slots=True)
+class ProducePartitionAnswer:
+    tp: TopicPartition
+    error: ErrorCode
+    base_offset: int  # -1 on an error
+    log_start_offset: int  # -1 when the partition is not hosted here
+    message: str
+    leader_id: int  # the partition's leader as this broker knows it; -1 unknown
+    leader_epoch: int
+
+
+def handle_produce(
+    manager: ReplicaManager, request: ProduceRequest, encode: Callable[[list[ProducePartitionAnswer]], T]
+) -> Awaitable[T]:
+    """Append every partition's batches now (pipelined requests rely on the order); awaited, the answer gives
+    `encode`'s response once every partition has its outcome: at once for acks 0/1 and refusals, for acks=all
+    when the last partition's wait is over."""
+    if request.acks not in VALID_ACKS:
+        # As Kafka: every partition refused, nothing appended.
+        message = f"acks must be 0, 1 or -1, not {request.acks}"
+        refused = [
+            ProducePartitionAnswer(p.tp, ErrorCode.INVALID_REQUIRED_ACKS, -1, -1, message, -1, -1)
+            for p in request.partitions
+        ]
+        return answered(encode(refused))
+    jobs = [manager.produce(p.tp, p.records, request.acks, request.timeout_ms) for p in request.partitions]
+    return ProduceAnswer(manager, request.partitions, jobs, encode)
+
+
+class ProduceAnswer(Generic[T]):
+    """A Produce's answer once its appends are done. Awaited, it waits on the partitions' outcomes in the awaiting
+    task itself and encodes there: no callback or task between the last outcome and the answer, so the answer
+    costs one loop turn after the wait (a plain object, so one a closed connection never awaits is no warning)."""
+
+    __slots__ = ("_manager", "_partitions", "_jobs", "_encode")
+
+    def __init__(
+        self,
+        manager: ReplicaManager,
+        partitions: Sequence[ProducePartition],
+        jobs: list[asyncio.Future[ProduceResult]],
+        encode: Callable[[list[ProducePartitionAnswer]], T],
+    ) -> None:
+        self._manager = manager
+        self._partitions = partitions
+        self._jobs = jobs
+        self._encode = encode
+
+    def __await__(self) -> Generator[Any, None, T]:
+        for job in self._jobs:
+            if not job.done():
+                yield from job
+        return self._encode(_answers(self._manager, self._partitions, self._jobs))
+
+
+def _answers(
+    manager: ReplicaManager, partitions: Sequence[ProducePartition], jobs: list[asyncio.Future[ProduceResult]]
+) -> list[ProducePartitionAnswer]:
+    answers = []
+    for partition, job in zip(partitions, jobs, strict=True):
+        result = job.result()
+        replica = manager.replicas.get(partition.tp)
+        ok = result.error == ErrorCode.NONE
+        answers.append(
+            ProducePartitionAnswer(
+                partition.tp,
+                result.error,
+                result.base_offset if ok else -1,
+                replica.log.log_start_offset if replica is not None else -1,
+                result.message,
+                replica.leader_id if replica is not None else -1,
+                replica.leader_epoch if replica is not None else -1,
+            )
+        )
+    return answers
+
+
+def by_topic(answers: Sequence[ProducePartitionAnswer]) -> dict[str, list[ProducePartitionAnswer]]:
+    """The answers grouped by topic, topics in the order they first appear (both responses nest them so)."""
+    grouped: dict[str, list[ProducePartitionAnswer]] = {}
+    for answer in answers:
+        grouped.setdefault(answer.tp.topic, []).append(answer)
+    return grouped

@@ -1,0 +1,24 @@
+"""The controller quorum's elections in analyze's summary, and how they are told (pure: no Spark, so a scenario's
+report can tell them too)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def kraft_summary(elections: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many KRaft elections, and how long the quorum had no leader (where a resignation says when it began)."""
+    leaderless = [row["leaderless_ms"] for row in elections if row.get("leaderless_ms") is not None]
+    return {"elections": len(elections), "leaderless_ms": round(sum(leaderless)), "epochs": elections}
+
+
+def kraft_lines(summary: dict[str, Any]) -> list[str]:
+    """The KRaft elections and leaderless time (none for a summary written before they were counted)."""
+    kraft = summary.get("kraft")
+    if not kraft:
+        return []
+    epochs = ", ".join(str(row["epoch"]) for row in kraft["epochs"])
+    return [
+        f"{kraft['elections']} KRaft elections" + (f" (epochs {epochs})" if epochs else "")
+        + f"; leaderless {kraft['leaderless_ms']} ms (from a leader's raft_resigned to the next election)"
+    ]  # fmt: skip

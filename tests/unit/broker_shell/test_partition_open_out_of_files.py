@@ -1,0 +1,56 @@
+"""A partition whose files cannot be opened for want of file descriptors (EMFILE, ENFILE) fails alone with
+KAFKA_STORAGE_ERROR and keeps no file of it open; the log directory stays online (a disk error still takes it
+offline, as Kafka does), and the partition opens once descriptors are free again."""
+
+from __future__ import annotations
+
+import errno
+import uuid
+from pathlib import Path
+
+import pytest
+
+from minikafka.broker.log_manager import LogManager, TopicPartition
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.storage import partition_log
+from minikafka.storage.log_config import LogConfig
+
+TOPIC_ID = uuid.uuid4()
+
+
+def failing_once(code: int) -> object:
+    real = partition_log.PartitionLog._load_segments
+    calls = [0]
+
+    def load(self: partition_log.PartitionLog, *args: object) -> None:
+        calls[0] += 1
+        if calls[0] == 1:
+            real(self, *args)  # a segment is open when the next file fails
+            raise OSError(code, "Too many open files" if code == errno.EMFILE else "I/O error")
+        real(self, *args)
+
+    return load
+
+
+def test_out_of_files_fails_one_partition_and_not_the_directory(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(partition_log.PartitionLog, "_load_segments", failing_once(errno.EMFILE))
+    closed: list[object] = []
+    real_abandon = partition_log.PartitionLog.abandon
+    monkeypatch.setattr(partition_log.PartitionLog, "abandon", lambda log: (closed.append(log), real_abandon(log)))
+    logs = LogManager(tmp_path, lambda _topic: LogConfig())
+    tp = TopicPartition("orders", 0)
+    with pytest.raises(KafkaError) as failed:
+        logs.get_or_create(tp, TOPIC_ID, 0)
+    assert failed.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+    assert not logs.offline and logs.unopened == {tp: TOPIC_ID}
+    assert len(closed) == 1  # the half-opened log's segments were closed
+    assert logs.get_or_create(TopicPartition("orders", 1), TOPIC_ID, 0) is not None  # the directory is online
+    assert logs.get_or_create(tp, TOPIC_ID, 0) is not None and logs.unopened == {}  # opened again later
+
+
+def test_a_disk_error_still_takes_the_directory_offline(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(partition_log.PartitionLog, "_load_segments", failing_once(errno.EIO))
+    logs = LogManager(tmp_path, lambda _topic: LogConfig())
+    with pytest.raises(KafkaError):
+        logs.get_or_create(TopicPartition("orders", 0), TOPIC_ID, 0)
+    assert logs.offline and logs.unopened == {}

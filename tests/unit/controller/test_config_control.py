@@ -1,0 +1,144 @@
+"""IncrementalAlterConfigs and AlterConfigs in the pure controller: ConfigRecords for topics, one broker and the
+cluster default, Kafka's errors, validate_only, and KIP-966's min.insync.replicas rules."""
+
+from __future__ import annotations
+
+from controller_harness import Harness
+from test_eligible_leader_replicas import fence, make, state
+
+from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.control.config_control import (
+    AlterableConfig,
+    AlterConfigOp,
+    AlterConfigsRequest,
+    AlterConfigsResource,
+    AlterConfigsResponse,
+)
+from minikafka.kraft_controller.metadata.records import ConfigRecord, ConfigResourceType
+
+TOPIC, BROKER = ConfigResourceType.TOPIC, ConfigResourceType.BROKER
+SET, DELETE, APPEND, SUBTRACT = AlterConfigOp.SET, AlterConfigOp.DELETE, AlterConfigOp.APPEND, AlterConfigOp.SUBTRACT
+
+
+def alter(
+    harness: Harness,
+    resource_type: int,
+    name: str,
+    *ops: tuple[str, AlterConfigOp, str | None],
+    validate_only: bool = False,
+    incremental: bool = True,
+) -> tuple[ErrorCode, str]:
+    configs = tuple(AlterableConfig(key, op, value) for key, op, value in ops)
+    request = AlterConfigsRequest((AlterConfigsResource(resource_type, name, configs),), validate_only, incremental)
+    response: AlterConfigsResponse = harness.commit(harness.controller.alter_configs(request))
+    return response.results[0].error_code, response.results[0].error_message
+
+
+def with_topic() -> Harness:
+    harness = Harness()
+    harness.start_broker(1)
+    harness.create_topic("t", assignment=[[1]])
+    return harness
+
+
+def test_set_and_delete_topic_configs_are_config_records() -> None:
+    harness = with_topic()
+    before = len(harness.committed)
+    assert alter(harness, TOPIC, "t", ("retention.ms", SET, "1000"), ("segment.bytes", SET, "1024"))[0] == 0
+    assert [r for _, r in harness.committed[before:]] == [
+        ConfigRecord(TOPIC, "t", "retention.ms", "1000"),
+        ConfigRecord(TOPIC, "t", "segment.bytes", "1024"),
+    ]
+    assert alter(harness, TOPIC, "t", ("retention.ms", DELETE, None))[0] == ErrorCode.NONE
+    assert dict(harness.image.topic_configs["t"]) == {"segment.bytes": "1024"}
+
+
+def test_broker_and_cluster_default_configs() -> None:
+    harness = with_topic()
+    assert alter(harness, BROKER, "1", ("log.retention.ms", SET, "5000"))[0] == ErrorCode.NONE
+    assert alter(harness, BROKER, "", ("log.retention.bytes", SET, "100"))[0] == ErrorCode.NONE
+    assert harness.image.dynamic_broker_config("log.retention.ms", 1) == "5000"
+    assert harness.image.dynamic_broker_config("log.retention.ms", 2) is None
+    assert harness.image.dynamic_broker_config("log.retention.bytes", 2) == "100"
+
+
+def test_kafkas_errors_and_nothing_written() -> None:
+    harness = with_topic()
+    before = len(harness.committed)
+    code, message = alter(harness, TOPIC, "t", ("no.such.key", SET, "1"))
+    assert (code, message) == (ErrorCode.INVALID_CONFIG, "Unknown topic config name: no.such.key")
+    code, message = alter(harness, TOPIC, "t", ("retention.ms", SET, "soon"))
+    assert code == ErrorCode.INVALID_CONFIG and message.startswith("Invalid value soon for configuration retention.ms")
+    assert alter(harness, TOPIC, "missing", ("retention.ms", SET, "1"))[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert alter(harness, BROKER, "x", ("log.retention.ms", SET, "1"))[0] == ErrorCode.INVALID_REQUEST
+    assert alter(harness, BROKER, "1", ("node.id", SET, "7"))[0] == ErrorCode.INVALID_CONFIG
+    code, message = alter(harness, TOPIC, "t", ("retention.ms", APPEND, "1"))
+    assert code == ErrorCode.INVALID_CONFIG and "non-list" in message
+    # one bad key refuses the whole resource
+    assert alter(harness, TOPIC, "t", ("retention.ms", SET, "1"), ("segment.bytes", SET, "1"))[0] != 0
+    assert len(harness.committed) == before
+
+
+def test_validate_only_answers_without_records() -> None:
+    harness = with_topic()
+    before = len(harness.committed)
+    assert alter(harness, TOPIC, "t", ("retention.ms", SET, "1000"), validate_only=True)[0] == ErrorCode.NONE
+    assert len(harness.committed) == before and harness.image.topic_config("t", "retention.ms") is None
+
+
+def test_append_and_subtract_on_a_list_config() -> None:
+    harness = with_topic()
+    assert alter(harness, TOPIC, "t", ("cleanup.policy", APPEND, "delete"))[0] == ErrorCode.NONE
+    assert harness.image.topic_config("t", "cleanup.policy") == "delete"
+    assert alter(harness, TOPIC, "t", ("cleanup.policy", APPEND, "compact"))[0] == ErrorCode.INVALID_CONFIG
+    assert alter(harness, TOPIC, "t", ("cleanup.policy", SUBTRACT, "delete"))[0] == ErrorCode.NONE
+    assert harness.image.topic_config("t", "cleanup.policy") is None
+
+
+def test_legacy_alter_configs_replaces_every_dynamic_config_of_the_resource() -> None:
+    harness = with_topic()
+    alter(harness, TOPIC, "t", ("retention.ms", SET, "1000"), ("segment.bytes", SET, "1024"))
+    assert alter(harness, TOPIC, "t", ("retention.bytes", SET, "10"), incremental=False)[0] == ErrorCode.NONE
+    assert dict(harness.image.topic_configs["t"]) == {"retention.bytes": "10"}
+
+
+def test_with_the_elr_min_isr_stays_cluster_wide() -> None:
+    harness = with_topic()
+    code, message = alter(harness, BROKER, "1", ("min.insync.replicas", SET, "2"))
+    assert (code, message) == (
+        ErrorCode.INVALID_CONFIG,
+        "Broker-level min.insync.replicas cannot be altered while ELR is enabled.",
+    )
+    code, message = alter(harness, BROKER, "", ("min.insync.replicas", DELETE, None))
+    assert (code, message) == (
+        ErrorCode.INVALID_CONFIG,
+        "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.",
+    )
+    assert alter(harness, BROKER, "", ("min.insync.replicas", SET, "2"))[0] == ErrorCode.NONE
+    assert harness.image.min_insync_replicas("t", 1) == 2
+    off = make(eligible_leader_replicas_version=0)
+    assert alter(off, BROKER, "1", ("min.insync.replicas", SET, "2"))[0] == ErrorCode.NONE
+
+
+def test_a_min_isr_change_clears_the_elrs_chosen_under_the_old_value() -> None:
+    harness = make()
+    for b in (1, 2, 3):
+        harness.start_broker(b)
+    topic_id = harness.create_topic("t", assignment=[[1, 2, 3]], **{"min.insync.replicas": "2"})
+    fence(harness, 3)
+    fence(harness, 3, 2)
+    assert state(harness, topic_id)[2] == (2,)
+    assert alter(harness, TOPIC, "t", ("min.insync.replicas", SET, "3"))[0] == ErrorCode.NONE
+    assert state(harness, topic_id)[2:] == ((), ())
+    assert harness.committed[-1][1].reason == "min_isr_config_change"  # type: ignore[union-attr]
+
+
+def test_the_cluster_wide_unclean_leader_election_enable_applies_to_topics_without_their_own() -> None:
+    from minikafka.kraft_controller.control.replication_control import unclean_enabled
+
+    harness = with_topic()
+    assert not unclean_enabled(harness.image, "t", False)
+    assert alter(harness, BROKER, "", ("unclean.leader.election.enable", SET, "true"))[0] == ErrorCode.NONE
+    assert unclean_enabled(harness.image, "t", False)
+    assert alter(harness, TOPIC, "t", ("unclean.leader.election.enable", SET, "false"))[0] == ErrorCode.NONE
+    assert not unclean_enabled(harness.image, "t", False)
