@@ -40,7 +40,8 @@ def leading_manager(tmp_path: Path, records: int = 10, high_watermark: int = 8) 
     image = SimpleNamespace(
         topics_by_name={"orders": topic}, partition=lambda topic_id, index: object() if index < 2 else None
     )
-    manager = ReplicaManager(config, None, SimpleNamespace(image=image), None, lambda: 10, lambda: True)  # type: ignore[arg-type]
+    logs = SimpleNamespace(unopened={})
+    manager = ReplicaManager(config, logs, SimpleNamespace(image=image), None, lambda: 10, lambda: True)  # type: ignore[arg-type]
     log = PartitionLog.open(tmp_path / "orders-0", SMALL_SEGMENTS, 0)
     for i in range(records):
         log.append_as_leader(build_batch([Record(b"v%d" % i)]), 1, 0)
