@@ -25,7 +25,7 @@ from minikafka.broker.log_manager import LogManager, TopicPartition
 from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener, endpoint_for
 from minikafka.broker.produce_purgatory import ProducePurgatory, ProduceResult
 from minikafka.broker.producer_id_manager import ProducerIdManager
-from minikafka.broker.replica.delete_records import deletion_target
+from minikafka.broker.replica.delete_records import deletion_target, low_watermark
 from minikafka.broker.replica.divergence import EpochEndOffset, diverging_epoch
 from minikafka.broker.replica.partition import (
     AlterPartitionProposal,
@@ -154,6 +154,9 @@ class ReplicaManager:
         # follower's wakes on new data, a consumer's on a HWM move (what it may read). Like Kafka's DelayedFetch, a
         # HWM move alone does not answer a follower (that would double its fetches).
         self._parked: dict[bool, Purgatory] = {True: Purgatory(), False: Purgatory()}  # key: for replicas
+        # Followers' log starts from their Fetch requests, for DeleteRecords' low watermark; woken when one moves.
+        self.follower_log_starts: dict[TopicPartition, dict[int, int]] = {}
+        self._log_start_moved = Purgatory()
         self._follower_wake_scheduled = False
         self._fetchers: dict[int, asyncio.Task[None]] = {}
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
@@ -505,6 +508,34 @@ class ReplicaManager:
             return DeletedRecords(error.code, message=error.message)
         return DeletedRecords(ErrorCode.NONE, replica.log.log_start_offset)
 
+    def _record_follower_log_start(self, tp: TopicPartition, replica_id: int, log_start_offset: int) -> None:
+        starts = self.follower_log_starts.setdefault(tp, {})
+        if log_start_offset >= 0 and starts.get(replica_id) != log_start_offset:
+            starts[replica_id] = log_start_offset
+            self._log_start_moved.wake_all()
+
+    async def delete_records_replicated(self, tp: TopicPartition, offset: int, timeout_s: float) -> DeletedRecords:
+        """DeleteRecords as Kafka's DelayedDeleteRecords: answered once the low watermark (the lowest log start of
+        the leader and its followers on live brokers) reached the new log start, or REQUEST_TIMED_OUT."""
+        deleted = self.delete_records(tp, offset)
+        if deleted.error != ErrorCode.NONE:
+            return deleted
+        target = deleted.low_watermark
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while True:
+            replica = self.replicas.get(tp)
+            if replica is None or replica.leader is None:
+                return DeletedRecords(self.not_hosted_error(tp))
+            alive = self.metadata_broker_epochs()
+            followers = [f.replica_id for f in replica.leader.followers if f.replica_id in alive]
+            low = low_watermark(replica.log.log_start_offset, self.follower_log_starts.get(tp, {}), followers)
+            if low >= target:
+                return DeletedRecords(ErrorCode.NONE, low)
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return DeletedRecords(ErrorCode.REQUEST_TIMED_OUT)
+            await self._log_start_moved.wait(left)
+
     # ---- follower fetches on the leader ----
 
     def follower_fetch(
@@ -518,6 +549,7 @@ class ReplicaManager:
         max_bytes: int,
         record_fetch: bool = True,
         first_whole: bool = True,
+        log_start_offset: int = -1,
     ) -> FetchPartitionResult:
         """One partition of a follower's Fetch. `record_fetch=False` re-reads for a Fetch that waited: its fetch
         was already counted in the follower's state when it arrived, once, as in Kafka."""
@@ -533,6 +565,7 @@ class ReplicaManager:
         if diverging is not None:
             return FetchPartitionResult(ErrorCode.NONE, high_watermark=leader.high_watermark, diverging=diverging)
         if record_fetch:
+            self._record_follower_log_start(tp, replica_id, log_start_offset)
             now = monotonic_ms()
             decision = leader.on_follower_fetch(
                 replica_id, replica_epoch, current_leader_epoch, fetch_offset, self.metadata_broker_epochs(), now

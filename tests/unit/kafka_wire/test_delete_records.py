@@ -5,6 +5,7 @@ NOT_LEADER_OR_FOLLOWER."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import uuid
 from pathlib import Path
@@ -38,7 +39,9 @@ def leading_manager(tmp_path: Path, records: int = 10, high_watermark: int = 8) 
     config = SimpleNamespace(node_id=0)
     topic = SimpleNamespace(name="orders", topic_id=TOPIC_ID)
     image = SimpleNamespace(
-        topics_by_name={"orders": topic}, partition=lambda topic_id, index: object() if index < 2 else None
+        topics_by_name={"orders": topic},
+        partition=lambda topic_id, index: object() if index < 2 else None,
+        brokers={},  # the follower (1) is not alive: the low watermark is the leader's log start alone
     )
     logs = SimpleNamespace(unopened={})
     manager = ReplicaManager(config, logs, SimpleNamespace(image=image), None, lambda: 10, lambda: True)  # type: ignore[arg-type]
@@ -61,7 +64,7 @@ def delete(manager: ReplicaManager, offsets: dict[int, int], version: int = 2) -
         timeout=datetime.timedelta(seconds=30),
     )
     ctx = WireContext(manager, "PLAINTEXT")
-    response: Any = apis.HANDLERS[21](ctx, Request(ApiHeader(21, version, 1), "test", body))
+    response: Any = asyncio.run(apis.HANDLERS[21](ctx, Request(ApiHeader(21, version, 1), "test", body)))
     encode_response(1, response)  # every field is one kio can write at this version
     [topic] = response.topics
     return {p.partition_index: (int(p.error_code.value), p.low_watermark) for p in topic.partitions}
@@ -121,3 +124,32 @@ def test_a_follower_follows_the_leaders_log_start_below_its_high_watermark(tmp_p
     assert log.log_start_offset == 7 and log.high_watermark == 9
     assert manager.apply_follower_answer(FollowerAnswer(1, sent, ErrorCode.NONE, 9, b"", None, 12))
     assert log.log_start_offset == 9  # capped at its own high watermark
+
+
+def alive_follower(manager: ReplicaManager) -> None:
+    follower = SimpleNamespace(broker_epoch=11, fenced=False, in_controlled_shutdown=False)
+    manager.metadata.image.brokers = {1: follower}
+
+
+async def test_the_answer_waits_for_the_live_followers_log_start(tmp_path: Path) -> None:
+    """Kafka's DelayedDeleteRecords: the low watermark is the lowest log start over the leader and its followers
+    on live brokers; the answer comes once it reached the offset."""
+    manager = leading_manager(tmp_path)
+    alive_follower(manager)
+    waiting = asyncio.ensure_future(manager.delete_records_replicated(TP, 5, 30))
+    await asyncio.sleep(0)
+    assert not waiting.done() and manager.replicas[TP].log.log_start_offset == 5  # the leader moved at once
+    manager.follower_fetch(TP, 1, 11, 1, 8, -1, 1 << 20, log_start_offset=3)
+    await asyncio.sleep(0)
+    assert not waiting.done()  # the follower still starts below 5
+    manager.follower_fetch(TP, 1, 11, 1, 8, -1, 1 << 20, log_start_offset=5)
+    deleted = await asyncio.wait_for(waiting, 5)
+    assert (deleted.error, deleted.low_watermark) == (ErrorCode.NONE, 5)
+
+
+async def test_a_follower_that_never_follows_times_the_request_out(tmp_path: Path) -> None:
+    manager = leading_manager(tmp_path)
+    alive_follower(manager)
+    deleted = await manager.delete_records_replicated(TP, 5, 0.05)
+    assert deleted.error == ErrorCode.REQUEST_TIMED_OUT
+    assert manager.replicas[TP].log.log_start_offset == 5  # as in Kafka, the leader's log start stays moved

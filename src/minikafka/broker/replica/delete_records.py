@@ -31,3 +31,9 @@ def deletion_target(requested: int, high_watermark: int, partition: str) -> Dele
             f"than the high watermark {high_watermark}",
         )
     return DeletionTarget(ErrorCode.NONE, offset)
+
+
+def low_watermark(leader_log_start: int, follower_log_starts: dict[int, int], alive_followers: list[int]) -> int:
+    """Kafka's lowWatermarkIfLeader: the lowest log start over the leader and its followers on live brokers (a
+    follower not heard from yet counts as -1, so a deletion waits for its first Fetch)."""
+    return min([leader_log_start, *(follower_log_starts.get(f, -1) for f in alive_followers)])
