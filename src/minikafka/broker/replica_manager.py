@@ -154,8 +154,9 @@ class ReplicaManager:
         # follower's wakes on new data, a consumer's on a HWM move (what it may read). Like Kafka's DelayedFetch, a
         # HWM move alone does not answer a follower (that would double its fetches).
         self._parked: dict[bool, Purgatory] = {True: Purgatory(), False: Purgatory()}  # key: for replicas
-        # Followers' log starts from their Fetch requests, for DeleteRecords' low watermark; woken when one moves.
-        self.follower_log_starts: dict[TopicPartition, dict[int, int]] = {}
+        # Followers' log starts from their Fetch requests in one leader epoch (a new leadership starts empty), for
+        # DeleteRecords' low watermark; woken when one moves.
+        self.follower_log_starts: dict[TopicPartition, tuple[int, dict[int, int]]] = {}
         self._log_start_moved = Purgatory()
         self._follower_wake_scheduled = False
         self._fetchers: dict[int, asyncio.Task[None]] = {}
@@ -328,6 +329,7 @@ class ReplicaManager:
                 continue
             reason = "topic deleted" if image.topic(replica.topic_id) is None else "replica removed"
             del self.replicas[tp]
+            self.follower_log_starts.pop(tp, None)
             replica.produces.fail_all(self.not_hosted_error(tp))
             self._log.info("replica_stopped", partition=str(tp), topic_id=str(replica.topic_id), reason=reason)
             self.logs.delete_log(tp, replica.topic_id, reason)
@@ -508,8 +510,13 @@ class ReplicaManager:
             return DeletedRecords(error.code, message=error.message)
         return DeletedRecords(ErrorCode.NONE, replica.log.log_start_offset)
 
-    def _record_follower_log_start(self, tp: TopicPartition, replica_id: int, log_start_offset: int) -> None:
-        starts = self.follower_log_starts.setdefault(tp, {})
+    def _record_follower_log_start(
+        self, tp: TopicPartition, leader_epoch: int, replica_id: int, log_start_offset: int
+    ) -> None:
+        epoch, starts = self.follower_log_starts.get(tp, (None, {}))
+        if epoch != leader_epoch:
+            starts = {}
+            self.follower_log_starts[tp] = (leader_epoch, starts)
         if log_start_offset >= 0 and starts.get(replica_id) != log_start_offset:
             starts[replica_id] = log_start_offset
             self._log_start_moved.wake_all()
@@ -528,7 +535,9 @@ class ReplicaManager:
                 return DeletedRecords(self.not_hosted_error(tp))
             alive = self.metadata_broker_epochs()
             followers = [f.replica_id for f in replica.leader.followers if f.replica_id in alive]
-            low = low_watermark(replica.log.log_start_offset, self.follower_log_starts.get(tp, {}), followers)
+            epoch, starts = self.follower_log_starts.get(tp, (None, {}))
+            known = starts if epoch == replica.leader.leader_epoch else {}
+            low = low_watermark(replica.log.log_start_offset, known, followers)
             if low >= target:
                 return DeletedRecords(ErrorCode.NONE, low)
             left = deadline - asyncio.get_running_loop().time()
@@ -565,7 +574,7 @@ class ReplicaManager:
         if diverging is not None:
             return FetchPartitionResult(ErrorCode.NONE, high_watermark=leader.high_watermark, diverging=diverging)
         if record_fetch:
-            self._record_follower_log_start(tp, replica_id, log_start_offset)
+            self._record_follower_log_start(tp, leader.leader_epoch, replica_id, log_start_offset)
             now = monotonic_ms()
             decision = leader.on_follower_fetch(
                 replica_id, replica_epoch, current_leader_epoch, fetch_offset, self.metadata_broker_epochs(), now

@@ -153,3 +153,13 @@ async def test_a_follower_that_never_follows_times_the_request_out(tmp_path: Pat
     deleted = await manager.delete_records_replicated(TP, 5, 0.05)
     assert deleted.error == ErrorCode.REQUEST_TIMED_OUT
     assert manager.replicas[TP].log.log_start_offset == 5  # as in Kafka, the leader's log start stays moved
+
+
+async def test_log_starts_heard_in_an_earlier_leader_epoch_do_not_count(tmp_path: Path) -> None:
+    manager = leading_manager(tmp_path)
+    alive_follower(manager)
+    manager.follower_fetch(TP, 1, 11, 1, 8, -1, 1 << 20, log_start_offset=5)
+    metadata = PartitionMetadata((0, 1), (0, 1), 0, 2, 2)
+    manager.replicas[TP].role = make_leader("orders-0", 0, 10, metadata, 10, 8, PartitionConfig(1, 30000), 0).state
+    deleted = await manager.delete_records_replicated(TP, 5, 0.05)
+    assert deleted.error == ErrorCode.REQUEST_TIMED_OUT  # leader epoch 2 has not heard from the follower yet
