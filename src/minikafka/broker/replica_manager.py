@@ -25,6 +25,7 @@ from minikafka.broker.log_manager import LogManager, TopicPartition
 from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener, endpoint_for
 from minikafka.broker.produce_purgatory import ProducePurgatory, ProduceResult
 from minikafka.broker.producer_id_manager import ProducerIdManager
+from minikafka.broker.replica.delete_records import deletion_target, low_watermark
 from minikafka.broker.replica.divergence import EpochEndOffset, diverging_epoch
 from minikafka.broker.replica.partition import (
     AlterPartitionProposal,
@@ -58,7 +59,18 @@ FETCHER_RESTART_S = 1.0  # a fetcher that failed on an unexpected error starts a
 EARLIEST_TIMESTAMP = -2  # ListOffsets' special timestamps, Kafka's values
 LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3  # the record with the largest timestamp (ListOffsets v7+)
+EARLIEST_LOCAL_TIMESTAMP = -4  # tiered storage's lookups: the local log's start (v8+), the last tiered offset (v9+)
+LATEST_TIERED_TIMESTAMP = -5
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class DeletedRecords:
+    """One partition's DeleteRecords outcome: the log start offset (the low watermark) after it, or the error."""
+
+    error: ErrorCode
+    low_watermark: int = -1
+    message: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +154,10 @@ class ReplicaManager:
         # follower's wakes on new data, a consumer's on a HWM move (what it may read). Like Kafka's DelayedFetch, a
         # HWM move alone does not answer a follower (that would double its fetches).
         self._parked: dict[bool, Purgatory] = {True: Purgatory(), False: Purgatory()}  # key: for replicas
+        # Followers' log starts from their Fetch requests in one leader epoch (a new leadership starts empty), for
+        # DeleteRecords' low watermark; woken when one moves.
+        self.follower_log_starts: dict[TopicPartition, tuple[int, dict[int, int]]] = {}
+        self._log_start_moved = Purgatory()
         self._follower_wake_scheduled = False
         self._fetchers: dict[int, asyncio.Task[None]] = {}
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
@@ -313,6 +329,7 @@ class ReplicaManager:
                 continue
             reason = "topic deleted" if image.topic(replica.topic_id) is None else "replica removed"
             del self.replicas[tp]
+            self.follower_log_starts.pop(tp, None)
             replica.produces.fail_all(self.not_hosted_error(tp))
             self._log.info("replica_stopped", partition=str(tp), topic_id=str(replica.topic_id), reason=reason)
             self.logs.delete_log(tp, replica.topic_id, reason)
@@ -459,8 +476,12 @@ class ReplicaManager:
             return ListedOffset(code)
         if timestamp == EARLIEST_TIMESTAMP:
             return ListedOffset(code, replica.log.log_start_offset, leader.leader_epoch)
+        if timestamp == EARLIEST_LOCAL_TIMESTAMP:  # without tiered storage the local log starts at the log start
+            return ListedOffset(code, replica.log.log_start_offset, leader.leader_epoch)
+        if timestamp == LATEST_TIERED_TIMESTAMP:  # nothing is tiered: Kafka answers offset -1 when remote log is off
+            return ListedOffset(code)
         if timestamp < MAX_TIMESTAMP:
-            return ListedOffset(ErrorCode.UNSUPPORTED_VERSION)  # tiered storage's lookups (v8+), not offered
+            return ListedOffset(ErrorCode.UNSUPPORTED_VERSION)  # a lookup of a later version, not offered
         try:
             found = (
                 replica.log.max_timestamp_offset()
@@ -472,6 +493,57 @@ class ReplicaManager:
         if found is None or found.offset >= leader.high_watermark:
             return ListedOffset(ErrorCode.NONE)
         return ListedOffset(ErrorCode.NONE, found.offset, found.leader_epoch, found.timestamp)
+
+    def delete_records(self, tp: TopicPartition, offset: int) -> DeletedRecords:
+        """DeleteRecords for one partition on its leader: the log start moves up to `offset` (-1: the high
+        watermark); followers follow it through Fetch's log_start_offset. The low watermark answered is the
+        leader's log start (Kafka waits for the followers' too)."""
+        replica = self.replicas.get(tp)
+        if replica is None or replica.leader is None or not self.serving():
+            return DeletedRecords(self.not_hosted_error(tp))
+        target = deletion_target(offset, replica.leader.high_watermark, str(tp))
+        if target.error != ErrorCode.NONE:
+            return DeletedRecords(target.error, message=target.message)
+        try:
+            replica.log.delete_before(target.offset, reason="client_record_deletion")
+        except KafkaError as error:
+            return DeletedRecords(error.code, message=error.message)
+        return DeletedRecords(ErrorCode.NONE, replica.log.log_start_offset)
+
+    def _record_follower_log_start(
+        self, tp: TopicPartition, leader_epoch: int, replica_id: int, log_start_offset: int
+    ) -> None:
+        epoch, starts = self.follower_log_starts.get(tp, (None, {}))
+        if epoch != leader_epoch:
+            starts = {}
+            self.follower_log_starts[tp] = (leader_epoch, starts)
+        if log_start_offset >= 0 and starts.get(replica_id) != log_start_offset:
+            starts[replica_id] = log_start_offset
+            self._log_start_moved.wake_all()
+
+    async def delete_records_replicated(self, tp: TopicPartition, offset: int, timeout_s: float) -> DeletedRecords:
+        """DeleteRecords as Kafka's DelayedDeleteRecords: answered once the low watermark (the lowest log start of
+        the leader and its followers on live brokers) reached the new log start, or REQUEST_TIMED_OUT."""
+        deleted = self.delete_records(tp, offset)
+        if deleted.error != ErrorCode.NONE:
+            return deleted
+        target = deleted.low_watermark
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while True:
+            replica = self.replicas.get(tp)
+            if replica is None or replica.leader is None:
+                return DeletedRecords(self.not_hosted_error(tp))
+            alive = self.metadata_broker_epochs()
+            followers = [f.replica_id for f in replica.leader.followers if f.replica_id in alive]
+            epoch, starts = self.follower_log_starts.get(tp, (None, {}))
+            known = starts if epoch == replica.leader.leader_epoch else {}
+            low = low_watermark(replica.log.log_start_offset, known, followers)
+            if low >= target:
+                return DeletedRecords(ErrorCode.NONE, low)
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return DeletedRecords(ErrorCode.REQUEST_TIMED_OUT)
+            await self._log_start_moved.wait(left)
 
     # ---- follower fetches on the leader ----
 
@@ -486,6 +558,7 @@ class ReplicaManager:
         max_bytes: int,
         record_fetch: bool = True,
         first_whole: bool = True,
+        log_start_offset: int = -1,
     ) -> FetchPartitionResult:
         """One partition of a follower's Fetch. `record_fetch=False` re-reads for a Fetch that waited: its fetch
         was already counted in the follower's state when it arrived, once, as in Kafka."""
@@ -501,6 +574,7 @@ class ReplicaManager:
         if diverging is not None:
             return FetchPartitionResult(ErrorCode.NONE, high_watermark=leader.high_watermark, diverging=diverging)
         if record_fetch:
+            self._record_follower_log_start(tp, leader.leader_epoch, replica_id, log_start_offset)
             now = monotonic_ms()
             decision = leader.on_follower_fetch(
                 replica_id, replica_epoch, current_leader_epoch, fetch_offset, self.metadata_broker_epochs(), now
@@ -618,6 +692,19 @@ class ReplicaManager:
             return False
         replica.role = follower.on_fetch_response(answer.high_watermark, log.log_end_offset)
         log.high_watermark = replica.role.high_watermark
+        return self._follow_log_start(replica, answer.log_start_offset)
+
+    def _follow_log_start(self, replica: Replica, leader_log_start_offset: int) -> bool:
+        """The leader's log start moved (DeleteRecords, retention): this replica's follows, never past its own high
+        watermark (Kafka's maybeIncrementLogStartOffset with LeaderOffsetIncremented)."""
+        offset = min(leader_log_start_offset, replica.log.high_watermark)
+        if offset <= replica.log.log_start_offset:
+            return True
+        try:
+            replica.log.delete_before(offset, reason="leader_offset_incremented")
+        except KafkaError as error:
+            self._log.warning("follower_log_start_failed", partition=str(replica.tp), error=error.message)
+            return False
         return True
 
     def _recover_out_of_range(self, replica: Replica, answer: FollowerAnswer) -> bool:

@@ -148,11 +148,19 @@ def _register_consume(subparsers: argparse._SubParsersAction) -> None:
 
 def _register_partition_and_group_tools(subparsers: argparse._SubParsersAction) -> None:
     """leader-election, reassign-partitions and consumer-groups: Kafka's admin tools, each in a module of its own."""
-    from minikafka.client import consumer_groups_command, leader_election_command, reassign_partitions_command
+    from minikafka.client import (
+        consumer_groups_command,
+        delete_records_command,
+        leader_election_command,
+        log_dirs_command,
+        reassign_partitions_command,
+    )
 
     leader_election_command.register(subparsers, add_connection_arguments)
     reassign_partitions_command.register(subparsers, add_connection_arguments)
     consumer_groups_command.register(subparsers)
+    delete_records_command.register(subparsers)
+    log_dirs_command.register(subparsers)
 
 
 def _register_quorum(subparsers: argparse._SubParsersAction) -> None:

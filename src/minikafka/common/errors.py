@@ -99,6 +99,8 @@ class ErrorCode(IntEnum):
     FENCED_MEMBER_EPOCH = 110
     UNSUPPORTED_ASSIGNOR = 112
     STALE_MEMBER_EPOCH = 113
+    MISMATCHED_ENDPOINT_TYPE = 114
+    UNSUPPORTED_ENDPOINT_TYPE = 115
 
     @property
     def retriable(self) -> bool:

@@ -50,7 +50,10 @@ def _register_cluster(subparsers: argparse._SubParsersAction) -> None:
     up = cluster_commands.add_parser("up", help="start controllers and brokers on free loopback ports")
     up.add_argument("--dir", metavar="RUN")
     up.add_argument("--controllers", type=bounded_int(1, MAX_NODES), default=3)
-    up.add_argument("--brokers", type=bounded_int(1, MAX_NODES), default=3)
+    up.add_argument("--brokers", type=bounded_int(1, MAX_NODES), default=None, help="how many (default 3)")
+    up.add_argument(
+        "--broker-ids", type=node_ids, metavar="ID,ID,...", help="the brokers' node ids (default 1..N), e.g. 0,1,2"
+    )
     up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     up.add_argument("--timeout", type=positive_float, default=60.0, metavar="S", help="how long to wait for readiness")
     _add_network_argument(up)
@@ -286,6 +289,14 @@ def _cluster(args: argparse.Namespace):  # noqa: ANN202 - deploy.local_cluster.C
         raise CliError(str(error)) from None
 
 
+def node_ids(text: str) -> list[int]:
+    """An argparse `type`: node ids separated by commas."""
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected node ids separated by commas, got {text!r}") from None
+
+
 def cluster_up(args: argparse.Namespace) -> int:
     from minikafka.deploy import cluster_commands
     from minikafka.deploy.local_cluster import ClusterError
@@ -294,10 +305,11 @@ def cluster_up(args: argparse.Namespace) -> int:
         cluster = cluster_commands.up(
             Path(args.dir) if args.dir else None,
             args.controllers,
-            args.brokers,
+            args.brokers if args.brokers is not None else len(args.broker_ids or ()) or 3,
             parse_overrides(args.set),
             args.timeout,
             args.network,
+            args.broker_ids,
         )
     except ClusterError as error:
         raise CliError(str(error)) from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,7 @@ def up(
     overrides: Mapping[str, str] | None = None,
     timeout_s: float = 60.0,
     network: str | None = "host",
+    broker_ids: Sequence[int] | None = None,
 ) -> Cluster:
     """Start every node, then wait until the quorum has a leader and every broker is registered and unfenced.
 
@@ -85,7 +86,7 @@ def up(
             raise ClusterError(f"{run_dir} already has running nodes ({', '.join(running)}); `cluster down` first")
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
-        cluster = plan_cluster(run_dir, controllers, brokers, overrides, choose(network, run_dir))
+        cluster = plan_cluster(run_dir, controllers, brokers, overrides, choose(network, run_dir), broker_ids)
     except NetworkError as error:
         raise ClusterError(str(error)) from None
     write_configs(cluster)

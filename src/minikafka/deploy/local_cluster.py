@@ -25,7 +25,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -350,11 +350,15 @@ def plan_cluster(
     brokers: int,
     overrides: Mapping[str, str] | None = None,
     network: Network = HOST_NETWORK,
+    broker_ids: Sequence[int] | None = None,
 ) -> Cluster:
+    """`broker_ids`: the brokers' node ids (default 1..N; Kafka's docker images number them from 0)."""
     if controllers < 1:
         raise ClusterError("a cluster needs at least one controller")
     if brokers < 0:
         raise ClusterError("--brokers must not be negative")
+    controller_ids = [CONTROLLER_ID_BASE + i + 1 for i in range(controllers)]
+    ids = check_broker_ids(broker_ids, brokers, controller_ids)
 
     def spec(node_id: int, role: str, index: int) -> NodeSpec:
         host = node_host(role, index)
@@ -363,8 +367,8 @@ def plan_cluster(
             return NodeSpec(node_id, role, host, grpc_port, run_dir, kafka_port, broker_port)
         return NodeSpec(node_id, role, host, free_ports(1, host)[0], run_dir)
 
-    controller_specs = [spec(CONTROLLER_ID_BASE + i + 1, "controller", i) for i in range(controllers)]
-    broker_specs = [spec(i + 1, "broker", i) for i in range(brokers)]
+    controller_specs = [spec(node_id, "controller", i) for i, node_id in enumerate(controller_ids)]
+    broker_specs = [spec(node_id, "broker", i) for i, node_id in enumerate(ids)]
     return Cluster(
         run_dir,
         controller_specs,
@@ -373,6 +377,21 @@ def plan_cluster(
         created=datetime.now(UTC).isoformat(),
         network=network,
     )
+
+
+def check_broker_ids(broker_ids: Sequence[int] | None, brokers: int, controller_ids: Sequence[int]) -> list[int]:
+    """The brokers' node ids: as given (one per broker, distinct, not a controller's), else 1..`brokers`."""
+    if broker_ids is None:
+        return [i + 1 for i in range(brokers)]
+    ids = list(broker_ids)
+    if len(ids) != brokers:
+        raise ClusterError(f"--broker-ids names {len(ids)} broker(s) but --brokers is {brokers}")
+    if len(set(ids)) != len(ids) or any(i < 0 for i in ids):
+        raise ClusterError(f"--broker-ids must be distinct non-negative ids, got {ids}")
+    taken = sorted(set(ids) & set(controller_ids))
+    if taken:
+        raise ClusterError(f"--broker-ids {taken} are the controllers' node ids ({min(controller_ids)} and up)")
+    return ids
 
 
 def node_properties(cluster: Cluster, spec: NodeSpec) -> dict[str, str]:

@@ -90,6 +90,9 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     NEW_LEADER_ELECTED: _ClassVar[ErrorCode]
     FENCED_MEMBER_EPOCH: _ClassVar[ErrorCode]
     UNSUPPORTED_ASSIGNOR: _ClassVar[ErrorCode]
+    STALE_MEMBER_EPOCH: _ClassVar[ErrorCode]
+    MISMATCHED_ENDPOINT_TYPE: _ClassVar[ErrorCode]
+    UNSUPPORTED_ENDPOINT_TYPE: _ClassVar[ErrorCode]
 NONE: ErrorCode
 UNKNOWN_SERVER_ERROR: ErrorCode
 OFFSET_OUT_OF_RANGE: ErrorCode
@@ -173,6 +176,9 @@ INELIGIBLE_REPLICA: ErrorCode
 NEW_LEADER_ELECTED: ErrorCode
 FENCED_MEMBER_EPOCH: ErrorCode
 UNSUPPORTED_ASSIGNOR: ErrorCode
+STALE_MEMBER_EPOCH: ErrorCode
+MISMATCHED_ENDPOINT_TYPE: ErrorCode
+UNSUPPORTED_ENDPOINT_TYPE: ErrorCode
 
 class Endpoint(_message.Message):
     __slots__ = ("name", "host", "port")

@@ -36,4 +36,11 @@ async def test_the_requesters_leader_epoch_is_checked_first(tmp_path: Path) -> N
     manager = leader_of_two_partitions(tmp_path)
     assert manager.list_offset(TP, 0, LEADER_EPOCH - 1).error == ErrorCode.FENCED_LEADER_EPOCH
     assert manager.list_offset(TP, MAX_TIMESTAMP, LEADER_EPOCH + 1).error == ErrorCode.UNKNOWN_LEADER_EPOCH
-    assert manager.list_offset(TP, -4, -1).error == ErrorCode.UNSUPPORTED_VERSION  # tiered storage's lookups
+    assert manager.list_offset(TP, -6, -1).error == ErrorCode.UNSUPPORTED_VERSION  # a later version's lookup
+
+
+async def test_tiered_storage_lookups_without_tiered_storage(tmp_path: Path) -> None:
+    """ListOffsets v8-10 (Kafka 4.0's): the earliest local offset is the log start, nothing is tiered (-1)."""
+    manager = leader_of_two_partitions(tmp_path)
+    assert manager.list_offset(TP, -4, -1) == ListedOffset(ErrorCode.NONE, 0, LEADER_EPOCH)
+    assert manager.list_offset(TP, -5, -1) == ListedOffset(ErrorCode.NONE)

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from minikafka.broker.kafka_wire import alter_configs, group_apis, partition_admin, sasl_apis, scram_credentials
+from minikafka.broker.kafka_wire import (
+    alter_configs,
+    delete_records,
+    describe_log_dirs,
+    describe_producers,
+    describe_quorum,
+    describe_topic_partitions,
+    group_apis,
+    partition_admin,
+    sasl_apis,
+    scram_credentials,
+)
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, response_class
 from minikafka.broker.kafka_wire.init_producer_id import INIT_PRODUCER_ID
@@ -18,7 +29,7 @@ CREATE_PARTITIONS, DESCRIBE_CLUSTER = 37, 60
 SUPPORTED: dict[int, tuple[int, int]] = {
     PRODUCE: (3, 12),
     FETCH: (4, 16),
-    LIST_OFFSETS: (1, 7),
+    LIST_OFFSETS: (1, 10),  # v10 (Kafka 4.0's) is what version-inferring clients such as kafka-python look for
     METADATA: (0, 12),
     INIT_PRODUCER_ID: (0, 5),  # librdkafka enables idempotence only if the range holds 0
     CREATE_TOPICS: (2, 7),  # admin requests: the lowest versions Kafka 4 still has
@@ -26,8 +37,13 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     OFFSET_FOR_LEADER_EPOCH: (2, 4),
     DESCRIBE_CONFIGS: (1, 4),
     CREATE_PARTITIONS: (0, 3),
-    DESCRIBE_CLUSTER: (0, 1),
+    DESCRIBE_CLUSTER: (0, 2),
     API_VERSIONS_KEY: (0, 4),
+    **delete_records.VERSIONS,
+    **describe_log_dirs.VERSIONS,
+    **describe_producers.VERSIONS,
+    **describe_quorum.VERSIONS,
+    **describe_topic_partitions.VERSIONS,
     **group_apis.VERSIONS,
     **partition_admin.VERSIONS,
     **sasl_apis.VERSIONS,

@@ -22,30 +22,52 @@ from minikafka.common.topic_config import TOPIC_CONFIGS
 from minikafka.kraft_controller.metadata.image import MetadataImage
 
 NO_AUTHORIZED_OPERATIONS = -2147483648
+BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2  # DescribeCluster's endpoint types (KIP-919)
 
 
 def describe_cluster(ctx: WireContext, request: Request) -> Any:
-    """As a KRaft broker answers: the brokers on this listener, and a live broker (this one) as the controller
-    that clients send controller requests to; it forwards them."""
+    """As a KRaft broker answers: the brokers on this listener (v2 may ask for the fenced ones too, marked), and
+    a live broker (this one) as the controller that clients send controller requests to; it forwards them. A
+    broker serves the BROKER endpoint type (1) only."""
     cls = response_class(DESCRIBE_CLUSTER, request.header.api_version)
     image = ctx.manager.metadata.image
     entry = sibling(cls, "DescribeClusterBroker")
+    endpoint_type = getattr(request.body, "endpoint_type", BROKER_ENDPOINT)
+    with_fenced = getattr(request.body, "include_fenced_brokers", False)
     brokers = []
     for broker_id, broker in sorted(image.brokers.items()):
         endpoint = next((e for e in broker.endpoints if e.name == ctx.listener_name), None)
-        if not broker.fenced and endpoint is not None:
-            brokers.append(build(entry, broker_id=broker_id, host=endpoint.host, port=endpoint.port, rack=None))
+        if endpoint is not None and (with_fenced or not broker.fenced):
+            brokers.append(
+                build(
+                    entry,
+                    broker_id=broker_id,
+                    host=endpoint.host,
+                    port=endpoint.port,
+                    rack=broker.rack or None,
+                    is_fenced=broker.fenced,
+                )
+            )
+    error = _endpoint_type_error(endpoint_type)
     return build(
         cls,
         throttle_time=0,
-        error_code=ErrorCode.NONE,
-        error_message=None,
-        endpoint_type=1,
+        error_code=error,
+        error_message=None if error == ErrorCode.NONE else f"endpoint type {endpoint_type} asked of a broker",
+        endpoint_type=BROKER_ENDPOINT,
         cluster_id=ctx.manager.config.cluster_id,
         controller_id=ctx.manager.config.node_id,
-        brokers=tuple(brokers),
+        brokers=tuple(brokers) if error == ErrorCode.NONE else (),
         cluster_authorized_operations=NO_AUTHORIZED_OPERATIONS,
     )
+
+
+def _endpoint_type_error(endpoint_type: int) -> ErrorCode:
+    if endpoint_type == BROKER_ENDPOINT:
+        return ErrorCode.NONE
+    if endpoint_type == CONTROLLER_ENDPOINT:
+        return ErrorCode.MISMATCHED_ENDPOINT_TYPE
+    return ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
 
 
 @dataclass(frozen=True)

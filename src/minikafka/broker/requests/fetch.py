@@ -184,6 +184,7 @@ def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, r
                         max_bytes,
                         record_fetch,
                         first_whole,
+                        state.log_start_offset,
                     )
                 else:
                     result = manager.consumer_fetch(
