@@ -30,7 +30,7 @@ async def handle(ctx: WireContext, request: Request) -> Any:
         "DescribeQuorum", controller_pb2.DescribeQuorumRequest(), manager.config.request_timeout_ms / 1000
     )
     code, message = forwarded_request_error(answer)
-    if code != ErrorCode.NONE:
+    if code != ErrorCode.NONE or answer is None:
         return _error(cls, code, message)
     partition = build(
         sibling(cls, "PartitionData"),

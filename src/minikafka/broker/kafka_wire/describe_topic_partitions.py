@@ -93,7 +93,7 @@ def _topic(cls: type, image: MetadataImage, piece: PageSlice) -> Any:
     partitions = []
     for index in range(piece.first, piece.first + piece.count):
         partition = topic.partitions[index]
-        offline = tuple(r for r in partition.replicas if image.broker(r) is None or image.broker(r).fenced)
+        offline = tuple(r for r in partition.replicas if (broker := image.broker(r)) is None or broker.fenced)
         partitions.append(
             build(
                 partition_entry,
