@@ -111,7 +111,7 @@ class AlterPartitionManager:
     def _result(
         self, target: ProposalTarget, response: controller_pb2.AlterPartitionResponse | None
     ) -> AlterPartitionResult:
-        if response is None or response.error_code != ErrorCode.NONE:
+        if response is None or ErrorCode.of(response.error_code) != ErrorCode.NONE:
             code = ErrorCode.REQUEST_TIMED_OUT if response is None else ErrorCode.of(response.error_code)
             return AlterPartitionResult(code, (), -1, -1)
         answer = response.topics[0].partitions[0]

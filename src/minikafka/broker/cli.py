@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -13,7 +14,7 @@ from minikafka.common.config import load_config_file, parse_overrides
 from minikafka.common.errors import ErrorCode, KafkaError
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser = subparsers.add_parser("broker", help="run one broker process")
     add_config_arguments(parser)
     parser.set_defaults(func=run_broker)

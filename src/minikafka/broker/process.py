@@ -8,6 +8,7 @@ import contextlib
 import functools
 import inspect
 import resource
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import structlog
@@ -59,7 +60,7 @@ class StrayPartitionCheck:
         return self.done
 
 
-async def _periodically(interval_s: float, action) -> None:  # noqa: ANN001
+async def _periodically(interval_s: float, action: Callable[[], object]) -> None:
     while True:
         await asyncio.sleep(interval_s)
         done = action()
@@ -280,7 +281,7 @@ def follow_metadata(broker: Broker) -> None:
     )
 
 
-def start_background_tasks(broker: Broker) -> list[asyncio.Task]:
+def start_background_tasks(broker: Broker) -> list[asyncio.Task[None]]:
     """ISR shrinking, flushes, retention and HWM checkpoints on their intervals, and the watch on the log dir."""
     config, logs = broker.config, broker.logs
     flush_interval = config.log_flush_scheduler_interval_ms / 1000
@@ -301,7 +302,7 @@ def start_background_tasks(broker: Broker) -> list[asyncio.Task]:
     ]
 
 
-async def stop_broker(broker: Broker, tasks: list[asyncio.Task]) -> None:
+async def stop_broker(broker: Broker, tasks: list[asyncio.Task[None]]) -> None:
     """A controlled shutdown when the broker can still speak for its logs, then every part in reverse order; a clean
     stop is recorded for the next start's registration."""
     config, failures, raft, lifecycle = broker.config, broker.failures, broker.raft, broker.lifecycle

@@ -202,7 +202,7 @@ class LinkFilter:
             await asyncio.sleep(_POLL_S)
 
 
-def _drops(cut: dict, source: int, destination: int) -> bool:
+def _drops(cut: dict[str, Any], source: int, destination: int) -> bool:
     if source in cut["from"] and destination in cut["to"]:
         return True
     return not cut["one_way"] and source in cut["to"] and destination in cut["from"]
@@ -295,8 +295,8 @@ Guard = Callable[[str, Callable[..., Any]], Callable[..., Any]]
 
 
 def guarded_handler(
-    handler: grpc.RpcMethodHandler, method: str, guard_unary: Guard, guard_stream: Guard
-) -> grpc.RpcMethodHandler | None:
+    handler: grpc.RpcMethodHandler[Any, Any], method: str, guard_unary: Guard, guard_stream: Guard
+) -> grpc.RpcMethodHandler[Any, Any] | None:
     """A server interceptor's handler: the method's behaviour wrapped by the guard of its kind (unary-unary or
     stream-stream, the only kinds the services have); None for any other kind, which the interceptor decides on."""
     if handler.unary_unary is not None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from minikafka.common.cli_support import add_config_arguments, run_event_loop
 from minikafka.common.config import load_config_file, parse_overrides
 from minikafka.kraft_controller.config import ControllerConfig
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser = subparsers.add_parser("controller", help="run one KRaft controller process")
     add_config_arguments(parser)
     parser.set_defaults(func=run_controller)

@@ -94,7 +94,7 @@ class SaslSessionInterceptor(grpc.aio.ServerInterceptor):
         return guarded
 
 
-def _refuse_other_kinds(method: str) -> grpc.RpcMethodHandler:
+def _refuse_other_kinds(method: str) -> grpc.RpcMethodHandler[Any, Any]:
     """The Broker service has only unary and bidirectional methods; any other kind is not let through unchecked."""
 
     async def refused(_request: Any, context: Any) -> None:

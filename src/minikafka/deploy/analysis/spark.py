@@ -19,6 +19,7 @@ SMALL_DATA_SETTINGS = {
 # The driver JVM (the executor too, in local mode): the quick C1 compiler only, since C2's optimisation of
 # short-lived jobs burns a core for seconds and never pays back.
 LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+LOCAL_DRIVER_MEMORY = "2g"
 
 
 def spark_session(master: str = "local[2]", app_name: str = "minikafka-analysis") -> SparkSession:
@@ -31,6 +32,9 @@ def spark_session(master: str = "local[2]", app_name: str = "minikafka-analysis"
         builder = builder.config(key, value)
     if master.startswith("local"):
         builder = builder.config("spark.driver.extraJavaOptions", LOCAL_DRIVER_JAVA_OPTIONS)
+        # The driver is the executor in local mode: Spark's 1 GiB default ran out of heap parsing a history line
+        # with a 64 MiB value (Java holds it as UTF-16, and more than once) once earlier jobs had cached data.
+        builder = builder.config("spark.driver.memory", LOCAL_DRIVER_MEMORY)
     session = (
         builder.appName(app_name)
         .config("spark.ui.enabled", "false")
