@@ -35,16 +35,9 @@ ALLOWED = {
     # The transport's fault-injection cut check (a file's stat, rate-limited on the replication path): it goes
     # with the transport seam.
     "common/grpc_support.py": {"time.monotonic"},
-    # Tools, not node shells: benchmark drivers that measure real elapsed time and write random payloads.
-    "kraft_controller/test_raft_server.py": {"time.monotonic", "os.urandom"},
-    "kraft_controller/controller_workload.py": {"time.monotonic", "uuid.uuid4"},
     # Authentication nonces and session tokens must be unpredictable; no protocol decision depends on their value.
     "broker/grpc_sasl/authenticator.py": {"secrets.token_urlsafe"},
     "broker/kafka_wire/listener.py": {"secrets.token_urlsafe"},
-    # Not yet routed through the seam (the group coordinator's shell): member ids, offset commit timestamps and
-    # the load duration it logs.
-    "broker/kafka_wire/consumer_group.py": {"uuid.uuid4"},
-    "broker/group/coordinator.py": {"time.monotonic", "time.time"},
 }
 
 

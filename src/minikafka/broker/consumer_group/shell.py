@@ -7,7 +7,6 @@ groups' are."""
 from __future__ import annotations
 
 import base64
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,7 @@ from minikafka.broker.consumer_group.heartbeat import (
 )
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
 from minikafka.broker.group.state import Group, GroupState
+from minikafka.common.clock import new_random
 from minikafka.common.errors import ErrorCode
 
 CLASSIC, CONSUMER = "classic", "consumer"
@@ -43,7 +43,7 @@ class ShellStep:
 
 def new_member_id() -> str:
     """A random id as Kafka's coordinator makes one for a v0 member (a base64 UUID)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    return base64.urlsafe_b64encode(new_random().randbytes(16)).decode().rstrip("=")
 
 
 def classic_in_use(classic: Group | None) -> bool:

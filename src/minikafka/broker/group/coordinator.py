@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -30,7 +29,7 @@ from minikafka.broker.group.state import Group, GroupConfig, GroupState
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import ReplicaManager, answered
-from minikafka.common.clock import monotonic_ms
+from minikafka.common.clock import monotonic_ms, wall_ms
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import Record, build_batch, iter_batches
 from minikafka.pb import controller_pb2
@@ -204,7 +203,7 @@ class GroupCoordinator:
     # ---- loading and unloading ----
 
     async def _load(self, shard: OffsetsShard) -> None:
-        started = time.monotonic()
+        started = monotonic_ms()
         records: list[OffsetsRecord] = []
         replica = self.manager.replicas.get(TopicPartition(OFFSETS_TOPIC, shard.partition))
         if replica is None:
@@ -233,7 +232,7 @@ class GroupCoordinator:
             leader_epoch=shard.leader_epoch,
             groups=len(shard.groups),
             offsets=sum(len(g.offsets) for g in shard.groups.values()),
-            load_ms=round((time.monotonic() - started) * 1000, 1),
+            load_ms=monotonic_ms() - started,
         )
 
     def _decode(self, records: Iterator[Record], partition: int) -> Iterator[OffsetsRecord]:
@@ -351,7 +350,7 @@ class GroupCoordinator:
                 self._log.info(effect.name, **effect.fields)
 
     def _append(self, shard: OffsetsShard, group_id: str, append: Append) -> None:
-        now_ms = int(time.time() * 1000)
+        now_ms = wall_ms()
         batch = build_batch(
             [Record(encode_value(r.value), encode_key(r.key), now_ms) for r in append.records],
         )

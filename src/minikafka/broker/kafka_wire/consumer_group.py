@@ -23,6 +23,7 @@ from minikafka.broker.group.state import GroupConfig, Protocol
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, has_field, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.clock import new_random
 from minikafka.common.errors import ErrorCode, KafkaError
 
 JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 11, 12, 13, 14
@@ -52,7 +53,7 @@ async def handle_join(ctx: WireContext, request: Request) -> Any:
         skip_assignment_supported=version >= SKIP_ASSIGNMENT_VERSION,
         reason=getattr(body, "reason", None) or "",
     )
-    new_id = f"{join.client_id or 'member'}-{uuid.uuid4()}"
+    new_id = f"{join.client_id or 'member'}-{uuid.UUID(int=new_random().getrandbits(128), version=4)}"
     consumer = ctx.groups.consumer_group(body.group_id) if ctx.groups is not None and body.group_id else None
     if isinstance(consumer, ConsumerGroup):
         # A consumer-protocol group has the id: classic members cannot join it (no online downgrade here).

@@ -18,7 +18,10 @@ def kraft_lines(summary: dict[str, Any]) -> list[str]:
     if not kraft:
         return []
     epochs = ", ".join(str(row["epoch"]) for row in kraft["epochs"])
-    return [
-        f"{kraft['elections']} KRaft elections" + (f" (epochs {epochs})" if epochs else "")
-        + f"; leaderless {kraft['leaderless_ms']} ms (from a leader's raft_resigned to the next election)"
-    ]  # fmt: skip
+    leaderless = kraft.get("leaderless_ms")
+    timed = (
+        f"leaderless {leaderless} ms (from a leader's raft_resigned to the next election)"
+        if leaderless is not None
+        else "no leader resigned, so no leaderless time to measure"
+    )
+    return [f"{kraft['elections']} KRaft elections" + (f" (epochs {epochs})" if epochs else "") + f"; {timed}"]
