@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from minikafka.client.admin import AdminClient
-from minikafka.common.errors import KafkaError
+from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.local_cluster import wait_until
 
@@ -66,6 +66,22 @@ def partitions_state(admin: AdminClient, topics: list[str]) -> list[Any] | None:
         return [p for t in admin.describe_topics(topics) for p in t.partitions]
     except KafkaError:
         return None
+
+
+def create_when_brokers_unfenced(admin: AdminClient, name: str, partitions: int, timeout_s: float) -> int:
+    """Create the topic, retrying while fewer than 3 brokers are unfenced (a fencing still under way); the
+    number of retries."""
+    deadline = time.monotonic() + timeout_s
+    retries = 0
+    while True:
+        try:
+            admin.create_topic(name, partitions, 3)
+            return retries
+        except KafkaError as error:
+            if error.code is not ErrorCode.INVALID_REPLICATION_FACTOR or time.monotonic() > deadline:
+                raise
+            retries += 1
+            time.sleep(0.5)  # polling interval while brokers are fenced
 
 
 def all_full(state: list[Any] | None, expected: int) -> bool:
@@ -137,7 +153,9 @@ def run(
         while remaining > 0:
             size = min(per_topic, remaining)
             name = f"big{index}"
-            admin.create_topic(name, size, 3)
+            result["create_retries"] = result.get("create_retries", 0) + create_when_brokers_unfenced(
+                admin, name, size, settle_s
+            )
             topics.append(name)
             remaining, index = remaining - size, index + 1
         result["create_s"] = round(time.monotonic() - started, 2)
