@@ -18,7 +18,7 @@ from minikafka.kraft_controller.metadata.image import MetadataImage
 
 # Steps (a delta's start or end, or one partition) applied per loop turn: small enough that a turn stays well
 # under a heartbeat interval even when each partition opens its log files on a loaded machine.
-DEFAULT_STEPS_PER_SLICE = 50
+DEFAULT_STEPS_PER_SLICE = 25
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,17 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
 
         async def run() -> controller_pb2.BrokerHeartbeatResponse:
             now = self.controller.clock()
-            response = await self.controller.submit(lambda: self.controller.state.broker_heartbeat(heartbeat, now))
+            # As Kafka's: a heartbeat must start within half an interval; one the queue reaches later is answered
+            # REQUEST_TIMED_OUT but still renews the session (the broker is alive, the controller is busy).
+            start_by = now + self.controller.config.heartbeat_interval_ms // 2
+            try:
+                response = await self.controller.submit(
+                    lambda: self.controller.state.broker_heartbeat(heartbeat, now), start_by
+                )
+            except KafkaError as error:
+                if error.code == ErrorCode.REQUEST_TIMED_OUT and self.controller.active:
+                    self.controller.state.expired_heartbeat(heartbeat, now)
+                raise
             return controller_pb2.BrokerHeartbeatResponse(
                 error_code=int(response.error_code),
                 is_caught_up=response.is_caught_up,

@@ -106,6 +106,20 @@ class ControllerStateMachine:
             )
         return outcome.result
 
+    def expired_heartbeat(self, request: BrokerHeartbeatRequest, now_ms: int) -> None:
+        """A heartbeat that waited in the event queue past its deadline still shows the broker alive (Kafka's
+        processExpiredBrokerHeartbeat): its session is renewed from the time it arrived, nothing else changes."""
+        registration = self.image.broker(request.broker_id)
+        if registration is None or registration.broker_epoch != request.broker_epoch:
+            return
+        if request.broker_id in self.heartbeats.sessions:
+            self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms, request.current_metadata_offset)
+
+    def on_deaf(self, duration_ms: int) -> None:
+        """This controller could not run for `duration_ms` (its loop stalled): heartbeats sent meanwhile were not
+        heard, so that silence is not held against any broker's session."""
+        self.heartbeats = self.heartbeats.extended(duration_ms)
+
     def alter_partition(self, request: AlterPartitionRequest) -> ControllerResult[AlterPartitionResponse]:
         return replication_control.alter_partition(self.image, request, self.config)
 

@@ -63,6 +63,13 @@ class HeartbeatManager:
         sessions = self.sessions.delete(broker_id) if broker_id in self.sessions else self.sessions
         return HeartbeatManager(self.session_timeout_ms, sessions)
 
+    def extended(self, by_ms: int) -> HeartbeatManager:
+        """Every session moved on by `by_ms`: time this controller could not hear heartbeats does not count."""
+        if by_ms <= 0 or not self.sessions:
+            return self
+        sessions = Map({b: replace(s, last_contact_ms=s.last_contact_ms + by_ms) for b, s in self.sessions.items()})
+        return HeartbeatManager(self.session_timeout_ms, sessions)
+
     def reset_all(self, broker_ids: Iterable[int], now_ms: int) -> HeartbeatManager:
         return HeartbeatManager(self.session_timeout_ms, Map({b: BrokerSession(b, now_ms) for b in broker_ids}))
 
