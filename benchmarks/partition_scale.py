@@ -131,9 +131,8 @@ def count_events(logs: Path) -> dict[str, dict[str, int]]:
 
 
 def run(
-    partitions: int, per_topic: int, settle_s: float, idle_window_s: float, profile_dir: Path | None
+    run_dir: Path, partitions: int, per_topic: int, settle_s: float, idle_window_s: float, profile_dir: Path | None
 ) -> dict[str, Any]:
-    run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-scale-"))
     cluster = cluster_commands.up(run_dir, 3, 3, {})
     result: dict[str, Any] = {"partitions": partitions, "load_average_start": os.getloadavg()}
     try:
@@ -185,7 +184,6 @@ def run(
         return result
     finally:
         cluster_commands.down(cluster)
-        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def main() -> None:
@@ -197,7 +195,9 @@ def main() -> None:
     parser.add_argument("--out", default=None)
     parser.add_argument("--profile-dir", default=None, help="py-spy raw profiles of broker-1 and the controllers")
     args = parser.parse_args()
+    run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-scale-"))
     result = run(
+        run_dir,
         args.partitions,
         args.per_topic,
         args.settle_s,
@@ -208,6 +208,7 @@ def main() -> None:
     print(text)
     if args.out:
         Path(args.out).write_text(text)
+    shutil.rmtree(run_dir, ignore_errors=True)  # after the figures: thousands of partitions take a while
 
 
 if __name__ == "__main__":
