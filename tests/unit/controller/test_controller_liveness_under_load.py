@@ -98,3 +98,27 @@ async def test_a_broker_silent_while_the_controller_runs_is_still_fenced() -> No
         await until(lambda: status(controller) is BrokerStatus.FENCED, "broker 7 fenced")
     finally:
         await controller.stop()
+
+
+async def test_a_heartbeat_whose_answer_waits_for_a_commit_keeps_the_session_until_answered() -> None:
+    controller, _raft = await active_controller(auto_commit=True)
+    now = [0]
+    controller.clock = lambda: now[0]
+    try:
+        epoch = await unfenced_broker(controller, now)
+        heartbeat = BrokerHeartbeatRequest(7, epoch, current_metadata_offset=300)
+        controller.state.heartbeat_awaiting_answer(7)  # generated at 0, its answer behind a slow commit
+        for _ in range(SESSION_MS // 500 + 2):
+            now[0] += 500
+            controller._account_stall(now[0])
+        await controller.submit(controller._tick)
+        assert status(controller) is BrokerStatus.UNFENCED  # the broker cannot speak while we hold its heartbeat
+        controller.state.heartbeat_answered(heartbeat, now[0])  # answered: its silence counts from here
+        assert controller.state.heartbeats.sessions[7].last_contact_ms == now[0]
+        for _ in range(SESSION_MS // 500 + 2):
+            now[0] += 500
+            controller._account_stall(now[0])
+        await controller.submit(controller._tick)
+        await until(lambda: status(controller) is BrokerStatus.FENCED, "broker 7 fenced once silent after the answer")
+    finally:
+        await controller.stop()

@@ -115,6 +115,16 @@ class ControllerStateMachine:
         if request.broker_id in self.heartbeats.sessions:
             self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms, request.current_metadata_offset)
 
+    def heartbeat_awaiting_answer(self, broker_id: int) -> None:
+        """A heartbeat was generated and its answer waits for earlier writes to commit: until it is answered the
+        broker (one heartbeat at a time) cannot be heard, so its session does not expire."""
+        self.heartbeats = self.heartbeats.answer_pending(broker_id, +1)
+
+    def heartbeat_answered(self, request: BrokerHeartbeatRequest, now_ms: int) -> None:
+        """The answer (or an error) went back: the broker's silence counts from now."""
+        self.heartbeats = self.heartbeats.answer_pending(request.broker_id, -1)
+        self.expired_heartbeat(request, now_ms)
+
     def on_deaf(self, duration_ms: int) -> None:
         """This controller could not run for `duration_ms` (its loop stalled): heartbeats sent meanwhile were not
         heard, so that silence is not held against any broker's session."""
