@@ -2,11 +2,13 @@
 
     .venv/bin/python benchmarks/partition_scale.py [--partitions 5000] [--per-topic 5000] [--settle-s 300]
 
-Starts a local 3+3 cluster with the defaults (`cluster up`), creates `--partitions` partitions of replication
-factor 3 (in topics of at most `--per-topic`, the controller bounding the records of one CreateTopics), and
-measures: the seconds until every ISR is full, the brokers' session expiries and fencings in the run's logs, the
-`become_leader` / `alter_partition_sent` events, the leader epochs, the leaders per broker, and each broker's
-idle CPU and RSS once settled. Prints one JSON object (also written to --out) and stops the cluster.
+Starts a local 3+3 cluster with the defaults (`cluster up`), creates 1,000 partitions, then `--partitions`
+partitions of replication factor 3 (in topics of at most `--per-topic`, the controller bounding the records of one
+CreateTopics), and measures: the seconds until every ISR is full (the metadata's view) and until every broker took
+on all its replicas (a become_leader or become_follower logged for each partition), the brokers' session expiries
+and fencings in the run's logs, the `become_leader` / `alter_partition_sent` events, the leader epochs, the
+leaders per broker, and each broker's idle CPU and RSS once settled. Prints one JSON object (also written to
+--out) and stops the cluster.
 """
 
 from __future__ import annotations
@@ -110,6 +112,22 @@ def start_profilers(cluster: Any, profile_dir: Path | None) -> list[subprocess.P
     ]
 
 
+def roles_taken(logs: Path) -> dict[str, int]:
+    """Per broker, how many distinct partitions it logged a become_leader or become_follower for."""
+    taken: dict[str, int] = {}
+    for path in sorted(logs.glob("broker-*.jsonl")):
+        partitions: set[str] = set()
+        with path.open() as lines:
+            for line in lines:
+                if '"become_leader"' in line or '"become_follower"' in line:
+                    try:
+                        partitions.add(json.loads(line)["partition"])
+                    except (json.JSONDecodeError, KeyError):
+                        continue
+        taken[path.stem] = len(partitions)
+    return taken
+
+
 def count_events(logs: Path) -> dict[str, dict[str, int]]:
     """Per node, how often each counted event was logged. `broker_fenced` is a replay event every node logs:
     the controllers' counts are each the number of fencings."""
@@ -167,6 +185,15 @@ def run(
                 break
             time.sleep(1.0)  # polling interval of a measurement
         result["isrs_full_s"] = None if full_at is None else round(full_at, 1)
+        # The metadata's ISRs start full; what takes the time is each broker taking on its replicas.
+        applied = wait_until(
+            lambda: min(roles_taken(run_dir / "logs").values(), default=0) >= partitions + 1000,
+            max(0.0, settle_s - (time.monotonic() - started)),
+            interval_s=2.0,
+        )
+        result["replicas_applied_s"] = round(time.monotonic() - started, 1) if applied else None
+        result["roles_taken_per_broker"] = roles_taken(run_dir / "logs")
+        state = partitions_state(admin, topics) or state
         if state is not None:
             big = state[1000:] if len(state) > 1000 else state
             epochs = collections.Counter(p.leader_epoch for p in big)
