@@ -162,6 +162,8 @@ def build_broker(config: BrokerConfig) -> Broker:
     manager = ReplicaManager(
         config, logs, metadata, lifecycle.controller, lambda: lifecycle.broker_epoch, lambda: lifecycle.serving
     )
+    # Heartbeats report the metadata the replicas reflect, which lags the listener's while a delta is applied.
+    lifecycle.metadata_offset = lambda: manager.applied_metadata_offset
     groups = GroupCoordinator(manager, lifecycle.controller, coordinator_config(config))
     # Session ids need only be hard to reuse by accident across restarts, as Kafka's random ones.
     fetch_sessions = FetchSessionCache(

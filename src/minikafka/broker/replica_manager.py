@@ -19,6 +19,7 @@ import structlog
 from minikafka.broker.alter_partition_manager import AlterPartitionManager, ProposalTarget
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.controller_client import ControllerClient
+from minikafka.broker.delta_slices import DEFAULT_STEPS_PER_SLICE, ApplyPartition, PendingDeltas, StartDelta
 from minikafka.broker.fetch_session import PartitionFetchState
 from minikafka.broker.fetcher import FollowerAnswer, run_fetcher
 from minikafka.broker.log_manager import LogManager, TopicPartition
@@ -164,6 +165,10 @@ class ReplicaManager:
         self._checked_topics: object = None  # the topics map last checked for replicas taken from this broker
         self._checked_configs: tuple[object, object] = (None, None)  # the config maps last applied to replicas
         self._overridden_static: str | None = None  # the dynamic min.insync.replicas last warned about
+        self._pending = PendingDeltas()  # metadata deltas not yet applied to the replicas, in log order
+        self._applier: asyncio.Task[None] | None = None
+        self._applied_offset = -1
+        self.steps_per_slice = DEFAULT_STEPS_PER_SLICE
         self._log = structlog.get_logger()
 
     # ---- change notification (long polls) ----
@@ -223,60 +228,103 @@ class ReplicaManager:
         return self.metadata.image.min_insync_replicas(topic, self.config.min_insync_replicas, self.config.node_id)
 
     def on_metadata(self, delta: MetadataDelta) -> None:
+        """Queue the delta and apply its first slice now; the rest follows one slice per loop turn, so that the
+        heartbeats and requests of the broker never wait behind a delta of thousands of partitions."""
         self.metadata_ready = True
-        now = monotonic_ms()
-        self._remove_unassigned_replicas(delta.image)
         # Partitions whose files could not be opened are tried again at every update.
-        retried = []
-        for tp, topic_id in list(self.logs.unopened.items()):
-            partition = delta.image.partition(topic_id, tp.partition)
-            if partition is None or self.config.node_id not in partition.replicas:
-                del self.logs.unopened[tp]  # deleted or moved away meanwhile: nothing to open any more
+        retried = [(topic_id, tp.partition) for tp, topic_id in self.logs.unopened.items()]
+        self._pending.add(delta.image, delta.offset, (*delta.changed_partitions, *retried))
+        if self._applier is not None and not self._applier.done():
+            return  # the running applier takes it in turn
+        self._apply_slice()
+        if not self._pending:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop to yield to (a synchronous caller): apply it all now
+            while self._pending:
+                self._apply_slice()
+            return
+        self._applier = asyncio.create_task(self._apply_pending(), name="metadata-delta-applier")
+        self._applier.add_done_callback(self._on_applier_done)
+
+    @property
+    def applied_metadata_offset(self) -> int:
+        """The metadata offset this broker's replicas reflect (what its heartbeats report): the listener's while
+        nothing is pending, else the last delta applied in full."""
+        return self._applied_offset if self._pending else self.metadata.offset
+
+    async def _apply_pending(self) -> None:
+        while self._pending:
+            await asyncio.sleep(0)  # one slice per loop turn: timers, heartbeats and requests run in between
+            self._apply_slice()
+
+    def _on_applier_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self._log.error("metadata_delta_apply_failed", error=repr(task.exception()))
+
+    def _apply_slice(self) -> None:
+        now = monotonic_ms()
+        for step in self._pending.next_slice(self.steps_per_slice):
+            if isinstance(step, StartDelta):
+                self._remove_unassigned_replicas(step.image)
+                self._forget_unopened(step.image)
+            elif isinstance(step, ApplyPartition):
+                self._apply_partition(step.image, step.topic_id, step.partition, now)
             else:
-                retried.append((topic_id, tp.partition))
-        for topic_id, index in (*delta.changed_partitions, *retried):
-            topic = delta.image.topic(topic_id)
-            partition = delta.image.partition(topic_id, index)
-            if topic is None or partition is None or self.config.node_id not in partition.replicas:
-                continue
-            tp = TopicPartition(topic.name, index)
-            replica = self.replicas.get(tp)
-            try:
-                log = replica.log if replica is not None else self.logs.get_or_create(tp, topic_id, now)
-            except KafkaError:
-                continue  # its log dir is offline (the failure channel has the news): no replica here to serve
-            metadata = PartitionMetadata(
-                partition.replicas,
-                partition.isr,
-                partition.leader,
-                partition.leader_epoch,
-                partition.partition_epoch,
-                partition.leader_recovery_state,
-            )
-            config = PartitionConfig(
-                self.min_insync_replicas(tp.topic), self.config.replica_lag_time_max_ms, delta.image.elr_enabled
-            )
-            transition = apply_metadata(
-                replica.role if replica is not None else None,
-                str(tp),
-                self.config.node_id,
-                self.broker_epoch(),
-                metadata,
-                log.log_end_offset,
-                log.high_watermark,
-                config,
-                now,
-                self.metadata_broker_epochs(),
-            )
-            if transition is None:
-                continue  # an older partition epoch, or nothing new (the core logged why)
-            if replica is None:
-                replica = self.replicas[tp] = Replica(tp, topic_id, log, transition.state, ProducePurgatory(str(tp)))
-            replica.role = transition.state
-            self._execute(replica, transition.effects, now)
-        self._apply_dynamic_configs(delta.image, now)
-        self._stop_idle_fetchers()
+                self._applied_offset = step.offset
+                self._apply_dynamic_configs(step.image, now)
+                self._stop_idle_fetchers()
         self.notify()
+
+    def _forget_unopened(self, image: MetadataImage) -> None:
+        """Unopened partitions deleted or moved away meanwhile: nothing to open any more."""
+        for tp, topic_id in list(self.logs.unopened.items()):
+            partition = image.partition(topic_id, tp.partition)
+            if partition is None or self.config.node_id not in partition.replicas:
+                del self.logs.unopened[tp]
+
+    def _apply_partition(self, image: MetadataImage, topic_id: uuid.UUID, index: int, now: int) -> None:
+        """Become leader or follower of one partition as the image says (or nothing, when nothing is new)."""
+        topic = image.topic(topic_id)
+        partition = image.partition(topic_id, index)
+        if topic is None or partition is None or self.config.node_id not in partition.replicas:
+            return
+        tp = TopicPartition(topic.name, index)
+        replica = self.replicas.get(tp)
+        try:
+            log = replica.log if replica is not None else self.logs.get_or_create(tp, topic_id, now)
+        except KafkaError:
+            return  # its log dir is offline (the failure channel has the news): no replica here to serve
+        metadata = PartitionMetadata(
+            partition.replicas,
+            partition.isr,
+            partition.leader,
+            partition.leader_epoch,
+            partition.partition_epoch,
+            partition.leader_recovery_state,
+        )
+        config = PartitionConfig(
+            self.min_insync_replicas(tp.topic), self.config.replica_lag_time_max_ms, image.elr_enabled
+        )
+        transition = apply_metadata(
+            replica.role if replica is not None else None,
+            str(tp),
+            self.config.node_id,
+            self.broker_epoch(),
+            metadata,
+            log.log_end_offset,
+            log.high_watermark,
+            config,
+            now,
+            self.metadata_broker_epochs(),
+        )
+        if transition is None:
+            return  # an older partition epoch, or nothing new (the core logged why)
+        if replica is None:
+            replica = self.replicas[tp] = Replica(tp, topic_id, log, transition.state, ProducePurgatory(str(tp)))
+        replica.role = transition.state
+        self._execute(replica, transition.effects, now)
 
     def _apply_dynamic_configs(self, image: MetadataImage, now: int) -> None:
         """Topic and dynamic broker configs replayed since the last look (images are immutable, so identity tells):
@@ -788,9 +836,10 @@ class ReplicaManager:
             self._fetchers.pop(leader_id).cancel()
 
     async def stop(self) -> None:
-        for task in self._fetchers.values():
+        tasks = [*self._fetchers.values(), *([self._applier] if self._applier is not None else [])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._fetchers.values(), return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self.alter_partition.stop()
         for replica in self.replicas.values():
             replica.produces.fail_all(ErrorCode.NOT_LEADER_OR_FOLLOWER)

@@ -38,6 +38,10 @@ from minikafka.kraft_controller.raft.messages import LogEntry
 R = TypeVar("R")
 TICK_INTERVAL_MS = 100
 COMMIT_TIMEOUT_MS = 10_000
+# A tick this late means the event loop did not run meanwhile (one long replay or generation): heartbeats that
+# arrived then were not read, and that time is not held against the brokers' sessions.
+DEAF_AFTER_MS = 1_000
+QUEUE_DEADLINE_PASSED = "the controller's event queue reached the request after its deadline"
 MAX_RECORDS_PER_APPEND = 1024  # an accumulated batch this big is appended without waiting out the linger
 
 
@@ -88,10 +92,12 @@ class QuorumController:
         # Generated writes waiting for the append linger: (result, offset of its first record, caller).
         self._accumulated: list[tuple[ControllerResult[Any], int, asyncio.Future[Any]]] = []
         self._accumulated_records = 0
-        self._queue: deque[tuple[Callable[[], Any], asyncio.Future[Any]]] = deque()
+        # (write, its caller, the clock time it must start by or None): Kafka's event deadline.
+        self._queue: deque[tuple[Callable[[], Any], asyncio.Future[Any], int | None]] = deque()
         self._queue_waits = Purgatory()  # the queue's wait for the next write
         self._tasks: list[asyncio.Task[None]] = []
         self._bytes_since_snapshot = 0
+        self._last_beat_ms = clock()  # the stall watch's last look at the clock
         self._log = structlog.get_logger()
 
     # ---- lifecycle ----
@@ -100,6 +106,7 @@ class QuorumController:
         self._tasks = [
             asyncio.create_task(self._run_queue(), name="controller-event-queue"),
             asyncio.create_task(self._run_ticks(), name="controller-tick"),
+            asyncio.create_task(self._watch_stalls(), name="controller-stall-watch"),
         ]
 
     async def stop(self) -> None:
@@ -197,12 +204,13 @@ class QuorumController:
 
     # ---- the event queue ----
 
-    async def submit(self, operation: Callable[[], ControllerResult[R]]) -> R:
-        """Run one generate-commit-replay operation on the event queue; NOT_CONTROLLER when not active."""
+    async def submit(self, operation: Callable[[], ControllerResult[R]], start_by_ms: int | None = None) -> R:
+        """Run one generate-commit-replay operation on the event queue; NOT_CONTROLLER when not active;
+        REQUEST_TIMED_OUT, not run at all, when the queue reaches it only after `start_by_ms` (clock time)."""
         if not self.active:
             raise self.not_controller()
         done: asyncio.Future[R] = asyncio.get_running_loop().create_future()
-        self._queue.append((operation, done))
+        self._queue.append((operation, done, start_by_ms))
         self._queue_waits.wake_all()
         return await done
 
@@ -223,7 +231,10 @@ class QuorumController:
         while True:
             # Everything queued is generated in this loop turn: a wait per write would cost loop turns.
             while self._queue:
-                operation, done = self._queue.popleft()
+                operation, done, start_by_ms = self._queue.popleft()
+                if start_by_ms is not None and self.clock() > start_by_ms and not done.done():
+                    done.set_exception(KafkaError(ErrorCode.REQUEST_TIMED_OUT, QUEUE_DEADLINE_PASSED))
+                    continue
                 if not self._accumulated:
                     append_at = loop.time() + batch_linger(linger_s, self._appended_uncommitted())
                 self._generate(operation, done)
@@ -308,6 +319,25 @@ class QuorumController:
                 message = f"offset {waiter.last_offset} did not commit"
                 waiter.caller.set_exception(KafkaError(ErrorCode.REQUEST_TIMED_OUT, message))
 
+    def _account_stall(self, now_ms: int) -> None:
+        """Called every TICK_INTERVAL_MS by the stall watch and before each tick: a longer gap since the last call
+        is time this loop did not run (a long replay or generation), when no heartbeat could be read."""
+        gap_ms = now_ms - self._last_beat_ms
+        self._last_beat_ms = now_ms
+        if gap_ms > DEAF_AFTER_MS:
+            self.state.on_deaf(gap_ms)
+            self._log.warning("controller_stalled", stalled_ms=gap_ms)
+
+    async def _watch_stalls(self) -> None:
+        while True:
+            self._account_stall(self.clock())
+            await asyncio.sleep(TICK_INTERVAL_MS / 1000)
+
+    def _tick(self) -> ControllerResult[None]:
+        now_ms = self.clock()
+        self._account_stall(now_ms)  # first: a stall just ended must not pass for the brokers' silence
+        return self.state.tick(now_ms)
+
     async def _run_ticks(self) -> None:
         while True:
             await asyncio.sleep(TICK_INTERVAL_MS / 1000)
@@ -315,7 +345,7 @@ class QuorumController:
             if not self.active:
                 continue
             try:
-                await self.submit(lambda: self.state.tick(self.clock()))
+                await self.submit(self._tick)
             except KafkaError:
                 pass  # lost leadership between the check and the queue: the next leader ticks
 

@@ -20,6 +20,7 @@ from minikafka.kraft_controller.control.config_control import (
     AlterConfigsRequest,
     AlterConfigsResource,
 )
+from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.metadata.records import Endpoint, LeaderRecoveryState
 from minikafka.kraft_controller.quorum_controller import NotControllerError, QuorumController
 from minikafka.pb import common_pb2, controller_pb2, controller_pb2_grpc
@@ -106,7 +107,27 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
 
         async def run() -> controller_pb2.BrokerHeartbeatResponse:
             now = self.controller.clock()
-            response = await self.controller.submit(lambda: self.controller.state.broker_heartbeat(heartbeat, now))
+            # As Kafka's: a heartbeat must start within half an interval; one the queue reaches later is answered
+            # REQUEST_TIMED_OUT but still renews the session (the broker is alive, the controller is busy).
+            start_by = now + self.controller.config.heartbeat_interval_ms // 2
+            state = self.controller.state
+            generated = []
+
+            def generate() -> ControllerResult[rq.BrokerHeartbeatResponse]:
+                result = state.broker_heartbeat(heartbeat, now)
+                state.heartbeat_awaiting_answer(heartbeat.broker_id)
+                generated.append(True)
+                return result
+
+            try:
+                response = await self.controller.submit(generate, start_by)
+            except KafkaError as error:
+                if error.code == ErrorCode.REQUEST_TIMED_OUT and self.controller.active and not generated:
+                    state.expired_heartbeat(heartbeat, now)
+                raise
+            finally:
+                if generated:
+                    state.heartbeat_answered(heartbeat, self.controller.clock())
             return controller_pb2.BrokerHeartbeatResponse(
                 error_code=wire_code(response.error_code),
                 is_caught_up=response.is_caught_up,

@@ -109,6 +109,30 @@ class ControllerStateMachine:
             )
         return outcome.result
 
+    def expired_heartbeat(self, request: BrokerHeartbeatRequest, now_ms: int) -> None:
+        """A heartbeat that waited in the event queue past its deadline still shows the broker alive (Kafka's
+        processExpiredBrokerHeartbeat): its session is renewed from the time it arrived, nothing else changes."""
+        registration = self.image.broker(request.broker_id)
+        if registration is None or registration.broker_epoch != request.broker_epoch:
+            return
+        if request.broker_id in self.heartbeats.sessions:
+            self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms, request.current_metadata_offset)
+
+    def heartbeat_awaiting_answer(self, broker_id: int) -> None:
+        """A heartbeat was generated and its answer waits for earlier writes to commit: until it is answered the
+        broker (one heartbeat at a time) cannot be heard, so its session does not expire."""
+        self.heartbeats = self.heartbeats.answer_pending(broker_id, +1)
+
+    def heartbeat_answered(self, request: BrokerHeartbeatRequest, now_ms: int) -> None:
+        """The answer (or an error) went back: the broker's silence counts from now."""
+        self.heartbeats = self.heartbeats.answer_pending(request.broker_id, -1)
+        self.expired_heartbeat(request, now_ms)
+
+    def on_deaf(self, duration_ms: int) -> None:
+        """This controller could not run for `duration_ms` (its loop stalled): heartbeats sent meanwhile were not
+        heard, so that silence is not held against any broker's session."""
+        self.heartbeats = self.heartbeats.extended(duration_ms)
+
     def alter_partition(self, request: AlterPartitionRequest) -> ControllerResult[AlterPartitionResponse]:
         return replication_control.alter_partition(self.image, request, self.config)
 

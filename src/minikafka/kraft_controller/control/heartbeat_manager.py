@@ -30,19 +30,31 @@ class BrokerSession:
 class HeartbeatManager:
     session_timeout_ms: int
     sessions: Map[int, BrokerSession] = field(default_factory=Map)  # persistent: a heartbeat is O(log brokers)
+    # Heartbeats generated and not yet answered (their answer waits for earlier writes to commit), by broker: the
+    # broker sends no other meanwhile, so that wait is the controller's silence, not the broker's.
+    awaiting_answer: Map[int, int] = field(default_factory=Map)
 
     def touch(self, broker_id: int, now_ms: int, metadata_offset: int = -1) -> HeartbeatManager:
         previous = self.sessions.get(broker_id)
         shutdown_offset = previous.controlled_shutdown_offset if previous is not None else -1
         session = BrokerSession(broker_id, now_ms, metadata_offset, shutdown_offset)
-        return HeartbeatManager(self.session_timeout_ms, self.sessions.set(broker_id, session))
+        return replace(self, sessions=self.sessions.set(broker_id, session))
+
+    def answer_pending(self, broker_id: int, change: int) -> HeartbeatManager:
+        """One more (+1) or one fewer (-1) heartbeat of the broker awaiting its answer."""
+        count = max(0, self.awaiting_answer.get(broker_id, 0) + change)
+        if count:
+            return replace(self, awaiting_answer=self.awaiting_answer.set(broker_id, count))
+        if broker_id in self.awaiting_answer:
+            return replace(self, awaiting_answer=self.awaiting_answer.delete(broker_id))
+        return self
 
     def with_controlled_shutdown_offset(self, broker_id: int, offset: int) -> HeartbeatManager:
         session = self.sessions.get(broker_id)
         if session is None or session.controlled_shutdown_offset == offset:
             return self
         updated = replace(session, controlled_shutdown_offset=offset)
-        return HeartbeatManager(self.session_timeout_ms, self.sessions.set(broker_id, updated))
+        return replace(self, sessions=self.sessions.set(broker_id, updated))
 
     def controlled_shutdown_offset(self, broker_id: int) -> int:
         session = self.sessions.get(broker_id)
@@ -61,7 +73,14 @@ class HeartbeatManager:
 
     def remove(self, broker_id: int) -> HeartbeatManager:
         sessions = self.sessions.delete(broker_id) if broker_id in self.sessions else self.sessions
-        return HeartbeatManager(self.session_timeout_ms, sessions)
+        return replace(self, sessions=sessions)
+
+    def extended(self, by_ms: int) -> HeartbeatManager:
+        """Every session moved on by `by_ms`: time this controller could not hear heartbeats does not count."""
+        if by_ms <= 0 or not self.sessions:
+            return self
+        sessions = Map({b: replace(s, last_contact_ms=s.last_contact_ms + by_ms) for b, s in self.sessions.items()})
+        return replace(self, sessions=sessions)
 
     def reset_all(self, broker_ids: Iterable[int], now_ms: int) -> HeartbeatManager:
         return HeartbeatManager(self.session_timeout_ms, Map({b: BrokerSession(b, now_ms) for b in broker_ids}))
@@ -79,6 +98,7 @@ class HeartbeatManager:
             for broker_id, registration in image.brokers.items()
             if registration.status is not BrokerStatus.FENCED
             and broker_id in self.sessions
+            and broker_id not in self.awaiting_answer
             and not self.is_live(broker_id, now_ms)
         )
 

@@ -1,0 +1,242 @@
+"""Liveness of a 3+3 cluster while its brokers take on many partitions at once.
+
+    .venv/bin/python benchmarks/partition_scale.py [--partitions 5000] [--per-topic 5000] [--settle-s 300]
+
+Starts a local 3+3 cluster with the defaults (`cluster up`), creates 1,000 partitions, then `--partitions`
+partitions of replication factor 3 (in topics of at most `--per-topic`, the controller bounding the records of one
+CreateTopics), and measures: the seconds until every ISR is full (the metadata's view) and until every broker took
+on all its replicas (a become_leader or become_follower logged for each partition), the brokers' session expiries
+and fencings in the run's logs, the `become_leader` / `alter_partition_sent` events, the leader epochs, the
+leaders per broker, and each broker's idle CPU and RSS once settled. Prints one JSON object (also written to
+--out) and stops the cluster.
+"""
+
+from __future__ import annotations
+
+import minikafka  # noqa: F401 - first: sets gRPC core's environment before grpc is imported (common/grpc_environment.py)
+
+# isort: split
+import argparse
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from minikafka.client.admin import AdminClient
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.deploy import cluster_commands
+from minikafka.deploy.local_cluster import wait_until
+
+HERE = Path(__file__).resolve().parent
+COUNTED = ("broker_session_expired", "broker_fenced", "become_leader", "become_follower", "alter_partition_sent")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def idle_usage(pids: dict[str, int], window_s: float) -> dict[str, dict[str, float]]:
+    """Each process's CPU share (percent of one core) over `window_s` with no client load, and its RSS."""
+    before = {label: cpu_seconds(pid) for label, pid in pids.items()}
+    time.sleep(window_s)  # a measurement window, not synchronisation
+    return {
+        label: {
+            "idle_cpu_percent": round(100 * (cpu_seconds(pid) - before[label]) / window_s, 1),
+            "rss_mib": round(rss_mib(pid), 1),
+        }
+        for label, pid in pids.items()
+    }
+
+
+def partitions_state(admin: AdminClient, topics: list[str]) -> list[Any] | None:
+    try:
+        return [p for t in admin.describe_topics(topics) for p in t.partitions]
+    except KafkaError:
+        return None
+
+
+def create_when_brokers_unfenced(admin: AdminClient, name: str, partitions: int, timeout_s: float) -> int:
+    """Create the topic, retrying while fewer than 3 brokers are unfenced (a fencing still under way); the
+    number of retries."""
+    deadline = time.monotonic() + timeout_s
+    retries = 0
+    while True:
+        try:
+            admin.create_topic(name, partitions, 3)
+            return retries
+        except KafkaError as error:
+            if error.code is not ErrorCode.INVALID_REPLICATION_FACTOR or time.monotonic() > deadline:
+                raise
+            retries += 1
+            time.sleep(0.5)  # polling interval while brokers are fenced
+
+
+def all_full(state: list[Any] | None, expected: int) -> bool:
+    """Every one of `expected` partitions has a leader and all its replicas in the ISR."""
+    if state is None or len(state) != expected:
+        return False
+    return all(p.leader >= 0 and sorted(p.isr) == sorted(p.replicas) for p in state)
+
+
+def start_profilers(cluster: Any, profile_dir: Path | None) -> list[subprocess.Popen[bytes]]:
+    """py-spy (when installed beside this Python) records broker-1 and every controller for 40 s from the big
+    creation on: where their event loops spend the time."""
+    py_spy = Path(sys.executable).parent / "py-spy"
+    if profile_dir is None or not py_spy.exists():
+        return []
+    profile_dir.mkdir(parents=True, exist_ok=True)
+    nodes = [spec for spec in cluster.nodes if spec.label == "broker-1" or spec in cluster.controllers]
+    return [
+        subprocess.Popen(
+            [str(py_spy), "record", "-p", str(cluster.pids[spec.node_id]), "-d", "40", "-r", "50", "--nonblocking"]
+            + ["-f", "raw", "-o", str(profile_dir / f"{spec.label}.txt")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for spec in nodes
+    ]
+
+
+def roles_taken(logs: Path) -> dict[str, int]:
+    """Per broker, how many distinct partitions it logged a become_leader or become_follower for."""
+    taken: dict[str, int] = {}
+    for path in sorted(logs.glob("broker-*.jsonl")):
+        partitions: set[str] = set()
+        with path.open() as lines:
+            for line in lines:
+                if '"become_leader"' in line or '"become_follower"' in line:
+                    try:
+                        partitions.add(json.loads(line)["partition"])
+                    except (json.JSONDecodeError, KeyError):
+                        continue
+        taken[path.stem] = len(partitions)
+    return taken
+
+
+def count_events(logs: Path) -> dict[str, dict[str, int]]:
+    """Per node, how often each counted event was logged. `broker_fenced` is a replay event every node logs:
+    the controllers' counts are each the number of fencings."""
+    counts: dict[str, dict[str, int]] = {}
+    for path in sorted(logs.glob("*.jsonl")):
+        seen: collections.Counter[str] = collections.Counter()
+        with path.open() as lines:
+            for line in lines:
+                if not any(name in line for name in COUNTED):
+                    continue
+                try:
+                    event = json.loads(line).get("event")
+                except json.JSONDecodeError:
+                    continue
+                if event in COUNTED:
+                    seen[event] += 1
+        counts[path.stem] = {name: seen[name] for name in COUNTED}
+    return counts
+
+
+def run(
+    run_dir: Path, partitions: int, per_topic: int, settle_s: float, idle_window_s: float, profile_dir: Path | None
+) -> dict[str, Any]:
+    cluster = cluster_commands.up(run_dir, 3, 3, {})
+    result: dict[str, Any] = {"partitions": partitions, "load_average_start": os.getloadavg()}
+    try:
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=30, tls=cluster.admin_tls
+        )
+        started = time.monotonic()
+        admin.create_topic("warmup", 1000, 3)  # the finding's first step: a cluster already holding 1,000
+        admin.wait_for_topic("warmup", 30)
+        warm = wait_until(lambda: all_full(partitions_state(admin, ["warmup"]), 1000), settle_s, interval_s=1.0)
+        result["warmup_isrs_full_s"] = round(time.monotonic() - started, 1) if warm else None
+        result["events_warmup"] = count_events(run_dir / "logs")
+        profilers = start_profilers(cluster, profile_dir)
+        topics = ["warmup"]
+        started = time.monotonic()
+        remaining, index = partitions, 0
+        while remaining > 0:
+            size = min(per_topic, remaining)
+            name = f"big{index}"
+            result["create_retries"] = result.get("create_retries", 0) + create_when_brokers_unfenced(
+                admin, name, size, settle_s
+            )
+            topics.append(name)
+            remaining, index = remaining - size, index + 1
+        result["create_s"] = round(time.monotonic() - started, 2)
+        full_at = None
+        state = None
+        while time.monotonic() - started < settle_s:
+            state = partitions_state(admin, topics)
+            if all_full(state, partitions + 1000):
+                full_at = time.monotonic() - started
+                break
+            time.sleep(1.0)  # polling interval of a measurement
+        result["isrs_full_s"] = None if full_at is None else round(full_at, 1)
+        # The metadata's ISRs start full; what takes the time is each broker taking on its replicas.
+        applied = wait_until(
+            lambda: min(roles_taken(run_dir / "logs").values(), default=0) >= partitions + 1000,
+            max(0.0, settle_s - (time.monotonic() - started)),
+            interval_s=2.0,
+        )
+        result["replicas_applied_s"] = round(time.monotonic() - started, 1) if applied else None
+        result["roles_taken_per_broker"] = roles_taken(run_dir / "logs")
+        state = partitions_state(admin, topics) or state
+        if state is not None:
+            big = state[1000:] if len(state) > 1000 else state
+            epochs = collections.Counter(p.leader_epoch for p in big)
+            result["max_leader_epoch"] = max(epochs) if epochs else None
+            result["leader_epochs"] = dict(sorted(epochs.items()))
+            result["leaders_per_broker"] = dict(sorted(collections.Counter(p.leader for p in big).items()))
+            result["partitions_not_full"] = sum(sorted(p.isr) != sorted(p.replicas) for p in state)
+        brokers = {spec.label: cluster.pids[spec.node_id] for spec in cluster.brokers}
+        controllers = {spec.label: cluster.pids[spec.node_id] for spec in cluster.controllers}
+        for profiler in profilers:
+            profiler.wait()
+        result["idle"] = idle_usage({**brokers, **controllers}, idle_window_s)
+        result["events"] = count_events(run_dir / "logs")
+        result["load_average_end"] = os.getloadavg()
+        return result
+    finally:
+        cluster_commands.down(cluster)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--partitions", type=int, default=5000)
+    parser.add_argument("--per-topic", type=int, default=5000, help="partitions per CreateTopics")
+    parser.add_argument("--settle-s", type=float, default=300.0, help="give up waiting for full ISRs after this")
+    parser.add_argument("--idle-window-s", type=float, default=10.0)
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--profile-dir", default=None, help="py-spy raw profiles of broker-1 and the controllers")
+    args = parser.parse_args()
+    run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-scale-"))
+    result = run(
+        run_dir,
+        args.partitions,
+        args.per_topic,
+        args.settle_s,
+        args.idle_window_s,
+        Path(args.profile_dir) if args.profile_dir else None,
+    )
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+    shutil.rmtree(run_dir, ignore_errors=True)  # after the figures: thousands of partitions take a while
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""A busy controller does not fence live brokers: a heartbeat the event queue reaches past its deadline is answered
+REQUEST_TIMED_OUT but renews the session (Kafka's processExpiredBrokerHeartbeat), and time the controller's own loop
+stood still (one long generation or replay) is not held against the brokers' sessions."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from manual_raft import active_controller
+
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.kraft_controller.control.controller_result import ControllerResult
+from minikafka.kraft_controller.control.requests import BrokerHeartbeatRequest, BrokerRegistrationRequest
+from minikafka.kraft_controller.metadata.records import BrokerStatus, Endpoint
+from minikafka.kraft_controller.quorum_controller import QuorumController
+
+SESSION_MS = 9000  # broker.session.timeout.ms's default
+
+
+async def until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = asyncio.get_running_loop().time() + 5
+    while asyncio.get_running_loop().time() < deadline:
+        if condition():
+            return
+        await asyncio.sleep(0.001)
+    raise AssertionError(f"never happened: {what}")
+
+
+async def unfenced_broker(controller: QuorumController, now: list[int]) -> int:
+    """Broker 7 registered and unfenced at time 0; its broker epoch."""
+    request = BrokerRegistrationRequest(7, "incarnation-7", (Endpoint("PLAINTEXT", "h", 1),))
+    epoch = (await controller.submit(lambda: controller.state.register_broker(request, now[0]))).broker_epoch
+    heartbeat = BrokerHeartbeatRequest(7, epoch, current_metadata_offset=100)
+    assert not (await controller.submit(lambda: controller.state.broker_heartbeat(heartbeat, now[0]))).is_fenced
+    return epoch
+
+
+def stall(now: list[int], by_ms: int) -> ControllerResult[None]:
+    """A write whose generation holds the loop for `by_ms` (as a CreateTopics of thousands of partitions)."""
+    now[0] += by_ms
+    return ControllerResult((), None)
+
+
+def status(controller: QuorumController) -> BrokerStatus:
+    registration = controller.state.committed.broker(7)
+    assert registration is not None
+    return registration.status
+
+
+async def test_a_heartbeat_reached_past_its_deadline_is_timed_out_and_still_renews_the_session() -> None:
+    controller, _raft = await active_controller(auto_commit=True)
+    now = [0]
+    controller.clock = lambda: now[0]
+    try:
+        epoch = await unfenced_broker(controller, now)
+        ran: list[int] = []
+        heartbeat = BrokerHeartbeatRequest(7, epoch, current_metadata_offset=200)
+        busy = asyncio.ensure_future(controller.submit(lambda: stall(now, 5000)))
+        late = asyncio.ensure_future(
+            controller.submit(lambda: ran.append(1) or controller.state.broker_heartbeat(heartbeat, 0), 1000)
+        )
+        await busy
+        with pytest.raises(KafkaError) as raised:
+            await late
+        assert raised.value.code == ErrorCode.REQUEST_TIMED_OUT and ran == []  # never generated
+        controller.state.expired_heartbeat(heartbeat, 4000)  # what the service does on that answer
+        assert controller.state.heartbeats.sessions[7].last_contact_ms == 4000
+        controller.state.expired_heartbeat(BrokerHeartbeatRequest(7, epoch + 1, 300), 8000)  # another incarnation's
+        assert controller.state.heartbeats.sessions[7].last_contact_ms == 4000
+    finally:
+        await controller.stop()
+
+
+async def test_a_stall_of_the_controller_longer_than_the_session_fences_no_broker() -> None:
+    controller, _raft = await active_controller(auto_commit=True)
+    now = [0]
+    controller.clock = lambda: now[0]
+    try:
+        await unfenced_broker(controller, now)
+        await controller.submit(lambda: stall(now, SESSION_MS + 5000))  # the loop did not run for 14 s
+        await controller.submit(controller._tick)  # the tick right behind it, in the same loop turn
+        assert status(controller) is BrokerStatus.UNFENCED
+    finally:
+        await controller.stop()
+
+
+async def test_a_broker_silent_while_the_controller_runs_is_still_fenced() -> None:
+    controller, _raft = await active_controller(auto_commit=True)
+    now = [0]
+    controller.clock = lambda: now[0]
+    try:
+        await unfenced_broker(controller, now)
+        for _ in range(SESSION_MS // 500 + 2):  # the loop runs all along: the controller hears nothing from 7
+            now[0] += 500
+            controller._account_stall(now[0])
+        await controller.submit(controller._tick)
+        await until(lambda: status(controller) is BrokerStatus.FENCED, "broker 7 fenced")
+    finally:
+        await controller.stop()
+
+
+async def test_a_heartbeat_whose_answer_waits_for_a_commit_keeps_the_session_until_answered() -> None:
+    controller, _raft = await active_controller(auto_commit=True)
+    now = [0]
+    controller.clock = lambda: now[0]
+    try:
+        epoch = await unfenced_broker(controller, now)
+        heartbeat = BrokerHeartbeatRequest(7, epoch, current_metadata_offset=300)
+        controller.state.heartbeat_awaiting_answer(7)  # generated at 0, its answer behind a slow commit
+        for _ in range(SESSION_MS // 500 + 2):
+            now[0] += 500
+            controller._account_stall(now[0])
+        await controller.submit(controller._tick)
+        assert status(controller) is BrokerStatus.UNFENCED  # the broker cannot speak while we hold its heartbeat
+        controller.state.heartbeat_answered(heartbeat, now[0])  # answered: its silence counts from here
+        assert controller.state.heartbeats.sessions[7].last_contact_ms == now[0]
+        for _ in range(SESSION_MS // 500 + 2):
+            now[0] += 500
+            controller._account_stall(now[0])
+        await controller.submit(controller._tick)
+        await until(lambda: status(controller) is BrokerStatus.FENCED, "broker 7 fenced once silent after the answer")
+    finally:
+        await controller.stop()
