@@ -32,7 +32,7 @@ def with_topic(image: MetadataImage) -> MetadataImage:
 
 
 def manager_on(tmp_path: Path) -> tuple[ReplicaManager, SimpleNamespace]:
-    config = SimpleNamespace(node_id=0, min_insync_replicas=1, replica_lag_time_max_ms=30000)
+    config = SimpleNamespace(node_id=0, min_insync_replicas=1, replica_lag_time_max_ms=30000, set_keys=frozenset())
     image = replay(MetadataImage(), RegisterBroker(0, "a"), RegisterBroker(1, "b"))
     metadata = SimpleNamespace(image=image, offset=image.offset)
     logs = LogManager(tmp_path, lambda topic: LogConfig())
