@@ -18,6 +18,7 @@ from typing import Protocol
 
 import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
+from group_topics import PARTITIONS, create_topic, produce
 
 from minikafka.client.consumer_groups_command import find_coordinator
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
@@ -29,7 +30,6 @@ from minikafka.deploy.local_cluster import Cluster
 pytestmark = pytest.mark.integration
 confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
 
-PARTITIONS = 4
 GROUP_OVERRIDES = {
     "group.initial.rebalance.delay.ms": "200",
     "group.min.session.timeout.ms": "1000",
@@ -44,18 +44,6 @@ GROUP_OVERRIDES = {
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     with running_cluster(tmp_path_factory.mktemp("consumer-groups"), 3, 3, **GROUP_OVERRIDES) as started:
         yield started
-
-
-def create_topic(cluster: Cluster, name: str) -> None:
-    with cluster_commands.admin_for(cluster, timeout_s=10) as admin:
-        admin.create_topic(name, partitions=PARTITIONS, replication_factor=3, configs={"min.insync.replicas": "2"})
-
-
-def produce(bootstrap: str, topic: str, values: list[str]) -> None:
-    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
-    for i, value in enumerate(values):
-        producer.produce(topic, value=value.encode(), partition=i % PARTITIONS)
-    assert producer.flush(30) == 0
 
 
 class Member(Protocol):

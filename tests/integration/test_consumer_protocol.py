@@ -12,17 +12,16 @@ from collections.abc import Iterator
 
 import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
+from group_topics import PARTITIONS, create_topic, produce
 
 from minikafka.client.consumer_groups_command import find_coordinator
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
 from minikafka.common.errors import ErrorCode
-from minikafka.deploy import cluster_commands
 from minikafka.deploy.local_cluster import Cluster
 
 pytestmark = pytest.mark.integration
 confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
 
-PARTITIONS = 4
 OVERRIDES = {
     "group.consumer.heartbeat.interval.ms": "300",
     "group.consumer.session.timeout.ms": "6000",
@@ -34,18 +33,6 @@ OVERRIDES = {
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     with running_cluster(tmp_path_factory.mktemp("consumer-protocol"), 1, 3, **OVERRIDES) as started:
         yield started
-
-
-def create_topic(cluster: Cluster, name: str) -> None:
-    with cluster_commands.admin_for(cluster, timeout_s=10) as admin:
-        admin.create_topic(name, partitions=PARTITIONS, replication_factor=3, configs={"min.insync.replicas": "2"})
-
-
-def produce(bootstrap: str, topic: str, values: list[str]) -> None:
-    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
-    for i, value in enumerate(values):
-        producer.produce(topic, value=value.encode(), partition=i % PARTITIONS)
-    assert producer.flush(30) == 0
 
 
 class ConsumerProtocolMember:

@@ -12,6 +12,7 @@ from typing import Any
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.broker.kafka_wire.partition_state import partition_fields
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.metadata.image import MetadataImage
 
@@ -93,19 +94,12 @@ def _topic(cls: type, image: MetadataImage, piece: PageSlice) -> Any:
     partitions = []
     for index in range(piece.first, piece.first + piece.count):
         partition = topic.partitions[index]
-        offline = tuple(r for r in partition.replicas if (broker := image.broker(r)) is None or broker.fenced)
         partitions.append(
             build(
                 partition_entry,
-                error_code=ErrorCode.NONE if partition.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
-                partition_index=index,
-                leader_id=partition.leader,
-                leader_epoch=partition.leader_epoch,
-                replica_nodes=tuple(partition.replicas),
-                isr_nodes=tuple(partition.isr),
+                **partition_fields(image, index, partition),
                 eligible_leader_replicas=tuple(partition.elr),
                 last_known_elr=tuple(partition.last_known_elr),
-                offline_replicas=offline,
             )
         )
     return build(

@@ -11,6 +11,7 @@ from minikafka.broker.kafka_wire.api_versions import METADATA
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.broker.kafka_wire.partition_state import partition_fields
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.topic import validate_name
 from minikafka.kraft_controller.metadata.image import MetadataImage, TopicImage
@@ -120,17 +121,5 @@ def _partitions(cls: type, image: MetadataImage, topic: TopicImage) -> tuple[Any
     entry = sibling(cls, "MetadataResponsePartition")
     partitions = []
     for index, partition in sorted(topic.partitions.items()):
-        offline = tuple(r for r in partition.replicas if (known := image.broker(r)) is None or known.fenced)
-        partitions.append(
-            build(
-                entry,
-                error_code=ErrorCode.NONE if partition.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
-                partition_index=index,
-                leader_id=partition.leader,
-                leader_epoch=partition.leader_epoch,
-                replica_nodes=tuple(partition.replicas),
-                isr_nodes=tuple(partition.isr),
-                offline_replicas=offline,
-            )
-        )
+        partitions.append(build(entry, **partition_fields(image, index, partition)))
     return tuple(partitions)
