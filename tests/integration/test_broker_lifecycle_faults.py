@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cluster_fixtures import eventually, node_tls, running_cluster
+from cluster_fixtures import eventually, minikafka, node_tls, running_cluster
 
 from minikafka.client.admin import AdminClient
 from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig
@@ -89,22 +89,19 @@ async def produce_one(bootstrap: list[str], topic: str, delivery_timeout_ms: int
         await producer.close()
 
 
-def test_a_topic_created_without_min_insync_replicas_follows_the_brokers_value(tmp_path: Path) -> None:
-    # Set in the brokers' properties only (not on the controller): the operator's value must hold for a topic
-    # created without one.
+def test_a_topic_created_without_min_insync_replicas_follows_the_cluster_wide_value(tmp_path: Path) -> None:
+    # With the ELR on, min.insync.replicas is one cluster-wide value that controller and brokers share (Kafka 4.1):
+    # a broker's own properties cannot lower or raise it for a topic created without one.
     with running_cluster(tmp_path / "run", controllers=1, brokers=2, **SETTINGS) as cluster:
         faults = Faults(cluster)
         admin = AdminClient(
             cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
         )
-        for broker in cluster.brokers:
-            faults.stop(broker.node_id)
-            with broker.config_path.open("a") as properties:
-                properties.write("min.insync.replicas=2\n")
-            faults.start(broker.node_id)
-        eventually(
-            lambda: sum(not b.fenced for b in admin.describe_cluster().brokers) == 2, 30, "both brokers back, unfenced"
-        )
+        set_default = minikafka(
+            "configs", "--alter", "--entity-type", "brokers", "--entity-default",
+            "--add-config", "min.insync.replicas=2", "--dir", str(cluster.run_dir),
+        )  # fmt: skip
+        assert set_default.returncode == 0, set_default.stderr
         admin.create_topic("orders", partitions=1, replication_factor=2)
         eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 2, 20, "full ISR")
         assert asyncio.run(produce_one(cluster.bootstrap_servers, "orders", 20000)) is ErrorCode.NONE

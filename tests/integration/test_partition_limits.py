@@ -97,7 +97,11 @@ def test_out_of_descriptors_fails_only_the_partitions_that_could_not_open(cluste
                 assert (await create_topic(connection, CROWDED, CROWDED_PARTITIONS, False)).error_code == 0
                 eventually(lambda: events(spec.events_path, "partition_open_failed"), 30, "a partition failing")
                 seen["files_at_limit"] = open_files(pid)
-                seen["limited"] = await produce_each(connection, CROWDED, CROWDED_PARTITIONS)
+                for _ in range(300):  # bounded: until the broker has applied the whole topic (it does so in slices)
+                    seen["limited"] = await produce_each(connection, CROWDED, CROWDED_PARTITIONS)
+                    if ErrorCode.NOT_LEADER_OR_FOLLOWER not in seen["limited"].values():  # type: ignore[attr-defined]
+                        break
+                    await asyncio.sleep(0.1)  # a retry backoff, as a producer's retry.backoff.ms
                 seen["alive"] = alive(pid)
             finally:
                 resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
