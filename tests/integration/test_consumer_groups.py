@@ -18,10 +18,8 @@ from typing import Protocol
 
 import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
-from group_topics import PARTITIONS, create_topic, produce
+from group_topics import PARTITIONS, create_topic, offset_commit, produce
 
-from minikafka.client.consumer_groups_command import find_coordinator
-from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
 from minikafka.common.errors import ErrorCode
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.faults import Faults
@@ -362,25 +360,7 @@ while True:
 
 async def zombie_commit(bootstrap: str, group: str, topic: str, member_id: str, generation: int) -> ErrorCode:
     """An OffsetCommit as a member that is gone or a generation behind would send it."""
-    client = KafkaWireClient(bootstrap.split(","))
-    try:
-        _, address = await find_coordinator(client, group, 15)
-        cls = request_class(8, 8)
-        partition = nested(cls, "OffsetCommitRequestPartition")(
-            partition_index=0, committed_offset=999, committed_leader_epoch=-1, committed_metadata=None
-        )
-        topics = (nested(cls, "OffsetCommitRequestTopic")(name=topic, partitions=(partition,)),)
-        body = cls(
-            group_id=group,
-            generation_id_or_member_epoch=generation,
-            member_id=member_id,
-            group_instance_id=None,
-            topics=topics,
-        )
-        response = await client.connection(address).send(body)
-        return ErrorCode.of(response.topics[0].partitions[0].error_code)
-    finally:
-        await client.close()
+    return await offset_commit(bootstrap, group, topic, member_id, generation, version=8)
 
 
 def test_a_silent_member_is_removed_after_its_session_timeout_and_its_commits_are_refused(cluster: Cluster) -> None:

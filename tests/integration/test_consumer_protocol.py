@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
-from group_topics import PARTITIONS, create_topic, produce
+from group_topics import PARTITIONS, create_topic, offset_commit, produce
 
 from minikafka.client.consumer_groups_command import find_coordinator
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
@@ -160,22 +160,4 @@ async def classic_join(bootstrap: str, group: str) -> ErrorCode:
 
 async def member_commit(bootstrap: str, group: str, topic: str, member_id: str, epoch: int) -> ErrorCode:
     """An OffsetCommit v9 as a consumer-protocol member at `epoch`."""
-    client = KafkaWireClient(bootstrap.split(","))
-    try:
-        _, address = await find_coordinator(client, group, 15)
-        cls = request_class(8, 9)
-        partition = nested(cls, "OffsetCommitRequestPartition")(
-            partition_index=0, committed_offset=999, committed_leader_epoch=-1, committed_metadata=None
-        )
-        topics = (nested(cls, "OffsetCommitRequestTopic")(name=topic, partitions=(partition,)),)
-        body = cls(
-            group_id=group,
-            generation_id_or_member_epoch=epoch,
-            member_id=member_id,
-            group_instance_id=None,
-            topics=topics,
-        )
-        response = await client.connection(address).send(body)
-        return ErrorCode.of(response.topics[0].partitions[0].error_code)
-    finally:
-        await client.close()
+    return await offset_commit(bootstrap, group, topic, member_id, epoch, version=9)
