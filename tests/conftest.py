@@ -10,6 +10,21 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# Below Linux's ephemeral range (32768 and up), so no client connection's port is ever a planned node's.
+WORKER_PORTS_BASE, WORKER_PORTS_SPAN = 10000, 5000
+
+
+def pytest_configure(config: pytest.Config) -> None:  # noqa: ARG001 - pytest's hook signature
+    """Each xdist worker plans clusters in a port range of its own: a port one worker planned but had not yet bound
+    was otherwise free for another's cluster, and a node that cannot bind its port does not start."""
+    import os
+
+    from minikafka.deploy.local_cluster import PORT_RANGE_ENV
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if worker.startswith("gw") and worker[2:].isdigit():
+        low = WORKER_PORTS_BASE + int(worker[2:]) * WORKER_PORTS_SPAN
+        os.environ[PORT_RANGE_ENV] = f"{low}-{low + WORKER_PORTS_SPAN - 1}"
 
 
 @pytest.fixture(scope="session")
@@ -18,13 +33,24 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def spark():  # noqa: ANN201 - pyspark.sql.SparkSession, imported lazily so non-Spark runs stay fast
-    """One SparkSession for the whole test run (starting one costs ~5 s)."""
-    from minikafka.deploy.analysis.spark import spark_session
+def _spark_sessions():  # noqa: ANN202 - yields a list holding the live SparkSession, started on first use
+    sessions: list = []
+    yield sessions
+    for session in sessions:
+        session.stop()
 
-    session = spark_session("local[2]", "minikafka-tests")
-    yield session
-    session.stop()
+
+@pytest.fixture
+def spark(_spark_sessions):  # noqa: ANN001, ANN201 - pyspark.sql.SparkSession, imported lazily so non-Spark runs stay fast
+    """One SparkSession for the whole test run (starting one costs ~5 s), started again if its JVM died (a JVM
+    error in one analysis must fail that test only, not every later one through a refused py4j connection)."""
+    from minikafka.deploy.analysis.spark import spark_session, spark_session_alive
+
+    if _spark_sessions and not spark_session_alive(_spark_sessions[0]):
+        _spark_sessions.clear()
+    if not _spark_sessions:
+        _spark_sessions.append(spark_session("local[2]", "minikafka-tests"))
+    return _spark_sessions[0]
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ import structlog
 from minikafka.broker.config import BrokerConfig
 from minikafka.common.cli_support import CliError, add_config_arguments, print_json, run_event_loop
 from minikafka.common.config import load_config_file, parse_overrides
-from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.errors import ErrorCode, KafkaError, ListenerBindError
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -41,6 +41,8 @@ def run_broker(args: argparse.Namespace) -> int:
     configure_event_log(config.label, config.events_dir, config.log_level)
     try:
         run_event_loop(run_broker_process(config))
+    except ListenerBindError as error:
+        raise CliError(str(error)) from None
     except OSError as error:  # the log dir failed outside a partition log (the metadata log, at start-up)
         structlog.get_logger().error("log_dir_offline", log_dir=str(config.data_dir), reason=str(error))
         raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"log dir {config.data_dir} failed: {error}") from None

@@ -31,7 +31,7 @@ from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.broker.service import BrokerService, FaultService
 from minikafka.common.cli_support import stop_requested
 from minikafka.common.clock import monotonic_ms, new_random, wall_ms
-from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.errors import ErrorCode, KafkaError, ListenerBindError
 from minikafka.common.grpc_support import MAX_MESSAGE_BYTES, BoundServer, start_server
 from minikafka.common.listener_security import client_security, inter_node_security
 from minikafka.kraft_controller.raft.core import RaftConfig
@@ -185,10 +185,10 @@ def build_broker(config: BrokerConfig) -> Broker:
     )
 
 
-async def start_grpc_servers(broker: Broker) -> list[BoundServer]:
+async def start_grpc_servers(broker: Broker) -> None:
     """One gRPC server per gRPC listener: the inter-broker one mutual TLS, client ones as their protocol says."""
     config = broker.config
-    servers = []
+    # Recorded as each starts, so a later one's failure can stop the earlier ones.
     for listener in config.grpc_listeners:
         sasl = grpc_sasl_authenticator(config, listener.name, broker.metadata)
         service = BrokerService(broker.manager, listener.name, broker.fetch_sessions, sasl)
@@ -203,10 +203,9 @@ async def start_grpc_servers(broker: Broker) -> list[BoundServer]:
         # A client listener reads no request larger than socket.request.max.bytes, as Kafka's listeners.
         inter_broker = listener.name == config.inter_broker_listener
         largest = MAX_MESSAGE_BYTES if inter_broker else config.socket_request_max_bytes
-        servers.append(
+        broker.servers.append(
             await start_server(listener.host, listener.port, registrars, served.security, interceptors, largest)
         )
-    return servers
 
 
 def kafka_connection_quotas(config: BrokerConfig) -> ConnectionQuotas:
@@ -220,7 +219,7 @@ def kafka_connection_quotas(config: BrokerConfig) -> ConnectionQuotas:
     return ConnectionQuotas(limit, config.max_connections_per_ip)
 
 
-async def start_kafka_listeners(broker: Broker) -> list[KafkaListener]:
+async def start_kafka_listeners(broker: Broker) -> None:
     config = broker.config
     limits = ListenerLimits(
         config.socket_request_max_bytes,
@@ -248,7 +247,7 @@ async def start_kafka_listeners(broker: Broker) -> list[KafkaListener]:
     ]
     for kafka_listener in kafka_listeners:
         await kafka_listener.start()
-    return kafka_listeners
+        broker.kafka_listeners.append(kafka_listener)
 
 
 async def check_stray_partitions(broker: Broker) -> None:
@@ -330,12 +329,26 @@ async def stop_broker(broker: Broker, tasks: list[asyncio.Task[None]]) -> None:
     structlog.get_logger().info("broker_stopped", node_id=config.node_id, clean_shutdown_broker_epoch=clean_epoch)
 
 
+async def start_listeners(broker: Broker) -> None:
+    """Every listener, or none: a port that cannot be bound stops those already listening (a grpc.aio server left
+    running would fire into a closed event loop at exit) and ends the start with one line naming the address."""
+    try:
+        await start_grpc_servers(broker)
+        await start_kafka_listeners(broker)
+    except ListenerBindError as error:
+        structlog.get_logger().error("listener_bind_failed", address=error.address, reason=str(error))
+        for kafka_listener in broker.kafka_listeners:
+            await kafka_listener.stop()
+        for server in broker.servers:
+            await server.server.stop(grace=None)
+        raise
+
+
 async def run_broker_process(config: BrokerConfig) -> None:
     config.check_tls_files()
     config.data_dir.mkdir(parents=True, exist_ok=True)
     broker = build_broker(config)
-    broker.servers = await start_grpc_servers(broker)
-    broker.kafka_listeners = await start_kafka_listeners(broker)
+    await start_listeners(broker)
     broker.raft.start()
     structlog.get_logger().info(
         "broker_starting",

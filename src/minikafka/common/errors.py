@@ -7,6 +7,7 @@ proto `ErrorCode` enum mirrors this one; a unit test keeps them identical.
 
 from __future__ import annotations
 
+import os
 from enum import IntEnum
 from typing import TYPE_CHECKING, cast
 
@@ -149,6 +150,16 @@ class KafkaError(Exception):
         super().__init__(f"{code.name} ({int(code)}): {message}" if message else f"{code.name} ({int(code)})")
         self.code = code
         self.message = message
+
+
+class ListenerBindError(Exception):
+    """A listener's port could not be bound (Kafka: "Socket server failed to bind to host:port"): the node does not
+    start, and says which address, rather than a storage or internal error."""
+
+    def __init__(self, address: str, error: OSError) -> None:
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        super().__init__(f"Socket server failed to bind to {address}: {reason}")
+        self.address = address
 
 
 def wire_code(code: int) -> common_pb2.ErrorCode:

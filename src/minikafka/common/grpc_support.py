@@ -7,6 +7,7 @@ facts: the limit applies on server and channel alike).
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import time
@@ -17,6 +18,7 @@ from typing import Any
 
 import grpc
 
+from minikafka.common.errors import ListenerBindError
 from minikafka.common.tls import ServerSecurity, TlsFiles
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -60,13 +62,17 @@ async def start_server(
     server = grpc.aio.server(options=options, interceptors=list(interceptors))
     for register in registrars:
         register(server)
-    if security is None:
-        bound_port = server.add_insecure_port(f"{host}:{port}")
-    else:
-        credentials = security.tls.server_credentials(security.require_client_auth)
-        bound_port = server.add_secure_port(f"{host}:{port}", credentials)
+    in_use = OSError(errno.EADDRINUSE, os.strerror(errno.EADDRINUSE))
+    try:  # grpcio answers a port it cannot bind with 0 or, in newer releases, a RuntimeError
+        if security is None:
+            bound_port = server.add_insecure_port(f"{host}:{port}")
+        else:
+            credentials = security.tls.server_credentials(security.require_client_auth)
+            bound_port = server.add_secure_port(f"{host}:{port}", credentials)
+    except RuntimeError:
+        bound_port = 0
     if bound_port == 0:
-        raise OSError(f"cannot listen on {host}:{port}")
+        raise ListenerBindError(f"{host}:{port}", in_use)
     await server.start()
     return BoundServer(server, host, bound_port)
 

@@ -18,14 +18,16 @@ A run directory holds everything of one cluster:
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -322,19 +324,45 @@ def resolve_run_dir(explicit: str | None, base: Path = DEFAULT_RUNS_DIR) -> Path
 # ---- ports and configs ----
 
 
+PORT_RANGE_ENV = "MINIKAFKA_PORT_RANGE"
+
+
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """Ports the OS considers free now (all held open together so they are distinct)."""
-    sockets = []
+    """Ports the OS considers free now (all held open together so they are distinct). With MINIKAFKA_PORT_RANGE
+    (`low-high`) they come from that range only: processes planning clusters at once (a test run's workers) each
+    get a range of their own, so none can take a port another has planned but not yet bound."""
+    low_high = os.environ.get(PORT_RANGE_ENV)
+    candidates = _ports_in_range(low_high) if low_high else itertools.repeat(0, count * 10)  # 0: the OS picks
+    sockets: list[socket.socket] = []
     try:
-        for _ in range(count):
+        for port in candidates:
+            if len(sockets) == count:
+                break
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((host, 0))
+            try:
+                sock.bind((host, port))
+            except OSError:
+                sock.close()
+                continue
             sockets.append(sock)
+        if len(sockets) < count:
+            raise ClusterError(f"fewer than {count} free ports on {host} in {PORT_RANGE_ENV}={low_high}")
         return [sock.getsockname()[1] for sock in sockets]
     finally:
         for sock in sockets:
             sock.close()
+
+
+def _ports_in_range(low_high: str) -> Iterator[int]:
+    """Every port of `low-high` once, from a random one on (a stopped cluster's ports are not the next ones)."""
+    try:
+        low, high = (int(part) for part in low_high.split("-"))
+    except ValueError:
+        raise ClusterError(f"{PORT_RANGE_ENV} must be low-high, got {low_high!r}") from None
+    span = high - low + 1
+    start = random.randrange(span)
+    return (low + (start + i) % span for i in range(span))
 
 
 def node_host(role: str, index: int) -> str:

@@ -6,8 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from minikafka.common.cli_support import add_config_arguments, run_event_loop
+import structlog
+
+from minikafka.common.cli_support import CliError, add_config_arguments, run_event_loop
 from minikafka.common.config import load_config_file, parse_overrides
+from minikafka.common.errors import ListenerBindError
 from minikafka.kraft_controller.config import ControllerConfig
 
 
@@ -27,5 +30,9 @@ def run_controller(args: argparse.Namespace) -> int:
 
     config = load(args)
     configure_event_log(config.label, config.events_dir, config.log_level)
-    run_event_loop(run_controller_process(config))
+    try:
+        run_event_loop(run_controller_process(config))
+    except ListenerBindError as error:
+        structlog.get_logger().error("listener_bind_failed", address=error.address, reason=str(error))
+        raise CliError(str(error)) from None
     return 0

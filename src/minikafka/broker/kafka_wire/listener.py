@@ -34,7 +34,7 @@ from minikafka.broker.kafka_wire.framing import (
 )
 from minikafka.broker.kafka_wire.listener_security import PLAINTEXT, ListenerSecurity
 from minikafka.broker.kafka_wire.sasl_authenticator import Phase, SaslCredentials, SaslSession
-from minikafka.common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode, ListenerBindError
 from minikafka.common.scram import ScramCredential, ScramMechanism
 
 MAX_IN_FLIGHT = 64  # requests read ahead of the one being answered, per connection
@@ -100,7 +100,10 @@ class KafkaListener:
         self._log = structlog.get_logger()
 
     async def start(self) -> None:
-        self._socket = socket.create_server((self.host, self.port), backlog=LISTEN_BACKLOG)
+        try:
+            self._socket = socket.create_server((self.host, self.port), backlog=LISTEN_BACKLOG)
+        except OSError as error:
+            raise ListenerBindError(f"{self.host}:{self.port}", error) from None
         self._socket.setblocking(False)
         self.port = self._socket.getsockname()[1]
         self._acceptor = asyncio.create_task(self._accept_loop())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 # A run's logs are small: an analysis is some 170 short jobs, whose cost is code generation and JIT compilation
@@ -17,9 +18,35 @@ SMALL_DATA_SETTINGS = {
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
 # The driver JVM (the executor too, in local mode): the quick C1 compiler only, since C2's optimisation of
-# short-lived jobs burns a core for seconds and never pays back.
-LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+# short-lived jobs burns a core for seconds and never pays back. C1 alone reserves 48 MiB for compiled code, which
+# a long-lived session (a test run's hundreds of analyses) filled until the JVM died ("Out of space in CodeCache").
+LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
 LOCAL_DRIVER_MEMORY = "2g"
+
+
+def spark_session_alive(session: SparkSession) -> bool:
+    """Whether the session's JVM still answers and its context is not stopped."""
+    return _context_alive(session.sparkContext)
+
+
+def _context_alive(context: SparkContext) -> bool:
+    try:
+        return not context._jsc.sc().isStopped()  # noqa: SLF001 - pyspark exposes no public check
+    except Exception:  # noqa: BLE001 - a dead JVM fails in py4j in several ways, all meaning "not alive"
+        return False
+
+
+def _forget_dead_session() -> None:
+    """pyspark keeps its context and gateway in class attributes: after the JVM died, getOrCreate would hand back
+    the dead session. Forget them so a new JVM starts."""
+    active = SparkContext._active_spark_context  # noqa: SLF001
+    if active is None or _context_alive(active):
+        return
+    SparkContext._active_spark_context = None  # noqa: SLF001
+    SparkContext._gateway = None  # noqa: SLF001
+    SparkContext._jvm = None  # noqa: SLF001
+    SparkSession._instantiatedSession = None  # noqa: SLF001
+    SparkSession._activeSession = None  # noqa: SLF001
 
 
 def spark_session(master: str = "local[2]", app_name: str = "minikafka-analysis") -> SparkSession:
@@ -27,6 +54,7 @@ def spark_session(master: str = "local[2]", app_name: str = "minikafka-analysis"
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # Spark's Python workers must import minikafka (the replica-log reader runs in them): use this interpreter.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    _forget_dead_session()
     builder = SparkSession.builder.master(master)
     for key, value in SMALL_DATA_SETTINGS.items():
         builder = builder.config(key, value)
