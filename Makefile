@@ -34,7 +34,7 @@ system-tools:
 	fi
 
 test: $(STAMP) system-tools
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=25 $(PYTEST_ARGS)
 
 demo: $(STAMP)
 	$(BIN)/minikafka demo
