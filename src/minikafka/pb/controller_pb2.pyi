@@ -627,16 +627,18 @@ class DescribeQuorumRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class ReplicaDescription(_message.Message):
-    __slots__ = ("replica_id", "log_end_offset", "last_fetch_timestamp", "last_caught_up_timestamp")
+    __slots__ = ("replica_id", "log_end_offset", "last_fetch_timestamp", "last_caught_up_timestamp", "replica_directory_id")
     REPLICA_ID_FIELD_NUMBER: _ClassVar[int]
     LOG_END_OFFSET_FIELD_NUMBER: _ClassVar[int]
     LAST_FETCH_TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
     LAST_CAUGHT_UP_TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    REPLICA_DIRECTORY_ID_FIELD_NUMBER: _ClassVar[int]
     replica_id: int
     log_end_offset: int
     last_fetch_timestamp: int
     last_caught_up_timestamp: int
-    def __init__(self, replica_id: _Optional[int] = ..., log_end_offset: _Optional[int] = ..., last_fetch_timestamp: _Optional[int] = ..., last_caught_up_timestamp: _Optional[int] = ...) -> None: ...
+    replica_directory_id: str
+    def __init__(self, replica_id: _Optional[int] = ..., log_end_offset: _Optional[int] = ..., last_fetch_timestamp: _Optional[int] = ..., last_caught_up_timestamp: _Optional[int] = ..., replica_directory_id: _Optional[str] = ...) -> None: ...
 
 class DescribeQuorumResponse(_message.Message):
     __slots__ = ("error_code", "error_message", "leader_id", "leader_epoch", "high_watermark", "current_voters", "observers", "current_leader")

@@ -2,7 +2,8 @@
 
 Every node is a `RaftNode` plus a "disk" holding only what its persistence effects wrote; a crash throws the
 node's memory away and a restart rebuilds it from that disk. The network delays, drops, duplicates and reorders
-messages and can cut links. Invariants are checked after every event.
+messages and can cut links. A wipe throws the disk away too: the node comes back empty in a new metadata log
+directory (KIP-853's directory id), formatted without the voter set. Invariants are checked after every event.
 """
 
 from __future__ import annotations
@@ -66,7 +67,13 @@ class SimNode:
 
 class RaftSimulation:
     def __init__(
-        self, seed: int, voters: int = 3, observers: int = 1, drop_rate: float = 0.05, pre_vote: bool = True
+        self,
+        seed: int,
+        voters: int = 3,
+        observers: int = 1,
+        drop_rate: float = 0.05,
+        pre_vote: bool = True,
+        directory_check: bool = True,
     ) -> None:
         self.rng = random.Random(seed)
         self.now = 0
@@ -76,6 +83,11 @@ class RaftSimulation:
             election_timeout_ms=150, fetch_timeout_ms=300, election_backoff_max_ms=100, pre_vote_enable=pre_vote
         )
         self.drop_rate = drop_rate
+        # On: the voter set names each voter's directory (KIP-853); off: ids only (a static voter set).
+        self.directory_check = directory_check
+        self.directories = {i: f"dir-{i}-0" for i in self.node_ids}
+        self.formatted_directories = dict(self.directories)  # the directories the initial voter set names
+        self.wipes = 0
         self.duplicate_rate = 0.02
         self.cut: set[frozenset[int]] = set()
         # Crashed without a trace on the wire: requests to them and their answers vanish, and nobody is told (a
@@ -103,9 +115,12 @@ class RaftSimulation:
     def _boot(self, node_id: int) -> None:
         node = self.nodes[node_id]
         disk = node.disk
+        voters: list[int] | dict[int, str] = (
+            {v: self.formatted_directories[v] for v in self.voter_ids} if self.directory_check else self.voter_ids
+        )
         node.raft = RaftNode(
             node_id,
-            self.voter_ids,
+            voters,
             self.config,
             random.Random(self.rng.random()),
             self.now,
@@ -114,6 +129,8 @@ class RaftSimulation:
             leader_id=disk.leader_id,
             entries=list(disk.entries),
             snapshot=disk.snapshot,
+            directory_id=self.directories[node_id],
+            observer_only=self.directory_check and self.directories[node_id] != self.formatted_directories[node_id],
         )
         node.committed = []
         node.commit_offset = disk.snapshot[0].end_offset if disk.snapshot else 0
@@ -127,6 +144,14 @@ class RaftSimulation:
         if self.nodes[node_id].raft is None:
             self.silent.discard(node_id)
             self._boot(node_id)
+
+    def wipe(self, node_id: int) -> None:
+        """The node's disk is lost: it comes back empty, in a new directory."""
+        self.crash(node_id)
+        self.wipes += 1
+        self.nodes[node_id].disk = Disk()
+        self.directories[node_id] = f"dir-{node_id}-{self.wipes}"
+        self.restart(node_id)
 
     def link_up(self, a: int, b: int) -> bool:
         return frozenset((a, b)) not in self.cut
@@ -174,7 +199,9 @@ class RaftSimulation:
                     raise AssertionError(f"unknown effect {effect!r}")
 
     def _check_append(self, node_id: int, disk: Disk, entry: LogEntry) -> None:
-        if node_id not in self.voter_ids and self.committed_history.get(entry.offset) != entry:
+        raft = self.nodes[node_id].raft
+        voter = raft is not None and raft.is_voter
+        if not voter and self.committed_history.get(entry.offset) != entry:
             raise InvariantViolation(f"observer {node_id} received uncommitted entry {entry}")
         identity = (entry.data, entry.control, disk.last_epoch)
         known = self.appended.setdefault((entry.offset, entry.epoch), identity)

@@ -18,10 +18,13 @@ CHAOS_MS = 3000
 HEAL_MS = 4000
 
 
-def run_schedule(seed: int, pre_vote: bool = True) -> RaftSimulation:
-    sim = RaftSimulation(seed, pre_vote=pre_vote)
+def run_schedule(
+    seed: int, pre_vote: bool = True, disk_loss: bool = False, directory_check: bool = True
+) -> RaftSimulation:
+    sim = RaftSimulation(seed, pre_vote=pre_vote, directory_check=directory_check)
     rng = sim.rng
     crashed: set[int] = set()
+    wipe_at = rng.randint(200, CHAOS_MS - 500) if disk_loss else 1 << 62
     # Faults while proposals keep coming.
     t = 0
     while t < CHAOS_MS:
@@ -46,6 +49,12 @@ def run_schedule(seed: int, pre_vote: bool = True) -> RaftSimulation:
             sim.snapshot(rng.choice(sim.node_ids))
         elif roll < 0.95:
             sim.resign()
+        if t >= wipe_at:
+            # One voter's disk is lost, once: with the directory check, it comes back an observer for good.
+            victim = rng.choice(sim.voter_ids)
+            sim.wipe(victim)
+            crashed.discard(victim)
+            wipe_at = 1 << 62
         if rng.random() < 0.1:
             sim.check_log_matching()
     # Heal: every node up, every link up, no drops; a leader must emerge and new entries commit everywhere.
@@ -79,6 +88,24 @@ def test_raft_schedule_without_pre_vote(seed: int) -> None:
     run_schedule(seed, pre_vote=False)
 
 
+@pytest.mark.parametrize("seed", range(SEEDS // 3))
+def test_raft_schedule_with_disk_loss(seed: int) -> None:
+    """A voter's disk is lost mid-schedule: named by directory (KIP-853), it returns as an observer."""
+    sim = run_schedule(seed, disk_loss=True)
+    assert sim.wipes == 1
+
+
+def test_without_the_directory_check_disk_loss_loses_committed_entries() -> None:
+    """Named by id only, a wiped voter votes as if it remembered: some schedule loses committed entries."""
+    for seed in range(300):
+        try:
+            run_schedule(seed, disk_loss=True, directory_check=False)
+        except (InvariantViolation, AssertionError) as violation:
+            if "lacks committed offset" in str(violation) or "committed as" in str(violation):
+                return
+    raise AssertionError("no seed lost a committed entry")
+
+
 def test_simulation_exercises_elections_and_truncations() -> None:
     """The faults are real: across seeds there are several epochs, crashes and commits."""
     epochs = commits = 0
@@ -106,12 +133,13 @@ def leak_uncommitted(original: Callable[..., Any]) -> Callable[..., Any]:
     """A broken leader: observers are answered as if they were voters (entries above the HWM)."""
 
     def handle_fetch(self: RaftNode, request: FetchRequest, now_ms: int) -> Any:
-        voters = self.voters
+        voters, directories = self.voters, self.voter_directories
         self.voters = voters | {request.replica_id}
+        self.voter_directories = {**directories, request.replica_id: request.replica_directory_id}
         try:
             return original(self, request, now_ms)
         finally:
-            self.voters = voters
+            self.voters, self.voter_directories = voters, directories
 
     return handle_fetch
 

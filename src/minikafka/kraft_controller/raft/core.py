@@ -17,9 +17,9 @@ snapshots) before the Sends that follow them, so nothing is promised before it i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import structlog
 
@@ -207,6 +207,14 @@ Effect = (
 )
 
 
+class ReplicaKey(NamedTuple):
+    """A replica as KIP-853 names it: a node id and the id of its metadata log directory ("": unknown, a static
+    voter set of ids only). A controller whose disk was wiped keeps its id but not its directory."""
+
+    id: int
+    directory_id: str
+
+
 @dataclass(frozen=True)
 class ReplicaProgress:
     """What the leader knows of a voter or observer (for the HWM and DescribeQuorum)."""
@@ -243,7 +251,7 @@ class RaftNode:
     def __init__(
         self,
         node_id: int,
-        voters: Sequence[int],
+        voters: Sequence[int] | Mapping[int, str],
         config: RaftConfig,
         rng: RandomSource,
         now_ms: int,
@@ -253,11 +261,19 @@ class RaftNode:
         entries: Sequence[LogEntry] = (),
         snapshot: tuple[SnapshotId, bytes] | None = None,
         cluster_id: str = "",
+        directory_id: str = "",
+        observer_only: bool = False,
     ) -> None:
         self.node_id = node_id
         self.cluster_id = cluster_id
-        self.voters = frozenset(voters)
-        self.is_voter = node_id in self.voters
+        self.directory_id = directory_id
+        # Each voter's directory as the voter set names it ("": any, a static voter set of ids only).
+        self.voter_directories: dict[int, str] = (
+            dict(voters) if isinstance(voters, Mapping) else {voter: "" for voter in voters}
+        )
+        self.voters = frozenset(self.voter_directories)
+        # A replica formatted without the voter set (a new or wiped controller) fetches and never votes.
+        self.is_voter = not observer_only and self.is_voter_key(ReplicaKey(node_id, directory_id))
         self.config = config
         self.rng = rng
         self.epoch = epoch
@@ -270,10 +286,17 @@ class RaftNode:
         if self.entries and self.entries[0].offset != self.log_start_offset:
             raise ValueError(f"log starts at {self.entries[0].offset}, expected {self.log_start_offset}")
         self.high_watermark = self.log_start_offset  # re-learned from the leader after a restart
-        self.progress: dict[int, ReplicaProgress] = {}
+        self.progress: dict[ReplicaKey, ReplicaProgress] = {}
         self.timers = _Timers()
         self._logged_high_watermark: tuple[int, int] = (-1, -1)  # (epoch, offset) of the last HWM event
         self._log = structlog.get_logger().bind(raft_node=node_id)
+        if node_id in self.voters and not self.is_voter:
+            self._log.warning(
+                "raft_replica_not_in_voter_set",
+                directory_id=directory_id,
+                voter_directory_id=self.voter_directories[node_id],
+                reason="formatted without the voter set" if observer_only else "another directory",
+            )
         if leader_id == node_id:
             self.role: Role = Resigned()  # a restarted leader does not resume leading its old epoch
         elif leader_id is not None:
@@ -340,6 +363,24 @@ class RaftNode:
     @property
     def is_leader(self) -> bool:
         return isinstance(self.role, Leader)
+
+    # ---- the voter set (KIP-853: replicas named by id and directory) ----
+
+    def is_voter_key(self, key: ReplicaKey) -> bool:
+        """Whether `key` is a voter: its id is one, and its directory is the one the voter set names (if any)."""
+        expected = self.voter_directories.get(key.id)
+        return expected is not None and expected in ("", key.directory_id)
+
+    def voter_key(self, voter: int) -> ReplicaKey:
+        return ReplicaKey(voter, self.voter_directories[voter])
+
+    def _progress_key(self, replica_id: int, directory_id: str) -> ReplicaKey:
+        """Where a fetch's progress is kept: under the voter's key when it is that voter, else its own."""
+        key = ReplicaKey(replica_id, directory_id)
+        return self.voter_key(replica_id) if self.is_voter_key(key) else key
+
+    def voter_progress(self, voter: int) -> ReplicaProgress | None:
+        return self.progress.get(self.voter_key(voter))
 
     # ---- transitions ----
 
@@ -417,10 +458,19 @@ class RaftNode:
         )
         if has_majority({self.node_id}, self.voters):
             return self._prevote_won(now_ms)
-        request = VoteRequest(
-            self.epoch, self.node_id, self.last_epoch, self.log_end_offset, self.cluster_id, pre_vote=True
+        return [Send(voter, self._vote_request(voter, pre_vote=True)) for voter in sorted(self.voters - {self.node_id})]
+
+    def _vote_request(self, voter: int, pre_vote: bool = False) -> VoteRequest:
+        return VoteRequest(
+            self.epoch,
+            self.node_id,
+            self.last_epoch,
+            self.log_end_offset,
+            self.cluster_id,
+            pre_vote=pre_vote,
+            candidate_directory_id=self.directory_id,
+            voter_directory_id=self.voter_directories[voter],
         )
-        return [Send(voter, request) for voter in sorted(self.voters - {self.node_id})]
 
     def _prevote_won(self, now_ms: int) -> list[Effect]:
         assert isinstance(self.role, Prospective)
@@ -475,16 +525,15 @@ class RaftNode:
         effects: list[Effect] = [self._persist()]
         if has_majority({self.node_id}, self.voters):
             return effects + self._become_leader(now_ms)
-        request = VoteRequest(self.epoch, self.node_id, self.last_epoch, self.log_end_offset, self.cluster_id)
-        effects += [Send(voter, request) for voter in sorted(self.voters - {self.node_id})]
+        effects += [Send(voter, self._vote_request(voter)) for voter in sorted(self.voters - {self.node_id})]
         return effects
 
     def _become_leader(self, now_ms: int) -> list[Effect]:
         start = self.log_end_offset
         self.leader_id = self.node_id
         self.role = Leader(start)
-        self.progress = {voter: ReplicaProgress() for voter in self.voters}
-        self.progress[self.node_id] = ReplicaProgress(start, now_ms, now_ms)
+        self.progress = {self.voter_key(voter): ReplicaProgress() for voter in self.voters}
+        self.progress[self.voter_key(self.node_id)] = ReplicaProgress(start, now_ms, now_ms)
         # Grace before the first quorum check.
         self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms)
         marker = LogEntry(start, self.epoch, b"", control=True)  # commits the epoch: KRaft's LeaderChange record
@@ -502,7 +551,7 @@ class RaftNode:
             LeaderChanged(self.epoch, self.node_id, start),
         ]
         effects += [
-            Send(v, BeginQuorumEpochRequest(self.node_id, self.epoch, self.cluster_id))
+            Send(v, BeginQuorumEpochRequest(self.node_id, self.epoch, self.cluster_id, self.voter_directories[v]))
             for v in sorted(self.voters - {self.node_id})
         ]
         return effects + self._advance_leader_high_watermark(now_ms)
@@ -560,7 +609,9 @@ class RaftNode:
             target = others[self.timers.fetch_target % len(others)]
             self.timers = evolve(self.timers, fetch_target=self.timers.fetch_target + 1)
         self._mark_fetch_sent(now_ms)
-        request = FetchRequest(self.node_id, self.epoch, self.log_end_offset, self.last_epoch, self.cluster_id)
+        request = FetchRequest(
+            self.node_id, self.epoch, self.log_end_offset, self.last_epoch, self.cluster_id, self.directory_id
+        )
         return [Send(target, request)]
 
     def _mark_fetch_sent(self, now_ms: int) -> None:
@@ -575,7 +626,7 @@ class RaftNode:
         base = self.log_end_offset
         new = tuple(LogEntry(base + i, self.epoch, item) for i, item in enumerate(data))
         self.entries.extend(new)
-        self.progress[self.node_id] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
+        self.progress[self.voter_key(self.node_id)] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
         effects: list[Effect] = [AppendToLog(new)]
         return ProposeResult(base, self.node_id, self.epoch), effects + self._advance_leader_high_watermark(now_ms)
 
@@ -586,7 +637,7 @@ class RaftNode:
         successors = tuple(
             sorted(
                 (v for v in self.voters if v != self.node_id),
-                key=lambda v: -self.progress.get(v, ReplicaProgress()).fetch_offset,
+                key=lambda v: -(self.voter_progress(v) or ReplicaProgress()).fetch_offset,
             )
         )
         self._resign("shutdown")
@@ -610,7 +661,16 @@ class RaftNode:
         """Answer a request; the effects (persistence first) must run before the response is sent."""
         response: RaftResponse
         effects: list[Effect] = []
-        rejection = validate_request(request, LocalQuorum(self.node_id, self.cluster_id, self.voters, self.epoch))
+        local = LocalQuorum(
+            self.node_id,
+            self.cluster_id,
+            self.voters,
+            self.epoch,
+            self.directory_id,
+            self.is_voter,
+            self.voter_directories,
+        )
+        rejection = validate_request(request, local)
         if rejection is not None:
             return self._refuse(sender, request, rejection), effects
         match request:
@@ -824,11 +884,14 @@ class RaftNode:
                 self.log_start_offset,
                 diverging_epoch=end,
             ), []
-        previous = self.progress.get(request.replica_id, ReplicaProgress())
+        key = self._progress_key(request.replica_id, request.replica_directory_id)
+        previous = self.progress.get(key, ReplicaProgress())
         caught_up_ms = now_ms if request.fetch_offset >= self.log_end_offset else previous.last_caught_up_ms
-        self.progress[request.replica_id] = ReplicaProgress(request.fetch_offset, now_ms, caught_up_ms)
-        effects = self._advance_leader_high_watermark(now_ms) if request.replica_id in self.voters else []
-        limit = self.log_end_offset if request.replica_id in self.voters else self.high_watermark
+        self.progress[key] = ReplicaProgress(request.fetch_offset, now_ms, caught_up_ms)
+        # Only a voter's own directory counts: a wiped voter's empty log must not look like the voter's progress.
+        counts = self.is_voter_key(key)
+        effects = self._advance_leader_high_watermark(now_ms) if counts else []
+        limit = self.log_end_offset if counts else self.high_watermark
         first = request.fetch_offset - self.log_start_offset
         count = max(0, min(limit - request.fetch_offset, MAX_ENTRIES_PER_FETCH))
         entries = tuple(self.entries[first : first + count])
@@ -845,8 +908,8 @@ class RaftNode:
 
     def _advance_leader_high_watermark(self, now_ms: int) -> list[Effect]:
         assert isinstance(self.role, Leader)
-        self.progress[self.node_id] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
-        offsets = [self.progress[v].fetch_offset for v in self.voters if v in self.progress]
+        self.progress[self.voter_key(self.node_id)] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
+        offsets = [p.fetch_offset for v in self.voters if (p := self.voter_progress(v)) is not None]
         candidate = majority_offset(offsets, len(self.voters))
         # Only once an entry of this epoch is committed may the HWM move (Raft's rule, KRaft's LeaderChange).
         if candidate <= self.role.epoch_start_offset:
@@ -872,9 +935,9 @@ class RaftNode:
         """A leader that has not heard from a majority within the fetch timeout steps down (KRaft's check)."""
         assert isinstance(self.role, Leader)
         recent = {self.node_id} | {
-            v
-            for v, p in self.progress.items()
-            if v in self.voters and now_ms - p.last_fetch_ms <= self.config.fetch_timeout_ms
+            key.id
+            for key, p in self.progress.items()
+            if self.is_voter_key(key) and now_ms - p.last_fetch_ms <= self.config.fetch_timeout_ms
         }
         grace_until = self.timers.fetch_deadline_ms  # set when we became leader
         if has_majority(recent, self.voters) or now_ms < grace_until:

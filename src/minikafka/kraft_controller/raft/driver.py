@@ -181,10 +181,11 @@ class RaftDriver:
             leader_epoch=core.epoch,
             high_watermark=core.high_watermark,
         )
-        for replica_id, progress in sorted(core.progress.items()):
-            target = response.current_voters if replica_id in core.voters else response.observers
+        for key, progress in sorted(core.progress.items()):
+            target = response.current_voters if core.is_voter_key(key) else response.observers
             target.add(
-                replica_id=replica_id,
+                replica_id=key.id,
+                replica_directory_id=key.directory_id,
                 log_end_offset=progress.fetch_offset,
                 last_fetch_timestamp=progress.last_fetch_ms,
                 last_caught_up_timestamp=progress.last_caught_up_ms,

@@ -39,6 +39,10 @@ class VoteRequest:
     # KIP-996: "would you vote for me?" at the sender's current epoch (Kafka's VoteRequest v2 PreVote); the answer
     # binds no one, and the receiver persists nothing for it.
     pre_vote: bool = False
+    # KIP-853: the candidate's directory, and the receiver's as the candidate's voter set names it ("": unknown,
+    # a static voter set of ids only).
+    candidate_directory_id: str = ""
+    voter_directory_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class BeginQuorumEpochRequest:
     leader_id: int
     leader_epoch: int
     cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
+    voter_directory_id: str = ""  # KIP-853: the receiver's directory as the leader's voter set names it
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,7 @@ class FetchRequest:
     fetch_offset: int
     last_fetched_epoch: int
     cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
+    replica_directory_id: str = ""  # KIP-853: a voter's fetch counts only from the directory the voter set names
 
 
 @dataclass(frozen=True)
