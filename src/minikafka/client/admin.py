@@ -363,6 +363,7 @@ class AdminClient:
             return [
                 {
                     "id": r.replica_id,
+                    "directory_id": r.replica_directory_id,
                     "log_end_offset": r.log_end_offset,
                     "lag": max(0, response.high_watermark - r.log_end_offset),
                     "last_fetch_timestamp": r.last_fetch_timestamp,

@@ -313,7 +313,10 @@ def quorum_describe_command(args: argparse.Namespace) -> int:
     )
     for kind in ("voters", "observers"):
         for r in document[kind]:
-            print(f"{kind[:-1].capitalize()}: {r['id']}\tLogEndOffset: {r['log_end_offset']}\tLag: {r['lag']}")
+            directory = f"\tDirectoryId: {r['directory_id']}" if r["directory_id"] else ""
+            print(
+                f"{kind[:-1].capitalize()}: {r['id']}{directory}\tLogEndOffset: {r['log_end_offset']}\tLag: {r['lag']}"
+            )
     return 0
 
 

@@ -71,6 +71,7 @@ def up(
     timeout_s: float = 60.0,
     network: str | None = "host",
     broker_ids: Sequence[int] | None = None,
+    dynamic_quorum: bool = False,
 ) -> Cluster:
     """Start every node, then wait until the quorum has a leader and every broker is registered and unfenced.
 
@@ -86,7 +87,9 @@ def up(
             raise ClusterError(f"{run_dir} already has running nodes ({', '.join(running)}); `cluster down` first")
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
-        cluster = plan_cluster(run_dir, controllers, brokers, overrides, choose(network, run_dir), broker_ids)
+        cluster = plan_cluster(
+            run_dir, controllers, brokers, overrides, choose(network, run_dir), broker_ids, dynamic_quorum
+        )
     except NetworkError as error:
         raise ClusterError(str(error)) from None
     write_configs(cluster)

@@ -80,7 +80,12 @@ class RaftDriver:
         clock: Callable[[], int] = monotonic_ms,
         on_fatal: Callable[[OSError], None] = lambda _error: None,
         tls: TlsFiles | None = None,
+        directory_id: str = "",
+        voter_directories: Mapping[int, str] | None = None,
+        observer_only: bool = False,
     ) -> None:
+        """`voter_directories`: each voter's directory id (KIP-853; None: voters named by id only);
+        `observer_only`: this node was formatted without the voter set and never votes."""
         self.node_id = node_id
         self.tls = tls  # the node-to-node TLS material its calls to the voters use; None: plaintext
         # A write error on the metadata log is fatal, as in Kafka (its fault handler halts the process): after a
@@ -95,7 +100,7 @@ class RaftDriver:
         quorum = self.file_log.load_quorum_state() or QuorumState(0, None, None)
         self.core = RaftNode(
             node_id,
-            sorted(voters),
+            dict(voter_directories) if voter_directories is not None else sorted(voters),
             config,
             new_random(),
             now,
@@ -105,6 +110,8 @@ class RaftDriver:
             entries=self.file_log.load_entries(),
             snapshot=self.file_log.load_snapshot(),
             cluster_id=cluster_id,
+            directory_id=directory_id,
+            observer_only=observer_only,
         )
         self.listeners: list[RaftListener] = []
         self._stubs: dict[int, raft_pb2_grpc.RaftStub] = {}
