@@ -160,7 +160,7 @@ class FetchSnapshotRequest(_message.Message):
     def __init__(self, cluster_id: _Optional[str] = ..., replica_id: _Optional[int] = ..., current_leader_epoch: _Optional[int] = ..., snapshot_id: _Optional[_Union[SnapshotId, _Mapping]] = ..., position: _Optional[int] = ..., max_bytes: _Optional[int] = ...) -> None: ...
 
 class FetchSnapshotResponse(_message.Message):
-    __slots__ = ("error_code", "leader_id", "leader_epoch", "snapshot_id", "size", "position", "unaligned_records")
+    __slots__ = ("error_code", "leader_id", "leader_epoch", "snapshot_id", "size", "position", "unaligned_records", "has_voters", "voters")
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     LEADER_ID_FIELD_NUMBER: _ClassVar[int]
     LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
@@ -168,6 +168,8 @@ class FetchSnapshotResponse(_message.Message):
     SIZE_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
     UNALIGNED_RECORDS_FIELD_NUMBER: _ClassVar[int]
+    HAS_VOTERS_FIELD_NUMBER: _ClassVar[int]
+    VOTERS_FIELD_NUMBER: _ClassVar[int]
     error_code: _common_pb2.ErrorCode
     leader_id: int
     leader_epoch: int
@@ -175,4 +177,14 @@ class FetchSnapshotResponse(_message.Message):
     size: int
     position: int
     unaligned_records: bytes
-    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., snapshot_id: _Optional[_Union[SnapshotId, _Mapping]] = ..., size: _Optional[int] = ..., position: _Optional[int] = ..., unaligned_records: _Optional[bytes] = ...) -> None: ...
+    has_voters: bool
+    voters: _containers.RepeatedCompositeFieldContainer[VoterKey]
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., snapshot_id: _Optional[_Union[SnapshotId, _Mapping]] = ..., size: _Optional[int] = ..., position: _Optional[int] = ..., unaligned_records: _Optional[bytes] = ..., has_voters: _Optional[bool] = ..., voters: _Optional[_Iterable[_Union[VoterKey, _Mapping]]] = ...) -> None: ...
+
+class VoterKey(_message.Message):
+    __slots__ = ("voter_id", "directory_id")
+    VOTER_ID_FIELD_NUMBER: _ClassVar[int]
+    DIRECTORY_ID_FIELD_NUMBER: _ClassVar[int]
+    voter_id: int
+    directory_id: str
+    def __init__(self, voter_id: _Optional[int] = ..., directory_id: _Optional[str] = ...) -> None: ...

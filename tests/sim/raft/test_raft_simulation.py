@@ -14,17 +14,20 @@ from minikafka.kraft_controller.raft.messages import FetchRequest, VoteRequest
 
 # Soak: MINIKAFKA_RAFT_SEEDS=5000 runs that many seeds (read here only, never by the code under test).
 SEEDS = int(os.environ.get("MINIKAFKA_RAFT_SEEDS", "300"))
+# MINIKAFKA_RAFT_RECONFIGURATION_SEEDS=1000 (`make raft-reconfiguration-soak`) runs the full figure.
+RECONFIGURATION_SEEDS = int(os.environ.get("MINIKAFKA_RAFT_RECONFIGURATION_SEEDS", "200"))
 CHAOS_MS = 3000
 HEAL_MS = 4000
 
 
 def run_schedule(
-    seed: int, pre_vote: bool = True, disk_loss: bool = False, directory_check: bool = True
+    seed: int, pre_vote: bool = True, disk_loss: bool = False, directory_check: bool = True, reconfigure: bool = False
 ) -> RaftSimulation:
-    sim = RaftSimulation(seed, pre_vote=pre_vote, directory_check=directory_check)
+    extra = 2 if reconfigure else 0
+    sim = RaftSimulation(seed, pre_vote=pre_vote, directory_check=directory_check, extra_controllers=extra)
     rng = sim.rng
     crashed: set[int] = set()
-    wipe_at = rng.randint(200, CHAOS_MS - 500) if disk_loss else 1 << 62
+    wipe_at = rng.randint(200, CHAOS_MS - 500) if disk_loss and not reconfigure else 1 << 62
     # Faults while proposals keep coming.
     t = 0
     while t < CHAOS_MS:
@@ -34,7 +37,7 @@ def run_schedule(
         if roll < 0.45:
             sim.propose(rng.randint(1, 4))
         elif roll < 0.55 and len(crashed) < 1:
-            victim = rng.choice(sim.voter_ids + [100])
+            victim = rng.choice(sim.controller_ids + [100])
             sim.crash(victim)
             crashed.add(victim)
         elif roll < 0.70 and crashed:
@@ -49,6 +52,12 @@ def run_schedule(
             sim.snapshot(rng.choice(sim.node_ids))
         elif roll < 0.95:
             sim.resign()
+        if reconfigure and rng.random() < 0.2:
+            sim.reconfigure()
+        if reconfigure and disk_loss and rng.random() < 0.03 and sim.wipe_allowed():
+            victim = rng.choice(sim.controller_ids)
+            sim.wipe(victim)
+            crashed.discard(victim)
         if t >= wipe_at:
             # One voter's disk is lost, once: with the directory check, it comes back an observer for good.
             victim = rng.choice(sim.voter_ids)
@@ -93,6 +102,24 @@ def test_raft_schedule_with_disk_loss(seed: int) -> None:
     """A voter's disk is lost mid-schedule: named by directory (KIP-853), it returns as an observer."""
     sim = run_schedule(seed, disk_loss=True)
     assert sim.wipes == 1
+
+
+@pytest.mark.parametrize("seed", range(RECONFIGURATION_SEEDS))
+def test_raft_schedule_with_reconfiguration_and_disk_loss(seed: int) -> None:
+    """KIP-853: voters added and removed (the leader too) by AddRaftVoter and RemoveRaftVoter, one change at a
+    time, while disks are lost and the wiped voters are removed and added again under their new directories."""
+    run_schedule(seed, disk_loss=True, reconfigure=True)
+
+
+def test_reconfiguration_schedules_change_the_voter_set() -> None:
+    """The changes are real: across seeds many are appended and some are refused as Kafka refuses them."""
+    outcomes: dict[str, int] = {}
+    for seed in range(20):
+        sim = run_schedule(seed, disk_loss=True, reconfigure=True)
+        for name, count in sim.voter_changes.items():
+            outcomes[name] = outcomes.get(name, 0) + count
+    assert outcomes.get("NONE", 0) >= 40, outcomes
+    assert outcomes.get("REQUEST_TIMED_OUT", 0) >= 1, outcomes
 
 
 def test_without_the_directory_check_disk_loss_loses_committed_entries() -> None:

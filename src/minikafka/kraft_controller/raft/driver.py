@@ -112,6 +112,7 @@ class RaftDriver:
             cluster_id=cluster_id,
             directory_id=directory_id,
             observer_only=observer_only,
+            snapshot_voters=self.file_log.load_snapshot_voters(),
         )
         self.listeners: list[RaftListener] = []
         self._stubs: dict[int, raft_pb2_grpc.RaftStub] = {}
@@ -235,9 +236,9 @@ class RaftDriver:
                     self.file_log.truncate(effect.end_offset, "raft diverging epoch")
                     self._flushed_everything()
                 case SaveSnapshot():
-                    self.file_log.save_snapshot(effect.snapshot_id, effect.data)
+                    self.file_log.save_snapshot(effect.snapshot_id, effect.data, effect.voters)
                 case InstallSnapshot():
-                    self.file_log.save_snapshot(effect.snapshot_id, effect.data)
+                    self.file_log.save_snapshot(effect.snapshot_id, effect.data, effect.voters)
                     self.file_log.reset_to(effect.snapshot_id.end_offset)
                     self._untold.append(effect)
                 case CommitAdvanced():

@@ -120,6 +120,7 @@ class FetchSnapshotResponse:
     leader_epoch: int
     snapshot_id: SnapshotId | None
     data: bytes = b""
+    voters: tuple[tuple[int, str], ...] | None = None  # KIP-853: the voter set at the snapshot's end, if known
 
 
 RaftRequest = VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest | FetchSnapshotRequest
@@ -172,4 +173,30 @@ class SnapshotTaken:
     data: bytes
 
 
-RaftEvent = Tick | RequestReceived | ResponseReceived | RequestFailed | Propose | Resign | SnapshotTaken
+@dataclass(frozen=True)
+class AddVoter:
+    """KIP-853's AddRaftVoter, at the leader: make the replica (id, directory) a voter."""
+
+    voter_id: int
+    directory_id: str
+
+
+@dataclass(frozen=True)
+class RemoveVoter:
+    """KIP-853's RemoveRaftVoter, at the leader: the voter (id, directory) stops being one."""
+
+    voter_id: int
+    directory_id: str
+
+
+RaftEvent = (
+    Tick
+    | RequestReceived
+    | ResponseReceived
+    | RequestFailed
+    | Propose
+    | Resign
+    | SnapshotTaken
+    | AddVoter
+    | RemoveVoter
+)

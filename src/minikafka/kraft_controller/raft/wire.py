@@ -171,6 +171,8 @@ def response_to_proto(response: m.RaftResponse) -> object:
                 size=len(response.data),
                 position=0,
                 unaligned_records=response.data,
+                has_voters=response.voters is not None,
+                voters=[raft_pb2.VoterKey(voter_id=i, directory_id=d) for i, d in response.voters or ()],
             )
     raise TypeError(f"unknown response {response!r}")
 
@@ -208,5 +210,6 @@ def response_from_proto(message: object) -> m.RaftResponse:
                 message.leader_epoch,
                 _snapshot_from_proto(message, "snapshot_id"),
                 message.unaligned_records,
+                tuple((v.voter_id, v.directory_id) for v in message.voters) if message.has_voters else None,
             )
     raise TypeError(f"unknown response {message!r}")
