@@ -72,6 +72,7 @@ def up(
     network: str | None = "host",
     broker_ids: Sequence[int] | None = None,
     dynamic_quorum: bool = False,
+    initial_controllers: int = 0,
 ) -> Cluster:
     """Start every node, then wait until the quorum has a leader and every broker is registered and unfenced.
 
@@ -88,7 +89,14 @@ def up(
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
         cluster = plan_cluster(
-            run_dir, controllers, brokers, overrides, choose(network, run_dir), broker_ids, dynamic_quorum
+            run_dir,
+            controllers,
+            brokers,
+            overrides,
+            choose(network, run_dir),
+            broker_ids,
+            dynamic_quorum,
+            initial_controllers,
         )
     except NetworkError as error:
         raise ClusterError(str(error)) from None

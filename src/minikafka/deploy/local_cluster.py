@@ -124,6 +124,7 @@ class Cluster:
     network: Network = HOST_NETWORK
     # KIP-853 (kraft.version 1): the controllers' directories were formatted with the voter set, by directory id.
     dynamic_quorum: bool = False
+    initial_controllers: int = 0  # with dynamic_quorum: the first N controllers are the voters (0: all)
 
     @property
     def nodes(self) -> list[NodeSpec]:
@@ -229,6 +230,7 @@ class Cluster:
             "overrides": self.overrides,
             "network": self.network.to_json(),
             "dynamic_quorum": self.dynamic_quorum,
+            "initial_controllers": self.initial_controllers,
             "security": self.security_json(),
             "controllers": [describe(c) for c in self.controllers],
             "brokers": [describe(b) for b in self.brokers],
@@ -297,6 +299,7 @@ class Cluster:
             created=data.get("created", ""),
             network=Network.from_json(data.get("network")),
             dynamic_quorum=bool(data.get("dynamic_quorum", False)),
+            initial_controllers=int(data.get("initial_controllers", 0)),
         )
         cluster.pids = {e["id"]: e["pid"] for e in data["controllers"] + data["brokers"] if e.get("pid")}
         return cluster
@@ -358,8 +361,12 @@ def plan_cluster(
     network: Network = HOST_NETWORK,
     broker_ids: Sequence[int] | None = None,
     dynamic_quorum: bool = False,
+    initial_controllers: int = 0,
 ) -> Cluster:
-    """`broker_ids`: the brokers' node ids (default 1..N; Kafka's docker images number them from 0)."""
+    """`broker_ids`: the brokers' node ids (default 1..N; Kafka's docker images number them from 0);
+    `initial_controllers`: with `dynamic_quorum`, how many controllers are formatted as voters (0: all)."""
+    if initial_controllers and (not dynamic_quorum or not 1 <= initial_controllers <= controllers):
+        raise ClusterError(f"--initial-controllers needs --dynamic-quorum and 1..{controllers} controllers")
     if controllers < 1:
         raise ClusterError("a cluster needs at least one controller")
     if brokers < 0:
@@ -384,6 +391,7 @@ def plan_cluster(
         created=datetime.now(UTC).isoformat(),
         network=network,
         dynamic_quorum=dynamic_quorum,
+        initial_controllers=initial_controllers,
     )
 
 
@@ -508,7 +516,10 @@ def write_configs(cluster: Cluster) -> None:
             raise ClusterError(str(error)) from None
         spec.config_path.write_text("".join(f"{key}={value}\n" for key, value in props.items()))
     if cluster.dynamic_quorum:
-        format_initial_controllers({c.node_id: c.data_dir for c in cluster.controllers}, cluster_id(cluster))
+        voters = cluster.controllers[: cluster.initial_controllers or len(cluster.controllers)]
+        format_initial_controllers({c.node_id: c.data_dir for c in voters}, cluster_id(cluster))
+        for spec in cluster.controllers[len(voters) :]:
+            format_joining_controller(cluster, spec)
     (cluster.run_dir / "logs").mkdir(parents=True, exist_ok=True)
     (cluster.run_dir / "history").mkdir(parents=True, exist_ok=True)
 

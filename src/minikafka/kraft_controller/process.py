@@ -99,7 +99,9 @@ def attach_controller(config: ControllerConfig, driver: RaftDriver) -> Controlle
     """The controller on top of `driver` (replaying what it commits) and the servicer its RPCs reach."""
     controller = QuorumController(config, driver)
     driver.add_listener(controller)
-    return ControllerService(controller, voter_addresses(config), driver.describe_quorum, config.cluster_id)
+    return ControllerService(
+        controller, voter_addresses(config), driver.describe_quorum, config.cluster_id, driver.change_voters
+    )
 
 
 async def run_controller_process(config: ControllerConfig) -> None:

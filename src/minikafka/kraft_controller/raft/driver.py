@@ -43,6 +43,7 @@ from minikafka.kraft_controller.raft.core import (
     TruncateLog,
 )
 from minikafka.kraft_controller.raft.file_log import QuorumState, RaftFileLog
+from minikafka.kraft_controller.raft.voter_changes import VoterChangeResult
 from minikafka.pb import controller_pb2, raft_pb2, raft_pb2_grpc
 
 TICK_INTERVAL_S = 0.02
@@ -178,6 +179,27 @@ class RaftDriver:
         if result.base_offset is None:
             raise NotLeaderError(f"not the leader (leader {result.leader_id}, epoch {result.epoch})")
         return result.base_offset
+
+    async def change_voters(self, change: m.AddVoter | m.RemoveVoter, timeout_s: float) -> VoterChangeResult:
+        """AddRaftVoter or RemoveRaftVoter at this leader: refused at once, or answered once the VotersRecord
+        commits (REQUEST_TIMED_OUT if it does not within `timeout_s`, NOT_LEADER_OR_FOLLOWER if leadership goes)."""
+        now = self.clock()
+        if isinstance(change, m.AddVoter):
+            result, effects = self.core.add_voter(change.voter_id, change.directory_id, now)
+        else:
+            result, effects = self.core.remove_voter(change.voter_id, change.directory_id, now)
+        self._apply(effects)
+        if result.error_code != ErrorCode.NONE:
+            return result
+        epoch, deadline = self.core.epoch, now + timeout_s * 1000
+        while self.core.high_watermark <= result.offset:
+            if self.core.epoch != epoch or self.failure is not None:
+                return VoterChangeResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, "the leadership changed before the commit")
+            left = deadline - self.clock()
+            if left <= 0:
+                return VoterChangeResult(ErrorCode.REQUEST_TIMED_OUT, "the voter set change did not commit in time")
+            await self._parked.wait(min(left, 100) / 1000)
+        return result
 
     def take_snapshot(self, end_offset: int, data: bytes) -> None:
         self._apply(self.core.take_snapshot(end_offset, data))
