@@ -960,6 +960,8 @@ class RaftNode:
             # next epoch, when the (shortened) fetch deadline passes.
             if request.leader_epoch > self.epoch or not isinstance(self.role, Follower):
                 effects = self._become_follower(request.leader_epoch, request.leader_id, now_ms)
+            # Its leader is gone: fetches from it no longer stand for a healthy leader, so pre-votes are granted.
+            self.role = Follower(request.leader_id)
             # The preferred successors (most caught up first) time out first, so one of them usually wins.
             rank = (
                 request.preferred_successors.index(self.node_id)
