@@ -6,10 +6,10 @@ wiped controller from the voter it replaces."""
 from __future__ import annotations
 
 import base64
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from minikafka.common.clock import new_random
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.storage.checkpoint import write_atomically
 
@@ -36,9 +36,11 @@ class MetaProperties:
 
 
 def new_directory_id() -> str:
-    """A random id as Kafka prints a Uuid: 16 bytes, URL-safe base64 without padding (22 characters)."""
+    """A random id as Kafka prints a Uuid: 16 bytes, URL-safe base64 without padding (22 characters). Drawn from
+    the shell's random source, so a simulated loop's seed replays it."""
+    rng = new_random()
     while True:
-        raw = uuid.uuid4().bytes
+        raw = rng.getrandbits(128).to_bytes(16, "big")
         # Kafka reserves the ids whose first 8 bytes are zero (the unassigned, lost and migrating directories).
         if raw[:8] != bytes(8):
             return base64.urlsafe_b64encode(raw).decode().rstrip("=")
