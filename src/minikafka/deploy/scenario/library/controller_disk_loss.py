@@ -9,6 +9,8 @@ observer, so no leader is elected until the old active controller is back, with 
 controller, and the topic the quorum committed is gone (the old active controller truncates it when it returns).
 """
 
+from collections.abc import Callable
+
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.deploy.scenario import Expect, Guard, Steps, Topology
 from minikafka.deploy.scenario.library.disruptive_controller import settled
@@ -78,6 +80,7 @@ def run(s: Steps) -> None:
     topic_survived(s)
     if s.guarded:
         wiped_is_observer(s, wiped)
+        replace_voter(s, wiped)
 
 
 def led(s: Steps, skip: int | None) -> tuple[int, int] | None:
@@ -117,3 +120,44 @@ def wiped_is_observer(s: Steps, wiped: int) -> None:
         f"an observer under a new directory id; the voter set still names its old directory {voter}",
         f"observer in directory {observed[0]}" if observed else "not among the observers",
     )
+
+
+def replace_voter(s: Steps, wiped: int) -> None:
+    """`metadata-quorum remove-controller` under the old directory, then `add-controller` under the new one."""
+    quorum = s.admin.describe_quorum()
+    old = {v["id"]: v["directory_id"] for v in quorum["voters"]}[wiped]
+    new = next(o["directory_id"] for o in quorum["observers"] if o["id"] == wiped)
+    cluster_id = s.cluster.overrides.get("cluster.id", "minikafka")
+    s.wait_for(
+        f"metadata-quorum remove-controller --controller-id {wiped} --controller-directory-id {old}",
+        lambda: _voter_change(lambda: s.admin.remove_raft_voter(wiped, old, cluster_id)),
+        "committed: the voter set no longer names the lost directory",
+        deadline_s=30,
+        observed=lambda _: "committed",
+    )
+    s.wait_for(
+        f"metadata-quorum add-controller --controller-id {wiped} (directory {new})",
+        lambda: _voter_change(lambda: s.admin.add_raft_voter(wiped, new, cluster_id)),
+        "committed once it has caught up: a voter again, under its new directory",
+        deadline_s=30,
+        observed=lambda _: "committed",
+    )
+    voters = {v["id"]: v["directory_id"] for v in s.admin.describe_quorum()["voters"]}
+    s.check(
+        f"describe the quorum: controller-{wiped} a voter again?",
+        voters.get(wiped) == new,
+        "a voter under its new directory id",
+        f"voters {sorted(voters)}; controller-{wiped} in directory {voters.get(wiped, '-')}",
+    )
+    s.quote_events("raft_voter_change_appended", "controller", since="", limit=2)
+
+
+def _voter_change(call: Callable[[], None]) -> bool | None:
+    """True once committed; None while the leader asks to retry (the previous change, or a new replica catching up)."""
+    try:
+        call()
+    except KafkaError as error:
+        if error.code in (ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NOT_CONTROLLER):
+            return None
+        raise
+    return True
