@@ -124,3 +124,20 @@ def test_a_follower_takes_the_set_on_append_and_returns_to_the_previous_one_on_t
     effects = raft.handle_response(1, diverging, 20)
     assert TruncateLog(2) in effects
     assert raft.voter_directories == VOTERS and raft.voters_offset == 1
+
+
+def test_the_end_quorum_epoch_of_a_leader_that_removed_itself_is_heard() -> None:
+    """It is no voter any more, but it is the leader of this epoch: its followers time out at once, not after the
+    fetch timeout."""
+    raft = RaftNode(2, VOTERS, CONFIG, LowestRandom(), 0, cluster_id=CLUSTER, directory_id="d2", epoch=1, leader_id=1)
+    entries = (
+        LogEntry(0, 1, b"", control=True),
+        LogEntry(1, 1, voters_record({2: "d2", 3: "d3"}), control=True),
+    )
+    raft.handle_response(1, FetchResponse(ErrorCode.NONE, 1, 1, 2, 0, entries=entries), 10)
+    assert 1 not in raft.voters
+    response, _ = raft.handle_request(1, EndQuorumEpochRequest(1, 1, (2, 3), CLUSTER), 20)
+    assert response.error_code == ErrorCode.NONE
+    assert raft.timers.fetch_deadline_ms == 20  # first of the preferred successors: it times out now
+    stranger, _ = raft.handle_request(7, EndQuorumEpochRequest(7, 1, (2, 3), CLUSTER), 30)
+    assert stranger.error_code == ErrorCode.INCONSISTENT_VOTER_SET

@@ -789,6 +789,7 @@ class RaftNode:
             self.directory_id,
             self.is_voter,
             self.voter_directories,
+            self.leader_id,
         )
         rejection = validate_request(request, local)
         if rejection is not None:

@@ -36,6 +36,7 @@ class LocalQuorum:
     directory_id: str = ""
     is_voter: bool = True  # this node's (id, directory) is in the voter set
     voter_directories: Mapping[int, str] = field(default_factory=dict)  # "": any directory (static voters)
+    leader_id: int | None = None  # the leader this node knows in `epoch`
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,11 @@ def validate_request(request: RaftRequest, local: LocalQuorum) -> Rejection | No
         return None
     if local.node_id not in local.voters or not local.is_voter:
         return Rejection(ErrorCode.INCONSISTENT_VOTER_SET, "receiver", voters, f"{local.node_id}")
-    if check.sender not in local.voters:
+    # A leader that removed itself resigns once that commits: its EndQuorumEpoch comes from outside the voter set.
+    resigning = isinstance(request, EndQuorumEpochRequest) and (check.sender, check.epoch) == (
+        local.leader_id,
+        local.epoch,
+    )
+    if check.sender not in local.voters and not resigning:
         return Rejection(ErrorCode.INCONSISTENT_VOTER_SET, check.sender_field, voters, str(check.sender))
     return None
