@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # gained nothing (993 s of pytest against 985 s) and doubled the load the timing of real-process tests sees.
 PYTEST_WORKERS ?= 2
 
-.PHONY: venv test demo lint format proto clean system-tools
+.PHONY: venv test demo lint format proto clean system-tools raft-reconfiguration-soak
 
 # The C record walk is built by the install, so editing it installs again.
 $(STAMP): pyproject.toml setup.py $(wildcard src/minikafka/*/*.c)
@@ -38,6 +38,11 @@ test: $(STAMP) system-tools
 
 demo: $(STAMP)
 	$(BIN)/minikafka demo
+
+# The KRaft simulation with KIP-853 reconfigurations and disk loss over 1,000 seeds (`make test` runs 60 of them).
+raft-reconfiguration-soak: $(STAMP)
+	MINIKAFKA_RAFT_RECONFIGURATION_SEEDS=1000 $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) \
+	  tests/sim/raft/test_raft_simulation.py -k test_raft_schedule_with_reconfiguration_and_disk_loss
 
 # Ruff over everything, then mypy over src/ (configured in pyproject.toml: [tool.mypy]).
 lint: $(STAMP)

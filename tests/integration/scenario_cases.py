@@ -30,6 +30,8 @@ CASES = [
     ("in-flight-alter-partition", "false", 1),
     ("disruptive-controller", "true", 0),
     ("disruptive-controller", "false", 1),
+    ("controller-disk-loss", "true", 0),
+    ("controller-disk-loss", "false", 1),
 ]
 
 

@@ -363,6 +363,7 @@ class AdminClient:
             return [
                 {
                     "id": r.replica_id,
+                    "directory_id": r.replica_directory_id,
                     "log_end_offset": r.log_end_offset,
                     "lag": max(0, response.high_watermark - r.log_end_offset),
                     "last_fetch_timestamp": r.last_fetch_timestamp,
@@ -378,6 +379,30 @@ class AdminClient:
             "voters": replicas(response.current_voters),
             "observers": replicas(response.observers),
         }
+
+    def add_raft_voter(self, voter_id: int, directory_id: str, cluster_id: str) -> None:
+        """KIP-853 AddRaftVoter: answered once the new voter set is committed."""
+        request = controller_pb2.AddRaftVoterRequest(
+            cluster_id=cluster_id,
+            voter_id=voter_id,
+            voter_directory_id=directory_id,
+            timeout_ms=int(self.timeout_s * 1000),
+        )
+        self._voter_change(lambda stub: stub.AddRaftVoter(request, timeout=self.timeout_s + 5))
+
+    def remove_raft_voter(self, voter_id: int, directory_id: str, cluster_id: str) -> None:
+        """KIP-853 RemoveRaftVoter: answered once the new voter set is committed."""
+        request = controller_pb2.RemoveRaftVoterRequest(
+            cluster_id=cluster_id, voter_id=voter_id, voter_directory_id=directory_id
+        )
+        self._voter_change(lambda stub: stub.RemoveRaftVoter(request, timeout=self.timeout_s + 5))
+
+    def _voter_change(
+        self, call: Callable[[controller_pb2_grpc.ControllerStub], controller_pb2.RaftVoterChangeResponse]
+    ) -> None:
+        response = self._call_active_controller(call)
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
 
     def describe_cluster(self) -> controller_pb2.DescribeClusterResponse:
         response = self._call_active_controller(

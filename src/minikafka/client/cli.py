@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from minikafka.client import user_scram_command
+from minikafka.client import metadata_quorum_command, user_scram_command
 from minikafka.client.command_connection import (
     add_connection_arguments,
     admin_client,
@@ -37,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _register_consume(subparsers)
     _register_partition_and_group_tools(subparsers)
     _register_quorum(subparsers)
+    metadata_quorum_command.register(subparsers, add_connection_arguments)
     _register_perf(subparsers)
 
 
@@ -313,7 +314,10 @@ def quorum_describe_command(args: argparse.Namespace) -> int:
     )
     for kind in ("voters", "observers"):
         for r in document[kind]:
-            print(f"{kind[:-1].capitalize()}: {r['id']}\tLogEndOffset: {r['log_end_offset']}\tLag: {r['lag']}")
+            directory = f"\tDirectoryId: {r['directory_id']}" if r["directory_id"] else ""
+            print(
+                f"{kind[:-1].capitalize()}: {r['id']}{directory}\tLogEndOffset: {r['log_end_offset']}\tLag: {r['lag']}"
+            )
     return 0
 
 

@@ -13,11 +13,11 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from minikafka.client.admin import AdminClient
 from minikafka.common.cli_support import run_event_loop
-from minikafka.common.errors import KafkaError
+from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_faults
 from minikafka.deploy.faults import FAULT_RUN_SETTINGS, Faults
@@ -33,7 +33,36 @@ from minikafka.deploy.workload import (
     wait_for_full_isrs,
 )
 
+T = TypeVar("T")
 TOPIC = "chaos"
+FLAPS = 3  # cuts of one controller-flap step
+VOTER_CHANGE_TIMEOUT_S = 60.0
+
+
+def _changed(call: Callable[[], None]) -> bool | None:
+    """True once a voter change succeeded; None while the leader asks to retry (REQUEST_TIMED_OUT, no leader)."""
+    try:
+        call()
+    except KafkaError as error:
+        if error.code in (ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NOT_CONTROLLER):
+            return None
+        raise ClusterError(f"voter change refused: {error}") from None
+    return True
+
+
+def _retry(probe: Callable[[], T | None], what: str) -> T:
+    deadline = time.monotonic() + VOTER_CHANGE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            found = probe()
+        except KafkaError:
+            found = None
+        if found:
+            return found
+        time.sleep(0.2)
+    raise ClusterError(f"{what}: not within {VOTER_CHANGE_TIMEOUT_S:.0f} s")
+
+
 RECOVERY_TIMEOUT_S = 120.0
 # The producers stop, then the final read: at most default.api.timeout.ms waiting for leaders, plus the reading.
 FINAL_READ_TIMEOUT_S = 300.0
@@ -179,6 +208,12 @@ class FaultRunner:
                 self.faults.reboot(step.target, lose_unflushed=True)
             case "wipe-disk":
                 self.faults.reboot(step.target, wipe_disk=True)
+            case "controller-wipe":
+                self._wipe_controller(step.target)
+            case "controller-flap":
+                for _ in range(FLAPS):
+                    self.faults.isolate(step.target)
+                    self._heal_after(step.down_s / FLAPS)
             case "partition" | "broker-controller" | "one-way":
                 first, second = step.groups  # type: ignore[misc]
                 self.faults.partition(frozenset(first), frozenset(second), one_way=step.kind == "one-way")
@@ -206,6 +241,26 @@ class FaultRunner:
         partition = hosted[len(self.done) % len(hosted)]
         self.faults.corrupt(broker, f"{TOPIC}-{partition}")
         self.corrupted[partition] = broker
+
+    def _wipe_controller(self, controller: int) -> None:
+        """Reboot `controller` with its disk wiped; in a dynamic quorum it comes back an observer in a new
+        directory, and is removed under its old one and added under its new one, as an operator would."""
+        voters = {v["id"]: v["directory_id"] for v in self.admin.describe_quorum()["voters"]}
+        self.faults.reboot(controller, wipe_disk=True)
+        old = voters.get(controller, "")
+        if not self.cluster.dynamic_quorum or not old:
+            return
+
+        def new_directory() -> str | None:
+            observers = self.admin.describe_quorum()["observers"]
+            fresh = [o["directory_id"] for o in observers if o["id"] == controller and o["directory_id"] != old]
+            return str(fresh[0]) if fresh else None
+
+        directory = _retry(new_directory, f"controller {controller} fetching in its new directory")
+        cluster_id = self.cluster.overrides.get("cluster.id", "minikafka")
+        _retry(lambda: _changed(lambda: self.admin.remove_raft_voter(controller, old, cluster_id)), "RemoveRaftVoter")
+        _retry(lambda: _changed(lambda: self.admin.add_raft_voter(controller, directory, cluster_id)), "AddRaftVoter")
+        self.log(f"           controller {controller}: removed in directory {old}, added in {directory}")
 
     def _heal_after(self, down_s: float) -> None:
         time.sleep(down_s)  # the planned duration of the cut, not a synchronisation
@@ -247,7 +302,14 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
     log(f"starting a {options.controllers}+{options.brokers} cluster in {run_dir} ...")
     # In the run's namespace (the command entered it first), the cluster is there too and the cuts are the kernel's.
     network = "netns" if inside(namespace_name(run_dir.resolve())) else "host"
-    cluster = cluster_commands.up(run_dir, options.controllers, options.brokers, FAULT_RUN_SETTINGS, network=network)
+    cluster = cluster_commands.up(
+        run_dir,
+        options.controllers,
+        options.brokers,
+        FAULT_RUN_SETTINGS,
+        network=network,
+        dynamic_quorum="controller-wipe" in options.kinds,  # a wiped voter is then removed and added again
+    )
     summary = ChaosSummary(cluster.run_dir, options.seed)
     group: GroupWorkload | None = None
     try:

@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 BROKER_FAULTS = ("kill", "reboot", "lose-unflushed", "wipe-disk", "pause")
-CONTROLLER_FAULTS = ("controller-kill",)
+# `controller-wipe` reboots a controller with its disk wiped (in a dynamic quorum, then removed and added again
+# under its new directory id, KIP-853); `controller-flap` cuts a controller off and heals it three times.
+CONTROLLER_FAULTS = ("controller-kill", "controller-wipe", "controller-flap")
 # Network cuts, each healed after its time: `partition` splits the nodes at random, `isolate-leader` cuts the
 # leader of partition `target` (found when it strikes) from every node, `isolate-controller` the active controller,
 # `broker-controller` a broker from all controllers (seed 003), `one-way` a broker's calls to the other brokers.
@@ -24,7 +26,7 @@ NETWORK_FAULTS = ("partition", "isolate-leader", "isolate-controller", "broker-c
 STORAGE_FAULTS = ("disk-full", "disk-error", "corrupt")
 FAULT_KINDS = BROKER_FAULTS + CONTROLLER_FAULTS + NETWORK_FAULTS + STORAGE_FAULTS
 # Faults that leave the node away for a while before it is healed; the others restart it at once.
-LASTING_FAULTS = ("kill", "pause", "controller-kill", *NETWORK_FAULTS, "disk-full", "disk-error")
+LASTING_FAULTS = ("kill", "pause", "controller-kill", "controller-flap", *NETWORK_FAULTS, "disk-full", "disk-error")
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,19 @@ def _register_cluster(subparsers: argparse._SubParsersAction) -> None:
         "--broker-ids", type=node_ids, metavar="ID,ID,...", help="the brokers' node ids (default 1..N), e.g. 0,1,2"
     )
     up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    up.add_argument(
+        "--dynamic-quorum",
+        action="store_true",
+        help="format the controllers with the voter set by directory id (KIP-853, kraft.version 1)",
+    )
+    up.add_argument(
+        "--initial-controllers",
+        type=bounded_int(1, MAX_NODES),
+        default=0,
+        metavar="N",
+        help="with --dynamic-quorum: only the first N controllers are voters; the others join as observers "
+        "(metadata-quorum add-controller)",
+    )
     up.add_argument("--timeout", type=positive_float, default=60.0, metavar="S", help="how long to wait for readiness")
     _add_network_argument(up)
     up.set_defaults(func=cluster_up)
@@ -310,6 +323,8 @@ def cluster_up(args: argparse.Namespace) -> int:
             args.timeout,
             args.network,
             args.broker_ids,
+            args.dynamic_quorum,
+            args.initial_controllers,
         )
     except ClusterError as error:
         raise CliError(str(error)) from None

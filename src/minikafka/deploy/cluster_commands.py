@@ -71,6 +71,8 @@ def up(
     timeout_s: float = 60.0,
     network: str | None = "host",
     broker_ids: Sequence[int] | None = None,
+    dynamic_quorum: bool = False,
+    initial_controllers: int = 0,
 ) -> Cluster:
     """Start every node, then wait until the quorum has a leader and every broker is registered and unfenced.
 
@@ -86,7 +88,16 @@ def up(
             raise ClusterError(f"{run_dir} already has running nodes ({', '.join(running)}); `cluster down` first")
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
-        cluster = plan_cluster(run_dir, controllers, brokers, overrides, choose(network, run_dir), broker_ids)
+        cluster = plan_cluster(
+            run_dir,
+            controllers,
+            brokers,
+            overrides,
+            choose(network, run_dir),
+            broker_ids,
+            dynamic_quorum,
+            initial_controllers,
+        )
     except NetworkError as error:
         raise ClusterError(str(error)) from None
     write_configs(cluster)

@@ -17,7 +17,17 @@ from typing import NamedTuple
 from minikafka.common.event_log import render_json_line, utc_timestamp
 from minikafka.common.grpc_support import sync_channel
 from minikafka.common.record_batch import CorruptRecordError, RecordBatch, iter_batches
-from minikafka.deploy.local_cluster import Cluster, ClusterError, NodeSpec, is_alive, kill, send_signal, spawn, stop
+from minikafka.deploy.local_cluster import (
+    Cluster,
+    ClusterError,
+    NodeSpec,
+    format_joining_controller,
+    is_alive,
+    kill,
+    send_signal,
+    spawn,
+    stop,
+)
 from minikafka.deploy.network import NetworkError, read_cuts, write_cuts
 from minikafka.deploy.network_model import Cut, CutError
 from minikafka.deploy.network_model import heal as heal_cuts
@@ -114,6 +124,9 @@ class Faults:
         if wipe_disk:
             shutil.rmtree(spec.data_dir, ignore_errors=True)
             spec.data_dir.mkdir(parents=True)
+            if spec.role == "controller" and self.cluster.dynamic_quorum:
+                # As an operator formats a replaced controller's disk: a new directory, no voter set.
+                format_joining_controller(self.cluster, spec)
         new_pid = spawn(spec, self.cluster.network)
         self.cluster.pids[node_id] = new_pid
         self.cluster.save()

@@ -48,6 +48,8 @@ from minikafka.common.tls import TlsFiles
 from minikafka.deploy.network import HOST_NETWORK, Network, command_prefix, cuts_path
 from minikafka.deploy.network_model import NODE_GROUP_BASE
 from minikafka.kraft_controller.config import ControllerConfig
+from minikafka.kraft_controller.raft.bootstrap import format_controller, format_initial_controllers
+from minikafka.storage.meta_properties import new_directory_id
 
 CONTROLLER_ID_BASE = 100
 """Controllers are 101, 102, ...; brokers 1, 2, ...: ISRs then read as small numbers."""
@@ -122,6 +124,9 @@ class Cluster:
     pids: dict[int, int] = field(default_factory=dict)
     created: str = ""
     network: Network = HOST_NETWORK
+    # KIP-853 (kraft.version 1): the controllers' directories were formatted with the voter set, by directory id.
+    dynamic_quorum: bool = False
+    initial_controllers: int = 0  # with dynamic_quorum: the first N controllers are the voters (0: all)
 
     @property
     def nodes(self) -> list[NodeSpec]:
@@ -226,6 +231,8 @@ class Cluster:
             "created": self.created,
             "overrides": self.overrides,
             "network": self.network.to_json(),
+            "dynamic_quorum": self.dynamic_quorum,
+            "initial_controllers": self.initial_controllers,
             "security": self.security_json(),
             "controllers": [describe(c) for c in self.controllers],
             "brokers": [describe(b) for b in self.brokers],
@@ -293,6 +300,8 @@ class Cluster:
             overrides=dict(data.get("overrides", {})),
             created=data.get("created", ""),
             network=Network.from_json(data.get("network")),
+            dynamic_quorum=bool(data.get("dynamic_quorum", False)),
+            initial_controllers=int(data.get("initial_controllers", 0)),
         )
         cluster.pids = {e["id"]: e["pid"] for e in data["controllers"] + data["brokers"] if e.get("pid")}
         return cluster
@@ -379,8 +388,13 @@ def plan_cluster(
     overrides: Mapping[str, str] | None = None,
     network: Network = HOST_NETWORK,
     broker_ids: Sequence[int] | None = None,
+    dynamic_quorum: bool = False,
+    initial_controllers: int = 0,
 ) -> Cluster:
-    """`broker_ids`: the brokers' node ids (default 1..N; Kafka's docker images number them from 0)."""
+    """`broker_ids`: the brokers' node ids (default 1..N; Kafka's docker images number them from 0);
+    `initial_controllers`: with `dynamic_quorum`, how many controllers are formatted as voters (0: all)."""
+    if initial_controllers and (not dynamic_quorum or not 1 <= initial_controllers <= controllers):
+        raise ClusterError(f"--initial-controllers needs --dynamic-quorum and 1..{controllers} controllers")
     if controllers < 1:
         raise ClusterError("a cluster needs at least one controller")
     if brokers < 0:
@@ -404,6 +418,8 @@ def plan_cluster(
         dict(overrides or {}),
         created=datetime.now(UTC).isoformat(),
         network=network,
+        dynamic_quorum=dynamic_quorum,
+        initial_controllers=initial_controllers,
     )
 
 
@@ -527,8 +543,23 @@ def write_configs(cluster: Cluster) -> None:
         except ConfigError as error:
             raise ClusterError(str(error)) from None
         spec.config_path.write_text("".join(f"{key}={value}\n" for key, value in props.items()))
+    if cluster.dynamic_quorum:
+        voters = cluster.controllers[: cluster.initial_controllers or len(cluster.controllers)]
+        format_initial_controllers({c.node_id: c.data_dir for c in voters}, cluster_id(cluster))
+        for spec in cluster.controllers[len(voters) :]:
+            format_joining_controller(cluster, spec)
     (cluster.run_dir / "logs").mkdir(parents=True, exist_ok=True)
     (cluster.run_dir / "history").mkdir(parents=True, exist_ok=True)
+
+
+def cluster_id(cluster: Cluster) -> str:
+    return cluster.overrides.get("cluster.id", ControllerConfig.cluster_id)
+
+
+def format_joining_controller(cluster: Cluster, spec: NodeSpec) -> None:
+    """Format an empty controller directory as a new replica (`kafka-storage format --no-initial-controllers`):
+    a new directory id and no voter set, so it joins as an observer."""
+    format_controller(spec.data_dir, cluster_id(cluster), spec.node_id, new_directory_id(), None)
 
 
 # ---- processes ----

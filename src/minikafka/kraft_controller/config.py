@@ -39,6 +39,15 @@ class ControllerConfig(NodeConfig):
         "cut off from a healthy leader then cannot force an election when it comes back. Kafka has no switch for "
         "it (always on since Kafka 4.0); turn off only to demonstrate the disruption it prevents.",
     )
+    raft_directory_id_check: bool = config_key(
+        "minikafka.raft.directory.id.check",
+        True,
+        "KIP-853: where the controller's metadata log directory was formatted with the voter set (kraft.version 1, "
+        "`cluster up --dynamic-quorum`), name each voter by id and directory id: a controller whose disk was lost "
+        "comes back with a new directory and is an observer, never the voter it replaces. Kafka has no switch for "
+        "it; turn off only to demonstrate the committed metadata a wiped voter can lose (voters by id only, as in "
+        "Kafka before KIP-853).",
+    )
     append_linger_ms: int = config_key(
         "controller.quorum.append.linger.ms",
         5,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
@@ -16,13 +17,51 @@ from minikafka.common.grpc_support import start_server
 from minikafka.common.listener_security import inter_node_security
 from minikafka.kraft_controller.config import ControllerConfig
 from minikafka.kraft_controller.quorum_controller import QuorumController
+from minikafka.kraft_controller.raft.bootstrap import read_bootstrap
 from minikafka.kraft_controller.raft.core import RaftConfig
 from minikafka.kraft_controller.raft.driver import RaftDriver, RaftService
 from minikafka.kraft_controller.service import ControllerService
+from minikafka.storage.meta_properties import ensure_meta_properties
 
 
 def voter_addresses(config: ControllerConfig) -> dict[int, str]:
     return {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
+
+
+@dataclass(frozen=True)
+class QuorumIdentity:
+    """This controller's directory and the voter set it starts from (KIP-853)."""
+
+    directory_id: str
+    voter_directories: dict[int, str] | None  # None: voters named by id only (kraft.version 0 or the check off)
+    observer_only: bool  # formatted without the voter set: it never votes
+
+
+def quorum_identity(config: ControllerConfig, data_dir: Path) -> QuorumIdentity:
+    """Read (or, on a directory never formatted, make: kraft.version 0) the directory's identity and bootstrap."""
+    meta, formatted = ensure_meta_properties(data_dir, config.cluster_id, config.node_id)
+    bootstrap = read_bootstrap(data_dir)
+    log = structlog.get_logger()
+    log.info(
+        "controller_directory",
+        node_id=config.node_id,
+        directory_id=meta.directory_id,
+        formatted=formatted,
+        kraft_version=bootstrap.kraft_version,
+        initial_voters=None if bootstrap.voters is None else sorted(bootstrap.voters),
+        directory_id_check=config.raft_directory_id_check,
+    )
+    if bootstrap.kraft_version == 0 or not config.raft_directory_id_check:
+        return QuorumIdentity(meta.directory_id, None, False)
+    if bootstrap.voters is None:
+        return QuorumIdentity(meta.directory_id, {v: "" for v in config.voters}, True)
+    unknown = sorted(set(bootstrap.voters) - set(config.voters))
+    if unknown:
+        raise KafkaError(
+            ErrorCode.INVALID_CONFIG,
+            f"{data_dir} was formatted with voters {unknown} that controller.quorum.voters does not name",
+        )
+    return QuorumIdentity(meta.directory_id, dict(bootstrap.voters), False)
 
 
 def raft_driver(
@@ -32,6 +71,8 @@ def raft_driver(
 ) -> RaftDriver:
     """The voter's Raft layer over its log in `data_dir` (default `log.dirs`; the test raft server's is apart);
     `on_fatal` hears a metadata-log write error, after which the driver answers nothing."""
+    log_dir = data_dir or config.data_dir
+    identity = quorum_identity(config, log_dir)
     raft_config = RaftConfig(
         election_timeout_ms=config.election_timeout_ms,
         fetch_timeout_ms=config.fetch_timeout_ms,
@@ -42,12 +83,15 @@ def raft_driver(
     return RaftDriver(
         config.node_id,
         voter_addresses(config),
-        data_dir or config.data_dir,
+        log_dir,
         raft_config,
         config.cluster_id,
         config.metadata_log_segment_bytes,
         on_fatal=on_fatal,
         tls=config.inter_node_tls,
+        directory_id=identity.directory_id,
+        voter_directories=identity.voter_directories,
+        observer_only=identity.observer_only,
     )
 
 
@@ -55,7 +99,9 @@ def attach_controller(config: ControllerConfig, driver: RaftDriver) -> Controlle
     """The controller on top of `driver` (replaying what it commits) and the servicer its RPCs reach."""
     controller = QuorumController(config, driver)
     driver.add_listener(controller)
-    return ControllerService(controller, voter_addresses(config), driver.describe_quorum, config.cluster_id)
+    return ControllerService(
+        controller, voter_addresses(config), driver.describe_quorum, config.cluster_id, driver.change_voters
+    )
 
 
 async def run_controller_process(config: ControllerConfig) -> None:

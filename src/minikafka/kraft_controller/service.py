@@ -23,9 +23,12 @@ from minikafka.kraft_controller.control.config_control import (
 from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.metadata.records import Endpoint, LeaderRecoveryState
 from minikafka.kraft_controller.quorum_controller import NotControllerError, QuorumController
+from minikafka.kraft_controller.raft.messages import AddVoter, RemoveVoter
+from minikafka.kraft_controller.raft.voter_changes import VoterChangeResult
 from minikafka.pb import common_pb2, controller_pb2, controller_pb2_grpc
 
 P = TypeVar("P")
+VoterChanger = Callable[[AddVoter | RemoveVoter, float], Awaitable[VoterChangeResult]]
 
 
 class ControllerService(controller_pb2_grpc.ControllerServicer):
@@ -35,11 +38,13 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         voter_addresses: Mapping[int, str],
         describe_quorum: Callable[[], controller_pb2.DescribeQuorumResponse],
         cluster_id: str,
+        change_voters: VoterChanger | None = None,
     ) -> None:
         self.controller = controller
         self.voter_addresses = dict(voter_addresses)
         self.describe_quorum = describe_quorum
         self.cluster_id = cluster_id
+        self.change_voters = change_voters
 
     def register(self, server: grpc.aio.Server) -> None:
         controller_pb2_grpc.add_ControllerServicer_to_server(self, server)
@@ -271,6 +276,37 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             return result
 
         return await self._answer(controller_pb2.ListPartitionReassignmentsResponse, run)
+
+    async def AddRaftVoter(
+        self, request: controller_pb2.AddRaftVoterRequest, context: Any
+    ) -> controller_pb2.RaftVoterChangeResponse:
+        timeout_s = (request.timeout_ms or 30_000) / 1000
+        change = AddVoter(request.voter_id, request.voter_directory_id)
+        return await self._voter_change(request.cluster_id, change, timeout_s)
+
+    async def RemoveRaftVoter(
+        self, request: controller_pb2.RemoveRaftVoterRequest, context: Any
+    ) -> controller_pb2.RaftVoterChangeResponse:
+        change = RemoveVoter(request.voter_id, request.voter_directory_id)
+        return await self._voter_change(request.cluster_id, change, 30.0)
+
+    async def _voter_change(
+        self, cluster_id: str, change: AddVoter | RemoveVoter, timeout_s: float
+    ) -> controller_pb2.RaftVoterChangeResponse:
+        async def run() -> controller_pb2.RaftVoterChangeResponse:
+            if cluster_id != self.cluster_id:
+                raise KafkaError(ErrorCode.INCONSISTENT_CLUSTER_ID, f"cluster id {cluster_id} is not {self.cluster_id}")
+            if self.change_voters is None:
+                raise KafkaError(ErrorCode.UNSUPPORTED_VERSION, "this controller cannot change the voter set")
+            self.controller.read(lambda: None)  # NOT_CONTROLLER unless this is the active controller
+            result = await self.change_voters(change, timeout_s)
+            if result.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                raise self.controller.not_controller()
+            return controller_pb2.RaftVoterChangeResponse(
+                error_code=wire_code(result.error_code), error_message=result.message
+            )
+
+        return await self._answer(controller_pb2.RaftVoterChangeResponse, run)
 
     async def DescribeQuorum(
         self, request: controller_pb2.DescribeQuorumRequest, context: Any

@@ -93,6 +93,9 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STALE_MEMBER_EPOCH: _ClassVar[ErrorCode]
     MISMATCHED_ENDPOINT_TYPE: _ClassVar[ErrorCode]
     UNSUPPORTED_ENDPOINT_TYPE: _ClassVar[ErrorCode]
+    INVALID_VOTER_KEY: _ClassVar[ErrorCode]
+    DUPLICATE_VOTER: _ClassVar[ErrorCode]
+    VOTER_NOT_FOUND: _ClassVar[ErrorCode]
 NONE: ErrorCode
 UNKNOWN_SERVER_ERROR: ErrorCode
 OFFSET_OUT_OF_RANGE: ErrorCode
@@ -179,6 +182,9 @@ UNSUPPORTED_ASSIGNOR: ErrorCode
 STALE_MEMBER_EPOCH: ErrorCode
 MISMATCHED_ENDPOINT_TYPE: ErrorCode
 UNSUPPORTED_ENDPOINT_TYPE: ErrorCode
+INVALID_VOTER_KEY: ErrorCode
+DUPLICATE_VOTER: ErrorCode
+VOTER_NOT_FOUND: ErrorCode
 
 class Endpoint(_message.Message):
     __slots__ = ("name", "host", "port")

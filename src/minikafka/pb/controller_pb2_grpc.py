@@ -79,6 +79,16 @@ class ControllerStub:
                 request_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeQuorumRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeQuorumResponse.FromString,
                 _registered_method=True)
+        self.AddRaftVoter = channel.unary_unary(
+                '/minikafka.Controller/AddRaftVoter',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.AddRaftVoterRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.RaftVoterChangeResponse.FromString,
+                _registered_method=True)
+        self.RemoveRaftVoter = channel.unary_unary(
+                '/minikafka.Controller/RemoveRaftVoter',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.RemoveRaftVoterRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.RaftVoterChangeResponse.FromString,
+                _registered_method=True)
         self.DescribeCluster = channel.unary_unary(
                 '/minikafka.Controller/DescribeCluster',
                 request_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeClusterRequest.SerializeToString,
@@ -173,6 +183,19 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AddRaftVoter(self, request, context):
+        """KIP-853: change the controller quorum's voter set (at the active controller, answered once committed).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveRaftVoter(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def DescribeCluster(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -262,6 +285,16 @@ def add_ControllerServicer_to_server(servicer, server):
                     servicer.DescribeQuorum,
                     request_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeQuorumRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeQuorumResponse.SerializeToString,
+            ),
+            'AddRaftVoter': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddRaftVoter,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.AddRaftVoterRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.RaftVoterChangeResponse.SerializeToString,
+            ),
+            'RemoveRaftVoter': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveRaftVoter,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.RemoveRaftVoterRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.RaftVoterChangeResponse.SerializeToString,
             ),
             'DescribeCluster': grpc.unary_unary_rpc_method_handler(
                     servicer.DescribeCluster,
@@ -542,6 +575,60 @@ class Controller:
             '/minikafka.Controller/DescribeQuorum',
             minikafka_dot_pb_dot_controller__pb2.DescribeQuorumRequest.SerializeToString,
             minikafka_dot_pb_dot_controller__pb2.DescribeQuorumResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddRaftVoter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/AddRaftVoter',
+            minikafka_dot_pb_dot_controller__pb2.AddRaftVoterRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.RaftVoterChangeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveRaftVoter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/RemoveRaftVoter',
+            minikafka_dot_pb_dot_controller__pb2.RemoveRaftVoterRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.RaftVoterChangeResponse.FromString,
             options,
             channel_credentials,
             insecure,

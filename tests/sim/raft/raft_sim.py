@@ -2,7 +2,8 @@
 
 Every node is a `RaftNode` plus a "disk" holding only what its persistence effects wrote; a crash throws the
 node's memory away and a restart rebuilds it from that disk. The network delays, drops, duplicates and reorders
-messages and can cut links. Invariants are checked after every event.
+messages and can cut links. A wipe throws the disk away too: the node comes back empty in a new metadata log
+directory (KIP-853's directory id), formatted without the voter set. Invariants are checked after every event.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from minikafka.kraft_controller.raft.core import (
     TruncateLog,
 )
 from minikafka.kraft_controller.raft.messages import FetchResponse, LogEntry, SnapshotId
+from minikafka.kraft_controller.raft.voter_set import voters_of
 
 TICK_MS = 10
 LONG_POLL_MS = 20  # the shell parks an empty Fetch this long (KRaft's fetch max wait)
@@ -42,6 +44,7 @@ class Disk:
     leader_id: int | None = None
     entries: list[LogEntry] = field(default_factory=list)
     snapshot: tuple[SnapshotId, bytes] | None = None
+    snapshot_voters: dict[int, str] | None = None
 
     @property
     def end_offset(self) -> int:
@@ -66,16 +69,31 @@ class SimNode:
 
 class RaftSimulation:
     def __init__(
-        self, seed: int, voters: int = 3, observers: int = 1, drop_rate: float = 0.05, pre_vote: bool = True
+        self,
+        seed: int,
+        voters: int = 3,
+        observers: int = 1,
+        drop_rate: float = 0.05,
+        pre_vote: bool = True,
+        directory_check: bool = True,
+        extra_controllers: int = 0,
     ) -> None:
+        """`extra_controllers`: controllers formatted without the voter set (KIP-853), observers until added."""
         self.rng = random.Random(seed)
         self.now = 0
         self.voter_ids = list(range(1, voters + 1))
-        self.node_ids = self.voter_ids + [100 + i for i in range(observers)]
+        self.controller_ids = self.voter_ids + [voters + 1 + i for i in range(extra_controllers)]
+        self.node_ids = self.controller_ids + [100 + i for i in range(observers)]
         self.config = RaftConfig(
             election_timeout_ms=150, fetch_timeout_ms=300, election_backoff_max_ms=100, pre_vote_enable=pre_vote
         )
         self.drop_rate = drop_rate
+        # On: the voter set names each voter's directory (KIP-853); off: ids only (a static voter set).
+        self.directory_check = directory_check
+        self.directories = {i: f"dir-{i}-0" for i in self.node_ids}
+        self.formatted_directories = dict(self.directories)  # the directories the initial voter set names
+        self.wipes = 0
+        self.voter_changes: dict[str, int] = {}  # outcome (error name) -> count
         self.duplicate_rate = 0.02
         self.cut: set[frozenset[int]] = set()
         # Crashed without a trace on the wire: requests to them and their answers vanish, and nobody is told (a
@@ -103,9 +121,12 @@ class RaftSimulation:
     def _boot(self, node_id: int) -> None:
         node = self.nodes[node_id]
         disk = node.disk
+        voters: list[int] | dict[int, str] = (
+            {v: self.formatted_directories[v] for v in self.voter_ids} if self.directory_check else self.voter_ids
+        )
         node.raft = RaftNode(
             node_id,
-            self.voter_ids,
+            voters,
             self.config,
             random.Random(self.rng.random()),
             self.now,
@@ -114,6 +135,9 @@ class RaftSimulation:
             leader_id=disk.leader_id,
             entries=list(disk.entries),
             snapshot=disk.snapshot,
+            directory_id=self.directories[node_id],
+            observer_only=self.directory_check and self._formatted_without_voters(node_id),
+            snapshot_voters=disk.snapshot_voters,
         )
         node.committed = []
         node.commit_offset = disk.snapshot[0].end_offset if disk.snapshot else 0
@@ -127,6 +151,18 @@ class RaftSimulation:
         if self.nodes[node_id].raft is None:
             self.silent.discard(node_id)
             self._boot(node_id)
+
+    def _formatted_without_voters(self, node_id: int) -> bool:
+        initial = node_id in self.voter_ids
+        return not initial or self.directories[node_id] != self.formatted_directories[node_id]
+
+    def wipe(self, node_id: int) -> None:
+        """The node's disk is lost: it comes back empty, in a new directory."""
+        self.crash(node_id)
+        self.wipes += 1
+        self.nodes[node_id].disk = Disk()
+        self.directories[node_id] = f"dir-{node_id}-{self.wipes}"
+        self.restart(node_id)
 
     def link_up(self, a: int, b: int) -> bool:
         return frozenset((a, b)) not in self.cut
@@ -156,6 +192,7 @@ class RaftSimulation:
                     del node.disk.entries[effect.end_offset - start :]
                 case InstallSnapshot():
                     node.disk.snapshot = (effect.snapshot_id, effect.data)
+                    node.disk.snapshot_voters = effect.voters
                     node.disk.entries = []
                     node.committed = []
                     node.commit_offset = effect.snapshot_id.end_offset
@@ -163,6 +200,7 @@ class RaftSimulation:
                     start = node.disk.snapshot[0].end_offset if node.disk.snapshot else 0
                     node.disk.entries = node.disk.entries[effect.snapshot_id.end_offset - start :]
                     node.disk.snapshot = (effect.snapshot_id, effect.data)
+                    node.disk.snapshot_voters = effect.voters
                 case CommitAdvanced():
                     self._on_commit(node, effect)
                 case LeaderChanged():
@@ -174,7 +212,14 @@ class RaftSimulation:
                     raise AssertionError(f"unknown effect {effect!r}")
 
     def _check_append(self, node_id: int, disk: Disk, entry: LogEntry) -> None:
-        if node_id not in self.voter_ids and self.committed_history.get(entry.offset) != entry:
+        raft = self.nodes[node_id].raft
+        if raft is not None and raft.is_leader and voters_of(entry) is not None:
+            pending = [e.offset for e in raft.entries if e.offset >= raft.high_watermark and voters_of(e) is not None]
+            if any(offset < entry.offset for offset in pending):
+                raise InvariantViolation(
+                    f"leader {node_id} appends a voter set change at {entry.offset} while {pending} is not committed"
+                )
+        if node_id not in self.controller_ids and self.committed_history.get(entry.offset) != entry:
             raise InvariantViolation(f"observer {node_id} received uncommitted entry {entry}")
         identity = (entry.data, entry.control, disk.last_epoch)
         known = self.appended.setdefault((entry.offset, entry.epoch), identity)
@@ -250,6 +295,43 @@ class RaftSimulation:
         self._apply(leader.node_id, effects)
         self.proposed += count
         return result.base_offset is not None
+
+    def reconfigure(self) -> None:
+        """Ask the leader for one voter set change: drop a voter whose disk was lost, else add a controller that
+        is not a voter, else remove one (never below two voters, nor a healthy one while a stale one is left)."""
+        leaders = [n for n in self.nodes.values() if n.raft is not None and n.raft.is_leader]
+        if not leaders:
+            return
+        leader = leaders[0].raft
+        assert leader is not None
+        voters = leader.voter_directories
+        stale = [v for v in sorted(voters) if self.directories[v] != voters[v]]
+        outsiders = [c for c in self.controller_ids if c not in voters]
+        if stale:
+            result, effects = leader.remove_voter(stale[0], voters[stale[0]], self.now)
+        elif outsiders and (len(voters) < 3 or self.rng.random() < 0.5):
+            added = self.rng.choice(outsiders)
+            result, effects = leader.add_voter(added, self.directories[added], self.now)
+        elif len(voters) >= 3:
+            removed = self.rng.choice(sorted(voters))
+            result, effects = leader.remove_voter(removed, voters[removed], self.now)
+        else:
+            return
+        self._apply(leader.node_id, effects)
+        name = result.error_code.name
+        self.voter_changes[name] = self.voter_changes.get(name, 0) + 1
+
+    def wipe_allowed(self) -> bool:
+        """A disk may be lost while every live node's voter set has three healthy voters and no change is pending:
+        the stale voter can then be removed by the two others."""
+        live = [n.raft for n in self.nodes.values() if n.raft is not None]
+        for raft in live:
+            voters = raft.voter_directories
+            if len(voters) < 3 or any(self.directories[v] != d for v, d in voters.items()):
+                return False
+            if raft.is_leader and raft.voters_offset >= raft.high_watermark:
+                return False
+        return True
 
     def resign(self) -> bool:
         """A graceful shutdown of the current leader: it sends EndQuorumEpoch and stops leading."""

@@ -23,6 +23,7 @@ from minikafka.kraft_controller.raft.core import (
     Voted,
 )
 from minikafka.kraft_controller.raft.messages import (
+    EndQuorumEpochRequest,
     FetchRequest,
     FetchResponse,
     LogEntry,
@@ -222,3 +223,13 @@ def test_pre_vote_crosses_the_wire() -> None:
     request = pre_vote(3, 4, 2, 7)
     message = wire.request_to_proto(request)
     assert wire.vote_request(message) == VoteRequest(4, 3, 2, 7, pre_vote=True)  # type: ignore[arg-type]
+
+
+def test_a_follower_told_its_leader_resigned_grants_a_pre_vote() -> None:
+    """EndQuorumEpoch (a graceful shutdown, a leader that removed itself): the fetches it made no longer stand for a
+    healthy leader, so the successor's pre-vote wins at once rather than after the others' fetch timeouts."""
+    raft = follower_that_fetched(2)
+    raft.handle_request(1, EndQuorumEpochRequest(1, 3, (3, 2)), 150)
+    response, effects = raft.handle_request(3, pre_vote(3, 3, 3, 3), 200)
+    assert response == VoteResponse(ErrorCode.NONE, 1, 3, True) and effects == []
+    assert (raft.epoch, raft.leader_id, raft.voted_for) == (3, 1, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from typing import Any
@@ -14,14 +15,20 @@ from minikafka.kraft_controller.raft.messages import FetchRequest, VoteRequest
 
 # Soak: MINIKAFKA_RAFT_SEEDS=5000 runs that many seeds (read here only, never by the code under test).
 SEEDS = int(os.environ.get("MINIKAFKA_RAFT_SEEDS", "300"))
+# `make raft-reconfiguration-soak` runs 1,000 (418 s on two shared cores); `make test` runs 60.
+RECONFIGURATION_SEEDS = int(os.environ.get("MINIKAFKA_RAFT_RECONFIGURATION_SEEDS", "60"))
 CHAOS_MS = 3000
 HEAL_MS = 4000
 
 
-def run_schedule(seed: int, pre_vote: bool = True) -> RaftSimulation:
-    sim = RaftSimulation(seed, pre_vote=pre_vote)
+def run_schedule(
+    seed: int, pre_vote: bool = True, disk_loss: bool = False, directory_check: bool = True, reconfigure: bool = False
+) -> RaftSimulation:
+    extra = 2 if reconfigure else 0
+    sim = RaftSimulation(seed, pre_vote=pre_vote, directory_check=directory_check, extra_controllers=extra)
     rng = sim.rng
     crashed: set[int] = set()
+    wipe_at = rng.randint(200, CHAOS_MS - 500) if disk_loss and not reconfigure else 1 << 62
     # Faults while proposals keep coming.
     t = 0
     while t < CHAOS_MS:
@@ -31,7 +38,7 @@ def run_schedule(seed: int, pre_vote: bool = True) -> RaftSimulation:
         if roll < 0.45:
             sim.propose(rng.randint(1, 4))
         elif roll < 0.55 and len(crashed) < 1:
-            victim = rng.choice(sim.voter_ids + [100])
+            victim = rng.choice(sim.controller_ids + [100])
             sim.crash(victim)
             crashed.add(victim)
         elif roll < 0.70 and crashed:
@@ -46,6 +53,18 @@ def run_schedule(seed: int, pre_vote: bool = True) -> RaftSimulation:
             sim.snapshot(rng.choice(sim.node_ids))
         elif roll < 0.95:
             sim.resign()
+        if reconfigure and rng.random() < 0.2:
+            sim.reconfigure()
+        if reconfigure and disk_loss and rng.random() < 0.03 and sim.wipe_allowed():
+            victim = rng.choice(sim.controller_ids)
+            sim.wipe(victim)
+            crashed.discard(victim)
+        if t >= wipe_at:
+            # One voter's disk is lost, once: with the directory check, it comes back an observer for good.
+            victim = rng.choice(sim.voter_ids)
+            sim.wipe(victim)
+            crashed.discard(victim)
+            wipe_at = 1 << 62
         if rng.random() < 0.1:
             sim.check_log_matching()
     # Heal: every node up, every link up, no drops; a leader must emerge and new entries commit everywhere.
@@ -79,6 +98,42 @@ def test_raft_schedule_without_pre_vote(seed: int) -> None:
     run_schedule(seed, pre_vote=False)
 
 
+@pytest.mark.parametrize("seed", range(SEEDS // 3))
+def test_raft_schedule_with_disk_loss(seed: int) -> None:
+    """A voter's disk is lost mid-schedule: named by directory (KIP-853), it returns as an observer."""
+    sim = run_schedule(seed, disk_loss=True)
+    assert sim.wipes == 1
+
+
+@pytest.mark.parametrize("seed", range(RECONFIGURATION_SEEDS))
+def test_raft_schedule_with_reconfiguration_and_disk_loss(seed: int) -> None:
+    """KIP-853: voters added and removed (the leader too) by AddRaftVoter and RemoveRaftVoter, one change at a
+    time, while disks are lost and the wiped voters are removed and added again under their new directories."""
+    run_schedule(seed, disk_loss=True, reconfigure=True)
+
+
+def test_reconfiguration_schedules_change_the_voter_set() -> None:
+    """The changes are real: across seeds many are appended and some are refused as Kafka refuses them."""
+    outcomes: dict[str, int] = {}
+    for seed in range(20):
+        sim = run_schedule(seed, disk_loss=True, reconfigure=True)
+        for name, count in sim.voter_changes.items():
+            outcomes[name] = outcomes.get(name, 0) + count
+    assert outcomes.get("NONE", 0) >= 40, outcomes
+    assert outcomes.get("REQUEST_TIMED_OUT", 0) >= 1, outcomes
+
+
+def test_without_the_directory_check_disk_loss_loses_committed_entries() -> None:
+    """Named by id only, a wiped voter votes as if it remembered: some schedule loses committed entries."""
+    for seed in range(300):
+        try:
+            run_schedule(seed, disk_loss=True, directory_check=False)
+        except (InvariantViolation, AssertionError) as violation:
+            if "lacks committed offset" in str(violation) or "committed as" in str(violation):
+                return
+    raise AssertionError("no seed lost a committed entry")
+
+
 def test_simulation_exercises_elections_and_truncations() -> None:
     """The faults are real: across seeds there are several epochs, crashes and commits."""
     epochs = commits = 0
@@ -106,12 +161,13 @@ def leak_uncommitted(original: Callable[..., Any]) -> Callable[..., Any]:
     """A broken leader: observers are answered as if they were voters (entries above the HWM)."""
 
     def handle_fetch(self: RaftNode, request: FetchRequest, now_ms: int) -> Any:
-        voters = self.voters
+        voters, directories = self.voters, self.voter_directories
         self.voters = voters | {request.replica_id}
+        self.voter_directories = {**directories, request.replica_id: request.replica_directory_id}
         try:
             return original(self, request, now_ms)
         finally:
-            self.voters = voters
+            self.voters, self.voter_directories = voters, directories
 
     return handle_fetch
 
@@ -137,3 +193,25 @@ def test_the_invariants_catch_a_broken_core(
             if expected in str(violation):
                 return
     raise AssertionError(f"no seed showed {expected!r}; failures: {failures[:3]}")
+
+
+def test_the_one_change_in_flight_invariant_catches_a_core_that_allows_two(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the pending-change check broken, a schedule appends a second voter set change before the first commits."""
+    original = RaftNode._leader_view
+
+    def no_pending_check(self: RaftNode) -> Any:
+        return dataclasses.replace(original(self), change_in_flight=False)
+
+    monkeypatch.setattr(RaftNode, "_leader_view", no_pending_check)
+    for seed in range(100):
+        sim = RaftSimulation(seed, extra_controllers=2)
+        try:
+            sim.run_until(500)
+            for _ in range(20):
+                sim.reconfigure()
+                sim.reconfigure()
+                sim.run_until(sim.now + 50)
+        except InvariantViolation as violation:
+            assert "while" in str(violation) and "is not committed" in str(violation)
+            return
+    raise AssertionError("no seed appended two uncommitted voter set changes")

@@ -34,3 +34,6 @@ def test_a_displaced_leader_is_timed_to_the_next_election(spark, tmp_path: Path)
         "3 KRaft elections (epochs 1, 4, 5); leaderless 2500 ms (from a leader's raft_resigned to the next election)"
     ]
     assert kraft_lines({}) == []
+    assert kraft_lines({"kraft": kraft_summary(rows, voter_set_changes=2)})[0].endswith(
+        "; 2 voter set changes (KIP-853)"
+    )

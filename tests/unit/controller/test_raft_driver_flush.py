@@ -80,7 +80,7 @@ async def test_a_follower_gets_unflushed_entries_but_its_acknowledgement_waits_f
     for _ in range(20):  # loop turns, not time: what this shows is that nothing happens in them
         await asyncio.sleep(0)
     assert not acknowledgement.done() and driver.core.high_watermark == 1
-    assert driver.core.progress[2].fetch_offset == 1
+    assert driver.core.voter_progress(2).fetch_offset == 1  # type: ignore[union-attr]
     await fsyncs.release_all()
     await wait_until(lambda: driver.core.high_watermark == 3)
     acknowledgement.cancel()

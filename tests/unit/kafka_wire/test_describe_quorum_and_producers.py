@@ -5,6 +5,7 @@ DescribeProducers lists the idempotent producers a replica of the partition know
 from __future__ import annotations
 
 import asyncio
+import uuid
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -47,7 +48,13 @@ def quorum(version: int, topic: str, answer: Any) -> tuple[Any, FakeController]:
 
 def controller_answer() -> controller_pb2.DescribeQuorumResponse:
     answer = controller_pb2.DescribeQuorumResponse(leader_id=101, leader_epoch=3, high_watermark=42)
-    answer.current_voters.add(replica_id=101, log_end_offset=42, last_fetch_timestamp=5, last_caught_up_timestamp=5)
+    answer.current_voters.add(
+        replica_id=101,
+        log_end_offset=42,
+        last_fetch_timestamp=5,
+        last_caught_up_timestamp=5,
+        replica_directory_id="AAAAAAAAAAEAAAAAAAAAAg",
+    )
     answer.current_voters.add(replica_id=102, log_end_offset=40)
     answer.observers.add(replica_id=1, log_end_offset=42)
     return answer
@@ -65,6 +72,10 @@ def test_describe_quorum_is_forwarded_and_answered_for_the_metadata_partition() 
     assert (partition.leader_id, partition.leader_epoch, partition.high_watermark) == (101, 3, 42)
     assert [(v.replica_id, v.log_end_offset) for v in partition.current_voters] == [(101, 42), (102, 40)]
     assert [o.replica_id for o in partition.observers] == [1]
+    assert [v.replica_directory_id for v in partition.current_voters] == [
+        uuid.UUID("00000000-0000-0001-0000-000000000002"),
+        None,
+    ]
     assert [(n.node_id, n.listeners[0].host, n.listeners[0].port) for n in response.nodes] == [
         (101, "127.0.1.1", 9093),
         (102, "127.0.1.2", 9093),

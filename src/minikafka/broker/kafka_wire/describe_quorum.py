@@ -4,6 +4,8 @@ the observers (the brokers), and (v2) the voters' controller endpoints."""
 
 from __future__ import annotations
 
+import base64
+import uuid
 from typing import Any
 
 from minikafka.broker.kafka_wire.context import WireContext
@@ -53,13 +55,20 @@ def _replicas(cls: type, replicas: Any) -> tuple[Any, ...]:
         build(
             entry,
             replica_id=r.replica_id,
-            replica_directory_id=None,
+            replica_directory_id=_directory_uuid(r.replica_directory_id),
             log_end_offset=r.log_end_offset,
             last_fetch_timestamp=r.last_fetch_timestamp,
             last_caught_up_timestamp=r.last_caught_up_timestamp,
         )
         for r in replicas
     )
+
+
+def _directory_uuid(directory_id: str) -> uuid.UUID | None:
+    """A directory id as Kafka's Uuid field carries it (KIP-853); none for a replica without one (a broker)."""
+    if not directory_id:
+        return None
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(directory_id + "=="))
 
 
 def _nodes(cls: type, ctx: WireContext) -> tuple[Any, ...]:

@@ -408,7 +408,10 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
             "invariants": [v.to_json() for v in judged.verdicts],
             "groups": rows.groups,
             "failover": failover_summary(rows.failovers, rows.controller_failovers),
-            "kraft": kraft_summary(rows.elections),
+            "kraft": kraft_summary(
+                rows.elections,
+                next((r["count"] for r in rows.event_counts if r["event"] == "raft_voter_change_appended"), 0),
+            ),
             "produce_latency": rows.latency,
             "produce_errors": rows.errors,
             "faults": rows.faults,

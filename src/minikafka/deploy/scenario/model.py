@@ -35,6 +35,7 @@ class Topology:
     controllers: int = 3
     brokers: int = 3
     settings: dict[str, str] = field(default_factory=dict)
+    dynamic_quorum: bool = False  # `cluster up --dynamic-quorum`: controllers formatted with the voter set
 
 
 @dataclass(frozen=True)

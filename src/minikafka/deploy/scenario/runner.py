@@ -81,7 +81,9 @@ def run_scenario(
     topology = scenario.topology
     log(f"{scenario.name}: starting {topology.controllers}+{topology.brokers} nodes in {run_dir} "
         f"({scenario.guard.key}={guard_value}) ...")  # fmt: skip
-    cluster = cluster_commands.up(run_dir, topology.controllers, topology.brokers, settings, 60.0, "host")
+    cluster = cluster_commands.up(
+        run_dir, topology.controllers, topology.brokers, settings, 60.0, "host", dynamic_quorum=topology.dynamic_quorum
+    )
     loop = ClientLoop()
     steps = Steps(cluster, guard_value == scenario.guard.on, guard_value, loop)
     try:

@@ -17,9 +17,9 @@ snapshots) before the Sends that follow them, so nothing is promised before it i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import structlog
 
@@ -27,6 +27,7 @@ from minikafka.common.errors import ErrorCode
 from minikafka.common.evolve import evolve
 from minikafka.kraft_controller.raft.messages import (
     NO_LEADER,
+    AddVoter,
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
@@ -41,6 +42,7 @@ from minikafka.kraft_controller.raft.messages import (
     RaftEvent,
     RaftRequest,
     RaftResponse,
+    RemoveVoter,
     RequestFailed,
     RequestReceived,
     Resign,
@@ -53,6 +55,8 @@ from minikafka.kraft_controller.raft.messages import (
 )
 from minikafka.kraft_controller.raft.quorum import has_majority, majority_offset
 from minikafka.kraft_controller.raft.request_validation import LocalQuorum, Rejection, validate_request
+from minikafka.kraft_controller.raft.voter_changes import LeaderView, VoterChangeResult, check_add, check_remove
+from minikafka.kraft_controller.raft.voter_set import VoterSet, describe, voters_of, voters_record
 
 MAX_ENTRIES_PER_FETCH = 2000
 HIGH_WATERMARK_LOG_INTERVAL = 1000  # log the HWM once per leader epoch, then once every this many offsets
@@ -143,12 +147,14 @@ class TruncateLog:
 class InstallSnapshot:
     snapshot_id: SnapshotId
     data: bytes
+    voters: dict[int, str] | None = None  # the voter set at the snapshot's end (KIP-853), kept beside it
 
 
 @dataclass(frozen=True)
 class SaveSnapshot:
     snapshot_id: SnapshotId
     data: bytes
+    voters: dict[int, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -187,6 +193,13 @@ class Reply:
 
 
 @dataclass(frozen=True)
+class VoterChangeProposed:
+    """The outcome of an `AddVoter` or `RemoveVoter` event: refused, or appended at `result.offset`."""
+
+    result: VoterChangeResult
+
+
+@dataclass(frozen=True)
 class Proposed:
     """The outcome of a `Propose` event passed to `step`."""
 
@@ -204,7 +217,16 @@ Effect = (
     | LeaderChanged
     | Reply
     | Proposed
+    | VoterChangeProposed
 )
+
+
+class ReplicaKey(NamedTuple):
+    """A replica as KIP-853 names it: a node id and the id of its metadata log directory ("": unknown, a static
+    voter set of ids only). A controller whose disk was wiped keeps its id but not its directory."""
+
+    id: int
+    directory_id: str
 
 
 @dataclass(frozen=True)
@@ -243,7 +265,7 @@ class RaftNode:
     def __init__(
         self,
         node_id: int,
-        voters: Sequence[int],
+        voters: Sequence[int] | Mapping[int, str],
         config: RaftConfig,
         rng: RandomSource,
         now_ms: int,
@@ -253,11 +275,26 @@ class RaftNode:
         entries: Sequence[LogEntry] = (),
         snapshot: tuple[SnapshotId, bytes] | None = None,
         cluster_id: str = "",
+        directory_id: str = "",
+        observer_only: bool = False,
+        snapshot_voters: Mapping[int, str] | None = None,
     ) -> None:
+        """`voters`: ids (kraft.version 0, static) or ids with directory ids (kraft.version 1, KIP-853: the voter
+        set formatted, which VotersRecords in the log then replace); `observer_only`: formatted without the voter
+        set (a new or wiped controller): `voters` only tells it whom to fetch from until its log names a set."""
         self.node_id = node_id
         self.cluster_id = cluster_id
-        self.voters = frozenset(voters)
-        self.is_voter = node_id in self.voters
+        self.directory_id = directory_id
+        self.kraft_version = 1 if isinstance(voters, Mapping) else 0
+        # Each voter's directory as the voter set names it ("": any, a static voter set of ids only).
+        self.voter_directories: dict[int, str] = (
+            dict(voters) if isinstance(voters, Mapping) else {voter: "" for voter in voters}
+        )
+        self._bootstrap_voters: VoterSet | None = None if observer_only else dict(self.voter_directories)
+        self.snapshot_voters: VoterSet | None = dict(snapshot_voters) if snapshot_voters is not None else None
+        self.voters = frozenset(self.voter_directories)
+        self.voters_offset = -1  # of the VotersRecord the voter set comes from (-1: formatted or snapshot)
+        self.is_voter = False
         self.config = config
         self.rng = rng
         self.epoch = epoch
@@ -270,10 +307,18 @@ class RaftNode:
         if self.entries and self.entries[0].offset != self.log_start_offset:
             raise ValueError(f"log starts at {self.entries[0].offset}, expected {self.log_start_offset}")
         self.high_watermark = self.log_start_offset  # re-learned from the leader after a restart
-        self.progress: dict[int, ReplicaProgress] = {}
+        self.progress: dict[ReplicaKey, ReplicaProgress] = {}
         self.timers = _Timers()
         self._logged_high_watermark: tuple[int, int] = (-1, -1)  # (epoch, offset) of the last HWM event
         self._log = structlog.get_logger().bind(raft_node=node_id)
+        self._refresh_voter_set(announce=False)
+        if node_id in self.voters and not self.is_voter:
+            self._log.warning(
+                "raft_replica_not_in_voter_set",
+                directory_id=directory_id,
+                voter_directory_id=self.voter_directories[node_id],
+                reason="formatted without the voter set" if observer_only else "another directory",
+            )
         if leader_id == node_id:
             self.role: Role = Resigned()  # a restarted leader does not resume leading its old epoch
         elif leader_id is not None:
@@ -304,6 +349,12 @@ class RaftNode:
                 return self.resign(now_ms)
             case SnapshotTaken(end_offset, data):
                 return self.take_snapshot(end_offset, data)
+            case AddVoter(voter_id, directory_id):
+                change, effects = self.add_voter(voter_id, directory_id, now_ms)
+                return effects + [VoterChangeProposed(change)]
+            case RemoveVoter(voter_id, directory_id):
+                change, effects = self.remove_voter(voter_id, directory_id, now_ms)
+                return effects + [VoterChangeProposed(change)]
         raise TypeError(f"unknown event {event!r}")
 
     # ---- log helpers ----
@@ -340,6 +391,63 @@ class RaftNode:
     @property
     def is_leader(self) -> bool:
         return isinstance(self.role, Leader)
+
+    # ---- the voter set (KIP-853: replicas named by id and directory) ----
+
+    def is_voter_key(self, key: ReplicaKey) -> bool:
+        """Whether `key` is a voter: its id is one, and its directory is the one the voter set names (if any)."""
+        expected = self.voter_directories.get(key.id)
+        return expected is not None and expected in ("", key.directory_id)
+
+    def voter_key(self, voter: int) -> ReplicaKey:
+        return ReplicaKey(voter, self.voter_directories[voter])
+
+    def _progress_key(self, replica_id: int, directory_id: str) -> ReplicaKey:
+        """Where a fetch's progress is kept: under the voter's key when it is that voter, else its own."""
+        key = ReplicaKey(replica_id, directory_id)
+        return self.voter_key(replica_id) if self.is_voter_key(key) else key
+
+    def voter_progress(self, voter: int) -> ReplicaProgress | None:
+        return self.progress.get(self.voter_key(voter))
+
+    def _own_key(self) -> ReplicaKey:
+        return self._progress_key(self.node_id, self.directory_id)
+
+    def _latest_voter_set(self, below: int | None = None) -> tuple[VoterSet | None, int]:
+        """The voter set of the log below `below` (default: all of it): its latest VotersRecord, else the
+        snapshot's, else the one formatted; and the VotersRecord's offset (-1 for the others)."""
+        end = self.log_end_offset if below is None else below
+        for entry in reversed(self.entries[: max(0, end - self.log_start_offset)]):
+            found = voters_of(entry)
+            if found is not None:
+                return found, entry.offset
+        if self.snapshot_voters is not None:
+            return self.snapshot_voters, -1
+        return self._bootstrap_voters, -1
+
+    def _refresh_voter_set(self, announce: bool = True) -> None:
+        """Take the voter set from the log (KIP-853: a VotersRecord applies once appended)."""
+        if self.kraft_version == 0:
+            self.is_voter = self.is_voter_key(ReplicaKey(self.node_id, self.directory_id))
+            return
+        found, offset = self._latest_voter_set()
+        self.voters_offset = offset
+        if found is None:  # formatted without the voter set, and none learned yet: fetch from the configured ones
+            self.is_voter = False
+            return
+        changed = found != self.voter_directories
+        self.voter_directories = dict(found)
+        self.voters = frozenset(found)
+        was_voter = self.is_voter
+        self.is_voter = self.is_voter_key(ReplicaKey(self.node_id, self.directory_id))
+        if announce and (changed or was_voter != self.is_voter):
+            self._log.info(
+                "raft_voter_set_changed",
+                epoch=self.epoch,
+                offset=offset,
+                voters=describe(found),
+                is_voter=self.is_voter,
+            )
 
     # ---- transitions ----
 
@@ -417,10 +525,19 @@ class RaftNode:
         )
         if has_majority({self.node_id}, self.voters):
             return self._prevote_won(now_ms)
-        request = VoteRequest(
-            self.epoch, self.node_id, self.last_epoch, self.log_end_offset, self.cluster_id, pre_vote=True
+        return [Send(voter, self._vote_request(voter, pre_vote=True)) for voter in sorted(self.voters - {self.node_id})]
+
+    def _vote_request(self, voter: int, pre_vote: bool = False) -> VoteRequest:
+        return VoteRequest(
+            self.epoch,
+            self.node_id,
+            self.last_epoch,
+            self.log_end_offset,
+            self.cluster_id,
+            pre_vote=pre_vote,
+            candidate_directory_id=self.directory_id,
+            voter_directory_id=self.voter_directories[voter],
         )
-        return [Send(voter, request) for voter in sorted(self.voters - {self.node_id})]
 
     def _prevote_won(self, now_ms: int) -> list[Effect]:
         assert isinstance(self.role, Prospective)
@@ -475,20 +592,26 @@ class RaftNode:
         effects: list[Effect] = [self._persist()]
         if has_majority({self.node_id}, self.voters):
             return effects + self._become_leader(now_ms)
-        request = VoteRequest(self.epoch, self.node_id, self.last_epoch, self.log_end_offset, self.cluster_id)
-        effects += [Send(voter, request) for voter in sorted(self.voters - {self.node_id})]
+        effects += [Send(voter, self._vote_request(voter)) for voter in sorted(self.voters - {self.node_id})]
         return effects
 
     def _become_leader(self, now_ms: int) -> list[Effect]:
         start = self.log_end_offset
         self.leader_id = self.node_id
         self.role = Leader(start)
-        self.progress = {voter: ReplicaProgress() for voter in self.voters}
-        self.progress[self.node_id] = ReplicaProgress(start, now_ms, now_ms)
+        self.progress = {self.voter_key(voter): ReplicaProgress() for voter in self.voters}
         # Grace before the first quorum check.
         self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + self.config.fetch_timeout_ms)
         marker = LogEntry(start, self.epoch, b"", control=True)  # commits the epoch: KRaft's LeaderChange record
         self.entries.append(marker)
+        appended: tuple[LogEntry, ...] = (marker,)
+        if self.kraft_version == 1 and self.voters_offset < 0 and self.snapshot_voters is None:
+            # The formatted voter set goes into the log, so a replica formatted without it learns it by fetching.
+            record = LogEntry(start + 1, self.epoch, voters_record(self.voter_directories), control=True)
+            self.entries.append(record)
+            self.voters_offset = record.offset
+            appended += (record,)
+        self.progress[self._own_key()] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
         self._log.info(
             "raft_leader_elected",
             epoch=self.epoch,
@@ -498,11 +621,11 @@ class RaftNode:
         )
         effects: list[Effect] = [
             self._persist(),
-            AppendToLog((marker,)),
+            AppendToLog(appended),
             LeaderChanged(self.epoch, self.node_id, start),
         ]
         effects += [
-            Send(v, BeginQuorumEpochRequest(self.node_id, self.epoch, self.cluster_id))
+            Send(v, BeginQuorumEpochRequest(self.node_id, self.epoch, self.cluster_id, self.voter_directories[v]))
             for v in sorted(self.voters - {self.node_id})
         ]
         return effects + self._advance_leader_high_watermark(now_ms)
@@ -560,7 +683,9 @@ class RaftNode:
             target = others[self.timers.fetch_target % len(others)]
             self.timers = evolve(self.timers, fetch_target=self.timers.fetch_target + 1)
         self._mark_fetch_sent(now_ms)
-        request = FetchRequest(self.node_id, self.epoch, self.log_end_offset, self.last_epoch, self.cluster_id)
+        request = FetchRequest(
+            self.node_id, self.epoch, self.log_end_offset, self.last_epoch, self.cluster_id, self.directory_id
+        )
         return [Send(target, request)]
 
     def _mark_fetch_sent(self, now_ms: int) -> None:
@@ -575,21 +700,64 @@ class RaftNode:
         base = self.log_end_offset
         new = tuple(LogEntry(base + i, self.epoch, item) for i, item in enumerate(data))
         self.entries.extend(new)
-        self.progress[self.node_id] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
+        self.progress[self._own_key()] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
         effects: list[Effect] = [AppendToLog(new)]
         return ProposeResult(base, self.node_id, self.epoch), effects + self._advance_leader_high_watermark(now_ms)
 
-    def resign(self, now_ms: int) -> list[Effect]:
+    # ---- voter set changes (KIP-853) ----
+
+    def _leader_view(self) -> LeaderView:
+        role = self.role
+        return LeaderView(
+            self.kraft_version,
+            isinstance(role, Leader),
+            self.voter_directories,
+            self.voters_offset >= self.high_watermark,
+            isinstance(role, Leader) and self.high_watermark > role.epoch_start_offset,
+        )
+
+    def add_voter(self, voter_id: int, directory_id: str, now_ms: int) -> tuple[VoterChangeResult, list[Effect]]:
+        """AddRaftVoter: append a VotersRecord with the replica added, once it has caught up."""
+        progress = self.progress.get(ReplicaKey(voter_id, directory_id))
+        caught_up = progress is not None and now_ms - progress.last_caught_up_ms <= self.config.fetch_timeout_ms
+        refused = check_add(self._leader_view(), voter_id, directory_id, caught_up)
+        if refused is not None:
+            return refused, []
+        return self._change_voters({**self.voter_directories, voter_id: directory_id}, "add", voter_id, now_ms)
+
+    def remove_voter(self, voter_id: int, directory_id: str, now_ms: int) -> tuple[VoterChangeResult, list[Effect]]:
+        """RemoveRaftVoter: append a VotersRecord without the voter."""
+        refused = check_remove(self._leader_view(), voter_id, directory_id)
+        if refused is not None:
+            return refused, []
+        voters = {v: d for v, d in self.voter_directories.items() if v != voter_id}
+        return self._change_voters(voters, "remove", voter_id, now_ms)
+
+    def _change_voters(
+        self, voters: VoterSet, change: str, voter_id: int, now_ms: int
+    ) -> tuple[VoterChangeResult, list[Effect]]:
+        offset = self.log_end_offset
+        record = LogEntry(offset, self.epoch, voters_record(voters), control=True)
+        self.entries.append(record)
+        self._log.info(
+            "raft_voter_change_appended", epoch=self.epoch, change=change, voter=voter_id, offset=offset,
+            voters=describe(voters),
+        )  # fmt: skip
+        self._refresh_voter_set()
+        effects: list[Effect] = [AppendToLog((record,))]
+        return VoterChangeResult(ErrorCode.NONE, offset=offset), effects + self._advance_leader_high_watermark(now_ms)
+
+    def resign(self, now_ms: int, reason: str = "shutdown") -> list[Effect]:
         """Graceful shutdown of a leader: tell the voters so they elect a successor at once."""
         if not isinstance(self.role, Leader):
             return []
         successors = tuple(
             sorted(
                 (v for v in self.voters if v != self.node_id),
-                key=lambda v: -self.progress.get(v, ReplicaProgress()).fetch_offset,
+                key=lambda v: -(self.voter_progress(v) or ReplicaProgress()).fetch_offset,
             )
         )
-        self._resign("shutdown")
+        self._resign(reason)
         request = EndQuorumEpochRequest(self.node_id, self.epoch, successors, self.cluster_id)
         return [LeaderChanged(self.epoch, None, -1), *(Send(v, request) for v in successors)]
 
@@ -598,11 +766,14 @@ class RaftNode:
         if end_offset > self.high_watermark or end_offset <= self.log_start_offset:
             return []
         snapshot_id = SnapshotId(end_offset, self.entry(end_offset - 1).epoch)
+        voters = self._latest_voter_set(below=end_offset)[0] if self.kraft_version == 1 else None
         self.entries = self.entries[end_offset - self.log_start_offset :]
         self.log_start_offset = end_offset
         self.snapshot_id = snapshot_id
         self.snapshot_data = data
-        return [SaveSnapshot(snapshot_id, data)]
+        self.snapshot_voters = voters
+        self._refresh_voter_set()
+        return [SaveSnapshot(snapshot_id, data, voters)]
 
     # ---- requests ----
 
@@ -610,7 +781,17 @@ class RaftNode:
         """Answer a request; the effects (persistence first) must run before the response is sent."""
         response: RaftResponse
         effects: list[Effect] = []
-        rejection = validate_request(request, LocalQuorum(self.node_id, self.cluster_id, self.voters, self.epoch))
+        local = LocalQuorum(
+            self.node_id,
+            self.cluster_id,
+            self.voters,
+            self.epoch,
+            self.directory_id,
+            self.is_voter,
+            self.voter_directories,
+            self.leader_id,
+        )
+        rejection = validate_request(request, local)
         if rejection is not None:
             return self._refuse(sender, request, rejection), effects
         match request:
@@ -780,6 +961,8 @@ class RaftNode:
             # next epoch, when the (shortened) fetch deadline passes.
             if request.leader_epoch > self.epoch or not isinstance(self.role, Follower):
                 effects = self._become_follower(request.leader_epoch, request.leader_id, now_ms)
+            # Its leader is gone: fetches from it no longer stand for a healthy leader, so pre-votes are granted.
+            self.role = Follower(request.leader_id)
             # The preferred successors (most caught up first) time out first, so one of them usually wins.
             rank = (
                 request.preferred_successors.index(self.node_id)
@@ -824,11 +1007,14 @@ class RaftNode:
                 self.log_start_offset,
                 diverging_epoch=end,
             ), []
-        previous = self.progress.get(request.replica_id, ReplicaProgress())
+        key = self._progress_key(request.replica_id, request.replica_directory_id)
+        previous = self.progress.get(key, ReplicaProgress())
         caught_up_ms = now_ms if request.fetch_offset >= self.log_end_offset else previous.last_caught_up_ms
-        self.progress[request.replica_id] = ReplicaProgress(request.fetch_offset, now_ms, caught_up_ms)
-        effects = self._advance_leader_high_watermark(now_ms) if request.replica_id in self.voters else []
-        limit = self.log_end_offset if request.replica_id in self.voters else self.high_watermark
+        self.progress[key] = ReplicaProgress(request.fetch_offset, now_ms, caught_up_ms)
+        # Only a voter's own directory counts: a wiped voter's empty log must not look like the voter's progress.
+        counts = self.is_voter_key(key)
+        effects = self._advance_leader_high_watermark(now_ms) if counts else []
+        limit = self.log_end_offset if counts else self.high_watermark
         first = request.fetch_offset - self.log_start_offset
         count = max(0, min(limit - request.fetch_offset, MAX_ENTRIES_PER_FETCH))
         entries = tuple(self.entries[first : first + count])
@@ -841,17 +1027,24 @@ class RaftNode:
             return FetchSnapshotResponse(ErrorCode.NOT_LEADER_OR_FOLLOWER, self._leader_or_none(), self.epoch, None)
         if request.snapshot_id != self.snapshot_id:
             return FetchSnapshotResponse(ErrorCode.SNAPSHOT_NOT_FOUND, self.node_id, self.epoch, self.snapshot_id)
-        return FetchSnapshotResponse(ErrorCode.NONE, self.node_id, self.epoch, self.snapshot_id, self.snapshot_data)
+        voters = None if self.snapshot_voters is None else tuple(sorted(self.snapshot_voters.items()))
+        return FetchSnapshotResponse(
+            ErrorCode.NONE, self.node_id, self.epoch, self.snapshot_id, self.snapshot_data, voters
+        )
 
     def _advance_leader_high_watermark(self, now_ms: int) -> list[Effect]:
         assert isinstance(self.role, Leader)
-        self.progress[self.node_id] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
-        offsets = [self.progress[v].fetch_offset for v in self.voters if v in self.progress]
+        self.progress[self._own_key()] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
+        offsets = [p.fetch_offset for v in self.voters if (p := self.voter_progress(v)) is not None]
         candidate = majority_offset(offsets, len(self.voters))
         # Only once an entry of this epoch is committed may the HWM move (Raft's rule, KRaft's LeaderChange).
         if candidate <= self.role.epoch_start_offset:
             return []
-        return self._set_high_watermark(candidate)
+        effects = self._set_high_watermark(candidate)
+        if not self.is_voter and self.high_watermark > self.voters_offset:
+            # KIP-853: a leader that removed itself leads until that change commits, then steps down.
+            effects += self.resign(now_ms, reason="removed from the voter set")
+        return effects
 
     def _set_high_watermark(self, offset: int) -> list[Effect]:
         offset = min(offset, self.log_end_offset)
@@ -871,10 +1064,10 @@ class RaftNode:
     def _check_quorum(self, now_ms: int) -> list[Effect]:
         """A leader that has not heard from a majority within the fetch timeout steps down (KRaft's check)."""
         assert isinstance(self.role, Leader)
-        recent = {self.node_id} | {
-            v
-            for v, p in self.progress.items()
-            if v in self.voters and now_ms - p.last_fetch_ms <= self.config.fetch_timeout_ms
+        recent = ({self.node_id} if self.is_voter else set()) | {
+            key.id
+            for key, p in self.progress.items()
+            if self.is_voter_key(key) and now_ms - p.last_fetch_ms <= self.config.fetch_timeout_ms
         }
         grace_until = self.timers.fetch_deadline_ms  # set when we became leader
         if has_majority(recent, self.voters) or now_ms < grace_until:
@@ -961,6 +1154,8 @@ class RaftNode:
             return effects  # a stale response; the next fetch asks again
         self.entries.extend(response.entries)
         effects.append(AppendToLog(response.entries))
+        if any(voters_of(entry) is not None for entry in response.entries):
+            self._refresh_voter_set()
         effects += self._set_high_watermark(min(response.high_watermark, self.log_end_offset))
         # Fetch again at once (after the append, so the offset it reports is durable): that fetch is what moves
         # the leader's high watermark, and waiting for the next tick would add up to a tick to every commit.
@@ -983,6 +1178,8 @@ class RaftNode:
             diverging_end_offset=diverging.end_offset,
         )
         del self.entries[cut - self.log_start_offset :]
+        if cut <= self.voters_offset:
+            self._refresh_voter_set()  # the VotersRecord is gone: the set before it applies again
         return [TruncateLog(cut)]
 
     def _handle_fetch_snapshot_response(
@@ -1005,6 +1202,8 @@ class RaftNode:
         self.log_start_offset = snapshot.end_offset
         self.snapshot_id = snapshot
         self.snapshot_data = response.data
+        self.snapshot_voters = None if response.voters is None else dict(response.voters)
         self.high_watermark = max(self.high_watermark, snapshot.end_offset)
         self.timers = evolve(self.timers, next_fetch_ms=now_ms)
-        return effects + [InstallSnapshot(snapshot, response.data)]
+        self._refresh_voter_set()
+        return effects + [InstallSnapshot(snapshot, response.data, self.snapshot_voters)]

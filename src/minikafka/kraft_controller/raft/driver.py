@@ -43,6 +43,7 @@ from minikafka.kraft_controller.raft.core import (
     TruncateLog,
 )
 from minikafka.kraft_controller.raft.file_log import QuorumState, RaftFileLog
+from minikafka.kraft_controller.raft.voter_changes import VoterChangeResult
 from minikafka.pb import controller_pb2, raft_pb2, raft_pb2_grpc
 
 TICK_INTERVAL_S = 0.02
@@ -80,7 +81,12 @@ class RaftDriver:
         clock: Callable[[], int] = monotonic_ms,
         on_fatal: Callable[[OSError], None] = lambda _error: None,
         tls: TlsFiles | None = None,
+        directory_id: str = "",
+        voter_directories: Mapping[int, str] | None = None,
+        observer_only: bool = False,
     ) -> None:
+        """`voter_directories`: each voter's directory id (KIP-853; None: voters named by id only);
+        `observer_only`: this node was formatted without the voter set and never votes."""
         self.node_id = node_id
         self.tls = tls  # the node-to-node TLS material its calls to the voters use; None: plaintext
         # A write error on the metadata log is fatal, as in Kafka (its fault handler halts the process): after a
@@ -95,7 +101,7 @@ class RaftDriver:
         quorum = self.file_log.load_quorum_state() or QuorumState(0, None, None)
         self.core = RaftNode(
             node_id,
-            sorted(voters),
+            dict(voter_directories) if voter_directories is not None else sorted(voters),
             config,
             new_random(),
             now,
@@ -105,6 +111,9 @@ class RaftDriver:
             entries=self.file_log.load_entries(),
             snapshot=self.file_log.load_snapshot(),
             cluster_id=cluster_id,
+            directory_id=directory_id,
+            observer_only=observer_only,
+            snapshot_voters=self.file_log.load_snapshot_voters(),
         )
         self.listeners: list[RaftListener] = []
         self._stubs: dict[int, raft_pb2_grpc.RaftStub] = {}
@@ -171,6 +180,27 @@ class RaftDriver:
             raise NotLeaderError(f"not the leader (leader {result.leader_id}, epoch {result.epoch})")
         return result.base_offset
 
+    async def change_voters(self, change: m.AddVoter | m.RemoveVoter, timeout_s: float) -> VoterChangeResult:
+        """AddRaftVoter or RemoveRaftVoter at this leader: refused at once, or answered once the VotersRecord
+        commits (REQUEST_TIMED_OUT if it does not within `timeout_s`, NOT_LEADER_OR_FOLLOWER if leadership goes)."""
+        now = self.clock()
+        if isinstance(change, m.AddVoter):
+            result, effects = self.core.add_voter(change.voter_id, change.directory_id, now)
+        else:
+            result, effects = self.core.remove_voter(change.voter_id, change.directory_id, now)
+        self._apply(effects)
+        if result.error_code != ErrorCode.NONE:
+            return result
+        epoch, deadline = self.core.epoch, now + timeout_s * 1000
+        while self.core.high_watermark <= result.offset:
+            if self.core.epoch != epoch or self.failure is not None:
+                return VoterChangeResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, "the leadership changed before the commit")
+            left = deadline - self.clock()
+            if left <= 0:
+                return VoterChangeResult(ErrorCode.REQUEST_TIMED_OUT, "the voter set change did not commit in time")
+            await self._parked.wait(min(left, 100) / 1000)
+        return result
+
     def take_snapshot(self, end_offset: int, data: bytes) -> None:
         self._apply(self.core.take_snapshot(end_offset, data))
 
@@ -181,10 +211,11 @@ class RaftDriver:
             leader_epoch=core.epoch,
             high_watermark=core.high_watermark,
         )
-        for replica_id, progress in sorted(core.progress.items()):
-            target = response.current_voters if replica_id in core.voters else response.observers
+        for key, progress in sorted(core.progress.items()):
+            target = response.current_voters if core.is_voter_key(key) else response.observers
             target.add(
-                replica_id=replica_id,
+                replica_id=key.id,
+                replica_directory_id=key.directory_id,
                 log_end_offset=progress.fetch_offset,
                 last_fetch_timestamp=progress.last_fetch_ms,
                 last_caught_up_timestamp=progress.last_caught_up_ms,
@@ -227,9 +258,9 @@ class RaftDriver:
                     self.file_log.truncate(effect.end_offset, "raft diverging epoch")
                     self._flushed_everything()
                 case SaveSnapshot():
-                    self.file_log.save_snapshot(effect.snapshot_id, effect.data)
+                    self.file_log.save_snapshot(effect.snapshot_id, effect.data, effect.voters)
                 case InstallSnapshot():
-                    self.file_log.save_snapshot(effect.snapshot_id, effect.data)
+                    self.file_log.save_snapshot(effect.snapshot_id, effect.data, effect.voters)
                     self.file_log.reset_to(effect.snapshot_id.end_offset)
                     self._untold.append(effect)
                 case CommitAdvanced():

@@ -11,7 +11,7 @@ Voters and observers (brokers keep a local copy) use the same class.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from minikafka.storage.partition_log import PartitionLog
 METADATA_PARTITION_DIR = "__cluster_metadata-0"
 QUORUM_STATE_FILE = "quorum-state"
 SNAPSHOT_SUFFIX = ".checkpoint"
+VOTERS_SUFFIX = ".voters.json"  # beside a snapshot: the voter set at its end (KIP-853)
 
 
 @dataclass(frozen=True)
@@ -144,11 +145,14 @@ class RaftFileLog:
     def snapshot_path(self, end_offset: int, epoch: int) -> Path:
         return self.directory / f"{end_offset:020d}-{epoch:010d}{SNAPSHOT_SUFFIX}"
 
-    def save_snapshot(self, snapshot_id: SnapshotId, data: bytes) -> None:
+    def save_snapshot(self, snapshot_id: SnapshotId, data: bytes, voters: Mapping[int, str] | None = None) -> None:
         path = self.snapshot_path(snapshot_id.end_offset, snapshot_id.epoch)
+        voters_path = path.with_name(path.name + VOTERS_SUFFIX)
+        if voters is not None:  # first: a snapshot on disk is never without the voter set it needs
+            write_atomically(voters_path, json.dumps({str(i): d for i, d in sorted(voters.items())}) + "\n")
         write_atomically(path, data)
-        for older in self.directory.glob("*" + SNAPSHOT_SUFFIX):
-            if older != path:
+        for older in [*self.directory.glob("*" + SNAPSHOT_SUFFIX), *self.directory.glob("*" + VOTERS_SUFFIX)]:
+            if older not in (path, voters_path):
                 older.unlink()
         # The snapshot holds everything below its end: the segments there go (Kafka's deleteBeforeSnapshot).
         self.log.delete_before(snapshot_id.end_offset, "snapshot")
@@ -160,6 +164,17 @@ class RaftFileLog:
         latest = snapshots[-1]
         end_offset, epoch = (int(part) for part in latest.name[: -len(SNAPSHOT_SUFFIX)].split("-"))
         return SnapshotId(end_offset, epoch), latest.read_bytes()
+
+    def load_snapshot_voters(self) -> dict[int, str] | None:
+        """The voter set saved beside the latest snapshot, if any."""
+        snapshots = sorted(self.directory.glob("*" + SNAPSHOT_SUFFIX))
+        if not snapshots:
+            return None
+        path = snapshots[-1].with_name(snapshots[-1].name + VOTERS_SUFFIX)
+        try:
+            return {int(i): str(d) for i, d in json.loads(path.read_text()).items()}
+        except FileNotFoundError:
+            return None
 
     def close(self) -> None:
         self.log.close()

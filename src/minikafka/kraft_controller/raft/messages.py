@@ -39,6 +39,10 @@ class VoteRequest:
     # KIP-996: "would you vote for me?" at the sender's current epoch (Kafka's VoteRequest v2 PreVote); the answer
     # binds no one, and the receiver persists nothing for it.
     pre_vote: bool = False
+    # KIP-853: the candidate's directory, and the receiver's as the candidate's voter set names it ("": unknown,
+    # a static voter set of ids only).
+    candidate_directory_id: str = ""
+    voter_directory_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class BeginQuorumEpochRequest:
     leader_id: int
     leader_epoch: int
     cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
+    voter_directory_id: str = ""  # KIP-853: the receiver's directory as the leader's voter set names it
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,7 @@ class FetchRequest:
     fetch_offset: int
     last_fetched_epoch: int
     cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
+    replica_directory_id: str = ""  # KIP-853: a voter's fetch counts only from the directory the voter set names
 
 
 @dataclass(frozen=True)
@@ -114,6 +120,7 @@ class FetchSnapshotResponse:
     leader_epoch: int
     snapshot_id: SnapshotId | None
     data: bytes = b""
+    voters: tuple[tuple[int, str], ...] | None = None  # KIP-853: the voter set at the snapshot's end, if known
 
 
 RaftRequest = VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest | FetchSnapshotRequest
@@ -166,4 +173,30 @@ class SnapshotTaken:
     data: bytes
 
 
-RaftEvent = Tick | RequestReceived | ResponseReceived | RequestFailed | Propose | Resign | SnapshotTaken
+@dataclass(frozen=True)
+class AddVoter:
+    """KIP-853's AddRaftVoter, at the leader: make the replica (id, directory) a voter."""
+
+    voter_id: int
+    directory_id: str
+
+
+@dataclass(frozen=True)
+class RemoveVoter:
+    """KIP-853's RemoveRaftVoter, at the leader: the voter (id, directory) stops being one."""
+
+    voter_id: int
+    directory_id: str
+
+
+RaftEvent = (
+    Tick
+    | RequestReceived
+    | ResponseReceived
+    | RequestFailed
+    | Propose
+    | Resign
+    | SnapshotTaken
+    | AddVoter
+    | RemoveVoter
+)

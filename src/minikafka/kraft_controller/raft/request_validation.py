@@ -2,7 +2,10 @@
 
 Every request must name this node's cluster (INCONSISTENT_CLUSTER_ID). Vote, BeginQuorumEpoch and EndQuorumEpoch
 are voter-only: from an older epoch they are left to the handler (FENCED_LEADER_EPOCH); otherwise the sender must be
-a voter, and so must this node (INCONSISTENT_VOTER_SET). Fetch and FetchSnapshot are open to observers.
+a voter, and so must this node (INCONSISTENT_VOTER_SET). Replicas are named by id and metadata log directory
+(KIP-853): a request naming another directory for this node than its own is not meant for it (INVALID_VOTER_KEY),
+and one naming this node's directory is answered whatever this node's own voter set, which may be stale: the
+sender counts the answers of its own voter set only. Fetch and FetchSnapshot are open to observers.
 
 Kafka accepts a request without a cluster id (older senders); protobuf cannot tell an absent string from an empty
 one and every minikafka sender sets it, so an empty cluster id is refused like any other mismatch.
@@ -10,7 +13,8 @@ one and every minikafka sender sets it, so an empty cluster id is refused like a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.raft.messages import (
@@ -29,6 +33,10 @@ class LocalQuorum:
     cluster_id: str
     voters: frozenset[int]
     epoch: int
+    directory_id: str = ""
+    is_voter: bool = True  # this node's (id, directory) is in the voter set
+    voter_directories: Mapping[int, str] = field(default_factory=dict)  # "": any directory (static voters)
+    leader_id: int | None = None  # the leader this node knows in `epoch`
 
 
 @dataclass(frozen=True)
@@ -46,13 +54,23 @@ class _VoterOnly:
     sender_field: str
     sender: int
     epoch: int
+    receiver_directory_id: str = ""  # the directory the sender's voter set names for this node ("": any)
+    sender_directory_id: str = ""  # the sender's own directory, where the request carries it
 
 
 def _voter_only(request: RaftRequest) -> _VoterOnly | None:
     match request:
         case VoteRequest():
-            return _VoterOnly("candidate_id", request.candidate_id, request.candidate_epoch)
-        case BeginQuorumEpochRequest() | EndQuorumEpochRequest():
+            return _VoterOnly(
+                "candidate_id",
+                request.candidate_id,
+                request.candidate_epoch,
+                request.voter_directory_id,
+                request.candidate_directory_id,
+            )
+        case BeginQuorumEpochRequest():
+            return _VoterOnly("leader_id", request.leader_id, request.leader_epoch, request.voter_directory_id)
+        case EndQuorumEpochRequest():
             return _VoterOnly("leader_id", request.leader_id, request.leader_epoch)
     return None
 
@@ -67,8 +85,21 @@ def validate_request(request: RaftRequest, local: LocalQuorum) -> Rejection | No
     voters = "one of voters " + ",".join(str(v) for v in sorted(local.voters))
     if check.sender < 0:
         return Rejection(ErrorCode.INVALID_REQUEST, check.sender_field, "a node id >= 0", str(check.sender))
-    if local.node_id not in local.voters:
-        return Rejection(ErrorCode.INCONSISTENT_VOTER_SET, "receiver", voters, str(local.node_id))
-    if check.sender not in local.voters:
+    if check.receiver_directory_id and check.receiver_directory_id != local.directory_id:
+        return Rejection(
+            ErrorCode.INVALID_VOTER_KEY, "voter_directory_id", local.directory_id, check.receiver_directory_id
+        )
+    if check.receiver_directory_id:
+        # Addressed to this very replica by id and directory (KIP-853): the sender's voter set names it, and this
+        # replica's own may be stale (a change not fetched yet). The sender counts only the voters of its own set.
+        return None
+    if local.node_id not in local.voters or not local.is_voter:
+        return Rejection(ErrorCode.INCONSISTENT_VOTER_SET, "receiver", voters, f"{local.node_id}")
+    # A leader that removed itself resigns once that commits: its EndQuorumEpoch comes from outside the voter set.
+    resigning = isinstance(request, EndQuorumEpochRequest) and (check.sender, check.epoch) == (
+        local.leader_id,
+        local.epoch,
+    )
+    if check.sender not in local.voters and not resigning:
         return Rejection(ErrorCode.INCONSISTENT_VOTER_SET, check.sender_field, voters, str(check.sender))
     return None

@@ -41,10 +41,15 @@ def request_to_proto(request: m.RaftRequest) -> Message:
                 last_offset_epoch=request.last_offset_epoch,
                 last_offset=request.last_offset,
                 pre_vote=request.pre_vote,
+                candidate_directory_id=request.candidate_directory_id,
+                voter_directory_id=request.voter_directory_id,
             )
         case m.BeginQuorumEpochRequest():
             return raft_pb2.BeginQuorumEpochRequest(
-                cluster_id=request.cluster_id, leader_id=request.leader_id, leader_epoch=request.leader_epoch
+                cluster_id=request.cluster_id,
+                leader_id=request.leader_id,
+                leader_epoch=request.leader_epoch,
+                voter_directory_id=request.voter_directory_id,
             )
         case m.EndQuorumEpochRequest():
             return raft_pb2.EndQuorumEpochRequest(
@@ -60,6 +65,7 @@ def request_to_proto(request: m.RaftRequest) -> Message:
                 current_leader_epoch=request.current_leader_epoch,
                 fetch_offset=request.fetch_offset,
                 last_fetched_epoch=request.last_fetched_epoch,
+                replica_directory_id=request.replica_directory_id,
             )
         case m.FetchSnapshotRequest():
             return raft_pb2.FetchSnapshotRequest(
@@ -79,11 +85,15 @@ def vote_request(message: raft_pb2.VoteRequest) -> m.VoteRequest:
         message.last_offset,
         message.cluster_id,
         message.pre_vote,
+        message.candidate_directory_id,
+        message.voter_directory_id,
     )
 
 
 def begin_epoch_request(message: raft_pb2.BeginQuorumEpochRequest) -> m.BeginQuorumEpochRequest:
-    return m.BeginQuorumEpochRequest(message.leader_id, message.leader_epoch, message.cluster_id)
+    return m.BeginQuorumEpochRequest(
+        message.leader_id, message.leader_epoch, message.cluster_id, message.voter_directory_id
+    )
 
 
 def end_epoch_request(message: raft_pb2.EndQuorumEpochRequest) -> m.EndQuorumEpochRequest:
@@ -99,6 +109,7 @@ def fetch_request(message: raft_pb2.RaftFetchRequest) -> m.FetchRequest:
         message.fetch_offset,
         message.last_fetched_epoch,
         message.cluster_id,
+        message.replica_directory_id,
     )
 
 
@@ -160,6 +171,8 @@ def response_to_proto(response: m.RaftResponse) -> object:
                 size=len(response.data),
                 position=0,
                 unaligned_records=response.data,
+                has_voters=response.voters is not None,
+                voters=[raft_pb2.VoterKey(voter_id=i, directory_id=d) for i, d in response.voters or ()],
             )
     raise TypeError(f"unknown response {response!r}")
 
@@ -197,5 +210,6 @@ def response_from_proto(message: object) -> m.RaftResponse:
                 message.leader_epoch,
                 _snapshot_from_proto(message, "snapshot_id"),
                 message.unaligned_records,
+                tuple((v.voter_id, v.directory_id) for v in message.voters) if message.has_voters else None,
             )
     raise TypeError(f"unknown response {message!r}")

@@ -1,0 +1,141 @@
+"""`minikafka metadata-quorum`, Kafka's kafka-metadata-quorum: describe the controller quorum (--status,
+--replication) and change its voter set (add-controller, remove-controller; KIP-853)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import Any
+
+from minikafka.common.cli_support import CliError, print_json
+from minikafka.common.errors import KafkaError
+
+AddConnection = Callable[[argparse.ArgumentParser], None]
+
+
+def register(subparsers: argparse._SubParsersAction, add_connection_arguments: AddConnection) -> None:
+    parser = subparsers.add_parser("metadata-quorum", help="describe and reconfigure the controller quorum (KIP-853)")
+    commands = parser.add_subparsers(dest="metadata_quorum_command", required=True)
+    describe = commands.add_parser("describe", help="the quorum's leader and voters (--status) or replicas' lag")
+    shown = describe.add_mutually_exclusive_group(required=True)
+    shown.add_argument("--status", action="store_true", help="leader, epoch, high watermark, voters, observers")
+    shown.add_argument("--replication", action="store_true", help="each replica's log end offset and lag")
+    describe.add_argument("--json", action="store_true")
+    describe.set_defaults(func=describe_command)
+    add = commands.add_parser("add-controller", help="make a controller that is an observer a voter")
+    add.add_argument("--controller-id", type=int, required=True)
+    add.add_argument(
+        "--controller-directory-id", default="", help="its metadata log directory (default: as it fetches now)"
+    )
+    add.set_defaults(func=add_command)
+    remove = commands.add_parser("remove-controller", help="remove a voter from the quorum")
+    remove.add_argument("--controller-id", type=int, required=True)
+    remove.add_argument("--controller-directory-id", required=True)
+    remove.set_defaults(func=remove_command)
+    for command in (describe, add, remove):
+        command.add_argument("--cluster-id", default="minikafka", help="the cluster's id (cluster.id)")
+        add_connection_arguments(command)
+
+
+def _replicas(document: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    voters = [("Leader" if r["id"] == document["leader_id"] else "Follower", r) for r in document["voters"]]
+    return voters + [("Observer", r) for r in document["observers"]]
+
+
+def describe_command(args: argparse.Namespace) -> int:
+    from minikafka.client.command_connection import admin_client
+
+    with admin_client(args) as admin:
+        document = admin.describe_quorum()
+    if args.json:
+        print_json(document)
+        return 0
+    if args.status:
+        print(status_text(document, args.cluster_id))
+    else:
+        print(replication_text(document))
+    return 0
+
+
+def status_text(document: dict[str, Any], cluster_id: str) -> str:
+    followers = [r for r in document["voters"] if r["id"] != document["leader_id"]]
+    lag = max((r["lag"] for r in followers), default=0)
+    leader = next((r for r in document["voters"] if r["id"] == document["leader_id"]), None)
+    # As Kafka's tool: how long ago, by the leader's clock, the furthest-behind follower was last caught up.
+    oldest = min((r["last_caught_up_timestamp"] for r in followers), default=0)
+    lag_time = 0 if leader is None or not followers else max(0, leader["last_caught_up_timestamp"] - oldest)
+
+    def keys(replicas: list[dict[str, Any]]) -> str:
+        return json.dumps([{"id": r["id"], "directoryId": r["directory_id"]} for r in replicas])
+
+    rows = [
+        ("ClusterId", cluster_id),
+        ("LeaderId", document["leader_id"]),
+        ("LeaderEpoch", document["leader_epoch"]),
+        ("HighWatermark", document["high_watermark"]),
+        ("MaxFollowerLag", lag),
+        ("MaxFollowerLagTimeMs", lag_time),
+        ("CurrentVoters", keys(document["voters"])),
+        ("CurrentObservers", keys(document["observers"])),
+    ]
+    return "\n".join(f"{name + ':':<24}{value}" for name, value in rows)
+
+
+def replication_text(document: dict[str, Any]) -> str:
+    """Kafka's table; the timestamps are the leader's monotonic clock in ms (comparable with each other only)."""
+    header = ("NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp", "Status")
+    rows = [header]
+    for status, r in _replicas(document):
+        fetched = r["last_fetch_timestamp"]
+        caught_up = r["last_caught_up_timestamp"]
+        rows.append(
+            (
+                str(r["id"]),
+                r["directory_id"] or "-",
+                str(r["log_end_offset"]),
+                str(r["lag"]),
+                str(fetched) if fetched >= 0 else "-",
+                str(caught_up) if caught_up >= 0 else "-",
+                status,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) for row in rows)
+
+
+def add_command(args: argparse.Namespace) -> int:
+    from minikafka.client.command_connection import admin_client
+
+    with admin_client(args) as admin:
+        directory = args.controller_directory_id or _observed_directory(admin.describe_quorum(), args.controller_id)
+        _change(lambda: admin.add_raft_voter(args.controller_id, directory, args.cluster_id))
+    print(f"Added controller {args.controller_id} with directory id {directory} to the voter set")
+    return 0
+
+
+def remove_command(args: argparse.Namespace) -> int:
+    from minikafka.client.command_connection import admin_client
+
+    with admin_client(args) as admin:
+        _change(lambda: admin.remove_raft_voter(args.controller_id, args.controller_directory_id, args.cluster_id))
+    print(f"Removed controller {args.controller_id} with directory id {args.controller_directory_id}")
+    return 0
+
+
+def _observed_directory(document: dict[str, Any], controller_id: int) -> str:
+    replicas = document["observers"] + document["voters"]  # a voter's: the leader then answers DUPLICATE_VOTER
+    found = [r["directory_id"] for r in replicas if r["id"] == controller_id and r["directory_id"]]
+    if not found:
+        raise CliError(
+            f"controller {controller_id} is not fetching from the leader as an observer; give its "
+            "--controller-directory-id (its meta.properties directory.id)"
+        )
+    return str(found[0])
+
+
+def _change(call: Callable[[], None]) -> None:
+    try:
+        call()
+    except KafkaError as error:
+        raise CliError(str(error)) from None

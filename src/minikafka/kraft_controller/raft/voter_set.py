@@ -1,0 +1,33 @@
+"""KIP-853's voter set in the metadata log: a VotersRecord is a control entry naming every voter by id and
+directory id. The latest one in a replica's log (or its snapshot's, or the one it was formatted with) is its voter
+set, from the moment it is appended, committed or not, as in Kafka; a truncation below it restores the one before.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from minikafka.kraft_controller.raft.messages import LogEntry
+
+VOTERS_RECORD = b"VotersRecord "  # a control entry's data starts with it; a new leader's marker is empty
+
+VoterSet = dict[int, str]  # voter id -> directory id
+
+
+def voters_record(voters: Mapping[int, str]) -> bytes:
+    document = {"version": 0, "voters": [{"id": i, "directory_id": d} for i, d in sorted(voters.items())]}
+    return VOTERS_RECORD + json.dumps(document, separators=(",", ":")).encode()
+
+
+def voters_of(entry: LogEntry) -> VoterSet | None:
+    """The voter set a VotersRecord entry names; None for any other entry."""
+    if not entry.control or not entry.data.startswith(VOTERS_RECORD):
+        return None
+    document = json.loads(entry.data[len(VOTERS_RECORD) :])
+    return {int(v["id"]): str(v["directory_id"]) for v in document["voters"]}
+
+
+def describe(voters: Mapping[int, str]) -> list[str]:
+    """For events: `id:directory` of each voter, in id order."""
+    return [f"{i}:{d}" if d else str(i) for i, d in sorted(voters.items())]
