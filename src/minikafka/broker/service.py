@@ -192,6 +192,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                 for topic in request.forgotten_topics_data
                 for partition in topic.partitions
             ],
+            request.isolation_level,
         )
         answer = await handle_fetch(self.manager, self.fetch_sessions, decoded)
         if answer.error != ErrorCode.NONE:
@@ -210,7 +211,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             for topic in request.topics
             for partition in topic.partitions
         ]
-        answers = iter(handle_list_offsets(self.manager, lines))
+        answers = iter(handle_list_offsets(self.manager, lines, request.isolation_level))
         response = broker_pb2.ListOffsetsResponse()
         for topic in request.topics:
             entry = response.topics.add(name=topic.name)
@@ -310,9 +311,11 @@ def _fetch_response(answer: FetchAnswer) -> SplicedFetchResponse:
                 partition_index=partition.partition,
                 error_code=int(partition.error),
                 high_watermark=partition.high_watermark,
-                last_stable_offset=partition.high_watermark,
+                last_stable_offset=partition.last_stable_offset,
                 log_start_offset=partition.log_start_offset,
             )
+            for txn in partition.aborted_transactions or ():
+                data.aborted_transactions.add(producer_id=txn.producer_id, first_offset=txn.first_offset)
             batches.append(partition.records)
             if topic.known:
                 data.current_leader.leader_id = partition.leader_id
