@@ -204,7 +204,7 @@ def verify_partitions(
     """AddPartitionsToTxn v4+ with VerifyOnly (KIP-890 part 1), asked by a partition leader before it appends a
     transactional batch: each partition is NONE only if it is in the transaction under way of that producer."""
     error = _check_producer(metadata, producer_id, epoch)
-    answers = {}
+    answers: dict[TopicPartitionKey, ErrorCode] = {}
     for partition in partitions:
         if error != ErrorCode.NONE:
             answers[partition] = error
