@@ -424,8 +424,10 @@ class ReplicaManager:
             message = f"broker {self.config.node_id} does not lead {tp} now"
             return answered(ProduceResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, message=message))
         epoch = leader.leader_epoch
+        # A coordinator's own transactional batches (offset commits) skip the producer's sequence checks.
+        coordinator = internal_topics_allowed
         return self._append_as_leader(
-            replica, acks, timeout_ms, lambda now: replica.log.append_as_leader(records, epoch, now)
+            replica, acks, timeout_ms, lambda now: replica.log.append_as_leader(records, epoch, now, coordinator)
         )
 
     def write_txn_marker(

@@ -26,12 +26,21 @@ from minikafka.broker.requests.produce import (
     by_topic,
     handle_produce,
 )
+from minikafka.broker.requests.write_txn_markers import (
+    MarkerAnswer,
+    MarkerPartitionAnswer,
+    MarkerWritten,
+    handle_write_txn_markers,
+)
+from minikafka.broker.transaction.markers import decode_request as decode_markers
+from minikafka.broker.transaction.markers import encode_response as encode_marker_answers
 from minikafka.common.errors import ErrorCode, wire_code
 from minikafka.common.fetch_response_wire import SplicedFetchResponse, encode_fetch_response
 from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, controller_pb2, fault_pb2, fault_pb2_grpc
 
 DEFAULT_PRODUCE_TIMEOUT_MS = 30000  # the producer's request.timeout.ms default
 DEFAULT_FETCH_MAX_BYTES = 52428800  # Kafka's fetch.max.bytes default
+MARKER_TIMEOUT_MS = 30000  # a marker waits this long for the ISR, as Kafka's request.timeout.ms
 
 
 class _FetchAnswersSpliced:
@@ -64,11 +73,13 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         listener_name: str,
         fetch_sessions: FetchSessionCache,
         sasl: GrpcSaslAuthenticator | None = None,
+        on_marker_written: MarkerWritten | None = None,
     ) -> None:
         self.manager = manager
         self.listener_name = listener_name  # Metadata answers with each broker's endpoint for this listener
         self.fetch_sessions = fetch_sessions  # the broker's, shared by its listeners
         self.sasl = sasl  # a GRPC_SASL_SSL listener's exchange and sessions; None: the listener has no SASL
+        self.on_marker_written = on_marker_written  # the group coordinator's, for markers in __consumer_offsets
 
     def register(self, server: grpc.aio.Server) -> None:
         spliced = _FetchAnswersSpliced(server)
@@ -236,6 +247,23 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             producer_id=answer.producer_id,
             producer_epoch=answer.producer_epoch,
         )
+
+    async def WriteTxnMarkers(
+        self, request: broker_pb2.WriteTxnMarkersRequest, context: Any
+    ) -> broker_pb2.WriteTxnMarkersResponse:
+        entries = decode_markers(request)
+        if self.listener_name != self.manager.config.inter_broker_listener:
+            # Only a coordinator writes markers (Kafka's CLUSTER_ACTION): never a client's listener.
+            refused = [
+                MarkerAnswer(
+                    e.marker.producer_id,
+                    [MarkerPartitionAnswer(tp, ErrorCode.CLUSTER_AUTHORIZATION_FAILED) for tp in e.partitions],
+                )
+                for e in entries
+            ]
+            return encode_marker_answers(refused)
+        answers = await handle_write_txn_markers(self.manager, entries, MARKER_TIMEOUT_MS, self.on_marker_written)
+        return encode_marker_answers(answers)
 
     async def OffsetsForLeaderEpoch(
         self, request: broker_pb2.OffsetsForLeaderEpochRequest, context: Any

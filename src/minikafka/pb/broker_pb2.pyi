@@ -8,6 +8,59 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class WriteTxnMarkersRequest(_message.Message):
+    __slots__ = ("markers",)
+    class Topic(_message.Message):
+        __slots__ = ("name", "partition_indexes")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_INDEXES_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partition_indexes: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, name: _Optional[str] = ..., partition_indexes: _Optional[_Iterable[int]] = ...) -> None: ...
+    class Marker(_message.Message):
+        __slots__ = ("producer_id", "producer_epoch", "transaction_result", "topics", "coordinator_epoch")
+        PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
+        PRODUCER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        TRANSACTION_RESULT_FIELD_NUMBER: _ClassVar[int]
+        TOPICS_FIELD_NUMBER: _ClassVar[int]
+        COORDINATOR_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        producer_id: int
+        producer_epoch: int
+        transaction_result: bool
+        topics: _containers.RepeatedCompositeFieldContainer[WriteTxnMarkersRequest.Topic]
+        coordinator_epoch: int
+        def __init__(self, producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ..., transaction_result: _Optional[bool] = ..., topics: _Optional[_Iterable[_Union[WriteTxnMarkersRequest.Topic, _Mapping]]] = ..., coordinator_epoch: _Optional[int] = ...) -> None: ...
+    MARKERS_FIELD_NUMBER: _ClassVar[int]
+    markers: _containers.RepeatedCompositeFieldContainer[WriteTxnMarkersRequest.Marker]
+    def __init__(self, markers: _Optional[_Iterable[_Union[WriteTxnMarkersRequest.Marker, _Mapping]]] = ...) -> None: ...
+
+class WriteTxnMarkersResponse(_message.Message):
+    __slots__ = ("markers",)
+    class PartitionResult(_message.Message):
+        __slots__ = ("partition_index", "error_code")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        error_code: _common_pb2.ErrorCode
+        def __init__(self, partition_index: _Optional[int] = ..., error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ...) -> None: ...
+    class TopicResult(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedCompositeFieldContainer[WriteTxnMarkersResponse.PartitionResult]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[WriteTxnMarkersResponse.PartitionResult, _Mapping]]] = ...) -> None: ...
+    class MarkerResult(_message.Message):
+        __slots__ = ("producer_id", "topics")
+        PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
+        TOPICS_FIELD_NUMBER: _ClassVar[int]
+        producer_id: int
+        topics: _containers.RepeatedCompositeFieldContainer[WriteTxnMarkersResponse.TopicResult]
+        def __init__(self, producer_id: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[WriteTxnMarkersResponse.TopicResult, _Mapping]]] = ...) -> None: ...
+    MARKERS_FIELD_NUMBER: _ClassVar[int]
+    markers: _containers.RepeatedCompositeFieldContainer[WriteTxnMarkersResponse.MarkerResult]
+    def __init__(self, markers: _Optional[_Iterable[_Union[WriteTxnMarkersResponse.MarkerResult, _Mapping]]] = ...) -> None: ...
+
 class SaslRequest(_message.Message):
     __slots__ = ("handshake", "authenticate")
     HANDSHAKE_FIELD_NUMBER: _ClassVar[int]

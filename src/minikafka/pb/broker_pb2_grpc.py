@@ -95,6 +95,11 @@ class BrokerStub:
                 request_serializer=minikafka_dot_pb_dot_broker__pb2.SaslRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_broker__pb2.SaslResponse.FromString,
                 _registered_method=True)
+        self.WriteTxnMarkers = channel.unary_unary(
+                '/minikafka.Broker/WriteTxnMarkers',
+                request_serializer=minikafka_dot_pb_dot_broker__pb2.WriteTxnMarkersRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_broker__pb2.WriteTxnMarkersResponse.FromString,
+                _registered_method=True)
 
 
 class BrokerServicer:
@@ -180,6 +185,14 @@ class BrokerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WriteTxnMarkers(self, request, context):
+        """A transaction coordinator has a partition leader write COMMIT or ABORT markers (Kafka's WriteTxnMarkers);
+        answered only on the inter-broker listener.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BrokerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -242,6 +255,11 @@ def add_BrokerServicer_to_server(servicer, server):
                     servicer.SaslAuthenticate,
                     request_deserializer=minikafka_dot_pb_dot_broker__pb2.SaslRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_broker__pb2.SaslResponse.SerializeToString,
+            ),
+            'WriteTxnMarkers': grpc.unary_unary_rpc_method_handler(
+                    servicer.WriteTxnMarkers,
+                    request_deserializer=minikafka_dot_pb_dot_broker__pb2.WriteTxnMarkersRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_broker__pb2.WriteTxnMarkersResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -568,6 +586,33 @@ class Broker:
             '/minikafka.Broker/SaslAuthenticate',
             minikafka_dot_pb_dot_broker__pb2.SaslRequest.SerializeToString,
             minikafka_dot_pb_dot_broker__pb2.SaslResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WriteTxnMarkers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Broker/WriteTxnMarkers',
+            minikafka_dot_pb_dot_broker__pb2.WriteTxnMarkersRequest.SerializeToString,
+            minikafka_dot_pb_dot_broker__pb2.WriteTxnMarkersResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -322,12 +322,16 @@ class PartitionLog:
     # ---- appending ----
 
     @storage_operation("append")
-    def append_as_leader(self, records: bytes | memoryview, leader_epoch: int, now_ms: int) -> AppendInfo:
+    def append_as_leader(
+        self, records: bytes | memoryview, leader_epoch: int, now_ms: int, from_coordinator: bool = False
+    ) -> AppendInfo:
         """Validate a producer's batch, assign offsets from the log end and stamp `leader_epoch` (rewriting only
-        those two header fields), then append. Invalid input raises a KafkaError and writes nothing."""
+        those two header fields), then append. Invalid input raises a KafkaError and writes nothing. A
+        coordinator's batch (a transactional offset commit) skips the producer's sequence checks, as Kafka's
+        AppendOrigin.COORDINATOR does."""
         validated = self._validate(records, AppendOrigin.CLIENT, "leader")
         (batch,) = validated.batches  # a producer's request carries one batch per partition
-        if batch.has_producer_id:
+        if batch.has_producer_id and not from_coordinator:
             check = self.producer_state.check_client_batch(producer_batch(batch))
             if isinstance(check, Duplicate):
                 self._log.info(

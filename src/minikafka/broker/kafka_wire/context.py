@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from minikafka.broker.fetch_session import FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator
 from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.broker.transaction.coordinator import TransactionCoordinator
 
 
 @dataclass(frozen=True)
@@ -18,3 +19,4 @@ class WireContext:
     # The broker's KIP-227 sessions, shared with its gRPC listeners; the default holds none (every Fetch is full).
     fetch_sessions: FetchSessionCache = field(default_factory=lambda: FetchSessionCache(0, lambda: 1))
     hidden_apis: frozenset[int] = frozenset()  # keys the broker's config turns off: neither advertised nor answered
+    transactions: TransactionCoordinator | None = None  # the transaction APIs answer COORDINATOR_NOT_AVAILABLE without

@@ -6,7 +6,7 @@ Only a coordinator sends it: it travels between brokers on the inter-broker list
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from minikafka.broker.log_manager import TopicPartition
@@ -33,9 +33,17 @@ class MarkerAnswer:
     partitions: list[MarkerPartitionAnswer]
 
 
+MarkerWritten = Callable[[TopicPartition, EndTxnMarker], None]
+
+
 async def handle_write_txn_markers(
-    manager: ReplicaManager, entries: Sequence[TxnMarkerEntry], timeout_ms: int
+    manager: ReplicaManager,
+    entries: Sequence[TxnMarkerEntry],
+    timeout_ms: int,
+    on_written: MarkerWritten | None = None,
 ) -> list[MarkerAnswer]:
+    """`on_written` learns of each marker the ISR has: the group coordinator makes a transaction's offsets
+    visible when its marker lands in __consumer_offsets (Kafka's onTransactionCompleted)."""
     jobs = [
         [(tp, manager.write_txn_marker(tp, entry.marker, timeout_ms)) for tp in entry.partitions] for entry in entries
     ]
@@ -44,6 +52,8 @@ async def handle_write_txn_markers(
         partitions = []
         for tp, job in appends:
             result = await job
+            if result.error == ErrorCode.NONE and on_written is not None:
+                on_written(tp, entry.marker)
             partitions.append(MarkerPartitionAnswer(tp, result.error))
         answers.append(MarkerAnswer(entry.marker.producer_id, partitions))
     return answers
