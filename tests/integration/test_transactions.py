@@ -4,13 +4,19 @@ transaction, and a read_committed consumer sees the committed records only, whil
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from cluster_fixtures import eventually, running_cluster
 from group_topics import PARTITIONS, create_topic
 
+from minikafka.client.kafka_wire_client import KafkaWireClient, request_class
+from minikafka.common.errors import ErrorCode
+from minikafka.deploy import cluster_commands
+from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import Cluster
 
 pytestmark = pytest.mark.integration
@@ -20,6 +26,11 @@ OVERRIDES = {
     "group.initial.rebalance.delay.ms": "200",
     "group.min.session.timeout.ms": "1000",
     "transaction.state.log.num.partitions": "3",
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
+    # A killed broker is fenced, and its leaderships move, within seconds.
+    "broker.session.timeout.ms": "2000",
+    "broker.heartbeat.interval.ms": "300",
+    "replica.lag.time.max.ms": "3000",
 }
 
 
@@ -209,3 +220,116 @@ def test_a_new_producer_of_the_id_fences_the_old_one(cluster: Cluster) -> None:
         old.commit_transaction(30)
     assert raised.value.args[0].fatal() or "fenced" in str(raised.value).lower()
     assert read_all(bootstrap, "txn-fence", "read_committed", 1) == ["fresh"]
+
+
+async def _on_coordinator(bootstrap: str, transactional_id: str, body: Any) -> tuple[int, Any]:
+    """(coordinator id, its answer to `body`): FindCoordinator with key type 1 first."""
+    client = KafkaWireClient(bootstrap.split(","))
+    try:
+        found = await client.any_broker(request_class(10, 3)(key=transactional_id, key_type=1))
+        assert ErrorCode.of(found.error_code) == ErrorCode.NONE, found
+        return found.node_id, await client.connection(f"{found.host}:{found.port}").send(body)
+    finally:
+        await client.close()
+
+
+def describe(bootstrap: str, transactional_id: str) -> tuple[int, Any]:
+    body = request_class(65, 0)(transactional_ids=(transactional_id,))
+    node_id, response = asyncio.run(_on_coordinator(bootstrap, transactional_id, body))
+    return node_id, response.transaction_states[0]
+
+
+def test_describe_and_list_show_a_transaction_under_way(cluster: Cluster) -> None:
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, "txn-described")
+    producer = transactional_producer(bootstrap, "described-writer")
+    producer.begin_transaction()
+    producer.produce("txn-described", value=b"x", partition=1)
+    producer.flush(30)
+    _, state = describe(bootstrap, "described-writer")
+    assert (ErrorCode.of(state.error_code), state.transaction_state) == (ErrorCode.NONE, "Ongoing")
+    assert [(t.topic, list(t.partitions)) for t in state.topics] == [("txn-described", [1])]
+
+    async def listed() -> list[tuple[str, str]]:
+        client = KafkaWireClient(bootstrap.split(","))
+        try:
+            found = []
+            for address in bootstrap.split(","):
+                response = await client.connection(address).send(
+                    request_class(66, 0)(state_filters=("Ongoing",), producer_id_filters=())
+                )
+                found += [(t.transactional_id, t.transaction_state) for t in response.transaction_states]
+            return found
+        finally:
+            await client.close()
+
+    assert ("described-writer", "Ongoing") in asyncio.run(listed())
+    producer.commit_transaction(60)
+    # The commit is answered once PrepareCommit is written; the markers, then CompleteCommit, follow.
+    state = eventually(
+        lambda: (found := describe(bootstrap, "described-writer")[1]).transaction_state == "CompleteCommit" and found,
+        30,
+        "the transaction complete",
+    )
+    assert state.topics == ()
+    _, unknown = describe(bootstrap, "never-used")
+    assert ErrorCode.of(unknown.error_code) == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+
+
+def test_a_transaction_left_open_past_its_timeout_is_aborted(cluster: Cluster) -> None:
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, "txn-timeout")
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": bootstrap, "transactional.id": "slow-writer", "transaction.timeout.ms": 2000}
+    )
+    producer.init_transactions(60)
+    producer.begin_transaction()
+    producer.produce("txn-timeout", value=b"never-committed", partition=0)
+    producer.flush(30)
+    eventually(
+        lambda: describe(bootstrap, "slow-writer")[1].transaction_state == "CompleteAbort" or None,
+        30,
+        "the coordinator aborting the timed-out transaction",
+    )
+    _, state = describe(bootstrap, "slow-writer")
+    assert state.producer_epoch == 1  # bumped: the producer that left it open is fenced
+    with pytest.raises(confluent_kafka.KafkaException):
+        producer.commit_transaction(30)
+    plain = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    plain.produce("txn-timeout", value=b"after", partition=0)
+    assert plain.flush(30) == 0
+    # The aborted record is never read committed, and nothing holds the partition back.
+    assert read_all(bootstrap, "txn-timeout", "read_committed", 1) == ["after"]
+
+
+def test_a_transaction_survives_its_coordinators_broker_being_killed(cluster: Cluster) -> None:
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, "txn-failover")
+    producer = transactional_producer(bootstrap, "failover-writer")
+    producer.begin_transaction()
+    for i in range(8):
+        producer.produce("txn-failover", value=f"survivor-{i}".encode(), partition=i % PARTITIONS)
+    producer.flush(30)
+    victim, _ = describe(bootstrap, "failover-writer")
+    Faults(cluster).kill(victim)
+    try:
+        # The new coordinator loads the Ongoing state from __transaction_state and ends the transaction.
+        producer.commit_transaction(90)
+        survivors = [b.kafka_address for b in cluster.brokers if b.node_id != victim and b.kafka_address]
+        new_coordinator, _ = describe(",".join(survivors), "failover-writer")
+        assert new_coordinator != victim
+        eventually(
+            lambda: describe(",".join(survivors), "failover-writer")[1].transaction_state == "CompleteCommit" or None,
+            30,
+            "the transaction complete at the new coordinator",
+        )
+        committed = read_all(",".join(survivors), "txn-failover", "read_committed", 8)
+        assert sorted(committed) == sorted(f"survivor-{i}" for i in range(8))
+    finally:
+        Faults(cluster).start(victim)
+        with cluster_commands.admin_for(cluster, timeout_s=10) as admin:
+            eventually(
+                lambda: all(victim in p.isr for p in admin.describe_topics(["__transaction_state"])[0].partitions),
+                60,
+                f"broker {victim} back in every __transaction_state ISR",
+            )

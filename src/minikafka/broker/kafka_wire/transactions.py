@@ -184,10 +184,9 @@ async def handle_txn_offset_commit(ctx: WireContext, request: Request) -> Any:
     return build(cls, throttle_time=0, topics=topics)
 
 
-def _start_time(metadata: TxnMetadata) -> datetime.datetime | None:
-    if metadata.start_ms < 0:
-        return None
-    return datetime.datetime.fromtimestamp(metadata.start_ms / 1000, tz=datetime.UTC)
+def _timestamp(ms: int) -> datetime.datetime:
+    """kio writes a datetime as its epoch milliseconds: -1 (Kafka's "none") is a millisecond before the epoch."""
+    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
 
 
 def handle_describe(ctx: WireContext, request: Request) -> Any:
@@ -204,7 +203,7 @@ def handle_describe(ctx: WireContext, request: Request) -> Any:
                     transactional_id=transactional_id,
                     transaction_state="",
                     transaction_timeout=0,
-                    transaction_start_time=None,
+                    transaction_start_time=_timestamp(0),  # the field's default, as Kafka sends with an error
                     producer_id=-1,
                     producer_epoch=-1,
                     topics=(),
@@ -221,7 +220,7 @@ def handle_describe(ctx: WireContext, request: Request) -> Any:
                 transactional_id=transactional_id,
                 transaction_state=found.state.display_name,
                 transaction_timeout=found.timeout_ms,
-                transaction_start_time=_start_time(found),
+                transaction_start_time=_timestamp(found.start_ms),
                 producer_id=found.producer_id,
                 producer_epoch=found.producer_epoch,
                 topics=tuple(build(topic_cls, topic=name, partitions=tuple(ids)) for name, ids in by_topic.items()),
