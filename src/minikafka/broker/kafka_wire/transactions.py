@@ -13,7 +13,7 @@ from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.broker.transaction.core import Reply
-from minikafka.broker.transaction.state import TxnMetadata, TxnState
+from minikafka.broker.transaction.state import TxnState
 from minikafka.common.clock import wall_ms
 from minikafka.common.errors import ErrorCode
 
