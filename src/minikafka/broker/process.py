@@ -31,6 +31,7 @@ from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.broker.service import MARKER_TIMEOUT_MS, BrokerService, FaultService
 from minikafka.broker.transaction.coordinator import TransactionCoordinator, txn_coordinator_config
 from minikafka.broker.transaction.markers import MarkerChannel
+from minikafka.broker.transaction.verification import ProduceVerifier
 from minikafka.common.cli_support import stop_requested
 from minikafka.common.clock import monotonic_ms, new_random, wall_ms
 from minikafka.common.errors import ErrorCode, KafkaError
@@ -121,6 +122,7 @@ class Broker:
     manager: ReplicaManager
     groups: GroupCoordinator
     transactions: TransactionCoordinator
+    verifier: ProduceVerifier
     fetch_sessions: FetchSessionCache  # one cache for the gRPC and the Kafka listeners' fetch sessions
     servers: list[BoundServer] = field(default_factory=list)  # the gRPC servers, one per listener
     kafka_listeners: list[KafkaListener] = field(default_factory=list)
@@ -172,6 +174,8 @@ def build_broker(config: BrokerConfig) -> Broker:
     transactions = TransactionCoordinator(
         manager, lifecycle.controller, txn_coordinator_config(config), markers, manager.producer_ids.generate
     )
+    manager.transaction_verification = config.transaction_partition_verification_enable
+    verifier = ProduceVerifier(manager, transactions)
     # Session ids need only be hard to reuse by accident across restarts, as Kafka's random ones.
     fetch_sessions = FetchSessionCache(
         config.max_incremental_fetch_session_cache_slots, functools.partial(new_random().randint, 1, MAX_SESSION_ID)
@@ -189,6 +193,7 @@ def build_broker(config: BrokerConfig) -> Broker:
         manager,
         groups,
         transactions,
+        verifier,
         fetch_sessions,
     )
 
@@ -199,7 +204,14 @@ async def start_grpc_servers(broker: Broker) -> list[BoundServer]:
     servers = []
     for listener in config.grpc_listeners:
         sasl = grpc_sasl_authenticator(config, listener.name, broker.metadata)
-        service = BrokerService(broker.manager, listener.name, broker.fetch_sessions, sasl, broker.groups.on_txn_marker)
+        service = BrokerService(
+            broker.manager,
+            listener.name,
+            broker.fetch_sessions,
+            sasl,
+            broker.groups.on_txn_marker,
+            broker.transactions,
+        )
         served = (
             inter_node_security(config, listener.name)
             if listener.name == config.inter_broker_listener
@@ -246,6 +258,7 @@ async def start_kafka_listeners(broker: Broker) -> list[KafkaListener]:
                 fetch_sessions=broker.fetch_sessions,
                 hidden_apis=group_apis.hidden_apis(config.group_coordinator_rebalance_protocols),
                 transactions=broker.transactions,
+                verifier=broker.verifier,
             ),
             listener.host,
             listener.port,
@@ -326,6 +339,7 @@ async def stop_broker(broker: Broker, tasks: list[asyncio.Task[None]]) -> None:
         await kafka_listener.stop()
     await broker.groups.stop()
     await broker.transactions.stop()
+    await broker.verifier.close()
     await broker.manager.stop()
     await lifecycle.stop()
     with contextlib.suppress(Exception):

@@ -54,7 +54,7 @@ from minikafka.common.purgatory import Purgatory
 from minikafka.common.record_batch import iter_batches
 from minikafka.common.topic import is_internal
 from minikafka.kraft_controller.metadata.image import MetadataImage
-from minikafka.storage.partition_log import AppendInfo, PartitionLog
+from minikafka.storage.partition_log import AppendInfo, PartitionLog, Verification
 from minikafka.storage.transaction_index import AbortedTxn
 
 HWM_EVENT_INTERVAL_MS = 1000  # high_watermark_advanced is coalesced to at most one event a second per partition
@@ -157,6 +157,8 @@ class ReplicaManager:
         )
         # InitProducerId's ids (Kafka keeps it beside the transaction coordinator; there is none here).
         self.producer_ids = ProducerIdManager(controller, config.node_id, broker_epoch)
+        # transaction.partition.verification.enable, set by the broker that has a transaction coordinator
+        self.transaction_verification = False
         # False until the first metadata delta after start-up catch-up: until then the image may lack topics.
         self.metadata_ready = False
         # Parked fetches, each its own future (awaited directly: one loop turn from a change to its answer). A
@@ -408,11 +410,18 @@ class ReplicaManager:
     # ---- produce ----
 
     def produce(
-        self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int, internal_topics_allowed: bool = False
+        self,
+        tp: TopicPartition,
+        records: bytes,
+        acks: int,
+        timeout_ms: int,
+        internal_topics_allowed: bool = False,
+        verification_guard: int | None = None,
     ) -> asyncio.Future[ProduceResult]:
         """Append as leader now, in call order (a pipelined stream relies on it); the returned future answers at
         once, or for acks=all when the HWM passes the batch. Only a coordinator appends to an internal topic
-        (`internal_topics_allowed`); a client's append there is INVALID_TOPIC_EXCEPTION, as in Kafka."""
+        (`internal_topics_allowed`); a client's append there is INVALID_TOPIC_EXCEPTION, as in Kafka. With
+        transaction verification on, a producer's first transactional batch needs `verification_guard`."""
         if is_internal(tp.topic) and not internal_topics_allowed:
             message = f"Cannot append to internal topic {tp.topic}"
             return answered(ProduceResult(ErrorCode.INVALID_TOPIC_EXCEPTION, message=message))
@@ -426,8 +435,14 @@ class ReplicaManager:
         epoch = leader.leader_epoch
         # A coordinator's own transactional batches (offset commits) skip the producer's sequence checks.
         coordinator = internal_topics_allowed
+        # A coordinator's own transactional writes (offset commits) are not a producer's: nothing to verify.
+        verifying = self.transaction_verification and not internal_topics_allowed
+        verification = Verification(verification_guard) if verifying else None
         return self._append_as_leader(
-            replica, acks, timeout_ms, lambda now: replica.log.append_as_leader(records, epoch, now, coordinator)
+            replica,
+            acks,
+            timeout_ms,
+            lambda now: replica.log.append_as_leader(records, epoch, now, coordinator, verification),
         )
 
     def write_txn_marker(

@@ -11,6 +11,7 @@ from typing import Any
 import grpc
 
 from minikafka.broker.fetch_session import FINAL_EPOCH, FetchSessionCache, PartitionFetchState
+from minikafka.broker.group.state import TopicPartitionKey
 from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator, not_sasl_listener
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.metadata_listener import endpoint_for
@@ -32,6 +33,7 @@ from minikafka.broker.requests.write_txn_markers import (
     MarkerWritten,
     handle_write_txn_markers,
 )
+from minikafka.broker.transaction.coordinator import TransactionCoordinator
 from minikafka.broker.transaction.markers import decode_request as decode_markers
 from minikafka.broker.transaction.markers import encode_response as encode_marker_answers
 from minikafka.common.errors import ErrorCode, wire_code
@@ -74,12 +76,14 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         fetch_sessions: FetchSessionCache,
         sasl: GrpcSaslAuthenticator | None = None,
         on_marker_written: MarkerWritten | None = None,
+        transactions: TransactionCoordinator | None = None,
     ) -> None:
         self.manager = manager
         self.listener_name = listener_name  # Metadata answers with each broker's endpoint for this listener
         self.fetch_sessions = fetch_sessions  # the broker's, shared by its listeners
         self.sasl = sasl  # a GRPC_SASL_SSL listener's exchange and sessions; None: the listener has no SASL
         self.on_marker_written = on_marker_written  # the group coordinator's, for markers in __consumer_offsets
+        self.transactions = transactions  # answers other leaders' verification of transactional batches
 
     def register(self, server: grpc.aio.Server) -> None:
         spliced = _FetchAnswersSpliced(server)
@@ -264,6 +268,26 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             return encode_marker_answers(refused)
         answers = await handle_write_txn_markers(self.manager, entries, MARKER_TIMEOUT_MS, self.on_marker_written)
         return encode_marker_answers(answers)
+
+    async def VerifyTxnPartitions(
+        self, request: broker_pb2.VerifyTxnPartitionsRequest, context: Any
+    ) -> broker_pb2.VerifyTxnPartitionsResponse:
+        asked = [TopicPartitionKey(t.name, p) for t in request.topics for p in t.partition_indexes]
+        if self.listener_name != self.manager.config.inter_broker_listener:
+            answers = dict.fromkeys(asked, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        elif self.transactions is None:
+            answers = dict.fromkeys(asked, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        else:
+            answers = self.transactions.verify(
+                request.transactional_id, request.producer_id, request.producer_epoch, asked
+            )
+        response = broker_pb2.VerifyTxnPartitionsResponse()
+        for name in dict.fromkeys(tp.topic for tp in asked):
+            topic = response.topics.add(name=name)
+            for tp in asked:
+                if tp.topic == name:
+                    topic.partitions.add(partition_index=tp.partition, error_code=int(answers[tp]))
+        return response
 
     async def OffsetsForLeaderEpoch(
         self, request: broker_pb2.OffsetsForLeaderEpochRequest, context: Any

@@ -81,6 +81,7 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ELECTION_NOT_NEEDED: _ClassVar[ErrorCode]
     NO_REASSIGNMENT_IN_PROGRESS: _ClassVar[ErrorCode]
     INVALID_RECORD: _ClassVar[ErrorCode]
+    UNSTABLE_OFFSET_COMMIT: _ClassVar[ErrorCode]
     PRODUCER_FENCED: _ClassVar[ErrorCode]
     RESOURCE_NOT_FOUND: _ClassVar[ErrorCode]
     DUPLICATE_RESOURCE: _ClassVar[ErrorCode]
@@ -176,6 +177,7 @@ ELIGIBLE_LEADERS_NOT_AVAILABLE: ErrorCode
 ELECTION_NOT_NEEDED: ErrorCode
 NO_REASSIGNMENT_IN_PROGRESS: ErrorCode
 INVALID_RECORD: ErrorCode
+UNSTABLE_OFFSET_COMMIT: ErrorCode
 PRODUCER_FENCED: ErrorCode
 RESOURCE_NOT_FOUND: ErrorCode
 DUPLICATE_RESOURCE: ErrorCode

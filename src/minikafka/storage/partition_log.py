@@ -82,6 +82,13 @@ def storage_operation(
 
 
 @dataclass(frozen=True)
+class Verification:
+    """KIP-890 part 1 is on: a transactional batch must carry `guard` (None: it was not verified)."""
+
+    guard: int | None
+
+
+@dataclass(frozen=True)
 class AppendInfo:
     first_offset: int
     last_offset: int
@@ -125,6 +132,10 @@ class PartitionLog:
         self._closed = False
         self.producer_state = ProducerState()  # idempotent producers' last batches, as of the log end
         self.transactions = LogTransactions(directory)  # aborted-transaction index, undecided transactions
+        # KIP-890 part 1 (Kafka's VerificationStateEntry): per producer, the guard of the verification under way
+        # before its first transactional batch here; a marker clears it, so a late batch's verification fails.
+        self.verification_guards: dict[int, int] = {}
+        self._next_guard = 1
 
     # ---- opening and recovery ----
 
@@ -323,7 +334,12 @@ class PartitionLog:
 
     @storage_operation("append")
     def append_as_leader(
-        self, records: bytes | memoryview, leader_epoch: int, now_ms: int, from_coordinator: bool = False
+        self,
+        records: bytes | memoryview,
+        leader_epoch: int,
+        now_ms: int,
+        from_coordinator: bool = False,
+        verification: Verification | None = None,
     ) -> AppendInfo:
         """Validate a producer's batch, assign offsets from the log end and stamp `leader_epoch` (rewriting only
         those two header fields), then append. Invalid input raises a KafkaError and writes nothing. A
@@ -331,6 +347,8 @@ class PartitionLog:
         AppendOrigin.COORDINATOR does."""
         validated = self._validate(records, AppendOrigin.CLIENT, "leader")
         (batch,) = validated.batches  # a producer's request carries one batch per partition
+        if verification is not None:
+            self._check_verified(batch, verification)
         if batch.has_producer_id and not from_coordinator:
             check = self.producer_state.check_client_batch(producer_batch(batch))
             if isinstance(check, Duplicate):
@@ -349,7 +367,36 @@ class PartitionLog:
         self.epoch_cache.assign(leader_epoch, first)
         self._append(buffer, first, last, validated.record_count, validated.max_timestamp, now_ms)
         self._update_producer_state((batch,), first)
+        if batch.is_transactional:
+            self.verification_guards.pop(batch.producer_id, None)  # its transaction is open here now
         return AppendInfo(first, last, validated.record_count, len(buffer), validated.max_timestamp)
+
+    def start_verification(self, producer_id: int) -> int:
+        """The guard of a verification for `producer_id` (the one under way, or a new one)."""
+        guard = self.verification_guards.get(producer_id)
+        if guard is None:
+            guard = self.verification_guards[producer_id] = self._next_guard
+            self._next_guard += 1
+        return guard
+
+    def _check_verified(self, batch: RecordBatch, verification: Verification) -> None:
+        """With verification on, a producer's first transactional batch here must come with the guard of a
+        verification no marker has ended since (Kafka's batchMissingRequiredVerification)."""
+        if not batch.is_transactional or batch.producer_id in self.producer_state.ongoing:
+            return
+        current = self.verification_guards.get(batch.producer_id)
+        if verification.guard is not None and verification.guard == current:
+            return
+        self._rejected(
+            "leader",
+            "invalid_txn_state",
+            expected=f"verification guard {current}",
+            actual=f"guard {verification.guard} of producer {batch.producer_id}",
+        )
+        raise KafkaError(
+            ErrorCode.INVALID_TXN_STATE,
+            f"transactional batch of producer {batch.producer_id} is not part of an ongoing transaction here",
+        )
 
     @storage_operation("append")
     def append_marker_as_leader(self, marker: EndTxnMarker, leader_epoch: int, now_ms: int) -> AppendInfo:
@@ -357,6 +404,7 @@ class PartitionLog:
         appendAsLeader with the coordinator as origin); a stale producer or coordinator epoch raises KafkaError
         and writes nothing."""
         self.producer_state.check_marker(marker)
+        self.verification_guards.pop(marker.producer_id, None)
         batch = read_header(build_marker_batch(marker, now_ms))
         first = self.log_end_offset
         buffer = stamped(batch, first, leader_epoch)

@@ -430,6 +430,13 @@ class GroupCoordinator:
             shard.txn_offsets.setdefault(producer_id, {}).setdefault(group_id, {}).update(offsets)
         return ErrorCode.NONE, {**{key: stored for key, _ in offsets}, **refused}
 
+    def unstable_offsets(self, group_id: str) -> set[TopicPartitionKey]:
+        """The group's partitions with a transactional commit awaiting its marker (Kafka's UNSTABLE_OFFSET_COMMIT)."""
+        shard = self._shard_for(group_id)
+        if isinstance(shard, ErrorCode):
+            return set()
+        return {key for held in shard.txn_offsets.values() for key in held.get(group_id, {})}
+
     def on_txn_marker(self, tp: TopicPartition, marker: EndTxnMarker) -> None:
         """A transaction's marker is in a __consumer_offsets partition: its offset commits there take effect or go."""
         shard = self._shards.get(tp.partition) if tp.topic == OFFSETS_TOPIC else None
