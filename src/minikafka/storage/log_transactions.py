@@ -34,6 +34,27 @@ class LogTransactions:
     def __init__(self, directory: Path) -> None:
         self.aborted = AbortedTxnIndex(directory)
         self._undecided: list[CompletedTxn] = []  # ended, but their markers are not yet below the HWM
+        # KIP-890 part 1 (Kafka's VerificationStateEntry): per producer, the guard of the verification under way
+        # before its first transactional batch here; a marker clears it, so a late batch's verification fails.
+        self._guards: dict[int, int] = {}
+        self._next_guard = 1
+
+    def start_verification(self, producer_id: int) -> int:
+        guard = self._guards.get(producer_id)
+        if guard is None:
+            guard = self._guards[producer_id] = self._next_guard
+            self._next_guard += 1
+        return guard
+
+    def end_verification(self, producer_id: int) -> None:
+        self._guards.pop(producer_id, None)
+
+    def unverified(self, state: ProducerState, batch: RecordBatch, guard: int | None) -> int | None:
+        """None when `batch` may be appended with `guard`; else the guard expected (-1: none under way)."""
+        if not batch.is_transactional or batch.producer_id in state.ongoing:
+            return None
+        current = self._guards.get(batch.producer_id)
+        return None if guard is not None and guard == current else (current if current is not None else -1)
 
     def load(self, segment_bases: list[int]) -> None:
         self.aborted.load(segment_bases)

@@ -132,10 +132,6 @@ class PartitionLog:
         self._closed = False
         self.producer_state = ProducerState()  # idempotent producers' last batches, as of the log end
         self.transactions = LogTransactions(directory)  # aborted-transaction index, undecided transactions
-        # KIP-890 part 1 (Kafka's VerificationStateEntry): per producer, the guard of the verification under way
-        # before its first transactional batch here; a marker clears it, so a late batch's verification fails.
-        self.verification_guards: dict[int, int] = {}
-        self._next_guard = 1
 
     # ---- opening and recovery ----
 
@@ -368,24 +364,18 @@ class PartitionLog:
         self._append(buffer, first, last, validated.record_count, validated.max_timestamp, now_ms)
         self._update_producer_state((batch,), first)
         if batch.is_transactional:
-            self.verification_guards.pop(batch.producer_id, None)  # its transaction is open here now
+            self.transactions.end_verification(batch.producer_id)  # its transaction is open here now
         return AppendInfo(first, last, validated.record_count, len(buffer), validated.max_timestamp)
 
     def start_verification(self, producer_id: int) -> int:
         """The guard of a verification for `producer_id` (the one under way, or a new one)."""
-        guard = self.verification_guards.get(producer_id)
-        if guard is None:
-            guard = self.verification_guards[producer_id] = self._next_guard
-            self._next_guard += 1
-        return guard
+        return self.transactions.start_verification(producer_id)
 
     def _check_verified(self, batch: RecordBatch, verification: Verification) -> None:
         """With verification on, a producer's first transactional batch here must come with the guard of a
         verification no marker has ended since (Kafka's batchMissingRequiredVerification)."""
-        if not batch.is_transactional or batch.producer_id in self.producer_state.ongoing:
-            return
-        current = self.verification_guards.get(batch.producer_id)
-        if verification.guard is not None and verification.guard == current:
+        current = self.transactions.unverified(self.producer_state, batch, verification.guard)
+        if current is None:
             return
         self._rejected(
             "leader",
@@ -404,7 +394,7 @@ class PartitionLog:
         appendAsLeader with the coordinator as origin); a stale producer or coordinator epoch raises KafkaError
         and writes nothing."""
         self.producer_state.check_marker(marker)
-        self.verification_guards.pop(marker.producer_id, None)
+        self.transactions.end_verification(marker.producer_id)
         batch = read_header(build_marker_batch(marker, now_ms))
         first = self.log_end_offset
         buffer = stamped(batch, first, leader_epoch)

@@ -209,3 +209,24 @@ def test_retention_drops_the_entries_of_deleted_segments(tmp_path: Path) -> None
     assert {p.name for p in log.directory.glob("*.txnindex")} <= {txn_index_path(log.directory, 0).name} | {
         txn_index_path(log.directory, s.base_offset).name for s in log.segments
     }
+
+
+def test_with_verification_a_first_transactional_batch_needs_a_guard_no_marker_has_cleared(tmp_path: Path) -> None:
+    from minikafka.storage.partition_log import Verification
+
+    log = open_log(tmp_path)
+    with pytest.raises(KafkaError) as unverified:
+        log.append_as_leader(txn_batch(A, 0), 1, 0, verification=Verification(None))
+    assert unverified.value.code == ErrorCode.INVALID_TXN_STATE
+    guard = log.start_verification(A)
+    log.append_as_leader(txn_batch(A, 0), 1, 0, verification=Verification(guard))
+    log.append_as_leader(txn_batch(A, 2), 1, 0, verification=Verification(None))  # its transaction is open here
+    # A late batch verified before the abort, appended after its marker: the marker cleared the guard.
+    late_guard = log.start_verification(A)
+    log.append_marker_as_leader(marker(A, commit=False), 1, 0)
+    end = log.log_end_offset
+    with pytest.raises(KafkaError) as late:
+        log.append_as_leader(txn_batch(A, 4), 1, 0, verification=Verification(late_guard))
+    assert late.value.code == ErrorCode.INVALID_TXN_STATE and log.log_end_offset == end
+    caught_up(log)
+    assert log.last_stable_offset == log.high_watermark
