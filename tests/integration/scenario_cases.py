@@ -30,6 +30,8 @@ CASES = [
     ("in-flight-alter-partition", "false", 1),
     ("disruptive-controller", "true", 0),
     ("disruptive-controller", "false", 1),
+    ("hanging-transaction", "true", 0),
+    ("hanging-transaction", "false", 1),
 ]
 
 

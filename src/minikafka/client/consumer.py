@@ -289,6 +289,7 @@ class Consumer:
         state = self.fetch_states.setdefault(key, _FetchState())
         state.high_watermark, state.error = data.high_watermark, None
         records = []
+        past_control = position  # a transaction's marker is never a record, but the position moves past it
         for batch in iter_batches(data.records):
             if self.config.check_crcs and not batch.is_valid():
                 raise KafkaError(
@@ -296,6 +297,10 @@ class Consumer:
                     f"record batch for {topic}-{data.partition_index} at offset {batch.base_offset} is corrupt "
                     f"(stored crc {batch.crc:#010x}, computed crc {batch.computed_crc():#010x})",
                 )
+            if batch.is_control:
+                if batch.last_offset < data.high_watermark:
+                    past_control = max(past_control, batch.last_offset + 1)
+                continue
             for record in batch.records():
                 if record.offset < position or record.offset >= data.high_watermark:
                     continue  # a batch can start before our position; never expose data above the HWM
@@ -310,8 +315,8 @@ class Consumer:
                         record.timestamp_ms,
                     )
                 )
-        if records:
-            self.positions[key] = records[-1].offset + 1
+        if records or past_control > position:
+            self.positions[key] = max(records[-1].offset + 1 if records else position, past_control)
         return records
 
     async def _refresh(self, topic: str) -> None:

@@ -158,6 +158,7 @@ def test_builtin_scenarios_load_and_user_files_are_checked(tmp_path: Path) -> No
     names = {s.name for s in builtin()}
     assert {"kip-903", "last-replica-standing", "unclean-election", "zombie-leader", "controlled-shutdown"} <= names
     assert "disruptive-controller" in names
+    assert load("hanging-transaction").guard.key == "transaction.partition.verification.enable"
     assert load("kip-903").guard.key == "alter.partition.broker.epoch.check"
     with pytest.raises(ScenarioError, match="no scenario named 'nope'"):
         load("nope")
