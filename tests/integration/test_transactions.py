@@ -5,12 +5,13 @@ transaction, and a read_committed consumer sees the committed records only, whil
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from cluster_fixtures import eventually, running_cluster
+from cluster_fixtures import eventually, minikafka, running_cluster
 from group_topics import PARTITIONS, create_topic
 
 from minikafka.client.kafka_wire_client import KafkaWireClient, request_class
@@ -103,6 +104,16 @@ def test_committed_records_are_read_committed_and_aborted_ones_are_not(cluster: 
     assert sorted(committed) == sorted([f"committed-{i}" for i in range(8)] + [f"late-{i}" for i in range(4)])
     everything = read_all(bootstrap, "txn-orders", "read_uncommitted", 20)
     assert len(everything) == 20 and sum(v.startswith("aborted-") for v in everything) == 8
+    # minikafka's own consumer, over gRPC, reads the same: the aborted records and the markers left out.
+    for isolation, count in (("read_committed", 12), ("read_uncommitted", 20)):
+        consumed = minikafka(
+            "consume", "txn-orders", "--from-beginning", "--timeout-ms", "3000", "--json",
+            "--isolation-level", isolation, "--dir", str(cluster.run_dir),
+        )  # fmt: skip
+        assert consumed.returncode == 0, consumed.stderr
+        values = [json.loads(line)["value"] for line in consumed.stdout.splitlines() if '"value"' in line]
+        assert len(values) == count, (isolation, values)
+        assert isolation == "read_uncommitted" or not any(v.startswith("aborted-") for v in values)
 
 
 def test_an_open_transaction_holds_back_read_committed_until_it_commits(cluster: Cluster) -> None:
