@@ -230,3 +230,19 @@ def test_with_verification_a_first_transactional_batch_needs_a_guard_no_marker_h
     assert late.value.code == ErrorCode.INVALID_TXN_STATE and log.log_end_offset == end
     caught_up(log)
     assert log.last_stable_offset == log.high_watermark
+
+
+def test_dump_log_shows_transactional_flags_markers_and_the_txnindex(tmp_path: Path) -> None:
+    from minikafka.storage.dump_log import dump_log, format_text
+
+    log = open_log(tmp_path)
+    log.append_as_leader(txn_batch(A, 0), 1, 0)
+    log.append_marker_as_leader(marker(A, commit=False, coordinator_epoch=4), 1, 0)
+    log.flush(0)
+    dumped = dump_log(log.directory / "00000000000000000000.log")
+    data, control = dumped["batches"]
+    assert (data["is_transactional"], data["is_control"], data["producer_id"]) == (True, False, A)
+    assert control["is_control"] and control["end_txn_marker"] == {"type": "ABORT", "coordinator_epoch": 4}
+    assert "| endTxnMarker: ABORT coordinatorEpoch: 4" in format_text(dumped)
+    index = dump_log(txn_index_path(log.directory, 0))
+    assert index["entries"] == [{"producer_id": A, "first_offset": 0, "last_offset": 2, "last_stable_offset": 3}]
