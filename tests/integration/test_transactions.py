@@ -275,6 +275,17 @@ def test_describe_and_list_show_a_transaction_under_way(cluster: Cluster) -> Non
             await client.close()
 
     assert ("described-writer", "Ongoing") in asyncio.run(listed())
+    # The same through `minikafka transactions`, as kafka-transactions shows them.
+    tool = minikafka("transactions", "--describe", "described-writer", "--json", "--dir", str(cluster.run_dir))
+    assert tool.returncode == 0, tool.stderr
+    described = json.loads(tool.stdout)
+    assert (described["state"], described["partitions"]) == ("Ongoing", [{"topic": "txn-described", "partition": 1}])
+    tool = minikafka("transactions", "--list", "--json", "--dir", str(cluster.run_dir))
+    assert {"transactional_id": "described-writer", "producer_id": described["producer_id"], "state": "Ongoing"} in (
+        json.loads(tool.stdout)
+    )
+    tool = minikafka("transactions", "--find-hanging", "--json", "--dir", str(cluster.run_dir))
+    assert tool.returncode == 0 and json.loads(tool.stdout) == [], tool.stdout + tool.stderr
     producer.commit_transaction(60)
     # The commit is answered once PrepareCommit is written; the markers, then CompleteCommit, follow.
     state = eventually(

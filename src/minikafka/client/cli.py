@@ -160,6 +160,7 @@ def _register_partition_and_group_tools(subparsers: argparse._SubParsersAction) 
         leader_election_command,
         log_dirs_command,
         reassign_partitions_command,
+        transactions_command,
     )
 
     leader_election_command.register(subparsers, add_connection_arguments)
@@ -167,6 +168,7 @@ def _register_partition_and_group_tools(subparsers: argparse._SubParsersAction) 
     consumer_groups_command.register(subparsers)
     delete_records_command.register(subparsers)
     log_dirs_command.register(subparsers)
+    transactions_command.register(subparsers)
 
 
 def _register_quorum(subparsers: argparse._SubParsersAction) -> None:

@@ -12,6 +12,7 @@ The hold is the client's: it builds the produce before the abort and sends it af
 network would arrive (the cut and hold faults act between nodes, not between a client and a broker)."""
 
 from minikafka.client.kafka_wire_client import KafkaWireClient
+from minikafka.client.transactions_command import find_hanging
 from minikafka.common.errors import ErrorCode
 from minikafka.deploy.scenario import FAST_FAILOVER, Expect, Guard, Steps, Topology
 from minikafka.deploy.scenario.transactions import WireTransactionalProducer
@@ -90,5 +91,21 @@ def _story(s: Steps, producer: WireTransactionalProducer) -> None:
         "equal: nothing undecided holds read_committed consumers back",
         f"high watermark {hwm}, last stable offset {lso}"
         + ("" if lso == hwm else f": read_committed consumers see nothing from offset {lso} on"),
+    )
+    hanging = s.loop.run(find_hanging(producer.client))
+    s.check(
+        "minikafka transactions --find-hanging",
+        [(h.topic, h.partition) for h in hanging] == ([] if s.guarded else [(TOPIC, 0)]),
+        Expect(
+            guarded="no transaction open in any log without its coordinator",
+            unguarded=f"payments-0: producer {producer.producer_id}'s transaction, open in the log, that "
+            f"{TXN}'s coordinator has as CompleteAbort",
+        ),
+        "; ".join(
+            f"{h.topic}-{h.partition}: producer {h.producer_id} epoch {h.producer_epoch} open from offset "
+            f"{h.current_txn_start_offset} (coordinator: {h.transactional_id} {h.coordinator_state})"
+            for h in hanging
+        )
+        or "none",
     )
     s.final_read(TOPIC, "every acknowledged plain write is there")
