@@ -43,6 +43,7 @@ from minikafka.pb import controller_pb2
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 TICK_S = 0.1
 LOAD_CHUNK_BYTES = 1048576
+MARKER_RETRY_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -350,7 +351,14 @@ class TransactionCoordinator:
 
     async def _send_markers(self, shard: TxnShard, transactional_id: str, markers: WriteMarkers) -> None:
         marker = EndTxnMarker(markers.producer_id, markers.producer_epoch, markers.commit, shard.leader_epoch)
-        done = await self.markers.write(marker, markers.partitions, lambda: self._current(shard))
+        done = False
+        while self._current(shard):
+            try:
+                done = await self.markers.write(marker, markers.partitions, lambda: self._current(shard))
+                break
+            except Exception:  # a bug must not leave the transaction undecided for good: log it, try again
+                self._log.exception("transaction_markers_failed", transactional_id=transactional_id)
+                await asyncio.sleep(MARKER_RETRY_S)
         metadata = shard.txns.get(transactional_id)
         if done and self._current(shard) and metadata is not None:
             self._apply(shard, transactional_id, core.markers_written(metadata, wall_ms()))
