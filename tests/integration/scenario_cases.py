@@ -32,6 +32,8 @@ CASES = [
     ("disruptive-controller", "false", 1),
     ("controller-disk-loss", "true", 0),
     ("controller-disk-loss", "false", 1),
+    ("hanging-transaction", "true", 0),
+    ("hanging-transaction", "false", 1),
 ]
 
 

@@ -337,6 +337,41 @@ class BrokerConfig(NodeConfig):
         "Most members of one consumer-protocol group (GROUP_MAX_SIZE_REACHED past it).",
         at_least(1),
     )
+    transaction_state_log_num_partitions: int = config_key(
+        "transaction.state.log.num.partitions",
+        5,
+        "Partitions of __transaction_state, created on the first FindCoordinator for a transactional id (Kafka's "
+        "default is 50; a local cluster of Python brokers replicates 5 more cheaply).",
+        at_least(1),
+    )
+    transaction_state_log_replication_factor: int = config_key(
+        "transaction.state.log.replication.factor", 3, "Replication factor of __transaction_state.", at_least(1)
+    )
+    transaction_state_log_min_isr: int = config_key(
+        "transaction.state.log.min.isr",
+        2,
+        "min.insync.replicas of __transaction_state: a transaction's state is written with acks=all.",
+        at_least(1),
+    )
+    transaction_max_timeout_ms: int = config_key(
+        "transaction.max.timeout.ms",
+        900000,
+        "Largest transaction timeout a producer may ask for (INVALID_TRANSACTION_TIMEOUT past it).",
+        at_least(1),
+    )
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = config_key(
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        10000,
+        "How often the coordinator aborts the transactions open longer than their timeout.",
+        at_least(1),
+    )
+    transaction_partition_verification_enable: bool = config_key(
+        "transaction.partition.verification.enable",
+        True,
+        "KIP-890 part 1: before appending a producer's first transactional batch to a partition, the leader asks "
+        "the transaction coordinator whether the partition is in the producer's ongoing transaction, and refuses "
+        "the batch (INVALID_TXN_STATE) if it is not. Off, a late write can open a transaction that never ends.",
+    )
 
     role = "broker"
 

@@ -28,7 +28,10 @@ from minikafka.broker.lifecycle_manager import LifecycleManager
 from minikafka.broker.log_manager import LogManager
 from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener
 from minikafka.broker.replica_manager import ReplicaManager
-from minikafka.broker.service import BrokerService, FaultService
+from minikafka.broker.service import MARKER_TIMEOUT_MS, BrokerService, FaultService
+from minikafka.broker.transaction.coordinator import TransactionCoordinator, txn_coordinator_config
+from minikafka.broker.transaction.markers import MarkerChannel
+from minikafka.broker.transaction.verification import ProduceVerifier
 from minikafka.common.cli_support import stop_requested
 from minikafka.common.clock import monotonic_ms, new_random, wall_ms
 from minikafka.common.errors import ErrorCode, KafkaError, ListenerBindError
@@ -118,6 +121,8 @@ class Broker:
     lifecycle: LifecycleManager
     manager: ReplicaManager
     groups: GroupCoordinator
+    transactions: TransactionCoordinator
+    verifier: ProduceVerifier
     fetch_sessions: FetchSessionCache  # one cache for the gRPC and the Kafka listeners' fetch sessions
     servers: list[BoundServer] = field(default_factory=list)  # the gRPC servers, one per listener
     kafka_listeners: list[KafkaListener] = field(default_factory=list)
@@ -165,6 +170,12 @@ def build_broker(config: BrokerConfig) -> Broker:
     # Heartbeats report the metadata the replicas reflect, which lags the listener's while a delta is applied.
     lifecycle.metadata_offset = lambda: manager.applied_metadata_offset
     groups = GroupCoordinator(manager, lifecycle.controller, coordinator_config(config))
+    markers = MarkerChannel(manager, groups.on_txn_marker, MARKER_TIMEOUT_MS)
+    transactions = TransactionCoordinator(
+        manager, lifecycle.controller, txn_coordinator_config(config), markers, manager.producer_ids.generate
+    )
+    manager.transaction_verification = config.transaction_partition_verification_enable
+    verifier = ProduceVerifier(manager, transactions)
     # Session ids need only be hard to reuse by accident across restarts, as Kafka's random ones.
     fetch_sessions = FetchSessionCache(
         config.max_incremental_fetch_session_cache_slots, functools.partial(new_random().randint, 1, MAX_SESSION_ID)
@@ -181,6 +192,8 @@ def build_broker(config: BrokerConfig) -> Broker:
         lifecycle,
         manager,
         groups,
+        transactions,
+        verifier,
         fetch_sessions,
     )
 
@@ -191,7 +204,14 @@ async def start_grpc_servers(broker: Broker) -> None:
     # Recorded as each starts, so a later one's failure can stop the earlier ones.
     for listener in config.grpc_listeners:
         sasl = grpc_sasl_authenticator(config, listener.name, broker.metadata)
-        service = BrokerService(broker.manager, listener.name, broker.fetch_sessions, sasl)
+        service = BrokerService(
+            broker.manager,
+            listener.name,
+            broker.fetch_sessions,
+            sasl,
+            broker.groups.on_txn_marker,
+            broker.transactions,
+        )
         served = (
             inter_node_security(config, listener.name)
             if listener.name == config.inter_broker_listener
@@ -236,6 +256,8 @@ async def start_kafka_listeners(broker: Broker) -> None:
                 broker.groups,
                 fetch_sessions=broker.fetch_sessions,
                 hidden_apis=group_apis.hidden_apis(config.group_coordinator_rebalance_protocols),
+                transactions=broker.transactions,
+                verifier=broker.verifier,
             ),
             listener.host,
             listener.port,
@@ -315,6 +337,8 @@ async def stop_broker(broker: Broker, tasks: list[asyncio.Task[None]]) -> None:
     for kafka_listener in broker.kafka_listeners:
         await kafka_listener.stop()
     await broker.groups.stop()
+    await broker.transactions.stop()
+    await broker.verifier.close()
     await broker.manager.stop()
     await lifecycle.stop()
     with contextlib.suppress(Exception):
@@ -362,6 +386,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
     follow_metadata(broker)
     broker.lifecycle.start()
     broker.groups.start()
+    broker.transactions.start()
     tasks = start_background_tasks(broker)
     await broker.stopping.wait()
     await stop_broker(broker, tasks)

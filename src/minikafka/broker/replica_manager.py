@@ -48,11 +48,14 @@ from minikafka.broker.replica.partition import (
     reconfigure,
 )
 from minikafka.common.clock import monotonic_ms
+from minikafka.common.control_batch import EndTxnMarker
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.purgatory import Purgatory
+from minikafka.common.record_batch import iter_batches
 from minikafka.common.topic import is_internal
 from minikafka.kraft_controller.metadata.image import MetadataImage
-from minikafka.storage.partition_log import PartitionLog
+from minikafka.storage.partition_log import AppendInfo, PartitionLog, Verification
+from minikafka.storage.transaction_index import AbortedTxn
 
 HWM_EVENT_INTERVAL_MS = 1000  # high_watermark_advanced is coalesced to at most one event a second per partition
 ALTER_PARTITION_RETRY_S = 0.2
@@ -62,6 +65,8 @@ LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3  # the record with the largest timestamp (ListOffsets v7+)
 EARLIEST_LOCAL_TIMESTAMP = -4  # tiered storage's lookups: the local log's start (v8+), the last tiered offset (v9+)
 LATEST_TIERED_TIMESTAMP = -5
+READ_UNCOMMITTED = 0  # Kafka's IsolationLevel ids
+READ_COMMITTED = 1
 T = TypeVar("T")
 
 
@@ -82,6 +87,9 @@ class FetchPartitionResult:
     records: bytes = b""
     high_watermark: int = -1
     diverging: EpochEndOffset | None = None
+    last_stable_offset: int = -1  # -1: not known (a follower's fetch answers the HWM in its place)
+    # read_committed: the aborted transactions the records overlap; None for read_uncommitted (Kafka's null)
+    aborted: tuple[AbortedTxn, ...] | None = None
 
 
 @dataclass
@@ -149,6 +157,8 @@ class ReplicaManager:
         )
         # InitProducerId's ids (Kafka keeps it beside the transaction coordinator; there is none here).
         self.producer_ids = ProducerIdManager(controller, config.node_id, broker_epoch)
+        # transaction.partition.verification.enable, set by the broker that has a transaction coordinator
+        self.transaction_verification = False
         # False until the first metadata delta after start-up catch-up: until then the image may lack topics.
         self.metadata_ready = False
         # Parked fetches, each its own future (awaited directly: one loop turn from a change to its answer). A
@@ -400,11 +410,18 @@ class ReplicaManager:
     # ---- produce ----
 
     def produce(
-        self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int, internal_topics_allowed: bool = False
+        self,
+        tp: TopicPartition,
+        records: bytes,
+        acks: int,
+        timeout_ms: int,
+        internal_topics_allowed: bool = False,
+        verification_guard: int | None = None,
     ) -> asyncio.Future[ProduceResult]:
         """Append as leader now, in call order (a pipelined stream relies on it); the returned future answers at
         once, or for acks=all when the HWM passes the batch. Only a coordinator appends to an internal topic
-        (`internal_topics_allowed`); a client's append there is INVALID_TOPIC_EXCEPTION, as in Kafka."""
+        (`internal_topics_allowed`); a client's append there is INVALID_TOPIC_EXCEPTION, as in Kafka. With
+        transaction verification on, a producer's first transactional batch needs `verification_guard`."""
         if is_internal(tp.topic) and not internal_topics_allowed:
             message = f"Cannot append to internal topic {tp.topic}"
             return answered(ProduceResult(ErrorCode.INVALID_TOPIC_EXCEPTION, message=message))
@@ -415,13 +432,49 @@ class ReplicaManager:
         if leader is None or not self.serving():
             message = f"broker {self.config.node_id} does not lead {tp} now"
             return answered(ProduceResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, message=message))
+        epoch = leader.leader_epoch
+        # A coordinator's own transactional batches (offset commits) skip the producer's sequence checks.
+        coordinator = internal_topics_allowed
+        # A coordinator's own transactional writes (offset commits) are not a producer's: nothing to verify.
+        verifying = self.transaction_verification and not internal_topics_allowed
+        verification = Verification(verification_guard) if verifying else None
+        return self._append_as_leader(
+            replica,
+            acks,
+            timeout_ms,
+            lambda now: replica.log.append_as_leader(records, epoch, now, coordinator, verification),
+        )
+
+    def write_txn_marker(
+        self, tp: TopicPartition, marker: EndTxnMarker, timeout_ms: int
+    ) -> asyncio.Future[ProduceResult]:
+        """Write a transaction's COMMIT or ABORT marker as the coordinator asks (WriteTxnMarkers), on any topic
+        (the markers of a consume-transform-produce go to __consumer_offsets too), answered once the ISR has it:
+        Kafka appends markers with acks=all."""
+        replica = self.replicas.get(tp)
+        if replica is None:
+            return answered(ProduceResult(self.not_hosted_error(tp), message=f"{tp} is not hosted here"))
+        leader = replica.leader
+        if leader is None or not self.serving():
+            message = f"broker {self.config.node_id} does not lead {tp} now"
+            return answered(ProduceResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, message=message))
+        epoch = leader.leader_epoch
+        return self._append_as_leader(
+            replica, -1, timeout_ms, lambda now: replica.log.append_marker_as_leader(marker, epoch, now)
+        )
+
+    def _append_as_leader(
+        self, replica: Replica, acks: int, timeout_ms: int, append: Callable[[int], AppendInfo]
+    ) -> asyncio.Future[ProduceResult]:
+        leader = replica.leader
+        assert leader is not None
         code = leader.check_produce(acks)
         if code != ErrorCode.NONE:
             message = f"ISR {sorted(leader.isr)} is below min.insync.replicas {leader.effective_min_isr}"
             return answered(ProduceResult(code, message=message))
         now = monotonic_ms()
         try:
-            info = replica.log.append_as_leader(records, leader.leader_epoch, now)
+            info = append(now)
         except KafkaError as error:
             return answered(ProduceResult(error.code, message=error.message))
         # Also after a duplicate (a retry answered with its first write's offsets), as Kafka does after every append:
@@ -470,26 +523,37 @@ class ReplicaManager:
         max_bytes: int,
         last_fetched_epoch: int = -1,
         first_whole: bool = True,
+        isolation_level: int = READ_UNCOMMITTED,
     ) -> FetchPartitionResult:
-        """One partition of a consumer's Fetch: whole batches below the high watermark. A consumer that names its
-        last fetched epoch (Fetch v12+) is told where its log diverges, as Kafka tells any fetcher."""
+        """One partition of a consumer's Fetch: whole batches below the high watermark, or with read_committed
+        below the last stable offset, with the aborted transactions they overlap. A consumer that names its last
+        fetched epoch (Fetch v12+) is told where its log diverges, as Kafka tells any fetcher."""
         replica = self.replicas.get(tp)
         if replica is None or replica.leader is None or not self.serving():
             return FetchPartitionResult(self.not_hosted_error(tp))
-        bound = replica.leader.consumer_read(fetch_offset, replica.log.log_start_offset, current_leader_epoch)
+        log = replica.log
+        bound = replica.leader.consumer_read(fetch_offset, log.log_start_offset, current_leader_epoch)
+        hwm, lso = bound.high_watermark, log.last_stable_offset
+        committed = isolation_level == READ_COMMITTED
+        aborted: tuple[AbortedTxn, ...] | None = () if committed else None
         if bound.error not in (ErrorCode.NONE, ErrorCode.OFFSET_OUT_OF_RANGE):
-            return FetchPartitionResult(bound.error, high_watermark=bound.high_watermark)
+            return FetchPartitionResult(bound.error, high_watermark=hwm, last_stable_offset=lso, aborted=aborted)
         # Before the offset range, as Kafka: a consumer past the end of a truncated epoch learns where it ends.
-        diverging = self._diverging(replica.log, last_fetched_epoch, fetch_offset) if last_fetched_epoch >= 0 else None
+        diverging = self._diverging(log, last_fetched_epoch, fetch_offset) if last_fetched_epoch >= 0 else None
         if diverging is not None:
-            return FetchPartitionResult(ErrorCode.NONE, high_watermark=bound.high_watermark, diverging=diverging)
-        if bound.read_below is None:
-            return FetchPartitionResult(bound.error, high_watermark=bound.high_watermark)
+            return FetchPartitionResult(ErrorCode.NONE, b"", hwm, diverging, lso, aborted)
+        read_below = bound.read_below
+        if committed and read_below is not None:
+            read_below = lso if fetch_offset < lso else None
+        if read_below is None:
+            return FetchPartitionResult(bound.error, high_watermark=hwm, last_stable_offset=lso, aborted=aborted)
         try:
-            records = replica.log.read(fetch_offset, max_bytes, bound.read_below, first_whole)
+            records = log.read(fetch_offset, max_bytes, read_below, first_whole)
         except KafkaError as error:
-            return FetchPartitionResult(error.code, high_watermark=bound.high_watermark)
-        return FetchPartitionResult(ErrorCode.NONE, records, bound.high_watermark)
+            return FetchPartitionResult(error.code, high_watermark=hwm, last_stable_offset=lso, aborted=aborted)
+        if committed and records:
+            aborted = tuple(log.aborted_transactions(fetch_offset, _end_offset(records)))
+        return FetchPartitionResult(ErrorCode.NONE, records, hwm, None, lso, aborted)
 
     @staticmethod
     def _diverging(log: PartitionLog, last_fetched_epoch: int, fetch_offset: int) -> EpochEndOffset | None:
@@ -508,17 +572,24 @@ class ReplicaManager:
         epoch, end = replica.log.end_offset_for_epoch(leader_epoch)
         return ListedOffset(ErrorCode.NONE, end, epoch)
 
-    def list_offset(self, tp: TopicPartition, timestamp: int, current_leader_epoch: int) -> ListedOffset:
+    def list_offset(
+        self, tp: TopicPartition, timestamp: int, current_leader_epoch: int, isolation_level: int = READ_UNCOMMITTED
+    ) -> ListedOffset:
         """ListOffsets for one partition: the log start (EARLIEST_TIMESTAMP), the high watermark
         (LATEST_TIMESTAMP), the first record with the largest timestamp (MAX_TIMESTAMP), or the first record whose
-        timestamp is at or after `timestamp`. A consumer sees only records below the HWM: a record found at or
-        past it is answered as none (offset and timestamp -1), as Kafka does for READ_UNCOMMITTED."""
+        timestamp is at or after `timestamp`. A consumer sees only records below the HWM (with read_committed,
+        below the last stable offset): a record found at or past it is answered as none (offset and timestamp
+        -1), as Kafka does."""
         replica = self.replicas.get(tp)
         if replica is None or replica.leader is None or not self.serving():
             return ListedOffset(self.not_hosted_error(tp))
         leader = replica.leader
+        committed = isolation_level == READ_COMMITTED
         if timestamp == LATEST_TIMESTAMP:
-            return leader.latest_offset(current_leader_epoch)
+            latest = leader.latest_offset(current_leader_epoch)
+            if committed and latest.error == ErrorCode.NONE:
+                return replace(latest, offset=replica.log.last_stable_offset)
+            return latest
         code = leader.check_current_leader_epoch(current_leader_epoch)
         if code != ErrorCode.NONE:
             return ListedOffset(code)
@@ -538,7 +609,8 @@ class ReplicaManager:
             )
         except KafkaError as error:
             return ListedOffset(error.code)
-        if found is None or found.offset >= leader.high_watermark:
+        visible_below = replica.log.last_stable_offset if committed else leader.high_watermark
+        if found is None or found.offset >= visible_below:
             return ListedOffset(ErrorCode.NONE)
         return ListedOffset(ErrorCode.NONE, found.offset, found.leader_epoch, found.timestamp)
 
@@ -843,6 +915,14 @@ class ReplicaManager:
         await self.alter_partition.stop()
         for replica in self.replicas.values():
             replica.produces.fail_all(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+
+
+def _end_offset(records: bytes) -> int:
+    """The offset after the last batch of a read (whole batches)."""
+    end = -1
+    for batch in iter_batches(records):
+        end = batch.next_offset
+    return end
 
 
 def answered(value: T) -> asyncio.Future[T]:

@@ -11,6 +11,7 @@ from typing import Any
 import grpc
 
 from minikafka.broker.fetch_session import FINAL_EPOCH, FetchSessionCache, PartitionFetchState
+from minikafka.broker.group.state import TopicPartitionKey
 from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator, not_sasl_listener
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.metadata_listener import endpoint_for
@@ -26,12 +27,22 @@ from minikafka.broker.requests.produce import (
     by_topic,
     handle_produce,
 )
+from minikafka.broker.requests.write_txn_markers import (
+    MarkerAnswer,
+    MarkerPartitionAnswer,
+    MarkerWritten,
+    handle_write_txn_markers,
+)
+from minikafka.broker.transaction.coordinator import TransactionCoordinator
+from minikafka.broker.transaction.markers import decode_request as decode_markers
+from minikafka.broker.transaction.markers import encode_response as encode_marker_answers
 from minikafka.common.errors import ErrorCode, wire_code
 from minikafka.common.fetch_response_wire import SplicedFetchResponse, encode_fetch_response
 from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, controller_pb2, fault_pb2, fault_pb2_grpc
 
 DEFAULT_PRODUCE_TIMEOUT_MS = 30000  # the producer's request.timeout.ms default
 DEFAULT_FETCH_MAX_BYTES = 52428800  # Kafka's fetch.max.bytes default
+MARKER_TIMEOUT_MS = 30000  # a marker waits this long for the ISR, as Kafka's request.timeout.ms
 
 
 class _FetchAnswersSpliced:
@@ -64,11 +75,15 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         listener_name: str,
         fetch_sessions: FetchSessionCache,
         sasl: GrpcSaslAuthenticator | None = None,
+        on_marker_written: MarkerWritten | None = None,
+        transactions: TransactionCoordinator | None = None,
     ) -> None:
         self.manager = manager
         self.listener_name = listener_name  # Metadata answers with each broker's endpoint for this listener
         self.fetch_sessions = fetch_sessions  # the broker's, shared by its listeners
         self.sasl = sasl  # a GRPC_SASL_SSL listener's exchange and sessions; None: the listener has no SASL
+        self.on_marker_written = on_marker_written  # the group coordinator's, for markers in __consumer_offsets
+        self.transactions = transactions  # answers other leaders' verification of transactional batches
 
     def register(self, server: grpc.aio.Server) -> None:
         spliced = _FetchAnswersSpliced(server)
@@ -192,6 +207,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                 for topic in request.forgotten_topics_data
                 for partition in topic.partitions
             ],
+            request.isolation_level,
         )
         answer = await handle_fetch(self.manager, self.fetch_sessions, decoded)
         if answer.error != ErrorCode.NONE:
@@ -210,7 +226,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             for topic in request.topics
             for partition in topic.partitions
         ]
-        answers = iter(handle_list_offsets(self.manager, lines))
+        answers = iter(handle_list_offsets(self.manager, lines, request.isolation_level))
         response = broker_pb2.ListOffsetsResponse()
         for topic in request.topics:
             entry = response.topics.add(name=topic.name)
@@ -235,6 +251,43 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             producer_id=answer.producer_id,
             producer_epoch=answer.producer_epoch,
         )
+
+    async def WriteTxnMarkers(
+        self, request: broker_pb2.WriteTxnMarkersRequest, context: Any
+    ) -> broker_pb2.WriteTxnMarkersResponse:
+        entries = decode_markers(request)
+        if self.listener_name != self.manager.config.inter_broker_listener:
+            # Only a coordinator writes markers (Kafka's CLUSTER_ACTION): never a client's listener.
+            refused = [
+                MarkerAnswer(
+                    e.marker.producer_id,
+                    [MarkerPartitionAnswer(tp, ErrorCode.CLUSTER_AUTHORIZATION_FAILED) for tp in e.partitions],
+                )
+                for e in entries
+            ]
+            return encode_marker_answers(refused)
+        answers = await handle_write_txn_markers(self.manager, entries, MARKER_TIMEOUT_MS, self.on_marker_written)
+        return encode_marker_answers(answers)
+
+    async def VerifyTxnPartitions(
+        self, request: broker_pb2.VerifyTxnPartitionsRequest, context: Any
+    ) -> broker_pb2.VerifyTxnPartitionsResponse:
+        asked = [TopicPartitionKey(t.name, p) for t in request.topics for p in t.partition_indexes]
+        if self.listener_name != self.manager.config.inter_broker_listener:
+            answers = dict.fromkeys(asked, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        elif self.transactions is None:
+            answers = dict.fromkeys(asked, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        else:
+            answers = self.transactions.verify(
+                request.transactional_id, request.producer_id, request.producer_epoch, asked
+            )
+        response = broker_pb2.VerifyTxnPartitionsResponse()
+        for name in dict.fromkeys(tp.topic for tp in asked):
+            topic = response.topics.add(name=name)
+            for tp in asked:
+                if tp.topic == name:
+                    topic.partitions.add(partition_index=tp.partition, error_code=int(answers[tp]))
+        return response
 
     async def OffsetsForLeaderEpoch(
         self, request: broker_pb2.OffsetsForLeaderEpochRequest, context: Any
@@ -310,9 +363,11 @@ def _fetch_response(answer: FetchAnswer) -> SplicedFetchResponse:
                 partition_index=partition.partition,
                 error_code=int(partition.error),
                 high_watermark=partition.high_watermark,
-                last_stable_offset=partition.high_watermark,
+                last_stable_offset=partition.last_stable_offset,
                 log_start_offset=partition.log_start_offset,
             )
+            for txn in partition.aborted_transactions or ():
+                data.aborted_transactions.add(producer_id=txn.producer_id, first_offset=txn.first_offset)
             batches.append(partition.records)
             if topic.known:
                 data.current_leader.leader_id = partition.leader_id

@@ -138,6 +138,12 @@ def _register_consume(subparsers: argparse._SubParsersAction) -> None:
     )
     consume.add_argument("--json", action="store_true", help="one JSON line per record, then a read_end line each")
     consume.add_argument(
+        "--isolation-level",
+        choices=["read_uncommitted", "read_committed"],
+        default="read_uncommitted",
+        help="read_committed: only below the last stable offset, aborted transactions' records left out",
+    )
+    consume.add_argument(
         "--group",
         metavar="GROUP",
         help="consume as a member of this consumer group: its assigned partitions, from the committed offsets, "
@@ -155,6 +161,7 @@ def _register_partition_and_group_tools(subparsers: argparse._SubParsersAction) 
         leader_election_command,
         log_dirs_command,
         reassign_partitions_command,
+        transactions_command,
     )
 
     leader_election_command.register(subparsers, add_connection_arguments)
@@ -162,6 +169,7 @@ def _register_partition_and_group_tools(subparsers: argparse._SubParsersAction) 
     consumer_groups_command.register(subparsers)
     delete_records_command.register(subparsers)
     log_dirs_command.register(subparsers)
+    transactions_command.register(subparsers)
 
 
 def _register_quorum(subparsers: argparse._SubParsersAction) -> None:
@@ -391,6 +399,7 @@ def consume_command(args: argparse.Namespace) -> int:
         timeout_ms=args.timeout_ms,
         as_json=args.json,
         consumer_properties=args.consumer_property,
+        isolation_level=args.isolation_level,
     )
     if args.group is not None:
         return _group_consume(args, brokers, options)
@@ -411,7 +420,8 @@ def _group_consume(args: argparse.Namespace, brokers: list[str], options: object
     kafka = kafka_bootstrap(argparse.Namespace(bootstrap_server=None, dir=args.dir))
 
     async def run() -> int:
-        consumer = Consumer(brokers, consumer_config(args.consumer_property), client_tls(args), client_sasl(args))
+        config = consumer_config(args.consumer_property, args.isolation_level)
+        consumer = Consumer(brokers, config, client_tls(args), client_sasl(args))
         return await run_group_consume(brokers, kafka, args.group, args.topic, options, consumer)
 
     run_event_loop(run())

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from minikafka.client.consumer import EARLIEST, LATEST, Consumer, ConsumerConfig
+from minikafka.client.consumer import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED, Consumer, ConsumerConfig
 from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.common.cli_support import CliError
 from minikafka.common.errors import ErrorCode, KafkaError
@@ -43,6 +43,7 @@ class ConsumeOptions:
     timeout_ms: int = 10000  # exit after this long without a new record, as Kafka's console consumer
     as_json: bool = False
     consumer_properties: Sequence[str] = field(default_factory=tuple)  # KEY=VALUE
+    isolation_level: str = "read_uncommitted"  # or read_committed (kafka-console-consumer's --isolation-level)
 
 
 def parse_offset(text: str | int) -> int:
@@ -71,7 +72,7 @@ def start_offset(options: ConsumeOptions) -> int:
     return parse_offset(options.offset)
 
 
-def consumer_config(properties: Sequence[str]) -> ConsumerConfig:
+def consumer_config(properties: Sequence[str], isolation_level: str = "read_uncommitted") -> ConsumerConfig:
     fields: dict[str, Any] = {}  # ConsumerConfig's keyword arguments, by the properties given
     for prop in properties:
         key, sep, value = prop.partition("=")
@@ -87,6 +88,7 @@ def consumer_config(properties: Sequence[str]) -> ConsumerConfig:
         if number < 0:
             raise CliError(f"INVALID_CONFIG: {key} must be a non-negative integer, not {value!r}")
         fields[CONSUMER_PROPERTIES[key]] = number
+    fields["isolation_level"] = READ_COMMITTED if isolation_level == "read_committed" else READ_UNCOMMITTED
     return ConsumerConfig(**fields)
 
 
@@ -138,7 +140,7 @@ async def run_consume(
     bootstrap: list[str], options: ConsumeOptions, tls: TlsFiles | None = None, sasl: SaslLogin | None = None
 ) -> int:
     start = start_offset(options)
-    consumer = Consumer(bootstrap, consumer_config(options.consumer_properties), tls, sasl)
+    consumer = Consumer(bootstrap, consumer_config(options.consumer_properties, options.isolation_level), tls, sasl)
     consumed = 0
     try:
         try:

@@ -11,13 +11,36 @@ import grpc
 
 from minikafka.client.metadata_cache import MetadataCache
 from minikafka.client.sasl_exchange import SaslLogin
+from minikafka.common.control_batch import read_marker
 from minikafka.common.errors import ErrorCode, KafkaError
-from minikafka.common.record_batch import iter_batches
+from minikafka.common.record_batch import RecordBatch, iter_batches
 from minikafka.common.tls import TlsFiles
 from minikafka.pb import broker_pb2
 
 EARLIEST = -2
 LATEST = -1
+
+
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1  # Kafka's isolation levels
+
+
+class AbortedProducers:
+    """Kafka's consumer-side filtering of a read_committed fetch: from each aborted transaction's first offset
+    until its ABORT marker, that producer's transactional batches are dropped; control batches never show."""
+
+    def __init__(self, aborted: list[tuple[int, int]]) -> None:
+        self._pending = sorted(aborted, key=lambda txn: txn[1])  # (producer id, first offset)
+        self._active: set[int] = set()
+
+    def skips(self, batch: RecordBatch) -> bool:
+        while self._pending and self._pending[0][1] <= batch.last_offset:
+            self._active.add(self._pending.pop(0)[0])
+        if batch.is_control:
+            marker = read_marker(batch)
+            if marker is not None and not marker.commit:
+                self._active.discard(batch.producer_id)
+            return True
+        return batch.is_transactional and batch.producer_id in self._active
 
 
 @dataclass(frozen=True)
@@ -52,6 +75,7 @@ class ConsumerConfig:
     retry_backoff_ms: int = 100
     default_api_timeout_ms: int = 60000  # how long a blocking call (finding a leader, an offset) keeps retrying
     check_crcs: bool = True  # check.crcs: a batch whose CRC does not match is never delivered
+    isolation_level: int = READ_UNCOMMITTED  # isolation.level; READ_COMMITTED: below the LSO, aborted records dropped
 
 
 @dataclass(frozen=True)
@@ -245,6 +269,7 @@ class Consumer:
             max_wait_ms=self.config.fetch_max_wait_ms,
             min_bytes=self.config.fetch_min_bytes,
             max_bytes=self.config.fetch_max_bytes,
+            isolation_level=self.config.isolation_level,
         )
         topics: dict[str, broker_pb2.FetchRequest.FetchTopic] = {}
         for topic, partition in partitions:
@@ -289,6 +314,10 @@ class Consumer:
         state = self.fetch_states.setdefault(key, _FetchState())
         state.high_watermark, state.error = data.high_watermark, None
         records = []
+        committed = self.config.isolation_level == READ_COMMITTED
+        visible_below = data.last_stable_offset if committed else data.high_watermark
+        aborted = AbortedProducers([(t.producer_id, t.first_offset) for t in data.aborted_transactions])
+        past_skipped = position  # markers and aborted records are never delivered, but the position moves past them
         for batch in iter_batches(data.records):
             if self.config.check_crcs and not batch.is_valid():
                 raise KafkaError(
@@ -296,8 +325,12 @@ class Consumer:
                     f"record batch for {topic}-{data.partition_index} at offset {batch.base_offset} is corrupt "
                     f"(stored crc {batch.crc:#010x}, computed crc {batch.computed_crc():#010x})",
                 )
+            if aborted.skips(batch) if committed else batch.is_control:
+                if batch.last_offset < visible_below:
+                    past_skipped = max(past_skipped, batch.last_offset + 1)
+                continue
             for record in batch.records():
-                if record.offset < position or record.offset >= data.high_watermark:
+                if record.offset < position or record.offset >= visible_below:
                     continue  # a batch can start before our position; never expose data above the HWM
                 records.append(
                     ConsumerRecord(
@@ -310,8 +343,8 @@ class Consumer:
                         record.timestamp_ms,
                     )
                 )
-        if records:
-            self.positions[key] = records[-1].offset + 1
+        if records or past_skipped > position:
+            self.positions[key] = max(records[-1].offset + 1 if records else position, past_skipped)
         return records
 
     async def _refresh(self, topic: str) -> None:

@@ -95,6 +95,16 @@ class BrokerStub:
                 request_serializer=minikafka_dot_pb_dot_broker__pb2.SaslRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_broker__pb2.SaslResponse.FromString,
                 _registered_method=True)
+        self.WriteTxnMarkers = channel.unary_unary(
+                '/minikafka.Broker/WriteTxnMarkers',
+                request_serializer=minikafka_dot_pb_dot_broker__pb2.WriteTxnMarkersRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_broker__pb2.WriteTxnMarkersResponse.FromString,
+                _registered_method=True)
+        self.VerifyTxnPartitions = channel.unary_unary(
+                '/minikafka.Broker/VerifyTxnPartitions',
+                request_serializer=minikafka_dot_pb_dot_broker__pb2.VerifyTxnPartitionsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_broker__pb2.VerifyTxnPartitionsResponse.FromString,
+                _registered_method=True)
 
 
 class BrokerServicer:
@@ -180,6 +190,23 @@ class BrokerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WriteTxnMarkers(self, request, context):
+        """A transaction coordinator has a partition leader write COMMIT or ABORT markers (Kafka's WriteTxnMarkers);
+        answered only on the inter-broker listener.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def VerifyTxnPartitions(self, request, context):
+        """A partition leader asks a transaction coordinator whether partitions are in a producer's ongoing transaction
+        before it appends that producer's first transactional batch to them (KIP-890 part 1: Kafka's
+        AddPartitionsToTxn v4+ with VerifyOnly); answered only on the inter-broker listener.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BrokerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -242,6 +269,16 @@ def add_BrokerServicer_to_server(servicer, server):
                     servicer.SaslAuthenticate,
                     request_deserializer=minikafka_dot_pb_dot_broker__pb2.SaslRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_broker__pb2.SaslResponse.SerializeToString,
+            ),
+            'WriteTxnMarkers': grpc.unary_unary_rpc_method_handler(
+                    servicer.WriteTxnMarkers,
+                    request_deserializer=minikafka_dot_pb_dot_broker__pb2.WriteTxnMarkersRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_broker__pb2.WriteTxnMarkersResponse.SerializeToString,
+            ),
+            'VerifyTxnPartitions': grpc.unary_unary_rpc_method_handler(
+                    servicer.VerifyTxnPartitions,
+                    request_deserializer=minikafka_dot_pb_dot_broker__pb2.VerifyTxnPartitionsRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_broker__pb2.VerifyTxnPartitionsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -568,6 +605,60 @@ class Broker:
             '/minikafka.Broker/SaslAuthenticate',
             minikafka_dot_pb_dot_broker__pb2.SaslRequest.SerializeToString,
             minikafka_dot_pb_dot_broker__pb2.SaslResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WriteTxnMarkers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Broker/WriteTxnMarkers',
+            minikafka_dot_pb_dot_broker__pb2.WriteTxnMarkersRequest.SerializeToString,
+            minikafka_dot_pb_dot_broker__pb2.WriteTxnMarkersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def VerifyTxnPartitions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Broker/VerifyTxnPartitions',
+            minikafka_dot_pb_dot_broker__pb2.VerifyTxnPartitionsRequest.SerializeToString,
+            minikafka_dot_pb_dot_broker__pb2.VerifyTxnPartitionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

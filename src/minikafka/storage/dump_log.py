@@ -1,4 +1,5 @@
-"""`minikafka dump-log PATH [--json]`: what a segment (.log) or offset index (.index) file holds, like Kafka's
+"""`minikafka dump-log PATH [--json]`: what a segment (.log), offset index (.index) or aborted-transaction index
+(.txnindex) file holds, like Kafka's
 DumpLogSegments. Reads the file as it is on disk and never repairs it, so it shows exactly where a log is torn.
 """
 
@@ -8,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from minikafka.common.compression import codec_name
+from minikafka.common.control_batch import read_marker
 from minikafka.common.errors import KafkaError
 from minikafka.common.record_batch import CorruptRecordError, read_header
 from minikafka.storage.offset_index import read_index_file
+from minikafka.storage.transaction_index import TXN_INDEX_SUFFIX, read_entries
 
 
 def dump_log(path: Path, print_records: bool = False) -> dict[str, Any]:
@@ -24,8 +27,23 @@ def dump_log(path: Path, print_records: bool = False) -> dict[str, Any]:
             "base_offset": base_offset,
             "entries": [{"offset": offset, "position": position} for offset, position in entries],
         }
+    if path.suffix == TXN_INDEX_SUFFIX:
+        return {
+            "path": str(path),
+            "type": "txnindex",
+            "base_offset": base_offset,
+            "entries": [
+                {
+                    "producer_id": e.producer_id,
+                    "first_offset": e.first_offset,
+                    "last_offset": e.last_offset,
+                    "last_stable_offset": e.last_stable_offset,
+                }
+                for e in read_entries(path)
+            ],
+        }
     if path.suffix != ".log":
-        raise ValueError(f"{path}: expected a .log or .index file")
+        raise ValueError(f"{path}: expected a .log, .index or .txnindex file")
     data = path.read_bytes()
     batches: list[dict[str, Any]] = []
     position = 0
@@ -47,8 +65,19 @@ def dump_log(path: Path, print_records: bool = False) -> dict[str, Any]:
             "crc_valid": batch.is_valid(),
             "max_timestamp": batch.max_timestamp,
             "producer_id": batch.producer_id,
+            "producer_epoch": batch.producer_epoch,
+            "base_sequence": batch.base_sequence,
+            "is_transactional": batch.is_transactional,
+            "is_control": batch.is_control,
             "compression": codec_name(batch.compression_type),
         }
+        if batch.is_control and entry["crc_valid"]:
+            marker = read_marker(batch)
+            if marker is not None:  # Kafka's endTxnMarker column
+                entry["end_txn_marker"] = {
+                    "type": "COMMIT" if marker.commit else "ABORT",
+                    "coordinator_epoch": marker.coordinator_epoch,
+                }
         if print_records and entry["crc_valid"]:
             try:
                 entry["records"] = [
@@ -84,13 +113,25 @@ def format_text(dump: dict[str, Any]) -> str:
     if dump["type"] == "index":
         lines += [f"offset: {e['offset']} position: {e['position']}" for e in dump["entries"]]
         return "\n".join(lines)
+    if dump["type"] == "txnindex":
+        lines += [
+            f"version: 0 producerId: {e['producer_id']} firstOffset: {e['first_offset']} "
+            f"lastOffset: {e['last_offset']} lastStableOffset: {e['last_stable_offset']}"
+            for e in dump["entries"]
+        ]
+        return "\n".join(lines)
     for b in dump["batches"]:
         lines.append(
             f"baseOffset: {b['base_offset']} lastOffset: {b['last_offset']} count: {b['count']} "
             f"partitionLeaderEpoch: {b['leader_epoch']} position: {b['position']} size: {b['size_bytes']} "
-            f"CreateTime: {b['max_timestamp']} compresscodec: {b['compression']} crc: {b['crc']} "
+            f"CreateTime: {b['max_timestamp']} producerId: {b['producer_id']} producerEpoch: {b['producer_epoch']} "
+            f"baseSequence: {b['base_sequence']} isTransactional: {str(b['is_transactional']).lower()} "
+            f"isControl: {str(b['is_control']).lower()} compresscodec: {b['compression']} crc: {b['crc']} "
             f"isvalid: {str(b['crc_valid']).lower()}"
         )
+        if "end_txn_marker" in b:
+            marker = b["end_txn_marker"]
+            lines.append(f"| endTxnMarker: {marker['type']} coordinatorEpoch: {marker['coordinator_epoch']}")
         for r in b.get("records", []):
             lines.append(f"| offset: {r['offset']} CreateTime: {r['timestamp']} key: {r['key']} payload: {r['value']}")
     if dump["error"]:

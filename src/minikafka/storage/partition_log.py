@@ -19,6 +19,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import structlog
 
+from minikafka.common.control_batch import EndTxnMarker, build_marker_batch
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import (
     CorruptRecordError,
@@ -32,11 +33,13 @@ from minikafka.storage.checkpoint import CheckpointError, OffsetCheckpoint, Part
 from minikafka.storage.leader_epoch_cache import LeaderEpochCache
 from minikafka.storage.log_config import LogConfig
 from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel, storage_error
+from minikafka.storage.log_transactions import LogTransactions, producer_batch
 from minikafka.storage.log_validator import AppendOrigin, ValidationResult, validate_records
 from minikafka.storage.producer_snapshots import delete_snapshots_outside, latest_snapshot, write_snapshot
-from minikafka.storage.producer_state import Duplicate, ProducerBatch, ProducerState
+from minikafka.storage.producer_state import Duplicate, ProducerState
 from minikafka.storage.segment import LOG_SUFFIX, BatchPosition, LogSegment
 from minikafka.storage.timestamp_search import TimestampAndOffset, search
+from minikafka.storage.transaction_index import AbortedTxn
 
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"
@@ -79,6 +82,13 @@ def storage_operation(
 
 
 @dataclass(frozen=True)
+class Verification:
+    """KIP-890 part 1 is on: a transactional batch must carry `guard` (None: it was not verified)."""
+
+    guard: int | None
+
+
+@dataclass(frozen=True)
 class AppendInfo:
     first_offset: int
     last_offset: int
@@ -86,17 +96,6 @@ class AppendInfo:
     size_bytes: int
     max_timestamp: int
     duplicate: bool = False  # a producer's retry of a batch already in the log: nothing was appended
-
-
-def _replayed(state: ProducerState, batch: BatchPosition) -> ProducerState:
-    if batch.producer_id >= 0 and not batch.is_control:
-        return state.with_batch(producer_batch(batch), batch.base_offset, batch.last_offset)
-    return state.advanced_to(batch.last_offset + 1)
-
-
-def producer_batch(batch: RecordBatch | BatchPosition) -> ProducerBatch:
-    delta = batch.last_offset - batch.base_offset
-    return ProducerBatch(batch.producer_id, batch.producer_epoch, batch.base_sequence, delta, batch.max_timestamp)
 
 
 class PartitionLog:
@@ -132,6 +131,7 @@ class PartitionLog:
         self._start_checkpoint = OffsetCheckpoint(directory / LOG_START_FILE, self.name)
         self._closed = False
         self.producer_state = ProducerState()  # idempotent producers' last batches, as of the log end
+        self.transactions = LogTransactions(directory)  # aborted-transaction index, undecided transactions
 
     # ---- opening and recovery ----
 
@@ -185,6 +185,7 @@ class PartitionLog:
         hwm = log._hwm_checkpoint.read() or 0
         log._checkpointed_high_watermark = hwm
         log._high_watermark = min(max(hwm, log.log_start_offset), log.log_end_offset)
+        log.transactions.load([segment.base_offset for segment in log.segments])
         log._reload_producer_state()
 
     def _check_topic_id(self, topic_id: str | None) -> None:
@@ -309,6 +310,15 @@ class PartitionLog:
     def high_watermark(self, offset: int) -> None:
         self._high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
 
+    @property
+    def last_stable_offset(self) -> int:
+        """The LSO: a read_committed consumer reads below it (no transaction before it is still undecided)."""
+        return self.transactions.last_stable_offset(self.producer_state, self._high_watermark)
+
+    def aborted_transactions(self, start_offset: int, upper_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions a read_committed fetch from `start_offset` up to `upper_offset` must know."""
+        return self.transactions.collect_aborted(start_offset, upper_offset)
+
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         return self.epoch_cache.end_offset_for(epoch, self.log_end_offset)
 
@@ -319,12 +329,23 @@ class PartitionLog:
     # ---- appending ----
 
     @storage_operation("append")
-    def append_as_leader(self, records: bytes | memoryview, leader_epoch: int, now_ms: int) -> AppendInfo:
+    def append_as_leader(
+        self,
+        records: bytes | memoryview,
+        leader_epoch: int,
+        now_ms: int,
+        from_coordinator: bool = False,
+        verification: Verification | None = None,
+    ) -> AppendInfo:
         """Validate a producer's batch, assign offsets from the log end and stamp `leader_epoch` (rewriting only
-        those two header fields), then append. Invalid input raises a KafkaError and writes nothing."""
+        those two header fields), then append. Invalid input raises a KafkaError and writes nothing. A
+        coordinator's batch (a transactional offset commit) skips the producer's sequence checks, as Kafka's
+        AppendOrigin.COORDINATOR does."""
         validated = self._validate(records, AppendOrigin.CLIENT, "leader")
         (batch,) = validated.batches  # a producer's request carries one batch per partition
-        if batch.has_producer_id:
+        if verification is not None:
+            self._check_verified(batch, verification)
+        if batch.has_producer_id and not from_coordinator:
             check = self.producer_state.check_client_batch(producer_batch(batch))
             if isinstance(check, Duplicate):
                 self._log.info(
@@ -342,19 +363,55 @@ class PartitionLog:
         self.epoch_cache.assign(leader_epoch, first)
         self._append(buffer, first, last, validated.record_count, validated.max_timestamp, now_ms)
         self._update_producer_state((batch,), first)
+        if batch.is_transactional:
+            self.transactions.end_verification(batch.producer_id)  # its transaction is open here now
         return AppendInfo(first, last, validated.record_count, len(buffer), validated.max_timestamp)
+
+    def start_verification(self, producer_id: int) -> int:
+        """The guard of a verification for `producer_id` (the one under way, or a new one)."""
+        return self.transactions.start_verification(producer_id)
+
+    def _check_verified(self, batch: RecordBatch, verification: Verification) -> None:
+        """With verification on, a producer's first transactional batch here must come with the guard of a
+        verification no marker has ended since (Kafka's batchMissingRequiredVerification)."""
+        current = self.transactions.unverified(self.producer_state, batch, verification.guard)
+        if current is None:
+            return
+        self._rejected(
+            "leader",
+            "invalid_txn_state",
+            expected=f"verification guard {current}",
+            actual=f"guard {verification.guard} of producer {batch.producer_id}",
+        )
+        raise KafkaError(
+            ErrorCode.INVALID_TXN_STATE,
+            f"transactional batch of producer {batch.producer_id} is not part of an ongoing transaction here",
+        )
+
+    @storage_operation("append")
+    def append_marker_as_leader(self, marker: EndTxnMarker, leader_epoch: int, now_ms: int) -> AppendInfo:
+        """Write a transaction's COMMIT or ABORT control batch, as the coordinator asked (Kafka's
+        appendAsLeader with the coordinator as origin); a stale producer or coordinator epoch raises KafkaError
+        and writes nothing."""
+        self.producer_state.check_marker(marker)
+        self.transactions.end_verification(marker.producer_id)
+        batch = read_header(build_marker_batch(marker, now_ms))
+        first = self.log_end_offset
+        buffer = stamped(batch, first, leader_epoch)
+        self.epoch_cache.assign(leader_epoch, first)
+        self._append(buffer, first, first, 1, now_ms, now_ms)
+        self._update_producer_state((batch,), first)
+        return AppendInfo(first, first, 1, len(buffer), now_ms)
 
     def _update_producer_state(self, batches: tuple[RecordBatch, ...] | list[BatchPosition], first: int) -> None:
         """After an append: the producer state covers the batches, `first` being the first one's offset."""
         state = self.producer_state
+        segment = self.active_segment.base_offset
         for batch in batches:
-            delta = batch.last_offset - batch.base_offset
             if batch.producer_id >= 0 and not batch.is_control:
                 self._warn_older_producer_epoch(state, batch, first)
-                state = state.with_batch(producer_batch(batch), first, first + delta)
-            else:
-                state = state.advanced_to(first + delta + 1)
-            first += delta + 1
+            state = self.transactions.apply(state, batch, first, segment)
+            first += batch.last_offset - batch.base_offset + 1
         self.producer_state = state
 
     def _warn_older_producer_epoch(self, state: ProducerState, batch: RecordBatch | BatchPosition, first: int) -> None:
@@ -631,12 +688,15 @@ class PartitionLog:
         end = self.log_end_offset
         delete_snapshots_outside(self.directory, self.log_start_offset, end)
         state = latest_snapshot(self.directory, end) or ProducerState(end_offset=self.log_start_offset)
+        # The batches replayed write their aborted transactions' index entries again (Kafka rebuilds the
+        # .txnindex of the segments it recovers the same way).
+        self.transactions.forget_from(state.end_offset)
         for segment in self.segments:
             if segment.next_offset <= state.end_offset:
                 continue
             for batch in segment.scan():
                 if batch.base_offset >= state.end_offset:
-                    state = _replayed(state, batch)
+                    state = self.transactions.apply(state, batch, batch.base_offset, segment.base_offset)
         self.producer_state = state
 
     # ---- truncation and retention ----
@@ -672,6 +732,7 @@ class PartitionLog:
         for segment in self.segments:
             segment.delete()
         self.segments = [self._new_segment(offset, self.last_flush_ms)]
+        self.transactions.forget_from(0)  # every segment went, and the entries of their markers with them
         self.log_start_offset = offset
         self._start_checkpoint.write(offset)
         self.epoch_cache.clear()
@@ -717,6 +778,7 @@ class PartitionLog:
             self.log_start_offset = following.base_offset
             deleted += 1
         if deleted:
+            self.transactions.aborted.drop_segments_below(self.segments[0].base_offset)
             self._start_checkpoint.write(self.log_start_offset)
             self.epoch_cache.truncate_from_start(self.log_start_offset)
             self._log.info(
@@ -736,6 +798,7 @@ class PartitionLog:
         while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
             self.segments.pop(0).delete()
             deleted += 1
+        self.transactions.aborted.drop_segments_below(self.segments[0].base_offset)
         self.log_start_offset = offset
         self._start_checkpoint.write(offset)
         self.epoch_cache.truncate_from_start(offset)

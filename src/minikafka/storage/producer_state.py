@@ -11,6 +11,11 @@ The rules are Kafka 4.x's (ProducerAppendInfo, UnifiedLog.analyzeAndValidateProd
 - a producer id this log holds nothing of accepts any sequence: the log may have lost its batches to retention, and
   Kafka 4.x no longer answers UNKNOWN_PRODUCER_ID for that.
 Replicated batches (a follower, or a log rebuilding its state) are applied without the sequence checks.
+
+Transactions (Kafka's ProducerStateEntry.currentTxnFirstOffset and ongoingTxns): a producer's first transactional
+batch opens its transaction at that batch's offset; the COMMIT or ABORT marker the coordinator has the leader write
+closes it. While one is open, a non-transactional batch of that producer is INVALID_TXN_STATE; a marker of an older
+producer epoch is INVALID_PRODUCER_EPOCH, of an older coordinator epoch TRANSACTION_COORDINATOR_FENCED.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 
 from immutables import Map
 
+from minikafka.common.control_batch import EndTxnMarker
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import crc32c
 
@@ -47,6 +53,7 @@ class ProducerEntry:
     producer_id: int
     producer_epoch: int
     batches: tuple[BatchMetadata, ...]  # oldest first, at most NUM_BATCHES_TO_RETAIN
+    coordinator_epoch: int = -1  # of the last marker written for this producer
 
     @property
     def last_seq(self) -> int:
@@ -70,6 +77,7 @@ class ProducerBatch:
     base_sequence: int
     last_offset_delta: int
     max_timestamp: int
+    is_transactional: bool = False
 
     @property
     def last_seq(self) -> int:
@@ -93,6 +101,22 @@ class Duplicate:
 Check = Accepted | Duplicate
 
 
+@dataclass(frozen=True)
+class CompletedTxn:
+    """A transaction a marker ended: its producer's batches from `first_offset`, its marker at `last_offset`."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    is_aborted: bool
+
+
+@dataclass(frozen=True)
+class MarkerApplied:
+    state: ProducerState
+    completed: CompletedTxn
+
+
 def in_sequence(last_seq: int, next_seq: int) -> bool:
     return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == MAX_SEQUENCE)
 
@@ -103,9 +127,15 @@ class ProducerState:
 
     producers: Map[int, ProducerEntry] = Map()
     end_offset: int = 0
+    ongoing: Map[int, int] = Map()  # producer id -> the first offset of its open transaction
 
     def entry(self, producer_id: int) -> ProducerEntry | None:
         return self.producers.get(producer_id)
+
+    @property
+    def first_ongoing_offset(self) -> int | None:
+        """Where the oldest open transaction starts: no consumer reading committed data may pass it."""
+        return min(self.ongoing.values()) if self.ongoing else None
 
     def check_client_batch(self, batch: ProducerBatch) -> Check:
         """A producer's batch before the leader appends it: a duplicate, accepted, or a KafkaError."""
@@ -133,7 +163,46 @@ class ProducerState:
                 ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                 f"producer {batch.producer_id} sent sequence {batch.base_sequence} after {entry.last_seq}",
             )
+        if not batch.is_transactional and batch.producer_id in self.ongoing:
+            raise KafkaError(
+                ErrorCode.INVALID_TXN_STATE,
+                f"producer {batch.producer_id} has a transaction open at offset "
+                f"{self.ongoing[batch.producer_id]}: expected a transactional batch",
+            )
         return Accepted()
+
+    def check_marker(self, marker: EndTxnMarker) -> None:
+        """A marker before the leader appends it (Kafka's appendEndTxnMarker checks); raises KafkaError."""
+        entry = self.producers.get(marker.producer_id)
+        if entry is None:
+            return
+        if marker.producer_epoch < entry.producer_epoch:
+            raise KafkaError(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                f"marker epoch {marker.producer_epoch} of producer {marker.producer_id} is below its last epoch "
+                f"{entry.producer_epoch}",
+            )
+        if marker.coordinator_epoch < entry.coordinator_epoch:
+            raise KafkaError(
+                ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+                f"marker from coordinator epoch {marker.coordinator_epoch} for producer {marker.producer_id}, "
+                f"after one from coordinator epoch {entry.coordinator_epoch}",
+            )
+
+    def with_marker(self, marker: EndTxnMarker, offset: int) -> MarkerApplied:
+        """The state after `marker` was appended at `offset`: the producer's transaction (if any) ends there. A
+        marker with no open transaction still completes an empty one, as in Kafka. A new producer epoch forgets
+        the batches of the old one (Kafka's maybeUpdateProducerEpoch)."""
+        pid = marker.producer_id
+        entry = self.producers.get(pid)
+        if entry is None or entry.producer_epoch != marker.producer_epoch:
+            updated = ProducerEntry(pid, marker.producer_epoch, (), marker.coordinator_epoch)
+        else:
+            updated = ProducerEntry(pid, entry.producer_epoch, entry.batches, marker.coordinator_epoch)
+        first = self.ongoing.get(pid, offset)
+        ongoing = self.ongoing.delete(pid) if pid in self.ongoing else self.ongoing
+        state = ProducerState(self.producers.set(pid, updated), max(self.end_offset, offset + 1), ongoing)
+        return MarkerApplied(state, CompletedTxn(pid, first, offset, not marker.commit))
 
     def with_batch(self, batch: ProducerBatch, first_offset: int, last_offset: int) -> ProducerState:
         """The state after `batch` was appended at [first_offset, last_offset]. A batch of an older epoch (only
@@ -146,12 +215,16 @@ class ProducerState:
             batches: tuple[BatchMetadata, ...] = (meta,)
         else:
             batches = (entry.batches + (meta,))[-NUM_BATCHES_TO_RETAIN:]
-        updated = ProducerEntry(batch.producer_id, batch.producer_epoch, batches)
-        return ProducerState(self.producers.set(batch.producer_id, updated), end)
+        coordinator_epoch = entry.coordinator_epoch if entry is not None else -1
+        updated = ProducerEntry(batch.producer_id, batch.producer_epoch, batches, coordinator_epoch)
+        ongoing = self.ongoing
+        if batch.is_transactional and batch.producer_id not in ongoing:
+            ongoing = ongoing.set(batch.producer_id, first_offset)
+        return ProducerState(self.producers.set(batch.producer_id, updated), end, ongoing)
 
     def advanced_to(self, end_offset: int) -> ProducerState:
         """Batches without a producer id were appended: only the offset covered moves."""
-        return ProducerState(self.producers, max(self.end_offset, end_offset))
+        return ProducerState(self.producers, max(self.end_offset, end_offset), self.ongoing)
 
     # ---- snapshots (Kafka writes one at each segment roll, named by its offset) ----
 
@@ -163,10 +236,13 @@ class ProducerState:
                 "batches": [
                     [b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.max_timestamp] for b in e.batches
                 ],
+                "coordinator_epoch": e.coordinator_epoch,
             }
             for _, e in sorted(self.producers.items())
         ]
-        body = json.dumps({"end_offset": self.end_offset, "producers": producers}, separators=(",", ":")).encode()
+        ongoing = [[pid, first] for pid, first in sorted(self.ongoing.items())]
+        document = {"end_offset": self.end_offset, "producers": producers, "ongoing": ongoing}
+        body = json.dumps(document, separators=(",", ":")).encode()
         return _SNAPSHOT_HEADER.pack(SNAPSHOT_VERSION, crc32c(body)) + body
 
     @classmethod
@@ -190,9 +266,11 @@ class ProducerState:
                     int(p["producer_id"]),
                     int(p["producer_epoch"]),
                     tuple(BatchMetadata(*(int(v) for v in b)) for b in p["batches"]),
+                    int(p.get("coordinator_epoch", -1)),
                 )
                 for p in body["producers"]
             }
-            return cls(Map(entries), int(body["end_offset"]))
-        except (KeyError, TypeError, AttributeError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            ongoing = {int(pid): int(first) for pid, first in body.get("ongoing", ())}
+            return cls(Map(entries), int(body["end_offset"]), Map(ongoing))
+        except (KeyError, TypeError, ValueError, AttributeError, UnicodeDecodeError, json.JSONDecodeError) as error:
             raise ValueError(f"unreadable producer snapshot: {error}") from error

@@ -1,4 +1,5 @@
-"""A log segment: `<20-digit base offset>.log` of record batches plus its sparse `.index`."""
+"""A log segment: `<20-digit base offset>.log` of record batches plus its sparse `.index` (and, when a transaction
+was aborted in it, its `.txnindex`, which `transaction_index` keeps)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from minikafka.common.control_batch import EndTxnMarker, read_marker
+from minikafka.common.errors import KafkaError
 from minikafka.common.record_batch import HEADER_SIZE, CorruptRecordError, read_header
 from minikafka.storage.offset_index import OffsetIndex
 from minikafka.storage.page_cache import SegmentFile
 from minikafka.storage.recent_appends import RecentAppends
+from minikafka.storage.transaction_index import txn_index_path
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -35,6 +39,8 @@ class BatchPosition:
     producer_epoch: int = -1
     base_sequence: int = -1
     is_control: bool = False
+    is_transactional: bool = False
+    marker: EndTxnMarker | None = None  # a control batch's COMMIT or ABORT marker
 
 
 @dataclass(frozen=True)
@@ -193,8 +199,17 @@ class LogSegment:
                 batch.producer_epoch,
                 batch.base_sequence,
                 batch.is_control,
+                batch.is_transactional,
+                self._marker_at(position, batch.size) if batch.is_control else None,
             )
             position += batch.size
+
+    def _marker_at(self, position: int, size: int) -> EndTxnMarker | None:
+        """A control batch's marker: control batches are one small record, read only when one is met."""
+        try:
+            return read_marker(read_header(self.log.read(position, size), 0))
+        except KafkaError:
+            return None
 
     def find(self, offset: int) -> BatchPosition | None:
         """The first batch whose last offset is at or after `offset`."""
@@ -301,3 +316,4 @@ class LogSegment:
         self.close()
         self.log_path.unlink(missing_ok=True)
         self.index_path.unlink(missing_ok=True)
+        txn_index_path(self.directory, self.base_offset).unlink(missing_ok=True)

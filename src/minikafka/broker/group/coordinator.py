@@ -23,15 +23,17 @@ from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.group.effects import Answer, Append, GroupEvent, GroupStep, Result
 from minikafka.broker.group.loader import load_groups
 from minikafka.broker.group.membership import expire
-from minikafka.broker.group.offsets import append_done
+from minikafka.broker.group.offsets import CommitRequest, append_done, store_error, validate_offset_commit
 from minikafka.broker.group.records import OffsetsRecord, RecordFormatError, decode, encode_key, encode_value
-from minikafka.broker.group.state import Group, GroupConfig, GroupState
+from minikafka.broker.group.state import Group, GroupConfig, GroupState, OffsetAndMetadata, TopicPartitionKey
+from minikafka.broker.group.txn_offsets import PendingTxnOffsets, as_offsets, complete, offsets_records
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import ReplicaManager, answered
 from minikafka.common.clock import monotonic_ms, wall_ms
+from minikafka.common.control_batch import EndTxnMarker, read_marker
 from minikafka.common.errors import ErrorCode, KafkaError
-from minikafka.common.record_batch import Record, build_batch, iter_batches
+from minikafka.common.record_batch import TRANSACTIONAL_FLAG, Record, build_batch, iter_batches
 from minikafka.pb import controller_pb2
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -58,6 +60,7 @@ class OffsetsShard:
     loaded: bool = False
     groups: dict[str, Group] = field(default_factory=dict)
     consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)  # KIP-848's, memory only
+    txn_offsets: PendingTxnOffsets = field(default_factory=dict)  # transactional commits awaiting their marker
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,8 @@ class GroupCoordinator:
         if replica is None:
             return
         offset, end = replica.log.log_start_offset, replica.log.log_end_offset
+        # A transaction's offset commits count from its COMMIT marker on, and not at all after an ABORT.
+        open_txns: dict[int, list[OffsetsRecord]] = {}
         while offset < end and self._shards.get(shard.partition) is shard:
             try:
                 data = replica.log.read(offset, LOAD_CHUNK_BYTES, max_offset=end)
@@ -219,11 +224,19 @@ class GroupCoordinator:
                 break
             for batch in iter_batches(data):
                 offset = batch.next_offset
-                if not batch.is_control:
+                if batch.is_control:
+                    marker = read_marker(batch)
+                    held = open_txns.pop(batch.producer_id, [])
+                    if marker is not None and marker.commit:
+                        records.extend(held)
+                elif batch.is_transactional:
+                    open_txns.setdefault(batch.producer_id, []).extend(self._decode(batch.records(), shard.partition))
+                else:
                     records.extend(self._decode(batch.records(), shard.partition))
             await asyncio.sleep(0)  # a long log does not hold up the broker's other work
         if self._shards.get(shard.partition) is not shard:
             return
+        shard.txn_offsets = {producer_id: as_offsets(held) for producer_id, held in open_txns.items()}
         shard.groups = load_groups(records, monotonic_ms())
         shard.loaded = True
         self._log.info(
@@ -368,6 +381,71 @@ class GroupCoordinator:
             return
         error = done.result().error if not done.cancelled() else ErrorCode.REQUEST_TIMED_OUT
         self._apply(shard, append_done(group, request_id, error, self.config.group, monotonic_ms()))
+
+    # ---- transactional offset commits ----
+
+    async def txn_commit_offsets(
+        self,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        entries: list[tuple[TopicPartitionKey, int, int, str | None]],
+    ) -> tuple[ErrorCode, dict[TopicPartitionKey, ErrorCode]]:
+        """TxnOffsetCommit: validated as an OffsetCommit, written in a transactional batch of the producer (acks=all),
+        visible once the transaction's COMMIT marker lands (`on_txn_marker`). Returns the request's error, or
+        NONE and each partition's."""
+        shard = self._shard_for(group_id)
+        if isinstance(shard, ErrorCode):
+            return shard, {}
+        group = shard.groups.get(group_id) or Group(group_id)
+        error = validate_offset_commit(group, CommitRequest(0, member_id, group_instance_id, generation_id, (), 8))
+        if error != ErrorCode.NONE:
+            return error, {}
+        now, limit = wall_ms(), self.config.group.max_metadata_size
+        refused = {
+            key: ErrorCode.OFFSET_METADATA_TOO_LARGE for key, _, _, m in entries if len((m or "").encode()) > limit
+        }
+        offsets = [
+            (key, OffsetAndMetadata(offset, epoch, metadata or "", now))
+            for key, offset, epoch, metadata in entries
+            if key not in refused
+        ]
+        if not offsets:
+            return ErrorCode.NONE, refused
+        records = offsets_records(group_id, offsets)
+        batch = build_batch(
+            [Record(encode_value(r.value), encode_key(r.key), now) for r in records],
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=0,
+            attributes=TRANSACTIONAL_FLAG,
+        )
+        tp = TopicPartition(OFFSETS_TOPIC, shard.partition)
+        result = await self.manager.produce(tp, batch, -1, self.config.commit_timeout_ms, internal_topics_allowed=True)
+        stored = store_error(result.error)
+        if stored == ErrorCode.NONE and self._shards.get(shard.partition) is shard:
+            shard.txn_offsets.setdefault(producer_id, {}).setdefault(group_id, {}).update(offsets)
+        return ErrorCode.NONE, {**{key: stored for key, _ in offsets}, **refused}
+
+    def unstable_offsets(self, group_id: str) -> set[TopicPartitionKey]:
+        """The group's partitions with a transactional commit awaiting its marker (Kafka's UNSTABLE_OFFSET_COMMIT)."""
+        shard = self._shard_for(group_id)
+        if isinstance(shard, ErrorCode):
+            return set()
+        return {key for held in shard.txn_offsets.values() for key in held.get(group_id, {})}
+
+    def on_txn_marker(self, tp: TopicPartition, marker: EndTxnMarker) -> None:
+        """A transaction's marker is in a __consumer_offsets partition: its offset commits there take effect or go."""
+        shard = self._shards.get(tp.partition) if tp.topic == OFFSETS_TOPIC else None
+        if shard is None or marker.producer_id not in shard.txn_offsets:
+            return
+        done = complete(shard.txn_offsets, shard.groups, marker.producer_id, marker.commit)
+        shard.groups.update(done.groups)
+        for fields in done.events:
+            self._log.info("txn_offsets_completed", partition=tp.partition, **fields)
 
     # ---- timers ----
 

@@ -16,6 +16,7 @@ from minikafka.broker.kafka_wire import (
     partition_admin,
     sasl_apis,
     scram_credentials,
+    transactions,
 )
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, response_class
@@ -49,6 +50,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     **sasl_apis.VERSIONS,
     **scram_credentials.VERSIONS,
     **alter_configs.VERSIONS,
+    **transactions.VERSIONS,
 }
 
 

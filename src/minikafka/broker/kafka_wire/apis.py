@@ -26,6 +26,7 @@ from minikafka.broker.kafka_wire import (
     produce,
     sasl_apis,
     scram_credentials,
+    transactions,
 )
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, ApiHeader, FrameError, Request, decode_request
@@ -55,6 +56,7 @@ HANDLERS: dict[int, Handler] = {
     **partition_admin.HANDLERS,
     **sasl_apis.HANDLERS,
     **scram_credentials.HANDLERS,
+    **transactions.HANDLERS,
     alter_configs.ALTER_CONFIGS: alter_configs.alter_configs,
     alter_configs.INCREMENTAL_ALTER_CONFIGS: alter_configs.incremental_alter_configs,
 }

@@ -43,8 +43,9 @@ def _partition(ctx: WireContext, cls: type, tp: TopicPartition) -> Any:
                 producer_epoch=producer.producer_epoch,
                 last_sequence=last.last_seq if last else -1,
                 last_timestamp=last.max_timestamp if last else -1,
-                coordinator_epoch=-1,
-                current_txn_start_offset=-1,
+                coordinator_epoch=producer.coordinator_epoch,
+                # Where its open transaction starts here (kafka-transactions --find-hanging reads it); -1: none.
+                current_txn_start_offset=replica.log.producer_state.ongoing.get(producer_id, -1),
             )
         )
     active = tuple(producers)

@@ -22,6 +22,7 @@ from minikafka.broker.requests.fetch import (
     handle_fetch,
 )
 from minikafka.common.errors import ErrorCode
+from minikafka.storage.transaction_index import AbortedTxn
 
 
 async def handle(ctx: WireContext, request: Request) -> Any:
@@ -79,6 +80,7 @@ def _decoded(body: Any, by_id: bool) -> FetchRequest:
         getattr(body, "session_epoch", FINAL_EPOCH),  # before v7 every fetch is full and sessionless
         lines,
         forgotten,
+        getattr(body, "isolation_level", 0),  # v4+
     )
 
 
@@ -105,13 +107,20 @@ def _partition(cls: type, answer: FetchPartitionAnswer) -> Any:
         partition_index=answer.partition,
         error_code=answer.error,
         high_watermark=answer.high_watermark,
-        last_stable_offset=answer.high_watermark,
+        last_stable_offset=answer.last_stable_offset,
         log_start_offset=answer.log_start_offset,
-        aborted_transactions=None,
+        aborted_transactions=_aborted(cls, answer.aborted_transactions),
         preferred_read_replica=-1,
         records=answer.records,
         **extra,
     )
+
+
+def _aborted(cls: type, aborted: tuple[AbortedTxn, ...] | None) -> tuple[Any, ...] | None:
+    if aborted is None:
+        return None
+    entry = sibling(cls, "AbortedTransaction")
+    return tuple(build(entry, producer_id=txn.producer_id, first_offset=txn.first_offset) for txn in aborted)
 
 
 def _refused(cls: type, body: Any) -> tuple[Any, ...]:

@@ -1,5 +1,5 @@
-"""FindCoordinator: the broker leading a group's __consumer_offsets partition, one key (v0-3) or a batch (v4+).
-Transaction coordinators are not offered here."""
+"""FindCoordinator: the broker leading a group's __consumer_offsets partition (key type 0) or a transactional id's
+__transaction_state partition (key type 1), one key (v0-3) or a batch (v4+)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from minikafka.common.errors import ErrorCode
 
 FIND_COORDINATOR = 10
 GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
 
 
 def handle(ctx: WireContext, request: Request) -> Any:
@@ -28,11 +29,18 @@ def handle(ctx: WireContext, request: Request) -> Any:
 
 
 def _lookup(ctx: WireContext, key: str, key_type: int) -> dict[str, Any]:
-    if key_type != GROUP_KEY_TYPE or ctx.groups is None:
-        return _failed(ErrorCode.COORDINATOR_NOT_AVAILABLE, "only group coordinators are offered")
-    if not key:
-        return _failed(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
-    found = ctx.groups.find_coordinator(key)
+    if key_type == TRANSACTION_KEY_TYPE and ctx.transactions is not None:
+        if not key:
+            return _failed(ErrorCode.INVALID_REQUEST, "the transactional id is empty")
+        found = ctx.transactions.find_coordinator(key)
+    elif key_type == GROUP_KEY_TYPE and ctx.groups is not None:
+        if not key:
+            return _failed(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
+        found = ctx.groups.find_coordinator(key)
+    elif key_type in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
+        return _failed(ErrorCode.COORDINATOR_NOT_AVAILABLE, "no coordinator of this kind on this broker")
+    else:
+        return _failed(ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}")
     if found.error != ErrorCode.NONE:
         return _failed(found.error, found.message)
     broker = ctx.manager.metadata.image.broker(found.node_id)

@@ -96,12 +96,20 @@ def handle_fetch(ctx: WireContext, request: Request) -> Any:
         group_entry = sibling(cls, "OffsetFetchResponseGroup")
         groups = tuple(
             _fetched_group(
-                ctx, cls, group_entry, group.group_id, group.topics, "OffsetFetchResponseTopics", _member_of(group)
+                ctx,
+                cls,
+                group_entry,
+                group.group_id,
+                group.topics,
+                "OffsetFetchResponseTopics",
+                _member_of(group),
+                bool(body.require_stable),
             )
             for group in body.groups
         )
         return build(cls, throttle_time=0, groups=groups)
-    answer = _fetched_group(ctx, cls, None, body.group_id, body.topics, "OffsetFetchResponseTopic")
+    stable = bool(getattr(body, "require_stable", False))  # v7+
+    answer = _fetched_group(ctx, cls, None, body.group_id, body.topics, "OffsetFetchResponseTopic", NO_MEMBER, stable)
     return build(cls, throttle_time=0, topics=answer["topics"], error_code=answer["error_code"])
 
 
@@ -113,6 +121,7 @@ def _fetched_group(
     requested: Any,
     topic_name: str,
     member: FetchingMember = NO_MEMBER,
+    require_stable: bool = False,
 ) -> Any:
     group = ctx.groups.group(group_id) if ctx.groups is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
     consumer = ctx.groups.consumer_group(group_id) if ctx.groups is not None else None
@@ -129,8 +138,14 @@ def _fetched_group(
         error, offsets = ErrorCode.NONE, fetch_offsets(group, wanted)
     by_topic: dict[str, list[Any]] = {}
     partition_cls = sibling(cls, topic_name.replace("Topics", "Partitions").replace("Topic", "Partition"))
+    # KIP-447: a consumer that asks for stable offsets waits out a transaction's commit still on its way.
+    unstable = ctx.groups.unstable_offsets(group_id) if ctx.groups is not None and require_stable else set()
     for key, value in offsets.items():
-        by_topic.setdefault(key.topic, []).append(_partition(partition_cls, key, value, error))
+        if key in unstable:
+            value, partition_error = None, ErrorCode.UNSTABLE_OFFSET_COMMIT
+        else:
+            partition_error = error
+        by_topic.setdefault(key.topic, []).append(_partition(partition_cls, key, value, partition_error))
     topic_cls = sibling(cls, topic_name)
     topics = tuple(build(topic_cls, name=name, partitions=tuple(parts)) for name, parts in by_topic.items())
     if group_entry is None:

@@ -33,9 +33,10 @@ def handle(ctx: WireContext, request: Request) -> Awaitable[Any | None]:
             for topic in body.topic_data or ()
             for data in topic.partition_data or ()
         ],
+        body.transactional_id,
     )
     cls = response_class(PRODUCE, request.header.api_version)
-    return handle_produce(ctx.manager, decoded, functools.partial(_response, cls, body.acks))
+    return handle_produce(ctx.manager, decoded, functools.partial(_response, cls, body.acks), ctx.verifier)
 
 
 def _response(cls: type, acks: int, answers: list[ProducePartitionAnswer]) -> Any | None:

@@ -32,11 +32,12 @@ from minikafka.broker.fetch_session import (
 )
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.replica.divergence import EpochEndOffset
-from minikafka.broker.replica_manager import FetchPartitionResult, ReplicaManager
+from minikafka.broker.replica_manager import READ_UNCOMMITTED, FetchPartitionResult, ReplicaManager
 from minikafka.broker.requests.topics import TOPIC_ID_BYTES, topic_by_id_bytes, topic_key
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.metadata.image import MetadataImage
+from minikafka.storage.transaction_index import AbortedTxn
 
 DEFAULT_PARTITION_MAX_BYTES = 1048576  # a line asking for 0 bytes: Kafka's max.partition.fetch.bytes default
 
@@ -60,6 +61,7 @@ class FetchRequest:
     # Each line's topic_id is 16 bytes, or b"" when the line names its `topic` instead.
     partitions: Sequence[PartitionFetchState]
     forgotten: Sequence[ForgottenPartition] = ()
+    isolation_level: int = READ_UNCOMMITTED  # READ_COMMITTED: only below the last stable offset
 
     @property
     def from_follower(self) -> bool:
@@ -76,6 +78,9 @@ class FetchPartitionAnswer:
     diverging: EpochEndOffset | None
     leader_id: int  # the partition's leader as this broker knows it; -1 unknown
     leader_epoch: int
+    last_stable_offset: int = -1
+    # read_committed: the aborted transactions the records overlap; None (Kafka's null) for read_uncommitted
+    aborted_transactions: tuple[AbortedTxn, ...] | None = None
 
 
 @dataclass(slots=True)
@@ -194,6 +199,7 @@ def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, r
                         max_bytes,
                         state.last_fetched_epoch,
                         first_whole,
+                        request.isolation_level,
                     )
                 replica = manager.replicas.get(tp)
             records = result.records
@@ -219,6 +225,8 @@ def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, r
                     result.diverging,
                     replica.leader_id if replica is not None else -1,
                     replica.leader_epoch if replica is not None else -1,
+                    result.last_stable_offset if result.last_stable_offset >= 0 else result.high_watermark,
+                    result.aborted,
                 )
             )
         if partitions:

@@ -1,14 +1,18 @@
-"""InitProducerId for idempotent producers (Kafka's KafkaApis.handleInitProducerIdRequest without a transaction
-coordinator): a producer id the controller allocated to this broker, epoch 0. As in Kafka, a request without a
-transactional id always gets a new id, whatever id and epoch it carries (KIP-360's fields matter only to
-transactional producers, and transactions are not supported here)."""
+"""InitProducerId (Kafka's KafkaApis.handleInitProducerIdRequest). Without a transactional id: a producer id the
+controller allocated to this broker, epoch 0; as in Kafka, such a request always gets a new id, whatever id and
+epoch it carries (KIP-360's fields matter only to transactional producers). With one: the transaction coordinator
+answers (a new or bumped epoch that fences the id's older producers), where the front end has one."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.common.errors import ErrorCode, KafkaError
+
+if TYPE_CHECKING:
+    from minikafka.broker.transaction.coordinator import TransactionCoordinator
 
 
 @dataclass(slots=True)
@@ -19,10 +23,21 @@ class ProducerIdAnswer:
     producer_epoch: int  # -1 on an error
 
 
-async def handle_init_producer_id(manager: ReplicaManager, transactional_id: str | None) -> ProducerIdAnswer:
+async def handle_init_producer_id(
+    manager: ReplicaManager,
+    transactional_id: str | None,
+    transactions: TransactionCoordinator | None = None,
+    timeout_ms: int = 60000,
+    expected: tuple[int, int] | None = None,
+) -> ProducerIdAnswer:
     if transactional_id is not None:
-        # No transaction coordinator here: a transactional producer is told so, once and for good.
-        return ProducerIdAnswer(ErrorCode.INVALID_REQUEST, "transactions are not supported", -1, -1)
+        if transactions is None:
+            # The gRPC front end has no transaction coordinator: a transactional producer is told so for good.
+            return ProducerIdAnswer(ErrorCode.INVALID_REQUEST, "transactions are not supported here", -1, -1)
+        reply = await transactions.init_producer_id(transactional_id, timeout_ms, expected)
+        if reply.error != ErrorCode.NONE:
+            return ProducerIdAnswer(reply.error, "", -1, -1)
+        return ProducerIdAnswer(ErrorCode.NONE, "", reply.producer_id, reply.producer_epoch)
     try:
         producer_id = await manager.producer_ids.generate()
     except KafkaError as error:

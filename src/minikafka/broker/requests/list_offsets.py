@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from minikafka.broker.log_manager import TopicPartition
-from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.broker.replica_manager import READ_UNCOMMITTED, ReplicaManager
 from minikafka.common.errors import ErrorCode
 
 
@@ -29,17 +29,18 @@ class ListOffsetsPartitionAnswer:
 
 
 def handle_list_offsets(
-    manager: ReplicaManager, partitions: Sequence[ListOffsetsPartition]
+    manager: ReplicaManager, partitions: Sequence[ListOffsetsPartition], isolation_level: int = READ_UNCOMMITTED
 ) -> list[ListOffsetsPartitionAnswer]:
     """One answer per line, in request order. As Kafka, every line of a partition the request names more than once
-    is INVALID_REQUEST (which line would the client take?)."""
+    is INVALID_REQUEST (which line would the client take?). With read_committed (isolation level 1) the latest
+    offset is the last stable offset, and a record found past it is none."""
     counts = Counter(line.tp for line in partitions)
     answers = []
     for line in partitions:
         if counts[line.tp] > 1:
             answers.append(ListOffsetsPartitionAnswer(line.tp, ErrorCode.INVALID_REQUEST, -1, -1, -1))
             continue
-        listed = manager.list_offset(line.tp, line.timestamp, line.current_leader_epoch)
+        listed = manager.list_offset(line.tp, line.timestamp, line.current_leader_epoch, isolation_level)
         if listed.error != ErrorCode.NONE:
             answers.append(ListOffsetsPartitionAnswer(line.tp, listed.error, -1, -1, -1))
             continue

@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import ReplicaManager, answered
 from minikafka.common.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from minikafka.broker.transaction.verification import ProduceVerifier
 
 VALID_ACKS = (0, 1, -1)
 T = TypeVar("T")
@@ -28,6 +31,7 @@ class ProduceRequest:
     acks: int  # 0, 1 or -1 (all)
     timeout_ms: int  # how long acks=all may wait for the ISR; 0 answers at once what is not yet replicated
     partitions: Sequence[ProducePartition]  # in request order: appended in that order
+    transactional_id: str | None = None  # a transactional producer's (its first batches are verified)
 
 
 @dataclass(slots=True)
@@ -42,7 +46,10 @@ class ProducePartitionAnswer:
 
 
 def handle_produce(
-    manager: ReplicaManager, request: ProduceRequest, encode: Callable[[list[ProducePartitionAnswer]], T]
+    manager: ReplicaManager,
+    request: ProduceRequest,
+    encode: Callable[[list[ProducePartitionAnswer]], T],
+    verifier: ProduceVerifier | None = None,
 ) -> Awaitable[T]:
     """Append every partition's batches now (pipelined requests rely on the order); awaited, the answer gives
     `encode`'s response once every partition has its outcome: at once for acks 0/1 and refusals, for acks=all
@@ -55,7 +62,11 @@ def handle_produce(
             for p in request.partitions
         ]
         return answered(encode(refused))
-    jobs = [manager.produce(p.tp, p.records, request.acks, request.timeout_ms) for p in request.partitions]
+    if verifier is not None:
+        txn = request.transactional_id
+        jobs = [verifier.produce(p.tp, p.records, request.acks, request.timeout_ms, txn) for p in request.partitions]
+    else:
+        jobs = [manager.produce(p.tp, p.records, request.acks, request.timeout_ms) for p in request.partitions]
     return ProduceAnswer(manager, request.partitions, jobs, encode)
 
 

@@ -153,6 +153,19 @@ def _raft(event: Mapping[str, object]) -> str:
     return f"stops leading epoch {epoch}: {event.get('reason')}"
 
 
+def _transaction(event: Mapping[str, object]) -> str:
+    producer = f"producer {event.get('producer_id')} epoch {event.get('producer_epoch')}"
+    if event.get("event") == "transaction_verification_failed":
+        return (
+            f"the coordinator answers {event.get('error')} for {event.get('partition')}: not in an ongoing "
+            f"transaction of {event.get('transactional_id')} ({producer}); the batch is not appended"
+        )
+    return (
+        f"transaction of {event.get('transactional_id')} ({producer}) complete: {event.get('result')}, markers in "
+        f"{event.get('partitions')} partition(s)"
+    )
+
+
 def _generic(event: Mapping[str, object]) -> str:
     fields = {k: event[k] for k in QUOTED_FIELDS[2:] if k in event} | {
         k: v for k, v in event.items() if k in ("broker_id", "broker_epoch", "clean", "unclean")
@@ -170,6 +183,8 @@ _SENTENCES = {
     "stray_partition_deleted": _stray,
     "stray_partition_kept": _stray,
     "partition_topic_id_mismatch": _topic_id_mismatch,
+    "transaction_completed": _transaction,
+    "transaction_verification_failed": _transaction,
     **dict.fromkeys(
         (
             "raft_prevote_started",

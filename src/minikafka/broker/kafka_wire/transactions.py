@@ -1,0 +1,267 @@
+"""The transaction APIs of the Kafka listener, answered by the broker's transaction coordinator: AddPartitionsToTxn
+(v3 and below one transaction; v4+ a batch, with VerifyOnly), AddOffsetsToTxn, EndTxn, TxnOffsetCommit (at the
+group coordinator), DescribeTransactions and ListTransactions. InitProducerId with a transactional id and
+FindCoordinator with key type 1 come here from their own modules."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from minikafka.broker.group.state import TopicPartitionKey
+from minikafka.broker.kafka_wire.context import WireContext
+from minikafka.broker.kafka_wire.entities import build, sibling
+from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.broker.transaction.core import Reply
+from minikafka.broker.transaction.state import TxnState
+from minikafka.common.clock import wall_ms
+from minikafka.common.errors import ErrorCode
+
+ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN, TXN_OFFSET_COMMIT = 24, 25, 26, 28
+DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 65, 66
+
+VERSIONS: dict[int, tuple[int, int]] = {
+    ADD_PARTITIONS_TO_TXN: (0, 5),
+    ADD_OFFSETS_TO_TXN: (0, 4),
+    END_TXN: (0, 4),  # v5 is transaction.version 2's (the epoch bumped by every EndTxn), not offered
+    TXN_OFFSET_COMMIT: (0, 4),
+    DESCRIBE_TRANSACTIONS: (0, 0),
+    LIST_TRANSACTIONS: (0, 1),
+}
+
+
+def _fenced(error: ErrorCode, api_version: int, first_with_fenced: int) -> ErrorCode:
+    """Before PRODUCER_FENCED (KIP-588), clients know it as INVALID_PRODUCER_EPOCH."""
+    if error == ErrorCode.PRODUCER_FENCED and api_version < first_with_fenced:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return error
+
+
+async def handle_add_partitions(ctx: WireContext, request: Request) -> Any:
+    body, version = request.body, request.header.api_version
+    cls = response_class(ADD_PARTITIONS_TO_TXN, version)
+    if version <= 3:
+        results = await _add_partitions_one(
+            ctx,
+            body.v3_and_below_transactional_id,
+            body.v3_and_below_producer_id,
+            body.v3_and_below_producer_epoch,
+            body.v3_and_below_topics,
+            False,
+            version,
+        )
+        return build(cls, throttle_time=0, results_by_topic_v3_and_below=_topic_results(cls, results))
+    answered = []
+    for txn in body.transactions or ():
+        results = await _add_partitions_one(
+            ctx, txn.transactional_id, txn.producer_id, txn.producer_epoch, txn.topics, txn.verify_only, version
+        )
+        answered.append(
+            build(
+                sibling(cls, "AddPartitionsToTxnResult"),
+                transactional_id=txn.transactional_id,
+                topic_results=_topic_results(cls, results),
+            )
+        )
+    return build(cls, throttle_time=0, error_code=ErrorCode.NONE, results_by_transaction=tuple(answered))
+
+
+async def _add_partitions_one(
+    ctx: WireContext,
+    transactional_id: str,
+    producer_id: int,
+    epoch: int,
+    topics: Any,
+    verify_only: bool,
+    version: int,
+) -> dict[TopicPartitionKey, ErrorCode]:
+    asked = [TopicPartitionKey(t.name, p) for t in topics or () for p in t.partitions or ()]
+    if ctx.transactions is None:
+        return dict.fromkeys(asked, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    image = ctx.manager.metadata.image
+    unknown = {
+        tp
+        for tp in asked
+        if (topic := image.topics_by_name.get(tp.topic)) is None or tp.partition not in topic.partitions
+    }
+    if unknown:
+        # As Kafka: nothing is added; the unknown partitions say why, the others OPERATION_NOT_ATTEMPTED.
+        return {
+            tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
+            for tp in asked
+        }
+    if verify_only:
+        return ctx.transactions.verify(transactional_id, producer_id, epoch, asked)
+    reply = await ctx.transactions.add_partitions(transactional_id, producer_id, epoch, asked)
+    return dict.fromkeys(asked, _fenced(reply.error, version, 2))
+
+
+def _topic_results(cls: type, results: dict[TopicPartitionKey, ErrorCode]) -> tuple[Any, ...]:
+    by_topic: dict[str, list[tuple[int, ErrorCode]]] = {}
+    for tp, error in results.items():
+        by_topic.setdefault(tp.topic, []).append((tp.partition, error))
+    partition_cls = sibling(cls, "AddPartitionsToTxnPartitionResult")
+    return tuple(
+        build(
+            sibling(cls, "AddPartitionsToTxnTopicResult"),
+            name=name,
+            results_by_partition=tuple(
+                build(partition_cls, partition_index=p, partition_error_code=e) for p, e in partitions
+            ),
+        )
+        for name, partitions in by_topic.items()
+    )
+
+
+async def handle_add_offsets(ctx: WireContext, request: Request) -> Any:
+    body, version = request.body, request.header.api_version
+    cls = response_class(ADD_OFFSETS_TO_TXN, version)
+    if ctx.transactions is None:
+        return build(cls, throttle_time=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    reply = await ctx.transactions.add_offsets(
+        body.transactional_id, body.producer_id, body.producer_epoch, body.group_id
+    )
+    return build(cls, throttle_time=0, error_code=_fenced(reply.error, version, 2))
+
+
+async def handle_end_txn(ctx: WireContext, request: Request) -> Any:
+    body, version = request.body, request.header.api_version
+    cls = response_class(END_TXN, version)
+    reply = Reply(0, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    if ctx.transactions is not None:
+        reply = await ctx.transactions.end_txn(
+            body.transactional_id, body.producer_id, body.producer_epoch, body.committed
+        )
+    return build(cls, throttle_time=0, error_code=_fenced(reply.error, version, 2))
+
+
+async def handle_txn_offset_commit(ctx: WireContext, request: Request) -> Any:
+    body, version = request.body, request.header.api_version
+    cls = response_class(TXN_OFFSET_COMMIT, version)
+    known = ctx.manager.metadata.image.topics_by_name
+    entries = [
+        (
+            TopicPartitionKey(t.name, p.partition_index),
+            p.committed_offset,
+            getattr(p, "committed_leader_epoch", -1),
+            p.committed_metadata,
+        )
+        for t in body.topics or ()
+        if t.name in known
+        for p in t.partitions or ()
+    ]
+    errors: dict[TopicPartitionKey, ErrorCode] = {}
+    if ctx.groups is None:
+        error = ErrorCode.COORDINATOR_NOT_AVAILABLE
+    else:
+        error, errors = await ctx.groups.txn_commit_offsets(
+            body.group_id,
+            body.producer_id,
+            body.producer_epoch,
+            getattr(body, "member_id", ""),
+            getattr(body, "group_instance_id", None),
+            getattr(body, "generation_id", -1),
+            entries,
+        )
+    partition_cls = sibling(cls, "TxnOffsetCommitResponsePartition")
+    topics = tuple(
+        build(
+            sibling(cls, "TxnOffsetCommitResponseTopic"),
+            name=t.name,
+            partitions=tuple(
+                build(
+                    partition_cls,
+                    partition_index=p.partition_index,
+                    error_code=errors.get(TopicPartitionKey(t.name, p.partition_index), error)
+                    if t.name in known
+                    else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                )
+                for p in t.partitions or ()
+            ),
+        )
+        for t in body.topics or ()
+    )
+    return build(cls, throttle_time=0, topics=topics)
+
+
+def _timestamp(ms: int) -> datetime.datetime:
+    """kio writes a datetime as its epoch milliseconds: -1 (Kafka's "none") is a millisecond before the epoch."""
+    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
+
+
+def handle_describe(ctx: WireContext, request: Request) -> Any:
+    cls = response_class(DESCRIBE_TRANSACTIONS, request.header.api_version)
+    state_cls, topic_cls = sibling(cls, "TransactionState"), sibling(cls, "TopicData")
+    states = []
+    for transactional_id in request.body.transactional_ids or ():
+        found = ctx.transactions.describe(transactional_id) if ctx.transactions else ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if isinstance(found, ErrorCode):
+            states.append(
+                build(
+                    state_cls,
+                    error_code=found,
+                    transactional_id=transactional_id,
+                    transaction_state="",
+                    transaction_timeout=0,
+                    transaction_start_time=_timestamp(0),  # the field's default, as Kafka sends with an error
+                    producer_id=-1,
+                    producer_epoch=-1,
+                    topics=(),
+                )
+            )
+            continue
+        by_topic: dict[str, list[int]] = {}
+        for tp in sorted(found.partitions, key=lambda p: (p.topic, p.partition)):
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        states.append(
+            build(
+                state_cls,
+                error_code=ErrorCode.NONE,
+                transactional_id=transactional_id,
+                transaction_state=found.state.display_name,
+                transaction_timeout=found.timeout_ms,
+                transaction_start_time=_timestamp(found.start_ms),
+                producer_id=found.producer_id,
+                producer_epoch=found.producer_epoch,
+                topics=tuple(build(topic_cls, topic=name, partitions=tuple(ids)) for name, ids in by_topic.items()),
+            )
+        )
+    return build(cls, throttle_time=0, transaction_states=tuple(states))
+
+
+def handle_list(ctx: WireContext, request: Request) -> Any:
+    body = request.body
+    cls = response_class(LIST_TRANSACTIONS, request.header.api_version)
+    names = {state.display_name: state for state in TxnState}
+    wanted = {names[f] for f in body.state_filters or () if f in names}
+    unknown = tuple(f for f in body.state_filters or () if f not in names)
+    listed = ctx.transactions.listed() if ctx.transactions is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if isinstance(listed, ErrorCode):
+        return build(cls, throttle_time=0, error_code=listed, unknown_state_filters=unknown, transaction_states=())
+    producers = set(body.producer_id_filters or ())
+    duration_ms = int(getattr(body, "duration_filter", -1))
+    entries = tuple(
+        build(
+            sibling(cls, "TransactionState"),
+            transactional_id=m.transactional_id,
+            producer_id=m.producer_id,
+            transaction_state=m.state.display_name,
+        )
+        for m in listed
+        if (not wanted or m.state in wanted)
+        and (not producers or m.producer_id in producers)
+        and (duration_ms < 0 or (m.state == TxnState.ONGOING and wall_ms() - m.start_ms >= duration_ms))
+    )
+    return build(
+        cls, throttle_time=0, error_code=ErrorCode.NONE, unknown_state_filters=unknown, transaction_states=entries
+    )
+
+
+HANDLERS: dict[int, Any] = {
+    ADD_PARTITIONS_TO_TXN: handle_add_partitions,
+    ADD_OFFSETS_TO_TXN: handle_add_offsets,
+    END_TXN: handle_end_txn,
+    TXN_OFFSET_COMMIT: handle_txn_offset_commit,
+    DESCRIBE_TRANSACTIONS: handle_describe,
+    LIST_TRANSACTIONS: handle_list,
+}

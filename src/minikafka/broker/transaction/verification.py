@@ -1,0 +1,153 @@
+"""KIP-890 part 1, the partition leader's side (Kafka's ReplicaManager.appendRecords with transaction verification):
+before appending a producer's first transactional batch to a partition, the leader asks the transaction
+coordinator whether the partition is in that producer's ongoing transaction (AddPartitionsToTxn with VerifyOnly:
+the coordinator's own broker directly, another over the inter-broker gRPC listener). Only a yes appends, and only
+if no marker for the producer was written here meanwhile (the log's verification guard).
+
+This is what stops a produce delayed on the network from landing after its transaction was aborted, where it would
+open a transaction no coordinator knows of and hold the last stable offset back for good. Later batches of the
+same transaction skip the question: the transaction is open in the log.
+
+The appends of one partition wait for each other in arrival order, so a producer's pipelined batches stay in
+sequence while their verification is under way."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import grpc
+import structlog
+
+from minikafka.broker.group.state import TopicPartitionKey
+from minikafka.broker.log_manager import TopicPartition
+from minikafka.broker.produce_purgatory import ProduceResult
+from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.broker.transaction.coordinator import TransactionCoordinator
+from minikafka.common.errors import ErrorCode
+from minikafka.common.grpc_support import PeerChannels
+from minikafka.common.record_batch import CorruptRecordError, read_header
+from minikafka.pb import broker_pb2, broker_pb2_grpc
+
+CALL_TIMEOUT_S = 10.0
+# The coordinator cannot answer now: the producer retries, as it does on NOT_ENOUGH_REPLICAS (Kafka's mapping).
+RETRIABLE = frozenset(
+    {
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode.CONCURRENT_TRANSACTIONS,
+        ErrorCode.NETWORK_EXCEPTION,
+    }
+)
+
+
+class ProduceVerifier:
+    def __init__(self, manager: ReplicaManager, coordinator: TransactionCoordinator) -> None:
+        self.manager = manager
+        self.coordinator = coordinator
+        self._channels = PeerChannels(manager.config.inter_node_tls)
+        self._last: dict[TopicPartition, asyncio.Future[ProduceResult]] = {}
+        self._log = structlog.get_logger()
+
+    async def close(self) -> None:
+        await self._channels.close()
+
+    def produce(
+        self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int, transactional_id: str | None
+    ) -> asyncio.Future[ProduceResult]:
+        """The replica manager's produce, after verification where it is needed."""
+        pending = self._last.get(tp)
+        if pending is not None and pending.done():
+            del self._last[tp]
+            pending = None
+        replica = self.manager.replicas.get(tp)
+        if not self.manager.transaction_verification or transactional_id is None or replica is None:
+            return self._after(pending, lambda: self.manager.produce(tp, records, acks, timeout_ms))
+        try:
+            header = read_header(records)
+        except CorruptRecordError:
+            return self.manager.produce(tp, records, acks, timeout_ms)  # the log refuses it, with its reason
+        if not header.is_transactional or header.producer_id in replica.log.producer_state.ongoing:
+            return self._after(pending, lambda: self.manager.produce(tp, records, acks, timeout_ms))
+        guard = replica.log.start_verification(header.producer_id)
+        verified = self._verify(transactional_id, header.producer_id, header.producer_epoch, tp)
+        job = asyncio.ensure_future(self._verified_append(pending, verified, tp, records, acks, timeout_ms, guard))
+        self._last[tp] = job
+        return job
+
+    @staticmethod
+    def _after(
+        pending: asyncio.Future[ProduceResult] | None, append: Callable[[], asyncio.Future[ProduceResult]]
+    ) -> asyncio.Future[ProduceResult]:
+        """Appends now unless a verified append of the partition is still waiting: then after it."""
+        if pending is None:
+            return append()
+
+        async def later() -> ProduceResult:
+            await asyncio.wait([pending])
+            return await append()
+
+        return asyncio.ensure_future(later())
+
+    async def _verified_append(
+        self,
+        pending: asyncio.Future[ProduceResult] | None,
+        verified: Awaitable[ErrorCode],
+        tp: TopicPartition,
+        records: bytes,
+        acks: int,
+        timeout_ms: int,
+        guard: int,
+    ) -> ProduceResult:
+        error = await verified
+        if pending is not None:
+            await asyncio.wait([pending])
+        if error != ErrorCode.NONE:
+            answer = ErrorCode.NOT_ENOUGH_REPLICAS if error in RETRIABLE else error
+            return ProduceResult(answer, message=f"transaction verification of {tp}: {error.name}")
+        return await self.manager.produce(tp, records, acks, timeout_ms, verification_guard=guard)
+
+    async def _verify(self, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition) -> ErrorCode:
+        partition = TopicPartitionKey(tp.topic, tp.partition)
+        found = self.coordinator.find_coordinator(transactional_id)
+        error: ErrorCode
+        if found.error != ErrorCode.NONE:
+            error = found.error
+        elif found.node_id == self.manager.config.node_id:
+            error = self.coordinator.verify(transactional_id, producer_id, epoch, [partition])[partition]
+        else:
+            error = await self._verify_remotely(found.node_id, transactional_id, producer_id, epoch, tp)
+        if error != ErrorCode.NONE:
+            self._log.info(
+                "transaction_verification_failed",
+                partition=str(tp),
+                transactional_id=transactional_id,
+                producer_id=producer_id,
+                producer_epoch=epoch,
+                error=error.name,
+            )
+        return error
+
+    async def _verify_remotely(
+        self, node_id: int, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition
+    ) -> ErrorCode:
+        address = self.manager.leader_address(node_id)
+        if address is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        request = broker_pb2.VerifyTxnPartitionsRequest(
+            transactional_id=transactional_id, producer_id=producer_id, producer_epoch=epoch
+        )
+        request.topics.add(name=tp.topic, partition_indexes=[tp.partition])
+        try:
+            response = await broker_pb2_grpc.BrokerStub(self._channels.get(address)).VerifyTxnPartitions(
+                request, timeout=CALL_TIMEOUT_S
+            )
+        except grpc.RpcError:
+            self._channels.retire(address)
+            return ErrorCode.NETWORK_EXCEPTION
+        for topic in response.topics:
+            for result in topic.partitions:
+                if topic.name == tp.topic and result.partition_index == tp.partition:
+                    return ErrorCode.of(result.error_code)
+        return ErrorCode.UNKNOWN_SERVER_ERROR
