@@ -1,6 +1,6 @@
 """`minikafka dump-log PATH [--json]`: what a segment (.log), offset index (.index) or aborted-transaction index
-(.txnindex) file holds, like Kafka's
-DumpLogSegments. Reads the file as it is on disk and never repairs it, so it shows exactly where a log is torn.
+(.txnindex) file holds, like Kafka's DumpLogSegments. Reads the file as it is on disk and never repairs it, so it
+shows exactly where a log is torn.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 from minikafka.common.compression import codec_name
 from minikafka.common.control_batch import read_marker
 from minikafka.common.errors import KafkaError
-from minikafka.common.record_batch import CorruptRecordError, read_header
+from minikafka.common.record_batch import CorruptRecordError, RecordBatch, read_header
 from minikafka.storage.offset_index import read_index_file
 from minikafka.storage.transaction_index import TXN_INDEX_SUFFIX, read_entries
 
@@ -28,20 +28,7 @@ def dump_log(path: Path, print_records: bool = False) -> dict[str, Any]:
             "entries": [{"offset": offset, "position": position} for offset, position in entries],
         }
     if path.suffix == TXN_INDEX_SUFFIX:
-        return {
-            "path": str(path),
-            "type": "txnindex",
-            "base_offset": base_offset,
-            "entries": [
-                {
-                    "producer_id": e.producer_id,
-                    "first_offset": e.first_offset,
-                    "last_offset": e.last_offset,
-                    "last_stable_offset": e.last_stable_offset,
-                }
-                for e in read_entries(path)
-            ],
-        }
+        return _dump_txn_index(path, base_offset)
     if path.suffix != ".log":
         raise ValueError(f"{path}: expected a .log, .index or .txnindex file")
     data = path.read_bytes()
@@ -54,44 +41,7 @@ def dump_log(path: Path, print_records: bool = False) -> dict[str, Any]:
         except CorruptRecordError as corrupt:
             error = {"position": position, "reason": corrupt.message, "trailing_bytes": len(data) - position}
             break
-        entry: dict[str, Any] = {
-            "base_offset": batch.base_offset,
-            "last_offset": batch.last_offset,
-            "leader_epoch": batch.partition_leader_epoch,
-            "count": batch.records_count,
-            "size_bytes": batch.size,
-            "position": position,
-            "crc": batch.crc,
-            "crc_valid": batch.is_valid(),
-            "max_timestamp": batch.max_timestamp,
-            "producer_id": batch.producer_id,
-            "producer_epoch": batch.producer_epoch,
-            "base_sequence": batch.base_sequence,
-            "is_transactional": batch.is_transactional,
-            "is_control": batch.is_control,
-            "compression": codec_name(batch.compression_type),
-        }
-        if batch.is_control and entry["crc_valid"]:
-            marker = read_marker(batch)
-            if marker is not None:  # Kafka's endTxnMarker column
-                entry["end_txn_marker"] = {
-                    "type": "COMMIT" if marker.commit else "ABORT",
-                    "coordinator_epoch": marker.coordinator_epoch,
-                }
-        if print_records and entry["crc_valid"]:
-            try:
-                entry["records"] = [
-                    {
-                        "offset": record.offset,
-                        "timestamp": record.timestamp_ms,
-                        "key": _text(record.key),
-                        "value": _text(record.value),
-                    }
-                    for record in batch.records()
-                ]
-            except KafkaError as corrupt:  # a bad record, or compressed bytes that do not decode
-                entry["records_error"] = corrupt.message
-        batches.append(entry)
+        batches.append(_dump_batch(batch, position, print_records))
         position += batch.size
     return {
         "path": str(path),
@@ -101,6 +51,64 @@ def dump_log(path: Path, print_records: bool = False) -> dict[str, Any]:
         "batches": batches,
         "error": error,
     }
+
+
+def _dump_txn_index(path: Path, base_offset: int) -> dict[str, Any]:
+    return {
+        "path": str(path),
+        "type": "txnindex",
+        "base_offset": base_offset,
+        "entries": [
+            {
+                "producer_id": e.producer_id,
+                "first_offset": e.first_offset,
+                "last_offset": e.last_offset,
+                "last_stable_offset": e.last_stable_offset,
+            }
+            for e in read_entries(path)
+        ],
+    }
+
+
+def _dump_batch(batch: RecordBatch, position: int, print_records: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "base_offset": batch.base_offset,
+        "last_offset": batch.last_offset,
+        "leader_epoch": batch.partition_leader_epoch,
+        "count": batch.records_count,
+        "size_bytes": batch.size,
+        "position": position,
+        "crc": batch.crc,
+        "crc_valid": batch.is_valid(),
+        "max_timestamp": batch.max_timestamp,
+        "producer_id": batch.producer_id,
+        "producer_epoch": batch.producer_epoch,
+        "base_sequence": batch.base_sequence,
+        "is_transactional": batch.is_transactional,
+        "is_control": batch.is_control,
+        "compression": codec_name(batch.compression_type),
+    }
+    if batch.is_control and entry["crc_valid"]:
+        marker = read_marker(batch)
+        if marker is not None:  # Kafka's endTxnMarker column
+            entry["end_txn_marker"] = {
+                "type": "COMMIT" if marker.commit else "ABORT",
+                "coordinator_epoch": marker.coordinator_epoch,
+            }
+    if print_records and entry["crc_valid"]:
+        try:
+            entry["records"] = [
+                {
+                    "offset": record.offset,
+                    "timestamp": record.timestamp_ms,
+                    "key": _text(record.key),
+                    "value": _text(record.value),
+                }
+                for record in batch.records()
+            ]
+        except KafkaError as corrupt:  # a bad record, or compressed bytes that do not decode
+            entry["records_error"] = corrupt.message
+    return entry
 
 
 def _text(data: bytes | None) -> str | None:
