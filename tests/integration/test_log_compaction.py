@@ -36,7 +36,7 @@ DELETE_RETENTION_MS = 4000
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    overrides = {"log.cleaner.backoff.ms": "200"}
+    overrides = {"log.cleaner.backoff.ms": "200", "offsets.topic.segment.bytes": "4096"}
     with running_cluster(tmp_path_factory.mktemp("compaction"), 1, 3, **overrides) as started:
         admin = admin_module.AdminClient({"bootstrap.servers": started.kafka_bootstrap_servers})
         configs = {
@@ -166,6 +166,35 @@ def test_tombstoned_keys_vanish_after_delete_retention_ms(cluster: Cluster) -> N
     assert latest(read) == {k: v for k, v in expected_latest().items() if v is not None}
 
 
+def test_consumer_offsets_is_compacted_and_keeps_each_groups_latest_commit(cluster: Cluster) -> None:
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": cluster.kafka_bootstrap_servers, "group.id": "committer", "enable.auto.commit": False}
+    )
+    try:
+        for offset in range(1, 301):  # each commit an OffsetCommit record with the same key
+            consumer.commit(offsets=[confluent_kafka.TopicPartition(TOPIC, 0, offset)], asynchronous=False)
+
+        def offsets_cleaned() -> list[dict[str, object]]:
+            return [
+                e
+                for b in cluster.brokers
+                for e in _events(cluster, b.node_id, "log_cleaned")
+                if str(e["partition"]).startswith("__consumer_offsets-")
+            ]
+
+        cleaned = eventually(offsets_cleaned, 60, "a cleaning of __consumer_offsets")
+        assert any(int(e["records_after"]) < int(e["records_before"]) for e in cleaned)  # type: ignore[call-overload]
+        [committed] = consumer.committed([confluent_kafka.TopicPartition(TOPIC, 0)], timeout=10)
+        assert committed.offset == 300
+    finally:
+        consumer.close()
+
+
+def _events(cluster: Cluster, node_id: int, name: str) -> list[dict[str, object]]:
+    lines = cluster.node(node_id).events_path.read_text().splitlines()
+    return [event for line in lines if f'"{name}"' in line and (event := json.loads(line))["event"] == name]
+
+
 def test_a_killed_leader_leaves_the_latest_values_on_its_followers_and_recovers_its_own(
     cluster: Cluster, tmp_path: Path
 ) -> None:
@@ -187,6 +216,15 @@ def test_a_killed_leader_leaves_the_latest_values_on_its_followers_and_recovers_
             120,
             f"broker {broker.node_id}'s log holding every latest value",
         )
+    # The group coordinators that moved with the kill loaded their groups from compacted __consumer_offsets logs.
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": cluster.kafka_bootstrap_servers, "group.id": "committer", "enable.auto.commit": False}
+    )
+    try:
+        [committed] = consumer.committed([confluent_kafka.TopicPartition(TOPIC, 0)], timeout=30)
+        assert committed.offset == 300
+    finally:
+        consumer.close()
 
 
 def replica_latest(cluster: Cluster, node_id: int, scratch: Path) -> dict[str, str | None]:

@@ -331,6 +331,12 @@ class BrokerConfig(NodeConfig):
     offsets_topic_replication_factor: int = config_key(
         "offsets.topic.replication.factor", 3, "Replication factor of __consumer_offsets.", at_least(1)
     )
+    offsets_topic_segment_bytes: int = config_key(
+        "offsets.topic.segment.bytes",
+        104857600,
+        "Segment size of __consumer_offsets (compacted: smaller segments are cleaned sooner).",
+        at_least(1),
+    )
     offsets_commit_timeout_ms: int = config_key(
         "offsets.commit.timeout.ms",
         5000,
