@@ -285,9 +285,9 @@ class BrokerConfig(NodeConfig):
     )
     log_cleaner_dedupe_buffer_size: int = config_key(
         "log.cleaner.dedupe.buffer.size",
-        134217728,
-        "Memory for the cleaner's map of keys to their latest offsets (24 bytes a key); a dirty section with more "
-        "keys is cleaned in several passes.",
+        33554432,
+        "Memory for the cleaner's map of keys to their latest offsets (about 128 bytes a key here, 24 in Kafka, "
+        "whose default is 128 MiB); a dirty section with more keys is cleaned in several passes.",
         at_least(1024),
     )
     log_index_interval_bytes: int = config_key(

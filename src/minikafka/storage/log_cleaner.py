@@ -2,8 +2,8 @@
 segments (their files are only read, through descriptors of its own); the partition log swaps the result in.
 
 1. The offset map: each key of the dirty section [first dirty offset, end) to its latest offset, kept as a 16-byte
-   digest (Kafka's SkimpyOffsetMap: 24 bytes a key with the offset); when it would outgrow its capacity, the
-   section ends before the segment that does not fit, and the rest waits for the next cleaning.
+   digest (as Kafka's SkimpyOffsetMap); when it would outgrow log.cleaner.dedupe.buffer.size, the section ends
+   before the segment that does not fit, and the rest waits for the next cleaning.
 2. Every segment from the log start to the section's end is rewritten, in groups that fit one segment: a record
    stays when it is the latest of its key (or its key is not in the map: newer than the map), a record without
    a key goes, a tombstone goes once delete.retention.ms has passed since its timestamp. A batch keeps its base
@@ -26,7 +26,9 @@ from minikafka.storage.cleaner_plan import SegmentSummary, group_segments
 from minikafka.storage.offset_index import OffsetIndex
 from minikafka.storage.segment_swap import cleaned_paths
 
-MAP_ENTRY_BYTES = 24  # Kafka's SkimpyOffsetMap: a 16-byte MD5 digest and an 8-byte offset
+# What one key of the map costs here: a 16-byte digest and an offset as Python objects in a dict (Kafka's
+# SkimpyOffsetMap packs the same into 24 bytes), so log.cleaner.dedupe.buffer.size bounds the memory really used.
+MAP_ENTRY_BYTES = 128
 MAP_LOAD_FACTOR = 0.9  # Kafka's log.cleaner.io.buffer.load.factor
 
 

@@ -220,3 +220,22 @@ def test_a_crash_during_the_swap_loses_no_latest_value_and_duplicates_no_offset(
         assert after == before  # never swapped: the old segments stand
     else:
         assert len(after) < len(before)  # the swap was finished at open
+
+
+def test_a_key_map_too_small_for_the_dirty_section_cleans_it_in_passes(tmp_path: Path) -> None:
+    log = open_log(tmp_path / "t-0")
+    for round_ in range(2):
+        for n in range(30):
+            produce(log, b"key-%d" % n, b"v%d" % round_)
+    before = latest(read_all(log))
+    ends = []
+    for _ in range(20):
+        plan = filthiest([log.cleanable()], NOW)
+        if plan is None:
+            break
+        job = log.cleaning_job(plan, NOW, 1000)  # room for 7 keys
+        result = clean(job)
+        assert result.keys <= 7 and log.swap_cleaned(job, result, log.truncations)
+        ends.append(result.end_offset)
+    assert len(ends) > 1 and ends == sorted(ends)  # several passes, each further on
+    assert latest(read_all(log)) == before
