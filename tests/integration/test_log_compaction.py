@@ -248,6 +248,7 @@ def replica_latest(cluster: Cluster, node_id: int, scratch: Path) -> dict[str, s
         log.abandon()
 
 
+@pytest.mark.timeout(1200)  # a cluster, then a Spark analysis: minutes on a busy 2-core machine
 def test_analyze_finds_every_latest_value_of_a_compacted_topic(cluster: Cluster) -> None:
     topic, run = "analyzed", str(cluster.run_dir)
     configs = ["cleanup.policy=compact", "segment.bytes=4096", "min.cleanable.dirty.ratio=0.01"]
