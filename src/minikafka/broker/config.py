@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from minikafka.common.config import ConfigError, at_least, config_key, one_of, subset_of
+from minikafka.common.config import ConfigError, at_least, between, config_key, one_of, subset_of
 from minikafka.common.endpoints import Listener
 from minikafka.common.node_config import NodeConfig
 from minikafka.storage.log_config import LogConfig
@@ -249,6 +249,47 @@ class BrokerConfig(NodeConfig):
         "How often segments are checked for deletion by retention.",
         at_least(1),
     )
+    log_cleanup_policy: tuple[str, ...] = config_key(
+        "log.cleanup.policy",
+        ("delete",),
+        "What happens to old segments: delete (retention.ms / retention.bytes), compact (the latest record per key "
+        "is kept), or both; a topic's cleanup.policy overrides it.",
+        subset_of("compact", "delete"),
+    )
+    log_cleaner_enable: bool = config_key(
+        "log.cleaner.enable", True, "Run the log cleaner, which compacts the logs of compacted topics."
+    )
+    log_cleaner_backoff_ms: int = config_key(
+        "log.cleaner.backoff.ms", 15000, "How long the cleaner sleeps when no log is cleanable.", at_least(0)
+    )
+    log_cleaner_min_cleanable_ratio: float = config_key(
+        "log.cleaner.min.cleanable.ratio",
+        0.5,
+        "Dirty bytes over all bytes of a log above which it is cleaned (min.cleanable.dirty.ratio).",
+        between(0.0, 1.0),
+    )
+    log_cleaner_min_compaction_lag_ms: int = config_key(
+        "log.cleaner.min.compaction.lag.ms", 0, "Records younger than this are not compacted.", at_least(0)
+    )
+    log_cleaner_max_compaction_lag_ms: int = config_key(
+        "log.cleaner.max.compaction.lag.ms",
+        _LONG_MAX,
+        "A record older than this is compacted whatever the dirty ratio (and the active segment rolls by it).",
+        at_least(1),
+    )
+    log_cleaner_delete_retention_ms: int = config_key(
+        "log.cleaner.delete.retention.ms",
+        86400000,
+        "How long a tombstone is kept once it is the latest record of its key (delete.retention.ms).",
+        at_least(0),
+    )
+    log_cleaner_dedupe_buffer_size: int = config_key(
+        "log.cleaner.dedupe.buffer.size",
+        33554432,
+        "Memory for the cleaner's map of keys to their latest offsets (about 128 bytes a key here, 24 in Kafka, "
+        "whose default is 128 MiB); a dirty section with more keys is cleaned in several passes.",
+        at_least(1024),
+    )
     log_index_interval_bytes: int = config_key(
         "log.index.interval.bytes", 4096, "Bytes between entries of the sparse offset index.", at_least(0)
     )
@@ -289,6 +330,12 @@ class BrokerConfig(NodeConfig):
     )
     offsets_topic_replication_factor: int = config_key(
         "offsets.topic.replication.factor", 3, "Replication factor of __consumer_offsets.", at_least(1)
+    )
+    offsets_topic_segment_bytes: int = config_key(
+        "offsets.topic.segment.bytes",
+        104857600,
+        "Segment size of __consumer_offsets (compacted: smaller segments are cleaned sooner).",
+        at_least(1),
     )
     offsets_commit_timeout_ms: int = config_key(
         "offsets.commit.timeout.ms",
@@ -505,4 +552,18 @@ class BrokerConfig(NodeConfig):
             recovery_point_checkpoint_interval_ms=self.log_flush_offset_checkpoint_interval_ms,
             simulate_page_cache=self.log_simulate_page_cache,
             max_message_bytes=pick("max.message.bytes", self.message_max_bytes),
+            cleanup_policy=_policy(overrides.get("cleanup.policy"), self.log_cleanup_policy),
+            min_cleanable_ratio=float(
+                overrides.get("min.cleanable.dirty.ratio") or self.log_cleaner_min_cleanable_ratio
+            ),
+            min_compaction_lag_ms=pick("min.compaction.lag.ms", self.log_cleaner_min_compaction_lag_ms),
+            max_compaction_lag_ms=pick("max.compaction.lag.ms", self.log_cleaner_max_compaction_lag_ms),
+            delete_retention_ms=pick("delete.retention.ms", self.log_cleaner_delete_retention_ms),
         )
+
+
+def _policy(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
+    """A cleanup.policy list value (validated where it was set)."""
+    if not value:
+        return default
+    return tuple(item.strip() for item in value.split(",") if item.strip())

@@ -25,6 +25,7 @@ from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerConnections, ListenerLimits
 from minikafka.broker.kafka_wire.listener_security import listener_security
 from minikafka.broker.lifecycle_manager import LifecycleManager
+from minikafka.broker.log_cleaner import LogCleaner
 from minikafka.broker.log_manager import LogManager
 from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener
 from minikafka.broker.replica_manager import ReplicaManager
@@ -305,10 +306,13 @@ def follow_metadata(broker: Broker) -> None:
 
 
 def start_background_tasks(broker: Broker) -> list[asyncio.Task[None]]:
-    """ISR shrinking, flushes, retention and HWM checkpoints on their intervals, and the watch on the log dir."""
+    """ISR shrinking, flushes, retention, the log cleaner and HWM checkpoints on their intervals, and the watch on the
+    log dir."""
     config, logs = broker.config, broker.logs
     flush_interval = config.log_flush_scheduler_interval_ms / 1000
+    cleaner = LogCleaner(logs, config.log_cleaner_backoff_ms, config.log_cleaner_dedupe_buffer_size)
     return [
+        *([asyncio.create_task(cleaner.run())] if config.log_cleaner_enable else []),
         asyncio.create_task(
             _stop_when_no_log_dir(broker.dir_failed, broker.failures, broker.lifecycle, broker.stopping)
         ),

@@ -116,6 +116,11 @@ def _register_produce(subparsers: argparse._SubParsersAction) -> None:
         help="prefix of generated values (default: a random id, so values are unique per run)",
     )
     produce.add_argument("--progress", action="store_true", help="print a progress line every second on stderr")
+    produce.add_argument(
+        "--key-count",
+        type=bounded_int(1),
+        help="give generated records keys key-0 .. key-(N-1) in turn (a compacted topic needs keys)",
+    )
     produce.set_defaults(func=produce_command)
 
 
@@ -355,6 +360,7 @@ def produce_command(args: argparse.Namespace) -> int:
         enable_idempotence=None if args.enable_idempotence is None else args.enable_idempotence == "true",
         value_prefix=args.value_prefix,
         progress=args.progress,
+        key_count=args.key_count,
     )
     options.producer_config()  # an option out of Kafka's range fails here, before any connection
     if options.history is not None:

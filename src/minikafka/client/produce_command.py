@@ -45,6 +45,7 @@ class ProduceOptions:
     enable_idempotence: bool | None = None  # None: Kafka's default
     value_prefix: str = ""
     progress: bool = False
+    key_count: int | None = None  # generated records get keys key-0 .. key-(N-1) in turn
 
     def producer_config(self) -> ProducerConfig:
         """The producer's config; raises INVALID_CONFIG naming the Kafka key of an option out of range."""
@@ -111,10 +112,11 @@ def history_line(
     failure: DeliveryFailed | None,
     latency_ms: float,
     idempotent: bool = False,
+    key: bytes | None = None,
 ) -> str:
     """The history line (docs/events.md): ts, topic, partition, offset, value, acks, error, latency_ms, idempotent
-    (the producer had enable.idempotence on: a value it sent may be written once only); a failed line also says
-    whether the failure is `definite` (the record certainly was not written)."""
+    (the producer had enable.idempotence on: a value it sent may be written once only), and `key` for a keyed
+    record; a failed line also says whether the failure is `definite` (the record certainly was not written)."""
     line = {
         "ts": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         "topic": topic,
@@ -126,23 +128,27 @@ def history_line(
         "latency_ms": round(latency_ms, 3),
         "idempotent": idempotent,
     }
+    if key is not None:  # keyed records only: the compaction check needs each record's key
+        line["key"] = key.decode("utf-8", "replace")
     if failure is not None:
         line["definite"] = failure.definite
     return json.dumps(line, separators=(",", ":"))
 
 
-async def _values(options: ProduceOptions) -> AsyncIterator[bytes]:
+async def _values(options: ProduceOptions) -> AsyncIterator[tuple[bytes | None, bytes]]:
+    """(key, value) of each record to send."""
     if options.num_records is not None:
         prefix = options.value_prefix or uuid.uuid4().hex[:8]
         for index in range(options.num_records):
-            yield generated_value(prefix, index, options.record_size)
+            key = None if options.key_count is None else f"key-{index % options.key_count}".encode()
+            yield key, generated_value(prefix, index, options.record_size)
         return
     loop = asyncio.get_running_loop()
     while True:
         line = await loop.run_in_executor(None, sys.stdin.buffer.readline)
         if not line:
             return
-        yield line.rstrip(b"\n")
+        yield None, line.rstrip(b"\n")
 
 
 async def run_produce(
@@ -158,7 +164,7 @@ async def run_produce(
     in_flight = InFlight(10000)  # bounds memory: sending waits for the oldest acknowledgements
     progress = asyncio.create_task(_progress(summary, started)) if options.progress else None
 
-    async def track(value: bytes, sent_at: float, future: asyncio.Future[RecordMetadata]) -> None:
+    async def track(key: bytes | None, value: bytes, sent_at: float, future: asyncio.Future[RecordMetadata]) -> None:
         metadata, failure = await delivery_outcome(future)
         if failure is None:
             summary.acknowledged += 1
@@ -169,18 +175,26 @@ async def run_produce(
             latency = (time.monotonic() - sent_at) * 1000
             history.write(
                 history_line(
-                    options.topic, options.partition, metadata, value, options.acks, failure, latency, config.idempotent
+                    options.topic,
+                    options.partition,
+                    metadata,
+                    value,
+                    options.acks,
+                    failure,
+                    latency,
+                    config.idempotent,
+                    key,
                 )
                 + "\n"
             )
 
     try:
-        async for value in _values(options):
+        async for key, value in _values(options):
             await in_flight.acquire()
             sent_at = time.monotonic()
-            future = await producer.send(options.topic, value, partition=options.partition)
+            future = await producer.send(options.topic, value, key=key, partition=options.partition)
             summary.sent += 1
-            in_flight.track(asyncio.ensure_future(track(value, sent_at, future)))
+            in_flight.track(asyncio.ensure_future(track(key, value, sent_at, future)))
         await producer.flush()
         await in_flight.drain()
     finally:

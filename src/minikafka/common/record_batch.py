@@ -239,6 +239,46 @@ def build_batch(
     return bytes(batch)
 
 
+def rebuild_batch(original: RecordBatch, records: Sequence[Record]) -> bytes:
+    """`original` holding only `records` (each with its offset), as Kafka's log cleaner rewrites a batch: its base
+    and last offsets, leader epoch and producer fields stay, so producer state and offsets survive; the records
+    keep their offsets (gaps where others were removed). None left: an empty batch. Written uncompressed."""
+    base_timestamp = records[0].timestamp_ms if records else original.max_timestamp
+    max_timestamp = original.max_timestamp
+    if records and not original.has_log_append_time:
+        max_timestamp = max(record.timestamp_ms for record in records)
+    body = bytearray()
+    for record in records:
+        _encode_record(body, record, record.offset - original.base_offset, base_timestamp)
+    after_crc = bytearray(HEADER_SIZE - _ATTRIBUTES)
+    struct.pack_into(
+        ">hiqqqhii",
+        after_crc,
+        0,
+        original.attributes & ~COMPRESSION_MASK,
+        original.last_offset_delta,
+        base_timestamp,
+        max_timestamp,
+        original.producer_id,
+        original.producer_epoch,
+        original.base_sequence,
+        len(records),
+    )
+    after_crc += body
+    batch = bytearray(_ATTRIBUTES)
+    struct.pack_into(
+        ">qiibI",
+        batch,
+        0,
+        original.base_offset,
+        len(after_crc) + _ATTRIBUTES - LOG_OVERHEAD,
+        original.partition_leader_epoch,
+        MAGIC,
+        crc32c(after_crc),
+    )
+    return bytes(batch + after_crc)
+
+
 # ---- reading ----
 
 
@@ -319,6 +359,10 @@ class RecordBatch:
         batch = self.inflated(READER_INFLATION_LIMIT) if self.compression_type else self
         return batch._walk_records()
 
+    def stored_records(self) -> Iterator[Record]:
+        """The records as they are in the buffer, not inflated (an `inflated` batch, or an uncompressed one)."""
+        return self._walk_records()
+
     def _walk_records(self) -> Iterator[Record]:
         """The records section as it is in the buffer (an inflated batch keeps its compression bits)."""
         data = self.buffer
@@ -369,6 +413,23 @@ def check_records(batch: RecordBatch) -> int:
     if batch.records_count == 0:
         return NO_TIMESTAMP
     return max(NO_TIMESTAMP, _int64(batch.base_timestamp + delta))
+
+
+def check_cleaned_records(batch: RecordBatch) -> int:
+    """`check_records` for a batch a log cleaner rewrote (only replicated, never from a producer): its records may
+    be fewer than its offsets, so their offset deltas only increase, up to the last offset delta. Decodes every
+    record; returns the largest record timestamp (NO_TIMESTAMP when none)."""
+    previous = -1
+    largest = NO_TIMESTAMP
+    for record in batch.stored_records():
+        delta = record.offset - batch.base_offset
+        if delta <= previous or delta > batch.last_offset_delta:
+            raise InvalidRecordError(
+                f"record offset delta {delta} after {previous} (at most {batch.last_offset_delta})", batch.position
+            )
+        previous = delta
+        largest = max(largest, record.timestamp_ms)
+    return largest
 
 
 def _int64(value: int) -> int:

@@ -12,6 +12,7 @@ from minikafka.common.errors import ErrorCode, KafkaError
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+CLEANUP_POLICIES = ("compact", "delete")
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,21 @@ def _number(kind: str, minimum: int) -> Callable[[str], str | None]:
     return check
 
 
-def _only(value: str, why: str) -> Callable[[str], str | None]:
-    return lambda text: None if text.strip() == value else f"only {value!r} is supported ({why})"
+def _policy_list(text: str) -> str | None:
+    """Kafka's ValidList.in("compact", "delete"): one or both, comma-separated."""
+    items = [item.strip() for item in text.split(",")]
+    unknown = [item for item in items if item not in CLEANUP_POLICIES]
+    if unknown:
+        return f"String must be one of: compact, delete (not {unknown[0]!r})"
+    return None
+
+
+def _ratio(text: str) -> str | None:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return "not a number of type DOUBLE"
+    return None if 0.0 <= value <= 1.0 else "Value must be between 0 and 1"
 
 
 def _boolean(text: str) -> str | None:
@@ -56,9 +70,11 @@ TOPIC_CONFIGS: Mapping[str, TopicConfigDef] = {
         TopicConfigDef("flush.messages", "long", _number("long", 1), "log.flush.interval.messages"),
         TopicConfigDef("flush.ms", "long", _number("long", 0), "log.flush.interval.ms"),
         TopicConfigDef("max.message.bytes", "int", _number("int", 0), "message.max.bytes"),
-        TopicConfigDef(
-            "cleanup.policy", "list", _only("delete", "log compaction is not implemented"), "log.cleanup.policy"
-        ),
+        TopicConfigDef("cleanup.policy", "list", _policy_list, "log.cleanup.policy"),
+        TopicConfigDef("min.cleanable.dirty.ratio", "double", _ratio, "log.cleaner.min.cleanable.ratio"),
+        TopicConfigDef("min.compaction.lag.ms", "long", _number("long", 0), "log.cleaner.min.compaction.lag.ms"),
+        TopicConfigDef("max.compaction.lag.ms", "long", _number("long", 1), "log.cleaner.max.compaction.lag.ms"),
+        TopicConfigDef("delete.retention.ms", "long", _number("long", 0), "log.cleaner.delete.retention.ms"),
         TopicConfigDef("unclean.leader.election.enable", "boolean", _boolean, "unclean.leader.election.enable"),
     )
 }

@@ -19,3 +19,22 @@ class LogConfig:
     recovery_point_checkpoint_interval_ms: int = 60000  # log.flush.offset.checkpoint.interval.ms
     simulate_page_cache: bool = False  # log.simulate.page.cache
     max_message_bytes: int = 1048588  # message.max.bytes
+    cleanup_policy: tuple[str, ...] = ("delete",)  # cleanup.policy: delete and/or compact
+    min_cleanable_ratio: float = 0.5  # min.cleanable.dirty.ratio
+    min_compaction_lag_ms: int = 0  # min.compaction.lag.ms
+    max_compaction_lag_ms: int = LONG_MAX  # max.compaction.lag.ms
+    delete_retention_ms: int = 86400000  # delete.retention.ms: how long a tombstone outlives its key's values
+
+    @property
+    def compact(self) -> bool:
+        return "compact" in self.cleanup_policy
+
+    @property
+    def delete(self) -> bool:
+        return "delete" in self.cleanup_policy
+
+    @property
+    def max_segment_ms(self) -> int:
+        """When the active segment rolls by age: a compacted log also by max.compaction.lag.ms, so no record stays
+        uncleanable in the active segment longer than that (Kafka's LogConfig.maxSegmentMs)."""
+        return min(self.segment_ms, self.max_compaction_lag_ms) if self.compact else self.segment_ms

@@ -59,6 +59,11 @@ class LogTransactions:
     def load(self, segment_bases: list[int]) -> None:
         self.aborted.load(segment_bases)
 
+    def merge_segments(self, bases: set[int], into: int) -> None:
+        """A cleaning replaced segments `bases` by one at `into`: their aborted transactions stay indexed there (the
+        cleaner keeps transactional batches, so read_committed must still skip the aborted ones)."""
+        self.aborted.merge_segments(bases, into)
+
     def forget_from(self, offset: int) -> None:
         """The log is replayed (or cut) from `offset`: what was learnt from the batches there goes."""
         self.aborted.truncate_from(offset)

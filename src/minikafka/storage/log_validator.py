@@ -22,6 +22,7 @@ from minikafka.common.record_batch import (
     CorruptRecordError,
     InvalidRecordError,
     RecordBatch,
+    check_cleaned_records,
     check_records,
     read_header,
     with_max_timestamp,
@@ -47,8 +48,11 @@ class ValidationResult:
     max_timestamp: int
 
 
-def validate_records(records: bytes | memoryview, origin: AppendOrigin, max_message_bytes: int) -> ValidationResult:
-    """Check every batch in `records`, in Kafka's order: framing, size, CRC, then what the records hold."""
+def validate_records(
+    records: bytes | memoryview, origin: AppendOrigin, max_message_bytes: int, compacted: bool = False
+) -> ValidationResult:
+    """Check every batch in `records`, in Kafka's order: framing, size, CRC, then what the records hold; a
+    compacted topic takes no record without a key from a producer (INVALID_RECORD)."""
     batches = tuple(_frame_batches(records))
     if origin is AppendOrigin.CLIENT and len(batches) != 1:
         # Produce requests since magic 2 carry exactly one batch per partition.
@@ -63,7 +67,9 @@ def validate_records(records: bytes | memoryview, origin: AppendOrigin, max_mess
             )
         _check_crc(batch)
         _check_batch(batch, origin)
-        records_max_timestamp = _walk(batch, max_message_bytes)
+        records_max_timestamp = _walk(batch, max_message_bytes, _cleaned(batch, origin))
+        if compacted and origin is AppendOrigin.CLIENT:
+            _check_keys(batch, max_message_bytes)
     if origin is AppendOrigin.CLIENT:
         batches = (_with_max_timestamp(batches[0], records_max_timestamp),)
     return ValidationResult(
@@ -73,11 +79,22 @@ def validate_records(records: bytes | memoryview, origin: AppendOrigin, max_mess
     )
 
 
-def _walk(batch: RecordBatch, max_message_bytes: int) -> int:
+def _walk(batch: RecordBatch, max_message_bytes: int, cleaned: bool) -> int:
     """The records' own checks; returns their largest timestamp."""
+    check = check_cleaned_records if cleaned else check_records
     if batch.compression_type:
-        return check_records(batch.inflated(inflation_limit(max_message_bytes)))
-    return check_records(batch)
+        return check(batch.inflated(inflation_limit(max_message_bytes)))
+    return check(batch)
+
+
+def _cleaned(batch: RecordBatch, origin: AppendOrigin) -> bool:
+    """A replicated batch that a log cleaner rewrote: fewer records than offsets (none at all when it was kept
+    only for its producer metadata or its last offset), as Kafka's followers accept them."""
+    return (
+        origin is AppendOrigin.REPLICATION
+        and 0 <= batch.records_count <= batch.last_offset_delta
+        and batch.last_offset_delta >= 0
+    )
 
 
 def _with_max_timestamp(batch: RecordBatch, records_max_timestamp: int) -> RecordBatch:
@@ -116,7 +133,8 @@ def _check_crc(batch: RecordBatch) -> None:
 
 def _check_batch(batch: RecordBatch, origin: AppendOrigin) -> None:
     """The header's own rules (Kafka's validateBatch), before its records are walked."""
-    if batch.records_count <= 0 or batch.last_offset_delta != batch.records_count - 1:
+    contiguous = batch.records_count > 0 and batch.last_offset_delta == batch.records_count - 1
+    if not contiguous and not _cleaned(batch, origin):
         raise InvalidRecordError(
             f"records_count {batch.records_count} and last offset delta {batch.last_offset_delta} disagree "
             f"(a batch of n records has last offset delta n - 1, n > 0)",
@@ -143,3 +161,15 @@ def _check_client_batch(batch: RecordBatch) -> None:
         )
     if batch.has_log_append_time:
         raise KafkaError(ErrorCode.INVALID_TIMESTAMP, "a producer may not set the timestamp type to LogAppendTime")
+
+
+def _check_keys(batch: RecordBatch, max_message_bytes: int) -> None:
+    """Kafka's LogValidator for a compacted topic: compaction keeps the latest record per key, so a record without
+    one could never be kept or replaced."""
+    walked = batch.inflated(inflation_limit(max_message_bytes)) if batch.compression_type else batch
+    for record in walked.stored_records():
+        if record.key is None:
+            raise InvalidRecordError(
+                f"Compacted topic cannot accept message without key (offset delta {record.offset - batch.base_offset})",
+                batch.position,
+            )

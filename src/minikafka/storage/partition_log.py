@@ -29,8 +29,10 @@ from minikafka.common.record_batch import (
     read_header,
     stamped,
 )
-from minikafka.storage.checkpoint import CheckpointError, OffsetCheckpoint, PartitionMetadataFile
+from minikafka.storage.checkpoint import CheckpointError, OffsetCheckpoint, PartitionMetadataFile, fsync_directory
+from minikafka.storage.cleaner_plan import CleanableLog, LogToClean, SegmentSummary
 from minikafka.storage.leader_epoch_cache import LeaderEpochCache
+from minikafka.storage.log_cleaner import CleanedGroup, CleaningJob, CleaningResult, SourceSegment, discard
 from minikafka.storage.log_config import LogConfig
 from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel, storage_error
 from minikafka.storage.log_transactions import LogTransactions, producer_batch
@@ -38,6 +40,7 @@ from minikafka.storage.log_validator import AppendOrigin, ValidationResult, vali
 from minikafka.storage.producer_snapshots import delete_snapshots_outside, latest_snapshot, write_snapshot
 from minikafka.storage.producer_state import Duplicate, ProducerState
 from minikafka.storage.segment import LOG_SUFFIX, BatchPosition, LogSegment
+from minikafka.storage.segment_swap import CLEANED_SUFFIX, SWAP_SUFFIX, complete_swaps, rename_suffix
 from minikafka.storage.timestamp_search import TimestampAndOffset, search
 from minikafka.storage.transaction_index import AbortedTxn
 
@@ -47,6 +50,7 @@ HIGH_WATERMARK_FILE = "replication-offset-checkpoint"
 LOG_START_FILE = "log-start-offset-checkpoint"
 LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
 PARTITION_METADATA_FILE = "partition.metadata"
+CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 MAX_SEGMENT_POSITION = 2**31 - 1  # index positions are 32-bit, as Kafka's segment.bytes is an int
 
 # Runs its first argument (file I/O) in a worker thread, then its second on the thread that owns the log (the
@@ -129,6 +133,7 @@ class PartitionLog:
         # The broker writes the HWM checkpoint from a worker thread; this orders it with close and abandon.
         self._hwm_checkpoint_lock = threading.Lock()
         self._start_checkpoint = OffsetCheckpoint(directory / LOG_START_FILE, self.name)
+        self._cleaner_checkpoint = OffsetCheckpoint(directory / CLEANER_CHECKPOINT_FILE, self.name)
         self._closed = False
         self.producer_state = ProducerState()  # idempotent producers' last batches, as of the log end
         self.transactions = LogTransactions(directory)  # aborted-transaction index, undecided transactions
@@ -160,6 +165,14 @@ class PartitionLog:
         log._check_topic_id(topic_id)
         for leftover in directory.glob("*.tmp"):
             leftover.unlink()
+        swaps = complete_swaps(directory)
+        if swaps.cleaned_deleted or swaps.swapped_in:
+            log._log.info(
+                "log_cleaning_recovered",
+                cleaned_deleted=list(swaps.cleaned_deleted),
+                swapped_in=list(swaps.swapped_in),
+                replaced_deleted=list(swaps.replaced_deleted),
+            )
         clean = (directory / CLEAN_SHUTDOWN_FILE).exists()
         (directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
         log._checkpointed_recovery_point = log._recovery_checkpoint.read()
@@ -218,7 +231,7 @@ class PartitionLog:
             if not needs_scan and not segment.load_end():
                 needs_scan = True
             if needs_scan:
-                result = segment.recover(expected_epoch)
+                result = segment.recover(expected_epoch, self.may_have_gaps)
                 recovered.append(
                     {
                         "segment": base,
@@ -403,11 +416,16 @@ class PartitionLog:
         self._update_producer_state((batch,), first)
         return AppendInfo(first, first, 1, len(buffer), now_ms)
 
-    def _update_producer_state(self, batches: tuple[RecordBatch, ...] | list[BatchPosition], first: int) -> None:
-        """After an append: the producer state covers the batches, `first` being the first one's offset."""
+    def _update_producer_state(
+        self, batches: tuple[RecordBatch, ...] | list[BatchPosition], first: int | None = None
+    ) -> None:
+        """After an append: the producer state covers the batches, `first` being the first one's offset (None: the
+        batches carry their offsets, gaps included)."""
         state = self.producer_state
         segment = self.active_segment.base_offset
         for batch in batches:
+            if first is None or first < batch.base_offset:
+                first = batch.base_offset
             if batch.producer_id >= 0 and not batch.is_control:
                 self._warn_older_producer_epoch(state, batch, first)
             state = self.transactions.apply(state, batch, first, segment)
@@ -434,10 +452,11 @@ class PartitionLog:
         batches = validated.batches
         expected = self.log_end_offset
         for batch in batches:
-            if batch.base_offset != expected:
+            # Above the log end is a gap the leader's cleaner left (Kafka refuses only offsets below it).
+            if batch.base_offset < expected:
                 self._rejected("follower", "not_at_log_end", expected=expected, actual=batch.base_offset)
                 raise CorruptRecordError(
-                    f"follower append at offset {batch.base_offset}, expected {expected} (the log end)",
+                    f"follower append at offset {batch.base_offset}, expected at least {expected} (the log end)",
                     batch.position,
                 )
             expected = batch.last_offset + 1
@@ -446,14 +465,14 @@ class PartitionLog:
                 self.epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
         first = batches[0].base_offset
         self._append(records, first, expected - 1, validated.record_count, validated.max_timestamp, now_ms)
-        self._update_producer_state(batches, first)
+        self._update_producer_state(batches)
         return AppendInfo(first, expected - 1, validated.record_count, len(records), validated.max_timestamp)
 
     def _validate(self, records: bytes | memoryview, origin: AppendOrigin, role: str) -> ValidationResult:
         """Kafka's checks of the batches and of their size; every rejection is logged once with what was
         expected."""
         try:
-            validated = validate_records(records, origin, self.config.max_message_bytes)
+            validated = validate_records(records, origin, self.config.max_message_bytes, self.config.compact)
         except KafkaError as error:
             where = {"position": error.position} if isinstance(error, CorruptRecordError | InvalidRecordError) else {}
             expected = "valid v2 batches within message.max.bytes"
@@ -494,7 +513,7 @@ class PartitionLog:
         if active.size == 0:
             return
         too_big = active.size + incoming > min(self.config.segment_bytes, MAX_SEGMENT_POSITION)
-        too_old = now_ms - active.created_ms >= self.config.segment_ms
+        too_old = now_ms - active.created_ms >= self.config.max_segment_ms
         # The index stores offsets relative to the segment's base in 32 bits (Kafka rolls the same way).
         too_far = not active.can_convert_to_relative_offset(last_offset)
         if too_big or too_old or too_far:
@@ -763,7 +782,7 @@ class PartitionLog:
         """Delete the oldest whole segments beyond retention.bytes / retention.ms (never the active segment, never
         data at or above the high watermark); returns how many segments went."""
         deleted = 0
-        while len(self.segments) > 1:
+        while len(self.segments) > 1 and self.config.delete:  # a compact-only log keeps its segments
             oldest = self.segments[0]
             following = self.segments[1]
             if following.base_offset > self._high_watermark:
@@ -805,6 +824,121 @@ class PartitionLog:
         self._high_watermark = max(self._high_watermark, offset)
         self._log.info("log_segments_deleted", segments=deleted, log_start_offset=offset, reason=reason)
         return deleted
+
+    # ---- log cleaning ----
+
+    @storage_operation("clean", writes=False)
+    def cleanable(self, tombstones_due_ms: int | None = None) -> CleanableLog:
+        """What the cleaner's planner needs to know of this log."""
+        summaries = []
+        for segment in self.segments:
+            first = next(segment.scan(0), None)
+            max_timestamp = segment.max_timestamp
+            if self.config.min_compaction_lag_ms > 0 and segment is not self.active_segment:
+                max_timestamp = max((batch.max_timestamp for batch in segment.scan(0)), default=-1)
+            summaries.append(
+                SegmentSummary(
+                    segment.base_offset,
+                    segment.next_offset,
+                    segment.size,
+                    first.max_timestamp if first is not None else -1,
+                    max_timestamp,
+                )
+            )
+        return CleanableLog(
+            self.name,
+            tuple(summaries),
+            self.log_start_offset,
+            self._high_watermark,
+            self._cleaner_checkpoint.read(),
+            self.config.min_cleanable_ratio,
+            self.config.min_compaction_lag_ms,
+            self.config.max_compaction_lag_ms,
+            tombstones_due_ms,
+        )
+
+    def cleaning_job(self, plan: LogToClean, wall_clock_ms: int, dedupe_buffer_bytes: int) -> CleaningJob:
+        """A cleaning of every whole segment below the plan's end, for a worker thread (which only reads them)."""
+        following = [s.base_offset for s in self.segments[1:]]
+        sources = tuple(
+            SourceSegment(segment.base_offset, end, segment.size, segment.log_path)
+            for segment, end in zip(self.segments[:-1], following, strict=True)
+            if end <= plan.first_uncleanable_offset
+        )
+        producers = self.producer_state.producers.items()
+        last_offsets = {pid: entry.batches[-1].last_offset for pid, entry in producers if entry.batches}
+        return CleaningJob(
+            self.directory,
+            self.name,
+            sources,
+            plan.first_dirty_offset,
+            plan.first_uncleanable_offset,
+            last_offsets,
+            wall_clock_ms,
+            self.config.delete_retention_ms,
+            min(self.config.segment_bytes, MAX_SEGMENT_POSITION),
+            self.config.index_interval_bytes,
+            dedupe_buffer_bytes,
+        )
+
+    @property
+    def may_have_gaps(self) -> bool:
+        """Whether batches may start above where the previous one ended: the log is compacted, or was cleaned once
+        (its cleaner checkpoint stays when the topic stops being compacted)."""
+        return self.config.compact or (self.directory / CLEANER_CHECKPOINT_FILE).exists()
+
+    @property
+    def truncations(self) -> int:
+        """Counts cuts of the log: a cleaning begun before one is not swapped in."""
+        return self._truncations
+
+    @storage_operation("clean")
+    def swap_cleaned(self, job: CleaningJob, result: CleaningResult, truncations: int) -> bool:
+        """Swap a cleaning's segments in (Kafka's replaceSegments), unless the log changed under it since the job
+        was taken (cut, segments deleted by retention, closed): then its files go and False is answered."""
+        current = {segment.base_offset: segment for segment in self.segments[:-1]}
+        sizes = {source.base_offset: source.size for source in job.segments}
+        unchanged = (
+            not self._closed
+            and truncations == self._truncations
+            and all(
+                base in current and current[base].size == sizes[base]
+                for group in result.groups
+                for base in group.replaces
+            )
+        )
+        if not unchanged:
+            discard(result)
+            return False
+        for group in result.groups:
+            self._swap_group(group)
+        self._cleaner_checkpoint.write(result.end_offset)
+        return True
+
+    def _swap_group(self, group: CleanedGroup) -> None:
+        """`.cleaned` to `.swap`, the old segments deleted, `.swap` to the segment's name: at every step a crash
+        leaves what opening the log completes (segment_swap.complete_swaps)."""
+        swap_log = rename_suffix(group.log_path, CLEANED_SUFFIX, SWAP_SUFFIX)
+        swap_index = rename_suffix(group.index_path, CLEANED_SUFFIX, SWAP_SUFFIX)
+        fsync_directory(self.directory)
+        old = [segment for segment in self.segments if segment.base_offset in group.replaces]
+        position = self.segments.index(old[0])
+        for segment in old:
+            segment.delete()
+        rename_suffix(swap_log, SWAP_SUFFIX, "")
+        rename_suffix(swap_index, SWAP_SUFFIX, "")
+        self.transactions.merge_segments(set(group.replaces), group.base_offset)
+        fsync_directory(self.directory)
+        segment, index_ok = LogSegment.open_existing(
+            self.directory,
+            group.base_offset,
+            self.config.simulate_page_cache,
+            self.config.index_interval_bytes,
+            self.last_flush_ms,
+        )
+        if not index_ok or not segment.load_end():
+            segment.recover(allow_gaps=True)
+        self.segments[position : position + len(old)] = [segment]
 
     # ---- closing ----
 

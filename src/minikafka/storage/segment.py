@@ -257,16 +257,21 @@ class LogSegment:
         removed = self.log.size - first_removed.position
         self.log.truncate(first_removed.position)
         self.index.truncate_to_position(first_removed.position)
-        self.next_offset = first_removed.base_offset  # offsets in a partition log are contiguous
+        # The end of the last batch kept: below the removed one's base where a cleaner left a gap before it.
+        _indexed, position = self.index.lookup(2**63 - 1)
+        self.next_offset = self.base_offset
+        for batch in self.scan(position):
+            self.next_offset = batch.last_offset + 1
         self._bytes_since_index_entry = 0
         self._recent.clear()
         return removed
 
-    def recover(self, expected_epoch: Callable[[int], int] | None = None) -> RecoveryResult:
+    def recover(self, expected_epoch: Callable[[int], int] | None = None, allow_gaps: bool = False) -> RecoveryResult:
         """Scan every batch with CRC checks, cut at the first torn or corrupt one, rebuild the index.
 
         `expected_epoch(base_offset)` (from the leader-epoch checkpoint, written before the data) also catches a
-        flipped partition leader epoch, which like the base offset lies outside the CRC.
+        flipped partition leader epoch, which like the base offset lies outside the CRC. `allow_gaps`: the log is
+        compacted, so a batch may start above where the previous one ended (else that is a corrupt base offset).
         """
         self.index.reset()
         self._bytes_since_index_entry = 0
@@ -277,9 +282,11 @@ class LogSegment:
         count = 0
         gap = None
         for batch in self.scan(0, verify_crc=True):
-            # The base offset lies outside the CRC: a batch not starting where the previous one ended is corrupt.
-            if batch.base_offset != self.next_offset:
-                gap = f"batch base offset {batch.base_offset}, expected {self.next_offset}"
+            # The base offset lies outside the CRC: a batch not starting where the previous one ended is corrupt,
+            # unless the log cleaner left a gap there.
+            if batch.base_offset < self.next_offset or (batch.base_offset > self.next_offset and not allow_gaps):
+                at_least = " at least" if allow_gaps else ""
+                gap = f"batch base offset {batch.base_offset}, expected{at_least} {self.next_offset}"
                 break
             if expected_epoch is not None and batch.partition_leader_epoch != expected_epoch(batch.base_offset):
                 expected = expected_epoch(batch.base_offset)

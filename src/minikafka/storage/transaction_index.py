@@ -117,6 +117,19 @@ class AbortedTxnIndex:
         """The segments below `base_offset` were deleted (retention): their entries go with them."""
         self._keep(bisect.bisect_left(self._segment_of, base_offset), len(self._entries))
 
+    def merge_segments(self, bases: set[int], into: int) -> None:
+        """Cleaning replaced the segments `bases` by one at `into`: their entries become that segment's, in one file
+        written aside and renamed over (the old segments' files are already gone)."""
+        self._segment_of = [into if base in bases else base for base in self._segment_of]
+        kept = [entry for entry, at in zip(self._entries, self._segment_of, strict=True) if at == into]
+        path = txn_index_path(self.directory, into)
+        if not kept:
+            path.unlink(missing_ok=True)
+            return
+        aside = path.with_name(path.name + ".tmp")
+        aside.write_bytes(b"".join(entry.encode() for entry in kept))
+        aside.replace(path)
+
     def delete_file(self, segment_base: int) -> None:
         txn_index_path(self.directory, segment_base).unlink(missing_ok=True)
 

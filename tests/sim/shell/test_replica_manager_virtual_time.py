@@ -57,6 +57,9 @@ def leading_broker(data_dir: Path, controller: CommittingController) -> SimpleNa
         log_flush_scheduler_interval_ms=1000,
         log_retention_check_interval_ms=10_000,
         replica_high_watermark_checkpoint_interval_ms=5000,
+        log_cleaner_enable=True,
+        log_cleaner_backoff_ms=15_000,
+        log_cleaner_dedupe_buffer_size=1 << 20,
     )
     logs = LogManager(data_dir, lambda _topic: LogConfig())
     brokers = {

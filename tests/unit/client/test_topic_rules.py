@@ -37,7 +37,8 @@ def test_dot_and_underscore_collide() -> None:
         {"min.insync.replicas": "0"},
         {"retention.ms": "forever"},
         {"retention.bytes": str(2**63)},
-        {"cleanup.policy": "compact"},
+        {"cleanup.policy": "compact,forever"},
+        {"min.cleanable.dirty.ratio": "1.5"},
         {"no.such.config": "1"},
     ],
 )

@@ -90,8 +90,10 @@ def test_append_and_subtract_on_a_list_config() -> None:
     harness = with_topic()
     assert alter(harness, TOPIC, "t", ("cleanup.policy", APPEND, "delete"))[0] == ErrorCode.NONE
     assert harness.image.topic_config("t", "cleanup.policy") == "delete"
-    assert alter(harness, TOPIC, "t", ("cleanup.policy", APPEND, "compact"))[0] == ErrorCode.INVALID_CONFIG
-    assert alter(harness, TOPIC, "t", ("cleanup.policy", SUBTRACT, "delete"))[0] == ErrorCode.NONE
+    assert alter(harness, TOPIC, "t", ("cleanup.policy", APPEND, "compact"))[0] == ErrorCode.NONE
+    assert harness.image.topic_config("t", "cleanup.policy") == "delete,compact"
+    assert alter(harness, TOPIC, "t", ("cleanup.policy", APPEND, "forever"))[0] == ErrorCode.INVALID_CONFIG
+    assert alter(harness, TOPIC, "t", ("cleanup.policy", SUBTRACT, "delete,compact"))[0] == ErrorCode.NONE
     assert harness.image.topic_config("t", "cleanup.policy") is None
 
 

@@ -23,6 +23,7 @@ PURE_MODULES = [
     "broker/fetch_session.py",
     "broker/fetch_session_handler.py",
     "storage/log_validator.py",
+    "storage/cleaner_plan.py",
     "common/compression.py",
     "storage/producer_state.py",
     "broker/group/state.py",

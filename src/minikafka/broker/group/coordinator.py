@@ -49,6 +49,7 @@ class CoordinatorConfig:
     commit_timeout_ms: int  # offsets.commit.timeout.ms
     consumer: ConsumerGroupConfig = ConsumerGroupConfig()
     protocols: tuple[str, ...] = ("classic", "consumer")  # group.coordinator.rebalance.protocols
+    segment_bytes: int = 104857600  # offsets.topic.segment.bytes
 
 
 @dataclass
@@ -96,6 +97,7 @@ def coordinator_config(config: BrokerConfig) -> CoordinatorConfig:
             max_size=config.group_consumer_max_size,
         ),
         config.group_coordinator_rebalance_protocols,
+        config.offsets_topic_segment_bytes,
     )
 
 
@@ -167,8 +169,9 @@ class GroupCoordinator:
             name=OFFSETS_TOPIC,
             num_partitions=self.config.num_partitions,
             replication_factor=self.config.replication_factor,
-            # Without compaction, retention would delete live commits: this topic keeps everything.
-            configs={"retention.ms": "-1", "retention.bytes": "-1"},
+            # Kafka's: compacted, each group's and each offset's latest record kept (retention would delete live
+            # commits); an expired offset or a deleted group leaves a tombstone.
+            configs={"cleanup.policy": "compact", "segment.bytes": str(self.config.segment_bytes)},
         )
         response = await self.controller.call("CreateTopics", controller_pb2.CreateTopicsRequest(topics=[topic]))
         if response is None:

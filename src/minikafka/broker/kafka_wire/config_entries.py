@@ -30,6 +30,11 @@ _LONG_KEYS = frozenset(
         "log.retention.check.interval.ms",
         "log.retention.ms",
         "log.roll.ms",
+        "log.cleaner.backoff.ms",
+        "log.cleaner.dedupe.buffer.size",
+        "log.cleaner.delete.retention.ms",
+        "log.cleaner.max.compaction.lag.ms",
+        "log.cleaner.min.compaction.lag.ms",
         "replica.high.watermark.checkpoint.interval.ms",
         "replica.lag.time.max.ms",
     }
@@ -39,12 +44,12 @@ _SHORT_KEYS = frozenset({"offsets.topic.replication.factor"})
 # the JAAS user_NAME="PASSWORD" entries, so it is one too.
 _PASSWORD_KEYS = frozenset({"ssl.key.password", "sasl.plain.users"})
 _KINDS = {"bool": BOOLEAN, "str": STRING, "list": LIST, "float": DOUBLE}
-_TOPIC_KINDS = {"int": INT, "long": LONG, "list": LIST, "boolean": BOOLEAN}
+_TOPIC_KINDS = {"int": INT, "long": LONG, "list": LIST, "boolean": BOOLEAN, "double": DOUBLE}
 
 # Each topic config's broker-level synonym (Kafka's names): its value when the topic does not set it.
 TOPIC_SYNONYMS = {name: definition.broker_name for name, definition in TOPIC_CONFIGS.items()}
 # Broker-level synonyms minikafka has no key for: the only value it supports.
-_FIXED_BROKER_VALUES = {"log.cleanup.policy": "delete", "unclean.leader.election.enable": "false"}
+_FIXED_BROKER_VALUES = {"unclean.leader.election.enable": "false"}
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,15 @@ EVENT_FIELDS: list[StructField] = [
     StructField("log_dir", StringType()),
     StructField("directory", StringType()),
     StructField("fetch_offset", LongType()),
+    # log compaction (log_cleaned) and config records (topic_config_changed: name, value)
+    StructField("bytes_before", LongType()),
+    StructField("bytes_after", LongType()),
+    StructField("records_before", LongType()),
+    StructField("records_after", LongType()),
+    StructField("tombstones_removed", LongType()),
+    StructField("duration_ms", LongType()),
+    StructField("name", StringType()),
+    StructField("value", StringType()),
 ]
 EVENT_SCHEMA = StructType(EVENT_FIELDS)
 

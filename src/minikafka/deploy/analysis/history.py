@@ -1,8 +1,8 @@
 """Client histories as DataFrames: what producers were told and what consumers read.
 
 Files (the formats in docs/events.md): producer histories `RUN/history/produce-*.jsonl`, one line per record:
-{"ts", "topic", "partition", "offset", "value", "acks", "error", "latency_ms", "idempotent"} (failed lines also
-carry `definite`: the record certainly was not written); consumer output
+{"ts", "topic", "partition", "offset", "value", "acks", "error", "latency_ms", "idempotent"}, and "key" for a keyed
+record (failed lines also carry `definite`: the record certainly was not written); consumer output
 `RUN/history/consume-*.jsonl`, one line per record: {"topic", "partition", "offset", "key", "value", "leader_epoch"},
 then (`consume --json`) one line per partition {"type": "read_end", "topic", "partition", "start_offset",
 "position", "high_watermark", "reached", "error"}: where that partition's read stopped and why.
@@ -31,6 +31,7 @@ PRODUCE_SCHEMA = StructType(
         StructField("latency_ms", DoubleType()),
         StructField("definite", BooleanType()),
         StructField("idempotent", BooleanType()),  # absent in older histories: not idempotent
+        StructField("key", StringType()),  # keyed records only (produce --key-count)
     ]
 )
 PRODUCE_SHAPE = Shape(required=("topic", "value", "acks"), timestamps=("ts",), digested=("value",))

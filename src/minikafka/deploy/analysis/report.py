@@ -20,7 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from minikafka.common.event_log import EVENT_SCHEMA_VERSION
-from minikafka.deploy.analysis import client_stats, failover, figures, timelines
+from minikafka.deploy.analysis import client_stats, compaction, failover, figures, timelines
 from minikafka.deploy.analysis import group_invariants as groups
 from minikafka.deploy.analysis import history_invariants as history
 from minikafka.deploy.analysis import metadata_invariants as metadata
@@ -244,8 +244,12 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
         run_dir, [(events_read, EVENT_SHAPE), (produced_read, PRODUCE_SHAPE), (consume_read, CONSUME_SHAPE)]
     )
     acked = _acknowledged_counts(produced)
+    compacted = compaction.compacted_topics(events).cache()
+    # A record of a compacted topic that a later one of its key replaced may be gone: not a lost write.
+    superseded = compaction.superseded(produced, compacted)
+    may_be_lost = produced.join(superseded, ["topic", "partition", "offset"], "left_anti")
     # acks=1 writes are classified in the same pass; the final read's figures count acks=all ones only.
-    both = history.classify_unread(produced, consumed, ends, ("all", "1"))
+    both = history.classify_unread(may_be_lost, consumed, ends, ("all", "1"))
     lost = both.lost.cache()  # several checks read it: the join behind it runs once
     acks_all = F.col("acks") == "all"
     unread = history.Unread(lost.where(acks_all).drop("acks"), both.unknown.where(acks_all).drop("acks"))
@@ -259,11 +263,22 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     checks += group_checks(events, consumed.select(*CONSUME_SCHEMA.fieldNames(), "source").unionByName(group_lines))
     checks.append(
         Check(
+            "CompactedLatestValueKept",
+            "for every key of a compacted topic, the final read holds its latest acks=all acknowledged value at its "
+            "offset (or a later record of the key); a key whose latest record is a tombstone has no older value back",
+            compaction.latest_value_lost(produced, consumed, ends, compacted),
+            checked=compaction.latest_keys_checked(produced, compacted),
+        )
+    )
+    # Each replica cleans its own log: the batches of a compacted topic's replicas legitimately differ.
+    uncompacted_batches = _without_compacted(batches, compacted)
+    checks.append(
+        Check(
             "LogMatching",
             "replicas hold identical batches (offsets, epoch, CRC) below both their high watermarks (each capped at "
-            "its replica's log end)",
-            log_matching(batches, replicas),
-            checked=batches.count(),
+            "its replica's log end); compacted topics aside, each replica cleaning its own log",
+            log_matching(uncompacted_batches, _without_compacted(replicas, compacted)),
+            checked=uncompacted_batches.count(),
         )
     )
     checks.append(
@@ -282,6 +297,14 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     final_read["lost_to_unclean_elections"] = next(v.violations for v in verdicts if v.name == "UncleanElectionLoss")
     verdict = run_verdict(verdicts, acked["any"], final_read["unknown"])
     return Judgement(events, produced, replicas, logs.corrupt, verdicts, final_read, malformed, verdict)
+
+
+def _without_compacted(frame: DataFrame, compacted: DataFrame) -> DataFrame:
+    """The rows (with a `tp` label) of partitions of topics that are not compacted."""
+    labelled = frame.withColumn("topic_of_tp", F.regexp_extract("tp", compaction.PARTITION_LABEL, 1))
+    return labelled.join(compacted.withColumnRenamed("topic", "topic_of_tp"), "topic_of_tp", "left_anti").drop(
+        "topic_of_tp"
+    )
 
 
 @dataclass(frozen=True)
@@ -404,6 +427,7 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
             "verdict": judged.verdict,
             "passed": judged.verdict == PASS,
             "final_read": judged.final_read,
+            "compaction": compaction.cleaner_summary(judged.events),
             "malformed_lines": judged.malformed,
             "invariants": [v.to_json() for v in judged.verdicts],
             "groups": rows.groups,

@@ -49,6 +49,18 @@ def final_read_line(summary: Summary) -> str:
     )
 
 
+def compaction_line(summary: Summary) -> str | None:
+    """The log cleaners' work (None when no log was cleaned)."""
+    c = summary.get("compaction") or {}
+    if not c.get("cleanings"):
+        return None
+    return (
+        f"{c['cleanings']} cleanings of {c['partitions']} partition logs: {c['bytes_before']} bytes to "
+        f"{c['bytes_after']}, {c['records_before']} records to {c['records_after']}, "
+        f"{c['tombstones_removed']} tombstones removed, longest {c['max_duration_ms']} ms"
+    )
+
+
 def incomplete_lines(summary: Summary) -> list[str]:
     return [
         f"{p['topic']}-{p['partition']}: {p['unknown']} unknown (offsets {p['first_offset']}..{p['last_offset']}): "
@@ -70,6 +82,7 @@ def summary_lines(summary: Summary) -> list[str]:
     lines = [f"{v['verdict'].upper():5} {v['name']:<28} violations {v['violations']}" for v in summary["invariants"]]
     lines.append(f"final read: {final_read_line(summary)}")
     lines += [f"  incomplete: {line}" for line in incomplete_lines(summary)]
+    lines += [f"compaction: {line}" for line in [compaction_line(summary)] if line]
     lines += [f"skipped: {line}" for line in malformed_lines(summary)]
     lines.append(f"failover: {_failover_line(summary)}")
     lines += [f"controller quorum: {line}" for line in kraft_lines(summary)]
@@ -126,6 +139,7 @@ def render_markdown(summary: Summary) -> str:
     lines = [f"# minikafka run report: {verdict_title(summary)}", "", f"Run directory: `{summary['run_dir']}`", ""]
     lines += ["## Final read", "", final_read_line(summary), ""]
     lines += [f"- {line}" for line in incomplete_lines(summary)]
+    lines += ["", f"Compaction: {line}", ""] if (line := compaction_line(summary)) else []
     if summary["malformed_lines"]["files"]:
         lines += ["", "## Malformed lines (skipped)", ""] + [f"- {line}" for line in malformed_lines(summary)]
     lines += ["", "## Invariants", ""]

@@ -1,0 +1,234 @@
+"""Kafka's Cleaner: one cleaning of one log, written aside. Runs in a worker thread on a snapshot of the log's
+segments (their files are only read, through descriptors of its own); the partition log swaps the result in.
+
+1. The offset map: each key of the dirty section [first dirty offset, end) to its latest offset, kept as a 16-byte
+   digest (as Kafka's SkimpyOffsetMap); when it would outgrow log.cleaner.dedupe.buffer.size, the section ends
+   before the segment that does not fit, and the rest waits for the next cleaning.
+2. Every segment from the log start to the section's end is rewritten, in groups that fit one segment: a record
+   stays when it is the latest of its key (or its key is not in the map: newer than the map), a record without
+   a key goes, a tombstone goes once delete.retention.ms has passed since its timestamp. A batch keeps its base
+   and last offsets, leader epoch and producer fields (so offsets keep their gaps and idempotent producers their
+   sequences); a batch left with no record is dropped, unless it is the last batch of a producer the log still
+   tracks, or the last of its group (so a cleaned segment still ends where the next begins: recovery tells a
+   segment that lost its tail from a cleaned one by that). Control and transactional batches stay as they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from minikafka.common.record_batch import HEADER_SIZE, RecordBatch, read_header, rebuild_batch
+from minikafka.storage.cleaner_plan import SegmentSummary, group_segments
+from minikafka.storage.offset_index import OffsetIndex
+from minikafka.storage.segment_swap import cleaned_paths
+
+# What one key of the map costs here: a 16-byte digest and an offset as Python objects in a dict (Kafka's
+# SkimpyOffsetMap packs the same into 24 bytes), so log.cleaner.dedupe.buffer.size bounds the memory really used.
+MAP_ENTRY_BYTES = 128
+MAP_LOAD_FACTOR = 0.9  # Kafka's log.cleaner.io.buffer.load.factor
+
+
+@dataclass(frozen=True)
+class SourceSegment:
+    base_offset: int
+    end_offset: int  # where it ends in the log: the next segment's base
+    size: int  # bytes of it to read (it does not change: only the active segment is appended to)
+    path: Path
+
+
+@dataclass(frozen=True)
+class CleaningJob:
+    directory: Path
+    name: str
+    segments: tuple[SourceSegment, ...]  # from the log start, every whole segment below `end_offset`
+    first_dirty_offset: int
+    end_offset: int
+    producer_last_offsets: Mapping[int, int]  # each tracked producer's last batch's last offset
+    now_ms: int  # wall-clock: record timestamps are
+    delete_retention_ms: int
+    max_segment_bytes: int
+    index_interval_bytes: int
+    dedupe_buffer_bytes: int
+
+
+@dataclass(frozen=True)
+class CleanedGroup:
+    base_offset: int
+    replaces: tuple[int, ...]  # base offsets of the segments it replaces
+    end_offset: int
+    log_path: Path  # the `.cleaned` files
+    index_path: Path
+    bytes_before: int
+    bytes_after: int
+
+
+@dataclass(frozen=True)
+class CleaningResult:
+    groups: tuple[CleanedGroup, ...]
+    end_offset: int  # the new cleaner checkpoint: everything below is clean
+    keys: int
+    records_before: int
+    records_after: int
+    tombstones_removed: int
+    tombstones_due_ms: int | None  # the earliest time a kept tombstone may go
+
+
+@dataclass(frozen=True)
+class FilteredBatch:
+    data: bytes | None  # None: the batch goes
+    records_before: int
+    records_after: int
+    tombstones_removed: int
+    tombstones_due_ms: int | None
+
+
+def key_digest(key: bytes) -> bytes:
+    return hashlib.md5(key, usedforsecurity=False).digest()
+
+
+def read_batches(path: Path, size: int) -> Iterator[RecordBatch]:
+    """Every whole batch in the first `size` bytes of a segment file, through a descriptor of its own."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        position = 0
+        while position + HEADER_SIZE <= size:
+            header = read_header(os.pread(fd, HEADER_SIZE, position), require_body=False)
+            if position + header.size > size:
+                return
+            yield read_header(os.pread(fd, header.size, position))
+            position += header.size
+    finally:
+        os.close(fd)
+
+
+def _compactable(batch: RecordBatch) -> bool:
+    # Transaction markers and transactional data follow their own rules (aborted data goes): kept as they are.
+    return not batch.is_control and not batch.is_transactional
+
+
+def build_offset_map(job: CleaningJob) -> tuple[dict[bytes, int], int]:
+    """The dirty section's keys and their latest offsets, and where the section mapped ends."""
+    capacity = max(1, int(job.dedupe_buffer_bytes * MAP_LOAD_FACTOR / MAP_ENTRY_BYTES))
+    latest: dict[bytes, int] = {}
+    for segment in job.segments:
+        if segment.end_offset <= job.first_dirty_offset:
+            continue
+        found: dict[bytes, int] = {}
+        for batch in read_batches(segment.path, segment.size):
+            if not _compactable(batch):
+                continue
+            for record in batch.records():
+                if record.key is not None and record.offset >= job.first_dirty_offset:
+                    found[key_digest(record.key)] = record.offset
+        if latest and len(latest) + sum(1 for key in found if key not in latest) > capacity:
+            return latest, segment.base_offset
+        latest.update(found)
+    return latest, job.end_offset
+
+
+def filter_batch(
+    batch: RecordBatch,
+    latest: Mapping[bytes, int],
+    now_ms: int,
+    delete_retention_ms: int,
+    keep_empty: bool,
+) -> FilteredBatch:
+    """What of one batch a cleaning keeps (pure)."""
+    if not _compactable(batch):
+        return FilteredBatch(batch.bytes(), batch.records_count, batch.records_count, 0, None)
+    kept = []
+    before = removed_tombstones = 0
+    due: int | None = None
+    for record in batch.records():
+        before += 1
+        if record.key is None or latest.get(key_digest(record.key), -1) > record.offset:
+            continue
+        if record.value is None:
+            stamp = batch.max_timestamp if batch.has_log_append_time else record.timestamp_ms
+            if now_ms >= stamp + delete_retention_ms:
+                removed_tombstones += 1
+                continue
+            due = stamp + delete_retention_ms if due is None else min(due, stamp + delete_retention_ms)
+        kept.append(record)
+    if len(kept) == before and not batch.compression_type:
+        data: bytes | None = batch.bytes()
+    elif kept or keep_empty:
+        data = rebuild_batch(batch, kept)
+    else:
+        data = None
+    return FilteredBatch(data, before, len(kept), removed_tombstones, due)
+
+
+def _clean_group(
+    job: CleaningJob, group: list[SourceSegment], latest: Mapping[bytes, int]
+) -> tuple[CleanedGroup, list[FilteredBatch]]:
+    log_path, index_path = cleaned_paths(job.directory, group[0].base_offset)
+    index_path.unlink(missing_ok=True)  # left by a cleaning that was not swapped in
+    index = OffsetIndex(index_path, group[0].base_offset)
+    fd = os.open(log_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    outcomes = []
+    try:
+        written = since_index = 0
+        batches = [(batch, segment) for segment in group for batch in read_batches(segment.path, segment.size)]
+        for position, (batch, _segment) in enumerate(batches):
+            last_of_producer = job.producer_last_offsets.get(batch.producer_id) == batch.last_offset
+            keep_empty = position == len(batches) - 1 or (batch.has_producer_id and last_of_producer)
+            outcome = filter_batch(batch, latest, job.now_ms, job.delete_retention_ms, keep_empty)
+            outcomes.append(outcome)
+            if outcome.data is None:
+                continue
+            if written > 0 and since_index >= job.index_interval_bytes:
+                index.append(batch.base_offset, written)
+                since_index = 0
+            os.pwrite(fd, outcome.data, written)
+            written += len(outcome.data)
+            since_index += len(outcome.data)
+        os.fsync(fd)
+        index.flush()
+    finally:
+        os.close(fd)
+        index.close()
+    cleaned = CleanedGroup(
+        group[0].base_offset,
+        tuple(segment.base_offset for segment in group),
+        group[-1].end_offset,
+        log_path,
+        index_path,
+        sum(segment.size for segment in group),
+        written,
+    )
+    return cleaned, outcomes
+
+
+def clean(job: CleaningJob) -> CleaningResult:
+    """Map the dirty section, then write every group's cleaned segment aside (fsynced); nothing is swapped."""
+    latest, end = build_offset_map(job)
+    summaries = [SegmentSummary(s.base_offset, s.end_offset, s.size, -1, -1) for s in job.segments]
+    by_base = {segment.base_offset: segment for segment in job.segments}
+    groups = []
+    outcomes: list[FilteredBatch] = []
+    for grouped in group_segments(summaries, end, job.max_segment_bytes):
+        cleaned, filtered = _clean_group(job, [by_base[s.base_offset] for s in grouped], latest)
+        groups.append(cleaned)
+        outcomes.extend(filtered)
+    dues = [outcome.tombstones_due_ms for outcome in outcomes if outcome.tombstones_due_ms is not None]
+    return CleaningResult(
+        tuple(groups),
+        groups[-1].end_offset if groups else job.first_dirty_offset,
+        len(latest),
+        sum(outcome.records_before for outcome in outcomes),
+        sum(outcome.records_after for outcome in outcomes),
+        sum(outcome.tombstones_removed for outcome in outcomes),
+        min(dues) if dues else None,
+    )
+
+
+def discard(result: CleaningResult) -> None:
+    """A cleaning that is not swapped in (the log changed meanwhile): its files go."""
+    for group in result.groups:
+        group.log_path.unlink(missing_ok=True)
+        group.index_path.unlink(missing_ok=True)
