@@ -51,6 +51,8 @@ class ConsumerMember:
     assigned: Partitions = NO_PARTITIONS
     pending_revocation: Partitions = NO_PARTITIONS
     revocation_deadline_ms: int | None = None  # set while UNREVOKED_PARTITIONS: fenced if still so then
+    instance_id: str | None = None  # group.instance.id of a static member
+    subscribed_topic_regex: str | None = None
 
     def evolve(self, **changes: Any) -> ConsumerMember:
         return dataclasses.replace(self, **changes)

@@ -1,12 +1,14 @@
 """The group coordinator's side of KIP-848 consumer groups: it runs the pure core (heartbeat.py) on one
 __consumer_offsets partition's consumer groups, with the clock and the topic metadata, and names what happened as
-events. The groups live in memory only: a coordinator that reloads the partition (a new leader, a restart) has
-none, so members get UNKNOWN_MEMBER_ID and rejoin at epoch 0. Their committed offsets are stored as the classic
-groups' are."""
+events, and the records (Kafka's ConsumerGroup* records) that store the change in __consumer_offsets: the
+coordinator answers only once they are written, so a coordinator that reloads the partition (a new leader, a
+restart) finds the group epoch, member epochs and assignments the members were told. Their committed offsets are
+stored as the classic groups' are."""
 
 from __future__ import annotations
 
 import base64
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +23,7 @@ from minikafka.broker.consumer_group.heartbeat import (
     expire,
 )
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
+from minikafka.broker.consumer_group.persistence import ConsumerGroupRecord, group_records
 from minikafka.broker.group.state import Group, GroupState
 from minikafka.common.clock import new_random
 from minikafka.common.errors import ErrorCode
@@ -39,6 +42,7 @@ class ShellStep:
     group: ConsumerGroup | None  # None: no such group any more (nobody is a member)
     response: HeartbeatResponse
     events: tuple[Event, ...]
+    records: tuple[ConsumerGroupRecord, ...] = ()  # to write before the response is sent
 
 
 def new_member_id() -> str:
@@ -57,6 +61,7 @@ def heartbeat(
     group_id: str,
     request: HeartbeatRequest,
     topics: Mapping[str, int],
+    topic_ids: Mapping[str, uuid.UUID],
     config: ConsumerGroupConfig,
     now: int,
 ) -> ShellStep:
@@ -67,7 +72,8 @@ def heartbeat(
         return ShellStep(group, response, ())
     step = consumer_group_heartbeat(group, group_id, request, topics, config, now, new_member_id())
     after = step.group if step.group is not None and step.group.members else None
-    return ShellStep(after, step.response, tuple(_events(group, step.group, group_id, request, step.response)))
+    events = tuple(_events(group, step.group, group_id, request, step.response))
+    return ShellStep(after, step.response, events, group_records(group, after, topic_ids))
 
 
 def _events(
@@ -100,12 +106,20 @@ def _assignment_event(group: ConsumerGroup) -> Event:
 class ExpiryStep:
     group: ConsumerGroup | None
     events: tuple[Event, ...]
+    records: tuple[ConsumerGroupRecord, ...] = ()
 
 
-def tick(group: ConsumerGroup, topics: Mapping[str, int], config: ConsumerGroupConfig, now: int) -> ExpiryStep:
+def tick(
+    group: ConsumerGroup,
+    topics: Mapping[str, int],
+    topic_ids: Mapping[str, uuid.UUID],
+    config: ConsumerGroupConfig,
+    now: int,
+) -> ExpiryStep:
     step = expire(group, topics, config, now)
     events = tuple(_fenced_event(group.group_id, gone) for gone in step.fenced)
-    return ExpiryStep(step.group if step.group.members else None, events)
+    after = step.group if step.group.members else None
+    return ExpiryStep(after, events, group_records(group, after, topic_ids) if step.fenced else ())
 
 
 def _fenced_event(group_id: str, gone: Fenced) -> Event:

@@ -4,7 +4,7 @@ answer carries the member's epoch and, when it changed, its assignment. Partitio
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import Any
 
 from minikafka.broker.consumer_group.heartbeat import HeartbeatRequest, HeartbeatResponse
@@ -39,7 +39,12 @@ def handle(ctx: WireContext, request: Request) -> Any:
         client_host=ctx.client_host,
         instance_id=body.instance_id,
     )
-    return _response(ctx, cls, ctx.groups.consumer_heartbeat(body.group_id, heartbeat))
+    return _answered(ctx, cls, ctx.groups.consumer_heartbeat(body.group_id, heartbeat))
+
+
+async def _answered(ctx: WireContext, cls: type, answer: Awaitable[HeartbeatResponse]) -> Any:
+    """The coordinator answers once the records of what the heartbeat changed are written."""
+    return _response(ctx, cls, await answer)
 
 
 def _owned(ctx: WireContext, topics: Iterable[Any]) -> Partitions:
