@@ -1,6 +1,7 @@
 """KIP-848's consumer group protocol through the Kafka listener, with confluent-kafka (`group.protocol=consumer`)
 against real processes: members split a topic without overlap, a joining member takes partitions only once their
-owner gave them up, every record is read, commits are fenced by member epoch, and a classic member cannot join."""
+owner gave them up, every record is read, commits are fenced by member epoch, a classic member cannot join, and a
+SIGKILLed coordinator's successor goes on with the group's epochs and assignments."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from group_topics import PARTITIONS, create_topic, offset_commit, produce
 from minikafka.client.consumer_groups_command import find_coordinator
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
 from minikafka.common.errors import ErrorCode
+from minikafka.deploy import cluster_commands
+from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import Cluster
 
 pytestmark = pytest.mark.integration
@@ -26,6 +29,10 @@ OVERRIDES = {
     "group.consumer.heartbeat.interval.ms": "300",
     "group.consumer.session.timeout.ms": "6000",
     "group.initial.rebalance.delay.ms": "200",
+    # A killed broker is fenced, and its leaderships (the coordinator's among them) move, within seconds.
+    "broker.session.timeout.ms": "2000",
+    "broker.heartbeat.interval.ms": "300",
+    "replica.lag.time.max.ms": "3000",
 }
 
 
@@ -49,6 +56,7 @@ class ConsumerProtocolMember:
         self.consumer = confluent_kafka.Consumer(config)
         self.consumer.subscribe([topic])
         self.seen: list[str] = []
+        self.acknowledged: list[tuple[int, int]] = []  # (partition, offset) of each commit the coordinator accepted
 
     def poll(self) -> None:
         message = self.consumer.poll(0.05)
@@ -60,9 +68,10 @@ class ConsumerProtocolMember:
 
     def commit(self) -> bool:
         try:
-            self.consumer.commit(asynchronous=False)
+            committed = self.consumer.commit(asynchronous=False)
         except confluent_kafka.KafkaException as error:
             return error.args[0].code() == confluent_kafka.KafkaError._NO_OFFSET
+        self.acknowledged.extend((tp.partition, tp.offset) for tp in committed or ())
         return True
 
     def close(self) -> None:
@@ -123,6 +132,85 @@ def test_members_split_the_partitions_without_overlap_and_read_every_record(clus
     finally:
         for member in members:
             member.close()
+
+
+def test_a_sigkilled_coordinators_successor_keeps_the_epochs_and_assignments_and_no_commit_is_lost(
+    cluster: Cluster,
+) -> None:
+    """The group's records are replayed by the broker that takes over __consumer_offsets: the members go on at
+    their epochs (a coordinator without them would answer UNKNOWN_MEMBER_ID and the group would start over at
+    epoch 1), no partition is held by two members at any moment, every acknowledged record is read and the
+    commits accepted by either coordinator never go back."""
+    topic, group = "kip848-failover", "kip848-failover-readers"
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, topic)
+    members = [ConsumerProtocolMember(bootstrap, group, topic) for _ in range(3)]
+    victim = None
+    try:
+
+        def holding(sizes: list[int]) -> bool:
+            held = poll_checked(members)
+            return sorted(len(h) for h in held) == sizes and set().union(*held) == set(range(PARTITIONS))
+
+        eventually(lambda: holding([1, 1, 2]), 60, "three members holding the partitions", interval_s=0)
+        members.pop().close()  # a leave: the group epoch moves past what two fresh joins would give
+        eventually(lambda: holding([2, 2]), 60, "two members with two partitions each", interval_s=0)
+        first = [f"first-{i}" for i in range(200)]
+        produce(bootstrap, topic, first)
+        eventually(lambda: read_all(members, first), 60, "every record read by the two members", interval_s=0)
+        eventually(lambda: all(m.commit() for m in members), 30, "both members committed", interval_s=0.2)
+        before = eventually(lambda: settled(cluster, group, 2), 30, "a Stable group of two")
+        victim = before["coordinator"]
+        Faults(cluster).kill(victim)
+        later = [f"later-{i}" for i in range(200)]
+        produce(bootstrap, topic, later)
+        eventually(lambda: read_all(members, later), 90, "every later record read", interval_s=0)
+
+        def committed_at_successor() -> dict | None:
+            poll_checked(members)
+            if not all(m.commit() for m in members):
+                return None
+            described = settled(cluster, group, 2)
+            return described if described is not None and described["coordinator"] != victim else None
+
+        after = eventually(committed_at_successor, 90, "commits accepted by the new coordinator", interval_s=0.2)
+        assert after["group_epoch"] == before["group_epoch"] >= 4
+        epochs = {m["member_id"]: m["member_epoch"] for m in after["members"]}
+        assert epochs == {m["member_id"]: m["member_epoch"] for m in before["members"]}
+        committed = {p["partition"]: p["current_offset"] for p in after["partitions"]}
+        assert committed == {p: 100 for p in range(PARTITIONS)}, committed
+        for partition in range(PARTITIONS):
+            acked = [offset for m in members for p, offset in m.acknowledged if p == partition]
+            assert acked and max(acked) == 100, (partition, acked)
+        for member in members:
+            for partition in range(PARTITIONS):
+                own = [offset for p, offset in member.acknowledged if p == partition]
+                assert own == sorted(own), f"partition {partition}: acknowledged commits went back: {own}"
+    finally:
+        for member in members:
+            member.close()
+        if victim is not None:
+            Faults(cluster).start(victim)
+            with cluster_commands.admin_for(cluster, timeout_s=10) as admin:
+                eventually(
+                    lambda: all(victim in p.isr for p in admin.describe_topics(["__consumer_offsets"])[0].partitions),
+                    60,
+                    f"broker {victim} back in every __consumer_offsets ISR",
+                )
+
+
+def read_all(members: list[ConsumerProtocolMember], values: list[str]) -> bool:
+    poll_checked(members)
+    return set().union(*(m.seen for m in members)) >= set(values)
+
+
+def settled(cluster: Cluster, group: str, size: int) -> dict | None:
+    """The group's description once Stable with `size` members."""
+    result = tool(cluster, "--describe", group, "--json")
+    if result.returncode != 0:
+        return None  # the coordinator is moving
+    described = json.loads(result.stdout)
+    return described if described["state"] == "Stable" and len(described["members"]) == size else None
 
 
 def tool(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
