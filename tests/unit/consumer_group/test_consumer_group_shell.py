@@ -106,3 +106,12 @@ def test_rebalance_protocols_default_to_kafka_4s_and_refuse_unknown_ones_or_no_c
     for bad in ("classic,share", "consumer"):
         with pytest.raises(ConfigError, match="group.coordinator.rebalance.protocols"):
             load_config(BrokerConfig, {**BROKER, "group.coordinator.rebalance.protocols": bad})
+
+
+def test_consumer_assignors_default_to_kafka_4s_take_class_names_and_refuse_unknown_ones() -> None:
+    assert load_config(BrokerConfig, BROKER).consumer_assignors == ("uniform", "range")
+    by_class = {**BROKER, "group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.RangeAssignor"}
+    assert load_config(BrokerConfig, by_class).consumer_assignors == ("range",)
+    for bad in ("sticky", ""):
+        with pytest.raises(ConfigError, match="group.consumer.assignors"):
+            load_config(BrokerConfig, {**BROKER, "group.consumer.assignors": bad})

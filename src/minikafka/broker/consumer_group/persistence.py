@@ -28,6 +28,8 @@ from minikafka.broker.consumer_group.records import (
     ConsumerGroupMetadataValue,
     ConsumerGroupPartitionMetadataKey,
     ConsumerGroupPartitionMetadataValue,
+    ConsumerGroupRegularExpressionKey,
+    ConsumerGroupRegularExpressionValue,
     ConsumerGroupTargetAssignmentMemberKey,
     ConsumerGroupTargetAssignmentMemberValue,
     ConsumerGroupTargetAssignmentMetadataKey,
@@ -76,6 +78,7 @@ def group_records(
         if previous is None or _subscription(previous) != _subscription(member):
             key = ConsumerGroupMemberMetadataKey(group_id, member_id)
             records.append(ConsumerGroupRecord(key, _subscription(member)))
+    records += _regex_records(old, new)
     if after is None:
         return (*records, *_group_tombstones(group_id))
     if before is None or old.subscription_metadata != new.subscription_metadata:
@@ -98,6 +101,20 @@ def _member_tombstones(group_id: str, member_id: str) -> list[ConsumerGroupRecor
         ConsumerGroupRecord(ConsumerGroupTargetAssignmentMemberKey(group_id, member_id), None),
         ConsumerGroupRecord(ConsumerGroupMemberMetadataKey(group_id, member_id), None),
     ]
+
+
+def _regex_records(old: ConsumerGroup, new: ConsumerGroup) -> list[ConsumerGroupRecord]:
+    """A regular expression's matches when they changed; a tombstone once no member subscribes with it."""
+    records = []
+    for regex in sorted(set(old.resolved_regexes) | set(new.resolved_regexes)):
+        key = ConsumerGroupRegularExpressionKey(new.group_id, regex)
+        topics = new.resolved_regexes.get(regex)
+        if topics is None:
+            records.append(ConsumerGroupRecord(key, None))
+        elif old.resolved_regexes.get(regex) != topics:
+            value = ConsumerGroupRegularExpressionValue(tuple(sorted(topics)), version=0, timestamp=0)
+            records.append(ConsumerGroupRecord(key, value))
+    return records
 
 
 def _group_tombstones(group_id: str) -> list[ConsumerGroupRecord]:
@@ -180,6 +197,7 @@ class _Stored:
     subscriptions: dict[str, ConsumerGroupMemberMetadataValue] = field(default_factory=dict)
     targets: dict[str, tuple[TopicPartitions, ...]] = field(default_factory=dict)
     current: dict[str, ConsumerGroupCurrentMemberAssignmentValue] = field(default_factory=dict)
+    regexes: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def load_consumer_groups(
@@ -212,6 +230,9 @@ def _replay(group: _Stored, record: ConsumerGroupRecord) -> None:
     elif isinstance(key, ConsumerGroupTargetAssignmentMemberKey):
         target = value.topic_partitions if isinstance(value, ConsumerGroupTargetAssignmentMemberValue) else None
         _put(group.targets, key.member_id, target)
+    elif isinstance(key, ConsumerGroupRegularExpressionKey):
+        matched = frozenset(value.topics) if isinstance(value, ConsumerGroupRegularExpressionValue) else None
+        _put(group.regexes, key.regular_expression, matched)
     elif isinstance(key, ConsumerGroupCurrentMemberAssignmentKey):
         current = value if isinstance(value, ConsumerGroupCurrentMemberAssignmentValue) else None
         _put(group.current, key.member_id, current)
@@ -234,6 +255,7 @@ def _group(group_id: str, stored: _Stored, topic_names: Mapping[uuid.UUID, str],
         subscription_metadata=dict(sorted(stored.topics.items())),
         assignment_epoch=stored.assignment_epoch,
         target=target,
+        resolved_regexes=dict(sorted(stored.regexes.items())),
     )
 
 

@@ -16,7 +16,8 @@ class ConsumerRecordFormatError(ValueError):
 # Kafka's coordinator record types: the key's first int16.
 GROUP_METADATA, PARTITION_METADATA, MEMBER_METADATA = 3, 4, 5
 TARGET_ASSIGNMENT_METADATA, TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT = 6, 7, 8
-KEY_TYPES = frozenset(range(3, 9))
+REGULAR_EXPRESSION = 16
+KEY_TYPES = frozenset({*range(3, 9), REGULAR_EXPRESSION})
 VALUE_VERSION = 0
 
 
@@ -51,6 +52,12 @@ class ConsumerGroupTargetAssignmentMemberKey:
 class ConsumerGroupCurrentMemberAssignmentKey:
     group: str
     member_id: str
+
+
+@dataclass(frozen=True)
+class ConsumerGroupRegularExpressionKey:
+    group: str
+    regular_expression: str
 
 
 @dataclass(frozen=True)
@@ -107,8 +114,18 @@ class ConsumerGroupCurrentMemberAssignmentValue:
     pending_revocation: tuple[TopicPartitions, ...]
 
 
+@dataclass(frozen=True)
+class ConsumerGroupRegularExpressionValue:
+    """The topics a subscribed regular expression matched, as of metadata `version` at `timestamp`."""
+
+    topics: tuple[str, ...]
+    version: int
+    timestamp: int
+
+
 ConsumerGroupKey = (
-    ConsumerGroupMetadataKey
+    ConsumerGroupRegularExpressionKey
+    | ConsumerGroupMetadataKey
     | ConsumerGroupPartitionMetadataKey
     | ConsumerGroupMemberMetadataKey
     | ConsumerGroupTargetAssignmentMetadataKey
@@ -116,7 +133,8 @@ ConsumerGroupKey = (
     | ConsumerGroupCurrentMemberAssignmentKey
 )
 ConsumerGroupValue = (
-    ConsumerGroupMetadataValue
+    ConsumerGroupRegularExpressionValue
+    | ConsumerGroupMetadataValue
     | ConsumerGroupPartitionMetadataValue
     | ConsumerGroupMemberMetadataValue
     | ConsumerGroupTargetAssignmentMetadataValue
@@ -134,6 +152,7 @@ _KEY_TYPE: dict[type, int] = {
     ConsumerGroupTargetAssignmentMetadataKey: TARGET_ASSIGNMENT_METADATA,
     ConsumerGroupTargetAssignmentMemberKey: TARGET_ASSIGNMENT_MEMBER,
     ConsumerGroupCurrentMemberAssignmentKey: CURRENT_MEMBER_ASSIGNMENT,
+    ConsumerGroupRegularExpressionKey: REGULAR_EXPRESSION,
 }
 
 
@@ -196,6 +215,8 @@ def encode_key(key: ConsumerGroupKey) -> bytes:
     writer = _Writer().pack(">h", _KEY_TYPE[type(key)]).key_string(key.group)
     if isinstance(key, MemberKey):
         writer.key_string(key.member_id)
+    elif isinstance(key, ConsumerGroupRegularExpressionKey):
+        writer.key_string(key.regular_expression)
     return bytes(writer.out)
 
 
@@ -214,6 +235,11 @@ def encode_value(value: ConsumerGroupValue) -> bytes:
         writer.int32(value.assignment_epoch)
     elif isinstance(value, ConsumerGroupTargetAssignmentMemberValue):
         writer.topic_partitions(value.topic_partitions)
+    elif isinstance(value, ConsumerGroupRegularExpressionValue):
+        writer.uvarint(len(value.topics) + 1)
+        for name in value.topics:
+            writer.compact_string(name)
+        writer.pack(">q", value.version).pack(">q", value.timestamp)
     else:
         writer.int32(value.member_epoch).int32(value.previous_member_epoch).int8(value.state)
         writer.topic_partitions(value.assigned).topic_partitions(value.pending_revocation)
@@ -313,7 +339,10 @@ def decode_key(data: bytes) -> ConsumerGroupKey:
         return ConsumerGroupPartitionMetadataKey(group)
     if record_type == TARGET_ASSIGNMENT_METADATA:
         return ConsumerGroupTargetAssignmentMetadataKey(group)
-    member_id = reader.key_string()
+    second = reader.key_string()
+    if record_type == REGULAR_EXPRESSION:
+        return ConsumerGroupRegularExpressionKey(group, second)
+    member_id = second
     if record_type == MEMBER_METADATA:
         return ConsumerGroupMemberMetadataKey(group, member_id)
     if record_type == TARGET_ASSIGNMENT_MEMBER:
@@ -344,6 +373,9 @@ def _value(key: ConsumerGroupKey, reader: _Reader) -> ConsumerGroupValue:
         return ConsumerGroupTargetAssignmentMetadataValue(reader.int32())
     if isinstance(key, ConsumerGroupTargetAssignmentMemberKey):
         return ConsumerGroupTargetAssignmentMemberValue(reader.topic_partitions())
+    if isinstance(key, ConsumerGroupRegularExpressionKey):
+        topics = tuple(reader.text() for _ in range(reader.count()))
+        return ConsumerGroupRegularExpressionValue(topics, reader.unpack(">q"), reader.unpack(">q"))
     epochs = reader.int32(), reader.int32()
     state = reader.int8()
     assigned = reader.topic_partitions()

@@ -106,6 +106,7 @@ def coordinator_config(config: BrokerConfig) -> CoordinatorConfig:
             session_timeout_ms=config.group_consumer_session_timeout_ms,
             heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
             max_size=config.group_consumer_max_size,
+            assignors=config.consumer_assignors,
         ),
         config.group_coordinator_rebalance_protocols,
     )

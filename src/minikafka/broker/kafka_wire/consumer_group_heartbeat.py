@@ -24,9 +24,6 @@ def handle(ctx: WireContext, request: Request) -> Any:
         return _response(ctx, cls, HeartbeatResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))
     if not body.group_id:
         return _response(ctx, cls, HeartbeatResponse(ErrorCode.INVALID_REQUEST, "GroupId can't be empty."))
-    if body.subscribed_topic_regex:
-        message = "SubscribedTopicRegex is not supported yet."
-        return _response(ctx, cls, HeartbeatResponse(ErrorCode.INVALID_REQUEST, message))
     rebalance_ms = int(body.rebalance_timeout.total_seconds() * 1000)
     heartbeat = HeartbeatRequest(
         member_id=body.member_id,
@@ -38,6 +35,7 @@ def handle(ctx: WireContext, request: Request) -> Any:
         client_id=request.client_id or "",
         client_host=ctx.client_host,
         instance_id=body.instance_id,
+        subscribed_topic_regex=getattr(body, "subscribed_topic_regex", None),  # v1+
     )
     return _answered(ctx, cls, ctx.groups.consumer_heartbeat(body.group_id, heartbeat))
 
