@@ -45,7 +45,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 class ConsumerProtocolMember:
     """A confluent-kafka consumer of the KIP-848 protocol: the broker assigns, the client only reconciles."""
 
-    def __init__(self, bootstrap: str, group: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, group: str, topic: str, instance: str | None = None) -> None:
+        """`topic` starting with ^ is a regular expression; `instance`: a static member's group.instance.id."""
         config = {
             "bootstrap.servers": bootstrap,
             "group.id": group,
@@ -53,6 +54,8 @@ class ConsumerProtocolMember:
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
         }
+        if instance is not None:
+            config["group.instance.id"] = instance
         self.consumer = confluent_kafka.Consumer(config)
         self.consumer.subscribe([topic])
         self.seen: list[str] = []
@@ -197,6 +200,53 @@ def test_a_sigkilled_coordinators_successor_keeps_the_epochs_and_assignments_and
                     60,
                     f"broker {victim} back in every __consumer_offsets ISR",
                 )
+
+
+def test_a_regex_subscription_takes_new_matching_topics_and_a_static_member_comes_back_to_its_partitions(
+    cluster: Cluster,
+) -> None:
+    """librdkafka sends the regex to the coordinator, which resolves it (a topic created later joins the
+    subscription); a static member that closes keeps its place, and its next instance gets the same partitions
+    without the other member's partitions moving."""
+    group = "kip848-regex-readers"
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, "kip848-regex-a")
+    create_topic(cluster, "kip848-unmatched")
+    members = [ConsumerProtocolMember(bootstrap, group, "^kip848-regex-.*", instance=i) for i in ("s1", "s2")]
+    try:
+
+        def topics_held(expected: set[str]) -> list[set[tuple[str, int]]] | None:
+            held = []
+            for member in members:
+                member.poll()
+                held.append({(tp.topic, tp.partition) for tp in member.consumer.assignment()})
+            owned = [tp for h in held for tp in h]
+            assert len(owned) == len(set(owned)), f"a partition held by two members at once: {held}"
+            whole = {(t, p) for t in expected for p in range(PARTITIONS)}
+            return held if set(owned) == whole and all(held) else None
+
+        eventually(lambda: topics_held({"kip848-regex-a"}), 60, "the regex's topic split", interval_s=0)
+        create_topic(cluster, "kip848-regex-b")
+        both = {"kip848-regex-a", "kip848-regex-b"}
+        before = eventually(lambda: topics_held(both), 60, "the new matching topic assigned", interval_s=0)
+        described = eventually(lambda: settled(cluster, group, 2), 30, "a Stable group of two")
+        assert {m["group_instance_id"] for m in described["members"]} == {"s1", "s2"}
+        members[1].close()  # a static member's close is a leave with epoch -2: it keeps its place
+
+        def released() -> dict | None:
+            result = tool(cluster, "--describe", group, "--json")
+            epochs = {m["group_instance_id"]: m["member_epoch"] for m in json.loads(result.stdout)["members"]}
+            return epochs if epochs.get("s2") == -2 else None
+
+        eventually(released, 30, "s2 released at epoch -2, still a member")
+        members[0].poll()
+        assert {(tp.topic, tp.partition) for tp in members[0].consumer.assignment()} == before[0]
+        members[1] = ConsumerProtocolMember(bootstrap, group, "^kip848-regex-.*", instance="s2")
+        after = eventually(lambda: topics_held(both), 60, "the static member back", interval_s=0)
+        assert after == before, "a static member's return moved partitions"
+    finally:
+        for member in members:
+            member.close()
 
 
 def read_all(members: list[ConsumerProtocolMember], values: list[str]) -> bool:
