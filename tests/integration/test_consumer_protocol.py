@@ -9,6 +9,7 @@ import asyncio
 import datetime
 import json
 import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -247,6 +248,33 @@ def test_a_regex_subscription_takes_new_matching_topics_and_a_static_member_come
     finally:
         for member in members:
             member.close()
+
+
+def test_minikafka_consume_with_the_consumer_protocol_splits_the_work_and_resumes(cluster: Cluster) -> None:
+    """`minikafka consume --group G --group-protocol consumer`: two members read every record between them, commit
+    at their member epochs, and a later member resumes where the group stopped."""
+    topic, group = "kip848-own-orders", "kip848-own-readers"
+    create_topic(cluster, topic)
+    first = [f"first-{i}" for i in range(200)]
+    produce(cluster.kafka_bootstrap_servers, topic, first)
+
+    def member() -> subprocess.Popen[str]:
+        command = [sys.executable, "-m", "minikafka.cli", "consume", topic, "--dir", str(cluster.run_dir)]
+        command += ["--group", group, "--group-protocol", "consumer", "--from-beginning", "--json"]
+        command += ["--timeout-ms", "3000"]
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    outputs = [process.communicate(timeout=120) for process in [member(), member()]]
+    records = [json.loads(line) for out, _ in outputs for line in out.splitlines()]
+    records = [r for r in records if r.get("type") is None]
+    assert set(first) <= {r["value"] for r in records}, [err for _, err in outputs]
+    assert all(r["group"] == group for r in records)
+    assert all("epoch" in err for _, err in outputs), [err for _, err in outputs]
+    later = [f"later-{i}" for i in range(40)]
+    produce(cluster.kafka_bootstrap_servers, topic, later)
+    out, err = member().communicate(timeout=120)
+    resumed = [json.loads(line)["value"] for line in out.splitlines() if json.loads(line).get("type") is None]
+    assert sorted(resumed) == sorted(later), err
 
 
 def read_all(members: list[ConsumerProtocolMember], values: list[str]) -> bool:
