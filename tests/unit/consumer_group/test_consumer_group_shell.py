@@ -39,14 +39,20 @@ def test_an_empty_classic_group_with_offsets_only_lets_a_consumer_group_take_its
     assert step.response.error == ErrorCode.NONE and step.response.member_epoch == 1
     assert step.group is not None
     names = [event.name for event in step.events]
-    assert names == ["consumer_group_member_joined", "consumer_group_target_assignment"]
+    assert names == [
+        "consumer_group_member_joined",
+        "consumer_group_target_assignment",
+        "consumer_group_member_assignment",
+    ]
+    held = step.events[-1].fields
+    assert (held["member_epoch"], held["assigned"], held["pending_revocation"]) == (1, ["t-0", "t-1", "t-2", "t-3"], [])
 
 
 def test_the_last_member_leaving_drops_the_group() -> None:
     joined = join(None)
     left = shell.heartbeat(joined.group, None, "g", HeartbeatRequest("m1", -1), TOPICS, TOPIC_IDS, CONFIG, 10)
     assert left.response.error == ErrorCode.NONE and left.group is None
-    assert [event.name for event in left.events] == ["consumer_group_member_left"]
+    assert [(e.name, e.fields["reason"]) for e in left.events] == [("consumer_group_member_left", "left")]
 
 
 def test_a_silent_member_is_fenced_by_the_tick_with_an_event() -> None:

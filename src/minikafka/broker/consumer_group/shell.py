@@ -22,7 +22,7 @@ from minikafka.broker.consumer_group.heartbeat import (
     consumer_group_heartbeat,
     expire,
 )
-from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
+from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, Partitions
 from minikafka.broker.consumer_group.persistence import ConsumerGroupRecord, group_records
 from minikafka.broker.group.state import Group, GroupState
 from minikafka.common.clock import new_random
@@ -90,10 +90,37 @@ def _events(
     if request.member_epoch == JOIN_EPOCH:
         events.append(Event("consumer_group_member_joined", {**member, "client_id": request.client_id}))
     elif request.member_epoch == LEAVE_EPOCH:
-        events.append(Event("consumer_group_member_left", member))
+        events.append(Event("consumer_group_member_left", {**member, "reason": "left"}))
+    for gone in sorted(set(before.members if before else ()) - set(after.members if after else ())):
+        if gone != response.member_id:  # a released static member whose next instance took its place
+            replaced = {"group_id": group_id, "member_id": gone, "reason": "replaced"}
+            events.append(Event("consumer_group_member_left", replaced))
     if after is not None and (before is None or after.assignment_epoch != before.assignment_epoch):
         events.append(_assignment_event(after))
+    return events + member_assignment_events(group_id, before, after)
+
+
+def member_assignment_events(group_id: str, before: ConsumerGroup | None, after: ConsumerGroup | None) -> list[Event]:
+    """A member's epoch or partitions changed: what it holds now (assigned, and still to revoke), the history the
+    analysis checks that no partition had two owners at once."""
+    events = []
+    for member_id, member in sorted((after.members if after else {}).items()):
+        previous = before.members.get(member_id) if before else None
+        held = (member.member_epoch, member.assigned, member.pending_revocation)
+        if previous is None or (previous.member_epoch, previous.assigned, previous.pending_revocation) != held:
+            fields = {
+                "group_id": group_id,
+                "member_id": member_id,
+                "member_epoch": member.member_epoch,
+                "assigned": _names(member.assigned),
+                "pending_revocation": _names(member.pending_revocation),
+            }
+            events.append(Event("consumer_group_member_assignment", fields))
     return events
+
+
+def _names(partitions: Partitions) -> list[str]:
+    return sorted(f"{tp.topic}-{tp.partition}" for tp in partitions)
 
 
 def _assignment_event(group: ConsumerGroup) -> Event:
