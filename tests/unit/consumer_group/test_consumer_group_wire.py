@@ -141,3 +141,46 @@ def test_the_join_is_answered_only_after_its_records_are_written_and_a_failed_wr
     failed, after, _ = asyncio.run(scenario(ErrorCode.NOT_ENOUGH_REPLICAS))
     assert failed.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
     assert after == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS  # unloaded, and reloading from the log
+
+
+def static_or_regex(member_id: str, instance: str | None, regex: str | None) -> Request:
+    body = heartbeat_v1.ConsumerGroupHeartbeatRequest(
+        group_id="g",
+        member_id=member_id,
+        member_epoch=0,
+        instance_id=instance,
+        rebalance_timeout=datetime.timedelta(seconds=30),
+        subscribed_topic_names=() if regex else ("t",),
+        subscribed_topic_regex=regex,
+        server_assignor="sticky" if member_id == "m-3" else None,
+        topic_partitions=(),
+    )
+    return Request(ApiHeader(CONSUMER_GROUP_HEARTBEAT, 1, 1), "test", body)
+
+
+def test_bad_heartbeats_get_kafkas_errors_through_the_listener() -> None:
+    """A regex that does not compile, a static member's instance id reused while it is alive, an unknown assignor,
+    a wrong member epoch."""
+
+    async def scenario() -> list[Any]:
+        config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
+        groups = GroupCoordinator(leading_manager(), SimpleNamespace(), config)  # type: ignore[arg-type]
+        ctx = WireContext(groups.manager, "PLAINTEXT", groups=groups)
+        groups.group("g")
+        await loaded(groups)
+        return [
+            await answer(ctx, static_or_regex("m-1", None, "t[")),
+            await answer(ctx, static_or_regex("m-1", "i", None)),
+            await answer(ctx, static_or_regex("m-2", "i", None)),
+            await answer(ctx, static_or_regex("m-3", None, None)),
+            await answer(ctx, heartbeat(7, ())),
+            await answer(ctx, static_or_regex("m-4", None, "^t$")),
+        ]
+
+    regex, joined, reused, assignor, epoch, matched = asyncio.run(scenario())
+    assert regex.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION and "t[" in regex.error_message
+    assert joined.error_code == ErrorCode.NONE
+    assert reused.error_code == ErrorCode.UNRELEASED_INSTANCE_ID
+    assert assignor.error_code == ErrorCode.UNSUPPORTED_ASSIGNOR
+    assert epoch.error_code == ErrorCode.FENCED_MEMBER_EPOCH
+    assert matched.error_code == ErrorCode.NONE and matched.member_epoch == 2  # the regex matched topic t
