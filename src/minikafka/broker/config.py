@@ -24,6 +24,11 @@ GRPC_SSL_PROTOCOL = "GRPC_SSL"  # the same over TLS (the node's certificate; cli
 # client API. There is no GRPC_SASL_PLAINTEXT: the session token is a bearer credential and must not travel in clear.
 GRPC_SASL_SSL_PROTOCOL = "GRPC_SASL_SSL"
 GRPC_PROTOCOLS = (GRPC_PROTOCOL, GRPC_SSL_PROTOCOL, GRPC_SASL_SSL_PROTOCOL)
+# group.consumer.assignors may name Kafka's server-side assignor classes
+ASSIGNOR_CLASSES = {
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
@@ -419,8 +424,20 @@ class BrokerConfig(NodeConfig):
         "the transaction coordinator whether the partition is in the producer's ongoing transaction, and refuses "
         "the batch (INVALID_TXN_STATE) if it is not. Off, a late write can open a transaction that never ends.",
     )
+    group_consumer_assignors: tuple[str, ...] = config_key(
+        "group.consumer.assignors",
+        ("uniform", "range"),
+        "Server-side assignors of consumer-protocol groups, by name or Kafka's class name; the first is used unless "
+        "most members ask for another (UNSUPPORTED_ASSIGNOR for one not listed). Kafka 4.0's default.",
+        subset_of("uniform", "range", *ASSIGNOR_CLASSES),
+    )
 
     role = "broker"
+
+    @property
+    def consumer_assignors(self) -> tuple[str, ...]:
+        """group.consumer.assignors by name, Kafka's class names read as their names."""
+        return tuple(dict.fromkeys(ASSIGNOR_CLASSES.get(name, name) for name in self.group_consumer_assignors))
 
     def validate(self) -> None:
         super().validate()
@@ -435,6 +452,11 @@ class BrokerConfig(NodeConfig):
                 f"invalid value {self.self_fencing_timeout_ms} for 'broker.self.fencing.timeout.ms': must be greater "
                 f"than broker.session.timeout.ms ({self.session_timeout_ms})",
                 "broker.self.fencing.timeout.ms",
+            )
+        if not self.group_consumer_assignors:
+            raise ConfigError(
+                "invalid value for 'group.consumer.assignors': at least one assignor is needed",
+                "group.consumer.assignors",
             )
         if "classic" not in self.group_coordinator_rebalance_protocols:
             raise ConfigError(

@@ -154,6 +154,13 @@ def _register_consume(subparsers: argparse._SubParsersAction) -> None:
         help="consume as a member of this consumer group: its assigned partitions, from the committed offsets, "
         "committing as it goes (the group protocol goes through the run's Kafka listeners)",
     )
+    consume.add_argument(
+        "--group-protocol",
+        choices=("classic", "consumer"),
+        default="classic",
+        help="with --group: classic (JoinGroup/SyncGroup, the member assigns with range) or consumer (KIP-848's "
+        "ConsumerGroupHeartbeat, the coordinator assigns); Kafka's group.protocol",
+    )
     add_connection_arguments(consume)
     consume.set_defaults(func=consume_command)
 
@@ -428,7 +435,7 @@ def _group_consume(args: argparse.Namespace, brokers: list[str], options: object
     async def run() -> int:
         config = consumer_config(args.consumer_property, args.isolation_level)
         consumer = Consumer(brokers, config, client_tls(args), client_sasl(args))
-        return await run_group_consume(brokers, kafka, args.group, args.topic, options, consumer)
+        return await run_group_consume(brokers, kafka, args.group, args.topic, options, consumer, args.group_protocol)
 
     run_event_loop(run())
     return 0

@@ -210,7 +210,9 @@ async def describe_group(client: KafkaWireClient, group: str, timeout_s: float) 
     if consumer is None:
         return await describe_classic_group(client, group, timeout_s)
     members = [
-        MemberDescription(m.member_id, None, m.client_id, m.host, m.assignment, m.member_epoch, m.target_assignment)
+        MemberDescription(
+            m.member_id, m.instance_id, m.client_id, m.host, m.assignment, m.member_epoch, m.target_assignment
+        )
         for m in consumer.members
     ]
     partitions = await _partition_lags(client, group, timeout_s, members)

@@ -22,6 +22,7 @@ class ConsumerProtocolMember:
     host: str
     assignment: list[tuple[str, int]]
     target_assignment: list[tuple[str, int]]
+    instance_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ async def describe_consumer_group(client: KafkaWireClient, address: str, group: 
             m.client_host,
             _partitions(m.assignment),
             _partitions(m.target_assignment),
+            m.instance_id,
         )
         for m in entry.members
     ]

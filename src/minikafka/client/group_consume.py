@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime
 
 from minikafka.client.consumer import EARLIEST, LATEST, Consumer, ConsumerRecord
+from minikafka.client.consumer_protocol_member import ConsumerProtocolMember
 from minikafka.client.group_member import REJOIN_ERRORS, GroupMember, GroupTimeouts, TopicPartition
 from minikafka.client.kafka_wire_client import KafkaWireClient
 from minikafka.common.errors import ErrorCode, KafkaError
@@ -38,7 +39,8 @@ class GroupConsumer:
             await self.consumer.assign(topic, [partition], start)
         self.written = {tp: offset for tp, offset in committed.items() if tp in assignment}
         self.committed = dict(self.written)
-        print(f"group {self.member.group}: generation {self.member.generation}, assigned {assignment}", file=sys.stderr)
+        era = "member epoch" if isinstance(self.member, ConsumerProtocolMember) else "generation"
+        print(f"group {self.member.group}: {era} {self.member.generation}, assigned {assignment}", file=sys.stderr)
 
     async def commit(self) -> None:
         pending = {tp: o for tp, o in self.written.items() if self.committed.get(tp) != o}
@@ -88,14 +90,25 @@ class GroupConsumer:
 
 
 async def run_group_consume(
-    bootstrap: list[str], kafka_bootstrap: list[str], group: str, topic: str, options: object, consumer: Consumer
+    bootstrap: list[str],
+    kafka_bootstrap: list[str],
+    group: str,
+    topic: str,
+    options: object,
+    consumer: Consumer,
+    protocol: str = "classic",
 ) -> int:
+    """`protocol`: Kafka's group.protocol, classic or consumer (KIP-848)."""
     client = KafkaWireClient(kafka_bootstrap)
 
     async def partition_counts(topics: list[str]) -> dict[str, int]:
         return {t: len(await consumer.metadata.require_topic(t)) for t in topics}
 
-    member = GroupMember(client, group, [topic], partition_counts, GroupTimeouts())
+    member: GroupMember
+    if protocol == "consumer":
+        member = ConsumerProtocolMember(client, group, [topic], GroupTimeouts())
+    else:
+        member = GroupMember(client, group, [topic], partition_counts, GroupTimeouts())
     runner = GroupConsumer(consumer, member, options.from_beginning, options.as_json)  # type: ignore[attr-defined]
     try:
         consumed = await runner.run(options.timeout_ms, options.max_messages)  # type: ignore[attr-defined]

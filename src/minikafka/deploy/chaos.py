@@ -68,6 +68,14 @@ RECOVERY_TIMEOUT_S = 120.0
 FINAL_READ_TIMEOUT_S = 300.0
 
 
+# A SIGKILLed consumer-protocol member holds its partitions until the coordinator's session timeout (45 s by
+# default): as short as the classic members' own 6 s, so the group is not stalled most of the run.
+CONSUMER_PROTOCOL_SETTINGS = {
+    "group.consumer.session.timeout.ms": "6000",
+    "group.consumer.heartbeat.interval.ms": "1000",
+}
+
+
 @dataclass(frozen=True)
 class ChaosOptions:
     duration_s: float
@@ -79,6 +87,7 @@ class ChaosOptions:
     producers: int = 2
     rate_per_producer: float = 200.0
     group_consumers: int = 0  # members of one consumer group, killed and restarted at random
+    group_protocol: str = "classic"  # their group.protocol: classic or consumer (KIP-848)
     analyze: bool = True
 
 
@@ -302,11 +311,12 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
     log(f"starting a {options.controllers}+{options.brokers} cluster in {run_dir} ...")
     # In the run's namespace (the command entered it first), the cluster is there too and the cuts are the kernel's.
     network = "netns" if inside(namespace_name(run_dir.resolve())) else "host"
+    settings = {**FAULT_RUN_SETTINGS, **(CONSUMER_PROTOCOL_SETTINGS if options.group_protocol == "consumer" else {})}
     cluster = cluster_commands.up(
         run_dir,
         options.controllers,
         options.brokers,
-        FAULT_RUN_SETTINGS,
+        settings,
         network=network,
         dynamic_quorum="controller-wipe" in options.kinds,  # a wiped voter is then removed and added again
     )
@@ -334,7 +344,7 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
         started = time.monotonic()
         workload.start()
         if options.group_consumers:
-            group = GroupWorkload(cluster, TOPIC, options.group_consumers, options.seed)
+            group = GroupWorkload(cluster, TOPIC, options.group_consumers, options.seed, options.group_protocol)
             group.start()
         for step in plan:
             wait = started + step.at_s - time.monotonic()

@@ -139,6 +139,13 @@ def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
         help="also N members of one consumer group, killed and restarted at random; every acknowledged record must "
         "be consumed by the group",
     )
+    chaos.add_argument(
+        "--group-protocol",
+        choices=("classic", "consumer"),
+        default="classic",
+        help="the group consumers' group.protocol: classic, or consumer (KIP-848; the brokers' consumer session "
+        "timeout is then 6 s)",
+    )
     chaos.add_argument("--no-analysis", action="store_true", help="skip the Spark analysis")
     chaos.add_argument("--json", action="store_true")
     _add_network_argument(chaos)
@@ -508,7 +515,7 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         raise CliError(f"{run} already holds a run; chaos starts its own cluster: give a new directory")
     options = ChaosOptions(
         args.duration, kinds, args.seed, args.brokers, args.controllers, args.partitions, args.producers, args.rate,
-        group_consumers=args.group_consumers, analyze=not args.no_analysis,
+        group_consumers=args.group_consumers, group_protocol=args.group_protocol, analyze=not args.no_analysis,
     )  # fmt: skip
     try:
         summary = run_chaos(run, options, log=lambda line: print(line, file=sys.stderr if args.json else sys.stdout))

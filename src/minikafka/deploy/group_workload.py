@@ -36,8 +36,10 @@ class GroupCounts:
 
 
 class GroupWorkload:
-    def __init__(self, cluster: Cluster, topic: str, members: int, seed: int) -> None:
+    def __init__(self, cluster: Cluster, topic: str, members: int, seed: int, protocol: str = "classic") -> None:
+        """`protocol`: the members' group.protocol, classic or consumer (KIP-848)."""
         self.cluster = cluster
+        self.protocol = protocol
         self.topic = topic
         self.members = members
         self.random = random.Random(seed)
@@ -53,6 +55,7 @@ class GroupWorkload:
         path = self.history / f"group-{member}-{self._incarnations[member]}.jsonl"
         command = [sys.executable, "-m", "minikafka.cli", "consume", self.topic, "--dir", str(self.cluster.run_dir)]
         command += ["--group", GROUP, "--from-beginning", "--json", "--timeout-ms", str(idle_ms)]
+        command += ["--group-protocol", self.protocol]
         with path.open("wb") as out:
             return subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL)
 

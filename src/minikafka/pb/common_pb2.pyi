@@ -99,6 +99,7 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INELIGIBLE_REPLICA: _ClassVar[ErrorCode]
     NEW_LEADER_ELECTED: _ClassVar[ErrorCode]
     FENCED_MEMBER_EPOCH: _ClassVar[ErrorCode]
+    UNRELEASED_INSTANCE_ID: _ClassVar[ErrorCode]
     UNSUPPORTED_ASSIGNOR: _ClassVar[ErrorCode]
     STALE_MEMBER_EPOCH: _ClassVar[ErrorCode]
     MISMATCHED_ENDPOINT_TYPE: _ClassVar[ErrorCode]
@@ -106,6 +107,7 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INVALID_VOTER_KEY: _ClassVar[ErrorCode]
     DUPLICATE_VOTER: _ClassVar[ErrorCode]
     VOTER_NOT_FOUND: _ClassVar[ErrorCode]
+    INVALID_REGULAR_EXPRESSION: _ClassVar[ErrorCode]
 NONE: ErrorCode
 UNKNOWN_SERVER_ERROR: ErrorCode
 OFFSET_OUT_OF_RANGE: ErrorCode
@@ -198,6 +200,7 @@ TRANSACTIONAL_ID_NOT_FOUND: ErrorCode
 INELIGIBLE_REPLICA: ErrorCode
 NEW_LEADER_ELECTED: ErrorCode
 FENCED_MEMBER_EPOCH: ErrorCode
+UNRELEASED_INSTANCE_ID: ErrorCode
 UNSUPPORTED_ASSIGNOR: ErrorCode
 STALE_MEMBER_EPOCH: ErrorCode
 MISMATCHED_ENDPOINT_TYPE: ErrorCode
@@ -205,6 +208,7 @@ UNSUPPORTED_ENDPOINT_TYPE: ErrorCode
 INVALID_VOTER_KEY: ErrorCode
 DUPLICATE_VOTER: ErrorCode
 VOTER_NOT_FOUND: ErrorCode
+INVALID_REGULAR_EXPRESSION: ErrorCode
 
 class Endpoint(_message.Message):
     __slots__ = ("name", "host", "port")

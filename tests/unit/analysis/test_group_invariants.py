@@ -82,3 +82,39 @@ def test_a_record_consumed_below_a_committed_offset_is_a_backwards_poll(spark, t
     run = groups_run([commit("broker-1", 1, 9)], [group_line(0.5, 2), group_line(2, 5)])
     _, backwards_polls, _ = check(spark, tmp_path, run)
     assert [(r["tp"], r["consumed_offset"], r["committed_before"]) for r in backwards_polls] == [("t-0", 5, 9)]
+
+
+def held(at: float, member: str, epoch: int, assigned: list[str], pending: list[str] | None = None) -> dict:
+    fields = {"group_id": "k", "member_id": member, "member_epoch": epoch, "assigned": assigned}
+    return event("broker-1", at, "consumer_group_member_assignment", **fields, pending_revocation=pending or [])
+
+
+def double_owned(spark, tmp_path: Path, node_events: list[dict]) -> list[tuple]:  # noqa: ANN001
+    run = RunFixture()
+    run.node_events = node_events
+    events = load_events(spark, run.write(tmp_path / "run"))
+    return [(r["tp"], r["member"], r["other"]) for r in groups.no_double_ownership(events).collect()]
+
+
+def test_a_partition_handed_over_after_its_revocation_is_acknowledged_passes(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    history = [
+        held(1, "a", 1, ["t-0", "t-1"]),
+        held(2, "b", 2, []),  # b waits for t-1 (unreleased)
+        held(2.1, "a", 1, ["t-0"], ["t-1"]),  # a told to revoke t-1
+        held(3, "a", 2, ["t-0"]),  # a acknowledged
+        held(3.5, "b", 2, ["t-1"]),
+        event("broker-1", 4, "consumer_group_member_left", group_id="k", member_id="a", reason="left"),
+        held(5, "b", 3, ["t-0", "t-1"]),
+    ]
+    assert double_owned(spark, tmp_path, history) == []
+
+
+def test_a_partition_given_while_its_previous_owner_still_revokes_it_fails(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    """A doctored history: b gets t-1 while a has not acknowledged its revocation."""
+    history = [
+        held(1, "a", 1, ["t-0", "t-1"]),
+        held(2, "a", 1, ["t-0"], ["t-1"]),
+        held(2.5, "b", 2, ["t-1"]),
+        held(3, "a", 2, ["t-0"]),
+    ]
+    assert double_owned(spark, tmp_path, history) == [("t-1", "a", "b")]

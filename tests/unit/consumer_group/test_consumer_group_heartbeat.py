@@ -139,8 +139,17 @@ def test_invalid_requests_are_refused_with_kafkas_errors() -> None:
         (HeartbeatRequest("", 0, REBALANCE_MS, ("t",), None, parts(0)), ErrorCode.INVALID_REQUEST),
         (HeartbeatRequest("", 3), ErrorCode.INVALID_REQUEST),
         (HeartbeatRequest("m", -3), ErrorCode.INVALID_REQUEST),
-        (HeartbeatRequest("", 0, REBALANCE_MS, ("t",), "range", frozenset()), ErrorCode.UNSUPPORTED_ASSIGNOR),
-        (HeartbeatRequest("", 0, REBALANCE_MS, ("t",), None, frozenset(), instance_id="i"), ErrorCode.INVALID_REQUEST),
+        (HeartbeatRequest("", 0, REBALANCE_MS, ("t",), "sticky", frozenset()), ErrorCode.UNSUPPORTED_ASSIGNOR),
+        (HeartbeatRequest("", 0, REBALANCE_MS, ("t",), None, frozenset(), instance_id=""), ErrorCode.INVALID_REQUEST),
+        (HeartbeatRequest("m", -2), ErrorCode.INVALID_REQUEST),  # a static leave without its InstanceId
+        (
+            HeartbeatRequest("", 0, REBALANCE_MS, (), None, frozenset(), subscribed_topic_regex="orders-["),
+            ErrorCode.INVALID_REGULAR_EXPRESSION,
+        ),
+        (
+            HeartbeatRequest("", 0, REBALANCE_MS, (), None, frozenset(), subscribed_topic_regex="(?=t)t"),
+            ErrorCode.INVALID_REGULAR_EXPRESSION,  # look-ahead is not RE2's
+        ),
     ]
     for request, error in cases:
         response = coordinator.heartbeat(request)

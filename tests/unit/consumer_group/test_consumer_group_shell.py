@@ -4,6 +4,8 @@ APIs are advertised only when group.coordinator.rebalance.protocols lists consum
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from minikafka.broker.config import BrokerConfig
@@ -17,11 +19,12 @@ from minikafka.common.errors import ErrorCode
 
 CONFIG = ConsumerGroupConfig(session_timeout_ms=45000, heartbeat_interval_ms=5000)
 TOPICS = {"t": 4}
+TOPIC_IDS = {"t": uuid.UUID(int=7)}
 
 
 def join(group: ConsumerGroup | None, classic: Group | None = None, member_id: str = "m1") -> shell.ShellStep:
     request = HeartbeatRequest(member_id, 0, 30000, ("t",), None, frozenset())
-    return shell.heartbeat(group, classic, "g", request, TOPICS, CONFIG, 0)
+    return shell.heartbeat(group, classic, "g", request, TOPICS, TOPIC_IDS, CONFIG, 0)
 
 
 def test_a_classic_group_with_members_refuses_a_consumer_protocol_member_with_group_id_not_found() -> None:
@@ -36,20 +39,26 @@ def test_an_empty_classic_group_with_offsets_only_lets_a_consumer_group_take_its
     assert step.response.error == ErrorCode.NONE and step.response.member_epoch == 1
     assert step.group is not None
     names = [event.name for event in step.events]
-    assert names == ["consumer_group_member_joined", "consumer_group_target_assignment"]
+    assert names == [
+        "consumer_group_member_joined",
+        "consumer_group_target_assignment",
+        "consumer_group_member_assignment",
+    ]
+    held = step.events[-1].fields
+    assert (held["member_epoch"], held["assigned"], held["pending_revocation"]) == (1, ["t-0", "t-1", "t-2", "t-3"], [])
 
 
 def test_the_last_member_leaving_drops_the_group() -> None:
     joined = join(None)
-    left = shell.heartbeat(joined.group, None, "g", HeartbeatRequest("m1", -1), TOPICS, CONFIG, 10)
+    left = shell.heartbeat(joined.group, None, "g", HeartbeatRequest("m1", -1), TOPICS, TOPIC_IDS, CONFIG, 10)
     assert left.response.error == ErrorCode.NONE and left.group is None
-    assert [event.name for event in left.events] == ["consumer_group_member_left"]
+    assert [(e.name, e.fields["reason"]) for e in left.events] == [("consumer_group_member_left", "left")]
 
 
 def test_a_silent_member_is_fenced_by_the_tick_with_an_event() -> None:
     group = join(join(None).group, member_id="m2").group
     assert group is not None
-    step = shell.tick(group, TOPICS, CONFIG, CONFIG.session_timeout_ms)
+    step = shell.tick(group, TOPICS, TOPIC_IDS, CONFIG, CONFIG.session_timeout_ms)
     assert step.group is None  # both silent since time 0
     assert {event.fields["member_id"] for event in step.events} == {"m1", "m2"}
     assert {event.fields["reason"] for event in step.events} == {"session timeout"}
@@ -103,3 +112,12 @@ def test_rebalance_protocols_default_to_kafka_4s_and_refuse_unknown_ones_or_no_c
     for bad in ("classic,share", "consumer"):
         with pytest.raises(ConfigError, match="group.coordinator.rebalance.protocols"):
             load_config(BrokerConfig, {**BROKER, "group.coordinator.rebalance.protocols": bad})
+
+
+def test_consumer_assignors_default_to_kafka_4s_take_class_names_and_refuse_unknown_ones() -> None:
+    assert load_config(BrokerConfig, BROKER).consumer_assignors == ("uniform", "range")
+    by_class = {**BROKER, "group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.RangeAssignor"}
+    assert load_config(BrokerConfig, by_class).consumer_assignors == ("range",)
+    for bad in ("sticky", ""):
+        with pytest.raises(ConfigError, match="group.consumer.assignors"):
+            load_config(BrokerConfig, {**BROKER, "group.consumer.assignors": bad})

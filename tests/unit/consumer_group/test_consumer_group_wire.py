@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import inspect
 import uuid
 from types import SimpleNamespace
 from typing import Any
@@ -19,14 +20,18 @@ from minikafka.broker.kafka_wire import apis
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.framing import ApiHeader, Request
 from minikafka.broker.log_manager import TopicPartition
+from minikafka.broker.produce_purgatory import ProduceResult
+from minikafka.broker.replica_manager import answered
 from minikafka.common.errors import ErrorCode
+from minikafka.common.record_batch import iter_batches
 
 CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP = 68, 11
 TOPIC_ID = uuid.uuid4()
 
 
-def leading_manager() -> Any:
-    """A replica manager leading the only partition of an empty __consumer_offsets; topic t has 2 partitions."""
+def leading_manager(write_error: ErrorCode = ErrorCode.NONE) -> Any:
+    """A replica manager leading the only partition of an empty __consumer_offsets; topic t has 2 partitions.
+    Its appends (kept in `written`) answer `write_error`."""
     offsets = SimpleNamespace(name=OFFSETS_TOPIC, topic_id=uuid.uuid4(), partitions={0: SimpleNamespace(leader=1)})
     topic = SimpleNamespace(name="t", topic_id=TOPIC_ID, partitions={0: object(), 1: object()})
     log = SimpleNamespace(log_start_offset=0, log_end_offset=0)
@@ -34,11 +39,32 @@ def leading_manager() -> Any:
     image = SimpleNamespace(
         topics_by_name={OFFSETS_TOPIC: offsets, "t": topic}, topics_by_id={offsets.topic_id: offsets, TOPIC_ID: topic}
     )
+    written: list[bytes] = []
+
+    def produce(tp: TopicPartition, batch: bytes, acks: int, timeout_ms: int, **_: Any) -> Any:
+        assert (tp, acks) == (TopicPartition(OFFSETS_TOPIC, 0), -1)
+        written.append(batch)
+        return answered(ProduceResult(write_error))
+
     return SimpleNamespace(
         metadata=SimpleNamespace(image=image),
         replicas={TopicPartition(OFFSETS_TOPIC, 0): replica},
         serving=lambda: True,
+        produce=produce,
+        written=written,
     )
+
+
+async def answer(ctx: WireContext, request: Request) -> Any:
+    response = apis.HANDLERS[request.header.api_key](ctx, request)
+    return await response if inspect.isawaitable(response) else response
+
+
+async def loaded(groups: GroupCoordinator) -> None:
+    for _ in range(1000):  # the load of an empty partition takes a few turns of the loop
+        if groups.group("g") != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+            return
+        await asyncio.sleep(0)
 
 
 def heartbeat(member_epoch: int, owned: tuple[int, ...] | None = None) -> Request:
@@ -78,15 +104,12 @@ def test_a_member_joins_by_heartbeat_and_the_classic_protocol_is_refused_until_i
         config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
         groups = GroupCoordinator(leading_manager(), SimpleNamespace(), config)  # type: ignore[arg-type]
         ctx = WireContext(groups.manager, "PLAINTEXT", groups=groups)
-        answers = [apis.HANDLERS[CONSUMER_GROUP_HEARTBEAT](ctx, heartbeat(0, ()))]
-        for _ in range(1000):  # the load of an empty partition takes a few turns of the loop
-            if groups.group("g") != ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-                break
-            await asyncio.sleep(0)
-        answers.append(apis.HANDLERS[CONSUMER_GROUP_HEARTBEAT](ctx, heartbeat(0, ())))
-        answers.append(await apis.HANDLERS[JOIN_GROUP](ctx, classic_join()))
-        answers.append(apis.HANDLERS[CONSUMER_GROUP_HEARTBEAT](ctx, heartbeat(-1)))
-        answers.append(await apis.HANDLERS[JOIN_GROUP](ctx, classic_join()))
+        answers = [await answer(ctx, heartbeat(0, ()))]
+        await loaded(groups)
+        answers.append(await answer(ctx, heartbeat(0, ())))
+        answers.append(await answer(ctx, classic_join()))
+        answers.append(await answer(ctx, heartbeat(-1)))
+        answers.append(await answer(ctx, classic_join()))
         return answers
 
     loading, joined, refused, left, classic = asyncio.run(scenario())
@@ -96,3 +119,68 @@ def test_a_member_joins_by_heartbeat_and_the_classic_protocol_is_refused_until_i
     assert refused.error_code == ErrorCode.GROUP_ID_NOT_FOUND
     assert left.error_code == ErrorCode.NONE and left.member_epoch == -1
     assert classic.error_code == ErrorCode.MEMBER_ID_REQUIRED  # the id is free for a classic group again
+
+
+def test_the_join_is_answered_only_after_its_records_are_written_and_a_failed_write_is_an_error() -> None:
+    """Kafka's ConsumerGroup* records go to __consumer_offsets with acks=all before the answer; a write that fails
+    is the member's COORDINATOR_NOT_AVAILABLE, and the partition's groups are reloaded from the log."""
+
+    async def scenario(write_error: ErrorCode) -> tuple[Any, Any, list[bytes]]:
+        config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
+        manager = leading_manager(write_error)
+        groups = GroupCoordinator(manager, SimpleNamespace(), config)  # type: ignore[arg-type]
+        ctx = WireContext(groups.manager, "PLAINTEXT", groups=groups)
+        groups.group("g")
+        await loaded(groups)
+        return await answer(ctx, heartbeat(0, ())), groups.group("g"), manager.written
+
+    joined, _, written = asyncio.run(scenario(ErrorCode.NONE))
+    assert joined.error_code == ErrorCode.NONE and len(written) == 1
+    types = [record.key[1] for batch in iter_batches(written[0]) for record in batch.records()]
+    assert types == [5, 4, 3, 7, 6, 8]  # Kafka's ConsumerGroup* record types, in the order Kafka writes them
+    failed, after, _ = asyncio.run(scenario(ErrorCode.NOT_ENOUGH_REPLICAS))
+    assert failed.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert after == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS  # unloaded, and reloading from the log
+
+
+def static_or_regex(member_id: str, instance: str | None, regex: str | None) -> Request:
+    body = heartbeat_v1.ConsumerGroupHeartbeatRequest(
+        group_id="g",
+        member_id=member_id,
+        member_epoch=0,
+        instance_id=instance,
+        rebalance_timeout=datetime.timedelta(seconds=30),
+        subscribed_topic_names=() if regex else ("t",),
+        subscribed_topic_regex=regex,
+        server_assignor="sticky" if member_id == "m-3" else None,
+        topic_partitions=(),
+    )
+    return Request(ApiHeader(CONSUMER_GROUP_HEARTBEAT, 1, 1), "test", body)
+
+
+def test_bad_heartbeats_get_kafkas_errors_through_the_listener() -> None:
+    """A regex that does not compile, a static member's instance id reused while it is alive, an unknown assignor,
+    a wrong member epoch."""
+
+    async def scenario() -> list[Any]:
+        config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
+        groups = GroupCoordinator(leading_manager(), SimpleNamespace(), config)  # type: ignore[arg-type]
+        ctx = WireContext(groups.manager, "PLAINTEXT", groups=groups)
+        groups.group("g")
+        await loaded(groups)
+        return [
+            await answer(ctx, static_or_regex("m-1", None, "t[")),
+            await answer(ctx, static_or_regex("m-1", "i", None)),
+            await answer(ctx, static_or_regex("m-2", "i", None)),
+            await answer(ctx, static_or_regex("m-3", None, None)),
+            await answer(ctx, heartbeat(7, ())),
+            await answer(ctx, static_or_regex("m-4", None, "^t$")),
+        ]
+
+    regex, joined, reused, assignor, epoch, matched = asyncio.run(scenario())
+    assert regex.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION and "t[" in regex.error_message
+    assert joined.error_code == ErrorCode.NONE
+    assert reused.error_code == ErrorCode.UNRELEASED_INSTANCE_ID
+    assert assignor.error_code == ErrorCode.UNSUPPORTED_ASSIGNOR
+    assert epoch.error_code == ErrorCode.FENCED_MEMBER_EPOCH
+    assert matched.error_code == ErrorCode.NONE and matched.member_epoch == 2  # the regex matched topic t

@@ -1,15 +1,16 @@
 """ConsumerGroupHeartbeat as Kafka's group coordinator answers it (GroupMetadataManager.consumerGroupHeartbeat),
 and the timers that fence members. Pure: (group, request, topics, now) -> HeartbeatStep. Three steps per
 heartbeat: the member is created or updated (a changed subscription, or changed partition counts of the subscribed
-topics, bump the group epoch); a group epoch past the target assignment's computes a new target assignment; the
-member is reconciled towards its target."""
+topics, or the topics its regular expression matches, bump the group epoch); a group epoch past the target
+assignment's computes a new target assignment; the member is reconciled towards its target. A static member
+(InstanceId) that leaves with epoch -2 keeps its place and partitions until its session times out, and a new
+instance with the same InstanceId takes them over without a rebalance."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from minikafka.broker.consumer_group.assignor import uniform_assign
 from minikafka.broker.consumer_group.model import (
     NO_PARTITIONS,
     ConsumerGroup,
@@ -19,6 +20,8 @@ from minikafka.broker.consumer_group.model import (
     Partitions,
 )
 from minikafka.broker.consumer_group.reconciliation import reconcile
+from minikafka.broker.consumer_group.subscriptions import refreshed, update_target_assignment
+from minikafka.broker.consumer_group.topic_regex import InvalidRegex, compile_regex
 from minikafka.common.errors import ErrorCode
 
 JOIN_EPOCH = 0
@@ -36,7 +39,8 @@ class HeartbeatRequest:
     owned: Partitions | None = None  # None: not reported
     client_id: str = ""
     client_host: str = ""
-    instance_id: str | None = None  # static membership is not implemented: refused
+    instance_id: str | None = None  # a static member's group.instance.id
+    subscribed_topic_regex: str | None = None  # None: unchanged; "": no regular expression any more
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,7 @@ def consumer_group_heartbeat(
     without one gets (the shell makes it unique)."""
     try:
         _validate(request, config)
-        if request.member_epoch == LEAVE_EPOCH:
+        if request.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
             return _leave(_existing(group, group_id), request, topics)
         return _heartbeat(group, group_id, request, topics, config, now, new_member_id)
     except HeartbeatError as error:
@@ -83,8 +87,6 @@ def consumer_group_heartbeat(
 
 
 def _validate(request: HeartbeatRequest, config: ConsumerGroupConfig) -> None:
-    if request.instance_id is not None or request.member_epoch == STATIC_LEAVE_EPOCH:
-        raise HeartbeatError(ErrorCode.INVALID_REQUEST, "static membership (InstanceId) is not supported yet")
     if request.member_epoch > 0 or request.member_epoch == LEAVE_EPOCH:
         if not request.member_id:
             raise HeartbeatError(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
@@ -93,10 +95,25 @@ def _validate(request: HeartbeatRequest, config: ConsumerGroupConfig) -> None:
             raise HeartbeatError(ErrorCode.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
         if request.owned is None or request.owned:
             raise HeartbeatError(ErrorCode.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
-        if not request.subscribed_topics:
-            raise HeartbeatError(ErrorCode.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
+        if not request.subscribed_topics and not request.subscribed_topic_regex:
+            message = "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
+            raise HeartbeatError(ErrorCode.INVALID_REQUEST, message)
+    elif request.member_epoch == STATIC_LEAVE_EPOCH:
+        if not request.member_id:
+            raise HeartbeatError(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
+        if request.instance_id is None:
+            raise HeartbeatError(ErrorCode.INVALID_REQUEST, "InstanceId can't be null.")
     else:
         raise HeartbeatError(ErrorCode.INVALID_REQUEST, "MemberEpoch is invalid.")
+    if request.instance_id == "":
+        raise HeartbeatError(ErrorCode.INVALID_REQUEST, "InstanceId can't be empty.")
+    if request.subscribed_topic_regex:
+        try:
+            compile_regex(request.subscribed_topic_regex)
+        except InvalidRegex as error:
+            regex = request.subscribed_topic_regex
+            message = f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {error}."
+            raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION, message) from error
     if request.server_assignor is not None and request.server_assignor not in config.assignors:
         supported = ", ".join(config.assignors)
         message = f"ServerAssignor {request.server_assignor} is not supported. Supported assignors: {supported}."
@@ -109,18 +126,64 @@ def _existing(group: ConsumerGroup | None, group_id: str) -> ConsumerGroup:
     return group
 
 
+@dataclass(frozen=True)
+class Lookup:
+    member: ConsumerMember
+    replaces: str | None = None  # a released static member whose place (and partitions) the member takes
+
+
 def _member(
     group: ConsumerGroup, request: HeartbeatRequest, config: ConsumerGroupConfig, member_id: str, now: int
-) -> ConsumerMember:
+) -> Lookup:
+    if request.instance_id is not None:
+        static = _static(group, request, member_id)
+        if static is not None:
+            return static
     member = group.members.get(member_id)
     if member is None:
         if request.member_epoch != JOIN_EPOCH:
             raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group.")
         if len(group.members) >= config.max_size:
             raise HeartbeatError(ErrorCode.GROUP_MAX_SIZE_REACHED, f"The group has reached {config.max_size} members.")
-        return ConsumerMember(member_id, "", "", -1, frozenset(), None, now)
+        return Lookup(ConsumerMember(member_id, "", "", -1, frozenset(), None, now, instance_id=request.instance_id))
     _check_epoch(member, request)
-    return member
+    return Lookup(member)
+
+
+def _static(group: ConsumerGroup, request: HeartbeatRequest, member_id: str) -> Lookup | None:
+    """Kafka's static membership checks: an instance id a live member holds cannot join again
+    (UNRELEASED_INSTANCE_ID), and only the member holding it may heartbeat with it (FENCED_INSTANCE_ID)."""
+    instance_id = request.instance_id or ""
+    static = group.static_member(instance_id)
+    if request.member_epoch == JOIN_EPOCH:
+        if static is None or static.member_id == member_id:
+            return None
+        if static.member_epoch != STATIC_LEAVE_EPOCH:
+            message = (
+                f"Static member {member_id} with instance id {instance_id} cannot join the group because the "
+                f"instance id is owned by {static.member_id} member."
+            )
+            raise HeartbeatError(ErrorCode.UNRELEASED_INSTANCE_ID, message)
+        # The new instance takes the released member's place: its partitions, at epoch 0, no rebalance.
+        taken = static.evolve(
+            member_id=member_id,
+            member_epoch=JOIN_EPOCH,
+            previous_member_epoch=JOIN_EPOCH,
+            state=MemberState.STABLE,
+            pending_revocation=NO_PARTITIONS,
+            revocation_deadline_ms=None,
+        )
+        return Lookup(taken, replaces=static.member_id)
+    _check_static(static, instance_id, member_id)
+    return None
+
+
+def _check_static(static: ConsumerMember | None, instance_id: str, member_id: str) -> None:
+    if static is None:
+        raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+    if static.member_id != member_id:
+        message = f"Static member {member_id} with instance id {instance_id} was fenced by member {static.member_id}."
+        raise HeartbeatError(ErrorCode.FENCED_INSTANCE_ID, message)
 
 
 def _check_epoch(member: ConsumerMember, request: HeartbeatRequest) -> None:
@@ -148,15 +211,18 @@ def _updated(member: ConsumerMember, request: HeartbeatRequest, now: int) -> Con
         changes["rebalance_timeout_ms"] = request.rebalance_timeout_ms
     if request.subscribed_topics is not None:
         changes["subscribed_topics"] = frozenset(request.subscribed_topics)
+    if request.subscribed_topic_regex is not None:
+        changes["subscribed_topic_regex"] = request.subscribed_topic_regex or None
     if request.server_assignor is not None:
         changes["server_assignor"] = request.server_assignor
     return member.evolve(last_heartbeat_ms=now, **changes)
 
 
-def subscription_metadata(group: ConsumerGroup, topics: Mapping[str, int]) -> dict[str, int]:
-    """The partition count of every topic some member subscribes to and the metadata knows."""
-    subscribed = frozenset().union(*(m.subscribed_topics for m in group.members.values()))
-    return {topic: topics[topic] for topic in sorted(subscribed) if topic in topics}
+def _subscription_changed(member: ConsumerMember, updated: ConsumerMember) -> bool:
+    return (member.subscribed_topics, member.subscribed_topic_regex) != (
+        updated.subscribed_topics,
+        updated.subscribed_topic_regex,
+    )
 
 
 def _heartbeat(
@@ -171,14 +237,14 @@ def _heartbeat(
     if request.member_epoch != JOIN_EPOCH:
         group = _existing(group, group_id)
     group = group if group is not None else ConsumerGroup(group_id)
-    member = _member(group, request, config, request.member_id or new_member_id, now)
+    lookup = _member(group, request, config, request.member_id or new_member_id, now)
+    member = lookup.member
+    if lookup.replaces is not None:
+        group = _replaced(group, lookup.replaces, member.member_id)
     updated = _updated(member, request, now)
-    group = group.with_member(updated)
-    metadata = subscription_metadata(group, topics)
-    if updated.subscribed_topics != member.subscribed_topics or metadata != group.subscription_metadata:
-        group = group.evolve(group_epoch=group.group_epoch + 1, subscription_metadata=metadata)
+    group = refreshed(group.with_member(updated), topics, bump=_subscription_changed(member, updated))
     if group.group_epoch > group.assignment_epoch:
-        group = update_target_assignment(group)
+        group = update_target_assignment(group, config)
     reconciled = reconcile(
         updated,
         group.assignment_epoch,
@@ -204,18 +270,28 @@ def _heartbeat(
     return HeartbeatStep(group, response)
 
 
-def update_target_assignment(group: ConsumerGroup) -> ConsumerGroup:
-    """The target assignment of the current group epoch, from the `uniform` assignor."""
-    subscriptions = {m.member_id: m.subscribed_topics for m in group.members.values()}
-    target = uniform_assign(subscriptions, group.subscription_metadata, group.target)
-    return group.evolve(target=target, assignment_epoch=group.group_epoch)
+def _replaced(group: ConsumerGroup, previous: str, member_id: str) -> ConsumerGroup:
+    """The released static member `previous` gives way to `member_id`, which inherits its target."""
+    target = {k: v for k, v in group.target.items() if k != previous}
+    if previous in group.target:
+        target[member_id] = group.target[previous]
+    return group.without_member(previous).evolve(target=target)
 
 
 def _leave(group: ConsumerGroup, request: HeartbeatRequest, topics: Mapping[str, int]) -> HeartbeatStep:
-    if request.member_id not in group.members:
+    """Epoch -1 removes the member; -2 (a static member) keeps it, its partitions held for its next instance until
+    its session times out."""
+    if request.instance_id is not None:
+        _check_static(group.static_member(request.instance_id), request.instance_id, request.member_id)
+    member = group.members.get(request.member_id)
+    if member is None:
         raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not a member of group.")
-    group = fence_member(group, request.member_id, topics)
-    response = HeartbeatResponse(ErrorCode.NONE, member_id=request.member_id, member_epoch=LEAVE_EPOCH)
+    if request.member_epoch == STATIC_LEAVE_EPOCH:
+        released = member.evolve(member_epoch=STATIC_LEAVE_EPOCH, pending_revocation=NO_PARTITIONS)
+        group = group.with_member(released)
+    else:
+        group = fence_member(group, request.member_id, topics)
+    response = HeartbeatResponse(ErrorCode.NONE, member_id=request.member_id, member_epoch=request.member_epoch)
     return HeartbeatStep(group, response)
 
 
@@ -224,8 +300,7 @@ def fence_member(group: ConsumerGroup, member_id: str, topics: Mapping[str, int]
     next heartbeat computes a target assignment without it."""
     group = group.without_member(member_id)
     target = {k: v for k, v in group.target.items() if k != member_id}
-    metadata = subscription_metadata(group, topics)
-    return group.evolve(group_epoch=group.group_epoch + 1, subscription_metadata=metadata, target=target)
+    return refreshed(group.evolve(target=target), topics, bump=True)
 
 
 @dataclass(frozen=True)

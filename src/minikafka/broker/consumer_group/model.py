@@ -51,6 +51,8 @@ class ConsumerMember:
     assigned: Partitions = NO_PARTITIONS
     pending_revocation: Partitions = NO_PARTITIONS
     revocation_deadline_ms: int | None = None  # set while UNREVOKED_PARTITIONS: fenced if still so then
+    instance_id: str | None = None  # group.instance.id of a static member
+    subscribed_topic_regex: str | None = None
 
     def evolve(self, **changes: Any) -> ConsumerMember:
         return dataclasses.replace(self, **changes)
@@ -70,7 +72,7 @@ class ConsumerGroupConfig:
     session_timeout_ms: int = 45000  # group.consumer.session.timeout.ms
     heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
     max_size: int = 2147483647  # group.consumer.max.size
-    assignors: tuple[str, ...] = ("uniform",)  # group.consumer.assignors; the first is the default
+    assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; the first is the default
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ class ConsumerGroup:
     subscription_metadata: Mapping[str, int] = field(default_factory=dict)  # partitions of each subscribed topic
     assignment_epoch: int = 0
     target: Mapping[str, Partitions] = field(default_factory=dict)  # member id -> its target partitions
+    # Each subscribed regular expression -> the topics it matched when the group epoch was last bumped.
+    resolved_regexes: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def evolve(self, **changes: Any) -> ConsumerGroup:
         return dataclasses.replace(self, **changes)
@@ -100,6 +104,9 @@ class ConsumerGroup:
         if any(not m.reconciled_to(self.assignment_epoch) for m in self.members.values()):
             return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE
+
+    def static_member(self, instance_id: str) -> ConsumerMember | None:
+        return next((m for m in self.members.values() if m.instance_id == instance_id), None)
 
     def owned_by_others(self, member_id: str) -> Partitions:
         """Partitions another member holds (assigned or pending revocation): not to be given out yet."""

@@ -1,12 +1,14 @@
 """The group coordinator's side of KIP-848 consumer groups: it runs the pure core (heartbeat.py) on one
 __consumer_offsets partition's consumer groups, with the clock and the topic metadata, and names what happened as
-events. The groups live in memory only: a coordinator that reloads the partition (a new leader, a restart) has
-none, so members get UNKNOWN_MEMBER_ID and rejoin at epoch 0. Their committed offsets are stored as the classic
-groups' are."""
+events, and the records (Kafka's ConsumerGroup* records) that store the change in __consumer_offsets: the
+coordinator answers only once they are written, so a coordinator that reloads the partition (a new leader, a
+restart) finds the group epoch, member epochs and assignments the members were told. Their committed offsets are
+stored as the classic groups' are."""
 
 from __future__ import annotations
 
 import base64
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +22,8 @@ from minikafka.broker.consumer_group.heartbeat import (
     consumer_group_heartbeat,
     expire,
 )
-from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
+from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, Partitions
+from minikafka.broker.consumer_group.persistence import ConsumerGroupRecord, group_records
 from minikafka.broker.group.state import Group, GroupState
 from minikafka.common.clock import new_random
 from minikafka.common.errors import ErrorCode
@@ -39,6 +42,7 @@ class ShellStep:
     group: ConsumerGroup | None  # None: no such group any more (nobody is a member)
     response: HeartbeatResponse
     events: tuple[Event, ...]
+    records: tuple[ConsumerGroupRecord, ...] = ()  # to write before the response is sent
 
 
 def new_member_id() -> str:
@@ -57,6 +61,7 @@ def heartbeat(
     group_id: str,
     request: HeartbeatRequest,
     topics: Mapping[str, int],
+    topic_ids: Mapping[str, uuid.UUID],
     config: ConsumerGroupConfig,
     now: int,
 ) -> ShellStep:
@@ -67,7 +72,8 @@ def heartbeat(
         return ShellStep(group, response, ())
     step = consumer_group_heartbeat(group, group_id, request, topics, config, now, new_member_id())
     after = step.group if step.group is not None and step.group.members else None
-    return ShellStep(after, step.response, tuple(_events(group, step.group, group_id, request, step.response)))
+    events = tuple(_events(group, step.group, group_id, request, step.response))
+    return ShellStep(after, step.response, events, group_records(group, after, topic_ids))
 
 
 def _events(
@@ -84,10 +90,37 @@ def _events(
     if request.member_epoch == JOIN_EPOCH:
         events.append(Event("consumer_group_member_joined", {**member, "client_id": request.client_id}))
     elif request.member_epoch == LEAVE_EPOCH:
-        events.append(Event("consumer_group_member_left", member))
+        events.append(Event("consumer_group_member_left", {**member, "reason": "left"}))
+    for gone in sorted(set(before.members if before else ()) - set(after.members if after else ())):
+        if gone != response.member_id:  # a released static member whose next instance took its place
+            replaced = {"group_id": group_id, "member_id": gone, "reason": "replaced"}
+            events.append(Event("consumer_group_member_left", replaced))
     if after is not None and (before is None or after.assignment_epoch != before.assignment_epoch):
         events.append(_assignment_event(after))
+    return events + member_assignment_events(group_id, before, after)
+
+
+def member_assignment_events(group_id: str, before: ConsumerGroup | None, after: ConsumerGroup | None) -> list[Event]:
+    """A member's epoch or partitions changed: what it holds now (assigned, and still to revoke), the history the
+    analysis checks that no partition had two owners at once."""
+    events = []
+    for member_id, member in sorted((after.members if after else {}).items()):
+        previous = before.members.get(member_id) if before else None
+        held = (member.member_epoch, member.assigned, member.pending_revocation)
+        if previous is None or (previous.member_epoch, previous.assigned, previous.pending_revocation) != held:
+            fields = {
+                "group_id": group_id,
+                "member_id": member_id,
+                "member_epoch": member.member_epoch,
+                "assigned": _names(member.assigned),
+                "pending_revocation": _names(member.pending_revocation),
+            }
+            events.append(Event("consumer_group_member_assignment", fields))
     return events
+
+
+def _names(partitions: Partitions) -> list[str]:
+    return sorted(f"{tp.topic}-{tp.partition}" for tp in partitions)
 
 
 def _assignment_event(group: ConsumerGroup) -> Event:
@@ -100,12 +133,20 @@ def _assignment_event(group: ConsumerGroup) -> Event:
 class ExpiryStep:
     group: ConsumerGroup | None
     events: tuple[Event, ...]
+    records: tuple[ConsumerGroupRecord, ...] = ()
 
 
-def tick(group: ConsumerGroup, topics: Mapping[str, int], config: ConsumerGroupConfig, now: int) -> ExpiryStep:
+def tick(
+    group: ConsumerGroup,
+    topics: Mapping[str, int],
+    topic_ids: Mapping[str, uuid.UUID],
+    config: ConsumerGroupConfig,
+    now: int,
+) -> ExpiryStep:
     step = expire(group, topics, config, now)
     events = tuple(_fenced_event(group.group_id, gone) for gone in step.fenced)
-    return ExpiryStep(step.group if step.group.members else None, events)
+    after = step.group if step.group.members else None
+    return ExpiryStep(after, events, group_records(group, after, topic_ids) if step.fenced else ())
 
 
 def _fenced_event(group_id: str, gone: Fenced) -> Event:

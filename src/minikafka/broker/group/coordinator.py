@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -19,12 +20,29 @@ from minikafka.broker.config import BrokerConfig
 from minikafka.broker.consumer_group import shell as consumer_groups
 from minikafka.broker.consumer_group.heartbeat import HeartbeatRequest, HeartbeatResponse
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
+from minikafka.broker.consumer_group.persistence import ConsumerGroupRecord, load_consumer_groups
 from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.group.effects import Answer, Append, GroupEvent, GroupStep, Result
 from minikafka.broker.group.loader import load_groups
 from minikafka.broker.group.membership import expire
-from minikafka.broker.group.offsets import CommitRequest, append_done, store_error, validate_offset_commit
-from minikafka.broker.group.records import OffsetsRecord, RecordFormatError, decode, encode_key, encode_value
+from minikafka.broker.group.offsets import (
+    CommitRequest,
+    append_done,
+    metadata_store_error,
+    store_error,
+    validate_offset_commit,
+)
+from minikafka.broker.group.records import (
+    GroupMetadataKey,
+    GroupMetadataValue,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    OffsetsRecord,
+    RecordFormatError,
+    decode,
+    encode_key,
+    encode_value,
+)
 from minikafka.broker.group.state import Group, GroupConfig, GroupState, OffsetAndMetadata, TopicPartitionKey
 from minikafka.broker.group.txn_offsets import PendingTxnOffsets, as_offsets, complete, offsets_records
 from minikafka.broker.log_manager import TopicPartition
@@ -60,8 +78,11 @@ class OffsetsShard:
     leader_epoch: int
     loaded: bool = False
     groups: dict[str, Group] = field(default_factory=dict)
-    consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)  # KIP-848's, memory only
+    consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)  # KIP-848's
     txn_offsets: PendingTxnOffsets = field(default_factory=dict)  # transactional commits awaiting their marker
+    # The latest write of consumer group records: an answer that changed nothing still waits for it, so no member
+    # is told of a state a failover could lose.
+    last_write: asyncio.Future[ProduceResult] | None = None
 
 
 @dataclass(frozen=True)
@@ -95,10 +116,35 @@ def coordinator_config(config: BrokerConfig) -> CoordinatorConfig:
             session_timeout_ms=config.group_consumer_session_timeout_ms,
             heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
             max_size=config.group_consumer_max_size,
+            assignors=config.consumer_assignors,
         ),
         config.group_coordinator_rebalance_protocols,
         config.offsets_topic_segment_bytes,
     )
+
+
+@dataclass(frozen=True)
+class SplitRecords:
+    classic: list[OffsetsRecord]
+    consumer: list[ConsumerGroupRecord]
+
+
+def split_records(records: list[OffsetsRecord]) -> SplitRecords:
+    """Offsets and classic group metadata for the classic loader; KIP-848's records for the consumer groups'."""
+    split = SplitRecords([], [])
+    for record in records:
+        key, value = record.key, record.value
+        if isinstance(key, OffsetCommitKey | GroupMetadataKey):
+            split.classic.append(record)
+        elif not isinstance(value, OffsetCommitValue | GroupMetadataValue):
+            split.consumer.append(ConsumerGroupRecord(key, value))
+    return split
+
+
+async def write_outcome(written: asyncio.Future[ProduceResult]) -> ErrorCode:
+    """The error of an append; waiting for it does not cancel it when the waiter is cancelled."""
+    await asyncio.wait([written])
+    return ErrorCode.REQUEST_TIMED_OUT if written.cancelled() else written.result().error
 
 
 def java_string_hash(text: str) -> int:
@@ -240,13 +286,18 @@ class GroupCoordinator:
         if self._shards.get(shard.partition) is not shard:
             return
         shard.txn_offsets = {producer_id: as_offsets(held) for producer_id, held in open_txns.items()}
-        shard.groups = load_groups(records, monotonic_ms())
+        now = monotonic_ms()
+        split = split_records(records)
+        shard.groups = load_groups(split.classic, now)
+        topic_names = self.topic_names() if split.consumer else {}
+        shard.consumer_groups = load_consumer_groups(split.consumer, topic_names, now)
         shard.loaded = True
         self._log.info(
             "group_coordinator_loaded",
             partition=shard.partition,
             leader_epoch=shard.leader_epoch,
             groups=len(shard.groups),
+            consumer_groups=len(shard.consumer_groups),
             offsets=sum(len(g.offsets) for g in shard.groups.values()),
             load_ms=monotonic_ms() - started,
         )
@@ -310,21 +361,57 @@ class GroupCoordinator:
     def topic_partitions(self) -> dict[str, int]:
         return {name: len(topic.partitions) for name, topic in self.manager.metadata.image.topics_by_name.items()}
 
-    def consumer_heartbeat(self, group_id: str, request: HeartbeatRequest) -> HeartbeatResponse:
+    def topic_ids(self) -> dict[str, uuid.UUID]:
+        return {name: topic.topic_id for name, topic in self.manager.metadata.image.topics_by_name.items()}
+
+    def topic_names(self) -> dict[uuid.UUID, str]:
+        return {topic_id: topic.name for topic_id, topic in self.manager.metadata.image.topics_by_id.items()}
+
+    def consumer_heartbeat(self, group_id: str, request: HeartbeatRequest) -> Awaitable[HeartbeatResponse]:
+        """Runs the heartbeat now; its answer comes once the records of what it changed are written (acks=all)."""
         shard = self._shard_for(group_id)
         if isinstance(shard, ErrorCode):
-            return HeartbeatResponse(shard)
+            return answered(HeartbeatResponse(shard))
         step = consumer_groups.heartbeat(
             shard.consumer_groups.get(group_id),
             shard.groups.get(group_id),
             group_id,
             request,
             self.topic_partitions(),
+            self.topic_ids(),
             self.config.consumer,
             monotonic_ms(),
         )
         self._store_consumer_group(shard, group_id, step.group, step.events)
-        return step.response
+        written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
+        if written is None or (written.done() and not step.records):
+            return answered(step.response)
+        return self._answer_when_written(written, step.response)
+
+    async def _answer_when_written(
+        self, written: asyncio.Future[ProduceResult], response: HeartbeatResponse
+    ) -> HeartbeatResponse:
+        error = await write_outcome(written)
+        if error != ErrorCode.NONE:
+            return HeartbeatResponse(metadata_store_error(error), f"the group's records were not written: {error.name}")
+        return response
+
+    def _write_consumer_records(
+        self, shard: OffsetsShard, records: tuple[ConsumerGroupRecord, ...]
+    ) -> asyncio.Future[ProduceResult]:
+        now_ms = wall_ms()
+        batch = build_batch([Record(encode_value(r.value), encode_key(r.key), now_ms) for r in records])
+        tp = TopicPartition(OFFSETS_TOPIC, shard.partition)
+        written = self.manager.produce(tp, batch, -1, self.config.commit_timeout_ms, internal_topics_allowed=True)
+        shard.last_write = written
+        written.add_done_callback(lambda done: self._consumer_records_written(shard, done))
+        return written
+
+    def _consumer_records_written(self, shard: OffsetsShard, done: asyncio.Future[ProduceResult]) -> None:
+        """A failed write leaves memory ahead of the log: the partition's groups are reloaded from the log."""
+        error = ErrorCode.REQUEST_TIMED_OUT if done.cancelled() else done.result().error
+        if error != ErrorCode.NONE and self._shards.get(shard.partition) is shard:
+            self._unload(shard, f"a consumer group write failed: {error.name}")
 
     def _store_consumer_group(
         self,
@@ -478,8 +565,12 @@ class GroupCoordinator:
             self._tick_consumer_groups(shard, now)
 
     def _tick_consumer_groups(self, shard: OffsetsShard, now: int) -> None:
-        topics = self.topic_partitions() if shard.consumer_groups else {}
+        if not shard.consumer_groups:
+            return
+        topics, topic_ids = self.topic_partitions(), self.topic_ids()
         for group_id, group in list(shard.consumer_groups.items()):
-            step = consumer_groups.tick(group, topics, self.config.consumer, now)
+            step = consumer_groups.tick(group, topics, topic_ids, self.config.consumer, now)
             if step.events or step.group is not group:
                 self._store_consumer_group(shard, group_id, step.group, step.events)
+            if step.records and self._shards.get(shard.partition) is shard:
+                self._write_consumer_records(shard, step.records)

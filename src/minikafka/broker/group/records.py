@@ -1,12 +1,20 @@
 """The records of __consumer_offsets in Kafka's own key/value formats: an offset commit (OffsetCommitKey v1,
-OffsetCommitValue v3) and a group's metadata (GroupMetadataKey v2, GroupMetadataValue v3). A null value is a
-tombstone: the offset or the group is gone."""
+OffsetCommitValue v3), a classic group's metadata (GroupMetadataKey v2, GroupMetadataValue v3) and a KIP-848
+consumer group's records (consumer_group/records.py). A null value is a tombstone: the offset or the group is
+gone."""
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from typing import TypeVar
 
+from minikafka.broker.consumer_group import records as consumer_records
+from minikafka.broker.consumer_group.records import ConsumerGroupKey, ConsumerGroupValue
+
+T = TypeVar("T")
 OFFSET_COMMIT_KEY_VERSION = 1
 GROUP_METADATA_KEY_VERSION = 2
 OFFSET_COMMIT_VALUE_VERSION = 3
@@ -59,8 +67,8 @@ class GroupMetadataValue:
     members: tuple[MemberMetadata, ...]
 
 
-Key = OffsetCommitKey | GroupMetadataKey
-Value = OffsetCommitValue | GroupMetadataValue
+Key = OffsetCommitKey | GroupMetadataKey | ConsumerGroupKey
+Value = OffsetCommitValue | GroupMetadataValue | ConsumerGroupValue
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,8 @@ class _Writer:
 
 
 def encode_key(key: Key) -> bytes:
+    if not isinstance(key, OffsetCommitKey | GroupMetadataKey):
+        return consumer_records.encode_key(key)
     if isinstance(key, OffsetCommitKey):
         writer = _Writer().int16(OFFSET_COMMIT_KEY_VERSION).string(key.group).string(key.topic)
         return bytes(writer.int32(key.partition).out)
@@ -114,6 +124,8 @@ def encode_key(key: Key) -> bytes:
 def encode_value(value: Value | None) -> bytes | None:
     if value is None:
         return None
+    if not isinstance(value, OffsetCommitValue | GroupMetadataValue):
+        return consumer_records.encode_value(value)
     if isinstance(value, OffsetCommitValue):
         writer = _Writer().int16(OFFSET_COMMIT_VALUE_VERSION).int64(value.offset).int32(value.leader_epoch)
         return bytes(writer.string(value.metadata).int64(value.commit_timestamp).out)
@@ -178,12 +190,16 @@ def decode_key(data: bytes) -> Key:
         return OffsetCommitKey(reader.text(), reader.text(), reader.int32())
     if version == GROUP_METADATA_KEY_VERSION:
         return GroupMetadataKey(reader.text())
+    if version in consumer_records.KEY_TYPES:
+        return _consumer(consumer_records.decode_key, data)
     raise RecordFormatError(f"unknown __consumer_offsets key version {version}")
 
 
 def decode_value(key: Key, data: bytes | None) -> Value | None:
     if data is None:
         return None
+    if not isinstance(key, OffsetCommitKey | GroupMetadataKey):
+        return _consumer(partial(consumer_records.decode_value, key), data)
     reader = _Reader(data)
     version = reader.int16()
     if isinstance(key, OffsetCommitKey):
@@ -208,6 +224,13 @@ def decode_value(key: Key, data: bytes | None) -> Value | None:
         for _ in range(reader.int32())
     )
     return GroupMetadataValue(protocol_type, generation, protocol, leader, timestamp, members)
+
+
+def _consumer(read: Callable[[bytes], T], data: bytes) -> T:
+    try:
+        return read(data)
+    except consumer_records.ConsumerRecordFormatError as error:
+        raise RecordFormatError(str(error)) from error
 
 
 def decode(key: bytes | None, value: bytes | None) -> OffsetsRecord:

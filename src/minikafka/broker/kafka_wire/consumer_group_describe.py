@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from minikafka.broker.consumer_group.assignor import UNIFORM
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerMember, Partitions
+from minikafka.broker.consumer_group.subscriptions import preferred_assignor
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
@@ -25,7 +25,7 @@ def handle(ctx: WireContext, request: Request) -> Any:
 def _described(ctx: WireContext, cls: type, group_id: str) -> Any:
     entry = sibling(cls, "DescribedGroup")
     group = ctx.groups.consumer_group(group_id) if ctx.groups is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if not isinstance(group, ConsumerGroup):
+    if not isinstance(group, ConsumerGroup) or ctx.groups is None:
         error = group if isinstance(group, ErrorCode) else ErrorCode.GROUP_ID_NOT_FOUND
         message = f"Group {group_id} not found." if group is None else None
         return build(
@@ -47,7 +47,7 @@ def _described(ctx: WireContext, cls: type, group_id: str) -> Any:
         group_state=group.state.value,
         group_epoch=group.group_epoch,
         assignment_epoch=group.assignment_epoch,
-        assignor_name=UNIFORM,
+        assignor_name=preferred_assignor(group, ctx.groups.config.consumer),
         members=tuple(_member(ctx, cls, group, m) for m in group.members.values()),
         authorized_operations=NO_AUTHORIZED_OPERATIONS,
     )
@@ -57,13 +57,13 @@ def _member(ctx: WireContext, cls: type, group: ConsumerGroup, member: ConsumerM
     return build(
         sibling(cls, "Member"),
         member_id=member.member_id,
-        instance_id=None,
+        instance_id=member.instance_id,
         rack_id=None,
         member_epoch=member.member_epoch,
         client_id=member.client_id,
         client_host=member.client_host,
         subscribed_topic_names=tuple(sorted(member.subscribed_topics)),
-        subscribed_topic_regex=None,
+        subscribed_topic_regex=member.subscribed_topic_regex,
         assignment=_assignment(ctx, cls, member.assigned),
         target_assignment=_assignment(ctx, cls, group.target.get(member.member_id, frozenset())),
     )

@@ -4,7 +4,7 @@ answer carries the member's epoch and, when it changed, its assignment. Partitio
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import Any
 
 from minikafka.broker.consumer_group.heartbeat import HeartbeatRequest, HeartbeatResponse
@@ -24,9 +24,6 @@ def handle(ctx: WireContext, request: Request) -> Any:
         return _response(ctx, cls, HeartbeatResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))
     if not body.group_id:
         return _response(ctx, cls, HeartbeatResponse(ErrorCode.INVALID_REQUEST, "GroupId can't be empty."))
-    if body.subscribed_topic_regex:
-        message = "SubscribedTopicRegex is not supported yet."
-        return _response(ctx, cls, HeartbeatResponse(ErrorCode.INVALID_REQUEST, message))
     rebalance_ms = int(body.rebalance_timeout.total_seconds() * 1000)
     heartbeat = HeartbeatRequest(
         member_id=body.member_id,
@@ -38,8 +35,14 @@ def handle(ctx: WireContext, request: Request) -> Any:
         client_id=request.client_id or "",
         client_host=ctx.client_host,
         instance_id=body.instance_id,
+        subscribed_topic_regex=getattr(body, "subscribed_topic_regex", None),  # v1+
     )
-    return _response(ctx, cls, ctx.groups.consumer_heartbeat(body.group_id, heartbeat))
+    return _answered(ctx, cls, ctx.groups.consumer_heartbeat(body.group_id, heartbeat))
+
+
+async def _answered(ctx: WireContext, cls: type, answer: Awaitable[HeartbeatResponse]) -> Any:
+    """The coordinator answers once the records of what the heartbeat changed are written."""
+    return _response(ctx, cls, await answer)
 
 
 def _owned(ctx: WireContext, topics: Iterable[Any]) -> Partitions:

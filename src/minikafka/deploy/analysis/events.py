@@ -69,6 +69,11 @@ EVENT_FIELDS: list[StructField] = [
     StructField("member_id", StringType()),
     StructField("generation", IntegerType()),
     StructField("previous_offset", LongType()),
+    # KIP-848 consumer groups: what a member holds (consumer_group_member_assignment), until it leaves or is fenced
+    StructField("group_id", StringType()),
+    StructField("member_epoch", IntegerType()),
+    StructField("assigned", ArrayType(StringType())),
+    StructField("pending_revocation", ArrayType(StringType())),
     # network cuts: a cut's groups, and the nodes a heal names (none: every cut)
     StructField("from", ArrayType(IntegerType())),
     StructField("to", ArrayType(IntegerType())),

@@ -1,6 +1,7 @@
-"""Invariants over consumer groups: committed offsets never go back within a group, and no group member is
-handed a record below an offset the group had already committed (Jepsen's Kafka checker calls that a backwards
-poll). Plus the groups' timeline: coordinator moves and new generations."""
+"""Invariants over consumer groups: committed offsets never go back within a group, no group member is handed a
+record below an offset the group had already committed (Jepsen's Kafka checker calls that a backwards poll), and
+no partition of a KIP-848 group is held by two members at once. Plus the groups' timeline: coordinator moves and
+new generations."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from pyspark.sql import functions as F
 
 COMMITTED = "offset_committed"
 GROUP_TIMELINE_EVENTS = ("group_coordinator_loaded", "group_coordinator_unloaded", "group_generation_started")
+HELD = "consumer_group_member_assignment"
+OPEN_END = "9999-12-31 00:00:00"  # a span not closed: held to the end of the run
+MEMBER_GONE = ("consumer_group_member_left", "consumer_group_member_fenced")
 
 
 def _commits(events: DataFrame) -> DataFrame:
@@ -59,4 +63,55 @@ def group_timeline(events: DataFrame) -> DataFrame:
         events.where(F.col("event").isin(*GROUP_TIMELINE_EVENTS))
         .select("ts", "node", "event", "partition", "leader_epoch", "group", "generation", "reason")
         .orderBy("ts")
+    )
+
+
+def holdings(events: DataFrame) -> DataFrame:
+    """Each partition a KIP-848 member held (assigned, or still to revoke) and for how long: from the event that
+    gave it to the member's next assignment event, or its leaving or fencing (none yet: to the end of the run)."""
+    changes = events.where(F.col("event").isin(HELD, *MEMBER_GONE) & F.col("group_id").isNotNull())
+    order = Window.partitionBy("group_id", "member_id").orderBy("ts", "event")
+    spans = changes.withColumn("until", F.lead("ts").over(order)).where(F.col("event") == HELD)
+    held = F.array_union(
+        F.coalesce("assigned", F.array().cast("array<string>")),
+        F.coalesce("pending_revocation", F.array().cast("array<string>")),
+    )
+    return spans.select(
+        "group_id",
+        "member_id",
+        "member_epoch",
+        "node",
+        F.col("ts").alias("since"),
+        "until",
+        F.explode(held).alias("tp"),
+    )
+
+
+def no_double_ownership(events: DataFrame) -> DataFrame:
+    """No partition of a consumer-protocol group is held by two members at the same time: a partition goes to its
+    next owner only after its previous owner acknowledged the revocation (or left, or was fenced)."""
+    held = holdings(events).withColumn("until", F.coalesce("until", F.to_timestamp(F.lit(OPEN_END))))
+    first, second = held.alias("a"), held.alias("b")
+    overlapping = (
+        (F.col("a.group_id") == F.col("b.group_id"))
+        & (F.col("a.tp") == F.col("b.tp"))
+        & (F.col("a.member_id") < F.col("b.member_id"))
+        & (F.col("a.since") < F.col("b.until"))
+        & (F.col("b.since") < F.col("a.until"))
+    )
+    return (
+        first.join(second, overlapping)
+        .select(
+            F.col("a.group_id").alias("group_id"),
+            F.col("a.tp").alias("tp"),
+            F.col("a.member_id").alias("member"),
+            F.col("a.member_epoch").alias("member_epoch"),
+            F.col("a.since").alias("member_since"),
+            F.col("a.until").alias("member_until"),
+            F.col("b.member_id").alias("other"),
+            F.col("b.member_epoch").alias("other_epoch"),
+            F.col("b.since").alias("other_since"),
+            F.col("b.until").alias("other_until"),
+        )
+        .orderBy("group_id", "tp", "member_since")
     )

@@ -177,6 +177,13 @@ def group_checks(events: DataFrame, consumed: DataFrame) -> list[Check]:
             groups.no_backwards_poll(events, consumed),
             checked=commits,
         ),
+        Check(
+            "NoDoubleOwnership",
+            "no partition of a consumer-protocol group was held by two members at once: the previous owner's "
+            "revocation was acknowledged before the next assignment",
+            groups.no_double_ownership(events),
+            checked=events.where(F.col("event") == groups.HELD).count(),
+        ),
     ]
 
 

@@ -1,0 +1,63 @@
+"""What a consumer group subscribes to and the target assignment that follows from it: each member's topics are
+its topic names plus the topics its regular expression matches; the group epoch moves when a member's
+subscription, the subscribed topics' partition counts or a regular expression's matches change; the target
+assignment comes from the assignor most members ask for (else the first of `group.consumer.assignors`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+
+from minikafka.broker.consumer_group.assignor import ASSIGNORS
+from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, ConsumerMember
+from minikafka.broker.consumer_group.topic_regex import matching
+
+NO_TOPICS: frozenset[str] = frozenset()
+
+
+def member_topics(member: ConsumerMember, resolved: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    regex = member.subscribed_topic_regex
+    return member.subscribed_topics | resolved.get(regex, NO_TOPICS) if regex else member.subscribed_topics
+
+
+def resolve_regexes(group: ConsumerGroup, topics: Mapping[str, int]) -> dict[str, frozenset[str]]:
+    """Every regular expression some member subscribes with -> the topics it matches now."""
+    regexes = sorted({m.subscribed_topic_regex for m in group.members.values() if m.subscribed_topic_regex})
+    return {regex: matching(regex, topics) for regex in regexes}
+
+
+def subscription_metadata(
+    group: ConsumerGroup, topics: Mapping[str, int], resolved: Mapping[str, frozenset[str]]
+) -> dict[str, int]:
+    """The partition count of every topic some member subscribes to and the metadata knows."""
+    subscribed = frozenset().union(*(member_topics(m, resolved) for m in group.members.values()))
+    return {topic: topics[topic] for topic in sorted(subscribed) if topic in topics}
+
+
+def refreshed(group: ConsumerGroup, topics: Mapping[str, int], bump: bool) -> ConsumerGroup:
+    """The group with its regular expressions and subscribed partition counts as `topics` has them; its epoch
+    bumped when they changed (or `bump`: a member's subscription changed)."""
+    resolved = resolve_regexes(group, topics)
+    metadata = subscription_metadata(group, topics, resolved)
+    if bump or metadata != group.subscription_metadata or resolved != group.resolved_regexes:
+        epoch = group.group_epoch + 1
+        return group.evolve(group_epoch=epoch, subscription_metadata=metadata, resolved_regexes=resolved)
+    return group
+
+
+def preferred_assignor(group: ConsumerGroup, config: ConsumerGroupConfig) -> str:
+    """The server assignor most members ask for (ties to the first by name); else the configured default."""
+    asked = Counter(
+        name for m in group.members.values() if (name := m.server_assignor) is not None and name in config.assignors
+    )
+    if not asked:
+        return config.assignors[0]
+    return min(asked, key=lambda name: (-asked[name], name))
+
+
+def update_target_assignment(group: ConsumerGroup, config: ConsumerGroupConfig) -> ConsumerGroup:
+    """The target assignment of the current group epoch."""
+    subscriptions = {m.member_id: member_topics(m, group.resolved_regexes) for m in group.members.values()}
+    assign = ASSIGNORS[preferred_assignor(group, config)]
+    target = assign(subscriptions, group.subscription_metadata, group.target)
+    return group.evolve(target=target, assignment_epoch=group.group_epoch)
