@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, cast
 
+from minikafka.common.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType, enum_of
 from minikafka.common.scram import ScramMechanism
 from minikafka.pb import common_pb2, metadata_pb2
 
@@ -192,6 +193,52 @@ class RemoveUserScramCredential:
     mechanism: ScramMechanism
 
 
+@dataclass(frozen=True)
+class AccessControlEntry:
+    """Kafka's AccessControlEntryRecord: one ACL binding, named by its id (a UUID)."""
+
+    id: str
+    resource_type: ResourceType
+    resource_name: str
+    pattern_type: PatternType
+    principal: str
+    host: str
+    operation: AclOperation
+    permission_type: AclPermissionType
+
+    @property
+    def binding(self) -> AclBinding:
+        return AclBinding(
+            self.resource_type,
+            self.resource_name,
+            self.pattern_type,
+            self.principal,
+            self.host,
+            self.operation,
+            self.permission_type,
+        )
+
+    @classmethod
+    def of(cls, acl_id: str, binding: AclBinding) -> AccessControlEntry:
+        return cls(
+            acl_id,
+            binding.resource_type,
+            binding.resource_name,
+            binding.pattern_type,
+            binding.principal,
+            binding.host,
+            binding.operation,
+            binding.permission_type,
+        )
+
+
+@dataclass(frozen=True)
+class RemoveAccessControlEntry:
+    """Kafka's RemoveAccessControlEntryRecord."""
+
+    id: str
+
+
 Record = (
     RegisterBroker
     | FenceBroker
@@ -207,6 +254,8 @@ Record = (
     | FeatureLevel
     | UserScramCredential
     | RemoveUserScramCredential
+    | AccessControlEntry
+    | RemoveAccessControlEntry
 )
 
 
@@ -322,6 +371,22 @@ def _encode_cluster_record(record: Record) -> _Encoded | None:
                 "remove_user_scram_credential",
                 metadata_pb2.RemoveUserScramCredentialRecord(name=record.name, mechanism=int(record.mechanism)),
             )
+        case AccessControlEntry():
+            return _Encoded(
+                "access_control_entry",
+                metadata_pb2.AccessControlEntryRecord(
+                    id=record.id,
+                    resource_type=int(record.resource_type),
+                    resource_name=record.resource_name,
+                    pattern_type=int(record.pattern_type),
+                    principal=record.principal,
+                    host=record.host,
+                    operation=int(record.operation),
+                    permission_type=int(record.permission_type),
+                ),
+            )
+        case RemoveAccessControlEntry():
+            return _Encoded("remove_access_control_entry", metadata_pb2.RemoveAccessControlEntryRecord(id=record.id))
     return None
 
 
@@ -432,6 +497,20 @@ def _decode_cluster_record(kind: str | None, message: metadata_pb2.MetadataRecor
         case "remove_user_scram_credential":
             r = message.remove_user_scram_credential
             return RemoveUserScramCredential(r.name, ScramMechanism(r.mechanism))
+        case "access_control_entry":
+            acl = message.access_control_entry
+            return AccessControlEntry(
+                acl.id,
+                enum_of(ResourceType, acl.resource_type),
+                acl.resource_name,
+                enum_of(PatternType, acl.pattern_type),
+                acl.principal,
+                acl.host,
+                enum_of(AclOperation, acl.operation),
+                enum_of(AclPermissionType, acl.permission_type),
+            )
+        case "remove_access_control_entry":
+            return RemoveAccessControlEntry(message.remove_access_control_entry.id)
     return None
 
 
