@@ -126,7 +126,8 @@ class NodeConfig:
         "authorizer.class.name",
         "",
         "Empty: no authorization, every authenticated client may do everything (Kafka's default). "
-        f"{STANDARD_AUTHORIZER}: the ACLs of the metadata log (CreateAcls, minikafka acls) decide every request of the client listeners.",
+        f"{STANDARD_AUTHORIZER}: the ACLs of the metadata log (CreateAcls, minikafka acls) decide every request "
+        "of the client listeners.",
         one_of("", STANDARD_AUTHORIZER),
     )
     allow_everyone_if_no_acl_found: bool = config_key(
