@@ -57,7 +57,8 @@ def test_create_writes_one_record_per_new_binding() -> None:
 
 
 def test_describe_and_delete_by_filter() -> None:
-    image = _replay(MetadataImage(), acl_control.create_acls(MetadataImage(), [ALICE_WRITE, BOB_PREFIXED], random.Random(2)).records)
+    created = acl_control.create_acls(MetadataImage(), [ALICE_WRITE, BOB_PREFIXED], random.Random(2))
+    image = _replay(MetadataImage(), created.records)
     described = acl_control.describe_acls(image, AclBindingFilter(principal="User:bob"))
     assert described.error_code is ErrorCode.NONE and described.bindings == (BOB_PREFIXED,)
     matching = AclBindingFilter(ResourceType.TOPIC, "orders", PatternType.MATCH)
