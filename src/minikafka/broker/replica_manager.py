@@ -17,6 +17,7 @@ from typing import TypeVar
 import structlog
 
 from minikafka.broker.alter_partition_manager import AlterPartitionManager, ProposalTarget
+from minikafka.broker.client_authorizer import ClientAuthorizer
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.delta_slices import DEFAULT_STEPS_PER_SLICE, ApplyPartition, PendingDeltas, StartDelta
@@ -142,6 +143,8 @@ class ReplicaManager:
         self.broker_epoch = broker_epoch
         self.serving = serving
         self.controller = controller  # Kafka-wire admin requests are forwarded to the active controller
+        # Both client listeners ask it whether a caller may do what a request asks (off without authorizer.class.name).
+        self.authorizer = ClientAuthorizer(config.authorizer_settings, lambda: metadata.image.acls)
         self.auto_creations: dict[str, asyncio.Task[object]] = {}  # topics being auto-created, by name
         self.replicas: dict[TopicPartition, Replica] = {}
         self.alter_partition = AlterPartitionManager(

@@ -55,7 +55,13 @@ def attach_controller(config: ControllerConfig, driver: RaftDriver) -> Controlle
     """The controller on top of `driver` (replaying what it commits) and the servicer its RPCs reach."""
     controller = QuorumController(config, driver)
     driver.add_listener(controller)
-    return ControllerService(controller, voter_addresses(config), driver.describe_quorum, config.cluster_id)
+    return ControllerService(
+        controller,
+        voter_addresses(config),
+        driver.describe_quorum,
+        config.cluster_id,
+        config.authorizer_settings.enabled,
+    )
 
 
 async def run_controller_process(config: ControllerConfig) -> None:

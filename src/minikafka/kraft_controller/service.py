@@ -36,8 +36,11 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         voter_addresses: Mapping[int, str],
         describe_quorum: Callable[[], controller_pb2.DescribeQuorumResponse],
         cluster_id: str,
+        authorizer_enabled: bool = False,
     ) -> None:
         self.controller = controller
+        # Without an authorizer (authorizer.class.name), Kafka's controllers answer ACL requests SECURITY_DISABLED.
+        self.authorizer_enabled = authorizer_enabled
         self.voter_addresses = dict(voter_addresses)
         self.describe_quorum = describe_quorum
         self.cluster_id = cluster_id
@@ -66,6 +69,10 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             )
         except KafkaError as error:
             return response_type(error_code=int(error.code), error_message=error.message)  # type: ignore[call-arg]
+
+    def _require_authorizer(self) -> None:
+        if not self.authorizer_enabled:
+            raise KafkaError(ErrorCode.SECURITY_DISABLED, "No Authorizer is configured on the controller")
 
     # ---- RPCs ----
 
@@ -344,6 +351,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         creations = tuple(binding_from_proto(b) for b in request.creations)
 
         async def run() -> controller_pb2.CreateAclsResponse:
+            self._require_authorizer()
             response = await self.controller.submit(lambda: self.controller.state.create_acls(creations))
             result = controller_pb2.CreateAclsResponse()
             for r in response.results:
@@ -358,6 +366,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         filters = tuple(filter_from_proto(f) for f in request.filters)
 
         async def run() -> controller_pb2.DeleteAclsResponse:
+            self._require_authorizer()
             response = await self.controller.submit(lambda: self.controller.state.delete_acls(filters))
             result = controller_pb2.DeleteAclsResponse()
             for r in response.results:
@@ -376,6 +385,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         acl_filter = filter_from_proto(request.filter)
 
         async def run() -> controller_pb2.DescribeAclsResponse:
+            self._require_authorizer()
             response = self.controller.read(lambda: self.controller.state.describe_acls(acl_filter))
             return controller_pb2.DescribeAclsResponse(
                 error_code=wire_code(response.error_code),

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from minikafka.broker.client_authorizer import Caller
 from minikafka.broker.fetch_session import FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator
 from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.common.acl import AclOperation, ResourceType
 
 
 @dataclass(frozen=True)
@@ -18,3 +20,10 @@ class WireContext:
     # The broker's KIP-227 sessions, shared with its gRPC listeners; the default holds none (every Fetch is full).
     fetch_sessions: FetchSessionCache = field(default_factory=lambda: FetchSessionCache(0, lambda: 1))
     hidden_apis: frozenset[int] = frozenset()  # keys the broker's config turns off: neither advertised nor answered
+    caller: Caller = Caller()  # one connection's principal and host, which the authorizer checks
+
+    def allowed(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        return self.manager.authorizer.allowed(self.caller, operation, resource_type, name)
+
+    def allowed_on_cluster(self, operation: AclOperation) -> bool:
+        return self.manager.authorizer.allowed_on_cluster(self.caller, operation)

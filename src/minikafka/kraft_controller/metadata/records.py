@@ -294,7 +294,7 @@ class _Encoded:
 
 
 def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
-    encoded = _encode_cluster_record(record) or _encode_topic_record(record)
+    encoded = _encode_cluster_record(record) or _encode_topic_record(record) or _encode_acl_record(record)
     if encoded is None:
         raise TypeError(f"not a metadata record: {record!r}")
     message = metadata_pb2.MetadataRecord()
@@ -371,6 +371,12 @@ def _encode_cluster_record(record: Record) -> _Encoded | None:
                 "remove_user_scram_credential",
                 metadata_pb2.RemoveUserScramCredentialRecord(name=record.name, mechanism=int(record.mechanism)),
             )
+    return None
+
+
+def _encode_acl_record(record: Record) -> _Encoded | None:
+    """ACLs (KIP-801)."""
+    match record:
         case AccessControlEntry():
             return _Encoded(
                 "access_control_entry",
@@ -449,7 +455,11 @@ def _encode_topic_record(record: Record) -> _Encoded | None:
 
 def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
     kind = message.WhichOneof("record")
-    record = _decode_cluster_record(kind, message) or _decode_topic_record(kind, message)
+    record = (
+        _decode_cluster_record(kind, message)
+        or _decode_topic_record(kind, message)
+        or _decode_acl_record(kind, message)
+    )
     if record is None:
         raise RecordDecodeError(f"unknown or empty metadata record kind: {kind!r}")
     return record
@@ -497,6 +507,12 @@ def _decode_cluster_record(kind: str | None, message: metadata_pb2.MetadataRecor
         case "remove_user_scram_credential":
             r = message.remove_user_scram_credential
             return RemoveUserScramCredential(r.name, ScramMechanism(r.mechanism))
+    return None
+
+
+def _decode_acl_record(kind: str | None, message: metadata_pb2.MetadataRecord) -> Record | None:
+    """ACLs (KIP-801)."""
+    match kind:
         case "access_control_entry":
             acl = message.access_control_entry
             return AccessControlEntry(
