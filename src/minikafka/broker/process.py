@@ -191,7 +191,8 @@ async def start_grpc_servers(broker: Broker) -> list[BoundServer]:
     servers = []
     for listener in config.grpc_listeners:
         sasl = grpc_sasl_authenticator(config, listener.name, broker.metadata)
-        service = BrokerService(broker.manager, listener.name, broker.fetch_sessions, sasl)
+        client_listener = listener.name != config.inter_broker_listener
+        service = BrokerService(broker.manager, listener.name, broker.fetch_sessions, sasl, client_listener)
         served = (
             inter_node_security(config, listener.name)
             if listener.name == config.inter_broker_listener

@@ -15,7 +15,7 @@ INIT_PRODUCER_ID = 22
 
 async def handle(ctx: WireContext, request: Request) -> Any:
     cls = response_class(INIT_PRODUCER_ID, request.header.api_version)
-    answer = await handle_init_producer_id(ctx.manager, request.body.transactional_id)
+    answer = await handle_init_producer_id(ctx.manager, request.body.transactional_id, ctx.caller)
     return build(
         cls,
         throttle_time=0,

@@ -24,7 +24,7 @@ def handle(ctx: WireContext, request: Request) -> Any:
         for topic in asked
         for line in topic.partitions or ()
     ]
-    answers = iter(handle_list_offsets(ctx.manager, lines))
+    answers = iter(handle_list_offsets(ctx.manager, lines, ctx.caller))
     topics = []
     for topic in asked:
         partitions = []

@@ -18,6 +18,7 @@ from minikafka.broker.requests.produce import (
     ProduceRequest,
     by_topic,
     handle_produce,
+    produce_refusals,
 )
 from minikafka.common.errors import ErrorCode
 
@@ -35,7 +36,8 @@ def handle(ctx: WireContext, request: Request) -> Awaitable[Any | None]:
         ],
     )
     cls = response_class(PRODUCE, request.header.api_version)
-    return handle_produce(ctx.manager, decoded, functools.partial(_response, cls, body.acks))
+    refused = produce_refusals(ctx.manager, ctx.caller, decoded, getattr(body, "transactional_id", None))
+    return handle_produce(ctx.manager, decoded, functools.partial(_response, cls, body.acks), refused)
 
 
 def _response(cls: type, acks: int, answers: list[ProducePartitionAnswer]) -> Any | None:

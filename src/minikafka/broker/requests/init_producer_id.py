@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from minikafka.broker.client_authorizer import Caller
 from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode, KafkaError
 
 
@@ -19,7 +21,13 @@ class ProducerIdAnswer:
     producer_epoch: int  # -1 on an error
 
 
-async def handle_init_producer_id(manager: ReplicaManager, transactional_id: str | None) -> ProducerIdAnswer:
+async def handle_init_producer_id(
+    manager: ReplicaManager, transactional_id: str | None, caller: Caller | None = None
+) -> ProducerIdAnswer:
+    """`caller` None: never refused (an inter-node caller)."""
+    refusal = None if caller is None else _refusal(manager, transactional_id, caller)
+    if refusal is not None:
+        return refusal
     if transactional_id is not None:
         # No transaction coordinator here: a transactional producer is told so, once and for good.
         return ProducerIdAnswer(ErrorCode.INVALID_REQUEST, "transactions are not supported", -1, -1)
@@ -28,3 +36,20 @@ async def handle_init_producer_id(manager: ReplicaManager, transactional_id: str
     except KafkaError as error:
         return ProducerIdAnswer(error.code, error.message, -1, -1)
     return ProducerIdAnswer(ErrorCode.NONE, "", producer_id, 0)
+
+
+def _refusal(manager: ReplicaManager, transactional_id: str | None, caller: Caller) -> ProducerIdAnswer | None:
+    """Kafka's: WRITE on the transactional id; without one, IDEMPOTENT_WRITE on the cluster or WRITE on some
+    topic (KIP-679)."""
+    authorizer = manager.authorizer
+    if transactional_id is not None:
+        if authorizer.allowed(caller, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+            return None
+        return ProducerIdAnswer(
+            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed.", -1, -1
+        )
+    if authorizer.allowed_on_some(caller, AclOperation.WRITE, ResourceType.TOPIC) or authorizer.allowed_on_cluster(
+        caller, AclOperation.IDEMPOTENT_WRITE
+    ):
+        return None
+    return ProducerIdAnswer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.", -1, -1)
