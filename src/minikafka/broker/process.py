@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from minikafka.broker.clean_shutdown import NO_PREVIOUS_BROKER_EPOCH, record_clean_shutdown, take_previous_broker_epoch
+from minikafka.broker.client_authorizer import ClientAuthorizer
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.fetch_session import MAX_SESSION_ID, FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator, coordinator_config
@@ -159,8 +160,15 @@ def build_broker(config: BrokerConfig) -> Broker:
     lifecycle = LifecycleManager(
         config, lambda: metadata.offset, on_exit=stopping.set, previous_broker_epoch=previous_broker_epoch
     )
+    authorizer = ClientAuthorizer(config.authorizer_settings, lambda: metadata.image.acls)
     manager = ReplicaManager(
-        config, logs, metadata, lifecycle.controller, lambda: lifecycle.broker_epoch, lambda: lifecycle.serving
+        config,
+        logs,
+        metadata,
+        lifecycle.controller,
+        lambda: lifecycle.broker_epoch,
+        lambda: lifecycle.serving,
+        authorizer,
     )
     # Heartbeats report the metadata the replicas reflect, which lags the listener's while a delta is applied.
     lifecycle.metadata_offset = lambda: manager.applied_metadata_offset

@@ -51,6 +51,7 @@ from minikafka.broker.replica.partition import (
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.purgatory import Purgatory
+from minikafka.common.standard_authorizer import AuthorizerSettings
 from minikafka.common.topic import is_internal
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.storage.partition_log import PartitionLog
@@ -136,6 +137,7 @@ class ReplicaManager:
         controller: ControllerClient,
         broker_epoch: Callable[[], int],
         serving: Callable[[], bool],
+        authorizer: ClientAuthorizer | None = None,
     ) -> None:
         self.config = config
         self.logs = logs
@@ -144,7 +146,7 @@ class ReplicaManager:
         self.serving = serving
         self.controller = controller  # Kafka-wire admin requests are forwarded to the active controller
         # Both client listeners ask it whether a caller may do what a request asks (off without authorizer.class.name).
-        self.authorizer = ClientAuthorizer(config.authorizer_settings, lambda: metadata.image.acls)
+        self.authorizer = authorizer or ClientAuthorizer(AuthorizerSettings(), lambda: metadata.image.acls)
         self.auto_creations: dict[str, asyncio.Task[object]] = {}  # topics being auto-created, by name
         self.replicas: dict[TopicPartition, Replica] = {}
         self.alter_partition = AlterPartitionManager(

@@ -94,7 +94,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
     def _caller(self, context: Any) -> Caller | None:
         """Who sent a call on a client listener (its SASL session's principal, else User:ANONYMOUS, and its
         address); None on the inter-broker listener, whose callers no ACL restricts."""
-        if not self.client_listener:
+        if not self.client_listener or not self.manager.authorizer.enabled:
             return None
         session = self.sasl.session_of(session_token(context.invocation_metadata())) if self.sasl else None
         principal = session.principal if session is not None else ANONYMOUS_PRINCIPAL
@@ -181,7 +181,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             reader.cancel()
 
     def _start_produce(
-        self, request: broker_pb2.ProduceRequest, caller: Caller | None
+        self, request: broker_pb2.ProduceRequest, caller: Caller | None = None
     ) -> Awaitable[broker_pb2.ProduceResponse]:
         """Append every partition's batches now; the future answers once each partition has its outcome."""
         decoded = ProduceRequest(
