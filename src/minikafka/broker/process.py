@@ -246,6 +246,7 @@ async def start_kafka_listeners(broker: Broker) -> list[KafkaListener]:
                 broker.groups,
                 fetch_sessions=broker.fetch_sessions,
                 hidden_apis=group_apis.hidden_apis(config.group_coordinator_rebalance_protocols),
+                authorizer=broker.manager.authorizer,
             ),
             listener.host,
             listener.port,

@@ -32,7 +32,7 @@ CLUSTER_DENIED_MESSAGE = "Cluster authorization failed."
 
 
 def _refusal(ctx: WireContext, operation: AclOperation) -> tuple[ErrorCode, str] | None:
-    if not ctx.manager.authorizer.enabled:
+    if not ctx.authorizer.enabled:
         return ErrorCode.SECURITY_DISABLED, SECURITY_DISABLED_MESSAGE
     if not ctx.allowed_on_cluster(operation):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED_MESSAGE

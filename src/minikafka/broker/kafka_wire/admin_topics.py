@@ -33,7 +33,7 @@ def _topic_id(raw: bytes) -> uuid.UUID:
 async def create_topics(ctx: WireContext, request: Request) -> Any:
     body = request.body
     # Kafka: CREATE on the cluster, or on each topic; a topic refused is not forwarded.
-    cluster_create = ctx.manager.authorizer.allowed_on_cluster(ctx.caller, AclOperation.CREATE)
+    cluster_create = ctx.allowed_on_cluster(AclOperation.CREATE)
     denied = {t.name for t in body.topics if not cluster_create and not ctx.allowed(CREATE, TOPIC, t.name)}
     forwarded = controller_pb2.CreateTopicsRequest(timeout_ms=_timeout_ms(body), validate_only=body.validate_only)
     for topic in body.topics:

@@ -61,9 +61,7 @@ def handle(ctx: WireContext, request: Request) -> Any:
 
 def _may_create(ctx: WireContext, name: str) -> bool:
     """Auto-creation needs CREATE on the cluster or on the topic, as Kafka's."""
-    return ctx.manager.authorizer.allowed_on_cluster(ctx.caller, AclOperation.CREATE) or ctx.allowed(
-        AclOperation.CREATE, TOPIC, name
-    )
+    return ctx.allowed_on_cluster(AclOperation.CREATE) or ctx.allowed(AclOperation.CREATE, TOPIC, name)
 
 
 def _denied(cls: type, name: str | None) -> Any:
