@@ -23,6 +23,7 @@ from minikafka.common.grpc_support import sync_channel
 from minikafka.common.record_batch import Record, build_batch
 from minikafka.common.tls import TlsFiles
 from minikafka.deploy import cluster_commands
+from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import Cluster
 from minikafka.pb import broker_pb2, broker_pb2_grpc
 
@@ -289,3 +290,24 @@ def test_acl_admin_needs_a_super_user_or_alter_on_the_cluster(cluster: Cluster) 
     _allow_alice(cluster, "Read", SECRET)
     described = admin.describe_acls(acl_filter).result(30)
     assert any(b.name == SECRET and b.operation == admin_module.AclOperation.READ for b in described)
+    # DeleteAcls: a filter that matches nothing deletes nothing and is no error, as in Kafka.
+    nothing = admin_module.AclBindingFilter(
+        admin_module.ResourceType.TOPIC, "no-such-topic", admin_module.ResourcePatternType.LITERAL, None, None,
+        admin_module.AclOperation.ANY, admin_module.AclPermissionType.ANY,
+    )  # fmt: skip
+    assert admin.delete_acls([nothing])[nothing].result(30) == []
+
+
+def test_acls_survive_a_restart_of_the_controller_and_the_broker(cluster: Cluster) -> None:
+    """They are metadata records: the controller replays them from its log, the broker from its own copy."""
+    faults = Faults(cluster)
+    faults.stop(1)
+    faults.stop(101)
+    faults.start(101)
+    faults.start(1)
+    eventually(lambda: _produce(cluster, "alice", TOPIC, [b"after restart"]) == [None], 60, "alice's ACL after restart")
+    assert [e.code() for e in _produce(cluster, "alice", SECRET, [b"still no"])] == [
+        confluent_kafka.KafkaError.TOPIC_AUTHORIZATION_FAILED
+    ]
+    listed = json.loads(_acls(cluster, "--list", "--principal", "User:alice", "--json").stdout)
+    assert any(acl["resource_name"] == TOPIC and acl["operation"] == "WRITE" for acl in listed), listed
