@@ -311,3 +311,43 @@ def test_acls_survive_a_restart_of_the_controller_and_the_broker(cluster: Cluste
     ]
     listed = json.loads(_acls(cluster, "--list", "--principal", "User:alice", "--json").stdout)
     assert any(acl["resource_name"] == TOPIC and acl["operation"] == "WRITE" for acl in listed), listed
+
+
+def test_kafka_python_creates_describes_and_deletes_acls(cluster: Cluster) -> None:
+    """The steps of kafka-python's own test_create_describe_delete_acls, as the admin."""
+    kafka = pytest.importorskip("kafka", reason="kafka-python is in the dev extra")
+    from kafka.admin import (
+        ACL,
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        ResourcePattern,
+        ResourcePatternFilter,
+        ResourceType,
+    )
+
+    admin = kafka.KafkaAdminClient(
+        bootstrap_servers=cluster.kafka_bootstrap_servers, security_protocol="SASL_SSL", sasl_mechanism="PLAIN",
+        sasl_plain_username="admin", sasl_plain_password="admin-secret",
+        ssl_cafile=str(ca_certificate_path(cluster.certs_dir)),
+    )  # fmt: skip
+    try:
+        acl = ACL(
+            principal="User:test", host="*", operation=ACLOperation.READ, permission_type=ACLPermissionType.ALLOW,
+            resource_pattern=ResourcePattern(ResourceType.TOPIC, "topic"),
+        )  # fmt: skip
+        result = admin.create_acls([acl])
+        assert len(result["failed"]) == 0 and len(result["succeeded"]) == 1
+        acl_filter = ACLFilter(
+            principal=None, host="*", operation=ACLOperation.ANY, permission_type=ACLPermissionType.ANY,
+            resource_pattern=ResourcePatternFilter(ResourceType.TOPIC, "topic", ACLResourcePatternType.LITERAL),
+        )  # fmt: skip
+        acls, error = admin.describe_acls(acl_filter)
+        assert error is kafka.errors.NoError and len(acls) == 1
+        deleted = admin.delete_acls([acl_filter])
+        assert len(deleted) == 1 and len(deleted[0][1]) == 1 and deleted[0][2] is kafka.errors.NoError
+        acls, error = admin.describe_acls(acl_filter)
+        assert error is kafka.errors.NoError and len(acls) == 0
+    finally:
+        admin.close()
