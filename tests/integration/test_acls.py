@@ -351,3 +351,19 @@ def test_kafka_python_creates_describes_and_deletes_acls(cluster: Cluster) -> No
         assert error is kafka.errors.NoError and len(acls) == 0
     finally:
         admin.close()
+
+
+def test_minikafka_produce_refused_in_one_line(cluster: Cluster, tmp_path: Path) -> None:
+    """minikafka's own producer (gRPC client API, idempotent by default), refused on a topic alice may not write."""
+    properties = tmp_path / "alice.properties"
+    properties.write_text(
+        f"security.protocol=SASL_SSL\nssl.ca.location={ca_certificate_path(cluster.certs_dir)}\n"
+        "sasl.mechanism=SCRAM-SHA-512\nsasl.username=alice\nsasl.password=alice-secret\n"
+    )
+    where = ["--bootstrap-server", cluster.bootstrap_servers[0], "--command-config", str(properties)]
+    run = subprocess.run(
+        [sys.executable, "-m", "minikafka.cli", "produce", "hr-secrets", "--acks", "all", *where],
+        input="refused\n", capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode != 0
+    assert run.stderr.splitlines() == ["minikafka produce: error: TOPIC_AUTHORIZATION_FAILED (29): topic 'hr-secrets'"]
