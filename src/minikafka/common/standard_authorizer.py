@@ -64,16 +64,31 @@ ALLOWED_DISABLED = Decision(True, "no authorizer")
 
 
 class AclIndex:
-    """The ACLs of one image by resource type: built once per image, read by every check until the next."""
+    """The ACLs of one image, built once per image and read by every check until the next: LITERAL ones by
+    resource name, so a decision costs the ACLs of its resource, the wildcards and the prefixes, not all of them."""
 
     def __init__(self, bindings: Iterable[AclBinding]) -> None:
         by_type: dict[ResourceType, list[AclBinding]] = {}
+        literal: dict[tuple[ResourceType, str], list[AclBinding]] = {}
+        general: dict[ResourceType, list[AclBinding]] = {}  # the LITERAL `*` and the PREFIXED ones
         for binding in bindings:
             by_type.setdefault(binding.resource_type, []).append(binding)
-        self._by_type = {resource_type: tuple(found) for resource_type, found in by_type.items()}
+            if binding.pattern_type is PatternType.LITERAL and binding.resource_name != WILDCARD_RESOURCE:
+                literal.setdefault((binding.resource_type, binding.resource_name), []).append(binding)
+            else:
+                general.setdefault(binding.resource_type, []).append(binding)
+        self._by_type = {kind: tuple(found) for kind, found in by_type.items()}
+        self._literal = {key: tuple(found) for key, found in literal.items()}
+        self._general = {kind: tuple(found) for kind, found in general.items()}
 
     def of_type(self, resource_type: ResourceType) -> tuple[AclBinding, ...]:
         return self._by_type.get(resource_type, ())
+
+    def covering(self, resource_type: ResourceType, name: str) -> list[AclBinding]:
+        """The ACLs whose pattern covers the resource."""
+        found = list(self._literal.get((resource_type, name), ()))
+        found += [b for b in self._general.get(resource_type, ()) if pattern_covers(b, name)]
+        return found
 
 
 def authorize(index: AclIndex, settings: AuthorizerSettings, action: Action) -> Decision:
@@ -81,7 +96,7 @@ def authorize(index: AclIndex, settings: AuthorizerSettings, action: Action) -> 
         return ALLOWED_DISABLED
     if action.principal in settings.super_users:
         return Decision(True, "super user")
-    covering = [b for b in index.of_type(action.resource_type) if pattern_covers(b, action.resource_name)]
+    covering = index.covering(action.resource_type, action.resource_name)
     if not covering:
         return Decision(settings.allow_everyone_if_no_acl_found, "no acl")
     applying = [b for b in covering if _names_caller(b, action)]
