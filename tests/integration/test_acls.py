@@ -43,7 +43,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     overrides = {
         "listener.security.protocol.map": "PLAINTEXT:SASL_SSL,GRPC:GRPC_SASL_SSL,BROKER:GRPC,CONTROLLER:GRPC",
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
-        "sasl.plain.users": "admin:admin-secret",  # User:admin: a super user (super.users' default)
+        # User:admin: a super user (super.users' default); bob has no ACL at all
+        "sasl.plain.users": "admin:admin-secret,bob:bob-secret",
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
         "offsets.topic.replication.factor": "1",
     }
@@ -367,3 +368,20 @@ def test_minikafka_produce_refused_in_one_line(cluster: Cluster, tmp_path: Path)
     )  # fmt: skip
     assert run.returncode != 0
     assert run.stderr.splitlines() == ["minikafka produce: error: TOPIC_AUTHORIZATION_FAILED (29): topic 'hr-secrets'"]
+
+
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed (Debian/Ubuntu: apt-get install kcat)")
+def test_kcat_as_bob_is_refused_where_alice_writes(cluster: Cluster) -> None:
+    _allow_alice(cluster, "Write", TOPIC)  # no-op when the first test added it
+    security = {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanisms": "PLAIN",
+        "sasl.username": "bob",
+        "sasl.password": "bob-secret",
+        "ssl.ca.location": str(ca_certificate_path(cluster.certs_dir)),
+    }
+    options = [item for key, value in security.items() for item in ("-X", f"{key}={value}")]
+    command = ["kcat", "-b", cluster.kafka_bootstrap_servers, *options, "-P", "-t", TOPIC, "-X", "acks=all"]
+    refused = subprocess.run(command, input="from bob\n", capture_output=True, text=True, timeout=60, check=False)
+    assert "Topic authorization failed" in refused.stderr, refused.stderr
+    assert b"from bob" not in _values(cluster, TOPIC)
