@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from minikafka.broker.clean_shutdown import NO_PREVIOUS_BROKER_EPOCH, record_clean_shutdown, take_previous_broker_epoch
+from minikafka.broker.client_authorizer import ClientAuthorizer
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.fetch_session import MAX_SESSION_ID, FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator, coordinator_config
@@ -165,8 +166,15 @@ def build_broker(config: BrokerConfig) -> Broker:
     lifecycle = LifecycleManager(
         config, lambda: metadata.offset, on_exit=stopping.set, previous_broker_epoch=previous_broker_epoch
     )
+    authorizer = ClientAuthorizer(config.authorizer_settings, lambda: metadata.image.acls)
     manager = ReplicaManager(
-        config, logs, metadata, lifecycle.controller, lambda: lifecycle.broker_epoch, lambda: lifecycle.serving
+        config,
+        logs,
+        metadata,
+        lifecycle.controller,
+        lambda: lifecycle.broker_epoch,
+        lambda: lifecycle.serving,
+        authorizer,
     )
     # Heartbeats report the metadata the replicas reflect, which lags the listener's while a delta is applied.
     lifecycle.metadata_offset = lambda: manager.applied_metadata_offset
@@ -205,6 +213,7 @@ async def start_grpc_servers(broker: Broker) -> None:
     # Recorded as each starts, so a later one's failure can stop the earlier ones.
     for listener in config.grpc_listeners:
         sasl = grpc_sasl_authenticator(config, listener.name, broker.metadata)
+        client_listener = listener.name != config.inter_broker_listener
         service = BrokerService(
             broker.manager,
             listener.name,
@@ -212,6 +221,7 @@ async def start_grpc_servers(broker: Broker) -> None:
             sasl,
             broker.groups.on_txn_marker,
             broker.transactions,
+            client_listener,
         )
         served = (
             inter_node_security(config, listener.name)
@@ -259,6 +269,7 @@ async def start_kafka_listeners(broker: Broker) -> None:
                 hidden_apis=group_apis.hidden_apis(config.group_coordinator_rebalance_protocols),
                 transactions=broker.transactions,
                 verifier=broker.verifier,
+                authorizer=broker.manager.authorizer,
             ),
             listener.host,
             listener.port,

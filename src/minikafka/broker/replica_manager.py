@@ -17,6 +17,7 @@ from typing import TypeVar
 import structlog
 
 from minikafka.broker.alter_partition_manager import AlterPartitionManager, ProposalTarget
+from minikafka.broker.client_authorizer import ClientAuthorizer
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.delta_slices import DEFAULT_STEPS_PER_SLICE, ApplyPartition, PendingDeltas, StartDelta
@@ -52,6 +53,7 @@ from minikafka.common.control_batch import EndTxnMarker
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.purgatory import Purgatory
 from minikafka.common.record_batch import iter_batches
+from minikafka.common.standard_authorizer import AuthorizerSettings
 from minikafka.common.topic import is_internal
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.storage.partition_log import AppendInfo, PartitionLog, Verification
@@ -143,6 +145,7 @@ class ReplicaManager:
         controller: ControllerClient,
         broker_epoch: Callable[[], int],
         serving: Callable[[], bool],
+        authorizer: ClientAuthorizer | None = None,
     ) -> None:
         self.config = config
         self.logs = logs
@@ -150,6 +153,8 @@ class ReplicaManager:
         self.broker_epoch = broker_epoch
         self.serving = serving
         self.controller = controller  # Kafka-wire admin requests are forwarded to the active controller
+        # Both client listeners ask it whether a caller may do what a request asks (off without authorizer.class.name).
+        self.authorizer = authorizer or ClientAuthorizer(AuthorizerSettings(), lambda: metadata.image.acls)
         self.auto_creations: dict[str, asyncio.Task[object]] = {}  # topics being auto-created, by name
         self.replicas: dict[TopicPartition, Replica] = {}
         self.alter_partition = AlterPartitionManager(

@@ -10,13 +10,15 @@ from typing import Any
 
 import grpc
 
+from minikafka.broker.client_authorizer import ANONYMOUS_PRINCIPAL, Caller
 from minikafka.broker.fetch_session import FINAL_EPOCH, FetchSessionCache, PartitionFetchState
 from minikafka.broker.group.state import TopicPartitionKey
 from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator, not_sasl_listener
+from minikafka.broker.grpc_sasl.interceptor import session_token
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.metadata_listener import endpoint_for
 from minikafka.broker.replica_manager import ReplicaManager
-from minikafka.broker.requests.fetch import FetchAnswer, FetchRequest, ForgottenPartition, handle_fetch
+from minikafka.broker.requests.fetch import FetchAnswer, FetchRequest, ForgottenPartition, handle_fetch, readable_by
 from minikafka.broker.requests.init_producer_id import handle_init_producer_id
 from minikafka.broker.requests.list_offsets import ListOffsetsPartition, handle_list_offsets
 from minikafka.broker.requests.offset_for_leader_epoch import EpochRequestPartition, handle_offset_for_leader_epoch
@@ -26,6 +28,7 @@ from minikafka.broker.requests.produce import (
     ProduceRequest,
     by_topic,
     handle_produce,
+    produce_refusals,
 )
 from minikafka.broker.requests.write_txn_markers import (
     MarkerAnswer,
@@ -36,6 +39,7 @@ from minikafka.broker.requests.write_txn_markers import (
 from minikafka.broker.transaction.coordinator import TransactionCoordinator
 from minikafka.broker.transaction.markers import decode_request as decode_markers
 from minikafka.broker.transaction.markers import encode_response as encode_marker_answers
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode, wire_code
 from minikafka.common.fetch_response_wire import SplicedFetchResponse, encode_fetch_response
 from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, controller_pb2, fault_pb2, fault_pb2_grpc
@@ -77,8 +81,12 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         sasl: GrpcSaslAuthenticator | None = None,
         on_marker_written: MarkerWritten | None = None,
         transactions: TransactionCoordinator | None = None,
+        client_listener: bool = True,
     ) -> None:
         self.manager = manager
+        # Only a client listener's callers are authorized by ACLs; the inter-broker listener's are nodes, each
+        # authenticated by mutual TLS and allowed only its own requests (common.authorizer).
+        self.client_listener = client_listener
         self.listener_name = listener_name  # Metadata answers with each broker's endpoint for this listener
         self.fetch_sessions = fetch_sessions  # the broker's, shared by its listeners
         self.sasl = sasl  # a GRPC_SASL_SSL listener's exchange and sessions; None: the listener has no SASL
@@ -97,6 +105,19 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         answers = not_sasl_listener(requests, context) if self.sasl is None else self.sasl.exchange(requests, context)
         async for answer in answers:
             yield answer
+
+    def _caller(self, context: Any) -> Caller | None:
+        """Who sent a call on a client listener (its SASL session's principal, else User:ANONYMOUS, and its
+        address); None on the inter-broker listener, whose callers no ACL restricts."""
+        if not self.client_listener or not self.manager.authorizer.enabled:
+            return None
+        session = self.sasl.session_of(session_token(context.invocation_metadata())) if self.sasl else None
+        principal = session.principal if session is not None else ANONYMOUS_PRINCIPAL
+        return Caller(principal, peer_host(context.peer()), self.listener_name)
+
+    def _allowed_on_cluster(self, context: Any, operation: AclOperation) -> bool:
+        caller = self._caller(context)
+        return caller is None or self.manager.authorizer.allowed_on_cluster(caller, operation)
 
     # ---- Metadata ----
 
@@ -117,8 +138,16 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             endpoint = endpoint_for(broker, self.listener_name)
             if endpoint is not None:
                 response.brokers.add(node_id=broker_id, host=endpoint.host, port=endpoint.port, rack=broker.rack)
+        caller = self._caller(context)
         names = list(request.topics) or sorted(image.topics_by_name)
         for name in names:
+            if caller is not None and not self.manager.authorizer.allowed(
+                caller, AclOperation.DESCRIBE, ResourceType.TOPIC, name
+            ):
+                # As Kafka: a topic asked for by name is refused; an unnamed one is left out of "all topics".
+                if request.topics:
+                    response.topics.add(name=name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                continue
             topic = image.topics_by_name.get(name)
             if topic is None:
                 response.topics.add(name=name, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -143,7 +172,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
     # ---- Produce ----
 
     async def Produce(self, request: broker_pb2.ProduceRequest, context: Any) -> broker_pb2.ProduceResponse:
-        return await self._start_produce(request)
+        return await self._start_produce(request, self._caller(context))
 
     async def ProduceStream(
         self, requests: AsyncIterator[broker_pb2.ProduceRequest], context: Any
@@ -153,8 +182,9 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
 
         async def read() -> None:
             try:
+                caller = self._caller(context)  # one SASL session per stream
                 async for request in requests:
-                    answers.put_nowait(self._start_produce(request))
+                    answers.put_nowait(self._start_produce(request, caller))
             finally:
                 answers.put_nowait(None)
 
@@ -165,7 +195,9 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         finally:
             reader.cancel()
 
-    def _start_produce(self, request: broker_pb2.ProduceRequest) -> Awaitable[broker_pb2.ProduceResponse]:
+    def _start_produce(
+        self, request: broker_pb2.ProduceRequest, caller: Caller | None = None
+    ) -> Awaitable[broker_pb2.ProduceResponse]:
         """Append every partition's batches now; the future answers once each partition has its outcome."""
         decoded = ProduceRequest(
             request.acks,
@@ -177,7 +209,8 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
                 for data in topic.partition_data
             ],
         )
-        return handle_produce(self.manager, decoded, _produce_response)
+        refused = produce_refusals(self.manager, caller, decoded) if caller is not None else None
+        return handle_produce(self.manager, decoded, _produce_response, refused=refused)
 
     # ---- Fetch ----
 
@@ -209,6 +242,9 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             ],
             request.isolation_level,
         )
+        caller = self._caller(context)
+        if caller is not None and not decoded.from_follower:
+            decoded.readable = readable_by(self.manager, caller)
         answer = await handle_fetch(self.manager, self.fetch_sessions, decoded)
         if answer.error != ErrorCode.NONE:
             return broker_pb2.FetchResponse(error_code=wire_code(answer.error), session_id=answer.session_id)
@@ -226,7 +262,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             for topic in request.topics
             for partition in topic.partitions
         ]
-        answers = iter(handle_list_offsets(self.manager, lines, request.isolation_level))
+        answers = iter(handle_list_offsets(self.manager, lines, request.isolation_level, self._caller(context)))
         response = broker_pb2.ListOffsetsResponse()
         for topic in request.topics:
             entry = response.topics.add(name=topic.name)
@@ -244,7 +280,8 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
     async def InitProducerId(
         self, request: broker_pb2.InitProducerIdRequest, context: Any
     ) -> broker_pb2.InitProducerIdResponse:
-        answer = await handle_init_producer_id(self.manager, None)  # the gRPC API has no transactional id
+        # The gRPC API has no transactional id.
+        answer = await handle_init_producer_id(self.manager, None, caller=self._caller(context))
         return broker_pb2.InitProducerIdResponse(
             error_code=wire_code(answer.error),
             error_message=answer.message,
@@ -299,7 +336,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             for topic in request.topics
             for partition in topic.partitions
         ]
-        answers = iter(handle_offset_for_leader_epoch(self.manager, lines))
+        answers = iter(handle_offset_for_leader_epoch(self.manager, lines, self._caller(context)))
         response = broker_pb2.OffsetsForLeaderEpochResponse()
         for topic in request.topics:
             entry = response.topics.add(topic_id=topic.topic_id)
@@ -318,11 +355,17 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
     async def ElectLeaders(
         self, request: controller_pb2.ElectLeadersRequest, context: Any
     ) -> controller_pb2.ElectLeadersResponse:
+        if not self._allowed_on_cluster(context, AclOperation.ALTER):
+            return controller_pb2.ElectLeadersResponse(error_code=wire_code(ErrorCode.CLUSTER_AUTHORIZATION_FAILED))
         return await self.manager.controller.forward("ElectLeaders", request, controller_pb2.ElectLeadersResponse)
 
     async def AlterPartitionReassignments(
         self, request: controller_pb2.AlterPartitionReassignmentsRequest, context: Any
     ) -> controller_pb2.AlterPartitionReassignmentsResponse:
+        if not self._allowed_on_cluster(context, AclOperation.ALTER):
+            return controller_pb2.AlterPartitionReassignmentsResponse(
+                error_code=wire_code(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+            )
         return await self.manager.controller.forward(
             "AlterPartitionReassignments", request, controller_pb2.AlterPartitionReassignmentsResponse
         )
@@ -330,9 +373,20 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
     async def ListPartitionReassignments(
         self, request: controller_pb2.ListPartitionReassignmentsRequest, context: Any
     ) -> controller_pb2.ListPartitionReassignmentsResponse:
+        if not self._allowed_on_cluster(context, AclOperation.DESCRIBE):
+            return controller_pb2.ListPartitionReassignmentsResponse(
+                error_code=wire_code(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+            )
         return await self.manager.controller.forward(
             "ListPartitionReassignments", request, controller_pb2.ListPartitionReassignmentsResponse
         )
+
+
+def peer_host(peer: str) -> str:
+    """The address of a gRPC peer (`ipv4:127.0.0.1:5000`, `ipv6:[::1]:5000`), as an ACL's host names it."""
+    address = peer.partition(":")[2]
+    host = address.rpartition(":")[0] if ":" in address else address
+    return host.strip("[]")
 
 
 def _produce_response(answers: list[ProducePartitionAnswer]) -> broker_pb2.ProduceResponse:

@@ -270,6 +270,32 @@ class AdminClient:
             raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
         return list(response.results)
 
+    def create_acls(self, bindings: Sequence[controller_pb2.AclBinding]) -> list[controller_pb2.AclOutcome]:
+        """CreateAcls through the active controller; one outcome per binding, in order."""
+        request = controller_pb2.CreateAclsRequest(creations=bindings)
+        response = self._call_active_controller(lambda stub: stub.CreateAcls(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return list(response.results)
+
+    def describe_acls(self, acl_filter: controller_pb2.AclBindingFilter) -> list[controller_pb2.AclBinding]:
+        """The ACLs the filter matches, from the active controller's committed image."""
+        request = controller_pb2.DescribeAclsRequest(filter=acl_filter)
+        response = self._call_active_controller(lambda stub: stub.DescribeAcls(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return list(response.bindings)
+
+    def delete_acls(
+        self, filters: Sequence[controller_pb2.AclBindingFilter]
+    ) -> list[controller_pb2.DeleteAclsResponse.FilterResult]:
+        """DeleteAcls through the active controller; one result per filter with what it deleted."""
+        request = controller_pb2.DeleteAclsRequest(filters=filters)
+        response = self._call_active_controller(lambda stub: stub.DeleteAcls(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+        return list(response.filter_results)
+
     def delete_topic(self, name: str) -> str:
         """Delete the topic through the active controller; its id, as text, once the removal is committed."""
         request = controller_pb2.DeleteTopicsRequest(topic_names=[name], timeout_ms=int(self.timeout_s * 1000))

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from minikafka.client import metadata_quorum_command, user_scram_command
+from minikafka.client import acls_command, metadata_quorum_command, user_scram_command
 from minikafka.client.command_connection import (
     add_connection_arguments,
     admin_client,
@@ -33,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     # The order of registration is the order `minikafka --help` lists the commands in.
     _register_topics(subparsers)
     user_scram_command.register(subparsers, add_connection_arguments)
+    acls_command.register(subparsers, add_connection_arguments)
     _register_produce(subparsers)
     _register_consume(subparsers)
     _register_partition_and_group_tools(subparsers)

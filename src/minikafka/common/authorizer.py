@@ -10,6 +10,8 @@ shell (`authorization_interceptor`) reads the principal from the TLS peer certif
   node (controller, or broker observing the metadata log) they name.
 - A follower Fetch (one with a replica id): only the broker it names, and only on the inter-broker listener.
 - The fault service: only a super user (`super.users`), and only with `fault.injection.enable`.
+- CreateAcls and DeleteAcls on a controller: a node (a broker forwards a client's, having authorized it) or a super
+  user.
 - On an inter-node listener without TLS (`security.inter.broker.protocol=PLAINTEXT`) no one is authenticated:
   everything but the fault service's rule passes, as in Kafka without an authorizer.
 """
@@ -136,11 +138,17 @@ class InjectFault:
 
 
 @dataclass(frozen=True)
+class AlterAcls:
+    """CreateAcls or DeleteAcls on a controller: from a broker forwarding a client's (which it has authorized), or
+    from a super user (minikafka acls with the admin's certificate)."""
+
+
+@dataclass(frozen=True)
 class ClientRequest:
     """Anything a client may send (topics, produce, consume, describe)."""
 
 
-Action = ActAsNode | InjectFault | ClientRequest
+Action = ActAsNode | InjectFault | AlterAcls | ClientRequest
 
 BROKER = frozenset({"broker"})
 CONTROLLER = frozenset({"controller"})
@@ -177,6 +185,8 @@ _ACTIONS: Mapping[str, Callable[[Any], Action]] = {
     "/minikafka.Broker/Fetch": _broker_fetch,
     "/minikafka.Broker/FetchStream": _broker_fetch,
     "/minikafka.Broker/OffsetsForLeaderEpoch": _offsets_for_leader_epoch,
+    "/minikafka.Controller/CreateAcls": lambda _request: AlterAcls(),
+    "/minikafka.Controller/DeleteAcls": lambda _request: AlterAcls(),
 }
 _FAULT_SERVICE = "/minikafka.Fault/"
 
@@ -232,6 +242,10 @@ def authorize(
         return Allowed()
     if isinstance(action, InjectFault):
         return _authorize_fault(principal, listener, config)
+    if isinstance(action, AlterAcls):
+        if not listener.authenticated or principal in config.super_users or node_identity(principal) is not None:
+            return Allowed()
+        return Refused(f"{principal} may not alter ACLs on a controller: it is neither a node nor a super user")
     if action.inter_node_listener_only and not listener.inter_node:
         return Refused(f"node {action.node_id}'s replica requests are not accepted on a client listener")
     if not listener.authenticated:

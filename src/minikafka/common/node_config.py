@@ -8,6 +8,7 @@ from pathlib import Path
 from minikafka.common.authorizer import DEFAULT_MAPPING_RULES, AuthorizerConfig, parse_mapping_rules, parse_super_users
 from minikafka.common.config import ConfigError, at_least, config_key, one_of, subset_of
 from minikafka.common.endpoints import Listener, parse_listeners, parse_voters
+from minikafka.common.standard_authorizer import STANDARD_AUTHORIZER, AuthorizerSettings
 from minikafka.common.tls import TlsFiles
 
 PLAINTEXT = "PLAINTEXT"
@@ -108,7 +109,9 @@ class NodeConfig:
     super_users: str = config_key(
         "super.users",
         "User:admin",
-        "Principals (User:<certificate CN>, ';'-separated) allowed to call the fault service.",
+        "Principals (User:<name>, ';'-separated) allowed to call the fault service and, with an authorizer "
+        "(authorizer.class.name), to do everything on the client listeners whatever the ACLs: a certificate's CN "
+        "or a SASL user.",
         _super_users_ok,
     )
     ssl_principal_mapping_rules: str = config_key(
@@ -118,6 +121,19 @@ class NodeConfig:
         "and DEFAULT (the subject as it is), the first that matches wins. Kafka's default is DEFAULT; here the CN "
         "comes first, as node identities (broker-<id>, controller-<id>) and super.users are CNs.",
         _mapping_rules_ok,
+    )
+    authorizer_class_name: str = config_key(
+        "authorizer.class.name",
+        "",
+        "Empty: no authorization, every authenticated client may do everything (Kafka's default). "
+        f"{STANDARD_AUTHORIZER}: the ACLs of the metadata log (CreateAcls, minikafka acls) decide every request "
+        "of the client listeners.",
+        one_of("", STANDARD_AUTHORIZER),
+    )
+    allow_everyone_if_no_acl_found: bool = config_key(
+        "allow.everyone.if.no.acl.found",
+        False,
+        "With an authorizer: whether a resource no ACL covers may be used by everyone (Kafka's default: no).",
     )
     fault_injection_enable: bool = config_key(
         "fault.injection.enable",
@@ -200,6 +216,15 @@ class NodeConfig:
             parse_super_users(self.super_users),
             self.fault_injection_enable,
             parse_mapping_rules(self.ssl_principal_mapping_rules),
+        )
+
+    @property
+    def authorizer_settings(self) -> AuthorizerSettings:
+        """The StandardAuthorizer's settings: on with authorizer.class.name, super users by their principal."""
+        return AuthorizerSettings(
+            enabled=self.authorizer_class_name == STANDARD_AUTHORIZER,
+            super_users=frozenset(str(p) for p in parse_super_users(self.super_users)),
+            allow_everyone_if_no_acl_found=self.allow_everyone_if_no_acl_found,
         )
 
     @property

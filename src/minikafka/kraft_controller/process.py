@@ -100,7 +100,12 @@ def attach_controller(config: ControllerConfig, driver: RaftDriver) -> Controlle
     controller = QuorumController(config, driver)
     driver.add_listener(controller)
     return ControllerService(
-        controller, voter_addresses(config), driver.describe_quorum, config.cluster_id, driver.change_voters
+        controller,
+        voter_addresses(config),
+        driver.describe_quorum,
+        config.cluster_id,
+        driver.change_voters,
+        config.authorizer_settings.enabled,
     )
 
 

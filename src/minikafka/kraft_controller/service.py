@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import grpc
 
+from minikafka.common.acl_proto import binding_from_proto, binding_to_proto, filter_from_proto
 from minikafka.common.errors import ErrorCode, KafkaError, wire_code
 from minikafka.kraft_controller.control import requests as rq
 from minikafka.kraft_controller.control.config_control import (
@@ -39,8 +40,11 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         describe_quorum: Callable[[], controller_pb2.DescribeQuorumResponse],
         cluster_id: str,
         change_voters: VoterChanger | None = None,
+        authorizer_enabled: bool = False,
     ) -> None:
         self.controller = controller
+        # Without an authorizer (authorizer.class.name), Kafka's controllers answer ACL requests SECURITY_DISABLED.
+        self.authorizer_enabled = authorizer_enabled
         self.voter_addresses = dict(voter_addresses)
         self.describe_quorum = describe_quorum
         self.cluster_id = cluster_id
@@ -70,6 +74,10 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             )
         except KafkaError as error:
             return response_type(error_code=int(error.code), error_message=error.message)  # type: ignore[call-arg]
+
+    def _require_authorizer(self) -> None:
+        if not self.authorizer_enabled:
+            raise KafkaError(ErrorCode.SECURITY_DISABLED, "No Authorizer is configured on the controller")
 
     # ---- RPCs ----
 
@@ -372,6 +380,56 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             return result
 
         return await self._answer(controller_pb2.AlterUserScramCredentialsResponse, run)
+
+    async def CreateAcls(
+        self, request: controller_pb2.CreateAclsRequest, context: Any
+    ) -> controller_pb2.CreateAclsResponse:
+        creations = tuple(binding_from_proto(b) for b in request.creations)
+
+        async def run() -> controller_pb2.CreateAclsResponse:
+            self._require_authorizer()
+            response = await self.controller.submit(lambda: self.controller.state.create_acls(creations))
+            result = controller_pb2.CreateAclsResponse()
+            for r in response.results:
+                result.results.add(error_code=int(r.error_code), error_message=r.error_message)
+            return result
+
+        return await self._answer(controller_pb2.CreateAclsResponse, run)
+
+    async def DeleteAcls(
+        self, request: controller_pb2.DeleteAclsRequest, context: Any
+    ) -> controller_pb2.DeleteAclsResponse:
+        filters = tuple(filter_from_proto(f) for f in request.filters)
+
+        async def run() -> controller_pb2.DeleteAclsResponse:
+            self._require_authorizer()
+            response = await self.controller.submit(lambda: self.controller.state.delete_acls(filters))
+            result = controller_pb2.DeleteAclsResponse()
+            for r in response.results:
+                result.filter_results.add(
+                    error_code=int(r.error_code),
+                    error_message=r.error_message,
+                    matching=[binding_to_proto(b) for b in r.matching],
+                )
+            return result
+
+        return await self._answer(controller_pb2.DeleteAclsResponse, run)
+
+    async def DescribeAcls(
+        self, request: controller_pb2.DescribeAclsRequest, context: Any
+    ) -> controller_pb2.DescribeAclsResponse:
+        acl_filter = filter_from_proto(request.filter)
+
+        async def run() -> controller_pb2.DescribeAclsResponse:
+            self._require_authorizer()
+            response = self.controller.read(lambda: self.controller.state.describe_acls(acl_filter))
+            return controller_pb2.DescribeAclsResponse(
+                error_code=wire_code(response.error_code),
+                error_message=response.error_message,
+                bindings=[binding_to_proto(b) for b in response.bindings],
+            )
+
+        return await self._answer(controller_pb2.DescribeAclsResponse, run)
 
     async def AlterConfigs(
         self, request: controller_pb2.AlterConfigsRequest, context: Any

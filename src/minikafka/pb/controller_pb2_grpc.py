@@ -124,6 +124,21 @@ class ControllerStub:
                 request_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeDynamicConfigsRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeDynamicConfigsResponse.FromString,
                 _registered_method=True)
+        self.CreateAcls = channel.unary_unary(
+                '/minikafka.Controller/CreateAcls',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.CreateAclsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.CreateAclsResponse.FromString,
+                _registered_method=True)
+        self.DescribeAcls = channel.unary_unary(
+                '/minikafka.Controller/DescribeAcls',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeAclsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeAclsResponse.FromString,
+                _registered_method=True)
+        self.DeleteAcls = channel.unary_unary(
+                '/minikafka.Controller/DeleteAcls',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.DeleteAclsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.DeleteAclsResponse.FromString,
+                _registered_method=True)
 
 
 class ControllerServicer:
@@ -238,6 +253,24 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateAcls(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeAcls(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteAcls(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ControllerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -330,6 +363,21 @@ def add_ControllerServicer_to_server(servicer, server):
                     servicer.DescribeDynamicConfigs,
                     request_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeDynamicConfigsRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeDynamicConfigsResponse.SerializeToString,
+            ),
+            'CreateAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateAcls,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.CreateAclsRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.CreateAclsResponse.SerializeToString,
+            ),
+            'DescribeAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeAcls,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.DescribeAclsRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeAclsResponse.SerializeToString,
+            ),
+            'DeleteAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteAcls,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.DeleteAclsRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.DeleteAclsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -818,6 +866,87 @@ class Controller:
             '/minikafka.Controller/DescribeDynamicConfigs',
             minikafka_dot_pb_dot_controller__pb2.DescribeDynamicConfigsRequest.SerializeToString,
             minikafka_dot_pb_dot_controller__pb2.DescribeDynamicConfigsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/CreateAcls',
+            minikafka_dot_pb_dot_controller__pb2.CreateAclsRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.CreateAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/DescribeAcls',
+            minikafka_dot_pb_dot_controller__pb2.DescribeAclsRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.DescribeAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/DeleteAcls',
+            minikafka_dot_pb_dot_controller__pb2.DeleteAclsRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.DeleteAclsResponse.FromString,
             options,
             channel_credentials,
             insecure,

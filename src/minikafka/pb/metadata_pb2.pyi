@@ -191,6 +191,32 @@ class RemoveUserScramCredentialRecord(_message.Message):
     mechanism: int
     def __init__(self, name: _Optional[str] = ..., mechanism: _Optional[int] = ...) -> None: ...
 
+class AccessControlEntryRecord(_message.Message):
+    __slots__ = ("id", "resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission_type")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+    PATTERN_TYPE_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_TYPE_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+    def __init__(self, id: _Optional[str] = ..., resource_type: _Optional[int] = ..., resource_name: _Optional[str] = ..., pattern_type: _Optional[int] = ..., principal: _Optional[str] = ..., host: _Optional[str] = ..., operation: _Optional[int] = ..., permission_type: _Optional[int] = ...) -> None: ...
+
+class RemoveAccessControlEntryRecord(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
 class ConfigRecord(_message.Message):
     __slots__ = ("resource_type", "resource_name", "name", "value")
     RESOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -204,7 +230,7 @@ class ConfigRecord(_message.Message):
     def __init__(self, resource_type: _Optional[int] = ..., resource_name: _Optional[str] = ..., name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
 class MetadataRecord(_message.Message):
-    __slots__ = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change", "topic", "partition", "partition_change", "topic_config", "remove_topic", "producer_ids", "feature_level", "user_scram_credential", "remove_user_scram_credential", "config")
+    __slots__ = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change", "topic", "partition", "partition_change", "topic_config", "remove_topic", "producer_ids", "feature_level", "user_scram_credential", "remove_user_scram_credential", "config", "access_control_entry", "remove_access_control_entry")
     REGISTER_BROKER_FIELD_NUMBER: _ClassVar[int]
     FENCE_BROKER_FIELD_NUMBER: _ClassVar[int]
     UNFENCE_BROKER_FIELD_NUMBER: _ClassVar[int]
@@ -219,6 +245,8 @@ class MetadataRecord(_message.Message):
     USER_SCRAM_CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
     REMOVE_USER_SCRAM_CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
+    ACCESS_CONTROL_ENTRY_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_ACCESS_CONTROL_ENTRY_FIELD_NUMBER: _ClassVar[int]
     register_broker: RegisterBrokerRecord
     fence_broker: FenceBrokerRecord
     unfence_broker: UnfenceBrokerRecord
@@ -233,4 +261,6 @@ class MetadataRecord(_message.Message):
     user_scram_credential: UserScramCredentialRecord
     remove_user_scram_credential: RemoveUserScramCredentialRecord
     config: ConfigRecord
-    def __init__(self, register_broker: _Optional[_Union[RegisterBrokerRecord, _Mapping]] = ..., fence_broker: _Optional[_Union[FenceBrokerRecord, _Mapping]] = ..., unfence_broker: _Optional[_Union[UnfenceBrokerRecord, _Mapping]] = ..., broker_registration_change: _Optional[_Union[BrokerRegistrationChangeRecord, _Mapping]] = ..., topic: _Optional[_Union[TopicRecord, _Mapping]] = ..., partition: _Optional[_Union[PartitionRecord, _Mapping]] = ..., partition_change: _Optional[_Union[PartitionChangeRecord, _Mapping]] = ..., topic_config: _Optional[_Union[TopicConfigRecord, _Mapping]] = ..., remove_topic: _Optional[_Union[RemoveTopicRecord, _Mapping]] = ..., producer_ids: _Optional[_Union[ProducerIdsRecord, _Mapping]] = ..., feature_level: _Optional[_Union[FeatureLevelRecord, _Mapping]] = ..., user_scram_credential: _Optional[_Union[UserScramCredentialRecord, _Mapping]] = ..., remove_user_scram_credential: _Optional[_Union[RemoveUserScramCredentialRecord, _Mapping]] = ..., config: _Optional[_Union[ConfigRecord, _Mapping]] = ...) -> None: ...
+    access_control_entry: AccessControlEntryRecord
+    remove_access_control_entry: RemoveAccessControlEntryRecord
+    def __init__(self, register_broker: _Optional[_Union[RegisterBrokerRecord, _Mapping]] = ..., fence_broker: _Optional[_Union[FenceBrokerRecord, _Mapping]] = ..., unfence_broker: _Optional[_Union[UnfenceBrokerRecord, _Mapping]] = ..., broker_registration_change: _Optional[_Union[BrokerRegistrationChangeRecord, _Mapping]] = ..., topic: _Optional[_Union[TopicRecord, _Mapping]] = ..., partition: _Optional[_Union[PartitionRecord, _Mapping]] = ..., partition_change: _Optional[_Union[PartitionChangeRecord, _Mapping]] = ..., topic_config: _Optional[_Union[TopicConfigRecord, _Mapping]] = ..., remove_topic: _Optional[_Union[RemoveTopicRecord, _Mapping]] = ..., producer_ids: _Optional[_Union[ProducerIdsRecord, _Mapping]] = ..., feature_level: _Optional[_Union[FeatureLevelRecord, _Mapping]] = ..., user_scram_credential: _Optional[_Union[UserScramCredentialRecord, _Mapping]] = ..., remove_user_scram_credential: _Optional[_Union[RemoveUserScramCredentialRecord, _Mapping]] = ..., config: _Optional[_Union[ConfigRecord, _Mapping]] = ..., access_control_entry: _Optional[_Union[AccessControlEntryRecord, _Mapping]] = ..., remove_access_control_entry: _Optional[_Union[RemoveAccessControlEntryRecord, _Mapping]] = ...) -> None: ...

@@ -10,12 +10,17 @@ from typing import Any
 
 import grpc
 
+from minikafka.broker.client_authorizer import ClientAuthorizer
 from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.service import BrokerService
 from minikafka.common.errors import ErrorCode
+from minikafka.common.standard_authorizer import AuthorizerSettings
 from minikafka.pb import controller_pb2
 
 VOTERS = {1: ("c1", 9001), 2: ("c2", 9002), 3: ("c3", 9003)}
+
+
+NO_AUTHORIZER = ClientAuthorizer(AuthorizerSettings(), dict)  # off, as by default
 
 
 class Unreachable(grpc.RpcError):
@@ -67,7 +72,7 @@ def test_an_election_under_way_is_waited_out_and_the_active_controllers_answer_r
         },
         calls,
     )
-    service = BrokerService(SimpleNamespace(controller=controllers), "GRPC", None)  # type: ignore[arg-type]
+    service = BrokerService(SimpleNamespace(controller=controllers, authorizer=NO_AUTHORIZER), "GRPC", None)  # type: ignore[arg-type]
     request = controller_pb2.ListPartitionReassignmentsRequest(timeout_ms=30000)
     answer = asyncio.run(service.ListPartitionReassignments(request, None))
     assert answer == listed
@@ -78,7 +83,7 @@ def test_an_election_under_way_is_waited_out_and_the_active_controllers_answer_r
 def test_no_controller_within_the_requests_timeout_is_request_timed_out() -> None:
     calls: list[str] = []
     controllers = client({a: [not_controller()] for a in ("c1:9001", "c2:9002", "c3:9003")}, calls)
-    service = BrokerService(SimpleNamespace(controller=controllers), "GRPC", None)  # type: ignore[arg-type]
+    service = BrokerService(SimpleNamespace(controller=controllers, authorizer=NO_AUTHORIZER), "GRPC", None)  # type: ignore[arg-type]
     request = controller_pb2.ElectLeadersRequest(election_type=0, all_topic_partitions=True, timeout_ms=1000)
     answer = asyncio.run(service.ElectLeaders(request, None))
     assert (answer.error_code, answer.error_message) == (ErrorCode.REQUEST_TIMED_OUT, "no controller answered")
@@ -92,7 +97,7 @@ def test_the_controllers_per_partition_errors_come_back_unchanged() -> None:
     )
     calls: list[str] = []
     controllers = client({"c1:9001": [refused], "c2:9002": [Unreachable()], "c3:9003": [Unreachable()]}, calls)
-    service = BrokerService(SimpleNamespace(controller=controllers), "GRPC", None)  # type: ignore[arg-type]
+    service = BrokerService(SimpleNamespace(controller=controllers, authorizer=NO_AUTHORIZER), "GRPC", None)  # type: ignore[arg-type]
     request = controller_pb2.AlterPartitionReassignmentsRequest(timeout_ms=5000)
     request.topics.add(name="nope").partitions.add(partition_index=0).replicas.broker_ids.extend([1])
     assert asyncio.run(service.AlterPartitionReassignments(request, None)) == refused

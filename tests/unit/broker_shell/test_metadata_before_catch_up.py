@@ -8,8 +8,10 @@ from types import SimpleNamespace
 import grpc
 import pytest
 
+from minikafka.broker.client_authorizer import ClientAuthorizer
 from minikafka.broker.fetch_session import FetchSessionCache
 from minikafka.broker.service import BrokerService
+from minikafka.common.standard_authorizer import AuthorizerSettings
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.pb import broker_pb2
 
@@ -29,7 +31,10 @@ class FakeContext:
 
 def manager(ready: bool) -> SimpleNamespace:
     metadata = SimpleNamespace(image=MetadataImage(), leader=(None, 0))
-    return SimpleNamespace(metadata_ready=ready, metadata=metadata, config=SimpleNamespace(cluster_id="c"))
+    authorizer = ClientAuthorizer(AuthorizerSettings(), lambda: metadata.image.acls)  # off, as by default
+    return SimpleNamespace(
+        metadata_ready=ready, metadata=metadata, config=SimpleNamespace(cluster_id="c"), authorizer=authorizer
+    )
 
 
 async def test_metadata_is_refused_until_caught_up() -> None:

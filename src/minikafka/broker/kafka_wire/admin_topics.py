@@ -12,11 +12,14 @@ from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.forwarded import forwarded_outcome
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.topic import validate_name
 from minikafka.pb import controller_pb2
 
 ZERO_UUID = uuid.UUID(int=0)
+CREATE, TOPIC = AclOperation.CREATE, ResourceType.TOPIC
+DENIED = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
 
 
 def _timeout_ms(body: Any) -> int:
@@ -29,8 +32,13 @@ def _topic_id(raw: bytes) -> uuid.UUID:
 
 async def create_topics(ctx: WireContext, request: Request) -> Any:
     body = request.body
+    # Kafka: CREATE on the cluster, or on each topic; a topic refused is not forwarded.
+    cluster_create = ctx.allowed_on_cluster(AclOperation.CREATE)
+    denied = {t.name for t in body.topics if not cluster_create and not ctx.allowed(CREATE, TOPIC, t.name)}
     forwarded = controller_pb2.CreateTopicsRequest(timeout_ms=_timeout_ms(body), validate_only=body.validate_only)
     for topic in body.topics:
+        if topic.name in denied:
+            continue
         entry = forwarded.topics.add(
             name=topic.name,
             num_partitions=topic.num_partitions,
@@ -39,14 +47,14 @@ async def create_topics(ctx: WireContext, request: Request) -> Any:
         )
         for assignment in topic.assignments:
             entry.assignments.add(partition_index=assignment.partition_index, broker_ids=list(assignment.broker_ids))
-    answer = await ctx.manager.controller.call_forwarded("CreateTopics", forwarded)
+    answer = await _forward(ctx, "CreateTopics", forwarded, bool(forwarded.topics))
     cls = response_class(CREATE_TOPICS, request.header.api_version)
     entry_cls = sibling(cls, "CreatableTopicResult")
     results = {r.name: r for r in answer.topics} if answer is not None else {}
     topics = []
     for topic in body.topics:
         result = results.get(topic.name)
-        code, message = forwarded_outcome(answer, result)
+        code, message = DENIED if topic.name in denied else forwarded_outcome(answer, result)
         topics.append(
             build(
                 entry_cls,
@@ -73,15 +81,17 @@ async def delete_topics(ctx: WireContext, request: Request) -> Any:
         for state in body.topics:
             known = image.topic(state.topic_id) if state.name is None else None
             names.append(state.name if state.name is not None else (known.name if known else str(state.topic_id)))
-    forwarded = controller_pb2.DeleteTopicsRequest(topic_names=names, timeout_ms=_timeout_ms(body))
-    answer = await ctx.manager.controller.call_forwarded("DeleteTopics", forwarded)
+    denied = {name for name in names if not ctx.allowed(AclOperation.DELETE, TOPIC, name)}
+    allowed = [name for name in names if name not in denied]
+    forwarded = controller_pb2.DeleteTopicsRequest(topic_names=allowed, timeout_ms=_timeout_ms(body))
+    answer = await _forward(ctx, "DeleteTopics", forwarded, bool(allowed))
     cls = response_class(DELETE_TOPICS, request.header.api_version)
     entry_cls = sibling(cls, "DeletableTopicResult")
     results = {r.name: r for r in answer.responses} if answer is not None else {}
     responses = []
     for name in dict.fromkeys(names):  # a duplicated name has one answer, as in Kafka
         result = results.get(name)
-        code, message = forwarded_outcome(answer, result)
+        code, message = DENIED if name in denied else forwarded_outcome(answer, result)
         topic_id = _topic_id(result.topic_id) if result is not None else ZERO_UUID
         responses.append(build(entry_cls, name=name, topic_id=topic_id, error_code=code, error_message=message))
     return build(cls, throttle_time=0, responses=tuple(responses))
@@ -89,20 +99,28 @@ async def delete_topics(ctx: WireContext, request: Request) -> Any:
 
 async def create_partitions(ctx: WireContext, request: Request) -> Any:
     body = request.body
+    denied = {t.name for t in body.topics if not ctx.allowed(AclOperation.ALTER, TOPIC, t.name)}
     forwarded = controller_pb2.CreatePartitionsRequest(timeout_ms=_timeout_ms(body), validate_only=body.validate_only)
     for topic in body.topics:
+        if topic.name in denied:
+            continue
         entry = forwarded.topics.add(name=topic.name, count=topic.count)
         for assignment in topic.assignments or ():
             entry.assignments.add(broker_ids=list(assignment.broker_ids))
-    answer = await ctx.manager.controller.call_forwarded("CreatePartitions", forwarded)
+    answer = await _forward(ctx, "CreatePartitions", forwarded, bool(forwarded.topics))
     cls = response_class(CREATE_PARTITIONS, request.header.api_version)
     entry_cls = sibling(cls, "CreatePartitionsTopicResult")
     results = {r.name: r for r in answer.results} if answer is not None else {}
     topics = []
     for topic in body.topics:
-        code, message = forwarded_outcome(answer, results.get(topic.name))
+        code, message = DENIED if topic.name in denied else forwarded_outcome(answer, results.get(topic.name))
         topics.append(build(entry_cls, name=topic.name, error_code=code, error_message=message))
     return build(cls, throttle_time=0, results=tuple(topics))
+
+
+async def _forward(ctx: WireContext, method: str, request: Any, anything: bool) -> Any:
+    """The controller's answer; no call when every topic was refused here."""
+    return await ctx.manager.controller.call_forwarded(method, request) if anything else None
 
 
 def auto_create_topics(ctx: WireContext, names: list[str]) -> None:

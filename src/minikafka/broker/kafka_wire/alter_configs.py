@@ -7,11 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from minikafka.broker.kafka_wire.config_resources import BROKER_RESOURCE, broker_name_problem
+from minikafka.broker.kafka_wire.config_resources import BROKER_RESOURCE, broker_name_problem, config_denial
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.forwarded import forwarded_outcome
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.acl import AclOperation
 from minikafka.common.config import config_keys
 from minikafka.common.errors import ErrorCode
 from minikafka.common.topic_config import DYNAMIC_BROKER_CONFIGS
@@ -80,7 +81,11 @@ async def _alter(ctx: WireContext, request: Request, incremental: bool) -> Any:
 
 def _refusal(ctx: WireContext, resource: Any) -> Refusal | None:
     """What this broker refuses before forwarding: another broker's resource (the client sends one to its broker),
-    and keys this broker has that cannot change at run time (Kafka's DynamicBrokerConfig message)."""
+    and keys this broker has that cannot change at run time (Kafka's DynamicBrokerConfig message); first, as
+    Kafka, a resource the caller may not ALTER_CONFIGS."""
+    denial = config_denial(ctx, resource.resource_type, resource.resource_name, AclOperation.ALTER_CONFIGS)
+    if denial is not None:
+        return Refusal(denial, f"{denial.name.replace('_', ' ').capitalize()}.")
     if resource.resource_type != BROKER_RESOURCE:
         return None
     problem = broker_name_problem(resource.resource_name, ctx.manager.config.node_id)

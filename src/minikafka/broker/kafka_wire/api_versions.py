@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from minikafka.broker.kafka_wire import (
+    acls,
     alter_configs,
     delete_records,
     describe_log_dirs,
@@ -51,6 +52,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     **scram_credentials.VERSIONS,
     **alter_configs.VERSIONS,
     **transactions.VERSIONS,
+    **acls.VERSIONS,
 }
 
 

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from minikafka.broker.kafka_wire import (
+    acls,
     admin_topics,
     alter_configs,
     api_versions,
@@ -57,6 +58,7 @@ HANDLERS: dict[int, Handler] = {
     **sasl_apis.HANDLERS,
     **scram_credentials.HANDLERS,
     **transactions.HANDLERS,
+    **acls.HANDLERS,
     alter_configs.ALTER_CONFIGS: alter_configs.alter_configs,
     alter_configs.INCREMENTAL_ALTER_CONFIGS: alter_configs.incremental_alter_configs,
 }

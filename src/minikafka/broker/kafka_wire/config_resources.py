@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from minikafka.common.acl import AclOperation, ResourceType
+from minikafka.common.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from minikafka.broker.kafka_wire.context import WireContext
+
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4  # Kafka's ConfigResource.Type
 
 
@@ -14,4 +22,13 @@ def broker_name_problem(name: str, node_id: int) -> str | None:
         return f"Broker id must be an integer, but it is: {name}"
     if int(name) != node_id:
         return f"Unexpected broker id, expected {node_id} or empty string, but received {name}"
+    return None
+
+
+def config_denial(ctx: WireContext, resource_type: int, name: str, operation: AclOperation) -> ErrorCode | None:
+    """Kafka's: the operation (DESCRIBE_CONFIGS, ALTER_CONFIGS) on the topic, or on the cluster for a broker."""
+    if resource_type == TOPIC_RESOURCE and not ctx.allowed(operation, ResourceType.TOPIC, name):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    if resource_type == BROKER_RESOURCE and not ctx.allowed_on_cluster(operation):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     return None

@@ -23,6 +23,7 @@ from minikafka.broker.group.state import GroupConfig, Protocol
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, has_field, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.clock import new_random
 from minikafka.common.errors import ErrorCode, KafkaError
 
@@ -55,7 +56,7 @@ async def handle_join(ctx: WireContext, request: Request) -> Any:
     )
     new_id = f"{join.client_id or 'member'}-{uuid.UUID(int=new_random().getrandbits(128), version=4)}"
     consumer = ctx.groups.consumer_group(body.group_id) if ctx.groups is not None and body.group_id else None
-    if isinstance(consumer, ConsumerGroup):
+    if isinstance(consumer, ConsumerGroup) and ctx.allowed(AclOperation.READ, ResourceType.GROUP, body.group_id):
         # A consumer-protocol group has the id: classic members cannot join it (no online downgrade here).
         return _join_response(request, JoinResult(ErrorCode.GROUP_ID_NOT_FOUND, member_id=body.member_id))
     result = await coordinate(
@@ -164,7 +165,13 @@ def group_config(ctx: WireContext) -> GroupConfig:
     return ctx.groups.config.group
 
 
-async def coordinate(ctx: WireContext, group_id: str, failure: Any, operation: Any) -> Any:
+async def coordinate(
+    ctx: WireContext, group_id: str, failure: Any, operation: Any, needs: AclOperation = AclOperation.READ
+) -> Any:
+    """Run `operation` on the group at its coordinator; the caller needs `needs` on the group (Kafka: READ to join,
+    sync, heartbeat, leave and commit; DELETE to delete), else GROUP_AUTHORIZATION_FAILED."""
+    if not ctx.allowed(needs, ResourceType.GROUP, group_id):
+        return failure(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if ctx.groups is None:
         return failure(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     if not group_id:

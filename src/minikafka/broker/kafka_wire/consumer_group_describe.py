@@ -10,6 +10,7 @@ from minikafka.broker.consumer_group.subscriptions import preferred_assignor
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode
 
 CONSUMER_GROUP_DESCRIBE = 69
@@ -25,6 +26,8 @@ def handle(ctx: WireContext, request: Request) -> Any:
 def _described(ctx: WireContext, cls: type, group_id: str) -> Any:
     entry = sibling(cls, "DescribedGroup")
     group = ctx.groups.consumer_group(group_id) if ctx.groups is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if not ctx.allowed(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        group = ErrorCode.GROUP_AUTHORIZATION_FAILED
     if not isinstance(group, ConsumerGroup) or ctx.groups is None:
         error = group if isinstance(group, ErrorCode) else ErrorCode.GROUP_ID_NOT_FOUND
         message = f"Group {group_id} not found." if group is None else None

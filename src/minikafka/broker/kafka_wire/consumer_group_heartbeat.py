@@ -12,6 +12,7 @@ from minikafka.broker.consumer_group.model import Partitions, TopicPartition
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode
 
 CONSUMER_GROUP_HEARTBEAT = 68
@@ -20,6 +21,12 @@ CONSUMER_GROUP_HEARTBEAT = 68
 def handle(ctx: WireContext, request: Request) -> Any:
     body = request.body
     cls = response_class(CONSUMER_GROUP_HEARTBEAT, request.header.api_version)
+    # Kafka: READ on the group, and DESCRIBE on every subscribed topic.
+    if not ctx.allowed(AclOperation.READ, ResourceType.GROUP, body.group_id):
+        return _response(ctx, cls, HeartbeatResponse(ErrorCode.GROUP_AUTHORIZATION_FAILED))
+    subscribed = body.subscribed_topic_names or ()
+    if any(not ctx.allowed(AclOperation.DESCRIBE, ResourceType.TOPIC, topic) for topic in subscribed):
+        return _response(ctx, cls, HeartbeatResponse(ErrorCode.TOPIC_AUTHORIZATION_FAILED))
     if ctx.groups is None:
         return _response(ctx, cls, HeartbeatResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))
     if not body.group_id:

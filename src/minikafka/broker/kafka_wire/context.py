@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from immutables import Map
+
+from minikafka.broker.client_authorizer import Caller, ClientAuthorizer
 from minikafka.broker.fetch_session import FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.broker.transaction.coordinator import TransactionCoordinator
 from minikafka.broker.transaction.verification import ProduceVerifier
+from minikafka.common.acl import AclOperation, ResourceType
+from minikafka.common.standard_authorizer import AuthorizerSettings
 
 
 @dataclass(frozen=True)
@@ -22,3 +27,12 @@ class WireContext:
     hidden_apis: frozenset[int] = frozenset()  # keys the broker's config turns off: neither advertised nor answered
     transactions: TransactionCoordinator | None = None  # the transaction APIs answer COORDINATOR_NOT_AVAILABLE without
     verifier: ProduceVerifier | None = None  # KIP-890 part 1's check of a producer's first transactional batch
+    caller: Caller = Caller()  # one connection's principal and host, which the authorizer checks
+    # The broker's (the replica manager's, which the request layer asks); the default allows everything.
+    authorizer: ClientAuthorizer = field(default_factory=lambda: ClientAuthorizer(AuthorizerSettings(), Map))
+
+    def allowed(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        return self.authorizer.allowed(self.caller, operation, resource_type, name)
+
+    def allowed_on_cluster(self, operation: AclOperation) -> bool:
+        return self.authorizer.allowed_on_cluster(self.caller, operation)

@@ -11,6 +11,9 @@ from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.broker.log_manager import TopicPartition
+from minikafka.broker.replica_manager import DeletedRecords
+from minikafka.common.acl import AclOperation, ResourceType
+from minikafka.common.errors import ErrorCode
 
 DELETE_RECORDS = 21
 VERSIONS = {DELETE_RECORDS: (0, 2)}  # Kafka 4.0's range
@@ -21,8 +24,12 @@ async def handle(ctx: WireContext, request: Request) -> Any:
     partition_entry = sibling(cls, "DeleteRecordsPartitionResult")
     timeout_s = max(request.body.timeout.total_seconds(), 0.0)
     asked = [(topic, line) for topic in request.body.topics or () for line in topic.partitions or ()]
+    # Kafka: DELETE on the topic, else TOPIC_AUTHORIZATION_FAILED and nothing deleted.
+    denied = {t.name for t, _line in asked if not ctx.allowed(AclOperation.DELETE, ResourceType.TOPIC, t.name)}
     deleting = (
-        ctx.manager.delete_records_replicated(TopicPartition(t.name, line.partition_index), line.offset, timeout_s)
+        _refused()
+        if t.name in denied
+        else ctx.manager.delete_records_replicated(TopicPartition(t.name, line.partition_index), line.offset, timeout_s)
         for t, line in asked
     )
     outcomes = iter(await asyncio.gather(*deleting))
@@ -41,6 +48,10 @@ async def handle(ctx: WireContext, request: Request) -> Any:
             )
         topics.append(build(sibling(cls, "DeleteRecordsTopicResult"), name=topic.name, partitions=tuple(partitions)))
     return build(cls, throttle_time=0, topics=tuple(topics))
+
+
+async def _refused() -> DeletedRecords:
+    return DeletedRecords(ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1)
 
 
 HANDLERS = {DELETE_RECORDS: handle}

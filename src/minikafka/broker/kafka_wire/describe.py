@@ -13,10 +13,16 @@ from minikafka.broker.kafka_wire.config_entries import (
     cluster_default_entries,
     topic_entries,
 )
-from minikafka.broker.kafka_wire.config_resources import BROKER_RESOURCE, TOPIC_RESOURCE, broker_name_problem
+from minikafka.broker.kafka_wire.config_resources import (
+    BROKER_RESOURCE,
+    TOPIC_RESOURCE,
+    broker_name_problem,
+    config_denial,
+)
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.acl import AclOperation
 from minikafka.common.errors import ErrorCode
 from minikafka.common.topic_config import TOPIC_CONFIGS
 from minikafka.kraft_controller.metadata.image import MetadataImage
@@ -92,6 +98,9 @@ def _resource(ctx: WireContext, cls: type, resource: Any, include: Include) -> A
     base = {"resource_type": resource.resource_type, "resource_name": name}
     config = ctx.manager.config
     image = ctx.manager.metadata.image
+    denial = config_denial(ctx, resource.resource_type, name, AclOperation.DESCRIBE_CONFIGS)
+    if denial is not None:
+        return build(result_cls, error_code=denial, error_message=None, configs=(), **base)
     if resource.resource_type == TOPIC_RESOURCE:
         if name not in image.topics_by_name:
             return build(

@@ -11,6 +11,7 @@ from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.broker.log_manager import TopicPartition
+from minikafka.common.acl import AclOperation
 from minikafka.common.errors import ErrorCode
 
 DESCRIBE_LOG_DIRS = 35
@@ -19,6 +20,8 @@ VERSIONS = {DESCRIBE_LOG_DIRS: (1, 4)}  # Kafka 4.0's range
 
 def handle(ctx: WireContext, request: Request) -> Any:
     cls = response_class(DESCRIBE_LOG_DIRS, request.header.api_version)
+    if not ctx.allowed_on_cluster(AclOperation.DESCRIBE):  # Kafka: DESCRIBE on the cluster
+        return build(cls, throttle_time=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results=())
     logs = ctx.manager.logs
     result_cls = sibling(cls, "DescribeLogDirsResult")
     directory = str(logs.log_dir.resolve())

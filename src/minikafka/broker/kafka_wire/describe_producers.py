@@ -10,6 +10,7 @@ from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.broker.log_manager import TopicPartition
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode
 
 DESCRIBE_PRODUCERS = 61
@@ -27,6 +28,9 @@ def handle(ctx: WireContext, request: Request) -> Any:
 
 def _partition(ctx: WireContext, cls: type, tp: TopicPartition) -> Any:
     entry = sibling(cls, "PartitionResponse")
+    if not ctx.allowed(AclOperation.READ, ResourceType.TOPIC, tp.topic):  # Kafka: READ on the topic
+        denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        return build(entry, partition_index=tp.partition, error_code=denied, error_message=None, active_producers=())
     manager = ctx.manager
     replica = manager.replicas.get(tp)
     if replica is None or replica.log.offline:

@@ -12,6 +12,7 @@ from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.forwarded import forwarded_request_error
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.acl import AclOperation
 from minikafka.common.errors import ErrorCode
 from minikafka.pb import controller_pb2
 
@@ -23,6 +24,8 @@ CONTROLLER_LISTENER = "CONTROLLER"  # the voters' listener, as Kafka's controlle
 
 async def handle(ctx: WireContext, request: Request) -> Any:
     cls = response_class(DESCRIBE_QUORUM, request.header.api_version)
+    if not ctx.allowed_on_cluster(AclOperation.DESCRIBE):  # Kafka: DESCRIBE on the cluster
+        return _error(cls, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
     asked = [(t.topic_name, p.partition_index) for t in request.body.topics for p in t.partitions]
     if asked != [(METADATA_TOPIC, 0)]:
         # Kafka's raft client answers anything but the metadata partition with one top-level error.

@@ -13,6 +13,7 @@ from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.broker.kafka_wire.partition_state import partition_fields
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.metadata.image import MetadataImage
 
@@ -62,6 +63,10 @@ def handle(ctx: WireContext, request: Request) -> Any:
     body = request.body
     everything = not body.topics  # an empty list asks for every topic
     names = sorted(image.topics_by_name) if everything else sorted({t.name for t in body.topics})
+    # As Metadata: every topic means those the caller may DESCRIBE; one named it may not is refused.
+    denied = {name for name in names if not ctx.allowed(AclOperation.DESCRIBE, ResourceType.TOPIC, name)}
+    if everything:
+        names = [name for name in names if name not in denied]
     cursor = (body.cursor.topic_name, body.cursor.partition_index) if body.cursor is not None else None
     if cursor is not None and (cursor[0] not in names or cursor[1] < 0):
         # Kafka refuses a cursor outside the topics asked for with INVALID_REQUEST for the whole request.
@@ -69,11 +74,19 @@ def handle(ctx: WireContext, request: Request) -> Any:
     sizes = {n: len(image.topics_by_name[n].partitions) if n in image.topics_by_name else 0 for n in names}
     limit = min(max(body.response_partition_limit, 1), MAX_PARTITIONS)
     page = paginate(sizes, cursor, limit)
-    topics = tuple(_topic(cls, image, piece) for piece in page.slices)
+    topics = tuple(
+        _denied(cls, piece.topic) if piece.topic in denied else _topic(cls, image, piece) for piece in page.slices
+    )
     next_cursor = None
     if page.next_cursor is not None:
         next_cursor = build(sibling(cls, "Cursor"), topic_name=page.next_cursor[0], partition_index=page.next_cursor[1])
     return build(cls, throttle_time=0, topics=topics, next_cursor=next_cursor)
+
+
+def _denied(cls: type, name: str) -> Any:
+    entry = sibling(cls, "DescribeTopicPartitionsResponseTopic")
+    code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    return build(entry, error_code=code, name=name, topic_id=ZERO_UUID, partitions=())
 
 
 def _invalid(cls: type, names: list[str]) -> Any:

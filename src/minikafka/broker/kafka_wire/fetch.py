@@ -20,6 +20,7 @@ from minikafka.broker.requests.fetch import (
     FetchRequest,
     ForgottenPartition,
     handle_fetch,
+    readable_by,
 )
 from minikafka.common.errors import ErrorCode
 from minikafka.storage.transaction_index import AbortedTxn
@@ -33,7 +34,9 @@ async def handle(ctx: WireContext, request: Request) -> Any:
         # A follower's fetch needs Kafka's CLUSTER_ACTION, which no Kafka-listener client has: replication runs
         # between brokers on gRPC. Kafka answers every partition TOPIC_AUTHORIZATION_FAILED.
         return build(cls, throttle_time=0, error_code=ErrorCode.NONE, session_id=0, responses=_refused(cls, body))
-    answer = await handle_fetch(ctx.manager, ctx.fetch_sessions, _decoded(body, by_id))
+    decoded = _decoded(body, by_id)
+    decoded.readable = readable_by(ctx.manager, ctx.caller)
+    answer = await handle_fetch(ctx.manager, ctx.fetch_sessions, decoded)
     if answer.error != ErrorCode.NONE:
         return build(cls, throttle_time=0, error_code=answer.error, session_id=INVALID_SESSION_ID, responses=())
     return build(

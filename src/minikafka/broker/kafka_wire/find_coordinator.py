@@ -8,11 +8,11 @@ from typing import Any
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, has_field, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode
 
 FIND_COORDINATOR = 10
-GROUP_KEY_TYPE = 0
-TRANSACTION_KEY_TYPE = 1
+GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1
 
 
 def handle(ctx: WireContext, request: Request) -> Any:
@@ -29,6 +29,11 @@ def handle(ctx: WireContext, request: Request) -> Any:
 
 
 def _lookup(ctx: WireContext, key: str, key_type: int) -> dict[str, Any]:
+    # Kafka: DESCRIBE on the group, or on the transactional id for a transaction coordinator.
+    if key_type == GROUP_KEY_TYPE and not ctx.allowed(AclOperation.DESCRIBE, ResourceType.GROUP, key):
+        return _failed(ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.")
+    if key_type == TRANSACTION_KEY_TYPE and not ctx.allowed(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key):
+        return _failed(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed.")
     if key_type == TRANSACTION_KEY_TYPE and ctx.transactions is not None:
         if not key:
             return _failed(ErrorCode.INVALID_REQUEST, "the transactional id is empty")

@@ -14,6 +14,7 @@ from minikafka.broker.kafka_wire.consumer_group import coordinate
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode
 
 DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 15, 16, 42
@@ -30,6 +31,8 @@ def handle_describe(ctx: WireContext, request: Request) -> Any:
 def _described(ctx: WireContext, cls: type, group_id: str) -> Any:
     entry = sibling(cls, "DescribedGroup")
     group = ctx.groups.group(group_id) if ctx.groups is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if not ctx.allowed(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        group = ErrorCode.GROUP_AUTHORIZATION_FAILED
     if isinstance(group, ErrorCode):
         return build(
             entry,
@@ -94,7 +97,14 @@ class ListedGroup(NamedTuple):
 
 
 def _listed(ctx: WireContext, classic: list[Group]) -> list[ListedGroup]:
-    """A KIP-848 group is listed as such; the empty classic group holding its offsets is not listed beside it."""
+    """A KIP-848 group is listed as such; the empty classic group holding its offsets is not listed beside it.
+    As Kafka: DESCRIBE on the cluster lists every group, else only those the caller may DESCRIBE."""
+    every = ctx.allowed_on_cluster(AclOperation.DESCRIBE)
+    listed = _all_listed(ctx, classic)
+    return [g for g in listed if every or ctx.allowed(AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id)]
+
+
+def _all_listed(ctx: WireContext, classic: list[Group]) -> list[ListedGroup]:
     assert ctx.groups is not None
     consumer = ctx.groups.listed_consumer_groups()
     ids = {g.group_id for g in consumer}
@@ -121,6 +131,8 @@ async def handle_delete(ctx: WireContext, request: Request) -> Any:
 
 async def _delete(ctx: WireContext, name: str) -> DeleteResult:
     consumer = ctx.groups.consumer_group(name) if ctx.groups is not None and name else None
-    if isinstance(consumer, ConsumerGroup):
+    if isinstance(consumer, ConsumerGroup) and ctx.allowed(AclOperation.DELETE, ResourceType.GROUP, name):
         return DeleteResult(ErrorCode.NON_EMPTY_GROUP)  # a KIP-848 group exists only while it has members
-    return await coordinate(ctx, name, DeleteResult, lambda group, rid, _now: delete_group(group, rid))
+    return await coordinate(
+        ctx, name, DeleteResult, lambda group, rid, _now: delete_group(group, rid), AclOperation.DELETE
+    )

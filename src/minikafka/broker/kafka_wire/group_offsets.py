@@ -14,6 +14,7 @@ from minikafka.broker.kafka_wire.consumer_group import coordinate, group_config
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, has_field, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode
 
 OFFSET_COMMIT, OFFSET_FETCH = 8, 9
@@ -22,8 +23,13 @@ NO_LEADER_EPOCH = -1
 
 async def handle_commit(ctx: WireContext, request: Request) -> Any:
     body = request.body
+    cls = response_class(OFFSET_COMMIT, request.header.api_version)
+    # As Kafka: READ on the group, else every partition is GROUP_AUTHORIZATION_FAILED; then READ on each topic.
+    if not ctx.allowed(AclOperation.READ, ResourceType.GROUP, body.group_id):
+        return _commit_refused(cls, body, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    denied = {t.name for t in body.topics or () if not ctx.allowed(AclOperation.READ, ResourceType.TOPIC, t.name)}
     # A topic the metadata does not know is answered UNKNOWN_TOPIC_OR_PARTITION and not stored, as Kafka does.
-    known = ctx.manager.metadata.image.topics_by_name
+    known = {name for name in ctx.manager.metadata.image.topics_by_name if name not in denied}
     commit = CommitRequest(
         request_id=0,
         member_id=body.member_id,
@@ -45,7 +51,6 @@ async def handle_commit(ctx: WireContext, request: Request) -> Any:
     )
     result = await _commit(ctx, body.group_id, commit)
     errors = dict(result.partitions)
-    cls = response_class(OFFSET_COMMIT, request.header.api_version)
     partition_entry = sibling(cls, "OffsetCommitResponsePartition")
     topics = []
     for topic in body.topics or ():
@@ -55,11 +60,25 @@ async def handle_commit(ctx: WireContext, request: Request) -> Any:
                 partition_index=p.partition_index,
                 error_code=errors.get(TopicPartitionKey(topic.name, p.partition_index), result.error)
                 if topic.name in known
+                else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                if topic.name in denied
                 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
             )
             for p in topic.partitions or ()
         )
         topics.append(build(sibling(cls, "OffsetCommitResponseTopic"), name=topic.name, partitions=partitions))
+    return build(cls, throttle_time=0, topics=tuple(topics))
+
+
+def _commit_refused(cls: type, body: Any, error: ErrorCode) -> Any:
+    partition_entry = sibling(cls, "OffsetCommitResponsePartition")
+    topic_entry = sibling(cls, "OffsetCommitResponseTopic")
+    topics = []
+    for topic in body.topics or ():
+        partitions = tuple(
+            build(partition_entry, partition_index=p.partition_index, error_code=error) for p in topic.partitions or ()
+        )
+        topics.append(build(topic_entry, name=topic.name, partitions=partitions))
     return build(cls, throttle_time=0, topics=tuple(topics))
 
 
@@ -124,6 +143,8 @@ def _fetched_group(
     require_stable: bool = False,
 ) -> Any:
     group = ctx.groups.group(group_id) if ctx.groups is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if not ctx.allowed(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):  # another group's offsets: not shown
+        group = ErrorCode.GROUP_AUTHORIZATION_FAILED
     consumer = ctx.groups.consumer_group(group_id) if ctx.groups is not None else None
     if isinstance(consumer, ConsumerGroup) and not isinstance(group, ErrorCode):
         refused = consumer_groups.validate_fetch(consumer, member.member_id, member.member_epoch)
@@ -136,12 +157,18 @@ def _fetched_group(
         error, offsets = group, dict.fromkeys(wanted or ())
     else:
         error, offsets = ErrorCode.NONE, fetch_offsets(group, wanted)
+    # Kafka: DESCRIBE on each topic; all of a group's offsets leave out the others, named ones are refused.
+    describable = {key.topic: ctx.allowed(AclOperation.DESCRIBE, ResourceType.TOPIC, key.topic) for key in offsets}
+    if wanted is None:
+        offsets = {key: value for key, value in offsets.items() if describable[key.topic]}
     by_topic: dict[str, list[Any]] = {}
     partition_cls = sibling(cls, topic_name.replace("Topics", "Partitions").replace("Topic", "Partition"))
     # KIP-447: a consumer that asks for stable offsets waits out a transaction's commit still on its way.
     unstable = ctx.groups.unstable_offsets(group_id) if ctx.groups is not None and require_stable else set()
     for key, value in offsets.items():
-        if key in unstable:
+        if not describable[key.topic]:
+            value, partition_error = None, ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        elif key in unstable:
             value, partition_error = None, ErrorCode.UNSTABLE_OFFSET_COMMIT
         else:
             partition_error = error

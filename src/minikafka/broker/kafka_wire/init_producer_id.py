@@ -25,6 +25,7 @@ async def handle(ctx: WireContext, request: Request) -> Any:
         ctx.transactions,
         int(timeout.total_seconds() * 1000) if timeout is not None else 60000,
         expected if expected[0] >= 0 else None,
+        caller=ctx.caller,
     )
     if answer.error == ErrorCode.PRODUCER_FENCED and request.header.api_version < 4:
         answer.error = ErrorCode.INVALID_PRODUCER_EPOCH  # before KIP-588 clients knew no PRODUCER_FENCED

@@ -24,7 +24,8 @@ def handle(ctx: WireContext, request: Request) -> Any:
         for topic in asked
         for line in topic.partitions or ()
     ]
-    answers = iter(handle_list_offsets(ctx.manager, lines, getattr(request.body, "isolation_level", 0)))  # v2+
+    isolation_level = getattr(request.body, "isolation_level", 0)  # v2+
+    answers = iter(handle_list_offsets(ctx.manager, lines, isolation_level, ctx.caller))
     topics = []
     for topic in asked:
         partitions = []

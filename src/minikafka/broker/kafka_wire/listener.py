@@ -18,6 +18,7 @@ from typing import Any
 
 import structlog
 
+from minikafka.broker.client_authorizer import ANONYMOUS_PRINCIPAL, Caller
 from minikafka.broker.kafka_wire import api_versions, sasl_apis, sasl_authenticator
 from minikafka.broker.kafka_wire.apis import dispatch
 from minikafka.broker.kafka_wire.connection_quotas import ConnectionQuotas, TooManyFromIp
@@ -34,6 +35,7 @@ from minikafka.broker.kafka_wire.framing import (
 )
 from minikafka.broker.kafka_wire.listener_security import PLAINTEXT, ListenerSecurity
 from minikafka.broker.kafka_wire.sasl_authenticator import Phase, SaslCredentials, SaslSession
+from minikafka.common.authorizer import principal_from_subject
 from minikafka.common.errors import ErrorCode, ListenerBindError
 from minikafka.common.scram import ScramCredential, ScramMechanism
 
@@ -185,7 +187,9 @@ class KafkaListener:
         self._connections.add(task)
         peer = writer.get_extra_info("peername")
         try:
-            ctx = dataclasses.replace(self.ctx, client_host=f"/{peer[0]}" if isinstance(peer, tuple) else "")
+            ip = peer[0] if isinstance(peer, tuple) else ""
+            caller = Caller(_certificate_principal(writer, self.ctx), ip, self.ctx.listener_name)
+            ctx = dataclasses.replace(self.ctx, client_host=f"/{ip}" if ip else "", caller=caller)
             reason = await Connection(ctx, self.limits, reader, writer, self.security).serve()
         except asyncio.CancelledError:
             reason = "listener stopped"
@@ -295,6 +299,12 @@ class Connection:
                 return None
             await self._enqueue(header.correlation_id, answer)
 
+    def _adopt_principal(self) -> None:
+        """Once SASL authentication completes, the connection's requests are the authenticated user's."""
+        if self.sasl is not None and self.sasl.phase is Phase.COMPLETE and self.sasl.principal:
+            caller = dataclasses.replace(self.ctx.caller, principal=self.sasl.principal)
+            self.ctx = dataclasses.replace(self.ctx, caller=caller)
+
     def _max_frame_bytes(self) -> int:
         """No large frame from a client not yet authenticated (Kafka's sasl.server.max.receive.size)."""
         if self.sasl is None or self.sasl.phase is Phase.COMPLETE:
@@ -326,6 +336,7 @@ class Connection:
             outcome = self._evaluate(request.body.auth_bytes)
             response = sasl_apis.authenticate_response(header.api_version, outcome)
         self.sasl = outcome.session
+        self._adopt_principal()
         self.authentication_failed = outcome.close_reason is not None
         return _ready(response), outcome.close_reason
 
@@ -333,6 +344,7 @@ class Connection:
         """A bare token after a v0 handshake: a bare answer, or on failure a close without one, as Kafka does."""
         outcome = self._evaluate(token)
         self.sasl = outcome.session
+        self._adopt_principal()
         if outcome.close_reason is not None:
             self.authentication_failed = True
             return outcome.close_reason
@@ -380,6 +392,19 @@ class Connection:
                 failure = f"answering failed: {type(error).__name__}: {error}"
                 self.writer.close()
         return failure
+
+
+def _certificate_principal(writer: asyncio.StreamWriter, ctx: WireContext) -> str:
+    """An SSL client's principal: its certificate's subject mapped by ssl.principal.mapping.rules (Kafka's
+    SslPrincipalMapper); without a client certificate, User:ANONYMOUS."""
+    peer = writer.get_extra_info("peercert")
+    if not peer:
+        return ANONYMOUS_PRINCIPAL
+    subject = ",".join(f"{key}={value}" for rdn in reversed(peer.get("subject", ())) for key, value in rdn)
+    key_names = {"commonName": "CN", "organizationName": "O", "organizationalUnitName": "OU", "countryName": "C"}
+    for long_name, short in key_names.items():
+        subject = subject.replace(f"{long_name}=", f"{short}=")
+    return str(principal_from_subject(subject, ctx.manager.config.authorizer_config.mapping_rules))
 
 
 def _ready(value: Any) -> asyncio.Future[Any]:

@@ -12,12 +12,14 @@ from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.broker.kafka_wire.partition_state import partition_fields
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.topic import validate_name
 from minikafka.kraft_controller.metadata.image import MetadataImage, TopicImage
 
 NO_AUTHORIZED_OPERATIONS = -2147483648
 NO_TOPIC_ID = uuid.UUID(int=0)  # Kafka's Uuid.ZERO_UUID: no id given
+DESCRIBE, TOPIC = AclOperation.DESCRIBE, ResourceType.TOPIC
 
 
 def handle(ctx: WireContext, request: Request) -> Any:
@@ -30,19 +32,42 @@ def handle(ctx: WireContext, request: Request) -> Any:
     else:
         names, unknown_ids = requested_topics(image, requested)
     ready = ctx.manager.metadata_ready
+    # As Kafka: "all topics" shows only those the caller may DESCRIBE; one asked for by name it may not is
+    # TOPIC_AUTHORIZATION_FAILED, whether or not it exists (so the answer does not tell).
+    all_topics = requested is None or (request.header.api_version == 0 and not requested)
+    denied = {name for name in names if name is not None and not ctx.allowed(DESCRIBE, TOPIC, name)}
+    if all_topics:
+        names, denied = [name for name in names if name not in denied], set()
     allowed = getattr(request.body, "allow_auto_topic_creation", True)  # v0-3 always allow it
     if ready and allowed and ctx.manager.config.auto_create_topics_enable and requested:
-        auto_create_topics(ctx, [name for name in names if name and name not in image.topics_by_name])
+        missing = [name for name in names if name and name not in image.topics_by_name and name not in denied]
+        creatable = [name for name in missing if _may_create(ctx, name)]
+        denied |= set(missing) - set(creatable)
+        auto_create_topics(ctx, creatable)
     return build(
         cls,
         throttle_time=0,
         brokers=_brokers(cls, image, ctx.listener_name),
         cluster_id=ctx.manager.config.cluster_id,
         controller_id=ctx.manager.config.node_id,  # as a KRaft broker: admin requests sent here are forwarded
-        topics=tuple(_topic(cls, image, name, ready, ctx.manager.auto_creations) for name in names)
+        topics=tuple(
+            _denied(cls, name) if name in denied else _topic(cls, image, name, ready, ctx.manager.auto_creations)
+            for name in names
+        )
         + tuple(_unknown_id(cls, topic_id) for topic_id in unknown_ids),
         cluster_authorized_operations=NO_AUTHORIZED_OPERATIONS,
     )
+
+
+def _may_create(ctx: WireContext, name: str) -> bool:
+    """Auto-creation needs CREATE on the cluster or on the topic, as Kafka's."""
+    return ctx.allowed_on_cluster(AclOperation.CREATE) or ctx.allowed(AclOperation.CREATE, TOPIC, name)
+
+
+def _denied(cls: type, name: str | None) -> Any:
+    entry = sibling(cls, "MetadataResponseTopic")
+    code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    return build(entry, error_code=code, name=name, topic_id=None, partitions=(), is_internal=False)
 
 
 class RequestedTopics(NamedTuple):

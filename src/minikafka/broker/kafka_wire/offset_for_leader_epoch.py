@@ -21,7 +21,7 @@ def handle(ctx: WireContext, request: Request) -> Any:
         for topic in asked
         for line in topic.partitions
     ]
-    answers = iter(handle_offset_for_leader_epoch(ctx.manager, lines))
+    answers = iter(handle_offset_for_leader_epoch(ctx.manager, lines, ctx.caller))
     topics = []
     for topic in asked:
         partitions = []

@@ -4,14 +4,22 @@ controller answers them, so a broker forwards each to it (as a KRaft broker does
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.forwarded import forwarded_outcome, forwarded_request_error
 from minikafka.broker.kafka_wire.framing import Request, response_class
-from minikafka.common.errors import ErrorCode
+from minikafka.common.acl import AclOperation
+from minikafka.common.errors import ErrorCode, wire_code
 from minikafka.pb import controller_pb2
+from minikafka.pb.controller_pb2 import (
+    AlterPartitionReassignmentsResponse,
+    ElectLeadersResponse,
+    ListPartitionReassignmentsResponse,
+)
+
+P = TypeVar("P", ElectLeadersResponse, AlterPartitionReassignmentsResponse, ListPartitionReassignmentsResponse)
 
 ELECT_LEADERS, ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 43, 45, 46
 # AlterPartitionReassignments v1 adds allow_replication_factor_change=false, which the controller cannot check
@@ -65,7 +73,7 @@ def elect_leaders_response(cls: type, body: Any, answer: controller_pb2.ElectLea
 
 async def elect_leaders(ctx: WireContext, request: Request) -> Any:
     forwarded = elect_leaders_request(request.body)
-    answer = await ctx.manager.controller.call_forwarded("ElectLeaders", forwarded)
+    answer = await _forward_if_allowed(ctx, AclOperation.ALTER, "ElectLeaders", forwarded, ElectLeadersResponse)
     cls = response_class(ELECT_LEADERS, request.header.api_version)
     return elect_leaders_response(cls, request.body, answer)
 
@@ -109,7 +117,9 @@ def alter_partition_reassignments_response(
 
 async def alter_partition_reassignments(ctx: WireContext, request: Request) -> Any:
     forwarded = alter_partition_reassignments_request(request.body)
-    answer = await ctx.manager.controller.call_forwarded("AlterPartitionReassignments", forwarded)
+    answer = await _forward_if_allowed(
+        ctx, AclOperation.ALTER, "AlterPartitionReassignments", forwarded, AlterPartitionReassignmentsResponse
+    )
     cls = response_class(ALTER_PARTITION_REASSIGNMENTS, request.header.api_version)
     return alter_partition_reassignments_response(cls, request.body, answer)
 
@@ -145,9 +155,23 @@ def list_partition_reassignments_response(
 
 async def list_partition_reassignments(ctx: WireContext, request: Request) -> Any:
     forwarded = controller_pb2.ListPartitionReassignmentsRequest(timeout_ms=_timeout_ms(request.body))
-    answer = await ctx.manager.controller.call_forwarded("ListPartitionReassignments", forwarded)
+    answer = await _forward_if_allowed(
+        ctx, AclOperation.DESCRIBE, "ListPartitionReassignments", forwarded, ListPartitionReassignmentsResponse
+    )
     cls = response_class(LIST_PARTITION_REASSIGNMENTS, request.header.api_version)
     return list_partition_reassignments_response(cls, request.body, answer)
+
+
+async def _forward_if_allowed(
+    ctx: WireContext, operation: AclOperation, method: str, request: Any, response_type: type[P]
+) -> P | None:
+    """The controller's answer, or, when the caller may not do `operation` on the cluster (Kafka: ALTER to elect
+    and reassign, DESCRIBE to list), CLUSTER_AUTHORIZATION_FAILED for the whole request, not forwarded."""
+    if not ctx.allowed_on_cluster(operation):
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return response_type(error_code=wire_code(denied), error_message="Cluster authorization failed.")
+    answer: P | None = await ctx.manager.controller.call_forwarded(method, request)
+    return answer
 
 
 HANDLERS = {

@@ -18,6 +18,7 @@ from minikafka.broker.requests.produce import (
     ProduceRequest,
     by_topic,
     handle_produce,
+    produce_refusals,
 )
 from minikafka.common.errors import ErrorCode
 
@@ -36,7 +37,8 @@ def handle(ctx: WireContext, request: Request) -> Awaitable[Any | None]:
         body.transactional_id,
     )
     cls = response_class(PRODUCE, request.header.api_version)
-    return handle_produce(ctx.manager, decoded, functools.partial(_response, cls, body.acks), ctx.verifier)
+    refused = produce_refusals(ctx.manager, ctx.caller, decoded, getattr(body, "transactional_id", None))
+    return handle_produce(ctx.manager, decoded, functools.partial(_response, cls, body.acks), ctx.verifier, refused)
 
 
 def _response(cls: type, acks: int, answers: list[ProducePartitionAnswer]) -> Any | None:

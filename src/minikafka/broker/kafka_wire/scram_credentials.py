@@ -9,16 +9,25 @@ from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.forwarded import forwarded_outcome
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.common.acl import AclOperation
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.control.scram_control import describe_user_scram_credentials
 from minikafka.pb import controller_pb2
 
 DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS = 50, 51
 VERSIONS = {DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0), ALTER_USER_SCRAM_CREDENTIALS: (0, 0)}
+CLUSTER_DENIED = "Cluster authorization failed."
 
 
 async def alter(ctx: WireContext, request: Request) -> Any:
     body = request.body
+    if not ctx.allowed_on_cluster(AclOperation.ALTER):  # Kafka: ALTER on the cluster, else every user refused
+        cls = response_class(ALTER_USER_SCRAM_CREDENTIALS, request.header.api_version)
+        entry = sibling(cls, "AlterUserScramCredentialsResult")
+        users = dict.fromkeys(a.name for a in (*body.deletions, *body.upsertions))
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        refused = tuple(build(entry, user=u, error_code=denied, error_message=CLUSTER_DENIED) for u in users)
+        return build(cls, throttle_time=0, results=refused)
     forwarded = controller_pb2.AlterUserScramCredentialsRequest()
     for deletion in body.deletions:
         forwarded.deletions.add(name=deletion.name, mechanism=deletion.mechanism)
@@ -44,6 +53,10 @@ async def alter(ctx: WireContext, request: Request) -> Any:
 
 def describe(ctx: WireContext, request: Request) -> Any:
     users = request.body.users
+    if not ctx.allowed_on_cluster(AclOperation.DESCRIBE):  # Kafka: DESCRIBE on the cluster
+        cls = response_class(DESCRIBE_USER_SCRAM_CREDENTIALS, request.header.api_version)
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return build(cls, throttle_time=0, error_code=denied, error_message=CLUSTER_DENIED, results=())
     # Null or empty both ask for every user, as Kafka's handler reads them (librdkafka sends an empty array).
     described = describe_user_scram_credentials(ctx.manager.metadata.image, [u.name for u in users] if users else None)
     cls = response_class(DESCRIBE_USER_SCRAM_CREDENTIALS, request.header.api_version)

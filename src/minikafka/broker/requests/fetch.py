@@ -14,11 +14,12 @@ As Kafka:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import structlog
 
+from minikafka.broker.client_authorizer import Caller
 from minikafka.broker.fetch_session import (
     INVALID_SESSION_ID,
     CachedPartition,
@@ -34,6 +35,7 @@ from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.replica.divergence import EpochEndOffset
 from minikafka.broker.replica_manager import READ_UNCOMMITTED, FetchPartitionResult, ReplicaManager
 from minikafka.broker.requests.topics import TOPIC_ID_BYTES, topic_by_id_bytes, topic_key
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.metadata.image import MetadataImage
@@ -62,6 +64,9 @@ class FetchRequest:
     partitions: Sequence[PartitionFetchState]
     forgotten: Sequence[ForgottenPartition] = ()
     isolation_level: int = READ_UNCOMMITTED  # READ_COMMITTED: only below the last stable offset
+    # Whether the consumer may READ a topic (by name); None: every topic. A topic it may not read is answered
+    # TOPIC_AUTHORIZATION_FAILED and nothing of it is read.
+    readable: Callable[[str], bool] | None = None
 
     @property
     def from_follower(self) -> bool:
@@ -107,6 +112,13 @@ class _Read:
     total: int = 0
     failed: bool = False
     sent: list[tuple[CachedPartition, PartitionAnswer]] = field(default_factory=list)
+
+
+def readable_by(manager: ReplicaManager, caller: Caller) -> Callable[[str], bool] | None:
+    """FetchRequest.readable for a consumer: READ on the topic (None without an authorizer)."""
+    if not manager.authorizer.enabled:
+        return None
+    return lambda topic: manager.authorizer.allowed(caller, AclOperation.READ, ResourceType.TOPIC, topic)
 
 
 async def handle_fetch(manager: ReplicaManager, sessions: FetchSessionCache, request: FetchRequest) -> FetchAnswer:
@@ -174,6 +186,9 @@ def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, r
                 result = FetchPartitionResult(
                     ErrorCode.UNKNOWN_TOPIC_ID if by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 )
+                replica = None
+            elif request.readable is not None and not request.readable(known.name):
+                result = FetchPartitionResult(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 replica = None
             else:
                 tp = TopicPartition(known.name, state.partition)

@@ -7,8 +7,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from minikafka.broker.client_authorizer import Caller
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.replica_manager import READ_UNCOMMITTED, ReplicaManager
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode
 
 
@@ -29,14 +31,23 @@ class ListOffsetsPartitionAnswer:
 
 
 def handle_list_offsets(
-    manager: ReplicaManager, partitions: Sequence[ListOffsetsPartition], isolation_level: int = READ_UNCOMMITTED
+    manager: ReplicaManager,
+    partitions: Sequence[ListOffsetsPartition],
+    isolation_level: int = READ_UNCOMMITTED,
+    caller: Caller | None = None,
 ) -> list[ListOffsetsPartitionAnswer]:
-    """One answer per line, in request order. As Kafka, every line of a partition the request names more than once
-    is INVALID_REQUEST (which line would the client take?). With read_committed (isolation level 1) the latest
-    offset is the last stable offset, and a record found past it is none."""
+    """One answer per line, in request order. As Kafka, a topic the caller may not DESCRIBE is
+    TOPIC_AUTHORIZATION_FAILED, and every line of a partition the request names more than once is INVALID_REQUEST
+    (which line would the client take?). `caller` None: an inter-node caller, never refused. With read_committed
+    (isolation level 1) the latest offset is the last stable offset, and a record found past it is none."""
     counts = Counter(line.tp for line in partitions)
     answers = []
     for line in partitions:
+        if caller is not None and not manager.authorizer.allowed(
+            caller, AclOperation.DESCRIBE, ResourceType.TOPIC, line.tp.topic
+        ):
+            answers.append(ListOffsetsPartitionAnswer(line.tp, ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, -1, -1))
+            continue
         if counts[line.tp] > 1:
             answers.append(ListOffsetsPartitionAnswer(line.tp, ErrorCode.INVALID_REQUEST, -1, -1, -1))
             continue

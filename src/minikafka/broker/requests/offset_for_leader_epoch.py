@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from minikafka.broker.client_authorizer import Caller
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.broker.requests.topics import topic_by_id_bytes
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode
 
 
@@ -29,9 +31,10 @@ class EpochEndAnswer:
 
 
 def handle_offset_for_leader_epoch(
-    manager: ReplicaManager, partitions: Sequence[EpochRequestPartition]
+    manager: ReplicaManager, partitions: Sequence[EpochRequestPartition], caller: Caller | None = None
 ) -> list[EpochEndAnswer]:
-    """One answer per line, in request order; a topic id the metadata lacks is UNKNOWN_TOPIC_ID."""
+    """One answer per line, in request order; a topic id the metadata lacks is UNKNOWN_TOPIC_ID, a topic a client
+    `caller` may not DESCRIBE TOPIC_AUTHORIZATION_FAILED (None: a follower, never refused)."""
     image = manager.metadata.image
     answers = []
     for line in partitions:
@@ -43,6 +46,11 @@ def handle_offset_for_leader_epoch(
             name = known.name
         else:
             name = line.topic
+        if caller is not None and not manager.authorizer.allowed(
+            caller, AclOperation.DESCRIBE, ResourceType.TOPIC, name
+        ):
+            answers.append(EpochEndAnswer(ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, -1))
+            continue
         found = manager.offset_for_leader_epoch(
             TopicPartition(name, line.partition), line.current_leader_epoch, line.leader_epoch
         )

@@ -4,19 +4,26 @@ the replica manager in request order, now; the answer comes once each partition 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from minikafka.broker.client_authorizer import Caller
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import ReplicaManager, answered
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode
 
 if TYPE_CHECKING:
     from minikafka.broker.transaction.verification import ProduceVerifier
 
 VALID_ACKS = (0, 1, -1)
+# Where a v2 record batch keeps its magic byte and producer id.
+_MAGIC, _PRODUCER_ID, _PRODUCER_ID_END = 16, 43, 51
+TOPIC_DENIED = "Topic authorization failed."
+CLUSTER_DENIED = "Cluster authorization failed."
+TRANSACTIONAL_ID_DENIED = "Transactional Id authorization failed."
 T = TypeVar("T")
 
 
@@ -45,11 +52,56 @@ class ProducePartitionAnswer:
     leader_epoch: int
 
 
+def produce_refusals(
+    manager: ReplicaManager, caller: Caller, request: ProduceRequest, transactional_id: str | None = None
+) -> dict[TopicPartition, ProduceResult]:
+    """The partitions the caller may not write, in Kafka's order: a transactional id it may not WRITE refuses the
+    whole request, then idempotent batches without IDEMPOTENT_WRITE on the cluster (Kafka before KIP-679 checked
+    it; kept, as otherwise any writer of a topic may continue another's producer id), then topics without WRITE."""
+    authorizer = manager.authorizer
+    if not authorizer.enabled:
+        return {}
+    whole: ProduceResult | None = None
+    if transactional_id is not None and not authorizer.allowed(
+        caller, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id
+    ):
+        whole = ProduceResult(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, message=TRANSACTIONAL_ID_DENIED)
+    elif any(has_producer_id(p.records) for p in request.partitions) and not authorizer.allowed_on_cluster(
+        caller, AclOperation.IDEMPOTENT_WRITE
+    ):
+        whole = ProduceResult(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message=CLUSTER_DENIED)
+    if whole is not None:
+        return {p.tp: whole for p in request.partitions}
+    refused = {}
+    for topic in dict.fromkeys(p.tp.topic for p in request.partitions):
+        if not authorizer.allowed(caller, AclOperation.WRITE, ResourceType.TOPIC, topic):
+            refused[topic] = ProduceResult(ErrorCode.TOPIC_AUTHORIZATION_FAILED, message=TOPIC_DENIED)
+    return {p.tp: refused[p.tp.topic] for p in request.partitions if p.tp.topic in refused}
+
+
+def has_producer_id(records: bytes) -> bool:
+    """Whether any v2 batch carries a producer id (an idempotent or transactional producer's), read from the
+    batch headers without validating them (the log validates what is appended)."""
+    position = 0
+    while position + _PRODUCER_ID_END <= len(records):
+        if (
+            records[position + _MAGIC] == 2
+            and int.from_bytes(records[position + _PRODUCER_ID : position + _PRODUCER_ID_END], "big", signed=True) >= 0
+        ):
+            return True
+        batch_length = int.from_bytes(records[position + 8 : position + 12], "big", signed=True)
+        if batch_length <= 0:
+            return False
+        position += 12 + batch_length
+    return False
+
+
 def handle_produce(
     manager: ReplicaManager,
     request: ProduceRequest,
     encode: Callable[[list[ProducePartitionAnswer]], T],
     verifier: ProduceVerifier | None = None,
+    refused: Mapping[TopicPartition, ProduceResult] | None = None,
 ) -> Awaitable[T]:
     """Append every partition's batches now (pipelined requests rely on the order); awaited, the answer gives
     `encode`'s response once every partition has its outcome: at once for acks 0/1 and refusals, for acks=all
@@ -57,16 +109,23 @@ def handle_produce(
     if request.acks not in VALID_ACKS:
         # As Kafka: every partition refused, nothing appended.
         message = f"acks must be 0, 1 or -1, not {request.acks}"
-        refused = [
+        invalid = [
             ProducePartitionAnswer(p.tp, ErrorCode.INVALID_REQUIRED_ACKS, -1, -1, message, -1, -1)
             for p in request.partitions
         ]
-        return answered(encode(refused))
-    if verifier is not None:
-        txn = request.transactional_id
-        jobs = [verifier.produce(p.tp, p.records, request.acks, request.timeout_ms, txn) for p in request.partitions]
-    else:
-        jobs = [manager.produce(p.tp, p.records, request.acks, request.timeout_ms) for p in request.partitions]
+        return answered(encode(invalid))
+    txn = request.transactional_id
+    # A refused partition appends nothing; the others go on, as Kafka answers each topic for itself.
+    jobs = [
+        answered(refused[p.tp])
+        if refused and p.tp in refused
+        else (
+            verifier.produce(p.tp, p.records, request.acks, request.timeout_ms, txn)
+            if verifier is not None
+            else manager.produce(p.tp, p.records, request.acks, request.timeout_ms)
+        )
+        for p in request.partitions
+    ]
     return ProduceAnswer(manager, request.partitions, jobs, encode)
 
 

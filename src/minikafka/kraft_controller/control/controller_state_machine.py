@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Sequence
 
+from minikafka.common.acl import AclBinding, AclBindingFilter
 from minikafka.kraft_controller.control import (
+    acl_control,
     cluster_control,
     config_control,
     create_partitions,
@@ -42,12 +44,15 @@ from minikafka.kraft_controller.control.requests import (
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
     BrokerRegistrationResponse,
+    CreateAclsResponse,
     CreatePartitionsRequest,
     CreatePartitionsResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
+    DeleteAclsResponse,
     DeleteTopicsRequest,
     DeleteTopicsResponse,
+    DescribeAclsResponse,
     DescribeClusterResponse,
     DescribeUserScramCredentialsResponse,
     ElectLeadersRequest,
@@ -170,6 +175,16 @@ class ControllerStateMachine:
     def describe_user_scram_credentials(self, users: tuple[str, ...] | None) -> DescribeUserScramCredentialsResponse:
         """From committed state only, as every read."""
         return scram_control.describe_user_scram_credentials(self.committed, users)
+
+    def create_acls(self, creations: Sequence[AclBinding]) -> ControllerResult[CreateAclsResponse]:
+        return acl_control.create_acls(self.image, creations, self.rng)
+
+    def delete_acls(self, filters: Sequence[AclBindingFilter]) -> ControllerResult[DeleteAclsResponse]:
+        return acl_control.delete_acls(self.image, filters)
+
+    def describe_acls(self, acl_filter: AclBindingFilter) -> DescribeAclsResponse:
+        """From committed state only, as every read."""
+        return acl_control.describe_acls(self.committed, acl_filter)
 
     def alter_configs(
         self, request: config_control.AlterConfigsRequest

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from minikafka.common.acl import AclBinding
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.kraft_controller.metadata.records import (
+    AccessControlEntry,
     BrokerRegistrationChange,
     ConfigRecord,
     ConfigResourceType,
@@ -20,6 +22,7 @@ from minikafka.kraft_controller.metadata.records import (
     ProducerIds,
     Record,
     RegisterBroker,
+    RemoveAccessControlEntry,
     RemoveTopic,
     RemoveUserScramCredential,
     Topic,
@@ -40,13 +43,13 @@ class RecordEvent(NamedTuple):
 
 
 def describe_record_event(record: Record, image: MetadataImage, before: MetadataImage | None = None) -> RecordEvent:
-    event = _cluster_event(record, image) or _topic_event(record, image, before)
+    event = _cluster_event(record, image, before) or _topic_event(record, image, before)
     if event is None:
         raise TypeError(f"not a metadata record: {record!r}")
     return event
 
 
-def _cluster_event(record: Record, image: MetadataImage) -> RecordEvent | None:
+def _cluster_event(record: Record, image: MetadataImage, before: MetadataImage | None) -> RecordEvent | None:
     """Brokers, features, producer ids and credentials."""
     match record:
         case RegisterBroker():
@@ -115,7 +118,25 @@ def _cluster_event(record: Record, image: MetadataImage) -> RecordEvent | None:
             return RecordEvent(
                 "user_scram_credential_deleted", {"user": record.name, "mechanism": record.mechanism.mechanism_name}
             )
+        case AccessControlEntry():
+            return RecordEvent("acl_created", {"acl_id": record.id, **acl_fields(record.binding)})
+        case RemoveAccessControlEntry():
+            removed = None if before is None else before.acls.get(record.id)
+            return RecordEvent("acl_deleted", {"acl_id": record.id, **({} if removed is None else acl_fields(removed))})
     return None
+
+
+def acl_fields(binding: AclBinding) -> dict[str, str]:
+    """An ACL as the events show it: Kafka's names for its enums."""
+    return {
+        "resource_type": binding.resource_type.name,
+        "resource_name": binding.resource_name,
+        "pattern_type": binding.pattern_type.name,
+        "principal": binding.principal,
+        "host": binding.host,
+        "operation": binding.operation.name,
+        "permission_type": binding.permission_type.name,
+    }
 
 
 def _topic_event(record: Record, image: MetadataImage, before: MetadataImage | None) -> RecordEvent | None:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from minikafka.common.acl import AclBinding
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.metadata.image import BrokerRegistration
 from minikafka.kraft_controller.metadata.records import Endpoint, LeaderRecoveryState
@@ -355,3 +356,36 @@ class DescribedUser:
 @dataclass(frozen=True)
 class DescribeUserScramCredentialsResponse:
     results: tuple[DescribedUser, ...]
+
+
+# ---- CreateAcls, DescribeAcls and DeleteAcls (KIP-801: ACLs in the metadata log) ----
+
+
+@dataclass(frozen=True)
+class AclCreationResult:
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True)
+class CreateAclsResponse:
+    results: tuple[AclCreationResult, ...]  # one per creation, in its order
+
+
+@dataclass(frozen=True)
+class DeleteAclsFilterResult:
+    error_code: ErrorCode
+    error_message: str = ""
+    matching: tuple[AclBinding, ...] = ()  # what the filter deleted
+
+
+@dataclass(frozen=True)
+class DeleteAclsResponse:
+    results: tuple[DeleteAclsFilterResult, ...]  # one per filter, in its order
+
+
+@dataclass(frozen=True)
+class DescribeAclsResponse:
+    error_code: ErrorCode
+    error_message: str = ""
+    bindings: tuple[AclBinding, ...] = ()

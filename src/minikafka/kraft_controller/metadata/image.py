@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from immutables import Map
 
+from minikafka.common.acl import AclBinding
 from minikafka.common.scram import ScramCredential, ScramMechanism
 from minikafka.common.topic_config import TOPIC_CONFIGS
 from minikafka.kraft_controller.metadata.records import (
@@ -20,6 +21,7 @@ from minikafka.kraft_controller.metadata.records import (
     ELIGIBLE_LEADER_REPLICAS_VERSION,
     EPOCH_FROM_OFFSET,
     NO_LEADER,
+    AccessControlEntry,
     BrokerRegistrationChange,
     BrokerStatus,
     ConfigRecord,
@@ -33,6 +35,7 @@ from minikafka.kraft_controller.metadata.records import (
     ProducerIds,
     Record,
     RegisterBroker,
+    RemoveAccessControlEntry,
     RemoveTopic,
     RemoveUserScramCredential,
     Topic,
@@ -130,6 +133,8 @@ class MetadataImage:
     scram_credentials: Map[str, Map[ScramMechanism, ScramCredential]] = field(default_factory=Map)
     # Dynamic broker configs (ConfigRecord of the BROKER type) by resource name: a broker id, or "" for all of them
     broker_configs: Map[str, Map[str, str]] = field(default_factory=Map)
+    # ACLs by id (AccessControlEntryRecord)
+    acls: Map[str, AclBinding] = field(default_factory=Map)
 
     # ---- queries ----
 
@@ -235,6 +240,11 @@ class MetadataImage:
                 return self._at(offset, features=self._replay_feature_level(record))
             case UserScramCredential() | RemoveUserScramCredential():
                 return self._at(offset, scram_credentials=self._replay_scram(record))
+            case AccessControlEntry():
+                return replace(self._at(offset), acls=self.acls.set(record.id, record.binding))
+            case RemoveAccessControlEntry():
+                acls = self.acls.delete(record.id) if record.id in self.acls else self.acls
+                return replace(self._at(offset), acls=acls)
         raise TypeError(f"not a metadata record: {record!r}")
 
     def _registered(self, record: RegisterBroker, offset: int) -> MetadataImage:
@@ -353,6 +363,7 @@ class MetadataImage:
             self.features if features is None else features,
             self.scram_credentials if scram_credentials is None else scram_credentials,
             self.broker_configs,
+            self.acls,
         )
 
     # ---- snapshots ----
@@ -402,6 +413,7 @@ class MetadataImage:
         for user in sorted(self.scram_credentials):
             for mechanism, c in sorted(self.scram_credentials[user].items()):
                 records.append(UserScramCredential(user, mechanism, c.salt, c.stored_key, c.server_key, c.iterations))
+        records += [AccessControlEntry.of(acl_id, binding) for acl_id, binding in sorted(self.acls.items())]
         if self.next_producer_id > 0:
             records.append(ProducerIds(broker_id=-1, broker_epoch=-1, next_producer_id=self.next_producer_id))
         return records

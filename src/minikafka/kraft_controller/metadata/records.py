@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, cast
 
+from minikafka.common.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType, enum_of
 from minikafka.common.scram import ScramMechanism
 from minikafka.pb import common_pb2, metadata_pb2
 
@@ -192,6 +193,52 @@ class RemoveUserScramCredential:
     mechanism: ScramMechanism
 
 
+@dataclass(frozen=True)
+class AccessControlEntry:
+    """Kafka's AccessControlEntryRecord: one ACL binding, named by its id (a UUID)."""
+
+    id: str
+    resource_type: ResourceType
+    resource_name: str
+    pattern_type: PatternType
+    principal: str
+    host: str
+    operation: AclOperation
+    permission_type: AclPermissionType
+
+    @property
+    def binding(self) -> AclBinding:
+        return AclBinding(
+            self.resource_type,
+            self.resource_name,
+            self.pattern_type,
+            self.principal,
+            self.host,
+            self.operation,
+            self.permission_type,
+        )
+
+    @classmethod
+    def of(cls, acl_id: str, binding: AclBinding) -> AccessControlEntry:
+        return cls(
+            acl_id,
+            binding.resource_type,
+            binding.resource_name,
+            binding.pattern_type,
+            binding.principal,
+            binding.host,
+            binding.operation,
+            binding.permission_type,
+        )
+
+
+@dataclass(frozen=True)
+class RemoveAccessControlEntry:
+    """Kafka's RemoveAccessControlEntryRecord."""
+
+    id: str
+
+
 Record = (
     RegisterBroker
     | FenceBroker
@@ -207,6 +254,8 @@ Record = (
     | FeatureLevel
     | UserScramCredential
     | RemoveUserScramCredential
+    | AccessControlEntry
+    | RemoveAccessControlEntry
 )
 
 
@@ -245,7 +294,7 @@ class _Encoded:
 
 
 def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
-    encoded = _encode_cluster_record(record) or _encode_topic_record(record)
+    encoded = _encode_cluster_record(record) or _encode_topic_record(record) or _encode_acl_record(record)
     if encoded is None:
         raise TypeError(f"not a metadata record: {record!r}")
     message = metadata_pb2.MetadataRecord()
@@ -325,6 +374,28 @@ def _encode_cluster_record(record: Record) -> _Encoded | None:
     return None
 
 
+def _encode_acl_record(record: Record) -> _Encoded | None:
+    """ACLs (KIP-801)."""
+    match record:
+        case AccessControlEntry():
+            return _Encoded(
+                "access_control_entry",
+                metadata_pb2.AccessControlEntryRecord(
+                    id=record.id,
+                    resource_type=int(record.resource_type),
+                    resource_name=record.resource_name,
+                    pattern_type=int(record.pattern_type),
+                    principal=record.principal,
+                    host=record.host,
+                    operation=int(record.operation),
+                    permission_type=int(record.permission_type),
+                ),
+            )
+        case RemoveAccessControlEntry():
+            return _Encoded("remove_access_control_entry", metadata_pb2.RemoveAccessControlEntryRecord(id=record.id))
+    return None
+
+
 def _encode_topic_record(record: Record) -> _Encoded | None:
     """Topics, partitions and topic configs."""
     match record:
@@ -384,7 +455,11 @@ def _encode_topic_record(record: Record) -> _Encoded | None:
 
 def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
     kind = message.WhichOneof("record")
-    record = _decode_cluster_record(kind, message) or _decode_topic_record(kind, message)
+    record = (
+        _decode_cluster_record(kind, message)
+        or _decode_topic_record(kind, message)
+        or _decode_acl_record(kind, message)
+    )
     if record is None:
         raise RecordDecodeError(f"unknown or empty metadata record kind: {kind!r}")
     return record
@@ -432,6 +507,26 @@ def _decode_cluster_record(kind: str | None, message: metadata_pb2.MetadataRecor
         case "remove_user_scram_credential":
             r = message.remove_user_scram_credential
             return RemoveUserScramCredential(r.name, ScramMechanism(r.mechanism))
+    return None
+
+
+def _decode_acl_record(kind: str | None, message: metadata_pb2.MetadataRecord) -> Record | None:
+    """ACLs (KIP-801)."""
+    match kind:
+        case "access_control_entry":
+            acl = message.access_control_entry
+            return AccessControlEntry(
+                acl.id,
+                enum_of(ResourceType, acl.resource_type),
+                acl.resource_name,
+                enum_of(PatternType, acl.pattern_type),
+                acl.principal,
+                acl.host,
+                enum_of(AclOperation, acl.operation),
+                enum_of(AclPermissionType, acl.permission_type),
+            )
+        case "remove_access_control_entry":
+            return RemoveAccessControlEntry(message.remove_access_control_entry.id)
     return None
 
 
