@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from minikafka.broker.log_manager import LogManager, TopicPartition
+from minikafka.broker.log_manager import LogManager, TopicPartition, effective_max_open_files
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import Record, build_batch, iter_batches
 from minikafka.storage import partition_log
@@ -80,3 +80,10 @@ def test_a_file_limit_below_two_per_partition_fails_no_partition(tmp_path: Path)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
         logs.close_all(0)
     assert logs.unopened == {} and not logs.offline
+
+
+def test_the_bound_on_open_segment_files_is_capped_at_a_quarter_of_the_file_limit() -> None:
+    assert effective_max_open_files(1000, 20000) == 1000
+    assert effective_max_open_files(1000, 1024) == 256
+    assert effective_max_open_files(1000, -1) == 1000  # RLIM_INFINITY: no cap
+    assert effective_max_open_files(1000, 2) == 1
