@@ -207,26 +207,51 @@ def controller_failover(cluster: Any, admin: AdminClient, timeout_s: float) -> d
         except KafkaError:
             return False
 
-    ok = wait_until(committed, timeout_s, interval_s=0.2)
+    def another_leads() -> bool:
+        try:
+            return admin.describe_quorum()["leader_id"] not in (-1, leader)
+        except KafkaError:
+            return False
+
+    ok = wait_until(another_leads, timeout_s, interval_s=0.2) and wait_until(committed, timeout_s, interval_s=0.2)
     elapsed = round(time.monotonic() - started, 2) if ok else None
+    new_leader = admin.describe_quorum()["leader_id"] if ok else None
     faults.start(leader)
-    return {"killed_controller": leader, "controller_failover_s": elapsed}
+    return {"killed_controller": leader, "new_controller": new_leader, "controller_failover_s": elapsed}
+
+
+def roles_since(path: Path, position: int) -> int:
+    """Distinct partitions a broker logged a become_leader or become_follower for after byte `position` of its log."""
+    partitions: set[str] = set()
+    with path.open() as lines:
+        lines.seek(position)
+        for line in lines:
+            if '"become_leader"' in line or '"become_follower"' in line:
+                try:
+                    partitions.add(json.loads(line)["partition"])
+                except (json.JSONDecodeError, KeyError):
+                    continue
+    return len(partitions)
 
 
 def broker_restart(cluster: Any, admin: AdminClient, topics: list[str], total: int, timeout_s: float) -> dict[str, Any]:
-    """Stop broker 1 (controlled shutdown), start it again: the seconds its stop took, and from its start until
-    every ISR is full again."""
+    """Stop broker 1 (controlled shutdown), start it again: the seconds its stop took, and from its start until it
+    took on every one of its replicas again and every ISR is full."""
     faults = Faults(cluster)
-    broker = cluster.brokers[0].node_id
+    spec = cluster.brokers[0]
     started = time.monotonic()
-    faults.stop(broker, timeout_s=timeout_s)
+    faults.stop(spec.node_id, timeout_s=timeout_s)
     stopped = round(time.monotonic() - started, 1)
+    position = spec.events_path.stat().st_size
     started = time.monotonic()
-    faults.start(broker)
+    faults.start(spec.node_id)
+    rejoined = wait_until(lambda: roles_since(spec.events_path, position) >= total, timeout_s, interval_s=2.0)
+    rejoined_s = round(time.monotonic() - started, 1) if rejoined else None
     full = wait_until(lambda: all_full(partitions_state(admin, topics), total), timeout_s, interval_s=2.0)
     return {
-        "restarted_broker": broker,
+        "restarted_broker": spec.node_id,
         "broker_stop_s": stopped,
+        "broker_restart_replicas_taken_s": rejoined_s,
         "broker_restart_isrs_full_s": round(time.monotonic() - started, 1) if full else None,
     }
 
