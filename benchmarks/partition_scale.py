@@ -7,7 +7,8 @@ partitions of replication factor 3 (in topics of at most `--per-topic`, the cont
 CreateTopics), and measures: the seconds until every ISR is full (the metadata's view) and until every broker took
 on all its replicas (a become_leader or become_follower logged for each partition), the brokers' session expiries
 and fencings in the run's logs, the `become_leader` / `alter_partition_sent` events, the leader epochs, the
-leaders per broker, and each broker's idle CPU and RSS once settled. Prints one JSON object (also written to
+leaders per broker, and each node's idle CPU, RSS and open descriptors, with the warm-up topic alone (the run's
+baseline) and once settled. Prints one JSON object (also written to
 --out) and stops the cluster.
 """
 
@@ -31,10 +32,19 @@ from typing import Any
 from minikafka.client.admin import AdminClient
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.deploy import cluster_commands
-from minikafka.deploy.local_cluster import wait_until
+from minikafka.deploy.faults import Faults
+from minikafka.deploy.local_cluster import last_lines, wait_until
 
 HERE = Path(__file__).resolve().parent
-COUNTED = ("broker_session_expired", "broker_fenced", "become_leader", "become_follower", "alter_partition_sent")
+COUNTED = (
+    "broker_session_expired",
+    "broker_fenced",
+    "become_leader",
+    "become_follower",
+    "alter_partition_sent",
+    "partition_open_failed",
+    "log_dir_offline",
+)
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -50,17 +60,51 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
-def idle_usage(pids: dict[str, int], window_s: float) -> dict[str, dict[str, float]]:
-    """Each process's CPU share (percent of one core) over `window_s` with no client load, and its RSS."""
-    before = {label: cpu_seconds(pid) for label, pid in pids.items()}
-    time.sleep(window_s)  # a measurement window, not synchronisation
+def exited(pid: int) -> bool:
+    """Gone, or a zombie (exited, not yet reaped by the cluster launcher)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def exit_reasons(cluster: Any) -> dict[str, str]:
+    """For each broker that exited: the last line of its stderr (its one-line reason)."""
     return {
-        label: {
-            "idle_cpu_percent": round(100 * (cpu_seconds(pid) - before[label]) / window_s, 1),
-            "rss_mib": round(rss_mib(pid), 1),
-        }
-        for label, pid in pids.items()
+        spec.label: (last_lines(spec.stderr_path, 1) or ["(no stderr)"])[0]
+        for spec in cluster.brokers
+        if exited(cluster.pids[spec.node_id])
     }
+
+
+def open_files(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def idle_usage(pids: dict[str, int], window_s: float) -> dict[str, dict[str, float] | None]:
+    """Each process's CPU share (percent of one core) over `window_s` with no client load, its RSS and its open
+    descriptors; None for a process that is gone."""
+    before: dict[str, float] = {}
+    for label, pid in pids.items():
+        try:
+            before[label] = cpu_seconds(pid)
+        except OSError:
+            continue
+    time.sleep(window_s)  # a measurement window, not synchronisation
+    usage: dict[str, dict[str, float] | None] = {}
+    for label, pid in pids.items():
+        if exited(pid):
+            usage[label] = None
+            continue
+        try:
+            usage[label] = {
+                "idle_cpu_percent": round(100 * (cpu_seconds(pid) - before[label]) / window_s, 1),
+                "rss_mib": round(rss_mib(pid), 1),
+                "open_files": open_files(pid),
+            }
+        except (OSError, KeyError):
+            usage[label] = None
+    return usage
 
 
 def partitions_state(admin: AdminClient, topics: list[str]) -> list[Any] | None:
@@ -148,8 +192,78 @@ def count_events(logs: Path) -> dict[str, dict[str, int]]:
     return counts
 
 
+def controller_failover(cluster: Any, admin: AdminClient, timeout_s: float) -> dict[str, Any]:
+    """SIGKILL the active controller; the seconds until another leads and a CreateTopics commits. The killed one is
+    started again and the quorum left whole."""
+    faults = Faults(cluster)
+    leader = admin.describe_quorum()["leader_id"]
+    faults.kill(leader)
+    started = time.monotonic()
+
+    def committed() -> bool:
+        try:
+            admin.create_topic("failover-probe", 1, 3)
+            return True
+        except KafkaError:
+            return False
+
+    def another_leads() -> bool:
+        try:
+            return admin.describe_quorum()["leader_id"] not in (-1, leader)
+        except KafkaError:
+            return False
+
+    ok = wait_until(another_leads, timeout_s, interval_s=0.2) and wait_until(committed, timeout_s, interval_s=0.2)
+    elapsed = round(time.monotonic() - started, 2) if ok else None
+    new_leader = admin.describe_quorum()["leader_id"] if ok else None
+    faults.start(leader)
+    return {"killed_controller": leader, "new_controller": new_leader, "controller_failover_s": elapsed}
+
+
+def roles_since(path: Path, position: int) -> int:
+    """Distinct partitions a broker logged a become_leader or become_follower for after byte `position` of its log."""
+    partitions: set[str] = set()
+    with path.open() as lines:
+        lines.seek(position)
+        for line in lines:
+            if '"become_leader"' in line or '"become_follower"' in line:
+                try:
+                    partitions.add(json.loads(line)["partition"])
+                except (json.JSONDecodeError, KeyError):
+                    continue
+    return len(partitions)
+
+
+def broker_restart(cluster: Any, admin: AdminClient, topics: list[str], total: int, timeout_s: float) -> dict[str, Any]:
+    """Stop broker 1 (controlled shutdown), start it again: the seconds its stop took, and from its start until it
+    took on every one of its replicas again and every ISR is full."""
+    faults = Faults(cluster)
+    spec = cluster.brokers[0]
+    started = time.monotonic()
+    faults.stop(spec.node_id, timeout_s=timeout_s)
+    stopped = round(time.monotonic() - started, 1)
+    position = spec.events_path.stat().st_size
+    started = time.monotonic()
+    faults.start(spec.node_id)
+    rejoined = wait_until(lambda: roles_since(spec.events_path, position) >= total, timeout_s, interval_s=2.0)
+    rejoined_s = round(time.monotonic() - started, 1) if rejoined else None
+    full = wait_until(lambda: all_full(partitions_state(admin, topics), total), timeout_s, interval_s=2.0)
+    return {
+        "restarted_broker": spec.node_id,
+        "broker_stop_s": stopped,
+        "broker_restart_replicas_taken_s": rejoined_s,
+        "broker_restart_isrs_full_s": round(time.monotonic() - started, 1) if full else None,
+    }
+
+
 def run(
-    run_dir: Path, partitions: int, per_topic: int, settle_s: float, idle_window_s: float, profile_dir: Path | None
+    run_dir: Path,
+    partitions: int,
+    per_topic: int,
+    settle_s: float,
+    idle_window_s: float,
+    profile_dir: Path | None,
+    faults: bool = False,
 ) -> dict[str, Any]:
     cluster = cluster_commands.up(run_dir, 3, 3, {})
     result: dict[str, Any] = {"partitions": partitions, "load_average_start": os.getloadavg()}
@@ -163,6 +277,11 @@ def run(
         warm = wait_until(lambda: all_full(partitions_state(admin, ["warmup"]), 1000), settle_s, interval_s=1.0)
         result["warmup_isrs_full_s"] = round(time.monotonic() - started, 1) if warm else None
         result["events_warmup"] = count_events(run_dir / "logs")
+        brokers = {spec.label: cluster.pids[spec.node_id] for spec in cluster.brokers}
+        controllers = {spec.label: cluster.pids[spec.node_id] for spec in cluster.controllers}
+        # The baseline of the same run: the cluster idle with the warm-up topic alone.
+        result["idle_warmup"] = idle_usage({**brokers, **controllers}, idle_window_s)
+        result["load_average_warmup"] = os.getloadavg()
         profilers = start_profilers(cluster, profile_dir)
         topics = ["warmup"]
         started = time.monotonic()
@@ -201,12 +320,19 @@ def run(
             result["leader_epochs"] = dict(sorted(epochs.items()))
             result["leaders_per_broker"] = dict(sorted(collections.Counter(p.leader for p in big).items()))
             result["partitions_not_full"] = sum(sorted(p.isr) != sorted(p.replicas) for p in state)
-        brokers = {spec.label: cluster.pids[spec.node_id] for spec in cluster.brokers}
-        controllers = {spec.label: cluster.pids[spec.node_id] for spec in cluster.controllers}
+        started = time.monotonic()
+        described = partitions_state(admin, topics)
+        result["describe_s"] = round(time.monotonic() - started, 2) if described is not None else None
         for profiler in profilers:
             profiler.wait()
         result["idle"] = idle_usage({**brokers, **controllers}, idle_window_s)
         result["events"] = count_events(run_dir / "logs")
+        result["brokers_exited"] = exit_reasons(cluster)
+        if faults and not result["brokers_exited"]:
+            result.update(controller_failover(cluster, admin, settle_s))
+            topics.append("failover-probe")
+            result.update(broker_restart(cluster, admin, topics, partitions + 1001, settle_s))
+            result["events_after_faults"] = count_events(run_dir / "logs")
         result["load_average_end"] = os.getloadavg()
         return result
     finally:
@@ -221,6 +347,7 @@ def main() -> None:
     parser.add_argument("--idle-window-s", type=float, default=10.0)
     parser.add_argument("--out", default=None)
     parser.add_argument("--profile-dir", default=None, help="py-spy raw profiles of broker-1 and the controllers")
+    parser.add_argument("--faults", action="store_true", help="then time a controller failover and a broker's restart")
     args = parser.parse_args()
     run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-scale-"))
     result = run(
@@ -230,6 +357,7 @@ def main() -> None:
         args.settle_s,
         args.idle_window_s,
         Path(args.profile_dir) if args.profile_dir else None,
+        args.faults,
     )
     text = json.dumps(result, indent=1)
     print(text)

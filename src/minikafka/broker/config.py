@@ -319,6 +319,15 @@ class BrokerConfig(NodeConfig):
         False,
         "Keep unflushed bytes in process memory until flush, so SIGKILL loses them as a power cut would.",
     )
+    log_max_open_files: int = config_key(
+        "minikafka.log.max.open.files",
+        1000,
+        "Most segment files (.log and .index) the broker keeps open: each opens when first read or written and the "
+        "least recently used close beyond this, so a broker's descriptors do not grow with its partitions (capped "
+        "at a quarter of the process's open-file limit). Kafka has no such bound: it keeps every segment's files "
+        "open.",
+        at_least(1),
+    )
     stray_partition_check_enable: bool = config_key(
         "minikafka.stray.partition.check.enable",
         True,

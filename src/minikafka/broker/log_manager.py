@@ -23,6 +23,7 @@ from minikafka.common.clock import new_random
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.storage.checkpoint import CheckpointError, PartitionMetadataFile
+from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.log_config import LogConfig
 from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel, storage_error
 from minikafka.storage.partition_log import PARTITION_METADATA_FILE, PartitionLog
@@ -56,10 +57,13 @@ class LogManager:
         log_config: Callable[[str], LogConfig],
         flush_in_background: bool = False,
         failures: LogDirFailureChannel | None = None,
+        max_open_files: int | None = None,
     ) -> None:
         """`flush_in_background`: rolled segments are fsynced in worker threads (needs the running event loop).
-        `failures`: where an I/O error on any log takes `log_dir` offline."""
+        `failures`: where an I/O error on any log takes `log_dir` offline. `max_open_files`: the most segment
+        files the partition logs keep open together (None: no bound)."""
         self.log_dir = log_dir
+        self.files = FileHandleCache(max_open_files)
         self.failures = failures if failures is not None else LogDirFailureChannel()
         self.log_config = log_config  # per topic: broker defaults overridden by topic configs
         self.logs: dict[TopicPartition, PartitionLog] = {}
@@ -96,7 +100,7 @@ class LogManager:
             config = self.log_config(tp.topic)
             try:
                 log = PartitionLog.open(
-                    self.log_dir / str(tp), config, now_ms, str(topic_id), background, self.failures
+                    self.log_dir / str(tp), config, now_ms, str(topic_id), background, self.failures, self.files
                 )
             except (OSError, CheckpointError) as error:
                 reason = f"open of {tp} failed: {error}"
@@ -242,6 +246,14 @@ def _write_high_watermark_checkpoints(due: list[tuple[PartitionLog, int]]) -> No
             log.checkpoint_high_watermark(high_watermark)
         except KafkaError as error:  # its directory is offline now (the failure channel has the news)
             structlog.get_logger().warning("high_watermark_checkpoint_failed", partition=log.name, error=error.message)
+
+
+def effective_max_open_files(configured: int, open_files_limit: int | None) -> int:
+    """minikafka.log.max.open.files, but never more than a quarter of the process's open-file limit: half is kept
+    for client connections (max.connections) and the rest for checkpoints, the metadata log and peer channels."""
+    if open_files_limit is None or open_files_limit <= 0:
+        return configured
+    return max(1, min(configured, open_files_limit // 4))
 
 
 def _out_of_files(error: BaseException) -> bool:

@@ -27,7 +27,7 @@ from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerConnecti
 from minikafka.broker.kafka_wire.listener_security import listener_security
 from minikafka.broker.lifecycle_manager import LifecycleManager
 from minikafka.broker.log_cleaner import LogCleaner
-from minikafka.broker.log_manager import LogManager
+from minikafka.broker.log_manager import LogManager, effective_max_open_files
 from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.broker.service import MARKER_TIMEOUT_MS, BrokerService, FaultService
@@ -161,6 +161,7 @@ def build_broker(config: BrokerConfig) -> Broker:
         lambda topic: config.log_config(metadata.image.topic_overrides(topic, config.node_id)),
         flush_in_background=True,
         failures=failures,
+        max_open_files=segment_files_bound(config),
     )
     # A lifecycle that stops heartbeating (Exit) ends the process, as SIGTERM does.
     lifecycle = LifecycleManager(
@@ -237,6 +238,17 @@ async def start_grpc_servers(broker: Broker) -> None:
         broker.servers.append(
             await start_server(listener.host, listener.port, registrars, served.security, interceptors, largest)
         )
+
+
+def segment_files_bound(config: BrokerConfig) -> int:
+    """minikafka.log.max.open.files, capped to a share of the process's open-file limit."""
+    open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    bound = effective_max_open_files(config.log_max_open_files, open_files)  # RLIM_INFINITY is -1: no cap
+    if bound != config.log_max_open_files:
+        structlog.get_logger().info(
+            "log_max_open_files_capped", configured=config.log_max_open_files, effective=bound, open_files=open_files
+        )
+    return bound
 
 
 def kafka_connection_quotas(config: BrokerConfig) -> ConnectionQuotas:

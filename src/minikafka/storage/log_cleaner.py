@@ -23,6 +23,7 @@ from pathlib import Path
 
 from minikafka.common.record_batch import HEADER_SIZE, RecordBatch, read_header, rebuild_batch
 from minikafka.storage.cleaner_plan import SegmentSummary, group_segments
+from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.offset_index import OffsetIndex
 from minikafka.storage.segment_swap import cleaned_paths
 
@@ -168,7 +169,8 @@ def _clean_group(
 ) -> tuple[CleanedGroup, list[FilteredBatch]]:
     log_path, index_path = cleaned_paths(job.directory, group[0].base_offset)
     index_path.unlink(missing_ok=True)  # left by a cleaning that was not swapped in
-    index = OffsetIndex(index_path, group[0].base_offset)
+    # A cache of its own: the cleaner runs in a worker thread, and this index is closed before the swap.
+    index = OffsetIndex(index_path, group[0].base_offset, FileHandleCache())
     fd = os.open(log_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
     outcomes = []
     try:

@@ -11,6 +11,7 @@ import os
 import struct
 from pathlib import Path
 
+from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.synced_file import SyncedFile
 
 _ENTRY = struct.Struct(">ii")
@@ -19,17 +20,20 @@ INT32_MAX = 2**31 - 1
 
 
 class OffsetIndex(SyncedFile):
-    def __init__(self, path: Path, base_offset: int) -> None:
-        super().__init__(path, dirty=True)  # written to rarely: an entry every log.index.interval.bytes
+    def __init__(self, path: Path, base_offset: int, files: FileHandleCache, create: bool = True) -> None:
+        # Dirty from the start: written to rarely (an entry every log.index.interval.bytes), fsynced with the log.
+        super().__init__(path, dirty=True, files=files, create=create)
         self.base_offset = base_offset
         self.offsets: list[int] = []
         self.positions: list[int] = []
 
     @classmethod
-    def load(cls, path: Path, base_offset: int, segment_size: int) -> tuple[OffsetIndex, bool]:
-        """Open an index; the flag says whether it was consistent (monotonic and inside the segment)."""
-        index = cls(path, base_offset)
-        data = path.read_bytes()
+    def load(cls, path: Path, base_offset: int, segment_size: int, files: FileHandleCache) -> tuple[OffsetIndex, bool]:
+        """Load an index (created empty when missing); the flag says whether it was consistent (monotonic and
+        inside the segment)."""
+        existed = path.exists()
+        index = cls(path, base_offset, files, create=not existed)
+        data = path.read_bytes() if existed else b""
         consistent = len(data) % ENTRY_SIZE == 0
         previous = (-1, -1)
         for relative, position in _ENTRY.iter_unpack(data[: len(data) - len(data) % ENTRY_SIZE]):
@@ -55,7 +59,7 @@ class OffsetIndex(SyncedFile):
         if not self.can_append_offset(offset) or not 0 <= position <= INT32_MAX:
             # The log rolls before either happens; never let struct.error escape half-way through an append.
             raise ValueError(f"index entry ({offset}, {position}) does not fit 32 bits above base {self.base_offset}")
-        os.pwrite(self._fd, _ENTRY.pack(offset - self.base_offset, position), len(self.offsets) * ENTRY_SIZE)
+        os.pwrite(self._fd(), _ENTRY.pack(offset - self.base_offset, position), len(self.offsets) * ENTRY_SIZE)
         self._dirty = True
         self.offsets.append(offset)
         self.positions.append(position)
@@ -72,7 +76,7 @@ class OffsetIndex(SyncedFile):
         keep = bisect.bisect_left(self.positions, position)
         del self.offsets[keep:]
         del self.positions[keep:]
-        os.ftruncate(self._fd, keep * ENTRY_SIZE)
+        os.ftruncate(self._fd(), keep * ENTRY_SIZE)
         self._dirty = True
 
     def reset(self) -> None:

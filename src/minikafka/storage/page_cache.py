@@ -11,14 +11,15 @@ import errno
 import os
 from pathlib import Path
 
+from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.synced_file import SyncedFile
 
 
 class SegmentFile(SyncedFile):
-    def __init__(self, path: Path, simulate_page_cache: bool) -> None:
-        super().__init__(path, dirty=False)
+    def __init__(self, path: Path, simulate_page_cache: bool, files: FileHandleCache, create: bool) -> None:
+        super().__init__(path, dirty=False, files=files, create=create)
         self.simulate_page_cache = simulate_page_cache
-        self._file_size = os.fstat(self._fd).st_size
+        self._file_size = os.stat(path).st_size  # no descriptor needed: an existing segment opens when first used
         self._pending = bytearray()
 
     @property
@@ -43,10 +44,11 @@ class SegmentFile(SyncedFile):
     def _write_at_end(self, data: bytes | bytearray | memoryview) -> None:
         """All of `data` at the file's end, or an OSError: a short write (pwrite's count at ENOSPC) is cut back off
         and never counted, so the size never covers bytes that are not in the file."""
-        written = os.pwrite(self._fd, data, self._file_size)
+        fd = self._fd()
+        written = os.pwrite(fd, data, self._file_size)
         if written != len(data):
             try:
-                os.ftruncate(self._fd, self._file_size)
+                os.ftruncate(fd, self._file_size)
             finally:
                 self._dirty = True
             raise OSError(errno.ENOSPC, f"short write: {written} of {len(data)} bytes to {self.path}")
@@ -65,7 +67,7 @@ class SegmentFile(SyncedFile):
             return b""
         parts = []
         if position < self._file_size:
-            parts.append(os.pread(self._fd, min(end, self._file_size) - position, position))
+            parts.append(os.pread(self._fd(), min(end, self._file_size) - position, position))
         if end > self._file_size:
             start = max(position, self._file_size) - self._file_size
             parts.append(bytes(self._pending[start : end - self._file_size]))
@@ -76,6 +78,6 @@ class SegmentFile(SyncedFile):
             del self._pending[size - self._file_size :]
             return
         self._pending = bytearray()
-        os.ftruncate(self._fd, size)
+        os.ftruncate(self._fd(), size)
         self._file_size = size
         self._dirty = True

@@ -31,6 +31,7 @@ from minikafka.common.record_batch import (
 )
 from minikafka.storage.checkpoint import CheckpointError, OffsetCheckpoint, PartitionMetadataFile, fsync_directory
 from minikafka.storage.cleaner_plan import CleanableLog, LogToClean, SegmentSummary
+from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.leader_epoch_cache import LeaderEpochCache
 from minikafka.storage.log_cleaner import CleanedGroup, CleaningJob, CleaningResult, SourceSegment, discard
 from minikafka.storage.log_config import LogConfig
@@ -109,9 +110,12 @@ class PartitionLog:
         config: LogConfig,
         background: Background | None = None,
         failures: LogDirFailureChannel | None = None,
+        files: FileHandleCache | None = None,
     ) -> None:
         self.directory = directory
         self.failures = failures  # None: I/O errors propagate as they are (the metadata log: fatal there)
+        # Shared by a log directory's partitions to bound their open files; None: this log's own, unbounded.
+        self.files = files if files is not None else FileHandleCache()
         self.config = config
         self._background = background  # None: a rolled segment is flushed at once, on the caller's thread
         self.name = directory.name
@@ -149,9 +153,10 @@ class PartitionLog:
         topic_id: str | None = None,
         background: Background | None = None,
         failures: LogDirFailureChannel | None = None,
+        files: FileHandleCache | None = None,
     ) -> PartitionLog:
         directory.mkdir(parents=True, exist_ok=True)
-        log = cls(directory, config, background, failures)
+        log = cls(directory, config, background, failures, files)
         try:
             log._open(now_ms, topic_id)
         except BaseException:
@@ -222,7 +227,12 @@ class PartitionLog:
         recovered: list[dict[str, object]] = []
         for position, base in enumerate(base_offsets):
             segment, index_ok = LogSegment.open_existing(
-                self.directory, base, self.config.simulate_page_cache, self.config.index_interval_bytes, now_ms
+                self.directory,
+                base,
+                self.config.simulate_page_cache,
+                self.config.index_interval_bytes,
+                now_ms,
+                self.files,
             )
             following = base_offsets[position + 1] if position + 1 < len(base_offsets) else None
             # A segment needs a full scan when it may hold unflushed data (at or past the recovery point after an
@@ -251,6 +261,7 @@ class PartitionLog:
                         self.config.simulate_page_cache,
                         self.config.index_interval_bytes,
                         now_ms,
+                        self.files,
                     )
                     recovered.append({"segment": later, "deleted": True, "truncated_bytes": doomed.size})
                     doomed.delete()
@@ -271,7 +282,12 @@ class PartitionLog:
 
     def _new_segment(self, base_offset: int, now_ms: int) -> LogSegment:
         return LogSegment(
-            self.directory, base_offset, self.config.simulate_page_cache, self.config.index_interval_bytes, now_ms
+            self.directory,
+            base_offset,
+            self.config.simulate_page_cache,
+            self.config.index_interval_bytes,
+            now_ms,
+            self.files,
         )
 
     # ---- log directory failure ----
@@ -935,6 +951,7 @@ class PartitionLog:
             self.config.simulate_page_cache,
             self.config.index_interval_bytes,
             self.last_flush_ms,
+            self.files,
         )
         if not index_ok or not segment.load_end():
             segment.recover(allow_gaps=True)

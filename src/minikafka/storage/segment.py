@@ -11,6 +11,7 @@ from pathlib import Path
 from minikafka.common.control_batch import EndTxnMarker, read_marker
 from minikafka.common.errors import KafkaError
 from minikafka.common.record_batch import HEADER_SIZE, CorruptRecordError, read_header
+from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.offset_index import OffsetIndex
 from minikafka.storage.page_cache import SegmentFile
 from minikafka.storage.recent_appends import RecentAppends
@@ -59,12 +60,14 @@ class LogSegment:
         simulate_page_cache: bool,
         index_interval_bytes: int,
         created_ms: int,
+        files: FileHandleCache,
     ) -> None:
+        """A new segment: both files are created."""
         self.directory = directory
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
-        self.log = SegmentFile(self.log_path, simulate_page_cache)
-        self.index = OffsetIndex(self.index_path, base_offset)
+        self.log = SegmentFile(self.log_path, simulate_page_cache, files, create=True)
+        self.index = OffsetIndex(self.index_path, base_offset, files)
         self.next_offset = base_offset
         self.max_timestamp = -1
         self.created_ms = created_ms
@@ -87,20 +90,27 @@ class LogSegment:
 
     @classmethod
     def open_existing(
-        cls, directory: Path, base_offset: int, simulate_page_cache: bool, index_interval_bytes: int, created_ms: int
+        cls,
+        directory: Path,
+        base_offset: int,
+        simulate_page_cache: bool,
+        index_interval_bytes: int,
+        created_ms: int,
+        files: FileHandleCache,
     ) -> tuple[LogSegment, bool]:
-        """Open a segment and its index; the flag says whether the index was consistent (else: rebuild)."""
+        """Load a segment and its index (their files open when first used); the flag says whether the index was
+        consistent (else: rebuild)."""
         segment = cls.__new__(cls)
         segment.directory = directory
         segment.base_offset = base_offset
         segment.index_interval_bytes = index_interval_bytes
-        segment.log = SegmentFile(segment.log_path, simulate_page_cache)
+        segment.log = SegmentFile(segment.log_path, simulate_page_cache, files, create=False)
         segment.created_ms = created_ms
         segment.max_timestamp = -1
         segment._bytes_since_index_entry = 0
         segment._recent = RecentAppends()
         index_existed = segment.index_path.exists()
-        segment.index, consistent = OffsetIndex.load(segment.index_path, base_offset, segment.log.size)
+        segment.index, consistent = OffsetIndex.load(segment.index_path, base_offset, segment.log.size, files)
         segment.next_offset = base_offset
         return segment, index_existed and consistent
 
@@ -145,7 +155,12 @@ class LogSegment:
     def detached_fsync(self) -> Callable[[], None]:
         """An fsync of this segment's files for another thread: on duplicated descriptors, so closing or deleting
         the segment meanwhile cannot pull them away, and touching none of its state (`mark_clean` records it)."""
-        descriptors = [self.log.duplicate_fd(), self.index.duplicate_fd()]
+        descriptors = [self.log.duplicate_fd()]
+        try:
+            descriptors.append(self.index.duplicate_fd())
+        except OSError:
+            os.close(descriptors[0])
+            raise
 
         def fsync() -> None:
             try:

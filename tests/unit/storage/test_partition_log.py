@@ -18,6 +18,7 @@ from minikafka.common.record_batch import (
     set_partition_leader_epoch,
 )
 from minikafka.storage.checkpoint import CheckpointError
+from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.log_config import LogConfig
 from minikafka.storage.offset_index import OffsetIndex
 from minikafka.storage.partition_log import PartitionLog
@@ -98,7 +99,7 @@ def test_an_offset_jump_already_in_the_log_rolls_instead_of_overflowing_the_inde
 
 
 def test_the_offset_index_refuses_an_entry_beyond_32_bits_and_writes_nothing(tmp_path: Path) -> None:
-    index = OffsetIndex(tmp_path / "index", base_offset=10)
+    index = OffsetIndex(tmp_path / "index", base_offset=10, files=FileHandleCache())
     with pytest.raises(ValueError, match="32 bits"):
         index.append(10 + 2**31, 0)
     assert len(index) == 0 and (tmp_path / "index").stat().st_size == 0
