@@ -4,6 +4,8 @@ the cluster, else CLUSTER_AUTHORIZATION_FAILED; without an authorizer, SECURITY_
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from itertools import groupby
 from typing import Any
 
@@ -21,6 +23,7 @@ from minikafka.common.acl import (
     enum_of,
 )
 from minikafka.common.acl_proto import binding_from_proto, binding_to_proto, filter_to_proto
+from minikafka.common.clock import monotonic_ms
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.control.acl_control import describe_acls
 from minikafka.pb import controller_pb2
@@ -29,6 +32,7 @@ DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = 29, 30, 31
 VERSIONS = {DESCRIBE_ACLS: (1, 3), CREATE_ACLS: (1, 3), DELETE_ACLS: (1, 3)}
 SECURITY_DISABLED_MESSAGE = "No Authorizer is configured on the broker"
 CLUSTER_DENIED_MESSAGE = "Cluster authorization failed."
+IMAGE_CATCH_UP_MS, IMAGE_POLL_S = 5000, 0.01
 
 
 def _refusal(ctx: WireContext, operation: AclOperation) -> tuple[ErrorCode, str] | None:
@@ -117,11 +121,23 @@ async def create(ctx: WireContext, request: Request) -> Any:
     )
     answer = await ctx.manager.controller.call("CreateAcls", forwarded)
     outcomes = list(answer.results) if answer is not None else []
-    created = []
+    created: list[Any] = []
+    applied: list[AclBinding] = []
     for index in range(len(creations)):
         code, message = forwarded_outcome(answer, outcomes[index] if index < len(outcomes) else None, "ACL")
         created.append(build(result_cls, error_code=code, error_message=message))
+        if code == ErrorCode.NONE:
+            applied.append(binding_from_proto(forwarded.creations[index]))
+    await _image_reflects(ctx, lambda acls: all(binding in acls for binding in applied))
     return build(cls, throttle_time=0, results=tuple(created))
+
+
+async def _image_reflects(ctx: WireContext, holds: Callable[[set[AclBinding]], bool]) -> None:
+    """Wait (a bounded while) until this broker's image shows an ACL change the controller committed, so the
+    client that made it reads it back here, as the clients' own tests do right after the call."""
+    deadline = monotonic_ms() + IMAGE_CATCH_UP_MS
+    while not holds(set(ctx.manager.metadata.image.acls.values())) and monotonic_ms() < deadline:
+        await asyncio.sleep(IMAGE_POLL_S)
 
 
 async def delete(ctx: WireContext, request: Request) -> Any:
@@ -137,7 +153,8 @@ async def delete(ctx: WireContext, request: Request) -> Any:
     forwarded = controller_pb2.DeleteAclsRequest(filters=[filter_to_proto(wire_filter(f)) for f in filters])
     answer = await ctx.manager.controller.call("DeleteAcls", forwarded)
     outcomes = list(answer.filter_results) if answer is not None else []
-    results = []
+    results: list[Any] = []
+    removed: list[AclBinding] = []
     for index in range(len(filters)):
         outcome = outcomes[index] if index < len(outcomes) else None
         code, message = forwarded_outcome(answer, outcome, "filter")
@@ -145,6 +162,9 @@ async def delete(ctx: WireContext, request: Request) -> Any:
             _matching(matching_cls, binding_from_proto(m)) for m in (outcome.matching if outcome is not None else ())
         )
         results.append(build(filter_cls, error_code=code, error_message=message, matching_acls=matching))
+        if outcome is not None and code == ErrorCode.NONE:
+            removed.extend(binding_from_proto(m) for m in outcome.matching)
+    await _image_reflects(ctx, lambda acls: not acls.intersection(removed))
     return build(cls, throttle_time=0, filter_results=tuple(results))
 
 
