@@ -14,6 +14,7 @@ from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.broker.transaction.core import Reply
 from minikafka.broker.transaction.state import TxnState
+from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.clock import wall_ms
 from minikafka.common.errors import ErrorCode
 
@@ -78,6 +79,14 @@ async def _add_partitions_one(
     asked = [TopicPartitionKey(t.name, p) for t in topics or () for p in t.partitions or ()]
     if ctx.transactions is None:
         return dict.fromkeys(asked, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    if not _may_write(ctx, transactional_id):
+        return dict.fromkeys(asked, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    denied = {tp for tp in asked if not ctx.allowed(AclOperation.WRITE, ResourceType.TOPIC, tp.topic)}
+    if denied:  # as Kafka: nothing is added, the others OPERATION_NOT_ATTEMPTED
+        return {
+            tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp in denied else ErrorCode.OPERATION_NOT_ATTEMPTED
+            for tp in asked
+        }
     image = ctx.manager.metadata.image
     unknown = {
         tp
@@ -118,6 +127,10 @@ async def handle_add_offsets(ctx: WireContext, request: Request) -> Any:
     cls = response_class(ADD_OFFSETS_TO_TXN, version)
     if ctx.transactions is None:
         return build(cls, throttle_time=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    if not _may_write(ctx, body.transactional_id):
+        return build(cls, throttle_time=0, error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not ctx.allowed(AclOperation.READ, ResourceType.GROUP, body.group_id):
+        return build(cls, throttle_time=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     reply = await ctx.transactions.add_offsets(
         body.transactional_id, body.producer_id, body.producer_epoch, body.group_id
     )
@@ -128,7 +141,9 @@ async def handle_end_txn(ctx: WireContext, request: Request) -> Any:
     body, version = request.body, request.header.api_version
     cls = response_class(END_TXN, version)
     reply = Reply(0, ErrorCode.COORDINATOR_NOT_AVAILABLE)
-    if ctx.transactions is not None:
+    if not _may_write(ctx, body.transactional_id):
+        reply = Reply(0, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    elif ctx.transactions is not None:
         reply = await ctx.transactions.end_txn(
             body.transactional_id, body.producer_id, body.producer_epoch, body.committed
         )
@@ -151,7 +166,10 @@ async def handle_txn_offset_commit(ctx: WireContext, request: Request) -> Any:
         for p in t.partitions or ()
     ]
     errors: dict[TopicPartitionKey, ErrorCode] = {}
-    if ctx.groups is None:
+    refusal = _txn_offset_commit_refusal(ctx, body)
+    if refusal is not None:
+        error = refusal
+    elif ctx.groups is None:
         error = ErrorCode.COORDINATOR_NOT_AVAILABLE
     else:
         error, errors = await ctx.groups.txn_commit_offsets(
@@ -184,6 +202,22 @@ async def handle_txn_offset_commit(ctx: WireContext, request: Request) -> Any:
     return build(cls, throttle_time=0, topics=topics)
 
 
+def _may_write(ctx: WireContext, transactional_id: str) -> bool:
+    """Kafka's check of every call of a transactional producer: WRITE on its transactional id."""
+    return ctx.allowed(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)
+
+
+def _txn_offset_commit_refusal(ctx: WireContext, body: Any) -> ErrorCode | None:
+    """Kafka's order: READ on the group, WRITE on the transactional id, READ on every topic (here: all or none)."""
+    if not ctx.allowed(AclOperation.READ, ResourceType.GROUP, body.group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if not _may_write(ctx, body.transactional_id):
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if any(not ctx.allowed(AclOperation.READ, ResourceType.TOPIC, t.name) for t in body.topics or ()):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    return None
+
+
 def _timestamp(ms: int) -> datetime.datetime:
     """kio writes a datetime as its epoch milliseconds: -1 (Kafka's "none") is a millisecond before the epoch."""
     return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
@@ -195,6 +229,8 @@ def handle_describe(ctx: WireContext, request: Request) -> Any:
     states = []
     for transactional_id in request.body.transactional_ids or ():
         found = ctx.transactions.describe(transactional_id) if ctx.transactions else ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if not ctx.allowed(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+            found = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
         if isinstance(found, ErrorCode):
             states.append(
                 build(
@@ -248,7 +284,8 @@ def handle_list(ctx: WireContext, request: Request) -> Any:
             transaction_state=m.state.display_name,
         )
         for m in listed
-        if (not wanted or m.state in wanted)
+        if ctx.allowed(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, m.transactional_id)
+        and (not wanted or m.state in wanted)
         and (not producers or m.producer_id in producers)
         and (duration_ms < 0 or (m.state == TxnState.ONGOING and wall_ms() - m.start_ms >= duration_ms))
     )
