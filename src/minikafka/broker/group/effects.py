@@ -69,7 +69,15 @@ class DeleteResult:
     error: ErrorCode
 
 
-Result = JoinResult | SyncResult | HeartbeatResult | LeaveResult | CommitResult | DeleteResult
+@dataclass(frozen=True)
+class OffsetDeleteResult:
+    """`error` applies to the whole request (no partitions then); else each partition has its own."""
+
+    error: ErrorCode
+    partitions: tuple[tuple[TopicPartitionKey, ErrorCode], ...] = ()
+
+
+Result = JoinResult | SyncResult | HeartbeatResult | LeaveResult | CommitResult | DeleteResult | OffsetDeleteResult
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from minikafka.broker.group.effects import Answer, Append, CommitResult, DeleteResult, Effect, GroupEvent, GroupStep
 from minikafka.broker.group.membership import assignment_stored, static_join_stored, validate_member
+from minikafka.broker.group.offset_delete import offsets_deleted
 from minikafka.broker.group.records import GroupMetadataKey, OffsetCommitKey, OffsetCommitValue, OffsetsRecord
 from minikafka.broker.group.state import (
     Group,
@@ -18,6 +19,7 @@ from minikafka.broker.group.state import (
     PendingAssignment,
     PendingCommit,
     PendingDelete,
+    PendingOffsetDelete,
     PendingStaticJoin,
     TopicPartitionKey,
 )
@@ -149,6 +151,8 @@ def append_done(group: Group, request_id: int, error: ErrorCode, config: GroupCo
     error = store_error(error)
     if isinstance(pending, PendingCommit):
         return _commit_stored(group, pending, error)
+    if isinstance(pending, PendingOffsetDelete):
+        return offsets_deleted(group, pending, error)
     if isinstance(pending, PendingDelete):
         if error != ErrorCode.NONE:
             return GroupStep(group.evolve(state=GroupState.EMPTY), (Answer(request_id, DeleteResult(error)),))

@@ -108,7 +108,18 @@ class PendingMetadata:
     request_id: int
 
 
-PendingWrite = PendingCommit | PendingAssignment | PendingStaticJoin | PendingDelete | PendingMetadata
+@dataclass(frozen=True)
+class PendingOffsetDelete:
+    """OffsetDelete's tombstones on their way: the offsets go, and the request is answered, once they are stored."""
+
+    request_id: int
+    deleted: tuple[TopicPartitionKey, ...]
+    answered: tuple[tuple[TopicPartitionKey, ErrorCode], ...]  # the other partitions' answers, nothing to write
+
+
+PendingWrite = (
+    PendingCommit | PendingAssignment | PendingStaticJoin | PendingDelete | PendingMetadata | PendingOffsetDelete
+)
 
 
 @dataclass(frozen=True)

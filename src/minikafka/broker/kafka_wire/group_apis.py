@@ -14,6 +14,7 @@ from minikafka.broker.kafka_wire import (
     find_coordinator,
     group_admin,
     group_offsets,
+    offset_delete,
 )
 
 OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 8, 9, 10
@@ -37,6 +38,7 @@ VERSIONS: dict[int, tuple[int, int]] = {
     DELETE_GROUPS: (0, 2),
     CONSUMER_GROUP_HEARTBEAT: (0, 1),
     CONSUMER_GROUP_DESCRIBE: (0, 0),
+    **offset_delete.VERSIONS,
 }
 
 HANDLERS: dict[int, Any] = {
@@ -52,6 +54,7 @@ HANDLERS: dict[int, Any] = {
     DELETE_GROUPS: group_admin.handle_delete,
     CONSUMER_GROUP_HEARTBEAT: consumer_group_heartbeat.handle,
     CONSUMER_GROUP_DESCRIBE: consumer_group_describe.handle,
+    offset_delete.OFFSET_DELETE: offset_delete.handle,
 }
 
 
