@@ -526,3 +526,60 @@ def test_minikafka_consume_group_members_split_the_work_and_resume(cluster: Clus
     out, err = member().communicate(timeout=120)
     resumed = [json.loads(line)["value"] for line in out.splitlines() if json.loads(line).get("type") is None]
     assert sorted(resumed) == sorted(later), err
+
+
+def test_offset_delete_through_kafka_python_and_the_tool_survives_a_coordinator_restart(cluster: Cluster) -> None:
+    kafka = pytest.importorskip("kafka", reason="kafka-python is in the dev extra")
+    from kafka.structs import OffsetAndMetadata, TopicPartition
+
+    topic, group = "forgotten-orders", "forgetful-readers"
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, topic)
+    admin = kafka.KafkaAdminClient(bootstrap_servers=bootstrap.split(","), request_timeout_ms=15000)
+    down = None  # a broker this test stopped and has not started again
+    try:
+        committed = {TopicPartition(topic, p): OffsetAndMetadata(10 + p, "", -1) for p in range(PARTITIONS)}
+        eventually(lambda: admin.alter_group_offsets(group, committed), 60, "offsets committed", interval_s=0.2)
+        assert [p["current_offset"] for p in describe(cluster, group)["partitions"]] == [10, 11, 12, 13]
+        first_two = [TopicPartition(topic, 0), TopicPartition(topic, 1)]
+        answers = eventually(lambda: admin.delete_group_offsets(group, first_two), 60, "OffsetDelete", interval_s=0.2)
+        assert {tp: error.errno for tp, error in answers.items()} == dict.fromkeys(first_two, 0)
+        tool = minikafka(
+            "consumer-groups",
+            "--bootstrap-server",
+            bootstrap,
+            "--delete-offsets",
+            "--group",
+            group,
+            "--topic",
+            f"{topic}:2",
+        )
+        assert tool.returncode == 0 and "Successful" in tool.stdout, tool.stderr
+        expected = [(3, 13)]  # the others have no committed offset any more
+
+        def offsets() -> list[tuple[int, int | None]]:
+            return [(p["partition"], p["current_offset"]) for p in describe(cluster, group)["partitions"]]
+
+        assert offsets() == expected
+        victim = describe(cluster, group)["coordinator"]
+        Faults(cluster).kill(victim)
+        down = victim
+        moved = eventually(
+            lambda: (d := describe(cluster, group))["coordinator"] != victim and d, 90, "a new coordinator"
+        )
+        assert [(p["partition"], p["current_offset"]) for p in moved["partitions"]] == expected
+        Faults(cluster).start(victim)
+        down = None
+        with cluster_commands.admin_for(cluster, timeout_s=10) as metadata:
+            eventually(
+                lambda: all(victim in p.isr for p in metadata.describe_topics(["__consumer_offsets"])[0].partitions),
+                60,
+                f"broker {victim} back in every __consumer_offsets ISR",
+            )
+        assert offsets() == expected
+        with pytest.raises(kafka.errors.GroupIdNotFoundError):
+            admin.delete_group_offsets("no-such-readers", first_two)
+    finally:
+        admin.close()
+        if down is not None:
+            Faults(cluster).start(down)

@@ -1,6 +1,7 @@
 """`minikafka consumer-groups`: Kafka's kafka-consumer-groups through the brokers' Kafka listeners. --list names
 every group; --describe shows a group's state, members, their assignments, and per partition the committed offset,
-the log end offset (the high watermark) and the lag; --delete removes an empty group."""
+the log end offset (the high watermark) and the lag; --delete removes an empty group; --delete-offsets removes a
+group's committed offsets of some topics (OffsetDelete)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.run_dir import newest_run
 
 METADATA, LIST_OFFSETS, OFFSET_FETCH, FIND_COORDINATOR = 3, 2, 9, 10
-DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = 15, 16, 42
+DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, OFFSET_DELETE = 15, 16, 42, 47
 LATEST_TIMESTAMP = -1
 RETRIABLE_COORDINATOR_ERRORS = (
     ErrorCode.COORDINATOR_NOT_AVAILABLE,
@@ -80,7 +81,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     action.add_argument("--list", action="store_true", help="every group")
     action.add_argument("--describe", nargs="?", const=True, metavar="GROUP", help="a group (or --group GROUP)")
     action.add_argument("--delete", action="store_true", help="delete --group GROUP (only an empty group)")
+    action.add_argument(
+        "--delete-offsets", action="store_true", help="delete --group GROUP's offsets of each --topic T[:P,...]"
+    )
     parser.add_argument("--group", help="the group")
+    parser.add_argument(
+        "--topic", action="append", default=[], metavar="T[:P,...]", help="a topic, or some of its partitions"
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--dir", metavar="RUN", help="the run directory (default: the newest under ./runs/)")
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT", help="any broker's Kafka listener")
@@ -107,8 +114,11 @@ def kafka_bootstrap(args: argparse.Namespace) -> list[str]:
 
 def consumer_groups_command(args: argparse.Namespace) -> int:
     group = args.group or (args.describe if isinstance(args.describe, str) else None)
-    if (args.describe or args.delete) and not group:
-        raise CliError("--describe and --delete need a group: --group GROUP")
+    if (args.describe or args.delete or args.delete_offsets) and not group:
+        raise CliError("--describe, --delete and --delete-offsets need a group: --group GROUP")
+    if args.delete_offsets and not args.topic:
+        raise CliError("--delete-offsets needs at least one --topic T[:P,...]")
+    wanted = [parse_topic_partitions(text) for text in args.topic]
     client = KafkaWireClient(kafka_bootstrap(args))
 
     async def run() -> int:
@@ -116,6 +126,9 @@ def consumer_groups_command(args: argparse.Namespace) -> int:
             if args.list:
                 return _print_list(await list_groups(client), args.json)
             assert group is not None  # --describe and --delete without one were refused above
+            if args.delete_offsets:
+                results = await delete_offsets(client, group, wanted, args.timeout_ms / 1000)
+                return _print_offset_deletion(results)
             if args.delete:
                 await delete_group(client, group, args.timeout_ms / 1000)
                 print(f"Deletion of requested consumer groups ('{group}') was successful.")
@@ -332,7 +345,58 @@ async def delete_group(client: KafkaWireClient, group: str, timeout_s: float) ->
         raise KafkaError(error, f"deleting group '{group}'")
 
 
+def parse_topic_partitions(text: str) -> tuple[str, list[int] | None]:
+    """kafka-consumer-groups' --topic: "T" (every partition) or "T:0,2"."""
+    topic, _, partitions = text.partition(":")
+    if not topic:
+        raise CliError(f"--topic {text!r}: no topic name")
+    if not partitions:
+        return topic, None
+    try:
+        return topic, sorted({int(p) for p in partitions.split(",")})
+    except ValueError:
+        raise CliError(f"--topic {text!r}: partitions are numbers, as T:0,1") from None
+
+
+async def delete_offsets(
+    client: KafkaWireClient, group: str, wanted: list[tuple[str, list[int] | None]], timeout_s: float
+) -> list[tuple[str, int, ErrorCode]]:
+    """OffsetDelete at the group's coordinator: (topic, partition, error) for each partition asked."""
+    _, topics = await _metadata(client)
+    asked: dict[str, list[int]] = {}
+    for topic, partitions in wanted:
+        asked.setdefault(topic, []).extend(partitions if partitions is not None else sorted(topics.get(topic, {0: -1})))
+    cls = request_class(OFFSET_DELETE, 0)
+    topic_cls, partition_cls = nested(cls, "OffsetDeleteRequestTopic"), nested(cls, "OffsetDeleteRequestPartition")
+    body = cls(
+        group_id=group,
+        topics=tuple(
+            topic_cls(name=t, partitions=tuple(partition_cls(partition_index=p) for p in sorted(set(ps))))
+            for t, ps in asked.items()
+        ),
+    )
+    _, response = await _on_coordinator(client, group, timeout_s, body)
+    error = ErrorCode.of(response.error_code)
+    if error != ErrorCode.NONE:
+        raise KafkaError(error, f"deleting offsets of group '{group}'")
+    return [(t.name, p.partition_index, ErrorCode.of(p.error_code)) for t in response.topics for p in t.partitions]
+
+
 # ---- output ----
+
+
+def _print_offset_deletion(results: list[tuple[str, int, ErrorCode]]) -> int:
+    """As kafka-consumer-groups: each partition's status; a partition's error makes the command fail."""
+    failed = any(error != ErrorCode.NONE for _, _, error in results)
+    if failed:
+        print("Error: Encountered some partition level error, see the follow-up details:", file=sys.stderr)
+    rows = [("TOPIC", "PARTITION", "STATUS")] + [
+        (t, str(p), "Successful" if e == ErrorCode.NONE else f"Error: {e.name} ({int(e)})") for t, p, e in results
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    return 1 if failed else 0
 
 
 def _print_list(groups: list[dict[str, str]], as_json: bool) -> int:
