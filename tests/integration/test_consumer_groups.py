@@ -583,3 +583,36 @@ def test_offset_delete_through_kafka_python_and_the_tool_survives_a_coordinator_
         admin.close()
         if down is not None:
             Faults(cluster).start(down)
+
+
+def test_offset_delete_keeps_the_offsets_of_a_topic_a_live_member_subscribes_to(cluster: Cluster) -> None:
+    kafka = pytest.importorskip("kafka", reason="kafka-python is in the dev extra")
+    from kafka.structs import OffsetAndMetadata, TopicPartition
+
+    topic, other, group = "watched-orders", "unwatched-orders", "watching-readers"
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, topic)
+    create_topic(cluster, other)
+    admin = kafka.KafkaAdminClient(bootstrap_servers=bootstrap.split(","), request_timeout_ms=15000)
+    # An offset of a topic nobody subscribes to, committed while the group is empty (as kafka-consumer-groups
+    # --reset-offsets would); then a member subscribes to the other topic and commits for it.
+    stray = {TopicPartition(other, 0): OffsetAndMetadata(5, "", -1)}
+    eventually(
+        lambda: all(e.errno == 0 for e in admin.alter_group_offsets(group, stray).values()), 60, "a stray offset"
+    )
+    member = ConfluentMember(bootstrap, group, topic)
+    try:
+        eventually(lambda: member.poll() is not None and member.assigned() == PARTITIONS, 60, "the member's partitions")
+        eventually(member.commit, 30, "a commit", interval_s=0.2)
+        assert any(p["topic"] == other for p in describe(cluster, group)["partitions"])
+        asked = [TopicPartition(topic, 0), TopicPartition(other, 0)]
+        answers = admin.delete_group_offsets(group, asked)
+        assert {tp.topic: error.errno for tp, error in answers.items()} == {topic: 86, other: 0}
+        assert {p["topic"] for p in describe(cluster, group)["partitions"]} == {topic}
+        tool = minikafka(
+            "consumer-groups", "--bootstrap-server", bootstrap, "--delete-offsets", "--group", group, "--topic", topic
+        )
+        assert tool.returncode == 1 and tool.stdout.count("GROUP_SUBSCRIBED_TO_TOPIC (86)") == PARTITIONS, tool.stdout
+    finally:
+        member.close()
+        admin.close()
