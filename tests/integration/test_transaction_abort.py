@@ -102,3 +102,33 @@ def test_find_hanging_then_abort_releases_the_last_stable_offset(cluster: Cluste
     # The same transaction again: no longer open anywhere.
     code, out, err = _tool(cluster, "--abort", "--topic", TOPIC, "--partition", "0", "--start-offset", str(late_offset))
     assert code == 1 and "Could not find any open transactions" in err
+
+
+def test_produce_with_a_transactional_id_commits_and_aborts_whole_transactions(cluster: Cluster) -> None:
+    bootstrap = cluster.kafka_bootstrap_servers
+    with cluster_commands.admin_for(cluster, timeout_s=10) as admin:
+        admin.create_topic("ledger", partitions=1, replication_factor=1)
+    done = minikafka(
+        "produce", "ledger", "--transactional-id", "ledger-writer", "--num-records", "10", "--transaction-size", "3",
+        "--abort-every", "2", "--value-prefix", "l", "--record-size", "0", "--bootstrap-server", bootstrap,
+        timeout_s=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # Transactions of 3, 3, 3 and 1 records; the 2nd and 4th aborted.
+    assert "committed 6 records in 2 transactions, aborted 4 in 2" in done.stderr
+    read = minikafka(
+        "consume", "ledger", "--isolation-level", "read_committed", "--from-beginning", "--max-messages", "6",
+        "--dir", str(cluster.run_dir), timeout_s=60,
+    )  # fmt: skip
+    assert read.returncode == 0, read.stderr
+    assert read.stdout.split() == [f"l-{i:09d}" for i in (0, 1, 2, 6, 7, 8)]
+    client = KafkaWireClient(bootstrap.split(","))
+
+    async def offsets() -> tuple[int, int]:
+        try:
+            return await WireTransactionalProducer(client, "reader", "ledger").offsets()
+        finally:
+            await client.close()
+
+    hwm, lso = asyncio.run(offsets())
+    assert hwm == lso == 14  # 10 records and 4 markers, nothing undecided
