@@ -132,3 +132,12 @@ def test_produce_with_a_transactional_id_commits_and_aborts_whole_transactions(c
 
     hwm, lso = asyncio.run(offsets())
     assert hwm == lso == 14  # 10 records and 4 markers, nothing undecided
+
+
+def test_produce_with_a_transactional_id_to_an_unknown_topic_is_a_clear_error(cluster: Cluster) -> None:
+    done = minikafka(
+        "produce", "no-such-topic", "--transactional-id", "lost-writer", "--num-records", "1",
+        "--bootstrap-server", cluster.kafka_bootstrap_servers, timeout_s=60,
+    )  # fmt: skip
+    assert done.returncode == 1 and "UNKNOWN_TOPIC_OR_PARTITION (3)" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
