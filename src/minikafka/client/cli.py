@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,6 +123,13 @@ def _register_produce(subparsers: argparse._SubParsersAction) -> None:
         type=bounded_int(1),
         help="give generated records keys key-0 .. key-(N-1) in turn (a compacted topic needs keys)",
     )
+    produce.add_argument(
+        "--transactional-id",
+        help="write in transactions (transactional.id) through the Kafka listener: --bootstrap-server is then a "
+        "Kafka listener's address, and --num-records is needed",
+    )
+    produce.add_argument("--transaction-size", type=bounded_int(1), default=100, help="records per transaction")
+    produce.add_argument("--abort-every", type=bounded_int(1), metavar="K", help="abort every K-th transaction")
     produce.set_defaults(func=produce_command)
 
 
@@ -352,6 +360,9 @@ def parse_acks(text: str) -> int:
 def produce_command(args: argparse.Namespace) -> int:
     from minikafka.client.produce_command import ProduceOptions, run_produce
 
+    if args.transactional_id is not None:
+        return _transactional_produce(args)
+
     options = ProduceOptions(
         topic=args.topic,
         acks=parse_acks(args.acks),
@@ -379,6 +390,31 @@ def produce_command(args: argparse.Namespace) -> int:
     summary = run_event_loop(run_produce(brokers, options, client_tls(args), client_sasl(args)))
     print(summary.line(), file=sys.stderr)
     return 0 if summary.failed == 0 else 1
+
+
+def _transactional_produce(args: argparse.Namespace) -> int:
+    from minikafka.client.consumer_groups_command import kafka_bootstrap
+    from minikafka.client.produce_command import generated_value
+    from minikafka.client.transactional_produce import produce_transactionally
+
+    if args.num_records is None:
+        raise CliError("--transactional-id needs --num-records (records from stdin are not written in transactions)")
+    if args.history or args.command_config:
+        raise CliError("--transactional-id does not take --history nor --command-config yet")
+    prefix = args.value_prefix or uuid.uuid4().hex[:8]
+    values = [generated_value(prefix, i, args.record_size) for i in range(args.num_records)]
+    partition = args.partition or 0
+    try:
+        summary = run_event_loop(
+            produce_transactionally(
+                kafka_bootstrap(args), args.topic, partition, values, args.transactional_id,
+                args.transaction_size, args.abort_every,
+            )
+        )  # fmt: skip
+    except KafkaError as error:
+        raise CliError(f"{error.code.name} ({int(error.code)}): {error.message}") from None
+    print(summary.line(), file=sys.stderr)
+    return 0
 
 
 def fitting_request_timeout(given: int | None, linger_ms: int, delivery_timeout_ms: int) -> int:

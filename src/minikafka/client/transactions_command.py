@@ -2,7 +2,8 @@
 transactional id and its state (ListTransactions on every broker); --describe shows one (DescribeTransactions at its
 coordinator); --find-hanging lists the transactions open in a partition's log that no coordinator has under way
 with that partition (DescribeProducers on each partition's leader, checked against DescribeTransactions): what a
-late write outside a transaction leaves behind, and what holds a partition's last stable offset back."""
+late write outside a transaction leaves behind, and what holds a partition's last stable offset back. --abort ends
+one of those (`transaction_abort.py`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 from minikafka.client.consumer_groups_command import kafka_bootstrap
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
+from minikafka.client.transaction_abort import abort
 from minikafka.common.cli_support import CliError, print_json, run_event_loop
 from minikafka.common.errors import ErrorCode, KafkaError
 
@@ -39,6 +41,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     action.add_argument(
         "--find-hanging", action="store_true", help="transactions open in a log that no coordinator ends"
     )
+    action.add_argument(
+        "--abort", action="store_true", help="abort a hanging transaction (needs CLUSTER_ACTION on the cluster)"
+    )
+    abort_args = parser.add_argument_group("--abort", "the transaction: --start-offset, or the producer's three")
+    abort_args.add_argument("--topic")
+    abort_args.add_argument("--partition", type=int)
+    abort_args.add_argument("--start-offset", type=int, help="where the transaction starts in the partition")
+    abort_args.add_argument("--producer-id", type=int)
+    abort_args.add_argument("--producer-epoch", type=int)
+    abort_args.add_argument("--coordinator-epoch", type=int)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--dir", metavar="RUN", help="the run directory (default: the newest under ./runs/)")
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT", help="any broker's Kafka listener")
@@ -46,6 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def transactions_command(args: argparse.Namespace) -> int:
+    producer = _abort_target(args) if args.abort else None
     client = KafkaWireClient(kafka_bootstrap(args))
 
     async def run() -> Any:
@@ -54,6 +67,8 @@ def transactions_command(args: argparse.Namespace) -> int:
                 return await list_transactions(client)
             if args.describe:
                 return await describe(client, args.describe)
+            if args.abort:
+                return asdict(await abort(client, args.topic, args.partition, args.start_offset, producer))
             return [asdict(h) for h in await find_hanging(client)]
         finally:
             await client.close()
@@ -67,6 +82,21 @@ def transactions_command(args: argparse.Namespace) -> int:
     else:
         _print_text(args, result)
     return 0
+
+
+def _abort_target(args: argparse.Namespace) -> tuple[int, int, int] | None:
+    """The producer named by --producer-id, --producer-epoch and --coordinator-epoch; None with --start-offset."""
+    if args.topic is None or args.partition is None:
+        raise CliError("--abort needs --topic and --partition")
+    if args.start_offset is not None:
+        return None
+    named = (args.producer_id, args.producer_epoch, args.coordinator_epoch)
+    if None in named:
+        raise CliError(
+            "The transaction to abort must be identified either with --start-offset or with --producer-id, "
+            "--producer-epoch and --coordinator-epoch"
+        )
+    return (args.producer_id, args.producer_epoch, args.coordinator_epoch)
 
 
 async def list_transactions(client: KafkaWireClient) -> list[dict[str, object]]:
@@ -183,6 +213,11 @@ def _print_text(args: argparse.Namespace, result: Any) -> None:
         out.write(
             f"{result['coordinator']}\t{result['transactional_id']}\t{result['producer_id']}\t"
             f"{result['producer_epoch']}\t{result['state']}\t{result['timeout_ms']}\t{partitions}\n"
+        )
+    elif args.abort:
+        out.write(
+            f"Aborted the transaction of producer {result['producer_id']} (epoch {result['producer_epoch']}, "
+            f"coordinator epoch {result['coordinator_epoch']}) in {result['topic']}-{result['partition']}\n"
         )
     else:
         out.write("Topic\tPartition\tProducerId\tProducerEpoch\tStartOffset\tTransactionalId\tCoordinatorState\n")

@@ -18,6 +18,7 @@ from minikafka.broker.kafka_wire import (
     sasl_apis,
     scram_credentials,
     transactions,
+    write_txn_markers,
 )
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, response_class
@@ -53,6 +54,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     **alter_configs.VERSIONS,
     **transactions.VERSIONS,
     **acls.VERSIONS,
+    **write_txn_markers.VERSIONS,
 }
 
 

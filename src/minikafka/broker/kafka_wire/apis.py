@@ -28,6 +28,7 @@ from minikafka.broker.kafka_wire import (
     sasl_apis,
     scram_credentials,
     transactions,
+    write_txn_markers,
 )
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, ApiHeader, FrameError, Request, decode_request
@@ -59,6 +60,7 @@ HANDLERS: dict[int, Handler] = {
     **scram_credentials.HANDLERS,
     **transactions.HANDLERS,
     **acls.HANDLERS,
+    **write_txn_markers.HANDLERS,
     alter_configs.ALTER_CONFIGS: alter_configs.alter_configs,
     alter_configs.INCREMENTAL_ALTER_CONFIGS: alter_configs.incremental_alter_configs,
 }
