@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from minikafka.common.record_batch import HEADER_SIZE, CorruptRecordError, read_header
+from minikafka.storage.durability import sync_fd
 from minikafka.storage.offset_index import OffsetIndex
 from minikafka.storage.page_cache import SegmentFile
 from minikafka.storage.recent_appends import RecentAppends
@@ -139,12 +140,16 @@ class LogSegment:
     def detached_fsync(self) -> Callable[[], None]:
         """An fsync of this segment's files for another thread: on duplicated descriptors, so closing or deleting
         the segment meanwhile cannot pull them away, and touching none of its state (`mark_clean` records it)."""
-        descriptors = [self.log.duplicate_fd(), self.index.duplicate_fd()]
+        files = (self.log, self.index)
+        descriptors = [file.duplicate_fd() for file in files]
+        sizes = [(os.fstat(fd).st_size, file.cuts) for fd, file in zip(descriptors, files, strict=True)]
 
         def fsync() -> None:
             try:
                 for fd in descriptors:
-                    os.fsync(fd)
+                    sync_fd(fd)
+                for file, (size, cuts) in zip(files, sizes, strict=True):
+                    file.synced_up_to(size, cuts)
             finally:
                 for fd in descriptors:
                     os.close(fd)
