@@ -33,6 +33,7 @@ from minikafka.common.cli_support import stop_requested
 from minikafka.common.clock import monotonic_ms, new_random, wall_ms
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import MAX_MESSAGE_BYTES, BoundServer, start_server
+from minikafka.common.node_environment import expose
 from minikafka.common.listener_security import client_security, inter_node_security
 from minikafka.kraft_controller.raft.core import RaftConfig
 from minikafka.kraft_controller.raft.driver import RaftDriver
@@ -334,6 +335,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
     config.check_tls_files()
     config.data_dir.mkdir(parents=True, exist_ok=True)
     broker = build_broker(config)
+    expose(broker=broker)
     broker.servers = await start_grpc_servers(broker)
     broker.kafka_listeners = await start_kafka_listeners(broker)
     broker.raft.start()

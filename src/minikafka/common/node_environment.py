@@ -34,6 +34,8 @@ class SimulatedNode:
     disk: SimulatedDisk
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     tasks: weakref.WeakSet[asyncio.Task[Any]] = field(default_factory=weakref.WeakSet)  # what a crash ends
+    parts: dict[str, Any] = field(default_factory=dict)  # what the process shows its simulation (`expose`)
+    ended: bool = False  # crashed: a task its leftover callbacks create is cancelled at once
 
 
 _CURRENT: ContextVar[SimulatedNode | None] = ContextVar("minikafka_simulated_node", default=None)
@@ -47,6 +49,14 @@ def simulated_node() -> SimulatedNode | None:
 def simulated_node_of(context: Any) -> SimulatedNode | None:
     """The simulated node a `contextvars.Context` runs as."""
     return context.get(_CURRENT)
+
+
+def expose(**parts: Any) -> None:
+    """A process shows its parts to the simulation running it, which checks invariants on them; nothing in a real
+    process."""
+    node = _CURRENT.get()
+    if node is not None:
+        node.parts.update(parts)
 
 
 def enter_simulated_node(node: SimulatedNode) -> None:

@@ -15,7 +15,7 @@ import contextvars
 import random
 import selectors
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar, TypeVarTuple, Unpack
+from typing import Any, TypeVar, TypeVarTuple
 
 from minikafka.common.node_environment import simulated_node, simulated_node_of
 
@@ -66,7 +66,14 @@ class _JumpingSelector(selectors.BaseSelector):
 class VirtualTimeLoop(asyncio.SelectorEventLoop):
     """`seed` seeds `random`, the source `minikafka.common.clock.new_random` draws the shells' randomness from."""
 
-    def __init__(self, seed: int = 0, start_s: float = 0.0, wall_start_s: float = WALL_START_S) -> None:
+    def __init__(
+        self,
+        seed: int = 0,
+        start_s: float = 0.0,
+        wall_start_s: float = WALL_START_S,
+        executor_latency_ms: tuple[float, float] | None = None,
+    ) -> None:
+        self.executor_latency_ms = executor_latency_ms
         self._now = start_s
         self._wall_offset = wall_start_s - start_s
         self.random = random.Random(seed)
@@ -83,13 +90,23 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     def _advance(self, seconds: float) -> None:
         self._now += seconds
 
-    def run_in_executor(self, executor: Any, func: Callable[[Unpack[Ts]], T], *args: *Ts) -> asyncio.Future[T]:
-        """Thread-pool work runs inline, now: the simulation decides when it ends, not a thread."""
+    def run_in_executor(self, executor: Any, func: Callable[[*Ts], T], *args: *Ts) -> asyncio.Future[T]:
+        """Thread-pool work runs on the loop, not a thread: at once, or after a seeded latency when the loop was
+        given one (an fsync's, so work handed to a pool, such as Raft's leader fsync, takes simulated time)."""
         future: asyncio.Future[T] = self.create_future()
-        try:
-            future.set_result(func(*args))
-        except Exception as error:  # noqa: BLE001 - handed to the awaiting caller, as a pool's future would
-            future.set_exception(error)
+
+        def run() -> None:
+            if future.cancelled():
+                return
+            try:
+                future.set_result(func(*args))
+            except Exception as error:  # noqa: BLE001 - handed to the awaiting caller, as a pool's future would
+                future.set_exception(error)
+
+        if self.executor_latency_ms is None:
+            run()
+        else:
+            self.call_later(self.random.uniform(*self.executor_latency_ms) / 1000, run)
         return future
 
 
@@ -100,6 +117,8 @@ def _file_under_node(
     node = simulated_node() if context is None else simulated_node_of(context)
     if node is not None:
         node.tasks.add(task)
+        if node.ended:
+            task.cancel()
     return task
 
 
