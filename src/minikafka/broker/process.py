@@ -33,8 +33,8 @@ from minikafka.common.cli_support import stop_requested
 from minikafka.common.clock import monotonic_ms, new_random, wall_ms
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import MAX_MESSAGE_BYTES, BoundServer, start_server
-from minikafka.common.node_environment import expose
 from minikafka.common.listener_security import client_security, inter_node_security
+from minikafka.common.node_environment import expose
 from minikafka.kraft_controller.raft.core import RaftConfig
 from minikafka.kraft_controller.raft.driver import RaftDriver
 from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -133,7 +133,7 @@ class SimProcess:
             self.network.unbind(server)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + CRASH_GRACE_S
-        while (pending := [task for task in node.tasks if not task.done()]) and loop.time() < deadline:
+        while (pending := _in_creation_order(node.tasks)) and loop.time() < deadline:
             for task in pending:
                 task.cancel()
             await asyncio.wait(pending, timeout=0.1)
@@ -152,6 +152,11 @@ class SimProcess:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(task), timeout_s)
         await self.crash(power_loss=False)  # whatever is left of it (nothing, after a clean stop)
+
+
+def _in_creation_order(tasks: Iterable[asyncio.Task[Any]]) -> list[asyncio.Task[Any]]:
+    """The unfinished tasks, oldest first: a set's order follows memory addresses, which a replay does not keep."""
+    return sorted((task for task in tasks if not task.done()), key=lambda task: getattr(task, "sim_order", 0))
 
 
 def _load(cls: Any, props: dict[str, str]) -> Any:

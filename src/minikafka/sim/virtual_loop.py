@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import itertools
 import random
 import selectors
 from collections.abc import Callable, Coroutine
@@ -110,10 +111,14 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         return future
 
 
+_CREATED = itertools.count()
+
+
 def _file_under_node(
     loop: asyncio.AbstractEventLoop, coroutine: Any, context: contextvars.Context | None = None
 ) -> asyncio.Task[Any]:
     task = asyncio.Task(coroutine, loop=loop, context=context)
+    task.sim_order = next(_CREATED)  # type: ignore[attr-defined]  # creation order, for a crash's replayable order
     node = simulated_node() if context is None else simulated_node_of(context)
     if node is not None:
         node.tasks.add(task)
