@@ -29,6 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     simulate.add_argument("--duration-ms", type=bounded_int(1000), default=60_000, help="simulated time of faults")
     simulate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a node config, any role")
     simulate.add_argument("--planted-bug", choices=sorted(PLANTED_BUGS), help="plant a known bug in a shell")
+    simulate.add_argument(
+        "--power-loss", action="store_true", help="kill and controller-kill also lose what was not fsynced"
+    )
     simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
     simulate.add_argument("--json", action="store_true", help="one JSON line per seed")
     simulate.set_defaults(func=run_simulate_command)
@@ -62,6 +65,7 @@ def settings_from(args: argparse.Namespace) -> SimulationSettings:
         faults=kinds,
         overrides=overrides,
         planted_bug=args.planted_bug,
+        power_loss=args.power_loss,
     )
 
 
@@ -80,6 +84,8 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
         parts += ["--set", item]
     if args.planted_bug:
         parts += ["--planted-bug", args.planted_bug]
+    if args.power_loss:
+        parts.append("--power-loss")
     return shlex.join(parts)
 
 

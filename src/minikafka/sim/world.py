@@ -82,6 +82,7 @@ class SimulationSettings:
     planted_bug: str | None = None
     min_gap_s: float = 1.0
     max_gap_s: float = 4.0
+    power_loss: bool = False  # kill and controller-kill cut the node's files back to what was fsynced
     max_down_s: float = 15.0  # beyond broker.session.timeout.ms: a cut-off leader is fenced and replaced
     network: NetworkFaults = NetworkFaults()
 
@@ -320,7 +321,7 @@ class World:
         self.note(f"{kind} target={target} groups={step.groups} down_s={step.down_s}")
         match kind:
             case "kill" | "controller-kill":
-                await self.processes[step.target].crash(power_loss=False)
+                await self.processes[step.target].crash(power_loss=self.settings.power_loss)
                 await self.run_for(step.down_s)
                 self.processes[step.target].start()
             case "reboot" | "lose-unflushed":
