@@ -64,6 +64,7 @@ SIMULATED_FAULTS = (
 )
 FSYNC_LATENCY_MS = (0.5, 8.0)  # work handed to a thread pool (fsyncs) takes this long
 STEP_S = 0.25  # invariants are checked this often (simulated)
+FULL_COLLECTION_STEPS = 40
 START_TIMEOUT_S = 60.0
 RECOVERY_TIMEOUT_S = 30.0  # full ISRs awaited after each fault, as `chaos` does
 QUIET_S = 5.0  # after the last fault healed, before the final read
@@ -150,6 +151,7 @@ class World:
         self.client_context.run(enter_simulated_node, SimulatedNode(CLIENT_ID, self.network, SimDisk()))
         self.acked = 0
         self.faults_done = 0
+        self.steps = 0
 
     # ---- what the nodes hold ----
 
@@ -209,8 +211,10 @@ class World:
         while (left := end - loop.time()) > 0:
             await asyncio.sleep(min(STEP_S, left))
             # Collected here, not whenever allocations say: finalizers (an abandoned stream's async generator) then
-            # schedule their work at the same point of every replay.
-            gc.collect()
+            # schedule their work at the same point of every replay. The young generation each step, all of it
+            # now and then (a full collection costs a hundred times more).
+            self.steps += 1
+            gc.collect(2 if self.steps % FULL_COLLECTION_STEPS == 0 else 0)
             self.check()
 
     async def run_until(self, condition: Callable[[], bool], timeout_s: float) -> bool:
@@ -476,10 +480,12 @@ def simulate_seed(settings: SimulationSettings) -> SimulationResult:
 def _collected_by_steps() -> Iterator[None]:
     enabled = gc.isenabled()
     gc.collect()
+    gc.freeze()  # what exists before the run (modules, classes) is never scanned again during it
     gc.disable()
     try:
         yield
     finally:
+        gc.unfreeze()
         if enabled:
             gc.enable()
 
