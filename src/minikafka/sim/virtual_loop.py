@@ -91,6 +91,15 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     def _advance(self, seconds: float) -> None:
         self._now += seconds
 
+    def _run_once(self) -> None:
+        """A timer within the clock's resolution of now fires this turn (asyncio's rule); the clock moves to it
+        first, or code reading the time after it fired would find itself still before it, and wait again for a
+        moment the clock never reaches."""
+        scheduled = self._scheduled  # type: ignore[attr-defined]
+        if scheduled and scheduled[0].when() - self._now < self._clock_resolution:  # type: ignore[attr-defined]
+            self._now = max(self._now, scheduled[0].when())
+        super()._run_once()  # type: ignore[misc]
+
     def run_in_executor(self, executor: Any, func: Callable[[*Ts], T], *args: *Ts) -> asyncio.Future[T]:
         """Thread-pool work runs on the loop, not a thread: at once, or after a seeded latency when the loop was
         given one (an fsync's, so work handed to a pool, such as Raft's leader fsync, takes simulated time)."""
