@@ -13,6 +13,7 @@ from minikafka.common.errors import KafkaError
 from minikafka.common.event_log import configure_event_log
 from minikafka.deploy import cli as deploy_cli
 from minikafka.kraft_controller import cli as controller_cli
+from minikafka.sim import cli as sim_cli
 
 
 def build_parser() -> OneLineErrorParser:
@@ -27,6 +28,7 @@ def build_parser() -> OneLineErrorParser:
     broker_cli.register(subparsers)
     client_cli.register(subparsers)
     deploy_cli.register(subparsers)
+    sim_cli.register(subparsers)
     return parser
 
 

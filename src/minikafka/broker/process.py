@@ -39,6 +39,7 @@ from minikafka.common.clock import monotonic_ms, new_random, wall_ms
 from minikafka.common.errors import ErrorCode, KafkaError, ListenerBindError
 from minikafka.common.grpc_support import MAX_MESSAGE_BYTES, BoundServer, start_server
 from minikafka.common.listener_security import client_security, inter_node_security
+from minikafka.common.node_environment import expose
 from minikafka.kraft_controller.raft.core import RaftConfig
 from minikafka.kraft_controller.raft.driver import RaftDriver
 from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel
@@ -399,6 +400,7 @@ async def run_broker_process(config: BrokerConfig) -> None:
     config.check_tls_files()
     config.data_dir.mkdir(parents=True, exist_ok=True)
     broker = build_broker(config)
+    expose(broker=broker)
     await start_listeners(broker)
     broker.raft.start()
     structlog.get_logger().info(

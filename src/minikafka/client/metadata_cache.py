@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -12,6 +11,7 @@ import grpc
 from minikafka.client.sasl_channel import SaslChannelSession
 from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.client.unreachable import no_broker_reachable
+from minikafka.common.clock import new_random
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import insecure_channel
 from minikafka.common.rpc_failure import rpc_failure_text
@@ -57,6 +57,7 @@ class MetadataCache:
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._stubs: dict[str, broker_pb2_grpc.BrokerStub] = {}
         self._refresh_lock = asyncio.Lock()
+        self._random = new_random()  # the order brokers are asked in (seeded in a simulation)
 
     def stub(self, address: str) -> broker_pb2_grpc.BrokerStub:
         if address not in self._stubs:
@@ -85,7 +86,7 @@ class MetadataCache:
         """Ask brokers (known ones first, in random order) until one answers."""
         async with self._refresh_lock:
             candidates = list(dict.fromkeys([*self.view.brokers.values(), *self.bootstrap]))
-            random.shuffle(candidates)
+            self._random.shuffle(candidates)
             problems = []
             for address in candidates:
                 try:

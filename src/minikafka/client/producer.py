@@ -15,7 +15,6 @@ max.in.flight.requests.per.connection rule it out; set to true beside them it is
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ import grpc
 from minikafka.client.metadata_cache import MetadataCache, PartitionInfo
 from minikafka.client.partitioner import partition_for_key
 from minikafka.client.sasl_exchange import SaslLogin
+from minikafka.common.clock import client_monotonic_s, wall_ms
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import MAX_MESSAGE_BYTES
 from minikafka.common.pipelined_stream import PipelinedStream
@@ -252,7 +252,7 @@ class Producer:
             partitions = await self._wait_on_metadata(topic, partition)
         if partition is None:
             partition = self._choose_partition(topic, key, len(partitions))
-        now = time.monotonic()
+        now = client_monotonic_s()
         future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
         size = (len(value) if value else 0) + (len(key) if key else 0) + _RECORD_OVERHEAD
         if HEADER_SIZE + size > self.config.max_request_size:
@@ -266,9 +266,7 @@ class Producer:
         queue = self._queue(topic, partition)
         if not queue.records:
             queue.first_enqueued = now
-        queue.records.append(
-            _Pending(key, value, int(time.time() * 1000), now + self._delivery_timeout_s, future, size)
-        )
+        queue.records.append(_Pending(key, value, wall_ms(), now + self._delivery_timeout_s, future, size))
         queue.size_bytes += size
         queue.wake.set()
         return future
@@ -276,7 +274,7 @@ class Producer:
     async def _wait_on_metadata(self, topic: str, partition: int | None) -> dict[int, PartitionInfo]:
         """As Kafka's producer waits in send(): metadata refreshed until it holds the topic (and the partition
         asked for), for up to max.block.ms. Brokers learn a topic a moment after the controller commits it."""
-        deadline = time.monotonic() + self.config.max_block_ms / 1000
+        deadline = client_monotonic_s() + self.config.max_block_ms / 1000
         while True:
             view = await self.metadata.refresh([topic])  # no broker reachable: BROKER_NOT_AVAILABLE at once
             partitions = view.topics.get(topic)
@@ -285,11 +283,11 @@ class Producer:
             code = view.topic_errors.get(topic, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             if not code.retriable:
                 raise KafkaError(code, f"topic '{topic}'")
-            if time.monotonic() >= deadline:
+            if client_monotonic_s() >= deadline:
                 what = f"topic '{topic}'" if partitions is None else f"partition {partition} of topic '{topic}'"
                 count = "" if partitions is None else f" (it has {len(partitions)})"
                 raise KafkaError(code, f"{what} not present in metadata after {self.config.max_block_ms} ms{count}")
-            await asyncio.sleep(min(self.config.retry_backoff_ms / 1000, max(deadline - time.monotonic(), 0)))
+            await asyncio.sleep(min(self.config.retry_backoff_ms / 1000, max(deadline - client_monotonic_s(), 0)))
 
     def _choose_partition(self, topic: str, key: bytes | None, count: int) -> int:
         if key is not None:
@@ -324,10 +322,10 @@ class Producer:
                 continue
             ready_at = queue.first_enqueued + linger
             full = self._holds_full_batch(queue)
-            if not full and not self._flushing and not self._closed and time.monotonic() < ready_at:
+            if not full and not self._flushing and not self._closed and client_monotonic_s() < ready_at:
                 queue.wake.clear()
                 try:
-                    await asyncio.wait_for(queue.wake.wait(), max(0.0, ready_at - time.monotonic()))
+                    await asyncio.wait_for(queue.wake.wait(), max(0.0, ready_at - client_monotonic_s()))
                 except TimeoutError:
                     pass
                 continue
@@ -369,7 +367,7 @@ class Producer:
             taken.append(record)
         size -= HEADER_SIZE
         queue.size_bytes = max(0, queue.size_bytes - size)
-        queue.first_enqueued = time.monotonic()
+        queue.first_enqueued = client_monotonic_s()
         return taken
 
     def _produce_request(
@@ -408,10 +406,10 @@ class Producer:
         return identity
 
     async def _init_producer_id(self) -> ProducerIdentity:
-        deadline = time.monotonic() + self._delivery_timeout_s
+        deadline = client_monotonic_s() + self._delivery_timeout_s
         last = "no broker answered"
         attempt = 0
-        while time.monotonic() < deadline:
+        while client_monotonic_s() < deadline:
             brokers = list(self.metadata.view.brokers.values()) or self.metadata.bootstrap
             address = brokers[attempt % len(brokers)]
             attempt += 1
@@ -496,14 +494,14 @@ class Producer:
         definite = True  # until an attempt may have reached a leader's log
         answered = False  # whether a broker has answered an attempt (last_error is its answer)
         attempts = 0
-        while time.monotonic() < deadline and attempts <= self.config.retries:
+        while client_monotonic_s() < deadline and attempts <= self.config.retries:
             attempts += 1
             address = self.metadata.leader_address(topic, partition)
             if address is None:
                 await self._refresh_and_back_off(topic)
                 last_error, last_message = ErrorCode.LEADER_NOT_AVAILABLE, "no leader known"
                 continue
-            timeout = min(self.config.request_timeout_ms / 1000, max(0.001, deadline - time.monotonic()))
+            timeout = min(self.config.request_timeout_ms / 1000, max(0.001, deadline - client_monotonic_s()))
             try:
                 response = await self._stream(address).call(request, timeout)
             except grpc.RpcError as error:
@@ -542,7 +540,7 @@ class Producer:
                 await self._refresh_and_back_off(topic)
             else:
                 await asyncio.sleep(self.config.retry_backoff_ms / 1000)
-        if time.monotonic() >= deadline and last_error not in DEFINITE_ERRORS:
+        if client_monotonic_s() >= deadline and last_error not in DEFINITE_ERRORS:
             definite = False
         if sequence is not None:  # the partition's sequence has a gap (or an unknown batch) from here on
             self._reset_producer_id(sequence)
@@ -608,7 +606,7 @@ def _complete(pending: list[_Pending], topic: str, partition: int, base_offset: 
 
 def _ran_out(error: grpc.RpcError, deadline: float) -> bool:
     """Whether a call failed because the delivery deadline it was given has passed."""
-    return error.code() == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() >= deadline
+    return error.code() == grpc.StatusCode.DEADLINE_EXCEEDED and client_monotonic_s() >= deadline
 
 
 def _fail(pending: list[_Pending], error: DeliveryFailed) -> None:

@@ -12,6 +12,7 @@ from typing import Any, NoReturn, TypeVar
 
 from minikafka.common.garbage_collection import tune_garbage_collector
 from minikafka.common.memory_allocator import keep_freed_memory
+from minikafka.common.node_environment import simulated_node
 
 Handler = Callable[[argparse.Namespace], int]
 T = TypeVar("T")
@@ -41,7 +42,11 @@ def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
 
 
 def stop_requested() -> asyncio.Event:
-    """An event a process's main coroutine awaits: set by SIGTERM or SIGINT (a graceful stop)."""
+    """An event a process's main coroutine awaits: set by SIGTERM or SIGINT (a graceful stop); a simulated node's is
+    set by its simulation."""
+    node = simulated_node()
+    if node is not None:
+        return node.stopping
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -19,6 +19,7 @@ from typing import Any
 import grpc
 
 from minikafka.common.errors import ListenerBindError
+from minikafka.common.node_environment import simulated_node
 from minikafka.common.tls import ServerSecurity, TlsFiles
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -56,7 +57,10 @@ async def start_server(
 ) -> BoundServer:
     """Create, register and start a grpc.aio server; `port` 0 picks a free port (reported back). With `security`
     it serves TLS only. `max_receive_bytes`: the largest message it reads (gRPC receives a message whole before
-    any handler sees it, so this bounds what one call can make it hold)."""
+    any handler sees it, so this bounds what one call can make it hold). A simulated node serves on its network."""
+    node = simulated_node()
+    if node is not None:
+        return BoundServer(node.network.serve(node.node_id, host, port, registrars), host, port)
     receive = "grpc.max_receive_message_length"
     options = (*(o for o in GRPC_OPTIONS if o[0] != receive), (receive, min(max_receive_bytes, MAX_MESSAGE_BYTES)))
     server = grpc.aio.server(options=options, interceptors=list(interceptors))
@@ -81,7 +85,10 @@ def insecure_channel(
     address: str, tls: TlsFiles | None = None, interceptors: Sequence[grpc.aio.ClientInterceptor] = ()
 ) -> grpc.aio.Channel:
     """A channel to `address` (over TLS with `tls`); in a node of a host-mode run, filtered by the run's network
-    cuts."""
+    cuts; in a simulated node, a channel of its simulated network."""
+    node = simulated_node()
+    if node is not None:
+        return node.network.channel(node.node_id, address)
     chain = list(interceptors) or None
     if tls is None:
         channel = grpc.aio.insecure_channel(address, options=GRPC_OPTIONS, interceptors=chain)

@@ -15,6 +15,7 @@ from minikafka.common.cli_support import stop_requested
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import start_server
 from minikafka.common.listener_security import inter_node_security
+from minikafka.common.node_environment import expose
 from minikafka.kraft_controller.config import ControllerConfig
 from minikafka.kraft_controller.quorum_controller import QuorumController
 from minikafka.kraft_controller.raft.bootstrap import read_bootstrap
@@ -117,6 +118,7 @@ async def run_controller_process(config: ControllerConfig) -> None:
     driver = raft_driver(config, on_fatal=lambda _error: failed.set())
     service = attach_controller(config, driver)
     controller = service.controller
+    expose(raft=driver, controller=controller)
     listener = config.listener
     served = inter_node_security(config, listener.name)
     bound = await start_server(

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.storage.durability import sync_fd
 
 VERSION = 0
 
@@ -24,7 +25,7 @@ class CheckpointError(KafkaError):
 def fsync_directory(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY)
     try:
-        os.fsync(fd)
+        sync_fd(fd)
     finally:
         os.close(fd)
 
@@ -35,7 +36,7 @@ def write_atomically(path: Path, content: str | bytes) -> None:
     with temporary.open("wb") as stream:
         stream.write(data)
         stream.flush()
-        os.fsync(stream.fileno())
+        sync_fd(stream.fileno())
     os.replace(temporary, path)
     fsync_directory(path.parent)
 

@@ -78,6 +78,7 @@ class OffsetIndex(SyncedFile):
         del self.positions[keep:]
         os.ftruncate(self._fd(), keep * ENTRY_SIZE)
         self._dirty = True
+        self.truncated(keep * ENTRY_SIZE)
 
     def reset(self) -> None:
         self.truncate_to_position(0)

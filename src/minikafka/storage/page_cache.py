@@ -81,3 +81,4 @@ class SegmentFile(SyncedFile):
         os.ftruncate(self._fd(), size)
         self._file_size = size
         self._dirty = True
+        self.truncated(size)

@@ -11,6 +11,7 @@ from pathlib import Path
 from minikafka.common.control_batch import EndTxnMarker, read_marker
 from minikafka.common.errors import KafkaError
 from minikafka.common.record_batch import HEADER_SIZE, CorruptRecordError, read_header
+from minikafka.storage.durability import sync_fd
 from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.offset_index import OffsetIndex
 from minikafka.storage.page_cache import SegmentFile
@@ -155,17 +156,21 @@ class LogSegment:
     def detached_fsync(self) -> Callable[[], None]:
         """An fsync of this segment's files for another thread: on duplicated descriptors, so closing or deleting
         the segment meanwhile cannot pull them away, and touching none of its state (`mark_clean` records it)."""
+        files = (self.log, self.index)
         descriptors = [self.log.duplicate_fd()]
         try:
             descriptors.append(self.index.duplicate_fd())
         except OSError:
             os.close(descriptors[0])
             raise
+        sizes = [(os.fstat(fd).st_size, file.cuts) for fd, file in zip(descriptors, files, strict=True)]
 
         def fsync() -> None:
             try:
                 for fd in descriptors:
-                    os.fsync(fd)
+                    sync_fd(fd)
+                for file, (size, cuts) in zip(files, sizes, strict=True):
+                    file.synced_up_to(size, cuts)
             finally:
                 for fd in descriptors:
                     os.close(fd)

@@ -1,6 +1,7 @@
 """A file that knows whether it was written since its last fsync: a segment's log file and its index.
 
 Its descriptor comes from the log directory's FileHandleCache: opened on first use, possibly closed between uses.
+It also tracks how much of it was fsynced, which is all a simulated node's power loss keeps (storage.durability).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import errno
 import os
 from pathlib import Path
 
+from minikafka.storage.durability import opened, sync_fd
 from minikafka.storage.file_handle_cache import FileHandleCache
 
 
@@ -21,6 +23,9 @@ class SyncedFile:
         self._closed = False
         if create:
             files.descriptor(self, create=True)
+        self.durable_size = os.stat(path).st_size  # what was fsynced: all a power loss keeps
+        self.cuts = 0  # truncations so far
+        opened(self)
 
     @property
     def path(self) -> Path:
@@ -38,8 +43,10 @@ class SyncedFile:
 
     def fsync(self) -> None:
         if self._dirty:
-            os.fsync(self._fd())
+            fd = self._fd()
+            sync_fd(fd)
             self._dirty = False
+            self.durable_size = os.fstat(fd).st_size
 
     def duplicate_fd(self) -> int:
         """For an fsync in another thread that a concurrent `close` or eviction cannot pull the descriptor from."""
@@ -49,6 +56,32 @@ class SyncedFile:
         """An fsync elsewhere (on a duplicate descriptor) covered every write so far."""
         self._dirty = False
 
+    def synced_up_to(self, size: int, cuts: int) -> None:
+        """An fsync on a duplicate descriptor made the file durable up to `size`, its size when that fsync began
+        after `cuts` truncations (a file cut since then keeps the smaller durable size its cut gave it)."""
+        if cuts == self.cuts:
+            self.durable_size = max(self.durable_size, size)
+
+    def truncated(self, size: int) -> None:
+        """The file was cut to `size`: no more of it than that can survive a power loss."""
+        self.cuts += 1
+        self.durable_size = min(self.durable_size, size)
+
+    def lose_unflushed(self) -> None:
+        """A simulated power loss: the file is cut back to what was fsynced, and closed."""
+        if self._closed:
+            return
+        try:
+            fd = self._fd()
+        except FileNotFoundError:  # deleted meanwhile: nothing of it is kept either way
+            self.close()
+            return
+        if os.fstat(fd).st_size > self.durable_size:
+            os.ftruncate(fd, self.durable_size)
+        self.close()
+
     def close(self) -> None:
+        if self._closed:
+            return
         self._closed = True
         self._files.close(self)

@@ -4,6 +4,7 @@ reads it, and a run that can never move on says so."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 from virtual_loop import WALL_START_S, Deadlock, run_virtual
@@ -56,3 +57,21 @@ def test_the_shells_randomness_follows_the_seed() -> None:
 def test_waiting_on_what_nothing_can_set_is_a_deadlock() -> None:
     with pytest.raises(Deadlock):
         run_virtual(asyncio.Event().wait())
+
+
+def test_a_wait_until_a_moment_within_the_clock_resolution_reaches_it() -> None:
+    """asyncio fires a timer less than its clock resolution ahead without waiting: the virtual clock must then
+    stand at the timer's time, or a loop waiting until that moment spins forever at the same instant."""
+    start = 40.685501062025594
+    ready_at = 40.68550106202561  # two float steps later
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        rounds = 0
+        while loop.time() < ready_at and rounds < 1000:
+            rounds += 1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.Event().wait(), ready_at - loop.time())
+        return rounds
+
+    assert run_virtual(main(), start_s=start) == 1

@@ -1,7 +1,7 @@
 """The shells read time, schedule, draw randomness and go off the event loop only through what a simulation controls:
 the running event loop (`loop.time()`, `call_later`, `asyncio.sleep`, `run_in_executor(None, ...)`,
 `asyncio.to_thread`) and `minikafka.common.clock` (`monotonic_ms`, `wall_ms`, `new_random`), which read the loop.
-A virtual-time loop (tests/sim/virtual_loop.py) then drives the shipped shells. `asyncio.sleep` is allowed: its
+A virtual-time loop (minikafka.sim.virtual_loop) then drives the shipped shells. `asyncio.sleep` is allowed: its
 time is the loop's. Pure cores are held to stricter rules by test_layering.py."""
 
 from __future__ import annotations

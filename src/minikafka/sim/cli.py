@@ -1,0 +1,152 @@
+"""`minikafka simulate`: seeded fault schedules over the whole cluster, simulated in one process per job."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import shlex
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, replace
+
+from minikafka.common.cli_support import CliError, bounded_int
+from minikafka.deploy.chaos_schedule import parse_fault_kinds
+from minikafka.sim.planted_bugs import PLANTED_BUGS
+from minikafka.sim.world import SIMULATED_FAULTS, SimulationResult, SimulationSettings, simulate_seed
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    simulate = subparsers.add_parser(
+        "simulate", help="the shipped nodes in one process on simulated time, network and disks: seeded fault schedules"
+    )
+    which = simulate.add_mutually_exclusive_group()
+    which.add_argument("--seeds", type=bounded_int(1), default=10, metavar="N", help="run seeds FIRST..FIRST+N-1")
+    which.add_argument("--seed", type=int, metavar="S", help="run this one seed (a replay)")
+    simulate.add_argument("--first-seed", type=int, default=1, metavar="FIRST")
+    simulate.add_argument("--faults", default=",".join(SIMULATED_FAULTS), help="comma-separated chaos fault kinds")
+    simulate.add_argument("--duration-ms", type=bounded_int(1000), default=60_000, help="simulated time of faults")
+    simulate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a node config, any role")
+    simulate.add_argument("--planted-bug", choices=sorted(PLANTED_BUGS), help="plant a known bug in a shell")
+    simulate.add_argument(
+        "--power-loss", action="store_true", help="kill and controller-kill also lose what was not fsynced"
+    )
+    simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
+    simulate.add_argument("--json", action="store_true", help="one JSON line per seed")
+    simulate.set_defaults(func=run_simulate_command)
+
+
+def settings_from(args: argparse.Namespace) -> SimulationSettings:
+    from minikafka.deploy.local_cluster import ClusterError, validate_overrides
+
+    try:
+        kinds = parse_fault_kinds(args.faults)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    unsupported = [k for k in kinds if k not in SIMULATED_FAULTS]
+    if unsupported:
+        raise CliError(
+            f"fault kind(s) {','.join(unsupported)} are not simulated; simulated: {','.join(SIMULATED_FAULTS)}"
+        )
+    overrides: dict[str, str] = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CliError(f"--set takes KEY=VALUE, not '{item}'")
+        overrides[key.strip()] = value.strip()
+    try:
+        validate_overrides(overrides)
+    except ClusterError as error:
+        raise CliError(str(error)) from None
+    return SimulationSettings(
+        seed=0,
+        duration_s=args.duration_ms / 1000,
+        faults=kinds,
+        overrides=overrides,
+        planted_bug=args.planted_bug,
+        power_loss=args.power_loss,
+    )
+
+
+def replay_command(args: argparse.Namespace, seed: int) -> str:
+    parts = [
+        "minikafka",
+        "simulate",
+        "--seed",
+        str(seed),
+        "--faults",
+        args.faults,
+        "--duration-ms",
+        str(args.duration_ms),
+    ]
+    for item in args.set:
+        parts += ["--set", item]
+    if args.planted_bug:
+        parts += ["--planted-bug", args.planted_bug]
+    if args.power_loss:
+        parts.append("--power-loss")
+    return shlex.join(parts)
+
+
+def _run(settings: SimulationSettings) -> SimulationResult:
+    return simulate_seed(settings)
+
+
+def _results(settings: SimulationSettings, seeds: Sequence[int], jobs: int) -> Iterator[SimulationResult]:
+    every = [replace(settings, seed=seed) for seed in seeds]
+    if jobs == 1:
+        yield from map(_run, every)
+        return
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        yield from pool.imap(_run, every)  # in seed order; leaving the block ends the workers
+
+
+def run_simulate_command(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    seeds = [args.seed] if args.seed is not None else list(range(args.first_seed, args.first_seed + args.seeds))
+    started = time.perf_counter()
+    simulated_s = cpu_s = 0.0
+    held = 0
+    for result in _results(settings, seeds, args.jobs):
+        simulated_s += result.simulated_s
+        cpu_s += result.cpu_s
+        _print_seed(args, result)
+        if result.violation is not None:
+            _print_violation(args, result)
+            return 1
+        held += 1
+    wall_s = time.perf_counter() - started
+    if not args.json:
+        print(
+            f"{held} seed(s) held (faults {args.faults}): {simulated_s:.0f} simulated s in {wall_s:.1f} wall s, "
+            f"{held / wall_s * 60:.1f} seeds/min, {simulated_s / wall_s:.1f} simulated s per wall s; "
+            f"{cpu_s:.1f} CPU s, {simulated_s / max(cpu_s, 1e-9):.1f} simulated s per CPU s"
+        )
+    return 0
+
+
+def _print_seed(args: argparse.Namespace, result: SimulationResult) -> None:
+    if args.json:
+        document = asdict(result)
+        document["trace"] = document["trace"] if result.violation is not None else []
+        print(json.dumps(document, default=str), flush=True)
+        return
+    verdict = "held" if result.violation is None else f"VIOLATED {result.violation.invariant}"
+    print(
+        f"seed {result.seed}: {verdict}; {result.acknowledged} acknowledged, {result.faults} faults, "
+        f"{result.simulated_s:.1f} simulated s in {result.wall_s:.1f} s ({result.cpu_s:.1f} s CPU); "
+        f"trace {result.trace_hash}",
+        flush=True,
+    )
+
+
+def _print_violation(args: argparse.Namespace, result: SimulationResult) -> None:
+    assert result.violation is not None
+    out = sys.stdout
+    if not args.json:
+        out.write(f"\nseed {result.seed} broke {result.violation.invariant} at {result.at_s:.3f} simulated s, ")
+        out.write(f"during step: {result.step}\n  {result.violation.detail}\n\nthe events that led to it:\n")
+        out.writelines(f"  {line}\n" for line in result.trace)
+        out.write(f"\ntrace hash {result.trace_hash}; replay with:\n  {replay_command(args, result.seed)}\n")
+    out.flush()

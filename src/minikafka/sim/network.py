@@ -1,0 +1,325 @@
+"""The simulated network between the nodes of one process: grpc.aio's channel and server surface over in-memory
+calls, with seeded delays, drops and one-way or two-way partitions.
+
+A call serializes its request and answer with the generated stubs' own serializers (nothing is shared between
+nodes), and its handler runs in the target node's context, so a crash of that node ends it. Unary messages may be
+delayed or lost (the call then gets no answer until its deadline); a stream's messages are delayed in order, as TCP
+keeps them. A cut link holds messages until it heals or the call's deadline passes, as a dropped packet does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import random
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import grpc
+
+_POLL_S = 0.05
+REFUSED_AFTER_S = 0.01  # a connection refused by a host with nothing listening comes back at once
+
+
+@dataclass(frozen=True)
+class NetworkFaults:
+    """How the network misbehaves, drawn from the simulation's seeded random."""
+
+    min_delay_ms: float = 0.2
+    max_delay_ms: float = 2.0
+    drop_probability: float = 0.0  # of a unary request or answer
+
+
+class _CallDetails(NamedTuple):
+    method: str
+    invocation_metadata: tuple[Any, ...]
+
+
+class RpcAborted(Exception):
+    """A handler's `context.abort`: the caller gets its status."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self.code = code
+        self.details = details
+
+
+def rpc_error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details)
+
+
+class _ServicerContext:
+    """The part of grpc.aio's ServicerContext the servicers use."""
+
+    def __init__(self, source: int) -> None:
+        self._peer = f"sim:node-{source}"
+
+    async def abort(self, code: grpc.StatusCode, details: str = "", trailing_metadata: Any = ()) -> None:
+        raise RpcAborted(code, details)
+
+    def peer(self) -> str:
+        return self._peer
+
+    def invocation_metadata(self) -> tuple[Any, ...]:
+        return ()
+
+    def set_code(self, code: grpc.StatusCode) -> None:
+        pass
+
+    def set_details(self, details: str) -> None:
+        pass
+
+    def cancelled(self) -> bool:
+        return False
+
+
+class SimServer:
+    """What the services' registrars see of a grpc.aio server, and how calls reach their handlers."""
+
+    def __init__(self, network: SimNetwork, node_id: int, address: str) -> None:
+        self.network = network
+        self.node_id = node_id
+        self.address = address
+        self.context = contextvars.copy_context()  # the node's: its handlers run as it
+        self._generic: list[Any] = []
+        self._handlers: dict[str, Any] = {}  # grpc.RpcMethodHandler, called as grpc.aio calls it
+        self.stopped = False
+
+    def add_generic_rpc_handlers(self, handlers: Iterable[Any]) -> None:
+        self._generic.extend(handlers)
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        for name, handler in handlers.items():
+            self._handlers[f"/{service}/{name}"] = handler
+
+    def handler(self, method: str) -> Any:
+        found = self._handlers.get(method)
+        if found is None:
+            for generic in self._generic:
+                found = generic.service(_CallDetails(method, ()))
+                if found is not None:
+                    self._handlers[method] = found
+                    break
+        return found
+
+    def spawn(self, coroutine: Any) -> asyncio.Task[Any]:
+        return asyncio.get_running_loop().create_task(coroutine, context=self.context)
+
+    async def start(self) -> None:
+        pass
+
+    async def stop(self, grace: float | None = None) -> None:
+        self.stopped = True
+        self.network.unbind(self)
+
+
+@dataclass
+class SimNetwork:
+    rng: random.Random
+    faults: NetworkFaults = NetworkFaults()
+    servers: dict[str, SimServer] = field(default_factory=dict)
+    nodes: dict[str, int] = field(default_factory=dict)  # address -> node id, for the cuts
+    cuts: set[tuple[int, int]] = field(default_factory=set)  # (from, to): messages from one to the other are held
+
+    # ---- what a simulated node's shell calls ----
+
+    def channel(self, source: int, address: str) -> SimChannel:
+        return SimChannel(self, source, address)
+
+    def serve(self, node_id: int, host: str, port: int, registrars: Iterable[Callable[[Any], None]]) -> SimServer:
+        address = f"{host}:{port}"
+        server = SimServer(self, node_id, address)
+        for register in registrars:
+            register(server)
+        self.servers[address] = server
+        self.nodes[address] = node_id
+        return server
+
+    def unbind(self, server: SimServer) -> None:
+        if self.servers.get(server.address) is server:
+            del self.servers[server.address]
+
+    # ---- faults ----
+
+    def partition(self, side: Iterable[int], other: Iterable[int], one_way: bool = False) -> None:
+        """Hold messages from `side` to `other` (and back unless `one_way`)."""
+        for a in side:
+            for b in other:
+                self.cuts.add((a, b))
+                if not one_way:
+                    self.cuts.add((b, a))
+
+    def heal(self) -> None:
+        self.cuts.clear()
+
+    # ---- delivery ----
+
+    def node_at(self, address: str) -> int | None:
+        return self.nodes.get(address)
+
+    def delay_s(self) -> float:
+        return self.rng.uniform(self.faults.min_delay_ms, self.faults.max_delay_ms) / 1000
+
+    def dropped(self) -> bool:
+        return self.faults.drop_probability > 0 and self.rng.random() < self.faults.drop_probability
+
+    async def carry(self, source: int, destination: int | None) -> None:
+        """One message's trip: held while the link is cut, then delayed."""
+        while destination is not None and (source, destination) in self.cuts:
+            await asyncio.sleep(_POLL_S)
+        await asyncio.sleep(self.delay_s())
+
+
+class SimChannel:
+    """grpc.aio.Channel's calls (unary and bidi streams, the only shapes nodes make) over the simulated network."""
+
+    def __init__(self, network: SimNetwork, source: int, address: str) -> None:
+        self.network = network
+        self.source = source
+        self.address = address
+
+    def unary_unary(
+        self, method: str, request_serializer: Any = None, response_deserializer: Any = None, **_: Any
+    ) -> Callable[..., Any]:
+        async def call(request: Any, *, timeout: float | None = None, **__: Any) -> Any:
+            try:
+                async with asyncio.timeout(timeout):
+                    return await self._unary(method, request_serializer(request), response_deserializer)
+            except TimeoutError:
+                raise rpc_error(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline exceeded") from None
+
+        return call
+
+    async def _unary(self, method: str, data: bytes, deserialize: Any) -> Any:
+        network = self.network
+        destination = network.node_at(self.address)
+        await network.carry(self.source, destination)
+        if network.dropped():
+            await asyncio.Event().wait()  # lost: no answer until the deadline
+        server = network.servers.get(self.address)
+        if server is None:
+            await asyncio.sleep(REFUSED_AFTER_S)
+            raise rpc_error(grpc.StatusCode.UNAVAILABLE, f"nothing listens at {self.address}")
+        handler = server.handler(method)
+        if handler is None or handler.unary_unary is None:
+            raise rpc_error(grpc.StatusCode.UNIMPLEMENTED, method)
+        task = server.spawn(handler.unary_unary(handler.request_deserializer(data), _ServicerContext(self.source)))
+        try:
+            await asyncio.wait({task})
+        finally:
+            task.cancel()  # the caller gave up (deadline, cancelled): so does the handler, as gRPC's
+        answer = _outcome(task)
+        answer_data = handler.response_serializer(answer)
+        await network.carry(destination if destination is not None else -1, self.source)
+        if network.dropped():
+            await asyncio.Event().wait()
+        return deserialize(answer_data)
+
+    def stream_stream(
+        self, method: str, request_serializer: Any = None, response_deserializer: Any = None, **_: Any
+    ) -> Callable[..., SimStreamCall]:
+        def open_call(*_args: Any, **__: Any) -> SimStreamCall:
+            return SimStreamCall(self, method, request_serializer, response_deserializer)
+
+        return open_call
+
+    async def close(self, grace: float | None = None) -> None:
+        pass
+
+
+def _outcome(task: asyncio.Task[Any]) -> Any:
+    """A finished handler's answer, or the error its caller sees."""
+    if task.cancelled():
+        raise rpc_error(grpc.StatusCode.UNAVAILABLE, "the server went away")
+    error = task.exception()
+    if isinstance(error, RpcAborted):
+        raise rpc_error(error.code, error.details)
+    if error is not None:
+        raise rpc_error(grpc.StatusCode.UNKNOWN, f"handler failed: {error!r}")
+    return task.result()
+
+
+_END = object()
+
+
+class SimStreamCall:
+    """A bidi call: writes reach the handler's request iterator and its answers reach `read`, each in order."""
+
+    def __init__(self, channel: SimChannel, method: str, serialize: Any, deserialize: Any) -> None:
+        self._network = channel.network
+        self._source = channel.source
+        self._destination = channel.network.node_at(channel.address)
+        self._serialize = serialize
+        self._deserialize = deserialize
+        self._requests: asyncio.Queue[Any] = asyncio.Queue()
+        self._answers: asyncio.Queue[Any] = asyncio.Queue()
+        self._error: grpc.aio.AioRpcError | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._handler: Any = None
+        server = channel.network.servers.get(channel.address)
+        handler = None if server is None else server.handler(method)
+        if server is None or handler is None or handler.stream_stream is None:
+            self._error = rpc_error(grpc.StatusCode.UNAVAILABLE, f"nothing serves {method} at {channel.address}")
+            return
+        self._handler = handler
+        self._task = server.spawn(self._serve(handler))
+        self._task.add_done_callback(self._server_ended)
+
+    async def _incoming(self) -> AsyncIterator[Any]:
+        while (request := await self._requests.get()) is not _END:
+            yield request
+
+    async def _serve(self, handler: Any) -> None:
+        answers = handler.stream_stream(self._incoming(), _ServicerContext(self._source))
+        async for answer in answers:
+            data = handler.response_serializer(answer)
+            await self._network.carry(self._destination if self._destination is not None else -1, self._source)
+            self._answers.put_nowait(self._deserialize(data))
+
+    def _server_ended(self, task: asyncio.Task[None]) -> None:
+        if self._error is None:
+            try:
+                _outcome(task)
+                self._answers.put_nowait(grpc.aio.EOF)
+                return
+            except grpc.aio.AioRpcError as error:
+                self._error = error
+        self._answers.put_nowait(_END)
+
+    async def write(self, request: Any) -> None:
+        if self._error is not None:
+            raise self._error
+        data = self._serialize(request)
+        await self._network.carry(self._source, self._destination)
+        if self._error is not None:
+            raise self._error
+        assert self._handler is not None
+        self._requests.put_nowait(self._handler.request_deserializer(data))
+
+    async def read(self) -> Any:
+        if self._error is not None and self._answers.empty():
+            raise self._error
+        answer = await self._answers.get()
+        if answer is _END:
+            self._answers.put_nowait(_END)
+            assert self._error is not None
+            raise self._error
+        return answer
+
+    async def done_writing(self) -> None:
+        self._requests.put_nowait(_END)
+
+    def cancel(self) -> bool:
+        if self._error is None:
+            self._error = rpc_error(grpc.StatusCode.CANCELLED, "cancelled")
+        if self._task is not None:
+            self._task.cancel()
+        self._answers.put_nowait(_END)
+        return True
+
+    def done(self) -> bool:
+        return self._error is not None
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.OK if self._error is None else self._error.code()

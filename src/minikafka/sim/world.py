@@ -1,0 +1,497 @@
+"""One seeded simulated run: 3 controllers and 3 brokers (the shipped processes) on the virtual-time loop, the
+in-memory network and disks; an acks=all producer; a fault plan from `chaos`'s schedule language; the invariants
+checked after every step.
+
+A seed decides everything: the plan (drawn as `chaos` draws it), the network's delays and losses, the disks'
+fsync latencies and the nodes' own randomness (election timeouts), so a seed replays the same run, with the same
+trace hash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import functools
+import gc
+import hashlib
+import random
+import shutil
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from minikafka.broker.log_manager import TopicPartition
+from minikafka.client.producer import Producer, ProducerConfig, RecordMetadata
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.grpc_support import PeerChannels
+from minikafka.common.node_environment import SimulatedNode, enter_simulated_node
+from minikafka.deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_faults
+from minikafka.pb import controller_pb2, controller_pb2_grpc
+from minikafka.sim.cluster import (
+    BROKER_IDS,
+    CLIENT_ID,
+    CONTROLLER_IDS,
+    SimProcess,
+    broker_address,
+    controller_address,
+)
+from minikafka.sim.disk import SimDisk
+from minikafka.sim.invariants import Acknowledged, Invariants, PartitionReplica, RaftNode, Violation, records_between
+from minikafka.sim.network import NetworkFaults, SimNetwork
+from minikafka.sim.planted_bugs import planted
+from minikafka.sim.virtual_loop import VirtualTimeLoop
+
+TOPIC = "sim"
+PARTITIONS = 3
+# The fault kinds of `chaos` the simulation runs (wipe-disk, pause and the storage faults are not simulated yet).
+SIMULATED_FAULTS = (
+    "kill",
+    "reboot",
+    "lose-unflushed",
+    "controller-kill",
+    "partition",
+    "isolate-leader",
+    "isolate-controller",
+    "broker-controller",
+    "one-way",
+)
+FSYNC_LATENCY_MS = (0.5, 8.0)  # work handed to a thread pool (fsyncs) takes this long
+STEP_S = 0.25  # invariants are checked this often (simulated)
+FULL_COLLECTION_STEPS = 40
+START_TIMEOUT_S = 60.0
+RECOVERY_TIMEOUT_S = 30.0  # full ISRs awaited after each fault, as `chaos` does
+QUIET_S = 5.0  # after the last fault healed, before the final read
+PRODUCE_INTERVAL_S = 0.02
+TRACE_TAIL = 60  # events printed before a violation
+# Events that tell what happened to leadership, membership and logs: hashed, and quoted on a violation.
+_DECISIVE = ("leader", "isr", "fenc", "elect", "truncat", "unclean", "registered", "sim_", "controller_activated")
+
+
+@dataclass(frozen=True)
+class SimulationSettings:
+    seed: int
+    duration_s: float = 60.0
+    faults: tuple[str, ...] = SIMULATED_FAULTS
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    planted_bug: str | None = None
+    min_gap_s: float = 1.0
+    max_gap_s: float = 4.0
+    power_loss: bool = False  # kill and controller-kill cut the node's files back to what was fsynced
+    max_down_s: float = 15.0  # beyond broker.session.timeout.ms: a cut-off leader is fenced and replaced
+    network: NetworkFaults = NetworkFaults()
+
+
+@dataclass
+class SimulationResult:
+    seed: int
+    violation: Violation | None
+    at_s: float  # simulated time of the violation, or of the end
+    step: str  # the fault step under way when it was found
+    trace_hash: str
+    trace: list[str]
+    acknowledged: int
+    faults: int
+    simulated_s: float
+    wall_s: float
+    cpu_s: float  # this process's CPU time for the seed (wall time depends on what else the machine runs)
+
+
+class Trace:
+    """The decisive events of a run, hashed in order; the newest kept for the report."""
+
+    def __init__(self) -> None:
+        self.digest = hashlib.sha256()
+        self.tail: deque[str] = deque(maxlen=TRACE_TAIL)
+        self.events = 0
+
+    def add(self, line: str) -> None:
+        self.digest.update(line.encode() + b"\n")
+        self.tail.append(line)
+        self.events += 1
+
+    def unhandled(self, context: dict[str, Any]) -> None:
+        """An error no task retrieved (a crashed node's leftovers): kept in the trace, not printed."""
+        self.add(f"{asyncio.get_event_loop().time():10.3f} sim_unhandled_error {context.get('exception')!r}")
+
+    def processor(self, _logger: Any, _name: str, event: MutableMapping[str, Any]) -> Any:
+        name = str(event.get("event", ""))
+        if any(word in name for word in _DECISIVE):
+            loop = asyncio.get_running_loop()
+            fields = " ".join(f"{k}={event[k]}" for k in sorted(event) if k != "event")
+            self.add(f"{loop.time():10.3f} {name} {fields}")
+        raise structlog.DropEvent
+
+
+class Violated(Exception):
+    def __init__(self, violation: Violation) -> None:
+        super().__init__(violation.detail)
+        self.violation = violation
+
+
+class World:
+    def __init__(self, settings: SimulationSettings, root: Path, trace: Trace) -> None:
+        self.settings = settings
+        self.trace = trace
+        self.network = SimNetwork(random.Random(settings.seed * 7919 + 1), settings.network)
+        overrides = dict(settings.overrides)
+        self.processes = {
+            node_id: SimProcess(node_id, root / str(node_id), self.network, overrides)
+            for node_id in (*CONTROLLER_IDS, *BROKER_IDS)
+        }
+        self.invariants = Invariants()
+        self.step = "start"
+        self.client_context = contextvars.Context()
+        self.client_context.run(enter_simulated_node, SimulatedNode(CLIENT_ID, self.network, SimDisk()))
+        self.acked = 0
+        self.faults_done = 0
+        self.steps = 0
+
+    # ---- what the nodes hold ----
+
+    def replicas(self) -> list[PartitionReplica]:
+        found = []
+        for node_id in BROKER_IDS:
+            broker = self.processes[node_id].parts.get("broker")
+            if broker is None:
+                continue
+            for partition in range(PARTITIONS):
+                replica = broker.manager.replicas.get(TopicPartition(TOPIC, partition))
+                if replica is None:
+                    continue
+                log = replica.log
+                found.append(
+                    PartitionReplica(
+                        node_id,
+                        partition,
+                        replica.leader is not None,
+                        replica.leader_epoch,
+                        replica.leader.high_watermark if replica.leader is not None else -1,
+                        log.log_end_offset,
+                        functools.partial(_read_values, log),
+                    )
+                )
+        return found
+
+    def raft_nodes(self) -> list[RaftNode]:
+        found = []
+        for node_id in CONTROLLER_IDS:
+            driver = self.processes[node_id].parts.get("raft")
+            if driver is None:
+                continue
+            core = driver.core
+            found.append(
+                RaftNode(
+                    node_id,
+                    core.epoch,
+                    core.is_leader,
+                    core.high_watermark,
+                    core.log_start_offset,
+                    core.log_end_offset,
+                    functools.partial(_entry_epoch, core),
+                )
+            )
+        return found
+
+    def check(self) -> None:
+        violation = self.invariants.check(self.replicas(), self.raft_nodes())
+        if violation is not None:
+            raise Violated(violation)
+
+    async def run_for(self, seconds: float) -> None:
+        """Let the cluster run, checking the invariants every step."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + seconds
+        while (left := end - loop.time()) > 0:
+            await asyncio.sleep(min(STEP_S, left))
+            # Collected here, not whenever allocations say: finalizers (an abandoned stream's async generator) then
+            # schedule their work at the same point of every replay. The young generation each step, all of it
+            # now and then (a full collection costs a hundred times more).
+            self.steps += 1
+            gc.collect(2 if self.steps % FULL_COLLECTION_STEPS == 0 else 0)
+            self.check()
+
+    async def run_until(self, condition: Callable[[], bool], timeout_s: float) -> bool:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout_s
+        while not condition():
+            if loop.time() >= end:
+                return False
+            await self.run_for(STEP_S)
+        return True
+
+    def full_isrs(self) -> bool:
+        leaders = [r for r in self._leading() if r is not None]
+        return len(leaders) == PARTITIONS and all(len(r.leader.isr) == len(BROKER_IDS) for r in leaders)
+
+    def _leading(self) -> list[Any]:
+        newest: dict[int, Any] = {}
+        for node_id in BROKER_IDS:
+            broker = self.processes[node_id].parts.get("broker")
+            if broker is None:
+                continue
+            for partition in range(PARTITIONS):
+                replica = broker.manager.replicas.get(TopicPartition(TOPIC, partition))
+                if replica is not None and replica.leader is not None:
+                    known = newest.get(partition)
+                    if known is None or replica.leader_epoch > known.leader_epoch:
+                        newest[partition] = replica
+        return [newest.get(p) for p in range(PARTITIONS)]
+
+    def note(self, text: str) -> None:
+        self.trace.add(f"{asyncio.get_running_loop().time():10.3f} sim_step {text}")
+
+    # ---- the run ----
+
+    async def start(self) -> None:
+        for process in self.processes.values():
+            process.start()
+
+        def serving() -> bool:
+            brokers = [self.processes[b].parts.get("broker") for b in BROKER_IDS]
+            return all(b is not None and b.lifecycle.serving for b in brokers)
+
+        if not await self.run_until(serving, START_TIMEOUT_S):
+            raise Violated(Violation("ClusterStarts", f"the brokers were not all serving after {START_TIMEOUT_S}s"))
+        created = await self._in_client(self._create_topic())
+        if not created or not await self.run_until(self.full_isrs, START_TIMEOUT_S):
+            raise Violated(Violation("ClusterStarts", f"topic {TOPIC} was not created with full ISRs"))
+        self.note(f"topic {TOPIC} created with {PARTITIONS} partitions")
+
+    def _in_client(self, coroutine: Any) -> asyncio.Task[Any]:
+        return asyncio.get_running_loop().create_task(coroutine, context=self.client_context)
+
+    async def _create_topic(self) -> bool:
+        channels = PeerChannels()
+        topic = controller_pb2.CreateTopicsRequest.CreatableTopic(
+            name=TOPIC, num_partitions=PARTITIONS, replication_factor=3, configs={"min.insync.replicas": "2"}
+        )
+        request = controller_pb2.CreateTopicsRequest(topics=[topic], timeout_ms=10_000)
+        for _attempt in range(50):
+            for node_id in CONTROLLER_IDS:
+                stub = controller_pb2_grpc.ControllerStub(channels.get(controller_address(node_id)))
+                try:
+                    response = await stub.CreateTopics(request, timeout=5)
+                except Exception:  # noqa: BLE001 - a controller away or deposed: ask the next
+                    continue
+                if response.error_code == ErrorCode.NONE and response.topics[0].error_code in (
+                    ErrorCode.NONE,
+                    ErrorCode.TOPIC_ALREADY_EXISTS,
+                ):
+                    return True
+            await asyncio.sleep(0.5)
+        return False
+
+    async def produce(self, stop: asyncio.Event) -> None:
+        """acks=all records with unique values, to every partition in turn, until `stop`; every acknowledgement
+        is handed to the invariants."""
+        producer = Producer([broker_address(b) for b in BROKER_IDS], ProducerConfig(acks=-1, linger_ms=2))
+        pending: set[asyncio.Future[RecordMetadata]] = set()
+        sequence = 0
+        while not stop.is_set():
+            value = f"r{sequence}".encode()
+            try:
+                future = await producer.send(TOPIC, value, partition=sequence % PARTITIONS)
+            except KafkaError:
+                await asyncio.sleep(0.5)
+                continue
+            future.add_done_callback(functools.partial(self._acknowledged, value))
+            pending.add(future)
+            future.add_done_callback(pending.discard)
+            sequence += 1
+            await asyncio.sleep(PRODUCE_INTERVAL_S)
+        await asyncio.wait(pending, timeout=30) if pending else None
+        await producer.close()
+
+    def _acknowledged(self, value: bytes, done: asyncio.Future[RecordMetadata]) -> None:
+        if done.cancelled() or done.exception() is not None:
+            return  # not acknowledged: it may or may not be in the log
+        meta = done.result()
+        if meta.offset is None:
+            return
+        self.acked += 1
+        self.invariants.acknowledge(Acknowledged(meta.partition, meta.offset, value))
+
+    async def inject(self, step: FaultStep) -> None:
+        kind = step.kind
+        target = self._target(step)
+        self.step = f"{kind} {target if target is not None else ''}".strip() + f" at {step.at_s:.1f}s"
+        self.note(f"{kind} target={target} groups={step.groups} down_s={step.down_s}")
+        match kind:
+            case "kill" | "controller-kill":
+                await self.processes[step.target].crash(power_loss=self.settings.power_loss)
+                await self.run_for(step.down_s)
+                self.processes[step.target].start()
+            case "reboot" | "lose-unflushed":
+                await self.processes[step.target].crash(power_loss=kind == "lose-unflushed")
+                self.processes[step.target].start()
+            case "partition" | "broker-controller" | "one-way":
+                first, second = step.groups  # type: ignore[misc]
+                self.network.partition(first, second, one_way=kind == "one-way")
+                await self.run_for(step.down_s)
+                self.network.heal()
+            case "isolate-leader" | "isolate-controller":
+                if target is not None:
+                    others = [n for n in (*CONTROLLER_IDS, *BROKER_IDS) if n != target]
+                    self.network.partition([target], others)
+                await self.run_for(step.down_s)
+                self.network.heal()
+            case _:
+                raise ValueError(f"fault kind {kind} is not simulated")
+        self.note(f"{kind} healed")
+        self.faults_done += 1
+        await self.run_until(self.full_isrs, RECOVERY_TIMEOUT_S)
+
+    def _target(self, step: FaultStep) -> int | None:
+        if step.kind == "isolate-controller":
+            leaders = [n.node for n in self.raft_nodes() if n.leads]
+            return max(leaders) if leaders else None
+        if step.kind == "isolate-leader":
+            leader = self._leading()[step.target % PARTITIONS]
+            return None if leader is None else int(leader.role.broker_id)
+        return step.target if not step.groups else None
+
+    async def heal_all(self) -> None:
+        self.network.heal()
+        for process in self.processes.values():
+            if not process.running:
+                process.start()
+
+    async def shut_down(self) -> None:
+        for process in self.processes.values():
+            await process.crash(power_loss=False)
+
+
+async def _simulate(settings: SimulationSettings, root: Path, trace: Trace) -> SimulationResult:
+    loop = asyncio.get_running_loop()
+    wall_started = time.perf_counter()
+    cpu_started = time.process_time()
+    world = World(settings, root, trace)
+    plan = plan_faults(
+        settings.seed,
+        settings.faults,
+        ChaosPlanConfig(
+            settings.duration_s,
+            BROKER_IDS,
+            CONTROLLER_IDS,
+            settings.min_gap_s,
+            settings.max_gap_s,
+            settings.max_down_s,
+        ),
+    )
+    violation: Violation | None = None
+    stop = asyncio.Event()
+    producing: asyncio.Task[None] | None = None
+    try:
+        await world.start()
+        producing = world._in_client(world.produce(stop))
+        started = loop.time()
+        for step in plan:
+            await world.run_for(max(0.0, started + step.at_s - loop.time()))
+            await world.inject(step)
+        world.step = "final read"
+        await world.heal_all()
+        await world.run_until(world.full_isrs, RECOVERY_TIMEOUT_S)
+        stop.set()
+        await world.run_until(producing.done, 60)
+        await world.run_for(QUIET_S)
+        violation = world.invariants.check_all_acknowledged(world.replicas())
+    except Violated as violated:
+        violation = violated.violation
+    finally:
+        stop.set()
+        if producing is not None:
+            producing.cancel()
+        await world.shut_down()
+    if violation is not None:
+        trace.add(f"{loop.time():10.3f} violation {violation.invariant}: {violation.detail}")
+    return SimulationResult(
+        settings.seed,
+        violation,
+        loop.time(),
+        world.step,
+        trace.digest.hexdigest()[:16],
+        list(trace.tail),
+        world.acked,
+        world.faults_done,
+        loop.time(),
+        time.perf_counter() - wall_started,
+        time.process_time() - cpu_started,
+    )
+
+
+def _entry_epoch(core: Any, offset: int) -> int:
+    return int(core.entry(offset).epoch)
+
+
+def _read_values(log: Any, start: int, end: int) -> dict[int, bytes]:
+    values: dict[int, bytes] = {}
+    offset = start
+    try:
+        while offset < end:
+            data = log.read(offset, 1 << 20)
+            if not data:
+                break
+            found = records_between(data, offset, end)
+            if not found:
+                break
+            values.update(found)
+            offset = max(found) + 1
+    except KafkaError:  # outside the log
+        pass
+    return values
+
+
+def scratch_root() -> Path:
+    """Where the nodes' files go: tmpfs when the machine has one (the simulated disk's contents are scratch)."""
+    shm = Path("/dev/shm")
+    return Path(tempfile.mkdtemp(prefix="minikafka-sim-", dir=shm if shm.is_dir() else None))
+
+
+def simulate_seed(settings: SimulationSettings) -> SimulationResult:
+    """Run one seed to its end or its first violation."""
+    trace = Trace()
+    structlog.configure(  # every node's events reach the trace, whatever the command configured
+        processors=[trace.processor],
+        wrapper_class=structlog.make_filtering_bound_logger(0),
+        cache_logger_on_first_use=False,
+    )
+    root = scratch_root()
+    try:
+        with planted(settings.planted_bug), _collected_by_steps():
+            loop = VirtualTimeLoop(settings.seed, executor_latency_ms=FSYNC_LATENCY_MS)
+            loop.set_exception_handler(lambda _loop, context: trace.unhandled(context))
+            try:
+                return loop.run_until_complete(_simulate(settings, root, trace))
+            finally:
+                _close(loop)
+    finally:
+        structlog.reset_defaults()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _collected_by_steps() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.freeze()  # what exists before the run (modules, classes) is never scanned again during it
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if enabled:
+            gc.enable()
+
+
+def _close(loop: asyncio.AbstractEventLoop) -> None:
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+    loop.run_until_complete(asyncio.sleep(0))
+    loop.close()
