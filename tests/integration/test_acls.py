@@ -1,7 +1,8 @@
 """Kafka's ACLs on a real SASL cluster with the StandardAuthorizer on: the admin (PLAIN, a super user) grants alice
 (SCRAM-SHA-512) what she needs with `minikafka acls`, as kafka-acls would; until then, and outside it, she is refused
 with Kafka's errors on the Kafka listener and on the gRPC client API, and cannot continue the admin's idempotent
-stream or read another group's offsets. One cluster (a controller and a broker) for the module."""
+stream or read another group's offsets. One cluster (a controller and a broker) for the module, and one of three
+controllers for the failover test."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,17 +40,20 @@ TOPIC, SECRET = "orders", "payroll"
 TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED = 29, 30, 31
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    overrides = {
-        "listener.security.protocol.map": "PLAINTEXT:SASL_SSL,GRPC:GRPC_SASL_SSL,BROKER:GRPC,CONTROLLER:GRPC",
-        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
-        # User:admin: a super user (super.users' default); bob has no ACL at all
-        "sasl.plain.users": "admin:admin-secret,bob:bob-secret",
-        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        "offsets.topic.replication.factor": "1",
-    }
-    with running_cluster(tmp_path_factory.mktemp("acls"), 1, 1, **overrides) as started:
+OVERRIDES = {
+    "listener.security.protocol.map": "PLAINTEXT:SASL_SSL,GRPC:GRPC_SASL_SSL,BROKER:GRPC,CONTROLLER:GRPC",
+    "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+    # User:admin: a super user (super.users' default); bob has no ACL at all
+    "sasl.plain.users": "admin:admin-secret,bob:bob-secret",
+    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "offsets.topic.replication.factor": "1",
+}
+
+
+@contextmanager
+def _acl_cluster(run_dir: Path, controllers: int) -> Iterator[Cluster]:
+    """A SASL cluster with one broker, the topics orders and payroll, and alice's SCRAM credential."""
+    with running_cluster(run_dir, controllers, 1, **OVERRIDES) as started:
         with cluster_commands.admin_for(started, timeout_s=10) as admin:
             for name in (TOPIC, SECRET):
                 admin.create_topic(name, partitions=1, replication_factor=1)
@@ -58,6 +63,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             "--dir", str(started.run_dir), timeout_s=60,
         )  # fmt: skip
         assert altered.returncode == 0, altered.stderr
+        yield started
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with _acl_cluster(tmp_path_factory.mktemp("acls"), 1) as started:
         yield started
 
 
@@ -312,6 +323,34 @@ def test_acls_survive_a_restart_of_the_controller_and_the_broker(cluster: Cluste
     ]
     listed = json.loads(_acls(cluster, "--list", "--principal", "User:alice", "--json").stdout)
     assert any(acl["resource_name"] == TOPIC and acl["operation"] == "WRITE" for acl in listed), listed
+
+
+def test_acls_survive_a_sigkill_of_the_active_controller(tmp_path: Path) -> None:
+    """Three controllers: the one that committed the ACL is killed; the next active one lists it from its own
+    replay of the log, and the broker still enforces it. A cluster of its own (the module's has one controller)."""
+    with _acl_cluster(tmp_path / "failover", 3) as failover:
+        _allow_alice(failover, "Write", TOPIC)
+        eventually(lambda: _produce(failover, "alice", TOPIC, [b"before"]) == [None], 30, "alice's ACL applied")
+        with cluster_commands.admin_for(failover, timeout_s=5) as admin:
+            killed = admin.describe_quorum()["leader_id"]
+            Faults(failover).kill(killed)
+
+            def new_leader() -> int | None:
+                leader = admin.describe_quorum()["leader_id"]
+                return leader if leader not in (-1, killed) else None
+
+            eventually(new_leader, 60, "a new active controller")
+
+        def listed() -> list[dict]:
+            run = _acls(failover, "--list", "--principal", "User:alice", "--json")
+            return json.loads(run.stdout) if run.returncode == 0 else []
+
+        acls = eventually(listed, 60, "alice's ACL listed by the new active controller")
+        assert [(a["resource_name"], a["operation"], a["permission_type"]) for a in acls] == [(TOPIC, "WRITE", "ALLOW")]
+        eventually(lambda: _produce(failover, "alice", TOPIC, [b"after"]) == [None], 30, "alice's write after it")
+        assert [e.code() for e in _produce(failover, "alice", SECRET, [b"still no"])] == [
+            confluent_kafka.KafkaError.TOPIC_AUTHORIZATION_FAILED
+        ]
 
 
 def test_kafka_python_creates_describes_and_deletes_acls(cluster: Cluster) -> None:

@@ -101,6 +101,12 @@ EVENT_FIELDS: list[StructField] = [
     StructField("duration_ms", LongType()),
     StructField("name", StringType()),
     StructField("value", StringType()),
+    # ACL denials of client requests (authorization_failed)
+    StructField("principal", StringType()),
+    StructField("host", StringType()),
+    StructField("operation", StringType()),
+    StructField("resource_type", StringType()),
+    StructField("resource_name", StringType()),
 ]
 EVENT_SCHEMA = StructType(EVENT_FIELDS)
 

@@ -25,6 +25,7 @@ from minikafka.deploy.analysis import group_invariants as groups
 from minikafka.deploy.analysis import history_invariants as history
 from minikafka.deploy.analysis import metadata_invariants as metadata
 from minikafka.deploy.analysis import replica_invariants as replica
+from minikafka.deploy.analysis.acl_denials import acl_denials, denials_by_principal
 from minikafka.deploy.analysis.events import EVENT_SHAPE, committed_partition_changes, read_events
 from minikafka.deploy.analysis.explained_losses import LostWrites, explain_losses
 from minikafka.deploy.analysis.final_read import final_read_summary
@@ -336,6 +337,7 @@ class RunRows:
     start: datetime | None  # of the first event; None when the run logged none
     end: datetime | None
     event_counts: list[dict[str, Any]]
+    acl_denials: list[dict[str, Any]]
 
 
 def collect_rows(judged: Judgement) -> RunRows:
@@ -358,6 +360,7 @@ def collect_rows(judged: Judgement) -> RunRows:
     corrupt_rows = _rows(judged.corrupt_batches.orderBy("tp", "node", "base_offset"))
     bounds = events.agg(F.min("ts").alias("start"), F.max("ts").alias("end")).collect()[0]
     event_counts = _rows(events.groupBy("event").count().orderBy(F.col("count").desc()))
+    denials = _rows(acl_denials(events))
     return RunRows(
         partitions=partitions,
         brokers=brokers,
@@ -377,6 +380,7 @@ def collect_rows(judged: Judgement) -> RunRows:
         start=bounds["start"],
         end=bounds["end"],
         event_counts=event_counts,
+        acl_denials=denials,
     )
 
 
@@ -450,6 +454,7 @@ def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
             "incidents": rows.incidents,
             "replicas": rows.replicas,
             "corrupt_batches": rows.corrupt_batches,
+            "acl_denials": denials_by_principal(rows.acl_denials),
             "partition_changes": len(rows.partitions),
             "events": {row["event"]: row["count"] for row in rows.event_counts},
             "figures": figure_paths,

@@ -6,6 +6,7 @@ import html
 import json
 from typing import Any
 
+from minikafka.deploy.analysis.acl_denials import DENIAL_COLUMNS, denial_lines, denial_rows
 from minikafka.deploy.analysis.failover import BROKER_FAILOVER_COLUMNS as FAILOVER_COLUMNS
 from minikafka.deploy.analysis.failover import CONTROLLER_FAILOVER_COLUMNS as CONTROLLER_COLUMNS
 from minikafka.deploy.analysis.kraft_summary import kraft_lines
@@ -86,6 +87,7 @@ def summary_lines(summary: Summary) -> list[str]:
     lines += [f"skipped: {line}" for line in malformed_lines(summary)]
     lines.append(f"failover: {_failover_line(summary)}")
     lines += [f"controller quorum: {line}" for line in kraft_lines(summary)]
+    lines += [f"ACL denied: {line}" for line in denial_lines(summary)]
     lines.append(f"analysis took {_cell(summary['analysis_seconds'])} s")
     lines.append(f"report: {summary.get('report', 'n/a')}")
     lines.append(f"verdict: {verdict_title(summary)}")
@@ -115,6 +117,15 @@ def _failover_line(summary: Summary) -> str:
 def _timed(what: str, p50: float | None, maximum: float | None, missing: str) -> str:
     """`what p50 X ms (max Y)`, or what happened instead when nothing was timed (no n/a with a unit)."""
     return missing if p50 is None else f"{what} p50 {_cell(p50)} ms (max {_cell(maximum)})"
+
+
+DENIALS_TITLE = "ACL denials (authorization_failed, per principal)"
+
+
+def _denial_table_rows(summary: Summary) -> list[list[str]]:
+    """Each denial with its nodes joined (the summary holds them as a list)."""
+    rows = [{**row, "nodes": ", ".join(row["nodes"])} for row in denial_rows(summary)]
+    return _table_rows(rows, DENIAL_COLUMNS)
 
 
 def _md_table(header: tuple[str, ...] | list[str], rows: list[list[str]]) -> list[str]:
@@ -161,6 +172,8 @@ def render_markdown(summary: Summary) -> str:
     for title, key, columns in _TIMELINE_TABLES:
         if summary.get(key):
             lines += ["", f"## {title}", ""] + _md_table(columns, _table_rows(summary[key], columns))
+    if denial_rows(summary):
+        lines += ["", f"## {DENIALS_TITLE}", ""] + _md_table(DENIAL_COLUMNS, _denial_table_rows(summary))
     lines += ["", "## Replica logs after the run", ""]
     lines += _md_table(REPLICA_COLUMNS, _table_rows(summary["replicas"], REPLICA_COLUMNS))
     lines += ["", "## Figures", ""]
@@ -233,6 +246,8 @@ def render_html(summary: Summary) -> str:
     for title, key, columns in _TIMELINE_TABLES:
         if summary.get(key):
             parts += [f"<h2>{title}</h2>", _html_table(columns, _table_rows(summary[key], columns))]
+    if denial_rows(summary):
+        parts += [f"<h2>{DENIALS_TITLE}</h2>", _html_table(DENIAL_COLUMNS, _denial_table_rows(summary))]
     parts += [
         "<h2>Replica logs after the run</h2>",
         _html_table(REPLICA_COLUMNS, _table_rows(summary["replicas"], REPLICA_COLUMNS)),
