@@ -16,6 +16,7 @@ import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
 
 from minikafka.common.record_batch import iter_batches
+from minikafka.deploy.analysis.report import analyze
 from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import Cluster
 from minikafka.storage.log_config import LogConfig
@@ -248,8 +249,11 @@ def replica_latest(cluster: Cluster, node_id: int, scratch: Path) -> dict[str, s
         log.abandon()
 
 
+@pytest.mark.spark
 @pytest.mark.timeout(1200)  # a cluster, then a Spark analysis: minutes on a busy 2-core machine
-def test_analyze_finds_every_latest_value_of_a_compacted_topic(cluster: Cluster) -> None:
+def test_analyze_finds_every_latest_value_of_a_compacted_topic(cluster: Cluster, spark, tmp_path: Path) -> None:  # noqa: ANN001
+    """The analysis runs in the test run's shared Spark session (the `analyze` command is the same function, and a
+    JVM of its own would cost a start and a cold compiler)."""
     topic, run = "analyzed", str(cluster.run_dir)
     configs = ["cleanup.policy=compact", "segment.bytes=4096", "min.cleanable.dirty.ratio=0.01"]
     created = minikafka(
@@ -297,8 +301,7 @@ def test_analyze_finds_every_latest_value_of_a_compacted_topic(cluster: Cluster)
     (history / "consume-final.jsonl").write_text(consumed.stdout)
     read = [json.loads(line) for line in consumed.stdout.splitlines() if '"offset"' in line]
     assert len(read) < 1500  # compacted
-    analyzed = minikafka("analyze", run, "--json", timeout_s=900)
-    summary = json.loads(analyzed.stdout)
+    summary = analyze(spark, cluster.run_dir, tmp_path)
     verdicts = {v["name"]: v for v in summary["invariants"]}
     kept = verdicts["CompactedLatestValueKept"]
     assert kept["verdict"] == "pass" and kept["checked"] == 30, kept

@@ -79,8 +79,7 @@ def run(s: Steps) -> None:
         s.quote_events("raft_log_truncated", f"controller-{leader}", since=since, limit=1)
     topic_survived(s)
     if s.guarded:
-        wiped_is_observer(s, wiped)
-        replace_voter(s, wiped)
+        replace_voter(s, wiped, wiped_is_observer(s, wiped))
 
 
 def led(s: Steps, skip: int | None) -> tuple[int, int] | None:
@@ -110,23 +109,29 @@ def topic_survived(s: Steps) -> None:
     )
 
 
-def wiped_is_observer(s: Steps, wiped: int) -> None:
-    quorum = s.admin.describe_quorum()
-    voter = {v["id"]: v["directory_id"] for v in quorum["voters"]}.get(wiped, "")
-    observed = [o["directory_id"] for o in quorum["observers"] if o["id"] == wiped]
-    s.check(
+def wiped_is_observer(s: Steps, wiped: int) -> str:
+    """The wiped controller's new directory id, once the active controller lists it among the observers (it is
+    listed from its fetches, so only after its first one to this leader)."""
+
+    def observer() -> tuple[str, str] | None:
+        quorum = s.admin.describe_quorum()
+        voter = {v["id"]: v["directory_id"] for v in quorum["voters"]}.get(wiped, "")
+        found = [o["directory_id"] for o in quorum["observers"] if o["id"] == wiped and o["directory_id"] != voter]
+        return (found[0], voter) if found else None
+
+    new, _old = s.wait_for(
         f"describe the quorum: is controller-{wiped} a voter or an observer?",
-        bool(observed) and observed[0] != voter,
-        f"an observer under a new directory id; the voter set still names its old directory {voter}",
-        f"observer in directory {observed[0]}" if observed else "not among the observers",
+        observer,
+        "an observer under a new directory id; the voter set still names its old directory",
+        deadline_s=30,
+        observed=lambda found: f"observer in directory {found[0]}; the voter set names {found[1]}",
     )
+    return new
 
 
-def replace_voter(s: Steps, wiped: int) -> None:
+def replace_voter(s: Steps, wiped: int, new: str) -> None:
     """`metadata-quorum remove-controller` under the old directory, then `add-controller` under the new one."""
-    quorum = s.admin.describe_quorum()
-    old = {v["id"]: v["directory_id"] for v in quorum["voters"]}[wiped]
-    new = next(o["directory_id"] for o in quorum["observers"] if o["id"] == wiped)
+    old = {v["id"]: v["directory_id"] for v in s.admin.describe_quorum()["voters"]}[wiped]
     cluster_id = s.cluster.overrides.get("cluster.id", "minikafka")
     s.wait_for(
         f"metadata-quorum remove-controller --controller-id {wiped} --controller-directory-id {old}",
