@@ -22,6 +22,8 @@ REJOIN_FRESH = (ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID)
 
 
 class ConsumerProtocolMember(GroupMember):
+    OFFSET_COMMIT_VERSION = 9  # the classic member's commit, at the member epoch (`generation` answers it)
+
     def __init__(
         self, client: KafkaWireClient, group: str, topics: list[str], timeouts: GroupTimeouts | None = None
     ) -> None:
@@ -123,41 +125,6 @@ class ConsumerProtocolMember(GroupMember):
         except KafkaError:
             return
         self.topic_ids = {t.name: t.topic_id for t in response.topics if t.name}
-
-    async def commit(self, offsets: dict[TopicPartition, int]) -> ErrorCode:
-        """As the classic member's commit, at the member epoch (OffsetCommit v9)."""
-        if not offsets:
-            return ErrorCode.NONE
-        cls = request_class(OFFSET_COMMIT, 9)
-        topic_cls, partition_cls = nested(cls, "OffsetCommitRequestTopic"), nested(cls, "OffsetCommitRequestPartition")
-        topics = tuple(
-            topic_cls(
-                name=topic,
-                partitions=tuple(
-                    partition_cls(
-                        partition_index=p, committed_offset=o, committed_leader_epoch=-1, committed_metadata=""
-                    )
-                    for (t, p), o in sorted(offsets.items())
-                    if t == topic
-                ),
-            )
-            for topic in sorted({t for t, _ in offsets})
-        )
-        body = cls(
-            group_id=self.group,
-            generation_id_or_member_epoch=self.member_epoch,
-            member_id=self.member_id,
-            group_instance_id=None,
-            topics=topics,
-        )
-        try:
-            response = await self._send(body)
-        except KafkaError as failed:
-            return failed.code
-        errors = [ErrorCode.of(p.error_code) for t in response.topics for p in t.partitions]
-        error = next((e for e in errors if e != ErrorCode.NONE), ErrorCode.NONE)
-        self._lost_coordinator(error)
-        return error
 
     async def leave(self) -> None:
         if not self.member_id or self.coordinator is None:

@@ -85,6 +85,9 @@ def range_assign(subscriptions: dict[str, list[str]], partitions: dict[str, int]
 
 
 class GroupMember:
+    # The OffsetCommit version a member sends: a consumer-protocol member sends v9, where the generation is its epoch.
+    OFFSET_COMMIT_VERSION = 7
+
     def __init__(
         self,
         client: KafkaWireClient,
@@ -210,7 +213,7 @@ class GroupMember:
         """Commit the next offsets to read; the first error any partition got (NONE when all were stored)."""
         if not offsets:
             return ErrorCode.NONE
-        cls = request_class(OFFSET_COMMIT, 7)
+        cls = request_class(OFFSET_COMMIT, self.OFFSET_COMMIT_VERSION)
         topic_cls, partition_cls = nested(cls, "OffsetCommitRequestTopic"), nested(cls, "OffsetCommitRequestPartition")
         topics = tuple(
             topic_cls(
