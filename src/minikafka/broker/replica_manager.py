@@ -430,24 +430,16 @@ class ReplicaManager:
         if is_internal(tp.topic) and not internal_topics_allowed:
             message = f"Cannot append to internal topic {tp.topic}"
             return answered(ProduceResult(ErrorCode.INVALID_TOPIC_EXCEPTION, message=message))
-        replica = self.replicas.get(tp)
-        if replica is None:
-            return answered(ProduceResult(self.not_hosted_error(tp), message=f"{tp} is not hosted here"))
-        leader = replica.leader
-        if leader is None or not self.serving():
-            message = f"broker {self.config.node_id} does not lead {tp} now"
-            return answered(ProduceResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, message=message))
-        epoch = leader.leader_epoch
-        # A coordinator's own transactional batches (offset commits) skip the producer's sequence checks.
+        # A coordinator's own transactional batches (offset commits) skip the producer's sequence checks, and are
+        # not a producer's: nothing to verify.
         coordinator = internal_topics_allowed
-        # A coordinator's own transactional writes (offset commits) are not a producer's: nothing to verify.
         verifying = self.transaction_verification and not internal_topics_allowed
         verification = Verification(verification_guard) if verifying else None
         return self._append_as_leader(
-            replica,
+            tp,
             acks,
             timeout_ms,
-            lambda now: replica.log.append_as_leader(records, epoch, now, coordinator, verification),
+            lambda log, epoch, now: log.append_as_leader(records, epoch, now, coordinator, verification),
         )
 
     def write_txn_marker(
@@ -456,6 +448,14 @@ class ReplicaManager:
         """Write a transaction's COMMIT or ABORT marker as the coordinator asks (WriteTxnMarkers), on any topic
         (the markers of a consume-transform-produce go to __consumer_offsets too), answered once the ISR has it:
         Kafka appends markers with acks=all."""
+        return self._append_as_leader(
+            tp, -1, timeout_ms, lambda log, epoch, now: log.append_marker_as_leader(marker, epoch, now)
+        )
+
+    def _append_as_leader(
+        self, tp: TopicPartition, acks: int, timeout_ms: int, append: Callable[[PartitionLog, int, int], AppendInfo]
+    ) -> asyncio.Future[ProduceResult]:
+        """`append(log, leader_epoch, now)` on `tp`'s log if this broker hosts and leads it now."""
         replica = self.replicas.get(tp)
         if replica is None:
             return answered(ProduceResult(self.not_hosted_error(tp), message=f"{tp} is not hosted here"))
@@ -463,23 +463,13 @@ class ReplicaManager:
         if leader is None or not self.serving():
             message = f"broker {self.config.node_id} does not lead {tp} now"
             return answered(ProduceResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, message=message))
-        epoch = leader.leader_epoch
-        return self._append_as_leader(
-            replica, -1, timeout_ms, lambda now: replica.log.append_marker_as_leader(marker, epoch, now)
-        )
-
-    def _append_as_leader(
-        self, replica: Replica, acks: int, timeout_ms: int, append: Callable[[int], AppendInfo]
-    ) -> asyncio.Future[ProduceResult]:
-        leader = replica.leader
-        assert leader is not None
         code = leader.check_produce(acks)
         if code != ErrorCode.NONE:
             message = f"ISR {sorted(leader.isr)} is below min.insync.replicas {leader.effective_min_isr}"
             return answered(ProduceResult(code, message=message))
         now = monotonic_ms()
         try:
-            info = append(now)
+            info = append(replica.log, leader.leader_epoch, now)
         except KafkaError as error:
             return answered(ProduceResult(error.code, message=error.message))
         # Also after a duplicate (a retry answered with its first write's offsets), as Kafka does after every append:
