@@ -146,8 +146,10 @@ async def produce(w: World, count: int, prefix: str, index: int = 0, timeout_s: 
     return w.acked - before
 
 
-async def _produce(w: World, count: int, prefix: str, index: int) -> None:
+async def _produce(w: World, count: int, prefix: str, index: int, retries: bool = True) -> None:
     config = ProducerConfig(acks=-1, linger_ms=0, request_timeout_ms=2000, delivery_timeout_ms=4000)
+    if not retries:  # a write sent once: it may land in one leader's log and never be acknowledged
+        config = replace(config, retries=0, enable_idempotence=False)
     producer = Producer([broker_address(b) for b in w.processes if not w.processes[b].controller], config)
     try:
         for sequence in range(count):
@@ -319,11 +321,90 @@ LAST_REPLICA_STANDING = Story(
 )
 
 
-STORIES: dict[str, Story] = {story.name: story for story in (KIP_903, LAST_REPLICA_STANDING)}
+# ---- KIP-966 needs one min.insync.replicas: the controller's and the brokers' ----
 
 
-def with_seed(story: Story, seed: int) -> Callable[[bool], SimulationResult]:
-    return lambda guarded: run_story(story, guarded, seed)
+async def _min_isr_agreement(w: World) -> None:
+    """The controller's static min ISR is 2, the brokers' 1, the topic sets none. The followers stop cleanly, the
+    leader alone takes acks=all writes (if its min ISR lets it), loses power, and the ELR member is elected."""
+    await wait(w, "every replica joins the ISR", lambda: isr_is(w, {LEADER, LAST, FIRST}))
+    await stop(w, FIRST)
+    await wait(w, "ISR [1, 2] once broker 3 stopped", lambda: isr_is(w, {LEADER, LAST}))
+    await stop(w, LAST)
+    await wait(w, "the leader alone in the ISR", lambda: isr_is(w, {LEADER}) and _leader_isr_is(w, LEADER, {LEADER}))
+    during = partition(w)
+    assert during is not None
+    observe(w, "elr_with_leader_alone", sorted(during.elr))
+    observe(w, "cluster_min_isr", image(w).broker_config("", "min.insync.replicas"))
+    observe(w, "acknowledged_alone", await produce(w, 5, "alone"))
+    await crash(w, LEADER, power_loss=True)
+    await wait(w, "the leader's session times out", lambda: bool((r := registration(w, LEADER)) and r.fenced))
+    start(w, LAST)
+    await wait(w, "broker 2 is elected from the ELR", lambda: leads(w, LAST))
+    observe(w, "leader_after", LAST)
 
 
-__all__ = ["STORIES", "Story", "Switch", "replace", "run_story"]
+MIN_ISR_AGREEMENT = Story(
+    "min-isr-agreement",
+    "a broker min.insync.replicas below the controller's loses nothing to an ELR election",
+    Switch("controller-skips-cluster-min-isr", planted_bug=True),
+    _min_isr_agreement,
+    TopicSpec(1, ((LEADER, LAST, FIRST),), {}),
+    settings={
+        **last_replica_standing.TOPOLOGY.settings,
+        "log.simulate.page.cache": "false",
+        "min.insync.replicas": "2",
+    },
+    broker_settings={"min.insync.replicas": "1"},
+)
+
+
+# ---- a new leader caches the start of its epoch before it appends ----
+
+OLD, NEW, FOLLOWER = 1, 2, 3  # the replica order: OLD leads first, NEW next; FOLLOWER last
+
+
+async def _new_leader_epoch(w: World) -> None:
+    """A new leader that has appended nothing answers a follower holding a newer epoch than any it wrote.
+
+    Offsets 0-9 are acknowledged in epoch 0 (OLD leads); OLD fails and NEW leads epoch 1, appending offset 10,
+    which FOLLOWER fetches and OLD (back, in the ISR) does not. NEW fails; OLD is elected in epoch 2 before
+    appending anything, and FOLLOWER fetches from it with last fetched epoch 1. Then OLD fails before FOLLOWER
+    could copy anything back, and FOLLOWER, still in the ISR, is elected.
+    """
+    await wait(w, "every replica joins the ISR", lambda: isr_is(w, {OLD, NEW, FOLLOWER}))
+    observe(w, "acknowledged", await produce(w, 10, "e0-"))
+    await crash(w, OLD)
+    await wait(w, "NEW leads epoch 1", lambda: leads(w, NEW))
+    start(w, OLD)
+    await wait(w, "OLD back in the ISR", lambda: isr_is(w, {OLD, NEW, FOLLOWER}) and local_log_end(w, OLD) == 10)
+    w.network.partition([NEW], [OLD], one_way=True)  # NEW's answers never reach OLD
+    w._in_client(_produce(w, 1, "e1-", 0, retries=False))  # never acknowledged: OLD, in the ISR, cannot fetch it
+    await wait(w, "FOLLOWER fetches offset 10 of epoch 1", lambda: local_log_end(w, FOLLOWER) == 11)
+    # The moment FOLLOWER truncates on OLD's answer it is cut off, so it copies nothing back before OLD fails.
+    w.trace.hooks["log_truncated"] = lambda _event: w.network.partition([OLD], [FOLLOWER])
+    await crash(w, NEW)  # the cut stays: an answer NEW had sent must not reach OLD late
+    await wait(w, "OLD leads epoch 2 with nothing appended in it", lambda: leads(w, OLD))
+    observe(w, "new_leader_log_end", local_log_end(w, OLD))
+    await wait(w, "FOLLOWER has the diverging answer and has truncated", lambda: 0 <= local_log_end(w, FOLLOWER) <= 10)
+    await crash(w, OLD)
+    await wait(w, "FOLLOWER is elected", lambda: leads(w, FOLLOWER))
+    observe(w, "follower_log_end", local_log_end(w, FOLLOWER))
+    w.network.heal()
+    start(w, OLD)
+    start(w, NEW)
+
+
+NEW_LEADER_EPOCH = Story(
+    "new-leader-epoch",
+    "a new leader caches the start of its epoch: a follower ahead in an epoch it never wrote keeps its records",
+    Switch("new-leader-forgets-its-epoch", planted_bug=True),
+    _new_leader_epoch,
+    TopicSpec(1, ((OLD, NEW, FOLLOWER),), {"min.insync.replicas": "2"}),
+    settings={**last_replica_standing.TOPOLOGY.settings, "replica.lag.time.max.ms": "10000"},
+)
+
+
+STORIES: dict[str, Story] = {
+    story.name: story for story in (KIP_903, LAST_REPLICA_STANDING, MIN_ISR_AGREEMENT, NEW_LEADER_EPOCH)
+}

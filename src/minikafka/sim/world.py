@@ -128,6 +128,7 @@ class Trace:
         self.tail: deque[str] = deque(maxlen=TRACE_TAIL)
         self.events = 0
         self.watched: dict[str, list[dict[str, Any]]] = {name: [] for name in watched}
+        self.hooks: dict[str, Callable[[Mapping[str, Any]], None]] = {}  # a story's step taken the moment it's logged
 
     def add(self, line: str) -> None:
         self.digest.update(line.encode() + b"\n")
@@ -142,6 +143,8 @@ class Trace:
         name = str(event.get("event", ""))
         if name in self.watched:
             self.watched[name].append(dict(event))
+        if name in self.hooks:
+            self.hooks.pop(name)(event)
         if any(word in name for word in _DECISIVE):
             loop = asyncio.get_running_loop()
             fields = " ".join(f"{k}={event[k]}" for k in sorted(event) if k != "event")
