@@ -67,6 +67,7 @@ class Story:
             topic=self.topic,
             broker_overrides=dict(self.broker_settings),
             watched_events=self.watched,
+            keep_going=True,
         )
 
 

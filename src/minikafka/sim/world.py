@@ -102,6 +102,7 @@ class SimulationSettings:
     topic: TopicSpec = TopicSpec()
     broker_overrides: Mapping[str, str] = field(default_factory=dict)  # after `overrides`, brokers only
     watched_events: tuple[str, ...] = ()  # events kept whole for a story to look at
+    keep_going: bool = False  # a story runs on past a violation (the first of each invariant kept) to its end
 
 
 @dataclass
@@ -118,6 +119,7 @@ class SimulationResult:
     wall_s: float
     cpu_s: float  # this process's CPU time for the seed (wall time depends on what else the machine runs)
     observed: dict[str, Any] = field(default_factory=dict)  # what a story saw on its way
+    violations: list[Violation] = field(default_factory=list)  # with `keep_going`: the first of each invariant
 
 
 class Trace:
@@ -177,6 +179,7 @@ class World:
         self.faults_done = 0
         self.steps = 0
         self.observed: dict[str, Any] = {}
+        self.violations: list[Violation] = []
 
     # ---- what the nodes hold ----
 
@@ -225,9 +228,18 @@ class World:
         return found
 
     def check(self) -> None:
-        violation = self.invariants.check(self.replicas(), self.raft_nodes())
-        if violation is not None:
+        self.violated(self.invariants.check(self.replicas(), self.raft_nodes()))
+
+    def violated(self, violation: Violation | None) -> None:
+        if violation is None:
+            return
+        if not self.settings.keep_going:
             raise Violated(violation)
+        if all(known.invariant != violation.invariant for known in self.violations):
+            self.violations.append(violation)
+            self.trace.add(
+                f"{asyncio.get_running_loop().time():10.3f} violation {violation.invariant}: {violation.detail}"
+            )
 
     async def run_for(self, seconds: float) -> None:
         """Let the cluster run, checking the invariants every step."""
@@ -414,13 +426,15 @@ async def _simulate(settings: SimulationSettings, root: Path, trace: Trace, scri
         await world.start()
         await script(world)
         world.step = "final read"
-        violation = world.invariants.check_all_acknowledged(world.replicas())
+        if settings.keep_going:
+            world.observed["lost"] = world.invariants.lost(world.replicas())
+        world.violated(world.invariants.check_all_acknowledged(world.replicas()))
     except Violated as violated:
-        violation = violated.violation
+        world.violations.append(violated.violation)
+        trace.add(f"{loop.time():10.3f} violation {violated.violation.invariant}: {violated.violation.detail}")
     finally:
         await world.shut_down()
-    if violation is not None:
-        trace.add(f"{loop.time():10.3f} violation {violation.invariant}: {violation.detail}")
+    violation = world.violations[0] if world.violations else None
     return SimulationResult(
         settings.seed,
         violation,
@@ -434,6 +448,7 @@ async def _simulate(settings: SimulationSettings, root: Path, trace: Trace, scri
         time.perf_counter() - wall_started,
         time.process_time() - cpu_started,
         dict(world.observed),
+        list(world.violations),
     )
 
 
