@@ -289,6 +289,8 @@ async def _last_replica_standing(w: World) -> None:
     after = partition(w)
     assert after is not None
     observe(w, "leader_after", after.leader)
+    detected = [[e["broker_id"], e["clean"]] for e in events(w, "broker_shutdown_detected")]
+    observe(w, "shutdowns_detected", [d for i, d in enumerate(detected) if d not in detected[:i]])
 
 
 def _leader_isr_is(w: World, leader: int, isr: set[int]) -> bool:
