@@ -408,6 +408,115 @@ NEW_LEADER_EPOCH = Story(
 )
 
 
+# ---- the leader's pending ISR changes: the HWM counts the most the ISR may be ----
+
+
+async def _expansion_pending(w: World) -> None:
+    """B drops out of A's ISR and catches up again; A's AlterPartition adding it is held, pending."""
+    await wait(w, "B joins the ISR of A", lambda: isr_is(w, {A, B}))
+    w.network.partition([B], [n for n in w.processes if n != B])
+    await wait(w, "B cut off from every node: fenced, it leaves the ISR", lambda: isr_is(w, {A}))
+    broker(w, A).manager.alter_partition.holding = True
+    w.network.heal()
+    await wait(w, "B catches up; A's expansion to [A, B] is pending", lambda: _holds_proposal(w))
+    w.network.partition([B], [A])  # and B falls behind again: only A has what comes next
+
+
+def _holds_proposal(w: World) -> bool:
+    return bool(broker(w, A).manager.alter_partition.held)
+
+
+async def _elect_b_after_a_fails(w: World) -> None:
+    await crash(w, A)
+    await wait(w, "A fails; B, in the ISR, is elected", lambda: leads(w, B))
+    w.network.heal()
+    start(w, A)
+    await wait(w, "A returns to the ISR", lambda: isr_is(w, {A, B}) and _led_with(w, A))
+
+
+async def _pending_isr_expansion(w: World) -> None:
+    """While the expansion is pending the HWM must wait for B: the controller may commit it, and B then lead."""
+    await _expansion_pending(w)
+    observe(w, "acknowledged_while_pending", await produce(w, 5, "p"))
+    broker(w, A).manager.alter_partition.release(keep_holding=True)  # B, behind, stays in the committed ISR
+    await wait(w, "the controller commits ISR [A, B]", lambda: isr_is(w, {A, B}))
+    await _elect_b_after_a_fails(w)
+
+
+async def _pending_isr_shrink(w: World) -> None:
+    """While A's shrink to itself is pending the HWM must still wait for B: the controller may refuse it, or A
+    fail first, and B lead."""
+    await wait(w, "B joins the ISR of A", lambda: isr_is(w, {A, B}))
+    broker(w, A).manager.alter_partition.holding = True
+    w.network.partition([B], [A])
+    producing = w._in_client(_produce(w, 5, "s", 0))
+    await wait(w, "B lags behind a write: A's shrink to [A] is pending", lambda: _holds_proposal(w))
+    await wait(w, "the writes answered", producing.done, STEP_TIMEOUT_S * 2)
+    observe(w, "acknowledged_while_pending", w.acked)
+    await _elect_b_after_a_fails(w)
+
+
+async def _lost_alter_partition_answer(w: World) -> None:
+    """The controller commits A's expansion but its answers never reach A: the outcome is unknown to A, which must
+    keep counting B until it knows."""
+    await _expansion_pending(w)
+    manager = broker(w, A).manager.alter_partition
+    answers: list[str] = []
+    deliver = manager.on_answer
+
+    def on_answer(target: Any, proposal: Any, result: Any) -> None:
+        answers.append(result.error.name)
+        deliver(target, proposal, result)
+
+    manager.on_answer = on_answer
+    w.network.lose_answers("Controller/AlterPartition", A)
+    w.network.lose_answers("Raft/FetchStream", A)  # nor does the metadata tell A the outcome
+    w.network.lose_answers("Raft/Fetch", A)
+    manager.release(keep_holding=True)  # once answered, what A proposes next (the shrink) is held
+    await wait(w, "the controller commits ISR [A, B]", lambda: isr_is(w, {A, B}))
+    await wait(w, "A's AlterPartition gives up unanswered", lambda: bool(answers), 900)
+    observe(w, "answer", answers[0])
+    observe(w, "acknowledged_after_unknown_outcome", await produce(w, 5, "u"))
+    await _elect_b_after_a_fails(w)
+
+
+PENDING_STORY_SETTINGS = {k: v for k, v in kip_903.TOPOLOGY.settings.items() if k != "replica.fetch.max.bytes"}
+
+PENDING_ISR_EXPANSION = Story(
+    "pending-isr-expansion",
+    "the HWM counts a joining replica while its ISR expansion is pending",
+    Switch("isr-expansion-not-counted", planted_bug=True),
+    _pending_isr_expansion,
+    TopicSpec(1, ((A, B),), {"min.insync.replicas": "1"}),
+    settings=PENDING_STORY_SETTINGS,
+)
+PENDING_ISR_SHRINK = Story(
+    "pending-isr-shrink",
+    "the HWM counts a leaving replica until its ISR shrink is committed",
+    Switch("isr-shrink-assumed", planted_bug=True),
+    _pending_isr_shrink,
+    TopicSpec(1, ((A, B),), {"min.insync.replicas": "1"}),
+    settings=PENDING_STORY_SETTINGS,
+)
+LOST_ALTER_PARTITION_ANSWER = Story(
+    "lost-alter-partition-answer",
+    "an ISR change whose answer is lost stays pending: the controller may have applied it",
+    Switch("rollback-on-unknown-outcome", planted_bug=True),
+    _lost_alter_partition_answer,
+    TopicSpec(1, ((A, B),), {"min.insync.replicas": "1"}),
+    settings=PENDING_STORY_SETTINGS,
+)
+
+
 STORIES: dict[str, Story] = {
-    story.name: story for story in (KIP_903, LAST_REPLICA_STANDING, MIN_ISR_AGREEMENT, NEW_LEADER_EPOCH)
+    story.name: story
+    for story in (
+        KIP_903,
+        LAST_REPLICA_STANDING,
+        MIN_ISR_AGREEMENT,
+        NEW_LEADER_EPOCH,
+        PENDING_ISR_EXPANSION,
+        PENDING_ISR_SHRINK,
+        LOST_ALTER_PARTITION_ANSWER,
+    )
 }

@@ -9,8 +9,11 @@ import pytest
 from minikafka.sim.stories import (
     KIP_903,
     LAST_REPLICA_STANDING,
+    LOST_ALTER_PARTITION_ANSWER,
     MIN_ISR_AGREEMENT,
     NEW_LEADER_EPOCH,
+    PENDING_ISR_EXPANSION,
+    PENDING_ISR_SHRINK,
     STORIES,
     Story,
     run_story,
@@ -98,6 +101,35 @@ def test_without_the_cached_epoch_the_follower_wipes_its_log_and_acknowledged_wr
     assert invariants(result) == LOST_LEADER
     seen = result.observed
     assert seen["follower_log_end"] == 0 and seen["acknowledged"] == 10 and seen["lost"] == 10
+
+
+# The leader's ISR core broken three ways (each a planted bug): while an ISR change is pending, or its outcome
+# unknown, the HWM must count every replica the ISR may hold; counting fewer acknowledges writes a replica the
+# controller keeps in the ISR lacks, and it is then elected.
+ISR_CORE = [
+    (PENDING_ISR_EXPANSION, "acknowledged_while_pending"),
+    (PENDING_ISR_SHRINK, "acknowledged_while_pending"),
+    (LOST_ALTER_PARTITION_ANSWER, "acknowledged_after_unknown_outcome"),
+]
+ISR_CORE_IDS = [story.switch.key for story, _ in ISR_CORE]
+
+
+@pytest.mark.parametrize(("story", "acknowledged"), ISR_CORE, ids=ISR_CORE_IDS)
+def test_the_isr_core_counts_every_replica_the_isr_may_hold(story: Story, acknowledged: str) -> None:
+    result = run(story, guarded=True)
+    assert invariants(result) == [], result.trace
+    assert result.observed[acknowledged] == 0 and result.observed["lost"] == 0
+
+
+@pytest.mark.parametrize(("story", "acknowledged"), ISR_CORE, ids=ISR_CORE_IDS)
+def test_the_invariants_catch_a_broken_isr_core(story: Story, acknowledged: str) -> None:
+    result = run(story, guarded=False)
+    assert invariants(result) == LOST_LEADER
+    assert result.observed[acknowledged] == 5 and result.observed["lost"] == 5
+
+
+def test_an_unknown_outcome_is_a_lost_answer() -> None:
+    assert run(LOST_ALTER_PARTITION_ANSWER, guarded=True).observed["answer"] == "REQUEST_TIMED_OUT"
 
 
 @pytest.mark.parametrize("name", sorted(STORIES))
