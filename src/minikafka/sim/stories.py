@@ -280,6 +280,7 @@ async def _last_replica_standing(w: World) -> None:
     observe(w, "elr_with_leader_alone", sorted(during.elr))
     observe(w, "acknowledged_alone", await produce(w, 5, "alone"))
     observe(w, "acknowledged_before", acked)
+    elections_before = len(events(w, "leader_elected"))
     await crash(w, LEADER, power_loss=True)
     start(w, LEADER)
     await wait(w, "broker 1 registers again after its power loss", lambda: _registered_unfenced_or_new(w, LEADER))
@@ -291,6 +292,8 @@ async def _last_replica_standing(w: World) -> None:
     observe(w, "leader_after", after.leader)
     detected = [[e["broker_id"], e["clean"]] for e in events(w, "broker_shutdown_detected")]
     observe(w, "shutdowns_detected", [d for i, d in enumerate(detected) if d not in detected[:i]])
+    elected = [[e["leader"], e["reason"]] for e in events(w, "leader_elected")[elections_before:]]
+    observe(w, "elected_after_power_loss", [d for i, d in enumerate(elected) if d not in elected[:i]])
 
 
 def _leader_isr_is(w: World, leader: int, isr: set[int]) -> bool:
@@ -320,7 +323,7 @@ LAST_REPLICA_STANDING = Story(
         **last_replica_standing.TOPOLOGY.settings,
         "log.simulate.page.cache": "false",  # the simulated disk keeps what was not fsynced until a power loss
     },
-    watched=("broker_shutdown_detected", "produce_rejected_not_enough_replicas"),
+    watched=("broker_shutdown_detected", "leader_elected"),
 )
 
 

@@ -61,6 +61,8 @@ def test_last_replica_standing_with_elr_version_1_elects_the_clean_elr_member_an
     assert seen["leader_after"] == 2 and seen["acknowledged_before"] == 100 and seen["lost"] == 0
     # The controller told the followers' clean stops from the leader's power loss.
     assert sorted(seen["shutdowns_detected"]) == [[1, False], [2, True], [3, True]]
+    # no leader once the leader was fenced; then broker 2 from the ELR, once it was unfenced
+    assert seen["elected_after_power_loss"] == [[-1, "fence:session_timeout"], [2, "unfence"]]
 
 
 def test_last_replica_standing_with_elr_version_0_loses_the_acknowledged_writes() -> None:
@@ -69,6 +71,7 @@ def test_last_replica_standing_with_elr_version_0_loses_the_acknowledged_writes(
     seen = result.observed
     assert seen["elr_with_leader_alone"] == [] and seen["acknowledged_alone"] == 0
     assert seen["leader_after"] == 1  # the ISR it never left elected it, with the log its power loss left
+    assert [1, "unfence"] in seen["elected_after_power_loss"]
     assert seen["acknowledged_before"] == 100 and seen["lost"] == 100
 
 
