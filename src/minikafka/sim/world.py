@@ -1,6 +1,6 @@
 """One seeded simulated run: 3 controllers and 3 brokers (the shipped processes) on the virtual-time loop, the
-in-memory network and disks; an acks=all producer; a fault plan from `chaos`'s schedule language; the invariants
-checked after every step.
+in-memory network and disks; an acks=all producer and a fault plan from `chaos`'s schedule language, or a scripted
+story (`stories.py`); the invariants checked after every step.
 
 A seed decides everything: the plan (drawn as `chaos` draws it), the network's delays and losses, the disks'
 fsync latencies and the nodes' own randomness (election timeouts), so a seed replays the same run, with the same
