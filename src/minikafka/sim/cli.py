@@ -14,16 +14,30 @@ from dataclasses import asdict, replace
 from minikafka.common.cli_support import CliError, bounded_int
 from minikafka.deploy.chaos_schedule import parse_fault_kinds
 from minikafka.sim.planted_bugs import PLANTED_BUGS
+from minikafka.sim.stories import STORIES, run_story
 from minikafka.sim.world import SIMULATED_FAULTS, SimulationResult, SimulationSettings, simulate_seed
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     simulate = subparsers.add_parser(
-        "simulate", help="the shipped nodes in one process on simulated time, network and disks: seeded fault schedules"
+        "simulate",
+        help="the shipped nodes in one process on simulated time, network and disks: seeded fault schedules",
+        description="Seeded fault schedules (--seeds, --seed) or scripted fault stories (--story) over the shipped "
+        "nodes, with the cluster's invariants checked all along.",
+        epilog=_stories_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     which = simulate.add_mutually_exclusive_group()
     which.add_argument("--seeds", type=bounded_int(1), default=10, metavar="N", help="run seeds FIRST..FIRST+N-1")
     which.add_argument("--seed", type=int, metavar="S", help="run this one seed (a replay)")
+    which.add_argument(
+        "--story",
+        choices=[*STORIES, "all"],
+        help="a scripted fault story (or all of them), run with its guard on and off: see below",
+    )
+    simulate.add_argument(
+        "--guard", choices=("on", "off", "both"), default="both", help="--story: the guard on, off, or both runs"
+    )
     simulate.add_argument("--first-seed", type=int, default=1, metavar="FIRST")
     simulate.add_argument("--faults", default=",".join(SIMULATED_FAULTS), help="comma-separated chaos fault kinds")
     simulate.add_argument("--duration-ms", type=bounded_int(1000), default=60_000, help="simulated time of faults")
@@ -35,6 +49,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
     simulate.add_argument("--json", action="store_true", help="one JSON line per seed")
     simulate.set_defaults(func=run_simulate_command)
+
+
+def _stories_epilog() -> str:
+    lines = [
+        "stories (--story NAME | all): steps that lead one guard to the case it exists for; with the guard on every",
+        "invariant must hold, with it off (a config key's value, or the bug it prevents planted) an invariant must",
+        "break; exit 0 when every run went as predicted:",
+    ]
+    for story in STORIES.values():
+        lines += [f"  {story.name}", f"      {story.title}; off: {story.switch.describe(False)}"]
+    return "\n".join(lines)
 
 
 def settings_from(args: argparse.Namespace) -> SimulationSettings:
@@ -104,6 +129,8 @@ def _results(settings: SimulationSettings, seeds: Sequence[int], jobs: int) -> I
 
 def run_simulate_command(args: argparse.Namespace) -> int:
     settings = settings_from(args)
+    if args.story is not None:
+        return run_stories(args, settings)
     seeds = [args.seed] if args.seed is not None else list(range(args.first_seed, args.first_seed + args.seeds))
     started = time.perf_counter()
     simulated_s = cpu_s = 0.0
@@ -150,3 +177,43 @@ def _print_violation(args: argparse.Namespace, result: SimulationResult) -> None
         out.writelines(f"  {line}\n" for line in result.trace)
         out.write(f"\ntrace hash {result.trace_hash}; replay with:\n  {replay_command(args, result.seed)}\n")
     out.flush()
+
+
+def run_stories(args: argparse.Namespace, settings: SimulationSettings) -> int:
+    """Each story with its guard on (every invariant must hold) and off (an invariant must break); 0 when every
+    run went as predicted."""
+    names = list(STORIES) if args.story == "all" else [args.story]
+    modes = {"on": [True], "off": [False], "both": [True, False]}[args.guard]
+    seed = args.seed if args.seed is not None else args.first_seed
+    unexpected = 0
+    for name in names:
+        story = STORIES[name]
+        for guarded in modes:
+            result = run_story(story, guarded, seed, settings.overrides)
+            predicted = (result.violation is None) == guarded
+            unexpected += not predicted
+            _print_story(args, story.switch.describe(guarded), name, result, predicted)
+    return 1 if unexpected else 0
+
+
+def _print_story(args: argparse.Namespace, switch: str, name: str, result: SimulationResult, predicted: bool) -> None:
+    if args.json:
+        document = asdict(result)
+        document.update(story=name, switch=switch, as_predicted=predicted)
+        document["trace"] = document["trace"] if not predicted else []
+        print(json.dumps(document, default=str), flush=True)
+        return
+    broken = ", ".join(v.invariant for v in result.violations)
+    verdict = "held" if not broken else f"VIOLATED {broken}"
+    print(
+        f"story {name} ({switch}): {verdict}; {result.acknowledged} acknowledged, {result.observed.get('lost', '?')} "
+        f"lost; {'as predicted' if predicted else 'NOT AS PREDICTED'}; {result.simulated_s:.1f} simulated s in "
+        f"{result.cpu_s:.1f} s CPU; trace {result.trace_hash}",
+        flush=True,
+    )
+    if not predicted or (broken and not args.json and args.story != "all"):
+        for violation in result.violations:
+            print(f"  {violation.invariant}: {violation.detail}")
+        if not predicted:
+            print("the events that led to it:")
+            print("".join(f"  {line}\n" for line in result.trace), end="", flush=True)

@@ -4,6 +4,8 @@
   the partition's current leader (readable), is in its log at the offset it was acknowledged at, with its value;
   at the end of a run every one of them is readable.
 - OneLeaderPerLeaderEpoch: no two brokers lead a partition in the same leader epoch.
+- LeaderCandidateCompleteness (as `analyze` names it): a new leader's log ends at or past every high watermark a
+  leader of the partition had reached before it led, so it is caught when elected, before any follower truncates.
 - NeverTwoLeadersInSameEpoch (Raft): no two controllers lead the metadata quorum in the same epoch.
 - LeaderHasAllAckedValues (Raft): a committed metadata entry (below a leader's high watermark) stays in the log of
   every later leader, in the epoch it was committed in.
@@ -75,6 +77,7 @@ class Invariants:
     raft_leaders: dict[int, int] = field(default_factory=dict)  # epoch -> controller
     committed: dict[int, int] = field(default_factory=dict)  # metadata offset -> epoch of its committed entry
     _checked: dict[int, int] = field(default_factory=dict)  # partition -> acknowledgements checked in full
+    high_watermarks: dict[int, int] = field(default_factory=dict)  # partition -> the highest HWM a leader reached
 
     def acknowledge(self, record: Acknowledged) -> None:
         self.acknowledged.setdefault(record.partition, []).append(record)
@@ -89,7 +92,16 @@ class Invariants:
             if not replica.leads:
                 continue
             key = (replica.partition, replica.leader_epoch)
+            new_leader = key not in self.partition_leaders
             first = self.partition_leaders.setdefault(key, replica.broker)
+            reached = self.high_watermarks.get(replica.partition, 0)
+            if new_leader and replica.log_end_offset < reached:
+                return Violation(
+                    "LeaderCandidateCompleteness",
+                    f"broker {replica.broker} leads partition {replica.partition} in leader epoch "
+                    f"{replica.leader_epoch} with its log ending at {replica.log_end_offset}, below the high watermark "
+                    f"{reached} an earlier leader had reached",
+                )
             if first != replica.broker:
                 return Violation(
                     "OneLeaderPerLeaderEpoch",
@@ -103,6 +115,9 @@ class Invariants:
             violation = self._check_acknowledged(partition, leader, full=False)
             if violation is not None:
                 return violation
+        for replica in replicas:  # after the new leaders were checked: what was reached before they led
+            if replica.leads and replica.high_watermark > self.high_watermarks.get(replica.partition, 0):
+                self.high_watermarks[replica.partition] = replica.high_watermark
         return None
 
     def _check_acknowledged(self, partition: int, leader: PartitionReplica, full: bool) -> Violation | None:
@@ -154,6 +169,24 @@ class Invariants:
             if violation is not None:
                 return violation
         return None
+
+    def lost(self, replicas: Iterable[PartitionReplica]) -> int:
+        """How many acknowledged records each partition's leader does not hold, readable, at its offset now."""
+        leaders: dict[int, PartitionReplica] = {}
+        for replica in replicas:
+            if replica.leads and (
+                replica.partition not in leaders or replica.leader_epoch > leaders[replica.partition].leader_epoch
+            ):
+                leaders[replica.partition] = replica
+        missing = 0
+        for partition, acked in self.acknowledged.items():
+            leader = leaders.get(partition)
+            if leader is None:
+                missing += len(acked)
+                continue
+            values = leader.read(0, leader.high_watermark)
+            missing += sum(1 for record in acked if values.get(record.offset) != record.value)
+        return missing
 
     def _check_raft(self, nodes: list[RaftNode]) -> Violation | None:
         leader: RaftNode | None = None

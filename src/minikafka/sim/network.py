@@ -121,6 +121,7 @@ class SimNetwork:
     servers: dict[str, SimServer] = field(default_factory=dict)
     nodes: dict[str, int] = field(default_factory=dict)  # address -> node id, for the cuts
     cuts: set[tuple[int, int]] = field(default_factory=set)  # (from, to): messages from one to the other are held
+    lost_answers: set[tuple[str, int]] = field(default_factory=set)  # (RPC name, caller): its answers never arrive
 
     # ---- what a simulated node's shell calls ----
 
@@ -150,8 +151,17 @@ class SimNetwork:
                 if not one_way:
                     self.cuts.add((b, a))
 
+    def lose_answers(self, rpc: str, caller: int) -> None:
+        """The answers to `caller`'s calls of `rpc` (a method's path or its end, e.g. "Controller/AlterPartition")
+        are lost after the handler ran: a unary call times out, a stream's answers never come."""
+        self.lost_answers.add((rpc, caller))
+
+    def answer_lost(self, method: str, caller: int) -> bool:
+        return any(caller == lost_caller and method.endswith(rpc) for rpc, lost_caller in self.lost_answers)
+
     def heal(self) -> None:
         self.cuts.clear()
+        self.lost_answers.clear()
 
     # ---- delivery ----
 
@@ -212,7 +222,7 @@ class SimChannel:
         answer = _outcome(task)
         answer_data = handler.response_serializer(answer)
         await network.carry(destination if destination is not None else -1, self.source)
-        if network.dropped():
+        if network.dropped() or network.answer_lost(method, self.source):
             await asyncio.Event().wait()
         return deserialize(answer_data)
 
@@ -257,6 +267,7 @@ class SimStreamCall:
         self._error: grpc.aio.AioRpcError | None = None
         self._task: asyncio.Task[None] | None = None
         self._handler: Any = None
+        self._method = method
         server = channel.network.servers.get(channel.address)
         handler = None if server is None else server.handler(method)
         if server is None or handler is None or handler.stream_stream is None:
@@ -275,7 +286,8 @@ class SimStreamCall:
         async for answer in answers:
             data = handler.response_serializer(answer)
             await self._network.carry(self._destination if self._destination is not None else -1, self._source)
-            self._answers.put_nowait(self._deserialize(data))
+            if not self._network.answer_lost(self._method, self._source):
+                self._answers.put_nowait(self._deserialize(data))
 
     def _server_ended(self, task: asyncio.Task[None]) -> None:
         if self._error is None:

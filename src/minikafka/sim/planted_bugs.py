@@ -1,17 +1,26 @@
-"""Bugs planted in the shipped shells for one simulated run, to show the simulation finds what it should: each
-wraps one shell method for the run's duration and puts it back after. Never used outside `simulate`."""
+"""Bugs planted in the shipped code for one simulated run, to show the simulation finds what it should: each
+replaces a few shell methods or core functions for the run's duration and puts them back after. Never used
+outside `simulate`."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
+from minikafka.broker.replica import partition as partition_core
+from minikafka.broker.replica.divergence import FollowerTruncation
+from minikafka.broker.replica.partition import AssignEpochStartOffset, Committed, Follower, Leader
 from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.control import config_control
 from minikafka.kraft_controller.raft.driver import RaftDriver
 
+Patch = tuple[Any, str, Any]  # (owner, attribute, replacement)
 
-def _leader_acks_before_replication() -> tuple[Any, str, Callable[..., Any]]:
+
+def _leader_acks_before_replication() -> list[Patch]:
     """The broker answers acks=all as soon as its own log has the batch (as acks=1): a leader cut off from its
     followers, or one that crashes before they fetch, loses acknowledged writes."""
     original = ReplicaManager.produce
@@ -19,10 +28,10 @@ def _leader_acks_before_replication() -> tuple[Any, str, Callable[..., Any]]:
     def produce(self: ReplicaManager, tp: Any, records: bytes, acks: int, *args: Any, **kwargs: Any) -> Any:
         return original(self, tp, records, 1 if acks == -1 else acks, *args, **kwargs)
 
-    return ReplicaManager, "produce", produce
+    return [(ReplicaManager, "produce", produce)]
 
 
-def _raft_counts_unflushed() -> tuple[Any, str, Callable[..., Any]]:
+def _raft_counts_unflushed() -> list[Patch]:
     """The Raft leader's fetch handling no longer waits for its own appends to be fsynced (the durability gate):
     its unflushed entries count toward the high watermark, and a power loss can take a committed entry away."""
     original = RaftDriver._flush_in_background
@@ -31,12 +40,67 @@ def _raft_counts_unflushed() -> tuple[Any, str, Callable[..., Any]]:
         original(self)
         self._durable.set()
 
-    return RaftDriver, "_flush_in_background", flush_in_background
+    return [(RaftDriver, "_flush_in_background", flush_in_background)]
 
 
-PLANTED_BUGS: dict[str, Callable[[], tuple[Any, str, Callable[..., Any]]]] = {
+def _new_leader_forgets_its_epoch() -> list[Patch]:
+    """A new leader does not cache the start of its epoch, and a follower cuts its log to its start when the
+    leader's diverging-epoch answer is undefined (as the code once was): a follower holding a newer epoch than any
+    the new leader wrote wipes its log."""
+    make_leader = partition_core.make_leader
+
+    def leader_without_epoch_start(*args: Any, **kwargs: Any) -> Any:
+        transition = make_leader(*args, **kwargs)
+        kept = tuple(e for e in transition.effects if not isinstance(e, AssignEpochStartOffset))
+        return replace(transition, effects=kept)
+
+    def truncation(self: Follower, diverging: Any, local: Any, log_end_offset: int) -> FollowerTruncation:
+        if diverging.end_offset < 0 or local.end_offset < 0:
+            return FollowerTruncation(0, True, "undefined")
+        offset = min(local.end_offset, diverging.end_offset) if local.epoch == diverging.epoch else local.end_offset
+        return FollowerTruncation(offset, True, "diverging")
+
+    return [(partition_core, "make_leader", leader_without_epoch_start), (Follower, "truncation", truncation)]
+
+
+def _controller_skips_cluster_min_isr() -> list[Patch]:
+    """The active controller does not write the cluster-wide min.insync.replicas with the ELR on: a broker whose
+    own min ISR is below the controller's acknowledges writes the controller's ELR election does not keep."""
+    return [(config_control, "elr_safety_records", lambda _image, _static: [])]
+
+
+def _isr_expansion_not_counted() -> list[Patch]:
+    """While an ISR expansion is pending the HWM counts only the committed ISR, not the joining member."""
+    return [(partition_core.PendingExpandIsr, "maximal_isr", property(lambda self: self.isr))]
+
+
+def _isr_shrink_assumed() -> list[Patch]:
+    """While an ISR shrink is pending the HWM counts the ISR as if the shrink were committed."""
+    return [(partition_core.PendingShrinkIsr, "maximal_isr", property(lambda self: self.isr - self.removing))]
+
+
+def _rollback_on_unknown_outcome() -> list[Patch]:
+    """The leader rolls its pending ISR change back on any error answer, even one (a timeout) after which the
+    controller may have applied it."""
+    original = Leader.on_alter_partition_response
+
+    def on_response(self: Leader, proposal: Any, result: Any, now_ms: int) -> Any:
+        state = self.isr_state
+        if result.error != ErrorCode.NONE and not isinstance(state, Committed) and state.proposal == proposal:
+            return replace(self, isr_state=Committed(state.isr)), ()
+        return original(self, proposal, result, now_ms)
+
+    return [(Leader, "on_alter_partition_response", on_response)]
+
+
+PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "leader-acks-before-replication": _leader_acks_before_replication,
     "raft-counts-unflushed": _raft_counts_unflushed,
+    "new-leader-forgets-its-epoch": _new_leader_forgets_its_epoch,
+    "controller-skips-cluster-min-isr": _controller_skips_cluster_min_isr,
+    "isr-expansion-not-counted": _isr_expansion_not_counted,
+    "isr-shrink-assumed": _isr_shrink_assumed,
+    "rollback-on-unknown-outcome": _rollback_on_unknown_outcome,
 }
 
 
@@ -47,10 +111,12 @@ def planted(name: str | None) -> Iterator[None]:
         return
     if name not in PLANTED_BUGS:
         raise ValueError(f"unknown planted bug '{name}'; known: {', '.join(PLANTED_BUGS)}")
-    owner, attribute, replacement = PLANTED_BUGS[name]()
-    original = owner.__dict__[attribute]
-    setattr(owner, attribute, replacement)
+    patches = PLANTED_BUGS[name]()
+    originals = [(owner, attribute, owner.__dict__[attribute]) for owner, attribute, _ in patches]
+    for owner, attribute, replacement in patches:
+        setattr(owner, attribute, replacement)
     try:
         yield
     finally:
-        setattr(owner, attribute, original)
+        for owner, attribute, original in originals:
+            setattr(owner, attribute, original)

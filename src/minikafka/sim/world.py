@@ -1,6 +1,6 @@
 """One seeded simulated run: 3 controllers and 3 brokers (the shipped processes) on the virtual-time loop, the
-in-memory network and disks; an acks=all producer; a fault plan from `chaos`'s schedule language; the invariants
-checked after every step.
+in-memory network and disks; an acks=all producer and a fault plan from `chaos`'s schedule language, or a scripted
+story (`stories.py`); the invariants checked after every step.
 
 A seed decides everything: the plan (drawn as `chaos` draws it), the network's delays and losses, the disks'
 fsync latencies and the nodes' own randomness (election timeouts), so a seed replays the same run, with the same
@@ -20,7 +20,7 @@ import shutil
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +75,19 @@ _DECISIVE = ("leader", "isr", "fenc", "elect", "truncat", "unclean", "registered
 
 
 @dataclass(frozen=True)
+class TopicSpec:
+    """The one topic of a run: its partitions, each one's replicas (empty: the controller places 3), its configs."""
+
+    partitions: int = PARTITIONS
+    assignment: tuple[tuple[int, ...], ...] = ()
+    configs: Mapping[str, str] = field(default_factory=lambda: {"min.insync.replicas": "2"})
+
+    @property
+    def replication_factor(self) -> int:
+        return len(self.assignment[0]) if self.assignment else len(BROKER_IDS)
+
+
+@dataclass(frozen=True)
 class SimulationSettings:
     seed: int
     duration_s: float = 60.0
@@ -86,6 +99,10 @@ class SimulationSettings:
     power_loss: bool = False  # kill and controller-kill cut the node's files back to what was fsynced
     max_down_s: float = 15.0  # beyond broker.session.timeout.ms: a cut-off leader is fenced and replaced
     network: NetworkFaults = NetworkFaults()
+    topic: TopicSpec = TopicSpec()
+    broker_overrides: Mapping[str, str] = field(default_factory=dict)  # after `overrides`, brokers only
+    watched_events: tuple[str, ...] = ()  # events kept whole for a story to look at
+    keep_going: bool = False  # a story runs on past a violation (the first of each invariant kept) to its end
 
 
 @dataclass
@@ -101,15 +118,19 @@ class SimulationResult:
     simulated_s: float
     wall_s: float
     cpu_s: float  # this process's CPU time for the seed (wall time depends on what else the machine runs)
+    observed: dict[str, Any] = field(default_factory=dict)  # what a story saw on its way
+    violations: list[Violation] = field(default_factory=list)  # with `keep_going`: the first of each invariant
 
 
 class Trace:
     """The decisive events of a run, hashed in order; the newest kept for the report."""
 
-    def __init__(self) -> None:
+    def __init__(self, watched: tuple[str, ...] = ()) -> None:
         self.digest = hashlib.sha256()
         self.tail: deque[str] = deque(maxlen=TRACE_TAIL)
         self.events = 0
+        self.watched: dict[str, list[dict[str, Any]]] = {name: [] for name in watched}
+        self.hooks: dict[str, Callable[[Mapping[str, Any]], None]] = {}  # a story's step taken the moment it's logged
 
     def add(self, line: str) -> None:
         self.digest.update(line.encode() + b"\n")
@@ -122,6 +143,10 @@ class Trace:
 
     def processor(self, _logger: Any, _name: str, event: MutableMapping[str, Any]) -> Any:
         name = str(event.get("event", ""))
+        if name in self.watched:
+            self.watched[name].append(dict(event))
+        if name in self.hooks:
+            self.hooks.pop(name)(event)
         if any(word in name for word in _DECISIVE):
             loop = asyncio.get_running_loop()
             fields = " ".join(f"{k}={event[k]}" for k in sorted(event) if k != "event")
@@ -141,10 +166,11 @@ class World:
         self.trace = trace
         self.network = SimNetwork(random.Random(settings.seed * 7919 + 1), settings.network)
         overrides = dict(settings.overrides)
+        brokers = {**overrides, **settings.broker_overrides}
         self.processes = {
-            node_id: SimProcess(node_id, root / str(node_id), self.network, overrides)
-            for node_id in (*CONTROLLER_IDS, *BROKER_IDS)
-        }
+            node_id: SimProcess(node_id, root / str(node_id), self.network, overrides) for node_id in CONTROLLER_IDS
+        } | {node_id: SimProcess(node_id, root / str(node_id), self.network, brokers) for node_id in BROKER_IDS}
+        self.topic = settings.topic
         self.invariants = Invariants()
         self.step = "start"
         self.client_context = contextvars.Context()
@@ -152,6 +178,8 @@ class World:
         self.acked = 0
         self.faults_done = 0
         self.steps = 0
+        self.observed: dict[str, Any] = {}
+        self.violations: list[Violation] = []
 
     # ---- what the nodes hold ----
 
@@ -161,7 +189,7 @@ class World:
             broker = self.processes[node_id].parts.get("broker")
             if broker is None:
                 continue
-            for partition in range(PARTITIONS):
+            for partition in range(self.topic.partitions):
                 replica = broker.manager.replicas.get(TopicPartition(TOPIC, partition))
                 if replica is None:
                     continue
@@ -200,9 +228,18 @@ class World:
         return found
 
     def check(self) -> None:
-        violation = self.invariants.check(self.replicas(), self.raft_nodes())
-        if violation is not None:
+        self.violated(self.invariants.check(self.replicas(), self.raft_nodes()))
+
+    def violated(self, violation: Violation | None) -> None:
+        if violation is None:
+            return
+        if not self.settings.keep_going:
             raise Violated(violation)
+        if all(known.invariant != violation.invariant for known in self.violations):
+            self.violations.append(violation)
+            self.trace.add(
+                f"{asyncio.get_running_loop().time():10.3f} violation {violation.invariant}: {violation.detail}"
+            )
 
     async def run_for(self, seconds: float) -> None:
         """Let the cluster run, checking the invariants every step."""
@@ -228,7 +265,8 @@ class World:
 
     def full_isrs(self) -> bool:
         leaders = [r for r in self._leading() if r is not None]
-        return len(leaders) == PARTITIONS and all(len(r.leader.isr) == len(BROKER_IDS) for r in leaders)
+        size = self.topic.replication_factor
+        return len(leaders) == self.topic.partitions and all(len(r.leader.isr) == size for r in leaders)
 
     def _leading(self) -> list[Any]:
         newest: dict[int, Any] = {}
@@ -236,13 +274,13 @@ class World:
             broker = self.processes[node_id].parts.get("broker")
             if broker is None:
                 continue
-            for partition in range(PARTITIONS):
+            for partition in range(self.topic.partitions):
                 replica = broker.manager.replicas.get(TopicPartition(TOPIC, partition))
                 if replica is not None and replica.leader is not None:
                     known = newest.get(partition)
                     if known is None or replica.leader_epoch > known.leader_epoch:
                         newest[partition] = replica
-        return [newest.get(p) for p in range(PARTITIONS)]
+        return [newest.get(p) for p in range(self.topic.partitions)]
 
     def note(self, text: str) -> None:
         self.trace.add(f"{asyncio.get_running_loop().time():10.3f} sim_step {text}")
@@ -262,16 +300,22 @@ class World:
         created = await self._in_client(self._create_topic())
         if not created or not await self.run_until(self.full_isrs, START_TIMEOUT_S):
             raise Violated(Violation("ClusterStarts", f"topic {TOPIC} was not created with full ISRs"))
-        self.note(f"topic {TOPIC} created with {PARTITIONS} partitions")
+        self.note(f"topic {TOPIC} created with {self.topic.partitions} partitions")
 
     def _in_client(self, coroutine: Any) -> asyncio.Task[Any]:
         return asyncio.get_running_loop().create_task(coroutine, context=self.client_context)
 
     async def _create_topic(self) -> bool:
         channels = PeerChannels()
-        topic = controller_pb2.CreateTopicsRequest.CreatableTopic(
-            name=TOPIC, num_partitions=PARTITIONS, replication_factor=3, configs={"min.insync.replicas": "2"}
-        )
+        spec = self.topic
+        Creatable = controller_pb2.CreateTopicsRequest.CreatableTopic
+        topic = Creatable(name=TOPIC, configs=dict(spec.configs))
+        if spec.assignment:
+            topic.num_partitions, topic.replication_factor = -1, -1
+            for index, replicas in enumerate(spec.assignment):
+                topic.assignments.add(partition_index=index, broker_ids=replicas)
+        else:
+            topic.num_partitions, topic.replication_factor = spec.partitions, spec.replication_factor
         request = controller_pb2.CreateTopicsRequest(topics=[topic], timeout_ms=10_000)
         for _attempt in range(50):
             for node_id in CONTROLLER_IDS:
@@ -297,7 +341,7 @@ class World:
         while not stop.is_set():
             value = f"r{sequence}".encode()
             try:
-                future = await producer.send(TOPIC, value, partition=sequence % PARTITIONS)
+                future = await producer.send(TOPIC, value, partition=sequence % self.topic.partitions)
             except KafkaError:
                 await asyncio.sleep(0.5)
                 continue
@@ -353,7 +397,7 @@ class World:
             leaders = [n.node for n in self.raft_nodes() if n.leads]
             return max(leaders) if leaders else None
         if step.kind == "isolate-leader":
-            leader = self._leading()[step.target % PARTITIONS]
+            leader = self._leading()[step.target % self.topic.partitions]
             return None if leader is None else int(leader.role.broker_id)
         return step.target if not step.groups else None
 
@@ -368,49 +412,29 @@ class World:
             await process.crash(power_loss=False)
 
 
-async def _simulate(settings: SimulationSettings, root: Path, trace: Trace) -> SimulationResult:
+Script = Callable[["World"], Awaitable[None]]
+
+
+async def _simulate(settings: SimulationSettings, root: Path, trace: Trace, script: Script) -> SimulationResult:
+    """Start the cluster, run `script` on it with the invariants checked at every step, then the final read."""
     loop = asyncio.get_running_loop()
     wall_started = time.perf_counter()
     cpu_started = time.process_time()
     world = World(settings, root, trace)
-    plan = plan_faults(
-        settings.seed,
-        settings.faults,
-        ChaosPlanConfig(
-            settings.duration_s,
-            BROKER_IDS,
-            CONTROLLER_IDS,
-            settings.min_gap_s,
-            settings.max_gap_s,
-            settings.max_down_s,
-        ),
-    )
     violation: Violation | None = None
-    stop = asyncio.Event()
-    producing: asyncio.Task[None] | None = None
     try:
         await world.start()
-        producing = world._in_client(world.produce(stop))
-        started = loop.time()
-        for step in plan:
-            await world.run_for(max(0.0, started + step.at_s - loop.time()))
-            await world.inject(step)
+        await script(world)
         world.step = "final read"
-        await world.heal_all()
-        await world.run_until(world.full_isrs, RECOVERY_TIMEOUT_S)
-        stop.set()
-        await world.run_until(producing.done, 60)
-        await world.run_for(QUIET_S)
-        violation = world.invariants.check_all_acknowledged(world.replicas())
+        if settings.keep_going:
+            world.observed["lost"] = world.invariants.lost(world.replicas())
+        world.violated(world.invariants.check_all_acknowledged(world.replicas()))
     except Violated as violated:
-        violation = violated.violation
+        world.violations.append(violated.violation)
+        trace.add(f"{loop.time():10.3f} violation {violated.violation.invariant}: {violated.violation.detail}")
     finally:
-        stop.set()
-        if producing is not None:
-            producing.cancel()
         await world.shut_down()
-    if violation is not None:
-        trace.add(f"{loop.time():10.3f} violation {violation.invariant}: {violation.detail}")
+    violation = world.violations[0] if world.violations else None
     return SimulationResult(
         settings.seed,
         violation,
@@ -423,7 +447,43 @@ async def _simulate(settings: SimulationSettings, root: Path, trace: Trace) -> S
         loop.time(),
         time.perf_counter() - wall_started,
         time.process_time() - cpu_started,
+        dict(world.observed),
+        list(world.violations),
     )
+
+
+async def run_fault_plan(world: World) -> None:
+    """The seed's `chaos` fault plan under a running producer; every cut healed and node started at the end."""
+    settings = world.settings
+    loop = asyncio.get_running_loop()
+    plan = plan_faults(
+        settings.seed,
+        settings.faults,
+        ChaosPlanConfig(
+            settings.duration_s,
+            BROKER_IDS,
+            CONTROLLER_IDS,
+            settings.min_gap_s,
+            settings.max_gap_s,
+            settings.max_down_s,
+        ),
+    )
+    stop = asyncio.Event()
+    producing = world._in_client(world.produce(stop))
+    try:
+        started = loop.time()
+        for step in plan:
+            await world.run_for(max(0.0, started + step.at_s - loop.time()))
+            await world.inject(step)
+        world.step = "final read"
+        await world.heal_all()
+        await world.run_until(world.full_isrs, RECOVERY_TIMEOUT_S)
+        stop.set()
+        await world.run_until(producing.done, 60)
+        await world.run_for(QUIET_S)
+    finally:
+        stop.set()
+        producing.cancel()
 
 
 def _entry_epoch(core: Any, offset: int) -> int:
@@ -454,9 +514,9 @@ def scratch_root() -> Path:
     return Path(tempfile.mkdtemp(prefix="minikafka-sim-", dir=shm if shm.is_dir() else None))
 
 
-def simulate_seed(settings: SimulationSettings) -> SimulationResult:
-    """Run one seed to its end or its first violation."""
-    trace = Trace()
+def simulate_seed(settings: SimulationSettings, script: Script = run_fault_plan) -> SimulationResult:
+    """Run one seed to its end or its first violation: its fault plan, or a scripted story."""
+    trace = Trace(settings.watched_events)
     structlog.configure(  # every node's events reach the trace, whatever the command configured
         processors=[trace.processor],
         wrapper_class=structlog.make_filtering_bound_logger(0),
@@ -468,7 +528,7 @@ def simulate_seed(settings: SimulationSettings) -> SimulationResult:
             loop = VirtualTimeLoop(settings.seed, executor_latency_ms=FSYNC_LATENCY_MS)
             loop.set_exception_handler(lambda _loop, context: trace.unhandled(context))
             try:
-                return loop.run_until_complete(_simulate(settings, root, trace))
+                return loop.run_until_complete(_simulate(settings, root, trace, script))
             finally:
                 _close(loop)
     finally:

@@ -44,3 +44,22 @@ def test_the_same_seed_holds_without_the_bug() -> None:
     result = simulate_seed(SimulationSettings(SEED, duration_s=30.0, faults=("isolate-leader",)))
     assert result.violation is None, result.trace
     assert result.acknowledged > 500 and result.faults >= 3
+
+
+def test_a_story_runs_with_its_guard_on_and_off_as_predicted(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["simulate", "--story", "kip-903"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    on, off = out.splitlines()[:2]
+    assert on.startswith("story kip-903 (alter.partition.broker.epoch.check=true): held; 200 acknowledged, 0 lost")
+    assert off.startswith(
+        "story kip-903 (alter.partition.broker.epoch.check=false): VIOLATED LeaderCandidateCompleteness, "
+        "NoCommittedRecordLost; 200 acknowledged, 200 lost; as predicted"
+    )
+
+
+def test_the_help_lists_the_stories(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    out = capsys.readouterr().out
+    assert "--story" in out and "kip-903" in out and "off: eligible.leader.replicas.version=0" in out

@@ -1,0 +1,525 @@
+"""Scripted fault stories on the simulated cluster: each one a sequence of steps (hold a request, crash, wipe, stop
+cleanly, power loss) that leads one protocol guard to the case it exists for, run with the guard on and off.
+
+The guard is switched through its real config key, or, where the protection is code rather than a setting, by
+planting the bug it prevents (`planted_bugs.py`). With it on, the invariants hold; with it off the story ends in
+lost acknowledged writes, so the check is shown able to fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from minikafka.client.producer import Producer, ProducerConfig, RecordMetadata
+from minikafka.common.errors import KafkaError
+from minikafka.deploy.scenario.library import kip_903, last_replica_standing
+from minikafka.kraft_controller.metadata.image import BrokerRegistration, MetadataImage, PartitionRegistration
+from minikafka.sim.cluster import CONTROLLER_IDS, broker_address
+from minikafka.sim.invariants import Violation
+from minikafka.sim.world import TOPIC, SimulationResult, SimulationSettings, TopicSpec, Violated, World, simulate_seed
+
+STEP_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class Switch:
+    """How a story's guard is turned off: a config key's value, or a planted bug."""
+
+    key: str  # a config key, or the planted bug's name
+    on: str = ""
+    off: str = ""
+    planted_bug: bool = False
+
+    def describe(self, guarded: bool) -> str:
+        if self.planted_bug:
+            return "guarded" if guarded else f"planted bug {self.key}"
+        return f"{self.key}={self.on if guarded else self.off}"
+
+
+@dataclass(frozen=True)
+class Story:
+    name: str
+    title: str
+    switch: Switch
+    steps: Callable[[World], Awaitable[None]]
+    topic: TopicSpec
+    settings: Mapping[str, str] = field(default_factory=dict)  # every node's
+    broker_settings: Mapping[str, str] = field(default_factory=dict)
+    watched: tuple[str, ...] = ()
+
+    def settings_for(
+        self, guarded: bool, seed: int = 1, overrides: Mapping[str, str] | None = None
+    ) -> SimulationSettings:
+        config = {**self.settings, **(overrides or {})}
+        planted = None
+        if self.switch.planted_bug:
+            planted = None if guarded else self.switch.key
+        else:
+            config[self.switch.key] = self.switch.on if guarded else self.switch.off
+        return SimulationSettings(
+            seed,
+            overrides=config,
+            planted_bug=planted,
+            topic=self.topic,
+            broker_overrides=dict(self.broker_settings),
+            watched_events=self.watched,
+            keep_going=True,
+        )
+
+
+def run_story(
+    story: Story, guarded: bool, seed: int = 1, overrides: Mapping[str, str] | None = None
+) -> SimulationResult:
+    settings = story.settings_for(guarded, seed, overrides)
+    return simulate_seed(settings, story.steps)
+
+
+# ---- what a story reads of the cluster ----
+
+
+def image(w: World) -> MetadataImage:
+    """The committed metadata of the controller that replayed the most."""
+    controllers = [w.processes[c].parts.get("controller") for c in CONTROLLER_IDS]
+    running = [c for c in controllers if c is not None]
+    if not running:
+        return MetadataImage()
+    return max(running, key=lambda c: c.replayed_offset).state.committed
+
+
+def partition(w: World, index: int = 0) -> PartitionRegistration | None:
+    found = image(w).topics_by_name.get(TOPIC)
+    return None if found is None else found.partitions.get(index)
+
+
+def registration(w: World, broker_id: int) -> BrokerRegistration | None:
+    return image(w).broker(broker_id)
+
+
+def broker(w: World, broker_id: int) -> Any:
+    return w.processes[broker_id].parts.get("broker")
+
+
+def local_log_end(w: World, broker_id: int, index: int = 0) -> int:
+    found = [r for r in w.replicas() if r.broker == broker_id and r.partition == index]
+    return found[0].log_end_offset if found else -1
+
+
+def leads(w: World, broker_id: int, index: int = 0) -> bool:
+    registered = partition(w, index)
+    return registered is not None and registered.leader == broker_id and local_leader(w, broker_id, index)
+
+
+def local_leader(w: World, broker_id: int, index: int = 0) -> bool:
+    return any(r.leads for r in w.replicas() if r.broker == broker_id and r.partition == index)
+
+
+def isr_is(w: World, isr: set[int], index: int = 0) -> bool:
+    registered = partition(w, index)
+    return registered is not None and set(registered.isr) == isr
+
+
+def events(w: World, name: str) -> list[dict[str, Any]]:
+    return w.trace.watched.get(name, [])
+
+
+# ---- what a story does ----
+
+
+async def wait(w: World, what: str, condition: Callable[[], bool], timeout_s: float = STEP_TIMEOUT_S) -> None:
+    """Run the cluster until `condition`, the invariants checked all along; a story that stalls is a failure."""
+    w.step = what
+    w.note(f"wait: {what}")
+    if not await w.run_until(condition, timeout_s):
+        raise Violated(Violation("StoryStalled", f"not reached in {timeout_s:.0f} simulated s: {what}"))
+
+
+async def produce(w: World, count: int, prefix: str, index: int = 0, timeout_s: float = STEP_TIMEOUT_S) -> int:
+    """acks=all writes of unique values, one batch each and one at a time; how many were acknowledged (those
+    refused, e.g. NOT_ENOUGH_REPLICAS until the delivery timeout, are not)."""
+    before = w.acked
+    task = w._in_client(_produce(w, count, prefix, index))
+    await wait(w, f"{count} acks=all writes to {TOPIC}-{index}", task.done, timeout_s + count * 5)
+    task.result()
+    return w.acked - before
+
+
+async def _produce(w: World, count: int, prefix: str, index: int, retries: bool = True) -> None:
+    config = ProducerConfig(acks=-1, linger_ms=0, request_timeout_ms=2000, delivery_timeout_ms=4000)
+    if not retries:  # a write sent once: it may land in one leader's log and never be acknowledged
+        config = replace(config, retries=0, enable_idempotence=False)
+    producer = Producer([broker_address(b) for b in w.processes if not w.processes[b].controller], config)
+    try:
+        for sequence in range(count):
+            value = f"{prefix}{sequence}".encode()
+            try:
+                future = await producer.send(TOPIC, value, partition=index)
+            except KafkaError:
+                continue
+            done: asyncio.Future[RecordMetadata] = future
+            await asyncio.wait({done})
+            w._acknowledged(value, done)
+    finally:
+        await producer.close()
+
+
+async def crash(w: World, node_id: int, power_loss: bool = False, wipe_disk: bool = False) -> None:
+    w.note(f"crash {node_id} power_loss={power_loss} wipe_disk={wipe_disk}")
+    await w.processes[node_id].crash(power_loss=power_loss)
+    if wipe_disk:
+        shutil.rmtree(w.processes[node_id].data_dir, ignore_errors=True)
+
+
+def start(w: World, node_id: int) -> None:
+    w.note(f"start {node_id}")
+    w.processes[node_id].start()
+
+
+async def stop(w: World, node_id: int) -> None:
+    """A clean stop (SIGTERM): the controlled shutdown, the logs flushed."""
+    w.note(f"stop {node_id}")
+    await w.processes[node_id].stop()
+
+
+def observe(w: World, key: str, value: Any) -> None:
+    w.observed[key] = value
+    w.note(f"observed {key}={value}")
+
+
+# ---- KIP-903: a stale broker epoch in AlterPartition ----
+
+A, B = 1, 2
+
+
+async def _kip_903(w: World) -> None:
+    """A leads alone; its AlterPartition adding B is held while B is wiped and registers again; then it arrives."""
+    await wait(w, "B joins the ISR of A", lambda: isr_is(w, {A, B}))
+    w.network.partition([B], [n for n in w.processes if n != B])
+    await wait(w, "B cut off from every node: fenced, it leaves the ISR", lambda: isr_is(w, {A}))
+    observe(w, "acknowledged_alone", await produce(w, 200, "a"))
+    broker(w, A).manager.alter_partition.holding = True
+    w.network.heal()
+    await wait(
+        w, "B catches up; A's AlterPartition adding B is held", lambda: bool(broker(w, A).manager.alter_partition.held)
+    )
+    old = registration(w, B)
+    assert old is not None
+    await crash(w, B, wipe_disk=True)
+    w.network.partition([B], [A])  # B may not re-fetch: only A's stale proposal would put it in the ISR
+    start(w, B)
+
+    def registered_again() -> bool:
+        now = registration(w, B)
+        return now is not None and now.broker_epoch > old.broker_epoch and not now.fenced
+
+    await wait(w, "B registers again with a new broker epoch, unfenced", registered_again)
+    answered = len(events(w, "alter_partition_accepted")) + len(events(w, "alter_partition_rejected"))
+    broker(w, A).manager.alter_partition.release(keep_holding=True)
+    await wait(
+        w,
+        "the controller answers A's stale AlterPartition",
+        lambda: len(events(w, "alter_partition_accepted")) + len(events(w, "alter_partition_rejected")) > answered,
+    )
+    registered = partition(w)
+    assert registered is not None
+    observe(w, "isr_after_stale_request", sorted(registered.isr))
+    rejected = [e for e in events(w, "alter_partition_rejected") if e.get("broker_id") == A]
+    observe(w, "rejected", [e["error"] for e in rejected])
+    await crash(w, A)
+    w.network.heal()
+    await wait(w, "A fails; the controller fences it", lambda: bool((r := registration(w, A)) and r.fenced))
+    await w.run_for(3.0)
+    during = partition(w)
+    assert during is not None
+    observe(w, "while_a_down", {"leader": during.leader, "isr": sorted(during.isr), "elr": sorted(during.elr)})
+    start(w, A)
+    await wait(w, "A returns; the partition has a leader and A is in the ISR", lambda: _led_with(w, A))
+    await wait(w, "both replicas in the ISR", lambda: isr_is(w, {A, B}))
+
+
+def _led_with(w: World, member: int) -> bool:
+    registered = partition(w)
+    return (
+        registered is not None
+        and registered.leader >= 0
+        and member in registered.isr
+        and local_leader(w, registered.leader)
+    )
+
+
+KIP_903 = Story(
+    "kip-903",
+    kip_903.TITLE,
+    Switch(kip_903.GUARD.key, kip_903.GUARD.on, kip_903.GUARD.off),
+    _kip_903,
+    TopicSpec(1, ((A, B),), {"min.insync.replicas": "1"}),
+    settings={k: v for k, v in kip_903.TOPOLOGY.settings.items() if k != "replica.fetch.max.bytes"},
+    watched=("alter_partition_accepted", "alter_partition_rejected"),
+)
+
+
+# ---- KIP-966: the last replica standing ----
+
+LEADER, LAST, FIRST = 1, 2, 3
+
+
+async def _last_replica_standing(w: World) -> None:
+    """The followers stop cleanly one after the other; the leader, alone in the ISR, loses power; all return."""
+    await wait(w, "every replica joins the ISR", lambda: isr_is(w, {LEADER, LAST, FIRST}))
+    acked = await produce(w, 50, "full")
+    await stop(w, FIRST)
+    await wait(w, "ISR [1, 2] once broker 3 stopped", lambda: isr_is(w, {LEADER, LAST}))
+    acked += await produce(w, 50, "two")
+    await stop(w, LAST)
+    await wait(w, "the leader alone in the ISR", lambda: isr_is(w, {LEADER}) and _leader_isr_is(w, LEADER, {LEADER}))
+    during = partition(w)
+    assert during is not None
+    observe(w, "elr_with_leader_alone", sorted(during.elr))
+    observe(w, "acknowledged_alone", await produce(w, 5, "alone"))
+    observe(w, "acknowledged_before", acked)
+    elections_before = len(events(w, "leader_elected"))
+    await crash(w, LEADER, power_loss=True)
+    start(w, LEADER)
+    await wait(w, "broker 1 registers again after its power loss", lambda: _registered_unfenced_or_new(w, LEADER))
+    start(w, LAST)
+    start(w, FIRST)
+    await wait(w, "every replica back in the ISR", lambda: isr_is(w, {LEADER, LAST, FIRST}) and _led_with(w, LEADER))
+    after = partition(w)
+    assert after is not None
+    observe(w, "leader_after", after.leader)
+    detected = [[e["broker_id"], e["clean"]] for e in events(w, "broker_shutdown_detected")]
+    observe(w, "shutdowns_detected", [d for i, d in enumerate(detected) if d not in detected[:i]])
+    elected = [[e["leader"], e["reason"]] for e in events(w, "leader_elected")[elections_before:]]
+    observe(w, "elected_after_power_loss", [d for i, d in enumerate(elected) if d not in elected[:i]])
+
+
+def _leader_isr_is(w: World, leader: int, isr: set[int]) -> bool:
+    found = broker(w, leader)
+    replica = None if found is None else found.manager.replicas.get(_tp())
+    return replica is not None and replica.leader is not None and set(replica.leader.isr) == isr
+
+
+def _registered_unfenced_or_new(w: World, broker_id: int) -> bool:
+    found = broker(w, broker_id)
+    return found is not None and found.lifecycle.broker_epoch >= 0
+
+
+def _tp() -> Any:
+    from minikafka.broker.log_manager import TopicPartition
+
+    return TopicPartition(TOPIC, 0)
+
+
+LAST_REPLICA_STANDING = Story(
+    "last-replica-standing",
+    last_replica_standing.TITLE,
+    Switch(last_replica_standing.GUARD.key, last_replica_standing.GUARD.on, last_replica_standing.GUARD.off),
+    _last_replica_standing,
+    TopicSpec(1, ((LEADER, LAST, FIRST),), {"min.insync.replicas": "2"}),
+    settings={
+        **last_replica_standing.TOPOLOGY.settings,
+        "log.simulate.page.cache": "false",  # the simulated disk keeps what was not fsynced until a power loss
+    },
+    watched=("broker_shutdown_detected", "leader_elected"),
+)
+
+
+# ---- KIP-966 needs one min.insync.replicas: the controller's and the brokers' ----
+
+
+async def _min_isr_agreement(w: World) -> None:
+    """The controller's static min ISR is 2, the brokers' 1, the topic sets none. The followers stop cleanly, the
+    leader alone takes acks=all writes (if its min ISR lets it), loses power, and the ELR member is elected."""
+    await wait(w, "every replica joins the ISR", lambda: isr_is(w, {LEADER, LAST, FIRST}))
+    await stop(w, FIRST)
+    await wait(w, "ISR [1, 2] once broker 3 stopped", lambda: isr_is(w, {LEADER, LAST}))
+    await stop(w, LAST)
+    await wait(w, "the leader alone in the ISR", lambda: isr_is(w, {LEADER}) and _leader_isr_is(w, LEADER, {LEADER}))
+    during = partition(w)
+    assert during is not None
+    observe(w, "elr_with_leader_alone", sorted(during.elr))
+    observe(w, "cluster_min_isr", image(w).broker_config("", "min.insync.replicas"))
+    observe(w, "acknowledged_alone", await produce(w, 5, "alone"))
+    await crash(w, LEADER, power_loss=True)
+    await wait(w, "the leader's session times out", lambda: bool((r := registration(w, LEADER)) and r.fenced))
+    start(w, LAST)
+    await wait(w, "broker 2 is elected from the ELR", lambda: leads(w, LAST))
+    observe(w, "leader_after", LAST)
+
+
+MIN_ISR_AGREEMENT = Story(
+    "min-isr-agreement",
+    "a broker min.insync.replicas below the controller's loses nothing to an ELR election",
+    Switch("controller-skips-cluster-min-isr", planted_bug=True),
+    _min_isr_agreement,
+    TopicSpec(1, ((LEADER, LAST, FIRST),), {}),
+    settings={
+        **last_replica_standing.TOPOLOGY.settings,
+        "log.simulate.page.cache": "false",
+        "min.insync.replicas": "2",
+    },
+    broker_settings={"min.insync.replicas": "1"},
+)
+
+
+# ---- a new leader caches the start of its epoch before it appends ----
+
+OLD, NEW, FOLLOWER = 1, 2, 3  # the replica order: OLD leads first, NEW next; FOLLOWER last
+
+
+async def _new_leader_epoch(w: World) -> None:
+    """A new leader that has appended nothing answers a follower holding a newer epoch than any it wrote.
+
+    Offsets 0-9 are acknowledged in epoch 0 (OLD leads); OLD fails and NEW leads epoch 1, appending offset 10,
+    which FOLLOWER fetches and OLD (back, in the ISR) does not. NEW fails; OLD is elected in epoch 2 before
+    appending anything, and FOLLOWER fetches from it with last fetched epoch 1. Then OLD fails before FOLLOWER
+    could copy anything back, and FOLLOWER, still in the ISR, is elected.
+    """
+    await wait(w, "every replica joins the ISR", lambda: isr_is(w, {OLD, NEW, FOLLOWER}))
+    observe(w, "acknowledged", await produce(w, 10, "e0-"))
+    await crash(w, OLD)
+    await wait(w, "NEW leads epoch 1", lambda: leads(w, NEW))
+    start(w, OLD)
+    await wait(w, "OLD back in the ISR", lambda: isr_is(w, {OLD, NEW, FOLLOWER}) and local_log_end(w, OLD) == 10)
+    w.network.partition([NEW], [OLD], one_way=True)  # NEW's answers never reach OLD
+    w._in_client(_produce(w, 1, "e1-", 0, retries=False))  # never acknowledged: OLD, in the ISR, cannot fetch it
+    await wait(w, "FOLLOWER fetches offset 10 of epoch 1", lambda: local_log_end(w, FOLLOWER) == 11)
+    # The moment FOLLOWER truncates on OLD's answer it is cut off, so it copies nothing back before OLD fails.
+    w.trace.hooks["log_truncated"] = lambda _event: w.network.partition([OLD], [FOLLOWER])
+    await crash(w, NEW)  # the cut stays: an answer NEW had sent must not reach OLD late
+    await wait(w, "OLD leads epoch 2 with nothing appended in it", lambda: leads(w, OLD))
+    observe(w, "new_leader_log_end", local_log_end(w, OLD))
+    await wait(w, "FOLLOWER has the diverging answer and has truncated", lambda: 0 <= local_log_end(w, FOLLOWER) <= 10)
+    await crash(w, OLD)
+    await wait(w, "FOLLOWER is elected", lambda: leads(w, FOLLOWER))
+    observe(w, "follower_log_end", local_log_end(w, FOLLOWER))
+    w.network.heal()
+    start(w, OLD)
+    start(w, NEW)
+
+
+NEW_LEADER_EPOCH = Story(
+    "new-leader-epoch",
+    "a new leader caches the start of its epoch: a follower ahead in an epoch it never wrote keeps its records",
+    Switch("new-leader-forgets-its-epoch", planted_bug=True),
+    _new_leader_epoch,
+    TopicSpec(1, ((OLD, NEW, FOLLOWER),), {"min.insync.replicas": "2"}),
+    settings={**last_replica_standing.TOPOLOGY.settings, "replica.lag.time.max.ms": "10000"},
+)
+
+
+# ---- the leader's pending ISR changes: the HWM counts the most the ISR may be ----
+
+
+async def _expansion_pending(w: World) -> None:
+    """B drops out of A's ISR and catches up again; A's AlterPartition adding it is held, pending."""
+    await wait(w, "B joins the ISR of A", lambda: isr_is(w, {A, B}))
+    w.network.partition([B], [n for n in w.processes if n != B])
+    await wait(w, "B cut off from every node: fenced, it leaves the ISR", lambda: isr_is(w, {A}))
+    broker(w, A).manager.alter_partition.holding = True
+    w.network.heal()
+    await wait(w, "B catches up; A's expansion to [A, B] is pending", lambda: _holds_proposal(w))
+    w.network.partition([B], [A])  # and B falls behind again: only A has what comes next
+
+
+def _holds_proposal(w: World) -> bool:
+    return bool(broker(w, A).manager.alter_partition.held)
+
+
+async def _elect_b_after_a_fails(w: World) -> None:
+    await crash(w, A)
+    await wait(w, "A fails; B, in the ISR, is elected", lambda: leads(w, B))
+    w.network.heal()
+    start(w, A)
+    await wait(w, "A returns to the ISR", lambda: isr_is(w, {A, B}) and _led_with(w, A))
+
+
+async def _pending_isr_expansion(w: World) -> None:
+    """While the expansion is pending the HWM must wait for B: the controller may commit it, and B then lead."""
+    await _expansion_pending(w)
+    observe(w, "acknowledged_while_pending", await produce(w, 5, "p"))
+    broker(w, A).manager.alter_partition.release(keep_holding=True)  # B, behind, stays in the committed ISR
+    await wait(w, "the controller commits ISR [A, B]", lambda: isr_is(w, {A, B}))
+    await _elect_b_after_a_fails(w)
+
+
+async def _pending_isr_shrink(w: World) -> None:
+    """While A's shrink to itself is pending the HWM must still wait for B: the controller may refuse it, or A
+    fail first, and B lead."""
+    await wait(w, "B joins the ISR of A", lambda: isr_is(w, {A, B}))
+    broker(w, A).manager.alter_partition.holding = True
+    w.network.partition([B], [A])
+    producing = w._in_client(_produce(w, 5, "s", 0))
+    await wait(w, "B lags behind a write: A's shrink to [A] is pending", lambda: _holds_proposal(w))
+    await wait(w, "the writes answered", producing.done, STEP_TIMEOUT_S * 2)
+    observe(w, "acknowledged_while_pending", w.acked)
+    await _elect_b_after_a_fails(w)
+
+
+async def _lost_alter_partition_answer(w: World) -> None:
+    """The controller commits A's expansion but its answers never reach A: the outcome is unknown to A, which must
+    keep counting B until it knows."""
+    await _expansion_pending(w)
+    manager = broker(w, A).manager.alter_partition
+    answers: list[str] = []
+    deliver = manager.on_answer
+
+    def on_answer(target: Any, proposal: Any, result: Any) -> None:
+        answers.append(result.error.name)
+        deliver(target, proposal, result)
+
+    manager.on_answer = on_answer
+    w.network.lose_answers("Controller/AlterPartition", A)
+    w.network.lose_answers("Raft/FetchStream", A)  # nor does the metadata tell A the outcome
+    w.network.lose_answers("Raft/Fetch", A)
+    manager.release(keep_holding=True)  # once answered, what A proposes next (the shrink) is held
+    await wait(w, "the controller commits ISR [A, B]", lambda: isr_is(w, {A, B}))
+    await wait(w, "A's AlterPartition gives up unanswered", lambda: bool(answers), 900)
+    observe(w, "answer", answers[0])
+    observe(w, "acknowledged_after_unknown_outcome", await produce(w, 5, "u"))
+    await _elect_b_after_a_fails(w)
+
+
+PENDING_STORY_SETTINGS = {k: v for k, v in kip_903.TOPOLOGY.settings.items() if k != "replica.fetch.max.bytes"}
+
+PENDING_ISR_EXPANSION = Story(
+    "pending-isr-expansion",
+    "the HWM counts a joining replica while its ISR expansion is pending",
+    Switch("isr-expansion-not-counted", planted_bug=True),
+    _pending_isr_expansion,
+    TopicSpec(1, ((A, B),), {"min.insync.replicas": "1"}),
+    settings=PENDING_STORY_SETTINGS,
+)
+PENDING_ISR_SHRINK = Story(
+    "pending-isr-shrink",
+    "the HWM counts a leaving replica until its ISR shrink is committed",
+    Switch("isr-shrink-assumed", planted_bug=True),
+    _pending_isr_shrink,
+    TopicSpec(1, ((A, B),), {"min.insync.replicas": "1"}),
+    settings=PENDING_STORY_SETTINGS,
+)
+LOST_ALTER_PARTITION_ANSWER = Story(
+    "lost-alter-partition-answer",
+    "an ISR change whose answer is lost stays pending: the controller may have applied it",
+    Switch("rollback-on-unknown-outcome", planted_bug=True),
+    _lost_alter_partition_answer,
+    TopicSpec(1, ((A, B),), {"min.insync.replicas": "1"}),
+    settings=PENDING_STORY_SETTINGS,
+)
+
+
+STORIES: dict[str, Story] = {
+    story.name: story
+    for story in (
+        KIP_903,
+        LAST_REPLICA_STANDING,
+        MIN_ISR_AGREEMENT,
+        NEW_LEADER_EPOCH,
+        PENDING_ISR_EXPANSION,
+        PENDING_ISR_SHRINK,
+        LOST_ALTER_PARTITION_ANSWER,
+    )
+}
