@@ -19,11 +19,7 @@ import structlog
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.controller_client import ControllerClient
-from minikafka.broker.coordinator_runtime.internal_topic import (
-    CoordinatorLookup,
-    InternalTopicSpec,
-    partition_for,
-)
+from minikafka.broker.coordinator_runtime.internal_topic import CoordinatorLookup, InternalTopicSpec, partition_for
 from minikafka.broker.coordinator_runtime.runtime import CoordinatorRuntime, RuntimeConfig
 from minikafka.broker.group.state import TopicPartitionKey
 from minikafka.broker.produce_purgatory import ProduceResult
