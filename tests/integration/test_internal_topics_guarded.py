@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 from cluster_fixtures import eventually, running_cluster
 
-from minikafka.broker.group.coordinator import partition_for
+from minikafka.broker.coordinator_runtime.internal_topic import partition_for
 from minikafka.broker.group.records import OffsetCommitKey, OffsetCommitValue, encode_key, encode_value
 from minikafka.client.consumer_groups_command import find_coordinator
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class

@@ -28,7 +28,6 @@ from minikafka.broker.consumer_group.records import (
     TopicMetadata,
     TopicPartitions,
 )
-from minikafka.broker.group.coordinator import split_records
 from minikafka.broker.group.records import (
     OffsetCommitKey,
     OffsetCommitValue,
@@ -37,6 +36,7 @@ from minikafka.broker.group.records import (
     encode_key,
     encode_value,
 )
+from minikafka.broker.group.shard import split_records
 from minikafka.common.errors import ErrorCode
 
 CONFIG = ConsumerGroupConfig(session_timeout_ms=45000, heartbeat_interval_ms=5000)

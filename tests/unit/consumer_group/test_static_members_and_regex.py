@@ -15,8 +15,8 @@ from minikafka.broker.consumer_group.heartbeat import HeartbeatRequest, Heartbea
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, Partitions, TopicPartition
 from minikafka.broker.consumer_group.persistence import load_consumer_groups
 from minikafka.broker.consumer_group.subscriptions import preferred_assignor
-from minikafka.broker.group.coordinator import split_records
 from minikafka.broker.group.records import OffsetsRecord, decode, encode_key, encode_value
+from minikafka.broker.group.shard import split_records
 from minikafka.common.errors import ErrorCode
 
 CONFIG = ConsumerGroupConfig(session_timeout_ms=45000, heartbeat_interval_ms=5000)

@@ -1,18 +1,18 @@
-"""The group coordinator's shell: it owns the __consumer_offsets partitions this broker leads, runs the pure group
-core on each request and timer tick, and carries out its effects (answers, acks=all appends through the replica
-manager, events).
+"""The group coordinator's shell: it runs the pure group core on each request and timer tick for the groups of the
+__consumer_offsets partitions this broker leads, and carries out its effects (answers, acks=all appends through the
+replica manager, events).
 
-A partition's groups are loaded from its log when this broker becomes its leader (requests for them get
-COORDINATOR_LOAD_IN_PROGRESS meanwhile, but a Heartbeat NONE) and dropped when it stops leading (NOT_COORDINATOR;
-held requests are answered so). A new leader epoch reloads: the log is the truth, not what this broker remembered."""
+The coordinator runtime keeps those partitions' shards: loaded from the log when this broker becomes the leader
+(requests for their groups get COORDINATOR_LOAD_IN_PROGRESS meanwhile, but a Heartbeat NONE), dropped when it stops
+leading (NOT_COORDINATOR; held requests are answered so), reloaded on a new leader epoch."""
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import partial
 
 import structlog
 
@@ -20,10 +20,11 @@ from minikafka.broker.config import BrokerConfig
 from minikafka.broker.consumer_group import shell as consumer_groups
 from minikafka.broker.consumer_group.heartbeat import HeartbeatRequest, HeartbeatResponse
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
-from minikafka.broker.consumer_group.persistence import ConsumerGroupRecord, load_consumer_groups
+from minikafka.broker.consumer_group.persistence import ConsumerGroupRecord
 from minikafka.broker.controller_client import ControllerClient
+from minikafka.broker.coordinator_runtime.internal_topic import CoordinatorLookup, InternalTopicSpec
+from minikafka.broker.coordinator_runtime.runtime import CoordinatorRuntime, RuntimeConfig
 from minikafka.broker.group.effects import Answer, Append, GroupEvent, GroupStep, Result
-from minikafka.broker.group.loader import load_groups
 from minikafka.broker.group.membership import expire
 from minikafka.broker.group.offsets import (
     CommitRequest,
@@ -32,31 +33,19 @@ from minikafka.broker.group.offsets import (
     store_error,
     validate_offset_commit,
 )
-from minikafka.broker.group.records import (
-    GroupMetadataKey,
-    GroupMetadataValue,
-    OffsetCommitKey,
-    OffsetCommitValue,
-    OffsetsRecord,
-    RecordFormatError,
-    decode,
-    encode_key,
-    encode_value,
-)
+from minikafka.broker.group.records import encode_key, encode_value
+from minikafka.broker.group.shard import OffsetsReplay, OffsetsShard
 from minikafka.broker.group.state import Group, GroupConfig, GroupState, OffsetAndMetadata, TopicPartitionKey
-from minikafka.broker.group.txn_offsets import PendingTxnOffsets, as_offsets, complete, offsets_records
+from minikafka.broker.group.txn_offsets import complete, offsets_records
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import ReplicaManager, answered
 from minikafka.common.clock import monotonic_ms, wall_ms
-from minikafka.common.control_batch import EndTxnMarker, read_marker
-from minikafka.common.errors import ErrorCode, KafkaError
-from minikafka.common.record_batch import TRANSACTIONAL_FLAG, Record, build_batch, iter_batches
-from minikafka.pb import controller_pb2
+from minikafka.common.control_batch import EndTxnMarker
+from minikafka.common.errors import ErrorCode
+from minikafka.common.record_batch import TRANSACTIONAL_FLAG, Record, build_batch
 
 OFFSETS_TOPIC = "__consumer_offsets"
-TICK_S = 0.1  # session timeouts and rebalance deadlines are checked this often
-LOAD_CHUNK_BYTES = 1048576
 
 
 @dataclass(frozen=True)
@@ -68,35 +57,6 @@ class CoordinatorConfig:
     consumer: ConsumerGroupConfig = ConsumerGroupConfig()
     protocols: tuple[str, ...] = ("classic", "consumer")  # group.coordinator.rebalance.protocols
     segment_bytes: int = 104857600  # offsets.topic.segment.bytes
-
-
-@dataclass
-class OffsetsShard:
-    """The groups of one __consumer_offsets partition while this broker leads it at `leader_epoch`."""
-
-    partition: int
-    leader_epoch: int
-    loaded: bool = False
-    groups: dict[str, Group] = field(default_factory=dict)
-    consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)  # KIP-848's
-    txn_offsets: PendingTxnOffsets = field(default_factory=dict)  # transactional commits awaiting their marker
-    # The latest write of consumer group records: an answer that changed nothing still waits for it, so no member
-    # is told of a state a failover could lose.
-    last_write: asyncio.Future[ProduceResult] | None = None
-
-
-@dataclass(frozen=True)
-class Waiting:
-    partition: int
-    future: asyncio.Future[Result]
-    failure: Callable[[ErrorCode], Result]
-
-
-@dataclass(frozen=True)
-class CoordinatorLookup:
-    error: ErrorCode
-    node_id: int = -1
-    message: str | None = None
 
 
 def coordinator_config(config: BrokerConfig) -> CoordinatorConfig:
@@ -123,22 +83,14 @@ def coordinator_config(config: BrokerConfig) -> CoordinatorConfig:
     )
 
 
-@dataclass(frozen=True)
-class SplitRecords:
-    classic: list[OffsetsRecord]
-    consumer: list[ConsumerGroupRecord]
-
-
-def split_records(records: list[OffsetsRecord]) -> SplitRecords:
-    """Offsets and classic group metadata for the classic loader; KIP-848's records for the consumer groups'."""
-    split = SplitRecords([], [])
-    for record in records:
-        key, value = record.key, record.value
-        if isinstance(key, OffsetCommitKey | GroupMetadataKey):
-            split.classic.append(record)
-        elif not isinstance(value, OffsetCommitValue | GroupMetadataValue):
-            split.consumer.append(ConsumerGroupRecord(key, value))
-    return split
+def runtime_config(config: CoordinatorConfig) -> RuntimeConfig:
+    # Kafka's: compacted, each group's and each offset's latest record kept (retention would delete live commits);
+    # an expired offset or a deleted group leaves a tombstone.
+    configs = {"cleanup.policy": "compact", "segment.bytes": str(config.segment_bytes)}
+    topic = InternalTopicSpec(
+        OFFSETS_TOPIC, config.num_partitions, config.replication_factor, configs, "offsets_topic_creation_failed"
+    )
+    return RuntimeConfig(topic, "group_coordinator", config.commit_timeout_ms)
 
 
 async def write_outcome(written: asyncio.Future[ProduceResult]) -> ErrorCode:
@@ -147,184 +99,28 @@ async def write_outcome(written: asyncio.Future[ProduceResult]) -> ErrorCode:
     return ErrorCode.REQUEST_TIMED_OUT if written.cancelled() else written.result().error
 
 
-def java_string_hash(text: str) -> int:
-    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
-    value = 0
-    data = text.encode("utf-16-be")
-    for index in range(0, len(data), 2):
-        value = (31 * value + int.from_bytes(data[index : index + 2], "big")) & 0xFFFFFFFF
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
-def partition_for(group_id: str, partitions: int) -> int:
-    """Kafka's Utils.abs(groupId.hashCode) % partitions."""
-    code = java_string_hash(group_id)
-    return (0 if code == -(1 << 31) else abs(code)) % partitions
-
-
 class GroupCoordinator:
     def __init__(self, manager: ReplicaManager, controller: ControllerClient, config: CoordinatorConfig) -> None:
         self.manager = manager
         self.controller = controller
         self.config = config
-        self._shards: dict[int, OffsetsShard] = {}
-        self._waiting: dict[int, Waiting] = {}
-        self._ids = itertools.count(1)
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._creating: asyncio.Task[None] | None = None
+        replay = partial(OffsetsReplay, topic_names=self.topic_names)
+        self.runtime: CoordinatorRuntime[OffsetsShard, Result] = CoordinatorRuntime(
+            manager, controller, OffsetsShard, replay, runtime_config(config)
+        )
         self._log = structlog.get_logger()
 
     def start(self) -> None:
-        self._spawn(self._tick_forever())
+        self.runtime.start(self.tick)
 
     async def stop(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    def _spawn(self, work: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        await self.runtime.stop()
 
     # ---- where a group lives ----
 
-    def offsets_partitions(self) -> int | None:
-        topic = self.manager.metadata.image.topics_by_name.get(OFFSETS_TOPIC)
-        return len(topic.partitions) if topic is not None and topic.partitions else None
-
     def find_coordinator(self, group_id: str) -> CoordinatorLookup:
         """The broker leading the group's __consumer_offsets partition; the topic is created on first use."""
-        partitions = self.offsets_partitions()
-        if partitions is None:
-            self._create_offsets_topic()
-            return CoordinatorLookup(ErrorCode.COORDINATOR_NOT_AVAILABLE, message=f"{OFFSETS_TOPIC} is being created")
-        image = self.manager.metadata.image
-        topic = image.topics_by_name[OFFSETS_TOPIC]
-        registration = topic.partitions.get(partition_for(group_id, partitions))
-        if registration is None or registration.leader < 0:
-            return CoordinatorLookup(ErrorCode.COORDINATOR_NOT_AVAILABLE, message="the partition has no leader")
-        return CoordinatorLookup(ErrorCode.NONE, registration.leader)
-
-    def _create_offsets_topic(self) -> None:
-        if self._creating is None or self._creating.done():
-            self._creating = asyncio.ensure_future(self._create())
-
-    async def _create(self) -> None:
-        topic = controller_pb2.CreateTopicsRequest.CreatableTopic(
-            name=OFFSETS_TOPIC,
-            num_partitions=self.config.num_partitions,
-            replication_factor=self.config.replication_factor,
-            # Kafka's: compacted, each group's and each offset's latest record kept (retention would delete live
-            # commits); an expired offset or a deleted group leaves a tombstone.
-            configs={"cleanup.policy": "compact", "segment.bytes": str(self.config.segment_bytes)},
-        )
-        response = await self.controller.call("CreateTopics", controller_pb2.CreateTopicsRequest(topics=[topic]))
-        if response is None:
-            return
-        for result in response.topics:
-            error = ErrorCode.of(result.error_code)
-            if error not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
-                self._log.warning("offsets_topic_creation_failed", error=error.name, error_message=result.error_message)
-
-    def _shard_for(self, group_id: str) -> OffsetsShard | ErrorCode:
-        partitions = self.offsets_partitions()
-        if partitions is None:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        shard = self._sync_shard(partition_for(group_id, partitions))
-        if shard is None:
-            return ErrorCode.NOT_COORDINATOR
-        return shard if shard.loaded else ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-
-    def _sync_shard(self, partition: int) -> OffsetsShard | None:
-        """The shard of a partition this broker leads now, (re)loading it on a new leader epoch."""
-        replica = self.manager.replicas.get(TopicPartition(OFFSETS_TOPIC, partition))
-        shard = self._shards.get(partition)
-        if replica is None or replica.leader is None or not self.manager.serving():
-            if shard is not None:
-                self._unload(shard, "no longer the leader")
-            return None
-        if shard is not None and shard.leader_epoch == replica.leader_epoch:
-            return shard
-        if shard is not None:
-            self._unload(shard, f"new leader epoch {replica.leader_epoch}")
-        shard = self._shards[partition] = OffsetsShard(partition, replica.leader_epoch)
-        self._spawn(self._load(shard))
-        return shard
-
-    # ---- loading and unloading ----
-
-    async def _load(self, shard: OffsetsShard) -> None:
-        started = monotonic_ms()
-        records: list[OffsetsRecord] = []
-        replica = self.manager.replicas.get(TopicPartition(OFFSETS_TOPIC, shard.partition))
-        if replica is None:
-            return
-        offset, end = replica.log.log_start_offset, replica.log.log_end_offset
-        # A transaction's offset commits count from its COMMIT marker on, and not at all after an ABORT.
-        open_txns: dict[int, list[OffsetsRecord]] = {}
-        while offset < end and self._shards.get(shard.partition) is shard:
-            try:
-                data = replica.log.read(offset, LOAD_CHUNK_BYTES, max_offset=end)
-            except KafkaError as error:
-                self._log.warning("group_coordinator_load_failed", partition=shard.partition, error=str(error))
-                return
-            if not data:
-                break
-            for batch in iter_batches(data):
-                offset = batch.next_offset
-                if batch.is_control:
-                    marker = read_marker(batch)
-                    held = open_txns.pop(batch.producer_id, [])
-                    if marker is not None and marker.commit:
-                        records.extend(held)
-                elif batch.is_transactional:
-                    open_txns.setdefault(batch.producer_id, []).extend(self._decode(batch.records(), shard.partition))
-                else:
-                    records.extend(self._decode(batch.records(), shard.partition))
-            await asyncio.sleep(0)  # a long log does not hold up the broker's other work
-        if self._shards.get(shard.partition) is not shard:
-            return
-        shard.txn_offsets = {producer_id: as_offsets(held) for producer_id, held in open_txns.items()}
-        now = monotonic_ms()
-        split = split_records(records)
-        shard.groups = load_groups(split.classic, now)
-        topic_names = self.topic_names() if split.consumer else {}
-        shard.consumer_groups = load_consumer_groups(split.consumer, topic_names, now)
-        shard.loaded = True
-        self._log.info(
-            "group_coordinator_loaded",
-            partition=shard.partition,
-            leader_epoch=shard.leader_epoch,
-            groups=len(shard.groups),
-            consumer_groups=len(shard.consumer_groups),
-            offsets=sum(len(g.offsets) for g in shard.groups.values()),
-            load_ms=monotonic_ms() - started,
-        )
-
-    def _decode(self, records: Iterator[Record], partition: int) -> Iterator[OffsetsRecord]:
-        for record in records:
-            try:
-                yield decode(record.key, record.value)
-            except (RecordFormatError, UnicodeDecodeError) as error:
-                self._log.warning(
-                    "offsets_record_skipped", partition=partition, offset=record.offset, reason=str(error)
-                )
-
-    def _unload(self, shard: OffsetsShard, reason: str) -> None:
-        del self._shards[shard.partition]
-        for request_id, waiting in list(self._waiting.items()):
-            if waiting.partition == shard.partition:
-                del self._waiting[request_id]
-                if not waiting.future.done():
-                    waiting.future.set_result(waiting.failure(ErrorCode.NOT_COORDINATOR))
-        self._log.info(
-            "group_coordinator_unloaded",
-            partition=shard.partition,
-            leader_epoch=shard.leader_epoch,
-            groups=len(shard.groups),
-            reason=reason,
-        )
+        return self.runtime.topic.find_coordinator(group_id)
 
     # ---- running the core ----
 
@@ -333,28 +129,25 @@ class GroupCoordinator:
     ) -> asyncio.Future[Result]:
         """Apply `operation(group, request_id, now)` to the group where it lives; the future gives its answer,
         or `failure(error)` when this broker cannot coordinate the group now."""
-        shard = self._shard_for(group_id)
-        if isinstance(shard, ErrorCode):
-            return answered(failure(shard))
-        request_id = next(self._ids)
-        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
-        self._waiting[request_id] = Waiting(shard.partition, future, failure)
-        self._apply(shard, operation(shard.groups.get(group_id) or Group(group_id), request_id, monotonic_ms()))
-        return future
+
+        def apply(shard: OffsetsShard, request_id: int) -> None:
+            self._apply(shard, operation(shard.groups.get(group_id) or Group(group_id), request_id, monotonic_ms()))
+
+        return self.runtime.run(group_id, lambda _, error: failure(error), apply)
 
     def group(self, group_id: str) -> Group | ErrorCode:
         """The group as it stands (a never-seen group is a new empty one), for the read-only APIs."""
-        shard = self._shard_for(group_id)
+        shard = self.runtime.shard_for(group_id)
         if isinstance(shard, ErrorCode):
             return shard
         return shard.groups.get(group_id) or Group(group_id, state=GroupState.DEAD)
 
     def listed_groups(self) -> list[Group] | ErrorCode:
         """Every group of the partitions this broker coordinates (ListGroups)."""
-        self._sync_all()
-        if any(not shard.loaded for shard in self._shards.values()):
-            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-        return [g for shard in self._shards.values() for g in shard.groups.values() if g.state != GroupState.DEAD]
+        shards = self.runtime.shards_if_loaded()
+        if isinstance(shards, ErrorCode):
+            return shards
+        return [g for shard in shards for g in shard.groups.values() if g.state != GroupState.DEAD]
 
     # ---- KIP-848 consumer groups ----
 
@@ -369,7 +162,7 @@ class GroupCoordinator:
 
     def consumer_heartbeat(self, group_id: str, request: HeartbeatRequest) -> Awaitable[HeartbeatResponse]:
         """Runs the heartbeat now; its answer comes once the records of what it changed are written (acks=all)."""
-        shard = self._shard_for(group_id)
+        shard = self.runtime.shard_for(group_id)
         if isinstance(shard, ErrorCode):
             return answered(HeartbeatResponse(shard))
         step = consumer_groups.heartbeat(
@@ -401,8 +194,7 @@ class GroupCoordinator:
     ) -> asyncio.Future[ProduceResult]:
         now_ms = wall_ms()
         batch = build_batch([Record(encode_value(r.value), encode_key(r.key), now_ms) for r in records])
-        tp = TopicPartition(OFFSETS_TOPIC, shard.partition)
-        written = self.manager.produce(tp, batch, -1, self.config.commit_timeout_ms, internal_topics_allowed=True)
+        written = self.runtime.write(shard, batch)
         shard.last_write = written
         written.add_done_callback(lambda done: self._consumer_records_written(shard, done))
         return written
@@ -410,8 +202,8 @@ class GroupCoordinator:
     def _consumer_records_written(self, shard: OffsetsShard, done: asyncio.Future[ProduceResult]) -> None:
         """A failed write leaves memory ahead of the log: the partition's groups are reloaded from the log."""
         error = ErrorCode.REQUEST_TIMED_OUT if done.cancelled() else done.result().error
-        if error != ErrorCode.NONE and self._shards.get(shard.partition) is shard:
-            self._unload(shard, f"a consumer group write failed: {error.name}")
+        if error != ErrorCode.NONE and self.runtime.is_current(shard):
+            self.runtime.unload(shard, f"a consumer group write failed: {error.name}")
 
     def _store_consumer_group(
         self,
@@ -429,12 +221,12 @@ class GroupCoordinator:
 
     def consumer_group(self, group_id: str) -> ConsumerGroup | ErrorCode | None:
         """The group's KIP-848 state where this broker coordinates it; None when it is not a consumer group."""
-        shard = self._shard_for(group_id)
+        shard = self.runtime.shard_for(group_id)
         return shard if isinstance(shard, ErrorCode) else shard.consumer_groups.get(group_id)
 
     def listed_consumer_groups(self) -> list[ConsumerGroup]:
         """The KIP-848 groups of the partitions this broker coordinates (after listed_groups synced them)."""
-        return [g for shard in self._shards.values() if shard.loaded for g in shard.consumer_groups.values()]
+        return [g for shard in self.runtime.loaded_shards() for g in shard.consumer_groups.values()]
 
     def _apply(self, shard: OffsetsShard, step: GroupStep) -> None:
         group = step.group
@@ -444,9 +236,7 @@ class GroupCoordinator:
             shard.groups[group.group_id] = group
         for effect in step.effects:
             if isinstance(effect, Answer):
-                waiting = self._waiting.pop(effect.request_id, None)
-                if waiting is not None and not waiting.future.done():
-                    waiting.future.set_result(effect.result)
+                self.runtime.answer(effect.request_id, effect.result)
             elif isinstance(effect, Append):
                 self._append(shard, group.group_id, effect)
             elif isinstance(effect, GroupEvent):
@@ -457,14 +247,13 @@ class GroupCoordinator:
         batch = build_batch(
             [Record(encode_value(r.value), encode_key(r.key), now_ms) for r in append.records],
         )
-        tp = TopicPartition(OFFSETS_TOPIC, shard.partition)
-        produced = self.manager.produce(tp, batch, -1, self.config.commit_timeout_ms, internal_topics_allowed=True)
+        produced = self.runtime.write(shard, batch)
         produced.add_done_callback(lambda done: self._appended(shard, group_id, append.request_id, done))
 
     def _appended(
         self, shard: OffsetsShard, group_id: str, request_id: int, done: asyncio.Future[ProduceResult]
     ) -> None:
-        if self._shards.get(shard.partition) is not shard:
+        if not self.runtime.is_current(shard):
             return  # unloaded: its waiting requests were answered NOT_COORDINATOR
         group = shard.groups.get(group_id)
         if group is None:
@@ -487,7 +276,7 @@ class GroupCoordinator:
         """TxnOffsetCommit: validated as an OffsetCommit, written in a transactional batch of the producer (acks=all),
         visible once the transaction's COMMIT marker lands (`on_txn_marker`). Returns the request's error, or
         NONE and each partition's."""
-        shard = self._shard_for(group_id)
+        shard = self.runtime.shard_for(group_id)
         if isinstance(shard, ErrorCode):
             return shard, {}
         group = shard.groups.get(group_id) or Group(group_id)
@@ -513,23 +302,22 @@ class GroupCoordinator:
             base_sequence=0,
             attributes=TRANSACTIONAL_FLAG,
         )
-        tp = TopicPartition(OFFSETS_TOPIC, shard.partition)
-        result = await self.manager.produce(tp, batch, -1, self.config.commit_timeout_ms, internal_topics_allowed=True)
+        result = await self.runtime.write(shard, batch)
         stored = store_error(result.error)
-        if stored == ErrorCode.NONE and self._shards.get(shard.partition) is shard:
+        if stored == ErrorCode.NONE and self.runtime.is_current(shard):
             shard.txn_offsets.setdefault(producer_id, {}).setdefault(group_id, {}).update(offsets)
         return ErrorCode.NONE, {**{key: stored for key, _ in offsets}, **refused}
 
     def unstable_offsets(self, group_id: str) -> set[TopicPartitionKey]:
         """The group's partitions with a transactional commit awaiting its marker (Kafka's UNSTABLE_OFFSET_COMMIT)."""
-        shard = self._shard_for(group_id)
+        shard = self.runtime.shard_for(group_id)
         if isinstance(shard, ErrorCode):
             return set()
         return {key for held in shard.txn_offsets.values() for key in held.get(group_id, {})}
 
     def on_txn_marker(self, tp: TopicPartition, marker: EndTxnMarker) -> None:
         """A transaction's marker is in a __consumer_offsets partition: its offset commits there take effect or go."""
-        shard = self._shards.get(tp.partition) if tp.topic == OFFSETS_TOPIC else None
+        shard = self.runtime.shard(tp.partition) if tp.topic == OFFSETS_TOPIC else None
         if shard is None or marker.producer_id not in shard.txn_offsets:
             return
         done = complete(shard.txn_offsets, shard.groups, marker.producer_id, marker.commit)
@@ -539,25 +327,10 @@ class GroupCoordinator:
 
     # ---- timers ----
 
-    async def _tick_forever(self) -> None:
-        while True:
-            await asyncio.sleep(TICK_S)
-            try:
-                self.tick()
-            except Exception:  # a bug in one tick must not stop every later one
-                self._log.exception("group_coordinator_tick_failed")
-
-    def _sync_all(self) -> None:
-        led = {tp.partition for tp in self.manager.replicas if tp.topic == OFFSETS_TOPIC}
-        for partition in led | set(self._shards):
-            self._sync_shard(partition)
-
     def tick(self) -> None:
-        self._sync_all()
+        self.runtime.sync_all()
         now = monotonic_ms()
-        for shard in list(self._shards.values()):
-            if not shard.loaded:
-                continue
+        for shard in self.runtime.loaded_shards():
             for group in list(shard.groups.values()):
                 step = expire(group, now, self.config.group)
                 if step.effects or step.group is not group:
@@ -572,5 +345,5 @@ class GroupCoordinator:
             step = consumer_groups.tick(group, topics, topic_ids, self.config.consumer, now)
             if step.events or step.group is not group:
                 self._store_consumer_group(shard, group_id, step.group, step.events)
-            if step.records and self._shards.get(shard.partition) is shard:
+            if step.records and self.runtime.is_current(shard):
                 self._write_consumer_records(shard, step.records)
