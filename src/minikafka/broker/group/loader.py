@@ -12,12 +12,23 @@ from minikafka.broker.group.records import (
     OffsetCommitValue,
     OffsetsRecord,
 )
-from minikafka.broker.group.state import Group, GroupState, Member, OffsetAndMetadata, Protocol, TopicPartitionKey
+from minikafka.broker.group.state import (
+    Clock,
+    Group,
+    GroupState,
+    Member,
+    OffsetAndMetadata,
+    Protocol,
+    TopicPartitionKey,
+)
 
 
-def load_groups(records: Iterable[OffsetsRecord], now: int) -> dict[str, Group]:
+def load_groups(records: Iterable[OffsetsRecord], now: int, wall_now: int | None = None) -> dict[str, Group]:
     """The groups as the records leave them. Loaded members count as just heard from: each gets a full session
-    timeout to reach the new coordinator."""
+    timeout to reach the new coordinator. A group's state dates from its metadata record's current state timestamp
+    (epoch ms, placed on the monotonic clock `now` by `wall_now`), so an empty group's offsets expire as they
+    would have on the coordinator before; without `wall_now`, the records' timestamps are on the `now` clock."""
+    clock = Clock(now, wall_now if wall_now is not None else now)
     metadata: dict[str, GroupMetadataValue] = {}
     offsets: dict[str, dict[TopicPartitionKey, OffsetAndMetadata]] = {}
     for record in records:
@@ -39,12 +50,13 @@ def load_groups(records: Iterable[OffsetsRecord], now: int) -> dict[str, Group]:
                 metadata.pop(key.group, None)
     groups = {}
     for group_id in set(metadata) | {g for g, o in offsets.items() if o}:
-        group = _group_from(group_id, metadata.get(group_id), now)
+        group = _group_from(group_id, metadata.get(group_id), clock)
         groups[group_id] = group.evolve(offsets=offsets.get(group_id, {}))
     return groups
 
 
-def _group_from(group_id: str, value: GroupMetadataValue | None, now: int) -> Group:
+def _group_from(group_id: str, value: GroupMetadataValue | None, clock: Clock) -> Group:
+    now = clock.monotonic_ms
     if value is None:
         return Group(group_id)
     members = {
@@ -69,6 +81,6 @@ def _group_from(group_id: str, value: GroupMetadataValue | None, now: int) -> Gr
         protocol_type=value.protocol_type or None,
         protocol_name=value.protocol,
         leader_id=value.leader,
-        state_timestamp_ms=now,
+        state_timestamp_ms=clock.to_monotonic(value.current_state_timestamp) if value.current_state_timestamp else now,
         members=members,
     )
