@@ -360,6 +360,17 @@ class BrokerConfig(NodeConfig):
     offset_metadata_max_bytes: int = config_key(
         "offset.metadata.max.bytes", 4096, "Largest metadata string of an offset commit.", at_least(0)
     )
+    offsets_retention_minutes: int = config_key(
+        "offsets.retention.minutes",
+        10080,
+        "A group's committed offsets are kept this long once it is empty (from their commit for a group that only "
+        "stores offsets, or for a stable consumer group's offsets of topics it no longer subscribes to); then they "
+        "get tombstones, and an empty group left with no offsets goes.",
+        at_least(1),
+    )
+    offsets_retention_check_interval_ms: int = config_key(
+        "offsets.retention.check.interval.ms", 600000, "How often the group coordinator expires offsets.", at_least(1)
+    )
     group_min_session_timeout_ms: int = config_key(
         "group.min.session.timeout.ms", 6000, "Smallest session timeout a group member may ask for.", at_least(1)
     )
