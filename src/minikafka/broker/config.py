@@ -431,6 +431,20 @@ class BrokerConfig(NodeConfig):
         "Largest transaction timeout a producer may ask for (INVALID_TRANSACTION_TIMEOUT past it).",
         at_least(1),
     )
+    producer_id_expiration_ms: int = config_key(
+        "producer.id.expiration.ms",
+        86400000,
+        "A partition forgets an idempotent producer that wrote nothing to it for this long and has no transaction "
+        "open (its next batch then counts as a new producer's). Dynamic: a per-broker or cluster-wide value set "
+        "with kafka-configs --entity-type brokers takes effect at the next check.",
+        at_least(1),
+    )
+    producer_id_expiration_check_interval_ms: int = config_key(
+        "producer.id.expiration.check.interval.ms",
+        600000,
+        "How often every partition drops its expired producer ids (producer.id.expiration.ms).",
+        at_least(1),
+    )
     transaction_abort_timed_out_transaction_cleanup_interval_ms: int = config_key(
         "transaction.abort.timed.out.transaction.cleanup.interval.ms",
         10000,
