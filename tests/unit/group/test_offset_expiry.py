@@ -13,6 +13,7 @@ from minikafka.broker.group.offsets import CommitEntry, CommitRequest, append_do
 from minikafka.broker.group.rebalance import metadata_record
 from minikafka.broker.group.records import (
     GroupMetadataKey,
+    GroupMetadataValue,
     OffsetCommitKey,
     OffsetCommitValue,
     OffsetsRecord,
@@ -219,3 +220,20 @@ def test_the_time_a_group_became_empty_survives_a_reload_onto_another_monotonic_
         == ()
     )
     assert appended(expire_offsets(loaded, new_clock_at_expiry, ExpiryScope(RETENTION_MS), 7))
+
+
+def test_times_an_older_version_stored_on_the_monotonic_clock_count_from_the_load():
+    value = GroupMetadataValue("consumer", 3, "range", None, 123456, ())  # a monotonic reading, not epoch ms
+    records = [
+        OffsetsRecord(GroupMetadataKey("g"), value),
+        OffsetsRecord(OffsetCommitKey("g", "a", 0), OffsetCommitValue(5, -1, "", 98765)),
+    ]
+    loaded = load_groups(records, now=7, wall_now=WALL_START)["g"]
+    assert loaded.state_timestamp_ms == 7
+    assert loaded.offsets == {A0: OffsetAndMetadata(5, -1, "", WALL_START)}
+    assert (
+        expire_offsets(
+            loaded, Clock(6 + RETENTION_MS, WALL_START + RETENTION_MS - 1), ExpiryScope(RETENTION_MS), 7
+        ).effects
+        == ()
+    )
