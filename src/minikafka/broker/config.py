@@ -360,6 +360,17 @@ class BrokerConfig(NodeConfig):
     offset_metadata_max_bytes: int = config_key(
         "offset.metadata.max.bytes", 4096, "Largest metadata string of an offset commit.", at_least(0)
     )
+    offsets_retention_minutes: int = config_key(
+        "offsets.retention.minutes",
+        10080,
+        "A group's committed offsets are kept this long once it is empty (from their commit for a group that only "
+        "stores offsets, or for a stable consumer group's offsets of topics it no longer subscribes to); then they "
+        "get tombstones, and an empty group left with no offsets goes.",
+        at_least(1),
+    )
+    offsets_retention_check_interval_ms: int = config_key(
+        "offsets.retention.check.interval.ms", 600000, "How often the group coordinator expires offsets.", at_least(1)
+    )
     group_min_session_timeout_ms: int = config_key(
         "group.min.session.timeout.ms", 6000, "Smallest session timeout a group member may ask for.", at_least(1)
     )
@@ -418,6 +429,20 @@ class BrokerConfig(NodeConfig):
         "transaction.max.timeout.ms",
         900000,
         "Largest transaction timeout a producer may ask for (INVALID_TRANSACTION_TIMEOUT past it).",
+        at_least(1),
+    )
+    producer_id_expiration_ms: int = config_key(
+        "producer.id.expiration.ms",
+        86400000,
+        "A partition forgets an idempotent producer that wrote nothing to it for this long and has no transaction "
+        "open (its next batch then counts as a new producer's). Dynamic: a per-broker or cluster-wide value set "
+        "with kafka-configs --entity-type brokers takes effect at the next check.",
+        at_least(1),
+    )
+    producer_id_expiration_check_interval_ms: int = config_key(
+        "producer.id.expiration.check.interval.ms",
+        600000,
+        "How often every partition drops its expired producer ids (producer.id.expiration.ms).",
         at_least(1),
     )
     transaction_abort_timed_out_transaction_cleanup_interval_ms: int = config_key(

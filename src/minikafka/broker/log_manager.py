@@ -30,6 +30,7 @@ from minikafka.storage.partition_log import PARTITION_METADATA_FILE, PartitionLo
 
 METADATA_LOG_DIR = "__cluster_metadata-0"
 STRAY_SUFFIX = "-stray"
+MAX_LOGGED_PRODUCER_IDS = 20  # an event names at most these many of the producer ids a check forgot
 DELETE_SUFFIX = "-delete"
 
 
@@ -212,6 +213,25 @@ class LogManager:
             except KafkaError:
                 continue  # the directory went offline: the failure channel has the news
         return deleted
+
+    def remove_expired_producers(self, wall_clock_ms: int, expiration_ms: int) -> int:
+        """Kafka's periodic producer expiration over every online log; returns the producer ids forgotten."""
+        removed = 0
+        for tp, log in list(self.logs.items()):
+            if log.offline:
+                continue
+            expired = log.remove_expired_producers(wall_clock_ms, expiration_ms)
+            if expired:
+                removed += len(expired)
+                self._log.info(
+                    "producer_ids_expired",
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    producer_ids=list(expired[:MAX_LOGGED_PRODUCER_IDS]),
+                    count=len(expired),
+                    expiration_ms=expiration_ms,
+                )
+        return removed
 
     def flush_all(self, now_ms: int) -> None:
         for log in self.logs.values():

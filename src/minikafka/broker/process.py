@@ -40,6 +40,7 @@ from minikafka.common.errors import ErrorCode, KafkaError, ListenerBindError
 from minikafka.common.grpc_support import MAX_MESSAGE_BYTES, BoundServer, start_server
 from minikafka.common.listener_security import client_security, inter_node_security
 from minikafka.common.node_environment import expose
+from minikafka.common.topic_config import PRODUCER_ID_EXPIRATION_MS
 from minikafka.kraft_controller.raft.core import RaftConfig
 from minikafka.kraft_controller.raft.driver import RaftDriver
 from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel
@@ -350,7 +351,19 @@ def start_background_tasks(broker: Broker) -> list[asyncio.Task[None]]:
         asyncio.create_task(
             _periodically(config.replica_high_watermark_checkpoint_interval_ms / 1000, logs.checkpoint_high_watermarks)
         ),
+        asyncio.create_task(
+            _periodically(
+                config.producer_id_expiration_check_interval_ms / 1000,
+                lambda: logs.remove_expired_producers(wall_ms(), producer_id_expiration_ms(broker)),
+            )
+        ),
     ]
+
+
+def producer_id_expiration_ms(broker: Broker) -> int:
+    """producer.id.expiration.ms as the metadata sets it now (this broker's, else the cluster's), else static."""
+    dynamic = broker.manager.metadata.image.dynamic_broker_config(PRODUCER_ID_EXPIRATION_MS, broker.config.node_id)
+    return int(dynamic) if dynamic is not None else broker.config.producer_id_expiration_ms
 
 
 async def stop_broker(broker: Broker, tasks: list[asyncio.Task[None]]) -> None:

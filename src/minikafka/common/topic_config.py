@@ -1,7 +1,7 @@
 """The per-topic configs this cluster understands, declared once with their Kafka names, types and ranges
 (Kafka's TopicConfig/LogConfig definitions), so a bad value is refused with the key's name before any request; and
-the broker configs that may change at run time (Kafka's dynamic broker configs), each the broker-level synonym of a
-topic config, validated by the same definition."""
+the broker configs that may change at run time (Kafka's dynamic broker configs): the broker-level synonyms of topic
+configs, validated by the same definitions, and producer.id.expiration.ms."""
 
 from __future__ import annotations
 
@@ -79,10 +79,16 @@ TOPIC_CONFIGS: Mapping[str, TopicConfigDef] = {
     )
 }
 
+PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms"
+
 # The broker configs an alter may change at run time, for one broker or as the cluster-wide default: the
-# broker-level synonyms of the topic configs, each validated as its topic config is.
+# broker-level synonyms of the topic configs, each validated as its topic config is, and the broker's own dynamic
+# ones.
 DYNAMIC_BROKER_CONFIGS: Mapping[str, TopicConfigDef] = {
-    d.broker_name: TopicConfigDef(d.broker_name, d.kind, d.check, d.broker_name) for d in TOPIC_CONFIGS.values()
+    **{d.broker_name: TopicConfigDef(d.broker_name, d.kind, d.check, d.broker_name) for d in TOPIC_CONFIGS.values()},
+    PRODUCER_ID_EXPIRATION_MS: TopicConfigDef(
+        PRODUCER_ID_EXPIRATION_MS, "int", _number("int", 1), PRODUCER_ID_EXPIRATION_MS
+    ),
 }
 
 

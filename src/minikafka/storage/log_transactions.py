@@ -78,7 +78,7 @@ class LogTransactions:
             marker = batch.marker if isinstance(batch, BatchPosition) else read_marker(batch)
             if marker is None or batch.producer_id < 0:
                 return state.advanced_to(last + 1)  # a control type Kafka ignores too
-            applied = state.with_marker(marker, last)
+            applied = state.with_marker(marker, last, batch.max_timestamp)
             self._completed(applied.state, applied.completed, segment)
             return applied.state
         if batch.producer_id >= 0:

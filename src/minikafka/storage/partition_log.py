@@ -734,6 +734,13 @@ class PartitionLog:
                     state = self.transactions.apply(state, batch, batch.base_offset, segment.base_offset)
         self.producer_state = state
 
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> tuple[int, ...]:
+        """Forget the producers idle for `expiration_ms` (producer.id.expiration.ms) with no transaction open; the
+        next snapshot leaves them out. Returns their ids."""
+        expired = self.producer_state.without_expired(now_ms, expiration_ms)
+        self.producer_state = expired.state
+        return expired.producer_ids
+
     # ---- truncation and retention ----
 
     @storage_operation("truncate")

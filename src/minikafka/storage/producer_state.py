@@ -12,6 +12,9 @@ The rules are Kafka 4.x's (ProducerAppendInfo, UnifiedLog.analyzeAndValidateProd
   Kafka 4.x no longer answers UNKNOWN_PRODUCER_ID for that.
 Replicated batches (a follower, or a log rebuilding its state) are applied without the sequence checks.
 
+A producer that wrote nothing here for producer.id.expiration.ms (its last batch's or marker's timestamp) and has no
+transaction open is forgotten (Kafka's removeExpiredProducers): its next batch counts as a new producer's.
+
 Transactions (Kafka's ProducerStateEntry.currentTxnFirstOffset and ongoingTxns): a producer's first transactional
 batch opens its transaction at that batch's offset; the COMMIT or ABORT marker the coordinator has the leader write
 closes it. While one is open, a non-transactional batch of that producer is INVALID_TXN_STATE; a marker of an older
@@ -54,6 +57,7 @@ class ProducerEntry:
     producer_epoch: int
     batches: tuple[BatchMetadata, ...]  # oldest first, at most NUM_BATCHES_TO_RETAIN
     coordinator_epoch: int = -1  # of the last marker written for this producer
+    last_timestamp: int = -1  # the max timestamp of its last batch or marker (Kafka's lastTimestamp)
 
     @property
     def last_seq(self) -> int:
@@ -115,6 +119,12 @@ class CompletedTxn:
 class MarkerApplied:
     state: ProducerState
     completed: CompletedTxn
+
+
+@dataclass(frozen=True)
+class ExpiredProducers:
+    state: ProducerState
+    producer_ids: tuple[int, ...]
 
 
 def in_sequence(last_seq: int, next_seq: int) -> bool:
@@ -189,16 +199,16 @@ class ProducerState:
                 f"after one from coordinator epoch {entry.coordinator_epoch}",
             )
 
-    def with_marker(self, marker: EndTxnMarker, offset: int) -> MarkerApplied:
+    def with_marker(self, marker: EndTxnMarker, offset: int, timestamp: int = -1) -> MarkerApplied:
         """The state after `marker` was appended at `offset`: the producer's transaction (if any) ends there. A
         marker with no open transaction still completes an empty one, as in Kafka. A new producer epoch forgets
         the batches of the old one (Kafka's maybeUpdateProducerEpoch)."""
         pid = marker.producer_id
         entry = self.producers.get(pid)
         if entry is None or entry.producer_epoch != marker.producer_epoch:
-            updated = ProducerEntry(pid, marker.producer_epoch, (), marker.coordinator_epoch)
+            updated = ProducerEntry(pid, marker.producer_epoch, (), marker.coordinator_epoch, timestamp)
         else:
-            updated = ProducerEntry(pid, entry.producer_epoch, entry.batches, marker.coordinator_epoch)
+            updated = ProducerEntry(pid, entry.producer_epoch, entry.batches, marker.coordinator_epoch, timestamp)
         first = self.ongoing.get(pid, offset)
         ongoing = self.ongoing.delete(pid) if pid in self.ongoing else self.ongoing
         state = ProducerState(self.producers.set(pid, updated), max(self.end_offset, offset + 1), ongoing)
@@ -216,7 +226,9 @@ class ProducerState:
         else:
             batches = (entry.batches + (meta,))[-NUM_BATCHES_TO_RETAIN:]
         coordinator_epoch = entry.coordinator_epoch if entry is not None else -1
-        updated = ProducerEntry(batch.producer_id, batch.producer_epoch, batches, coordinator_epoch)
+        updated = ProducerEntry(
+            batch.producer_id, batch.producer_epoch, batches, coordinator_epoch, batch.max_timestamp
+        )
         ongoing = self.ongoing
         if batch.is_transactional and batch.producer_id not in ongoing:
             ongoing = ongoing.set(batch.producer_id, first_offset)
@@ -225,6 +237,23 @@ class ProducerState:
     def advanced_to(self, end_offset: int) -> ProducerState:
         """Batches without a producer id were appended: only the offset covered moves."""
         return ProducerState(self.producers, max(self.end_offset, end_offset), self.ongoing)
+
+    def without_expired(self, now_ms: int, expiration_ms: int) -> ExpiredProducers:
+        """Kafka's removeExpiredProducers: the producers idle for `expiration_ms` at `now_ms` (epoch ms, as record
+        timestamps are), except those with a transaction open, go."""
+        expired = tuple(
+            pid
+            for pid, entry in self.producers.items()
+            if pid not in self.ongoing and now_ms - entry.last_timestamp >= expiration_ms
+        )
+        if not expired:
+            return ExpiredProducers(self, ())
+        producers = self.producers.mutate()
+        for pid in expired:
+            del producers[pid]
+        return ExpiredProducers(
+            ProducerState(producers.finish(), self.end_offset, self.ongoing), tuple(sorted(expired))
+        )
 
     # ---- snapshots (Kafka writes one at each segment roll, named by its offset) ----
 
@@ -237,6 +266,7 @@ class ProducerState:
                     [b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.max_timestamp] for b in e.batches
                 ],
                 "coordinator_epoch": e.coordinator_epoch,
+                "last_timestamp": e.last_timestamp,
             }
             for _, e in sorted(self.producers.items())
         ]
@@ -267,6 +297,7 @@ class ProducerState:
                     int(p["producer_epoch"]),
                     tuple(BatchMetadata(*(int(v) for v in b)) for b in p["batches"]),
                     int(p.get("coordinator_epoch", -1)),
+                    int(p.get("last_timestamp", p["batches"][-1][4] if p["batches"] else -1)),
                 )
                 for p in body["producers"]
             }

@@ -106,8 +106,8 @@ class Driver:
     ) -> CommitResult:
         rid = next(self.ids)
         entry = CommitEntry("t", partition, offset, -1, "")
-        request = CommitRequest(rid, member_id, instance, generation, (entry,), COMMIT_VERSION)
-        self.apply(commit_offsets(self.group, request, self.config, self.now))
+        request = CommitRequest(rid, member_id, instance, generation, (entry,), COMMIT_VERSION, self.now)
+        self.apply(commit_offsets(self.group, request, self.config))
         result = self.answers[rid]
         assert isinstance(result, CommitResult)
         return result
@@ -163,7 +163,7 @@ def test_commits_are_visible_only_once_stored_and_fenced_by_generation() -> None
     a, b = form_two_member_group(driver)
     rid = next(driver.ids)
     request = CommitRequest(rid, a, None, 2, (CommitEntry("t", 0, 7, 3, "m"),), COMMIT_VERSION)
-    step = commit_offsets(driver.group, request, CONFIG, 0)
+    step = commit_offsets(driver.group, request, CONFIG)
     driver.apply(step, complete_appends=False)
     assert driver.result(rid) is None and driver.group.offsets == {}
     driver.apply(GroupStep(driver.group), complete_appends=True)
@@ -179,7 +179,7 @@ def test_a_failed_store_is_not_a_commit() -> None:
     a, _ = form_two_member_group(driver)
     rid = next(driver.ids)
     request = CommitRequest(rid, a, None, 2, (CommitEntry("t", 0, 7, 3, ""),), COMMIT_VERSION)
-    step = commit_offsets(driver.group, request, CONFIG, 0)
+    step = commit_offsets(driver.group, request, CONFIG)
     driver.apply(step, complete_appends=False)
     append = driver.appends.pop()
     driver.apply(append_done(driver.group, append.request_id, ErrorCode.NOT_LEADER_OR_FOLLOWER, CONFIG, 0))
@@ -434,10 +434,10 @@ def test_a_generation_nobody_syncs_does_not_stay_completing_forever() -> None:
 def test_a_commit_with_a_generation_to_a_group_that_does_not_exist() -> None:
     entry = (CommitEntry("t", 0, 5, -1, ""),)
     for version, error in ((8, ErrorCode.ILLEGAL_GENERATION), (9, ErrorCode.GROUP_ID_NOT_FOUND)):
-        step = commit_offsets(Group("g"), CommitRequest(1, "m-1", None, 3, entry, version), CONFIG, 0)
+        step = commit_offsets(Group("g"), CommitRequest(1, "m-1", None, 3, entry, version), CONFIG)
         assert step.effects == (Answer(1, CommitResult(error)),) and step.group.pending_writes == {}
     # Without a generation, the commit creates a group with no members (a consumer using assign(), an admin).
-    step = commit_offsets(Group("g"), CommitRequest(1, "", None, -1, entry, 9), CONFIG, 0)
+    step = commit_offsets(Group("g"), CommitRequest(1, "", None, -1, entry, 9), CONFIG)
     assert [type(e) for e in step.effects] == [Append]
 
 

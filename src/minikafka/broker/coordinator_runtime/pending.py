@@ -41,6 +41,10 @@ class PendingRequests(Generic[T]):
         self._pending[request_id] = _Pending(partition, future, failure)
         return Held(request_id, future)
 
+    def new_id(self) -> int:
+        """An id for a write no request waits on (a timer's), never one a held request has."""
+        return next(self._ids)
+
     def answer(self, request_id: int, result: T) -> None:
         pending = self._pending.pop(request_id, None)
         if pending is not None and not pending.future.done():

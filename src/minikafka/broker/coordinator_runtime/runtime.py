@@ -207,6 +207,10 @@ class CoordinatorRuntime(Generic[S, T]):
     def answer(self, request_id: int, result: T) -> None:
         self._pending.answer(request_id, result)
 
+    def new_request_id(self) -> int:
+        """An id for a core operation no request waits on (a timer's), distinct from every held request's."""
+        return self._pending.new_id()
+
     def write(self, shard: S, batch: bytes) -> asyncio.Future[ProduceResult]:
         """Appends a batch to the shard's partition, acknowledged once the ISR has it (acks=all)."""
         tp = TopicPartition(self.topic.name, shard.partition)

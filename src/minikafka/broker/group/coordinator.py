@@ -26,6 +26,7 @@ from minikafka.broker.coordinator_runtime.internal_topic import CoordinatorLooku
 from minikafka.broker.coordinator_runtime.runtime import CoordinatorRuntime, RuntimeConfig
 from minikafka.broker.group.effects import Answer, Append, GroupEvent, GroupStep, Result
 from minikafka.broker.group.membership import expire
+from minikafka.broker.group.offset_expiry import ExpiryScope, consumer_group_topics, expire_offsets
 from minikafka.broker.group.offsets import (
     CommitRequest,
     append_done,
@@ -33,9 +34,9 @@ from minikafka.broker.group.offsets import (
     store_error,
     validate_offset_commit,
 )
-from minikafka.broker.group.records import encode_key, encode_value
+from minikafka.broker.group.records import encode_key, encode_value, with_wall_state_timestamps
 from minikafka.broker.group.shard import OffsetsReplay, OffsetsShard
-from minikafka.broker.group.state import Group, GroupConfig, GroupState, OffsetAndMetadata, TopicPartitionKey
+from minikafka.broker.group.state import Clock, Group, GroupConfig, GroupState, OffsetAndMetadata, TopicPartitionKey
 from minikafka.broker.group.txn_offsets import complete, offsets_records
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.produce_purgatory import ProduceResult
@@ -57,6 +58,8 @@ class CoordinatorConfig:
     consumer: ConsumerGroupConfig = ConsumerGroupConfig()
     protocols: tuple[str, ...] = ("classic", "consumer")  # group.coordinator.rebalance.protocols
     segment_bytes: int = 104857600  # offsets.topic.segment.bytes
+    offsets_retention_ms: int = 10080 * 60000  # offsets.retention.minutes
+    offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
 
 
 def coordinator_config(config: BrokerConfig) -> CoordinatorConfig:
@@ -80,6 +83,8 @@ def coordinator_config(config: BrokerConfig) -> CoordinatorConfig:
         ),
         config.group_coordinator_rebalance_protocols,
         config.offsets_topic_segment_bytes,
+        config.offsets_retention_minutes * 60000,
+        config.offsets_retention_check_interval_ms,
     )
 
 
@@ -108,6 +113,7 @@ class GroupCoordinator:
         self.runtime: CoordinatorRuntime[OffsetsShard, Result] = CoordinatorRuntime(
             manager, controller, OffsetsShard, replay, runtime_config(config)
         )
+        self._next_expiry_check_ms: int | None = None
         self._log = structlog.get_logger()
 
     def start(self) -> None:
@@ -244,9 +250,8 @@ class GroupCoordinator:
 
     def _append(self, shard: OffsetsShard, group_id: str, append: Append) -> None:
         now_ms = wall_ms()
-        batch = build_batch(
-            [Record(encode_value(r.value), encode_key(r.key), now_ms) for r in append.records],
-        )
+        records = with_wall_state_timestamps(append.records, Clock(monotonic_ms(), now_ms).to_wall)
+        batch = build_batch([Record(encode_value(r.value), encode_key(r.key), now_ms) for r in records])
         produced = self.runtime.write(shard, batch)
         produced.add_done_callback(lambda done: self._appended(shard, group_id, append.request_id, done))
 
@@ -336,6 +341,34 @@ class GroupCoordinator:
                 if step.effects or step.group is not group:
                     self._apply(shard, step)
             self._tick_consumer_groups(shard, now)
+        self._maybe_expire_offsets(now)
+
+    def _maybe_expire_offsets(self, now: int) -> None:
+        """Every offsets.retention.check.interval.ms (the first check one interval after start)."""
+        if self._next_expiry_check_ms is None:
+            self._next_expiry_check_ms = now + self.config.offsets_retention_check_interval_ms
+        if now < self._next_expiry_check_ms:
+            return
+        self._next_expiry_check_ms = now + self.config.offsets_retention_check_interval_ms
+        clock = Clock(now, wall_ms())
+        for shard in self.runtime.loaded_shards():
+            self._expire_shard_offsets(shard, clock)
+
+    def _expire_shard_offsets(self, shard: OffsetsShard, clock: Clock) -> None:
+        in_transaction: dict[str, set[TopicPartitionKey]] = {}
+        for held in shard.txn_offsets.values():
+            for group_id, offsets in held.items():
+                in_transaction.setdefault(group_id, set()).update(offsets)
+        for group_id, group in list(shard.groups.items()):
+            consumer = shard.consumer_groups.get(group_id)
+            scope = ExpiryScope(
+                self.config.offsets_retention_ms,
+                consumer_group_topics(consumer) if consumer is not None else None,
+                frozenset(in_transaction.get(group_id, ())),
+            )
+            step = expire_offsets(group, clock, scope, self.runtime.new_request_id())
+            if step.effects and self.runtime.is_current(shard):
+                self._apply(shard, step)
 
     def _tick_consumer_groups(self, shard: OffsetsShard, now: int) -> None:
         if not shard.consumer_groups:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from minikafka.broker.group.effects import Answer, Append, CommitResult, DeleteResult, Effect, GroupEvent, GroupStep
 from minikafka.broker.group.membership import assignment_stored, static_join_stored, validate_member
 from minikafka.broker.group.offset_delete import offsets_deleted
+from minikafka.broker.group.offset_expiry import offsets_expired
 from minikafka.broker.group.records import GroupMetadataKey, OffsetCommitKey, OffsetCommitValue, OffsetsRecord
 from minikafka.broker.group.state import (
     Group,
@@ -20,6 +21,7 @@ from minikafka.broker.group.state import (
     PendingCommit,
     PendingDelete,
     PendingOffsetDelete,
+    PendingOffsetExpiry,
     PendingStaticJoin,
     TopicPartitionKey,
 )
@@ -43,6 +45,8 @@ class CommitRequest:
     generation_id: int
     entries: tuple[CommitEntry, ...]
     api_version: int  # OffsetCommit's: from v9 a missing group is named GROUP_ID_NOT_FOUND
+    # Epoch ms, as Kafka's OffsetCommitValue commitTimestamp: retention counts from it, across coordinators.
+    commit_timestamp_ms: int = 0
 
 
 def validate_offset_commit(group: Group, request: CommitRequest) -> ErrorCode:
@@ -66,7 +70,7 @@ def validate_offset_commit(group: Group, request: CommitRequest) -> ErrorCode:
     return ErrorCode.NONE
 
 
-def commit_offsets(group: Group, request: CommitRequest, config: GroupConfig, now: int) -> GroupStep:
+def commit_offsets(group: Group, request: CommitRequest, config: GroupConfig) -> GroupStep:
     error = validate_offset_commit(group, request)
     if error != ErrorCode.NONE:
         return GroupStep(group, (Answer(request.request_id, CommitResult(error)),))
@@ -76,7 +80,14 @@ def commit_offsets(group: Group, request: CommitRequest, config: GroupConfig, no
         if len((entry.metadata or "").encode()) > config.max_metadata_size:
             refused.append((key, ErrorCode.OFFSET_METADATA_TOO_LARGE))
         else:
-            offsets.append((key, OffsetAndMetadata(entry.offset, entry.leader_epoch, entry.metadata or "", now)))
+            offsets.append(
+                (
+                    key,
+                    OffsetAndMetadata(
+                        entry.offset, entry.leader_epoch, entry.metadata or "", request.commit_timestamp_ms
+                    ),
+                )
+            )
     pending = PendingCommit(
         request.request_id, tuple(offsets), tuple(refused), request.member_id, request.generation_id
     )
@@ -153,6 +164,8 @@ def append_done(group: Group, request_id: int, error: ErrorCode, config: GroupCo
         return _commit_stored(group, pending, error)
     if isinstance(pending, PendingOffsetDelete):
         return offsets_deleted(group, pending, error)
+    if isinstance(pending, PendingOffsetExpiry):
+        return offsets_expired(group, pending, error)
     if isinstance(pending, PendingDelete):
         if error != ErrorCode.NONE:
             return GroupStep(group.evolve(state=GroupState.EMPTY), (Answer(request_id, DeleteResult(error)),))

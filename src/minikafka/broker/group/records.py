@@ -5,6 +5,7 @@ gone."""
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,6 +78,20 @@ class OffsetsRecord:
 
     key: Key
     value: Value | None
+
+
+def with_wall_state_timestamps(
+    records: tuple[OffsetsRecord, ...], to_wall: Callable[[int], int]
+) -> list[OffsetsRecord]:
+    """The classic core dates a group's state on the monotonic clock; its metadata record carries epoch ms."""
+    return [
+        OffsetsRecord(
+            r.key, dataclasses.replace(r.value, current_state_timestamp=to_wall(r.value.current_state_timestamp))
+        )
+        if isinstance(r.value, GroupMetadataValue)
+        else r
+        for r in records
+    ]
 
 
 # ---- writing ----

@@ -26,7 +26,7 @@ from minikafka.broker.group.records import (
 from minikafka.broker.group.state import Group
 from minikafka.broker.group.txn_offsets import PendingTxnOffsets, as_offsets
 from minikafka.broker.produce_purgatory import ProduceResult
-from minikafka.common.clock import monotonic_ms
+from minikafka.common.clock import monotonic_ms, wall_ms
 from minikafka.common.record_batch import Record
 
 
@@ -91,7 +91,7 @@ class OffsetsReplay:
         shard.txn_offsets = {producer_id: as_offsets(held) for producer_id, held in self._open_txns.items()}
         now = monotonic_ms()
         split = split_records(self._records)
-        shard.groups = load_groups(split.classic, now)
+        shard.groups = load_groups(split.classic, now, wall_ms())
         topic_names = self._topic_names() if split.consumer else {}
         shard.consumer_groups = load_consumer_groups(split.consumer, topic_names, now)
         return {

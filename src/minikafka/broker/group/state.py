@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 from minikafka.common.errors import ErrorCode
 
@@ -117,9 +117,40 @@ class PendingOffsetDelete:
     answered: tuple[tuple[TopicPartitionKey, ErrorCode], ...]  # the other partitions' answers, nothing to write
 
 
+@dataclass(frozen=True)
+class PendingOffsetExpiry:
+    """Expired offsets' tombstones on their way (and the group's, when nothing of it is left): the offsets go once
+    they are stored."""
+
+    request_id: int
+    expired: tuple[tuple[TopicPartitionKey, OffsetAndMetadata], ...]
+    delete_group: bool
+
+
 PendingWrite = (
-    PendingCommit | PendingAssignment | PendingStaticJoin | PendingDelete | PendingMetadata | PendingOffsetDelete
+    PendingCommit
+    | PendingAssignment
+    | PendingStaticJoin
+    | PendingDelete
+    | PendingMetadata
+    | PendingOffsetDelete
+    | PendingOffsetExpiry
 )
+
+
+class Clock(NamedTuple):
+    """The shell's two clocks at one instant: the core's timers run on the monotonic one; what is stored
+    (commit and state timestamps) and retention use epoch ms, as Kafka's records do."""
+
+    monotonic_ms: int
+    wall_ms: int
+
+    def to_wall(self, monotonic: int) -> int:
+        return self.wall_ms - (self.monotonic_ms - monotonic)
+
+    def to_monotonic(self, wall: int) -> int:
+        """A stored epoch-ms instant on the monotonic clock; one in the future (a clock moved back) counts as now."""
+        return self.monotonic_ms - max(self.wall_ms - wall, 0)
 
 
 @dataclass(frozen=True)

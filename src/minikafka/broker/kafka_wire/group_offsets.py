@@ -15,6 +15,7 @@ from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, has_field, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.common.acl import AclOperation, ResourceType
+from minikafka.common.clock import wall_ms
 from minikafka.common.errors import ErrorCode
 
 OFFSET_COMMIT, OFFSET_FETCH = 8, 9
@@ -48,6 +49,7 @@ async def handle_commit(ctx: WireContext, request: Request) -> Any:
             for p in topic.partitions or ()
         ),
         api_version=request.header.api_version,
+        commit_timestamp_ms=wall_ms(),
     )
     result = await _commit(ctx, body.group_id, commit)
     errors = dict(result.partitions)
@@ -102,9 +104,7 @@ async def _commit(ctx: WireContext, group_id: str, commit: CommitRequest) -> Com
         ctx,
         group_id,
         CommitResult,
-        lambda group, rid, now: commit_offsets(
-            group, dataclasses.replace(commit, request_id=rid), group_config(ctx), now
-        ),
+        lambda group, rid, _now: commit_offsets(group, dataclasses.replace(commit, request_id=rid), group_config(ctx)),
     )
 
 
