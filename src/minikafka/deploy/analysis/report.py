@@ -26,6 +26,7 @@ from minikafka.deploy.analysis import history_invariants as history
 from minikafka.deploy.analysis import metadata_invariants as metadata
 from minikafka.deploy.analysis import replica_invariants as replica
 from minikafka.deploy.analysis.acl_denials import acl_denials, denials_by_principal
+from minikafka.deploy.analysis.concurrent_jobs import collect_all
 from minikafka.deploy.analysis.events import EVENT_SHAPE, committed_partition_changes, read_events
 from minikafka.deploy.analysis.explained_losses import LostWrites, explain_losses
 from minikafka.deploy.analysis.final_read import final_read_summary
@@ -188,10 +189,6 @@ def group_checks(events: DataFrame, consumed: DataFrame) -> list[Check]:
     ]
 
 
-def _rows(frame: DataFrame) -> list[dict[str, Any]]:
-    return [row.asDict(recursive=True) for row in frame.collect()]
-
-
 def _jsonable(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
@@ -343,45 +340,30 @@ class RunRows:
 def collect_rows(judged: Judgement) -> RunRows:
     """Run the timeline, failover and client jobs over the judged frames and collect their rows."""
     events, produced = judged.events, judged.produced
-    partitions = _rows(timelines.partition_timeline(events))
-    brokers = _rows(timelines.broker_states(events))
-    controllers = _rows(timelines.controller_leadership(events))
-    elections = _rows(timelines.controller_elections(events))
-    fault_rows = _rows(timelines.fault_markers(events))
-    cuts = _rows(timelines.network_cuts(events))
-    incident_rows = _rows(timelines.incidents(events))
-    failovers = _rows(failover.broker_failovers(events, produced))
-    controller_failovers = _rows(failover.controller_failovers(events))
-    group_rows = _rows(groups.group_timeline(events))
-    latency = _rows(client_stats.produce_latency(produced))
-    throughput = _rows(client_stats.throughput(produced))
-    errors = _rows(client_stats.errors_by_code(produced))
-    replica_rows = _rows(judged.replicas.orderBy("tp", "node"))
-    corrupt_rows = _rows(judged.corrupt_batches.orderBy("tp", "node", "base_offset"))
-    bounds = events.agg(F.min("ts").alias("start"), F.max("ts").alias("end")).collect()[0]
-    event_counts = _rows(events.groupBy("event").count().orderBy(F.col("count").desc()))
-    denials = _rows(acl_denials(events))
-    return RunRows(
-        partitions=partitions,
-        brokers=brokers,
-        controllers=controllers,
-        elections=elections,
-        faults=fault_rows,
-        cuts=cuts,
-        incidents=incident_rows,
-        failovers=failovers,
-        controller_failovers=controller_failovers,
-        groups=group_rows,
-        latency=latency,
-        throughput=throughput,
-        errors=errors,
-        replicas=replica_rows,
-        corrupt_batches=corrupt_rows,
-        start=bounds["start"],
-        end=bounds["end"],
-        event_counts=event_counts,
-        acl_denials=denials,
+    rows = collect_all(
+        {
+            "partitions": timelines.partition_timeline(events),
+            "brokers": timelines.broker_states(events),
+            "controllers": timelines.controller_leadership(events),
+            "elections": timelines.controller_elections(events),
+            "faults": timelines.fault_markers(events),
+            "cuts": timelines.network_cuts(events),
+            "incidents": timelines.incidents(events),
+            "failovers": failover.broker_failovers(events, produced),
+            "controller_failovers": failover.controller_failovers(events),
+            "groups": groups.group_timeline(events),
+            "latency": client_stats.produce_latency(produced),
+            "throughput": client_stats.throughput(produced),
+            "errors": client_stats.errors_by_code(produced),
+            "replicas": judged.replicas.orderBy("tp", "node"),
+            "corrupt_batches": judged.corrupt_batches.orderBy("tp", "node", "base_offset"),
+            "bounds": events.agg(F.min("ts").alias("start"), F.max("ts").alias("end")),
+            "event_counts": events.groupBy("event").count().orderBy(F.col("count").desc()),
+            "acl_denials": acl_denials(events),
+        }
     )
+    [bounds] = rows.pop("bounds")
+    return RunRows(**rows, start=bounds["start"], end=bounds["end"])
 
 
 def draw_figures(rows: RunRows, out: Path) -> dict[str, str]:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from minikafka.deploy.analysis.concurrent_jobs import run_jobs
+
 MAX_ROWS_SHOWN = 50
-CONCURRENT_JOBS = 2
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,9 @@ class Check:
 
 
 def collect_verdicts(checks: list[Check]) -> list[Verdict]:
-    """Decide every check, each in a Spark job of its own, two at a time: one job over the union of all checks
-    planned and ran about twice as slowly (its plan repeats every shared subtree), and two threads keep both
-    cores of a small machine busy while one job waits on its stages."""
-    with ThreadPoolExecutor(max_workers=CONCURRENT_JOBS) as pool:
-        return list(pool.map(_decide, checks))
+    """Decide every check, each in a Spark job of its own (one job over the union of all checks ran about twice as
+    slowly: its plan repeats every shared subtree), the jobs run concurrently."""
+    return run_jobs(_decide, checks)
 
 
 def _decide(check: Check) -> Verdict:
