@@ -87,12 +87,3 @@ def test_denials_are_listed_per_principal_in_the_summary_and_the_report(spark, t
     assert "| User:bob | WRITE | TOPIC | orders | 3 | 2026-11-22T18:00:03 |" in markdown
     assert "<td>User:alice</td><td>IDEMPOTENT_WRITE</td><td>CLUSTER</td><td>kafka-cluster</td>" in render_html(summary)
     assert "User:broker-2" not in markdown
-
-
-def test_a_run_without_denials_shows_no_section(spark, tmp_path: Path) -> None:  # noqa: ANN001
-    out = tmp_path / "report"
-    out.mkdir()
-    summary = analyze(spark, clean_run().write(tmp_path / "run"), out)
-    assert summary["acl_denials"] == {}
-    assert not [line for line in summary_lines(summary) if line.startswith("ACL denied")]
-    assert "ACL denials" not in render_markdown(summary) and "ACL denials" not in render_html(summary)

@@ -8,7 +8,7 @@ import pytest
 from run_fixtures import broker_registered, clean_run, consumed_line
 
 from minikafka.deploy.analysis.report import analyze
-from minikafka.deploy.analysis.report_render import render_html, render_markdown
+from minikafka.deploy.analysis.report_render import render_html, render_markdown, summary_lines
 
 pytestmark = pytest.mark.spark
 
@@ -48,6 +48,10 @@ def test_clean_run_passes_with_figures_and_failover(spark, tmp_path: Path) -> No
     assert "PASSED" in html and "timeline.png" in html
     assert "| NoCommittedRecordLost | PASS | 0 | 6 |" in render_markdown(summary)
     assert "Controller quorum: 1 KRaft elections (epochs 1); leaderless 0 ms" in render_markdown(summary)
+    # A run without ACL denials shows no denials section (test_acl_denials.py has the run with some).
+    assert summary["acl_denials"] == {}
+    assert not [line for line in summary_lines(summary) if line.startswith("ACL denied")]
+    assert "ACL denials" not in render_markdown(summary) and "ACL denials" not in html
 
 
 def test_a_lost_write_and_a_stale_epoch_fail_the_run_with_their_rows(spark, tmp_path: Path) -> None:  # noqa: ANN001
