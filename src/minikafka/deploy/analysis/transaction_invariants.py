@@ -25,7 +25,8 @@ def transactional(produced: DataFrame) -> DataFrame:
 def committed_reads(consumed: DataFrame, ends: DataFrame) -> tuple[DataFrame, DataFrame]:
     """The record lines and read_end lines of the read_committed reads (a read is one file's one topic)."""
     readers = ends.where(F.col("isolation_level") == READ_COMMITTED).select("source", "topic").distinct()
-    return consumed.join(readers, ["source", "topic"], "left_semi"), ends.join(readers, ["source", "topic"], "left_semi")
+    keys = ["source", "topic"]
+    return consumed.join(readers, keys, "left_semi"), ends.join(readers, keys, "left_semi")
 
 
 def aborted_transaction_reads(produced: DataFrame, consumed: DataFrame, ends: DataFrame) -> DataFrame:
@@ -36,8 +37,12 @@ def aborted_transaction_reads(produced: DataFrame, consumed: DataFrame, ends: Da
     aborted = aborted.select(
         "topic",
         "value",
-        F.concat(F.lit("read_committed read a record of aborted transaction "), "transactional_id", F.lit("#"),
-                 F.col("transaction").cast("string")).alias("error"),  # fmt: skip
+        F.concat(
+            F.lit("read_committed read a record of aborted transaction "),
+            "transactional_id",
+            F.lit("#"),
+            F.col("transaction").cast("string"),
+        ).alias("error"),  # fmt: skip
         "ts",
     )
     read, _ = committed_reads(consumed, ends)
@@ -91,9 +96,7 @@ def last_stable_offset_monotonic(events: DataFrame) -> DataFrame:
     """LastStableOffsetMonotonic: a leader's last stable offset (on its coalesced `high_watermark_advanced`
     events) never goes back within its leader epoch and process incarnation, and is never above its high
     watermark: what a read_committed consumer was shown as decided stays decided."""
-    logged = events.where(
-        (F.col("event") == "high_watermark_advanced") & F.col("last_stable_offset").isNotNull()
-    )
+    logged = events.where((F.col("event") == "high_watermark_advanced") & F.col("last_stable_offset").isNotNull())
     order = Window.partitionBy("node", "incarnation", "tp", "leader_epoch").orderBy("ts")
     with_previous = logged.withColumn("previous_last_stable_offset", F.lag("last_stable_offset").over(order))
     back = F.col("last_stable_offset") < F.col("previous_last_stable_offset")
