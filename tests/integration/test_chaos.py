@@ -1,6 +1,7 @@
 """`minikafka chaos` as a user runs it: a seeded acks=all workload on real processes while brokers are killed,
-rebooted losing their unflushed data, wiped and paused, and a controller is killed; then every invariant of the
-analysis holds on what the run logged and read back."""
+rebooted losing their unflushed data, wiped and paused, and a controller is killed, and two transactional
+producers write transactions (some aborted on purpose); then every invariant of the analysis holds on what the run
+logged and read back, the transactional ones too (read_committed final read)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ FAULTS = "kill,reboot,lose-unflushed,wipe-disk,pause,controller-kill"
 def test_chaos_run_keeps_every_acknowledged_write_and_every_invariant(tmp_path: Path, spark) -> None:  # noqa: ANN001
     run_dir = tmp_path / "chaos"
     command = [str(MINIKAFKA), "chaos", str(run_dir), "--duration", "30", "--faults", FAULTS, "--seed", "12"]
+    command += ["--transactional-producers", "2"]
     try:
         result = subprocess.run(command + ["--no-analysis", "--json"], capture_output=True, text=True, timeout=400)
     finally:  # the command stops its cluster; make sure of it even when it failed half-way
@@ -34,7 +36,9 @@ def test_chaos_run_keeps_every_acknowledged_write_and_every_invariant(tmp_path: 
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Traceback" not in result.stdout + result.stderr, result.stderr[-3000:]  # a normal run prints none
     summary = json.loads(result.stdout)
-    print(json.dumps({k: summary[k] for k in ("acknowledged", "failed", "consumed", "lost")}))
+    print(json.dumps({k: summary[k] for k in ("acknowledged", "failed", "consumed", "lost", "transactions")}))
+    transactions = summary["transactions"]
+    assert transactions["committed"] > 0 and transactions["aborted_on_purpose"] > 0, transactions
     assert summary["lost"] == 0 and summary["acknowledged"] > 1000
     kinds = [fault["kind"] for fault in summary["faults"]]
     assert {"controller-kill", "kill", "wipe-disk"} <= set(kinds), kinds
@@ -48,6 +52,9 @@ def test_chaos_run_keeps_every_acknowledged_write_and_every_invariant(tmp_path: 
     failed = {v["name"]: v["offending_rows"][:3] for v in report["invariants"] if v["verdict"] == "fail"}
     assert failed == {}
     verdicts = {v["name"]: v for v in report["invariants"]}
-    assert verdicts["NoCommittedRecordLost"]["checked"] == summary["acknowledged"]
+    # A committed transaction's acknowledged records are checked as any acks=all record.
+    assert verdicts["NoCommittedRecordLost"]["checked"] == summary["acknowledged"] + transactions["committed_records"]
+    for name in ("AbortedRead", "TornTransaction", "LastStableOffsetMonotonic"):
+        assert verdicts[name]["checked"] > 0, verdicts[name]
     assert verdicts["LogMatching"]["checked"] > 0
     assert report["failover"]["leader_losses"] >= 1

@@ -506,6 +506,8 @@ class ReplicaManager:
                 high_watermark=leader.high_watermark,
                 leader_epoch=leader.leader_epoch,
                 log_end_offset=replica.log.log_end_offset,
+                # Computed here only, once a second at most: the analysis checks the LSO never goes back.
+                last_stable_offset=replica.log.last_stable_offset,
             )
 
     # ---- consumers' reads on the leader (the gRPC and the Kafka-wire front ends alike) ----

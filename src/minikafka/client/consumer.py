@@ -92,6 +92,7 @@ class ReadEnd:
     # ListOffsets(LATEST) asked once the read was caught up: the leader answers it only once its HWM has reached its
     # epoch start offset, so a log end at or below the position means nothing acknowledged lies beyond it.
     log_end: int | None = None
+    isolation_level: str = "read_uncommitted"  # read_committed: records of aborted transactions are not returned
 
     @property
     def reached(self) -> bool:
@@ -114,6 +115,7 @@ class ReadEnd:
             "reached": self.reached,
             "error": self.error,
             "log_end": self.log_end,
+            "isolation_level": self.isolation_level,
         }
 
     @property
@@ -185,6 +187,7 @@ class Consumer:
                 state.high_watermark,
                 state.error,
                 state.log_end,
+                "read_committed" if self.config.isolation_level == READ_COMMITTED else "read_uncommitted",
             )
             for (topic, partition), state in sorted(self.fetch_states.items())
         ]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from minikafka.client.admin import AdminClient
+from minikafka.client.consumer import READ_COMMITTED, ConsumerConfig
 from minikafka.common.cli_support import run_event_loop
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.deploy import cluster_commands
@@ -24,6 +25,7 @@ from minikafka.deploy.faults import FAULT_RUN_SETTINGS, Faults
 from minikafka.deploy.group_workload import GroupWorkload
 from minikafka.deploy.local_cluster import Cluster, ClusterError, is_alive
 from minikafka.deploy.network import inside, namespace_name, read_cuts
+from minikafka.deploy.transactional_workload import TXN_TOPIC, TransactionCounts, run_transactional_producer
 from minikafka.deploy.workload import (
     ProduceCounts,
     ProducerPlan,
@@ -88,6 +90,7 @@ class ChaosOptions:
     rate_per_producer: float = 200.0
     group_consumers: int = 0  # members of one consumer group, killed and restarted at random
     group_protocol: str = "classic"  # their group.protocol: classic or consumer (KIP-848)
+    transactional_producers: int = 0  # each writes transactions over every partition of TXN_TOPIC
     analyze: bool = True
 
 
@@ -101,6 +104,7 @@ class ChaosSummary:
     consumed: int = 0
     lost: int = 0
     group: dict[str, int] | None = None  # the group consumers' GroupCounts
+    transactions: dict[str, int] | None = None  # the transactional producers' TransactionCounts, summed
     analysis: dict[str, Any] | None = None
 
     @property
@@ -141,6 +145,11 @@ class Workload:
         ]
         self.live = history / "consume-live.jsonl"
         self.final = history / "consume-final.jsonl"
+        self.partitions = list(range(options.partitions))
+        self.txn_histories = [history / f"produce-txn-t{n}.jsonl" for n in range(options.transactional_producers)]
+        self.txn_final = history / "consume-txn-final.jsonl"
+        self.txn_counts = TransactionCounts()
+        self.kafka_bootstrap = cluster.kafka_bootstrap_servers.split(",")
         self.consumed = 0
         self.bootstrap = cluster.bootstrap_servers
         self._stop = threading.Event()
@@ -160,11 +169,22 @@ class Workload:
     def _run(self) -> None:
         async def main() -> None:
             producers = [produce_with_history(self.bootstrap, plan, self._stop) for plan in self.plans]
-            _, counts = await asyncio.gather(
-                consume_to_file(self.bootstrap, TOPIC, self.live, self._stop), asyncio.gather(*producers)
+            transactional = [
+                run_transactional_producer(self.kafka_bootstrap, f"t{n}", self.partitions, path, self._stop)
+                for n, path in enumerate(self.txn_histories)
+            ]
+            _, counts, txn_counts = await asyncio.gather(
+                consume_to_file(self.bootstrap, TOPIC, self.live, self._stop),
+                asyncio.gather(*producers),
+                asyncio.gather(*transactional),
             )
             self.counts = list(counts)
+            for one in txn_counts:
+                self.txn_counts.add(one)
             self.consumed = await consume_to_file(self.bootstrap, TOPIC, self.final)
+            if self.txn_histories:
+                committed = ConsumerConfig(isolation_level=READ_COMMITTED)
+                await consume_to_file(self.bootstrap, TXN_TOPIC, self.txn_final, config=committed)
 
         try:
             run_event_loop(main())
@@ -328,6 +348,9 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
         )
         admin.create_topic(TOPIC, options.partitions, 3, {"min.insync.replicas": "2"})
         admin.wait_for_topic(TOPIC, 30)
+        if options.transactional_producers:
+            admin.create_topic(TXN_TOPIC, options.partitions, 3, {"min.insync.replicas": "2"})
+            admin.wait_for_topic(TXN_TOPIC, 30)
         plan = plan_faults(
             options.seed,
             options.kinds,
@@ -337,7 +360,8 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
         )
         log(
             f"workload: {options.producers} acks=all producers at {options.rate_per_producer:.0f} records/s each, "
-            f"a live consumer; {len(plan)} faults planned over {options.duration_s:.0f}s (seed {options.seed})"
+            f"a live consumer, {options.transactional_producers} transactional producers; "
+            f"{len(plan)} faults planned over {options.duration_s:.0f}s (seed {options.seed})"
         )
         workload = Workload(cluster, options)
         runner = FaultRunner(cluster, admin, log)
@@ -370,6 +394,8 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
         summary.failed = sum(c.failed for c in workload.counts)
         summary.consumed = workload.consumed
         summary.lost = lost_acknowledged([p.history for p in workload.plans], workload.final)
+        if options.transactional_producers:
+            summary.transactions = asdict(workload.txn_counts)
     finally:
         if group is not None:
             group.kill_all()

@@ -146,6 +146,14 @@ def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
         help="the group consumers' group.protocol: classic, or consumer (KIP-848; the brokers' consumer session "
         "timeout is then 6 s)",
     )
+    chaos.add_argument(
+        "--transactional-producers",
+        type=bounded_int(0, MAX_NODES),
+        default=0,
+        metavar="N",
+        help="also N transactional producers writing transactions (every 4th aborted) over every partition of "
+        "topic chaos-txn, read back read_committed; analyze checks AbortedRead, TornTransaction and the LSO",
+    )
     chaos.add_argument("--no-analysis", action="store_true", help="skip the Spark analysis")
     chaos.add_argument("--json", action="store_true")
     _add_network_argument(chaos)
@@ -516,6 +524,7 @@ def run_chaos_command(args: argparse.Namespace) -> int:
     options = ChaosOptions(
         args.duration, kinds, args.seed, args.brokers, args.controllers, args.partitions, args.producers, args.rate,
         group_consumers=args.group_consumers, group_protocol=args.group_protocol, analyze=not args.no_analysis,
+        transactional_producers=args.transactional_producers,
     )  # fmt: skip
     try:
         summary = run_chaos(run, options, log=lambda line: print(line, file=sys.stderr if args.json else sys.stdout))
@@ -534,6 +543,13 @@ def run_chaos_command(args: argparse.Namespace) -> int:
             print(
                 f"group:          {group['members']} members, {group['kills']} kills, {group['consumed']} records "
                 f"consumed, {group['unconsumed']} acknowledged records never consumed by the group"
+            )
+        if summary.transactions is not None:
+            txn = summary.transactions
+            print(
+                f"transactions:   {txn['committed']} committed ({txn['committed_records']} records), "
+                f"{txn['aborted']} aborted ({txn['aborted_on_purpose']} on purpose), {txn['undecided']} commits "
+                f"unanswered, {txn['restarts']} producer restarts"
             )
         if summary.analysis is not None:
             print(f"invariants:     {verdict_line(summary.analysis)}")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from minikafka.client.admin import AdminClient
-from minikafka.client.consumer import EARLIEST, Consumer
+from minikafka.client.consumer import EARLIEST, Consumer, ConsumerConfig
 from minikafka.client.in_flight import InFlight
 from minikafka.client.produce_command import generated_value, history_line
 from minikafka.client.producer import Producer, ProducerConfig, delivery_outcome
@@ -96,10 +96,11 @@ async def consume_to_file(
     out: Path,
     stop: threading.Event | None = None,
     idle_polls: int = 10,
+    config: ConsumerConfig | None = None,
 ) -> int:
     """Read `topic` from the beginning into `out` (one `consume --json` line per record). Stops when `stop` is set,
     or, without one, after `idle_polls` empty polls in a row (everything below the HWMs was read)."""
-    consumer = Consumer(bootstrap)
+    consumer = Consumer(bootstrap, config)
     await consumer.assign(topic, None, EARLIEST)
     count = idle = 0
     last_record = time.monotonic()

@@ -55,6 +55,7 @@ def test_a_read_reached_its_end_only_at_the_high_watermark_without_an_error() ->
         "reached": True,
         "error": None,
         "log_end": None,
+        "isolation_level": "read_uncommitted",
     }
     # The whole log was read only when the leader confirmed its log end at the position.
     assert ReadEnd("t", 0, 0, 10, 10, None, log_end=10).complete

@@ -55,6 +55,7 @@ EVENT_FIELDS: list[StructField] = [
     StructField("candidate", IntegerType()),
     # replica state
     StructField("high_watermark", LongType()),
+    StructField("last_stable_offset", LongType()),  # high_watermark_advanced
     StructField("log_end_offset", LongType()),
     StructField("leader_epoch_start_offset", LongType()),
     # faults

@@ -32,6 +32,12 @@ PRODUCE_SCHEMA = StructType(
         StructField("definite", BooleanType()),
         StructField("idempotent", BooleanType()),  # absent in older histories: not idempotent
         StructField("key", StringType()),  # keyed records only (produce --key-count)
+        # A transactional producer's records (chaos --transactional-producers): its id, the transaction's number,
+        # the EndTxn it sent (commit or abort; abort too when it sent none) and whether that was acknowledged.
+        StructField("transactional_id", StringType()),
+        StructField("transaction", LongType()),
+        StructField("transaction_end", StringType()),
+        StructField("end_acknowledged", BooleanType()),
     ]
 )
 PRODUCE_SHAPE = Shape(required=("topic", "value", "acks"), timestamps=("ts",), digested=("value",))
@@ -58,6 +64,7 @@ READ_END_FIELDS = [
     StructField("reached", BooleanType()),
     StructField("error", StringType()),
     StructField("log_end", LongType()),
+    StructField("isolation_level", StringType()),  # read_committed or read_uncommitted; absent in older histories
 ]
 CONSUME_SHAPE = Shape(required=("topic", "partition"), digested=("value",))
 
@@ -106,9 +113,18 @@ def consumed_records(lines: DataFrame) -> DataFrame:
 
 def read_ends(lines: DataFrame) -> DataFrame:
     """The read_end lines: (source, topic, partition, start_offset, position, high_watermark, reached, error,
-    log_end)."""
+    log_end, isolation_level)."""
     return lines.where(F.col("type") == READ_END).select(
-        "source", "topic", "partition", "start_offset", "position", "high_watermark", "reached", "error", "log_end"
+        "source",
+        "topic",
+        "partition",
+        "start_offset",
+        "position",
+        "high_watermark",
+        "reached",
+        "error",
+        "log_end",
+        "isolation_level",
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 # Errors after which the broker certainly did not append the batch (refused before the append). Anything else
@@ -22,8 +22,16 @@ DEFINITE_ERRORS = (
 )
 
 
+def in_effect() -> Column:
+    """A record that counts once acknowledged: not transactional, or of a transaction whose commit was
+    acknowledged (an aborted or undecided transaction's records promise nothing to a reader)."""
+    committed = (F.col("transaction_end") == "commit") & F.coalesce(F.col("end_acknowledged"), F.lit(False))
+    return F.col("transactional_id").isNull() | committed
+
+
 def acknowledged(produced: DataFrame, acks: tuple[str, ...] = ("all",)) -> DataFrame:
-    return produced.where(F.col("error").isNull() & F.col("offset").isNotNull() & F.col("acks").isin(*acks))
+    written = F.col("error").isNull() & F.col("offset").isNotNull() & F.col("acks").isin(*acks)
+    return produced.where(written & in_effect())
 
 
 def lost_writes(produced: DataFrame, consumed: DataFrame, acks: tuple[str, ...] = ("all",)) -> DataFrame:

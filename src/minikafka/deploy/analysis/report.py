@@ -25,6 +25,7 @@ from minikafka.deploy.analysis import group_invariants as groups
 from minikafka.deploy.analysis import history_invariants as history
 from minikafka.deploy.analysis import metadata_invariants as metadata
 from minikafka.deploy.analysis import replica_invariants as replica
+from minikafka.deploy.analysis import transaction_invariants as transactions
 from minikafka.deploy.analysis.acl_denials import acl_denials, denials_by_principal
 from minikafka.deploy.analysis.concurrent_jobs import collect_all
 from minikafka.deploy.analysis.events import EVENT_SHAPE, committed_partition_changes, read_events
@@ -49,8 +50,16 @@ from minikafka.deploy.analysis.stray_partitions import stray_partition_logs
 from minikafka.deploy.analysis.verdict import PASS, Check, Verdict, collect_verdicts, run_verdict
 
 
-def history_checks(produced: DataFrame, consumed: DataFrame, lost: DataFrame, acked: int) -> list[Check]:
+def history_checks(
+    produced: DataFrame, consumed: DataFrame, lost: DataFrame, acked: int, ends: DataFrame | None = None
+) -> list[Check]:
+    """With `ends` (the read_end lines), AbortedRead also covers aborted transactions under read_committed."""
     duplicates = history.duplicates(consumed, produced)
+    aborted = history.aborted_reads(produced, consumed)
+    aborted_checked = None
+    if ends is not None:
+        aborted = aborted.unionByName(transactions.aborted_transaction_reads(produced, consumed, ends))
+        aborted_checked = transactions.aborted_records_checked(produced, ends).count() or None
     return [
         Check(
             "NoCommittedRecordLost",
@@ -61,7 +70,13 @@ def history_checks(produced: DataFrame, consumed: DataFrame, lost: DataFrame, ac
             checked=acked,
         ),
         Check("InconsistentOffsets", "no offset holds two values", history.inconsistent_offsets(produced, consumed)),
-        Check("AbortedRead", "no definitely failed send is ever read", history.aborted_reads(produced, consumed)),
+        Check(
+            "AbortedRead",
+            "no definitely failed send is ever read, nor by a read_committed consumer a record of an aborted "
+            "transaction",
+            aborted,
+            checked=aborted_checked,
+        ),
         Check(
             "NonmonotonicPoll",
             "each consumer reads a partition's offsets in increasing order",
@@ -77,6 +92,26 @@ def history_checks(produced: DataFrame, consumed: DataFrame, lost: DataFrame, ac
             "no value a non-idempotent producer sent is at two offsets (allowed: a retried send)",
             duplicates.where(~F.col("idempotent")),
             severity="anomaly",
+        ),
+    ]
+
+
+def transaction_checks(produced: DataFrame, consumed: DataFrame, ends: DataFrame, events: DataFrame) -> list[Check]:
+    """Kafka's transactional guarantees: all of a transaction or nothing, and a last stable offset that never
+    goes back. A committed transaction's acknowledged records are NoCommittedRecordLost's too."""
+    reads = transactions.commit_transaction_reads(produced, consumed, ends).cache()
+    return [
+        Check(
+            "TornTransaction",
+            "a read_committed read returns all of a committed transaction's records it went through, or none",
+            transactions.torn_transactions(reads),
+            checked=reads.where(F.col("covered") > 0).count(),
+        ),
+        Check(
+            "LastStableOffsetMonotonic",
+            "a leader's last stable offset never goes back within its leader epoch, nor passes its high watermark",
+            transactions.last_stable_offset_monotonic(events),
+            checked=transactions.last_stable_offsets_logged(events).count(),
         ),
     ]
 
@@ -212,7 +247,7 @@ def _maximum(values: list[float]) -> float | None:
 
 def _acknowledged_counts(produced: DataFrame) -> dict[str, int]:
     """acks=all acknowledged records (what NoCommittedRecordLost checks) and all acknowledged ones (one job)."""
-    ok = F.col("error").isNull() & F.col("offset").isNotNull()
+    ok = F.col("error").isNull() & F.col("offset").isNotNull() & history.in_effect()
     row = produced.agg(
         F.sum(F.when(ok & (F.col("acks") == "all"), 1).otherwise(0)).alias("all"),
         F.sum(F.when(ok, 1).otherwise(0)).alias("any"),
@@ -260,7 +295,8 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     unread = history.Unread(lost.where(acks_all).drop("acks"), both.unknown.where(acks_all).drop("acks"))
     losses = explain_losses(lost, events)
     checks = (
-        history_checks(produced, consumed, losses.unexplained, acked["all"])
+        history_checks(produced, consumed, losses.unexplained, acked["all"], ends)
+        + transaction_checks(produced, consumed, ends, events)
         + explained_loss_checks(losses)
         + event_checks(events, produced)
     )
