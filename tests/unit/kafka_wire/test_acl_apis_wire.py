@@ -159,7 +159,8 @@ def describe_filter(kind: int = ANY, name: str | None = None, pattern: int = ANY
 
 def described(ctx: WireContext, request: Any) -> tuple[int, str | None, list[tuple[int, str, int, int]]]:
     response = send(ctx, request)
-    found = [(r.resource_type, r.resource_name, r.pattern_type, a.operation) for r in response.resources for a in r.acls]
+    found = [(r.resource_type, r.resource_name, r.pattern_type, a.operation) for r in response.resources
+             for a in r.acls]  # fmt: skip
     return int(response.error_code.value), response.error_message, sorted(found)
 
 
