@@ -96,9 +96,7 @@ def send(ctx: WireContext, body: Any) -> Any:
     return response
 
 
-def creation(
-    kind: int = TOPIC, name: str = "orders", pattern: int = LITERAL, op: int = READ, perm: int = ALLOW
-) -> Any:
+def creation(kind: int = TOPIC, name: str = "orders", pattern: int = LITERAL, op: int = READ, perm: int = ALLOW) -> Any:
     return create_v3.AclCreation(
         resource_type=kind, resource_name=name, resource_pattern_type=pattern, principal="User:alice", host="*",
         operation=op, permission_type=perm,
@@ -159,8 +157,8 @@ def describe_filter(kind: int = ANY, name: str | None = None, pattern: int = ANY
 
 def described(ctx: WireContext, request: Any) -> tuple[int, str | None, list[tuple[int, str, int, int]]]:
     response = send(ctx, request)
-    found = [(r.resource_type, r.resource_name, r.pattern_type, a.operation) for r in response.resources
-             for a in r.acls]  # fmt: skip
+    found = [(r.resource_type, r.resource_name, r.pattern_type, acl.operation) for r in response.resources
+             for acl in r.acls]  # fmt: skip
     return int(response.error_code.value), response.error_message, sorted(found)
 
 
