@@ -424,3 +424,79 @@ def test_kcat_as_bob_is_refused_where_alice_writes(cluster: Cluster) -> None:
     refused = subprocess.run(command, input="from bob\n", capture_output=True, text=True, timeout=60, check=False)
     assert "Topic authorization failed" in refused.stderr, refused.stderr
     assert b"from bob" not in _values(cluster, TOPIC)
+
+
+def test_authorized_operations_as_confluent_kafka_describes_them(cluster: Cluster) -> None:
+    """include_authorized_operations on describe_topics, describe_cluster and describe_consumer_groups: what
+    each principal may do, as Kafka's bit fields (the ACLs imply DESCRIBE and DESCRIBE_CONFIGS)."""
+    with cluster_commands.admin_for(cluster, timeout_s=10) as admin:
+        admin.create_topic("ops", partitions=1, replication_factor=1)
+    for operation, resource in (("Read", ["--topic", "ops"]), ("AlterConfigs", ["--topic", "ops"]),
+                                ("Delete", ["--group", "ops-group"])):  # fmt: skip
+        added = _acls(cluster, "--add", "--allow-principal", "User:alice", "--operation", operation, *resource)
+        assert added.returncode == 0, added.stderr
+    Op = admin_module.AclOperation
+    alice = admin_module.AdminClient(_config(cluster, "alice"))
+    root = admin_module.AdminClient(_config(cluster, "admin"))
+    topics = confluent_kafka.TopicCollection(["ops"])
+
+    def topic_operations() -> set | None:
+        try:
+            described = alice.describe_topics(topics, include_authorized_operations=True)["ops"].result(10)
+        except confluent_kafka.KafkaException:
+            return None  # her ACLs not applied on the broker yet
+        return set(described.authorized_operations or ())
+
+    wanted = {Op.READ, Op.DESCRIBE, Op.ALTER_CONFIGS, Op.DESCRIBE_CONFIGS}
+    assert eventually(lambda: (found := topic_operations()) == wanted and found, 30, "alice's operations on ops")
+    everything = {Op.READ, Op.WRITE, Op.CREATE, Op.DESCRIBE, Op.DELETE, Op.ALTER, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS}
+    described = root.describe_topics(topics, include_authorized_operations=True)["ops"].result(10)
+    assert set(described.authorized_operations) == everything  # a super user
+    cluster_ops = set(root.describe_cluster(include_authorized_operations=True).result(10).authorized_operations)
+    assert cluster_ops == {Op.CREATE, Op.CLUSTER_ACTION, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS, Op.IDEMPOTENT_WRITE,
+                           Op.ALTER, Op.DESCRIBE}  # fmt: skip
+    # alice may not DESCRIBE the cluster: Kafka answers 0, no operation.
+    assert not alice.describe_cluster(include_authorized_operations=True).result(10).authorized_operations
+
+    def group_operations() -> set | None:
+        future = alice.describe_consumer_groups(["ops-group"], include_authorized_operations=True)["ops-group"]
+        try:
+            return set(future.result(10).authorized_operations or ())
+        except confluent_kafka.KafkaException as error:
+            assert error.args[0].retriable() or error.args[0].code() in (
+                confluent_kafka.KafkaError._WAIT_COORD, confluent_kafka.KafkaError.COORDINATOR_NOT_AVAILABLE
+            ), error  # fmt: skip
+            return None  # the group coordinator is still loading
+
+    assert eventually(group_operations, 60, "alice's operations on ops-group") == {Op.DELETE, Op.DESCRIBE}
+
+
+def test_kafkajs_creates_describes_and_deletes_acls(cluster: Cluster) -> None:
+    """kafkajs's admin ACL calls over SASL_SSL as the admin; kafkajs comes from ~/.cache/minikafka-kafkajs (see
+    test_kafkajs.py; skipped without node or kafkajs)."""
+    import os
+
+    from test_kafkajs import SCRIPT, _kafkajs
+
+    modules = _kafkajs()
+    security = {"ca": str(ca_certificate_path(cluster.certs_dir)), "username": "admin", "password": "admin-secret"}
+    env = {**os.environ, "NODE_PATH": str(modules), "KAFKAJS_SECURITY": json.dumps(security)}
+    done = subprocess.run(
+        ["node", str(SCRIPT), "acls", cluster.kafka_bootstrap_servers, "kafkajs-acls", "User:carol"],
+        capture_output=True, text=True, timeout=120, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    answers = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answers["created"] is True, answers  # kafkajs's createAcls resolves true once every ACL is created
+
+    def operations(described: dict) -> list[int]:
+        assert described.get("errorCode", 0) == 0, described
+        return sorted(acl["operation"] for r in described["resources"] for acl in r["acls"])
+
+    read, write = 3, 4
+    assert operations(answers["literal"]) == [read, write]
+    assert operations(answers["match"]) == [read, write]
+    [deleted] = answers["deleted"]["filterResponses"]
+    assert deleted["errorCode"] == 0 and [m["operation"] for m in deleted["matchingAcls"]] == [write]
+    assert operations(answers["after"]) == [read]
+    assert answers["invalid"]["type"] == "INVALID_REQUEST", answers["invalid"]  # an empty resource name

@@ -21,6 +21,7 @@ from minikafka.common.standard_authorizer import (
     AuthorizerSettings,
     authorize,
     authorize_by_resource_type,
+    authorized_operations,
 )
 
 ANONYMOUS_PRINCIPAL = "User:ANONYMOUS"
@@ -67,6 +68,10 @@ class ClientAuthorizer:
             return True
         action = Action(caller.principal, caller.host, operation, resource_type, "")
         return authorize_by_resource_type(self._current(), self.settings, action).allowed
+
+    def authorized_operations(self, caller: Caller, resource_type: ResourceType, name: str) -> int:
+        """Kafka's authorizedOperations bit field for the resource (not logged, as Kafka asks without logging)."""
+        return authorized_operations(self._current(), self.settings, caller.principal, caller.host, resource_type, name)
 
     def _current(self) -> AclIndex:
         acls = self._acls()

@@ -335,6 +335,13 @@ class BrokerConfig(NodeConfig):
         "know or that it no longer assigns to this broker (stray partitions). Turn off only to demonstrate the "
         "stale logs it removes: off, each is logged (stray_partition_kept) and stays. Kafka has no switch for it.",
     )
+    produce_idempotent_write_check_enable: bool = config_key(
+        "minikafka.produce.idempotent.write.check.enable",
+        True,
+        "With an authorizer: a Produce whose batches carry a producer id needs IDEMPOTENT_WRITE on the cluster (Kafka "
+        "before 3.0), so a principal that may write a topic cannot continue another's producer id there. false: "
+        "Kafka 3.0 and later's rule (KIP-679), WRITE on the topic is enough. Kafka has no switch for it.",
+    )
     offsets_topic_num_partitions: int = config_key(
         "offsets.topic.num.partitions",
         5,

@@ -137,7 +137,12 @@ class AclRefusal:
 
 
 def binding_refusal(binding: AclBinding) -> AclRefusal | None:
-    """Kafka's checks of a new ACL (the broker's and the controller's), the first failing one wins."""
+    """Kafka's checks of a new ACL, in its order (the CreateAcls handler's, then the controller's): the first
+    failing one wins."""
+    if binding.resource_type is ResourceType.CLUSTER and binding.resource_name != CLUSTER_NAME:
+        return _invalid(f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}")
+    if not binding.resource_name:
+        return _invalid("Invalid empty resource name")
     if binding.resource_type in (ResourceType.UNKNOWN, ResourceType.ANY):
         return _invalid(f"Invalid resourceType {binding.resource_type.name}")
     if binding.resource_type is ResourceType.DELEGATION_TOKEN:
@@ -148,12 +153,12 @@ def binding_refusal(binding: AclBinding) -> AclRefusal | None:
         return _invalid(f"Invalid operation {binding.operation.name}")
     if binding.permission_type not in (AclPermissionType.ALLOW, AclPermissionType.DENY):
         return _invalid(f"Invalid permissionType {binding.permission_type.name}")
-    if not binding.resource_name:
-        return _invalid("Resource name should not be empty")
     if binding.pattern_type is PatternType.PREFIXED and binding.resource_name == WILDCARD_RESOURCE:
         return _invalid("Cannot create an ACL with a wildcard resource name and pattern type PREFIXED")
-    if binding.resource_type is ResourceType.CLUSTER and binding.resource_name != CLUSTER_NAME:
-        return _invalid(f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}")
+    return _principal_or_host_refusal(binding)
+
+
+def _principal_or_host_refusal(binding: AclBinding) -> AclRefusal | None:
     principal_type, colon, name = binding.principal.partition(":")
     if not colon:
         return _invalid(
@@ -168,10 +173,12 @@ def binding_refusal(binding: AclBinding) -> AclRefusal | None:
 
 
 def filter_refusal(acl_filter: AclBindingFilter) -> AclRefusal | None:
-    """Kafka's checks of a DescribeAcls or DeleteAcls filter: no UNKNOWN element."""
-    for member in (acl_filter.resource_type, acl_filter.pattern_type, acl_filter.operation, acl_filter.permission_type):
-        if member.value == 0:
-            return _invalid(f"The filter has an unknown element: {type(member).__name__} {member.name}")
+    """Kafka's check of a DescribeAcls or DeleteAcls filter (the controller's): no UNKNOWN element. ANY and MATCH
+    are what filters are for."""
+    if acl_filter.resource_type is ResourceType.UNKNOWN or acl_filter.pattern_type is PatternType.UNKNOWN:
+        return _invalid("Unknown patternFilter.")
+    if acl_filter.operation is AclOperation.UNKNOWN or acl_filter.permission_type is AclPermissionType.UNKNOWN:
+        return _invalid("Unknown entryFilter.")
     return None
 
 

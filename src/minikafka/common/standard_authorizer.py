@@ -107,6 +107,39 @@ def authorize(index: AclIndex, settings: AuthorizerSettings, action: Action) -> 
     return Decision(False, "no matching allow acl")
 
 
+# Kafka's AclEntry.supportedOperations: the operations an ACL on a resource of the type can grant, and so the bits
+# of an `authorized_operations` field.
+SUPPORTED_OPERATIONS: Mapping[ResourceType, tuple[AclOperation, ...]] = {
+    ResourceType.TOPIC: (
+        AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE, AclOperation.DELETE,
+        AclOperation.ALTER, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS,
+    ),
+    ResourceType.GROUP: (
+        AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE, AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS,
+    ),
+    ResourceType.CLUSTER: (
+        AclOperation.CREATE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS,
+        AclOperation.IDEMPOTENT_WRITE, AclOperation.ALTER, AclOperation.DESCRIBE,
+    ),
+    ResourceType.TRANSACTIONAL_ID: (AclOperation.DESCRIBE, AclOperation.WRITE),
+    ResourceType.DELEGATION_TOKEN: (AclOperation.DESCRIBE,),
+    ResourceType.USER: (AclOperation.CREATE_TOKENS, AclOperation.DESCRIBE_TOKENS),
+}  # fmt: skip
+
+
+def authorized_operations(
+    index: AclIndex, settings: AuthorizerSettings, principal: str, host: str, resource_type: ResourceType, name: str
+) -> int:
+    """Kafka's authorizedOperations: a 32-bit field with the bit of each AclOperation code set that the caller may
+    do on the (literal) resource, of those its type supports; without an authorizer, all of them."""
+    field = 0
+    for operation in SUPPORTED_OPERATIONS[resource_type]:
+        if authorize(index, settings, Action(principal, host, operation, resource_type, name)).allowed:
+            field |= 1 << int(operation)
+    return field
+
+
 def authorize_by_resource_type(index: AclIndex, settings: AuthorizerSettings, action: Action) -> Decision:
     """Kafka's authorizeByResourceType: whether the caller may do the operation on some resource of the type (the
     action's resource name is not read), i.e. an ALLOW applies to one that no DENY of the caller covers entirely

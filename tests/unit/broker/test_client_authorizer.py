@@ -60,7 +60,9 @@ def test_produce_refusals_in_kafkas_order() -> None:
     idempotent = plain + build_batch([Record(b"w")], producer_id=7, producer_epoch=0, base_sequence=0)
     assert not has_producer_id(plain) and has_producer_id(idempotent) and not has_producer_id(b"\x00" * 10)
     acls = Map({"id-1": WRITE_ORDERS})
-    manager = SimpleNamespace(authorizer=ClientAuthorizer(AuthorizerSettings(enabled=True), lambda: acls))
+    config = SimpleNamespace(produce_idempotent_write_check_enable=True)
+    authorizer = ClientAuthorizer(AuthorizerSettings(enabled=True), lambda: acls)
+    manager = SimpleNamespace(authorizer=authorizer, config=config)
     orders, payroll = TopicPartition("orders", 0), TopicPartition("payroll", 0)
 
     def refused(*partitions: ProducePartition, transactional_id: str | None = None) -> dict:
@@ -74,6 +76,11 @@ def test_produce_refusals_in_kafkas_order() -> None:
     }
     # Another's producer id without IDEMPOTENT_WRITE: the whole request, even the topic she may write.
     assert refused(ProducePartition(orders, idempotent)) == {"orders": ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
+    # Kafka 4's rule (KIP-679): WRITE on the topic is enough, whoever's producer id the batches carry.
+    config.produce_idempotent_write_check_enable = False
+    assert refused(ProducePartition(orders, idempotent)) == {}
+    assert refused(ProducePartition(payroll, idempotent)) == {"payroll": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+    config.produce_idempotent_write_check_enable = True
     assert refused(ProducePartition(orders, plain), transactional_id="tx") == {
         "orders": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     }

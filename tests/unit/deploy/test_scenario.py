@@ -161,6 +161,7 @@ def test_builtin_scenarios_load_and_user_files_are_checked(tmp_path: Path) -> No
     assert "controller-disk-loss" in names
     assert load("controller-disk-loss").topology.dynamic_quorum
     assert load("hanging-transaction").guard.key == "transaction.partition.verification.enable"
+    assert load("stolen-producer-id").guard.key == "minikafka.produce.idempotent.write.check.enable"
     assert load("kip-903").guard.key == "alter.partition.broker.epoch.check"
     with pytest.raises(ScenarioError, match="no scenario named 'nope'"):
         load("nope")

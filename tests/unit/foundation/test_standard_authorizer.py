@@ -146,9 +146,23 @@ def test_kafka_refusals_of_new_acls() -> None:
     assert refused(acl(op=Op.ANY)) == "Invalid operation ANY"
     assert refused(acl(pattern=PT.MATCH)) == "Invalid patternType MATCH"
     assert "kafka-cluster" in refused(acl("other", kind=RT.CLUSTER))
-    assert refused(acl("")) == "Resource name should not be empty"
-    assert filter_refusal(AclBindingFilter(resource_type=RT.UNKNOWN)) is not None
-    assert filter_refusal(AclBindingFilter()) is None
+    assert refused(acl("")) == "Invalid empty resource name"
+    # Kafka's order: the handler's name checks come before the controller's type checks.
+    assert refused(acl("", kind=RT.ANY, op=Op.ANY)) == "Invalid empty resource name"
+    assert refused(acl(kind=RT.ANY, op=Op.ANY)) == "Invalid resourceType ANY"
+    assert refused(acl(perm=Perm.ANY)) == "Invalid permissionType ANY"
+    assert refused(acl(pattern=PT.ANY)) == "Invalid patternType ANY"
+
+    def filter_refused(acl_filter: AclBindingFilter) -> str | None:
+        refusal = filter_refusal(acl_filter)
+        return None if refusal is None else refusal.message
+
+    assert filter_refused(AclBindingFilter(resource_type=RT.UNKNOWN)) == "Unknown patternFilter."
+    assert filter_refused(AclBindingFilter(pattern_type=PT.UNKNOWN)) == "Unknown patternFilter."
+    assert filter_refused(AclBindingFilter(operation=Op.UNKNOWN)) == "Unknown entryFilter."
+    assert filter_refused(AclBindingFilter(permission_type=Perm.UNKNOWN)) == "Unknown entryFilter."
+    assert filter_refused(AclBindingFilter()) is None
+    assert filter_refused(AclBindingFilter(RT.TOPIC, "orders", PT.MATCH)) is None
 
 
 def test_filters() -> None:

@@ -19,11 +19,12 @@ NO_AUTHORIZED_OPERATIONS = -2147483648
 
 def handle(ctx: WireContext, request: Request) -> Any:
     cls = response_class(CONSUMER_GROUP_DESCRIBE, request.header.api_version)
-    groups = tuple(_described(ctx, cls, group_id) for group_id in request.body.group_ids)
+    include = request.body.include_authorized_operations
+    groups = tuple(_described(ctx, cls, group_id, include) for group_id in request.body.group_ids)
     return build(cls, throttle_time=0, groups=groups)
 
 
-def _described(ctx: WireContext, cls: type, group_id: str) -> Any:
+def _described(ctx: WireContext, cls: type, group_id: str, request_includes_operations: bool) -> Any:
     entry = sibling(cls, "DescribedGroup")
     group = ctx.groups.consumer_group(group_id) if ctx.groups is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
     if not ctx.allowed(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
@@ -52,7 +53,11 @@ def _described(ctx: WireContext, cls: type, group_id: str) -> Any:
         assignment_epoch=group.assignment_epoch,
         assignor_name=preferred_assignor(group, ctx.groups.config.consumer),
         members=tuple(_member(ctx, cls, group, m) for m in group.members.values()),
-        authorized_operations=NO_AUTHORIZED_OPERATIONS,
+        authorized_operations=(
+            ctx.authorized_operations(ResourceType.GROUP, group_id)
+            if request_includes_operations
+            else NO_AUTHORIZED_OPERATIONS
+        ),
     )
 
 

@@ -12,7 +12,7 @@ from minikafka.broker.group.coordinator import GroupCoordinator
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.broker.transaction.coordinator import TransactionCoordinator
 from minikafka.broker.transaction.verification import ProduceVerifier
-from minikafka.common.acl import AclOperation, ResourceType
+from minikafka.common.acl import CLUSTER_NAME, AclOperation, ResourceType
 from minikafka.common.standard_authorizer import AuthorizerSettings
 
 
@@ -36,3 +36,13 @@ class WireContext:
 
     def allowed_on_cluster(self, operation: AclOperation) -> bool:
         return self.authorizer.allowed_on_cluster(self.caller, operation)
+
+    def authorized_operations(self, resource_type: ResourceType, name: str) -> int:
+        return self.authorizer.authorized_operations(self.caller, resource_type, name)
+
+    def cluster_authorized_operations(self) -> int:
+        """As Kafka's Metadata and DescribeCluster answer it: the bit field when the caller may DESCRIBE the
+        cluster, else 0."""
+        if not self.allowed_on_cluster(AclOperation.DESCRIBE):
+            return 0
+        return self.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME)

@@ -64,7 +64,11 @@ def describe_cluster(ctx: WireContext, request: Request) -> Any:
         cluster_id=ctx.manager.config.cluster_id,
         controller_id=ctx.manager.config.node_id,
         brokers=tuple(brokers) if error == ErrorCode.NONE else (),
-        cluster_authorized_operations=NO_AUTHORIZED_OPERATIONS,
+        cluster_authorized_operations=(
+            ctx.cluster_authorized_operations()
+            if error == ErrorCode.NONE and request.body.include_cluster_authorized_operations
+            else NO_AUTHORIZED_OPERATIONS
+        ),
     )
 
 

@@ -75,7 +75,10 @@ def handle(ctx: WireContext, request: Request) -> Any:
     limit = min(max(body.response_partition_limit, 1), MAX_PARTITIONS)
     page = paginate(sizes, cursor, limit)
     topics = tuple(
-        _denied(cls, piece.topic) if piece.topic in denied else _topic(cls, image, piece) for piece in page.slices
+        _denied(cls, piece.topic)
+        if piece.topic in denied
+        else _topic(cls, image, piece, ctx.authorized_operations(ResourceType.TOPIC, piece.topic))
+        for piece in page.slices
     )
     next_cursor = None
     if page.next_cursor is not None:
@@ -97,12 +100,20 @@ def _invalid(cls: type, names: list[str]) -> Any:
     return build(cls, throttle_time=0, topics=topics, next_cursor=None)
 
 
-def _topic(cls: type, image: MetadataImage, piece: PageSlice) -> Any:
+def _topic(cls: type, image: MetadataImage, piece: PageSlice, operations: int) -> Any:
+    """A topic the caller may describe, with (always, as Kafka) the bit field of what it may do on it."""
     entry = sibling(cls, "DescribeTopicPartitionsResponseTopic")
     topic = image.topics_by_name.get(piece.topic)
     if topic is None:
         unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        return build(entry, error_code=unknown, name=piece.topic, topic_id=ZERO_UUID, partitions=())
+        return build(
+            entry,
+            error_code=unknown,
+            name=piece.topic,
+            topic_id=ZERO_UUID,
+            partitions=(),
+            topic_authorized_operations=operations,
+        )
     partition_entry = sibling(cls, "DescribeTopicPartitionsResponsePartition")
     partitions = []
     for index in range(piece.first, piece.first + piece.count):
@@ -122,7 +133,7 @@ def _topic(cls: type, image: MetadataImage, piece: PageSlice) -> Any:
         topic_id=topic.topic_id,
         is_internal=piece.topic == "__consumer_offsets",
         partitions=tuple(partitions),
-        topic_authorized_operations=NO_AUTHORIZED_OPERATIONS,
+        topic_authorized_operations=operations,
     )
 
 

@@ -24,11 +24,12 @@ CLASSIC_GROUP_TYPE, CONSUMER_GROUP_TYPE = "classic", "consumer"
 
 def handle_describe(ctx: WireContext, request: Request) -> Any:
     cls = response_class(DESCRIBE_GROUPS, request.header.api_version)
-    described = tuple(_described(ctx, cls, group_id) for group_id in request.body.groups or ())
+    include = getattr(request.body, "include_authorized_operations", False)  # v3+
+    described = tuple(_described(ctx, cls, group_id, include) for group_id in request.body.groups or ())
     return build(cls, throttle_time=0, groups=described)
 
 
-def _described(ctx: WireContext, cls: type, group_id: str) -> Any:
+def _described(ctx: WireContext, cls: type, group_id: str, include_operations: bool) -> Any:
     entry = sibling(cls, "DescribedGroup")
     group = ctx.groups.group(group_id) if ctx.groups is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
     if not ctx.allowed(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
@@ -67,7 +68,9 @@ def _described(ctx: WireContext, cls: type, group_id: str) -> Any:
         protocol_type=group.protocol_type or "",
         protocol_data=(group.protocol_name or "") if stable else "",
         members=members,
-        authorized_operations=NO_AUTHORIZED_OPERATIONS,
+        authorized_operations=(
+            ctx.authorized_operations(ResourceType.GROUP, group_id) if include_operations else NO_AUTHORIZED_OPERATIONS
+        ),
     )
 
 

@@ -51,12 +51,29 @@ def handle(ctx: WireContext, request: Request) -> Any:
         cluster_id=ctx.manager.config.cluster_id,
         controller_id=ctx.manager.config.node_id,  # as a KRaft broker: admin requests sent here are forwarded
         topics=tuple(
-            _denied(cls, name) if name in denied else _topic(cls, image, name, ready, ctx.manager.auto_creations)
+            _denied(cls, name)
+            if name in denied
+            else _topic(cls, image, name, ready, ctx.manager.auto_creations, _topic_operations(ctx, request, name))
             for name in names
         )
         + tuple(_unknown_id(cls, topic_id) for topic_id in unknown_ids),
-        cluster_authorized_operations=NO_AUTHORIZED_OPERATIONS,
+        cluster_authorized_operations=_cluster_operations(ctx, request),
     )
+
+
+def _topic_operations(ctx: WireContext, request: Request, name: str | None) -> int:
+    """As Kafka: asked for (v8+), each topic the caller may describe, existing or not, carries the bit field of
+    what it may do on it; refused ones and unknown ids keep the schema's default."""
+    if not getattr(request.body, "include_topic_authorized_operations", False) or name is None:
+        return NO_AUTHORIZED_OPERATIONS
+    return ctx.authorized_operations(TOPIC, name)
+
+
+def _cluster_operations(ctx: WireContext, request: Request) -> int:
+    """Asked for (v8 to v10): what the caller may do on the cluster, 0 without DESCRIBE on it."""
+    if not getattr(request.body, "include_cluster_authorized_operations", False):
+        return NO_AUTHORIZED_OPERATIONS
+    return ctx.cluster_authorized_operations()
 
 
 def _may_create(ctx: WireContext, name: str) -> bool:
@@ -113,12 +130,22 @@ def _brokers(cls: type, image: MetadataImage, listener_name: str) -> tuple[Any, 
     return tuple(brokers)
 
 
-def _topic(cls: type, image: MetadataImage, name: str | None, ready: bool, creating: Mapping[str, object]) -> Any:
+def _topic(
+    cls: type, image: MetadataImage, name: str | None, ready: bool, creating: Mapping[str, object], operations: int
+) -> Any:
     entry = sibling(cls, "MetadataResponseTopic")
     topic = image.topics_by_name.get(name) if name else None
     if topic is None:
         code = missing_topic_error(name, ready, creating)
-        return build(entry, error_code=code, name=name, topic_id=None, partitions=(), is_internal=False)
+        return build(
+            entry,
+            error_code=code,
+            name=name,
+            topic_id=None,
+            partitions=(),
+            is_internal=False,
+            topic_authorized_operations=operations,
+        )
     return build(
         entry,
         error_code=ErrorCode.NONE,
@@ -126,7 +153,7 @@ def _topic(cls: type, image: MetadataImage, name: str | None, ready: bool, creat
         topic_id=topic.topic_id,
         is_internal=name == "__consumer_offsets",  # the group coordinator's topic, as Kafka marks it
         partitions=_partitions(cls, image, topic),
-        topic_authorized_operations=NO_AUTHORIZED_OPERATIONS,
+        topic_authorized_operations=operations,
     )
 
 

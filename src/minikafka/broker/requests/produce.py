@@ -57,7 +57,8 @@ def produce_refusals(
 ) -> dict[TopicPartition, ProduceResult]:
     """The partitions the caller may not write, in Kafka's order: a transactional id it may not WRITE refuses the
     whole request, then idempotent batches without IDEMPOTENT_WRITE on the cluster (Kafka before KIP-679 checked
-    it; kept, as otherwise any writer of a topic may continue another's producer id), then topics without WRITE."""
+    it; kept, as otherwise any writer of a topic may continue another's producer id; minikafka.produce.idempotent.
+    write.check.enable=false drops it, as Kafka 4), then topics without WRITE."""
     authorizer = manager.authorizer
     if not authorizer.enabled:
         return {}
@@ -66,8 +67,10 @@ def produce_refusals(
         caller, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id
     ):
         whole = ProduceResult(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, message=TRANSACTIONAL_ID_DENIED)
-    elif any(has_producer_id(p.records) for p in request.partitions) and not authorizer.allowed_on_cluster(
-        caller, AclOperation.IDEMPOTENT_WRITE
+    elif (
+        manager.config.produce_idempotent_write_check_enable
+        and any(has_producer_id(p.records) for p in request.partitions)
+        and not authorizer.allowed_on_cluster(caller, AclOperation.IDEMPOTENT_WRITE)
     ):
         whole = ProduceResult(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message=CLUSTER_DENIED)
     if whole is not None:
