@@ -320,7 +320,7 @@ def expire(group: ConsumerGroup, topics: Mapping[str, int], config: ConsumerGrou
     partitions within its rebalance timeout."""
     fenced = []
     for member in list(group.members.values()):
-        if now >= member.last_heartbeat_ms + config.session_timeout_ms:
+        if now >= member.last_heartbeat_ms + member.session_timeout_ms(config.session_timeout_ms):
             fenced.append(Fenced(member.member_id, "session timeout"))
         elif member.revocation_deadline_ms is not None and now >= member.revocation_deadline_ms:
             fenced.append(Fenced(member.member_id, "rebalance timeout"))
