@@ -145,6 +145,8 @@ def test_a_consumer_member_joining_a_classic_group_converts_it_keeping_members_p
     assert Answer(5, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS)) in step.conversion.effects
     assert step.records[0] == OffsetsRecord(GroupMetadataKey("g"), None)  # the classic group's metadata goes
     assert any(e.name == "group_protocol_converted" for e in step.events)
+    holding = {e.fields["member_id"] for e in step.events if e.name == "consumer_group_member_assignment"}
+    assert holding >= {"c1", "c2"}  # the classic members enter holding their partitions
     assert replayed(step.records, [])["g"] == group
 
 
@@ -219,6 +221,9 @@ def test_the_last_consumer_member_leaving_converts_the_group_back_to_classic() -
     appended = [e for e in down.conversion.effects if isinstance(e, Append)]
     assert appended and appended[0].request_id == 77 and isinstance(appended[0].records[0].key, GroupMetadataKey)
     assert replayed(down.records, list(replayed_records(step))) == {}  # every consumer group record deleted
+    # The members left the consumer group (the analysis stops counting their partitions there).
+    left = [e.fields["member_id"] for e in down.events if e.name == "consumer_group_member_left"]
+    assert sorted(left) == sorted([new_id, "c1", "c2"])
 
 
 def replayed_records(step: shell.ShellStep) -> list[ConsumerGroupRecord]:

@@ -96,7 +96,8 @@ def heartbeat(
     if step.response.error != ErrorCode.NONE:
         return ShellStep(stored, step.response, ())
     after = step.group if step.group is not None and step.group.members else None
-    events = _events(group, step.group, group_id, request, step.response)
+    # The classic members of an upgraded group enter it holding their partitions.
+    events = _events(None if upgraded is not None else group, step.group, group_id, request, step.response)
     if upgraded is not None:
         events.insert(0, _converted_event(group_id, "classic", "consumer", len(upgraded.group.members)))
         records: tuple[Record, ...] = (upgraded.tombstone, *group_records(None, after, topic_ids))
@@ -105,10 +106,19 @@ def heartbeat(
     left = request.member_epoch == LEAVE_EPOCH
     if left and group is not None and after is not None and downgrade_allowed(group, leaving, config):
         converted = downgrade(after, classic, now, request_id)
-        events.append(_converted_event(group_id, "consumer", "classic", len(after.members)))
+        events += _downgraded_events(after)
         conversion = Conversion(converted.group, converted.effects)
         return ShellStep(None, step.response, tuple(events), group_records(group, None, topic_ids), conversion)
     return ShellStep(after, step.response, tuple(events), group_records(stored, after, topic_ids))
+
+
+def _downgraded_events(group: ConsumerGroup) -> list[Event]:
+    """The consumer group is gone: its members, now the classic group's, left it."""
+    events = [_converted_event(group.group_id, "consumer", "classic", len(group.members))]
+    for member_id in sorted(group.members):
+        fields = {"group_id": group.group_id, "member_id": member_id, "reason": "converted"}
+        events.append(Event("consumer_group_member_left", fields))
+    return events
 
 
 def _converted_event(group_id: str, before: str, after: str, members: int) -> Event:
@@ -191,7 +201,7 @@ def tick(
     fenced = frozenset(gone.member_id for gone in step.fenced)
     if fenced and after is not None and downgrade_allowed(group, fenced, config):
         converted = downgrade(after, classic, now, request_id)
-        events.append(_converted_event(group.group_id, "consumer", "classic", len(after.members)))
+        events += _downgraded_events(after)
         conversion = Conversion(converted.group, converted.effects)
         return ExpiryStep(None, tuple(events), group_records(group, None, topic_ids), conversion)
     return ExpiryStep(after, tuple(events), group_records(group, after, topic_ids) if step.fenced else ())
