@@ -37,7 +37,9 @@ def leading_manager(write_error: ErrorCode = ErrorCode.NONE) -> Any:
     log = SimpleNamespace(log_start_offset=0, log_end_offset=0)
     replica = SimpleNamespace(leader=1, leader_epoch=3, log=log)
     image = SimpleNamespace(
-        topics_by_name={OFFSETS_TOPIC: offsets, "t": topic}, topics_by_id={offsets.topic_id: offsets, TOPIC_ID: topic}
+        brokers={},
+        topics_by_name={OFFSETS_TOPIC: offsets, "t": topic},
+        topics_by_id={offsets.topic_id: offsets, TOPIC_ID: topic},
     )
     written: list[bytes] = []
 

@@ -25,6 +25,7 @@ from minikafka.broker.consumer_group.model import (
     ConsumerGroupConfig,
     ConsumerMember,
     MemberState,
+    TopicPartition,
 )
 from minikafka.broker.group.effects import HeartbeatResult, JoinResult, LeaveResult, LeftMember, SyncResult
 from minikafka.common.errors import ErrorCode
@@ -58,7 +59,9 @@ def join(
     config: ConsumerGroupConfig,
     now: int,
     new_member_id: str,
+    partition_racks: Mapping[TopicPartition, frozenset[str]] | None = None,
 ) -> MixedStep:
+    """`partition_racks`: the racks of partitions' replicas, for a rack-aware assignment."""
     member_id = request.member_id or new_member_id
     if request.protocol_type != CONSUMER_PROTOCOL_TYPE or not request.protocols:
         return MixedStep(group, JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=request.member_id))
@@ -81,12 +84,13 @@ def join(
         client_id=request.client_id,
         client_host=request.client_host,
         instance_id=request.instance_id,
+        rack_id=subscription.rack_id or "",
     )
-    step = consumer_group_heartbeat(group, group.group_id, heartbeat, topics, config, now, member_id)
+    step = consumer_group_heartbeat(group, group.group_id, heartbeat, topics, config, now, member_id, partition_racks)
     if step.response.error != ErrorCode.NONE or step.group is None:
         return MixedStep(group, JoinResult(step.response.error, member_id=request.member_id))
     classic = ClassicMemberMetadata(request.session_timeout_ms, request.protocols)
-    member = step.group.members[member_id].evolve(classic=classic, rack_id=subscription.rack_id)
+    member = step.group.members[member_id].evolve(classic=classic)
     result = JoinResult(
         ErrorCode.NONE,
         generation_id=member.member_epoch,

@@ -24,7 +24,7 @@ from minikafka.broker.consumer_group.heartbeat import (
     expire,
 )
 from minikafka.broker.consumer_group.migration import Refused, downgrade, downgrade_allowed, upgrade
-from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, Partitions
+from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, Partitions, TopicPartition
 from minikafka.broker.consumer_group.persistence import ConsumerGroupRecord, group_records
 from minikafka.broker.group.effects import Effect, JoinResult, Result
 from minikafka.broker.group.records import OffsetsRecord
@@ -82,8 +82,10 @@ def heartbeat(
     config: ConsumerGroupConfig,
     now: int,
     request_id: int = 0,
+    partition_racks: Mapping[TopicPartition, frozenset[str]] | None = None,
 ) -> ShellStep:
-    """`request_id`: the id under which a downgraded group's metadata record is written."""
+    """`request_id`: the id under which a downgraded group's metadata record is written; `partition_racks`: the
+    racks of partitions' replicas, for a rack-aware assignment."""
     stored, upgraded = group, None
     if classic_in_use(classic) and classic is not None:
         upgrade_step = upgrade(classic, topics, config, now)
@@ -92,7 +94,7 @@ def heartbeat(
             response = HeartbeatResponse(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
             return ShellStep(group, response, ())
         group, upgraded = upgrade_step.group, upgrade_step
-    step = consumer_group_heartbeat(group, group_id, request, topics, config, now, new_member_id())
+    step = consumer_group_heartbeat(group, group_id, request, topics, config, now, new_member_id(), partition_racks)
     if step.response.error != ErrorCode.NONE:
         return ShellStep(stored, step.response, ())
     after = step.group if step.group is not None and step.group.members else None

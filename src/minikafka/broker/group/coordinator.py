@@ -21,6 +21,7 @@ from minikafka.broker.consumer_group import shell as consumer_groups
 from minikafka.broker.consumer_group.classic_members import MixedStep
 from minikafka.broker.consumer_group.heartbeat import HeartbeatRequest, HeartbeatResponse
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
+from minikafka.broker.consumer_group.model import TopicPartition as GroupPartition
 from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.coordinator_runtime.internal_topic import CoordinatorLookup, InternalTopicSpec
 from minikafka.broker.coordinator_runtime.runtime import CoordinatorRuntime, RuntimeConfig
@@ -162,6 +163,18 @@ class GroupCoordinator:
     def topic_partitions(self) -> dict[str, int]:
         return {name: len(topic.partitions) for name, topic in self.manager.metadata.image.topics_by_name.items()}
 
+    def partition_racks(self) -> dict[GroupPartition, frozenset[str]]:
+        """The racks of each partition's replicas, for the rack-aware assignors (empty when no broker has one)."""
+        image = self.manager.metadata.image
+        racks = {broker_id: b.rack for broker_id, b in image.brokers.items() if b.rack}
+        if not racks:
+            return {}
+        return {
+            GroupPartition(name, index): frozenset(racks[r] for r in partition.replicas if r in racks)
+            for name, topic in image.topics_by_name.items()
+            for index, partition in topic.partitions.items()
+        }
+
     def topic_ids(self) -> dict[str, uuid.UUID]:
         return {name: topic.topic_id for name, topic in self.manager.metadata.image.topics_by_name.items()}
 
@@ -183,6 +196,7 @@ class GroupCoordinator:
             self.config.consumer,
             monotonic_ms(),
             self.runtime.new_request_id(),
+            self.partition_racks(),
         )
         self._store_consumer_group(shard, group_id, step.group, step.events)
         written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write

@@ -9,7 +9,7 @@ from typing import Any
 
 from minikafka.broker.consumer_group import classic_members
 from minikafka.broker.consumer_group.classic_members import ClassicJoin
-from minikafka.broker.consumer_group.model import ClassicProtocol, ConsumerGroupConfig
+from minikafka.broker.consumer_group.model import ClassicProtocol, ConsumerGroupConfig, TopicPartition
 from minikafka.broker.group.effects import JoinResult, LeaveResult, LeftMember, SyncResult
 from minikafka.broker.group.membership import (
     JoinRequest,
@@ -77,7 +77,7 @@ async def handle_join(ctx: WireContext, request: Request) -> Any:
         lambda e: JoinResult(e, member_id=body.member_id),
         lambda group, rid, now: join_group(group, _with_id(join, rid), group_config(ctx), now, new_id),
         mixed=lambda group, now: classic_members.join(
-            group, mixed_join, ctx_topics(ctx), consumer_config(ctx), now, new_id
+            group, mixed_join, ctx_topics(ctx), consumer_config(ctx), now, new_id, ctx_racks(ctx)
         ),
     )
     return _join_response(request, result)
@@ -85,6 +85,10 @@ async def handle_join(ctx: WireContext, request: Request) -> Any:
 
 def ctx_topics(ctx: WireContext) -> dict[str, int]:
     return ctx.groups.topic_partitions() if ctx.groups is not None else {}
+
+
+def ctx_racks(ctx: WireContext) -> dict[TopicPartition, frozenset[str]]:
+    return ctx.groups.partition_racks() if ctx.groups is not None else {}
 
 
 def consumer_config(ctx: WireContext) -> ConsumerGroupConfig:
