@@ -128,7 +128,8 @@ def test_members_split_the_partitions_without_overlap_and_read_every_record(clus
         assert group in {g["group"] for g in json.loads(tool(cluster, "--list", "--json").stdout)}
         refused = tool(cluster, "--delete", "--group", group)
         assert refused.returncode != 0 and "NON_EMPTY_GROUP" in refused.stderr
-        assert asyncio.run(classic_join(bootstrap, group)) == ErrorCode.GROUP_ID_NOT_FOUND
+        # A classic member may join a consumer group (a mixed group), but not without a consumer subscription.
+        assert asyncio.run(classic_join(bootstrap, group)) == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
         assert asyncio.run(member_commit(bootstrap, group, topic, "gone", 3)) == ErrorCode.UNKNOWN_MEMBER_ID
         member = described["members"][0]
         stale = asyncio.run(member_commit(bootstrap, group, topic, member["member_id"], member["member_epoch"] + 5))
@@ -303,7 +304,7 @@ def stable_description(cluster: Cluster, group: str) -> dict | None:
 
 
 async def classic_join(bootstrap: str, group: str) -> ErrorCode:
-    """A classic JoinGroup for the id a consumer-protocol group holds."""
+    """A classic JoinGroup for the id a consumer-protocol group holds, with no subscription in its metadata."""
     client = KafkaWireClient(bootstrap.split(","))
     try:
         _, address = await find_coordinator(client, group, 15)

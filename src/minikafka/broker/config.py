@@ -416,6 +416,14 @@ class BrokerConfig(NodeConfig):
         "Most members of one consumer-protocol group (GROUP_MAX_SIZE_REACHED past it).",
         at_least(1),
     )
+    group_consumer_migration_policy: str = config_key(
+        "group.consumer.migration.policy",
+        "bidirectional",
+        "Online conversion between classic and consumer groups: a classic group becomes a consumer group when a "
+        "consumer-protocol member joins it (upgrade), and back when its last consumer-protocol member leaves "
+        "(downgrade).",
+        one_of("bidirectional", "upgrade", "downgrade", "disabled"),
+    )
     transaction_state_log_num_partitions: int = config_key(
         "transaction.state.log.num.partitions",
         5,

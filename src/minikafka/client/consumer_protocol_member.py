@@ -32,6 +32,9 @@ class ConsumerProtocolMember(GroupMember):
         self.owned: list[TopicPartition] = []
         self.pending: list[TopicPartition] | None = None  # an assignment heard but not yet taken by the consumer
         self.topic_ids: dict[str, uuid.UUID] = {}
+        # The background heartbeat and the consume loop's join both heartbeat: one at a time, so each answer
+        # updates the epoch and assignment the next request reports.
+        self._beating = asyncio.Lock()
 
     @property
     def generation(self) -> int:
@@ -65,7 +68,14 @@ class ConsumerProtocolMember(GroupMember):
             return ErrorCode.REBALANCE_IN_PROGRESS if self.pending is not None else ErrorCode.NONE
         return ErrorCode.REBALANCE_IN_PROGRESS if error in REJOIN_FRESH else error
 
+    def in_group(self) -> bool:
+        return bool(self.member_id) and self.member_epoch > JOIN_EPOCH
+
     async def _beat(self) -> ErrorCode:
+        async with self._beating:
+            return await self._beat_once()
+
+    async def _beat_once(self) -> ErrorCode:
         cls = request_class(CONSUMER_GROUP_HEARTBEAT, 0)
         if not self.topic_ids or any(t not in self.topic_ids for t, _ in self.owned):
             await self._refresh_topic_ids()

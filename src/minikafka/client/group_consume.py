@@ -4,10 +4,12 @@ group rebalances. With --json each record line also carries `group` and `ts` (do
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from minikafka.client.consumer import EARLIEST, LATEST, Consumer, ConsumerRecord
 from minikafka.client.consumer_protocol_member import ConsumerProtocolMember
@@ -18,10 +20,52 @@ from minikafka.common.errors import ErrorCode, KafkaError
 AUTO_COMMIT_INTERVAL_S = 1.0  # auto.commit.interval.ms is 5000 in Kafka; shorter here so a killed member redoes less
 
 
+class Heartbeats(NamedTuple):
+    next_heartbeat: float  # when the consume loop heartbeats next (without a background heartbeat)
+    rejoined: bool
+
+
+class BackgroundHeartbeat:
+    """Heartbeats a joined member every heartbeat interval from its own task, so a slow poll, offset lookup or
+    write does not outlast the session timeout; the consume loop rejoins once a heartbeat asked for it."""
+
+    def __init__(self, member: GroupMember) -> None:
+        self.member = member
+        self.rejoin = asyncio.Event()
+        self.beats = 0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.member.timeouts.heartbeat_interval_ms / 1000)
+            if self.rejoin.is_set() or not self.member.in_group():
+                continue  # the consume loop is rejoining: its join heartbeats
+            self.beats += 1
+            if await self.member.heartbeat() in REJOIN_ERRORS:
+                self.rejoin.set()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+
 class GroupConsumer:
-    def __init__(self, consumer: Consumer, member: GroupMember, from_beginning: bool, as_json: bool) -> None:
+    def __init__(
+        self,
+        consumer: Consumer,
+        member: GroupMember,
+        from_beginning: bool,
+        as_json: bool,
+        background_heartbeat: bool = False,
+    ) -> None:
+        """`background_heartbeat`: heartbeat from a task of its own rather than between polls."""
         self.consumer = consumer
         self.member = member
+        self.background = BackgroundHeartbeat(member) if background_heartbeat else None
         self.reset = EARLIEST if from_beginning else LATEST  # auto.offset.reset for partitions never committed
         self.as_json = as_json
         self.written: dict[TopicPartition, int] = {}  # next offset after the last record written out
@@ -64,6 +108,31 @@ class GroupConsumer:
 
     async def run(self, timeout_ms: int, limit: int | None) -> int:
         """Consume until `limit` records, or until `timeout_ms` passed without a record once caught up."""
+        if self.background is None:
+            return await self._consume(timeout_ms, limit)
+        self.background.start()
+        try:
+            return await self._consume(timeout_ms, limit)
+        finally:
+            await self.background.stop()
+
+    async def _heartbeat_due(self, now: float, next_heartbeat: float) -> Heartbeats:
+        """Rejoin if the background heartbeat asked for it, or heartbeat here when due."""
+        if self.background is not None:
+            if not self.background.rejoin.is_set():
+                return Heartbeats(next_heartbeat, rejoined=False)
+            await self.rejoin()
+            self.background.rejoin.clear()
+            return Heartbeats(next_heartbeat, rejoined=True)
+        if now < next_heartbeat:
+            return Heartbeats(next_heartbeat, rejoined=False)
+        next_heartbeat = now + self.member.timeouts.heartbeat_interval_ms / 1000
+        if await self.member.heartbeat() in REJOIN_ERRORS:
+            await self.rejoin()
+            return Heartbeats(next_heartbeat, rejoined=True)
+        return Heartbeats(next_heartbeat, rejoined=False)
+
+    async def _consume(self, timeout_ms: int, limit: int | None) -> int:
         await self.rejoin()
         consumed, last_record = 0, time.monotonic()
         next_heartbeat = next_commit = time.monotonic()
@@ -78,11 +147,10 @@ class GroupConsumer:
             if now >= next_commit:
                 await self.commit()
                 next_commit = now + AUTO_COMMIT_INTERVAL_S
-            if now >= next_heartbeat:
-                next_heartbeat = now + self.member.timeouts.heartbeat_interval_ms / 1000
-                if await self.member.heartbeat() in REJOIN_ERRORS:
-                    await self.rejoin()
-                    last_record = time.monotonic()
+            heartbeats = await self._heartbeat_due(now, next_heartbeat)
+            next_heartbeat = heartbeats.next_heartbeat
+            if heartbeats.rejoined:
+                last_record = time.monotonic()
             if (now - last_record) * 1000 >= timeout_ms and self.consumer.caught_up():
                 break
         await self.commit()
@@ -109,7 +177,13 @@ async def run_group_consume(
         member = ConsumerProtocolMember(client, group, [topic], GroupTimeouts())
     else:
         member = GroupMember(client, group, [topic], partition_counts, GroupTimeouts())
-    runner = GroupConsumer(consumer, member, options.from_beginning, options.as_json)  # type: ignore[attr-defined]
+    runner = GroupConsumer(
+        consumer,
+        member,
+        options.from_beginning,  # type: ignore[attr-defined]
+        options.as_json,  # type: ignore[attr-defined]
+        background_heartbeat=protocol == "consumer",
+    )
     try:
         consumed = await runner.run(options.timeout_ms, options.max_messages)  # type: ignore[attr-defined]
         print(f"consumed {consumed} records", file=sys.stderr)

@@ -194,6 +194,10 @@ class GroupMember:
             raise KafkaError(error, f"SyncGroup {self.group}")
         return [tp for tp in decode_assignment(bytes(response.assignment)) if tp[0] in self.topics]
 
+    def in_group(self) -> bool:
+        """Joined: a heartbeat now is a member's, not a join."""
+        return bool(self.member_id) and self.generation >= 0
+
     async def heartbeat(self) -> ErrorCode:
         """NONE, or an error that asks for a rejoin (REBALANCE_IN_PROGRESS, ...) or a coordinator lookup."""
         cls = request_class(HEARTBEAT, 3)

@@ -37,7 +37,9 @@ def leading_manager(write_error: ErrorCode = ErrorCode.NONE) -> Any:
     log = SimpleNamespace(log_start_offset=0, log_end_offset=0)
     replica = SimpleNamespace(leader=1, leader_epoch=3, log=log)
     image = SimpleNamespace(
-        topics_by_name={OFFSETS_TOPIC: offsets, "t": topic}, topics_by_id={offsets.topic_id: offsets, TOPIC_ID: topic}
+        brokers={},
+        topics_by_name={OFFSETS_TOPIC: offsets, "t": topic},
+        topics_by_id={offsets.topic_id: offsets, TOPIC_ID: topic},
     )
     written: list[bytes] = []
 
@@ -85,40 +87,50 @@ def _owned(owned: tuple[int, ...] | None) -> Any:
     return (heartbeat_v1.TopicPartitions(topic_id=TOPIC_ID, partitions=owned),) if owned else ()
 
 
-def classic_join() -> Request:
+SUBSCRIPTION_T = b"\x00\x00\x00\x00\x00\x01\x00\x01t\xff\xff\xff\xff"  # ConsumerProtocolSubscription v0 of t
+
+
+def classic_join(member_id: str = "", metadata: bytes = SUBSCRIPTION_T) -> Request:
     body = join_v9.JoinGroupRequest(
         group_id="g",
         session_timeout=datetime.timedelta(seconds=10),
         rebalance_timeout=datetime.timedelta(seconds=10),
-        member_id="",
+        member_id=member_id,
         group_instance_id=None,
         protocol_type="consumer",
-        protocols=(join_v9.JoinGroupRequestProtocol(name="range", metadata=b""),),
+        protocols=(join_v9.JoinGroupRequestProtocol(name="range", metadata=metadata),),
         reason=None,
     )
     return Request(ApiHeader(JOIN_GROUP, 9, 1), "test", body)
 
 
-def test_a_member_joins_by_heartbeat_and_the_classic_protocol_is_refused_until_it_leaves() -> None:
-    async def scenario() -> list[Any]:
+def test_a_classic_member_joins_a_consumer_group_which_becomes_classic_when_the_last_consumer_member_leaves() -> None:
+    async def scenario() -> tuple[list[Any], Any, Any]:
         config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
         groups = GroupCoordinator(leading_manager(), SimpleNamespace(), config)  # type: ignore[arg-type]
         ctx = WireContext(groups.manager, "PLAINTEXT", groups=groups)
         answers = [await answer(ctx, heartbeat(0, ()))]
         await loaded(groups)
         answers.append(await answer(ctx, heartbeat(0, ())))
+        answers.append(await answer(ctx, classic_join(metadata=b"")))
         answers.append(await answer(ctx, classic_join()))
+        answers.append(await answer(ctx, classic_join(answers[-1].member_id)))
         answers.append(await answer(ctx, heartbeat(-1)))
-        answers.append(await answer(ctx, classic_join()))
-        return answers
+        return answers, groups.consumer_group("g"), groups.group("g")
 
-    loading, joined, refused, left, classic = asyncio.run(scenario())
+    answers, consumer, classic = asyncio.run(scenario())
+    loading, joined, unreadable, required, classic_joined, left = answers
     assert loading.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
     assert joined.error_code == ErrorCode.NONE and joined.member_id == "m-1" and joined.member_epoch == 1
     assert [(t.topic_id, tuple(t.partitions)) for t in joined.assignment.topic_partitions] == [(TOPIC_ID, (0, 1))]
-    assert refused.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert unreadable.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert required.error_code == ErrorCode.MEMBER_ID_REQUIRED and required.member_id
+    assert classic_joined.error_code == ErrorCode.NONE
+    # Served by the consumer group: its generation is its member epoch, it is no leader, it runs no assignor.
+    assert (classic_joined.generation_id, classic_joined.leader, classic_joined.protocol_name) == (2, "", "range")
     assert left.error_code == ErrorCode.NONE and left.member_epoch == -1
-    assert classic.error_code == ErrorCode.MEMBER_ID_REQUIRED  # the id is free for a classic group again
+    assert consumer is None  # converted back: a classic group with the classic member, rebalancing
+    assert list(classic.members) == [required.member_id] and classic.state.value == "PreparingRebalance"
 
 
 def test_the_join_is_answered_only_after_its_records_are_written_and_a_failed_write_is_an_error() -> None:

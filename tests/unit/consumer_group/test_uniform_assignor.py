@@ -48,3 +48,22 @@ def test_the_same_input_gives_the_same_assignment() -> None:
     subscriptions = {f"m{i}": frozenset({"a", "b"} if i % 2 else {"a"}) for i in range(5)}
     first = uniform_assign(subscriptions, {"a": 7, "b": 5}, {})
     assert first == uniform_assign(dict(reversed(list(subscriptions.items()))), {"a": 7, "b": 5}, {})
+
+
+def test_with_racks_each_member_gets_the_partitions_of_its_rack_without_losing_the_balance() -> None:
+    from minikafka.broker.consumer_group.assignor import Racks, range_assign
+
+    subscriptions = {"m1": frozenset({"t"}), "m2": frozenset({"t"})}
+    racks = {TopicPartition("t", p): frozenset({"a" if p % 2 == 0 else "b"}) for p in range(4)}
+    members = {"m1": "b", "m2": "a"}
+    even, odd = (
+        frozenset({TopicPartition("t", 0), TopicPartition("t", 2)}),
+        frozenset({TopicPartition("t", 1), TopicPartition("t", 3)}),
+    )
+    for assign in (uniform_assign, range_assign):
+        assert assign(subscriptions, {"t": 4}, {}, Racks())["m1"] != odd  # without racks, another split
+        aware = assign(subscriptions, {"t": 4}, {}, Racks(members, racks))
+        assert (aware["m1"], aware["m2"]) == (odd, even), assign.__name__
+        # Every replica in rack a: balance first, two each all the same.
+        one_rack = Racks(members, {tp: frozenset({"a"}) for tp in racks})
+        assert sorted(len(p) for p in assign(subscriptions, {"t": 4}, {}, one_rack).values()) == [2, 2]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from minikafka.broker.consumer_group.model import (
     NO_PARTITIONS,
@@ -18,6 +19,7 @@ from minikafka.broker.consumer_group.model import (
     ConsumerMember,
     MemberState,
     Partitions,
+    TopicPartition,
 )
 from minikafka.broker.consumer_group.reconciliation import reconcile
 from minikafka.broker.consumer_group.subscriptions import refreshed, update_target_assignment
@@ -41,6 +43,7 @@ class HeartbeatRequest:
     client_host: str = ""
     instance_id: str | None = None  # a static member's group.instance.id
     subscribed_topic_regex: str | None = None  # None: unchanged; "": no regular expression any more
+    rack_id: str | None = None  # None: unchanged
 
 
 @dataclass(frozen=True)
@@ -74,14 +77,16 @@ def consumer_group_heartbeat(
     config: ConsumerGroupConfig,
     now: int,
     new_member_id: str,
+    partition_racks: Mapping[TopicPartition, frozenset[str]] | None = None,
 ) -> HeartbeatStep:
     """`topics`: the partition count of every topic the metadata knows; `new_member_id`: the id a member joining
-    without one gets (the shell makes it unique)."""
+    without one gets (the shell makes it unique); `partition_racks`: the racks of partitions' replicas."""
     try:
         _validate(request, config)
         if request.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
             return _leave(_existing(group, group_id), request, topics)
-        return _heartbeat(group, group_id, request, topics, config, now, new_member_id)
+        racks = partition_racks or {}
+        return _heartbeat(group, group_id, request, Metadata(topics, racks), config, now, new_member_id)
     except HeartbeatError as error:
         return HeartbeatStep(group, HeartbeatResponse(error.error, error.message))
 
@@ -215,25 +220,34 @@ def _updated(member: ConsumerMember, request: HeartbeatRequest, now: int) -> Con
         changes["subscribed_topic_regex"] = request.subscribed_topic_regex or None
     if request.server_assignor is not None:
         changes["server_assignor"] = request.server_assignor
+    if request.rack_id is not None:
+        changes["rack_id"] = request.rack_id or None
     return member.evolve(last_heartbeat_ms=now, **changes)
 
 
 def _subscription_changed(member: ConsumerMember, updated: ConsumerMember) -> bool:
+    """Its topics (as Kafka, not its rack: a new rack counts from the next assignment)."""
     return (member.subscribed_topics, member.subscribed_topic_regex) != (
         updated.subscribed_topics,
         updated.subscribed_topic_regex,
     )
 
 
+class Metadata(NamedTuple):
+    topics: Mapping[str, int]  # each topic's partition count
+    racks: Mapping[TopicPartition, frozenset[str]]  # the racks of each partition's replicas
+
+
 def _heartbeat(
     group: ConsumerGroup | None,
     group_id: str,
     request: HeartbeatRequest,
-    topics: Mapping[str, int],
+    metadata: Metadata,
     config: ConsumerGroupConfig,
     now: int,
     new_member_id: str,
 ) -> HeartbeatStep:
+    topics = metadata.topics
     if request.member_epoch != JOIN_EPOCH:
         group = _existing(group, group_id)
     group = group if group is not None else ConsumerGroup(group_id)
@@ -244,7 +258,7 @@ def _heartbeat(
     updated = _updated(member, request, now)
     group = refreshed(group.with_member(updated), topics, bump=_subscription_changed(member, updated))
     if group.group_epoch > group.assignment_epoch:
-        group = update_target_assignment(group, config)
+        group = update_target_assignment(group, config, metadata.racks)
     reconciled = reconcile(
         updated,
         group.assignment_epoch,
@@ -320,7 +334,7 @@ def expire(group: ConsumerGroup, topics: Mapping[str, int], config: ConsumerGrou
     partitions within its rebalance timeout."""
     fenced = []
     for member in list(group.members.values()):
-        if now >= member.last_heartbeat_ms + config.session_timeout_ms:
+        if now >= member.last_heartbeat_ms + member.session_timeout_ms(config.session_timeout_ms):
             fenced.append(Fenced(member.member_id, "session timeout"))
         elif member.revocation_deadline_ms is not None and now >= member.revocation_deadline_ms:
             fenced.append(Fenced(member.member_id, "rebalance timeout"))

@@ -37,6 +37,21 @@ class ConsumerGroupState(Enum):
 
 
 @dataclass(frozen=True)
+class ClassicProtocol:
+    name: str
+    metadata: bytes
+
+
+@dataclass(frozen=True)
+class ClassicMemberMetadata:
+    """A member of a consumer group that speaks the classic protocol (JoinGroup, SyncGroup, Heartbeat): its
+    session timeout and the protocols of its last JoinGroup (Kafka's ClassicMemberMetadata)."""
+
+    session_timeout_ms: int
+    protocols: tuple[ClassicProtocol, ...]
+
+
+@dataclass(frozen=True)
 class ConsumerMember:
     member_id: str
     client_id: str
@@ -53,6 +68,8 @@ class ConsumerMember:
     revocation_deadline_ms: int | None = None  # set while UNREVOKED_PARTITIONS: fenced if still so then
     instance_id: str | None = None  # group.instance.id of a static member
     subscribed_topic_regex: str | None = None
+    classic: ClassicMemberMetadata | None = None  # set for a member of the classic protocol
+    rack_id: str | None = None  # client.rack
 
     def evolve(self, **changes: Any) -> ConsumerMember:
         return dataclasses.replace(self, **changes)
@@ -60,6 +77,13 @@ class ConsumerMember:
     def owns(self) -> Partitions:
         """The partitions no other member may take yet: its own and those it has still to revoke."""
         return self.assigned | self.pending_revocation
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic is not None
+
+    def session_timeout_ms(self, default: int) -> int:
+        return self.classic.session_timeout_ms if self.classic is not None else default
 
     def reconciled_to(self, epoch: int) -> bool:
         return self.state == MemberState.STABLE and self.member_epoch == epoch
@@ -73,6 +97,8 @@ class ConsumerGroupConfig:
     heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
     max_size: int = 2147483647  # group.consumer.max.size
     assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; the first is the default
+    migration_policy: str = "bidirectional"  # group.consumer.migration.policy
+    classic_max_size: int = 2147483647  # group.max.size: a downgraded group must fit it
 
 
 @dataclass(frozen=True)
@@ -107,6 +133,11 @@ class ConsumerGroup:
 
     def static_member(self, instance_id: str) -> ConsumerMember | None:
         return next((m for m in self.members.values() if m.instance_id == instance_id), None)
+
+    def all_classic_except(self, member_ids: frozenset[str]) -> bool:
+        """Every member but those uses the classic protocol (and there is one): the group may become classic."""
+        rest = [m for k, m in self.members.items() if k not in member_ids]
+        return bool(rest) and all(m.uses_classic_protocol for m in rest)
 
     def owned_by_others(self, member_id: str) -> Partitions:
         """Partitions another member holds (assigned or pending revocation): not to be given out yet."""

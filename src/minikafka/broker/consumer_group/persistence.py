@@ -128,13 +128,14 @@ def _group_tombstones(group_id: str) -> list[ConsumerGroupRecord]:
 def _subscription(member: ConsumerMember) -> ConsumerGroupMemberMetadataValue:
     return ConsumerGroupMemberMetadataValue(
         instance_id=member.instance_id,
-        rack_id=None,
+        rack_id=member.rack_id,
         client_id=member.client_id,
         client_host=member.client_host,
         subscribed_topic_names=tuple(sorted(member.subscribed_topics)),
         subscribed_topic_regex=member.subscribed_topic_regex,
         rebalance_timeout_ms=member.rebalance_timeout_ms,
         server_assignor=member.server_assignor,
+        classic=member.classic,
     )
 
 
@@ -276,6 +277,8 @@ def _member(
         now,
         instance_id=subscription.instance_id,
         subscribed_topic_regex=subscription.subscribed_topic_regex,
+        classic=subscription.classic,
+        rack_id=subscription.rack_id,
     )
     if current is None:
         return member

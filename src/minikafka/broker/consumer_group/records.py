@@ -8,6 +8,10 @@ import struct
 import uuid
 from dataclasses import dataclass
 
+from minikafka.broker.consumer_group.model import ClassicMemberMetadata, ClassicProtocol
+
+CLASSIC_MEMBER_METADATA_TAG = 0
+
 
 class ConsumerRecordFormatError(ValueError):
     """A KIP-848 record this coordinator cannot read."""
@@ -87,6 +91,7 @@ class ConsumerGroupMemberMetadataValue:
     subscribed_topic_regex: str | None
     rebalance_timeout_ms: int
     server_assignor: str | None
+    classic: ClassicMemberMetadata | None = None  # tagged field 0: a classic protocol member's
 
 
 @dataclass(frozen=True)
@@ -230,7 +235,7 @@ def encode_value(value: ConsumerGroupValue) -> bytes:
             # No rack information: an empty PartitionMetadata list, as Kafka stores it then.
             writer.uuid(topic.topic_id).compact_string(topic.name).int32(topic.partitions).uvarint(1).no_tags()
     elif isinstance(value, ConsumerGroupMemberMetadataValue):
-        _member_metadata(writer, value)
+        return bytes(_member_metadata(writer, value).out)
     elif isinstance(value, ConsumerGroupTargetAssignmentMetadataValue):
         writer.int32(value.assignment_epoch)
     elif isinstance(value, ConsumerGroupTargetAssignmentMemberValue):
@@ -246,7 +251,8 @@ def encode_value(value: ConsumerGroupValue) -> bytes:
     return bytes(writer.no_tags().out)
 
 
-def _member_metadata(writer: _Writer, value: ConsumerGroupMemberMetadataValue) -> None:
+def _member_metadata(writer: _Writer, value: ConsumerGroupMemberMetadataValue) -> _Writer:
+    """The fields, then the tagged fields: ClassicMemberMetadata (tag 0) for a classic protocol member."""
     writer.compact_string(value.instance_id).compact_string(value.rack_id)
     writer.compact_string(value.client_id).compact_string(value.client_host)
     writer.uvarint(len(value.subscribed_topic_names) + 1)
@@ -254,6 +260,17 @@ def _member_metadata(writer: _Writer, value: ConsumerGroupMemberMetadataValue) -
         writer.compact_string(name)
     writer.compact_string(value.subscribed_topic_regex).int32(value.rebalance_timeout_ms)
     writer.compact_string(value.server_assignor)
+    if value.classic is None:
+        return writer.no_tags()
+    tagged = _Writer().int32(value.classic.session_timeout_ms).uvarint(len(value.classic.protocols) + 1)
+    for protocol in value.classic.protocols:
+        tagged.compact_string(protocol.name).uvarint(len(protocol.metadata) + 1)
+        tagged.out += protocol.metadata
+        tagged.no_tags()
+    tagged.no_tags()
+    writer.uvarint(1).uvarint(CLASSIC_MEMBER_METADATA_TAG).uvarint(len(tagged.out))
+    writer.out += tagged.out
+    return writer
 
 
 # ---- reading ----
@@ -358,7 +375,8 @@ def decode_value(key: ConsumerGroupKey, data: bytes) -> ConsumerGroupValue:
     if version != VALUE_VERSION:
         raise ConsumerRecordFormatError(f"{type(key).__name__} value version {version} is not read here")
     value = _value(key, reader)
-    reader.skip_tags()
+    if not isinstance(value, ConsumerGroupMemberMetadataValue):
+        reader.skip_tags()
     return value
 
 
@@ -399,4 +417,22 @@ def _read_member_metadata(reader: _Reader) -> ConsumerGroupMemberMetadataValue:
     names = tuple(reader.text() for _ in range(reader.count()))
     regex, timeout, assignor = reader.compact_string(), reader.int32(), reader.compact_string()
     client = client_id, client_host
-    return ConsumerGroupMemberMetadataValue(instance_id, rack_id, *client, names, regex, timeout, assignor)
+    classic = None
+    for _ in range(reader.uvarint()):
+        tag, size = reader.uvarint(), reader.uvarint()
+        if tag != CLASSIC_MEMBER_METADATA_TAG:
+            reader.raw(size)
+            continue
+        session_timeout = reader.int32()
+        protocols = tuple(
+            ClassicProtocol(reader.text(), _skip_tags_after(reader, reader.raw(reader.uvarint() - 1)))
+            for _ in range(reader.count())
+        )
+        reader.skip_tags()
+        classic = ClassicMemberMetadata(session_timeout, protocols)
+    return ConsumerGroupMemberMetadataValue(instance_id, rack_id, *client, names, regex, timeout, assignor, classic)
+
+
+def _skip_tags_after(reader: _Reader, value: bytes) -> bytes:
+    reader.skip_tags()
+    return value

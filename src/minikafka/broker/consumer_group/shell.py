@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from minikafka.broker.consumer_group.classic_members import MixedStep
 from minikafka.broker.consumer_group.heartbeat import (
     JOIN_EPOCH,
     LEAVE_EPOCH,
@@ -22,8 +23,11 @@ from minikafka.broker.consumer_group.heartbeat import (
     consumer_group_heartbeat,
     expire,
 )
-from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, Partitions
+from minikafka.broker.consumer_group.migration import Refused, downgrade, downgrade_allowed, upgrade
+from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, Partitions, TopicPartition
 from minikafka.broker.consumer_group.persistence import ConsumerGroupRecord, group_records
+from minikafka.broker.group.effects import Effect, JoinResult, Result
+from minikafka.broker.group.records import OffsetsRecord
 from minikafka.broker.group.state import Group, GroupState
 from minikafka.common.clock import new_random
 from minikafka.common.errors import ErrorCode
@@ -37,12 +41,25 @@ class Event:
     fields: Mapping[str, Any]
 
 
+Record = ConsumerGroupRecord | OffsetsRecord  # a conversion deletes the other kind of group in the same batch
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """The group changed protocol: its classic side is now `classic` (the offsets holder after an upgrade, the
+    classic group after a downgrade), and the classic core's `effects` are to be carried out after `records`."""
+
+    classic: Group
+    effects: tuple[Effect, ...]
+
+
 @dataclass(frozen=True)
 class ShellStep:
     group: ConsumerGroup | None  # None: no such group any more (nobody is a member)
     response: HeartbeatResponse
     events: tuple[Event, ...]
-    records: tuple[ConsumerGroupRecord, ...] = ()  # to write before the response is sent
+    records: tuple[Record, ...] = ()  # to write before the response is sent
+    conversion: Conversion | None = None
 
 
 def new_member_id() -> str:
@@ -64,16 +81,51 @@ def heartbeat(
     topic_ids: Mapping[str, uuid.UUID],
     config: ConsumerGroupConfig,
     now: int,
+    request_id: int = 0,
+    partition_racks: Mapping[TopicPartition, frozenset[str]] | None = None,
 ) -> ShellStep:
-    if classic_in_use(classic):
-        # Kafka converts a non-empty classic group online; this coordinator does not, and refuses as Kafka does
-        # when it cannot.
-        response = HeartbeatResponse(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
-        return ShellStep(group, response, ())
-    step = consumer_group_heartbeat(group, group_id, request, topics, config, now, new_member_id())
+    """`request_id`: the id under which a downgraded group's metadata record is written; `partition_racks`: the
+    racks of partitions' replicas, for a rack-aware assignment."""
+    stored, upgraded = group, None
+    if classic_in_use(classic) and classic is not None:
+        upgrade_step = upgrade(classic, topics, config, now)
+        if isinstance(upgrade_step, Refused):
+            # Kafka's answer when a classic group with members cannot be converted.
+            response = HeartbeatResponse(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+            return ShellStep(group, response, ())
+        group, upgraded = upgrade_step.group, upgrade_step
+    step = consumer_group_heartbeat(group, group_id, request, topics, config, now, new_member_id(), partition_racks)
+    if step.response.error != ErrorCode.NONE:
+        return ShellStep(stored, step.response, ())
     after = step.group if step.group is not None and step.group.members else None
-    events = tuple(_events(group, step.group, group_id, request, step.response))
-    return ShellStep(after, step.response, events, group_records(group, after, topic_ids))
+    # The classic members of an upgraded group enter it holding their partitions.
+    events = _events(None if upgraded is not None else group, step.group, group_id, request, step.response)
+    if upgraded is not None:
+        events.insert(0, _converted_event(group_id, "classic", "consumer", len(upgraded.group.members)))
+        records: tuple[Record, ...] = (upgraded.tombstone, *group_records(None, after, topic_ids))
+        return ShellStep(after, step.response, tuple(events), records, Conversion(upgraded.holder, upgraded.effects))
+    leaving = frozenset({request.member_id})
+    left = request.member_epoch == LEAVE_EPOCH
+    if left and group is not None and after is not None and downgrade_allowed(group, leaving, config):
+        converted = downgrade(after, classic, now, request_id)
+        events += _downgraded_events(after)
+        conversion = Conversion(converted.group, converted.effects)
+        return ShellStep(None, step.response, tuple(events), group_records(group, None, topic_ids), conversion)
+    return ShellStep(after, step.response, tuple(events), group_records(stored, after, topic_ids))
+
+
+def _downgraded_events(group: ConsumerGroup) -> list[Event]:
+    """The consumer group is gone: its members, now the classic group's, left it."""
+    events = [_converted_event(group.group_id, "consumer", "classic", len(group.members))]
+    for member_id in sorted(group.members):
+        fields = {"group_id": group.group_id, "member_id": member_id, "reason": "converted"}
+        events.append(Event("consumer_group_member_left", fields))
+    return events
+
+
+def _converted_event(group_id: str, before: str, after: str, members: int) -> Event:
+    fields = {"group_id": group_id, "from_protocol": before, "to_protocol": after, "members": members}
+    return Event("group_protocol_converted", fields)
 
 
 def _events(
@@ -83,8 +135,6 @@ def _events(
     request: HeartbeatRequest,
     response: HeartbeatResponse,
 ) -> list[Event]:
-    if response.error != ErrorCode.NONE:
-        return []
     events = []
     member = {"group_id": group_id, "member_id": response.member_id}
     if request.member_epoch == JOIN_EPOCH:
@@ -134,6 +184,7 @@ class ExpiryStep:
     group: ConsumerGroup | None
     events: tuple[Event, ...]
     records: tuple[ConsumerGroupRecord, ...] = ()
+    conversion: Conversion | None = None
 
 
 def tick(
@@ -142,11 +193,51 @@ def tick(
     topic_ids: Mapping[str, uuid.UUID],
     config: ConsumerGroupConfig,
     now: int,
+    classic: Group | None = None,
+    request_id: int = 0,
 ) -> ExpiryStep:
+    """Fences the members whose timers ran out; a group left with classic members only becomes classic."""
     step = expire(group, topics, config, now)
-    events = tuple(_fenced_event(group.group_id, gone) for gone in step.fenced)
+    events = [_fenced_event(group.group_id, gone) for gone in step.fenced]
     after = step.group if step.group.members else None
-    return ExpiryStep(after, events, group_records(group, after, topic_ids) if step.fenced else ())
+    fenced = frozenset(gone.member_id for gone in step.fenced)
+    if fenced and after is not None and downgrade_allowed(group, fenced, config):
+        converted = downgrade(after, classic, now, request_id)
+        events += _downgraded_events(after)
+        conversion = Conversion(converted.group, converted.effects)
+        return ExpiryStep(None, tuple(events), group_records(group, None, topic_ids), conversion)
+    return ExpiryStep(after, tuple(events), group_records(group, after, topic_ids) if step.fenced else ())
+
+
+@dataclass(frozen=True)
+class MixedShellStep:
+    """A classic member's request served by the consumer group."""
+
+    group: ConsumerGroup | None
+    result: Result
+    events: tuple[Event, ...]
+    records: tuple[ConsumerGroupRecord, ...] = ()
+
+
+def classic_request(
+    group: ConsumerGroup, step: MixedStep, topic_ids: Mapping[str, uuid.UUID], joined: bool = False
+) -> MixedShellStep:
+    """The events and records of a classic member's JoinGroup, SyncGroup, Heartbeat or LeaveGroup."""
+    after = step.group if step.group.members else None
+    events = []
+    result = step.result
+    new = isinstance(result, JoinResult) and result.error == ErrorCode.NONE and result.member_id not in group.members
+    if joined and new and isinstance(result, JoinResult):
+        fields = {"group_id": group.group_id, "member_id": result.member_id, "protocol": "classic"}
+        events.append(Event("consumer_group_member_joined", fields))
+    for gone in sorted(set(group.members) - set(after.members if after else ())):
+        events.append(
+            Event("consumer_group_member_left", {"group_id": group.group_id, "member_id": gone, "reason": "left"})
+        )
+    if after is not None and after.assignment_epoch != group.assignment_epoch:
+        events.append(_assignment_event(after))
+    events += member_assignment_events(group.group_id, group, after)
+    return MixedShellStep(after, step.result, tuple(events), group_records(group, after, topic_ids))
 
 
 def _fenced_event(group_id: str, gone: Fenced) -> Event:
@@ -156,12 +247,15 @@ def _fenced_event(group_id: str, gone: Fenced) -> Event:
 
 def validate_commit(group: ConsumerGroup, member_id: str, member_epoch: int, api_version: int) -> ErrorCode:
     """Kafka's ConsumerGroup.validateOffsetCommit: only a member at its current epoch commits (the group exists
-    only while it has members, so an admin commit without a member is refused)."""
+    only while it has members, so an admin commit without a member is refused). A classic member commits with its
+    generation, its member epoch, in any version."""
     if member_epoch < 0 and not member_id:
         return ErrorCode.UNKNOWN_MEMBER_ID
     member = group.members.get(member_id)
     if member is None:
         return ErrorCode.UNKNOWN_MEMBER_ID
+    if member.uses_classic_protocol:
+        return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
     if api_version < 9:
         return ErrorCode.UNSUPPORTED_VERSION  # the member epoch travels in OffsetCommit v9+
     return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.STALE_MEMBER_EPOCH

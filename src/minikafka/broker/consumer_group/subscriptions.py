@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from minikafka.broker.consumer_group.assignor import ASSIGNORS
-from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, ConsumerMember
+from minikafka.broker.consumer_group.assignor import ASSIGNORS, NO_RACKS, Racks
+from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, ConsumerMember, TopicPartition
 from minikafka.broker.consumer_group.topic_regex import matching
 
 NO_TOPICS: frozenset[str] = frozenset()
@@ -55,9 +55,14 @@ def preferred_assignor(group: ConsumerGroup, config: ConsumerGroupConfig) -> str
     return min(asked, key=lambda name: (-asked[name], name))
 
 
-def update_target_assignment(group: ConsumerGroup, config: ConsumerGroupConfig) -> ConsumerGroup:
-    """The target assignment of the current group epoch."""
+def update_target_assignment(
+    group: ConsumerGroup, config: ConsumerGroupConfig, partition_racks: Mapping[TopicPartition, frozenset[str]]
+) -> ConsumerGroup:
+    """The target assignment of the current group epoch; `partition_racks`: the racks of each partition's
+    replicas, as the metadata knows them."""
     subscriptions = {m.member_id: member_topics(m, group.resolved_regexes) for m in group.members.values()}
     assign = ASSIGNORS[preferred_assignor(group, config)]
-    target = assign(subscriptions, group.subscription_metadata, group.target)
+    member_racks = {m.member_id: m.rack_id for m in group.members.values() if m.rack_id}
+    racks = Racks(member_racks, partition_racks) if member_racks else NO_RACKS
+    target = assign(subscriptions, group.subscription_metadata, group.target, racks)
     return group.evolve(target=target, assignment_epoch=group.group_epoch)

@@ -18,9 +18,10 @@ import structlog
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.consumer_group import shell as consumer_groups
+from minikafka.broker.consumer_group.classic_members import MixedStep
 from minikafka.broker.consumer_group.heartbeat import HeartbeatRequest, HeartbeatResponse
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
-from minikafka.broker.consumer_group.persistence import ConsumerGroupRecord
+from minikafka.broker.consumer_group.model import TopicPartition as GroupPartition
 from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.coordinator_runtime.internal_topic import CoordinatorLookup, InternalTopicSpec
 from minikafka.broker.coordinator_runtime.runtime import CoordinatorRuntime, RuntimeConfig
@@ -80,6 +81,8 @@ def coordinator_config(config: BrokerConfig) -> CoordinatorConfig:
             heartbeat_interval_ms=config.group_consumer_heartbeat_interval_ms,
             max_size=config.group_consumer_max_size,
             assignors=config.consumer_assignors,
+            migration_policy=config.group_consumer_migration_policy,
+            classic_max_size=config.group_max_size,
         ),
         config.group_coordinator_rebalance_protocols,
         config.offsets_topic_segment_bytes,
@@ -160,6 +163,18 @@ class GroupCoordinator:
     def topic_partitions(self) -> dict[str, int]:
         return {name: len(topic.partitions) for name, topic in self.manager.metadata.image.topics_by_name.items()}
 
+    def partition_racks(self) -> dict[GroupPartition, frozenset[str]]:
+        """The racks of each partition's replicas, for the rack-aware assignors (empty when no broker has one)."""
+        image = self.manager.metadata.image
+        racks = {broker_id: b.rack for broker_id, b in image.brokers.items() if b.rack}
+        if not racks:
+            return {}
+        return {
+            GroupPartition(name, index): frozenset(racks[r] for r in partition.replicas if r in racks)
+            for name, topic in image.topics_by_name.items()
+            for index, partition in topic.partitions.items()
+        }
+
     def topic_ids(self) -> dict[str, uuid.UUID]:
         return {name: topic.topic_id for name, topic in self.manager.metadata.image.topics_by_name.items()}
 
@@ -180,9 +195,13 @@ class GroupCoordinator:
             self.topic_ids(),
             self.config.consumer,
             monotonic_ms(),
+            self.runtime.new_request_id(),
+            self.partition_racks(),
         )
         self._store_consumer_group(shard, group_id, step.group, step.events)
         written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
+        if step.conversion is not None:
+            self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
         if written is None or (written.done() and not step.records):
             return answered(step.response)
         return self._answer_when_written(written, step.response)
@@ -196,7 +215,7 @@ class GroupCoordinator:
         return response
 
     def _write_consumer_records(
-        self, shard: OffsetsShard, records: tuple[ConsumerGroupRecord, ...]
+        self, shard: OffsetsShard, records: tuple[consumer_groups.Record, ...]
     ) -> asyncio.Future[ProduceResult]:
         now_ms = wall_ms()
         batch = build_batch([Record(encode_value(r.value), encode_key(r.key), now_ms) for r in records])
@@ -375,8 +394,56 @@ class GroupCoordinator:
             return
         topics, topic_ids = self.topic_partitions(), self.topic_ids()
         for group_id, group in list(shard.consumer_groups.items()):
-            step = consumer_groups.tick(group, topics, topic_ids, self.config.consumer, now)
+            classic = shard.groups.get(group_id)
+            request_id = self.runtime.new_request_id()
+            step = consumer_groups.tick(group, topics, topic_ids, self.config.consumer, now, classic, request_id)
             if step.events or step.group is not group:
                 self._store_consumer_group(shard, group_id, step.group, step.events)
             if step.records and self.runtime.is_current(shard):
                 self._write_consumer_records(shard, step.records)
+            if step.conversion is not None and self.runtime.is_current(shard):
+                self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
+
+    # ---- classic members of consumer groups ----
+
+    def run_classic(
+        self,
+        group_id: str,
+        failure: Callable[[ErrorCode], Result],
+        classic: Callable[[Group, int, int], GroupStep],
+        mixed: Callable[[ConsumerGroup, int], MixedStep],
+    ) -> asyncio.Future[Result]:
+        """A classic protocol request: run by the classic core, or by the consumer group when the id is one (its
+        classic members); decided where the group lives, when the request runs."""
+
+        def apply(shard: OffsetsShard, request_id: int) -> None:
+            consumer = shard.consumer_groups.get(group_id)
+            now = monotonic_ms()
+            if consumer is None:
+                self._apply(shard, classic(shard.groups.get(group_id) or Group(group_id), request_id, now))
+                return
+            self._run_mixed(shard, consumer, mixed(consumer, now), request_id, failure)
+
+        return self.runtime.run(group_id, lambda _, error: failure(error), apply)
+
+    def _run_mixed(
+        self,
+        shard: OffsetsShard,
+        group: ConsumerGroup,
+        mixed: MixedStep,
+        request_id: int,
+        failure: Callable[[ErrorCode], Result],
+    ) -> None:
+        step = consumer_groups.classic_request(group, mixed, self.topic_ids())
+        self._store_consumer_group(shard, group.group_id, step.group, step.events)
+        written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
+        if written is None or written.done() and not step.records:
+            self.runtime.answer(request_id, step.result)
+            return
+
+        def done(write: asyncio.Future[ProduceResult]) -> None:
+            error = ErrorCode.REQUEST_TIMED_OUT if write.cancelled() else write.result().error
+            result = step.result if error == ErrorCode.NONE else failure(metadata_store_error(error))
+            self.runtime.answer(request_id, result)
+
+        written.add_done_callback(done)

@@ -7,7 +7,9 @@ import dataclasses
 import uuid
 from typing import Any
 
-from minikafka.broker.consumer_group.model import ConsumerGroup
+from minikafka.broker.consumer_group import classic_members
+from minikafka.broker.consumer_group.classic_members import ClassicJoin
+from minikafka.broker.consumer_group.model import ClassicProtocol, ConsumerGroupConfig, TopicPartition
 from minikafka.broker.group.effects import JoinResult, LeaveResult, LeftMember, SyncResult
 from minikafka.broker.group.membership import (
     JoinRequest,
@@ -55,17 +57,44 @@ async def handle_join(ctx: WireContext, request: Request) -> Any:
         reason=getattr(body, "reason", None) or "",
     )
     new_id = f"{join.client_id or 'member'}-{uuid.UUID(int=new_random().getrandbits(128), version=4)}"
-    consumer = ctx.groups.consumer_group(body.group_id) if ctx.groups is not None and body.group_id else None
-    if isinstance(consumer, ConsumerGroup) and ctx.allowed(AclOperation.READ, ResourceType.GROUP, body.group_id):
-        # A consumer-protocol group has the id: classic members cannot join it (no online downgrade here).
-        return _join_response(request, JoinResult(ErrorCode.GROUP_ID_NOT_FOUND, member_id=body.member_id))
+    config = group_config(ctx) if ctx.groups is not None else None
+    if config is not None and not config.min_session_timeout_ms <= session_ms <= config.max_session_timeout_ms:
+        return _join_response(request, JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=body.member_id))
+    mixed_join = ClassicJoin(
+        join.member_id,
+        join.group_instance_id,
+        join.client_id,
+        join.client_host,
+        join.session_timeout_ms,
+        join.rebalance_timeout_ms,
+        join.protocol_type,
+        tuple(ClassicProtocol(p.name, p.metadata) for p in join.protocols),
+        join.require_known_member_id,
+    )
     result = await coordinate(
         ctx,
         body.group_id,
         lambda e: JoinResult(e, member_id=body.member_id),
         lambda group, rid, now: join_group(group, _with_id(join, rid), group_config(ctx), now, new_id),
+        mixed=lambda group, now: classic_members.join(
+            group, mixed_join, ctx_topics(ctx), consumer_config(ctx), now, new_id, ctx_racks(ctx)
+        ),
     )
     return _join_response(request, result)
+
+
+def ctx_topics(ctx: WireContext) -> dict[str, int]:
+    return ctx.groups.topic_partitions() if ctx.groups is not None else {}
+
+
+def ctx_racks(ctx: WireContext) -> dict[TopicPartition, frozenset[str]]:
+    return ctx.groups.partition_racks() if ctx.groups is not None else {}
+
+
+def consumer_config(ctx: WireContext) -> ConsumerGroupConfig:
+    if ctx.groups is None:
+        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker has no group coordinator")
+    return ctx.groups.config.consumer
 
 
 def _with_id(request: Any, request_id: int) -> Any:
@@ -105,7 +134,19 @@ async def handle_sync(ctx: WireContext, request: Request) -> Any:
         assignments=tuple((a.member_id, bytes(a.assignment)) for a in body.assignments or ()),
     )
     result = await coordinate(
-        ctx, body.group_id, SyncResult, lambda group, rid, now: sync_group(group, _with_id(sync, rid), now)
+        ctx,
+        body.group_id,
+        SyncResult,
+        lambda group, rid, now: sync_group(group, _with_id(sync, rid), now),
+        mixed=lambda group, now: classic_members.sync(
+            group,
+            sync.member_id,
+            sync.group_instance_id,
+            sync.generation_id,
+            sync.protocol_type,
+            sync.protocol_name,
+            now,
+        ),
     )
     cls = response_class(SYNC_GROUP, request.header.api_version)
     return build(
@@ -122,7 +163,13 @@ async def handle_heartbeat(ctx: WireContext, request: Request) -> Any:
     body = request.body
     identity = MemberIdentity(body.member_id, getattr(body, "group_instance_id", None), body.generation_id)
     result = await coordinate(
-        ctx, body.group_id, heartbeat_unanswered, lambda group, rid, now: heartbeat(group, rid, identity, now)
+        ctx,
+        body.group_id,
+        heartbeat_unanswered,
+        lambda group, rid, now: heartbeat(group, rid, identity, now),
+        mixed=lambda group, now: classic_members.heartbeat(
+            group, identity.member_id, identity.group_instance_id, body.generation_id, now
+        ),
     )
     return build(response_class(HEARTBEAT, request.header.api_version), throttle_time=0, error_code=result.error)
 
@@ -135,11 +182,13 @@ async def handle_leave(ctx: WireContext, request: Request) -> Any:
         identities = tuple(MemberIdentity(m.member_id, m.group_instance_id) for m in body.members)
     else:
         identities = (MemberIdentity(body.member_id, None),)
+    leaving = tuple(classic_members.Leaving(i.member_id, i.group_instance_id) for i in identities)
     result = await coordinate(
         ctx,
         body.group_id,
         LeaveResult,
         lambda group, rid, now: leave_group(group, rid, identities, group_config(ctx), now),
+        mixed=lambda group, now: classic_members.leave(group, leaving, ctx_topics(ctx)),
     )
     if not batched:
         # One member: its own error is the request's.
@@ -166,14 +215,22 @@ def group_config(ctx: WireContext) -> GroupConfig:
 
 
 async def coordinate(
-    ctx: WireContext, group_id: str, failure: Any, operation: Any, needs: AclOperation = AclOperation.READ
+    ctx: WireContext,
+    group_id: str,
+    failure: Any,
+    operation: Any,
+    needs: AclOperation = AclOperation.READ,
+    mixed: Any = None,
 ) -> Any:
     """Run `operation` on the group at its coordinator; the caller needs `needs` on the group (Kafka: READ to join,
-    sync, heartbeat, leave and commit; DELETE to delete), else GROUP_AUTHORIZATION_FAILED."""
+    sync, heartbeat, leave and commit; DELETE to delete), else GROUP_AUTHORIZATION_FAILED. `mixed`: a classic
+    protocol request's operation on a consumer group, run instead when the id is one."""
     if not ctx.allowed(needs, ResourceType.GROUP, group_id):
         return failure(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if ctx.groups is None:
         return failure(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     if not group_id:
         return failure(ErrorCode.INVALID_GROUP_ID)
+    if mixed is not None:
+        return await ctx.groups.run_classic(group_id, failure, operation, mixed)
     return await ctx.groups.run(group_id, failure, operation)

@@ -43,6 +43,7 @@ def handle(ctx: WireContext, request: Request) -> Any:
         client_host=ctx.client_host,
         instance_id=body.instance_id,
         subscribed_topic_regex=getattr(body, "subscribed_topic_regex", None),  # v1+
+        rack_id=body.rack_id,
     )
     return _answered(ctx, cls, ctx.groups.consumer_heartbeat(body.group_id, heartbeat))
 
