@@ -31,8 +31,9 @@ from minikafka.broker.log_manager import TopicPartition
 from minikafka.client.producer import Producer, ProducerConfig, RecordMetadata
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import PeerChannels
-from minikafka.common.node_environment import SimulatedNode, enter_simulated_node
+from minikafka.common.node_environment import SimulatedNode, enter_simulated_node, simulated_node
 from minikafka.deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_faults
+from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.pb import controller_pb2, controller_pb2_grpc
 from minikafka.sim.cluster import (
     BROKER_IDS,
@@ -43,7 +44,18 @@ from minikafka.sim.cluster import (
     controller_address,
 )
 from minikafka.sim.disk import SimDisk
-from minikafka.sim.invariants import Acknowledged, Invariants, PartitionReplica, RaftNode, Violation, records_between
+from minikafka.sim.event_invariants import EventInvariants
+from minikafka.sim.invariants import (
+    Acknowledged,
+    BatchHeader,
+    Invariants,
+    PartitionReplica,
+    RaftNode,
+    Violation,
+    batches_between,
+    log_matching,
+    records_between,
+)
 from minikafka.sim.network import NetworkFaults, SimNetwork
 from minikafka.sim.planted_bugs import planted
 from minikafka.sim.virtual_loop import VirtualTimeLoop
@@ -64,6 +76,7 @@ SIMULATED_FAULTS = (
 )
 FSYNC_LATENCY_MS = (0.5, 8.0)  # work handed to a thread pool (fsyncs) takes this long
 STEP_S = 0.25  # invariants are checked this often (simulated)
+LOG_MATCHING_STEPS = 8  # the replicas' logs are compared this many steps apart (each time from where they matched)
 FULL_COLLECTION_STEPS = 40
 START_TIMEOUT_S = 60.0
 RECOVERY_TIMEOUT_S = 30.0  # full ISRs awaited after each fault, as `chaos` does
@@ -131,6 +144,7 @@ class Trace:
         self.events = 0
         self.watched: dict[str, list[dict[str, Any]]] = {name: [] for name in watched}
         self.hooks: dict[str, Callable[[Mapping[str, Any]], None]] = {}  # a story's step taken the moment it's logged
+        self.observers: list[Callable[[Mapping[str, Any]], None]] = []  # every event, as it is logged
 
     def add(self, line: str) -> None:
         self.digest.update(line.encode() + b"\n")
@@ -147,6 +161,8 @@ class Trace:
             self.watched[name].append(dict(event))
         if name in self.hooks:
             self.hooks.pop(name)(event)
+        for observer in self.observers:
+            observer(event)
         if any(word in name for word in _DECISIVE):
             loop = asyncio.get_running_loop()
             fields = " ".join(f"{k}={event[k]}" for k in sorted(event) if k != "event")
@@ -172,6 +188,9 @@ class World:
         } | {node_id: SimProcess(node_id, root / str(node_id), self.network, brokers) for node_id in BROKER_IDS}
         self.topic = settings.topic
         self.invariants = Invariants()
+        self.events = EventInvariants()
+        self.matched: dict[tuple[int, int, int], int] = {}  # LogMatching: how far each pair of replicas matched
+        trace.observers.append(self._observe)
         self.step = "start"
         self.client_context = contextvars.Context()
         self.client_context.run(enter_simulated_node, SimulatedNode(CLIENT_ID, self.network, SimDisk()))
@@ -203,6 +222,10 @@ class World:
                         replica.leader.high_watermark if replica.leader is not None else -1,
                         log.log_end_offset,
                         functools.partial(_read_values, log),
+                        log.log_start_offset,
+                        log.high_watermark,
+                        functools.partial(_read_batches, log),
+                        self.processes[node_id].starts,
                     )
                 )
         return found
@@ -228,7 +251,18 @@ class World:
         return found
 
     def check(self) -> None:
-        self.violated(self.invariants.check(self.replicas(), self.raft_nodes()))
+        replicas = self.replicas()
+        self.violated(self.invariants.check(replicas, self.raft_nodes()))
+        while self.events.violations:
+            self.violated(self.events.violations.pop(0))
+        if self.steps % LOG_MATCHING_STEPS == 0:
+            self.violated(log_matching(replicas, self.matched))
+
+    def _observe(self, event: Mapping[str, Any]) -> None:
+        node = simulated_node()
+        node_id = None if node is None or node.node_id not in self.processes else node.node_id
+        starts = 0 if node_id is None else self.processes[node_id].starts
+        self.events.observe(node_id, starts, event)
 
     def violated(self, violation: Violation | None) -> None:
         if violation is None:
@@ -267,6 +301,32 @@ class World:
         leaders = [r for r in self._leading() if r is not None]
         size = self.topic.replication_factor
         return len(leaders) == self.topic.partitions and all(len(r.leader.isr) == size for r in leaders)
+
+    def recovered(self) -> bool:
+        """Full ISRs in the committed metadata as every leader sees them, and every broker registered, unfenced, as
+        the incarnation running now. A broker restarted within its old session's timeout is refused registration
+        (DUPLICATE_BROKER_REGISTRATION) and its old epoch stays in the ISRs: a leader's view alone calls that full."""
+        if not self.full_isrs():
+            return False
+        image = self.committed_image()
+        for node_id in BROKER_IDS:
+            broker = self.processes[node_id].parts.get("broker")
+            registered = image.broker(node_id)
+            if broker is None or registered is None or registered.fenced:
+                return False
+            if registered.incarnation_id != broker.lifecycle.incarnation_id:
+                return False
+        found = image.topics_by_name.get(TOPIC)
+        size = self.topic.replication_factor
+        return found is not None and all(len(p.isr) == size for p in found.partitions.values())
+
+    def committed_image(self) -> MetadataImage:
+        """The committed metadata of the controller that replayed the most."""
+        controllers = [self.processes[c].parts.get("controller") for c in CONTROLLER_IDS]
+        running = [c for c in controllers if c is not None]
+        if not running:
+            return MetadataImage()
+        return max(running, key=lambda c: c.replayed_offset).state.committed
 
     def _leading(self) -> list[Any]:
         newest: dict[int, Any] = {}
@@ -390,7 +450,8 @@ class World:
                 raise ValueError(f"fault kind {kind} is not simulated")
         self.note(f"{kind} healed")
         self.faults_done += 1
-        await self.run_until(self.full_isrs, RECOVERY_TIMEOUT_S)
+        if not await self.run_until(self.recovered, RECOVERY_TIMEOUT_S):
+            self.note(f"not recovered from {kind} after {RECOVERY_TIMEOUT_S:.0f}s: the next fault overlaps it")
 
     def _target(self, step: FaultStep) -> int | None:
         if step.kind == "isolate-controller":
@@ -429,6 +490,9 @@ async def _simulate(settings: SimulationSettings, root: Path, trace: Trace, scri
         if settings.keep_going:
             world.observed["lost"] = world.invariants.lost(world.replicas())
         world.violated(world.invariants.check_all_acknowledged(world.replicas()))
+        world.violated(log_matching(world.replicas(), {}))
+        while world.events.violations:
+            world.violated(world.events.violations.pop(0))
     except Violated as violated:
         world.violations.append(violated.violation)
         trace.add(f"{loop.time():10.3f} violation {violated.violation.invariant}: {violated.violation.detail}")
@@ -477,7 +541,7 @@ async def run_fault_plan(world: World) -> None:
             await world.inject(step)
         world.step = "final read"
         await world.heal_all()
-        await world.run_until(world.full_isrs, RECOVERY_TIMEOUT_S)
+        await world.run_until(world.recovered, RECOVERY_TIMEOUT_S)
         stop.set()
         await world.run_until(producing.done, 60)
         await world.run_for(QUIET_S)
@@ -488,6 +552,22 @@ async def run_fault_plan(world: World) -> None:
 
 def _entry_epoch(core: Any, offset: int) -> int:
     return int(core.entry(offset).epoch)
+
+
+def _read_batches(log: Any, start: int, end: int) -> list[BatchHeader]:
+    found: list[BatchHeader] = []
+    offset = start
+    try:
+        while offset < end:
+            data = log.read(offset, 1 << 20)
+            batches = batches_between(data, offset, end) if data else []
+            if not batches:
+                break
+            found.extend(batches)
+            offset = batches[-1].last_offset + 1
+    except KafkaError:  # outside the log
+        pass
+    return found
 
 
 def _read_values(log: Any, start: int, end: int) -> dict[int, bytes]:
