@@ -62,11 +62,14 @@ from minikafka.sim.virtual_loop import VirtualTimeLoop
 
 TOPIC = "sim"
 PARTITIONS = 3
-# The fault kinds of `chaos` the simulation runs (wipe-disk, pause and the storage faults are not simulated yet).
+# The fault kinds of `chaos` the simulation runs (controller-wipe, controller-flap and the storage faults are not
+# simulated yet).
 SIMULATED_FAULTS = (
     "kill",
     "reboot",
     "lose-unflushed",
+    "wipe-disk",
+    "pause",
     "controller-kill",
     "partition",
     "isolate-leader",
@@ -435,6 +438,17 @@ class World:
             case "reboot" | "lose-unflushed":
                 await self.processes[step.target].crash(power_loss=kind == "lose-unflushed")
                 self.processes[step.target].start()
+            case "wipe-disk":
+                process = self.processes[step.target]
+                await process.crash(power_loss=False)
+                shutil.rmtree(process.data_dir, ignore_errors=True)
+                process.start()
+            case "pause":
+                loop = asyncio.get_running_loop()
+                assert isinstance(loop, VirtualTimeLoop)
+                loop.pause(step.target)
+                await self.run_for(step.down_s)
+                loop.resume(step.target)
             case "partition" | "broker-controller" | "one-way":
                 first, second = step.groups  # type: ignore[misc]
                 self.network.partition(first, second, one_way=kind == "one-way")
