@@ -17,6 +17,7 @@ from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.control import cluster_control, config_control
 from minikafka.kraft_controller.metadata.image import PartitionRegistration
 from minikafka.kraft_controller.raft.driver import RaftDriver
+from minikafka.kraft_controller.raft.file_log import RaftFileLog
 
 Patch = tuple[Any, str, Any]  # (owner, attribute, replacement)
 
@@ -127,10 +128,21 @@ def _partition_epoch_not_bumped() -> list[Patch]:
     return [(PartitionRegistration, "apply", apply)]
 
 
-def _leader_skips_divergence_check() -> list[Patch]:
-    """The leader never answers a follower's Fetch with its diverging epoch: a deposed leader that rejoins as a
-    follower keeps the tail it wrote alone and appends the new leader's records after it."""
-    return [(ReplicaManager, "_diverging", staticmethod(lambda _log, _epoch, _offset: None))]
+def _raft_log_not_fsynced() -> list[Patch]:
+    """The Raft log's appends are never fsynced (a follower's before it fetches on, the leader's before it counts
+    them): every entry still counts toward the high watermark, and a controller's power loss takes its log back to
+    what a snapshot or a segment roll made durable."""
+    append = RaftFileLog.append
+    detached = RaftFileLog.detached_fsync
+
+    def append_unflushed(self: RaftFileLog, entries: Any, now_ms: int, flush: bool = True) -> None:
+        append(self, entries, now_ms, flush=False)
+
+    def detached_fsync(self: RaftFileLog, now_ms: int) -> tuple[Callable[[], None], Callable[[], None]]:
+        _fsync, then = detached(self, now_ms)
+        return (lambda: None), then
+
+    return [(RaftFileLog, "append", append_unflushed), (RaftFileLog, "detached_fsync", detached_fsync)]
 
 
 PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
@@ -144,7 +156,7 @@ PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "unclean-shutdown-counted-clean": _unclean_shutdown_counted_clean,
     "leader-change-keeps-leader-epoch": _leader_change_keeps_leader_epoch,
     "partition-epoch-not-bumped": _partition_epoch_not_bumped,
-    "leader-skips-divergence-check": _leader_skips_divergence_check,
+    "raft-log-not-fsynced": _raft_log_not_fsynced,
 }
 
 
