@@ -79,6 +79,8 @@ SIMULATED_FAULTS = (
 )
 FSYNC_LATENCY_MS = (0.5, 8.0)  # work handed to a thread pool (fsyncs) takes this long
 STEP_S = 0.25  # invariants are checked this often (simulated)
+# The invariants a loss of acknowledged writes breaks: explained when faults overlapped before it.
+LOSSES = ("NoCommittedRecordLost", "LeaderCandidateCompleteness", "LogMatching")
 LOG_MATCHING_STEPS = 8  # the replicas' logs are compared this many steps apart (each time from where they matched)
 FULL_COLLECTION_STEPS = 40
 START_TIMEOUT_S = 60.0
@@ -136,6 +138,9 @@ class SimulationResult:
     cpu_s: float  # this process's CPU time for the seed (wall time depends on what else the machine runs)
     observed: dict[str, Any] = field(default_factory=dict)  # what a story saw on its way
     violations: list[Violation] = field(default_factory=list)  # with `keep_going`: the first of each invariant
+    # Why a loss is beyond Kafka's promise (None: it is not, or nothing was lost): a fault struck before the cluster
+    # had recovered from the one before, so more than one replica was away at once.
+    explained: str | None = None
 
 
 class Trace:
@@ -202,6 +207,7 @@ class World:
         self.steps = 0
         self.observed: dict[str, Any] = {}
         self.violations: list[Violation] = []
+        self.overlapping: list[str] = []  # the fault steps the cluster had not recovered from when the next began
 
     # ---- what the nodes hold ----
 
@@ -466,6 +472,7 @@ class World:
         self.faults_done += 1
         if not await self.run_until(self.recovered, RECOVERY_TIMEOUT_S):
             self.note(f"not recovered from {kind} after {RECOVERY_TIMEOUT_S:.0f}s: the next fault overlaps it")
+            self.overlapping.append(self.step)
 
     def _target(self, step: FaultStep) -> int | None:
         if step.kind == "isolate-controller":
@@ -513,6 +520,12 @@ async def _simulate(settings: SimulationSettings, root: Path, trace: Trace, scri
     finally:
         await world.shut_down()
     violation = world.violations[0] if world.violations else None
+    explained = None
+    if violation is not None and violation.invariant in LOSSES and world.overlapping:
+        explained = (
+            f"the cluster had not recovered from {', '.join(world.overlapping)} when the next fault struck: more "
+            f"than one replica away at once, beyond Kafka's promise for acks=all with RF 3 and min.insync.replicas 2"
+        )
     return SimulationResult(
         settings.seed,
         violation,
@@ -527,6 +540,7 @@ async def _simulate(settings: SimulationSettings, root: Path, trace: Trace, scri
         time.process_time() - cpu_started,
         dict(world.observed),
         list(world.violations),
+        explained,
     )
 
 

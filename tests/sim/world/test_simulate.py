@@ -9,6 +9,7 @@ import re
 import pytest
 
 from minikafka.cli import main
+from minikafka.sim import world
 from minikafka.sim.world import SimulationSettings, simulate_seed
 
 # Seed 1 of these faults cuts a partition leader off for longer than the broker session timeout (its third step).
@@ -75,3 +76,13 @@ def test_a_fault_waits_until_the_restarted_brokers_are_registered_again() -> Non
     result = simulate_seed(SimulationSettings(2, duration_s=60.0, faults=faults))
     assert result.violation is None, "\n".join(result.trace)
     assert result.faults >= 5
+
+
+def test_a_loss_after_overlapping_faults_is_explained_as_beyond_kafkas_promise(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same seed with the wait for recovery cut to one step: the next faults strike while broker 1 is still
+    refused registration, and broker 2's empty log is elected as before; the loss is charged to the overlap."""
+    monkeypatch.setattr(world, "RECOVERY_TIMEOUT_S", 0.25)
+    faults = ("kill", "reboot", "lose-unflushed", "isolate-leader")
+    result = simulate_seed(SimulationSettings(2, duration_s=60.0, faults=faults))
+    assert result.violation is not None and result.violation.invariant == "LeaderCandidateCompleteness"
+    assert result.explained is not None and "had not recovered from kill 1" in result.explained
