@@ -62,14 +62,15 @@ from minikafka.sim.virtual_loop import VirtualTimeLoop
 
 TOPIC = "sim"
 PARTITIONS = 3
-# The fault kinds of `chaos` the simulation runs (controller-wipe, controller-flap and the storage faults are not
-# simulated yet).
+# The fault kinds of `chaos` the simulation runs (controller-wipe, controller-flap and corrupt are not simulated yet).
 SIMULATED_FAULTS = (
     "kill",
     "reboot",
     "lose-unflushed",
     "wipe-disk",
     "pause",
+    "disk-full",
+    "disk-error",
     "controller-kill",
     "partition",
     "isolate-leader",
@@ -448,6 +449,16 @@ class World:
                 process = self.processes[step.target]
                 await process.crash(power_loss=False)
                 shutil.rmtree(process.data_dir, ignore_errors=True)
+                process.start()
+            case "disk-full" | "disk-error":
+                # The storage layer's own seam (what chaos's InjectDiskFault calls): ENOSPC on every write, or EIO
+                # on every read and write, until a new process runs on a repaired disk; it may exit first.
+                process = self.processes[step.target]
+                broker = process.parts.get("broker")
+                if broker is not None:
+                    broker.manager.logs.failures.inject(kind)
+                await self.run_for(step.down_s)
+                await process.crash(power_loss=False)
                 process.start()
             case "pause":
                 loop = asyncio.get_running_loop()
