@@ -14,6 +14,7 @@ from minikafka.sim.stories import (
     NEW_LEADER_EPOCH,
     PENDING_ISR_EXPANSION,
     PENDING_ISR_SHRINK,
+    RAFT_POWER_LOSS,
     STORIES,
     Story,
     run_story,
@@ -142,3 +143,17 @@ REPLAYED = sorted(set(STORIES) - {LOST_ALTER_PARTITION_ANSWER.name})
 def test_a_story_replays_to_the_same_trace(name: str) -> None:
     first, again = run_story(STORIES[name], guarded=True), run_story(STORIES[name], guarded=True)
     assert first.trace_hash == again.trace_hash
+
+
+def test_raft_a_leaders_power_loss_keeps_what_it_counted_committed() -> None:
+    result = run(RAFT_POWER_LOSS, guarded=True)
+    assert invariants(result) == [], result.trace
+    # the entries the lagging controller lacks keep the restarted leader's vote from it: it does not lead
+    assert result.observed["entries_c_lacks"] > 0
+    assert result.observed["raft_leader_while_f_cut_off"] != result.observed["lagging_controller"]
+
+
+def test_raft_entries_counted_before_their_fsync_are_lost_with_the_leaders_power() -> None:
+    result = run(RAFT_POWER_LOSS, guarded=False)
+    assert invariants(result) == ["LeaderHasAllAckedValues"]
+    assert result.observed["raft_leader_while_f_cut_off"] == result.observed["lagging_controller"]
