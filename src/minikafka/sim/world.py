@@ -69,14 +69,14 @@ SIMULATED_FAULTS = (
     "lose-unflushed",
     "wipe-disk",
     "pause",
-    "disk-full",
-    "disk-error",
     "controller-kill",
     "partition",
     "isolate-leader",
     "isolate-controller",
     "broker-controller",
     "one-way",
+    "disk-full",
+    "disk-error",
 )
 FSYNC_LATENCY_MS = (0.5, 8.0)  # work handed to a thread pool (fsyncs) takes this long
 STEP_S = 0.25  # invariants are checked this often (simulated)
