@@ -15,7 +15,7 @@ from minikafka.common.cli_support import CliError, bounded_int
 from minikafka.deploy.chaos_schedule import parse_fault_kinds
 from minikafka.sim.planted_bugs import PLANTED_BUGS
 from minikafka.sim.stories import STORIES, run_story
-from minikafka.sim.world import SIMULATED_FAULTS, SimulationResult, SimulationSettings, simulate_seed
+from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResult, SimulationSettings, simulate_seed
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--guard", choices=("on", "off", "both"), default="both", help="--story: the guard on, off, or both runs"
     )
     simulate.add_argument("--first-seed", type=int, default=1, metavar="FIRST")
-    simulate.add_argument("--faults", default=",".join(SIMULATED_FAULTS), help="comma-separated chaos fault kinds")
+    simulate.add_argument("--faults", default=",".join(DEFAULT_FAULTS), help="comma-separated chaos fault kinds")
     simulate.add_argument("--duration-ms", type=bounded_int(1000), default=60_000, help="simulated time of faults")
     simulate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a node config, any role")
     simulate.add_argument("--planted-bug", choices=sorted(PLANTED_BUGS), help="plant a known bug in a shell")

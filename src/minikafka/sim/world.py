@@ -10,6 +10,7 @@ trace hash.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import contextvars
 import functools
@@ -32,7 +33,9 @@ from minikafka.client.producer import Producer, ProducerConfig, RecordMetadata
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import PeerChannels
 from minikafka.common.node_environment import SimulatedNode, enter_simulated_node, simulated_node
+from minikafka.common.record_batch import CorruptRecordError
 from minikafka.deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_faults
+from minikafka.deploy.faults import _batch_to_corrupt
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.pb import controller_pb2, controller_pb2_grpc
 from minikafka.sim.cluster import (
@@ -62,7 +65,7 @@ from minikafka.sim.virtual_loop import VirtualTimeLoop
 
 TOPIC = "sim"
 PARTITIONS = 3
-# The fault kinds of `chaos` the simulation runs (controller-wipe, controller-flap and corrupt are not simulated yet).
+# The fault kinds of `chaos` the simulation runs (controller-wipe and controller-flap are not simulated yet).
 SIMULATED_FAULTS = (
     "kill",
     "reboot",
@@ -77,7 +80,11 @@ SIMULATED_FAULTS = (
     "one-way",
     "disk-full",
     "disk-error",
+    "corrupt",
 )
+# What a run draws from unless told: `corrupt` only when asked for, since a flipped bit in a follower's old batch is
+# found only if that batch is read again (its replica leads, or a follower fetches it), which a run rarely does.
+DEFAULT_FAULTS = tuple(kind for kind in SIMULATED_FAULTS if kind != "corrupt")
 FSYNC_LATENCY_MS = (0.5, 8.0)  # work handed to a thread pool (fsyncs) takes this long
 STEP_S = 0.25  # invariants are checked this often (simulated)
 # The invariants a loss of acknowledged writes breaks: explained when faults overlapped before it.
@@ -110,7 +117,7 @@ class TopicSpec:
 class SimulationSettings:
     seed: int
     duration_s: float = 60.0
-    faults: tuple[str, ...] = SIMULATED_FAULTS
+    faults: tuple[str, ...] = DEFAULT_FAULTS
     overrides: Mapping[str, str] = field(default_factory=dict)
     planted_bug: str | None = None
     min_gap_s: float = 1.0
@@ -208,6 +215,7 @@ class World:
         self.steps = 0
         self.observed: dict[str, Any] = {}
         self.violations: list[Violation] = []
+        self.corrupted: dict[int, int] = {}  # partition -> the broker whose replica of it was corrupted
         self.overlapping: list[str] = []  # the fault steps the cluster had not recovered from when the next began
 
     # ---- what the nodes hold ----
@@ -460,6 +468,8 @@ class World:
                 await self.run_for(step.down_s)
                 await process.crash(power_loss=False)
                 process.start()
+            case "corrupt":
+                self._corrupt(step.target)
             case "pause":
                 loop = asyncio.get_running_loop()
                 assert isinstance(loop, VirtualTimeLoop)
@@ -484,6 +494,25 @@ class World:
         if not await self.run_until(self.recovered, RECOVERY_TIMEOUT_S):
             self.note(f"not recovered from {kind} after {RECOVERY_TIMEOUT_S:.0f}s: the next fault overlaps it")
             self.overlapping.append(self.step)
+
+    def _corrupt(self, broker: int) -> None:
+        """Flip a bit inside a batch in the middle of the oldest segment of `broker`'s replica of a partition no
+        other broker's replica of which was corrupted (at most one replica of each, as Kafka's promise assumes);
+        the CRC finds it when the batch is next read."""
+        free = [p for p in range(self.topic.partitions) if self.corrupted.get(p, broker) == broker]
+        partition = free[self.faults_done % len(free)] if free else None
+        segments = sorted((self.processes[broker].data_dir / f"{TOPIC}-{partition}").glob("*.log"))
+        target = _batch_to_corrupt(segments, None) if partition is not None and segments else None
+        if partition is None or target is None:
+            self.note(f"corrupt: broker {broker} holds no batch to corrupt")
+            return
+        with target.segment.open("r+b") as stream:
+            stream.seek(target.position)
+            byte = stream.read(1)
+            stream.seek(target.position)
+            stream.write(bytes([byte[0] ^ 0x01]))
+        self.corrupted[partition] = broker
+        self.note(f"corrupt: broker {broker} {TOPIC}-{partition} batch at offset {target.base_offset}")
 
     def _target(self, step: FaultStep) -> int | None:
         if step.kind == "isolate-controller":
@@ -593,18 +622,32 @@ def _entry_epoch(core: Any, offset: int) -> int:
     return int(core.entry(offset).epoch)
 
 
+def _read_raw(log: Any, offset: int, max_bytes: int) -> bytes:
+    """Whole batches from the one holding `offset`, read from the segments as they are: unlike `log.read` no CRC is
+    checked and no failure is reported to the broker (the world looks at its disk; it must not change what it
+    watches, as a read finding a flipped bit would take the log dir offline)."""
+    if not log.log_start_offset <= offset < log.log_end_offset:
+        return b""
+    slot = bisect.bisect_right([s.base_offset for s in log.segments], offset) - 1
+    for segment in log.segments[max(slot, 0) :]:
+        data = segment.read(offset, max_bytes, None, True)
+        if data:
+            return bytes(data)
+    return b""
+
+
 def _read_batches(log: Any, start: int, end: int) -> list[BatchHeader]:
     found: list[BatchHeader] = []
     offset = start
     try:
         while offset < end:
-            data = log.read(offset, 1 << 20)
+            data = _read_raw(log, offset, 1 << 20)
             batches = batches_between(data, offset, end) if data else []
             if not batches:
                 break
             found.extend(batches)
             offset = batches[-1].last_offset + 1
-    except KafkaError:  # outside the log
+    except (KafkaError, CorruptRecordError, OSError):  # a torn tail, or a segment deleted meanwhile
         pass
     return found
 
@@ -614,7 +657,7 @@ def _read_values(log: Any, start: int, end: int) -> dict[int, bytes]:
     offset = start
     try:
         while offset < end:
-            data = log.read(offset, 1 << 20)
+            data = _read_raw(log, offset, 1 << 20)
             if not data:
                 break
             found = records_between(data, offset, end)
@@ -622,7 +665,7 @@ def _read_values(log: Any, start: int, end: int) -> dict[int, bytes]:
                 break
             values.update(found)
             offset = max(found) + 1
-    except KafkaError:  # outside the log
+    except (KafkaError, CorruptRecordError, OSError):  # outside the log, a torn or corrupted batch
         pass
     return values
 
