@@ -87,6 +87,7 @@ class SimProcess:
         self.disk = SimDisk()
         self.task: asyncio.Task[None] | None = None
         self.exits: list[NodeExit] = []
+        self.starts = 0  # incarnations started so far
 
     @property
     def controller(self) -> bool:
@@ -101,6 +102,7 @@ class SimProcess:
         return {} if self.incarnation is None or not self.running else self.incarnation.parts
 
     def start(self) -> None:
+        self.starts += 1
         self.disk = SimDisk()
         node = SimulatedNode(self.node_id, self.network, self.disk)
         context = contextvars.Context()

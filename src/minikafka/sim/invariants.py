@@ -6,6 +6,11 @@
 - OneLeaderPerLeaderEpoch: no two brokers lead a partition in the same leader epoch.
 - LeaderCandidateCompleteness (as `analyze` names it): a new leader's log ends at or past every high watermark a
   leader of the partition had reached before it led, so it is caught when elected, before any follower truncates.
+- LogMatching (as `analyze` names it): any two replicas of a partition hold the same batches (offsets, leader
+  epoch, CRC) from the later of their log starts up to the lower of their high watermarks, each capped at its own
+  log end.
+- HighWatermarkMonotonic (as `analyze` names it): a leader's high watermark never goes back within its leader epoch
+  (in one incarnation of its process).
 - NeverTwoLeadersInSameEpoch (Raft): no two controllers lead the metadata quorum in the same epoch.
 - LeaderHasAllAckedValues (Raft): a committed metadata entry (below a leader's high watermark) stays in the log of
   every later leader, in the epoch it was committed in.
@@ -43,6 +48,18 @@ class PartitionReplica:
     high_watermark: int
     log_end_offset: int
     read: Callable[[int, int], dict[int, bytes]]  # the values of its log's records from one offset below another
+    log_start_offset: int = 0
+    replica_high_watermark: int = 0  # its log's high watermark, leader or follower
+    batches: Callable[[int, int], list[BatchHeader]] = lambda _start, _end: []  # the batches within [start, end)
+    incarnation: int = 0  # of its broker's process
+
+
+@dataclass(frozen=True)
+class BatchHeader:
+    base_offset: int
+    last_offset: int
+    leader_epoch: int
+    crc: int
 
 
 @dataclass(frozen=True)
@@ -54,6 +71,48 @@ class RaftNode:
     log_start_offset: int
     log_end_offset: int
     epoch_at: Callable[[int], int]  # the epoch of the entry at an offset of its log
+
+
+def batches_between(data: bytes, start: int, end: int) -> list[BatchHeader]:
+    """The headers of the batches of a read of a log that lie wholly in [start, end)."""
+    found = []
+    for batch in iter_batches(data):
+        if batch.base_offset >= end:
+            break
+        if batch.base_offset >= start and batch.last_offset < end:
+            found.append(BatchHeader(batch.base_offset, batch.last_offset, batch.partition_leader_epoch, batch.crc))
+    return found
+
+
+def log_matching(replicas: Iterable[PartitionReplica], matched: dict[tuple[int, int, int], int]) -> Violation | None:
+    """LogMatching over every pair of replicas of each partition, from where `matched` (partition, broker, broker)
+    says they were last found to match; it records how far they match now."""
+    by_partition: dict[int, list[PartitionReplica]] = {}
+    for replica in replicas:
+        by_partition.setdefault(replica.partition, []).append(replica)
+    for partition, held in sorted(by_partition.items()):
+        held.sort(key=lambda r: r.broker)
+        for index, a in enumerate(held):
+            for b in held[index + 1 :]:
+                key = (partition, a.broker, b.broker)
+                start = max(a.log_start_offset, b.log_start_offset, matched.get(key, 0))
+                end = min(
+                    min(a.replica_high_watermark, a.log_end_offset), min(b.replica_high_watermark, b.log_end_offset)
+                )
+                if end <= start:
+                    continue
+                mine, theirs = a.batches(start, end), b.batches(start, end)
+                if mine != theirs:
+                    differing = next((x, y) for x, y in zip([*mine, None], [*theirs, None], strict=False) if x != y)
+                    return Violation(
+                        "LogMatching",
+                        f"partition {partition}: brokers {a.broker} and {b.broker} hold different batches below both "
+                        f"high watermarks ({a.replica_high_watermark}, {b.replica_high_watermark}) from offset "
+                        f"{start}: {differing[0]} and {differing[1]}",
+                    )
+                if mine:
+                    matched[key] = mine[-1].last_offset + 1
+    return None
 
 
 def records_between(data: bytes, start: int, end: int) -> dict[int, bytes]:
@@ -78,6 +137,8 @@ class Invariants:
     committed: dict[int, int] = field(default_factory=dict)  # metadata offset -> epoch of its committed entry
     _checked: dict[int, int] = field(default_factory=dict)  # partition -> acknowledgements checked in full
     high_watermarks: dict[int, int] = field(default_factory=dict)  # partition -> the highest HWM a leader reached
+    # (broker, incarnation, partition, leader epoch) -> the highest HWM it had as leader
+    leader_high_watermarks: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
 
     def acknowledge(self, record: Acknowledged) -> None:
         self.acknowledged.setdefault(record.partition, []).append(record)
@@ -108,6 +169,15 @@ class Invariants:
                     f"brokers {first} and {replica.broker} both led partition {replica.partition} in leader epoch "
                     f"{replica.leader_epoch}",
                 )
+            held = (replica.broker, replica.incarnation, replica.partition, replica.leader_epoch)
+            had = self.leader_high_watermarks.setdefault(held, replica.high_watermark)
+            if replica.high_watermark < had:
+                return Violation(
+                    "HighWatermarkMonotonic",
+                    f"broker {replica.broker}, leader of partition {replica.partition} in leader epoch "
+                    f"{replica.leader_epoch}: high watermark {had} -> {replica.high_watermark}",
+                )
+            self.leader_high_watermarks[held] = replica.high_watermark
             current = leaders.get(replica.partition)
             if current is None or replica.leader_epoch > current.leader_epoch:
                 leaders[replica.partition] = replica

@@ -14,8 +14,10 @@ from minikafka.broker.replica.divergence import FollowerTruncation
 from minikafka.broker.replica.partition import AssignEpochStartOffset, Committed, Follower, Leader
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.common.errors import ErrorCode
-from minikafka.kraft_controller.control import config_control
+from minikafka.kraft_controller.control import cluster_control, config_control
+from minikafka.kraft_controller.metadata.image import PartitionRegistration
 from minikafka.kraft_controller.raft.driver import RaftDriver
+from minikafka.kraft_controller.raft.file_log import RaftFileLog
 
 Patch = tuple[Any, str, Any]  # (owner, attribute, replacement)
 
@@ -93,6 +95,56 @@ def _rollback_on_unknown_outcome() -> list[Patch]:
     return [(Leader, "on_alter_partition_response", on_response)]
 
 
+def _unclean_shutdown_counted_clean() -> list[Patch]:
+    """The controller takes every new incarnation's registration for one after a clean shutdown: a broker that lost
+    its unflushed tail to a power loss stays in the ELRs it was in."""
+    original = cluster_control.handle_broker_shutdown
+
+    def handle_broker_shutdown(image: Any, broker_id: int, clean: bool, *args: Any, **kwargs: Any) -> Any:
+        return original(image, broker_id, True, *args, **kwargs)
+
+    return [(cluster_control, "handle_broker_shutdown", handle_broker_shutdown)]
+
+
+def _leader_change_keeps_leader_epoch() -> list[Patch]:
+    """A new leader is committed in the leader epoch of the one before it: two leaders share an epoch, and a deposed
+    leader's fetches and writes are not fenced."""
+    original = PartitionRegistration.apply
+
+    def apply(self: PartitionRegistration, change: Any) -> PartitionRegistration:
+        return replace(original(self, change), leader_epoch=self.leader_epoch)
+
+    return [(PartitionRegistration, "apply", apply)]
+
+
+def _partition_epoch_not_bumped() -> list[Patch]:
+    """A partition change keeps the partition epoch: a leader's AlterPartition naming the old state is taken as
+    current."""
+    original = PartitionRegistration.apply
+
+    def apply(self: PartitionRegistration, change: Any) -> PartitionRegistration:
+        return replace(original(self, change), partition_epoch=self.partition_epoch)
+
+    return [(PartitionRegistration, "apply", apply)]
+
+
+def _raft_log_not_fsynced() -> list[Patch]:
+    """The Raft log's appends are never fsynced (a follower's before it fetches on, the leader's before it counts
+    them): every entry still counts toward the high watermark, and a controller's power loss takes its log back to
+    what a snapshot or a segment roll made durable."""
+    append = RaftFileLog.append
+    detached = RaftFileLog.detached_fsync
+
+    def append_unflushed(self: RaftFileLog, entries: Any, now_ms: int, flush: bool = True) -> None:
+        append(self, entries, now_ms, flush=False)
+
+    def detached_fsync(self: RaftFileLog, now_ms: int) -> tuple[Callable[[], None], Callable[[], None]]:
+        _fsync, then = detached(self, now_ms)
+        return (lambda: None), then
+
+    return [(RaftFileLog, "append", append_unflushed), (RaftFileLog, "detached_fsync", detached_fsync)]
+
+
 PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "leader-acks-before-replication": _leader_acks_before_replication,
     "raft-counts-unflushed": _raft_counts_unflushed,
@@ -101,6 +153,10 @@ PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "isr-expansion-not-counted": _isr_expansion_not_counted,
     "isr-shrink-assumed": _isr_shrink_assumed,
     "rollback-on-unknown-outcome": _rollback_on_unknown_outcome,
+    "unclean-shutdown-counted-clean": _unclean_shutdown_counted_clean,
+    "leader-change-keeps-leader-epoch": _leader_change_keeps_leader_epoch,
+    "partition-epoch-not-bumped": _partition_epoch_not_bumped,
+    "raft-log-not-fsynced": _raft_log_not_fsynced,
 }
 
 

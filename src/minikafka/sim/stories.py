@@ -18,7 +18,7 @@ from minikafka.client.producer import Producer, ProducerConfig, RecordMetadata
 from minikafka.common.errors import KafkaError
 from minikafka.deploy.scenario.library import kip_903, last_replica_standing
 from minikafka.kraft_controller.metadata.image import BrokerRegistration, MetadataImage, PartitionRegistration
-from minikafka.sim.cluster import CONTROLLER_IDS, broker_address
+from minikafka.sim.cluster import BROKER_IDS, CONTROLLER_IDS, broker_address
 from minikafka.sim.invariants import Violation
 from minikafka.sim.world import TOPIC, SimulationResult, SimulationSettings, TopicSpec, Violated, World, simulate_seed
 
@@ -511,6 +511,50 @@ LOST_ALTER_PARTITION_ANSWER = Story(
 )
 
 
+# ---- Raft durability: a committed metadata entry survives its leader's power loss ----
+
+
+def _raft_leader(w: World) -> int | None:
+    leaders = [n for n in w.raft_nodes() if n.leads]
+    return max(leaders, key=lambda n: n.epoch).node if leaders else None
+
+
+async def _raft_power_loss(w: World) -> None:
+    """Controller C is cut off while the leader L and F commit metadata (a broker's new registration); L loses
+    power and, with F cut off in turn, C and L are the only majority. L must not vote for C: its fsynced log holds
+    the entries C lacks (C votes for L instead). If L had counted them unfsynced, its log after the power loss is
+    shorter than C's and C leads without them."""
+    await wait(w, "a metadata quorum leader", lambda: _raft_leader(w) is not None)
+    leader = _raft_leader(w)
+    assert leader is not None
+    lagging, follower = (c for c in CONTROLLER_IDS if c != leader)
+    everyone = [*CONTROLLER_IDS, *BROKER_IDS]
+    w.network.partition([lagging], [n for n in everyone if n != lagging])
+    observe(w, "lagging_controller", lagging)
+    offsets = {n.node: n.log_end_offset for n in w.raft_nodes()}
+    await crash(w, BROKER_IDS[0])
+    start(w, BROKER_IDS[0])
+    await wait(w, "broker 1 registered again (metadata committed without C)", w.recovered)
+    observe(w, "entries_c_lacks", max(n.high_watermark for n in w.raft_nodes()) - offsets[lagging])
+    await crash(w, leader, power_loss=True)
+    w.network.heal()
+    w.network.partition([follower], [n for n in everyone if n != follower])
+    start(w, leader)
+    await w.run_for(20.0)
+    observe(w, "raft_leader_while_f_cut_off", _raft_leader(w))
+    w.network.heal()
+    await w.run_for(5.0)
+
+
+RAFT_POWER_LOSS = Story(
+    "raft-power-loss",
+    "a Raft entry counted committed was fsynced on a majority: the leader's power loss cannot take it away",
+    Switch("raft-log-not-fsynced", planted_bug=True),
+    _raft_power_loss,
+    TopicSpec(),
+)
+
+
 STORIES: dict[str, Story] = {
     story.name: story
     for story in (
@@ -521,5 +565,6 @@ STORIES: dict[str, Story] = {
         PENDING_ISR_EXPANSION,
         PENDING_ISR_SHRINK,
         LOST_ALTER_PARTITION_ANSWER,
+        RAFT_POWER_LOSS,
     )
 }

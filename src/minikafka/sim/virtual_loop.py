@@ -11,6 +11,7 @@ created it, so a simulated crash can end all of them."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import itertools
 import random
@@ -80,6 +81,31 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self.random = random.Random(seed)
         super().__init__(_JumpingSelector(self._advance))
         self.set_task_factory(_file_under_node)
+        self.paused: set[int] = set()  # the simulated nodes (ids) whose callbacks are held, as SIGSTOP holds a process
+        self._held: list[asyncio.Handle] = []
+        self._ready = _Ready(self)
+
+    def pause(self, node_id: int) -> None:
+        """Nothing of the node runs (its timers, its I/O, its handlers of others' calls) until `resume`."""
+        self.paused.add(node_id)
+
+    def resume(self, node_id: int) -> None:
+        self.paused.discard(node_id)
+        held, self._held = self._held, []
+        for handle in held:
+            if simulated_node_of(handle._context).node_id in self.paused:  # type: ignore[attr-defined, union-attr]
+                self._held.append(handle)
+            else:
+                self._ready.append(handle)
+
+    def _holds(self, handle: asyncio.Handle) -> bool:
+        if not self.paused or handle.cancelled():
+            return False
+        node = simulated_node_of(handle._context)  # type: ignore[attr-defined]
+        if node is None or node.node_id not in self.paused:
+            return False
+        self._held.append(handle)
+        return True
 
     def time(self) -> float:
         return self._now
@@ -118,6 +144,21 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         else:
             self.call_later(self.random.uniform(*self.executor_latency_ms) / 1000, run)
         return future
+
+
+class _Ready(collections.deque[asyncio.Handle]):
+    """The loop's ready queue: a paused node's callbacks are set aside as they come due (a cancelled stand-in is
+    run in their place) and run again once it resumes, in the order they came due."""
+
+    def __init__(self, loop: VirtualTimeLoop) -> None:
+        super().__init__()
+        self._loop = loop
+        self._skip = asyncio.Handle(lambda: None, (), loop)
+        self._skip.cancel()
+
+    def popleft(self) -> asyncio.Handle:
+        handle = super().popleft()
+        return self._skip if self._loop._holds(handle) else handle
 
 
 _CREATED = itertools.count()

@@ -10,6 +10,7 @@ trace hash.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import contextvars
 import functools
@@ -31,8 +32,11 @@ from minikafka.broker.log_manager import TopicPartition
 from minikafka.client.producer import Producer, ProducerConfig, RecordMetadata
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import PeerChannels
-from minikafka.common.node_environment import SimulatedNode, enter_simulated_node
+from minikafka.common.node_environment import SimulatedNode, enter_simulated_node, simulated_node
+from minikafka.common.record_batch import CorruptRecordError
 from minikafka.deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_faults
+from minikafka.deploy.faults import _batch_to_corrupt
+from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.pb import controller_pb2, controller_pb2_grpc
 from minikafka.sim.cluster import (
     BROKER_IDS,
@@ -43,27 +47,49 @@ from minikafka.sim.cluster import (
     controller_address,
 )
 from minikafka.sim.disk import SimDisk
-from minikafka.sim.invariants import Acknowledged, Invariants, PartitionReplica, RaftNode, Violation, records_between
+from minikafka.sim.event_invariants import EventInvariants
+from minikafka.sim.invariants import (
+    Acknowledged,
+    BatchHeader,
+    Invariants,
+    PartitionReplica,
+    RaftNode,
+    Violation,
+    batches_between,
+    log_matching,
+    records_between,
+)
 from minikafka.sim.network import NetworkFaults, SimNetwork
 from minikafka.sim.planted_bugs import planted
 from minikafka.sim.virtual_loop import VirtualTimeLoop
 
 TOPIC = "sim"
 PARTITIONS = 3
-# The fault kinds of `chaos` the simulation runs (wipe-disk, pause and the storage faults are not simulated yet).
+# The fault kinds of `chaos` the simulation runs (controller-wipe and controller-flap are not simulated yet).
 SIMULATED_FAULTS = (
     "kill",
     "reboot",
     "lose-unflushed",
+    "wipe-disk",
+    "pause",
     "controller-kill",
     "partition",
     "isolate-leader",
     "isolate-controller",
     "broker-controller",
     "one-way",
+    "disk-full",
+    "disk-error",
+    "corrupt",
 )
+# What a run draws from unless told: `corrupt` only when asked for, since a flipped bit in a follower's old batch is
+# found only if that batch is read again (its replica leads, or a follower fetches it), which a run rarely does.
+DEFAULT_FAULTS = tuple(kind for kind in SIMULATED_FAULTS if kind != "corrupt")
 FSYNC_LATENCY_MS = (0.5, 8.0)  # work handed to a thread pool (fsyncs) takes this long
 STEP_S = 0.25  # invariants are checked this often (simulated)
+# The invariants a loss of acknowledged writes breaks: explained when faults overlapped before it.
+LOSSES = ("NoCommittedRecordLost", "LeaderCandidateCompleteness", "LogMatching")
+LOG_MATCHING_STEPS = 8  # the replicas' logs are compared this many steps apart (each time from where they matched)
 FULL_COLLECTION_STEPS = 40
 START_TIMEOUT_S = 60.0
 RECOVERY_TIMEOUT_S = 30.0  # full ISRs awaited after each fault, as `chaos` does
@@ -91,7 +117,7 @@ class TopicSpec:
 class SimulationSettings:
     seed: int
     duration_s: float = 60.0
-    faults: tuple[str, ...] = SIMULATED_FAULTS
+    faults: tuple[str, ...] = DEFAULT_FAULTS
     overrides: Mapping[str, str] = field(default_factory=dict)
     planted_bug: str | None = None
     min_gap_s: float = 1.0
@@ -120,6 +146,9 @@ class SimulationResult:
     cpu_s: float  # this process's CPU time for the seed (wall time depends on what else the machine runs)
     observed: dict[str, Any] = field(default_factory=dict)  # what a story saw on its way
     violations: list[Violation] = field(default_factory=list)  # with `keep_going`: the first of each invariant
+    # Why a loss is beyond Kafka's promise (None: it is not, or nothing was lost): a fault struck before the cluster
+    # had recovered from the one before, so more than one replica was away at once.
+    explained: str | None = None
 
 
 class Trace:
@@ -131,6 +160,7 @@ class Trace:
         self.events = 0
         self.watched: dict[str, list[dict[str, Any]]] = {name: [] for name in watched}
         self.hooks: dict[str, Callable[[Mapping[str, Any]], None]] = {}  # a story's step taken the moment it's logged
+        self.observers: list[Callable[[Mapping[str, Any]], None]] = []  # every event, as it is logged
 
     def add(self, line: str) -> None:
         self.digest.update(line.encode() + b"\n")
@@ -147,6 +177,8 @@ class Trace:
             self.watched[name].append(dict(event))
         if name in self.hooks:
             self.hooks.pop(name)(event)
+        for observer in self.observers:
+            observer(event)
         if any(word in name for word in _DECISIVE):
             loop = asyncio.get_running_loop()
             fields = " ".join(f"{k}={event[k]}" for k in sorted(event) if k != "event")
@@ -172,6 +204,9 @@ class World:
         } | {node_id: SimProcess(node_id, root / str(node_id), self.network, brokers) for node_id in BROKER_IDS}
         self.topic = settings.topic
         self.invariants = Invariants()
+        self.events = EventInvariants()
+        self.matched: dict[tuple[int, int, int], int] = {}  # LogMatching: how far each pair of replicas matched
+        trace.observers.append(self._observe)
         self.step = "start"
         self.client_context = contextvars.Context()
         self.client_context.run(enter_simulated_node, SimulatedNode(CLIENT_ID, self.network, SimDisk()))
@@ -180,6 +215,8 @@ class World:
         self.steps = 0
         self.observed: dict[str, Any] = {}
         self.violations: list[Violation] = []
+        self.corrupted: dict[int, int] = {}  # partition -> the broker whose replica of it was corrupted
+        self.overlapping: list[str] = []  # the fault steps the cluster had not recovered from when the next began
 
     # ---- what the nodes hold ----
 
@@ -203,6 +240,10 @@ class World:
                         replica.leader.high_watermark if replica.leader is not None else -1,
                         log.log_end_offset,
                         functools.partial(_read_values, log),
+                        log.log_start_offset,
+                        log.high_watermark,
+                        functools.partial(_read_batches, log),
+                        self.processes[node_id].starts,
                     )
                 )
         return found
@@ -228,7 +269,18 @@ class World:
         return found
 
     def check(self) -> None:
-        self.violated(self.invariants.check(self.replicas(), self.raft_nodes()))
+        replicas = self.replicas()
+        self.violated(self.invariants.check(replicas, self.raft_nodes()))
+        while self.events.violations:
+            self.violated(self.events.violations.pop(0))
+        if self.steps % LOG_MATCHING_STEPS == 0:
+            self.violated(log_matching(replicas, self.matched))
+
+    def _observe(self, event: Mapping[str, Any]) -> None:
+        node = simulated_node()
+        node_id = None if node is None or node.node_id not in self.processes else node.node_id
+        starts = 0 if node_id is None else self.processes[node_id].starts
+        self.events.observe(node_id, starts, event)
 
     def violated(self, violation: Violation | None) -> None:
         if violation is None:
@@ -267,6 +319,32 @@ class World:
         leaders = [r for r in self._leading() if r is not None]
         size = self.topic.replication_factor
         return len(leaders) == self.topic.partitions and all(len(r.leader.isr) == size for r in leaders)
+
+    def recovered(self) -> bool:
+        """Full ISRs in the committed metadata as every leader sees them, and every broker registered, unfenced, as
+        the incarnation running now. A broker restarted within its old session's timeout is refused registration
+        (DUPLICATE_BROKER_REGISTRATION) and its old epoch stays in the ISRs: a leader's view alone calls that full."""
+        if not self.full_isrs():
+            return False
+        image = self.committed_image()
+        for node_id in BROKER_IDS:
+            broker = self.processes[node_id].parts.get("broker")
+            registered = image.broker(node_id)
+            if broker is None or registered is None or registered.fenced:
+                return False
+            if registered.incarnation_id != broker.lifecycle.incarnation_id:
+                return False
+        found = image.topics_by_name.get(TOPIC)
+        size = self.topic.replication_factor
+        return found is not None and all(len(p.isr) == size for p in found.partitions.values())
+
+    def committed_image(self) -> MetadataImage:
+        """The committed metadata of the controller that replayed the most."""
+        controllers = [self.processes[c].parts.get("controller") for c in CONTROLLER_IDS]
+        running = [c for c in controllers if c is not None]
+        if not running:
+            return MetadataImage()
+        return max(running, key=lambda c: c.replayed_offset).state.committed
 
     def _leading(self) -> list[Any]:
         newest: dict[int, Any] = {}
@@ -375,6 +453,29 @@ class World:
             case "reboot" | "lose-unflushed":
                 await self.processes[step.target].crash(power_loss=kind == "lose-unflushed")
                 self.processes[step.target].start()
+            case "wipe-disk":
+                process = self.processes[step.target]
+                await process.crash(power_loss=False)
+                shutil.rmtree(process.data_dir, ignore_errors=True)
+                process.start()
+            case "disk-full" | "disk-error":
+                # The storage layer's own seam (what chaos's InjectDiskFault calls): ENOSPC on every write, or EIO
+                # on every read and write, until a new process runs on a repaired disk; it may exit first.
+                process = self.processes[step.target]
+                broker = process.parts.get("broker")
+                if broker is not None:
+                    broker.manager.logs.failures.inject(kind)
+                await self.run_for(step.down_s)
+                await process.crash(power_loss=False)
+                process.start()
+            case "corrupt":
+                self._corrupt(step.target)
+            case "pause":
+                loop = asyncio.get_running_loop()
+                assert isinstance(loop, VirtualTimeLoop)
+                loop.pause(step.target)
+                await self.run_for(step.down_s)
+                loop.resume(step.target)
             case "partition" | "broker-controller" | "one-way":
                 first, second = step.groups  # type: ignore[misc]
                 self.network.partition(first, second, one_way=kind == "one-way")
@@ -390,7 +491,28 @@ class World:
                 raise ValueError(f"fault kind {kind} is not simulated")
         self.note(f"{kind} healed")
         self.faults_done += 1
-        await self.run_until(self.full_isrs, RECOVERY_TIMEOUT_S)
+        if not await self.run_until(self.recovered, RECOVERY_TIMEOUT_S):
+            self.note(f"not recovered from {kind} after {RECOVERY_TIMEOUT_S:.0f}s: the next fault overlaps it")
+            self.overlapping.append(self.step)
+
+    def _corrupt(self, broker: int) -> None:
+        """Flip a bit inside a batch in the middle of the oldest segment of `broker`'s replica of a partition no
+        other broker's replica of which was corrupted (at most one replica of each, as Kafka's promise assumes);
+        the CRC finds it when the batch is next read."""
+        free = [p for p in range(self.topic.partitions) if self.corrupted.get(p, broker) == broker]
+        partition = free[self.faults_done % len(free)] if free else None
+        segments = sorted((self.processes[broker].data_dir / f"{TOPIC}-{partition}").glob("*.log"))
+        target = _batch_to_corrupt(segments, None) if partition is not None and segments else None
+        if partition is None or target is None:
+            self.note(f"corrupt: broker {broker} holds no batch to corrupt")
+            return
+        with target.segment.open("r+b") as stream:
+            stream.seek(target.position)
+            byte = stream.read(1)
+            stream.seek(target.position)
+            stream.write(bytes([byte[0] ^ 0x01]))
+        self.corrupted[partition] = broker
+        self.note(f"corrupt: broker {broker} {TOPIC}-{partition} batch at offset {target.base_offset}")
 
     def _target(self, step: FaultStep) -> int | None:
         if step.kind == "isolate-controller":
@@ -429,12 +551,21 @@ async def _simulate(settings: SimulationSettings, root: Path, trace: Trace, scri
         if settings.keep_going:
             world.observed["lost"] = world.invariants.lost(world.replicas())
         world.violated(world.invariants.check_all_acknowledged(world.replicas()))
+        world.violated(log_matching(world.replicas(), {}))
+        while world.events.violations:
+            world.violated(world.events.violations.pop(0))
     except Violated as violated:
         world.violations.append(violated.violation)
         trace.add(f"{loop.time():10.3f} violation {violated.violation.invariant}: {violated.violation.detail}")
     finally:
         await world.shut_down()
     violation = world.violations[0] if world.violations else None
+    explained = None
+    if violation is not None and violation.invariant in LOSSES and world.overlapping:
+        explained = (
+            f"the cluster had not recovered from {', '.join(world.overlapping)} when the next fault struck: more "
+            f"than one replica away at once, beyond Kafka's promise for acks=all with RF 3 and min.insync.replicas 2"
+        )
     return SimulationResult(
         settings.seed,
         violation,
@@ -449,6 +580,7 @@ async def _simulate(settings: SimulationSettings, root: Path, trace: Trace, scri
         time.process_time() - cpu_started,
         dict(world.observed),
         list(world.violations),
+        explained,
     )
 
 
@@ -477,7 +609,7 @@ async def run_fault_plan(world: World) -> None:
             await world.inject(step)
         world.step = "final read"
         await world.heal_all()
-        await world.run_until(world.full_isrs, RECOVERY_TIMEOUT_S)
+        await world.run_until(world.recovered, RECOVERY_TIMEOUT_S)
         stop.set()
         await world.run_until(producing.done, 60)
         await world.run_for(QUIET_S)
@@ -490,12 +622,42 @@ def _entry_epoch(core: Any, offset: int) -> int:
     return int(core.entry(offset).epoch)
 
 
+def _read_raw(log: Any, offset: int, max_bytes: int) -> bytes:
+    """Whole batches from the one holding `offset`, read from the segments as they are: unlike `log.read` no CRC is
+    checked and no failure is reported to the broker (the world looks at its disk; it must not change what it
+    watches, as a read finding a flipped bit would take the log dir offline)."""
+    if not log.log_start_offset <= offset < log.log_end_offset:
+        return b""
+    slot = bisect.bisect_right([s.base_offset for s in log.segments], offset) - 1
+    for segment in log.segments[max(slot, 0) :]:
+        data = segment.read(offset, max_bytes, None, True)
+        if data:
+            return bytes(data)
+    return b""
+
+
+def _read_batches(log: Any, start: int, end: int) -> list[BatchHeader]:
+    found: list[BatchHeader] = []
+    offset = start
+    try:
+        while offset < end:
+            data = _read_raw(log, offset, 1 << 20)
+            batches = batches_between(data, offset, end) if data else []
+            if not batches:
+                break
+            found.extend(batches)
+            offset = batches[-1].last_offset + 1
+    except (KafkaError, CorruptRecordError, OSError):  # a torn tail, or a segment deleted meanwhile
+        pass
+    return found
+
+
 def _read_values(log: Any, start: int, end: int) -> dict[int, bytes]:
     values: dict[int, bytes] = {}
     offset = start
     try:
         while offset < end:
-            data = log.read(offset, 1 << 20)
+            data = _read_raw(log, offset, 1 << 20)
             if not data:
                 break
             found = records_between(data, offset, end)
@@ -503,7 +665,7 @@ def _read_values(log: Any, start: int, end: int) -> dict[int, bytes]:
                 break
             values.update(found)
             offset = max(found) + 1
-    except KafkaError:  # outside the log
+    except (KafkaError, CorruptRecordError, OSError):  # outside the log, a torn or corrupted batch
         pass
     return values
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 
 import pytest
 from virtual_loop import WALL_START_S, Deadlock, run_virtual
 
 from minikafka.common.clock import monotonic_ms, new_random, wall_ms
+from minikafka.common.node_environment import SimulatedNode, enter_simulated_node
+from minikafka.sim.disk import SimDisk
+from minikafka.sim.virtual_loop import VirtualTimeLoop
 
 
 def test_timers_fire_in_order_on_the_virtual_clock() -> None:
@@ -75,3 +79,34 @@ def test_a_wait_until_a_moment_within_the_clock_resolution_reaches_it() -> None:
         return rounds
 
     assert run_virtual(main(), start_s=start) == 1
+
+
+def test_a_paused_node_runs_nothing_until_it_resumes_while_the_others_go_on() -> None:
+    ticks: dict[int, list[float]] = {1: [], 2: []}
+
+    async def ticking(node_id: int) -> None:
+        while True:
+            await asyncio.sleep(1)
+            ticks[node_id].append(asyncio.get_running_loop().time())
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, VirtualTimeLoop)
+        for node_id in ticks:
+            context = contextvars.Context()
+            context.run(enter_simulated_node, SimulatedNode(node_id, None, SimDisk()))  # type: ignore[arg-type]
+            loop.create_task(ticking(node_id), context=context)
+        await asyncio.sleep(2.5)
+        loop.pause(1)
+        await asyncio.sleep(5)
+        loop.resume(1)
+        await asyncio.sleep(1)
+
+    loop = VirtualTimeLoop()
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    assert ticks[2] == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    # the tick due at 3 s ran on resuming at 7.5 s, like a stopped process's overdue timer
+    assert ticks[1] == [1.0, 2.0, 7.5, 8.5]

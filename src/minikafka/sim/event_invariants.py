@@ -1,0 +1,189 @@
+"""`analyze`'s event invariants, checked on the simulated nodes' events as they are logged (analyze reads the same
+events from a real run's JSON logs, in Spark; the names, meanings and descriptions are its own, from
+`deploy/analysis/report.py`).
+
+The controllers log each committed metadata record when they replay it, with its offset; every controller replays
+the same offsets in order, so the first time an offset is seen every lower one has been seen: later replays of it
+(the other controllers, a restarted one replaying its log again) are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from minikafka.sim.invariants import Violation
+
+_REPLAYED = ("partition_changed", "broker_registered")
+
+
+@dataclass(frozen=True)
+class Registration:
+    offset: int
+    broker_epoch: int
+    unclean: bool  # the incarnation started without a clean-shutdown record: its unflushed tail may be gone
+
+
+@dataclass(frozen=True)
+class Epochs:
+    leader_epoch: int
+    partition_epoch: int
+
+
+@dataclass
+class EventInvariants:
+    """Fed every event of every node (`observe`); a broken invariant is kept in `violations` in the order found."""
+
+    violations: list[Violation] = field(default_factory=list)
+    replayed_to: int = -1  # the highest metadata offset seen replayed
+    registrations: dict[int, list[Registration]] = field(default_factory=dict)  # broker -> in offset order
+    clean_start: dict[int, bool] = field(default_factory=dict)  # broker -> its newest start was after a clean stop
+    committed_leaders: dict[tuple[str, int], int] = field(default_factory=dict)  # (tp, leader epoch) -> leader
+    acting: dict[tuple[str, int], set[int]] = field(default_factory=dict)  # (tp, leader epoch) -> brokers leading
+    metadata_epochs: dict[str, Epochs] = field(default_factory=dict)  # tp -> its newest committed epochs
+    adopted: dict[tuple[int, int, str], Epochs] = field(default_factory=dict)  # (broker, incarnation, tp)
+    isr_since: dict[tuple[str, int], int] = field(default_factory=dict)  # (tp, broker) -> registration offset
+    accepted: dict[tuple[str, int, int, tuple[int, ...]], list[tuple[int, int]]] = field(default_factory=dict)
+    high_watermarks: dict[tuple[int, int, str, int], int] = field(default_factory=dict)
+
+    def observe(self, node: int | None, incarnation: int, event: Mapping[str, Any]) -> None:
+        name = event.get("event")
+        if name in _REPLAYED:
+            offset = event.get("offset")
+            if offset is None or offset <= self.replayed_to:
+                return
+            self.replayed_to = offset
+            if name == "broker_registered":
+                self._registered(event, offset)
+            elif event.get("leader_epoch") is not None:
+                self._partition_changed(event, offset)
+        elif node is None:
+            return
+        elif name == "broker_starting":
+            self.clean_start[node] = (event.get("previous_broker_epoch") or -1) >= 0
+        elif name in ("become_leader", "become_follower"):
+            self._adopted(node, incarnation, str(name), event)
+        elif name == "alter_partition_accepted" and event.get("changed"):
+            key = (str(event["topic_id"]), int(event["partition"]), int(event["partition_epoch"]), _isr(event))
+            self.accepted[key] = [(int(b), int(e)) for b, e in event.get("proposed_isr") or ()]
+        elif name == "high_watermark_advanced":
+            self._high_watermark(node, incarnation, event)
+
+    def _fail(self, invariant: str, detail: str) -> None:
+        self.violations.append(Violation(invariant, detail))
+
+    def _registered(self, event: Mapping[str, Any], offset: int) -> None:
+        broker = int(event["broker_id"])
+        unclean = not self.clean_start.get(broker, False)
+        self.registrations.setdefault(broker, []).append(Registration(offset, int(event["broker_epoch"]), unclean))
+
+    def _partition_changed(self, event: Mapping[str, Any], offset: int) -> None:
+        tp = f"{event['topic']}-{event['partition']}"
+        leader, leader_epoch = int(event["leader"]), int(event["leader_epoch"])
+        epochs = Epochs(leader_epoch, int(event["partition_epoch"]))
+        first = self.committed_leaders.setdefault((tp, leader_epoch), leader)
+        if first != leader:
+            self._fail(
+                "OneLeaderPerLeaderEpoch",
+                f"the metadata committed leaders {first} and {leader} for {tp} in leader epoch {leader_epoch} "
+                f"(offset {offset})",
+            )
+        for acting in sorted(self.acting.get((tp, leader_epoch), ())):
+            self._acting_agrees(tp, leader_epoch, acting)
+        previous = self.metadata_epochs.get(tp)
+        if previous is not None and (
+            epochs.leader_epoch < previous.leader_epoch or epochs.partition_epoch <= previous.partition_epoch
+        ):
+            self._fail(
+                "EpochsMonotonic",
+                f"{tp} at metadata offset {offset}: leader epoch {previous.leader_epoch} -> {epochs.leader_epoch}, "
+                f"partition epoch {previous.partition_epoch} -> {epochs.partition_epoch}",
+            )
+        self.metadata_epochs[tp] = epochs
+        isr = _isr(event)
+        if event.get("reason") == "alter_partition":
+            key = (str(event["topic_id"]), int(event["partition"]), epochs.partition_epoch, isr)
+            self._stale_members(tp, offset, isr, self.accepted.pop(key, []))
+        for broker in isr:
+            registration = self._registration(broker, offset)
+            self.isr_since[(tp, broker)] = -1 if registration is None else registration.offset
+        for broker in sorted(int(b) for b in event.get("elr") or ()):
+            registration = self._registration(broker, offset)
+            if (
+                registration is not None
+                and registration.unclean
+                and self.isr_since.get((tp, broker)) != (registration.offset)
+            ):
+                self._fail(
+                    "ElrMembersComplete",
+                    f"{tp} at metadata offset {offset}: broker {broker} is in the ELR {sorted(event.get('elr') or [])} "
+                    f"after registering at offset {registration.offset} from an unclean shutdown, and has not been "
+                    "in an ISR since",
+                )
+
+    def _registration(self, broker: int, before: int) -> Registration | None:
+        found = [r for r in self.registrations.get(broker, ()) if r.offset < before]
+        return found[-1] if found else None
+
+    def _stale_members(self, tp: str, offset: int, isr: tuple[int, ...], proposed: list[tuple[int, int]]) -> None:
+        for broker, broker_epoch in proposed:
+            if broker_epoch == -1 or broker not in isr:
+                continue  # the leader vouches for no epoch of a member that has not fetched yet (Kafka's rule)
+            registration = self._registration(broker, offset)
+            if registration is None or registration.broker_epoch != broker_epoch:
+                current = None if registration is None else registration.broker_epoch
+                self._fail(
+                    "NoStaleBrokerEpochInIsr",
+                    f"{tp} at metadata offset {offset}: AlterPartition committed ISR {list(isr)} with broker {broker} "
+                    f"at broker epoch {broker_epoch}; its registration then had epoch {current}",
+                )
+
+    def _adopted(self, node: int, incarnation: int, name: str, event: Mapping[str, Any]) -> None:
+        tp = str(event["partition"])
+        epochs = Epochs(int(event["leader_epoch"]), int(event["partition_epoch"]))
+        key = (node, incarnation, tp)
+        previous = self.adopted.get(key)
+        if previous is not None and (
+            epochs.leader_epoch < previous.leader_epoch or epochs.partition_epoch < previous.partition_epoch
+        ):
+            self._fail(
+                "EpochsMonotonic",
+                f"broker {node} ({name}) {tp}: leader epoch {previous.leader_epoch} -> {epochs.leader_epoch}, "
+                f"partition epoch {previous.partition_epoch} -> {epochs.partition_epoch}",
+            )
+        self.adopted[key] = epochs
+        if name == "become_leader":
+            brokers = self.acting.setdefault((tp, epochs.leader_epoch), set())
+            brokers.add(node)
+            self._acting_agrees(tp, epochs.leader_epoch, node)
+            if len(brokers) > 1:
+                self._fail(
+                    "OneLeaderPerLeaderEpoch",
+                    f"brokers {sorted(brokers)} all acted as leader of {tp} in leader epoch {epochs.leader_epoch}",
+                )
+
+    def _acting_agrees(self, tp: str, leader_epoch: int, broker: int) -> None:
+        committed = self.committed_leaders.get((tp, leader_epoch))
+        if committed is not None and committed != broker:
+            self._fail(
+                "OneLeaderPerLeaderEpoch",
+                f"broker {broker} acted as leader of {tp} in leader epoch {leader_epoch}, which the metadata gave "
+                f"broker {committed}",
+            )
+
+    def _high_watermark(self, node: int, incarnation: int, event: Mapping[str, Any]) -> None:
+        key = (node, incarnation, str(event["partition"]), int(event["leader_epoch"]))
+        high_watermark = int(event["high_watermark"])
+        previous = self.high_watermarks.get(key)
+        if previous is not None and high_watermark < previous:
+            self._fail(
+                "HighWatermarkMonotonic",
+                f"broker {node}, leader of {key[2]} in leader epoch {key[3]}: high watermark {previous} -> "
+                f"{high_watermark}",
+            )
+        self.high_watermarks[key] = high_watermark if previous is None else max(previous, high_watermark)
+
+
+def _isr(event: Mapping[str, Any]) -> tuple[int, ...]:
+    return tuple(sorted(int(b) for b in event.get("isr") or ()))
