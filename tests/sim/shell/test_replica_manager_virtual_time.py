@@ -60,6 +60,8 @@ def leading_broker(data_dir: Path, controller: CommittingController) -> SimpleNa
         log_cleaner_enable=True,
         log_cleaner_backoff_ms=15_000,
         log_cleaner_dedupe_buffer_size=1 << 20,
+        producer_id_expiration_check_interval_ms=600_000,
+        producer_id_expiration_ms=86_400_000,
     )
     logs = LogManager(data_dir, lambda _topic: LogConfig())
     brokers = {
