@@ -50,13 +50,21 @@ from minikafka.kraft_controller.raft.messages import (
     SnapshotId,
     SnapshotTaken,
     Tick,
+    UpdateVoterRequest,
+    UpdateVoterResponse,
     VoteRequest,
     VoteResponse,
 )
 from minikafka.kraft_controller.raft.quorum import has_majority, majority_offset
 from minikafka.kraft_controller.raft.request_validation import LocalQuorum, Rejection, validate_request
-from minikafka.kraft_controller.raft.voter_changes import LeaderView, VoterChangeResult, check_add, check_remove
-from minikafka.kraft_controller.raft.voter_set import VoterSet, describe, voters_of, voters_record
+from minikafka.kraft_controller.raft.voter_changes import (
+    LeaderView,
+    VoterChangeResult,
+    check_add,
+    check_remove,
+    check_update,
+)
+from minikafka.kraft_controller.raft.voter_set import VoterSet, describe, endpoints_of, voters_of, voters_record
 
 MAX_ENTRIES_PER_FETCH = 2000
 HIGH_WATERMARK_LOG_INTERVAL = 1000  # log the HWM once per leader epoch, then once every this many offsets
@@ -248,6 +256,7 @@ class _Timers:
     # to a killed leader) must not stop this node from fetching for good.
     fetch_request_deadline_ms: int = 0
     fetch_target: int = 0  # rotates through voters while no leader is known
+    next_update_voter_ms: int = 0  # when a voter whose endpoint changed may send UpdateRaftVoter again
 
 
 def _request_epoch(request: RaftRequest) -> int:
@@ -256,7 +265,7 @@ def _request_epoch(request: RaftRequest) -> int:
             return request.candidate_epoch
         case BeginQuorumEpochRequest() | EndQuorumEpochRequest():
             return request.leader_epoch
-        case FetchRequest() | FetchSnapshotRequest():
+        case FetchRequest() | FetchSnapshotRequest() | UpdateVoterRequest():
             return request.current_leader_epoch
     raise TypeError(f"unknown request {request!r}")
 
@@ -278,11 +287,23 @@ class RaftNode:
         directory_id: str = "",
         observer_only: bool = False,
         snapshot_voters: Mapping[int, str] | None = None,
+        voter_endpoints: Mapping[int, str] | None = None,
+        own_endpoint: str = "",
+        bootstrap_endpoints: Sequence[str] = (),
     ) -> None:
         """`voters`: ids (kraft.version 0, static) or ids with directory ids (kraft.version 1, KIP-853: the voter
         set formatted, which VotersRecords in the log then replace); `observer_only`: formatted without the voter
-        set (a new or wiped controller): `voters` only tells it whom to fetch from until its log names a set."""
+        set (a new or wiped controller): `voters` only tells it whom to fetch from until its log names a set.
+        `voter_endpoints`: the configured address book (controller.quorum.voters); `own_endpoint`: where this node
+        is reached (a voter's listener); `bootstrap_endpoints`: controller.quorum.bootstrap.servers, named by the
+        ids -2, -3, ... until the leader and the voter set are discovered through them."""
         self.node_id = node_id
+        self.own_endpoint = own_endpoint
+        self.address_book: dict[int, str] = dict(voter_endpoints or {})
+        self.bootstrap_servers: dict[int, str] = {-2 - i: e for i, e in enumerate(bootstrap_endpoints)}
+        # Endpoints learned from VotersRecords (as applied, latest last) and from leaders announcing themselves.
+        self.learned_endpoints: dict[int, str] = {}
+        self.record_endpoints: dict[int, str] = {}  # those of the VotersRecord the voter set comes from
         self.cluster_id = cluster_id
         self.directory_id = directory_id
         self.kraft_version = 1 if isinstance(voters, Mapping) else 0
@@ -349,8 +370,8 @@ class RaftNode:
                 return self.resign(now_ms)
             case SnapshotTaken(end_offset, data):
                 return self.take_snapshot(end_offset, data)
-            case AddVoter(voter_id, directory_id):
-                change, effects = self.add_voter(voter_id, directory_id, now_ms)
+            case AddVoter(voter_id, directory_id, endpoint):
+                change, effects = self.add_voter(voter_id, directory_id, now_ms, endpoint)
                 return effects + [VoterChangeProposed(change)]
             case RemoveVoter(voter_id, directory_id):
                 change, effects = self.remove_voter(voter_id, directory_id, now_ms)
@@ -413,25 +434,48 @@ class RaftNode:
     def _own_key(self) -> ReplicaKey:
         return self._progress_key(self.node_id, self.directory_id)
 
+    def _latest_voters_entry(self, below: int | None = None) -> LogEntry | None:
+        end = self.log_end_offset if below is None else below
+        for entry in reversed(self.entries[: max(0, end - self.log_start_offset)]):
+            if voters_of(entry) is not None:
+                return entry
+        return None
+
     def _latest_voter_set(self, below: int | None = None) -> tuple[VoterSet | None, int]:
         """The voter set of the log below `below` (default: all of it): its latest VotersRecord, else the
         snapshot's, else the one formatted; and the VotersRecord's offset (-1 for the others)."""
-        end = self.log_end_offset if below is None else below
-        for entry in reversed(self.entries[: max(0, end - self.log_start_offset)]):
-            found = voters_of(entry)
-            if found is not None:
-                return found, entry.offset
+        entry = self._latest_voters_entry(below)
+        if entry is not None:
+            return voters_of(entry), entry.offset
         if self.snapshot_voters is not None:
             return self.snapshot_voters, -1
         return self._bootstrap_voters, -1
 
+    def endpoint(self, node_id: int) -> str | None:
+        """Where `node_id` is reached: a bootstrap server's (negative ids), this node's own, else the latest one
+        learned (VotersRecords, leaders announcing themselves), else the configured address book's."""
+        if node_id < 0:
+            return self.bootstrap_servers.get(node_id)
+        if node_id == self.node_id and self.own_endpoint:
+            return self.own_endpoint
+        return self.learned_endpoints.get(node_id) or self.address_book.get(node_id)
+
+    def _voter_endpoints(self, voters: Mapping[int, str]) -> dict[int, str]:
+        return {v: e for v in voters if (e := self.endpoint(v))}
+
     def _refresh_voter_set(self, announce: bool = True) -> None:
         """Take the voter set from the log (KIP-853: a VotersRecord applies once appended)."""
-        if self.kraft_version == 0:
+        if self.kraft_version == 0 and self._latest_voters_entry() is None and self.snapshot_voters is None:
             self.is_voter = self.is_voter_key(ReplicaKey(self.node_id, self.directory_id))
             return
+        # A log naming voter sets is a dynamic quorum's, whatever this node was configured with (an observer
+        # configured with a static address book or with bootstrap servers only).
+        self.kraft_version = 1
         found, offset = self._latest_voter_set()
         self.voters_offset = offset
+        latest = self._latest_voters_entry()
+        self.record_endpoints = endpoints_of(latest) if latest is not None else {}
+        self.learned_endpoints.update(self.record_endpoints)
         if found is None:  # formatted without the voter set, and none learned yet: fetch from the configured ones
             self.is_voter = False
             return
@@ -607,7 +651,8 @@ class RaftNode:
         appended: tuple[LogEntry, ...] = (marker,)
         if self.kraft_version == 1 and self.voters_offset < 0 and self.snapshot_voters is None:
             # The formatted voter set goes into the log, so a replica formatted without it learns it by fetching.
-            record = LogEntry(start + 1, self.epoch, voters_record(self.voter_directories), control=True)
+            endpoints = self._voter_endpoints(self.voter_directories)
+            record = LogEntry(start + 1, self.epoch, voters_record(self.voter_directories, endpoints), control=True)
             self.entries.append(record)
             self.voters_offset = record.offset
             appended += (record,)
@@ -625,7 +670,12 @@ class RaftNode:
             LeaderChanged(self.epoch, self.node_id, start),
         ]
         effects += [
-            Send(v, BeginQuorumEpochRequest(self.node_id, self.epoch, self.cluster_id, self.voter_directories[v]))
+            Send(
+                v,
+                BeginQuorumEpochRequest(
+                    self.node_id, self.epoch, self.cluster_id, self.voter_directories[v], self.own_endpoint
+                ),
+            )
             for v in sorted(self.voters - {self.node_id})
         ]
         return effects + self._advance_leader_high_watermark(now_ms)
@@ -639,7 +689,7 @@ class RaftNode:
     def tick(self, now_ms: int) -> list[Effect]:
         role = self.role
         if isinstance(role, Leader):
-            return self._check_quorum(now_ms)
+            return self._check_quorum(now_ms) + self._maybe_update_own_endpoint(now_ms)
         effects: list[Effect] = []
         if self.timers.fetch_in_flight and now_ms >= self.timers.fetch_request_deadline_ms:
             self._log.info("raft_fetch_request_timed_out", epoch=self.epoch, leader=self._leader_or_none())
@@ -664,7 +714,7 @@ class RaftNode:
         self._log.info("raft_fetch_timeout", epoch=self.epoch, leader=leader_id)
         self.leader_id = None
         self.role = Unattached()
-        others = sorted(self.voters - {self.node_id})
+        others = self._fetch_candidates()
         target = self.timers.fetch_target
         if others and others[target % len(others)] == leader_id:
             target += 1  # the old leader last: it is the one most likely gone
@@ -677,7 +727,7 @@ class RaftNode:
         elif isinstance(self.role, Prospective | Candidate | Leader):
             return []
         else:  # no leader known: ask the voters in turn (observers, and voters after a restart)
-            others = sorted(self.voters - {self.node_id})
+            others = self._fetch_candidates()
             if not others:
                 return []
             target = others[self.timers.fetch_target % len(others)]
@@ -687,6 +737,11 @@ class RaftNode:
             self.node_id, self.epoch, self.log_end_offset, self.last_epoch, self.cluster_id, self.directory_id
         )
         return [Send(target, request)]
+
+    def _fetch_candidates(self) -> list[int]:
+        """Whom a node without a leader asks: the voters it knows, else its bootstrap servers (KIP-853)."""
+        others = sorted(self.voters - {self.node_id})
+        return others if others else sorted(self.bootstrap_servers, reverse=True)
 
     def _mark_fetch_sent(self, now_ms: int) -> None:
         # As in KafkaRaftClient, the node times its own requests out (the long poll plus a request timeout); the
@@ -716,14 +771,66 @@ class RaftNode:
             isinstance(role, Leader) and self.high_watermark > role.epoch_start_offset,
         )
 
-    def add_voter(self, voter_id: int, directory_id: str, now_ms: int) -> tuple[VoterChangeResult, list[Effect]]:
-        """AddRaftVoter: append a VotersRecord with the replica added, once it has caught up."""
+    def add_voter(
+        self, voter_id: int, directory_id: str, now_ms: int, endpoint: str = ""
+    ) -> tuple[VoterChangeResult, list[Effect]]:
+        """AddRaftVoter: append a VotersRecord with the replica added (reached at `endpoint`, else where the
+        address book says), once it has caught up."""
         progress = self.progress.get(ReplicaKey(voter_id, directory_id))
         caught_up = progress is not None and now_ms - progress.last_caught_up_ms <= self.config.fetch_timeout_ms
         refused = check_add(self._leader_view(), voter_id, directory_id, caught_up)
         if refused is not None:
             return refused, []
+        if endpoint:
+            self.learned_endpoints[voter_id] = endpoint
         return self._change_voters({**self.voter_directories, voter_id: directory_id}, "add", voter_id, now_ms)
+
+    def _handle_update_voter(
+        self, request: UpdateVoterRequest, now_ms: int
+    ) -> tuple[UpdateVoterResponse, list[Effect]]:
+        """UpdateRaftVoter at the leader: a voter's new endpoint goes into a new VotersRecord."""
+        if isinstance(self.role, Leader) and request.current_leader_epoch != self.epoch:
+            stale = request.current_leader_epoch < self.epoch
+            code = ErrorCode.FENCED_LEADER_EPOCH if stale else ErrorCode.UNKNOWN_LEADER_EPOCH
+            return UpdateVoterResponse(code, self._leader_or_none(), self.epoch), []
+        voter, directory, endpoint = request.voter_id, request.voter_directory_id, request.endpoint
+        refused = check_update(self._leader_view(), voter, directory, endpoint)
+        if refused is not None:
+            return UpdateVoterResponse(refused.error_code, self._leader_or_none(), self.epoch), []
+        if self.record_endpoints.get(voter) == endpoint:
+            return UpdateVoterResponse(ErrorCode.NONE, self.node_id, self.epoch), []
+        self.learned_endpoints[voter] = endpoint
+        _result, effects = self._change_voters(dict(self.voter_directories), "update", voter, now_ms)
+        return UpdateVoterResponse(ErrorCode.NONE, self.node_id, self.epoch), effects
+
+    def _maybe_update_voter(self, leader: int, now_ms: int) -> list[Effect]:
+        """A voter reached elsewhere than its VotersRecord says (it restarted on another address) asks its leader
+        to write the new endpoint (UpdateRaftVoter), at most once per request timeout."""
+        stale = bool(self.own_endpoint) and self.record_endpoints.get(self.node_id) != self.own_endpoint
+        if not stale or not self.is_voter or self.kraft_version < 1 or now_ms < self.timers.next_update_voter_ms:
+            return []
+        self.timers = evolve(self.timers, next_update_voter_ms=now_ms + self.config.request_timeout_ms)
+        self._log.info(
+            "raft_update_voter_sent",
+            epoch=self.epoch,
+            leader=leader,
+            endpoint=self.own_endpoint,
+            recorded_endpoint=self.record_endpoints.get(self.node_id),
+        )
+        request = UpdateVoterRequest(self.node_id, self.directory_id, self.own_endpoint, self.epoch, self.cluster_id)
+        return [Send(leader, request)]
+
+    def _maybe_update_own_endpoint(self, now_ms: int) -> list[Effect]:
+        """A leader reached elsewhere than its VotersRecord says writes its own endpoint, once it may change the
+        voter set (the followers reach it meanwhile at the endpoint its BeginQuorumEpoch announced)."""
+        if not isinstance(self.role, Leader) or not self.is_voter or not self.own_endpoint:
+            return []
+        if self.record_endpoints.get(self.node_id) == self.own_endpoint:
+            return []
+        key = ReplicaKey(self.node_id, self.directory_id)
+        if check_update(self._leader_view(), key.id, self.voter_directories[key.id], self.own_endpoint) is not None:
+            return []
+        return self._change_voters(dict(self.voter_directories), "update", self.node_id, now_ms)[1]
 
     def remove_voter(self, voter_id: int, directory_id: str, now_ms: int) -> tuple[VoterChangeResult, list[Effect]]:
         """RemoveRaftVoter: append a VotersRecord without the voter."""
@@ -737,7 +844,7 @@ class RaftNode:
         self, voters: VoterSet, change: str, voter_id: int, now_ms: int
     ) -> tuple[VoterChangeResult, list[Effect]]:
         offset = self.log_end_offset
-        record = LogEntry(offset, self.epoch, voters_record(voters), control=True)
+        record = LogEntry(offset, self.epoch, voters_record(voters, self._voter_endpoints(voters)), control=True)
         self.entries.append(record)
         self._log.info(
             "raft_voter_change_appended", epoch=self.epoch, change=change, voter=voter_id, offset=offset,
@@ -805,8 +912,12 @@ class RaftNode:
                 response, effects = self._handle_fetch(request, now_ms)
             case FetchSnapshotRequest():
                 response = self._handle_fetch_snapshot(request)
+            case UpdateVoterRequest():
+                response, effects = self._handle_update_voter(request, now_ms)
             case _:
                 raise TypeError(f"unknown request {request!r}")
+        if isinstance(response, FetchResponse) and response.leader_id >= 0:
+            response = evolve(response, leader_endpoint=self.endpoint(response.leader_id) or "")
         if response.error_code != ErrorCode.NONE:
             # Debug level: observers looking for the leader are refused by every non-leader, often.
             self._log.debug(
@@ -848,6 +959,8 @@ class RaftNode:
                 return FetchResponse(code, leader, epoch, -1, -1)
             case FetchSnapshotRequest():
                 return FetchSnapshotResponse(code, leader, epoch, None)
+            case UpdateVoterRequest():
+                return UpdateVoterResponse(code, leader, epoch)
         raise TypeError(f"unknown request {request!r}")
 
     def _leader_or_none(self) -> int:
@@ -940,6 +1053,8 @@ class RaftNode:
     ) -> tuple[BeginQuorumEpochResponse, list[Effect]]:
         if request.leader_epoch < self.epoch:
             return BeginQuorumEpochResponse(ErrorCode.FENCED_LEADER_EPOCH, self._leader_or_none(), self.epoch), []
+        if request.leader_endpoint:
+            self.learned_endpoints[request.leader_id] = request.leader_endpoint
         effects: list[Effect] = []
         if (
             request.leader_epoch > self.epoch
@@ -1088,6 +1203,10 @@ class RaftNode:
                 return self._handle_fetch_snapshot_response(sender, response, now_ms)
             case BeginQuorumEpochResponse() | EndQuorumEpochResponse():
                 return self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
+            case UpdateVoterResponse():
+                if response.error_code != ErrorCode.NONE:
+                    self._log.info("raft_update_voter_refused", epoch=self.epoch, error=response.error_code.name)
+                return self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
         raise TypeError(f"unknown response {response!r}")
 
     def handle_failure(self, destination: int, request: RaftRequest, now_ms: int) -> list[Effect]:
@@ -1129,6 +1248,8 @@ class RaftNode:
 
     def _handle_fetch_response(self, sender: int, response: FetchResponse, now_ms: int) -> list[Effect]:
         self.timers = evolve(self.timers, fetch_in_flight=False)
+        if response.leader_endpoint and response.leader_id >= 0 and response.leader_id != self.node_id:
+            self.learned_endpoints[response.leader_id] = response.leader_endpoint
         effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
         if response.error_code != ErrorCode.NONE:
             self.timers = evolve(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
@@ -1149,7 +1270,7 @@ class RaftNode:
             # or a new high watermark (up to the fetch max wait). An answer that only moved the high watermark
             # came right after a commit, and the leader's next append would wait for this follower's next tick.
             effects += self._set_high_watermark(min(response.high_watermark, self.log_end_offset))
-            return effects + self._send_fetch(now_ms)
+            return effects + self._send_fetch(now_ms) + self._maybe_update_voter(sender, now_ms)
         if response.entries[0].offset != self.log_end_offset:
             return effects  # a stale response; the next fetch asks again
         self.entries.extend(response.entries)
@@ -1159,7 +1280,7 @@ class RaftNode:
         effects += self._set_high_watermark(min(response.high_watermark, self.log_end_offset))
         # Fetch again at once (after the append, so the offset it reports is durable): that fetch is what moves
         # the leader's high watermark, and waiting for the next tick would add up to a tick to every commit.
-        return effects + self._send_fetch(now_ms)
+        return effects + self._send_fetch(now_ms) + self._maybe_update_voter(sender, now_ms)
 
     def _truncate_to_diverging(self, diverging: EpochEndOffset) -> list[Effect]:
         local = self.end_offset_for_epoch(diverging.epoch)
