@@ -41,8 +41,12 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         cluster_id: str,
         change_voters: VoterChanger | None = None,
         authorizer_enabled: bool = False,
+        endpoint_of: Callable[[int], str | None] | None = None,
     ) -> None:
+        """`endpoint_of`: where a controller is reached now (the voter set's endpoints, KIP-853); default: the
+        configured `voter_addresses`."""
         self.controller = controller
+        self.endpoint_of = endpoint_of or voter_addresses.get
         # Without an authorizer (authorizer.class.name), Kafka's controllers answer ACL requests SECURITY_DISABLED.
         self.authorizer_enabled = authorizer_enabled
         self.voter_addresses = dict(voter_addresses)
@@ -60,7 +64,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         return common_pb2.LeaderIdAndEpoch(
             leader_id=-1 if leader is None else leader,
             leader_epoch=epoch,
-            leader_address=self.voter_addresses.get(leader, "") if leader is not None else "",
+            leader_address=(self.endpoint_of(leader) or "") if leader is not None else "",
         )
 
     async def _answer(self, response_type: type[P], produce: Callable[[], Awaitable[P]]) -> P:
@@ -289,7 +293,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         self, request: controller_pb2.AddRaftVoterRequest, context: Any
     ) -> controller_pb2.RaftVoterChangeResponse:
         timeout_s = (request.timeout_ms or 30_000) / 1000
-        change = AddVoter(request.voter_id, request.voter_directory_id)
+        change = AddVoter(request.voter_id, request.voter_directory_id, request.voter_endpoint)
         return await self._voter_change(request.cluster_id, change, timeout_s)
 
     async def RemoveRaftVoter(

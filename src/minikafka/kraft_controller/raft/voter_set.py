@@ -1,6 +1,7 @@
-"""KIP-853's voter set in the metadata log: a VotersRecord is a control entry naming every voter by id and
-directory id, with the endpoint its controller listener is reached at (Kafka's Endpoints). The latest one in a replica's log (or its snapshot's, or the one it was formatted with) is its voter
-set, from the moment it is appended, committed or not, as in Kafka; a truncation below it restores the one before.
+"""KIP-853's voter set in the metadata log: a VotersRecord is a control entry naming every voter by id and directory id,
+with the endpoint its controller listener is reached at (Kafka's Endpoints). The latest one in a replica's log (or
+its snapshot's, or the one it was formatted with) is its voter set, from the moment it is appended, committed or not,
+as in Kafka; a truncation below it restores the one before.
 """
 
 from __future__ import annotations
