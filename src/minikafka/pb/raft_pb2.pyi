@@ -28,16 +28,18 @@ class VoteRequest(_message.Message):
     def __init__(self, cluster_id: _Optional[str] = ..., candidate_epoch: _Optional[int] = ..., candidate_id: _Optional[int] = ..., last_offset_epoch: _Optional[int] = ..., last_offset: _Optional[int] = ..., pre_vote: _Optional[bool] = ..., candidate_directory_id: _Optional[str] = ..., voter_directory_id: _Optional[str] = ...) -> None: ...
 
 class VoteResponse(_message.Message):
-    __slots__ = ("error_code", "leader_id", "leader_epoch", "vote_granted")
+    __slots__ = ("error_code", "leader_id", "leader_epoch", "vote_granted", "leader_endpoint")
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     LEADER_ID_FIELD_NUMBER: _ClassVar[int]
     LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     VOTE_GRANTED_FIELD_NUMBER: _ClassVar[int]
+    LEADER_ENDPOINT_FIELD_NUMBER: _ClassVar[int]
     error_code: _common_pb2.ErrorCode
     leader_id: int
     leader_epoch: int
     vote_granted: bool
-    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., vote_granted: _Optional[bool] = ...) -> None: ...
+    leader_endpoint: str
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., vote_granted: _Optional[bool] = ..., leader_endpoint: _Optional[str] = ...) -> None: ...
 
 class BeginQuorumEpochRequest(_message.Message):
     __slots__ = ("cluster_id", "leader_id", "leader_epoch", "voter_directory_id", "leader_endpoint")
@@ -186,12 +188,14 @@ class FetchSnapshotResponse(_message.Message):
     def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., snapshot_id: _Optional[_Union[SnapshotId, _Mapping]] = ..., size: _Optional[int] = ..., position: _Optional[int] = ..., unaligned_records: _Optional[bytes] = ..., has_voters: _Optional[bool] = ..., voters: _Optional[_Iterable[_Union[VoterKey, _Mapping]]] = ...) -> None: ...
 
 class VoterKey(_message.Message):
-    __slots__ = ("voter_id", "directory_id")
+    __slots__ = ("voter_id", "directory_id", "endpoint")
     VOTER_ID_FIELD_NUMBER: _ClassVar[int]
     DIRECTORY_ID_FIELD_NUMBER: _ClassVar[int]
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
     voter_id: int
     directory_id: str
-    def __init__(self, voter_id: _Optional[int] = ..., directory_id: _Optional[str] = ...) -> None: ...
+    endpoint: str
+    def __init__(self, voter_id: _Optional[int] = ..., directory_id: _Optional[str] = ..., endpoint: _Optional[str] = ...) -> None: ...
 
 class UpdateRaftVoterRequest(_message.Message):
     __slots__ = ("cluster_id", "current_leader_epoch", "voter_id", "voter_directory_id", "endpoint")

@@ -156,6 +156,7 @@ class InstallSnapshot:
     snapshot_id: SnapshotId
     data: bytes
     voters: dict[int, str] | None = None  # the voter set at the snapshot's end (KIP-853), kept beside it
+    endpoints: dict[int, str] | None = None  # and its voters' endpoints
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,7 @@ class SaveSnapshot:
     snapshot_id: SnapshotId
     data: bytes
     voters: dict[int, str] | None = None
+    endpoints: dict[int, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -288,6 +290,7 @@ class RaftNode:
         observer_only: bool = False,
         snapshot_voters: Mapping[int, str] | None = None,
         voter_endpoints: Mapping[int, str] | None = None,
+        snapshot_endpoints: Mapping[int, str] | None = None,
         own_endpoint: str = "",
         bootstrap_endpoints: Sequence[str] = (),
     ) -> None:
@@ -304,6 +307,7 @@ class RaftNode:
         # Endpoints learned from VotersRecords (as applied, latest last) and from leaders announcing themselves.
         self.learned_endpoints: dict[int, str] = {}
         self.record_endpoints: dict[int, str] = {}  # those of the VotersRecord the voter set comes from
+        self.snapshot_endpoints: dict[int, str] = dict(snapshot_endpoints or {})  # of the snapshot's voter set
         self.cluster_id = cluster_id
         self.directory_id = directory_id
         self.kraft_version = 1 if isinstance(voters, Mapping) else 0
@@ -474,7 +478,7 @@ class RaftNode:
         found, offset = self._latest_voter_set()
         self.voters_offset = offset
         latest = self._latest_voters_entry()
-        self.record_endpoints = endpoints_of(latest) if latest is not None else {}
+        self.record_endpoints = endpoints_of(latest) if latest is not None else dict(self.snapshot_endpoints)
         self.learned_endpoints.update(self.record_endpoints)
         if found is None:  # formatted without the voter set, and none learned yet: fetch from the configured ones
             self.is_voter = False
@@ -741,7 +745,8 @@ class RaftNode:
     def _fetch_candidates(self) -> list[int]:
         """Whom a node without a leader asks: the voters it knows, else its bootstrap servers (KIP-853)."""
         others = sorted(self.voters - {self.node_id})
-        return others if others else sorted(self.bootstrap_servers, reverse=True)
+        reachable = [v for v in others if self.endpoint(v)]
+        return reachable or sorted(self.bootstrap_servers, reverse=True) or others
 
     def _mark_fetch_sent(self, now_ms: int) -> None:
         # As in KafkaRaftClient, the node times its own requests out (the long poll plus a request timeout); the
@@ -874,13 +879,16 @@ class RaftNode:
             return []
         snapshot_id = SnapshotId(end_offset, self.entry(end_offset - 1).epoch)
         voters = self._latest_voter_set(below=end_offset)[0] if self.kraft_version == 1 else None
+        record = self._latest_voters_entry(below=end_offset)
+        if record is not None:
+            self.snapshot_endpoints = endpoints_of(record)
         self.entries = self.entries[end_offset - self.log_start_offset :]
         self.log_start_offset = end_offset
         self.snapshot_id = snapshot_id
         self.snapshot_data = data
         self.snapshot_voters = voters
         self._refresh_voter_set()
-        return [SaveSnapshot(snapshot_id, data, voters)]
+        return [SaveSnapshot(snapshot_id, data, voters, dict(self.snapshot_endpoints) or None)]
 
     # ---- requests ----
 
@@ -916,7 +924,7 @@ class RaftNode:
                 response, effects = self._handle_update_voter(request, now_ms)
             case _:
                 raise TypeError(f"unknown request {request!r}")
-        if isinstance(response, FetchResponse) and response.leader_id >= 0:
+        if isinstance(response, FetchResponse | VoteResponse) and response.leader_id >= 0:
             response = evolve(response, leader_endpoint=self.endpoint(response.leader_id) or "")
         if response.error_code != ErrorCode.NONE:
             # Debug level: observers looking for the leader are refused by every non-leader, often.
@@ -1143,8 +1151,9 @@ class RaftNode:
         if request.snapshot_id != self.snapshot_id:
             return FetchSnapshotResponse(ErrorCode.SNAPSHOT_NOT_FOUND, self.node_id, self.epoch, self.snapshot_id)
         voters = None if self.snapshot_voters is None else tuple(sorted(self.snapshot_voters.items()))
+        endpoints = tuple(sorted(self.snapshot_endpoints.items()))
         return FetchSnapshotResponse(
-            ErrorCode.NONE, self.node_id, self.epoch, self.snapshot_id, self.snapshot_data, voters
+            ErrorCode.NONE, self.node_id, self.epoch, self.snapshot_id, self.snapshot_data, voters, endpoints
         )
 
     def _advance_leader_high_watermark(self, now_ms: int) -> list[Effect]:
@@ -1217,7 +1226,12 @@ class RaftNode:
             )
         return []
 
+    def _learn_leader_endpoint(self, response: FetchResponse | VoteResponse) -> None:
+        if response.leader_endpoint and response.leader_id >= 0 and response.leader_id != self.node_id:
+            self.learned_endpoints[response.leader_id] = response.leader_endpoint
+
     def _handle_vote_response(self, sender: int, response: VoteResponse, now_ms: int) -> list[Effect]:
+        self._learn_leader_endpoint(response)
         effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
         if not effects and isinstance(self.role, Prospective) and response.leader_epoch == self.epoch:
             # The answer carries no pre-vote flag (as in Kafka): a prospective's epoch is its pre-vote round.
@@ -1248,8 +1262,7 @@ class RaftNode:
 
     def _handle_fetch_response(self, sender: int, response: FetchResponse, now_ms: int) -> list[Effect]:
         self.timers = evolve(self.timers, fetch_in_flight=False)
-        if response.leader_endpoint and response.leader_id >= 0 and response.leader_id != self.node_id:
-            self.learned_endpoints[response.leader_id] = response.leader_endpoint
+        self._learn_leader_endpoint(response)
         effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
         if response.error_code != ErrorCode.NONE:
             self.timers = evolve(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
@@ -1324,7 +1337,9 @@ class RaftNode:
         self.snapshot_id = snapshot
         self.snapshot_data = response.data
         self.snapshot_voters = None if response.voters is None else dict(response.voters)
+        self.snapshot_endpoints = dict(response.voter_endpoints)
         self.high_watermark = max(self.high_watermark, snapshot.end_offset)
         self.timers = evolve(self.timers, next_fetch_ms=now_ms)
         self._refresh_voter_set()
-        return effects + [InstallSnapshot(snapshot, response.data, self.snapshot_voters)]
+        endpoints = dict(self.snapshot_endpoints) or None
+        return effects + [InstallSnapshot(snapshot, response.data, self.snapshot_voters, endpoints)]

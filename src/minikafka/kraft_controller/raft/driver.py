@@ -118,6 +118,7 @@ class RaftDriver:
             directory_id=directory_id,
             observer_only=observer_only,
             snapshot_voters=self.file_log.load_snapshot_voters(),
+            snapshot_endpoints=self.file_log.load_snapshot_voter_endpoints(),
             voter_endpoints=voters,
             own_endpoint=own_endpoint,
             bootstrap_endpoints=bootstrap_servers,
@@ -278,9 +279,9 @@ class RaftDriver:
                     self.file_log.truncate(effect.end_offset, "raft diverging epoch")
                     self._flushed_everything()
                 case SaveSnapshot():
-                    self.file_log.save_snapshot(effect.snapshot_id, effect.data, effect.voters)
+                    self.file_log.save_snapshot(effect.snapshot_id, effect.data, effect.voters, effect.endpoints)
                 case InstallSnapshot():
-                    self.file_log.save_snapshot(effect.snapshot_id, effect.data, effect.voters)
+                    self.file_log.save_snapshot(effect.snapshot_id, effect.data, effect.voters, effect.endpoints)
                     self.file_log.reset_to(effect.snapshot_id.end_offset)
                     self._untold.append(effect)
                 case CommitAdvanced():

@@ -51,6 +51,7 @@ class VoteResponse:
     leader_id: int
     leader_epoch: int
     vote_granted: bool
+    leader_endpoint: str = ""  # KIP-853 (NodeEndpoints): where the leader named is reached
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ class FetchSnapshotResponse:
     snapshot_id: SnapshotId | None
     data: bytes = b""
     voters: tuple[tuple[int, str], ...] | None = None  # KIP-853: the voter set at the snapshot's end, if known
+    voter_endpoints: tuple[tuple[int, str], ...] = ()  # and its voters' endpoints
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,7 @@ def response_to_proto(response: m.RaftResponse) -> object:
                 leader_id=response.leader_id,
                 leader_epoch=response.leader_epoch,
                 vote_granted=response.vote_granted,
+                leader_endpoint=response.leader_endpoint,
             )
         case m.BeginQuorumEpochResponse():
             return raft_pb2.BeginQuorumEpochResponse(
@@ -188,7 +189,10 @@ def response_to_proto(response: m.RaftResponse) -> object:
                 position=0,
                 unaligned_records=response.data,
                 has_voters=response.voters is not None,
-                voters=[raft_pb2.VoterKey(voter_id=i, directory_id=d) for i, d in response.voters or ()],
+                voters=[
+                    raft_pb2.VoterKey(voter_id=i, directory_id=d, endpoint=dict(response.voter_endpoints).get(i, ""))
+                    for i, d in response.voters or ()
+                ],
             )
         case m.UpdateVoterResponse():
             return raft_pb2.UpdateRaftVoterResponse(
@@ -203,7 +207,11 @@ def response_from_proto(message: object) -> m.RaftResponse:
     match message:
         case raft_pb2.VoteResponse():
             return m.VoteResponse(
-                ErrorCode.of(message.error_code), message.leader_id, message.leader_epoch, message.vote_granted
+                ErrorCode.of(message.error_code),
+                message.leader_id,
+                message.leader_epoch,
+                message.vote_granted,
+                message.leader_endpoint,
             )
         case raft_pb2.BeginQuorumEpochResponse():
             return m.BeginQuorumEpochResponse(ErrorCode.of(message.error_code), message.leader_id, message.leader_epoch)
@@ -234,6 +242,7 @@ def response_from_proto(message: object) -> m.RaftResponse:
                 _snapshot_from_proto(message, "snapshot_id"),
                 message.unaligned_records,
                 tuple((v.voter_id, v.directory_id) for v in message.voters) if message.has_voters else None,
+                tuple((v.voter_id, v.endpoint) for v in message.voters if v.endpoint),
             )
         case raft_pb2.UpdateRaftVoterResponse():
             return m.UpdateVoterResponse(ErrorCode.of(message.error_code), message.leader_id, message.leader_epoch)
