@@ -1,8 +1,10 @@
-"""KIP-853's endpoints on real processes: a fourth controller started with controller.quorum.bootstrap.servers
-only (no controller.quorum.voters) finds the quorum, is added by `metadata-quorum add-controller` at the endpoint
-it registers, and once the old active controller is removed and SIGKILLed and the other two original voters are
-removed as well, it is the whole quorum: every broker (configured with the three original controllers only) then
-follows it at the endpoint the voter set names, while a producer writes acks=all."""
+"""KIP-853's endpoints on real processes: a fourth controller started with controller.quorum.bootstrap.servers only (no
+controller.quorum.voters) finds the quorum, is added by `metadata-quorum add-controller` at the endpoint it
+registers; a follower restarted on another port updates its endpoint (UpdateRaftVoter); and once the old active
+controller is removed and SIGKILLed and the other two original voters are removed as well, it is the whole quorum:
+every broker (configured with the three original controllers only) then follows it at the endpoint the voter set
+names, while a producer writes acks=all.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from cluster_fixtures import admin_config, eventually, issue_node_tls, minikafka
 
 from minikafka.client.admin import AdminClient
 from minikafka.deploy import cluster_commands
-from minikafka.deploy.local_cluster import Cluster, is_alive, kill
+from minikafka.deploy.local_cluster import Cluster, is_alive, kill, terminate, wait_exit
 from minikafka.deploy.scenario.clients import consume_partition
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -55,19 +57,37 @@ def start_joining_controller(cluster: Cluster, port: int) -> subprocess.Popen[by
         f"ssl.truststore.location={tls.ca}\nminikafka.node.ssl.certificate.location={tls.certificate}\n"
         f"minikafka.node.ssl.key.location={tls.key}\n"
     )
-    with (node_dir / "stderr.log").open("ab") as stderr:
+    return start_controller(config)
+
+
+def start_controller(config: Path) -> subprocess.Popen[bytes]:
+    with (config.parent / "stderr.log").open("ab") as stderr:
         return subprocess.Popen(
             [sys.executable, "-m", "minikafka.cli", "controller", "--config", str(config)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             start_new_session=True,
-            cwd=run_dir,
+            cwd=config.parent.parent,
         )
 
 
-def quorum_tool(cluster: Cluster, *args: str) -> str:
-    controller = cluster.bootstrap_controllers[0]
+def restart_on_new_port(cluster: Cluster, voter: int) -> tuple[subprocess.Popen[bytes], str]:
+    """Stop the controller, give its listener another port (its address book entry elsewhere stays the old one)
+    and start it again: its new endpoint, as host:port."""
+    terminate(cluster.pids[voter])
+    assert wait_exit(cluster.pids[voter], 30)
+    config = cluster.run_dir / f"controller-{voter}" / "controller.properties"
+    lines = config.read_text().splitlines()
+    [listener] = [line for line in lines if line.startswith("listeners=")]
+    host = listener.removeprefix("listeners=CONTROLLER://").rpartition(":")[0]
+    endpoint = f"{host}:{free_port()}"
+    config.write_text("\n".join(f"listeners=CONTROLLER://{endpoint}" if li == listener else li for li in lines) + "\n")
+    return start_controller(config), endpoint
+
+
+def quorum_tool(cluster: Cluster, controller: str, *args: str) -> str:
+    """`minikafka metadata-quorum ARGS` asking the quorum through `controller`."""
     done = minikafka("metadata-quorum", *args, "--bootstrap-controller", controller, *admin_config(cluster))
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
@@ -77,7 +97,7 @@ def quorum_tool(cluster: Cluster, *args: str) -> str:
 def test_a_controller_found_through_bootstrap_servers_becomes_the_whole_quorum(tmp_path: Path) -> None:
     run = tmp_path / "run"
     cluster = cluster_commands.up(run, 3, 3, {}, timeout_s=60, dynamic_quorum=True, initial_controllers=3)
-    joining: subprocess.Popen[bytes] | None = None
+    started: list[subprocess.Popen[bytes]] = []
     try:
         controllers, brokers = cluster.bootstrap_controllers, cluster.bootstrap_servers
         admin = AdminClient(controllers, brokers, timeout_s=10, tls=cluster.admin_tls)
@@ -86,18 +106,30 @@ def test_a_controller_found_through_bootstrap_servers_becomes_the_whole_quorum(t
         port = free_port()
         with BackgroundProducer(brokers, TOPIC) as producer:
             eventually(lambda: producer.acknowledged >= 100, 60, "acknowledged writes before the changes")
-            joining = start_joining_controller(cluster, port)
+            started.append(start_joining_controller(cluster, port))
             eventually(
                 lambda: any(o["id"] == JOINING for o in admin.describe_quorum()["observers"]),
                 30,
                 "controller 104 fetching as an observer (found through its bootstrap servers)",
             )
             endpoint = f"127.0.0.1:{port}"
-            quorum_tool(cluster, "add-controller", "--controller-id", str(JOINING), "--controller-endpoint", endpoint)
-            status = quorum_tool(cluster, "describe", "--status")
+            added = ("add-controller", "--controller-id", str(JOINING), "--controller-endpoint", endpoint)
+            quorum_tool(cluster, controllers[0], *added)
+            # From here on the tools find the quorum through controller 104, which every other controller may leave.
+            status = quorum_tool(cluster, endpoint, "describe", "--status")
             assert f'"endpoints": ["CONTROLLER://127.0.0.1:{port}"]' in status, status
             voters = {v["id"]: v["directory_id"] for v in admin.describe_quorum()["voters"]}
             assert sorted(voters) == [101, 102, 103, JOINING]
+            # UpdateRaftVoter: a follower restarted on another port writes its new endpoint into the voter set.
+            leader = admin.describe_quorum()["leader_id"]
+            moved = next(v for v in (101, 102, 103) if v != leader)
+            restarted, moved_endpoint = restart_on_new_port(cluster, moved)
+            started.append(restarted)
+            eventually(
+                lambda: f"CONTROLLER://{moved_endpoint}" in quorum_tool(cluster, endpoint, "describe", "--status"),
+                30,
+                f"controller {moved}'s new endpoint in the voter set",
+            )
             # The old active controller is removed, then killed; then the two other original voters go too.
             leader = admin.describe_quorum()["leader_id"]
             admin.remove_raft_voter(leader, voters[leader], CLUSTER_ID)
@@ -128,12 +160,15 @@ def test_a_controller_found_through_bootstrap_servers_becomes_the_whole_quorum(t
         read = asyncio.run(consume_partition(brokers, TOPIC, None, None))
         lost = [(offset, value) for offset, value, _ in producer.acked if read.get(offset) != value]
         assert lost == [], f"{len(lost)} acknowledged writes lost, first {lost[:3]}"
+        labels = [f"controller-{c}" for c in (101, 102, 103, JOINING)]
+        appended = [e for label in labels for e in node_events(run, label, "raft_voter_change_appended")]
+        assert [e["voter"] for e in appended if e["change"] == "update"] == [moved], appended
         print(f"{producer.acknowledged} acknowledged, {len(producer.failed)} failed, {len(lost)} lost")
         admin.close()
     finally:
-        if joining is not None:
-            joining.kill()
-            joining.wait(timeout=10)
+        for process in started:
+            process.kill()
+            process.wait(timeout=10)
         cluster_commands.down(cluster, timeout_s=10)
         for pid in cluster.pids.values():
             if is_alive(pid):

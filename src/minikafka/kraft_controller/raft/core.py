@@ -659,6 +659,7 @@ class RaftNode:
             record = LogEntry(start + 1, self.epoch, voters_record(self.voter_directories, endpoints), control=True)
             self.entries.append(record)
             self.voters_offset = record.offset
+            self.record_endpoints = endpoints
             appended += (record,)
         self.progress[self._own_key()] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
         self._log.info(
