@@ -297,9 +297,8 @@ class RaftNode:
         """`voters`: ids (kraft.version 0, static) or ids with directory ids (kraft.version 1, KIP-853: the voter
         set formatted, which VotersRecords in the log then replace); `observer_only`: formatted without the voter
         set (a new or wiped controller): `voters` only tells it whom to fetch from until its log names a set.
-        `voter_endpoints`: the configured address book (controller.quorum.voters); `own_endpoint`: where this node
-        is reached (a voter's listener); `bootstrap_endpoints`: controller.quorum.bootstrap.servers, named by the
-        ids -2, -3, ... until the leader and the voter set are discovered through them."""
+        `voter_endpoints`: controller.quorum.voters' addresses; `own_endpoint`: this node's listener;
+        `bootstrap_endpoints`: controller.quorum.bootstrap.servers (named by the ids -2, -3, ...)."""
         self.node_id = node_id
         self.own_endpoint = own_endpoint
         self.address_book: dict[int, str] = dict(voter_endpoints or {})
