@@ -173,3 +173,30 @@ def test_a_controller_found_through_bootstrap_servers_becomes_the_whole_quorum(t
         for pid in cluster.pids.values():
             if is_alive(pid):
                 kill(pid)
+
+
+def test_a_standalone_controller_formatted_alone_leads_its_quorum(tmp_path: Path) -> None:
+    """`controller-format --standalone` (kafka-storage format --standalone): the controller alone is the quorum,
+    its VotersRecord names its endpoint, and it takes no controller.quorum.voters."""
+    port = free_port()
+    config = tmp_path / "controller-101" / "controller.properties"
+    config.parent.mkdir()
+    config.write_text(
+        f"node.id=101\nprocess.roles=controller\nlisteners=CONTROLLER://127.0.0.1:{port}\n"
+        f"controller.quorum.bootstrap.servers=127.0.0.1:{port}\nlog.dirs={config.parent / 'data'}\n"
+        f"minikafka.event.log.dir={tmp_path / 'logs'}\n"
+    )
+    formatted = minikafka("controller-format", "--config", str(config), "--standalone")
+    assert formatted.returncode == 0, formatted.stderr
+    process = start_controller(config)
+    try:
+
+        def status() -> str:
+            done = minikafka("metadata-quorum", "describe", "--status", "--bootstrap-controller", f"127.0.0.1:{port}")
+            return done.stdout if done.returncode == 0 else ""
+
+        text = eventually(lambda: "LeaderId:               101" in (s := status()) and s, 30, "101 leading")
+        assert f'"endpoints": ["CONTROLLER://127.0.0.1:{port}"]' in text, text
+    finally:
+        process.kill()
+        process.wait(timeout=10)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -36,6 +36,7 @@ class QuorumIdentity:
     directory_id: str
     voter_directories: dict[int, str] | None  # None: voters named by id only (kraft.version 0 or the check off)
     observer_only: bool  # formatted without the voter set: it never votes
+    endpoints: dict[int, str] = field(default_factory=dict)  # the initial voters' endpoints it was formatted with
 
 
 def quorum_identity(config: ControllerConfig, data_dir: Path) -> QuorumIdentity:
@@ -67,7 +68,7 @@ def quorum_identity(config: ControllerConfig, data_dir: Path) -> QuorumIdentity:
             ErrorCode.INVALID_CONFIG,
             f"{data_dir} was formatted with voters {unknown} that controller.quorum.voters does not name",
         )
-    return QuorumIdentity(meta.directory_id, dict(bootstrap.voters), False)
+    return QuorumIdentity(meta.directory_id, dict(bootstrap.voters), False, bootstrap.endpoints)
 
 
 def raft_driver(
@@ -88,7 +89,7 @@ def raft_driver(
     )
     return RaftDriver(
         config.node_id,
-        voter_addresses(config),
+        identity.endpoints | voter_addresses(config),
         log_dir,
         raft_config,
         config.cluster_id,
