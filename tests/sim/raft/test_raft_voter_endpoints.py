@@ -6,6 +6,7 @@ from __future__ import annotations
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.raft.core import Follower, Leader, RaftConfig, RaftNode, Send
 from minikafka.kraft_controller.raft.messages import (
+    EpochEndOffset,
     FetchRequest,
     FetchResponse,
     UpdateVoterRequest,
@@ -102,3 +103,37 @@ def test_the_leaders_answers_name_its_endpoint() -> None:
     raft = leader()
     response, _ = raft.handle_request(9, FetchRequest(9, 1, 0, 0, CLUSTER, "d9"), T + 3)
     assert isinstance(response, FetchResponse) and response.leader_endpoint == "h1:9093"
+
+
+def static_leader() -> RaftNode:
+    raft = RaftNode(
+        1, (1, 2, 3), CONFIG, LowestRandom(), 0, cluster_id=CLUSTER, directory_id="d1", voter_endpoints=BOOK,
+        own_endpoint="h1:9093",
+    )  # fmt: skip
+    raft.tick(T)
+    raft.handle_response(2, VoteResponse(ErrorCode.NONE, -1, 1, True), T)
+    raft.handle_request(2, FetchRequest(2, 1, raft.log_end_offset, 1, CLUSTER, "d2"), T + 1)
+    return raft
+
+
+def test_upgrading_kraft_version_names_the_voters_by_the_directories_they_fetch_with() -> None:
+    raft = static_leader()
+    assert raft.kraft_version == 0
+    # Voter 3 has not fetched: its directory is unknown.
+    result, _ = raft.upgrade_kraft_version(T + 2)
+    assert result.error_code == ErrorCode.INVALID_UPDATE_VERSION and "[3]" in result.message
+    raft.handle_request(3, FetchRequest(3, 1, raft.log_end_offset, 1, CLUSTER, "d3"), T + 3)
+    result, effects = raft.upgrade_kraft_version(T + 4)
+    assert result.error_code == ErrorCode.NONE and raft.kraft_version == 1
+    assert raft.voter_directories == VOTERS and endpoints_of(raft.entries[-1]) == BOOK
+    assert raft.entries[-2].data.startswith(b"KRaftVersionRecord ")
+    again, _ = raft.upgrade_kraft_version(T + 5)
+    assert again.error_code == ErrorCode.NONE and again.message == "kraft.version is 1 already"
+    # A follower of the static quorum becomes dynamic as it fetches the upgrade.
+    follower = RaftNode(2, (1, 2, 3), CONFIG, LowestRandom(), 0, cluster_id=CLUSTER, directory_id="d2", epoch=1,
+                        leader_id=1)  # fmt: skip
+    follower.handle_response(1, FetchResponse(ErrorCode.NONE, 1, 1, 0, 0, entries=tuple(raft.entries)), T + 6)
+    assert follower.kraft_version == 1 and follower.voter_directories == VOTERS and follower.is_voter
+    # A truncation below the upgrade makes it static again.
+    follower._truncate_to_diverging(EpochEndOffset(1, 1))
+    assert follower.kraft_version == 0 and follower.voter_directories == {1: "", 2: "", 3: ""}

@@ -64,7 +64,14 @@ from minikafka.kraft_controller.raft.voter_changes import (
     check_remove,
     check_update,
 )
-from minikafka.kraft_controller.raft.voter_set import VoterSet, describe, endpoints_of, voters_of, voters_record
+from minikafka.kraft_controller.raft.voter_set import (
+    KRAFT_VERSION_RECORD,
+    VoterSet,
+    describe,
+    endpoints_of,
+    voters_of,
+    voters_record,
+)
 
 MAX_ENTRIES_PER_FETCH = 2000
 HIGH_WATERMARK_LOG_INTERVAL = 1000  # log the HWM once per leader epoch, then once every this many offsets
@@ -315,6 +322,7 @@ class RaftNode:
             dict(voters) if isinstance(voters, Mapping) else {voter: "" for voter in voters}
         )
         self._bootstrap_voters: VoterSet | None = None if observer_only else dict(self.voter_directories)
+        self._formatted_kraft_version = self.kraft_version
         self.snapshot_voters: VoterSet | None = dict(snapshot_voters) if snapshot_voters is not None else None
         self.voters = frozenset(self.voter_directories)
         self.voters_offset = -1  # of the VotersRecord the voter set comes from (-1: formatted or snapshot)
@@ -332,6 +340,7 @@ class RaftNode:
             raise ValueError(f"log starts at {self.entries[0].offset}, expected {self.log_start_offset}")
         self.high_watermark = self.log_start_offset  # re-learned from the leader after a restart
         self.progress: dict[ReplicaKey, ReplicaProgress] = {}
+        self.fetched_directories: dict[int, str] = {}  # voter id -> the directory its fetches name (an upgrade's)
         self.timers = _Timers()
         self._logged_high_watermark: tuple[int, int] = (-1, -1)  # (epoch, offset) of the last HWM event
         self._log = structlog.get_logger().bind(raft_node=node_id)
@@ -468,11 +477,16 @@ class RaftNode:
 
     def _refresh_voter_set(self, announce: bool = True) -> None:
         """Take the voter set from the log (KIP-853: a VotersRecord applies once appended)."""
-        if self.kraft_version == 0 and self._latest_voters_entry() is None and self.snapshot_voters is None:
+        static = self._formatted_kraft_version == 0 and self.snapshot_voters is None
+        if static and self._latest_voters_entry() is None:
+            # kraft.version 0 (again, after a truncation below an upgrade's VotersRecord): the configured ids.
+            self.kraft_version, self.voters_offset, self.record_endpoints = 0, -1, {}
+            self.voter_directories = dict(self._bootstrap_voters or {})
+            self.voters = frozenset(self.voter_directories)
             self.is_voter = self.is_voter_key(ReplicaKey(self.node_id, self.directory_id))
             return
         # A log naming voter sets is a dynamic quorum's, whatever this node was configured with (an observer
-        # configured with a static address book or with bootstrap servers only).
+        # configured with a static address book or with bootstrap servers only, a static quorum upgraded).
         self.kraft_version = 1
         found, offset = self._latest_voter_set()
         self.voters_offset = offset
@@ -859,6 +873,33 @@ class RaftNode:
         effects: list[Effect] = [AppendToLog((record,))]
         return VoterChangeResult(ErrorCode.NONE, offset=offset), effects + self._advance_leader_high_watermark(now_ms)
 
+    def upgrade_kraft_version(self, now_ms: int) -> tuple[VoterChangeResult, list[Effect]]:
+        """kraft.version 0 -> 1 (KIP-853): a static quorum becomes dynamic. The leader names each voter by the
+        directory its recent fetches carry and appends a KRaftVersionRecord and the first VotersRecord."""
+        view = self._leader_view()
+        if not view.is_leader:
+            return VoterChangeResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, "not the leader"), []
+        if self.kraft_version == 1:
+            return VoterChangeResult(ErrorCode.NONE, "kraft.version is 1 already"), []
+        if not view.committed_in_epoch:
+            return VoterChangeResult(ErrorCode.REQUEST_TIMED_OUT, "the leader has not committed; retry"), []
+        directories = {**self.fetched_directories, self.node_id: self.directory_id}
+        unknown = sorted(
+            v
+            for v in self.voters
+            if not directories.get(v)
+            or (v != self.node_id and now_ms - (self.voter_progress(v) or ReplicaProgress()).last_fetch_ms
+                > self.config.fetch_timeout_ms)
+        )  # fmt: skip
+        if unknown:
+            message = f"voters {unknown} have not fetched with their directory ids lately"
+            return VoterChangeResult(ErrorCode.INVALID_UPDATE_VERSION, message), []
+        voters = {v: directories[v] for v in self.voters}
+        version = LogEntry(self.log_end_offset, self.epoch, KRAFT_VERSION_RECORD + b'{"kraft_version":1}', True)
+        self.entries.append(version)
+        result, effects = self._change_voters(voters, "upgrade", self.node_id, now_ms)
+        return result, [AppendToLog((version,)), *effects]
+
     def resign(self, now_ms: int, reason: str = "shutdown") -> list[Effect]:
         """Graceful shutdown of a leader: tell the voters so they elect a successor at once."""
         if not isinstance(self.role, Leader):
@@ -1136,6 +1177,8 @@ class RaftNode:
         self.progress[key] = ReplicaProgress(request.fetch_offset, now_ms, caught_up_ms)
         # Only a voter's own directory counts: a wiped voter's empty log must not look like the voter's progress.
         counts = self.is_voter_key(key)
+        if counts and request.replica_directory_id:
+            self.fetched_directories[request.replica_id] = request.replica_directory_id
         effects = self._advance_leader_high_watermark(now_ms) if counts else []
         limit = self.log_end_offset if counts else self.high_watermark
         first = request.fetch_offset - self.log_start_offset

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from minikafka.kraft_controller.raft.messages import LogEntry
 
 VOTERS_RECORD = b"VotersRecord "  # a control entry's data starts with it; a new leader's marker is empty
+KRAFT_VERSION_RECORD = b"KRaftVersionRecord "  # a control entry: the quorum's kraft.version from here on
 
 VoterSet = dict[int, str]  # voter id -> directory id
 VoterEndpoints = dict[int, str]  # voter id -> host:port of its controller listener
