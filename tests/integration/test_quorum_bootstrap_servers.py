@@ -200,3 +200,31 @@ def test_a_standalone_controller_formatted_alone_leads_its_quorum(tmp_path: Path
     finally:
         process.kill()
         process.wait(timeout=10)
+
+
+def test_a_static_quorum_upgraded_to_kraft_version_1_changes_its_voters(tmp_path: Path) -> None:
+    """kraft.version 0 -> 1 (`metadata-quorum upgrade --feature kraft.version=1`, Kafka's kafka-features upgrade):
+    refused before (UNSUPPORTED_VERSION), a voter is removed after, and the quorum keeps committing."""
+    cluster = cluster_commands.up(tmp_path / "run", 3, 1, {}, timeout_s=60)
+    try:
+        controllers, controller = cluster.bootstrap_controllers, cluster.bootstrap_controllers[0]
+        admin = AdminClient(controllers, cluster.bootstrap_servers, timeout_s=10, tls=cluster.admin_tls)
+        quorum = admin.describe_quorum()
+        follower = next(v["id"] for v in quorum["voters"] if v["id"] != quorum["leader_id"])
+        before = minikafka(
+            "metadata-quorum", "remove-controller", "--controller-id", str(follower), "--controller-directory-id",
+            "", "--bootstrap-controller", controller, *admin_config(cluster),
+        )  # fmt: skip
+        assert before.returncode == 1 and "UNSUPPORTED_VERSION" in before.stderr, before.stderr
+        quorum_tool(cluster, controller, "upgrade", "--feature", "kraft.version=1")
+        voters = {v["id"]: v["directory_id"] for v in admin.describe_quorum()["voters"]}
+        assert sorted(voters) == [101, 102, 103] and all(voters.values()), voters
+        admin.remove_raft_voter(follower, voters[follower], CLUSTER_ID)
+        assert sorted(v["id"] for v in admin.describe_quorum()["voters"]) == sorted(set(voters) - {follower})
+        admin.create_topic("after-the-upgrade", assignment=[[1]])
+        admin.close()
+    finally:
+        cluster_commands.down(cluster, timeout_s=10)
+        for pid in cluster.pids.values():
+            if is_alive(pid):
+                kill(pid)

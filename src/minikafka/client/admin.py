@@ -419,6 +419,11 @@ class AdminClient:
         )
         self._voter_change(lambda stub: stub.AddRaftVoter(request, timeout=self.timeout_s + 5))
 
+    def upgrade_kraft_version(self, version: int, cluster_id: str) -> None:
+        """kraft.version 0 -> 1 (KIP-853): answered once the first VotersRecord is committed."""
+        request = controller_pb2.UpgradeKRaftVersionRequest(cluster_id=cluster_id, kraft_version=version)
+        self._voter_change(lambda stub: stub.UpgradeKRaftVersion(request, timeout=self.timeout_s + 5))
+
     def remove_raft_voter(self, voter_id: int, directory_id: str, cluster_id: str) -> None:
         """KIP-853 RemoveRaftVoter: answered once the new voter set is committed."""
         request = controller_pb2.RemoveRaftVoterRequest(

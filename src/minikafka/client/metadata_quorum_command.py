@@ -39,7 +39,12 @@ def register(subparsers: argparse._SubParsersAction, add_connection_arguments: A
     remove.add_argument("--controller-id", type=int, required=True)
     remove.add_argument("--controller-directory-id", required=True)
     remove.set_defaults(func=remove_command)
-    for command in (describe, add, remove):
+    upgrade = commands.add_parser(
+        "upgrade", help="upgrade the quorum's kraft.version (Kafka's kafka-features upgrade): 1 makes it dynamic"
+    )
+    upgrade.add_argument("--feature", required=True, metavar="kraft.version=1", help="only kraft.version=1")
+    upgrade.set_defaults(func=upgrade_command)
+    for command in (describe, add, remove, upgrade):
         command.add_argument("--cluster-id", default="minikafka", help="the cluster's id (cluster.id)")
         add_connection_arguments(command)
 
@@ -135,6 +140,18 @@ def remove_command(args: argparse.Namespace) -> int:
     with admin_client(args) as admin:
         _change(lambda: admin.remove_raft_voter(args.controller_id, args.controller_directory_id, args.cluster_id))
     print(f"Removed controller {args.controller_id} with directory id {args.controller_directory_id}")
+    return 0
+
+
+def upgrade_command(args: argparse.Namespace) -> int:
+    from minikafka.client.command_connection import admin_client
+
+    name, _, version = args.feature.partition("=")
+    if name != "kraft.version" or version != "1":
+        raise CliError(f"--feature {args.feature}: only kraft.version=1 can be set here")
+    with admin_client(args) as admin:
+        _change(lambda: admin.upgrade_kraft_version(1, args.cluster_id))
+    print("kraft.version was upgraded to 1: the voters are named by id and directory id from now on")
     return 0
 
 

@@ -25,11 +25,12 @@ from minikafka.kraft_controller.control.controller_result import ControllerResul
 from minikafka.kraft_controller.metadata.records import Endpoint, LeaderRecoveryState
 from minikafka.kraft_controller.quorum_controller import NotControllerError, QuorumController
 from minikafka.kraft_controller.raft.messages import AddVoter, RemoveVoter
+from minikafka.kraft_controller.raft.messages import UpgradeKRaftVersion as KRaftUpgrade
 from minikafka.kraft_controller.raft.voter_changes import VoterChangeResult
 from minikafka.pb import common_pb2, controller_pb2, controller_pb2_grpc
 
 P = TypeVar("P")
-VoterChanger = Callable[[AddVoter | RemoveVoter, float], Awaitable[VoterChangeResult]]
+VoterChanger = Callable[[AddVoter | RemoveVoter | KRaftUpgrade, float], Awaitable[VoterChangeResult]]
 
 
 class ControllerService(controller_pb2_grpc.ControllerServicer):
@@ -302,8 +303,18 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         change = RemoveVoter(request.voter_id, request.voter_directory_id)
         return await self._voter_change(request.cluster_id, change, 30.0)
 
+    async def UpgradeKRaftVersion(
+        self, request: controller_pb2.UpgradeKRaftVersionRequest, context: Any
+    ) -> controller_pb2.RaftVoterChangeResponse:
+        if request.kraft_version != 1:
+            message = f"kraft.version {request.kraft_version}: only an upgrade to 1 is supported"
+            return controller_pb2.RaftVoterChangeResponse(
+                error_code=wire_code(ErrorCode.INVALID_UPDATE_VERSION), error_message=message
+            )
+        return await self._voter_change(request.cluster_id, KRaftUpgrade(), 30.0)
+
     async def _voter_change(
-        self, cluster_id: str, change: AddVoter | RemoveVoter, timeout_s: float
+        self, cluster_id: str, change: AddVoter | RemoveVoter | KRaftUpgrade, timeout_s: float
     ) -> controller_pb2.RaftVoterChangeResponse:
         async def run() -> controller_pb2.RaftVoterChangeResponse:
             if cluster_id != self.cluster_id:

@@ -747,6 +747,14 @@ class AddRaftVoterRequest(_message.Message):
     voter_endpoint: str
     def __init__(self, cluster_id: _Optional[str] = ..., voter_id: _Optional[int] = ..., voter_directory_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., voter_endpoint: _Optional[str] = ...) -> None: ...
 
+class UpgradeKRaftVersionRequest(_message.Message):
+    __slots__ = ("cluster_id", "kraft_version")
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    KRAFT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    cluster_id: str
+    kraft_version: int
+    def __init__(self, cluster_id: _Optional[str] = ..., kraft_version: _Optional[int] = ...) -> None: ...
+
 class RemoveRaftVoterRequest(_message.Message):
     __slots__ = ("cluster_id", "voter_id", "voter_directory_id")
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]

@@ -52,6 +52,7 @@ from minikafka.kraft_controller.raft.messages import (
     Tick,
     UpdateVoterRequest,
     UpdateVoterResponse,
+    UpgradeKRaftVersion,
     VoteRequest,
     VoteResponse,
 )
@@ -387,6 +388,9 @@ class RaftNode:
                 return effects + [VoterChangeProposed(change)]
             case RemoveVoter(voter_id, directory_id):
                 change, effects = self.remove_voter(voter_id, directory_id, now_ms)
+                return effects + [VoterChangeProposed(change)]
+            case UpgradeKRaftVersion():
+                change, effects = self.upgrade_kraft_version(now_ms)
                 return effects + [VoterChangeProposed(change)]
         raise TypeError(f"unknown event {event!r}")
 

@@ -188,14 +188,18 @@ class RaftDriver:
             raise NotLeaderError(f"not the leader (leader {result.leader_id}, epoch {result.epoch})")
         return result.base_offset
 
-    async def change_voters(self, change: m.AddVoter | m.RemoveVoter, timeout_s: float) -> VoterChangeResult:
+    async def change_voters(
+        self, change: m.AddVoter | m.RemoveVoter | m.UpgradeKRaftVersion, timeout_s: float
+    ) -> VoterChangeResult:
         """AddRaftVoter or RemoveRaftVoter at this leader: refused at once, or answered once the VotersRecord
         commits (REQUEST_TIMED_OUT if it does not within `timeout_s`, NOT_LEADER_OR_FOLLOWER if leadership goes)."""
         now = self.clock()
         if isinstance(change, m.AddVoter):
             result, effects = self.core.add_voter(change.voter_id, change.directory_id, now, change.endpoint)
-        else:
+        elif isinstance(change, m.RemoveVoter):
             result, effects = self.core.remove_voter(change.voter_id, change.directory_id, now)
+        else:
+            result, effects = self.core.upgrade_kraft_version(now)
         self._apply(effects)
         if result.error_code != ErrorCode.NONE:
             return result

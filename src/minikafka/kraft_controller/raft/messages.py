@@ -229,6 +229,12 @@ class RemoveVoter:
     directory_id: str
 
 
+@dataclass(frozen=True)
+class UpgradeKRaftVersion:
+    """kraft.version 0 -> 1 at the leader (Kafka's UpdateFeatures of kraft.version): the static quorum becomes
+    dynamic."""
+
+
 RaftEvent = (
     Tick
     | RequestReceived
@@ -239,4 +245,5 @@ RaftEvent = (
     | SnapshotTaken
     | AddVoter
     | RemoveVoter
+    | UpgradeKRaftVersion
 )
