@@ -392,6 +392,16 @@ class RaftSimulation:
         name = result.error_code.name
         self.voter_changes[name] = self.voter_changes.get(name, 0) + 1
 
+    def upgrade(self) -> None:
+        """Ask the leader to upgrade kraft.version to 1 (a static quorum becomes dynamic)."""
+        leaders = [n.raft for n in self.nodes.values() if n.raft is not None and n.raft.is_leader]
+        if not leaders:
+            return
+        result, effects = leaders[0].upgrade_kraft_version(self.now)
+        self._apply(leaders[0].node_id, effects)
+        name = f"upgrade {result.error_code.name}"
+        self.voter_changes[name] = self.voter_changes.get(name, 0) + 1
+
     def wipe_allowed(self) -> bool:
         """A disk may be lost while every live node's voter set has three healthy voters and no change is pending:
         the stale voter can then be removed by the two others."""

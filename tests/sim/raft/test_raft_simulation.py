@@ -28,6 +28,7 @@ def run_schedule(
     directory_check: bool = True,
     reconfigure: bool = False,
     endpoint_changes: bool = False,
+    upgrade: bool = False,
 ) -> RaftSimulation:
     extra = 2 if reconfigure else 0
     sim = RaftSimulation(
@@ -64,6 +65,8 @@ def run_schedule(
             sim.snapshot(rng.choice(sim.node_ids))
         elif roll < 0.95:
             sim.resign()
+        if upgrade and rng.random() < 0.05:
+            sim.upgrade()
         if reconfigure and rng.random() < 0.2:
             sim.reconfigure()
         if reconfigure and disk_loss and rng.random() < 0.03 and sim.wipe_allowed():
@@ -137,6 +140,23 @@ def test_raft_schedule_with_reconfiguration_and_endpoint_changes(seed: int) -> N
     and the observer know only bootstrap servers, and voters are added at the endpoints they registered while
     others are removed; every message is routed by address."""
     run_schedule(seed, reconfigure=True, endpoint_changes=True)
+
+
+@pytest.mark.parametrize("seed", range(RECONFIGURATION_SEEDS // 3))
+def test_raft_schedule_upgrading_a_static_quorum_then_reconfiguring_it(seed: int) -> None:
+    """kraft.version 0 -> 1 mid-schedule (the leader names the voters by the directories they fetch with), then
+    voters added and removed; a truncation below the upgrade makes a replica static again."""
+    run_schedule(seed, directory_check=False, reconfigure=True, upgrade=True)
+
+
+def test_upgrade_schedules_upgrade_and_then_change_the_voter_set() -> None:
+    outcomes: dict[str, int] = {}
+    for seed in range(10):
+        sim = run_schedule(seed, directory_check=False, reconfigure=True, upgrade=True)
+        for name, count in sim.voter_changes.items():
+            outcomes[name] = outcomes.get(name, 0) + count
+    assert outcomes.get("upgrade NONE", 0) >= 5 and outcomes.get("NONE", 0) >= 10, outcomes
+    assert outcomes.get("UNSUPPORTED_VERSION", 0) >= 1, outcomes  # changes asked before the upgrade
 
 
 def test_endpoint_schedules_move_controllers_and_add_voters() -> None:
