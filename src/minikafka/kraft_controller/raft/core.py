@@ -308,13 +308,7 @@ class RaftNode:
         `voter_endpoints`: controller.quorum.voters' addresses; `own_endpoint`: this node's listener;
         `bootstrap_endpoints`: controller.quorum.bootstrap.servers (named by the ids -2, -3, ...)."""
         self.node_id = node_id
-        self.own_endpoint = own_endpoint
-        self.address_book: dict[int, str] = dict(voter_endpoints or {})
-        self.bootstrap_servers: dict[int, str] = {-2 - i: e for i, e in enumerate(bootstrap_endpoints)}
-        # Endpoints learned from VotersRecords (as applied, latest last) and from leaders announcing themselves.
-        self.learned_endpoints: dict[int, str] = {}
-        self.record_endpoints: dict[int, str] = {}  # those of the VotersRecord the voter set comes from
-        self.snapshot_endpoints: dict[int, str] = dict(snapshot_endpoints or {})  # of the snapshot's voter set
+        self._init_endpoints(voter_endpoints, snapshot_endpoints, own_endpoint, bootstrap_endpoints)
         self.cluster_id = cluster_id
         self.directory_id = directory_id
         self.kraft_version = 1 if isinstance(voters, Mapping) else 0
@@ -363,6 +357,21 @@ class RaftNode:
             self.role = Unattached()
         self._reset_election_timer(now_ms)
         self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + config.fetch_timeout_ms)
+
+    def _init_endpoints(
+        self,
+        voter_endpoints: Mapping[int, str] | None,
+        snapshot_endpoints: Mapping[int, str] | None,
+        own_endpoint: str,
+        bootstrap_endpoints: Sequence[str],
+    ) -> None:
+        self.own_endpoint = own_endpoint
+        self.address_book: dict[int, str] = dict(voter_endpoints or {})
+        self.bootstrap_servers: dict[int, str] = {-2 - i: e for i, e in enumerate(bootstrap_endpoints)}
+        # Endpoints learned from VotersRecords (as applied, latest last) and from leaders announcing themselves.
+        self.learned_endpoints: dict[int, str] = {}
+        self.record_endpoints: dict[int, str] = {}  # those of the VotersRecord the voter set comes from
+        self.snapshot_endpoints: dict[int, str] = dict(snapshot_endpoints or {})  # of the snapshot's voter set
 
     def step(self, event: RaftEvent, now_ms: int) -> list[Effect]:
         """One entry point for every event; requests are answered by a `Reply`, proposals by `Proposed`."""
