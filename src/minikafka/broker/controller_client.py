@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
@@ -21,9 +22,15 @@ class ControllerClient:
         self.timeout_s = min(config.request_timeout_ms / 1000, 2.0)
         self.request_timeout_s = config.request_timeout_ms / 1000  # a forwarded request that gives no timeout
         self._peers = PeerChannels(config.inter_node_tls)
-        self._controllers = [f"{host}:{port}" for host, port in config.voters.values()]
+        configured = [f"{host}:{port}" for host, port in config.voters.values()] + config.bootstrap_servers
+        self._addresses: Callable[[], Sequence[str]] = lambda: configured
         self._stubs: dict[str, controller_pb2_grpc.ControllerStub] = {}
         self._active: str | None = None
+
+    def follow(self, addresses: Callable[[], Sequence[str]]) -> None:
+        """Ask the controllers `addresses()` names at each call (the voter set's endpoints, as the metadata log
+        tells them: a controller added later is found where it registered)."""
+        self._addresses = addresses
 
     def _stub(self, address: str) -> controller_pb2_grpc.ControllerStub:
         if address not in self._stubs:
@@ -40,7 +47,7 @@ class ControllerClient:
         """The active controller's answer, or None when no controller answered (the caller retries). Each
         controller is asked at most once; one that names the active controller sends the request there next. No
         call outlasts `deadline` (the loop's `time()`) by more than a moment."""
-        candidates = ([self._active] if self._active else []) + [c for c in self._controllers if c != self._active]
+        candidates = ([self._active] if self._active else []) + [c for c in self._addresses() if c != self._active]
         asked: set[str] = set()
         loop = asyncio.get_running_loop()
         while candidates:

@@ -148,6 +148,7 @@ def build_broker(config: BrokerConfig) -> Broker:
         config.cluster_id,
         on_fatal=lambda _e: stopping.set(),
         tls=config.inter_node_tls,
+        bootstrap_servers=config.bootstrap_servers,
     )
     raft.add_listener(metadata)
     loop = asyncio.get_running_loop()
@@ -169,6 +170,7 @@ def build_broker(config: BrokerConfig) -> Broker:
     lifecycle = LifecycleManager(
         config, lambda: metadata.offset, on_exit=stopping.set, previous_broker_epoch=previous_broker_epoch
     )
+    lifecycle.controller.follow(raft.controller_addresses)
     authorizer = ClientAuthorizer(config.authorizer_settings, lambda: metadata.image.acls)
     manager = ReplicaManager(
         config,

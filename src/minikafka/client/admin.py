@@ -404,17 +404,25 @@ class AdminClient:
             "high_watermark": response.high_watermark,
             "voters": replicas(response.current_voters),
             "observers": replicas(response.observers),
+            "endpoints": {n.node_id: f"{n.host}:{n.port}" for n in response.nodes},
         }
 
-    def add_raft_voter(self, voter_id: int, directory_id: str, cluster_id: str) -> None:
-        """KIP-853 AddRaftVoter: answered once the new voter set is committed."""
+    def add_raft_voter(self, voter_id: int, directory_id: str, cluster_id: str, endpoint: str = "") -> None:
+        """KIP-853 AddRaftVoter: answered once the new voter set is committed; `endpoint`: the new voter's
+        controller listener (host:port; "": the leader's address book's)."""
         request = controller_pb2.AddRaftVoterRequest(
             cluster_id=cluster_id,
             voter_id=voter_id,
             voter_directory_id=directory_id,
             timeout_ms=int(self.timeout_s * 1000),
+            voter_endpoint=endpoint,
         )
         self._voter_change(lambda stub: stub.AddRaftVoter(request, timeout=self.timeout_s + 5))
+
+    def upgrade_kraft_version(self, version: int, cluster_id: str) -> None:
+        """kraft.version 0 -> 1 (KIP-853): answered once the first VotersRecord is committed."""
+        request = controller_pb2.UpgradeKRaftVersionRequest(cluster_id=cluster_id, kraft_version=version)
+        self._voter_change(lambda stub: stub.UpgradeKRaftVersion(request, timeout=self.timeout_s + 5))
 
     def remove_raft_voter(self, voter_id: int, directory_id: str, cluster_id: str) -> None:
         """KIP-853 RemoveRaftVoter: answered once the new voter set is committed."""

@@ -28,12 +28,23 @@ def register(subparsers: argparse._SubParsersAction, add_connection_arguments: A
     add.add_argument(
         "--controller-directory-id", default="", help="its metadata log directory (default: as it fetches now)"
     )
+    add.add_argument(
+        "--controller-endpoint",
+        default="",
+        help="host:port of its controller listener, written into the voter set (default: the leader's "
+        "controller.quorum.voters entry for it)",
+    )
     add.set_defaults(func=add_command)
     remove = commands.add_parser("remove-controller", help="remove a voter from the quorum")
     remove.add_argument("--controller-id", type=int, required=True)
     remove.add_argument("--controller-directory-id", required=True)
     remove.set_defaults(func=remove_command)
-    for command in (describe, add, remove):
+    upgrade = commands.add_parser(
+        "upgrade", help="upgrade the quorum's kraft.version (Kafka's kafka-features upgrade): 1 makes it dynamic"
+    )
+    upgrade.add_argument("--feature", required=True, metavar="kraft.version=1", help="only kraft.version=1")
+    upgrade.set_defaults(func=upgrade_command)
+    for command in (describe, add, remove, upgrade):
         command.add_argument("--cluster-id", default="minikafka", help="the cluster's id (cluster.id)")
         add_connection_arguments(command)
 
@@ -66,8 +77,17 @@ def status_text(document: dict[str, Any], cluster_id: str) -> str:
     oldest = min((r["last_caught_up_timestamp"] for r in followers), default=0)
     lag_time = 0 if leader is None or not followers else max(0, leader["last_caught_up_timestamp"] - oldest)
 
+    endpoints = document.get("endpoints", {})
+
     def keys(replicas: list[dict[str, Any]]) -> str:
-        return json.dumps([{"id": r["id"], "directoryId": r["directory_id"]} for r in replicas])
+        # As Kafka's tool: a voter's endpoints as listener URIs.
+        return json.dumps(
+            [
+                {"id": r["id"], "directoryId": r["directory_id"]}
+                | ({"endpoints": [f"CONTROLLER://{endpoints[r['id']]}"]} if r["id"] in endpoints else {})
+                for r in replicas
+            ]
+        )
 
     rows = [
         ("ClusterId", cluster_id),
@@ -109,7 +129,7 @@ def add_command(args: argparse.Namespace) -> int:
 
     with admin_client(args) as admin:
         directory = args.controller_directory_id or _observed_directory(admin.describe_quorum(), args.controller_id)
-        _change(lambda: admin.add_raft_voter(args.controller_id, directory, args.cluster_id))
+        _change(lambda: admin.add_raft_voter(args.controller_id, directory, args.cluster_id, args.controller_endpoint))
     print(f"Added controller {args.controller_id} with directory id {directory} to the voter set")
     return 0
 
@@ -120,6 +140,18 @@ def remove_command(args: argparse.Namespace) -> int:
     with admin_client(args) as admin:
         _change(lambda: admin.remove_raft_voter(args.controller_id, args.controller_directory_id, args.cluster_id))
     print(f"Removed controller {args.controller_id} with directory id {args.controller_directory_id}")
+    return 0
+
+
+def upgrade_command(args: argparse.Namespace) -> int:
+    from minikafka.client.command_connection import admin_client
+
+    name, _, version = args.feature.partition("=")
+    if name != "kraft.version" or version != "1":
+        raise CliError(f"--feature {args.feature}: only kraft.version=1 can be set here")
+    with admin_client(args) as admin:
+        _change(lambda: admin.upgrade_kraft_version(1, args.cluster_id))
+    print("kraft.version was upgraded to 1: the voters are named by id and directory id from now on")
     return 0
 
 

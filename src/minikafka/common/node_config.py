@@ -7,7 +7,7 @@ from pathlib import Path
 
 from minikafka.common.authorizer import DEFAULT_MAPPING_RULES, AuthorizerConfig, parse_mapping_rules, parse_super_users
 from minikafka.common.config import ConfigError, at_least, config_key, one_of, subset_of
-from minikafka.common.endpoints import Listener, parse_listeners, parse_voters
+from minikafka.common.endpoints import Listener, parse_host_port, parse_listeners, parse_voters
 from minikafka.common.standard_authorizer import STANDARD_AUTHORIZER, AuthorizerSettings
 from minikafka.common.tls import TlsFiles
 
@@ -39,6 +39,15 @@ def _mapping_rules_ok(text: str) -> str | None:
     return None
 
 
+def _bootstrap_ok(text: str) -> str | None:
+    try:
+        for item in text.split(","):
+            parse_host_port(item.strip())
+    except ValueError as error:
+        return str(error)
+    return None
+
+
 def _voters_ok(text: str) -> str | None:
     try:
         parse_voters(text)
@@ -62,10 +71,21 @@ class NodeConfig:
         doc="Where this node's gRPC server listens, e.g. PLAINTEXT://127.0.0.1:9092.",
         validator=_listeners_ok,
     )
-    controller_quorum_voters: str = config_key(
-        "controller.quorum.voters", doc="The controller quorum: id@host:port,...", validator=_voters_ok
-    )
     log_dirs: str = config_key("log.dirs", doc="The directory holding this node's data (metadata and partition logs).")
+    controller_quorum_voters: str = config_key(
+        "controller.quorum.voters",
+        "",
+        "The controller quorum: id@host:port,... (a static quorum's voters, a dynamic quorum's address book); "
+        "empty: controller.quorum.bootstrap.servers finds the quorum.",
+        lambda text: _voters_ok(text) if text else None,
+    )
+    controller_quorum_bootstrap_servers: str = config_key(
+        "controller.quorum.bootstrap.servers",
+        "",
+        "KIP-853: host:port,... of controllers to ask for the quorum's leader when controller.quorum.voters is "
+        "empty; the voters and their endpoints are then learned from the metadata log's VotersRecords.",
+        lambda text: _bootstrap_ok(text) if text else None,
+    )
     advertised_listeners: str = config_key(
         "advertised.listeners",
         "",
@@ -161,6 +181,12 @@ class NodeConfig:
                 f"{unknown[0]} is not in listeners",
                 "advertised.listeners",
             )
+        if not self.controller_quorum_voters and not self.controller_quorum_bootstrap_servers:
+            raise ConfigError(
+                "missing value for 'controller.quorum.voters': it or controller.quorum.bootstrap.servers must "
+                "name the controllers",
+                "controller.quorum.voters",
+            )
         if len(self.process_roles) != 1:
             raise ConfigError(
                 "invalid value for 'process.roles': combined mode (broker,controller) is not "
@@ -243,7 +269,13 @@ class NodeConfig:
 
     @property
     def voters(self) -> dict[int, tuple[str, int]]:
-        return parse_voters(self.controller_quorum_voters)
+        return parse_voters(self.controller_quorum_voters) if self.controller_quorum_voters else {}
+
+    @property
+    def bootstrap_servers(self) -> list[str]:
+        """controller.quorum.bootstrap.servers as host:port strings."""
+        text = self.controller_quorum_bootstrap_servers
+        return [f"{h}:{p}" for h, p in (parse_host_port(i.strip()) for i in text.split(","))] if text else []
 
     @property
     def data_dir(self) -> Path:

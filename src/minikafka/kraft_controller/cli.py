@@ -11,6 +11,7 @@ import structlog
 from minikafka.common.cli_support import CliError, add_config_arguments, run_event_loop
 from minikafka.common.config import load_config_file, parse_overrides
 from minikafka.common.errors import ListenerBindError
+from minikafka.kraft_controller import format_command
 from minikafka.kraft_controller.config import ControllerConfig
 
 
@@ -18,6 +19,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser = subparsers.add_parser("controller", help="run one KRaft controller process")
     add_config_arguments(parser)
     parser.set_defaults(func=run_controller)
+    format_command.register(subparsers)
 
 
 def load(args: argparse.Namespace) -> ControllerConfig:

@@ -137,7 +137,7 @@ class ControllerConfig(NodeConfig):
 
     def validate(self) -> None:
         super().validate()
-        if self.node_id not in self.voters:
+        if self.node_id not in self.voters and not self.bootstrap_servers:
             raise ConfigError(
                 f"invalid value '{self.controller_quorum_voters}' for 'controller.quorum.voters': "
                 f"node.id {self.node_id} is not a voter",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -18,7 +18,7 @@ from minikafka.common.listener_security import inter_node_security
 from minikafka.common.node_environment import expose
 from minikafka.kraft_controller.config import ControllerConfig
 from minikafka.kraft_controller.quorum_controller import QuorumController
-from minikafka.kraft_controller.raft.bootstrap import read_bootstrap
+from minikafka.kraft_controller.raft.bootstrap import format_controller, read_bootstrap
 from minikafka.kraft_controller.raft.core import RaftConfig
 from minikafka.kraft_controller.raft.driver import RaftDriver, RaftService
 from minikafka.kraft_controller.service import ControllerService
@@ -36,6 +36,7 @@ class QuorumIdentity:
     directory_id: str
     voter_directories: dict[int, str] | None  # None: voters named by id only (kraft.version 0 or the check off)
     observer_only: bool  # formatted without the voter set: it never votes
+    endpoints: dict[int, str] = field(default_factory=dict)  # the initial voters' endpoints it was formatted with
 
 
 def quorum_identity(config: ControllerConfig, data_dir: Path) -> QuorumIdentity:
@@ -52,17 +53,22 @@ def quorum_identity(config: ControllerConfig, data_dir: Path) -> QuorumIdentity:
         initial_voters=None if bootstrap.voters is None else sorted(bootstrap.voters),
         directory_id_check=config.raft_directory_id_check,
     )
+    if bootstrap.kraft_version == 0 and not config.voters and config.raft_directory_id_check:
+        # Only bootstrap servers: a dynamic quorum's controller to be added later (Kafka formats it with
+        # --no-initial-controllers); it starts as an observer and learns the voter set from the leader.
+        format_controller(data_dir, config.cluster_id, config.node_id, meta.directory_id, None)
+        bootstrap = read_bootstrap(data_dir)
     if bootstrap.kraft_version == 0 or not config.raft_directory_id_check:
         return QuorumIdentity(meta.directory_id, None, False)
     if bootstrap.voters is None:
         return QuorumIdentity(meta.directory_id, {v: "" for v in config.voters}, True)
     unknown = sorted(set(bootstrap.voters) - set(config.voters))
-    if unknown:
+    if unknown and config.voters:
         raise KafkaError(
             ErrorCode.INVALID_CONFIG,
             f"{data_dir} was formatted with voters {unknown} that controller.quorum.voters does not name",
         )
-    return QuorumIdentity(meta.directory_id, dict(bootstrap.voters), False)
+    return QuorumIdentity(meta.directory_id, dict(bootstrap.voters), False, bootstrap.endpoints)
 
 
 def raft_driver(
@@ -83,7 +89,7 @@ def raft_driver(
     )
     return RaftDriver(
         config.node_id,
-        voter_addresses(config),
+        identity.endpoints | voter_addresses(config),
         log_dir,
         raft_config,
         config.cluster_id,
@@ -93,7 +99,18 @@ def raft_driver(
         directory_id=identity.directory_id,
         voter_directories=identity.voter_directories,
         observer_only=identity.observer_only,
+        own_endpoint=own_endpoint(config),
+        bootstrap_servers=config.bootstrap_servers,
     )
+
+
+def own_endpoint(config: ControllerConfig) -> str:
+    """Where the other nodes reach this controller: its advertised (else bound) first listener."""
+    name = config.listener.name
+    listener = next((a for a in config.advertised if a.name == name), config.listener)
+    if listener.host in ("", "0.0.0.0", "::"):  # a wildcard reaches nobody: the address book's entry, if any
+        return voter_addresses(config).get(config.node_id, "")
+    return f"{listener.host}:{listener.port}"
 
 
 def attach_controller(config: ControllerConfig, driver: RaftDriver) -> ControllerService:
@@ -107,6 +124,7 @@ def attach_controller(config: ControllerConfig, driver: RaftDriver) -> Controlle
         config.cluster_id,
         driver.change_voters,
         config.authorizer_settings.enabled,
+        driver.core.endpoint,
     )
 
 

@@ -25,11 +25,12 @@ from minikafka.kraft_controller.control.controller_result import ControllerResul
 from minikafka.kraft_controller.metadata.records import Endpoint, LeaderRecoveryState
 from minikafka.kraft_controller.quorum_controller import NotControllerError, QuorumController
 from minikafka.kraft_controller.raft.messages import AddVoter, RemoveVoter
+from minikafka.kraft_controller.raft.messages import UpgradeKRaftVersion as KRaftUpgrade
 from minikafka.kraft_controller.raft.voter_changes import VoterChangeResult
 from minikafka.pb import common_pb2, controller_pb2, controller_pb2_grpc
 
 P = TypeVar("P")
-VoterChanger = Callable[[AddVoter | RemoveVoter, float], Awaitable[VoterChangeResult]]
+VoterChanger = Callable[[AddVoter | RemoveVoter | KRaftUpgrade, float], Awaitable[VoterChangeResult]]
 
 
 class ControllerService(controller_pb2_grpc.ControllerServicer):
@@ -41,8 +42,12 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         cluster_id: str,
         change_voters: VoterChanger | None = None,
         authorizer_enabled: bool = False,
+        endpoint_of: Callable[[int], str | None] | None = None,
     ) -> None:
+        """`endpoint_of`: where a controller is reached now (the voter set's endpoints, KIP-853); default: the
+        configured `voter_addresses`."""
         self.controller = controller
+        self.endpoint_of = endpoint_of or voter_addresses.get
         # Without an authorizer (authorizer.class.name), Kafka's controllers answer ACL requests SECURITY_DISABLED.
         self.authorizer_enabled = authorizer_enabled
         self.voter_addresses = dict(voter_addresses)
@@ -60,7 +65,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         return common_pb2.LeaderIdAndEpoch(
             leader_id=-1 if leader is None else leader,
             leader_epoch=epoch,
-            leader_address=self.voter_addresses.get(leader, "") if leader is not None else "",
+            leader_address=(self.endpoint_of(leader) or "") if leader is not None else "",
         )
 
     async def _answer(self, response_type: type[P], produce: Callable[[], Awaitable[P]]) -> P:
@@ -289,7 +294,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         self, request: controller_pb2.AddRaftVoterRequest, context: Any
     ) -> controller_pb2.RaftVoterChangeResponse:
         timeout_s = (request.timeout_ms or 30_000) / 1000
-        change = AddVoter(request.voter_id, request.voter_directory_id)
+        change = AddVoter(request.voter_id, request.voter_directory_id, request.voter_endpoint)
         return await self._voter_change(request.cluster_id, change, timeout_s)
 
     async def RemoveRaftVoter(
@@ -298,8 +303,18 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         change = RemoveVoter(request.voter_id, request.voter_directory_id)
         return await self._voter_change(request.cluster_id, change, 30.0)
 
+    async def UpgradeKRaftVersion(
+        self, request: controller_pb2.UpgradeKRaftVersionRequest, context: Any
+    ) -> controller_pb2.RaftVoterChangeResponse:
+        if request.kraft_version != 1:
+            message = f"kraft.version {request.kraft_version}: only an upgrade to 1 is supported"
+            return controller_pb2.RaftVoterChangeResponse(
+                error_code=wire_code(ErrorCode.INVALID_UPDATE_VERSION), error_message=message
+            )
+        return await self._voter_change(request.cluster_id, KRaftUpgrade(), 30.0)
+
     async def _voter_change(
-        self, cluster_id: str, change: AddVoter | RemoveVoter, timeout_s: float
+        self, cluster_id: str, change: AddVoter | RemoveVoter | KRaftUpgrade, timeout_s: float
     ) -> controller_pb2.RaftVoterChangeResponse:
         async def run() -> controller_pb2.RaftVoterChangeResponse:
             if cluster_id != self.cluster_id:

@@ -734,16 +734,26 @@ class DescribeQuorumRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class AddRaftVoterRequest(_message.Message):
-    __slots__ = ("cluster_id", "voter_id", "voter_directory_id", "timeout_ms")
+    __slots__ = ("cluster_id", "voter_id", "voter_directory_id", "timeout_ms", "voter_endpoint")
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     VOTER_ID_FIELD_NUMBER: _ClassVar[int]
     VOTER_DIRECTORY_ID_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    VOTER_ENDPOINT_FIELD_NUMBER: _ClassVar[int]
     cluster_id: str
     voter_id: int
     voter_directory_id: str
     timeout_ms: int
-    def __init__(self, cluster_id: _Optional[str] = ..., voter_id: _Optional[int] = ..., voter_directory_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+    voter_endpoint: str
+    def __init__(self, cluster_id: _Optional[str] = ..., voter_id: _Optional[int] = ..., voter_directory_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., voter_endpoint: _Optional[str] = ...) -> None: ...
+
+class UpgradeKRaftVersionRequest(_message.Message):
+    __slots__ = ("cluster_id", "kraft_version")
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    KRAFT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    cluster_id: str
+    kraft_version: int
+    def __init__(self, cluster_id: _Optional[str] = ..., kraft_version: _Optional[int] = ...) -> None: ...
 
 class RemoveRaftVoterRequest(_message.Message):
     __slots__ = ("cluster_id", "voter_id", "voter_directory_id")
@@ -780,7 +790,7 @@ class ReplicaDescription(_message.Message):
     def __init__(self, replica_id: _Optional[int] = ..., log_end_offset: _Optional[int] = ..., last_fetch_timestamp: _Optional[int] = ..., last_caught_up_timestamp: _Optional[int] = ..., replica_directory_id: _Optional[str] = ...) -> None: ...
 
 class DescribeQuorumResponse(_message.Message):
-    __slots__ = ("error_code", "error_message", "leader_id", "leader_epoch", "high_watermark", "current_voters", "observers", "current_leader")
+    __slots__ = ("error_code", "error_message", "leader_id", "leader_epoch", "high_watermark", "current_voters", "observers", "current_leader", "nodes")
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     LEADER_ID_FIELD_NUMBER: _ClassVar[int]
@@ -789,6 +799,7 @@ class DescribeQuorumResponse(_message.Message):
     CURRENT_VOTERS_FIELD_NUMBER: _ClassVar[int]
     OBSERVERS_FIELD_NUMBER: _ClassVar[int]
     CURRENT_LEADER_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
     error_code: _common_pb2.ErrorCode
     error_message: str
     leader_id: int
@@ -797,7 +808,18 @@ class DescribeQuorumResponse(_message.Message):
     current_voters: _containers.RepeatedCompositeFieldContainer[ReplicaDescription]
     observers: _containers.RepeatedCompositeFieldContainer[ReplicaDescription]
     current_leader: _common_pb2.LeaderIdAndEpoch
-    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., high_watermark: _Optional[int] = ..., current_voters: _Optional[_Iterable[_Union[ReplicaDescription, _Mapping]]] = ..., observers: _Optional[_Iterable[_Union[ReplicaDescription, _Mapping]]] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...
+    nodes: _containers.RepeatedCompositeFieldContainer[VoterEndpoint]
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., high_watermark: _Optional[int] = ..., current_voters: _Optional[_Iterable[_Union[ReplicaDescription, _Mapping]]] = ..., observers: _Optional[_Iterable[_Union[ReplicaDescription, _Mapping]]] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ..., nodes: _Optional[_Iterable[_Union[VoterEndpoint, _Mapping]]] = ...) -> None: ...
+
+class VoterEndpoint(_message.Message):
+    __slots__ = ("node_id", "host", "port")
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    node_id: int
+    host: str
+    port: int
+    def __init__(self, node_id: _Optional[int] = ..., host: _Optional[str] = ..., port: _Optional[int] = ...) -> None: ...
 
 class DescribeClusterRequest(_message.Message):
     __slots__ = ()

@@ -89,6 +89,11 @@ class ControllerStub:
                 request_serializer=minikafka_dot_pb_dot_controller__pb2.RemoveRaftVoterRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_controller__pb2.RaftVoterChangeResponse.FromString,
                 _registered_method=True)
+        self.UpgradeKRaftVersion = channel.unary_unary(
+                '/minikafka.Controller/UpgradeKRaftVersion',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.UpgradeKRaftVersionRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.RaftVoterChangeResponse.FromString,
+                _registered_method=True)
         self.DescribeCluster = channel.unary_unary(
                 '/minikafka.Controller/DescribeCluster',
                 request_serializer=minikafka_dot_pb_dot_controller__pb2.DescribeClusterRequest.SerializeToString,
@@ -211,6 +216,13 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UpgradeKRaftVersion(self, request, context):
+        """kraft.version 0 -> 1 (Kafka's UpdateFeatures of kraft.version; KIP-853): the static quorum becomes dynamic.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def DescribeCluster(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -327,6 +339,11 @@ def add_ControllerServicer_to_server(servicer, server):
             'RemoveRaftVoter': grpc.unary_unary_rpc_method_handler(
                     servicer.RemoveRaftVoter,
                     request_deserializer=minikafka_dot_pb_dot_controller__pb2.RemoveRaftVoterRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.RaftVoterChangeResponse.SerializeToString,
+            ),
+            'UpgradeKRaftVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpgradeKRaftVersion,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.UpgradeKRaftVersionRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_controller__pb2.RaftVoterChangeResponse.SerializeToString,
             ),
             'DescribeCluster': grpc.unary_unary_rpc_method_handler(
@@ -676,6 +693,33 @@ class Controller:
             target,
             '/minikafka.Controller/RemoveRaftVoter',
             minikafka_dot_pb_dot_controller__pb2.RemoveRaftVoterRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.RaftVoterChangeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpgradeKRaftVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/UpgradeKRaftVersion',
+            minikafka_dot_pb_dot_controller__pb2.UpgradeKRaftVersionRequest.SerializeToString,
             minikafka_dot_pb_dot_controller__pb2.RaftVoterChangeResponse.FromString,
             options,
             channel_credentials,

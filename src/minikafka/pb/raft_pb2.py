@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from minikafka.pb import common_pb2 as minikafka_dot_pb_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17minikafka/pb/raft.proto\x12\tminikafka\x1a\x19minikafka/pb/common.proto\"\xce\x01\n\x0bVoteRequest\x12\x12\n\ncluster_id\x18\x01 \x01(\t\x12\x17\n\x0f\x63\x61ndidate_epoch\x18\x02 \x01(\x05\x12\x14\n\x0c\x63\x61ndidate_id\x18\x03 \x01(\x05\x12\x19\n\x11last_offset_epoch\x18\x04 \x01(\x05\x12\x13\n\x0blast_offset\x18\x05 \x01(\x03\x12\x10\n\x08pre_vote\x18\x06 \x01(\x08\x12\x1e\n\x16\x63\x61ndidate_directory_id\x18\x07 \x01(\t\x12\x1a\n\x12voter_directory_id\x18\x08 \x01(\t\"w\n\x0cVoteResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\x12\x14\n\x0cvote_granted\x18\x04 \x01(\x08\"r\n\x17\x42\x65ginQuorumEpochRequest\x12\x12\n\ncluster_id\x18\x01 \x01(\t\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\x12\x1a\n\x12voter_directory_id\x18\x04 \x01(\t\"m\n\x18\x42\x65ginQuorumEpochResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\"r\n\x15\x45ndQuorumEpochRequest\x12\x12\n\ncluster_id\x18\x01 \x01(\t\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\x12\x1c\n\x14preferred_successors\x18\x04 \x03(\x05\"k\n\x16\x45ndQuorumEpochResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\"I\n\tRaftEntry\x12\x0e\n\x06offset\x18\x01 \x01(\x03\x12\r\n\x05\x65poch\x18\x02 \x01(\x05\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x12\x0f\n\x07\x63ontrol\x18\x04 \x01(\x08\"/\n\nSnapshotId\x12\x12\n\nend_offset\x18\x01 \x01(\x03\x12\r\n\x05\x65poch\x18\x02 \x01(\x05\"\xd0\x01\n\x10RaftFetchRequest\x12\x12\n\ncluster_id\x18\x01 \x01(\t\x12\x12\n\nreplica_id\x18\x02 \x01(\x05\x12\x1c\n\x14\x63urrent_leader_epoch\x18\x03 \x01(\x05\x12\x14\n\x0c\x66\x65tch_offset\x18\x04 \x01(\x03\x12\x1a\n\x12last_fetched_epoch\x18\x05 \x01(\x05\x12\x13\n\x0bmax_wait_ms\x18\x06 \x01(\x05\x12\x11\n\tmax_bytes\x18\x07 \x01(\x05\x12\x1c\n\x14replica_directory_id\x18\x08 \x01(\t\"\x9f\x02\n\x11RaftFetchResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\x12\x16\n\x0ehigh_watermark\x18\x04 \x01(\x03\x12\x18\n\x10log_start_offset\x18\x05 \x01(\x03\x12\x32\n\x0f\x64iverging_epoch\x18\x06 \x01(\x0b\x32\x19.minikafka.EpochEndOffset\x12*\n\x0bsnapshot_id\x18\x07 \x01(\x0b\x32\x15.minikafka.SnapshotId\x12%\n\x07\x65ntries\x18\x08 \x03(\x0b\x32\x14.minikafka.RaftEntry\"\xad\x01\n\x14\x46\x65tchSnapshotRequest\x12\x12\n\ncluster_id\x18\x01 \x01(\t\x12\x12\n\nreplica_id\x18\x02 \x01(\x05\x12\x1c\n\x14\x63urrent_leader_epoch\x18\x03 \x01(\x05\x12*\n\x0bsnapshot_id\x18\x04 \x01(\x0b\x32\x15.minikafka.SnapshotId\x12\x10\n\x08position\x18\x05 \x01(\x03\x12\x11\n\tmax_bytes\x18\x06 \x01(\x05\"\x8a\x02\n\x15\x46\x65tchSnapshotResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\x12*\n\x0bsnapshot_id\x18\x04 \x01(\x0b\x32\x15.minikafka.SnapshotId\x12\x0c\n\x04size\x18\x05 \x01(\x03\x12\x10\n\x08position\x18\x06 \x01(\x03\x12\x19\n\x11unaligned_records\x18\x07 \x01(\x0c\x12\x12\n\nhas_voters\x18\x08 \x01(\x08\x12#\n\x06voters\x18\t \x03(\x0b\x32\x13.minikafka.VoterKey\"2\n\x08VoterKey\x12\x10\n\x08voter_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x64irectory_id\x18\x02 \x01(\t2\xd9\x03\n\x04Raft\x12\x37\n\x04Vote\x12\x16.minikafka.VoteRequest\x1a\x17.minikafka.VoteResponse\x12[\n\x10\x42\x65ginQuorumEpoch\x12\".minikafka.BeginQuorumEpochRequest\x1a#.minikafka.BeginQuorumEpochResponse\x12U\n\x0e\x45ndQuorumEpoch\x12 .minikafka.EndQuorumEpochRequest\x1a!.minikafka.EndQuorumEpochResponse\x12\x42\n\x05\x46\x65tch\x12\x1b.minikafka.RaftFetchRequest\x1a\x1c.minikafka.RaftFetchResponse\x12L\n\x0b\x46\x65tchStream\x12\x1b.minikafka.RaftFetchRequest\x1a\x1c.minikafka.RaftFetchResponse(\x01\x30\x01\x12R\n\rFetchSnapshot\x12\x1f.minikafka.FetchSnapshotRequest\x1a .minikafka.FetchSnapshotResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17minikafka/pb/raft.proto\x12\tminikafka\x1a\x19minikafka/pb/common.proto\"\xce\x01\n\x0bVoteRequest\x12\x12\n\ncluster_id\x18\x01 \x01(\t\x12\x17\n\x0f\x63\x61ndidate_epoch\x18\x02 \x01(\x05\x12\x14\n\x0c\x63\x61ndidate_id\x18\x03 \x01(\x05\x12\x19\n\x11last_offset_epoch\x18\x04 \x01(\x05\x12\x13\n\x0blast_offset\x18\x05 \x01(\x03\x12\x10\n\x08pre_vote\x18\x06 \x01(\x08\x12\x1e\n\x16\x63\x61ndidate_directory_id\x18\x07 \x01(\t\x12\x1a\n\x12voter_directory_id\x18\x08 \x01(\t\"\x90\x01\n\x0cVoteResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\x12\x14\n\x0cvote_granted\x18\x04 \x01(\x08\x12\x17\n\x0fleader_endpoint\x18\x05 \x01(\t\"\x8b\x01\n\x17\x42\x65ginQuorumEpochRequest\x12\x12\n\ncluster_id\x18\x01 \x01(\t\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\x12\x1a\n\x12voter_directory_id\x18\x04 \x01(\t\x12\x17\n\x0fleader_endpoint\x18\x05 \x01(\t\"m\n\x18\x42\x65ginQuorumEpochResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\"r\n\x15\x45ndQuorumEpochRequest\x12\x12\n\ncluster_id\x18\x01 \x01(\t\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\x12\x1c\n\x14preferred_successors\x18\x04 \x03(\x05\"k\n\x16\x45ndQuorumEpochResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\"I\n\tRaftEntry\x12\x0e\n\x06offset\x18\x01 \x01(\x03\x12\r\n\x05\x65poch\x18\x02 \x01(\x05\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x12\x0f\n\x07\x63ontrol\x18\x04 \x01(\x08\"/\n\nSnapshotId\x12\x12\n\nend_offset\x18\x01 \x01(\x03\x12\r\n\x05\x65poch\x18\x02 \x01(\x05\"\xd0\x01\n\x10RaftFetchRequest\x12\x12\n\ncluster_id\x18\x01 \x01(\t\x12\x12\n\nreplica_id\x18\x02 \x01(\x05\x12\x1c\n\x14\x63urrent_leader_epoch\x18\x03 \x01(\x05\x12\x14\n\x0c\x66\x65tch_offset\x18\x04 \x01(\x03\x12\x1a\n\x12last_fetched_epoch\x18\x05 \x01(\x05\x12\x13\n\x0bmax_wait_ms\x18\x06 \x01(\x05\x12\x11\n\tmax_bytes\x18\x07 \x01(\x05\x12\x1c\n\x14replica_directory_id\x18\x08 \x01(\t\"\xb8\x02\n\x11RaftFetchResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\x12\x16\n\x0ehigh_watermark\x18\x04 \x01(\x03\x12\x18\n\x10log_start_offset\x18\x05 \x01(\x03\x12\x32\n\x0f\x64iverging_epoch\x18\x06 \x01(\x0b\x32\x19.minikafka.EpochEndOffset\x12*\n\x0bsnapshot_id\x18\x07 \x01(\x0b\x32\x15.minikafka.SnapshotId\x12%\n\x07\x65ntries\x18\x08 \x03(\x0b\x32\x14.minikafka.RaftEntry\x12\x17\n\x0fleader_endpoint\x18\t \x01(\t\"\xad\x01\n\x14\x46\x65tchSnapshotRequest\x12\x12\n\ncluster_id\x18\x01 \x01(\t\x12\x12\n\nreplica_id\x18\x02 \x01(\x05\x12\x1c\n\x14\x63urrent_leader_epoch\x18\x03 \x01(\x05\x12*\n\x0bsnapshot_id\x18\x04 \x01(\x0b\x32\x15.minikafka.SnapshotId\x12\x10\n\x08position\x18\x05 \x01(\x03\x12\x11\n\tmax_bytes\x18\x06 \x01(\x05\"\x8a\x02\n\x15\x46\x65tchSnapshotResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\x12*\n\x0bsnapshot_id\x18\x04 \x01(\x0b\x32\x15.minikafka.SnapshotId\x12\x0c\n\x04size\x18\x05 \x01(\x03\x12\x10\n\x08position\x18\x06 \x01(\x03\x12\x19\n\x11unaligned_records\x18\x07 \x01(\x0c\x12\x12\n\nhas_voters\x18\x08 \x01(\x08\x12#\n\x06voters\x18\t \x03(\x0b\x32\x13.minikafka.VoterKey\"D\n\x08VoterKey\x12\x10\n\x08voter_id\x18\x01 \x01(\x05\x12\x14\n\x0c\x64irectory_id\x18\x02 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x03 \x01(\t\"\x8a\x01\n\x16UpdateRaftVoterRequest\x12\x12\n\ncluster_id\x18\x01 \x01(\t\x12\x1c\n\x14\x63urrent_leader_epoch\x18\x02 \x01(\x05\x12\x10\n\x08voter_id\x18\x03 \x01(\x05\x12\x1a\n\x12voter_directory_id\x18\x04 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x05 \x01(\t\"l\n\x17UpdateRaftVoterResponse\x12(\n\nerror_code\x18\x01 \x01(\x0e\x32\x14.minikafka.ErrorCode\x12\x11\n\tleader_id\x18\x02 \x01(\x05\x12\x14\n\x0cleader_epoch\x18\x03 \x01(\x05\x32\xb3\x04\n\x04Raft\x12\x37\n\x04Vote\x12\x16.minikafka.VoteRequest\x1a\x17.minikafka.VoteResponse\x12[\n\x10\x42\x65ginQuorumEpoch\x12\".minikafka.BeginQuorumEpochRequest\x1a#.minikafka.BeginQuorumEpochResponse\x12U\n\x0e\x45ndQuorumEpoch\x12 .minikafka.EndQuorumEpochRequest\x1a!.minikafka.EndQuorumEpochResponse\x12\x42\n\x05\x46\x65tch\x12\x1b.minikafka.RaftFetchRequest\x1a\x1c.minikafka.RaftFetchResponse\x12L\n\x0b\x46\x65tchStream\x12\x1b.minikafka.RaftFetchRequest\x1a\x1c.minikafka.RaftFetchResponse(\x01\x30\x01\x12R\n\rFetchSnapshot\x12\x1f.minikafka.FetchSnapshotRequest\x1a .minikafka.FetchSnapshotResponse\x12X\n\x0fUpdateRaftVoter\x12!.minikafka.UpdateRaftVoterRequest\x1a\".minikafka.UpdateRaftVoterResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,30 +34,34 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_VOTEREQUEST']._serialized_start=66
   _globals['_VOTEREQUEST']._serialized_end=272
-  _globals['_VOTERESPONSE']._serialized_start=274
-  _globals['_VOTERESPONSE']._serialized_end=393
-  _globals['_BEGINQUORUMEPOCHREQUEST']._serialized_start=395
-  _globals['_BEGINQUORUMEPOCHREQUEST']._serialized_end=509
-  _globals['_BEGINQUORUMEPOCHRESPONSE']._serialized_start=511
-  _globals['_BEGINQUORUMEPOCHRESPONSE']._serialized_end=620
-  _globals['_ENDQUORUMEPOCHREQUEST']._serialized_start=622
-  _globals['_ENDQUORUMEPOCHREQUEST']._serialized_end=736
-  _globals['_ENDQUORUMEPOCHRESPONSE']._serialized_start=738
-  _globals['_ENDQUORUMEPOCHRESPONSE']._serialized_end=845
-  _globals['_RAFTENTRY']._serialized_start=847
-  _globals['_RAFTENTRY']._serialized_end=920
-  _globals['_SNAPSHOTID']._serialized_start=922
-  _globals['_SNAPSHOTID']._serialized_end=969
-  _globals['_RAFTFETCHREQUEST']._serialized_start=972
-  _globals['_RAFTFETCHREQUEST']._serialized_end=1180
-  _globals['_RAFTFETCHRESPONSE']._serialized_start=1183
-  _globals['_RAFTFETCHRESPONSE']._serialized_end=1470
-  _globals['_FETCHSNAPSHOTREQUEST']._serialized_start=1473
-  _globals['_FETCHSNAPSHOTREQUEST']._serialized_end=1646
-  _globals['_FETCHSNAPSHOTRESPONSE']._serialized_start=1649
-  _globals['_FETCHSNAPSHOTRESPONSE']._serialized_end=1915
-  _globals['_VOTERKEY']._serialized_start=1917
-  _globals['_VOTERKEY']._serialized_end=1967
-  _globals['_RAFT']._serialized_start=1970
-  _globals['_RAFT']._serialized_end=2443
+  _globals['_VOTERESPONSE']._serialized_start=275
+  _globals['_VOTERESPONSE']._serialized_end=419
+  _globals['_BEGINQUORUMEPOCHREQUEST']._serialized_start=422
+  _globals['_BEGINQUORUMEPOCHREQUEST']._serialized_end=561
+  _globals['_BEGINQUORUMEPOCHRESPONSE']._serialized_start=563
+  _globals['_BEGINQUORUMEPOCHRESPONSE']._serialized_end=672
+  _globals['_ENDQUORUMEPOCHREQUEST']._serialized_start=674
+  _globals['_ENDQUORUMEPOCHREQUEST']._serialized_end=788
+  _globals['_ENDQUORUMEPOCHRESPONSE']._serialized_start=790
+  _globals['_ENDQUORUMEPOCHRESPONSE']._serialized_end=897
+  _globals['_RAFTENTRY']._serialized_start=899
+  _globals['_RAFTENTRY']._serialized_end=972
+  _globals['_SNAPSHOTID']._serialized_start=974
+  _globals['_SNAPSHOTID']._serialized_end=1021
+  _globals['_RAFTFETCHREQUEST']._serialized_start=1024
+  _globals['_RAFTFETCHREQUEST']._serialized_end=1232
+  _globals['_RAFTFETCHRESPONSE']._serialized_start=1235
+  _globals['_RAFTFETCHRESPONSE']._serialized_end=1547
+  _globals['_FETCHSNAPSHOTREQUEST']._serialized_start=1550
+  _globals['_FETCHSNAPSHOTREQUEST']._serialized_end=1723
+  _globals['_FETCHSNAPSHOTRESPONSE']._serialized_start=1726
+  _globals['_FETCHSNAPSHOTRESPONSE']._serialized_end=1992
+  _globals['_VOTERKEY']._serialized_start=1994
+  _globals['_VOTERKEY']._serialized_end=2062
+  _globals['_UPDATERAFTVOTERREQUEST']._serialized_start=2065
+  _globals['_UPDATERAFTVOTERREQUEST']._serialized_end=2203
+  _globals['_UPDATERAFTVOTERRESPONSE']._serialized_start=2205
+  _globals['_UPDATERAFTVOTERRESPONSE']._serialized_end=2313
+  _globals['_RAFT']._serialized_start=2316
+  _globals['_RAFT']._serialized_end=2879
 # @@protoc_insertion_point(module_scope)

@@ -28,28 +28,32 @@ class VoteRequest(_message.Message):
     def __init__(self, cluster_id: _Optional[str] = ..., candidate_epoch: _Optional[int] = ..., candidate_id: _Optional[int] = ..., last_offset_epoch: _Optional[int] = ..., last_offset: _Optional[int] = ..., pre_vote: _Optional[bool] = ..., candidate_directory_id: _Optional[str] = ..., voter_directory_id: _Optional[str] = ...) -> None: ...
 
 class VoteResponse(_message.Message):
-    __slots__ = ("error_code", "leader_id", "leader_epoch", "vote_granted")
+    __slots__ = ("error_code", "leader_id", "leader_epoch", "vote_granted", "leader_endpoint")
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     LEADER_ID_FIELD_NUMBER: _ClassVar[int]
     LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     VOTE_GRANTED_FIELD_NUMBER: _ClassVar[int]
+    LEADER_ENDPOINT_FIELD_NUMBER: _ClassVar[int]
     error_code: _common_pb2.ErrorCode
     leader_id: int
     leader_epoch: int
     vote_granted: bool
-    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., vote_granted: _Optional[bool] = ...) -> None: ...
+    leader_endpoint: str
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., vote_granted: _Optional[bool] = ..., leader_endpoint: _Optional[str] = ...) -> None: ...
 
 class BeginQuorumEpochRequest(_message.Message):
-    __slots__ = ("cluster_id", "leader_id", "leader_epoch", "voter_directory_id")
+    __slots__ = ("cluster_id", "leader_id", "leader_epoch", "voter_directory_id", "leader_endpoint")
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     LEADER_ID_FIELD_NUMBER: _ClassVar[int]
     LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     VOTER_DIRECTORY_ID_FIELD_NUMBER: _ClassVar[int]
+    LEADER_ENDPOINT_FIELD_NUMBER: _ClassVar[int]
     cluster_id: str
     leader_id: int
     leader_epoch: int
     voter_directory_id: str
-    def __init__(self, cluster_id: _Optional[str] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., voter_directory_id: _Optional[str] = ...) -> None: ...
+    leader_endpoint: str
+    def __init__(self, cluster_id: _Optional[str] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., voter_directory_id: _Optional[str] = ..., leader_endpoint: _Optional[str] = ...) -> None: ...
 
 class BeginQuorumEpochResponse(_message.Message):
     __slots__ = ("error_code", "leader_id", "leader_epoch")
@@ -124,7 +128,7 @@ class RaftFetchRequest(_message.Message):
     def __init__(self, cluster_id: _Optional[str] = ..., replica_id: _Optional[int] = ..., current_leader_epoch: _Optional[int] = ..., fetch_offset: _Optional[int] = ..., last_fetched_epoch: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., max_bytes: _Optional[int] = ..., replica_directory_id: _Optional[str] = ...) -> None: ...
 
 class RaftFetchResponse(_message.Message):
-    __slots__ = ("error_code", "leader_id", "leader_epoch", "high_watermark", "log_start_offset", "diverging_epoch", "snapshot_id", "entries")
+    __slots__ = ("error_code", "leader_id", "leader_epoch", "high_watermark", "log_start_offset", "diverging_epoch", "snapshot_id", "entries", "leader_endpoint")
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     LEADER_ID_FIELD_NUMBER: _ClassVar[int]
     LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
@@ -133,6 +137,7 @@ class RaftFetchResponse(_message.Message):
     DIVERGING_EPOCH_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
     ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    LEADER_ENDPOINT_FIELD_NUMBER: _ClassVar[int]
     error_code: _common_pb2.ErrorCode
     leader_id: int
     leader_epoch: int
@@ -141,7 +146,8 @@ class RaftFetchResponse(_message.Message):
     diverging_epoch: _common_pb2.EpochEndOffset
     snapshot_id: SnapshotId
     entries: _containers.RepeatedCompositeFieldContainer[RaftEntry]
-    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., high_watermark: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., diverging_epoch: _Optional[_Union[_common_pb2.EpochEndOffset, _Mapping]] = ..., snapshot_id: _Optional[_Union[SnapshotId, _Mapping]] = ..., entries: _Optional[_Iterable[_Union[RaftEntry, _Mapping]]] = ...) -> None: ...
+    leader_endpoint: str
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., high_watermark: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., diverging_epoch: _Optional[_Union[_common_pb2.EpochEndOffset, _Mapping]] = ..., snapshot_id: _Optional[_Union[SnapshotId, _Mapping]] = ..., entries: _Optional[_Iterable[_Union[RaftEntry, _Mapping]]] = ..., leader_endpoint: _Optional[str] = ...) -> None: ...
 
 class FetchSnapshotRequest(_message.Message):
     __slots__ = ("cluster_id", "replica_id", "current_leader_epoch", "snapshot_id", "position", "max_bytes")
@@ -182,9 +188,35 @@ class FetchSnapshotResponse(_message.Message):
     def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., snapshot_id: _Optional[_Union[SnapshotId, _Mapping]] = ..., size: _Optional[int] = ..., position: _Optional[int] = ..., unaligned_records: _Optional[bytes] = ..., has_voters: _Optional[bool] = ..., voters: _Optional[_Iterable[_Union[VoterKey, _Mapping]]] = ...) -> None: ...
 
 class VoterKey(_message.Message):
-    __slots__ = ("voter_id", "directory_id")
+    __slots__ = ("voter_id", "directory_id", "endpoint")
     VOTER_ID_FIELD_NUMBER: _ClassVar[int]
     DIRECTORY_ID_FIELD_NUMBER: _ClassVar[int]
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
     voter_id: int
     directory_id: str
-    def __init__(self, voter_id: _Optional[int] = ..., directory_id: _Optional[str] = ...) -> None: ...
+    endpoint: str
+    def __init__(self, voter_id: _Optional[int] = ..., directory_id: _Optional[str] = ..., endpoint: _Optional[str] = ...) -> None: ...
+
+class UpdateRaftVoterRequest(_message.Message):
+    __slots__ = ("cluster_id", "current_leader_epoch", "voter_id", "voter_directory_id", "endpoint")
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    VOTER_ID_FIELD_NUMBER: _ClassVar[int]
+    VOTER_DIRECTORY_ID_FIELD_NUMBER: _ClassVar[int]
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    cluster_id: str
+    current_leader_epoch: int
+    voter_id: int
+    voter_directory_id: str
+    endpoint: str
+    def __init__(self, cluster_id: _Optional[str] = ..., current_leader_epoch: _Optional[int] = ..., voter_id: _Optional[int] = ..., voter_directory_id: _Optional[str] = ..., endpoint: _Optional[str] = ...) -> None: ...
+
+class UpdateRaftVoterResponse(_message.Message):
+    __slots__ = ("error_code", "leader_id", "leader_epoch")
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    LEADER_ID_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    error_code: _common_pb2.ErrorCode
+    leader_id: int
+    leader_epoch: int
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ...) -> None: ...

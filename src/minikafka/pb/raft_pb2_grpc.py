@@ -64,6 +64,11 @@ class RaftStub:
                 request_serializer=minikafka_dot_pb_dot_raft__pb2.FetchSnapshotRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_raft__pb2.FetchSnapshotResponse.FromString,
                 _registered_method=True)
+        self.UpdateRaftVoter = channel.unary_unary(
+                '/minikafka.Raft/UpdateRaftVoter',
+                request_serializer=minikafka_dot_pb_dot_raft__pb2.UpdateRaftVoterRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_raft__pb2.UpdateRaftVoterResponse.FromString,
+                _registered_method=True)
 
 
 class RaftServicer:
@@ -106,6 +111,13 @@ class RaftServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UpdateRaftVoter(self, request, context):
+        """KIP-853 (Kafka's UpdateRaftVoter, API 82): a voter tells its leader where it is reached now.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RaftServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -138,6 +150,11 @@ def add_RaftServicer_to_server(servicer, server):
                     servicer.FetchSnapshot,
                     request_deserializer=minikafka_dot_pb_dot_raft__pb2.FetchSnapshotRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_raft__pb2.FetchSnapshotResponse.SerializeToString,
+            ),
+            'UpdateRaftVoter': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateRaftVoter,
+                    request_deserializer=minikafka_dot_pb_dot_raft__pb2.UpdateRaftVoterRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_raft__pb2.UpdateRaftVoterResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -302,6 +319,33 @@ class Raft:
             '/minikafka.Raft/FetchSnapshot',
             minikafka_dot_pb_dot_raft__pb2.FetchSnapshotRequest.SerializeToString,
             minikafka_dot_pb_dot_raft__pb2.FetchSnapshotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateRaftVoter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Raft/UpdateRaftVoter',
+            minikafka_dot_pb_dot_raft__pb2.UpdateRaftVoterRequest.SerializeToString,
+            minikafka_dot_pb_dot_raft__pb2.UpdateRaftVoterResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -4,10 +4,17 @@ Every node is a `RaftNode` plus a "disk" holding only what its persistence effec
 node's memory away and a restart rebuilds it from that disk. The network delays, drops, duplicates and reorders
 messages and can cut links. A wipe throws the disk away too: the node comes back empty in a new metadata log
 directory (KIP-853's directory id), formatted without the voter set. Invariants are checked after every event.
+
+Messages are routed by address, as on a real network: a node reaches another at the endpoint it believes that
+node has (its VotersRecords, the leaders' announcements, its address book, its bootstrap servers), and a message
+to an address nobody listens at fails. With `endpoint_changes`, a controller may restart on a new address (it
+must then UpdateRaftVoter its endpoint), and the nodes formatted without the voter set know only bootstrap
+servers (KIP-853's controller.quorum.bootstrap.servers).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 import random
@@ -45,6 +52,7 @@ class Disk:
     entries: list[LogEntry] = field(default_factory=list)
     snapshot: tuple[SnapshotId, bytes] | None = None
     snapshot_voters: dict[int, str] | None = None
+    snapshot_endpoints: dict[int, str] | None = None
 
     @property
     def end_offset(self) -> int:
@@ -77,6 +85,7 @@ class RaftSimulation:
         pre_vote: bool = True,
         directory_check: bool = True,
         extra_controllers: int = 0,
+        endpoint_changes: bool = False,
     ) -> None:
         """`extra_controllers`: controllers formatted without the voter set (KIP-853), observers until added."""
         self.rng = random.Random(seed)
@@ -87,6 +96,12 @@ class RaftSimulation:
         self.config = RaftConfig(
             election_timeout_ms=150, fetch_timeout_ms=300, election_backoff_max_ms=100, pre_vote_enable=pre_vote
         )
+        if endpoint_changes:  # UpdateRaftVoter is retried once a request timeout: keep it short, as the timers
+            self.config = dataclasses.replace(self.config, request_timeout_ms=300)
+        self.endpoint_changes = endpoint_changes
+        self.endpoints = {i: f"node-{i}:9000" for i in self.node_ids}  # where each node listens now
+        self.initial_endpoints = dict(self.endpoints)  # what the configuration files say
+        self.moves = 0
         self.drop_rate = drop_rate
         # On: the voter set names each voter's directory (KIP-853); off: ids only (a static voter set).
         self.directory_check = directory_check
@@ -124,6 +139,12 @@ class RaftSimulation:
         voters: list[int] | dict[int, str] = (
             {v: self.formatted_directories[v] for v in self.voter_ids} if self.directory_check else self.voter_ids
         )
+        book = {v: self.initial_endpoints[v] for v in self.voter_ids}
+        bootstrap: list[str] = []
+        observer_only = self.directory_check and self._formatted_without_voters(node_id)
+        if self.endpoint_changes and observer_only and node_id not in self.voter_ids:
+            # A controller to be added later, or the observer: only controller.quorum.bootstrap.servers.
+            voters, book, bootstrap = {}, {}, [self.initial_endpoints[v] for v in self.voter_ids]
         node.raft = RaftNode(
             node_id,
             voters,
@@ -136,8 +157,12 @@ class RaftSimulation:
             entries=list(disk.entries),
             snapshot=disk.snapshot,
             directory_id=self.directories[node_id],
-            observer_only=self.directory_check and self._formatted_without_voters(node_id),
+            observer_only=observer_only,
             snapshot_voters=disk.snapshot_voters,
+            snapshot_endpoints=disk.snapshot_endpoints,
+            voter_endpoints=book,
+            own_endpoint=self.endpoints[node_id] if node_id in self.controller_ids else "",
+            bootstrap_endpoints=bootstrap,
         )
         node.committed = []
         node.commit_offset = disk.snapshot[0].end_offset if disk.snapshot else 0
@@ -163,6 +188,46 @@ class RaftSimulation:
         self.nodes[node_id].disk = Disk()
         self.directories[node_id] = f"dir-{node_id}-{self.wipes}"
         self.restart(node_id)
+
+    def move(self, node_id: int) -> None:
+        """The controller restarts listening at a new address (its disk kept)."""
+        self.crash(node_id)
+        self.moves += 1
+        self.endpoints[node_id] = f"node-{node_id}:{9000 + self.moves}"
+        self.restart(node_id)
+
+    def endpoints_settled(self) -> bool:
+        """Every live node reaches every voter of its voter set where that voter listens now, and the voter sets
+        of the live leaders name those endpoints."""
+        for node in self.nodes.values():
+            raft = node.raft
+            if raft is None:
+                continue
+            if any(raft.endpoint(v) != self.endpoints[v] for v in raft.voters):
+                return False
+            if raft.is_leader and any(raft.record_endpoints.get(v) != self.endpoints[v] for v in raft.voters):
+                return False
+        return True
+
+    def move_allowed(self) -> bool:
+        """An operator moves one controller at a time, once the last move is known everywhere, and while its voter
+        set keeps a majority without the one moving: a node that only learns a voter's new address from the
+        leader's VotersRecord cannot reach it before then (no request names its sender's endpoint)."""
+        if not self.endpoints_settled():
+            return False
+        for node in self.nodes.values():
+            raft = node.raft
+            if raft is not None and (
+                len(raft.voters) < 3 or (raft.is_leader and raft.voters_offset >= raft.high_watermark)
+            ):
+                return False
+        return True
+
+    def _owner(self, source: int, named: int) -> int | None:
+        """The node listening where `source` believes `named` is."""
+        raft = self.nodes[source].raft
+        address = raft.endpoint(named) if raft is not None else None
+        return next((i for i, e in self.endpoints.items() if e == address), None)
 
     def link_up(self, a: int, b: int) -> bool:
         return frozenset((a, b)) not in self.cut
@@ -193,6 +258,7 @@ class RaftSimulation:
                 case InstallSnapshot():
                     node.disk.snapshot = (effect.snapshot_id, effect.data)
                     node.disk.snapshot_voters = effect.voters
+                    node.disk.snapshot_endpoints = effect.endpoints
                     node.disk.entries = []
                     node.committed = []
                     node.commit_offset = effect.snapshot_id.end_offset
@@ -201,6 +267,7 @@ class RaftSimulation:
                     node.disk.entries = node.disk.entries[effect.snapshot_id.end_offset - start :]
                     node.disk.snapshot = (effect.snapshot_id, effect.data)
                     node.disk.snapshot_voters = effect.voters
+                    node.disk.snapshot_endpoints = effect.endpoints
                 case CommitAdvanced():
                     self._on_commit(node, effect)
                 case LeaderChanged():
@@ -258,20 +325,22 @@ class RaftSimulation:
 
     # ---- network ----
 
-    def _send(self, source: int, destination: int, request: Any) -> None:
-        if not self.link_up(source, destination) or self.rng.random() < self.drop_rate:
-            self._schedule(self.rng.randint(20, 60), "failure", (source, destination, request))
+    def _send(self, source: int, named: int, request: Any) -> None:
+        """`named`: the destination as the sender names it (a negative id: a bootstrap server)."""
+        destination = self._owner(source, named)
+        if destination is None or not self.link_up(source, destination) or self.rng.random() < self.drop_rate:
+            self._schedule(self.rng.randint(20, 60), "failure", (source, named, request))
             return
         copies = 2 if self.rng.random() < self.duplicate_rate else 1
         for _ in range(copies):
-            self._schedule(self.rng.randint(1, 8), "request", (source, destination, request))
+            self._schedule(self.rng.randint(1, 8), "request", (source, named, destination, request))
 
-    def _deliver_request(self, source: int, destination: int, request: Any) -> None:
+    def _deliver_request(self, source: int, named: int, destination: int, request: Any) -> None:
         target = self.nodes[destination].raft
         if target is None and destination in self.silent:
             return
         if target is None:
-            self._schedule(self.rng.randint(20, 60), "failure", (source, destination, request))
+            self._schedule(self.rng.randint(20, 60), "failure", (source, named, request))
             return
         response, effects = target.handle_request(source, request, self.now)
         self._apply(destination, effects)
@@ -279,9 +348,9 @@ class RaftSimulation:
         if isinstance(response, FetchResponse) and not response.entries and response.error_code == 0:
             delay += LONG_POLL_MS
         if not self.link_up(source, destination) or self.rng.random() < self.drop_rate:
-            self._schedule(delay + 30, "failure", (source, destination, request))
+            self._schedule(delay + 30, "failure", (source, named, request))
             return
-        self._schedule(delay, "response", (destination, source, response))
+        self._schedule(delay, "response", (destination, named, source, response))
 
     # ---- driving ----
 
@@ -311,14 +380,26 @@ class RaftSimulation:
             result, effects = leader.remove_voter(stale[0], voters[stale[0]], self.now)
         elif outsiders and (len(voters) < 3 or self.rng.random() < 0.5):
             added = self.rng.choice(outsiders)
-            result, effects = leader.add_voter(added, self.directories[added], self.now)
-        elif len(voters) >= 3:
+            result, effects = leader.add_voter(added, self.directories[added], self.now, self.endpoints[added])
+        elif len(voters) >= 3 and (not self.endpoint_changes or self.endpoints_settled()):
+            # With endpoint changes, no voter is removed while a moved voter's address is not known everywhere:
+            # the smaller voter set might then need that voter to reach a majority.
             removed = self.rng.choice(sorted(voters))
             result, effects = leader.remove_voter(removed, voters[removed], self.now)
         else:
             return
         self._apply(leader.node_id, effects)
         name = result.error_code.name
+        self.voter_changes[name] = self.voter_changes.get(name, 0) + 1
+
+    def upgrade(self) -> None:
+        """Ask the leader to upgrade kraft.version to 1 (a static quorum becomes dynamic)."""
+        leaders = [n.raft for n in self.nodes.values() if n.raft is not None and n.raft.is_leader]
+        if not leaders:
+            return
+        result, effects = leaders[0].upgrade_kraft_version(self.now)
+        self._apply(leaders[0].node_id, effects)
+        name = f"upgrade {result.error_code.name}"
         self.voter_changes[name] = self.voter_changes.get(name, 0) + 1
 
     def wipe_allowed(self) -> bool:
@@ -354,10 +435,10 @@ class RaftSimulation:
         elif kind == "request":
             self._deliver_request(*payload)
         elif kind == "response":
-            source, destination, response = payload
+            source, named, destination, response = payload
             node = self.nodes[destination]
             if node.raft is not None and source not in self.silent:
-                self._apply(destination, node.raft.handle_response(source, response, self.now))
+                self._apply(destination, node.raft.handle_response(named, response, self.now))
         elif kind == "failure":
             source, destination, request = payload
             node = self.nodes[source]

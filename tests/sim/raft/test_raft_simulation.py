@@ -22,10 +22,22 @@ HEAL_MS = 4000
 
 
 def run_schedule(
-    seed: int, pre_vote: bool = True, disk_loss: bool = False, directory_check: bool = True, reconfigure: bool = False
+    seed: int,
+    pre_vote: bool = True,
+    disk_loss: bool = False,
+    directory_check: bool = True,
+    reconfigure: bool = False,
+    endpoint_changes: bool = False,
+    upgrade: bool = False,
 ) -> RaftSimulation:
     extra = 2 if reconfigure else 0
-    sim = RaftSimulation(seed, pre_vote=pre_vote, directory_check=directory_check, extra_controllers=extra)
+    sim = RaftSimulation(
+        seed,
+        pre_vote=pre_vote,
+        directory_check=directory_check,
+        extra_controllers=extra,
+        endpoint_changes=endpoint_changes,
+    )
     rng = sim.rng
     crashed: set[int] = set()
     wipe_at = rng.randint(200, CHAOS_MS - 500) if disk_loss and not reconfigure else 1 << 62
@@ -53,12 +65,18 @@ def run_schedule(
             sim.snapshot(rng.choice(sim.node_ids))
         elif roll < 0.95:
             sim.resign()
+        if upgrade and rng.random() < 0.05:
+            sim.upgrade()
         if reconfigure and rng.random() < 0.2:
             sim.reconfigure()
         if reconfigure and disk_loss and rng.random() < 0.03 and sim.wipe_allowed():
             victim = rng.choice(sim.controller_ids)
             sim.wipe(victim)
             crashed.discard(victim)
+        if endpoint_changes and rng.random() < 0.05 and sim.move_allowed():
+            # One controller at a time restarts on a new address, once every node has learned the last move.
+            victim = rng.choice([c for c in sim.controller_ids if c not in crashed])
+            sim.move(victim)
         if t >= wipe_at:
             # One voter's disk is lost, once: with the directory check, it comes back an observer for good.
             victim = rng.choice(sim.voter_ids)
@@ -79,6 +97,10 @@ def run_schedule(
     assert sim.propose(3), f"seed {seed}: the leader refused a proposal"
     sim.run_until(t + HEAL_MS)
     sim.check_log_matching()
+    if endpoint_changes:
+        # UpdateRaftVoter: every live node reaches every voter where it listens now, as the voter set says.
+        settled = sim.run_until_true(sim.endpoints_settled, sim.now + HEAL_MS)
+        assert settled, f"seed {seed}: voter endpoints not settled after healing ({sim.endpoints})"
     assert len(sim.committed_history) >= before + 3, f"seed {seed}: new proposals did not commit"
     final = max(sim.committed_history) + 1
     for node in sim.nodes.values():
@@ -110,6 +132,41 @@ def test_raft_schedule_with_reconfiguration_and_disk_loss(seed: int) -> None:
     """KIP-853: voters added and removed (the leader too) by AddRaftVoter and RemoveRaftVoter, one change at a
     time, while disks are lost and the wiped voters are removed and added again under their new directories."""
     run_schedule(seed, disk_loss=True, reconfigure=True)
+
+
+@pytest.mark.parametrize("seed", range(RECONFIGURATION_SEEDS // 2))
+def test_raft_schedule_with_reconfiguration_and_endpoint_changes(seed: int) -> None:
+    """KIP-853's endpoints: controllers restart on new addresses (UpdateRaftVoter), the controllers to be added
+    and the observer know only bootstrap servers, and voters are added at the endpoints they registered while
+    others are removed; every message is routed by address."""
+    run_schedule(seed, reconfigure=True, endpoint_changes=True)
+
+
+@pytest.mark.parametrize("seed", range(RECONFIGURATION_SEEDS // 3))
+def test_raft_schedule_upgrading_a_static_quorum_then_reconfiguring_it(seed: int) -> None:
+    """kraft.version 0 -> 1 mid-schedule (the leader names the voters by the directories they fetch with), then
+    voters added and removed; a truncation below the upgrade makes a replica static again."""
+    run_schedule(seed, directory_check=False, reconfigure=True, upgrade=True)
+
+
+def test_upgrade_schedules_upgrade_and_then_change_the_voter_set() -> None:
+    outcomes: dict[str, int] = {}
+    for seed in range(10):
+        sim = run_schedule(seed, directory_check=False, reconfigure=True, upgrade=True)
+        for name, count in sim.voter_changes.items():
+            outcomes[name] = outcomes.get(name, 0) + count
+    assert outcomes.get("upgrade NONE", 0) >= 5 and outcomes.get("NONE", 0) >= 10, outcomes
+    assert outcomes.get("UNSUPPORTED_VERSION", 0) >= 1, outcomes  # changes asked before the upgrade
+
+
+def test_endpoint_schedules_move_controllers_and_add_voters() -> None:
+    """The moves are real: across seeds controllers restart on new addresses and voters are added."""
+    moves = added = 0
+    for seed in range(10):
+        sim = run_schedule(seed, reconfigure=True, endpoint_changes=True)
+        moves += sim.moves
+        added += sim.voter_changes.get("NONE", 0)
+    assert moves >= 5 and added >= 10, (moves, added)
 
 
 def test_reconfiguration_schedules_change_the_voter_set() -> None:
@@ -215,3 +272,12 @@ def test_the_one_change_in_flight_invariant_catches_a_core_that_allows_two(monke
             assert "while" in str(violation) and "is not committed" in str(violation)
             return
     raise AssertionError("no seed appended two uncommitted voter set changes")
+
+
+def test_without_update_raft_voter_moved_controllers_stay_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The endpoint check is not vacuous: a core whose voters never send UpdateRaftVoter fails it."""
+    monkeypatch.setattr(RaftNode, "_maybe_update_voter", lambda self, leader, now_ms: [])
+    monkeypatch.setattr(RaftNode, "_maybe_update_own_endpoint", lambda self, now_ms: [])
+    with pytest.raises(AssertionError):
+        for seed in range(10):
+            run_schedule(seed, reconfigure=True, endpoint_changes=True)

@@ -47,7 +47,9 @@ class FakeStub:
 
 
 def client(answers: dict[str, list[Any]], calls: list[str], request_timeout_ms: int = 30000) -> ControllerClient:
-    config = SimpleNamespace(request_timeout_ms=request_timeout_ms, inter_node_tls=None, voters=VOTERS)
+    config = SimpleNamespace(
+        request_timeout_ms=request_timeout_ms, inter_node_tls=None, voters=VOTERS, bootstrap_servers=[]
+    )
     controllers = ControllerClient(config)  # type: ignore[arg-type]
     stubs = {address: FakeStub(address, list(replies), calls) for address, replies in answers.items()}
     controllers._stub = stubs.__getitem__  # type: ignore[method-assign]

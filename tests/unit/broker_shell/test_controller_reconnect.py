@@ -37,7 +37,8 @@ def _count_channels(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_failed_connection_is_dialled_anew_on_a_new_channel(monkeypatch: pytest.MonkeyPatch) -> None:
     dialled = _count_channels(monkeypatch)
     address = f"127.0.0.1:{_closed_port()}"
-    config = SimpleNamespace(request_timeout_ms=2000, inter_node_tls=None, voters={101: tuple(address.split(":"))})
+    voters = {101: tuple(address.split(":"))}
+    config = SimpleNamespace(request_timeout_ms=2000, inter_node_tls=None, voters=voters, bootstrap_servers=[])
 
     async def twice() -> list[Any]:
         controllers = ControllerClient(config)  # type: ignore[arg-type]

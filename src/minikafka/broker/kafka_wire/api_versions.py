@@ -15,6 +15,7 @@ from minikafka.broker.kafka_wire import (
     describe_topic_partitions,
     group_apis,
     partition_admin,
+    raft_voters,
     sasl_apis,
     scram_credentials,
     transactions,
@@ -55,6 +56,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     **transactions.VERSIONS,
     **acls.VERSIONS,
     **write_txn_markers.VERSIONS,
+    **raft_voters.VERSIONS,
 }
 
 

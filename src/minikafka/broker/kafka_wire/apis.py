@@ -25,6 +25,7 @@ from minikafka.broker.kafka_wire import (
     offset_for_leader_epoch,
     partition_admin,
     produce,
+    raft_voters,
     sasl_apis,
     scram_credentials,
     transactions,
@@ -61,6 +62,7 @@ HANDLERS: dict[int, Handler] = {
     **transactions.HANDLERS,
     **acls.HANDLERS,
     **write_txn_markers.HANDLERS,
+    **raft_voters.HANDLERS,
     alter_configs.ALTER_CONFIGS: alter_configs.alter_configs,
     alter_configs.INCREMENTAL_ALTER_CONFIGS: alter_configs.incremental_alter_configs,
 }

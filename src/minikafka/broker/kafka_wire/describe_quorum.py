@@ -49,7 +49,7 @@ async def handle(ctx: WireContext, request: Request) -> Any:
         observers=_replicas(cls, answer.observers),
     )
     topic = build(sibling(cls, "TopicData"), topic_name=METADATA_TOPIC, partitions=(partition,))
-    return build(cls, error_code=ErrorCode.NONE, error_message=None, topics=(topic,), nodes=_nodes(cls, ctx))
+    return build(cls, error_code=ErrorCode.NONE, error_message=None, topics=(topic,), nodes=_nodes(cls, ctx, answer))
 
 
 def _replicas(cls: type, replicas: Any) -> tuple[Any, ...]:
@@ -74,12 +74,13 @@ def _directory_uuid(directory_id: str) -> uuid.UUID | None:
     return uuid.UUID(bytes=base64.urlsafe_b64decode(directory_id + "=="))
 
 
-def _nodes(cls: type, ctx: WireContext) -> tuple[Any, ...]:
-    """The voters with their controller endpoints (from this broker's controller.quorum.voters)."""
+def _nodes(cls: type, ctx: WireContext, answer: Any) -> tuple[Any, ...]:
+    """The voters with their controller endpoints: the leader's voter set's (KIP-853), else this broker's
+    controller.quorum.voters."""
     if not _has(cls, "Node"):
         return ()  # before v2
     node, listener = sibling(cls, "Node"), sibling(cls, "Listener")
-    voters = sorted(ctx.manager.config.voters.items())
+    voters = sorted((n.node_id, (n.host, n.port)) for n in answer.nodes) or sorted(ctx.manager.config.voters.items())
     return tuple(
         build(node, node_id=voter, listeners=(build(listener, name=CONTROLLER_LISTENER, host=host, port=port),))
         for voter, (host, port) in voters

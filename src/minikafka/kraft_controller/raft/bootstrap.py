@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from minikafka.common.errors import ErrorCode, KafkaError
@@ -26,6 +26,7 @@ BOOTSTRAP_FILE = "bootstrap-voters.json"
 class QuorumBootstrap:
     kraft_version: int
     voters: dict[int, str] | None  # id -> directory id; None: formatted without the voter set (to join)
+    endpoints: dict[int, str] = field(default_factory=dict)  # id -> host:port, as formatted (if given)
 
 
 def bootstrap_path(log_dir: Path) -> Path:
@@ -42,19 +43,29 @@ def read_bootstrap(log_dir: Path) -> QuorumBootstrap:
         raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"corrupt {path}: {error}") from None
     voters = document.get("voters")
     parsed = None if voters is None else {int(v["id"]): str(v["directory_id"]) for v in voters}
-    return QuorumBootstrap(int(document["kraft_version"]), parsed)
+    endpoints = {int(v["id"]): str(v["endpoint"]) for v in voters or () if v.get("endpoint")}
+    return QuorumBootstrap(int(document["kraft_version"]), parsed, endpoints)
 
 
 def format_controller(
-    log_dir: Path, cluster_id: str, node_id: int, directory_id: str, initial_voters: Mapping[int, str] | None
+    log_dir: Path,
+    cluster_id: str,
+    node_id: int,
+    directory_id: str,
+    initial_voters: Mapping[int, str] | None,
+    endpoints: Mapping[int, str] | None = None,
 ) -> MetaProperties:
     """Format a controller's directory for kraft.version 1: its identity, and the initial voter set (None: none,
-    the controller joins as an observer)."""
+    the controller joins as an observer) with the voters' endpoints where given."""
     meta = MetaProperties(cluster_id, node_id, directory_id)
     write_meta_properties(log_dir, meta)
     voters = None
     if initial_voters is not None:
-        voters = [{"id": i, "directory_id": d} for i, d in sorted(initial_voters.items())]
+        known = endpoints or {}
+        voters = [
+            {"id": i, "directory_id": d} | ({"endpoint": known[i]} if known.get(i) else {})
+            for i, d in sorted(initial_voters.items())
+        ]
     path = bootstrap_path(log_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(path, json.dumps({"kraft_version": 1, "voters": voters}) + "\n")

@@ -50,13 +50,29 @@ from minikafka.kraft_controller.raft.messages import (
     SnapshotId,
     SnapshotTaken,
     Tick,
+    UpdateVoterRequest,
+    UpdateVoterResponse,
+    UpgradeKRaftVersion,
     VoteRequest,
     VoteResponse,
 )
 from minikafka.kraft_controller.raft.quorum import has_majority, majority_offset
 from minikafka.kraft_controller.raft.request_validation import LocalQuorum, Rejection, validate_request
-from minikafka.kraft_controller.raft.voter_changes import LeaderView, VoterChangeResult, check_add, check_remove
-from minikafka.kraft_controller.raft.voter_set import VoterSet, describe, voters_of, voters_record
+from minikafka.kraft_controller.raft.voter_changes import (
+    LeaderView,
+    VoterChangeResult,
+    check_add,
+    check_remove,
+    check_update,
+)
+from minikafka.kraft_controller.raft.voter_set import (
+    KRAFT_VERSION_RECORD,
+    VoterSet,
+    describe,
+    endpoints_of,
+    voters_of,
+    voters_record,
+)
 
 MAX_ENTRIES_PER_FETCH = 2000
 HIGH_WATERMARK_LOG_INTERVAL = 1000  # log the HWM once per leader epoch, then once every this many offsets
@@ -148,6 +164,7 @@ class InstallSnapshot:
     snapshot_id: SnapshotId
     data: bytes
     voters: dict[int, str] | None = None  # the voter set at the snapshot's end (KIP-853), kept beside it
+    endpoints: dict[int, str] | None = None  # and its voters' endpoints
 
 
 @dataclass(frozen=True)
@@ -155,6 +172,7 @@ class SaveSnapshot:
     snapshot_id: SnapshotId
     data: bytes
     voters: dict[int, str] | None = None
+    endpoints: dict[int, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -248,6 +266,7 @@ class _Timers:
     # to a killed leader) must not stop this node from fetching for good.
     fetch_request_deadline_ms: int = 0
     fetch_target: int = 0  # rotates through voters while no leader is known
+    next_update_voter_ms: int = 0  # when a voter whose endpoint changed may send UpdateRaftVoter again
 
 
 def _request_epoch(request: RaftRequest) -> int:
@@ -256,7 +275,7 @@ def _request_epoch(request: RaftRequest) -> int:
             return request.candidate_epoch
         case BeginQuorumEpochRequest() | EndQuorumEpochRequest():
             return request.leader_epoch
-        case FetchRequest() | FetchSnapshotRequest():
+        case FetchRequest() | FetchSnapshotRequest() | UpdateVoterRequest():
             return request.current_leader_epoch
     raise TypeError(f"unknown request {request!r}")
 
@@ -278,11 +297,18 @@ class RaftNode:
         directory_id: str = "",
         observer_only: bool = False,
         snapshot_voters: Mapping[int, str] | None = None,
+        voter_endpoints: Mapping[int, str] | None = None,
+        snapshot_endpoints: Mapping[int, str] | None = None,
+        own_endpoint: str = "",
+        bootstrap_endpoints: Sequence[str] = (),
     ) -> None:
         """`voters`: ids (kraft.version 0, static) or ids with directory ids (kraft.version 1, KIP-853: the voter
         set formatted, which VotersRecords in the log then replace); `observer_only`: formatted without the voter
-        set (a new or wiped controller): `voters` only tells it whom to fetch from until its log names a set."""
+        set (a new or wiped controller): `voters` only tells it whom to fetch from until its log names a set.
+        `voter_endpoints`: controller.quorum.voters' addresses; `own_endpoint`: this node's listener;
+        `bootstrap_endpoints`: controller.quorum.bootstrap.servers (named by the ids -2, -3, ...)."""
         self.node_id = node_id
+        self._init_endpoints(voter_endpoints, snapshot_endpoints, own_endpoint, bootstrap_endpoints)
         self.cluster_id = cluster_id
         self.directory_id = directory_id
         self.kraft_version = 1 if isinstance(voters, Mapping) else 0
@@ -291,6 +317,7 @@ class RaftNode:
             dict(voters) if isinstance(voters, Mapping) else {voter: "" for voter in voters}
         )
         self._bootstrap_voters: VoterSet | None = None if observer_only else dict(self.voter_directories)
+        self._formatted_kraft_version = self.kraft_version
         self.snapshot_voters: VoterSet | None = dict(snapshot_voters) if snapshot_voters is not None else None
         self.voters = frozenset(self.voter_directories)
         self.voters_offset = -1  # of the VotersRecord the voter set comes from (-1: formatted or snapshot)
@@ -308,6 +335,7 @@ class RaftNode:
             raise ValueError(f"log starts at {self.entries[0].offset}, expected {self.log_start_offset}")
         self.high_watermark = self.log_start_offset  # re-learned from the leader after a restart
         self.progress: dict[ReplicaKey, ReplicaProgress] = {}
+        self.fetched_directories: dict[int, str] = {}  # voter id -> the directory its fetches name (an upgrade's)
         self.timers = _Timers()
         self._logged_high_watermark: tuple[int, int] = (-1, -1)  # (epoch, offset) of the last HWM event
         self._log = structlog.get_logger().bind(raft_node=node_id)
@@ -330,6 +358,21 @@ class RaftNode:
         self._reset_election_timer(now_ms)
         self.timers = evolve(self.timers, fetch_deadline_ms=now_ms + config.fetch_timeout_ms)
 
+    def _init_endpoints(
+        self,
+        voter_endpoints: Mapping[int, str] | None,
+        snapshot_endpoints: Mapping[int, str] | None,
+        own_endpoint: str,
+        bootstrap_endpoints: Sequence[str],
+    ) -> None:
+        self.own_endpoint = own_endpoint
+        self.address_book: dict[int, str] = dict(voter_endpoints or {})
+        self.bootstrap_servers: dict[int, str] = {-2 - i: e for i, e in enumerate(bootstrap_endpoints)}
+        # Endpoints learned from VotersRecords (as applied, latest last) and from leaders announcing themselves.
+        self.learned_endpoints: dict[int, str] = {}
+        self.record_endpoints: dict[int, str] = {}  # those of the VotersRecord the voter set comes from
+        self.snapshot_endpoints: dict[int, str] = dict(snapshot_endpoints or {})  # of the snapshot's voter set
+
     def step(self, event: RaftEvent, now_ms: int) -> list[Effect]:
         """One entry point for every event; requests are answered by a `Reply`, proposals by `Proposed`."""
         match event:
@@ -349,11 +392,14 @@ class RaftNode:
                 return self.resign(now_ms)
             case SnapshotTaken(end_offset, data):
                 return self.take_snapshot(end_offset, data)
-            case AddVoter(voter_id, directory_id):
-                change, effects = self.add_voter(voter_id, directory_id, now_ms)
+            case AddVoter(voter_id, directory_id, endpoint):
+                change, effects = self.add_voter(voter_id, directory_id, now_ms, endpoint)
                 return effects + [VoterChangeProposed(change)]
             case RemoveVoter(voter_id, directory_id):
                 change, effects = self.remove_voter(voter_id, directory_id, now_ms)
+                return effects + [VoterChangeProposed(change)]
+            case UpgradeKRaftVersion():
+                change, effects = self.upgrade_kraft_version(now_ms)
                 return effects + [VoterChangeProposed(change)]
         raise TypeError(f"unknown event {event!r}")
 
@@ -413,25 +459,53 @@ class RaftNode:
     def _own_key(self) -> ReplicaKey:
         return self._progress_key(self.node_id, self.directory_id)
 
+    def _latest_voters_entry(self, below: int | None = None) -> LogEntry | None:
+        end = self.log_end_offset if below is None else below
+        for entry in reversed(self.entries[: max(0, end - self.log_start_offset)]):
+            if voters_of(entry) is not None:
+                return entry
+        return None
+
     def _latest_voter_set(self, below: int | None = None) -> tuple[VoterSet | None, int]:
         """The voter set of the log below `below` (default: all of it): its latest VotersRecord, else the
         snapshot's, else the one formatted; and the VotersRecord's offset (-1 for the others)."""
-        end = self.log_end_offset if below is None else below
-        for entry in reversed(self.entries[: max(0, end - self.log_start_offset)]):
-            found = voters_of(entry)
-            if found is not None:
-                return found, entry.offset
+        entry = self._latest_voters_entry(below)
+        if entry is not None:
+            return voters_of(entry), entry.offset
         if self.snapshot_voters is not None:
             return self.snapshot_voters, -1
         return self._bootstrap_voters, -1
 
+    def endpoint(self, node_id: int) -> str | None:
+        """Where `node_id` is reached: a bootstrap server's (negative ids), this node's own, else the latest one
+        learned (VotersRecords, leaders announcing themselves), else the configured address book's."""
+        if node_id < 0:
+            return self.bootstrap_servers.get(node_id)
+        if node_id == self.node_id and self.own_endpoint:
+            return self.own_endpoint
+        return self.learned_endpoints.get(node_id) or self.address_book.get(node_id)
+
+    def _voter_endpoints(self, voters: Mapping[int, str]) -> dict[int, str]:
+        return {v: e for v in voters if (e := self.endpoint(v))}
+
     def _refresh_voter_set(self, announce: bool = True) -> None:
         """Take the voter set from the log (KIP-853: a VotersRecord applies once appended)."""
-        if self.kraft_version == 0:
+        static = self._formatted_kraft_version == 0 and self.snapshot_voters is None
+        if static and self._latest_voters_entry() is None:
+            # kraft.version 0 (again, after a truncation below an upgrade's VotersRecord): the configured ids.
+            self.kraft_version, self.voters_offset, self.record_endpoints = 0, -1, {}
+            self.voter_directories = dict(self._bootstrap_voters or {})
+            self.voters = frozenset(self.voter_directories)
             self.is_voter = self.is_voter_key(ReplicaKey(self.node_id, self.directory_id))
             return
+        # A log naming voter sets is a dynamic quorum's, whatever this node was configured with (an observer
+        # configured with a static address book or with bootstrap servers only, a static quorum upgraded).
+        self.kraft_version = 1
         found, offset = self._latest_voter_set()
         self.voters_offset = offset
+        latest = self._latest_voters_entry()
+        self.record_endpoints = endpoints_of(latest) if latest is not None else dict(self.snapshot_endpoints)
+        self.learned_endpoints.update(self.record_endpoints)
         if found is None:  # formatted without the voter set, and none learned yet: fetch from the configured ones
             self.is_voter = False
             return
@@ -607,9 +681,11 @@ class RaftNode:
         appended: tuple[LogEntry, ...] = (marker,)
         if self.kraft_version == 1 and self.voters_offset < 0 and self.snapshot_voters is None:
             # The formatted voter set goes into the log, so a replica formatted without it learns it by fetching.
-            record = LogEntry(start + 1, self.epoch, voters_record(self.voter_directories), control=True)
+            endpoints = self._voter_endpoints(self.voter_directories)
+            record = LogEntry(start + 1, self.epoch, voters_record(self.voter_directories, endpoints), control=True)
             self.entries.append(record)
             self.voters_offset = record.offset
+            self.record_endpoints = endpoints
             appended += (record,)
         self.progress[self._own_key()] = ReplicaProgress(self.log_end_offset, now_ms, now_ms)
         self._log.info(
@@ -625,7 +701,12 @@ class RaftNode:
             LeaderChanged(self.epoch, self.node_id, start),
         ]
         effects += [
-            Send(v, BeginQuorumEpochRequest(self.node_id, self.epoch, self.cluster_id, self.voter_directories[v]))
+            Send(
+                v,
+                BeginQuorumEpochRequest(
+                    self.node_id, self.epoch, self.cluster_id, self.voter_directories[v], self.own_endpoint
+                ),
+            )
             for v in sorted(self.voters - {self.node_id})
         ]
         return effects + self._advance_leader_high_watermark(now_ms)
@@ -639,7 +720,7 @@ class RaftNode:
     def tick(self, now_ms: int) -> list[Effect]:
         role = self.role
         if isinstance(role, Leader):
-            return self._check_quorum(now_ms)
+            return self._check_quorum(now_ms) + self._maybe_update_own_endpoint(now_ms)
         effects: list[Effect] = []
         if self.timers.fetch_in_flight and now_ms >= self.timers.fetch_request_deadline_ms:
             self._log.info("raft_fetch_request_timed_out", epoch=self.epoch, leader=self._leader_or_none())
@@ -664,7 +745,7 @@ class RaftNode:
         self._log.info("raft_fetch_timeout", epoch=self.epoch, leader=leader_id)
         self.leader_id = None
         self.role = Unattached()
-        others = sorted(self.voters - {self.node_id})
+        others = self._fetch_candidates()
         target = self.timers.fetch_target
         if others and others[target % len(others)] == leader_id:
             target += 1  # the old leader last: it is the one most likely gone
@@ -677,7 +758,7 @@ class RaftNode:
         elif isinstance(self.role, Prospective | Candidate | Leader):
             return []
         else:  # no leader known: ask the voters in turn (observers, and voters after a restart)
-            others = sorted(self.voters - {self.node_id})
+            others = self._fetch_candidates()
             if not others:
                 return []
             target = others[self.timers.fetch_target % len(others)]
@@ -687,6 +768,12 @@ class RaftNode:
             self.node_id, self.epoch, self.log_end_offset, self.last_epoch, self.cluster_id, self.directory_id
         )
         return [Send(target, request)]
+
+    def _fetch_candidates(self) -> list[int]:
+        """Whom a node without a leader asks: the voters it knows, else its bootstrap servers (KIP-853)."""
+        others = sorted(self.voters - {self.node_id})
+        reachable = [v for v in others if self.endpoint(v)]
+        return reachable or sorted(self.bootstrap_servers, reverse=True) or others
 
     def _mark_fetch_sent(self, now_ms: int) -> None:
         # As in KafkaRaftClient, the node times its own requests out (the long poll plus a request timeout); the
@@ -716,14 +803,66 @@ class RaftNode:
             isinstance(role, Leader) and self.high_watermark > role.epoch_start_offset,
         )
 
-    def add_voter(self, voter_id: int, directory_id: str, now_ms: int) -> tuple[VoterChangeResult, list[Effect]]:
-        """AddRaftVoter: append a VotersRecord with the replica added, once it has caught up."""
+    def add_voter(
+        self, voter_id: int, directory_id: str, now_ms: int, endpoint: str = ""
+    ) -> tuple[VoterChangeResult, list[Effect]]:
+        """AddRaftVoter: append a VotersRecord with the replica added (reached at `endpoint`, else where the
+        address book says), once it has caught up."""
         progress = self.progress.get(ReplicaKey(voter_id, directory_id))
         caught_up = progress is not None and now_ms - progress.last_caught_up_ms <= self.config.fetch_timeout_ms
         refused = check_add(self._leader_view(), voter_id, directory_id, caught_up)
         if refused is not None:
             return refused, []
+        if endpoint:
+            self.learned_endpoints[voter_id] = endpoint
         return self._change_voters({**self.voter_directories, voter_id: directory_id}, "add", voter_id, now_ms)
+
+    def _handle_update_voter(
+        self, request: UpdateVoterRequest, now_ms: int
+    ) -> tuple[UpdateVoterResponse, list[Effect]]:
+        """UpdateRaftVoter at the leader: a voter's new endpoint goes into a new VotersRecord."""
+        if isinstance(self.role, Leader) and request.current_leader_epoch != self.epoch:
+            stale = request.current_leader_epoch < self.epoch
+            code = ErrorCode.FENCED_LEADER_EPOCH if stale else ErrorCode.UNKNOWN_LEADER_EPOCH
+            return UpdateVoterResponse(code, self._leader_or_none(), self.epoch), []
+        voter, directory, endpoint = request.voter_id, request.voter_directory_id, request.endpoint
+        refused = check_update(self._leader_view(), voter, directory, endpoint)
+        if refused is not None:
+            return UpdateVoterResponse(refused.error_code, self._leader_or_none(), self.epoch), []
+        if self.record_endpoints.get(voter) == endpoint:
+            return UpdateVoterResponse(ErrorCode.NONE, self.node_id, self.epoch), []
+        self.learned_endpoints[voter] = endpoint
+        _result, effects = self._change_voters(dict(self.voter_directories), "update", voter, now_ms)
+        return UpdateVoterResponse(ErrorCode.NONE, self.node_id, self.epoch), effects
+
+    def _maybe_update_voter(self, leader: int, now_ms: int) -> list[Effect]:
+        """A voter reached elsewhere than its VotersRecord says (it restarted on another address) asks its leader
+        to write the new endpoint (UpdateRaftVoter), at most once per request timeout."""
+        stale = bool(self.own_endpoint) and self.record_endpoints.get(self.node_id) != self.own_endpoint
+        if not stale or not self.is_voter or self.kraft_version < 1 or now_ms < self.timers.next_update_voter_ms:
+            return []
+        self.timers = evolve(self.timers, next_update_voter_ms=now_ms + self.config.request_timeout_ms)
+        self._log.info(
+            "raft_update_voter_sent",
+            epoch=self.epoch,
+            leader=leader,
+            endpoint=self.own_endpoint,
+            recorded_endpoint=self.record_endpoints.get(self.node_id),
+        )
+        request = UpdateVoterRequest(self.node_id, self.directory_id, self.own_endpoint, self.epoch, self.cluster_id)
+        return [Send(leader, request)]
+
+    def _maybe_update_own_endpoint(self, now_ms: int) -> list[Effect]:
+        """A leader reached elsewhere than its VotersRecord says writes its own endpoint, once it may change the
+        voter set (the followers reach it meanwhile at the endpoint its BeginQuorumEpoch announced)."""
+        if not isinstance(self.role, Leader) or not self.is_voter or not self.own_endpoint:
+            return []
+        if self.record_endpoints.get(self.node_id) == self.own_endpoint:
+            return []
+        key = ReplicaKey(self.node_id, self.directory_id)
+        if check_update(self._leader_view(), key.id, self.voter_directories[key.id], self.own_endpoint) is not None:
+            return []
+        return self._change_voters(dict(self.voter_directories), "update", self.node_id, now_ms)[1]
 
     def remove_voter(self, voter_id: int, directory_id: str, now_ms: int) -> tuple[VoterChangeResult, list[Effect]]:
         """RemoveRaftVoter: append a VotersRecord without the voter."""
@@ -737,7 +876,7 @@ class RaftNode:
         self, voters: VoterSet, change: str, voter_id: int, now_ms: int
     ) -> tuple[VoterChangeResult, list[Effect]]:
         offset = self.log_end_offset
-        record = LogEntry(offset, self.epoch, voters_record(voters), control=True)
+        record = LogEntry(offset, self.epoch, voters_record(voters, self._voter_endpoints(voters)), control=True)
         self.entries.append(record)
         self._log.info(
             "raft_voter_change_appended", epoch=self.epoch, change=change, voter=voter_id, offset=offset,
@@ -746,6 +885,33 @@ class RaftNode:
         self._refresh_voter_set()
         effects: list[Effect] = [AppendToLog((record,))]
         return VoterChangeResult(ErrorCode.NONE, offset=offset), effects + self._advance_leader_high_watermark(now_ms)
+
+    def upgrade_kraft_version(self, now_ms: int) -> tuple[VoterChangeResult, list[Effect]]:
+        """kraft.version 0 -> 1 (KIP-853): a static quorum becomes dynamic. The leader names each voter by the
+        directory its recent fetches carry and appends a KRaftVersionRecord and the first VotersRecord."""
+        view = self._leader_view()
+        if not view.is_leader:
+            return VoterChangeResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, "not the leader"), []
+        if self.kraft_version == 1:
+            return VoterChangeResult(ErrorCode.NONE, "kraft.version is 1 already"), []
+        if not view.committed_in_epoch:
+            return VoterChangeResult(ErrorCode.REQUEST_TIMED_OUT, "the leader has not committed; retry"), []
+        directories = {**self.fetched_directories, self.node_id: self.directory_id}
+        unknown = sorted(
+            v
+            for v in self.voters
+            if not directories.get(v)
+            or (v != self.node_id and now_ms - (self.voter_progress(v) or ReplicaProgress()).last_fetch_ms
+                > self.config.fetch_timeout_ms)
+        )  # fmt: skip
+        if unknown:
+            message = f"voters {unknown} have not fetched with their directory ids lately"
+            return VoterChangeResult(ErrorCode.INVALID_UPDATE_VERSION, message), []
+        voters = {v: directories[v] for v in self.voters}
+        version = LogEntry(self.log_end_offset, self.epoch, KRAFT_VERSION_RECORD + b'{"kraft_version":1}', True)
+        self.entries.append(version)
+        result, effects = self._change_voters(voters, "upgrade", self.node_id, now_ms)
+        return result, [AppendToLog((version,)), *effects]
 
     def resign(self, now_ms: int, reason: str = "shutdown") -> list[Effect]:
         """Graceful shutdown of a leader: tell the voters so they elect a successor at once."""
@@ -767,13 +933,16 @@ class RaftNode:
             return []
         snapshot_id = SnapshotId(end_offset, self.entry(end_offset - 1).epoch)
         voters = self._latest_voter_set(below=end_offset)[0] if self.kraft_version == 1 else None
+        record = self._latest_voters_entry(below=end_offset)
+        if record is not None:
+            self.snapshot_endpoints = endpoints_of(record)
         self.entries = self.entries[end_offset - self.log_start_offset :]
         self.log_start_offset = end_offset
         self.snapshot_id = snapshot_id
         self.snapshot_data = data
         self.snapshot_voters = voters
         self._refresh_voter_set()
-        return [SaveSnapshot(snapshot_id, data, voters)]
+        return [SaveSnapshot(snapshot_id, data, voters, dict(self.snapshot_endpoints) or None)]
 
     # ---- requests ----
 
@@ -805,8 +974,12 @@ class RaftNode:
                 response, effects = self._handle_fetch(request, now_ms)
             case FetchSnapshotRequest():
                 response = self._handle_fetch_snapshot(request)
+            case UpdateVoterRequest():
+                response, effects = self._handle_update_voter(request, now_ms)
             case _:
                 raise TypeError(f"unknown request {request!r}")
+        if isinstance(response, FetchResponse | VoteResponse) and response.leader_id >= 0:
+            response = evolve(response, leader_endpoint=self.endpoint(response.leader_id) or "")
         if response.error_code != ErrorCode.NONE:
             # Debug level: observers looking for the leader are refused by every non-leader, often.
             self._log.debug(
@@ -848,6 +1021,8 @@ class RaftNode:
                 return FetchResponse(code, leader, epoch, -1, -1)
             case FetchSnapshotRequest():
                 return FetchSnapshotResponse(code, leader, epoch, None)
+            case UpdateVoterRequest():
+                return UpdateVoterResponse(code, leader, epoch)
         raise TypeError(f"unknown request {request!r}")
 
     def _leader_or_none(self) -> int:
@@ -940,6 +1115,8 @@ class RaftNode:
     ) -> tuple[BeginQuorumEpochResponse, list[Effect]]:
         if request.leader_epoch < self.epoch:
             return BeginQuorumEpochResponse(ErrorCode.FENCED_LEADER_EPOCH, self._leader_or_none(), self.epoch), []
+        if request.leader_endpoint:
+            self.learned_endpoints[request.leader_id] = request.leader_endpoint
         effects: list[Effect] = []
         if (
             request.leader_epoch > self.epoch
@@ -1013,6 +1190,8 @@ class RaftNode:
         self.progress[key] = ReplicaProgress(request.fetch_offset, now_ms, caught_up_ms)
         # Only a voter's own directory counts: a wiped voter's empty log must not look like the voter's progress.
         counts = self.is_voter_key(key)
+        if counts and request.replica_directory_id:
+            self.fetched_directories[request.replica_id] = request.replica_directory_id
         effects = self._advance_leader_high_watermark(now_ms) if counts else []
         limit = self.log_end_offset if counts else self.high_watermark
         first = request.fetch_offset - self.log_start_offset
@@ -1028,8 +1207,9 @@ class RaftNode:
         if request.snapshot_id != self.snapshot_id:
             return FetchSnapshotResponse(ErrorCode.SNAPSHOT_NOT_FOUND, self.node_id, self.epoch, self.snapshot_id)
         voters = None if self.snapshot_voters is None else tuple(sorted(self.snapshot_voters.items()))
+        endpoints = tuple(sorted(self.snapshot_endpoints.items()))
         return FetchSnapshotResponse(
-            ErrorCode.NONE, self.node_id, self.epoch, self.snapshot_id, self.snapshot_data, voters
+            ErrorCode.NONE, self.node_id, self.epoch, self.snapshot_id, self.snapshot_data, voters, endpoints
         )
 
     def _advance_leader_high_watermark(self, now_ms: int) -> list[Effect]:
@@ -1088,6 +1268,10 @@ class RaftNode:
                 return self._handle_fetch_snapshot_response(sender, response, now_ms)
             case BeginQuorumEpochResponse() | EndQuorumEpochResponse():
                 return self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
+            case UpdateVoterResponse():
+                if response.error_code != ErrorCode.NONE:
+                    self._log.info("raft_update_voter_refused", epoch=self.epoch, error=response.error_code.name)
+                return self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
         raise TypeError(f"unknown response {response!r}")
 
     def handle_failure(self, destination: int, request: RaftRequest, now_ms: int) -> list[Effect]:
@@ -1098,7 +1282,12 @@ class RaftNode:
             )
         return []
 
+    def _learn_leader_endpoint(self, response: FetchResponse | VoteResponse) -> None:
+        if response.leader_endpoint and response.leader_id >= 0 and response.leader_id != self.node_id:
+            self.learned_endpoints[response.leader_id] = response.leader_endpoint
+
     def _handle_vote_response(self, sender: int, response: VoteResponse, now_ms: int) -> list[Effect]:
+        self._learn_leader_endpoint(response)
         effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
         if not effects and isinstance(self.role, Prospective) and response.leader_epoch == self.epoch:
             # The answer carries no pre-vote flag (as in Kafka): a prospective's epoch is its pre-vote round.
@@ -1129,6 +1318,7 @@ class RaftNode:
 
     def _handle_fetch_response(self, sender: int, response: FetchResponse, now_ms: int) -> list[Effect]:
         self.timers = evolve(self.timers, fetch_in_flight=False)
+        self._learn_leader_endpoint(response)
         effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
         if response.error_code != ErrorCode.NONE:
             self.timers = evolve(self.timers, next_fetch_ms=now_ms + self.config.retry_backoff_ms)
@@ -1149,7 +1339,7 @@ class RaftNode:
             # or a new high watermark (up to the fetch max wait). An answer that only moved the high watermark
             # came right after a commit, and the leader's next append would wait for this follower's next tick.
             effects += self._set_high_watermark(min(response.high_watermark, self.log_end_offset))
-            return effects + self._send_fetch(now_ms)
+            return effects + self._send_fetch(now_ms) + self._maybe_update_voter(sender, now_ms)
         if response.entries[0].offset != self.log_end_offset:
             return effects  # a stale response; the next fetch asks again
         self.entries.extend(response.entries)
@@ -1159,7 +1349,7 @@ class RaftNode:
         effects += self._set_high_watermark(min(response.high_watermark, self.log_end_offset))
         # Fetch again at once (after the append, so the offset it reports is durable): that fetch is what moves
         # the leader's high watermark, and waiting for the next tick would add up to a tick to every commit.
-        return effects + self._send_fetch(now_ms)
+        return effects + self._send_fetch(now_ms) + self._maybe_update_voter(sender, now_ms)
 
     def _truncate_to_diverging(self, diverging: EpochEndOffset) -> list[Effect]:
         local = self.end_offset_for_epoch(diverging.epoch)
@@ -1203,7 +1393,9 @@ class RaftNode:
         self.snapshot_id = snapshot
         self.snapshot_data = response.data
         self.snapshot_voters = None if response.voters is None else dict(response.voters)
+        self.snapshot_endpoints = dict(response.voter_endpoints)
         self.high_watermark = max(self.high_watermark, snapshot.end_offset)
         self.timers = evolve(self.timers, next_fetch_ms=now_ms)
         self._refresh_voter_set()
-        return effects + [InstallSnapshot(snapshot, response.data, self.snapshot_voters)]
+        endpoints = dict(self.snapshot_endpoints) or None
+        return effects + [InstallSnapshot(snapshot, response.data, self.snapshot_voters, endpoints)]

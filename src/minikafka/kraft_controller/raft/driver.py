@@ -84,9 +84,13 @@ class RaftDriver:
         directory_id: str = "",
         voter_directories: Mapping[int, str] | None = None,
         observer_only: bool = False,
+        own_endpoint: str = "",
+        bootstrap_servers: Sequence[str] = (),
     ) -> None:
-        """`voter_directories`: each voter's directory id (KIP-853; None: voters named by id only);
-        `observer_only`: this node was formatted without the voter set and never votes."""
+        """`voters`: the configured address book (controller.quorum.voters, maybe empty);
+        `voter_directories`: each voter's directory id (KIP-853; None: voters named by id only);
+        `observer_only`: this node was formatted without the voter set and never votes; `own_endpoint`: where a
+        controller is reached; `bootstrap_servers`: controller.quorum.bootstrap.servers."""
         self.node_id = node_id
         self.tls = tls  # the node-to-node TLS material its calls to the voters use; None: plaintext
         # A write error on the metadata log is fatal, as in Kafka (its fault handler halts the process): after a
@@ -114,9 +118,13 @@ class RaftDriver:
             directory_id=directory_id,
             observer_only=observer_only,
             snapshot_voters=self.file_log.load_snapshot_voters(),
+            snapshot_endpoints=self.file_log.load_snapshot_voter_endpoints(),
+            voter_endpoints=voters,
+            own_endpoint=own_endpoint,
+            bootstrap_endpoints=bootstrap_servers,
         )
         self.listeners: list[RaftListener] = []
-        self._stubs: dict[int, raft_pb2_grpc.RaftStub] = {}
+        self._stubs: dict[int, tuple[str, raft_pb2_grpc.RaftStub]] = {}  # node id -> (its address, stub)
         # Fetches ride one stream a destination: a new unary call costs the server a loop turn to accept.
         # Typed by the message class of the base: request_to_proto answers each request kind's message as one type.
         self._fetch_streams: dict[int, SequentialStream[Message, raft_pb2.RaftFetchResponse]] = {}
@@ -180,14 +188,18 @@ class RaftDriver:
             raise NotLeaderError(f"not the leader (leader {result.leader_id}, epoch {result.epoch})")
         return result.base_offset
 
-    async def change_voters(self, change: m.AddVoter | m.RemoveVoter, timeout_s: float) -> VoterChangeResult:
+    async def change_voters(
+        self, change: m.AddVoter | m.RemoveVoter | m.UpgradeKRaftVersion, timeout_s: float
+    ) -> VoterChangeResult:
         """AddRaftVoter or RemoveRaftVoter at this leader: refused at once, or answered once the VotersRecord
         commits (REQUEST_TIMED_OUT if it does not within `timeout_s`, NOT_LEADER_OR_FOLLOWER if leadership goes)."""
         now = self.clock()
         if isinstance(change, m.AddVoter):
-            result, effects = self.core.add_voter(change.voter_id, change.directory_id, now)
-        else:
+            result, effects = self.core.add_voter(change.voter_id, change.directory_id, now, change.endpoint)
+        elif isinstance(change, m.RemoveVoter):
             result, effects = self.core.remove_voter(change.voter_id, change.directory_id, now)
+        else:
+            result, effects = self.core.upgrade_kraft_version(now)
         self._apply(effects)
         if result.error_code != ErrorCode.NONE:
             return result
@@ -200,6 +212,16 @@ class RaftDriver:
                 return VoterChangeResult(ErrorCode.REQUEST_TIMED_OUT, "the voter set change did not commit in time")
             await self._parked.wait(min(left, 100) / 1000)
         return result
+
+    def voter_endpoints(self) -> dict[int, str]:
+        """Each voter's endpoint as this node knows it (its voter set's, learned or configured)."""
+        return {v: e for v in sorted(self.core.voters) if (e := self.core.endpoint(v))}
+
+    def controller_addresses(self) -> list[str]:
+        """Where the controllers are: the voters' endpoints, then the configured ones and bootstrap servers."""
+        found = list(self.voter_endpoints().values()) + list(self.voter_addresses.values())
+        found += list(self.core.bootstrap_servers.values())
+        return list(dict.fromkeys(found))
 
     def take_snapshot(self, end_offset: int, data: bytes) -> None:
         self._apply(self.core.take_snapshot(end_offset, data))
@@ -220,6 +242,9 @@ class RaftDriver:
                 last_fetch_timestamp=progress.last_fetch_ms,
                 last_caught_up_timestamp=progress.last_caught_up_ms,
             )
+        for voter, endpoint in self.voter_endpoints().items():
+            host, _, port = endpoint.rpartition(":")
+            response.nodes.add(node_id=voter, host=host, port=int(port) if port.isdigit() else 0)
         return response
 
     # ---- effects ----
@@ -258,9 +283,9 @@ class RaftDriver:
                     self.file_log.truncate(effect.end_offset, "raft diverging epoch")
                     self._flushed_everything()
                 case SaveSnapshot():
-                    self.file_log.save_snapshot(effect.snapshot_id, effect.data, effect.voters)
+                    self.file_log.save_snapshot(effect.snapshot_id, effect.data, effect.voters, effect.endpoints)
                 case InstallSnapshot():
-                    self.file_log.save_snapshot(effect.snapshot_id, effect.data, effect.voters)
+                    self.file_log.save_snapshot(effect.snapshot_id, effect.data, effect.voters, effect.endpoints)
                     self.file_log.reset_to(effect.snapshot_id.end_offset)
                     self._untold.append(effect)
                 case CommitAdvanced():
@@ -337,21 +362,26 @@ class RaftDriver:
     # ---- client side ----
 
     def _stub(self, node_id: int) -> raft_pb2_grpc.RaftStub | None:
-        if node_id not in self._stubs:
-            address = self.voter_addresses.get(node_id)
-            if address is None:
-                return None
-            self._stubs[node_id] = raft_pb2_grpc.RaftStub(self._peers.get(address))
-        return self._stubs[node_id]
+        address = self.core.endpoint(node_id)
+        if address is None:
+            return None
+        known = self._stubs.get(node_id)
+        if known is not None and known[0] != address:  # the node moved (UpdateRaftVoter): a new channel there
+            self._reconnect(node_id)
+            known = None
+        if known is None:
+            known = (address, raft_pb2_grpc.RaftStub(self._peers.get(address)))
+            self._stubs[node_id] = known
+        return known[1]
 
     def _reconnect(self, node_id: int) -> None:
         """The next request to `node_id` resolves its name again on a new channel and stream (a restarted
         voter's container may have a new address; the old connection may lead nowhere)."""
-        self._stubs.pop(node_id, None)
+        known = self._stubs.pop(node_id, None)
         stream = self._fetch_streams.pop(node_id, None)
         if stream is not None:
             self._spawn(stream.close())
-        address = self.voter_addresses.get(node_id)
+        address = known[0] if known is not None else self.core.endpoint(node_id)
         if address is not None:
             self._peers.retire(address)
 
@@ -373,6 +403,7 @@ class RaftDriver:
                 m.BeginQuorumEpochRequest: stub.BeginQuorumEpoch,
                 m.EndQuorumEpochRequest: stub.EndQuorumEpoch,
                 m.FetchSnapshotRequest: stub.FetchSnapshot,
+                m.UpdateVoterRequest: stub.UpdateRaftVoter,
             }[type(request)]
             timeout = self.core.config.request_timeout_ms / 1000
         try:
@@ -472,3 +503,8 @@ class RaftService(raft_pb2_grpc.RaftServicer):
         self, request: raft_pb2.FetchSnapshotRequest, context: Any
     ) -> raft_pb2.FetchSnapshotResponse:
         return await self._answer(request.replica_id, wire.fetch_snapshot_request(request), context)
+
+    async def UpdateRaftVoter(
+        self, request: raft_pb2.UpdateRaftVoterRequest, context: Any
+    ) -> raft_pb2.UpdateRaftVoterResponse:
+        return await self._answer(request.voter_id, wire.update_voter_request(request), context)

@@ -26,6 +26,7 @@ METADATA_PARTITION_DIR = "__cluster_metadata-0"
 QUORUM_STATE_FILE = "quorum-state"
 SNAPSHOT_SUFFIX = ".checkpoint"
 VOTERS_SUFFIX = ".voters.json"  # beside a snapshot: the voter set at its end (KIP-853)
+ENDPOINTS_KEY = "endpoints"  # in that file: the voters' endpoints
 
 
 @dataclass(frozen=True)
@@ -145,11 +146,20 @@ class RaftFileLog:
     def snapshot_path(self, end_offset: int, epoch: int) -> Path:
         return self.directory / f"{end_offset:020d}-{epoch:010d}{SNAPSHOT_SUFFIX}"
 
-    def save_snapshot(self, snapshot_id: SnapshotId, data: bytes, voters: Mapping[int, str] | None = None) -> None:
+    def save_snapshot(
+        self,
+        snapshot_id: SnapshotId,
+        data: bytes,
+        voters: Mapping[int, str] | None = None,
+        endpoints: Mapping[int, str] | None = None,
+    ) -> None:
         path = self.snapshot_path(snapshot_id.end_offset, snapshot_id.epoch)
         voters_path = path.with_name(path.name + VOTERS_SUFFIX)
         if voters is not None:  # first: a snapshot on disk is never without the voter set it needs
-            write_atomically(voters_path, json.dumps({str(i): d for i, d in sorted(voters.items())}) + "\n")
+            document: dict[str, object] = {str(i): d for i, d in sorted(voters.items())}
+            if endpoints:
+                document[ENDPOINTS_KEY] = {str(i): e for i, e in sorted(endpoints.items())}
+            write_atomically(voters_path, json.dumps(document) + "\n")
         write_atomically(path, data)
         for older in [*self.directory.glob("*" + SNAPSHOT_SUFFIX), *self.directory.glob("*" + VOTERS_SUFFIX)]:
             if older not in (path, voters_path):
@@ -172,9 +182,22 @@ class RaftFileLog:
             return None
         path = snapshots[-1].with_name(snapshots[-1].name + VOTERS_SUFFIX)
         try:
-            return {int(i): str(d) for i, d in json.loads(path.read_text()).items()}
+            document = json.loads(path.read_text())
         except FileNotFoundError:
             return None
+        return {int(i): str(d) for i, d in document.items() if i != ENDPOINTS_KEY}
+
+    def load_snapshot_voter_endpoints(self) -> dict[int, str]:
+        """The endpoints of that voter set's voters (KIP-853), as far as they were known."""
+        snapshots = sorted(self.directory.glob("*" + SNAPSHOT_SUFFIX))
+        if not snapshots:
+            return {}
+        path = snapshots[-1].with_name(snapshots[-1].name + VOTERS_SUFFIX)
+        try:
+            document = json.loads(path.read_text())
+        except FileNotFoundError:
+            return {}
+        return {int(i): str(e) for i, e in document.get(ENDPOINTS_KEY, {}).items()}
 
     def close(self) -> None:
         self.log.close()

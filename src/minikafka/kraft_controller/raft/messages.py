@@ -51,6 +51,7 @@ class VoteResponse:
     leader_id: int
     leader_epoch: int
     vote_granted: bool
+    leader_endpoint: str = ""  # KIP-853 (NodeEndpoints): where the leader named is reached
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class BeginQuorumEpochRequest:
     leader_epoch: int
     cluster_id: str = ""  # the sender's cluster; a node answers INCONSISTENT_CLUSTER_ID unless it is its own
     voter_directory_id: str = ""  # KIP-853: the receiver's directory as the leader's voter set names it
+    leader_endpoint: str = ""  # KIP-853 (Kafka's LeaderEndpoints): where the new leader is reached
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,9 @@ class FetchResponse:
     diverging_epoch: EpochEndOffset | None = None
     snapshot_id: SnapshotId | None = None
     entries: tuple[LogEntry, ...] = ()
+    # KIP-853 (Kafka's NodeEndpoints): where the leader named is reached, so a replica that found the quorum
+    # through controller.quorum.bootstrap.servers can fetch from a leader it has no address of ("": unknown).
+    leader_endpoint: str = ""
 
 
 @dataclass(frozen=True)
@@ -121,10 +126,44 @@ class FetchSnapshotResponse:
     snapshot_id: SnapshotId | None
     data: bytes = b""
     voters: tuple[tuple[int, str], ...] | None = None  # KIP-853: the voter set at the snapshot's end, if known
+    voter_endpoints: tuple[tuple[int, str], ...] = ()  # and its voters' endpoints
 
 
-RaftRequest = VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest | FetchSnapshotRequest
-RaftResponse = VoteResponse | BeginQuorumEpochResponse | EndQuorumEpochResponse | FetchResponse | FetchSnapshotResponse
+@dataclass(frozen=True)
+class UpdateVoterRequest:
+    """KIP-853's UpdateRaftVoter: a voter tells its leader the endpoint it is reached at now (it restarted on
+    another address), and the leader writes a VotersRecord with it."""
+
+    voter_id: int
+    voter_directory_id: str
+    endpoint: str  # host:port of its controller listener
+    current_leader_epoch: int
+    cluster_id: str = ""
+
+
+@dataclass(frozen=True)
+class UpdateVoterResponse:
+    error_code: ErrorCode
+    leader_id: int
+    leader_epoch: int
+
+
+RaftRequest = (
+    VoteRequest
+    | BeginQuorumEpochRequest
+    | EndQuorumEpochRequest
+    | FetchRequest
+    | FetchSnapshotRequest
+    | UpdateVoterRequest
+)
+RaftResponse = (
+    VoteResponse
+    | BeginQuorumEpochResponse
+    | EndQuorumEpochResponse
+    | FetchResponse
+    | FetchSnapshotResponse
+    | UpdateVoterResponse
+)
 
 
 # ---- events for `RaftNode.step` (its other public methods are the same entry points, one per event) ----
@@ -175,10 +214,11 @@ class SnapshotTaken:
 
 @dataclass(frozen=True)
 class AddVoter:
-    """KIP-853's AddRaftVoter, at the leader: make the replica (id, directory) a voter."""
+    """KIP-853's AddRaftVoter, at the leader: make the replica (id, directory) a voter, reached at `endpoint`."""
 
     voter_id: int
     directory_id: str
+    endpoint: str = ""  # host:port of its controller listener ("": the leader's address book's, if any)
 
 
 @dataclass(frozen=True)
@@ -187,6 +227,12 @@ class RemoveVoter:
 
     voter_id: int
     directory_id: str
+
+
+@dataclass(frozen=True)
+class UpgradeKRaftVersion:
+    """kraft.version 0 -> 1 at the leader (Kafka's UpdateFeatures of kraft.version): the static quorum becomes
+    dynamic."""
 
 
 RaftEvent = (
@@ -199,4 +245,5 @@ RaftEvent = (
     | SnapshotTaken
     | AddVoter
     | RemoveVoter
+    | UpgradeKRaftVersion
 )

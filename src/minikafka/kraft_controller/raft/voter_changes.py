@@ -72,3 +72,21 @@ def check_remove(view: LeaderView, voter_id: int, directory_id: str) -> VoterCha
     if len(view.voters) == 1:
         return VoterChangeResult(ErrorCode.INVALID_REQUEST, f"voter {voter_id} is the last one")
     return None
+
+
+def valid_endpoint(endpoint: str) -> bool:
+    host, _, port = endpoint.rpartition(":")
+    return bool(host) and port.isdigit() and 0 < int(port) < 65536
+
+
+def check_update(view: LeaderView, voter_id: int, directory_id: str, endpoint: str) -> VoterChangeResult | None:
+    """The refusal of UpdateRaftVoter(voter_id, directory_id, endpoint), or None when the leader may append it."""
+    if not view.is_leader:
+        return VoterChangeResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, "not the leader")
+    if view.kraft_version < 1:
+        return VoterChangeResult(ErrorCode.UNSUPPORTED_VERSION, "the voter set is static (kraft.version 0)")
+    if not valid_endpoint(endpoint):
+        return VoterChangeResult(ErrorCode.INVALID_REQUEST, f"endpoint {endpoint!r} is not host:port")
+    if view.voters.get(voter_id) != directory_id:
+        return VoterChangeResult(ErrorCode.VOTER_NOT_FOUND, f"no voter {voter_id} with directory {directory_id}")
+    return _common(view)

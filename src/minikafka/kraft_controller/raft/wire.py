@@ -50,6 +50,7 @@ def request_to_proto(request: m.RaftRequest) -> Message:
                 leader_id=request.leader_id,
                 leader_epoch=request.leader_epoch,
                 voter_directory_id=request.voter_directory_id,
+                leader_endpoint=request.leader_endpoint,
             )
         case m.EndQuorumEpochRequest():
             return raft_pb2.EndQuorumEpochRequest(
@@ -74,6 +75,14 @@ def request_to_proto(request: m.RaftRequest) -> Message:
                 current_leader_epoch=request.current_leader_epoch,
                 snapshot_id=_snapshot_to_proto(request.snapshot_id),
             )
+        case m.UpdateVoterRequest():
+            return raft_pb2.UpdateRaftVoterRequest(
+                cluster_id=request.cluster_id,
+                current_leader_epoch=request.current_leader_epoch,
+                voter_id=request.voter_id,
+                voter_directory_id=request.voter_directory_id,
+                endpoint=request.endpoint,
+            )
     raise TypeError(f"unknown request {request!r}")
 
 
@@ -92,7 +101,13 @@ def vote_request(message: raft_pb2.VoteRequest) -> m.VoteRequest:
 
 def begin_epoch_request(message: raft_pb2.BeginQuorumEpochRequest) -> m.BeginQuorumEpochRequest:
     return m.BeginQuorumEpochRequest(
-        message.leader_id, message.leader_epoch, message.cluster_id, message.voter_directory_id
+        message.leader_id, message.leader_epoch, message.cluster_id, message.voter_directory_id, message.leader_endpoint
+    )
+
+
+def update_voter_request(message: raft_pb2.UpdateRaftVoterRequest) -> m.UpdateVoterRequest:
+    return m.UpdateVoterRequest(
+        message.voter_id, message.voter_directory_id, message.endpoint, message.current_leader_epoch, message.cluster_id
     )
 
 
@@ -131,6 +146,7 @@ def response_to_proto(response: m.RaftResponse) -> object:
                 leader_id=response.leader_id,
                 leader_epoch=response.leader_epoch,
                 vote_granted=response.vote_granted,
+                leader_endpoint=response.leader_endpoint,
             )
         case m.BeginQuorumEpochResponse():
             return raft_pb2.BeginQuorumEpochResponse(
@@ -152,6 +168,7 @@ def response_to_proto(response: m.RaftResponse) -> object:
                 high_watermark=response.high_watermark,
                 log_start_offset=response.log_start_offset,
                 entries=[entry_to_proto(e) for e in response.entries],
+                leader_endpoint=response.leader_endpoint,
             )
             if response.diverging_epoch is not None:
                 message.diverging_epoch.CopyFrom(
@@ -172,7 +189,16 @@ def response_to_proto(response: m.RaftResponse) -> object:
                 position=0,
                 unaligned_records=response.data,
                 has_voters=response.voters is not None,
-                voters=[raft_pb2.VoterKey(voter_id=i, directory_id=d) for i, d in response.voters or ()],
+                voters=[
+                    raft_pb2.VoterKey(voter_id=i, directory_id=d, endpoint=dict(response.voter_endpoints).get(i, ""))
+                    for i, d in response.voters or ()
+                ],
+            )
+        case m.UpdateVoterResponse():
+            return raft_pb2.UpdateRaftVoterResponse(
+                error_code=wire_code(response.error_code),
+                leader_id=response.leader_id,
+                leader_epoch=response.leader_epoch,
             )
     raise TypeError(f"unknown response {response!r}")
 
@@ -181,7 +207,11 @@ def response_from_proto(message: object) -> m.RaftResponse:
     match message:
         case raft_pb2.VoteResponse():
             return m.VoteResponse(
-                ErrorCode.of(message.error_code), message.leader_id, message.leader_epoch, message.vote_granted
+                ErrorCode.of(message.error_code),
+                message.leader_id,
+                message.leader_epoch,
+                message.vote_granted,
+                message.leader_endpoint,
             )
         case raft_pb2.BeginQuorumEpochResponse():
             return m.BeginQuorumEpochResponse(ErrorCode.of(message.error_code), message.leader_id, message.leader_epoch)
@@ -202,6 +232,7 @@ def response_from_proto(message: object) -> m.RaftResponse:
                 diverging,
                 _snapshot_from_proto(message, "snapshot_id"),
                 tuple(entry_from_proto(e) for e in message.entries),
+                message.leader_endpoint,
             )
         case raft_pb2.FetchSnapshotResponse():
             return m.FetchSnapshotResponse(
@@ -211,5 +242,8 @@ def response_from_proto(message: object) -> m.RaftResponse:
                 _snapshot_from_proto(message, "snapshot_id"),
                 message.unaligned_records,
                 tuple((v.voter_id, v.directory_id) for v in message.voters) if message.has_voters else None,
+                tuple((v.voter_id, v.endpoint) for v in message.voters if v.endpoint),
             )
+        case raft_pb2.UpdateRaftVoterResponse():
+            return m.UpdateVoterResponse(ErrorCode.of(message.error_code), message.leader_id, message.leader_epoch)
     raise TypeError(f"unknown response {message!r}")

@@ -1,0 +1,230 @@
+"""KIP-853's endpoints on real processes: a fourth controller started with controller.quorum.bootstrap.servers only (no
+controller.quorum.voters) finds the quorum, is added by `metadata-quorum add-controller` at the endpoint it
+registers; a follower restarted on another port updates its endpoint (UpdateRaftVoter); and once the old active
+controller is removed and SIGKILLed and the other two original voters are removed as well, it is the whole quorum:
+every broker (configured with the three original controllers only) then follows it at the endpoint the voter set
+names, while a producer writes acks=all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from background_producer import BackgroundProducer
+from cluster_fixtures import admin_config, eventually, issue_node_tls, minikafka
+
+from minikafka.client.admin import AdminClient
+from minikafka.deploy import cluster_commands
+from minikafka.deploy.local_cluster import Cluster, is_alive, kill, terminate, wait_exit
+from minikafka.deploy.scenario.clients import consume_partition
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+CLUSTER_ID = "minikafka"
+TOPIC = "bootstrap-servers"
+JOINING = 104
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def node_events(run_dir: Path, label: str, name: str) -> list[dict]:
+    path = run_dir / "logs" / f"{label}.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if f'"{name}"' in line]
+
+
+def start_joining_controller(cluster: Cluster, port: int) -> subprocess.Popen[bytes]:
+    """Controller 104 with bootstrap servers only: formatted on first start as a replica without the voter set."""
+    run_dir, bootstrap = cluster.run_dir, list(cluster.bootstrap_controllers)
+    tls = issue_node_tls(cluster, f"controller-{JOINING}")
+    node_dir = run_dir / f"controller-{JOINING}"
+    (node_dir / "data").mkdir(parents=True)
+    config = node_dir / "controller.properties"
+    config.write_text(
+        f"node.id={JOINING}\nprocess.roles=controller\nlisteners=CONTROLLER://127.0.0.1:{port}\n"
+        f"controller.quorum.bootstrap.servers={','.join(bootstrap)}\nlog.dirs={node_dir / 'data'}\n"
+        f"minikafka.event.log.dir={run_dir / 'logs'}\nsecurity.inter.broker.protocol=SSL\n"
+        f"ssl.truststore.location={tls.ca}\nminikafka.node.ssl.certificate.location={tls.certificate}\n"
+        f"minikafka.node.ssl.key.location={tls.key}\n"
+    )
+    return start_controller(config)
+
+
+def start_controller(config: Path) -> subprocess.Popen[bytes]:
+    with (config.parent / "stderr.log").open("ab") as stderr:
+        return subprocess.Popen(
+            [sys.executable, "-m", "minikafka.cli", "controller", "--config", str(config)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+            cwd=config.parent.parent,
+        )
+
+
+def restart_on_new_port(cluster: Cluster, voter: int) -> tuple[subprocess.Popen[bytes], str]:
+    """Stop the controller, give its listener another port (its address book entry elsewhere stays the old one)
+    and start it again: its new endpoint, as host:port."""
+    terminate(cluster.pids[voter])
+    assert wait_exit(cluster.pids[voter], 30)
+    config = cluster.run_dir / f"controller-{voter}" / "controller.properties"
+    lines = config.read_text().splitlines()
+    [listener] = [line for line in lines if line.startswith("listeners=")]
+    host = listener.removeprefix("listeners=CONTROLLER://").rpartition(":")[0]
+    endpoint = f"{host}:{free_port()}"
+    config.write_text("\n".join(f"listeners=CONTROLLER://{endpoint}" if li == listener else li for li in lines) + "\n")
+    return start_controller(config), endpoint
+
+
+def quorum_tool(cluster: Cluster, controller: str, *args: str) -> str:
+    """`minikafka metadata-quorum ARGS` asking the quorum through `controller`."""
+    done = minikafka("metadata-quorum", *args, "--bootstrap-controller", controller, *admin_config(cluster))
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return done.stdout
+
+
+def test_a_controller_found_through_bootstrap_servers_becomes_the_whole_quorum(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    cluster = cluster_commands.up(run, 3, 3, {}, timeout_s=60, dynamic_quorum=True, initial_controllers=3)
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        controllers, brokers = cluster.bootstrap_controllers, cluster.bootstrap_servers
+        admin = AdminClient(controllers, brokers, timeout_s=10, tls=cluster.admin_tls)
+        admin.create_topic(TOPIC, assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
+        eventually(lambda: len(admin.describe_topics([TOPIC])[0].partitions[0].isr) == 3, 30, "a full ISR")
+        port = free_port()
+        with BackgroundProducer(brokers, TOPIC) as producer:
+            eventually(lambda: producer.acknowledged >= 100, 60, "acknowledged writes before the changes")
+            started.append(start_joining_controller(cluster, port))
+            eventually(
+                lambda: any(o["id"] == JOINING for o in admin.describe_quorum()["observers"]),
+                30,
+                "controller 104 fetching as an observer (found through its bootstrap servers)",
+            )
+            endpoint = f"127.0.0.1:{port}"
+            added = ("add-controller", "--controller-id", str(JOINING), "--controller-endpoint", endpoint)
+            quorum_tool(cluster, controllers[0], *added)
+            # From here on the tools find the quorum through controller 104, which every other controller may leave.
+            status = quorum_tool(cluster, endpoint, "describe", "--status")
+            assert f'"endpoints": ["CONTROLLER://127.0.0.1:{port}"]' in status, status
+            voters = {v["id"]: v["directory_id"] for v in admin.describe_quorum()["voters"]}
+            assert sorted(voters) == [101, 102, 103, JOINING]
+            # UpdateRaftVoter: a follower restarted on another port writes its new endpoint into the voter set.
+            leader = admin.describe_quorum()["leader_id"]
+            moved = next(v for v in (101, 102, 103) if v != leader)
+            restarted, moved_endpoint = restart_on_new_port(cluster, moved)
+            started.append(restarted)
+            eventually(
+                lambda: f"CONTROLLER://{moved_endpoint}" in quorum_tool(cluster, endpoint, "describe", "--status"),
+                30,
+                f"controller {moved}'s new endpoint in the voter set",
+            )
+            # The old active controller is removed, then killed; then the two other original voters go too.
+            leader = admin.describe_quorum()["leader_id"]
+            admin.remove_raft_voter(leader, voters[leader], CLUSTER_ID)
+            kill(cluster.pids[leader])
+            for voter in sorted(set(voters) - {leader, JOINING}):
+                eventually(
+                    lambda v=voter: admin.remove_raft_voter(v, voters[v], CLUSTER_ID) is None,
+                    60,
+                    f"controller {voter} removed",
+                )
+            after = eventually(
+                lambda: (q := admin.describe_quorum())["leader_id"] == JOINING and q, 30, "104 leading alone"
+            )
+            assert [v["id"] for v in after["voters"]] == [JOINING]
+            # Every broker follows 104's metadata log: it learned where 104 is from the voter set.
+            for broker in (1, 2, 3):
+                eventually(
+                    lambda b=broker: any(
+                        e.get("leader") == JOINING for e in node_events(run, f"broker-{b}", "raft_leader_discovered")
+                    ),
+                    30,
+                    f"broker {broker} following controller 104",
+                )
+            eventually(lambda: len(admin.describe_topics([TOPIC])[0].partitions[0].isr) == 3, 30, "a full ISR")
+            acked_before = producer.acknowledged
+            eventually(lambda: producer.acknowledged >= acked_before + 200, 60, "acknowledged writes after them")
+        assert producer.crashed is None
+        read = asyncio.run(consume_partition(brokers, TOPIC, None, None))
+        lost = [(offset, value) for offset, value, _ in producer.acked if read.get(offset) != value]
+        assert lost == [], f"{len(lost)} acknowledged writes lost, first {lost[:3]}"
+        labels = [f"controller-{c}" for c in (101, 102, 103, JOINING)]
+        appended = [e for label in labels for e in node_events(run, label, "raft_voter_change_appended")]
+        assert [e["voter"] for e in appended if e["change"] == "update"] == [moved], appended
+        print(f"{producer.acknowledged} acknowledged, {len(producer.failed)} failed, {len(lost)} lost")
+        admin.close()
+    finally:
+        for process in started:
+            process.kill()
+            process.wait(timeout=10)
+        cluster_commands.down(cluster, timeout_s=10)
+        for pid in cluster.pids.values():
+            if is_alive(pid):
+                kill(pid)
+
+
+def test_a_standalone_controller_formatted_alone_leads_its_quorum(tmp_path: Path) -> None:
+    """`controller-format --standalone` (kafka-storage format --standalone): the controller alone is the quorum,
+    its VotersRecord names its endpoint, and it takes no controller.quorum.voters."""
+    port = free_port()
+    config = tmp_path / "controller-101" / "controller.properties"
+    config.parent.mkdir()
+    config.write_text(
+        f"node.id=101\nprocess.roles=controller\nlisteners=CONTROLLER://127.0.0.1:{port}\n"
+        f"controller.quorum.bootstrap.servers=127.0.0.1:{port}\nlog.dirs={config.parent / 'data'}\n"
+        f"minikafka.event.log.dir={tmp_path / 'logs'}\n"
+    )
+    formatted = minikafka("controller-format", "--config", str(config), "--standalone")
+    assert formatted.returncode == 0, formatted.stderr
+    process = start_controller(config)
+    try:
+
+        def status() -> str:
+            done = minikafka("metadata-quorum", "describe", "--status", "--bootstrap-controller", f"127.0.0.1:{port}")
+            return done.stdout if done.returncode == 0 else ""
+
+        text = eventually(lambda: "LeaderId:               101" in (s := status()) and s, 30, "101 leading")
+        assert f'"endpoints": ["CONTROLLER://127.0.0.1:{port}"]' in text, text
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def test_a_static_quorum_upgraded_to_kraft_version_1_changes_its_voters(tmp_path: Path) -> None:
+    """kraft.version 0 -> 1 (`metadata-quorum upgrade --feature kraft.version=1`, Kafka's kafka-features upgrade):
+    refused before (UNSUPPORTED_VERSION), a voter is removed after, and the quorum keeps committing."""
+    cluster = cluster_commands.up(tmp_path / "run", 3, 1, {}, timeout_s=60)
+    try:
+        controllers, controller = cluster.bootstrap_controllers, cluster.bootstrap_controllers[0]
+        admin = AdminClient(controllers, cluster.bootstrap_servers, timeout_s=10, tls=cluster.admin_tls)
+        quorum = admin.describe_quorum()
+        follower = next(v["id"] for v in quorum["voters"] if v["id"] != quorum["leader_id"])
+        before = minikafka(
+            "metadata-quorum", "remove-controller", "--controller-id", str(follower), "--controller-directory-id",
+            "", "--bootstrap-controller", controller, *admin_config(cluster),
+        )  # fmt: skip
+        assert before.returncode == 1 and "UNSUPPORTED_VERSION" in before.stderr, before.stderr
+        quorum_tool(cluster, controller, "upgrade", "--feature", "kraft.version=1")
+        voters = {v["id"]: v["directory_id"] for v in admin.describe_quorum()["voters"]}
+        assert sorted(voters) == [101, 102, 103] and all(voters.values()), voters
+        admin.remove_raft_voter(follower, voters[follower], CLUSTER_ID)
+        assert sorted(v["id"] for v in admin.describe_quorum()["voters"]) == sorted(set(voters) - {follower})
+        admin.create_topic("after-the-upgrade", assignment=[[1]])
+        admin.close()
+    finally:
+        cluster_commands.down(cluster, timeout_s=10)
+        for pid in cluster.pids.values():
+            if is_alive(pid):
+                kill(pid)
