@@ -1,7 +1,11 @@
-"""What the consumer-group tests share: a topic of 4 partitions (RF 3, min ISR 2) filled by confluent-kafka, and a raw
-OffsetCommit sent as a given member."""
+"""What the consumer-group tests share: a topic of 4 partitions (RF 3, min ISR 2) filled by confluent-kafka, a raw
+OffsetCommit sent as a given member, group timings quick enough for tests, and polling members while checking that
+no partition is held by two at once."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
 
 import pytest
 
@@ -12,6 +16,12 @@ from minikafka.deploy import cluster_commands
 from minikafka.deploy.local_cluster import Cluster
 
 PARTITIONS = 4
+# Group timings that let a member's join, leave or death be noticed within seconds.
+QUICK_GROUP_TIMINGS = {
+    "group.consumer.heartbeat.interval.ms": "300",
+    "group.consumer.session.timeout.ms": "6000",
+    "group.initial.rebalance.delay.ms": "200",
+}
 
 
 def create_topic(cluster: Cluster, name: str) -> None:
@@ -52,3 +62,20 @@ async def offset_commit(
         return ErrorCode.of(response.topics[0].partitions[0].error_code)
     finally:
         await client.close()
+
+
+class PolledMember(Protocol):
+    def poll(self) -> None: ...
+
+    def partitions(self) -> set[int]: ...
+
+
+def poll_checked(members: Sequence[PolledMember]) -> list[set[int]]:
+    """Poll every member once; at no moment may two members hold the same partition."""
+    held = []
+    for member in members:
+        member.poll()
+        held.append(member.partitions())
+    owned = [p for partitions in held for p in partitions]
+    assert len(owned) == len(set(owned)), f"a partition held by two members at once: {held}"
+    return held

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
-from group_topics import PARTITIONS, create_topic, offset_commit, produce
+from group_topics import PARTITIONS, QUICK_GROUP_TIMINGS, create_topic, offset_commit, poll_checked, produce
 
 from minikafka.client.consumer_groups_command import find_coordinator
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
@@ -27,9 +27,7 @@ pytestmark = pytest.mark.integration
 confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
 
 OVERRIDES = {
-    "group.consumer.heartbeat.interval.ms": "300",
-    "group.consumer.session.timeout.ms": "6000",
-    "group.initial.rebalance.delay.ms": "200",
+    **QUICK_GROUP_TIMINGS,
     # A killed broker is fenced, and its leaderships (the coordinator's among them) move, within seconds.
     "broker.session.timeout.ms": "2000",
     "broker.heartbeat.interval.ms": "300",
@@ -80,17 +78,6 @@ class ConsumerProtocolMember:
 
     def close(self) -> None:
         self.consumer.close()
-
-
-def poll_checked(members: list[ConsumerProtocolMember]) -> list[set[int]]:
-    """Poll every member once; at no moment may two members hold the same partition."""
-    held = []
-    for member in members:
-        member.poll()
-        held.append(member.partitions())
-    owned = [p for partitions in held for p in partitions]
-    assert len(owned) == len(set(owned)), f"a partition held by two members at once: {held}"
-    return held
 
 
 def test_members_split_the_partitions_without_overlap_and_read_every_record(cluster: Cluster) -> None:

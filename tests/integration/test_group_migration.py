@@ -13,22 +13,16 @@ from typing import Any
 
 import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
-from group_topics import PARTITIONS, create_topic
+from group_topics import PARTITIONS, QUICK_GROUP_TIMINGS, create_topic, poll_checked
 
 from minikafka.deploy.local_cluster import Cluster
 
 confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
 
-OVERRIDES = {
-    "group.consumer.heartbeat.interval.ms": "300",
-    "group.consumer.session.timeout.ms": "6000",
-    "group.initial.rebalance.delay.ms": "200",
-}
-
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with running_cluster(tmp_path_factory.mktemp("group-migration"), 1, 3, **OVERRIDES) as started:
+    with running_cluster(tmp_path_factory.mktemp("group-migration"), 1, 3, **QUICK_GROUP_TIMINGS) as started:
         yield started
 
 
@@ -119,17 +113,6 @@ class Producer(threading.Thread):
             self.acked.append(message.value().decode())
 
 
-def poll_all(members: list[Member]) -> list[set[int]]:
-    """Poll every member; at no moment may two hold the same partition."""
-    held = []
-    for member in members:
-        member.poll()
-        held.append(member.partitions())
-    owned = [p for partitions in held for p in partitions]
-    assert len(owned) == len(set(owned)), f"a partition held by two members at once: {held}"
-    return held
-
-
 def describe(cluster: Cluster, group: str) -> dict | None:
     result = minikafka(
         "consumer-groups", "--bootstrap-server", cluster.kafka_bootstrap_servers, "--describe", group, "--json"
@@ -145,7 +128,7 @@ def roll(members: list[Member], every: list[Member], make: Any, cluster: Cluster
         every.append(members[index])
         protocol = last if index == len(members) - 1 else None
         eventually(
-            lambda protocol=protocol: poll_all(members) and settled_any(members, cluster, group, protocol),
+            lambda protocol=protocol: poll_checked(members) and settled_any(members, cluster, group, protocol),
             90,
             f"the group settled after member {index} rolled",
             interval_s=0,
@@ -191,7 +174,7 @@ def test_classic_members_roll_to_the_consumer_protocol_and_back_without_skipping
     producer = Producer(bootstrap, topic)
     try:
         eventually(
-            lambda: poll_all(members) and settled_any(members, cluster, group, "range"),
+            lambda: poll_checked(members) and settled_any(members, cluster, group, "range"),
             90,
             "a classic group of three",
             interval_s=0,
@@ -205,7 +188,7 @@ def test_classic_members_roll_to_the_consumer_protocol_and_back_without_skipping
         acked = set(producer.acked)
         assert len(acked) > 100
         eventually(
-            lambda: poll_all(members) and set().union(*(m.values for m in every)) >= acked,
+            lambda: poll_checked(members) and set().union(*(m.values for m in every)) >= acked,
             60,
             "every acknowledged record read",
             interval_s=0,

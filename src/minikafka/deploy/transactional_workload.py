@@ -17,31 +17,18 @@ import datetime
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
-from minikafka.client.transaction_abort import leader_of
-from minikafka.client.transactional_produce import (
-    ADD_PARTITIONS_TO_TXN,
-    END_TXN,
-    FIND_COORDINATOR,
-    INIT_PRODUCER_ID,
-    PRODUCE,
-    RETRIABLE,
-    RETRY_BACKOFF_S,
-)
+from minikafka.client.kafka_wire_client import KafkaWireClient
+from minikafka.client.transactional_session import RETRY_BACKOFF_S, Rediscovery, TransactionalSession
 from minikafka.common.errors import ErrorCode, KafkaError
-from minikafka.common.record_batch import TRANSACTIONAL_FLAG, Record, build_batch
 
 TXN_TOPIC = "chaos-txn"
 RECORDS_PER_PARTITION = 3  # records of one transaction in each partition
 ABORT_EVERY = 4  # transactions 4, 8, ... of each producer are aborted on purpose
 RETRY_DEADLINE_S = 30.0  # how long one request is retried through faults before the transaction is given up
-TRANSACTION_TIMEOUT = datetime.timedelta(seconds=60)
-PRODUCE_TIMEOUT = datetime.timedelta(seconds=30)
 # Errors after which the coordinator or the leader we knew may be gone: find them again.
 MOVED = frozenset(
     {
@@ -53,6 +40,7 @@ MOVED = frozenset(
         ErrorCode.REQUEST_TIMED_OUT,
     }
 )
+FORGET_ON_MOVED = Rediscovery(coordinator=MOVED, leaders=MOVED)
 
 
 @dataclass
@@ -81,131 +69,35 @@ class Outcome:
     failed: bool = False  # a request failed for good: the producer starts again
 
 
-class ChaosTransactionalProducer:
-    """One transactional id writing transactions over `partitions` of `topic`."""
+class ChaosTransactionalProducer(TransactionalSession):
+    """One transactional id writing transactions over `partitions` of `topic`, each ending in an Outcome."""
 
     def __init__(self, client: KafkaWireClient, transactional_id: str, topic: str, partitions: list[int]) -> None:
-        self.client, self.transactional_id, self.topic, self.partitions = client, transactional_id, topic, partitions
-        self.producer_id, self.epoch = -1, -1
-        self.sequences = dict.fromkeys(partitions, 0)
-        self.coordinator = ""
-        self.leaders: dict[int, str] = {}
-
-    async def _retrying(self, what: str, call: Callable[[], Awaitable[ErrorCode]]) -> None:
-        deadline = time.monotonic() + RETRY_DEADLINE_S
-        while True:
-            try:
-                error = await call()
-            except KafkaError as failure:
-                error = failure.code
-            if error == ErrorCode.NONE:
-                return
-            if error not in RETRIABLE or time.monotonic() > deadline:
-                raise KafkaError(error, f"{what} for transactional id {self.transactional_id}")
-            if error in MOVED:
-                self.coordinator = ""
-                self.leaders.clear()
-            await asyncio.sleep(RETRY_BACKOFF_S)
-
-    async def _to_coordinator(self, body: object) -> Any:
-        if not self.coordinator:
-            request = request_class(FIND_COORDINATOR, 3)(key=self.transactional_id, key_type=1)
-            found = await self.client.any_broker(request)
-            error = ErrorCode.of(found.error_code)
-            if error != ErrorCode.NONE:
-                raise KafkaError(error, "FindCoordinator")
-            self.coordinator = f"{found.host}:{found.port}"
-        return await self.client.connection(self.coordinator).send(body)
-
-    async def init(self) -> None:
-        """InitProducerId: a new epoch (fencing the previous one and aborting its open transaction)."""
-
-        async def call() -> ErrorCode:
-            response = await self._to_coordinator(
-                request_class(INIT_PRODUCER_ID, 4)(
-                    transactional_id=self.transactional_id,
-                    transaction_timeout=TRANSACTION_TIMEOUT,
-                    producer_id=-1,
-                    producer_epoch=-1,
-                )
-            )
-            self.producer_id, self.epoch = response.producer_id, response.producer_epoch
-            return ErrorCode.of(response.error_code)
-
-        await self._retrying("InitProducerId", call)
-        self.sequences = dict.fromkeys(self.partitions, 0)
+        super().__init__(client, transactional_id, topic, partitions, RETRY_DEADLINE_S, FORGET_ON_MOVED)
 
     async def transaction(self, values: dict[int, list[bytes]], commit: bool) -> Outcome:
         """One transaction: the partitions added, a batch to each, then EndTxn (an abort when anything failed)."""
         outcome = Outcome(values)
         try:
-            await self._retrying("AddPartitionsToTxn", self._add_partitions)
+            await self.add_partitions()
             for partition, batch_values in values.items():
-                await self._produce(partition, batch_values, outcome)
+                await self._produce_into(outcome, partition, batch_values)
         except KafkaError:
             outcome.failed = True
         outcome.end = "commit" if commit and not outcome.failed else "abort"
         try:
-            await self._retrying("EndTxn", lambda: self._end(outcome.end == "commit"))
+            await self.end(outcome.end == "commit")
             outcome.end_acknowledged = True
         except KafkaError:
             outcome.failed = True
         return outcome
 
-    async def _produce(self, partition: int, batch_values: list[bytes], outcome: Outcome) -> None:
-        batch = build_batch(
-            [Record(v) for v in batch_values],
-            producer_id=self.producer_id,
-            producer_epoch=self.epoch,
-            base_sequence=self.sequences[partition],
-            attributes=TRANSACTIONAL_FLAG,
-        )
-
-        async def call() -> ErrorCode:
-            if partition not in self.leaders:
-                self.leaders[partition] = await leader_of(self.client, self.topic, partition)
-            cls = request_class(PRODUCE, 9)
-            data = nested(cls, "PartitionProduceData")(index=partition, records=batch)
-            topic = nested(cls, "TopicProduceData")(name=self.topic, partition_data=(data,))
-            body = cls(transactional_id=self.transactional_id, acks=-1, timeout=PRODUCE_TIMEOUT, topic_data=(topic,))
-            answer = (await self.client.connection(self.leaders[partition]).send(body)).responses[0]
-            line = answer.partition_responses[0]
-            outcome.base_offsets[partition] = line.base_offset
-            return ErrorCode.of(line.error_code)
-
+    async def _produce_into(self, outcome: Outcome, partition: int, batch_values: list[bytes]) -> None:
         try:
-            await self._retrying("Produce", call)
+            outcome.base_offsets[partition] = await self.produce(partition, batch_values)
         except KafkaError as error:
-            outcome.base_offsets.pop(partition, None)
             outcome.errors[partition] = error.code.name
             raise
-        self.sequences[partition] += len(batch_values)
-
-    async def _add_partitions(self) -> ErrorCode:
-        cls = request_class(ADD_PARTITIONS_TO_TXN, 3)
-        topic = nested(cls, "AddPartitionsToTxnTopic")(name=self.topic, partitions=tuple(self.partitions))
-        response = await self._to_coordinator(
-            cls(
-                v3_and_below_transactional_id=self.transactional_id,
-                v3_and_below_producer_id=self.producer_id,
-                v3_and_below_producer_epoch=self.epoch,
-                v3_and_below_topics=(topic,),
-            )
-        )
-        lines = response.results_by_topic_v3_and_below[0].results_by_partition
-        codes = [ErrorCode.of(line.partition_error_code) for line in lines]
-        return next((code for code in codes if code != ErrorCode.NONE), ErrorCode.NONE)
-
-    async def _end(self, commit: bool) -> ErrorCode:
-        response = await self._to_coordinator(
-            request_class(END_TXN, 3)(
-                transactional_id=self.transactional_id,
-                producer_id=self.producer_id,
-                producer_epoch=self.epoch,
-                committed=commit,
-            )
-        )
-        return ErrorCode.of(response.error_code)
 
 
 def history_lines(topic: str, transactional_id: str, number: int, outcome: Outcome, latency_ms: float) -> str:
