@@ -61,6 +61,7 @@ async def start_server(
     node = simulated_node()
     if node is not None:
         return BoundServer(node.network.serve(node.node_id, host, port, registrars), host, port)
+    _refuse_outside_simulated_nodes(f"serve {host}:{port}")
     receive = "grpc.max_receive_message_length"
     options = (*(o for o in GRPC_OPTIONS if o[0] != receive), (receive, min(max_receive_bytes, MAX_MESSAGE_BYTES)))
     server = grpc.aio.server(options=options, interceptors=list(interceptors))
@@ -89,6 +90,7 @@ def insecure_channel(
     node = simulated_node()
     if node is not None:
         return node.network.channel(node.node_id, address)
+    _refuse_outside_simulated_nodes(f"connect to {address}")
     chain = list(interceptors) or None
     if tls is None:
         channel = grpc.aio.insecure_channel(address, options=GRPC_OPTIONS, interceptors=chain)
@@ -96,6 +98,13 @@ def insecure_channel(
         channel = grpc.aio.secure_channel(address, tls.channel_credentials(), options=GRPC_OPTIONS, interceptors=chain)
     link = link_filter_from_environment(address)
     return channel if link is None else FilteredChannel(channel, link)  # type: ignore[return-value]
+
+
+def _refuse_outside_simulated_nodes(action: str) -> None:
+    """On a simulation's loop (one with a virtual `wall_time`), code running as no simulated node would reach the
+    real network, answered on real time: a replay would then differ. Refused, so such a call is found at once."""
+    if hasattr(asyncio._get_running_loop(), "wall_time"):  # noqa: SLF001 - None off the loop
+        raise RuntimeError(f"cannot {action}: on a simulation's loop, outside any simulated node")
 
 
 # Failures that say the peer could not be reached (or never answered), as opposed to an answer refusing the call.

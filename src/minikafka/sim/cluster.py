@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import structlog
 
@@ -21,6 +21,9 @@ from minikafka.kraft_controller.config import ControllerConfig
 from minikafka.kraft_controller.process import run_controller_process
 from minikafka.sim.disk import SimDisk
 from minikafka.sim.network import SimNetwork
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 CONTROLLER_IDS = (101, 102, 103)
 BROKER_IDS = (1, 2, 3)
@@ -84,6 +87,7 @@ class SimProcess:
         self.network = network
         self.overrides = overrides
         self.incarnation: SimulatedNode | None = None
+        self.context = contextvars.Context()  # the incarnation's: its tasks run in it, or in copies of it
         self.disk = SimDisk()
         self.task: asyncio.Task[None] | None = None
         self.exits: list[NodeExit] = []
@@ -107,8 +111,15 @@ class SimProcess:
         node = SimulatedNode(self.node_id, self.network, self.disk)
         context = contextvars.Context()
         context.run(enter_simulated_node, node)
-        self.incarnation = node
+        self.incarnation, self.context = node, context
         self.task = asyncio.get_running_loop().create_task(self._run(), context=context)
+
+    def run_as(self, action: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Call into the running node's shell as the node does: the tasks the call creates are the node's (a crash
+        ends them, a pause holds them) and reach the simulated network, not the real one on real time."""
+        if not self.running:
+            raise RuntimeError(f"node {self.node_id} is not running")
+        return self.context.copy().run(action, *args, **kwargs)
 
     async def _run(self) -> None:
         props = node_properties(self.node_id, self.data_dir, self.overrides)

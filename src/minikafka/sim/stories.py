@@ -103,6 +103,13 @@ def broker(w: World, broker_id: int) -> Any:
     return w.processes[broker_id].parts.get("broker")
 
 
+def release_held_alter_partitions(w: World, broker_id: int) -> None:
+    """The broker sends the AlterPartition requests it holds, as its own `fault` handler would; what it proposes
+    next is held."""
+    manager = broker(w, broker_id).manager.alter_partition
+    w.processes[broker_id].run_as(manager.release, keep_holding=True)
+
+
 def local_log_end(w: World, broker_id: int, index: int = 0) -> int:
     found = [r for r in w.replicas() if r.broker == broker_id and r.partition == index]
     return found[0].log_end_offset if found else -1
@@ -217,7 +224,7 @@ async def _kip_903(w: World) -> None:
 
     await wait(w, "B registers again with a new broker epoch, unfenced", registered_again)
     answered = len(events(w, "alter_partition_accepted")) + len(events(w, "alter_partition_rejected"))
-    broker(w, A).manager.alter_partition.release(keep_holding=True)
+    release_held_alter_partitions(w, A)
     await wait(
         w,
         "the controller answers A's stale AlterPartition",
@@ -441,7 +448,7 @@ async def _pending_isr_expansion(w: World) -> None:
     """While the expansion is pending the HWM must wait for B: the controller may commit it, and B then lead."""
     await _expansion_pending(w)
     observe(w, "acknowledged_while_pending", await produce(w, 5, "p"))
-    broker(w, A).manager.alter_partition.release(keep_holding=True)  # B, behind, stays in the committed ISR
+    release_held_alter_partitions(w, A)  # B, behind, stays in the committed ISR
     await wait(w, "the controller commits ISR [A, B]", lambda: isr_is(w, {A, B}))
     await _elect_b_after_a_fails(w)
 
@@ -475,7 +482,7 @@ async def _lost_alter_partition_answer(w: World) -> None:
     w.network.lose_answers("Controller/AlterPartition", A)
     w.network.lose_answers("Raft/FetchStream", A)  # nor does the metadata tell A the outcome
     w.network.lose_answers("Raft/Fetch", A)
-    manager.release(keep_holding=True)  # once answered, what A proposes next (the shrink) is held
+    release_held_alter_partitions(w, A)  # once answered, what A proposes next (the shrink) is held
     await wait(w, "the controller commits ISR [A, B]", lambda: isr_is(w, {A, B}))
     await wait(w, "A's AlterPartition gives up unanswered", lambda: bool(answers), 900)
     observe(w, "answer", answers[0])

@@ -96,6 +96,7 @@ RECOVERY_TIMEOUT_S = 30.0  # full ISRs awaited after each fault, as `chaos` does
 QUIET_S = 5.0  # after the last fault healed, before the final read
 PRODUCE_INTERVAL_S = 0.02
 TRACE_TAIL = 60  # events printed before a violation
+SCRATCH = "$SCRATCH"  # the run's scratch directory, as the trace writes it
 # Events that tell what happened to leadership, membership and logs: hashed, and quoted on a violation.
 _DECISIVE = ("leader", "isr", "fenc", "elect", "truncat", "unclean", "registered", "sim_", "controller_activated")
 
@@ -161,8 +162,13 @@ class Trace:
         self.watched: dict[str, list[dict[str, Any]]] = {name: [] for name in watched}
         self.hooks: dict[str, Callable[[Mapping[str, Any]], None]] = {}  # a story's step taken the moment it's logged
         self.observers: list[Callable[[Mapping[str, Any]], None]] = []  # every event, as it is logged
+        # The run's scratch directory, named anew each run (mkdtemp): written as SCRATCH, so paths in events (a
+        # failed log dir) hash the same in a replay.
+        self.scratch: str | None = None
 
     def add(self, line: str) -> None:
+        if self.scratch is not None:
+            line = line.replace(self.scratch, SCRATCH)
         self.digest.update(line.encode() + b"\n")
         self.tail.append(line)
         self.events += 1
@@ -685,6 +691,7 @@ def simulate_seed(settings: SimulationSettings, script: Script = run_fault_plan)
         cache_logger_on_first_use=False,
     )
     root = scratch_root()
+    trace.scratch = str(root)
     try:
         with planted(settings.planted_bug), _collected_by_steps():
             loop = VirtualTimeLoop(settings.seed, executor_latency_ms=FSYNC_LATENCY_MS)

@@ -154,3 +154,16 @@ def _node_tasks() -> list[asyncio.Task[Any]]:
     node = simulated_node()
     assert node is not None
     return list(node.tasks)
+
+
+def test_code_running_as_no_simulated_node_is_refused_the_real_network() -> None:
+    """On a simulation's loop, a channel or server made outside every simulated node (a harness calling into a
+    node's shell from its own task) would be gRPC's real one, answered on real time: refused at once."""
+
+    async def main() -> None:
+        with pytest.raises(RuntimeError, match="outside any simulated node"):
+            PeerChannels().get(ADDRESS)
+        with pytest.raises(RuntimeError, match="outside any simulated node"):
+            await start_server("127.0.0.1", 9001, [])
+
+    run_virtual(main())

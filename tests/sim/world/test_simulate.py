@@ -86,3 +86,12 @@ def test_a_loss_after_overlapping_faults_is_explained_as_beyond_kafkas_promise(m
     result = simulate_seed(SimulationSettings(2, duration_s=60.0, faults=faults))
     assert result.violation is not None and result.violation.invariant == "LeaderCandidateCompleteness"
     assert result.explained is not None and "had not recovered from kill 1" in result.explained
+
+
+def test_a_broker_that_exits_on_a_failed_disk_replays_the_same_trace() -> None:
+    """Its exit event names its failed log dir, under the run's scratch directory (named anew each run): the trace
+    writes that directory as $SCRATCH, so a replay hashes the same."""
+    settings = SimulationSettings(SEED, duration_s=10.0, faults=("disk-error",))
+    first, again = simulate_seed(settings), simulate_seed(settings)
+    assert any("sim_node_exited" in line and world.SCRATCH in line for line in first.trace), first.trace
+    assert first.trace_hash == again.trace_hash
