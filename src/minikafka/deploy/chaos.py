@@ -327,6 +327,21 @@ class FaultRunner:
                 self.faults.start(spec.node_id)
 
 
+def _run_plan(plan: list[FaultStep], runner: FaultRunner, started: float, duration_s: float) -> None:
+    """Each fault at its planned time, until the run's duration is over; then every fault healed."""
+    for step in plan:
+        wait = started + step.at_s - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)  # the plan's schedule
+        if time.monotonic() - started >= duration_s:
+            break
+        runner.run(step, started)
+    remaining = started + duration_s - time.monotonic()
+    if remaining > 0:
+        time.sleep(remaining)
+    runner.heal_all()
+
+
 def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] = print) -> ChaosSummary:
     log(f"starting a {options.controllers}+{options.brokers} cluster in {run_dir} ...")
     # In the run's namespace (the command entered it first), the cluster is there too and the cuts are the kernel's.
@@ -346,11 +361,9 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
         admin = AdminClient(
             cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10, tls=cluster.admin_tls
         )
-        admin.create_topic(TOPIC, options.partitions, 3, {"min.insync.replicas": "2"})
-        admin.wait_for_topic(TOPIC, 30)
-        if options.transactional_producers:
-            admin.create_topic(TXN_TOPIC, options.partitions, 3, {"min.insync.replicas": "2"})
-            admin.wait_for_topic(TXN_TOPIC, 30)
+        for topic in [TOPIC, *([TXN_TOPIC] if options.transactional_producers else [])]:
+            admin.create_topic(topic, options.partitions, 3, {"min.insync.replicas": "2"})
+            admin.wait_for_topic(topic, 30)
         plan = plan_faults(
             options.seed,
             options.kinds,
@@ -370,17 +383,7 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
         if options.group_consumers:
             group = GroupWorkload(cluster, TOPIC, options.group_consumers, options.seed, options.group_protocol)
             group.start()
-        for step in plan:
-            wait = started + step.at_s - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)  # the plan's schedule
-            if time.monotonic() - started >= options.duration_s:
-                break
-            runner.run(step, started)
-        remaining = started + options.duration_s - time.monotonic()
-        if remaining > 0:
-            time.sleep(remaining)
-        runner.heal_all()
+        _run_plan(plan, runner, started, options.duration_s)
         if not wait_for_full_isrs(admin, TOPIC, RECOVERY_TIMEOUT_S):
             log("ISRs are not full after healing; consuming what the leaders serve")
         log("stopping the workload, then consuming everything from the beginning ...")
