@@ -466,6 +466,20 @@ class BrokerConfig(NodeConfig):
         "How often the coordinator aborts the transactions open longer than their timeout.",
         at_least(1),
     )
+    transactional_id_expiration_ms: int = config_key(
+        "transactional.id.expiration.ms",
+        604800000,
+        "A transactional id with no transaction under way and no request that changed its state for this long is "
+        "expired: a tombstone in __transaction_state (acks=all), then it is forgotten (its next InitProducerId gets "
+        "a new producer id).",
+        at_least(1),
+    )
+    transaction_remove_expired_transaction_cleanup_interval_ms: int = config_key(
+        "transaction.remove.expired.transaction.cleanup.interval.ms",
+        3600000,
+        "How often the coordinator expires transactional ids (transactional.id.expiration.ms).",
+        at_least(1),
+    )
     transaction_partition_verification_enable: bool = config_key(
         "transaction.partition.verification.enable",
         True,

@@ -26,8 +26,9 @@ from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.broker.transaction import core
 from minikafka.broker.transaction.core import Reply, TxnConfig, TxnEvent, TxnStep, WriteMarkers, WriteState
+from minikafka.broker.transaction.id_expiry import WriteTombstones, expire_ids, tombstones_written
 from minikafka.broker.transaction.markers import MarkerChannel
-from minikafka.broker.transaction.records import encode_key, encode_value
+from minikafka.broker.transaction.records import encode_key, encode_value, tombstone_batch
 from minikafka.broker.transaction.shard import TxnReplay, TxnShard
 from minikafka.broker.transaction.state import TxnMetadata
 from minikafka.common.clock import monotonic_ms, wall_ms
@@ -47,6 +48,8 @@ class TxnCoordinatorConfig:
     min_isr: int  # transaction.state.log.min.isr
     abort_check_interval_ms: int  # transaction.abort.timed.out.transaction.cleanup.interval.ms
     write_timeout_ms: int = 5000  # a state write waits this long for the ISR (Kafka: request.timeout.ms)
+    id_expiration_ms: int = 604800000  # transactional.id.expiration.ms
+    id_expiry_check_interval_ms: int = 3600000  # transaction.remove.expired.transaction.cleanup.interval.ms
 
 
 def txn_coordinator_config(config: BrokerConfig) -> TxnCoordinatorConfig:
@@ -56,6 +59,8 @@ def txn_coordinator_config(config: BrokerConfig) -> TxnCoordinatorConfig:
         config.transaction_state_log_replication_factor,
         config.transaction_state_log_min_isr,
         config.transaction_abort_timed_out_transaction_cleanup_interval_ms,
+        id_expiration_ms=config.transactional_id_expiration_ms,
+        id_expiry_check_interval_ms=config.transaction_remove_expired_transaction_cleanup_interval_ms,
     )
 
 
@@ -90,6 +95,7 @@ class TransactionCoordinator:
             manager, controller, TxnShard, replay, runtime_config(config)
         )
         self._last_abort_check_ms = 0
+        self._next_id_expiry_check_ms: int | None = None
         self._log = structlog.get_logger()
 
     def start(self) -> None:
@@ -228,11 +234,43 @@ class TransactionCoordinator:
     def tick(self) -> None:
         self.runtime.sync_all()
         now = monotonic_ms()
-        if now - self._last_abort_check_ms < self.config.abort_check_interval_ms:
-            return
-        self._last_abort_check_ms = now
+        if now - self._last_abort_check_ms >= self.config.abort_check_interval_ms:
+            self._last_abort_check_ms = now
+            self._abort_timed_out()
+        self._maybe_expire_ids(now)
+
+    def _abort_timed_out(self) -> None:
         for shard in self.runtime.loaded_shards():
             for transactional_id, metadata in list(shard.txns.items()):
                 step = core.expire(metadata, wall_ms())
                 if step.effects:
                     self._apply(shard, transactional_id, step)
+
+    def _maybe_expire_ids(self, now: int) -> None:
+        """Every transaction.remove.expired.transaction.cleanup.interval.ms (the first check one interval after
+        start)."""
+        if self._next_id_expiry_check_ms is None:
+            self._next_id_expiry_check_ms = now + self.config.id_expiry_check_interval_ms
+        if now < self._next_id_expiry_check_ms:
+            return
+        self._next_id_expiry_check_ms = now + self.config.id_expiry_check_interval_ms
+        for shard in self.runtime.loaded_shards():
+            expiry = expire_ids(shard.txns, wall_ms(), self.config.id_expiration_ms, self.runtime.new_request_id())
+            if expiry.write is not None:
+                shard.txns.update(expiry.dying)
+                self._write_tombstones(shard, expiry.write)
+
+    def _write_tombstones(self, shard: TxnShard, write: WriteTombstones) -> None:
+        """The tombstones go in one batch, acks=all; the ids leave memory once it is stored."""
+        produced = self.runtime.write(shard, tombstone_batch(write.transactional_ids, wall_ms()))
+        produced.add_done_callback(lambda done: self._tombstones_written(shard, write, done))
+
+    def _tombstones_written(self, shard: TxnShard, write: WriteTombstones, done: asyncio.Future[ProduceResult]) -> None:
+        if not self.runtime.is_current(shard):
+            return  # unloaded: the next leader loads the log, tombstones and all
+        error = done.result().error if not done.cancelled() else ErrorCode.REQUEST_TIMED_OUT
+        outcome = tombstones_written(shard.txns, write, shard.partition, error)
+        shard.txns.update(outcome.kept)
+        for transactional_id in outcome.removed:
+            del shard.txns[transactional_id]
+        self._log.info(outcome.event.name, **outcome.event.fields)

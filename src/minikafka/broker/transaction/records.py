@@ -10,6 +10,7 @@ from collections import defaultdict
 
 from minikafka.broker.group.state import TopicPartitionKey
 from minikafka.broker.transaction.state import NO_PRODUCER_EPOCH, TxnMetadata, TxnState
+from minikafka.common.record_batch import Record, build_batch
 
 KEY_VERSION = 0
 VALUE_VERSION = 0
@@ -64,6 +65,11 @@ def decode_key(data: bytes | None) -> str:
     if version != KEY_VERSION:
         raise TxnRecordFormatError(f"TransactionLogKey version {version}, expected {KEY_VERSION}")
     return reader.string()
+
+
+def tombstone_batch(transactional_ids: tuple[str, ...], timestamp_ms: int) -> bytes:
+    """One batch of tombstones: each id's TransactionLogKey with a null value."""
+    return build_batch([Record(None, encode_key(tid), timestamp_ms) for tid in transactional_ids])
 
 
 def encode_value(metadata: TxnMetadata) -> bytes:
