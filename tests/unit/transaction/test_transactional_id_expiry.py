@@ -6,7 +6,12 @@ from __future__ import annotations
 from minikafka.broker.group.state import TopicPartitionKey
 from minikafka.broker.transaction import core
 from minikafka.broker.transaction.core import Reply, TxnConfig, TxnStep, WriteState
-from minikafka.broker.transaction.id_expiry import WriteTombstones, expire_ids, tombstones_written
+from minikafka.broker.transaction.id_expiry import (
+    MAX_TOMBSTONES_PER_WRITE,
+    WriteTombstones,
+    expire_ids,
+    tombstones_written,
+)
 from minikafka.broker.transaction.records import encode_key, encode_value, tombstone_batch
 from minikafka.broker.transaction.shard import TxnReplay, TxnShard
 from minikafka.broker.transaction.state import TxnMetadata, TxnState
@@ -75,7 +80,7 @@ def test_an_id_pending_dead_gets_concurrent_transactions_then_is_removed_once_th
     outcome = tombstones_written(txns, expiry.write, 3, ErrorCode.NONE)
     assert outcome.removed == ("t",) and not outcome.kept
     assert outcome.event.name == "transactional_ids_expired"
-    assert outcome.event.fields == {"partition": 3, "transactional_ids": ["t"]}
+    assert outcome.event.fields == {"partition": 3, "transactional_ids": ["t"], "count": 1}
     # Gone: the next InitProducerId starts afresh, with a new producer id.
     assert core.needs_new_producer_id(None)
     fresh = completed(core.init_producer_id(None, "t", 60_000, None, 200, 10, EXPIRATION + 1, CONFIG))
@@ -104,3 +109,17 @@ def test_loading_a_partition_replays_a_tombstone_as_the_ids_removal() -> None:
             replay.records(None, batch.records())
     assert replay.install() == {"transactional_ids": 1}
     assert set(shard.txns) == {"kept"}
+
+
+def test_one_check_writes_at_most_a_batchs_worth_of_tombstones_the_rest_wait() -> None:
+    idle = initialised("t", 0)
+    txns = {f"t{i:04d}": idle.evolve(transactional_id=f"t{i:04d}") for i in range(MAX_TOMBSTONES_PER_WRITE + 1)}
+    expiry = expire_ids(txns, EXPIRATION, EXPIRATION, 1)
+    assert expiry.write is not None and len(expiry.write.transactional_ids) == MAX_TOMBSTONES_PER_WRITE
+    txns.update(expiry.dying)
+    outcome = tombstones_written(txns, expiry.write, 0, ErrorCode.NONE)
+    assert outcome.event.fields["count"] == MAX_TOMBSTONES_PER_WRITE
+    assert len(outcome.event.fields["transactional_ids"]) == 20
+    for tid in outcome.removed:
+        del txns[tid]
+    assert expire_ids(txns, EXPIRATION, EXPIRATION, 2).write == WriteTombstones(2, (f"t{MAX_TOMBSTONES_PER_WRITE}",))

@@ -16,6 +16,7 @@ from minikafka.common.errors import ErrorCode
 
 # Tombstones per write: the ids past it wait for the next check (Kafka bounds the batch by its maximum size).
 MAX_TOMBSTONES_PER_WRITE = 1000
+EVENT_IDS = 20  # the ids an event names; its `count` says how many there were
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,11 @@ def tombstones_written(
     dying = {tid: txns[tid] for tid in write.transactional_ids if tid in txns and txns[tid].pending == TxnState.DEAD}
     if error != ErrorCode.NONE:
         kept = {tid: metadata.evolve(pending=None) for tid, metadata in dying.items()}
-        fields = {"partition": partition, "transactional_ids": sorted(dying), "error": error.name}
+        fields = {**_named(partition, sorted(dying)), "error": error.name}
         return TombstonesOutcome(kept, (), TxnEvent("transactional_ids_expiry_failed", fields))
     removed = tuple(sorted(dying))
-    event = TxnEvent("transactional_ids_expired", {"partition": partition, "transactional_ids": list(removed)})
-    return TombstonesOutcome({}, removed, event)
+    return TombstonesOutcome({}, removed, TxnEvent("transactional_ids_expired", _named(partition, list(removed))))
+
+
+def _named(partition: int, transactional_ids: list[str]) -> dict[str, object]:
+    return {"partition": partition, "transactional_ids": transactional_ids[:EVENT_IDS], "count": len(transactional_ids)}
