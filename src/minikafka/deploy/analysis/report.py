@@ -270,7 +270,8 @@ class Judgement:
 
 
 def judge(spark: SparkSession, run_dir: Path) -> Judgement:
-    """Load the run (skipping malformed lines), decide every invariant in one job and classify the final read."""
+    """Load the run (skipping malformed lines), decide every invariant (a Spark job each, run concurrently) and
+    classify the final read."""
     events_read, produced_read, consume_read = (
         read_events(spark, run_dir),
         read_produced(spark, run_dir),

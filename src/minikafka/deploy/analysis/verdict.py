@@ -82,7 +82,7 @@ def _decide(check: Check) -> Verdict:
 def verdict_from(
     name: str, description: str, offending: DataFrame, severity: str = "invariant", checked: int | None = None
 ) -> Verdict:
-    """One check's verdict (tests and single checks; the report decides all of them in one job)."""
+    """One check's verdict (tests and single checks; the report decides all of them with `collect_verdicts`)."""
     return collect_verdicts([Check(name, description, offending, severity, checked)])[0]
 
 
