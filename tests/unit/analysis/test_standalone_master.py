@@ -32,6 +32,8 @@ def _alive_workers(webui_port: int) -> int:
             return int(json.load(response).get("aliveworkers", 0))
     except OSError:
         return 0
+    except ValueError:
+        return 0  # a master still starting can answer /json/ with its HTML page: not up yet
 
 
 @contextmanager
