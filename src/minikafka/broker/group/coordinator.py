@@ -24,6 +24,7 @@ from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupCo
 from minikafka.broker.consumer_group.model import TopicPartition as GroupPartition
 from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.coordinator_runtime.internal_topic import CoordinatorLookup, InternalTopicSpec
+from minikafka.broker.coordinator_runtime.interval import IntervalCheck
 from minikafka.broker.coordinator_runtime.runtime import CoordinatorRuntime, RuntimeConfig
 from minikafka.broker.group.effects import Answer, Append, GroupEvent, GroupStep, Result
 from minikafka.broker.group.membership import expire
@@ -38,7 +39,7 @@ from minikafka.broker.group.offsets import (
 from minikafka.broker.group.records import encode_key, encode_value, with_wall_state_timestamps
 from minikafka.broker.group.shard import OffsetsReplay, OffsetsShard
 from minikafka.broker.group.state import Clock, Group, GroupConfig, GroupState, OffsetAndMetadata, TopicPartitionKey
-from minikafka.broker.group.txn_offsets import complete, offsets_records
+from minikafka.broker.group.txn_offsets import awaiting_marker, complete, offsets_records
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import ReplicaManager, answered
@@ -116,7 +117,7 @@ class GroupCoordinator:
         self.runtime: CoordinatorRuntime[OffsetsShard, Result] = CoordinatorRuntime(
             manager, controller, OffsetsShard, replay, runtime_config(config)
         )
-        self._next_expiry_check_ms: int | None = None
+        self._offsets_expiry = IntervalCheck(config.offsets_retention_check_interval_ms)
         self._log = structlog.get_logger()
 
     def start(self) -> None:
@@ -337,7 +338,7 @@ class GroupCoordinator:
         shard = self.runtime.shard_for(group_id)
         if isinstance(shard, ErrorCode):
             return set()
-        return {key for held in shard.txn_offsets.values() for key in held.get(group_id, {})}
+        return awaiting_marker(shard.txn_offsets, group_id)
 
     def on_txn_marker(self, tp: TopicPartition, marker: EndTxnMarker) -> None:
         """A transaction's marker is in a __consumer_offsets partition: its offset commits there take effect or go."""
@@ -364,26 +365,19 @@ class GroupCoordinator:
 
     def _maybe_expire_offsets(self, now: int) -> None:
         """Every offsets.retention.check.interval.ms (the first check one interval after start)."""
-        if self._next_expiry_check_ms is None:
-            self._next_expiry_check_ms = now + self.config.offsets_retention_check_interval_ms
-        if now < self._next_expiry_check_ms:
+        if not self._offsets_expiry.due(now):
             return
-        self._next_expiry_check_ms = now + self.config.offsets_retention_check_interval_ms
         clock = Clock(now, wall_ms())
         for shard in self.runtime.loaded_shards():
             self._expire_shard_offsets(shard, clock)
 
     def _expire_shard_offsets(self, shard: OffsetsShard, clock: Clock) -> None:
-        in_transaction: dict[str, set[TopicPartitionKey]] = {}
-        for held in shard.txn_offsets.values():
-            for group_id, offsets in held.items():
-                in_transaction.setdefault(group_id, set()).update(offsets)
         for group_id, group in list(shard.groups.items()):
             consumer = shard.consumer_groups.get(group_id)
             scope = ExpiryScope(
                 self.config.offsets_retention_ms,
                 consumer_group_topics(consumer) if consumer is not None else None,
-                frozenset(in_transaction.get(group_id, ())),
+                frozenset(awaiting_marker(shard.txn_offsets, group_id)),
             )
             step = expire_offsets(group, clock, scope, self.runtime.new_request_id())
             if step.effects and self.runtime.is_current(shard):

@@ -21,6 +21,11 @@ class TxnCompletion:
     events: list[dict[str, object]] = field(default_factory=list)
 
 
+def awaiting_marker(pending: PendingTxnOffsets, group_id: str) -> set[TopicPartitionKey]:
+    """The group's partitions with a transactional commit awaiting its marker (Kafka's UNSTABLE_OFFSET_COMMIT)."""
+    return {key for held in pending.values() for key in held.get(group_id, {})}
+
+
 def offsets_records(
     group_id: str, offsets: Iterable[tuple[TopicPartitionKey, OffsetAndMetadata]]
 ) -> list[OffsetsRecord]:

@@ -20,6 +20,7 @@ import structlog
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.coordinator_runtime.internal_topic import CoordinatorLookup, InternalTopicSpec, partition_for
+from minikafka.broker.coordinator_runtime.interval import IntervalCheck
 from minikafka.broker.coordinator_runtime.runtime import CoordinatorRuntime, RuntimeConfig
 from minikafka.broker.group.state import TopicPartitionKey
 from minikafka.broker.produce_purgatory import ProduceResult
@@ -95,7 +96,7 @@ class TransactionCoordinator:
             manager, controller, TxnShard, replay, runtime_config(config)
         )
         self._last_abort_check_ms = 0
-        self._next_id_expiry_check_ms: int | None = None
+        self._id_expiry = IntervalCheck(config.id_expiry_check_interval_ms)
         self._log = structlog.get_logger()
 
     def start(self) -> None:
@@ -249,11 +250,8 @@ class TransactionCoordinator:
     def _maybe_expire_ids(self, now: int) -> None:
         """Every transaction.remove.expired.transaction.cleanup.interval.ms (the first check one interval after
         start)."""
-        if self._next_id_expiry_check_ms is None:
-            self._next_id_expiry_check_ms = now + self.config.id_expiry_check_interval_ms
-        if now < self._next_id_expiry_check_ms:
+        if not self._id_expiry.due(now):
             return
-        self._next_id_expiry_check_ms = now + self.config.id_expiry_check_interval_ms
         for shard in self.runtime.loaded_shards():
             expiry = expire_ids(shard.txns, wall_ms(), self.config.id_expiration_ms, self.runtime.new_request_id())
             if expiry.write is not None:
