@@ -140,8 +140,11 @@ def test_zombie_leader_acks_one_writes_are_lost_and_analyze_names_the_cut(tmp_pa
     assert warned["verdict"] == "warn" and warned["violations"] == acks_one.lost
     assert {r["cut_in_force"] for r in warned["offending_rows"]} == {"broker-1"}
     assert {r["offset"] for r in warned["offending_rows"]} <= set(range(acks_one.first_lost, acks_one.last_lost + 1))
-    # The acks=all writes (5 before the cut, 5 to the new leader) were checked, and none was lost.
-    assert (kept["verdict"], kept["violations"], kept["checked"]) == ("pass", 0, 10)
+    # Every acknowledged acks=all write (5 before the cut, up to 5 to the new leader: single calls with a 1 s
+    # timeout, so a loaded machine may see some time out while the ISR's follower moves over) was checked.
+    [acks_all] = [t for t in outcome.tallies if t.acks == "all"]
+    assert acks_all.acknowledged > 5 and acks_all.lost == 0
+    assert (kept["verdict"], kept["violations"], kept["checked"]) == ("pass", 0, acks_all.acknowledged)
 
 
 def raft_events(cluster, node_id: int, name: str) -> list[dict]:  # noqa: ANN001 - local_cluster.Cluster
