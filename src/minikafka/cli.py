@@ -13,10 +13,12 @@ from minikafka.common.errors import KafkaError
 from minikafka.common.event_log import configure_event_log
 from minikafka.deploy import cli as deploy_cli
 from minikafka.kraft_controller import cli as controller_cli
-from minikafka.sim import cli as sim_cli
+from minikafka.sim import SIMULATE_HELP
 
 
-def build_parser() -> OneLineErrorParser:
+def build_parser(command: str | None = None) -> OneLineErrorParser:
+    """The whole command line; `simulate`'s own arguments only when it is the command, because the simulator
+    imports every node's code (most of a second of CPU that every tool and node process would pay)."""
     parser = OneLineErrorParser(
         prog="minikafka",
         description="A runnable mini-Kafka: KRaft controllers, replicating brokers, faults and analysis.",
@@ -28,13 +30,20 @@ def build_parser() -> OneLineErrorParser:
     broker_cli.register(subparsers)
     client_cli.register(subparsers)
     deploy_cli.register(subparsers)
-    sim_cli.register(subparsers)
+    if command == "simulate":
+        from minikafka.sim import cli as sim_cli
+
+        sim_cli.register(subparsers)
+    else:
+        subparsers.add_parser("simulate", help=SIMULATE_HELP)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    reexecuted = deploy_cli.run_in_namespace(args, sys.argv[1:] if argv is None else argv)
+    arguments = sys.argv[1:] if argv is None else argv
+    command = next((a for a in arguments if not a.startswith("-")), None)
+    args = build_parser(command).parse_args(arguments)
+    reexecuted = deploy_cli.run_in_namespace(args, arguments)
     if reexecuted is not None:
         return reexecuted
     # Tools log readable lines to stderr only (stdout is their output); server processes reconfigure with a file.

@@ -13,6 +13,7 @@ from dataclasses import asdict, replace
 
 from minikafka.common.cli_support import CliError, bounded_int
 from minikafka.deploy.chaos_schedule import parse_fault_kinds
+from minikafka.sim import SIMULATE_HELP
 from minikafka.sim.planted_bugs import PLANTED_BUGS
 from minikafka.sim.stories import STORIES, run_story
 from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResult, SimulationSettings, simulate_seed
@@ -21,7 +22,7 @@ from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResu
 def register(subparsers: argparse._SubParsersAction) -> None:
     simulate = subparsers.add_parser(
         "simulate",
-        help="the shipped nodes in one process on simulated time, network and disks: seeded fault schedules",
+        help=SIMULATE_HELP,
         description="Seeded fault schedules (--seeds, --seed) or scripted fault stories (--story) over the shipped "
         "nodes, with the cluster's invariants checked all along.",
         epilog=_stories_epilog(),

@@ -185,3 +185,15 @@ def test_dump_log_into_a_closed_pipe_prints_no_traceback(tmp_path: Path) -> None
         os.close(write_end)
     assert result.returncode != 0
     assert result.stderr == ""
+
+
+def test_tools_and_nodes_do_not_import_the_simulator() -> None:
+    """Every node and tool starts through `minikafka`; the simulator (every node's code) is imported only for
+    `simulate`, so the others do not pay for it."""
+    probe = (
+        "import sys; from minikafka.cli import build_parser; build_parser('topics').parse_args(['topics', 'list']); "
+        "print('minikafka.sim.world' in sys.modules, end=' '); build_parser('simulate'); "
+        "print('minikafka.sim.world' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.split() == ["False", "True"]
