@@ -31,7 +31,7 @@ def handle_describe(ctx: WireContext, request: Request) -> Any:
 
 def _described(ctx: WireContext, cls: type, group_id: str, include_operations: bool) -> Any:
     entry = sibling(cls, "DescribedGroup")
-    group = ctx.groups.group(group_id) if ctx.groups is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
+    group = _classic_group(ctx, group_id)
     if not ctx.allowed(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
         group = ErrorCode.GROUP_AUTHORIZATION_FAILED
     if isinstance(group, ErrorCode):
@@ -72,6 +72,18 @@ def _described(ctx: WireContext, cls: type, group_id: str, include_operations: b
             ctx.authorized_operations(ResourceType.GROUP, group_id) if include_operations else NO_AUTHORIZED_OPERATIONS
         ),
     )
+
+
+def _classic_group(ctx: WireContext, group_id: str) -> Group | ErrorCode:
+    """DescribeGroups describes classic groups only: a consumer group, its classic members included, is described
+    as Kafka describes a group that is not classic, Dead without members (the offsets kept beside it make no
+    classic group of it); ConsumerGroupDescribe describes it."""
+    if ctx.groups is None:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    consumer = ctx.groups.consumer_group(group_id)
+    if isinstance(consumer, ConsumerGroup):
+        return Group(group_id, state=GroupState.DEAD)
+    return ctx.groups.group(group_id)
 
 
 def handle_list(ctx: WireContext, request: Request) -> Any:

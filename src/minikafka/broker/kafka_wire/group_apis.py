@@ -37,7 +37,7 @@ VERSIONS: dict[int, tuple[int, int]] = {
     LIST_GROUPS: (0, 5),
     DELETE_GROUPS: (0, 2),
     CONSUMER_GROUP_HEARTBEAT: (0, 1),
-    CONSUMER_GROUP_DESCRIBE: (0, 0),
+    CONSUMER_GROUP_DESCRIBE: (0, 1),
     **offset_delete.VERSIONS,
 }
 
