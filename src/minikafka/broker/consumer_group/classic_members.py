@@ -90,7 +90,8 @@ def join(
     if step.response.error != ErrorCode.NONE or step.group is None:
         return MixedStep(group, JoinResult(step.response.error, member_id=request.member_id))
     classic = ClassicMemberMetadata(request.session_timeout_ms, request.protocols)
-    member = step.group.members[member_id].evolve(classic=classic)
+    joined = step.group.members[member_id]
+    member = joined.evolve(classic=classic, join_deadline_ms=None, sync_deadline_ms=now + request.rebalance_timeout_ms)
     result = JoinResult(
         ErrorCode.NONE,
         generation_id=member.member_epoch,
@@ -135,9 +136,12 @@ def heartbeat(group: ConsumerGroup, member_id: str, instance_id: str | None, gen
         return MixedStep(group, HeartbeatResult(member))
     if generation != member.member_epoch:
         return MixedStep(group, HeartbeatResult(ErrorCode.ILLEGAL_GENERATION))
-    group = group.with_member(member.evolve(last_heartbeat_ms=now))
-    error = ErrorCode.REBALANCE_IN_PROGRESS if _must_rejoin(group, member) else ErrorCode.NONE
-    return MixedStep(group, HeartbeatResult(error))
+    if not _must_rejoin(group, member):
+        return MixedStep(group.with_member(member.evolve(last_heartbeat_ms=now)), HeartbeatResult(ErrorCode.NONE))
+    # It has its rebalance timeout to rejoin, counted from the first time it is told.
+    deadline = member.join_deadline_ms if member.join_deadline_ms is not None else now + member.rebalance_timeout_ms
+    told = member.evolve(last_heartbeat_ms=now, join_deadline_ms=deadline)
+    return MixedStep(group.with_member(told), HeartbeatResult(ErrorCode.REBALANCE_IN_PROGRESS))
 
 
 def sync(
@@ -162,7 +166,7 @@ def sync(
     # A member revoking partitions already rejoined: it keeps its epoch until it has given them up.
     if group.group_epoch > member.member_epoch and member.state != MemberState.UNREVOKED_PARTITIONS:
         return MixedStep(group, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
-    group = group.with_member(member.evolve(last_heartbeat_ms=now))
+    group = group.with_member(member.evolve(last_heartbeat_ms=now, sync_deadline_ms=None))
     name = protocol_name if protocol_name is not None else (names[0] if names else None)
     return MixedStep(
         group, SyncResult(ErrorCode.NONE, CONSUMER_PROTOCOL_TYPE, name, encode_assignment(member.assigned))

@@ -320,7 +320,7 @@ def fence_member(group: ConsumerGroup, member_id: str, topics: Mapping[str, int]
 @dataclass(frozen=True)
 class Fenced:
     member_id: str
-    reason: str  # "session timeout" or "rebalance timeout"
+    reason: str  # "session timeout", "rebalance timeout", or a classic member's "join timeout", "sync timeout"
 
 
 @dataclass(frozen=True)
@@ -331,13 +331,23 @@ class ExpireStep:
 
 def expire(group: ConsumerGroup, topics: Mapping[str, int], config: ConsumerGroupConfig, now: int) -> ExpireStep:
     """Timers: a member silent for the session timeout is fenced, and so is one that has not revoked its
-    partitions within its rebalance timeout."""
-    fenced = []
-    for member in list(group.members.values()):
-        if now >= member.last_heartbeat_ms + member.session_timeout_ms(config.session_timeout_ms):
-            fenced.append(Fenced(member.member_id, "session timeout"))
-        elif member.revocation_deadline_ms is not None and now >= member.revocation_deadline_ms:
-            fenced.append(Fenced(member.member_id, "rebalance timeout"))
+    partitions within its rebalance timeout, and a classic member that has not rejoined, or synced, within it."""
+    fenced = [
+        Fenced(member.member_id, reason)
+        for member in list(group.members.values())
+        if (reason := _expired_timer(member, config, now)) is not None
+    ]
     for gone in fenced:
         group = fence_member(group, gone.member_id, topics)
     return ExpireStep(group, tuple(fenced))
+
+
+def _expired_timer(member: ConsumerMember, config: ConsumerGroupConfig, now: int) -> str | None:
+    if now >= member.last_heartbeat_ms + member.session_timeout_ms(config.session_timeout_ms):
+        return "session timeout"
+    deadlines = (
+        (member.revocation_deadline_ms, "rebalance timeout"),
+        (member.join_deadline_ms, "join timeout"),
+        (member.sync_deadline_ms, "sync timeout"),
+    )
+    return next((reason for deadline, reason in deadlines if deadline is not None and now >= deadline), None)
