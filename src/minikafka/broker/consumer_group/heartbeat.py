@@ -170,17 +170,26 @@ def _static(group: ConsumerGroup, request: HeartbeatRequest, member_id: str) -> 
             )
             raise HeartbeatError(ErrorCode.UNRELEASED_INSTANCE_ID, message)
         # The new instance takes the released member's place: its partitions, at epoch 0, no rebalance.
-        taken = static.evolve(
-            member_id=member_id,
-            member_epoch=JOIN_EPOCH,
-            previous_member_epoch=JOIN_EPOCH,
-            state=MemberState.STABLE,
-            pending_revocation=NO_PARTITIONS,
-            revocation_deadline_ms=None,
-        )
-        return Lookup(taken, replaces=static.member_id)
+        return Lookup(_successor(static, member_id), replaces=static.member_id)
     _check_static(static, instance_id, member_id)
     return None
+
+
+def _successor(static: ConsumerMember, member_id: str) -> ConsumerMember:
+    return static.evolve(
+        member_id=member_id,
+        member_epoch=JOIN_EPOCH,
+        previous_member_epoch=JOIN_EPOCH,
+        state=MemberState.STABLE,
+        pending_revocation=NO_PARTITIONS,
+        revocation_deadline_ms=None,
+    )
+
+
+def take_static_place(group: ConsumerGroup, static: ConsumerMember, member_id: str) -> ConsumerGroup:
+    """`member_id`, a new instance of the static member `static`, takes its place: its partitions and target, at
+    epoch 0, so its next heartbeat reconciles it at once."""
+    return _replaced(group, static.member_id, member_id).with_member(_successor(static, member_id))
 
 
 def _check_static(static: ConsumerMember | None, instance_id: str, member_id: str) -> None:

@@ -416,7 +416,7 @@ class GroupCoordinator:
             if consumer is None:
                 self._apply(shard, classic(shard.groups.get(group_id) or Group(group_id), request_id, now))
                 return
-            self._run_mixed(shard, consumer, mixed(consumer, now), request_id, failure)
+            self._run_mixed(shard, consumer, mixed(consumer, now), request_id, failure, now)
 
         return self.runtime.run(group_id, lambda _, error: failure(error), apply)
 
@@ -427,10 +427,15 @@ class GroupCoordinator:
         mixed: MixedStep,
         request_id: int,
         failure: Callable[[ErrorCode], Result],
+        now: int,
     ) -> None:
-        step = consumer_groups.classic_request(group, mixed, self.topic_ids())
+        classic = shard.groups.get(group.group_id)
+        holder = consumer_groups.Holder(classic, self.config.consumer, now, self.runtime.new_request_id())
+        step = consumer_groups.classic_request(group, mixed, self.topic_ids(), holder=holder)
         self._store_consumer_group(shard, group.group_id, step.group, step.events)
         written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
+        if step.conversion is not None:
+            self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
         if written is None or written.done() and not step.records:
             self.runtime.answer(request_id, step.result)
             return
