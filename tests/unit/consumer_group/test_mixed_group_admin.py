@@ -11,6 +11,7 @@ from typing import Any
 
 from kio.schema.consumer_group_describe.v1 import request as consumer_describe_v1
 from kio.schema.describe_groups.v5 import request as describe_v5
+from kio.schema.describe_groups.v6 import request as describe_v6
 from kio.schema.list_groups.v5 import request as list_v5
 from kio.schema.offset_commit.v8 import request as commit_v8
 
@@ -38,9 +39,10 @@ def commit(member_id: str, generation: int) -> Request:
     return Request(ApiHeader(OFFSET_COMMIT, 8, 1), "test", body)
 
 
-def describe() -> Request:
-    body = describe_v5.DescribeGroupsRequest(groups=("g",), include_authorized_operations=False)
-    return Request(ApiHeader(DESCRIBE_GROUPS, 5, 1), "test", body)
+def describe(version: int = 5, group: str = "g") -> Request:
+    module = describe_v6 if version == 6 else describe_v5
+    body = module.DescribeGroupsRequest(groups=(group,), include_authorized_operations=False)
+    return Request(ApiHeader(DESCRIBE_GROUPS, version, 1), "test", body)
 
 
 def consumer_describe() -> Request:
@@ -75,9 +77,11 @@ def test_a_mixed_group_is_described_as_kafka_describes_a_non_classic_group_and_l
             await answer(ctx, listing(states=("reconciling", "stable", "assigning"))),
             await answer(ctx, listing(states=("empty",))),
             await answer(ctx, consumer_describe()),
+            await answer(ctx, describe(6)),
+            await answer(ctx, describe(6, "nobody")),
         ]
 
-    described, listed, consumer, classic, active, empty, members = asyncio.run(scenario())
+    described, listed, consumer, classic, active, empty, members, v6, missing = asyncio.run(scenario())
     (group,) = described.groups
     assert (group.error_code, group.group_state, group.protocol_type, group.members) == (ErrorCode.NONE, "Dead", "", ())
     (entry,) = listed.groups
@@ -88,3 +92,8 @@ def test_a_mixed_group_is_described_as_kafka_describes_a_non_classic_group_and_l
     # ConsumerGroupDescribe v1 tells each member's protocol (MemberType: 0 classic, 1 consumer).
     types = {m.member_id: m.member_type for m in members.groups[0].members}
     assert types["m-1"] == 1 and sorted(types.values()) == [0, 1]
+    # v6, Kafka 4's: GROUP_ID_NOT_FOUND with the reason.
+    (group,) = v6.groups
+    assert (group.error_code, group.group_state) == (ErrorCode.GROUP_ID_NOT_FOUND, "Dead")
+    assert group.error_message == "Group g is not a classic group."
+    assert missing.groups[0].error_message == "Group nobody not found."
