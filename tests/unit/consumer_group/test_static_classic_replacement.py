@@ -212,3 +212,22 @@ def test_through_the_coordinator_the_replacing_member_syncs_with_the_classic_gro
     assert consumer is None and classic.state == GroupState.STABLE and list(classic.members) == [replacing.member_id]
     assert synced.error_code == ErrorCode.NONE
     assert decode_assignment(bytes(synced.assignment)) == {("t", 0), ("t", 1)}
+
+
+def test_a_static_consumer_member_takes_the_place_of_the_live_classic_member_holding_its_instance_id() -> None:
+    """The other way, as Kafka's: a static classic member restarted with the consumer protocol replaces its classic
+    instance without waiting for it to leave (only two consumer-protocol instances conflict)."""
+    group, _ = mixed("i1")
+    first = classic_members.join(group, static_classic_join("s"), TOPICS, CONFIG, 3000, "s-1")
+    group = reconciled(first.group, 3000)
+    held = group.members["s-1"].assigned
+    assert held
+    step = shell.heartbeat(group, None, "g", static_consumer_join("s", "s-2"), TOPICS, IDS, CONFIG, 4000)
+    assert step.response.error == ErrorCode.NONE and step.group is not None
+    member = step.group.members["s-2"]
+    assert "s-1" not in step.group.members
+    assert (member.uses_classic_protocol, member.assigned) == (False, held)
+    left = {e.fields["member_id"]: e.fields["reason"] for e in step.events if e.name == "consumer_group_member_left"}
+    assert left == {"s-1": "replaced"}
+    fenced = classic_members.heartbeat(step.group, "s-1", "s", group.members["s-1"].member_epoch, 4100)
+    assert fenced.result.error == ErrorCode.FENCED_INSTANCE_ID

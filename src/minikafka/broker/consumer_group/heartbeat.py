@@ -156,20 +156,22 @@ def _member(
 
 
 def _static(group: ConsumerGroup, request: HeartbeatRequest, member_id: str) -> Lookup | None:
-    """Kafka's static membership checks: an instance id a live member holds cannot join again
+    """Kafka's static membership checks: an instance id a live consumer-protocol member holds cannot join again
     (UNRELEASED_INSTANCE_ID), and only the member holding it may heartbeat with it (FENCED_INSTANCE_ID)."""
     instance_id = request.instance_id or ""
     static = group.static_member(instance_id)
     if request.member_epoch == JOIN_EPOCH:
         if static is None or static.member_id == member_id:
             return None
-        if static.member_epoch != STATIC_LEAVE_EPOCH:
+        # Only two consumer-protocol instances conflict: a classic one is replaced at once (its next JoinGroup or
+        # heartbeat is fenced), so a static classic member restarts with the consumer protocol.
+        if static.member_epoch != STATIC_LEAVE_EPOCH and not static.uses_classic_protocol:
             message = (
                 f"Static member {member_id} with instance id {instance_id} cannot join the group because the "
                 f"instance id is owned by {static.member_id} member."
             )
             raise HeartbeatError(ErrorCode.UNRELEASED_INSTANCE_ID, message)
-        # The new instance takes the released member's place: its partitions, at epoch 0, no rebalance.
+        # The new instance takes the member's place: its partitions, at epoch 0, no rebalance.
         return Lookup(_successor(static, member_id), replaces=static.member_id)
     _check_static(static, instance_id, member_id)
     return None
@@ -183,6 +185,9 @@ def _successor(static: ConsumerMember, member_id: str) -> ConsumerMember:
         state=MemberState.STABLE,
         pending_revocation=NO_PARTITIONS,
         revocation_deadline_ms=None,
+        classic=None,  # the new instance's protocol is its own: a classic JoinGroup sets it again
+        join_deadline_ms=None,
+        sync_deadline_ms=None,
     )
 
 
