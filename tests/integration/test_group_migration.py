@@ -30,7 +30,9 @@ class Member:
     """One consumer of either protocol. Each assignment it is given is a new period: within one, it must not read
     an offset twice. It commits what it read before giving partitions up."""
 
-    def __init__(self, bootstrap: str, group: str, topic: str, protocol: str, name: str) -> None:
+    def __init__(
+        self, bootstrap: str, group: str, topic: str, protocol: str, name: str, instance: str | None = None
+    ) -> None:
         config: dict[str, Any] = {
             "bootstrap.servers": bootstrap,
             "group.id": group,
@@ -38,6 +40,8 @@ class Member:
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
         }
+        if instance is not None:
+            config["group.instance.id"] = instance
         if protocol == "classic":
             config.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
         self.name = name
@@ -145,15 +149,23 @@ def settled_any(members: list[Member], cluster: Cluster, group: str, protocol: s
     return described is not None and described.get("protocol") == protocol and described["state"] == "Stable"
 
 
-def conversions(cluster: Cluster, group: str) -> list[tuple[str, str, int]]:
-    """The coordinators' group_protocol_converted events of `group`, in time order."""
+def events_of(cluster: Cluster, name: str, group: str, key: str = "group_id") -> list[dict[str, Any]]:
+    """The coordinators' events `name` of `group`, in time order."""
     found = []
     for broker in cluster.brokers:
         for line in broker.events_path.read_text().splitlines():
             event = json.loads(line)
-            if event.get("event") == "group_protocol_converted" and event.get("group_id") == group:
-                found.append((event["ts"], event["from_protocol"], event["to_protocol"], event["members"]))
-    return [(before, after, members) for _, before, after, members in sorted(found)]
+            if event.get("event") == name and event.get(key) == group:
+                found.append(event)
+    return sorted(found, key=lambda event: event["ts"])
+
+
+def conversions(cluster: Cluster, group: str) -> list[tuple[str, str, int]]:
+    """The coordinators' group_protocol_converted events of `group`, in time order."""
+    return [
+        (e["from_protocol"], e["to_protocol"], e["members"])
+        for e in events_of(cluster, "group_protocol_converted", group)
+    ]
 
 
 def test_classic_members_roll_to_the_consumer_protocol_and_back_without_skipping_a_record(cluster: Cluster) -> None:
@@ -206,3 +218,34 @@ def test_classic_members_roll_to_the_consumer_protocol_and_back_without_skipping
     assert len(within) == len(set(within)), "a member read a record twice within one assignment"
     once = {(partition, offset) for _, _, partition, offset in reads}
     print(f"records {len(acked)}, reads {len(reads)}, read again after a move {len(reads) - len(once)}")
+
+
+def test_a_static_member_restarted_with_the_classic_protocol_takes_its_place_and_the_group_is_classic_at_once(
+    cluster: Cluster,
+) -> None:
+    """A static consumer-protocol member (group.instance.id) closes, leaving its place at epoch -2; its next
+    instance, a classic consumer with the same instance id, takes the place: the group becomes a classic group,
+    Stable, without a rebalance, and the new instance holds every partition."""
+    topic, group = "static-orders", "static-readers"
+    bootstrap = cluster.kafka_bootstrap_servers
+    create_topic(cluster, topic)
+    Member.topic = topic
+    first = Member(bootstrap, group, topic, "consumer", "consumer-s", instance="s")
+    try:
+        eventually(
+            lambda: poll_checked([first]) and first.partitions() == set(range(PARTITIONS)), 60, "the first instance"
+        )
+    finally:
+        first.close()
+    second = Member(bootstrap, group, topic, "classic", "classic-s", instance="s")
+    try:
+        eventually(
+            lambda: poll_checked([second]) and settled_any([second], cluster, group, "range"),
+            60,
+            "the classic instance holding every partition of a Stable classic group",
+            interval_s=0,
+        )
+    finally:
+        second.close()
+    assert conversions(cluster, group) == [("consumer", "classic", 1)]
+    assert events_of(cluster, "group_rebalance_started", group, key="group") == []

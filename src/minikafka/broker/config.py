@@ -170,6 +170,12 @@ class BrokerConfig(NodeConfig):
         "up after as long without an answer).",
         at_least(1),
     )
+    broker_rack: str = config_key(
+        "broker.rack",
+        "",
+        "The broker's rack, sent when it registers: Metadata and DescribeCluster show it, and the consumer groups' "
+        "server-side assignors give members (client.rack) partitions with a replica in their rack. Empty: none.",
+    )
     self_fencing_enable: bool = config_key(
         "broker.self.fencing.enable",
         False,

@@ -228,5 +228,6 @@ class LifecycleManager:
             cluster_id=self.config.cluster_id,
             incarnation_id=effect.incarnation_id,
             listeners=listeners,
+            rack=self.config.broker_rack,
             previous_broker_epoch=self.previous_broker_epoch,
         )

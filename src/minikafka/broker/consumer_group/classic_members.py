@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from minikafka.broker.consumer_group.classic_protocol import MalformedProtocol, decode_subscription, encode_assignment
 from minikafka.broker.consumer_group.heartbeat import (
@@ -16,6 +17,7 @@ from minikafka.broker.consumer_group.heartbeat import (
     HeartbeatRequest,
     consumer_group_heartbeat,
     fence_member,
+    take_static_place,
 )
 from minikafka.broker.consumer_group.model import (
     NO_PARTITIONS,
@@ -50,6 +52,26 @@ class ClassicJoin:
 class MixedStep:
     group: ConsumerGroup
     result: JoinResult | SyncResult | HeartbeatResult | LeaveResult
+    replaced: str | None = None  # a static member whose place a joining member took (its instance id)
+
+
+class Placed(NamedTuple):
+    group: ConsumerGroup
+    replaced: str | None
+
+
+def _static_place(group: ConsumerGroup, request: ClassicJoin, member_id: str) -> Placed | ErrorCode:
+    """Kafka's static membership for a classic JoinGroup: with a member id, the instance id must be that member's;
+    without one, the new member takes the place of the member holding the instance id, whichever protocol that
+    one speaks and whether or not it left (a classic static member restarts without leaving)."""
+    static = group.static_member(request.instance_id) if request.instance_id is not None else None
+    if request.instance_id is None or (static is None and not request.member_id):
+        return Placed(group, None)
+    if static is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if request.member_id:
+        return Placed(group, None) if static.member_id == request.member_id else ErrorCode.FENCED_INSTANCE_ID
+    return Placed(take_static_place(group, static, member_id), static.member_id)
 
 
 def join(
@@ -71,26 +93,33 @@ def join(
         return MixedStep(group, JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=request.member_id))
     if not request.member_id and request.require_known_member_id and request.instance_id is None:
         return MixedStep(group, JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id))
+    placed = _static_place(group, request, member_id)
+    if isinstance(placed, ErrorCode):
+        return MixedStep(group, JoinResult(placed, member_id=request.member_id))
+    before, group = group, placed.group
     existing = group.members.get(member_id)
-    if existing is not None and not existing.uses_classic_protocol:
-        return MixedStep(group, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=request.member_id))
+    if existing is not None and not existing.uses_classic_protocol and placed.replaced is None:
+        return MixedStep(before, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=request.member_id))
+    epoch = existing.member_epoch if existing is not None else JOIN_EPOCH
     heartbeat = HeartbeatRequest(
         member_id=member_id,
-        member_epoch=existing.member_epoch if existing is not None else JOIN_EPOCH,
+        member_epoch=epoch,
         rebalance_timeout_ms=request.rebalance_timeout_ms,
         subscribed_topics=subscription.topics,
         # An eager member gave up everything before rejoining; a cooperative one names what it still holds.
-        owned=subscription.owned if existing is not None else NO_PARTITIONS,
+        owned=subscription.owned if epoch != JOIN_EPOCH else NO_PARTITIONS,
         client_id=request.client_id,
         client_host=request.client_host,
         instance_id=request.instance_id,
         rack_id=subscription.rack_id or "",
+        subscribed_topic_regex="",  # a classic member subscribes by topic names only
     )
     step = consumer_group_heartbeat(group, group.group_id, heartbeat, topics, config, now, member_id, partition_racks)
     if step.response.error != ErrorCode.NONE or step.group is None:
-        return MixedStep(group, JoinResult(step.response.error, member_id=request.member_id))
+        return MixedStep(before, JoinResult(step.response.error, member_id=request.member_id))
     classic = ClassicMemberMetadata(request.session_timeout_ms, request.protocols)
-    member = step.group.members[member_id].evolve(classic=classic)
+    joined = step.group.members[member_id]
+    member = joined.evolve(classic=classic, join_deadline_ms=None, sync_deadline_ms=now + request.rebalance_timeout_ms)
     result = JoinResult(
         ErrorCode.NONE,
         generation_id=member.member_epoch,
@@ -98,7 +127,7 @@ def join(
         protocol_name=request.protocols[0].name,
         member_id=member_id,
     )
-    return MixedStep(step.group.with_member(member), result)
+    return MixedStep(step.group.with_member(member), result, placed.replaced)
 
 
 def _classic_member(group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerMember | ErrorCode:
@@ -135,9 +164,12 @@ def heartbeat(group: ConsumerGroup, member_id: str, instance_id: str | None, gen
         return MixedStep(group, HeartbeatResult(member))
     if generation != member.member_epoch:
         return MixedStep(group, HeartbeatResult(ErrorCode.ILLEGAL_GENERATION))
-    group = group.with_member(member.evolve(last_heartbeat_ms=now))
-    error = ErrorCode.REBALANCE_IN_PROGRESS if _must_rejoin(group, member) else ErrorCode.NONE
-    return MixedStep(group, HeartbeatResult(error))
+    if not _must_rejoin(group, member):
+        return MixedStep(group.with_member(member.evolve(last_heartbeat_ms=now)), HeartbeatResult(ErrorCode.NONE))
+    # It has its rebalance timeout to rejoin, counted from the first time it is told.
+    deadline = member.join_deadline_ms if member.join_deadline_ms is not None else now + member.rebalance_timeout_ms
+    told = member.evolve(last_heartbeat_ms=now, join_deadline_ms=deadline)
+    return MixedStep(group.with_member(told), HeartbeatResult(ErrorCode.REBALANCE_IN_PROGRESS))
 
 
 def sync(
@@ -162,7 +194,7 @@ def sync(
     # A member revoking partitions already rejoined: it keeps its epoch until it has given them up.
     if group.group_epoch > member.member_epoch and member.state != MemberState.UNREVOKED_PARTITIONS:
         return MixedStep(group, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
-    group = group.with_member(member.evolve(last_heartbeat_ms=now))
+    group = group.with_member(member.evolve(last_heartbeat_ms=now, sync_deadline_ms=None))
     name = protocol_name if protocol_name is not None else (names[0] if names else None)
     return MixedStep(
         group, SyncResult(ErrorCode.NONE, CONSUMER_PROTOCOL_TYPE, name, encode_assignment(member.assigned))

@@ -156,31 +156,45 @@ def _member(
 
 
 def _static(group: ConsumerGroup, request: HeartbeatRequest, member_id: str) -> Lookup | None:
-    """Kafka's static membership checks: an instance id a live member holds cannot join again
+    """Kafka's static membership checks: an instance id a live consumer-protocol member holds cannot join again
     (UNRELEASED_INSTANCE_ID), and only the member holding it may heartbeat with it (FENCED_INSTANCE_ID)."""
     instance_id = request.instance_id or ""
     static = group.static_member(instance_id)
     if request.member_epoch == JOIN_EPOCH:
         if static is None or static.member_id == member_id:
             return None
-        if static.member_epoch != STATIC_LEAVE_EPOCH:
+        # Only two consumer-protocol instances conflict: a classic one is replaced at once (its next JoinGroup or
+        # heartbeat is fenced), so a static classic member restarts with the consumer protocol.
+        if static.member_epoch != STATIC_LEAVE_EPOCH and not static.uses_classic_protocol:
             message = (
                 f"Static member {member_id} with instance id {instance_id} cannot join the group because the "
                 f"instance id is owned by {static.member_id} member."
             )
             raise HeartbeatError(ErrorCode.UNRELEASED_INSTANCE_ID, message)
-        # The new instance takes the released member's place: its partitions, at epoch 0, no rebalance.
-        taken = static.evolve(
-            member_id=member_id,
-            member_epoch=JOIN_EPOCH,
-            previous_member_epoch=JOIN_EPOCH,
-            state=MemberState.STABLE,
-            pending_revocation=NO_PARTITIONS,
-            revocation_deadline_ms=None,
-        )
-        return Lookup(taken, replaces=static.member_id)
+        # The new instance takes the member's place: its partitions, at epoch 0, no rebalance.
+        return Lookup(_successor(static, member_id), replaces=static.member_id)
     _check_static(static, instance_id, member_id)
     return None
+
+
+def _successor(static: ConsumerMember, member_id: str) -> ConsumerMember:
+    return static.evolve(
+        member_id=member_id,
+        member_epoch=JOIN_EPOCH,
+        previous_member_epoch=JOIN_EPOCH,
+        state=MemberState.STABLE,
+        pending_revocation=NO_PARTITIONS,
+        revocation_deadline_ms=None,
+        classic=None,  # the new instance's protocol is its own: a classic JoinGroup sets it again
+        join_deadline_ms=None,
+        sync_deadline_ms=None,
+    )
+
+
+def take_static_place(group: ConsumerGroup, static: ConsumerMember, member_id: str) -> ConsumerGroup:
+    """`member_id`, a new instance of the static member `static`, takes its place: its partitions and target, at
+    epoch 0, so its next heartbeat reconciles it at once."""
+    return _replaced(group, static.member_id, member_id).with_member(_successor(static, member_id))
 
 
 def _check_static(static: ConsumerMember | None, instance_id: str, member_id: str) -> None:
@@ -320,7 +334,7 @@ def fence_member(group: ConsumerGroup, member_id: str, topics: Mapping[str, int]
 @dataclass(frozen=True)
 class Fenced:
     member_id: str
-    reason: str  # "session timeout" or "rebalance timeout"
+    reason: str  # "session timeout", "rebalance timeout", or a classic member's "join timeout", "sync timeout"
 
 
 @dataclass(frozen=True)
@@ -331,13 +345,23 @@ class ExpireStep:
 
 def expire(group: ConsumerGroup, topics: Mapping[str, int], config: ConsumerGroupConfig, now: int) -> ExpireStep:
     """Timers: a member silent for the session timeout is fenced, and so is one that has not revoked its
-    partitions within its rebalance timeout."""
-    fenced = []
-    for member in list(group.members.values()):
-        if now >= member.last_heartbeat_ms + member.session_timeout_ms(config.session_timeout_ms):
-            fenced.append(Fenced(member.member_id, "session timeout"))
-        elif member.revocation_deadline_ms is not None and now >= member.revocation_deadline_ms:
-            fenced.append(Fenced(member.member_id, "rebalance timeout"))
+    partitions within its rebalance timeout, and a classic member that has not rejoined, or synced, within it."""
+    fenced = [
+        Fenced(member.member_id, reason)
+        for member in list(group.members.values())
+        if (reason := _expired_timer(member, config, now)) is not None
+    ]
     for gone in fenced:
         group = fence_member(group, gone.member_id, topics)
     return ExpireStep(group, tuple(fenced))
+
+
+def _expired_timer(member: ConsumerMember, config: ConsumerGroupConfig, now: int) -> str | None:
+    if now >= member.last_heartbeat_ms + member.session_timeout_ms(config.session_timeout_ms):
+        return "session timeout"
+    deadlines = (
+        (member.revocation_deadline_ms, "rebalance timeout"),
+        (member.join_deadline_ms, "join timeout"),
+        (member.sync_deadline_ms, "sync timeout"),
+    )
+    return next((reason for deadline, reason in deadlines if deadline is not None and now >= deadline), None)

@@ -21,6 +21,7 @@ from minikafka.broker.consumer_group.model import (
     ClassicProtocol,
     ConsumerGroup,
     ConsumerGroupConfig,
+    ConsumerGroupState,
     ConsumerMember,
 )
 from minikafka.broker.consumer_group.subscriptions import refreshed
@@ -153,9 +154,29 @@ class Downgrade:
     effects: tuple[Effect, ...]  # the group's metadata record appended, the rebalance started
 
 
-def downgrade(group: ConsumerGroup, holder: Group | None, now: int, request_id: int) -> Downgrade:
+def replacement_downgrade_allowed(
+    before: ConsumerGroup, after: ConsumerGroup, replaced: str, config: ConsumerGroupConfig
+) -> bool:
+    """A static classic member took the place of the last consumer-protocol member (`replaced`), and the policy
+    and the classic group's size limit let the group become classic."""
+    old = before.members.get(replaced)
+    return (
+        old is not None
+        and not old.uses_classic_protocol
+        and after.all_classic_except(frozenset())
+        and downgrade_enabled(config.migration_policy)
+        and len(after.members) <= config.classic_max_size
+    )
+
+
+def downgrade(
+    group: ConsumerGroup, holder: Group | None, now: int, request_id: int, replacement: bool = False
+) -> Downgrade:
     """The classic members as a classic group at generation = the group epoch, each with its partitions, stored
-    (its metadata record, under `request_id`) and then rebalancing, so every member rejoins as a classic one."""
+    (its metadata record, under `request_id`) and then rebalancing, so every member rejoins as a classic one. After
+    a static member's `replacement`, Kafka's group stays Stable (the new instance syncs its predecessor's
+    partitions); it rebalances here all the same while some member has not reached the target, so no partition is
+    given to a member while another still holds it."""
     members = {m.member_id: _classic_member(m, CONSUMER_PROTOCOL_TYPE) for m in group.members.values()}
     kept = holder if holder is not None else Group(group.group_id)
     classic = kept.evolve(
@@ -169,6 +190,8 @@ def downgrade(group: ConsumerGroup, holder: Group | None, now: int, request_id: 
     )
     effects: list[Effect] = []
     classic = store_metadata(classic, now, effects, request_id)
+    if replacement and group.state == ConsumerGroupState.STABLE:
+        return Downgrade(classic, tuple(effects))
     reason = f"Downgrade group {group.group_id} from consumer to classic."
     classic = prepare_rebalance(classic, now, reason, 0, effects)
     return Downgrade(classic, tuple(effects))

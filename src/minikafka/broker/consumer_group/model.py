@@ -70,6 +70,11 @@ class ConsumerMember:
     subscribed_topic_regex: str | None = None
     classic: ClassicMemberMetadata | None = None  # set for a member of the classic protocol
     rack_id: str | None = None  # client.rack
+    # A classic member's timers (not stored, so not compared: a new coordinator gives it its session again): told
+    # to rejoin, it is removed unless its JoinGroup comes by the first; answered JoinGroup, unless its SyncGroup
+    # comes by the second.
+    join_deadline_ms: int | None = field(default=None, compare=False)
+    sync_deadline_ms: int | None = field(default=None, compare=False)
 
     def evolve(self, **changes: Any) -> ConsumerMember:
         return dataclasses.replace(self, **changes)

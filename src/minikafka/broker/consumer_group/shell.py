@@ -23,7 +23,13 @@ from minikafka.broker.consumer_group.heartbeat import (
     consumer_group_heartbeat,
     expire,
 )
-from minikafka.broker.consumer_group.migration import Refused, downgrade, downgrade_allowed, upgrade
+from minikafka.broker.consumer_group.migration import (
+    Refused,
+    downgrade,
+    downgrade_allowed,
+    replacement_downgrade_allowed,
+    upgrade,
+)
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, Partitions, TopicPartition
 from minikafka.broker.consumer_group.persistence import ConsumerGroupRecord, group_records
 from minikafka.broker.group.effects import Effect, JoinResult, Result
@@ -217,12 +223,29 @@ class MixedShellStep:
     result: Result
     events: tuple[Event, ...]
     records: tuple[ConsumerGroupRecord, ...] = ()
+    conversion: Conversion | None = None
+
+
+@dataclass(frozen=True)
+class Holder:
+    """What a downgrade needs: the classic group keeping the offsets, the settings, the time, and the id its
+    metadata record is written under."""
+
+    classic: Group | None
+    config: ConsumerGroupConfig
+    now: int
+    request_id: int
 
 
 def classic_request(
-    group: ConsumerGroup, step: MixedStep, topic_ids: Mapping[str, uuid.UUID], joined: bool = False
+    group: ConsumerGroup,
+    step: MixedStep,
+    topic_ids: Mapping[str, uuid.UUID],
+    joined: bool = False,
+    holder: Holder | None = None,
 ) -> MixedShellStep:
-    """The events and records of a classic member's JoinGroup, SyncGroup, Heartbeat or LeaveGroup."""
+    """The events and records of a classic member's JoinGroup, SyncGroup, Heartbeat or LeaveGroup; a static
+    member's JoinGroup that replaced the last consumer-protocol member makes the group classic (with `holder`)."""
     after = step.group if step.group.members else None
     events = []
     result = step.result
@@ -231,13 +254,27 @@ def classic_request(
         fields = {"group_id": group.group_id, "member_id": result.member_id, "protocol": "classic"}
         events.append(Event("consumer_group_member_joined", fields))
     for gone in sorted(set(group.members) - set(after.members if after else ())):
+        reason = "replaced" if gone == step.replaced else "left"
         events.append(
-            Event("consumer_group_member_left", {"group_id": group.group_id, "member_id": gone, "reason": "left"})
+            Event("consumer_group_member_left", {"group_id": group.group_id, "member_id": gone, "reason": reason})
         )
     if after is not None and after.assignment_epoch != group.assignment_epoch:
         events.append(_assignment_event(after))
     events += member_assignment_events(group.group_id, group, after)
+    if _downgrades(group, after, step.replaced, holder) and after is not None and holder is not None:
+        converted = downgrade(after, holder.classic, holder.now, holder.request_id, replacement=True)
+        events += _downgraded_events(after)
+        conversion = Conversion(converted.group, converted.effects)
+        return MixedShellStep(None, step.result, tuple(events), group_records(group, None, topic_ids), conversion)
     return MixedShellStep(after, step.result, tuple(events), group_records(group, after, topic_ids))
+
+
+def _downgrades(
+    before: ConsumerGroup, after: ConsumerGroup | None, replaced: str | None, holder: Holder | None
+) -> bool:
+    if after is None or replaced is None or holder is None:
+        return False
+    return replacement_downgrade_allowed(before, after, replaced, holder.config)
 
 
 def _fenced_event(group_id: str, gone: Fenced) -> Event:

@@ -22,6 +22,7 @@ from minikafka.broker.consumer_group.classic_members import MixedStep
 from minikafka.broker.consumer_group.heartbeat import HeartbeatRequest, HeartbeatResponse
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
 from minikafka.broker.consumer_group.model import TopicPartition as GroupPartition
+from minikafka.broker.consumer_group.replica_racks import partition_racks
 from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.coordinator_runtime.internal_topic import CoordinatorLookup, InternalTopicSpec
 from minikafka.broker.coordinator_runtime.interval import IntervalCheck
@@ -166,15 +167,7 @@ class GroupCoordinator:
 
     def partition_racks(self) -> dict[GroupPartition, frozenset[str]]:
         """The racks of each partition's replicas, for the rack-aware assignors (empty when no broker has one)."""
-        image = self.manager.metadata.image
-        racks = {broker_id: b.rack for broker_id, b in image.brokers.items() if b.rack}
-        if not racks:
-            return {}
-        return {
-            GroupPartition(name, index): frozenset(racks[r] for r in partition.replicas if r in racks)
-            for name, topic in image.topics_by_name.items()
-            for index, partition in topic.partitions.items()
-        }
+        return partition_racks(self.manager.metadata.image)
 
     def topic_ids(self) -> dict[str, uuid.UUID]:
         return {name: topic.topic_id for name, topic in self.manager.metadata.image.topics_by_name.items()}
@@ -416,7 +409,7 @@ class GroupCoordinator:
             if consumer is None:
                 self._apply(shard, classic(shard.groups.get(group_id) or Group(group_id), request_id, now))
                 return
-            self._run_mixed(shard, consumer, mixed(consumer, now), request_id, failure)
+            self._run_mixed(shard, consumer, mixed(consumer, now), request_id, failure, now)
 
         return self.runtime.run(group_id, lambda _, error: failure(error), apply)
 
@@ -427,10 +420,15 @@ class GroupCoordinator:
         mixed: MixedStep,
         request_id: int,
         failure: Callable[[ErrorCode], Result],
+        now: int,
     ) -> None:
-        step = consumer_groups.classic_request(group, mixed, self.topic_ids())
+        classic = shard.groups.get(group.group_id)
+        holder = consumer_groups.Holder(classic, self.config.consumer, now, self.runtime.new_request_id())
+        step = consumer_groups.classic_request(group, mixed, self.topic_ids(), holder=holder)
         self._store_consumer_group(shard, group.group_id, step.group, step.events)
         written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
+        if step.conversion is not None:
+            self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
         if written is None or written.done() and not step.records:
             self.runtime.answer(request_id, step.result)
             return

@@ -15,6 +15,7 @@ from minikafka.common.errors import ErrorCode
 
 CONSUMER_GROUP_DESCRIBE = 69
 NO_AUTHORIZED_OPERATIONS = -2147483648
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1  # MemberType: which protocol a member of a mixed group speaks
 
 
 def handle(ctx: WireContext, request: Request) -> Any:
@@ -66,7 +67,8 @@ def _member(ctx: WireContext, cls: type, group: ConsumerGroup, member: ConsumerM
         sibling(cls, "Member"),
         member_id=member.member_id,
         instance_id=member.instance_id,
-        rack_id=None,
+        rack_id=member.rack_id,
+        member_type=CLASSIC_MEMBER if member.uses_classic_protocol else CONSUMER_MEMBER,  # v1+
         member_epoch=member.member_epoch,
         client_id=member.client_id,
         client_host=member.client_host,

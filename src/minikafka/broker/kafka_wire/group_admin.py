@@ -12,7 +12,7 @@ from minikafka.broker.group.offsets import delete_group
 from minikafka.broker.group.state import Group, GroupState
 from minikafka.broker.kafka_wire.consumer_group import coordinate
 from minikafka.broker.kafka_wire.context import WireContext
-from minikafka.broker.kafka_wire.entities import build, sibling
+from minikafka.broker.kafka_wire.entities import build, has_field, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode
@@ -31,20 +31,18 @@ def handle_describe(ctx: WireContext, request: Request) -> Any:
 
 def _described(ctx: WireContext, cls: type, group_id: str, include_operations: bool) -> Any:
     entry = sibling(cls, "DescribedGroup")
-    group = ctx.groups.group(group_id) if ctx.groups is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
+    group = _classic_group(ctx, group_id)
     if not ctx.allowed(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
         group = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    v6 = has_field(entry, "error_message")
+    if v6 and isinstance(group, Group) and group.state == GroupState.DEAD:
+        group = NotClassic(f"Group {group_id} not found.")
+    if isinstance(group, NotClassic):
+        if v6:  # Kafka 4 names why a group is not described
+            return _not_described(entry, group_id, ErrorCode.GROUP_ID_NOT_FOUND, GroupState.DEAD.value, group.message)
+        group = Group(group_id, state=GroupState.DEAD)  # before: Dead, without members
     if isinstance(group, ErrorCode):
-        return build(
-            entry,
-            error_code=group,
-            group_id=group_id,
-            group_state="",
-            protocol_type="",
-            protocol_data="",
-            members=(),
-            authorized_operations=NO_AUTHORIZED_OPERATIONS,
-        )
+        return _not_described(entry, group_id, group, "", None)
     # Subscriptions and assignments are shown only for a stable group, as Kafka does.
     stable = group.state == GroupState.STABLE
     member_entry = sibling(cls, "DescribedGroupMember")
@@ -72,6 +70,38 @@ def _described(ctx: WireContext, cls: type, group_id: str, include_operations: b
             ctx.authorized_operations(ResourceType.GROUP, group_id) if include_operations else NO_AUTHORIZED_OPERATIONS
         ),
     )
+
+
+class NotClassic(NamedTuple):
+    """No classic group has the id: none at all, or a consumer group."""
+
+    message: str
+
+
+def _not_described(entry: type, group_id: str, error: ErrorCode, state: str, message: str | None) -> Any:
+    return build(
+        entry,
+        error_code=error,
+        error_message=message,
+        group_id=group_id,
+        group_state=state,
+        protocol_type="",
+        protocol_data="",
+        members=(),
+        authorized_operations=NO_AUTHORIZED_OPERATIONS,
+    )
+
+
+def _classic_group(ctx: WireContext, group_id: str) -> Group | NotClassic | ErrorCode:
+    """DescribeGroups describes classic groups only: a consumer group, its classic members included, is described
+    as Kafka describes a group that is not classic (the offsets kept beside it make no classic group of it);
+    ConsumerGroupDescribe describes it."""
+    if ctx.groups is None:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    consumer = ctx.groups.consumer_group(group_id)
+    if isinstance(consumer, ConsumerGroup):
+        return NotClassic(f"Group {group_id} is not a classic group.")
+    return ctx.groups.group(group_id)
 
 
 def handle_list(ctx: WireContext, request: Request) -> Any:

@@ -33,11 +33,11 @@ VERSIONS: dict[int, tuple[int, int]] = {
     HEARTBEAT: (0, 4),
     LEAVE_GROUP: (0, 5),
     SYNC_GROUP: (0, 5),
-    DESCRIBE_GROUPS: (0, 5),
+    DESCRIBE_GROUPS: (0, 6),
     LIST_GROUPS: (0, 5),
     DELETE_GROUPS: (0, 2),
     CONSUMER_GROUP_HEARTBEAT: (0, 1),
-    CONSUMER_GROUP_DESCRIBE: (0, 0),
+    CONSUMER_GROUP_DESCRIBE: (0, 1),
     **offset_delete.VERSIONS,
 }
 
