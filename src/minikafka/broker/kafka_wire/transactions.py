@@ -20,11 +20,13 @@ from minikafka.common.errors import ErrorCode
 
 ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN, TXN_OFFSET_COMMIT = 24, 25, 26, 28
 DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 65, 66
+PRODUCE = 0
+END_TXN_V2 = 5  # the first EndTxn version of transaction.version 2
 
 VERSIONS: dict[int, tuple[int, int]] = {
     ADD_PARTITIONS_TO_TXN: (0, 5),
     ADD_OFFSETS_TO_TXN: (0, 4),
-    END_TXN: (0, 4),  # v5 is transaction.version 2's (the epoch bumped by every EndTxn), not offered
+    END_TXN: (0, 5),  # v5: a producer of transaction.version 2 (the epoch bumped by every EndTxn, and answered)
     TXN_OFFSET_COMMIT: (0, 4),
     DESCRIBE_TRANSACTIONS: (0, 0),
     LIST_TRANSACTIONS: (0, 1),
@@ -145,9 +147,29 @@ async def handle_end_txn(ctx: WireContext, request: Request) -> Any:
         reply = Reply(0, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     elif ctx.transactions is not None:
         reply = await ctx.transactions.end_txn(
-            body.transactional_id, body.producer_id, body.producer_epoch, body.committed
+            body.transactional_id,
+            body.producer_id,
+            body.producer_epoch,
+            body.committed,
+            client_transaction_version(END_TXN, version),
         )
-    return build(cls, throttle_time=0, error_code=_fenced(reply.error, version, 2))
+    if version < END_TXN_V2:
+        return build(cls, throttle_time=0, error_code=_fenced(reply.error, version, 2))
+    return build(
+        cls,
+        throttle_time=0,
+        error_code=reply.error,
+        producer_id=reply.producer_id,
+        producer_epoch=reply.producer_epoch,
+    )
+
+
+def client_transaction_version(api_key: int, api_version: int) -> int:
+    """The transaction version a request's version says its producer speaks (Kafka reads it from the version, as
+    the client picks that version from the finalized transaction.version): 2 for EndTxn v5, Produce v12 and
+    TxnOffsetCommit v5, else 0."""
+    first = {END_TXN: END_TXN_V2, TXN_OFFSET_COMMIT: 5, PRODUCE: 12}.get(api_key)
+    return 2 if first is not None and api_version >= first else 0
 
 
 async def handle_txn_offset_commit(ctx: WireContext, request: Request) -> Any:
