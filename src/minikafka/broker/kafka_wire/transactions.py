@@ -8,10 +8,12 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from minikafka.broker.coordinator_runtime.internal_topic import partition_for
 from minikafka.broker.group.state import TopicPartitionKey
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.transaction.core import Reply
 from minikafka.broker.transaction.state import TxnState
 from minikafka.common.acl import AclOperation, ResourceType
@@ -27,7 +29,7 @@ VERSIONS: dict[int, tuple[int, int]] = {
     ADD_PARTITIONS_TO_TXN: (0, 5),
     ADD_OFFSETS_TO_TXN: (0, 4),
     END_TXN: (0, 5),  # v5: a producer of transaction.version 2 (the epoch bumped by every EndTxn, and answered)
-    TXN_OFFSET_COMMIT: (0, 4),
+    TXN_OFFSET_COMMIT: (0, 5),  # v5: a producer of transaction.version 2, which sends no AddOffsetsToTxn
     DESCRIBE_TRANSACTIONS: (0, 0),
     LIST_TRANSACTIONS: (0, 1),
 }
@@ -164,6 +166,17 @@ async def handle_end_txn(ctx: WireContext, request: Request) -> Any:
     )
 
 
+async def _add_offsets_partition(ctx: WireContext, body: Any) -> ErrorCode:
+    """TxnOffsetCommit v5 (transaction.version 2): the group's __consumer_offsets partition joins the transaction
+    here, as AddOffsetsToTxn would have added it."""
+    offsets = ctx.manager.metadata.image.topics_by_name.get("__consumer_offsets")
+    if ctx.verifier is None or offsets is None or not offsets.partitions:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    partition = TopicPartition("__consumer_offsets", partition_for(body.group_id, len(offsets.partitions)))
+    verifier = ctx.verifier
+    return await verifier.add_to_transaction(body.transactional_id, body.producer_id, body.producer_epoch, partition)
+
+
 def client_transaction_version(api_key: int, api_version: int) -> int:
     """The transaction version a request's version says its producer speaks (Kafka reads it from the version, as
     the client picks that version from the finalized transaction.version): 2 for EndTxn v5, Produce v12 and
@@ -193,6 +206,8 @@ async def handle_txn_offset_commit(ctx: WireContext, request: Request) -> Any:
         error = refusal
     elif ctx.groups is None:
         error = ErrorCode.COORDINATOR_NOT_AVAILABLE
+    elif version >= 5 and (added := await _add_offsets_partition(ctx, body)) != ErrorCode.NONE:
+        error = added
     else:
         error, errors = await ctx.groups.txn_commit_offsets(
             body.group_id,

@@ -58,6 +58,10 @@ class WireTransactionalProducer:
             await asyncio.sleep(0.2)
 
     async def add_partition(self) -> ErrorCode:
+        """AddPartitionsToTxn for the partition; a producer of transaction version 2 sends none (its Produce v12
+        has the leader add the partition)."""
+        if self.version >= 2:
+            return ErrorCode.NONE
         cls = request_class(ADD_PARTITIONS_TO_TXN, 3)
         topic = nested(cls, "AddPartitionsToTxnTopic")(name=self.topic, partitions=(self.partition,))
         response = await self._coordinator(
@@ -84,7 +88,7 @@ class WireTransactionalProducer:
 
     async def produce(self, records: bytes, transactional_id: str | None = "") -> ErrorCode:
         """Send `records` (acks=all) to the partition's leader; `transactional_id` None sends a plain produce."""
-        cls = request_class(PRODUCE, 9)
+        cls = request_class(PRODUCE, 12 if self.version >= 2 else 9)
         data = nested(cls, "PartitionProduceData")(index=self.partition, records=records)
         topic = nested(cls, "TopicProduceData")(name=self.topic, partition_data=(data,))
         txn = self.transactional_id if transactional_id == "" else transactional_id

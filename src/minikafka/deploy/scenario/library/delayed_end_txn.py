@@ -56,12 +56,17 @@ def run(s: Steps) -> None:
 def _transaction(s: Steps, producer: WireTransactionalProducer, number: int, value: bytes) -> None:
     added = s.loop.run(producer.add_partition())
     written = s.loop.run(producer.produce(producer.batch(value))) if added == ErrorCode.NONE else added
+    implicit = producer.version >= 2
     s.check(
-        f"the producer begins transaction {number} at epoch {producer.epoch}: AddPartitionsToTxn orders-0, then "
-        f"a transactional produce of {value.decode()}",
+        f"the producer begins transaction {number} at epoch {producer.epoch}: "
+        + (
+            f"a transactional Produce v12 of {value.decode()}, which adds orders-0 to the transaction"
+            if implicit
+            else f"AddPartitionsToTxn orders-0, then a transactional produce of {value.decode()}"
+        ),
         written == ErrorCode.NONE,
-        "both answered NONE",
-        f"AddPartitionsToTxn {added.name}, produce {written.name}",
+        "answered NONE",
+        f"produce {written.name}" if implicit else f"AddPartitionsToTxn {added.name}, produce {written.name}",
     )
 
 
