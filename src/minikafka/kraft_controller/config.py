@@ -100,7 +100,7 @@ class ControllerConfig(NodeConfig):
     )
     transaction_version: int = config_key(
         "transaction.version",
-        0,
+        2,
         "The transaction.version feature level (KIP-890) the active controller writes to the metadata log; brokers "
         "advertise it in ApiVersions' finalized features and clients pick their transaction protocol from it. 2: a "
         "producer's EndTxn (v5) bumps its epoch, so an EndTxn or produce delayed from one transaction is fenced in "

@@ -81,10 +81,11 @@ def feature_records(image: MetadataImage, config: ControlConfig) -> list[Record]
         records.append(FeatureLevel(ELIGIBLE_LEADER_REPLICAS_VERSION, wanted))
         if wanted == 0:
             records += replication_control.clear_elrs(image)
+    scratch = replication_control.apply_records(image, records)
+    records += config_control.elr_safety_records(scratch, config.min_insync_replicas)
     if image.feature_level(TRANSACTION_VERSION) != config.transaction_version:
         records.append(FeatureLevel(TRANSACTION_VERSION, config.transaction_version))
-    scratch = replication_control.apply_records(image, records)
-    return records + config_control.elr_safety_records(scratch, config.min_insync_replicas)
+    return records
 
 
 class ControllerStateMachine:
