@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 
 from minikafka.client.consumer import EARLIEST, READ_COMMITTED, Consumer, ConsumerConfig
+from minikafka.client.features_command import describe_features
 from minikafka.client.kafka_wire_client import KafkaWireClient
 from minikafka.common.errors import ErrorCode
 from minikafka.common.event_log import utc_timestamp
@@ -71,6 +72,18 @@ def _transaction(s: Steps, producer: WireTransactionalProducer, number: int, val
 
 
 def _story(s: Steps, producer: WireTransactionalProducer) -> None:
+    features = {f.feature: f for f in s.loop.run(describe_features(producer.client))}
+    feature = features.get("transaction.version")
+    s.check(
+        "minikafka features describe",
+        feature is not None and feature.finalized_version_level == (2 if s.guarded else 0),
+        Expect(guarded="transaction.version finalized at 2", unguarded="transaction.version not finalized (0)"),
+        "; ".join(
+            f"{f.feature}: supported {f.supported_min_version}-{f.supported_max_version}, finalized "
+            f"{f.finalized_version_level}"
+            for f in features.values()
+        ),
+    )
     version = s.loop.run(producer.transaction_version())
     s.check(
         "the producer reads the finalized transaction.version in ApiVersions",
