@@ -177,3 +177,16 @@ def test_a_version_2_state_record_keeps_its_tagged_fields() -> None:
     plain = ongoing(now=77).evolve(last_producer_epoch=-1)
     assert encode_value(plain)[:2] == b"\x00\x00"  # version 0, as before, for a producer of version 0
     assert decode_value(TXN, encode_value(plain)) == plain
+
+
+def test_a_coordinator_taking_over_mid_roll_over_finishes_it() -> None:
+    """The Prepare state is read back from __transaction_state by the next coordinator: it writes the markers
+    under the old id again, then completes the roll-over to the new one."""
+    step = core.end_txn(ongoing(epoch=MAX_PRODUCER_EPOCH - 1), 100, MAX_PRODUCER_EPOCH - 1, True, 9, 10, TV2, 555)
+    prepared = completed(step).metadata
+    assert prepared is not None
+    loaded = decode_value(TXN, encode_value(prepared))
+    assert core.resume(loaded).effects == (WriteMarkers(100, MAX_PRODUCER_EPOCH, True, frozenset({P0, P1})),)
+    complete = completed(core.markers_written(loaded, 11)).metadata
+    assert complete is not None
+    assert (complete.producer_id, complete.producer_epoch, complete.state) == (555, 0, TxnState.COMPLETE_COMMIT)
