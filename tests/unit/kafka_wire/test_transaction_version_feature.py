@@ -66,3 +66,57 @@ def test_end_txn_v5_is_a_producer_of_transaction_version_2_and_is_answered_its_n
     older, coordinator = end_txn(4)
     assert coordinator.calls == [("payments", 7, 3, True, 0)]
     assert not hasattr(older, "producer_id")
+
+
+class Verifier:
+    def __init__(self, answer: ErrorCode) -> None:
+        self.answer, self.asked = answer, []  # type: list[tuple[Any, ...]]
+
+    async def add_to_transaction(self, *args: Any) -> ErrorCode:
+        self.asked.append(args)
+        return self.answer
+
+
+class Groups:
+    def __init__(self) -> None:
+        self.committed = 0
+
+    async def txn_commit_offsets(self, *args: Any) -> tuple[ErrorCode, dict]:
+        self.committed += 1
+        return ErrorCode.NONE, {}
+
+
+def txn_offset_commit(version: int, answer: ErrorCode) -> tuple[Any, Verifier, Groups]:
+    verifier, groups = Verifier(answer), Groups()
+    image = SimpleNamespace(
+        topics_by_name={"orders": SimpleNamespace(partitions={0: None}), "__consumer_offsets": SimpleNamespace(
+            partitions={n: None for n in range(3)})}
+    )  # fmt: skip
+    ctx = SimpleNamespace(
+        allowed=lambda *_: True, verifier=verifier, groups=groups, manager=SimpleNamespace(
+            metadata=SimpleNamespace(image=image))
+    )  # fmt: skip
+    partition = SimpleNamespace(partition_index=0, committed_offset=5, committed_metadata="")
+    body = SimpleNamespace(
+        transactional_id="payments", group_id="g", producer_id=7, producer_epoch=3,
+        topics=[SimpleNamespace(name="orders", partitions=[partition])],
+    )  # fmt: skip
+    request = SimpleNamespace(header=SimpleNamespace(api_version=version), body=body)
+    return asyncio.run(transactions.handle_txn_offset_commit(ctx, request)), verifier, groups  # type: ignore[arg-type]
+
+
+def first_error(answer: Any) -> ErrorCode:
+    return ErrorCode.of(answer.topics[0].partitions[0].error_code)
+
+
+def test_txn_offset_commit_v5_adds_the_groups_offsets_partition_before_committing() -> None:
+    answer, verifier, groups = txn_offset_commit(5, ErrorCode.NONE)
+    assert first_error(answer) == ErrorCode.NONE and groups.committed == 1
+    [(transactional_id, producer_id, epoch, partition)] = verifier.asked
+    assert (transactional_id, producer_id, epoch, partition.topic) == ("payments", 7, 3, "__consumer_offsets")
+    fenced, _, groups = txn_offset_commit(5, ErrorCode.PRODUCER_FENCED)
+    assert first_error(fenced) == ErrorCode.PRODUCER_FENCED and groups.committed == 0
+    moving, _, _ = txn_offset_commit(5, ErrorCode.NOT_COORDINATOR)
+    assert first_error(moving) == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS  # not "find another group coordinator"
+    older, verifier, groups = txn_offset_commit(4, ErrorCode.PRODUCER_FENCED)
+    assert first_error(older) == ErrorCode.NONE and verifier.asked == [] and groups.committed == 1

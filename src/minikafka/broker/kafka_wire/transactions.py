@@ -174,7 +174,17 @@ async def _add_offsets_partition(ctx: WireContext, body: Any) -> ErrorCode:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
     partition = TopicPartition("__consumer_offsets", partition_for(body.group_id, len(offsets.partitions)))
     verifier = ctx.verifier
-    return await verifier.add_to_transaction(body.transactional_id, body.producer_id, body.producer_epoch, partition)
+    error = await verifier.add_to_transaction(body.transactional_id, body.producer_id, body.producer_epoch, partition)
+    return _UNREACHED_TXN_COORDINATOR.get(error, error)
+
+
+# The transaction coordinator could not be reached or is moving: retriable for the client, which must not look
+# for another group coordinator (this one is fine).
+_UNREACHED_TXN_COORDINATOR = {
+    ErrorCode.NOT_COORDINATOR: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.NETWORK_EXCEPTION: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+}
 
 
 def client_transaction_version(api_key: int, api_version: int) -> int:
