@@ -316,7 +316,7 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             answers = dict.fromkeys(asked, ErrorCode.COORDINATOR_NOT_AVAILABLE)
         elif request.add_partitions:
             added = await self.transactions.add_partitions(
-                request.transactional_id, request.producer_id, request.producer_epoch, asked
+                request.transactional_id, request.producer_id, request.producer_epoch, asked, 2
             )
             answers = dict.fromkeys(asked, added.error)
         else:

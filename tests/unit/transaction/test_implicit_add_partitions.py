@@ -72,7 +72,7 @@ def produce(verification: bool, add_partitions: bool, answer: ErrorCode = ErrorC
 def test_a_produce_of_version_2_adds_its_partition_even_with_verification_off() -> None:
     result, coordinator, broker = produce(verification=False, add_partitions=True)
     assert result.error == ErrorCode.NONE
-    assert coordinator.asked == [("add", ("payments", 7, 1, [TopicPartitionKey("orders", 0)]))]
+    assert coordinator.asked == [("add", ("payments", 7, 1, [TopicPartitionKey("orders", 0)], 2))]
     assert broker.appended == [3]
 
 

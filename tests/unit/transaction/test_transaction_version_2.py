@@ -190,3 +190,20 @@ def test_a_coordinator_taking_over_mid_roll_over_finishes_it() -> None:
     complete = completed(core.markers_written(loaded, 11)).metadata
     assert complete is not None
     assert (complete.producer_id, complete.producer_epoch, complete.state) == (555, 0, TxnState.COMPLETE_COMMIT)
+
+
+def test_a_timed_out_transaction_of_version_2_is_fenced_then_bumped_by_its_end() -> None:
+    """Kafka's TV2 timeout: the fence bumps the epoch, the abort bumps it again, so the producer's own EndTxn at
+    its old epoch is no retry (which would be answered NONE) but PRODUCER_FENCED."""
+    ready = completed(core.init_producer_id(None, TXN, 60_000, None, 100, 1, 0, CONFIG)).metadata
+    assert ready is not None
+    open_ = completed(core.add_partitions(ready, 100, 0, [P0], 2, 1_000, TV2)).metadata
+    assert open_ is not None and open_.client_version == TV2
+    prepared = completed(core.expire(open_, 61_001))
+    assert markers(prepared) == [WriteMarkers(100, 2, False, frozenset({P0}))]
+    assert prepared.metadata is not None
+    complete = completed(core.markers_written(prepared.metadata, 61_002)).metadata
+    assert complete is not None and complete.state == TxnState.COMPLETE_ABORT
+    assert replies(core.end_txn(complete, 100, 0, False, 5, 61_003, TV2)) == [Reply(5, ErrorCode.PRODUCER_FENCED)]
+    # A transaction of version 0 is fenced with one bump, as before.
+    assert markers(completed(core.expire(ongoing(now=1_000), 61_001)))[0].producer_epoch == 1

@@ -129,12 +129,18 @@ class TransactionCoordinator:
         )
 
     async def add_partitions(
-        self, transactional_id: str, producer_id: int, epoch: int, partitions: list[TopicPartitionKey]
+        self,
+        transactional_id: str,
+        producer_id: int,
+        epoch: int,
+        partitions: list[TopicPartitionKey],
+        version: int = 0,
     ) -> Reply:
+        """`version` 2: a broker adds them for a producer of transaction version 2."""
         return await self._run(
             transactional_id,
             lambda metadata, request_id, now: core.add_partitions(
-                metadata, producer_id, epoch, partitions, request_id, now
+                metadata, producer_id, epoch, partitions, request_id, now, version
             ),
         )
 

@@ -138,11 +138,15 @@ def init_producer_id(
 
 def _fence_and_abort(metadata: TxnMetadata, now_ms: int, reason: str) -> TxnStep:
     """Kafka's prepareFenceProducerEpoch then endTransaction(abort): the epoch is bumped so the producer of the
-    transaction can write nothing more, and the transaction is aborted with the new epoch."""
-    epoch = metadata.producer_epoch + 1
+    transaction can write nothing more, and the transaction is aborted with the new epoch. A transaction of
+    transaction version 2 is bumped once more by its end, as every one is: its producer's EndTxn at the old epoch
+    is then no retry but fenced."""
+    fenced = metadata.producer_epoch + 1
+    bump_again = metadata.client_version >= EPOCH_BUMP_VERSION and fenced < MAX_PRODUCER_EPOCH
+    epoch = fenced + 1 if bump_again else fenced
     target = metadata.evolve(
         producer_epoch=epoch,
-        last_producer_epoch=metadata.producer_epoch,
+        last_producer_epoch=epoch - 1,
         state=TxnState.PREPARE_ABORT,
         last_update_ms=now_ms,
     )
@@ -178,9 +182,11 @@ def add_partitions(
     partitions: Iterable[TopicPartitionKey],
     request_id: int,
     now_ms: int,
+    version: int = 0,
 ) -> TxnStep:
     """Kafka's handleAddPartitionsToTransaction: the partitions join the transaction (which begins with the
-    first), written before the answer."""
+    first), written before the answer. `version`: the producer's transaction version (2 when a broker adds them
+    for it), kept with the transaction."""
     error = _check_producer(metadata, producer_id, epoch)
     if error != ErrorCode.NONE:
         return _refuse(metadata, request_id, error)
@@ -196,6 +202,7 @@ def add_partitions(
         partitions=(frozenset() if starting else metadata.partitions) | added,
         start_ms=now_ms if starting else metadata.start_ms,
         last_update_ms=now_ms,
+        client_version=version,
     )
     return _write(metadata, target, request_id)
 

@@ -137,7 +137,8 @@ class ProduceVerifier:
         if found.error != ErrorCode.NONE:
             error = found.error
         elif found.node_id == self.manager.config.node_id and add:
-            error = (await self.coordinator.add_partitions(transactional_id, producer_id, epoch, [partition])).error
+            added = await self.coordinator.add_partitions(transactional_id, producer_id, epoch, [partition], 2)
+            error = added.error
         elif found.node_id == self.manager.config.node_id:
             error = self.coordinator.verify(transactional_id, producer_id, epoch, [partition])[partition]
         else:
