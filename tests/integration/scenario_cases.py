@@ -34,6 +34,7 @@ CASES = [
     ("controller-disk-loss", "false", 1),
     ("hanging-transaction", "true", 0),
     ("hanging-transaction", "false", 1),
+    ("delayed-end-txn", "2", 0),
     ("stolen-producer-id", "true", 0),
     ("stolen-producer-id", "false", 1),
 ]

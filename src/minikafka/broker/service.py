@@ -314,6 +314,11 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
             answers = dict.fromkeys(asked, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
         elif self.transactions is None:
             answers = dict.fromkeys(asked, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        elif request.add_partitions:
+            added = await self.transactions.add_partitions(
+                request.transactional_id, request.producer_id, request.producer_epoch, asked, 2
+            )
+            answers = dict.fromkeys(asked, added.error)
         else:
             answers = self.transactions.verify(
                 request.transactional_id, request.producer_id, request.producer_epoch, asked

@@ -179,6 +179,7 @@ def _register_partition_and_group_tools(subparsers: argparse._SubParsersAction) 
     from minikafka.client import (
         consumer_groups_command,
         delete_records_command,
+        features_command,
         leader_election_command,
         log_dirs_command,
         reassign_partitions_command,
@@ -191,6 +192,7 @@ def _register_partition_and_group_tools(subparsers: argparse._SubParsersAction) 
     delete_records_command.register(subparsers)
     log_dirs_command.register(subparsers)
     transactions_command.register(subparsers)
+    features_command.register(subparsers)
 
 
 def _register_quorum(subparsers: argparse._SubParsersAction) -> None:

@@ -98,6 +98,15 @@ class ControllerConfig(NodeConfig):
         "its unflushed tail). The active controller writes it to the metadata log.",
         between(0, 1),
     )
+    transaction_version: int = config_key(
+        "transaction.version",
+        2,
+        "The transaction.version feature level (KIP-890) the active controller writes to the metadata log; brokers "
+        "advertise it in ApiVersions' finalized features and clients pick their transaction protocol from it. 2: a "
+        "producer's EndTxn (v5) bumps its epoch, so an EndTxn or produce delayed from one transaction is fenced in "
+        "the next; 1: flexible __transaction_state records; 0: neither.",
+        between(0, 2),
+    )
     auto_leader_rebalance_enable: bool = config_key(
         "auto.leader.rebalance.enable",
         True,

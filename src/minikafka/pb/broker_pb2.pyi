@@ -9,16 +9,18 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class VerifyTxnPartitionsRequest(_message.Message):
-    __slots__ = ("transactional_id", "producer_id", "producer_epoch", "topics")
+    __slots__ = ("transactional_id", "producer_id", "producer_epoch", "topics", "add_partitions")
     TRANSACTIONAL_ID_FIELD_NUMBER: _ClassVar[int]
     PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
     PRODUCER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     TOPICS_FIELD_NUMBER: _ClassVar[int]
+    ADD_PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     transactional_id: str
     producer_id: int
     producer_epoch: int
     topics: _containers.RepeatedCompositeFieldContainer[WriteTxnMarkersRequest.Topic]
-    def __init__(self, transactional_id: _Optional[str] = ..., producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[WriteTxnMarkersRequest.Topic, _Mapping]]] = ...) -> None: ...
+    add_partitions: bool
+    def __init__(self, transactional_id: _Optional[str] = ..., producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[WriteTxnMarkersRequest.Topic, _Mapping]]] = ..., add_partitions: _Optional[bool] = ...) -> None: ...
 
 class VerifyTxnPartitionsResponse(_message.Message):
     __slots__ = ("topics",)

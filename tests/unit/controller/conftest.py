@@ -15,7 +15,8 @@ from minikafka.kraft_controller.control.control_config import ControlConfig
 def make_harness() -> Callable[..., Harness]:
     def make(**kwargs: Any) -> Harness:
         config_fields = {k: kwargs.pop(k) for k in list(kwargs) if k in ControlConfig.__dataclass_fields__}
-        config = ControlConfig(**{"session_timeout_ms": 1000, **config_fields})
+        # transaction.version 0: no FeatureLevel record of it shifts the offsets (broker epochs) the tests expect.
+        config = ControlConfig(**{"session_timeout_ms": 1000, "transaction_version": 0, **config_fields})
         return Harness(config, **kwargs)
 
     return make

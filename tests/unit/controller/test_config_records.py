@@ -78,11 +78,12 @@ def test_elr_safety_writes_the_cluster_default_and_deletes_per_broker_values() -
 
 
 def test_the_controller_writes_the_cluster_min_isr_with_the_elr_feature_and_keeps_an_existing_one() -> None:
-    records = feature_records(MetadataImage(), ControlConfig(min_insync_replicas=2))
+    records = feature_records(MetadataImage(), ControlConfig(min_insync_replicas=2, transaction_version=0))
     assert records == [FeatureLevel(ELIGIBLE_LEADER_REPLICAS_VERSION, 1), ConfigRecord(BROKER, "", MIN_ISR, "2")]
     image = _image(*records, ConfigRecord(BROKER, "", MIN_ISR, "3"))
-    assert feature_records(image, ControlConfig(min_insync_replicas=2)) == []
-    assert feature_records(MetadataImage(), ControlConfig(eligible_leader_replicas_version=0)) == []
+    assert feature_records(image, ControlConfig(min_insync_replicas=2, transaction_version=0)) == []
+    without_elr = ControlConfig(eligible_leader_replicas_version=0, transaction_version=0)
+    assert feature_records(MetadataImage(), without_elr) == []
 
 
 def test_topic_overrides_take_the_topic_value_then_the_broker_synonyms() -> None:

@@ -3,6 +3,8 @@ librdkafka (kcat 1.7) requires before it uses record batch v2: Produce 3, Fetch 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from minikafka.broker.kafka_wire import (
@@ -68,15 +70,66 @@ def supports(api_key: int, api_version: int, hidden: frozenset[int] = frozenset(
     return low <= api_version <= high
 
 
-def response(api_version: int, error: ErrorCode = ErrorCode.NONE, hidden: frozenset[int] = frozenset()) -> Any:
+# The feature levels this broker can run at (Kafka's supported features): a finalized level outside them would be
+# refused by Kafka's controller; here the controllers' own settings stay within them.
+SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
+    "eligible.leader.replicas.version": (0, 1),
+    "transaction.version": (0, 2),
+}
+
+
+@dataclass(frozen=True)
+class FinalizedFeatures:
+    """The cluster's finalized feature levels (level 0 features absent, as Kafka lists them) and the metadata
+    offset they were read at (Kafka's FinalizedFeaturesEpoch)."""
+
+    levels: Mapping[str, int]
+    epoch: int
+
+
+NO_FEATURES = FinalizedFeatures({}, -1)
+
+
+def response(
+    api_version: int,
+    error: ErrorCode = ErrorCode.NONE,
+    hidden: frozenset[int] = frozenset(),
+    features: FinalizedFeatures = NO_FEATURES,
+) -> Any:
     """The answer at `api_version`; an unsupported version gets it in v0's format, as Kafka does, so the client
     can read the ranges and retry at one of them. Keys go in ascending order, as Kafka sends them (librdkafka
-    binary-searches the list)."""
-    cls = response_class(API_VERSIONS_KEY, api_version if supports(API_VERSIONS_KEY, api_version) else 0)
+    binary-searches the list). From v3 the features too: a client reads transaction.version there to choose its
+    transaction protocol."""
+    version = api_version if supports(API_VERSIONS_KEY, api_version) else 0
+    cls = response_class(API_VERSIONS_KEY, version)
     entry = sibling(cls, "ApiVersion")
     keys = tuple(
         build(entry, api_key=key, min_version=low, max_version=high)
         for key, (low, high) in sorted(SUPPORTED.items())
         if key not in hidden
     )
-    return build(cls, error_code=error, api_keys=keys, throttle_time=0)
+    if version < 3 or error != ErrorCode.NONE:
+        return build(cls, error_code=error, api_keys=keys, throttle_time=0)
+    supported = tuple(
+        build(sibling(cls, "SupportedFeatureKey"), name=name, min_version=low, max_version=high)
+        for name, (low, high) in sorted(SUPPORTED_FEATURES.items())
+        if low > 0 or version >= 4  # v0-v3 omit a feature whose lowest level is 0, as Kafka does
+    )
+    finalized = tuple(
+        build(sibling(cls, "FinalizedFeatureKey"), name=name, max_version_level=level, min_version_level=level)
+        for name, level in sorted(features.levels.items())
+        if level > 0
+    )
+    return build(
+        cls,
+        error_code=error,
+        api_keys=keys,
+        throttle_time=0,
+        supported_features=supported,
+        finalized_features_epoch=features.epoch,
+        finalized_features=finalized,
+    )
+
+
+def finalized_features(levels: Mapping[str, int], metadata_offset: int) -> FinalizedFeatures:
+    return FinalizedFeatures(dict(levels), metadata_offset)

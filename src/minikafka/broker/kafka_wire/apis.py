@@ -49,7 +49,9 @@ HANDLERS: dict[int, Handler] = {
     api_versions.DESCRIBE_CONFIGS: describe.describe_configs,
     api_versions.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle,
     api_versions.DESCRIBE_CLUSTER: describe.describe_cluster,
-    API_VERSIONS_KEY: lambda ctx, request: api_versions.response(request.header.api_version, hidden=ctx.hidden_apis),
+    API_VERSIONS_KEY: lambda ctx, request: api_versions.response(
+        request.header.api_version, hidden=ctx.hidden_apis, features=_features(ctx)
+    ),
     **delete_records.HANDLERS,
     **describe_log_dirs.HANDLERS,
     **describe_producers.HANDLERS,
@@ -87,3 +89,8 @@ def _ready(value: Any) -> Awaitable[Any]:
     future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
     future.set_result(value)
     return future
+
+
+def _features(ctx: WireContext) -> api_versions.FinalizedFeatures:
+    image = ctx.manager.metadata.image
+    return api_versions.finalized_features(image.features, image.offset)

@@ -22,6 +22,9 @@ from minikafka.broker.requests.produce import (
 )
 from minikafka.common.errors import ErrorCode
 
+# Produce v12 is the transaction.version 2 producer's: it sends no AddPartitionsToTxn, the leader adds the partition.
+ADD_PARTITIONS_VERSION = 12
+
 
 def handle(ctx: WireContext, request: Request) -> Awaitable[Any | None]:
     """Append now, answer later: the appends of pipelined requests happen in the order they arrived."""
@@ -35,6 +38,7 @@ def handle(ctx: WireContext, request: Request) -> Awaitable[Any | None]:
             for data in topic.partition_data or ()
         ],
         body.transactional_id,
+        add_partitions=body.transactional_id is not None and request.header.api_version >= ADD_PARTITIONS_VERSION,
     )
     cls = response_class(PRODUCE, request.header.api_version)
     refused = produce_refusals(ctx.manager, ctx.caller, decoded, getattr(body, "transactional_id", None))

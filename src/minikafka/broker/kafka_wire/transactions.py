@@ -8,10 +8,12 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from minikafka.broker.coordinator_runtime.internal_topic import partition_for
 from minikafka.broker.group.state import TopicPartitionKey
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.transaction.core import Reply
 from minikafka.broker.transaction.state import TxnState
 from minikafka.common.acl import AclOperation, ResourceType
@@ -20,12 +22,14 @@ from minikafka.common.errors import ErrorCode
 
 ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN, TXN_OFFSET_COMMIT = 24, 25, 26, 28
 DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 65, 66
+PRODUCE = 0
+END_TXN_V2 = 5  # the first EndTxn version of transaction.version 2
 
 VERSIONS: dict[int, tuple[int, int]] = {
     ADD_PARTITIONS_TO_TXN: (0, 5),
     ADD_OFFSETS_TO_TXN: (0, 4),
-    END_TXN: (0, 4),  # v5 is transaction.version 2's (the epoch bumped by every EndTxn), not offered
-    TXN_OFFSET_COMMIT: (0, 4),
+    END_TXN: (0, 5),  # v5: a producer of transaction.version 2 (the epoch bumped by every EndTxn, and answered)
+    TXN_OFFSET_COMMIT: (0, 5),  # v5: a producer of transaction.version 2, which sends no AddOffsetsToTxn
     DESCRIBE_TRANSACTIONS: (0, 0),
     LIST_TRANSACTIONS: (0, 1),
 }
@@ -145,9 +149,50 @@ async def handle_end_txn(ctx: WireContext, request: Request) -> Any:
         reply = Reply(0, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     elif ctx.transactions is not None:
         reply = await ctx.transactions.end_txn(
-            body.transactional_id, body.producer_id, body.producer_epoch, body.committed
+            body.transactional_id,
+            body.producer_id,
+            body.producer_epoch,
+            body.committed,
+            client_transaction_version(END_TXN, version),
         )
-    return build(cls, throttle_time=0, error_code=_fenced(reply.error, version, 2))
+    if version < END_TXN_V2:
+        return build(cls, throttle_time=0, error_code=_fenced(reply.error, version, 2))
+    return build(
+        cls,
+        throttle_time=0,
+        error_code=reply.error,
+        producer_id=reply.producer_id,
+        producer_epoch=reply.producer_epoch,
+    )
+
+
+async def _add_offsets_partition(ctx: WireContext, body: Any) -> ErrorCode:
+    """TxnOffsetCommit v5 (transaction.version 2): the group's __consumer_offsets partition joins the transaction
+    here, as AddOffsetsToTxn would have added it."""
+    offsets = ctx.manager.metadata.image.topics_by_name.get("__consumer_offsets")
+    if ctx.verifier is None or offsets is None or not offsets.partitions:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    partition = TopicPartition("__consumer_offsets", partition_for(body.group_id, len(offsets.partitions)))
+    verifier = ctx.verifier
+    error = await verifier.add_to_transaction(body.transactional_id, body.producer_id, body.producer_epoch, partition)
+    return _UNREACHED_TXN_COORDINATOR.get(error, error)
+
+
+# The transaction coordinator could not be reached or is moving: retriable for the client, which must not look
+# for another group coordinator (this one is fine).
+_UNREACHED_TXN_COORDINATOR = {
+    ErrorCode.NOT_COORDINATOR: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.NETWORK_EXCEPTION: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+}
+
+
+def client_transaction_version(api_key: int, api_version: int) -> int:
+    """The transaction version a request's version says its producer speaks (Kafka reads it from the version, as
+    the client picks that version from the finalized transaction.version): 2 for EndTxn v5, Produce v12 and
+    TxnOffsetCommit v5, else 0."""
+    first = {END_TXN: END_TXN_V2, TXN_OFFSET_COMMIT: 5, PRODUCE: 12}.get(api_key)
+    return 2 if first is not None and api_version >= first else 0
 
 
 async def handle_txn_offset_commit(ctx: WireContext, request: Request) -> Any:
@@ -171,6 +216,8 @@ async def handle_txn_offset_commit(ctx: WireContext, request: Request) -> Any:
         error = refusal
     elif ctx.groups is None:
         error = ErrorCode.COORDINATOR_NOT_AVAILABLE
+    elif version >= 5 and (added := await _add_offsets_partition(ctx, body)) != ErrorCode.NONE:
+        error = added
     else:
         error, errors = await ctx.groups.txn_commit_offsets(
             body.group_id,

@@ -39,6 +39,8 @@ class ProduceRequest:
     timeout_ms: int  # how long acks=all may wait for the ISR; 0 answers at once what is not yet replicated
     partitions: Sequence[ProducePartition]  # in request order: appended in that order
     transactional_id: str | None = None  # a transactional producer's (its first batches are verified)
+    # A producer of transaction.version 2 (Produce v12): its partitions join its transaction as it writes to them.
+    add_partitions: bool = False
 
 
 @dataclass(slots=True)
@@ -123,7 +125,7 @@ def handle_produce(
         answered(refused[p.tp])
         if refused and p.tp in refused
         else (
-            verifier.produce(p.tp, p.records, request.acks, request.timeout_ms, txn)
+            verifier.produce(p.tp, p.records, request.acks, request.timeout_ms, txn, request.add_partitions)
             if verifier is not None
             else manager.produce(p.tp, p.records, request.acks, request.timeout_ms)
         )

@@ -129,12 +129,18 @@ class TransactionCoordinator:
         )
 
     async def add_partitions(
-        self, transactional_id: str, producer_id: int, epoch: int, partitions: list[TopicPartitionKey]
+        self,
+        transactional_id: str,
+        producer_id: int,
+        epoch: int,
+        partitions: list[TopicPartitionKey],
+        version: int = 0,
     ) -> Reply:
+        """`version` 2: a broker adds them for a producer of transaction version 2."""
         return await self._run(
             transactional_id,
             lambda metadata, request_id, now: core.add_partitions(
-                metadata, producer_id, epoch, partitions, request_id, now
+                metadata, producer_id, epoch, partitions, request_id, now, version
             ),
         )
 
@@ -154,10 +160,24 @@ class TransactionCoordinator:
             return {partition: shard for partition in partitions}
         return core.verify_partitions(shard.txns.get(transactional_id), producer_id, epoch, partitions)
 
-    async def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool) -> Reply:
+    async def end_txn(
+        self, transactional_id: str, producer_id: int, epoch: int, commit: bool, version: int = 0
+    ) -> Reply:
+        """`version`: the producer's transaction version (2 for EndTxn v5: the epoch is bumped)."""
+        shard = self.runtime.shard_for(transactional_id)
+        fresh = -1
+        if not isinstance(shard, ErrorCode) and core.end_txn_needs_new_producer_id(
+            shard.txns.get(transactional_id), version
+        ):
+            try:
+                fresh = await self._allocate()
+            except KafkaError as error:
+                return Reply(0, error.code)
         return await self._run(
             transactional_id,
-            lambda metadata, request_id, now: core.end_txn(metadata, producer_id, epoch, commit, request_id, now),
+            lambda metadata, request_id, now: core.end_txn(
+                metadata, producer_id, epoch, commit, request_id, now, version, fresh
+            ),
         )
 
     def describe(self, transactional_id: str) -> TxnMetadata | ErrorCode:

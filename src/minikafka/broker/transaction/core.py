@@ -18,11 +18,13 @@ from typing import Any
 
 from minikafka.broker.group.state import TopicPartitionKey
 from minikafka.broker.transaction.state import (
+    EPOCH_BUMP_VERSION,
     MAX_PRODUCER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     TxnMetadata,
     TxnState,
+    epoch_exhausted,
     new_metadata,
 )
 from minikafka.common.errors import ErrorCode
@@ -136,11 +138,15 @@ def init_producer_id(
 
 def _fence_and_abort(metadata: TxnMetadata, now_ms: int, reason: str) -> TxnStep:
     """Kafka's prepareFenceProducerEpoch then endTransaction(abort): the epoch is bumped so the producer of the
-    transaction can write nothing more, and the transaction is aborted with the new epoch."""
-    epoch = metadata.producer_epoch + 1
+    transaction can write nothing more, and the transaction is aborted with the new epoch. A transaction of
+    transaction version 2 is bumped once more by its end, as every one is: its producer's EndTxn at the old epoch
+    is then no retry but fenced."""
+    fenced = metadata.producer_epoch + 1
+    bump_again = metadata.client_version >= EPOCH_BUMP_VERSION and fenced < MAX_PRODUCER_EPOCH
+    epoch = fenced + 1 if bump_again else fenced
     target = metadata.evolve(
         producer_epoch=epoch,
-        last_producer_epoch=metadata.producer_epoch,
+        last_producer_epoch=epoch - 1,
         state=TxnState.PREPARE_ABORT,
         last_update_ms=now_ms,
     )
@@ -176,9 +182,11 @@ def add_partitions(
     partitions: Iterable[TopicPartitionKey],
     request_id: int,
     now_ms: int,
+    version: int = 0,
 ) -> TxnStep:
     """Kafka's handleAddPartitionsToTransaction: the partitions join the transaction (which begins with the
-    first), written before the answer."""
+    first), written before the answer. `version`: the producer's transaction version (2 when a broker adds them
+    for it), kept with the transaction."""
     error = _check_producer(metadata, producer_id, epoch)
     if error != ErrorCode.NONE:
         return _refuse(metadata, request_id, error)
@@ -194,6 +202,7 @@ def add_partitions(
         partitions=(frozenset() if starting else metadata.partitions) | added,
         start_ms=now_ms if starting else metadata.start_ms,
         last_update_ms=now_ms,
+        client_version=version,
     )
     return _write(metadata, target, request_id)
 
@@ -226,11 +235,21 @@ _RETRY_ANSWERS = {
 
 
 def end_txn(
-    metadata: TxnMetadata | None, producer_id: int, epoch: int, commit: bool, request_id: int, now_ms: int
+    metadata: TxnMetadata | None,
+    producer_id: int,
+    epoch: int,
+    commit: bool,
+    request_id: int,
+    now_ms: int,
+    version: int = 0,
+    fresh_producer_id: int = NO_PRODUCER_ID,
 ) -> TxnStep:
     """Kafka's handleEndTransaction from a client: an ongoing transaction moves to PrepareCommit/PrepareAbort
     (answered once written, the markers follow); a retry of an ending or ended one is answered as Kafka does;
-    any other is INVALID_TXN_STATE."""
+    any other is INVALID_TXN_STATE. `version` is the producer's transaction version (2 for EndTxn v5): from 2 on
+    the epoch is bumped by every EndTxn (`end_txn_v2`)."""
+    if version >= EPOCH_BUMP_VERSION:
+        return end_txn_v2(metadata, producer_id, epoch, commit, request_id, now_ms, version, fresh_producer_id)
     error = _check_producer(metadata, producer_id, epoch)
     if error != ErrorCode.NONE:
         return _refuse(metadata, request_id, error)
@@ -239,7 +258,85 @@ def end_txn(
         return _refuse(metadata, request_id, ErrorCode.CONCURRENT_TRANSACTIONS)
     if metadata.state != TxnState.ONGOING:
         return _refuse(metadata, request_id, _RETRY_ANSWERS.get((metadata.state, commit), ErrorCode.INVALID_TXN_STATE))
-    target = metadata.evolve(state=TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT, last_update_ms=now_ms)
+    state = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT
+    target = metadata.evolve(state=state, last_update_ms=now_ms, client_version=version)
+    return _write(metadata, target, request_id)
+
+
+def end_txn_needs_new_producer_id(metadata: TxnMetadata | None, version: int) -> bool:
+    """Whether an EndTxn will roll the producer over to a new id (the shell allocates it before asking)."""
+    return version >= EPOCH_BUMP_VERSION and metadata is not None and epoch_exhausted(metadata.producer_epoch)
+
+
+def _v2_epoch_answer(metadata: TxnMetadata, producer_id: int, epoch: int) -> tuple[ErrorCode, bool]:
+    """Kafka's epoch checks of an EndTxn of version 2: (the error, whether it retries an EndTxn already done). The
+    epoch the producer sends is the one of its transaction; once ended the coordinator holds that epoch + 1, so an
+    EndTxn at the old epoch is a retry only where no newer transaction has begun, and fenced anywhere else."""
+    retry_on_overflow = (
+        metadata.previous_producer_id == producer_id
+        and epoch == MAX_PRODUCER_EPOCH - 1
+        and metadata.producer_epoch == 0
+    )
+    retry_on_bump = metadata.producer_id == producer_id and metadata.producer_epoch == epoch + 1
+    if metadata.producer_id != producer_id and not retry_on_overflow:
+        return ErrorCode.INVALID_PRODUCER_ID_MAPPING, False
+    if metadata.state.is_prepare:
+        valid = retry_on_bump
+    elif metadata.state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+        valid = retry_on_bump or retry_on_overflow or epoch == metadata.producer_epoch
+    else:
+        valid = epoch == metadata.producer_epoch
+    if not valid:
+        return ErrorCode.PRODUCER_FENCED, False
+    return ErrorCode.NONE, retry_on_bump or retry_on_overflow
+
+
+def end_txn_v2(
+    metadata: TxnMetadata | None,
+    producer_id: int,
+    epoch: int,
+    commit: bool,
+    request_id: int,
+    now_ms: int,
+    version: int,
+    fresh_producer_id: int,
+) -> TxnStep:
+    """KIP-890 part 2: the transaction ends with the producer epoch bumped, so its markers and every later
+    request carry the new epoch and an EndTxn delayed from this transaction cannot end the next one. With nothing
+    open an abort is still written (a v2 producer adds no partition itself, so it cannot know whether its
+    transaction began); a commit is INVALID_TXN_STATE."""
+    if metadata is None:
+        return _refuse(metadata, request_id, ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+    error, retry = _v2_epoch_answer(metadata, producer_id, epoch)
+    if error != ErrorCode.NONE:
+        return _refuse(metadata, request_id, error)
+    if metadata.pending is not None or metadata.state == TxnState.PREPARE_EPOCH_FENCE:
+        return _refuse(metadata, request_id, ErrorCode.CONCURRENT_TRANSACTIONS)
+    state = metadata.state
+    if state.is_prepare:
+        same = (state == TxnState.PREPARE_COMMIT) == commit
+        return _refuse(metadata, request_id, ErrorCode.CONCURRENT_TRANSACTIONS if same else ErrorCode.INVALID_TXN_STATE)
+    if state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT) and retry:
+        if (state == TxnState.COMPLETE_COMMIT) != commit:
+            return _refuse(metadata, request_id, ErrorCode.INVALID_TXN_STATE)
+        answer = Reply(request_id, ErrorCode.NONE, metadata.producer_id, metadata.producer_epoch)
+        return TxnStep(metadata, (answer,))
+    if state != TxnState.ONGOING and commit:
+        return _refuse(metadata, request_id, ErrorCode.INVALID_TXN_STATE)
+    next_producer_id = NO_PRODUCER_ID
+    if epoch_exhausted(metadata.producer_epoch):
+        if fresh_producer_id == NO_PRODUCER_ID:
+            return _refuse(metadata, request_id, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        next_producer_id = fresh_producer_id
+    target = metadata.evolve(
+        state=TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT,
+        producer_epoch=metadata.producer_epoch + 1,
+        last_producer_epoch=metadata.producer_epoch,
+        next_producer_id=next_producer_id,
+        client_version=version,
+        start_ms=metadata.start_ms if state == TxnState.ONGOING else now_ms,
+        last_update_ms=now_ms,
+    )
     return _write(metadata, target, request_id)
 
 
@@ -273,7 +370,7 @@ def written(metadata: TxnMetadata, target: TxnMetadata, request_id: int | None, 
     done = target.evolve(pending=None)
     replies: tuple[Effect, ...] = ()
     if request_id is not None:
-        replies = (Reply(request_id, ErrorCode.NONE, done.producer_id, done.producer_epoch),)
+        replies = (Reply(request_id, ErrorCode.NONE, *_producer_after(done)),)
     if done.state.is_prepare:
         commit = done.state == TxnState.PREPARE_COMMIT
         markers = WriteMarkers(done.producer_id, done.producer_epoch, commit, done.partitions)
@@ -299,7 +396,23 @@ def markers_written(metadata: TxnMetadata, now_ms: int) -> TxnStep:
         return TxnStep(metadata)
     complete = TxnState.COMPLETE_COMMIT if metadata.state == TxnState.PREPARE_COMMIT else TxnState.COMPLETE_ABORT
     target = metadata.evolve(state=complete, partitions=frozenset(), last_update_ms=now_ms)
+    if metadata.next_producer_id != NO_PRODUCER_ID:
+        # The epoch ran out: the markers ended the transaction under the old id, the producer goes on with the new.
+        target = target.evolve(
+            producer_id=metadata.next_producer_id,
+            producer_epoch=0,
+            previous_producer_id=metadata.producer_id,
+            next_producer_id=NO_PRODUCER_ID,
+        )
     return _write(metadata, target, None)
+
+
+def _producer_after(metadata: TxnMetadata) -> tuple[int, int]:
+    """The producer id and epoch the client goes on with once this state is written: the next id at epoch 0
+    where the transaction rolls over to one."""
+    if metadata.next_producer_id != NO_PRODUCER_ID:
+        return metadata.next_producer_id, 0
+    return metadata.producer_id, metadata.producer_epoch
 
 
 def resume(metadata: TxnMetadata) -> TxnStep:

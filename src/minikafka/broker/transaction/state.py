@@ -14,6 +14,12 @@ from minikafka.broker.group.state import TopicPartitionKey
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 MAX_PRODUCER_EPOCH = 32767  # Short.MAX_VALUE: an epoch that would pass it takes a new producer id
+EPOCH_BUMP_VERSION = 2  # transaction.version from which every EndTxn bumps the producer epoch (KIP-890 part 2)
+
+
+def epoch_exhausted(epoch: int) -> bool:
+    """Kafka's isProducerEpochExhausted: the last epoch is kept for the coordinator to fence with."""
+    return epoch >= MAX_PRODUCER_EPOCH - 1
 
 
 class TxnState(IntEnum):
@@ -47,7 +53,16 @@ VALID_PREVIOUS: dict[TxnState, frozenset[TxnState]] = {
     TxnState.EMPTY: frozenset({TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT}),
     TxnState.ONGOING: frozenset({TxnState.ONGOING, TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT}),
     TxnState.PREPARE_COMMIT: frozenset({TxnState.ONGOING}),
-    TxnState.PREPARE_ABORT: frozenset({TxnState.ONGOING, TxnState.PREPARE_EPOCH_FENCE}),
+    # From Empty or a completed transaction: an abort of transaction.version 2 with nothing open.
+    TxnState.PREPARE_ABORT: frozenset(
+        {
+            TxnState.ONGOING,
+            TxnState.PREPARE_EPOCH_FENCE,
+            TxnState.EMPTY,
+            TxnState.COMPLETE_COMMIT,
+            TxnState.COMPLETE_ABORT,
+        }
+    ),
     TxnState.COMPLETE_COMMIT: frozenset({TxnState.PREPARE_COMMIT}),
     TxnState.COMPLETE_ABORT: frozenset({TxnState.PREPARE_ABORT}),
     TxnState.DEAD: frozenset({TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT}),
@@ -68,6 +83,11 @@ class TxnMetadata:
     last_update_ms: int
     # A state being written to __transaction_state (Kafka's pendingState): nothing else may start meanwhile.
     pending: TxnState | None = None
+    # transaction.version 2 (KIP-890 part 2): the producer id the transaction ended under before an epoch roll-over
+    # (a retried EndTxn of it is recognised), and the one it rolls over to once its markers are written.
+    previous_producer_id: int = NO_PRODUCER_ID
+    next_producer_id: int = NO_PRODUCER_ID
+    client_version: int = 0  # the transaction version of the producer's last EndTxn (Kafka's clientTransactionVersion)
 
     def evolve(self, **changes: Any) -> TxnMetadata:
         return dataclasses.replace(self, **changes)

@@ -4,6 +4,9 @@ coordinator whether the partition is in that producer's ongoing transaction (Add
 the coordinator's own broker directly, another over the inter-broker gRPC listener). Only a yes appends, and only
 if no marker for the producer was written here meanwhile (the log's verification guard).
 
+A producer of transaction.version 2 (KIP-890 part 2, Produce v12) sends no AddPartitionsToTxn: the leader asks the
+coordinator to add the partition instead (AddPartitionsToTxn v5, the same call without VerifyOnly).
+
 This is what stops a produce delayed on the network from landing after its transaction was aborted, where it would
 open a transaction no coordinator knows of and hold the last stable offset back for good. Later batches of the
 same transaction skip the question: the transaction is open in the log.
@@ -54,15 +57,25 @@ class ProduceVerifier:
         await self._channels.close()
 
     def produce(
-        self, tp: TopicPartition, records: bytes, acks: int, timeout_ms: int, transactional_id: str | None
+        self,
+        tp: TopicPartition,
+        records: bytes,
+        acks: int,
+        timeout_ms: int,
+        transactional_id: str | None,
+        add_partitions: bool = False,
     ) -> asyncio.Future[ProduceResult]:
-        """The replica manager's produce, after verification where it is needed."""
+        """The replica manager's produce, after verification where it is needed. `add_partitions`: a producer of
+        transaction.version 2, which sends no AddPartitionsToTxn: its first batch to the partition adds the
+        partition to its transaction at the coordinator (whatever transaction.partition.verification.enable says,
+        as in Kafka)."""
         pending = self._last.get(tp)
         if pending is not None and pending.done():
             del self._last[tp]
             pending = None
         replica = self.manager.replicas.get(tp)
-        if not self.manager.transaction_verification or transactional_id is None or replica is None:
+        checked = self.manager.transaction_verification or add_partitions
+        if not checked or transactional_id is None or replica is None:
             return self._after(pending, lambda: self.manager.produce(tp, records, acks, timeout_ms))
         try:
             header = read_header(records)
@@ -71,7 +84,7 @@ class ProduceVerifier:
         if not header.is_transactional or header.producer_id in replica.log.producer_state.ongoing:
             return self._after(pending, lambda: self.manager.produce(tp, records, acks, timeout_ms))
         guard = replica.log.start_verification(header.producer_id)
-        verified = self._verify(transactional_id, header.producer_id, header.producer_epoch, tp)
+        verified = self._verify(transactional_id, header.producer_id, header.producer_epoch, tp, add_partitions)
         job = asyncio.ensure_future(self._verified_append(pending, verified, tp, records, acks, timeout_ms, guard))
         self._last[tp] = job
         return job
@@ -108,16 +121,28 @@ class ProduceVerifier:
             return ProduceResult(answer, message=f"transaction verification of {tp}: {error.name}")
         return await self.manager.produce(tp, records, acks, timeout_ms, verification_guard=guard)
 
-    async def _verify(self, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition) -> ErrorCode:
+    async def add_to_transaction(
+        self, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition
+    ) -> ErrorCode:
+        """transaction.version 2's implicit AddPartitionsToTxn, asked by this broker for a client (a group
+        coordinator's TxnOffsetCommit v5 adds the group's __consumer_offsets partition this way)."""
+        return await self._verify(transactional_id, producer_id, epoch, tp, True)
+
+    async def _verify(
+        self, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition, add: bool = False
+    ) -> ErrorCode:
         partition = TopicPartitionKey(tp.topic, tp.partition)
         found = self.coordinator.find_coordinator(transactional_id)
         error: ErrorCode
         if found.error != ErrorCode.NONE:
             error = found.error
+        elif found.node_id == self.manager.config.node_id and add:
+            added = await self.coordinator.add_partitions(transactional_id, producer_id, epoch, [partition], 2)
+            error = added.error
         elif found.node_id == self.manager.config.node_id:
             error = self.coordinator.verify(transactional_id, producer_id, epoch, [partition])[partition]
         else:
-            error = await self._verify_remotely(found.node_id, transactional_id, producer_id, epoch, tp)
+            error = await self._verify_remotely(found.node_id, transactional_id, producer_id, epoch, tp, add)
         if error != ErrorCode.NONE:
             self._log.info(
                 "transaction_verification_failed",
@@ -126,17 +151,18 @@ class ProduceVerifier:
                 producer_id=producer_id,
                 producer_epoch=epoch,
                 error=error.name,
+                add_partitions=add,
             )
         return error
 
     async def _verify_remotely(
-        self, node_id: int, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition
+        self, node_id: int, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition, add: bool
     ) -> ErrorCode:
         address = self.manager.leader_address(node_id)
         if address is None:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         request = broker_pb2.VerifyTxnPartitionsRequest(
-            transactional_id=transactional_id, producer_id=producer_id, producer_epoch=epoch
+            transactional_id=transactional_id, producer_id=producer_id, producer_epoch=epoch, add_partitions=add
         )
         request.topics.add(name=tp.topic, partition_indexes=[tp.partition])
         try:

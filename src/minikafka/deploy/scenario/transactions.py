@@ -15,7 +15,7 @@ from minikafka.common.record_batch import TRANSACTIONAL_FLAG, Record, build_batc
 
 TIMEOUT = datetime.timedelta(seconds=30)
 FIND_COORDINATOR, INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, END_TXN = 10, 22, 24, 26
-PRODUCE, LIST_OFFSETS, DESCRIBE_TRANSACTIONS = 0, 2, 65
+PRODUCE, LIST_OFFSETS, API_VERSIONS, DESCRIBE_TRANSACTIONS = 0, 2, 18, 65
 
 
 class WireTransactionalProducer:
@@ -24,6 +24,7 @@ class WireTransactionalProducer:
         self.topic, self.partition = topic, partition
         self.producer_id, self.epoch, self.sequence = -1, -1, 0
         self.coordinator = ""
+        self.version = 0  # the transaction version it speaks (`transaction_version` reads the cluster's)
 
     async def _coordinator(self, body: Any) -> Any:
         return await self.client.connection(self.coordinator).send(body)
@@ -57,6 +58,10 @@ class WireTransactionalProducer:
             await asyncio.sleep(0.2)
 
     async def add_partition(self) -> ErrorCode:
+        """AddPartitionsToTxn for the partition; a producer of transaction version 2 sends none (its Produce v12
+        has the leader add the partition)."""
+        if self.version >= 2:
+            return ErrorCode.NONE
         cls = request_class(ADD_PARTITIONS_TO_TXN, 3)
         topic = nested(cls, "AddPartitionsToTxnTopic")(name=self.topic, partitions=(self.partition,))
         response = await self._coordinator(
@@ -83,7 +88,7 @@ class WireTransactionalProducer:
 
     async def produce(self, records: bytes, transactional_id: str | None = "") -> ErrorCode:
         """Send `records` (acks=all) to the partition's leader; `transactional_id` None sends a plain produce."""
-        cls = request_class(PRODUCE, 9)
+        cls = request_class(PRODUCE, 12 if self.version >= 2 else 9)
         data = nested(cls, "PartitionProduceData")(index=self.partition, records=records)
         topic = nested(cls, "TopicProduceData")(name=self.topic, partition_data=(data,))
         txn = self.transactional_id if transactional_id == "" else transactional_id
@@ -91,16 +96,39 @@ class WireTransactionalProducer:
         return ErrorCode.of(response.responses[0].partition_responses[0].error_code)
 
     async def end(self, commit: bool) -> ErrorCode:
-        cls = request_class(END_TXN, 3)
-        response = await self._coordinator(
-            cls(
-                transactional_id=self.transactional_id,
-                producer_id=self.producer_id,
-                producer_epoch=self.epoch,
-                committed=commit,
-            )
+        return await self.send_end(self.end_request(commit))
+
+    async def transaction_version(self) -> int:
+        """The cluster's finalized transaction.version, from ApiVersions v3 as a Kafka client reads it (0 when
+        absent); the producer speaks transaction version 2 (EndTxn v5) when it is 2."""
+        response = await self.client.any_broker(
+            request_class(API_VERSIONS, 3)(client_software_name="minikafka-scenario", client_software_version="1")
         )
-        return ErrorCode.of(response.error_code)
+        levels = {f.name: int(f.max_version_level) for f in response.finalized_features}
+        self.version = levels.get("transaction.version", 0)
+        return self.version
+
+    def end_request(self, commit: bool) -> Any:
+        """The EndTxn for the transaction under way, built now (its producer id and epoch taken now), to send
+        whenever: v5 for a producer of transaction version 2, else v3."""
+        cls = request_class(END_TXN, 5 if self.version >= 2 else 3)
+        return cls(
+            transactional_id=self.transactional_id,
+            producer_id=self.producer_id,
+            producer_epoch=self.epoch,
+            committed=commit,
+        )
+
+    async def send_end(self, request: Any) -> ErrorCode:
+        """Send an EndTxn; a v5 answer gives the producer id and epoch the producer goes on with (a new epoch
+        starts its sequences again)."""
+        response = await self._coordinator(request)
+        error = ErrorCode.of(response.error_code)
+        if error == ErrorCode.NONE and getattr(response, "producer_epoch", -1) >= 0:
+            if (response.producer_id, response.producer_epoch) != (self.producer_id, self.epoch):
+                self.sequence = 0
+            self.producer_id, self.epoch = int(response.producer_id), int(response.producer_epoch)
+        return error
 
     async def state(self) -> str:
         """The transaction's state as DescribeTransactions names it (CompleteAbort, Ongoing, ...)."""

@@ -25,6 +25,7 @@ class ControlConfig:
     min_insync_replicas: int = 1  # min.insync.replicas (a topic config overrides it)
     # eligible.leader.replicas.version: KIP-966; 0 is Kafka 3.x (the last ISR member stays, the HWM ignores min ISR).
     eligible_leader_replicas_version: int = 1
+    transaction_version: int = 2  # transaction.version: KIP-890's feature level, which clients read in ApiVersions
     # minikafka.alter.partition.partition.epoch.check: off only to demonstrate a stale ISR overwriting a newer one.
     alter_partition_partition_epoch_check: bool = True
 
@@ -46,4 +47,5 @@ class ControlConfig:
             unclean_leader_election_enable=settings.unclean_leader_election_enable,
             min_insync_replicas=settings.min_insync_replicas,
             eligible_leader_replicas_version=settings.eligible_leader_replicas_version,
+            transaction_version=settings.transaction_version,
         )

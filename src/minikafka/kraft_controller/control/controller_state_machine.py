@@ -60,14 +60,20 @@ from minikafka.kraft_controller.control.requests import (
     ListPartitionReassignmentsResponse,
 )
 from minikafka.kraft_controller.metadata.image import MetadataImage
-from minikafka.kraft_controller.metadata.records import ELIGIBLE_LEADER_REPLICAS_VERSION, FeatureLevel, Record
+from minikafka.kraft_controller.metadata.records import (
+    ELIGIBLE_LEADER_REPLICAS_VERSION,
+    TRANSACTION_VERSION,
+    FeatureLevel,
+    Record,
+)
 
 __all__ = ["ControllerStateMachine", "describe_record_event"]
 
 
 def feature_records(image: MetadataImage, config: ControlConfig) -> list[Record]:
-    """The FeatureLevel record that brings the image to this controller's eligible.leader.replicas.version, and
-    on a downgrade to 0 the changes that clear every ELR and LastKnownElr (the brokers read the level too). With
+    """The FeatureLevel records that bring the image to this controller's eligible.leader.replicas.version and
+    transaction.version, and on an ELR downgrade to 0 the changes that clear every ELR and LastKnownElr (the brokers
+    read the level too). With
     the ELR on, the cluster-wide min.insync.replicas record the controller and the brokers share."""
     wanted = config.eligible_leader_replicas_version
     records: list[Record] = []
@@ -76,7 +82,10 @@ def feature_records(image: MetadataImage, config: ControlConfig) -> list[Record]
         if wanted == 0:
             records += replication_control.clear_elrs(image)
     scratch = replication_control.apply_records(image, records)
-    return records + config_control.elr_safety_records(scratch, config.min_insync_replicas)
+    records += config_control.elr_safety_records(scratch, config.min_insync_replicas)
+    if image.feature_level(TRANSACTION_VERSION) != config.transaction_version:
+        records.append(FeatureLevel(TRANSACTION_VERSION, config.transaction_version))
+    return records
 
 
 class ControllerStateMachine:
@@ -202,7 +211,8 @@ class ControllerStateMachine:
     def tick(self, now_ms: int) -> ControllerResult[None]:
         """Fence brokers whose session timed out (Kafka: broker.session.timeout.ms without a heartbeat); every
         leader.imbalance.check.interval.seconds, with auto.leader.rebalance.enable, give preferred replicas their
-        leadership back. Writes eligible.leader.replicas.version when the image's differs from this controller's."""
+        leadership back. Writes eligible.leader.replicas.version and transaction.version where the image's differ
+        from this controller's."""
         records = feature_records(self.image, self.config)
         scratch = replication_control.apply_records(self.image, records)
         records += cluster_control.fence_expired_brokers(scratch, self.heartbeats, now_ms, self.config.topic_defaults)

@@ -163,6 +163,7 @@ class RemoveTopic:
 
 
 ELIGIBLE_LEADER_REPLICAS_VERSION = "eligible.leader.replicas.version"
+TRANSACTION_VERSION = "transaction.version"  # KIP-890: 2 bumps the producer epoch at every transaction's end
 
 
 @dataclass(frozen=True)
