@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
 from minikafka.common.errors import ErrorCode
 from minikafka.common.record_batch import TRANSACTIONAL_FLAG, Record, build_batch
+
+if TYPE_CHECKING:
+    from minikafka.deploy.scenario.steps import Steps
 
 TIMEOUT = datetime.timedelta(seconds=30)
 FIND_COORDINATOR, INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, END_TXN = 10, 22, 24, 26
@@ -150,3 +154,20 @@ class WireTransactionalProducer:
             response = await self._leader(cls(replica_id=-1, isolation_level=isolation, topics=(topic,)))
             found.append(int(response.topics[0].partitions[0].offset))
         return found[0], found[1]
+
+
+def run_transactional_story(
+    s: Steps, topic: str, transactional_id: str, leader: int, story: Callable[[Steps, WireTransactionalProducer], None]
+) -> None:
+    """`topic`-0 created on brokers 1-3 led by `leader` with a full ISR, then `story` told with a transactional
+    producer speaking to the leader's Kafka listener (coordinator and leader both, with one state partition)."""
+    s.create_topic(topic, [[leader, *(b for b in (1, 2, 3) if b != leader)]], f"{topic}-0 is created, led by "
+                   f"broker {leader}", {"min.insync.replicas": "2"})  # fmt: skip
+    s.wait_isr(topic, [1, 2, 3], "every replica joins the ISR")
+    address = s.cluster.node(leader).kafka_address
+    assert address is not None, f"broker {leader} has a Kafka listener"
+    client = KafkaWireClient([address])
+    try:
+        story(s, WireTransactionalProducer(client, transactional_id, topic))
+    finally:
+        s.loop.run(client.close())

@@ -20,11 +20,10 @@ import json
 
 from minikafka.client.consumer import EARLIEST, READ_COMMITTED, Consumer, ConsumerConfig
 from minikafka.client.features_command import describe_features
-from minikafka.client.kafka_wire_client import KafkaWireClient
 from minikafka.common.errors import ErrorCode
 from minikafka.common.event_log import utc_timestamp
 from minikafka.deploy.scenario import FAST_FAILOVER, Expect, Guard, Steps, Topology
-from minikafka.deploy.scenario.transactions import WireTransactionalProducer
+from minikafka.deploy.scenario.transactions import WireTransactionalProducer, run_transactional_story
 
 NAME = "delayed-end-txn"
 TITLE = "an EndTxn delayed past its retry must not end the producer's next transaction"
@@ -42,16 +41,7 @@ LEADER, TOPIC, TXN = 1, "orders", "orders-writer"
 
 
 def run(s: Steps) -> None:
-    s.create_topic(TOPIC, [[LEADER, 2, 3]], "orders-0 is created, led by broker 1", {"min.insync.replicas": "2"})
-    s.wait_isr(TOPIC, [1, 2, 3], "every replica joins the ISR")
-    address = s.cluster.node(LEADER).kafka_address
-    assert address is not None, "broker 1 has a Kafka listener"
-    client = KafkaWireClient([address])
-    producer = WireTransactionalProducer(client, TXN, TOPIC)
-    try:
-        _story(s, producer)
-    finally:
-        s.loop.run(client.close())
+    run_transactional_story(s, TOPIC, TXN, LEADER, _story)
 
 
 def _transaction(s: Steps, producer: WireTransactionalProducer, number: int, value: bytes) -> None:

@@ -11,11 +11,10 @@ read_committed consumer of the partition stalls, however much is written after i
 The hold is the client's: it builds the produce before the abort and sends it after, as a request held in the
 network would arrive (the cut and hold faults act between nodes, not between a client and a broker)."""
 
-from minikafka.client.kafka_wire_client import KafkaWireClient
 from minikafka.client.transactions_command import find_hanging
 from minikafka.common.errors import ErrorCode
 from minikafka.deploy.scenario import FAST_FAILOVER, Expect, Guard, Steps, Topology
-from minikafka.deploy.scenario.transactions import WireTransactionalProducer
+from minikafka.deploy.scenario.transactions import WireTransactionalProducer, run_transactional_story
 
 NAME = "hanging-transaction"
 TITLE = "a transactional produce delayed past its transaction's abort must not open a transaction that never ends"
@@ -33,16 +32,7 @@ LEADER, TOPIC, TXN = 1, "payments", "payments-writer"
 
 
 def run(s: Steps) -> None:
-    s.create_topic(TOPIC, [[LEADER, 2, 3]], "payments-0 is created, led by broker 1", {"min.insync.replicas": "2"})
-    s.wait_isr(TOPIC, [1, 2, 3], "every replica joins the ISR")
-    address = s.cluster.node(LEADER).kafka_address
-    assert address is not None, "broker 1 has a Kafka listener"
-    client = KafkaWireClient([address])
-    producer = WireTransactionalProducer(client, TXN, TOPIC)
-    try:
-        _story(s, producer)
-    finally:
-        s.loop.run(client.close())
+    run_transactional_story(s, TOPIC, TXN, LEADER, _story)
 
 
 def _story(s: Steps, producer: WireTransactionalProducer) -> None:
