@@ -53,6 +53,7 @@ async def add_raft_voter(ctx: WireContext, request: Request) -> Any:
         voter_directory_id=directory_id(body.voter_directory_id),
         timeout_ms=timeout_ms,
         voter_endpoint=_endpoint(body.listeners),
+        ack_when_appended=not getattr(body, "ack_when_committed", True),  # a v0 request waits for the commit
     )
     answer = await ctx.manager.controller.call_within("AddRaftVoter", forwarded, timeout_ms / 1000 + 5)
     return _answer(cls, answer)
