@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import grpc
 import structlog
+from immutables import Map
 
+from minikafka.common.acl import AclBinding
 from minikafka.common.cli_support import stop_requested
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import start_server
@@ -23,6 +26,24 @@ from minikafka.kraft_controller.raft.core import RaftConfig
 from minikafka.kraft_controller.raft.driver import RaftDriver, RaftService
 from minikafka.kraft_controller.service import ControllerService
 from minikafka.storage.meta_properties import ensure_meta_properties
+
+
+class Stoppable(Protocol):
+    async def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class ControllerNode:
+    """What a front end of the controller (its Kafka listeners) is given: the config, where the controllers are
+    now, and the committed ACLs its authorizer reads."""
+
+    config: ControllerConfig
+    controller_addresses: Callable[[], Sequence[str]]
+    acls: Callable[[], Map[str, AclBinding]]
+
+
+# Starts the controller's Kafka listeners; given by the entry point, as the Kafka wire layer is the broker's.
+FrontEnd = Callable[[ControllerNode], Awaitable[Sequence[Stoppable]]]
 
 
 def voter_addresses(config: ControllerConfig) -> dict[int, str]:
@@ -128,7 +149,7 @@ def attach_controller(config: ControllerConfig, driver: RaftDriver) -> Controlle
     )
 
 
-async def run_controller_process(config: ControllerConfig) -> None:
+async def run_controller_process(config: ControllerConfig, front_end: FrontEnd | None = None) -> None:
     log = structlog.get_logger()
     config.check_tls_files()
     stopping = stop_requested()
@@ -148,6 +169,10 @@ async def run_controller_process(config: ControllerConfig) -> None:
     )
     driver.start()
     controller.start()
+    front_ends: Sequence[Stoppable] = ()
+    if front_end is not None and config.kafka_listeners:
+        node = ControllerNode(config, driver.controller_addresses, lambda: controller.state.committed.acls)
+        front_ends = await front_end(node)
     log.info(
         "controller_started",
         node_id=config.node_id,
@@ -160,6 +185,8 @@ async def run_controller_process(config: ControllerConfig) -> None:
     if driver.failure is not None:
         await _halt(config, driver, bound.server)
     log.info("controller_stopping", node_id=config.node_id)
+    for started in front_ends:
+        await started.stop()
     await controller.stop()
     await driver.stop(resign=True)
     await bound.server.stop(grace=0.5)

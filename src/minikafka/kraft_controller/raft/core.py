@@ -816,7 +816,8 @@ class RaftNode:
             return refused, []
         if endpoint:
             self.learned_endpoints[voter_id] = endpoint
-        result, effects = self._change_voters({**self.voter_directories, voter_id: directory_id}, "add", voter_id, now_ms)
+        voters = {**self.voter_directories, voter_id: directory_id}
+        result, effects = self._change_voters(voters, "add", voter_id, now_ms)
         return evolve(result, awaits_commit=ack_when_committed), effects
 
     def _handle_update_voter(

@@ -192,7 +192,8 @@ class RaftDriver:
         self, change: m.AddVoter | m.RemoveVoter | m.UpgradeKRaftVersion, timeout_s: float
     ) -> VoterChangeResult:
         """AddRaftVoter or RemoveRaftVoter at this leader: refused at once, or answered once the VotersRecord
-        commits (once appended when the core says it awaits no commit) (REQUEST_TIMED_OUT if it does not within `timeout_s`, NOT_LEADER_OR_FOLLOWER if leadership goes)."""
+        commits (REQUEST_TIMED_OUT if it does not within `timeout_s`, NOT_LEADER_OR_FOLLOWER if leadership goes);
+        answered once appended when the core's result awaits no commit (AddRaftVoter's ack_when_committed=false)."""
         now = self.clock()
         if isinstance(change, m.AddVoter):
             result, effects = self.core.add_voter(

@@ -1,0 +1,158 @@
+"""A controller's Kafka listener (KIP-919), as Kafka's ControllerApis answers admin clients that bootstrap from the
+controllers (`kafka-metadata-quorum --bootstrap-controller`, the admin client's bootstrap.controllers): ApiVersions,
+DescribeCluster for the CONTROLLER endpoint type, DescribeQuorum, AddRaftVoter and RemoveRaftVoter, through the
+same handlers as a broker's listener. Every other API (Metadata, Produce, ...) is neither advertised nor answered.
+
+Kafka's DescribeCluster on a controller lists every registered controller and names the active one; minikafka keeps
+no controller registrations, so a controller lists itself and names itself the controller, and passes the quorum
+requests on to the active controller over the quorum's RPCs, as minikafka's brokers do."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from minikafka.broker.client_authorizer import Caller, ClientAuthorizer
+from minikafka.broker.controller_client import ControllerClient
+from minikafka.broker.kafka_wire import api_versions, describe_quorum, raft_voters
+from minikafka.broker.kafka_wire.apis import dispatch_to
+from minikafka.broker.kafka_wire.context import QuorumAccess
+from minikafka.broker.kafka_wire.describe import BROKER_ENDPOINT, CONTROLLER_ENDPOINT, NO_AUTHORIZED_OPERATIONS
+from minikafka.broker.kafka_wire.entities import build, sibling
+from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, ApiHeader, Request, response_class
+from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
+from minikafka.common.acl import CLUSTER_NAME, AclOperation, ResourceType
+from minikafka.common.authorizer import MappingRule
+from minikafka.common.endpoints import Listener
+from minikafka.common.errors import ErrorCode
+from minikafka.common.scram import ScramCredential, ScramMechanism
+
+if TYPE_CHECKING:
+    from minikafka.kraft_controller.process import ControllerNode
+
+# Kafka's defaults for the limits a controller's listener shares with a broker's.
+LIMITS = ListenerLimits(max_request_bytes=100 * 1024 * 1024, max_idle_ms=600_000)
+
+
+def describe_cluster(ctx: ControllerWireContext, request: Request) -> Any:
+    """KIP-919 on a controller: the CONTROLLER endpoint type (2) only; asked for brokers (1, also every v0
+    request), MISMATCHED_ENDPOINT_TYPE; any other type, UNSUPPORTED_ENDPOINT_TYPE."""
+    cls = response_class(api_versions.DESCRIBE_CLUSTER, request.header.api_version)
+    endpoint_type = getattr(request.body, "endpoint_type", BROKER_ENDPOINT)
+    error = ErrorCode.NONE
+    if endpoint_type == BROKER_ENDPOINT:
+        error = ErrorCode.MISMATCHED_ENDPOINT_TYPE
+    elif endpoint_type != CONTROLLER_ENDPOINT:
+        error = ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
+    host, port = ctx.advertised
+    entry = sibling(cls, "DescribeClusterBroker")
+    controllers = (build(entry, broker_id=ctx.node_id, host=host, port=port, rack=None, is_fenced=False),)
+    operations = NO_AUTHORIZED_OPERATIONS
+    if error == ErrorCode.NONE and request.body.include_cluster_authorized_operations:
+        operations = ctx.cluster_authorized_operations()
+    return build(
+        cls,
+        throttle_time=0,
+        error_code=error,
+        error_message=None if error == ErrorCode.NONE else f"endpoint type {endpoint_type} asked of a controller",
+        endpoint_type=CONTROLLER_ENDPOINT,
+        cluster_id=ctx.quorum.cluster_id,
+        controller_id=ctx.node_id,
+        brokers=controllers if error == ErrorCode.NONE else (),
+        cluster_authorized_operations=operations,
+    )
+
+
+def answer_api_versions(ctx: ControllerWireContext, request: Request) -> Any:
+    return api_versions.response(request.header.api_version, hidden=HIDDEN)
+
+
+HANDLERS: dict[int, Any] = {
+    API_VERSIONS_KEY: answer_api_versions,
+    api_versions.DESCRIBE_CLUSTER: describe_cluster,
+    **describe_quorum.HANDLERS,
+    **raft_voters.HANDLERS,
+}
+HIDDEN: frozenset[int] = frozenset(api_versions.SUPPORTED) - set(HANDLERS)  # neither advertised nor answered
+
+
+@dataclass(frozen=True)
+class ControllerWireContext:
+    """A controller listener's context: what its connections and the quorum APIs need."""
+
+    listener_name: str
+    node_id: int
+    advertised: tuple[str, int]  # this controller's host and port on this listener
+    quorum: QuorumAccess
+    authorizer: ClientAuthorizer
+    mapping_rules: tuple[MappingRule, ...]
+    caller: Caller = Caller()
+    client_host: str = ""
+
+    @property
+    def plain_users(self) -> Mapping[str, str]:
+        return {}  # the listener is PLAINTEXT: no SASL
+
+    def scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
+        return None
+
+    def for_connection(self, caller: Caller, client_host: str | None = None) -> ControllerWireContext:
+        if client_host is None:
+            return dataclasses.replace(self, caller=caller)
+        return dataclasses.replace(self, caller=caller, client_host=client_host)
+
+    def dispatch(self, frame: bytes, header: ApiHeader) -> Awaitable[Any | None]:
+        return dispatch_to(HANDLERS, self, HIDDEN, frame, header)
+
+    def allowed_on_cluster(self, operation: AclOperation) -> bool:
+        return self.authorizer.allowed_on_cluster(self.caller, operation)
+
+    def cluster_authorized_operations(self) -> int:
+        if not self.allowed_on_cluster(AclOperation.DESCRIBE):
+            return 0
+        return self.authorizer.authorized_operations(self.caller, ResourceType.CLUSTER, CLUSTER_NAME)
+
+
+class ControllerListeners:
+    """The controller's Kafka listeners and the client that carries their quorum requests to the active one."""
+
+    def __init__(self, listeners: Sequence[KafkaListener], client: ControllerClient) -> None:
+        self.listeners = list(listeners)
+        self.client = client
+
+    async def stop(self) -> None:
+        for listener in self.listeners:
+            await listener.stop()
+        await self.client.close()
+
+
+def _advertised(node: ControllerNode, listener: Listener, port: int) -> tuple[str, int]:
+    """Where clients reach `listener`: advertised.listeners' entry of that name, else where it is bound."""
+    shown = next((a for a in node.config.advertised if a.name == listener.name), None)
+    if shown is not None:
+        return shown.host, shown.port
+    return listener.host, port
+
+
+async def start_listeners(node: ControllerNode) -> Sequence[ControllerListeners]:
+    """Start every Kafka listener of the controller (controller.listener.names but the quorum's)."""
+    config = node.config
+    client = ControllerClient(config)
+    client.follow(node.controller_addresses)
+    quorum = QuorumAccess(client, config.cluster_id, config.request_timeout_ms, config.voters)
+    authorizer = ClientAuthorizer(config.authorizer_settings, node.acls)
+    rules = tuple(config.authorizer_config.mapping_rules)
+    started: list[KafkaListener] = []
+    try:
+        for listener in config.kafka_listeners:
+            ctx = ControllerWireContext(listener.name, config.node_id, ("", 0), quorum, authorizer, rules)
+            kafka_listener = KafkaListener(ctx, listener.host, listener.port, LIMITS)
+            await kafka_listener.start()
+            kafka_listener.ctx = dataclasses.replace(ctx, advertised=_advertised(node, listener, kafka_listener.port))
+            started.append(kafka_listener)
+    except BaseException:
+        await ControllerListeners(started, client).stop()
+        raise
+    return [ControllerListeners(started, client)]

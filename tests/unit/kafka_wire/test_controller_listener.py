@@ -1,0 +1,125 @@
+"""A controller's Kafka listener (KIP-919) on loopback, asked with raw Kafka requests: it advertises and answers
+ApiVersions, DescribeCluster (CONTROLLER endpoint type), DescribeQuorum, AddRaftVoter and RemoveRaftVoter, and
+nothing else (a Metadata request closes the connection, as Kafka closes one asking a disabled API)."""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from immutables import Map
+from kio.schema.add_raft_voter.v1 import request as add_v1
+from kio.schema.api_versions.v3.request import ApiVersionsRequest
+from kio.schema.describe_cluster.v1.request import DescribeClusterRequest
+from kio.schema.describe_quorum.v2 import request as quorum_v2
+from kio.schema.metadata.v12.request import MetadataRequest
+from kio.schema.types import TopicName
+from kio.static.primitive import i8, i32, i32Timedelta, u16
+
+from minikafka.broker.client_authorizer import ClientAuthorizer
+from minikafka.broker.kafka_wire.context import QuorumAccess
+from minikafka.broker.kafka_wire.controller_apis import ControllerWireContext
+from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
+from minikafka.client.kafka_wire_client import KafkaConnection
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.standard_authorizer import AuthorizerSettings
+from minikafka.pb import controller_pb2
+
+CONTROLLER_APIS = {18, 55, 60, 80, 81}  # ApiVersions, DescribeQuorum, DescribeCluster, Add/RemoveRaftVoter
+
+
+class ActiveController:
+    """The active controller's answers, as the listener's forwarding client would bring them."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, Any]] = []
+
+    async def call_within(self, method: str, request: Any, _timeout_s: float) -> Any:
+        self.asked.append((method, request))
+        if method == "DescribeQuorum":
+            answer = controller_pb2.DescribeQuorumResponse(leader_id=102, leader_epoch=7, high_watermark=42)
+            answer.current_voters.add(replica_id=102, replica_directory_id="AAAAAAAAAAEAAAAAAAAAAg", log_end_offset=42)
+            answer.nodes.add(node_id=102, host="127.0.1.2", port=9093)
+            return answer
+        return controller_pb2.RaftVoterChangeResponse(error_code=ErrorCode.NONE)
+
+
+Served = tuple[KafkaListener, ActiveController]
+
+
+@pytest.fixture
+async def listener() -> AsyncIterator[Served]:
+    active = ActiveController()
+    quorum = QuorumAccess(active, "minikafka", 1000, {101: ("127.0.0.1", 9093)})
+    authorizer = ClientAuthorizer(AuthorizerSettings(), Map)
+    ctx = ControllerWireContext("PLAINTEXT", 101, ("127.0.0.1", 0), quorum, authorizer, ())
+    kafka_listener = KafkaListener(ctx, "127.0.0.1", 0, ListenerLimits(1 << 20, 60_000))
+    await kafka_listener.start()
+    kafka_listener.ctx = ControllerWireContext(
+        "PLAINTEXT", 101, ("127.0.0.1", kafka_listener.port), quorum, authorizer, ()
+    )
+    yield kafka_listener, active
+    await kafka_listener.stop()
+
+
+async def test_api_versions_advertise_the_controller_apis_only(listener: Served) -> None:
+    connection = KafkaConnection(listener[0].address, 10)
+    response = await connection.send(ApiVersionsRequest(client_software_name="t", client_software_version="1"))
+    assert int(response.error_code.value) == ErrorCode.NONE
+    assert {int(key.api_key) for key in response.api_keys} == CONTROLLER_APIS
+    await connection.close()
+
+
+async def test_describe_cluster_answers_the_controllers(listener: Served) -> None:
+    kafka_listener, _ = listener
+    connection = KafkaConnection(kafka_listener.address, 10)
+    asked = DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2))
+    response = await connection.send(asked)
+    assert int(response.error_code.value) == ErrorCode.NONE and int(response.endpoint_type) == 2
+    assert [(b.broker_id, b.host, b.port) for b in response.brokers] == [(101, "127.0.0.1", kafka_listener.port)]
+    assert int(response.controller_id) == 101 and response.cluster_id == "minikafka"
+    brokers = await connection.send(DescribeClusterRequest(include_cluster_authorized_operations=False))
+    assert int(brokers.error_code.value) == ErrorCode.MISMATCHED_ENDPOINT_TYPE and brokers.brokers == ()
+    await connection.close()
+
+
+async def test_describe_quorum_and_add_raft_voter_go_to_the_active_controller(
+    listener: Served,
+) -> None:
+    kafka_listener, active = listener
+    connection = KafkaConnection(kafka_listener.address, 10)
+    partition = quorum_v2.PartitionData(partition_index=i32(0))
+    topic = quorum_v2.TopicData(topic_name=TopicName("__cluster_metadata"), partitions=(partition,))
+    quorum = await connection.send(quorum_v2.DescribeQuorumRequest(topics=(topic,)))
+    [data] = quorum.topics[0].partitions
+    assert (int(data.leader_id), int(data.leader_epoch), int(data.high_watermark)) == (102, 7, 42)
+    assert [(int(n.node_id), n.listeners[0].port) for n in quorum.nodes] == [(102, 9093)]
+    add = add_v1.AddRaftVoterRequest(
+        cluster_id="minikafka",
+        timeout=i32Timedelta.parse(datetime.timedelta(seconds=5)),
+        voter_id=i32(104),
+        voter_directory_id=uuid.UUID(int=5),
+        listeners=(add_v1.Listener(name="CONTROLLER", host="127.0.1.4", port=u16(9093)),),
+        ack_when_committed=False,
+    )
+    added = await connection.send(add)
+    assert int(added.error_code.value) == ErrorCode.NONE
+    assert [method for method, _ in active.asked] == ["DescribeQuorum", "AddRaftVoter"]
+    assert active.asked[1][1].ack_when_appended and active.asked[1][1].voter_endpoint == "127.0.1.4:9093"
+    await connection.close()
+
+
+async def test_metadata_is_not_served_by_a_controller(listener: Served) -> None:
+    connection = KafkaConnection(listener[0].address, 10)
+    asked = MetadataRequest(
+        topics=None,
+        allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False,
+    )
+    with pytest.raises(KafkaError) as refused:
+        await connection.send(asked)  # closed unanswered: the API is not enabled on this listener
+    assert refused.value.code == ErrorCode.NETWORK_EXCEPTION
+    await connection.close()
