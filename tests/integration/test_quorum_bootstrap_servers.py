@@ -9,17 +9,29 @@ names, while a producer writes acks=all.
 from __future__ import annotations
 
 import asyncio
+import base64
+import datetime
 import json
 import socket
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
 from background_producer import BackgroundProducer
 from cluster_fixtures import admin_config, eventually, issue_node_tls, minikafka
+from kio.schema.add_raft_voter.v1 import request as add_v1
+from kio.schema.api_versions.v3.request import ApiVersionsRequest
+from kio.schema.describe_cluster.v1.request import DescribeClusterRequest
+from kio.schema.describe_quorum.v2 import request as quorum_v2
+from kio.schema.metadata.v12.request import MetadataRequest
+from kio.schema.types import TopicName
+from kio.static.primitive import i8, i32, i32Timedelta, u16
 
 from minikafka.client.admin import AdminClient
+from minikafka.client.kafka_wire_client import KafkaConnection
+from minikafka.common.errors import KafkaError
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.local_cluster import Cluster, is_alive, kill, terminate, wait_exit
 from minikafka.deploy.scenario.clients import consume_partition
@@ -204,7 +216,8 @@ def test_a_standalone_controller_formatted_alone_leads_its_quorum(tmp_path: Path
 
 def test_a_static_quorum_upgraded_to_kraft_version_1_changes_its_voters(tmp_path: Path) -> None:
     """kraft.version 0 -> 1 (`metadata-quorum upgrade --feature kraft.version=1`, Kafka's kafka-features upgrade):
-    refused before (UNSUPPORTED_VERSION), a voter is removed after, and the quorum keeps committing."""
+    refused before (UNSUPPORTED_VERSION), a voter is removed after, and the quorum keeps committing. The removed
+    voter comes back through a controller's Kafka listener (KIP-919), with raw Kafka requests."""
     cluster = cluster_commands.up(tmp_path / "run", 3, 1, {}, timeout_s=60)
     try:
         controllers, controller = cluster.bootstrap_controllers, cluster.bootstrap_controllers[0]
@@ -222,9 +235,55 @@ def test_a_static_quorum_upgraded_to_kraft_version_1_changes_its_voters(tmp_path
         admin.remove_raft_voter(follower, voters[follower], CLUSTER_ID)
         assert sorted(v["id"] for v in admin.describe_quorum()["voters"]) == sorted(set(voters) - {follower})
         admin.create_topic("after-the-upgrade", assignment=[[1]])
+        asyncio.run(ask_a_controllers_kafka_listener(cluster, follower, voters[follower]))
+        eventually(
+            lambda: sorted(v["id"] for v in admin.describe_quorum()["voters"]) == sorted(voters), 30, "voter back"
+        )
         admin.close()
     finally:
         cluster_commands.down(cluster, timeout_s=10)
         for pid in cluster.pids.values():
             if is_alive(pid):
                 kill(pid)
+
+
+async def ask_a_controllers_kafka_listener(cluster: Cluster, removed: int, directory: str) -> None:
+    """KIP-919 with raw Kafka requests to a controller other than `removed`: ApiVersions names the controller APIs
+    only, DescribeCluster (CONTROLLER endpoint type) answers this controller, DescribeQuorum the quorum, Metadata is
+    not served; AddRaftVoter v1 with ack_when_committed=false makes `removed` a voter again."""
+    controller = next(c for c in cluster.controllers if c.node_id != removed)
+    assert controller.kafka_address is not None
+    connection = KafkaConnection(controller.kafka_address, 30)
+    versions = await connection.send(ApiVersionsRequest(client_software_name="t", client_software_version="1"))
+    assert {int(k.api_key) for k in versions.api_keys} == {18, 55, 60, 80, 81}
+    described = await connection.send(
+        DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2))
+    )
+    assert int(described.error_code.value) == 0 and int(described.endpoint_type) == 2, described
+    assert [(b.broker_id, f"{b.host}:{b.port}") for b in described.brokers] == [
+        (controller.node_id, controller.kafka_address)
+    ]
+    topic = quorum_v2.TopicData(
+        topic_name=TopicName("__cluster_metadata"), partitions=(quorum_v2.PartitionData(partition_index=i32(0)),)
+    )
+    quorum = await connection.send(quorum_v2.DescribeQuorumRequest(topics=(topic,)))
+    assert int(quorum.error_code.value) == 0 and int(quorum.topics[0].partitions[0].leader_id) > 0, quorum
+    back = cluster.node(removed)
+    add = add_v1.AddRaftVoterRequest(
+        cluster_id=CLUSTER_ID,
+        timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)),
+        voter_id=i32(removed),
+        voter_directory_id=uuid.UUID(bytes=base64.urlsafe_b64decode(directory + "==")),
+        listeners=(add_v1.Listener(name="CONTROLLER", host=back.host, port=u16(back.port)),),
+        ack_when_committed=False,
+    )
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    while (code := int((await connection.send(add)).error_code.value)) == 7 and loop.time() < deadline:
+        await asyncio.sleep(0.5)  # REQUEST_TIMED_OUT: the removed voter is not caught up yet (as an observer)
+    assert code == 0, code
+    with pytest.raises(KafkaError):
+        await connection.send(
+            MetadataRequest(topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+        )
+    await connection.close()
