@@ -92,9 +92,10 @@ def restart_on_new_port(cluster: Cluster, voter: int) -> tuple[subprocess.Popen[
     config = cluster.run_dir / f"controller-{voter}" / "controller.properties"
     lines = config.read_text().splitlines()
     [listener] = [line for line in lines if line.startswith("listeners=")]
-    host = listener.removeprefix("listeners=CONTROLLER://").rpartition(":")[0]
-    endpoint = f"{host}:{free_port()}"
-    config.write_text("\n".join(f"listeners=CONTROLLER://{endpoint}" if li == listener else li for li in lines) + "\n")
+    quorum, _, others = listener.removeprefix("listeners=CONTROLLER://").partition(",")  # its Kafka listener stays
+    endpoint = f"{quorum.rpartition(':')[0]}:{free_port()}"
+    moved = ",".join([f"listeners=CONTROLLER://{endpoint}", *([others] if others else [])])
+    config.write_text("\n".join(moved if li == listener else li for li in lines) + "\n")
     return start_controller(config), endpoint
 
 
