@@ -13,6 +13,7 @@ import base64
 import datetime
 import json
 import socket
+import ssl
 import subprocess
 import sys
 import uuid
@@ -254,8 +255,15 @@ async def ask_a_controllers_kafka_listener(cluster: Cluster, removed: int, direc
     not served; AddRaftVoter v1 with ack_when_committed=false makes `removed` a voter again."""
     controller = next(c for c in cluster.controllers if c.node_id != removed)
     assert controller.kafka_address is not None
-    connection = KafkaConnection(controller.kafka_address, 30)
-    versions = await connection.send(ApiVersionsRequest(client_software_name="t", client_software_version="1"))
+    tls = cluster.admin_tls  # the listener asks for a certificate of the run's CA, as the quorum's listener does
+    assert tls is not None and tls.certificate is not None
+    context = ssl.create_default_context(cafile=str(tls.ca))
+    context.load_cert_chain(str(tls.certificate), str(tls.key))
+    asked_versions = ApiVersionsRequest(client_software_name="t", client_software_version="1")
+    with pytest.raises(KafkaError):  # without a certificate: refused
+        await KafkaConnection(controller.kafka_address, 30).send(asked_versions)
+    connection = KafkaConnection(controller.kafka_address, 30, context)
+    versions = await connection.send(asked_versions)
     assert {int(k.api_key) for k in versions.api_keys} == {18, 55, 60, 80, 81}
     described = await connection.send(
         DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2))

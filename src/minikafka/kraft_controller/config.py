@@ -138,9 +138,10 @@ class ControllerConfig(NodeConfig):
         "controller.listener.names",
         "",
         "The controller's listeners, by name (empty: every one in listeners). The first is the quorum's: Raft and "
-        "the brokers' controller RPCs (minikafka's gRPC). Each other one serves Kafka's protocol (PLAINTEXT) to "
-        "admin clients that bootstrap from the controllers (KIP-919: kafka-metadata-quorum --bootstrap-controller): "
-        "ApiVersions, DescribeCluster, DescribeQuorum, AddRaftVoter, RemoveRaftVoter.",
+        "the brokers' controller RPCs (minikafka's gRPC). Each other one serves Kafka's protocol (secured as the "
+        "quorum's: PLAINTEXT, or mutual TLS under security.inter.broker.protocol=SSL) to admin clients that "
+        "bootstrap from the controllers (KIP-919: kafka-metadata-quorum --bootstrap-controller): ApiVersions, "
+        "DescribeCluster, DescribeQuorum, AddRaftVoter, RemoveRaftVoter.",
     )
 
     role = "controller"

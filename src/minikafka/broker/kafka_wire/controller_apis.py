@@ -10,6 +10,7 @@ requests on to the active controller over the quorum's RPCs, as minikafka's brok
 from __future__ import annotations
 
 import dataclasses
+import ssl
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,11 +24,13 @@ from minikafka.broker.kafka_wire.describe import BROKER_ENDPOINT, CONTROLLER_END
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, ApiHeader, Request, response_class
 from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
+from minikafka.broker.kafka_wire.listener_security import PLAINTEXT, ListenerSecurity
 from minikafka.common.acl import CLUSTER_NAME, AclOperation, ResourceType
 from minikafka.common.authorizer import MappingRule
 from minikafka.common.endpoints import Listener
 from minikafka.common.errors import ErrorCode
 from minikafka.common.scram import ScramCredential, ScramMechanism
+from minikafka.common.tls import TlsFiles
 
 if TYPE_CHECKING:
     from minikafka.kraft_controller.process import ControllerNode
@@ -93,7 +96,7 @@ class ControllerWireContext:
 
     @property
     def plain_users(self) -> Mapping[str, str]:
-        return {}  # the listener is PLAINTEXT: no SASL
+        return {}  # the listener is PLAINTEXT or SSL: no SASL
 
     def scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
         return None
@@ -136,6 +139,19 @@ def _advertised(node: ControllerNode, listener: Listener, port: int) -> tuple[st
     return listener.host, port
 
 
+def listener_security(tls: TlsFiles | None) -> ListenerSecurity:
+    """PLAINTEXT, or under security.inter.broker.protocol=SSL mutual TLS as the quorum's listener asks: the node's
+    certificate, and a client certificate of the cluster CA required (the principal its CN, as on gRPC)."""
+    if tls is None or tls.certificate is None:
+        return PLAINTEXT
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(tls.certificate, tls.key)
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.load_verify_locations(cafile=tls.ca)
+    return ListenerSecurity("SSL", context)
+
+
 async def start_listeners(node: ControllerNode) -> Sequence[ControllerListeners]:
     """Start every Kafka listener of the controller (controller.listener.names but the quorum's)."""
     config = node.config
@@ -144,11 +160,12 @@ async def start_listeners(node: ControllerNode) -> Sequence[ControllerListeners]
     quorum = QuorumAccess(client, config.cluster_id, config.request_timeout_ms, config.voters)
     authorizer = ClientAuthorizer(config.authorizer_settings, node.acls)
     rules = tuple(config.authorizer_config.mapping_rules)
+    security = listener_security(config.inter_node_tls)
     started: list[KafkaListener] = []
     try:
         for listener in config.kafka_listeners:
             ctx = ControllerWireContext(listener.name, config.node_id, ("", 0), quorum, authorizer, rules)
-            kafka_listener = KafkaListener(ctx, listener.host, listener.port, LIMITS)
+            kafka_listener = KafkaListener(ctx, listener.host, listener.port, LIMITS, security)
             await kafka_listener.start()
             kafka_listener.ctx = dataclasses.replace(ctx, advertised=_advertised(node, listener, kafka_listener.port))
             started.append(kafka_listener)
