@@ -24,8 +24,10 @@ from minikafka.broker.kafka_wire.context import QuorumAccess
 from minikafka.broker.kafka_wire.controller_apis import ControllerWireContext
 from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
 from minikafka.client.kafka_wire_client import KafkaConnection
+from minikafka.common.config import ConfigError, load_config
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.standard_authorizer import AuthorizerSettings
+from minikafka.kraft_controller.config import ControllerConfig
 from minikafka.pb import controller_pb2
 
 CONTROLLER_APIS = {18, 55, 60, 80, 81}  # ApiVersions, DescribeQuorum, DescribeCluster, Add/RemoveRaftVoter
@@ -123,3 +125,25 @@ async def test_metadata_is_not_served_by_a_controller(listener: Served) -> None:
         await connection.send(asked)  # closed unanswered: the API is not enabled on this listener
     assert refused.value.code == ErrorCode.NETWORK_EXCEPTION
     await connection.close()
+
+
+def controller_config(**keys: str) -> ControllerConfig:
+    base = {
+        "node.id": "101",
+        "process.roles": "controller",
+        "controller.quorum.voters": "101@127.0.0.1:9093",
+        "log.dirs": "/nonexistent",
+    }
+    return load_config(ControllerConfig, base | keys, "test")
+
+
+def test_controller_listener_names_pick_the_quorums_listener_first() -> None:
+    both = "PLAINTEXT://127.0.0.1:9193,CONTROLLER://127.0.0.1:9093"
+    named = controller_config(listeners=both, **{"controller.listener.names": "controller,PLAINTEXT"})
+    assert named.listener.address == "127.0.0.1:9093"
+    assert [li.address for li in named.kafka_listeners] == ["127.0.0.1:9193"]
+    # Without the key: every listener, in order; a lone listener is the quorum's, as before.
+    assert controller_config(listeners=both).listener.name == "PLAINTEXT"
+    assert controller_config(listeners="CONTROLLER://127.0.0.1:9093").kafka_listeners == ()
+    with pytest.raises(ConfigError, match="controller.listener.names"):
+        controller_config(listeners=both, **{"controller.listener.names": "CONTROLLER"})
