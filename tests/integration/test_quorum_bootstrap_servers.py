@@ -241,6 +241,11 @@ def test_a_static_quorum_upgraded_to_kraft_version_1_changes_its_voters(tmp_path
         eventually(
             lambda: sorted(v["id"] for v in admin.describe_quorum()["voters"]) == sorted(voters), 30, "voter back"
         )
+        # The tool over the controllers' Kafka listeners (cluster.json's kafka_address, the run's admin certificate).
+        kafka = ("--protocol", "kafka", "--dir", str(cluster.run_dir))
+        status = minikafka("metadata-quorum", "describe", "--status", *kafka)
+        assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+        assert all(f'"id": {v}, "directoryId": "{voters[v]}"' in status.stdout for v in voters), status.stdout
         admin.close()
     finally:
         cluster_commands.down(cluster, timeout_s=10)

@@ -4,6 +4,7 @@ nothing else (a Metadata request closes the connection, as Kafka closes one aski
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import uuid
 from collections.abc import AsyncIterator
@@ -23,6 +24,7 @@ from minikafka.broker.client_authorizer import ClientAuthorizer
 from minikafka.broker.kafka_wire.context import QuorumAccess
 from minikafka.broker.kafka_wire.controller_apis import ControllerWireContext
 from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
+from minikafka.client.kafka_quorum_client import KafkaQuorumClient
 from minikafka.client.kafka_wire_client import KafkaConnection
 from minikafka.common.config import ConfigError, load_config
 from minikafka.common.errors import ErrorCode, KafkaError
@@ -147,3 +149,19 @@ def test_controller_listener_names_pick_the_quorums_listener_first() -> None:
     assert controller_config(listeners="CONTROLLER://127.0.0.1:9093").kafka_listeners == ()
     with pytest.raises(ConfigError, match="controller.listener.names"):
         controller_config(listeners=both, **{"controller.listener.names": "CONTROLLER"})
+
+
+async def test_the_tools_kafka_client_reads_the_same_document(listener: Served) -> None:
+    """`metadata-quorum --protocol kafka`'s client: the gRPC admin client's document, and Kafka's errors raised."""
+    kafka_listener, active = listener
+    client = KafkaQuorumClient([kafka_listener.address], 5)
+    document = await asyncio.to_thread(client.describe_quorum)
+    assert (document["leader_id"], document["high_watermark"]) == (102, 42)
+    assert document["voters"][0]["directory_id"] == "AAAAAAAAAAEAAAAAAAAAAg"
+    assert document["endpoints"] == {102: "127.0.1.2:9093"}
+    await asyncio.to_thread(client.add_raft_voter, 104, "AAAAAAAAAAEAAAAAAAAAAw", "minikafka", "127.0.1.4:9093")
+    assert active.asked[-1][1].voter_directory_id == "AAAAAAAAAAEAAAAAAAAAAw"
+    assert not active.asked[-1][1].ack_when_appended  # the tool waits for the commit, as Kafka's does
+    with pytest.raises(KafkaError) as bad:
+        await asyncio.to_thread(client.remove_raft_voter, 101, "not base64!", "minikafka")
+    assert bad.value.code == ErrorCode.INVALID_REQUEST
