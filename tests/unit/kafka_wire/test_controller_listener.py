@@ -1,6 +1,7 @@
 """A controller's Kafka listener (KIP-919) on loopback, asked with raw Kafka requests: it advertises and answers
-ApiVersions, DescribeCluster (CONTROLLER endpoint type), DescribeQuorum, AddRaftVoter and RemoveRaftVoter, and
-nothing else (a Metadata request closes the connection, as Kafka closes one asking a disabled API)."""
+ApiVersions, DescribeCluster (CONTROLLER endpoint type), DescribeQuorum, AddRaftVoter, RemoveRaftVoter and
+UpdateFeatures (kraft.version), and nothing else (a Metadata request closes the connection, as Kafka closes one
+asking an API not enabled on the listener)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from kio.schema.describe_cluster.v1.request import DescribeClusterRequest
 from kio.schema.describe_quorum.v2 import request as quorum_v2
 from kio.schema.metadata.v12.request import MetadataRequest
 from kio.schema.types import TopicName
-from kio.static.primitive import i8, i32, i32Timedelta, u16
+from kio.schema.update_features.v1 import request as features_v1
+from kio.static.primitive import i8, i16, i32, i32Timedelta, u16
 
 from minikafka.broker.client_authorizer import ClientAuthorizer
 from minikafka.broker.kafka_wire.context import QuorumAccess
@@ -32,7 +34,8 @@ from minikafka.common.standard_authorizer import AuthorizerSettings
 from minikafka.kraft_controller.config import ControllerConfig
 from minikafka.pb import controller_pb2
 
-CONTROLLER_APIS = {18, 55, 60, 80, 81}  # ApiVersions, DescribeQuorum, DescribeCluster, Add/RemoveRaftVoter
+# ApiVersions, DescribeQuorum, UpdateFeatures, DescribeCluster, AddRaftVoter, RemoveRaftVoter
+CONTROLLER_APIS = {18, 55, 57, 60, 80, 81}
 
 
 class ActiveController:
@@ -165,3 +168,25 @@ async def test_the_tools_kafka_client_reads_the_same_document(listener: Served) 
     with pytest.raises(KafkaError) as bad:
         await asyncio.to_thread(client.remove_raft_voter, 101, "not base64!", "minikafka")
     assert bad.value.code == ErrorCode.INVALID_REQUEST
+
+
+async def test_update_features_upgrades_kraft_version_only(listener: Served) -> None:
+    """kafka-features --bootstrap-controller upgrade --feature kraft.version=1: the active controller's
+    UpgradeKRaftVersion; any other feature or level: INVALID_UPDATE_VERSION, nothing asked."""
+    kafka_listener, active = listener
+    connection = KafkaConnection(kafka_listener.address, 10)
+    timeout = i32Timedelta.parse(datetime.timedelta(seconds=5))
+
+    def update(feature: str, level: int, validate_only: bool = False) -> Any:
+        key = features_v1.FeatureUpdateKey(feature=feature, max_version_level=i16(level), upgrade_type=i8(1))
+        return features_v1.UpdateFeaturesRequest(timeout=timeout, feature_updates=(key,), validate_only=validate_only)
+
+    answered = await connection.send(update("kraft.version", 1))
+    assert [(r.feature, int(r.error_code.value)) for r in answered.results] == [("kraft.version", 0)]
+    assert [method for method, _ in active.asked] == ["UpgradeKRaftVersion"]
+    for refused in (update("metadata.version", 21), update("kraft.version", 0), update("kraft.version", 2)):
+        result = (await connection.send(refused)).results[0]
+        assert int(result.error_code.value) == ErrorCode.INVALID_UPDATE_VERSION, result
+    await connection.send(update("kraft.version", 1, validate_only=True))
+    assert len(active.asked) == 1
+    await connection.close()

@@ -29,6 +29,7 @@ from minikafka.broker.kafka_wire import (
     sasl_apis,
     scram_credentials,
     transactions,
+    update_features,
     write_txn_markers,
 )
 from minikafka.broker.kafka_wire.context import WireContext
@@ -63,6 +64,7 @@ HANDLERS: dict[int, Handler] = {
     **acls.HANDLERS,
     **write_txn_markers.HANDLERS,
     **raft_voters.HANDLERS,
+    **update_features.HANDLERS,
     alter_configs.ALTER_CONFIGS: alter_configs.alter_configs,
     alter_configs.INCREMENTAL_ALTER_CONFIGS: alter_configs.incremental_alter_configs,
 }

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from minikafka.broker.client_authorizer import Caller, ClientAuthorizer
 from minikafka.broker.controller_client import ControllerClient
-from minikafka.broker.kafka_wire import api_versions, describe_quorum, raft_voters
+from minikafka.broker.kafka_wire import api_versions, describe_quorum, raft_voters, update_features
 from minikafka.broker.kafka_wire.apis import dispatch_to
 from minikafka.broker.kafka_wire.context import QuorumAccess
 from minikafka.broker.kafka_wire.describe import BROKER_ENDPOINT, CONTROLLER_ENDPOINT, NO_AUTHORIZED_OPERATIONS
@@ -77,6 +77,7 @@ HANDLERS: dict[int, Any] = {
     api_versions.DESCRIBE_CLUSTER: describe_cluster,
     **describe_quorum.HANDLERS,
     **raft_voters.HANDLERS,
+    **update_features.HANDLERS,
 }
 HIDDEN: frozenset[int] = frozenset(api_versions.SUPPORTED) - set(HANDLERS)  # neither advertised nor answered
 
