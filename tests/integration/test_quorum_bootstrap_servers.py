@@ -28,7 +28,8 @@ from kio.schema.describe_cluster.v1.request import DescribeClusterRequest
 from kio.schema.describe_quorum.v2 import request as quorum_v2
 from kio.schema.metadata.v12.request import MetadataRequest
 from kio.schema.types import TopicName
-from kio.static.primitive import i8, i32, i32Timedelta, u16
+from kio.schema.update_features.v1 import request as features_v1
+from kio.static.primitive import i8, i16, i32, i32Timedelta, u16
 
 from minikafka.client.admin import AdminClient
 from minikafka.client.kafka_wire_client import KafkaConnection
@@ -257,7 +258,8 @@ def test_a_static_quorum_upgraded_to_kraft_version_1_changes_its_voters(tmp_path
 async def ask_a_controllers_kafka_listener(cluster: Cluster, removed: int, directory: str) -> None:
     """KIP-919 with raw Kafka requests to a controller other than `removed`: ApiVersions names the controller APIs
     only, DescribeCluster (CONTROLLER endpoint type) answers this controller, DescribeQuorum the quorum, Metadata is
-    not served; AddRaftVoter v1 with ack_when_committed=false makes `removed` a voter again."""
+    not served; AddRaftVoter v1 with ack_when_committed=false makes `removed` a voter again; UpdateFeatures of
+    kraft.version to 1 is answered NONE (already done)."""
     controller = next(c for c in cluster.controllers if c.node_id != removed)
     assert controller.kafka_address is not None
     tls = cluster.admin_tls  # the listener asks for a certificate of the run's CA, as the quorum's listener does
@@ -296,6 +298,10 @@ async def ask_a_controllers_kafka_listener(cluster: Cluster, removed: int, direc
     while (code := int((await connection.send(add)).error_code.value)) == 7 and loop.time() < deadline:
         await asyncio.sleep(0.5)  # REQUEST_TIMED_OUT: the removed voter is not caught up yet (as an observer)
     assert code == 0, code
+    # kafka-features --bootstrap-controller upgrade --feature kraft.version=1, once more: already done, NONE.
+    key = features_v1.FeatureUpdateKey(feature="kraft.version", max_version_level=i16(1), upgrade_type=i8(1))
+    features = features_v1.UpdateFeaturesRequest(timeout=add.timeout, feature_updates=(key,), validate_only=False)
+    assert [int(r.error_code.value) for r in (await connection.send(features)).results] == [0]
     with pytest.raises(KafkaError):
         await connection.send(
             MetadataRequest(topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False)
