@@ -141,7 +141,7 @@ class ControllerConfig(NodeConfig):
         "the brokers' controller RPCs (minikafka's gRPC). Each other one serves Kafka's protocol (secured as the "
         "quorum's: PLAINTEXT, or mutual TLS under security.inter.broker.protocol=SSL) to admin clients that "
         "bootstrap from the controllers (KIP-919: kafka-metadata-quorum --bootstrap-controller): ApiVersions, "
-        "DescribeCluster, DescribeQuorum, AddRaftVoter, RemoveRaftVoter.",
+        "DescribeCluster, DescribeQuorum, AddRaftVoter, RemoveRaftVoter, UpdateFeatures (kraft.version).",
     )
 
     role = "controller"
