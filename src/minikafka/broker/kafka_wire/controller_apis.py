@@ -1,7 +1,8 @@
 """A controller's Kafka listener (KIP-919), as Kafka's ControllerApis answers admin clients that bootstrap from the
 controllers (`kafka-metadata-quorum --bootstrap-controller`, the admin client's bootstrap.controllers): ApiVersions,
 DescribeCluster for the CONTROLLER endpoint type, DescribeQuorum, AddRaftVoter, RemoveRaftVoter and UpdateFeatures
-(kraft.version), through the same handlers as a broker's listener. Every other API (Metadata, Produce, ...) is neither advertised nor answered.
+(kraft.version), through the same handlers as a broker's listener. Every other API (Metadata, Produce, ...) is
+neither advertised nor answered.
 
 Kafka's DescribeCluster on a controller lists every registered controller and names the active one; minikafka keeps
 no controller registrations, so a controller lists itself and names itself the controller, and passes the quorum
