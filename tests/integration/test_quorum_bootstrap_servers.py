@@ -272,6 +272,7 @@ async def ask_a_controllers_kafka_listener(cluster: Cluster, removed: int, direc
     connection = KafkaConnection(controller.kafka_address, 30, context)
     versions = await connection.send(asked_versions)
     assert {int(k.api_key) for k in versions.api_keys} == {18, 55, 57, 60, 80, 81}
+    assert [(f.name, int(f.max_version_level)) for f in versions.finalized_features] == [("kraft.version", 1)]
     described = await connection.send(
         DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2))
     )

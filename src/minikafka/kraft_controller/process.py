@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import grpc
 import structlog
@@ -28,6 +28,11 @@ from minikafka.kraft_controller.service import ControllerService
 from minikafka.storage.meta_properties import ensure_meta_properties
 
 
+class FeatureLevel(NamedTuple):
+    level: int
+    epoch: int  # the offset it is known at (ApiVersions' finalized_features_epoch)
+
+
 class Stoppable(Protocol):
     async def stop(self) -> None: ...
 
@@ -35,11 +40,13 @@ class Stoppable(Protocol):
 @dataclass(frozen=True)
 class ControllerNode:
     """What a front end of the controller (its Kafka listeners) is given: the config, where the controllers are
-    now, and the committed ACLs its authorizer reads."""
+    now, the committed ACLs its authorizer reads, and the quorum's kraft.version and high watermark (ApiVersions'
+    finalized features and their epoch)."""
 
     config: ControllerConfig
     controller_addresses: Callable[[], Sequence[str]]
     acls: Callable[[], Map[str, AclBinding]]
+    kraft_version: Callable[[], FeatureLevel] = lambda: FeatureLevel(0, -1)
 
 
 # Starts the controller's Kafka listeners; given by the entry point, as the Kafka wire layer is the broker's.
@@ -171,7 +178,12 @@ async def run_controller_process(config: ControllerConfig, front_end: FrontEnd |
     controller.start()
     front_ends: Sequence[Stoppable] = ()
     if front_end is not None and config.kafka_listeners:
-        node = ControllerNode(config, driver.controller_addresses, lambda: controller.state.committed.acls)
+        node = ControllerNode(
+            config,
+            driver.controller_addresses,
+            lambda: controller.state.committed.acls,
+            lambda: FeatureLevel(driver.core.kraft_version, driver.core.high_watermark),
+        )
         front_ends = await front_end(node)
     log.info(
         "controller_started",

@@ -6,6 +6,7 @@ asking an API not enabled on the listener)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import uuid
 from collections.abc import AsyncIterator
@@ -62,12 +63,11 @@ async def listener() -> AsyncIterator[Served]:
     active = ActiveController()
     quorum = QuorumAccess(active, "minikafka", 1000, {101: ("127.0.0.1", 9093)})
     authorizer = ClientAuthorizer(AuthorizerSettings(), Map)
-    ctx = ControllerWireContext("PLAINTEXT", 101, ("127.0.0.1", 0), quorum, authorizer, ())
+    at_one = lambda: (1, 42)  # noqa: E731 - the quorum's kraft.version and the offset it is at
+    ctx = ControllerWireContext("PLAINTEXT", 101, ("127.0.0.1", 0), quorum, authorizer, (), kraft_version=at_one)
     kafka_listener = KafkaListener(ctx, "127.0.0.1", 0, ListenerLimits(1 << 20, 60_000))
     await kafka_listener.start()
-    kafka_listener.ctx = ControllerWireContext(
-        "PLAINTEXT", 101, ("127.0.0.1", kafka_listener.port), quorum, authorizer, ()
-    )
+    kafka_listener.ctx = dataclasses.replace(ctx, advertised=("127.0.0.1", kafka_listener.port))
     yield kafka_listener, active
     await kafka_listener.stop()
 
@@ -190,3 +190,22 @@ async def test_update_features_upgrades_kraft_version_only(listener: Served) -> 
     await connection.send(update("kraft.version", 1, validate_only=True))
     assert len(active.asked) == 1
     await connection.close()
+
+
+async def test_api_versions_finalize_kraft_version(listener: Served) -> None:
+    """kafka-features --bootstrap-controller describe reads ApiVersions' features: kraft.version finalized at the
+    quorum's level (here 1, at offset 42); supported 0-1, which v3 leaves out (its lowest version is 0)."""
+    connection = KafkaConnection(listener[0].address, 10)
+    for asked in (ApiVersionsRequest(client_software_name="t", client_software_version="1"), v4_versions()):
+        response = await connection.send(asked)
+        finalized = [(f.name, int(f.max_version_level)) for f in response.finalized_features]
+        assert finalized == [("kraft.version", 1)] and int(response.finalized_features_epoch) == 42
+        supported = [(f.name, int(f.min_version), int(f.max_version)) for f in response.supported_features]
+        assert supported == ([] if type(asked).__version__ == 3 else [("kraft.version", 0, 1)])
+    await connection.close()
+
+
+def v4_versions() -> Any:
+    from kio.schema.api_versions.v4.request import ApiVersionsRequest as V4
+
+    return V4(client_software_name="t", client_software_version="1")

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import ssl
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from kio.static.primitive import i16, i64
 
 from minikafka.broker.client_authorizer import Caller, ClientAuthorizer
 from minikafka.broker.controller_client import ControllerClient
@@ -36,6 +38,7 @@ from minikafka.common.tls import TlsFiles
 if TYPE_CHECKING:
     from minikafka.kraft_controller.process import ControllerNode
 
+KRAFT_VERSION = "kraft.version"
 # Kafka's defaults for the limits a controller's listener shares with a broker's.
 LIMITS = ListenerLimits(max_request_bytes=100 * 1024 * 1024, max_idle_ms=600_000)
 
@@ -70,7 +73,23 @@ def describe_cluster(ctx: ControllerWireContext, request: Request) -> Any:
 
 
 def answer_api_versions(ctx: ControllerWireContext, request: Request) -> Any:
-    return api_versions.response(request.header.api_version, hidden=HIDDEN)
+    """The controller APIs, and from v3 the kraft.version feature: supported 0-1 and finalized at the quorum's level
+    (as Kafka, v3 leaves out a feature whose lowest version or level is 0)."""
+    response = api_versions.response(request.header.api_version, hidden=HIDDEN)
+    if not hasattr(response, "finalized_features"):
+        return response
+    level, epoch = ctx.kraft_version()
+    cls = type(response)
+    supported = build(sibling(cls, "SupportedFeatureKey"), name=KRAFT_VERSION, min_version=i16(0), max_version=i16(1))
+    finalized_key, at = sibling(cls, "FinalizedFeatureKey"), i16(level)
+    finalized = build(finalized_key, name=KRAFT_VERSION, max_version_level=at, min_version_level=at)
+    v3 = request.header.api_version < 4
+    return dataclasses.replace(
+        response,
+        supported_features=() if v3 else (supported,),
+        finalized_features=() if v3 and level == 0 else (finalized,),
+        finalized_features_epoch=i64(epoch),
+    )
 
 
 HANDLERS: dict[int, Any] = {
@@ -95,6 +114,7 @@ class ControllerWireContext:
     mapping_rules: tuple[MappingRule, ...]
     caller: Caller = Caller()
     client_host: str = ""
+    kraft_version: Callable[[], tuple[int, int]] = lambda: (0, -1)  # the quorum's level and the offset it is at
 
     @property
     def plain_users(self) -> Mapping[str, str]:
@@ -166,7 +186,9 @@ async def start_listeners(node: ControllerNode) -> Sequence[ControllerListeners]
     started: list[KafkaListener] = []
     try:
         for listener in config.kafka_listeners:
-            ctx = ControllerWireContext(listener.name, config.node_id, ("", 0), quorum, authorizer, rules)
+            ctx = ControllerWireContext(
+                listener.name, config.node_id, ("", 0), quorum, authorizer, rules, kraft_version=node.kraft_version
+            )
             kafka_listener = KafkaListener(ctx, listener.host, listener.port, LIMITS, security)
             await kafka_listener.start()
             kafka_listener.ctx = dataclasses.replace(ctx, advertised=_advertised(node, listener, kafka_listener.port))
