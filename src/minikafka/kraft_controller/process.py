@@ -34,6 +34,11 @@ class FeatureLevel(NamedTuple):
 
 
 class Stoppable(Protocol):
+    """A started front end: where it listens, and how it stops."""
+
+    @property
+    def addresses(self) -> list[str]: ...
+
     async def stop(self) -> None: ...
 
 
@@ -192,6 +197,7 @@ async def run_controller_process(config: ControllerConfig, front_end: FrontEnd |
         voters=service.voter_addresses,
         epoch=driver.core.epoch,
         log_end_offset=driver.core.log_end_offset,
+        kafka_addresses=[address for started in front_ends for address in started.addresses],
     )
     await _first_of(stopping, failed)
     if driver.failure is not None:

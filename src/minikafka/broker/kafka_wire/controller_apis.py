@@ -147,6 +147,10 @@ class ControllerListeners:
         self.listeners = list(listeners)
         self.client = client
 
+    @property
+    def addresses(self) -> list[str]:
+        return [listener.address for listener in self.listeners]
+
     async def stop(self) -> None:
         for listener in self.listeners:
             await listener.stop()
