@@ -139,3 +139,19 @@ class KafkaQuorumClient:
             cluster_id=cluster_id, voter_id=i32(voter_id), voter_directory_id=directory_uuid(directory_id)
         )
         _check(self._run(self._send(request)))
+
+    def upgrade_kraft_version(self, level: int, cluster_id: str) -> None:
+        """UpdateFeatures of kraft.version (Kafka's kafka-features upgrade); `cluster_id` is not carried by it."""
+        from kio.schema.update_features.v1 import request as features_v1
+        from kio.static.primitive import i8, i16, i32Timedelta
+
+        key = features_v1.FeatureUpdateKey(feature="kraft.version", max_version_level=i16(level), upgrade_type=i8(1))
+        request = features_v1.UpdateFeaturesRequest(
+            timeout=i32Timedelta.parse(datetime.timedelta(seconds=self.timeout_s)),
+            feature_updates=(key,),
+            validate_only=False,
+        )
+        response = self._run(self._send(request))
+        _check(response)
+        for result in response.results:
+            _check(result)

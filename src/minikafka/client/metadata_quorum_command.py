@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction, add_connection_arguments: A
     for command in (describe, add, remove, upgrade):
         command.add_argument("--cluster-id", default="minikafka", help="the cluster's id (cluster.id)")
         add_connection_arguments(command)
-    for command in (describe, add, remove):
+    for command in (describe, add, remove, upgrade):
         command.add_argument(
             "--protocol",
             choices=("grpc", "kafka"),
@@ -158,12 +158,10 @@ def remove_command(args: argparse.Namespace) -> int:
 
 
 def upgrade_command(args: argparse.Namespace) -> int:
-    from minikafka.client.command_connection import admin_client
-
     name, _, version = args.feature.partition("=")
     if name != "kraft.version" or version != "1":
         raise CliError(f"--feature {args.feature}: only kraft.version=1 can be set here")
-    with admin_client(args) as admin:
+    with quorum_client(args) as admin:
         _change(lambda: admin.upgrade_kraft_version(1, args.cluster_id))
     print("kraft.version was upgraded to 1: the voters are named by id and directory id from now on")
     return 0

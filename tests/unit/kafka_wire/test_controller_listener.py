@@ -168,6 +168,11 @@ async def test_the_tools_kafka_client_reads_the_same_document(listener: Served) 
     with pytest.raises(KafkaError) as bad:
         await asyncio.to_thread(client.remove_raft_voter, 101, "not base64!", "minikafka")
     assert bad.value.code == ErrorCode.INVALID_REQUEST
+    await asyncio.to_thread(client.upgrade_kraft_version, 1, "minikafka")
+    assert active.asked[-1][0] == "UpgradeKRaftVersion"
+    with pytest.raises(KafkaError) as refused:
+        await asyncio.to_thread(client.upgrade_kraft_version, 2, "minikafka")
+    assert refused.value.code == ErrorCode.INVALID_UPDATE_VERSION
 
 
 async def test_update_features_upgrades_kraft_version_only(listener: Served) -> None:
