@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from minikafka.broker import cli as broker_cli
 from minikafka.client import cli as client_cli
@@ -14,6 +16,16 @@ from minikafka.common.event_log import configure_event_log
 from minikafka.deploy import cli as deploy_cli
 from minikafka.kraft_controller import cli as controller_cli
 from minikafka.sim import SIMULATE_HELP
+
+if TYPE_CHECKING:
+    from minikafka.kraft_controller.process import ControllerNode, Stoppable
+
+
+async def _controller_kafka_listeners(node: ControllerNode) -> Sequence[Stoppable]:
+    """A controller's Kafka listeners: the broker's wire layer, which the controller package may not import."""
+    from minikafka.broker.kafka_wire import controller_apis
+
+    return await controller_apis.start_listeners(node)
 
 
 def build_parser(command: str | None = None) -> OneLineErrorParser:
@@ -26,7 +38,7 @@ def build_parser(command: str | None = None) -> OneLineErrorParser:
     subparsers = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=OneLineErrorParser
     )
-    controller_cli.register(subparsers)
+    controller_cli.register(subparsers, _controller_kafka_listeners)
     broker_cli.register(subparsers)
     client_cli.register(subparsers)
     deploy_cli.register(subparsers)

@@ -9,17 +9,31 @@ names, while a producer writes acks=all.
 from __future__ import annotations
 
 import asyncio
+import base64
+import datetime
 import json
 import socket
+import ssl
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
 from background_producer import BackgroundProducer
 from cluster_fixtures import admin_config, eventually, issue_node_tls, minikafka
+from kio.schema.add_raft_voter.v1 import request as add_v1
+from kio.schema.api_versions.v3.request import ApiVersionsRequest
+from kio.schema.describe_cluster.v1.request import DescribeClusterRequest
+from kio.schema.describe_quorum.v2 import request as quorum_v2
+from kio.schema.metadata.v12.request import MetadataRequest
+from kio.schema.types import TopicName
+from kio.schema.update_features.v1 import request as features_v1
+from kio.static.primitive import i8, i16, i32, i32Timedelta, u16
 
 from minikafka.client.admin import AdminClient
+from minikafka.client.kafka_wire_client import KafkaConnection
+from minikafka.common.errors import KafkaError
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.local_cluster import Cluster, is_alive, kill, terminate, wait_exit
 from minikafka.deploy.scenario.clients import consume_partition
@@ -80,9 +94,10 @@ def restart_on_new_port(cluster: Cluster, voter: int) -> tuple[subprocess.Popen[
     config = cluster.run_dir / f"controller-{voter}" / "controller.properties"
     lines = config.read_text().splitlines()
     [listener] = [line for line in lines if line.startswith("listeners=")]
-    host = listener.removeprefix("listeners=CONTROLLER://").rpartition(":")[0]
-    endpoint = f"{host}:{free_port()}"
-    config.write_text("\n".join(f"listeners=CONTROLLER://{endpoint}" if li == listener else li for li in lines) + "\n")
+    quorum, _, others = listener.removeprefix("listeners=CONTROLLER://").partition(",")  # its Kafka listener stays
+    endpoint = f"{quorum.rpartition(':')[0]}:{free_port()}"
+    moved = ",".join([f"listeners=CONTROLLER://{endpoint}", *([others] if others else [])])
+    config.write_text("\n".join(moved if li == listener else li for li in lines) + "\n")
     return start_controller(config), endpoint
 
 
@@ -204,7 +219,8 @@ def test_a_standalone_controller_formatted_alone_leads_its_quorum(tmp_path: Path
 
 def test_a_static_quorum_upgraded_to_kraft_version_1_changes_its_voters(tmp_path: Path) -> None:
     """kraft.version 0 -> 1 (`metadata-quorum upgrade --feature kraft.version=1`, Kafka's kafka-features upgrade):
-    refused before (UNSUPPORTED_VERSION), a voter is removed after, and the quorum keeps committing."""
+    refused before (UNSUPPORTED_VERSION), a voter is removed after, and the quorum keeps committing. The removed
+    voter comes back through a controller's Kafka listener (KIP-919), with raw Kafka requests."""
     cluster = cluster_commands.up(tmp_path / "run", 3, 1, {}, timeout_s=60)
     try:
         controllers, controller = cluster.bootstrap_controllers, cluster.bootstrap_controllers[0]
@@ -222,9 +238,73 @@ def test_a_static_quorum_upgraded_to_kraft_version_1_changes_its_voters(tmp_path
         admin.remove_raft_voter(follower, voters[follower], CLUSTER_ID)
         assert sorted(v["id"] for v in admin.describe_quorum()["voters"]) == sorted(set(voters) - {follower})
         admin.create_topic("after-the-upgrade", assignment=[[1]])
+        asyncio.run(ask_a_controllers_kafka_listener(cluster, follower, voters[follower]))
+        eventually(
+            lambda: sorted(v["id"] for v in admin.describe_quorum()["voters"]) == sorted(voters), 30, "voter back"
+        )
+        # The tool over the controllers' Kafka listeners (cluster.json's kafka_address, the run's admin certificate).
+        kafka = ("--protocol", "kafka", "--dir", str(cluster.run_dir))
+        status = minikafka("metadata-quorum", "describe", "--status", *kafka)
+        assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+        assert all(f'"id": {v}, "directoryId": "{voters[v]}"' in status.stdout for v in voters), status.stdout
         admin.close()
     finally:
         cluster_commands.down(cluster, timeout_s=10)
         for pid in cluster.pids.values():
             if is_alive(pid):
                 kill(pid)
+
+
+async def ask_a_controllers_kafka_listener(cluster: Cluster, removed: int, directory: str) -> None:
+    """KIP-919 with raw Kafka requests to a controller other than `removed`: ApiVersions names the controller APIs
+    only, DescribeCluster (CONTROLLER endpoint type) answers this controller, DescribeQuorum the quorum, Metadata is
+    not served; AddRaftVoter v1 with ack_when_committed=false makes `removed` a voter again; UpdateFeatures of
+    kraft.version to 1 is answered NONE (already done)."""
+    controller = next(c for c in cluster.controllers if c.node_id != removed)
+    assert controller.kafka_address is not None
+    tls = cluster.admin_tls  # the listener asks for a certificate of the run's CA, as the quorum's listener does
+    assert tls is not None and tls.certificate is not None
+    context = ssl.create_default_context(cafile=str(tls.ca))
+    context.load_cert_chain(str(tls.certificate), str(tls.key))
+    asked_versions = ApiVersionsRequest(client_software_name="t", client_software_version="1")
+    with pytest.raises(KafkaError):  # without a certificate: refused
+        await KafkaConnection(controller.kafka_address, 30).send(asked_versions)
+    connection = KafkaConnection(controller.kafka_address, 30, context)
+    versions = await connection.send(asked_versions)
+    assert {int(k.api_key) for k in versions.api_keys} == {18, 55, 57, 60, 80, 81}
+    assert [(f.name, int(f.max_version_level)) for f in versions.finalized_features] == [("kraft.version", 1)]
+    described = await connection.send(
+        DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2))
+    )
+    assert int(described.error_code.value) == 0 and int(described.endpoint_type) == 2, described
+    assert [(b.broker_id, f"{b.host}:{b.port}") for b in described.brokers] == [
+        (controller.node_id, controller.kafka_address)
+    ]
+    topic = quorum_v2.TopicData(
+        topic_name=TopicName("__cluster_metadata"), partitions=(quorum_v2.PartitionData(partition_index=i32(0)),)
+    )
+    quorum = await connection.send(quorum_v2.DescribeQuorumRequest(topics=(topic,)))
+    assert int(quorum.error_code.value) == 0 and int(quorum.topics[0].partitions[0].leader_id) > 0, quorum
+    back = cluster.node(removed)
+    add = add_v1.AddRaftVoterRequest(
+        cluster_id=CLUSTER_ID,
+        timeout=i32Timedelta.parse(datetime.timedelta(seconds=10)),
+        voter_id=i32(removed),
+        voter_directory_id=uuid.UUID(bytes=base64.urlsafe_b64decode(directory + "==")),
+        listeners=(add_v1.Listener(name="CONTROLLER", host=back.host, port=u16(back.port)),),
+        ack_when_committed=False,
+    )
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    while (code := int((await connection.send(add)).error_code.value)) == 7 and loop.time() < deadline:
+        await asyncio.sleep(0.5)  # REQUEST_TIMED_OUT: the removed voter is not caught up yet (as an observer)
+    assert code == 0, code
+    # kafka-features --bootstrap-controller upgrade --feature kraft.version=1, once more: already done, NONE.
+    key = features_v1.FeatureUpdateKey(feature="kraft.version", max_version_level=i16(1), upgrade_type=i8(1))
+    features = features_v1.UpdateFeaturesRequest(timeout=add.timeout, feature_updates=(key,), validate_only=False)
+    assert [int(r.error_code.value) for r in (await connection.send(features)).results] == [0]
+    with pytest.raises(KafkaError):
+        await connection.send(
+            MetadataRequest(topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+        )
+    await connection.close()

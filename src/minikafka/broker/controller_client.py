@@ -4,21 +4,37 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 
-from minikafka.broker.config import BrokerConfig
 from minikafka.common.errors import ErrorCode
 from minikafka.common.grpc_support import PeerChannels, connection_failed
+from minikafka.common.tls import TlsFiles
 from minikafka.pb import controller_pb2_grpc
 
 RETRY_BACKOFF_S = 0.1
 NO_CONTROLLER = "no controller answered"
 
 
+class ControllerClientConfig(Protocol):
+    """What the client needs of its node's config: a broker's, or a controller's serving Kafka clients."""
+
+    @property
+    def request_timeout_ms(self) -> int: ...
+
+    @property
+    def inter_node_tls(self) -> TlsFiles | None: ...
+
+    @property
+    def voters(self) -> dict[int, tuple[str, int]]: ...
+
+    @property
+    def bootstrap_servers(self) -> list[str]: ...
+
+
 class ControllerClient:
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: ControllerClientConfig) -> None:
         self.timeout_s = min(config.request_timeout_ms / 1000, 2.0)
         self.request_timeout_s = config.request_timeout_ms / 1000  # a forwarded request that gives no timeout
         self._peers = PeerChannels(config.inter_node_tls)

@@ -52,6 +52,24 @@ def resolve_addresses(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     return [c["address"] for c in data["controllers"]], [b["address"] for b in data["brokers"]]
 
 
+def controller_kafka_addresses(args: argparse.Namespace) -> list[str]:
+    """The controllers' Kafka listeners (KIP-919): --bootstrap-controller, else cluster.json's kafka_address."""
+    given = [a for a in (args.bootstrap_controller or "").split(",") if a]
+    if given:
+        return given
+    run = Path(args.dir) if args.dir else newest_run()
+    if run is None:
+        raise CliError("no cluster given: pass --bootstrap-controller or --dir RUN")
+    try:
+        data = json.loads((run / "cluster.json").read_text())
+    except FileNotFoundError:
+        raise CliError(f"no cluster in {run} (missing cluster.json)") from None
+    found = [c["kafka_address"] for c in data["controllers"] if c.get("kafka_address")]
+    if not found:
+        raise CliError(f"the controllers of {run} have no Kafka listener (cluster.json names no kafka_address)")
+    return found
+
+
 def admin_tls(args: argparse.Namespace) -> TlsFiles | None:
     """The TLS material shown to the controllers: --command-config's, else (without explicit addresses) the run
     directory's admin certificate when its node-to-node links are SSL."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import io
+import ssl
 import struct
 from typing import TYPE_CHECKING, Any
 
@@ -40,9 +41,11 @@ def nested(cls: type, name: str) -> type:
 
 
 class KafkaConnection:
-    def __init__(self, address: str, timeout_s: float) -> None:
+    def __init__(self, address: str, timeout_s: float, ssl_context: ssl.SSLContext | None = None) -> None:
+        """`ssl_context`: connect with TLS (an SSL listener)."""
         self.address = address
         self.timeout_s = timeout_s
+        self.ssl_context = ssl_context
         self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self._correlation_id = 0
         self._lock = asyncio.Lock()
@@ -51,7 +54,8 @@ class KafkaConnection:
         if self._streams is None:
             host, _, port = self.address.rpartition(":")
             try:
-                self._streams = await asyncio.wait_for(asyncio.open_connection(host, int(port)), self.timeout_s)
+                opening = asyncio.open_connection(host, int(port), ssl=self.ssl_context)
+                self._streams = await asyncio.wait_for(opening, self.timeout_s)
             except (OSError, TimeoutError) as error:
                 raise KafkaError(ErrorCode.NETWORK_EXCEPTION, f"cannot connect to {self.address}: {error}") from None
         return self._streams

@@ -47,6 +47,14 @@ def register(subparsers: argparse._SubParsersAction, add_connection_arguments: A
     for command in (describe, add, remove, upgrade):
         command.add_argument("--cluster-id", default="minikafka", help="the cluster's id (cluster.id)")
         add_connection_arguments(command)
+    for command in (describe, add, remove, upgrade):
+        command.add_argument(
+            "--protocol",
+            choices=("grpc", "kafka"),
+            default="grpc",
+            help="grpc: ask the controllers' quorum listener (default); kafka: their Kafka listener (KIP-919, as "
+            "kafka-metadata-quorum; --bootstrap-controller then names it, else cluster.json's kafka_address)",
+        )
 
 
 def _replicas(document: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -54,10 +62,20 @@ def _replicas(document: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return voters + [("Observer", r) for r in document["observers"]]
 
 
-def describe_command(args: argparse.Namespace) -> int:
-    from minikafka.client.command_connection import admin_client
+def quorum_client(args: argparse.Namespace) -> Any:
+    """The admin client of the controllers' quorum listener (gRPC), or with `--protocol kafka` of their Kafka
+    listener; both answer describe_quorum, add_raft_voter and remove_raft_voter alike."""
+    from minikafka.client.command_connection import admin_client, admin_tls, controller_kafka_addresses
 
-    with admin_client(args) as admin:
+    if getattr(args, "protocol", "grpc") != "kafka":
+        return admin_client(args)
+    from minikafka.client.kafka_quorum_client import KafkaQuorumClient
+
+    return KafkaQuorumClient(controller_kafka_addresses(args), 30.0, admin_tls(args))
+
+
+def describe_command(args: argparse.Namespace) -> int:
+    with quorum_client(args) as admin:
         document = admin.describe_quorum()
     if args.json:
         print_json(document)
@@ -125,9 +143,7 @@ def replication_text(document: dict[str, Any]) -> str:
 
 
 def add_command(args: argparse.Namespace) -> int:
-    from minikafka.client.command_connection import admin_client
-
-    with admin_client(args) as admin:
+    with quorum_client(args) as admin:
         directory = args.controller_directory_id or _observed_directory(admin.describe_quorum(), args.controller_id)
         _change(lambda: admin.add_raft_voter(args.controller_id, directory, args.cluster_id, args.controller_endpoint))
     print(f"Added controller {args.controller_id} with directory id {directory} to the voter set")
@@ -135,21 +151,17 @@ def add_command(args: argparse.Namespace) -> int:
 
 
 def remove_command(args: argparse.Namespace) -> int:
-    from minikafka.client.command_connection import admin_client
-
-    with admin_client(args) as admin:
+    with quorum_client(args) as admin:
         _change(lambda: admin.remove_raft_voter(args.controller_id, args.controller_directory_id, args.cluster_id))
     print(f"Removed controller {args.controller_id} with directory id {args.controller_directory_id}")
     return 0
 
 
 def upgrade_command(args: argparse.Namespace) -> int:
-    from minikafka.client.command_connection import admin_client
-
     name, _, version = args.feature.partition("=")
     if name != "kraft.version" or version != "1":
         raise CliError(f"--feature {args.feature}: only kraft.version=1 can be set here")
-    with admin_client(args) as admin:
+    with quorum_client(args) as admin:
         _change(lambda: admin.upgrade_kraft_version(1, args.cluster_id))
     print("kraft.version was upgraded to 1: the voters are named by id and directory id from now on")
     return 0

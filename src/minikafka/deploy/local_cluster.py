@@ -73,7 +73,7 @@ class NodeSpec:
     host: str
     port: int
     run_dir: Path
-    kafka_port: int = 0  # a broker's Kafka listener (PLAINTEXT); 0: none
+    kafka_port: int = 0  # a broker's Kafka listener (PLAINTEXT), a controller's (KIP-919); 0: none
     broker_port: int = 0  # a broker's inter-broker gRPC listener (BROKER); 0: none, its one gRPC listener serves
 
     @property
@@ -407,7 +407,8 @@ def plan_cluster(
         if role == "broker":  # client and inter-broker gRPC ports and a Kafka listener port, on its own address
             grpc_port, kafka_port, broker_port = free_ports(3, host)
             return NodeSpec(node_id, role, host, grpc_port, run_dir, kafka_port, broker_port)
-        return NodeSpec(node_id, role, host, free_ports(1, host)[0], run_dir)
+        quorum_port, kafka_port = free_ports(2, host)  # the quorum's gRPC listener and a Kafka one (KIP-919)
+        return NodeSpec(node_id, role, host, quorum_port, run_dir, kafka_port)
 
     controller_specs = [spec(node_id, "controller", i) for i, node_id in enumerate(controller_ids)]
     broker_specs = [spec(node_id, "broker", i) for i, node_id in enumerate(ids)]
@@ -452,6 +453,8 @@ def node_properties(cluster: Cluster, spec: NodeSpec) -> dict[str, str]:
         "minikafka.event.log.dir": str(cluster.run_dir / "logs"),
         "fault.injection.enable": "true",
     }
+    if spec.role == "controller" and spec.kafka_address:
+        props["controller.listener.names"] = "CONTROLLER,PLAINTEXT"  # the quorum's first
     if spec.broker_port:
         props["listeners"] += f",{INTER_BROKER_LISTENER}://{spec.inter_node_address}"
         props["inter.broker.listener.name"] = INTER_BROKER_LISTENER

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -14,11 +15,15 @@ from minikafka.common.errors import ListenerBindError
 from minikafka.kraft_controller import format_command
 from minikafka.kraft_controller.config import ControllerConfig
 
+if TYPE_CHECKING:
+    from minikafka.kraft_controller.process import FrontEnd
 
-def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+
+def register(subparsers: argparse._SubParsersAction[Any], front_end: FrontEnd | None = None) -> None:
+    """`front_end`: starts the controller's Kafka listeners (the entry point passes the broker's wire layer)."""
     parser = subparsers.add_parser("controller", help="run one KRaft controller process")
     add_config_arguments(parser)
-    parser.set_defaults(func=run_controller)
+    parser.set_defaults(func=functools.partial(run_controller, front_end=front_end))
     format_command.register(subparsers)
 
 
@@ -26,14 +31,14 @@ def load(args: argparse.Namespace) -> ControllerConfig:
     return load_config_file(ControllerConfig, Path(args.config), parse_overrides(args.set))
 
 
-def run_controller(args: argparse.Namespace) -> int:
+def run_controller(args: argparse.Namespace, front_end: FrontEnd | None = None) -> int:
     from minikafka.common.event_log import configure_event_log
     from minikafka.kraft_controller.process import run_controller_process
 
     config = load(args)
     configure_event_log(config.label, config.events_dir, config.log_level)
     try:
-        run_event_loop(run_controller_process(config))
+        run_event_loop(run_controller_process(config, front_end))
     except ListenerBindError as error:
         structlog.get_logger().error("listener_bind_failed", address=error.address, reason=str(error))
         raise CliError(str(error)) from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from minikafka.common.config import ConfigError, at_least, between, config_key
+from minikafka.common.endpoints import Listener
 from minikafka.common.node_config import NodeConfig
 
 
@@ -142,10 +143,47 @@ class ControllerConfig(NodeConfig):
         at_least(1),
     )
 
+    controller_listener_names: str = config_key(
+        "controller.listener.names",
+        "",
+        "The controller's listeners, by name (empty: every one in listeners). The first is the quorum's: Raft and "
+        "the brokers' controller RPCs (minikafka's gRPC). Each other one serves Kafka's protocol (secured as the "
+        "quorum's: PLAINTEXT, or mutual TLS under security.inter.broker.protocol=SSL) to admin clients that "
+        "bootstrap from the controllers (KIP-919: kafka-metadata-quorum --bootstrap-controller): ApiVersions, "
+        "DescribeCluster, DescribeQuorum, AddRaftVoter, RemoveRaftVoter, UpdateFeatures (kraft.version).",
+    )
+
     role = "controller"
+
+    @property
+    def listener_names(self) -> list[str]:
+        """controller.listener.names, else the names of listeners in order."""
+        if self.controller_listener_names:
+            return [name.strip().upper() for name in self.controller_listener_names.split(",") if name.strip()]
+        return [listener.name for listener in self.bound_listeners]
+
+    @property
+    def listener(self) -> Listener:
+        """The quorum's listener: the first of controller.listener.names."""
+        first = self.listener_names[0]
+        return next((li for li in self.bound_listeners if li.name == first), self.bound_listeners[0])
+
+    @property
+    def kafka_listeners(self) -> tuple[Listener, ...]:
+        """The listeners serving Kafka's protocol: every controller listener but the quorum's."""
+        quorum = self.listener.name
+        return tuple(li for li in self.bound_listeners if li.name != quorum and li.name in self.listener_names)
 
     def validate(self) -> None:
         super().validate()
+        bound = [listener.name for listener in self.bound_listeners]
+        if self.controller_listener_names and set(self.listener_names) != set(bound):
+            # Kafka: a controller-only node listens on its controller listeners alone, and on each of them.
+            raise ConfigError(
+                f"invalid value '{self.controller_listener_names}' for 'controller.listener.names': it must name "
+                f"every listener of the controller ({', '.join(bound)}) and no other",
+                "controller.listener.names",
+            )
         if self.node_id not in self.voters and not self.bootstrap_servers:
             raise ConfigError(
                 f"invalid value '{self.controller_quorum_voters}' for 'controller.quorum.voters': "

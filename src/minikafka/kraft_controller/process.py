@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple, Protocol
 
 import grpc
 import structlog
+from immutables import Map
 
+from minikafka.common.acl import AclBinding
 from minikafka.common.cli_support import stop_requested
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import start_server
@@ -23,6 +26,36 @@ from minikafka.kraft_controller.raft.core import RaftConfig
 from minikafka.kraft_controller.raft.driver import RaftDriver, RaftService
 from minikafka.kraft_controller.service import ControllerService
 from minikafka.storage.meta_properties import ensure_meta_properties
+
+
+class FeatureLevel(NamedTuple):
+    level: int
+    epoch: int  # the offset it is known at (ApiVersions' finalized_features_epoch)
+
+
+class Stoppable(Protocol):
+    """A started front end: where it listens, and how it stops."""
+
+    @property
+    def addresses(self) -> list[str]: ...
+
+    async def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class ControllerNode:
+    """What a front end of the controller (its Kafka listeners) is given: the config, where the controllers are
+    now, the committed ACLs its authorizer reads, and the quorum's kraft.version and high watermark (ApiVersions'
+    finalized features and their epoch)."""
+
+    config: ControllerConfig
+    controller_addresses: Callable[[], Sequence[str]]
+    acls: Callable[[], Map[str, AclBinding]]
+    kraft_version: Callable[[], FeatureLevel] = lambda: FeatureLevel(0, -1)
+
+
+# Starts the controller's Kafka listeners; given by the entry point, as the Kafka wire layer is the broker's.
+FrontEnd = Callable[[ControllerNode], Awaitable[Sequence[Stoppable]]]
 
 
 def voter_addresses(config: ControllerConfig) -> dict[int, str]:
@@ -128,7 +161,7 @@ def attach_controller(config: ControllerConfig, driver: RaftDriver) -> Controlle
     )
 
 
-async def run_controller_process(config: ControllerConfig) -> None:
+async def run_controller_process(config: ControllerConfig, front_end: FrontEnd | None = None) -> None:
     log = structlog.get_logger()
     config.check_tls_files()
     stopping = stop_requested()
@@ -148,6 +181,15 @@ async def run_controller_process(config: ControllerConfig) -> None:
     )
     driver.start()
     controller.start()
+    front_ends: Sequence[Stoppable] = ()
+    if front_end is not None and config.kafka_listeners:
+        node = ControllerNode(
+            config,
+            driver.controller_addresses,
+            lambda: controller.state.committed.acls,
+            lambda: FeatureLevel(driver.core.kraft_version, driver.core.high_watermark),
+        )
+        front_ends = await front_end(node)
     log.info(
         "controller_started",
         node_id=config.node_id,
@@ -155,11 +197,14 @@ async def run_controller_process(config: ControllerConfig) -> None:
         voters=service.voter_addresses,
         epoch=driver.core.epoch,
         log_end_offset=driver.core.log_end_offset,
+        kafka_addresses=[address for started in front_ends for address in started.addresses],
     )
     await _first_of(stopping, failed)
     if driver.failure is not None:
         await _halt(config, driver, bound.server)
     log.info("controller_stopping", node_id=config.node_id)
+    for started in front_ends:
+        await started.stop()
     await controller.stop()
     await driver.stop(resign=True)
     await bound.server.stop(grace=0.5)

@@ -294,7 +294,9 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         self, request: controller_pb2.AddRaftVoterRequest, context: Any
     ) -> controller_pb2.RaftVoterChangeResponse:
         timeout_s = (request.timeout_ms or 30_000) / 1000
-        change = AddVoter(request.voter_id, request.voter_directory_id, request.voter_endpoint)
+        change = AddVoter(
+            request.voter_id, request.voter_directory_id, request.voter_endpoint, not request.ack_when_appended
+        )
         return await self._voter_change(request.cluster_id, change, timeout_s)
 
     async def RemoveRaftVoter(

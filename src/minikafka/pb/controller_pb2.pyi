@@ -734,18 +734,20 @@ class DescribeQuorumRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class AddRaftVoterRequest(_message.Message):
-    __slots__ = ("cluster_id", "voter_id", "voter_directory_id", "timeout_ms", "voter_endpoint")
+    __slots__ = ("cluster_id", "voter_id", "voter_directory_id", "timeout_ms", "voter_endpoint", "ack_when_appended")
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     VOTER_ID_FIELD_NUMBER: _ClassVar[int]
     VOTER_DIRECTORY_ID_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     VOTER_ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    ACK_WHEN_APPENDED_FIELD_NUMBER: _ClassVar[int]
     cluster_id: str
     voter_id: int
     voter_directory_id: str
     timeout_ms: int
     voter_endpoint: str
-    def __init__(self, cluster_id: _Optional[str] = ..., voter_id: _Optional[int] = ..., voter_directory_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., voter_endpoint: _Optional[str] = ...) -> None: ...
+    ack_when_appended: bool
+    def __init__(self, cluster_id: _Optional[str] = ..., voter_id: _Optional[int] = ..., voter_directory_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., voter_endpoint: _Optional[str] = ..., ack_when_appended: _Optional[bool] = ...) -> None: ...
 
 class UpgradeKRaftVersionRequest(_message.Message):
     __slots__ = ("cluster_id", "kraft_version")

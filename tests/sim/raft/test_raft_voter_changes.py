@@ -12,8 +12,10 @@ from minikafka.kraft_controller.raft.core import (
     Resigned,
     Send,
     TruncateLog,
+    VoterChangeProposed,
 )
 from minikafka.kraft_controller.raft.messages import (
+    AddVoter,
     EndQuorumEpochRequest,
     EpochEndOffset,
     FetchRequest,
@@ -141,3 +143,20 @@ def test_the_end_quorum_epoch_of_a_leader_that_removed_itself_is_heard() -> None
     assert raft.timers.fetch_deadline_ms == 20  # first of the preferred successors: it times out now
     stranger, _ = raft.handle_request(7, EndQuorumEpochRequest(7, 1, (2, 3), CLUSTER), 30)
     assert stranger.error_code == ErrorCode.INCONSISTENT_VOTER_SET
+
+
+def test_add_voter_without_ack_when_committed_is_answered_once_appended() -> None:
+    """AddRaftVoter v1's ack_when_committed=false: the answer does not wait for the commit (which may need the
+    new voter itself); the default still does."""
+    raft = leader()
+    caught_up_observer(raft, 4, "d4", 2000)
+    effects = raft.step(AddVoter(4, "d4", "127.0.0.1:9004", ack_when_committed=False), 2001)
+    proposed = [e for e in effects if isinstance(e, VoterChangeProposed)]
+    assert proposed and proposed[0].result.error_code == ErrorCode.NONE
+    assert proposed[0].result.offset >= raft.high_watermark  # appended, not committed
+    assert not proposed[0].result.awaits_commit
+    commit(raft, 2002)
+    raft.handle_request(4, FetchRequest(4, 1, raft.log_end_offset, 1, CLUSTER, "d4"), 2003)
+    caught_up_observer(raft, 5, "d5", 2005)
+    result, _ = raft.add_voter(5, "d5", 2006)
+    assert result.error_code == ErrorCode.NONE and result.awaits_commit

@@ -1,5 +1,5 @@
-"""`cluster up` gives every broker a Kafka listener beside its gRPC ones (client and inter-broker) and records them
-in cluster.json."""
+"""`cluster up` gives every broker a Kafka listener beside its gRPC ones (client and inter-broker), and every
+controller one beside its quorum listener, and records them in cluster.json."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from minikafka.broker.config import BrokerConfig
 from minikafka.common.config import load_config
 from minikafka.deploy.local_cluster import Cluster, create_cluster_certificates, node_properties, plan_cluster
+from minikafka.kraft_controller.config import ControllerConfig
 
 
 def test_brokers_get_a_plaintext_listener_on_their_own_port(tmp_path: Path) -> None:
@@ -23,7 +24,10 @@ def test_brokers_get_a_plaintext_listener_on_their_own_port(tmp_path: Path) -> N
         assert (
             config.inter_node_tls is not None and config.inter_node_tls.certificate.name == f"broker-{spec.node_id}.pem"
         )
-    assert cluster.controllers[0].kafka_address is None
+    controller = cluster.controllers[0]  # the quorum's gRPC listener first, then a Kafka one (KIP-919)
+    config = load_config(ControllerConfig, node_properties(cluster, controller), "test")
+    assert config.listener.address == controller.address and controller.kafka_address
+    assert [listener.address for listener in config.kafka_listeners] == [controller.kafka_address]
     assert cluster.kafka_bootstrap_servers == ",".join(spec.kafka_address or "" for spec in cluster.brokers)
 
 

@@ -39,7 +39,9 @@ def quorum(version: int, topic: str, answer: Any) -> tuple[Any, FakeController]:
         topics=(schema.TopicData(topic_name=topic, partitions=(schema.PartitionData(partition_index=0),)),)
     )
     controller = FakeController(answer)
-    config = SimpleNamespace(request_timeout_ms=1000, voters={101: ("127.0.1.1", 9093), 102: ("127.0.1.2", 9093)})
+    config = SimpleNamespace(
+        cluster_id="minikafka", request_timeout_ms=1000, voters={101: ("127.0.1.1", 9093), 102: ("127.0.1.2", 9093)}
+    )
     ctx = WireContext(SimpleNamespace(controller=controller, config=config), "PLAINTEXT")  # type: ignore[arg-type]
     response = asyncio.run(apis.HANDLERS[55](ctx, Request(ApiHeader(55, version, 1), "test", body)))
     encode_response(1, response)  # every field is one kio can write at this version

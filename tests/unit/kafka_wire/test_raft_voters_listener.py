@@ -45,14 +45,15 @@ class Authorizer:
 
 
 def call(api_key: int, version: int, body: Any, controller: FakeController, authorizer: Any = None) -> Any:
-    manager = SimpleNamespace(controller=controller, config=SimpleNamespace(cluster_id="minikafka"))
+    config = SimpleNamespace(cluster_id="minikafka", request_timeout_ms=1000, voters={})
+    manager = SimpleNamespace(controller=controller, config=config)
     ctx = WireContext(manager, "PLAINTEXT", authorizer=authorizer or Authorizer(True))  # type: ignore[arg-type]
     response = asyncio.run(apis.HANDLERS[api_key](ctx, Request(ApiHeader(api_key, version, 1), "test", body)))
     encode_response(1, response)  # every field is one kio can write at this version
     return response
 
 
-def add_request() -> Any:
+def add_request(ack_when_committed: bool = True) -> Any:
     listeners = (
         add_v1.Listener(name="OTHER", host="10.0.0.1", port=u16(1)),
         add_v1.Listener(name="CONTROLLER", host="127.0.1.4", port=u16(9093)),
@@ -63,6 +64,7 @@ def add_request() -> Any:
         voter_id=104,
         voter_directory_id=DIRECTORY,
         listeners=listeners,
+        ack_when_committed=ack_when_committed,
     )
 
 
@@ -98,3 +100,11 @@ def test_without_alter_on_the_cluster_nothing_is_forwarded() -> None:
     body = remove_v0.RemoveRaftVoterRequest(cluster_id=None, voter_id=101, voter_directory_id=DIRECTORY)
     response = call(81, 0, body, controller, authorizer)
     assert int(response.error_code.value) == ErrorCode.CLUSTER_AUTHORIZATION_FAILED and controller.asked == []
+
+
+def test_add_raft_voter_v1_without_ack_when_committed_asks_for_the_answer_on_append() -> None:
+    controller = FakeController()
+    call(80, 1, add_request(ack_when_committed=False), controller)
+    call(80, 1, add_request(), controller)
+    call(80, 0, add_request(), controller)
+    assert [forwarded.ack_when_appended for _, forwarded in controller.asked] == [True, False, False]

@@ -21,6 +21,7 @@ from minikafka.broker.kafka_wire import (
     sasl_apis,
     scram_credentials,
     transactions,
+    update_features,
     write_txn_markers,
 )
 from minikafka.broker.kafka_wire.entities import build, sibling
@@ -59,6 +60,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     **acls.VERSIONS,
     **write_txn_markers.VERSIONS,
     **raft_voters.VERSIONS,
+    **update_features.VERSIONS,
 }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from minikafka.broker.kafka_wire import (
@@ -29,6 +29,7 @@ from minikafka.broker.kafka_wire import (
     sasl_apis,
     scram_credentials,
     transactions,
+    update_features,
     write_txn_markers,
 )
 from minikafka.broker.kafka_wire.context import WireContext
@@ -65,6 +66,7 @@ HANDLERS: dict[int, Handler] = {
     **acls.HANDLERS,
     **write_txn_markers.HANDLERS,
     **raft_voters.HANDLERS,
+    **update_features.HANDLERS,
     alter_configs.ALTER_CONFIGS: alter_configs.alter_configs,
     alter_configs.INCREMENTAL_ALTER_CONFIGS: alter_configs.incremental_alter_configs,
 }
@@ -73,15 +75,27 @@ HANDLERS: dict[int, Handler] = {
 def dispatch(ctx: WireContext, frame: bytes, header: ApiHeader) -> Awaitable[Any | None]:
     """Start answering one frame now (a Produce appends before the next frame is read); the awaitable gives the
     response entity, or None when none is sent. Raises FrameError when the connection must close."""
+    return dispatch_to(HANDLERS, ctx, ctx.hidden_apis, frame, header)
+
+
+def dispatch_to(
+    handlers: Mapping[int, Callable[[Any, Request], Any]],
+    ctx: Any,
+    hidden: frozenset[int],
+    frame: bytes,
+    header: ApiHeader,
+) -> Awaitable[Any | None]:
+    """`dispatch` over a listener's own table (a controller's answers fewer APIs): keys in `hidden` are neither
+    advertised nor answered."""
     if header.api_key == API_VERSIONS_KEY and not api_versions.supports(header.api_key, header.api_version):
         # The client cannot know our versions yet: v0's format, the error and the ranges to retry with.
-        return _ready(api_versions.response(header.api_version, ErrorCode.UNSUPPORTED_VERSION, ctx.hidden_apis))
-    if not api_versions.supports(header.api_key, header.api_version, ctx.hidden_apis):
+        return _ready(api_versions.response(header.api_version, ErrorCode.UNSUPPORTED_VERSION, hidden))
+    if not api_versions.supports(header.api_key, header.api_version, hidden):
         raise FrameError(
             ErrorCode.UNSUPPORTED_VERSION, f"API key {header.api_key} version {header.api_version} is not supported"
         )
     request = decode_request(frame, header)
-    answer = HANDLERS[header.api_key](ctx, request)
+    answer = handlers[header.api_key](ctx, request)
     return answer if isinstance(answer, Awaitable) else _ready(answer)
 
 

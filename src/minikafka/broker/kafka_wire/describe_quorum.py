@@ -8,7 +8,7 @@ import base64
 import uuid
 from typing import Any
 
-from minikafka.broker.kafka_wire.context import WireContext
+from minikafka.broker.kafka_wire.context import QuorumContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.forwarded import forwarded_request_error
 from minikafka.broker.kafka_wire.framing import Request, response_class
@@ -22,7 +22,7 @@ METADATA_TOPIC = "__cluster_metadata"
 CONTROLLER_LISTENER = "CONTROLLER"  # the voters' listener, as Kafka's controller.listener.names usually names it
 
 
-async def handle(ctx: WireContext, request: Request) -> Any:
+async def handle(ctx: QuorumContext, request: Request) -> Any:
     cls = response_class(DESCRIBE_QUORUM, request.header.api_version)
     if not ctx.allowed_on_cluster(AclOperation.DESCRIBE):  # Kafka: DESCRIBE on the cluster
         return _error(cls, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
@@ -30,9 +30,9 @@ async def handle(ctx: WireContext, request: Request) -> Any:
     if asked != [(METADATA_TOPIC, 0)]:
         # Kafka's raft client answers anything but the metadata partition with one top-level error.
         return _error(cls, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
-    manager = ctx.manager
-    answer = await manager.controller.call_within(
-        "DescribeQuorum", controller_pb2.DescribeQuorumRequest(), manager.config.request_timeout_ms / 1000
+    quorum = ctx.quorum
+    answer = await quorum.controller.call_within(
+        "DescribeQuorum", controller_pb2.DescribeQuorumRequest(), quorum.request_timeout_ms / 1000
     )
     code, message = forwarded_request_error(answer)
     if code != ErrorCode.NONE or answer is None:
@@ -74,13 +74,13 @@ def _directory_uuid(directory_id: str) -> uuid.UUID | None:
     return uuid.UUID(bytes=base64.urlsafe_b64decode(directory_id + "=="))
 
 
-def _nodes(cls: type, ctx: WireContext, answer: Any) -> tuple[Any, ...]:
+def _nodes(cls: type, ctx: QuorumContext, answer: Any) -> tuple[Any, ...]:
     """The voters with their controller endpoints: the leader's voter set's (KIP-853), else this broker's
     controller.quorum.voters."""
     if not _has(cls, "Node"):
         return ()  # before v2
     node, listener = sibling(cls, "Node"), sibling(cls, "Listener")
-    voters = sorted((n.node_id, (n.host, n.port)) for n in answer.nodes) or sorted(ctx.manager.config.voters.items())
+    voters = sorted((n.node_id, (n.host, n.port)) for n in answer.nodes) or sorted(ctx.quorum.voters.items())
     return tuple(
         build(node, node_id=voter, listeners=(build(listener, name=CONTROLLER_LISTENER, host=host, port=port),))
         for voter, (host, port) in voters

@@ -20,9 +20,8 @@ import structlog
 
 from minikafka.broker.client_authorizer import ANONYMOUS_PRINCIPAL, Caller
 from minikafka.broker.kafka_wire import api_versions, sasl_apis, sasl_authenticator
-from minikafka.broker.kafka_wire.apis import dispatch
 from minikafka.broker.kafka_wire.connection_quotas import ConnectionQuotas, TooManyFromIp
-from minikafka.broker.kafka_wire.context import WireContext
+from minikafka.broker.kafka_wire.context import ListenerContext
 from minikafka.broker.kafka_wire.framing import (
     SIZE,
     ApiHeader,
@@ -83,7 +82,7 @@ def unlimited_connections() -> ListenerConnections:
 class KafkaListener:
     def __init__(
         self,
-        ctx: WireContext,
+        ctx: ListenerContext,
         host: str,
         port: int,
         limits: ListenerLimits,
@@ -189,7 +188,7 @@ class KafkaListener:
         try:
             ip = peer[0] if isinstance(peer, tuple) else ""
             caller = Caller(_certificate_principal(writer, self.ctx), ip, self.ctx.listener_name)
-            ctx = dataclasses.replace(self.ctx, client_host=f"/{ip}" if ip else "", caller=caller)
+            ctx = self.ctx.for_connection(caller, f"/{ip}" if ip else "")
             reason = await Connection(ctx, self.limits, reader, writer, self.security).serve()
         except asyncio.CancelledError:
             reason = "listener stopped"
@@ -207,7 +206,7 @@ class Connection:
 
     def __init__(
         self,
-        ctx: WireContext,
+        ctx: ListenerContext,
         limits: ListenerLimits,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
@@ -290,7 +289,7 @@ class Connection:
                         return close_reason
                     if answer is not None:
                         continue
-                answer = dispatch(self.ctx, frame, header)
+                answer = self.ctx.dispatch(frame, header)
             except FrameError as error:
                 return f"{error.code.name}: {error.message}"
             except asyncio.IncompleteReadError:
@@ -302,8 +301,7 @@ class Connection:
     def _adopt_principal(self) -> None:
         """Once SASL authentication completes, the connection's requests are the authenticated user's."""
         if self.sasl is not None and self.sasl.phase is Phase.COMPLETE and self.sasl.principal:
-            caller = dataclasses.replace(self.ctx.caller, principal=self.sasl.principal)
-            self.ctx = dataclasses.replace(self.ctx, caller=caller)
+            self.ctx = self.ctx.for_connection(dataclasses.replace(self.ctx.caller, principal=self.sasl.principal))
 
     def _max_frame_bytes(self) -> int:
         """No large frame from a client not yet authenticated (Kafka's sasl.server.max.receive.size)."""
@@ -353,11 +351,11 @@ class Connection:
 
     def _evaluate(self, token: bytes) -> sasl_authenticator.SaslAnswer:
         assert self.sasl is not None
-        credentials = SaslCredentials(self.ctx.manager.config.plain_users, self._scram_credential)
+        credentials = SaslCredentials(self.ctx.plain_users, self._scram_credential)
         return sasl_authenticator.authenticate(self.sasl, token, credentials, secrets.token_urlsafe(18))
 
     def _scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
-        return self.ctx.manager.metadata.image.scram_credential(user, mechanism)
+        return self.ctx.scram_credential(user, mechanism)
 
     async def _enqueue(self, correlation_id: int, answer: Any) -> None:
         self.answers_due += 1
@@ -394,7 +392,7 @@ class Connection:
         return failure
 
 
-def _certificate_principal(writer: asyncio.StreamWriter, ctx: WireContext) -> str:
+def _certificate_principal(writer: asyncio.StreamWriter, ctx: ListenerContext) -> str:
     """An SSL client's principal: its certificate's subject mapped by ssl.principal.mapping.rules (Kafka's
     SslPrincipalMapper); without a client certificate, User:ANONYMOUS."""
     peer = writer.get_extra_info("peercert")
@@ -404,7 +402,7 @@ def _certificate_principal(writer: asyncio.StreamWriter, ctx: WireContext) -> st
     key_names = {"commonName": "CN", "organizationName": "O", "organizationalUnitName": "OU", "countryName": "C"}
     for long_name, short in key_names.items():
         subject = subject.replace(f"{long_name}=", f"{short}=")
-    return str(principal_from_subject(subject, ctx.manager.config.authorizer_config.mapping_rules))
+    return str(principal_from_subject(subject, ctx.mapping_rules))
 
 
 def _ready(value: Any) -> asyncio.Future[Any]:

@@ -10,7 +10,7 @@ import base64
 import uuid
 from typing import Any
 
-from minikafka.broker.kafka_wire.context import WireContext
+from minikafka.broker.kafka_wire.context import QuorumContext
 from minikafka.broker.kafka_wire.entities import build
 from minikafka.broker.kafka_wire.forwarded import forwarded_request_error
 from minikafka.broker.kafka_wire.framing import Request, response_class
@@ -41,34 +41,35 @@ def _answer(cls: type, answer: Any) -> Any:
     return build(cls, throttle_time=0, error_code=code, error_message=message)
 
 
-async def add_raft_voter(ctx: WireContext, request: Request) -> Any:
+async def add_raft_voter(ctx: QuorumContext, request: Request) -> Any:
     cls = response_class(ADD_RAFT_VOTER, request.header.api_version)
     if not ctx.allowed_on_cluster(AclOperation.ALTER):  # Kafka: ALTER on the cluster
         return build(cls, throttle_time=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=None)
     body = request.body
     timeout_ms = max(1, int(body.timeout.total_seconds() * 1000))
     forwarded = controller_pb2.AddRaftVoterRequest(
-        cluster_id=body.cluster_id if body.cluster_id is not None else ctx.manager.config.cluster_id,
+        cluster_id=body.cluster_id if body.cluster_id is not None else ctx.quorum.cluster_id,
         voter_id=body.voter_id,
         voter_directory_id=directory_id(body.voter_directory_id),
         timeout_ms=timeout_ms,
         voter_endpoint=_endpoint(body.listeners),
+        ack_when_appended=not getattr(body, "ack_when_committed", True),  # a v0 request waits for the commit
     )
-    answer = await ctx.manager.controller.call_within("AddRaftVoter", forwarded, timeout_ms / 1000 + 5)
+    answer = await ctx.quorum.controller.call_within("AddRaftVoter", forwarded, timeout_ms / 1000 + 5)
     return _answer(cls, answer)
 
 
-async def remove_raft_voter(ctx: WireContext, request: Request) -> Any:
+async def remove_raft_voter(ctx: QuorumContext, request: Request) -> Any:
     cls = response_class(REMOVE_RAFT_VOTER, request.header.api_version)
     if not ctx.allowed_on_cluster(AclOperation.ALTER):
         return build(cls, throttle_time=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=None)
     body = request.body
     forwarded = controller_pb2.RemoveRaftVoterRequest(
-        cluster_id=body.cluster_id if body.cluster_id is not None else ctx.manager.config.cluster_id,
+        cluster_id=body.cluster_id if body.cluster_id is not None else ctx.quorum.cluster_id,
         voter_id=body.voter_id,
         voter_directory_id=directory_id(body.voter_directory_id),
     )
-    answer = await ctx.manager.controller.call_within("RemoveRaftVoter", forwarded, REMOVE_TIMEOUT_MS / 1000 + 5)
+    answer = await ctx.quorum.controller.call_within("RemoveRaftVoter", forwarded, REMOVE_TIMEOUT_MS / 1000 + 5)
     return _answer(cls, answer)
 
 

@@ -392,8 +392,8 @@ class RaftNode:
                 return self.resign(now_ms)
             case SnapshotTaken(end_offset, data):
                 return self.take_snapshot(end_offset, data)
-            case AddVoter(voter_id, directory_id, endpoint):
-                change, effects = self.add_voter(voter_id, directory_id, now_ms, endpoint)
+            case AddVoter(voter_id, directory_id, endpoint, ack_when_committed):
+                change, effects = self.add_voter(voter_id, directory_id, now_ms, endpoint, ack_when_committed)
                 return effects + [VoterChangeProposed(change)]
             case RemoveVoter(voter_id, directory_id):
                 change, effects = self.remove_voter(voter_id, directory_id, now_ms)
@@ -804,10 +804,11 @@ class RaftNode:
         )
 
     def add_voter(
-        self, voter_id: int, directory_id: str, now_ms: int, endpoint: str = ""
+        self, voter_id: int, directory_id: str, now_ms: int, endpoint: str = "", ack_when_committed: bool = True
     ) -> tuple[VoterChangeResult, list[Effect]]:
         """AddRaftVoter: append a VotersRecord with the replica added (reached at `endpoint`, else where the
-        address book says), once it has caught up."""
+        address book says), once it has caught up; answered on its commit, or without `ack_when_committed` at
+        once."""
         progress = self.progress.get(ReplicaKey(voter_id, directory_id))
         caught_up = progress is not None and now_ms - progress.last_caught_up_ms <= self.config.fetch_timeout_ms
         refused = check_add(self._leader_view(), voter_id, directory_id, caught_up)
@@ -815,7 +816,9 @@ class RaftNode:
             return refused, []
         if endpoint:
             self.learned_endpoints[voter_id] = endpoint
-        return self._change_voters({**self.voter_directories, voter_id: directory_id}, "add", voter_id, now_ms)
+        voters = {**self.voter_directories, voter_id: directory_id}
+        result, effects = self._change_voters(voters, "add", voter_id, now_ms)
+        return evolve(result, awaits_commit=ack_when_committed), effects
 
     def _handle_update_voter(
         self, request: UpdateVoterRequest, now_ms: int

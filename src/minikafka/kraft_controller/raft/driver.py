@@ -192,16 +192,19 @@ class RaftDriver:
         self, change: m.AddVoter | m.RemoveVoter | m.UpgradeKRaftVersion, timeout_s: float
     ) -> VoterChangeResult:
         """AddRaftVoter or RemoveRaftVoter at this leader: refused at once, or answered once the VotersRecord
-        commits (REQUEST_TIMED_OUT if it does not within `timeout_s`, NOT_LEADER_OR_FOLLOWER if leadership goes)."""
+        commits (REQUEST_TIMED_OUT if it does not within `timeout_s`, NOT_LEADER_OR_FOLLOWER if leadership goes);
+        answered once appended when the core's result awaits no commit (AddRaftVoter's ack_when_committed=false)."""
         now = self.clock()
         if isinstance(change, m.AddVoter):
-            result, effects = self.core.add_voter(change.voter_id, change.directory_id, now, change.endpoint)
+            result, effects = self.core.add_voter(
+                change.voter_id, change.directory_id, now, change.endpoint, change.ack_when_committed
+            )
         elif isinstance(change, m.RemoveVoter):
             result, effects = self.core.remove_voter(change.voter_id, change.directory_id, now)
         else:
             result, effects = self.core.upgrade_kraft_version(now)
         self._apply(effects)
-        if result.error_code != ErrorCode.NONE:
+        if result.error_code != ErrorCode.NONE or not result.awaits_commit:
             return result
         epoch, deadline = self.core.epoch, now + timeout_s * 1000
         while self.core.high_watermark <= result.offset:

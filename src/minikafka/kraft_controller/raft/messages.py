@@ -219,6 +219,7 @@ class AddVoter:
     voter_id: int
     directory_id: str
     endpoint: str = ""  # host:port of its controller listener ("": the leader's address book's, if any)
+    ack_when_committed: bool = True  # AddRaftVoter v1's: false answers once the VotersRecord is appended
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,14 @@ from minikafka.common.errors import ErrorCode
 
 @dataclass(frozen=True)
 class VoterChangeResult:
-    """The leader's answer to AddRaftVoter or RemoveRaftVoter: the offset of the VotersRecord (answered once it
-    commits), or the error."""
+    """The leader's answer to AddRaftVoter or RemoveRaftVoter: the offset of the VotersRecord, or the error."""
 
     error_code: ErrorCode
     message: str = ""
     offset: int = -1  # of the VotersRecord appended
+    # Answered once the VotersRecord commits; AddRaftVoter v1 with ack_when_committed=false is answered once it
+    # is appended, so a new voter the quorum needs for the commit does not hold its own addition's answer.
+    awaits_commit: bool = True
 
 
 @dataclass(frozen=True)

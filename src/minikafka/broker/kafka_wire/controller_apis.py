@@ -1,0 +1,203 @@
+"""A controller's Kafka listener (KIP-919), as Kafka's ControllerApis answers admin clients that bootstrap from the
+controllers (`kafka-metadata-quorum --bootstrap-controller`, the admin client's bootstrap.controllers): ApiVersions,
+DescribeCluster for the CONTROLLER endpoint type, DescribeQuorum, AddRaftVoter, RemoveRaftVoter and UpdateFeatures
+(kraft.version), through the same handlers as a broker's listener. Every other API (Metadata, Produce, ...) is
+neither advertised nor answered.
+
+Kafka's DescribeCluster on a controller lists every registered controller and names the active one; minikafka keeps
+no controller registrations, so a controller lists itself and names itself the controller, and passes the quorum
+requests on to the active controller over the quorum's RPCs, as minikafka's brokers do."""
+
+from __future__ import annotations
+
+import dataclasses
+import ssl
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kio.static.primitive import i16, i64
+
+from minikafka.broker.client_authorizer import Caller, ClientAuthorizer
+from minikafka.broker.controller_client import ControllerClient
+from minikafka.broker.kafka_wire import api_versions, describe_quorum, raft_voters, update_features
+from minikafka.broker.kafka_wire.apis import dispatch_to
+from minikafka.broker.kafka_wire.context import QuorumAccess
+from minikafka.broker.kafka_wire.describe import BROKER_ENDPOINT, CONTROLLER_ENDPOINT, NO_AUTHORIZED_OPERATIONS
+from minikafka.broker.kafka_wire.entities import build, sibling
+from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, ApiHeader, Request, response_class
+from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
+from minikafka.broker.kafka_wire.listener_security import PLAINTEXT, ListenerSecurity
+from minikafka.common.acl import CLUSTER_NAME, AclOperation, ResourceType
+from minikafka.common.authorizer import MappingRule
+from minikafka.common.endpoints import Listener
+from minikafka.common.errors import ErrorCode
+from minikafka.common.scram import ScramCredential, ScramMechanism
+from minikafka.common.tls import TlsFiles
+
+if TYPE_CHECKING:
+    from minikafka.kraft_controller.process import ControllerNode
+
+KRAFT_VERSION = "kraft.version"
+# Kafka's defaults for the limits a controller's listener shares with a broker's.
+LIMITS = ListenerLimits(max_request_bytes=100 * 1024 * 1024, max_idle_ms=600_000)
+
+
+def describe_cluster(ctx: ControllerWireContext, request: Request) -> Any:
+    """KIP-919 on a controller: the CONTROLLER endpoint type (2) only; asked for brokers (1, also every v0
+    request), MISMATCHED_ENDPOINT_TYPE; any other type, UNSUPPORTED_ENDPOINT_TYPE."""
+    cls = response_class(api_versions.DESCRIBE_CLUSTER, request.header.api_version)
+    endpoint_type = getattr(request.body, "endpoint_type", BROKER_ENDPOINT)
+    error = ErrorCode.NONE
+    if endpoint_type == BROKER_ENDPOINT:
+        error = ErrorCode.MISMATCHED_ENDPOINT_TYPE
+    elif endpoint_type != CONTROLLER_ENDPOINT:
+        error = ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
+    host, port = ctx.advertised
+    entry = sibling(cls, "DescribeClusterBroker")
+    controllers = (build(entry, broker_id=ctx.node_id, host=host, port=port, rack=None, is_fenced=False),)
+    operations = NO_AUTHORIZED_OPERATIONS
+    if error == ErrorCode.NONE and request.body.include_cluster_authorized_operations:
+        operations = ctx.cluster_authorized_operations()
+    return build(
+        cls,
+        throttle_time=0,
+        error_code=error,
+        error_message=None if error == ErrorCode.NONE else f"endpoint type {endpoint_type} asked of a controller",
+        endpoint_type=CONTROLLER_ENDPOINT,
+        cluster_id=ctx.quorum.cluster_id,
+        controller_id=ctx.node_id,
+        brokers=controllers if error == ErrorCode.NONE else (),
+        cluster_authorized_operations=operations,
+    )
+
+
+def answer_api_versions(ctx: ControllerWireContext, request: Request) -> Any:
+    """The controller APIs, and from v3 the kraft.version feature: supported 0-1 and finalized at the quorum's level
+    (as Kafka, v3 leaves out a feature whose lowest version or level is 0)."""
+    response = api_versions.response(request.header.api_version, hidden=HIDDEN)
+    if not hasattr(response, "finalized_features"):
+        return response
+    level, epoch = ctx.kraft_version()
+    cls = type(response)
+    supported = build(sibling(cls, "SupportedFeatureKey"), name=KRAFT_VERSION, min_version=i16(0), max_version=i16(1))
+    finalized_key, at = sibling(cls, "FinalizedFeatureKey"), i16(level)
+    finalized = build(finalized_key, name=KRAFT_VERSION, max_version_level=at, min_version_level=at)
+    v3 = request.header.api_version < 4
+    return dataclasses.replace(
+        response,
+        supported_features=() if v3 else (supported,),
+        finalized_features=() if v3 and level == 0 else (finalized,),
+        finalized_features_epoch=i64(epoch),
+    )
+
+
+HANDLERS: dict[int, Any] = {
+    API_VERSIONS_KEY: answer_api_versions,
+    api_versions.DESCRIBE_CLUSTER: describe_cluster,
+    **describe_quorum.HANDLERS,
+    **raft_voters.HANDLERS,
+    **update_features.HANDLERS,
+}
+HIDDEN: frozenset[int] = frozenset(api_versions.SUPPORTED) - set(HANDLERS)  # neither advertised nor answered
+
+
+@dataclass(frozen=True)
+class ControllerWireContext:
+    """A controller listener's context: what its connections and the quorum APIs need."""
+
+    listener_name: str
+    node_id: int
+    advertised: tuple[str, int]  # this controller's host and port on this listener
+    quorum: QuorumAccess
+    authorizer: ClientAuthorizer
+    mapping_rules: tuple[MappingRule, ...]
+    caller: Caller = Caller()
+    client_host: str = ""
+    kraft_version: Callable[[], tuple[int, int]] = lambda: (0, -1)  # the quorum's level and the offset it is at
+
+    @property
+    def plain_users(self) -> Mapping[str, str]:
+        return {}  # the listener is PLAINTEXT or SSL: no SASL
+
+    def scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
+        return None
+
+    def for_connection(self, caller: Caller, client_host: str | None = None) -> ControllerWireContext:
+        if client_host is None:
+            return dataclasses.replace(self, caller=caller)
+        return dataclasses.replace(self, caller=caller, client_host=client_host)
+
+    def dispatch(self, frame: bytes, header: ApiHeader) -> Awaitable[Any | None]:
+        return dispatch_to(HANDLERS, self, HIDDEN, frame, header)
+
+    def allowed_on_cluster(self, operation: AclOperation) -> bool:
+        return self.authorizer.allowed_on_cluster(self.caller, operation)
+
+    def cluster_authorized_operations(self) -> int:
+        if not self.allowed_on_cluster(AclOperation.DESCRIBE):
+            return 0
+        return self.authorizer.authorized_operations(self.caller, ResourceType.CLUSTER, CLUSTER_NAME)
+
+
+class ControllerListeners:
+    """The controller's Kafka listeners and the client that carries their quorum requests to the active one."""
+
+    def __init__(self, listeners: Sequence[KafkaListener], client: ControllerClient) -> None:
+        self.listeners = list(listeners)
+        self.client = client
+
+    @property
+    def addresses(self) -> list[str]:
+        return [listener.address for listener in self.listeners]
+
+    async def stop(self) -> None:
+        for listener in self.listeners:
+            await listener.stop()
+        await self.client.close()
+
+
+def _advertised(node: ControllerNode, listener: Listener, port: int) -> tuple[str, int]:
+    """Where clients reach `listener`: advertised.listeners' entry of that name, else where it is bound."""
+    shown = next((a for a in node.config.advertised if a.name == listener.name), None)
+    if shown is not None:
+        return shown.host, shown.port
+    return listener.host, port
+
+
+def listener_security(tls: TlsFiles | None) -> ListenerSecurity:
+    """PLAINTEXT, or under security.inter.broker.protocol=SSL mutual TLS as the quorum's listener asks: the node's
+    certificate, and a client certificate of the cluster CA required (the principal its CN, as on gRPC)."""
+    if tls is None or tls.certificate is None:
+        return PLAINTEXT
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(tls.certificate, tls.key)
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.load_verify_locations(cafile=tls.ca)
+    return ListenerSecurity("SSL", context)
+
+
+async def start_listeners(node: ControllerNode) -> Sequence[ControllerListeners]:
+    """Start every Kafka listener of the controller (controller.listener.names but the quorum's)."""
+    config = node.config
+    client = ControllerClient(config)
+    client.follow(node.controller_addresses)
+    quorum = QuorumAccess(client, config.cluster_id, config.request_timeout_ms, config.voters)
+    authorizer = ClientAuthorizer(config.authorizer_settings, node.acls)
+    rules = tuple(config.authorizer_config.mapping_rules)
+    security = listener_security(config.inter_node_tls)
+    started: list[KafkaListener] = []
+    try:
+        for listener in config.kafka_listeners:
+            ctx = ControllerWireContext(
+                listener.name, config.node_id, ("", 0), quorum, authorizer, rules, kraft_version=node.kraft_version
+            )
+            kafka_listener = KafkaListener(ctx, listener.host, listener.port, LIMITS, security)
+            await kafka_listener.start()
+            kafka_listener.ctx = dataclasses.replace(ctx, advertised=_advertised(node, listener, kafka_listener.port))
+            started.append(kafka_listener)
+    except BaseException:
+        await ControllerListeners(started, client).stop()
+        raise
+    return [ControllerListeners(started, client)]
