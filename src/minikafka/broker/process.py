@@ -20,7 +20,7 @@ from minikafka.broker.fetch_session import MAX_SESSION_ID, FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator, coordinator_config
 from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator, GrpcSaslSettings
 from minikafka.broker.grpc_sasl.interceptor import SaslSessionInterceptor
-from minikafka.broker.kafka_wire import group_apis
+from minikafka.broker.kafka_wire import apis, group_apis
 from minikafka.broker.kafka_wire.connection_quotas import ConnectionQuotas, effective_max_connections
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerConnections, ListenerLimits
@@ -287,6 +287,7 @@ async def start_kafka_listeners(broker: Broker) -> None:
                 verifier=broker.verifier,
                 authorizer=broker.manager.authorizer,
             ),
+            apis.dispatch,
             listener.host,
             listener.port,
             limits,

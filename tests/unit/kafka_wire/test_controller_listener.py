@@ -24,6 +24,7 @@ from kio.schema.update_features.v1 import request as features_v1
 from kio.static.primitive import i8, i16, i32, i32Timedelta, u16
 
 from minikafka.broker.client_authorizer import ClientAuthorizer
+from minikafka.broker.kafka_wire import controller_apis
 from minikafka.broker.kafka_wire.context import QuorumAccess
 from minikafka.broker.kafka_wire.controller_apis import ControllerWireContext
 from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
@@ -65,7 +66,7 @@ async def listener() -> AsyncIterator[Served]:
     authorizer = ClientAuthorizer(AuthorizerSettings(), Map)
     at_one = lambda: (1, 42)  # noqa: E731 - the quorum's kraft.version and the offset it is at
     ctx = ControllerWireContext("PLAINTEXT", 101, ("127.0.0.1", 0), quorum, authorizer, (), kraft_version=at_one)
-    kafka_listener = KafkaListener(ctx, "127.0.0.1", 0, ListenerLimits(1 << 20, 60_000))
+    kafka_listener = KafkaListener(ctx, controller_apis.dispatch, "127.0.0.1", 0, ListenerLimits(1 << 20, 60_000))
     await kafka_listener.start()
     kafka_listener.ctx = dataclasses.replace(ctx, advertised=("127.0.0.1", kafka_listener.port))
     yield kafka_listener, active

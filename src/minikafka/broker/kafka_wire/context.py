@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -12,7 +12,6 @@ from immutables import Map
 from minikafka.broker.client_authorizer import Caller, ClientAuthorizer
 from minikafka.broker.fetch_session import FetchSessionCache
 from minikafka.broker.group.coordinator import GroupCoordinator
-from minikafka.broker.kafka_wire.framing import ApiHeader
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.broker.transaction.coordinator import TransactionCoordinator
 from minikafka.broker.transaction.verification import ProduceVerifier
@@ -67,8 +66,6 @@ class ListenerContext(Protocol):
 
     def for_connection(self, caller: Caller, client_host: str | None = None) -> ListenerContext: ...
 
-    def dispatch(self, frame: bytes, header: ApiHeader) -> Awaitable[Any | None]: ...
-
 
 @dataclass(frozen=True)
 class WireContext:
@@ -105,11 +102,6 @@ class WireContext:
         if client_host is None:
             return dataclasses.replace(self, caller=caller)
         return dataclasses.replace(self, caller=caller, client_host=client_host)
-
-    def dispatch(self, frame: bytes, header: ApiHeader) -> Awaitable[Any | None]:
-        from minikafka.broker.kafka_wire import apis  # the API modules import this one
-
-        return apis.dispatch(self, frame, header)
 
     def allowed(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
         return self.authorizer.allowed(self.caller, operation, resource_type, name)

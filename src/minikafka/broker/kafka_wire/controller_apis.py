@@ -128,9 +128,6 @@ class ControllerWireContext:
             return dataclasses.replace(self, caller=caller)
         return dataclasses.replace(self, caller=caller, client_host=client_host)
 
-    def dispatch(self, frame: bytes, header: ApiHeader) -> Awaitable[Any | None]:
-        return dispatch_to(HANDLERS, self, HIDDEN, frame, header)
-
     def allowed_on_cluster(self, operation: AclOperation) -> bool:
         return self.authorizer.allowed_on_cluster(self.caller, operation)
 
@@ -178,6 +175,11 @@ def listener_security(tls: TlsFiles | None) -> ListenerSecurity:
     return ListenerSecurity("SSL", context)
 
 
+def dispatch(ctx: ControllerWireContext, frame: bytes, header: ApiHeader) -> Awaitable[Any | None]:
+    """A frame answered from the controller's table: what it does not serve is neither advertised nor answered."""
+    return dispatch_to(HANDLERS, ctx, HIDDEN, frame, header)
+
+
 async def start_listeners(node: ControllerNode) -> Sequence[ControllerListeners]:
     """Start every Kafka listener of the controller (controller.listener.names but the quorum's)."""
     config = node.config
@@ -193,7 +195,7 @@ async def start_listeners(node: ControllerNode) -> Sequence[ControllerListeners]
             ctx = ControllerWireContext(
                 listener.name, config.node_id, ("", 0), quorum, authorizer, rules, kraft_version=node.kraft_version
             )
-            kafka_listener = KafkaListener(ctx, listener.host, listener.port, LIMITS, security)
+            kafka_listener = KafkaListener(ctx, dispatch, listener.host, listener.port, LIMITS, security)
             await kafka_listener.start()
             kafka_listener.ctx = dataclasses.replace(ctx, advertised=_advertised(node, listener, kafka_listener.port))
             started.append(kafka_listener)

@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import secrets
 import socket
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +76,10 @@ class ListenerConnections:
         self._freed.set()
 
 
+# How a listener answers a frame: the broker's table of APIs, or a controller's smaller one.
+Dispatch = Callable[[Any, bytes, ApiHeader], Awaitable[Any | None]]
+
+
 def unlimited_connections() -> ListenerConnections:
     return ListenerConnections(ConnectionQuotas(2**31 - 1, 2**31 - 1))
 
@@ -83,6 +88,7 @@ class KafkaListener:
     def __init__(
         self,
         ctx: ListenerContext,
+        dispatch: Dispatch,
         host: str,
         port: int,
         limits: ListenerLimits,
@@ -90,6 +96,7 @@ class KafkaListener:
         connections: ListenerConnections | None = None,
     ) -> None:
         self.ctx = ctx
+        self.dispatch = dispatch
         self.host = host
         self.port = port
         self.limits = limits
@@ -189,7 +196,7 @@ class KafkaListener:
             ip = peer[0] if isinstance(peer, tuple) else ""
             caller = Caller(_certificate_principal(writer, self.ctx), ip, self.ctx.listener_name)
             ctx = self.ctx.for_connection(caller, f"/{ip}" if ip else "")
-            reason = await Connection(ctx, self.limits, reader, writer, self.security).serve()
+            reason = await Connection(ctx, self.dispatch, self.limits, reader, writer, self.security).serve()
         except asyncio.CancelledError:
             reason = "listener stopped"
         except Exception as error:  # a bug in one request must not end the listener: log it, drop the client
@@ -207,12 +214,14 @@ class Connection:
     def __init__(
         self,
         ctx: ListenerContext,
+        dispatch: Dispatch,
         limits: ListenerLimits,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         security: ListenerSecurity = PLAINTEXT,
     ) -> None:
         self.ctx = ctx
+        self.dispatch = dispatch
         self.limits = limits
         self.reader = reader
         self.writer = writer
@@ -289,7 +298,7 @@ class Connection:
                         return close_reason
                     if answer is not None:
                         continue
-                answer = self.ctx.dispatch(frame, header)
+                answer = self.dispatch(self.ctx, frame, header)
             except FrameError as error:
                 return f"{error.code.name}: {error.message}"
             except asyncio.IncompleteReadError:
