@@ -38,6 +38,7 @@ PRODUCE_SCHEMA = StructType(
         StructField("transaction", LongType()),
         StructField("transaction_end", StringType()),
         StructField("end_acknowledged", BooleanType()),
+        StructField("principal", StringType()),  # the producer's SASL principal (chaos --acls)
     ]
 )
 PRODUCE_SHAPE = Shape(required=("topic", "value", "acks"), timestamps=("ts",), digested=("value",))

@@ -1,0 +1,114 @@
+"""NoDeniedWriteVisible: the values of a producer the ACLs refused are never acknowledged nor read, whatever each of
+its sends was told; the allowed producers' writes and their ordinary failures are not its business."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from run_fixtures import clean_run, consumed_line, produced_line
+
+from minikafka.deploy.analysis.denied_writes import denied_attempts, denied_writes_visible
+from minikafka.deploy.analysis.history import load_consumed, load_produced
+from minikafka.deploy.analysis.report import analyze
+from minikafka.deploy.analysis.verdict import verdict_from
+
+pytestmark = pytest.mark.spark
+
+
+def line(offset: int | None, value: str, principal: str | None, error: str | None = None) -> dict:
+    return {
+        "ts": "2026-11-22T18:30:00.000001Z",
+        "topic": "chaos",
+        "partition": 0,
+        "offset": offset,
+        "value": value,
+        "acks": "all",
+        "error": error,
+        "latency_ms": 1.5,
+        **({"principal": principal} if principal is not None else {}),
+    }
+
+
+def read(offset: int, value: str) -> dict:
+    return {"topic": "chaos", "partition": 0, "offset": offset, "key": None, "value": value, "leader_epoch": 1}
+
+
+WRITER = [
+    line(0, "writer-0", "User:writer-0"),
+    line(None, "writer-1", "User:writer-0", "NOT_ENOUGH_REPLICAS"),  # an allowed producer's ordinary failure
+    line(1, "writer-2", "User:writer-0"),
+]
+BOB = [
+    line(None, "bob-0", "User:bob", "TOPIC_AUTHORIZATION_FAILED"),
+    line(None, "bob-1", "User:bob", "TOPIC_AUTHORIZATION_FAILED"),
+    line(None, "bob-2", "User:bob", "REQUEST_TIMED_OUT"),  # its fate unknown to bob: it still must not be there
+]
+CAROL = [line(None, "carol-0", "User:carol", "CLUSTER_AUTHORIZATION_FAILED")]
+READS = [read(0, "writer-0"), read(1, "writer-2")]
+
+
+def _verdict(spark, tmp_path: Path, produced: list[dict], consumed: list[dict]):  # noqa: ANN001, ANN202
+    history = tmp_path / "history"
+    history.mkdir(parents=True)
+    (history / "produce-writer-0.jsonl").write_text("".join(json.dumps(x) + "\n" for x in produced))
+    (history / "consume-final.jsonl").write_text("".join(json.dumps(x) + "\n" for x in consumed))
+    produced_frame, consumed_frame = load_produced(spark, tmp_path), load_consumed(spark, tmp_path)
+    return verdict_from(
+        "NoDeniedWriteVisible",
+        "",
+        denied_writes_visible(produced_frame, consumed_frame),
+        checked=denied_attempts(produced_frame).count(),
+    )
+
+
+def test_refused_producers_with_nothing_visible_pass(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    verdict = _verdict(spark, tmp_path, WRITER + BOB + CAROL, READS)
+    assert verdict.passed and verdict.checked == 3  # bob's two refusals and carol's one
+
+
+def test_a_refused_value_read_back_fails(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    verdict = _verdict(spark, tmp_path, WRITER + BOB, [*READS, read(2, "bob-1")])
+    assert not verdict.passed
+    assert verdict.rows == [
+        {"producer": "User:bob", "topic": "chaos", "value": "bob-1", "error": "TOPIC_AUTHORIZATION_FAILED",
+         "seen": "read", "partition": 0, "offset": 2}
+    ]  # fmt: skip
+
+
+def test_a_refused_producers_timed_out_value_read_back_fails(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    verdict = _verdict(spark, tmp_path, WRITER + BOB, [*READS, read(2, "bob-2")])
+    assert [(r["value"], r["error"], r["seen"]) for r in verdict.rows] == [("bob-2", "REQUEST_TIMED_OUT", "read")]
+
+
+def test_a_refused_producers_acknowledged_write_fails_even_unread(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    """A broker that let one of carol's batches through (say, before it had replayed her ACLs)."""
+    verdict = _verdict(spark, tmp_path, WRITER + CAROL + [line(7, "carol-1", "User:carol")], READS)
+    assert [(r["producer"], r["value"], r["seen"], r["offset"]) for r in verdict.rows] == [
+        ("User:carol", "carol-1", "acknowledged", 7)
+    ]
+
+
+def test_without_a_principal_the_history_file_is_the_producer(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    anonymous = [line(None, "anon-0", None, "TOPIC_AUTHORIZATION_FAILED")]
+    verdict = _verdict(spark, tmp_path, anonymous, [read(0, "anon-0")])
+    assert [(r["producer"], r["value"]) for r in verdict.rows] == [("produce-writer-0", "anon-0")]
+
+
+def test_analyze_fails_the_run_on_a_denied_write_read_back(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    run = clean_run()
+    refused = produced_line(9.0, None, "bob-0", "TOPIC_AUTHORIZATION_FAILED")
+    run.produced.append({**refused, "principal": "User:bob"})
+    run.consumed.append(consumed_line(len(run.consumed), "bob-0"))
+    out = tmp_path / "report"
+    out.mkdir()
+    summary = analyze(spark, run.write(tmp_path / "run"), out)
+    failed = {v["name"]: v["offending_rows"] for v in summary["invariants"] if v["verdict"] == "fail"}
+    assert failed == {
+        "NoDeniedWriteVisible": [
+            {"producer": "User:bob", "topic": "t", "value": "bob-0", "error": "TOPIC_AUTHORIZATION_FAILED",
+             "seen": "read", "partition": 0, "offset": len(run.consumed) - 1}
+        ]
+    }  # fmt: skip
+    assert summary["verdict"] == "fail"
