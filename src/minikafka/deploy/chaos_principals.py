@@ -4,10 +4,11 @@ the brokers' GRPC_SASL_SSL client listener.
 - `admin` (a super user: super.users' default) is the harness: it creates the topics and the ACLs, and reads.
 - `writer-N`, the acks=all producers: WRITE on the chaos topic (even ones by a LITERAL ACL, odd ones by a PREFIXED
   one) and IDEMPOTENT_WRITE on the cluster. Their acknowledged writes must all be kept.
-- the denied producers, each refused in its own way, in turn: `describe-only-N` (DESCRIBE on the topic, no WRITE:
-  TOPIC_AUTHORIZATION_FAILED), `write-denied-N` (a PREFIXED ALLOW of WRITE that a LITERAL DENY beats: DENY wins,
-  TOPIC_AUTHORIZATION_FAILED), `no-idempotent-write-N` (WRITE on the topic, no IDEMPOTENT_WRITE for its idempotent
-  batches: CLUSTER_AUTHORIZATION_FAILED). None of their records may ever be acknowledged or read.
+- the denied producers, each refused in its own way, in turn: `describe-only-N` (DESCRIBE on the topic and
+  IDEMPOTENT_WRITE on the cluster, no WRITE: TOPIC_AUTHORIZATION_FAILED), `write-denied-N` (a PREFIXED ALLOW of
+  WRITE that a LITERAL DENY beats: DENY wins, TOPIC_AUTHORIZATION_FAILED), `no-idempotent-write-N` (WRITE on the
+  topic, no IDEMPOTENT_WRITE for its idempotent batches: CLUSTER_AUTHORIZATION_FAILED). None of their records may
+  ever be acknowledged or read.
 - the Kafka listener stays PLAINTEXT: its clients (the transactional producers, the group members' group requests:
   minikafka's Kafka-wire tools have no SASL) are User:ANONYMOUS, granted only what they need.
 
@@ -111,8 +112,8 @@ def principal_bindings(principal: Principal, topic: str, index: int) -> list[Acl
     match principal.kind:
         case "writer":
             return [idempotent, prefixed_write if index % 2 else _acl(who, AclOperation.WRITE, topic_type, topic)]
-        case "describe-only":
-            return [_acl(who, AclOperation.DESCRIBE, topic_type, topic)]
+        case "describe-only":  # IDEMPOTENT_WRITE too: the topic's WRITE is what refuses it
+            return [idempotent, _acl(who, AclOperation.DESCRIBE, topic_type, topic)]
         case "write-denied":
             deny = _acl(who, AclOperation.WRITE, topic_type, topic, permission=AclPermissionType.DENY)
             return [deny, idempotent, prefixed_write]
