@@ -188,7 +188,7 @@ class Workload:
         self.denied_plans = [
             ProducerPlan(
                 TOPIC, p.name, history / f"produce-{p.name}.jsonl", rate_per_s=DENIED_RATE_PER_S, tls=self.tls,
-                sasl=p.login,
+                sasl=p.login, refused_by_acls=True,
             )
             for p in principals if p.denied
         ]  # fmt: skip

@@ -47,6 +47,7 @@ class ProducerPlan:
     max_outstanding: int = 2000
     tls: TlsFiles | None = None  # a secured gRPC client listener's CA
     sasl: SaslLogin | None = None  # the principal it logs in as (GRPC_SASL_SSL); its history lines name it
+    refused_by_acls: bool = False  # the run's ACLs refuse its writes; its history lines say so
 
     @property
     def principal(self) -> str | None:
@@ -75,7 +76,7 @@ async def produce_with_history(
             latency_ms = (time.monotonic() - sent) * 1000
             line = history_line(
                 plan.topic, None, metadata, value, plan.acks, failure, latency_ms, config.idempotent,
-                principal=plan.principal,
+                principal=plan.principal, refused_by_acls=plan.refused_by_acls,
             )  # fmt: skip
             out.write(line + "\n")
 

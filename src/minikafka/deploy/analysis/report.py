@@ -28,7 +28,7 @@ from minikafka.deploy.analysis import replica_invariants as replica
 from minikafka.deploy.analysis import transaction_invariants as transactions
 from minikafka.deploy.analysis.acl_denials import acl_denials, denials_by_principal
 from minikafka.deploy.analysis.concurrent_jobs import collect_all
-from minikafka.deploy.analysis.denied_writes import denied_attempts, denied_writes_visible
+from minikafka.deploy.analysis.denied_writes import denied_sends, denied_writes_visible
 from minikafka.deploy.analysis.events import EVENT_SHAPE, committed_partition_changes, read_events
 from minikafka.deploy.analysis.explained_losses import LostWrites, explain_losses
 from minikafka.deploy.analysis.final_read import final_read_summary
@@ -229,10 +229,10 @@ def acl_checks(produced: DataFrame, consumed: DataFrame) -> list[Check]:
     return [
         Check(
             "NoDeniedWriteVisible",
-            "no value of a producer the ACLs refused on a topic (an authorization error in its history) is ever "
-            "acknowledged or read there, whatever its send was told",
+            "no send refused with an authorization error is ever read, and no send of a producer the run's ACLs "
+            "refuse (refused_by_acls) is acknowledged or read, whatever it was told",
             denied_writes_visible(produced, consumed),
-            checked=denied_attempts(produced).count(),
+            checked=denied_sends(produced).count(),
         )
     ]
 
