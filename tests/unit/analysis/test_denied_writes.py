@@ -8,11 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from run_fixtures import clean_run, consumed_line, produced_line
 
 from minikafka.deploy.analysis.denied_writes import denied_sends, denied_writes_visible
 from minikafka.deploy.analysis.history import load_consumed, load_produced
-from minikafka.deploy.analysis.report import analyze
 from minikafka.deploy.analysis.verdict import verdict_from
 
 pytestmark = pytest.mark.spark
@@ -106,21 +104,3 @@ def test_a_send_refused_by_authorization_is_never_read_whoever_sent_it(spark, tm
         ("User:writer-0", "writer-3", "read"),
         ("produce-writer-0", "anon-0", "read"),
     ]
-
-
-def test_analyze_fails_the_run_on_a_denied_write_read_back(spark, tmp_path: Path) -> None:  # noqa: ANN001
-    run = clean_run()
-    refused = produced_line(9.0, None, "bob-0", "TOPIC_AUTHORIZATION_FAILED")
-    run.produced.append({**refused, "principal": "User:bob", "refused_by_acls": True})
-    run.consumed.append(consumed_line(len(run.consumed), "bob-0"))
-    out = tmp_path / "report"
-    out.mkdir()
-    summary = analyze(spark, run.write(tmp_path / "run"), out)
-    failed = {v["name"]: v["offending_rows"] for v in summary["invariants"] if v["verdict"] == "fail"}
-    assert failed == {
-        "NoDeniedWriteVisible": [
-            {"producer": "User:bob", "topic": "t", "value": "bob-0", "error": "TOPIC_AUTHORIZATION_FAILED",
-             "seen": "read", "partition": 0, "offset": len(run.consumed) - 1}
-        ]
-    }  # fmt: skip
-    assert summary["verdict"] == "fail"
