@@ -174,24 +174,14 @@ class Workload:
         history = cluster.run_dir / "history"
         self.tls = TlsFiles(ca_certificate_path(cluster.certs_dir)) if options.acls else None
         self.sasl = ADMIN if options.acls else None  # the readers: a super user
-        principals = options.principals()
-        self.plans = [  # the acks=all producers: each its own principal with --acls
+        self.plans = [  # the acks=all producers (with --acls, the writers)
             ProducerPlan(TOPIC, f"p{n}", history / f"produce-p{n}.jsonl", rate_per_s=options.rate_per_producer)
             for n in range(options.producers)
-        ] if not options.acls else [
-            ProducerPlan(
-                TOPIC, p.name, history / f"produce-{p.name}.jsonl", rate_per_s=options.rate_per_producer,
-                tls=self.tls, sasl=p.login,
-            )
-            for p in principals if not p.denied
-        ]  # fmt: skip
-        self.denied_plans = [
-            ProducerPlan(
-                TOPIC, p.name, history / f"produce-{p.name}.jsonl", rate_per_s=DENIED_RATE_PER_S, tls=self.tls,
-                sasl=p.login, refused_by_acls=True,
-            )
-            for p in principals if p.denied
-        ]  # fmt: skip
+        ]
+        self.denied_plans: list[ProducerPlan] = []
+        if options.acls:
+            self.plans = [self._principal_plan(p, history, options) for p in options.principals() if not p.denied]
+            self.denied_plans = [self._principal_plan(p, history, options) for p in options.principals() if p.denied]
         self.live = history / "consume-live.jsonl"
         self.final = history / "consume-final.jsonl"
         self.partitions = list(range(options.partitions))
@@ -205,6 +195,14 @@ class Workload:
         self.counts: list[ProduceCounts] = []
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="chaos-workload", daemon=True)
+
+    def _principal_plan(self, principal: Principal, history: Path, options: ChaosOptions) -> ProducerPlan:
+        """A producer logged in as `principal`: a writer at the run's rate, or a denied one at DENIED_RATE_PER_S."""
+        rate = DENIED_RATE_PER_S if principal.denied else options.rate_per_producer
+        return ProducerPlan(
+            TOPIC, principal.name, history / f"produce-{principal.name}.jsonl", rate_per_s=rate, tls=self.tls,
+            sasl=principal.login, refused_by_acls=principal.denied,
+        )  # fmt: skip
 
     def start(self) -> None:
         self._thread.start()
@@ -397,6 +395,24 @@ def _run_plan(plan: list[FaultStep], runner: FaultRunner, started: float, durati
     runner.heal_all()
 
 
+def _prepare(cluster: Cluster, options: ChaosOptions, log: Callable[[str], None]) -> AdminClient:
+    """The admin client (with --acls, the super user on the brokers' SASL listener), the topics, and with --acls
+    the ACLs, applied on every broker."""
+    ca = TlsFiles(ca_certificate_path(cluster.certs_dir)) if options.acls else None
+    admin = AdminClient(
+        cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10, tls=cluster.admin_tls,
+        broker_tls=ca, broker_sasl=ADMIN if options.acls else None,
+    )  # fmt: skip
+    for topic in [TOPIC, *([TXN_TOPIC] if options.transactional_producers else [])]:
+        admin.create_topic(topic, options.partitions, 3, {"min.insync.replicas": "2"})
+        admin.wait_for_topic(topic, 30)
+    if ca is not None:
+        resources = ChaosResources(TOPIC, TXN_TOPIC, f"{TOPIC}-t", GROUP)
+        created = grant(admin, cluster.bootstrap_servers, ca, options.principals(), resources)
+        log(f"ACLs: {created} created for {len(options.principals())} principals and User:ANONYMOUS")
+    return admin
+
+
 def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] = print) -> ChaosSummary:
     log(f"starting a {options.controllers}+{options.brokers} cluster in {run_dir} ...")
     # In the run's namespace (the command entered it first), the cluster is there too and the cuts are the kernel's.
@@ -415,18 +431,7 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
     summary = ChaosSummary(cluster.run_dir, options.seed)
     group: GroupWorkload | None = None
     try:
-        ca = TlsFiles(ca_certificate_path(cluster.certs_dir)) if options.acls else None
-        admin = AdminClient(
-            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10, tls=cluster.admin_tls,
-            broker_tls=ca, broker_sasl=ADMIN if options.acls else None,
-        )  # fmt: skip
-        for topic in [TOPIC, *([TXN_TOPIC] if options.transactional_producers else [])]:
-            admin.create_topic(topic, options.partitions, 3, {"min.insync.replicas": "2"})
-            admin.wait_for_topic(topic, 30)
-        if ca is not None:
-            resources = ChaosResources(TOPIC, TXN_TOPIC, f"{TOPIC}-t", GROUP)
-            created = grant(admin, cluster.bootstrap_servers, ca, options.principals(), resources)
-            log(f"ACLs: {created} created for {len(options.principals())} principals and User:ANONYMOUS")
+        admin = _prepare(cluster, options, log)
         plan = plan_faults(
             options.seed,
             options.kinds,

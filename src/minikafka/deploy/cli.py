@@ -164,9 +164,10 @@ def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
     chaos.add_argument(
         "--denied-producers",
         type=bounded_int(0, MAX_NODES),
-        default=3,
+        default=None,
         metavar="N",
-        help="with --acls: N producers refused in turn for no WRITE, a DENY beating an ALLOW, and no IDEMPOTENT_WRITE",
+        help="with --acls: N producers (default 3) refused in turn for no WRITE, a DENY beating an ALLOW, and no "
+        "IDEMPOTENT_WRITE",
     )
     chaos.add_argument("--no-analysis", action="store_true", help="skip the Spark analysis")
     chaos.add_argument("--json", action="store_true")
@@ -530,6 +531,8 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         kinds = parse_fault_kinds(args.faults)
     except ValueError as error:
         raise CliError(str(error)) from None
+    if args.denied_producers is not None and not args.acls:
+        raise CliError("--denied-producers needs --acls")
     if not args.no_analysis:
         require_analysis()
     run = Path(args.run)
@@ -539,7 +542,7 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         args.duration, kinds, args.seed, args.brokers, args.controllers, args.partitions, args.producers, args.rate,
         group_consumers=args.group_consumers, group_protocol=args.group_protocol, analyze=not args.no_analysis,
         transactional_producers=args.transactional_producers, acls=args.acls,
-        denied_producers=args.denied_producers if args.acls else 0,
+        denied_producers=(3 if args.denied_producers is None else args.denied_producers) if args.acls else 0,
     )  # fmt: skip
     try:
         summary = run_chaos(run, options, log=lambda line: print(line, file=sys.stderr if args.json else sys.stdout))
