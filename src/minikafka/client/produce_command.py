@@ -113,10 +113,13 @@ def history_line(
     latency_ms: float,
     idempotent: bool = False,
     key: bytes | None = None,
+    principal: str | None = None,
+    refused_by_acls: bool = False,
 ) -> str:
     """The history line (docs/events.md): ts, topic, partition, offset, value, acks, error, latency_ms, idempotent
-    (the producer had enable.idempotence on: a value it sent may be written once only), and `key` for a keyed
-    record; a failed line also says whether the failure is `definite` (the record certainly was not written)."""
+    (the producer had enable.idempotence on: a value it sent may be written once only), `key` for a keyed record
+    and `principal` for a producer logged in as one (`refused_by_acls` when the run's ACLs refuse its writes); a
+    failed line also says whether the failure is `definite` (the record certainly was not written)."""
     line = {
         "ts": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         "topic": topic,
@@ -130,6 +133,10 @@ def history_line(
     }
     if key is not None:  # keyed records only: the compaction check needs each record's key
         line["key"] = key.decode("utf-8", "replace")
+    if principal is not None:  # the authenticated producer's (chaos --acls): whose writes the ACLs decide
+        line["principal"] = principal
+    if refused_by_acls:  # the harness made ACLs that refuse this producer: none of its records may show up
+        line["refused_by_acls"] = True
     if failure is not None:
         line["definite"] = failure.definite
     return json.dumps(line, separators=(",", ":"))

@@ -17,12 +17,24 @@ from typing import Any, TypeVar
 
 from minikafka.client.admin import AdminClient
 from minikafka.client.consumer import READ_COMMITTED, ConsumerConfig
+from minikafka.common.certificates import ca_certificate_path
 from minikafka.common.cli_support import run_event_loop
 from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.tls import TlsFiles
 from minikafka.deploy import cluster_commands
+from minikafka.deploy.chaos_principals import (
+    ADMIN,
+    DENIED_RATE_PER_S,
+    ChaosResources,
+    Principal,
+    acl_settings,
+    denied_producers,
+    grant,
+    writers,
+)
 from minikafka.deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_faults
 from minikafka.deploy.faults import FAULT_RUN_SETTINGS, Faults
-from minikafka.deploy.group_workload import GroupWorkload
+from minikafka.deploy.group_workload import GROUP, GroupWorkload
 from minikafka.deploy.local_cluster import Cluster, ClusterError, is_alive
 from minikafka.deploy.network import inside, namespace_name, read_cuts
 from minikafka.deploy.transactional_workload import TXN_TOPIC, TransactionCounts, run_transactional_producer
@@ -30,6 +42,7 @@ from minikafka.deploy.workload import (
     ProduceCounts,
     ProducerPlan,
     consume_to_file,
+    denied_counts,
     lost_acknowledged,
     produce_with_history,
     wait_for_full_isrs,
@@ -92,6 +105,13 @@ class ChaosOptions:
     group_protocol: str = "classic"  # their group.protocol: classic or consumer (KIP-848)
     transactional_producers: int = 0  # each writes transactions over every partition of TXN_TOPIC
     analyze: bool = True
+    # The StandardAuthorizer on, each producer its own SASL principal (chaos_principals.py), and this many more
+    # producers whose writes the ACLs refuse
+    acls: bool = False
+    denied_producers: int = 0
+
+    def principals(self) -> list[Principal]:
+        return writers(self.producers) + denied_producers(self.denied_producers) if self.acls else []
 
 
 @dataclass
@@ -105,12 +125,14 @@ class ChaosSummary:
     lost: int = 0
     group: dict[str, int] | None = None  # the group consumers' GroupCounts
     transactions: dict[str, int] | None = None  # the transactional producers' TransactionCounts, summed
+    denied: dict[str, dict[str, Any]] | None = None  # chaos --acls: each denied principal's DeniedCounts
     analysis: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
         group_ok = self.group is None or self.group["unconsumed"] == 0
-        return self.lost == 0 and group_ok and (self.analysis is None or bool(self.analysis["passed"]))
+        denied_ok = all(d["acknowledged"] == 0 and d["visible"] == 0 for d in (self.denied or {}).values())
+        return self.lost == 0 and group_ok and denied_ok and (self.analysis is None or bool(self.analysis["passed"]))
 
     def to_json(self) -> dict[str, Any]:
         document = asdict(self)
@@ -132,6 +154,17 @@ class ChaosSummary:
         return document
 
 
+def quiet_interceptor_leaks(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The workload loop's exception handler with --acls. grpc.aio feeds an intercepted stream's writes (the SASL
+    session's interceptor) through a task of its own, which a stream broken by a fault leaves pending until it is
+    collected ("Task was destroyed but it is pending!") or closes while running; dozens per restarted broker, on
+    stderr. Those two are dropped; everything else goes to the default handler."""
+    text = f"{context.get('task') or context.get('future') or ''!r} {context.get('exception') or ''}"
+    if "_consume_request_iterator" in text or "asynchronous generator is already running" in text:
+        return
+    loop.default_exception_handler(context)
+
+
 class Workload:
     """The producers and the live consumer, on their own event loop in a thread, until `stop()`; then the final
     read of everything, on the same loop (a second event loop in one process gets grpc.aio's completions for the
@@ -139,10 +172,16 @@ class Workload:
 
     def __init__(self, cluster: Cluster, options: ChaosOptions) -> None:
         history = cluster.run_dir / "history"
-        self.plans = [
+        self.tls = TlsFiles(ca_certificate_path(cluster.certs_dir)) if options.acls else None
+        self.sasl = ADMIN if options.acls else None  # the readers: a super user
+        self.plans = [  # the acks=all producers (with --acls, the writers)
             ProducerPlan(TOPIC, f"p{n}", history / f"produce-p{n}.jsonl", rate_per_s=options.rate_per_producer)
             for n in range(options.producers)
         ]
+        self.denied_plans: list[ProducerPlan] = []
+        if options.acls:
+            self.plans = [self._principal_plan(p, history, options) for p in options.principals() if not p.denied]
+            self.denied_plans = [self._principal_plan(p, history, options) for p in options.principals() if p.denied]
         self.live = history / "consume-live.jsonl"
         self.final = history / "consume-final.jsonl"
         self.partitions = list(range(options.partitions))
@@ -157,6 +196,14 @@ class Workload:
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="chaos-workload", daemon=True)
 
+    def _principal_plan(self, principal: Principal, history: Path, options: ChaosOptions) -> ProducerPlan:
+        """A producer logged in as `principal`: a writer at the run's rate, or a denied one at DENIED_RATE_PER_S."""
+        rate = DENIED_RATE_PER_S if principal.denied else options.rate_per_producer
+        return ProducerPlan(
+            TOPIC, principal.name, history / f"produce-{principal.name}.jsonl", rate_per_s=rate, tls=self.tls,
+            sasl=principal.login, refused_by_acls=principal.denied,
+        )  # fmt: skip
+
     def start(self) -> None:
         self._thread.start()
 
@@ -168,23 +215,29 @@ class Workload:
 
     def _run(self) -> None:
         async def main() -> None:
-            producers = [produce_with_history(self.bootstrap, plan, self._stop) for plan in self.plans]
+            if self.sasl is not None:
+                asyncio.get_running_loop().set_exception_handler(quiet_interceptor_leaks)
+            producers = [
+                produce_with_history(self.bootstrap, plan, self._stop) for plan in self.plans + self.denied_plans
+            ]
             transactional = [
                 run_transactional_producer(self.kafka_bootstrap, f"t{n}", self.partitions, path, self._stop)
                 for n, path in enumerate(self.txn_histories)
             ]
             _, counts, txn_counts = await asyncio.gather(
-                consume_to_file(self.bootstrap, TOPIC, self.live, self._stop),
+                consume_to_file(self.bootstrap, TOPIC, self.live, self._stop, tls=self.tls, sasl=self.sasl),
                 asyncio.gather(*producers),
                 asyncio.gather(*transactional),
             )
-            self.counts = list(counts)
+            self.counts = list(counts)[: len(self.plans)]
             for one in txn_counts:
                 self.txn_counts.add(one)
-            self.consumed = await consume_to_file(self.bootstrap, TOPIC, self.final)
+            self.consumed = await consume_to_file(self.bootstrap, TOPIC, self.final, tls=self.tls, sasl=self.sasl)
             if self.txn_histories:
                 committed = ConsumerConfig(isolation_level=READ_COMMITTED)
-                await consume_to_file(self.bootstrap, TXN_TOPIC, self.txn_final, config=committed)
+                await consume_to_file(
+                    self.bootstrap, TXN_TOPIC, self.txn_final, config=committed, tls=self.tls, sasl=self.sasl
+                )
 
         try:
             run_event_loop(main())
@@ -342,11 +395,31 @@ def _run_plan(plan: list[FaultStep], runner: FaultRunner, started: float, durati
     runner.heal_all()
 
 
+def _prepare(cluster: Cluster, options: ChaosOptions, log: Callable[[str], None]) -> AdminClient:
+    """The admin client (with --acls, the super user on the brokers' SASL listener), the topics, and with --acls
+    the ACLs, applied on every broker."""
+    ca = TlsFiles(ca_certificate_path(cluster.certs_dir)) if options.acls else None
+    admin = AdminClient(
+        cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10, tls=cluster.admin_tls,
+        broker_tls=ca, broker_sasl=ADMIN if options.acls else None,
+    )  # fmt: skip
+    for topic in [TOPIC, *([TXN_TOPIC] if options.transactional_producers else [])]:
+        admin.create_topic(topic, options.partitions, 3, {"min.insync.replicas": "2"})
+        admin.wait_for_topic(topic, 30)
+    if ca is not None:
+        resources = ChaosResources(TOPIC, TXN_TOPIC, f"{TOPIC}-t", GROUP)
+        created = grant(admin, cluster.bootstrap_servers, ca, options.principals(), resources)
+        log(f"ACLs: {created} created for {len(options.principals())} principals and User:ANONYMOUS")
+    return admin
+
+
 def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] = print) -> ChaosSummary:
     log(f"starting a {options.controllers}+{options.brokers} cluster in {run_dir} ...")
     # In the run's namespace (the command entered it first), the cluster is there too and the cuts are the kernel's.
     network = "netns" if inside(namespace_name(run_dir.resolve())) else "host"
     settings = {**FAULT_RUN_SETTINGS, **(CONSUMER_PROTOCOL_SETTINGS if options.group_protocol == "consumer" else {})}
+    if options.acls:
+        settings.update(acl_settings(options.principals()))
     cluster = cluster_commands.up(
         run_dir,
         options.controllers,
@@ -358,12 +431,7 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
     summary = ChaosSummary(cluster.run_dir, options.seed)
     group: GroupWorkload | None = None
     try:
-        admin = AdminClient(
-            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=10, tls=cluster.admin_tls
-        )
-        for topic in [TOPIC, *([TXN_TOPIC] if options.transactional_producers else [])]:
-            admin.create_topic(topic, options.partitions, 3, {"min.insync.replicas": "2"})
-            admin.wait_for_topic(topic, 30)
+        admin = _prepare(cluster, options, log)
         plan = plan_faults(
             options.seed,
             options.kinds,
@@ -371,9 +439,14 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
                 options.duration_s, [b.node_id for b in cluster.brokers], [c.node_id for c in cluster.controllers]
             ),
         )
+        denied = (
+            f"{options.denied_producers} denied producers at {DENIED_RATE_PER_S:.0f} records/s each, "
+            if options.acls
+            else ""
+        )
         log(
             f"workload: {options.producers} acks=all producers at {options.rate_per_producer:.0f} records/s each, "
-            f"a live consumer, {options.transactional_producers} transactional producers; "
+            f"{denied}a live consumer, {options.transactional_producers} transactional producers; "
             f"{len(plan)} faults planned over {options.duration_s:.0f}s (seed {options.seed})"
         )
         workload = Workload(cluster, options)
@@ -399,6 +472,11 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
         summary.lost = lost_acknowledged([p.history for p in workload.plans], workload.final)
         if options.transactional_producers:
             summary.transactions = asdict(workload.txn_counts)
+        if options.acls:
+            summary.denied = {
+                plan.principal or plan.name: asdict(denied_counts(plan.history, workload.final))
+                for plan in workload.denied_plans
+            }
     finally:
         if group is not None:
             group.kill_all()

@@ -154,6 +154,21 @@ def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
         help="also N transactional producers writing transactions (every 4th aborted) over every partition of "
         "topic chaos-txn, read back read_committed; analyze checks AbortedRead, TornTransaction and the LSO",
     )
+    chaos.add_argument(
+        "--acls",
+        action="store_true",
+        help="the StandardAuthorizer on, SASL PLAIN on the gRPC client listener, each producer its own principal "
+        "with WRITE on the topic, and --denied-producers more whose writes the ACLs refuse; analyze checks "
+        "NoDeniedWriteVisible",
+    )
+    chaos.add_argument(
+        "--denied-producers",
+        type=bounded_int(0, MAX_NODES),
+        default=None,
+        metavar="N",
+        help="with --acls: N producers (default 3) refused in turn for no WRITE, a DENY beating an ALLOW, and no "
+        "IDEMPOTENT_WRITE",
+    )
     chaos.add_argument("--no-analysis", action="store_true", help="skip the Spark analysis")
     chaos.add_argument("--json", action="store_true")
     _add_network_argument(chaos)
@@ -516,6 +531,8 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         kinds = parse_fault_kinds(args.faults)
     except ValueError as error:
         raise CliError(str(error)) from None
+    if args.denied_producers is not None and not args.acls:
+        raise CliError("--denied-producers needs --acls")
     if not args.no_analysis:
         require_analysis()
     run = Path(args.run)
@@ -524,7 +541,8 @@ def run_chaos_command(args: argparse.Namespace) -> int:
     options = ChaosOptions(
         args.duration, kinds, args.seed, args.brokers, args.controllers, args.partitions, args.producers, args.rate,
         group_consumers=args.group_consumers, group_protocol=args.group_protocol, analyze=not args.no_analysis,
-        transactional_producers=args.transactional_producers,
+        transactional_producers=args.transactional_producers, acls=args.acls,
+        denied_producers=(3 if args.denied_producers is None else args.denied_producers) if args.acls else 0,
     )  # fmt: skip
     try:
         summary = run_chaos(run, options, log=lambda line: print(line, file=sys.stderr if args.json else sys.stdout))
@@ -550,6 +568,12 @@ def run_chaos_command(args: argparse.Namespace) -> int:
                 f"transactions:   {txn['committed']} committed ({txn['committed_records']} records), "
                 f"{txn['aborted']} aborted ({txn['aborted_on_purpose']} on purpose), {txn['undecided']} commits "
                 f"unanswered, {txn['restarts']} producer restarts"
+            )
+        for principal, denied in (summary.denied or {}).items():
+            errors = ", ".join(f"{name} x{count}" for name, count in sorted(denied["errors"].items()))
+            print(
+                f"denied:         {principal}: {denied['attempts']} attempts ({errors}), {denied['acknowledged']} "
+                f"acknowledged, {denied['visible']} read back"
             )
         if summary.analysis is not None:
             print(f"invariants:     {verdict_line(summary.analysis)}")

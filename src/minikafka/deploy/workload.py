@@ -12,15 +12,17 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from minikafka.client.admin import AdminClient
 from minikafka.client.consumer import EARLIEST, Consumer, ConsumerConfig
 from minikafka.client.in_flight import InFlight
 from minikafka.client.produce_command import generated_value, history_line
-from minikafka.client.producer import Producer, ProducerConfig, delivery_outcome
+from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig, RecordMetadata, delivery_outcome
+from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.common.errors import KafkaError
+from minikafka.common.tls import TlsFiles
 from minikafka.deploy.local_cluster import wait_until
 
 
@@ -43,6 +45,13 @@ class ProducerPlan:
     acks: int = -1
     delivery_timeout_ms: int = 60000
     max_outstanding: int = 2000
+    tls: TlsFiles | None = None  # a secured gRPC client listener's CA
+    sasl: SaslLogin | None = None  # the principal it logs in as (GRPC_SASL_SSL); its history lines name it
+    refused_by_acls: bool = False  # the run's ACLs refuse its writes; its history lines say so
+
+    @property
+    def principal(self) -> str | None:
+        return f"User:{self.sasl.username}" if self.sasl is not None else None
 
 
 async def produce_with_history(
@@ -53,21 +62,29 @@ async def produce_with_history(
 ) -> ProduceCounts:
     """Send the plan's records, one history line per outcome; returns how many were acknowledged and failed."""
     config = ProducerConfig(acks=plan.acks, delivery_timeout_ms=plan.delivery_timeout_ms)
-    producer = Producer(bootstrap, config)
+    producer = Producer(bootstrap, config, tls=plan.tls, sasl=plan.sasl)
     counts = ProduceCounts()
     plan.history.parent.mkdir(parents=True, exist_ok=True)
     in_flight = InFlight(plan.max_outstanding)
     with plan.history.open("w", encoding="utf-8") as out:
 
-        async def track(value: bytes, sent: float, future: asyncio.Future) -> None:
-            metadata, failure = await delivery_outcome(future)
+        def record(value: bytes, sent: float, metadata: RecordMetadata | None, failure: DeliveryFailed | None) -> None:
             if failure is None:
                 counts.acknowledged += 1
             else:
                 counts.failed += 1
             latency_ms = (time.monotonic() - sent) * 1000
-            line = history_line(plan.topic, None, metadata, value, plan.acks, failure, latency_ms, config.idempotent)
+            line = history_line(
+                plan.topic, None, metadata, value, plan.acks, failure, latency_ms, config.idempotent,
+                principal=plan.principal, refused_by_acls=plan.refused_by_acls,
+            )  # fmt: skip
             out.write(line + "\n")
+
+        async def track(value: bytes, sent: float, future: asyncio.Future) -> None:
+            record(value, sent, *(await delivery_outcome(future)))
+
+        async def refused(value: bytes, sent: float, error: KafkaError) -> None:
+            record(value, sent, None, DeliveryFailed(error.code, error.message, definite=True))
 
         started = time.monotonic()
         index = 0
@@ -80,8 +97,12 @@ async def produce_with_history(
             await in_flight.acquire()
             value = generated_value(plan.name, index, plan.value_size)
             sent = time.monotonic()
-            future = await producer.send(plan.topic, value)
-            in_flight.track(asyncio.ensure_future(track(value, sent, future)))
+            try:
+                future = await producer.send(plan.topic, value)
+                outcome = track(value, sent, future)
+            except KafkaError as error:  # refused before it was sent (e.g. its topic's metadata): never written
+                outcome = refused(value, sent, error)
+            in_flight.track(asyncio.ensure_future(outcome))
             if on_sent is not None:
                 on_sent(index)
             index += 1
@@ -97,10 +118,12 @@ async def consume_to_file(
     stop: threading.Event | None = None,
     idle_polls: int = 10,
     config: ConsumerConfig | None = None,
+    tls: TlsFiles | None = None,
+    sasl: SaslLogin | None = None,
 ) -> int:
     """Read `topic` from the beginning into `out` (one `consume --json` line per record). Stops when `stop` is set,
     or, without one, after `idle_polls` empty polls in a row (everything below the HWMs was read)."""
-    consumer = Consumer(bootstrap, config)
+    consumer = Consumer(bootstrap, config, tls, sasl)
     await consumer.assign(topic, None, EARLIEST)
     count = idle = 0
     last_record = time.monotonic()
@@ -164,3 +187,30 @@ def lost_acknowledged(produce_histories: list[Path], consumed: Path) -> int:
                 unread = read.get((sent["topic"], sent["partition"], sent["offset"])) != sent["value"]
                 lost += unread and start <= sent["offset"] < below  # a record the read never reached is unknown
     return lost
+
+
+@dataclass
+class DeniedCounts:
+    """A denied producer's attempts as its history says, and what of them showed up anyway."""
+
+    attempts: int = 0
+    errors: dict[str, int] = field(default_factory=dict)  # error name -> attempts that got it
+    acknowledged: int = 0  # attempts the brokers acknowledged: a write the ACLs should have refused
+    visible: int = 0  # values of the producer read back by the final read
+
+
+def denied_counts(history: Path, consumed: Path) -> DeniedCounts:
+    """A quick count of what `analyze`'s NoDeniedWriteVisible checks: every value the producer sent, whatever it
+    was told, must be absent from the final read, and none acknowledged."""
+    read = {
+        json.loads(line).get("value") for line in consumed.read_text().splitlines() if '"type":"read_end"' not in line
+    }
+    counts = DeniedCounts()
+    for line in history.read_text().splitlines():
+        sent = json.loads(line)
+        counts.attempts += 1
+        error = sent["error"] or "NONE"
+        counts.errors[error] = counts.errors.get(error, 0) + 1
+        counts.acknowledged += sent["error"] is None
+        counts.visible += sent["value"] in read
+    return counts

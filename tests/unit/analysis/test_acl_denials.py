@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from run_fixtures import clean_run, event
+from run_fixtures import clean_run, event, produced_line
 
 from minikafka.deploy.analysis.report import analyze, write_reports
 from minikafka.deploy.analysis.report_render import render_html, render_markdown, summary_lines
@@ -49,10 +49,15 @@ def test_denials_are_listed_per_principal_in_the_summary_and_the_report(spark, t
             reason="User:broker-2 is node 2 and cannot act as node 1",
         ),
     ]
+    # bob's refused writes in his history (chaos --acls): NoDeniedWriteVisible checks that none was read
+    bob = {"principal": "User:bob", "refused_by_acls": True}
+    run.produced += [{**produced_line(3.0 + n, None, f"bob-{n}", "TOPIC_AUTHORIZATION_FAILED"), **bob} for n in (0, 1)]
     out = tmp_path / "report"
     out.mkdir()
     summary = write_reports(analyze(spark, run.write(tmp_path / "run"), out), out)
     assert summary["passed"]  # a denial is what the ACLs are for, not a broken invariant
+    [denied_writes] = [v for v in summary["invariants"] if v["name"] == "NoDeniedWriteVisible"]
+    assert (denied_writes["verdict"], denied_writes["checked"]) == ("pass", 2)
     assert list(summary["acl_denials"]) == ["User:alice", "User:bob"]
     [alice] = summary["acl_denials"]["User:alice"]
     assert (alice["operation"], alice["resource_type"], alice["resource_name"]) == (

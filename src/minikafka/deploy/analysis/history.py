@@ -38,6 +38,8 @@ PRODUCE_SCHEMA = StructType(
         StructField("transaction", LongType()),
         StructField("transaction_end", StringType()),
         StructField("end_acknowledged", BooleanType()),
+        StructField("principal", StringType()),  # the producer's SASL principal (chaos --acls)
+        StructField("refused_by_acls", BooleanType()),  # the run's ACLs refuse the producer's writes
     ]
 )
 PRODUCE_SHAPE = Shape(required=("topic", "value", "acks"), timestamps=("ts",), digested=("value",))

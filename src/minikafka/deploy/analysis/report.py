@@ -28,6 +28,7 @@ from minikafka.deploy.analysis import replica_invariants as replica
 from minikafka.deploy.analysis import transaction_invariants as transactions
 from minikafka.deploy.analysis.acl_denials import acl_denials, denials_by_principal
 from minikafka.deploy.analysis.concurrent_jobs import collect_all
+from minikafka.deploy.analysis.denied_writes import denied_sends, denied_writes_visible
 from minikafka.deploy.analysis.events import EVENT_SHAPE, committed_partition_changes, read_events
 from minikafka.deploy.analysis.explained_losses import LostWrites, explain_losses
 from minikafka.deploy.analysis.final_read import final_read_summary
@@ -224,6 +225,18 @@ def group_checks(events: DataFrame, consumed: DataFrame) -> list[Check]:
     ]
 
 
+def acl_checks(produced: DataFrame, consumed: DataFrame) -> list[Check]:
+    return [
+        Check(
+            "NoDeniedWriteVisible",
+            "no send refused with an authorization error is ever read, and no send of a producer the run's ACLs "
+            "refuse (refused_by_acls) is acknowledged or read, whatever it was told",
+            denied_writes_visible(produced, consumed),
+            checked=denied_sends(produced).count(),
+        )
+    ]
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
@@ -302,7 +315,8 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
         + event_checks(events, produced)
     )
     group_lines = read_group_files(spark, run_dir).select(*CONSUME_SCHEMA.fieldNames(), "source")
-    checks += group_checks(events, consumed.select(*CONSUME_SCHEMA.fieldNames(), "source").unionByName(group_lines))
+    every_read = consumed.select(*CONSUME_SCHEMA.fieldNames(), "source").unionByName(group_lines)
+    checks += group_checks(events, every_read) + acl_checks(produced, every_read)
     checks.append(
         Check(
             "CompactedLatestValueKept",
