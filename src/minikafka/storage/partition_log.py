@@ -29,7 +29,13 @@ from minikafka.common.record_batch import (
     read_header,
     stamped,
 )
-from minikafka.storage.checkpoint import CheckpointError, OffsetCheckpoint, PartitionMetadataFile, fsync_directory
+from minikafka.storage.checkpoint import (
+    CheckpointError,
+    OffsetCheckpoint,
+    PartitionMetadataFile,
+    fsync_directory,
+    sync_files,
+)
 from minikafka.storage.cleaner_plan import CleanableLog, LogToClean, SegmentSummary
 from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.leader_epoch_cache import LeaderEpochCache
@@ -139,6 +145,7 @@ class PartitionLog:
         self._start_checkpoint = OffsetCheckpoint(directory / LOG_START_FILE, self.name)
         self._cleaner_checkpoint = OffsetCheckpoint(directory / CLEANER_CHECKPOINT_FILE, self.name)
         self._closed = False
+        self._metadata_unsynced = False  # partition.metadata written, its fsync left to the first flush
         self.producer_state = ProducerState()  # idempotent producers' last batches, as of the log end
         self.transactions = LogTransactions(directory)  # aborted-transaction index, undecided transactions
 
@@ -155,19 +162,22 @@ class PartitionLog:
         failures: LogDirFailureChannel | None = None,
         files: FileHandleCache | None = None,
     ) -> PartitionLog:
+        created = not directory.exists()
         directory.mkdir(parents=True, exist_ok=True)
         log = cls(directory, config, background, failures, files)
         try:
-            log._open(now_ms, topic_id)
+            log._open(now_ms, topic_id, created)
         except BaseException:
             log.abandon()  # the segments opened so far: a failed open keeps no file open
             raise
         return log
 
-    def _open(self, now_ms: int, topic_id: str | None) -> None:
+    def _open(self, now_ms: int, topic_id: str | None, created: bool = False) -> None:
+        """`created`: the directory was made just now, so there is nothing to recover and nothing yet whose
+        durability its files vouch for (a broker taking on thousands of replicas pays no fsync for each)."""
         log, directory = self, self.directory
         log.last_flush_ms = now_ms
-        log._check_topic_id(topic_id)
+        log._check_topic_id(topic_id, sync=not created)
         for leftover in directory.glob("*.tmp"):
             leftover.unlink()
         swaps = complete_swaps(directory)
@@ -178,7 +188,7 @@ class PartitionLog:
                 swapped_in=list(swaps.swapped_in),
                 replaced_deleted=list(swaps.replaced_deleted),
             )
-        clean = (directory / CLEAN_SHUTDOWN_FILE).exists()
+        clean = created or (directory / CLEAN_SHUTDOWN_FILE).exists()
         (directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
         log._checkpointed_recovery_point = log._recovery_checkpoint.read()
         log._recovery_checkpointed_ms = now_ms
@@ -206,7 +216,7 @@ class PartitionLog:
         log.transactions.load([segment.base_offset for segment in log.segments])
         log._reload_producer_state()
 
-    def _check_topic_id(self, topic_id: str | None) -> None:
+    def _check_topic_id(self, topic_id: str | None, sync: bool = True) -> None:
         metadata = PartitionMetadataFile(self.directory / PARTITION_METADATA_FILE)
         stored = metadata.read()
         if topic_id is not None and stored is not None and stored != topic_id:
@@ -216,7 +226,8 @@ class PartitionLog:
                 f"{self.directory} belongs to topic id {stored}, not {topic_id}",
             )
         if topic_id is not None and stored is None:
-            metadata.write(topic_id)
+            metadata.write(topic_id, sync)
+            self._metadata_unsynced = not sync
         self.topic_id = stored or topic_id
 
     def _load_segments(self, now_ms: int, clean: bool, expected_epoch: Callable[[int], int] | None) -> None:
@@ -540,6 +551,7 @@ class PartitionLog:
         background when the log has one (Kafka's scheduler thread: an fsync of a whole segment holds up
         whatever waits for it, 0.25 s for 512 MiB here), else at once. It is a flush like any other: the recovery
         point moves once it is done, so "unflushed" always means "past the recovery point"."""
+        self._sync_deferred()  # before the rolled segment's data is made durable
         rolled = self.active_segment
         rolled.on_become_inactive()
         self.unflushed_messages = 0
@@ -605,10 +617,22 @@ class PartitionLog:
         """fsync everything appended; the recovery point moves to the log end. Its checkpoint file is rewritten
         only every log.flush.offset.checkpoint.interval.ms (or when asked), as in Kafka: rewriting it atomically
         costs three more fsyncs per flush, and a stale checkpoint only makes recovery scan further."""
+        self._sync_deferred()
         for segment in self.segments:
             if segment.dirty or segment is self.active_segment:  # rolled ones too, if their flush is not done
                 segment.flush()
         self._flushed_to(self.log_end_offset, now_ms, checkpoint)
+
+    def _sync_deferred(self) -> None:
+        """fsync what was written without it (partition.metadata of a new log, the leader-epoch checkpoint after an
+        assignment) before any data they describe is made durable: a directory whose data survives a power loss
+        knows its topic id, and recovery can check each batch's epoch against the checkpoint."""
+        names = [PARTITION_METADATA_FILE] if self._metadata_unsynced else []
+        if self.epoch_cache.unsynced:
+            names.append(LEADER_EPOCH_FILE)
+        if names:
+            sync_files(self.directory, names)
+            self._metadata_unsynced = self.epoch_cache.unsynced = False
 
     def flushed_elsewhere(self, end_offset: int, now_ms: int) -> None:
         """Another thread fsynced every segment up to `end_offset`, and the log was neither written nor cut
@@ -638,8 +662,8 @@ class PartitionLog:
             if not self._closed:
                 self._write_high_watermark_checkpoint(high_watermark)
 
-    def _write_high_watermark_checkpoint(self, high_watermark: int, always: bool = False) -> None:
-        if always or high_watermark != self._checkpointed_high_watermark:
+    def _write_high_watermark_checkpoint(self, high_watermark: int) -> None:
+        if high_watermark != self._checkpointed_high_watermark:
             self._hwm_checkpoint.write(high_watermark)
             self._checkpointed_high_watermark = high_watermark
 
@@ -973,14 +997,26 @@ class PartitionLog:
         if self.offline:  # nothing more is written to a failed directory, a clean-shutdown marker least of all
             self.abandon()
             return
-        self.flush(now_ms, checkpoint=True)
-        write_snapshot(self.directory, self.producer_state)  # the next open replays nothing
+        if self._holds_data():
+            self.flush(now_ms, checkpoint=True)
+            write_snapshot(self.directory, self.producer_state)  # the next open replays nothing
         with self._hwm_checkpoint_lock:  # after any checkpoint being written elsewhere, and the last one
-            self._write_high_watermark_checkpoint(self._high_watermark, always=True)
+            # Only a changed value: an idle partition's clean stop costs no fsync.
+            self._write_high_watermark_checkpoint(self._high_watermark)
             self._closed = True
         for segment in self.segments:
             segment.close()
         (self.directory / CLEAN_SHUTDOWN_FILE).write_text("")
+
+    def _holds_data(self) -> bool:
+        """Anything a clean stop must make durable: an empty log (new, or every batch deleted) has nothing to
+        flush and no producer to snapshot, and a broker stopping with thousands of them pays no fsync for each."""
+        return (
+            self.log_end_offset > self.log_start_offset
+            or bool(self.unflushed_messages)
+            or bool(self.producer_state.producers)
+            or any(segment.dirty for segment in self.segments)
+        )
 
     def abandon(self) -> None:
         """Close file handles without flushing, as a crash would (tests; unflushed simulated bytes are lost)."""
