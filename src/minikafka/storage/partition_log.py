@@ -551,7 +551,7 @@ class PartitionLog:
         background when the log has one (Kafka's scheduler thread: an fsync of a whole segment holds up
         whatever waits for it, 0.25 s for 512 MiB here), else at once. It is a flush like any other: the recovery
         point moves once it is done, so "unflushed" always means "past the recovery point"."""
-        self._sync_deferred()  # before the rolled segment's data is made durable
+        self.sync_deferred()  # before the rolled segment's data is made durable
         rolled = self.active_segment
         rolled.on_become_inactive()
         self.unflushed_messages = 0
@@ -617,13 +617,13 @@ class PartitionLog:
         """fsync everything appended; the recovery point moves to the log end. Its checkpoint file is rewritten
         only every log.flush.offset.checkpoint.interval.ms (or when asked), as in Kafka: rewriting it atomically
         costs three more fsyncs per flush, and a stale checkpoint only makes recovery scan further."""
-        self._sync_deferred()
+        self.sync_deferred()
         for segment in self.segments:
             if segment.dirty or segment is self.active_segment:  # rolled ones too, if their flush is not done
                 segment.flush()
         self._flushed_to(self.log_end_offset, now_ms, checkpoint)
 
-    def _sync_deferred(self) -> None:
+    def sync_deferred(self) -> None:
         """fsync what was written without it (partition.metadata of a new log, the leader-epoch checkpoint after an
         assignment) before any data they describe is made durable: a directory whose data survives a power loss
         knows its topic id, and recovery can check each batch's epoch against the checkpoint."""
