@@ -154,9 +154,11 @@ def broker_heartbeat(
     """Records and response for one heartbeat. The caller records the contact in the soft heartbeat state.
     `defaults`: the controller's values for topics without their own."""
     registration = check_broker_epoch(image, request.broker_id, request.broker_epoch, "broker_heartbeat_rejected")
-    led = leaderships(image, request.broker_id)
+    # Only a broker in controlled shutdown waits on its leaderships: counting them reads every partition.
+    in_shutdown = registration.status is BrokerStatus.CONTROLLED_SHUTDOWN
+    led = leaderships(image, request.broker_id) if in_shutdown else 0
     shutdown_offset = -1
-    if registration.status is BrokerStatus.CONTROLLED_SHUTDOWN and led == 0:
+    if in_shutdown and led == 0:
         # Set once, when its last leadership has moved: every record so far, the moves included, must reach the
         # active brokers before this one may go.
         shutdown_offset = heartbeats.controlled_shutdown_offset(request.broker_id)
