@@ -93,15 +93,17 @@ class LeaderEpochCache:
             floor = entry
         return (floor.epoch if floor is not None else epoch), higher.start_offset
 
-    def truncate_from_end(self, end_offset: int) -> None:
-        """Drop entries starting at or after `end_offset` (the log was truncated there)."""
+    def truncate_from_end(self, end_offset: int, sync: bool = True) -> None:
+        """Drop entries starting at or after `end_offset` (the log was truncated there). `sync` False: the log's
+        next flush makes it durable (a log's open, which would cut them again after a crash)."""
         kept = [e for e in self.entries if e.start_offset < end_offset]
         if kept != self.entries:
             self.entries = kept
-            self.flush()
+            self.flush(sync)
 
-    def truncate_from_start(self, start_offset: int) -> None:
-        """The log now starts at `start_offset`: the entry covering it moves up to it, older ones go."""
+    def truncate_from_start(self, start_offset: int, sync: bool = True) -> None:
+        """The log now starts at `start_offset`: the entry covering it moves up to it, older ones go (`sync` as
+        for `truncate_from_end`)."""
         kept: list[EpochEntry] = []
         for index, entry in enumerate(self.entries):
             following = self.entries[index + 1] if index + 1 < len(self.entries) else None
@@ -110,7 +112,7 @@ class LeaderEpochCache:
             kept.append(EpochEntry(entry.epoch, max(entry.start_offset, start_offset)))
         if kept != self.entries:
             self.entries = kept
-            self.flush()
+            self.flush(sync)
 
     def clear(self) -> None:
         self.entries = []

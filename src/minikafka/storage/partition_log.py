@@ -199,8 +199,9 @@ class PartitionLog:
         log._load_segments(now_ms, clean, log.epoch_cache.epoch_for_offset if cache_existed else None)
         start = log._start_checkpoint.read()
         log.log_start_offset = max(start if start is not None else 0, log.segments[0].base_offset)
-        log.epoch_cache.truncate_from_end(log.log_end_offset)
-        log.epoch_cache.truncate_from_start(log.log_start_offset)
+        # Unsynced: after a crash the next open cuts them again (an empty log's epoch cost a stop-start two fsyncs).
+        log.epoch_cache.truncate_from_end(log.log_end_offset, sync=False)
+        log.epoch_cache.truncate_from_start(log.log_start_offset, sync=False)
         log.recovery_point = min(log.recovery_point, log.log_end_offset)
         if not clean:
             # What recovery kept is made durable, so the recovery point is exact again (its checkpoint lags).
