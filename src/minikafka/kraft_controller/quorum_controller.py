@@ -29,7 +29,7 @@ from minikafka.kraft_controller.config import ControllerConfig
 from minikafka.kraft_controller.control.control_config import ControlConfig
 from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.control.controller_state_machine import ControllerStateMachine, describe_record_event
-from minikafka.kraft_controller.metadata.records import RecordDecodeError, decode_record, encode_record
+from minikafka.kraft_controller.metadata.records import Record, RecordDecodeError, decode_record, encode_record
 from minikafka.kraft_controller.metadata.snapshot import decode_snapshot, encode_snapshot
 from minikafka.kraft_controller.raft.append_linger import batch_linger
 from minikafka.kraft_controller.raft.driver import NotLeaderError
@@ -46,6 +46,8 @@ MAX_RECORDS_PER_APPEND = 1024  # an accumulated batch this big is appended witho
 # Committed records replayed per loop turn: a follower's replay of one costs about 0.1 ms with its event, so a
 # turn stays within tens of milliseconds where a CreateTopics of 10,000 partitions held the loop for seconds.
 REPLAY_RECORDS_PER_TURN = 500
+# A write's records applied to the proposed image, or encoded for the append, per loop turn (about 40 us each).
+PROPOSE_RECORDS_PER_TURN = 500
 
 
 class MetadataRaft(Protocol):
@@ -278,7 +280,7 @@ class QuorumController:
                     continue
                 if not self._accumulated:
                     append_at = loop.time() + batch_linger(linger_s, self._appended_uncommitted())
-                self._generate(operation, done)
+                await self._generate(operation, done)
                 if self._accumulated_records >= MAX_RECORDS_PER_APPEND:
                     await self._append_accumulated()
             if self._accumulated and loop.time() >= append_at:
@@ -290,9 +292,10 @@ class QuorumController:
         """An earlier append still awaits its commit (and replay): a replication round is under way."""
         return self.raft.log_end_offset() > self.replayed_offset + 1
 
-    def _generate(self, operation: Callable[[], ControllerResult[Any]], done: asyncio.Future[Any]) -> None:
+    async def _generate(self, operation: Callable[[], ControllerResult[Any]], done: asyncio.Future[Any]) -> None:
         """Run one write against the image with the writes before it proposed; answer at once when it makes no
-        records, else keep it for the next append (its records take the next offsets)."""
+        records, else keep it for the next append (its records take the next offsets). Its records are applied to
+        the proposed image a slice per loop turn (nothing else generates meanwhile: this is the queue's task)."""
         if done.done():
             return
         if not self.active:
@@ -307,9 +310,25 @@ class QuorumController:
         if not result.records:
             self._answer_after_pending(result, offset, done)
             return
-        self.state.apply_proposed(result.records, offset)
+        if not await self._apply_proposed_in_slices(result.records, offset):
+            done.set_exception(self.not_controller())  # leadership moved between slices: the proposals are gone
+            return
         self._accumulated.append((result, offset, done))
         self._accumulated_records += len(result.records)
+
+    async def _apply_proposed_in_slices(self, records: Sequence[Record], offset: int) -> bool:
+        """Apply a write's records to the proposed image, PROPOSE_RECORDS_PER_TURN a loop turn (a CreateTopics of
+        thousands of partitions, a fencing of a broker leading thousands, held the loop for seconds on a loaded
+        machine: longer than the quorum's fetch timeout). False when this controller stopped being the active one
+        in between."""
+        epoch = self._active_epoch
+        for start in range(0, len(records), PROPOSE_RECORDS_PER_TURN):
+            if start:
+                await asyncio.sleep(0)  # heartbeats, the quorum's fetches and replays run in between
+                if not self.active or self._active_epoch != epoch:
+                    return False
+            self.state.apply_proposed(records[start : start + PROPOSE_RECORDS_PER_TURN], offset + start)
+        return True
 
     def _answer_after_pending(self, result: ControllerResult[Any], offset: int, done: asyncio.Future[Any]) -> None:
         """A write that made no records was still generated from the image with every pending write in it: answer
@@ -331,9 +350,7 @@ class QuorumController:
         try:
             if not self.active:
                 raise NotLeaderError("not the active controller")
-            base_offset = await self.raft.propose(
-                [encode_record(record) for result, _, _ in batch for record in result.records]
-            )
+            base_offset = await self.raft.propose(await self._encoded(batch))
         except Exception as error:
             self.state.revert_to_committed()  # generated against proposals that will not be appended
             failure = self.not_controller() if isinstance(error, NotLeaderError) else error
@@ -350,6 +367,20 @@ class QuorumController:
             for result, offset, done in batch
         )
         self._advance(self.replayed_offset)
+
+    async def _encoded(self, batch: list[tuple[ControllerResult[Any], int, asyncio.Future[Any]]]) -> list[bytes]:
+        """The batch's records encoded, PROPOSE_RECORDS_PER_TURN a loop turn; NotLeaderError when this controller
+        stopped being the active one in between."""
+        encoded: list[bytes] = []
+        epoch = self._active_epoch
+        for result, _, _ in batch:
+            for record in result.records:
+                if encoded and len(encoded) % PROPOSE_RECORDS_PER_TURN == 0:
+                    await asyncio.sleep(0)
+                    if not self.active or self._active_epoch != epoch:
+                        raise NotLeaderError("not the active controller")
+                encoded.append(encode_record(record))
+        return encoded
 
     def _time_out_waiters(self, now_ms: int) -> None:
         """REQUEST_TIMED_OUT to callers whose records did not commit in COMMIT_TIMEOUT_MS: one check a tick, not
