@@ -177,7 +177,10 @@ class PartitionLog:
         durability its files vouch for (a broker taking on thousands of replicas pays no fsync for each)."""
         log, directory = self, self.directory
         log.last_flush_ms = now_ms
-        log._check_topic_id(topic_id, sync=not created)
+        if created:
+            log._create(now_ms, topic_id)
+            return
+        log._check_topic_id(topic_id)
         for leftover in directory.glob("*.tmp"):
             leftover.unlink()
         swaps = complete_swaps(directory)
@@ -188,7 +191,7 @@ class PartitionLog:
                 swapped_in=list(swaps.swapped_in),
                 replaced_deleted=list(swaps.replaced_deleted),
             )
-        clean = created or (directory / CLEAN_SHUTDOWN_FILE).exists()
+        clean = (directory / CLEAN_SHUTDOWN_FILE).exists()
         (directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
         log._checkpointed_recovery_point = log._recovery_checkpoint.read()
         log._recovery_checkpointed_ms = now_ms
@@ -217,7 +220,19 @@ class PartitionLog:
         log.transactions.load([segment.base_offset for segment in log.segments])
         log._reload_producer_state()
 
-    def _check_topic_id(self, topic_id: str | None, sync: bool = True) -> None:
+    def _create(self, now_ms: int, topic_id: str | None) -> None:
+        """A log in a directory made just now: one empty segment, no file to read, nothing to recover or scan."""
+        if topic_id is not None:
+            PartitionMetadataFile(self.directory / PARTITION_METADATA_FILE).write(topic_id, sync=False)
+            self._metadata_unsynced = True
+        self.topic_id = topic_id
+        self.epoch_cache = LeaderEpochCache(self.directory / LEADER_EPOCH_FILE)
+        self.segments.append(self._new_segment(0, now_ms))
+        self._recovery_checkpointed_ms = now_ms
+        self._checkpointed_high_watermark = 0  # an absent checkpoint reads as 0
+        self.transactions.load([0])
+
+    def _check_topic_id(self, topic_id: str | None) -> None:
         metadata = PartitionMetadataFile(self.directory / PARTITION_METADATA_FILE)
         stored = metadata.read()
         if topic_id is not None and stored is not None and stored != topic_id:
@@ -227,8 +242,7 @@ class PartitionLog:
                 f"{self.directory} belongs to topic id {stored}, not {topic_id}",
             )
         if topic_id is not None and stored is None:
-            metadata.write(topic_id, sync)
-            self._metadata_unsynced = not sync
+            metadata.write(topic_id)
         self.topic_id = stored or topic_id
 
     def _load_segments(self, now_ms: int, clean: bool, expected_epoch: Callable[[int], int] | None) -> None:
