@@ -48,6 +48,7 @@ MAX_RECORDS_PER_APPEND = 1024  # an accumulated batch this big is appended witho
 REPLAY_RECORDS_PER_TURN = 500
 # A write's records applied to the proposed image, or encoded for the append, per loop turn (about 40 us each).
 PROPOSE_RECORDS_PER_TURN = 500
+OPERATIONS_PER_TURN = 100  # writes the queue generates in one loop turn (a small one costs 0.1-0.3 ms)
 
 
 class MetadataRaft(Protocol):
@@ -272,8 +273,16 @@ class QuorumController:
         linger_s = self.config.append_linger_ms / 1000
         append_at = 0.0
         while True:
-            # Everything queued is generated in this loop turn: a wait per write would cost loop turns.
+            # What is queued is generated in this loop turn, up to OPERATIONS_PER_TURN writes: a wait per write would
+            # cost loop turns, and thousands at once (a leader's AlterPartition for each of its partitions after a
+            # broker's restart) held the loop for seconds.
+            generated = 0
             while self._queue:
+                if generated == OPERATIONS_PER_TURN:
+                    generated = 0
+                    await asyncio.sleep(0)
+                    continue
+                generated += 1
                 operation, done, start_by_ms = self._queue.popleft()
                 if start_by_ms is not None and self.clock() > start_by_ms and not done.done():
                     done.set_exception(KafkaError(ErrorCode.REQUEST_TIMED_OUT, QUEUE_DEADLINE_PASSED))

@@ -14,6 +14,7 @@ from manual_raft import CONFIG, ManualRaft, active_controller
 from minikafka.common.config import load_config
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.config import ControllerConfig
+from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.control.requests import (
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
@@ -23,6 +24,7 @@ from minikafka.kraft_controller.control.requests import (
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.kraft_controller.metadata.records import Endpoint, Partition, Record, Topic, encode_record
 from minikafka.kraft_controller.quorum_controller import (
+    OPERATIONS_PER_TURN,
     PROPOSE_RECORDS_PER_TURN,
     REPLAY_RECORDS_PER_TURN,
     NotControllerError,
@@ -127,4 +129,30 @@ async def test_a_leadership_change_between_slices_fails_the_write_and_drops_its_
             controller.state.image is controller.state.committed and "big" not in controller.state.image.topics_by_name
         )
     finally:
+        await controller.stop()
+
+
+async def test_a_burst_of_writes_is_generated_a_bounded_number_a_loop_turn() -> None:
+    controller, _raft = await active_controller(auto_commit=True)
+    turns = [0]
+
+    async def count_turns() -> None:
+        while True:
+            turns[0] += 1
+            await asyncio.sleep(0)
+
+    counter = asyncio.ensure_future(count_turns())
+    try:
+        generated_in: list[int] = []
+
+        def write() -> ControllerResult[None]:
+            generated_in.append(turns[0])
+            return ControllerResult((), None)
+
+        burst = 2 * OPERATIONS_PER_TURN + 50  # as a leader's AlterPartition for each of thousands of partitions
+        await asyncio.wait_for(asyncio.gather(*(controller.submit(write) for _ in range(burst))), 5)
+        per_turn = [generated_in.count(turn) for turn in set(generated_in)]
+        assert sum(per_turn) == burst and max(per_turn) <= OPERATIONS_PER_TURN and len(per_turn) >= 3
+    finally:
+        counter.cancel()
         await controller.stop()
