@@ -205,7 +205,10 @@ def fence_expired_brokers(
     """Fence every broker whose session timed out, each against the image the earlier fences leave."""
     records: list[Record] = []
     scratch = image
+    fenced: list[Record] = []
     for broker_id in heartbeats.expired(image, now_ms):
+        # Against what the earlier fences leave (a replay of thousands of records: not paid after the last one).
+        scratch = apply_records(scratch, fenced)
         session = heartbeats.sessions[broker_id]
         log.warning(
             "broker_session_expired",
@@ -216,5 +219,4 @@ def fence_expired_brokers(
         )
         fenced = fence_broker(scratch, broker_id, "session_timeout", defaults)
         records += fenced
-        scratch = apply_records(scratch, fenced)
     return records
