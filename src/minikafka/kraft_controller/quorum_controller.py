@@ -45,9 +45,9 @@ QUEUE_DEADLINE_PASSED = "the controller's event queue reached the request after 
 MAX_RECORDS_PER_APPEND = 1024  # an accumulated batch this big is appended without waiting out the linger
 # Committed records replayed per loop turn: a follower's replay of one costs about 0.1 ms with its event, so a
 # turn stays within tens of milliseconds where a CreateTopics of 10,000 partitions held the loop for seconds.
-REPLAY_RECORDS_PER_TURN = 500
+REPLAY_RECORDS_PER_TURN = 200
 # A write's records applied to the proposed image, or encoded for the append, per loop turn (about 40 us each).
-PROPOSE_RECORDS_PER_TURN = 500
+PROPOSE_RECORDS_PER_TURN = 200
 OPERATIONS_PER_TURN = 100  # writes the queue generates in one loop turn (a small one costs 0.1-0.3 ms)
 
 
