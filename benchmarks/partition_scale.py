@@ -44,6 +44,7 @@ COUNTED = (
     "alter_partition_sent",
     "partition_open_failed",
     "log_dir_offline",
+    "controller_stalled",
 )
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -137,9 +138,11 @@ def all_full(state: list[Any] | None, expected: int) -> bool:
     return all(p.leader >= 0 and sorted(p.isr) == sorted(p.replicas) for p in state)
 
 
-def start_profilers(cluster: Any, profile_dir: Path | None) -> list[subprocess.Popen[bytes]]:
-    """py-spy (when installed beside this Python) records broker-1 and every controller for 40 s from the big
-    creation on: where their event loops spend the time."""
+def start_profilers(
+    cluster: Any, profile_dir: Path | None, seconds: float = 40, suffix: str = ""
+) -> list[subprocess.Popen[bytes]]:
+    """py-spy (when installed beside this Python) records broker-1 and every controller for `seconds` (40 from the
+    big creation on, and the idle window): where their event loops spend the time."""
     py_spy = Path(sys.executable).parent / "py-spy"
     if profile_dir is None or not py_spy.exists():
         return []
@@ -147,8 +150,8 @@ def start_profilers(cluster: Any, profile_dir: Path | None) -> list[subprocess.P
     nodes = [spec for spec in cluster.nodes if spec.label == "broker-1" or spec in cluster.controllers]
     return [
         subprocess.Popen(
-            [str(py_spy), "record", "-p", str(cluster.pids[spec.node_id]), "-d", "40", "-r", "50", "--nonblocking"]
-            + ["-f", "raw", "-o", str(profile_dir / f"{spec.label}.txt")],
+            [str(py_spy), "record", "-p", str(cluster.pids[spec.node_id]), "-d", str(round(seconds)), "-r", "50"]
+            + ["--nonblocking", "-f", "raw", "-o", str(profile_dir / f"{spec.label}{suffix}.txt")],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -170,6 +173,22 @@ def roles_taken(logs: Path) -> dict[str, int]:
                         continue
         taken[path.stem] = len(partitions)
     return taken
+
+
+def longest_stalls(logs: Path) -> dict[str, int]:
+    """Per controller, the longest `controller_stalled` it logged (ms its event loop did not run), 0 for none."""
+    longest: dict[str, int] = {}
+    for path in sorted(logs.glob("controller-*.jsonl")):
+        worst = 0
+        with path.open() as lines:
+            for line in lines:
+                if '"controller_stalled"' in line:
+                    try:
+                        worst = max(worst, int(json.loads(line)["stalled_ms"]))
+                    except (json.JSONDecodeError, KeyError, ValueError):
+                        continue
+        longest[path.stem] = worst
+    return longest
 
 
 def count_events(logs: Path) -> dict[str, dict[str, int]]:
@@ -325,14 +344,19 @@ def run(
         result["describe_s"] = round(time.monotonic() - started, 2) if described is not None else None
         for profiler in profilers:
             profiler.wait()
+        profilers = start_profilers(cluster, profile_dir, idle_window_s, "-idle")
         result["idle"] = idle_usage({**brokers, **controllers}, idle_window_s)
+        for profiler in profilers:
+            profiler.wait()
         result["events"] = count_events(run_dir / "logs")
+        result["longest_controller_stall_ms"] = longest_stalls(run_dir / "logs")
         result["brokers_exited"] = exit_reasons(cluster)
         if faults and not result["brokers_exited"]:
             result.update(controller_failover(cluster, admin, settle_s))
             topics.append("failover-probe")
             result.update(broker_restart(cluster, admin, topics, partitions + 1001, settle_s))
             result["events_after_faults"] = count_events(run_dir / "logs")
+            result["longest_controller_stall_ms_after_faults"] = longest_stalls(run_dir / "logs")
         result["load_average_end"] = os.getloadavg()
         return result
     finally:
@@ -348,6 +372,7 @@ def main() -> None:
     parser.add_argument("--out", default=None)
     parser.add_argument("--profile-dir", default=None, help="py-spy raw profiles of broker-1 and the controllers")
     parser.add_argument("--faults", action="store_true", help="then time a controller failover and a broker's restart")
+    parser.add_argument("--keep-run", action="store_true", help="keep the run directory (logs, data)")
     args = parser.parse_args()
     run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-scale-"))
     result = run(
@@ -363,7 +388,10 @@ def main() -> None:
     print(text)
     if args.out:
         Path(args.out).write_text(text)
-    shutil.rmtree(run_dir, ignore_errors=True)  # after the figures: thousands of partitions take a while
+    if args.keep_run:
+        print(f"the run directory stays in {run_dir}", file=sys.stderr)
+    else:
+        shutil.rmtree(run_dir, ignore_errors=True)  # after the figures: thousands of partitions take a while
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
     .venv/bin/pip install -e ".[bench]"     # pysyncobj, for the quorum baseline
     .venv/bin/python benchmarks/run_all.py [--records 30000] [--rounds 3] [--consume-mib 1024] [--failovers 10]
-                                             [--keep-run]
+                                             [--keep-run] [--scale-partitions 1000,5000,10000] [--scale-only]
 
 Starts a local 3 controllers + 3 brokers cluster (real processes) and measures: produce throughput and latency (1
 KiB records, 1 and 6 partitions, RF 3, acks 0/1/all, min.insync.replicas 2; the 1-partition topic alone first, then
@@ -20,8 +20,10 @@ flight, a bare unary echo of a registration's size with as many calls in flight 
 call: the quorum's transport ceiling), and 32-byte loopback round trips between two processes that sleep in `recv`
 and that spin (the difference is the price of waking a process, which every gRPC message pays at its receiver). Each
 produce shape runs `--rounds` times, each round right after its own echo baseline; the median round and the median
-of the rounds' ratios are reported (the shared machine drifts by tens of percent within a minute). Writes
-benchmarks/results.json and prints a table with the ratios."""
+of the rounds' ratios are reported (the shared machine drifts by tens of percent within a minute). With
+--scale-partitions, the partition scale curve too (`partition_scale.py`: time to full ISRs, fencings, idle CPU and
+RSS per broker, controller failover, a broker's stop and restart, a describe of every topic; `--scale-only` runs
+only it). Writes benchmarks/results.json and prints a table with the ratios."""
 
 from __future__ import annotations
 
@@ -355,10 +357,24 @@ def main() -> None:
     )
     parser.add_argument("--out", default=str(HERE / "results.json"))
     parser.add_argument("--keep-run", action="store_true", help="keep the 3+3 cluster's run directory (logs, data)")
+    parser.add_argument(
+        "--scale-partitions",
+        default="",
+        help="the partition scale curve (partition_scale.py --faults), e.g. 1000,5000,10000: one fresh 3+3 cluster "
+        "each, minutes apiece; none by default",
+    )
+    parser.add_argument("--scale-only", action="store_true", help="only the partition scale curve")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
     wall = time.monotonic()
     results: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
+    scale = [int(n) for n in args.scale_partitions.split(",") if n.strip()]
+    if args.scale_only:
+        results["partition_scale"] = scale_curve(scale)
+        results["wall_s"] = round(time.monotonic() - wall, 1)
+        Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+        print_scale_rows(results["partition_scale"])
+        return
 
     log("the KRaft quorum alone and the controller in-process (kraft_test_server.py), and pysyncobj, in turns ...")
     from grpc_echo import measure as echo_measure
@@ -462,9 +478,47 @@ def main() -> None:
     from loopback_round_trip import measure as round_trip_measure
 
     results["loopback_round_trip"] = {mode: round_trip_measure(free_ports(1)[0], mode=mode) for mode in MODES}
+    if scale:
+        results["partition_scale"] = scale_curve(scale)
     results["wall_s"] = round(time.monotonic() - wall, 1)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     print_table(results, args.out)
+
+
+def scale_curve(points: list[int]) -> dict[str, Any]:
+    """partition_scale.py's run (a warm-up topic of 1,000, then N partitions, then a controller failover and a
+    broker's restart) for each point, on a fresh cluster each."""
+    from partition_scale import run as scale_run
+
+    curve: dict[str, Any] = {}
+    for partitions in points:
+        log(
+            f"partition scale: {partitions} partitions (RF 3) on a fresh 3+3 cluster, then a failover and a restart ..."
+        )
+        run_dir = Path(tempfile.mkdtemp(prefix="minikafka-bench-scale-"))
+        try:
+            curve[str(partitions)] = scale_run(run_dir, partitions, 5000, 600.0, 10.0, None, faults=True)
+        finally:
+            shutil.rmtree(run_dir, ignore_errors=True)
+    return curve
+
+
+def print_scale_rows(curve: dict[str, Any]) -> None:
+    """One line a point: what the issue's curve asks for (None: not reached within the run's bound)."""
+    for partitions, point in curve.items():
+        controllers = [e for node, e in point["events"].items() if node.startswith("controller")]
+        idle = [u["idle_cpu_percent"] for node, u in point["idle"].items() if node.startswith("broker") and u]
+        parts = [
+            f"ISRs full {point['isrs_full_s']} s",
+            f"replicas taken on {point['replicas_applied_s']} s",
+            f"fencings {max((e.get('broker_fenced', 0) for e in controllers), default=0)}",
+            f"broker idle CPU % {idle}",
+            f"describe {point['describe_s']} s",
+            f"controller failover {point.get('controller_failover_s')} s",
+            f"broker stop {point.get('broker_stop_s')} s",
+            f"restart to full ISRs {point.get('broker_restart_isrs_full_s')} s",
+        ]
+        print(f"scale {partitions}: " + ", ".join(parts))
 
 
 def print_table(results: dict[str, Any], out: str) -> None:
@@ -552,6 +606,7 @@ def print_table(results: dict[str, Any], out: str) -> None:
     from kafka_wire import print_rows
 
     print_rows(results["kafka_wire"])
+    print_scale_rows(results.get("partition_scale", {}))
     print(f"wall time {results['wall_s']} s; results in {out}")
 
 

@@ -1,5 +1,9 @@
 """Sends the partition leaders' AlterPartition proposals to the active controller and hands each answer back.
 
+As Kafka's AlterPartitionManager: one request in flight at a time, carrying every proposal waiting (at most
+MAX_PARTITIONS_PER_REQUEST). A request a partition flooded the controllers with thousands of calls at once when a
+broker's restart had every leader propose it back into thousands of ISRs, and their queue held up the heartbeats.
+
 Requests can be held until released (`fault hold-alter-partition`), which is how the KIP-903 race is replayed with
 real processes. The core decides what an answer means (`Leader.on_alter_partition_response`); this only sends,
 retries while the controller does not answer, and logs the answer.
@@ -22,6 +26,7 @@ from minikafka.pb import controller_pb2
 
 SEND_ATTEMPTS = 20
 RETRY_BACKOFF_S = 0.2
+MAX_PARTITIONS_PER_REQUEST = 200  # bounds the controller's work for one request (a record a partition)
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,8 @@ class AlterPartitionManager:
         self.on_answer = on_answer
         self.holding = False
         self.held: list[tuple[ProposalTarget, AlterPartitionProposal]] = []
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._unsent: list[tuple[ProposalTarget, AlterPartitionProposal]] = []  # for the next request
+        self._tasks: set[asyncio.Task[None]] = set()  # the one sender, while it runs
         self._log = structlog.get_logger()
 
     def send(self, target: ProposalTarget, proposal: AlterPartitionProposal) -> None:
@@ -58,18 +64,16 @@ class AlterPartitionManager:
             self.held.append((target, proposal))
             self._log.info("alter_partition_held", partition=target.label, proposed=sorted(proposal.isr))
             return
-        task = asyncio.create_task(self._send(target, proposal))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._unsent.append((target, proposal))
+        self._start_sender()
 
     def release(self, keep_holding: bool = False) -> int:
         """Send every held request; with `keep_holding`, hold what is proposed next. Returns how many went."""
         held, self.held = self.held, []
         self.holding = keep_holding
-        for target, proposal in held:
-            task = asyncio.create_task(self._send(target, proposal))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        self._unsent.extend(held)
+        if held:
+            self._start_sender()
         return len(held)
 
     async def stop(self) -> None:
@@ -77,44 +81,69 @@ class AlterPartitionManager:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _send(self, target: ProposalTarget, proposal: AlterPartitionProposal) -> None:
-        request = self._request(target, proposal)
+    def _start_sender(self) -> None:
+        if self._tasks:
+            return  # the running sender takes them with its next request
+        task = asyncio.create_task(self._send_all())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send_all(self) -> None:
+        while self._unsent:
+            batch = self._unsent[:MAX_PARTITIONS_PER_REQUEST]
+            del self._unsent[:MAX_PARTITIONS_PER_REQUEST]
+            await self._send(batch)
+
+    async def _send(self, batch: list[tuple[ProposalTarget, AlterPartitionProposal]]) -> None:
+        request = self._request(batch)
         response = None
         for _attempt in range(SEND_ATTEMPTS):
             response = await self.controller.call("AlterPartition", request)
             if response is not None:
                 break
             await asyncio.sleep(RETRY_BACKOFF_S)
-        self.on_answer(target, proposal, self._result(target, response))
+        answers = _answers(response)
+        for target, proposal in batch:
+            self.on_answer(target, proposal, self._result(target, response, answers))
 
     def _request(
-        self, target: ProposalTarget, proposal: AlterPartitionProposal
+        self, batch: list[tuple[ProposalTarget, AlterPartitionProposal]]
     ) -> controller_pb2.AlterPartitionRequest:
         request = controller_pb2.AlterPartitionRequest(broker_id=self.node_id, broker_epoch=self.broker_epoch())
-        entry = request.topics.add(topic_id=target.topic_id.bytes).partitions.add(
-            partition_index=target.tp.partition,
-            leader_epoch=proposal.leader_epoch,
-            partition_epoch=proposal.partition_epoch,
-            leader_recovery_state=int(proposal.leader_recovery_state),
-        )
-        for state in proposal.new_isr_with_epochs:
-            entry.new_isr_with_epochs.add(broker_id=state.broker_id, broker_epoch=state.broker_epoch)
-        self._log.info(
-            "alter_partition_sent",
-            partition=target.label,
-            leader_epoch=proposal.leader_epoch,
-            partition_epoch=proposal.partition_epoch,
-            new_isr_with_epochs=[(s.broker_id, s.broker_epoch) for s in proposal.new_isr_with_epochs],
-        )
+        topics: dict[uuid.UUID, controller_pb2.AlterPartitionRequest.TopicData] = {}
+        for target, proposal in batch:
+            topic = topics.get(target.topic_id)
+            if topic is None:
+                topic = topics[target.topic_id] = request.topics.add(topic_id=target.topic_id.bytes)
+            entry = topic.partitions.add(
+                partition_index=target.tp.partition,
+                leader_epoch=proposal.leader_epoch,
+                partition_epoch=proposal.partition_epoch,
+                leader_recovery_state=int(proposal.leader_recovery_state),
+            )
+            for state in proposal.new_isr_with_epochs:
+                entry.new_isr_with_epochs.add(broker_id=state.broker_id, broker_epoch=state.broker_epoch)
+            self._log.info(
+                "alter_partition_sent",
+                partition=target.label,
+                leader_epoch=proposal.leader_epoch,
+                partition_epoch=proposal.partition_epoch,
+                new_isr_with_epochs=[(s.broker_id, s.broker_epoch) for s in proposal.new_isr_with_epochs],
+            )
         return request
 
     def _result(
-        self, target: ProposalTarget, response: controller_pb2.AlterPartitionResponse | None
+        self,
+        target: ProposalTarget,
+        response: controller_pb2.AlterPartitionResponse | None,
+        answers: dict[tuple[bytes, int], controller_pb2.AlterPartitionResponse.PartitionData],
     ) -> AlterPartitionResult:
         if response is None or ErrorCode.of(response.error_code) != ErrorCode.NONE:
             code = ErrorCode.REQUEST_TIMED_OUT if response is None else ErrorCode.of(response.error_code)
             return AlterPartitionResult(code, (), -1, -1)
-        answer = response.topics[0].partitions[0]
+        answer = answers.get((target.topic_id.bytes, target.tp.partition))
+        if answer is None:  # the controller left it out: as if it had not answered
+            return AlterPartitionResult(ErrorCode.REQUEST_TIMED_OUT, (), -1, -1)
         code = ErrorCode.of(answer.error_code)
         self._log.info(
             "alter_partition_accepted" if code == ErrorCode.NONE else "alter_partition_rejected",
@@ -125,3 +154,12 @@ class AlterPartitionManager:
             leader_epoch=answer.leader_epoch,
         )
         return AlterPartitionResult(code, tuple(answer.isr), answer.leader_epoch, answer.partition_epoch)
+
+
+def _answers(
+    response: controller_pb2.AlterPartitionResponse | None,
+) -> dict[tuple[bytes, int], controller_pb2.AlterPartitionResponse.PartitionData]:
+    """Each partition's answer by (topic id, partition index)."""
+    if response is None:
+        return {}
+    return {(topic.topic_id, p.partition_index): p for topic in response.topics for p in topic.partitions}

@@ -29,7 +29,7 @@ from minikafka.kraft_controller.config import ControllerConfig
 from minikafka.kraft_controller.control.control_config import ControlConfig
 from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.control.controller_state_machine import ControllerStateMachine, describe_record_event
-from minikafka.kraft_controller.metadata.records import RecordDecodeError, decode_record, encode_record
+from minikafka.kraft_controller.metadata.records import Record, RecordDecodeError, decode_record, encode_record
 from minikafka.kraft_controller.metadata.snapshot import decode_snapshot, encode_snapshot
 from minikafka.kraft_controller.raft.append_linger import batch_linger
 from minikafka.kraft_controller.raft.driver import NotLeaderError
@@ -43,6 +43,12 @@ COMMIT_TIMEOUT_MS = 10_000
 DEAF_AFTER_MS = 1_000
 QUEUE_DEADLINE_PASSED = "the controller's event queue reached the request after its deadline"
 MAX_RECORDS_PER_APPEND = 1024  # an accumulated batch this big is appended without waiting out the linger
+# Committed records replayed per loop turn: a follower's replay of one costs about 0.1 ms with its event, so a
+# turn stays within tens of milliseconds where a CreateTopics of 10,000 partitions held the loop for seconds.
+REPLAY_RECORDS_PER_TURN = 200
+# A write's records applied to the proposed image, or encoded for the append, per loop turn (about 40 us each).
+PROPOSE_RECORDS_PER_TURN = 200
+OPERATIONS_PER_TURN = 100  # writes the queue generates in one loop turn (a small one costs 0.1-0.3 ms)
 
 
 class MetadataRaft(Protocol):
@@ -98,6 +104,10 @@ class QuorumController:
         self._tasks: list[asyncio.Task[None]] = []
         self._bytes_since_snapshot = 0
         self._last_beat_ms = clock()  # the stall watch's last look at the clock
+        # Committed entries not yet replayed (a slice a loop turn), and a high watermark heard meanwhile.
+        self._unreplayed: deque[LogEntry] = deque()
+        self._deferred_high_watermark: int | None = None
+        self._replayer: asyncio.Task[None] | None = None
         self._log = structlog.get_logger()
 
     # ---- lifecycle ----
@@ -110,6 +120,8 @@ class QuorumController:
         ]
 
     async def stop(self) -> None:
+        if self._replayer is not None:
+            self._tasks.append(self._replayer)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -126,10 +138,33 @@ class QuorumController:
     # ---- Raft listener ----
 
     def handle_commit(self, entries: Sequence[LogEntry]) -> None:
-        """Replay committed metadata records in order (every controller, active or not). Their events are
-        written before any waiter is answered."""
+        """Replay committed metadata records in order (every controller, active or not): at most
+        REPLAY_RECORDS_PER_TURN now, the rest a slice per loop turn, so that a commit of tens of thousands of records
+        never holds up heartbeats, fetches and the event queue for seconds. Their events are written before any
+        waiter is answered."""
+        self._unreplayed.extend(entries)
+        if self._replayer is not None and not self._replayer.done():
+            return  # the running replayer takes them in turn
+        self._replay_slice()
+        if not self._unreplayed:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop to yield to (a synchronous caller): replay it all now
+            while self._unreplayed:
+                self._replay_slice()
+            return
+        self._replayer = asyncio.create_task(self._replay_pending(), name="controller-replay")
+
+    async def _replay_pending(self) -> None:
+        while self._unreplayed:
+            await asyncio.sleep(0)  # a slice per loop turn: heartbeats, fetches and the queue run in between
+            self._replay_slice()
+
+    def _replay_slice(self) -> None:
         replayed: list[tuple[str, dict[str, Any]]] = []
-        for entry in entries:
+        for _ in range(min(REPLAY_RECORDS_PER_TURN, len(self._unreplayed))):
+            entry = self._unreplayed.popleft()
             if entry.offset <= self.replayed_offset:
                 continue
             record = self.state.proposed_record(entry.offset)
@@ -150,6 +185,11 @@ class QuorumController:
             self._bytes_since_snapshot += len(entry.data)
         log_events(self._log, "info", replayed)
         self._advance(self.replayed_offset)
+        if self._unreplayed:
+            return
+        if self._deferred_high_watermark is not None:
+            high_watermark, self._deferred_high_watermark = self._deferred_high_watermark, None
+            self._advance(high_watermark - 1)
         # metadata.log.max.record.bytes.between.snapshots: bound the log (and a lagging replica's catch-up).
         if self._bytes_since_snapshot >= self.config.metadata_max_records_between_snapshots:
             self._bytes_since_snapshot = 0
@@ -157,7 +197,11 @@ class QuorumController:
             self._log.info("metadata_snapshot_taken", end_offset=self.replayed_offset + 1)
 
     def handle_high_watermark(self, high_watermark: int) -> None:
-        """Control entries (e.g. a leader's epoch-start entry) commit too; they count as replayed."""
+        """Control entries (e.g. a leader's epoch-start entry) commit too; they count as replayed, once every
+        record before them is."""
+        if self._unreplayed:
+            self._deferred_high_watermark = max(high_watermark, self._deferred_high_watermark or 0)
+            return
         self._advance(high_watermark - 1)
 
     def handle_leader_change(self, epoch: int, leader_id: int | None, epoch_start_offset: int) -> None:
@@ -229,15 +273,23 @@ class QuorumController:
         linger_s = self.config.append_linger_ms / 1000
         append_at = 0.0
         while True:
-            # Everything queued is generated in this loop turn: a wait per write would cost loop turns.
+            # What is queued is generated in this loop turn, up to OPERATIONS_PER_TURN writes: a wait per write would
+            # cost loop turns, and thousands at once (a leader's AlterPartition for each of its partitions after a
+            # broker's restart) held the loop for seconds.
+            generated = 0
             while self._queue:
+                if generated == OPERATIONS_PER_TURN:
+                    generated = 0
+                    await asyncio.sleep(0)
+                    continue
+                generated += 1
                 operation, done, start_by_ms = self._queue.popleft()
                 if start_by_ms is not None and self.clock() > start_by_ms and not done.done():
                     done.set_exception(KafkaError(ErrorCode.REQUEST_TIMED_OUT, QUEUE_DEADLINE_PASSED))
                     continue
                 if not self._accumulated:
                     append_at = loop.time() + batch_linger(linger_s, self._appended_uncommitted())
-                self._generate(operation, done)
+                await self._generate(operation, done)
                 if self._accumulated_records >= MAX_RECORDS_PER_APPEND:
                     await self._append_accumulated()
             if self._accumulated and loop.time() >= append_at:
@@ -249,9 +301,10 @@ class QuorumController:
         """An earlier append still awaits its commit (and replay): a replication round is under way."""
         return self.raft.log_end_offset() > self.replayed_offset + 1
 
-    def _generate(self, operation: Callable[[], ControllerResult[Any]], done: asyncio.Future[Any]) -> None:
+    async def _generate(self, operation: Callable[[], ControllerResult[Any]], done: asyncio.Future[Any]) -> None:
         """Run one write against the image with the writes before it proposed; answer at once when it makes no
-        records, else keep it for the next append (its records take the next offsets)."""
+        records, else keep it for the next append (its records take the next offsets). Its records are applied to
+        the proposed image a slice per loop turn (nothing else generates meanwhile: this is the queue's task)."""
         if done.done():
             return
         if not self.active:
@@ -266,9 +319,25 @@ class QuorumController:
         if not result.records:
             self._answer_after_pending(result, offset, done)
             return
-        self.state.apply_proposed(result.records, offset)
+        if not await self._apply_proposed_in_slices(result.records, offset):
+            done.set_exception(self.not_controller())  # leadership moved between slices: the proposals are gone
+            return
         self._accumulated.append((result, offset, done))
         self._accumulated_records += len(result.records)
+
+    async def _apply_proposed_in_slices(self, records: Sequence[Record], offset: int) -> bool:
+        """Apply a write's records to the proposed image, PROPOSE_RECORDS_PER_TURN a loop turn (a CreateTopics of
+        thousands of partitions, a fencing of a broker leading thousands, held the loop for seconds on a loaded
+        machine: longer than the quorum's fetch timeout). False when this controller stopped being the active one
+        in between."""
+        epoch = self._active_epoch
+        for start in range(0, len(records), PROPOSE_RECORDS_PER_TURN):
+            if start:
+                await asyncio.sleep(0)  # heartbeats, the quorum's fetches and replays run in between
+                if not self.active or self._active_epoch != epoch:
+                    return False
+            self.state.apply_proposed(records[start : start + PROPOSE_RECORDS_PER_TURN], offset + start)
+        return True
 
     def _answer_after_pending(self, result: ControllerResult[Any], offset: int, done: asyncio.Future[Any]) -> None:
         """A write that made no records was still generated from the image with every pending write in it: answer
@@ -290,9 +359,7 @@ class QuorumController:
         try:
             if not self.active:
                 raise NotLeaderError("not the active controller")
-            base_offset = await self.raft.propose(
-                [encode_record(record) for result, _, _ in batch for record in result.records]
-            )
+            base_offset = await self.raft.propose(await self._encoded(batch))
         except Exception as error:
             self.state.revert_to_committed()  # generated against proposals that will not be appended
             failure = self.not_controller() if isinstance(error, NotLeaderError) else error
@@ -309,6 +376,20 @@ class QuorumController:
             for result, offset, done in batch
         )
         self._advance(self.replayed_offset)
+
+    async def _encoded(self, batch: list[tuple[ControllerResult[Any], int, asyncio.Future[Any]]]) -> list[bytes]:
+        """The batch's records encoded, PROPOSE_RECORDS_PER_TURN a loop turn; NotLeaderError when this controller
+        stopped being the active one in between."""
+        encoded: list[bytes] = []
+        epoch = self._active_epoch
+        for result, _, _ in batch:
+            for record in result.records:
+                if encoded and len(encoded) % PROPOSE_RECORDS_PER_TURN == 0:
+                    await asyncio.sleep(0)
+                    if not self.active or self._active_epoch != epoch:
+                        raise NotLeaderError("not the active controller")
+                encoded.append(encode_record(record))
+        return encoded
 
     def _time_out_waiters(self, now_ms: int) -> None:
         """REQUEST_TIMED_OUT to callers whose records did not commit in COMMIT_TIMEOUT_MS: one check a tick, not

@@ -6,6 +6,7 @@ the active controller's id, epoch and address so callers can redirect (rule 4: e
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
@@ -141,6 +142,13 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
                 response = await self.controller.submit(generate, start_by)
             except KafkaError as error:
                 if error.code == ErrorCode.REQUEST_TIMED_OUT and self.controller.active and not generated:
+                    state.expired_heartbeat(heartbeat, now)
+                raise
+            except asyncio.CancelledError:
+                # The broker gave up waiting (its call's deadline) while the queue was busy: it was alive when the
+                # heartbeat arrived all the same. Not counting it fenced brokers whose every heartbeat was queued
+                # behind a write of thousands of records for longer than their calls wait.
+                if self.controller.active and not generated:
                     state.expired_heartbeat(heartbeat, now)
                 raise
             finally:

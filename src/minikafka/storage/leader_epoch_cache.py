@@ -25,6 +25,7 @@ class LeaderEpochCache:
     def __init__(self, path: Path | None, entries: list[EpochEntry] | None = None) -> None:
         self.path = path
         self.entries: list[EpochEntry] = list(entries or [])
+        self.unsynced = False  # written by `assign` and not yet fsynced: the log's next flush does it
 
     @classmethod
     def load(cls, path: Path) -> LeaderEpochCache:
@@ -37,9 +38,10 @@ class LeaderEpochCache:
                 raise CheckpointError(path, f"bad entry '{epoch} {offset}'") from None
         return cls(path, entries)
 
-    def flush(self) -> None:
+    def flush(self, sync: bool = True) -> None:
         if self.path is not None:
-            write_entries(self.path, [(str(e.epoch), str(e.start_offset)) for e in self.entries])
+            write_entries(self.path, [(str(e.epoch), str(e.start_offset)) for e in self.entries], sync)
+            self.unsynced = not sync
 
     @property
     def latest_epoch(self) -> int:
@@ -66,7 +68,9 @@ class LeaderEpochCache:
         while self.entries and (self.entries[-1].epoch >= epoch or self.entries[-1].start_offset >= start_offset):
             self.entries.pop()
         self.entries.append(EpochEntry(epoch, start_offset))
-        self.flush()
+        # Written now, made durable by the log's next flush, before any batch of this epoch: a leadership change
+        # of thousands of partitions costs no fsync each.
+        self.flush(sync=False)
         return True
 
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
@@ -89,15 +93,17 @@ class LeaderEpochCache:
             floor = entry
         return (floor.epoch if floor is not None else epoch), higher.start_offset
 
-    def truncate_from_end(self, end_offset: int) -> None:
-        """Drop entries starting at or after `end_offset` (the log was truncated there)."""
+    def truncate_from_end(self, end_offset: int, sync: bool = True) -> None:
+        """Drop entries starting at or after `end_offset` (the log was truncated there). `sync` False: the log's
+        next flush makes it durable (a log's open, which would cut them again after a crash)."""
         kept = [e for e in self.entries if e.start_offset < end_offset]
         if kept != self.entries:
             self.entries = kept
-            self.flush()
+            self.flush(sync)
 
-    def truncate_from_start(self, start_offset: int) -> None:
-        """The log now starts at `start_offset`: the entry covering it moves up to it, older ones go."""
+    def truncate_from_start(self, start_offset: int, sync: bool = True) -> None:
+        """The log now starts at `start_offset`: the entry covering it moves up to it, older ones go (`sync` as
+        for `truncate_from_end`)."""
         kept: list[EpochEntry] = []
         for index, entry in enumerate(self.entries):
             following = self.entries[index + 1] if index + 1 < len(self.entries) else None
@@ -106,7 +112,7 @@ class LeaderEpochCache:
             kept.append(EpochEntry(entry.epoch, max(entry.start_offset, start_offset)))
         if kept != self.entries:
             self.entries = kept
-            self.flush()
+            self.flush(sync)
 
     def clear(self) -> None:
         self.entries = []

@@ -29,7 +29,13 @@ from minikafka.common.record_batch import (
     read_header,
     stamped,
 )
-from minikafka.storage.checkpoint import CheckpointError, OffsetCheckpoint, PartitionMetadataFile, fsync_directory
+from minikafka.storage.checkpoint import (
+    CheckpointError,
+    OffsetCheckpoint,
+    PartitionMetadataFile,
+    fsync_directory,
+    sync_files,
+)
 from minikafka.storage.cleaner_plan import CleanableLog, LogToClean, SegmentSummary
 from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.leader_epoch_cache import LeaderEpochCache
@@ -139,6 +145,7 @@ class PartitionLog:
         self._start_checkpoint = OffsetCheckpoint(directory / LOG_START_FILE, self.name)
         self._cleaner_checkpoint = OffsetCheckpoint(directory / CLEANER_CHECKPOINT_FILE, self.name)
         self._closed = False
+        self._metadata_unsynced = False  # partition.metadata written, its fsync left to the first flush
         self.producer_state = ProducerState()  # idempotent producers' last batches, as of the log end
         self.transactions = LogTransactions(directory)  # aborted-transaction index, undecided transactions
 
@@ -155,18 +162,24 @@ class PartitionLog:
         failures: LogDirFailureChannel | None = None,
         files: FileHandleCache | None = None,
     ) -> PartitionLog:
+        created = not directory.exists()
         directory.mkdir(parents=True, exist_ok=True)
         log = cls(directory, config, background, failures, files)
         try:
-            log._open(now_ms, topic_id)
+            log._open(now_ms, topic_id, created)
         except BaseException:
             log.abandon()  # the segments opened so far: a failed open keeps no file open
             raise
         return log
 
-    def _open(self, now_ms: int, topic_id: str | None) -> None:
+    def _open(self, now_ms: int, topic_id: str | None, created: bool = False) -> None:
+        """`created`: the directory was made just now, so there is nothing to recover and nothing yet whose
+        durability its files vouch for (a broker taking on thousands of replicas pays no fsync for each)."""
         log, directory = self, self.directory
         log.last_flush_ms = now_ms
+        if created:
+            log._create(now_ms, topic_id)
+            return
         log._check_topic_id(topic_id)
         for leftover in directory.glob("*.tmp"):
             leftover.unlink()
@@ -189,8 +202,9 @@ class PartitionLog:
         log._load_segments(now_ms, clean, log.epoch_cache.epoch_for_offset if cache_existed else None)
         start = log._start_checkpoint.read()
         log.log_start_offset = max(start if start is not None else 0, log.segments[0].base_offset)
-        log.epoch_cache.truncate_from_end(log.log_end_offset)
-        log.epoch_cache.truncate_from_start(log.log_start_offset)
+        # Unsynced: after a crash the next open cuts them again (an empty log's epoch cost a stop-start two fsyncs).
+        log.epoch_cache.truncate_from_end(log.log_end_offset, sync=False)
+        log.epoch_cache.truncate_from_start(log.log_start_offset, sync=False)
         log.recovery_point = min(log.recovery_point, log.log_end_offset)
         if not clean:
             # What recovery kept is made durable, so the recovery point is exact again (its checkpoint lags).
@@ -205,6 +219,18 @@ class PartitionLog:
         log._high_watermark = min(max(hwm, log.log_start_offset), log.log_end_offset)
         log.transactions.load([segment.base_offset for segment in log.segments])
         log._reload_producer_state()
+
+    def _create(self, now_ms: int, topic_id: str | None) -> None:
+        """A log in a directory made just now: one empty segment, no file to read, nothing to recover or scan."""
+        if topic_id is not None:
+            PartitionMetadataFile(self.directory / PARTITION_METADATA_FILE).write(topic_id, sync=False)
+            self._metadata_unsynced = True
+        self.topic_id = topic_id
+        self.epoch_cache = LeaderEpochCache(self.directory / LEADER_EPOCH_FILE)
+        self.segments.append(self._new_segment(0, now_ms))
+        self._recovery_checkpointed_ms = now_ms
+        self._checkpointed_high_watermark = 0  # an absent checkpoint reads as 0
+        self.transactions.load([0])
 
     def _check_topic_id(self, topic_id: str | None) -> None:
         metadata = PartitionMetadataFile(self.directory / PARTITION_METADATA_FILE)
@@ -540,6 +566,7 @@ class PartitionLog:
         background when the log has one (Kafka's scheduler thread: an fsync of a whole segment holds up
         whatever waits for it, 0.25 s for 512 MiB here), else at once. It is a flush like any other: the recovery
         point moves once it is done, so "unflushed" always means "past the recovery point"."""
+        self.sync_deferred()  # before the rolled segment's data is made durable
         rolled = self.active_segment
         rolled.on_become_inactive()
         self.unflushed_messages = 0
@@ -605,10 +632,22 @@ class PartitionLog:
         """fsync everything appended; the recovery point moves to the log end. Its checkpoint file is rewritten
         only every log.flush.offset.checkpoint.interval.ms (or when asked), as in Kafka: rewriting it atomically
         costs three more fsyncs per flush, and a stale checkpoint only makes recovery scan further."""
+        self.sync_deferred()
         for segment in self.segments:
             if segment.dirty or segment is self.active_segment:  # rolled ones too, if their flush is not done
                 segment.flush()
         self._flushed_to(self.log_end_offset, now_ms, checkpoint)
+
+    def sync_deferred(self) -> None:
+        """fsync what was written without it (partition.metadata of a new log, the leader-epoch checkpoint after an
+        assignment) before any data they describe is made durable: a directory whose data survives a power loss
+        knows its topic id, and recovery can check each batch's epoch against the checkpoint."""
+        names = [PARTITION_METADATA_FILE] if self._metadata_unsynced else []
+        if self.epoch_cache.unsynced:
+            names.append(LEADER_EPOCH_FILE)
+        if names:
+            sync_files(self.directory, names)
+            self._metadata_unsynced = self.epoch_cache.unsynced = False
 
     def flushed_elsewhere(self, end_offset: int, now_ms: int) -> None:
         """Another thread fsynced every segment up to `end_offset`, and the log was neither written nor cut
@@ -638,8 +677,8 @@ class PartitionLog:
             if not self._closed:
                 self._write_high_watermark_checkpoint(high_watermark)
 
-    def _write_high_watermark_checkpoint(self, high_watermark: int, always: bool = False) -> None:
-        if always or high_watermark != self._checkpointed_high_watermark:
+    def _write_high_watermark_checkpoint(self, high_watermark: int) -> None:
+        if high_watermark != self._checkpointed_high_watermark:
             self._hwm_checkpoint.write(high_watermark)
             self._checkpointed_high_watermark = high_watermark
 
@@ -973,14 +1012,26 @@ class PartitionLog:
         if self.offline:  # nothing more is written to a failed directory, a clean-shutdown marker least of all
             self.abandon()
             return
-        self.flush(now_ms, checkpoint=True)
-        write_snapshot(self.directory, self.producer_state)  # the next open replays nothing
+        if self._holds_data():
+            self.flush(now_ms, checkpoint=True)
+            write_snapshot(self.directory, self.producer_state)  # the next open replays nothing
         with self._hwm_checkpoint_lock:  # after any checkpoint being written elsewhere, and the last one
-            self._write_high_watermark_checkpoint(self._high_watermark, always=True)
+            # Only a changed value: an idle partition's clean stop costs no fsync.
+            self._write_high_watermark_checkpoint(self._high_watermark)
             self._closed = True
         for segment in self.segments:
             segment.close()
         (self.directory / CLEAN_SHUTDOWN_FILE).write_text("")
+
+    def _holds_data(self) -> bool:
+        """Anything a clean stop must make durable: an empty log (new, or every batch deleted) has nothing to
+        flush and no producer to snapshot, and a broker stopping with thousands of them pays no fsync for each."""
+        return (
+            self.log_end_offset > self.log_start_offset
+            or bool(self.unflushed_messages)
+            or bool(self.producer_state.producers)
+            or any(segment.dirty for segment in self.segments)
+        )
 
     def abandon(self) -> None:
         """Close file handles without flushing, as a crash would (tests; unflushed simulated bytes are lost)."""

@@ -38,11 +38,11 @@ async def test_checkpoints_are_written_off_the_loop_only_when_moved_and_never_af
     release = threading.Event()
     real_write = checkpoint.write_atomically
 
-    def slow_write(path: Path, content: str | bytes) -> None:
+    def slow_write(path: Path, content: str | bytes, sync: bool = True) -> None:
         writes.append(path.parent.name)
         assert threading.current_thread() is not threading.main_thread()
         release.wait(10)  # an fsync stuck behind writeback
-        real_write(path, content)
+        real_write(path, content, sync)
 
     monkeypatch.setattr(checkpoint, "write_atomically", slow_write)
     writing = asyncio.ensure_future(manager.checkpoint_high_watermarks())

@@ -23,10 +23,11 @@ TOPIC_ID = uuid.uuid4()
 
 
 def failing_once(code: int) -> object:
-    real = partition_log.PartitionLog._load_segments
+    """The transaction index's load, the last file an open reads (a new log's as well), fails the first time."""
+    real = partition_log.LogTransactions.load
     calls = [0]
 
-    def load(self: partition_log.PartitionLog, *args: object) -> None:
+    def load(self: partition_log.LogTransactions, *args: object) -> None:
         calls[0] += 1
         if calls[0] == 1:
             real(self, *args)  # a segment is open when the next file fails
@@ -37,7 +38,7 @@ def failing_once(code: int) -> object:
 
 
 def test_out_of_files_fails_one_partition_and_not_the_directory(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
-    monkeypatch.setattr(partition_log.PartitionLog, "_load_segments", failing_once(errno.EMFILE))
+    monkeypatch.setattr(partition_log.LogTransactions, "load", failing_once(errno.EMFILE))
     closed: list[object] = []
     real_abandon = partition_log.PartitionLog.abandon
     monkeypatch.setattr(partition_log.PartitionLog, "abandon", lambda log: (closed.append(log), real_abandon(log)))
@@ -53,7 +54,7 @@ def test_out_of_files_fails_one_partition_and_not_the_directory(tmp_path: Path, 
 
 
 def test_a_disk_error_still_takes_the_directory_offline(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
-    monkeypatch.setattr(partition_log.PartitionLog, "_load_segments", failing_once(errno.EIO))
+    monkeypatch.setattr(partition_log.LogTransactions, "load", failing_once(errno.EIO))
     logs = LogManager(tmp_path, lambda _topic: LogConfig())
     with pytest.raises(KafkaError):
         logs.get_or_create(TopicPartition("orders", 0), TOPIC_ID, 0)

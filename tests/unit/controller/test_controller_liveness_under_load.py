@@ -1,10 +1,12 @@
 """A busy controller does not fence live brokers: a heartbeat the event queue reaches past its deadline is answered
 REQUEST_TIMED_OUT but renews the session (Kafka's processExpiredBrokerHeartbeat), and time the controller's own loop
-stood still (one long generation or replay) is not held against the brokers' sessions."""
+stood still (one long generation or replay) is not held against the brokers' sessions. A heartbeat whose call the
+broker gave up on while it waited in the queue renews the session too."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 from manual_raft import active_controller
@@ -14,6 +16,8 @@ from minikafka.kraft_controller.control.controller_result import ControllerResul
 from minikafka.kraft_controller.control.requests import BrokerHeartbeatRequest, BrokerRegistrationRequest
 from minikafka.kraft_controller.metadata.records import BrokerStatus, Endpoint
 from minikafka.kraft_controller.quorum_controller import QuorumController
+from minikafka.kraft_controller.service import ControllerService
+from minikafka.pb import controller_pb2
 
 SESSION_MS = 9000  # broker.session.timeout.ms's default
 
@@ -68,6 +72,29 @@ async def test_a_heartbeat_reached_past_its_deadline_is_timed_out_and_still_rene
         assert controller.state.heartbeats.sessions[7].last_contact_ms == 4000
         controller.state.expired_heartbeat(BrokerHeartbeatRequest(7, epoch + 1, 300), 8000)  # another incarnation's
         assert controller.state.heartbeats.sessions[7].last_contact_ms == 4000
+    finally:
+        await controller.stop()
+
+
+async def test_a_heartbeat_the_broker_gave_up_on_in_the_queue_still_renews_the_session() -> None:
+    controller, _raft = await active_controller(auto_commit=True)
+    now = [0]
+    controller.clock = lambda: now[0]
+    service = ControllerService(controller, {1: "127.0.0.1:1"}, lambda: None, "cluster")  # type: ignore[arg-type,return-value]
+    try:
+        epoch = await unfenced_broker(controller, now)
+        queue = controller._tasks[0]  # the event queue, held up here as by a write of thousands of records
+        queue.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await queue
+        now[0] = 3000
+        request = controller_pb2.BrokerHeartbeatRequest(broker_id=7, broker_epoch=epoch, current_metadata_offset=200)
+        call = asyncio.ensure_future(service.BrokerHeartbeat(request, None))
+        await until(lambda: bool(controller._queue), "the heartbeat waits in the queue")
+        call.cancel()  # the broker's call deadline passed first
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert controller.state.heartbeats.sessions[7].last_contact_ms == 3000
     finally:
         await controller.stop()
 

@@ -131,7 +131,10 @@ class CoordinatorRuntime(Generic[S, T]):
 
     def sync_all(self) -> None:
         """Loads the partitions this broker hosts and leads, unloads those it no longer does."""
-        hosted = {tp.partition for tp in self.manager.replicas if tp.topic == self.topic.name}
+        # The topic's partitions in the metadata, not every replica here: thousands of them, every tick.
+        topic = self.manager.metadata.image.topics_by_name.get(self.topic.name)
+        indexes = topic.partitions.keys() if topic is not None else ()
+        hosted = {index for index in indexes if TopicPartition(self.topic.name, index) in self.manager.replicas}
         for partition in hosted | set(self._shards):
             self.sync(partition)
 

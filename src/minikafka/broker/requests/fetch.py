@@ -134,7 +134,11 @@ async def handle_fetch(manager: ReplicaManager, sessions: FetchSessionCache, req
             break
         # No await since the read above, so no change can have been missed before this wait starts; after a
         # timeout the re-read finds the time up and answers.
-        await manager.wait_for_change(request.from_follower, remaining_ms / 1000)
+        changed = await manager.wait_for_change(request.from_follower, remaining_ms / 1000)
+        if not changed and request.from_follower:
+            # Every append and truncation wakes followers: a wait that ran out unwoken found nothing new, and a
+            # second pass over an idle session of thousands of partitions was most of an idle broker's CPU.
+            break
         read = _read(manager, request, fetch, record_fetch=False)
     sessions.record_answers(fetch, read.sent)
     return FetchAnswer(ErrorCode.NONE, fetch.session_id, read.topics)

@@ -154,9 +154,11 @@ def broker_heartbeat(
     """Records and response for one heartbeat. The caller records the contact in the soft heartbeat state.
     `defaults`: the controller's values for topics without their own."""
     registration = check_broker_epoch(image, request.broker_id, request.broker_epoch, "broker_heartbeat_rejected")
-    led = leaderships(image, request.broker_id)
+    # Only a broker in controlled shutdown waits on its leaderships: counting them reads every partition.
+    in_shutdown = registration.status is BrokerStatus.CONTROLLED_SHUTDOWN
+    led = leaderships(image, request.broker_id) if in_shutdown else 0
     shutdown_offset = -1
-    if registration.status is BrokerStatus.CONTROLLED_SHUTDOWN and led == 0:
+    if in_shutdown and led == 0:
         # Set once, when its last leadership has moved: every record so far, the moves included, must reach the
         # active brokers before this one may go.
         shutdown_offset = heartbeats.controlled_shutdown_offset(request.broker_id)
@@ -203,7 +205,10 @@ def fence_expired_brokers(
     """Fence every broker whose session timed out, each against the image the earlier fences leave."""
     records: list[Record] = []
     scratch = image
+    fenced: list[Record] = []
     for broker_id in heartbeats.expired(image, now_ms):
+        # Against what the earlier fences leave (a replay of thousands of records: not paid after the last one).
+        scratch = apply_records(scratch, fenced)
         session = heartbeats.sessions[broker_id]
         log.warning(
             "broker_session_expired",
@@ -214,5 +219,4 @@ def fence_expired_brokers(
         )
         fenced = fence_broker(scratch, broker_id, "session_timeout", defaults)
         records += fenced
-        scratch = apply_records(scratch, fenced)
     return records

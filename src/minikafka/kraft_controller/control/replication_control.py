@@ -285,7 +285,8 @@ def clear_elrs(image: MetadataImage) -> list[Record]:
 
 
 def leaderships(image: MetadataImage, broker_id: int) -> int:
-    return sum(1 for _, _, p in image.partitions() if p.leader == broker_id)
+    """How many partitions `broker_id` leads (a count: no order needed, so none is paid for)."""
+    return sum(1 for topic in image.topics_by_id.values() for p in topic.partitions.values() if p.leader == broker_id)
 
 
 # ---- AlterPartition ----

@@ -105,6 +105,7 @@ class RaftFileLog:
         """(fsync, then): `fsync`, for another thread, makes every append made before this call durable (on
         duplicated descriptors: it touches nothing of the log); `then`, back on the log's thread once it returned,
         records the segments clean and moves the recovery point unless the log was written since."""
+        self.log.sync_deferred()  # a new epoch's start, before entries of that epoch are made durable (rare: elections)
         dirty = [segment for segment in self.log.segments if segment.dirty]
         fsyncs = [segment.detached_fsync() for segment in dirty]
         writes, end_offset = self._writes, self.log.log_end_offset
