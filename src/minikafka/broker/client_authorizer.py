@@ -36,10 +36,23 @@ class Caller:
     listener: str = ""
 
 
+NOT_READY_RULE = "authorizer not ready"
+
+
 class ClientAuthorizer:
-    def __init__(self, settings: AuthorizerSettings, acls: Callable[[], Map[str, AclBinding]]) -> None:
+    def __init__(
+        self,
+        settings: AuthorizerSettings,
+        acls: Callable[[], Map[str, AclBinding]],
+        ready: Callable[[], bool] = lambda: True,
+    ) -> None:
+        """`ready`: whether the ACLs are loaded (the metadata caught up since start-up). Before, only super users
+        are allowed, as Kafka's StandardAuthorizer before its initial load: a wiped broker's empty image must
+        neither refuse what the ACLs allow as "no acl" nor, with allow.everyone.if.no.acl.found, allow what they
+        deny."""
         self.settings = settings
         self._acls = acls
+        self._ready = ready
         self._indexed: Map[str, AclBinding] | None = None
         self._index = AclIndex(())
         self._logged = FirstSightings()
@@ -54,6 +67,9 @@ class ClientAuthorizer:
         if not self.settings.enabled:
             return True
         action = Action(caller.principal, caller.host, operation, resource_type, name)
+        if self._not_ready_for(caller):
+            self._log(caller, action, NOT_READY_RULE)
+            return False
         decision = authorize(self._current(), self.settings, action)
         if not decision.allowed:
             self._log(caller, action, decision.rule)
@@ -67,11 +83,19 @@ class ClientAuthorizer:
         if not self.settings.enabled:
             return True
         action = Action(caller.principal, caller.host, operation, resource_type, "")
+        if self._not_ready_for(caller):
+            return False
         return authorize_by_resource_type(self._current(), self.settings, action).allowed
 
     def authorized_operations(self, caller: Caller, resource_type: ResourceType, name: str) -> int:
         """Kafka's authorizedOperations bit field for the resource (not logged, as Kafka asks without logging)."""
+        if self._not_ready_for(caller):
+            return 0
         return authorized_operations(self._current(), self.settings, caller.principal, caller.host, resource_type, name)
+
+    def _not_ready_for(self, caller: Caller) -> bool:
+        enabled = self.settings.enabled
+        return enabled and caller.principal not in self.settings.super_users and not self._ready()
 
     def _current(self) -> AclIndex:
         acls = self._acls()

@@ -8,7 +8,8 @@ is longer than the controller's session timeout, so the controller has fenced th
 by then. A heartbeat answered STALE_BROKER_EPOCH means the controller no longer knows this registration: the broker
 registers again. `should_shutdown` is acted on only after this broker asked to shut down. Each event takes `now_ms`
 and returns the new value plus effects; the shell sends the requests, reports their answers or failures, and applies
-BecomeFenced/BecomeUnfenced/Exit (Exit ends the process: a broker that stops heartbeating never stays up).
+BecomeFenced/BecomeUnfenced/Exit (Exit ends the process: a broker that stops heartbeating never stays up); once
+`initially_caught_up`, it opens the client listeners.
 """
 
 from __future__ import annotations
@@ -120,6 +121,9 @@ class Lifecycle:
     next_send_ms: int = 0
     in_flight_since_ms: int | None = None  # one request to the controller at a time
     offline_log_dirs: tuple[str, ...] = ()  # failed log dirs, told to the controller in every heartbeat
+    # The controller acknowledged, once in this process, that our metadata reached our registration (Kafka's
+    # initialCatchUpFuture): clients may be answered from it from then on, whatever happens later.
+    initially_caught_up: bool = False
 
     @property
     def broker_epoch(self) -> int:
@@ -213,6 +217,7 @@ class Lifecycle:
             structlog.get_logger().warning(
                 "should_shutdown_ignored", broker_id=self.config.broker_id, broker_epoch=self.broker_epoch
             )
+        after = after._note_initial_catch_up(is_caught_up or not is_fenced)
         return after._after_heartbeat(is_caught_up, is_fenced, should_shutdown, now_ms)
 
     def on_controller_unreachable(self, now_ms: int) -> Transition:
@@ -242,6 +247,15 @@ class Lifecycle:
         return replace(self, state=ShuttingDown()), (BecomeFenced(), Exit())
 
     # ---- helpers ----
+
+    def _note_initial_catch_up(self, caught_up: bool) -> Lifecycle:
+        """The first heartbeat answer saying we are caught up (or unfenced, which the controller grants only then)."""
+        if not caught_up or self.initially_caught_up:
+            return self
+        structlog.get_logger().info(
+            "broker_metadata_caught_up", broker_id=self.config.broker_id, broker_epoch=self.broker_epoch
+        )
+        return replace(self, initially_caught_up=True)
 
     def _after_heartbeat(self, is_caught_up: bool, is_fenced: bool, should_shutdown: bool, now_ms: int) -> Transition:
         """A successful heartbeat's answer (contact already recorded)."""

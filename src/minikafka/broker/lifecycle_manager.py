@@ -4,7 +4,8 @@ around the pure `broker.lifecycle.Lifecycle`.
 The pure lifecycle decides; this shell gives it the time and the metadata offset on each tick, sends the
 registration or heartbeat it asks for (one at a time) and reports the answer back, and carries out its effects:
 BecomeUnfenced/BecomeFenced set what `serving` reports, Exit stops the heartbeats and asks the process to end (a
-broker that no longer heartbeats never stays up as a zombie).
+broker that no longer heartbeats never stays up as a zombie). `caught_up` is set once the lifecycle is initially
+caught up: the client listeners open then.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ class LifecycleManager:
         self.registered = asyncio.Event()
         self.unfenced = asyncio.Event()
         self.shutdown_granted = asyncio.Event()  # set on Exit, however it came
+        # Set once the controller first acknowledged our metadata caught up: the client listeners open then.
+        self.caught_up = asyncio.Event()
         self.controller = ControllerClient(config)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -161,6 +164,8 @@ class LifecycleManager:
         if self.lifecycle.broker_epoch >= 0:
             self.last_broker_epoch = self.lifecycle.broker_epoch
             self.registered.set()
+        if self.lifecycle.initially_caught_up:
+            self.caught_up.set()
         for effect in effects:
             self._apply(effect)
 

@@ -31,6 +31,7 @@ from minikafka.broker.log_manager import LogManager, effective_max_open_files
 from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.broker.service import MARKER_TIMEOUT_MS, BrokerService, FaultService
+from minikafka.broker.startup_gate import StartupGateInterceptor
 from minikafka.broker.transaction.coordinator import TransactionCoordinator, txn_coordinator_config
 from minikafka.broker.transaction.markers import MarkerChannel
 from minikafka.broker.transaction.verification import ProduceVerifier
@@ -171,7 +172,10 @@ def build_broker(config: BrokerConfig) -> Broker:
         config, lambda: metadata.offset, on_exit=stopping.set, previous_broker_epoch=previous_broker_epoch
     )
     lifecycle.controller.follow(raft.controller_addresses)
-    authorizer = ClientAuthorizer(config.authorizer_settings, lambda: metadata.image.acls)
+    # Clients are answered only from metadata the controller acknowledged caught up since this start (a wiped
+    # broker's image has no topics or ACLs before): the authorizer, Metadata and the client listeners wait for it.
+    caught_up = lifecycle.caught_up.is_set
+    authorizer = ClientAuthorizer(config.authorizer_settings, lambda: metadata.image.acls, caught_up)
     manager = ReplicaManager(
         config,
         logs,
@@ -180,6 +184,7 @@ def build_broker(config: BrokerConfig) -> Broker:
         lambda: lifecycle.broker_epoch,
         lambda: lifecycle.serving,
         authorizer,
+        caught_up,
     )
     # Heartbeats report the metadata the replicas reflect, which lags the listener's while a delta is applied.
     lifecycle.metadata_offset = lambda: manager.applied_metadata_offset
@@ -233,8 +238,10 @@ async def start_grpc_servers(broker: Broker) -> None:
             if listener.name == config.inter_broker_listener
             else client_security(config, listener.name, config.is_ssl_client_listener(listener.name))
         )
-        # The session check comes first: an unauthenticated caller learns nothing else (as on a Kafka SASL listener).
-        interceptors = (*(() if sasl is None else (SaslSessionInterceptor(sasl),)), *served.interceptors)
+        # A client listener serves nothing before the metadata caught up; then the session check: an unauthenticated
+        # caller learns nothing else (as on a Kafka SASL listener).
+        gate = () if not client_listener else (StartupGateInterceptor(broker.lifecycle.caught_up.is_set),)
+        interceptors = (*gate, *(() if sasl is None else (SaslSessionInterceptor(sasl),)), *served.interceptors)
         registrars = [service.register, FaultService(broker.manager, broker.lifecycle).register]
         # A client listener reads no request larger than socket.request.max.bytes, as Kafka's listeners.
         inter_broker = listener.name == config.inter_broker_listener
@@ -293,6 +300,7 @@ async def start_kafka_listeners(broker: Broker) -> None:
             limits,
             listener_security(config, listener.name),
             connections,
+            accepting=broker.lifecycle.caught_up,  # bound now, accepting once the metadata caught up
         )
         for listener in config.kafka_listeners
     ]

@@ -146,7 +146,9 @@ class ReplicaManager:
         broker_epoch: Callable[[], int],
         serving: Callable[[], bool],
         authorizer: ClientAuthorizer | None = None,
+        caught_up: Callable[[], bool] = lambda: True,
     ) -> None:
+        """`caught_up`: whether the controller has acknowledged this broker's metadata caught up since start-up."""
         self.config = config
         self.logs = logs
         self.metadata = metadata
@@ -164,8 +166,8 @@ class ReplicaManager:
         self.producer_ids = ProducerIdManager(controller, config.node_id, broker_epoch)
         # transaction.partition.verification.enable, set by the broker that has a transaction coordinator
         self.transaction_verification = False
-        # False until the first metadata delta after start-up catch-up: until then the image may lack topics.
-        self.metadata_ready = False
+        self._caught_up = caught_up
+        self._first_delta_seen = False
         # Parked fetches, each its own future (awaited directly: one loop turn from a change to its answer). A
         # follower's wakes on new data, a consumer's on a HWM move (what it may read). Like Kafka's DelayedFetch, a
         # HWM move alone does not answer a follower (that would double its fetches).
@@ -185,6 +187,12 @@ class ReplicaManager:
         self._applied_offset = -1
         self.steps_per_slice = DEFAULT_STEPS_PER_SLICE
         self._log = structlog.get_logger()
+
+    @property
+    def metadata_ready(self) -> bool:
+        """Whether clients may be answered from the image: the first delta is in and the controller acknowledged our
+        catch-up (Kafka's initialCatchUpFuture); until then the image may lack topics and ACLs."""
+        return self._first_delta_seen and self._caught_up()
 
     # ---- change notification (long polls) ----
 
@@ -245,7 +253,7 @@ class ReplicaManager:
     def on_metadata(self, delta: MetadataDelta) -> None:
         """Queue the delta and apply its first slice now; the rest follows one slice per loop turn, so that the
         heartbeats and requests of the broker never wait behind a delta of thousands of partitions."""
-        self.metadata_ready = True
+        self._first_delta_seen = True
         # Partitions whose files could not be opened are tried again at every update.
         retried = [(topic_id, tp.partition) for tp, topic_id in self.logs.unopened.items()]
         self._pending.add(delta.image, delta.offset, (*delta.changed_partitions, *retried))

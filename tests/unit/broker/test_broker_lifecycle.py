@@ -237,3 +237,23 @@ def test_offline_log_dirs_before_registration_exit_at_once() -> None:
     life, _ = Lifecycle(CONFIG).start("inc-1", 0)
     life, effects = life.on_log_dirs_offline(("/data/3",), 1)
     assert effects == (BecomeFenced(), Exit()) and life.exited
+
+
+def test_initially_caught_up_once_the_controller_says_so_and_for_the_rest_of_the_process() -> None:
+    life = registered()
+    assert not life.initially_caught_up  # registered, but the metadata may not reach the registration yet
+    life, _ = life.tick(0, 10)
+    life, _ = life.on_heartbeat_response(ErrorCode.NONE, False, True, False, 5)
+    assert not life.initially_caught_up
+    life, _ = life.tick(200, 60)
+    with capture_logs() as logs:
+        life, _ = life.on_heartbeat_response(ErrorCode.NONE, True, True, False, 205)
+    assert life.initially_caught_up
+    assert [entry["event"] for entry in logs].count("broker_metadata_caught_up") == 1
+    life, _ = life.tick(400, 60)
+    life, _ = life.on_heartbeat_response(ErrorCode.STALE_BROKER_EPOCH, False, True, False, 405)
+    assert isinstance(life.state, Registering) and life.initially_caught_up  # a new registration opens nothing anew
+
+
+def test_an_unfencing_answer_is_a_catch_up() -> None:
+    assert running().initially_caught_up

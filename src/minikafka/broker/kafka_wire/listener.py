@@ -94,7 +94,10 @@ class KafkaListener:
         limits: ListenerLimits,
         security: ListenerSecurity = PLAINTEXT,
         connections: ListenerConnections | None = None,
+        accepting: asyncio.Event | None = None,
     ) -> None:
+        """`accepting`: connections are accepted once it is set (they wait in the backlog until then, as at a Kafka
+        broker whose acceptors start only after its metadata caught up); None: at once."""
         self.ctx = ctx
         self.dispatch = dispatch
         self.host = host
@@ -102,6 +105,7 @@ class KafkaListener:
         self.limits = limits
         self.security = security
         self.connections = connections or unlimited_connections()
+        self.accepting = accepting
         self._socket: socket.socket | None = None
         self._acceptor: asyncio.Task[None] | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -134,6 +138,8 @@ class KafkaListener:
         assert self._socket is not None
         loop = asyncio.get_running_loop()
         backoff_s, failures = ACCEPT_BACKOFF_S[0], 0
+        if self.accepting is not None:
+            await self.accepting.wait()
         while True:
             await self.connections.wait_for_slot()  # at max.connections Kafka's acceptor waits, too
             try:
