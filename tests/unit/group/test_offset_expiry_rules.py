@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 
+from minikafka.broker.consumer_group.records import ConsumerGroupMetadataKey
 from minikafka.broker.group.effects import Append, GroupEvent, GroupStep
 from minikafka.broker.group.loader import load_groups
 from minikafka.broker.group.offset_expiry import ExpiryScope, expire_offsets
@@ -287,3 +288,19 @@ def test_an_expire_timestamp_counts_in_an_empty_classic_group_but_not_for_a_subs
     assert appended(expire(empty, 5000))[0] == OffsetsRecord(OffsetCommitKey("g", "a", 0), None)
     scope = ExpiryScope(RETENTION_MS, consumer_subscribed=frozenset({"a"}))
     assert expire(Group("g", offsets={A0: early}), 5000, scope).effects == ()
+
+
+def test_an_empty_kip848_group_goes_with_its_last_expired_offset_its_records_tombstoned():
+    """Kafka's cleanupGroupMetadata: an Empty consumer group (no member subscribes to anything) whose offsets all
+    expired is deleted, its records' tombstones after the offsets' in the same batch."""
+    tombstones = (OffsetsRecord(ConsumerGroupMetadataKey("g"), None),)
+    scope = ExpiryScope(RETENTION_MS, consumer_subscribed=frozenset(), consumer_group_tombstones=tombstones)
+    group = Group("g", offsets={A0: offset(5, WALL_START), B0: offset(9, WALL_START + 1000)})
+    first = expire(group, RETENTION_MS, scope)
+    assert appended(first) == [OffsetsRecord(OffsetCommitKey("g", "a", 0), None)]  # one left: the group stays
+    last = expire(stored(first.group).group, RETENTION_MS + 1000, scope)
+    assert appended(last) == [OffsetsRecord(OffsetCommitKey("g", "b", 0), None), *tombstones]
+    done = stored(last.group)
+    assert done.group.state == GroupState.DEAD and events(done, "offsets_expired")[0]["group_deleted"] is True
+    # Without offsets at all, at the first check.
+    assert appended(expire(Group("g"), 0, scope)) == list(tombstones)

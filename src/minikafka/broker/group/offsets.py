@@ -136,13 +136,14 @@ def fetch_offsets(
     return {key: offsets.get(key) for key in partitions}
 
 
-def delete_group(group: Group, request_id: int) -> GroupStep:
-    """Only an empty group can go: its metadata and every offset get tombstones."""
-    if group.state == GroupState.DEAD or group.is_idle:
+def delete_group(group: Group, request_id: int, consumer_group_tombstones: tuple[OffsetsRecord, ...] = ()) -> GroupStep:
+    """Only an empty group can go: its metadata and every offset get tombstones. `consumer_group_tombstones`: an
+    Empty KIP-848 group's records (its offsets are `group`'s), deleted instead of a classic group's metadata."""
+    if group.state == GroupState.DEAD or (group.is_idle and not consumer_group_tombstones):
         return GroupStep(group, (Answer(request_id, DeleteResult(ErrorCode.GROUP_ID_NOT_FOUND)),))
     if group.state != GroupState.EMPTY:
         return GroupStep(group, (Answer(request_id, DeleteResult(ErrorCode.NON_EMPTY_GROUP)),))
-    records = [OffsetsRecord(GroupMetadataKey(group.group_id), None)]
+    records = list(consumer_group_tombstones) or [OffsetsRecord(GroupMetadataKey(group.group_id), None)]
     records += [OffsetsRecord(OffsetCommitKey(group.group_id, k.topic, k.partition), None) for k in group.offsets]
     group = group.with_pending(PendingDelete(request_id)).evolve(state=GroupState.DEAD)
     return GroupStep(group, (Append(request_id, tuple(records)),))
