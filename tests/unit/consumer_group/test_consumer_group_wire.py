@@ -229,9 +229,12 @@ def test_an_empty_consumer_group_is_kept_until_deleted_with_its_records_tombston
         empty = groups.consumer_group("g")
         before = len(manager.written)
         deleted = await answer(ctx, delete_groups())
-        return refused, left, empty, deleted, groups.consumer_group("g"), manager.written[before:]
+        written = manager.written[before:]
+        again = await answer(ctx, delete_groups())
+        return refused, left, empty, deleted, groups.consumer_group("g"), written, again
 
-    refused, left, empty, deleted, after, written = asyncio.run(scenario())
+    refused, left, empty, deleted, after, written, again = asyncio.run(scenario())
+    assert again.results[0].error_code == ErrorCode.GROUP_ID_NOT_FOUND
     assert refused.results[0].error_code == ErrorCode.NON_EMPTY_GROUP
     assert left.error_code == ErrorCode.NONE
     assert empty is not None and not empty.members and empty.state.value == "Empty" and empty.group_epoch == 2
