@@ -439,14 +439,16 @@ class GroupCoordinator:
         failure: Callable[[ErrorCode], Result],
         classic: Callable[[Group, int, int], GroupStep],
         mixed: Callable[[ConsumerGroup, int], MixedStep],
+        join: bool = False,
     ) -> asyncio.Future[Result]:
         """A classic protocol request: run by the classic core, or by the consumer group when the id is one (its
-        classic members); decided where the group lives, when the request runs."""
+        classic members); decided where the group lives, when the request runs. A JoinGroup (`join`) to an Empty
+        consumer group makes it classic."""
 
         def apply(shard: OffsetsShard, request_id: int) -> None:
             consumer = shard.consumer_groups.get(group_id)
             now = monotonic_ms()
-            if consumer is not None and not consumer.members:
+            if join and consumer is not None and not consumer.members:
                 # Kafka converts an Empty consumer group to a classic one on a classic JoinGroup: its records go.
                 self._write_consumer_records(shard, consumer_groups.tombstones(consumer, self.topic_ids()))
                 self._store_consumer_group(shard, group_id, None, ())
