@@ -1,7 +1,8 @@
 """Dynamic configs with real processes, driven by confluent_kafka's AdminClient through the brokers' Kafka
 listeners: IncrementalAlterConfigs writes ConfigRecords that DescribeConfigs then reports with Kafka's sources, the
 brokers apply them at once, Kafka's errors for bad alters, and the values survive a controller failover (they are
-records in the metadata log, not controller memory). Also `minikafka configs`, as kafka-configs."""
+records in the metadata log, not controller memory). Also `minikafka configs`, as kafka-configs, and a topic's
+compression.type recompressing what producers send."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from cluster_fixtures import eventually, minikafka, running_cluster
 from minikafka.client.admin import AdminClient
 from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import Cluster
+from minikafka.storage.dump_log import dump_log
 
 pytestmark = pytest.mark.integration
 confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
@@ -161,6 +163,53 @@ def test_a_broker_applies_a_new_max_message_bytes_at_once(cluster: Cluster) -> N
     assert eventually(lambda: send() == 0 or None, 20, "a first write") is True
     _alter(admin, admin_module.ResourceType.TOPIC, name, ("max.message.bytes", ops.SET, "1000")).result(30)
     eventually(lambda: send() == confluent_kafka.KafkaError.MSG_SIZE_TOO_LARGE or None, 20, "the write refused")
+
+
+def test_a_topic_s_compression_type_recompresses_what_producers_send(cluster: Cluster) -> None:
+    """gzip batches to an lz4 topic are stored lz4 on its three replicas, then snappy once the topic's
+    compression.type is altered; librdkafka reads every record back."""
+    admin, ops, name = _admin(cluster), admin_module.AlterConfigOpType, "recompressed"
+    topic = admin_module.NewTopic(name, num_partitions=1, replication_factor=3, config={"compression.type": "lz4"})
+    admin.create_topics([topic])[name].result(30)
+    bootstrap = cluster.kafka_bootstrap_servers
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all", "compression.type": "gzip"})
+    values = [f"value-{i}-" + "compressible " * 8 for i in range(40)]
+
+    def send(batch: list[str]) -> None:
+        for value in batch:
+            producer.produce(name, value=value.encode(), partition=0)
+        assert producer.flush(30) == 0
+
+    send(values[:20])
+    eventually(lambda: _stored_codecs(cluster, name) == {"lz4"} or None, 20, "the replicas' batches lz4")
+    _alter(admin, admin_module.ResourceType.TOPIC, name, ("compression.type", ops.SET, "snappy")).result(30)
+
+    def snappy_stored() -> bool:
+        send(values[20:])  # again until the leader applied the new value: duplicates are fine here
+        return "snappy" in _stored_codecs(cluster, name)
+
+    eventually(snappy_stored, 30, "a batch stored snappy")
+    assert _stored_codecs(cluster, name) <= {"lz4", "snappy"}
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "recompressed-reader"})
+    consumer.assign([confluent_kafka.TopicPartition(name, 0, 0)])
+    read: list[str] = []
+
+    def all_read() -> bool:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            read.append(message.value().decode())
+        return set(read) == set(values)
+
+    eventually(all_read, 30, "every record read", interval_s=0)
+    consumer.close()
+    assert read[:20] == values[:20]
+
+
+def _stored_codecs(cluster: Cluster, topic: str) -> set[str]:
+    """The codecs of the batches in the partition's segments, on every broker holding it."""
+    segments = sorted(cluster.run_dir.glob(f"**/{topic}-0/*.log"))
+    assert len({segment.parent for segment in segments}) == 3, segments
+    return {batch["compression"] for segment in segments for batch in dump_log(segment)["batches"]}
 
 
 def test_minikafka_configs_alters_and_describes_like_kafka_configs(cluster: Cluster) -> None:

@@ -1,17 +1,23 @@
 """Expiry with real processes (1 controller, 1 broker): committed offsets expire after offsets.retention.minutes (its
 least value, 1) once a group is empty, or from their commit for a group that only stores offsets, and the expired
-groups are gone for good (their tombstones outlive a coordinator restart) while a stable member's offsets stay; and an
-idle idempotent producer disappears from DescribeProducers once producer.id.expiration.ms, set dynamically, passed.
+groups are gone for good (their tombstones outlive a coordinator restart) while a stable member's offsets stay; an
+offset committed with OffsetCommit v2's own retention expires by it, well before the broker's; and an idle idempotent
+producer disappears from DescribeProducers once producer.id.expiration.ms, set dynamically, passed.
 The minute of retention makes this module take about 80 s."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
 
+from minikafka.client.consumer_groups_command import find_coordinator
+from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
+from minikafka.common.errors import ErrorCode
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import Cluster
@@ -120,6 +126,36 @@ def test_offsets_expire_from_empty_groups_and_simple_commits_and_stay_gone_after
     assert describe(cluster, "leaving-readers") is None and describe(cluster, "ledger-tool") is None
     listed = minikafka("consumer-groups", "--bootstrap-server", cluster.kafka_bootstrap_servers, "--list")
     assert listed.returncode == 0 and "leaving-readers" not in listed.stdout.split(), listed.stderr
+
+
+async def commit_with_retention(bootstrap: str, group: str, offset: int, retention_ms: int) -> ErrorCode:
+    """A simple commit of partition 0 with OffsetCommit v2, whose RetentionTimeMs older clients set."""
+    client = KafkaWireClient(bootstrap.split(","))
+    try:
+        _, address = await find_coordinator(client, group, 15)
+        cls = request_class(8, 2)
+        partition = nested(cls, "OffsetCommitRequestPartition")(
+            partition_index=0, committed_offset=offset, committed_metadata=None
+        )
+        body = cls(
+            group_id=group,
+            generation_id_or_member_epoch=-1,
+            member_id="",
+            retention_time=timedelta(milliseconds=retention_ms),
+            topics=(nested(cls, "OffsetCommitRequestTopic")(name=TOPIC, partitions=(partition,)),),
+        )
+        response = await client.connection(address).send(body)
+        return ErrorCode.of(response.topics[0].partitions[0].error_code)
+    finally:
+        await client.close()
+
+
+def test_an_offset_committed_with_its_own_retention_expires_by_it(cluster: Cluster) -> None:
+    bootstrap = cluster.kafka_bootstrap_servers
+    assert asyncio.run(commit_with_retention(bootstrap, "short-retention", 4, 3000)) == ErrorCode.NONE
+    assert committed(cluster, "short-retention") == {0: 4}
+    # Gone with its group long before the broker's minute of offsets.retention.minutes.
+    eventually(lambda: describe(cluster, "short-retention") is None, 30, "the offset expired by its own retention")
 
 
 def test_an_idle_producer_id_expires_once_the_dynamic_expiration_passed(cluster: Cluster) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from minikafka.common.compression import COMPRESSION_TYPES, PRODUCER_COMPRESSION
 from minikafka.common.config import ConfigError, at_least, between, config_key, one_of, subset_of
 from minikafka.common.endpoints import Listener
 from minikafka.common.node_config import NodeConfig
@@ -240,6 +241,13 @@ class BrokerConfig(NodeConfig):
     )
     message_max_bytes: int = config_key(
         "message.max.bytes", 1048588, "Largest record batch the broker accepts.", at_least(0)
+    )
+    compression_type: str = config_key(
+        "compression.type",
+        PRODUCER_COMPRESSION,
+        "Codec a producer's batches are stored with: producer (as sent), uncompressed, gzip, snappy, lz4 or zstd "
+        "(a batch of another codec is recompressed); a topic's compression.type overrides it.",
+        one_of(*COMPRESSION_TYPES),
     )
     request_timeout_ms: int = config_key(
         "request.timeout.ms", 30000, "Timeout of the broker's requests to the controller.", at_least(1)
@@ -650,6 +658,7 @@ class BrokerConfig(NodeConfig):
             min_compaction_lag_ms=pick("min.compaction.lag.ms", self.log_cleaner_min_compaction_lag_ms),
             max_compaction_lag_ms=pick("max.compaction.lag.ms", self.log_cleaner_max_compaction_lag_ms),
             delete_retention_ms=pick("delete.retention.ms", self.log_cleaner_delete_retention_ms),
+            compression_type=overrides.get("compression.type") or self.compression_type,
         )
 
 

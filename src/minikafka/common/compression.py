@@ -10,7 +10,8 @@ in the low three bits of the batch attributes. Each codec has Kafka's framing:
     4 zstd    a zstd frame
 
 Decompression is bounded: a few compressed bytes may claim to inflate to gigabytes, so output beyond `limit`
-bytes is refused (RECORD_LIST_TOO_LARGE) rather than allocated.
+bytes is refused (RECORD_LIST_TOO_LARGE) rather than allocated. Compression (a leader recompressing to a topic's
+compression.type) writes each codec as Kafka's Java producer does: snappy in xerial's framing.
 """
 
 from __future__ import annotations
@@ -40,9 +41,41 @@ def codec_name(codec: int) -> str:
         return f"unknown({codec})"
 
 
+# Kafka's compression.type values (topic and broker): a codec, or "producer" (keep the batch's own).
+PRODUCER_COMPRESSION = "producer"
+COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", PRODUCER_COMPRESSION)
+
+
+def _lz4_header() -> bytes:
+    return _LZ4_MAGIC + _LZ4_DESCRIPTOR + bytes(((_xxh32_short(_LZ4_DESCRIPTOR) >> 8) & 0xFF,))
+
+
+def target_codec(compression_type: str) -> CompressionType | None:
+    """The codec a compression.type value asks for; None for "producer" (Kafka's BrokerCompressionType)."""
+    if compression_type == PRODUCER_COMPRESSION:
+        return None
+    if compression_type == "uncompressed":
+        return CompressionType.NONE
+    return CompressionType[compression_type.upper()]
+
+
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = len(XERIAL_MAGIC) + 8  # magic, then the version and the compatible version (int32 each)
 _INT32 = struct.Struct(">i")
+_XERIAL_VERSIONS = _INT32.pack(1) + _INT32.pack(1)  # the version and the compatible version Java writes
+_XERIAL_BLOCK = 32 * 1024  # xerial's default block size, which Kafka's producer uses
+_LE_INT32 = struct.Struct("<I")
+_XXH_PRIME1, _XXH_PRIME2, _XXH_PRIME3, _XXH_PRIME4, _XXH_PRIME5 = (
+    2654435761,
+    2246822519,
+    3266489917,
+    668265263,
+    374761393,
+)
+_LZ4_MAGIC = b"\x04\x22\x4d\x18"
+_LZ4_DESCRIPTOR = bytes((0x60, 0x40))  # version 01, independent blocks, no checksums; blocks of at most 64 KiB
+_LZ4_BLOCK = 64 * 1024
+_LZ4_UNCOMPRESSED = 0x80000000  # a block size's high bit: the block is stored as is
 # The first output buffer, as a multiple of the compressed size; it doubles (up to the limit) when too small.
 _FIRST_RATIO = 8
 _FIRST_MIN = 64 * 1024
@@ -69,6 +102,54 @@ def decompress(codec: int, data: bytes | memoryview, limit: int) -> bytes:
     if codec == CompressionType.ZSTD:
         return _decompress_stream("zstd", cramjam.zstd.decompress_into, data, limit)
     raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"unknown compression type {codec}")
+
+
+def compress(codec: int, data: bytes) -> bytes:
+    """`data` (a batch's records section) compressed with `codec` in Kafka's framing."""
+    if codec == CompressionType.GZIP:
+        return bytes(cramjam.gzip.compress(data))
+    if codec == CompressionType.SNAPPY:
+        blocks = (data[i : i + _XERIAL_BLOCK] for i in range(0, len(data), _XERIAL_BLOCK))
+        chunks = (bytes(cramjam.snappy.compress_raw(block)) for block in blocks)
+        return XERIAL_MAGIC + _XERIAL_VERSIONS + b"".join(_INT32.pack(len(c)) + c for c in chunks)
+    if codec == CompressionType.LZ4:
+        return _lz4_frame(data)
+    if codec == CompressionType.ZSTD:
+        return bytes(cramjam.zstd.compress(data))
+    raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"unknown compression type {codec}")
+
+
+def _xxh32_short(data: bytes) -> int:
+    """XXH32 with seed 0 of fewer than 16 bytes: the LZ4 frame header's checksum."""
+    mask = 0xFFFFFFFF
+
+    def rotl(value: int, bits: int) -> int:
+        return ((value << bits) | (value >> (32 - bits))) & mask
+
+    h = (_XXH_PRIME5 + len(data)) & mask
+    whole = len(data) - len(data) % 4
+    for i in range(0, whole, 4):
+        h = rotl((h + int.from_bytes(data[i : i + 4], "little") * _XXH_PRIME3) & mask, 17) * _XXH_PRIME4 & mask
+    for byte in data[whole:]:
+        h = rotl((h + byte * _XXH_PRIME5) & mask, 11) * _XXH_PRIME1 & mask
+    h = ((h ^ (h >> 15)) * _XXH_PRIME2) & mask
+    h = ((h ^ (h >> 13)) * _XXH_PRIME3) & mask
+    return h ^ (h >> 16)
+
+
+def _lz4_frame(data: bytes) -> bytes:
+    """An LZ4 frame as Kafka's KafkaLZ4BlockOutputStream writes it: independent 64 KiB blocks, no checksums (Java's
+    reader decompresses each block on its own, so linked blocks would not decode there)."""
+    out = [_LZ4_HEADER]
+    for i in range(0, len(data), _LZ4_BLOCK):
+        chunk = data[i : i + _LZ4_BLOCK]
+        block = bytes(cramjam.lz4.compress_block(chunk, store_size=False))
+        if len(block) >= len(chunk):
+            out.append(_LE_INT32.pack(len(chunk) | _LZ4_UNCOMPRESSED) + chunk)
+        else:
+            out.append(_LE_INT32.pack(len(block)) + block)
+    out.append(_LE_INT32.pack(0))  # the end mark
+    return b"".join(out)
 
 
 def _too_large(name: str, limit: int) -> KafkaError:
@@ -123,3 +204,6 @@ def _decompress_snappy_block(block: bytes, limit: int) -> bytes:
         return bytes(cramjam.snappy.decompress_raw(block))
     except cramjam.DecompressionError as error:
         raise CorruptCompressedDataError(f"snappy records do not decode: {error}") from None
+
+
+_LZ4_HEADER = _lz4_header()

@@ -22,7 +22,7 @@ from typing import Protocol
 
 import crc32c as _crc32c
 
-from minikafka.common.compression import decompress
+from minikafka.common.compression import compress, decompress
 from minikafka.common.errors import ErrorCode, KafkaError
 
 
@@ -200,8 +200,10 @@ def build_batch(
     producer_epoch: int = -1,
     base_sequence: int = -1,
     attributes: int = 0,
+    compression: int = 0,
 ) -> bytes:
-    """Encode one uncompressed batch; offsets are relative to `base_offset`, which the broker may rewrite."""
+    """Encode one batch, its records compressed with `compression` (a codec id; 0: none); offsets are relative
+    to `base_offset`, which the broker may rewrite."""
     if not records:
         raise ValueError("a record batch holds at least one record")
     base_timestamp = records[0].timestamp_ms
@@ -209,6 +211,9 @@ def build_batch(
     body = bytearray()
     for delta, record in enumerate(records):
         _encode_record(body, record, delta, base_timestamp)
+    if compression:
+        body = bytearray(compress(compression, bytes(body)))
+        attributes = (attributes & ~COMPRESSION_MASK) | compression
     after_crc = bytearray(HEADER_SIZE - _ATTRIBUTES)
     struct.pack_into(
         ">hiqqqhii",

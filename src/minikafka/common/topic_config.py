@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from minikafka.common.compression import COMPRESSION_TYPES
 from minikafka.common.errors import ErrorCode, KafkaError
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -55,6 +56,11 @@ def _ratio(text: str) -> str | None:
     return None if 0.0 <= value <= 1.0 else "Value must be between 0 and 1"
 
 
+def _compression(text: str) -> str | None:
+    """Kafka's ValidString.in over compression.type's values."""
+    return None if text in COMPRESSION_TYPES else f"String must be one of: {', '.join(COMPRESSION_TYPES)}"
+
+
 def _boolean(text: str) -> str | None:
     return None if text.strip().lower() in ("true", "false") else "Expected value to be either true or false"
 
@@ -76,6 +82,7 @@ TOPIC_CONFIGS: Mapping[str, TopicConfigDef] = {
         TopicConfigDef("max.compaction.lag.ms", "long", _number("long", 1), "log.cleaner.max.compaction.lag.ms"),
         TopicConfigDef("delete.retention.ms", "long", _number("long", 0), "log.cleaner.delete.retention.ms"),
         TopicConfigDef("unclean.leader.election.enable", "boolean", _boolean, "unclean.leader.election.enable"),
+        TopicConfigDef("compression.type", "string", _compression, "compression.type"),
     )
 }
 

@@ -24,6 +24,7 @@ class LogConfig:
     min_compaction_lag_ms: int = 0  # min.compaction.lag.ms
     max_compaction_lag_ms: int = LONG_MAX  # max.compaction.lag.ms
     delete_retention_ms: int = 86400000  # delete.retention.ms: how long a tombstone outlives its key's values
+    compression_type: str = "producer"  # compression.type: the codec a producer's batches are stored with
 
     @property
     def compact(self) -> bool:

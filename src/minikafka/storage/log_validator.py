@@ -4,10 +4,12 @@ Pure: bytes in, a `ValidationResult` out, or a KafkaError with Kafka's code (COR
 their CRC or framing, INVALID_RECORD for a batch whose header disagrees with its records or that its sender may
 not write, UNSUPPORTED_COMPRESSION_TYPE for codec ids Kafka does not define, INVALID_TIMESTAMP, MESSAGE_TOO_LARGE,
 RECORD_LIST_TOO_LARGE for a compressed batch that inflates beyond a bound). A compressed batch's records are
-decompressed and walked by the same rules. The broker stores batches as sent (compressed ones too: Kafka's
+decompressed and walked by the same rules. The broker stores batches as sent (compressed ones too, with Kafka's
 compression.type=producer), so whatever a header claims (its record count, its offsets) must be what its records
 hold: a count too big would move the log end past offsets that hold nothing. The one field set rather than
 checked is a producer's max timestamp, as Kafka's LogValidator sets it (CreateTime): the largest record timestamp.
+A topic whose compression.type names a codec gets a producer's batch of another codec written again with it, as
+Kafka's LogValidator recompresses.
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from minikafka.common.compression import CompressionType
+from minikafka.common.compression import CompressionType, codec_name
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import (
+    COMPRESSION_MASK,
     MAGIC,
     CorruptRecordError,
     InvalidRecordError,
     RecordBatch,
+    build_batch,
     check_cleaned_records,
     check_records,
     read_header,
@@ -49,10 +53,15 @@ class ValidationResult:
 
 
 def validate_records(
-    records: bytes | memoryview, origin: AppendOrigin, max_message_bytes: int, compacted: bool = False
+    records: bytes | memoryview,
+    origin: AppendOrigin,
+    max_message_bytes: int,
+    compacted: bool = False,
+    compression: CompressionType | None = None,
 ) -> ValidationResult:
     """Check every batch in `records`, in Kafka's order: framing, size, CRC, then what the records hold; a
-    compacted topic takes no record without a key from a producer (INVALID_RECORD)."""
+    compacted topic takes no record without a key from a producer (INVALID_RECORD). A producer's batch whose codec
+    is not `compression` (the topic's compression.type; None: "producer") is written again with it."""
     batches = tuple(_frame_batches(records))
     if origin is AppendOrigin.CLIENT and len(batches) != 1:
         # Produce requests since magic 2 carry exactly one batch per partition.
@@ -71,7 +80,10 @@ def validate_records(
         if compacted and origin is AppendOrigin.CLIENT:
             _check_keys(batch, max_message_bytes)
     if origin is AppendOrigin.CLIENT:
-        batches = (_with_max_timestamp(batches[0], records_max_timestamp),)
+        if compression is not None and compression != batches[0].compression_type:
+            batches = (_recompressed(batches[0], compression, max_message_bytes),)
+        else:
+            batches = (_with_max_timestamp(batches[0], records_max_timestamp),)
     return ValidationResult(
         batches,
         sum(batch.records_count for batch in batches),
@@ -104,6 +116,29 @@ def _with_max_timestamp(batch: RecordBatch, records_max_timestamp: int) -> Recor
     if records_max_timestamp == batch.max_timestamp:
         return batch
     return with_max_timestamp(batch, records_max_timestamp)
+
+
+def _recompressed(batch: RecordBatch, codec: CompressionType, max_message_bytes: int) -> RecordBatch:
+    """Kafka's LogValidator when the topic's codec is not the batch's: the records are written again, with their
+    timestamps, keys, values and headers, under the same producer id, epoch, base sequence and transactional flag,
+    so idempotence and transactions see the batch the producer sent; the max timestamp is the records' largest.
+    The new batch must still fit message.max.bytes (MESSAGE_TOO_LARGE), as Kafka checks a batch that changed size."""
+    walked = batch.inflated(inflation_limit(max_message_bytes)) if batch.compression_type else batch
+    data = build_batch(
+        list(walked.stored_records()),
+        producer_id=batch.producer_id,
+        producer_epoch=batch.producer_epoch,
+        base_sequence=batch.base_sequence,
+        attributes=batch.attributes & ~COMPRESSION_MASK,
+        compression=codec,
+    )
+    if len(data) > max_message_bytes:
+        raise KafkaError(
+            ErrorCode.MESSAGE_TOO_LARGE,
+            f"batch of {len(data)} bytes once compressed with {codec_name(codec)} exceeds message.max.bytes "
+            f"{max_message_bytes}",
+        )
+    return read_header(data)
 
 
 def inflation_limit(max_message_bytes: int) -> int:

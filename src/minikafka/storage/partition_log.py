@@ -19,6 +19,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import structlog
 
+from minikafka.common.compression import target_codec
 from minikafka.common.control_batch import EndTxnMarker, build_marker_batch
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import (
@@ -514,7 +515,13 @@ class PartitionLog:
         """Kafka's checks of the batches and of their size; every rejection is logged once with what was
         expected."""
         try:
-            validated = validate_records(records, origin, self.config.max_message_bytes, self.config.compact)
+            validated = validate_records(
+                records,
+                origin,
+                self.config.max_message_bytes,
+                self.config.compact,
+                target_codec(self.config.compression_type),
+            )
         except KafkaError as error:
             where = {"position": error.position} if isinstance(error, CorruptRecordError | InvalidRecordError) else {}
             expected = "valid v2 batches within message.max.bytes"

@@ -136,12 +136,18 @@ def test_a_plain_heartbeat_writes_nothing_and_a_join_writes_kafkas_records_in_or
     assert len(coordinator.log) == written
 
 
-def test_the_last_member_leaving_tombstones_the_group() -> None:
+def test_the_last_member_leaving_tombstones_the_member_and_keeps_the_empty_group() -> None:
+    """As Kafka: the member's three records get tombstones; the group, Empty, keeps its epoch record and is
+    replayed as it was left."""
     coordinator = Coordinator()
     joined = coordinator.heartbeat(HeartbeatRequest("m", 0, 30000, ("a",), None, frozenset()))
+    before = len(coordinator.log)
     assert coordinator.heartbeat(HeartbeatRequest("m", -1)).error == ErrorCode.NONE
-    assert [r.value for r in coordinator.log[-6:]] == [None] * 6 and joined.member_id == "m"
-    assert coordinator.replayed() is None
+    written = coordinator.log[before:]
+    assert [r.value for r in written[:3]] == [None] * 3 and joined.member_id == "m"
+    assert all(r.value is not None for r in written[3:])
+    assert coordinator.group is not None and not coordinator.group.members
+    assert comparable(coordinator.replayed()) == comparable(coordinator.group)
 
 
 def test_offsets_and_classic_records_stay_with_the_classic_loader() -> None:

@@ -11,7 +11,7 @@ import pytest
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.consumer_group import shell
 from minikafka.broker.consumer_group.heartbeat import HeartbeatRequest
-from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig
+from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, ConsumerGroupState
 from minikafka.broker.group.state import Group, GroupState
 from minikafka.broker.kafka_wire import api_versions, group_apis
 from minikafka.common.config import ConfigError, load_config
@@ -48,18 +48,24 @@ def test_an_empty_classic_group_with_offsets_only_lets_a_consumer_group_take_its
     assert (held["member_epoch"], held["assigned"], held["pending_revocation"]) == (1, ["t-0", "t-1", "t-2", "t-3"], [])
 
 
-def test_the_last_member_leaving_drops_the_group() -> None:
+def test_the_last_member_leaving_leaves_the_group_empty_as_kafka_keeps_it() -> None:
     joined = join(None)
     left = shell.heartbeat(joined.group, None, "g", HeartbeatRequest("m1", -1), TOPICS, TOPIC_IDS, CONFIG, 10)
-    assert left.response.error == ErrorCode.NONE and left.group is None
+    assert left.response.error == ErrorCode.NONE and left.group is not None
+    assert left.group.state == ConsumerGroupState.EMPTY and not left.group.members
+    assert left.group.group_epoch > joined.group.group_epoch  # type: ignore[union-attr]
     assert [(e.name, e.fields["reason"]) for e in left.events] == [("consumer_group_member_left", "left")]
+    # An admin tool commits to an Empty group; a new member carries on from its epoch.
+    assert shell.validate_commit(left.group, "", -1, 9) == ErrorCode.NONE
+    rejoined = join(left.group, member_id="m3")
+    assert rejoined.group is not None and rejoined.group.group_epoch > left.group.group_epoch
 
 
 def test_a_silent_member_is_fenced_by_the_tick_with_an_event() -> None:
     group = join(join(None).group, member_id="m2").group
     assert group is not None
     step = shell.tick(group, TOPICS, TOPIC_IDS, CONFIG, CONFIG.session_timeout_ms)
-    assert step.group is None  # both silent since time 0
+    assert step.group is not None and not step.group.members  # both silent since time 0: Empty
     assert {event.fields["member_id"] for event in step.events} == {"m1", "m2"}
     assert {event.fields["reason"] for event in step.events} == {"session timeout"}
 

@@ -12,10 +12,11 @@ from types import SimpleNamespace
 from typing import Any
 
 from kio.schema.consumer_group_heartbeat.v1 import request as heartbeat_v1
+from kio.schema.delete_groups.v2 import request as delete_v2
 from kio.schema.join_group.v9 import request as join_v9
 
 from minikafka.broker.group.coordinator import OFFSETS_TOPIC, CoordinatorConfig, GroupCoordinator
-from minikafka.broker.group.state import GroupConfig
+from minikafka.broker.group.state import Clock, GroupConfig
 from minikafka.broker.kafka_wire import apis
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.framing import ApiHeader, Request
@@ -25,7 +26,7 @@ from minikafka.broker.replica_manager import answered
 from minikafka.common.errors import ErrorCode
 from minikafka.common.record_batch import iter_batches
 
-CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP = 68, 11
+CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP, DELETE_GROUPS = 68, 11, 42
 TOPIC_ID = uuid.uuid4()
 
 
@@ -196,3 +197,84 @@ def test_bad_heartbeats_get_kafkas_errors_through_the_listener() -> None:
     assert assignor.error_code == ErrorCode.UNSUPPORTED_ASSIGNOR
     assert epoch.error_code == ErrorCode.FENCED_MEMBER_EPOCH
     assert matched.error_code == ErrorCode.NONE and matched.member_epoch == 2  # the regex matched topic t
+
+
+def delete_groups() -> Request:
+    return Request(ApiHeader(DELETE_GROUPS, 2, 1), "test", delete_v2.DeleteGroupsRequest(groups_names=("g",)))
+
+
+def written_keys(written: list[bytes]) -> list[tuple[int, bool]]:
+    """(record type, is a tombstone) of every record written to __consumer_offsets, in order."""
+    return [(r.key[1], r.value is None) for batch in written for b in iter_batches(batch) for r in b.records()]
+
+
+def coordinator() -> tuple[GroupCoordinator, WireContext, Any]:
+    config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
+    manager = leading_manager()
+    groups = GroupCoordinator(manager, SimpleNamespace(), config)  # type: ignore[arg-type]
+    return groups, WireContext(groups.manager, "PLAINTEXT", groups=groups), manager
+
+
+def test_an_empty_consumer_group_is_kept_until_deleted_with_its_records_tombstones() -> None:
+    """As Kafka: the group its last member left stays, Empty, with its epoch; DeleteGroups refuses it while it has
+    members and then deletes it, its ConsumerGroupMetadata, partition metadata and target epoch tombstoned."""
+
+    async def scenario() -> tuple[Any, ...]:
+        groups, ctx, manager = coordinator()
+        groups.group("g")
+        await loaded(groups)
+        await answer(ctx, heartbeat(0, ()))
+        refused = await answer(ctx, delete_groups())
+        left = await answer(ctx, heartbeat(-1))
+        empty = groups.consumer_group("g")
+        before = len(manager.written)
+        deleted = await answer(ctx, delete_groups())
+        written = manager.written[before:]
+        again = await answer(ctx, delete_groups())
+        return refused, left, empty, deleted, groups.consumer_group("g"), written, again
+
+    refused, left, empty, deleted, after, written, again = asyncio.run(scenario())
+    assert again.results[0].error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert refused.results[0].error_code == ErrorCode.NON_EMPTY_GROUP
+    assert left.error_code == ErrorCode.NONE
+    assert empty is not None and not empty.members and empty.state.value == "Empty" and empty.group_epoch == 2
+    assert deleted.results[0].error_code == ErrorCode.NONE and after is None
+    assert written_keys(written) == [(6, True), (4, True), (3, True)]
+
+
+def test_a_classic_join_converts_an_empty_consumer_group_to_a_classic_group() -> None:
+    async def scenario() -> tuple[Any, ...]:
+        groups, ctx, manager = coordinator()
+        groups.group("g")
+        await loaded(groups)
+        await answer(ctx, heartbeat(0, ()))
+        await answer(ctx, heartbeat(-1))
+        before = len(manager.written)
+        required = await answer(ctx, classic_join())
+        return required, groups.consumer_group("g"), manager.written[before:]
+
+    required, consumer, written = asyncio.run(scenario())
+    assert required.error_code == ErrorCode.MEMBER_ID_REQUIRED and consumer is None
+    assert written_keys(written)[:3] == [(6, True), (4, True), (3, True)]
+
+
+def test_an_empty_consumer_group_without_offsets_is_deleted_by_the_next_expiry_check() -> None:
+    async def scenario() -> tuple[Any, ...]:
+        groups, ctx, manager = coordinator()
+        groups.group("g")
+        await loaded(groups)
+        await answer(ctx, heartbeat(0, ()))
+        (shard,) = groups.runtime.loaded_shards()
+        groups._expire_shard_offsets(shard, Clock(0, 0))
+        kept = groups.consumer_group("g")
+        await answer(ctx, heartbeat(-1))
+        before = len(manager.written)
+        groups._expire_shard_offsets(shard, Clock(0, 0))
+        for _ in range(100):  # the write's completion takes a few turns of the loop
+            await asyncio.sleep(0)
+        return kept, groups.consumer_group("g"), groups.group("g"), manager.written[before:]
+
+    kept, consumer, holder, written = asyncio.run(scenario())
+    assert kept is not None and kept.members  # a group with members: nothing expires
+    assert consumer is None and holder.state.value == "Dead"
+    assert written_keys(written) == [(6, True), (4, True), (3, True)]

@@ -14,7 +14,16 @@ from minikafka.kraft_controller.control.requests import (
     DeleteTopicsRequest,
     ReplicaAssignment,
 )
-from minikafka.kraft_controller.metadata.records import NO_LEADER, FenceBroker, PartitionChange, RemoveTopic
+from minikafka.kraft_controller.metadata.records import (
+    NO_LEADER,
+    ConfigRecord,
+    ConfigResourceType,
+    FenceBroker,
+    Partition,
+    PartitionChange,
+    RemoveTopic,
+    Topic,
+)
 
 
 def create(harness, *topics: CreatableTopic, validate_only: bool = False):  # type: ignore[no-untyped-def]
@@ -45,6 +54,24 @@ def test_given_assignment_and_configs(harness) -> None:  # type: ignore[no-untyp
     assert (p0.replicas, p0.isr, p0.leader) == ((3, 1), (3, 1), 3)
     assert (p1.replicas, p1.isr, p1.leader) == ((4, 2), (2,), 2)  # fenced 4 is a replica, not in the ISR
     assert harness.image.min_insync_replicas("t", 1) == 2
+
+
+def test_create_topics_writes_kafkas_config_records_between_topic_and_partitions(harness) -> None:  # type: ignore[no-untyped-def]
+    """As Kafka's ReplicationControlManager: the TopicRecord, then one ConfigRecord (resource type TOPIC) per
+    config given, then the PartitionRecords, in the same batch."""
+    harness.start_broker(1)
+    configs = {"min.insync.replicas": "1", "cleanup.policy": "compact"}
+    result = harness.controller.create_topics(CreateTopicsRequest((CreatableTopic("t", 2, 1, (), configs),)))
+    kinds = [type(record) for record in result.records]
+    assert kinds == [Topic, ConfigRecord, ConfigRecord, Partition, Partition]
+    assert [r for r in result.records if isinstance(r, ConfigRecord)] == [
+        ConfigRecord(ConfigResourceType.TOPIC, "t", "cleanup.policy", "compact"),
+        ConfigRecord(ConfigResourceType.TOPIC, "t", "min.insync.replicas", "1"),
+    ]
+    harness.commit(result)
+    assert harness.image.topic_config("t", "cleanup.policy") == "compact"
+    # A snapshot writes them as Kafka's too.
+    assert ConfigRecord(ConfigResourceType.TOPIC, "t", "cleanup.policy", "compact") in harness.image.to_records()
 
 
 @pytest.mark.parametrize(

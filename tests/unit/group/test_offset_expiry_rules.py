@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 
+from minikafka.broker.consumer_group.records import ConsumerGroupMetadataKey
 from minikafka.broker.group.effects import Append, GroupEvent, GroupStep
 from minikafka.broker.group.loader import load_groups
 from minikafka.broker.group.offset_expiry import ExpiryScope, expire_offsets
@@ -17,6 +18,8 @@ from minikafka.broker.group.records import (
     OffsetCommitKey,
     OffsetCommitValue,
     OffsetsRecord,
+    decode_value,
+    encode_value,
     with_wall_state_timestamps,
 )
 from minikafka.broker.group.state import (
@@ -237,3 +240,67 @@ def test_times_an_older_version_stored_on_the_monotonic_clock_count_from_the_loa
         ).effects
         == ()
     )
+
+
+def test_an_explicit_retention_time_is_stored_as_the_offset_s_expire_timestamp_in_offset_commit_value_v1():
+    """OffsetCommit v2-v4's RetentionTimeMs (not -1): Kafka's expireTimestamp, commit time plus the retention,
+    written with the one OffsetCommitValue version that carries it (v1, which has no leader epoch)."""
+    entry = CommitEntry("a", 0, 6, 4, "m")
+    request = CommitRequest(1, "", None, -1, (entry,), 2, WALL_START + 1234, retention_time_ms=5000)
+    step = commit_offsets(Group("g"), request, CONFIG)
+    expire_at = WALL_START + 1234 + 5000
+    value = OffsetCommitValue(6, 4, "m", WALL_START + 1234, expire_timestamp=expire_at)
+    assert appended(step) == [OffsetsRecord(OffsetCommitKey("g", "a", 0), value)]
+    data = encode_value(value)
+    assert data == struct.pack(">hqh", 1, 6, 1) + b"m" + struct.pack(">qq", WALL_START + 1234, expire_at)
+    decoded = decode_value(OffsetCommitKey("g", "a", 0), data)
+    assert decoded == OffsetCommitValue(6, -1, "m", WALL_START + 1234, expire_timestamp=expire_at)
+    loaded = load_groups([OffsetsRecord(OffsetCommitKey("g", "a", 0), decoded)], now=99, wall_now=WALL_START + 5000)
+    assert loaded["g"].offsets[A0].expire_timestamp_ms == expire_at
+    # Without one (-1, and every version from v5): no expire timestamp, the current version 3.
+    default = commit_offsets(Group("g"), CommitRequest(1, "", None, -1, (entry,), 2, WALL_START), CONFIG)
+    assert appended(default)[0].value == OffsetCommitValue(6, 4, "m", WALL_START)
+    assert encode_value(appended(default)[0].value)[:2] == struct.pack(">h", 3)
+
+
+def test_older_offset_commit_value_versions_are_read():
+    key = OffsetCommitKey("g", "a", 0)
+    v0 = struct.pack(">hqh", 0, 6, 1) + b"m" + struct.pack(">q", 11)
+    v2 = struct.pack(">hqh", 2, 6, 1) + b"m" + struct.pack(">q", 11)
+    assert decode_value(key, v0) == decode_value(key, v2) == OffsetCommitValue(6, -1, "m", 11)
+
+
+def test_an_offset_with_an_expire_timestamp_expires_at_it_rather_than_by_the_retention():
+    early = OffsetAndMetadata(5, -1, "", WALL_START, expire_timestamp_ms=WALL_START + 5000)
+    late = OffsetAndMetadata(7, -1, "", WALL_START, expire_timestamp_ms=WALL_START + 2 * RETENTION_MS)
+    group = Group("g", offsets={A0: early, B0: late, TopicPartitionKey("c", 0): offset(9, WALL_START)})
+    assert expire(group, 4999).effects == ()
+    assert appended(expire(group, 5000)) == [OffsetsRecord(OffsetCommitKey("g", "a", 0), None)]
+    # The broker's retention passed: the offset without one goes, the one with a longer one stays.
+    keys = [r.key for r in appended(expire(group, RETENTION_MS))]
+    assert keys == [OffsetCommitKey("g", "a", 0), OffsetCommitKey("g", "c", 0)]
+    assert [r.key for r in appended(expire(group, 2 * RETENTION_MS))][-1] == GroupMetadataKey("g")
+
+
+def test_an_expire_timestamp_counts_in_an_empty_classic_group_but_not_for_a_subscribed_topic():
+    early = OffsetAndMetadata(5, -1, "", WALL_START, expire_timestamp_ms=WALL_START + 5000)
+    empty = Group("g", protocol_type="consumer", generation=2, state_timestamp_ms=4000, offsets={A0: early})
+    assert appended(expire(empty, 5000))[0] == OffsetsRecord(OffsetCommitKey("g", "a", 0), None)
+    scope = ExpiryScope(RETENTION_MS, consumer_subscribed=frozenset({"a"}))
+    assert expire(Group("g", offsets={A0: early}), 5000, scope).effects == ()
+
+
+def test_an_empty_kip848_group_goes_with_its_last_expired_offset_its_records_tombstoned():
+    """Kafka's cleanupGroupMetadata: an Empty consumer group (no member subscribes to anything) whose offsets all
+    expired is deleted, its records' tombstones after the offsets' in the same batch."""
+    tombstones = (OffsetsRecord(ConsumerGroupMetadataKey("g"), None),)
+    scope = ExpiryScope(RETENTION_MS, consumer_subscribed=frozenset(), consumer_group_tombstones=tombstones)
+    group = Group("g", offsets={A0: offset(5, WALL_START), B0: offset(9, WALL_START + 1000)})
+    first = expire(group, RETENTION_MS, scope)
+    assert appended(first) == [OffsetsRecord(OffsetCommitKey("g", "a", 0), None)]  # one left: the group stays
+    last = expire(stored(first.group).group, RETENTION_MS + 1000, scope)
+    assert appended(last) == [OffsetsRecord(OffsetCommitKey("g", "b", 0), None), *tombstones]
+    done = stored(last.group)
+    assert done.group.state == GroupState.DEAD and events(done, "offsets_expired")[0]["group_deleted"] is True
+    # Without offsets at all, at the first check.
+    assert appended(expire(Group("g"), 0, scope)) == list(tombstones)

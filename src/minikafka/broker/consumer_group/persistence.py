@@ -211,7 +211,7 @@ def load_consumer_groups(
         _replay(stored.setdefault(record.key.group, _Stored()), record)
     groups = {}
     for group_id, group in stored.items():
-        if group.epoch is not None and group.subscriptions:
+        if group.epoch is not None:  # an Empty group (no member) too, as Kafka keeps it
             groups[group_id] = _group(group_id, group, topic_names, now)
     return groups
 

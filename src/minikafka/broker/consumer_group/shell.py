@@ -61,7 +61,7 @@ class Conversion:
 
 @dataclass(frozen=True)
 class ShellStep:
-    group: ConsumerGroup | None  # None: no such group any more (nobody is a member)
+    group: ConsumerGroup | None  # None: no such group any more (it became classic)
     response: HeartbeatResponse
     events: tuple[Event, ...]
     records: tuple[Record, ...] = ()  # to write before the response is sent
@@ -103,7 +103,8 @@ def heartbeat(
     step = consumer_group_heartbeat(group, group_id, request, topics, config, now, new_member_id(), partition_racks)
     if step.response.error != ErrorCode.NONE:
         return ShellStep(stored, step.response, ())
-    after = step.group if step.group is not None and step.group.members else None
+    # A group its last member left stays, Empty, as Kafka keeps it (offset expiry or DeleteGroups deletes it).
+    after = step.group
     # The classic members of an upgraded group enter it holding their partitions.
     events = _events(None if upgraded is not None else group, step.group, group_id, request, step.response)
     if upgraded is not None:
@@ -112,12 +113,17 @@ def heartbeat(
         return ShellStep(after, step.response, tuple(events), records, Conversion(upgraded.holder, upgraded.effects))
     leaving = frozenset({request.member_id})
     left = request.member_epoch == LEAVE_EPOCH
-    if left and group is not None and after is not None and downgrade_allowed(group, leaving, config):
+    if left and group is not None and after is not None and after.members and downgrade_allowed(group, leaving, config):
         converted = downgrade(after, classic, now, request_id)
         events += _downgraded_events(after)
         conversion = Conversion(converted.group, converted.effects)
         return ShellStep(None, step.response, tuple(events), group_records(group, None, topic_ids), conversion)
     return ShellStep(after, step.response, tuple(events), group_records(stored, after, topic_ids))
+
+
+def tombstones(group: ConsumerGroup, topic_ids: Mapping[str, uuid.UUID]) -> tuple[OffsetsRecord, ...]:
+    """The records deleting the group (Kafka's createGroupTombstoneRecords), as __consumer_offsets records."""
+    return tuple(OffsetsRecord(r.key, r.value) for r in group_records(group, None, topic_ids))
 
 
 def _downgraded_events(group: ConsumerGroup) -> list[Event]:
@@ -205,9 +211,9 @@ def tick(
     """Fences the members whose timers ran out; a group left with classic members only becomes classic."""
     step = expire(group, topics, config, now)
     events = [_fenced_event(group.group_id, gone) for gone in step.fenced]
-    after = step.group if step.group.members else None
+    after = step.group
     fenced = frozenset(gone.member_id for gone in step.fenced)
-    if fenced and after is not None and downgrade_allowed(group, fenced, config):
+    if fenced and after.members and downgrade_allowed(group, fenced, config):
         converted = downgrade(after, classic, now, request_id)
         events += _downgraded_events(after)
         conversion = Conversion(converted.group, converted.effects)
@@ -246,7 +252,7 @@ def classic_request(
 ) -> MixedShellStep:
     """The events and records of a classic member's JoinGroup, SyncGroup, Heartbeat or LeaveGroup; a static
     member's JoinGroup that replaced the last consumer-protocol member makes the group classic (with `holder`)."""
-    after = step.group if step.group.members else None
+    after = step.group
     events = []
     result = step.result
     new = isinstance(result, JoinResult) and result.error == ErrorCode.NONE and result.member_id not in group.members
@@ -283,9 +289,11 @@ def _fenced_event(group_id: str, gone: Fenced) -> Event:
 
 
 def validate_commit(group: ConsumerGroup, member_id: str, member_epoch: int, api_version: int) -> ErrorCode:
-    """Kafka's ConsumerGroup.validateOffsetCommit: only a member at its current epoch commits (the group exists
-    only while it has members, so an admin commit without a member is refused). A classic member commits with its
+    """Kafka's ConsumerGroup.validateOffsetCommit: only a member at its current epoch commits, or, to an Empty
+    group, an admin tool or a consumer without group management (epoch -1). A classic member commits with its
     generation, its member epoch, in any version."""
+    if member_epoch < 0 and not group.members:
+        return ErrorCode.NONE
     if member_epoch < 0 and not member_id:
         return ErrorCode.UNKNOWN_MEMBER_ID
     member = group.members.get(member_id)

@@ -27,7 +27,7 @@ from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.coordinator_runtime.internal_topic import CoordinatorLookup, InternalTopicSpec
 from minikafka.broker.coordinator_runtime.interval import IntervalCheck
 from minikafka.broker.coordinator_runtime.runtime import CoordinatorRuntime, RuntimeConfig
-from minikafka.broker.group.effects import Answer, Append, GroupEvent, GroupStep, Result
+from minikafka.broker.group.effects import Answer, Append, DeleteResult, GroupEvent, GroupStep, Result
 from minikafka.broker.group.membership import expire
 from minikafka.broker.group.offset_expiry import ExpiryScope, consumer_group_topics, expire_offsets
 from minikafka.broker.group.offsets import (
@@ -37,9 +37,24 @@ from minikafka.broker.group.offsets import (
     store_error,
     validate_offset_commit,
 )
-from minikafka.broker.group.records import encode_key, encode_value, with_wall_state_timestamps
+from minikafka.broker.group.offsets import (
+    delete_group as deleted_group,
+)
+from minikafka.broker.group.records import (
+    encode_key,
+    encode_value,
+    with_wall_state_timestamps,
+)
 from minikafka.broker.group.shard import OffsetsReplay, OffsetsShard
-from minikafka.broker.group.state import Clock, Group, GroupConfig, GroupState, OffsetAndMetadata, TopicPartitionKey
+from minikafka.broker.group.state import (
+    Clock,
+    Group,
+    GroupConfig,
+    GroupState,
+    OffsetAndMetadata,
+    PendingOffsetExpiry,
+    TopicPartitionKey,
+)
 from minikafka.broker.group.txn_offsets import awaiting_marker, complete, offsets_records
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.produce_purgatory import ProduceResult
@@ -365,15 +380,22 @@ class GroupCoordinator:
             self._expire_shard_offsets(shard, clock)
 
     def _expire_shard_offsets(self, shard: OffsetsShard, clock: Clock) -> None:
-        for group_id, group in list(shard.groups.items()):
+        empty_consumer_groups = [g for g, c in shard.consumer_groups.items() if not c.members]
+        for group_id in [*shard.groups, *(g for g in empty_consumer_groups if g not in shard.groups)]:
+            group = shard.groups.get(group_id) or Group(group_id)
             consumer = shard.consumer_groups.get(group_id)
+            empty = consumer is not None and not consumer.members
             scope = ExpiryScope(
                 self.config.offsets_retention_ms,
                 consumer_group_topics(consumer) if consumer is not None else None,
                 frozenset(awaiting_marker(shard.txn_offsets, group_id)),
+                consumer_groups.tombstones(consumer, self.topic_ids()) if empty and consumer is not None else (),
             )
             step = expire_offsets(group, clock, scope, self.runtime.new_request_id())
             if step.effects and self.runtime.is_current(shard):
+                if _deletes_consumer_group(step) and empty:
+                    # Gone from memory once its tombstones are on their way, as a deleted group is at once.
+                    self._store_consumer_group(shard, group_id, None, ())
                 self._apply(shard, step)
 
     def _tick_consumer_groups(self, shard: OffsetsShard, now: int) -> None:
@@ -391,6 +413,24 @@ class GroupCoordinator:
             if step.conversion is not None and self.runtime.is_current(shard):
                 self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
 
+    def delete_group(self, group_id: str) -> asyncio.Future[Result]:
+        """DeleteGroups: a classic group, or an Empty KIP-848 group with its offsets, as Kafka deletes them; a
+        consumer group with members is NON_EMPTY_GROUP."""
+
+        def apply(shard: OffsetsShard, request_id: int) -> None:
+            holder = shard.groups.get(group_id) or Group(group_id)
+            consumer = shard.consumer_groups.get(group_id)
+            if consumer is not None and consumer.members:
+                self.runtime.answer(request_id, DeleteResult(ErrorCode.NON_EMPTY_GROUP))
+                return
+            removed = consumer_groups.tombstones(consumer, self.topic_ids()) if consumer is not None else ()
+            step = deleted_group(holder, request_id, removed)
+            if consumer is not None and step.group.state == GroupState.DEAD:
+                self._store_consumer_group(shard, group_id, None, ())
+            self._apply(shard, step)
+
+        return self.runtime.run(group_id, lambda _, error: DeleteResult(error), apply)
+
     # ---- classic members of consumer groups ----
 
     def run_classic(
@@ -399,13 +439,20 @@ class GroupCoordinator:
         failure: Callable[[ErrorCode], Result],
         classic: Callable[[Group, int, int], GroupStep],
         mixed: Callable[[ConsumerGroup, int], MixedStep],
+        join: bool = False,
     ) -> asyncio.Future[Result]:
         """A classic protocol request: run by the classic core, or by the consumer group when the id is one (its
-        classic members); decided where the group lives, when the request runs."""
+        classic members); decided where the group lives, when the request runs. A JoinGroup (`join`) to an Empty
+        consumer group makes it classic."""
 
         def apply(shard: OffsetsShard, request_id: int) -> None:
             consumer = shard.consumer_groups.get(group_id)
             now = monotonic_ms()
+            if join and consumer is not None and not consumer.members:
+                # Kafka converts an Empty consumer group to a classic one on a classic JoinGroup: its records go.
+                self._write_consumer_records(shard, consumer_groups.tombstones(consumer, self.topic_ids()))
+                self._store_consumer_group(shard, group_id, None, ())
+                consumer = None
             if consumer is None:
                 self._apply(shard, classic(shard.groups.get(group_id) or Group(group_id), request_id, now))
                 return
@@ -439,3 +486,8 @@ class GroupCoordinator:
             self.runtime.answer(request_id, result)
 
         written.add_done_callback(done)
+
+
+def _deletes_consumer_group(step: GroupStep) -> bool:
+    """The expiry step deletes the group (with an Empty KIP-848 group's tombstones, when it is one)."""
+    return any(isinstance(p, PendingOffsetExpiry) and p.delete_group for p in step.group.pending_writes.values())

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from minikafka.broker.group.records import (
+    NO_EXPIRE_TIMESTAMP,
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,
@@ -46,8 +47,9 @@ def load_groups(records: Iterable[OffsetsRecord], now: int, wall_now: int | None
                 committed = value.commit_timestamp
                 if oldest is not None and committed < oldest:
                     committed = clock.wall_ms
+                expire = None if value.expire_timestamp == NO_EXPIRE_TIMESTAMP else value.expire_timestamp
                 group_offsets[partition] = OffsetAndMetadata(
-                    value.offset, value.leader_epoch, value.metadata, committed
+                    value.offset, value.leader_epoch, value.metadata, committed, expire
                 )
             else:
                 group_offsets.pop(partition, None)

@@ -6,9 +6,13 @@ OffsetMetadataManager.cleanupExpiredOffsets), checked every offsets.retention.ch
 - a group that only stores offsets (no protocol type: assign() consumers, admin tools, and the offsets of a KIP-848
   group, which keeps those of its subscribed topics): each offset by its commit timestamp;
 - any other group (rebalancing, or members of another protocol) keeps its offsets.
-An offset with a commit or a transactional commit under way stays. Expired offsets get tombstones in
+An offset committed with an explicit retention (OffsetCommit v2-v4's RetentionTimeMs) expires at its expire
+timestamp instead, under the same rules of which groups and topics expire. An offset with a commit or a
+transactional commit under way stays. Expired offsets get tombstones in
 __consumer_offsets, stored with acks=all before they leave memory, so a new coordinator does not load them; a group
-left empty with no offsets gets its group tombstone too and is gone. Pure: the shell passes the time."""
+left empty with no offsets gets its group tombstone too and is gone, and so does an Empty KIP-848 group (no
+member), its records' tombstones in the same batch, as Kafka's cleanupGroupMetadata deletes it once every offset of
+it expired. Pure: the shell passes the time."""
 
 from __future__ import annotations
 
@@ -41,6 +45,9 @@ class ExpiryScope:
     consumer_subscribed: frozenset[str] | None = None
     # The group's partitions with a transactional commit awaiting its marker.
     in_transaction: frozenset[TopicPartitionKey] = frozenset()
+    # When the KIP-848 group is Empty: the tombstones of its records, written with its last offsets' (Kafka deletes
+    # an Empty group whose offsets all expired); empty otherwise.
+    consumer_group_tombstones: tuple[OffsetsRecord, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,21 +90,30 @@ def expire_offsets(group: Group, clock: Clock, scope: ExpiryScope, request_id: i
         if key.topic not in rule.kept_topics
         and key not in committing
         and key not in scope.in_transaction
-        and clock.wall_ms - rule.base(value) >= scope.retention_ms
+        and _is_expired(value, rule, clock, scope.retention_ms)
     )
+    consumer_empty = bool(scope.consumer_group_tombstones)
     delete_group = (
         len(expired) == len(group.offsets)
         and _deletable(group)
-        and scope.consumer_subscribed is None
+        and (scope.consumer_subscribed is None or consumer_empty)
         and not scope.in_transaction
     )
     if not expired and not delete_group:
         return GroupStep(group)
     records = [OffsetsRecord(OffsetCommitKey(group.group_id, k.topic, k.partition), None) for k, _ in expired]
     if delete_group:
-        records.append(OffsetsRecord(GroupMetadataKey(group.group_id), None))
+        records += scope.consumer_group_tombstones or (OffsetsRecord(GroupMetadataKey(group.group_id), None),)
     pending = PendingOffsetExpiry(request_id, expired, delete_group)
     return GroupStep(group.with_pending(pending), (Append(request_id, tuple(records)),))
+
+
+def _is_expired(value: OffsetAndMetadata, rule: ExpiryRule, clock: Clock, retention_ms: int) -> bool:
+    """Kafka's OffsetExpirationConditionImpl: an offset committed with an explicit retention (OffsetCommit v2-v4)
+    expires at its expire timestamp; any other once the retention passed since the rule's base time."""
+    if value.expire_timestamp_ms is not None:
+        return clock.wall_ms >= value.expire_timestamp_ms
+    return clock.wall_ms - rule.base(value) >= retention_ms
 
 
 def _deletable(group: Group) -> bool:

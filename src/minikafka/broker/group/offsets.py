@@ -11,7 +11,13 @@ from minikafka.broker.group.effects import Answer, Append, CommitResult, DeleteR
 from minikafka.broker.group.membership import assignment_stored, static_join_stored, validate_member
 from minikafka.broker.group.offset_delete import offsets_deleted
 from minikafka.broker.group.offset_expiry import offsets_expired
-from minikafka.broker.group.records import GroupMetadataKey, OffsetCommitKey, OffsetCommitValue, OffsetsRecord
+from minikafka.broker.group.records import (
+    NO_EXPIRE_TIMESTAMP,
+    GroupMetadataKey,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    OffsetsRecord,
+)
 from minikafka.broker.group.state import (
     Group,
     GroupConfig,
@@ -26,6 +32,15 @@ from minikafka.broker.group.state import (
     TopicPartitionKey,
 )
 from minikafka.common.errors import ErrorCode
+
+DEFAULT_RETENTION_TIME = -1
+
+
+def expire_timestamp(request: CommitRequest) -> int | None:
+    """Kafka's: an explicit retention makes the offset expire at the commit time plus it."""
+    if request.retention_time_ms == DEFAULT_RETENTION_TIME:
+        return None
+    return request.commit_timestamp_ms + request.retention_time_ms
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,8 @@ class CommitRequest:
     api_version: int  # OffsetCommit's: from v9 a missing group is named GROUP_ID_NOT_FOUND
     # Epoch ms, as Kafka's OffsetCommitValue commitTimestamp: retention counts from it, across coordinators.
     commit_timestamp_ms: int = 0
+    # OffsetCommit v2-v4's RetentionTimeMs; -1 (every other version): offsets.retention.minutes applies.
+    retention_time_ms: int = DEFAULT_RETENTION_TIME
 
 
 def validate_offset_commit(group: Group, request: CommitRequest) -> ErrorCode:
@@ -84,7 +101,11 @@ def commit_offsets(group: Group, request: CommitRequest, config: GroupConfig) ->
                 (
                     key,
                     OffsetAndMetadata(
-                        entry.offset, entry.leader_epoch, entry.metadata or "", request.commit_timestamp_ms
+                        entry.offset,
+                        entry.leader_epoch,
+                        entry.metadata or "",
+                        request.commit_timestamp_ms,
+                        expire_timestamp(request),
                     ),
                 )
             )
@@ -94,13 +115,15 @@ def commit_offsets(group: Group, request: CommitRequest, config: GroupConfig) ->
     if not offsets:
         return GroupStep(group, (Answer(request.request_id, CommitResult(ErrorCode.NONE, tuple(refused))),))
     records = tuple(
-        OffsetsRecord(
-            OffsetCommitKey(group.group_id, key.topic, key.partition),
-            OffsetCommitValue(value.offset, value.leader_epoch, value.metadata, value.commit_timestamp_ms),
-        )
+        OffsetsRecord(OffsetCommitKey(group.group_id, key.topic, key.partition), offset_commit_value(value))
         for key, value in offsets
     )
     return GroupStep(group.with_pending(pending), (Append(request.request_id, records),))
+
+
+def offset_commit_value(value: OffsetAndMetadata) -> OffsetCommitValue:
+    expire = NO_EXPIRE_TIMESTAMP if value.expire_timestamp_ms is None else value.expire_timestamp_ms
+    return OffsetCommitValue(value.offset, value.leader_epoch, value.metadata, value.commit_timestamp_ms, expire)
 
 
 def fetch_offsets(
@@ -113,13 +136,14 @@ def fetch_offsets(
     return {key: offsets.get(key) for key in partitions}
 
 
-def delete_group(group: Group, request_id: int) -> GroupStep:
-    """Only an empty group can go: its metadata and every offset get tombstones."""
-    if group.state == GroupState.DEAD or group.is_idle:
+def delete_group(group: Group, request_id: int, consumer_group_tombstones: tuple[OffsetsRecord, ...] = ()) -> GroupStep:
+    """Only an empty group can go: its metadata and every offset get tombstones. `consumer_group_tombstones`: an
+    Empty KIP-848 group's records (its offsets are `group`'s), deleted instead of a classic group's metadata."""
+    if group.state == GroupState.DEAD or (group.is_idle and not consumer_group_tombstones):
         return GroupStep(group, (Answer(request_id, DeleteResult(ErrorCode.GROUP_ID_NOT_FOUND)),))
     if group.state != GroupState.EMPTY:
         return GroupStep(group, (Answer(request_id, DeleteResult(ErrorCode.NON_EMPTY_GROUP)),))
-    records = [OffsetsRecord(GroupMetadataKey(group.group_id), None)]
+    records = list(consumer_group_tombstones) or [OffsetsRecord(GroupMetadataKey(group.group_id), None)]
     records += [OffsetsRecord(OffsetCommitKey(group.group_id, k.topic, k.partition), None) for k in group.offsets]
     group = group.with_pending(PendingDelete(request_id)).evolve(state=GroupState.DEAD)
     return GroupStep(group, (Append(request_id, tuple(records)),))

@@ -1,7 +1,7 @@
 """The records of __consumer_offsets in Kafka's own key/value formats: an offset commit (OffsetCommitKey v1,
-OffsetCommitValue v3), a classic group's metadata (GroupMetadataKey v2, GroupMetadataValue v3) and a KIP-848
-consumer group's records (consumer_group/records.py). A null value is a tombstone: the offset or the group is
-gone."""
+OffsetCommitValue v3, or v1 for one with an expire timestamp, as Kafka writes it; v0-v3 are read), a classic
+group's metadata (GroupMetadataKey v2, GroupMetadataValue v3) and a KIP-848 consumer group's records
+(consumer_group/records.py). A null value is a tombstone: the offset or the group is gone."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ T = TypeVar("T")
 OFFSET_COMMIT_KEY_VERSION = 1
 GROUP_METADATA_KEY_VERSION = 2
 OFFSET_COMMIT_VALUE_VERSION = 3
+# The only version with an expireTimestamp field (and none for the leader epoch).
+EXPIRING_OFFSET_COMMIT_VALUE_VERSION = 1
+NO_EXPIRE_TIMESTAMP = -1
 GROUP_METADATA_VALUE_VERSION = 3
 
 
@@ -39,6 +42,7 @@ class OffsetCommitValue:
     leader_epoch: int
     metadata: str
     commit_timestamp: int
+    expire_timestamp: int = NO_EXPIRE_TIMESTAMP
 
 
 @dataclass(frozen=True)
@@ -142,8 +146,7 @@ def encode_value(value: Value | None) -> bytes | None:
     if not isinstance(value, OffsetCommitValue | GroupMetadataValue):
         return consumer_records.encode_value(value)
     if isinstance(value, OffsetCommitValue):
-        writer = _Writer().int16(OFFSET_COMMIT_VALUE_VERSION).int64(value.offset).int32(value.leader_epoch)
-        return bytes(writer.string(value.metadata).int64(value.commit_timestamp).out)
+        return _offset_commit_value(value)
     writer = _Writer().int16(GROUP_METADATA_VALUE_VERSION).string(value.protocol_type).int32(value.generation)
     writer.string(value.protocol).string(value.leader).int64(value.current_state_timestamp)
     writer.int32(len(value.members))
@@ -152,6 +155,14 @@ def encode_value(value: Value | None) -> bytes | None:
         writer.string(member.client_host).int32(member.rebalance_timeout_ms).int32(member.session_timeout_ms)
         writer.bytes_(member.subscription).bytes_(member.assignment)
     return bytes(writer.out)
+
+
+def _offset_commit_value(value: OffsetCommitValue) -> bytes:
+    if value.expire_timestamp != NO_EXPIRE_TIMESTAMP:
+        writer = _Writer().int16(EXPIRING_OFFSET_COMMIT_VALUE_VERSION).int64(value.offset).string(value.metadata)
+        return bytes(writer.int64(value.commit_timestamp).int64(value.expire_timestamp).out)
+    writer = _Writer().int16(OFFSET_COMMIT_VALUE_VERSION).int64(value.offset).int32(value.leader_epoch)
+    return bytes(writer.string(value.metadata).int64(value.commit_timestamp).out)
 
 
 # ---- reading ----
@@ -218,9 +229,7 @@ def decode_value(key: Key, data: bytes | None) -> Value | None:
     reader = _Reader(data)
     version = reader.int16()
     if isinstance(key, OffsetCommitKey):
-        if version != OFFSET_COMMIT_VALUE_VERSION:
-            raise RecordFormatError(f"offset commit value version {version} is not read here")
-        return OffsetCommitValue(reader.int64(), reader.int32(), reader.text(), reader.int64())
+        return _read_offset_commit_value(version, reader)
     if version != GROUP_METADATA_VALUE_VERSION:
         raise RecordFormatError(f"group metadata value version {version} is not read here")
     protocol_type, generation = reader.text(), reader.int32()
@@ -239,6 +248,17 @@ def decode_value(key: Key, data: bytes | None) -> Value | None:
         for _ in range(reader.int32())
     )
     return GroupMetadataValue(protocol_type, generation, protocol, leader, timestamp, members)
+
+
+def _read_offset_commit_value(version: int, reader: _Reader) -> OffsetCommitValue:
+    """Kafka's versions 0-3: the leader epoch from v3, the expire timestamp in v1 only."""
+    if not 0 <= version <= OFFSET_COMMIT_VALUE_VERSION:
+        raise RecordFormatError(f"offset commit value version {version} is not read here")
+    offset = reader.int64()
+    leader_epoch = reader.int32() if version >= 3 else -1
+    metadata, commit_timestamp = reader.text(), reader.int64()
+    expire = reader.int64() if version == EXPIRING_OFFSET_COMMIT_VALUE_VERSION else NO_EXPIRE_TIMESTAMP
+    return OffsetCommitValue(offset, leader_epoch, metadata, commit_timestamp, expire)
 
 
 def _consumer(read: Callable[[bytes], T], data: bytes) -> T:

@@ -64,6 +64,8 @@ class OffsetAndMetadata:
     leader_epoch: int
     metadata: str
     commit_timestamp_ms: int
+    # Epoch ms: OffsetCommit v2-v4's explicit retention, added to the commit time (Kafka's expireTimestamp).
+    expire_timestamp_ms: int | None = None
 
 
 @dataclass(frozen=True)

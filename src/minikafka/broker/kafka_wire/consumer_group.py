@@ -79,6 +79,7 @@ async def handle_join(ctx: WireContext, request: Request) -> Any:
         mixed=lambda group, now: classic_members.join(
             group, mixed_join, ctx_topics(ctx), consumer_config(ctx), now, new_id, ctx_racks(ctx)
         ),
+        join=True,
     )
     return _join_response(request, result)
 
@@ -221,10 +222,11 @@ async def coordinate(
     operation: Any,
     needs: AclOperation = AclOperation.READ,
     mixed: Any = None,
+    join: bool = False,
 ) -> Any:
     """Run `operation` on the group at its coordinator; the caller needs `needs` on the group (Kafka: READ to join,
     sync, heartbeat, leave and commit; DELETE to delete), else GROUP_AUTHORIZATION_FAILED. `mixed`: a classic
-    protocol request's operation on a consumer group, run instead when the id is one."""
+    protocol request's operation on a consumer group, run instead when the id is one (`join`: a JoinGroup)."""
     if not ctx.allowed(needs, ResourceType.GROUP, group_id):
         return failure(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if ctx.groups is None:
@@ -232,5 +234,5 @@ async def coordinate(
     if not group_id:
         return failure(ErrorCode.INVALID_GROUP_ID)
     if mixed is not None:
-        return await ctx.groups.run_classic(group_id, failure, operation, mixed)
+        return await ctx.groups.run_classic(group_id, failure, operation, mixed, join)
     return await ctx.groups.run(group_id, failure, operation)

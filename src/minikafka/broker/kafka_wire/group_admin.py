@@ -8,9 +8,7 @@ from typing import Any, NamedTuple
 
 from minikafka.broker.consumer_group.model import ConsumerGroup
 from minikafka.broker.group.effects import DeleteResult
-from minikafka.broker.group.offsets import delete_group
 from minikafka.broker.group.state import Group, GroupState
-from minikafka.broker.kafka_wire.consumer_group import coordinate
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, has_field, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
@@ -163,9 +161,12 @@ async def handle_delete(ctx: WireContext, request: Request) -> Any:
 
 
 async def _delete(ctx: WireContext, name: str) -> DeleteResult:
-    consumer = ctx.groups.consumer_group(name) if ctx.groups is not None and name else None
-    if isinstance(consumer, ConsumerGroup) and ctx.allowed(AclOperation.DELETE, ResourceType.GROUP, name):
-        return DeleteResult(ErrorCode.NON_EMPTY_GROUP)  # a KIP-848 group exists only while it has members
-    return await coordinate(
-        ctx, name, DeleteResult, lambda group, rid, _now: delete_group(group, rid), AclOperation.DELETE
-    )
+    """A classic group, or a KIP-848 group that is Empty, with its offsets (Kafka's DeleteGroups)."""
+    if not ctx.allowed(AclOperation.DELETE, ResourceType.GROUP, name):
+        return DeleteResult(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if ctx.groups is None:
+        return DeleteResult(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    if not name:
+        return DeleteResult(ErrorCode.INVALID_GROUP_ID)
+    result = await ctx.groups.delete_group(name)
+    return result if isinstance(result, DeleteResult) else DeleteResult(ErrorCode.UNKNOWN_SERVER_ERROR)

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import timedelta
 from typing import Any, NamedTuple
 
 from minikafka.broker.consumer_group import shell as consumer_groups
 from minikafka.broker.consumer_group.model import ConsumerGroup
 from minikafka.broker.group.effects import CommitResult
-from minikafka.broker.group.offsets import CommitEntry, CommitRequest, commit_offsets, fetch_offsets
+from minikafka.broker.group.offsets import (
+    DEFAULT_RETENTION_TIME,
+    CommitEntry,
+    CommitRequest,
+    commit_offsets,
+    fetch_offsets,
+)
 from minikafka.broker.group.state import OffsetAndMetadata, TopicPartitionKey
 from minikafka.broker.kafka_wire.consumer_group import coordinate, group_config
 from minikafka.broker.kafka_wire.context import WireContext
@@ -50,6 +57,8 @@ async def handle_commit(ctx: WireContext, request: Request) -> Any:
         ),
         api_version=request.header.api_version,
         commit_timestamp_ms=wall_ms(),
+        # v2-v4 only: a client's own retention, as Kafka honours it (-1: the broker's).
+        retention_time_ms=_retention_ms(body),
     )
     result = await _commit(ctx, body.group_id, commit)
     errors = dict(result.partitions)
@@ -70,6 +79,11 @@ async def handle_commit(ctx: WireContext, request: Request) -> Any:
         )
         topics.append(build(sibling(cls, "OffsetCommitResponseTopic"), name=topic.name, partitions=partitions))
     return build(cls, throttle_time=0, topics=tuple(topics))
+
+
+def _retention_ms(body: Any) -> int:
+    retention = getattr(body, "retention_time", DEFAULT_RETENTION_TIME)
+    return retention // timedelta(milliseconds=1) if isinstance(retention, timedelta) else int(retention)
 
 
 def _commit_refused(cls: type, body: Any, error: ErrorCode) -> Any:

@@ -55,13 +55,14 @@ from minikafka.kraft_controller.metadata.records import (
     NO_LEADER,
     BrokerRegistrationChange,
     BrokerStatus,
+    ConfigRecord,
+    ConfigResourceType,
     FenceBroker,
     Partition,
     PartitionChange,
     Record,
     RemoveTopic,
     Topic,
-    TopicConfig,
     UnfenceBroker,
 )
 
@@ -542,8 +543,12 @@ def _create_topics(
         if request.validate_only:
             continue
         records.append(Topic(name=topic.name, topic_id=topic_id))
-        # Only the configs given: a topic without one follows the brokers' own value (their default), as in Kafka.
-        records += [TopicConfig(topic.name, key, value) for key, value in sorted(topic.configs.items())]
+        # Only the configs given: a topic without one follows the brokers' own value (their default), as in Kafka;
+        # Kafka's ConfigRecords, between the TopicRecord and the PartitionRecords.
+        records += [
+            ConfigRecord(ConfigResourceType.TOPIC, topic.name, key, value)
+            for key, value in sorted(topic.configs.items())
+        ]
         records += [
             Partition(topic_id=topic_id, partition_id=index, replicas=replicas, isr=isr, leader=isr[0])
             for index, (replicas, isr) in enumerate(zip(assignment, isrs, strict=True))

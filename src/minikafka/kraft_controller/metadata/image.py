@@ -406,7 +406,7 @@ class MetadataImage:
         records += [FeatureLevel(name, level) for name, level in sorted(self.features.items())]
         for topic_name in sorted(self.topic_configs):
             for key, value in sorted(self.topic_configs[topic_name].items()):
-                records.append(TopicConfig(topic_name=topic_name, name=key, value=value))
+                records.append(ConfigRecord(ConfigResourceType.TOPIC, topic_name, key, value))
         for resource_name in sorted(self.broker_configs):
             for key, value in sorted(self.broker_configs[resource_name].items()):
                 records.append(ConfigRecord(ConfigResourceType.BROKER, resource_name, key, value))

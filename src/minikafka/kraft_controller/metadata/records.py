@@ -116,7 +116,8 @@ class PartitionChange:
 
 @dataclass(frozen=True)
 class TopicConfig:
-    """One per-topic config key (e.g. `min.insync.replicas`, Kafka's name); value None deletes it."""
+    """One per-topic config key (e.g. `min.insync.replicas`, Kafka's name); value None deletes it. Read from logs
+    written before topic configs became Kafka's ConfigRecord (resource type TOPIC); no longer written."""
 
     topic_name: str
     name: str
