@@ -133,15 +133,10 @@ class Broker:
     kafka_listeners: list[KafkaListener] = field(default_factory=list)
 
 
-def build_broker(config: BrokerConfig) -> Broker:
-    """Every part of the broker, nothing started yet."""
-    previous_broker_epoch = take_previous_broker_epoch(config.data_dir)
-    voters = {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
-    metadata = MetadataListener()
-    stopping = stop_requested()
-    # The metadata log's write error ends the broker as Kafka's fault handler does, after a stop without the
-    # controlled shutdown (its metadata could no longer follow the controller's answer).
-    raft = RaftDriver(
+def metadata_raft(config: BrokerConfig, voters: dict[int, str], stopping: asyncio.Event) -> RaftDriver:
+    """The broker's replica of the metadata log. Its write error ends the broker as Kafka's fault handler does,
+    after a stop without the controlled shutdown (its metadata could no longer follow the controller's answer)."""
+    return RaftDriver(
         config.node_id,
         voters,
         config.data_dir,
@@ -151,6 +146,15 @@ def build_broker(config: BrokerConfig) -> Broker:
         tls=config.inter_node_tls,
         bootstrap_servers=config.bootstrap_servers,
     )
+
+
+def build_broker(config: BrokerConfig) -> Broker:
+    """Every part of the broker, nothing started yet."""
+    previous_broker_epoch = take_previous_broker_epoch(config.data_dir)
+    voters = {node_id: f"{host}:{port}" for node_id, (host, port) in config.voters.items()}
+    metadata = MetadataListener()
+    stopping = stop_requested()
+    raft = metadata_raft(config, voters, stopping)
     raft.add_listener(metadata)
     loop = asyncio.get_running_loop()
     dir_failed = asyncio.Event()
