@@ -57,6 +57,9 @@ class AlterPartitionManager:
         self.held: list[tuple[ProposalTarget, AlterPartitionProposal]] = []
         self._unsent: list[tuple[ProposalTarget, AlterPartitionProposal]] = []  # for the next request
         self._tasks: set[asyncio.Task[None]] = set()  # the one sender, while it runs
+        # Set until the sender has seen nothing left: its task's end is noticed a loop turn later, and a proposal
+        # made in between would otherwise wait for the next one.
+        self._sending = False
         self._log = structlog.get_logger()
 
     def send(self, target: ProposalTarget, proposal: AlterPartitionProposal) -> None:
@@ -82,17 +85,21 @@ class AlterPartitionManager:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def _start_sender(self) -> None:
-        if self._tasks:
+        if self._sending:
             return  # the running sender takes them with its next request
+        self._sending = True
         task = asyncio.create_task(self._send_all())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _send_all(self) -> None:
-        while self._unsent:
-            batch = self._unsent[:MAX_PARTITIONS_PER_REQUEST]
-            del self._unsent[:MAX_PARTITIONS_PER_REQUEST]
-            await self._send(batch)
+        try:
+            while self._unsent:
+                batch = self._unsent[:MAX_PARTITIONS_PER_REQUEST]
+                del self._unsent[:MAX_PARTITIONS_PER_REQUEST]
+                await self._send(batch)
+        finally:
+            self._sending = False
 
     async def _send(self, batch: list[tuple[ProposalTarget, AlterPartitionProposal]]) -> None:
         request = self._request(batch)

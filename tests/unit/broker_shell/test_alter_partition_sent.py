@@ -105,3 +105,30 @@ def test_waiting_proposals_go_together_one_request_at_a_time_each_answer_to_its_
     assert {target: result.partition_epoch for target, result in answers.items()} == {
         target: n + 1 for n, target in enumerate(targets)
     }
+
+
+def test_a_proposal_made_as_the_sender_finishes_is_sent_too() -> None:
+    """A proposal made in the loop turn after the last answer (a follower's next fetch), once the sender has seen
+    nothing left to send but before its task's end is noticed, is not left waiting for some later proposal."""
+    controller = RecordingController()
+    answers: dict[ProposalTarget, AlterPartitionResult] = {}
+    later = ProposalTarget(TopicPartition("orders", 1), TARGET.topic_id)
+    proposal = AlterPartitionProposal(1, 1, (BrokerState(0, 10), BrokerState(1, 11)))
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+
+        def answered(target: ProposalTarget, _p: AlterPartitionProposal, result: AlterPartitionResult) -> None:
+            answers[target] = result
+            if target == TARGET:  # runs before the finished sender task's done callbacks
+                loop.call_soon(manager.send, later, proposal)
+
+        manager = AlterPartitionManager(controller, 0, lambda: 10, answered)  # type: ignore[arg-type]
+        manager.send(TARGET, proposal)
+        for _turn in range(1000):
+            if later in answers:
+                break
+            await asyncio.sleep(0)
+
+    asyncio.run(run())
+    assert set(answers) == {TARGET, later}
