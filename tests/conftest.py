@@ -54,6 +54,18 @@ def spark(_spark_sessions):  # noqa: ANN001, ANN201 - pyspark.sql.SparkSession, 
 
 
 @pytest.fixture(autouse=True)
+def _spark_cache_cleared(_spark_sessions):  # noqa: ANN001, ANN202
+    """A test that judged a run directly (not through `analyze`, which clears it) leaves its cached frames behind;
+    the session's heap is shared by every later Spark test of the worker."""
+    yield
+    if _spark_sessions:
+        from minikafka.deploy.analysis.spark import spark_session_alive
+
+        if spark_session_alive(_spark_sessions[0]):
+            _spark_sessions[0].catalog.clearCache()
+
+
+@pytest.fixture(autouse=True)
 def _reset_structlog():  # noqa: ANN202
     """Each test starts from structlog's defaults, whatever an earlier test (or CLI main) configured."""
     import structlog

@@ -461,7 +461,15 @@ def failover_summary(failovers: list[dict[str, Any]], controller_failovers: list
 def analyze(spark: SparkSession, run_dir: Path, out: Path) -> dict[str, Any]:
     """Every job of the analysis on one session; writes the figures and returns the summary (not yet written)."""
     started = time.monotonic()
-    judged = judge(spark, run_dir)
+    try:
+        return _summary(run_dir, out, judge(spark, run_dir), started)
+    finally:
+        # The judgement's cached frames are of no use once it is summed up; a session that analyses run after run
+        # (the tests', a notebook's) would keep every one, a 64 MiB value's too.
+        spark.catalog.clearCache()
+
+
+def _summary(run_dir: Path, out: Path, judged: Judgement, started: float) -> dict[str, Any]:
     rows = collect_rows(judged)
     figure_paths = draw_figures(rows, out)
     return _jsonable(
