@@ -124,6 +124,18 @@ class RunningProducer:
         self._done.result(timeout_s)
 
 
+async def read_until_idle(consumer: Consumer, idle_polls: int, expected: int | None = None) -> dict[int, str]:
+    """offset -> value of what an assigned consumer reads until `idle_polls` polls in a row bring nothing (or it
+    has `expected` records); the scenarios write no null value."""
+    read: dict[int, str] = {}
+    idle = 0
+    while idle < idle_polls and (expected is None or len(read) < expected):
+        records = await consumer.poll()
+        idle = 0 if records else idle + 1
+        read.update((r.offset, (r.value or b"").decode()) for r in records)
+    return read
+
+
 async def consume_partition(
     bootstrap: Sequence[str], topic: str, expected: int | None = None, ends: list[dict] | None = None
 ) -> dict[int, str]:
@@ -131,12 +143,7 @@ async def consume_partition(
     `ends`, also where the read stopped (the `read_end` history lines)."""
     consumer = Consumer(list(bootstrap))
     await consumer.assign(topic, [0], EARLIEST)
-    read: dict[int, str] = {}
-    idle = 0
-    while idle < 20 and (expected is None or len(read) < expected):
-        records = await consumer.poll()
-        idle = 0 if records else idle + 1
-        read.update((r.offset, (r.value or b"").decode()) for r in records)  # the scenarios write no null value
+    read = await read_until_idle(consumer, 20, expected)
     if ends is not None:
         await consumer.confirm_log_ends()
         ends.extend(end.to_json() for end in consumer.read_ends())

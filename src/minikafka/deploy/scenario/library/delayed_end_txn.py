@@ -23,6 +23,7 @@ from minikafka.client.features_command import describe_features
 from minikafka.common.errors import ErrorCode
 from minikafka.common.event_log import utc_timestamp
 from minikafka.deploy.scenario import FAST_FAILOVER, Expect, Guard, Steps, Topology
+from minikafka.deploy.scenario.clients import read_until_idle
 from minikafka.deploy.scenario.transactions import WireTransactionalProducer, run_transactional_story
 
 NAME = "delayed-end-txn"
@@ -149,12 +150,7 @@ def _read_committed(s: Steps, producer: WireTransactionalProducer) -> None:
 async def _consume(bootstrap: list[str]) -> tuple[dict[int, str], list[dict]]:
     consumer = Consumer(bootstrap, ConsumerConfig(isolation_level=READ_COMMITTED))
     await consumer.assign(TOPIC, [0], EARLIEST)
-    read: dict[int, str] = {}
-    idle = 0
-    while idle < 10:
-        records = await consumer.poll()
-        idle = 0 if records else idle + 1
-        read.update((r.offset, (r.value or b"").decode()) for r in records)
+    read = await read_until_idle(consumer, 10)
     await consumer.confirm_log_ends()
     ends = [end.to_json() for end in consumer.read_ends()]
     await consumer.close()

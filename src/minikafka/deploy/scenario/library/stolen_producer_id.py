@@ -19,6 +19,7 @@ from minikafka.common.record_batch import Record, build_batch
 from minikafka.common.standard_authorizer import STANDARD_AUTHORIZER
 from minikafka.common.tls import TlsFiles
 from minikafka.deploy.scenario import Expect, Guard, Steps, Topology
+from minikafka.deploy.scenario.clients import read_until_idle
 from minikafka.deploy.scenario.model import Tally
 from minikafka.deploy.scenario.principals import Appended, PrincipalSession, ProducerIdentity
 
@@ -164,11 +165,6 @@ async def _read_as_admin(s: Steps) -> dict[int, str]:
         list(s.cluster.bootstrap_servers), tls=TlsFiles(ca_certificate_path(s.cluster.certs_dir)), sasl=ADMIN
     )
     await consumer.assign(TOPIC, [0], EARLIEST)
-    read: dict[int, str] = {}
-    idle = 0
-    while idle < 10:
-        records = await consumer.poll()
-        idle = 0 if records else idle + 1
-        read.update((r.offset, (r.value or b"").decode()) for r in records)
+    read = await read_until_idle(consumer, 10)
     await consumer.close()
     return read
