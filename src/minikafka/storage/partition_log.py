@@ -493,6 +493,14 @@ class PartitionLog:
         rules for producers): offsets must continue the log exactly."""
         validated = self._validate(records, AppendOrigin.REPLICATION, "follower")
         batches = validated.batches
+        if (
+            batches
+            and self.log_end_offset == self.log_start_offset
+            and (batches[0].base_offset < self.log_end_offset <= batches[0].last_offset)
+        ):
+            # The leader's log start is inside this batch (DeleteRecords put it there): an empty log starts again
+            # at the batch's first offset, as Kafka's follower does, instead of refusing it on every fetch.
+            self.truncate_fully_and_start_at(batches[0].base_offset, reason="log_start_inside_batch")
         expected = self.log_end_offset
         for batch in batches:
             # Above the log end is a gap the leader's cleaner left (Kafka refuses only offsets below it).

@@ -108,6 +108,20 @@ def test_the_offset_index_refuses_an_entry_beyond_32_bits_and_writes_nothing(tmp
     index.close()
 
 
+def test_an_empty_follower_takes_a_batch_its_leaders_log_start_falls_inside(tmp_path: Path) -> None:
+    """DeleteRecords moved the leader's log start into a batch: a follower that restarted empty at that log start
+    is sent the whole batch, and starts again at its first offset (as Kafka's follower does) rather than refusing
+    it on every fetch."""
+    leader = open_log(tmp_path / "leader")
+    leader.append_as_leader(batch_of([b"r"] * 10), 1, 0)
+    follower = open_log(tmp_path / "follower")
+    follower.truncate_fully_and_start_at(6)
+    follower.append_as_follower(leader.read(6, 10_000), 0)
+    assert (follower.log_start_offset, follower.log_end_offset) == (0, 10)
+    with pytest.raises(KafkaError):  # a log holding data still refuses a batch below its end
+        follower.append_as_follower(leader.read(6, 10_000), 0)
+
+
 def test_follower_append_keeps_leader_offsets_and_epochs(tmp_path: Path) -> None:
     leader = open_log(tmp_path / "leader")
     leader.append_as_leader(batch_of([b"a"]), 1, 0)
