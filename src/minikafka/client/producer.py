@@ -149,6 +149,10 @@ DEFINITE_ERRORS = frozenset(
         ErrorCode.LEADER_NOT_AVAILABLE,
         ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
         ErrorCode.INVALID_PRODUCER_EPOCH,
+        # Authorization is checked before the append, as Kafka's produce handling does.
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+        ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
     }
 )
 

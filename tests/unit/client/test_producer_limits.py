@@ -166,3 +166,18 @@ async def test_an_attempt_cut_off_by_the_delivery_timeout_keeps_the_brokers_last
     assert "delivery.timeout.ms ran out" in str(failed)
     assert len(stream.requests) == 2
     assert notices == [RetryNotice("t", 0, ErrorCode.NOT_ENOUGH_REPLICAS, "why")]  # no retry announced after it
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+        ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    ],
+)
+async def test_a_write_refused_by_the_authorizer_certainly_was_not_written(
+    monkeypatch: pytest.MonkeyPatch, code: ErrorCode
+) -> None:
+    failed = await _one_failed_record(monkeypatch, _Stream(code), ProducerConfig(linger_ms=0), [])
+    assert failed.code == code and failed.definite
