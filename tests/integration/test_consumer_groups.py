@@ -13,8 +13,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Protocol
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Protocol, TypeVar
 
 import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
@@ -27,6 +27,7 @@ from minikafka.deploy.local_cluster import Cluster
 
 pytestmark = pytest.mark.integration
 confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
+T = TypeVar("T")
 
 GROUP_OVERRIDES = {
     "group.initial.rebalance.delay.ms": "200",
@@ -161,12 +162,15 @@ class KafkaPythonMember:
 
 
 class AiokafkaMember:
-    """An aiokafka consumer on its own event loop, which runs (heartbeats included) while the test polls."""
+    """An aiokafka consumer on an event loop of its own thread, so it heartbeats whatever the test is doing (a
+    producer's flush, another member's poll), as an application's consumer does."""
 
     def __init__(self, bootstrap: str, group: str, topic: str) -> None:
         import aiokafka
 
         self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name=f"aiokafka-{group}", daemon=True)
+        self._thread.start()
 
         async def start() -> aiokafka.AIOKafkaConsumer:
             consumer = aiokafka.AIOKafkaConsumer(
@@ -181,27 +185,37 @@ class AiokafkaMember:
             await consumer.start()
             return consumer
 
-        self.consumer = self.loop.run_until_complete(start())
+        self.consumer = self._run(start())
+
+    def _run(self, call: Coroutine[object, object, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(call, self.loop).result(timeout=60)
 
     def poll(self) -> list[str]:
-        batches = self.loop.run_until_complete(self.consumer.getmany(timeout_ms=100))
+        batches = self._run(self.consumer.getmany(timeout_ms=100))
         return [record.value.decode() for records in batches.values() for record in records]
 
     def assigned(self) -> int:
+        return self._run(self._assigned())
+
+    async def _assigned(self) -> int:
         return len(self.consumer.assignment())
 
     def commit(self) -> bool:
         import aiokafka.errors
 
         try:
-            self.loop.run_until_complete(self.consumer.commit())
+            self._run(self.consumer.commit())
         except aiokafka.errors.KafkaError:
             return False
         return True
 
     def close(self) -> None:
-        self.loop.run_until_complete(self.consumer.stop())
-        self.loop.close()
+        try:
+            self._run(self.consumer.stop())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout=30)
+            self.loop.close()
 
 
 def split_then_resume(cluster: Cluster, name: str, member: Callable[[str, str, str], Member]) -> None:
