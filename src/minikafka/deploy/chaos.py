@@ -32,7 +32,7 @@ from minikafka.deploy.chaos_principals import (
     grant,
     writers,
 )
-from minikafka.deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_faults
+from minikafka.deploy.chaos_schedule import CONTROLLER_FLAPS, ChaosPlanConfig, FaultStep, plan_faults
 from minikafka.deploy.faults import FAULT_RUN_SETTINGS, Faults
 from minikafka.deploy.group_workload import GROUP, GroupWorkload
 from minikafka.deploy.local_cluster import Cluster, ClusterError, is_alive
@@ -50,7 +50,6 @@ from minikafka.deploy.workload import (
 
 T = TypeVar("T")
 TOPIC = "chaos"
-FLAPS = 3  # cuts of one controller-flap step
 VOTER_CHANGE_TIMEOUT_S = 60.0
 
 
@@ -293,9 +292,9 @@ class FaultRunner:
             case "controller-wipe":
                 self._wipe_controller(step.target)
             case "controller-flap":
-                for _ in range(FLAPS):
+                for _ in range(CONTROLLER_FLAPS):
                     self.faults.isolate(step.target)
-                    self._heal_after(step.down_s / FLAPS)
+                    self._heal_after(step.down_s / CONTROLLER_FLAPS)
             case "partition" | "broker-controller" | "one-way":
                 first, second = step.groups  # type: ignore[misc]
                 self.faults.partition(frozenset(first), frozenset(second), one_way=step.kind == "one-way")

@@ -15,6 +15,7 @@ BROKER_FAULTS = ("kill", "reboot", "lose-unflushed", "wipe-disk", "pause")
 # `controller-wipe` reboots a controller with its disk wiped (in a dynamic quorum, then removed and added again
 # under its new directory id, KIP-853); `controller-flap` cuts a controller off and heals it three times.
 CONTROLLER_FAULTS = ("controller-kill", "controller-wipe", "controller-flap")
+CONTROLLER_FLAPS = 3  # cuts of one controller-flap step
 # Network cuts, each healed after its time: `partition` splits the nodes at random, `isolate-leader` cuts the
 # leader of partition `target` (found when it strikes) from every node, `isolate-controller` the active controller,
 # `broker-controller` a broker from all controllers (seed 003), `one-way` a broker's calls to the other brokers.

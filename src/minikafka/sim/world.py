@@ -34,7 +34,7 @@ from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import PeerChannels
 from minikafka.common.node_environment import SimulatedNode, enter_simulated_node, simulated_node
 from minikafka.common.record_batch import CorruptRecordError
-from minikafka.deploy.chaos_schedule import ChaosPlanConfig, FaultStep, plan_faults
+from minikafka.deploy.chaos_schedule import CONTROLLER_FLAPS, ChaosPlanConfig, FaultStep, plan_faults
 from minikafka.deploy.faults import _batch_to_corrupt
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.pb import controller_pb2, controller_pb2_grpc
@@ -65,7 +65,7 @@ from minikafka.sim.virtual_loop import VirtualTimeLoop
 
 TOPIC = "sim"
 PARTITIONS = 3
-# The fault kinds of `chaos` the simulation runs (controller-wipe and controller-flap are not simulated yet).
+# The fault kinds of `chaos` the simulation runs (controller-wipe, which needs a dynamic quorum, is not yet).
 SIMULATED_FAULTS = (
     "kill",
     "reboot",
@@ -73,6 +73,7 @@ SIMULATED_FAULTS = (
     "wipe-disk",
     "pause",
     "controller-kill",
+    "controller-flap",
     "partition",
     "isolate-leader",
     "isolate-controller",
@@ -86,6 +87,8 @@ SIMULATED_FAULTS = (
 # found only if that batch is read again (its replica leads, or a follower fetches it), which a run rarely does.
 DEFAULT_FAULTS = tuple(kind for kind in SIMULATED_FAULTS if kind != "corrupt")
 FSYNC_LATENCY_MS = (0.5, 8.0)  # work handed to a thread pool (fsyncs) takes this long
+# Between a controller-flap's cuts: chaos heals and cuts again at once, so the gap is about one fault tool's call.
+FLAP_HEALED_S = 0.2
 STEP_S = 0.25  # invariants are checked this often (simulated)
 # The invariants a loss of acknowledged writes breaks: explained when faults overlapped before it.
 LOSSES = ("NoCommittedRecordLost", "LeaderCandidateCompleteness", "LogMatching")
@@ -489,10 +492,15 @@ class World:
                 self.network.heal()
             case "isolate-leader" | "isolate-controller":
                 if target is not None:
-                    others = [n for n in (*CONTROLLER_IDS, *BROKER_IDS) if n != target]
-                    self.network.partition([target], others)
+                    self.network.partition([target], self._others(target))
                 await self.run_for(step.down_s)
                 self.network.heal()
+            case "controller-flap":
+                for _ in range(CONTROLLER_FLAPS):
+                    self.network.partition([step.target], self._others(step.target))
+                    await self.run_for(step.down_s / CONTROLLER_FLAPS)
+                    self.network.heal()
+                    await self.run_for(FLAP_HEALED_S)
             case _:
                 raise ValueError(f"fault kind {kind} is not simulated")
         self.note(f"{kind} healed")
@@ -500,6 +508,10 @@ class World:
         if not await self.run_until(self.recovered, RECOVERY_TIMEOUT_S):
             self.note(f"not recovered from {kind} after {RECOVERY_TIMEOUT_S:.0f}s: the next fault overlaps it")
             self.overlapping.append(self.step)
+
+    @staticmethod
+    def _others(node: int) -> list[int]:
+        return [n for n in (*CONTROLLER_IDS, *BROKER_IDS) if n != node]
 
     def _corrupt(self, broker: int) -> None:
         """Flip a bit inside a batch in the middle of the oldest segment of `broker`'s replica of a partition no

@@ -95,3 +95,14 @@ def test_a_broker_that_exits_on_a_failed_disk_replays_the_same_trace() -> None:
     first, again = simulate_seed(settings), simulate_seed(settings)
     assert any("sim_node_exited" in line and world.SCRATCH in line for line in first.trace), first.trace
     assert first.trace_hash == again.trace_hash
+
+
+def test_a_flapping_controller_costs_the_quorum_its_leader_and_loses_nothing() -> None:
+    # Seed 8 of these faults cuts the active controller off three times in one step; a new quorum leader is elected.
+    settings = SimulationSettings(8, faults=("controller-flap",), duration_s=30)
+    result = simulate_seed(settings)
+    assert result.violation is None, f"{result.violation}\n" + "\n".join(result.trace)
+    first_flap = next(line for line in result.trace if "sim_step controller-flap target=" in line)
+    later = result.trace[result.trace.index(first_flap) :]
+    assert any("raft_leader_elected epoch=2" in line for line in later), "\n".join(result.trace)
+    assert result.faults >= 3 and result.acknowledged > 1000
