@@ -35,6 +35,7 @@ class CompactionCounts:
 
     keys: int = 0  # distinct (partition, key) with an acknowledged acks=all record
     lost_latest: int = 0  # keys whose latest acknowledged value the final read did not hold (nor a later write)
+    unread_latest: int = 0  # keys whose latest acknowledged offset the final read did not reach: unknown
     written_bytes: int = 0  # keys and values of the acknowledged records (no batch overhead: a lower bound)
     log_bytes: int = 0  # the topic's segment files on every broker at the end, summed over replicas
     replicas: int = 0  # the replicas log_bytes sums over
@@ -73,13 +74,14 @@ def latest_values_lost(histories: list[Path], consumed: Path) -> CompactionCount
             below[(record["topic"], record["partition"])] = reached or 0
         elif record.get("key") is not None:
             last_read[(record["topic"], record["partition"], record["key"])] = (record["offset"], record["value"])
-    lost = 0
+    lost = unread = 0
     for (topic, partition, key), (offset, value) in latest.items():
         if offset >= below.get((topic, partition), 0):
-            continue  # the read never got there: unknown, not lost
+            unread += 1  # the read never got there: unknown, not lost
+            continue
         read = last_read.get((topic, partition, key))
         lost += read is None or read[0] < offset or (read[0] == offset and read[1] != value)
-    return CompactionCounts(keys=len(latest), lost_latest=lost, written_bytes=written)
+    return CompactionCounts(keys=len(latest), lost_latest=lost, unread_latest=unread, written_bytes=written)
 
 
 def log_bytes(brokers: list[NodeSpec], topic: str) -> tuple[int, int]:
@@ -120,7 +122,8 @@ def compaction_lines(counts: dict[str, int]) -> str:
     before, after = counts["cleaned_bytes_before"], counts["cleaned_bytes_after"]
     return "\n".join(
         [
-            f"compaction:     {counts['keys']} keys, {counts['lost_latest']} latest acknowledged values not read back",
+            f"compaction:     {counts['keys']} keys, {counts['lost_latest']} latest acknowledged values not read back, "
+            f"{counts['unread_latest']} beyond where the final read stopped",
             f"cleanings:      {counts['cleanings']} log_cleaned, {before} bytes cleaned down to {after}",
             f"log size:       {size} bytes on disk over {counts['replicas']} replicas ({size // replicas} each on "
             f"average) for {written} bytes of keys and values acknowledged",

@@ -60,7 +60,8 @@ def test_a_key_whose_older_value_is_read_instead_of_its_latest_is_lost(tmp_path:
 def test_a_later_unacknowledged_write_of_the_key_or_an_unreached_offset_is_not_a_loss(tmp_path: Path) -> None:
     history = _write(tmp_path / "produce-p0.jsonl", [_sent(0, "a", "v0"), _sent(5, "b", "v5")])
     read = _write(tmp_path / "read.jsonl", [_read(4, "a", "late"), _end(5)])  # offset 5 of b: not reached
-    assert latest_values_lost([history], read).lost_latest == 0
+    counts = latest_values_lost([history], read)
+    assert (counts.lost_latest, counts.unread_latest) == (0, 1)
 
 
 def test_log_bytes_sum_the_topics_segments_over_every_replica(tmp_path: Path) -> None:
@@ -89,9 +90,9 @@ def test_cleaner_totals_sum_the_topics_log_cleaned_events(tmp_path: Path) -> Non
 
 
 def test_compaction_lines_show_the_log_against_what_was_written() -> None:
-    counts = {"keys": 3, "lost_latest": 0, "written_bytes": 900, "log_bytes": 300, "replicas": 3, "cleanings": 2,
-              "cleaned_bytes_before": 1000, "cleaned_bytes_after": 200}  # fmt: skip
+    counts = {"keys": 3, "lost_latest": 0, "unread_latest": 0, "written_bytes": 900, "log_bytes": 300, "replicas": 3,
+              "cleanings": 2, "cleaned_bytes_before": 1000, "cleaned_bytes_after": 200}  # fmt: skip
     text = compaction_lines(counts)
-    assert "3 keys, 0 latest acknowledged values not read back" in text
+    assert "3 keys, 0 latest acknowledged values not read back, 0 beyond where the final read" in text
     assert "2 log_cleaned, 1000 bytes cleaned down to 200" in text
     assert "300 bytes on disk over 3 replicas (100 each on average) for 900 bytes" in text
