@@ -246,8 +246,9 @@ def build_batch(
 
 def rebuild_batch(original: RecordBatch, records: Sequence[Record]) -> bytes:
     """`original` holding only `records` (each with its offset), as Kafka's log cleaner rewrites a batch: its base
-    and last offsets, leader epoch and producer fields stay, so producer state and offsets survive; the records
-    keep their offsets (gaps where others were removed). None left: an empty batch. Written uncompressed."""
+    and last offsets, leader epoch, producer fields and transactional/control flags stay, so producer state and
+    offsets survive; the records keep their offsets (gaps where others were removed), compressed with the
+    original's codec. None left: an empty batch, uncompressed (Kafka's empty batch header)."""
     base_timestamp = records[0].timestamp_ms if records else original.max_timestamp
     max_timestamp = original.max_timestamp
     if records and not original.has_log_append_time:
@@ -255,12 +256,15 @@ def rebuild_batch(original: RecordBatch, records: Sequence[Record]) -> bytes:
     body = bytearray()
     for record in records:
         _encode_record(body, record, record.offset - original.base_offset, base_timestamp)
+    codec = original.compression_type if records else 0
+    if codec:
+        body = bytearray(compress(codec, bytes(body)))
     after_crc = bytearray(HEADER_SIZE - _ATTRIBUTES)
     struct.pack_into(
         ">hiqqqhii",
         after_crc,
         0,
-        original.attributes & ~COMPRESSION_MASK,
+        (original.attributes & ~COMPRESSION_MASK) | codec,
         original.last_offset_delta,
         base_timestamp,
         max_timestamp,
