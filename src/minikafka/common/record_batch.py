@@ -201,9 +201,10 @@ def build_batch(
     base_sequence: int = -1,
     attributes: int = 0,
     compression: int = 0,
+    compression_level: int | None = None,
 ) -> bytes:
-    """Encode one batch, its records compressed with `compression` (a codec id; 0: none); offsets are relative
-    to `base_offset`, which the broker may rewrite."""
+    """Encode one batch, its records compressed with `compression` (a codec id; 0: none) at `compression_level`
+    (None: the codec's default); offsets are relative to `base_offset`, which the broker may rewrite."""
     if not records:
         raise ValueError("a record batch holds at least one record")
     base_timestamp = records[0].timestamp_ms
@@ -212,7 +213,7 @@ def build_batch(
     for delta, record in enumerate(records):
         _encode_record(body, record, delta, base_timestamp)
     if compression:
-        body = bytearray(compress(compression, bytes(body)))
+        body = bytearray(compress(compression, bytes(body), compression_level))
         attributes = (attributes & ~COMPRESSION_MASK) | compression
     after_crc = bytearray(HEADER_SIZE - _ATTRIBUTES)
     struct.pack_into(
