@@ -544,6 +544,9 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     if args.denied_producers is not None and not args.acls:
         raise CliError("--denied-producers needs --acls")
+    if args.compacted_keys and args.group_consumers:
+        # The group must consume every acknowledged record, and a cleaner may remove one a later write replaced.
+        raise CliError("--compacted-keys does not combine with --group-consumers")
     if not args.no_analysis:
         require_analysis()
     run = Path(args.run)
