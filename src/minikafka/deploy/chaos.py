@@ -451,6 +451,27 @@ def _log_figures(cluster: Cluster) -> dict[str, int]:
     }
 
 
+def _count_workload(summary: ChaosSummary, workload: Workload, options: ChaosOptions) -> None:
+    """The producers' and readers' counts into the summary, once the final reads are done."""
+    summary.acknowledged = sum(c.acknowledged for c in workload.counts)
+    summary.failed = sum(c.failed for c in workload.counts)
+    summary.consumed = workload.consumed
+    histories = [p.history for p in workload.plans]
+    if options.compacted_keys:  # superseded records may be gone: the latest value of each key must not
+        compaction = latest_values_lost(histories, workload.final)
+        summary.compaction = asdict(compaction)
+        summary.lost = compaction.lost_latest
+    else:
+        summary.lost = lost_acknowledged(histories, workload.final)
+    if options.transactional_producers:
+        summary.transactions = asdict(workload.txn_counts)
+    if options.acls:
+        summary.denied = {
+            plan.principal or plan.name: asdict(denied_counts(plan.history, workload.final))
+            for plan in workload.denied_plans
+        }
+
+
 def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] = print) -> ChaosSummary:
     log(f"starting a {options.controllers}+{options.brokers} cluster in {run_dir} ...")
     # In the run's namespace (the command entered it first), the cluster is there too and the cuts are the kernel's.
@@ -507,23 +528,7 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
             group.stop()
             summary.group = asdict(group.counts([p.history for p in workload.plans]))
         summary.faults = runner.done
-        summary.acknowledged = sum(c.acknowledged for c in workload.counts)
-        summary.failed = sum(c.failed for c in workload.counts)
-        summary.consumed = workload.consumed
-        histories = [p.history for p in workload.plans]
-        if options.compacted_keys:  # superseded records may be gone: the latest value of each key must not
-            compaction = latest_values_lost(histories, workload.final)
-            summary.compaction = asdict(compaction)
-            summary.lost = compaction.lost_latest
-        else:
-            summary.lost = lost_acknowledged(histories, workload.final)
-        if options.transactional_producers:
-            summary.transactions = asdict(workload.txn_counts)
-        if options.acls:
-            summary.denied = {
-                plan.principal or plan.name: asdict(denied_counts(plan.history, workload.final))
-                for plan in workload.denied_plans
-            }
+        _count_workload(summary, workload, options)
     finally:
         if group is not None:
             group.kill_all()
