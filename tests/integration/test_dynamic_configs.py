@@ -132,6 +132,7 @@ def test_kafkas_errors_and_validate_only(cluster: Cluster) -> None:
     errors = confluent_kafka.KafkaError
     assert _error(_alter(admin, topic_type, TOPIC, ("no.such.config", ops.SET, "1"))) == errors.INVALID_CONFIG
     assert _error(_alter(admin, topic_type, TOPIC, ("retention.ms", ops.SET, "soon"))) == errors.INVALID_CONFIG
+    assert _error(_alter(admin, topic_type, TOPIC, ("compression.zstd.level", ops.SET, "23"))) == errors.INVALID_CONFIG
     assert _error(_alter(admin, broker_type, "1", ("log.dirs", ops.SET, "/x"))) == errors.INVALID_REQUEST
     assert _error(_alter(admin, broker_type, "2", ("min.insync.replicas", ops.SET, "2"))) == errors.INVALID_CONFIG
     code, message = _alter_cluster_default(cluster, "min.insync.replicas", 1, None)
@@ -166,11 +167,19 @@ def test_a_broker_applies_a_new_max_message_bytes_at_once(cluster: Cluster) -> N
 
 
 def test_a_topic_s_compression_type_recompresses_what_producers_send(cluster: Cluster) -> None:
-    """gzip batches to an lz4 topic are stored lz4 on its three replicas, then snappy once the topic's
-    compression.type is altered; librdkafka reads every record back."""
+    """gzip batches to an lz4 topic (at lz4 level 12) are stored lz4 on its three replicas, then snappy once the
+    topic's compression.type is altered; librdkafka reads every record back."""
     admin, ops, name = _admin(cluster), admin_module.AlterConfigOpType, "recompressed"
-    topic = admin_module.NewTopic(name, num_partitions=1, replication_factor=3, config={"compression.type": "lz4"})
+    configs = {"compression.type": "lz4", "compression.lz4.level": "12"}
+    topic = admin_module.NewTopic(name, num_partitions=1, replication_factor=3, config=configs)
     admin.create_topics([topic])[name].result(30)
+    described = _described(admin, admin_module.ResourceType.TOPIC, name)
+    levels = {key: (described[key].value, described[key].source) for key in described if key.endswith(".level")}
+    assert levels == {
+        "compression.gzip.level": ("-1", admin_module.ConfigSource.DEFAULT_CONFIG.value),
+        "compression.lz4.level": ("12", admin_module.ConfigSource.DYNAMIC_TOPIC_CONFIG.value),
+        "compression.zstd.level": ("3", admin_module.ConfigSource.DEFAULT_CONFIG.value),
+    }
     bootstrap = cluster.kafka_bootstrap_servers
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all", "compression.type": "gzip"})
     values = [f"value-{i}-" + "compressible " * 8 for i in range(40)]

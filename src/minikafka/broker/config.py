@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from minikafka.common.compression import COMPRESSION_TYPES, PRODUCER_COMPRESSION
+from minikafka.common.compression import (
+    COMPRESSION_TYPES,
+    GZIP_LEVEL,
+    LZ4_LEVEL,
+    PRODUCER_COMPRESSION,
+    ZSTD_LEVEL,
+    CompressionLevels,
+)
 from minikafka.common.config import ConfigError, at_least, between, config_key, one_of, subset_of
 from minikafka.common.endpoints import Listener
 from minikafka.common.node_config import NodeConfig
@@ -54,6 +61,10 @@ def _protocol_map_ok(text: str) -> str | None:
     except ValueError as error:
         return str(error)
     return None
+
+
+def _level(levels: CompressionLevels) -> Callable[[int], str | None]:
+    return levels.problem
 
 
 def _plain_users_ok(users: tuple[str, ...]) -> str | None:
@@ -248,6 +259,24 @@ class BrokerConfig(NodeConfig):
         "Codec a producer's batches are stored with: producer (as sent), uncompressed, gzip, snappy, lz4 or zstd "
         "(a batch of another codec is recompressed); a topic's compression.type overrides it.",
         one_of(*COMPRESSION_TYPES),
+    )
+    compression_gzip_level: int = config_key(
+        GZIP_LEVEL.config,
+        GZIP_LEVEL.default,
+        "The level gzip compresses with when compression.type is gzip: 1 to 9, or -1 (zlib's default).",
+        _level(GZIP_LEVEL),
+    )
+    compression_lz4_level: int = config_key(
+        LZ4_LEVEL.config,
+        LZ4_LEVEL.default,
+        "The level lz4 compresses with when compression.type is lz4: 1 to 17.",
+        _level(LZ4_LEVEL),
+    )
+    compression_zstd_level: int = config_key(
+        ZSTD_LEVEL.config,
+        ZSTD_LEVEL.default,
+        "The level zstd compresses with when compression.type is zstd: -131072 to 22.",
+        _level(ZSTD_LEVEL),
     )
     request_timeout_ms: int = config_key(
         "request.timeout.ms", 30000, "Timeout of the broker's requests to the controller.", at_least(1)
@@ -659,6 +688,9 @@ class BrokerConfig(NodeConfig):
             max_compaction_lag_ms=pick("max.compaction.lag.ms", self.log_cleaner_max_compaction_lag_ms),
             delete_retention_ms=pick("delete.retention.ms", self.log_cleaner_delete_retention_ms),
             compression_type=overrides.get("compression.type") or self.compression_type,
+            compression_gzip_level=pick(GZIP_LEVEL.config, self.compression_gzip_level),
+            compression_lz4_level=pick(LZ4_LEVEL.config, self.compression_lz4_level),
+            compression_zstd_level=pick(ZSTD_LEVEL.config, self.compression_zstd_level),
         )
 
 

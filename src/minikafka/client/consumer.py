@@ -320,7 +320,10 @@ class Consumer:
         committed = self.config.isolation_level == READ_COMMITTED
         visible_below = data.last_stable_offset if committed else data.high_watermark
         aborted = AbortedProducers([(t.producer_id, t.first_offset) for t in data.aborted_transactions])
-        past_skipped = position  # markers and aborted records are never delivered, but the position moves past them
+        # Markers, aborted records and the records a cleaner removed are never delivered, but the position moves
+        # past every batch read whole (Kafka's consumer fetches from the batch's next offset): a batch a cleaner
+        # emptied would otherwise be fetched again and again
+        past_skipped = position
         for batch in iter_batches(data.records):
             if self.config.check_crcs and not batch.is_valid():
                 raise KafkaError(
@@ -328,9 +331,9 @@ class Consumer:
                     f"record batch for {topic}-{data.partition_index} at offset {batch.base_offset} is corrupt "
                     f"(stored crc {batch.crc:#010x}, computed crc {batch.computed_crc():#010x})",
                 )
+            if batch.last_offset < visible_below:
+                past_skipped = max(past_skipped, batch.last_offset + 1)
             if aborted.skips(batch) if committed else batch.is_control:
-                if batch.last_offset < visible_below:
-                    past_skipped = max(past_skipped, batch.last_offset + 1)
                 continue
             for record in batch.records():
                 if record.offset < position or record.offset >= visible_below:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import IntEnum
 
 import cramjam
@@ -44,6 +45,35 @@ def codec_name(codec: int) -> str:
 # Kafka's compression.type values (topic and broker): a codec, or "producer" (keep the batch's own).
 PRODUCER_COMPRESSION = "producer"
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", PRODUCER_COMPRESSION)
+
+
+@dataclass(frozen=True)
+class CompressionLevels:
+    """A codec's levels (KIP-390's compression.<codec>.level): the range Kafka accepts and its default."""
+
+    config: str  # the topic and broker config naming it
+    minimum: int
+    maximum: int
+    default: int
+    default_outside_range: bool = False  # gzip's -1 (zlib's default) is accepted besides 1..9
+
+    def problem(self, level: int) -> str | None:
+        """Why Kafka refuses `level` for this codec (its validator's message), or None."""
+        if self.default_outside_range:
+            ok = self.minimum <= level <= self.maximum or level == self.default
+            return None if ok else f"Value must be between {self.minimum} and {self.maximum} or equal to {self.default}"
+        if level < self.minimum:
+            return f"Value must be at least {self.minimum}"
+        return None if level <= self.maximum else f"Value must be no more than {self.maximum}"
+
+
+# Kafka's GzipCompression (zlib's levels; -1 its default, 6), Lz4Compression (lz4-java's high compressor's levels;
+# the default is the fast compressor) and ZstdCompression (zstd's levels, negative ones the fast modes).
+GZIP_LEVEL = CompressionLevels("compression.gzip.level", 1, 9, -1, default_outside_range=True)
+LZ4_LEVEL = CompressionLevels("compression.lz4.level", 1, 17, 9)
+ZSTD_LEVEL = CompressionLevels("compression.zstd.level", -131072, 22, 3)
+LEVELS = {CompressionType.GZIP: GZIP_LEVEL, CompressionType.LZ4: LZ4_LEVEL, CompressionType.ZSTD: ZSTD_LEVEL}
+_ZLIB_DEFAULT_LEVEL = 6
 
 
 def _lz4_header() -> bytes:
@@ -76,6 +106,7 @@ _LZ4_MAGIC = b"\x04\x22\x4d\x18"
 _LZ4_DESCRIPTOR = bytes((0x60, 0x40))  # version 01, independent blocks, no checksums; blocks of at most 64 KiB
 _LZ4_BLOCK = 64 * 1024
 _LZ4_UNCOMPRESSED = 0x80000000  # a block size's high bit: the block is stored as is
+_LZ4_CONTENT_SIZE, _LZ4_DICT_ID = 0x08, 0x01  # frame descriptor flags adding fields before its header checksum
 # The first output buffer, as a multiple of the compressed size; it doubles (up to the limit) when too small.
 _FIRST_RATIO = 8
 _FIRST_MIN = 64 * 1024
@@ -104,18 +135,20 @@ def decompress(codec: int, data: bytes | memoryview, limit: int) -> bytes:
     raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"unknown compression type {codec}")
 
 
-def compress(codec: int, data: bytes) -> bytes:
-    """`data` (a batch's records section) compressed with `codec` in Kafka's framing."""
+def compress(codec: int, data: bytes, level: int | None = None) -> bytes:
+    """`data` (a batch's records section) compressed with `codec` in Kafka's framing, at `level` (None: Kafka's
+    default for the codec; snappy has none)."""
     if codec == CompressionType.GZIP:
-        return bytes(cramjam.gzip.compress(data))
+        level = GZIP_LEVEL.default if level is None else level
+        return bytes(cramjam.gzip.compress(data, level=_ZLIB_DEFAULT_LEVEL if level == GZIP_LEVEL.default else level))
     if codec == CompressionType.SNAPPY:
         blocks = (data[i : i + _XERIAL_BLOCK] for i in range(0, len(data), _XERIAL_BLOCK))
         chunks = (bytes(cramjam.snappy.compress_raw(block)) for block in blocks)
         return XERIAL_MAGIC + _XERIAL_VERSIONS + b"".join(_INT32.pack(len(c)) + c for c in chunks)
     if codec == CompressionType.LZ4:
-        return _lz4_frame(data)
+        return _lz4_frame(data, LZ4_LEVEL.default if level is None else level)
     if codec == CompressionType.ZSTD:
-        return bytes(cramjam.zstd.compress(data))
+        return bytes(cramjam.zstd.compress(data, level=ZSTD_LEVEL.default if level is None else level))
     raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"unknown compression type {codec}")
 
 
@@ -137,19 +170,32 @@ def _xxh32_short(data: bytes) -> int:
     return h ^ (h >> 16)
 
 
-def _lz4_frame(data: bytes) -> bytes:
+def _lz4_frame(data: bytes, level: int) -> bytes:
     """An LZ4 frame as Kafka's KafkaLZ4BlockOutputStream writes it: independent 64 KiB blocks, no checksums (Java's
-    reader decompresses each block on its own, so linked blocks would not decode there)."""
+    reader decompresses each block on its own, so linked blocks would not decode there); the fast compressor at
+    the default level, the high-compression one at any other, as Kafka picks them."""
     out = [_LZ4_HEADER]
+    fast = level == LZ4_LEVEL.default
     for i in range(0, len(data), _LZ4_BLOCK):
         chunk = data[i : i + _LZ4_BLOCK]
-        block = bytes(cramjam.lz4.compress_block(chunk, store_size=False))
+        block = bytes(cramjam.lz4.compress_block(chunk, store_size=False)) if fast else _lz4_block_at(chunk, level)
         if len(block) >= len(chunk):
             out.append(_LE_INT32.pack(len(chunk) | _LZ4_UNCOMPRESSED) + chunk)
         else:
             out.append(_LE_INT32.pack(len(block)) + block)
     out.append(_LE_INT32.pack(0))  # the end mark
     return b"".join(out)
+
+
+def _lz4_block_at(chunk: bytes, level: int) -> bytes:
+    """One LZ4 block of at most 64 KiB compressed at `level`, taken out of the one-block LZ4 frame cramjam's frame
+    compressor writes (its block compressor takes no level); a block stored as is comes back as its bytes."""
+    frame = bytes(cramjam.lz4.compress(chunk, level=level))
+    flags = frame[4]
+    position = 6 + (8 if flags & _LZ4_CONTENT_SIZE else 0) + (4 if flags & _LZ4_DICT_ID else 0) + 1
+    (size,) = _LE_INT32.unpack_from(frame, position)
+    block = frame[position + 4 : position + 4 + (size & ~_LZ4_UNCOMPRESSED)]
+    return chunk if size & _LZ4_UNCOMPRESSED else block
 
 
 def _too_large(name: str, limit: int) -> KafkaError:

@@ -201,9 +201,10 @@ def build_batch(
     base_sequence: int = -1,
     attributes: int = 0,
     compression: int = 0,
+    compression_level: int | None = None,
 ) -> bytes:
-    """Encode one batch, its records compressed with `compression` (a codec id; 0: none); offsets are relative
-    to `base_offset`, which the broker may rewrite."""
+    """Encode one batch, its records compressed with `compression` (a codec id; 0: none) at `compression_level`
+    (None: the codec's default); offsets are relative to `base_offset`, which the broker may rewrite."""
     if not records:
         raise ValueError("a record batch holds at least one record")
     base_timestamp = records[0].timestamp_ms
@@ -212,7 +213,7 @@ def build_batch(
     for delta, record in enumerate(records):
         _encode_record(body, record, delta, base_timestamp)
     if compression:
-        body = bytearray(compress(compression, bytes(body)))
+        body = bytearray(compress(compression, bytes(body), compression_level))
         attributes = (attributes & ~COMPRESSION_MASK) | compression
     after_crc = bytearray(HEADER_SIZE - _ATTRIBUTES)
     struct.pack_into(
@@ -246,8 +247,9 @@ def build_batch(
 
 def rebuild_batch(original: RecordBatch, records: Sequence[Record]) -> bytes:
     """`original` holding only `records` (each with its offset), as Kafka's log cleaner rewrites a batch: its base
-    and last offsets, leader epoch and producer fields stay, so producer state and offsets survive; the records
-    keep their offsets (gaps where others were removed). None left: an empty batch. Written uncompressed."""
+    and last offsets, leader epoch, producer fields and transactional/control flags stay, so producer state and
+    offsets survive; the records keep their offsets (gaps where others were removed), compressed with the
+    original's codec. None left: an empty batch, uncompressed (Kafka's empty batch header)."""
     base_timestamp = records[0].timestamp_ms if records else original.max_timestamp
     max_timestamp = original.max_timestamp
     if records and not original.has_log_append_time:
@@ -255,12 +257,15 @@ def rebuild_batch(original: RecordBatch, records: Sequence[Record]) -> bytes:
     body = bytearray()
     for record in records:
         _encode_record(body, record, record.offset - original.base_offset, base_timestamp)
+    codec = original.compression_type if records else 0
+    if codec:
+        body = bytearray(compress(codec, bytes(body)))
     after_crc = bytearray(HEADER_SIZE - _ATTRIBUTES)
     struct.pack_into(
         ">hiqqqhii",
         after_crc,
         0,
-        original.attributes & ~COMPRESSION_MASK,
+        (original.attributes & ~COMPRESSION_MASK) | codec,
         original.last_offset_delta,
         base_timestamp,
         max_timestamp,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from minikafka.common.compression import COMPRESSION_TYPES
+from minikafka.common.compression import COMPRESSION_TYPES, GZIP_LEVEL, LZ4_LEVEL, ZSTD_LEVEL, CompressionLevels
 from minikafka.common.errors import ErrorCode, KafkaError
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -61,6 +61,15 @@ def _compression(text: str) -> str | None:
     return None if text in COMPRESSION_TYPES else f"String must be one of: {', '.join(COMPRESSION_TYPES)}"
 
 
+def _level(levels: CompressionLevels) -> Callable[[str], str | None]:
+    """A compression.<codec>.level: an INT in the codec's range (Kafka's validator for it)."""
+
+    def check(text: str) -> str | None:
+        return _number("int", INT_MIN)(text) or levels.problem(int(text.strip()))
+
+    return check
+
+
 def _boolean(text: str) -> str | None:
     return None if text.strip().lower() in ("true", "false") else "Expected value to be either true or false"
 
@@ -83,6 +92,7 @@ TOPIC_CONFIGS: Mapping[str, TopicConfigDef] = {
         TopicConfigDef("delete.retention.ms", "long", _number("long", 0), "log.cleaner.delete.retention.ms"),
         TopicConfigDef("unclean.leader.election.enable", "boolean", _boolean, "unclean.leader.election.enable"),
         TopicConfigDef("compression.type", "string", _compression, "compression.type"),
+        *(TopicConfigDef(c.config, "int", _level(c), c.config) for c in (GZIP_LEVEL, LZ4_LEVEL, ZSTD_LEVEL)),
     )
 }
 

@@ -33,6 +33,13 @@ from minikafka.deploy.chaos_principals import (
     writers,
 )
 from minikafka.deploy.chaos_schedule import CONTROLLER_FLAPS, ChaosPlanConfig, FaultStep, plan_faults
+from minikafka.deploy.compacted_workload import (
+    CLEANER_SETTINGS,
+    COMPACTED_TOPIC_CONFIGS,
+    cleaner_totals,
+    latest_values_lost,
+    log_bytes,
+)
 from minikafka.deploy.faults import FAULT_RUN_SETTINGS, Faults
 from minikafka.deploy.group_workload import GROUP, GroupWorkload
 from minikafka.deploy.local_cluster import Cluster, ClusterError, is_alive
@@ -108,6 +115,8 @@ class ChaosOptions:
     # producers whose writes the ACLs refuse
     acls: bool = False
     denied_producers: int = 0
+    # The chaos topic compacted (compacted_workload.py), its producers overwriting this many keys; 0: no keys
+    compacted_keys: int = 0
 
     def principals(self) -> list[Principal]:
         return writers(self.producers) + denied_producers(self.denied_producers) if self.acls else []
@@ -125,6 +134,7 @@ class ChaosSummary:
     group: dict[str, int] | None = None  # the group consumers' GroupCounts
     transactions: dict[str, int] | None = None  # the transactional producers' TransactionCounts, summed
     denied: dict[str, dict[str, Any]] | None = None  # chaos --acls: each denied principal's DeniedCounts
+    compaction: dict[str, int] | None = None  # chaos --compacted-keys: the CompactionCounts
     analysis: dict[str, Any] | None = None
 
     @property
@@ -173,8 +183,16 @@ class Workload:
         history = cluster.run_dir / "history"
         self.tls = TlsFiles(ca_certificate_path(cluster.certs_dir)) if options.acls else None
         self.sasl = ADMIN if options.acls else None  # the readers: a super user
+        keys = options.compacted_keys or None
         self.plans = [  # the acks=all producers (with --acls, the writers)
-            ProducerPlan(TOPIC, f"p{n}", history / f"produce-p{n}.jsonl", rate_per_s=options.rate_per_producer)
+            ProducerPlan(
+                TOPIC,
+                f"p{n}",
+                history / f"produce-p{n}.jsonl",
+                rate_per_s=options.rate_per_producer,
+                key_count=keys,
+                first_key=n * options.compacted_keys // options.producers,
+            )  # fmt: skip
             for n in range(options.producers)
         ]
         self.denied_plans: list[ProducerPlan] = []
@@ -200,7 +218,7 @@ class Workload:
         rate = DENIED_RATE_PER_S if principal.denied else options.rate_per_producer
         return ProducerPlan(
             TOPIC, principal.name, history / f"produce-{principal.name}.jsonl", rate_per_s=rate, tls=self.tls,
-            sasl=principal.login, refused_by_acls=principal.denied,
+            sasl=principal.login, refused_by_acls=principal.denied, key_count=options.compacted_keys or None,
         )  # fmt: skip
 
     def start(self) -> None:
@@ -394,6 +412,12 @@ def _run_plan(plan: list[FaultStep], runner: FaultRunner, started: float, durati
     runner.heal_all()
 
 
+def _keys_line(options: ChaosOptions) -> str:
+    if not options.compacted_keys:
+        return ""
+    return f"topic {TOPIC} compacted, {options.compacted_keys} keys overwritten in turn; "
+
+
 def _prepare(cluster: Cluster, options: ChaosOptions, log: Callable[[str], None]) -> AdminClient:
     """The admin client (with --acls, the super user on the brokers' SASL listener), the topics, and with --acls
     the ACLs, applied on every broker."""
@@ -403,13 +427,48 @@ def _prepare(cluster: Cluster, options: ChaosOptions, log: Callable[[str], None]
         broker_tls=ca, broker_sasl=ADMIN if options.acls else None,
     )  # fmt: skip
     for topic in [TOPIC, *([TXN_TOPIC] if options.transactional_producers else [])]:
-        admin.create_topic(topic, options.partitions, 3, {"min.insync.replicas": "2"})
+        compacted = COMPACTED_TOPIC_CONFIGS if options.compacted_keys and topic == TOPIC else {}
+        admin.create_topic(topic, options.partitions, 3, {"min.insync.replicas": "2", **compacted})
         admin.wait_for_topic(topic, 30)
     if ca is not None:
         resources = ChaosResources(TOPIC, TXN_TOPIC, f"{TOPIC}-t", GROUP)
         created = grant(admin, cluster.bootstrap_servers, ca, options.principals(), resources)
         log(f"ACLs: {created} created for {len(options.principals())} principals and User:ANONYMOUS")
     return admin
+
+
+def _log_figures(cluster: Cluster) -> dict[str, int]:
+    """What the cleaners did to the chaos topic and what is left of it on disk, with the cluster stopped."""
+    size, replicas = log_bytes(cluster.brokers, TOPIC)
+    cleanings, before, after = cleaner_totals([b.events_path for b in cluster.brokers], TOPIC)
+    return {
+        "log_bytes": size,
+        "replicas": replicas,
+        "cleanings": cleanings,
+        "cleaned_bytes_before": before,
+        "cleaned_bytes_after": after,
+    }
+
+
+def _count_workload(summary: ChaosSummary, workload: Workload, options: ChaosOptions) -> None:
+    """The producers' and readers' counts into the summary, once the final reads are done."""
+    summary.acknowledged = sum(c.acknowledged for c in workload.counts)
+    summary.failed = sum(c.failed for c in workload.counts)
+    summary.consumed = workload.consumed
+    histories = [p.history for p in workload.plans]
+    if options.compacted_keys:  # superseded records may be gone: the latest value of each key must not
+        compaction = latest_values_lost(histories, workload.final)
+        summary.compaction = asdict(compaction)
+        summary.lost = compaction.lost_latest
+    else:
+        summary.lost = lost_acknowledged(histories, workload.final)
+    if options.transactional_producers:
+        summary.transactions = asdict(workload.txn_counts)
+    if options.acls:
+        summary.denied = {
+            plan.principal or plan.name: asdict(denied_counts(plan.history, workload.final))
+            for plan in workload.denied_plans
+        }
 
 
 def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] = print) -> ChaosSummary:
@@ -419,6 +478,8 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
     settings = {**FAULT_RUN_SETTINGS, **(CONSUMER_PROTOCOL_SETTINGS if options.group_protocol == "consumer" else {})}
     if options.acls:
         settings.update(acl_settings(options.principals()))
+    if options.compacted_keys:
+        settings.update(CLEANER_SETTINGS)
     cluster = cluster_commands.up(
         run_dir,
         options.controllers,
@@ -446,6 +507,7 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
         log(
             f"workload: {options.producers} acks=all producers at {options.rate_per_producer:.0f} records/s each, "
             f"{denied}a live consumer, {options.transactional_producers} transactional producers; "
+            f"{_keys_line(options)}"
             f"{len(plan)} faults planned over {options.duration_s:.0f}s (seed {options.seed})"
         )
         workload = Workload(cluster, options)
@@ -465,22 +527,14 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
             group.stop()
             summary.group = asdict(group.counts([p.history for p in workload.plans]))
         summary.faults = runner.done
-        summary.acknowledged = sum(c.acknowledged for c in workload.counts)
-        summary.failed = sum(c.failed for c in workload.counts)
-        summary.consumed = workload.consumed
-        summary.lost = lost_acknowledged([p.history for p in workload.plans], workload.final)
-        if options.transactional_producers:
-            summary.transactions = asdict(workload.txn_counts)
-        if options.acls:
-            summary.denied = {
-                plan.principal or plan.name: asdict(denied_counts(plan.history, workload.final))
-                for plan in workload.denied_plans
-            }
+        _count_workload(summary, workload, options)
     finally:
         if group is not None:
             group.kill_all()
         log("stopping the cluster ...")
         cluster_commands.down(cluster)
+    if summary.compaction is not None:
+        summary.compaction.update(_log_figures(cluster))
     if options.analyze:
         log("running the Spark analysis ...")
         from minikafka.deploy.analysis.report import analyze_run

@@ -13,6 +13,7 @@ from minikafka.deploy.chaos_schedule import FAULT_KINDS
 # Every node is a real process on this machine: more than this is a typo, not a cluster.
 MAX_NODES = 64
 MAX_CHAOS_PARTITIONS = 10000
+MAX_COMPACTED_KEYS = 10_000_000
 FAULTS = (
     "kill",
     "stop",
@@ -168,6 +169,15 @@ def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="with --acls: N producers (default 3) refused in turn for no WRITE, a DENY beating an ALLOW, and no "
         "IDEMPOTENT_WRITE",
+    )
+    chaos.add_argument(
+        "--compacted-keys",
+        type=bounded_int(1, MAX_COMPACTED_KEYS),
+        default=0,
+        metavar="N",
+        help="the chaos topic compacted (cleanup.policy=compact, small segments, a low min.cleanable.dirty.ratio), "
+        "the producers overwriting N keys in turn; every key's latest acknowledged value must be read back "
+        "(analyze: CompactedLatestValueKept), and the log must shrink",
     )
     chaos.add_argument("--no-analysis", action="store_true", help="skip the Spark analysis")
     chaos.add_argument("--json", action="store_true")
@@ -524,6 +534,7 @@ def run_chaos_command(args: argparse.Namespace) -> int:
 
     from minikafka.deploy.chaos import ChaosOptions, run_chaos
     from minikafka.deploy.chaos_schedule import parse_fault_kinds
+    from minikafka.deploy.compacted_workload import compaction_lines
     from minikafka.deploy.demo import verdict_line
     from minikafka.deploy.local_cluster import ClusterError
 
@@ -533,6 +544,9 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     if args.denied_producers is not None and not args.acls:
         raise CliError("--denied-producers needs --acls")
+    if args.compacted_keys and args.group_consumers:
+        # The group must consume every acknowledged record, and a cleaner may remove one a later write replaced.
+        raise CliError("--compacted-keys does not combine with --group-consumers")
     if not args.no_analysis:
         require_analysis()
     run = Path(args.run)
@@ -543,6 +557,7 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         group_consumers=args.group_consumers, group_protocol=args.group_protocol, analyze=not args.no_analysis,
         transactional_producers=args.transactional_producers, acls=args.acls,
         denied_producers=(3 if args.denied_producers is None else args.denied_producers) if args.acls else 0,
+        compacted_keys=args.compacted_keys,
     )  # fmt: skip
     try:
         summary = run_chaos(run, options, log=lambda line: print(line, file=sys.stderr if args.json else sys.stdout))
@@ -569,6 +584,8 @@ def run_chaos_command(args: argparse.Namespace) -> int:
                 f"{txn['aborted']} aborted ({txn['aborted_on_purpose']} on purpose), {txn['undecided']} commits "
                 f"unanswered, {txn['restarts']} producer restarts"
             )
+        if summary.compaction is not None:
+            print(compaction_lines(summary.compaction))
         for principal, denied in (summary.denied or {}).items():
             errors = ", ".join(f"{name} x{count}" for name, count in sorted(denied["errors"].items()))
             print(

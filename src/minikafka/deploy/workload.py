@@ -23,6 +23,7 @@ from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig, 
 from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.common.errors import KafkaError
 from minikafka.common.tls import TlsFiles
+from minikafka.deploy.compacted_workload import record_key
 from minikafka.deploy.local_cluster import wait_until
 
 
@@ -48,6 +49,8 @@ class ProducerPlan:
     tls: TlsFiles | None = None  # a secured gRPC client listener's CA
     sasl: SaslLogin | None = None  # the principal it logs in as (GRPC_SASL_SSL); its history lines name it
     refused_by_acls: bool = False  # the run's ACLs refuse its writes; its history lines say so
+    key_count: int | None = None  # keyed records over this many keys (a compacted topic); None: no keys
+    first_key: int = 0  # the key of its first record; then each key in turn
 
     @property
     def principal(self) -> str | None:
@@ -68,23 +71,29 @@ async def produce_with_history(
     in_flight = InFlight(plan.max_outstanding)
     with plan.history.open("w", encoding="utf-8") as out:
 
-        def record(value: bytes, sent: float, metadata: RecordMetadata | None, failure: DeliveryFailed | None) -> None:
+        def record(
+            key: bytes | None,
+            value: bytes,
+            sent: float,
+            metadata: RecordMetadata | None,
+            failure: DeliveryFailed | None,
+        ) -> None:
             if failure is None:
                 counts.acknowledged += 1
             else:
                 counts.failed += 1
             latency_ms = (time.monotonic() - sent) * 1000
             line = history_line(
-                plan.topic, None, metadata, value, plan.acks, failure, latency_ms, config.idempotent,
+                plan.topic, None, metadata, value, plan.acks, failure, latency_ms, config.idempotent, key,
                 principal=plan.principal, refused_by_acls=plan.refused_by_acls,
             )  # fmt: skip
             out.write(line + "\n")
 
-        async def track(value: bytes, sent: float, future: asyncio.Future) -> None:
-            record(value, sent, *(await delivery_outcome(future)))
+        async def track(key: bytes | None, value: bytes, sent: float, future: asyncio.Future) -> None:
+            record(key, value, sent, *(await delivery_outcome(future)))
 
-        async def refused(value: bytes, sent: float, error: KafkaError) -> None:
-            record(value, sent, None, DeliveryFailed(error.code, error.message, definite=True))
+        async def refused(key: bytes | None, value: bytes, sent: float, error: KafkaError) -> None:
+            record(key, value, sent, None, DeliveryFailed(error.code, error.message, definite=True))
 
         started = time.monotonic()
         index = 0
@@ -96,12 +105,13 @@ async def produce_with_history(
                 await asyncio.sleep(0.01)  # a steady stream rather than one burst
             await in_flight.acquire()
             value = generated_value(plan.name, index, plan.value_size)
+            key = None if plan.key_count is None else record_key(index, plan.key_count, plan.first_key)
             sent = time.monotonic()
             try:
-                future = await producer.send(plan.topic, value)
-                outcome = track(value, sent, future)
+                future = await producer.send(plan.topic, value, key)
+                outcome = track(key, value, sent, future)
             except KafkaError as error:  # refused before it was sent (e.g. its topic's metadata): never written
-                outcome = refused(value, sent, error)
+                outcome = refused(key, value, sent, error)
             in_flight.track(asyncio.ensure_future(outcome))
             if on_sent is not None:
                 on_sent(index)

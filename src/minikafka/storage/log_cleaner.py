@@ -155,7 +155,7 @@ def filter_batch(
                 continue
             due = stamp + delete_retention_ms if due is None else min(due, stamp + delete_retention_ms)
         kept.append(record)
-    if len(kept) == before and not batch.compression_type:
+    if len(kept) == before:  # nothing removed: the batch as it is, compressed or not (Kafka's original batch)
         data: bytes | None = batch.bytes()
     elif kept or keep_empty:
         data = rebuild_batch(batch, kept)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from minikafka.common.compression import GZIP_LEVEL, LZ4_LEVEL, ZSTD_LEVEL, CompressionType
+
 LONG_MAX = 2**63 - 1
 
 
@@ -25,6 +27,18 @@ class LogConfig:
     max_compaction_lag_ms: int = LONG_MAX  # max.compaction.lag.ms
     delete_retention_ms: int = 86400000  # delete.retention.ms: how long a tombstone outlives its key's values
     compression_type: str = "producer"  # compression.type: the codec a producer's batches are stored with
+    compression_gzip_level: int = GZIP_LEVEL.default  # compression.gzip.level
+    compression_lz4_level: int = LZ4_LEVEL.default  # compression.lz4.level
+    compression_zstd_level: int = ZSTD_LEVEL.default  # compression.zstd.level
+
+    def compression_level(self, codec: CompressionType | None) -> int | None:
+        """The level the leader compresses `codec` with (None: a codec without levels)."""
+        levels = {
+            CompressionType.GZIP: self.compression_gzip_level,
+            CompressionType.LZ4: self.compression_lz4_level,
+            CompressionType.ZSTD: self.compression_zstd_level,
+        }
+        return levels.get(codec) if codec is not None else None
 
     @property
     def compact(self) -> bool:

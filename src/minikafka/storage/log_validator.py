@@ -58,10 +58,12 @@ def validate_records(
     max_message_bytes: int,
     compacted: bool = False,
     compression: CompressionType | None = None,
+    compression_level: int | None = None,
 ) -> ValidationResult:
     """Check every batch in `records`, in Kafka's order: framing, size, CRC, then what the records hold; a
     compacted topic takes no record without a key from a producer (INVALID_RECORD). A producer's batch whose codec
-    is not `compression` (the topic's compression.type; None: "producer") is written again with it."""
+    is not `compression` (the topic's compression.type; None: "producer") is written again with it, at
+    `compression_level` (the topic's compression.<codec>.level)."""
     batches = tuple(_frame_batches(records))
     if origin is AppendOrigin.CLIENT and len(batches) != 1:
         # Produce requests since magic 2 carry exactly one batch per partition.
@@ -81,7 +83,7 @@ def validate_records(
             _check_keys(batch, max_message_bytes)
     if origin is AppendOrigin.CLIENT:
         if compression is not None and compression != batches[0].compression_type:
-            batches = (_recompressed(batches[0], compression, max_message_bytes),)
+            batches = (_recompressed(batches[0], compression, compression_level, max_message_bytes),)
         else:
             batches = (_with_max_timestamp(batches[0], records_max_timestamp),)
     return ValidationResult(
@@ -118,7 +120,7 @@ def _with_max_timestamp(batch: RecordBatch, records_max_timestamp: int) -> Recor
     return with_max_timestamp(batch, records_max_timestamp)
 
 
-def _recompressed(batch: RecordBatch, codec: CompressionType, max_message_bytes: int) -> RecordBatch:
+def _recompressed(batch: RecordBatch, codec: CompressionType, level: int | None, max_message_bytes: int) -> RecordBatch:
     """Kafka's LogValidator when the topic's codec is not the batch's: the records are written again, with their
     timestamps, keys, values and headers, under the same producer id, epoch, base sequence and transactional flag,
     so idempotence and transactions see the batch the producer sent; the max timestamp is the records' largest.
@@ -131,6 +133,7 @@ def _recompressed(batch: RecordBatch, codec: CompressionType, max_message_bytes:
         base_sequence=batch.base_sequence,
         attributes=batch.attributes & ~COMPRESSION_MASK,
         compression=codec,
+        compression_level=level,
     )
     if len(data) > max_message_bytes:
         raise KafkaError(

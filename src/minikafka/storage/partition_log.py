@@ -528,7 +528,8 @@ class PartitionLog:
                 origin,
                 self.config.max_message_bytes,
                 self.config.compact,
-                target_codec(self.config.compression_type),
+                codec := target_codec(self.config.compression_type),
+                self.config.compression_level(codec),
             )
         except KafkaError as error:
             where = {"position": error.position} if isinstance(error, CorruptRecordError | InvalidRecordError) else {}
