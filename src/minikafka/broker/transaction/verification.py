@@ -106,7 +106,7 @@ class ProduceVerifier:
             return self.manager.produce(tp, records, acks, timeout_ms)  # the log refuses it, with its reason
         if not header.is_transactional or header.producer_id in replica.log.producer_state.ongoing:
             return self._after(pending, lambda: self.manager.produce(tp, records, acks, timeout_ms))
-        guard = replica.log.start_verification(header.producer_id)
+        guard = replica.log.start_verification(header.producer_id, header.producer_epoch, add_partitions)
         asked = (transactional_id, header.producer_id, header.producer_epoch, tp)
         verified = self._add_retrying(*asked) if add_partitions else self._verify(*asked)
         job = asyncio.ensure_future(self._verified_append(pending, verified, tp, records, acks, timeout_ms, guard))
