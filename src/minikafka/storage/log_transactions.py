@@ -67,7 +67,7 @@ class LogTransactions:
 
     def unverified(self, state: ProducerState, batch: RecordBatch, guard: int | None) -> int | None:
         """None when `batch` may be appended with `guard`; else the guard expected (-1: none under way)."""
-        if not batch.is_transactional or batch.producer_id in state.ongoing:
+        if not batch.is_transactional or state.has_ongoing_transaction(batch.producer_id, batch.producer_epoch):
             return None
         entry = self._guards.get(batch.producer_id)
         current = None if entry is None else entry.guard

@@ -252,6 +252,25 @@ def test_a_version_2_verification_outlives_the_last_transactions_markers_at_its_
         assert refused.value.code == ErrorCode.INVALID_TXN_STATE
 
 
+def test_a_batch_of_the_next_epoch_is_not_taken_into_the_transaction_still_open_here(tmp_path: Path) -> None:
+    """A version-2 producer's next transaction (epoch + 1) whose first batch arrives before the last one's marker:
+    it must be verified, not appended into the open transaction, which the marker would then end with it (a
+    committed marker over an aborted transaction's records, or the reverse)."""
+    from minikafka.storage.partition_log import Verification
+
+    log = open_log(tmp_path)
+    log.append_as_leader(txn_batch(A, 0, epoch=0), 1, 0, verification=Verification(log.start_verification(A, 0)))
+    assert log.producer_state.has_ongoing_transaction(A, 0) and not log.producer_state.has_ongoing_transaction(A, 1)
+    with pytest.raises(KafkaError) as unverified:
+        log.append_as_leader(txn_batch(A, 0, epoch=1), 1, 0, verification=Verification(None))
+    assert unverified.value.code == ErrorCode.INVALID_TXN_STATE
+    guard = log.start_verification(A, 1, supports_epoch_bump=True)
+    log.append_marker_as_leader(marker(A, commit=True, epoch=1), 1, 0)  # ends epoch 0's transaction, at offset 2
+    next_first = log.log_end_offset
+    log.append_as_leader(txn_batch(A, 0, epoch=1), 1, 0, verification=Verification(guard))
+    assert log.producer_state.ongoing[A] == next_first  # a transaction of its own, after the marker
+
+
 def test_dump_log_shows_transactional_flags_markers_and_the_txnindex(tmp_path: Path) -> None:
     from minikafka.storage.dump_log import dump_log, format_text
 

@@ -47,7 +47,8 @@ class Coordinator:
 
 
 def manager(verification: bool, retry_max_ms: int = 100) -> Any:
-    log = SimpleNamespace(producer_state=SimpleNamespace(ongoing={}), start_verification=lambda producer_id, *_: 3)
+    state = SimpleNamespace(ongoing={}, has_ongoing_transaction=lambda *_: False)
+    log = SimpleNamespace(producer_state=state, start_verification=lambda producer_id, *_: 3)
     appended: list[int | None] = []
 
     def produce(tp: Any, records: bytes, acks: int, timeout_ms: int, verification_guard: int | None = None) -> Any:

@@ -104,7 +104,8 @@ class ProduceVerifier:
             header = read_header(records)
         except CorruptRecordError:
             return self.manager.produce(tp, records, acks, timeout_ms)  # the log refuses it, with its reason
-        if not header.is_transactional or header.producer_id in replica.log.producer_state.ongoing:
+        state = replica.log.producer_state
+        if not header.is_transactional or state.has_ongoing_transaction(header.producer_id, header.producer_epoch):
             return self._after(pending, lambda: self.manager.produce(tp, records, acks, timeout_ms))
         guard = replica.log.start_verification(header.producer_id, header.producer_epoch, add_partitions)
         asked = (transactional_id, header.producer_id, header.producer_epoch, tp)
