@@ -91,9 +91,14 @@ def test_a_produce_of_version_2_adds_its_partition_even_with_verification_off() 
     assert broker.appended == [3]
 
 
-def test_a_refused_add_appends_nothing() -> None:
-    result, _, broker = produce(True, True, ErrorCode.PRODUCER_FENCED)
-    assert result.error == ErrorCode.PRODUCER_FENCED and broker.appended == []
+def test_a_refused_add_appends_nothing_and_a_fenced_producer_is_answered_invalid_producer_epoch() -> None:
+    """Kafka's AddPartitionsToTxnManager answers a produce INVALID_PRODUCER_EPOCH for PRODUCER_FENCED: producers
+    take it for being fenced (librdkafka's 0103 "produce after fence" expects that fatal error)."""
+    for version_2 in (True, False):
+        result, _, broker = produce(True, version_2, ErrorCode.PRODUCER_FENCED)
+        assert result.error == ErrorCode.INVALID_PRODUCER_EPOCH and broker.appended == []
+    result, _, broker = produce(True, True, ErrorCode.INVALID_TXN_STATE)
+    assert result.error == ErrorCode.INVALID_TXN_STATE and broker.appended == []
 
 
 def test_a_produce_of_version_0_is_only_verified_and_not_at_all_with_the_check_off() -> None:

@@ -49,6 +49,15 @@ RETRIABLE = frozenset(
 )
 
 
+def produce_error(error: ErrorCode) -> ErrorCode:
+    """What a produce is answered for the coordinator's refusal, as Kafka's AddPartitionsToTxnManager maps it:
+    PRODUCER_FENCED is INVALID_PRODUCER_EPOCH, which producers take for being fenced (librdkafka's fatal error; it
+    takes PRODUCER_FENCED on a produce for an abortable one), and a coordinator not ready is NOT_ENOUGH_REPLICAS."""
+    if error == ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return ErrorCode.NOT_ENOUGH_REPLICAS if error in RETRIABLE else error
+
+
 @dataclass(frozen=True)
 class AddPartitionsRetry:
     """add.partitions.to.txn.retry.backoff.ms and the time the retries may take (Kafka's retryTimeoutMs)."""
@@ -142,8 +151,7 @@ class ProduceVerifier:
         if pending is not None:
             await asyncio.wait([pending])
         if error != ErrorCode.NONE:
-            answer = ErrorCode.NOT_ENOUGH_REPLICAS if error in RETRIABLE else error
-            return ProduceResult(answer, message=f"transaction verification of {tp}: {error.name}")
+            return ProduceResult(produce_error(error), message=f"transaction verification of {tp}: {error.name}")
         return await self.manager.produce(tp, records, acks, timeout_ms, verification_guard=guard)
 
     async def _add_retrying(self, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition) -> ErrorCode:
