@@ -19,6 +19,7 @@ from minikafka.common.errors import ErrorCode
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import Cluster
+from minikafka.deploy.scenario.transactions import WireTransactionalProducer
 
 pytestmark = pytest.mark.integration
 confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is in the dev extra")
@@ -355,3 +356,62 @@ def test_a_transaction_survives_its_coordinators_broker_being_killed(cluster: Cl
                 60,
                 f"broker {victim} back in every __transaction_state ISR",
             )
+
+
+TV = "transaction.version"
+
+
+def test_transaction_version_changes_at_run_time_and_a_transaction_under_way_keeps_its_protocol(
+    cluster: Cluster,
+) -> None:
+    """`minikafka features downgrade|upgrade --feature transaction.version=N` (Kafka's kafka-features) on the Kafka
+    and gRPC paths: a transaction begun at level 2 ends as one (EndTxn v5 bumps the epoch) after the downgrade, the
+    next one is of version 1 (AddPartitionsToTxn, EndTxn v3, the epoch kept), and a level the nodes do not support
+    is refused. Last in the module: it puts the level back to 2."""
+    create_topic(cluster, "txn-feature")
+    with cluster_commands.admin_for(cluster, timeout_s=10) as admin:
+        leader = admin.describe_topics(["txn-feature"])[0].partitions[0].leader
+    address = next(b.kafka_address for b in cluster.brokers if b.node_id == leader and b.kafka_address)
+    run = ("--dir", str(cluster.run_dir))
+    loop = asyncio.new_event_loop()
+    client = KafkaWireClient([address])
+    producer = WireTransactionalProducer(client, "feature-writer", "txn-feature")
+    try:
+        assert loop.run_until_complete(producer.transaction_version()) == 2
+        loop.run_until_complete(producer.init())
+        assert loop.run_until_complete(producer.produce(producer.batch(b"begun-at-2"))) == ErrorCode.NONE
+        downgraded = minikafka("features", "downgrade", "--feature", "transaction.version=1", *run)
+        assert downgraded.returncode == 0, downgraded.stderr
+        assert downgraded.stdout.strip() == "transaction.version was downgraded to 1."
+        refused = minikafka("features", "upgrade", "--feature", "transaction.version=3", "--protocol", "grpc", *run)
+        assert refused.returncode == 1 and "INVALID_UPDATE_VERSION" in refused.stdout, refused
+
+        epoch = producer.epoch
+        assert loop.run_until_complete(producer.end(commit=True)) == ErrorCode.NONE  # v5: the level it began at
+        assert producer.epoch == epoch + 1
+        eventually(lambda: loop.run_until_complete(producer.transaction_version()) == 1, 30, "level 1 advertised")
+        added = eventually(
+            lambda: [code for code in [loop.run_until_complete(producer.add_partition())]
+                     if code != ErrorCode.CONCURRENT_TRANSACTIONS],
+            30,
+            "AddPartitionsToTxn once the markers of the last transaction are written",
+        )  # fmt: skip
+        assert added == [ErrorCode.NONE]
+        assert loop.run_until_complete(producer.produce(producer.batch(b"begun-at-1"))) == ErrorCode.NONE
+        assert loop.run_until_complete(producer.end(commit=True)) == ErrorCode.NONE
+        assert producer.epoch == epoch + 1  # EndTxn v3 keeps it
+    finally:
+        upgraded = minikafka("features", "upgrade", "--feature", "transaction.version=2", "--protocol", "grpc", *run)
+        loop.run_until_complete(client.close())
+        loop.close()
+    assert upgraded.returncode == 0 and upgraded.stdout.strip() == "transaction.version was upgraded to 2.", upgraded
+
+    def finalized() -> int:
+        described = minikafka("features", "describe", "--json", *run)
+        return int({f["feature"]: f["finalized_version_level"] for f in json.loads(described.stdout)}[TV])
+
+    eventually(lambda: finalized() == 2, 30, "transaction.version finalized at 2 again")
+    assert sorted(read_all(cluster.kafka_bootstrap_servers, "txn-feature", "read_committed", 2)) == [
+        "begun-at-1",
+        "begun-at-2",
+    ]

@@ -530,6 +530,22 @@ class BrokerConfig(NodeConfig):
         "the transaction coordinator whether the partition is in the producer's ongoing transaction, and refuses "
         "the batch (INVALID_TXN_STATE) if it is not. Off, a late write can open a transaction that never ends.",
     )
+    add_partitions_to_txn_retry_backoff_ms: int = config_key(
+        "add.partitions.to.txn.retry.backoff.ms",
+        20,
+        "KIP-890 part 2: the wait before a partition leader asks the transaction coordinator again to add a "
+        "partition to a producer's transaction (a transactional Produce v12) that it refused CONCURRENT_TRANSACTIONS "
+        "while the producer's last transaction's markers are written.",
+        at_least(1),
+    )
+    add_partitions_to_txn_retry_backoff_max_ms: int = config_key(
+        "add.partitions.to.txn.retry.backoff.max.ms",
+        100,
+        "How long a partition leader keeps asking again to add a partition to a transaction (Produce v12) on "
+        "CONCURRENT_TRANSACTIONS before it answers the producer NOT_ENOUGH_REPLICAS, retriable; at most "
+        "request.timeout.ms. Verification (part 1) is not retried.",
+        at_least(0),
+    )
     group_consumer_assignors: tuple[str, ...] = config_key(
         "group.consumer.assignors",
         ("uniform", "range"),

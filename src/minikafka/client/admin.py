@@ -424,6 +424,15 @@ class AdminClient:
         request = controller_pb2.UpgradeKRaftVersionRequest(cluster_id=cluster_id, kraft_version=version)
         self._voter_change(lambda stub: stub.UpgradeKRaftVersion(request, timeout=self.timeout_s + 5))
 
+    def update_features(self, updates: Sequence[tuple[str, int, int]], validate_only: bool) -> None:
+        """Kafka's UpdateFeatures at the active controller: (feature, level, upgrade type) each; all or nothing."""
+        request = controller_pb2.UpdateFeaturesRequest(validate_only=validate_only)
+        for feature, level, upgrade_type in updates:
+            request.updates.add(feature=feature, max_version_level=level, upgrade_type=upgrade_type)
+        response = self._call_active_controller(lambda stub: stub.UpdateFeatures(request, timeout=self.timeout_s))
+        if response.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
+
     def remove_raft_voter(self, voter_id: int, directory_id: str, cluster_id: str) -> None:
         """KIP-853 RemoveRaftVoter: answered once the new voter set is committed."""
         request = controller_pb2.RemoveRaftVoterRequest(

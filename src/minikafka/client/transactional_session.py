@@ -1,8 +1,10 @@
 """One transactional id's session with the cluster over the brokers' Kafka listeners, as Kafka's transactional
 producer speaks it: FindCoordinator (key type 1), InitProducerId, then per transaction AddPartitionsToTxn, one
-transactional batch to each partition's leader, EndTxn. Each request is retried on a retriable error (the
-coordinator loading or moving, CONCURRENT_TRANSACTIONS while the last transaction's markers are written, a leader
-moving) until a deadline; any other error is raised as a KafkaError with its Kafka name and code."""
+transactional batch to each partition's leader, EndTxn. With the cluster's `transaction.version` finalized at 2 it
+speaks KIP-890 part 2 as Kafka's Java producer 4.0 does (`transaction_protocol.py`): no AddPartitionsToTxn, Produce
+v12, EndTxn v5 whose answer gives the producer id and epoch to go on with. Each request is retried on a retriable
+error (the coordinator loading or moving, CONCURRENT_TRANSACTIONS while the last transaction's markers are written,
+a leader moving) until a deadline; any other error is raised as a KafkaError with its Kafka name and code."""
 
 from __future__ import annotations
 
@@ -14,10 +16,12 @@ from typing import Any
 
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
 from minikafka.client.transaction_abort import leader_of
+from minikafka.client.transaction_protocol import TransactionProtocol
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import TRANSACTIONAL_FLAG, Record, build_batch
 
 FIND_COORDINATOR, INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, END_TXN, PRODUCE = 10, 22, 24, 26, 0
+API_VERSIONS = 18
 RETRIABLE = frozenset(
     {
         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
@@ -64,6 +68,8 @@ class TransactionalSession:
         self.sequences = dict.fromkeys(partitions, 0)
         self.coordinator = ""
         self.leaders: dict[int, str] = {}
+        self.protocol = TransactionProtocol()
+        self.epoch_bump_required = False
 
     async def _retrying(self, what: str, call: Callable[[], Awaitable[ErrorCode]]) -> None:
         loop = asyncio.get_running_loop()
@@ -94,26 +100,49 @@ class TransactionalSession:
         return await self.client.connection(self.coordinator).send(body)
 
     async def init(self) -> None:
-        """InitProducerId: a new epoch (fencing the previous one and aborting its open transaction)."""
+        """InitProducerId: a new epoch (fencing the previous one and aborting its open transaction), speaking the
+        transaction protocol of the cluster's finalized transaction.version."""
+        await self._read_protocol(initializing=True)
+        self.epoch_bump_required = False
+        await self._init_producer_id(-1, -1)
+
+    async def _init_producer_id(self, producer_id: int, epoch: int) -> None:
+        """(-1, -1): a new producer of the id; else KIP-360's bump of the producer id and epoch held."""
 
         async def call() -> ErrorCode:
             response = await self._to_coordinator(
                 request_class(INIT_PRODUCER_ID, 4)(
                     transactional_id=self.transactional_id,
                     transaction_timeout=TRANSACTION_TIMEOUT,
-                    producer_id=-1,
-                    producer_epoch=-1,
+                    producer_id=producer_id,
+                    producer_epoch=epoch,
                 )
             )
-            self.producer_id, self.epoch = response.producer_id, response.producer_epoch
-            return ErrorCode.of(response.error_code)
+            error = ErrorCode.of(response.error_code)
+            if error == ErrorCode.NONE:
+                self.producer_id, self.epoch = response.producer_id, response.producer_epoch
+            return error
 
         await self._retrying("InitProducerId", call)
         self.sequences = dict.fromkeys(self.partitions, 0)
 
+    async def _read_protocol(self, initializing: bool) -> None:
+        """The finalized transaction.version from ApiVersions v3, as Kafka's client reads it."""
+        response = await self.client.any_broker(
+            request_class(API_VERSIONS, 3)(client_software_name="minikafka", client_software_version="1")
+        )
+        if ErrorCode.of(response.error_code) != ErrorCode.NONE:
+            return
+        finalized = {f.name: int(f.max_version_level) for f in response.finalized_features}
+        read = self.protocol.read(finalized, int(response.finalized_features_epoch), initializing)
+        self.protocol = read.protocol
+        self.epoch_bump_required = self.epoch_bump_required or read.epoch_bump_required
+
     async def add_partitions(self) -> None:
-        """AddPartitionsToTxn for every partition of the session."""
-        await self._retrying("AddPartitionsToTxn", self._add_partitions)
+        """AddPartitionsToTxn for every partition of the session; none at transaction version 2, where the leader
+        adds a partition at its first transactional batch."""
+        if self.protocol.adds_partitions:
+            await self._retrying("AddPartitionsToTxn", self._add_partitions)
 
     async def produce(self, partition: int, values: list[bytes]) -> int:
         """One transactional batch of `values` to the partition's leader; its base offset."""
@@ -130,7 +159,7 @@ class TransactionalSession:
             nonlocal base_offset
             if partition not in self.leaders:
                 self.leaders[partition] = await leader_of(self.client, self.topic, partition)
-            cls = request_class(PRODUCE, 9)
+            cls = request_class(PRODUCE, self.protocol.produce_version)
             data = nested(cls, "PartitionProduceData")(index=partition, records=batch)
             topic = nested(cls, "TopicProduceData")(name=self.topic, partition_data=(data,))
             body = cls(transactional_id=self.transactional_id, acks=-1, timeout=PRODUCE_TIMEOUT, topic_data=(topic,))
@@ -144,8 +173,17 @@ class TransactionalSession:
         return base_offset
 
     async def end(self, commit: bool) -> None:
-        """EndTxn: the open transaction committed or aborted."""
-        await self._retrying("EndTxn", lambda: self._end(commit))
+        """EndTxn: the open transaction committed or aborted, in the protocol it began with. Then the finalized
+        level is read again for the next transaction; on an upgrade to version 2, the epoch is bumped first."""
+        version = self.protocol.end_txn_version
+        await self._retrying("EndTxn", lambda: self._end(commit, version))
+        try:
+            await self._read_protocol(initializing=False)
+        except KafkaError:
+            pass  # no broker answered: the next transaction keeps this one's protocol
+        if self.epoch_bump_required:
+            await self._init_producer_id(self.producer_id, self.epoch)
+            self.epoch_bump_required = False
 
     async def _add_partitions(self) -> ErrorCode:
         cls = request_class(ADD_PARTITIONS_TO_TXN, 3)
@@ -162,13 +200,19 @@ class TransactionalSession:
         codes = [ErrorCode.of(line.partition_error_code) for line in lines]
         return next((code for code in codes if code != ErrorCode.NONE), ErrorCode.NONE)
 
-    async def _end(self, commit: bool) -> ErrorCode:
+    async def _end(self, commit: bool, version: int) -> ErrorCode:
         response = await self._to_coordinator(
-            request_class(END_TXN, 3)(
+            request_class(END_TXN, version)(
                 transactional_id=self.transactional_id,
                 producer_id=self.producer_id,
                 producer_epoch=self.epoch,
                 committed=commit,
             )
         )
-        return ErrorCode.of(response.error_code)
+        error = ErrorCode.of(response.error_code)
+        bumped = (int(getattr(response, "producer_id", -1)), int(getattr(response, "producer_epoch", -1)))
+        if error == ErrorCode.NONE and bumped[1] >= 0 and bumped != (self.producer_id, self.epoch):
+            # EndTxn v5 ended the transaction at a new epoch (or producer id): sequences start again from 0.
+            self.producer_id, self.epoch = bumped
+            self.sequences = dict.fromkeys(self.partitions, 0)
+        return error

@@ -152,8 +152,9 @@ def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
         type=bounded_int(0, MAX_NODES),
         default=0,
         metavar="N",
-        help="also N transactional producers writing transactions (every 4th aborted) over every partition of "
-        "topic chaos-txn, read back read_committed; analyze checks AbortedRead, TornTransaction and the LSO",
+        help="also N transactional producers writing transactions (every 4th aborted, every 5th cut short by a "
+        "crash and fenced by a new session of its id) over every partition of topic chaos-txn, read back "
+        "read_committed; analyze checks AbortedRead, TornTransaction and the LSO",
     )
     chaos.add_argument(
         "--acls",

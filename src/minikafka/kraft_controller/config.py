@@ -102,7 +102,9 @@ class ControllerConfig(NodeConfig):
     transaction_version: int = config_key(
         "transaction.version",
         2,
-        "The transaction.version feature level (KIP-890) the active controller writes to the metadata log; brokers "
+        "The transaction.version feature level (KIP-890) the active controller bootstraps: written to the metadata "
+        "log once, while it holds no level (Kafka's format-time --feature); afterwards `minikafka features upgrade|"
+        "downgrade` (UpdateFeatures) changes it and this setting is not read again. Brokers "
         "advertise it in ApiVersions' finalized features and clients pick their transaction protocol from it. 2: a "
         "producer's EndTxn (v5) bumps its epoch, so an EndTxn or produce delayed from one transaction is fenced in "
         "the next; 1: flexible __transaction_state records; 0: neither.",

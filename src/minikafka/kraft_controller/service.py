@@ -23,6 +23,7 @@ from minikafka.kraft_controller.control.config_control import (
     AlterConfigsResource,
 )
 from minikafka.kraft_controller.control.controller_result import ControllerResult
+from minikafka.kraft_controller.control.feature_control import FeatureUpdate, UpgradeType
 from minikafka.kraft_controller.metadata.records import Endpoint, LeaderRecoveryState
 from minikafka.kraft_controller.quorum_controller import NotControllerError, QuorumController
 from minikafka.kraft_controller.raft.messages import AddVoter, RemoveVoter
@@ -405,6 +406,22 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             return result
 
         return await self._answer(controller_pb2.AlterUserScramCredentialsResponse, run)
+
+    async def UpdateFeatures(
+        self, request: controller_pb2.UpdateFeaturesRequest, context: Any
+    ) -> controller_pb2.UpdateFeaturesResponse:
+        updates = tuple(
+            FeatureUpdate(u.feature, u.max_version_level, UpgradeType.of(u.upgrade_type)) for u in request.updates
+        )
+
+        async def run() -> controller_pb2.UpdateFeaturesResponse:
+            state = self.controller.state
+            response = await self.controller.submit(lambda: state.update_features(updates, request.validate_only))
+            return controller_pb2.UpdateFeaturesResponse(
+                error_code=wire_code(response.error_code), error_message=response.error_message or ""
+            )
+
+        return await self._answer(controller_pb2.UpdateFeaturesResponse, run)
 
     async def CreateAcls(
         self, request: controller_pb2.CreateAclsRequest, context: Any

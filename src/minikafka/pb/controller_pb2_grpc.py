@@ -144,6 +144,11 @@ class ControllerStub:
                 request_serializer=minikafka_dot_pb_dot_controller__pb2.DeleteAclsRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_controller__pb2.DeleteAclsResponse.FromString,
                 _registered_method=True)
+        self.UpdateFeatures = channel.unary_unary(
+                '/minikafka.Controller/UpdateFeatures',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.UpdateFeaturesRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.UpdateFeaturesResponse.FromString,
+                _registered_method=True)
 
 
 class ControllerServicer:
@@ -283,6 +288,13 @@ class ControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UpdateFeatures(self, request, context):
+        """Feature levels other than kraft.version (Kafka's UpdateFeatures; kafka-features upgrade|downgrade).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ControllerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -395,6 +407,11 @@ def add_ControllerServicer_to_server(servicer, server):
                     servicer.DeleteAcls,
                     request_deserializer=minikafka_dot_pb_dot_controller__pb2.DeleteAclsRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_controller__pb2.DeleteAclsResponse.SerializeToString,
+            ),
+            'UpdateFeatures': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateFeatures,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.UpdateFeaturesRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.UpdateFeaturesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -991,6 +1008,33 @@ class Controller:
             '/minikafka.Controller/DeleteAcls',
             minikafka_dot_pb_dot_controller__pb2.DeleteAclsRequest.SerializeToString,
             minikafka_dot_pb_dot_controller__pb2.DeleteAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateFeatures(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/UpdateFeatures',
+            minikafka_dot_pb_dot_controller__pb2.UpdateFeaturesRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.UpdateFeaturesResponse.FromString,
             options,
             channel_credentials,
             insecure,

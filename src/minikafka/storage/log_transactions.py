@@ -9,6 +9,7 @@ new leader may still lose has decided nothing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from minikafka.common.control_batch import read_marker
@@ -30,30 +31,46 @@ def producer_batch(batch: RecordBatch | BatchPosition) -> ProducerBatch:
     )
 
 
+@dataclass(frozen=True)
+class VerificationEntry:
+    guard: int
+    epoch: int  # the highest producer epoch verified with it
+    supports_epoch_bump: bool  # a producer of transaction version 2
+
+
 class LogTransactions:
     def __init__(self, directory: Path) -> None:
         self.aborted = AbortedTxnIndex(directory)
         self._undecided: list[CompletedTxn] = []  # ended, but their markers are not yet below the HWM
-        # KIP-890 part 1 (Kafka's VerificationStateEntry): per producer, the guard of the verification under way
-        # before its first transactional batch here; a marker clears it, so a late batch's verification fails.
-        self._guards: dict[int, int] = {}
+        # KIP-890 part 1 (Kafka's VerificationStateEntry): per producer, the verification under way before its
+        # first transactional batch here; a marker clears it, so a late batch's verification fails.
+        self._guards: dict[int, VerificationEntry] = {}
         self._next_guard = 1
 
-    def start_verification(self, producer_id: int) -> int:
-        guard = self._guards.get(producer_id)
-        if guard is None:
-            guard = self._guards[producer_id] = self._next_guard
+    def start_verification(self, producer_id: int, epoch: int = -1, supports_epoch_bump: bool = False) -> int:
+        """The guard of the producer's verification under way, or of a new one. `supports_epoch_bump`: a producer
+        of transaction version 2, whose last transaction's markers carry the epoch of its next one."""
+        entry = self._guards.get(producer_id)
+        if entry is None:
+            entry = VerificationEntry(self._next_guard, epoch, supports_epoch_bump)
             self._next_guard += 1
-        return guard
+        self._guards[producer_id] = VerificationEntry(entry.guard, max(epoch, entry.epoch), supports_epoch_bump)
+        return entry.guard
 
-    def end_verification(self, producer_id: int) -> None:
-        self._guards.pop(producer_id, None)
+    def end_verification(self, producer_id: int, marker_epoch: int = -1) -> None:
+        """A marker of the producer was written: its verification is void, except a version-2 one at the marker's
+        epoch (Kafka's isV2NextTransactionStarted): the last transaction's markers, which a version-2 producer's
+        next transaction may overtake; a batch of the transaction they end carries an older epoch and is fenced."""
+        entry = self._guards.get(producer_id)
+        if entry is not None and not (entry.supports_epoch_bump and entry.epoch == marker_epoch):
+            del self._guards[producer_id]
 
     def unverified(self, state: ProducerState, batch: RecordBatch, guard: int | None) -> int | None:
         """None when `batch` may be appended with `guard`; else the guard expected (-1: none under way)."""
-        if not batch.is_transactional or batch.producer_id in state.ongoing:
+        if not batch.is_transactional or state.has_ongoing_transaction(batch.producer_id, batch.producer_epoch):
             return None
-        current = self._guards.get(batch.producer_id)
+        entry = self._guards.get(batch.producer_id)
+        current = None if entry is None else entry.guard
         return None if guard is not None and guard == current else (current if current is not None else -1)
 
     def load(self, segment_bases: list[int]) -> None:

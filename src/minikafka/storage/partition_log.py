@@ -423,9 +423,9 @@ class PartitionLog:
             self.transactions.end_verification(batch.producer_id)  # its transaction is open here now
         return AppendInfo(first, last, validated.record_count, len(buffer), validated.max_timestamp)
 
-    def start_verification(self, producer_id: int) -> int:
+    def start_verification(self, producer_id: int, epoch: int = -1, supports_epoch_bump: bool = False) -> int:
         """The guard of a verification for `producer_id` (the one under way, or a new one)."""
-        return self.transactions.start_verification(producer_id)
+        return self.transactions.start_verification(producer_id, epoch, supports_epoch_bump)
 
     def _check_verified(self, batch: RecordBatch, verification: Verification) -> None:
         """With verification on, a producer's first transactional batch here must come with the guard of a
@@ -450,7 +450,7 @@ class PartitionLog:
         appendAsLeader with the coordinator as origin); a stale producer or coordinator epoch raises KafkaError
         and writes nothing."""
         self.producer_state.check_marker(marker)
-        self.transactions.end_verification(marker.producer_id)
+        self.transactions.end_verification(marker.producer_id, marker.producer_epoch)
         batch = read_header(build_marker_batch(marker, now_ms))
         first = self.log_end_offset
         buffer = stamped(batch, first, leader_epoch)

@@ -142,6 +142,13 @@ class ProducerState:
     def entry(self, producer_id: int) -> ProducerEntry | None:
         return self.producers.get(producer_id)
 
+    def has_ongoing_transaction(self, producer_id: int, epoch: int) -> bool:
+        """Whether the producer's transaction at `epoch` is open here (Kafka's UnifiedLog.hasOngoingTransaction).
+        A batch at a newer epoch is the producer's next transaction (transaction version 2 bumps the epoch at every
+        end), which must be verified even while the last one awaits its marker."""
+        entry = self.producers.get(producer_id)
+        return producer_id in self.ongoing and entry is not None and entry.producer_epoch == epoch
+
     @property
     def first_ongoing_offset(self) -> int | None:
         """Where the oldest open transaction starts: no consumer reading committed data may pass it."""

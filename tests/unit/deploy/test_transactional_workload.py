@@ -24,6 +24,10 @@ class ScriptedBroker:
     def connection(self, address: str) -> ScriptedBroker:
         return self
 
+    async def any_broker(self, body: Any) -> Any:
+        assert type(body).__name__ == "ApiVersionsRequest"  # transaction.version not finalized: version 0
+        return SimpleNamespace(error_code=0, finalized_features=[], finalized_features_epoch=1)
+
     async def send(self, body: Any) -> Any:
         name = type(body).__name__
         if name == "AddPartitionsToTxnRequest":
@@ -40,12 +44,18 @@ class ScriptedBroker:
         return SimpleNamespace(error_code=self.end_error.value)
 
 
-def run_transaction(broker: ScriptedBroker, commit: bool) -> Outcome:
+def producer_of(broker: ScriptedBroker) -> ChaosTransactionalProducer:
     producer = ChaosTransactionalProducer(broker, "chaos-t0", "chaos-txn", [0, 1, 2])  # type: ignore[arg-type]
     producer.coordinator = "coordinator:1"
     producer.leaders = {0: "leader:1", 1: "leader:1", 2: "leader:1"}
-    values = {p: [f"t0-000007-{p}-{i}".encode() for i in range(3)] for p in (0, 1, 2)}
-    return asyncio.run(producer.transaction(values, commit))
+    return producer
+
+
+VALUES = {p: [f"t0-000007-{p}-{i}".encode() for i in range(3)] for p in (0, 1, 2)}
+
+
+def run_transaction(broker: ScriptedBroker, commit: bool) -> Outcome:
+    return asyncio.run(producer_of(broker).transaction(VALUES, commit))
 
 
 def lines(outcome: Outcome) -> list[dict]:
@@ -82,3 +92,22 @@ def test_an_unanswered_commit_is_logged_as_not_acknowledged() -> None:
     outcome = run_transaction(broker, commit=True)
     assert broker.ends == [True] and outcome.failed  # the producer starts again with InitProducerId
     assert {(w["transaction_end"], w["end_acknowledged"]) for w in lines(outcome)} == {("commit", False)}
+
+
+def test_a_crash_mid_transaction_leaves_half_the_batches_and_no_end_txn() -> None:
+    broker = ScriptedBroker([ErrorCode.NONE] * 3)
+    outcome = asyncio.run(producer_of(broker).crash(VALUES, commit=True, unanswered_commit=False))
+    assert broker.ends == [] and not outcome.failed and not outcome.end_acknowledged
+    written = lines(outcome)
+    assert {w["transaction_end"] for w in written} == {"abort"}  # the next session's InitProducerId aborts it
+    assert [w["partition"] for w in written if w["error"] is None] == [0, 0, 0]
+    assert {w["error"] for w in written if w["partition"] != 0} == {"NOT_SENT"}
+
+
+def test_a_crash_after_end_txn_commit_is_an_unanswered_commit() -> None:
+    broker = ScriptedBroker([ErrorCode.NONE] * 3)
+    outcome = asyncio.run(producer_of(broker).crash(VALUES, commit=True, unanswered_commit=True))
+    assert broker.ends in ([], [True])  # sent or not when the producer went: it never learns which
+    assert {(w["transaction_end"], w["end_acknowledged"], w["error"]) for w in lines(outcome)} == {
+        ("commit", False, None)
+    }

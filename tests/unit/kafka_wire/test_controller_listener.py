@@ -34,6 +34,8 @@ from minikafka.common.config import ConfigError, load_config
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.standard_authorizer import AuthorizerSettings
 from minikafka.kraft_controller.config import ControllerConfig
+from minikafka.kraft_controller.control.feature_control import FeatureUpdate, UpgradeType, update_features
+from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.pb import controller_pb2
 
 # ApiVersions, DescribeQuorum, UpdateFeatures, DescribeCluster, AddRaftVoter, RemoveRaftVoter
@@ -53,6 +55,14 @@ class ActiveController:
             answer.current_voters.add(replica_id=102, replica_directory_id="AAAAAAAAAAEAAAAAAAAAAg", log_end_offset=42)
             answer.nodes.add(node_id=102, host="127.0.1.2", port=9093)
             return answer
+        if method == "UpdateFeatures":
+            updates = [
+                FeatureUpdate(u.feature, u.max_version_level, UpgradeType.of(u.upgrade_type)) for u in request.updates
+            ]
+            decided = update_features(MetadataImage(), updates, request.validate_only).response
+            return controller_pb2.UpdateFeaturesResponse(
+                error_code=decided.error_code, error_message=decided.error_message or ""
+            )
         return controller_pb2.RaftVoterChangeResponse(error_code=ErrorCode.NONE)
 
 
@@ -176,9 +186,12 @@ async def test_the_tools_kafka_client_reads_the_same_document(listener: Served) 
     assert refused.value.code == ErrorCode.INVALID_UPDATE_VERSION
 
 
-async def test_update_features_upgrades_kraft_version_only(listener: Served) -> None:
+async def test_update_features_sends_kraft_version_to_the_quorum_and_the_rest_to_update_features(
+    listener: Served,
+) -> None:
     """kafka-features --bootstrap-controller upgrade --feature kraft.version=1: the active controller's
-    UpgradeKRaftVersion; any other feature or level: INVALID_UPDATE_VERSION, nothing asked."""
+    UpgradeKRaftVersion (any other level of it: INVALID_UPDATE_VERSION, nothing asked); every other feature goes to
+    the controller's UpdateFeatures, whose answer every result and the top-level error repeat."""
     kafka_listener, active = listener
     connection = KafkaConnection(kafka_listener.address, 10)
     timeout = i32Timedelta.parse(datetime.timedelta(seconds=5))
@@ -190,11 +203,16 @@ async def test_update_features_upgrades_kraft_version_only(listener: Served) -> 
     answered = await connection.send(update("kraft.version", 1))
     assert [(r.feature, int(r.error_code.value)) for r in answered.results] == [("kraft.version", 0)]
     assert [method for method, _ in active.asked] == ["UpgradeKRaftVersion"]
-    for refused in (update("metadata.version", 21), update("kraft.version", 0), update("kraft.version", 2)):
+    for refused in (update("kraft.version", 0), update("kraft.version", 2)):
         result = (await connection.send(refused)).results[0]
         assert int(result.error_code.value) == ErrorCode.INVALID_UPDATE_VERSION, result
     await connection.send(update("kraft.version", 1, validate_only=True))
     assert len(active.asked) == 1
+    unknown = await connection.send(update("metadata.version", 21))
+    assert int(unknown.error_code.value) == int(unknown.results[0].error_code.value) == ErrorCode.INVALID_UPDATE_VERSION
+    upgraded = await connection.send(update("transaction.version", 2))
+    assert int(upgraded.error_code.value) == 0 and [r.feature for r in upgraded.results] == ["transaction.version"]
+    assert [method for method, _ in active.asked[1:]] == ["UpdateFeatures", "UpdateFeatures"]
     await connection.close()
 
 

@@ -17,15 +17,24 @@ from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.kraft_controller.metadata.records import TRANSACTION_VERSION, FeatureLevel
 
 
-def test_the_controller_writes_the_configured_transaction_version_once() -> None:
+def test_the_controller_bootstraps_the_configured_transaction_version_once() -> None:
+    """Written while the log holds no level of it; afterwards only UpdateFeatures changes it, and a downgrade to 0
+    is remembered (level 0, recorded): no controller bootstraps it again."""
     image = MetadataImage()
     records = feature_records(image, ControlConfig(transaction_version=2))
     assert FeatureLevel(TRANSACTION_VERSION, 2) in records
     for offset, record in enumerate(records):
         image = image.replay(record, offset)
     assert image.feature_level(TRANSACTION_VERSION) == 2
-    assert not [r for r in feature_records(image, ControlConfig(transaction_version=2)) if isinstance(r, FeatureLevel)]
-    assert FeatureLevel(TRANSACTION_VERSION, 0) in feature_records(image, ControlConfig(transaction_version=0))
+    for configured in (0, 1, 2):
+        assert not [r for r in feature_records(image, ControlConfig(transaction_version=configured))
+                    if isinstance(r, FeatureLevel) and r.name == TRANSACTION_VERSION]  # fmt: skip
+    downgraded = image.replay(FeatureLevel(TRANSACTION_VERSION, 0), 10)
+    assert downgraded.feature_level(TRANSACTION_VERSION) == 0 and downgraded.feature_recorded(TRANSACTION_VERSION)
+    assert FeatureLevel(TRANSACTION_VERSION, 2) not in feature_records(downgraded, ControlConfig(transaction_version=2))
+    assert FeatureLevel(TRANSACTION_VERSION, 0) in downgraded.to_records()
+    unset = feature_records(MetadataImage(), ControlConfig(transaction_version=0))
+    assert FeatureLevel(TRANSACTION_VERSION, 0) not in unset  # level 0 is the default: nothing to write
 
 
 def test_api_versions_lists_the_finalized_transaction_version() -> None:

@@ -232,6 +232,45 @@ def test_with_verification_a_first_transactional_batch_needs_a_guard_no_marker_h
     assert log.last_stable_offset == log.high_watermark
 
 
+def test_a_version_2_verification_outlives_the_last_transactions_markers_at_its_epoch(tmp_path: Path) -> None:
+    """Transaction version 2: EndTxn v5 answers before the markers are written, and they carry the bumped epoch,
+    the next transaction's. Its first batch, verified (added) while they are on their way, is appended after them
+    (Kafka's isV2NextTransactionStarted); a version-0 verification, or one at another epoch, is void."""
+    from minikafka.storage.partition_log import Verification
+
+    log = open_log(tmp_path)
+    log.append_as_leader(txn_batch(A, 0, epoch=0), 1, 0, verification=Verification(log.start_verification(A, 0)))
+    guard = log.start_verification(A, 1, supports_epoch_bump=True)  # the next transaction, at the bumped epoch
+    log.append_marker_as_leader(marker(A, commit=True, epoch=1), 1, 0)  # the last one's COMMIT, at that epoch
+    log.append_as_leader(txn_batch(A, 0, epoch=1), 1, 0, verification=Verification(guard))
+    log.append_marker_as_leader(marker(A, commit=True, epoch=2), 1, 0)
+    for epoch, supports in ((2, False), (1, True)):  # version 0, or a verification older than the marker
+        stale = log.start_verification(A, epoch, supports_epoch_bump=supports)
+        log.append_marker_as_leader(marker(A, commit=False, epoch=2), 1, 0)
+        with pytest.raises(KafkaError) as refused:
+            log.append_as_leader(txn_batch(A, 0, epoch=2), 1, 0, verification=Verification(stale))
+        assert refused.value.code == ErrorCode.INVALID_TXN_STATE
+
+
+def test_a_batch_of_the_next_epoch_is_not_taken_into_the_transaction_still_open_here(tmp_path: Path) -> None:
+    """A version-2 producer's next transaction (epoch + 1) whose first batch arrives before the last one's marker:
+    it must be verified, not appended into the open transaction, which the marker would then end with it (a
+    committed marker over an aborted transaction's records, or the reverse)."""
+    from minikafka.storage.partition_log import Verification
+
+    log = open_log(tmp_path)
+    log.append_as_leader(txn_batch(A, 0, epoch=0), 1, 0, verification=Verification(log.start_verification(A, 0)))
+    assert log.producer_state.has_ongoing_transaction(A, 0) and not log.producer_state.has_ongoing_transaction(A, 1)
+    with pytest.raises(KafkaError) as unverified:
+        log.append_as_leader(txn_batch(A, 0, epoch=1), 1, 0, verification=Verification(None))
+    assert unverified.value.code == ErrorCode.INVALID_TXN_STATE
+    guard = log.start_verification(A, 1, supports_epoch_bump=True)
+    log.append_marker_as_leader(marker(A, commit=True, epoch=1), 1, 0)  # ends epoch 0's transaction, at offset 2
+    next_first = log.log_end_offset
+    log.append_as_leader(txn_batch(A, 0, epoch=1), 1, 0, verification=Verification(guard))
+    assert log.producer_state.ongoing[A] == next_first  # a transaction of its own, after the marker
+
+
 def test_dump_log_shows_transactional_flags_markers_and_the_txnindex(tmp_path: Path) -> None:
     from minikafka.storage.dump_log import dump_log, format_text
 

@@ -28,6 +28,7 @@ from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, response_class
 from minikafka.broker.kafka_wire.init_producer_id import INIT_PRODUCER_ID
 from minikafka.common.errors import ErrorCode
+from minikafka.kraft_controller.metadata.records import SUPPORTED_FEATURE_LEVELS
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
 CREATE_TOPICS, DELETE_TOPICS, OFFSET_FOR_LEADER_EPOCH, DESCRIBE_CONFIGS = 19, 20, 23, 32
@@ -72,12 +73,9 @@ def supports(api_key: int, api_version: int, hidden: frozenset[int] = frozenset(
     return low <= api_version <= high
 
 
-# The feature levels this broker can run at (Kafka's supported features): a finalized level outside them would be
-# refused by Kafka's controller; here the controllers' own settings stay within them.
-SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
-    "eligible.leader.replicas.version": (0, 1),
-    "transaction.version": (0, 2),
-}
+# The feature levels this broker can run at (Kafka's supported features): the controller refuses UpdateFeatures
+# outside them.
+SUPPORTED_FEATURES: dict[str, tuple[int, int]] = SUPPORTED_FEATURE_LEVELS
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,10 @@ the coordinator's own broker directly, another over the inter-broker gRPC listen
 if no marker for the producer was written here meanwhile (the log's verification guard).
 
 A producer of transaction.version 2 (KIP-890 part 2, Produce v12) sends no AddPartitionsToTxn: the leader asks the
-coordinator to add the partition instead (AddPartitionsToTxn v5, the same call without VerifyOnly).
+coordinator to add the partition instead (AddPartitionsToTxn v5, the same call without VerifyOnly). While the
+coordinator answers CONCURRENT_TRANSACTIONS (the producer's last transaction's markers being written) the leader asks
+again every add.partitions.to.txn.retry.backoff.ms for up to add.partitions.to.txn.retry.backoff.max.ms (capped by
+request.timeout.ms), as Kafka's ReplicaManager does, rather than have the producer retry a whole produce.
 
 This is what stops a produce delayed on the network from landing after its transaction was aborted, where it would
 open a transaction no coordinator knows of and hold the last stable offset back for good. Later batches of the
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import grpc
 import structlog
@@ -45,6 +49,29 @@ RETRIABLE = frozenset(
 )
 
 
+def produce_error(error: ErrorCode) -> ErrorCode:
+    """What a produce is answered for the coordinator's refusal, as Kafka's AddPartitionsToTxnManager maps it:
+    PRODUCER_FENCED is INVALID_PRODUCER_EPOCH, which producers take for being fenced (librdkafka's fatal error; it
+    takes PRODUCER_FENCED on a produce for an abortable one), and a coordinator not ready is NOT_ENOUGH_REPLICAS."""
+    if error == ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return ErrorCode.NOT_ENOUGH_REPLICAS if error in RETRIABLE else error
+
+
+@dataclass(frozen=True)
+class AddPartitionsRetry:
+    """add.partitions.to.txn.retry.backoff.ms and the time the retries may take (Kafka's retryTimeoutMs)."""
+
+    backoff_ms: int
+    timeout_ms: int
+
+    def next_attempt_in_ms(self, error: ErrorCode, started_ms: int, now_ms: int) -> int | None:
+        """How long to wait before asking the coordinator again, or None to answer `error` now."""
+        if error != ErrorCode.CONCURRENT_TRANSACTIONS or now_ms - started_ms >= self.timeout_ms:
+            return None
+        return self.backoff_ms
+
+
 class ProduceVerifier:
     def __init__(self, manager: ReplicaManager, coordinator: TransactionCoordinator) -> None:
         self.manager = manager
@@ -52,6 +79,11 @@ class ProduceVerifier:
         self._channels = PeerChannels(manager.config.inter_node_tls)
         self._last: dict[TopicPartition, asyncio.Future[ProduceResult]] = {}
         self._log = structlog.get_logger()
+        config = manager.config
+        self.retry = AddPartitionsRetry(
+            config.add_partitions_to_txn_retry_backoff_ms,
+            min(config.add_partitions_to_txn_retry_backoff_max_ms, config.request_timeout_ms),
+        )
 
     async def close(self) -> None:
         await self._channels.close()
@@ -81,10 +113,12 @@ class ProduceVerifier:
             header = read_header(records)
         except CorruptRecordError:
             return self.manager.produce(tp, records, acks, timeout_ms)  # the log refuses it, with its reason
-        if not header.is_transactional or header.producer_id in replica.log.producer_state.ongoing:
+        state = replica.log.producer_state
+        if not header.is_transactional or state.has_ongoing_transaction(header.producer_id, header.producer_epoch):
             return self._after(pending, lambda: self.manager.produce(tp, records, acks, timeout_ms))
-        guard = replica.log.start_verification(header.producer_id)
-        verified = self._verify(transactional_id, header.producer_id, header.producer_epoch, tp, add_partitions)
+        guard = replica.log.start_verification(header.producer_id, header.producer_epoch, add_partitions)
+        asked = (transactional_id, header.producer_id, header.producer_epoch, tp)
+        verified = self._add_retrying(*asked) if add_partitions else self._verify(*asked)
         job = asyncio.ensure_future(self._verified_append(pending, verified, tp, records, acks, timeout_ms, guard))
         self._last[tp] = job
         return job
@@ -117,9 +151,20 @@ class ProduceVerifier:
         if pending is not None:
             await asyncio.wait([pending])
         if error != ErrorCode.NONE:
-            answer = ErrorCode.NOT_ENOUGH_REPLICAS if error in RETRIABLE else error
-            return ProduceResult(answer, message=f"transaction verification of {tp}: {error.name}")
+            return ProduceResult(produce_error(error), message=f"transaction verification of {tp}: {error.name}")
         return await self.manager.produce(tp, records, acks, timeout_ms, verification_guard=guard)
+
+    async def _add_retrying(self, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition) -> ErrorCode:
+        """The implicit AddPartitionsToTxn of a Produce v12, asked again while it is CONCURRENT_TRANSACTIONS."""
+        loop = asyncio.get_running_loop()
+        started_ms = int(loop.time() * 1000)
+        while True:
+            error = await self._ask(transactional_id, producer_id, epoch, tp, True)
+            wait_ms = self.retry.next_attempt_in_ms(error, started_ms, int(loop.time() * 1000))
+            if wait_ms is None:
+                self._log_refusal(error, transactional_id, producer_id, epoch, tp, True)
+                return error
+            await asyncio.sleep(wait_ms / 1000)
 
     async def add_to_transaction(
         self, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition
@@ -131,18 +176,27 @@ class ProduceVerifier:
     async def _verify(
         self, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition, add: bool = False
     ) -> ErrorCode:
+        error = await self._ask(transactional_id, producer_id, epoch, tp, add)
+        self._log_refusal(error, transactional_id, producer_id, epoch, tp, add)
+        return error
+
+    async def _ask(
+        self, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition, add: bool
+    ) -> ErrorCode:
         partition = TopicPartitionKey(tp.topic, tp.partition)
         found = self.coordinator.find_coordinator(transactional_id)
-        error: ErrorCode
         if found.error != ErrorCode.NONE:
-            error = found.error
-        elif found.node_id == self.manager.config.node_id and add:
+            return found.error
+        if found.node_id == self.manager.config.node_id and add:
             added = await self.coordinator.add_partitions(transactional_id, producer_id, epoch, [partition], 2)
-            error = added.error
-        elif found.node_id == self.manager.config.node_id:
-            error = self.coordinator.verify(transactional_id, producer_id, epoch, [partition])[partition]
-        else:
-            error = await self._verify_remotely(found.node_id, transactional_id, producer_id, epoch, tp, add)
+            return added.error
+        if found.node_id == self.manager.config.node_id:
+            return self.coordinator.verify(transactional_id, producer_id, epoch, [partition])[partition]
+        return await self._verify_remotely(found.node_id, transactional_id, producer_id, epoch, tp, add)
+
+    def _log_refusal(
+        self, error: ErrorCode, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition, add: bool
+    ) -> None:
         if error != ErrorCode.NONE:
             self._log.info(
                 "transaction_verification_failed",
@@ -153,7 +207,6 @@ class ProduceVerifier:
                 error=error.name,
                 add_partitions=add,
             )
-        return error
 
     async def _verify_remotely(
         self, node_id: int, transactional_id: str, producer_id: int, epoch: int, tp: TopicPartition, add: bool

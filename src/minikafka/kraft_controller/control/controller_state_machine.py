@@ -20,6 +20,7 @@ from minikafka.kraft_controller.control import (
     cluster_control,
     config_control,
     create_partitions,
+    feature_control,
     leader_elections,
     partition_reassignment,
     producer_id_control,
@@ -71,10 +72,11 @@ __all__ = ["ControllerStateMachine", "describe_record_event"]
 
 
 def feature_records(image: MetadataImage, config: ControlConfig) -> list[Record]:
-    """The FeatureLevel records that bring the image to this controller's eligible.leader.replicas.version and
-    transaction.version, and on an ELR downgrade to 0 the changes that clear every ELR and LastKnownElr (the brokers
-    read the level too). With
-    the ELR on, the cluster-wide min.insync.replicas record the controller and the brokers share."""
+    """The FeatureLevel records that bring the image to this controller's eligible.leader.replicas.version, and
+    on an ELR downgrade to 0 the changes that clear every ELR and LastKnownElr (the brokers read the level too). With
+    the ELR on, the cluster-wide min.insync.replicas record the controller and the brokers share. transaction.version
+    is bootstrapped: written once, while the log has no record of it; from then on only UpdateFeatures changes it, as
+    in Kafka, where the level is chosen at format time and by kafka-features."""
     wanted = config.eligible_leader_replicas_version
     records: list[Record] = []
     if image.feature_level(ELIGIBLE_LEADER_REPLICAS_VERSION) != wanted:
@@ -83,7 +85,7 @@ def feature_records(image: MetadataImage, config: ControlConfig) -> list[Record]
             records += replication_control.clear_elrs(image)
     scratch = replication_control.apply_records(image, records)
     records += config_control.elr_safety_records(scratch, config.min_insync_replicas)
-    if image.feature_level(TRANSACTION_VERSION) != config.transaction_version:
+    if not image.feature_recorded(TRANSACTION_VERSION) and config.transaction_version > 0:
         records.append(FeatureLevel(TRANSACTION_VERSION, config.transaction_version))
     return records
 
@@ -204,6 +206,11 @@ class ControllerStateMachine:
         """From committed state only, as every read."""
         return config_control.describe_dynamic_configs(self.committed, resources)
 
+    def update_features(
+        self, updates: Sequence[feature_control.FeatureUpdate], validate_only: bool
+    ) -> ControllerResult[feature_control.UpdateFeaturesResponse]:
+        return feature_control.update_features(self.image, updates, validate_only)
+
     def describe_cluster(self) -> ControllerResult[DescribeClusterResponse]:
         brokers = tuple(broker for _, broker in sorted(self.committed.brokers.items()))
         return ControllerResult((), DescribeClusterResponse(brokers, self.committed.offset))
@@ -211,8 +218,8 @@ class ControllerStateMachine:
     def tick(self, now_ms: int) -> ControllerResult[None]:
         """Fence brokers whose session timed out (Kafka: broker.session.timeout.ms without a heartbeat); every
         leader.imbalance.check.interval.seconds, with auto.leader.rebalance.enable, give preferred replicas their
-        leadership back. Writes eligible.leader.replicas.version and transaction.version where the image's differ
-        from this controller's."""
+        leadership back. Writes eligible.leader.replicas.version where the image's differs from this controller's,
+        and bootstraps transaction.version."""
         records = feature_records(self.image, self.config)
         scratch = replication_control.apply_records(self.image, records)
         records += cluster_control.fence_expired_brokers(scratch, self.heartbeats, now_ms, self.config.topic_defaults)

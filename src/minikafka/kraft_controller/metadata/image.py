@@ -128,7 +128,9 @@ class MetadataImage:
     topic_configs: Map[str, Map[str, str]] = field(default_factory=Map)
     offset: int = -1  # offset of the last record replayed; -1 for the empty image
     next_producer_id: int = 0  # producer ids below it are allocated (ProducerIdsRecord)
-    features: Map[str, int] = field(default_factory=Map)  # finalized feature levels (absent: 0)
+    # Finalized feature levels (absent: 0). A level set to 0 by a record stays, at 0: the controller then knows the
+    # level was chosen (by its bootstrap or UpdateFeatures) and does not bootstrap it again.
+    features: Map[str, int] = field(default_factory=Map)
     # SCRAM credentials by user, then mechanism (UserScramCredentialRecord)
     scram_credentials: Map[str, Map[ScramMechanism, ScramCredential]] = field(default_factory=Map)
     # Dynamic broker configs (ConfigRecord of the BROKER type) by resource name: a broker id, or "" for all of them
@@ -195,6 +197,10 @@ class MetadataImage:
 
     def feature_level(self, name: str) -> int:
         return self.features.get(name, 0)
+
+    def feature_recorded(self, name: str) -> bool:
+        """Whether a FeatureLevel record of `name` was ever replayed (level 0 included)."""
+        return name in self.features
 
     @property
     def elr_enabled(self) -> bool:
@@ -285,9 +291,7 @@ class MetadataImage:
         return replace(self._at(offset), broker_configs=_with_config(self.broker_configs, record.resource_name, record))
 
     def _replay_feature_level(self, record: FeatureLevel) -> Map[str, int]:
-        if record.feature_level > 0:
-            return self.features.set(record.name, record.feature_level)
-        return self.features.delete(record.name) if record.name in self.features else self.features
+        return self.features.set(record.name, record.feature_level)
 
     def _replay_scram(
         self, record: UserScramCredential | RemoveUserScramCredential

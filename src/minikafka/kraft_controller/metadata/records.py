@@ -165,11 +165,18 @@ class RemoveTopic:
 
 ELIGIBLE_LEADER_REPLICAS_VERSION = "eligible.leader.replicas.version"
 TRANSACTION_VERSION = "transaction.version"  # KIP-890: 2 bumps the producer epoch at every transaction's end
+# The levels this software can run at (Kafka's supported features), the same on every node: brokers advertise them in
+# ApiVersions and the controller refuses UpdateFeatures outside them.
+SUPPORTED_FEATURE_LEVELS: dict[str, tuple[int, int]] = {
+    ELIGIBLE_LEADER_REPLICAS_VERSION: (0, 1),
+    TRANSACTION_VERSION: (0, 2),
+}
 
 
 @dataclass(frozen=True)
 class FeatureLevel:
-    """Kafka's FeatureLevelRecord: a finalized feature version every node reads (level 0 removes it)."""
+    """Kafka's FeatureLevelRecord: a finalized feature version every node reads (level 0 takes it out of the
+    finalized features)."""
 
     name: str
     feature_level: int
