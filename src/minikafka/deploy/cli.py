@@ -583,7 +583,8 @@ def run_chaos_command(args: argparse.Namespace) -> int:
             print(
                 f"transactions:   {txn['committed']} committed ({txn['committed_records']} records), "
                 f"{txn['aborted']} aborted ({txn['aborted_on_purpose']} on purpose), {txn['undecided']} commits "
-                f"unanswered, {txn['restarts']} producer restarts"
+                f"unanswered, {txn['restarts']} producer restarts, {txn.get('crashes', 0)} sessions crashed on purpose "
+                "and fenced by the next"
             )
         if summary.compaction is not None:
             print(compaction_lines(summary.compaction))
