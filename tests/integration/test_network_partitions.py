@@ -50,13 +50,15 @@ def raft_events(cluster, node_id: int, name: str) -> list[dict]:  # noqa: ANN001
     return [e for e in map(json.loads, path.read_text().splitlines()) if e.get("event") == name]
 
 
+@pytest.fixture(scope="class")
+def host_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One run for the class's tests: it stops when they are done, before the next class starts its own."""
+    with running_cluster(tmp_path_factory.mktemp("cuts") / "run", **SEED003_SETTINGS) as cluster:
+        yield cluster
+
+
 class TestInProcessCuts:
     """One run for the cuts of each node's transport filter: each test heals its cuts, on topics of its own."""
-
-    @pytest.fixture(scope="class")
-    def host_cluster(self, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-        with running_cluster(tmp_path_factory.mktemp("cuts") / "run", **SEED003_SETTINGS) as cluster:
-            yield cluster
 
     def test_seed003_in_process_cuts(self, host_cluster: Cluster) -> None:
         assert host_cluster.network.cuts_mode == "in-process"
@@ -135,23 +137,24 @@ def run_in_namespace(cluster: Cluster, scenario: str) -> object:
     return json.loads(outcome.stdout.strip().splitlines()[-1])
 
 
+@pytest.fixture(scope="class")
+def netns_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    run_dir = tmp_path_factory.mktemp("kernel-cuts") / "run"
+    cluster = cluster_commands.up(run_dir, 3, 3, SEED003_SETTINGS, timeout_s=60, network="netns")
+    try:
+        assert cluster.network.namespace is not None and namespace_exists(cluster.network.namespace)
+        yield cluster
+    finally:
+        cluster_commands.down(cluster, timeout_s=10)
+        for pid in cluster.pids.values():
+            if is_alive(pid):
+                kill(pid)
+        assert not namespace_exists(cluster.network.namespace)
+
+
 @KERNEL
 class TestKernelCuts:
     """One netns run for the nftables cuts: each scenario heals its cuts, on topics of its own."""
-
-    @pytest.fixture(scope="class")
-    def netns_cluster(self, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-        run_dir = tmp_path_factory.mktemp("kernel-cuts") / "run"
-        cluster = cluster_commands.up(run_dir, 3, 3, SEED003_SETTINGS, timeout_s=60, network="netns")
-        try:
-            assert cluster.network.namespace is not None and namespace_exists(cluster.network.namespace)
-            yield cluster
-        finally:
-            cluster_commands.down(cluster, timeout_s=10)
-            for pid in cluster.pids.values():
-                if is_alive(pid):
-                    kill(pid)
-            assert not namespace_exists(cluster.network.namespace)
 
     def test_seed003_kernel_cuts(self, netns_cluster: Cluster) -> None:
         result = run_in_namespace(netns_cluster, "seed003")
