@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from minikafka.client.consumer import EARLIEST, Consumer
+from minikafka.client.consumer import EARLIEST, Consumer, at_confirmed_log_end
 from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig, RecordMetadata
 from minikafka.common.errors import ErrorCode
 from minikafka.common.event_log import utc_timestamp
@@ -134,16 +134,6 @@ async def read_until_idle(consumer: Consumer, idle_polls: int, expected: int | N
         idle = 0 if records else idle + 1
         read.update((r.offset, (r.value or b"").decode()) for r in records)
     return read
-
-
-async def at_confirmed_log_end(consumer: Consumer) -> bool:
-    """Every partition read up to its high watermark, and its leader's latest offset (ListOffsets LATEST, answered
-    only once that leader's HWM covers its epoch) at or below the position: nothing acknowledged lies beyond."""
-    if not consumer.caught_up():
-        return False
-    await consumer.confirm_log_ends()
-    return all(end.log_end is not None and end.position is not None and end.position >= end.log_end
-               for end in consumer.read_ends())  # fmt: skip
 
 
 async def read_to_log_end(consumer: Consumer, idle_polls: int, expected: int | None = None) -> dict[int, str]:
