@@ -190,36 +190,35 @@ def test_bad_input_gets_one_line_errors(run: Path) -> None:
     ok("topics", "create", "pair", "--replica-assignment", "1:2", "--config", "min.insync.replicas=2", *d)
     ok("fault", "stop", "2", *d)
     try:
-        refused_twice(run, d)
+        refused_with_not_enough_replicas(run, d)
     finally:  # the next tests need broker 2 back, whatever happened here
         ok("fault", "start", "2", *d)
         wait_until_unfenced(run, 2)
 
 
-def refused_twice(run: Path, d: list[str]) -> None:
+def refused_with_not_enough_replicas(run: Path, d: list[str]) -> None:
     wait_for_isr(run, "pair", [1])  # leadership on 1 and the ISR shrunk, or the refusal is LEADER_NOT_AVAILABLE
     # 4 s: the refusal is answered at once, but a loaded machine must not turn the last retry into a timeout.
-    refused = cli("produce", "pair", "--acks", "all", "--num-records", "3", "--delivery-timeout-ms", "4000", *d)
-    assert refused.returncode != 0 and "Traceback" not in refused.stderr
-    assert "3 failed: NOT_ENOUGH_REPLICAS 3" in refused.stderr
-    # The producer retries NOT_ENOUGH_REPLICAS (retriable, as in Kafka), and says so once rather than silently.
-    assert refused.stderr.count("retrying pair-0: NOT_ENOUGH_REPLICAS") == 1, refused.stderr
     history = run / "history" / "produce-refused.jsonl"
-    cli(
+    refused = cli(
         "produce",
         "pair",
         "--acks",
         "all",
         "--num-records",
-        "1",
+        "3",
         "--delivery-timeout-ms",
         "4000",
         "--history",
         str(history),
         *d,
     )
-    [line] = [json.loads(x) for x in history.read_text().splitlines()]
-    assert line["error"] == "NOT_ENOUGH_REPLICAS" and line["definite"] is True
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "3 failed: NOT_ENOUGH_REPLICAS 3" in refused.stderr
+    # The producer retries NOT_ENOUGH_REPLICAS (retriable, as in Kafka), and says so once rather than silently.
+    assert refused.stderr.count("retrying pair-0: NOT_ENOUGH_REPLICAS") == 1, refused.stderr
+    lines = [json.loads(x) for x in history.read_text().splitlines()]
+    assert [(line["error"], line["definite"]) for line in lines] == [("NOT_ENOUGH_REPLICAS", True)] * 3, lines
 
 
 def test_refusals_name_their_kafka_error(run: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from scenario_cases import analyzed_scenario, verdicts
 from minikafka.client.admin import AdminClient
 from minikafka.deploy import cluster_commands
 from minikafka.deploy.faults import Faults
-from minikafka.deploy.local_cluster import is_alive, kill, plan_cluster
+from minikafka.deploy.local_cluster import Cluster, is_alive, kill, plan_cluster
 from minikafka.deploy.network import may_create_namespaces, namespace_exists
 
 pytestmark = pytest.mark.integration
@@ -44,10 +45,77 @@ def check(result: dict) -> None:
     assert result["self_fenced_answer"] == "NOT_LEADER_OR_FOLLOWER"
 
 
-def test_seed003_in_process_cuts(tmp_path: Path) -> None:
-    with running_cluster(tmp_path / "run", **SEED003_SETTINGS) as cluster:
-        assert cluster.network.cuts_mode == "in-process"
-        check(seed003(cluster))
+def raft_events(cluster, node_id: int, name: str) -> list[dict]:  # noqa: ANN001 - local_cluster.Cluster
+    path = cluster.node(node_id).events_path
+    return [e for e in map(json.loads, path.read_text().splitlines()) if e.get("event") == name]
+
+
+@pytest.fixture(scope="class")
+def host_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One run for the class's tests: it stops when they are done, before the next class starts its own."""
+    with running_cluster(tmp_path_factory.mktemp("cuts") / "run", **SEED003_SETTINGS) as cluster:
+        yield cluster
+
+
+class TestInProcessCuts:
+    """One run for the cuts of each node's transport filter: each test heals its cuts, on topics of its own."""
+
+    def test_seed003_in_process_cuts(self, host_cluster: Cluster) -> None:
+        assert host_cluster.network.cuts_mode == "in-process"
+        check(seed003(host_cluster))
+
+    def test_an_isolated_active_controller_is_replaced_and_a_one_way_cut_of_fetches_shrinks_the_isr(
+        self, host_cluster: Cluster
+    ) -> None:
+        """The active controller cut from every node: the others elect a quorum leader, the metadata is unchanged, and
+        after the heal the old leader follows the new one. Then a follower's calls to its leader are dropped (one way):
+        it falls out of the ISR, and rejoins after the heal."""
+        cluster = host_cluster
+        admin = AdminClient(
+            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
+        )
+        admin.create_topic("quorum", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
+        eventually(lambda: len(admin.describe_topics(["quorum"])[0].partitions[0].isr) == 3, 30, "a full ISR")
+        before = admin.describe_quorum()
+        old = before["leader_id"]
+        others = [c.address for c in cluster.controllers if c.node_id != old]
+        rest = AdminClient(others, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls)
+        faults = Faults(cluster)
+
+        resigned_before = len(raft_events(cluster, old, "raft_resigned"))  # the run is shared: count from here
+        faults.isolate(old)
+        new = eventually(
+            lambda: (q := rest.describe_quorum())["leader_id"] not in (-1, old) and q["leader_epoch"] > before[
+                "leader_epoch"] and q, 30, "a new quorum leader among the others",
+        )  # fmt: skip
+        resigned = lambda: len(raft_events(cluster, old, "raft_resigned")) > resigned_before  # noqa: E731
+        eventually(resigned, 30, "the isolated leader stepping down")
+        rest.create_topic("after-cut", 1, 3)  # the new leader takes writes; the old metadata is all there
+        eventually(lambda: {t.name for t in rest.describe_topics()} >= {"quorum", "after-cut"}, 20, "both topics")
+        assert rest.describe_topics(["quorum"])[0].partitions[0].replicas == [1, 2, 3]
+
+        faults.heal()
+        eventually(
+            lambda: any(e["leader"] == new["leader_id"] and e["epoch"] >= new["leader_epoch"]
+                        for e in raft_events(cluster, old, "raft_leader_discovered")),
+            30, "the old leader following the new one",
+        )  # fmt: skip
+        eventually(
+            lambda: next(v for v in rest.describe_quorum()["voters"] if v["id"] == old)["lag"] == 0,
+            30, "the old leader caught up as a voter",
+        )  # fmt: skip
+
+        partition = admin.describe_topics(["quorum"])[0].partitions[0]
+        follower = next(r for r in partition.isr if r != partition.leader)
+        faults.partition(frozenset({follower}), frozenset({partition.leader}), one_way=True)
+        produce_many(cluster.node(partition.leader).address, "one-way", 5, acks=1, topic="quorum")
+        eventually(
+            lambda: follower not in admin.describe_topics(["quorum"])[0].partitions[0].isr, 30, "the ISR shrinks"
+        )
+        faults.heal()
+        eventually(
+            lambda: follower in admin.describe_topics(["quorum"])[0].partitions[0].isr, 30, "the follower rejoins"
+        )
 
 
 KERNEL = pytest.mark.skipif(
@@ -56,20 +124,26 @@ KERNEL = pytest.mark.skipif(
 )
 
 
-def run_in_namespace(tmp_path: Path, scenario: str) -> object:
-    """Start a netns run, run `scenario` inside its namespace (the only place its nodes are reachable), tear down."""
-    cluster = cluster_commands.up(tmp_path / "run", 3, 3, SEED003_SETTINGS, timeout_s=60, network="netns")
+def run_in_namespace(cluster: Cluster, scenario: str) -> object:
+    """Run `scenario` inside the run's namespace (the only place its nodes are reachable); the status after it."""
+    run = str(cluster.run_dir)
+    outcome = minikafka("cluster", "exec", "--dir", run, "--", sys.executable, str(SCENARIOS), run, scenario)
+    assert outcome.returncode == 0, outcome.stderr[-3000:]
+    status = json.loads(minikafka("cluster", "status", "--dir", run, "--json").stdout)
+    assert status["network"] == {
+        "mode": "netns", "namespace": cluster.network.namespace, "cuts": "kernel", "active": []
+    }  # fmt: skip
+    assert all(row["alive"] for row in status["brokers"])  # status reached the nodes from the host
+    return json.loads(outcome.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="class")
+def netns_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    run_dir = tmp_path_factory.mktemp("kernel-cuts") / "run"
+    cluster = cluster_commands.up(run_dir, 3, 3, SEED003_SETTINGS, timeout_s=60, network="netns")
     try:
         assert cluster.network.namespace is not None and namespace_exists(cluster.network.namespace)
-        run = str(cluster.run_dir)
-        outcome = minikafka("cluster", "exec", "--dir", run, "--", sys.executable, str(SCENARIOS), run, scenario)
-        assert outcome.returncode == 0, outcome.stderr[-3000:]
-        status = json.loads(minikafka("cluster", "status", "--dir", run, "--json").stdout)
-        assert status["network"] == {
-            "mode": "netns", "namespace": cluster.network.namespace, "cuts": "kernel", "active": []
-        }  # fmt: skip
-        assert all(row["alive"] for row in status["brokers"])  # status reached the nodes from the host
-        return json.loads(outcome.stdout.strip().splitlines()[-1])
+        yield cluster
     finally:
         cluster_commands.down(cluster, timeout_s=10)
         for pid in cluster.pids.values():
@@ -79,17 +153,18 @@ def run_in_namespace(tmp_path: Path, scenario: str) -> object:
 
 
 @KERNEL
-def test_seed003_kernel_cuts(tmp_path: Path) -> None:
-    result = run_in_namespace(tmp_path, "seed003")
-    assert isinstance(result, dict) and result["mode"] == "kernel"
-    check(result)
+class TestKernelCuts:
+    """One netns run for the nftables cuts: each scenario heals its cuts, on topics of its own."""
 
+    def test_seed003_kernel_cuts(self, netns_cluster: Cluster) -> None:
+        result = run_in_namespace(netns_cluster, "seed003")
+        assert isinstance(result, dict) and result["mode"] == "kernel"
+        check(result)
 
-@KERNEL
-def test_zombie_leader_kernel_cuts(tmp_path: Path) -> None:
-    acks_one, acks_all = run_in_namespace(tmp_path, "zombie")  # type: ignore[misc]
-    assert acks_one["mode"] == "kernel"
-    check_zombie(acks_one, acks_all)
+    def test_zombie_leader_kernel_cuts(self, netns_cluster: Cluster) -> None:
+        acks_one, acks_all = run_in_namespace(netns_cluster, "zombie")  # type: ignore[misc]
+        assert acks_one["mode"] == "kernel"
+        check_zombie(acks_one, acks_all)
 
 
 def test_network_faults_refuse_bad_input_with_one_line(tmp_path: Path) -> None:
@@ -145,60 +220,3 @@ def test_zombie_leader_acks_one_writes_are_lost_and_analyze_names_the_cut(tmp_pa
     [acks_all] = [t for t in outcome.tallies if t.acks == "all"]
     assert acks_all.acknowledged > 5 and acks_all.lost == 0
     assert (kept["verdict"], kept["violations"], kept["checked"]) == ("pass", 0, acks_all.acknowledged)
-
-
-def raft_events(cluster, node_id: int, name: str) -> list[dict]:  # noqa: ANN001 - local_cluster.Cluster
-    path = cluster.node(node_id).events_path
-    return [e for e in map(json.loads, path.read_text().splitlines()) if e.get("event") == name]
-
-
-def test_an_isolated_active_controller_is_replaced_and_a_one_way_cut_of_fetches_shrinks_the_isr(
-    tmp_path: Path,
-) -> None:
-    """The active controller cut from every node: the others elect a quorum leader, the metadata is unchanged, and
-    after the heal the old leader follows the new one. Then a follower's calls to its leader are dropped (one way):
-    it falls out of the ISR, and rejoins after the heal."""
-    with running_cluster(tmp_path / "run", **SEED003_SETTINGS) as cluster:
-        admin = AdminClient(
-            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
-        )
-        admin.create_topic("quorum", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
-        eventually(lambda: len(admin.describe_topics(["quorum"])[0].partitions[0].isr) == 3, 30, "a full ISR")
-        before = admin.describe_quorum()
-        old = before["leader_id"]
-        others = [c.address for c in cluster.controllers if c.node_id != old]
-        rest = AdminClient(others, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls)
-        faults = Faults(cluster)
-
-        faults.isolate(old)
-        new = eventually(
-            lambda: (q := rest.describe_quorum())["leader_id"] not in (-1, old) and q["leader_epoch"] > before[
-                "leader_epoch"] and q, 30, "a new quorum leader among the others",
-        )  # fmt: skip
-        eventually(lambda: raft_events(cluster, old, "raft_resigned"), 30, "the isolated leader stepping down")
-        rest.create_topic("after-cut", 1, 3)  # the new leader takes writes; the old metadata is all there
-        eventually(lambda: {t.name for t in rest.describe_topics()} >= {"quorum", "after-cut"}, 20, "both topics")
-        assert rest.describe_topics(["quorum"])[0].partitions[0].replicas == [1, 2, 3]
-
-        faults.heal()
-        eventually(
-            lambda: any(e["leader"] == new["leader_id"] and e["epoch"] >= new["leader_epoch"]
-                        for e in raft_events(cluster, old, "raft_leader_discovered")),
-            30, "the old leader following the new one",
-        )  # fmt: skip
-        eventually(
-            lambda: next(v for v in rest.describe_quorum()["voters"] if v["id"] == old)["lag"] == 0,
-            30, "the old leader caught up as a voter",
-        )  # fmt: skip
-
-        partition = admin.describe_topics(["quorum"])[0].partitions[0]
-        follower = next(r for r in partition.isr if r != partition.leader)
-        faults.partition(frozenset({follower}), frozenset({partition.leader}), one_way=True)
-        produce_many(cluster.node(partition.leader).address, "one-way", 5, acks=1, topic="quorum")
-        eventually(
-            lambda: follower not in admin.describe_topics(["quorum"])[0].partitions[0].isr, 30, "the ISR shrinks"
-        )
-        faults.heal()
-        eventually(
-            lambda: follower in admin.describe_topics(["quorum"])[0].partitions[0].isr, 30, "the follower rejoins"
-        )

@@ -21,7 +21,7 @@ from minikafka.client.admin import AdminClient
 from minikafka.client.consumer import EARLIEST, Consumer
 from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig
 from minikafka.deploy.faults import Faults
-from minikafka.deploy.local_cluster import is_alive
+from minikafka.deploy.local_cluster import Cluster, is_alive
 
 pytestmark = pytest.mark.integration
 
@@ -32,6 +32,39 @@ FAST = {
 }
 VICTIM = 1
 VALUE_BYTES = 1000
+
+
+@pytest.fixture(scope="module")
+def _fast_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    settings = {**FAST, "log.retention.check.interval.ms": "200"}  # the retention test's; the others' logs keep all
+    with running_cluster(tmp_path_factory.mktemp("storage") / "run", controllers=1, brokers=3, **settings) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def fast_cluster(_fast_run: Cluster) -> Iterator[Cluster]:
+    """The module's 1+3 run, shared by the tests on the brokers' own disks: each uses a topic of its own, and every
+    broker a test stopped (or a disk fault made exit; a restart clears the fault) runs again, unfenced, after it."""
+    yield _fast_run
+    run = _fast_run
+    admin = AdminClient(run.bootstrap_controllers, run.bootstrap_servers, timeout_s=5, tls=run.admin_tls)
+    stopped = [b.node_id for b in _fast_run.brokers if not is_alive(_fast_run.pids[b.node_id])]
+    for node_id in stopped:
+        Faults(_fast_run).start(node_id)
+
+    def all_unfenced() -> bool:
+        return {b.broker_id for b in admin.describe_cluster().brokers if not b.fenced} >= {1, 2, 3}
+
+    eventually(all_unfenced, 60, f"brokers {stopped} unfenced again")
+
+
+def events_since(path: Path, marks: dict[Path, int]) -> list[dict]:
+    """The events of `path` written after `marks` (taken by `mark`): the run is shared by the module's tests."""
+    return events(path)[marks.get(path, 0) :]
+
+
+def mark(*paths: Path) -> dict[Path, int]:
+    return {path: len(events(path)) if path.exists() else 0 for path in paths}
 
 
 @contextlib.contextmanager
@@ -64,12 +97,12 @@ def fill_up(directory: Path) -> None:
             filler.flush()
 
 
-async def produce(bootstrap: list[str], count: int) -> list[dict]:
+async def produce(bootstrap: list[str], count: int, topic: str = "orders") -> list[dict]:
     producer = Producer(bootstrap, ProducerConfig(acks=-1, delivery_timeout_ms=60000, request_timeout_ms=5000))
     futures = []
     for index in range(count):
         value = f"v-{index:06d}-".encode().ljust(VALUE_BYTES, b"x")
-        futures.append((value, await producer.send("orders", value, partition=0)))
+        futures.append((value, await producer.send(topic, value, partition=0)))
         if index % 200 == 0:
             await asyncio.sleep(0)
     outcomes = []
@@ -82,9 +115,9 @@ async def produce(bootstrap: list[str], count: int) -> list[dict]:
     return outcomes
 
 
-async def consume_all(bootstrap: list[str], expected: int) -> dict[int, bytes]:
+async def consume_all(bootstrap: list[str], expected: int, topic: str = "orders") -> dict[int, bytes]:
     consumer = Consumer(bootstrap)
-    await consumer.assign("orders", [0], EARLIEST)
+    await consumer.assign(topic, [0], EARLIEST)
     read: dict[int, bytes] = {}
     idle = 0
     while idle < 20 and len(read) < expected:
@@ -139,9 +172,9 @@ def test_a_full_disk_takes_the_log_dir_offline_and_leadership_moves(tmp_path: Pa
         assert "Traceback" not in restarted and "KAFKA_STORAGE_ERROR" in restarted, restarted[-2000:]
 
 
-def flip_a_value_byte(data_dir: Path, marker: bytes) -> None:
+def flip_a_value_byte(data_dir: Path, marker: bytes, partition: str) -> None:
     """Flip one byte of the record value that starts with `marker` in the partition's segment files."""
-    for segment in sorted((data_dir / "orders-0").glob("*.log")):
+    for segment in sorted((data_dir / partition).glob("*.log")):
         content = bytearray(segment.read_bytes())
         at = content.find(marker)
         if at >= 0:
@@ -151,44 +184,43 @@ def flip_a_value_byte(data_dir: Path, marker: bytes) -> None:
     raise AssertionError(f"{marker!r} is in no segment of {data_dir}")
 
 
-def test_a_flipped_byte_in_a_follower_that_becomes_leader_is_never_served(tmp_path: Path) -> None:
-    with running_cluster(tmp_path / "run", controllers=1, brokers=3, **FAST) as cluster:
-        admin = AdminClient(
-            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
-        )
-        # Replica order makes broker 3 the next leader when broker 1 goes.
-        admin.create_topic("orders", assignment=[[1, 3, 2]], configs={"min.insync.replicas": "2"})
-        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
-        acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 1000)) if o["error"] is None]
-        eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 30, "a full ISR")
+def test_a_flipped_byte_in_a_follower_that_becomes_leader_is_never_served(fast_cluster: Cluster) -> None:
+    cluster, topic = fast_cluster, "flipped"
+    admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls)
+    # Replica order makes broker 3 the next leader when broker 1 goes.
+    admin.create_topic(topic, assignment=[[1, 3, 2]], configs={"min.insync.replicas": "2"})
+    eventually(lambda: admin.describe_topics([topic])[0].partitions[0].leader == 1, 20, "broker 1 leads")
+    acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 1000, topic)) if o["error"] is None]
+    eventually(lambda: len(admin.describe_topics([topic])[0].partitions[0].isr) == 3, 30, "a full ISR")
 
-        faults = Faults(cluster)
-        faults.stop(3)  # a clean shutdown: its next start runs no recovery scan
-        flip_a_value_byte(cluster.node(3).data_dir, b"v-000500-")
-        faults.start(3)
-        eventually(lambda: 3 in admin.describe_topics(["orders"])[0].partitions[0].isr, 60, "broker 3 in the ISR")
-        faults.stop(1)
-        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 3, 30, "broker 3 leads")
+    faults = Faults(cluster)
+    faults.stop(3)  # a clean shutdown: its next start runs no recovery scan
+    flip_a_value_byte(cluster.node(3).data_dir, b"v-000500-", f"{topic}-0")
+    before = mark(cluster.node(3).events_path)
+    faults.start(3)
+    eventually(lambda: 3 in admin.describe_topics([topic])[0].partitions[0].isr, 60, "broker 3 in the ISR")
+    faults.stop(1)
+    eventually(lambda: admin.describe_topics([topic])[0].partitions[0].leader == 3, 30, "broker 3 leads")
 
-        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked)))
-        damaged = [o["offset"] for o in acked if read.get(o["offset"]) != o["value"]]
-        assert not damaged, f"{len(damaged)} acknowledged records lost or damaged, e.g. offsets {damaged[:5]}"
-        corrupt = [e for e in events(cluster.node(3).events_path) if e["event"] == "log_batch_corrupt"]
-        assert corrupt and corrupt[0]["offset"] <= 500, corrupt
-        assert admin.describe_topics(["orders"])[0].partitions[0].leader == 2
+    read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked), topic))
+    damaged = [o["offset"] for o in acked if read.get(o["offset"]) != o["value"]]
+    assert not damaged, f"{len(damaged)} acknowledged records lost or damaged, e.g. offsets {damaged[:5]}"
+    corrupt = [e for e in events_since(cluster.node(3).events_path, before) if e["event"] == "log_batch_corrupt"]
+    assert corrupt and corrupt[0]["offset"] <= 500, corrupt
+    assert admin.describe_topics([topic])[0].partitions[0].leader == 2
 
 
-async def earliest_offset(bootstrap: list[str]) -> int:
+async def earliest_offset(bootstrap: list[str], topic: str) -> int:
     consumer = Consumer(bootstrap)
     try:
-        return await consumer.list_offset("orders", 0, EARLIEST)
+        return await consumer.list_offset(topic, 0, EARLIEST)
     finally:
         await consumer.close()
 
 
-async def consume_from_start(bootstrap: list[str], end: int) -> dict[int, bytes]:
+async def consume_from_start(bootstrap: list[str], end: int, topic: str) -> dict[int, bytes]:
     consumer = Consumer(bootstrap)
-    await consumer.assign("orders", [0], EARLIEST)
+    await consumer.assign(topic, [0], EARLIEST)
     read: dict[int, bytes] = {}
     idle = 0
     while idle < 20 and (not read or max(read) < end - 1):
@@ -199,42 +231,44 @@ async def consume_from_start(bootstrap: list[str], end: int) -> dict[int, bytes]
     return read
 
 
-def test_retention_deletes_old_segments_and_a_follower_down_meanwhile_catches_up(tmp_path: Path) -> None:
-    settings = {**FAST, "log.retention.check.interval.ms": "200"}
-    with running_cluster(tmp_path / "run", controllers=1, brokers=3, **settings) as cluster:
-        admin = AdminClient(
-            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
-        )
-        configs = {"min.insync.replicas": "2", "segment.bytes": "50000", "retention.bytes": "150000"}
-        admin.create_topic("orders", assignment=[[1, 2, 3]], configs=configs)
-        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
-        first = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 50)) if o["error"] is None]
-        eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 30, "a full ISR")
-        faults = Faults(cluster)
-        faults.stop(3)
-        acked = first + [o for o in asyncio.run(produce(cluster.bootstrap_servers, 1000)) if o["error"] is None]
-        end = max(o["offset"] for o in acked) + 1
+def test_retention_deletes_old_segments_and_a_follower_down_meanwhile_catches_up(fast_cluster: Cluster) -> None:
+    cluster, topic = fast_cluster, "retained"
+    admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls)
+    configs = {"min.insync.replicas": "2", "segment.bytes": "50000", "retention.bytes": "150000"}
+    admin.create_topic(topic, assignment=[[1, 2, 3]], configs=configs)
+    eventually(lambda: admin.describe_topics([topic])[0].partitions[0].leader == 1, 20, "broker 1 leads")
+    first = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 50, topic)) if o["error"] is None]
+    eventually(lambda: len(admin.describe_topics([topic])[0].partitions[0].isr) == 3, 30, "a full ISR")
+    faults = Faults(cluster)
+    faults.stop(3)
+    acked = first + [o for o in asyncio.run(produce(cluster.bootstrap_servers, 1000, topic)) if o["error"] is None]
+    end = max(o["offset"] for o in acked) + 1
 
-        eventually(lambda: asyncio.run(earliest_offset(cluster.bootstrap_servers)) > 50, 30, "the log start moves")
-        start = asyncio.run(earliest_offset(cluster.bootstrap_servers))
-        leader_dir = cluster.node(1).data_dir / "orders-0"
-        assert sum(p.stat().st_size for p in leader_dir.glob("*.log")) < 150000 + 50000
-        assert min(int(p.stem) for p in leader_dir.glob("*.log")) == start
-        assert any(e["event"] == "log_segments_deleted" for e in events(cluster.node(1).events_path))
+    earliest = lambda: asyncio.run(earliest_offset(cluster.bootstrap_servers, topic))  # noqa: E731
+    eventually(lambda: earliest() > 50, 30, "the log start moves")
+    start = earliest()
+    leader_dir = cluster.node(1).data_dir / f"{topic}-0"
+    assert sum(p.stat().st_size for p in leader_dir.glob("*.log")) < 150000 + 50000
+    assert min(int(p.stem) for p in leader_dir.glob("*.log")) == start
+    deleted = [e for e in events(cluster.node(1).events_path) if e["event"] == "log_segments_deleted"]
+    assert any(e.get("partition", f"{topic}-0") == f"{topic}-0" for e in deleted)
 
-        faults.start(3)
-        eventually(lambda: 3 in admin.describe_topics(["orders"])[0].partitions[0].isr, 60, "broker 3 in the ISR")
-        recovered = [e for e in events(cluster.node(3).events_path) if e["event"] == "follower_offset_out_of_range"]
-        assert recovered and recovered[0]["fetch_offset"] == 50 and recovered[0]["leader_log_start_offset"] > 50
-        # Read back from broker 3 alone: it holds exactly the leader's records from the new log start on.
-        faults.stop(1)
-        faults.stop(2)
-        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 3, 30, "broker 3 leads")
-        read = asyncio.run(consume_from_start(cluster.bootstrap_servers, end))
-        assert min(read) >= start
-        kept = [o for o in acked if o["offset"] >= min(read)]
-        damaged = [o["offset"] for o in kept if read.get(o["offset"]) != o["value"]]
-        assert kept and not damaged, f"{len(damaged)} retained acknowledged records missing, e.g. {damaged[:5]}"
+    before = mark(cluster.node(3).events_path)
+    faults.start(3)
+    eventually(lambda: 3 in admin.describe_topics([topic])[0].partitions[0].isr, 60, "broker 3 in the ISR")
+    recovered = [
+        e for e in events_since(cluster.node(3).events_path, before) if e["event"] == "follower_offset_out_of_range"
+    ]
+    assert recovered and recovered[0]["fetch_offset"] == 50 and recovered[0]["leader_log_start_offset"] > 50
+    # Read back from broker 3 alone: it holds exactly the leader's records from the new log start on.
+    faults.stop(1)
+    faults.stop(2)
+    eventually(lambda: admin.describe_topics([topic])[0].partitions[0].leader == 3, 30, "broker 3 leads")
+    read = asyncio.run(consume_from_start(cluster.bootstrap_servers, end, topic))
+    assert min(read) >= start
+    kept = [o for o in acked if o["offset"] >= min(read)]
+    damaged = [o["offset"] for o in kept if read.get(o["offset"]) != o["value"]]
+    assert kept and not damaged, f"{len(damaged)} retained acknowledged records missing, e.g. {damaged[:5]}"
 
 
 def fault_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -244,48 +278,48 @@ def fault_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("kind", ["disk-full", "disk-error"])
-def test_fault_disk_full_and_disk_error_take_the_brokers_log_dir_offline(tmp_path: Path, kind: str) -> None:
-    with running_cluster(tmp_path / "run", controllers=1, brokers=3, **FAST) as cluster:
-        admin = AdminClient(
-            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
-        )
-        admin.create_topic("orders", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
-        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
-        acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 200)) if o["error"] is None]
+def test_fault_disk_full_and_disk_error_take_the_brokers_log_dir_offline(fast_cluster: Cluster, kind: str) -> None:
+    cluster, topic = fast_cluster, f"faulted-{kind}"
+    admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls)
+    admin.create_topic(topic, assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
+    eventually(lambda: admin.describe_topics([topic])[0].partitions[0].leader == 1, 20, "broker 1 leads")
+    acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 200, topic)) if o["error"] is None]
 
-        result = fault_cli(kind, "1", "--dir", str(cluster.run_dir))
-        assert result.returncode == 0 and result.stdout.strip() == f"{kind} 1: done", result
-        eventually(lambda: not is_alive(cluster.pids[1]), 30, "broker 1 exits")
-        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader in (2, 3), 30, "a new leader")
-        (offline,) = [e for e in events(cluster.node(1).events_path) if e["event"] == "log_dir_offline"]
-        assert f"injected {kind}" in offline["reason"]
-        injected = [e for e in events(cluster.run_dir / "logs" / "faults.jsonl") if e["fault"] == kind]
-        assert injected and injected[0]["event"] == "fault_injected" and injected[0]["target_id"] == 1
-        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked)))
-        assert all(read.get(o["offset"]) == o["value"] for o in acked)
+    faults_log = cluster.run_dir / "logs" / "faults.jsonl"
+    before = mark(cluster.node(1).events_path, faults_log)
+    result = fault_cli(kind, "1", "--dir", str(cluster.run_dir))
+    assert result.returncode == 0 and result.stdout.strip() == f"{kind} 1: done", result
+    eventually(lambda: not is_alive(cluster.pids[1]), 30, "broker 1 exits")
+    eventually(lambda: admin.describe_topics([topic])[0].partitions[0].leader in (2, 3), 30, "a new leader")
+    (offline,) = [e for e in events_since(cluster.node(1).events_path, before) if e["event"] == "log_dir_offline"]
+    assert f"injected {kind}" in offline["reason"]
+    injected = [e for e in events_since(faults_log, before) if e["fault"] == kind]
+    assert injected and injected[0]["event"] == "fault_injected" and injected[0]["target_id"] == 1
+    read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked), topic))
+    assert all(read.get(o["offset"]) == o["value"] for o in acked)
 
 
-def test_fault_corrupt_flips_a_byte_that_is_never_served(tmp_path: Path) -> None:
-    with running_cluster(tmp_path / "run", controllers=1, brokers=3, **FAST) as cluster:
-        admin = AdminClient(
-            cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls
-        )
-        admin.create_topic("orders", assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
-        eventually(lambda: admin.describe_topics(["orders"])[0].partitions[0].leader == 1, 20, "broker 1 leads")
-        acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 300)) if o["error"] is None]
-        eventually(lambda: len(admin.describe_topics(["orders"])[0].partitions[0].isr) == 3, 30, "a full ISR")
+def test_fault_corrupt_flips_a_byte_that_is_never_served(fast_cluster: Cluster) -> None:
+    cluster, topic = fast_cluster, "corrupted"
+    admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=5, tls=cluster.admin_tls)
+    admin.create_topic(topic, assignment=[[1, 2, 3]], configs={"min.insync.replicas": "2"})
+    eventually(lambda: admin.describe_topics([topic])[0].partitions[0].leader == 1, 20, "broker 1 leads")
+    acked = [o for o in asyncio.run(produce(cluster.bootstrap_servers, 300, topic)) if o["error"] is None]
+    eventually(lambda: len(admin.describe_topics([topic])[0].partitions[0].isr) == 3, 30, "a full ISR")
 
-        result = fault_cli("corrupt", "1", "orders-0", "--offset", "150", "--dir", str(cluster.run_dir))
-        assert result.returncode == 0 and result.stdout.strip() == "corrupt 1: done", result
-        (injected,) = [e for e in events(cluster.run_dir / "logs" / "faults.jsonl") if e["fault"] == "corrupt"]
-        assert injected["partition"] == "orders-0" and injected["offset"] <= 150
+    faults_log = cluster.run_dir / "logs" / "faults.jsonl"
+    before = mark(cluster.node(1).events_path, faults_log)
+    result = fault_cli("corrupt", "1", f"{topic}-0", "--offset", "150", "--dir", str(cluster.run_dir))
+    assert result.returncode == 0 and result.stdout.strip() == "corrupt 1: done", result
+    (injected,) = [e for e in events_since(faults_log, before) if e["fault"] == "corrupt"]
+    assert injected["partition"] == f"{topic}-0" and injected["offset"] <= 150
 
-        read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked)))
-        damaged = [o["offset"] for o in acked if read.get(o["offset"]) != o["value"]]
-        assert not damaged, f"{len(damaged)} acknowledged records lost or damaged, e.g. offsets {damaged[:5]}"
-        assert any(e["event"] == "log_batch_corrupt" for e in events(cluster.node(1).events_path))
-        missing = fault_cli("corrupt", "2", "nosuch-0", "--dir", str(cluster.run_dir))
-        assert missing.returncode == 1 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
+    read = asyncio.run(consume_all(cluster.bootstrap_servers, len(acked), topic))
+    damaged = [o["offset"] for o in acked if read.get(o["offset"]) != o["value"]]
+    assert not damaged, f"{len(damaged)} acknowledged records lost or damaged, e.g. offsets {damaged[:5]}"
+    assert any(e["event"] == "log_batch_corrupt" for e in events_since(cluster.node(1).events_path, before))
+    missing = fault_cli("corrupt", "2", "nosuch-0", "--dir", str(cluster.run_dir))
+    assert missing.returncode == 1 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
 
 
 def test_a_controller_whose_metadata_log_cannot_be_written_halts_and_another_leads(tmp_path: Path) -> None:

@@ -31,6 +31,11 @@ class LifecycleConfig:
     registration_backoff_ms: int = 100  # first retry; doubles per failure up to the heartbeat interval
 
 
+# Kafka's broker asks again this soon after the first "not yet" to its controlled shutdown: the controller has
+# usually moved the leaderships by then, and the shutdown need not wait a whole heartbeat interval.
+CONTROLLED_SHUTDOWN_FIRST_RETRY_MS = 50
+
+
 # ---- states ----
 
 
@@ -63,6 +68,7 @@ class SelfFenced:
 @dataclass(frozen=True)
 class PendingControlledShutdown:
     broker_epoch: int
+    answered: bool = False  # the controller answered "not yet" once: later heartbeats keep the usual interval
 
 
 @dataclass(frozen=True)
@@ -280,6 +286,12 @@ class Lifecycle:
             case PendingControlledShutdown() if should_shutdown:
                 log.info("controlled_shutdown_granted", broker_id=self.config.broker_id)
                 return replace(self, state=ShuttingDown()), (BecomeFenced(), Exit())
+            case PendingControlledShutdown(answered=False):
+                return replace(
+                    self,
+                    state=PendingControlledShutdown(epoch, answered=True),
+                    next_send_ms=now_ms + CONTROLLED_SHUTDOWN_FIRST_RETRY_MS,
+                ), ()
         return self, ()
 
     def _register_again(self, now_ms: int) -> Transition:

@@ -361,3 +361,13 @@ class Consumer:
 
     async def close(self) -> None:
         await self.metadata.close()
+
+
+async def at_confirmed_log_end(consumer: Consumer) -> bool:
+    """Every partition read up to its high watermark, and its leader's latest offset (ListOffsets LATEST, answered
+    only once that leader's HWM covers its epoch) at or below the position: nothing acknowledged lies beyond."""
+    if not consumer.caught_up():
+        return False
+    await consumer.confirm_log_ends()
+    return all(end.log_end is not None and end.position is not None and end.position >= end.log_end
+               for end in consumer.read_ends())  # fmt: skip

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minikafka.client.admin import AdminClient
-from minikafka.client.consumer import EARLIEST, Consumer, ConsumerConfig
+from minikafka.client.consumer import EARLIEST, Consumer, ConsumerConfig, at_confirmed_log_end
 from minikafka.client.in_flight import InFlight
 from minikafka.client.produce_command import generated_value, history_line
 from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig, RecordMetadata, delivery_outcome
@@ -139,7 +139,7 @@ async def consume_to_file(
     last_record = time.monotonic()
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as stream:
-        while not (stop.is_set() if stop is not None else _read_done(consumer, idle >= idle_polls, last_record)):
+        while not (stop.is_set() if stop else await _final_read_done(consumer, idle, idle_polls, last_record)):
             try:
                 records = await consumer.poll()
             except KafkaError:
@@ -154,6 +154,14 @@ async def consume_to_file(
         stream.write("".join(json.dumps(end.to_json(), separators=(",", ":")) + "\n" for end in consumer.read_ends()))
     await consumer.close()
     return count
+
+
+async def _final_read_done(consumer: Consumer, idle: int, idle_polls: int, last_record: float) -> bool:
+    """Done two empty polls after reaching the log end its leaders confirm, or as _read_done says: the idle polls
+    (each a fetch's max wait) are for a read that cannot reach the end yet."""
+    if idle >= 2 and await at_confirmed_log_end(consumer):
+        return True
+    return _read_done(consumer, idle >= idle_polls, last_record)
 
 
 def _read_done(consumer: Consumer, idle: bool, last_record: float) -> bool:

@@ -159,6 +159,22 @@ def test_controlled_shutdown_waits_for_the_controller() -> None:
     assert effects == (BecomeFenced(), Exit()) and life.state == ShuttingDown()
 
 
+def test_controlled_shutdown_asks_again_soon_after_the_first_not_yet_then_every_interval() -> None:
+    """As Kafka's broker: the controller usually has moved the leaderships by the second ask, 50 ms later."""
+    life = running(0)
+    life, _ = life.on_shutdown_requested(10)
+    life, _ = life.tick(10, 5)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, False, False, 12)
+    assert effects == () and life.state == PendingControlledShutdown(42, answered=True)
+    assert life.tick(61, 5)[1] == ()
+    life, effects = life.tick(62, 5)
+    assert effects == (SendHeartbeat(3, 42, 5, want_fence=False, want_shutdown=True),)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, False, False, 63)
+    assert effects == () and life.tick(162, 5)[1] == ()  # a second "not yet": the usual interval
+    life, effects = life.tick(163, 6)
+    assert effects == (SendHeartbeat(3, 42, 6, want_fence=False, want_shutdown=True),)
+
+
 def test_shutdown_before_running_exits_at_once() -> None:
     life = registered()
     life, effects = life.on_shutdown_requested(1)

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from minikafka.client.consumer import EARLIEST, Consumer
+from minikafka.client.consumer import EARLIEST, Consumer, at_confirmed_log_end
 from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig, RecordMetadata
 from minikafka.common.errors import ErrorCode
 from minikafka.common.event_log import utc_timestamp
@@ -136,14 +136,28 @@ async def read_until_idle(consumer: Consumer, idle_polls: int, expected: int | N
     return read
 
 
+async def read_to_log_end(consumer: Consumer, idle_polls: int, expected: int | None = None) -> dict[int, str]:
+    """As read_until_idle, but done as soon as two empty polls in a row found the read at its confirmed log end: the
+    idle polls (each a fetch's max wait) are for a read that cannot reach the end yet, a leader moving say."""
+    read: dict[int, str] = {}
+    idle = 0
+    while idle < idle_polls and (expected is None or len(read) < expected):
+        records = await consumer.poll()
+        idle = 0 if records else idle + 1
+        read.update((r.offset, (r.value or b"").decode()) for r in records)
+        if idle >= 2 and await at_confirmed_log_end(consumer):
+            break
+    return read
+
+
 async def consume_partition(
     bootstrap: Sequence[str], topic: str, expected: int | None = None, ends: list[dict] | None = None
 ) -> dict[int, str]:
-    """offset -> value of partition 0, read from the beginning until 20 empty polls (or `expected` records); with
-    `ends`, also where the read stopped (the `read_end` history lines)."""
+    """offset -> value of partition 0, read from the beginning to its confirmed log end, or until 20 empty polls
+    (or `expected` records); with `ends`, also where the read stopped (the `read_end` history lines)."""
     consumer = Consumer(list(bootstrap))
     await consumer.assign(topic, [0], EARLIEST)
-    read = await read_until_idle(consumer, 20, expected)
+    read = await read_to_log_end(consumer, 20, expected)
     if ends is not None:
         await consumer.confirm_log_ends()
         ends.extend(end.to_json() for end in consumer.read_ends())
