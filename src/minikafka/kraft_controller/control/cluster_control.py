@@ -199,24 +199,21 @@ def broker_heartbeat(
     return HeartbeatOutcome(ControllerResult(tuple(records), response), decision, shutdown_offset)
 
 
-def fence_expired_brokers(
+def fence_one_stale_broker(
     image: MetadataImage, heartbeats: HeartbeatManager, now_ms: int, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
 ) -> list[Record]:
-    """Fence every broker whose session timed out, each against the image the earlier fences leave."""
-    records: list[Record] = []
-    scratch = image
-    fenced: list[Record] = []
-    for broker_id in heartbeats.expired(image, now_ms):
-        # Against what the earlier fences leave (a replay of thousands of records: not paid after the last one).
-        scratch = apply_records(scratch, fenced)
-        session = heartbeats.sessions[broker_id]
-        log.warning(
-            "broker_session_expired",
-            broker_id=broker_id,
-            last_contact_ms=session.last_contact_ms,
-            now_ms=now_ms,
-            session_timeout_ms=heartbeats.session_timeout_ms,
-        )
-        fenced = fence_broker(scratch, broker_id, "session_timeout", defaults)
-        records += fenced
-    return records
+    """Fence the broker whose session ran out longest ago, if any (Kafka's maybeFenceOneStaleBroker): one broker
+    an event, so each fencing is seen before the next is generated, and no event fences brokers by the several
+    thousand partitions each. The next tick fences the next."""
+    broker_id = heartbeats.one_stale(image, now_ms)
+    if broker_id is None:
+        return []
+    session = heartbeats.sessions[broker_id]
+    log.warning(
+        "broker_session_expired",
+        broker_id=broker_id,
+        last_contact_ms=session.last_contact_ms,
+        now_ms=now_ms,
+        session_timeout_ms=heartbeats.session_timeout_ms,
+    )
+    return fence_broker(image, broker_id, "session_timeout", defaults)
