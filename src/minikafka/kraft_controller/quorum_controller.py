@@ -16,7 +16,7 @@ import asyncio
 import random
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 import structlog
@@ -316,11 +316,17 @@ class QuorumController:
             done.set_exception(error)
             return
         offset = self.raft.log_end_offset() + self._accumulated_records
+        if result.records and not await self._apply_proposed_in_slices(result.records, offset):
+            done.set_exception(self.not_controller())  # leadership moved between slices: the proposals are gone
+            return
+        if result.later is not None:
+            whole = await self._generate_later(result, offset)
+            if whole is None:
+                done.set_exception(self.not_controller())
+                return
+            result = whole
         if not result.records:
             self._answer_after_pending(result, offset, done)
-            return
-        if not await self._apply_proposed_in_slices(result.records, offset):
-            done.set_exception(self.not_controller())  # leadership moved between slices: the proposals are gone
             return
         self._accumulated.append((result, offset, done))
         self._accumulated_records += len(result.records)
@@ -338,6 +344,22 @@ class QuorumController:
                     return False
             self.state.apply_proposed(records[start : start + PROPOSE_RECORDS_PER_TURN], offset + start)
         return True
+
+    async def _generate_later(self, result: ControllerResult[Any], offset: int) -> ControllerResult[Any] | None:
+        """Generate the write's later records a slice a loop turn, each applied to the proposed image as it comes
+        (a fencing of a broker in thousands of ISRs held the loop for seconds); the whole result, or None when this
+        controller stopped being the active one in between."""
+        assert result.later is not None
+        records = list(result.records)
+        epoch = self._active_epoch
+        for part in result.later:
+            if part:
+                self.state.apply_proposed(part, offset + len(records))
+                records += part
+            await asyncio.sleep(0)  # heartbeats, the quorum's fetches and replays run in between
+            if not self.active or self._active_epoch != epoch:
+                return None
+        return replace(result, records=tuple(records), later=None)
 
     def _answer_after_pending(self, result: ControllerResult[Any], offset: int, done: asyncio.Future[Any]) -> None:
         """A write that made no records was still generated from the image with every pending write in it: answer

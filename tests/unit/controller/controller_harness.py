@@ -44,6 +44,7 @@ class Harness:
         return self.controller.image
 
     def commit(self, result: ControllerResult[R]) -> R:
+        result = result.whole()
         base = self.next_offset
         for record in result.records:
             self.controller.replay(record, self.next_offset)
@@ -55,7 +56,7 @@ class Harness:
         self.now_ms += ms
 
     def tick_once(self) -> tuple[Record, ...]:
-        result = self.controller.tick(self.now_ms)
+        result = self.controller.tick(self.now_ms).whole()
         self.commit(result)
         return result.records
 

@@ -216,10 +216,12 @@ class ControllerStateMachine:
         from this controller's."""
         records = feature_records(self.image, self.config)
         scratch = replication_control.apply_records(self.image, records)
-        records += cluster_control.fence_one_stale_broker(scratch, self.heartbeats, now_ms, self.config.topic_defaults)
+        defaults = self.config.topic_defaults
+        fencing = cluster_control.fence_one_stale_broker(scratch, self.heartbeats, now_ms, defaults)
+        if fencing is not None:
+            return ControllerResult(tuple(records), None, later=fencing)  # the rebalance waits for the next tick
         if self.config.auto_leader_rebalance_enable and now_ms >= self.next_leader_balance_ms:
             self.next_leader_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
-            scratch = replication_control.apply_records(self.image, records)
             records += leader_elections.balance_partition_leaders(scratch)
         return ControllerResult(tuple(records), None)
 
