@@ -98,6 +98,7 @@ class QuorumController:
         # Generated writes waiting for the append linger: (result, offset of its first record, caller).
         self._accumulated: list[tuple[ControllerResult[Any], int, asyncio.Future[Any]]] = []
         self._accumulated_records = 0
+        self._records_generated = 0  # by every write so far: the queue's measure of a loop turn's generation work
         # (write, its caller, the clock time it must start by or None): Kafka's event deadline.
         self._queue: deque[tuple[Callable[[], Any], asyncio.Future[Any], int | None]] = deque()
         self._queue_waits = Purgatory()  # the queue's wait for the next write
@@ -273,13 +274,19 @@ class QuorumController:
         linger_s = self.config.append_linger_ms / 1000
         append_at = 0.0
         while True:
-            # What is queued is generated in this loop turn, up to OPERATIONS_PER_TURN writes: a wait per write would
-            # cost loop turns, and thousands at once (a leader's AlterPartition for each of its partitions after a
-            # broker's restart) held the loop for seconds.
+            # What is queued is generated in this loop turn, up to OPERATIONS_PER_TURN writes or writes of
+            # PROPOSE_RECORDS_PER_TURN records: a wait per write would cost loop turns, and thousands at once (a
+            # leader's AlterPartition for each of its partitions after a broker's restart, each of up to 200 changes)
+            # held the loop for seconds.
             generated = 0
+            records_before = self._records_generated
             while self._queue:
-                if generated == OPERATIONS_PER_TURN:
+                if (
+                    generated == OPERATIONS_PER_TURN
+                    or self._records_generated - records_before >= PROPOSE_RECORDS_PER_TURN
+                ):
                     generated = 0
+                    records_before = self._records_generated
                     await asyncio.sleep(0)
                     continue
                 generated += 1
@@ -330,6 +337,7 @@ class QuorumController:
             return
         self._accumulated.append((result, offset, done))
         self._accumulated_records += len(result.records)
+        self._records_generated += len(result.records)
 
     async def _apply_proposed_in_slices(self, records: Sequence[Record], offset: int) -> bool:
         """Apply a write's records to the proposed image, PROPOSE_RECORDS_PER_TURN a loop turn (a CreateTopics of

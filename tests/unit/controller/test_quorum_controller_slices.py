@@ -27,6 +27,8 @@ from minikafka.kraft_controller.control.requests import (
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.kraft_controller.metadata.records import (
     BrokerStatus,
+    ConfigRecord,
+    ConfigResourceType,
     Endpoint,
     Partition,
     Record,
@@ -200,6 +202,36 @@ async def test_a_fencing_over_many_partitions_is_generated_a_slice_per_loop_turn
         image = controller.state.committed
         assert image.broker(1).status is BrokerStatus.FENCED  # type: ignore[union-attr]
         assert all(1 not in p.isr and p.leader != 1 for _, _, p in image.partitions())
+    finally:
+        counter.cancel()
+        await controller.stop()
+
+
+async def test_writes_of_many_records_are_generated_a_bounded_number_of_records_a_loop_turn() -> None:
+    # As the leaders' AlterPartition calls of up to 200 changes each after a broker's restart.
+    controller, _raft = await active_controller(auto_commit=True)
+    turns = [0]
+
+    async def count_turns() -> None:
+        while True:
+            turns[0] += 1
+            await asyncio.sleep(0)
+
+    counter = asyncio.ensure_future(count_turns())
+    try:
+        generated_in: list[int] = []
+        size = PROPOSE_RECORDS_PER_TURN // 2
+
+        def write(first: int) -> ControllerResult[None]:
+            generated_in.append(turns[0])
+            records = tuple(ConfigRecord(ConfigResourceType.BROKER, "", f"k{first + i}", "v") for i in range(size))
+            return ControllerResult(records, None)
+
+        writes = 6
+        calls = [controller.submit(lambda n=n: write(n * size)) for n in range(writes)]  # type: ignore[misc]
+        await asyncio.wait_for(asyncio.gather(*calls), 5)
+        per_turn = [generated_in.count(turn) for turn in set(generated_in)]
+        assert sum(per_turn) == writes and max(per_turn) <= 2
     finally:
         counter.cancel()
         await controller.stop()
