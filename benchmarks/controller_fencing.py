@@ -7,7 +7,7 @@ follower controller's replay of the same records.
     PYTHONPATH=/tmp/parent/src .venv/bin/python benchmarks/controller_fencing.py   # another tree, same script
 
 Per scenario it prints the longest gap between two turns of a coroutine that does nothing but yield (the longest
-the loop was held) and the wall time until the change was committed:
+the loop was held), the longest garbage collection in that time, and the wall time until the change was committed:
 - `fence_one`: broker 1's session expires (brokers 2 and 3 heartbeat), until it is fenced;
 - `rejoin`: broker 1 heartbeats again (unfenced), then the leaders propose it back into every ISR, one
   AlterPartition of at most 200 partitions at a time each (as brokers send them), until every ISR is full;
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import statistics
 import tempfile
@@ -97,11 +98,20 @@ class AutoCommitRaft:
 
 
 class LoopWatch:
-    """The longest gap between two turns of a coroutine that only yields."""
+    """The longest gap between two turns of a coroutine that only yields, and the longest garbage collection
+    meanwhile (a full one walks every object of the images held)."""
 
     def __init__(self) -> None:
         self.longest_s = 0.0
+        self.longest_gc_s = 0.0
+        self._gc_started = 0.0
         self._task: asyncio.Task[None] | None = None
+
+    def _on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.longest_gc_s = max(self.longest_gc_s, time.perf_counter() - self._gc_started)
 
     async def _run(self) -> None:
         last = time.perf_counter()
@@ -113,11 +123,13 @@ class LoopWatch:
 
     def __enter__(self) -> LoopWatch:
         self._task = asyncio.ensure_future(self._run())
+        gc.callbacks.append(self._on_gc)
         return self
 
     def __exit__(self, *_: object) -> None:
         assert self._task is not None
         self._task.cancel()
+        gc.callbacks.remove(self._on_gc)
 
 
 @dataclass
@@ -181,7 +193,11 @@ async def timed(work: Callable[[], Awaitable[None]]) -> dict[str, float]:
         started = time.perf_counter()
         await work()
         elapsed = time.perf_counter() - started
-    return {"longest_hold_ms": round(watch.longest_s * 1000, 1), "wall_s": round(elapsed, 2)}
+    return {
+        "longest_hold_ms": round(watch.longest_s * 1000, 1),
+        "longest_gc_ms": round(watch.longest_gc_s * 1000, 1),
+        "wall_s": round(elapsed, 2),
+    }
 
 
 async def fence_one(cluster: Cluster) -> None:
@@ -270,6 +286,7 @@ def run(args: argparse.Namespace) -> None:
     for scenario in rounds[0]:
         holds = [r[scenario]["longest_hold_ms"] for r in rounds]
         walls = [r[scenario]["wall_s"] for r in rounds]
+        collections = [r[scenario]["longest_gc_ms"] for r in rounds]
         print(
             json.dumps(
                 {
@@ -277,6 +294,7 @@ def run(args: argparse.Namespace) -> None:
                     "partitions": args.partitions,
                     "longest_hold_ms": holds,
                     "wall_s": walls,
+                    "longest_gc_ms": collections,
                     "median_hold_ms": statistics.median(holds),
                 }
             )
