@@ -114,6 +114,8 @@ class QuorumController:
     # ---- lifecycle ----
 
     def start(self) -> None:
+        # The process's start-up since construction (opening the log, starting the server) is not a stall.
+        self._last_beat_ms = self.clock()
         self._tasks = [
             asyncio.create_task(self._run_queue(), name="controller-event-queue"),
             asyncio.create_task(self._run_ticks(), name="controller-tick"),

@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 from manual_raft import CONFIG, ManualRaft, active_controller
+from structlog.testing import capture_logs
 
 from minikafka.common.config import load_config
 from minikafka.common.errors import ErrorCode
@@ -235,3 +236,16 @@ async def test_writes_of_many_records_are_generated_a_bounded_number_of_records_
     finally:
         counter.cancel()
         await controller.stop()
+
+
+async def test_the_start_up_before_start_is_not_logged_as_a_stall() -> None:
+    now = [0]
+    raft = ManualRaft()
+    controller = QuorumController(load_config(ControllerConfig, CONFIG), raft, clock=lambda: now[0])
+    now[0] = 8_000  # the log opened and the server started meanwhile
+    with capture_logs() as logs:
+        controller.start()
+        for _ in range(3):
+            await asyncio.sleep(0)
+        await controller.stop()
+    assert [e for e in logs if e["event"] == "controller_stalled"] == []
