@@ -16,7 +16,7 @@ import asyncio
 import random
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 import structlog
@@ -98,6 +98,7 @@ class QuorumController:
         # Generated writes waiting for the append linger: (result, offset of its first record, caller).
         self._accumulated: list[tuple[ControllerResult[Any], int, asyncio.Future[Any]]] = []
         self._accumulated_records = 0
+        self._records_generated = 0  # by every write so far: the queue's measure of a loop turn's generation work
         # (write, its caller, the clock time it must start by or None): Kafka's event deadline.
         self._queue: deque[tuple[Callable[[], Any], asyncio.Future[Any], int | None]] = deque()
         self._queue_waits = Purgatory()  # the queue's wait for the next write
@@ -113,6 +114,8 @@ class QuorumController:
     # ---- lifecycle ----
 
     def start(self) -> None:
+        # The process's start-up since construction (opening the log, starting the server) is not a stall.
+        self._last_beat_ms = self.clock()
         self._tasks = [
             asyncio.create_task(self._run_queue(), name="controller-event-queue"),
             asyncio.create_task(self._run_ticks(), name="controller-tick"),
@@ -273,13 +276,19 @@ class QuorumController:
         linger_s = self.config.append_linger_ms / 1000
         append_at = 0.0
         while True:
-            # What is queued is generated in this loop turn, up to OPERATIONS_PER_TURN writes: a wait per write would
-            # cost loop turns, and thousands at once (a leader's AlterPartition for each of its partitions after a
-            # broker's restart) held the loop for seconds.
+            # What is queued is generated in this loop turn, up to OPERATIONS_PER_TURN writes or writes of
+            # PROPOSE_RECORDS_PER_TURN records: a wait per write would cost loop turns, and thousands at once (a
+            # leader's AlterPartition for each of its partitions after a broker's restart, each of up to 200 changes)
+            # held the loop for seconds.
             generated = 0
+            records_before = self._records_generated
             while self._queue:
-                if generated == OPERATIONS_PER_TURN:
+                if (
+                    generated == OPERATIONS_PER_TURN
+                    or self._records_generated - records_before >= PROPOSE_RECORDS_PER_TURN
+                ):
                     generated = 0
+                    records_before = self._records_generated
                     await asyncio.sleep(0)
                     continue
                 generated += 1
@@ -316,14 +325,21 @@ class QuorumController:
             done.set_exception(error)
             return
         offset = self.raft.log_end_offset() + self._accumulated_records
+        if result.records and not await self._apply_proposed_in_slices(result.records, offset):
+            done.set_exception(self.not_controller())  # leadership moved between slices: the proposals are gone
+            return
+        if result.later is not None:
+            whole = await self._generate_later(result, offset)
+            if whole is None:
+                done.set_exception(self.not_controller())
+                return
+            result = whole
         if not result.records:
             self._answer_after_pending(result, offset, done)
             return
-        if not await self._apply_proposed_in_slices(result.records, offset):
-            done.set_exception(self.not_controller())  # leadership moved between slices: the proposals are gone
-            return
         self._accumulated.append((result, offset, done))
         self._accumulated_records += len(result.records)
+        self._records_generated += len(result.records)
 
     async def _apply_proposed_in_slices(self, records: Sequence[Record], offset: int) -> bool:
         """Apply a write's records to the proposed image, PROPOSE_RECORDS_PER_TURN a loop turn (a CreateTopics of
@@ -338,6 +354,22 @@ class QuorumController:
                     return False
             self.state.apply_proposed(records[start : start + PROPOSE_RECORDS_PER_TURN], offset + start)
         return True
+
+    async def _generate_later(self, result: ControllerResult[Any], offset: int) -> ControllerResult[Any] | None:
+        """Generate the write's later records a slice a loop turn, each applied to the proposed image as it comes
+        (a fencing of a broker in thousands of ISRs held the loop for seconds); the whole result, or None when this
+        controller stopped being the active one in between."""
+        assert result.later is not None
+        records = list(result.records)
+        epoch = self._active_epoch
+        for part in result.later:
+            if part:
+                self.state.apply_proposed(part, offset + len(records))
+                records += part
+            await asyncio.sleep(0)  # heartbeats, the quorum's fetches and replays run in between
+            if not self.active or self._active_epoch != epoch:
+                return None
+        return replace(result, records=tuple(records), later=None)
 
     def _answer_after_pending(self, result: ControllerResult[Any], offset: int, done: asyncio.Future[Any]) -> None:
         """A write that made no records was still generated from the image with every pending write in it: answer

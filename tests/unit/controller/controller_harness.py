@@ -23,7 +23,7 @@ from minikafka.kraft_controller.control.requests import (
     ReplicaAssignment,
 )
 from minikafka.kraft_controller.metadata.image import MetadataImage, PartitionRegistration
-from minikafka.kraft_controller.metadata.records import Endpoint, Record
+from minikafka.kraft_controller.metadata.records import Endpoint, FenceBroker, Record
 
 R = TypeVar("R")
 
@@ -44,6 +44,7 @@ class Harness:
         return self.controller.image
 
     def commit(self, result: ControllerResult[R]) -> R:
+        result = result.whole()
         base = self.next_offset
         for record in result.records:
             self.controller.replay(record, self.next_offset)
@@ -54,10 +55,18 @@ class Harness:
     def advance(self, ms: int) -> None:
         self.now_ms += ms
 
-    def tick(self) -> tuple[Record, ...]:
-        result = self.controller.tick(self.now_ms)
+    def tick_once(self) -> tuple[Record, ...]:
+        result = self.controller.tick(self.now_ms).whole()
         self.commit(result)
         return result.records
+
+    def tick(self) -> tuple[Record, ...]:
+        """Ticks until no stale broker is left (a tick fences one), at this time; every tick's records."""
+        records = last = self.tick_once()
+        while any(isinstance(r, FenceBroker) and r.reason == "session_timeout" for r in last):
+            last = self.tick_once()
+            records += last
+        return records
 
     def register(self, broker_id: int, incarnation: str | None = None, previous_broker_epoch: int = -1) -> int:
         """`previous_broker_epoch`: the last incarnation's epoch after a clean shutdown; -1 after an unclean one."""

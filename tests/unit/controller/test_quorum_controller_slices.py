@@ -1,7 +1,8 @@
 """A controller replays a big commit, and the active one applies and encodes a big write, a slice per loop turn: the
 event loop is never held for the whole of it, the records still replay in order to the image a replay in one go
 builds, a high watermark heard meanwhile waits for the records before it, and a leadership change between two
-slices of a write fails its caller and leaves nothing proposed."""
+slices of a write fails its caller and leaves nothing proposed. A change over every partition of a broker (its
+fencing) is generated a slice per loop turn too."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ import uuid
 
 import pytest
 from manual_raft import CONFIG, ManualRaft, active_controller
+from structlog.testing import capture_logs
 
 from minikafka.common.config import load_config
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.config import ControllerConfig
+from minikafka.kraft_controller.control import replication_control
 from minikafka.kraft_controller.control.controller_result import ControllerResult
+from minikafka.kraft_controller.control.replication_control import CHANGES_PER_SLICE
 from minikafka.kraft_controller.control.requests import (
     BrokerHeartbeatRequest,
     BrokerRegistrationRequest,
@@ -22,7 +26,16 @@ from minikafka.kraft_controller.control.requests import (
     CreateTopicsRequest,
 )
 from minikafka.kraft_controller.metadata.image import MetadataImage
-from minikafka.kraft_controller.metadata.records import Endpoint, Partition, Record, Topic, encode_record
+from minikafka.kraft_controller.metadata.records import (
+    BrokerStatus,
+    ConfigRecord,
+    ConfigResourceType,
+    Endpoint,
+    Partition,
+    Record,
+    Topic,
+    encode_record,
+)
 from minikafka.kraft_controller.quorum_controller import (
     OPERATIONS_PER_TURN,
     PROPOSE_RECORDS_PER_TURN,
@@ -156,3 +169,83 @@ async def test_a_burst_of_writes_is_generated_a_bounded_number_a_loop_turn() -> 
     finally:
         counter.cancel()
         await controller.stop()
+
+
+async def test_a_fencing_over_many_partitions_is_generated_a_slice_per_loop_turn(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    controller, _raft = await active_controller(auto_commit=True)
+    turns = [0]
+
+    async def count_turns() -> None:
+        while True:
+            turns[0] += 1
+            await asyncio.sleep(0)
+
+    counter = asyncio.ensure_future(count_turns())
+    built_in: list[int] = []
+    build = replication_control.build_partition_change
+
+    def counting_build(*args, **kwargs):  # type: ignore[no-untyped-def]
+        built_in.append(turns[0])
+        return build(*args, **kwargs)
+
+    try:
+        await three_brokers(controller)
+        await asyncio.wait_for(create_big(controller), 5)
+        monkeypatch.setattr(replication_control, "build_partition_change", counting_build)
+        registration = controller.state.image.broker(1)
+        assert registration is not None
+        beat = BrokerHeartbeatRequest(1, registration.broker_epoch, 10**6, want_fence=True)
+        answer = await asyncio.wait_for(controller.submit(lambda: controller.state.broker_heartbeat(beat, 0)), 5)
+        assert answer.is_fenced
+        per_turn = [built_in.count(turn) for turn in set(built_in)]
+        assert sum(per_turn) == 2 * PROPOSE_RECORDS_PER_TURN  # broker 1 is in every ISR
+        assert max(per_turn) <= CHANGES_PER_SLICE
+        image = controller.state.committed
+        assert image.broker(1).status is BrokerStatus.FENCED  # type: ignore[union-attr]
+        assert all(1 not in p.isr and p.leader != 1 for _, _, p in image.partitions())
+    finally:
+        counter.cancel()
+        await controller.stop()
+
+
+async def test_writes_of_many_records_are_generated_a_bounded_number_of_records_a_loop_turn() -> None:
+    # As the leaders' AlterPartition calls of up to 200 changes each after a broker's restart.
+    controller, _raft = await active_controller(auto_commit=True)
+    turns = [0]
+
+    async def count_turns() -> None:
+        while True:
+            turns[0] += 1
+            await asyncio.sleep(0)
+
+    counter = asyncio.ensure_future(count_turns())
+    try:
+        generated_in: list[int] = []
+        size = PROPOSE_RECORDS_PER_TURN // 2
+
+        def write(first: int) -> ControllerResult[None]:
+            generated_in.append(turns[0])
+            records = tuple(ConfigRecord(ConfigResourceType.BROKER, "", f"k{first + i}", "v") for i in range(size))
+            return ControllerResult(records, None)
+
+        writes = 6
+        calls = [controller.submit(lambda n=n: write(n * size)) for n in range(writes)]  # type: ignore[misc]
+        await asyncio.wait_for(asyncio.gather(*calls), 5)
+        per_turn = [generated_in.count(turn) for turn in set(generated_in)]
+        assert sum(per_turn) == writes and max(per_turn) <= 2
+    finally:
+        counter.cancel()
+        await controller.stop()
+
+
+async def test_the_start_up_before_start_is_not_logged_as_a_stall() -> None:
+    now = [0]
+    raft = ManualRaft()
+    controller = QuorumController(load_config(ControllerConfig, CONFIG), raft, clock=lambda: now[0])
+    now[0] = 8_000  # the log opened and the server started meanwhile
+    with capture_logs() as logs:
+        controller.start()
+        for _ in range(3):
+            await asyncio.sleep(0)
+        await controller.stop()
+    assert [e for e in logs if e["event"] == "controller_stalled"] == []

@@ -9,6 +9,7 @@ incarnation that names the previous one's epoch stopped cleanly (KAFKA-15586); a
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -28,11 +29,12 @@ from minikafka.kraft_controller.control.heartbeat_manager import (
 from minikafka.kraft_controller.control.partition_change import KAFKA_TOPIC_DEFAULTS, TopicDefaults
 from minikafka.kraft_controller.control.replication_control import (
     apply_records,
-    enter_controlled_shutdown,
+    controlled_shutdown_slices,
     fence_broker,
+    fence_broker_slices,
     handle_broker_shutdown,
     leaderships,
-    unfence_broker,
+    unfence_broker_slices,
 )
 from minikafka.kraft_controller.control.requests import (
     BrokerHeartbeatRequest,
@@ -165,22 +167,22 @@ def broker_heartbeat(
         shutdown_offset = shutdown_offset if shutdown_offset >= 0 else image.offset
     lowest_active = heartbeats.lowest_active_offset(image)
     decision = next_broker_state(registration, request, led, shutdown_offset, lowest_active)
-    records: list[Record] = []
+    later: Iterator[Sequence[Record]] | None = None
     should_shutdown = False
     match decision:
         case Unfence():
-            records = unfence_broker(image, request.broker_id, "caught_up", defaults)
+            later = unfence_broker_slices(image, request.broker_id, "caught_up", defaults)
         case Fence(reason=reason):
             if request.offline_log_dirs:
                 log.warning(
                     "broker_log_dirs_offline", broker_id=request.broker_id, log_dirs=list(request.offline_log_dirs)
                 )
-            records = fence_broker(image, request.broker_id, reason, defaults)
+            later = fence_broker_slices(image, request.broker_id, reason, defaults)
         case EnterControlledShutdown():
-            records = enter_controlled_shutdown(image, request.broker_id, defaults)
+            later = controlled_shutdown_slices(image, request.broker_id, defaults)
         case ShutdownNow():
             should_shutdown = True
-            records = fence_broker(image, request.broker_id, "controlled_shutdown_complete", defaults)
+            later = fence_broker_slices(image, request.broker_id, "controlled_shutdown_complete", defaults)
         case AwaitShutdownPropagation(controlled_shutdown_offset=wanted, lowest_active_offset=lowest):
             log.info(
                 "controlled_shutdown_awaiting_metadata",
@@ -188,35 +190,34 @@ def broker_heartbeat(
                 expected_lowest_active_offset=wanted,
                 actual_lowest_active_offset=lowest,
             )
-    after = apply_records(image, records).broker(request.broker_id)
-    assert after is not None
+    # Its state once the records commit, known from the decision: the records themselves are generated later.
+    fenced = isinstance(decision, Fence | ShutdownNow) or (
+        registration.status is BrokerStatus.FENCED and not isinstance(decision, Unfence)
+    )
     response = BrokerHeartbeatResponse(
         error_code=ErrorCode.NONE,
         is_caught_up=request.current_metadata_offset >= registration.broker_epoch,
-        is_fenced=after.status is BrokerStatus.FENCED,
+        is_fenced=fenced,
         should_shutdown=should_shutdown,
     )
-    return HeartbeatOutcome(ControllerResult(tuple(records), response), decision, shutdown_offset)
+    return HeartbeatOutcome(ControllerResult((), response, later=later), decision, shutdown_offset)
 
 
-def fence_expired_brokers(
+def fence_one_stale_broker(
     image: MetadataImage, heartbeats: HeartbeatManager, now_ms: int, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
-) -> list[Record]:
-    """Fence every broker whose session timed out, each against the image the earlier fences leave."""
-    records: list[Record] = []
-    scratch = image
-    fenced: list[Record] = []
-    for broker_id in heartbeats.expired(image, now_ms):
-        # Against what the earlier fences leave (a replay of thousands of records: not paid after the last one).
-        scratch = apply_records(scratch, fenced)
-        session = heartbeats.sessions[broker_id]
-        log.warning(
-            "broker_session_expired",
-            broker_id=broker_id,
-            last_contact_ms=session.last_contact_ms,
-            now_ms=now_ms,
-            session_timeout_ms=heartbeats.session_timeout_ms,
-        )
-        fenced = fence_broker(scratch, broker_id, "session_timeout", defaults)
-        records += fenced
-    return records
+) -> Iterator[list[Record]] | None:
+    """The fencing, a slice at a time, of the broker whose session ran out longest ago; None when none has (Kafka's
+    maybeFenceOneStaleBroker): one broker an event, so each fencing is seen before the next is generated. The
+    next tick fences the next."""
+    broker_id = heartbeats.one_stale(image, now_ms)
+    if broker_id is None:
+        return None
+    session = heartbeats.sessions[broker_id]
+    log.warning(
+        "broker_session_expired",
+        broker_id=broker_id,
+        last_contact_ms=session.last_contact_ms,
+        now_ms=now_ms,
+        session_timeout_ms=heartbeats.session_timeout_ms,
+    )
+    return fence_broker_slices(image, broker_id, "session_timeout", defaults)

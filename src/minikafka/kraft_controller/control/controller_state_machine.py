@@ -216,16 +216,19 @@ class ControllerStateMachine:
         return ControllerResult((), DescribeClusterResponse(brokers, self.committed.offset))
 
     def tick(self, now_ms: int) -> ControllerResult[None]:
-        """Fence brokers whose session timed out (Kafka: broker.session.timeout.ms without a heartbeat); every
+        """Fence the broker whose session timed out longest ago (Kafka: broker.session.timeout.ms without a
+        heartbeat; one a tick, as Kafka's maybeFenceOneStaleBroker); every
         leader.imbalance.check.interval.seconds, with auto.leader.rebalance.enable, give preferred replicas their
         leadership back. Writes eligible.leader.replicas.version where the image's differs from this controller's,
         and bootstraps transaction.version."""
         records = feature_records(self.image, self.config)
         scratch = replication_control.apply_records(self.image, records)
-        records += cluster_control.fence_expired_brokers(scratch, self.heartbeats, now_ms, self.config.topic_defaults)
+        defaults = self.config.topic_defaults
+        fencing = cluster_control.fence_one_stale_broker(scratch, self.heartbeats, now_ms, defaults)
+        if fencing is not None:
+            return ControllerResult(tuple(records), None, later=fencing)  # the rebalance waits for the next tick
         if self.config.auto_leader_rebalance_enable and now_ms >= self.next_leader_balance_ms:
             self.next_leader_balance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
-            scratch = replication_control.apply_records(self.image, records)
             records += leader_elections.balance_partition_leaders(scratch)
         return ControllerResult(tuple(records), None)
 

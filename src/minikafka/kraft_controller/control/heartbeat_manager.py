@@ -90,6 +90,12 @@ class HeartbeatManager:
         session = self.sessions.get(broker_id)
         return session is not None and session.last_contact_ms + self.session_timeout_ms >= now_ms
 
+    def one_stale(self, image: MetadataImage, now_ms: int) -> int | None:
+        """Kafka's findOneStaleBroker: of the brokers whose session ran out, the one heard from longest ago (the
+        lowest id on a tie); None when none has."""
+        stale = self.expired(image, now_ms)
+        return min(stale, key=lambda b: (self.sessions[b].last_contact_ms, b)) if stale else None
+
     def expired(self, image: MetadataImage, now_ms: int) -> list[int]:
         """Unfenced (or shutting-down) brokers whose session ran out. A broker without a session has not been
         seen by this controller yet; `reset_all` on activation gives it one."""
