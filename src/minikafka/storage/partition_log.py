@@ -529,6 +529,7 @@ class PartitionLog:
                 self.config.max_message_bytes,
                 self.config.compact,
                 target_codec(self.config.compression_type),
+                self.name,
             )
         except KafkaError as error:
             where = {"position": error.position} if isinstance(error, CorruptRecordError | InvalidRecordError) else {}
