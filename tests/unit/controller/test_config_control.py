@@ -144,3 +144,17 @@ def test_the_cluster_wide_unclean_leader_election_enable_applies_to_topics_witho
     assert unclean_enabled(harness.image, "t", False)
     assert alter(harness, TOPIC, "t", ("unclean.leader.election.enable", SET, "false"))[0] == ErrorCode.NONE
     assert not unclean_enabled(harness.image, "t", False)
+
+
+def test_kafkas_sasl_listener_configs_are_taken_for_a_broker_and_the_cluster_default() -> None:
+    """Kafka takes them without a listener prefix (librdkafka's test 0081 alters one on a broker): stored, typed."""
+    harness = with_topic()
+    setting = ("sasl.kerberos.min.time.before.relogin", SET, "58000")
+    assert alter(harness, BROKER, "1", setting, incremental=False)[0] == ErrorCode.NONE
+    assert harness.image.dynamic_broker_config("sasl.kerberos.min.time.before.relogin", 1) == "58000"
+    assert alter(harness, BROKER, "", ("sasl.login.refresh.window.factor", SET, "0.9"))[0] == ErrorCode.NONE
+    code, message = alter(harness, BROKER, "1", ("sasl.kerberos.min.time.before.relogin", SET, "soon"))
+    assert code == ErrorCode.INVALID_CONFIG and "type LONG" in message
+    code, message = alter(harness, BROKER, "1", ("sasl.login.refresh.buffer.seconds", SET, "40000"))
+    assert code == ErrorCode.INVALID_CONFIG and "type SHORT" in message
+    assert alter(harness, BROKER, "1", ("no.such.broker.key", SET, "1"))[0] == ErrorCode.INVALID_CONFIG

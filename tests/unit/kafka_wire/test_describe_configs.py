@@ -163,3 +163,15 @@ def test_dynamic_broker_values_come_first_in_kafkas_order() -> None:
 
 def _by_name_with(config: BrokerConfig, dynamic: DynamicBrokerValues) -> dict:
     return {entry.name: entry for entry in broker_entries(config, dynamic)}
+
+
+def test_a_dynamic_value_of_a_key_the_broker_has_no_setting_for_is_listed() -> None:
+    dynamic = DynamicBrokerValues(
+        own={"sasl.kerberos.min.time.before.relogin": "58000"},
+        cluster={"sasl.kerberos.min.time.before.relogin": "60000", "sasl.login.refresh.buffer.seconds": "30"},
+    )
+    entries = _by_name_with(_config(), dynamic)
+    relogin = entries["sasl.kerberos.min.time.before.relogin"]
+    assert (relogin.value, relogin.source, relogin.config_type, relogin.read_only) == ("58000", 2, LONG, False)
+    assert [(s.value, s.source) for s in relogin.synonyms] == [("58000", 2), ("60000", 3)]
+    assert entries["sasl.login.refresh.buffer.seconds"].config_type == SHORT

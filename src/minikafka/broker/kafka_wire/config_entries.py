@@ -44,7 +44,7 @@ _SHORT_KEYS = frozenset({"offsets.topic.replication.factor"})
 # the JAAS user_NAME="PASSWORD" entries, so it is one too.
 _PASSWORD_KEYS = frozenset({"ssl.key.password", "sasl.plain.users"})
 _KINDS = {"bool": BOOLEAN, "str": STRING, "list": LIST, "float": DOUBLE}
-_TOPIC_KINDS = {"int": INT, "long": LONG, "list": LIST, "boolean": BOOLEAN, "double": DOUBLE}
+_TOPIC_KINDS = {"int": INT, "long": LONG, "list": LIST, "boolean": BOOLEAN, "double": DOUBLE, "short": SHORT}
 
 # Each topic config's broker-level synonym (Kafka's names): its value when the topic does not set it.
 TOPIC_SYNONYMS = {name: definition.broker_name for name, definition in TOPIC_CONFIGS.items()}
@@ -141,7 +141,30 @@ def broker_entries(config: BrokerConfig, dynamic: DynamicBrokerValues | None = N
     # Kafka still lists broker.id, which in KRaft takes node.id's value
     node_id = next(entry for entry in entries if entry.name == "node.id")
     entries.append(dataclasses.replace(node_id, name="broker.id", synonyms=_renamed(node_id.synonyms, "broker.id")))
+    entries.extend(_dynamic_only_entries(dynamic, {entry.name for entry in entries}))
     return sorted(entries, key=lambda entry: entry.name)
+
+
+def _dynamic_only_entries(dynamic: DynamicBrokerValues, listed: set[str]) -> list[ConfigEntry]:
+    """Dynamic values of Kafka keys the broker has no setting of its own for (the SASL listener configs Kafka
+    keeps): listed with their dynamic source, as Kafka lists every key it knows."""
+    entries = []
+    for name in sorted((set(dynamic.own) | set(dynamic.cluster)) - listed):
+        synonyms = dynamic.synonyms(name)
+        definition = DYNAMIC_BROKER_CONFIGS.get(name)
+        entries.append(
+            ConfigEntry(
+                name=name,
+                value=synonyms[0].value,
+                source=synonyms[0].source,
+                read_only=False,
+                sensitive=False,
+                config_type=_TOPIC_KINDS.get(definition.kind, STRING) if definition else STRING,
+                doc=None,
+                synonyms=tuple(synonyms),
+            )
+        )
+    return entries
 
 
 def _renamed(synonyms: tuple[Synonym, ...], name: str) -> tuple[Synonym, ...]:
