@@ -137,12 +137,14 @@ DYNAMIC_BROKER_CONFIGS: Mapping[str, TopicConfigDef] = {
 }
 
 
-def config_problem(definitions: Mapping[str, TopicConfigDef], key: str, value: str | None) -> str | None:
+def config_problem(
+    definitions: Mapping[str, TopicConfigDef], key: str, value: str | None, kind: str | None = None
+) -> str | None:
     """Why `value` is not acceptable for `key` (Kafka's message), or None; a None value (a deletion) only needs
-    the key to be known."""
+    the key to be known. `kind` names the resource in the unknown-key message (default: topic or dynamic broker)."""
     definition = definitions.get(key)
     if definition is None:
-        kind = "topic" if definitions is TOPIC_CONFIGS else "dynamic broker"
+        kind = kind or ("topic" if definitions is TOPIC_CONFIGS else "dynamic broker")
         return f"Unknown {kind} config name: {key}"
     reason = None if value is None else definition.check(value)
     return f"Invalid value {value} for configuration {key}: {reason}" if reason else None

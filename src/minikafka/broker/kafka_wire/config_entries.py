@@ -10,11 +10,17 @@ from typing import Any
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.common.config import config_keys, describe_keys
+from minikafka.common.group_config import (
+    CONSUMER_HEARTBEAT_INTERVAL_MS,
+    CONSUMER_SESSION_TIMEOUT_MS,
+    GROUP_CONFIG_DEFS,
+)
 from minikafka.common.topic_config import DYNAMIC_BROKER_CONFIGS, LONG_MAX, TOPIC_CONFIGS
 
 # Kafka's ConfigSource
 DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG = 1, 2, 3
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5
+GROUP_CONFIG = 8
 # Kafka's ConfigType
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
 
@@ -224,3 +230,32 @@ def cluster_default_entries(cluster: Mapping[str, str]) -> list[ConfigEntry]:
         )
         for name, value in sorted(cluster.items())
     ]
+
+
+def group_entries(config: BrokerConfig, group_values: Mapping[str, str]) -> list[ConfigEntry]:
+    """Every group config: the group's own value (GROUP_CONFIG), else the default this broker's coordinator
+    would use (its group.consumer.* setting for the consumer keys, Kafka's default for the share ones), as
+    Kafka's DescribeConfigs answers a group, whether or not it exists."""
+    defaults = {
+        CONSUMER_SESSION_TIMEOUT_MS: config.group_consumer_session_timeout_ms,
+        CONSUMER_HEARTBEAT_INTERVAL_MS: config.group_consumer_heartbeat_interval_ms,
+    }
+    entries = []
+    for definition in sorted(GROUP_CONFIG_DEFS, key=lambda d: d.name):
+        name = definition.name
+        own = group_values.get(name)
+        value = own if own is not None else str(defaults.get(name, definition.default))
+        source = GROUP_CONFIG if own is not None else DEFAULT_CONFIG
+        entries.append(
+            ConfigEntry(
+                name=name,
+                value=value,
+                source=source,
+                read_only=False,
+                sensitive=False,
+                config_type=INT,
+                doc=None,
+                synonyms=(Synonym(name, value, source),),
+            )
+        )
+    return entries
