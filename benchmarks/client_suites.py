@@ -6,17 +6,18 @@
 
 `--source` is the client's source at the release installed here (its third-party code is never committed): a
 checkout of kafka-python (its `test/` is run with the kafka-python installed in this venv), of aiokafka (its
-`tests/`, with the installed aiokafka) or of kafkajs (its specs run with its own `src/`; jest and the other
-devDependencies the specs need are installed with npm into `DIR/node_modules` when missing). Each suite runs in a
-copy of its tests made under the run directory, with the suite's fixtures pointed at the cluster the way its own
-CI points them at a Kafka (environment variables, or a fixture override appended to the copy); nothing in
-`--source` is changed.
+`tests/`, with the installed aiokafka; its tests/coordinator needs pytest-mock) or of kafkajs (its specs run with
+its own `src/`; jest and the other devDependencies the specs need are installed with npm into `DIR/node_modules`
+when missing). Each suite runs in a copy of its tests made under the run directory, with the suite's fixtures
+pointed at the cluster the way its own CI points them at a Kafka (environment variables, or a fixture override
+appended to the copy); nothing in `--source` is changed.
 
-The script starts 3 controllers and 3 brokers (`cluster up --network host`, with the broker ids and the broker
-settings of the Kafka the suite's CI starts: its partitions, replication factor and an authorizer allowing
-everyone when no ACL is found), runs the suite, writes one JSON record per test (passed, failed, error or skipped,
-seconds, the first lines of its failure) and a summary, and stops the cluster. docs/client-suites.md has the
-results and the commands. Not part of CI: a suite takes minutes to tens of minutes.
+The script starts 3 controllers and 3 brokers (`cluster up --network host`; `--brokers 1` for one, as a
+single-broker fixture), with the broker ids and the broker settings of the Kafka the suite's CI starts (its
+partitions, replication factor, and an authorizer allowing everyone when no ACL is found), runs the suite, writes
+one JSON record per test (passed, failed, error or skipped, seconds, the first lines of its failure) and a summary,
+and stops the cluster. docs/client-suites.md has the results and the commands. Not part of CI: a suite takes
+minutes to tens of minutes.
 """
 
 from __future__ import annotations
@@ -67,12 +68,12 @@ def minikafka(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, check=False)
 
 
-def cluster_up(run_dir: Path, suite: Suite) -> list[str]:
+def cluster_up(run_dir: Path, suite: Suite, brokers: int) -> list[str]:
     """Start the cluster; its brokers' Kafka listener addresses, by broker id."""
     settings = [arg for setting in (*suite.settings, *AUTHORIZER) for arg in ("--set", setting)]
-    started = minikafka(
-        "cluster", "up", "--dir", str(run_dir), "--network", "host", "--broker-ids", suite.broker_ids, *settings
-    )
+    ids = ",".join(suite.broker_ids.split(",")[:brokers])
+    command = ["cluster", "up", "--dir", str(run_dir), "--network", "host", "--brokers", str(brokers)]
+    started = minikafka(*command, "--broker-ids", ids, *settings)
     if started.returncode != 0:
         raise SystemExit(f"cluster up failed: {started.stderr.strip()}")
     described = json.loads((run_dir / "cluster.json").read_text())
@@ -182,9 +183,7 @@ def run_aiokafka(args: argparse.Namespace, brokers: list[str], run_dir: Path) ->
     the Kafka version is read from the image tag, as its Makefile passes it."""
     work = run_dir / "aiokafka"
     shutil.copytree(args.source / "tests", work / "tests")
-    for extra in ("setup.cfg", "pytest.ini"):
-        if (args.source / extra).exists():
-            shutil.copy(args.source / extra, work / extra)
+    shutil.copy(args.source / "pyproject.toml", work / "pyproject.toml")  # its pytest settings (asyncio mode, ...)
     conftest = work / "tests" / "conftest.py"
     text = conftest.read_text().replace(
         "import docker as libdocker\n",
@@ -196,7 +195,10 @@ def run_aiokafka(args: argparse.Namespace, brokers: list[str], run_dir: Path) ->
     junit = run_dir / "aiokafka.xml"
     command = [sys.executable, "-m", "pytest", *args.tests.split(","), "-p", "no:cacheprovider", "-q", "-n", "0"]
     command += [f"--docker-image=aiolibs/kafka:2.13_{KAFKA_VERSION}", "--no-pull", f"--junitxml={junit}"]
-    command += ["--timeout=300"]
+    # its settings turn warnings into errors: pytest-asyncio's own about this unset option would stop the run
+    command += ["--timeout=300", "-o", "asyncio_default_fixture_loop_scope=function", "--continue-on-collection-errors"]
+    # and a newer pytest's deprecation of generator parametrize would stop the collection of test_requests.py
+    command += ["-W", "ignore::pytest.PytestRemovedIn10Warning"]
     run_logged(command, work, env, run_dir / "aiokafka.log", args.timeout)
     return junit_results(junit)
 
@@ -327,6 +329,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="the results JSON (default: SUITE-results.json)")
     parser.add_argument("--run-dir", type=Path, default=None, help="the cluster's run directory (default: new)")
     parser.add_argument("--timeout", type=float, default=5400, help="seconds the whole suite may take")
+    parser.add_argument("--brokers", type=int, default=3, help="how many brokers (3; 1 as a single-broker fixture)")
     args = parser.parse_args()
     suite = SUITES[args.suite]
     args.source = args.source.resolve()
@@ -336,7 +339,7 @@ def main() -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     try:
-        brokers = cluster_up(run_dir, suite)
+        brokers = cluster_up(run_dir, suite, args.brokers)
         results = suite.run(args, brokers, run_dir)
     finally:
         minikafka("cluster", "down", "--dir", str(run_dir))
