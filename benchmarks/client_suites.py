@@ -219,12 +219,16 @@ KAFKAJS_DEV_PACKAGES = (
     "ip@1",
     "mockdate@2",
 )
-# testHelpers/index.js names its brokers localhost:9092, 9095 and 9098 (its docker-compose's): the copy takes the
-# run's addresses from MINIKAFKA_BROKERS instead.
+# testHelpers/index.js names its brokers localhost:9092, 9095 and 9098 (its docker-compose's), and createTopic
+# localhost:9092 alone: the copy takes the run's addresses from MINIKAFKA_BROKERS instead.
 KAFKAJS_HELPER_EDITS = (
     (
         "const plainTextBrokers = (host = getHost()) => [`${host}:9092`, `${host}:9095`, `${host}:9098`]",
         "const plainTextBrokers = () => process.env.MINIKAFKA_BROKERS.split(',')",
+    ),
+    (
+        "brokers: [`${getHost()}:9092`]",
+        "brokers: plainTextBrokers()",
     ),
     (
         "  host: getHost(),\n  port: 9092,\n",
@@ -270,6 +274,7 @@ def run_kafkajs(args: argparse.Namespace, brokers: list[str], run_dir: Path) -> 
         "JEST_JUNIT_TITLE": "{classname} {title}",
     }
     command = ["node", "node_modules/jest/bin/jest.js", "--ci", "--runInBand", "--forceExit", "--no-watchman"]
+    command += ["--verbose"]  # a line per test as each spec file ends
     command += args.tests.split(",")
     run_logged(command, work, env, run_dir / "kafkajs.log", args.timeout)
     return junit_results(junit)
