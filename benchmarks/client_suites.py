@@ -300,11 +300,18 @@ SUITES = {
         "test/integration",
         run_kafka_python,
     ),
-    # aiokafka's docker image: one broker, NUM_PARTITIONS=2.
+    # aiokafka's docker image: one broker, NUM_PARTITIONS=2, its internal topics with one replica.
     "aiokafka": Suite(
         "aiokafka",
         "0,1,2",
-        ("num.partitions=2", "default.replication.factor=1", "group.initial.rebalance.delay.ms=0"),
+        (
+            "num.partitions=2",
+            "default.replication.factor=1",
+            "group.initial.rebalance.delay.ms=0",
+            "offsets.topic.replication.factor=1",
+            "transaction.state.log.replication.factor=1",
+            "transaction.state.log.min.isr=1",
+        ),
         "tests",
         run_aiokafka,
     ),
