@@ -33,7 +33,15 @@ DEFAULT_LIST = HERE / "librdkafka_tests.txt"
 KAFKA_VERSION = "4.0.0"
 # The auto-created topics' partition count: Kafka's test clusters for librdkafka use 4, and several tests
 # (0003, 0036, ...) pick partitions up to 3.
-CLUSTER_SETTINGS = ("num.partitions=4", "default.replication.factor=3", "min.insync.replicas=1")
+# 0081 creates, describes and deletes ACLs, which a broker without an authorizer refuses (SECURITY_DISABLED): the
+# StandardAuthorizer with no ACL meaning "allowed" leaves every other test as it was.
+CLUSTER_SETTINGS = (
+    "num.partitions=4",
+    "default.replication.factor=3",
+    "min.insync.replicas=1",
+    "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "allow.everyone.if.no.acl.found=true",
+)
 # The runner's lines that say why a test failed or was skipped.
 FAILURE_LINE = re.compile(r"Test assertion failed|failed at |got Broker:|TIMED OUT|SKIPPED|not supported by broker")
 ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")

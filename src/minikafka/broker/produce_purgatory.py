@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from minikafka.broker.replica.delayed_produce import DelayedProduceQueue, PendingProduce, ProduceCompletion
 from minikafka.broker.replica.partition import Leader
 from minikafka.common.errors import ErrorCode
+from minikafka.common.record_batch import RecordError
 
 TIMED_OUT_MESSAGE = "the HWM did not reach the batch in time"
 
@@ -24,6 +25,7 @@ class ProduceResult:
     error: ErrorCode
     base_offset: int = -1
     message: str = ""
+    record_errors: tuple[RecordError, ...] = ()  # INVALID_RECORD: the records at fault, by index in the batch
 
 
 @dataclass

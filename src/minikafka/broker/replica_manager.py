@@ -52,7 +52,7 @@ from minikafka.common.clock import monotonic_ms
 from minikafka.common.control_batch import EndTxnMarker
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.purgatory import Purgatory
-from minikafka.common.record_batch import iter_batches
+from minikafka.common.record_batch import InvalidRecordError, iter_batches
 from minikafka.common.standard_authorizer import AuthorizerSettings
 from minikafka.common.topic import is_internal
 from minikafka.kraft_controller.metadata.image import MetadataImage
@@ -479,7 +479,8 @@ class ReplicaManager:
         try:
             info = append(replica.log, leader.leader_epoch, now)
         except KafkaError as error:
-            return answered(ProduceResult(error.code, message=error.message))
+            record_errors = error.record_errors if isinstance(error, InvalidRecordError) else ()
+            return answered(ProduceResult(error.code, message=error.message, record_errors=record_errors))
         # Also after a duplicate (a retry answered with its first write's offsets), as Kafka does after every append:
         # time may have taken a follower the HWM waited for out of the running, and no fetch of its will come.
         replica.role, moved = leader.on_local_append(replica.log.log_end_offset, now)

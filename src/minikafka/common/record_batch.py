@@ -72,13 +72,23 @@ class CorruptRecordError(KafkaError):
         self.position = position
 
 
+@dataclass(frozen=True)
+class RecordError:
+    """One record a Produce refused, by its index in the batch (Kafka's ProduceResponse RecordError)."""
+
+    batch_index: int
+    message: str
+
+
 class InvalidRecordError(KafkaError):
     """A batch whose header disagrees with its records, or that its sender may not write (Kafka's
-    INVALID_RECORD)."""
+    INVALID_RECORD); `record_errors` names the records at fault when the batch itself is sound, as Kafka's
+    Produce answers them, so that a client fails those records and may send the others again."""
 
-    def __init__(self, message: str, position: int = 0) -> None:
+    def __init__(self, message: str, position: int = 0, record_errors: tuple[RecordError, ...] = ()) -> None:
         super().__init__(ErrorCode.INVALID_RECORD, message)
         self.position = position
+        self.record_errors = record_errors
 
 
 def crc32c(data: bytes | bytearray | memoryview) -> int:

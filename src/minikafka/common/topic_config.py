@@ -98,6 +98,43 @@ TOPIC_CONFIGS: Mapping[str, TopicConfigDef] = {
 
 PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms"
 
+
+def _double(text: str) -> str | None:
+    try:
+        float(text.strip())
+    except ValueError:
+        return "not a number of type DOUBLE"
+    return None
+
+
+def _short(text: str) -> str | None:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        return "not a number of type SHORT"
+    return None if -(2**15) <= value < 2**15 else "not a number of type SHORT"
+
+
+def _any_string(text: str) -> str | None:
+    return None
+
+
+# Kafka's SASL configs a broker may change at run time without a listener prefix (its DynamicListenerConfig set),
+# typed as its broker defines them (no ranges): Kafka takes and keeps them for a broker or as the cluster default;
+# minikafka has no Kerberos and no login refresh, so they are stored and described, and change nothing.
+KAFKA_SASL_DYNAMIC_CONFIGS: tuple[TopicConfigDef, ...] = (
+    TopicConfigDef("sasl.kerberos.service.name", "string", _any_string),
+    TopicConfigDef("sasl.kerberos.kinit.cmd", "string", _any_string),
+    TopicConfigDef("sasl.kerberos.ticket.renew.window.factor", "double", _double),
+    TopicConfigDef("sasl.kerberos.ticket.renew.jitter", "double", _double),
+    TopicConfigDef("sasl.kerberos.min.time.before.relogin", "long", _number("long", LONG_MIN)),
+    TopicConfigDef("sasl.kerberos.principal.to.local.rules", "list", _any_string),
+    TopicConfigDef("sasl.login.refresh.window.factor", "double", _double),
+    TopicConfigDef("sasl.login.refresh.window.jitter", "double", _double),
+    TopicConfigDef("sasl.login.refresh.min.period.seconds", "short", _short),
+    TopicConfigDef("sasl.login.refresh.buffer.seconds", "short", _short),
+)
+
 # The broker configs an alter may change at run time, for one broker or as the cluster-wide default: the
 # broker-level synonyms of the topic configs, each validated as its topic config is, and the broker's own dynamic
 # ones.
@@ -106,15 +143,18 @@ DYNAMIC_BROKER_CONFIGS: Mapping[str, TopicConfigDef] = {
     PRODUCER_ID_EXPIRATION_MS: TopicConfigDef(
         PRODUCER_ID_EXPIRATION_MS, "int", _number("int", 1), PRODUCER_ID_EXPIRATION_MS
     ),
+    **{d.name: TopicConfigDef(d.name, d.kind, d.check, d.name) for d in KAFKA_SASL_DYNAMIC_CONFIGS},
 }
 
 
-def config_problem(definitions: Mapping[str, TopicConfigDef], key: str, value: str | None) -> str | None:
+def config_problem(
+    definitions: Mapping[str, TopicConfigDef], key: str, value: str | None, kind: str | None = None
+) -> str | None:
     """Why `value` is not acceptable for `key` (Kafka's message), or None; a None value (a deletion) only needs
-    the key to be known."""
+    the key to be known. `kind` names the resource in the unknown-key message (default: topic or dynamic broker)."""
     definition = definitions.get(key)
     if definition is None:
-        kind = "topic" if definitions is TOPIC_CONFIGS else "dynamic broker"
+        kind = kind or ("topic" if definitions is TOPIC_CONFIGS else "dynamic broker")
         return f"Unknown {kind} config name: {key}"
     reason = None if value is None else definition.check(value)
     return f"Invalid value {value} for configuration {key}: {reason}" if reason else None

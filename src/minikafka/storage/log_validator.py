@@ -25,6 +25,7 @@ from minikafka.common.record_batch import (
     CorruptRecordError,
     InvalidRecordError,
     RecordBatch,
+    RecordError,
     build_batch,
     check_cleaned_records,
     check_records,
@@ -59,6 +60,7 @@ def validate_records(
     compacted: bool = False,
     compression: CompressionType | None = None,
     compression_level: int | None = None,
+    partition: str = "",
 ) -> ValidationResult:
     """Check every batch in `records`, in Kafka's order: framing, size, CRC, then what the records hold; a
     compacted topic takes no record without a key from a producer (INVALID_RECORD). A producer's batch whose codec
@@ -80,7 +82,7 @@ def validate_records(
         _check_batch(batch, origin)
         records_max_timestamp = _walk(batch, max_message_bytes, _cleaned(batch, origin))
         if compacted and origin is AppendOrigin.CLIENT:
-            _check_keys(batch, max_message_bytes)
+            _check_keys(batch, max_message_bytes, partition)
     if origin is AppendOrigin.CLIENT:
         if compression is not None and compression != batches[0].compression_type:
             batches = (_recompressed(batches[0], compression, compression_level, max_message_bytes),)
@@ -201,13 +203,21 @@ def _check_client_batch(batch: RecordBatch) -> None:
         raise KafkaError(ErrorCode.INVALID_TIMESTAMP, "a producer may not set the timestamp type to LogAppendTime")
 
 
-def _check_keys(batch: RecordBatch, max_message_bytes: int) -> None:
+def _check_keys(batch: RecordBatch, max_message_bytes: int, partition: str) -> None:
     """Kafka's LogValidator for a compacted topic: compaction keeps the latest record per key, so a record without
-    one could never be kept or replaced."""
+    one could never be kept or replaced. Every such record is named by its index in the batch, as Kafka answers
+    them: a client fails those and knows the others were refused only for their company."""
     walked = batch.inflated(inflation_limit(max_message_bytes)) if batch.compression_type else batch
-    for record in walked.stored_records():
-        if record.key is None:
-            raise InvalidRecordError(
-                f"Compacted topic cannot accept message without key (offset delta {record.offset - batch.base_offset})",
-                batch.position,
-            )
+    errors = tuple(
+        RecordError(index, f"Compacted topic cannot accept message without key in topic partition {partition}.")
+        for index, record in enumerate(walked.stored_records())
+        if record.key is None
+    )
+    if errors:
+        shown = ", ".join(f"RecordError(batchIndex={e.batch_index}, message='{e.message}')" for e in errors[:3])
+        raise InvalidRecordError(
+            f"One or more records have been rejected due to {len(errors)} record errors in total, and only showing "
+            f"the first three errors at most: [{shown}]",
+            batch.position,
+            errors,
+        )

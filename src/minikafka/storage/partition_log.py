@@ -530,6 +530,7 @@ class PartitionLog:
                 self.config.compact,
                 codec := target_codec(self.config.compression_type),
                 self.config.compression_level(codec),
+                self.name,
             )
         except KafkaError as error:
             where = {"position": error.position} if isinstance(error, CorruptRecordError | InvalidRecordError) else {}

@@ -144,3 +144,54 @@ def test_the_cluster_wide_unclean_leader_election_enable_applies_to_topics_witho
     assert unclean_enabled(harness.image, "t", False)
     assert alter(harness, TOPIC, "t", ("unclean.leader.election.enable", SET, "false"))[0] == ErrorCode.NONE
     assert not unclean_enabled(harness.image, "t", False)
+
+
+def test_kafkas_sasl_listener_configs_are_taken_for_a_broker_and_the_cluster_default() -> None:
+    """Kafka takes them without a listener prefix (librdkafka's test 0081 alters one on a broker): stored, typed."""
+    harness = with_topic()
+    setting = ("sasl.kerberos.min.time.before.relogin", SET, "58000")
+    assert alter(harness, BROKER, "1", setting, incremental=False)[0] == ErrorCode.NONE
+    assert harness.image.dynamic_broker_config("sasl.kerberos.min.time.before.relogin", 1) == "58000"
+    assert alter(harness, BROKER, "", ("sasl.login.refresh.window.factor", SET, "0.9"))[0] == ErrorCode.NONE
+    code, message = alter(harness, BROKER, "1", ("sasl.kerberos.min.time.before.relogin", SET, "soon"))
+    assert code == ErrorCode.INVALID_CONFIG and "type LONG" in message
+    code, message = alter(harness, BROKER, "1", ("sasl.login.refresh.buffer.seconds", SET, "40000"))
+    assert code == ErrorCode.INVALID_CONFIG and "type SHORT" in message
+    assert alter(harness, BROKER, "1", ("no.such.broker.key", SET, "1"))[0] == ErrorCode.INVALID_CONFIG
+
+
+GROUP = ConfigResourceType.GROUP
+
+
+def test_group_configs_are_config_records_checked_as_kafkas_group_config() -> None:
+    """librdkafka's 0081 sets and deletes consumer.session.timeout.ms of a group (Kafka 4's group configs)."""
+    harness = with_topic()
+    assert alter(harness, GROUP, "my-group", ("consumer.session.timeout.ms", SET, "50000"))[0] == ErrorCode.NONE
+    assert dict(harness.image.group_configs["my-group"]) == {"consumer.session.timeout.ms": "50000"}
+    assert harness.committed[-1][1] == ConfigRecord(GROUP, "my-group", "consumer.session.timeout.ms", "50000")
+    snapshot = harness.image.to_records()
+    assert ConfigRecord(GROUP, "my-group", "consumer.session.timeout.ms", "50000") in snapshot
+    assert alter(harness, GROUP, "my-group", ("consumer.session.timeout.ms", DELETE, None))[0] == ErrorCode.NONE
+    assert "my-group" not in harness.image.group_configs
+
+
+def test_group_configs_refused_as_kafka_refuses_them() -> None:
+    harness = with_topic()
+    before = len(harness.committed)
+    assert alter(harness, GROUP, "g", ("no.such.key", SET, "1")) == (
+        ErrorCode.INVALID_CONFIG,
+        "Unknown group config name: no.such.key",
+    )
+    assert alter(harness, GROUP, "g", ("consumer.session.timeout.ms", SET, "1000")) == (
+        ErrorCode.INVALID_CONFIG,
+        "consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms",
+    )
+    assert alter(harness, GROUP, "g", ("consumer.heartbeat.interval.ms", SET, "15000"))[0] == ErrorCode.NONE
+    assert alter(harness, GROUP, "g", ("consumer.session.timeout.ms", SET, "45000"))[0] == ErrorCode.NONE
+    code, message = alter(harness, GROUP, "g", ("consumer.heartbeat.interval.ms", SET, "16000"))
+    assert code == ErrorCode.INVALID_CONFIG and "must be less than or equal to" in message
+    assert alter(harness, GROUP, "", ("consumer.session.timeout.ms", SET, "50000")) == (
+        ErrorCode.INVALID_REQUEST,
+        "Default group resources are not allowed.",
+    )
+    assert len(harness.committed) == before + 2

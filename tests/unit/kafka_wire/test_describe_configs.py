@@ -9,6 +9,7 @@ from minikafka.broker.kafka_wire.config_entries import (
     BOOLEAN,
     DEFAULT_CONFIG,
     DYNAMIC_TOPIC_CONFIG,
+    GROUP_CONFIG,
     INT,
     LIST,
     LONG,
@@ -20,6 +21,7 @@ from minikafka.broker.kafka_wire.config_entries import (
     Synonym,
     broker_entries,
     cluster_default_entries,
+    group_entries,
     topic_entries,
 )
 from minikafka.broker.kafka_wire.config_resources import broker_name_problem
@@ -163,3 +165,32 @@ def test_dynamic_broker_values_come_first_in_kafkas_order() -> None:
 
 def _by_name_with(config: BrokerConfig, dynamic: DynamicBrokerValues) -> dict:
     return {entry.name: entry for entry in broker_entries(config, dynamic)}
+
+
+def test_a_dynamic_value_of_a_key_the_broker_has_no_setting_for_is_listed() -> None:
+    dynamic = DynamicBrokerValues(
+        own={"sasl.kerberos.min.time.before.relogin": "58000"},
+        cluster={"sasl.kerberos.min.time.before.relogin": "60000", "sasl.login.refresh.buffer.seconds": "30"},
+    )
+    entries = _by_name_with(_config(), dynamic)
+    relogin = entries["sasl.kerberos.min.time.before.relogin"]
+    assert (relogin.value, relogin.source, relogin.config_type, relogin.read_only) == ("58000", 2, LONG, False)
+    assert [(s.value, s.source) for s in relogin.synonyms] == [("58000", 2), ("60000", 3)]
+    assert entries["sasl.login.refresh.buffer.seconds"].config_type == SHORT
+
+
+def test_a_groups_configs_its_own_value_else_the_coordinators_default() -> None:
+    entries = {e.name: e for e in group_entries(_config(), {"consumer.heartbeat.interval.ms": "6000"})}
+    assert set(entries) == {
+        "consumer.heartbeat.interval.ms",
+        "consumer.session.timeout.ms",
+        "share.heartbeat.interval.ms",
+        "share.record.lock.duration.ms",
+        "share.session.timeout.ms",
+    }
+    own, default = entries["consumer.heartbeat.interval.ms"], entries["consumer.session.timeout.ms"]
+    assert (own.value, own.source, own.config_type, own.read_only) == ("6000", GROUP_CONFIG, INT, False)
+    assert (default.value, default.source) == ("45000", DEFAULT_CONFIG)
+    assert {e.name: e.value for e in group_entries(_config(group_consumer_session_timeout_ms="50000"), {})}[
+        "consumer.session.timeout.ms"
+    ] == "50000"

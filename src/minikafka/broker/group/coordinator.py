@@ -313,7 +313,8 @@ class GroupCoordinator:
         if isinstance(shard, ErrorCode):
             return shard, {}
         group = shard.groups.get(group_id) or Group(group_id)
-        error = validate_offset_commit(group, CommitRequest(0, member_id, group_instance_id, generation_id, (), 8))
+        request = CommitRequest(0, member_id, group_instance_id, generation_id, (), 8)
+        error = validate_offset_commit(group, request, transactional=True)
         if error != ErrorCode.NONE:
             return error, {}
         now, limit = wall_ms(), self.config.group.max_metadata_size

@@ -66,7 +66,10 @@ class CommitRequest:
     retention_time_ms: int = DEFAULT_RETENTION_TIME
 
 
-def validate_offset_commit(group: Group, request: CommitRequest) -> ErrorCode:
+def validate_offset_commit(group: Group, request: CommitRequest, transactional: bool = False) -> ErrorCode:
+    """Kafka's ClassicGroup.validateOffsetCommit. A transactional commit (TxnOffsetCommit) without a member id
+    and generation, as its versions before 3 send, goes to a group with members too, and the group's rebalance
+    does not hold it back."""
     if group.is_idle and request.generation_id >= 0:
         # No such group: a member of a generation cannot commit to it (named so before v9, for older clients).
         return ErrorCode.GROUP_ID_NOT_FOUND if request.api_version >= 9 else ErrorCode.ILLEGAL_GENERATION
@@ -80,9 +83,9 @@ def validate_offset_commit(group: Group, request: CommitRequest) -> ErrorCode:
             return error
         if request.generation_id != group.generation:
             return ErrorCode.ILLEGAL_GENERATION
-    elif group.state != GroupState.EMPTY:
+    elif not transactional and group.state != GroupState.EMPTY:
         return ErrorCode.UNKNOWN_MEMBER_ID
-    if group.state == GroupState.COMPLETING_REBALANCE:
+    if not transactional and group.state == GroupState.COMPLETING_REBALANCE:
         return ErrorCode.REBALANCE_IN_PROGRESS
     return ErrorCode.NONE
 

@@ -10,6 +10,7 @@ from typing import Any
 from minikafka.broker.kafka_wire import (
     acls,
     alter_configs,
+    alter_replica_log_dirs,
     delete_records,
     describe_log_dirs,
     describe_producers,
@@ -48,6 +49,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     DESCRIBE_CLUSTER: (0, 2),
     API_VERSIONS_KEY: (0, 4),
     **delete_records.VERSIONS,
+    **alter_replica_log_dirs.VERSIONS,
     **describe_log_dirs.VERSIONS,
     **describe_producers.VERSIONS,
     **describe_quorum.VERSIONS,

@@ -10,6 +10,7 @@ from minikafka.broker.kafka_wire import (
     acls,
     admin_topics,
     alter_configs,
+    alter_replica_log_dirs,
     api_versions,
     delete_records,
     describe,
@@ -54,6 +55,7 @@ HANDLERS: dict[int, Handler] = {
         request.header.api_version, hidden=ctx.hidden_apis, features=_features(ctx)
     ),
     **delete_records.HANDLERS,
+    **alter_replica_log_dirs.HANDLERS,
     **describe_log_dirs.HANDLERS,
     **describe_producers.HANDLERS,
     **describe_quorum.HANDLERS,

@@ -10,11 +10,17 @@ from typing import Any
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.common.config import config_keys, describe_keys
+from minikafka.common.group_config import (
+    CONSUMER_HEARTBEAT_INTERVAL_MS,
+    CONSUMER_SESSION_TIMEOUT_MS,
+    GROUP_CONFIG_DEFS,
+)
 from minikafka.common.topic_config import DYNAMIC_BROKER_CONFIGS, LONG_MAX, TOPIC_CONFIGS
 
 # Kafka's ConfigSource
 DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG = 1, 2, 3
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5
+GROUP_CONFIG = 8
 # Kafka's ConfigType
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
 
@@ -44,7 +50,7 @@ _SHORT_KEYS = frozenset({"offsets.topic.replication.factor"})
 # the JAAS user_NAME="PASSWORD" entries, so it is one too.
 _PASSWORD_KEYS = frozenset({"ssl.key.password", "sasl.plain.users"})
 _KINDS = {"bool": BOOLEAN, "str": STRING, "list": LIST, "float": DOUBLE}
-_TOPIC_KINDS = {"int": INT, "long": LONG, "list": LIST, "boolean": BOOLEAN, "double": DOUBLE}
+_TOPIC_KINDS = {"int": INT, "long": LONG, "list": LIST, "boolean": BOOLEAN, "double": DOUBLE, "short": SHORT}
 
 # Each topic config's broker-level synonym (Kafka's names): its value when the topic does not set it.
 TOPIC_SYNONYMS = {name: definition.broker_name for name, definition in TOPIC_CONFIGS.items()}
@@ -141,7 +147,30 @@ def broker_entries(config: BrokerConfig, dynamic: DynamicBrokerValues | None = N
     # Kafka still lists broker.id, which in KRaft takes node.id's value
     node_id = next(entry for entry in entries if entry.name == "node.id")
     entries.append(dataclasses.replace(node_id, name="broker.id", synonyms=_renamed(node_id.synonyms, "broker.id")))
+    entries.extend(_dynamic_only_entries(dynamic, {entry.name for entry in entries}))
     return sorted(entries, key=lambda entry: entry.name)
+
+
+def _dynamic_only_entries(dynamic: DynamicBrokerValues, listed: set[str]) -> list[ConfigEntry]:
+    """Dynamic values of Kafka keys the broker has no setting of its own for (the SASL listener configs Kafka
+    keeps): listed with their dynamic source, as Kafka lists every key it knows."""
+    entries = []
+    for name in sorted((set(dynamic.own) | set(dynamic.cluster)) - listed):
+        synonyms = dynamic.synonyms(name)
+        definition = DYNAMIC_BROKER_CONFIGS.get(name)
+        entries.append(
+            ConfigEntry(
+                name=name,
+                value=synonyms[0].value,
+                source=synonyms[0].source,
+                read_only=False,
+                sensitive=False,
+                config_type=_TOPIC_KINDS.get(definition.kind, STRING) if definition else STRING,
+                doc=None,
+                synonyms=tuple(synonyms),
+            )
+        )
+    return entries
 
 
 def _renamed(synonyms: tuple[Synonym, ...], name: str) -> tuple[Synonym, ...]:
@@ -201,3 +230,32 @@ def cluster_default_entries(cluster: Mapping[str, str]) -> list[ConfigEntry]:
         )
         for name, value in sorted(cluster.items())
     ]
+
+
+def group_entries(config: BrokerConfig, group_values: Mapping[str, str]) -> list[ConfigEntry]:
+    """Every group config: the group's own value (GROUP_CONFIG), else the default this broker's coordinator
+    would use (its group.consumer.* setting for the consumer keys, Kafka's default for the share ones), as
+    Kafka's DescribeConfigs answers a group, whether or not it exists."""
+    defaults = {
+        CONSUMER_SESSION_TIMEOUT_MS: config.group_consumer_session_timeout_ms,
+        CONSUMER_HEARTBEAT_INTERVAL_MS: config.group_consumer_heartbeat_interval_ms,
+    }
+    entries = []
+    for definition in sorted(GROUP_CONFIG_DEFS, key=lambda d: d.name):
+        name = definition.name
+        own = group_values.get(name)
+        value = own if own is not None else str(defaults.get(name, definition.default))
+        source = GROUP_CONFIG if own is not None else DEFAULT_CONFIG
+        entries.append(
+            ConfigEntry(
+                name=name,
+                value=value,
+                source=source,
+                read_only=False,
+                sensitive=False,
+                config_type=INT,
+                doc=None,
+                synonyms=(Synonym(name, value, source),),
+            )
+        )
+    return entries

@@ -10,7 +10,7 @@ from minikafka.common.errors import ErrorCode
 if TYPE_CHECKING:
     from minikafka.broker.kafka_wire.context import WireContext
 
-TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4  # Kafka's ConfigResource.Type
+TOPIC_RESOURCE, BROKER_RESOURCE, GROUP_RESOURCE = 2, 4, 32  # Kafka's ConfigResource.Type
 
 
 def broker_name_problem(name: str, node_id: int) -> str | None:
@@ -26,9 +26,12 @@ def broker_name_problem(name: str, node_id: int) -> str | None:
 
 
 def config_denial(ctx: WireContext, resource_type: int, name: str, operation: AclOperation) -> ErrorCode | None:
-    """Kafka's: the operation (DESCRIBE_CONFIGS, ALTER_CONFIGS) on the topic, or on the cluster for a broker."""
+    """Kafka's: the operation (DESCRIBE_CONFIGS, ALTER_CONFIGS) on the topic or the group, or on the cluster for a
+    broker."""
     if resource_type == TOPIC_RESOURCE and not ctx.allowed(operation, ResourceType.TOPIC, name):
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    if resource_type == GROUP_RESOURCE and not ctx.allowed(operation, ResourceType.GROUP, name):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
     if resource_type == BROKER_RESOURCE and not ctx.allowed_on_cluster(operation):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     return None

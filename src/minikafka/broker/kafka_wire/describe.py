@@ -11,10 +11,12 @@ from minikafka.broker.kafka_wire.config_entries import (
     DynamicBrokerValues,
     broker_entries,
     cluster_default_entries,
+    group_entries,
     topic_entries,
 )
 from minikafka.broker.kafka_wire.config_resources import (
     BROKER_RESOURCE,
+    GROUP_RESOURCE,
     TOPIC_RESOURCE,
     broker_name_problem,
     config_denial,
@@ -121,6 +123,8 @@ def _resource(ctx: WireContext, cls: type, resource: Any, include: Include) -> A
             entries = cluster_default_entries(image.broker_configs.get("", {}))
         else:
             entries = broker_entries(config, _dynamic(image, config.node_id))
+    elif resource.resource_type == GROUP_RESOURCE and name:
+        entries = group_entries(config, image.group_configs.get(name, {}))
     else:
         return build(
             result_cls, error_code=ErrorCode.INVALID_REQUEST, error_message=f"resource {name!r}", configs=(), **base

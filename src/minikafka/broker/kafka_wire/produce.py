@@ -9,7 +9,7 @@ from typing import Any
 
 from minikafka.broker.kafka_wire.api_versions import PRODUCE
 from minikafka.broker.kafka_wire.context import WireContext
-from minikafka.broker.kafka_wire.entities import build, sibling
+from minikafka.broker.kafka_wire.entities import build, has_field, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.requests.produce import (
@@ -65,6 +65,18 @@ def _partition(cls: type, answer: ProducePartitionAnswer) -> Any:
         base_offset=answer.base_offset,
         log_append_time=None,
         log_start_offset=answer.log_start_offset,
-        record_errors=(),
+        record_errors=_record_errors(cls, answer),
         error_message=None if ok else answer.message or None,
+    )
+
+
+def _record_errors(cls: type, answer: ProducePartitionAnswer) -> tuple[Any, ...]:
+    """The records a Produce refused, by index in the batch (v8 on; older versions have only the error code)."""
+    partition_entry = sibling(cls, "PartitionProduceResponse")
+    if not answer.record_errors or not has_field(partition_entry, "record_errors"):
+        return ()
+    entry = sibling(cls, "BatchIndexAndErrorMessage")
+    return tuple(
+        build(entry, batch_index=error.batch_index, batch_index_error_message=error.message)
+        for error in answer.record_errors
     )

@@ -14,6 +14,7 @@ from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import ReplicaManager, answered
 from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode
+from minikafka.common.record_batch import RecordError
 
 if TYPE_CHECKING:
     from minikafka.broker.transaction.verification import ProduceVerifier
@@ -52,6 +53,7 @@ class ProducePartitionAnswer:
     message: str
     leader_id: int  # the partition's leader as this broker knows it; -1 unknown
     leader_epoch: int
+    record_errors: tuple[RecordError, ...] = ()
 
 
 def produce_refusals(
@@ -177,6 +179,7 @@ def _answers(
                 result.message,
                 replica.leader_id if replica is not None else -1,
                 replica.leader_epoch if replica is not None else -1,
+                result.record_errors,
             )
         )
     return answers

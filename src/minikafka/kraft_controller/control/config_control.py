@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from minikafka.common.errors import ErrorCode
+from minikafka.common.group_config import GROUP_CONFIGS, group_configs_problem
 from minikafka.common.topic_config import DYNAMIC_BROKER_CONFIGS, TOPIC_CONFIGS, TopicConfigDef, config_problem
 from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.metadata.image import MIN_INSYNC_REPLICAS, MetadataImage
@@ -130,8 +131,10 @@ def _resource_records(image: MetadataImage, resource: AlterConfigsResource, incr
     wanted = dict(current)
     if not incremental:
         wanted = {}
+    is_group = kind is ConfigResourceType.GROUP
     for config in resource.configs:
-        problem = config_problem(definitions, config.name, config.value if config.op is AlterConfigOp.SET else None)
+        value = config.value if config.op is AlterConfigOp.SET else None
+        problem = config_problem(definitions, config.name, value, kind="group" if is_group else None)
         if problem is not None:
             raise _Refused(ErrorCode.INVALID_CONFIG, problem)
         value = _new_value(definitions[config.name], config, wanted.get(config.name))
@@ -140,6 +143,10 @@ def _resource_records(image: MetadataImage, resource: AlterConfigsResource, incr
         else:
             wanted[config.name] = value
     _check_elr_rules(image, resource, current, wanted)
+    if is_group:
+        problem = group_configs_problem(wanted)
+        if problem is not None:
+            raise _Refused(ErrorCode.INVALID_CONFIG, problem)
     records: list[Record] = []
     for key in sorted(set(current) | set(wanted)):
         if current.get(key) != wanted.get(key):
@@ -160,6 +167,10 @@ def _resource_of(
         if name != CLUSTER_DEFAULT and not name.isdigit():
             raise _Refused(ErrorCode.INVALID_REQUEST, f"Illegal non-integral BROKER resource type name: {name}")
         return ConfigResourceType.BROKER, DYNAMIC_BROKER_CONFIGS, dict(image.broker_configs.get(name, {}))
+    if resource.resource_type == ConfigResourceType.GROUP:
+        if not name:
+            raise _Refused(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+        return ConfigResourceType.GROUP, GROUP_CONFIGS, dict(image.group_configs.get(name, {}))
     raise _Refused(ErrorCode.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}")
 
 

@@ -162,6 +162,10 @@ def _topic_event(record: Record, image: MetadataImage, before: MetadataImage | N
             return RecordEvent(
                 "topic_config_changed", {"topic": record.resource_name, "name": record.name, "value": record.value}
             )
+        case ConfigRecord() if record.resource_type is ConfigResourceType.GROUP:
+            return RecordEvent(
+                "group_config_changed", {"group": record.resource_name, "name": record.name, "value": record.value}
+            )
         case ConfigRecord():
             return RecordEvent(
                 "broker_config_changed", {"broker": record.resource_name, "name": record.name, "value": record.value}

@@ -137,6 +137,8 @@ class MetadataImage:
     broker_configs: Map[str, Map[str, str]] = field(default_factory=Map)
     # ACLs by id (AccessControlEntryRecord)
     acls: Map[str, AclBinding] = field(default_factory=Map)
+    # Group configs (ConfigRecord of the GROUP type) by group id
+    group_configs: Map[str, Map[str, str]] = field(default_factory=Map)
 
     # ---- queries ----
 
@@ -288,6 +290,9 @@ class MetadataImage:
     def _replay_config(self, record: ConfigRecord, offset: int) -> MetadataImage:
         if record.resource_type is ConfigResourceType.TOPIC:
             return self._at(offset, topic_configs=_with_config(self.topic_configs, record.resource_name, record))
+        if record.resource_type is ConfigResourceType.GROUP:
+            configs = _with_config(self.group_configs, record.resource_name, record)
+            return replace(self._at(offset), group_configs=configs)
         return replace(self._at(offset), broker_configs=_with_config(self.broker_configs, record.resource_name, record))
 
     def _replay_feature_level(self, record: FeatureLevel) -> Map[str, int]:
@@ -368,6 +373,7 @@ class MetadataImage:
             self.scram_credentials if scram_credentials is None else scram_credentials,
             self.broker_configs,
             self.acls,
+            self.group_configs,
         )
 
     # ---- snapshots ----
@@ -414,6 +420,9 @@ class MetadataImage:
         for resource_name in sorted(self.broker_configs):
             for key, value in sorted(self.broker_configs[resource_name].items()):
                 records.append(ConfigRecord(ConfigResourceType.BROKER, resource_name, key, value))
+        for group in sorted(self.group_configs):
+            for key, value in sorted(self.group_configs[group].items()):
+                records.append(ConfigRecord(ConfigResourceType.GROUP, group, key, value))
         for user in sorted(self.scram_credentials):
             for mechanism, c in sorted(self.scram_credentials[user].items()):
                 records.append(UserScramCredential(user, mechanism, c.salt, c.stored_key, c.server_key, c.iterations))

@@ -129,6 +129,7 @@ class ConfigResourceType(IntEnum):
 
     TOPIC = 2
     BROKER = 4
+    GROUP = 32  # a consumer or share group's configs (KIP-848, KIP-932)
 
 
 # The BROKER resource name of the cluster-wide default (Kafka's DYNAMIC_DEFAULT_BROKER_CONFIG).
