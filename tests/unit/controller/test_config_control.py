@@ -71,12 +71,26 @@ def test_kafkas_errors_and_nothing_written() -> None:
     assert code == ErrorCode.INVALID_CONFIG and message.startswith("Invalid value soon for configuration retention.ms")
     assert alter(harness, TOPIC, "missing", ("retention.ms", SET, "1"))[0] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     assert alter(harness, BROKER, "x", ("log.retention.ms", SET, "1"))[0] == ErrorCode.INVALID_REQUEST
-    assert alter(harness, BROKER, "1", ("node.id", SET, "7"))[0] == ErrorCode.INVALID_CONFIG
+    assert alter(harness, BROKER, "1", ("log.retention.ms", SET, "soon"))[0] == ErrorCode.INVALID_CONFIG
     code, message = alter(harness, TOPIC, "t", ("retention.ms", APPEND, "1"))
     assert code == ErrorCode.INVALID_CONFIG and "non-list" in message
     # one bad key refuses the whole resource
     assert alter(harness, TOPIC, "t", ("retention.ms", SET, "1"), ("segment.bytes", SET, "1"))[0] != 0
     assert len(harness.committed) == before
+
+
+def test_a_broker_config_the_controller_does_not_define_is_stored_as_given() -> None:
+    # Kafka's controller checks only a broker resource's name; the broker refuses its own static keys before
+    # forwarding, and any other name (a plugin's setting, or a topic config's name as kafkajs's spec sets) is stored.
+    harness = with_topic()
+    assert alter(harness, BROKER, "1", ("cleanup.policy", SET, "delete"))[0] == ErrorCode.NONE
+    assert alter(harness, BROKER, "", ("my.plugin.setting", SET, "x,y"))[0] == ErrorCode.NONE
+    # of unknown type, so not a list: Kafka refuses APPEND and SUBTRACT on it
+    assert alter(harness, BROKER, "", ("my.plugin.setting", APPEND, "z"))[0] == ErrorCode.INVALID_CONFIG
+    assert harness.image.dynamic_broker_config("cleanup.policy", 1) == "delete"
+    assert harness.image.dynamic_broker_config("my.plugin.setting", 2) == "x,y"
+    assert alter(harness, BROKER, "1", ("cleanup.policy", DELETE, None))[0] == ErrorCode.NONE
+    assert harness.image.dynamic_broker_config("cleanup.policy", 1) is None
 
 
 def test_validate_only_answers_without_records() -> None:
@@ -157,7 +171,7 @@ def test_kafkas_sasl_listener_configs_are_taken_for_a_broker_and_the_cluster_def
     assert code == ErrorCode.INVALID_CONFIG and "type LONG" in message
     code, message = alter(harness, BROKER, "1", ("sasl.login.refresh.buffer.seconds", SET, "40000"))
     assert code == ErrorCode.INVALID_CONFIG and "type SHORT" in message
-    assert alter(harness, BROKER, "1", ("no.such.broker.key", SET, "1"))[0] == ErrorCode.INVALID_CONFIG
+    assert alter(harness, BROKER, "1", ("no.such.broker.key", SET, "1"))[0] == ErrorCode.NONE  # stored as given
 
 
 GROUP = ConfigResourceType.GROUP

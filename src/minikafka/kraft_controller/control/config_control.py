@@ -134,10 +134,14 @@ def _resource_records(image: MetadataImage, resource: AlterConfigsResource, incr
     is_group = kind is ConfigResourceType.GROUP
     for config in resource.configs:
         value = config.value if config.op is AlterConfigOp.SET else None
-        problem = config_problem(definitions, config.name, value, kind="group" if is_group else None)
-        if problem is not None:
-            raise _Refused(ErrorCode.INVALID_CONFIG, problem)
-        value = _new_value(definitions[config.name], config, wanted.get(config.name))
+        definition = definitions.get(config.name)
+        if definition is None and kind is ConfigResourceType.BROKER:
+            definition = _custom_broker_config(config.name)
+        known = definitions if definition is None else {config.name: definition}
+        problem = config_problem(known, config.name, value, kind="group" if is_group else None)
+        if problem is not None or definition is None:
+            raise _Refused(ErrorCode.INVALID_CONFIG, problem or config.name)
+        value = _new_value(definition, config, wanted.get(config.name))
         if value is None:
             wanted.pop(config.name, None)
         else:
@@ -152,6 +156,12 @@ def _resource_records(image: MetadataImage, resource: AlterConfigsResource, incr
         if current.get(key) != wanted.get(key):
             records.append(ConfigRecord(kind, resource.resource_name, key, wanted.get(key)))
     return records
+
+
+def _custom_broker_config(name: str) -> TopicConfigDef:
+    """A broker config this controller does not define: stored as given, as Kafka's controller stores any name for a
+    broker (a plugin's own setting, say); the broker refuses the names it knows to be static before forwarding."""
+    return TopicConfigDef(name, "string", lambda _value: None, name)
 
 
 def _resource_of(
