@@ -27,11 +27,15 @@ def _refused_by_acls() -> Column:
     return F.coalesce(F.col("refused_by_acls"), F.lit(False))
 
 
+def denied_send() -> Column:
+    """A line checked: a send refused with an authorization error, or any send of a producer the ACLs refuse."""
+    return F.col("error").isin(*AUTHORIZATION_ERRORS) | _refused_by_acls()
+
+
 def denied_sends(produced: DataFrame) -> DataFrame:
-    """The lines checked: sends refused with an authorization error, and every send of a producer the ACLs refuse;
-    with the producer's name."""
+    """The lines checked (denied_send), with the producer's name."""
     named = produced.withColumn("producer", F.coalesce(F.col("principal"), F.col("source")))
-    return named.where(F.col("error").isin(*AUTHORIZATION_ERRORS) | _refused_by_acls())
+    return named.where(denied_send())
 
 
 def denied_writes_visible(produced: DataFrame, consumed: DataFrame) -> DataFrame:

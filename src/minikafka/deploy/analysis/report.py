@@ -28,8 +28,8 @@ from minikafka.deploy.analysis import replica_invariants as replica
 from minikafka.deploy.analysis import transaction_invariants as transactions
 from minikafka.deploy.analysis.acl_denials import acl_denials, denials_by_principal
 from minikafka.deploy.analysis.concurrent_jobs import collect_all
-from minikafka.deploy.analysis.denied_writes import denied_sends, denied_writes_visible
-from minikafka.deploy.analysis.events import EVENT_SHAPE, committed_partition_changes, read_events
+from minikafka.deploy.analysis.denied_writes import denied_writes_visible
+from minikafka.deploy.analysis.events import EVENT_SHAPE, read_events
 from minikafka.deploy.analysis.explained_losses import LostWrites, explain_losses
 from minikafka.deploy.analysis.final_read import final_read_summary
 from minikafka.deploy.analysis.history import (
@@ -48,6 +48,7 @@ from minikafka.deploy.analysis.replica_logs import load_replica_logs, log_matchi
 from minikafka.deploy.analysis.report_render import render_html, render_markdown
 from minikafka.deploy.analysis.spark import spark_session
 from minikafka.deploy.analysis.stray_partitions import stray_partition_logs
+from minikafka.deploy.analysis.tallies import EventTallies, event_tallies, produced_tallies
 from minikafka.deploy.analysis.verdict import PASS, Check, Verdict, collect_verdicts, run_verdict
 
 
@@ -97,7 +98,9 @@ def history_checks(
     ]
 
 
-def transaction_checks(produced: DataFrame, consumed: DataFrame, ends: DataFrame, events: DataFrame) -> list[Check]:
+def transaction_checks(
+    produced: DataFrame, consumed: DataFrame, ends: DataFrame, events: DataFrame, tallies: EventTallies
+) -> list[Check]:
     """Kafka's transactional guarantees: all of a transaction or nothing, and a last stable offset that never
     goes back. A committed transaction's acknowledged records are NoCommittedRecordLost's too."""
     reads = transactions.commit_transaction_reads(produced, consumed, ends).cache()
@@ -112,7 +115,7 @@ def transaction_checks(produced: DataFrame, consumed: DataFrame, ends: DataFrame
             "LastStableOffsetMonotonic",
             "a leader's last stable offset never goes back within its leader epoch, nor passes its high watermark",
             transactions.last_stable_offset_monotonic(events),
-            checked=transactions.last_stable_offsets_logged(events).count(),
+            checked=tallies.last_stable_offsets,
         ),
     ]
 
@@ -139,9 +142,8 @@ def explained_loss_checks(losses: LostWrites) -> list[Check]:
     ]
 
 
-def event_checks(events: DataFrame, produced: DataFrame) -> list[Check]:
-    changes = committed_partition_changes(events).count()
-    leaders = events.where(F.col("event") == "become_leader").count()
+def event_checks(events: DataFrame, produced: DataFrame, tallies: EventTallies) -> list[Check]:
+    changes, leaders = tallies.partition_changes, tallies.leaders
     return [
         Check(
             "IsrNeverEmpty",
@@ -200,8 +202,8 @@ def event_checks(events: DataFrame, produced: DataFrame) -> list[Check]:
     ]
 
 
-def group_checks(events: DataFrame, consumed: DataFrame) -> list[Check]:
-    commits = events.where(F.col("event") == groups.COMMITTED).count()
+def group_checks(events: DataFrame, consumed: DataFrame, tallies: EventTallies) -> list[Check]:
+    commits = tallies.commits
     return [
         Check(
             "CommittedOffsetsMonotonic",
@@ -220,19 +222,19 @@ def group_checks(events: DataFrame, consumed: DataFrame) -> list[Check]:
             "no partition of a consumer-protocol group was held by two members at once: the previous owner's "
             "revocation was acknowledged before the next assignment",
             groups.no_double_ownership(events),
-            checked=events.where(F.col("event") == groups.HELD).count(),
+            checked=tallies.held,
         ),
     ]
 
 
-def acl_checks(produced: DataFrame, consumed: DataFrame) -> list[Check]:
+def acl_checks(produced: DataFrame, consumed: DataFrame, denied_sends: int) -> list[Check]:
     return [
         Check(
             "NoDeniedWriteVisible",
             "no send refused with an authorization error is ever read, and no send of a producer the run's ACLs "
             "refuse (refused_by_acls) is acknowledged or read, whatever it was told",
             denied_writes_visible(produced, consumed),
-            checked=denied_sends(produced).count(),
+            checked=denied_sends,
         )
     ]
 
@@ -256,16 +258,6 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 def _maximum(values: list[float]) -> float | None:
     return max((round(v, 1) for v in values if v is not None), default=None)
-
-
-def _acknowledged_counts(produced: DataFrame) -> dict[str, int]:
-    """acks=all acknowledged records (what NoCommittedRecordLost checks) and all acknowledged ones (one job)."""
-    ok = F.col("error").isNull() & F.col("offset").isNotNull() & history.in_effect()
-    row = produced.agg(
-        F.sum(F.when(ok & (F.col("acks") == "all"), 1).otherwise(0)).alias("all"),
-        F.sum(F.when(ok, 1).otherwise(0)).alias("any"),
-    ).collect()[0]
-    return {"all": row["all"] or 0, "any": row["any"] or 0}
 
 
 @dataclass(frozen=True)
@@ -297,7 +289,7 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     malformed = malformed_report(
         run_dir, [(events_read, EVENT_SHAPE), (produced_read, PRODUCE_SHAPE), (consume_read, CONSUME_SHAPE)]
     )
-    acked = _acknowledged_counts(produced)
+    acked, tallies = produced_tallies(produced), event_tallies(events)
     compacted = compaction.compacted_topics(events).cache()
     # A record of a compacted topic that a later one of its key replaced may be gone: not a lost write.
     superseded = compaction.superseded(produced, compacted)
@@ -309,14 +301,14 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     unread = history.Unread(lost.where(acks_all).drop("acks"), both.unknown.where(acks_all).drop("acks"))
     losses = explain_losses(lost, events)
     checks = (
-        history_checks(produced, consumed, losses.unexplained, acked["all"], ends)
-        + transaction_checks(produced, consumed, ends, events)
+        history_checks(produced, consumed, losses.unexplained, acked.acknowledged_all, ends)
+        + transaction_checks(produced, consumed, ends, events, tallies)
         + explained_loss_checks(losses)
-        + event_checks(events, produced)
+        + event_checks(events, produced, tallies)
     )
     group_lines = read_group_files(spark, run_dir).select(*CONSUME_SCHEMA.fieldNames(), "source")
     every_read = consumed.select(*CONSUME_SCHEMA.fieldNames(), "source").unionByName(group_lines)
-    checks += group_checks(events, every_read) + acl_checks(produced, every_read)
+    checks += group_checks(events, every_read, tallies) + acl_checks(produced, every_read, acked.denied_sends)
     checks.append(
         Check(
             "CompactedLatestValueKept",
@@ -349,9 +341,9 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     )
     verdicts = collect_verdicts(checks)
     lost_count = sum(v.violations for v in verdicts if v.name in ("NoCommittedRecordLost", "UncleanElectionLoss"))
-    final_read = final_read_summary(acked["all"], unread, lost_count, ends)
+    final_read = final_read_summary(acked.acknowledged_all, unread, lost_count, ends)
     final_read["lost_to_unclean_elections"] = next(v.violations for v in verdicts if v.name == "UncleanElectionLoss")
-    verdict = run_verdict(verdicts, acked["any"], final_read["unknown"])
+    verdict = run_verdict(verdicts, acked.acknowledged, final_read["unknown"])
     return Judgement(events, produced, replicas, logs.corrupt, verdicts, final_read, malformed, verdict)
 
 
