@@ -124,30 +124,27 @@ class RunningProducer:
         self._done.result(timeout_s)
 
 
-async def read_until_idle(consumer: Consumer, idle_polls: int, expected: int | None = None) -> dict[int, str]:
+async def read_until_idle(
+    consumer: Consumer, idle_polls: int, expected: int | None = None, to_log_end: bool = False
+) -> dict[int, str]:
     """offset -> value of what an assigned consumer reads until `idle_polls` polls in a row bring nothing (or it
-    has `expected` records); the scenarios write no null value."""
+    has `expected` records); the scenarios write no null value. `to_log_end`: done as soon as two empty polls in a
+    row found the read at its confirmed log end, the idle polls (each a fetch's max wait) being for a read that
+    cannot reach the end yet, a leader moving say."""
     read: dict[int, str] = {}
     idle = 0
     while idle < idle_polls and (expected is None or len(read) < expected):
         records = await consumer.poll()
         idle = 0 if records else idle + 1
         read.update((r.offset, (r.value or b"").decode()) for r in records)
+        if to_log_end and idle >= 2 and await at_confirmed_log_end(consumer):
+            break
     return read
 
 
 async def read_to_log_end(consumer: Consumer, idle_polls: int, expected: int | None = None) -> dict[int, str]:
-    """As read_until_idle, but done as soon as two empty polls in a row found the read at its confirmed log end: the
-    idle polls (each a fetch's max wait) are for a read that cannot reach the end yet, a leader moving say."""
-    read: dict[int, str] = {}
-    idle = 0
-    while idle < idle_polls and (expected is None or len(read) < expected):
-        records = await consumer.poll()
-        idle = 0 if records else idle + 1
-        read.update((r.offset, (r.value or b"").decode()) for r in records)
-        if idle >= 2 and await at_confirmed_log_end(consumer):
-            break
-    return read
+    """read_until_idle, done early at the confirmed log end."""
+    return await read_until_idle(consumer, idle_polls, expected, to_log_end=True)
 
 
 async def consume_partition(
