@@ -145,16 +145,21 @@ async def test_a_leadership_change_between_slices_fails_the_write_and_drops_its_
         await controller.stop()
 
 
-async def test_a_burst_of_writes_is_generated_a_bounded_number_a_loop_turn() -> None:
-    controller, _raft = await active_controller(auto_commit=True)
+def count_loop_turns() -> tuple[list[int], asyncio.Future[None]]:
+    """A task counting the loop's turns (turns[0]); cancel the future when done."""
     turns = [0]
 
-    async def count_turns() -> None:
+    async def count() -> None:
         while True:
             turns[0] += 1
             await asyncio.sleep(0)
 
-    counter = asyncio.ensure_future(count_turns())
+    return turns, asyncio.ensure_future(count())
+
+
+async def test_a_burst_of_writes_is_generated_a_bounded_number_a_loop_turn() -> None:
+    controller, _raft = await active_controller(auto_commit=True)
+    turns, counter = count_loop_turns()
     try:
         generated_in: list[int] = []
 
@@ -173,14 +178,7 @@ async def test_a_burst_of_writes_is_generated_a_bounded_number_a_loop_turn() -> 
 
 async def test_a_fencing_over_many_partitions_is_generated_a_slice_per_loop_turn(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     controller, _raft = await active_controller(auto_commit=True)
-    turns = [0]
-
-    async def count_turns() -> None:
-        while True:
-            turns[0] += 1
-            await asyncio.sleep(0)
-
-    counter = asyncio.ensure_future(count_turns())
+    turns, counter = count_loop_turns()
     built_in: list[int] = []
     build = replication_control.build_partition_change
 
@@ -211,14 +209,7 @@ async def test_a_fencing_over_many_partitions_is_generated_a_slice_per_loop_turn
 async def test_writes_of_many_records_are_generated_a_bounded_number_of_records_a_loop_turn() -> None:
     # As the leaders' AlterPartition calls of up to 200 changes each after a broker's restart.
     controller, _raft = await active_controller(auto_commit=True)
-    turns = [0]
-
-    async def count_turns() -> None:
-        while True:
-            turns[0] += 1
-            await asyncio.sleep(0)
-
-    counter = asyncio.ensure_future(count_turns())
+    turns, counter = count_loop_turns()
     try:
         generated_in: list[int] = []
         size = PROPOSE_RECORDS_PER_TURN // 2
