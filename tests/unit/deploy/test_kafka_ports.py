@@ -21,6 +21,7 @@ def test_brokers_get_a_plaintext_listener_on_their_own_port(tmp_path: Path) -> N
         assert [listener.address for listener in config.kafka_listeners] == [spec.kafka_address]
         assert [listener.address for listener in config.grpc_listeners] == [spec.address, spec.inter_node_address]
         assert config.inter_broker_listener == "BROKER"
+        assert config.advertised == config.bound_listeners  # written out, as Kafka's server.properties do
         assert (
             config.inter_node_tls is not None and config.inter_node_tls.certificate.name == f"broker-{spec.node_id}.pem"
         )
