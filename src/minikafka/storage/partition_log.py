@@ -934,6 +934,7 @@ class PartitionLog:
             self.config.min_compaction_lag_ms,
             self.config.max_compaction_lag_ms,
             tombstones_due_ms,
+            self.last_stable_offset,
         )
 
     def cleaning_job(self, plan: LogToClean, wall_clock_ms: int, dedupe_buffer_bytes: int) -> CleaningJob:
