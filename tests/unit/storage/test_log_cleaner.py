@@ -243,8 +243,8 @@ def test_a_key_map_too_small_for_the_dirty_section_cleans_it_in_passes(tmp_path:
 
 
 def test_cleaning_keeps_the_aborted_transactions_of_the_segments_it_replaces(tmp_path: Path) -> None:
-    """The cleaner keeps transactional batches, so the cleaned segment must keep their aborted-transaction entries
-    (else a read_committed consumer reads aborted records once the old segments' .txnindex files are gone)."""
+    """A cleaning that meets an aborted transaction's batches keeps its aborted-transaction entry in the cleaned
+    segment while its marker stays (else a read_committed consumer could read what an empty batch left kept)."""
     log = open_log(tmp_path / "t-0")
     for round_ in range(4):
         records = [Record(b"txn-%d" % round_, b"t%d" % round_, 0)]
