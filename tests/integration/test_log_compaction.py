@@ -37,7 +37,11 @@ DELETE_RETENTION_MS = 4000
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    overrides = {"log.cleaner.backoff.ms": "200", "offsets.topic.segment.bytes": "4096"}
+    overrides = {
+        "log.cleaner.backoff.ms": "200",
+        "offsets.topic.segment.bytes": "4096",
+        "transaction.state.log.num.partitions": "3",
+    }
     with running_cluster(tmp_path_factory.mktemp("compaction"), 1, 3, **overrides) as started:
         admin = admin_module.AdminClient({"bootstrap.servers": started.kafka_bootstrap_servers})
         configs = {
@@ -124,9 +128,9 @@ def cleaned_events(cluster: Cluster, node_id: int) -> list[dict[str, object]]:
     return [e for e in events if e["event"] == "log_cleaned" and e["partition"] == f"{TOPIC}-0"]
 
 
-def leader_of(cluster: Cluster) -> int:
+def leader_of(cluster: Cluster, topic: str = TOPIC) -> int:
     admin = admin_module.AdminClient({"bootstrap.servers": cluster.kafka_bootstrap_servers})
-    return int(admin.list_topics(TOPIC, timeout=10).topics[TOPIC].partitions[0].leader)
+    return int(admin.list_topics(topic, timeout=10).topics[topic].partitions[0].leader)
 
 
 def expected_latest() -> dict[str, str | None]:
@@ -194,6 +198,88 @@ def test_consumer_offsets_is_compacted_and_keeps_each_groups_latest_commit(clust
 def _events(cluster: Cluster, node_id: int, name: str) -> list[dict[str, object]]:
     lines = cluster.node(node_id).events_path.read_text().splitlines()
     return [event for line in lines if f'"{name}"' in line and (event := json.loads(line))["event"] == name]
+
+
+def read_isolated(cluster: Cluster, topic: str, isolation: str) -> list[tuple[int, str, str | None]]:
+    """Every record of partition 0 of `topic` up to its end, read with `isolation`."""
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": cluster.kafka_bootstrap_servers, "group.id": f"check-{isolation}",
+         "enable.auto.commit": False, "isolation.level": isolation}
+    )  # fmt: skip
+    try:
+        partition = confluent_kafka.TopicPartition(topic, 0, 0)
+        _low, high = consumer.get_watermark_offsets(partition, timeout=10)
+        consumer.assign([partition])
+        read: list[tuple[int, str, str | None]] = []
+        while True:
+            message = consumer.poll(3)
+            if message is None:
+                return read
+            assert message.error() is None, message.error()
+            value = message.value()
+            read.append((message.offset(), message.key().decode(), None if value is None else value.decode()))
+            if message.offset() >= high - 1:
+                return read
+    finally:
+        consumer.close()
+
+
+def test_the_cleaner_removes_aborted_transactions_and_compacts_committed_ones(cluster: Cluster) -> None:
+    topic = "compacted-txn"
+    admin = admin_module.AdminClient({"bootstrap.servers": cluster.kafka_bootstrap_servers})
+    configs = {"cleanup.policy": "compact", "segment.bytes": "4096", "min.cleanable.dirty.ratio": "0.01"}
+    admin.create_topics([admin_module.NewTopic(topic, num_partitions=1, replication_factor=3, config=configs)])[
+        topic
+    ].result(30)
+    producer = confluent_kafka.Producer(
+        {
+            "bootstrap.servers": cluster.kafka_bootstrap_servers,
+            "transactional.id": "compacted-writer",
+            "batch.num.messages": 10,  # a batch fits the 4096-byte segments
+        }
+    )
+    producer.init_transactions(60)
+    for round_ in range(10):  # every key written in each transaction; odd rounds aborted, the last committed
+        producer.begin_transaction()
+        for key in KEYS:
+            producer.produce(topic, key=key, value=f"{key}-t{round_}", partition=0)
+        if round_ % 2 and round_ != 9:
+            assert producer.flush(60) == 0  # sent, so the abort has records to abort
+            producer.abort_transaction(60)
+        else:
+            producer.commit_transaction(60)
+    # Plain writes of other keys roll the transactions out of the active segment.
+    plain = confluent_kafka.Producer(
+        {"bootstrap.servers": cluster.kafka_bootstrap_servers, "acks": "all", "batch.num.messages": 10}
+    )
+    failures: list[object] = []
+    for round_ in range(30):
+        for key in KEYS:
+            plain.produce(
+                topic, key=f"plain-{key}", value=f"p{round_}", partition=0,
+                on_delivery=lambda error, _m: error and failures.append(error),
+            )  # fmt: skip
+            plain.poll(0)
+    assert plain.flush(60) == 0 and not failures, failures
+
+    def cleaned() -> list[dict[str, object]]:
+        lines = cluster.node(leader_of(cluster, topic)).events_path.read_text().splitlines()
+        return [e for line in lines if '"log_cleaned"' in line and (e := json.loads(line))["partition"] == f"{topic}-0"]
+
+    transactions_end = 10 * (len(KEYS) + 1)  # each transaction's records and its marker
+    eventually(
+        lambda: any(int(e["end_offset"]) >= transactions_end for e in cleaned()),  # type: ignore[call-overload]
+        60,
+        "the leader cleaning past the transactions",
+    )
+    committed = read_isolated(cluster, topic, "read_committed")
+    assert {k: v for k, v in latest(committed).items() if not k.startswith("plain-")} == {
+        key: f"{key}-t9" for key in KEYS
+    }
+    # Read without isolation, the cleaned log holds no aborted record and one committed value per key.
+    uncommitted = [r for r in read_isolated(cluster, topic, "read_uncommitted") if not r[1].startswith("plain-")]
+    assert not any(int(value.rsplit("-t", 1)[1]) in (1, 3, 5, 7) for _, _, value in uncommitted if value)
+    assert sorted(key for _, key, _ in uncommitted) == sorted(KEYS)
 
 
 def test_a_killed_leader_leaves_the_latest_values_on_its_followers_and_recovers_its_own(

@@ -58,6 +58,9 @@ COMPRESSION_MASK = 0x07
 TIMESTAMP_TYPE_FLAG = 0x08  # set: LogAppendTime, which only a broker may choose
 TRANSACTIONAL_FLAG = 0x10
 CONTROL_FLAG = 0x20
+# Set by the log cleaner (KIP-534): the base timestamp is the batch's delete horizon, when its tombstones or its
+# transaction marker may go; record timestamps stay exact (their deltas are from it).
+DELETE_HORIZON_FLAG = 0x40
 NO_PRODUCER_ID = -1
 # How far a compressed batch a reader decodes may inflate: readers know no message.max.bytes, so a fixed bound,
 # four times what a broker with the default message.max.bytes lets a batch inflate to.
@@ -255,12 +258,17 @@ def build_batch(
     return bytes(batch)
 
 
-def rebuild_batch(original: RecordBatch, records: Sequence[Record]) -> bytes:
+def rebuild_batch(original: RecordBatch, records: Sequence[Record], delete_horizon_ms: int | None = None) -> bytes:
     """`original` holding only `records` (each with its offset), as Kafka's log cleaner rewrites a batch: its base
     and last offsets, leader epoch, producer fields and transactional/control flags stay, so producer state and
     offsets survive; the records keep their offsets (gaps where others were removed), compressed with the
-    original's codec. None left: an empty batch, uncompressed (Kafka's empty batch header)."""
+    original's codec. None left: an empty batch, uncompressed (Kafka's empty batch header). `delete_horizon_ms`:
+    marked with that delete horizon, as Kafka's cleaner marks a batch whose tombstones or marker may go later."""
     base_timestamp = records[0].timestamp_ms if records else original.max_timestamp
+    attributes = original.attributes
+    horizon = delete_horizon_ms if delete_horizon_ms is not None else original.delete_horizon_ms
+    if horizon is not None:  # once set, a batch's horizon stays (Kafka's)
+        base_timestamp, attributes = horizon, attributes | DELETE_HORIZON_FLAG
     max_timestamp = original.max_timestamp
     if records and not original.has_log_append_time:
         max_timestamp = max(record.timestamp_ms for record in records)
@@ -275,7 +283,7 @@ def rebuild_batch(original: RecordBatch, records: Sequence[Record]) -> bytes:
         ">hiqqqhii",
         after_crc,
         0,
-        (original.attributes & ~COMPRESSION_MASK) | codec,
+        (attributes & ~COMPRESSION_MASK) | codec,
         original.last_offset_delta,
         base_timestamp,
         max_timestamp,
@@ -350,6 +358,11 @@ class RecordBatch:
     @property
     def has_log_append_time(self) -> bool:
         return bool(self.attributes & TIMESTAMP_TYPE_FLAG)
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        """When the cleaner may remove this batch's tombstones or marker (KIP-534); None: not set yet."""
+        return self.base_timestamp if self.attributes & DELETE_HORIZON_FLAG else None
 
     @property
     def has_producer_id(self) -> bool:

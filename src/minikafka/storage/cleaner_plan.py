@@ -3,7 +3,8 @@ and how its segments are grouped into cleaned ones. Plain data in, a plan out; t
 
 A log's part below the cleaner checkpoint (the first dirty offset) is clean: cleaned before, each key at most once.
 The dirty part runs from there to the first uncleanable offset: the smallest of the active segment's base (never
-cleaned), the high watermark (nothing a replica may still lose is compacted), and the base of the first segment
+cleaned), the high watermark (nothing a replica may still lose is compacted), the last stable offset (an undecided
+transaction's records are not cleaned: whether they are aborted is not known yet), and the base of the first segment
 holding a record younger than min.compaction.lag.ms. A log is cleaned when its dirty ratio (dirty bytes over clean
 plus dirty bytes) reaches min.cleanable.dirty.ratio, or when a dirty record is older than max.compaction.lag.ms,
 or when a tombstone it kept is past delete.retention.ms. The filthiest such log goes first.
@@ -38,7 +39,8 @@ class CleanableLog:
     min_cleanable_ratio: float
     min_compaction_lag_ms: int
     max_compaction_lag_ms: int
-    tombstones_due_ms: int | None = None  # the earliest time a kept tombstone may go (None: none kept)
+    tombstones_due_ms: int | None = None  # the earliest time a kept tombstone or marker may go (None: none kept)
+    last_stable_offset: int | None = None  # None: no transaction undecided (the high watermark bounds)
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,8 @@ def first_dirty_offset(log: CleanableLog) -> int:
 
 def first_uncleanable_offset(log: CleanableLog, now_ms: int) -> int:
     limit = min(log.segments[-1].base_offset, log.high_watermark)
+    if log.last_stable_offset is not None:
+        limit = min(limit, log.last_stable_offset)
     if log.min_compaction_lag_ms > 0:
         for segment in log.segments[:-1]:
             if segment.max_timestamp >= 0 and now_ms - segment.max_timestamp < log.min_compaction_lag_ms:

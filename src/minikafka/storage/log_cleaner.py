@@ -10,7 +10,13 @@ segments (their files are only read, through descriptors of its own); the partit
    and last offsets, leader epoch and producer fields (so offsets keep their gaps and idempotent producers their
    sequences); a batch left with no record is dropped, unless it is the last batch of a producer the log still
    tracks, or the last of its group (so a cleaned segment still ends where the next begins: recovery tells a
-   segment that lost its tail from a cleaned one by that). Control and transactional batches stay as they are.
+   segment that lost its tail from a cleaned one by that).
+3. Transactions, as Kafka's cleaner (storage/cleaned_transactions.py): the range cleaned ends at the last stable
+   offset, so every transaction in it is decided. An aborted transaction's batches lose all their records (an
+   empty batch stays where the producer's sequence needs it); a committed one's records are compacted as any
+   other. A marker stays while its transaction's data is met; once none is, the cleaning sets its batch's delete
+   horizon (KIP-534: now + delete.retention.ms), and the first cleaning past it removes the marker, unless it is
+   the producer's last entry (its epoch fences zombies), which keeps it empty.
 """
 
 from __future__ import annotations
@@ -22,10 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from minikafka.common.record_batch import HEADER_SIZE, RecordBatch, read_header, rebuild_batch
+from minikafka.storage.cleaned_transactions import CleanedTransactions
 from minikafka.storage.cleaner_plan import SegmentSummary, group_segments
 from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.offset_index import OffsetIndex
 from minikafka.storage.segment_swap import cleaned_paths
+from minikafka.storage.transaction_index import AbortedTxn
 
 # What one key of the map costs here: a 16-byte digest and an offset as Python objects in a dict (Kafka's
 # SkimpyOffsetMap packs the same into 24 bytes), so log.cleaner.dedupe.buffer.size bounds the memory really used.
@@ -42,18 +50,28 @@ class SourceSegment:
 
 
 @dataclass(frozen=True)
+class ProducerLastEntry:
+    """Of a producer the log tracks (Kafka's lastRecordsOfActiveProducers): its last data batch's last offset
+    (None: its current epoch has none, began by a marker) and its epoch."""
+
+    last_data_offset: int | None
+    epoch: int
+
+
+@dataclass(frozen=True)
 class CleaningJob:
     directory: Path
     name: str
     segments: tuple[SourceSegment, ...]  # from the log start, every whole segment below `end_offset`
     first_dirty_offset: int
     end_offset: int
-    producer_last_offsets: Mapping[int, int]  # each tracked producer's last batch's last offset
+    producers: Mapping[int, ProducerLastEntry]  # every producer the log tracks
     now_ms: int  # wall-clock: record timestamps are
     delete_retention_ms: int
     max_segment_bytes: int
     index_interval_bytes: int
     dedupe_buffer_bytes: int
+    aborted: tuple[AbortedTxn, ...] = ()  # the aborted transactions overlapping the segments cleaned
 
 
 @dataclass(frozen=True)
@@ -65,6 +83,7 @@ class CleanedGroup:
     index_path: Path
     bytes_before: int
     bytes_after: int
+    aborted: tuple[AbortedTxn, ...] = ()  # its aborted-transaction index: the entries whose data it still holds
 
 
 @dataclass(frozen=True)
@@ -75,7 +94,7 @@ class CleaningResult:
     records_before: int
     records_after: int
     tombstones_removed: int
-    tombstones_due_ms: int | None  # the earliest time a kept tombstone may go
+    tombstones_due_ms: int | None  # the earliest time a kept tombstone or marker may go
 
 
 @dataclass(frozen=True)
@@ -106,21 +125,21 @@ def read_batches(path: Path, size: int) -> Iterator[RecordBatch]:
         os.close(fd)
 
 
-def _compactable(batch: RecordBatch) -> bool:
-    # Transaction markers and transactional data follow their own rules (aborted data goes): kept as they are.
-    return not batch.is_control and not batch.is_transactional
-
-
 def build_offset_map(job: CleaningJob) -> tuple[dict[bytes, int], int]:
     """The dirty section's keys and their latest offsets, and where the section mapped ends."""
     capacity = max(1, int(job.dedupe_buffer_bytes * MAP_LOAD_FACTOR / MAP_ENTRY_BYTES))
     latest: dict[bytes, int] = {}
+    transactions = CleanedTransactions(job.aborted)
     for segment in job.segments:
         if segment.end_offset <= job.first_dirty_offset:
             continue
         found: dict[bytes, int] = {}
         for batch in read_batches(segment.path, segment.size):
-            if not _compactable(batch):
+            # Markers hold no key of the topic's, and an aborted transaction's records are not the latest of theirs.
+            if batch.is_control:
+                transactions.on_marker(batch)
+                continue
+            if transactions.on_batch(batch):
                 continue
             for record in batch.records():
                 if record.key is not None and record.offset >= job.first_dirty_offset:
@@ -137,16 +156,15 @@ def filter_batch(
     now_ms: int,
     delete_retention_ms: int,
     keep_empty: bool,
+    aborted: bool = False,
 ) -> FilteredBatch:
-    """What of one batch a cleaning keeps (pure)."""
-    if not _compactable(batch):
-        return FilteredBatch(batch.bytes(), batch.records_count, batch.records_count, 0, None)
+    """What of one data batch a cleaning keeps (pure); `aborted`: of an aborted transaction, none of it."""
     kept = []
     before = removed_tombstones = 0
     due: int | None = None
     for record in batch.records():
         before += 1
-        if record.key is None or latest.get(key_digest(record.key), -1) > record.offset:
+        if aborted or record.key is None or latest.get(key_digest(record.key), -1) > record.offset:
             continue
         if record.value is None:
             stamp = batch.max_timestamp if batch.has_log_append_time else record.timestamp_ms
@@ -164,8 +182,49 @@ def filter_batch(
     return FilteredBatch(data, before, len(kept), removed_tombstones, due)
 
 
+def filter_marker(
+    batch: RecordBatch, discardable: bool, now_ms: int, delete_retention_ms: int, keep_empty: bool
+) -> FilteredBatch:
+    """What of one control batch a cleaning keeps (pure): all of it until it is discardable and past its delete
+    horizon, which the first cleaning finding it discardable sets."""
+    count = batch.records_count
+    horizon = batch.delete_horizon_ms
+    if not discardable:
+        return FilteredBatch(batch.bytes(), count, count, 0, None)
+    if horizon is None:
+        horizon = now_ms + delete_retention_ms
+        return FilteredBatch(rebuild_batch(batch, list(batch.records()), horizon), count, count, 0, horizon)
+    if now_ms < horizon:
+        return FilteredBatch(batch.bytes(), count, count, 0, horizon)
+    return FilteredBatch(rebuild_batch(batch, []) if keep_empty else None, count, 0, 0, None)
+
+
+def _last_of_producer(job: CleaningJob, batch: RecordBatch) -> bool:
+    """Kafka's isBatchLastRecordOfProducer: the batch holding a tracked producer's last sequence, or, when its
+    epoch has no data, its marker at that epoch (for fencing): kept, if only empty."""
+    entry = job.producers.get(batch.producer_id) if batch.has_producer_id else None
+    if entry is None:
+        return False
+    if entry.last_data_offset is not None:
+        return batch.last_offset == entry.last_data_offset
+    return batch.is_control and batch.producer_epoch == entry.epoch
+
+
+def _filter(
+    job: CleaningJob, batch: RecordBatch, latest: Mapping[bytes, int], txns: CleanedTransactions, keep_empty: bool
+) -> FilteredBatch:
+    keep_empty = keep_empty or _last_of_producer(job, batch)
+    if batch.is_control:
+        discardable = txns.on_marker(batch)
+        return filter_marker(batch, discardable, job.now_ms, job.delete_retention_ms, keep_empty)
+    aborted = txns.on_batch(batch)
+    outcome = filter_batch(batch, latest, job.now_ms, job.delete_retention_ms, keep_empty, aborted)
+    txns.on_written(batch, outcome.data is not None)
+    return outcome
+
+
 def _clean_group(
-    job: CleaningJob, group: list[SourceSegment], latest: Mapping[bytes, int]
+    job: CleaningJob, group: list[SourceSegment], latest: Mapping[bytes, int], txns: CleanedTransactions
 ) -> tuple[CleanedGroup, list[FilteredBatch]]:
     log_path, index_path = cleaned_paths(job.directory, group[0].base_offset)
     index_path.unlink(missing_ok=True)  # left by a cleaning that was not swapped in
@@ -173,13 +232,12 @@ def _clean_group(
     index = OffsetIndex(index_path, group[0].base_offset, FileHandleCache())
     fd = os.open(log_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
     outcomes = []
+    retained_before = len(txns.retained)
     try:
         written = since_index = 0
         batches = [(batch, segment) for segment in group for batch in read_batches(segment.path, segment.size)]
         for position, (batch, _segment) in enumerate(batches):
-            last_of_producer = job.producer_last_offsets.get(batch.producer_id) == batch.last_offset
-            keep_empty = position == len(batches) - 1 or (batch.has_producer_id and last_of_producer)
-            outcome = filter_batch(batch, latest, job.now_ms, job.delete_retention_ms, keep_empty)
+            outcome = _filter(job, batch, latest, txns, position == len(batches) - 1)
             outcomes.append(outcome)
             if outcome.data is None:
                 continue
@@ -202,6 +260,7 @@ def _clean_group(
         index_path,
         sum(segment.size for segment in group),
         written,
+        tuple(txns.retained[retained_before:]),
     )
     return cleaned, outcomes
 
@@ -213,11 +272,15 @@ def clean(job: CleaningJob) -> CleaningResult:
     by_base = {segment.base_offset: segment for segment in job.segments}
     groups = []
     outcomes: list[FilteredBatch] = []
+    # One view of the transactions across the groups: a marker in a later group than its data still sees it.
+    txns = CleanedTransactions(job.aborted)
     for grouped in group_segments(summaries, end, job.max_segment_bytes):
-        cleaned, filtered = _clean_group(job, [by_base[s.base_offset] for s in grouped], latest)
+        cleaned, filtered = _clean_group(job, [by_base[s.base_offset] for s in grouped], latest, txns)
         groups.append(cleaned)
         outcomes.extend(filtered)
     dues = [outcome.tombstones_due_ms for outcome in outcomes if outcome.tombstones_due_ms is not None]
+    if txns.recheck:
+        dues.append(job.now_ms)
     return CleaningResult(
         tuple(groups),
         groups[-1].end_offset if groups else job.first_dirty_offset,

@@ -9,6 +9,7 @@ new leader may still lose has decided nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,10 +77,10 @@ class LogTransactions:
     def load(self, segment_bases: list[int]) -> None:
         self.aborted.load(segment_bases)
 
-    def merge_segments(self, bases: set[int], into: int) -> None:
-        """A cleaning replaced segments `bases` by one at `into`: their aborted transactions stay indexed there (the
-        cleaner keeps transactional batches, so read_committed must still skip the aborted ones)."""
-        self.aborted.merge_segments(bases, into)
+    def merge_segments(self, bases: set[int], into: int, entries: Sequence[AbortedTxn]) -> None:
+        """A cleaning replaced segments `bases` by one at `into`, indexing `entries`: the aborted transactions whose
+        data it still holds (read_committed must still skip them); the others' data is gone."""
+        self.aborted.merge_segments(bases, into, entries)
 
     def forget_from(self, offset: int) -> None:
         """The log is replayed (or cut) from `offset`: what was learnt from the batches there goes."""

@@ -40,7 +40,14 @@ from minikafka.storage.checkpoint import (
 from minikafka.storage.cleaner_plan import CleanableLog, LogToClean, SegmentSummary
 from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.leader_epoch_cache import LeaderEpochCache
-from minikafka.storage.log_cleaner import CleanedGroup, CleaningJob, CleaningResult, SourceSegment, discard
+from minikafka.storage.log_cleaner import (
+    CleanedGroup,
+    CleaningJob,
+    CleaningResult,
+    ProducerLastEntry,
+    SourceSegment,
+    discard,
+)
 from minikafka.storage.log_config import LogConfig
 from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel, storage_error
 from minikafka.storage.log_transactions import LogTransactions, producer_batch
@@ -934,6 +941,7 @@ class PartitionLog:
             self.config.min_compaction_lag_ms,
             self.config.max_compaction_lag_ms,
             tombstones_due_ms,
+            self.last_stable_offset,
         )
 
     def cleaning_job(self, plan: LogToClean, wall_clock_ms: int, dedupe_buffer_bytes: int) -> CleaningJob:
@@ -944,20 +952,24 @@ class PartitionLog:
             for segment, end in zip(self.segments[:-1], following, strict=True)
             if end <= plan.first_uncleanable_offset
         )
-        producers = self.producer_state.producers.items()
-        last_offsets = {pid: entry.batches[-1].last_offset for pid, entry in producers if entry.batches}
+        producers = {
+            pid: ProducerLastEntry(entry.batches[-1].last_offset if entry.batches else None, entry.producer_epoch)
+            for pid, entry in self.producer_state.producers.items()
+        }
+        first = sources[0].base_offset if sources else plan.first_dirty_offset
         return CleaningJob(
             self.directory,
             self.name,
             sources,
             plan.first_dirty_offset,
             plan.first_uncleanable_offset,
-            last_offsets,
+            producers,
             wall_clock_ms,
             self.config.delete_retention_ms,
             min(self.config.segment_bytes, MAX_SEGMENT_POSITION),
             self.config.index_interval_bytes,
             dedupe_buffer_bytes,
+            tuple(self.aborted_transactions(first, plan.first_uncleanable_offset)),
         )
 
     @property
@@ -1006,7 +1018,7 @@ class PartitionLog:
             segment.delete()
         rename_suffix(swap_log, SWAP_SUFFIX, "")
         rename_suffix(swap_index, SWAP_SUFFIX, "")
-        self.transactions.merge_segments(set(group.replaces), group.base_offset)
+        self.transactions.merge_segments(set(group.replaces), group.base_offset, group.aborted)
         fsync_directory(self.directory)
         segment, index_ok = LogSegment.open_existing(
             self.directory,

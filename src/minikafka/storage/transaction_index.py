@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,11 +118,16 @@ class AbortedTxnIndex:
         """The segments below `base_offset` were deleted (retention): their entries go with them."""
         self._keep(bisect.bisect_left(self._segment_of, base_offset), len(self._entries))
 
-    def merge_segments(self, bases: set[int], into: int) -> None:
-        """Cleaning replaced the segments `bases` by one at `into`: their entries become that segment's, in one file
-        written aside and renamed over (the old segments' files are already gone)."""
-        self._segment_of = [into if base in bases else base for base in self._segment_of]
-        kept = [entry for entry, at in zip(self._entries, self._segment_of, strict=True) if at == into]
+    def merge_segments(self, bases: set[int], into: int, entries: Sequence[AbortedTxn]) -> None:
+        """Cleaning replaced the consecutive segments `bases` by one at `into`, whose entries are `entries` (in
+        marker order): one file written aside and renamed over (the old segments' files are already gone)."""
+        replaced = [position for position, base in enumerate(self._segment_of) if base in bases]
+        at = replaced[0] if replaced else bisect.bisect_left(self._segment_of, into)
+        end = replaced[-1] + 1 if replaced else at
+        self._entries[at:end] = entries
+        self._last_offsets[at:end] = [entry.last_offset for entry in entries]
+        self._segment_of[at:end] = [into] * len(entries)
+        kept = list(entries)
         path = txn_index_path(self.directory, into)
         if not kept:
             path.unlink(missing_ok=True)

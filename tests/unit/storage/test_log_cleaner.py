@@ -243,8 +243,8 @@ def test_a_key_map_too_small_for_the_dirty_section_cleans_it_in_passes(tmp_path:
 
 
 def test_cleaning_keeps_the_aborted_transactions_of_the_segments_it_replaces(tmp_path: Path) -> None:
-    """The cleaner keeps transactional batches, so the cleaned segment must keep their aborted-transaction entries
-    (else a read_committed consumer reads aborted records once the old segments' .txnindex files are gone)."""
+    """The cleaned segment keeps the aborted-transaction entries of the segments it replaces while their markers
+    stay with data of theirs met (Kafka's cleaned .txnindex), and they are read back after a reopen."""
     log = open_log(tmp_path / "t-0")
     for round_ in range(4):
         records = [Record(b"txn-%d" % round_, b"t%d" % round_, 0)]
