@@ -23,7 +23,9 @@ from minikafka.deploy.local_cluster import Cluster, NodeSpec
 
 pytestmark = pytest.mark.integration
 
-IDLE_MS = 3000
+# Longer than a loaded machine takes to have the broker accept the 50 half-sent connections: at 3 s, the first were
+# closed as idle before the last were held.
+IDLE_MS = 8000
 PER_IP = 30
 MAX_CONNECTIONS = 60
 SETTINGS = {
@@ -82,7 +84,8 @@ def test_half_sent_frames_are_closed_after_the_idle_time(cluster: Cluster) -> No
             sock = stack.enter_context(connect_from(f"127.0.1.{i // 25 + 1}", spec.kafka_address))
             sock.sendall(b"\x00\x00\x01\x00" + b"\x00\x12\x00\x00\x00")  # 256 bytes announced, 5 sent
             socks.append(sock)
-        holding = eventually(lambda: open_files(pid) >= before + 50 and open_files(pid), 30, "50 connections held")
+        # Within the 2 files the broker may open or close on its own meanwhile, as the checks around allow.
+        holding = eventually(lambda: open_files(pid) >= before + 48 and open_files(pid), 30, "50 connections held")
         eventually(lambda: all(closed_by_peer(s) for s in socks), 60, "every half-sent connection closed")
         after = eventually(lambda: open_files(pid) <= before + 2 and open_files(pid), 30, "the broker's files freed")
     print(f"open files: {before} before, {holding} holding 50 half-sent frames, {after} after the idle close")
