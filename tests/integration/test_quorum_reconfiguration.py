@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,17 @@ from minikafka.deploy.scenario.kraft import quorum_elections
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 CLUSTER_ID = "minikafka"
 TOPIC = "under-reconfiguration"
+
+
+def until_not_timed_out(change: Callable[[], None]) -> bool:
+    """Whether a voter change went through; False while the leader answers REQUEST_TIMED_OUT (retry)."""
+    try:
+        change()
+    except KafkaError as error:
+        if error.code != ErrorCode.REQUEST_TIMED_OUT:
+            raise
+        return False
+    return True
 
 
 def events(run_dir: Path, name: str) -> list[dict]:
@@ -54,7 +66,13 @@ def test_grow_to_four_and_shrink_back_to_three_under_produce_load(tmp_path: Path
                 30,
                 "controller 104 fetching as an observer",
             )
-            admin.add_raft_voter(104, joining["directory_id"], CLUSTER_ID)
+            # Seen as an observer is not yet caught up: the leader answers REQUEST_TIMED_OUT until it is, and an
+            # operator runs kafka-metadata-quorum add-controller again.
+            eventually(
+                lambda: until_not_timed_out(lambda: admin.add_raft_voter(104, joining["directory_id"], CLUSTER_ID)),
+                60,
+                "controller 104 added as a voter",
+            )
             voters = {v["id"]: v["directory_id"] for v in admin.describe_quorum()["voters"]}
             assert sorted(voters) == [101, 102, 103, 104]
             refused(lambda: admin.add_raft_voter(104, voters[104], CLUSTER_ID), ErrorCode.DUPLICATE_VOTER)
