@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
+from test_log_cleaner import batches
+
 from minikafka.common.control_batch import EndTxnMarker, build_marker_batch
-from minikafka.common.record_batch import Record, RecordBatch, build_batch, iter_batches, stamped
+from minikafka.common.record_batch import Record, build_batch, iter_batches, stamped
 from minikafka.storage.cleaned_transactions import CleanedTransactions
 from minikafka.storage.cleaner_plan import filthiest
 from minikafka.storage.log_cleaner import CleaningResult, clean, filter_marker
@@ -62,20 +64,6 @@ def filler(log: PartitionLog, rounds: int = 2) -> None:
     for round_ in range(rounds):
         for key in (b"a", b"b", b"c"):
             produce(log, key, b"%s-%d" % (key, round_))
-
-
-def batches(log: PartitionLog) -> list[RecordBatch]:
-    out: list[RecordBatch] = []
-    offset = log.log_start_offset
-    while offset < log.log_end_offset:
-        data = log.read(offset, 1 << 20, max_offset=log.high_watermark)
-        if not data:
-            break
-        for batch in iter_batches(data):
-            assert batch.is_valid()
-            out.append(batch)
-            offset = batch.last_offset + 1
-    return out
 
 
 def read_all(log: PartitionLog) -> list[Read]:

@@ -9,7 +9,7 @@ import pytest
 
 from minikafka.common.control_batch import EndTxnMarker
 from minikafka.common.errors import ErrorCode, KafkaError
-from minikafka.common.record_batch import Record, build_batch, iter_batches
+from minikafka.common.record_batch import Record, RecordBatch, build_batch, iter_batches
 from minikafka.storage.cleaner_plan import filthiest
 from minikafka.storage.log_cleaner import CleaningResult, clean
 from minikafka.storage.log_config import LogConfig
@@ -33,9 +33,9 @@ def produce(log: PartitionLog, key: bytes, value: bytes | None, timestamp: int =
     return info.first_offset
 
 
-def read_all(log: PartitionLog) -> list[tuple[int, bytes | None, bytes | None]]:
-    """(offset, key, value) of every record, read as a consumer reads: batch after batch across the gaps."""
-    out: list[tuple[int, bytes | None, bytes | None]] = []
+def batches(log: PartitionLog) -> list[RecordBatch]:
+    """Every batch below the high watermark, read as a consumer reads: batch after batch across the gaps."""
+    out: list[RecordBatch] = []
     offset = log.log_start_offset
     while offset < log.log_end_offset:
         data = log.read(offset, 1 << 20, max_offset=log.high_watermark)
@@ -43,9 +43,14 @@ def read_all(log: PartitionLog) -> list[tuple[int, bytes | None, bytes | None]]:
             break
         for batch in iter_batches(data):
             assert batch.is_valid()
-            out.extend((record.offset, record.key, record.value) for record in batch.records())
+            out.append(batch)
             offset = batch.last_offset + 1
     return out
+
+
+def read_all(log: PartitionLog) -> list[tuple[int, bytes | None, bytes | None]]:
+    """(offset, key, value) of every record, read as a consumer reads: batch after batch across the gaps."""
+    return [(record.offset, record.key, record.value) for batch in batches(log) for record in batch.records()]
 
 
 def latest(records: list[tuple[int, bytes | None, bytes | None]]) -> dict[bytes | None, bytes | None]:
