@@ -440,7 +440,7 @@ def _prepare(cluster: Cluster, options: ChaosOptions, log: Callable[[str], None]
 def _log_figures(cluster: Cluster) -> dict[str, int]:
     """What the cleaners did to the chaos topic and what is left of it on disk, with the cluster stopped."""
     size, replicas = log_bytes(cluster.brokers, TOPIC)
-    cleanings, before, after = cleaner_totals([b.events_path for b in cluster.brokers], TOPIC)
+    cleanings, before, after = cleaner_totals(cluster.run_dir, TOPIC)
     return {
         "log_bytes": size,
         "replicas": replicas,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from minikafka.deploy.local_cluster import NodeSpec
+from minikafka.deploy.scenario.events import find_events, query
 
 COMPACTED_TOPIC_CONFIGS = {
     "cleanup.policy": "compact",
@@ -96,24 +97,15 @@ def log_bytes(brokers: list[NodeSpec], topic: str) -> tuple[int, int]:
     return total, replicas
 
 
-def cleaner_totals(events: list[Path], topic: str) -> tuple[int, int, int]:
-    """(cleanings, bytes_before, bytes_after) of the `log_cleaned` events of `topic`'s partitions."""
-    cleanings = before = after = 0
-    for path in events:
-        if not path.exists():
-            continue
-        for line in path.read_text(errors="replace").splitlines():
-            if '"log_cleaned"' not in line:
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by a kill
-            if event.get("event") == "log_cleaned" and str(event.get("partition", "")).rsplit("-", 1)[0] == topic:
-                cleanings += 1
-                before += int(event.get("bytes_before") or 0)
-                after += int(event.get("bytes_after") or 0)
-    return cleanings, before, after
+def cleaner_totals(run_dir: Path, topic: str) -> tuple[int, int, int]:
+    """(cleanings, bytes_before, bytes_after) of the brokers' `log_cleaned` events of `topic`'s partitions."""
+    cleaned = [
+        event
+        for _, event in find_events(run_dir, query("log_cleaned", node="broker"))
+        if str(event.get("partition", "")).rsplit("-", 1)[0] == topic
+    ]
+    before = sum(int(event.get("bytes_before") or 0) for event in cleaned)
+    return len(cleaned), before, sum(int(event.get("bytes_after") or 0) for event in cleaned)
 
 
 def compaction_lines(counts: dict[str, int]) -> str:
