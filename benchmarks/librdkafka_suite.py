@@ -80,7 +80,7 @@ def build(source: Path) -> Path:
 
 
 def minikafka(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "minikafka.cli", *args]
+    command = [sys.executable, "-m", "minikafka.launcher", *args]
     return subprocess.run(command, capture_output=True, text=True, check=False)
 
 

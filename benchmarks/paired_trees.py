@@ -48,7 +48,7 @@ class Tree:
     def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         env = dict(os.environ, PYTHONPATH=str(self.src))
         done = subprocess.run(
-            [sys.executable, "-m", "minikafka.cli", *args], env=env, capture_output=True, text=True, cwd="/tmp"
+            [sys.executable, "-m", "minikafka.launcher", *args], env=env, capture_output=True, text=True, cwd="/tmp"
         )
         if check and done.returncode != 0:
             raise SystemExit(f"{self.name}: minikafka {' '.join(args[:2])} failed: {done.stderr[-800:]}")

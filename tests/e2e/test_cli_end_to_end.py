@@ -18,7 +18,11 @@ pytestmark = pytest.mark.integration
 
 def cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "minikafka.cli", *args], input=stdin, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "minikafka.launcher", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 

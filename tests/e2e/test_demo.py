@@ -30,7 +30,16 @@ def test_demo_prints_no_traceback(tmp_path: Path) -> None:
     finished = False
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "minikafka.cli", "demo", "--records", "3000", "--no-analysis", "--no-scenarios"],
+            [
+                sys.executable,
+                "-m",
+                "minikafka.launcher",
+                "demo",
+                "--records",
+                "3000",
+                "--no-analysis",
+                "--no-scenarios",
+            ],
             capture_output=True,
             text=True,
             timeout=300,

@@ -67,7 +67,11 @@ def eventually(probe: Callable[[], T | None], timeout_s: float, what: str, inter
 def minikafka(*args: str, timeout_s: float = 300) -> subprocess.CompletedProcess[str]:
     """The `minikafka` command line, as a user runs it (a child process of this Python)."""
     return subprocess.run(
-        [sys.executable, "-m", "minikafka.cli", *args], capture_output=True, text=True, timeout=timeout_s, check=False
+        [sys.executable, "-m", "minikafka.launcher", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
     )
 
 

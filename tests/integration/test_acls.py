@@ -267,7 +267,7 @@ def test_the_gRPC_client_tools_see_only_what_alice_may_describe(cluster: Cluster
 
     def listed() -> list[str]:
         run = subprocess.run(
-            [sys.executable, "-m", "minikafka.cli", "topics", "list", *where],
+            [sys.executable, "-m", "minikafka.launcher", "topics", "list", *where],
             capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
@@ -402,7 +402,7 @@ def test_minikafka_produce_refused_in_one_line(cluster: Cluster, tmp_path: Path)
     )
     where = ["--bootstrap-server", cluster.bootstrap_servers[0], "--command-config", str(properties)]
     run = subprocess.run(
-        [sys.executable, "-m", "minikafka.cli", "produce", "hr-secrets", "--acks", "all", *where],
+        [sys.executable, "-m", "minikafka.launcher", "produce", "hr-secrets", "--acks", "all", *where],
         input="refused\n", capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert run.returncode != 0

@@ -525,7 +525,7 @@ def test_minikafka_consume_group_members_split_the_work_and_resume(cluster: Clus
     produce(cluster.kafka_bootstrap_servers, topic, first)
 
     def member() -> subprocess.Popen[str]:
-        command = [sys.executable, "-m", "minikafka.cli", "consume", topic, "--dir", str(cluster.run_dir)]
+        command = [sys.executable, "-m", "minikafka.launcher", "consume", topic, "--dir", str(cluster.run_dir)]
         command += ["--group", group, "--from-beginning", "--json", "--timeout-ms", "3000"]
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

@@ -247,7 +247,7 @@ def test_minikafka_consume_with_the_consumer_protocol_splits_the_work_and_resume
     produce(cluster.kafka_bootstrap_servers, topic, first)
 
     def member() -> subprocess.Popen[str]:
-        command = [sys.executable, "-m", "minikafka.cli", "consume", topic, "--dir", str(cluster.run_dir)]
+        command = [sys.executable, "-m", "minikafka.launcher", "consume", topic, "--dir", str(cluster.run_dir)]
         command += ["--group", group, "--group-protocol", "consumer", "--from-beginning", "--json"]
         command += ["--timeout-ms", "3000"]
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -364,7 +364,7 @@ async def test_ssl_client_auth_required(certificates: CertificateFiles) -> None:
 
 def _grpc_tool(cluster: Cluster, properties: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     where = ["--bootstrap-server", cluster.bootstrap_servers[0], "--command-config", str(properties)]
-    command = [sys.executable, "-m", "minikafka.cli", *args, *where]
+    command = [sys.executable, "-m", "minikafka.launcher", *args, *where]
     return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=120, check=False)
 
 

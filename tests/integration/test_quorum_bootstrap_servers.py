@@ -77,7 +77,7 @@ def start_joining_controller(cluster: Cluster, port: int) -> subprocess.Popen[by
 def start_controller(config: Path) -> subprocess.Popen[bytes]:
     with (config.parent / "stderr.log").open("ab") as stderr:
         return subprocess.Popen(
-            [sys.executable, "-m", "minikafka.cli", "controller", "--config", str(config)],
+            [sys.executable, "-m", "minikafka.launcher", "controller", "--config", str(config)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=stderr,

@@ -273,7 +273,7 @@ def test_retention_deletes_old_segments_and_a_follower_down_meanwhile_catches_up
 
 def fault_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "minikafka.cli", "fault", *args], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "minikafka.launcher", "fault", *args], capture_output=True, text=True, timeout=60
     )
 
 

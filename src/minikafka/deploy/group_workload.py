@@ -53,7 +53,15 @@ class GroupWorkload:
     def _spawn(self, member: int, idle_ms: int = 3600000) -> subprocess.Popen[bytes]:
         self._incarnations[member] += 1
         path = self.history / f"group-{member}-{self._incarnations[member]}.jsonl"
-        command = [sys.executable, "-m", "minikafka.cli", "consume", self.topic, "--dir", str(self.cluster.run_dir)]
+        command = [
+            sys.executable,
+            "-m",
+            "minikafka.launcher",
+            "consume",
+            self.topic,
+            "--dir",
+            str(self.cluster.run_dir),
+        ]
         command += ["--group", GROUP, "--from-beginning", "--json", "--timeout-ms", str(idle_ms)]
         command += ["--group-protocol", self.protocol]
         with path.open("wb") as out:

@@ -586,7 +586,7 @@ def spawn(spec: NodeSpec, network: Network = HOST_NETWORK) -> int:
         group = NODE_GROUP_BASE + spec.node_id
     else:
         environment[CUTS_ENV] = str(cuts_path(spec.run_dir))
-    command = [sys.executable, "-m", "minikafka.cli", spec.role, "--config", str(spec.config_path)]
+    command = [sys.executable, "-m", "minikafka.launcher", spec.role, "--config", str(spec.config_path)]
     with spec.stderr_path.open("ab") as stderr:
         process = subprocess.Popen(
             [*command_prefix(network), *command],

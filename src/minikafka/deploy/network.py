@@ -124,7 +124,7 @@ def run_in_new_namespace(name: str, argv: list[str]) -> int:
     _run(["ip", "netns", "add", name])
     try:
         _run(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"])
-        command = subprocess.Popen(["ip", "netns", "exec", name, sys.executable, "-m", "minikafka.cli", *argv])
+        command = subprocess.Popen(["ip", "netns", "exec", name, sys.executable, "-m", "minikafka.launcher", *argv])
         while True:
             try:
                 return command.wait()
@@ -159,7 +159,7 @@ def reexec_inside(network: Network, argv: list[str]) -> int | None:
     prefix = command_prefix(network)
     if not prefix or not namespace_exists(prefix[3]):
         return None  # a run that is down has no namespace: the command runs here and reports it
-    return subprocess.run([*prefix, sys.executable, "-m", "minikafka.cli", *argv], check=False).returncode
+    return subprocess.run([*prefix, sys.executable, "-m", "minikafka.launcher", *argv], check=False).returncode
 
 
 # ---- the cuts file ----

@@ -185,7 +185,9 @@ def test_builtin_scenarios_load_and_user_files_are_checked(tmp_path: Path) -> No
 
 
 def minikafka(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "minikafka.cli", *args], capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "minikafka.launcher", *args], capture_output=True, text=True, check=False
+    )
 
 
 def test_scenario_cli_lists_and_refuses_bad_input_in_one_line(tmp_path: Path) -> None:

@@ -31,7 +31,9 @@ GROUPS = [
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "minikafka.cli", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "minikafka.launcher", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_help_lists_every_command_group() -> None:
@@ -120,7 +122,7 @@ def test_bad_input_is_one_line_and_starts_nothing(
     run_dir = tmp_path / "run"
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "minikafka.cli", *(str(run_dir) if a == "RUN" else a for a in args)],
+            [sys.executable, "-m", "minikafka.launcher", *(str(run_dir) if a == "RUN" else a for a in args)],
             capture_output=True,
             text=True,
             timeout=60,
@@ -136,7 +138,7 @@ def test_bad_input_is_one_line_and_starts_nothing(
 
 def test_a_topic_name_may_start_with_a_dash(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "minikafka.cli", "topics", "create", "--topic=-events", "--dir", str(tmp_path)],
+        [sys.executable, "-m", "minikafka.launcher", "topics", "create", "--topic=-events", "--dir", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -175,7 +177,7 @@ def test_dump_log_into_a_closed_pipe_prints_no_traceback(tmp_path: Path) -> None
     os.close(read_end)  # the reader is gone before the first write, as `| head` after its lines
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "minikafka.cli", "dump-log", str(segment), "--print-data-log"],
+            [sys.executable, "-m", "minikafka.launcher", "dump-log", str(segment), "--print-data-log"],
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,
