@@ -201,17 +201,21 @@ class LogManager:
         await asyncio.to_thread(work)
         then()
 
-    def cleanup_logs(self, wall_clock_ms: int) -> int:
+    def cleanup_logs(self, wall_clock_ms: int, log_start_moved: Callable[[TopicPartition], None] | None = None) -> int:
         """Apply retention.ms / retention.bytes to every online log (Kafka's cleanupLogs); returns the segments
-        deleted. `wall_clock_ms`: record timestamps are wall-clock time."""
+        deleted. `wall_clock_ms`: record timestamps are wall-clock time. `log_start_moved`: told of each log that
+        deleted segments."""
         deleted = 0
-        for log in list(self.logs.values()):
+        for tp, log in list(self.logs.items()):
             if log.offline:
                 continue
             try:
-                deleted += log.delete_retention(wall_clock_ms)
+                removed = log.delete_retention(wall_clock_ms)
             except KafkaError:
                 continue  # the directory went offline: the failure channel has the news
+            deleted += removed
+            if removed and log_start_moved is not None:
+                log_start_moved(tp)
         return deleted
 
     def remove_expired_producers(self, wall_clock_ms: int, expiration_ms: int) -> int:

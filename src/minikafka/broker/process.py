@@ -361,7 +361,10 @@ def start_background_tasks(broker: Broker) -> list[asyncio.Task[None]]:
         ),
         asyncio.create_task(_periodically(flush_interval, lambda: logs.flush_all(monotonic_ms()))),
         asyncio.create_task(
-            _periodically(config.log_retention_check_interval_ms / 1000, lambda: logs.cleanup_logs(wall_ms()))
+            _periodically(
+                config.log_retention_check_interval_ms / 1000,
+                lambda: logs.cleanup_logs(wall_ms(), broker.manager.log_start_moved),
+            )
         ),
         asyncio.create_task(
             _periodically(config.replica_high_watermark_checkpoint_interval_ms / 1000, logs.checkpoint_high_watermarks)
