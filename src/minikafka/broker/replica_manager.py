@@ -360,8 +360,6 @@ class ReplicaManager:
         config = PartitionConfig(
             self.min_insync_replicas(tp.topic), self.config.replica_lag_time_max_ms, image.elr_enabled
         )
-        if replica is not None:
-            self._partition_changed(replica)
         transition = apply_metadata(
             replica.role if replica is not None else None,
             str(tp),
@@ -378,8 +376,9 @@ class ReplicaManager:
             return  # an older partition epoch, or nothing new (the core logged why)
         if replica is None:
             replica = self.replicas[tp] = Replica(tp, topic_id, log, transition.state, ProducePurgatory(str(tp)))
-            self._partition_changed(replica)
         replica.role = transition.state
+        # Our log end is the same in the new role: what the sessions vouch for holds for it.
+        self._partition_changed(replica)
         self._execute(replica, transition.effects, now)
 
     def _apply_dynamic_configs(self, image: MetadataImage, now: int) -> None:
