@@ -67,6 +67,8 @@ class LogManager:
         self.files = FileHandleCache(max_open_files)
         self.failures = failures if failures is not None else LogDirFailureChannel()
         self.log_config = log_config  # per topic: broker defaults overridden by topic configs
+        # Told of each log whose start retention moved (the replica manager: followers' fetch sessions read it).
+        self.log_start_moved: Callable[[TopicPartition], None] = lambda tp: None
         self.logs: dict[TopicPartition, PartitionLog] = {}
         # Partitions whose files could not be opened for want of file descriptors, by topic id: retried later.
         self.unopened: dict[TopicPartition, uuid.UUID] = {}
@@ -201,10 +203,10 @@ class LogManager:
         await asyncio.to_thread(work)
         then()
 
-    def cleanup_logs(self, wall_clock_ms: int, log_start_moved: Callable[[TopicPartition], None] | None = None) -> int:
+    def cleanup_logs(self, wall_clock_ms: int) -> int:
         """Apply retention.ms / retention.bytes to every online log (Kafka's cleanupLogs); returns the segments
-        deleted. `wall_clock_ms`: record timestamps are wall-clock time. `log_start_moved`: told of each log that
-        deleted segments."""
+        deleted. `wall_clock_ms`: record timestamps are wall-clock time. Each log that deleted segments is told to
+        `log_start_moved`."""
         deleted = 0
         for tp, log in list(self.logs.items()):
             if log.offline:
@@ -214,8 +216,8 @@ class LogManager:
             except KafkaError:
                 continue  # the directory went offline: the failure channel has the news
             deleted += removed
-            if removed and log_start_moved is not None:
-                log_start_moved(tp)
+            if removed:
+                self.log_start_moved(tp)
         return deleted
 
     def remove_expired_producers(self, wall_clock_ms: int, expiration_ms: int) -> int:

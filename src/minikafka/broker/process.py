@@ -190,6 +190,7 @@ def build_broker(config: BrokerConfig) -> Broker:
         authorizer,
         caught_up,
     )
+    logs.log_start_moved = manager.log_start_moved
     # Heartbeats report the metadata the replicas reflect, which lags the listener's while a delta is applied.
     lifecycle.metadata_offset = lambda: manager.applied_metadata_offset
     groups = GroupCoordinator(manager, lifecycle.controller, coordinator_config(config))
@@ -361,10 +362,7 @@ def start_background_tasks(broker: Broker) -> list[asyncio.Task[None]]:
         ),
         asyncio.create_task(_periodically(flush_interval, lambda: logs.flush_all(monotonic_ms()))),
         asyncio.create_task(
-            _periodically(
-                config.log_retention_check_interval_ms / 1000,
-                lambda: logs.cleanup_logs(wall_ms(), broker.manager.log_start_moved),
-            )
+            _periodically(config.log_retention_check_interval_ms / 1000, lambda: logs.cleanup_logs(wall_ms()))
         ),
         asyncio.create_task(
             _periodically(config.replica_high_watermark_checkpoint_interval_ms / 1000, logs.checkpoint_high_watermarks)

@@ -56,6 +56,7 @@ class Leading:
         self.publish()
         self.sessions = FetchSessionCache(10, lambda: 42)
         self.epoch = INITIAL_EPOCH
+        self.log_starts: dict[int, int] = {}  # of the last answer's partitions
         self.reads: list[int] = []
         follower_fetch = self.manager.follower_fetch
 
@@ -93,6 +94,7 @@ class Leading:
         )
         assert answer.error == ErrorCode.NONE
         self.epoch += 1
+        self.log_starts = {p.partition: p.log_start_offset for t in answer.topics for p in t.partitions}
         return {p.partition: (p.error, len(p.records)) for t in answer.topics for p in t.partitions}
 
     def produce(self, now: int, partition: int) -> None:
@@ -184,3 +186,15 @@ async def test_a_settled_partition_listed_again_counts_the_fetches_that_skipped_
     # Its fetch state moves back (its log was cut): this Fetch does not find it caught up, but the ones before did.
     await leading.fetch(12_000, {0: 0})
     assert leading.leader(0).follower(FOLLOWER).last_caught_up_ms == 9000  # type: ignore[union-attr]
+
+
+async def test_a_log_start_moved_by_delete_records_is_answered(leading: Leading) -> None:
+    leading.produce(500, 0)
+    await leading.fetch(1000)
+    await leading.fetch(1500, {0: 1})
+    leading.clock.now = 1600
+    leading.publish(PartitionChange(TOPIC_ID, 0, isr=(0, 1)))  # without broker 2 the HWM reaches 1
+    assert await leading.fetch(2000) == {0: (ErrorCode.NONE, 0)}  # the new HWM
+    assert await leading.fetch(2500) == {}
+    assert leading.manager.delete_records(TopicPartition("orders", 0), 1).error == ErrorCode.NONE
+    assert await leading.fetch(3000) == {0: (ErrorCode.NONE, 0)} and leading.log_starts == {0: 1}
