@@ -109,6 +109,12 @@ class FetchContext:
     settled_until: dict[PartitionKey, int] = field(default_factory=dict)
 
     @property
+    def asks_partitions(self) -> bool:
+        """Whether the Fetch asks for any partition (an idle session's asks for all it holds, though none is read):
+        one that asks for none is answered at once."""
+        return bool(self.targets) or (self.session is not None and bool(self.session.partitions))
+
+    @property
     def session_id(self) -> int:
         """What the answer carries: the session the follower continues with, if any."""
         return self.session.session_id if self.session is not None else INVALID_SESSION_ID

@@ -4,6 +4,8 @@ ISR without being read, and one that stops fetching or falls behind is still shr
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,7 +79,9 @@ class Leading:
         changed = tuple((topic.topic_id, index) for topic, index, _ in image.partitions())
         self.manager.on_metadata(MetadataDelta(image, changed, image.offset))
 
-    async def fetch(self, now: int, offsets: dict[int, int] | None = None) -> dict[int, tuple[ErrorCode, int]]:
+    async def fetch(
+        self, now: int, offsets: dict[int, int] | None = None, max_wait_ms: int = 0
+    ) -> dict[int, tuple[ErrorCode, int]]:
         """Follower 1's next Fetch at `now` listing `offsets` (all partitions at 0 when it opens the session):
         partition -> (error, bytes of records) of the answer; `reads` holds what it read."""
         self.clock.now = now
@@ -89,9 +93,8 @@ class Leading:
         ]
         self.reads.clear()
         session_id = 42 if self.epoch != INITIAL_EPOCH else 0
-        answer: FetchAnswer = await handle_fetch(
-            self.manager, self.sessions, FetchRequest(FOLLOWER, -1, 0, 1, 1 << 20, session_id, self.epoch, lines)
-        )
+        request = FetchRequest(FOLLOWER, -1, max_wait_ms, 1, 1 << 20, session_id, self.epoch, lines)
+        answer: FetchAnswer = await handle_fetch(self.manager, self.sessions, request)
         assert answer.error == ErrorCode.NONE
         self.epoch += 1
         self.log_starts = {p.partition: p.log_start_offset for t in answer.topics for p in t.partitions}
@@ -198,3 +201,15 @@ async def test_a_log_start_moved_by_delete_records_is_answered(leading: Leading)
     assert await leading.fetch(2500) == {}
     assert leading.manager.delete_records(TopicPartition("orders", 0), 1).error == ErrorCode.NONE
     assert await leading.fetch(3000) == {0: (ErrorCode.NONE, 0)} and leading.log_starts == {0: 1}
+
+
+async def test_an_idle_fetch_waits_for_news_and_is_woken_by_an_append(leading: Leading) -> None:
+    await leading.fetch(1000)
+    parked = asyncio.create_task(leading.fetch(2000, max_wait_ms=60_000))
+    deadline = time.monotonic() + 10
+    while not leading.manager._parked[True] and time.monotonic() < deadline:  # noqa: SLF001 - the long poll's waiters
+        await asyncio.sleep(0)
+    assert not parked.done()  # nothing read, but the session's partitions are asked for: it long-polls
+    leading.produce(2500, 2)
+    assert await asyncio.wait_for(parked, 10) == {2: (ErrorCode.NONE, len(BATCH))}
+    assert leading.reads == [2]

@@ -135,7 +135,7 @@ async def handle_fetch(manager: ReplicaManager, sessions: FetchSessionCache, req
     deadline_ms = monotonic_ms() + max(0, request.max_wait_ms)
     # Only the first read counts in the followers' state; a woken re-read is the same fetch.
     read = _read(manager, request, fetch, record_fetch=True)
-    while read.total < request.min_bytes and fetch.targets and not read.failed:
+    while read.total < request.min_bytes and fetch.asks_partitions and not read.failed:
         remaining_ms = deadline_ms - monotonic_ms()
         if remaining_ms <= 0:
             break
