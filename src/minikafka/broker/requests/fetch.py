@@ -220,29 +220,7 @@ def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, r
             else:
                 tp = TopicPartition(known.name, state.partition)
                 max_bytes = min(state.partition_max_bytes or DEFAULT_PARTITION_MAX_BYTES, limit)
-                if request.replica_id >= 0:
-                    result = manager.follower_fetch(
-                        tp,
-                        request.replica_id,
-                        request.replica_epoch,
-                        state.current_leader_epoch,
-                        state.fetch_offset,
-                        state.last_fetched_epoch,
-                        max_bytes,
-                        record_fetch,
-                        first_whole,
-                        state.log_start_offset,
-                    )
-                else:
-                    result = manager.consumer_fetch(
-                        tp,
-                        state.fetch_offset,
-                        state.current_leader_epoch,
-                        max_bytes,
-                        state.last_fetched_epoch,
-                        first_whole,
-                        request.isolation_level,
-                    )
+                result = _read_partition(manager, request, tp, state, max_bytes, first_whole, record_fetch)
                 replica = manager.replicas.get(tp)
             records = result.records
             if records:
@@ -276,6 +254,39 @@ def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, r
         if partitions:
             read.topics.append(_topic_answer(target, known is not None, partitions))
     return read
+
+
+def _read_partition(
+    manager: ReplicaManager,
+    request: FetchRequest,
+    tp: TopicPartition,
+    state: PartitionFetchState,
+    max_bytes: int,
+    first_whole: bool,
+    record_fetch: bool,
+) -> FetchPartitionResult:
+    if request.replica_id >= 0:
+        return manager.follower_fetch(
+            tp,
+            request.replica_id,
+            request.replica_epoch,
+            state.current_leader_epoch,
+            state.fetch_offset,
+            state.last_fetched_epoch,
+            max_bytes,
+            record_fetch,
+            first_whole,
+            state.log_start_offset,
+        )
+    return manager.consumer_fetch(
+        tp,
+        state.fetch_offset,
+        state.current_leader_epoch,
+        max_bytes,
+        state.last_fetched_epoch,
+        first_whole,
+        request.isolation_level,
+    )
 
 
 def _topic_answer(target: TopicTargets, known: bool, partitions: list[FetchPartitionAnswer]) -> FetchTopicAnswer:
