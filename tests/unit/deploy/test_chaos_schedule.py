@@ -1,4 +1,5 @@
-"""The chaos fault plan: seeded, only the requested kinds, sequential (one node away at a time), in the run."""
+"""The chaos fault plan: seeded, only the requested kinds, sequential (one node away at a time) unless `overlap`
+lets a second fault join a lasting one, in the run."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from minikafka.deploy.chaos_schedule import (
     NETWORK_FAULTS,
     STORAGE_FAULTS,
     ChaosPlanConfig,
-    parse_fault_kinds,
     overlapping_groups,
+    parse_fault_kinds,
     plan_faults,
 )
 
