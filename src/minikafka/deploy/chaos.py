@@ -285,16 +285,21 @@ class FaultRunner:
         start), then full ISRs awaited, as one."""
         first, *joining = steps
         records: list[dict[str, Any]] = []
+        failures: list[BaseException] = []
         begun = time.monotonic()
-        threads = [
-            threading.Thread(target=self._strike, args=(step, started, records, begun + step.at_s - first.at_s))
-            for step in joining
-        ]
+        threads = []
+        for step in joining:
+            at = begun + step.at_s - first.at_s
+            threads.append(threading.Thread(target=self._joined, args=(step, started, records, at, failures)))
         for thread in threads:
             thread.start()
-        self._strike(first, started, records)
-        for thread in threads:
-            thread.join()
+        try:
+            self._strike(first, started, records)
+        finally:
+            for thread in threads:
+                thread.join()
+        if failures:
+            raise failures[0]
         struck = sorted(records, key=lambda record: float(record["at_s"]))
         if all("error" in record for record in struck):
             self.done.extend(struck)
@@ -308,6 +313,14 @@ class FaultRunner:
                 recovery_s = time.monotonic() - started - float(record["started_s"])
                 record.update(recovered=recovered, recovery_s=round(recovery_s, 3))
         self.done.extend(struck)
+
+    def _joined(
+        self, step: FaultStep, started: float, records: list[dict[str, Any]], at: float, failures: list[BaseException]
+    ) -> None:
+        try:
+            self._strike(step, started, records, at)
+        except BaseException as error:  # raised again by the runner's thread, as its own step's failure would be
+            failures.append(error)
 
     def _strike(self, step: FaultStep, started: float, records: list[dict[str, Any]], at: float = 0.0) -> None:
         """One step from its strike (not before the monotonic time `at`) to its healing, recorded in `records`."""
