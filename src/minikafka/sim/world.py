@@ -463,7 +463,7 @@ class World:
         cluster's recovery awaited; invariants are checked all along by the first step's waits."""
         loop = asyncio.get_running_loop()
         first, *joining = steps
-        joined = [loop.create_task(self._join(step, step.at_s - first.at_s)) for step in joining]
+        joined = [loop.create_task(self._join(step, first)) for step in joining]
         try:
             await self.strike(first, self.run_for)
             await self.run_until(lambda: all(task.done() for task in joined), RECOVERY_TIMEOUT_S + first.down_s)
@@ -472,16 +472,16 @@ class World:
         finally:
             for task in joined:
                 task.cancel()
-        if joining and not any(step.kind in _CONTROLLER_SIDE for step in steps):
-            both = " and ".join(f"{step.kind} at {step.at_s:.1f}s" for step in steps)
-            self.overlapping.append(f"{both} were active at once")
         if not await self.run_until(self.recovered, RECOVERY_TIMEOUT_S):
             kinds = " + ".join(step.kind for step in steps)
             self.note(f"not recovered from {kinds} after {RECOVERY_TIMEOUT_S:.0f}s: the next fault overlaps it")
             self.overlapping.append(f"the cluster had not recovered from {self.step} when the next fault struck")
 
-    async def _join(self, step: FaultStep, delay_s: float) -> None:
-        await asyncio.sleep(delay_s)
+    async def _join(self, step: FaultStep, first: FaultStep) -> None:
+        """`step` at its offset from `first`'s start; from then on, a loss is charged to the two brokers away."""
+        await asyncio.sleep(step.at_s - first.at_s)
+        if first.kind not in _CONTROLLER_SIDE and step.kind not in _CONTROLLER_SIDE:
+            self.overlapping.append(f"{step.kind} at {step.at_s:.1f}s struck while {first.kind} was active")
         await self.strike(step, asyncio.sleep)
 
     async def strike(self, step: FaultStep, wait: Callable[[float], Awaitable[None]]) -> None:
