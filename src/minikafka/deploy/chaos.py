@@ -32,7 +32,13 @@ from minikafka.deploy.chaos_principals import (
     grant,
     writers,
 )
-from minikafka.deploy.chaos_schedule import CONTROLLER_FLAPS, ChaosPlanConfig, FaultStep, plan_faults
+from minikafka.deploy.chaos_schedule import (
+    CONTROLLER_FLAPS,
+    ChaosPlanConfig,
+    FaultStep,
+    overlapping_groups,
+    plan_faults,
+)
 from minikafka.deploy.compacted_workload import (
     CLEANER_SETTINGS,
     COMPACTED_TOPIC_CONFIGS,
@@ -117,6 +123,7 @@ class ChaosOptions:
     denied_producers: int = 0
     # The chaos topic compacted (compacted_workload.py), its producers overwriting this many keys; 0: no keys
     compacted_keys: int = 0
+    overlap: float = 0.0  # the plan's probability that a fault strikes while the one before is active
 
     def principals(self) -> list[Principal]:
         return writers(self.producers) + denied_producers(self.denied_producers) if self.acls else []
@@ -273,23 +280,63 @@ class FaultRunner:
         self.done: list[dict[str, Any]] = []
         self.corrupted: dict[int, int] = {}  # partition -> the one broker whose replica of it was corrupted
 
-    def run(self, step: FaultStep, started: float) -> None:
+    def run(self, steps: tuple[FaultStep, ...], started: float) -> None:
+        """A step, and those that strike while it is active (each in a thread, at its offset from the first's
+        start), then full ISRs awaited, as one."""
+        first, *joining = steps
+        records: list[dict[str, Any]] = []
+        failures: list[BaseException] = []
+        begun = time.monotonic()
+        threads = []
+        for step in joining:
+            at = begun + step.at_s - first.at_s
+            threads.append(threading.Thread(target=self._joined, args=(step, started, records, at, failures)))
+        for thread in threads:
+            thread.start()
+        try:
+            self._strike(first, started, records)
+        finally:
+            for thread in threads:
+                thread.join()
+        if failures:
+            raise failures[0]
+        struck = sorted(records, key=lambda record: float(record["at_s"]))
+        if all("error" in record for record in struck):
+            self.done.extend(struck)
+            return
+        label = " + ".join(f"{step.kind} {self._describe(step)}" for step in steps)
+        recovered = wait_for_full_isrs(self.admin, TOPIC, RECOVERY_TIMEOUT_S)
+        if not recovered:
+            self.log(f"           ISRs not full {RECOVERY_TIMEOUT_S:.0f}s after {label}")
+        for record in struck:
+            if "error" not in record:
+                recovery_s = time.monotonic() - started - float(record["started_s"])
+                record.update(recovered=recovered, recovery_s=round(recovery_s, 3))
+        self.done.extend(struck)
+
+    def _joined(
+        self, step: FaultStep, started: float, records: list[dict[str, Any]], at: float, failures: list[BaseException]
+    ) -> None:
+        try:
+            self._strike(step, started, records, at)
+        except BaseException as error:  # raised again by the runner's thread, as its own step's failure would be
+            failures.append(error)
+
+    def _strike(self, step: FaultStep, started: float, records: list[dict[str, Any]], at: float = 0.0) -> None:
+        """One step from its strike (not before the monotonic time `at`) to its healing, recorded in `records`."""
+        if (wait := at - time.monotonic()) > 0:
+            time.sleep(wait)  # the plan's offset from the step it joins
         elapsed = time.monotonic() - started
         label = self._describe(step)
-        self.log(f"[{elapsed:7.1f}s] {step.kind} {label}" + (f" for {step.down_s:.1f}s" if step.down_s else ""))
+        joins = " (while the step before is active)" if step.overlaps else ""
+        self.log(f"[{elapsed:7.1f}s] {step.kind} {label}" + (f" for {step.down_s:.1f}s" if step.down_s else "") + joins)
         try:
             self._inject(step)
         except ClusterError as error:
             self.log(f"           {step.kind} {label} failed: {error}")
-            self.done.append({**asdict(step), "started_s": round(elapsed, 3), "error": str(error)})
+            records.append({**asdict(step), "started_s": round(elapsed, 3), "error": str(error)})
             return
-        recovered = wait_for_full_isrs(self.admin, TOPIC, RECOVERY_TIMEOUT_S)
-        recovery_s = time.monotonic() - started - elapsed
-        if not recovered:
-            self.log(f"           ISRs not full {RECOVERY_TIMEOUT_S:.0f}s after {step.kind} {label}")
-        self.done.append(
-            {**asdict(step), "started_s": round(elapsed, 3), "recovered": recovered, "recovery_s": round(recovery_s, 3)}
-        )
+        records.append({**asdict(step), "started_s": round(elapsed, 3)})
 
     def _inject(self, step: FaultStep) -> None:
         match step.kind:
@@ -398,14 +445,15 @@ class FaultRunner:
 
 
 def _run_plan(plan: list[FaultStep], runner: FaultRunner, started: float, duration_s: float) -> None:
-    """Each fault at its planned time, until the run's duration is over; then every fault healed."""
-    for step in plan:
-        wait = started + step.at_s - time.monotonic()
+    """Each fault at its planned time (with those that strike while it is active), until the run's duration is
+    over; then every fault healed."""
+    for steps in overlapping_groups(plan):
+        wait = started + steps[0].at_s - time.monotonic()
         if wait > 0:
             time.sleep(wait)  # the plan's schedule
         if time.monotonic() - started >= duration_s:
             break
-        runner.run(step, started)
+        runner.run(steps, started)
     remaining = started + duration_s - time.monotonic()
     if remaining > 0:
         time.sleep(remaining)
@@ -496,7 +544,10 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
             options.seed,
             options.kinds,
             ChaosPlanConfig(
-                options.duration_s, [b.node_id for b in cluster.brokers], [c.node_id for c in cluster.controllers]
+                options.duration_s,
+                [b.node_id for b in cluster.brokers],
+                [c.node_id for c in cluster.controllers],
+                overlap=options.overlap,
             ),
         )
         denied = (

@@ -3,6 +3,11 @@
 Steps are sequential: each is healed (node started or resumed) and the cluster recovers its full ISRs before the
 next begins, so at most one broker is away at a time (RF 3 - min.insync.replicas 2 = 1, Kafka's durability
 promise for acks=all) and at most one controller (a minority of 3).
+
+With `overlap` P > 0 (as a nemesis composed of two, in Jepsen's terms), a lasting step is followed, with
+probability P, by one that strikes while it is still active: at most two faults at once, on two different nodes,
+never two network cuts (healing a cut heals every cut), and never a controller-wipe (its removal and addition
+need the other controllers). The pair is healed and recovered from before the next step.
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ STORAGE_FAULTS = ("disk-full", "disk-error", "corrupt")
 FAULT_KINDS = BROKER_FAULTS + CONTROLLER_FAULTS + NETWORK_FAULTS + STORAGE_FAULTS
 # Faults that leave the node away for a while before it is healed; the others restart it at once.
 LASTING_FAULTS = ("kill", "pause", "controller-kill", "controller-flap", *NETWORK_FAULTS, "disk-full", "disk-error")
+CUT_FAULTS = (*NETWORK_FAULTS, "controller-flap")  # faults that cut links, healed all at once
+NOT_OVERLAPPING = ("controller-wipe",)
+# The faults whose target is the node they strike; the others pick theirs when they strike, or cut groups.
+_TARGET_UNKNOWN = ("partition", "isolate-leader", "isolate-controller")
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,9 @@ class FaultStep:
     # A cut's two groups of node ids (calls from the first to the second, and back unless one-way); empty for
     # the faults that hit one node, and for those whose node is known only when they strike (isolate-*).
     groups: tuple[tuple[int, ...], tuple[int, ...]] | tuple[()] = ()
+    # It strikes while the step before it is still active, `at_s` minus that step's `at_s` after that one began,
+    # rather than after its healing and recovery.
+    overlaps: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,7 @@ class ChaosPlanConfig:
     min_gap_s: float = 3.0
     max_gap_s: float = 10.0
     max_down_s: float = 6.0
+    overlap: float = 0.0  # the probability that a lasting step is joined by one while it is active
 
 
 def parse_fault_kinds(text: str) -> tuple[str, ...]:
@@ -63,19 +76,65 @@ def parse_fault_kinds(text: str) -> tuple[str, ...]:
 
 
 def plan_faults(seed: int, kinds: Sequence[str], config: ChaosPlanConfig) -> list[FaultStep]:
-    """The steps for a run of `config.duration_s`: gaps uniform in [min_gap, max_gap] after each step's healing."""
+    """The steps for a run of `config.duration_s`: gaps uniform in [min_gap, max_gap] after each step's healing
+    (and, with `overlap`, of the step that joined it)."""
     rng = random.Random(seed)
     ordered = [k for k in FAULT_KINDS if k in kinds]
     steps: list[FaultStep] = []
     at = rng.uniform(config.min_gap_s, config.max_gap_s)
     while at < config.duration_s and ordered:
-        kind = rng.choice(ordered)
-        targets = config.controllers if kind in CONTROLLER_FAULTS else config.brokers
-        target = rng.choice(list(targets))
-        down = round(rng.uniform(1.0, config.max_down_s), 3) if kind in LASTING_FAULTS else 0.0
-        steps.append(FaultStep(round(at, 3), kind, target, down, _cut_groups(rng, kind, target, config)))
-        at += down + rng.uniform(config.min_gap_s, config.max_gap_s)
+        step = _draw_step(rng, ordered, config, at)
+        steps.append(step)
+        lasting = step.down_s
+        joined = _overlapping_step(rng, ordered, config, step, at) if config.overlap > 0 and lasting else None
+        if joined is not None:
+            steps.append(joined)
+            lasting = max(lasting, joined.at_s - step.at_s + joined.down_s)
+        at += lasting + rng.uniform(config.min_gap_s, config.max_gap_s)
     return steps
+
+
+def _draw_step(
+    rng: random.Random, kinds: Sequence[str], config: ChaosPlanConfig, at: float, busy: Sequence[int] | None = None
+) -> FaultStep:
+    """One step at `at`; `busy` (for a step joining another) names the node it must not strike."""
+    kind = rng.choice(list(kinds))
+    targets = config.controllers if kind in CONTROLLER_FAULTS else config.brokers
+    target = rng.choice([t for t in targets if t not in (busy or ())])
+    down = round(rng.uniform(1.0, config.max_down_s), 3) if kind in LASTING_FAULTS else 0.0
+    return FaultStep(round(at, 3), kind, target, down, _cut_groups(rng, kind, target, config), busy is not None)
+
+
+def _overlapping_step(
+    rng: random.Random, kinds: Sequence[str], config: ChaosPlanConfig, first: FaultStep, at: float
+) -> FaultStep | None:
+    """With probability `overlap`, a step striking while `first` is active, on another node, not a second cut."""
+    if rng.random() >= config.overlap or first.kind in NOT_OVERLAPPING:
+        return None
+    cut = first.kind in CUT_FAULTS
+    busy = () if first.kind in _TARGET_UNKNOWN else (first.target,)
+    allowed = [
+        k
+        for k in kinds
+        if k not in NOT_OVERLAPPING
+        and not (cut and k in CUT_FAULTS)
+        and [t for t in (config.controllers if k in CONTROLLER_FAULTS else config.brokers) if t not in busy]
+    ]
+    start = at + rng.uniform(0.0, first.down_s)
+    if not allowed or start >= config.duration_s:
+        return None
+    return _draw_step(rng, allowed, config, start, busy)
+
+
+def overlapping_groups(steps: Sequence[FaultStep]) -> list[tuple[FaultStep, ...]]:
+    """The plan as executors run it: each step with the ones that strike while it is active."""
+    groups: list[tuple[FaultStep, ...]] = []
+    for step in steps:
+        if step.overlaps and groups:
+            groups[-1] = (*groups[-1], step)
+        else:
+            groups.append((step,))
+    return groups
 
 
 def _cut_groups(

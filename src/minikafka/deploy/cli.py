@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from minikafka.common.cli_support import CliError, bounded_int, positive_float, print_json
+from minikafka.common.cli_support import CliError, bounded_int, positive_float, print_json, probability
 from minikafka.common.config import parse_overrides
 from minikafka.deploy import certs_command
 from minikafka.deploy.chaos_schedule import FAULT_KINDS
@@ -127,6 +127,14 @@ def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
     chaos.add_argument("--duration", type=positive_float, required=True, metavar="S")
     chaos.add_argument("--faults", default="kill,reboot", help=f"comma-separated: {','.join(FAULT_KINDS)}")
     chaos.add_argument("--seed", type=int, default=0)
+    chaos.add_argument(
+        "--overlap",
+        type=probability,
+        default=0.0,
+        metavar="P",
+        help="the probability that a fault strikes while a lasting one is active (at most two at once, on two "
+        "nodes, never two cuts); 0: one at a time",
+    )
     chaos.add_argument("--brokers", type=bounded_int(3, MAX_NODES), default=3, help="at least 3 (RF 3)")
     chaos.add_argument("--controllers", type=bounded_int(1, MAX_NODES), default=3)
     chaos.add_argument("--partitions", type=bounded_int(1, MAX_CHAOS_PARTITIONS, error="INVALID_PARTITIONS"), default=3)
@@ -558,7 +566,7 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         group_consumers=args.group_consumers, group_protocol=args.group_protocol, analyze=not args.no_analysis,
         transactional_producers=args.transactional_producers, acls=args.acls,
         denied_producers=(3 if args.denied_producers is None else args.denied_producers) if args.acls else 0,
-        compacted_keys=args.compacted_keys,
+        compacted_keys=args.compacted_keys, overlap=args.overlap,
     )  # fmt: skip
     try:
         summary = run_chaos(run, options, log=lambda line: print(line, file=sys.stderr if args.json else sys.stdout))

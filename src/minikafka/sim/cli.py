@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, replace
 
-from minikafka.common.cli_support import CliError, bounded_int
+from minikafka.common.cli_support import CliError, bounded_int, probability
 from minikafka.deploy.chaos_schedule import parse_fault_kinds
 from minikafka.sim import SIMULATE_HELP
 from minikafka.sim.planted_bugs import PLANTED_BUGS
@@ -46,6 +46,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     simulate.add_argument("--planted-bug", choices=sorted(PLANTED_BUGS), help="plant a known bug in a shell")
     simulate.add_argument(
         "--power-loss", action="store_true", help="kill and controller-kill also lose what was not fsynced"
+    )
+    simulate.add_argument(
+        "--overlap",
+        type=probability,
+        default=0.0,
+        metavar="P",
+        help="the probability that a fault strikes while a lasting one is active (at most two at once); 0: one at "
+        "a time",
     )
     simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
     simulate.add_argument("--json", action="store_true", help="one JSON line per seed")
@@ -92,6 +100,7 @@ def settings_from(args: argparse.Namespace) -> SimulationSettings:
         overrides=overrides,
         planted_bug=args.planted_bug,
         power_loss=args.power_loss,
+        overlap=args.overlap,
     )
 
 
@@ -112,6 +121,8 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
         parts += ["--planted-bug", args.planted_bug]
     if args.power_loss:
         parts.append("--power-loss")
+    if args.overlap:
+        parts += ["--overlap", str(args.overlap)]
     return shlex.join(parts)
 
 

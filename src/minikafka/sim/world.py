@@ -34,7 +34,13 @@ from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import PeerChannels
 from minikafka.common.node_environment import SimulatedNode, enter_simulated_node, simulated_node
 from minikafka.common.record_batch import CorruptRecordError
-from minikafka.deploy.chaos_schedule import CONTROLLER_FLAPS, ChaosPlanConfig, FaultStep, plan_faults
+from minikafka.deploy.chaos_schedule import (
+    CONTROLLER_FLAPS,
+    ChaosPlanConfig,
+    FaultStep,
+    overlapping_groups,
+    plan_faults,
+)
 from minikafka.deploy.faults import _batch_to_corrupt
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.pb import controller_pb2, controller_pb2_grpc
@@ -91,6 +97,8 @@ FSYNC_LATENCY_MS = (0.5, 8.0)  # work handed to a thread pool (fsyncs) takes thi
 FLAP_HEALED_S = 0.2
 STEP_S = 0.25  # invariants are checked this often (simulated)
 # The invariants a loss of acknowledged writes breaks: explained when faults overlapped before it.
+# Faults away from the brokers: two at once with one of these still leaves one replica away at most.
+_CONTROLLER_SIDE = ("controller-kill", "controller-wipe", "controller-flap", "isolate-controller")
 LOSSES = ("NoCommittedRecordLost", "LeaderCandidateCompleteness", "LogMatching")
 LOG_MATCHING_STEPS = 8  # the replicas' logs are compared this many steps apart (each time from where they matched)
 FULL_COLLECTION_STEPS = 40
@@ -128,6 +136,7 @@ class SimulationSettings:
     max_gap_s: float = 4.0
     power_loss: bool = False  # kill and controller-kill cut the node's files back to what was fsynced
     max_down_s: float = 15.0  # beyond broker.session.timeout.ms: a cut-off leader is fenced and replaced
+    overlap: float = 0.0  # the plan's probability that a fault strikes while the one before is active
     network: NetworkFaults = NetworkFaults()
     topic: TopicSpec = TopicSpec()
     broker_overrides: Mapping[str, str] = field(default_factory=dict)  # after `overrides`, brokers only
@@ -225,7 +234,7 @@ class World:
         self.observed: dict[str, Any] = {}
         self.violations: list[Violation] = []
         self.corrupted: dict[int, int] = {}  # partition -> the broker whose replica of it was corrupted
-        self.overlapping: list[str] = []  # the fault steps the cluster had not recovered from when the next began
+        self.overlapping: list[str] = []  # how faults overlapped: one struck before the cluster recovered from another
 
     # ---- what the nodes hold ----
 
@@ -449,7 +458,34 @@ class World:
         self.acked += 1
         self.invariants.acknowledge(Acknowledged(meta.partition, meta.offset, value))
 
-    async def inject(self, step: FaultStep) -> None:
+    async def inject(self, steps: tuple[FaultStep, ...]) -> None:
+        """A step, and those that strike while it is active (each at its offset from the first's start), then the
+        cluster's recovery awaited; invariants are checked all along by the first step's waits."""
+        loop = asyncio.get_running_loop()
+        first, *joining = steps
+        joined = [loop.create_task(self._join(step, first)) for step in joining]
+        try:
+            await self.strike(first, self.run_for)
+            await self.run_until(lambda: all(task.done() for task in joined), RECOVERY_TIMEOUT_S + first.down_s)
+            for task in joined:
+                task.result()  # a step's own failure, raised here
+        finally:
+            for task in joined:
+                task.cancel()
+        if not await self.run_until(self.recovered, RECOVERY_TIMEOUT_S):
+            kinds = " + ".join(step.kind for step in steps)
+            self.note(f"not recovered from {kinds} after {RECOVERY_TIMEOUT_S:.0f}s: the next fault overlaps it")
+            self.overlapping.append(f"the cluster had not recovered from {self.step} when the next fault struck")
+
+    async def _join(self, step: FaultStep, first: FaultStep) -> None:
+        """`step` at its offset from `first`'s start; from then on, a loss is charged to the two brokers away."""
+        await asyncio.sleep(step.at_s - first.at_s)
+        if first.kind not in _CONTROLLER_SIDE and step.kind not in _CONTROLLER_SIDE:
+            self.overlapping.append(f"{step.kind} at {step.at_s:.1f}s struck while {first.kind} was active")
+        await self.strike(step, asyncio.sleep)
+
+    async def strike(self, step: FaultStep, wait: Callable[[float], Awaitable[None]]) -> None:
+        """One step, from its strike to its healing; `wait` lets the cluster run meanwhile."""
         kind = step.kind
         target = self._target(step)
         self.step = f"{kind} {target if target is not None else ''}".strip() + f" at {step.at_s:.1f}s"
@@ -457,7 +493,7 @@ class World:
         match kind:
             case "kill" | "controller-kill":
                 await self.processes[step.target].crash(power_loss=self.settings.power_loss)
-                await self.run_for(step.down_s)
+                await wait(step.down_s)
                 self.processes[step.target].start()
             case "reboot" | "lose-unflushed":
                 await self.processes[step.target].crash(power_loss=kind == "lose-unflushed")
@@ -474,7 +510,7 @@ class World:
                 broker = process.parts.get("broker")
                 if broker is not None:
                     broker.manager.logs.failures.inject(kind)
-                await self.run_for(step.down_s)
+                await wait(step.down_s)
                 await process.crash(power_loss=False)
                 process.start()
             case "corrupt":
@@ -483,31 +519,28 @@ class World:
                 loop = asyncio.get_running_loop()
                 assert isinstance(loop, VirtualTimeLoop)
                 loop.pause(step.target)
-                await self.run_for(step.down_s)
+                await wait(step.down_s)
                 loop.resume(step.target)
             case "partition" | "broker-controller" | "one-way":
                 first, second = step.groups  # type: ignore[misc]
                 self.network.partition(first, second, one_way=kind == "one-way")
-                await self.run_for(step.down_s)
+                await wait(step.down_s)
                 self.network.heal()
             case "isolate-leader" | "isolate-controller":
                 if target is not None:
                     self.network.partition([target], self._others(target))
-                await self.run_for(step.down_s)
+                await wait(step.down_s)
                 self.network.heal()
             case "controller-flap":
                 for _ in range(CONTROLLER_FLAPS):
                     self.network.partition([step.target], self._others(step.target))
-                    await self.run_for(step.down_s / CONTROLLER_FLAPS)
+                    await wait(step.down_s / CONTROLLER_FLAPS)
                     self.network.heal()
-                    await self.run_for(FLAP_HEALED_S)
+                    await wait(FLAP_HEALED_S)
             case _:
                 raise ValueError(f"fault kind {kind} is not simulated")
         self.note(f"{kind} healed")
         self.faults_done += 1
-        if not await self.run_until(self.recovered, RECOVERY_TIMEOUT_S):
-            self.note(f"not recovered from {kind} after {RECOVERY_TIMEOUT_S:.0f}s: the next fault overlaps it")
-            self.overlapping.append(self.step)
 
     @staticmethod
     def _others(node: int) -> list[int]:
@@ -581,8 +614,8 @@ async def _simulate(settings: SimulationSettings, root: Path, trace: Trace, scri
     explained = None
     if violation is not None and violation.invariant in LOSSES and world.overlapping:
         explained = (
-            f"the cluster had not recovered from {', '.join(world.overlapping)} when the next fault struck: more "
-            f"than one replica away at once, beyond Kafka's promise for acks=all with RF 3 and min.insync.replicas 2"
+            f"{'; '.join(world.overlapping)}: more than one replica away at once, beyond Kafka's promise for "
+            f"acks=all with RF 3 and min.insync.replicas 2"
         )
     return SimulationResult(
         settings.seed,
@@ -616,15 +649,16 @@ async def run_fault_plan(world: World) -> None:
             settings.min_gap_s,
             settings.max_gap_s,
             settings.max_down_s,
+            settings.overlap,
         ),
     )
     stop = asyncio.Event()
     producing = world._in_client(world.produce(stop))
     try:
         started = loop.time()
-        for step in plan:
-            await world.run_for(max(0.0, started + step.at_s - loop.time()))
-            await world.inject(step)
+        for steps in overlapping_groups(plan):
+            await world.run_for(max(0.0, started + steps[0].at_s - loop.time()))
+            await world.inject(steps)
         world.step = "final read"
         await world.heal_all()
         await world.run_until(world.recovered, RECOVERY_TIMEOUT_S)
