@@ -29,7 +29,7 @@ from typing import Any
 import structlog
 
 from minikafka.broker.log_manager import TopicPartition
-from minikafka.client.producer import Producer, ProducerConfig, RecordMetadata
+from minikafka.client.producer import RecordMetadata
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import PeerChannels
 from minikafka.common.node_environment import SimulatedNode, enter_simulated_node, simulated_node
@@ -46,6 +46,8 @@ from minikafka.sim.cluster import (
     broker_address,
     controller_address,
 )
+from minikafka.sim.client_invariants import ClientInvariants
+from minikafka.sim.clients import GROUP, KAFKA_PORT, ClientMix, PlainConsumer, group_member, produce
 from minikafka.sim.disk import SimDisk
 from minikafka.sim.event_invariants import EventInvariants
 from minikafka.sim.invariants import (
@@ -91,12 +93,19 @@ FSYNC_LATENCY_MS = (0.5, 8.0)  # work handed to a thread pool (fsyncs) takes thi
 FLAP_HEALED_S = 0.2
 STEP_S = 0.25  # invariants are checked this often (simulated)
 # The invariants a loss of acknowledged writes breaks: explained when faults overlapped before it.
-LOSSES = ("NoCommittedRecordLost", "LeaderCandidateCompleteness", "LogMatching")
+LOSSES = (
+    "NoCommittedRecordLost",
+    "LeaderCandidateCompleteness",
+    "LogMatching",
+    "InconsistentOffsets",
+    "GroupConsumedEveryRecord",
+)
 LOG_MATCHING_STEPS = 8  # the replicas' logs are compared this many steps apart (each time from where they matched)
 FULL_COLLECTION_STEPS = 40
 START_TIMEOUT_S = 60.0
 RECOVERY_TIMEOUT_S = 30.0  # full ISRs awaited after each fault, as `chaos` does
 QUIET_S = 5.0  # after the last fault healed, before the final read
+READ_ALL_TIMEOUT_S = 60.0  # then, how long the consumers get to read every acknowledged record
 PRODUCE_INTERVAL_S = 0.02
 TRACE_TAIL = 60  # events printed before a violation
 SCRATCH = "$SCRATCH"  # the run's scratch directory, as the trace writes it
@@ -133,6 +142,7 @@ class SimulationSettings:
     broker_overrides: Mapping[str, str] = field(default_factory=dict)  # after `overrides`, brokers only
     watched_events: tuple[str, ...] = ()  # events kept whole for a story to look at
     keep_going: bool = False  # a story runs on past a violation (the first of each invariant kept) to its end
+    clients: ClientMix = ClientMix()  # the producers, consumers and group members of a fault plan's run
 
 
 @dataclass
@@ -210,10 +220,15 @@ class World:
         brokers = {**overrides, **settings.broker_overrides}
         self.processes = {
             node_id: SimProcess(node_id, root / str(node_id), self.network, overrides) for node_id in CONTROLLER_IDS
-        } | {node_id: SimProcess(node_id, root / str(node_id), self.network, brokers) for node_id in BROKER_IDS}
+        } | {
+            node_id: SimProcess(node_id, root / str(node_id), self.network, {**brokers, **self._kafka(node_id)})
+            for node_id in BROKER_IDS
+        }
         self.topic = settings.topic
         self.invariants = Invariants()
         self.events = EventInvariants()
+        self.clients = ClientInvariants(self._highest_high_watermark)
+        trace.observers.append(self._observe_client_event)
         self.matched: dict[tuple[int, int, int], int] = {}  # LogMatching: how far each pair of replicas matched
         trace.observers.append(self._observe)
         self.step = "start"
@@ -226,6 +241,27 @@ class World:
         self.violations: list[Violation] = []
         self.corrupted: dict[int, int] = {}  # partition -> the broker whose replica of it was corrupted
         self.overlapping: list[str] = []  # the fault steps the cluster had not recovered from when the next began
+
+    def _kafka(self, broker: int) -> dict[str, str]:
+        """With group members, a broker also has a Kafka listener (its group coordinator speaks Kafka's protocol),
+        and __consumer_offsets a few partitions rather than Kafka's 50."""
+        if not self.settings.clients.kafka_listeners:
+            return {}
+        grpc_listener = broker_address(broker)
+        kafka = f"{grpc_listener.rpartition(':')[0]}:{KAFKA_PORT}"
+        return {"listeners": f"GRPC://{grpc_listener},PLAINTEXT://{kafka}", "offsets.topic.num.partitions": "3"}
+
+    def kafka_bootstrap(self) -> list[str]:
+        return [f"{broker_address(b).rpartition(':')[0]}:{KAFKA_PORT}" for b in BROKER_IDS]
+
+    def _highest_high_watermark(self, partition: int) -> int:
+        """The highest high watermark a leader of the partition had reached, up to now (not only the last step)."""
+        now = [max(r.high_watermark, r.replica_high_watermark) for r in self.replicas() if r.partition == partition]
+        return max([self.invariants.high_watermarks.get(partition, 0), *now])
+
+    def _observe_client_event(self, event: Mapping[str, Any]) -> None:
+        if event.get("event") == "offset_committed":
+            self.clients.observe_event(event, TOPIC, asyncio.get_running_loop().time())
 
     # ---- what the nodes hold ----
 
@@ -282,6 +318,8 @@ class World:
         self.violated(self.invariants.check(replicas, self.raft_nodes()))
         while self.events.violations:
             self.violated(self.events.violations.pop(0))
+        while self.clients.violations:
+            self.violated(self.clients.violations.pop(0))
         if self.steps % LOG_MATCHING_STEPS == 0:
             self.violated(log_matching(replicas, self.matched))
 
@@ -419,26 +457,54 @@ class World:
             await asyncio.sleep(0.5)
         return False
 
-    async def produce(self, stop: asyncio.Event) -> None:
-        """acks=all records with unique values, to every partition in turn, until `stop`; every acknowledgement
-        is handed to the invariants."""
-        producer = Producer([broker_address(b) for b in BROKER_IDS], ProducerConfig(acks=-1, linger_ms=2))
-        pending: set[asyncio.Future[RecordMetadata]] = set()
-        sequence = 0
-        while not stop.is_set():
-            value = f"r{sequence}".encode()
-            try:
-                future = await producer.send(TOPIC, value, partition=sequence % self.topic.partitions)
-            except KafkaError:
-                await asyncio.sleep(0.5)
-                continue
-            future.add_done_callback(functools.partial(self._acknowledged, value))
-            pending.add(future)
-            future.add_done_callback(pending.discard)
-            sequence += 1
-            await asyncio.sleep(PRODUCE_INTERVAL_S)
-        await asyncio.wait(pending, timeout=30) if pending else None
-        await producer.close()
+    def start_clients(self, stop: asyncio.Event) -> list[asyncio.Task[Any]]:
+        """The settings' producers (until `stop`), plain consumers and group members (until cancelled)."""
+        mix, bootstrap = self.settings.clients, [broker_address(b) for b in BROKER_IDS]
+        producers = [
+            self._in_client(
+                produce(
+                    bootstrap,
+                    TOPIC,
+                    self.topic.partitions,
+                    index,
+                    spec,
+                    stop,
+                    self.clients,
+                    self._acknowledged_at,
+                    PRODUCE_INTERVAL_S,
+                )
+            )
+            for index, spec in enumerate(mix.producers)
+        ]
+        readers = [self._in_client(PlainConsumer(name, bootstrap, TOPIC, self.clients).run()) for name in self.readers]
+        members = [
+            self._in_client(group_member(f"member-{m}", bootstrap, self.kafka_bootstrap(), TOPIC, self.clients))
+            for m in range(mix.group_members)
+        ]
+        return [*producers, *readers, *members]
+
+    @property
+    def readers(self) -> list[str]:
+        return [f"consumer-{c}" for c in range(self.settings.clients.consumers)]
+
+    def _acknowledged_at(self, partition: int, offset: int, value: bytes) -> None:
+        self.acked += 1
+        self.invariants.acknowledge(Acknowledged(partition, offset, value))
+
+    def read_everything(self) -> bool:
+        """Every plain consumer and the group have read every acks=all acknowledged record."""
+        group = [None] if self.settings.clients.group_members else []
+        return not any(self.clients.unread(reader) for reader in [*self.readers, *group])
+
+    def check_reads(self) -> None:
+        """The consumers' final reads (after the faults healed): every acks=all record read by every plain
+        consumer and by the group."""
+        self.clients.check_final(self.readers, GROUP if self.settings.clients.group_members else None)
+        self.observed["consumed"] = self.clients.reads
+        self.observed["commits"] = self.clients.commits_seen
+        self.observed["lost_acks_one"] = self.clients.lost_acks_one(self.readers)
+        while self.clients.violations:
+            self.violated(self.clients.violations.pop(0))
 
     def _acknowledged(self, value: bytes, done: asyncio.Future[RecordMetadata]) -> None:
         if done.cancelled() or done.exception() is not None:
@@ -619,7 +685,8 @@ async def run_fault_plan(world: World) -> None:
         ),
     )
     stop = asyncio.Event()
-    producing = world._in_client(world.produce(stop))
+    clients = world.start_clients(stop)
+    producing = clients[: len(settings.clients.producers)]
     try:
         started = loop.time()
         for step in plan:
@@ -629,11 +696,15 @@ async def run_fault_plan(world: World) -> None:
         await world.heal_all()
         await world.run_until(world.recovered, RECOVERY_TIMEOUT_S)
         stop.set()
-        await world.run_until(producing.done, 60)
+        await world.run_until(lambda: all(p.done() for p in producing), 60)
         await world.run_for(QUIET_S)
+        if len(clients) > len(producing):
+            await world.run_until(world.read_everything, READ_ALL_TIMEOUT_S)
+            world.check_reads()
     finally:
         stop.set()
-        producing.cancel()
+        for client in clients:
+            client.cancel()
 
 
 def _entry_epoch(core: Any, offset: int) -> int:

@@ -37,6 +37,7 @@ from minikafka.broker.kafka_wire.listener_security import PLAINTEXT, ListenerSec
 from minikafka.broker.kafka_wire.sasl_authenticator import Phase, SaslCredentials, SaslSession
 from minikafka.common.authorizer import principal_from_subject
 from minikafka.common.errors import ErrorCode, ListenerBindError
+from minikafka.common.node_environment import simulated_node
 from minikafka.common.scram import ScramCredential, ScramMechanism
 
 MAX_IN_FLIGHT = 64  # requests read ahead of the one being answered, per connection
@@ -108,10 +109,15 @@ class KafkaListener:
         self.accepting = accepting
         self._socket: socket.socket | None = None
         self._acceptor: asyncio.Task[None] | None = None
+        self._simulated: Any = None  # the simulated network's listener, in a simulated node
         self._connections: set[asyncio.Task[None]] = set()
         self._log = structlog.get_logger()
 
     async def start(self) -> None:
+        node = simulated_node()
+        if node is not None:  # a simulated broker listens on its simulated network
+            self._simulated = node.network.listen(node.node_id, self.host, self.port, self._accept_simulated)
+            return
         try:
             self._socket = socket.create_server((self.host, self.port), backlog=LISTEN_BACKLOG)
         except OSError as error:
@@ -125,6 +131,8 @@ class KafkaListener:
         return f"{self.host}:{self.port}"
 
     async def stop(self) -> None:
+        if self._simulated is not None:
+            self._simulated.close()
         if self._acceptor is not None:
             self._acceptor.cancel()
             await asyncio.gather(self._acceptor, return_exceptions=True)
@@ -166,6 +174,21 @@ class KafkaListener:
                 continue
             task = asyncio.create_task(self._serve(sock, peer, ip))
             self._connections.add(task)
+
+    async def _accept_simulated(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """A simulated connection, admitted as the accept loop admits a socket's."""
+        if self.accepting is not None:
+            await self.accepting.wait()
+        await self.connections.wait_for_slot()
+        peer = writer.get_extra_info("peername")
+        ip = peer[0] if isinstance(peer, tuple) else ""
+        if isinstance(self.connections.quotas.admit(ip), TooManyFromIp):
+            writer.close()
+            return
+        try:
+            await self._accept(reader, writer)
+        finally:
+            self.connections.release(ip)
 
     async def _serve(self, sock: socket.socket, peer: object, ip: str) -> None:
         try:

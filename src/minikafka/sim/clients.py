@@ -1,0 +1,193 @@
+"""The simulated world's clients, each minikafka's own shipped client run as the world's client node: producers
+(`Producer`, acks all/1/0, idempotent or not), plain consumers reading every partition from the start (`Consumer`)
+and the members of one consumer group (`GroupConsumer` over a classic `GroupMember`, through the brokers' Kafka
+listeners). What each one sees goes to `ClientInvariants`."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from minikafka.client.consumer import EARLIEST, Consumer, ConsumerConfig, ConsumerRecord
+from minikafka.client.group_consume import GroupConsumer
+from minikafka.client.group_member import GroupMember, GroupTimeouts, TopicPartition
+from minikafka.client.kafka_wire_client import KafkaWireClient
+from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig, RecordMetadata
+from minikafka.common.errors import KafkaError
+from minikafka.sim.client_invariants import ACKS_NAMES, ClientInvariants, Read
+
+GROUP = "sim-readers"
+KAFKA_PORT = 9094  # each broker's Kafka listener (PLAINTEXT), beside its gRPC one
+RETRY_S = 0.5  # a client's pause after an error it cannot retry itself
+
+
+@dataclass(frozen=True)
+class ProducerSpec:
+    acks: int = -1  # 0, 1 or -1 (all)
+    idempotence: bool | None = None  # enable.idempotence; None: Kafka's default (on with acks=all)
+
+    @property
+    def label(self) -> str:
+        idempotent = ProducerConfig(acks=self.acks, enable_idempotence=self.idempotence).idempotent
+        return f"acks={ACKS_NAMES[self.acks]}{' idempotent' if idempotent else ''}"
+
+
+@dataclass(frozen=True)
+class ClientMix:
+    """The world's clients: today's default is one idempotent acks=all producer and no consumers."""
+
+    producers: tuple[ProducerSpec, ...] = (ProducerSpec(),)
+    consumers: int = 0  # plain consumers, each reading every partition from the start
+    group_members: int = 0  # members of one classic consumer group, committing as they go
+
+    @property
+    def kafka_listeners(self) -> bool:
+        return self.group_members > 0
+
+
+def value_prefix(index: int) -> str:
+    return "r" if index == 0 else f"p{index}-r"  # the first producer's values as the world always wrote them
+
+
+async def produce(
+    bootstrap: list[str],
+    topic: str,
+    partitions: int,
+    index: int,
+    spec: ProducerSpec,
+    stop: asyncio.Event,
+    checks: ClientInvariants,
+    on_acknowledged: Any,
+    interval_s: float,
+) -> None:
+    """Unique values to every partition in turn, until `stop`; every outcome handed to the invariants."""
+    config = ProducerConfig(acks=spec.acks, linger_ms=2, enable_idempotence=spec.idempotence)
+    producer = Producer(bootstrap, config)
+    pending: set[asyncio.Future[RecordMetadata]] = set()
+    sequence = 0
+    prefix = value_prefix(index)
+    while not stop.is_set():
+        value = f"{prefix}{sequence}".encode()
+        checks.sending(value)
+        try:
+            future = await producer.send(topic, value, partition=sequence % partitions)
+        except KafkaError:
+            await asyncio.sleep(RETRY_S)
+            continue
+        future.add_done_callback(functools.partial(_outcome, checks, spec.acks, value, on_acknowledged))
+        pending.add(future)
+        future.add_done_callback(pending.discard)
+        sequence += 1
+        await asyncio.sleep(interval_s)
+    await asyncio.wait(pending, timeout=30) if pending else None
+    await producer.close()
+
+
+def _outcome(
+    checks: ClientInvariants, acks: int, value: bytes, on_acknowledged: Any, done: asyncio.Future[RecordMetadata]
+) -> None:
+    if done.cancelled():
+        return
+    error = done.exception()
+    if error is not None:
+        checks.failed(value, isinstance(error, DeliveryFailed) and error.definite)
+        return
+    meta = done.result()
+    checks.acknowledged(acks, meta.partition, meta.offset, value)
+    if acks == -1 and meta.offset is not None:
+        on_acknowledged(meta.partition, meta.offset, value)
+
+
+class PlainConsumer:
+    """A consumer assigned every partition from the earliest offset, polling until cancelled."""
+
+    def __init__(self, name: str, bootstrap: list[str], topic: str, checks: ClientInvariants) -> None:
+        self.name = name
+        self.topic = topic
+        self.checks = checks
+        self.consumer = Consumer(bootstrap, ConsumerConfig(fetch_max_wait_ms=200))
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                await self.consumer.assign(self.topic, None, EARLIEST)
+                break
+            except KafkaError:
+                await asyncio.sleep(RETRY_S)
+        try:
+            while True:
+                try:
+                    records = await self.consumer.poll()
+                except KafkaError:
+                    await asyncio.sleep(RETRY_S)  # e.g. OFFSET_OUT_OF_RANGE on a leader not caught up: ask again
+                    continue
+                for record in records:
+                    self.checks.consumed(_read(self.name, record, loop.time()))
+        finally:
+            await self.consumer.close()
+
+
+def _read(reader: str, record: ConsumerRecord, at_s: float, group: str | None = None, generation: int = -1) -> Read:
+    return Read(reader, record.partition, record.offset, record.value or b"", at_s, group, generation)
+
+
+class SimGroupMember(GroupMember):
+    """The shipped classic member; the assignment each SyncGroup gives it goes to the invariants."""
+
+    def __init__(self, name: str, checks: ClientInvariants, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = name
+        self.checks = checks
+
+    async def join(self) -> list[TopicPartition]:
+        assignment = await super().join()
+        self.checks.assigned(self.group, self.generation, self.name, sorted(p for _, p in assignment))
+        return assignment
+
+
+class SimGroupConsumer(GroupConsumer):
+    """The shipped group consume loop (join, read from the committed offsets, commit every second, heartbeat,
+    rejoin on a rebalance); its output goes to the invariants instead of stdout."""
+
+    def __init__(self, name: str, checks: ClientInvariants, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = name
+        self.checks = checks
+
+    def write(self, records: list[ConsumerRecord], limit: int | None, consumed: int) -> int:
+        loop = asyncio.get_running_loop()
+        for record in records:
+            read = _read(self.name, record, loop.time(), self.member.group, self.member.generation)
+            self.checks.consumed(read)
+            self.written[(record.topic, record.partition)] = record.offset + 1
+        return consumed + len(records)
+
+    def announce(self, text: str) -> None:
+        pass  # the generations and assignments are in the coordinator's events
+
+
+async def group_member(
+    name: str, bootstrap: list[str], kafka_bootstrap: list[str], topic: str, checks: ClientInvariants
+) -> None:
+    """One member of the world's group, until cancelled (then it leaves the group)."""
+    consumer = Consumer(bootstrap, ConsumerConfig(fetch_max_wait_ms=200))
+    client = KafkaWireClient(kafka_bootstrap)
+
+    async def partition_counts(topics: list[str]) -> dict[str, int]:
+        return {t: len(await consumer.metadata.require_topic(t)) for t in topics}
+
+    member = SimGroupMember(name, checks, client, GROUP, [topic], partition_counts, GroupTimeouts())
+    runner = SimGroupConsumer(name, checks, consumer, member, True, False)
+    try:
+        while True:
+            try:
+                await runner.run(timeout_ms=2**31, limit=None)
+            except KafkaError:
+                await asyncio.sleep(RETRY_S)  # a coordinator lookup or join that ran out of retries: again
+    finally:
+        await member.leave()
+        await client.close()
+        await consumer.close()
