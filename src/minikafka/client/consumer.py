@@ -10,8 +10,8 @@ import grpc
 
 from minikafka.client.metadata_cache import MetadataCache
 from minikafka.client.sasl_exchange import SaslLogin
-from minikafka.common.control_batch import read_marker
 from minikafka.common.clock import client_monotonic_s
+from minikafka.common.control_batch import read_marker
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import RecordBatch, iter_batches
 from minikafka.common.tls import TlsFiles

@@ -61,9 +61,12 @@ class KafkaConnection:
                     if node is not None
                     else asyncio.open_connection(host, int(port), ssl=self.ssl_context)
                 )
-                self._streams = await asyncio.wait_for(opening, self.timeout_s)
+                streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] = await asyncio.wait_for(
+                    opening, self.timeout_s
+                )
             except (OSError, TimeoutError) as error:
                 raise KafkaError(ErrorCode.NETWORK_EXCEPTION, f"cannot connect to {self.address}: {error}") from None
+            self._streams = streams
         return self._streams
 
     async def send(self, body: Any) -> Any:

@@ -77,7 +77,7 @@ class ClientInvariants:
         key = (partition, offset)
         if acks == -1:
             self.acked_all[key] = value
-            self._observe_value(key, value, f"acknowledged with acks=all")
+            self._observe_value(key, value, "acknowledged with acks=all")
         elif acks == 1:
             self.acked_one[key] = value
 
@@ -100,9 +100,7 @@ class ClientInvariants:
         key = (read.partition, read.offset)
         self._observe_value(key, read.value, f"read by {read.reader}")
         if read.value not in self.sent:
-            self._violated(
-                "ReadNeverWritten", f"{read.reader} read {read.value!r} at {key}, a value no producer sent"
-            )
+            self._violated("ReadNeverWritten", f"{read.reader} read {read.value!r} at {key}, a value no producer sent")
         elif read.value in self.definitely_failed and read.value not in self.succeeded:
             self._violated("AbortedRead", f"{read.reader} read {read.value!r} at {key}, whose send definitely failed")
         position = (read.reader, read.generation, read.partition)
@@ -160,7 +158,7 @@ class ClientInvariants:
 
     # ---- the end ----
 
-    def unread(self, reader: str) -> list[tuple[int, int]]:
+    def unread(self, reader: str | None) -> list[tuple[int, int]]:
         """The acks=all acknowledged records `reader` (or the group: None) has not read at their offset."""
         seen = self.group_read if reader is None else self.read_by.get(reader, set())
         return sorted(key for key, value in self.acked_all.items() if (*key, value) not in seen)
@@ -175,7 +173,7 @@ class ClientInvariants:
                     f"partition {missing[0][0]} offset {missing[0][1]}",
                 )
         if group is not None:
-            missing = self.unread(None)  # type: ignore[arg-type]
+            missing = self.unread(None)
             if missing:
                 self._violated(
                     "GroupConsumedEveryRecord",

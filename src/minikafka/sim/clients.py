@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import structlog
 
 from minikafka.client.consumer import EARLIEST, Consumer, ConsumerConfig, ConsumerRecord
 from minikafka.client.group_consume import GroupConsumer
@@ -21,6 +25,8 @@ from minikafka.sim.client_invariants import ACKS_NAMES, ClientInvariants, Read
 GROUP = "sim-readers"
 KAFKA_PORT = 9094  # each broker's Kafka listener (PLAINTEXT), beside its gRPC one
 RETRY_S = 0.5  # a client's pause after an error it cannot retry itself
+KILL_EVERY_S = (4.0, 12.0)  # chaos's group workload: a member killed after a pause in this range
+DOWN_S = (0.5, 2.0)  # and restarted this long after
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,7 @@ class ClientMix:
     producers: tuple[ProducerSpec, ...] = (ProducerSpec(),)
     consumers: int = 0  # plain consumers, each reading every partition from the start
     group_members: int = 0  # members of one classic consumer group, committing as they go
+    member_kills: bool = True  # the members are killed and restarted at seeded times while the faults run
 
     @property
     def kafka_listeners(self) -> bool:
@@ -144,7 +151,10 @@ class SimGroupMember(GroupMember):
 
     async def join(self) -> list[TopicPartition]:
         assignment = await super().join()
-        self.checks.assigned(self.group, self.generation, self.name, sorted(p for _, p in assignment))
+        partitions = sorted(p for _, p in assignment)
+        log = structlog.get_logger()
+        log.info("sim_member_assigned", member=self.name, generation=self.generation, partitions=partitions)
+        self.checks.assigned(self.group, self.generation, self.name, partitions)
         return assignment
 
 
@@ -170,9 +180,15 @@ class SimGroupConsumer(GroupConsumer):
 
 
 async def group_member(
-    name: str, bootstrap: list[str], kafka_bootstrap: list[str], topic: str, checks: ClientInvariants
+    name: str,
+    bootstrap: list[str],
+    kafka_bootstrap: list[str],
+    topic: str,
+    checks: ClientInvariants,
+    killed: Callable[[], bool] = lambda: False,
 ) -> None:
-    """One member of the world's group, until cancelled (then it leaves the group)."""
+    """One member of the world's group, until cancelled: then it leaves the group, unless `killed()` says its
+    process died (it just goes silent, and the coordinator waits out its session timeout)."""
     consumer = Consumer(bootstrap, ConsumerConfig(fetch_max_wait_ms=200))
     client = KafkaWireClient(kafka_bootstrap)
 
@@ -188,6 +204,41 @@ async def group_member(
             except KafkaError:
                 await asyncio.sleep(RETRY_S)  # a coordinator lookup or join that ran out of retries: again
     finally:
-        await member.leave()
+        if not killed():
+            await member.leave()
         await client.close()
         await consumer.close()
+
+
+class MemberKills:
+    """As `chaos --group-consumers` does: a member killed after a seeded pause (4-12 s), restarted 0.5-2 s later
+    as a new process (a new member id, resuming from the group's committed offsets)."""
+
+    def __init__(self, rng: random.Random, start: Callable[[int], asyncio.Task[None]], members: int) -> None:
+        self.rng = rng
+        self.start = start
+        self.tasks = [start(m) for m in range(members)]
+        self.killing = False
+        self.kills = 0
+
+    async def run(self) -> None:
+        try:
+            while True:
+                await asyncio.sleep(self.rng.uniform(*KILL_EVERY_S))
+                member = self.rng.randrange(len(self.tasks))
+                self.killing = True
+                self.tasks[member].cancel()
+                await asyncio.wait([self.tasks[member]])
+                self.killing = False
+                self.kills += 1
+                await asyncio.sleep(self.rng.uniform(*DOWN_S))
+                self.tasks[member] = self.start(member)
+        finally:  # the kills end (the final read): every member runs again
+            self.killing = False
+            for member, task in enumerate(self.tasks):
+                if task.done():
+                    self.tasks[member] = self.start(member)
+
+    def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()

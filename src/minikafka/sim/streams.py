@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import itertools
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from minikafka.sim.network import SimNetwork
 
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
-Accept = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+Accept = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Coroutine[Any, Any, None]]
 _CLOSED = b""  # a pipe's end marker (data chunks are never empty)
 _PORTS = itertools.count(40000)  # the clients' ephemeral ports: only named in peer addresses
 _OPENED = itertools.count()  # the transports' creation order: a crash resets them in it, as a replay must

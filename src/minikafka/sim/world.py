@@ -38,6 +38,16 @@ from minikafka.deploy.chaos_schedule import CONTROLLER_FLAPS, ChaosPlanConfig, F
 from minikafka.deploy.faults import _batch_to_corrupt
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.pb import controller_pb2, controller_pb2_grpc
+from minikafka.sim.client_invariants import ClientInvariants
+from minikafka.sim.clients import (
+    GROUP,
+    KAFKA_PORT,
+    ClientMix,
+    MemberKills,
+    PlainConsumer,
+    group_member,
+    produce,
+)
 from minikafka.sim.cluster import (
     BROKER_IDS,
     CLIENT_ID,
@@ -46,8 +56,6 @@ from minikafka.sim.cluster import (
     broker_address,
     controller_address,
 )
-from minikafka.sim.client_invariants import ClientInvariants
-from minikafka.sim.clients import GROUP, KAFKA_PORT, ClientMix, PlainConsumer, group_member, produce
 from minikafka.sim.disk import SimDisk
 from minikafka.sim.event_invariants import EventInvariants
 from minikafka.sim.invariants import (
@@ -110,7 +118,19 @@ PRODUCE_INTERVAL_S = 0.02
 TRACE_TAIL = 60  # events printed before a violation
 SCRATCH = "$SCRATCH"  # the run's scratch directory, as the trace writes it
 # Events that tell what happened to leadership, membership and logs: hashed, and quoted on a violation.
-_DECISIVE = ("leader", "isr", "fenc", "elect", "truncat", "unclean", "registered", "sim_", "controller_activated")
+_DECISIVE = (
+    "leader",
+    "isr",
+    "fenc",
+    "elect",
+    "truncat",
+    "unclean",
+    "registered",
+    "sim_",
+    "controller_activated",
+    "group_generation",
+    "group_coordinator",
+)
 
 
 @dataclass(frozen=True)
@@ -241,6 +261,8 @@ class World:
         self.violations: list[Violation] = []
         self.corrupted: dict[int, int] = {}  # partition -> the broker whose replica of it was corrupted
         self.overlapping: list[str] = []  # the fault steps the cluster had not recovered from when the next began
+        self.member_kills: MemberKills | None = None
+        self.killing: asyncio.Task[None] | None = None  # the group members' kills, while the faults run
 
     def _kafka(self, broker: int) -> dict[str, str]:
         """With group members, a broker also has a Kafka listener (its group coordinator speaks Kafka's protocol),
@@ -477,11 +499,33 @@ class World:
             for index, spec in enumerate(mix.producers)
         ]
         readers = [self._in_client(PlainConsumer(name, bootstrap, TOPIC, self.clients).run()) for name in self.readers]
-        members = [
-            self._in_client(group_member(f"member-{m}", bootstrap, self.kafka_bootstrap(), TOPIC, self.clients))
-            for m in range(mix.group_members)
-        ]
-        return [*producers, *readers, *members]
+        return [*producers, *readers, *self._start_group(bootstrap)]
+
+    def _start_group(self, bootstrap: list[str]) -> list[asyncio.Task[Any]]:
+        """The group's members, killed and restarted at seeded times (not while the faults are healed)."""
+        mix = self.settings.clients
+        if not mix.group_members:
+            return []
+        incarnations = [0] * mix.group_members
+
+        def start(member: int) -> asyncio.Task[None]:
+            incarnations[member] += 1
+            name = f"member-{member}.{incarnations[member]}"
+            kafka = self.kafka_bootstrap()
+            return self._in_client(group_member(name, bootstrap, kafka, TOPIC, self.clients, lambda: kills.killing))
+
+        kills = MemberKills(random.Random(self.settings.seed * 7919 + 2), start, mix.group_members)
+        self.member_kills = kills
+        killing = self._in_client(kills.run()) if mix.member_kills else None
+        self.killing = killing
+        return [t for t in (killing,) if t is not None] + [self._in_client(self._members_until_cancelled(kills))]
+
+    @staticmethod
+    async def _members_until_cancelled(kills: MemberKills) -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            kills.stop()
 
     @property
     def readers(self) -> list[str]:
@@ -503,6 +547,7 @@ class World:
         self.observed["consumed"] = self.clients.reads
         self.observed["commits"] = self.clients.commits_seen
         self.observed["lost_acks_one"] = self.clients.lost_acks_one(self.readers)
+        self.observed["member_kills"] = self.member_kills.kills if self.member_kills is not None else 0
         while self.clients.violations:
             self.violated(self.clients.violations.pop(0))
 
@@ -696,6 +741,8 @@ async def run_fault_plan(world: World) -> None:
         await world.heal_all()
         await world.run_until(world.recovered, RECOVERY_TIMEOUT_S)
         stop.set()
+        if world.killing is not None:
+            world.killing.cancel()
         await world.run_until(lambda: all(p.done() for p in producing), 60)
         await world.run_for(QUIET_S)
         if len(clients) > len(producing):
