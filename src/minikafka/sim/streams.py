@@ -54,11 +54,12 @@ class SimTransport(asyncio.Transport):
         self._closing = False
         self._lost = False
         self.order = next(_OPENED)
+        self._loop = asyncio.get_running_loop()
 
     def connect(self, protocol: asyncio.BaseProtocol, peer: SimTransport) -> None:
         self.protocol, self.peer = protocol, peer
         # Nobody's task: a pause holds the receiving node's handling of the bytes, not their delivery.
-        self._pump = asyncio.get_running_loop().create_task(self._carry(), context=contextvars.Context())
+        self._pump = self._loop.create_task(self._carry(), context=contextvars.Context())
         protocol.connection_made(self)
 
     async def _carry(self) -> None:
@@ -106,10 +107,12 @@ class SimTransport(asyncio.Transport):
         if self._closing:
             return
         self._closing = True
+        if self._loop.is_closed():
+            return  # a writer collected after the run
         self._pipe.put_nowait(_CLOSED)
         if self.protocol is not None and not self._lost:
             self._lost = True
-            asyncio.get_running_loop().call_soon(self.protocol.connection_lost, None)
+            self._loop.call_soon(self.protocol.connection_lost, None)
 
     def abort(self) -> None:
         self.reset()
