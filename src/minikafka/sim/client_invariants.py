@@ -5,6 +5,8 @@ over the live run instead of Spark over files:
 - InconsistentOffsets: no (partition, offset) holds two values across every read and acks=all acknowledgement.
 - AbortedRead: no value whose send definitely failed (refused before the append) is ever read.
 - ReadNeverWritten (the world's own): no read returns a value no producer sent.
+- Duplicates: no value an idempotent producer sent is read at two offsets (a plain producer's retried batch may be
+  appended twice: allowed, as `analyze`'s DuplicatesWithoutIdempotence anomaly).
 - NonmonotonicPoll: each plain consumer reads a partition's offsets in increasing order (a group member: within
   one generation's assignment, as it restarts from the committed offset after a rebalance).
 - CommittedOffsetsMonotonic: a group's acknowledged commits (`offset_committed`) of a partition never go back.
@@ -48,6 +50,8 @@ class ClientInvariants:
     high_watermark: Callable[[int], int]  # the highest a leader of the partition had reached
     violations: list[Violation] = field(default_factory=list)
     sent: set[bytes] = field(default_factory=set)
+    idempotent: set[bytes] = field(default_factory=set)  # sent by an idempotent producer
+    offsets_of: dict[bytes, tuple[int, int]] = field(default_factory=dict)  # value -> where it was first read
     definitely_failed: set[bytes] = field(default_factory=set)
     succeeded: set[bytes] = field(default_factory=set)
     acked_all: dict[tuple[int, int], bytes] = field(default_factory=dict)  # acks=all acknowledged
@@ -67,8 +71,10 @@ class ClientInvariants:
 
     # ---- what the producers saw ----
 
-    def sending(self, value: bytes) -> None:
+    def sending(self, value: bytes, idempotent: bool = False) -> None:
         self.sent.add(value)
+        if idempotent:
+            self.idempotent.add(value)
 
     def acknowledged(self, acks: int, partition: int, offset: int | None, value: bytes) -> None:
         self.succeeded.add(value)
@@ -103,6 +109,11 @@ class ClientInvariants:
             self._violated("ReadNeverWritten", f"{read.reader} read {read.value!r} at {key}, a value no producer sent")
         elif read.value in self.definitely_failed and read.value not in self.succeeded:
             self._violated("AbortedRead", f"{read.reader} read {read.value!r} at {key}, whose send definitely failed")
+        first = self.offsets_of.setdefault(read.value, key)
+        if first != key and read.value in self.idempotent:
+            self._violated(
+                "Duplicates", f"{read.value!r}, sent by an idempotent producer, was read at {first} and at {key}"
+            )
         position = (read.reader, read.generation, read.partition)
         if read.offset < self.positions.get(position, -1):
             self._violated(

@@ -72,12 +72,13 @@ async def produce(
     """Unique values to every partition in turn, until `stop`; every outcome handed to the invariants."""
     config = ProducerConfig(acks=spec.acks, linger_ms=2, enable_idempotence=spec.idempotence)
     producer = Producer(bootstrap, config)
+    idempotent = config.idempotent
     pending: set[asyncio.Future[RecordMetadata]] = set()
     sequence = 0
     prefix = value_prefix(index)
     while not stop.is_set():
         value = f"{prefix}{sequence}".encode()
-        checks.sending(value)
+        checks.sending(value, idempotent)
         try:
             future = await producer.send(topic, value, partition=sequence % partitions)
         except KafkaError:

@@ -111,3 +111,15 @@ def test_the_group_must_consume_every_acks_all_record_at_least_once() -> None:
     assert invariants.unread(None) == [(1, 0)]
     invariants.check_final([], "g")
     assert broken(invariants) == ["GroupConsumedEveryRecord"]
+
+
+def test_an_idempotent_producers_value_must_not_be_read_at_two_offsets() -> None:
+    invariants = checks()
+    invariants.sending(b"plain")
+    invariants.sending(b"idempotent", idempotent=True)
+    for offset, value in ((0, b"plain"), (1, b"plain"), (2, b"idempotent")):
+        invariants.consumed(Read("consumer-0", 0, offset, value, 1.0))
+        invariants.consumed(Read("consumer-1", 0, offset, value, 1.0))
+    assert broken(invariants) == []  # a plain producer's retry may be appended twice; two readers may read one
+    invariants.consumed(Read("consumer-0", 0, 3, b"idempotent", 2.0))
+    assert broken(invariants) == ["Duplicates"]
