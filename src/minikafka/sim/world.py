@@ -262,6 +262,7 @@ class World:
         self.corrupted: dict[int, int] = {}  # partition -> the broker whose replica of it was corrupted
         self.overlapping: list[str] = []  # the fault steps the cluster had not recovered from when the next began
         self.member_kills: MemberKills | None = None
+        self.client_tasks: list[asyncio.Task[Any]] = []
         self.killing: asyncio.Task[None] | None = None  # the group members' kills, while the faults run
 
     def _kafka(self, broker: int) -> dict[str, str]:
@@ -342,8 +343,17 @@ class World:
             self.violated(self.events.violations.pop(0))
         while self.clients.violations:
             self.violated(self.clients.violations.pop(0))
+        self.violated(self._client_failed())
         if self.steps % LOG_MATCHING_STEPS == 0:
             self.violated(log_matching(replicas, self.matched))
+
+    def _client_failed(self) -> Violation | None:
+        """A client's task ended with an error: the run would otherwise go on without it and look held."""
+        members = self.member_kills.tasks if self.member_kills is not None else []
+        for task in [*self.client_tasks, *members]:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                return Violation("ClientFailed", f"a client of the world failed: {task.exception()!r}")
+        return None
 
     def _observe(self, event: Mapping[str, Any]) -> None:
         node = simulated_node()
@@ -499,7 +509,8 @@ class World:
             for index, spec in enumerate(mix.producers)
         ]
         readers = [self._in_client(PlainConsumer(name, bootstrap, TOPIC, self.clients).run()) for name in self.readers]
-        return [*producers, *readers, *self._start_group(bootstrap)]
+        self.client_tasks = [*producers, *readers, *self._start_group(bootstrap)]
+        return self.client_tasks
 
     def _start_group(self, bootstrap: list[str]) -> list[asyncio.Task[Any]]:
         """The group's members, killed and restarted at seeded times (not while the faults are healed)."""

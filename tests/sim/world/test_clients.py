@@ -9,6 +9,7 @@ import re
 import pytest
 
 from minikafka.cli import main
+from minikafka.sim import clients
 from minikafka.sim.cli import MIXED
 from minikafka.sim.world import SimulationSettings, simulate_seed
 
@@ -37,3 +38,13 @@ def test_a_coordinator_handing_every_member_the_same_partitions_is_caught(capsys
         f"minikafka simulate --seed 1 --faults {','.join(SimulationSettings(0).faults)} --duration-ms 20000 "
         f"--planted-bug {BUG} --clients mixed"
     )
+
+
+def test_a_client_that_fails_is_a_violation_not_a_quiet_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken_producer(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("the producer could not start")
+
+    monkeypatch.setattr(clients, "Producer", broken_producer)
+    result = simulate_seed(SimulationSettings(1, duration_s=2.0, faults=("kill",)))
+    assert result.violation is not None and result.violation.invariant == "ClientFailed", result.violation
+    assert "the producer could not start" in result.violation.detail
