@@ -12,10 +12,19 @@ import asyncio
 import contextvars
 import itertools
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from minikafka.sim.network import SimNetwork
+
+class SimNetwork(Protocol):
+    """What the streams use of the simulated network (`sim/network.py`, which builds on this module)."""
+
+    stream_listeners: dict[str, StreamListener]
+    open_streams: set[SimTransport]
+
+    def node_at(self, address: str) -> int | None: ...
+
+    async def carry(self, source: int, destination: int | None) -> None: ...
+
 
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 Accept = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Coroutine[Any, Any, None]]
