@@ -16,7 +16,7 @@ from minikafka.common.cli_support import CliError, bounded_int
 from minikafka.common.errors import KafkaError
 from minikafka.deploy.chaos_schedule import parse_fault_kinds
 from minikafka.sim import SIMULATE_HELP
-from minikafka.sim.clients import ClientMix, ProducerSpec
+from minikafka.sim.clients import MIXED, MIXED_HELP, SEEDED_HELP, ClientMix, ProducerSpec
 from minikafka.sim.planted_bugs import PLANTED_BUGS
 from minikafka.sim.stories import STORIES, run_story
 from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResult, SimulationSettings, simulate_seed
@@ -71,8 +71,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     clients.add_argument(
         "--clients",
-        choices=("mixed",),
-        help=f"mixed: {MIXED_HELP} (instead of --acks, --idempotence, --consumers, --group-consumers)",
+        choices=("mixed", "seeded"),
+        help=f"mixed: {MIXED_HELP}; seeded: {SEEDED_HELP} (instead of --acks, --idempotence, --consumers, "
+        "--group-consumers)",
     )
     simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
     simulate.add_argument("--json", action="store_true", help="one JSON line per seed")
@@ -90,16 +91,12 @@ def _stories_epilog() -> str:
     return "\n".join(lines)
 
 
-MIXED = ClientMix(
-    (ProducerSpec(-1, True), ProducerSpec(-1, False), ProducerSpec(1), ProducerSpec(0)), consumers=1, group_members=3
-)
-MIXED_HELP = "producers acks=all idempotent and plain, acks=1 and acks=0; a plain consumer; a group of 3"
-
-
 def client_mix(args: argparse.Namespace) -> ClientMix:
     """The producers, consumers and group members the options ask for."""
     if args.clients == "mixed":
         return MIXED
+    if args.clients == "seeded":
+        return ClientMix(seeded=True)
     acks_names = {"all": -1, "-1": -1, "1": 1, "0": 0}
     acks = [item.strip() for item in args.acks.split(",") if item.strip()]
     idempotence = [item.strip().lower() for item in args.idempotence.split(",") if item.strip()]
@@ -245,8 +242,8 @@ def _reads(result: SimulationResult) -> str:
     if "consumed" not in seen:
         return ""
     return (
-        f"{seen['consumed']} records read, {seen['commits']} offset commits, {seen['member_kills']} member kills, "
-        f"{seen['lost_acks_one']} acks=1 records lost (allowed), "
+        f"[{seen['clients']}] {seen['consumed']} records read, {seen['commits']} offset commits, "
+        f"{seen['member_kills']} member kills, {seen['lost_acks_one']} acks=1 records lost (allowed), "
     )
 
 

@@ -48,10 +48,30 @@ class ClientMix:
     consumers: int = 0  # plain consumers, each reading every partition from the start
     group_members: int = 0  # members of one classic consumer group, committing as they go
     member_kills: bool = True  # the members are killed and restarted at seeded times while the faults run
+    seeded: bool = False  # the run's seed draws the mix instead (`seeded_mix`)
 
     @property
     def kafka_listeners(self) -> bool:
         return self.group_members > 0
+
+
+MIXED = ClientMix(
+    (ProducerSpec(-1, True), ProducerSpec(-1, False), ProducerSpec(1), ProducerSpec(0)), consumers=1, group_members=3
+)
+MIXED_HELP = "producers acks=all idempotent and plain, acks=1 and acks=0; a plain consumer; a group of 3"
+SEEDED_HELP = (
+    "the seed draws them: an idempotent acks=all producer and one to three of acks=all plain, acks=1 and acks=0; "
+    "no or one plain consumer; a group of 2 or 3"
+)
+
+
+def seeded_mix(seed: int) -> ClientMix:
+    """A small mix of clients drawn by the seed (from a source of its own: the network's draws stay the same)."""
+    rng = random.Random(seed * 7919 + 3)
+    others = [ProducerSpec(-1, False), ProducerSpec(1), ProducerSpec(0)]
+    chosen = sorted(rng.sample(range(len(others)), rng.randint(1, len(others))))
+    producers = (ProducerSpec(-1, True), *(others[i] for i in chosen))
+    return ClientMix(producers, consumers=rng.randint(0, 1), group_members=rng.randint(2, 3))
 
 
 def value_prefix(index: int) -> str:

@@ -13,6 +13,7 @@ import asyncio
 import bisect
 import contextlib
 import contextvars
+import dataclasses
 import functools
 import gc
 import hashlib
@@ -47,6 +48,7 @@ from minikafka.sim.clients import (
     PlainConsumer,
     group_member,
     produce,
+    seeded_mix,
 )
 from minikafka.sim.cluster import (
     BROKER_IDS,
@@ -555,6 +557,11 @@ class World:
         """The consumers' final reads (after the faults healed): every acks=all record read by every plain
         consumer and by the group."""
         self.clients.check_final(self.readers, GROUP if self.settings.clients.group_members else None)
+        mix = self.settings.clients
+        self.observed["clients"] = (
+            f"producers {', '.join(p.label for p in mix.producers)}; {mix.consumers} consumer(s); a group of "
+            f"{mix.group_members}"
+        )
         self.observed["consumed"] = self.clients.reads
         self.observed["commits"] = self.clients.commits_seen
         self.observed["lost_acks_one"] = self.clients.lost_acks_one(self.readers)
@@ -825,6 +832,8 @@ def scratch_root() -> Path:
 
 def simulate_seed(settings: SimulationSettings, script: Script = run_fault_plan) -> SimulationResult:
     """Run one seed to its end or its first violation: its fault plan, or a scripted story."""
+    if settings.clients.seeded:
+        settings = dataclasses.replace(settings, clients=seeded_mix(settings.seed))
     trace = Trace(settings.watched_events)
     structlog.configure(  # every node's events reach the trace, whatever the command configured
         processors=[trace.processor],

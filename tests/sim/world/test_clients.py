@@ -10,7 +10,7 @@ import pytest
 
 from minikafka.cli import main
 from minikafka.sim import clients
-from minikafka.sim.cli import MIXED
+from minikafka.sim.clients import MIXED, ProducerSpec, seeded_mix
 from minikafka.sim.world import SimulationSettings, simulate_seed
 
 BUG = "sync-hands-one-assignment-to-all"
@@ -48,3 +48,16 @@ def test_a_client_that_fails_is_a_violation_not_a_quiet_run(monkeypatch: pytest.
     result = simulate_seed(SimulationSettings(1, duration_s=2.0, faults=("kill",)))
     assert result.violation is not None and result.violation.invariant == "ClientFailed", result.violation
     assert "the producer could not start" in result.violation.detail
+
+
+def test_the_seed_draws_a_small_mix_around_an_idempotent_acks_all_producer() -> None:
+    mixes = [seeded_mix(seed) for seed in range(1, 21)]
+    assert seeded_mix(7) == seeded_mix(7)
+    assert all(m.producers[0] == ProducerSpec(-1, True) and 2 <= len(m.producers) <= 4 for m in mixes)
+    assert all(2 <= m.group_members <= 3 and m.consumers in (0, 1) for m in mixes)
+    assert len({m.producers for m in mixes}) > 3  # the seeds do differ
+
+
+def test_a_producer_kafka_refuses_is_refused_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--seed", "1", "--acks", "1", "--idempotence", "true"]) == 1
+    assert "enable.idempotence=true needs acks=all, not acks=1" in capsys.readouterr().err
