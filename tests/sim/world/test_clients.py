@@ -1,6 +1,7 @@
 """The world's clients (`--clients mixed`: idempotent and plain acks=all producers, acks=1 and acks=0 ones, a plain
 consumer and a consumer group of 3 whose members are killed and restarted) run through the faults with their
-invariants; a group coordinator that hands two members the same partitions is caught."""
+invariants; a group coordinator that hands two members the same partitions, or stores commits one ahead, is
+caught."""
 
 from __future__ import annotations
 
@@ -27,16 +28,25 @@ def test_a_seed_with_a_group_and_mixed_producers_keeps_every_invariant() -> None
     assert any("sim_member_assigned" in line for line in result.trace)
 
 
-def test_a_coordinator_handing_every_member_the_same_partitions_is_caught(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["simulate", "--seed", "1", "--clients", "mixed", "--duration-ms", "20000", "--planted-bug", BUG])
+@pytest.mark.parametrize(
+    ("bug", "invariant", "detail"),
+    [
+        (BUG, "NoDoubleOwnership", "partition 0 assigned to member-"),
+        ("commit-stored-one-ahead", "CommittedOffsetWithinLog", "past the highest high watermark its leaders reached"),
+    ],
+)
+def test_a_broken_group_coordinator_is_caught_with_its_replay_command(
+    capsys: pytest.CaptureFixture[str], bug: str, invariant: str, detail: str
+) -> None:
+    code = main(["simulate", "--seed", "1", "--clients", "mixed", "--duration-ms", "20000", "--planted-bug", bug])
     out = capsys.readouterr().out
     assert code == 1, out
-    assert "broke NoDoubleOwnership" in out and "partition 0 assigned to member-" in out
+    assert f"broke {invariant}" in out and detail in out
     replay = re.search(r"replay with:\n  (.*)\n", out)
     assert replay is not None
     assert replay.group(1) == (
         f"minikafka simulate --seed 1 --faults {','.join(SimulationSettings(0).faults)} --duration-ms 20000 "
-        f"--planted-bug {BUG} --clients mixed"
+        f"--planted-bug {bug} --clients mixed"
     )
 
 
