@@ -8,7 +8,8 @@ over the live run instead of Spark over files:
 - Duplicates: no value an idempotent producer sent is read at two offsets (a plain producer's retried batch may be
   appended twice: allowed, as `analyze`'s DuplicatesWithoutIdempotence anomaly).
 - NonmonotonicPoll: each plain consumer reads a partition's offsets in increasing order (a group member: within
-  one generation's assignment, as it restarts from the committed offset after a rebalance).
+  one assignment, as it restarts from the committed offset after each join; a join may even return the same
+  generation, when a moved coordinator loaded the group stable and its commits since were not stored).
 - CommittedOffsetsMonotonic: a group's acknowledged commits (`offset_committed`) of a partition never go back.
 - NoBackwardsPoll: no group member consumes a record below an offset its group had committed before.
 - CommittedOffsetWithinLog (the world's own): no commit is past the highest high watermark a leader of its
@@ -43,6 +44,7 @@ class Read:
     at_s: float
     group: str | None = None
     generation: int = -1
+    assignment: int = 0  # which of the reader's assignments it read under (a group member's n-th join)
 
 
 @dataclass
@@ -57,7 +59,7 @@ class ClientInvariants:
     acked_all: dict[tuple[int, int], bytes] = field(default_factory=dict)  # acks=all acknowledged
     acked_one: dict[tuple[int, int], bytes] = field(default_factory=dict)  # acks=1 acknowledged
     values_at: dict[tuple[int, int], bytes] = field(default_factory=dict)  # the first value seen at each offset
-    positions: dict[tuple[str, int, int], int] = field(default_factory=dict)  # (reader, generation, p) -> next
+    positions: dict[tuple[str, int, int], int] = field(default_factory=dict)  # (reader, assignment, p) -> next
     read_by: dict[str, set[tuple[int, int, bytes]]] = field(default_factory=dict)  # reader -> what it read
     group_read: set[tuple[int, int, bytes]] = field(default_factory=set)
     commits: dict[tuple[str, int], tuple[int, float]] = field(default_factory=dict)  # (group, p) -> (offset, at)
@@ -114,7 +116,7 @@ class ClientInvariants:
             self._violated(
                 "Duplicates", f"{read.value!r}, sent by an idempotent producer, was read at {first} and at {key}"
             )
-        position = (read.reader, read.generation, read.partition)
+        position = (read.reader, read.assignment, read.partition)
         if read.offset < self.positions.get(position, -1):
             self._violated(
                 "NonmonotonicPoll",

@@ -158,8 +158,11 @@ class PlainConsumer:
             await self.consumer.close()
 
 
-def _read(reader: str, record: ConsumerRecord, at_s: float, group: str | None = None, generation: int = -1) -> Read:
-    return Read(reader, record.partition, record.offset, record.value or b"", at_s, group, generation)
+def _read(reader: str, record: ConsumerRecord, at_s: float, member: SimGroupMember | None = None) -> Read:
+    if member is None:
+        return Read(reader, record.partition, record.offset, record.value or b"", at_s)
+    value = record.value or b""
+    return Read(reader, record.partition, record.offset, value, at_s, member.group, member.generation, member.joins)
 
 
 class SimGroupMember(GroupMember):
@@ -169,9 +172,11 @@ class SimGroupMember(GroupMember):
         super().__init__(*args, **kwargs)
         self.name = name
         self.checks = checks
+        self.joins = 0
 
     async def join(self) -> list[TopicPartition]:
         assignment = await super().join()
+        self.joins += 1
         partitions = sorted(p for _, p in assignment)
         log = structlog.get_logger()
         log.info("sim_member_assigned", member=self.name, generation=self.generation, partitions=partitions)
@@ -191,7 +196,8 @@ class SimGroupConsumer(GroupConsumer):
     def write(self, records: list[ConsumerRecord], limit: int | None, consumed: int) -> int:
         loop = asyncio.get_running_loop()
         for record in records:
-            read = _read(self.name, record, loop.time(), self.member.group, self.member.generation)
+            assert isinstance(self.member, SimGroupMember)
+            read = _read(self.name, record, loop.time(), self.member)
             self.checks.consumed(read)
             self.written[(record.topic, record.partition)] = record.offset + 1
         return consumed + len(records)
