@@ -110,7 +110,9 @@ class KafkaListener:
         self._socket: socket.socket | None = None
         self._acceptor: asyncio.Task[None] | None = None
         self._simulated: Any = None  # the simulated network's listener, in a simulated node
-        self._connections: set[asyncio.Task[None]] = set()
+        # In the order they were accepted (a dict): stop cancels them in it, the same every run (a set's order follows
+        # memory addresses, which a simulated replay does not keep).
+        self._connections: dict[asyncio.Task[None], None] = {}
         self._log = structlog.get_logger()
 
     async def start(self) -> None:
@@ -140,7 +142,7 @@ class KafkaListener:
             self._socket.close()
         for task in list(self._connections):
             task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
+        await asyncio.gather(*list(self._connections), return_exceptions=True)
 
     async def _accept_loop(self) -> None:
         assert self._socket is not None
@@ -173,7 +175,7 @@ class KafkaListener:
                 self._log.info("kafka_connection_refused", listener=name, peer=str(peer), reason=reason)
                 continue
             task = asyncio.create_task(self._serve(sock, peer, ip))
-            self._connections.add(task)
+            self._connections[task] = None
 
     async def _accept_simulated(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """A simulated connection, admitted as the accept loop admits a socket's."""
@@ -196,7 +198,9 @@ class KafkaListener:
         except Exception as error:  # a failed TLS handshake or a client already gone: this connection only
             sock.close()
             self.connections.release(ip)
-            self._connections.discard(asyncio.current_task())
+            current = asyncio.current_task()
+            if current is not None:
+                self._connections.pop(current, None)
             self._log.info(
                 "kafka_connection_closed",
                 listener=self.ctx.listener_name,
@@ -219,7 +223,7 @@ class KafkaListener:
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._connections.add(task)
+        self._connections[task] = None
         peer = writer.get_extra_info("peername")
         try:
             ip = peer[0] if isinstance(peer, tuple) else ""
@@ -231,7 +235,7 @@ class KafkaListener:
         except Exception as error:  # a bug in one request must not end the listener: log it, drop the client
             reason = f"unexpected {type(error).__name__}: {error}"
         finally:
-            self._connections.discard(task)
+            self._connections.pop(task, None)
             writer.close()
         if reason is not None:
             self._log.info("kafka_connection_closed", listener=self.ctx.listener_name, peer=str(peer), reason=reason)
