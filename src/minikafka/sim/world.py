@@ -564,7 +564,7 @@ class World:
         )
         self.observed["consumed"] = self.clients.reads
         self.observed["commits"] = self.clients.commits_seen
-        self.observed["lost_acks_one"] = self.clients.lost_acks_one(self.readers)
+        self.observed["lost_acks_one"] = self.clients.lost_acks_one()
         self.observed["member_kills"] = self.member_kills.kills if self.member_kills is not None else 0
         while self.clients.violations:
             self.violated(self.clients.violations.pop(0))
