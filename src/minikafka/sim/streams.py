@@ -42,6 +42,9 @@ class StreamListener:
         self.address = address
         self.accept = accept
         self.context = contextvars.copy_context()  # the node's: a crash ends its connections' handlers
+        # Its connections' handlers, held as a server's sockets hold theirs: a task waiting only on its own reader
+        # is otherwise garbage, and collecting it would close its connection at a moment no replay keeps.
+        self.handlers: dict[asyncio.Task[None], None] = {}
 
     def close(self) -> None:
         if self.network.stream_listeners.get(self.address) is self:
@@ -175,7 +178,9 @@ async def open_stream(network: SimNetwork, source: int, address: str, refused_af
     server.connect(server_protocol, client)
     network.open_streams.update((client, server))
     server_writer = asyncio.StreamWriter(server, server_protocol, server_reader, loop)
-    loop.create_task(listener.accept(server_reader, server_writer), context=listener.context.copy())
+    handler = loop.create_task(listener.accept(server_reader, server_writer), context=listener.context.copy())
+    listener.handlers[handler] = None
+    handler.add_done_callback(lambda done: listener.handlers.pop(done, None))
     await network.carry(destination if destination is not None else -1, source)  # the SYN-ACK
     return client_reader, asyncio.StreamWriter(client, client_protocol, client_reader, loop)
 
