@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -11,6 +10,7 @@ import grpc
 
 from minikafka.client.metadata_cache import MetadataCache
 from minikafka.client.sasl_exchange import SaslLogin
+from minikafka.common.clock import client_monotonic_s
 from minikafka.common.control_batch import read_marker
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import RecordBatch, iter_batches
@@ -148,7 +148,7 @@ class Consumer:
         self.fetch_states: dict[tuple[str, int], _FetchState] = {}
 
     def _deadline(self) -> float:
-        return time.monotonic() + self.config.default_api_timeout_ms / 1000
+        return client_monotonic_s() + self.config.default_api_timeout_ms / 1000
 
     async def assign(self, topic: str, partitions: Sequence[int] | None = None, start: int = EARLIEST) -> None:
         """Assign partitions (all when None) starting at `start`: an offset, EARLIEST or LATEST. Finding the topic
@@ -172,7 +172,7 @@ class Consumer:
             except KafkaError as error:
                 if not error.code.retriable and error.code != ErrorCode.BROKER_NOT_AVAILABLE:
                     raise
-                if time.monotonic() >= deadline:
+                if client_monotonic_s() >= deadline:
                     raise KafkaError(error.code, f"{error.message} (gave up after default.api.timeout.ms)") from None
             await asyncio.sleep(self.config.retry_backoff_ms / 1000)
 
@@ -238,7 +238,7 @@ class Consumer:
                         raise KafkaError(last, f"ListOffsets {topic}-{partition}")
                 except grpc.RpcError:
                     last = ErrorCode.NETWORK_EXCEPTION
-            if time.monotonic() >= deadline:
+            if client_monotonic_s() >= deadline:
                 self._failed(topic, partition, last)
                 raise KafkaError(
                     last,

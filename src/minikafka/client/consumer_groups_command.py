@@ -10,7 +10,6 @@ import asyncio
 import json
 import struct
 import sys
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from minikafka.client.consumer_protocol_describe import describe_consumer_group
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
 from minikafka.common.cli_support import CliError, print_json, run_event_loop
+from minikafka.common.clock import client_monotonic_s
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.run_dir import newest_run
 
@@ -174,25 +174,25 @@ async def list_groups(client: KafkaWireClient) -> list[dict[str, str]]:
 async def find_coordinator(client: KafkaWireClient, group: str, timeout_s: float) -> tuple[int, str]:
     """(broker id, Kafka address) of the group's coordinator, waiting out a coordinator that is moving."""
     cls = request_class(FIND_COORDINATOR, 3)
-    deadline = time.monotonic() + timeout_s
+    deadline = client_monotonic_s() + timeout_s
     while True:
         response = await client.any_broker(cls(key=group, key_type=0))
         error = ErrorCode.of(response.error_code)
         if error == ErrorCode.NONE:
             return response.node_id, f"{response.host}:{response.port}"
-        if error not in RETRIABLE_COORDINATOR_ERRORS or time.monotonic() > deadline:
+        if error not in RETRIABLE_COORDINATOR_ERRORS or client_monotonic_s() > deadline:
             raise KafkaError(error, f"FindCoordinator for group {group}: {response.error_message or ''}")
         await asyncio.sleep(0.2)  # a retry backoff, as Kafka's admin client's retry.backoff.ms
 
 
 async def _on_coordinator(client: KafkaWireClient, group: str, timeout_s: float, body: object) -> tuple[int, Any]:
     """Send to the group's coordinator; a coordinator that moved or is loading is looked up again."""
-    deadline = time.monotonic() + timeout_s
+    deadline = client_monotonic_s() + timeout_s
     while True:
         node_id, address = await find_coordinator(client, group, timeout_s)
         response = await client.connection(address).send(body)
         error = _first_error(response)
-        if error not in RETRIABLE_COORDINATOR_ERRORS or time.monotonic() > deadline:
+        if error not in RETRIABLE_COORDINATOR_ERRORS or client_monotonic_s() > deadline:
             return node_id, response
         await asyncio.sleep(0.2)
 

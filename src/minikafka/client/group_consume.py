@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import time
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -15,6 +14,7 @@ from minikafka.client.consumer import EARLIEST, LATEST, Consumer, ConsumerRecord
 from minikafka.client.consumer_protocol_member import ConsumerProtocolMember
 from minikafka.client.group_member import REJOIN_ERRORS, GroupMember, GroupTimeouts, TopicPartition
 from minikafka.client.kafka_wire_client import KafkaWireClient
+from minikafka.common.clock import client_monotonic_s
 from minikafka.common.errors import ErrorCode, KafkaError
 
 AUTO_COMMIT_INTERVAL_S = 1.0  # auto.commit.interval.ms is 5000 in Kafka; shorter here so a killed member redoes less
@@ -84,7 +84,11 @@ class GroupConsumer:
         self.written = {tp: offset for tp, offset in committed.items() if tp in assignment}
         self.committed = dict(self.written)
         era = "member epoch" if isinstance(self.member, ConsumerProtocolMember) else "generation"
-        print(f"group {self.member.group}: {era} {self.member.generation}, assigned {assignment}", file=sys.stderr)
+        self.announce(f"group {self.member.group}: {era} {self.member.generation}, assigned {assignment}")
+
+    def announce(self, text: str) -> None:
+        """A new generation or epoch and its assignment, for the person running the command."""
+        print(text, file=sys.stderr)
 
     async def commit(self) -> None:
         pending = {tp: o for tp, o in self.written.items() if self.committed.get(tp) != o}
@@ -134,15 +138,15 @@ class GroupConsumer:
 
     async def _consume(self, timeout_ms: int, limit: int | None) -> int:
         await self.rejoin()
-        consumed, last_record = 0, time.monotonic()
-        next_heartbeat = next_commit = time.monotonic()
+        consumed, last_record = 0, client_monotonic_s()
+        next_heartbeat = next_commit = client_monotonic_s()
         while limit is None or consumed < limit:
             try:
                 records = await self.consumer.poll()
             except KafkaError:
                 records = []  # leaders move during faults: the next poll refreshes the metadata
             consumed = self.write(records, limit, consumed)
-            now = time.monotonic()
+            now = client_monotonic_s()
             last_record = now if records else last_record
             if now >= next_commit:
                 await self.commit()
@@ -150,7 +154,7 @@ class GroupConsumer:
             heartbeats = await self._heartbeat_due(now, next_heartbeat)
             next_heartbeat = heartbeats.next_heartbeat
             if heartbeats.rejoined:
-                last_record = time.monotonic()
+                last_record = client_monotonic_s()
             if (now - last_record) * 1000 >= timeout_ms and self.consumer.caught_up():
                 break
         await self.commit()

@@ -11,6 +11,7 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.node_environment import simulated_node
 
 SIZE = struct.Struct(">i")
 CLIENT_ID = "minikafka"
@@ -54,10 +55,18 @@ class KafkaConnection:
         if self._streams is None:
             host, _, port = self.address.rpartition(":")
             try:
-                opening = asyncio.open_connection(host, int(port), ssl=self.ssl_context)
-                self._streams = await asyncio.wait_for(opening, self.timeout_s)
+                node = simulated_node()  # a simulated client reaches the brokers over the simulated network
+                opening = (
+                    node.network.open_stream(node.node_id, self.address)
+                    if node is not None
+                    else asyncio.open_connection(host, int(port), ssl=self.ssl_context)
+                )
+                streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] = await asyncio.wait_for(
+                    opening, self.timeout_s
+                )
             except (OSError, TimeoutError) as error:
                 raise KafkaError(ErrorCode.NETWORK_EXCEPTION, f"cannot connect to {self.address}: {error}") from None
+            self._streams = streams
         return self._streams
 
     async def send(self, body: Any) -> Any:

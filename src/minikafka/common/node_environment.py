@@ -18,6 +18,13 @@ class SimulatedNetwork(Protocol):
     def serve(self, node_id: int, host: str, port: int, registrars: Any) -> Any:
         """Serve the registrars' services at host:port as node `node_id`; a server with `stop(grace)`."""
 
+    def listen(self, node_id: int, host: str, port: int, accept: Any) -> Any:
+        """Accept byte-stream connections (a Kafka listener) at host:port as node `node_id`: `accept(reader,
+        writer)` serves each; a listener with `close()`."""
+
+    async def open_stream(self, source: int, address: str) -> Any:
+        """A byte-stream connection from node `source` to `address`: asyncio's (reader, writer)."""
+
 
 class SimulatedDisk(Protocol):
     def opened(self, file: Any) -> None:

@@ -11,9 +11,12 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, replace
 
+from minikafka.client.producer import ProducerConfig
 from minikafka.common.cli_support import CliError, bounded_int, probability
+from minikafka.common.errors import KafkaError
 from minikafka.deploy.chaos_schedule import parse_fault_kinds
 from minikafka.sim import SIMULATE_HELP
+from minikafka.sim.clients import MIXED, MIXED_HELP, SEEDED_HELP, ClientMix, ProducerSpec
 from minikafka.sim.planted_bugs import PLANTED_BUGS
 from minikafka.sim.stories import STORIES, run_story
 from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResult, SimulationSettings, simulate_seed
@@ -55,6 +58,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the probability that a fault strikes while a lasting one is active (at most two at once); 0: one at "
         "a time",
     )
+    clients = simulate.add_argument_group("clients (of a seeded fault plan's run; stories keep their own)")
+    clients.add_argument(
+        "--acks",
+        default="all",
+        help="one producer per comma-separated acks value (all, 1, 0); default: one acks=all producer",
+    )
+    clients.add_argument(
+        "--idempotence",
+        default="",
+        help="enable.idempotence (true, false) of each producer in --acks's order; unset: Kafka's default (on with "
+        "acks=all)",
+    )
+    clients.add_argument("--consumers", type=bounded_int(0, 8), default=0, help="plain consumers, every partition")
+    clients.add_argument(
+        "--group-consumers",
+        type=bounded_int(0, 8),
+        default=0,
+        help="members of one consumer group (killed and restarted at seeded times while the faults run)",
+    )
+    clients.add_argument(
+        "--clients",
+        choices=("mixed", "seeded"),
+        help=f"mixed: {MIXED_HELP}; seeded: {SEEDED_HELP} (instead of --acks, --idempotence, --consumers, "
+        "--group-consumers)",
+    )
     simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
     simulate.add_argument("--json", action="store_true", help="one JSON line per seed")
     simulate.set_defaults(func=run_simulate_command)
@@ -69,6 +97,30 @@ def _stories_epilog() -> str:
     for story in STORIES.values():
         lines += [f"  {story.name}", f"      {story.title}; off: {story.switch.describe(False)}"]
     return "\n".join(lines)
+
+
+def client_mix(args: argparse.Namespace) -> ClientMix:
+    """The producers, consumers and group members the options ask for."""
+    if args.clients == "mixed":
+        return MIXED
+    if args.clients == "seeded":
+        return ClientMix(seeded=True)
+    acks_names = {"all": -1, "-1": -1, "1": 1, "0": 0}
+    acks = [item.strip() for item in args.acks.split(",") if item.strip()]
+    idempotence = [item.strip().lower() for item in args.idempotence.split(",") if item.strip()]
+    if not acks or any(a not in acks_names for a in acks):
+        raise CliError(f"--acks takes a comma-separated list of all, 1 and 0, not '{args.acks}'")
+    if len(idempotence) > len(acks) or any(i not in ("true", "false") for i in idempotence):
+        raise CliError(f"--idempotence takes true or false for each producer of --acks, not '{args.idempotence}'")
+    specs = []
+    for index, name in enumerate(acks):
+        enabled = None if index >= len(idempotence) else idempotence[index] == "true"
+        try:
+            ProducerConfig(acks=acks_names[name], enable_idempotence=enabled)
+        except KafkaError as error:
+            raise CliError(f"producer {index + 1}: {error.message} ({error.code.name})") from None
+        specs.append(ProducerSpec(acks_names[name], enabled))
+    return ClientMix(tuple(specs), args.consumers, args.group_consumers)
 
 
 def settings_from(args: argparse.Namespace) -> SimulationSettings:
@@ -101,6 +153,7 @@ def settings_from(args: argparse.Namespace) -> SimulationSettings:
         planted_bug=args.planted_bug,
         power_loss=args.power_loss,
         overlap=args.overlap,
+        clients=client_mix(args),
     )
 
 
@@ -123,6 +176,16 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
         parts.append("--power-loss")
     if args.overlap:
         parts += ["--overlap", str(args.overlap)]
+    if args.clients:
+        parts += ["--clients", args.clients]
+    else:
+        for option, value, default in (
+            ("--acks", args.acks, "all"),
+            ("--idempotence", args.idempotence, ""),
+            ("--consumers", str(args.consumers), "0"),
+            ("--group-consumers", str(args.group_consumers), "0"),
+        ):
+            parts += [option, value] if value != default else []
     return shlex.join(parts)
 
 
@@ -177,10 +240,21 @@ def _print_seed(args: argparse.Namespace, result: SimulationResult) -> None:
     if result.violation is not None and result.explained is not None:
         verdict = f"explained loss ({result.violation.invariant}): {result.explained}"
     print(
-        f"seed {result.seed}: {verdict}; {result.acknowledged} acknowledged, {result.faults} faults, "
-        f"{result.simulated_s:.1f} simulated s in {result.wall_s:.1f} s ({result.cpu_s:.1f} s CPU); "
-        f"trace {result.trace_hash}",
+        f"seed {result.seed}: {verdict}; {result.acknowledged} acknowledged (acks=all), {_reads(result)}"
+        f"{result.faults} faults, {result.simulated_s:.1f} simulated s in {result.wall_s:.1f} s ({result.cpu_s:.1f} s "
+        f"CPU); trace {result.trace_hash}",
         flush=True,
+    )
+
+
+def _reads(result: SimulationResult) -> str:
+    """What the consumers did, when the run had any."""
+    seen = result.observed
+    if "consumed" not in seen:
+        return ""
+    return (
+        f"[{seen['clients']}] {seen['consumed']} records read, {seen['commits']} offset commits, "
+        f"{seen['member_kills']} member kills, {seen['lost_acks_one']} acks=1 records lost (allowed), "
     )
 
 

@@ -142,8 +142,7 @@ class SimProcess:
             return
         node.ended = True
         self.disk.fail("the node crashed")
-        for server in [s for s in self.network.servers.values() if s.node_id == self.node_id]:
-            self.network.unbind(server)
+        self.network.crashed(self.node_id)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + CRASH_GRACE_S
         while (pending := _in_creation_order(node.tasks)) and loop.time() < deadline:

@@ -18,6 +18,8 @@ from typing import Any, NamedTuple
 
 import grpc
 
+from minikafka.sim.streams import Accept, SimTransport, StreamListener, Streams, open_stream, reset_node
+
 _POLL_S = 0.05
 REFUSED_AFTER_S = 0.01  # a connection refused by a host with nothing listening comes back at once
 
@@ -122,6 +124,8 @@ class SimNetwork:
     nodes: dict[str, int] = field(default_factory=dict)  # address -> node id, for the cuts
     cuts: set[tuple[int, int]] = field(default_factory=set)  # (from, to): messages from one to the other are held
     lost_answers: set[tuple[str, int]] = field(default_factory=set)  # (RPC name, caller): its answers never arrive
+    stream_listeners: dict[str, StreamListener] = field(default_factory=dict)  # Kafka listeners, by address
+    open_streams: set[SimTransport] = field(default_factory=set)  # both ends of every open stream connection
 
     # ---- what a simulated node's shell calls ----
 
@@ -140,6 +144,22 @@ class SimNetwork:
     def unbind(self, server: SimServer) -> None:
         if self.servers.get(server.address) is server:
             del self.servers[server.address]
+
+    def listen(self, node_id: int, host: str, port: int, accept: Accept) -> StreamListener:
+        """Accept stream connections (a Kafka listener) at host:port as node `node_id`."""
+        listener = StreamListener(self, node_id, f"{host}:{port}", accept)
+        self.stream_listeners[listener.address] = listener
+        self.nodes[listener.address] = node_id
+        return listener
+
+    async def open_stream(self, source: int, address: str) -> Streams:
+        return await open_stream(self, source, address, REFUSED_AFTER_S)
+
+    def crashed(self, node_id: int) -> None:
+        """The node's process died: its servers and listeners are gone, its stream connections reset."""
+        for server in [s for s in self.servers.values() if s.node_id == node_id]:
+            self.unbind(server)
+        reset_node(self, node_id)
 
     # ---- faults ----
 

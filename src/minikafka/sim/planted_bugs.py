@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from minikafka.broker.group import offsets as group_offsets
+from minikafka.broker.kafka_wire import group_offsets as offset_commit_api
 from minikafka.broker.replica import partition as partition_core
 from minikafka.broker.replica.divergence import FollowerTruncation
 from minikafka.broker.replica.partition import AssignEpochStartOffset, Committed, Follower, Leader
@@ -145,6 +147,31 @@ def _raft_log_not_fsynced() -> list[Patch]:
     return [(RaftFileLog, "append", append_unflushed), (RaftFileLog, "detached_fsync", detached_fsync)]
 
 
+def _sync_hands_one_assignment_to_all() -> list[Patch]:
+    """The group coordinator, storing the leader's SyncGroup assignment, answers every member's SyncGroup with the
+    first member's share: in one generation two members own the same partitions, and the others' go unread."""
+    original = group_offsets.assignment_stored
+
+    def assignment_stored(group: Any, pending: Any, *args: Any, **kwargs: Any) -> Any:
+        first = min(pending.assignments)[1] if pending.assignments else b""
+        shared = replace(pending, assignments=tuple((member, first) for member, _ in pending.assignments))
+        return original(group, shared, *args, **kwargs)
+
+    return [(group_offsets, "assignment_stored", assignment_stored)]
+
+
+def _commit_stored_one_ahead() -> list[Patch]:
+    """The group coordinator stores each committed offset one past the one the member asked for: a caught-up member's
+    commit is past the log, and the member that resumes there after a rebalance skips a record."""
+    original = offset_commit_api.commit_offsets
+
+    def commit_offsets(group: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+        entries = tuple(replace(entry, offset=entry.offset + 1) for entry in request.entries)
+        return original(group, replace(request, entries=entries), *args, **kwargs)
+
+    return [(offset_commit_api, "commit_offsets", commit_offsets)]
+
+
 PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "leader-acks-before-replication": _leader_acks_before_replication,
     "raft-counts-unflushed": _raft_counts_unflushed,
@@ -157,6 +184,8 @@ PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "leader-change-keeps-leader-epoch": _leader_change_keeps_leader_epoch,
     "partition-epoch-not-bumped": _partition_epoch_not_bumped,
     "raft-log-not-fsynced": _raft_log_not_fsynced,
+    "sync-hands-one-assignment-to-all": _sync_hands_one_assignment_to_all,
+    "commit-stored-one-ahead": _commit_stored_one_ahead,
 }
 
 

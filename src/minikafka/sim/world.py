@@ -13,6 +13,7 @@ import asyncio
 import bisect
 import contextlib
 import contextvars
+import dataclasses
 import functools
 import gc
 import hashlib
@@ -29,7 +30,7 @@ from typing import Any
 import structlog
 
 from minikafka.broker.log_manager import TopicPartition
-from minikafka.client.producer import Producer, ProducerConfig, RecordMetadata
+from minikafka.client.producer import RecordMetadata
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import PeerChannels
 from minikafka.common.node_environment import SimulatedNode, enter_simulated_node, simulated_node
@@ -44,6 +45,17 @@ from minikafka.deploy.chaos_schedule import (
 from minikafka.deploy.faults import _batch_to_corrupt
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.pb import controller_pb2, controller_pb2_grpc
+from minikafka.sim.client_invariants import ClientInvariants
+from minikafka.sim.clients import (
+    GROUP,
+    KAFKA_PORT,
+    ClientMix,
+    MemberKills,
+    PlainConsumer,
+    group_member,
+    produce,
+    seeded_mix,
+)
 from minikafka.sim.cluster import (
     BROKER_IDS,
     CLIENT_ID,
@@ -99,17 +111,36 @@ STEP_S = 0.25  # invariants are checked this often (simulated)
 # The invariants a loss of acknowledged writes breaks: explained when faults overlapped before it.
 # Faults away from the brokers: two at once with one of these still leaves one replica away at most.
 _CONTROLLER_SIDE = ("controller-kill", "controller-wipe", "controller-flap", "isolate-controller")
-LOSSES = ("NoCommittedRecordLost", "LeaderCandidateCompleteness", "LogMatching")
+LOSSES = (
+    "NoCommittedRecordLost",
+    "LeaderCandidateCompleteness",
+    "LogMatching",
+    "InconsistentOffsets",
+    "GroupConsumedEveryRecord",
+)
 LOG_MATCHING_STEPS = 8  # the replicas' logs are compared this many steps apart (each time from where they matched)
 FULL_COLLECTION_STEPS = 40
 START_TIMEOUT_S = 60.0
 RECOVERY_TIMEOUT_S = 30.0  # full ISRs awaited after each fault, as `chaos` does
 QUIET_S = 5.0  # after the last fault healed, before the final read
+READ_ALL_TIMEOUT_S = 60.0  # then, how long the consumers get to read every acknowledged record
 PRODUCE_INTERVAL_S = 0.02
 TRACE_TAIL = 60  # events printed before a violation
 SCRATCH = "$SCRATCH"  # the run's scratch directory, as the trace writes it
 # Events that tell what happened to leadership, membership and logs: hashed, and quoted on a violation.
-_DECISIVE = ("leader", "isr", "fenc", "elect", "truncat", "unclean", "registered", "sim_", "controller_activated")
+_DECISIVE = (
+    "leader",
+    "isr",
+    "fenc",
+    "elect",
+    "truncat",
+    "unclean",
+    "registered",
+    "sim_",
+    "controller_activated",
+    "group_generation",
+    "group_coordinator",
+)
 
 
 @dataclass(frozen=True)
@@ -142,6 +173,7 @@ class SimulationSettings:
     broker_overrides: Mapping[str, str] = field(default_factory=dict)  # after `overrides`, brokers only
     watched_events: tuple[str, ...] = ()  # events kept whole for a story to look at
     keep_going: bool = False  # a story runs on past a violation (the first of each invariant kept) to its end
+    clients: ClientMix = ClientMix()  # the producers, consumers and group members of a fault plan's run
 
 
 @dataclass
@@ -219,10 +251,15 @@ class World:
         brokers = {**overrides, **settings.broker_overrides}
         self.processes = {
             node_id: SimProcess(node_id, root / str(node_id), self.network, overrides) for node_id in CONTROLLER_IDS
-        } | {node_id: SimProcess(node_id, root / str(node_id), self.network, brokers) for node_id in BROKER_IDS}
+        } | {
+            node_id: SimProcess(node_id, root / str(node_id), self.network, {**brokers, **self._kafka(node_id)})
+            for node_id in BROKER_IDS
+        }
         self.topic = settings.topic
         self.invariants = Invariants()
         self.events = EventInvariants()
+        self.clients = ClientInvariants(self._highest_high_watermark)
+        trace.observers.append(self._observe_client_event)
         self.matched: dict[tuple[int, int, int], int] = {}  # LogMatching: how far each pair of replicas matched
         trace.observers.append(self._observe)
         self.step = "start"
@@ -235,6 +272,30 @@ class World:
         self.violations: list[Violation] = []
         self.corrupted: dict[int, int] = {}  # partition -> the broker whose replica of it was corrupted
         self.overlapping: list[str] = []  # how faults overlapped: one struck before the cluster recovered from another
+        self.member_kills: MemberKills | None = None
+        self.client_tasks: list[asyncio.Task[Any]] = []
+        self.killing: asyncio.Task[None] | None = None  # the group members' kills, while the faults run
+
+    def _kafka(self, broker: int) -> dict[str, str]:
+        """With group members, a broker also has a Kafka listener (its group coordinator speaks Kafka's protocol),
+        and __consumer_offsets a few partitions rather than Kafka's 50."""
+        if not self.settings.clients.kafka_listeners:
+            return {}
+        grpc_listener = broker_address(broker)
+        kafka = f"{grpc_listener.rpartition(':')[0]}:{KAFKA_PORT}"
+        return {"listeners": f"GRPC://{grpc_listener},PLAINTEXT://{kafka}", "offsets.topic.num.partitions": "3"}
+
+    def kafka_bootstrap(self) -> list[str]:
+        return [f"{broker_address(b).rpartition(':')[0]}:{KAFKA_PORT}" for b in BROKER_IDS]
+
+    def _highest_high_watermark(self, partition: int) -> int:
+        """The highest high watermark a leader of the partition had reached, up to now (not only the last step)."""
+        now = [max(r.high_watermark, r.replica_high_watermark) for r in self.replicas() if r.partition == partition]
+        return max([self.invariants.high_watermarks.get(partition, 0), *now])
+
+    def _observe_client_event(self, event: Mapping[str, Any]) -> None:
+        if event.get("event") == "offset_committed":
+            self.clients.observe_event(event, TOPIC, asyncio.get_running_loop().time())
 
     # ---- what the nodes hold ----
 
@@ -291,8 +352,19 @@ class World:
         self.violated(self.invariants.check(replicas, self.raft_nodes()))
         while self.events.violations:
             self.violated(self.events.violations.pop(0))
+        while self.clients.violations:
+            self.violated(self.clients.violations.pop(0))
+        self.violated(self._client_failed())
         if self.steps % LOG_MATCHING_STEPS == 0:
             self.violated(log_matching(replicas, self.matched))
+
+    def _client_failed(self) -> Violation | None:
+        """A client's task ended with an error: the run would otherwise go on without it and look held."""
+        members = self.member_kills.tasks if self.member_kills is not None else []
+        for task in [*self.client_tasks, *members]:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                return Violation("ClientFailed", f"a client of the world failed: {task.exception()!r}")
+        return None
 
     def _observe(self, event: Mapping[str, Any]) -> None:
         node = simulated_node()
@@ -428,26 +500,83 @@ class World:
             await asyncio.sleep(0.5)
         return False
 
-    async def produce(self, stop: asyncio.Event) -> None:
-        """acks=all records with unique values, to every partition in turn, until `stop`; every acknowledgement
-        is handed to the invariants."""
-        producer = Producer([broker_address(b) for b in BROKER_IDS], ProducerConfig(acks=-1, linger_ms=2))
-        pending: set[asyncio.Future[RecordMetadata]] = set()
-        sequence = 0
-        while not stop.is_set():
-            value = f"r{sequence}".encode()
-            try:
-                future = await producer.send(TOPIC, value, partition=sequence % self.topic.partitions)
-            except KafkaError:
-                await asyncio.sleep(0.5)
-                continue
-            future.add_done_callback(functools.partial(self._acknowledged, value))
-            pending.add(future)
-            future.add_done_callback(pending.discard)
-            sequence += 1
-            await asyncio.sleep(PRODUCE_INTERVAL_S)
-        await asyncio.wait(pending, timeout=30) if pending else None
-        await producer.close()
+    def start_clients(self, stop: asyncio.Event) -> list[asyncio.Task[Any]]:
+        """The settings' producers (until `stop`), plain consumers and group members (until cancelled)."""
+        mix, bootstrap = self.settings.clients, [broker_address(b) for b in BROKER_IDS]
+        producers = [
+            self._in_client(
+                produce(
+                    bootstrap,
+                    TOPIC,
+                    self.topic.partitions,
+                    index,
+                    spec,
+                    stop,
+                    self.clients,
+                    self._acknowledged_at,
+                    PRODUCE_INTERVAL_S,
+                )
+            )
+            for index, spec in enumerate(mix.producers)
+        ]
+        readers = [self._in_client(PlainConsumer(name, bootstrap, TOPIC, self.clients).run()) for name in self.readers]
+        self.client_tasks = [*producers, *readers, *self._start_group(bootstrap)]
+        return self.client_tasks
+
+    def _start_group(self, bootstrap: list[str]) -> list[asyncio.Task[Any]]:
+        """The group's members, killed and restarted at seeded times (not while the faults are healed)."""
+        mix = self.settings.clients
+        if not mix.group_members:
+            return []
+        incarnations = [0] * mix.group_members
+
+        def start(member: int) -> asyncio.Task[None]:
+            incarnations[member] += 1
+            name = f"member-{member}.{incarnations[member]}"
+            kafka = self.kafka_bootstrap()
+            return self._in_client(group_member(name, bootstrap, kafka, TOPIC, self.clients, lambda: kills.killing))
+
+        kills = MemberKills(random.Random(self.settings.seed * 7919 + 2), start, mix.group_members)
+        self.member_kills = kills
+        killing = self._in_client(kills.run()) if mix.member_kills else None
+        self.killing = killing
+        return [t for t in (killing,) if t is not None] + [self._in_client(self._members_until_cancelled(kills))]
+
+    @staticmethod
+    async def _members_until_cancelled(kills: MemberKills) -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            kills.stop()
+
+    @property
+    def readers(self) -> list[str]:
+        return [f"consumer-{c}" for c in range(self.settings.clients.consumers)]
+
+    def _acknowledged_at(self, partition: int, offset: int, value: bytes) -> None:
+        self.acked += 1
+        self.invariants.acknowledge(Acknowledged(partition, offset, value))
+
+    def read_everything(self) -> bool:
+        """Every plain consumer and the group have read every acks=all acknowledged record."""
+        group = [None] if self.settings.clients.group_members else []
+        return not any(self.clients.unread(reader) for reader in [*self.readers, *group])
+
+    def check_reads(self) -> None:
+        """The consumers' final reads (after the faults healed): every acks=all record read by every plain
+        consumer and by the group."""
+        self.clients.check_final(self.readers, GROUP if self.settings.clients.group_members else None)
+        mix = self.settings.clients
+        self.observed["clients"] = (
+            f"producers {', '.join(p.label for p in mix.producers)}; {mix.consumers} consumer(s); a group of "
+            f"{mix.group_members}"
+        )
+        self.observed["consumed"] = self.clients.reads
+        self.observed["commits"] = self.clients.commits_seen
+        self.observed["lost_acks_one"] = self.clients.lost_acks_one()
+        self.observed["member_kills"] = self.member_kills.kills if self.member_kills is not None else 0
+        while self.clients.violations:
+            self.violated(self.clients.violations.pop(0))
 
     def _acknowledged(self, value: bytes, done: asyncio.Future[RecordMetadata]) -> None:
         if done.cancelled() or done.exception() is not None:
@@ -653,7 +782,8 @@ async def run_fault_plan(world: World) -> None:
         ),
     )
     stop = asyncio.Event()
-    producing = world._in_client(world.produce(stop))
+    clients = world.start_clients(stop)
+    producing = clients[: len(settings.clients.producers)]
     try:
         started = loop.time()
         for steps in overlapping_groups(plan):
@@ -663,11 +793,17 @@ async def run_fault_plan(world: World) -> None:
         await world.heal_all()
         await world.run_until(world.recovered, RECOVERY_TIMEOUT_S)
         stop.set()
-        await world.run_until(producing.done, 60)
+        if world.killing is not None:
+            world.killing.cancel()
+        await world.run_until(lambda: all(p.done() for p in producing), 60)
         await world.run_for(QUIET_S)
+        if len(clients) > len(producing):
+            await world.run_until(world.read_everything, READ_ALL_TIMEOUT_S)
+            world.check_reads()
     finally:
         stop.set()
-        producing.cancel()
+        for client in clients:
+            client.cancel()
 
 
 def _entry_epoch(core: Any, offset: int) -> int:
@@ -730,6 +866,8 @@ def scratch_root() -> Path:
 
 def simulate_seed(settings: SimulationSettings, script: Script = run_fault_plan) -> SimulationResult:
     """Run one seed to its end or its first violation: its fault plan, or a scripted story."""
+    if settings.clients.seeded:
+        settings = dataclasses.replace(settings, clients=seeded_mix(settings.seed))
     trace = Trace(settings.watched_events)
     structlog.configure(  # every node's events reach the trace, whatever the command configured
         processors=[trace.processor],

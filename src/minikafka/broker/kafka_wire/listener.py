@@ -37,6 +37,7 @@ from minikafka.broker.kafka_wire.listener_security import PLAINTEXT, ListenerSec
 from minikafka.broker.kafka_wire.sasl_authenticator import Phase, SaslCredentials, SaslSession
 from minikafka.common.authorizer import principal_from_subject
 from minikafka.common.errors import ErrorCode, ListenerBindError
+from minikafka.common.node_environment import simulated_node
 from minikafka.common.scram import ScramCredential, ScramMechanism
 
 MAX_IN_FLIGHT = 64  # requests read ahead of the one being answered, per connection
@@ -108,10 +109,17 @@ class KafkaListener:
         self.accepting = accepting
         self._socket: socket.socket | None = None
         self._acceptor: asyncio.Task[None] | None = None
-        self._connections: set[asyncio.Task[None]] = set()
+        self._simulated: Any = None  # the simulated network's listener, in a simulated node
+        # In the order they were accepted (a dict): stop cancels them in it, the same every run (a set's order follows
+        # memory addresses, which a simulated replay does not keep).
+        self._connections: dict[asyncio.Task[None], None] = {}
         self._log = structlog.get_logger()
 
     async def start(self) -> None:
+        node = simulated_node()
+        if node is not None:  # a simulated broker listens on its simulated network
+            self._simulated = node.network.listen(node.node_id, self.host, self.port, self._accept_simulated)
+            return
         try:
             self._socket = socket.create_server((self.host, self.port), backlog=LISTEN_BACKLOG)
         except OSError as error:
@@ -125,6 +133,8 @@ class KafkaListener:
         return f"{self.host}:{self.port}"
 
     async def stop(self) -> None:
+        if self._simulated is not None:
+            self._simulated.close()
         if self._acceptor is not None:
             self._acceptor.cancel()
             await asyncio.gather(self._acceptor, return_exceptions=True)
@@ -132,7 +142,7 @@ class KafkaListener:
             self._socket.close()
         for task in list(self._connections):
             task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
+        await asyncio.gather(*list(self._connections), return_exceptions=True)
 
     async def _accept_loop(self) -> None:
         assert self._socket is not None
@@ -165,7 +175,22 @@ class KafkaListener:
                 self._log.info("kafka_connection_refused", listener=name, peer=str(peer), reason=reason)
                 continue
             task = asyncio.create_task(self._serve(sock, peer, ip))
-            self._connections.add(task)
+            self._connections[task] = None
+
+    async def _accept_simulated(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """A simulated connection, admitted as the accept loop admits a socket's."""
+        if self.accepting is not None:
+            await self.accepting.wait()
+        await self.connections.wait_for_slot()
+        peer = writer.get_extra_info("peername")
+        ip = peer[0] if isinstance(peer, tuple) else ""
+        if isinstance(self.connections.quotas.admit(ip), TooManyFromIp):
+            writer.close()
+            return
+        try:
+            await self._accept(reader, writer)
+        finally:
+            self.connections.release(ip)
 
     async def _serve(self, sock: socket.socket, peer: object, ip: str) -> None:
         try:
@@ -173,7 +198,9 @@ class KafkaListener:
         except Exception as error:  # a failed TLS handshake or a client already gone: this connection only
             sock.close()
             self.connections.release(ip)
-            self._connections.discard(asyncio.current_task())
+            current = asyncio.current_task()
+            if current is not None:
+                self._connections.pop(current, None)
             self._log.info(
                 "kafka_connection_closed",
                 listener=self.ctx.listener_name,
@@ -196,7 +223,7 @@ class KafkaListener:
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._connections.add(task)
+        self._connections[task] = None
         peer = writer.get_extra_info("peername")
         try:
             ip = peer[0] if isinstance(peer, tuple) else ""
@@ -208,7 +235,7 @@ class KafkaListener:
         except Exception as error:  # a bug in one request must not end the listener: log it, drop the client
             reason = f"unexpected {type(error).__name__}: {error}"
         finally:
-            self._connections.discard(task)
+            self._connections.pop(task, None)
             writer.close()
         if reason is not None:
             self._log.info("kafka_connection_closed", listener=self.ctx.listener_name, peer=str(peer), reason=reason)

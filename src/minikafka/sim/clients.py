@@ -1,0 +1,271 @@
+"""The simulated world's clients, each minikafka's own shipped client run as the world's client node: producers
+(`Producer`, acks all/1/0, idempotent or not), plain consumers reading every partition from the start (`Consumer`)
+and the members of one consumer group (`GroupConsumer` over a classic `GroupMember`, through the brokers' Kafka
+listeners). What each one sees goes to `ClientInvariants`."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from minikafka.client.consumer import EARLIEST, Consumer, ConsumerConfig, ConsumerRecord
+from minikafka.client.group_consume import GroupConsumer
+from minikafka.client.group_member import GroupMember, GroupTimeouts, TopicPartition
+from minikafka.client.kafka_wire_client import KafkaWireClient
+from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig, RecordMetadata
+from minikafka.common.errors import KafkaError
+from minikafka.sim.client_invariants import ACKS_NAMES, ClientInvariants, Read
+
+GROUP = "sim-readers"
+KAFKA_PORT = 9094  # each broker's Kafka listener (PLAINTEXT), beside its gRPC one
+RETRY_S = 0.5  # a client's pause after an error it cannot retry itself
+KILL_EVERY_S = (4.0, 12.0)  # chaos's group workload: a member killed after a pause in this range
+DOWN_S = (0.5, 2.0)  # and restarted this long after
+
+
+@dataclass(frozen=True)
+class ProducerSpec:
+    acks: int = -1  # 0, 1 or -1 (all)
+    idempotence: bool | None = None  # enable.idempotence; None: Kafka's default (on with acks=all)
+
+    @property
+    def label(self) -> str:
+        idempotent = ProducerConfig(acks=self.acks, enable_idempotence=self.idempotence).idempotent
+        return f"acks={ACKS_NAMES[self.acks]}{' idempotent' if idempotent else ''}"
+
+
+@dataclass(frozen=True)
+class ClientMix:
+    """The world's clients: today's default is one idempotent acks=all producer and no consumers."""
+
+    producers: tuple[ProducerSpec, ...] = (ProducerSpec(),)
+    consumers: int = 0  # plain consumers, each reading every partition from the start
+    group_members: int = 0  # members of one classic consumer group, committing as they go
+    member_kills: bool = True  # the members are killed and restarted at seeded times while the faults run
+    seeded: bool = False  # the run's seed draws the mix instead (`seeded_mix`)
+
+    @property
+    def kafka_listeners(self) -> bool:
+        return self.group_members > 0
+
+
+MIXED = ClientMix(
+    (ProducerSpec(-1, True), ProducerSpec(-1, False), ProducerSpec(1), ProducerSpec(0)), consumers=1, group_members=3
+)
+MIXED_HELP = "producers acks=all idempotent and plain, acks=1 and acks=0; a plain consumer; a group of 3"
+SEEDED_HELP = (
+    "the seed draws them: an idempotent acks=all producer and one to three of acks=all plain, acks=1 and acks=0; "
+    "no or one plain consumer; a group of 2 or 3"
+)
+
+
+def seeded_mix(seed: int) -> ClientMix:
+    """A small mix of clients drawn by the seed (from a source of its own: the network's draws stay the same)."""
+    rng = random.Random(seed * 7919 + 3)
+    others = [ProducerSpec(-1, False), ProducerSpec(1), ProducerSpec(0)]
+    chosen = sorted(rng.sample(range(len(others)), rng.randint(1, len(others))))
+    producers = (ProducerSpec(-1, True), *(others[i] for i in chosen))
+    return ClientMix(producers, consumers=rng.randint(0, 1), group_members=rng.randint(2, 3))
+
+
+def value_prefix(index: int) -> str:
+    return "r" if index == 0 else f"p{index}-r"  # the first producer's values as the world always wrote them
+
+
+async def produce(
+    bootstrap: list[str],
+    topic: str,
+    partitions: int,
+    index: int,
+    spec: ProducerSpec,
+    stop: asyncio.Event,
+    checks: ClientInvariants,
+    on_acknowledged: Any,
+    interval_s: float,
+) -> None:
+    """Unique values to every partition in turn, until `stop`; every outcome handed to the invariants."""
+    config = ProducerConfig(acks=spec.acks, linger_ms=2, enable_idempotence=spec.idempotence)
+    producer = Producer(bootstrap, config)
+    idempotent = config.idempotent
+    pending: set[asyncio.Future[RecordMetadata]] = set()
+    sequence = 0
+    prefix = value_prefix(index)
+    while not stop.is_set():
+        value = f"{prefix}{sequence}".encode()
+        checks.sending(value, idempotent)
+        try:
+            future = await producer.send(topic, value, partition=sequence % partitions)
+        except KafkaError:
+            await asyncio.sleep(RETRY_S)
+            continue
+        future.add_done_callback(functools.partial(_outcome, checks, spec.acks, value, on_acknowledged))
+        pending.add(future)
+        future.add_done_callback(pending.discard)
+        sequence += 1
+        await asyncio.sleep(interval_s)
+    await asyncio.wait(pending, timeout=30) if pending else None
+    await producer.close()
+
+
+def _outcome(
+    checks: ClientInvariants, acks: int, value: bytes, on_acknowledged: Any, done: asyncio.Future[RecordMetadata]
+) -> None:
+    if done.cancelled():
+        return
+    error = done.exception()
+    if error is not None:
+        checks.failed(value, isinstance(error, DeliveryFailed) and error.definite)
+        return
+    meta = done.result()
+    checks.acknowledged(acks, meta.partition, meta.offset, value)
+    if acks == -1 and meta.offset is not None:
+        on_acknowledged(meta.partition, meta.offset, value)
+
+
+class PlainConsumer:
+    """A consumer assigned every partition from the earliest offset, polling until cancelled."""
+
+    def __init__(self, name: str, bootstrap: list[str], topic: str, checks: ClientInvariants) -> None:
+        self.name = name
+        self.topic = topic
+        self.checks = checks
+        self.consumer = Consumer(bootstrap, ConsumerConfig(fetch_max_wait_ms=200))
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                await self.consumer.assign(self.topic, None, EARLIEST)
+                break
+            except KafkaError:
+                await asyncio.sleep(RETRY_S)
+        try:
+            while True:
+                try:
+                    records = await self.consumer.poll()
+                except KafkaError:
+                    await asyncio.sleep(RETRY_S)  # e.g. OFFSET_OUT_OF_RANGE on a leader not caught up: ask again
+                    continue
+                for record in records:
+                    self.checks.consumed(_read(self.name, record, loop.time()))
+        finally:
+            await self.consumer.close()
+
+
+def _read(reader: str, record: ConsumerRecord, at_s: float, member: SimGroupMember | None = None) -> Read:
+    if member is None:
+        return Read(reader, record.partition, record.offset, record.value or b"", at_s)
+    value = record.value or b""
+    return Read(reader, record.partition, record.offset, value, at_s, member.group, member.generation, member.joins)
+
+
+class SimGroupMember(GroupMember):
+    """The shipped classic member; the assignment each SyncGroup gives it goes to the invariants."""
+
+    def __init__(self, name: str, checks: ClientInvariants, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = name
+        self.checks = checks
+        self.joins = 0
+
+    async def join(self) -> list[TopicPartition]:
+        assignment = await super().join()
+        self.joins += 1
+        partitions = sorted(p for _, p in assignment)
+        log = structlog.get_logger()
+        log.info("sim_member_assigned", member=self.name, generation=self.generation, partitions=partitions)
+        self.checks.assigned(self.group, self.generation, self.name, partitions)
+        return assignment
+
+
+class SimGroupConsumer(GroupConsumer):
+    """The shipped group consume loop (join, read from the committed offsets, commit every second, heartbeat,
+    rejoin on a rebalance); its output goes to the invariants instead of stdout."""
+
+    def __init__(self, name: str, checks: ClientInvariants, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = name
+        self.checks = checks
+
+    def write(self, records: list[ConsumerRecord], limit: int | None, consumed: int) -> int:
+        loop = asyncio.get_running_loop()
+        for record in records:
+            assert isinstance(self.member, SimGroupMember)
+            read = _read(self.name, record, loop.time(), self.member)
+            self.checks.consumed(read)
+            self.written[(record.topic, record.partition)] = record.offset + 1
+        return consumed + len(records)
+
+    def announce(self, text: str) -> None:
+        pass  # the generations and assignments are in the coordinator's events
+
+
+async def group_member(
+    name: str,
+    bootstrap: list[str],
+    kafka_bootstrap: list[str],
+    topic: str,
+    checks: ClientInvariants,
+    killed: Callable[[], bool] = lambda: False,
+) -> None:
+    """One member of the world's group, until cancelled: then it leaves the group, unless `killed()` says its
+    process died (it just goes silent, and the coordinator waits out its session timeout)."""
+    consumer = Consumer(bootstrap, ConsumerConfig(fetch_max_wait_ms=200))
+    client = KafkaWireClient(kafka_bootstrap)
+
+    async def partition_counts(topics: list[str]) -> dict[str, int]:
+        return {t: len(await consumer.metadata.require_topic(t)) for t in topics}
+
+    member = SimGroupMember(name, checks, client, GROUP, [topic], partition_counts, GroupTimeouts())
+    runner = SimGroupConsumer(name, checks, consumer, member, True, False)
+    try:
+        while True:
+            try:
+                await runner.run(timeout_ms=2**31, limit=None)
+            except KafkaError:
+                await asyncio.sleep(RETRY_S)  # a coordinator lookup or join that ran out of retries: again
+    finally:
+        if not killed():
+            await member.leave()
+        await client.close()
+        await consumer.close()
+
+
+class MemberKills:
+    """As `chaos --group-consumers` does: a member killed after a seeded pause (4-12 s), restarted 0.5-2 s later
+    as a new process (a new member id, resuming from the group's committed offsets)."""
+
+    def __init__(self, rng: random.Random, start: Callable[[int], asyncio.Task[None]], members: int) -> None:
+        self.rng = rng
+        self.start = start
+        self.tasks = [start(m) for m in range(members)]
+        self.killing = False
+        self.kills = 0
+
+    async def run(self) -> None:
+        try:
+            while True:
+                await asyncio.sleep(self.rng.uniform(*KILL_EVERY_S))
+                member = self.rng.randrange(len(self.tasks))
+                self.killing = True
+                self.tasks[member].cancel()
+                await asyncio.wait([self.tasks[member]])
+                self.killing = False
+                self.kills += 1
+                await asyncio.sleep(self.rng.uniform(*DOWN_S))
+                self.tasks[member] = self.start(member)
+        finally:  # the kills end (the final read): every member runs again
+            self.killing = False
+            for member, task in enumerate(self.tasks):
+                if task.done():
+                    self.tasks[member] = self.start(member)
+
+    def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
