@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from source_trees import parse_file
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -25,7 +27,7 @@ def imports(path: Path, known: dict[str, Path]) -> set[str]:
     """The known modules `path` imports, at module level or inside a function (a lazy import still closes a
     cycle); `from package import submodule` names the submodule, not the package."""
     named: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parse_file(path)):
         if isinstance(node, ast.Import):
             named.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

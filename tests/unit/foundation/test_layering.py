@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from source_trees import parse_file
+
 SRC = Path(__file__).resolve().parents[3] / "src" / "minikafka"
 
 # Pure protocol cores (no asyncio, grpc, time, random or os; no file I/O), listed as they land; each must exist.
@@ -61,7 +63,7 @@ FORBIDDEN_IN_PURE = {
 
 def imported_modules(path: Path) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parse_file(path)):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

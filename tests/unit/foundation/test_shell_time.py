@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from source_trees import parse_file
+
 SRC = Path(__file__).resolve().parents[3] / "src" / "minikafka"
 
 # The node shells and what they share (client/ and deploy/ are tools outside the nodes).
@@ -80,7 +82,7 @@ def dotted(node: ast.expr) -> str | None:
 
 
 def forbidden_calls(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), str(path))
+    tree = parse_file(path)
     aliases = module_aliases(tree)
     found = set(imported_names(tree))
     for node in ast.walk(tree):
