@@ -2,13 +2,20 @@
 
 A follower's full Fetch (epoch 0) creates a session holding every partition it fetches; its later Fetches carry the
 session id and the next epoch, list only the partitions whose fetch state changed, and get back only the partitions
-with news. The leader still reads every partition of the session on every Fetch (so idle followers stay caught up
-for the ISR); what an idle partition no longer costs is its place in both messages. Pure: time comes in as `now_ms`
-and session ids from the `new_session_id` callable.
+with news.
+
+A follower's session also spares the leader the reads: a Fetch reads only the partitions it lists, those the leader
+marked changed since (`mark_changed`: new records, a high watermark, log start or leadership moved), and those not
+settled at their last read (behind, out of the ISR, failing). A settled partition skipped by a Fetch still counts as
+caught up for the ISR: the session vouches that its follower was at the leader's log end as of the session's last
+Fetch, and `mark_changed` hands that time over before the partition changes, as if every Fetch had read it.
+Consumers' sessions read every partition. Pure: time comes in as `now_ms` and session ids from the `new_session_id`
+callable.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -57,6 +64,7 @@ class CachedPartition:
     state: PartitionFetchState
     high_watermark: int = -1  # as last sent; -1: never sent
     leader_log_start_offset: int = -1
+    position: int = 0  # its place in the session's fetch order (a follower's reads go in this order)
 
 
 @dataclass
@@ -65,7 +73,20 @@ class FetchSession:
     privileged: bool  # a follower's: it may evict a consumer's session that is not stale yet
     partitions: dict[PartitionKey, CachedPartition]  # in fetch order: partitions that returned data move last
     epoch: int  # the epoch the next incremental request must carry
-    last_used_ms: int
+    last_used_ms: int  # when its latest Fetch came
+    replica_id: int = -1  # the fetching follower's id; -1: a consumer's
+    # A follower's session: the partitions its next Fetch reads (see the module's docstring); the others are settled.
+    unread: set[PartitionKey] = field(default_factory=set)
+    next_position: int = 0
+
+    @property
+    def reads_changed_only(self) -> bool:
+        return self.replica_id >= 0
+
+    def place(self) -> int:
+        """A position after every partition's."""
+        self.next_position += 1
+        return self.next_position
 
 
 @dataclass(frozen=True)
@@ -83,6 +104,15 @@ class FetchContext:
     targets: list[TopicTargets] = field(default_factory=list)
     session: FetchSession | None = None  # set: record what is answered in it
     incremental: bool = False  # answer only the partitions with news
+    # Listed partitions a follower's session held as settled: the time up to which it vouches for them (to count
+    # in the follower's state before this Fetch's own read counts it).
+    settled_until: dict[PartitionKey, int] = field(default_factory=dict)
+
+    @property
+    def asks_partitions(self) -> bool:
+        """Whether the Fetch asks for any partition (an idle session's asks for all it holds, though none is read):
+        one that asks for none is answered at once."""
+        return bool(self.targets) or (self.session is not None and bool(self.session.partitions))
 
     @property
     def session_id(self) -> int:
@@ -128,6 +158,7 @@ class FetchSessionCache:
         self.eviction_ms = eviction_ms
         self._new_session_id = new_session_id
         self.sessions: dict[int, FetchSession] = {}  # least recently used first
+        self._followers: dict[int, FetchSession] = {}  # the sessions that read changed partitions only
 
     def new_context(
         self,
@@ -137,13 +168,17 @@ class FetchSessionCache:
         forgotten: Iterable[PartitionKey],
         privileged: bool,
         now_ms: int,
+        replica_id: int = -1,
+        read_all: bool = False,
     ) -> FetchContext:
         """The context of a Fetch carrying `lines` (all of them in a full fetch, the changed ones in an incremental
-        one) and `forgotten` (incremental: partitions to drop from the session)."""
+        one) and `forgotten` (incremental: partitions to drop from the session) from follower `replica_id` (-1: a
+        consumer). `read_all`: a follower's incremental Fetch reads every partition of its session all the same
+        (the leader answers them all alike now, e.g. while it is not serving)."""
         if epoch in (INITIAL_EPOCH, FINAL_EPOCH):
             if session_id != INVALID_SESSION_ID:
-                self.sessions.pop(session_id, None)  # a full fetch closes the session it names
-            session = self._maybe_create(lines, privileged, now_ms) if epoch == INITIAL_EPOCH else None
+                self._remove(session_id)  # a full fetch closes the session it names
+            session = self._maybe_create(lines, privileged, now_ms, replica_id) if epoch == INITIAL_EPOCH else None
             if session is None:
                 # A partition listed twice is read once, as a session holds it (Kafka keys a fetch's partitions
                 # the same way): each line would otherwise cost a read and a place in the answer.
@@ -155,21 +190,41 @@ class FetchSessionCache:
             return FetchContext(ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
         if session.epoch != epoch:
             return FetchContext(ErrorCode.INVALID_FETCH_SESSION_EPOCH)
-        for line in lines:
-            cached = session.partitions.get(line.key)
-            if cached is None:
-                session.partitions[line.key] = CachedPartition(line)
-            else:
-                cached.state = line
-        for key in forgotten:
-            session.partitions.pop(key, None)
+        settled_until = self._update(session, lines, forgotten)
         session.epoch = next_epoch(epoch)
         self._touch(session, now_ms)
-        return FetchContext(ErrorCode.NONE, _grouped(session.partitions.values()), session, incremental=True)
+        targets = self._targets(session, read_all)
+        return FetchContext(ErrorCode.NONE, targets, session, incremental=True, settled_until=settled_until)
 
-    def record_answers(self, context: FetchContext, sent: Iterable[tuple[CachedPartition, PartitionAnswer]]) -> None:
-        """Remember what the sent answer told the follower; partitions that returned records go last next time, so
-        a response size limit cannot starve the partitions behind them (Kafka rotates the same way)."""
+    def reread(self, context: FetchContext, read_all: bool = False) -> FetchContext:
+        """The context of a woken re-read: a follower's incremental Fetch reads the partitions changed meanwhile
+        too."""
+        session = context.session
+        if session is None or not context.incremental or not session.reads_changed_only:
+            return context
+        return dataclasses.replace(context, targets=self._targets(session, read_all))
+
+    def mark_changed(self, key: PartitionKey) -> dict[int, int]:
+        """The leader is about to change partition `key` (records, high watermark, log start, leadership): the
+        followers' sessions read it at their next Fetch. Returns, by replica id, the latest Fetch time up to which
+        a session held it settled (its follower caught up then), to count before the change."""
+        vouched: dict[int, int] = {}
+        for session in self._followers.values():
+            if key in session.partitions and key not in session.unread:
+                session.unread.add(key)
+                vouched[session.replica_id] = max(vouched.get(session.replica_id, -1), session.last_used_ms)
+        return vouched
+
+    def record_answers(
+        self,
+        context: FetchContext,
+        sent: Iterable[tuple[CachedPartition, PartitionAnswer]],
+        settled: Iterable[PartitionKey] = (),
+        unsettled: Iterable[PartitionKey] = (),
+    ) -> None:
+        """Remember what the sent answer told the follower, and which partitions of the answered read were settled;
+        partitions that returned records go last next time, so a response size limit cannot starve the partitions
+        behind them (Kafka rotates the same way)."""
         session = context.session
         if session is None:
             return
@@ -178,8 +233,41 @@ class FetchSessionCache:
             cached.leader_log_start_offset = answer.log_start_offset
             if answer.records > 0:
                 session.partitions[cached.state.key] = session.partitions.pop(cached.state.key)
+                cached.position = session.place()
+        if session.reads_changed_only:
+            session.unread.difference_update(settled)
+            session.unread.update(unsettled)
 
-    def _maybe_create(self, lines: Sequence[PartitionFetchState], privileged: bool, now_ms: int) -> FetchSession | None:
+    def _update(
+        self, session: FetchSession, lines: Sequence[PartitionFetchState], forgotten: Iterable[PartitionKey]
+    ) -> dict[PartitionKey, int]:
+        """Apply an incremental Fetch's lines and forgotten partitions; the listed partitions it held settled."""
+        settled_until = {}
+        for line in lines:
+            cached = session.partitions.get(line.key)
+            if cached is None:
+                session.partitions[line.key] = CachedPartition(line, position=session.place())
+            else:
+                cached.state = line
+                if session.reads_changed_only and line.key not in session.unread:
+                    settled_until[line.key] = session.last_used_ms
+            if session.reads_changed_only:
+                session.unread.add(line.key)
+        for key in forgotten:
+            session.partitions.pop(key, None)
+            session.unread.discard(key)
+        return settled_until
+
+    @staticmethod
+    def _targets(session: FetchSession, read_all: bool) -> list[TopicTargets]:
+        if read_all or not session.reads_changed_only:
+            return _grouped(session.partitions.values())
+        partitions = session.partitions
+        return _grouped(sorted((partitions[key] for key in session.unread), key=lambda cached: cached.position))
+
+    def _maybe_create(
+        self, lines: Sequence[PartitionFetchState], privileged: bool, now_ms: int, replica_id: int
+    ) -> FetchSession | None:
         if self.max_slots <= 0:
             return None
         if len(self.sessions) >= self.max_slots and not self._evict_one(privileged, now_ms):
@@ -187,23 +275,31 @@ class FetchSessionCache:
         session_id = self._new_session_id()
         while session_id == INVALID_SESSION_ID or session_id in self.sessions:
             session_id = self._new_session_id()
-        partitions = {line.key: CachedPartition(line) for line in lines}
-        session = FetchSession(session_id, privileged, partitions, next_epoch(INITIAL_EPOCH), now_ms)
+        partitions = {line.key: CachedPartition(line, position=index) for index, line in enumerate(lines)}
+        session = FetchSession(session_id, privileged, partitions, next_epoch(INITIAL_EPOCH), now_ms, replica_id)
+        session.next_position = len(partitions)
         self.sessions[session_id] = session
+        if session.reads_changed_only:
+            session.unread = set(partitions)
+            self._followers[session_id] = session
         return session
 
     def _evict_one(self, privileged: bool, now_ms: int) -> bool:
         """Make room: the least recently used session if it is stale, else (for a follower) a consumer's."""
         oldest = next(iter(self.sessions.values()))
         if now_ms - oldest.last_used_ms >= self.eviction_ms:
-            del self.sessions[oldest.session_id]
+            self._remove(oldest.session_id)
             return True
         if privileged:
             for session in self.sessions.values():
                 if not session.privileged:
-                    del self.sessions[session.session_id]
+                    self._remove(session.session_id)
                     return True
         return False
+
+    def _remove(self, session_id: int) -> None:
+        self.sessions.pop(session_id, None)
+        self._followers.pop(session_id, None)
 
     def _touch(self, session: FetchSession, now_ms: int) -> None:
         session.last_used_ms = now_ms

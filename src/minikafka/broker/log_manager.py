@@ -67,6 +67,8 @@ class LogManager:
         self.files = FileHandleCache(max_open_files)
         self.failures = failures if failures is not None else LogDirFailureChannel()
         self.log_config = log_config  # per topic: broker defaults overridden by topic configs
+        # Told of each log whose start retention moved (the replica manager: followers' fetch sessions read it).
+        self.log_start_moved: Callable[[TopicPartition], None] = lambda tp: None
         self.logs: dict[TopicPartition, PartitionLog] = {}
         # Partitions whose files could not be opened for want of file descriptors, by topic id: retried later.
         self.unopened: dict[TopicPartition, uuid.UUID] = {}
@@ -203,15 +205,19 @@ class LogManager:
 
     def cleanup_logs(self, wall_clock_ms: int) -> int:
         """Apply retention.ms / retention.bytes to every online log (Kafka's cleanupLogs); returns the segments
-        deleted. `wall_clock_ms`: record timestamps are wall-clock time."""
+        deleted. `wall_clock_ms`: record timestamps are wall-clock time. Each log that deleted segments is told to
+        `log_start_moved`."""
         deleted = 0
-        for log in list(self.logs.values()):
+        for tp, log in list(self.logs.items()):
             if log.offline:
                 continue
             try:
-                deleted += log.delete_retention(wall_clock_ms)
+                removed = log.delete_retention(wall_clock_ms)
             except KafkaError:
                 continue  # the directory went offline: the failure channel has the news
+            deleted += removed
+            if removed:
+                self.log_start_moved(tp)
         return deleted
 
     def remove_expired_producers(self, wall_clock_ms: int, expiration_ms: int) -> int:

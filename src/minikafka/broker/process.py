@@ -190,6 +190,7 @@ def build_broker(config: BrokerConfig) -> Broker:
         authorizer,
         caught_up,
     )
+    logs.log_start_moved = manager.log_start_moved
     # Heartbeats report the metadata the replicas reflect, which lags the listener's while a delta is applied.
     lifecycle.metadata_offset = lambda: manager.applied_metadata_offset
     groups = GroupCoordinator(manager, lifecycle.controller, coordinator_config(config))

@@ -21,7 +21,7 @@ from minikafka.broker.client_authorizer import ClientAuthorizer
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.delta_slices import DEFAULT_STEPS_PER_SLICE, ApplyPartition, PendingDeltas, StartDelta
-from minikafka.broker.fetch_session import PartitionFetchState
+from minikafka.broker.fetch_session import FetchSessionCache, PartitionFetchState
 from minikafka.broker.fetcher import FollowerAnswer, run_fetcher
 from minikafka.broker.log_manager import LogManager, TopicPartition
 from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener, endpoint_for
@@ -92,6 +92,7 @@ class FetchPartitionResult:
     last_stable_offset: int = -1  # -1: not known (a follower's fetch answers the HWM in its place)
     # read_committed: the aborted transactions the records overlap; None for read_uncommitted (Kafka's null)
     aborted: tuple[AbortedTxn, ...] | None = None
+    settled: bool = False  # a follower's: in the ISR at our log end (its session may skip it until it changes)
 
 
 @dataclass
@@ -177,6 +178,7 @@ class ReplicaManager:
         self.follower_log_starts: dict[TopicPartition, tuple[int, dict[int, int]]] = {}
         self._log_start_moved = Purgatory()
         self._follower_wake_scheduled = False
+        self._watched_sessions: list[FetchSessionCache] = []  # told of every partition change (followers' sessions)
         self._fetchers: dict[int, asyncio.Task[None]] = {}
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
         self._checked_topics: object = None  # the topics map last checked for replicas taken from this broker
@@ -218,6 +220,34 @@ class ReplicaManager:
     async def wait_for_change(self, for_replica: bool, timeout_s: float) -> bool:
         """Park until the next `notify` that concerns this fetch (True) or the timeout (False)."""
         return await self._parked[for_replica].wait(timeout_s)
+
+    def watch_fetch_sessions(self, sessions: FetchSessionCache) -> None:
+        """Mark every partition change in `sessions` from now on: its followers' sessions read changed partitions
+        only."""
+        if not any(watched is sessions for watched in self._watched_sessions):
+            self._watched_sessions.append(sessions)
+
+    def _partition_changed(self, replica: Replica) -> None:
+        """What a Fetch of `replica` answers is about to change (records, HWM, log start, role): followers'
+        sessions read it at their next Fetch, and the Fetches that skipped it as settled count first."""
+        key = (replica.topic_id.bytes, replica.tp.partition)
+        for sessions in self._watched_sessions:
+            vouched = sessions.mark_changed(key)
+            leader = replica.leader
+            if vouched and leader is not None:
+                replica.role = leader.on_idle_fetches(vouched)
+
+    def count_idle_fetch(self, tp: TopicPartition, replica_id: int, fetch_ms: int) -> None:
+        """Follower `replica_id`'s Fetches up to `fetch_ms` skipped `tp` as settled: count them as caught up."""
+        replica = self.replicas.get(tp)
+        if replica is not None and replica.leader is not None:
+            replica.role = replica.leader.on_idle_fetches({replica_id: fetch_ms})
+
+    def log_start_moved(self, tp: TopicPartition) -> None:
+        """Retention moved `tp`'s log start: the followers learn it from their next Fetch."""
+        replica = self.replicas.get(tp)
+        if replica is not None:
+            self._partition_changed(replica)
 
     # ---- metadata ----
 
@@ -347,6 +377,8 @@ class ReplicaManager:
         if replica is None:
             replica = self.replicas[tp] = Replica(tp, topic_id, log, transition.state, ProducePurgatory(str(tp)))
         replica.role = transition.state
+        # Our log end is the same in the new role: what the sessions vouch for holds for it.
+        self._partition_changed(replica)
         self._execute(replica, transition.effects, now)
 
     def _apply_dynamic_configs(self, image: MetadataImage, now: int) -> None:
@@ -399,6 +431,7 @@ class ReplicaManager:
             if partition is not None and self.config.node_id in partition.replicas:
                 continue
             reason = "topic deleted" if image.topic(replica.topic_id) is None else "replica removed"
+            self._partition_changed(replica)
             del self.replicas[tp]
             self.follower_log_starts.pop(tp, None)
             replica.produces.fail_all(self.not_hosted_error(tp))
@@ -481,6 +514,9 @@ class ReplicaManager:
         except KafkaError as error:
             record_errors = error.record_errors if isinstance(error, InvalidRecordError) else ()
             return answered(ProduceResult(error.code, message=error.message, record_errors=record_errors))
+        self._partition_changed(replica)
+        leader = replica.leader
+        assert leader is not None
         # Also after a duplicate (a retry answered with its first write's offsets), as Kafka does after every append:
         # time may have taken a follower the HWM waited for out of the running, and no fetch of its will come.
         replica.role, moved = leader.on_local_append(replica.log.log_end_offset, now)
@@ -505,6 +541,7 @@ class ReplicaManager:
         leader = replica.leader
         assert leader is not None
         replica.log.high_watermark = leader.high_watermark
+        self._partition_changed(replica)
         self.notify(replicas=False)  # consumers may read further
         replica.produces.check(leader, now)
         if now - replica.last_hwm_event_ms >= HWM_EVENT_INTERVAL_MS:
@@ -634,6 +671,7 @@ class ReplicaManager:
             replica.log.delete_before(target.offset, reason="client_record_deletion")
         except KafkaError as error:
             return DeletedRecords(error.code, message=error.message)
+        self._partition_changed(replica)
         return DeletedRecords(ErrorCode.NONE, replica.log.log_start_offset)
 
     def _record_follower_log_start(
@@ -716,7 +754,10 @@ class ReplicaManager:
             records = log.read(fetch_offset, max_bytes, first_whole=first_whole)
         except KafkaError as error:
             return FetchPartitionResult(error.code, high_watermark=leader.high_watermark)
-        return FetchPartitionResult(ErrorCode.NONE, records, leader.high_watermark)
+        leader = replica.leader  # the HWM's move above may have counted idle fetches
+        assert leader is not None
+        settled = not records and leader.follower_settled(replica_id)
+        return FetchPartitionResult(ErrorCode.NONE, records, leader.high_watermark, settled=settled)
 
     def shrink_lagging_isrs(self) -> None:
         if not self.serving():
@@ -743,6 +784,8 @@ class ReplicaManager:
         if replica is None or replica.leader is None:
             return
         now = monotonic_ms()
+        self._partition_changed(replica)
+        assert replica.leader is not None
         replica.role, effects = replica.leader.on_alter_partition_response(proposal, result, now)
         if result.error == ErrorCode.NONE:
             self._hwm_moved(replica, now)

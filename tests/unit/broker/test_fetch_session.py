@@ -135,3 +135,57 @@ def test_recorded_answers_are_remembered_and_partitions_with_data_go_last() -> N
 
 def test_the_epoch_wraps_to_one() -> None:
     assert next_epoch(INITIAL_EPOCH) == 1 and next_epoch(41) == 42 and next_epoch(MAX_EPOCH) == 1
+
+
+def follower_session(sessions: FetchSessionCache, *lines: PartitionFetchState, now: int = 0) -> FetchContext:
+    return sessions.new_context(0, INITIAL_EPOCH, lines, [], True, now, replica_id=1)
+
+
+def settle(sessions: FetchSessionCache, context: FetchContext) -> None:
+    """The leader found every partition of the read settled (the follower in the ISR at its log end)."""
+    sessions.record_answers(context, [], settled=keys(context))
+
+
+def test_a_follower_session_reads_only_listed_changed_and_unsettled_partitions() -> None:
+    sessions = cache()
+    created = follower_session(sessions, line(T1, 0), line(T1, 1), line(T2, 0))
+    assert keys(created) == [(T1, 0), (T1, 1), (T2, 0)]  # the full fetch reads and answers every one
+    sessions.record_answers(created, [], settled=[(T1, 0), (T2, 0)], unsettled=[(T1, 1)])
+    idle = sessions.new_context(7, 1, [], [], True, 10, replica_id=1)
+    assert keys(idle) == [(T1, 1)]  # the settled ones are not read
+    sessions.record_answers(idle, [], settled=[(T1, 1)])
+    assert keys(sessions.new_context(7, 2, [], [], True, 20, replica_id=1)) == []
+    # A change the leader marks, and a line the follower sends, are read; the whole session when asked to.
+    assert sessions.mark_changed((T2, 0)) == {1: 20}  # caught up as of the session's last Fetch
+    assert sessions.mark_changed((T2, 0)) == {}  # already to be read: nothing more to vouch for
+    assert sessions.mark_changed((T2, 9)) == {}  # not in the session
+    listed = sessions.new_context(7, 3, [line(T1, 0, 4)], [], True, 30, replica_id=1)
+    assert keys(listed) == [(T1, 0), (T2, 0)] and listed.settled_until == {(T1, 0): 20}
+    everything = sessions.new_context(7, 4, [], [], True, 40, replica_id=1, read_all=True)
+    assert keys(everything) == [(T1, 0), (T1, 1), (T2, 0)]
+
+
+def test_a_woken_re_read_adds_the_partitions_changed_while_it_waited() -> None:
+    sessions = cache()
+    settle(sessions, created := follower_session(sessions, line(T1, 0), line(T1, 1), line(T1, 2)))
+    assert created.session is not None
+    waiting = sessions.new_context(7, 1, [line(T1, 2, 3)], [], True, 10, replica_id=1)
+    assert keys(waiting) == [(T1, 2)]
+    sessions.mark_changed((T1, 0))
+    assert keys(sessions.reread(waiting)) == [(T1, 0), (T1, 2)]  # in the session's fetch order
+
+
+def test_a_forgotten_partition_is_neither_read_nor_marked() -> None:
+    sessions = cache()
+    settle(sessions, follower_session(sessions, line(T1, 0), line(T1, 1)))
+    sessions.mark_changed((T1, 1))
+    context = sessions.new_context(7, 1, [], [(T1, 1)], True, 10, replica_id=1)
+    assert keys(context) == [] and sessions.mark_changed((T1, 1)) == {}
+
+
+def test_consumer_sessions_still_read_every_partition() -> None:
+    sessions = cache()
+    created = full(sessions, line(T1, 0), line(T1, 1), privileged=False)
+    settle(sessions, created)
+    assert keys(sessions.new_context(7, 1, [], [], False, 10)) == [(T1, 0), (T1, 1)]
+    assert sessions.mark_changed((T1, 0)) == {}

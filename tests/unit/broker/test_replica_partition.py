@@ -27,6 +27,7 @@ from minikafka.broker.replica.partition import (
     make_follower,
     make_leader,
 )
+from minikafka.broker.replica.replica_state import ReplicaState
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.metadata.records import LeaderRecoveryState
 
@@ -494,3 +495,11 @@ def test_a_dynamic_min_isr_change_gates_the_hwm_at_once() -> None:
     assert moved and lowered.high_watermark == 5 and lowered.check_produce(-1) == ErrorCode.NONE
     raised, moved = reconfigure(lowered, config, 20)
     assert not moved and raised.check_produce(-1) == ErrorCode.NOT_ENOUGH_REPLICAS
+
+
+def test_an_idle_fetch_vouched_by_a_session_counts_as_caught_up_only_at_the_log_end() -> None:
+    state = ReplicaState(1).on_fetch(5, 5, 10, 1, now_ms=1000)
+    idle = state.on_idle_fetch(5, 9000)
+    assert (idle.last_fetch_ms, idle.last_caught_up_ms, idle.log_end_offset) == (9000, 9000, 5)
+    assert idle.on_idle_fetch(5, 8000) is idle  # an older session's Fetch teaches nothing
+    assert state.on_idle_fetch(7, 9000) is state  # not at our log end: no session holds it settled

@@ -109,11 +109,14 @@ def test_cleanup_applies_retention_bytes_but_never_at_or_above_the_high_watermar
     for i in range(30):
         log.append_as_leader(build_batch([Record(b"value-%02d" % i)]), 1, i)
     segments = len(log.segments)
-    assert manager.cleanup_logs(10**13) == 0  # HWM 0: nothing is deletable
+    moved: list[TopicPartition] = []
+    manager.log_start_moved = moved.append  # the replica manager: followers' sessions must read it again
+    assert manager.cleanup_logs(10**13) == 0 and moved == []  # HWM 0: nothing is deletable
     log.high_watermark = log.log_end_offset
     with capture_logs() as events:
         deleted = manager.cleanup_logs(10**13)
     assert deleted > 0 and len(log.segments) == segments - deleted
+    assert moved == [TopicPartition("orders", 0)]
     assert log.log_start_offset == log.segments[0].base_offset > 0
     assert log.size_bytes - log.segments[0].size < 600 <= log.size_bytes + 300
     (event,) = [e for e in events if e["event"] == "log_segments_deleted"]

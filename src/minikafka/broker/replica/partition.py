@@ -377,6 +377,23 @@ class Leader:
         state, moved = state._advance_high_watermark(now_ms)
         return FetchDecision(state, ErrorCode.NONE, moved, proposal)
 
+    def on_idle_fetches(self, fetched_ms: Mapping[int, int]) -> Leader:
+        """Followers' Fetches that skipped this partition as settled (by replica id: the latest such Fetch's
+        time), counted as caught up then without a read (see ReplicaState.on_idle_fetch)."""
+        followers = tuple(
+            state.on_idle_fetch(self.log_end_offset, fetched_ms[state.replica_id])
+            if state.replica_id in fetched_ms
+            else state
+            for state in self.followers
+        )
+        return self if followers == self.followers else evolve(self, followers=followers)
+
+    def follower_settled(self, replica_id: int) -> bool:
+        """The follower is in the committed ISR and at our log end: until our log, its fetch state or the partition
+        changes, its Fetches need not read this partition (nothing to send, nothing to decide)."""
+        state = self.follower(replica_id)
+        return replica_id in self.isr and state is not None and state.log_end_offset == self.log_end_offset
+
     def _maybe_expand(
         self, replica: ReplicaState, metadata_broker_epochs: Mapping[int, int]
     ) -> tuple[Leader, AlterPartitionProposal | None]:

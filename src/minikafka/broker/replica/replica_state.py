@@ -46,6 +46,20 @@ class ReplicaState:
             last_fetch_leader_log_end_offset=leader_log_end_offset,
         )
 
+    def on_idle_fetch(self, leader_log_end_offset: int, fetch_ms: int) -> ReplicaState:
+        """A Fetch at `fetch_ms` that did not read this partition: its fetch session vouches that the follower was
+        still at our log end `leader_log_end_offset` then (its fetch state and our log unchanged since its last
+        counted Fetch), as counting that Fetch would have recorded. An older time, or a follower not at our log
+        end, teaches nothing."""
+        if fetch_ms <= self.last_fetch_ms or self.log_end_offset != leader_log_end_offset:
+            return self
+        return evolve(
+            self,
+            last_fetch_ms=fetch_ms,
+            last_caught_up_ms=max(self.last_caught_up_ms, fetch_ms),
+            last_fetch_leader_log_end_offset=leader_log_end_offset,
+        )
+
     @classmethod
     def for_new_leader(cls, replica_id: int, in_sync: bool, now_ms: int) -> ReplicaState:
         """Follower -> leader: all follower state starts over; ISR members get one lag period of grace."""

@@ -1,5 +1,6 @@
 """Fetch, from a follower or a consumer (Kafka's KafkaApis.handleFetchRequest and ReplicaManager.fetchMessages):
-the session context (KIP-227), one read of every partition under the response's byte limit, and the long poll.
+the session context (KIP-227), one read of the fetch's partitions under the response's byte limit (every one, but
+for a follower's incremental fetch: those changed or not settled, see fetch_session), and the long poll.
 
 As Kafka:
 - a partition named more than once counts once (the last line's fetch state, in the first line's place);
@@ -112,6 +113,9 @@ class _Read:
     total: int = 0
     failed: bool = False
     sent: list[tuple[CachedPartition, PartitionAnswer]] = field(default_factory=list)
+    # A follower's session: the partitions read, settled (nothing to read until they change) or not.
+    settled: list[PartitionKey] = field(default_factory=list)
+    unsettled: list[PartitionKey] = field(default_factory=list)
 
 
 def readable_by(manager: ReplicaManager, caller: Caller) -> Callable[[str], bool] | None:
@@ -122,13 +126,16 @@ def readable_by(manager: ReplicaManager, caller: Caller) -> Callable[[str], bool
 
 
 async def handle_fetch(manager: ReplicaManager, sessions: FetchSessionCache, request: FetchRequest) -> FetchAnswer:
+    if request.from_follower:
+        manager.watch_fetch_sessions(sessions)  # followers' sessions read only the partitions that changed
     fetch = _session_context(manager, sessions, request)
     if fetch.error != ErrorCode.NONE:
         return FetchAnswer(fetch.error, INVALID_SESSION_ID, [])
+    _count_settled(manager, request.replica_id, fetch.settled_until)
     deadline_ms = monotonic_ms() + max(0, request.max_wait_ms)
     # Only the first read counts in the followers' state; a woken re-read is the same fetch.
     read = _read(manager, request, fetch, record_fetch=True)
-    while read.total < request.min_bytes and fetch.targets and not read.failed:
+    while read.total < request.min_bytes and fetch.asks_partitions and not read.failed:
         remaining_ms = deadline_ms - monotonic_ms()
         if remaining_ms <= 0:
             break
@@ -139,8 +146,9 @@ async def handle_fetch(manager: ReplicaManager, sessions: FetchSessionCache, req
             # Every append and truncation wakes followers: a wait that ran out unwoken found nothing new, and a
             # second pass over an idle session of thousands of partitions was most of an idle broker's CPU.
             break
+        fetch = sessions.reread(fetch, read_all=not manager.serving())
         read = _read(manager, request, fetch, record_fetch=False)
-    sessions.record_answers(fetch, read.sent)
+    sessions.record_answers(fetch, read.sent, read.settled, read.unsettled)
     return FetchAnswer(ErrorCode.NONE, fetch.session_id, read.topics)
 
 
@@ -153,6 +161,9 @@ def _session_context(manager: ReplicaManager, sessions: FetchSessionCache, reque
         _forgotten_keys(image, request.forgotten),
         request.from_follower,
         monotonic_ms(),
+        request.replica_id,
+        # While this broker refuses every partition alike, a settled one must be answered all the same.
+        read_all=not manager.serving(),
     )
     if fetch.session is not None and not fetch.incremental:
         structlog.get_logger().info(
@@ -162,6 +173,18 @@ def _session_context(manager: ReplicaManager, sessions: FetchSessionCache, reque
             partitions=len(fetch.session.partitions),
         )
     return fetch
+
+
+def _count_settled(manager: ReplicaManager, replica_id: int, settled_until: dict[PartitionKey, int]) -> None:
+    """Listed partitions the session held settled: the Fetches that skipped them count first, so this Fetch's
+    read finds the follower's state as if every Fetch had read them."""
+    if not settled_until:
+        return
+    image = manager.metadata.image
+    for (topic_id, partition), fetch_ms in settled_until.items():
+        known = topic_by_id_bytes(image, topic_id)
+        if known is not None:
+            manager.count_idle_fetch(TopicPartition(known.name, partition), replica_id, fetch_ms)
 
 
 def _keyed(image: MetadataImage, line: PartitionFetchState) -> PartitionFetchState:
@@ -197,29 +220,7 @@ def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, r
             else:
                 tp = TopicPartition(known.name, state.partition)
                 max_bytes = min(state.partition_max_bytes or DEFAULT_PARTITION_MAX_BYTES, limit)
-                if request.replica_id >= 0:
-                    result = manager.follower_fetch(
-                        tp,
-                        request.replica_id,
-                        request.replica_epoch,
-                        state.current_leader_epoch,
-                        state.fetch_offset,
-                        state.last_fetched_epoch,
-                        max_bytes,
-                        record_fetch,
-                        first_whole,
-                        state.log_start_offset,
-                    )
-                else:
-                    result = manager.consumer_fetch(
-                        tp,
-                        state.fetch_offset,
-                        state.current_leader_epoch,
-                        max_bytes,
-                        state.last_fetched_epoch,
-                        first_whole,
-                        request.isolation_level,
-                    )
+                result = _read_partition(manager, request, tp, state, max_bytes, first_whole, record_fetch)
                 replica = manager.replicas.get(tp)
             records = result.records
             if records:
@@ -228,6 +229,8 @@ def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, r
             log_start = replica.log.log_start_offset if replica is not None else -1
             failed = result.error != ErrorCode.NONE or result.diverging is not None
             read.failed |= failed
+            if fetch.session is not None and fetch.session.reads_changed_only:
+                (read.settled if result.settled and not failed else read.unsettled).append(state.key)
             if fetch.session is not None:
                 answer = PartitionAnswer(len(records), failed, result.high_watermark, log_start)
                 if fetch.incremental and not must_answer(cached, answer):
@@ -251,6 +254,39 @@ def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, r
         if partitions:
             read.topics.append(_topic_answer(target, known is not None, partitions))
     return read
+
+
+def _read_partition(
+    manager: ReplicaManager,
+    request: FetchRequest,
+    tp: TopicPartition,
+    state: PartitionFetchState,
+    max_bytes: int,
+    first_whole: bool,
+    record_fetch: bool,
+) -> FetchPartitionResult:
+    if request.replica_id >= 0:
+        return manager.follower_fetch(
+            tp,
+            request.replica_id,
+            request.replica_epoch,
+            state.current_leader_epoch,
+            state.fetch_offset,
+            state.last_fetched_epoch,
+            max_bytes,
+            record_fetch,
+            first_whole,
+            state.log_start_offset,
+        )
+    return manager.consumer_fetch(
+        tp,
+        state.fetch_offset,
+        state.current_leader_epoch,
+        max_bytes,
+        state.last_fetched_epoch,
+        first_whole,
+        request.isolation_level,
+    )
 
 
 def _topic_answer(target: TopicTargets, known: bool, partitions: list[FetchPartitionAnswer]) -> FetchTopicAnswer:
