@@ -6,11 +6,11 @@ with news.
 
 A follower's session also spares the leader the reads: a Fetch reads only the partitions it lists, those the leader
 marked changed since (`mark_changed`: new records, a high watermark, log start or leadership moved), and those not
-settled at their last read (behind, out of the ISR, failing) or changed after it (while its Fetch waited). A settled partition skipped by a Fetch still counts as
-caught up for the ISR: the session vouches that its follower was at the leader's log end as of the session's last
-Fetch, and `mark_changed` hands that time over before the partition changes, as if every Fetch had read it.
-Consumers' sessions read every partition. Pure: time comes in as `now_ms` and session ids from the `new_session_id`
-callable.
+settled at their last read (behind, out of the ISR, failing) or changed after it (while its Fetch waited). A
+settled partition skipped by a Fetch still counts as caught up for the ISR: the session vouches that its follower
+was at the leader's log end as of the session's last Fetch, and `mark_changed` hands that time over before the
+partition changes, as if every Fetch had read it. Consumers' sessions read every partition. Pure: time comes in as
+`now_ms` and session ids from the `new_session_id` callable.
 """
 
 from __future__ import annotations
