@@ -6,11 +6,11 @@ with news.
 
 A follower's session also spares the leader the reads: a Fetch reads only the partitions it lists, those the leader
 marked changed since (`mark_changed`: new records, a high watermark, log start or leadership moved), and those not
-settled at their last read (behind, out of the ISR, failing). A settled partition skipped by a Fetch still counts as
-caught up for the ISR: the session vouches that its follower was at the leader's log end as of the session's last
-Fetch, and `mark_changed` hands that time over before the partition changes, as if every Fetch had read it.
-Consumers' sessions read every partition. Pure: time comes in as `now_ms` and session ids from the `new_session_id`
-callable.
+settled at their last read (behind, out of the ISR, failing) or changed after it (while its Fetch waited). A
+settled partition skipped by a Fetch still counts as caught up for the ISR: the session vouches that its follower
+was at the leader's log end as of the session's last Fetch, and `mark_changed` hands that time over before the
+partition changes, as if every Fetch had read it. Consumers' sessions read every partition. Pure: time comes in as
+`now_ms` and session ids from the `new_session_id` callable.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
+from typing import NamedTuple
 
 from minikafka.common.errors import ErrorCode
 
@@ -78,6 +79,10 @@ class FetchSession:
     # A follower's session: the partitions its next Fetch reads (see the module's docstring); the others are settled.
     unread: set[PartitionKey] = field(default_factory=set)
     next_position: int = 0
+    # A follower's session: `mark_changed` calls so far, and the count at each partition's latest one, so that a
+    # read's "settled" does not outlive a change made after it (e.g. while its Fetch waited).
+    marks: int = 0
+    marked_at: dict[PartitionKey, int] = field(default_factory=dict)
 
     @property
     def reads_changed_only(self) -> bool:
@@ -87,6 +92,13 @@ class FetchSession:
         """A position after every partition's."""
         self.next_position += 1
         return self.next_position
+
+
+class SettledRead(NamedTuple):
+    """A partition a follower's Fetch found settled, and its session's `marks` once it was read."""
+
+    key: PartitionKey
+    marks: int
 
 
 @dataclass(frozen=True)
@@ -210,7 +222,11 @@ class FetchSessionCache:
         a session held it settled (its follower caught up then), to count before the change."""
         vouched: dict[int, int] = {}
         for session in self._followers.values():
-            if key in session.partitions and key not in session.unread:
+            if key not in session.partitions:
+                continue
+            session.marks += 1
+            session.marked_at[key] = session.marks
+            if key not in session.unread:
                 session.unread.add(key)
                 vouched[session.replica_id] = max(vouched.get(session.replica_id, -1), session.last_used_ms)
         return vouched
@@ -219,12 +235,13 @@ class FetchSessionCache:
         self,
         context: FetchContext,
         sent: Iterable[tuple[CachedPartition, PartitionAnswer]],
-        settled: Iterable[PartitionKey] = (),
+        settled: Iterable[SettledRead] = (),
         unsettled: Iterable[PartitionKey] = (),
     ) -> None:
-        """Remember what the sent answer told the follower, and which partitions of the answered read were settled;
-        partitions that returned records go last next time, so a response size limit cannot starve the partitions
-        behind them (Kafka rotates the same way)."""
+        """Remember what the sent answer told the follower, and which partitions of the answered read were settled
+        (but for those changed since they were read: the answer did not tell of that change); partitions that
+        returned records go last next time, so a response size limit cannot starve the partitions behind them
+        (Kafka rotates the same way)."""
         session = context.session
         if session is None:
             return
@@ -235,7 +252,10 @@ class FetchSessionCache:
                 session.partitions[cached.state.key] = session.partitions.pop(cached.state.key)
                 cached.position = session.place()
         if session.reads_changed_only:
-            session.unread.difference_update(settled)
+            for read in settled:
+                if session.marked_at.get(read.key, 0) <= read.marks:
+                    session.unread.discard(read.key)
+                    session.marked_at.pop(read.key, None)
             session.unread.update(unsettled)
 
     def _update(
@@ -256,6 +276,7 @@ class FetchSessionCache:
         for key in forgotten:
             session.partitions.pop(key, None)
             session.unread.discard(key)
+            session.marked_at.pop(key, None)
         return settled_until
 
     @staticmethod

@@ -14,6 +14,8 @@ from minikafka.broker.fetch_session import (
     FetchSessionCache,
     PartitionAnswer,
     PartitionFetchState,
+    PartitionKey,
+    SettledRead,
     must_answer,
     next_epoch,
 )
@@ -141,19 +143,25 @@ def follower_session(sessions: FetchSessionCache, *lines: PartitionFetchState, n
     return sessions.new_context(0, INITIAL_EPOCH, lines, [], True, now, replica_id=1)
 
 
+def read_now(context: FetchContext, *partitions: PartitionKey) -> list[SettledRead]:
+    """`partitions` found settled by a read made now."""
+    assert context.session is not None
+    return [SettledRead(key, context.session.marks) for key in partitions]
+
+
 def settle(sessions: FetchSessionCache, context: FetchContext) -> None:
     """The leader found every partition of the read settled (the follower in the ISR at its log end)."""
-    sessions.record_answers(context, [], settled=keys(context))
+    sessions.record_answers(context, [], settled=read_now(context, *keys(context)))
 
 
 def test_a_follower_session_reads_only_listed_changed_and_unsettled_partitions() -> None:
     sessions = cache()
     created = follower_session(sessions, line(T1, 0), line(T1, 1), line(T2, 0))
     assert keys(created) == [(T1, 0), (T1, 1), (T2, 0)]  # the full fetch reads and answers every one
-    sessions.record_answers(created, [], settled=[(T1, 0), (T2, 0)], unsettled=[(T1, 1)])
+    sessions.record_answers(created, [], settled=read_now(created, (T1, 0), (T2, 0)), unsettled=[(T1, 1)])
     idle = sessions.new_context(7, 1, [], [], True, 10, replica_id=1)
     assert keys(idle) == [(T1, 1)]  # the settled ones are not read
-    sessions.record_answers(idle, [], settled=[(T1, 1)])
+    sessions.record_answers(idle, [], settled=read_now(idle, (T1, 1)))
     assert keys(sessions.new_context(7, 2, [], [], True, 20, replica_id=1)) == []
     # A change the leader marks, and a line the follower sends, are read; the whole session when asked to.
     assert sessions.mark_changed((T2, 0)) == {1: 20}  # caught up as of the session's last Fetch
@@ -173,6 +181,17 @@ def test_a_woken_re_read_adds_the_partitions_changed_while_it_waited() -> None:
     assert keys(waiting) == [(T1, 2)]
     sessions.mark_changed((T1, 0))
     assert keys(sessions.reread(waiting)) == [(T1, 0), (T1, 2)]  # in the session's fetch order
+
+
+def test_a_partition_changed_after_the_read_that_found_it_settled_is_read_again() -> None:
+    sessions = cache()
+    settle(sessions, follower_session(sessions, line(T1, 0), line(T1, 1)))
+    waiting = sessions.new_context(7, 1, [line(T1, 0, 3)], [], True, 10, replica_id=1)
+    found = read_now(waiting, (T1, 0))  # at the leader's log end; then the Fetch waits
+    assert sessions.mark_changed((T1, 0)) == {}  # e.g. DeleteRecords while it waits: already to be read
+    sessions.mark_changed((T1, 1))
+    sessions.record_answers(waiting, [], settled=found)  # it timed out: the answer of the read before the change
+    assert keys(sessions.new_context(7, 2, [], [], True, 20, replica_id=1)) == [(T1, 0), (T1, 1)]
 
 
 def test_a_forgotten_partition_is_neither_read_nor_marked() -> None:

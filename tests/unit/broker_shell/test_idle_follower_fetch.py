@@ -25,7 +25,13 @@ from minikafka.broker.requests.fetch import FetchAnswer, FetchRequest, handle_fe
 from minikafka.common.errors import ErrorCode
 from minikafka.common.record_batch import Record, build_batch
 from minikafka.kraft_controller.metadata.image import MetadataImage
-from minikafka.kraft_controller.metadata.records import Partition, PartitionChange, RegisterBroker, Topic
+from minikafka.kraft_controller.metadata.records import (
+    Partition,
+    PartitionChange,
+    RegisterBroker,
+    Topic,
+    UnfenceBroker,
+)
 from minikafka.storage.log_config import LogConfig
 
 TOPIC_ID = uuid.UUID("11111111-2222-4333-8444-555555555555")
@@ -80,15 +86,21 @@ class Leading:
         self.manager.on_metadata(MetadataDelta(image, changed, image.offset))
 
     async def fetch(
-        self, now: int, offsets: dict[int, int] | None = None, max_wait_ms: int = 0
+        self,
+        now: int,
+        offsets: dict[int, int] | None = None,
+        max_wait_ms: int = 0,
+        log_starts: dict[int, int] | None = None,
     ) -> dict[int, tuple[ErrorCode, int]]:
-        """Follower 1's next Fetch at `now` listing `offsets` (all partitions at 0 when it opens the session):
-        partition -> (error, bytes of records) of the answer; `reads` holds what it read."""
+        """Follower 1's next Fetch at `now` listing `offsets` (all partitions at 0 when it opens the session), with
+        the follower's `log_starts` (0 where not given): partition -> (error, bytes of records) of the answer;
+        `reads` holds what it read."""
         self.clock.now = now
         if offsets is None:
             offsets = {p: 0 for p in range(PARTITIONS)} if self.epoch == INITIAL_EPOCH else {}
+        starts = log_starts or {}
         lines = [
-            PartitionFetchState(TOPIC_ID.bytes, "orders", p, 0, offset, 0 if offset else -1, 0, 1 << 20)
+            PartitionFetchState(TOPIC_ID.bytes, "orders", p, 0, offset, 0 if offset else -1, starts.get(p, 0), 1 << 20)
             for p, offset in offsets.items()
         ]
         self.reads.clear()
@@ -99,6 +111,17 @@ class Leading:
         self.epoch += 1
         self.log_starts = {p.partition: p.log_start_offset for t in answer.topics for p in t.partitions}
         return {p.partition: (p.error, len(p.records)) for t in answer.topics for p in t.partitions}
+
+    async def park(
+        self, now: int, offsets: dict[int, int] | None = None, max_wait_ms: int = 0
+    ) -> asyncio.Task[dict[int, tuple[ErrorCode, int]]]:
+        """Follower 1's next Fetch at `now` listing `offsets`, once it waits for news (`max_wait_ms` real time)."""
+        parked = asyncio.create_task(self.fetch(now, offsets, max_wait_ms=max_wait_ms))
+        deadline = time.monotonic() + 10
+        while not self.manager._parked[True] and time.monotonic() < deadline:  # noqa: SLF001 - the long poll's waiters
+            await asyncio.sleep(0)
+        assert not parked.done()
+        return parked
 
     def produce(self, now: int, partition: int) -> None:
         self.clock.now = now
@@ -205,11 +228,42 @@ async def test_a_log_start_moved_by_delete_records_is_answered(leading: Leading)
 
 async def test_an_idle_fetch_waits_for_news_and_is_woken_by_an_append(leading: Leading) -> None:
     await leading.fetch(1000)
-    parked = asyncio.create_task(leading.fetch(2000, max_wait_ms=60_000))
-    deadline = time.monotonic() + 10
-    while not leading.manager._parked[True] and time.monotonic() < deadline:  # noqa: SLF001 - the long poll's waiters
-        await asyncio.sleep(0)
-    assert not parked.done()  # nothing read, but the session's partitions are asked for: it long-polls
+    # Nothing read, but the session's partitions are asked for: it long-polls.
+    parked = await leading.park(2000, max_wait_ms=60_000)
     leading.produce(2500, 2)
     assert await asyncio.wait_for(parked, 10) == {2: (ErrorCode.NONE, len(BATCH))}
     assert leading.reads == [2]
+
+
+async def test_delete_records_completes_when_the_log_start_moves_while_a_fetch_waits(leading: Leading) -> None:
+    """DeleteRecords end to end: the follower's Fetch that reads partition 0 at the log end parks; the leader's log
+    start moves meanwhile; the Fetch times out unwoken. The follower must still learn the new log start from a later
+    Fetch and report its own, which completes the deletion."""
+    tp = TopicPartition("orders", 0)
+    image = leading.metadata.image
+    # Broker 2 out of the ISR and fenced (not waited for); brokers 0 and 1 alive, so the deletion waits for 1.
+    leading.clock.now = 100
+    unfenced = [UnfenceBroker(b, image.brokers[b].broker_epoch) for b in (0, 1)]
+    leading.publish(*unfenced, PartitionChange(TOPIC_ID, 0, isr=(0, 1)))
+    leading.produce(500, 0)
+    assert await leading.fetch(1000) == {p: (ErrorCode.NONE, len(BATCH) if p == 0 else 0) for p in range(PARTITIONS)}
+    # At the log end: partition 0 is settled by this read (which moves the HWM to 1), and the Fetch waits.
+    parked = await leading.park(1500, {0: 1}, max_wait_ms=100)
+    deleting = asyncio.create_task(leading.manager.delete_records_replicated(tp, 1, timeout_s=30))
+    await asyncio.sleep(0)  # the deletion moves the leader's log start now, while the Fetch waits
+    assert leading.manager.replicas[tp].log.log_start_offset == 1
+    assert await asyncio.wait_for(parked, 10) == {0: (ErrorCode.NONE, 0)}  # timed out unwoken: the HWM, 1
+    high_watermark, log_start, listed = 1, 0, False  # the follower's
+    for now in range(2000, 10_000, 500):
+        if deleting.done():
+            break
+        answer = await leading.fetch(now, {0: 1} if listed else {}, log_starts={0: log_start})
+        moved = min(leading.log_starts[0], high_watermark) if 0 in answer else log_start
+        # The follower follows the leader's log start (never past its HWM); a changed fetch state is listed.
+        listed, log_start = moved > log_start, max(log_start, moved)
+        await asyncio.sleep(0)
+    done = deleting.done()
+    deleting.cancel()  # no-op once done
+    assert done, "the follower never learnt the new log start"
+    result = deleting.result()
+    assert (result.error, result.low_watermark) == (ErrorCode.NONE, 1)

@@ -29,6 +29,7 @@ from minikafka.broker.fetch_session import (
     PartitionAnswer,
     PartitionFetchState,
     PartitionKey,
+    SettledRead,
     TopicTargets,
     must_answer,
 )
@@ -114,7 +115,7 @@ class _Read:
     failed: bool = False
     sent: list[tuple[CachedPartition, PartitionAnswer]] = field(default_factory=list)
     # A follower's session: the partitions read, settled (nothing to read until they change) or not.
-    settled: list[PartitionKey] = field(default_factory=list)
+    settled: list[SettledRead] = field(default_factory=list)
     unsettled: list[PartitionKey] = field(default_factory=list)
 
 
@@ -230,7 +231,10 @@ def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, r
             failed = result.error != ErrorCode.NONE or result.diverging is not None
             read.failed |= failed
             if fetch.session is not None and fetch.session.reads_changed_only:
-                (read.settled if result.settled and not failed else read.unsettled).append(state.key)
+                if result.settled and not failed:  # as of now: a change made after this read is read again
+                    read.settled.append(SettledRead(state.key, fetch.session.marks))
+                else:
+                    read.unsettled.append(state.key)
             if fetch.session is not None:
                 answer = PartitionAnswer(len(records), failed, result.high_watermark, log_start)
                 if fetch.incremental and not must_answer(cached, answer):
