@@ -5,31 +5,16 @@ crashed node's connections are reset and nothing listens where it listened."""
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import random
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
 
 import pytest
+from test_network import as_node
 
-from minikafka.common.node_environment import SimulatedNode, enter_simulated_node
-from minikafka.sim.disk import SimDisk
 from minikafka.sim.network import SimNetwork
 from minikafka.sim.virtual_loop import run_virtual
 
-T = TypeVar("T")
 ADDRESS = "127.0.2.1:9094"
 SERVER, CLIENT = 1, 1000
-
-
-def as_node(network: SimNetwork, node_id: int, work: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
-    node = SimulatedNode(node_id, network, SimDisk())
-
-    async def run() -> T:
-        enter_simulated_node(node)
-        return await work()
-
-    return asyncio.get_running_loop().create_task(run(), context=contextvars.Context())
 
 
 async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
