@@ -8,6 +8,7 @@ PYTEST_ARGS ?=
 # Three workers on CI's two cores, a test file each at a time (a module's tests share its cluster): the real-process
 # tests mostly wait on their clusters (fences, timeouts, a chaos run's fixed length) while the Spark and simulator
 # tests keep a core busy. Two workers took 1,445-1,555 s on a quiet machine; three took 1,420 s beside other work.
+# The heaviest modules go first (tests/conftest.py), so xdist's own order (most tests first) is turned off.
 PYTEST_WORKERS ?= 3
 
 .PHONY: venv test demo lint format proto clean system-tools raft-reconfiguration-soak
@@ -35,7 +36,7 @@ system-tools:
 	fi
 
 test: $(STAMP) system-tools
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=25 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25 $(PYTEST_ARGS)
 
 demo: $(STAMP)
 	$(BIN)/minikafka demo

@@ -27,6 +27,24 @@ def pytest_configure(config: pytest.Config) -> None:  # noqa: ARG001 - pytest's 
         os.environ[PORT_RANGE_ENV] = f"{low}-{low + WORKER_PORTS_SPAN - 1}"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The heaviest modules first (tests/module_seconds.json, written by tests/module_seconds.py), the rest in
+    collection order: a worker handed a two-minute module last would run on alone while the others sit idle. The
+    Makefile turns off xdist's own ordering (by number of tests), which put the one-test modules, the longest, last."""
+    import json
+
+    seconds = json.loads((REPO / "tests" / "module_seconds.json").read_text())
+    first_index: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first_index.setdefault(item.nodeid.split("::")[0], index)
+
+    def heaviest_first(item: pytest.Item) -> tuple[int, int]:
+        module = item.nodeid.split("::")[0]
+        return -seconds.get(module, 0), first_index[module]
+
+    items.sort(key=heaviest_first)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO
