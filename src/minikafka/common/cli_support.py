@@ -81,12 +81,16 @@ def bounded_int(low: int, high: int = INT32_MAX, error: str = "") -> Callable[[s
     return parse
 
 
-def positive_float(text: str) -> float:
-    """An argparse `type` for a duration or rate that must be above zero."""
+def _number(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+
+
+def positive_float(text: str) -> float:
+    """An argparse `type` for a duration or rate that must be above zero."""
+    value = _number(text)
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"{text} is out of range: must be a positive number")
     return value
@@ -108,10 +112,7 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
 
 def probability(text: str) -> float:
     """An argparse `type` for a probability, in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+    value = _number(text)
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"{value} is not a probability: must be in [0, 1]")
     return value
