@@ -33,9 +33,11 @@ from minikafka.deploy.chaos_principals import (
     writers,
 )
 from minikafka.deploy.chaos_schedule import (
+    CHAOS_TIMING,
     CONTROLLER_FLAPS,
     ChaosPlanConfig,
     FaultStep,
+    PlanTiming,
     overlapping_groups,
     plan_faults,
 )
@@ -124,6 +126,7 @@ class ChaosOptions:
     # The chaos topic compacted (compacted_workload.py), its producers overwriting this many keys; 0: no keys
     compacted_keys: int = 0
     overlap: float = 0.0  # the plan's probability that a fault strikes while the one before is active
+    timing: PlanTiming = CHAOS_TIMING  # the plan's gaps and longest downtime
 
     def principals(self) -> list[Principal]:
         return writers(self.producers) + denied_producers(self.denied_producers) if self.acls else []
@@ -543,11 +546,12 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
         plan = plan_faults(
             options.seed,
             options.kinds,
-            ChaosPlanConfig(
+            ChaosPlanConfig.timed(
                 options.duration_s,
                 [b.node_id for b in cluster.brokers],
                 [c.node_id for c in cluster.controllers],
-                overlap=options.overlap,
+                options.timing,
+                options.overlap,
             ),
         )
         denied = (

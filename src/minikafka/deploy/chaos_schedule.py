@@ -54,14 +54,37 @@ class FaultStep:
 
 
 @dataclass(frozen=True)
+class PlanTiming:
+    """The gap after each step's healing, drawn from [min_gap_s, max_gap_s], and the longest downtime drawn."""
+
+    min_gap_s: float
+    max_gap_s: float
+    max_down_s: float
+
+
+# chaos's: real processes take seconds to restart and rejoin, so the gaps are longer and the downtimes shorter.
+CHAOS_TIMING = PlanTiming(min_gap_s=3.0, max_gap_s=10.0, max_down_s=6.0)
+# simulate's: downtimes beyond broker.session.timeout.ms, so a cut-off leader is fenced and replaced.
+SIMULATE_TIMING = PlanTiming(min_gap_s=1.0, max_gap_s=4.0, max_down_s=15.0)
+
+
+@dataclass(frozen=True)
 class ChaosPlanConfig:
     duration_s: float
     brokers: Sequence[int]
     controllers: Sequence[int]
-    min_gap_s: float = 3.0
-    max_gap_s: float = 10.0
-    max_down_s: float = 6.0
+    min_gap_s: float = CHAOS_TIMING.min_gap_s
+    max_gap_s: float = CHAOS_TIMING.max_gap_s
+    max_down_s: float = CHAOS_TIMING.max_down_s
     overlap: float = 0.0  # the probability that a lasting step is joined by one while it is active
+
+    @classmethod
+    def timed(
+        cls, duration_s: float, brokers: Sequence[int], controllers: Sequence[int], timing: PlanTiming, overlap: float
+    ) -> ChaosPlanConfig:
+        return cls(
+            duration_s, brokers, controllers, timing.min_gap_s, timing.max_gap_s, timing.max_down_s, overlap=overlap
+        )
 
 
 def parse_fault_kinds(text: str) -> tuple[str, ...]:

@@ -8,7 +8,8 @@ from pathlib import Path
 from minikafka.common.cli_support import CliError, bounded_int, positive_float, print_json, probability
 from minikafka.common.config import parse_overrides
 from minikafka.deploy import certs_command
-from minikafka.deploy.chaos_schedule import FAULT_KINDS
+from minikafka.deploy.chaos_schedule import CHAOS_TIMING, FAULT_KINDS
+from minikafka.deploy.plan_timing_options import add_plan_timing, plan_timing
 
 # Every node is a real process on this machine: more than this is a typo, not a cluster.
 MAX_NODES = 64
@@ -135,6 +136,7 @@ def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
         help="the probability that a fault strikes while a lasting one is active (at most two at once, on two "
         "nodes, never two cuts); 0: one at a time",
     )
+    add_plan_timing(chaos, CHAOS_TIMING)
     chaos.add_argument("--brokers", type=bounded_int(3, MAX_NODES), default=3, help="at least 3 (RF 3)")
     chaos.add_argument("--controllers", type=bounded_int(1, MAX_NODES), default=3)
     chaos.add_argument("--partitions", type=bounded_int(1, MAX_CHAOS_PARTITIONS, error="INVALID_PARTITIONS"), default=3)
@@ -566,7 +568,7 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         group_consumers=args.group_consumers, group_protocol=args.group_protocol, analyze=not args.no_analysis,
         transactional_producers=args.transactional_producers, acls=args.acls,
         denied_producers=(3 if args.denied_producers is None else args.denied_producers) if args.acls else 0,
-        compacted_keys=args.compacted_keys, overlap=args.overlap,
+        compacted_keys=args.compacted_keys, overlap=args.overlap, timing=plan_timing(args),
     )  # fmt: skip
     try:
         summary = run_chaos(run, options, log=lambda line: print(line, file=sys.stderr if args.json else sys.stdout))

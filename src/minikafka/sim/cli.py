@@ -14,7 +14,8 @@ from dataclasses import asdict, replace
 from minikafka.client.producer import ProducerConfig
 from minikafka.common.cli_support import CliError, bounded_int, probability
 from minikafka.common.errors import KafkaError
-from minikafka.deploy.chaos_schedule import parse_fault_kinds
+from minikafka.deploy.chaos_schedule import SIMULATE_TIMING, parse_fault_kinds
+from minikafka.deploy.plan_timing_options import add_plan_timing, plan_timing, timing_words
 from minikafka.sim import SIMULATE_HELP
 from minikafka.sim.clients import MIXED, MIXED_HELP, SEEDED_HELP, ClientMix, ProducerSpec
 from minikafka.sim.planted_bugs import PLANTED_BUGS
@@ -50,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     simulate.add_argument(
         "--power-loss", action="store_true", help="kill and controller-kill also lose what was not fsynced"
     )
+    add_plan_timing(simulate, SIMULATE_TIMING)
     simulate.add_argument(
         "--overlap",
         type=probability,
@@ -153,6 +155,7 @@ def settings_from(args: argparse.Namespace) -> SimulationSettings:
         planted_bug=args.planted_bug,
         power_loss=args.power_loss,
         overlap=args.overlap,
+        timing=plan_timing(args),
         clients=client_mix(args),
     )
 
@@ -176,6 +179,7 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
         parts.append("--power-loss")
     if args.overlap:
         parts += ["--overlap", str(args.overlap)]
+    parts += timing_words(plan_timing(args), SIMULATE_TIMING)
     if args.clients:
         parts += ["--clients", args.clients]
     else:

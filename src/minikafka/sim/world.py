@@ -37,8 +37,10 @@ from minikafka.common.node_environment import SimulatedNode, enter_simulated_nod
 from minikafka.common.record_batch import CorruptRecordError
 from minikafka.deploy.chaos_schedule import (
     CONTROLLER_FLAPS,
+    SIMULATE_TIMING,
     ChaosPlanConfig,
     FaultStep,
+    PlanTiming,
     overlapping_groups,
     plan_faults,
 )
@@ -163,10 +165,8 @@ class SimulationSettings:
     faults: tuple[str, ...] = DEFAULT_FAULTS
     overrides: Mapping[str, str] = field(default_factory=dict)
     planted_bug: str | None = None
-    min_gap_s: float = 1.0
-    max_gap_s: float = 4.0
+    timing: PlanTiming = SIMULATE_TIMING  # the fault plan's gaps and longest downtime
     power_loss: bool = False  # kill and controller-kill cut the node's files back to what was fsynced
-    max_down_s: float = 15.0  # beyond broker.session.timeout.ms: a cut-off leader is fenced and replaced
     overlap: float = 0.0  # the plan's probability that a fault strikes while the one before is active
     network: NetworkFaults = NetworkFaults()
     topic: TopicSpec = TopicSpec()
@@ -771,15 +771,7 @@ async def run_fault_plan(world: World) -> None:
     plan = plan_faults(
         settings.seed,
         settings.faults,
-        ChaosPlanConfig(
-            settings.duration_s,
-            BROKER_IDS,
-            CONTROLLER_IDS,
-            settings.min_gap_s,
-            settings.max_gap_s,
-            settings.max_down_s,
-            settings.overlap,
-        ),
+        ChaosPlanConfig.timed(settings.duration_s, BROKER_IDS, CONTROLLER_IDS, settings.timing, settings.overlap),
     )
     stop = asyncio.Event()
     clients = world.start_clients(stop)
