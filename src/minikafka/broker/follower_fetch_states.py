@@ -2,7 +2,7 @@
 AbstractFetcherThread): one fetch state per followed partition, filed under its leader, and per leader the
 partitions added, changed or removed since its fetcher last took them.
 
-The replica manager puts a partition's state whenever something that goes into it may have moved (its role or
+The replica manager puts a partition's state once something that goes into it may have moved (its role or
 leader epoch, an answer applied, retention); an idle fetch round then costs what changed, not every partition
 the broker holds. Pure: no I/O, no clock.
 """

@@ -181,7 +181,9 @@ class ReplicaManager:
         self._follower_wake_scheduled = False
         self._watched_sessions: list[FetchSessionCache] = []  # told of every partition change (followers' sessions)
         self._fetchers: dict[int, asyncio.Task[None]] = {}
-        self._fetch_states = FollowerFetchStates()  # what the fetchers fetch, put as each replica changes
+        self._fetch_states = FollowerFetchStates()  # what the fetchers fetch, kept as the replicas change
+        # Replicas whose fetch state may have moved since the fetchers last looked (None: the replica is gone).
+        self._fetch_state_moved: dict[PartitionKey, Replica | None] = {}
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
         self._checked_topics: object = None  # the topics map last checked for replicas taken from this broker
         self._checked_configs: tuple[object, object] = (None, None)  # the config maps last applied to replicas
@@ -250,7 +252,7 @@ class ReplicaManager:
         replica = self.replicas.get(tp)
         if replica is not None:
             self._partition_changed(replica)
-            self._put_fetch_state(replica)
+            self._fetch_state_may_move(replica)
 
     # ---- metadata ----
 
@@ -380,7 +382,7 @@ class ReplicaManager:
         if replica is None:
             replica = self.replicas[tp] = Replica(tp, topic_id, log, transition.state, ProducePurgatory(str(tp)))
         replica.role = transition.state
-        self._put_fetch_state(replica)
+        self._fetch_state_may_move(replica)
         # Our log end is the same in the new role: what the sessions vouch for holds for it.
         self._partition_changed(replica)
         self._execute(replica, transition.effects, now)
@@ -437,7 +439,7 @@ class ReplicaManager:
             reason = "topic deleted" if image.topic(replica.topic_id) is None else "replica removed"
             self._partition_changed(replica)
             del self.replicas[tp]
-            self._fetch_states.put((replica.topic_id.bytes, tp.partition), -1, None)
+            self._fetch_state_moved[(replica.topic_id.bytes, tp.partition)] = None
             self.follower_log_starts.pop(tp, None)
             replica.produces.fail_all(self.not_hosted_error(tp))
             self._log.info("replica_stopped", partition=str(tp), topic_id=str(replica.topic_id), reason=reason)
@@ -820,14 +822,25 @@ class ReplicaManager:
         call; `resync`: read every replica afresh first (a fetcher's full Fetch), as also while a log directory may
         have gone offline unnoticed."""
         if resync or (self.logs is not None and not self.logs.failures.healthy):
+            self._fetch_state_moved.clear()
             keys = set()
             for replica in self.replicas.values():
                 keys.add(self._put_fetch_state(replica))
             self._fetch_states.keep_only(keys)
+        else:
+            moved, self._fetch_state_moved = self._fetch_state_moved, {}
+            for key, maybe in moved.items():
+                if maybe is None:
+                    self._fetch_states.put(key, -1, None)
+                else:
+                    self._put_fetch_state(maybe)
         return self._fetch_states.take(leader_id)
 
+    def _fetch_state_may_move(self, replica: Replica) -> None:
+        """Something that goes into `replica`'s fetch state may have moved: the fetchers look at it next round."""
+        self._fetch_state_moved[(replica.topic_id.bytes, replica.tp.partition)] = replica
+
     def _put_fetch_state(self, replica: Replica) -> PartitionKey:
-        """File `replica`'s fetch state as it is now (called wherever something that goes into it may move)."""
         key = (replica.topic_id.bytes, replica.tp.partition)
         self._fetch_states.put(key, replica.leader_id, self._fetch_state(replica))
         return key
@@ -856,11 +869,11 @@ class ReplicaManager:
 
     def apply_follower_answer(self, answer: FollowerAnswer) -> bool:
         """Apply one partition's Fetch answer on this follower; False when the fetcher should back off. Its fetch
-        state is put afresh after (an append, a truncation, a failure or a new log start moves it)."""
+        state is looked at afresh next round (an append, a truncation, a failure or a new log start moves it)."""
         replica = self.replicas.get(TopicPartition(answer.sent.topic, answer.sent.partition))
         applied = self._apply_answer(replica, answer)
         if replica is not None:
-            self._put_fetch_state(replica)
+            self._fetch_state_may_move(replica)
         return applied
 
     def _apply_answer(self, replica: Replica | None, answer: FollowerAnswer) -> bool:
