@@ -456,7 +456,7 @@ class ReplicaManager:
                 self._ensure_fetcher(effect.leader_id)
             elif isinstance(effect, SendAlterPartition):
                 self.alter_partition.send(replica.target, effect.proposal)
-            # StopFetching: the partition's fetch state is gone (put with its role); an idle fetcher is stopped.
+            # StopFetching: its fetch state goes at the next round (noted with its role); an idle fetcher is stopped.
         if replica.leader is not None:
             self._hwm_moved(replica, now)
 
@@ -810,7 +810,7 @@ class ReplicaManager:
 
     def fetch_states(self, leader_id: int) -> list[PartitionFetchState]:
         """What this broker fetches from `leader_id`: one line per partition it follows from it, at its log end,
-        read from every replica."""
+        read from every replica (the fetchers keep theirs up to date instead: `fetch_changes`)."""
         return [
             state
             for replica in self.replicas.values()
