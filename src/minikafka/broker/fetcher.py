@@ -1,7 +1,8 @@
 """A follower's fetcher for one leader broker: one Fetch v15 (with `replica_state`) for every partition it follows
 from that leader, long-polling. The fetches go on one FetchStream per leader address (a unary call each would cost
 about twice the CPU), in one incremental fetch session per leader address (KIP-227): after the first, a Fetch lists
-only the partitions whose fetch state moved.
+only the partitions whose fetch state moved. The host keeps the fetch states as its partitions change and hands
+over the changed ones each round, so an idle round costs what changed, not every partition followed.
 
 The fetcher only moves bytes: it asks its host what to fetch and hands each partition's answer back to it, where
 the partition's core decides (truncate, append, the follower's HWM).
@@ -10,6 +11,7 @@ the partition's core decides (truncate, append, the follower's HWM).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -19,6 +21,7 @@ import structlog
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.fetch_session import INITIAL_EPOCH, PartitionFetchState, PartitionKey
 from minikafka.broker.fetch_session_handler import FetchRequestData, FetchSessionHandler
+from minikafka.broker.follower_fetch_states import FetchStateChanges
 from minikafka.broker.replica.divergence import EpochEndOffset
 from minikafka.common.errors import ErrorCode
 from minikafka.common.fetch_response_wire import DecodedFetchResponse, decode_fetch_response
@@ -50,7 +53,10 @@ class FetcherHost(Protocol):
 
     def broker_epoch(self) -> int: ...
 
-    def fetch_states(self, leader_id: int) -> list[PartitionFetchState]: ...
+    def fetch_changes(self, leader_id: int, resync: bool) -> FetchStateChanges:
+        """The partitions fetched from `leader_id` and those changed since the last call; `resync`: read every
+        replica's state afresh first."""
+        ...
 
     def leader_address(self, leader_id: int) -> str | None: ...
 
@@ -77,17 +83,19 @@ async def _fetch_forever(
     timeout = config.replica_fetch_wait_max_ms / 1000 + config.request_timeout_ms / 1000
     sessions: dict[str, FetchSessionHandler] = {}  # one fetch session per leader address
     while True:
-        states = host.fetch_states(leader_id)
         address = host.leader_address(leader_id)
-        if not states or address is None or host.broker_epoch() < 0:
+        session = sessions.get(address) if address in streams else None
+        # A full Fetch lists states read afresh from every replica: whatever went unnoted is mended there.
+        changes = host.fetch_changes(leader_id, resync=session is None or session.full_next)
+        for handler in sessions.values():
+            handler.note_changed(changes.changed)
+        if not changes.states or address is None or host.broker_epoch() < 0:
             await asyncio.sleep(0.1)
             continue
-        if address not in streams:
+        if session is None:
             streams[address] = SequentialStream(fetch_stream(channels.get(address)))
-            sessions[address] = FetchSessionHandler()
-        session = sessions[address]
-        wanted: dict[PartitionKey, PartitionFetchState] = {state.key: state for state in states}
-        plan = session.build(wanted)
+            session = sessions[address] = FetchSessionHandler()
+        plan = session.build(changes.states)
         try:
             response = await streams[address].call(_fetch_request(host, plan), timeout)
         except grpc.RpcError as error:
@@ -102,14 +110,14 @@ async def _fetch_forever(
             continue
         code = ErrorCode.of(response.message.error_code)
         _log_session_reset(log, plan, leader_id, code)
-        session.handle_response(plan, response.message.session_id, code)
+        fetched = session.handle_response(plan, response.message.session_id, code)
         if code != ErrorCode.NONE:
             # A session error is mended by the full fetch that follows at once; others back off.
             log.debug("fetch_failed", leader=leader_id, code=code.name)
             if not code.retriable:
                 await asyncio.sleep(backoff)
             continue
-        if not _hand_over(host, leader_id, wanted, response):
+        if fetched is not None and not _hand_over(host, leader_id, fetched, response):
             await asyncio.sleep(min(backoff, 0.1))
 
 
@@ -126,13 +134,14 @@ def fetch_stream(channel: grpc.aio.Channel) -> Any:
 def _hand_over(
     host: FetcherHost,
     leader_id: int,
-    wanted: dict[PartitionKey, PartitionFetchState],
+    fetched: Mapping[PartitionKey, PartitionFetchState],
     response: DecodedFetchResponse,
 ) -> bool:
-    """Hand every partition's answer to the host; False when one of them asks the fetcher to back off."""
+    """Hand every partition's answer to the host, with the state it was fetched at; False when one of them asks
+    the fetcher to back off."""
     applied = True
     for topic_id, data, records in response.partitions():
-        sent = wanted.get((topic_id, data.partition_index))
+        sent = fetched.get((topic_id, data.partition_index))
         if sent is None:
             continue  # not asked for in this Fetch
         diverging = (

@@ -21,8 +21,9 @@ from minikafka.broker.client_authorizer import ClientAuthorizer
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.delta_slices import DEFAULT_STEPS_PER_SLICE, ApplyPartition, PendingDeltas, StartDelta
-from minikafka.broker.fetch_session import FetchSessionCache, PartitionFetchState
+from minikafka.broker.fetch_session import FetchSessionCache, PartitionFetchState, PartitionKey
 from minikafka.broker.fetcher import FollowerAnswer, run_fetcher
+from minikafka.broker.follower_fetch_states import FetchStateChanges, FollowerFetchStates
 from minikafka.broker.log_manager import LogManager, TopicPartition
 from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener, endpoint_for
 from minikafka.broker.produce_purgatory import ProducePurgatory, ProduceResult
@@ -180,6 +181,9 @@ class ReplicaManager:
         self._follower_wake_scheduled = False
         self._watched_sessions: list[FetchSessionCache] = []  # told of every partition change (followers' sessions)
         self._fetchers: dict[int, asyncio.Task[None]] = {}
+        self._fetch_states = FollowerFetchStates()  # what the fetchers fetch, kept as the replicas change
+        # Replicas whose fetch state may have moved since the fetchers last looked (None: the replica is gone).
+        self._fetch_state_moved: dict[PartitionKey, Replica | None] = {}
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
         self._checked_topics: object = None  # the topics map last checked for replicas taken from this broker
         self._checked_configs: tuple[object, object] = (None, None)  # the config maps last applied to replicas
@@ -248,6 +252,7 @@ class ReplicaManager:
         replica = self.replicas.get(tp)
         if replica is not None:
             self._partition_changed(replica)
+            self._fetch_state_may_move(replica)
 
     # ---- metadata ----
 
@@ -377,6 +382,7 @@ class ReplicaManager:
         if replica is None:
             replica = self.replicas[tp] = Replica(tp, topic_id, log, transition.state, ProducePurgatory(str(tp)))
         replica.role = transition.state
+        self._fetch_state_may_move(replica)
         # Our log end is the same in the new role: what the sessions vouch for holds for it.
         self._partition_changed(replica)
         self._execute(replica, transition.effects, now)
@@ -433,6 +439,7 @@ class ReplicaManager:
             reason = "topic deleted" if image.topic(replica.topic_id) is None else "replica removed"
             self._partition_changed(replica)
             del self.replicas[tp]
+            self._fetch_state_moved[(replica.topic_id.bytes, tp.partition)] = None
             self.follower_log_starts.pop(tp, None)
             replica.produces.fail_all(self.not_hosted_error(tp))
             self._log.info("replica_stopped", partition=str(tp), topic_id=str(replica.topic_id), reason=reason)
@@ -449,7 +456,7 @@ class ReplicaManager:
                 self._ensure_fetcher(effect.leader_id)
             elif isinstance(effect, SendAlterPartition):
                 self.alter_partition.send(replica.target, effect.proposal)
-            # StopFetching: the partition is no longer listed by fetch_states; an idle fetcher is stopped.
+            # StopFetching: its fetch state goes at the next round (noted with its role); an idle fetcher is stopped.
         if replica.leader is not None:
             self._hwm_moved(replica, now)
 
@@ -802,26 +809,58 @@ class ReplicaManager:
     # ---- follower fetchers ----
 
     def fetch_states(self, leader_id: int) -> list[PartitionFetchState]:
-        """What this broker fetches from `leader_id`: one line per partition it follows from it, at its log end."""
-        states = []
-        for replica in self.replicas.values():
-            # A log in a failed directory is fetched for no more (Kafka removes it from its fetcher).
-            followed = replica.follower is not None and replica.leader_id == leader_id
-            if followed and not replica.failed and not replica.log.offline:
-                log = replica.log
-                states.append(
-                    PartitionFetchState(
-                        replica.topic_id.bytes,
-                        replica.tp.topic,
-                        replica.tp.partition,
-                        replica.leader_epoch,
-                        log.log_end_offset,
-                        log.latest_epoch,
-                        log.log_start_offset,
-                        self.config.replica_fetch_max_bytes,
-                    )
-                )
-        return states
+        """What this broker fetches from `leader_id`: one line per partition it follows from it, at its log end,
+        read from every replica (the fetchers keep theirs up to date instead: `fetch_changes`)."""
+        return [
+            state
+            for replica in self.replicas.values()
+            if (state := self._fetch_state(replica)) is not None and replica.leader_id == leader_id
+        ]
+
+    def fetch_changes(self, leader_id: int, resync: bool) -> FetchStateChanges:
+        """What this broker fetches from `leader_id` as kept up to date, and the partitions changed since the last
+        call; `resync`: read every replica afresh first (a fetcher's full Fetch), as also while a log directory may
+        have gone offline unnoticed."""
+        if resync or (self.logs is not None and not self.logs.failures.healthy):
+            self._fetch_state_moved.clear()
+            keys = set()
+            for replica in self.replicas.values():
+                keys.add(self._put_fetch_state(replica))
+            self._fetch_states.keep_only(keys)
+        else:
+            moved, self._fetch_state_moved = self._fetch_state_moved, {}
+            for key, maybe in moved.items():
+                if maybe is None:
+                    self._fetch_states.put(key, -1, None)
+                else:
+                    self._put_fetch_state(maybe)
+        return self._fetch_states.take(leader_id)
+
+    def _fetch_state_may_move(self, replica: Replica) -> None:
+        """Something that goes into `replica`'s fetch state may have moved: the fetchers look at it next round."""
+        self._fetch_state_moved[(replica.topic_id.bytes, replica.tp.partition)] = replica
+
+    def _put_fetch_state(self, replica: Replica) -> PartitionKey:
+        key = (replica.topic_id.bytes, replica.tp.partition)
+        self._fetch_states.put(key, replica.leader_id, self._fetch_state(replica))
+        return key
+
+    def _fetch_state(self, replica: Replica) -> PartitionFetchState | None:
+        """`replica`'s line in a Fetch to its leader; None when it is not fetched (we lead it, or its log failed)."""
+        # A log in a failed directory is fetched for no more (Kafka removes it from its fetcher).
+        if replica.follower is None or replica.failed or replica.log.offline:
+            return None
+        log = replica.log
+        return PartitionFetchState(
+            replica.topic_id.bytes,
+            replica.tp.topic,
+            replica.tp.partition,
+            replica.leader_epoch,
+            log.log_end_offset,
+            log.latest_epoch,
+            log.log_start_offset,
+            self.config.replica_fetch_max_bytes,
+        )
 
     def leader_address(self, leader_id: int) -> str | None:
         broker = self.metadata.image.broker(leader_id)
@@ -829,8 +868,15 @@ class ReplicaManager:
         return None if endpoint is None else f"{endpoint.host}:{endpoint.port}"
 
     def apply_follower_answer(self, answer: FollowerAnswer) -> bool:
-        """Apply one partition's Fetch answer on this follower; False when the fetcher should back off."""
+        """Apply one partition's Fetch answer on this follower; False when the fetcher should back off. Its fetch
+        state is looked at afresh next round (an append, a truncation, a failure or a new log start moves it)."""
         replica = self.replicas.get(TopicPartition(answer.sent.topic, answer.sent.partition))
+        applied = self._apply_answer(replica, answer)
+        if replica is not None:
+            self._fetch_state_may_move(replica)
+        return applied
+
+    def _apply_answer(self, replica: Replica | None, answer: FollowerAnswer) -> bool:
         if replica is not None and replica.topic_id.bytes != answer.sent.topic_id:
             return True  # asked for a topic since deleted and re-created under the same name
         if replica is None or replica.follower is None or replica.log is None or replica.failed:

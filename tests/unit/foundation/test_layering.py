@@ -24,6 +24,7 @@ PURE_MODULES = [
     "broker/lifecycle.py",
     "broker/fetch_session.py",
     "broker/fetch_session_handler.py",
+    "broker/follower_fetch_states.py",
     "storage/log_validator.py",
     "storage/cleaner_plan.py",
     "common/compression.py",
