@@ -20,6 +20,7 @@ from minikafka.kraft_controller.control import cluster_control, config_control
 from minikafka.kraft_controller.metadata.image import PartitionRegistration
 from minikafka.kraft_controller.raft.driver import RaftDriver
 from minikafka.kraft_controller.raft.file_log import RaftFileLog
+from minikafka.storage.log_transactions import LogTransactions
 
 Patch = tuple[Any, str, Any]  # (owner, attribute, replacement)
 
@@ -172,6 +173,17 @@ def _commit_stored_one_ahead() -> list[Patch]:
     return [(offset_commit_api, "commit_offsets", commit_offsets)]
 
 
+def _stable_offset_ignores_open_transactions() -> list[Patch]:
+    """A partition's last stable offset is its high watermark, whatever transactions are still undecided below it: a
+    read_committed consumer reads a transaction's records before its producer has asked to commit it, and those of
+    transactions later aborted."""
+
+    def last_stable_offset(self: LogTransactions, state: Any, high_watermark: int) -> int:
+        return high_watermark
+
+    return [(LogTransactions, "last_stable_offset", last_stable_offset)]
+
+
 PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "leader-acks-before-replication": _leader_acks_before_replication,
     "raft-counts-unflushed": _raft_counts_unflushed,
@@ -186,6 +198,7 @@ PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "raft-log-not-fsynced": _raft_log_not_fsynced,
     "sync-hands-one-assignment-to-all": _sync_hands_one_assignment_to_all,
     "commit-stored-one-ahead": _commit_stored_one_ahead,
+    "stable-offset-ignores-open-transactions": _stable_offset_ignores_open_transactions,
 }
 
 
