@@ -66,7 +66,9 @@ class TransactionInvariants:
     latest: dict[str, TxnKey] = field(default_factory=dict)  # producer -> its newest transaction
     values_at: dict[tuple[int, int], bytes] = field(default_factory=dict)
     read: dict[str, dict[TxnKey, set[bytes]]] = field(default_factory=dict)  # reader -> transaction -> values read
-    partly_read: dict[str, set[TxnKey]] = field(default_factory=dict)  # reader -> commits it read only some of
+    # reader -> the transactions it read only some of, in the order first read (a dict: a set's order would change
+    # with the process's string hashing, and which violation is reported first with it)
+    partly_read: dict[str, dict[TxnKey, None]] = field(default_factory=dict)
     positions: dict[str, dict[int, int]] = field(default_factory=dict)  # reader -> partition -> next offset
     reads: int = 0
 
@@ -127,7 +129,7 @@ class TransactionInvariants:
         """One poll's records and the positions it left: a record below a position and not returned was not
         visible to the reader."""
         seen = self.read.setdefault(reader, {})
-        partly = self.partly_read.setdefault(reader, set())
+        partly = self.partly_read.setdefault(reader, {})
         for partition, offset, value in records:
             self.reads += 1
             self._observe_value((partition, offset), value, f"read by {reader}")
@@ -145,9 +147,9 @@ class TransactionInvariants:
             values = seen.setdefault(txn.key, set())
             values.add(value)
             if len(values) < txn.size:
-                partly.add(txn.key)
+                partly[txn.key] = None
             else:
-                partly.discard(txn.key)
+                partly.pop(txn.key, None)
         self.positions[reader] = dict(positions)
 
     def check_torn(self) -> None:

@@ -27,7 +27,7 @@ ABORT_PROBABILITY = 0.25  # a transaction the producer aborts on purpose
 CRASH_PROBABILITY = 0.1  # a transaction cut short by the producer's crash
 RETRY_S = 0.5  # a producer's pause after an InitProducerId that failed (the coordinator away)
 FINAL_INIT_S = 30.0  # at the end, how long a producer that crashed tries to fence its last transaction
-TRANSACTION_INTERVAL_S = 0.05
+TRANSACTION_INTERVAL_S = 0.2  # between one transaction's end and the next one's start
 
 
 class SimTransactionalProducer(ChaosTransactionalProducer):
