@@ -116,13 +116,23 @@ def test_a_seed_with_transactional_producers_keeps_every_invariant() -> None:
     assert txns["read_committed_records"] >= 6 * txns["committed"], txns
 
 
-def test_a_stable_offset_past_open_transactions_is_caught_the_same_way_twice() -> None:
-    settings = SimulationSettings(1, duration_s=10.0, clients=TRANSACTIONAL, planted_bug=BUG)
+@pytest.mark.parametrize(
+    ("bug", "invariant", "detail"),
+    [
+        (BUG, "AbortedRead", "still open (no EndTxn(commit) sent)"),
+        ("commit-marker-to-first-partition", "TornTransaction", "of committed transaction t1#0 and went past"),
+    ],
+)
+def test_a_broken_transaction_path_is_caught_the_same_way_twice(bug: str, invariant: str, detail: str) -> None:
+    """Seed 1 holds with the same clients (above); with the bug planted it breaks, with one trace hash."""
+    settings = SimulationSettings(1, duration_s=10.0, clients=TRANSACTIONAL, planted_bug=bug)
     first, again = simulate_seed(settings), simulate_seed(settings)
-    assert first.violation is not None and first.violation.invariant == "AbortedRead", first.violation
-    assert "still open (no EndTxn(commit) sent)" in first.violation.detail
+    assert first.violation is not None and first.violation.invariant == invariant, first.violation
+    assert detail in first.violation.detail, first.violation.detail
     assert first.trace_hash == again.trace_hash
-    # without a read_committed reader, the leaders' last stable offsets give it away
+
+
+def test_without_a_reader_the_leaders_last_stable_offsets_give_the_open_transactions_away() -> None:
     unread = SimulationSettings(1, duration_s=10.0, clients=ClientMix(transactional=2), planted_bug=BUG)
     caught = simulate_seed(unread).violation
     assert caught is not None and caught.invariant == "OpenTransactionHoldsLastStableOffset", caught
