@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import Any
 
 from minikafka.client.consumer import EARLIEST, READ_COMMITTED, Consumer, ConsumerConfig
 from minikafka.client.kafka_wire_client import KafkaWireClient
-from minikafka.common.errors import KafkaError
+from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.deploy.transactional_workload import ChaosTransactionalProducer, Outcome
 from minikafka.sim.transaction_invariants import TransactionInvariants, TxnKey
 
@@ -45,7 +44,7 @@ class SimTransactionalProducer(ChaosTransactionalProducer):
         await super()._produce_into(outcome, partition, batch_values)
         self.checks.batch_acknowledged(self.key, partition, outcome.base_offsets[partition])
 
-    async def _end(self, commit: bool, version: int) -> Any:
+    async def _end(self, commit: bool, version: int) -> ErrorCode:
         self.checks.ending(self.key, commit)
         return await super()._end(commit, version)
 
