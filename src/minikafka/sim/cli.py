@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, replace
 
+from minikafka.client.consumer import READ_COMMITTED, READ_UNCOMMITTED
 from minikafka.client.producer import ProducerConfig
 from minikafka.common.cli_support import CliError, bounded_int, probability
 from minikafka.common.errors import KafkaError
@@ -80,10 +81,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="members of one consumer group (killed and restarted at seeded times while the faults run)",
     )
     clients.add_argument(
+        "--isolation-level",
+        choices=("read_uncommitted", "read_committed"),
+        default="read_uncommitted",
+        help="isolation.level of the plain consumers; read_committed ones also read the transactional producers' topic",
+    )
+    clients.add_argument(
+        "--transactional",
+        type=bounded_int(0, 8),
+        default=0,
+        metavar="N",
+        help="transactional producers (commits, aborts and crashes at seeded points) over every partition of their "
+        "own topic; judged by the read_committed consumers (needs --consumers and --isolation-level read_committed)",
+    )
+    clients.add_argument(
         "--clients",
         choices=("mixed", "seeded"),
         help=f"mixed: {MIXED_HELP}; seeded: {SEEDED_HELP} (instead of --acks, --idempotence, --consumers, "
-        "--group-consumers)",
+        "--group-consumers, --isolation-level, --transactional)",
     )
     simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
     simulate.add_argument("--json", action="store_true", help="one JSON line per seed")
@@ -122,7 +137,19 @@ def client_mix(args: argparse.Namespace) -> ClientMix:
         except KafkaError as error:
             raise CliError(f"producer {index + 1}: {error.message} ({error.code.name})") from None
         specs.append(ProducerSpec(acks_names[name], enabled))
-    return ClientMix(tuple(specs), args.consumers, args.group_consumers)
+    isolation = READ_COMMITTED if args.isolation_level == "read_committed" else READ_UNCOMMITTED
+    if args.transactional and (isolation != READ_COMMITTED or not args.consumers):
+        raise CliError(
+            "--transactional needs read_committed consumers to judge its transactions: add --consumers N "
+            "--isolation-level read_committed"
+        )
+    return ClientMix(
+        tuple(specs),
+        args.consumers,
+        args.group_consumers,
+        transactional=args.transactional,
+        isolation_level=isolation,
+    )
 
 
 def settings_from(args: argparse.Namespace) -> SimulationSettings:
@@ -188,6 +215,8 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
             ("--idempotence", args.idempotence, ""),
             ("--consumers", str(args.consumers), "0"),
             ("--group-consumers", str(args.group_consumers), "0"),
+            ("--isolation-level", args.isolation_level, "read_uncommitted"),
+            ("--transactional", str(args.transactional), "0"),
         ):
             parts += [option, value] if value != default else []
     return shlex.join(parts)
@@ -256,10 +285,17 @@ def _reads(result: SimulationResult) -> str:
     seen = result.observed
     if "consumed" not in seen:
         return ""
-    return (
+    reads = (
         f"[{seen['clients']}] {seen['consumed']} records read, {seen['commits']} offset commits, "
         f"{seen['member_kills']} member kills, {seen['lost_acks_one']} acks=1 records lost (allowed), "
     )
+    txns = seen.get("transactions")
+    if txns is not None:
+        reads += (
+            f"transactions {txns['committed']} committed, {txns['undecided']} commits unanswered, {txns['aborted']} "
+            f"aborted, {txns['read_committed_records']} read_committed records read, "
+        )
+    return reads
 
 
 def _print_violation(args: argparse.Namespace, result: SimulationResult) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import structlog
 
-from minikafka.client.consumer import EARLIEST, Consumer, ConsumerConfig, ConsumerRecord
+from minikafka.client.consumer import EARLIEST, READ_UNCOMMITTED, Consumer, ConsumerConfig, ConsumerRecord
 from minikafka.client.group_consume import GroupConsumer
 from minikafka.client.group_member import GroupMember, GroupTimeouts, TopicPartition
 from minikafka.client.kafka_wire_client import KafkaWireClient
@@ -49,10 +49,12 @@ class ClientMix:
     group_members: int = 0  # members of one classic consumer group, committing as they go
     member_kills: bool = True  # the members are killed and restarted at seeded times while the faults run
     seeded: bool = False  # the run's seed draws the mix instead (`seeded_mix`)
+    transactional: int = 0  # transactional producers, each over every partition of the transactional topic
+    isolation_level: int = READ_UNCOMMITTED  # the plain consumers'; read_committed ones also read transactions
 
     @property
     def kafka_listeners(self) -> bool:
-        return self.group_members > 0
+        return self.group_members > 0 or self.transactional > 0
 
 
 MIXED = ClientMix(
@@ -131,11 +133,13 @@ def _outcome(
 class PlainConsumer:
     """A consumer assigned every partition from the earliest offset, polling until cancelled."""
 
-    def __init__(self, name: str, bootstrap: list[str], topic: str, checks: ClientInvariants) -> None:
+    def __init__(
+        self, name: str, bootstrap: list[str], topic: str, checks: ClientInvariants, isolation_level: int
+    ) -> None:
         self.name = name
         self.topic = topic
         self.checks = checks
-        self.consumer = Consumer(bootstrap, ConsumerConfig(fetch_max_wait_ms=200))
+        self.consumer = Consumer(bootstrap, ConsumerConfig(fetch_max_wait_ms=200, isolation_level=isolation_level))
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()

@@ -46,6 +46,7 @@ class EventInvariants:
     isr_since: dict[tuple[str, int], int] = field(default_factory=dict)  # (tp, broker) -> registration offset
     accepted: dict[tuple[str, int, int, tuple[int, ...]], list[tuple[int, int]]] = field(default_factory=dict)
     high_watermarks: dict[tuple[int, int, str, int], int] = field(default_factory=dict)
+    last_stable_offsets: dict[tuple[int, int, str, int], int] = field(default_factory=dict)
 
     def observe(self, node: int | None, incarnation: int, event: Mapping[str, Any]) -> None:
         name = event.get("event")
@@ -183,6 +184,24 @@ class EventInvariants:
                 f"{high_watermark}",
             )
         self.high_watermarks[key] = high_watermark if previous is None else max(previous, high_watermark)
+        if event.get("last_stable_offset") is not None:
+            self._last_stable_offset(key, int(event["last_stable_offset"]), high_watermark)
+
+    def _last_stable_offset(self, key: tuple[int, int, str, int], stable: int, high_watermark: int) -> None:
+        previous = self.last_stable_offsets.get(key)
+        if previous is not None and stable < previous:
+            self._fail(
+                "LastStableOffsetMonotonic",
+                f"broker {key[0]}, leader of {key[2]} in leader epoch {key[3]}: last stable offset {previous} -> "
+                f"{stable}",
+            )
+        if stable > high_watermark:
+            self._fail(
+                "LastStableOffsetMonotonic",
+                f"broker {key[0]}, leader of {key[2]} in leader epoch {key[3]}: last stable offset {stable} above "
+                f"its high watermark {high_watermark}",
+            )
+        self.last_stable_offsets[key] = stable if previous is None else max(previous, stable)
 
 
 def _isr(event: Mapping[str, Any]) -> tuple[int, ...]:

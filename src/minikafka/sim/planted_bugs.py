@@ -15,11 +15,13 @@ from minikafka.broker.replica import partition as partition_core
 from minikafka.broker.replica.divergence import FollowerTruncation
 from minikafka.broker.replica.partition import AssignEpochStartOffset, Committed, Follower, Leader
 from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.broker.transaction.markers import MarkerChannel
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.control import cluster_control, config_control
 from minikafka.kraft_controller.metadata.image import PartitionRegistration
 from minikafka.kraft_controller.raft.driver import RaftDriver
 from minikafka.kraft_controller.raft.file_log import RaftFileLog
+from minikafka.storage.log_transactions import LogTransactions
 
 Patch = tuple[Any, str, Any]  # (owner, attribute, replacement)
 
@@ -172,6 +174,31 @@ def _commit_stored_one_ahead() -> list[Patch]:
     return [(offset_commit_api, "commit_offsets", commit_offsets)]
 
 
+def _stable_offset_ignores_open_transactions() -> list[Patch]:
+    """A partition's last stable offset is its high watermark, whatever transactions are still undecided below it: a
+    read_committed consumer reads a transaction's records before its producer has asked to commit it, and those of
+    transactions later aborted."""
+
+    def last_stable_offset(self: LogTransactions, state: Any, high_watermark: int) -> int:
+        return high_watermark
+
+    return [(LogTransactions, "last_stable_offset", last_stable_offset)]
+
+
+def _commit_marker_to_first_partition() -> list[Patch]:
+    """The transaction coordinator has the COMMIT marker written to the first of a transaction's partitions only
+    (and counts the transaction complete): the rest stay open at their leaders until a later marker of the same
+    producer ends them, which may be an ABORT."""
+    original = MarkerChannel.write
+
+    async def write(self: MarkerChannel, marker: Any, partitions: Any, still_wanted: Any) -> bool:
+        if marker.commit and partitions:
+            partitions = frozenset([min(partitions, key=lambda p: (p.topic, p.partition))])
+        return await original(self, marker, partitions, still_wanted)
+
+    return [(MarkerChannel, "write", write)]
+
+
 PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "leader-acks-before-replication": _leader_acks_before_replication,
     "raft-counts-unflushed": _raft_counts_unflushed,
@@ -186,6 +213,8 @@ PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "raft-log-not-fsynced": _raft_log_not_fsynced,
     "sync-hands-one-assignment-to-all": _sync_hands_one_assignment_to_all,
     "commit-stored-one-ahead": _commit_stored_one_ahead,
+    "stable-offset-ignores-open-transactions": _stable_offset_ignores_open_transactions,
+    "commit-marker-to-first-partition": _commit_marker_to_first_partition,
 }
 
 

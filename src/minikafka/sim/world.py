@@ -30,6 +30,7 @@ from typing import Any
 import structlog
 
 from minikafka.broker.log_manager import TopicPartition
+from minikafka.client.consumer import READ_COMMITTED
 from minikafka.client.producer import RecordMetadata
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import PeerChannels
@@ -81,6 +82,8 @@ from minikafka.sim.invariants import (
 )
 from minikafka.sim.network import NetworkFaults, SimNetwork
 from minikafka.sim.planted_bugs import planted
+from minikafka.sim.transaction_invariants import LeaderLso, TransactionInvariants
+from minikafka.sim.transactions import TXN_TOPIC, ReadCommittedConsumer, transactional_producer
 from minikafka.sim.virtual_loop import VirtualTimeLoop
 
 TOPIC = "sim"
@@ -259,6 +262,7 @@ class World:
         self.invariants = Invariants()
         self.events = EventInvariants()
         self.clients = ClientInvariants(self._highest_high_watermark)
+        self.transactions = TransactionInvariants()
         trace.observers.append(self._observe_client_event)
         self.matched: dict[tuple[int, int, int], int] = {}  # LogMatching: how far each pair of replicas matched
         trace.observers.append(self._observe)
@@ -274,6 +278,7 @@ class World:
         self.overlapping: list[str] = []  # how faults overlapped: one struck before the cluster recovered from another
         self.member_kills: MemberKills | None = None
         self.client_tasks: list[asyncio.Task[Any]] = []
+        self.producing: list[asyncio.Task[Any]] = []  # the producers, transactional ones too
         self.killing: asyncio.Task[None] | None = None  # the group members' kills, while the faults run
 
     def _kafka(self, broker: int) -> dict[str, str]:
@@ -283,7 +288,10 @@ class World:
             return {}
         grpc_listener = broker_address(broker)
         kafka = f"{grpc_listener.rpartition(':')[0]}:{KAFKA_PORT}"
-        return {"listeners": f"GRPC://{grpc_listener},PLAINTEXT://{kafka}", "offsets.topic.num.partitions": "3"}
+        listeners = {"listeners": f"GRPC://{grpc_listener},PLAINTEXT://{kafka}", "offsets.topic.num.partitions": "3"}
+        if self.settings.clients.transactional:
+            listeners["transaction.state.log.num.partitions"] = "3"
+        return listeners
 
     def kafka_bootstrap(self) -> list[str]:
         return [f"{broker_address(b).rpartition(':')[0]}:{KAFKA_PORT}" for b in BROKER_IDS]
@@ -354,9 +362,28 @@ class World:
             self.violated(self.events.violations.pop(0))
         while self.clients.violations:
             self.violated(self.clients.violations.pop(0))
+        if self.settings.clients.transactional:
+            self.transactions.check_torn()
+            self.transactions.check_stable(self.txn_leaders(), asyncio.get_running_loop().time())
+            while self.transactions.violations:
+                self.violated(self.transactions.violations.pop(0))
         self.violated(self._client_failed())
         if self.steps % LOG_MATCHING_STEPS == 0:
             self.violated(log_matching(replicas, self.matched))
+
+    def txn_leaders(self) -> list[LeaderLso]:
+        """The last stable offset of every replica of the transactional topic that leads (a read_committed fetch
+        reads below it)."""
+        found = []
+        for node_id in BROKER_IDS:
+            broker = self.processes[node_id].parts.get("broker")
+            if broker is None:
+                continue
+            for partition in range(self.topic.partitions):
+                replica = broker.manager.replicas.get(TopicPartition(TXN_TOPIC, partition))
+                if replica is not None and replica.leader is not None:
+                    found.append(LeaderLso(node_id, partition, replica.log.last_stable_offset))
+        return found
 
     def _client_failed(self) -> Violation | None:
         """A client's task ended with an error: the run would otherwise go on without it and look held."""
@@ -465,19 +492,23 @@ class World:
 
         if not await self.run_until(serving, START_TIMEOUT_S):
             raise Violated(Violation("ClusterStarts", f"the brokers were not all serving after {START_TIMEOUT_S}s"))
-        created = await self._in_client(self._create_topic())
+        created = await self._in_client(self._create_topic(TOPIC))
         if not created or not await self.run_until(self.full_isrs, START_TIMEOUT_S):
             raise Violated(Violation("ClusterStarts", f"topic {TOPIC} was not created with full ISRs"))
         self.note(f"topic {TOPIC} created with {self.topic.partitions} partitions")
+        if self.settings.clients.transactional:
+            if not await self._in_client(self._create_topic(TXN_TOPIC)):
+                raise Violated(Violation("ClusterStarts", f"topic {TXN_TOPIC} was not created"))
+            self.note(f"topic {TXN_TOPIC} created with {self.topic.partitions} partitions")
 
     def _in_client(self, coroutine: Any) -> asyncio.Task[Any]:
         return asyncio.get_running_loop().create_task(coroutine, context=self.client_context)
 
-    async def _create_topic(self) -> bool:
+    async def _create_topic(self, name: str) -> bool:
         channels = PeerChannels()
         spec = self.topic
         Creatable = controller_pb2.CreateTopicsRequest.CreatableTopic
-        topic = Creatable(name=TOPIC, configs=dict(spec.configs))
+        topic = Creatable(name=name, configs=dict(spec.configs))
         if spec.assignment:
             topic.num_partitions, topic.replication_factor = -1, -1
             for index, replicas in enumerate(spec.assignment):
@@ -519,9 +550,44 @@ class World:
             )
             for index, spec in enumerate(mix.producers)
         ]
-        readers = [self._in_client(PlainConsumer(name, bootstrap, TOPIC, self.clients).run()) for name in self.readers]
-        self.client_tasks = [*producers, *readers, *self._start_group(bootstrap)]
+        readers = [
+            self._in_client(PlainConsumer(name, bootstrap, TOPIC, self.clients, mix.isolation_level).run())
+            for name in self.readers
+        ]
+        transactional = self._start_transactional(bootstrap, stop)
+        self.producing = [*producers, *transactional[: mix.transactional]]
+        self.client_tasks = [*self.producing, *readers, *transactional[mix.transactional :]]
+        self.client_tasks += self._start_group(bootstrap)
         return self.client_tasks
+
+    def _start_transactional(self, bootstrap: list[str], stop: asyncio.Event) -> list[asyncio.Task[Any]]:
+        """The transactional producers (until `stop`), then a read_committed reader of their topic for each
+        read_committed plain consumer; each producer's commits, aborts and crashes drawn from its own source."""
+        mix, partitions = self.settings.clients, list(range(self.topic.partitions))
+        producers = [
+            self._in_client(
+                transactional_producer(
+                    self.kafka_bootstrap(),
+                    f"t{n}",
+                    partitions,
+                    stop,
+                    self.transactions,
+                    random.Random(self.settings.seed * 7919 + 100 + n),
+                )
+            )
+            for n in range(mix.transactional)
+        ]
+        readers = [
+            self._in_client(ReadCommittedConsumer(name, bootstrap, self.transactions).run())
+            for name in self.txn_readers
+        ]
+        return [*producers, *readers]
+
+    @property
+    def txn_readers(self) -> list[str]:
+        """The plain consumers that read the transactional topic: the read_committed ones."""
+        mix = self.settings.clients
+        return self.readers if mix.transactional and mix.isolation_level == READ_COMMITTED else []
 
     def _start_group(self, bootstrap: list[str]) -> list[asyncio.Task[Any]]:
         """The group's members, killed and restarted at seeded times (not while the faults are healed)."""
@@ -560,6 +626,8 @@ class World:
     def read_everything(self) -> bool:
         """Every plain consumer and the group have read every acks=all acknowledged record."""
         group = [None] if self.settings.clients.group_members else []
+        if any(self.transactions.unread(r) or self.transactions.behind(r) for r in self.txn_readers):
+            return False
         return not any(self.clients.unread(reader) for reader in [*self.readers, *group])
 
     def check_reads(self) -> None:
@@ -567,16 +635,25 @@ class World:
         consumer and by the group."""
         self.clients.check_final(self.readers, GROUP if self.settings.clients.group_members else None)
         mix = self.settings.clients
+        if mix.transactional:
+            self.transactions.check_final(self.txn_readers)
+            self.observed["transactions"] = self.transactions.counts()
         self.observed["clients"] = (
             f"producers {', '.join(p.label for p in mix.producers)}; {mix.consumers} consumer(s); a group of "
             f"{mix.group_members}"
         )
+        if mix.transactional:
+            self.observed["clients"] += (
+                f"; {mix.transactional} transactional producer(s), {len(self.txn_readers)} read_committed reader(s)"
+            )
         self.observed["consumed"] = self.clients.reads
         self.observed["commits"] = self.clients.commits_seen
         self.observed["lost_acks_one"] = self.clients.lost_acks_one()
         self.observed["member_kills"] = self.member_kills.kills if self.member_kills is not None else 0
         while self.clients.violations:
             self.violated(self.clients.violations.pop(0))
+        while self.transactions.violations:
+            self.violated(self.transactions.violations.pop(0))
 
     def _acknowledged(self, value: bytes, done: asyncio.Future[RecordMetadata]) -> None:
         if done.cancelled() or done.exception() is not None:
@@ -775,7 +852,7 @@ async def run_fault_plan(world: World) -> None:
     )
     stop = asyncio.Event()
     clients = world.start_clients(stop)
-    producing = clients[: len(settings.clients.producers)]
+    producing = world.producing
     try:
         started = loop.time()
         for steps in overlapping_groups(plan):

@@ -1,6 +1,7 @@
 """The world's checks of `analyze`'s invariants (LogMatching, ElrMembersComplete, NoStaleBrokerEpochInIsr,
-OneLeaderPerLeaderEpoch, EpochsMonotonic, HighWatermarkMonotonic) on the nodes' events and logs: each one holds on
-what a correct run logs and breaks on what a broken one does, on events shaped as the nodes log them."""
+OneLeaderPerLeaderEpoch, EpochsMonotonic, HighWatermarkMonotonic, LastStableOffsetMonotonic) on the nodes' events
+and logs: each one holds on what a correct run logs and breaks on what a broken one does, on events shaped as the
+nodes log them."""
 
 from __future__ import annotations
 
@@ -176,3 +177,12 @@ def test_a_corrupted_replica_is_looked_at_without_taking_its_log_dir_offline() -
     corrupted = [line for line in result.trace if "sim_step corrupt: broker" in line and "batch at offset" in line]
     assert len(corrupted) >= 3
     assert not any("sim_node_exited" in line for line in result.trace)
+
+
+def test_a_last_stable_offset_going_back_or_above_the_high_watermark_breaks_its_monotonicity() -> None:
+    advanced = {"event": "high_watermark_advanced", "partition": "sim-txn-0", "leader_epoch": 1}
+    assert feed([(1, {**advanced, "high_watermark": 10, "last_stable_offset": 8})]) == []
+    went_back = [(1, {**advanced, "high_watermark": 10, "last_stable_offset": 8}), (1, {**advanced,
+                 "high_watermark": 12, "last_stable_offset": 6})]  # fmt: skip
+    assert feed(went_back) == ["LastStableOffsetMonotonic"]
+    assert feed([(1, {**advanced, "high_watermark": 10, "last_stable_offset": 11})]) == ["LastStableOffsetMonotonic"]

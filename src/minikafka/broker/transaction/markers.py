@@ -121,7 +121,9 @@ class MarkerChannel:
     def _by_leader(self, remaining: set[TopicPartition], marker: EndTxnMarker) -> dict[int, list[TopicPartition]]:
         image = self.manager.metadata.image
         by_leader: dict[int, list[TopicPartition]] = defaultdict(list)
-        for tp in list(remaining):
+        # In partition order, not the set's (which follows string hashing): the requests go out in the same order in
+        # every process, as a simulated run's replay needs.
+        for tp in sorted(remaining, key=lambda tp: (tp.topic, tp.partition)):
             topic = image.topics_by_name.get(tp.topic)
             registration = topic.partitions.get(tp.partition) if topic is not None else None
             if registration is None:
