@@ -170,14 +170,17 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         resolution: float = self._clock_resolution  # type: ignore[attr-defined]
         if scheduled and scheduled[0][0] - self._now < resolution:
             self._now = max(self._now, scheduled[0][0])
-        scheduled = self._drop_cancelled_timers(scheduled)
+        if self._timer_cancelled_count:  # it counts at least the cancelled timers still in the heap
+            scheduled = self._drop_cancelled_timers(scheduled)
         ready: collections.deque[asyncio.Handle] = self._ready  # type: ignore[attr-defined]
         timeout = None
         if ready or self._stopping:  # type: ignore[attr-defined]
             timeout = 0.0
         elif scheduled:
             timeout = min(max(0, scheduled[0][0] - self._now), _MAXIMUM_SELECT_TIMEOUT_S)
-        self._process_events(self._selector.select(timeout))  # type: ignore[attr-defined]
+        events = self._selector.select(timeout)  # type: ignore[attr-defined]
+        if events:
+            self._process_events(events)  # type: ignore[attr-defined]
         end_time = self._now + resolution
         while scheduled and scheduled[0][0] < end_time:
             timer = heapq.heappop(scheduled)[1]
@@ -189,7 +192,13 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
             handle = popleft()
             if handle._cancelled or (paused and self._holds(handle)):
                 continue
-            handle._run()
+            try:  # Handle._run's body, without its frame
+                handle._context.run(handle._callback, *handle._args)  # type: ignore[attr-defined]
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException as error:  # noqa: BLE001 - to the exception handler, as Handle._run does
+                message = f"Exception in callback {handle._callback!r}"  # type: ignore[attr-defined]
+                self.call_exception_handler({"message": message, "exception": error, "handle": handle})
 
     def _drop_cancelled_timers(
         self, scheduled: list[tuple[float, asyncio.TimerHandle]]
