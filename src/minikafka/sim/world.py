@@ -34,7 +34,7 @@ from minikafka.client.producer import RecordMetadata
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import PeerChannels
 from minikafka.common.node_environment import SimulatedNode, enter_simulated_node, simulated_node
-from minikafka.common.record_batch import HEADER_SIZE, CorruptRecordError, read_header
+from minikafka.common.record_batch import CorruptRecordError
 from minikafka.deploy.chaos_schedule import (
     CONTROLLER_FLAPS,
     ChaosPlanConfig,
@@ -74,6 +74,7 @@ from minikafka.sim.invariants import (
     RaftNode,
     Violation,
     batches_between,
+    header_spans,
     log_matching,
     records_between,
 )
@@ -832,17 +833,14 @@ def _segment_from(segment: Any, offset: int, max_bytes: int) -> bytes:
     if segment.log.size - position > max_bytes:
         return bytes(segment.read(offset, max_bytes, None, True))
     data = segment.log.read(position, segment.log.size - position)
-    at = 0
-    while at + HEADER_SIZE <= len(data):
-        try:
-            batch = read_header(data, at, require_body=False)
-        except CorruptRecordError:
-            return b""
-        if at + batch.size > len(data):
-            return b""
-        if batch.last_offset >= offset:
-            return bytes(data[at:])
-        at += batch.size
+    try:
+        for batch in header_spans(data, 0, require_body=False):
+            if batch.position + batch.size > len(data):
+                return b""
+            if batch.last_offset >= offset:
+                return bytes(data[batch.position :])
+    except CorruptRecordError:
+        pass
     return b""
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
-from minikafka.common.record_batch import Record, build_batch
+from minikafka.common.record_batch import HEADER_SIZE, CorruptRecordError, Record, build_batch, iter_batches
+from minikafka.sim.invariants import header_spans
 from minikafka.sim.world import _segment_from
 from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.segment import LogSegment
@@ -35,3 +37,37 @@ def test_a_torn_tail_is_read_as_the_segment_reads_it(tmp_path: Path) -> None:
     segment.log.append(build_batch([Record(b"torn" * 20)], base_offset=end)[:-9])
     for offset in range(end - 12, end + 2):
         assert _segment_from(segment, offset, 1 << 20) == segment.read(offset, 1 << 20, None, True)
+
+
+def _read_header_walk(data: bytes) -> list[tuple[int, int, int, int, int]] | str:
+    try:
+        return [
+            (b.position, b.size, b.base_offset, b.last_offset, b.partition_leader_epoch) for b in iter_batches(data)
+        ]
+    except CorruptRecordError:
+        return "corrupt"
+
+
+def _spans_walk(data: bytes) -> list[tuple[int, int, int, int, int]] | str:
+    try:
+        return [(s.position, s.size, s.base_offset, s.last_offset, s.leader_epoch) for s in header_spans(data)]
+    except CorruptRecordError:
+        return "corrupt"
+
+
+def test_the_world_s_header_walk_accepts_and_refuses_what_read_header_does() -> None:
+    rng = random.Random(7)
+    whole = b"".join(
+        build_batch([Record(b"x" * rng.randint(0, 40)) for _ in range(rng.randint(1, 4))], base_offset=10 * n)
+        for n in range(12)
+    )
+    assert _spans_walk(whole) == _read_header_walk(whole) != "corrupt"
+    starts = [b.position for b in iter_batches(whole)][:3]
+    for start in starts:
+        for at in range(start, start + HEADER_SIZE):  # every header field: magic, length, counts, deltas
+            for value in (0x00, 0x80, 0xFF):
+                damaged = bytearray(whole)
+                damaged[at] = value
+                assert _spans_walk(bytes(damaged)) == _read_header_walk(bytes(damaged))
+    for cut in range(len(whole)):  # a torn tail anywhere
+        assert _spans_walk(whole[:cut]) == _read_header_walk(whole[:cut])
