@@ -160,7 +160,13 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     def call_later(
         self, delay: float, callback: Callable[[*Ts], object], *args: *Ts, context: contextvars.Context | None = None
     ) -> asyncio.TimerHandle:
-        return self.call_at(self._now + delay, callback, *args, context=context)
+        when = self._now + delay
+        if self._closed or self._debug:  # type: ignore[attr-defined]  # call_at's checks: an error, or debug's
+            return self.call_at(when, callback, *args, context=context)
+        timer = asyncio.TimerHandle(when, callback, args, self, context)  # the rest of call_at, one frame less
+        heapq.heappush(self._scheduled, (when, timer))
+        timer._scheduled = True  # type: ignore[attr-defined]
+        return timer
 
     def _run_once(self) -> None:
         """asyncio's turn (`BaseEventLoop._run_once`) on the pairs' heap, with the virtual clock's rule: a timer
