@@ -162,6 +162,7 @@ def load_config(
     table = config_keys(cls)
     by_name = {key.name: (f, key) for f, key in table}
     allowed_unknown = set(allow_unknown)
+    hints = typing.get_type_hints(cls) if properties else {}  # once: it evaluates every annotation of the class
     values: dict[str, Any] = {}
     for name, text in properties.items():
         if name not in by_name:
@@ -169,7 +170,7 @@ def load_config(
                 continue
             raise ConfigError(f"{source}: unknown config key '{name}'", name)
         f, key = by_name[name]
-        values[f.name] = _convert(key.name, text, _field_type(cls, f.name), source)
+        values[f.name] = _convert(key.name, text, hints[f.name], source)
     for f, key in table:
         if f.name not in values and key.required:
             raise ConfigError(f"{source}: missing required config key '{key.name}'", key.name)
@@ -217,21 +218,18 @@ def to_properties(instance: Any) -> str:
 def describe_keys(cls: type) -> list[dict[str, Any]]:
     """The key table as data (name, type, default, doc) for docs and `--help`."""
     rows = []
+    hints = typing.get_type_hints(cls)
     for f, key in config_keys(cls):
         rows.append(
             {
                 "name": key.name,
-                "type": _type_name(_field_type(cls, f.name)),
+                "type": _type_name(hints[f.name]),
                 "default": None if key.required else f.default,
                 "required": key.required,
                 "doc": key.doc,
             }
         )
     return rows
-
-
-def _field_type(cls: type, name: str) -> Any:
-    return typing.get_type_hints(cls)[name]
 
 
 def _type_name(tp: Any) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextvars
+import heapq
 import itertools
 import random
 import selectors
@@ -26,6 +27,10 @@ Ts = TypeVarTuple("Ts")
 
 # 2023-11-14T22:13:20Z: an arbitrary fixed epoch, so record timestamps and retention are the same every run.
 WALL_START_S = 1_700_000_000.0
+# asyncio's own limits (base_events): the longest select, and when cancelled timers are purged from the heap.
+_MAXIMUM_SELECT_TIMEOUT_S = 24 * 3600
+_MIN_SCHEDULED_TIMER_HANDLES = 100
+_MIN_CANCELLED_TIMER_HANDLES_FRACTION = 0.5
 
 
 class Deadlock(RuntimeError):
@@ -34,17 +39,24 @@ class Deadlock(RuntimeError):
 
 class _JumpingSelector(selectors.BaseSelector):
     """Ready I/O (the loop's own wake-up pipe, in-memory sockets) is returned at once; where the loop would block
-    until its next timer, the virtual clock jumps there instead."""
+    until its next timer, the virtual clock jumps there instead. While the only file registered is the loop's
+    wake-up pipe and nothing was written to it (`must_poll` says), there is nothing to ask the OS."""
 
-    def __init__(self, advance: Callable[[float], None]) -> None:
+    def __init__(self, advance: Callable[[float], None], must_poll: Callable[[int], bool]) -> None:
         self._real = selectors.DefaultSelector()
         self._advance = advance
+        self._must_poll = must_poll
+        self._registered = 0
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
-        return self._real.register(fileobj, events, data)
+        key = self._real.register(fileobj, events, data)
+        self._registered += 1
+        return key
 
     def unregister(self, fileobj: Any) -> selectors.SelectorKey:
-        return self._real.unregister(fileobj)
+        key = self._real.unregister(fileobj)
+        self._registered -= 1
+        return key
 
     def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
         return self._real.modify(fileobj, events, data)
@@ -56,7 +68,7 @@ class _JumpingSelector(selectors.BaseSelector):
         self._real.close()
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        ready = self._real.select(0)
+        ready = self._real.select(0) if self._must_poll(self._registered) else []
         if ready or timeout == 0:
             return ready
         if timeout is None:
@@ -66,7 +78,13 @@ class _JumpingSelector(selectors.BaseSelector):
 
 
 class VirtualTimeLoop(asyncio.SelectorEventLoop):
-    """`seed` seeds `random`, the source `minikafka.common.clock.new_random` draws the shells' randomness from."""
+    """`seed` seeds `random`, the source `minikafka.common.clock.new_random` draws the shells' randomness from.
+
+    Its timers are kept as (when, handle) pairs: tuples compare their float first, in C, where asyncio's handles
+    compare in Python; two pairs compare as their handles do, so the heap orders them as asyncio's would."""
+
+    _scheduled: list[tuple[float, asyncio.TimerHandle]]  # asyncio's heap of timers, here of pairs
+    _timer_cancelled_count: int
 
     def __init__(
         self,
@@ -79,11 +97,11 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._now = start_s
         self._wall_offset = wall_start_s - start_s
         self.random = random.Random(seed)
-        super().__init__(_JumpingSelector(self._advance))
+        self._woken = False  # something was written to the loop's wake-up pipe since it was last polled
+        super().__init__(_JumpingSelector(self._advance, self._must_poll))
         self.set_task_factory(_file_under_node)
         self.paused: set[int] = set()  # the simulated nodes (ids) whose callbacks are held, as SIGSTOP holds a process
         self._held: list[asyncio.Handle] = []
-        self._ready = _Ready(self)
 
     def pause(self, node_id: int) -> None:
         """Nothing of the node runs (its timers, its I/O, its handlers of others' calls) until `resume`."""
@@ -96,10 +114,11 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
             if simulated_node_of(handle._context).node_id in self.paused:  # type: ignore[attr-defined, union-attr]
                 self._held.append(handle)
             else:
-                self._ready.append(handle)
+                self._ready.append(handle)  # type: ignore[attr-defined]
 
     def _holds(self, handle: asyncio.Handle) -> bool:
-        if not self.paused or handle.cancelled():
+        """A paused node's callback, come due: set aside until it resumes, in the order they came due."""
+        if handle.cancelled():
             return False
         node = simulated_node_of(handle._context)  # type: ignore[attr-defined]
         if node is None or node.node_id not in self.paused:
@@ -117,14 +136,97 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     def _advance(self, seconds: float) -> None:
         self._now += seconds
 
+    def _write_to_self(self) -> None:
+        self._woken = True
+        super()._write_to_self()  # type: ignore[misc]
+
+    def _must_poll(self, registered: int) -> bool:
+        """Files other than the wake-up pipe, a byte written to it, or signals that would write one."""
+        woken, self._woken = self._woken, False
+        return woken or registered > 1 or bool(self._signal_handlers)  # type: ignore[attr-defined]
+
+    def call_at(
+        self, when: float, callback: Callable[[*Ts], object], *args: *Ts, context: contextvars.Context | None = None
+    ) -> asyncio.TimerHandle:
+        self._check_closed()  # type: ignore[attr-defined]
+        if self.get_debug():
+            self._check_thread()  # type: ignore[attr-defined]
+            self._check_callback(callback, "call_at")  # type: ignore[attr-defined]
+        timer = asyncio.TimerHandle(when, callback, args, self, context)
+        heapq.heappush(self._scheduled, (when, timer))
+        timer._scheduled = True  # type: ignore[attr-defined]
+        return timer
+
+    def call_later(
+        self, delay: float, callback: Callable[[*Ts], object], *args: *Ts, context: contextvars.Context | None = None
+    ) -> asyncio.TimerHandle:
+        when = self._now + delay
+        if self._closed or self._debug:  # type: ignore[attr-defined]  # call_at's checks: an error, or debug's
+            return self.call_at(when, callback, *args, context=context)
+        timer = asyncio.TimerHandle(when, callback, args, self, context)  # the rest of call_at, one frame less
+        heapq.heappush(self._scheduled, (when, timer))
+        timer._scheduled = True  # type: ignore[attr-defined]
+        return timer
+
     def _run_once(self) -> None:
-        """A timer within the clock's resolution of now fires this turn (asyncio's rule); the clock moves to it
-        first, or code reading the time after it fired would find itself still before it, and wait again for a
-        moment the clock never reaches."""
-        scheduled = self._scheduled  # type: ignore[attr-defined]
-        if scheduled and scheduled[0].when() - self._now < self._clock_resolution:  # type: ignore[attr-defined]
-            self._now = max(self._now, scheduled[0].when())
-        super()._run_once()  # type: ignore[misc]
+        """asyncio's turn (`BaseEventLoop._run_once`) on the pairs' heap, with the virtual clock's rule: a timer
+        within the clock's resolution of now fires this turn; the clock moves to it first, or code reading the time
+        after it fired would find itself still before it, and wait again for a moment the clock never reaches."""
+        scheduled = self._scheduled
+        resolution: float = self._clock_resolution  # type: ignore[attr-defined]
+        if scheduled and scheduled[0][0] - self._now < resolution:
+            self._now = max(self._now, scheduled[0][0])
+        if self._timer_cancelled_count:  # it counts at least the cancelled timers still in the heap
+            scheduled = self._drop_cancelled_timers(scheduled)
+        ready: collections.deque[asyncio.Handle] = self._ready  # type: ignore[attr-defined]
+        timeout = None
+        if ready or self._stopping:  # type: ignore[attr-defined]
+            timeout = 0.0
+        elif scheduled:
+            timeout = min(max(0, scheduled[0][0] - self._now), _MAXIMUM_SELECT_TIMEOUT_S)
+        events = self._selector.select(timeout)  # type: ignore[attr-defined]
+        if events:
+            self._process_events(events)  # type: ignore[attr-defined]
+        end_time = self._now + resolution
+        while scheduled and scheduled[0][0] < end_time:
+            timer = heapq.heappop(scheduled)[1]
+            timer._scheduled = False  # type: ignore[attr-defined]
+            ready.append(timer)
+        # Only what is ready now; what these callbacks make ready runs next turn, after another poll.
+        paused, popleft = self.paused, ready.popleft
+        for _ in range(len(ready)):
+            handle = popleft()
+            if handle._cancelled or (paused and self._holds(handle)):
+                continue
+            try:  # Handle._run's body, without its frame
+                handle._context.run(handle._callback, *handle._args)  # type: ignore[attr-defined]
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException as error:  # noqa: BLE001 - to the exception handler, as Handle._run does
+                message = f"Exception in callback {handle._callback!r}"  # type: ignore[attr-defined]
+                self.call_exception_handler({"message": message, "exception": error, "handle": handle})
+
+    def _drop_cancelled_timers(
+        self, scheduled: list[tuple[float, asyncio.TimerHandle]]
+    ) -> list[tuple[float, asyncio.TimerHandle]]:
+        """asyncio's rule: every cancelled timer once they are most of many, else those at the heap's head."""
+        count = len(scheduled)
+        cancelled = self._timer_cancelled_count
+        if count > _MIN_SCHEDULED_TIMER_HANDLES and cancelled / count > _MIN_CANCELLED_TIMER_HANDLES_FRACTION:
+            kept = []
+            for entry in scheduled:
+                if entry[1]._cancelled:
+                    entry[1]._scheduled = False  # type: ignore[attr-defined]
+                else:
+                    kept.append(entry)
+            heapq.heapify(kept)
+            self._scheduled = kept
+            self._timer_cancelled_count = 0
+            return kept
+        while scheduled and scheduled[0][1]._cancelled:
+            self._timer_cancelled_count -= 1
+            heapq.heappop(scheduled)[1]._scheduled = False  # type: ignore[attr-defined]
+        return scheduled
 
     def run_in_executor(self, executor: Any, func: Callable[[*Ts], T], *args: *Ts) -> asyncio.Future[T]:
         """Thread-pool work runs on the loop, not a thread: at once, or after a seeded latency when the loop was
@@ -144,21 +246,6 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         else:
             self.call_later(self.random.uniform(*self.executor_latency_ms) / 1000, run)
         return future
-
-
-class _Ready(collections.deque[asyncio.Handle]):
-    """The loop's ready queue: a paused node's callbacks are set aside as they come due (a cancelled stand-in is
-    run in their place) and run again once it resumes, in the order they came due."""
-
-    def __init__(self, loop: VirtualTimeLoop) -> None:
-        super().__init__()
-        self._loop = loop
-        self._skip = asyncio.Handle(lambda: None, (), loop)
-        self._skip.cancel()
-
-    def popleft(self) -> asyncio.Handle:
-        handle = super().popleft()
-        return self._skip if self._loop._holds(handle) else handle
 
 
 _CREATED = itertools.count()

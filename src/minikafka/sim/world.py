@@ -77,6 +77,7 @@ from minikafka.sim.invariants import (
     RaftNode,
     Violation,
     batches_between,
+    header_spans,
     log_matching,
     records_between,
 )
@@ -887,9 +888,28 @@ def _read_raw(log: Any, offset: int, max_bytes: int) -> bytes:
         return b""
     slot = bisect.bisect_right([s.base_offset for s in log.segments], offset) - 1
     for segment in log.segments[max(slot, 0) :]:
-        data = segment.read(offset, max_bytes, None, True)
+        data = _segment_from(segment, offset, max_bytes)
         if data:
-            return bytes(data)
+            return data
+    return b""
+
+
+def _segment_from(segment: Any, offset: int, max_bytes: int) -> bytes:
+    """What `segment.read(offset, max_bytes, None, True)` answers: the segment from the first whole batch whose last
+    offset is at or after `offset` (none past a torn or impossible header), its headers walked in one read of the
+    file from the index entry before `offset` rather than one read per header."""
+    _indexed, position = segment.index.lookup(offset)
+    if segment.log.size - position > max_bytes:
+        return bytes(segment.read(offset, max_bytes, None, True))
+    data = segment.log.read(position, segment.log.size - position)
+    try:
+        for batch in header_spans(data, 0, require_body=False):
+            if batch.position + batch.size > len(data):
+                return b""
+            if batch.last_offset >= offset:
+                return bytes(data[batch.position :])
+    except CorruptRecordError:
+        pass
     return b""
 
 

@@ -110,3 +110,47 @@ def test_a_paused_node_runs_nothing_until_it_resumes_while_the_others_go_on() ->
     assert ticks[2] == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
     # the tick due at 3 s ran on resuming at 7.5 s, like a stopped process's overdue timer
     assert ticks[1] == [1.0, 2.0, 7.5, 8.5]
+
+
+def _firing_order(loop: asyncio.AbstractEventLoop) -> list[int]:
+    """Timers at few distinct moments (many at the same one), some cancelled, all due in one turn: the order the
+    loop's heap gives them."""
+    fired: list[int] = []
+    base = loop.time()
+    timers = [loop.call_at(base - 1 + (n * 7919 % 13) / 100, fired.append, n) for n in range(300)]
+    for timer in timers[::3]:
+        timer.cancel()
+    loop.call_later(0, loop.stop)
+    loop.run_forever()
+    return fired
+
+
+def test_timers_due_at_the_same_moment_fire_in_asyncio_s_own_order() -> None:
+    """The virtual loop keeps its timers as (when, handle) pairs: the order must stay asyncio's, replays depend on
+    it."""
+    virtual, real = VirtualTimeLoop(), asyncio.SelectorEventLoop()
+    try:
+        assert _firing_order(virtual) == _firing_order(real)
+    finally:
+        virtual.close()
+        real.close()
+
+
+def test_a_failing_callback_goes_to_the_exception_handler_and_the_loop_goes_on() -> None:
+    seen: list[BaseException] = []
+    loop = VirtualTimeLoop()
+    loop.set_exception_handler(lambda _loop, context: seen.append(context["exception"]))
+
+    def fail() -> None:
+        raise ValueError("boom")
+
+    async def main() -> float:
+        loop.call_soon(fail)
+        await asyncio.sleep(1)
+        return loop.time()
+
+    try:
+        assert loop.run_until_complete(main()) == 1.0
+    finally:
+        loop.close()
+    assert [repr(error) for error in seen] == [repr(ValueError("boom"))]
