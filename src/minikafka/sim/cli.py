@@ -322,14 +322,25 @@ def run_stories(args: argparse.Namespace, settings: SimulationSettings) -> int:
             result = run_story(story, guarded, seed, settings.overrides)
             predicted = (result.violation is None) == guarded
             unexpected += not predicted
-            _print_story(args, story.switch.describe(guarded), name, result, predicted)
+            _print_story(args, story.switch.describe(guarded), name, result, predicted, guarded)
     return 1 if unexpected else 0
 
 
-def _print_story(args: argparse.Namespace, switch: str, name: str, result: SimulationResult, predicted: bool) -> None:
+def story_replay_command(args: argparse.Namespace, name: str, guarded: bool, seed: int) -> str:
+    """The command that runs one side of a story again, to the same trace hash."""
+    parts = ["minikafka", "simulate", "--story", name, "--guard", "on" if guarded else "off", "--first-seed", str(seed)]
+    for item in args.set:
+        parts += ["--set", item]
+    return shlex.join(parts)
+
+
+def _print_story(
+    args: argparse.Namespace, switch: str, name: str, result: SimulationResult, predicted: bool, guarded: bool
+) -> None:
+    replay = story_replay_command(args, name, guarded, result.seed)
     if args.json:
         document = asdict(result)
-        document.update(story=name, switch=switch, as_predicted=predicted)
+        document.update(story=name, switch=switch, as_predicted=predicted, replay=replay)
         document["trace"] = document["trace"] if not predicted else []
         print(json.dumps(document, default=str), flush=True)
         return
@@ -347,3 +358,5 @@ def _print_story(args: argparse.Namespace, switch: str, name: str, result: Simul
         if not predicted:
             print("the events that led to it:")
             print("".join(f"  {line}\n" for line in result.trace), end="", flush=True)
+    if broken or not predicted:
+        print(f"  trace {result.trace_hash}; replay with: {replay}", flush=True)

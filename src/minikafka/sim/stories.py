@@ -15,8 +15,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from minikafka.client.producer import Producer, ProducerConfig, RecordMetadata
-from minikafka.common.errors import KafkaError
-from minikafka.deploy.scenario.library import kip_903, last_replica_standing
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.deploy.scenario import Guard
+from minikafka.deploy.scenario.library import (
+    in_flight_alter_partition,
+    kip_903,
+    last_replica_standing,
+    unclean_election,
+)
+from minikafka.kraft_controller.control.requests import AlterPartitionReassignmentsRequest, ReassignablePartition
 from minikafka.kraft_controller.metadata.image import BrokerRegistration, MetadataImage, PartitionRegistration
 from minikafka.sim.cluster import BROKER_IDS, CONTROLLER_IDS, broker_address
 from minikafka.sim.invariants import Violation
@@ -38,6 +45,11 @@ class Switch:
         if self.planted_bug:
             return "guarded" if guarded else f"planted bug {self.key}"
         return f"{self.key}={self.on if guarded else self.off}"
+
+
+def guard_switch(guard: Guard) -> Switch:
+    """A `scenario` guard's config key and values, as a story's switch."""
+    return Switch(guard.key, guard.on, guard.off)
 
 
 @dataclass(frozen=True)
@@ -562,6 +574,145 @@ RAFT_POWER_LOSS = Story(
 )
 
 
+# ---- unclean.leader.election.enable: an out-of-sync replica elected, at the price Kafka documents ----
+
+IN_SYNC, OUT_OF_SYNC = 1, 2
+
+
+async def _unclean_election(w: World) -> None:
+    """OUT_OF_SYNC fails, IN_SYNC alone acknowledges acks=all writes (min.insync.replicas 1), then fails too, and
+    OUT_OF_SYNC returns. Guarded, the partition waits leaderless for IN_SYNC (in the ELR); unguarded, the controller
+    elects OUT_OF_SYNC from outside the ISR and the writes only IN_SYNC had are gone."""
+    await wait(w, "both replicas join the ISR", lambda: isr_is(w, {IN_SYNC, OUT_OF_SYNC}))
+    observe(w, "acknowledged_by_both", await produce(w, 100, "both"))
+    await crash(w, OUT_OF_SYNC)
+    await wait(w, "the leader shrinks the ISR to itself", lambda: isr_is(w, {IN_SYNC}))
+    observe(w, "acknowledged_alone", await produce(w, 40, "alone"))
+    await crash(w, IN_SYNC)
+    await wait(w, "the last ISR member's session times out", lambda: bool((r := registration(w, IN_SYNC)) and r.fenced))
+    elections_before = len(events(w, "leader_elected"))
+    start(w, OUT_OF_SYNC)
+    await wait(w, "the out-of-sync replica registers again, unfenced", lambda: _unfenced_anew(w, OUT_OF_SYNC))
+    await w.run_for(5.0)  # time for an unclean election, where the setting allows one
+    during = partition(w)
+    assert during is not None
+    observe(w, "with_only_out_of_sync", {"leader": during.leader, "isr": sorted(during.isr), "elr": sorted(during.elr)})
+    elected = [[e["leader"], e["reason"]] for e in events(w, "leader_elected")[elections_before:]]
+    observe(w, "elected", [d for i, d in enumerate(elected) if d not in elected[:i]])
+    start(w, IN_SYNC)
+    await wait(w, "both replicas back in the ISR", lambda: isr_is(w, {IN_SYNC, OUT_OF_SYNC}) and _led_with(w, IN_SYNC))
+    after = partition(w)
+    assert after is not None
+    observe(w, "leader_after", after.leader)
+
+
+def _unfenced_anew(w: World, broker_id: int) -> bool:
+    registered, running = registration(w, broker_id), broker(w, broker_id)
+    return (
+        registered is not None
+        and running is not None
+        and not registered.fenced
+        and registered.incarnation_id == running.lifecycle.incarnation_id
+    )
+
+
+UNCLEAN_ELECTION = Story(
+    unclean_election.NAME,
+    f"{unclean_election.TITLE}; off, the loss is the price the setting is documented to cost",
+    guard_switch(unclean_election.GUARD),
+    _unclean_election,
+    TopicSpec(1, ((IN_SYNC, OUT_OF_SYNC),), {"min.insync.replicas": "1"}),
+    settings=unclean_election.TOPOLOGY.settings,
+    watched=("leader_elected",),
+)
+
+
+# ---- a late AlterPartition computed at an older partition epoch ----
+
+LATE = 3  # with A (the leader) and B: replicas [A, B, LATE], reordered to [A, LATE, B]
+
+
+async def _in_flight_alter_partition(w: World) -> None:
+    """A's AlterPartition adding LATE back is held; LATE falls behind again and the replicas are reordered (a new
+    partition epoch, the same leader and ISR); A and B acknowledge writes; then the stale request arrives. Accepted,
+    its ISR names LATE, which is elected, first in replica order, when A stops."""
+    await wait(w, "every replica joins the ISR", lambda: isr_is(w, {A, B, LATE}))
+    observe(w, "acknowledged_by_all", await produce(w, 50, "all"))
+    w.network.partition([LATE], [A, B])  # LATE keeps its session with the controllers: it stays unfenced
+    w._in_client(_produce(w, 20, "lag", 0))  # traffic LATE misses: an idle follower at the log end stays in sync
+    await wait(w, "LATE falls behind; A shrinks the ISR to [A, B]", lambda: isr_is(w, {A, B}))
+    broker(w, A).manager.alter_partition.holding = True
+    w.network.heal()
+    await wait(w, "LATE catches up; A's AlterPartition adding it is held", lambda: _holds_proposal(w))
+    w.network.partition([LATE], [A, B])
+    stale = partition(w)
+    assert stale is not None
+    await reassign(w, (A, LATE, B))
+    observe(w, "partition_epochs", [stale.partition_epoch, _partition_epoch(w)])
+    observe(w, "acknowledged_without_late", await produce(w, 200, "new"))
+    answered = len(events(w, "alter_partition_accepted")) + len(events(w, "alter_partition_rejected"))
+    release_held_alter_partitions(w, A)
+    await wait(
+        w,
+        "the controller answers A's stale AlterPartition",
+        lambda: len(events(w, "alter_partition_accepted")) + len(events(w, "alter_partition_rejected")) > answered,
+    )
+    registered = partition(w)
+    assert registered is not None
+    observe(w, "isr_after_stale_request", sorted(registered.isr))
+    observe(w, "rejected", [e["error"] for e in events(w, "alter_partition_rejected") if e.get("broker_id") == A])
+    await stop(w, A)
+    await wait(w, "A stops; the controller elects another ISR member", lambda: leads(w, B) or leads(w, LATE))
+    observe(w, "leader_after_a_stops", B if leads(w, B) else LATE)
+    w.network.heal()
+    start(w, A)
+    await wait(w, "every replica back in the ISR", lambda: isr_is(w, {A, B, LATE}) and _led_with(w, A))
+
+
+def _partition_epoch(w: World) -> int:
+    registered = partition(w)
+    return -1 if registered is None else registered.partition_epoch
+
+
+async def reassign(w: World, replicas: tuple[int, ...], index: int = 0) -> None:
+    """AlterPartitionReassignments on the active controller, as its service runs it; waits until it completed."""
+    await wait(w, "an active controller", lambda: _active_controller(w) is not None)
+    node = _active_controller(w)
+    assert node is not None
+    controller = w.processes[node].parts["controller"]
+    request = AlterPartitionReassignmentsRequest((ReassignablePartition(TOPIC, index, replicas),))
+    w.note(f"reassign {TOPIC}-{index} to {list(replicas)}")
+    submitted = w.processes[node].run_as(
+        asyncio.ensure_future, controller.submit(lambda: controller.state.alter_partition_reassignments(request))
+    )
+    await wait(w, f"the reassignment to {list(replicas)} is answered", submitted.done)
+    refused = [r.error_code.name for r in submitted.result().results if r.error_code is not ErrorCode.NONE]
+    if refused:
+        raise Violated(Violation("StoryStalled", f"the reassignment to {list(replicas)} was refused: {refused}"))
+
+    def completed() -> bool:
+        registered = partition(w, index)
+        return registered is not None and tuple(registered.replicas) == replicas
+
+    await wait(w, f"replicas {list(replicas)}", completed)
+
+
+def _active_controller(w: World) -> int | None:
+    active = [c for c in CONTROLLER_IDS if (found := w.processes[c].parts.get("controller")) and found.active]
+    return active[0] if active else None
+
+
+IN_FLIGHT_ALTER_PARTITION = Story(
+    in_flight_alter_partition.NAME,
+    in_flight_alter_partition.TITLE,
+    guard_switch(in_flight_alter_partition.GUARD),
+    _in_flight_alter_partition,
+    TopicSpec(1, ((A, B, LATE),), {"min.insync.replicas": "2"}),
+    settings=in_flight_alter_partition.TOPOLOGY.settings,
+    watched=("alter_partition_accepted", "alter_partition_rejected"),
+)
+
+
 STORIES: dict[str, Story] = {
     story.name: story
     for story in (
@@ -573,5 +724,7 @@ STORIES: dict[str, Story] = {
         PENDING_ISR_SHRINK,
         LOST_ALTER_PARTITION_ANSWER,
         RAFT_POWER_LOSS,
+        UNCLEAN_ELECTION,
+        IN_FLIGHT_ALTER_PARTITION,
     )
 }
