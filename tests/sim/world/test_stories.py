@@ -4,9 +4,14 @@ planted) the new leader is short and acknowledged writes are lost, so each check
 
 from __future__ import annotations
 
+import re
+import shlex
+
 import pytest
 
+from minikafka.cli import main
 from minikafka.sim.stories import (
+    IN_FLIGHT_ALTER_PARTITION,
     KIP_903,
     LAST_REPLICA_STANDING,
     LOST_ALTER_PARTITION_ANSWER,
@@ -16,6 +21,7 @@ from minikafka.sim.stories import (
     PENDING_ISR_SHRINK,
     RAFT_POWER_LOSS,
     STORIES,
+    UNCLEAN_ELECTION,
     Story,
     run_story,
 )
@@ -53,6 +59,42 @@ def test_kip_903_without_the_check_the_wiped_broker_leads_and_every_acknowledged
     assert seen["rejected"] == [] and seen["isr_after_stale_request"] == [1, 2]
     assert seen["while_a_down"]["leader"] == 2  # B, with its wiped disk, elected from the ISR
     assert seen["acknowledged_alone"] == 200 and seen["lost"] == 200
+
+
+def test_with_unclean_election_off_the_partition_waits_leaderless_for_the_elr_member_and_loses_nothing() -> None:
+    result = run(UNCLEAN_ELECTION, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["with_only_out_of_sync"] == {"leader": -1, "isr": [], "elr": [1]} and seen["elected"] == []
+    assert seen["leader_after"] == 1 and seen["acknowledged_alone"] == 40 and seen["lost"] == 0
+
+
+def test_unclean_election_elects_the_out_of_sync_replica_and_loses_what_only_the_isr_had() -> None:
+    """The loss Kafka documents as the price of unclean.leader.election.enable=true."""
+    result = run(UNCLEAN_ELECTION, guarded=False)
+    assert invariants(result) == LOST_LEADER
+    seen = result.observed
+    assert seen["with_only_out_of_sync"] == {"leader": 2, "isr": [2], "elr": []}
+    assert seen["elected"] == [[2, "unfence"]] and seen["leader_after"] == 2
+    assert seen["acknowledged_alone"] == 40 and seen["lost"] == 40
+
+
+def test_a_late_alter_partition_at_an_older_partition_epoch_is_refused_and_nothing_is_lost() -> None:
+    result = run(IN_FLIGHT_ALTER_PARTITION, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["partition_epochs"] == [1, 2]  # the reordering of the replicas, after the request was computed
+    assert seen["rejected"] == ["INVALID_UPDATE_VERSION"] and seen["isr_after_stale_request"] == [1, 2]
+    assert seen["leader_after_a_stops"] == 2 and seen["acknowledged_without_late"] == 200 and seen["lost"] == 0
+
+
+def test_without_the_partition_epoch_check_the_stale_isr_elects_the_replica_that_lacks_the_writes() -> None:
+    result = run(IN_FLIGHT_ALTER_PARTITION, guarded=False)
+    assert invariants(result) == LOST_LEADER
+    seen = result.observed
+    assert seen["rejected"] == [] and seen["isr_after_stale_request"] == [1, 2, 3]
+    assert seen["leader_after_a_stops"] == 3  # first in replica order [1, 3, 2] among the ISR
+    assert seen["acknowledged_without_late"] == 200 and seen["lost"] == 200
 
 
 def test_last_replica_standing_with_elr_version_1_elects_the_clean_elr_member_and_loses_nothing() -> None:
@@ -138,6 +180,20 @@ def test_the_invariants_catch_a_broken_isr_core(story: Story, acknowledged: str)
 def test_a_story_replays_to_the_same_trace(name: str) -> None:
     first, again = run_story(STORIES[name], guarded=True), run_story(STORIES[name], guarded=True)
     assert first.trace_hash == again.trace_hash
+
+
+@pytest.mark.parametrize("story", [UNCLEAN_ELECTION, IN_FLIGHT_ALTER_PARTITION], ids=lambda story: story.name)
+def test_a_guard_off_story_prints_a_replay_command_that_reproduces_its_trace_hash(
+    story: Story, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["simulate", "--story", story.name, "--guard", "off"]) == 0  # the loss found, as predicted
+    out = capsys.readouterr().out
+    found = re.search(r"  trace (\w+); replay with: (.*)\n", out)
+    assert found is not None, out
+    first_hash, command = found.groups()
+    assert command == f"minikafka simulate --story {story.name} --guard off --first-seed 1"
+    assert main(shlex.split(command)[1:]) == 0  # the replay: the same trace hash again
+    assert f"trace {first_hash}; replay with: {command}" in capsys.readouterr().out
 
 
 def test_raft_a_leaders_power_loss_keeps_what_it_counted_committed() -> None:
