@@ -618,7 +618,7 @@ def _unfenced_anew(w: World, broker_id: int) -> bool:
 
 UNCLEAN_ELECTION = Story(
     unclean_election.NAME,
-    f"{unclean_election.TITLE}; off, the loss is the price the setting is documented to cost",
+    "an out-of-sync replica elected leader: the writes it lacks are lost, the price Kafka documents for the setting",
     guard_switch(unclean_election.GUARD),
     _unclean_election,
     TopicSpec(1, ((IN_SYNC, OUT_OF_SYNC),), {"min.insync.replicas": "1"}),
