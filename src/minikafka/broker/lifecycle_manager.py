@@ -212,7 +212,10 @@ class LifecycleManager:
                 want_shutdown=effect.want_shutdown,
                 offline_log_dirs=list(effect.offline_log_dirs),
             )
-            response = await self.controller.call("BrokerHeartbeat", request)
+            # Kafka's broker waits up to half a session for a heartbeat's answer: a controller busy with a write of
+            # thousands of records answers late, and an answer given up on is a contact missed.
+            timeout_s = self.config.session_timeout_ms / 2000
+            response = await self.controller.call("BrokerHeartbeat", request, attempt_timeout_s=timeout_s)
             now = self.clock()
             if response is None:
                 self._step(self.lifecycle.on_controller_unreachable(now))
