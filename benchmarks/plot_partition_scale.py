@@ -42,8 +42,13 @@ def fencings(point: Point) -> float:
     return float(max((counts.get("broker_fenced", 0) for counts in controllers), default=0))
 
 
-def session_expiries(point: Point) -> float:
-    controllers = [counts for node, counts in point.get("events", {}).items() if node.startswith("controller")]
+def session_expiries(point: Point, key: str = "events") -> float | None:
+    """Sessions expired (each logged by the active controller of the time), until the idle window ended (`events`)
+    or until after the faults (`events_after_faults`, None without them): a broker stopped without the
+    controller's grant shows here."""
+    if key not in point:
+        return None
+    controllers = [counts for node, counts in point[key].items() if node.startswith("controller")]
     return float(sum(counts.get("broker_session_expired", 0) for counts in controllers))
 
 
@@ -58,7 +63,7 @@ def field(name: str) -> Callable[[Point], float | None]:
 
 def load(index: int) -> Callable[[Point], float | None]:
     """The 1-minute load average at the run's start (index 0 of load_average_start) or end."""
-    return lambda point: point["load_average_start" if index == 0 else "load_average_end"][0]
+    return lambda point: round(point["load_average_start" if index == 0 else "load_average_end"][0], 1)
 
 
 PANELS = (
@@ -68,9 +73,13 @@ PANELS = (
         (Series("every ISR full", field("isrs_full_s")), Series("every replica taken on", field("replicas_applied_s"))),
     ),
     Panel(
-        "Brokers fenced while creating",
+        "Brokers fenced while creating (goal 0)",
         "count",
-        (Series("fencings committed", fencings), Series("session expiries", session_expiries)),
+        (
+            Series("fencings committed", fencings),
+            Series("session expiries", session_expiries),
+            Series("session expiries, faults included", lambda p: session_expiries(p, "events_after_faults")),
+        ),
     ),
     Panel(
         "Broker idle CPU (30 s window)",
