@@ -73,7 +73,7 @@ PANELS = (
         (Series("every ISR full", field("isrs_full_s")), Series("every replica taken on", field("replicas_applied_s"))),
     ),
     Panel(
-        "Brokers fenced while creating (goal 0)",
+        "Brokers fenced (goal: 0 while creating)",
         "count",
         (
             Series("fencings committed", fencings),
