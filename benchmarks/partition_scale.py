@@ -45,6 +45,9 @@ COUNTED = (
     "partition_open_failed",
     "log_dir_offline",
     "controller_stalled",
+    "controlled_shutdown_granted",
+    "controlled_shutdown_abandoned",
+    "controlled_shutdown_timed_out",
 )
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -59,10 +59,13 @@ class ControllerClient:
         self._stubs.pop(address, None)
         self._peers.retire(address)
 
-    async def call(self, method: str, request: Any, deadline: float | None = None) -> Any | None:
+    async def call(
+        self, method: str, request: Any, deadline: float | None = None, attempt_timeout_s: float | None = None
+    ) -> Any | None:
         """The active controller's answer, or None when no controller answered (the caller retries). Each
-        controller is asked at most once; one that names the active controller sends the request there next. No
-        call outlasts `deadline` (the loop's `time()`) by more than a moment."""
+        controller is asked at most once, waiting `attempt_timeout_s` (default: the client's) for its answer; one
+        that names the active controller sends the request there next. No call outlasts `deadline` (the loop's
+        `time()`) by more than a moment."""
         candidates = ([self._active] if self._active else []) + [c for c in self._addresses() if c != self._active]
         asked: set[str] = set()
         loop = asyncio.get_running_loop()
@@ -71,7 +74,8 @@ class ControllerClient:
             if address in asked:
                 continue
             asked.add(address)
-            timeout_s = self.timeout_s if deadline is None else min(self.timeout_s, deadline - loop.time())
+            attempt_s = self.timeout_s if attempt_timeout_s is None else attempt_timeout_s
+            timeout_s = attempt_s if deadline is None else min(attempt_s, deadline - loop.time())
             if timeout_s <= 0:
                 return None  # out of time, not out of controllers: the active one stays known
             try:

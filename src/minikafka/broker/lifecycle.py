@@ -208,6 +208,10 @@ class Lifecycle:
         after = replace(self, in_flight_since_ms=None, next_send_ms=now_ms + self.config.heartbeat_interval_ms)
         if error == ErrorCode.STALE_BROKER_EPOCH:
             return after._register_again(now_ms)
+        if error == ErrorCode.REQUEST_TIMED_OUT:
+            # The controller heard us but its queue was busy: as Kafka's, it renewed our session with it, so the
+            # silence that self-fences or abandons a controlled shutdown starts again from here.
+            after = replace(after, last_contact_ms=now_ms)
         if error != ErrorCode.NONE:
             structlog.get_logger().info(
                 "broker_heartbeat_rejected",

@@ -37,6 +37,10 @@ from minikafka.common.errors import ErrorCode
 from minikafka.pb import common_pb2, controller_pb2
 
 MAX_TICK_MS = 50  # the lifecycle's timers (next heartbeat, self-fencing) are checked at least this often
+# Kafka's broker waits this long for the controller to approve its controlled shutdown: moving thousands of
+# leaderships, and the other brokers replaying the moves, can take longer than a session. A controller silent for a
+# session timeout ends the wait sooner (the lifecycle abandons: it has fenced us by then).
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 300.0
 
 
 def lifecycle_config(config: BrokerConfig) -> LifecycleConfig:
@@ -116,8 +120,8 @@ class LifecycleManager:
                 await asyncio.gather(task, return_exceptions=True)
         await self.controller.close()
 
-    async def controlled_shutdown(self, timeout_s: float) -> None:
-        """Ask the controller to move leadership away, and wait until it lets us go."""
+    async def controlled_shutdown(self, timeout_s: float = CONTROLLED_SHUTDOWN_TIMEOUT_S) -> None:
+        """Ask the controller to move leadership away, and wait until it lets us go, while it answers."""
         if self.lifecycle.exited:
             return
         self._step(self.lifecycle.on_shutdown_requested(self.clock()))
@@ -208,7 +212,10 @@ class LifecycleManager:
                 want_shutdown=effect.want_shutdown,
                 offline_log_dirs=list(effect.offline_log_dirs),
             )
-            response = await self.controller.call("BrokerHeartbeat", request)
+            # Kafka's broker waits up to half a session for a heartbeat's answer: a controller busy with a write of
+            # thousands of records answers late, and an answer given up on is a contact missed.
+            timeout_s = self.config.session_timeout_ms / 2000
+            response = await self.controller.call("BrokerHeartbeat", request, attempt_timeout_s=timeout_s)
             now = self.clock()
             if response is None:
                 self._step(self.lifecycle.on_controller_unreachable(now))

@@ -388,7 +388,7 @@ async def stop_broker(broker: Broker, tasks: list[asyncio.Task[None]]) -> None:
     config, failures, raft, lifecycle = broker.config, broker.failures, broker.raft, broker.lifecycle
     structlog.get_logger().info("broker_stopping", node_id=config.node_id)
     if not failures.offline_dirs and raft.failure is None:  # else the controller fences us (or will, unheard)
-        await lifecycle.controlled_shutdown(timeout_s=config.session_timeout_ms / 1000)
+        await lifecycle.controlled_shutdown()
     for task in tasks:
         task.cancel()
     for kafka_listener in broker.kafka_listeners:

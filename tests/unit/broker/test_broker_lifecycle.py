@@ -200,6 +200,21 @@ def test_a_rejected_heartbeat_is_not_contact() -> None:
     assert events[0]["event"] == "broker_heartbeat_rejected" and events[0]["actual_error"] == "NOT_CONTROLLER"
 
 
+def test_a_heartbeat_the_busy_controller_timed_out_is_contact_and_a_controlled_shutdown_waits_on() -> None:
+    # REQUEST_TIMED_OUT: the heartbeat reached the active controller, whose queue was busy (a write of thousands of
+    # records); it renewed our session with it, so it has not fenced us and the shutdown is not abandoned.
+    life = running(0)
+    life, _ = life.on_shutdown_requested(10)
+    for now in range(100, 1000, 100):
+        life, _ = life.tick(now, 5)
+        life, effects = life.on_heartbeat_response(ErrorCode.REQUEST_TIMED_OUT, True, False, False, now + 50)
+        assert effects == () and life.last_contact_ms == now + 50
+    assert isinstance(life.state, PendingControlledShutdown)  # 990 ms in, over twice the session timeout (450)
+    life, _ = life.tick(1000, 5)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, True, True, 1010)
+    assert effects == (BecomeFenced(), Exit())
+
+
 def test_a_stale_broker_epoch_makes_the_broker_register_again_and_stop_leading_until_unfenced() -> None:
     # The controller lost (or replaced) this registration: heartbeating on with it would be refused forever.
     life = running(0)

@@ -34,7 +34,7 @@ class ScriptedController:
         self.registrations: list[Any] = []
         self.heartbeats: list[Any] = []
 
-    async def call(self, method: str, request: Any) -> Any:
+    async def call(self, method: str, request: Any, attempt_timeout_s: float | None = None) -> Any:
         if method == "BrokerRegistration":
             self.registrations.append(request)
             return controller_pb2.BrokerRegistrationResponse(broker_epoch=100 * len(self.registrations))
