@@ -23,15 +23,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import statistics
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
+from paired_children import paired_rounds
 
 HERE = Path(__file__).resolve().parent
 TOPICS = 10
@@ -142,15 +140,6 @@ async def measure_child(partitions: int, fetches: int) -> dict[str, Any]:
     return {"partitions": partitions, "fetches": fetches, "us_per_round": per_round, "listed": leader.listed}
 
 
-def run_child(tree: Path, partitions: int, fetches: int) -> dict[str, Any]:
-    env = dict(os.environ, PYTHONPATH=str(tree.resolve() / "src"))
-    args = [sys.executable, __file__, "--child", "--partitions", str(partitions), "--fetches", str(fetches)]
-    done = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{tree}: {done.stderr[-1500:]}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--old", type=Path, help="a checkout (its src/ is used)")
@@ -168,22 +157,15 @@ def main() -> None:
     if args.old is None:
         parser.error("--old is required")
     trees = {"old": args.old, "new": args.new}
-    results: dict[str, Any] = {}
-    for size in sizes:
-        fetches = args.fetches or max(50, 200_000 // size)
-        rounds: list[dict[str, float]] = []
-        for number in range(args.rounds):
-            order = ("old", "new") if number % 2 == 0 else ("new", "old")
-            measured = {name: run_child(trees[name], size, fetches) for name in order}
-            run = {name: measured[name]["us_per_round"] for name in order}
-            rounds.append({**run, "ratio": run["new"] / run["old"], "listed_new": measured["new"]["listed"]})
-            print(f"{size} partitions, round {number + 1}: old {run['old']:.1f} us, new {run['new']:.1f} us, "
-                  f"new/old {run['new'] / run['old']:.4f}", flush=True)  # fmt: skip
-        ratios = [entry["ratio"] for entry in rounds]
-        results[str(size)] = {"fetches": fetches, "rounds": rounds, "median_ratio": statistics.median(ratios)}
-        print(f"{size} partitions: new/old median {statistics.median(ratios):.4f} "
-              f"(range {min(ratios):.4f}-{max(ratios):.4f})", flush=True)  # fmt: skip
-    results["load_average"] = os.getloadavg()
+    results = paired_rounds(
+        __file__,
+        trees,
+        sizes,
+        lambda size: args.fetches or max(50, 200_000 // size),
+        args.rounds,
+        "us_per_round",
+        also="listed",
+    )
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
 
 
