@@ -122,6 +122,18 @@ def release_held_alter_partitions(w: World, broker_id: int) -> None:
     w.processes[broker_id].run_as(manager.release, keep_holding=True)
 
 
+async def release_stale_alter_partition(w: World, broker_id: int, name: str) -> None:
+    """Send the AlterPartition `broker_id` (the story's `name` for it) holds, and wait until the controller accepted
+    or rejected it."""
+
+    def answered() -> int:
+        return len(events(w, "alter_partition_accepted")) + len(events(w, "alter_partition_rejected"))
+
+    before = answered()
+    release_held_alter_partitions(w, broker_id)
+    await wait(w, f"the controller answers {name}'s stale AlterPartition", lambda: answered() > before)
+
+
 def local_log_end(w: World, broker_id: int, index: int = 0) -> int:
     found = [r for r in w.replicas() if r.broker == broker_id and r.partition == index]
     return found[0].log_end_offset if found else -1
@@ -235,13 +247,7 @@ async def _kip_903(w: World) -> None:
         return now is not None and now.broker_epoch > old.broker_epoch and not now.fenced
 
     await wait(w, "B registers again with a new broker epoch, unfenced", registered_again)
-    answered = len(events(w, "alter_partition_accepted")) + len(events(w, "alter_partition_rejected"))
-    release_held_alter_partitions(w, A)
-    await wait(
-        w,
-        "the controller answers A's stale AlterPartition",
-        lambda: len(events(w, "alter_partition_accepted")) + len(events(w, "alter_partition_rejected")) > answered,
-    )
+    await release_stale_alter_partition(w, A, "A")
     registered = partition(w)
     assert registered is not None
     observe(w, "isr_after_stale_request", sorted(registered.isr))
@@ -650,13 +656,7 @@ async def _in_flight_alter_partition(w: World) -> None:
     await reassign(w, (A, LATE, B))
     observe(w, "partition_epochs", [stale.partition_epoch, _partition_epoch(w)])
     observe(w, "acknowledged_without_late", await produce(w, 200, "new"))
-    answered = len(events(w, "alter_partition_accepted")) + len(events(w, "alter_partition_rejected"))
-    release_held_alter_partitions(w, A)
-    await wait(
-        w,
-        "the controller answers A's stale AlterPartition",
-        lambda: len(events(w, "alter_partition_accepted")) + len(events(w, "alter_partition_rejected")) > answered,
-    )
+    await release_stale_alter_partition(w, A, "A")
     registered = partition(w)
     assert registered is not None
     observe(w, "isr_after_stale_request", sorted(registered.isr))
