@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,23 +143,34 @@ class PlainConsumer:
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
-        while True:
-            try:
-                await self.consumer.assign(self.topic, None, EARLIEST)
-                break
-            except KafkaError:
-                await asyncio.sleep(RETRY_S)
+        await assign_every_partition(self.consumer, self.topic)
         try:
-            while True:
-                try:
-                    records = await self.consumer.poll()
-                except KafkaError:
-                    await asyncio.sleep(RETRY_S)  # e.g. OFFSET_OUT_OF_RANGE on a leader not caught up: ask again
-                    continue
+            async for records in polls(self.consumer):
                 for record in records:
                     self.checks.consumed(_read(self.name, record, loop.time()))
         finally:
             await self.consumer.close()
+
+
+async def assign_every_partition(consumer: Consumer, topic: str) -> None:
+    """Every partition of `topic` from the earliest offset, asked again while the cluster cannot answer."""
+    while True:
+        try:
+            await consumer.assign(topic, None, EARLIEST)
+            return
+        except KafkaError:
+            await asyncio.sleep(RETRY_S)
+
+
+async def polls(consumer: Consumer) -> AsyncIterator[list[ConsumerRecord]]:
+    """Each poll's records, until cancelled."""
+    while True:
+        try:
+            records = await consumer.poll()
+        except KafkaError:
+            await asyncio.sleep(RETRY_S)  # e.g. OFFSET_OUT_OF_RANGE on a leader not caught up: ask again
+            continue
+        yield records
 
 
 def _read(reader: str, record: ConsumerRecord, at_s: float, member: SimGroupMember | None = None) -> Read:

@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import random
 
-from minikafka.client.consumer import EARLIEST, READ_COMMITTED, Consumer, ConsumerConfig
+from minikafka.client.consumer import READ_COMMITTED, Consumer, ConsumerConfig
 from minikafka.client.kafka_wire_client import KafkaWireClient
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.deploy.transactional_workload import ChaosTransactionalProducer, Outcome
+from minikafka.sim.clients import assign_every_partition, polls
 from minikafka.sim.transaction_invariants import TransactionInvariants, TxnKey
 
 TXN_TOPIC = "sim-txn"
@@ -118,19 +119,9 @@ class ReadCommittedConsumer:
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
-        while True:
-            try:
-                await self.consumer.assign(TXN_TOPIC, None, EARLIEST)
-                break
-            except KafkaError:
-                await asyncio.sleep(RETRY_S)
+        await assign_every_partition(self.consumer, TXN_TOPIC)
         try:
-            while True:
-                try:
-                    records = await self.consumer.poll()
-                except KafkaError:
-                    await asyncio.sleep(RETRY_S)
-                    continue
+            async for records in polls(self.consumer):
                 read = [(r.partition, r.offset, r.value or b"") for r in records]
                 positions = {p: o for (_topic, p), o in self.consumer.positions.items()}
                 self.checks.polled(self.name, read, positions, loop.time())
