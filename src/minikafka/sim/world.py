@@ -308,32 +308,36 @@ class World:
 
     # ---- what the nodes hold ----
 
-    def replicas(self) -> list[PartitionReplica]:
-        found = []
+    def _hosted(self, topic: str) -> Iterator[tuple[int, int, Any]]:
+        """(broker id, partition, replica) of every replica of `topic` a running broker hosts."""
         for node_id in BROKER_IDS:
             broker = self.processes[node_id].parts.get("broker")
             if broker is None:
                 continue
             for partition in range(self.topic.partitions):
-                replica = broker.manager.replicas.get(TopicPartition(TOPIC, partition))
-                if replica is None:
-                    continue
-                log = replica.log
-                found.append(
-                    PartitionReplica(
-                        node_id,
-                        partition,
-                        replica.leader is not None,
-                        replica.leader_epoch,
-                        replica.leader.high_watermark if replica.leader is not None else -1,
-                        log.log_end_offset,
-                        functools.partial(_read_values, log),
-                        log.log_start_offset,
-                        log.high_watermark,
-                        functools.partial(_read_batches, log),
-                        self.processes[node_id].starts,
-                    )
+                replica = broker.manager.replicas.get(TopicPartition(topic, partition))
+                if replica is not None:
+                    yield node_id, partition, replica
+
+    def replicas(self) -> list[PartitionReplica]:
+        found = []
+        for node_id, partition, replica in self._hosted(TOPIC):
+            log = replica.log
+            found.append(
+                PartitionReplica(
+                    node_id,
+                    partition,
+                    replica.leader is not None,
+                    replica.leader_epoch,
+                    replica.leader.high_watermark if replica.leader is not None else -1,
+                    log.log_end_offset,
+                    functools.partial(_read_values, log),
+                    log.log_start_offset,
+                    log.high_watermark,
+                    functools.partial(_read_batches, log),
+                    self.processes[node_id].starts,
                 )
+            )
         return found
 
     def raft_nodes(self) -> list[RaftNode]:
@@ -375,16 +379,11 @@ class World:
     def txn_leaders(self) -> list[LeaderLso]:
         """The last stable offset of every replica of the transactional topic that leads (a read_committed fetch
         reads below it)."""
-        found = []
-        for node_id in BROKER_IDS:
-            broker = self.processes[node_id].parts.get("broker")
-            if broker is None:
-                continue
-            for partition in range(self.topic.partitions):
-                replica = broker.manager.replicas.get(TopicPartition(TXN_TOPIC, partition))
-                if replica is not None and replica.leader is not None:
-                    found.append(LeaderLso(node_id, partition, replica.log.last_stable_offset))
-        return found
+        return [
+            LeaderLso(node_id, partition, replica.log.last_stable_offset)
+            for node_id, partition, replica in self._hosted(TXN_TOPIC)
+            if replica.leader is not None
+        ]
 
     def _client_failed(self) -> Violation | None:
         """A client's task ended with an error: the run would otherwise go on without it and look held."""
