@@ -808,15 +808,6 @@ class ReplicaManager:
 
     # ---- follower fetchers ----
 
-    def fetch_states(self, leader_id: int) -> list[PartitionFetchState]:
-        """What this broker fetches from `leader_id`: one line per partition it follows from it, at its log end,
-        read from every replica (the fetchers keep theirs up to date instead: `fetch_changes`)."""
-        return [
-            state
-            for replica in self.replicas.values()
-            if (state := self._fetch_state(replica)) is not None and replica.leader_id == leader_id
-        ]
-
     def fetch_changes(self, leader_id: int, resync: bool) -> FetchStateChanges:
         """What this broker fetches from `leader_id` as kept up to date, and the partitions changed since the last
         call; `resync`: read every replica afresh first (a fetcher's full Fetch), as also while a log directory may

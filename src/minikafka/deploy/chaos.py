@@ -546,12 +546,12 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
         plan = plan_faults(
             options.seed,
             options.kinds,
-            ChaosPlanConfig.timed(
+            ChaosPlanConfig(
                 options.duration_s,
                 [b.node_id for b in cluster.brokers],
                 [c.node_id for c in cluster.controllers],
-                options.timing,
-                options.overlap,
+                timing=options.timing,
+                overlap=options.overlap,
             ),
         )
         denied = (

@@ -73,18 +73,8 @@ class ChaosPlanConfig:
     duration_s: float
     brokers: Sequence[int]
     controllers: Sequence[int]
-    min_gap_s: float = CHAOS_TIMING.min_gap_s
-    max_gap_s: float = CHAOS_TIMING.max_gap_s
-    max_down_s: float = CHAOS_TIMING.max_down_s
+    timing: PlanTiming = CHAOS_TIMING
     overlap: float = 0.0  # the probability that a lasting step is joined by one while it is active
-
-    @classmethod
-    def timed(
-        cls, duration_s: float, brokers: Sequence[int], controllers: Sequence[int], timing: PlanTiming, overlap: float
-    ) -> ChaosPlanConfig:
-        return cls(
-            duration_s, brokers, controllers, timing.min_gap_s, timing.max_gap_s, timing.max_down_s, overlap=overlap
-        )
 
 
 def parse_fault_kinds(text: str) -> tuple[str, ...]:
@@ -104,7 +94,7 @@ def plan_faults(seed: int, kinds: Sequence[str], config: ChaosPlanConfig) -> lis
     rng = random.Random(seed)
     ordered = [k for k in FAULT_KINDS if k in kinds]
     steps: list[FaultStep] = []
-    at = rng.uniform(config.min_gap_s, config.max_gap_s)
+    at = rng.uniform(config.timing.min_gap_s, config.timing.max_gap_s)
     while at < config.duration_s and ordered:
         step = _draw_step(rng, ordered, config, at)
         steps.append(step)
@@ -113,7 +103,7 @@ def plan_faults(seed: int, kinds: Sequence[str], config: ChaosPlanConfig) -> lis
         if joined is not None:
             steps.append(joined)
             lasting = max(lasting, joined.at_s - step.at_s + joined.down_s)
-        at += lasting + rng.uniform(config.min_gap_s, config.max_gap_s)
+        at += lasting + rng.uniform(config.timing.min_gap_s, config.timing.max_gap_s)
     return steps
 
 
@@ -124,7 +114,7 @@ def _draw_step(
     kind = rng.choice(list(kinds))
     targets = config.controllers if kind in CONTROLLER_FAULTS else config.brokers
     target = rng.choice([t for t in targets if t not in (busy or ())])
-    down = round(rng.uniform(1.0, config.max_down_s), 3) if kind in LASTING_FAULTS else 0.0
+    down = round(rng.uniform(1.0, config.timing.max_down_s), 3) if kind in LASTING_FAULTS else 0.0
     return FaultStep(round(at, 3), kind, target, down, _cut_groups(rng, kind, target, config), busy is not None)
 
 

@@ -848,7 +848,9 @@ async def run_fault_plan(world: World) -> None:
     plan = plan_faults(
         settings.seed,
         settings.faults,
-        ChaosPlanConfig.timed(settings.duration_s, BROKER_IDS, CONTROLLER_IDS, settings.timing, settings.overlap),
+        ChaosPlanConfig(
+            settings.duration_s, BROKER_IDS, CONTROLLER_IDS, timing=settings.timing, overlap=settings.overlap
+        ),
     )
     stop = asyncio.Event()
     clients = world.start_clients(stop)

@@ -37,6 +37,11 @@ def following_manager(tmp_path: Path) -> ReplicaManager:
     return manager
 
 
+def fetched(manager: ReplicaManager) -> list[PartitionFetchState]:
+    """What the follower fetches from broker 0, every replica read afresh (as a fetcher's full Fetch does)."""
+    return list(manager.fetch_changes(0, resync=True).states.values())
+
+
 def answer(records: bytes, fetch_offset: int = 0, leader_epoch: int = 3, high_watermark: int = 1) -> FollowerAnswer:
     sent = PartitionFetchState(TOPIC_ID.bytes, "orders", 0, leader_epoch, fetch_offset, -1, 0, 1 << 20)
     return FollowerAnswer(0, sent, ErrorCode.NONE, high_watermark, records, None)
@@ -57,10 +62,10 @@ def test_a_corrupt_batch_from_the_leader_fails_the_partition_once_until_a_new_le
     failed = [e for e in events if e["event"].startswith("follower_")]
     assert [e["event"] for e in failed] == ["follower_partition_failed"]  # one event, no retry loop
     assert failed[0]["leader_epoch"] == 3 and failed[0]["fetch_offset"] == 0 and "magic" in failed[0]["error"]
-    assert manager.fetch_states(0) == []  # no longer fetched in this leader epoch
+    assert fetched(manager) == []  # no longer fetched in this leader epoch
     replica = manager.replicas[TP]
     replica.role = make_follower("orders-0", 1, PartitionMetadata((0, 1), (0, 1), 0, 4, 4), 0, 0).state
-    assert [s.partition for s in manager.fetch_states(0)] == [0]  # a new leader epoch: fetched again
+    assert [s.partition for s in fetched(manager)] == [0]  # a new leader epoch: fetched again
     assert manager.apply_follower_answer(answer(leader_batch(b"v", 0), leader_epoch=4))
     assert replica.log.log_end_offset == 1 and replica.log.high_watermark == 1 and replica.role.high_watermark == 1
 
@@ -104,7 +109,7 @@ def test_a_follower_behind_the_leaders_log_start_starts_over_there(tmp_path: Pat
         assert manager.apply_follower_answer(out_of_range)
     log = manager.replicas[TP].log
     assert (log.log_start_offset, log.log_end_offset) == (50, 50)
-    assert [s.fetch_offset for s in manager.fetch_states(0)] == [50]
+    assert [s.fetch_offset for s in fetched(manager)] == [50]
     (event,) = [e for e in events if e["event"] == "follower_offset_out_of_range"]
     assert event["fetch_offset"] == 1 and event["leader_log_start_offset"] == 50
     assert manager.apply_follower_answer(answer(leader_batch(b"w", 50), fetch_offset=50, high_watermark=51))

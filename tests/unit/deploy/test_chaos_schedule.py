@@ -35,12 +35,12 @@ def test_steps_are_sequential_within_the_run_and_of_the_requested_kinds(seed: in
     assert steps and {s.kind for s in steps} <= set(kinds)
     for previous, step in zip(steps, steps[1:], strict=False):
         # the next fault starts only after the previous one's downtime plus a gap: never two nodes away
-        assert step.at_s >= previous.at_s + previous.down_s + CONFIG.min_gap_s - 1e-6
+        assert step.at_s >= previous.at_s + previous.down_s + CONFIG.timing.min_gap_s - 1e-6
     for step in steps:
         assert 0 < step.at_s < CONFIG.duration_s
         assert step.target in (CONFIG.controllers if step.kind in CONTROLLER_FAULTS else CONFIG.brokers)
         assert (step.down_s > 0) == (step.kind in LASTING_FAULTS)
-        assert step.down_s <= CONFIG.max_down_s
+        assert step.down_s <= CONFIG.timing.max_down_s
 
 
 def test_every_kind_is_used_over_a_long_run() -> None:
@@ -117,7 +117,7 @@ def test_an_overlapping_step_strikes_while_the_one_before_is_active_on_another_n
                 )
     for previous, following in zip(overlapping_groups(steps), overlapping_groups(steps)[1:], strict=False):
         healed = max(s.at_s + s.down_s for s in previous)  # the next group waits for the pair's healing and a gap
-        assert following[0].at_s >= healed + OVERLAPPING.min_gap_s - 1e-3
+        assert following[0].at_s >= healed + OVERLAPPING.timing.min_gap_s - 1e-3
 
 
 def test_overlap_is_drawn_with_its_probability() -> None:

@@ -25,7 +25,7 @@ def simulate_args(*words: str):  # noqa: ANN201
 
 
 def plan(timing: PlanTiming) -> list:
-    return plan_faults(7, KINDS.split(","), ChaosPlanConfig.timed(60, BROKER_IDS, CONTROLLER_IDS, timing, 0.0))
+    return plan_faults(7, KINDS.split(","), ChaosPlanConfig(60, BROKER_IDS, CONTROLLER_IDS, timing=timing))
 
 
 def test_each_command_keeps_its_own_defaults() -> None:
