@@ -16,17 +16,14 @@ manager and the partition cores, not the disk; the gRPC or Kafka-wire encoding o
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import itertools
-import json
 import time
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from paired_children import paired_rounds
+from paired_children import PairedBenchmark, paired_main
 
 HERE = Path(__file__).resolve().parent
 TOPICS = 10
@@ -113,28 +110,17 @@ async def measure_child(partitions: int, fetches: int) -> dict[str, Any]:
     return {"partitions": partitions, "fetches": fetches, "us_per_fetch": spent / fetches * 1e6, "answered": answered}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--old", type=Path, help="a checkout (its src/ is used)")
-    parser.add_argument("--new", type=Path, default=HERE.parent)
-    parser.add_argument("--partitions", default="1000,10000", help="session sizes, comma-separated")
-    parser.add_argument("--fetches", type=int, default=0, help="idle fetches timed (default: 100,000 / partitions)")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", default=str(HERE / "idle_follower_fetch.json"))
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    sizes = [int(size) for size in args.partitions.split(",")]
-    if args.child:
-        print(json.dumps(asyncio.run(measure_child(sizes[0], args.fetches))))
-        return
-    if args.old is None:
-        parser.error("--old is required")
-    trees = {"old": args.old, "new": args.new}
-    results = paired_rounds(
-        __file__, trees, sizes, lambda size: args.fetches or max(20, 100_000 // size), args.rounds, "us_per_fetch"
-    )
-    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+BENCHMARK = PairedBenchmark(
+    __file__,
+    __doc__.split("\n\n")[0],
+    "session sizes",
+    "idle fetches timed",
+    total=100_000,
+    minimum=20,
+    figure="us_per_fetch",
+    out=HERE / "idle_follower_fetch.json",
+)
 
 
 if __name__ == "__main__":
-    main()
+    paired_main(BENCHMARK, measure_child)

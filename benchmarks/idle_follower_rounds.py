@@ -20,16 +20,14 @@ trees, so the shared machine's drift falls on both; the figure is each round's n
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import time
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from paired_children import paired_rounds
+from paired_children import PairedBenchmark, paired_main
 
 HERE = Path(__file__).resolve().parent
 TOPICS = 10
@@ -140,34 +138,18 @@ async def measure_child(partitions: int, fetches: int) -> dict[str, Any]:
     return {"partitions": partitions, "fetches": fetches, "us_per_round": per_round, "listed": leader.listed}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--old", type=Path, help="a checkout (its src/ is used)")
-    parser.add_argument("--new", type=Path, default=HERE.parent)
-    parser.add_argument("--partitions", default="1000,10000", help="partitions in the cluster, comma-separated")
-    parser.add_argument("--fetches", type=int, default=0, help="idle rounds timed (default: 200,000 / partitions)")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", default=str(HERE / "idle_follower_rounds.json"))
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    sizes = [int(size) for size in args.partitions.split(",")]
-    if args.child:
-        print(json.dumps(asyncio.run(measure_child(sizes[0], args.fetches))))
-        return
-    if args.old is None:
-        parser.error("--old is required")
-    trees = {"old": args.old, "new": args.new}
-    results = paired_rounds(
-        __file__,
-        trees,
-        sizes,
-        lambda size: args.fetches or max(50, 200_000 // size),
-        args.rounds,
-        "us_per_round",
-        also="listed",
-    )
-    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+BENCHMARK = PairedBenchmark(
+    __file__,
+    __doc__.split("\n\n")[0],
+    "partitions in the cluster",
+    "idle rounds timed",
+    total=200_000,
+    minimum=50,
+    figure="us_per_round",
+    out=HERE / "idle_follower_rounds.json",
+    also="listed",
+)
 
 
 if __name__ == "__main__":
-    main()
+    paired_main(BENCHMARK, measure_child)

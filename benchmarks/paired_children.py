@@ -4,14 +4,64 @@ over a run is larger than the differences looked for). The child prints its figu
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import json
 import os
 import statistics
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+
+@dataclass(frozen=True)
+class PairedBenchmark:
+    """What one in-process paired benchmark measures, and how its command line reads."""
+
+    script: str  # the benchmark's own file, run again as each child
+    description: str
+    sizes_help: str  # what --partitions counts
+    fetches_help: str  # what --fetches counts
+    total: int  # default --fetches: total // partitions, at least `minimum`
+    minimum: int
+    figure: str  # the child's figure compared between the trees
+    out: Path
+    also: str | None = None  # a figure of the new tree's carried along
+
+
+def paired_main(benchmark: PairedBenchmark, measure_child: Callable[[int, int], Awaitable[dict[str, Any]]]) -> None:
+    """The command line of a paired benchmark: as a child, measure one size; else run the paired rounds."""
+    parser = argparse.ArgumentParser(description=benchmark.description)
+    parser.add_argument("--old", type=Path, help="a checkout (its src/ is used)")
+    parser.add_argument("--new", type=Path, default=Path(benchmark.script).resolve().parent.parent)
+    parser.add_argument("--partitions", default="1000,10000", help=f"{benchmark.sizes_help}, comma-separated")
+    parser.add_argument(
+        "--fetches", type=int, default=0, help=f"{benchmark.fetches_help} (default: {benchmark.total:,} / partitions)"
+    )
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", default=str(benchmark.out))
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.partitions.split(",")]
+    if args.child:
+        print(json.dumps(asyncio.run(measure_child(sizes[0], args.fetches))))
+        return
+    if args.old is None:
+        parser.error("--old is required")
+    trees = {"old": args.old, "new": args.new}
+    results = paired_rounds(
+        benchmark.script,
+        trees,
+        sizes,
+        lambda size: args.fetches or max(benchmark.minimum, benchmark.total // size),
+        args.rounds,
+        benchmark.figure,
+        also=benchmark.also,
+    )
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
 
 
 def run_child(script: str, tree: Path, partitions: int, count: int) -> dict[str, Any]:
