@@ -62,6 +62,7 @@ from minikafka.deploy.workload import (
     produce_with_history,
     wait_for_full_isrs,
 )
+from minikafka.storage.meta_properties import read_meta_properties
 
 T = TypeVar("T")
 TOPIC = "chaos"
@@ -399,13 +400,17 @@ class FaultRunner:
         old = voters.get(controller, "")
         if not self.cluster.dynamic_quorum or not old:
             return
+        # The new directory as the node's own disk names it (as `kafka-metadata-quorum add-controller` reads it):
+        # the leader still lists the directories of earlier wipes among its observers, and adding one of those
+        # would name a voter no process runs, so the quorum could no longer commit without it.
+        meta = read_meta_properties(self.cluster.node(controller).data_dir)
+        directory = meta.directory_id if meta is not None else ""
 
-        def new_directory() -> str | None:
+        def fetching() -> bool:
             observers = self.admin.describe_quorum()["observers"]
-            fresh = [o["directory_id"] for o in observers if o["id"] == controller and o["directory_id"] != old]
-            return str(fresh[0]) if fresh else None
+            return any(o["id"] == controller and o["directory_id"] == directory for o in observers)
 
-        directory = _retry(new_directory, f"controller {controller} fetching in its new directory")
+        _retry(fetching, f"controller {controller} fetching in its new directory {directory}")
         cluster_id = self.cluster.overrides.get("cluster.id", "minikafka")
         _retry(lambda: _changed(lambda: self.admin.remove_raft_voter(controller, old, cluster_id)), "RemoveRaftVoter")
         _retry(lambda: _changed(lambda: self.admin.add_raft_voter(controller, directory, cluster_id)), "AddRaftVoter")

@@ -67,6 +67,7 @@ from minikafka.sim.cluster import (
     broker_address,
     controller_address,
 )
+from minikafka.sim.controller_quorum import QuorumOperator, format_dynamic_quorum, wipe_and_format
 from minikafka.sim.disk import SimDisk
 from minikafka.sim.event_invariants import EventInvariants
 from minikafka.sim.invariants import (
@@ -89,7 +90,7 @@ from minikafka.sim.virtual_loop import VirtualTimeLoop
 
 TOPIC = "sim"
 PARTITIONS = 3
-# The fault kinds of `chaos` the simulation runs (controller-wipe, which needs a dynamic quorum, is not yet).
+# The fault kinds of `chaos` the simulation runs: all of them.
 SIMULATED_FAULTS = (
     "kill",
     "reboot",
@@ -97,6 +98,7 @@ SIMULATED_FAULTS = (
     "wipe-disk",
     "pause",
     "controller-kill",
+    "controller-wipe",
     "controller-flap",
     "partition",
     "isolate-leader",
@@ -108,8 +110,9 @@ SIMULATED_FAULTS = (
     "corrupt",
 )
 # What a run draws from unless told: `corrupt` only when asked for, since a flipped bit in a follower's old batch is
-# found only if that batch is read again (its replica leads, or a follower fetches it), which a run rarely does.
-DEFAULT_FAULTS = tuple(kind for kind in SIMULATED_FAULTS if kind != "corrupt")
+# found only if that batch is read again (its replica leads, or a follower fetches it), which a run rarely does;
+# `controller-wipe` too, since it needs a dynamic quorum, which `cluster up` also makes only when asked.
+DEFAULT_FAULTS = tuple(kind for kind in SIMULATED_FAULTS if kind not in ("corrupt", "controller-wipe"))
 FSYNC_LATENCY_MS = (0.5, 8.0)  # work handed to a thread pool (fsyncs) takes this long
 # Between a controller-flap's cuts: chaos heals and cuts again at once, so the gap is about one fault tool's call.
 FLAP_HEALED_S = 0.2
@@ -281,6 +284,9 @@ class World:
         self.client_tasks: list[asyncio.Task[Any]] = []
         self.producing: list[asyncio.Task[Any]] = []  # the producers, transactional ones too
         self.killing: asyncio.Task[None] | None = None  # the group members' kills, while the faults run
+        # As `chaos`: a run that wipes controllers formats a dynamic quorum, so a wiped voter can be replaced.
+        self.dynamic_quorum = "controller-wipe" in settings.faults
+        self.quorum = QuorumOperator(RECOVERY_TIMEOUT_S)
 
     def _kafka(self, broker: int) -> dict[str, str]:
         """With group members, a broker also has a Kafka listener (its group coordinator speaks Kafka's protocol),
@@ -483,6 +489,8 @@ class World:
     # ---- the run ----
 
     async def start(self) -> None:
+        if self.dynamic_quorum:
+            format_dynamic_quorum(self.processes)
         for process in self.processes.values():
             process.start()
 
@@ -721,6 +729,8 @@ class World:
                 process.start()
             case "corrupt":
                 self._corrupt(step.target)
+            case "controller-wipe":
+                await self._wipe_controller(step.target)
             case "pause":
                 loop = asyncio.get_running_loop()
                 assert isinstance(loop, VirtualTimeLoop)
@@ -747,6 +757,26 @@ class World:
                 raise ValueError(f"fault kind {kind} is not simulated")
         self.note(f"{kind} healed")
         self.faults_done += 1
+
+    async def _wipe_controller(self, node_id: int) -> None:
+        """The controller's disk lost and replaced; in a dynamic quorum its voter is then replaced, as an operator
+        does (a wiped voter that voted again with an empty log could elect a leader missing committed entries)."""
+        process = self.processes[node_id]
+        old = ""
+        if self.dynamic_quorum:
+            described = await self._in_client(self.quorum.describe())
+            voters = described.current_voters if described is not None else ()
+            old = next((v.replica_directory_id for v in voters if v.replica_id == node_id), "")
+        await process.crash(power_loss=False)
+        new = wipe_and_format(process, self.dynamic_quorum)
+        process.start()
+        if not old:
+            return
+        refused = await self._in_client(self.quorum.replace_voter(node_id, old, new))
+        if refused:
+            raise Violated(Violation("WipedControllerRejoins", refused))
+        self.note(f"controller {node_id}: voter removed in directory {old}, added in {new}")
+        self.observed.setdefault("voter_replacements", []).append((node_id, old, new))
 
     @staticmethod
     def _others(node: int) -> list[int]:
