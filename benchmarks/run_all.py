@@ -23,7 +23,8 @@ produce shape runs `--rounds` times, each round right after its own echo baselin
 of the rounds' ratios are reported (the shared machine drifts by tens of percent within a minute). With
 --scale-partitions, the partition scale curve too (`partition_scale.py`: time to full ISRs, fencings, idle CPU and
 RSS per broker, controller failover, a broker's stop and restart, a describe of every topic; `--scale-only` runs
-only it). Writes benchmarks/results.json and prints a table with the ratios."""
+only it). Writes benchmarks/results.json and prints a table with the ratios, then the lines each figure is held to
+(`run_all_guards.py`: floors a regression breaks, targets not yet reached), also written to results.json."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ import structlog
 from cluster_settings import SETTINGS
 from controller_workload import ControllerWorkload, registration_request, run_controller_workload
 from raft_quorum import CONTROLLER_WORKLOAD_SETTINGS, run_raft_quorum
+from run_all_guards import evaluate as evaluate_guards
+from run_all_guards import print_guards
 
 from minikafka.client.admin import AdminClient
 from minikafka.client.consumer import EARLIEST, LATEST, Consumer
@@ -372,8 +375,10 @@ def main() -> None:
     if args.scale_only:
         results["partition_scale"] = scale_curve(scale)
         results["wall_s"] = round(time.monotonic() - wall, 1)
+        results["guards"] = [row for row in evaluate_guards(results) if row["guard"].startswith("scale ")]
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
         print_scale_rows(results["partition_scale"])
+        print_guards(results["guards"])
         return
 
     log("the KRaft quorum alone and the controller in-process (kraft_test_server.py), and pysyncobj, in turns ...")
@@ -481,8 +486,10 @@ def main() -> None:
     if scale:
         results["partition_scale"] = scale_curve(scale)
     results["wall_s"] = round(time.monotonic() - wall, 1)
+    results["guards"] = evaluate_guards(results)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     print_table(results, args.out)
+    print_guards(results["guards"])
 
 
 def scale_curve(points: list[int]) -> dict[str, Any]:
