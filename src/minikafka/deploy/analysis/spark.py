@@ -16,6 +16,13 @@ SMALL_DATA_SETTINGS = {
     # Expressions interpreted, not compiled, for the same reason: a fresh session's analysis of a small run took
     # 0.89 of the wall time (median of 3 paired runs).
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    # Spark's status store keeps every finished job, stage, task and SQL execution even with the UI off, by default
+    # the last 1,000 jobs and stages, 100,000 tasks and 1,000 executions: a test run's shared session holds hundreds
+    # of analyses. Nothing here reads them back.
+    "spark.ui.retainedJobs": "50",
+    "spark.ui.retainedStages": "50",
+    "spark.ui.retainedTasks": "1000",
+    "spark.sql.ui.retainedExecutions": "20",
 }
 # The driver JVM (the executor too, in local mode): the quick C1 compiler only, since C2's optimisation of
 # short-lived jobs burns a core for seconds and never pays back. C1 alone reserves 48 MiB for compiled code, which
