@@ -449,9 +449,9 @@ async def run_broker_process(config: BrokerConfig) -> None:
     await broker.stopping.wait()
     await stop_broker(broker, tasks)
     if broker.raft.failure is not None:
-        raise KafkaError(
-            ErrorCode.KAFKA_STORAGE_ERROR, f"shut down: the metadata log could not be written ({broker.raft.failure})"
-        )
+        storage = isinstance(broker.raft.failure, OSError)
+        code = ErrorCode.KAFKA_STORAGE_ERROR if storage else ErrorCode.UNKNOWN_SERVER_ERROR
+        raise KafkaError(code, f"shut down: {broker.raft.failure_reason}")
     if broker.failures.offline_dirs:
         dirs = ", ".join(str(d) for d in broker.failures.offline_dirs)
         raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"shut down: no online log dir ({dirs} failed)")

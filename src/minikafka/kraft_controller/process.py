@@ -107,10 +107,10 @@ def quorum_identity(config: ControllerConfig, data_dir: Path) -> QuorumIdentity:
 def raft_driver(
     config: ControllerConfig,
     data_dir: Path | None = None,
-    on_fatal: Callable[[OSError], None] = lambda _error: None,
+    on_fatal: Callable[[Exception], None] = lambda _error: None,
 ) -> RaftDriver:
     """The voter's Raft layer over its log in `data_dir` (default `log.dirs`; the test raft server's is apart);
-    `on_fatal` hears a metadata-log write error, after which the driver answers nothing."""
+    `on_fatal` hears a metadata-log write error or divergence, after which the driver answers nothing."""
     log_dir = data_dir or config.data_dir
     identity = quorum_identity(config, log_dir)
     raft_config = RaftConfig(
@@ -219,13 +219,11 @@ async def _first_of(*events: asyncio.Event) -> None:
 
 
 async def _halt(config: ControllerConfig, driver: RaftDriver, server: grpc.aio.Server) -> None:
-    """Kafka halts a controller whose metadata log cannot be written: no resignation, no controlled stop (each
-    would write or answer on a log it can no longer trust); the process exits 1 with one line."""
+    """Kafka halts a controller whose metadata log cannot be written, or whose leader asks it to truncate below its
+    high watermark: no resignation, no controlled stop (each would write or answer on a log it can no longer
+    trust); the process exits 1 with one line."""
     structlog.get_logger().critical("controller_halted", node_id=config.node_id, reason=str(driver.failure))
     with contextlib.suppress(Exception):
         await server.stop(grace=0)
-    raise KafkaError(
-        ErrorCode.KAFKA_STORAGE_ERROR,
-        f"controller {config.node_id} halted: its metadata log in {config.data_dir} could not be written "
-        f"({driver.failure})",
-    )
+    code = ErrorCode.KAFKA_STORAGE_ERROR if isinstance(driver.failure, OSError) else ErrorCode.UNKNOWN_SERVER_ERROR
+    raise KafkaError(code, f"controller {config.node_id} halted: {driver.failure_reason} (in {config.data_dir})")

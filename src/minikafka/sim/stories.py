@@ -18,6 +18,7 @@ from minikafka.client.producer import Producer, ProducerConfig, RecordMetadata
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.deploy.scenario import Guard
 from minikafka.deploy.scenario.library import (
+    controller_disk_loss,
     in_flight_alter_partition,
     kip_903,
     last_replica_standing,
@@ -26,8 +27,10 @@ from minikafka.deploy.scenario.library import (
 from minikafka.kraft_controller.control.requests import AlterPartitionReassignmentsRequest, ReassignablePartition
 from minikafka.kraft_controller.metadata.image import BrokerRegistration, MetadataImage, PartitionRegistration
 from minikafka.sim.cluster import BROKER_IDS, CONTROLLER_IDS, broker_address
+from minikafka.sim.controller_quorum import wipe_and_format
 from minikafka.sim.invariants import Violation
 from minikafka.sim.world import TOPIC, SimulationResult, SimulationSettings, TopicSpec, Violated, World, simulate_seed
+from minikafka.storage.meta_properties import read_meta_properties
 
 STEP_TIMEOUT_S = 30.0
 
@@ -62,6 +65,7 @@ class Story:
     settings: Mapping[str, str] = field(default_factory=dict)  # every node's
     broker_settings: Mapping[str, str] = field(default_factory=dict)
     watched: tuple[str, ...] = ()
+    dynamic_quorum: bool = False
 
     def settings_for(
         self, guarded: bool, seed: int = 1, overrides: Mapping[str, str] | None = None
@@ -80,6 +84,7 @@ class Story:
             broker_overrides=dict(self.broker_settings),
             watched_events=self.watched,
             keep_going=True,
+            dynamic_quorum=self.dynamic_quorum,
         )
 
 
@@ -580,6 +585,57 @@ RAFT_POWER_LOSS = Story(
 )
 
 
+# ---- minikafka.raft.directory.id.check: a controller's lost disk, in a dynamic quorum ----
+
+ELECTION_WAIT_S = 20.0  # several election timeouts: without the guard an election happens well within it
+
+
+async def _controller_disk_loss(w: World) -> None:
+    """Of the controllers L (the leader), W and G: G goes down, L and W commit a topic, L goes down, W's disk is
+    lost and W comes back formatted to join (a new directory id), and G comes back without the topic. Guarded, W
+    is an observer and refuses G's vote requests, which name its old directory: no leader until L is back. Off,
+    W votes by its id with an empty log and elects G, which leads without the committed topic."""
+    await wait(w, "a metadata quorum leader", lambda: _raft_leader(w) is not None)
+    leader = _raft_leader(w)
+    assert leader is not None
+    wiped, lagging = sorted(c for c in CONTROLLER_IDS if c != leader)
+    await crash(w, lagging)
+    observe(w, "topic_committed", await w._in_client(w._create_topic(controller_disk_loss.TOPIC)))
+    await wait(w, "the topic's metadata committed, as the invariants saw it", lambda: _commit_seen(w, leader))
+    await crash(w, leader)
+    meta = read_meta_properties(w.processes[wiped].data_dir)
+    await crash(w, wiped)
+    new = wipe_and_format(w.processes[wiped], dynamic=True)
+    start(w, wiped)
+    start(w, lagging)
+    await w.run_for(ELECTION_WAIT_S)
+    observe(w, "leader_while_l_down", _raft_leader(w))
+    start(w, leader)
+    await wait(w, "a metadata quorum leader again", lambda: _raft_leader(w) is not None)
+    await w.run_for(5.0)
+    observe(w, "topic_survived", controller_disk_loss.TOPIC in image(w).topics_by_name)
+    old = meta.directory_id if meta is not None else ""
+    refused = await w._in_client(w.quorum.replace_voter(wiped, old, new))
+    observe(w, "voter_replaced", refused or "removed under its old directory, added under its new one")
+
+
+def _commit_seen(w: World, node_id: int) -> bool:
+    """The leader's whole log is committed, and the invariants (which look every step) have recorded it so."""
+    seen = max(w.invariants.committed, default=-1)
+    return any(n.node == node_id and n.high_watermark == n.log_end_offset == seen + 1 for n in w.raft_nodes())
+
+
+CONTROLLER_DISK_LOSS = Story(
+    controller_disk_loss.NAME,
+    controller_disk_loss.TITLE,
+    guard_switch(controller_disk_loss.GUARD),
+    _controller_disk_loss,
+    TopicSpec(),
+    settings=controller_disk_loss.TOPOLOGY.settings,
+    dynamic_quorum=True,
+)
+
+
 # ---- unclean.leader.election.enable: an out-of-sync replica elected, at the price Kafka documents ----
 
 IN_SYNC, OUT_OF_SYNC = 1, 2
@@ -726,5 +782,6 @@ STORIES: dict[str, Story] = {
         RAFT_POWER_LOSS,
         UNCLEAN_ELECTION,
         IN_FLIGHT_ALTER_PARTITION,
+        CONTROLLER_DISK_LOSS,
     )
 }

@@ -181,6 +181,7 @@ class SimulationSettings:
     watched_events: tuple[str, ...] = ()  # events kept whole for a story to look at
     keep_going: bool = False  # a story runs on past a violation (the first of each invariant kept) to its end
     clients: ClientMix = ClientMix()  # the producers, consumers and group members of a fault plan's run
+    dynamic_quorum: bool = False  # the controllers formatted as a dynamic quorum (KIP-853); so too with controller-wipe
 
 
 @dataclass
@@ -285,7 +286,7 @@ class World:
         self.producing: list[asyncio.Task[Any]] = []  # the producers, transactional ones too
         self.killing: asyncio.Task[None] | None = None  # the group members' kills, while the faults run
         # As `chaos`: a run that wipes controllers formats a dynamic quorum, so a wiped voter can be replaced.
-        self.dynamic_quorum = "controller-wipe" in settings.faults
+        self.dynamic_quorum = settings.dynamic_quorum or "controller-wipe" in settings.faults
         self.quorum = QuorumOperator(RECOVERY_TIMEOUT_S)
 
     def _kafka(self, broker: int) -> dict[str, str]:

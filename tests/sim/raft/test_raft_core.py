@@ -14,6 +14,7 @@ from minikafka.kraft_controller.raft.core import (
     AppendToLog,
     Candidate,
     CommitAdvanced,
+    DivergedBelowHighWatermark,
     Effect,
     Follower,
     InstallSnapshot,
@@ -367,6 +368,24 @@ def test_diverging_epoch_truncates_the_follower() -> None:
     response, _ = leader.handle_request(2, request.request, 1002)
     follower.handle_response(1, response, 1002)
     assert follower.entries == leader.entries
+
+
+def test_a_truncation_below_the_high_watermark_is_fatal_and_not_fetched_again() -> None:
+    """As Kafka's follower throws there: committed entries would go. Before, it clamped the cut to its high
+    watermark and fetched again at once, to be answered the same: a loop of a fetch every few milliseconds."""
+    leader = node(1, **{"epoch": 2, "entries": log([1, 1, 3, 3])})
+    elect(leader)
+    follower = node(2, **{"epoch": 3, "leader_id": 1, "entries": log([1, 1, 2, 2, 2, 2])})
+    follower.high_watermark = 4  # it had seen offsets 2-3 committed (the quorum has since lost them)
+    [request] = sends(follower.tick(1001))
+    response, _ = leader.handle_request(2, request.request, 1001)
+    with capture_logs() as logs:
+        effects = follower.handle_response(1, response, 1001)
+    assert effects == [DivergedBelowHighWatermark(2, 4)]
+    assert follower.log_end_offset == 6  # nothing truncated
+    assert [(e["event"], e["cut"], e["high_watermark"]) for e in logs] == [
+        ("raft_truncation_below_high_watermark", 2, 4)
+    ]
 
 
 def test_fetch_from_an_older_epoch_learns_the_leader() -> None:

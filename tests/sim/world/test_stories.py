@@ -11,6 +11,7 @@ import pytest
 
 from minikafka.cli import main
 from minikafka.sim.stories import (
+    CONTROLLER_DISK_LOSS,
     IN_FLIGHT_ALTER_PARTITION,
     KIP_903,
     LAST_REPLICA_STANDING,
@@ -208,3 +209,20 @@ def test_raft_entries_counted_before_their_fsync_are_lost_with_the_leaders_power
     result = run(RAFT_POWER_LOSS, guarded=False)
     assert invariants(result) == ["LeaderHasAllAckedValues"]
     assert result.observed["raft_leader_while_f_cut_off"] == result.observed["lagging_controller"]
+
+
+def test_a_wiped_controller_in_a_dynamic_quorum_refuses_to_vote_and_the_committed_topic_survives() -> None:
+    result = run(CONTROLLER_DISK_LOSS, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["topic_committed"] and seen["leader_while_l_down"] is None and seen["topic_survived"]
+    assert seen["voter_replaced"] == "removed under its old directory, added under its new one"
+
+
+def test_a_wiped_controller_voting_by_id_elects_a_leader_without_the_committed_topic() -> None:
+    result = run(CONTROLLER_DISK_LOSS, guarded=False)
+    assert invariants(result) == ["LeaderHasAllAckedValues"]
+    seen = result.observed
+    assert seen["leader_while_l_down"] is not None and not seen["topic_survived"]
+    # The broker that had followed the lost entries is told to truncate below its high watermark: it halts.
+    assert any("diverged below the high watermark" in line for line in result.trace), result.trace

@@ -10,8 +10,14 @@ from pathlib import Path
 import grpc
 import pytest
 
-from minikafka.kraft_controller.raft.core import RaftConfig
-from minikafka.kraft_controller.raft.driver import MetadataLogFailed, NotLeaderError, RaftDriver, RaftService
+from minikafka.kraft_controller.raft.core import DivergedBelowHighWatermark, RaftConfig
+from minikafka.kraft_controller.raft.driver import (
+    MetadataLogDiverged,
+    MetadataLogFailed,
+    NotLeaderError,
+    RaftDriver,
+    RaftService,
+)
 from minikafka.kraft_controller.raft.messages import VoteRequest
 from minikafka.pb import raft_pb2
 
@@ -95,3 +101,17 @@ async def test_the_raft_service_answers_a_failed_node_with_unavailable(tmp_path:
         await RaftService(driver).Vote(request, context)
     assert context.status is not None and context.status[0] == grpc.StatusCode.UNAVAILABLE
     await driver.stop(resign=False)
+
+
+async def test_a_truncation_below_the_high_watermark_halts_the_node(tmp_path: Path) -> None:
+    """The core's DivergedBelowHighWatermark is fatal as a write error is: told once, then nothing answered."""
+    fatal: list[Exception] = []
+    driver = RaftDriver(2, {1: "127.0.0.1:1", 2: "127.0.0.1:1", 3: "127.0.0.1:1"}, tmp_path, RaftConfig(), "test",
+                        on_fatal=fatal.append)  # fmt: skip
+    driver.voter_addresses = {}
+    driver._apply([DivergedBelowHighWatermark(2, 4)])  # noqa: SLF001 - as a Fetch answer's step returns it
+    assert [type(e) for e in fatal] == [MetadataLogDiverged]
+    assert "diverged below the high watermark" in driver.failure_reason
+    with pytest.raises(MetadataLogFailed):
+        await driver.serve(3, VoteRequest(2, 3, 0, 0, "test"))
+    await driver.stop(resign=True)

@@ -160,6 +160,15 @@ class TruncateLog:
 
 
 @dataclass(frozen=True)
+class DivergedBelowHighWatermark:
+    """The leader asks this replica to truncate below its high watermark, past entries it knows committed: the
+    quorum lost committed metadata. Kafka's follower throws there (KafkaRaftClient), which halts its process."""
+
+    end_offset: int
+    high_watermark: int
+
+
+@dataclass(frozen=True)
 class InstallSnapshot:
     snapshot_id: SnapshotId
     data: bytes
@@ -228,6 +237,7 @@ Effect = (
     PersistQuorumState
     | AppendToLog
     | TruncateLog
+    | DivergedBelowHighWatermark
     | InstallSnapshot
     | SaveSnapshot
     | Send
@@ -1336,7 +1346,10 @@ class RaftNode:
             request = FetchSnapshotRequest(self.node_id, self.epoch, response.snapshot_id, self.cluster_id)
             return effects + [Send(sender, request)]
         if response.diverging_epoch is not None:
-            return effects + self._truncate_to_diverging(response.diverging_epoch) + self._send_fetch(now_ms)
+            truncation = self._truncate_to_diverging(response.diverging_epoch)
+            if isinstance(truncation, DivergedBelowHighWatermark):
+                return [*effects, truncation]  # no fetch again: it would be answered the same, at once, for ever
+            return [*effects, truncation, *self._send_fetch(now_ms)]
         if not response.entries:
             # Fetch again at once, as Kafka's followers do: the leader parks an empty fetch until it has entries
             # or a new high watermark (up to the fetch max wait). An answer that only moved the high watermark
@@ -1354,7 +1367,7 @@ class RaftNode:
         # the leader's high watermark, and waiting for the next tick would add up to a tick to every commit.
         return effects + self._send_fetch(now_ms) + self._maybe_update_voter(sender, now_ms)
 
-    def _truncate_to_diverging(self, diverging: EpochEndOffset) -> list[Effect]:
+    def _truncate_to_diverging(self, diverging: EpochEndOffset) -> TruncateLog | DivergedBelowHighWatermark:
         local = self.end_offset_for_epoch(diverging.epoch)
         cut = min(local.end_offset, diverging.end_offset) if local.epoch == diverging.epoch else local.end_offset
         cut = max(cut, self.log_start_offset)
@@ -1362,7 +1375,7 @@ class RaftNode:
             cut = self.log_end_offset - 1 if self.log_end_offset > self.log_start_offset else self.log_start_offset
         if cut < self.high_watermark:
             self._log.error("raft_truncation_below_high_watermark", cut=cut, high_watermark=self.high_watermark)
-            cut = self.high_watermark
+            return DivergedBelowHighWatermark(cut, self.high_watermark)
         self._log.info(
             "raft_log_truncated",
             old_end_offset=self.log_end_offset,
@@ -1373,7 +1386,7 @@ class RaftNode:
         del self.entries[cut - self.log_start_offset :]
         if cut <= self.voters_offset:
             self._refresh_voter_set()  # the VotersRecord is gone: the set before it applies again
-        return [TruncateLog(cut)]
+        return TruncateLog(cut)
 
     def _handle_fetch_snapshot_response(
         self, sender: int, response: FetchSnapshotResponse, now_ms: int

@@ -32,6 +32,7 @@ from minikafka.kraft_controller.raft import wire
 from minikafka.kraft_controller.raft.core import (
     AppendToLog,
     CommitAdvanced,
+    DivergedBelowHighWatermark,
     Effect,
     InstallSnapshot,
     LeaderChanged,
@@ -69,6 +70,11 @@ class MetadataLogFailed(Exception):
     """The metadata log could not be written: this node answers nothing more and its process must end."""
 
 
+class MetadataLogDiverged(Exception):
+    """The leader asked this replica to truncate its metadata log below its high watermark: the quorum lost
+    entries this replica knows committed. Fatal, as for a write error: its process must end."""
+
+
 class RaftDriver:
     def __init__(
         self,
@@ -79,7 +85,7 @@ class RaftDriver:
         cluster_id: str,
         segment_bytes: int = 8 * 1024 * 1024,
         clock: Callable[[], int] = monotonic_ms,
-        on_fatal: Callable[[OSError], None] = lambda _error: None,
+        on_fatal: Callable[[Exception], None] = lambda _error: None,
         tls: TlsFiles | None = None,
         directory_id: str = "",
         voter_directories: Mapping[int, str] | None = None,
@@ -96,7 +102,7 @@ class RaftDriver:
         # A write error on the metadata log is fatal, as in Kafka (its fault handler halts the process): after a
         # failed persist no answer may leave, or a vote or an acknowledgement would outlive what backs it.
         self._on_fatal = on_fatal
-        self.failure: OSError | None = None
+        self.failure: OSError | MetadataLogDiverged | None = None
         self.voter_addresses = dict(voters)
         self.cluster_id = cluster_id
         self.clock = clock
@@ -257,15 +263,25 @@ class RaftDriver:
             return
         try:
             self._execute(effects)
-        except OSError as error:  # the effects after the failed write (a Send above all) are dropped
+        except (OSError, MetadataLogDiverged) as error:  # the effects after it (a Send above all) are dropped
             self._halt(error)
 
-    def _halt(self, error: OSError) -> None:
+    def _halt(self, error: OSError | MetadataLogDiverged) -> None:
         if self.failure is not None:
             return
         self.failure = error
-        self._log.critical("metadata_log_write_failed", node_id=self.node_id, error=str(error))
+        event = "metadata_log_write_failed" if isinstance(error, OSError) else "metadata_log_diverged"
+        self._log.critical(event, node_id=self.node_id, error=str(error))
         self._on_fatal(error)
+
+    @property
+    def failure_reason(self) -> str:
+        """Why the metadata log failed, for the process's last line ("" while it has not)."""
+        if self.failure is None:
+            return ""
+        if isinstance(self.failure, MetadataLogDiverged):
+            return f"its metadata log diverged below the high watermark ({self.failure})"
+        return f"its metadata log could not be written ({self.failure})"
 
     def _execute(self, effects: Sequence[Effect]) -> None:
         already_untold = bool(self._untold)
@@ -285,6 +301,11 @@ class RaftDriver:
                 case TruncateLog():
                     self.file_log.truncate(effect.end_offset, "raft diverging epoch")
                     self._flushed_everything()
+                case DivergedBelowHighWatermark():
+                    raise MetadataLogDiverged(
+                        f"the leader asked for a truncation to offset {effect.end_offset}, below the high watermark "
+                        f"{effect.high_watermark}"
+                    )
                 case SaveSnapshot():
                     self.file_log.save_snapshot(effect.snapshot_id, effect.data, effect.voters, effect.endpoints)
                 case InstallSnapshot():
