@@ -350,7 +350,7 @@ class RaftSimulation:
         if not self.link_up(source, destination) or self.rng.random() < self.drop_rate:
             self._schedule(delay + 30, "failure", (source, named, request))
             return
-        self._schedule(delay, "response", (destination, named, source, response))
+        self._schedule(delay, "response", (destination, named, source, response, request))
 
     # ---- driving ----
 
@@ -435,10 +435,10 @@ class RaftSimulation:
         elif kind == "request":
             self._deliver_request(*payload)
         elif kind == "response":
-            source, named, destination, response = payload
+            source, named, destination, response, request = payload
             node = self.nodes[destination]
             if node.raft is not None and source not in self.silent:
-                self._apply(destination, node.raft.handle_response(named, response, self.now))
+                self._apply(destination, node.raft.handle_response(named, response, self.now, request))
         elif kind == "failure":
             source, destination, request = payload
             node = self.nodes[source]

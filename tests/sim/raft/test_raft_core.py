@@ -388,6 +388,25 @@ def test_a_truncation_below_the_high_watermark_is_fatal_and_not_fetched_again() 
     ]
 
 
+def test_a_diverging_answer_to_an_earlier_fetch_is_not_applied_to_the_log_since_moved() -> None:
+    """As Kafka's client matches an answer to its request: a late answer (the node had sent the same Fetch twice)
+    asking for a truncation is about a log the node no longer has; applied, it would cut committed entries."""
+    leader = node(1, **{"epoch": 2, "entries": log([1, 1, 3, 3])})
+    elect(leader)
+    follower = node(2, **{"epoch": 3, "leader_id": 1, "entries": log([1, 1, 2, 2, 2, 2])})
+    [first] = sends(follower.tick(1001))
+    late, _ = leader.handle_request(2, first.request, 1001)
+    effects = follower.handle_response(1, late, 1001, first.request)
+    assert effects[0] == TruncateLog(2)
+    for now in (1002, 1003):  # fetch the leader's entries, then report them so the high watermark covers them
+        [request] = sends(effects)
+        response, _ = leader.handle_request(2, request.request, now)
+        effects = follower.handle_response(1, response, now, request.request)
+    assert follower.log_end_offset == follower.high_watermark == 5
+    assert follower.handle_response(1, late, 1004, first.request) == []
+    assert follower.entries == leader.entries
+
+
 def test_fetch_from_an_older_epoch_learns_the_leader() -> None:
     leader = node(1, **{"epoch": 4})
     elect(leader)

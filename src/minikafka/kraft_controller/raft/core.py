@@ -1271,12 +1271,16 @@ class RaftNode:
 
     # ---- responses ----
 
-    def handle_response(self, sender: int, response: RaftResponse, now_ms: int) -> list[Effect]:
+    def handle_response(
+        self, sender: int, response: RaftResponse, now_ms: int, request: RaftRequest | None = None
+    ) -> list[Effect]:
+        """`request`: the one `response` answers, where the shell knows it (as Kafka's client matches an answer
+        to its request): a Fetch answer about an earlier state of the log is then not applied to this one."""
         match response:
             case VoteResponse():
                 return self._handle_vote_response(sender, response, now_ms)
             case FetchResponse():
-                return self._handle_fetch_response(sender, response, now_ms)
+                return self._handle_fetch_response(sender, response, now_ms, request)
             case FetchSnapshotResponse():
                 return self._handle_fetch_snapshot_response(sender, response, now_ms)
             case BeginQuorumEpochResponse() | EndQuorumEpochResponse():
@@ -1329,7 +1333,9 @@ class RaftNode:
             return self._prevote_lost(f"refused by {sorted(self.role.rejected)}", now_ms)
         return []
 
-    def _handle_fetch_response(self, sender: int, response: FetchResponse, now_ms: int) -> list[Effect]:
+    def _handle_fetch_response(
+        self, sender: int, response: FetchResponse, now_ms: int, request: RaftRequest | None = None
+    ) -> list[Effect]:
         self.timers = evolve(self.timers, fetch_in_flight=False)
         self._learn_leader_endpoint(response)
         effects = self._observe_epoch(response.leader_epoch, response.leader_id, now_ms)
@@ -1346,10 +1352,15 @@ class RaftNode:
             request = FetchSnapshotRequest(self.node_id, self.epoch, response.snapshot_id, self.cluster_id)
             return effects + [Send(sender, request)]
         if response.diverging_epoch is not None:
+            if isinstance(request, FetchRequest) and (request.fetch_offset, request.last_fetched_epoch) != (
+                self.log_end_offset,
+                self.last_epoch,
+            ):
+                return effects  # about a log this node no longer has (an earlier Fetch's); the next tick fetches
             truncation = self._truncate_to_diverging(response.diverging_epoch)
             if isinstance(truncation, DivergedBelowHighWatermark):
                 return [*effects, truncation]  # no fetch again: it would be answered the same, at once, for ever
-            return [*effects, truncation, *self._send_fetch(now_ms)]
+            return [*effects, *([truncation] if truncation else []), *self._send_fetch(now_ms)]
         if not response.entries:
             # Fetch again at once, as Kafka's followers do: the leader parks an empty fetch until it has entries
             # or a new high watermark (up to the fetch max wait). An answer that only moved the high watermark
@@ -1367,12 +1378,14 @@ class RaftNode:
         # the leader's high watermark, and waiting for the next tick would add up to a tick to every commit.
         return effects + self._send_fetch(now_ms) + self._maybe_update_voter(sender, now_ms)
 
-    def _truncate_to_diverging(self, diverging: EpochEndOffset) -> TruncateLog | DivergedBelowHighWatermark:
+    def _truncate_to_diverging(self, diverging: EpochEndOffset) -> TruncateLog | DivergedBelowHighWatermark | None:
+        """The truncation a diverging epoch asks for; None when this log ends at or before that point already (an
+        answer to an earlier Fetch, e.g. a duplicate: an answer to the current one always cuts something)."""
         local = self.end_offset_for_epoch(diverging.epoch)
         cut = min(local.end_offset, diverging.end_offset) if local.epoch == diverging.epoch else local.end_offset
         cut = max(cut, self.log_start_offset)
         if cut >= self.log_end_offset:
-            cut = self.log_end_offset - 1 if self.log_end_offset > self.log_start_offset else self.log_start_offset
+            return None
         if cut < self.high_watermark:
             self._log.error("raft_truncation_below_high_watermark", cut=cut, high_watermark=self.high_watermark)
             return DivergedBelowHighWatermark(cut, self.high_watermark)

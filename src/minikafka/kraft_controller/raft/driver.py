@@ -445,7 +445,7 @@ class RaftDriver:
             self._log.error("raft_send_failed", destination=destination, request=name, error=repr(error))
             self._apply(self.core.handle_failure(destination, request, self.clock()))
             return
-        self._apply(self.core.handle_response(destination, wire.response_from_proto(response), self.clock()))
+        self._apply(self.core.handle_response(destination, wire.response_from_proto(response), self.clock(), request))
 
     # ---- server side ----
 
