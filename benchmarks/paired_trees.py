@@ -3,6 +3,7 @@ moved: the machine's drift over a session is larger than the steps looked for, s
 trees are compared.
 
     git worktree add --detach /tmp/old 62afba1
+    (py=$PWD/.venv/bin/python; cd /tmp/old && $py setup.py build_ext --inplace)   # where it has _record_walk.c
     .venv/bin/python benchmarks/paired_trees.py --old /tmp/old --new . [--rounds 4] [--kafka-wire]
         [--new-set KEY=VALUE ...]
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -47,9 +49,9 @@ class Tree:
 
     def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         env = dict(os.environ, PYTHONPATH=str(self.src))
-        done = subprocess.run(
-            [sys.executable, "-m", "minikafka.launcher", *args], env=env, capture_output=True, text=True, cwd="/tmp"
-        )
+        # trees from before the launcher started their tool as minikafka.cli
+        entry = "minikafka.launcher" if (self.src / "minikafka" / "launcher.py").exists() else "minikafka.cli"
+        done = subprocess.run([sys.executable, "-m", entry, *args], env=env, capture_output=True, text=True, cwd="/tmp")
         if check and done.returncode != 0:
             raise SystemExit(f"{self.name}: minikafka {' '.join(args[:2])} failed: {done.stderr[-800:]}")
         return done
@@ -59,6 +61,29 @@ class Tree:
 class Run:
     mb_per_s: dict[str, float]  # by shape: acks, or the topic's partitions with --kafka-wire
     broker_cpu_s: dict[str, list[float]]  # by shape, each broker's, largest first
+
+
+def check_native_walk(tree: Tree) -> None:
+    """A tree with the C record walk must run with its own build of it: a module built from another commit's source
+    may lack the function this tree imports, and the tree then walks records in Python without a word."""
+    source = tree.src / "minikafka" / "common" / "_record_walk.c"
+    if not source.exists():
+        return
+    imports = re.findall(r"from minikafka\.common\._record_walk import (\w+)", _python_sources(tree.src))
+    names = sorted(set(imports))
+    check = f"import sys, minikafka.common._record_walk as m; missing = [n for n in {names!r} if not hasattr(m, n)]; "
+    check += "sys.exit(', '.join(missing) or None)"
+    env = dict(os.environ, PYTHONPATH=str(tree.src))
+    done = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True, cwd="/tmp")
+    if done.returncode != 0:
+        raise SystemExit(
+            f"{tree.name}: its C record walk is missing or from another commit ({done.stderr.strip()[-200:]}); "
+            f"build it: cd {tree.src.parent} && {sys.executable} setup.py build_ext --inplace"
+        )
+
+
+def _python_sources(src: Path) -> str:
+    return "\n".join(path.read_text() for path in (src / "minikafka").rglob("*.py"))
 
 
 def isrs(node: object) -> list[list[int]]:
@@ -148,6 +173,8 @@ def main() -> None:
         "old": Tree("old", args.old.resolve() / "src", tuple(args.old_set)),
         "new": Tree("new", args.new.resolve() / "src", tuple(args.new_set)),
     }
+    for tree in trees.values():
+        check_native_walk(tree)
     ratios: dict[str, list[float]] = {}
     for number in range(args.rounds):
         order = ("old", "new") if number % 2 == 0 else ("new", "old")  # turns cancel the machine's drift

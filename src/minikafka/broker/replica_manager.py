@@ -537,12 +537,13 @@ class ReplicaManager:
         answer = replica.produces.add(
             info.first_offset, info.last_offset + 1, timeout_ms, now, lambda: self._check_produces(replica)
         )
-        self._check_produces(replica)
+        self._check_produces(replica, now)
         return answer
 
-    def _check_produces(self, replica: Replica) -> None:
+    def _check_produces(self, replica: Replica, now: int | None = None) -> None:
+        """`now`: the caller's clock reading in the same step, as a clock read costs a system call here."""
         if replica.leader is not None:
-            replica.produces.check(replica.leader, monotonic_ms())
+            replica.produces.check(replica.leader, monotonic_ms() if now is None else now)
 
     def _hwm_moved(self, replica: Replica, now: int) -> None:
         leader = replica.leader
@@ -730,9 +731,11 @@ class ReplicaManager:
         record_fetch: bool = True,
         first_whole: bool = True,
         log_start_offset: int = -1,
+        now: int | None = None,
     ) -> FetchPartitionResult:
         """One partition of a follower's Fetch. `record_fetch=False` re-reads for a Fetch that waited: its fetch
-        was already counted in the follower's state when it arrived, once, as in Kafka."""
+        was already counted in the follower's state when it arrived, once, as in Kafka. `now`: the Fetch's clock
+        reading, when the caller has one from the same step."""
         replica = self.replicas.get(tp)
         if replica is None or replica.leader is None or not self.serving():
             return FetchPartitionResult(self.not_hosted_error(tp))
@@ -746,7 +749,7 @@ class ReplicaManager:
             return FetchPartitionResult(ErrorCode.NONE, high_watermark=leader.high_watermark, diverging=diverging)
         if record_fetch:
             self._record_follower_log_start(tp, leader.leader_epoch, replica_id, log_start_offset)
-            now = monotonic_ms()
+            now = monotonic_ms() if now is None else now
             decision = leader.on_follower_fetch(
                 replica_id, replica_epoch, current_leader_epoch, fetch_offset, self.metadata_broker_epochs(), now
             )

@@ -256,8 +256,9 @@ class Producer:
             partitions = await self._wait_on_metadata(topic, partition)
         if partition is None:
             partition = self._choose_partition(topic, key, len(partitions))
-        now = client_monotonic_s()
-        future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()  # once a record: each lookup is a system call
+        now = client_monotonic_s(loop)
+        future: asyncio.Future[RecordMetadata] = loop.create_future()
         size = (len(value) if value else 0) + (len(key) if key else 0) + _RECORD_OVERHEAD
         if HEADER_SIZE + size > self.config.max_request_size:
             # As Kafka's send(): a record no request may carry fails at once instead of being retried.
@@ -270,7 +271,7 @@ class Producer:
         queue = self._queue(topic, partition)
         if not queue.records:
             queue.first_enqueued = now
-        queue.records.append(_Pending(key, value, wall_ms(), now + self._delivery_timeout_s, future, size))
+        queue.records.append(_Pending(key, value, wall_ms(loop), now + self._delivery_timeout_s, future, size))
         queue.size_bytes += size
         queue.wake.set()
         return future

@@ -17,6 +17,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor_pool import Default as default_pool
 
 from minikafka.common.authorizer import (
+    Action,
     AuthorizerConfig,
     KafkaPrincipal,
     ListenerSecurity,
@@ -50,7 +51,10 @@ class AuthorizationInterceptor(grpc.aio.ServerInterceptor):
         return principal_from_subject(subject, self.config.mapping_rules)
 
     def refusal(self, method: str, request: Any, context: Any, principal: KafkaPrincipal) -> Refused | None:
-        decision = authorize(action_of(method, request), principal, self.listener, self.config)
+        return self.refusal_of(action_of(method, request), method, context, principal)
+
+    def refusal_of(self, action: Action, method: str, context: Any, principal: KafkaPrincipal) -> Refused | None:
+        decision = authorize(action, principal, self.listener, self.config)
         if not isinstance(decision, Refused):
             return None
         if self._logged.first((str(principal), method, decision.reason)):
@@ -100,10 +104,16 @@ class AuthorizationInterceptor(grpc.aio.ServerInterceptor):
             principal = self.principal(context)  # one TLS session per stream: its peer does not change
 
             async def checked() -> AsyncIterator[Any]:
+                # A decision depends only on the action, the stream's principal and this listener: a follower's
+                # every Fetch repeats the action its first one was allowed, so only a different action is decided.
+                allowed: Action | None = None
                 async for request in requests:
-                    refused = self.refusal(method, request, context, principal)
-                    if refused is not None:
-                        await context.abort(grpc.StatusCode.PERMISSION_DENIED, _details(refused))
+                    action = action_of(method, request)
+                    if action != allowed:
+                        refused = self.refusal_of(action, method, context, principal)
+                        if refused is not None:
+                            await context.abort(grpc.StatusCode.PERMISSION_DENIED, _details(refused))
+                        allowed = action
                     yield request
 
             async for response in behaviour(checked(), context):

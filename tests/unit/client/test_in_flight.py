@@ -35,7 +35,7 @@ async def test_on_done_runs_before_the_slot_is_released() -> None:
     seen: list[tuple[object, bool]] = []
     await in_flight.acquire()
     # The slot is still held when on_done runs: a tool's accounting is in before the next send may start.
-    in_flight.track(future, lambda done: seen.append((done.result(), in_flight._slots.locked())))
+    in_flight.track(future, lambda done: seen.append((done.result(), in_flight.full())))
     future.set_result("acked")
     await asyncio.wait_for(in_flight.acquire(), 1)
     assert seen == [("acked", True)]

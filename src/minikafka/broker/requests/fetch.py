@@ -129,13 +129,15 @@ def readable_by(manager: ReplicaManager, caller: Caller) -> Callable[[str], bool
 async def handle_fetch(manager: ReplicaManager, sessions: FetchSessionCache, request: FetchRequest) -> FetchAnswer:
     if request.from_follower:
         manager.watch_fetch_sessions(sessions)  # followers' sessions read only the partitions that changed
-    fetch = _session_context(manager, sessions, request)
+    # One clock read for the steps up to the first wait (each read is a system call on CPython 3.11's loop lookup).
+    now = monotonic_ms()
+    fetch = _session_context(manager, sessions, request, now)
     if fetch.error != ErrorCode.NONE:
         return FetchAnswer(fetch.error, INVALID_SESSION_ID, [])
     _count_settled(manager, request.replica_id, fetch.settled_until)
-    deadline_ms = monotonic_ms() + max(0, request.max_wait_ms)
+    deadline_ms = now + max(0, request.max_wait_ms)
     # Only the first read counts in the followers' state; a woken re-read is the same fetch.
-    read = _read(manager, request, fetch, record_fetch=True)
+    read = _read(manager, request, fetch, record_fetch=True, now=now)
     while read.total < request.min_bytes and fetch.asks_partitions and not read.failed:
         remaining_ms = deadline_ms - monotonic_ms()
         if remaining_ms <= 0:
@@ -153,7 +155,9 @@ async def handle_fetch(manager: ReplicaManager, sessions: FetchSessionCache, req
     return FetchAnswer(ErrorCode.NONE, fetch.session_id, read.topics)
 
 
-def _session_context(manager: ReplicaManager, sessions: FetchSessionCache, request: FetchRequest) -> FetchContext:
+def _session_context(
+    manager: ReplicaManager, sessions: FetchSessionCache, request: FetchRequest, now: int
+) -> FetchContext:
     image = manager.metadata.image
     fetch = sessions.new_context(
         request.session_id,
@@ -161,7 +165,7 @@ def _session_context(manager: ReplicaManager, sessions: FetchSessionCache, reque
         [line if len(line.topic_id) == TOPIC_ID_BYTES else _keyed(image, line) for line in request.partitions],
         _forgotten_keys(image, request.forgotten),
         request.from_follower,
-        monotonic_ms(),
+        now,
         request.replica_id,
         # While this broker refuses every partition alike, a settled one must be answered all the same.
         read_all=not manager.serving(),
@@ -197,7 +201,9 @@ def _forgotten_keys(image: MetadataImage, forgotten: Sequence[ForgottenPartition
     return [(topic_key(image, gone.topic_id, gone.topic), gone.partition) for gone in forgotten]
 
 
-def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, record_fetch: bool) -> _Read:
+def _read(
+    manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, record_fetch: bool, now: int | None = None
+) -> _Read:
     """Every partition of the fetch once, under the response's byte limit (Kafka's readFromLog); an incremental
     fetch answers only the partitions with news; one with an error always is."""
     image = manager.metadata.image
@@ -221,7 +227,7 @@ def _read(manager: ReplicaManager, request: FetchRequest, fetch: FetchContext, r
             else:
                 tp = TopicPartition(known.name, state.partition)
                 max_bytes = min(state.partition_max_bytes or DEFAULT_PARTITION_MAX_BYTES, limit)
-                result = _read_partition(manager, request, tp, state, max_bytes, first_whole, record_fetch)
+                result = _read_partition(manager, request, tp, state, max_bytes, first_whole, record_fetch, now)
                 replica = manager.replicas.get(tp)
             records = result.records
             if records:
@@ -268,6 +274,7 @@ def _read_partition(
     max_bytes: int,
     first_whole: bool,
     record_fetch: bool,
+    now: int | None,
 ) -> FetchPartitionResult:
     if request.replica_id >= 0:
         return manager.follower_fetch(
@@ -281,6 +288,7 @@ def _read_partition(
             record_fetch,
             first_whole,
             state.log_start_offset,
+            now,
         )
     return manager.consumer_fetch(
         tp,

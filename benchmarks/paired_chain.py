@@ -1,0 +1,55 @@
+"""Paired rounds over a chain of source trees (commits in history order), for splitting a range of history into
+steps in one run: each round runs every tree once, in an order rotated and reversed from round to round, and each
+tree is compared with its predecessor in the chain within the same round.
+
+    .venv/bin/python benchmarks/paired_chain.py --rounds 3 /tmp/g-A /tmp/g-B /tmp/g-C
+
+The produce is `paired_trees.py`'s (a fresh 3+3 cluster per tree per round, 20,000 records of 1 KiB, 1 partition,
+RF 3, 1 in flight, acks=all then acks=1). It prints every run, then for each step the median and range of the
+rounds' MB/s ratios and of the brokers' summed CPU-seconds ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+
+from paired_trees import Run, Tree, check_native_walk, one_run
+
+
+def round_order(count: int, number: int) -> list[int]:
+    """Round `number`'s order of the trees: rotated by the round, reversed every other round."""
+    order = list(range(count))
+    order = order[number % count :] + order[: number % count]
+    return order[::-1] if number % 2 else order
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("trees", type=Path, nargs="+", help="checkouts in history order (their src/ is used)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--records", type=int, default=20000)
+    args = parser.parse_args()
+    trees = [Tree(path.resolve().name, path.resolve() / "src", ()) for path in args.trees]
+    for tree in trees:
+        check_native_walk(tree)
+    rounds: list[dict[int, Run]] = []
+    for number in range(args.rounds):
+        runs: dict[int, Run] = {}
+        for index in round_order(len(trees), number):
+            runs[index] = one_run(trees[index], args.records, kafka_wire=False)
+            print(f"round {number + 1} {trees[index].name}: MB/s {runs[index].mb_per_s} "
+                  f"broker CPU-s {runs[index].broker_cpu_s}", flush=True)  # fmt: skip
+        rounds.append(runs)
+    for index in range(1, len(trees)):
+        for shape in rounds[0][index].mb_per_s:
+            speed = [runs[index].mb_per_s[shape] / runs[index - 1].mb_per_s[shape] for runs in rounds]
+            cpu = [sum(runs[index].broker_cpu_s[shape]) / sum(runs[index - 1].broker_cpu_s[shape]) for runs in rounds]
+            print(f"{trees[index].name}/{trees[index - 1].name} {shape}: MB/s median {statistics.median(speed):.3f} "
+                  f"({min(speed):.3f}-{max(speed):.3f}), broker CPU-s median {statistics.median(cpu):.3f} "
+                  f"({min(cpu):.3f}-{max(cpu):.3f}), {len(speed)} rounds")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
