@@ -95,10 +95,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "own topic; judged by the read_committed consumers (needs --consumers and --isolation-level read_committed)",
     )
     clients.add_argument(
+        "--exactly-once",
+        type=bounded_int(0, 3),
+        default=0,
+        metavar="N",
+        help="workers of a consume-transform-produce pipeline: the group sim-eos reads the producers' topic and "
+        "writes each record to sim-eos in transactions that commit the consumed offsets (crashes and aborts at "
+        "seeded points); judged by a read_committed reader of the output",
+    )
+    clients.add_argument(
         "--clients",
         choices=("mixed", "seeded"),
         help=f"mixed: {MIXED_HELP}; seeded: {SEEDED_HELP} (instead of --acks, --idempotence, --consumers, "
-        "--group-consumers, --isolation-level, --transactional)",
+        "--group-consumers, --isolation-level, --transactional, --exactly-once)",
     )
     simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
     simulate.add_argument("--json", action="store_true", help="one JSON line per seed")
@@ -149,6 +158,7 @@ def client_mix(args: argparse.Namespace) -> ClientMix:
         args.group_consumers,
         transactional=args.transactional,
         isolation_level=isolation,
+        exactly_once=args.exactly_once,
     )
 
 
@@ -217,6 +227,7 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
             ("--group-consumers", str(args.group_consumers), "0"),
             ("--isolation-level", args.isolation_level, "read_uncommitted"),
             ("--transactional", str(args.transactional), "0"),
+            ("--exactly-once", str(args.exactly_once), "0"),
         ):
             parts += [option, value] if value != default else []
     return shlex.join(parts)
@@ -294,6 +305,13 @@ def _reads(result: SimulationResult) -> str:
         reads += (
             f"transactions {txns['committed']} committed, {txns['undecided']} commits unanswered, {txns['aborted']} "
             f"aborted, {txns['read_committed_records']} read_committed records read, "
+        )
+    eos = seen.get("exactly_once")
+    if eos is not None:
+        reads += (
+            f"exactly-once {eos['committed']} transactions committed, {eos['aborted']} aborted ({eos['fenced']} "
+            f"fenced), {eos['crashes']} crashes, {eos['records']} records through, {eos['outputs_read']} outputs "
+            f"read, "
         )
     return reads
 

@@ -51,10 +51,15 @@ class ClientMix:
     seeded: bool = False  # the run's seed draws the mix instead (`seeded_mix`)
     transactional: int = 0  # transactional producers, each over every partition of the transactional topic
     isolation_level: int = READ_UNCOMMITTED  # the plain consumers'; read_committed ones also read transactions
+    exactly_once: int = 0  # consume-transform-produce workers (`exactly_once.py`) over the world's topic
 
     @property
     def kafka_listeners(self) -> bool:
-        return self.group_members > 0 or self.transactional > 0
+        return self.group_members > 0 or self.transactional > 0 or self.exactly_once > 0
+
+    @property
+    def transaction_coordinators(self) -> bool:
+        return self.transactional > 0 or self.exactly_once > 0
 
 
 MIXED = ClientMix(
