@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import shlex
+import signal
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, replace
+from pathlib import Path
+from types import FrameType
 
 from minikafka.client.consumer import READ_COMMITTED, READ_UNCOMMITTED
 from minikafka.client.producer import ProducerConfig
@@ -110,6 +114,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--group-consumers, --isolation-level, --transactional, --exactly-once)",
     )
     simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
+    simulate.add_argument(
+        "--scratch",
+        metavar="DIR",
+        help="where each seed's files go, in a directory of its own removed after it (default: /dev/shm when present)",
+    )
     simulate.add_argument("--json", action="store_true", help="one JSON line per seed")
     simulate.set_defaults(func=run_simulate_command)
 
@@ -184,6 +193,8 @@ def settings_from(args: argparse.Namespace) -> SimulationSettings:
         validate_overrides(overrides)
     except ClusterError as error:
         raise CliError(str(error)) from None
+    if args.scratch is not None and not Path(args.scratch).is_dir():
+        raise CliError(f"--scratch {args.scratch}: no such directory")
     return SimulationSettings(
         seed=0,
         duration_s=args.duration_ms / 1000,
@@ -194,6 +205,7 @@ def settings_from(args: argparse.Namespace) -> SimulationSettings:
         overlap=args.overlap,
         timing=plan_timing(args),
         clients=client_mix(args),
+        scratch=args.scratch,
     )
 
 
@@ -233,6 +245,42 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
     return shlex.join(parts)
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class Stopped(SystemExit):
+    """SIGTERM or SIGINT: the run ends where it is; the seeds under way remove their scratch directories as they
+    unwind. A SystemExit: no `except Exception` on the way keeps the seed going, an asyncio task raising it stops
+    the loop (another BaseException would only end that task), and a pool worker exits quietly with it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+
+def _stop(signum: int, _frame: FrameType | None) -> None:
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)  # the first signal ends the run; more would interrupt its cleanup
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    previous = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _worker_started() -> None:
+    """A pool worker leaves SIGINT (a terminal's Ctrl-C reaches every process of the group) to the parent, which
+    ends the pool: each worker then gets SIGTERM and unwinds its seed, removing its scratch directory."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop)
+
+
 def _run(settings: SimulationSettings) -> SimulationResult:
     return simulate_seed(settings)
 
@@ -242,14 +290,26 @@ def _results(settings: SimulationSettings, seeds: Sequence[int], jobs: int) -> I
     if jobs == 1:
         yield from map(_run, every)
         return
-    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+    with multiprocessing.get_context("spawn").Pool(jobs, initializer=_worker_started) as pool:
         yield from pool.imap(_run, every)  # in seed order; leaving the block ends the workers
 
 
 def run_simulate_command(args: argparse.Namespace) -> int:
+    """Exit 0 when every seed held (every story went as predicted), 1 on a violation, 128 + the signal's number
+    when SIGTERM or SIGINT ended it."""
     settings = settings_from(args)
-    if args.story is not None:
-        return run_stories(args, settings)
+    try:
+        with _stopped_by_signals():
+            if args.story is not None:
+                return run_stories(args, settings)
+            return _run_seeds(args, settings)
+    except Stopped as stopped:
+        name = signal.Signals(stopped.signum).name
+        print(f"minikafka simulate: stopped by {name}; the seeds under way were not finished", file=sys.stderr)
+        return 128 + stopped.signum
+
+
+def _run_seeds(args: argparse.Namespace, settings: SimulationSettings) -> int:
     seeds = [args.seed] if args.seed is not None else list(range(args.first_seed, args.first_seed + args.seeds))
     started = time.perf_counter()
     simulated_s = cpu_s = 0.0

@@ -180,6 +180,7 @@ class SimulationSettings:
     watched_events: tuple[str, ...] = ()  # events kept whole for a story to look at
     keep_going: bool = False  # a story runs on past a violation (the first of each invariant kept) to its end
     clients: ClientMix = ClientMix()  # the producers, consumers and group members of a fault plan's run
+    scratch: str | None = None  # where each run's scratch directory is made (None: /dev/shm when present)
 
 
 @dataclass
@@ -1015,10 +1016,12 @@ def _read_values(log: Any, start: int, end: int) -> dict[int, bytes]:
     return values
 
 
-def scratch_root() -> Path:
-    """Where the nodes' files go: tmpfs when the machine has one (the simulated disk's contents are scratch)."""
+def scratch_root(parent: str | None = None) -> Path:
+    """Where the nodes' files go: `parent`, else tmpfs when the machine has one (the simulated disk's contents are
+    scratch)."""
     shm = Path("/dev/shm")
-    return Path(tempfile.mkdtemp(prefix="minikafka-sim-", dir=shm if shm.is_dir() else None))
+    where = parent if parent is not None else (shm if shm.is_dir() else None)
+    return Path(tempfile.mkdtemp(prefix="minikafka-sim-", dir=where))
 
 
 def simulate_seed(settings: SimulationSettings, script: Script = run_fault_plan) -> SimulationResult:
@@ -1031,7 +1034,7 @@ def simulate_seed(settings: SimulationSettings, script: Script = run_fault_plan)
         wrapper_class=structlog.make_filtering_bound_logger(0),
         cache_logger_on_first_use=False,
     )
-    root = scratch_root()
+    root = scratch_root(settings.scratch)
     trace.scratch = str(root)
     try:
         with planted(settings.planted_bug), _collected_by_steps():
