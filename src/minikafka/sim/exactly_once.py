@@ -7,9 +7,11 @@ exactly-once does with one producer per thread (KIP-447). A worker reads the com
 
 At points its own seeded source draws, a transaction is aborted (1 in 10), or the worker crashes mid-transaction
 (1 in 30): half its batches and no EndTxn, or every batch, the offsets and an EndTxn(commit) whose answer is never
-read. The crashed process sends no LeaveGroup (the coordinator waits out its session); its next incarnation, a new
-member with the same transactional id, fences the old producer with InitProducerId. A read_committed reader of the
-output hands what it reads to `ExactlyOnceInvariants`."""
+read; or it stalls (1 in 40) after its batches, heartbeating no more for longer than its session timeout, and wakes
+a zombie: the group has given its partitions to another member, and its TxnOffsetCommit must be refused. The
+crashed process sends no LeaveGroup (the coordinator waits out its session); its next incarnation, a new member with
+the same transactional id, fences the old producer with InitProducerId. A read_committed reader of the output hands
+what it reads to `ExactlyOnceInvariants`."""
 
 from __future__ import annotations
 
@@ -32,6 +34,8 @@ EOS_GROUP = "sim-eos"
 EOS_TOPIC = "sim-eos"
 ABORT_PROBABILITY = 0.1
 CRASH_PROBABILITY = 1 / 30
+STALL_PROBABILITY = 1 / 40
+STALL_S = 8.0  # past the group's 6 s session timeout
 DOWN_S = (0.5, 2.0)  # a crashed worker's next incarnation starts this long after
 RETRY_S = 0.5
 # The member is no longer the one the generation knows: its transaction is aborted and it rejoins.
@@ -152,6 +156,7 @@ class EosWorker:
         commit = self.rng.random() >= ABORT_PROBABILITY
         crash = self.rng.random() < CRASH_PROBABILITY
         unanswered = self.rng.random() < 0.5  # a crash after sending EndTxn(commit), not before it
+        stall = self.rng.random() < STALL_PROBABILITY
         group = ConsumerGroupMetadata(EOS_GROUP, self.member.generation, self.member.member_id)
         refusal: ErrorCode | None = None
         try:
@@ -162,6 +167,8 @@ class EosWorker:
                     break
                 values = [output_value(partition, r.offset, r.value or b"") for r in by_partition[partition]]
                 await self.session.produce(partition, values)
+            if stall and not crash:
+                await self._stall()
             if not crash or unanswered:
                 await self.session.send_offsets_to_transaction(offsets, group)
         except KafkaError as error:
@@ -171,6 +178,15 @@ class EosWorker:
                 await self.session.end_unanswered()
             raise Crashed(f"{self.name} crashed mid-transaction")
         await self._end(commit and refusal is None, refusal, len(records), offsets)
+
+    async def _stall(self) -> None:
+        """No heartbeat for longer than the session timeout (a long GC pause, a stopped process): the coordinator
+        removes the member and gives its partitions to another."""
+        self.log.info("sim_eos_stalled", worker=self.name, generation=self.member.generation, seconds=STALL_S)
+        await self.heartbeat.stop()
+        await asyncio.sleep(STALL_S)
+        self.heartbeat = BackgroundHeartbeat(self.member)
+        self.heartbeat.start()
 
     async def _end(
         self, commit: bool, refusal: ErrorCode | None, processed: int, offsets: dict[TopicPartition, int]
