@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from minikafka.broker.group import coordinator as group_coordinator
 from minikafka.broker.group import offsets as group_offsets
 from minikafka.broker.group.coordinator import GroupCoordinator
 from minikafka.broker.group.state import Group
@@ -219,6 +220,18 @@ def _txn_offsets_applied_on_arrival() -> list[Patch]:
     return [(GroupCoordinator, "txn_commit_offsets", txn_commit_offsets)]
 
 
+def _txn_offset_commit_ignores_generation() -> list[Patch]:
+    """The group coordinator takes a TxnOffsetCommit from any member of any generation: a zombie the group replaced
+    commits the offsets of what it processed after the partition's new owner read the committed offsets and
+    processed the same records."""
+    original = group_coordinator.validate_offset_commit
+
+    def validate_offset_commit(group: Any, request: Any, transactional: bool = False) -> ErrorCode:
+        return ErrorCode.NONE if transactional else original(group, request, transactional)
+
+    return [(group_coordinator, "validate_offset_commit", validate_offset_commit)]
+
+
 PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "leader-acks-before-replication": _leader_acks_before_replication,
     "raft-counts-unflushed": _raft_counts_unflushed,
@@ -236,6 +249,7 @@ PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "stable-offset-ignores-open-transactions": _stable_offset_ignores_open_transactions,
     "commit-marker-to-first-partition": _commit_marker_to_first_partition,
     "txn-offsets-applied-on-arrival": _txn_offsets_applied_on_arrival,
+    "txn-offset-commit-ignores-generation": _txn_offset_commit_ignores_generation,
 }
 
 
