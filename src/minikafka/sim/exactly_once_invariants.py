@@ -1,13 +1,14 @@
 """What the simulated world's exactly-once pipeline (`exactly_once.py`) must hold, checked over the live run:
 
-- ExactlyOnceOutput (the world's own): the pipeline consumes the input topic in its group and writes one output record
-  per input record, in transactions that also commit the consumed offsets (TxnOffsetCommit). A read_committed reader
-  of the output then sees each input record's output at most once, at every step (a second one is a record processed
-  again after its transaction committed, or an aborted transaction's output made visible); and at the end, once the
-  pipeline has caught up, the group's committed offset of each input partition is exactly where its outputs end: every
-  input offset below it has its output (no gap: offsets committed without their output, e.g. an aborted
-  transaction's), none at or past it (output committed without its offsets). An output carries the input's value,
-  which must be the one the input holds at that offset.
+- ExactlyOnceOutput (the world's own; its last part a liveness check): the pipeline consumes the input topic in
+  its group and writes one output record per input record, in transactions that also commit the consumed offsets
+  (TxnOffsetCommit). A read_committed reader of the output then sees each input record's output at most once, at
+  every step (a second one is a record processed again after its transaction committed, or an aborted transaction's
+  output made visible); and at the end, once the pipeline has caught up, the group's committed offset of each input
+  partition is exactly where its outputs end: every input offset below it has its output (no gap: offsets committed
+  without their output, e.g. an aborted transaction's), none at or past it (output committed without its offsets).
+  An output carries the input's value, which must be the one the input holds at that offset. And the committed
+  offsets have reached the input's end.
 """
 
 from __future__ import annotations
@@ -85,9 +86,21 @@ class ExactlyOnceInvariants:
 
     # ---- the end ----
 
-    def check_final(self, committed: Mapping[int, int], input_value: Callable[[int, int], bytes | None]) -> None:
+    def check_final(
+        self,
+        committed: Mapping[int, int],
+        input_value: Callable[[int, int], bytes | None],
+        input_ends: Mapping[int, int] | None = None,
+    ) -> None:
         """`committed`: the group's committed offsets once the pipeline stopped (missing: none); `input_value`:
-        what the input holds at an offset, when known."""
+        what the input holds at an offset, when known; `input_ends`: the input's high watermarks, which the
+        pipeline had the final read's time to reach."""
+        for partition, end in sorted((input_ends or {}).items()):
+            if committed.get(partition, 0) < end:
+                self._violated(
+                    f"the pipeline never caught up: input partition {partition} committed to "
+                    f"{committed.get(partition, 0)} of {end}"
+                )
         by_partition: dict[int, set[int]] = {}
         for partition, offset in self.outputs:
             by_partition.setdefault(partition, set()).add(offset)

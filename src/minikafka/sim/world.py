@@ -619,7 +619,8 @@ class World:
         await asyncio.wait(self.eos_tasks[:-1])
         partitions = list(range(self.topic.partitions))
         committed = await self._in_client(committed_offsets(self.kafka_bootstrap(), TOPIC, partitions))
-        self.exactly_once.check_final(committed, lambda p, o: self.clients.values_at.get((p, o)))
+        ends = {p: r.leader.high_watermark for p, r in enumerate(self._leading()) if r is not None}
+        self.exactly_once.check_final(committed, lambda p, o: self.clients.values_at.get((p, o)), ends)
         self.observed["exactly_once"] = {**self.exactly_once.summary(), "committed_offsets": committed}
 
     def _start_transactional(self, bootstrap: list[str], stop: asyncio.Event) -> list[asyncio.Task[Any]]:

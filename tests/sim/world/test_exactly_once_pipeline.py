@@ -106,3 +106,12 @@ def test_a_broken_transactional_offset_commit_is_caught_the_same_way_twice(bug: 
     assert first.violation is not None and first.violation.invariant == "ExactlyOnceOutput", first.violation
     assert detail in first.violation.detail, first.violation.detail
     assert first.trace_hash == again.trace_hash
+
+
+def test_a_pipeline_that_never_caught_up_is_caught() -> None:
+    checks = ExactlyOnceInvariants()
+    checks.output_polled(outputs((0, 0)), {0: 1})
+    checks.check_final({0: 1}, no_input, {0: 1, 1: 5})
+    assert names(checks) == ["ExactlyOnceOutput"] and "input partition 1 committed to 0 of 5" in (
+        checks.violations[0].detail
+    )
