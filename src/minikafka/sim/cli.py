@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import multiprocessing
 import shlex
 import signal
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
-from types import FrameType
 
 from minikafka.client.consumer import READ_COMMITTED, READ_UNCOMMITTED
 from minikafka.client.producer import ProducerConfig
@@ -24,8 +20,9 @@ from minikafka.deploy.plan_timing_options import add_plan_timing, plan_timing, t
 from minikafka.sim import SIMULATE_HELP
 from minikafka.sim.clients import MIXED, MIXED_HELP, SEEDED_HELP, ClientMix, ProducerSpec
 from minikafka.sim.planted_bugs import PLANTED_BUGS
+from minikafka.sim.seed_pool import Stopped, results, stopped_by_signals
 from minikafka.sim.stories import STORIES, run_story
-from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResult, SimulationSettings, simulate_seed
+from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResult, SimulationSettings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -245,61 +242,12 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
     return shlex.join(parts)
 
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-
-
-class Stopped(SystemExit):
-    """SIGTERM or SIGINT: the run ends where it is; the seeds under way remove their scratch directories as they
-    unwind. A SystemExit: no `except Exception` on the way keeps the seed going, an asyncio task raising it stops
-    the loop (another BaseException would only end that task), and a pool worker exits quietly with it."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(128 + signum)
-        self.signum = signum
-
-
-def _stop(signum: int, _frame: FrameType | None) -> None:
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, signal.SIG_IGN)  # the first signal ends the run; more would interrupt its cleanup
-    raise Stopped(signum)
-
-
-@contextlib.contextmanager
-def _stopped_by_signals() -> Iterator[None]:
-    previous = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def _worker_started() -> None:
-    """A pool worker leaves SIGINT (a terminal's Ctrl-C reaches every process of the group) to the parent, which
-    ends the pool: each worker then gets SIGTERM and unwinds its seed, removing its scratch directory."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _stop)
-
-
-def _run(settings: SimulationSettings) -> SimulationResult:
-    return simulate_seed(settings)
-
-
-def _results(settings: SimulationSettings, seeds: Sequence[int], jobs: int) -> Iterator[SimulationResult]:
-    every = [replace(settings, seed=seed) for seed in seeds]
-    if jobs == 1:
-        yield from map(_run, every)
-        return
-    with multiprocessing.get_context("spawn").Pool(jobs, initializer=_worker_started) as pool:
-        yield from pool.imap(_run, every)  # in seed order; leaving the block ends the workers
-
-
 def run_simulate_command(args: argparse.Namespace) -> int:
     """Exit 0 when every seed held (every story went as predicted), 1 on a violation, 128 + the signal's number
     when SIGTERM or SIGINT ended it."""
     settings = settings_from(args)
     try:
-        with _stopped_by_signals():
+        with stopped_by_signals():
             if args.story is not None:
                 return run_stories(args, settings)
             return _run_seeds(args, settings)
@@ -314,7 +262,7 @@ def _run_seeds(args: argparse.Namespace, settings: SimulationSettings) -> int:
     started = time.perf_counter()
     simulated_s = cpu_s = 0.0
     held = explained = 0
-    for result in _results(settings, seeds, args.jobs):
+    for result in results(settings, seeds, args.jobs):
         simulated_s += result.simulated_s
         cpu_s += result.cpu_s
         _print_seed(args, result)
