@@ -618,7 +618,12 @@ class World:
             task.cancel()
         await asyncio.wait(self.eos_tasks[:-1])
         partitions = list(range(self.topic.partitions))
-        committed = await self._in_client(committed_offsets(self.kafka_bootstrap(), TOPIC, partitions))
+        fetching = self._in_client(committed_offsets(self.kafka_bootstrap(), TOPIC, partitions))
+        if not await self.run_until(fetching.done, READ_ALL_TIMEOUT_S):
+            fetching.cancel()  # a transaction's offsets never stable (a hanging transaction), or no coordinator
+            self.violated(Violation("ExactlyOnceOutput", "the group's committed offsets were never read stable"))
+            return
+        committed = fetching.result()
         ends = {p: r.leader.high_watermark for p, r in enumerate(self._leading()) if r is not None}
         self.exactly_once.check_final(committed, lambda p, o: self.clients.values_at.get((p, o)), ends)
         self.observed["exactly_once"] = {**self.exactly_once.summary(), "committed_offsets": committed}
