@@ -310,7 +310,7 @@ class Consumer:
             if code == ErrorCode.OFFSET_OUT_OF_RANGE:
                 raise KafkaError(code, f"{topic}-{data.partition_index} offset {self.positions[key]} is out of range")
             if code.retriable:  # the leader moved or our metadata is stale: forget it, the next poll refreshes
-                self.metadata.view.topics.get(topic, {}).pop(data.partition_index, None)
+                self.metadata.forget_leader(topic, data.partition_index)
                 return []
             raise KafkaError(code, f"fetch {topic}-{data.partition_index}")
         position = self.positions[key]

@@ -249,8 +249,12 @@ class GroupMember:
         self._lost_coordinator(error)
         return error
 
-    async def committed(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
-        """The group's committed offsets of `partitions` (those without one are left out)."""
+    async def committed(
+        self, partitions: list[TopicPartition], require_stable: bool = False
+    ) -> dict[TopicPartition, int]:
+        """The group's committed offsets of `partitions` (those without one are left out). `require_stable` (what
+        Kafka's read_committed consumer asks, KIP-447): a partition whose transactional commit awaits its marker
+        answers UNSTABLE_OFFSET_COMMIT, and is asked again until the transaction ended."""
         cls = request_class(OFFSET_FETCH, 7)
         topic_cls = nested(cls, "OffsetFetchRequestTopic")
         topics = tuple(
@@ -259,11 +263,13 @@ class GroupMember:
         )
         while True:
             try:
-                response = await self._send(cls(group_id=self.group, topics=topics, require_stable=False))
+                response = await self._send(cls(group_id=self.group, topics=topics, require_stable=require_stable))
                 error = ErrorCode.of(response.error_code)
             except KafkaError as failed:
                 error = failed.code
-            if not (self._lost_coordinator(error) or error == ErrorCode.NETWORK_EXCEPTION):
+            if error == ErrorCode.NONE and _unstable(response):
+                error = ErrorCode.UNSTABLE_OFFSET_COMMIT
+            elif not (self._lost_coordinator(error) or error == ErrorCode.NETWORK_EXCEPTION):
                 break
             await asyncio.sleep(self.timeouts.retry_backoff_ms / 1000)
         if error != ErrorCode.NONE:
@@ -284,6 +290,12 @@ class GroupMember:
             await self._send(cls(group_id=self.group, members=(identity,)))
         except KafkaError:
             pass  # the session timeout removes it anyway
+
+
+def _unstable(response: Any) -> bool:
+    return any(
+        ErrorCode.of(p.error_code) == ErrorCode.UNSTABLE_OFFSET_COMMIT for t in response.topics for p in t.partitions
+    )
 
 
 def _ms(milliseconds: int) -> datetime.timedelta:

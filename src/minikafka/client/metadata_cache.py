@@ -35,6 +35,7 @@ class ClusterView:
     topics: dict[str, dict[int, PartitionInfo]] = field(default_factory=dict)
     topic_ids: dict[str, bytes] = field(default_factory=dict)
     topic_errors: dict[str, ErrorCode] = field(default_factory=dict)
+    stale: set[str] = field(default_factory=set)  # topics with a partition forgotten since the last refresh
 
 
 class MetadataCache:
@@ -120,9 +121,15 @@ class MetadataCache:
             }
         self.view = view
 
+    def forget_leader(self, topic: str, partition: int) -> None:
+        """The partition's leader moved (a retriable fetch error): forgotten until the next refresh, which the
+        topic's next `require_topic` makes too, rather than answer with the topic short of that partition."""
+        self.view.topics.get(topic, {}).pop(partition, None)
+        self.view.stale.add(topic)
+
     async def require_topic(self, topic: str) -> dict[int, PartitionInfo]:
         """The topic's partitions; UNKNOWN_TOPIC_OR_PARTITION (a clear error) when it does not exist."""
-        if topic not in self.view.topics:
+        if topic not in self.view.topics or topic in self.view.stale:
             await self.refresh([topic])
         if topic not in self.view.topics:
             error = self.view.topic_errors.get(topic, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

@@ -4,13 +4,19 @@ transactional batch to each partition's leader, EndTxn. With the cluster's `tran
 speaks KIP-890 part 2 as Kafka's Java producer 4.0 does (`transaction_protocol.py`): no AddPartitionsToTxn, Produce
 v12, EndTxn v5 whose answer gives the producer id and epoch to go on with. Each request is retried on a retriable
 error (the coordinator loading or moving, CONCURRENT_TRANSACTIONS while the last transaction's markers are written,
-a leader moving) until a deadline; any other error is raised as a KafkaError with its Kafka name and code."""
+a leader moving) until a deadline; any other error is raised as a KafkaError with its Kafka name and code.
+
+A consume-transform-produce client commits its consumed offsets inside the transaction with
+`send_offsets_to_transaction` (Kafka's sendOffsetsToTransaction): AddOffsetsToTxn to the transaction coordinator
+(none at transaction version 2, where TxnOffsetCommit v5 adds the group's partition), then TxnOffsetCommit to the
+group's coordinator, naming the member and generation so a zombie member is fenced (KIP-447). The offsets become
+the group's at the transaction's COMMIT marker, and go with an abort."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +27,7 @@ from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import TRANSACTIONAL_FLAG, Record, build_batch
 
 FIND_COORDINATOR, INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, END_TXN, PRODUCE = 10, 22, 24, 26, 0
+ADD_OFFSETS_TO_TXN, TXN_OFFSET_COMMIT = 25, 28
 API_VERSIONS = 18
 RETRIABLE = frozenset(
     {
@@ -55,6 +62,17 @@ ON_MOVED = Rediscovery(
 )
 
 
+@dataclass(frozen=True)
+class ConsumerGroupMetadata:
+    """Kafka's ConsumerGroupMetadata: the consumer whose offsets a transaction commits. The group coordinator refuses
+    a TxnOffsetCommit of a member or generation no longer current (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION)."""
+
+    group_id: str
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
+
+
 class TransactionalSession:
     """One transactional id writing transactions over `partitions` of `topic`."""
 
@@ -70,8 +88,12 @@ class TransactionalSession:
         self.leaders: dict[int, str] = {}
         self.protocol = TransactionProtocol()
         self.epoch_bump_required = False
+        self.group_coordinators: dict[str, str] = {}  # group id -> its coordinator's Kafka address
 
-    async def _retrying(self, what: str, call: Callable[[], Awaitable[ErrorCode]]) -> None:
+    async def _retrying(
+        self, what: str, call: Callable[[], Awaitable[ErrorCode]], moved: Callable[[], None] | None = None
+    ) -> None:
+        """`moved`: what to forget when the coordinator asked moved (default: the transaction coordinator)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.deadline_s
         while True:
@@ -84,7 +106,10 @@ class TransactionalSession:
             if error not in RETRIABLE or loop.time() > deadline:
                 raise KafkaError(error, f"{what} for transactional id {self.transactional_id}")
             if error in self.rediscovery.coordinator:
-                self.coordinator = ""
+                if moved is None:
+                    self.coordinator = ""
+                else:
+                    moved()
             if error in self.rediscovery.leaders:
                 self.leaders.clear()
             await asyncio.sleep(RETRY_BACKOFF_S)
@@ -216,3 +241,78 @@ class TransactionalSession:
             self.producer_id, self.epoch = bumped
             self.sequences = dict.fromkeys(self.partitions, 0)
         return error
+
+    # ---- offsets committed in the transaction (consume-transform-produce) ----
+
+    async def send_offsets_to_transaction(
+        self, offsets: Mapping[tuple[str, int], int], group: ConsumerGroupMetadata
+    ) -> None:
+        """Kafka's sendOffsetsToTransaction: the group's next offsets to read, (topic, partition) -> offset,
+        committed by the open transaction. A refusal (the member fenced, the producer fenced) is raised as a
+        KafkaError; the transaction should then be aborted."""
+        if not offsets:
+            return
+        if self.protocol.adds_partitions:
+            await self._retrying("AddOffsetsToTxn", lambda: self._add_offsets(group.group_id))
+
+        def forget() -> None:
+            self.group_coordinators.pop(group.group_id, None)
+
+        await self._retrying("TxnOffsetCommit", lambda: self._txn_offset_commit(offsets, group), forget)
+
+    async def _add_offsets(self, group_id: str) -> ErrorCode:
+        response = await self._to_coordinator(
+            request_class(ADD_OFFSETS_TO_TXN, 3)(
+                transactional_id=self.transactional_id,
+                producer_id=self.producer_id,
+                producer_epoch=self.epoch,
+                group_id=group_id,
+            )
+        )
+        return ErrorCode.of(response.error_code)
+
+    async def _group_coordinator(self, group_id: str) -> str:
+        if group_id not in self.group_coordinators:
+            request = request_class(FIND_COORDINATOR, 3)(key=group_id, key_type=0)
+            found = await self.client.any_broker(request)
+            error = ErrorCode.of(found.error_code)
+            if error != ErrorCode.NONE:
+                raise KafkaError(error, f"FindCoordinator for group {group_id}")
+            self.group_coordinators[group_id] = f"{found.host}:{found.port}"
+        return self.group_coordinators[group_id]
+
+    async def _txn_offset_commit(
+        self, offsets: Mapping[tuple[str, int], int], group: ConsumerGroupMetadata
+    ) -> ErrorCode:
+        """TxnOffsetCommit v3 (v5 at transaction version 2); the first partition's error, NONE when all stored."""
+        cls = request_class(TXN_OFFSET_COMMIT, 5 if self.protocol.v2 else 3)
+        topic_cls = nested(cls, "TxnOffsetCommitRequestTopic")
+        partition_cls = nested(cls, "TxnOffsetCommitRequestPartition")
+        topics = tuple(
+            topic_cls(
+                name=topic,
+                partitions=tuple(
+                    partition_cls(
+                        partition_index=p, committed_offset=o, committed_leader_epoch=-1, committed_metadata=""
+                    )
+                    for (t, p), o in sorted(offsets.items())
+                    if t == topic
+                ),
+            )
+            for topic in sorted({t for t, _ in offsets})
+        )
+        address = await self._group_coordinator(group.group_id)
+        response = await self.client.connection(address).send(
+            cls(
+                transactional_id=self.transactional_id,
+                group_id=group.group_id,
+                producer_id=self.producer_id,
+                producer_epoch=self.epoch,
+                generation_id=group.generation_id,
+                member_id=group.member_id,
+                group_instance_id=group.group_instance_id,
+                topics=topics,
+            )
+        )
+        codes = [ErrorCode.of(p.error_code) for t in response.topics for p in t.partitions]
+        return next((code for code in codes if code != ErrorCode.NONE), ErrorCode.NONE)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import shlex
+import signal
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict
+from pathlib import Path
 
 from minikafka.client.consumer import READ_COMMITTED, READ_UNCOMMITTED
 from minikafka.client.producer import ProducerConfig
@@ -20,8 +20,9 @@ from minikafka.deploy.plan_timing_options import add_plan_timing, plan_timing, t
 from minikafka.sim import SIMULATE_HELP
 from minikafka.sim.clients import MIXED, MIXED_HELP, SEEDED_HELP, ClientMix, ProducerSpec
 from minikafka.sim.planted_bugs import PLANTED_BUGS
+from minikafka.sim.seed_pool import Stopped, results, stopped_by_signals
 from minikafka.sim.stories import STORIES, run_story
-from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResult, SimulationSettings, simulate_seed
+from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResult, SimulationSettings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -95,12 +96,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "own topic; judged by the read_committed consumers (needs --consumers and --isolation-level read_committed)",
     )
     clients.add_argument(
+        "--exactly-once",
+        type=bounded_int(0, 3),
+        default=0,
+        metavar="N",
+        help="workers of a consume-transform-produce pipeline: the group sim-eos reads the producers' topic and "
+        "writes each record to sim-eos in transactions that commit the consumed offsets (crashes and aborts at "
+        "seeded points); judged by a read_committed reader of the output",
+    )
+    clients.add_argument(
         "--clients",
         choices=("mixed", "seeded"),
         help=f"mixed: {MIXED_HELP}; seeded: {SEEDED_HELP} (instead of --acks, --idempotence, --consumers, "
-        "--group-consumers, --isolation-level, --transactional)",
+        "--group-consumers, --isolation-level, --transactional, --exactly-once)",
     )
     simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
+    simulate.add_argument(
+        "--scratch",
+        metavar="DIR",
+        help="where each seed's files go, in a directory of its own removed after it (default: /dev/shm when present)",
+    )
     simulate.add_argument("--json", action="store_true", help="one JSON line per seed")
     simulate.set_defaults(func=run_simulate_command)
 
@@ -149,6 +164,7 @@ def client_mix(args: argparse.Namespace) -> ClientMix:
         args.group_consumers,
         transactional=args.transactional,
         isolation_level=isolation,
+        exactly_once=args.exactly_once,
     )
 
 
@@ -174,6 +190,8 @@ def settings_from(args: argparse.Namespace) -> SimulationSettings:
         validate_overrides(overrides)
     except ClusterError as error:
         raise CliError(str(error)) from None
+    if args.scratch is not None and not Path(args.scratch).is_dir():
+        raise CliError(f"--scratch {args.scratch}: no such directory")
     return SimulationSettings(
         seed=0,
         duration_s=args.duration_ms / 1000,
@@ -184,6 +202,7 @@ def settings_from(args: argparse.Namespace) -> SimulationSettings:
         overlap=args.overlap,
         timing=plan_timing(args),
         clients=client_mix(args),
+        scratch=args.scratch,
     )
 
 
@@ -217,33 +236,33 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
             ("--group-consumers", str(args.group_consumers), "0"),
             ("--isolation-level", args.isolation_level, "read_uncommitted"),
             ("--transactional", str(args.transactional), "0"),
+            ("--exactly-once", str(args.exactly_once), "0"),
         ):
             parts += [option, value] if value != default else []
     return shlex.join(parts)
 
 
-def _run(settings: SimulationSettings) -> SimulationResult:
-    return simulate_seed(settings)
-
-
-def _results(settings: SimulationSettings, seeds: Sequence[int], jobs: int) -> Iterator[SimulationResult]:
-    every = [replace(settings, seed=seed) for seed in seeds]
-    if jobs == 1:
-        yield from map(_run, every)
-        return
-    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-        yield from pool.imap(_run, every)  # in seed order; leaving the block ends the workers
-
-
 def run_simulate_command(args: argparse.Namespace) -> int:
+    """Exit 0 when every seed held (every story went as predicted), 1 on a violation, 128 + the signal's number
+    when SIGTERM or SIGINT ended it."""
     settings = settings_from(args)
-    if args.story is not None:
-        return run_stories(args, settings)
+    try:
+        with stopped_by_signals():
+            if args.story is not None:
+                return run_stories(args, settings)
+            return _run_seeds(args, settings)
+    except Stopped as stopped:
+        name = signal.Signals(stopped.signum).name
+        print(f"minikafka simulate: stopped by {name}; the seeds under way were not finished", file=sys.stderr)
+        return 128 + stopped.signum
+
+
+def _run_seeds(args: argparse.Namespace, settings: SimulationSettings) -> int:
     seeds = [args.seed] if args.seed is not None else list(range(args.first_seed, args.first_seed + args.seeds))
     started = time.perf_counter()
     simulated_s = cpu_s = 0.0
     held = explained = 0
-    for result in _results(settings, seeds, args.jobs):
+    for result in results(settings, seeds, args.jobs):
         simulated_s += result.simulated_s
         cpu_s += result.cpu_s
         _print_seed(args, result)
@@ -294,6 +313,13 @@ def _reads(result: SimulationResult) -> str:
         reads += (
             f"transactions {txns['committed']} committed, {txns['undecided']} commits unanswered, {txns['aborted']} "
             f"aborted, {txns['read_committed_records']} read_committed records read, "
+        )
+    eos = seen.get("exactly_once")
+    if eos is not None:
+        reads += (
+            f"exactly-once {eos['committed']} transactions committed, {eos['aborted']} aborted ({eos['fenced']} "
+            f"fenced), {eos['crashes']} crashes, {eos['records']} records through, {eos['outputs_read']} outputs "
+            f"read, "
         )
     return reads
 

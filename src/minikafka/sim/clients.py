@@ -14,7 +14,14 @@ from typing import Any
 
 import structlog
 
-from minikafka.client.consumer import EARLIEST, READ_UNCOMMITTED, Consumer, ConsumerConfig, ConsumerRecord
+from minikafka.client.consumer import (
+    EARLIEST,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    Consumer,
+    ConsumerConfig,
+    ConsumerRecord,
+)
 from minikafka.client.group_consume import GroupConsumer
 from minikafka.client.group_member import GroupMember, GroupTimeouts, TopicPartition
 from minikafka.client.kafka_wire_client import KafkaWireClient
@@ -51,19 +58,35 @@ class ClientMix:
     seeded: bool = False  # the run's seed draws the mix instead (`seeded_mix`)
     transactional: int = 0  # transactional producers, each over every partition of the transactional topic
     isolation_level: int = READ_UNCOMMITTED  # the plain consumers'; read_committed ones also read transactions
+    exactly_once: int = 0  # consume-transform-produce workers (`exactly_once.py`) over the world's topic
 
     @property
     def kafka_listeners(self) -> bool:
-        return self.group_members > 0 or self.transactional > 0
+        return self.group_members > 0 or self.transactional > 0 or self.exactly_once > 0
+
+    @property
+    def transaction_coordinators(self) -> bool:
+        return self.transactional > 0 or self.exactly_once > 0
 
 
+# The plain consumer reads read_committed: on the producers' topic (no transactions) it reads what a read_uncommitted
+# one does, and it also judges the transactional producer's topic.
 MIXED = ClientMix(
-    (ProducerSpec(-1, True), ProducerSpec(-1, False), ProducerSpec(1), ProducerSpec(0)), consumers=1, group_members=3
+    (ProducerSpec(-1, True), ProducerSpec(-1, False), ProducerSpec(1), ProducerSpec(0)),
+    consumers=1,
+    group_members=3,
+    transactional=1,
+    isolation_level=READ_COMMITTED,
+    exactly_once=1,
 )
-MIXED_HELP = "producers acks=all idempotent and plain, acks=1 and acks=0; a plain consumer; a group of 3"
+MIXED_HELP = (
+    "producers acks=all idempotent and plain, acks=1 and acks=0; a read_committed plain consumer; a group of 3; a "
+    "transactional producer; an exactly-once pipeline of 1"
+)
 SEEDED_HELP = (
     "the seed draws them: an idempotent acks=all producer and one to three of acks=all plain, acks=1 and acks=0; "
-    "no or one plain consumer; a group of 2 or 3"
+    "no or one plain consumer; a group of 2 or 3; with a consumer, maybe a transactional producer (the consumer then "
+    "read_committed); maybe an exactly-once pipeline of 1 or 2"
 )
 
 
@@ -73,7 +96,17 @@ def seeded_mix(seed: int) -> ClientMix:
     others = [ProducerSpec(-1, False), ProducerSpec(1), ProducerSpec(0)]
     chosen = sorted(rng.sample(range(len(others)), rng.randint(1, len(others))))
     producers = (ProducerSpec(-1, True), *(others[i] for i in chosen))
-    return ClientMix(producers, consumers=rng.randint(0, 1), group_members=rng.randint(2, 3))
+    consumers, group_members = rng.randint(0, 1), rng.randint(2, 3)
+    # Drawn after the rest, so the mixes drawn before these clients existed stay as they were.
+    transactional = rng.randint(0, 1) if consumers else 0
+    return ClientMix(
+        producers,
+        consumers=consumers,
+        group_members=group_members,
+        transactional=transactional,
+        isolation_level=READ_COMMITTED if transactional else READ_UNCOMMITTED,
+        exactly_once=rng.choice((0, 1, 2)),
+    )
 
 
 def value_prefix(index: int) -> str:

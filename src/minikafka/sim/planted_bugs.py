@@ -9,7 +9,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from minikafka.broker.group import coordinator as group_coordinator
 from minikafka.broker.group import offsets as group_offsets
+from minikafka.broker.group.coordinator import GroupCoordinator
+from minikafka.broker.group.state import Group
 from minikafka.broker.kafka_wire import group_offsets as offset_commit_api
 from minikafka.broker.replica import partition as partition_core
 from minikafka.broker.replica.divergence import FollowerTruncation
@@ -199,6 +202,36 @@ def _commit_marker_to_first_partition() -> list[Patch]:
     return [(MarkerChannel, "write", write)]
 
 
+def _txn_offsets_applied_on_arrival() -> list[Patch]:
+    """The group coordinator makes a TxnOffsetCommit's offsets the group's as soon as they are written, not at the
+    transaction's COMMIT marker: an aborted transaction's offsets stay committed, and the records it consumed are
+    never processed again."""
+    original = GroupCoordinator.txn_commit_offsets
+
+    async def txn_commit_offsets(self: GroupCoordinator, group_id: str, producer_id: int, *args: Any) -> Any:
+        answer = await original(self, group_id, producer_id, *args)
+        shard = self.runtime.shard_for(group_id)
+        if answer[0] == ErrorCode.NONE and not isinstance(shard, ErrorCode):
+            held = shard.txn_offsets.get(producer_id, {}).get(group_id, {})
+            group = shard.groups.get(group_id) or Group(group_id)
+            shard.groups[group_id] = group.evolve(offsets={**group.offsets, **held})
+        return answer
+
+    return [(GroupCoordinator, "txn_commit_offsets", txn_commit_offsets)]
+
+
+def _txn_offset_commit_ignores_generation() -> list[Patch]:
+    """The group coordinator takes a TxnOffsetCommit from any member of any generation: a zombie the group replaced
+    commits the offsets of what it processed after the partition's new owner read the committed offsets and
+    processed the same records."""
+    original = group_coordinator.validate_offset_commit
+
+    def validate_offset_commit(group: Any, request: Any, transactional: bool = False) -> ErrorCode:
+        return ErrorCode.NONE if transactional else original(group, request, transactional)
+
+    return [(group_coordinator, "validate_offset_commit", validate_offset_commit)]
+
+
 PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "leader-acks-before-replication": _leader_acks_before_replication,
     "raft-counts-unflushed": _raft_counts_unflushed,
@@ -215,6 +248,8 @@ PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "commit-stored-one-ahead": _commit_stored_one_ahead,
     "stable-offset-ignores-open-transactions": _stable_offset_ignores_open_transactions,
     "commit-marker-to-first-partition": _commit_marker_to_first_partition,
+    "txn-offsets-applied-on-arrival": _txn_offsets_applied_on_arrival,
+    "txn-offset-commit-ignores-generation": _txn_offset_commit_ignores_generation,
 }
 
 

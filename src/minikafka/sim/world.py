@@ -70,6 +70,8 @@ from minikafka.sim.cluster import (
 from minikafka.sim.controller_quorum import QuorumOperator, format_dynamic_quorum, wipe_and_format
 from minikafka.sim.disk import SimDisk
 from minikafka.sim.event_invariants import EventInvariants
+from minikafka.sim.exactly_once import EOS_TOPIC, committed_offsets, exactly_once_worker, output_reader
+from minikafka.sim.exactly_once_invariants import ExactlyOnceInvariants
 from minikafka.sim.invariants import (
     Acknowledged,
     BatchHeader,
@@ -182,6 +184,7 @@ class SimulationSettings:
     keep_going: bool = False  # a story runs on past a violation (the first of each invariant kept) to its end
     clients: ClientMix = ClientMix()  # the producers, consumers and group members of a fault plan's run
     dynamic_quorum: bool = False  # the controllers formatted as a dynamic quorum (KIP-853); so too with controller-wipe
+    scratch: str | None = None  # where each run's scratch directory is made (None: /dev/shm when present)
 
 
 @dataclass
@@ -268,6 +271,8 @@ class World:
         self.events = EventInvariants()
         self.clients = ClientInvariants(self._highest_high_watermark)
         self.transactions = TransactionInvariants()
+        self.exactly_once = ExactlyOnceInvariants()
+        self.eos_tasks: list[asyncio.Task[Any]] = []  # the pipeline's workers and its output's reader
         trace.observers.append(self._observe_client_event)
         self.matched: dict[tuple[int, int, int], int] = {}  # LogMatching: how far each pair of replicas matched
         trace.observers.append(self._observe)
@@ -297,7 +302,7 @@ class World:
         grpc_listener = broker_address(broker)
         kafka = f"{grpc_listener.rpartition(':')[0]}:{KAFKA_PORT}"
         listeners = {"listeners": f"GRPC://{grpc_listener},PLAINTEXT://{kafka}", "offsets.topic.num.partitions": "3"}
-        if self.settings.clients.transactional:
+        if self.settings.clients.transaction_coordinators:
             listeners["transaction.state.log.num.partitions"] = "3"
         return listeners
 
@@ -379,6 +384,8 @@ class World:
             self.transactions.check_stable(self.txn_leaders(), asyncio.get_running_loop().time())
             while self.transactions.violations:
                 self.violated(self.transactions.violations.pop(0))
+        while self.exactly_once.violations:
+            self.violated(self.exactly_once.violations.pop(0))
         self.violated(self._client_failed())
         if self.steps % LOG_MATCHING_STEPS == 0:
             self.violated(log_matching(replicas, self.matched))
@@ -470,14 +477,14 @@ class World:
             return MetadataImage()
         return max(running, key=lambda c: c.replayed_offset).state.committed
 
-    def _leading(self) -> list[Any]:
+    def _leading(self, topic: str = TOPIC) -> list[Any]:
         newest: dict[int, Any] = {}
         for node_id in BROKER_IDS:
             broker = self.processes[node_id].parts.get("broker")
             if broker is None:
                 continue
             for partition in range(self.topic.partitions):
-                replica = broker.manager.replicas.get(TopicPartition(TOPIC, partition))
+                replica = broker.manager.replicas.get(TopicPartition(topic, partition))
                 if replica is not None and replica.leader is not None:
                     known = newest.get(partition)
                     if known is None or replica.leader_epoch > known.leader_epoch:
@@ -509,6 +516,10 @@ class World:
             if not await self._in_client(self._create_topic(TXN_TOPIC)):
                 raise Violated(Violation("ClusterStarts", f"topic {TXN_TOPIC} was not created"))
             self.note(f"topic {TXN_TOPIC} created with {self.topic.partitions} partitions")
+        if self.settings.clients.exactly_once:
+            if not await self._in_client(self._create_topic(EOS_TOPIC)):
+                raise Violated(Violation("ClusterStarts", f"topic {EOS_TOPIC} was not created"))
+            self.note(f"topic {EOS_TOPIC} created with {self.topic.partitions} partitions")
 
     def _in_client(self, coroutine: Any) -> asyncio.Task[Any]:
         return asyncio.get_running_loop().create_task(coroutine, context=self.client_context)
@@ -567,7 +578,64 @@ class World:
         self.producing = [*producers, *transactional[: mix.transactional]]
         self.client_tasks = [*self.producing, *readers, *transactional[mix.transactional :]]
         self.client_tasks += self._start_group(bootstrap)
+        self.eos_tasks = self._start_exactly_once(bootstrap)
+        self.client_tasks += self.eos_tasks
         return self.client_tasks
+
+    def _start_exactly_once(self, bootstrap: list[str]) -> list[asyncio.Task[Any]]:
+        """The exactly-once pipeline's workers (each's aborts and crashes drawn from its own source) and the
+        read_committed reader of its output, until cancelled."""
+        workers, partitions = self.settings.clients.exactly_once, list(range(self.topic.partitions))
+        if not workers:
+            return []
+        tasks = [
+            self._in_client(
+                exactly_once_worker(
+                    n,
+                    bootstrap,
+                    self.kafka_bootstrap(),
+                    TOPIC,
+                    partitions,
+                    self.exactly_once,
+                    random.Random(self.settings.seed * 7919 + 200 + n),
+                )
+            )
+            for n in range(workers)
+        ]
+        return [*tasks, self._in_client(output_reader(bootstrap, self.exactly_once))]
+
+    def pipeline_drained(self) -> bool:
+        """The exactly-once pipeline has committed every input record below the input leaders' high watermarks, no
+        transaction of its output is open, and the output's reader has gone past all of it."""
+        inputs = self._leading()
+        if any(
+            r is None or self.exactly_once.committed.get(p, 0) < r.leader.high_watermark for p, r in enumerate(inputs)
+        ):
+            return False
+        outputs = self._leading(EOS_TOPIC)
+        positions = self.exactly_once.positions
+        return all(
+            r is not None
+            and r.log.last_stable_offset == r.leader.high_watermark
+            and positions.get(p, 0) >= r.leader.high_watermark
+            for p, r in enumerate(outputs)
+        )
+
+    async def finish_exactly_once(self) -> None:
+        """The pipeline stopped, then its final check against the group's stable committed offsets."""
+        for task in self.eos_tasks[:-1]:
+            task.cancel()
+        await asyncio.wait(self.eos_tasks[:-1])
+        partitions = list(range(self.topic.partitions))
+        fetching = self._in_client(committed_offsets(self.kafka_bootstrap(), TOPIC, partitions))
+        if not await self.run_until(fetching.done, READ_ALL_TIMEOUT_S):
+            fetching.cancel()  # a transaction's offsets never stable (a hanging transaction), or no coordinator
+            self.violated(Violation("ExactlyOnceOutput", "the group's committed offsets were never read stable"))
+            return
+        committed = fetching.result()
+        ends = {p: r.leader.high_watermark for p, r in enumerate(self._leading()) if r is not None}
+        self.exactly_once.check_final(committed, lambda p, o: self.clients.values_at.get((p, o)), ends)
+        self.observed["exactly_once"] = {**self.exactly_once.summary(), "committed_offsets": committed}
 
     def _start_transactional(self, bootstrap: list[str], stop: asyncio.Event) -> list[asyncio.Task[Any]]:
         """The transactional producers (until `stop`), then a read_committed reader of their topic for each
@@ -637,6 +705,8 @@ class World:
         group = [None] if self.settings.clients.group_members else []
         if any(self.transactions.unread(r) or self.transactions.behind(r) for r in self.txn_readers):
             return False
+        if self.settings.clients.exactly_once and not self.pipeline_drained():
+            return False
         return not any(self.clients.unread(reader) for reader in [*self.readers, *group])
 
     def check_reads(self) -> None:
@@ -655,6 +725,8 @@ class World:
             self.observed["clients"] += (
                 f"; {mix.transactional} transactional producer(s), {len(self.txn_readers)} read_committed reader(s)"
             )
+        if mix.exactly_once:
+            self.observed["clients"] += f"; an exactly-once pipeline of {mix.exactly_once}"
         self.observed["consumed"] = self.clients.reads
         self.observed["commits"] = self.clients.commits_seen
         self.observed["lost_acks_one"] = self.clients.lost_acks_one()
@@ -663,6 +735,8 @@ class World:
             self.violated(self.clients.violations.pop(0))
         while self.transactions.violations:
             self.violated(self.transactions.violations.pop(0))
+        while self.exactly_once.violations:
+            self.violated(self.exactly_once.violations.pop(0))
 
     def _acknowledged(self, value: bytes, done: asyncio.Future[RecordMetadata]) -> None:
         if done.cancelled() or done.exception() is not None:
@@ -901,6 +975,8 @@ async def run_fault_plan(world: World) -> None:
         await world.run_for(QUIET_S)
         if len(clients) > len(producing):
             await world.run_until(world.read_everything, READ_ALL_TIMEOUT_S)
+            if settings.clients.exactly_once:
+                await world.finish_exactly_once()
             world.check_reads()
     finally:
         stop.set()
@@ -979,10 +1055,12 @@ def _read_values(log: Any, start: int, end: int) -> dict[int, bytes]:
     return values
 
 
-def scratch_root() -> Path:
-    """Where the nodes' files go: tmpfs when the machine has one (the simulated disk's contents are scratch)."""
+def scratch_root(parent: str | None = None) -> Path:
+    """Where the nodes' files go: `parent`, else tmpfs when the machine has one (the simulated disk's contents are
+    scratch)."""
     shm = Path("/dev/shm")
-    return Path(tempfile.mkdtemp(prefix="minikafka-sim-", dir=shm if shm.is_dir() else None))
+    where = parent if parent is not None else (shm if shm.is_dir() else None)
+    return Path(tempfile.mkdtemp(prefix="minikafka-sim-", dir=where))
 
 
 def simulate_seed(settings: SimulationSettings, script: Script = run_fault_plan) -> SimulationResult:
@@ -995,7 +1073,7 @@ def simulate_seed(settings: SimulationSettings, script: Script = run_fault_plan)
         wrapper_class=structlog.make_filtering_bound_logger(0),
         cache_logger_on_first_use=False,
     )
-    root = scratch_root()
+    root = scratch_root(settings.scratch)
     trace.scratch = str(root)
     try:
         with planted(settings.planted_bug), _collected_by_steps():
