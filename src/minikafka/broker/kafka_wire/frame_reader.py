@@ -1,0 +1,175 @@
+"""The Kafka listener's read side: a request frame's body is received straight into a buffer of its own.
+
+asyncio's StreamReader copies every received byte three times before a request reaches its decoder (the
+transport's read into a new bytes object, the append to the reader's buffer, `readexactly`'s copy out of it); for a
+megabyte Produce that is several copies of the whole batch. Here the socket (or the TLS layer) writes a frame's body
+into the frame's own buffer once the size prefix is known. Bytes read ahead of any wanted frame (size prefixes, small
+requests, a frame's first bytes in the same read as its prefix) go through a small scratch buffer as before.
+
+The same answers as a StreamReader: `readexactly` and `read_frame` raise IncompleteReadError (with what came) at
+end of stream and the transport's error when the connection was lost; reading pauses while more than
+READ_AHEAD_BYTES wait unread, as a StreamReader's limit does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Protocol
+
+SCRATCH_BYTES = 64 * 1024  # one read when no frame's body is wanted
+READ_AHEAD_BYTES = 128 * 1024  # unread bytes before reading pauses (a StreamReader's 2 x 64 KiB)
+
+
+class FrameSource(Protocol):
+    """What a connection reads from: this module's protocol, or a StreamReader in a simulated node."""
+
+    async def readexactly(self, n: int) -> bytes: ...
+
+    async def read_frame(self, n: int) -> bytes | memoryview: ...
+
+
+class StreamFrames:
+    """A StreamReader as a FrameSource (the simulated network hands out StreamReaders)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    async def readexactly(self, n: int) -> bytes:
+        return await self._reader.readexactly(n)
+
+    async def read_frame(self, n: int) -> bytes | memoryview:
+        return await self._reader.readexactly(n)
+
+
+class FrameReaderProtocol(asyncio.BufferedProtocol):
+    """A connection's protocol: reads as above, and what a StreamWriter's drain and close wait on. Not an
+    asyncio.Protocol (so no StreamReaderProtocol or FlowControlMixin): uvloop reads into `get_buffer` only for a
+    protocol that is not one."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._transport: Any = None
+        self._scratch = bytearray(SCRATCH_BYTES)
+        self._unread = bytearray()  # read ahead, in order, before any frame body being filled
+        self._frame: bytearray | None = None  # the body being received straight into its buffer
+        self._filled = 0
+        self._waiter: asyncio.Future[None] | None = None
+        self._eof = False
+        self._error: BaseException | None = None
+        self._paused = False  # reading
+        self._closed = loop.create_future()
+        self._writing_paused = False
+        self._drained: asyncio.Future[None] | None = None
+        self._lost = False
+
+    # ---- asyncio's side ----
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # uvloop's transports are not asyncio.Transport instances
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._frame is not None:
+            return memoryview(self._frame)[self._filled :]
+        return memoryview(self._scratch)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self._frame is not None:
+            self._filled += nbytes
+            if self._filled == len(self._frame):
+                self._frame = None  # whole: a read before the reader wakes goes to the scratch buffer
+                self._wake()
+            return
+        self._unread += memoryview(self._scratch)[:nbytes]
+        self._wake()
+        if len(self._unread) > READ_AHEAD_BYTES and not self._paused and self._transport is not None:
+            self._paused = True
+            self._transport.pause_reading()
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        self._wake()
+        return False  # the transport closes itself: a half-closed client gets no more answers, as before
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None:
+            self._error = exc
+        self._eof = True
+        self._lost = True
+        self._wake()
+        if not self._closed.done():
+            self._closed.set_result(None)
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_exception(exc or ConnectionResetError("Connection lost"))
+
+    def pause_writing(self) -> None:
+        self._writing_paused = True
+
+    def resume_writing(self) -> None:
+        self._writing_paused = False
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+
+    # ---- a StreamWriter's side (asyncio's FlowControlMixin does the same for a StreamReaderProtocol) ----
+
+    async def _drain_helper(self) -> None:
+        if self._lost:
+            raise ConnectionResetError("Connection lost")
+        if not self._writing_paused:
+            return
+        if self._drained is None or self._drained.done():
+            self._drained = self._loop.create_future()
+        await asyncio.shield(self._drained)  # one answer is written at a time; shielded, a cancel leaves it
+
+    def _get_close_waiter(self, stream: Any) -> asyncio.Future[None]:
+        return self._closed
+
+    # ---- the connection's side ----
+
+    async def readexactly(self, n: int) -> bytes:
+        """`n` bytes from the read-ahead (a size prefix, a SASL token)."""
+        while len(self._unread) < n:
+            self._check_open(bytes(self._unread), n)
+            await self._wait()
+        data = bytes(self._unread[:n])
+        del self._unread[:n]
+        self._resume_if_drained()
+        return data
+
+    async def read_frame(self, n: int) -> memoryview:
+        """A frame body of `n` bytes, in a buffer of its own (read-only: the decoder wants that)."""
+        frame = bytearray(n)
+        ahead = min(n, len(self._unread))
+        frame[:ahead] = memoryview(self._unread)[:ahead]
+        del self._unread[:ahead]
+        self._resume_if_drained()
+        if ahead < n:
+            self._frame, self._filled = frame, ahead
+            try:
+                while self._filled < n:
+                    self._check_open(bytes(frame[: self._filled]), n)
+                    await self._wait()
+            finally:
+                self._frame = None
+        return memoryview(frame).toreadonly()
+
+    def _check_open(self, partial: bytes, expected: int) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._eof:
+            raise asyncio.IncompleteReadError(partial, expected)
+
+    async def _wait(self) -> None:
+        self._waiter = self._loop.create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def _resume_if_drained(self) -> None:
+        if self._paused and len(self._unread) <= READ_AHEAD_BYTES and self._transport is not None:
+            self._paused = False
+            self._transport.resume_reading()

@@ -1,0 +1,167 @@
+"""The Kafka listener's frame reader: the bytes a StreamReader would give, whatever the reads' sizes."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import socket
+import struct
+from typing import Any
+
+import pytest
+import uvloop
+
+from minikafka.broker.kafka_wire.frame_reader import READ_AHEAD_BYTES, FrameReaderProtocol
+
+
+class FakeTransport(asyncio.Transport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.paused = False
+
+    def pause_reading(self) -> None:
+        self.paused = True
+
+    def resume_reading(self) -> None:
+        self.paused = False
+
+
+def deliver(protocol: FrameReaderProtocol, data: bytes) -> None:
+    """As a transport does: ask for a buffer, fill what fits, repeat."""
+    while data:
+        buffer = protocol.get_buffer(-1)
+        assert len(buffer) > 0
+        size = min(len(buffer), len(data))
+        buffer[:size] = data[:size]
+        protocol.buffer_updated(size)
+        data = data[size:]
+
+
+def framed(body: bytes) -> bytes:
+    return struct.pack(">i", len(body)) + body
+
+
+async def read_frames(protocol: FrameReaderProtocol, count: int) -> list[bytes]:
+    frames = []
+    for _ in range(count):
+        size = struct.unpack(">i", await protocol.readexactly(4))[0]
+        frames.append(bytes(await protocol.read_frame(size)))
+    return frames
+
+
+def bodies(seed: int) -> list[bytes]:
+    rng = random.Random(seed)
+    return [rng.randbytes(rng.choice([0, 1, 7, 300, 70_000, 300_000])) for _ in range(12)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_frames_arrive_whole_however_the_bytes_are_split(seed: int) -> None:
+    async def run() -> list[bytes]:
+        protocol = FrameReaderProtocol(asyncio.get_running_loop())
+        protocol.connection_made(FakeTransport())
+        wire = b"".join(framed(body) for body in expected)
+        rng = random.Random(seed)
+
+        async def send() -> None:
+            position = 0
+            while position < len(wire):
+                step = rng.choice([1, 3, 4, 100, 65_536, 200_000])
+                deliver(protocol, wire[position : position + step])
+                position += step
+                await asyncio.sleep(0)  # the reader may run between reads, or not
+
+        sender = asyncio.create_task(send())
+        frames = await read_frames(protocol, len(expected))
+        await sender
+        return frames
+
+    expected = bodies(seed)
+    assert asyncio.run(run()) == expected
+
+
+def test_a_frame_is_read_only_and_its_own_buffer() -> None:
+    async def run() -> None:
+        protocol = FrameReaderProtocol(asyncio.get_running_loop())
+        protocol.connection_made(FakeTransport())
+        deliver(protocol, framed(b"a" * 100_000) + framed(b"b" * 10))
+        size = struct.unpack(">i", await protocol.readexactly(4))[0]
+        first = await protocol.read_frame(size)
+        assert first.readonly
+        await protocol.readexactly(4)
+        assert bytes(await protocol.read_frame(10)) == b"b" * 10
+        assert bytes(first) == b"a" * 100_000  # the next frame did not overwrite it
+
+    asyncio.run(run())
+
+
+def test_end_of_stream_inside_a_frame_gives_what_came() -> None:
+    async def run() -> None:
+        protocol = FrameReaderProtocol(asyncio.get_running_loop())
+        protocol.connection_made(FakeTransport())
+        deliver(protocol, struct.pack(">i", 1000) + b"x" * 300)
+        await protocol.readexactly(4)
+        reading = asyncio.create_task(protocol.read_frame(1000))
+        await asyncio.sleep(0)
+        deliver(protocol, b"y" * 200)
+        protocol.eof_received()
+        with pytest.raises(asyncio.IncompleteReadError) as raised:
+            await reading
+        assert raised.value.partial == b"x" * 300 + b"y" * 200
+        assert raised.value.expected == 1000
+        with pytest.raises(asyncio.IncompleteReadError):
+            await protocol.readexactly(4)
+
+    asyncio.run(run())
+
+
+def test_a_lost_connection_raises_its_error() -> None:
+    async def run() -> None:
+        protocol = FrameReaderProtocol(asyncio.get_running_loop())
+        protocol.connection_made(FakeTransport())
+        reading = asyncio.create_task(protocol.readexactly(4))
+        await asyncio.sleep(0)
+        protocol.connection_lost(ConnectionResetError("reset by peer"))
+        with pytest.raises(ConnectionResetError):
+            await reading
+
+    asyncio.run(run())
+
+
+def test_reading_pauses_while_too_much_waits_unread() -> None:
+    async def run() -> None:
+        protocol = FrameReaderProtocol(asyncio.get_running_loop())
+        transport = FakeTransport()
+        protocol.connection_made(transport)
+        small = [framed(b"z" * 1000) for _ in range(READ_AHEAD_BYTES // 1000 + 10)]
+        deliver(protocol, b"".join(small))
+        assert transport.paused
+        await read_frames(protocol, len(small))
+        assert not transport.paused
+
+    asyncio.run(run())
+
+
+@pytest.mark.parametrize("use_uvloop", [False, True])
+def test_over_a_socket(use_uvloop: bool) -> None:
+    """Through a real transport (asyncio's and uvloop's, the broker's), a 2 MB frame among small ones."""
+    expected = [b"small", b"m" * 2_000_000, b"", b"tail" * 1000]
+
+    async def run() -> list[bytes]:
+        loop = asyncio.get_running_loop()
+        server, client = socket.socketpair()
+        server.setblocking(False)
+        protocol = FrameReaderProtocol(loop)
+        transport: Any
+        transport, _ = await loop.connect_accepted_socket(lambda: protocol, server)
+        _, writer = await asyncio.open_connection(sock=client)
+        writer.write(b"".join(framed(body) for body in expected))
+        draining = asyncio.create_task(writer.drain())  # the reader must read for the writer to finish
+        try:
+            return await asyncio.wait_for(read_frames(protocol, len(expected)), 30)
+        finally:
+            await draining
+            writer.close()
+            transport.close()
+
+    runner = uvloop.run if use_uvloop else asyncio.run
+    assert runner(run()) == expected
