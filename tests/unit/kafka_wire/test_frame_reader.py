@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import uvloop
 
-from minikafka.broker.kafka_wire.frame_reader import READ_AHEAD_BYTES, FrameReaderProtocol
+from minikafka.broker.kafka_wire.frame_reader import DIRECT_FRAME_BYTES, READ_AHEAD_BYTES, FrameReaderProtocol
 
 
 class FakeTransport(asyncio.Transport):
@@ -141,10 +141,31 @@ def test_reading_pauses_while_too_much_waits_unread() -> None:
     asyncio.run(run())
 
 
+def test_a_read_longer_than_the_read_ahead_resumes_reading() -> None:
+    """A SASL token or a gathered frame may be longer than READ_AHEAD_BYTES: reading must not stay paused."""
+
+    async def run() -> None:
+        protocol = FrameReaderProtocol(asyncio.get_running_loop())
+        transport = FakeTransport()
+        protocol.connection_made(transport)
+        token = b"t" * (READ_AHEAD_BYTES * 3)
+        reading = asyncio.create_task(protocol.readexactly(len(token)))
+        position = 0
+        while position < len(token):
+            assert not transport.paused
+            deliver(protocol, token[position : position + 10_000])
+            position += 10_000
+            await asyncio.sleep(0)
+        assert await reading == token
+
+    asyncio.run(run())
+
+
 @pytest.mark.parametrize("use_uvloop", [False, True])
 def test_over_a_socket(use_uvloop: bool) -> None:
-    """Through a real transport (asyncio's and uvloop's, the broker's), a 2 MB frame among small ones."""
-    expected = [b"small", b"m" * 2_000_000, b"", b"tail" * 1000]
+    """Through a real transport (asyncio's and uvloop's, the broker's): a 2 MB frame received into its buffer and
+    a larger one gathered, among small ones."""
+    expected = [b"small", b"m" * 2_000_000, b"", b"g" * (DIRECT_FRAME_BYTES + 1000), b"tail" * 1000]
 
     async def run() -> list[bytes]:
         loop = asyncio.get_running_loop()

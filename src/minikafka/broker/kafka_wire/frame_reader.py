@@ -6,9 +6,13 @@ megabyte Produce that is several copies of the whole batch. Here the socket (or 
 into the frame's own buffer once the size prefix is known. Bytes read ahead of any wanted frame (size prefixes, small
 requests, a frame's first bytes in the same read as its prefix) go through a small scratch buffer as before.
 
+A frame's buffer is allocated when its size prefix has been read, as Kafka's NetworkReceive does, for frames up to
+DIRECT_FRAME_BYTES (a producer's requests are at most about 1 MB by default). A larger frame is gathered as its bytes
+come, as before, so a client must send the bytes the broker holds for it.
+
 The same answers as a StreamReader: `readexactly` and `read_frame` raise IncompleteReadError (with what came) at
 end of stream and the transport's error when the connection was lost; reading pauses while more than
-READ_AHEAD_BYTES wait unread, as a StreamReader's limit does.
+READ_AHEAD_BYTES wait unread and no read wants them, as a StreamReader's limit does.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any, Protocol
 
 SCRATCH_BYTES = 64 * 1024  # one read when no frame's body is wanted
 READ_AHEAD_BYTES = 128 * 1024  # unread bytes before reading pauses (a StreamReader's 2 x 64 KiB)
+DIRECT_FRAME_BYTES = 2 * 1024 * 1024
 
 
 class FrameSource(Protocol):
@@ -57,6 +62,7 @@ class FrameReaderProtocol(asyncio.BufferedProtocol):
         self._eof = False
         self._error: BaseException | None = None
         self._paused = False  # reading
+        self._wanted = 0  # the bytes a waiting readexactly needs: reading does not pause below them
         self._closed = loop.create_future()
         self._writing_paused = False
         self._drained: asyncio.Future[None] | None = None
@@ -81,7 +87,7 @@ class FrameReaderProtocol(asyncio.BufferedProtocol):
             return
         self._unread += memoryview(self._scratch)[:nbytes]
         self._wake()
-        if len(self._unread) > READ_AHEAD_BYTES and not self._paused and self._transport is not None:
+        if len(self._unread) > max(READ_AHEAD_BYTES, self._wanted) and not self._paused and self._transport is not None:
             self._paused = True
             self._transport.pause_reading()
 
@@ -126,10 +132,15 @@ class FrameReaderProtocol(asyncio.BufferedProtocol):
     # ---- the connection's side ----
 
     async def readexactly(self, n: int) -> bytes:
-        """`n` bytes from the read-ahead (a size prefix, a SASL token)."""
-        while len(self._unread) < n:
-            self._check_open(bytes(self._unread), n)
-            await self._wait()
+        """`n` bytes gathered in the read-ahead (a size prefix, a SASL token, a frame above DIRECT_FRAME_BYTES)."""
+        self._wanted = n
+        try:
+            while len(self._unread) < n:
+                self._check_open(bytes(self._unread), n)
+                self._resume_if_drained()
+                await self._wait()
+        finally:
+            self._wanted = 0
         data = bytes(self._unread[:n])
         del self._unread[:n]
         self._resume_if_drained()
@@ -137,6 +148,8 @@ class FrameReaderProtocol(asyncio.BufferedProtocol):
 
     async def read_frame(self, n: int) -> memoryview:
         """A frame body of `n` bytes, in a buffer of its own (read-only: the decoder wants that)."""
+        if n > DIRECT_FRAME_BYTES:
+            return memoryview(await self.readexactly(n))
         frame = bytearray(n)
         ahead = min(n, len(self._unread))
         frame[:ahead] = memoryview(self._unread)[:ahead]
@@ -170,6 +183,6 @@ class FrameReaderProtocol(asyncio.BufferedProtocol):
             self._waiter.set_result(None)
 
     def _resume_if_drained(self) -> None:
-        if self._paused and len(self._unread) <= READ_AHEAD_BYTES and self._transport is not None:
+        if self._paused and len(self._unread) <= max(READ_AHEAD_BYTES, self._wanted) and self._transport is not None:
             self._paused = False
             self._transport.resume_reading()
