@@ -15,8 +15,8 @@ from minikafka.broker.kafka_wire.frame_reader import DIRECT_FRAME_BYTES, READ_AH
 
 
 class FakeTransport(asyncio.Transport):
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, ssl: bool = False) -> None:
+        super().__init__(extra={"sslcontext": object()} if ssl else None)
         self.paused = False
 
     def pause_reading(self) -> None:
@@ -114,6 +114,18 @@ def test_end_of_stream_inside_a_frame_gives_what_came() -> None:
     asyncio.run(run())
 
 
+@pytest.mark.parametrize("ssl", [False, True])
+def test_a_half_closed_plain_connection_stays_open_for_answers(ssl: bool) -> None:
+    """As a StreamReaderProtocol: EOF keeps a plain transport open for writing (not one over TLS)."""
+
+    async def run() -> None:
+        protocol = FrameReaderProtocol(asyncio.get_running_loop())
+        protocol.connection_made(FakeTransport(ssl))
+        assert protocol.eof_received() is (not ssl)
+
+    asyncio.run(run())
+
+
 def test_a_lost_connection_raises_its_error() -> None:
     async def run() -> None:
         protocol = FrameReaderProtocol(asyncio.get_running_loop())
@@ -159,6 +171,35 @@ def test_a_read_longer_than_the_read_ahead_resumes_reading() -> None:
         assert await reading == token
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize("use_uvloop", [False, True])
+def test_an_answer_reaches_a_client_that_half_closed(use_uvloop: bool) -> None:
+    """A client that sends its request and shuts down its sending side gets the answer, written through a
+    StreamWriter over this protocol, as the listener writes."""
+
+    async def run() -> bytes:
+        loop = asyncio.get_running_loop()
+        server, client = socket.socketpair()
+        server.setblocking(False)
+        protocol = FrameReaderProtocol(loop)
+        transport: Any
+        transport, _ = await loop.connect_accepted_socket(lambda: protocol, server)
+        reader, writer = await asyncio.open_connection(sock=client)
+        writer.write(framed(b"request"))
+        writer.write_eof()
+        answers = asyncio.StreamWriter(transport, protocol, None, loop)
+        try:
+            size = struct.unpack(">i", await protocol.readexactly(4))[0]
+            answers.write(framed(bytes(await protocol.read_frame(size)).upper()))
+            await answers.drain()
+            return await asyncio.wait_for(reader.readexactly(4 + len(b"REQUEST")), 30)
+        finally:
+            writer.close()
+            answers.close()
+
+    runner = uvloop.run if use_uvloop else asyncio.run
+    assert runner(run()) == framed(b"REQUEST")
 
 
 @pytest.mark.parametrize("use_uvloop", [False, True])

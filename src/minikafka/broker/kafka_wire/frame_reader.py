@@ -62,6 +62,7 @@ class FrameReaderProtocol(asyncio.BufferedProtocol):
         self._eof = False
         self._error: BaseException | None = None
         self._paused = False  # reading
+        self._over_ssl = False
         self._wanted = 0  # the bytes a waiting readexactly needs: reading does not pause below them
         self._closed = loop.create_future()
         self._writing_paused = False
@@ -72,6 +73,7 @@ class FrameReaderProtocol(asyncio.BufferedProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # uvloop's transports are not asyncio.Transport instances
+        self._over_ssl = transport.get_extra_info("sslcontext") is not None
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self._frame is not None:
@@ -94,7 +96,8 @@ class FrameReaderProtocol(asyncio.BufferedProtocol):
     def eof_received(self) -> bool:
         self._eof = True
         self._wake()
-        return False  # the transport closes itself: a half-closed client gets no more answers, as before
+        # As a StreamReaderProtocol: a client that half-closes a plain connection still gets its answers.
+        return not self._over_ssl
 
     def connection_lost(self, exc: Exception | None) -> None:
         if exc is not None:
@@ -105,7 +108,10 @@ class FrameReaderProtocol(asyncio.BufferedProtocol):
         if not self._closed.done():
             self._closed.set_result(None)
         if self._drained is not None and not self._drained.done():
-            self._drained.set_exception(exc or ConnectionResetError("Connection lost"))
+            if exc is None:
+                self._drained.set_result(None)
+            else:
+                self._drained.set_exception(exc)
 
     def pause_writing(self) -> None:
         self._writing_paused = True
