@@ -79,6 +79,22 @@ def test_frames_arrive_whole_however_the_bytes_are_split(seed: int) -> None:
     assert asyncio.run(run()) == expected
 
 
+def test_connections_sharing_a_scratch_buffer_read_their_own_bytes() -> None:
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        scratch = bytearray(1000)
+        first, second = FrameReaderProtocol(loop, scratch), FrameReaderProtocol(loop, scratch)
+        for protocol in (first, second):
+            protocol.connection_made(FakeTransport())
+        for step in range(40):
+            deliver(first, framed(b"1" * step))
+            deliver(second, framed(b"2" * (step * 37)))
+        assert await read_frames(first, 40) == [b"1" * step for step in range(40)]
+        assert await read_frames(second, 40) == [b"2" * (step * 37) for step in range(40)]
+
+    asyncio.run(run())
+
+
 def test_a_frame_is_read_only_and_its_own_buffer() -> None:
     async def run() -> None:
         protocol = FrameReaderProtocol(asyncio.get_running_loop())

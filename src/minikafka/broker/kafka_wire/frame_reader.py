@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
-SCRATCH_BYTES = 64 * 1024  # one read when no frame's body is wanted
+SCRATCH_BYTES = 64 * 1024  # one read when no frame's body is wanted (copied out at once: one per listener will do)
 READ_AHEAD_BYTES = 128 * 1024  # unread bytes before reading pauses (a StreamReader's 2 x 64 KiB)
 DIRECT_FRAME_BYTES = 2 * 1024 * 1024
 
@@ -51,10 +51,13 @@ class FrameReaderProtocol(asyncio.BufferedProtocol):
     asyncio.Protocol (so no StreamReaderProtocol or FlowControlMixin): uvloop reads into `get_buffer` only for a
     protocol that is not one."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, scratch: bytearray | None = None) -> None:
+        """`scratch`: a buffer to share with the listener's other connections. A transport calls `buffer_updated`
+        right after reading into `get_buffer`'s answer, on the loop's one thread, so one connection's read is
+        copied out before another's can land there."""
         self._loop = loop
         self._transport: Any = None
-        self._scratch = bytearray(SCRATCH_BYTES)
+        self._scratch = scratch if scratch is not None else bytearray(SCRATCH_BYTES)
         self._unread = bytearray()  # read ahead, in order, before any frame body being filled
         self._frame: bytearray | None = None  # the body being received straight into its buffer
         self._filled = 0

@@ -23,7 +23,7 @@ from minikafka.broker.client_authorizer import ANONYMOUS_PRINCIPAL, Caller
 from minikafka.broker.kafka_wire import api_versions, sasl_apis, sasl_authenticator
 from minikafka.broker.kafka_wire.connection_quotas import ConnectionQuotas, TooManyFromIp
 from minikafka.broker.kafka_wire.context import ListenerContext
-from minikafka.broker.kafka_wire.frame_reader import FrameReaderProtocol, FrameSource, StreamFrames
+from minikafka.broker.kafka_wire.frame_reader import SCRATCH_BYTES, FrameReaderProtocol, FrameSource, StreamFrames
 from minikafka.broker.kafka_wire.framing import (
     SIZE,
     ApiHeader,
@@ -114,6 +114,7 @@ class KafkaListener:
         # In the order they were accepted (a dict): stop cancels them in it, the same every run (a set's order follows
         # memory addresses, which a simulated replay does not keep).
         self._connections: dict[asyncio.Task[None], None] = {}
+        self._scratch = bytearray(SCRATCH_BYTES)  # every connection's reads ahead land here first
         self._log = structlog.get_logger()
 
     async def start(self) -> None:
@@ -216,7 +217,7 @@ class KafkaListener:
 
     async def _open_streams(self, sock: socket.socket) -> tuple[FrameSource, asyncio.StreamWriter]:
         loop = asyncio.get_running_loop()
-        protocol = FrameReaderProtocol(loop)
+        protocol = FrameReaderProtocol(loop, self._scratch)
         transport, _ = await loop.connect_accepted_socket(lambda: protocol, sock, ssl=self.security.ssl_context)
         return protocol, asyncio.StreamWriter(transport, protocol, None, loop)
 
