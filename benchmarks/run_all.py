@@ -12,8 +12,9 @@ load (SIGKILL of the leader, repeated); a controller quorum's commits of topic c
 in entries committed/s as pysyncobj counts them, sent over gRPC and written in-process by the active controller
 (`kraft_test_server.py --workload controller`); and the KRaft quorum alone, three `kraft_test_server.py` voters
 whose leader writes the records itself, as pysyncobj's driver does. The Kafka listener: confluent-kafka and aiokafka
-producing acks=all to 1 and 6 partitions, each round beside Tansu, a Rust Kafka-wire broker on one node with memory
-storage (`kafka_wire.py`). Baselines: a bare grpc.aio echo between two processes with the producer's request size,
+producing acks=all to 1 and 6 partitions, then confluent-kafka and kcat reading a filled topic from the beginning,
+each round beside Tansu, a Rust Kafka-wire broker on one node with memory storage (`kafka_wire.py`). Baselines: a
+bare grpc.aio echo between two processes with the producer's request size,
 as unary calls (the issue's baseline) and pipelined on one bidi stream (the transport minikafka's producer and
 fetchers use), raw sequential file append of the same bytes, pysyncobj on 3 processes with as many entries in
 flight, a bare unary echo of a registration's size with as many calls in flight (each controller write is one unary
@@ -459,7 +460,7 @@ def main() -> None:
         admin.create_topic("failover", 1, 3, {"min.insync.replicas": "2"})
         admin.wait_for_topic("failover", 30)
         wait_for_full_isrs(admin, "failover", 60)
-        log("the Kafka listener: confluent-kafka and aiokafka acks=all, beside Tansu in the same rounds ...")
+        log("the Kafka listener: produce acks=all and consume from the start, beside Tansu in the same rounds ...")
         from kafka_wire import measure as kafka_wire_measure
 
         results["kafka_wire"] = kafka_wire_measure(cluster, args.records, args.rounds, log)

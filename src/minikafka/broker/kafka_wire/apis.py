@@ -74,7 +74,7 @@ HANDLERS: dict[int, Handler] = {
 }
 
 
-def dispatch(ctx: WireContext, frame: bytes, header: ApiHeader) -> Awaitable[Any | None]:
+def dispatch(ctx: WireContext, frame: bytes | memoryview, header: ApiHeader) -> Awaitable[Any | None]:
     """Start answering one frame now (a Produce appends before the next frame is read); the awaitable gives the
     response entity, or None when none is sent. Raises FrameError when the connection must close."""
     return dispatch_to(HANDLERS, ctx, ctx.hidden_apis, frame, header)
@@ -84,7 +84,7 @@ def dispatch_to(
     handlers: Mapping[int, Callable[[Any, Request], Any]],
     ctx: Any,
     hidden: frozenset[int],
-    frame: bytes,
+    frame: bytes | memoryview,
     header: ApiHeader,
 ) -> Awaitable[Any | None]:
     """`dispatch` over a listener's own table (a controller's answers fewer APIs): keys in `hidden` are neither

@@ -175,7 +175,7 @@ def listener_security(tls: TlsFiles | None) -> ListenerSecurity:
     return ListenerSecurity("SSL", context)
 
 
-def dispatch(ctx: ControllerWireContext, frame: bytes, header: ApiHeader) -> Awaitable[Any | None]:
+def dispatch(ctx: ControllerWireContext, frame: bytes | memoryview, header: ApiHeader) -> Awaitable[Any | None]:
     """A frame answered from the controller's table: what it does not serve is neither advertised nor answered."""
     return dispatch_to(HANDLERS, ctx, HIDDEN, frame, header)
 

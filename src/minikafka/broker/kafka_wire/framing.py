@@ -60,13 +60,13 @@ def check_token_size(size: int, max_bytes: int) -> None:
         raise FrameError(ErrorCode.INVALID_REQUEST, f"SASL token size {size} is outside 0..{max_bytes}")
 
 
-def peek_header(frame: bytes) -> ApiHeader:
+def peek_header(frame: bytes | memoryview) -> ApiHeader:
     if len(frame) < API_HEADER.size:
         raise FrameError(ErrorCode.INVALID_REQUEST, f"frame of {len(frame)} bytes is shorter than a request header")
     return ApiHeader(*API_HEADER.unpack_from(frame))
 
 
-def decode_request(frame: bytes, header: ApiHeader) -> Request:
+def decode_request(frame: bytes | memoryview, header: ApiHeader) -> Request:
     """The whole request; raises FrameError for an unknown key or version and for any undecodable byte."""
     try:
         schema = load_request_schema(header.api_key, header.api_version)

@@ -23,6 +23,13 @@ from minikafka.broker.client_authorizer import ANONYMOUS_PRINCIPAL, Caller
 from minikafka.broker.kafka_wire import api_versions, sasl_apis, sasl_authenticator
 from minikafka.broker.kafka_wire.connection_quotas import ConnectionQuotas, TooManyFromIp
 from minikafka.broker.kafka_wire.context import ListenerContext
+from minikafka.broker.kafka_wire.frame_reader import (
+    SCRATCH_BYTES,
+    FrameBudget,
+    FrameReaderProtocol,
+    FrameSource,
+    StreamFrames,
+)
 from minikafka.broker.kafka_wire.framing import (
     SIZE,
     ApiHeader,
@@ -78,7 +85,7 @@ class ListenerConnections:
 
 
 # How a listener answers a frame: the broker's table of APIs, or a controller's smaller one.
-Dispatch = Callable[[Any, bytes, ApiHeader], Awaitable[Any | None]]
+Dispatch = Callable[[Any, bytes | memoryview, ApiHeader], Awaitable[Any | None]]
 
 
 def unlimited_connections() -> ListenerConnections:
@@ -113,6 +120,8 @@ class KafkaListener:
         # In the order they were accepted (a dict): stop cancels them in it, the same every run (a set's order follows
         # memory addresses, which a simulated replay does not keep).
         self._connections: dict[asyncio.Task[None], None] = {}
+        self._scratch = bytearray(SCRATCH_BYTES)  # every connection's reads ahead land here first
+        self._frame_budget = FrameBudget()  # frame buffers allocated before their bytes came, over all connections
         self._log = structlog.get_logger()
 
     async def start(self) -> None:
@@ -188,7 +197,7 @@ class KafkaListener:
             writer.close()
             return
         try:
-            await self._accept(reader, writer)
+            await self._accept(StreamFrames(reader), writer)
         finally:
             self.connections.release(ip)
 
@@ -213,14 +222,13 @@ class KafkaListener:
         finally:
             self.connections.release(ip)
 
-    async def _open_streams(self, sock: socket.socket) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    async def _open_streams(self, sock: socket.socket) -> tuple[FrameSource, asyncio.StreamWriter]:
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(loop=loop)
-        protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+        protocol = FrameReaderProtocol(loop, self._scratch, self._frame_budget)
         transport, _ = await loop.connect_accepted_socket(lambda: protocol, sock, ssl=self.security.ssl_context)
-        return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
+        return protocol, asyncio.StreamWriter(transport, protocol, None, loop)
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _accept(self, reader: FrameSource, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._connections[task] = None
@@ -249,7 +257,7 @@ class Connection:
         ctx: ListenerContext,
         dispatch: Dispatch,
         limits: ListenerLimits,
-        reader: asyncio.StreamReader,
+        reader: FrameSource,
         writer: asyncio.StreamWriter,
         security: ListenerSecurity = PLAINTEXT,
     ) -> None:
@@ -320,7 +328,7 @@ class Connection:
                         return reason
                     continue
                 check_size(size, self._max_frame_bytes())
-                frame = await self.reader.readexactly(size)
+                frame = await self.reader.read_frame(size)
                 self.last_activity = self.loop.time()
                 header = peek_header(frame)
                 if self.sasl is not None and self.sasl.phase is not Phase.COMPLETE:
@@ -351,7 +359,7 @@ class Connection:
             return self.limits.max_request_bytes
         return min(self.limits.max_request_bytes, self.limits.sasl_max_receive_bytes)
 
-    def _authenticate(self, frame: bytes, header: ApiHeader) -> tuple[Any | None, str | None]:
+    def _authenticate(self, frame: bytes | memoryview, header: ApiHeader) -> tuple[Any | None, str | None]:
         """During SASL authentication: the answer to a SaslHandshake or SaslAuthenticate frame and the reason to close
         after it, if any; (None, reason) for a frame that closes the connection unanswered; (None, None) for an
         ApiVersions, which is served as usual."""

@@ -43,7 +43,7 @@ class LengthError(ValueError):
 
 
 class _Cursor:
-    def __init__(self, data: bytes, position: int, end: int) -> None:
+    def __init__(self, data: bytes | memoryview, position: int, end: int) -> None:
         self.data = data
         self.position = position
         self.end = end
@@ -77,7 +77,7 @@ class _Cursor:
         return count
 
 
-def check_entity(data: bytes, offset: int, entity_type: type[Entity]) -> None:
+def check_entity(data: bytes | memoryview, offset: int, entity_type: type[Entity]) -> None:
     """Raises LengthError if any length in the entity at `offset` overruns `data`."""
     _entity(_Cursor(data, offset, len(data)), entity_type)
 
