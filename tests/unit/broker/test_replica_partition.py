@@ -503,3 +503,21 @@ def test_an_idle_fetch_vouched_by_a_session_counts_as_caught_up_only_at_the_log_
     assert (idle.last_fetch_ms, idle.last_caught_up_ms, idle.log_end_offset) == (9000, 9000, 5)
     assert idle.on_idle_fetch(5, 8000) is idle  # an older session's Fetch teaches nothing
     assert state.on_idle_fetch(7, 9000) is state  # not at our log end: no session holds it settled
+
+
+def test_a_follower_the_leader_asked_to_add_to_the_isr_is_settled_at_the_log_end_until_the_answer() -> None:
+    state = leader(isr=(0, 1), leo=10)
+    state = fetch(state, 1, 10, now=1).state
+    assert not fetch(state, 2, 9, now=2).state.follower_settled(2)  # out of the ISR and behind
+    state = fetch(state, 2, 10, now=2).state
+    assert isinstance(state.isr_state, PendingExpandIsr) and state.follower_settled(2)
+    state, _ = state.on_local_append(11, 3)
+    assert not state.follower_settled(2)  # behind again: its Fetches are read
+    pending, proposal = expanding()
+    assert pending.follower_settled(2)
+    rolled_back, _ = pending.on_alter_partition_response(
+        proposal,  # type: ignore[arg-type]
+        AlterPartitionResult(ErrorCode.INELIGIBLE_REPLICA),  # type: ignore[arg-type]
+        5,
+    )
+    assert rolled_back.isr_state == Committed(frozenset({0, 1})) and not rolled_back.follower_settled(2)

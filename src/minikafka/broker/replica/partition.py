@@ -389,10 +389,15 @@ class Leader:
         return self if followers == self.followers else evolve(self, followers=followers)
 
     def follower_settled(self, replica_id: int) -> bool:
-        """The follower is in the committed ISR and at our log end: until our log, its fetch state or the partition
-        changes, its Fetches need not read this partition (nothing to send, nothing to decide)."""
+        """The follower is at our log end and in the committed ISR, or in the ISR expansion we asked for: until our
+        log, its fetch state or the partition (the controller's answer included) changes, its Fetches need not read
+        this partition (nothing to send, nothing to decide). A rejoining broker's thousands of partitions are then
+        not read again at each of its Fetches while their expansions wait to be committed."""
         state = self.follower(replica_id)
-        return replica_id in self.isr and state is not None and state.log_end_offset == self.log_end_offset
+        pending = self.isr_state
+        joining = isinstance(pending, PendingExpandIsr) and pending.adding == replica_id
+        in_isr = replica_id in self.isr or joining
+        return in_isr and state is not None and state.log_end_offset == self.log_end_offset
 
     def _maybe_expand(
         self, replica: ReplicaState, metadata_broker_epochs: Mapping[int, int]
