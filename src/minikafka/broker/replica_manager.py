@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -185,6 +185,7 @@ class ReplicaManager:
         # Replicas whose fetch state may have moved since the fetchers last looked (None: the replica is gone).
         self._fetch_state_moved: dict[PartitionKey, Replica | None] = {}
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
+        self._eligible_seen: dict[int, int] = {}  # the eligible brokers when the last delta was applied
         self._checked_topics: object = None  # the topics map last checked for replicas taken from this broker
         self._checked_configs: tuple[object, object] = (None, None)  # the config maps last applied to replicas
         self._overridden_static: str | None = None  # the dynamic min.insync.replicas last warned about
@@ -231,12 +232,13 @@ class ReplicaManager:
         if not any(watched is sessions for watched in self._watched_sessions):
             self._watched_sessions.append(sessions)
 
-    def _partition_changed(self, replica: Replica) -> None:
+    def _partition_changed(self, replica: Replica, followers: Collection[int] | None = None) -> None:
         """What a Fetch of `replica` answers is about to change (records, HWM, log start, role): followers'
-        sessions read it at their next Fetch, and the Fetches that skipped it as settled count first."""
+        sessions (those of `followers` only, if given) read it at their next Fetch, and the Fetches that skipped it
+        as settled count first."""
         key = (replica.topic_id.bytes, replica.tp.partition)
         for sessions in self._watched_sessions:
-            vouched = sessions.mark_changed(key)
+            vouched = sessions.mark_changed(key, followers)
             leader = replica.leader
             if vouched and leader is not None:
                 replica.role = leader.on_idle_fetches(vouched)
@@ -337,8 +339,27 @@ class ReplicaManager:
                 self._applied_offset = step.offset
                 self._apply_dynamic_configs(step.image, now)
                 self._stop_idle_fetchers()
+                wake |= self._reread_for_newly_eligible()
         if wake:
             self.notify()
+
+    def _reread_for_newly_eligible(self) -> bool:
+        """Brokers that became eligible for the ISRs (registered, unfenced, out of controlled shutdown, or of a new
+        epoch) since the last delta: the partitions we lead that they follow from outside the ISR are read again at
+        their next Fetch, where an expansion is decided (their sessions held them settled while they were not
+        eligible). True if any was marked."""
+        epochs = self.metadata_broker_epochs()
+        seen, self._eligible_seen = self._eligible_seen, epochs
+        joined = {broker for broker, epoch in epochs.items() if seen.get(broker) != epoch}
+        if not joined:
+            return False
+        marked = False
+        for replica in self.replicas.values():
+            leader = replica.leader
+            if leader is not None and any(b in leader.replicas and b not in leader.isr for b in joined):
+                self._partition_changed(replica, joined)
+                marked = True
+        return marked
 
     def _forget_unopened(self, image: MetadataImage) -> None:
         """Unopened partitions deleted or moved away meanwhile: nothing to open any more."""
@@ -774,7 +795,7 @@ class ReplicaManager:
             return FetchPartitionResult(error.code, high_watermark=leader.high_watermark)
         leader = replica.leader  # the HWM's move above may have counted idle fetches
         assert leader is not None
-        settled = not records and leader.follower_settled(replica_id)
+        settled = not records and leader.follower_settled(replica_id, self.metadata_broker_epochs())
         return FetchPartitionResult(ErrorCode.NONE, records, leader.high_watermark, settled=settled)
 
     def shrink_lagging_isrs(self) -> None:
