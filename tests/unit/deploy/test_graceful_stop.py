@@ -70,7 +70,9 @@ def test_a_node_still_running_at_its_bound_is_given_up_on_and_the_others_are_wai
 
 def test_a_node_that_stopped_using_cpu_is_given_up_on_before_its_bound() -> None:
     processes = FakeProcesses({1: None}, cpu_until={1: 12.0})  # hung 12 s into its shutdown
-    outcomes = wait_for_exits({"broker-1": 1}, {"broker-1": StopPolicy(300.0, stall_s=30.0)}, processes, print)
+    outcomes = wait_for_exits(
+        {"broker-1": 1}, {"broker-1": StopPolicy(300.0, stall_s=30.0)}, processes, lambda _l: None
+    )
     assert outcomes["broker-1"].reason == "stalled"
     assert 41.0 < outcomes["broker-1"].waited_s < 43.0  # 30 s after its last CPU tick
 
