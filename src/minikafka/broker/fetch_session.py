@@ -16,7 +16,7 @@ partition changes, as if every Fetch had read it. Consumers' sessions read every
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import NamedTuple
@@ -216,13 +216,14 @@ class FetchSessionCache:
             return context
         return dataclasses.replace(context, targets=self._targets(session, read_all))
 
-    def mark_changed(self, key: PartitionKey) -> dict[int, int]:
+    def mark_changed(self, key: PartitionKey, replica_ids: Collection[int] | None = None) -> dict[int, int]:
         """The leader is about to change partition `key` (records, high watermark, log start, leadership): the
-        followers' sessions read it at their next Fetch. Returns, by replica id, the latest Fetch time up to which
-        a session held it settled (its follower caught up then), to count before the change."""
+        followers' sessions (those of `replica_ids` only, if given) read it at their next Fetch. Returns, by replica
+        id, the latest Fetch time up to which a session held it settled (its follower caught up then), to count
+        before the change."""
         vouched: dict[int, int] = {}
         for session in self._followers.values():
-            if key not in session.partitions:
+            if key not in session.partitions or (replica_ids is not None and session.replica_id not in replica_ids):
                 continue
             session.marks += 1
             session.marked_at[key] = session.marks

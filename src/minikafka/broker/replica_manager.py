@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -185,6 +185,7 @@ class ReplicaManager:
         # Replicas whose fetch state may have moved since the fetchers last looked (None: the replica is gone).
         self._fetch_state_moved: dict[PartitionKey, Replica | None] = {}
         self._eligible_epochs: tuple[object, dict[int, int]] = (None, {})
+        self._eligible_seen: dict[int, int] = {}  # the eligible brokers when the last delta was applied
         self._checked_topics: object = None  # the topics map last checked for replicas taken from this broker
         self._checked_configs: tuple[object, object] = (None, None)  # the config maps last applied to replicas
         self._overridden_static: str | None = None  # the dynamic min.insync.replicas last warned about
@@ -231,12 +232,13 @@ class ReplicaManager:
         if not any(watched is sessions for watched in self._watched_sessions):
             self._watched_sessions.append(sessions)
 
-    def _partition_changed(self, replica: Replica) -> None:
+    def _partition_changed(self, replica: Replica, followers: Collection[int] | None = None) -> None:
         """What a Fetch of `replica` answers is about to change (records, HWM, log start, role): followers'
-        sessions read it at their next Fetch, and the Fetches that skipped it as settled count first."""
+        sessions (those of `followers` only, if given) read it at their next Fetch, and the Fetches that skipped it
+        as settled count first."""
         key = (replica.topic_id.bytes, replica.tp.partition)
         for sessions in self._watched_sessions:
-            vouched = sessions.mark_changed(key)
+            vouched = sessions.mark_changed(key, followers)
             leader = replica.leader
             if vouched and leader is not None:
                 replica.role = leader.on_idle_fetches(vouched)
@@ -323,17 +325,41 @@ class ReplicaManager:
 
     def _apply_slice(self) -> None:
         now = monotonic_ms()
+        # Parked Fetches are woken only when a leadership here ended or changed epoch, as Kafka completes delayed
+        # fetches of the partitions that became followers: an ISR change alone answers nothing new to a follower,
+        # and a wake per slice made every follower re-read its unsettled partitions once per slice.
+        wake = False
         for step in self._pending.next_slice(self.steps_per_slice):
             if isinstance(step, StartDelta):
-                self._remove_unassigned_replicas(step.image)
+                wake |= self._remove_unassigned_replicas(step.image)
                 self._forget_unopened(step.image)
             elif isinstance(step, ApplyPartition):
-                self._apply_partition(step.image, step.topic_id, step.partition, now)
+                wake |= self._apply_partition(step.image, step.topic_id, step.partition, now)
             else:
                 self._applied_offset = step.offset
                 self._apply_dynamic_configs(step.image, now)
                 self._stop_idle_fetchers()
-        self.notify()
+                wake |= self._reread_for_newly_eligible()
+        if wake:
+            self.notify()
+
+    def _reread_for_newly_eligible(self) -> bool:
+        """Brokers that became eligible for the ISRs (registered, unfenced, out of controlled shutdown, or of a new
+        epoch) since the last delta: the partitions we lead that they follow from outside the ISR are read again at
+        their next Fetch, where an expansion is decided (their sessions held them settled while they were not
+        eligible). True if any was marked."""
+        epochs = self.metadata_broker_epochs()
+        seen, self._eligible_seen = self._eligible_seen, epochs
+        joined = {broker for broker, epoch in epochs.items() if seen.get(broker) != epoch}
+        if not joined:
+            return False
+        marked = False
+        for replica in self.replicas.values():
+            leader = replica.leader
+            if leader is not None and any(b in leader.replicas and b not in leader.isr for b in joined):
+                self._partition_changed(replica, joined)
+                marked = True
+        return marked
 
     def _forget_unopened(self, image: MetadataImage) -> None:
         """Unopened partitions deleted or moved away meanwhile: nothing to open any more."""
@@ -342,18 +368,19 @@ class ReplicaManager:
             if partition is None or self.config.node_id not in partition.replicas:
                 del self.logs.unopened[tp]
 
-    def _apply_partition(self, image: MetadataImage, topic_id: uuid.UUID, index: int, now: int) -> None:
-        """Become leader or follower of one partition as the image says (or nothing, when nothing is new)."""
+    def _apply_partition(self, image: MetadataImage, topic_id: uuid.UUID, index: int, now: int) -> bool:
+        """Become leader or follower of one partition as the image says (or nothing, when nothing is new). True
+        when a leadership of this broker ended or changed epoch: the Fetches parked on it must answer."""
         topic = image.topic(topic_id)
         partition = image.partition(topic_id, index)
         if topic is None or partition is None or self.config.node_id not in partition.replicas:
-            return
+            return False
         tp = TopicPartition(topic.name, index)
         replica = self.replicas.get(tp)
         try:
             log = replica.log if replica is not None else self.logs.get_or_create(tp, topic_id, now)
         except KafkaError:
-            return  # its log dir is offline (the failure channel has the news): no replica here to serve
+            return False  # its log dir is offline (the failure channel has the news): no replica here to serve
         metadata = PartitionMetadata(
             partition.replicas,
             partition.isr,
@@ -378,7 +405,8 @@ class ReplicaManager:
             self.metadata_broker_epochs(),
         )
         if transition is None:
-            return  # an older partition epoch, or nothing new (the core logged why)
+            return False  # an older partition epoch, or nothing new (the core logged why)
+        led_in = replica.leader.leader_epoch if replica is not None and replica.leader is not None else None
         if replica is None:
             replica = self.replicas[tp] = Replica(tp, topic_id, log, transition.state, ProducePurgatory(str(tp)))
         replica.role = transition.state
@@ -386,6 +414,7 @@ class ReplicaManager:
         # Our log end is the same in the new role: what the sessions vouch for holds for it.
         self._partition_changed(replica)
         self._execute(replica, transition.effects, now)
+        return led_in is not None and (replica.leader is None or replica.leader_epoch != led_in)
 
     def _apply_dynamic_configs(self, image: MetadataImage, now: int) -> None:
         """Topic and dynamic broker configs replayed since the last look (images are immutable, so identity tells):
@@ -425,17 +454,19 @@ class ReplicaManager:
             "static_config_overridden", name="min.insync.replicas", static_value=static, dynamic_value=dynamic
         )
 
-    def _remove_unassigned_replicas(self, image: MetadataImage) -> None:
+    def _remove_unassigned_replicas(self, image: MetadataImage) -> bool:
         """Stop the replicas the metadata no longer assigns here (topic deleted, moved off by a reassignment) and
-        delete their logs. First, so a topic re-created under the same name starts from an empty log. Checked
-        only when the topics changed (images are immutable, so identity tells)."""
+        delete their logs (True if any). First, so a topic re-created under the same name starts from an empty
+        log. Checked only when the topics changed (images are immutable, so identity tells)."""
         if image.topics_by_id is self._checked_topics:
-            return
+            return False
         self._checked_topics = image.topics_by_id
+        removed = False
         for tp, replica in list(self.replicas.items()):
             partition = image.partition(replica.topic_id, tp.partition)
             if partition is not None and self.config.node_id in partition.replicas:
                 continue
+            removed = True
             reason = "topic deleted" if image.topic(replica.topic_id) is None else "replica removed"
             self._partition_changed(replica)
             del self.replicas[tp]
@@ -444,6 +475,7 @@ class ReplicaManager:
             replica.produces.fail_all(self.not_hosted_error(tp))
             self._log.info("replica_stopped", partition=str(tp), topic_id=str(replica.topic_id), reason=reason)
             self.logs.delete_log(tp, replica.topic_id, reason)
+        return removed
 
     def _execute(self, replica: Replica, effects: tuple[Effect, ...], now: int) -> None:
         """Carry out what the core decided for one partition."""
@@ -766,7 +798,7 @@ class ReplicaManager:
             return FetchPartitionResult(error.code, high_watermark=leader.high_watermark)
         leader = replica.leader  # the HWM's move above may have counted idle fetches
         assert leader is not None
-        settled = not records and leader.follower_settled(replica_id)
+        settled = not records and leader.follower_settled(replica_id, self.metadata_broker_epochs())
         return FetchPartitionResult(ErrorCode.NONE, records, leader.high_watermark, settled=settled)
 
     def shrink_lagging_isrs(self) -> None:

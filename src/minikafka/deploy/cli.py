@@ -29,10 +29,26 @@ FAULTS = (
     "corrupt",
 )
 NETWORK_FAULTS = ("partition", "isolate", "heal")
+STOP_TIMEOUT_HELP = (
+    "SIGKILL a node still running S seconds after its SIGTERM (default: 330 for a broker, Kafka's 5-minute wait "
+    "for its controlled shutdown's grant and its closing; 30 for a controller); 0 kills at once. A node that "
+    "stopped using CPU for 30 s is killed sooner"
+)
 # Commands that need no connection to the nodes, so they run on the host even when the run lives in a namespace.
 HOST_COMMANDS = {("cluster", "up"), ("cluster", "down"), ("cluster", "exec")} | {
     ("fault", name) for name in (*FAULTS[:6], *NETWORK_FAULTS)
 }
+
+
+def non_negative_float(text: str) -> float:
+    """An argparse `type` for a duration that may be zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text} is not a number") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is out of range: must be zero or a positive number")
+    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -79,6 +95,7 @@ def _register_cluster(subparsers: argparse._SubParsersAction) -> None:
     status.set_defaults(func=cluster_status)
     down = cluster_commands.add_parser("down", help="stop every process of the run")
     down.add_argument("--dir", metavar="RUN")
+    down.add_argument("--timeout", type=non_negative_float, metavar="S", help=STOP_TIMEOUT_HELP)
     down.set_defaults(func=cluster_down)
     execute = cluster_commands.add_parser("exec", help="run a program where the run's addresses are reachable")
     execute.add_argument("--dir", metavar="RUN")
@@ -103,6 +120,8 @@ def _register_fault(subparsers: argparse._SubParsersAction) -> None:
         command.add_argument(
             "--engine", choices=("docker", "podman"), help="container engine (default: whichever is installed)"
         )
+        if name == "stop":
+            command.add_argument("--timeout", type=non_negative_float, metavar="S", help=STOP_TIMEOUT_HELP)
         if name == "reboot":
             command.add_argument("--lose-unflushed", action="store_true")
             command.add_argument("--wipe-disk", action="store_true")
@@ -429,7 +448,7 @@ def cluster_status(args: argparse.Namespace) -> int:
 def cluster_down(args: argparse.Namespace) -> int:
     from minikafka.deploy import cluster_commands
 
-    stopped = cluster_commands.down(_cluster(args))
+    stopped = cluster_commands.down(_cluster(args), args.timeout)
     print(f"stopped {', '.join(stopped) if stopped else 'nothing (no node was running)'}")
     return 0
 
@@ -494,6 +513,8 @@ def run_fault(args: argparse.Namespace) -> int:
             faults.reboot(args.node_id, args.lose_unflushed, args.wipe_disk)
         elif name == "corrupt":
             faults.corrupt(args.node_id, args.partition, args.offset)
+        elif name == "stop":
+            faults.stop(args.node_id, args.timeout)
         else:
             getattr(faults, name)(args.node_id)
     except ClusterError as error:
@@ -509,6 +530,8 @@ def run_compose_fault(args: argparse.Namespace, compose_file: Path) -> int:
 
     if getattr(args, "lose_unflushed", False) or getattr(args, "wipe_disk", False):
         raise CliError("--lose-unflushed and --wipe-disk need a local run: a container restart keeps its volume")
+    if getattr(args, "timeout", None) is not None:
+        raise CliError("--timeout needs a local run: the compose file's stop_grace_period bounds a container's stop")
     run_dir = Path(args.dir) if args.dir else Path("runs") / "compose"
     try:
         engine = choose_engine(args.engine, os.environ)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from minikafka.client.admin import AdminClient
 from minikafka.common.errors import KafkaError
+from minikafka.deploy.graceful_stop import describe, report_to_stderr, stop_nodes
 from minikafka.deploy.local_cluster import (
     Cluster,
     ClusterError,
@@ -21,9 +22,7 @@ from minikafka.deploy.local_cluster import (
     new_run_dir,
     plan_cluster,
     spawn,
-    terminate,
     validate_overrides,
-    wait_or_kill,
     wait_until,
     write_configs,
 )
@@ -210,16 +209,24 @@ def network_status(cluster: Cluster) -> dict[str, Any]:
     }
 
 
-def down(cluster: Cluster, timeout_s: float = 20.0) -> list[str]:
-    """Stop brokers first (controlled shutdown needs the controllers), then controllers; returns what was stopped."""
-    stopped = []
+def down(
+    cluster: Cluster, timeout_s: float | None = None, report: Callable[[str], object] = report_to_stderr
+) -> list[str]:
+    """Stop brokers first (controlled shutdown needs the controllers), then controllers; returns what was stopped.
+    Each node has up to `timeout_s` to stop cleanly (default: a broker's controlled-shutdown bound, a
+    controller's 30 s) before SIGKILL; `report` hears what is still awaited, and which node had to be killed."""
+    stopped: list[str] = []
     for group in (cluster.brokers, cluster.controllers):
-        running = [(spec, cluster.pids[spec.node_id]) for spec in group if is_alive(cluster.pids.get(spec.node_id))]
-        for _spec, pid in running:  # signal the whole group first so they shut down in parallel
-            terminate(pid)
-        for spec, pid in running:
-            wait_or_kill(pid, timeout_s)
-            stopped.append(spec.label)
+        running = {
+            spec.label: (cluster.pids[spec.node_id], spec.role)
+            for spec in group
+            if is_alive(cluster.pids.get(spec.node_id))
+        }
+        outcomes = stop_nodes(running, timeout_s, report)
+        for label, outcome in outcomes.items():
+            if not outcome.exited:
+                report(describe(label, outcome))
+        stopped.extend(running)
     if cluster.network.namespace is not None:
         try:
             delete_namespace(cluster.network.namespace)

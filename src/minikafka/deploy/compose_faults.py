@@ -18,7 +18,9 @@ from pathlib import Path
 
 from minikafka.common.event_log import render_json_line, utc_timestamp
 
-STOP_GRACE_S = 30  # docker-compose.yml's stop_grace_period: a stop or reboot waits as `compose stop` would
+# docker-compose.yml's stop_grace_period: a stop or reboot waits as `compose stop` would, as long as a broker's
+# controlled shutdown may take (graceful_stop.BROKER_STOP_TIMEOUT_S).
+STOP_GRACE_S = 330
 # The engine's verb for each fault a container can take; a reboot is a restart (the data volume stays).
 ENGINE_VERBS: Mapping[str, tuple[str, ...]] = {
     "kill": ("kill", "-s", "SIGKILL"),

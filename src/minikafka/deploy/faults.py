@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
 from minikafka.common.event_log import render_json_line, utc_timestamp
 from minikafka.common.grpc_support import sync_channel
 from minikafka.common.record_batch import CorruptRecordError, RecordBatch, iter_batches
+from minikafka.deploy.graceful_stop import describe, report_to_stderr, stop_nodes
 from minikafka.deploy.local_cluster import (
     Cluster,
     ClusterError,
@@ -26,7 +28,6 @@ from minikafka.deploy.local_cluster import (
     kill,
     send_signal,
     spawn,
-    stop,
 )
 from minikafka.deploy.network import NetworkError, read_cuts, write_cuts
 from minikafka.deploy.network_model import Cut, CutError
@@ -93,12 +94,17 @@ class Faults:
         kill(pid)
         record_fault(self.cluster, "kill", spec, pid=pid)
 
-    def stop(self, node_id: int, timeout_s: float = 30.0) -> None:
+    def stop(
+        self, node_id: int, timeout_s: float | None = None, report: Callable[[str], object] = report_to_stderr
+    ) -> None:
+        """SIGTERM, and wait for a clean stop up to `timeout_s` (default: a broker's controlled-shutdown bound, a
+        controller's 30 s); a node still running then is killed, and that is an error."""
         spec = self.cluster.node(node_id)
         pid = self._alive_pid(spec)
         record_fault(self.cluster, "stop", spec, pid=pid)
-        if not stop(pid, timeout_s):
-            raise ClusterError(f"{spec.label} did not stop within {timeout_s:.0f}s; it was killed")
+        outcome = stop_nodes({spec.label: (pid, spec.role)}, timeout_s, report)[spec.label]
+        if not outcome.exited:
+            raise ClusterError(describe(spec.label, outcome))
 
     def start(self, node_id: int) -> int:
         spec = self.cluster.node(node_id)

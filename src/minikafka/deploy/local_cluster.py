@@ -661,20 +661,6 @@ def terminate(pid: int) -> None:
     send_signal(pid, signal.SIGTERM)
 
 
-def wait_or_kill(pid: int, timeout_s: float) -> bool:
-    """Wait for a terminated process; SIGKILL it after `timeout_s`. True if it exited by itself."""
-    if wait_exit(pid, timeout_s):
-        return True
-    kill(pid)
-    return False
-
-
-def stop(pid: int, timeout_s: float = 30.0) -> bool:
-    """SIGTERM, then SIGKILL after `timeout_s`; True if it exited by itself."""
-    terminate(pid)
-    return wait_or_kill(pid, timeout_s)
-
-
 def last_lines(path: Path, count: int = 8) -> list[str]:
     try:
         return path.read_text(errors="replace").splitlines()[-count:]

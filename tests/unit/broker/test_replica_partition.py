@@ -503,3 +503,32 @@ def test_an_idle_fetch_vouched_by_a_session_counts_as_caught_up_only_at_the_log_
     assert (idle.last_fetch_ms, idle.last_caught_up_ms, idle.log_end_offset) == (9000, 9000, 5)
     assert idle.on_idle_fetch(5, 8000) is idle  # an older session's Fetch teaches nothing
     assert state.on_idle_fetch(7, 9000) is state  # not at our log end: no session holds it settled
+
+
+def test_a_follower_the_leader_asked_to_add_to_the_isr_is_settled_at_the_log_end_until_the_answer() -> None:
+    state = leader(isr=(0, 1), leo=10)
+    state = fetch(state, 1, 10, now=1).state
+    assert not fetch(state, 2, 9, now=2).state.follower_settled(2, EPOCHS)  # out of the ISR and behind
+    state = fetch(state, 2, 10, now=2).state
+    assert isinstance(state.isr_state, PendingExpandIsr) and state.follower_settled(2, EPOCHS)
+    state, _ = state.on_local_append(11, 3)
+    assert not state.follower_settled(2, EPOCHS)  # behind again: its Fetches are read
+    pending, proposal = expanding()
+    assert pending.follower_settled(2, EPOCHS)
+    rolled_back, _ = pending.on_alter_partition_response(
+        proposal,  # type: ignore[arg-type]
+        AlterPartitionResult(ErrorCode.INELIGIBLE_REPLICA),  # type: ignore[arg-type]
+        5,
+    )
+    # Eligible in the metadata, out of the committed ISR: each Fetch is read, and may propose it again.
+    assert rolled_back.isr_state == Committed(frozenset({0, 1})) and not rolled_back.follower_settled(2, EPOCHS)
+
+
+def test_a_follower_at_the_log_end_that_may_not_join_the_isr_is_settled_until_it_may() -> None:
+    fenced = {broker: epoch for broker, epoch in EPOCHS.items() if broker != 2}
+    state = leader(isr=(0, 1), leo=10)
+    decision = state.on_follower_fetch(2, EPOCHS[2], 5, 10, fenced, 2)  # broker 2 is fenced in the metadata
+    assert decision.proposal is None
+    assert decision.state.follower_settled(2, fenced)  # nothing to decide until the metadata changes
+    assert not decision.state.follower_settled(2, EPOCHS)  # unfenced: its next Fetch is read and proposes it
+    assert fetch(decision.state, 2, 10, now=3).proposal is not None

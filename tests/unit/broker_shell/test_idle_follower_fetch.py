@@ -267,3 +267,17 @@ async def test_delete_records_completes_when_the_log_start_moves_while_a_fetch_w
     assert done, "the follower never learnt the new log start"
     result = deleting.result()
     assert (result.error, result.low_watermark) == (ErrorCode.NONE, 1)
+
+
+async def test_a_fenced_follower_out_of_the_isr_is_read_again_only_once_it_is_unfenced(leading: Leading) -> None:
+    """A rejoining broker fetches while still fenced: its partitions out of the ISR are not read at each of its
+    Fetches (nothing to decide for it), but they are once the metadata unfences it (an expansion may be due)."""
+    leading.clock.now = 100
+    leading.publish(PartitionChange(TOPIC_ID, 0, isr=(0, 2)))  # follower 1 out; its broker is fenced (registered)
+    await leading.fetch(1000)
+    for now in (2000, 3000):
+        assert await leading.fetch(now) == {} and leading.reads == []
+    leading.clock.now = 3500
+    leading.publish(UnfenceBroker(1, leading.metadata.image.brokers[1].broker_epoch))
+    await leading.fetch(4000)
+    assert leading.reads == [0]

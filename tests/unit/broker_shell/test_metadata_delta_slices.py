@@ -12,7 +12,7 @@ from minikafka.broker.log_manager import LogManager, TopicPartition
 from minikafka.broker.metadata_listener import MetadataDelta
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.kraft_controller.metadata.image import MetadataImage
-from minikafka.kraft_controller.metadata.records import Partition, RegisterBroker, RemoveTopic, Topic
+from minikafka.kraft_controller.metadata.records import Partition, PartitionChange, RegisterBroker, RemoveTopic, Topic
 from minikafka.storage.log_config import LogConfig
 
 TOPIC_ID = uuid.UUID("11111111-2222-4333-8444-555555555555")
@@ -89,3 +89,24 @@ def test_without_a_running_loop_the_whole_delta_is_applied_at_once(tmp_path: Pat
     publish(manager, metadata, with_topic(metadata.image))
     assert len(manager.replicas) == PARTITIONS
     assert manager.applied_metadata_offset == metadata.offset
+
+
+async def test_an_isr_change_leaves_parked_follower_fetches_parked_and_a_lost_leadership_wakes_them(
+    tmp_path: Path,
+) -> None:
+    """As Kafka completes delayed fetches only of partitions that stopped being led here: a slice of ISR changes
+    wakes no parked follower Fetch (each wake made a follower re-read its session's unsettled partitions)."""
+    manager, metadata = manager_on(tmp_path)
+    publish(manager, metadata, with_topic(metadata.image))
+    await wait_for(lambda: manager.applied_metadata_offset == metadata.offset)
+    parked = asyncio.get_running_loop().create_task(manager.wait_for_change(True, 60.0))
+    await wait_for(lambda: bool(manager._parked[True]))
+    # Odd partitions are led by broker 0 (this one), even ones by broker 1: each ISR shrinks to its leader.
+    shrunk = [PartitionChange(TOPIC_ID, i, isr=(0,) if i % 2 else (1,)) for i in range(PARTITIONS)]
+    publish(manager, metadata, replay(metadata.image, *shrunk))
+    await wait_for(lambda: manager.applied_metadata_offset == metadata.offset)
+    assert not parked.done()
+    publish(manager, metadata, replay(metadata.image, PartitionChange(TOPIC_ID, 1, leader=1, isr=(1,))))
+    await wait_for(parked.done)
+    assert parked.result() is True
+    await manager.stop()

@@ -34,8 +34,8 @@ def test_the_repository_compose_file_has_every_node() -> None:
 
 @pytest.mark.parametrize(
     ("fault", "verb"),
-    [("kill", ["kill", "-s", "SIGKILL"]), ("stop", ["stop", "-t", "30"]), ("start", ["start"]), ("pause", ["pause"]),
-     ("resume", ["unpause"]), ("reboot", ["restart", "-t", "30"])],
+    [("kill", ["kill", "-s", "SIGKILL"]), ("stop", ["stop", "-t", "330"]), ("start", ["start"]), ("pause", ["pause"]),
+     ("resume", ["unpause"]), ("reboot", ["restart", "-t", "330"])],
 )  # fmt: skip
 def test_each_fault_maps_to_the_engines_own_verb_on_the_container(fault: str, verb: list[str]) -> None:
     """The engine's own commands (podman-compose 1.0.3 has no kill, pause or unpause)."""

@@ -228,3 +228,10 @@ def test_fault_stop_waits_as_long_as_the_compose_file_lets_a_node_stop(compose: 
     from minikafka.deploy.compose_faults import STOP_GRACE_S
 
     assert compose["x-node"]["stop_grace_period"] == f"{STOP_GRACE_S}s"
+
+
+def test_the_compose_stop_grace_lets_a_broker_finish_its_controlled_shutdown() -> None:
+    from minikafka.deploy.compose_faults import STOP_GRACE_S
+    from minikafka.deploy.graceful_stop import BROKER_STOP_TIMEOUT_S
+
+    assert STOP_GRACE_S >= BROKER_STOP_TIMEOUT_S

@@ -388,11 +388,20 @@ class Leader:
         )
         return self if followers == self.followers else evolve(self, followers=followers)
 
-    def follower_settled(self, replica_id: int) -> bool:
-        """The follower is in the committed ISR and at our log end: until our log, its fetch state or the partition
-        changes, its Fetches need not read this partition (nothing to send, nothing to decide)."""
+    def follower_settled(self, replica_id: int, metadata_broker_epochs: Mapping[int, int]) -> bool:
+        """The follower is at our log end and there is nothing to decide for it: it is in the committed ISR, in the
+        ISR expansion we asked for, or not eligible to join (its broker fenced, in controlled shutdown or of
+        another epoch in the metadata). Until our log, its fetch state or the partition (the controller's answer
+        included) changes, or its eligibility does, its Fetches need not read this partition. A rejoining broker's
+        thousands of partitions are then not read again at each of its Fetches while it is fenced, nor while their
+        expansions wait to be committed."""
         state = self.follower(replica_id)
-        return replica_id in self.isr and state is not None and state.log_end_offset == self.log_end_offset
+        if state is None or state.log_end_offset != self.log_end_offset:
+            return False
+        pending = self.isr_state
+        if replica_id in self.isr or (isinstance(pending, PendingExpandIsr) and pending.adding == replica_id):
+            return True
+        return metadata_broker_epochs.get(replica_id) != state.broker_epoch
 
     def _maybe_expand(
         self, replica: ReplicaState, metadata_broker_epochs: Mapping[int, int]
