@@ -62,7 +62,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the probability that a fault strikes while a lasting one is active (at most two at once); 0: one at "
         "a time",
     )
-    clients = simulate.add_argument_group("clients (of a seeded fault plan's run; stories keep their own)")
+    _add_client_options(simulate.add_argument_group("clients (of a seeded fault plan's run; stories keep their own)"))
+    simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
+    simulate.add_argument(
+        "--scratch",
+        metavar="DIR",
+        help="where each seed's files go, in a directory of its own removed after it (default: /dev/shm when present)",
+    )
+    simulate.add_argument("--json", action="store_true", help="one JSON line per seed")
+    simulate.set_defaults(func=run_simulate_command)
+
+
+def _add_client_options(clients: argparse._ArgumentGroup) -> None:
     clients.add_argument(
         "--acks",
         default="all",
@@ -110,14 +121,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"mixed: {MIXED_HELP}; seeded: {SEEDED_HELP} (instead of --acks, --idempotence, --consumers, "
         "--group-consumers, --isolation-level, --transactional, --exactly-once)",
     )
-    simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
-    simulate.add_argument(
-        "--scratch",
-        metavar="DIR",
-        help="where each seed's files go, in a directory of its own removed after it (default: /dev/shm when present)",
-    )
-    simulate.add_argument("--json", action="store_true", help="one JSON line per seed")
-    simulate.set_defaults(func=run_simulate_command)
 
 
 def _stories_epilog() -> str:
