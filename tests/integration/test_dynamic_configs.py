@@ -67,8 +67,19 @@ def _alter_cluster_default(cluster: Cluster, key: str, op: int, value: str | Non
 
 
 def _described(admin: object, resource_type: object, name: str) -> dict[str, object]:
+    """The resource's configs. A topic created a moment ago may not be in the answering broker's metadata yet (it
+    learns it from the metadata log after the controller answered CreateTopics, as in Kafka): asked again then."""
     resource = admin_module.ConfigResource(resource_type, name)
-    return admin.describe_configs([resource])[resource].result(30)  # type: ignore[attr-defined]
+
+    def ask() -> dict[str, object] | None:
+        try:
+            return admin.describe_configs([resource])[resource].result(30)  # type: ignore[attr-defined,no-any-return]
+        except confluent_kafka.KafkaException as error:
+            if error.args[0].code() != confluent_kafka.KafkaError.UNKNOWN_TOPIC_OR_PART:
+                raise
+            return None
+
+    return eventually(ask, 30, f"the configs of {name}")
 
 
 def _error(future: object) -> int:
