@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import struct
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -218,20 +218,7 @@ class GroupMember:
         if not offsets:
             return ErrorCode.NONE
         cls = request_class(OFFSET_COMMIT, self.OFFSET_COMMIT_VERSION)
-        topic_cls, partition_cls = nested(cls, "OffsetCommitRequestTopic"), nested(cls, "OffsetCommitRequestPartition")
-        topics = tuple(
-            topic_cls(
-                name=topic,
-                partitions=tuple(
-                    partition_cls(
-                        partition_index=p, committed_offset=o, committed_leader_epoch=-1, committed_metadata=""
-                    )
-                    for (t, p), o in sorted(offsets.items())
-                    if t == topic
-                ),
-            )
-            for topic in sorted({t for t, _ in offsets})
-        )
+        topics = committed_topics(cls, "OffsetCommitRequest", offsets)
         try:
             response = await self._send(
                 cls(
@@ -290,6 +277,23 @@ class GroupMember:
             await self._send(cls(group_id=self.group, members=(identity,)))
         except KafkaError:
             pass  # the session timeout removes it anyway
+
+
+def committed_topics(cls: Any, prefix: str, offsets: Mapping[tuple[str, int], int]) -> tuple[Any, ...]:
+    """The topics of an OffsetCommit or TxnOffsetCommit request (`prefix`: its entities' name prefix) committing
+    `offsets`, (topic, partition) -> the next offset to read, in topic and partition order."""
+    topic_cls, partition_cls = nested(cls, f"{prefix}Topic"), nested(cls, f"{prefix}Partition")
+    return tuple(
+        topic_cls(
+            name=topic,
+            partitions=tuple(
+                partition_cls(partition_index=p, committed_offset=o, committed_leader_epoch=-1, committed_metadata="")
+                for (t, p), o in sorted(offsets.items())
+                if t == topic
+            ),
+        )
+        for topic in sorted({t for t, _ in offsets})
+    )
 
 
 def _unstable(response: Any) -> bool:

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from minikafka.client.group_member import committed_topics
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
 from minikafka.client.transaction_abort import leader_of
 from minikafka.client.transaction_protocol import TransactionProtocol
@@ -286,21 +287,7 @@ class TransactionalSession:
     ) -> ErrorCode:
         """TxnOffsetCommit v3 (v5 at transaction version 2); the first partition's error, NONE when all stored."""
         cls = request_class(TXN_OFFSET_COMMIT, 5 if self.protocol.v2 else 3)
-        topic_cls = nested(cls, "TxnOffsetCommitRequestTopic")
-        partition_cls = nested(cls, "TxnOffsetCommitRequestPartition")
-        topics = tuple(
-            topic_cls(
-                name=topic,
-                partitions=tuple(
-                    partition_cls(
-                        partition_index=p, committed_offset=o, committed_leader_epoch=-1, committed_metadata=""
-                    )
-                    for (t, p), o in sorted(offsets.items())
-                    if t == topic
-                ),
-            )
-            for topic in sorted({t for t, _ in offsets})
-        )
+        topics = committed_topics(cls, "TxnOffsetCommitRequest", offsets)
         address = await self._group_coordinator(group.group_id)
         response = await self.client.connection(address).send(
             cls(
