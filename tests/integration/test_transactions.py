@@ -153,16 +153,19 @@ def test_an_open_transaction_holds_back_read_committed_until_it_commits(cluster:
         consumer.close()
 
 
-def test_consume_transform_produce_commits_offsets_with_the_transaction(cluster: Cluster) -> None:
+# A consumer of either group protocol: with KIP-848's, the transaction's offsets carry the member epoch.
+@pytest.mark.parametrize("group_protocol", ["classic", "consumer"])
+def test_consume_transform_produce_commits_offsets_with_the_transaction(cluster: Cluster, group_protocol: str) -> None:
     bootstrap = cluster.kafka_bootstrap_servers
-    create_topic(cluster, "ctp-in")
-    create_topic(cluster, "ctp-out")
+    source, sink = f"ctp-in-{group_protocol}", f"ctp-out-{group_protocol}"
+    create_topic(cluster, source)
+    create_topic(cluster, sink)
     plain = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all"})
     for i in range(8):
-        plain.produce("ctp-in", value=f"in-{i}".encode(), partition=i % PARTITIONS)
+        plain.produce(source, value=f"in-{i}".encode(), partition=i % PARTITIONS)
     assert plain.flush(30) == 0
 
-    group = "ctp-group"
+    group = f"ctp-group-{group_protocol}"
     consumer = confluent_kafka.Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -170,10 +173,11 @@ def test_consume_transform_produce_commits_offsets_with_the_transaction(cluster:
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
             "isolation.level": "read_committed",
+            "group.protocol": group_protocol,
         }
     )
-    consumer.subscribe(["ctp-in"])
-    producer = transactional_producer(bootstrap, "ctp-writer")
+    consumer.subscribe([source])
+    producer = transactional_producer(bootstrap, f"ctp-writer-{group_protocol}")
     taken: list[object] = []
 
     def all_in() -> bool | None:
@@ -187,31 +191,31 @@ def test_consume_transform_produce_commits_offsets_with_the_transaction(cluster:
         # First an aborted attempt: neither its output nor its offsets may be seen.
         producer.begin_transaction()
         for message in taken:
-            producer.produce("ctp-out", value=b"attempt-1-" + message.value(), partition=message.partition())
+            producer.produce(sink, value=b"attempt-1-" + message.value(), partition=message.partition())
         producer.send_offsets_to_transaction(
             consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), 60
         )
         producer.abort_transaction(60)
-        assert _committed(bootstrap, group) == {}
+        assert _committed(bootstrap, group, source) == {}
         # Then the committed one.
         producer.begin_transaction()
         for message in taken:
-            producer.produce("ctp-out", value=b"attempt-2-" + message.value(), partition=message.partition())
+            producer.produce(sink, value=b"attempt-2-" + message.value(), partition=message.partition())
         producer.send_offsets_to_transaction(
             consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), 60
         )
         producer.commit_transaction(60)
     finally:
         consumer.close()
-    assert _committed(bootstrap, group) == {p: 2 for p in range(PARTITIONS)}
-    out = read_all(bootstrap, "ctp-out", "read_committed", 8)
+    assert _committed(bootstrap, group, source) == {p: 2 for p in range(PARTITIONS)}
+    out = read_all(bootstrap, sink, "read_committed", 8)
     assert sorted(out) == sorted(f"attempt-2-in-{i}" for i in range(8))
 
 
-def _committed(bootstrap: str, group: str) -> dict[int, int]:
+def _committed(bootstrap: str, group: str, topic: str) -> dict[int, int]:
     consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": group})
     try:
-        partitions = [confluent_kafka.TopicPartition("ctp-in", p) for p in range(PARTITIONS)]
+        partitions = [confluent_kafka.TopicPartition(topic, p) for p in range(PARTITIONS)]
         return {tp.partition: tp.offset for tp in consumer.committed(partitions, timeout=30) if tp.offset >= 0}
     finally:
         consumer.close()

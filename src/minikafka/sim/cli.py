@@ -8,7 +8,7 @@ import shlex
 import signal
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from minikafka.client.consumer import READ_COMMITTED, READ_UNCOMMITTED
@@ -18,7 +18,7 @@ from minikafka.common.errors import KafkaError
 from minikafka.deploy.chaos_schedule import SIMULATE_TIMING, parse_fault_kinds
 from minikafka.deploy.plan_timing_options import add_plan_timing, plan_timing, timing_words
 from minikafka.sim import SIMULATE_HELP
-from minikafka.sim.clients import MIXED, MIXED_HELP, SEEDED_HELP, ClientMix, ProducerSpec
+from minikafka.sim.clients import GROUP_PROTOCOLS, MIXED, MIXED_HELP, SEEDED_HELP, ClientMix, ProducerSpec
 from minikafka.sim.planted_bugs import PLANTED_BUGS
 from minikafka.sim.seed_pool import Stopped, results, stopped_by_signals
 from minikafka.sim.stories import STORIES, run_story
@@ -93,6 +93,13 @@ def _add_client_options(clients: argparse._ArgumentGroup) -> None:
         help="members of one consumer group (killed and restarted at seeded times while the faults run)",
     )
     clients.add_argument(
+        "--group-protocol",
+        choices=GROUP_PROTOCOLS,
+        default="classic",
+        help="group.protocol of the group's members (and with --clients): classic (JoinGroup and SyncGroup, Kafka's "
+        "default) or consumer (KIP-848's ConsumerGroupHeartbeat, the coordinator assigning)",
+    )
+    clients.add_argument(
         "--isolation-level",
         choices=("read_uncommitted", "read_committed"),
         default="read_uncommitted",
@@ -137,9 +144,9 @@ def _stories_epilog() -> str:
 def client_mix(args: argparse.Namespace) -> ClientMix:
     """The producers, consumers and group members the options ask for."""
     if args.clients == "mixed":
-        return MIXED
+        return replace(MIXED, group_protocol=args.group_protocol)
     if args.clients == "seeded":
-        return ClientMix(seeded=True)
+        return ClientMix(seeded=True, group_protocol=args.group_protocol)
     acks_names = {"all": -1, "-1": -1, "1": 1, "0": 0}
     acks = [item.strip() for item in args.acks.split(",") if item.strip()]
     idempotence = [item.strip().lower() for item in args.idempotence.split(",") if item.strip()]
@@ -165,6 +172,7 @@ def client_mix(args: argparse.Namespace) -> ClientMix:
         tuple(specs),
         args.consumers,
         args.group_consumers,
+        group_protocol=args.group_protocol,
         transactional=args.transactional,
         isolation_level=isolation,
         exactly_once=args.exactly_once,
@@ -242,6 +250,8 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
             ("--exactly-once", str(args.exactly_once), "0"),
         ):
             parts += [option, value] if value != default else []
+    if args.group_protocol != "classic":
+        parts += ["--group-protocol", args.group_protocol]
     return shlex.join(parts)
 
 

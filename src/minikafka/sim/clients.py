@@ -1,7 +1,8 @@
 """The simulated world's clients, each minikafka's own shipped client run as the world's client node: producers
 (`Producer`, acks all/1/0, idempotent or not), plain consumers reading every partition from the start (`Consumer`)
-and the members of one consumer group (`GroupConsumer` over a classic `GroupMember`, through the brokers' Kafka
-listeners). What each one sees goes to `ClientInvariants`."""
+and the members of one consumer group (`GroupConsumer` over a classic `GroupMember` or, with `group.protocol`
+consumer, a KIP-848 `ConsumerProtocolMember`, through the brokers' Kafka listeners). What each one sees goes to
+`ClientInvariants`."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from minikafka.client.consumer import (
     ConsumerConfig,
     ConsumerRecord,
 )
+from minikafka.client.consumer_protocol_member import ConsumerProtocolMember
 from minikafka.client.group_consume import GroupConsumer
 from minikafka.client.group_member import GroupMember, GroupTimeouts, TopicPartition
 from minikafka.client.kafka_wire_client import KafkaWireClient
@@ -34,6 +36,7 @@ KAFKA_PORT = 9094  # each broker's Kafka listener (PLAINTEXT), beside its gRPC o
 RETRY_S = 0.5  # a client's pause after an error it cannot retry itself
 KILL_EVERY_S = (4.0, 12.0)  # chaos's group workload: a member killed after a pause in this range
 DOWN_S = (0.5, 2.0)  # and restarted this long after
+GROUP_PROTOCOLS = ("classic", "consumer")  # the consumers' group.protocol: Kafka's default is classic
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,8 @@ class ClientMix:
 
     producers: tuple[ProducerSpec, ...] = (ProducerSpec(),)
     consumers: int = 0  # plain consumers, each reading every partition from the start
-    group_members: int = 0  # members of one classic consumer group, committing as they go
+    group_members: int = 0  # members of one consumer group, committing as they go
+    group_protocol: str = "classic"  # the members' group.protocol: classic, or consumer (KIP-848)
     member_kills: bool = True  # the members are killed and restarted at seeded times while the faults run
     seeded: bool = False  # the run's seed draws the mix instead (`seeded_mix`)
     transactional: int = 0  # transactional producers, each over every partition of the transactional topic
@@ -206,7 +210,7 @@ async def polls(consumer: Consumer) -> AsyncIterator[list[ConsumerRecord]]:
         yield records
 
 
-def _read(reader: str, record: ConsumerRecord, at_s: float, member: SimGroupMember | None = None) -> Read:
+def _read(reader: str, record: ConsumerRecord, at_s: float, member: SimMember | None = None) -> Read:
     if member is None:
         return Read(reader, record.partition, record.offset, record.value or b"", at_s)
     value = record.value or b""
@@ -225,11 +229,36 @@ class SimGroupMember(GroupMember):
     async def join(self) -> list[TopicPartition]:
         assignment = await super().join()
         self.joins += 1
-        partitions = sorted(p for _, p in assignment)
-        log = structlog.get_logger()
-        log.info("sim_member_assigned", member=self.name, generation=self.generation, partitions=partitions)
+        partitions = _assigned(self.name, self.generation, assignment)
         self.checks.assigned(self.group, self.generation, self.name, partitions)
         return assignment
+
+
+class SimConsumerProtocolMember(ConsumerProtocolMember):
+    """The shipped KIP-848 member. Its member epoch stands for the generation in what it reads; who holds which
+    partition is judged on the coordinator's events (NoDoubleOwnership), as `analyze` judges it, since members'
+    epochs differ within one group."""
+
+    def __init__(self, name: str, checks: ClientInvariants, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = name
+        self.checks = checks
+        self.joins = 0
+
+    async def join(self) -> list[TopicPartition]:
+        assignment = await super().join()
+        self.joins += 1
+        _assigned(self.name, self.generation, assignment)
+        return assignment
+
+
+SimMember = SimGroupMember | SimConsumerProtocolMember
+
+
+def _assigned(name: str, generation: int, assignment: list[TopicPartition]) -> list[int]:
+    partitions = sorted(p for _, p in assignment)
+    structlog.get_logger().info("sim_member_assigned", member=name, generation=generation, partitions=partitions)
+    return partitions
 
 
 class SimGroupConsumer(GroupConsumer):
@@ -244,7 +273,7 @@ class SimGroupConsumer(GroupConsumer):
     def write(self, records: list[ConsumerRecord], limit: int | None, consumed: int) -> int:
         loop = asyncio.get_running_loop()
         for record in records:
-            assert isinstance(self.member, SimGroupMember)
+            assert isinstance(self.member, SimGroupMember | SimConsumerProtocolMember)
             read = _read(self.name, record, loop.time(), self.member)
             self.checks.consumed(read)
             self.written[(record.topic, record.partition)] = record.offset + 1
@@ -261,6 +290,7 @@ async def group_member(
     topic: str,
     checks: ClientInvariants,
     killed: Callable[[], bool] = lambda: False,
+    group_protocol: str = "classic",
 ) -> None:
     """One member of the world's group, until cancelled: then it leaves the group, unless `killed()` says its
     process died (it just goes silent, and the coordinator waits out its session timeout)."""
@@ -270,7 +300,11 @@ async def group_member(
     async def partition_counts(topics: list[str]) -> dict[str, int]:
         return {t: len(await consumer.metadata.require_topic(t)) for t in topics}
 
-    member = SimGroupMember(name, checks, client, GROUP, [topic], partition_counts, GroupTimeouts())
+    member: SimMember
+    if group_protocol == "consumer":
+        member = SimConsumerProtocolMember(name, checks, client, GROUP, [topic], GroupTimeouts())
+    else:
+        member = SimGroupMember(name, checks, client, GROUP, [topic], partition_counts, GroupTimeouts())
     runner = SimGroupConsumer(name, checks, consumer, member, True, False)
     try:
         while True:

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from minikafka.sim.consumer_group_ownership import EVENTS as OWNERSHIP_EVENTS
+from minikafka.sim.consumer_group_ownership import ConsumerGroupOwnership
 from minikafka.sim.invariants import Violation
 
 _REPLAYED = ("partition_changed", "broker_registered")
@@ -47,10 +49,16 @@ class EventInvariants:
     accepted: dict[tuple[str, int, int, tuple[int, ...]], list[tuple[int, int]]] = field(default_factory=dict)
     high_watermarks: dict[tuple[int, int, str, int], int] = field(default_factory=dict)
     last_stable_offsets: dict[tuple[int, int, str, int], int] = field(default_factory=dict)
+    ownership: ConsumerGroupOwnership = field(init=False)
 
-    def observe(self, node: int | None, incarnation: int, event: Mapping[str, Any]) -> None:
+    def __post_init__(self) -> None:
+        self.ownership = ConsumerGroupOwnership(self._fail)
+
+    def observe(self, node: int | None, incarnation: int, event: Mapping[str, Any], at_s: float = 0.0) -> None:
         name = event.get("event")
-        if name in _REPLAYED:
+        if name in OWNERSHIP_EVENTS:
+            self.ownership.observe(event, at_s)
+        elif name in _REPLAYED:
             offset = event.get("offset")
             if offset is None or offset <= self.replayed_to:
                 return

@@ -21,6 +21,7 @@ import random
 import structlog
 
 from minikafka.client.consumer import EARLIEST, READ_COMMITTED, Consumer, ConsumerConfig, ConsumerRecord
+from minikafka.client.consumer_protocol_member import ConsumerProtocolMember
 from minikafka.client.group_consume import BackgroundHeartbeat
 from minikafka.client.group_member import GroupMember, GroupTimeouts, TopicPartition
 from minikafka.client.kafka_wire_client import KafkaWireClient
@@ -76,11 +77,16 @@ class EosWorker:
         partitions: list[int],
         checks: ExactlyOnceInvariants,
         rng: random.Random,
+        group_protocol: str = "classic",
     ) -> None:
         self.name, self.input_topic, self.checks, self.rng = name, input_topic, checks, rng
         self.consumer = Consumer(bootstrap, ConsumerConfig(fetch_max_wait_ms=200))
         self.group_client = KafkaWireClient(kafka_bootstrap)
-        self.member = GroupMember(self.group_client, EOS_GROUP, [input_topic], self._counts, GroupTimeouts())
+        self.member: GroupMember
+        if group_protocol == "consumer":
+            self.member = ConsumerProtocolMember(self.group_client, EOS_GROUP, [input_topic], GroupTimeouts())
+        else:
+            self.member = GroupMember(self.group_client, EOS_GROUP, [input_topic], self._counts, GroupTimeouts())
         self.heartbeat = BackgroundHeartbeat(self.member)
         self.session = EosSession(
             KafkaWireClient(kafka_bootstrap), transactional_id, EOS_TOPIC, partitions, RETRY_DEADLINE_S,
@@ -225,6 +231,7 @@ async def exactly_once_worker(
     partitions: list[int],
     checks: ExactlyOnceInvariants,
     rng: random.Random,
+    group_protocol: str = "classic",
 ) -> None:
     """Worker `eos-<number>` until cancelled, a new incarnation (a new member, the same transactional id) after each
     crash."""
@@ -232,7 +239,9 @@ async def exactly_once_worker(
     while True:
         incarnation += 1
         name = f"eos-{number}.{incarnation}"
-        worker = EosWorker(name, f"sim-eos-{number}", bootstrap, kafka_bootstrap, input_topic, partitions, checks, rng)
+        worker = EosWorker(
+            name, f"sim-eos-{number}", bootstrap, kafka_bootstrap, input_topic, partitions, checks, rng, group_protocol
+        )
         try:
             await worker.run()
         except Crashed:

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from minikafka.broker.consumer_group import reconciliation as consumer_group_reconciliation
+from minikafka.broker.consumer_group.model import NO_PARTITIONS
 from minikafka.broker.group import coordinator as group_coordinator
 from minikafka.broker.group import offsets as group_offsets
 from minikafka.broker.group.coordinator import GroupCoordinator
@@ -232,6 +234,17 @@ def _txn_offset_commit_ignores_generation() -> list[Patch]:
     return [(group_coordinator, "validate_offset_commit", validate_offset_commit)]
 
 
+def _assigns_unreleased_partitions() -> list[Patch]:
+    """A KIP-848 coordinator moves a member to its target with every new partition at once, without waiting for
+    the members that still own some of them to revoke them: two members consume one partition."""
+    original = consumer_group_reconciliation._next
+
+    def next_assignment(member: Any, epoch: int, target_epoch: int, target: Any, _others: Any, owned: Any) -> Any:
+        return original(member, epoch, target_epoch, target, NO_PARTITIONS, owned)
+
+    return [(consumer_group_reconciliation, "_next", next_assignment)]
+
+
 PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "leader-acks-before-replication": _leader_acks_before_replication,
     "raft-counts-unflushed": _raft_counts_unflushed,
@@ -250,6 +263,7 @@ PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "commit-marker-to-first-partition": _commit_marker_to_first_partition,
     "txn-offsets-applied-on-arrival": _txn_offsets_applied_on_arrival,
     "txn-offset-commit-ignores-generation": _txn_offset_commit_ignores_generation,
+    "assigns-unreleased-partitions": _assigns_unreleased_partitions,
 }
 
 

@@ -17,6 +17,7 @@ import dataclasses
 import functools
 import gc
 import hashlib
+import math
 import random
 import shutil
 import tempfile
@@ -148,6 +149,7 @@ _DECISIVE = (
     "unclean",
     "registered",
     "sim_",
+    "consumer_group_member",
     "controller_activated",
     "group_generation",
     "group_coordinator",
@@ -375,6 +377,7 @@ class World:
     def check(self) -> None:
         replicas = self.replicas()
         self.violated(self.invariants.check(replicas, self.raft_nodes()))
+        self.events.ownership.judge(asyncio.get_running_loop().time())
         while self.events.violations:
             self.violated(self.events.violations.pop(0))
         while self.clients.violations:
@@ -411,7 +414,7 @@ class World:
         node = simulated_node()
         node_id = None if node is None or node.node_id not in self.processes else node.node_id
         starts = 0 if node_id is None else self.processes[node_id].starts
-        self.events.observe(node_id, starts, event)
+        self.events.observe(node_id, starts, event, asyncio.get_running_loop().time())
 
     def violated(self, violation: Violation | None) -> None:
         if violation is None:
@@ -598,6 +601,7 @@ class World:
                     partitions,
                     self.exactly_once,
                     random.Random(self.settings.seed * 7919 + 200 + n),
+                    self.settings.clients.group_protocol,
                 )
             )
             for n in range(workers)
@@ -677,7 +681,10 @@ class World:
             incarnations[member] += 1
             name = f"member-{member}.{incarnations[member]}"
             kafka = self.kafka_bootstrap()
-            return self._in_client(group_member(name, bootstrap, kafka, TOPIC, self.clients, lambda: kills.killing))
+            running = group_member(
+                name, bootstrap, kafka, TOPIC, self.clients, lambda: kills.killing, mix.group_protocol
+            )
+            return self._in_client(running)
 
         kills = MemberKills(random.Random(self.settings.seed * 7919 + 2), start, mix.group_members)
         self.member_kills = kills
@@ -721,6 +728,8 @@ class World:
             f"producers {', '.join(p.label for p in mix.producers)}; {mix.consumers} consumer(s); a group of "
             f"{mix.group_members}"
         )
+        if mix.group_members and mix.group_protocol == "consumer":
+            self.observed["clients"] += f" (group.protocol consumer, {self.events.ownership.spans} holdings checked)"
         if mix.transactional:
             self.observed["clients"] += (
                 f"; {mix.transactional} transactional producer(s), {len(self.txn_readers)} read_committed reader(s)"
@@ -914,6 +923,7 @@ async def _simulate(settings: SimulationSettings, root: Path, trace: Trace, scri
             world.observed["lost"] = world.invariants.lost(world.replicas())
         world.violated(world.invariants.check_all_acknowledged(world.replicas()))
         world.violated(log_matching(world.replicas(), {}))
+        world.events.ownership.judge(math.inf)
         while world.events.violations:
             world.violated(world.events.violations.pop(0))
     except Violated as violated:
@@ -1066,7 +1076,8 @@ def scratch_root(parent: str | None = None) -> Path:
 def simulate_seed(settings: SimulationSettings, script: Script = run_fault_plan) -> SimulationResult:
     """Run one seed to its end or its first violation: its fault plan, or a scripted story."""
     if settings.clients.seeded:
-        settings = dataclasses.replace(settings, clients=seeded_mix(settings.seed))
+        drawn = dataclasses.replace(seeded_mix(settings.seed), group_protocol=settings.clients.group_protocol)
+        settings = dataclasses.replace(settings, clients=drawn)
     trace = Trace(settings.watched_events)
     structlog.configure(  # every node's events reach the trace, whatever the command configured
         processors=[trace.processor],

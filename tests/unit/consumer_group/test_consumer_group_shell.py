@@ -81,6 +81,19 @@ def test_commits_need_the_members_current_epoch() -> None:
     assert shell.validate_commit(group, "m1", 1, 8) == ErrorCode.UNSUPPORTED_VERSION
 
 
+def test_a_transactional_commit_is_checked_by_member_epoch_in_any_version() -> None:
+    """TxnOffsetCommit carries the member epoch in generation_id (KIP-447 with KIP-848): an exactly-once consumer of a
+    consumer-protocol group commits inside its transactions, and a zombie at an old epoch is refused."""
+    group = join(None).group
+    assert group is not None
+    assert shell.validate_commit(group, "m1", 1, 3, transactional=True) == ErrorCode.NONE
+    assert shell.validate_commit(group, "m1", 0, 3, transactional=True) == ErrorCode.STALE_MEMBER_EPOCH
+    assert shell.validate_commit(group, "gone", 1, 3, transactional=True) == ErrorCode.UNKNOWN_MEMBER_ID
+    # The member fields are optional in TxnOffsetCommit: naming none of them is not checked.
+    assert shell.validate_commit(group, "", -1, 3, transactional=True) == ErrorCode.NONE
+    assert shell.validate_commit(group, "", -1, 3, transactional=True, group_instance_id="i") != ErrorCode.NONE
+
+
 def test_fetches_by_a_member_need_its_current_epoch_and_admin_fetches_pass() -> None:
     group = join(None).group
     assert group is not None

@@ -94,6 +94,9 @@ class Groups:
         self.committed += 1
         return ErrorCode.NONE, {}
 
+    def consumer_group(self, group_id: str) -> None:
+        return None  # a classic group: the classic coordinator validates the member
+
 
 def txn_offset_commit(version: int, answer: ErrorCode) -> tuple[Any, Verifier, Groups]:
     verifier, groups = Verifier(answer), Groups()

@@ -288,11 +288,21 @@ def _fenced_event(group_id: str, gone: Fenced) -> Event:
     return Event("consumer_group_member_fenced", fields)
 
 
-def validate_commit(group: ConsumerGroup, member_id: str, member_epoch: int, api_version: int) -> ErrorCode:
+def validate_commit(
+    group: ConsumerGroup,
+    member_id: str,
+    member_epoch: int,
+    api_version: int,
+    transactional: bool = False,
+    group_instance_id: str | None = None,
+) -> ErrorCode:
     """Kafka's ConsumerGroup.validateOffsetCommit: only a member at its current epoch commits, or, to an Empty
     group, an admin tool or a consumer without group management (epoch -1). A classic member commits with its
-    generation, its member epoch, in any version."""
+    generation, its member epoch, in any version. A TxnOffsetCommit naming no member, generation or instance is
+    not checked (its fields are optional); one naming a member is checked as a commit is."""
     if member_epoch < 0 and not group.members:
+        return ErrorCode.NONE
+    if transactional and member_epoch == -1 and not member_id and group_instance_id is None:
         return ErrorCode.NONE
     if member_epoch < 0 and not member_id:
         return ErrorCode.UNKNOWN_MEMBER_ID
@@ -301,7 +311,7 @@ def validate_commit(group: ConsumerGroup, member_id: str, member_epoch: int, api
         return ErrorCode.UNKNOWN_MEMBER_ID
     if member.uses_classic_protocol:
         return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
-    if api_version < 9:
+    if not transactional and api_version < 9:
         return ErrorCode.UNSUPPORTED_VERSION  # the member epoch travels in OffsetCommit v9+
     return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.STALE_MEMBER_EPOCH
 

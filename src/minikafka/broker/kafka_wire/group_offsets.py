@@ -106,14 +106,30 @@ class FetchingMember(NamedTuple):
 NO_MEMBER = FetchingMember(None, -1)
 
 
-async def _commit(ctx: WireContext, group_id: str, commit: CommitRequest) -> CommitResult:
+def consumer_group_refusal(
+    ctx: WireContext, group_id: str, commit: CommitRequest, transactional: bool = False
+) -> ErrorCode | None:
+    """A commit to a consumer-protocol group is validated by member epoch here: None when the group is not one
+    (the classic coordinator validates it), else NONE or the refusal."""
     consumer = ctx.groups.consumer_group(group_id) if ctx.groups is not None and group_id else None
-    if isinstance(consumer, ConsumerGroup):
-        error = consumer_groups.validate_commit(consumer, commit.member_id, commit.generation_id, commit.api_version)
-        if error != ErrorCode.NONE:
-            return CommitResult(error)
-        # Validated by member epoch: the offsets are stored as the (empty) classic group's, as a simple commit.
-        commit = dataclasses.replace(commit, member_id="", group_instance_id=None, generation_id=-1)
+    if not isinstance(consumer, ConsumerGroup):
+        return None
+    return consumer_groups.validate_commit(
+        consumer, commit.member_id, commit.generation_id, commit.api_version, transactional, commit.group_instance_id
+    )
+
+
+def as_simple_commit(commit: CommitRequest) -> CommitRequest:
+    """Validated by member epoch: the offsets are stored as the (empty) classic group's, as a simple commit."""
+    return dataclasses.replace(commit, member_id="", group_instance_id=None, generation_id=-1)
+
+
+async def _commit(ctx: WireContext, group_id: str, commit: CommitRequest) -> CommitResult:
+    refusal = consumer_group_refusal(ctx, group_id, commit)
+    if refusal is not None:
+        if refusal != ErrorCode.NONE:
+            return CommitResult(refusal)
+        commit = as_simple_commit(commit)
     return await coordinate(
         ctx,
         group_id,

@@ -9,10 +9,12 @@ import datetime
 from typing import Any
 
 from minikafka.broker.coordinator_runtime.internal_topic import partition_for
+from minikafka.broker.group.offsets import CommitRequest
 from minikafka.broker.group.state import TopicPartitionKey
 from minikafka.broker.kafka_wire.context import WireContext
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import Request, response_class
+from minikafka.broker.kafka_wire.group_offsets import as_simple_commit, consumer_group_refusal
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.transaction.core import Reply
 from minikafka.broker.transaction.state import TxnState
@@ -219,15 +221,7 @@ async def handle_txn_offset_commit(ctx: WireContext, request: Request) -> Any:
     elif version >= 5 and (added := await _add_offsets_partition(ctx, body)) != ErrorCode.NONE:
         error = added
     else:
-        error, errors = await ctx.groups.txn_commit_offsets(
-            body.group_id,
-            body.producer_id,
-            body.producer_epoch,
-            getattr(body, "member_id", ""),
-            getattr(body, "group_instance_id", None),
-            getattr(body, "generation_id", -1),
-            entries,
-        )
+        error, errors = await _txn_commit(ctx, body, version, entries)
     partition_cls = sibling(cls, "TxnOffsetCommitResponsePartition")
     topics = tuple(
         build(
@@ -247,6 +241,36 @@ async def handle_txn_offset_commit(ctx: WireContext, request: Request) -> Any:
         for t in body.topics or ()
     )
     return build(cls, throttle_time=0, topics=topics)
+
+
+async def _txn_commit(
+    ctx: WireContext, body: Any, version: int, entries: list[tuple[TopicPartitionKey, int, int, str | None]]
+) -> tuple[ErrorCode, dict[TopicPartitionKey, ErrorCode]]:
+    """The member named is checked by its consumer-protocol group's member epoch when the group is one (its
+    `generation_id` carries the member epoch), else by the classic coordinator."""
+    assert ctx.groups is not None
+    member = CommitRequest(
+        0,
+        getattr(body, "member_id", ""),
+        getattr(body, "group_instance_id", None),
+        getattr(body, "generation_id", -1),
+        (),
+        version,
+    )
+    refusal = consumer_group_refusal(ctx, body.group_id, member, transactional=True)
+    if refusal is not None and refusal != ErrorCode.NONE:
+        return refusal, {}
+    if refusal is not None:
+        member = as_simple_commit(member)
+    return await ctx.groups.txn_commit_offsets(
+        body.group_id,
+        body.producer_id,
+        body.producer_epoch,
+        member.member_id,
+        member.group_instance_id,
+        member.generation_id,
+        entries,
+    )
 
 
 def _may_write(ctx: WireContext, transactional_id: str) -> bool:
