@@ -23,9 +23,9 @@ from minikafka.sim.stories import (
     RAFT_POWER_LOSS,
     STORIES,
     UNCLEAN_ELECTION,
-    Story,
-    run_story,
 )
+from minikafka.sim.isolation_stories import PARTITIONED_BROKER, ZOMBIE_LEADER
+from minikafka.sim.story_steps import Story, run_story
 from minikafka.sim.world import SimulationResult
 
 LOST_LEADER = ["LeaderCandidateCompleteness", "NoCommittedRecordLost"]
@@ -226,3 +226,34 @@ def test_a_wiped_controller_voting_by_id_elects_a_leader_without_the_committed_t
     assert seen["leader_while_l_down"] is not None and not seen["topic_survived"]
     # The broker that had followed the lost entries is told to truncate below its high watermark: it halts.
     assert any("diverged below the high watermark" in line for line in result.trace), result.trace
+
+
+def test_a_zombie_leader_acknowledges_no_acks_all_write_while_the_cluster_elects_another() -> None:
+    result = run(ZOMBIE_LEADER, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["acknowledged_by_zombie"] == 0  # its ISR cannot follow it: the writes time out
+    assert seen["acknowledged_before"] == seen["acknowledged_by_new_leader"] == 5 and seen["lost"] == 0
+
+
+def test_a_zombie_leaders_acks_1_writes_are_truncated_when_the_cut_heals() -> None:
+    result = run(ZOMBIE_LEADER, guarded=False)
+    assert invariants(result) == ["LostAcksOneWrites"]
+    seen = result.observed
+    assert seen["acknowledged_by_zombie"] == seen["lost_acks_one"] == 10 and seen["lost"] == 0
+
+
+def test_a_leader_cut_from_the_controllers_fences_itself_and_refuses_writes() -> None:
+    result = run(PARTITIONED_BROKER, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["self_fenced"] == [1] and seen["answers_during_cut"].get("NOT_LEADER_OR_FOLLOWER") == 1
+    assert "NONE" not in seen["answers_during_cut"] and seen["lost"] == 0
+
+
+def test_without_self_fencing_the_cut_leader_takes_writes_that_time_out_for_as_long_as_the_cut_lasts() -> None:
+    result = run(PARTITIONED_BROKER, guarded=False)
+    assert invariants(result) == ["FencedLeaderStepsDown"]
+    seen = result.observed
+    assert seen["self_fenced"] == [] and list(seen["answers_during_cut"]) == ["REQUEST_TIMED_OUT"]
+    assert seen["lost"] == 0
