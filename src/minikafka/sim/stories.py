@@ -20,6 +20,7 @@ from minikafka.deploy.scenario.library import (
 from minikafka.sim.cluster import BROKER_IDS, CONTROLLER_IDS
 from minikafka.sim.controller_quorum import wipe_and_format
 from minikafka.sim.isolation_stories import PARTITIONED_BROKER, ZOMBIE_LEADER
+from minikafka.sim.quorum_stories import DISRUPTIVE_CONTROLLER
 from minikafka.sim.story_steps import (
     STEP_TIMEOUT_S,
     Story,
@@ -566,5 +567,6 @@ STORIES: dict[str, Story] = {
         CONTROLLER_DISK_LOSS,
         ZOMBIE_LEADER,
         PARTITIONED_BROKER,
+        DISRUPTIVE_CONTROLLER,
     )
 }

@@ -10,6 +10,8 @@ import shlex
 import pytest
 
 from minikafka.cli import main
+from minikafka.sim.isolation_stories import PARTITIONED_BROKER, ZOMBIE_LEADER
+from minikafka.sim.quorum_stories import DISRUPTIVE_CONTROLLER
 from minikafka.sim.stories import (
     CONTROLLER_DISK_LOSS,
     IN_FLIGHT_ALTER_PARTITION,
@@ -24,7 +26,6 @@ from minikafka.sim.stories import (
     STORIES,
     UNCLEAN_ELECTION,
 )
-from minikafka.sim.isolation_stories import PARTITIONED_BROKER, ZOMBIE_LEADER
 from minikafka.sim.story_steps import Story, run_story
 from minikafka.sim.world import SimulationResult
 
@@ -257,3 +258,19 @@ def test_without_self_fencing_the_cut_leader_takes_writes_that_time_out_for_as_l
     seen = result.observed
     assert seen["self_fenced"] == [] and list(seen["answers_during_cut"]) == ["REQUEST_TIMED_OUT"]
     assert seen["lost"] == 0
+
+
+def test_with_pre_vote_a_controller_cut_off_and_healed_three_times_keeps_the_leader_and_its_epoch() -> None:
+    result = run(DISRUPTIVE_CONTROLLER, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["leader_and_epoch"]["before"] == seen["leader_and_epoch"]["after"]
+    assert seen["victim_timeouts"] == ["raft_prevote_started"] and seen["elections"]["count"] == 0
+
+
+def test_without_pre_vote_every_heal_forces_a_kraft_election() -> None:
+    result = run(DISRUPTIVE_CONTROLLER, guarded=False)
+    assert invariants(result) == ["NoDisruptiveElection"]
+    seen = result.observed
+    assert seen["victim_timeouts"] == ["raft_election_started"] and seen["elections"]["count"] == 3
+    assert seen["leaderless_ms"] > 0 and seen["lost"] == 0
