@@ -45,8 +45,10 @@ from minikafka.sim.story_steps import (
     send_writes,
     start,
     stop,
+    unfenced_anew,
     wait,
 )
+from minikafka.sim.stray_partition_stories import STRAY_PARTITIONS
 from minikafka.sim.world import TOPIC, TopicSpec, World
 from minikafka.storage.meta_properties import read_meta_properties
 
@@ -464,7 +466,7 @@ async def _unclean_election(w: World) -> None:
     await wait(w, "the last ISR member's session times out", lambda: bool((r := registration(w, IN_SYNC)) and r.fenced))
     elections_before = len(events(w, "leader_elected"))
     start(w, OUT_OF_SYNC)
-    await wait(w, "the out-of-sync replica registers again, unfenced", lambda: _unfenced_anew(w, OUT_OF_SYNC))
+    await wait(w, "the out-of-sync replica registers again, unfenced", lambda: unfenced_anew(w, OUT_OF_SYNC))
     await w.run_for(5.0)  # time for an unclean election, where the setting allows one
     during = partition(w)
     assert during is not None
@@ -476,16 +478,6 @@ async def _unclean_election(w: World) -> None:
     after = partition(w)
     assert after is not None
     observe(w, "leader_after", after.leader)
-
-
-def _unfenced_anew(w: World, broker_id: int) -> bool:
-    registered, running = registration(w, broker_id), broker(w, broker_id)
-    return (
-        registered is not None
-        and running is not None
-        and not registered.fenced
-        and registered.incarnation_id == running.lifecycle.incarnation_id
-    )
 
 
 UNCLEAN_ELECTION = Story(
@@ -568,5 +560,6 @@ STORIES: dict[str, Story] = {
         ZOMBIE_LEADER,
         PARTITIONED_BROKER,
         DISRUPTIVE_CONTROLLER,
+        STRAY_PARTITIONS,
     )
 }

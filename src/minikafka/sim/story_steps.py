@@ -262,6 +262,17 @@ def observe(w: World, key: str, value: Any) -> None:
     w.note(f"observed {key}={value}")
 
 
+def unfenced_anew(w: World, broker_id: int) -> bool:
+    """Registered again, unfenced, as the incarnation running now."""
+    registered, running = registration(w, broker_id), broker(w, broker_id)
+    return (
+        registered is not None
+        and running is not None
+        and not registered.fenced
+        and registered.incarnation_id == running.lifecycle.incarnation_id
+    )
+
+
 def led_with(w: World, member: int) -> bool:
     registered = partition(w)
     return (

@@ -27,6 +27,7 @@ from minikafka.sim.stories import (
     UNCLEAN_ELECTION,
 )
 from minikafka.sim.story_steps import Story, run_story
+from minikafka.sim.stray_partition_stories import STRAY_PARTITIONS
 from minikafka.sim.world import SimulationResult
 
 LOST_LEADER = ["LeaderCandidateCompleteness", "NoCommittedRecordLost"]
@@ -274,3 +275,21 @@ def test_without_pre_vote_every_heal_forces_a_kraft_election() -> None:
     seen = result.observed
     assert seen["victim_timeouts"] == ["raft_election_started"] and seen["elections"]["count"] == 3
     assert seen["leaderless_ms"] > 0 and seen["lost"] == 0
+
+
+def test_a_returning_broker_deletes_the_logs_moved_and_deleted_while_it_was_offline() -> None:
+    result = run(STRAY_PARTITIONS, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["stray_check"] == {"stray_partition_deleted": ["recreated-0", "sim-0"], "stray_partition_kept": []}
+    assert seen["new_topic_id"] and seen["recreated_isr"] == [2, 3] and seen["stray_logs"] == []
+
+
+def test_without_the_stray_check_the_stale_logs_stay_and_the_recreated_topic_stays_under_replicated() -> None:
+    result = run(STRAY_PARTITIONS, guarded=False)
+    assert invariants(result) == ["NoStrayPartitionLogs"]
+    seen = result.observed
+    assert seen["stray_check"] == {"stray_partition_deleted": [], "stray_partition_kept": ["recreated-0", "sim-0"]}
+    assert seen["recreated_isr"] == [2]  # the old directory's topic id keeps broker 3 from the new replica
+    assert [log.split(":")[0] for log in seen["stray_logs"]] == ["broker 3 recreated-0", "broker 3 sim-0"]
+    assert seen["lost"] == 0
