@@ -49,6 +49,7 @@ from minikafka.sim.story_steps import (
     wait,
 )
 from minikafka.sim.stray_partition_stories import STRAY_PARTITIONS
+from minikafka.sim.transaction_stories import HANGING_TRANSACTION
 from minikafka.sim.world import TOPIC, TopicSpec, World
 from minikafka.storage.meta_properties import read_meta_properties
 
@@ -561,5 +562,6 @@ STORIES: dict[str, Story] = {
         PARTITIONED_BROKER,
         DISRUPTIVE_CONTROLLER,
         STRAY_PARTITIONS,
+        HANGING_TRANSACTION,
     )
 }

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
@@ -19,11 +19,13 @@ from minikafka.deploy.scenario import Guard
 from minikafka.kraft_controller.control.requests import AlterPartitionReassignmentsRequest, ReassignablePartition
 from minikafka.kraft_controller.metadata.image import BrokerRegistration, MetadataImage, PartitionRegistration
 from minikafka.pb import broker_pb2, broker_pb2_grpc
+from minikafka.sim.clients import ClientMix
 from minikafka.sim.cluster import CLIENT_ID, CONTROLLER_IDS, broker_address
 from minikafka.sim.invariants import Violation
 from minikafka.sim.world import TOPIC, SimulationResult, SimulationSettings, TopicSpec, Violated, World, simulate_seed
 
 STEP_TIMEOUT_S = 30.0
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class Story:
     broker_settings: Mapping[str, str] = field(default_factory=dict)
     watched: tuple[str, ...] = ()
     dynamic_quorum: bool = False
+    clients: ClientMix = ClientMix()  # what the world starts for them: Kafka listeners, transaction coordinators
 
     def settings_for(
         self, guarded: bool, seed: int = 1, overrides: Mapping[str, str] | None = None
@@ -76,6 +79,7 @@ class Story:
             watched_events=self.watched,
             keep_going=True,
             dynamic_quorum=self.dynamic_quorum,
+            clients=self.clients,
         )
 
 
@@ -162,6 +166,14 @@ async def wait(w: World, what: str, condition: Callable[[], bool], timeout_s: fl
     w.note(f"wait: {what}")
     if not await w.run_until(condition, timeout_s):
         raise Violated(Violation("StoryStalled", f"not reached in {timeout_s:.0f} simulated s: {what}"))
+
+
+async def in_client(w: World, what: str, coroutine: Coroutine[Any, Any, T], timeout_s: float = STEP_TIMEOUT_S) -> T:
+    """Run `coroutine` as a client of the cluster (on the simulated network) until it returns; its result."""
+    task = w._in_client(coroutine)
+    await wait(w, what, task.done, timeout_s)
+    result: T = task.result()
+    return result
 
 
 async def produce(w: World, count: int, prefix: str, index: int = 0, timeout_s: float = STEP_TIMEOUT_S) -> int:
