@@ -49,7 +49,7 @@ from minikafka.sim.story_steps import (
     wait,
 )
 from minikafka.sim.stray_partition_stories import STRAY_PARTITIONS
-from minikafka.sim.transaction_stories import HANGING_TRANSACTION
+from minikafka.sim.transaction_stories import DELAYED_END_TXN, HANGING_TRANSACTION
 from minikafka.sim.world import TOPIC, TopicSpec, World
 from minikafka.storage.meta_properties import read_meta_properties
 
@@ -563,5 +563,6 @@ STORIES: dict[str, Story] = {
         DISRUPTIVE_CONTROLLER,
         STRAY_PARTITIONS,
         HANGING_TRANSACTION,
+        DELAYED_END_TXN,
     )
 }

@@ -11,11 +11,13 @@ from minikafka.client.consumer import READ_COMMITTED
 from minikafka.client.kafka_wire_client import KafkaWireClient
 from minikafka.client.transactions_command import find_hanging
 from minikafka.common.errors import ErrorCode
-from minikafka.deploy.scenario.library import hanging_transaction
+from minikafka.deploy.scenario.library import delayed_end_txn, hanging_transaction
 from minikafka.deploy.scenario.transactions import WireTransactionalProducer
 from minikafka.sim.clients import ClientMix, PlainConsumer
 from minikafka.sim.cluster import BROKER_IDS, broker_address
 from minikafka.sim.story_steps import Story, guard_switch, in_client, isr_is, observe, produce, wait
+from minikafka.sim.transaction_invariants import TransactionInvariants, TxnKey
+from minikafka.sim.transactions import TXN_TOPIC, ReadCommittedConsumer
 from minikafka.sim.world import TOPIC, TopicSpec, World
 
 LEADER = 1
@@ -26,10 +28,10 @@ STATE_POLL_S = 0.2
 TRANSACTIONAL = ClientMix(producers=(), transactional=1)
 
 
-def wire_producer(w: World, transactional_id: str) -> WireTransactionalProducer:
+def wire_producer(w: World, transactional_id: str, topic: str = TOPIC) -> WireTransactionalProducer:
     """The scenarios' transactional producer, speaking to the leader's Kafka listener."""
     client = KafkaWireClient([w.kafka_bootstrap()[BROKER_IDS.index(LEADER)]])
-    return WireTransactionalProducer(client, transactional_id, TOPIC)
+    return WireTransactionalProducer(client, transactional_id, topic)
 
 
 async def wait_state(producer: WireTransactionalProducer, state: str) -> str:
@@ -110,5 +112,91 @@ HANGING_TRANSACTION = Story(
     _hanging_transaction,
     TopicSpec(1, ((LEADER, 2, 3),), {"min.insync.replicas": "2"}),
     settings=hanging_transaction.TOPOLOGY.settings,
+    clients=TRANSACTIONAL,
+)
+
+
+# ---- transaction.version 2: an EndTxn delayed past its retry ----
+
+
+@dataclass(frozen=True)
+class Delayed:
+    version: int  # the finalized transaction.version the producer read
+    retried: str  # transaction 1's EndTxn(commit), sent again
+    epochs: tuple[int, int]  # the producer epoch before and after it
+    late: str  # the held EndTxn(commit) of transaction 1, arriving during transaction 2
+    aborted: str  # transaction 2's EndTxn(abort)
+    state: str  # the coordinator's at the end
+
+
+async def _transaction(producer: WireTransactionalProducer, checks: TransactionInvariants, number: int) -> str:
+    """Transaction `number` begun: one record, its value order-<number>, told to the invariants."""
+    key, value = TxnKey(delayed_end_txn.TXN, number), f"order-{number}".encode()
+    checks.begin(key, {0: [value]}, asyncio.get_running_loop().time())
+    added = await producer.add_partition()
+    written = await producer.produce(producer.batch(value)) if added is ErrorCode.NONE else added
+    if written is ErrorCode.NONE:
+        checks.batch_acknowledged(key, 0, producer.base_offset)
+    return written.name
+
+
+async def _end(producer: WireTransactionalProducer, checks: TransactionInvariants, number: int, commit: bool) -> str:
+    key = TxnKey(delayed_end_txn.TXN, number)
+    checks.ending(key, commit)
+    ended = await producer.end(commit)
+    checks.ended(key, commit and ended is ErrorCode.NONE)
+    return ended.name
+
+
+async def _late_end_txn(producer: WireTransactionalProducer, checks: TransactionInvariants) -> Delayed:
+    version = await producer.transaction_version()
+    await producer.init()
+    await _transaction(producer, checks, 1)
+    first_epoch = producer.epoch
+    held = producer.end_request(commit=True)  # built now, sent during transaction 2: held on the network
+    retried = await _end(producer, checks, 1, commit=True)
+    epochs = (first_epoch, producer.epoch)
+    await wait_state(producer, "CompleteCommit")
+    await _transaction(producer, checks, 2)
+    late = await producer.send_end(held)
+    aborted = await _end(producer, checks, 2, commit=False)
+    state = await wait_state(producer, "CompleteAbort" if aborted == ErrorCode.NONE.name else "CompleteCommit")
+    return Delayed(version, retried, epochs, late.name, aborted, state)
+
+
+async def _delayed_end_txn(w: World) -> None:
+    """Transaction 1's EndTxn(commit) is held; the producer retries it, it commits, and transaction 2 begins. Then
+    the held EndTxn arrives, and the producer aborts transaction 2. With transaction version 2 every EndTxn bumps
+    the producer epoch: the late one is fenced PRODUCER_FENCED. Without, it carries transaction 2's epoch and commits
+    it: a read_committed consumer reads a record its producer aborted."""
+    await wait(w, "the transactional topic has a leader", lambda: bool(w.txn_leaders()))
+    producer = wire_producer(w, delayed_end_txn.TXN, TXN_TOPIC)
+    try:
+        found = await in_client(
+            w, "transaction 1, its held EndTxn, transaction 2", _late_end_txn(producer, w.transactions)
+        )
+    finally:
+        await in_client(w, "the producer's connections closed", producer.client.close())
+    observe(w, "transaction_version", found.version)
+    observe(w, "retried_commit", {"answer": found.retried, "epochs": list(found.epochs)})
+    observe(w, "late_end_txn", found.late)
+    observe(w, "abort_of_transaction_2", {"answer": found.aborted, "coordinator": found.state})
+    reading = w._in_client(ReadCommittedConsumer(READER, [broker_address(b) for b in BROKER_IDS], w.transactions).run())
+    caught_up = await w.run_until(lambda: not w.transactions.behind(READER), READ_WITHIN_S)
+    reading.cancel()
+    observe(w, "read_committed", sorted(v.decode() for t in w.transactions.read.get(READER, {}).values() for v in t))
+    observe(w, "reader_caught_up", caught_up)
+    w.transactions.check_final([READER])
+    while w.transactions.violations:
+        w.violated(w.transactions.violations.pop(0))
+
+
+DELAYED_END_TXN = Story(
+    delayed_end_txn.NAME,
+    delayed_end_txn.TITLE,
+    guard_switch(delayed_end_txn.GUARD),
+    _delayed_end_txn,
+    TopicSpec(1, ((LEADER, 2, 3),), {"min.insync.replicas": "2"}),
+    settings=delayed_end_txn.TOPOLOGY.settings,
     clients=TRANSACTIONAL,
 )

@@ -28,6 +28,7 @@ from minikafka.sim.stories import (
 )
 from minikafka.sim.story_steps import Story, run_story
 from minikafka.sim.stray_partition_stories import STRAY_PARTITIONS
+from minikafka.sim.transaction_stories import DELAYED_END_TXN, HANGING_TRANSACTION
 from minikafka.sim.world import SimulationResult
 
 LOST_LEADER = ["LeaderCandidateCompleteness", "NoCommittedRecordLost"]
@@ -293,3 +294,40 @@ def test_without_the_stray_check_the_stale_logs_stay_and_the_recreated_topic_sta
     assert seen["recreated_isr"] == [2]  # the old directory's topic id keeps broker 3 from the new replica
     assert [log.split(":")[0] for log in seen["stray_logs"]] == ["broker 3 recreated-0", "broker 3 sim-0"]
     assert seen["lost"] == 0
+
+
+def test_a_produce_delayed_past_its_transactions_abort_is_verified_and_refused() -> None:
+    result = run(HANGING_TRANSACTION, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["transaction"] == {"first": "NONE", "abort": "NONE", "late_produce": "INVALID_TXN_STATE"}
+    assert seen["high_watermark_and_lso"] == [52, 52] and seen["hanging"] == []
+    assert seen["acknowledged_after"] == 50 and seen["unread_by_read_committed"] == 0
+
+
+def test_without_verification_the_late_produce_hangs_and_read_committed_readers_stall_behind_it() -> None:
+    result = run(HANGING_TRANSACTION, guarded=False)
+    assert invariants(result) == ["NoCommittedRecordLost"]  # as a read_committed consumer sees it
+    seen = result.observed
+    assert seen["transaction"]["late_produce"] == "NONE" and seen["hanging"] == ["sim-0 from offset 2"]
+    assert seen["high_watermark_and_lso"] == [53, 2] and seen["unread_by_read_committed"] == 50
+    assert seen["lost"] == 0  # every write is in the leader's log, below its high watermark
+
+
+def test_with_transaction_version_2_a_late_end_txn_is_fenced_and_the_next_transaction_ends_as_asked() -> None:
+    result = run(DELAYED_END_TXN, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["transaction_version"] == 2 and seen["retried_commit"] == {"answer": "NONE", "epochs": [0, 1]}
+    assert seen["late_end_txn"] == "PRODUCER_FENCED"
+    assert seen["abort_of_transaction_2"] == {"answer": "NONE", "coordinator": "CompleteAbort"}
+    assert seen["read_committed"] == ["order-1"]
+
+
+def test_without_transaction_version_2_a_late_end_txn_commits_the_next_transaction_its_producer_aborts() -> None:
+    result = run(DELAYED_END_TXN, guarded=False)
+    assert invariants(result) == ["AbortedRead"]
+    seen = result.observed
+    assert seen["transaction_version"] == 0 and seen["late_end_txn"] == "NONE"
+    assert seen["abort_of_transaction_2"] == {"answer": "INVALID_TXN_STATE", "coordinator": "CompleteCommit"}
+    assert seen["read_committed"] == ["order-1", "order-2"]
