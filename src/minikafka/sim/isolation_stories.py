@@ -8,8 +8,6 @@ from minikafka.deploy.scenario.library import partitioned_broker, zombie_leader
 from minikafka.sim.cluster import BROKER_IDS, CONTROLLER_IDS
 from minikafka.sim.invariants import Violation
 from minikafka.sim.story_steps import (
-    Story,
-    guard_switch,
     isr_is,
     leader_values,
     leads,
@@ -18,6 +16,7 @@ from minikafka.sim.story_steps import (
     observe,
     partition,
     produce_raw,
+    scenario_story,
     wait,
 )
 from minikafka.sim.world import TopicSpec, World
@@ -76,13 +75,8 @@ async def _zombie_leader(w: World) -> None:
         w.violated(Violation("LostAcksOneWrites", detail))
 
 
-ZOMBIE_LEADER = Story(
-    zombie_leader.NAME,
-    zombie_leader.TITLE,
-    guard_switch(zombie_leader.GUARD),
-    _zombie_leader,
-    TopicSpec(1, ((CUT, SECOND, THIRD),), {"min.insync.replicas": "2"}),
-    settings=zombie_leader.TOPOLOGY.settings,
+ZOMBIE_LEADER = scenario_story(
+    zombie_leader, _zombie_leader, TopicSpec(1, ((CUT, SECOND, THIRD),), {"min.insync.replicas": "2"})
 )
 
 
@@ -116,12 +110,9 @@ async def _partitioned_broker(w: World) -> None:
     await _rejoined(w)
 
 
-PARTITIONED_BROKER = Story(
-    partitioned_broker.NAME,
-    partitioned_broker.TITLE,
-    guard_switch(partitioned_broker.GUARD),
+PARTITIONED_BROKER = scenario_story(
+    partitioned_broker,
     _partitioned_broker,
     TopicSpec(1, ((CUT, SECOND, THIRD),), {"min.insync.replicas": "2"}),
-    settings=partitioned_broker.TOPOLOGY.settings,
     watched=("self_fenced",),
 )

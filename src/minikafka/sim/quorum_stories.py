@@ -12,7 +12,7 @@ from minikafka.deploy.scenario.kraft import QuorumElections, quorum_elections
 from minikafka.deploy.scenario.library import disruptive_controller
 from minikafka.sim.cluster import BROKER_IDS, CONTROLLER_IDS
 from minikafka.sim.invariants import Violation
-from minikafka.sim.story_steps import Story, guard_switch, now, observe, wait
+from minikafka.sim.story_steps import now, observe, scenario_story, wait
 from minikafka.sim.world import TopicSpec, World
 
 TIMEOUTS = ("raft_prevote_started", "raft_election_started")
@@ -96,11 +96,4 @@ async def _disruptive_controller(w: World) -> None:
         w.violated(Violation("NoDisruptiveElection", detail))
 
 
-DISRUPTIVE_CONTROLLER = Story(
-    disruptive_controller.NAME,
-    disruptive_controller.TITLE,
-    guard_switch(disruptive_controller.GUARD),
-    _disruptive_controller,
-    TopicSpec(),
-    settings=disruptive_controller.TOPOLOGY.settings,
-)
+DISRUPTIVE_CONTROLLER = scenario_story(disruptive_controller, _disruptive_controller, TopicSpec())

@@ -42,6 +42,7 @@ from minikafka.sim.story_steps import (
     registration,
     release_held_alter_partitions,
     release_stale_alter_partition,
+    scenario_story,
     send_writes,
     start,
     stop,
@@ -438,15 +439,7 @@ def _commit_seen(w: World, node_id: int) -> bool:
     return any(n.node == node_id and n.high_watermark == n.log_end_offset == seen + 1 for n in w.raft_nodes())
 
 
-CONTROLLER_DISK_LOSS = Story(
-    controller_disk_loss.NAME,
-    controller_disk_loss.TITLE,
-    guard_switch(controller_disk_loss.GUARD),
-    _controller_disk_loss,
-    TopicSpec(),
-    settings=controller_disk_loss.TOPOLOGY.settings,
-    dynamic_quorum=True,
-)
+CONTROLLER_DISK_LOSS = scenario_story(controller_disk_loss, _controller_disk_loss, TopicSpec(), dynamic_quorum=True)
 
 
 # ---- unclean.leader.election.enable: an out-of-sync replica elected, at the price Kafka documents ----
@@ -533,13 +526,10 @@ def _partition_epoch(w: World) -> int:
     return -1 if registered is None else registered.partition_epoch
 
 
-IN_FLIGHT_ALTER_PARTITION = Story(
-    in_flight_alter_partition.NAME,
-    in_flight_alter_partition.TITLE,
-    guard_switch(in_flight_alter_partition.GUARD),
+IN_FLIGHT_ALTER_PARTITION = scenario_story(
+    in_flight_alter_partition,
     _in_flight_alter_partition,
     TopicSpec(1, ((A, B, LATE),), {"min.insync.replicas": "2"}),
-    settings=in_flight_alter_partition.TOPOLOGY.settings,
     watched=("alter_partition_accepted", "alter_partition_rejected"),
 )
 

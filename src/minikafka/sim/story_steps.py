@@ -8,6 +8,7 @@ import asyncio
 import shutil
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
+from types import ModuleType
 from typing import Any, TypeVar
 
 import grpc
@@ -81,6 +82,14 @@ class Story:
             dynamic_quorum=self.dynamic_quorum,
             clients=self.clients,
         )
+
+
+def scenario_story(
+    scenario: ModuleType, steps: Callable[[World], Awaitable[None]], topic: TopicSpec, **more: Any
+) -> Story:
+    """The story of a `scenario` library module's steps: its name, title, guard and cluster settings."""
+    settings = scenario.TOPOLOGY.settings
+    return Story(scenario.NAME, scenario.TITLE, guard_switch(scenario.GUARD), steps, topic, settings=settings, **more)
 
 
 def run_story(
@@ -300,21 +309,31 @@ def raft_leader(w: World) -> int | None:
     return max(leaders, key=lambda n: n.epoch).node if leaders else None
 
 
-async def reassign(w: World, replicas: tuple[int, ...], index: int = 0) -> None:
-    """AlterPartitionReassignments on the active controller, as its service runs it; waits until it completed."""
+async def on_active_controller(w: World, what: str, operation: Callable[[Any], Any]) -> Any:
+    """`operation` on the active controller's state machine, submitted as its service submits a request; its
+    answer."""
     await wait(w, "an active controller", lambda: active_controller(w) is not None)
     node = active_controller(w)
     assert node is not None
     controller = w.processes[node].parts["controller"]
+    w.note(what)
+    submitted = w.processes[node].run_as(asyncio.ensure_future, controller.submit(lambda: operation(controller.state)))
+    await wait(w, f"{what}: answered", submitted.done)
+    return submitted.result()
+
+
+def refused(what: str, errors: list[ErrorCode]) -> None:
+    """A story's request to the controller was refused: it cannot go on (StoryStalled)."""
+    if any(error is not ErrorCode.NONE for error in errors):
+        raise Violated(Violation("StoryStalled", f"{what}: refused {[error.name for error in errors]}"))
+
+
+async def reassign(w: World, replicas: tuple[int, ...], index: int = 0) -> None:
+    """AlterPartitionReassignments on the active controller; waits until it completed."""
     request = AlterPartitionReassignmentsRequest((ReassignablePartition(TOPIC, index, replicas),))
-    w.note(f"reassign {TOPIC}-{index} to {list(replicas)}")
-    submitted = w.processes[node].run_as(
-        asyncio.ensure_future, controller.submit(lambda: controller.state.alter_partition_reassignments(request))
-    )
-    await wait(w, f"the reassignment to {list(replicas)} is answered", submitted.done)
-    refused = [r.error_code.name for r in submitted.result().results if r.error_code is not ErrorCode.NONE]
-    if refused:
-        raise Violated(Violation("StoryStalled", f"the reassignment to {list(replicas)} was refused: {refused}"))
+    what = f"reassign {TOPIC}-{index} to {list(replicas)}"
+    answer = await on_active_controller(w, what, lambda state: state.alter_partition_reassignments(request))
+    refused(what, [result.error_code for result in answer.results])
 
     def completed() -> bool:
         registered = partition(w, index)

@@ -6,22 +6,21 @@ from __future__ import annotations
 from typing import Any
 
 from minikafka.broker.log_manager import partition_dirs, stray_reason
-from minikafka.common.errors import ErrorCode
-from minikafka.common.grpc_support import PeerChannels
 from minikafka.deploy.scenario.library import stray_partitions
-from minikafka.pb import controller_pb2, controller_pb2_grpc
-from minikafka.sim.cluster import BROKER_IDS, CONTROLLER_IDS, controller_address
+from minikafka.kraft_controller.control.requests import DeleteTopicsRequest
+from minikafka.sim.cluster import BROKER_IDS
 from minikafka.sim.invariants import Violation
 from minikafka.sim.story_steps import (
-    Story,
     events,
-    guard_switch,
     image,
     isr_is,
     observe,
+    on_active_controller,
     produce,
     reassign,
+    refused,
     registration,
+    scenario_story,
     start,
     stop,
     unfenced_anew,
@@ -52,21 +51,11 @@ def _recreated(w: World) -> Any:
 
 
 async def _delete_topic(w: World, name: str) -> None:
-    """DeleteTopics on the controllers (the active one answers); waits until the committed metadata lacks it."""
-
-    async def delete() -> None:
-        channels, request = PeerChannels(), controller_pb2.DeleteTopicsRequest(topic_names=[name], timeout_ms=10_000)
-        for node_id in CONTROLLER_IDS:
-            stub = controller_pb2_grpc.ControllerStub(channels.get(controller_address(node_id)))
-            try:
-                answer = await stub.DeleteTopics(request, timeout=5)
-            except Exception:  # noqa: BLE001 - a controller away or deposed: ask the next
-                continue
-            if answer.error_code == ErrorCode.NONE:
-                return
-
-    w.note(f"delete topic {name}")
-    await wait(w, f"topic {name} deleted", w._in_client(delete()).done)
+    """DeleteTopics on the active controller; waits until the committed metadata lacks the topic."""
+    request = DeleteTopicsRequest((name,))
+    what = f"delete topic {name}"
+    answer = await on_active_controller(w, what, lambda state: state.delete_topics(request))
+    refused(what, [topic.error_code for topic in answer.topics])
     await wait(w, f"the metadata no longer has {name}", lambda: name not in image(w).topics_by_name)
 
 
@@ -114,12 +103,9 @@ async def _stray_partitions(w: World) -> None:
         w.violated(Violation("NoStrayPartitionLogs", "; ".join(stale)))
 
 
-STRAY_PARTITIONS = Story(
-    stray_partitions.NAME,
-    stray_partitions.TITLE,
-    guard_switch(stray_partitions.GUARD),
+STRAY_PARTITIONS = scenario_story(
+    stray_partitions,
     _stray_partitions,
     TopicSpec(1, ((KEEPER, OFFLINE),), {"min.insync.replicas": "1"}),
-    settings=stray_partitions.TOPOLOGY.settings,
     watched=("stray_partition_deleted", "stray_partition_kept", "partition_topic_id_mismatch"),
 )

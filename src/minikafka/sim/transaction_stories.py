@@ -15,7 +15,7 @@ from minikafka.deploy.scenario.library import delayed_end_txn, hanging_transacti
 from minikafka.deploy.scenario.transactions import WireTransactionalProducer
 from minikafka.sim.clients import ClientMix, PlainConsumer
 from minikafka.sim.cluster import BROKER_IDS, broker_address
-from minikafka.sim.story_steps import Story, guard_switch, in_client, isr_is, observe, produce, wait
+from minikafka.sim.story_steps import in_client, isr_is, observe, produce, scenario_story, wait
 from minikafka.sim.transaction_invariants import TransactionInvariants, TxnKey
 from minikafka.sim.transactions import TXN_TOPIC, ReadCommittedConsumer
 from minikafka.sim.world import TOPIC, TopicSpec, World
@@ -105,13 +105,10 @@ async def _hanging_transaction(w: World) -> None:
     await read_committed_reads_every_write(w, [b"payment-1", b"payment-2"])
 
 
-HANGING_TRANSACTION = Story(
-    hanging_transaction.NAME,
-    hanging_transaction.TITLE,
-    guard_switch(hanging_transaction.GUARD),
+HANGING_TRANSACTION = scenario_story(
+    hanging_transaction,
     _hanging_transaction,
     TopicSpec(1, ((LEADER, 2, 3),), {"min.insync.replicas": "2"}),
-    settings=hanging_transaction.TOPOLOGY.settings,
     clients=TRANSACTIONAL,
 )
 
@@ -191,12 +188,9 @@ async def _delayed_end_txn(w: World) -> None:
         w.violated(w.transactions.violations.pop(0))
 
 
-DELAYED_END_TXN = Story(
-    delayed_end_txn.NAME,
-    delayed_end_txn.TITLE,
-    guard_switch(delayed_end_txn.GUARD),
+DELAYED_END_TXN = scenario_story(
+    delayed_end_txn,
     _delayed_end_txn,
     TopicSpec(1, ((LEADER, 2, 3),), {"min.insync.replicas": "2"}),
-    settings=delayed_end_txn.TOPOLOGY.settings,
     clients=TRANSACTIONAL,
 )
