@@ -3,7 +3,9 @@ cleanly, power loss) that leads one protocol guard to the case it exists for, ru
 
 The guard is switched through its real config key, or, where the protection is code rather than a setting, by
 planting the bug it prevents (`planted_bugs.py`). With it on, the invariants hold; with it off the story ends in
-lost acknowledged writes, so the check is shown able to fail.
+lost acknowledged writes (or the other harm its check names), so the check is shown able to fail. `STORIES` holds
+them all: those here, and the ports of the `scenario` library's in `isolation_stories.py`, `quorum_stories.py`,
+`stray_partition_stories.py` and `transaction_stories.py`.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ LEADER = 1
 READER = "consumer-0"
 READ_WITHIN_S = 20.0  # how long the read_committed consumer gets to read every acknowledged write
 STATE_POLL_S = 0.2
-# The world's Kafka listeners and transaction coordinators (its transactional topic stays unused).
+# The world's Kafka listeners and transaction coordinators, and its transactional topic (delayed-end-txn's).
 TRANSACTIONAL = ClientMix(producers=(), transactional=1)
 
 
