@@ -5,7 +5,7 @@ The guard is switched through its real config key, or, where the protection is c
 planting the bug it prevents (`planted_bugs.py`). With it on, the invariants hold; with it off the story ends in
 lost acknowledged writes (or the other harm its check names), so the check is shown able to fail. `STORIES` holds
 them all: those here, and the ports of the `scenario` library's in `isolation_stories.py`, `quorum_stories.py`,
-`stray_partition_stories.py` and `transaction_stories.py`.
+`stray_partition_stories.py`, `transaction_stories.py` and `authorization_stories.py`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from minikafka.deploy.scenario.library import (
     last_replica_standing,
     unclean_election,
 )
+from minikafka.sim.authorization_stories import STOLEN_PRODUCER_ID
 from minikafka.sim.cluster import BROKER_IDS, CONTROLLER_IDS
 from minikafka.sim.controller_quorum import wipe_and_format
 from minikafka.sim.isolation_stories import PARTITIONED_BROKER, ZOMBIE_LEADER
@@ -556,5 +557,6 @@ STORIES: dict[str, Story] = {
         STRAY_PARTITIONS,
         HANGING_TRANSACTION,
         DELAYED_END_TXN,
+        STOLEN_PRODUCER_ID,
     )
 }

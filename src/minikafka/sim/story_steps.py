@@ -87,8 +87,9 @@ class Story:
 def scenario_story(
     scenario: ModuleType, steps: Callable[[World], Awaitable[None]], topic: TopicSpec, **more: Any
 ) -> Story:
-    """The story of a `scenario` library module's steps: its name, title, guard and cluster settings."""
-    settings = scenario.TOPOLOGY.settings
+    """The story of a `scenario` library module's steps: its name, title, guard and cluster settings (unless
+    `settings` says others)."""
+    settings = more.pop("settings", scenario.TOPOLOGY.settings)
     return Story(scenario.NAME, scenario.TITLE, guard_switch(scenario.GUARD), steps, topic, settings=settings, **more)
 
 

@@ -12,6 +12,7 @@ import shlex
 import pytest
 
 from minikafka.cli import main
+from minikafka.sim.authorization_stories import STOLEN_PRODUCER_ID
 from minikafka.sim.isolation_stories import PARTITIONED_BROKER, ZOMBIE_LEADER
 from minikafka.sim.quorum_stories import DISRUPTIVE_CONTROLLER
 from minikafka.sim.stories import (
@@ -336,3 +337,19 @@ def test_without_transaction_version_2_a_late_end_txn_commits_the_next_transacti
     assert seen["transaction_version"] == 0 and seen["late_end_txn"] == "NONE"
     assert seen["abort_of_transaction_2"] == {"answer": "INVALID_TXN_STATE", "coordinator": "CompleteCommit"}
     assert seen["read_committed"] == ["order-1", "order-2"]
+
+
+def test_a_principal_without_idempotent_write_cannot_continue_anothers_producer() -> None:
+    result = run(STOLEN_PRODUCER_ID, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["forged"] == "CLUSTER_AUTHORIZATION_FAILED at -1"
+    assert seen["admin_writes"] == ["NONE at 0", "NONE at 1", "NONE at 2", "NONE at 3"] and seen["lost"] == 0
+
+
+def test_a_forged_batch_makes_the_owners_next_write_a_duplicate_that_is_acknowledged_and_never_written() -> None:
+    result = run(STOLEN_PRODUCER_ID, guarded=False)
+    assert invariants(result) == ["NoCommittedRecordLost"]
+    seen = result.observed
+    assert seen["forged"] == "NONE at 3" and seen["admin_writes"][3] == "NONE at 3"  # at her offset
+    assert seen["lost"] == 1
