@@ -77,19 +77,7 @@ class LogManager:
         self._log = structlog.get_logger()
 
     def partition_dirs(self) -> list[tuple[TopicPartition, Path]]:
-        found = []
-        for path in sorted(self.log_dir.iterdir()) if self.log_dir.exists() else []:
-            if (
-                not path.is_dir()
-                or path.name == METADATA_LOG_DIR
-                or path.name.endswith(STRAY_SUFFIX)
-                or path.name.endswith(DELETE_SUFFIX)
-            ):
-                continue
-            tp = TopicPartition.parse(path.name)
-            if tp is not None:
-                found.append((tp, path))
-        return found
+        return partition_dirs(self.log_dir)
 
     def get(self, tp: TopicPartition) -> PartitionLog | None:
         return self.logs.get(tp)
@@ -136,7 +124,7 @@ class LogManager:
         strays: list[str] = []
         for tp, path in self.partition_dirs():
             try:
-                reason = self._stray_reason(tp, path, image, broker_id)
+                reason = stray_reason(tp, path, image, broker_id)
             except CheckpointError as error:
                 self.failures.mark_offline(self.log_dir, f"stray check of {tp} failed: {error.message}")
                 return strays
@@ -176,21 +164,6 @@ class LogManager:
         path.rename(doomed)
         shutil.rmtree(doomed, ignore_errors=True)
         self._log.info("log_deleted", partition=str(tp), topic_id=str(topic_id), reason=reason, directory=str(path))
-
-    @staticmethod
-    def _stray_reason(tp: TopicPartition, path: Path, image: MetadataImage, broker_id: int) -> str | None:
-        stored = PartitionMetadataFile(path / PARTITION_METADATA_FILE).read()  # unreadable: CheckpointError
-        topic = image.topics_by_name.get(tp.topic)
-        if stored is None:
-            return "no partition.metadata (topic id unknown)"
-        if topic is None or str(topic.topic_id) != stored:
-            return f"topic id {stored} is not in the metadata"
-        partition = image.partition(topic.topic_id, tp.partition)
-        if partition is None:
-            return "partition does not exist"
-        if broker_id not in partition.replicas:
-            return f"not a replica (replicas {list(partition.replicas)})"
-        return None
 
     def _in_background(self, work: Callable[[], None], then: Callable[[], None]) -> None:
         """Kafka's scheduler thread for the logs: `work` (file I/O) in a worker thread, then `then` on the loop."""
@@ -289,3 +262,37 @@ def _out_of_files(error: BaseException) -> bool:
             return True
         error = error.__cause__  # type: ignore[assignment]
     return False
+
+
+def partition_dirs(log_dir: Path) -> list[tuple[TopicPartition, Path]]:
+    """The partition directories of a log dir (not the metadata log's, nor those being deleted)."""
+    found = []
+    for path in sorted(log_dir.iterdir()) if log_dir.exists() else []:
+        if (
+            not path.is_dir()
+            or path.name == METADATA_LOG_DIR
+            or path.name.endswith(STRAY_SUFFIX)
+            or path.name.endswith(DELETE_SUFFIX)
+        ):
+            continue
+        tp = TopicPartition.parse(path.name)
+        if tp is not None:
+            found.append((tp, path))
+    return found
+
+
+def stray_reason(tp: TopicPartition, path: Path, image: MetadataImage, broker_id: int) -> str | None:
+    """Why the partition directory at `path` is a stray the metadata does not assign to `broker_id` (None: it is
+    not). An unreadable `partition.metadata` raises CheckpointError."""
+    stored = PartitionMetadataFile(path / PARTITION_METADATA_FILE).read()
+    topic = image.topics_by_name.get(tp.topic)
+    if stored is None:
+        return "no partition.metadata (topic id unknown)"
+    if topic is None or str(topic.topic_id) != stored:
+        return f"topic id {stored} is not in the metadata"
+    partition = image.partition(topic.topic_id, tp.partition)
+    if partition is None:
+        return "partition does not exist"
+    if broker_id not in partition.replicas:
+        return f"not a replica (replicas {list(partition.replicas)})"
+    return None

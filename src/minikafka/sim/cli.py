@@ -21,7 +21,8 @@ from minikafka.sim import SIMULATE_HELP
 from minikafka.sim.clients import GROUP_PROTOCOLS, MIXED, MIXED_HELP, SEEDED_HELP, ClientMix, ProducerSpec
 from minikafka.sim.planted_bugs import PLANTED_BUGS
 from minikafka.sim.seed_pool import Stopped, results, stopped_by_signals
-from minikafka.sim.stories import STORIES, run_story
+from minikafka.sim.stories import STORIES
+from minikafka.sim.story_steps import run_story
 from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResult, SimulationSettings
 
 

@@ -43,7 +43,8 @@ class EventInvariants:
     clean_start: dict[int, bool] = field(default_factory=dict)  # broker -> its newest start was after a clean stop
     committed_leaders: dict[tuple[str, int], int] = field(default_factory=dict)  # (tp, leader epoch) -> leader
     acting: dict[tuple[str, int], set[int]] = field(default_factory=dict)  # (tp, leader epoch) -> brokers leading
-    metadata_epochs: dict[str, Epochs] = field(default_factory=dict)  # tp -> its newest committed epochs
+    # (topic id, tp) -> its newest committed epochs: a topic deleted and created again starts its epochs over
+    metadata_epochs: dict[tuple[str, str], Epochs] = field(default_factory=dict)
     adopted: dict[tuple[int, int, str], Epochs] = field(default_factory=dict)  # (broker, incarnation, tp)
     isr_since: dict[tuple[str, int], int] = field(default_factory=dict)  # (tp, broker) -> registration offset
     accepted: dict[tuple[str, int, int, tuple[int, ...]], list[tuple[int, int]]] = field(default_factory=dict)
@@ -73,6 +74,9 @@ class EventInvariants:
             self.clean_start[node] = (event.get("previous_broker_epoch") or -1) >= 0
         elif name in ("become_leader", "become_follower"):
             self._adopted(node, incarnation, str(name), event)
+        elif name in ("log_deleted", "stray_partition_deleted"):
+            # The log is gone: what the broker adopts next for the partition (a re-created topic's) starts over.
+            self.adopted.pop((node, incarnation, str(event["partition"])), None)
         elif name == "alter_partition_accepted" and event.get("changed"):
             key = (str(event["topic_id"]), int(event["partition"]), int(event["partition_epoch"]), _isr(event))
             self.accepted[key] = [(int(b), int(e)) for b, e in event.get("proposed_isr") or ()]
@@ -100,7 +104,7 @@ class EventInvariants:
             )
         for acting in sorted(self.acting.get((tp, leader_epoch), ())):
             self._acting_agrees(tp, leader_epoch, acting)
-        previous = self.metadata_epochs.get(tp)
+        previous = self.metadata_epochs.get((str(event.get("topic_id")), tp))
         if previous is not None and (
             epochs.leader_epoch < previous.leader_epoch or epochs.partition_epoch <= previous.partition_epoch
         ):
@@ -109,7 +113,7 @@ class EventInvariants:
                 f"{tp} at metadata offset {offset}: leader epoch {previous.leader_epoch} -> {epochs.leader_epoch}, "
                 f"partition epoch {previous.partition_epoch} -> {epochs.partition_epoch}",
             )
-        self.metadata_epochs[tp] = epochs
+        self.metadata_epochs[(str(event.get("topic_id")), tp)] = epochs
         isr = _isr(event)
         if event.get("reason") == "alter_partition":
             key = (str(event["topic_id"]), int(event["partition"]), epochs.partition_epoch, isr)

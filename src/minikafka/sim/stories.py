@@ -3,20 +3,15 @@ cleanly, power loss) that leads one protocol guard to the case it exists for, ru
 
 The guard is switched through its real config key, or, where the protection is code rather than a setting, by
 planting the bug it prevents (`planted_bugs.py`). With it on, the invariants hold; with it off the story ends in
-lost acknowledged writes, so the check is shown able to fail.
+lost acknowledged writes (or the other harm its check names), so the check is shown able to fail. `STORIES` holds
+them all: those here, and the ports of the `scenario` library's in `isolation_stories.py`, `quorum_stories.py`,
+`stray_partition_stories.py`, `transaction_stories.py` and `authorization_stories.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import shutil
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
 
-from minikafka.client.producer import Producer, ProducerConfig, RecordMetadata
-from minikafka.common.errors import ErrorCode, KafkaError
-from minikafka.deploy.scenario import Guard
 from minikafka.deploy.scenario.library import (
     controller_disk_loss,
     in_flight_alter_partition,
@@ -24,206 +19,43 @@ from minikafka.deploy.scenario.library import (
     last_replica_standing,
     unclean_election,
 )
-from minikafka.kraft_controller.control.requests import AlterPartitionReassignmentsRequest, ReassignablePartition
-from minikafka.kraft_controller.metadata.image import BrokerRegistration, MetadataImage, PartitionRegistration
-from minikafka.sim.cluster import BROKER_IDS, CONTROLLER_IDS, broker_address
+from minikafka.sim.authorization_stories import STOLEN_PRODUCER_ID
+from minikafka.sim.cluster import BROKER_IDS, CONTROLLER_IDS
 from minikafka.sim.controller_quorum import wipe_and_format
-from minikafka.sim.invariants import Violation
-from minikafka.sim.world import TOPIC, SimulationResult, SimulationSettings, TopicSpec, Violated, World, simulate_seed
+from minikafka.sim.isolation_stories import PARTITIONED_BROKER, ZOMBIE_LEADER
+from minikafka.sim.quorum_stories import DISRUPTIVE_CONTROLLER
+from minikafka.sim.story_steps import (
+    STEP_TIMEOUT_S,
+    Story,
+    Switch,
+    broker,
+    crash,
+    events,
+    guard_switch,
+    image,
+    isr_is,
+    leads,
+    led_with,
+    local_log_end,
+    observe,
+    partition,
+    produce,
+    raft_leader,
+    reassign,
+    registration,
+    release_held_alter_partitions,
+    release_stale_alter_partition,
+    scenario_story,
+    send_writes,
+    start,
+    stop,
+    unfenced_anew,
+    wait,
+)
+from minikafka.sim.stray_partition_stories import STRAY_PARTITIONS
+from minikafka.sim.transaction_stories import DELAYED_END_TXN, HANGING_TRANSACTION
+from minikafka.sim.world import TOPIC, TopicSpec, World
 from minikafka.storage.meta_properties import read_meta_properties
-
-STEP_TIMEOUT_S = 30.0
-
-
-@dataclass(frozen=True)
-class Switch:
-    """How a story's guard is turned off: a config key's value, or a planted bug."""
-
-    key: str  # a config key, or the planted bug's name
-    on: str = ""
-    off: str = ""
-    planted_bug: bool = False
-
-    def describe(self, guarded: bool) -> str:
-        if self.planted_bug:
-            return "guarded" if guarded else f"planted bug {self.key}"
-        return f"{self.key}={self.on if guarded else self.off}"
-
-
-def guard_switch(guard: Guard) -> Switch:
-    """A `scenario` guard's config key and values, as a story's switch."""
-    return Switch(guard.key, guard.on, guard.off)
-
-
-@dataclass(frozen=True)
-class Story:
-    name: str
-    title: str
-    switch: Switch
-    steps: Callable[[World], Awaitable[None]]
-    topic: TopicSpec
-    settings: Mapping[str, str] = field(default_factory=dict)  # every node's
-    broker_settings: Mapping[str, str] = field(default_factory=dict)
-    watched: tuple[str, ...] = ()
-    dynamic_quorum: bool = False
-
-    def settings_for(
-        self, guarded: bool, seed: int = 1, overrides: Mapping[str, str] | None = None
-    ) -> SimulationSettings:
-        config = {**self.settings, **(overrides or {})}
-        planted = None
-        if self.switch.planted_bug:
-            planted = None if guarded else self.switch.key
-        else:
-            config[self.switch.key] = self.switch.on if guarded else self.switch.off
-        return SimulationSettings(
-            seed,
-            overrides=config,
-            planted_bug=planted,
-            topic=self.topic,
-            broker_overrides=dict(self.broker_settings),
-            watched_events=self.watched,
-            keep_going=True,
-            dynamic_quorum=self.dynamic_quorum,
-        )
-
-
-def run_story(
-    story: Story, guarded: bool, seed: int = 1, overrides: Mapping[str, str] | None = None
-) -> SimulationResult:
-    settings = story.settings_for(guarded, seed, overrides)
-    return simulate_seed(settings, story.steps)
-
-
-# ---- what a story reads of the cluster ----
-
-
-def image(w: World) -> MetadataImage:
-    """The committed metadata of the controller that replayed the most."""
-    controllers = [w.processes[c].parts.get("controller") for c in CONTROLLER_IDS]
-    running = [c for c in controllers if c is not None]
-    if not running:
-        return MetadataImage()
-    return max(running, key=lambda c: c.replayed_offset).state.committed
-
-
-def partition(w: World, index: int = 0) -> PartitionRegistration | None:
-    found = image(w).topics_by_name.get(TOPIC)
-    return None if found is None else found.partitions.get(index)
-
-
-def registration(w: World, broker_id: int) -> BrokerRegistration | None:
-    return image(w).broker(broker_id)
-
-
-def broker(w: World, broker_id: int) -> Any:
-    return w.processes[broker_id].parts.get("broker")
-
-
-def release_held_alter_partitions(w: World, broker_id: int) -> None:
-    """The broker sends the AlterPartition requests it holds, as its own `fault` handler would; what it proposes
-    next is held."""
-    manager = broker(w, broker_id).manager.alter_partition
-    w.processes[broker_id].run_as(manager.release, keep_holding=True)
-
-
-async def release_stale_alter_partition(w: World, broker_id: int, name: str) -> None:
-    """Send the AlterPartition `broker_id` (the story's `name` for it) holds, and wait until the controller accepted
-    or rejected it."""
-
-    def answered() -> int:
-        return len(events(w, "alter_partition_accepted")) + len(events(w, "alter_partition_rejected"))
-
-    before = answered()
-    release_held_alter_partitions(w, broker_id)
-    await wait(w, f"the controller answers {name}'s stale AlterPartition", lambda: answered() > before)
-
-
-def local_log_end(w: World, broker_id: int, index: int = 0) -> int:
-    found = [r for r in w.replicas() if r.broker == broker_id and r.partition == index]
-    return found[0].log_end_offset if found else -1
-
-
-def leads(w: World, broker_id: int, index: int = 0) -> bool:
-    registered = partition(w, index)
-    return registered is not None and registered.leader == broker_id and local_leader(w, broker_id, index)
-
-
-def local_leader(w: World, broker_id: int, index: int = 0) -> bool:
-    return any(r.leads for r in w.replicas() if r.broker == broker_id and r.partition == index)
-
-
-def isr_is(w: World, isr: set[int], index: int = 0) -> bool:
-    registered = partition(w, index)
-    return registered is not None and set(registered.isr) == isr
-
-
-def events(w: World, name: str) -> list[dict[str, Any]]:
-    return w.trace.watched.get(name, [])
-
-
-# ---- what a story does ----
-
-
-async def wait(w: World, what: str, condition: Callable[[], bool], timeout_s: float = STEP_TIMEOUT_S) -> None:
-    """Run the cluster until `condition`, the invariants checked all along; a story that stalls is a failure."""
-    w.step = what
-    w.note(f"wait: {what}")
-    if not await w.run_until(condition, timeout_s):
-        raise Violated(Violation("StoryStalled", f"not reached in {timeout_s:.0f} simulated s: {what}"))
-
-
-async def produce(w: World, count: int, prefix: str, index: int = 0, timeout_s: float = STEP_TIMEOUT_S) -> int:
-    """acks=all writes of unique values, one batch each and one at a time; how many were acknowledged (those
-    refused, e.g. NOT_ENOUGH_REPLICAS until the delivery timeout, are not)."""
-    before = w.acked
-    task = w._in_client(_produce(w, count, prefix, index))
-    await wait(w, f"{count} acks=all writes to {TOPIC}-{index}", task.done, timeout_s + count * 5)
-    task.result()
-    return w.acked - before
-
-
-async def _produce(w: World, count: int, prefix: str, index: int, retries: bool = True) -> None:
-    config = ProducerConfig(acks=-1, linger_ms=0, request_timeout_ms=2000, delivery_timeout_ms=4000)
-    if not retries:  # a write sent once: it may land in one leader's log and never be acknowledged
-        config = replace(config, retries=0, enable_idempotence=False)
-    producer = Producer([broker_address(b) for b in w.processes if not w.processes[b].controller], config)
-    try:
-        for sequence in range(count):
-            value = f"{prefix}{sequence}".encode()
-            try:
-                future = await producer.send(TOPIC, value, partition=index)
-            except KafkaError:
-                continue
-            done: asyncio.Future[RecordMetadata] = future
-            await asyncio.wait({done})
-            w._acknowledged(value, done)
-    finally:
-        await producer.close()
-
-
-async def crash(w: World, node_id: int, power_loss: bool = False, wipe_disk: bool = False) -> None:
-    w.note(f"crash {node_id} power_loss={power_loss} wipe_disk={wipe_disk}")
-    await w.processes[node_id].crash(power_loss=power_loss)
-    if wipe_disk:
-        shutil.rmtree(w.processes[node_id].data_dir, ignore_errors=True)
-
-
-def start(w: World, node_id: int) -> None:
-    w.note(f"start {node_id}")
-    w.processes[node_id].start()
-
-
-async def stop(w: World, node_id: int) -> None:
-    """A clean stop (SIGTERM): the controlled shutdown, the logs flushed."""
-    w.note(f"stop {node_id}")
-    await w.processes[node_id].stop()
-
-
-def observe(w: World, key: str, value: Any) -> None:
-    w.observed[key] = value
-    w.note(f"observed {key}={value}")
-
 
 # ---- KIP-903: a stale broker epoch in AlterPartition ----
 
@@ -266,18 +98,8 @@ async def _kip_903(w: World) -> None:
     assert during is not None
     observe(w, "while_a_down", {"leader": during.leader, "isr": sorted(during.isr), "elr": sorted(during.elr)})
     start(w, A)
-    await wait(w, "A returns; the partition has a leader and A is in the ISR", lambda: _led_with(w, A))
+    await wait(w, "A returns; the partition has a leader and A is in the ISR", lambda: led_with(w, A))
     await wait(w, "both replicas in the ISR", lambda: isr_is(w, {A, B}))
-
-
-def _led_with(w: World, member: int) -> bool:
-    registered = partition(w)
-    return (
-        registered is not None
-        and registered.leader >= 0
-        and member in registered.isr
-        and local_leader(w, registered.leader)
-    )
 
 
 KIP_903 = Story(
@@ -316,7 +138,7 @@ async def _last_replica_standing(w: World) -> None:
     await wait(w, "broker 1 registers again after its power loss", lambda: _registered_unfenced_or_new(w, LEADER))
     start(w, LAST)
     start(w, FIRST)
-    await wait(w, "every replica back in the ISR", lambda: isr_is(w, {LEADER, LAST, FIRST}) and _led_with(w, LEADER))
+    await wait(w, "every replica back in the ISR", lambda: isr_is(w, {LEADER, LAST, FIRST}) and led_with(w, LEADER))
     after = partition(w)
     assert after is not None
     observe(w, "leader_after", after.leader)
@@ -415,7 +237,7 @@ async def _new_leader_epoch(w: World) -> None:
     start(w, OLD)
     await wait(w, "OLD back in the ISR", lambda: isr_is(w, {OLD, NEW, FOLLOWER}) and local_log_end(w, OLD) == 10)
     w.network.partition([NEW], [OLD], one_way=True)  # NEW's answers never reach OLD
-    w._in_client(_produce(w, 1, "e1-", 0, retries=False))  # never acknowledged: OLD, in the ISR, cannot fetch it
+    w._in_client(send_writes(w, 1, "e1-", 0, retries=False))  # never acknowledged: OLD, in the ISR, cannot fetch it
     await wait(w, "FOLLOWER fetches offset 10 of epoch 1", lambda: local_log_end(w, FOLLOWER) == 11)
     # The moment FOLLOWER truncates on OLD's answer it is cut off, so it copies nothing back before OLD fails.
     w.trace.hooks["log_truncated"] = lambda _event: w.network.partition([OLD], [FOLLOWER])
@@ -464,7 +286,7 @@ async def _elect_b_after_a_fails(w: World) -> None:
     await wait(w, "A fails; B, in the ISR, is elected", lambda: leads(w, B))
     w.network.heal()
     start(w, A)
-    await wait(w, "A returns to the ISR", lambda: isr_is(w, {A, B}) and _led_with(w, A))
+    await wait(w, "A returns to the ISR", lambda: isr_is(w, {A, B}) and led_with(w, A))
 
 
 async def _pending_isr_expansion(w: World) -> None:
@@ -482,7 +304,7 @@ async def _pending_isr_shrink(w: World) -> None:
     await wait(w, "B joins the ISR of A", lambda: isr_is(w, {A, B}))
     broker(w, A).manager.alter_partition.holding = True
     w.network.partition([B], [A])
-    producing = w._in_client(_produce(w, 5, "s", 0))
+    producing = w._in_client(send_writes(w, 5, "s", 0))
     await wait(w, "B lags behind a write: A's shrink to [A] is pending", lambda: _holds_proposal(w))
     await wait(w, "the writes answered", producing.done, STEP_TIMEOUT_S * 2)
     observe(w, "acknowledged_while_pending", w.acked)
@@ -544,18 +366,13 @@ LOST_ALTER_PARTITION_ANSWER = Story(
 # ---- Raft durability: a committed metadata entry survives its leader's power loss ----
 
 
-def _raft_leader(w: World) -> int | None:
-    leaders = [n for n in w.raft_nodes() if n.leads]
-    return max(leaders, key=lambda n: n.epoch).node if leaders else None
-
-
 async def _raft_power_loss(w: World) -> None:
     """Controller C is cut off while the leader L and F commit metadata (a broker's new registration); L loses
     power and, with F cut off in turn, C and L are the only majority. L must not vote for C: its fsynced log holds
     the entries C lacks (C votes for L instead). If L had counted them unfsynced, its log after the power loss is
     shorter than C's and C leads without them."""
-    await wait(w, "a metadata quorum leader", lambda: _raft_leader(w) is not None)
-    leader = _raft_leader(w)
+    await wait(w, "a metadata quorum leader", lambda: raft_leader(w) is not None)
+    leader = raft_leader(w)
     assert leader is not None
     lagging, follower = (c for c in CONTROLLER_IDS if c != leader)
     everyone = [*CONTROLLER_IDS, *BROKER_IDS]
@@ -571,7 +388,7 @@ async def _raft_power_loss(w: World) -> None:
     w.network.partition([follower], [n for n in everyone if n != follower])
     start(w, leader)
     await w.run_for(20.0)
-    observe(w, "raft_leader_while_f_cut_off", _raft_leader(w))
+    observe(w, "raft_leader_while_f_cut_off", raft_leader(w))
     w.network.heal()
     await w.run_for(5.0)
 
@@ -595,8 +412,8 @@ async def _controller_disk_loss(w: World) -> None:
     lost and W comes back formatted to join (a new directory id), and G comes back without the topic. Guarded, W
     is an observer and refuses G's vote requests, which name its old directory: no leader until L is back. Off,
     W votes by its id with an empty log and elects G, which leads without the committed topic."""
-    await wait(w, "a metadata quorum leader", lambda: _raft_leader(w) is not None)
-    leader = _raft_leader(w)
+    await wait(w, "a metadata quorum leader", lambda: raft_leader(w) is not None)
+    leader = raft_leader(w)
     assert leader is not None
     wiped, lagging = sorted(c for c in CONTROLLER_IDS if c != leader)
     await crash(w, lagging)
@@ -609,9 +426,9 @@ async def _controller_disk_loss(w: World) -> None:
     start(w, wiped)
     start(w, lagging)
     await w.run_for(ELECTION_WAIT_S)
-    observe(w, "leader_while_l_down", _raft_leader(w))
+    observe(w, "leader_while_l_down", raft_leader(w))
     start(w, leader)
-    await wait(w, "a metadata quorum leader again", lambda: _raft_leader(w) is not None)
+    await wait(w, "a metadata quorum leader again", lambda: raft_leader(w) is not None)
     await w.run_for(5.0)
     observe(w, "topic_survived", controller_disk_loss.TOPIC in image(w).topics_by_name)
     old = meta.directory_id if meta is not None else ""
@@ -625,15 +442,7 @@ def _commit_seen(w: World, node_id: int) -> bool:
     return any(n.node == node_id and n.high_watermark == n.log_end_offset == seen + 1 for n in w.raft_nodes())
 
 
-CONTROLLER_DISK_LOSS = Story(
-    controller_disk_loss.NAME,
-    controller_disk_loss.TITLE,
-    guard_switch(controller_disk_loss.GUARD),
-    _controller_disk_loss,
-    TopicSpec(),
-    settings=controller_disk_loss.TOPOLOGY.settings,
-    dynamic_quorum=True,
-)
+CONTROLLER_DISK_LOSS = scenario_story(controller_disk_loss, _controller_disk_loss, TopicSpec(), dynamic_quorum=True)
 
 
 # ---- unclean.leader.election.enable: an out-of-sync replica elected, at the price Kafka documents ----
@@ -654,7 +463,7 @@ async def _unclean_election(w: World) -> None:
     await wait(w, "the last ISR member's session times out", lambda: bool((r := registration(w, IN_SYNC)) and r.fenced))
     elections_before = len(events(w, "leader_elected"))
     start(w, OUT_OF_SYNC)
-    await wait(w, "the out-of-sync replica registers again, unfenced", lambda: _unfenced_anew(w, OUT_OF_SYNC))
+    await wait(w, "the out-of-sync replica registers again, unfenced", lambda: unfenced_anew(w, OUT_OF_SYNC))
     await w.run_for(5.0)  # time for an unclean election, where the setting allows one
     during = partition(w)
     assert during is not None
@@ -662,20 +471,10 @@ async def _unclean_election(w: World) -> None:
     elected = [[e["leader"], e["reason"]] for e in events(w, "leader_elected")[elections_before:]]
     observe(w, "elected", [d for i, d in enumerate(elected) if d not in elected[:i]])
     start(w, IN_SYNC)
-    await wait(w, "both replicas back in the ISR", lambda: isr_is(w, {IN_SYNC, OUT_OF_SYNC}) and _led_with(w, IN_SYNC))
+    await wait(w, "both replicas back in the ISR", lambda: isr_is(w, {IN_SYNC, OUT_OF_SYNC}) and led_with(w, IN_SYNC))
     after = partition(w)
     assert after is not None
     observe(w, "leader_after", after.leader)
-
-
-def _unfenced_anew(w: World, broker_id: int) -> bool:
-    registered, running = registration(w, broker_id), broker(w, broker_id)
-    return (
-        registered is not None
-        and running is not None
-        and not registered.fenced
-        and registered.incarnation_id == running.lifecycle.incarnation_id
-    )
 
 
 UNCLEAN_ELECTION = Story(
@@ -701,7 +500,7 @@ async def _in_flight_alter_partition(w: World) -> None:
     await wait(w, "every replica joins the ISR", lambda: isr_is(w, {A, B, LATE}))
     observe(w, "acknowledged_by_all", await produce(w, 50, "all"))
     w.network.partition([LATE], [A, B])  # LATE keeps its session with the controllers: it stays unfenced
-    w._in_client(_produce(w, 20, "lag", 0))  # traffic LATE misses: an idle follower at the log end stays in sync
+    w._in_client(send_writes(w, 20, "lag", 0))  # traffic LATE misses: an idle follower at the log end stays in sync
     await wait(w, "LATE falls behind; A shrinks the ISR to [A, B]", lambda: isr_is(w, {A, B}))
     broker(w, A).manager.alter_partition.holding = True
     w.network.heal()
@@ -722,7 +521,7 @@ async def _in_flight_alter_partition(w: World) -> None:
     observe(w, "leader_after_a_stops", B if leads(w, B) else LATE)
     w.network.heal()
     start(w, A)
-    await wait(w, "every replica back in the ISR", lambda: isr_is(w, {A, B, LATE}) and _led_with(w, A))
+    await wait(w, "every replica back in the ISR", lambda: isr_is(w, {A, B, LATE}) and led_with(w, A))
 
 
 def _partition_epoch(w: World) -> int:
@@ -730,41 +529,10 @@ def _partition_epoch(w: World) -> int:
     return -1 if registered is None else registered.partition_epoch
 
 
-async def reassign(w: World, replicas: tuple[int, ...], index: int = 0) -> None:
-    """AlterPartitionReassignments on the active controller, as its service runs it; waits until it completed."""
-    await wait(w, "an active controller", lambda: _active_controller(w) is not None)
-    node = _active_controller(w)
-    assert node is not None
-    controller = w.processes[node].parts["controller"]
-    request = AlterPartitionReassignmentsRequest((ReassignablePartition(TOPIC, index, replicas),))
-    w.note(f"reassign {TOPIC}-{index} to {list(replicas)}")
-    submitted = w.processes[node].run_as(
-        asyncio.ensure_future, controller.submit(lambda: controller.state.alter_partition_reassignments(request))
-    )
-    await wait(w, f"the reassignment to {list(replicas)} is answered", submitted.done)
-    refused = [r.error_code.name for r in submitted.result().results if r.error_code is not ErrorCode.NONE]
-    if refused:
-        raise Violated(Violation("StoryStalled", f"the reassignment to {list(replicas)} was refused: {refused}"))
-
-    def completed() -> bool:
-        registered = partition(w, index)
-        return registered is not None and tuple(registered.replicas) == replicas
-
-    await wait(w, f"replicas {list(replicas)}", completed)
-
-
-def _active_controller(w: World) -> int | None:
-    active = [c for c in CONTROLLER_IDS if (found := w.processes[c].parts.get("controller")) and found.active]
-    return active[0] if active else None
-
-
-IN_FLIGHT_ALTER_PARTITION = Story(
-    in_flight_alter_partition.NAME,
-    in_flight_alter_partition.TITLE,
-    guard_switch(in_flight_alter_partition.GUARD),
+IN_FLIGHT_ALTER_PARTITION = scenario_story(
+    in_flight_alter_partition,
     _in_flight_alter_partition,
     TopicSpec(1, ((A, B, LATE),), {"min.insync.replicas": "2"}),
-    settings=in_flight_alter_partition.TOPOLOGY.settings,
     watched=("alter_partition_accepted", "alter_partition_rejected"),
 )
 
@@ -783,5 +551,12 @@ STORIES: dict[str, Story] = {
         UNCLEAN_ELECTION,
         IN_FLIGHT_ALTER_PARTITION,
         CONTROLLER_DISK_LOSS,
+        ZOMBIE_LEADER,
+        PARTITIONED_BROKER,
+        DISRUPTIVE_CONTROLLER,
+        STRAY_PARTITIONS,
+        HANGING_TRANSACTION,
+        DELAYED_END_TXN,
+        STOLEN_PRODUCER_ID,
     )
 }

@@ -527,9 +527,10 @@ class World:
     def _in_client(self, coroutine: Any) -> asyncio.Task[Any]:
         return asyncio.get_running_loop().create_task(coroutine, context=self.client_context)
 
-    async def _create_topic(self, name: str) -> bool:
+    async def _create_topic(self, name: str, spec: TopicSpec | None = None) -> bool:
+        """Create `name` as `spec` says (the run's topic spec by default); whether the controller did."""
         channels = PeerChannels()
-        spec = self.topic
+        spec = spec or self.topic
         Creatable = controller_pb2.CreateTopicsRequest.CreatableTopic
         topic = Creatable(name=name, configs=dict(spec.configs))
         if spec.assignment:

@@ -80,6 +80,17 @@ def test_a_broker_adopting_an_older_leader_epoch_breaks_epochs_monotonic() -> No
     assert feed([(1, {**follow, "leader_epoch": 2}), (1, {**follow, "leader_epoch": 1})]) == ["EpochsMonotonic"]
 
 
+def test_a_topic_deleted_and_created_again_starts_its_epochs_over_as_analyze_compares_them() -> None:
+    """Within one topic id, as analyze's EpochsMonotonic: the re-created topic's first record is epoch 0 again, and
+    a broker that deleted the old log adopts the new topic's epoch 0."""
+    old = [(None, changed(3, 2, [2, 3], 0, 0, reason="create")), (None, changed(4, 2, [2], 0, 1))]
+    recreated = {**changed(6, 2, [2, 3], 0, 0, reason="create"), "topic_id": "new-id"}
+    deleted = {"event": "log_deleted", "partition": "sim-0", "topic_id": TOPIC_ID}
+    lead = {"event": "become_leader", "partition": "sim-0", "leader_epoch": 0}
+    adopted = [(2, {**lead, "partition_epoch": 1}), (2, deleted), (2, {**lead, "partition_epoch": 0})]
+    assert feed([*old, *adopted[:1], (None, recreated), *adopted[1:]]) == []
+
+
 def test_an_isr_member_admitted_with_an_old_broker_epoch_breaks_no_stale_broker_epoch_in_isr() -> None:
     accepted = {
         "event": "alter_partition_accepted",

@@ -1,6 +1,8 @@
 """The scripted stories on the simulated cluster (the shipped nodes), each with its guard on and off: guarded, every
 invariant holds and nothing acknowledged is lost; with the guard off (its real config key, or the bug it prevents
-planted) the new leader is short and acknowledged writes are lost, so each check is shown able to fail."""
+planted) the new leader is short and acknowledged writes are lost, or the harm the scenario it ports shows happens
+(a zombie's acks=1 writes lost, a fenced leader that never steps down, a needless KRaft election, stray logs kept, a
+read_committed reader stalled or reading an aborted record), so each check is shown able to fail."""
 
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ import shlex
 import pytest
 
 from minikafka.cli import main
+from minikafka.sim.authorization_stories import STOLEN_PRODUCER_ID
+from minikafka.sim.isolation_stories import PARTITIONED_BROKER, ZOMBIE_LEADER
+from minikafka.sim.quorum_stories import DISRUPTIVE_CONTROLLER
 from minikafka.sim.stories import (
     CONTROLLER_DISK_LOSS,
     IN_FLIGHT_ALTER_PARTITION,
@@ -23,9 +28,10 @@ from minikafka.sim.stories import (
     RAFT_POWER_LOSS,
     STORIES,
     UNCLEAN_ELECTION,
-    Story,
-    run_story,
 )
+from minikafka.sim.story_steps import Story, run_story
+from minikafka.sim.stray_partition_stories import STRAY_PARTITIONS
+from minikafka.sim.transaction_stories import DELAYED_END_TXN, HANGING_TRANSACTION
 from minikafka.sim.world import SimulationResult
 
 LOST_LEADER = ["LeaderCandidateCompleteness", "NoCommittedRecordLost"]
@@ -183,7 +189,10 @@ def test_a_story_replays_to_the_same_trace(name: str) -> None:
     assert first.trace_hash == again.trace_hash
 
 
-@pytest.mark.parametrize("story", [UNCLEAN_ELECTION, IN_FLIGHT_ALTER_PARTITION], ids=lambda story: story.name)
+# stray-partitions: a new topic id (random) in the violation it prints, the same in the replay
+@pytest.mark.parametrize(
+    "story", [UNCLEAN_ELECTION, IN_FLIGHT_ALTER_PARTITION, STRAY_PARTITIONS], ids=lambda story: story.name
+)
 def test_a_guard_off_story_prints_a_replay_command_that_reproduces_its_trace_hash(
     story: Story, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -226,3 +235,121 @@ def test_a_wiped_controller_voting_by_id_elects_a_leader_without_the_committed_t
     assert seen["leader_while_l_down"] is not None and not seen["topic_survived"]
     # The broker that had followed the lost entries is told to truncate below its high watermark: it halts.
     assert any("diverged below the high watermark" in line for line in result.trace), result.trace
+
+
+def test_a_zombie_leader_acknowledges_no_acks_all_write_while_the_cluster_elects_another() -> None:
+    result = run(ZOMBIE_LEADER, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["acknowledged_by_zombie"] == 0  # its ISR cannot follow it: the writes time out
+    assert seen["acknowledged_before"] == seen["acknowledged_by_new_leader"] == 5 and seen["lost"] == 0
+
+
+def test_a_zombie_leaders_acks_1_writes_are_truncated_when_the_cut_heals() -> None:
+    result = run(ZOMBIE_LEADER, guarded=False)
+    assert invariants(result) == ["LostAcksOneWrites"]
+    seen = result.observed
+    assert seen["acknowledged_by_zombie"] == seen["lost_acks_one"] == 10 and seen["lost"] == 0
+
+
+def test_a_leader_cut_from_the_controllers_fences_itself_and_refuses_writes() -> None:
+    result = run(PARTITIONED_BROKER, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["self_fenced"] == [1] and seen["answers_during_cut"].get("NOT_LEADER_OR_FOLLOWER") == 1
+    assert "NONE" not in seen["answers_during_cut"] and seen["lost"] == 0
+
+
+def test_without_self_fencing_the_cut_leader_takes_writes_that_time_out_for_as_long_as_the_cut_lasts() -> None:
+    result = run(PARTITIONED_BROKER, guarded=False)
+    assert invariants(result) == ["FencedLeaderStepsDown"]
+    seen = result.observed
+    assert seen["self_fenced"] == [] and list(seen["answers_during_cut"]) == ["REQUEST_TIMED_OUT"]
+    assert seen["lost"] == 0
+
+
+def test_with_pre_vote_a_controller_cut_off_and_healed_three_times_keeps_the_leader_and_its_epoch() -> None:
+    result = run(DISRUPTIVE_CONTROLLER, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["leader_and_epoch"]["before"] == seen["leader_and_epoch"]["after"]
+    assert seen["victim_timeouts"] == ["raft_prevote_started"] and seen["elections"]["count"] == 0
+
+
+def test_without_pre_vote_every_heal_forces_a_kraft_election() -> None:
+    result = run(DISRUPTIVE_CONTROLLER, guarded=False)
+    assert invariants(result) == ["NoDisruptiveElection"]
+    seen = result.observed
+    assert seen["victim_timeouts"] == ["raft_election_started"] and seen["elections"]["count"] == 3
+    assert seen["leaderless_ms"] > 0 and seen["lost"] == 0
+
+
+def test_a_returning_broker_deletes_the_logs_moved_and_deleted_while_it_was_offline() -> None:
+    result = run(STRAY_PARTITIONS, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["stray_check"] == {"stray_partition_deleted": ["recreated-0", "sim-0"], "stray_partition_kept": []}
+    assert seen["new_topic_id"] and seen["recreated_isr"] == [2, 3] and seen["stray_logs"] == []
+
+
+def test_without_the_stray_check_the_stale_logs_stay_and_the_recreated_topic_stays_under_replicated() -> None:
+    result = run(STRAY_PARTITIONS, guarded=False)
+    assert invariants(result) == ["NoStrayPartitionLogs"]
+    seen = result.observed
+    assert seen["stray_check"] == {"stray_partition_deleted": [], "stray_partition_kept": ["recreated-0", "sim-0"]}
+    assert seen["recreated_isr"] == [2]  # the old directory's topic id keeps broker 3 from the new replica
+    assert [log.split(":")[0] for log in seen["stray_logs"]] == ["broker 3 recreated-0", "broker 3 sim-0"]
+    assert seen["lost"] == 0
+
+
+def test_a_produce_delayed_past_its_transactions_abort_is_verified_and_refused() -> None:
+    result = run(HANGING_TRANSACTION, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["transaction"] == {"first": "NONE", "abort": "NONE", "late_produce": "INVALID_TXN_STATE"}
+    assert seen["high_watermark_and_lso"] == [52, 52] and seen["hanging"] == []
+    assert seen["acknowledged_after"] == 50 and seen["unread_by_read_committed"] == 0
+
+
+def test_without_verification_the_late_produce_hangs_and_read_committed_readers_stall_behind_it() -> None:
+    result = run(HANGING_TRANSACTION, guarded=False)
+    assert invariants(result) == ["NoCommittedRecordLost"]  # as a read_committed consumer sees it
+    seen = result.observed
+    assert seen["transaction"]["late_produce"] == "NONE" and seen["hanging"] == ["sim-0 from offset 2"]
+    assert seen["high_watermark_and_lso"] == [53, 2] and seen["unread_by_read_committed"] == 50
+    assert seen["lost"] == 0  # every write is in the leader's log, below its high watermark
+
+
+def test_with_transaction_version_2_a_late_end_txn_is_fenced_and_the_next_transaction_ends_as_asked() -> None:
+    result = run(DELAYED_END_TXN, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["transaction_version"] == 2 and seen["retried_commit"] == {"answer": "NONE", "epochs": [0, 1]}
+    assert seen["late_end_txn"] == "PRODUCER_FENCED"
+    assert seen["abort_of_transaction_2"] == {"answer": "NONE", "coordinator": "CompleteAbort"}
+    assert seen["read_committed"] == ["order-1"]
+
+
+def test_without_transaction_version_2_a_late_end_txn_commits_the_next_transaction_its_producer_aborts() -> None:
+    result = run(DELAYED_END_TXN, guarded=False)
+    assert invariants(result) == ["AbortedRead"]
+    seen = result.observed
+    assert seen["transaction_version"] == 0 and seen["late_end_txn"] == "NONE"
+    assert seen["abort_of_transaction_2"] == {"answer": "INVALID_TXN_STATE", "coordinator": "CompleteCommit"}
+    assert seen["read_committed"] == ["order-1", "order-2"]
+
+
+def test_a_principal_without_idempotent_write_cannot_continue_anothers_producer() -> None:
+    result = run(STOLEN_PRODUCER_ID, guarded=True)
+    assert invariants(result) == [], result.trace
+    seen = result.observed
+    assert seen["forged"] == "CLUSTER_AUTHORIZATION_FAILED at -1"
+    assert seen["admin_writes"] == ["NONE at 0", "NONE at 1", "NONE at 2", "NONE at 3"] and seen["lost"] == 0
+
+
+def test_a_forged_batch_makes_the_owners_next_write_a_duplicate_that_is_acknowledged_and_never_written() -> None:
+    result = run(STOLEN_PRODUCER_ID, guarded=False)
+    assert invariants(result) == ["NoCommittedRecordLost"]
+    seen = result.observed
+    assert seen["forged"] == "NONE at 3" and seen["admin_writes"][3] == "NONE at 3"  # at her offset
+    assert seen["lost"] == 1

@@ -28,6 +28,7 @@ class WireTransactionalProducer:
         self.topic, self.partition = topic, partition
         self.producer_id, self.epoch, self.sequence = -1, -1, 0
         self.coordinator = ""
+        self.base_offset = -1  # where the last produce answered NONE was written
         self.version = 0  # the transaction version it speaks (`transaction_version` reads the cluster's)
 
     async def _coordinator(self, body: Any) -> Any:
@@ -97,7 +98,9 @@ class WireTransactionalProducer:
         topic = nested(cls, "TopicProduceData")(name=self.topic, partition_data=(data,))
         txn = self.transactional_id if transactional_id == "" else transactional_id
         response = await self._leader(cls(transactional_id=txn, acks=-1, timeout=TIMEOUT, topic_data=(topic,)))
-        return ErrorCode.of(response.responses[0].partition_responses[0].error_code)
+        answer = response.responses[0].partition_responses[0]
+        self.base_offset = int(answer.base_offset)
+        return ErrorCode.of(answer.error_code)
 
     async def end(self, commit: bool) -> ErrorCode:
         return await self.send_end(self.end_request(commit))
