@@ -17,6 +17,7 @@ from minikafka.common.node_environment import SimulatedNode, enter_simulated_nod
 from minikafka.common.sequential_stream import SequentialStream
 from minikafka.pb import raft_pb2, raft_pb2_grpc
 from minikafka.sim.disk import SimDisk
+from minikafka.sim.event_invariants import EventInvariants
 from minikafka.sim.network import NetworkFaults, SimNetwork
 from minikafka.sim.virtual_loop import run_virtual
 from minikafka.sim.world import SimulationSettings, simulate_seed
@@ -131,3 +132,51 @@ def test_a_seeded_run_with_duplicated_requests_holds() -> None:
     result = simulate_seed(settings)
     assert result.violation is None, result.violation
     assert result.observed["duplicated_requests"] > 0
+
+
+def _registered(offset: int, broker_epoch: int, incarnation: str) -> dict[str, Any]:
+    return {
+        "event": "broker_registered",
+        "offset": offset,
+        "broker_id": 2,
+        "broker_epoch": broker_epoch,
+        "incarnation_id": incarnation,
+    }
+
+
+def _elr(offset: int, isr: list[int], elr: list[int]) -> dict[str, Any]:
+    return {
+        "event": "partition_changed",
+        "offset": offset,
+        "topic": "sim",
+        "topic_id": "t",
+        "partition": 0,
+        "leader": isr[0] if isr else -1,
+        "isr": isr,
+        "elr": elr,
+        "leader_epoch": offset,
+        "partition_epoch": offset,
+        "reason": "fence",
+    }
+
+
+def test_a_replayed_registration_of_the_same_incarnation_is_no_unclean_start_for_elr_members_complete() -> None:
+    """Seed 17 of the default faults with `--duplicate-probability 0.3`: broker 2's BrokerRegistration, replayed a
+    second later, registered the same incarnation again (fenced, a new broker epoch, as Kafka's controller does);
+    it stays in the ELR, as Kafka keeps it (its unclean-shutdown handling is for a new incarnation only), and
+    ElrMembersComplete took the replay for an unclean start. A new incarnation's unclean start still breaks it."""
+
+    def violations(second_incarnation: str) -> list[str]:
+        checks = EventInvariants()
+        checks.observe(2, 1, {"event": "broker_starting", "previous_broker_epoch": -1})
+        for event in (
+            _registered(4, 4, "first"),
+            _elr(10, [2, 3], []),
+            _registered(28, 28, second_incarnation),
+            _elr(29, [3], [2]),
+        ):
+            checks.observe(None, 1, event)
+        return [v.invariant for v in checks.violations]
+
+    assert violations("first") == []
+    assert violations("second") == ["ElrMembersComplete"]
