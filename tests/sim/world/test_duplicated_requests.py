@@ -5,24 +5,21 @@ order); and a seeded run with duplicates holds."""
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import grpc
+from test_network import as_node
 
 from minikafka.common.grpc_support import PeerChannels, start_server
-from minikafka.common.node_environment import SimulatedNode, enter_simulated_node
 from minikafka.common.sequential_stream import SequentialStream
 from minikafka.pb import raft_pb2, raft_pb2_grpc
-from minikafka.sim.disk import SimDisk
 from minikafka.sim.event_invariants import EventInvariants
 from minikafka.sim.network import NetworkFaults, SimNetwork
 from minikafka.sim.virtual_loop import run_virtual
 from minikafka.sim.world import SimulationSettings, simulate_seed
 
-T = TypeVar("T")
 ADDRESS = "127.0.0.1:9002"
 ALWAYS = NetworkFaults(duplicate_probability=1.0, duplicate_max_late_ms=500)
 
@@ -44,16 +41,6 @@ class CountingVoter(raft_pb2_grpc.RaftServicer):
         async for request in requests:
             self.fetches += 1
             yield raft_pb2.RaftFetchResponse(high_watermark=request.fetch_offset)
-
-
-def as_node(network: SimNetwork, node_id: int, work: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
-    node = SimulatedNode(node_id, network, SimDisk())
-
-    async def run() -> T:
-        enter_simulated_node(node)
-        return await work()
-
-    return asyncio.get_running_loop().create_task(run(), context=contextvars.Context())
 
 
 async def serve(voter: CountingVoter) -> None:
