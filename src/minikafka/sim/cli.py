@@ -19,6 +19,7 @@ from minikafka.deploy.chaos_schedule import SIMULATE_TIMING, parse_fault_kinds
 from minikafka.deploy.plan_timing_options import add_plan_timing, plan_timing, timing_words
 from minikafka.sim import SIMULATE_HELP
 from minikafka.sim.clients import GROUP_PROTOCOLS, MIXED, MIXED_HELP, SEEDED_HELP, ClientMix, ProducerSpec
+from minikafka.sim.network import NetworkFaults
 from minikafka.sim.planted_bugs import PLANTED_BUGS
 from minikafka.sim.seed_pool import Stopped, results, stopped_by_signals
 from minikafka.sim.stories import STORIES
@@ -53,6 +54,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     simulate.add_argument("--planted-bug", choices=sorted(PLANTED_BUGS), help="plant a known bug in a shell")
     simulate.add_argument(
         "--power-loss", action="store_true", help="kill and controller-kill also lose what was not fsynced"
+    )
+    simulate.add_argument(
+        "--torn-writes",
+        action="store_true",
+        help="a power loss (lose-unflushed, --power-loss) keeps a seeded prefix of each file's unflushed bytes",
+    )
+    simulate.add_argument(
+        "--duplicate-probability",
+        type=probability,
+        default=0.0,
+        metavar="P",
+        help="the probability that a unary gRPC request is delivered again later (its handler runs twice, its "
+        "caller gets one answer); streams are never duplicated",
     )
     add_plan_timing(simulate, SIMULATE_TIMING)
     simulate.add_argument(
@@ -211,6 +225,8 @@ def settings_from(args: argparse.Namespace) -> SimulationSettings:
         overrides=overrides,
         planted_bug=args.planted_bug,
         power_loss=args.power_loss,
+        torn_writes=args.torn_writes,
+        network=NetworkFaults(duplicate_probability=args.duplicate_probability),
         overlap=args.overlap,
         timing=plan_timing(args),
         clients=client_mix(args),
@@ -235,6 +251,10 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
         parts += ["--planted-bug", args.planted_bug]
     if args.power_loss:
         parts.append("--power-loss")
+    if args.torn_writes:
+        parts.append("--torn-writes")
+    if args.duplicate_probability:
+        parts += ["--duplicate-probability", str(args.duplicate_probability)]
     if args.overlap:
         parts += ["--overlap", str(args.overlap)]
     parts += timing_words(plan_timing(args), SIMULATE_TIMING)
@@ -314,10 +334,15 @@ def _print_seed(args: argparse.Namespace, result: SimulationResult) -> None:
 
 
 def _reads(result: SimulationResult) -> str:
-    """What the consumers did, when the run had any."""
+    """What the consumers did, when the run had any; the requests duplicated and files torn, when it could."""
     seen = result.observed
+    faults = "".join(
+        f"{seen[key]} {what}, "
+        for key, what in (("duplicated_requests", "requests duplicated"), ("torn_files", "files torn"))
+        if key in seen
+    )
     if "consumed" not in seen:
-        return ""
+        return faults
     reads = (
         f"[{seen['clients']}] {seen['consumed']} records read, {seen['commits']} offset commits, "
         f"{seen['member_kills']} member kills, {seen['lost_acks_one']} acks=1 records lost (allowed), "
@@ -335,7 +360,7 @@ def _reads(result: SimulationResult) -> str:
             f"fenced), {eos['crashes']} crashes, {eos['records']} records through, {eos['outputs_read']} outputs "
             f"read, "
         )
-    return reads
+    return reads + faults
 
 
 def _print_violation(args: argparse.Namespace, result: SimulationResult) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +90,8 @@ class SimProcess:
         self.incarnation: SimulatedNode | None = None
         self.context = contextvars.Context()  # the incarnation's: its tasks run in it, or in copies of it
         self.disk = SimDisk()
+        self.torn_writes: random.Random | None = None  # set: a power loss keeps a drawn prefix of unflushed writes
+        self.torn_files = 0  # files a power loss left with part of their unflushed bytes
         self.task: asyncio.Task[None] | None = None
         self.exits: list[NodeExit] = []
         self.starts = 0  # incarnations started so far
@@ -150,7 +153,11 @@ class SimProcess:
                 task.cancel()
             await asyncio.wait(pending, timeout=0.1)
         if power_loss:
-            self.disk.lose_power()
+            tails = self.disk.lose_power(self.torn_writes)
+            if self.torn_writes is not None:
+                torn = [f"{tail.name}:{tail.kept}/{tail.unflushed}" for tail in tails if tail.torn]
+                self.torn_files += len(torn)
+                structlog.get_logger().info("sim_torn_writes", node_id=self.node_id, files=torn)
         else:
             self.disk.close_all()
         self.incarnation = None

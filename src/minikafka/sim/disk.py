@@ -1,12 +1,18 @@
 """A simulated node's disk: the node's segment and index files live in a scratch directory (tmpfs when there is
 one); a crash fails every later fsync of the node's dead incarnation and, as a power loss, cuts each file back to
-what was fsynced. Checkpoints (written to a temporary file, fsynced, renamed) survive once written."""
+what was fsynced, or with torn writes to what was fsynced and a seeded prefix of what was not (the sectors the
+disk had written when the power went). Checkpoints (written to a temporary file, fsynced, renamed) survive once
+written."""
 
 from __future__ import annotations
 
 import errno
+import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from minikafka.storage.synced_file import UnflushedTail
 
 
 @dataclass
@@ -24,14 +30,25 @@ class SimDisk:
     def fail(self, why: str) -> None:
         self.failed = why
 
-    def lose_power(self) -> None:
-        """Every file this incarnation opened loses what it had not fsynced, and is closed."""
-        for file in self.files:
-            file.lose_unflushed()
+    def lose_power(self, torn: random.Random | None = None) -> list[UnflushedTail]:
+        """Every file this incarnation opened loses what it had not fsynced, and is closed. With `torn`, each keeps
+        a prefix of its unflushed bytes drawn from it: none, all, or any byte count between (a write torn inside a
+        record batch, an index entry). Returns what each file with unflushed bytes lost."""
+        tails = [file.lose_unflushed(None if torn is None else _torn_prefix(torn)) for file in self.files]
         self.files.clear()
+        return [tail for tail in tails if tail.unflushed]
 
     def close_all(self) -> None:
         """Close what a stopped incarnation left open (a crash keeping the page cache: nothing is lost)."""
         for file in self.files:
             file.close()
         self.files.clear()
+
+
+def _torn_prefix(rng: random.Random) -> Callable[[int], int]:
+    def kept(unflushed: int) -> int:
+        # Nothing reached the disk (a quarter), all of it did (a quarter), or a prefix cut at any byte.
+        shape = rng.randrange(4)
+        return 0 if shape == 0 else unflushed if shape == 1 else rng.randrange(unflushed + 1)
+
+    return kept

@@ -25,6 +25,10 @@ class Registration:
     offset: int
     broker_epoch: int
     unclean: bool  # the incarnation started without a clean-shutdown record: its unflushed tail may be gone
+    incarnation_id: str = ""
+    # Where the incarnation first registered: a registration of the same incarnation again (a request replayed or
+    # retried) is no new start, and Kafka's controller keeps its ELR memberships (KIP-966 checks a new incarnation).
+    started_at: int = -1
 
 
 @dataclass(frozen=True)
@@ -88,8 +92,13 @@ class EventInvariants:
 
     def _registered(self, event: Mapping[str, Any], offset: int) -> None:
         broker = int(event["broker_id"])
-        unclean = not self.clean_start.get(broker, False)
-        self.registrations.setdefault(broker, []).append(Registration(offset, int(event["broker_epoch"]), unclean))
+        incarnation = str(event.get("incarnation_id") or "")
+        earlier = self.registrations.setdefault(broker, [])
+        if earlier and incarnation and earlier[-1].incarnation_id == incarnation:
+            unclean, started_at = earlier[-1].unclean, earlier[-1].started_at
+        else:
+            unclean, started_at = not self.clean_start.get(broker, False), offset
+        earlier.append(Registration(offset, int(event["broker_epoch"]), unclean, incarnation, started_at))
 
     def _partition_changed(self, event: Mapping[str, Any], offset: int) -> None:
         tp = f"{event['topic']}-{event['partition']}"
@@ -120,19 +129,19 @@ class EventInvariants:
             self._stale_members(tp, offset, isr, self.accepted.pop(key, []))
         for broker in isr:
             registration = self._registration(broker, offset)
-            self.isr_since[(tp, broker)] = -1 if registration is None else registration.offset
+            self.isr_since[(tp, broker)] = -1 if registration is None else registration.started_at
         for broker in sorted(int(b) for b in event.get("elr") or ()):
             registration = self._registration(broker, offset)
             if (
                 registration is not None
                 and registration.unclean
-                and self.isr_since.get((tp, broker)) != (registration.offset)
+                and self.isr_since.get((tp, broker)) != registration.started_at
             ):
                 self._fail(
                     "ElrMembersComplete",
                     f"{tp} at metadata offset {offset}: broker {broker} is in the ELR {sorted(event.get('elr') or [])} "
-                    f"after registering at offset {registration.offset} from an unclean shutdown, and has not been "
-                    "in an ISR since",
+                    f"after registering at offset {registration.started_at} from an unclean shutdown, and has not "
+                    "been in an ISR since",
                 )
 
     def _registration(self, broker: int, before: int) -> Registration | None:

@@ -3,13 +3,16 @@ calls, with seeded delays, drops and one-way or two-way partitions.
 
 A call serializes its request and answer with the generated stubs' own serializers (nothing is shared between
 nodes), and its handler runs in the target node's context, so a crash of that node ends it. Unary messages may be
-delayed or lost (the call then gets no answer until its deadline); a stream's messages are delayed in order, as TCP
-keeps them. A cut link holds messages until it heals or the call's deadline passes, as a dropped packet does.
+delayed or lost (the call then gets no answer until its deadline), or duplicated: the request delivered again later,
+as a replay (a proxy's, or a retransmission on a connection the caller gave up) delivers it, its handler run once
+more and its answer going nowhere. A stream's messages are delayed in order and never duplicated, as TCP keeps them.
+A cut link holds messages until it heals or the call's deadline passes, as a dropped packet does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import random
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -31,6 +34,8 @@ class NetworkFaults:
     min_delay_ms: float = 0.2
     max_delay_ms: float = 2.0
     drop_probability: float = 0.0  # of a unary request or answer
+    duplicate_probability: float = 0.0  # of a unary request: delivered a second time, its answer to nobody
+    duplicate_max_late_ms: float = 1000.0  # how much later than its own trip a duplicate may arrive, at most
 
 
 class _CallDetails(NamedTuple):
@@ -126,6 +131,7 @@ class SimNetwork:
     lost_answers: set[tuple[str, int]] = field(default_factory=set)  # (RPC name, caller): its answers never arrive
     stream_listeners: dict[str, StreamListener] = field(default_factory=dict)  # Kafka listeners, by address
     open_streams: set[SimTransport] = field(default_factory=set)  # both ends of every open stream connection
+    duplicates: int = 0  # unary requests delivered a second time
 
     # ---- what a simulated node's shell calls ----
 
@@ -194,6 +200,25 @@ class SimNetwork:
     def dropped(self) -> bool:
         return self.faults.drop_probability > 0 and self.rng.random() < self.faults.drop_probability
 
+    def duplicated(self) -> bool:
+        return self.faults.duplicate_probability > 0 and self.rng.random() < self.faults.duplicate_probability
+
+    def replay(self, server: SimServer, handler: Any, data: bytes, source: int, destination: int | None) -> None:
+        """Deliver a unary request again, after a seeded lateness and its own trip (held while the link is cut): the
+        handler runs as the target node (its crash ends the replay), and its answer or error goes to nobody."""
+        late_s = self.rng.uniform(0, self.faults.duplicate_max_late_ms) / 1000
+        self.duplicates += 1
+
+        async def deliver() -> None:
+            await asyncio.sleep(late_s)
+            await self.carry(source, destination)
+            if self.servers.get(server.address) is not server:  # the node restarted or stopped meanwhile
+                return
+            with contextlib.suppress(Exception):  # RpcAborted too: the replay's caller is long gone
+                await handler.unary_unary(handler.request_deserializer(data), _ServicerContext(source))
+
+        server.spawn(deliver())
+
     async def carry(self, source: int, destination: int | None) -> None:
         """One message's trip: held while the link is cut, then delayed."""
         while destination is not None and (source, destination) in self.cuts:
@@ -235,6 +260,8 @@ class SimChannel:
         if handler is None or handler.unary_unary is None:
             raise rpc_error(grpc.StatusCode.UNIMPLEMENTED, method)
         task = server.spawn(handler.unary_unary(handler.request_deserializer(data), _ServicerContext(self.source)))
+        if network.duplicated():
+            network.replay(server, handler, data, self.source, destination)
         try:
             await asyncio.wait({task})
         finally:

@@ -178,6 +178,7 @@ class SimulationSettings:
     planted_bug: str | None = None
     timing: PlanTiming = SIMULATE_TIMING  # the fault plan's gaps and longest downtime
     power_loss: bool = False  # kill and controller-kill cut the node's files back to what was fsynced
+    torn_writes: bool = False  # a power loss keeps a seeded prefix of each file's unflushed bytes
     overlap: float = 0.0  # the plan's probability that a fault strikes while the one before is active
     network: NetworkFaults = NetworkFaults()
     topic: TopicSpec = TopicSpec()
@@ -268,6 +269,9 @@ class World:
             node_id: SimProcess(node_id, root / str(node_id), self.network, {**brokers, **self._kafka(node_id)})
             for node_id in BROKER_IDS
         }
+        if settings.torn_writes:  # each node's own source, so one node's draws do not shift another's
+            for node_id, process in self.processes.items():
+                process.torn_writes = random.Random(settings.seed * 7919 + 300 + node_id)
         self.topic = settings.topic
         self.invariants = Invariants()
         self.events = EventInvariants()
@@ -932,6 +936,10 @@ async def _simulate(settings: SimulationSettings, root: Path, trace: Trace, scri
         trace.add(f"{loop.time():10.3f} violation {violated.violation.invariant}: {violated.violation.detail}")
     finally:
         await world.shut_down()
+    if settings.network.duplicate_probability:
+        world.observed["duplicated_requests"] = world.network.duplicates
+    if settings.torn_writes:
+        world.observed["torn_files"] = sum(process.torn_files for process in world.processes.values())
     violation = world.violations[0] if world.violations else None
     explained = None
     if violation is not None and violation.invariant in LOSSES and world.overlapping:

@@ -518,10 +518,15 @@ class PartitionLog:
                     batch.position,
                 )
             expected = batch.last_offset + 1
-        for batch in batches:
-            if batch.partition_leader_epoch > self.epoch_cache.latest_epoch:
-                self.epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
         first = batches[0].base_offset
+        if 0 <= batches[0].partition_leader_epoch < self.epoch_cache.latest_epoch:
+            # An epoch cached at or past the log end with no batch of it left (this replica led it from a stale
+            # image with a short log): the leader's older batches go there now, so that entry describes nothing.
+            self.epoch_cache.truncate_from_end(first, sync=False)
+        for batch in batches:
+            # Kafka's rule for every batch (LeaderEpochFileCache.assign): a no-op unless the epoch changes.
+            if batch.partition_leader_epoch >= 0:
+                self.epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
         self._append(records, first, expected - 1, validated.record_count, validated.max_timestamp, now_ms)
         self._update_producer_state(batches)
         return AppendInfo(first, expected - 1, validated.record_count, len(records), validated.max_timestamp)

@@ -8,10 +8,24 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from minikafka.storage.durability import opened, sync_fd
 from minikafka.storage.file_handle_cache import FileHandleCache
+
+
+class UnflushedTail(NamedTuple):
+    """What a power loss did to a file: its bytes past the fsynced size, and how many of them it kept."""
+
+    name: str
+    unflushed: int
+    kept: int
+
+    @property
+    def torn(self) -> bool:
+        return 0 < self.kept < self.unflushed
 
 
 class SyncedFile:
@@ -67,18 +81,23 @@ class SyncedFile:
         self.cuts += 1
         self.durable_size = min(self.durable_size, size)
 
-    def lose_unflushed(self) -> None:
-        """A simulated power loss: the file is cut back to what was fsynced, and closed."""
+    def lose_unflushed(self, torn: Callable[[int], int] | None = None) -> UnflushedTail:
+        """A simulated power loss: the file is cut back to what was fsynced, and closed. `torn(unflushed)`: how many
+        of the unflushed bytes the disk had written anyway (a torn write: a prefix of them reached it, which may
+        end inside a record batch or an index entry)."""
         if self._closed:
-            return
+            return UnflushedTail(self._path.name, 0, 0)
         try:
             fd = self._fd()
         except FileNotFoundError:  # deleted meanwhile: nothing of it is kept either way
             self.close()
-            return
-        if os.fstat(fd).st_size > self.durable_size:
-            os.ftruncate(fd, self.durable_size)
+            return UnflushedTail(self._path.name, 0, 0)
+        unflushed = max(os.fstat(fd).st_size - self.durable_size, 0)
+        kept = 0 if torn is None or not unflushed else min(max(torn(unflushed), 0), unflushed)
+        if unflushed:
+            os.ftruncate(fd, self.durable_size + kept)
         self.close()
+        return UnflushedTail(self._path.name, unflushed, kept)
 
     def close(self) -> None:
         if self._closed:
