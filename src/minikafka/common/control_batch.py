@@ -33,6 +33,9 @@ class EndTxnMarker:
     producer_epoch: int
     commit: bool
     coordinator_epoch: int
+    # The coordinator's transaction version for this transaction (WriteTxnMarkers' TransactionVersion); not in the
+    # control batch itself. At 2 each transaction ends at a new producer epoch, so the leader's check is stricter.
+    transaction_version: int = 0
 
     @property
     def control_type(self) -> ControlType:

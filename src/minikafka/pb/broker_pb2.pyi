@@ -38,18 +38,20 @@ class WriteTxnMarkersRequest(_message.Message):
         partition_indexes: _containers.RepeatedScalarFieldContainer[int]
         def __init__(self, name: _Optional[str] = ..., partition_indexes: _Optional[_Iterable[int]] = ...) -> None: ...
     class Marker(_message.Message):
-        __slots__ = ("producer_id", "producer_epoch", "transaction_result", "topics", "coordinator_epoch")
+        __slots__ = ("producer_id", "producer_epoch", "transaction_result", "topics", "coordinator_epoch", "transaction_version")
         PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
         PRODUCER_EPOCH_FIELD_NUMBER: _ClassVar[int]
         TRANSACTION_RESULT_FIELD_NUMBER: _ClassVar[int]
         TOPICS_FIELD_NUMBER: _ClassVar[int]
         COORDINATOR_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        TRANSACTION_VERSION_FIELD_NUMBER: _ClassVar[int]
         producer_id: int
         producer_epoch: int
         transaction_result: bool
         topics: _containers.RepeatedCompositeFieldContainer[WriteTxnMarkersRequest.Topic]
         coordinator_epoch: int
-        def __init__(self, producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ..., transaction_result: _Optional[bool] = ..., topics: _Optional[_Iterable[_Union[WriteTxnMarkersRequest.Topic, _Mapping]]] = ..., coordinator_epoch: _Optional[int] = ...) -> None: ...
+        transaction_version: int
+        def __init__(self, producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ..., transaction_result: _Optional[bool] = ..., topics: _Optional[_Iterable[_Union[WriteTxnMarkersRequest.Topic, _Mapping]]] = ..., coordinator_epoch: _Optional[int] = ..., transaction_version: _Optional[int] = ...) -> None: ...
     MARKERS_FIELD_NUMBER: _ClassVar[int]
     markers: _containers.RepeatedCompositeFieldContainer[WriteTxnMarkersRequest.Marker]
     def __init__(self, markers: _Optional[_Iterable[_Union[WriteTxnMarkersRequest.Marker, _Mapping]]] = ...) -> None: ...

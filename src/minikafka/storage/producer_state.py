@@ -199,6 +199,19 @@ class ProducerState:
                 f"marker epoch {marker.producer_epoch} of producer {marker.producer_id} is below its last epoch "
                 f"{entry.producer_epoch}",
             )
+        # At transaction version 2 a transaction's marker comes at the epoch after its batches', which the next
+        # transaction then writes at: a marker at the current epoch while a transaction of it is open is a late
+        # copy of the last one's, and must not end this one. With none open it is a retry, as Kafka takes it.
+        if (
+            marker.transaction_version >= 2
+            and marker.producer_epoch == entry.producer_epoch
+            and marker.producer_id in self.ongoing
+        ):
+            raise KafkaError(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                f"transaction version 2 marker at epoch {marker.producer_epoch} of producer {marker.producer_id}, "
+                "the epoch of its open transaction",
+            )
         if marker.coordinator_epoch < entry.coordinator_epoch:
             raise KafkaError(
                 ErrorCode.TRANSACTION_COORDINATOR_FENCED,

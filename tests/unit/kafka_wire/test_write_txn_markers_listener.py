@@ -9,12 +9,14 @@ from types import SimpleNamespace
 from typing import Any
 
 from kio.schema.write_txn_markers.v1 import request as v1
+from kio.schema.write_txn_markers.v2 import request as v2
 
 from minikafka.broker.kafka_wire import api_versions, apis
 from minikafka.broker.kafka_wire.framing import ApiHeader, Request, encode_response
-from minikafka.broker.kafka_wire.write_txn_markers import WRITE_TXN_MARKERS
+from minikafka.broker.kafka_wire.write_txn_markers import WRITE_TXN_MARKERS, entries_of
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.produce_purgatory import ProduceResult
+from minikafka.broker.transaction.markers import TxnMarkerEntry, decode_request, encode_request
 from minikafka.common.acl import AclOperation
 from minikafka.common.control_batch import EndTxnMarker
 from minikafka.common.errors import ErrorCode
@@ -80,5 +82,22 @@ def test_a_caller_without_cluster_action_is_refused_and_nothing_is_written() -> 
     assert leader.written == []
 
 
-def test_only_v1_is_offered() -> None:
-    assert api_versions.SUPPORTED[WRITE_TXN_MARKERS] == (1, 1)
+def test_v1_and_v2_are_offered() -> None:
+    assert api_versions.SUPPORTED[WRITE_TXN_MARKERS] == (1, 2)
+
+
+def test_a_markers_transaction_version_reaches_the_leader_from_either_listener() -> None:
+    """WriteTxnMarkers v2 (Kafka listener) and the brokers' gRPC request both carry each marker's transaction
+    version, which the leader checks a marker at the producer's current epoch by."""
+    marker = v2.WritableTxnMarker(
+        producer_id=7,
+        producer_epoch=2,
+        transaction_result=True,
+        topics=(v2.WritableTxnMarkerTopic(name="payments", partition_indexes=(0,)),),
+        coordinator_epoch=0,
+        transaction_version=2,
+    )
+    (wire,) = entries_of(v2.WriteTxnMarkersRequest(markers=(marker,)))
+    assert wire.marker == EndTxnMarker(7, 2, True, 0, transaction_version=2)
+    (grpc,) = decode_request(encode_request([TxnMarkerEntry(wire.marker, wire.partitions)]))
+    assert grpc.marker.transaction_version == 2 and grpc.partitions == [TopicPartition("payments", 0)]

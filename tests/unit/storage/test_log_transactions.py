@@ -116,6 +116,27 @@ def test_a_stale_marker_is_refused_and_writes_nothing(tmp_path: Path) -> None:
     assert log.log_end_offset == end
 
 
+def test_at_transaction_version_2_a_late_copy_of_the_last_marker_does_not_end_the_open_transaction(
+    tmp_path: Path,
+) -> None:
+    """Transaction 1's batches at epoch 4, its COMMIT at the bumped epoch 5; transaction 2 then writes at 5. A copy
+    of transaction 1's COMMIT arriving now (a replayed request) would commit transaction 2's first batch: refused.
+    The same copy with no transaction open is a retry and is taken, as is a version-0 marker at the same epoch."""
+    log = open_log(tmp_path)
+    log.append_as_leader(txn_batch(A, 0, epoch=4), 1, 0)
+    commit = EndTxnMarker(A, 5, True, 0, transaction_version=2)
+    log.append_marker_as_leader(commit, 1, 0)
+    log.append_marker_as_leader(commit, 1, 0)  # a retry: nothing open at epoch 5
+    log.append_as_leader(txn_batch(A, 0, epoch=5), 1, 0)
+    end = log.log_end_offset
+    with pytest.raises(KafkaError) as late:
+        log.append_marker_as_leader(commit, 1, 0)
+    assert late.value.code == ErrorCode.INVALID_PRODUCER_EPOCH
+    assert log.log_end_offset == end and log.producer_state.has_ongoing_transaction(A, 5)
+    log.append_marker_as_leader(marker(A, commit=True, epoch=5), 1, 0)  # version 0: Kafka's >= check
+    assert not log.producer_state.has_ongoing_transaction(A, 5)
+
+
 def test_a_producer_may_not_send_a_control_batch(tmp_path: Path) -> None:
     log = open_log(tmp_path)
     from minikafka.common.control_batch import build_marker_batch

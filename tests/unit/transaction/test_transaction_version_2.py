@@ -63,7 +63,7 @@ def test_end_txn_v5_bumps_the_epoch_writes_the_markers_with_it_and_answers_it() 
     )
     prepared = completed(step)
     assert replies(prepared) == [Reply(9, ErrorCode.NONE, 100, 1)]
-    assert markers(prepared) == [WriteMarkers(100, 1, True, frozenset({P0, P1}))]
+    assert markers(prepared) == [WriteMarkers(100, 1, True, frozenset({P0, P1}), transaction_version=2)]
     assert prepared.metadata is not None
     complete = completed(core.markers_written(prepared.metadata, 11))
     assert complete.metadata is not None
@@ -149,7 +149,9 @@ def test_an_epoch_about_to_run_out_rolls_over_to_the_next_producer_id() -> None:
     )
     prepared = completed(step)
     # The markers end the transaction under the old id; the producer goes on with the new one.
-    assert markers(prepared) == [WriteMarkers(100, MAX_PRODUCER_EPOCH, True, frozenset({P0, P1}))]
+    assert markers(prepared) == [
+        WriteMarkers(100, MAX_PRODUCER_EPOCH, True, frozenset({P0, P1}), transaction_version=2)
+    ]
     assert replies(prepared) == [Reply(9, ErrorCode.NONE, 555, 0)]
     assert prepared.metadata is not None
     complete = completed(core.markers_written(prepared.metadata, 11)).metadata
@@ -186,7 +188,9 @@ def test_a_coordinator_taking_over_mid_roll_over_finishes_it() -> None:
     prepared = completed(step).metadata
     assert prepared is not None
     loaded = decode_value(TXN, encode_value(prepared))
-    assert core.resume(loaded).effects == (WriteMarkers(100, MAX_PRODUCER_EPOCH, True, frozenset({P0, P1})),)
+    assert core.resume(loaded).effects == (
+        WriteMarkers(100, MAX_PRODUCER_EPOCH, True, frozenset({P0, P1}), transaction_version=2),
+    )
     complete = completed(core.markers_written(loaded, 11)).metadata
     assert complete is not None
     assert (complete.producer_id, complete.producer_epoch, complete.state) == (555, 0, TxnState.COMPLETE_COMMIT)
@@ -200,7 +204,7 @@ def test_a_timed_out_transaction_of_version_2_is_fenced_then_bumped_by_its_end()
     open_ = completed(core.add_partitions(ready, 100, 0, [P0], 2, 1_000, TV2)).metadata
     assert open_ is not None and open_.client_version == TV2
     prepared = completed(core.expire(open_, 61_001))
-    assert markers(prepared) == [WriteMarkers(100, 2, False, frozenset({P0}))]
+    assert markers(prepared) == [WriteMarkers(100, 2, False, frozenset({P0}), transaction_version=2)]
     assert prepared.metadata is not None
     complete = completed(core.markers_written(prepared.metadata, 61_002)).metadata
     assert complete is not None and complete.state == TxnState.COMPLETE_ABORT

@@ -25,15 +25,21 @@ from minikafka.common.control_batch import EndTxnMarker
 from minikafka.common.errors import ErrorCode
 
 WRITE_TXN_MARKERS = 27
-# v1 only: v0 is gone since Kafka 4.0, and v2 carries transaction.version 2, which is not implemented.
-VERSIONS = {WRITE_TXN_MARKERS: (1, 1)}
+# v0 is gone since Kafka 4.0; v2 carries each marker's transaction version, which the leader checks it by.
+VERSIONS = {WRITE_TXN_MARKERS: (1, 2)}
 MARKER_TIMEOUT_MS = 30000  # a marker waits this long for the ISR, as Kafka's request.timeout.ms
 
 
 def entries_of(body: Any) -> list[TxnMarkerEntry]:
     return [
         TxnMarkerEntry(
-            EndTxnMarker(m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch),
+            EndTxnMarker(
+                m.producer_id,
+                m.producer_epoch,
+                m.transaction_result,
+                m.coordinator_epoch,
+                int(getattr(m, "transaction_version", 0)),
+            ),
             [TopicPartition(t.name, p) for t in m.topics or () for p in t.partition_indexes or ()],
         )
         for m in body.markers or ()

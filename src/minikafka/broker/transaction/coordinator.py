@@ -237,7 +237,9 @@ class TransactionCoordinator:
         self._apply(shard, metadata.transactional_id, core.written(metadata, write.target, write.request_id, error))
 
     async def _send_markers(self, shard: TxnShard, transactional_id: str, markers: WriteMarkers) -> None:
-        marker = EndTxnMarker(markers.producer_id, markers.producer_epoch, markers.commit, shard.leader_epoch)
+        marker = EndTxnMarker(
+            markers.producer_id, markers.producer_epoch, markers.commit, shard.leader_epoch, markers.transaction_version
+        )
         done = False
         while self.runtime.is_current(shard):
             try:

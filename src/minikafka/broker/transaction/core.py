@@ -57,6 +57,7 @@ class WriteMarkers:
     producer_epoch: int
     commit: bool
     partitions: frozenset[TopicPartitionKey]
+    transaction_version: int = 0  # the producer's (clientTransactionVersion): the leaders check markers by it
 
 
 @dataclass(frozen=True)
@@ -373,7 +374,7 @@ def written(metadata: TxnMetadata, target: TxnMetadata, request_id: int | None, 
         replies = (Reply(request_id, ErrorCode.NONE, *_producer_after(done)),)
     if done.state.is_prepare:
         commit = done.state == TxnState.PREPARE_COMMIT
-        markers = WriteMarkers(done.producer_id, done.producer_epoch, commit, done.partitions)
+        markers = WriteMarkers(done.producer_id, done.producer_epoch, commit, done.partitions, done.client_version)
         return TxnStep(done, replies + (markers,))
     if done.state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
         event = TxnEvent(
@@ -419,7 +420,9 @@ def resume(metadata: TxnMetadata) -> TxnStep:
     """A coordinator that loads a Prepare state finishes the transaction: its markers are written again."""
     if metadata.pending is None and metadata.state.is_prepare:
         commit = metadata.state == TxnState.PREPARE_COMMIT
-        markers = WriteMarkers(metadata.producer_id, metadata.producer_epoch, commit, metadata.partitions)
+        markers = WriteMarkers(
+            metadata.producer_id, metadata.producer_epoch, commit, metadata.partitions, metadata.client_version
+        )
         return TxnStep(metadata, (markers,))
     return TxnStep(metadata)
 

@@ -44,6 +44,7 @@ def encode_request(entries: list[TxnMarkerEntry]) -> broker_pb2.WriteTxnMarkersR
             producer_epoch=entry.marker.producer_epoch,
             transaction_result=entry.marker.commit,
             coordinator_epoch=entry.marker.coordinator_epoch,
+            transaction_version=entry.marker.transaction_version,
         )
         by_topic: dict[str, list[int]] = defaultdict(list)
         for tp in entry.partitions:
@@ -56,7 +57,9 @@ def encode_request(entries: list[TxnMarkerEntry]) -> broker_pb2.WriteTxnMarkersR
 def decode_request(request: broker_pb2.WriteTxnMarkersRequest) -> list[TxnMarkerEntry]:
     return [
         TxnMarkerEntry(
-            EndTxnMarker(m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch),
+            EndTxnMarker(
+                m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch, m.transaction_version
+            ),
             [TopicPartition(t.name, p) for t in m.topics for p in t.partition_indexes],
         )
         for m in request.markers
