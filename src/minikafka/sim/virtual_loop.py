@@ -17,6 +17,7 @@ import heapq
 import itertools
 import random
 import selectors
+import threading
 from collections.abc import Callable, Coroutine
 from contextvars import Context
 from typing import Any, TypeVar, TypeVarTuple
@@ -227,6 +228,13 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         `run_forever` checks `_stopping` after each turn and nothing else), with the virtual clock's rule: a timer
         within the clock's resolution of now fires this turn; the clock moves to it first, or code reading the time
         after it fired would find itself still before it, and wait again for a moment the clock never reaches."""
+        restore = _answer_running_loop_lookups(self)
+        try:
+            self._turns()
+        finally:
+            restore()
+
+    def _turns(self) -> None:
         resolution: float = self._clock_resolution  # type: ignore[attr-defined]
         ready: collections.deque[asyncio.Handle] = self._ready  # type: ignore[attr-defined]
         popleft, heappop = ready.popleft, heapq.heappop
@@ -319,6 +327,35 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         else:
             self.call_later(self.random.uniform(*self.executor_latency_ms) / 1000, run)
         return future
+
+
+def _answer_running_loop_lookups(loop: VirtualTimeLoop) -> Callable[[], None]:
+    """While `loop` runs, asyncio's lookups of the running loop answer it from here in its own thread: CPython 3.11's
+    ask getpid() (a system call) each time, and `asyncio.sleep`, queues, locks and the shells' clock ask some 2,000
+    times per simulated second. Other threads, and this one once the loop stops, get what was there before. Returns
+    what puts that back (unless another loop's lookups were installed meanwhile: these then pass calls on)."""
+    get_ident = threading.get_ident
+    before = asyncio.events._get_running_loop, asyncio.events.get_running_loop
+
+    def _get_running_loop() -> asyncio.AbstractEventLoop | None:
+        return loop if loop._thread_id == get_ident() else before[0]()  # type: ignore[attr-defined]
+
+    def get_running_loop() -> asyncio.AbstractEventLoop:
+        return loop if loop._thread_id == get_ident() else before[1]()  # type: ignore[attr-defined]
+
+    _install(_get_running_loop, get_running_loop)
+
+    def restore() -> None:
+        if asyncio.events.get_running_loop is get_running_loop:
+            _install(*before)
+
+    return restore
+
+
+def _install(get_running: Callable[[], Any], get_running_raising: Callable[[], Any]) -> None:
+    for module in (asyncio, asyncio.events):  # the package re-exports them: callers look up either
+        setattr(module, "_get_running_loop", get_running)  # noqa: B010 - a module's function, replaced
+        setattr(module, "get_running_loop", get_running_raising)  # noqa: B010
 
 
 _CREATED = itertools.count()

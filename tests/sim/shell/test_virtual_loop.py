@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import threading
 
 import pytest
 from virtual_loop import WALL_START_S, Deadlock, run_virtual
@@ -206,3 +207,30 @@ def test_cancelled_timers_leave_the_heap_as_asyncio_s_do() -> None:
     finally:
         virtual.close()
         real.close()
+
+
+def test_the_running_loop_is_the_virtual_one_in_its_thread_only_and_only_while_it_runs() -> None:
+    """The loop answers asyncio's running-loop lookups itself while it runs: other threads must still get theirs."""
+    originals = asyncio.get_running_loop, asyncio._get_running_loop, asyncio.events.get_running_loop
+    elsewhere: list[object] = []
+
+    def in_a_thread() -> None:
+        elsewhere.append(asyncio._get_running_loop())
+
+        async def own() -> asyncio.AbstractEventLoop:
+            return asyncio.get_running_loop()
+
+        elsewhere.append(asyncio.run(own()))
+
+    async def main() -> bool:
+        thread = threading.Thread(target=in_a_thread)
+        thread.start()
+        thread.join()
+        loop = asyncio.get_running_loop()
+        return loop is asyncio._get_running_loop() is asyncio.events.get_running_loop()
+
+    assert run_virtual(main())
+    assert elsewhere[0] is None
+    assert isinstance(elsewhere[1], asyncio.AbstractEventLoop) and not isinstance(elsewhere[1], VirtualTimeLoop)
+    assert (asyncio.get_running_loop, asyncio._get_running_loop, asyncio.events.get_running_loop) == originals
+    assert asyncio._get_running_loop() is None
