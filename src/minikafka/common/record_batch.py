@@ -51,6 +51,22 @@ _ATTRIBUTES = 21
 _RECORDS_COUNT = 57
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
+# RecordBatch's fields after buffer and position, in _HEADER's order (a test checks they are its fields)
+_HEADER_FIELDS = (
+    "base_offset",
+    "batch_length",
+    "partition_leader_epoch",
+    "magic",
+    "crc",
+    "attributes",
+    "last_offset_delta",
+    "base_timestamp",
+    "max_timestamp",
+    "producer_id",
+    "producer_epoch",
+    "base_sequence",
+    "records_count",
+)
 _INT64 = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 
@@ -612,8 +628,11 @@ def read_header(
     available = len(buffer) - position
     if available < HEADER_SIZE:
         raise CorruptRecordError(f"truncated batch header ({available} of {HEADER_SIZE} bytes)", position)
-    fields = _HEADER.unpack_from(buffer, position)
-    batch = RecordBatch(buffer, position, *fields)
+    batch = object.__new__(RecordBatch)  # the frozen __init__'s fifteen object.__setattr__ calls cost 3 times this
+    fields = batch.__dict__
+    fields["buffer"] = buffer
+    fields["position"] = position
+    fields.update(zip(_HEADER_FIELDS, _HEADER.unpack_from(buffer, position), strict=True))
     if batch.magic != MAGIC:
         raise CorruptRecordError(f"unsupported magic {batch.magic} (expected {MAGIC})", position)
     if batch.batch_length < HEADER_SIZE - LOG_OVERHEAD:
