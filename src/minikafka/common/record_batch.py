@@ -51,22 +51,6 @@ _ATTRIBUTES = 21
 _RECORDS_COUNT = 57
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
-# RecordBatch's fields after buffer and position, in _HEADER's order (a test checks they are its fields)
-_HEADER_FIELDS = (
-    "base_offset",
-    "batch_length",
-    "partition_leader_epoch",
-    "magic",
-    "crc",
-    "attributes",
-    "last_offset_delta",
-    "base_timestamp",
-    "max_timestamp",
-    "producer_id",
-    "producer_epoch",
-    "base_sequence",
-    "records_count",
-)
 _INT64 = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 
@@ -632,7 +616,21 @@ def read_header(
     fields = batch.__dict__
     fields["buffer"] = buffer
     fields["position"] = position
-    fields.update(zip(_HEADER_FIELDS, _HEADER.unpack_from(buffer, position), strict=True))
+    (
+        fields["base_offset"],
+        fields["batch_length"],
+        fields["partition_leader_epoch"],
+        fields["magic"],
+        fields["crc"],
+        fields["attributes"],
+        fields["last_offset_delta"],
+        fields["base_timestamp"],
+        fields["max_timestamp"],
+        fields["producer_id"],
+        fields["producer_epoch"],
+        fields["base_sequence"],
+        fields["records_count"],
+    ) = _HEADER.unpack_from(buffer, position)
     if batch.magic != MAGIC:
         raise CorruptRecordError(f"unsupported magic {batch.magic} (expected {MAGIC})", position)
     if batch.batch_length < HEADER_SIZE - LOG_OVERHEAD:
