@@ -612,8 +612,25 @@ def read_header(
     available = len(buffer) - position
     if available < HEADER_SIZE:
         raise CorruptRecordError(f"truncated batch header ({available} of {HEADER_SIZE} bytes)", position)
-    fields = _HEADER.unpack_from(buffer, position)
-    batch = RecordBatch(buffer, position, *fields)
+    batch = object.__new__(RecordBatch)  # the frozen __init__'s fifteen object.__setattr__ calls cost 3 times this
+    fields = batch.__dict__
+    fields["buffer"] = buffer
+    fields["position"] = position
+    (
+        fields["base_offset"],
+        fields["batch_length"],
+        fields["partition_leader_epoch"],
+        fields["magic"],
+        fields["crc"],
+        fields["attributes"],
+        fields["last_offset_delta"],
+        fields["base_timestamp"],
+        fields["max_timestamp"],
+        fields["producer_id"],
+        fields["producer_epoch"],
+        fields["base_sequence"],
+        fields["records_count"],
+    ) = _HEADER.unpack_from(buffer, position)
     if batch.magic != MAGIC:
         raise CorruptRecordError(f"unsupported magic {batch.magic} (expected {MAGIC})", position)
     if batch.batch_length < HEADER_SIZE - LOG_OVERHEAD:

@@ -17,7 +17,9 @@ import heapq
 import itertools
 import random
 import selectors
+import threading
 from collections.abc import Callable, Coroutine
+from contextvars import Context
 from typing import Any, TypeVar, TypeVarTuple
 
 from minikafka.common.node_environment import simulated_node, simulated_node_of
@@ -75,6 +77,44 @@ class _JumpingSelector(selectors.BaseSelector):
             raise Deadlock("no callback ready, no timer pending and no I/O ready")
         self._advance(timeout)
         return []
+
+
+H = TypeVar("H", bound=asyncio.Handle)
+
+
+def _handle(
+    kind: type[H], callback: Callable[..., object], args: tuple[Any, ...], loop: Any, context: Context | None
+) -> H:
+    """What `asyncio.Handle.__init__` sets outside debug mode, without its frame and its `get_debug()` call: the loop
+    makes some 2,000 handles per simulated second."""
+    handle = object.__new__(kind)
+    handle._context = contextvars.copy_context() if context is None else context  # type: ignore[attr-defined]
+    handle._loop = loop  # type: ignore[attr-defined]
+    handle._callback = callback  # type: ignore[attr-defined]
+    handle._args = args
+    handle._cancelled = False
+    handle._repr = None  # type: ignore[attr-defined]
+    handle._source_traceback = None  # type: ignore[attr-defined]
+    return handle
+
+
+class _Timer(asyncio.TimerHandle):
+    """asyncio's TimerHandle, cancelled in one frame where asyncio's takes four: `asyncio.sleep` cancels the timer it
+    armed once it wakes, fired or not, so nearly every timer is cancelled."""
+
+    __slots__ = ()
+
+    def cancel(self) -> None:
+        if self._cancelled:
+            return
+        loop = self._loop  # type: ignore[attr-defined]
+        if self._scheduled:  # type: ignore[attr-defined]  # still in the heap: BaseEventLoop._timer_handle_cancelled
+            loop._timer_cancelled_count += 1
+        self._cancelled = True
+        if loop._debug:
+            self._repr = repr(self)
+        self._callback = None
+        self._args = None  # type: ignore[assignment]
 
 
 class VirtualTimeLoop(asyncio.SelectorEventLoop):
@@ -145,6 +185,15 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         woken, self._woken = self._woken, False
         return woken or registered > 1 or bool(self._signal_handlers)  # type: ignore[attr-defined]
 
+    def call_soon(
+        self, callback: Callable[[*Ts], object], *args: *Ts, context: contextvars.Context | None = None
+    ) -> asyncio.Handle:
+        if self._closed or self._debug:  # type: ignore[attr-defined]  # asyncio's checks: an error, or debug's
+            return super().call_soon(callback, *args, context=context)
+        handle = _handle(asyncio.Handle, callback, args, self, context)
+        self._ready.append(handle)  # type: ignore[attr-defined]
+        return handle
+
     def call_at(
         self, when: float, callback: Callable[[*Ts], object], *args: *Ts, context: contextvars.Context | None = None
     ) -> asyncio.TimerHandle:
@@ -152,10 +201,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         if self.get_debug():
             self._check_thread()  # type: ignore[attr-defined]
             self._check_callback(callback, "call_at")  # type: ignore[attr-defined]
-        timer = asyncio.TimerHandle(when, callback, args, self, context)
-        heapq.heappush(self._scheduled, (when, timer))
-        timer._scheduled = True  # type: ignore[attr-defined]
-        return timer
+        return self._arm(when, callback, args, context)
 
     def call_later(
         self, delay: float, callback: Callable[[*Ts], object], *args: *Ts, context: contextvars.Context | None = None
@@ -163,48 +209,83 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         when = self._now + delay
         if self._closed or self._debug:  # type: ignore[attr-defined]  # call_at's checks: an error, or debug's
             return self.call_at(when, callback, *args, context=context)
-        timer = asyncio.TimerHandle(when, callback, args, self, context)  # the rest of call_at, one frame less
+        return self._arm(when, callback, args, context)
+
+    def _arm(
+        self, when: float, callback: Callable[..., object], args: tuple[Any, ...], context: contextvars.Context | None
+    ) -> asyncio.TimerHandle:
+        if self._debug:  # type: ignore[attr-defined]  # asyncio's constructor, which keeps where it was armed
+            timer: asyncio.TimerHandle = _Timer(when, callback, args, self, context)
+        else:
+            timer = _handle(_Timer, callback, args, self, context)
+        timer._when = when  # type: ignore[attr-defined]
         heapq.heappush(self._scheduled, (when, timer))
         timer._scheduled = True  # type: ignore[attr-defined]
         return timer
 
     def _run_once(self) -> None:
-        """asyncio's turn (`BaseEventLoop._run_once`) on the pairs' heap, with the virtual clock's rule: a timer
+        """asyncio's turns (`BaseEventLoop._run_once`) on the pairs' heap until the loop is told to stop (asyncio's
+        `run_forever` checks `_stopping` after each turn and nothing else), with the virtual clock's rule: a timer
         within the clock's resolution of now fires this turn; the clock moves to it first, or code reading the time
         after it fired would find itself still before it, and wait again for a moment the clock never reaches."""
-        scheduled = self._scheduled
+        restore = _answer_running_loop_lookups(self)
+        try:
+            self._turns()
+        finally:
+            restore()
+
+    def _turns(self) -> None:
         resolution: float = self._clock_resolution  # type: ignore[attr-defined]
-        if scheduled and scheduled[0][0] - self._now < resolution:
-            self._now = max(self._now, scheduled[0][0])
-        if self._timer_cancelled_count:  # it counts at least the cancelled timers still in the heap
-            scheduled = self._drop_cancelled_timers(scheduled)
         ready: collections.deque[asyncio.Handle] = self._ready  # type: ignore[attr-defined]
+        popleft, heappop = ready.popleft, heapq.heappop
+        selector: _JumpingSelector = self._selector  # type: ignore[attr-defined]
+        while True:
+            scheduled = self._scheduled
+            if scheduled and scheduled[0][0] - self._now < resolution:
+                self._now = max(self._now, scheduled[0][0])
+            cancelled = self._timer_cancelled_count  # at least the cancelled timers still in the heap
+            if cancelled and (
+                (scheduled and scheduled[0][1]._cancelled) or len(scheduled) > _MIN_SCHEDULED_TIMER_HANDLES
+            ):
+                scheduled = self._drop_cancelled_timers(scheduled)
+            idle = not ready and not self._stopping  # type: ignore[attr-defined]
+            if self._woken or self._signal_handlers or selector._registered > 1:  # type: ignore[attr-defined]
+                self._poll(selector, scheduled, idle)
+            elif idle:  # nothing to poll: the selector's jump, without its frames
+                if not scheduled:
+                    raise Deadlock("no callback ready, no timer pending and no I/O ready")
+                self._now += min(max(0, scheduled[0][0] - self._now), _MAXIMUM_SELECT_TIMEOUT_S)
+            end_time = self._now + resolution
+            while scheduled and scheduled[0][0] < end_time:
+                timer = heappop(scheduled)[1]
+                timer._scheduled = False  # type: ignore[attr-defined]
+                ready.append(timer)
+            # Only what is ready now; what these callbacks make ready runs next turn, after another poll.
+            paused = self.paused
+            for _ in range(len(ready)):
+                handle = popleft()
+                if handle._cancelled or (paused and self._holds(handle)):
+                    continue
+                try:  # Handle._run's body, without its frame
+                    handle._context.run(handle._callback, *handle._args)  # type: ignore[attr-defined]
+                except (SystemExit, KeyboardInterrupt):
+                    raise
+                except BaseException as error:  # noqa: BLE001 - to the exception handler, as Handle._run does
+                    message = f"Exception in callback {handle._callback!r}"  # type: ignore[attr-defined]
+                    self.call_exception_handler({"message": message, "exception": error, "handle": handle})
+            if self._stopping:  # type: ignore[attr-defined]
+                return
+
+    def _poll(self, selector: _JumpingSelector, scheduled: list[tuple[float, asyncio.TimerHandle]], idle: bool) -> None:
+        """asyncio's wait in its selector: at most until the next timer when nothing is ready, else not at all."""
         timeout = None
-        if ready or self._stopping:  # type: ignore[attr-defined]
+        if not idle:
             timeout = 0.0
         elif scheduled:
             timeout = min(max(0, scheduled[0][0] - self._now), _MAXIMUM_SELECT_TIMEOUT_S)
-        events = self._selector.select(timeout)  # type: ignore[attr-defined]
+        events = selector.select(timeout)
         if events:
             self._process_events(events)  # type: ignore[attr-defined]
-        end_time = self._now + resolution
-        while scheduled and scheduled[0][0] < end_time:
-            timer = heapq.heappop(scheduled)[1]
-            timer._scheduled = False  # type: ignore[attr-defined]
-            ready.append(timer)
-        # Only what is ready now; what these callbacks make ready runs next turn, after another poll.
-        paused, popleft = self.paused, ready.popleft
-        for _ in range(len(ready)):
-            handle = popleft()
-            if handle._cancelled or (paused and self._holds(handle)):
-                continue
-            try:  # Handle._run's body, without its frame
-                handle._context.run(handle._callback, *handle._args)  # type: ignore[attr-defined]
-            except (SystemExit, KeyboardInterrupt):
-                raise
-            except BaseException as error:  # noqa: BLE001 - to the exception handler, as Handle._run does
-                message = f"Exception in callback {handle._callback!r}"  # type: ignore[attr-defined]
-                self.call_exception_handler({"message": message, "exception": error, "handle": handle})
 
     def _drop_cancelled_timers(
         self, scheduled: list[tuple[float, asyncio.TimerHandle]]
@@ -246,6 +327,35 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         else:
             self.call_later(self.random.uniform(*self.executor_latency_ms) / 1000, run)
         return future
+
+
+def _answer_running_loop_lookups(loop: VirtualTimeLoop) -> Callable[[], None]:
+    """While `loop` runs, asyncio's lookups of the running loop answer it from here in its own thread: CPython 3.11's
+    ask getpid() (a system call) each time, and `asyncio.sleep`, queues, locks and the shells' clock ask some 2,000
+    times per simulated second. Other threads, and this one once the loop stops, get what was there before. Returns
+    what puts that back (unless another loop's lookups were installed meanwhile: these then pass calls on)."""
+    get_ident = threading.get_ident
+    before = asyncio.events._get_running_loop, asyncio.events.get_running_loop
+
+    def _get_running_loop() -> asyncio.AbstractEventLoop | None:
+        return loop if loop._thread_id == get_ident() else before[0]()  # type: ignore[attr-defined]
+
+    def get_running_loop() -> asyncio.AbstractEventLoop:
+        return loop if loop._thread_id == get_ident() else before[1]()  # type: ignore[attr-defined]
+
+    _install(_get_running_loop, get_running_loop)
+
+    def restore() -> None:
+        if asyncio.events.get_running_loop is get_running_loop:
+            _install(*before)
+
+    return restore
+
+
+def _install(get_running: Callable[[], Any], get_running_raising: Callable[[], Any]) -> None:
+    for module in (asyncio, asyncio.events):  # the package re-exports them: callers look up either
+        setattr(module, "_get_running_loop", get_running)  # noqa: B010 - a module's function, replaced
+        setattr(module, "get_running_loop", get_running_raising)  # noqa: B010
 
 
 _CREATED = itertools.count()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import threading
 
 import pytest
 from virtual_loop import WALL_START_S, Deadlock, run_virtual
@@ -154,3 +155,82 @@ def test_a_failing_callback_goes_to_the_exception_handler_and_the_loop_goes_on()
     finally:
         loop.close()
     assert [repr(error) for error in seen] == [repr(ValueError("boom"))]
+
+
+def _handle_fields(handle: asyncio.Handle) -> dict[str, object]:
+    slots = [
+        *asyncio.Handle.__slots__,
+        *(asyncio.TimerHandle.__slots__ if isinstance(handle, asyncio.TimerHandle) else []),
+    ]
+    return {name: getattr(handle, name) for name in slots if name != "__weakref__"}
+
+
+def test_the_loop_s_handles_carry_what_asyncio_s_constructors_set() -> None:
+    """The loop builds its handles without asyncio's constructors: every field must still be theirs."""
+    loop = VirtualTimeLoop()
+    context = contextvars.copy_context()
+    try:
+        soon, later = loop.call_soon(print, 1, context=context), loop.call_later(2.5, print, 2, context=context)
+        assert _handle_fields(soon) == _handle_fields(asyncio.Handle(print, (1,), loop, context))
+        expected = asyncio.TimerHandle(2.5, print, (2,), loop, context)
+        expected._scheduled = True  # type: ignore[attr-defined]
+        assert _handle_fields(later) == _handle_fields(expected)
+        assert loop.call_soon(print)._context is not None  # type: ignore[attr-defined]  # the caller's, copied
+    finally:
+        loop.close()
+
+
+def _cancelling(loop: asyncio.AbstractEventLoop) -> list[int]:
+    """Timers cancelled before and after they fire: what is left in the heap after each turn (asyncio drops the
+    cancelled ones at its head, and all of them once they are most of many)."""
+    left: list[int] = []
+    base = loop.time()
+    timers = [loop.call_at(base + n / 1000, lambda: None) for n in range(400)]
+    for timer in timers[:10] + timers[150:380]:
+        timer.cancel()
+    for _ in range(3):
+        loop.call_soon(loop.stop)
+        loop.run_forever()
+        left.append(len(loop._scheduled))  # type: ignore[attr-defined]
+    for timer in timers:
+        timer.cancel()  # fired ones too, as asyncio.sleep does
+    loop.call_soon(loop.stop)
+    loop.run_forever()
+    left.append(len(loop._scheduled))  # type: ignore[attr-defined]
+    return left
+
+
+def test_cancelled_timers_leave_the_heap_as_asyncio_s_do() -> None:
+    virtual, real = VirtualTimeLoop(), asyncio.SelectorEventLoop()
+    try:
+        assert _cancelling(virtual) == _cancelling(real)
+    finally:
+        virtual.close()
+        real.close()
+
+
+def test_the_running_loop_is_the_virtual_one_in_its_thread_only_and_only_while_it_runs() -> None:
+    """The loop answers asyncio's running-loop lookups itself while it runs: other threads must still get theirs."""
+    originals = asyncio.get_running_loop, asyncio._get_running_loop, asyncio.events.get_running_loop
+    elsewhere: list[object] = []
+
+    def in_a_thread() -> None:
+        elsewhere.append(asyncio._get_running_loop())
+
+        async def own() -> asyncio.AbstractEventLoop:
+            return asyncio.get_running_loop()
+
+        elsewhere.append(asyncio.run(own()))
+
+    async def main() -> bool:
+        thread = threading.Thread(target=in_a_thread)
+        thread.start()
+        thread.join()
+        loop = asyncio.get_running_loop()
+        return loop is asyncio._get_running_loop() is asyncio.events.get_running_loop()
+
+    assert run_virtual(main())
+    assert elsewhere[0] is None
+    assert isinstance(elsewhere[1], asyncio.AbstractEventLoop) and not isinstance(elsewhere[1], VirtualTimeLoop)
+    assert (asyncio.get_running_loop, asyncio._get_running_loop, asyncio.events.get_running_loop) == originals
+    assert asyncio._get_running_loop() is None

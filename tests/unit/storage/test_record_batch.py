@@ -124,3 +124,21 @@ def test_any_record_like_encodes_as_the_record_with_the_same_fields() -> None:
     pending = [Pending(b"v1", None, 1000), Pending(None, b"k2", 1005), Pending(b"v3" * 300, b"k3", 999)]
     records = [Record(p.value, key=p.key, timestamp_ms=p.timestamp_ms) for p in pending]
     assert build_batch(pending) == build_batch(records)
+
+
+def test_a_read_header_is_the_batch_its_constructor_builds() -> None:
+    """read_header fills a RecordBatch without its constructor: every field, by name, must be the header's."""
+    first = build_batch([Record(b"a")], base_offset=0)
+    second = build_batch(
+        [Record(b"v", timestamp_ms=1000), Record(b"w", timestamp_ms=1007)],
+        base_offset=5,
+        partition_leader_epoch=3,
+        producer_id=7,
+        producer_epoch=1,
+        base_sequence=4,
+    )
+    data = first + second
+    batch = list(iter_batches(data))[1]
+    expected = RecordBatch(data, len(first), *struct.unpack_from(">qiibIhiqqqhii", data, len(first)))
+    assert vars(batch) == vars(expected)
+    assert (batch.base_offset, batch.last_offset, batch.producer_id, batch.base_sequence) == (5, 6, 7, 4)
