@@ -88,7 +88,12 @@ async def test_a_heartbeat_the_broker_gave_up_on_in_the_queue_still_renews_the_s
         with contextlib.suppress(asyncio.CancelledError):
             await queue
         now[0] = 3000
-        request = controller_pb2.BrokerHeartbeatRequest(broker_id=7, broker_epoch=epoch, current_metadata_offset=200)
+        request = controller_pb2.BrokerHeartbeatRequest(
+            broker_id=7,
+            broker_epoch=epoch,
+            current_metadata_offset=200,
+            want_shutdown=True,  # a change: queued
+        )
         call = asyncio.ensure_future(service.BrokerHeartbeat(request, None))
         await until(lambda: bool(controller._queue), "the heartbeat waits in the queue")
         call.cancel()  # the broker's call deadline passed first

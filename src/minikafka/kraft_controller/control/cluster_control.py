@@ -23,6 +23,8 @@ from minikafka.kraft_controller.control.heartbeat_manager import (
     HeartbeatDecision,
     HeartbeatManager,
     ShutdownNow,
+    StayFenced,
+    StayUnfenced,
     Unfence,
     next_broker_state,
 )
@@ -201,6 +203,27 @@ def broker_heartbeat(
         should_shutdown=should_shutdown,
     )
     return HeartbeatOutcome(ControllerResult((), response, later=later), decision, shutdown_offset)
+
+
+def unchanged_heartbeat_response(
+    committed: BrokerRegistration | None, proposed: BrokerRegistration | None, request: BrokerHeartbeatRequest
+) -> BrokerHeartbeatResponse | None:
+    """The answer to a heartbeat that changes nothing and reads only committed state, or None when the heartbeat
+    must go through the event queue: its broker's registration differs between the committed and the proposed
+    image (a change of it is pending), it is in controlled shutdown (its answer counts leaderships and offsets),
+    its epoch is stale (the queue logs the rejection), or it asks for a state change (records to write)."""
+    if committed is None or committed is not proposed or committed.broker_epoch != request.broker_epoch:
+        return None
+    if committed.status is BrokerStatus.CONTROLLED_SHUTDOWN:
+        return None
+    if not isinstance(next_broker_state(committed, request, 0), StayUnfenced | StayFenced):
+        return None
+    return BrokerHeartbeatResponse(
+        error_code=ErrorCode.NONE,
+        is_caught_up=request.current_metadata_offset >= committed.broker_epoch,
+        is_fenced=committed.status is BrokerStatus.FENCED,
+        should_shutdown=False,
+    )
 
 
 def fence_one_stale_broker(

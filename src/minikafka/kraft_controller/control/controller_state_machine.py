@@ -125,6 +125,24 @@ class ControllerStateMachine:
             )
         return outcome.result
 
+    def heartbeat_without_change(self, request: BrokerHeartbeatRequest, now_ms: int) -> BrokerHeartbeatResponse | None:
+        """Answer at once, apart from the event queue, a heartbeat that changes nothing and reads only committed
+        state (`cluster_control.unchanged_heartbeat_response`), renewing its session; None when it must be queued.
+        Queued, it would wait behind every write ahead of it and the commit of all of them (a fencing of thousands
+        of partitions: seconds), and the broker's session with it."""
+        response = cluster_control.unchanged_heartbeat_response(
+            self.committed.broker(request.broker_id), self.image.broker(request.broker_id), request
+        )
+        if response is not None:
+            self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms, request.current_metadata_offset)
+        return response
+
+    def heartbeat_arrived(self, request: BrokerHeartbeatRequest, now_ms: int) -> None:
+        """A heartbeat of the broker's current epoch arrived: its session is renewed from now, before it waits in
+        the event queue (Kafka updates the contact time before the rest of the handling), so a tick queued ahead
+        of it cannot expire a broker whose heartbeats wait behind a long write."""
+        self.expired_heartbeat(request, now_ms)
+
     def expired_heartbeat(self, request: BrokerHeartbeatRequest, now_ms: int) -> None:
         """A heartbeat that waited in the event queue past its deadline still shows the broker alive (Kafka's
         processExpiredBrokerHeartbeat): its session is renewed from the time it arrived, nothing else changes."""
