@@ -49,6 +49,10 @@ REPLAY_RECORDS_PER_TURN = 200
 # A write's records applied to the proposed image, or encoded for the append, per loop turn (about 40 us each).
 PROPOSE_RECORDS_PER_TURN = 200
 OPERATIONS_PER_TURN = 100  # writes the queue generates in one loop turn (a small one costs 0.1-0.3 ms)
+# Records handed to Raft in one append, a loop turn each (Kafka's maxRecordsPerBatch bounds a batch the same way):
+# Raft builds an entry per record, writes the log and wakes its fetchers in that turn, and a fencing at 20,000
+# partitions is a write of 20,001 records.
+MAX_RECORDS_PER_BATCH = 1000
 
 
 class MetadataRaft(Protocol):
@@ -391,7 +395,7 @@ class QuorumController:
         try:
             if not self.active:
                 raise NotLeaderError("not the active controller")
-            base_offset = await self.raft.propose(await self._encoded(batch))
+            base_offset = await self._propose_in_batches(await self._encoded(batch))
         except Exception as error:
             self.state.revert_to_committed()  # generated against proposals that will not be appended
             failure = self.not_controller() if isinstance(error, NotLeaderError) else error
@@ -408,6 +412,24 @@ class QuorumController:
             for result, offset, done in batch
         )
         self._advance(self.replayed_offset)
+
+    async def _propose_in_batches(self, encoded: list[bytes]) -> int:
+        """Append `encoded` to Raft MAX_RECORDS_PER_BATCH a loop turn; the base offset of the first. NotLeaderError
+        when this controller stopped being the active one in between: what was appended is the new leader's to keep
+        or truncate, as after any append (Kafka's non-atomic results span batches the same way)."""
+        epoch = self._active_epoch
+        base_offset = None
+        for start in range(0, len(encoded), MAX_RECORDS_PER_BATCH):
+            if start:
+                await asyncio.sleep(0)  # heartbeats, the quorum's fetches and replays run in between
+                if not self.active or self._active_epoch != epoch:
+                    raise NotLeaderError("not the active controller")
+            offset = await self.raft.propose(encoded[start : start + MAX_RECORDS_PER_BATCH])
+            if base_offset is None:
+                base_offset = offset
+            assert offset == base_offset + start, f"Raft appended at {offset}, expected {base_offset + start}"
+        assert base_offset is not None
+        return base_offset
 
     async def _encoded(self, batch: list[tuple[ControllerResult[Any], int, asyncio.Future[Any]]]) -> list[bytes]:
         """The batch's records encoded, PROPOSE_RECORDS_PER_TURN a loop turn; NotLeaderError when this controller
