@@ -106,12 +106,8 @@ PARTITIONS_PER_SLICE = 2000
 CHANGES_PER_SLICE = 200
 
 
-Candidates = Iterable[tuple[TopicImage, int, PartitionRegistration]]
-
-
 def _update_partitions(
     image: MetadataImage,
-    candidates: Candidates,
     select: Callable[[TopicImage, PartitionRegistration], bool],
     target_isr: Callable[[PartitionRegistration], tuple[int, ...] | None],
     eligible: Eligible,
@@ -119,15 +115,12 @@ def _update_partitions(
     defaults: TopicDefaults,
     unclean_shutdown_replicas: frozenset[int] = frozenset(),
 ) -> list[Record]:
-    slices = _partition_changes(
-        image, candidates, select, target_isr, eligible, reason, defaults, unclean_shutdown_replicas
-    )
+    slices = _partition_changes(image, select, target_isr, eligible, reason, defaults, unclean_shutdown_replicas)
     return [record for part in slices for record in part]
 
 
 def _partition_changes(
     image: MetadataImage,
-    candidates: Candidates,
     select: Callable[[TopicImage, PartitionRegistration], bool],
     target_isr: Callable[[PartitionRegistration], tuple[int, ...] | None],
     eligible: Eligible,
@@ -135,12 +128,11 @@ def _partition_changes(
     defaults: TopicDefaults,
     unclean_shutdown_replicas: frozenset[int] = frozenset(),
 ) -> Iterator[list[Record]]:
-    """The partition changes of the `candidates` that `select` picks (in `image`), a slice at a time: at most
-    CHANGES_PER_SLICE changes or PARTITIONS_PER_SLICE partitions examined a slice (a slice may be empty), all
-    generated against `image`."""
+    """The partition changes, a slice at a time: at most CHANGES_PER_SLICE changes or PARTITIONS_PER_SLICE
+    partitions examined a slice (a slice may be empty), all generated against `image`."""
     records: list[Record] = []
     examined = 0
-    for topic, partition_id, partition in candidates:
+    for topic, partition_id, partition in image.partitions():
         examined += 1
         if examined == PARTITIONS_PER_SLICE or len(records) == CHANGES_PER_SLICE:
             yield records
@@ -237,7 +229,6 @@ def fence_broker_slices(
         return
     yield from _partition_changes(
         image,
-        image.partitions_of(broker_id),
         select=lambda t, p: broker_id in p.isr or p.leader == broker_id,
         target_isr=lambda p: isr_without(p, broker_id),
         eligible=leader_eligibility(image, excluded={broker_id}),
@@ -265,7 +256,6 @@ def unfence_broker_slices(
     yield [UnfenceBroker(broker_id=broker_id, broker_epoch=registration.broker_epoch, reason=reason)]
     yield from _partition_changes(
         image,
-        image.partitions_of(NO_LEADER),
         select=lambda t, p: (
             p.leader == NO_LEADER
             and (
@@ -304,7 +294,6 @@ def controlled_shutdown_slices(
     ]
     yield from _partition_changes(
         image,
-        image.partitions_of(broker_id),
         select=lambda t, p: broker_id in p.isr or p.leader == broker_id,
         target_isr=lambda p: isr_without(p, broker_id),
         eligible=leader_eligibility(image, excluded={broker_id}),
@@ -322,7 +311,6 @@ def handle_broker_shutdown(
     unclean = image.elr_enabled and not clean
     return _update_partitions(
         image,
-        image.partitions_of(broker_id),
         select=lambda t, p: broker_id in p.isr or p.leader == broker_id or (unclean and broker_id in p.elr),
         target_isr=lambda p: isr_without(p, broker_id),
         eligible=leader_eligibility(image, excluded={broker_id}),
@@ -342,13 +330,8 @@ def clear_elrs(image: MetadataImage) -> list[Record]:
 
 
 def leaderships(image: MetadataImage, broker_id: int) -> int:
-    """How many partitions `broker_id` leads (of those it is filed under: no scan of every partition)."""
-    topics = image.topics_by_name
-    return sum(
-        1
-        for name, index in image.partitions_by_broker.get(broker_id, ())
-        if topics[name].partitions[index].leader == broker_id
-    )
+    """How many partitions `broker_id` leads (a count: no order needed, so none is paid for)."""
+    return sum(1 for topic in image.topics_by_id.values() for p in topic.partitions.values() if p.leader == broker_id)
 
 
 # ---- AlterPartition ----

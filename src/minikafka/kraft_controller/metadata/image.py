@@ -139,10 +139,6 @@ class MetadataImage:
     acls: Map[str, AclBinding] = field(default_factory=Map)
     # Group configs (ConfigRecord of the GROUP type) by group id
     group_configs: Map[str, Map[str, str]] = field(default_factory=Map)
-    # Kafka's BrokersToIsrs (and BrokersToElrs): by broker id, the partitions (topic name, index) that broker is
-    # in the ISR or ELR of, or leads; under NO_LEADER the partitions without a leader. A change over one broker's
-    # partitions (its fencing, its controlled shutdown) reads these, not every partition. Derived: not compared.
-    partitions_by_broker: Map[int, Map[tuple[str, int], None]] = field(default_factory=Map, compare=False)
 
     # ---- queries ----
 
@@ -162,13 +158,6 @@ class MetadataImage:
             topic = self.topics_by_name[name]
             for partition_id in sorted(topic.partitions):
                 yield topic, partition_id, topic.partitions[partition_id]
-
-    def partitions_of(self, broker_id: int) -> Iterator[tuple[TopicImage, int, PartitionRegistration]]:
-        """The partitions `broker_id` is in the ISR or ELR of, or leads (NO_LEADER: those without a leader), in
-        `partitions()`'s order."""
-        for name, partition_id in sorted(self.partitions_by_broker.get(broker_id, ())):
-            topic = self.topics_by_name[name]
-            yield topic, partition_id, topic.partitions[partition_id]
 
     def topic_config(self, topic_name: str, name: str) -> str | None:
         return self.topic_configs.get(topic_name, Map()).get(name)
@@ -296,7 +285,6 @@ class MetadataImage:
             offset,
             topics_by_name=self.topics_by_name.set(record.name, topic),
             topics_by_id=by_id.set(record.topic_id, topic),
-            partitions_by_broker=None if previous is None else self._index_without_topic(previous),
         )
 
     def _replay_config(self, record: ConfigRecord, offset: int) -> MetadataImage:
@@ -339,14 +327,7 @@ class MetadataImage:
             topics_by_name=self.topics_by_name.delete(topic.name),
             topics_by_id=self.topics_by_id.delete(topic_id),
             topic_configs=configs,
-            partitions_by_broker=self._index_without_topic(topic),
         )
-
-    def _index_without_topic(self, topic: TopicImage) -> Map[int, Map[tuple[str, int], None]]:
-        index = self.partitions_by_broker
-        for partition_id, partition in topic.partitions.items():
-            index = _reindexed(index, (topic.name, partition_id), partition, None)
-        return index
 
     def _with_broker_status(
         self, broker_id: int, broker_epoch: int, status: BrokerStatus, offset: int
@@ -363,14 +344,10 @@ class MetadataImage:
         if topic is None:
             return self._at(offset)
         updated = TopicImage(topic.name, topic_id, topic.partitions.set(partition_id, registration))
-        previous = topic.partitions.get(partition_id)
         return self._at(
             offset,
             topics_by_name=self.topics_by_name.set(topic.name, updated),
             topics_by_id=self.topics_by_id.set(topic_id, updated),
-            partitions_by_broker=_reindexed(
-                self.partitions_by_broker, (topic.name, partition_id), previous, registration
-            ),
         )
 
     def _at(
@@ -382,7 +359,6 @@ class MetadataImage:
         topic_configs: Map[str, Map[str, str]] | None = None,
         features: Map[str, int] | None = None,
         scram_credentials: Map[str, Map[ScramMechanism, ScramCredential]] | None = None,
-        partitions_by_broker: Map[int, Map[tuple[str, int], None]] | None = None,
     ) -> MetadataImage:
         """This image with the given maps replaced, as of `offset`. Not dataclasses.replace, which inspects the
         fields on each call (1.8 us against 0.7): the active controller builds two images per record."""
@@ -398,7 +374,6 @@ class MetadataImage:
             self.broker_configs,
             self.acls,
             self.group_configs,
-            self.partitions_by_broker if partitions_by_broker is None else partitions_by_broker,
         )
 
     # ---- snapshots ----
@@ -478,32 +453,6 @@ def _with_config(
     if current:
         return configs.set(resource_name, current)
     return configs.delete(resource_name) if resource_name in configs else configs
-
-
-def index_keys(partition: PartitionRegistration | None) -> frozenset[int]:
-    """Where a partition is filed in `partitions_by_broker`: under its ISR and ELR members and its leader, or
-    NO_LEADER."""
-    if partition is None:
-        return frozenset()
-    return frozenset((*partition.isr, *partition.elr, partition.leader))
-
-
-def _reindexed(
-    index: Map[int, Map[tuple[str, int], None]],
-    key: tuple[str, int],
-    before: PartitionRegistration | None,
-    after: PartitionRegistration | None,
-) -> Map[int, Map[tuple[str, int], None]]:
-    """`index` with the partition `key` moved from where `before` filed it to where `after` does."""
-    was, now = index_keys(before), index_keys(after)
-    if was == now:
-        return index
-    for broker_id in was - now:
-        remaining = index[broker_id].delete(key)
-        index = index.set(broker_id, remaining) if remaining else index.delete(broker_id)
-    for broker_id in now - was:
-        index = index.set(broker_id, index.get(broker_id, Map()).set(key, None))
-    return index
 
 
 def _registration_of(record: Partition) -> PartitionRegistration:
