@@ -25,6 +25,7 @@ from minikafka.common.clock import monotonic_ms, new_random
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.event_log import log_events
 from minikafka.common.purgatory import Purgatory
+from minikafka.kraft_controller.collector_pause import CollectorPause
 from minikafka.kraft_controller.config import ControllerConfig
 from minikafka.kraft_controller.control.control_config import ControlConfig
 from minikafka.kraft_controller.control.controller_result import ControllerResult
@@ -113,6 +114,7 @@ class QuorumController:
         self._unreplayed: deque[LogEntry] = deque()
         self._deferred_high_watermark: int | None = None
         self._replayer: asyncio.Task[None] | None = None
+        self._collector = CollectorPause()
         self._log = structlog.get_logger()
 
     # ---- lifecycle ----
@@ -132,6 +134,7 @@ class QuorumController:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._collector.release()
 
     @property
     def active(self) -> bool:
@@ -191,6 +194,7 @@ class QuorumController:
             self.replayed_offset = entry.offset
             self._bytes_since_snapshot += len(entry.data)
         log_events(self._log, "info", replayed)
+        self._collector.hold_while(self.state.proposed_records)
         self._advance(self.replayed_offset)
         if self._unreplayed:
             return
@@ -216,6 +220,7 @@ class QuorumController:
         self._active_epoch = None
         self._activation_offset = None
         self.state.revert_to_committed()
+        self._collector.release()
         if leader_id == self.raft.node_id:
             self._activation_offset = epoch_start_offset
             self._pending_epoch = epoch
@@ -232,6 +237,7 @@ class QuorumController:
     def handle_snapshot(self, data: bytes, end_offset: int) -> None:
         """Replace the image with a snapshot holding every record below `end_offset`."""
         self.state.load_snapshot(decode_snapshot(data), end_offset - 1)
+        self._collector.release()  # nothing proposed is left
         self.replayed_offset = end_offset - 1
         self._log.info("metadata_snapshot_loaded", end_offset=end_offset)
         self._advance(end_offset - 1)
@@ -357,6 +363,7 @@ class QuorumController:
                 if not self.active or self._active_epoch != epoch:
                     return False
             self.state.apply_proposed(records[start : start + PROPOSE_RECORDS_PER_TURN], offset + start)
+            self._collector.hold_while(self.state.proposed_records)
         return True
 
     async def _generate_later(self, result: ControllerResult[Any], offset: int) -> ControllerResult[Any] | None:
@@ -369,6 +376,7 @@ class QuorumController:
         for part in result.later:
             if part:
                 self.state.apply_proposed(part, offset + len(records))
+                self._collector.hold_while(self.state.proposed_records)
                 records += part
             await asyncio.sleep(0)  # heartbeats, the quorum's fetches and replays run in between
             if not self.active or self._active_epoch != epoch:
@@ -398,6 +406,7 @@ class QuorumController:
             base_offset = await self._propose_in_batches(await self._encoded(batch))
         except Exception as error:
             self.state.revert_to_committed()  # generated against proposals that will not be appended
+            self._collector.release()
             failure = self.not_controller() if isinstance(error, NotLeaderError) else error
             for _result, _offset, done in batch:
                 if not done.done():

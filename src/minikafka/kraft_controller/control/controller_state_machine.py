@@ -265,6 +265,11 @@ class ControllerStateMachine:
 
     # ---- committed state ----
 
+    @property
+    def proposed_records(self) -> int:
+        """Records proposed here and not yet seen commit (each holds the image after it)."""
+        return len(self._proposed)
+
     def proposed_record(self, offset: int) -> Record | None:
         """The record this active controller proposed at `offset` and has not seen commit: its commit is replayed
         from it, with no decoding."""
