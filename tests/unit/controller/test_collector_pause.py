@@ -9,17 +9,13 @@ import gc
 from collections.abc import Iterator
 
 import pytest
-from manual_raft import active_controller
+from manual_raft import active_controller, registered_brokers, until
 
 from minikafka.kraft_controller.collector_pause import PAUSE_FROM_PROPOSED_RECORDS, CollectorPause
 from minikafka.kraft_controller.control.requests import (
-    BrokerHeartbeatRequest,
-    BrokerRegistrationRequest,
     CreatableTopic,
     CreateTopicsRequest,
 )
-from minikafka.kraft_controller.metadata.records import Endpoint
-from minikafka.kraft_controller.quorum_controller import QuorumController
 
 
 @pytest.fixture(autouse=True)
@@ -27,23 +23,6 @@ def collector_on() -> Iterator[None]:
     gc.enable()
     yield
     gc.enable()
-
-
-async def until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = asyncio.get_running_loop().time() + 20
-    while asyncio.get_running_loop().time() < deadline:
-        if condition():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError(f"never happened: {what}")
-
-
-async def three_brokers(controller: QuorumController) -> None:
-    for broker_id in (1, 2, 3):
-        request = BrokerRegistrationRequest(broker_id, f"incarnation-{broker_id}", (Endpoint("PLAINTEXT", "h", 1),))
-        registered = await controller.submit(lambda r=request: controller.state.register_broker(r, 0))  # type: ignore[misc]
-        beat = BrokerHeartbeatRequest(broker_id, registered.broker_epoch, current_metadata_offset=10**9)
-        await controller.submit(lambda b=beat: controller.state.broker_heartbeat(b, 0))  # type: ignore[misc]
 
 
 def big_topic(name: str) -> CreateTopicsRequest:
@@ -55,7 +34,7 @@ def big_topic(name: str) -> CreateTopicsRequest:
 async def test_the_collector_is_paused_while_thousands_of_proposed_records_await_their_commit() -> None:
     controller, raft = await active_controller(auto_commit=True)
     try:
-        await three_brokers(controller)
+        await registered_brokers(controller, (1, 2, 3))
         raft.auto_commit = False
         appended = len(raft.entries)
         creation = asyncio.ensure_future(controller.submit(lambda: controller.state.create_topics(big_topic("big"))))

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import asyncio
 
-from manual_raft import active_controller
+from manual_raft import active_controller, registered_brokers, until
 
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.control.requests import (
     BrokerHeartbeatRequest,
-    BrokerRegistrationRequest,
     CreatableTopic,
     CreateTopicsRequest,
 )
-from minikafka.kraft_controller.metadata.records import BrokerStatus, Endpoint
+from minikafka.kraft_controller.metadata.records import BrokerStatus
 from minikafka.kraft_controller.quorum_controller import MAX_RECORDS_PER_BATCH, QuorumController
 from minikafka.kraft_controller.service import ControllerService
 from minikafka.pb import controller_pb2
@@ -23,23 +22,8 @@ from minikafka.pb import controller_pb2
 PARTITIONS = 2 * MAX_RECORDS_PER_BATCH + 300  # broker 1 is in every ISR: its fencing writes PARTITIONS + 1 records
 
 
-async def until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = asyncio.get_running_loop().time() + 20
-    while asyncio.get_running_loop().time() < deadline:
-        if condition():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError(f"never happened: {what}")
-
-
 async def three_brokers_and_a_topic(controller: QuorumController) -> dict[int, int]:
-    epochs = {}
-    for broker_id in (1, 2, 3):
-        request = BrokerRegistrationRequest(broker_id, f"incarnation-{broker_id}", (Endpoint("PLAINTEXT", "h", 1),))
-        registered = await controller.submit(lambda r=request: controller.state.register_broker(r, 0))  # type: ignore[misc]
-        epochs[broker_id] = registered.broker_epoch
-        beat = BrokerHeartbeatRequest(broker_id, epochs[broker_id], current_metadata_offset=10**9)
-        await controller.submit(lambda b=beat: controller.state.broker_heartbeat(b, 0))  # type: ignore[misc]
+    epochs = await registered_brokers(controller, (1, 2, 3))
     topic = CreateTopicsRequest((CreatableTopic("big", num_partitions=PARTITIONS, replication_factor=3),))
     await controller.submit(lambda: controller.state.create_topics(topic))
     return epochs

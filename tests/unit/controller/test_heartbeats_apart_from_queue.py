@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from manual_raft import active_controller
+from manual_raft import active_controller, registered_brokers, until
 
 from minikafka.common.errors import ErrorCode
 from minikafka.kraft_controller.control.cluster_control import unchanged_heartbeat_response
-from minikafka.kraft_controller.control.requests import BrokerHeartbeatRequest, BrokerRegistrationRequest
+from minikafka.kraft_controller.control.requests import BrokerHeartbeatRequest
 from minikafka.kraft_controller.metadata.image import BrokerRegistration
-from minikafka.kraft_controller.metadata.records import BrokerStatus, Endpoint
+from minikafka.kraft_controller.metadata.records import BrokerStatus
 from minikafka.kraft_controller.quorum_controller import QuorumController
 from minikafka.kraft_controller.service import ControllerService
 from minikafka.pb import controller_pb2
@@ -22,29 +22,18 @@ from minikafka.pb import controller_pb2
 SESSION_MS = 9000  # broker.session.timeout.ms's default
 
 
-async def until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = asyncio.get_running_loop().time() + 5
-    while asyncio.get_running_loop().time() < deadline:
-        if condition():
-            return
-        await asyncio.sleep(0.001)
-    raise AssertionError(f"never happened: {what}")
-
-
-async def unfenced_broker(controller: QuorumController, now: list[int]) -> int:
-    request = BrokerRegistrationRequest(7, "incarnation-7", (Endpoint("PLAINTEXT", "h", 1),))
-    epoch = (await controller.submit(lambda: controller.state.register_broker(request, now[0]))).broker_epoch
-    heartbeat = BrokerHeartbeatRequest(7, epoch, current_metadata_offset=100)
-    assert not (await controller.submit(lambda: controller.state.broker_heartbeat(heartbeat, now[0]))).is_fenced
-    return epoch
-
-
-async def held_queue(controller: QuorumController) -> None:
-    """The event queue stops taking writes, as while it generates a write of thousands of records."""
+async def broker_7_and_a_held_queue() -> tuple[QuorumController, list[int], int]:
+    """An active controller on a settable clock, broker 7 unfenced at 0 (its epoch), and the event queue stopped
+    taking writes, as while it generates a write of thousands of records."""
+    controller, _raft = await active_controller(auto_commit=True)
+    now = [0]
+    controller.clock = lambda: now[0]
+    epoch = (await registered_brokers(controller, (7,)))[7]
     queue = controller._tasks[0]
     queue.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await queue
+    return controller, now, epoch
 
 
 def service_of(controller: QuorumController) -> ControllerService:
@@ -52,12 +41,8 @@ def service_of(controller: QuorumController) -> ControllerService:
 
 
 async def test_an_unchanged_heartbeat_is_answered_and_renews_the_session_while_the_queue_is_held() -> None:
-    controller, _raft = await active_controller(auto_commit=True)
-    now = [0]
-    controller.clock = lambda: now[0]
+    controller, now, epoch = await broker_7_and_a_held_queue()
     try:
-        epoch = await unfenced_broker(controller, now)
-        await held_queue(controller)
         now[0] = 3000
         request = controller_pb2.BrokerHeartbeatRequest(broker_id=7, broker_epoch=epoch, current_metadata_offset=200)
         call = asyncio.ensure_future(service_of(controller).BrokerHeartbeat(request, None))
@@ -71,12 +56,8 @@ async def test_an_unchanged_heartbeat_is_answered_and_renews_the_session_while_t
 
 
 async def test_a_queued_heartbeat_renews_the_session_on_arrival_before_a_tick_ahead_of_it() -> None:
-    controller, _raft = await active_controller(auto_commit=True)
-    now = [0]
-    controller.clock = lambda: now[0]
+    controller, now, epoch = await broker_7_and_a_held_queue()
     try:
-        epoch = await unfenced_broker(controller, now)
-        await held_queue(controller)
         now[0] = SESSION_MS - 1  # its last heartbeat was at 0: the session runs out a moment from now
         controller._queue.append((controller._tick, asyncio.get_running_loop().create_future(), None))
         request = controller_pb2.BrokerHeartbeatRequest(
