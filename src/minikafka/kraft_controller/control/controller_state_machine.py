@@ -145,8 +145,9 @@ class ControllerStateMachine:
         response = cluster_control.unchanged_heartbeat_response(
             self.committed.broker(request.broker_id), self.image.broker(request.broker_id), request
         )
-        if response is not None:
-            self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms, request.current_metadata_offset)
+        if response is not None:  # the soft state the queued heartbeat would leave: no controlled shutdown offset
+            heartbeats = self.heartbeats.touch(request.broker_id, now_ms, request.current_metadata_offset)
+            self.heartbeats = heartbeats.with_controlled_shutdown_offset(request.broker_id, -1)
         return response
 
     def heartbeat_arrived(self, request: BrokerHeartbeatRequest, now_ms: int) -> None:
