@@ -11,7 +11,7 @@ import os
 import statistics
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,10 +64,10 @@ def paired_main(benchmark: PairedBenchmark, measure_child: Callable[[int, int], 
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
 
 
-def run_child(script: str, tree: Path, partitions: int, count: int) -> dict[str, Any]:
-    """`script --child --partitions N --fetches COUNT` under `tree`'s code: its last line, parsed."""
+def run_child(script: str, tree: Path, partitions: int, count: int, extra: Sequence[str] = ()) -> dict[str, Any]:
+    """`script --child --partitions N --fetches COUNT [extra...]` under `tree`'s code: its last line, parsed."""
     env = dict(os.environ, PYTHONPATH=str(tree.resolve() / "src"))
-    args = [sys.executable, script, "--child", "--partitions", str(partitions), "--fetches", str(count)]
+    args = [sys.executable, script, "--child", "--partitions", str(partitions), "--fetches", str(count), *extra]
     done = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{tree}: {done.stderr[-1500:]}")

@@ -25,6 +25,7 @@ from minikafka.common.clock import monotonic_ms, new_random
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.event_log import log_events
 from minikafka.common.purgatory import Purgatory
+from minikafka.kraft_controller.collector_pause import CollectorPause
 from minikafka.kraft_controller.config import ControllerConfig
 from minikafka.kraft_controller.control.control_config import ControlConfig
 from minikafka.kraft_controller.control.controller_result import ControllerResult
@@ -49,6 +50,10 @@ REPLAY_RECORDS_PER_TURN = 200
 # A write's records applied to the proposed image, or encoded for the append, per loop turn (about 40 us each).
 PROPOSE_RECORDS_PER_TURN = 200
 OPERATIONS_PER_TURN = 100  # writes the queue generates in one loop turn (a small one costs 0.1-0.3 ms)
+# Records handed to Raft in one append, a loop turn each (Kafka's maxRecordsPerBatch bounds a batch the same way):
+# Raft builds an entry per record, writes the log and wakes its fetchers in that turn, and a fencing at 20,000
+# partitions is a write of 20,001 records.
+MAX_RECORDS_PER_BATCH = 1000
 
 
 class MetadataRaft(Protocol):
@@ -109,6 +114,7 @@ class QuorumController:
         self._unreplayed: deque[LogEntry] = deque()
         self._deferred_high_watermark: int | None = None
         self._replayer: asyncio.Task[None] | None = None
+        self._collector = CollectorPause()
         self._log = structlog.get_logger()
 
     # ---- lifecycle ----
@@ -128,6 +134,7 @@ class QuorumController:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._collector.release()
 
     @property
     def active(self) -> bool:
@@ -187,6 +194,7 @@ class QuorumController:
             self.replayed_offset = entry.offset
             self._bytes_since_snapshot += len(entry.data)
         log_events(self._log, "info", replayed)
+        self._collector.hold_while(self.state.proposed_records)
         self._advance(self.replayed_offset)
         if self._unreplayed:
             return
@@ -212,6 +220,7 @@ class QuorumController:
         self._active_epoch = None
         self._activation_offset = None
         self.state.revert_to_committed()
+        self._collector.release()
         if leader_id == self.raft.node_id:
             self._activation_offset = epoch_start_offset
             self._pending_epoch = epoch
@@ -228,6 +237,7 @@ class QuorumController:
     def handle_snapshot(self, data: bytes, end_offset: int) -> None:
         """Replace the image with a snapshot holding every record below `end_offset`."""
         self.state.load_snapshot(decode_snapshot(data), end_offset - 1)
+        self._collector.release()  # nothing proposed is left
         self.replayed_offset = end_offset - 1
         self._log.info("metadata_snapshot_loaded", end_offset=end_offset)
         self._advance(end_offset - 1)
@@ -353,6 +363,7 @@ class QuorumController:
                 if not self.active or self._active_epoch != epoch:
                     return False
             self.state.apply_proposed(records[start : start + PROPOSE_RECORDS_PER_TURN], offset + start)
+            self._collector.hold_while(self.state.proposed_records)
         return True
 
     async def _generate_later(self, result: ControllerResult[Any], offset: int) -> ControllerResult[Any] | None:
@@ -365,6 +376,7 @@ class QuorumController:
         for part in result.later:
             if part:
                 self.state.apply_proposed(part, offset + len(records))
+                self._collector.hold_while(self.state.proposed_records)
                 records += part
             await asyncio.sleep(0)  # heartbeats, the quorum's fetches and replays run in between
             if not self.active or self._active_epoch != epoch:
@@ -391,9 +403,10 @@ class QuorumController:
         try:
             if not self.active:
                 raise NotLeaderError("not the active controller")
-            base_offset = await self.raft.propose(await self._encoded(batch))
+            base_offset = await self._propose_in_batches(await self._encoded(batch))
         except Exception as error:
             self.state.revert_to_committed()  # generated against proposals that will not be appended
+            self._collector.release()
             failure = self.not_controller() if isinstance(error, NotLeaderError) else error
             for _result, _offset, done in batch:
                 if not done.done():
@@ -408,6 +421,24 @@ class QuorumController:
             for result, offset, done in batch
         )
         self._advance(self.replayed_offset)
+
+    async def _propose_in_batches(self, encoded: list[bytes]) -> int:
+        """Append `encoded` to Raft MAX_RECORDS_PER_BATCH a loop turn; the base offset of the first. NotLeaderError
+        when this controller stopped being the active one in between: what was appended is the new leader's to keep
+        or truncate, as after any append (Kafka's non-atomic results span batches the same way)."""
+        epoch = self._active_epoch
+        base_offset = None
+        for start in range(0, len(encoded), MAX_RECORDS_PER_BATCH):
+            if start:
+                await asyncio.sleep(0)  # heartbeats, the quorum's fetches and replays run in between
+                if not self.active or self._active_epoch != epoch:
+                    raise NotLeaderError("not the active controller")
+            offset = await self.raft.propose(encoded[start : start + MAX_RECORDS_PER_BATCH])
+            if base_offset is None:
+                base_offset = offset
+            assert offset == base_offset + start, f"Raft appended at {offset}, expected {base_offset + start}"
+        assert base_offset is not None
+        return base_offset
 
     async def _encoded(self, batch: list[tuple[ControllerResult[Any], int, asyncio.Future[Any]]]) -> list[bytes]:
         """The batch's records encoded, PROPOSE_RECORDS_PER_TURN a loop turn; NotLeaderError when this controller

@@ -131,6 +131,10 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             # REQUEST_TIMED_OUT but still renews the session (the broker is alive, the controller is busy).
             start_by = now + self.controller.config.heartbeat_interval_ms // 2
             state = self.controller.state
+            unchanged = self.controller.read(lambda: state.heartbeat_without_change(heartbeat, now))
+            if unchanged is not None:
+                return heartbeat_response(unchanged)
+            state.heartbeat_arrived(heartbeat, now)
             generated = []
 
             def generate() -> ControllerResult[rq.BrokerHeartbeatResponse]:
@@ -155,12 +159,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             finally:
                 if generated:
                     state.heartbeat_answered(heartbeat, self.controller.clock())
-            return controller_pb2.BrokerHeartbeatResponse(
-                error_code=wire_code(response.error_code),
-                is_caught_up=response.is_caught_up,
-                is_fenced=response.is_fenced,
-                should_shutdown=response.should_shutdown,
-            )
+            return heartbeat_response(response)
 
         return await self._answer(controller_pb2.BrokerHeartbeatResponse, run)
 
@@ -549,6 +548,15 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             return result
 
         return await self._answer(controller_pb2.DescribeClusterResponse, run)
+
+
+def heartbeat_response(response: rq.BrokerHeartbeatResponse) -> controller_pb2.BrokerHeartbeatResponse:
+    return controller_pb2.BrokerHeartbeatResponse(
+        error_code=wire_code(response.error_code),
+        is_caught_up=response.is_caught_up,
+        is_fenced=response.is_fenced,
+        should_shutdown=response.should_shutdown,
+    )
 
 
 def alter_partition_from_proto(request: controller_pb2.AlterPartitionRequest) -> rq.AlterPartitionRequest:

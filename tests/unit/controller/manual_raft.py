@@ -4,10 +4,12 @@ with `auto_commit`, right after each append), so QuorumController runs without a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from minikafka.common.config import load_config
 from minikafka.kraft_controller.config import ControllerConfig
+from minikafka.kraft_controller.control.requests import BrokerHeartbeatRequest, BrokerRegistrationRequest
+from minikafka.kraft_controller.metadata.records import Endpoint
 from minikafka.kraft_controller.quorum_controller import QuorumController
 from minikafka.kraft_controller.raft.messages import LogEntry
 
@@ -76,3 +78,28 @@ async def active_controller(
     assert controller.active
     controller.start()
     return controller, raft
+
+
+async def until(condition: Callable[[], bool], what: str, timeout_s: float = 20) -> None:
+    """Wait, a loop turn at a time, for `condition`; fail naming `what` after `timeout_s`."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while asyncio.get_running_loop().time() < deadline:
+        if condition():
+            return
+        await asyncio.sleep(0.001)
+    raise AssertionError(f"never happened: {what}")
+
+
+async def registered_brokers(
+    controller: QuorumController, broker_ids: Sequence[int], now_ms: int = 0
+) -> dict[int, int]:
+    """Register each broker and unfence it with a caught-up heartbeat at `now_ms`; their broker epochs."""
+    epochs = {}
+    for broker_id in broker_ids:
+        request = BrokerRegistrationRequest(broker_id, f"incarnation-{broker_id}", (Endpoint("PLAINTEXT", "h", 1),))
+        registered = await controller.submit(lambda r=request: controller.state.register_broker(r, now_ms))  # type: ignore[misc]
+        epochs[broker_id] = registered.broker_epoch
+        beat = BrokerHeartbeatRequest(broker_id, registered.broker_epoch, current_metadata_offset=10**9)
+        answer = await controller.submit(lambda b=beat: controller.state.broker_heartbeat(b, now_ms))  # type: ignore[misc]
+        assert not answer.is_fenced
+    return epochs

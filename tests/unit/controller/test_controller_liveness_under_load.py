@@ -9,12 +9,12 @@ import asyncio
 import contextlib
 
 import pytest
-from manual_raft import active_controller
+from manual_raft import active_controller, registered_brokers, until
 
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.kraft_controller.control.controller_result import ControllerResult
-from minikafka.kraft_controller.control.requests import BrokerHeartbeatRequest, BrokerRegistrationRequest
-from minikafka.kraft_controller.metadata.records import BrokerStatus, Endpoint
+from minikafka.kraft_controller.control.requests import BrokerHeartbeatRequest
+from minikafka.kraft_controller.metadata.records import BrokerStatus
 from minikafka.kraft_controller.quorum_controller import QuorumController
 from minikafka.kraft_controller.service import ControllerService
 from minikafka.pb import controller_pb2
@@ -22,22 +22,9 @@ from minikafka.pb import controller_pb2
 SESSION_MS = 9000  # broker.session.timeout.ms's default
 
 
-async def until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = asyncio.get_running_loop().time() + 5
-    while asyncio.get_running_loop().time() < deadline:
-        if condition():
-            return
-        await asyncio.sleep(0.001)
-    raise AssertionError(f"never happened: {what}")
-
-
 async def unfenced_broker(controller: QuorumController, now: list[int]) -> int:
     """Broker 7 registered and unfenced at time 0; its broker epoch."""
-    request = BrokerRegistrationRequest(7, "incarnation-7", (Endpoint("PLAINTEXT", "h", 1),))
-    epoch = (await controller.submit(lambda: controller.state.register_broker(request, now[0]))).broker_epoch
-    heartbeat = BrokerHeartbeatRequest(7, epoch, current_metadata_offset=100)
-    assert not (await controller.submit(lambda: controller.state.broker_heartbeat(heartbeat, now[0]))).is_fenced
-    return epoch
+    return (await registered_brokers(controller, (7,), now[0]))[7]
 
 
 def stall(now: list[int], by_ms: int) -> ControllerResult[None]:
@@ -88,7 +75,12 @@ async def test_a_heartbeat_the_broker_gave_up_on_in_the_queue_still_renews_the_s
         with contextlib.suppress(asyncio.CancelledError):
             await queue
         now[0] = 3000
-        request = controller_pb2.BrokerHeartbeatRequest(broker_id=7, broker_epoch=epoch, current_metadata_offset=200)
+        request = controller_pb2.BrokerHeartbeatRequest(
+            broker_id=7,
+            broker_epoch=epoch,
+            current_metadata_offset=200,
+            want_shutdown=True,  # a change: queued
+        )
         call = asyncio.ensure_future(service.BrokerHeartbeat(request, None))
         await until(lambda: bool(controller._queue), "the heartbeat waits in the queue")
         call.cancel()  # the broker's call deadline passed first

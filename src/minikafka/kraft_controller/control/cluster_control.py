@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import structlog
 
 from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.kraft_controller.control.brokers_to_isrs import BrokersToIsrs
 from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.control.heartbeat_manager import (
     AwaitShutdownPropagation,
@@ -23,6 +24,8 @@ from minikafka.kraft_controller.control.heartbeat_manager import (
     HeartbeatDecision,
     HeartbeatManager,
     ShutdownNow,
+    StayFenced,
+    StayUnfenced,
     Unfence,
     next_broker_state,
 )
@@ -56,7 +59,9 @@ def register_broker(
     request: BrokerRegistrationRequest,
     now_ms: int,
     defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS,
+    index: BrokersToIsrs | None = None,
 ) -> ControllerResult[BrokerRegistrationResponse]:
+    """`index`: `image`'s partitions by broker (else every partition is read)."""
     if request.broker_id < 0 or not request.incarnation_id:
         log.warning(
             "broker_registration_rejected",
@@ -87,9 +92,10 @@ def register_broker(
             )
         # The old incarnation's session ran out (or the same process registers again): the new registration
         # starts fenced, so its leaderships move first, in this batch.
-        records += fence_broker(image, request.broker_id, "re_registration", defaults)
+        records += fence_broker(image, request.broker_id, "re_registration", defaults, index)
     if existing is not None and existing.incarnation_id != request.incarnation_id:
-        records += _shutdown_records(apply_records(image, records), existing, request, defaults)
+        # The fencing only took the broker out of partitions: `index` still files all it is left in.
+        records += _shutdown_records(apply_records(image, records), existing, request, defaults, index)
     records.append(
         RegisterBroker(
             broker_id=request.broker_id,
@@ -111,9 +117,10 @@ def _shutdown_records(
     existing: BrokerRegistration,
     request: BrokerRegistrationRequest,
     defaults: TopicDefaults,
+    index: BrokersToIsrs | None,
 ) -> list[Record]:
     clean = request.previous_broker_epoch == existing.broker_epoch
-    records = handle_broker_shutdown(image, request.broker_id, clean, defaults)
+    records = handle_broker_shutdown(image, request.broker_id, clean, defaults, index)
     log.info(
         "broker_shutdown_detected",
         broker_id=request.broker_id,
@@ -152,13 +159,14 @@ def broker_heartbeat(
     heartbeats: HeartbeatManager,
     request: BrokerHeartbeatRequest,
     defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS,
+    index: BrokersToIsrs | None = None,
 ) -> HeartbeatOutcome:
     """Records and response for one heartbeat. The caller records the contact in the soft heartbeat state.
-    `defaults`: the controller's values for topics without their own."""
+    `defaults`: the controller's values for topics without their own; `index`: `image`'s partitions by broker."""
     registration = check_broker_epoch(image, request.broker_id, request.broker_epoch, "broker_heartbeat_rejected")
     # Only a broker in controlled shutdown waits on its leaderships: counting them reads every partition.
     in_shutdown = registration.status is BrokerStatus.CONTROLLED_SHUTDOWN
-    led = leaderships(image, request.broker_id) if in_shutdown else 0
+    led = leaderships(image, request.broker_id, index) if in_shutdown else 0
     shutdown_offset = -1
     if in_shutdown and led == 0:
         # Set once, when its last leadership has moved: every record so far, the moves included, must reach the
@@ -171,18 +179,18 @@ def broker_heartbeat(
     should_shutdown = False
     match decision:
         case Unfence():
-            later = unfence_broker_slices(image, request.broker_id, "caught_up", defaults)
+            later = unfence_broker_slices(image, request.broker_id, "caught_up", defaults, index)
         case Fence(reason=reason):
             if request.offline_log_dirs:
                 log.warning(
                     "broker_log_dirs_offline", broker_id=request.broker_id, log_dirs=list(request.offline_log_dirs)
                 )
-            later = fence_broker_slices(image, request.broker_id, reason, defaults)
+            later = fence_broker_slices(image, request.broker_id, reason, defaults, index)
         case EnterControlledShutdown():
-            later = controlled_shutdown_slices(image, request.broker_id, defaults)
+            later = controlled_shutdown_slices(image, request.broker_id, defaults, index)
         case ShutdownNow():
             should_shutdown = True
-            later = fence_broker_slices(image, request.broker_id, "controlled_shutdown_complete", defaults)
+            later = fence_broker_slices(image, request.broker_id, "controlled_shutdown_complete", defaults, index)
         case AwaitShutdownPropagation(controlled_shutdown_offset=wanted, lowest_active_offset=lowest):
             log.info(
                 "controlled_shutdown_awaiting_metadata",
@@ -203,8 +211,33 @@ def broker_heartbeat(
     return HeartbeatOutcome(ControllerResult((), response, later=later), decision, shutdown_offset)
 
 
+def unchanged_heartbeat_response(
+    committed: BrokerRegistration | None, proposed: BrokerRegistration | None, request: BrokerHeartbeatRequest
+) -> BrokerHeartbeatResponse | None:
+    """The answer to a heartbeat that changes nothing and reads only committed state, or None when the heartbeat
+    must go through the event queue: its broker's registration differs between the committed and the proposed
+    image (a change of it is pending), it is in controlled shutdown (its answer counts leaderships and offsets),
+    its epoch is stale (the queue logs the rejection), or it asks for a state change (records to write)."""
+    if committed is None or committed is not proposed or committed.broker_epoch != request.broker_epoch:
+        return None
+    if committed.status is BrokerStatus.CONTROLLED_SHUTDOWN:
+        return None
+    if not isinstance(next_broker_state(committed, request, 0), StayUnfenced | StayFenced):
+        return None
+    return BrokerHeartbeatResponse(
+        error_code=ErrorCode.NONE,
+        is_caught_up=request.current_metadata_offset >= committed.broker_epoch,
+        is_fenced=committed.status is BrokerStatus.FENCED,
+        should_shutdown=False,
+    )
+
+
 def fence_one_stale_broker(
-    image: MetadataImage, heartbeats: HeartbeatManager, now_ms: int, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
+    image: MetadataImage,
+    heartbeats: HeartbeatManager,
+    now_ms: int,
+    defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS,
+    index: BrokersToIsrs | None = None,
 ) -> Iterator[list[Record]] | None:
     """The fencing, a slice at a time, of the broker whose session ran out longest ago; None when none has (Kafka's
     maybeFenceOneStaleBroker): one broker an event, so each fencing is seen before the next is generated. The
@@ -220,4 +253,4 @@ def fence_one_stale_broker(
         now_ms=now_ms,
         session_timeout_ms=heartbeats.session_timeout_ms,
     )
-    return fence_broker_slices(image, broker_id, "session_timeout", defaults)
+    return fence_broker_slices(image, broker_id, "session_timeout", defaults, index)

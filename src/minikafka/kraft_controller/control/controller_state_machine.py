@@ -27,6 +27,7 @@ from minikafka.kraft_controller.control import (
     replication_control,
     scram_control,
 )
+from minikafka.kraft_controller.control.brokers_to_isrs import BrokersToIsrs
 from minikafka.kraft_controller.control.control_config import ControlConfig
 from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.control.heartbeat_manager import HeartbeatManager, ShutdownNow
@@ -101,6 +102,15 @@ class ControllerStateMachine:
         self.heartbeats = HeartbeatManager(config.session_timeout_ms)
         # When the next automatic leader rebalance is due (soft state, like the heartbeats: never in the log).
         self.next_leader_balance_ms = config.leader_imbalance_check_interval_ms
+        self._isr_index: BrokersToIsrs | None = None  # `image`'s, built when first needed (the active controller)
+
+    @property
+    def isr_index(self) -> BrokersToIsrs:
+        """`image`'s partitions by broker (Kafka's BrokersToIsrs): built from `image` on first use, then kept up
+        with it record by record; dropped when `image` jumps (a leadership change, a snapshot)."""
+        if self._isr_index is None:
+            self._isr_index = BrokersToIsrs.of(self.image)
+        return self._isr_index
 
     # ---- requests: generate records + response ----
 
@@ -108,14 +118,16 @@ class ControllerStateMachine:
         self, request: BrokerRegistrationRequest, now_ms: int
     ) -> ControllerResult[BrokerRegistrationResponse]:
         defaults = self.config.topic_defaults
-        result = cluster_control.register_broker(self.image, self.heartbeats, request, now_ms, defaults)
+        index = self.isr_index
+        result = cluster_control.register_broker(self.image, self.heartbeats, request, now_ms, defaults, index)
         self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms)
         return result
 
     def broker_heartbeat(
         self, request: BrokerHeartbeatRequest, now_ms: int
     ) -> ControllerResult[BrokerHeartbeatResponse]:
-        outcome = cluster_control.broker_heartbeat(self.image, self.heartbeats, request, self.config.topic_defaults)
+        defaults = self.config.topic_defaults
+        outcome = cluster_control.broker_heartbeat(self.image, self.heartbeats, request, defaults, self.isr_index)
         if isinstance(outcome.decision, ShutdownNow):
             self.heartbeats = self.heartbeats.remove(request.broker_id)  # shut down cleanly: no session to expire
         else:
@@ -124,6 +136,25 @@ class ControllerStateMachine:
                 request.broker_id, outcome.controlled_shutdown_offset
             )
         return outcome.result
+
+    def heartbeat_without_change(self, request: BrokerHeartbeatRequest, now_ms: int) -> BrokerHeartbeatResponse | None:
+        """Answer at once, apart from the event queue, a heartbeat that changes nothing and reads only committed
+        state (`cluster_control.unchanged_heartbeat_response`), renewing its session; None when it must be queued.
+        Queued, it would wait behind every write ahead of it and the commit of all of them (a fencing of thousands
+        of partitions: seconds), and the broker's session with it."""
+        response = cluster_control.unchanged_heartbeat_response(
+            self.committed.broker(request.broker_id), self.image.broker(request.broker_id), request
+        )
+        if response is not None:  # the soft state the queued heartbeat would leave: no controlled shutdown offset
+            heartbeats = self.heartbeats.touch(request.broker_id, now_ms, request.current_metadata_offset)
+            self.heartbeats = heartbeats.with_controlled_shutdown_offset(request.broker_id, -1)
+        return response
+
+    def heartbeat_arrived(self, request: BrokerHeartbeatRequest, now_ms: int) -> None:
+        """A heartbeat of the broker's current epoch arrived: its session is renewed from now, before it waits in
+        the event queue (Kafka updates the contact time before the rest of the handling), so a tick queued ahead
+        of it cannot expire a broker whose heartbeats wait behind a long write."""
+        self.expired_heartbeat(request, now_ms)
 
     def expired_heartbeat(self, request: BrokerHeartbeatRequest, now_ms: int) -> None:
         """A heartbeat that waited in the event queue past its deadline still shows the broker alive (Kafka's
@@ -224,7 +255,8 @@ class ControllerStateMachine:
         records = feature_records(self.image, self.config)
         scratch = replication_control.apply_records(self.image, records)
         defaults = self.config.topic_defaults
-        fencing = cluster_control.fence_one_stale_broker(scratch, self.heartbeats, now_ms, defaults)
+        # The feature records change no partition, or only clear ELRs: the index files every broker's still.
+        fencing = cluster_control.fence_one_stale_broker(scratch, self.heartbeats, now_ms, defaults, self.isr_index)
         if fencing is not None:
             return ControllerResult(tuple(records), None, later=fencing)  # the rebalance waits for the next tick
         if self.config.auto_leader_rebalance_enable and now_ms >= self.next_leader_balance_ms:
@@ -234,13 +266,20 @@ class ControllerStateMachine:
 
     # ---- committed state ----
 
+    @property
+    def proposed_records(self) -> int:
+        """Records proposed here and not yet seen commit (each holds the image after it)."""
+        return len(self._proposed)
+
     def proposed_record(self, offset: int) -> Record | None:
         """The record this active controller proposed at `offset` and has not seen commit: its commit is replayed
         from it, with no decoding."""
         return self._proposed[0][1] if self._proposed and self._proposed[0][0] == offset else None
 
     def replay(self, record: Record, offset: int) -> None:
-        if self._proposed and self._proposed[0][1] is record and self._proposed[0][0] == offset:
+        before = self.committed
+        ours = bool(self._proposed) and self._proposed[0][1] is record and self._proposed[0][0] == offset
+        if ours:
             # The record proposed here, committed: the image after it was built when it was proposed, from the
             # same records at the same offsets (a leadership change would have dropped it). Replaying it again
             # cost the active controller a second image per record.
@@ -249,23 +288,42 @@ class ControllerStateMachine:
             self.committed = self.committed.replay(record, offset)
         if not self._proposed or offset >= self._proposed[-1][0]:
             # Nothing proposed beyond it: the generation image is the committed one.
+            if not ours:
+                self._follow(record, before, self.committed)
             self.image = self.committed
             self._proposed.clear()
+        elif not ours:
+            self._isr_index = None  # a record not proposed here under proposals: rebuilt when next needed
+
+    def _follow(self, record: Record, before: MetadataImage, after: MetadataImage) -> None:
+        """The generation image moves from `before` to `after` by `record`: the index follows, or is dropped when it
+        described another image."""
+        if self._isr_index is None:
+            return
+        if self.image is before:
+            self._isr_index.replayed(record, before, after)
+        else:
+            self._isr_index = None
 
     def load_snapshot(self, records: Iterable[Record], last_offset: int) -> None:
         self.committed = self.image = MetadataImage.from_records(records, last_offset)
         self._proposed.clear()
+        self._isr_index = None
 
     # ---- proposed, not yet committed (the active controller only) ----
 
     def apply_proposed(self, records: Sequence[Record], base_offset: int) -> None:
         """Records appended to the Raft log at `base_offset`: later requests are generated as if they committed."""
         for offset, record in enumerate(records, base_offset):
-            self.image = self.image.replay(record, offset)
+            before, self.image = self.image, self.image.replay(record, offset)
+            if self._isr_index is not None:
+                self._isr_index.replayed(record, before, self.image)
             self._proposed.append((offset, record, self.image))
 
     def revert_to_committed(self) -> None:
         """Leadership changed: proposals not yet committed may be truncated, so generate from committed state."""
+        if self.image is not self.committed:
+            self._isr_index = None
         self.image = self.committed
         self._proposed.clear()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,6 +19,7 @@ from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.topic import is_internal
 from minikafka.common.topic_config import TOPIC_CONFIGS, config_problem
 from minikafka.kraft_controller.control.alter_partition_validation import Accepted, validate_alter_partition
+from minikafka.kraft_controller.control.brokers_to_isrs import BrokersToIsrs, PartitionKey
 from minikafka.kraft_controller.control.control_config import ControlConfig
 from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.control.operation_bound import OperationTooLarge, RecordBudget
@@ -106,8 +107,29 @@ PARTITIONS_PER_SLICE = 2000
 CHANGES_PER_SLICE = 200
 
 
+def partitions_under(index: BrokersToIsrs | None, broker_id: int) -> list[PartitionKey] | None:
+    """The partitions `index` files under `broker_id` now (NO_LEADER: the leaderless ones); None without an
+    index, for a scan of every partition."""
+    return None if index is None else index.partitions_of(broker_id)
+
+
+def _candidates(
+    image: MetadataImage, keys: Sequence[PartitionKey] | None
+) -> Iterator[tuple[TopicImage, int, PartitionRegistration]]:
+    """The partitions of `keys` in `image` (every partition when None), in `image.partitions()`'s order."""
+    if keys is None:
+        yield from image.partitions()
+        return
+    for name, partition_id in keys:
+        topic = image.topics_by_name.get(name)
+        partition = None if topic is None else topic.partitions.get(partition_id)
+        if topic is not None and partition is not None:
+            yield topic, partition_id, partition
+
+
 def _update_partitions(
     image: MetadataImage,
+    keys: Sequence[PartitionKey] | None,
     select: Callable[[TopicImage, PartitionRegistration], bool],
     target_isr: Callable[[PartitionRegistration], tuple[int, ...] | None],
     eligible: Eligible,
@@ -115,12 +137,13 @@ def _update_partitions(
     defaults: TopicDefaults,
     unclean_shutdown_replicas: frozenset[int] = frozenset(),
 ) -> list[Record]:
-    slices = _partition_changes(image, select, target_isr, eligible, reason, defaults, unclean_shutdown_replicas)
+    slices = _partition_changes(image, keys, select, target_isr, eligible, reason, defaults, unclean_shutdown_replicas)
     return [record for part in slices for record in part]
 
 
 def _partition_changes(
     image: MetadataImage,
+    keys: Sequence[PartitionKey] | None,
     select: Callable[[TopicImage, PartitionRegistration], bool],
     target_isr: Callable[[PartitionRegistration], tuple[int, ...] | None],
     eligible: Eligible,
@@ -128,11 +151,12 @@ def _partition_changes(
     defaults: TopicDefaults,
     unclean_shutdown_replicas: frozenset[int] = frozenset(),
 ) -> Iterator[list[Record]]:
-    """The partition changes, a slice at a time: at most CHANGES_PER_SLICE changes or PARTITIONS_PER_SLICE
-    partitions examined a slice (a slice may be empty), all generated against `image`."""
+    """The partition changes of those `keys` name (every partition when None) that `select` picks, a slice at a
+    time: at most CHANGES_PER_SLICE changes or PARTITIONS_PER_SLICE partitions examined a slice (a slice may be
+    empty), all generated against `image`."""
     records: list[Record] = []
     examined = 0
-    for topic, partition_id, partition in image.partitions():
+    for topic, partition_id, partition in _candidates(image, keys):
         examined += 1
         if examined == PARTITIONS_PER_SLICE or len(records) == CHANGES_PER_SLICE:
             yield records
@@ -213,22 +237,39 @@ def log_reassignment_completed(
 
 
 def fence_broker(
-    image: MetadataImage, broker_id: int, reason: str, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
+    image: MetadataImage,
+    broker_id: int,
+    reason: str,
+    defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS,
+    index: BrokersToIsrs | None = None,
 ) -> list[Record]:
     """Move leadership off `broker_id`, drop it from every ISR (with the ELR off, not where it is the last member),
-    then fence it."""
-    return [record for part in fence_broker_slices(image, broker_id, reason, defaults) for record in part]
+    then fence it. `index`: `image`'s (or an earlier image's that files the broker's partitions at least as widely),
+    else every partition is read."""
+    return [record for part in fence_broker_slices(image, broker_id, reason, defaults, index) for record in part]
 
 
 def fence_broker_slices(
-    image: MetadataImage, broker_id: int, reason: str, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
+    image: MetadataImage,
+    broker_id: int,
+    reason: str,
+    defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS,
+    index: BrokersToIsrs | None = None,
 ) -> Iterator[list[Record]]:
-    """`fence_broker`'s records a slice at a time (see `_partition_changes`), the FenceBroker record last."""
+    """`fence_broker`'s records a slice at a time (see `_partition_changes`), the FenceBroker record last; the
+    broker's partitions are taken from `index` now, not when the slices are generated."""
+    return _fence_slices(image, broker_id, reason, defaults, partitions_under(index, broker_id))
+
+
+def _fence_slices(
+    image: MetadataImage, broker_id: int, reason: str, defaults: TopicDefaults, keys: list[PartitionKey] | None
+) -> Iterator[list[Record]]:
     registration = image.broker(broker_id)
     if registration is None or registration.status is BrokerStatus.FENCED:
         return
     yield from _partition_changes(
         image,
+        keys,
         select=lambda t, p: broker_id in p.isr or p.leader == broker_id,
         target_isr=lambda p: isr_without(p, broker_id),
         eligible=leader_eligibility(image, excluded={broker_id}),
@@ -239,23 +280,39 @@ def fence_broker_slices(
 
 
 def unfence_broker(
-    image: MetadataImage, broker_id: int, reason: str, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
+    image: MetadataImage,
+    broker_id: int,
+    reason: str,
+    defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS,
+    index: BrokersToIsrs | None = None,
 ) -> list[Record]:
     """Unfence, then give a leader to every leaderless partition the broker can now lead: as its ISR or ELR
     member, as its last known leader, or, where unclean.leader.election.enable holds, as any replica."""
-    return [record for part in unfence_broker_slices(image, broker_id, reason, defaults) for record in part]
+    return [record for part in unfence_broker_slices(image, broker_id, reason, defaults, index) for record in part]
 
 
 def unfence_broker_slices(
-    image: MetadataImage, broker_id: int, reason: str, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
+    image: MetadataImage,
+    broker_id: int,
+    reason: str,
+    defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS,
+    index: BrokersToIsrs | None = None,
 ) -> Iterator[list[Record]]:
-    """`unfence_broker`'s records a slice at a time, the UnfenceBroker record first."""
+    """`unfence_broker`'s records a slice at a time, the UnfenceBroker record first; the leaderless partitions are
+    taken from `index` now."""
+    return _unfence_slices(image, broker_id, reason, defaults, partitions_under(index, NO_LEADER))
+
+
+def _unfence_slices(
+    image: MetadataImage, broker_id: int, reason: str, defaults: TopicDefaults, keys: list[PartitionKey] | None
+) -> Iterator[list[Record]]:
     registration = image.broker(broker_id)
     if registration is None or registration.status is not BrokerStatus.FENCED:
         return
     yield [UnfenceBroker(broker_id=broker_id, broker_epoch=registration.broker_epoch, reason=reason)]
     yield from _partition_changes(
         image,
+        keys,
         select=lambda t, p: (
             p.leader == NO_LEADER
             and (
@@ -273,17 +330,30 @@ def unfence_broker_slices(
 
 
 def enter_controlled_shutdown(
-    image: MetadataImage, broker_id: int, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
+    image: MetadataImage,
+    broker_id: int,
+    defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS,
+    index: BrokersToIsrs | None = None,
 ) -> list[Record]:
     """Mark the broker shutting down and move its leaderships and ISR memberships away first (with the ELR off the
     last member stays; with it on, a member leaving an ISR below min ISR joins the ELR)."""
-    return [record for part in controlled_shutdown_slices(image, broker_id, defaults) for record in part]
+    return [record for part in controlled_shutdown_slices(image, broker_id, defaults, index) for record in part]
 
 
 def controlled_shutdown_slices(
-    image: MetadataImage, broker_id: int, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
+    image: MetadataImage,
+    broker_id: int,
+    defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS,
+    index: BrokersToIsrs | None = None,
 ) -> Iterator[list[Record]]:
-    """`enter_controlled_shutdown`'s records a slice at a time, the BrokerRegistrationChange record first."""
+    """`enter_controlled_shutdown`'s records a slice at a time, the BrokerRegistrationChange record first; the
+    broker's partitions are taken from `index` now."""
+    return _controlled_shutdown_slices(image, broker_id, defaults, partitions_under(index, broker_id))
+
+
+def _controlled_shutdown_slices(
+    image: MetadataImage, broker_id: int, defaults: TopicDefaults, keys: list[PartitionKey] | None
+) -> Iterator[list[Record]]:
     registration = image.broker(broker_id)
     if registration is None or registration.status is not BrokerStatus.UNFENCED:
         return
@@ -294,6 +364,7 @@ def controlled_shutdown_slices(
     ]
     yield from _partition_changes(
         image,
+        keys,
         select=lambda t, p: broker_id in p.isr or p.leader == broker_id,
         target_isr=lambda p: isr_without(p, broker_id),
         eligible=leader_eligibility(image, excluded={broker_id}),
@@ -303,7 +374,11 @@ def controlled_shutdown_slices(
 
 
 def handle_broker_shutdown(
-    image: MetadataImage, broker_id: int, clean: bool, defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS
+    image: MetadataImage,
+    broker_id: int,
+    clean: bool,
+    defaults: TopicDefaults = KAFKA_TOPIC_DEFAULTS,
+    index: BrokersToIsrs | None = None,
 ) -> list[Record]:
     """A new incarnation registers (Kafka's handleBrokerShutdown, KAFKA-15586/KAFKA-18106). After an unclean
     shutdown with the ELR on it may have lost its unflushed tail: it leaves every ISR and ELR and may not lead.
@@ -311,6 +386,7 @@ def handle_broker_shutdown(
     unclean = image.elr_enabled and not clean
     return _update_partitions(
         image,
+        partitions_under(index, broker_id),
         select=lambda t, p: broker_id in p.isr or p.leader == broker_id or (unclean and broker_id in p.elr),
         target_isr=lambda p: isr_without(p, broker_id),
         eligible=leader_eligibility(image, excluded={broker_id}),
@@ -329,9 +405,12 @@ def clear_elrs(image: MetadataImage) -> list[Record]:
     ]
 
 
-def leaderships(image: MetadataImage, broker_id: int) -> int:
-    """How many partitions `broker_id` leads (a count: no order needed, so none is paid for)."""
-    return sum(1 for topic in image.topics_by_id.values() for p in topic.partitions.values() if p.leader == broker_id)
+def leaderships(image: MetadataImage, broker_id: int, index: BrokersToIsrs | None = None) -> int:
+    """How many partitions `broker_id` leads: of those `index` files under it, else of every partition."""
+    if index is None:
+        return sum(1 for t in image.topics_by_id.values() for p in t.partitions.values() if p.leader == broker_id)
+    keys = index.partitions_of(broker_id)
+    return sum(1 for _, _, p in _candidates(image, keys) if p.leader == broker_id)
 
 
 # ---- AlterPartition ----
