@@ -352,6 +352,14 @@ class FaultRunner:
                 self.faults.pause(step.target)
                 time.sleep(step.down_s)
                 self.faults.resume(step.target)
+            case "stop":
+                self.faults.stop(step.target)
+                time.sleep(step.down_s)  # the planned downtime, not a synchronisation
+                self.faults.start(step.target)
+            case "hold-alter-partition":
+                self.faults.hold_alter_partition(step.target)
+                time.sleep(step.down_s)  # the planned hold, not a synchronisation
+                self.faults.release_alter_partition(step.target)
             case "reboot":
                 self.faults.reboot(step.target)
             case "lose-unflushed":

@@ -22,7 +22,7 @@ from minikafka.sim.clients import MIXED, MIXED_HELP, SEEDED_HELP, ClientMix, Pro
 from minikafka.sim.planted_bugs import PLANTED_BUGS
 from minikafka.sim.seed_pool import Stopped, results, stopped_by_signals
 from minikafka.sim.stories import STORIES, run_story
-from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResult, SimulationSettings
+from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResult, SimulationSettings, TopicSpec
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -61,6 +61,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="P",
         help="the probability that a fault strikes while a lasting one is active (at most two at once); 0: one at "
         "a time",
+    )
+    simulate.add_argument(
+        "--max-at-once",
+        type=bounded_int(2, 3),
+        default=2,
+        metavar="N",
+        help="with --overlap: a joining fault may itself be joined while fewer than N are active (default 2)",
+    )
+    simulate.add_argument(
+        "--replication-factor", type=bounded_int(1, 3), default=3, metavar="RF", help="the topic's (default 3)"
+    )
+    simulate.add_argument(
+        "--min-insync-replicas", type=bounded_int(1, 3), default=2, metavar="M", help="the topic's (default 2)"
     )
     _add_client_options(simulate.add_argument_group("clients (of a seeded fault plan's run; stories keep their own)"))
     simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
@@ -203,7 +216,11 @@ def settings_from(args: argparse.Namespace) -> SimulationSettings:
         planted_bug=args.planted_bug,
         power_loss=args.power_loss,
         overlap=args.overlap,
+        max_at_once=args.max_at_once,
         timing=plan_timing(args),
+        topic=TopicSpec(
+            configs={"min.insync.replicas": str(args.min_insync_replicas)}, replicas=args.replication_factor
+        ),
         clients=client_mix(args),
         scratch=args.scratch,
     )
@@ -228,6 +245,12 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
         parts.append("--power-loss")
     if args.overlap:
         parts += ["--overlap", str(args.overlap)]
+    for option, value, default in (
+        ("--max-at-once", args.max_at_once, 2),
+        ("--replication-factor", args.replication_factor, 3),
+        ("--min-insync-replicas", args.min_insync_replicas, 2),
+    ):
+        parts += [option, str(value)] if value != default else []
     parts += timing_words(plan_timing(args), SIMULATE_TIMING)
     if args.clients:
         parts += ["--clients", args.clients]
