@@ -245,12 +245,12 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
         parts.append("--power-loss")
     if args.overlap:
         parts += ["--overlap", str(args.overlap)]
-    for option, value, default in (
+    for option, number, usual in (
         ("--max-at-once", args.max_at_once, 2),
         ("--replication-factor", args.replication_factor, 3),
         ("--min-insync-replicas", args.min_insync_replicas, 2),
     ):
-        parts += [option, str(value)] if value != default else []
+        parts += [option, str(number)] if number != usual else []
     parts += timing_words(plan_timing(args), SIMULATE_TIMING)
     if args.clients:
         parts += ["--clients", args.clients]
@@ -355,7 +355,10 @@ def _print_violation(args: argparse.Namespace, result: SimulationResult) -> None
     out = sys.stdout
     if not args.json:
         out.write(f"\nseed {result.seed} broke {result.violation.invariant} at {result.at_s:.3f} simulated s, ")
-        out.write(f"during step: {result.step}\n  {result.violation.detail}\n\nthe events that led to it:\n")
+        out.write(f"during step: {result.step}\n  {result.violation.detail}\n")
+        if "guards_on" in result.observed:  # faults overlapped, but the guard made the difference
+            out.write(f"  {result.observed['guards_on']}\n")
+        out.write("\nthe events that led to it:\n")
         out.writelines(f"  {line}\n" for line in result.trace)
         out.write(f"\ntrace hash {result.trace_hash}; replay with:\n  {replay_command(args, result.seed)}\n")
     out.flush()
