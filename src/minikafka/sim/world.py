@@ -768,7 +768,7 @@ class World:
         cluster's recovery awaited; invariants are checked all along by the first step's waits."""
         loop = asyncio.get_running_loop()
         first, *joining = steps
-        joined = [loop.create_task(self._join(step, first)) for step in joining]
+        joined = [loop.create_task(self._join(step, steps[:index])) for index, step in enumerate(steps) if index]
         try:
             await self.strike(first, self.run_for)
             await self.run_until(lambda: all(task.done() for task in joined), RECOVERY_TIMEOUT_S + first.down_s)
@@ -782,11 +782,13 @@ class World:
             self.note(f"not recovered from {kinds} after {RECOVERY_TIMEOUT_S:.0f}s: the next fault overlaps it")
             self.overlapping.append(f"the cluster had not recovered from {self.step} when the next fault struck")
 
-    async def _join(self, step: FaultStep, first: FaultStep) -> None:
-        """`step` at its offset from `first`'s start; from then on, a loss is charged to the two brokers away."""
-        await asyncio.sleep(step.at_s - first.at_s)
-        if first.kind not in _CONTROLLER_SIDE and step.kind not in _CONTROLLER_SIDE:
-            self.overlapping.append(f"{step.kind} at {step.at_s:.1f}s struck while {first.kind} was active")
+    async def _join(self, step: FaultStep, before: tuple[FaultStep, ...]) -> None:
+        """`step` at its offset from the group's first start; from then on, a loss is charged to two brokers away if
+        a step before it in the group took a broker away too (the group is recovered from only as a whole)."""
+        await asyncio.sleep(step.at_s - before[0].at_s)
+        away = [earlier.kind for earlier in before if earlier.kind not in _CONTROLLER_SIDE]
+        if away and step.kind not in _CONTROLLER_SIDE:
+            self.overlapping.append(f"{step.kind} at {step.at_s:.1f}s struck while {away[-1]} was active")
         await self.strike(step, asyncio.sleep)
 
     async def strike(self, step: FaultStep, wait: Callable[[float], Awaitable[None]]) -> None:
