@@ -771,7 +771,8 @@ class World:
         joined = [loop.create_task(self._join(step, steps[:index])) for index, step in enumerate(steps) if index]
         try:
             await self.strike(first, self.run_for)
-            await self.run_until(lambda: all(task.done() for task in joined), RECOVERY_TIMEOUT_S + first.down_s)
+            ends = max(step.at_s - first.at_s + step.down_s for step in steps)  # the last healing, from the start
+            await self.run_until(lambda: all(task.done() for task in joined), RECOVERY_TIMEOUT_S + ends)
             for task in joined:
                 task.result()  # a step's own failure, raised here
         finally:
