@@ -127,6 +127,7 @@ class ChaosOptions:
     # The chaos topic compacted (compacted_workload.py), its producers overwriting this many keys; 0: no keys
     compacted_keys: int = 0
     overlap: float = 0.0  # the plan's probability that a fault strikes while the one before is active
+    max_at_once: int = 2  # with `overlap`: how many faults may be active at once
     timing: PlanTiming = CHAOS_TIMING  # the plan's gaps and longest downtime
 
     def principals(self) -> list[Principal]:
@@ -352,6 +353,14 @@ class FaultRunner:
                 self.faults.pause(step.target)
                 time.sleep(step.down_s)
                 self.faults.resume(step.target)
+            case "stop":
+                self.faults.stop(step.target)
+                time.sleep(step.down_s)  # the planned downtime, not a synchronisation
+                self.faults.start(step.target)
+            case "hold-alter-partition":
+                self.faults.hold_alter_partition(step.target)
+                time.sleep(step.down_s)  # the planned hold, not a synchronisation
+                self.faults.release_alter_partition(step.target)
             case "reboot":
                 self.faults.reboot(step.target)
             case "lose-unflushed":
@@ -557,6 +566,7 @@ def run_chaos(run_dir: Path, options: ChaosOptions, log: Callable[[str], None] =
                 [c.node_id for c in cluster.controllers],
                 timing=options.timing,
                 overlap=options.overlap,
+                max_at_once=options.max_at_once,
             ),
         )
         denied = (

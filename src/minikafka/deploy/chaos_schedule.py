@@ -30,9 +30,23 @@ NETWORK_FAULTS = ("partition", "isolate-leader", "isolate-controller", "broker-c
 # replica of a partition (at most one replica of each partition over the run, as Kafka's promise assumes),
 # found when that batch is next read.
 STORAGE_FAULTS = ("disk-full", "disk-error", "corrupt")
-FAULT_KINDS = BROKER_FAULTS + CONTROLLER_FAULTS + NETWORK_FAULTS + STORAGE_FAULTS
+# Faults on a broker that the guards exist for, drawn only when named: `stop` is a clean stop (SIGTERM, the
+# controlled shutdown), started again after its time; `hold-alter-partition` holds the broker's AlterPartition
+# requests for its time, then sends them, as a slow request path to the controller delivers them late. Last in
+# FAULT_KINDS: a plan of the other kinds draws as before.
+GUARD_FAULTS = ("stop", "hold-alter-partition")
+FAULT_KINDS = BROKER_FAULTS + CONTROLLER_FAULTS + NETWORK_FAULTS + STORAGE_FAULTS + GUARD_FAULTS
 # Faults that leave the node away for a while before it is healed; the others restart it at once.
-LASTING_FAULTS = ("kill", "pause", "controller-kill", "controller-flap", *NETWORK_FAULTS, "disk-full", "disk-error")
+LASTING_FAULTS = (
+    "kill",
+    "pause",
+    "controller-kill",
+    "controller-flap",
+    *NETWORK_FAULTS,
+    "disk-full",
+    "disk-error",
+    *GUARD_FAULTS,
+)
 CUT_FAULTS = (*NETWORK_FAULTS, "controller-flap")  # faults that cut links, healed all at once
 NOT_OVERLAPPING = ("controller-wipe",)
 # The faults whose target is the node they strike; the others pick theirs when they strike, or cut groups.
@@ -75,6 +89,9 @@ class ChaosPlanConfig:
     controllers: Sequence[int]
     timing: PlanTiming = CHAOS_TIMING
     overlap: float = 0.0  # the probability that a lasting step is joined by one while it is active
+    # How many steps may be active at once: each joining step may itself be joined, with the same probability,
+    # while fewer are active. 2: a lasting step and one joining it.
+    max_at_once: int = 2
 
 
 def parse_fault_kinds(text: str) -> tuple[str, ...]:
@@ -97,12 +114,16 @@ def plan_faults(seed: int, kinds: Sequence[str], config: ChaosPlanConfig) -> lis
     at = rng.uniform(config.timing.min_gap_s, config.timing.max_gap_s)
     while at < config.duration_s and ordered:
         step = _draw_step(rng, ordered, config, at)
-        steps.append(step)
-        lasting = step.down_s
-        joined = _overlapping_step(rng, ordered, config, step, at) if config.overlap > 0 and lasting else None
-        if joined is not None:
-            steps.append(joined)
-            lasting = max(lasting, joined.at_s - step.at_s + joined.down_s)
+        group = [step]
+        joined_at = at
+        while config.overlap > 0 and group[-1].down_s and len(group) < config.max_at_once:
+            joined = _overlapping_step(rng, ordered, config, group, joined_at)
+            if joined is None:
+                break
+            group.append(joined)
+            joined_at = joined.at_s
+        steps.extend(group)
+        lasting = max(joined.at_s - step.at_s + joined.down_s for joined in group)
         at += lasting + rng.uniform(config.timing.min_gap_s, config.timing.max_gap_s)
     return steps
 
@@ -119,13 +140,15 @@ def _draw_step(
 
 
 def _overlapping_step(
-    rng: random.Random, kinds: Sequence[str], config: ChaosPlanConfig, first: FaultStep, at: float
+    rng: random.Random, kinds: Sequence[str], config: ChaosPlanConfig, group: Sequence[FaultStep], at: float
 ) -> FaultStep | None:
-    """With probability `overlap`, a step striking while `first` is active, on another node, not a second cut."""
-    if rng.random() >= config.overlap or first.kind in NOT_OVERLAPPING:
+    """With probability `overlap`, a step striking while the last of `group` (which began at `at`) is active, on a
+    node none of the group strikes, not a second cut."""
+    first = group[-1]
+    if rng.random() >= config.overlap or any(step.kind in NOT_OVERLAPPING for step in group):
         return None
-    cut = first.kind in CUT_FAULTS
-    busy = () if first.kind in _TARGET_UNKNOWN else (first.target,)
+    cut = any(step.kind in CUT_FAULTS for step in group)
+    busy = tuple(step.target for step in group if step.kind not in _TARGET_UNKNOWN)
     allowed = [
         k
         for k in kinds

@@ -155,6 +155,13 @@ def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
         help="the probability that a fault strikes while a lasting one is active (at most two at once, on two "
         "nodes, never two cuts); 0: one at a time",
     )
+    chaos.add_argument(
+        "--max-at-once",
+        type=bounded_int(2, 3),
+        default=2,
+        metavar="N",
+        help="with --overlap: a joining fault may itself be joined while fewer than N are active (default 2)",
+    )
     add_plan_timing(chaos, CHAOS_TIMING)
     chaos.add_argument("--brokers", type=bounded_int(3, MAX_NODES), default=3, help="at least 3 (RF 3)")
     chaos.add_argument("--controllers", type=bounded_int(1, MAX_NODES), default=3)
@@ -591,7 +598,8 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         group_consumers=args.group_consumers, group_protocol=args.group_protocol, analyze=not args.no_analysis,
         transactional_producers=args.transactional_producers, acls=args.acls,
         denied_producers=(3 if args.denied_producers is None else args.denied_producers) if args.acls else 0,
-        compacted_keys=args.compacted_keys, overlap=args.overlap, timing=plan_timing(args),
+        compacted_keys=args.compacted_keys, overlap=args.overlap, max_at_once=args.max_at_once,
+        timing=plan_timing(args),
     )  # fmt: skip
     try:
         summary = run_chaos(run, options, log=lambda line: print(line, file=sys.stderr if args.json else sys.stdout))

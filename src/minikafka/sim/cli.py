@@ -24,7 +24,7 @@ from minikafka.sim.planted_bugs import PLANTED_BUGS
 from minikafka.sim.seed_pool import Stopped, results, stopped_by_signals
 from minikafka.sim.stories import STORIES
 from minikafka.sim.story_steps import run_story
-from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResult, SimulationSettings
+from minikafka.sim.world import DEFAULT_FAULTS, SIMULATED_FAULTS, SimulationResult, SimulationSettings, TopicSpec
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -76,6 +76,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="P",
         help="the probability that a fault strikes while a lasting one is active (at most two at once); 0: one at "
         "a time",
+    )
+    simulate.add_argument(
+        "--max-at-once",
+        type=bounded_int(2, 3),
+        default=2,
+        metavar="N",
+        help="with --overlap: a joining fault may itself be joined while fewer than N are active (default 2)",
+    )
+    simulate.add_argument(
+        "--replication-factor", type=bounded_int(1, 3), default=3, metavar="RF", help="the topic's (default 3)"
+    )
+    simulate.add_argument(
+        "--min-insync-replicas", type=bounded_int(1, 3), default=2, metavar="M", help="the topic's (default 2)"
     )
     _add_client_options(simulate.add_argument_group("clients (of a seeded fault plan's run; stories keep their own)"))
     simulate.add_argument("--jobs", type=bounded_int(1, 64), default=1, help="processes running seeds")
@@ -228,7 +241,11 @@ def settings_from(args: argparse.Namespace) -> SimulationSettings:
         torn_writes=args.torn_writes,
         network=NetworkFaults(duplicate_probability=args.duplicate_probability),
         overlap=args.overlap,
+        max_at_once=args.max_at_once,
         timing=plan_timing(args),
+        topic=TopicSpec(
+            configs={"min.insync.replicas": str(args.min_insync_replicas)}, replicas=args.replication_factor
+        ),
         clients=client_mix(args),
         scratch=args.scratch,
     )
@@ -257,6 +274,12 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
         parts += ["--duplicate-probability", str(args.duplicate_probability)]
     if args.overlap:
         parts += ["--overlap", str(args.overlap)]
+    for option, number, usual in (
+        ("--max-at-once", args.max_at_once, 2),
+        ("--replication-factor", args.replication_factor, 3),
+        ("--min-insync-replicas", args.min_insync_replicas, 2),
+    ):
+        parts += [option, str(number)] if number != usual else []
     parts += timing_words(plan_timing(args), SIMULATE_TIMING)
     if args.clients:
         parts += ["--clients", args.clients]
@@ -368,7 +391,10 @@ def _print_violation(args: argparse.Namespace, result: SimulationResult) -> None
     out = sys.stdout
     if not args.json:
         out.write(f"\nseed {result.seed} broke {result.violation.invariant} at {result.at_s:.3f} simulated s, ")
-        out.write(f"during step: {result.step}\n  {result.violation.detail}\n\nthe events that led to it:\n")
+        out.write(f"during step: {result.step}\n  {result.violation.detail}\n")
+        if "guards_on" in result.observed:  # faults overlapped, but the guard made the difference
+            out.write(f"  {result.observed['guards_on']}\n")
+        out.write("\nthe events that led to it:\n")
         out.writelines(f"  {line}\n" for line in result.trace)
         out.write(f"\ntrace hash {result.trace_hash}; replay with:\n  {replay_command(args, result.seed)}\n")
     out.flush()

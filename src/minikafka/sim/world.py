@@ -39,6 +39,7 @@ from minikafka.common.node_environment import SimulatedNode, enter_simulated_nod
 from minikafka.common.record_batch import CorruptRecordError
 from minikafka.deploy.chaos_schedule import (
     CONTROLLER_FLAPS,
+    GUARD_FAULTS,
     SIMULATE_TIMING,
     ChaosPlanConfig,
     FaultStep,
@@ -73,6 +74,7 @@ from minikafka.sim.disk import SimDisk
 from minikafka.sim.event_invariants import EventInvariants
 from minikafka.sim.exactly_once import EOS_TOPIC, committed_offsets, exactly_once_worker, output_reader
 from minikafka.sim.exactly_once_invariants import ExactlyOnceInvariants
+from minikafka.sim.guards import guards_off, guards_on
 from minikafka.sim.invariants import (
     Acknowledged,
     BatchHeader,
@@ -111,18 +113,26 @@ SIMULATED_FAULTS = (
     "disk-full",
     "disk-error",
     "corrupt",
+    *GUARD_FAULTS,
 )
 # What a run draws from unless told: `corrupt` only when asked for, since a flipped bit in a follower's old batch is
 # found only if that batch is read again (its replica leads, or a follower fetches it), which a run rarely does;
-# `controller-wipe` too, since it needs a dynamic quorum, which `cluster up` also makes only when asked.
-DEFAULT_FAULTS = tuple(kind for kind in SIMULATED_FAULTS if kind not in ("corrupt", "controller-wipe"))
+# `controller-wipe` too, since it needs a dynamic quorum, which `cluster up` also makes only when asked; the guards'
+# faults (a clean stop, held AlterPartitions) too, so the default seeds keep their plans.
+DEFAULT_FAULTS = tuple(kind for kind in SIMULATED_FAULTS if kind not in ("corrupt", "controller-wipe", *GUARD_FAULTS))
 FSYNC_LATENCY_MS = (0.5, 8.0)  # work handed to a thread pool (fsyncs) takes this long
 # Between a controller-flap's cuts: chaos heals and cuts again at once, so the gap is about one fault tool's call.
 FLAP_HEALED_S = 0.2
 STEP_S = 0.25  # invariants are checked this often (simulated)
 # The invariants a loss of acknowledged writes breaks: explained when faults overlapped before it.
-# Faults away from the brokers: two at once with one of these still leaves one replica away at most.
-_CONTROLLER_SIDE = ("controller-kill", "controller-wipe", "controller-flap", "isolate-controller")
+# Faults that take no replica away: two at once with one of these still leaves one replica away at most.
+_CONTROLLER_SIDE = (
+    "controller-kill",
+    "controller-wipe",
+    "controller-flap",
+    "isolate-controller",
+    "hold-alter-partition",
+)
 LOSSES = (
     "NoCommittedRecordLost",
     "LeaderCandidateCompleteness",
@@ -163,10 +173,15 @@ class TopicSpec:
     partitions: int = PARTITIONS
     assignment: tuple[tuple[int, ...], ...] = ()
     configs: Mapping[str, str] = field(default_factory=lambda: {"min.insync.replicas": "2"})
+    replicas: int = len(BROKER_IDS)  # each partition's, without an assignment
 
     @property
     def replication_factor(self) -> int:
-        return len(self.assignment[0]) if self.assignment else len(BROKER_IDS)
+        return len(self.assignment[0]) if self.assignment else self.replicas
+
+    @property
+    def described(self) -> str:
+        return f"RF {self.replication_factor} and min.insync.replicas {self.configs.get('min.insync.replicas', '1')}"
 
 
 @dataclass(frozen=True)
@@ -180,6 +195,7 @@ class SimulationSettings:
     power_loss: bool = False  # kill and controller-kill cut the node's files back to what was fsynced
     torn_writes: bool = False  # a power loss keeps a seeded prefix of each file's unflushed bytes
     overlap: float = 0.0  # the plan's probability that a fault strikes while the one before is active
+    max_at_once: int = 2  # with `overlap`: how many faults may be active at once
     network: NetworkFaults = NetworkFaults()
     topic: TopicSpec = TopicSpec()
     broker_overrides: Mapping[str, str] = field(default_factory=dict)  # after `overrides`, brokers only
@@ -766,10 +782,11 @@ class World:
         cluster's recovery awaited; invariants are checked all along by the first step's waits."""
         loop = asyncio.get_running_loop()
         first, *joining = steps
-        joined = [loop.create_task(self._join(step, first)) for step in joining]
+        joined = [loop.create_task(self._join(step, steps[:index])) for index, step in enumerate(steps) if index]
         try:
             await self.strike(first, self.run_for)
-            await self.run_until(lambda: all(task.done() for task in joined), RECOVERY_TIMEOUT_S + first.down_s)
+            ends = max(step.at_s - first.at_s + step.down_s for step in steps)  # the last healing, from the start
+            await self.run_until(lambda: all(task.done() for task in joined), RECOVERY_TIMEOUT_S + ends)
             for task in joined:
                 task.result()  # a step's own failure, raised here
         finally:
@@ -780,11 +797,13 @@ class World:
             self.note(f"not recovered from {kinds} after {RECOVERY_TIMEOUT_S:.0f}s: the next fault overlaps it")
             self.overlapping.append(f"the cluster had not recovered from {self.step} when the next fault struck")
 
-    async def _join(self, step: FaultStep, first: FaultStep) -> None:
-        """`step` at its offset from `first`'s start; from then on, a loss is charged to the two brokers away."""
-        await asyncio.sleep(step.at_s - first.at_s)
-        if first.kind not in _CONTROLLER_SIDE and step.kind not in _CONTROLLER_SIDE:
-            self.overlapping.append(f"{step.kind} at {step.at_s:.1f}s struck while {first.kind} was active")
+    async def _join(self, step: FaultStep, before: tuple[FaultStep, ...]) -> None:
+        """`step` at its offset from the group's first start; from then on, a loss is charged to two brokers away if
+        a step before it in the group took a broker away too (the group is recovered from only as a whole)."""
+        await asyncio.sleep(step.at_s - before[0].at_s)
+        away = [earlier.kind for earlier in before if earlier.kind not in _CONTROLLER_SIDE]
+        if away and step.kind not in _CONTROLLER_SIDE:
+            self.overlapping.append(f"{step.kind} at {step.at_s:.1f}s struck while {away[-1]} was active")
         await self.strike(step, asyncio.sleep)
 
     async def strike(self, step: FaultStep, wait: Callable[[float], Awaitable[None]]) -> None:
@@ -836,6 +855,12 @@ class World:
                     self.network.partition([target], self._others(target))
                 await wait(step.down_s)
                 self.network.heal()
+            case "stop":
+                await self.processes[step.target].stop()
+                await wait(step.down_s)
+                self.processes[step.target].start()
+            case "hold-alter-partition":
+                await self._hold_alter_partition(step.target, step.down_s, wait)
             case "controller-flap":
                 for _ in range(CONTROLLER_FLAPS):
                     self.network.partition([step.target], self._others(step.target))
@@ -846,6 +871,24 @@ class World:
                 raise ValueError(f"fault kind {kind} is not simulated")
         self.note(f"{kind} healed")
         self.faults_done += 1
+
+    async def _hold_alter_partition(
+        self, node_id: int, down_s: float, wait: Callable[[float], Awaitable[None]]
+    ) -> None:
+        """The broker's AlterPartition requests held for `down_s`, then sent (as chaos's `fault hold-alter-partition`
+        and its release do): what a slow path to the controller delivers late. An incarnation that ended meanwhile
+        took its held requests with it; a new one holds nothing."""
+        process = self.processes[node_id]
+        broker = process.parts.get("broker")
+        if broker is None:
+            self.note(f"hold-alter-partition: broker {node_id} is not running")
+            return
+        incarnation = process.incarnation
+        broker.manager.alter_partition.holding = True
+        await wait(down_s)
+        if process.incarnation is incarnation and process.running:
+            released = process.run_as(broker.manager.alter_partition.release)
+            self.note(f"hold-alter-partition: broker {node_id} sent {released} held request(s)")
 
     async def _wipe_controller(self, node_id: int) -> None:
         """The controller's disk lost and replaced; in a dynamic quorum its voter is then replaced, as an operator
@@ -945,7 +988,7 @@ async def _simulate(settings: SimulationSettings, root: Path, trace: Trace, scri
     if violation is not None and violation.invariant in LOSSES and world.overlapping:
         explained = (
             f"{'; '.join(world.overlapping)}: more than one replica away at once, beyond Kafka's promise for "
-            f"acks=all with RF 3 and min.insync.replicas 2"
+            f"acks=all with {settings.topic.described}"
         )
     return SimulationResult(
         settings.seed,
@@ -973,7 +1016,12 @@ async def run_fault_plan(world: World) -> None:
         settings.seed,
         settings.faults,
         ChaosPlanConfig(
-            settings.duration_s, BROKER_IDS, CONTROLLER_IDS, timing=settings.timing, overlap=settings.overlap
+            settings.duration_s,
+            BROKER_IDS,
+            CONTROLLER_IDS,
+            timing=settings.timing,
+            overlap=settings.overlap,
+            max_at_once=settings.max_at_once,
         ),
     )
     stop = asyncio.Event()
@@ -1083,7 +1131,27 @@ def scratch_root(parent: str | None = None) -> Path:
 
 
 def simulate_seed(settings: SimulationSettings, script: Script = run_fault_plan) -> SimulationResult:
-    """Run one seed to its end or its first violation: its fault plan, or a scripted story."""
+    """Run one seed to its end or its first violation: its fault plan, or a scripted story.
+
+    With a data guard off, a loss after overlapping faults is explained only if the same seed with the guards on
+    loses too: the run is looking for the loss a guard prevents, and one the guards would not have prevented is not
+    it."""
+    result = _run_seed(settings, script)
+    if result.explained is None or not guards_off(settings.overrides, settings.broker_overrides):
+        return result
+    guarded = _run_seed(
+        dataclasses.replace(
+            settings, overrides=guards_on(settings.overrides), broker_overrides=guards_on(settings.broker_overrides)
+        ),
+        script,
+    )
+    if guarded.violation is None:
+        result.explained = None
+        result.observed["guards_on"] = f"the same seed held with the guards on (trace {guarded.trace_hash})"
+    return result
+
+
+def _run_seed(settings: SimulationSettings, script: Script) -> SimulationResult:
     if settings.clients.seeded:
         drawn = dataclasses.replace(seeded_mix(settings.seed), group_protocol=settings.clients.group_protocol)
         settings = dataclasses.replace(settings, clients=drawn)
