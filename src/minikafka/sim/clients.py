@@ -217,14 +217,18 @@ def _read(reader: str, record: ConsumerRecord, at_s: float, member: SimMember | 
     return Read(reader, record.partition, record.offset, value, at_s, member.group, member.generation, member.joins)
 
 
-class SimGroupMember(GroupMember):
-    """The shipped classic member; the assignment each SyncGroup gives it goes to the invariants."""
+class _Named:
+    """What the world keeps of a member beside the shipped class: its name, the invariants, how often it joined."""
 
     def __init__(self, name: str, checks: ClientInvariants, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.name = name
         self.checks = checks
         self.joins = 0
+
+
+class SimGroupMember(_Named, GroupMember):
+    """The shipped classic member; the assignment each SyncGroup gives it goes to the invariants."""
 
     async def join(self) -> list[TopicPartition]:
         assignment = await super().join()
@@ -234,16 +238,10 @@ class SimGroupMember(GroupMember):
         return assignment
 
 
-class SimConsumerProtocolMember(ConsumerProtocolMember):
+class SimConsumerProtocolMember(_Named, ConsumerProtocolMember):
     """The shipped KIP-848 member. Its member epoch stands for the generation in what it reads; who holds which
     partition is judged on the coordinator's events (NoDoubleOwnership), as `analyze` judges it, since members'
     epochs differ within one group."""
-
-    def __init__(self, name: str, checks: ClientInvariants, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.name = name
-        self.checks = checks
-        self.joins = 0
 
     async def join(self) -> list[TopicPartition]:
         assignment = await super().join()
