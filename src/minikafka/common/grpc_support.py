@@ -57,10 +57,11 @@ async def start_server(
 ) -> BoundServer:
     """Create, register and start a grpc.aio server; `port` 0 picks a free port (reported back). With `security`
     it serves TLS only. `max_receive_bytes`: the largest message it reads (gRPC receives a message whole before
-    any handler sees it, so this bounds what one call can make it hold). A simulated node serves on its network."""
+    any handler sees it, so this bounds what one call can make it hold). A simulated node serves on its network,
+    through the same interceptors."""
     node = simulated_node()
     if node is not None:
-        return BoundServer(node.network.serve(node.node_id, host, port, registrars), host, port)
+        return BoundServer(node.network.serve(node.node_id, host, port, registrars, interceptors), host, port)
     _refuse_outside_simulated_nodes(f"serve {host}:{port}")
     receive = "grpc.max_receive_message_length"
     options = (*(o for o in GRPC_OPTIONS if o[0] != receive), (receive, min(max_receive_bytes, MAX_MESSAGE_BYTES)))

@@ -15,8 +15,9 @@ class SimulatedNetwork(Protocol):
     def channel(self, source: int, address: str) -> Any:
         """A channel from node `source` to `address`, with the calls grpc.aio's channels make."""
 
-    def serve(self, node_id: int, host: str, port: int, registrars: Any) -> Any:
-        """Serve the registrars' services at host:port as node `node_id`; a server with `stop(grace)`."""
+    def serve(self, node_id: int, host: str, port: int, registrars: Any, interceptors: Any = ()) -> Any:
+        """Serve the registrars' services at host:port as node `node_id`, each call through the interceptors as
+        grpc.aio's server runs them; a server with `stop(grace)`."""
 
     def listen(self, node_id: int, host: str, port: int, accept: Any) -> Any:
         """Accept byte-stream connections (a Kafka listener) at host:port as node `node_id`: `accept(reader,

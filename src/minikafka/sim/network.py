@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import random
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -57,10 +58,11 @@ def rpc_error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
 
 
 class _ServicerContext:
-    """The part of grpc.aio's ServicerContext the servicers use."""
+    """The part of grpc.aio's ServicerContext the servicers and interceptors use."""
 
-    def __init__(self, source: int) -> None:
+    def __init__(self, source: int, metadata: tuple[Any, ...] = ()) -> None:
         self._peer = f"sim:node-{source}"
+        self._metadata = metadata
 
     async def abort(self, code: grpc.StatusCode, details: str = "", trailing_metadata: Any = ()) -> None:
         raise RpcAborted(code, details)
@@ -69,7 +71,10 @@ class _ServicerContext:
         return self._peer
 
     def invocation_metadata(self) -> tuple[Any, ...]:
-        return ()
+        return self._metadata
+
+    def auth_context(self) -> dict[str, list[bytes]]:
+        return {}  # the simulated listeners are plaintext: no peer certificate
 
     def set_code(self, code: grpc.StatusCode) -> None:
         pass
@@ -84,10 +89,11 @@ class _ServicerContext:
 class SimServer:
     """What the services' registrars see of a grpc.aio server, and how calls reach their handlers."""
 
-    def __init__(self, network: SimNetwork, node_id: int, address: str) -> None:
+    def __init__(self, network: SimNetwork, node_id: int, address: str, interceptors: Sequence[Any] = ()) -> None:
         self.network = network
         self.node_id = node_id
         self.address = address
+        self.interceptors = tuple(interceptors)  # grpc.aio.ServerInterceptor, run on every call as grpc.aio runs them
         self.context = contextvars.copy_context()  # the node's: its handlers run as it
         self._generic: list[Any] = []
         self._handlers: dict[str, Any] = {}  # grpc.RpcMethodHandler, called as grpc.aio calls it
@@ -109,6 +115,25 @@ class SimServer:
                     self._handlers[method] = found
                     break
         return found
+
+    async def intercepted(self, method: str, metadata: tuple[Any, ...]) -> Any:
+        """The handler of one call as grpc.aio's server finds it: each interceptor in order, given the next one as
+        its continuation (the last one's the registered handler), and the handler the first one returns."""
+        return await self._intercept(0, _CallDetails(method, metadata))
+
+    async def _intercept(self, index: int, details: _CallDetails) -> Any:
+        if index == len(self.interceptors):
+            return self.handler(details.method)
+        continuation = functools.partial(self._intercept, index + 1)
+        return await self.interceptors[index].intercept_service(continuation, details)
+
+    async def answer(self, method: str, data: bytes, source: int, metadata: tuple[Any, ...]) -> Any:
+        """One unary call served: the handler its interceptors give, its answer serialized."""
+        handler = await self.intercepted(method, metadata)
+        if handler is None or handler.unary_unary is None:
+            raise RpcAborted(grpc.StatusCode.UNIMPLEMENTED, method)
+        request = handler.request_deserializer(data)
+        return handler.response_serializer(await handler.unary_unary(request, _ServicerContext(source, metadata)))
 
     def spawn(self, coroutine: Any) -> asyncio.Task[Any]:
         return asyncio.get_running_loop().create_task(coroutine, context=self.context)
@@ -138,9 +163,16 @@ class SimNetwork:
     def channel(self, source: int, address: str) -> SimChannel:
         return SimChannel(self, source, address)
 
-    def serve(self, node_id: int, host: str, port: int, registrars: Iterable[Callable[[Any], None]]) -> SimServer:
+    def serve(
+        self,
+        node_id: int,
+        host: str,
+        port: int,
+        registrars: Iterable[Callable[[Any], None]],
+        interceptors: Sequence[Any] = (),
+    ) -> SimServer:
         address = f"{host}:{port}"
-        server = SimServer(self, node_id, address)
+        server = SimServer(self, node_id, address, interceptors)
         for register in registrars:
             register(server)
         self.servers[address] = server
@@ -203,9 +235,17 @@ class SimNetwork:
     def duplicated(self) -> bool:
         return self.faults.duplicate_probability > 0 and self.rng.random() < self.faults.duplicate_probability
 
-    def replay(self, server: SimServer, handler: Any, data: bytes, source: int, destination: int | None) -> None:
-        """Deliver a unary request again, after a seeded lateness and its own trip (held while the link is cut): the
-        handler runs as the target node (its crash ends the replay), and its answer or error goes to nobody."""
+    def replay(
+        self,
+        server: SimServer,
+        method: str,
+        data: bytes,
+        source: int,
+        destination: int | None,
+        metadata: tuple[Any, ...],
+    ) -> None:
+        """Deliver a unary request again, after a seeded lateness and its own trip (held while the link is cut): it
+        is served as the target node (its crash ends the replay), interceptors first, its answer going to nobody."""
         late_s = self.rng.uniform(0, self.faults.duplicate_max_late_ms) / 1000
         self.duplicates += 1
 
@@ -215,7 +255,7 @@ class SimNetwork:
             if self.servers.get(server.address) is not server:  # the node restarted or stopped meanwhile
                 return
             with contextlib.suppress(Exception):  # RpcAborted too: the replay's caller is long gone
-                await handler.unary_unary(handler.request_deserializer(data), _ServicerContext(source))
+                await server.answer(method, data, source, metadata)
 
         server.spawn(deliver())
 
@@ -237,16 +277,17 @@ class SimChannel:
     def unary_unary(
         self, method: str, request_serializer: Any = None, response_deserializer: Any = None, **_: Any
     ) -> Callable[..., Any]:
-        async def call(request: Any, *, timeout: float | None = None, **__: Any) -> Any:
+        async def call(request: Any, *, timeout: float | None = None, metadata: Any = None, **__: Any) -> Any:
             try:
                 async with asyncio.timeout(timeout):
-                    return await self._unary(method, request_serializer(request), response_deserializer)
+                    data = request_serializer(request)
+                    return await self._unary(method, data, response_deserializer, tuple(metadata or ()))
             except TimeoutError:
                 raise rpc_error(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline exceeded") from None
 
         return call
 
-    async def _unary(self, method: str, data: bytes, deserialize: Any) -> Any:
+    async def _unary(self, method: str, data: bytes, deserialize: Any, metadata: tuple[Any, ...]) -> Any:
         network = self.network
         destination = network.node_at(self.address)
         await network.carry(self.source, destination)
@@ -256,18 +297,14 @@ class SimChannel:
         if server is None:
             await asyncio.sleep(REFUSED_AFTER_S)
             raise rpc_error(grpc.StatusCode.UNAVAILABLE, f"nothing listens at {self.address}")
-        handler = server.handler(method)
-        if handler is None or handler.unary_unary is None:
-            raise rpc_error(grpc.StatusCode.UNIMPLEMENTED, method)
-        task = server.spawn(handler.unary_unary(handler.request_deserializer(data), _ServicerContext(self.source)))
+        task = server.spawn(server.answer(method, data, self.source, metadata))
         if network.duplicated():
-            network.replay(server, handler, data, self.source, destination)
+            network.replay(server, method, data, self.source, destination, metadata)
         try:
             await asyncio.wait({task})
         finally:
             task.cancel()  # the caller gave up (deadline, cancelled): so does the handler, as gRPC's
-        answer = _outcome(task)
-        answer_data = handler.response_serializer(answer)
+        answer_data = _outcome(task)
         await network.carry(destination if destination is not None else -1, self.source)
         if network.dropped() or network.answer_lost(method, self.source):
             await asyncio.Event().wait()
@@ -276,8 +313,8 @@ class SimChannel:
     def stream_stream(
         self, method: str, request_serializer: Any = None, response_deserializer: Any = None, **_: Any
     ) -> Callable[..., SimStreamCall]:
-        def open_call(*_args: Any, **__: Any) -> SimStreamCall:
-            return SimStreamCall(self, method, request_serializer, response_deserializer)
+        def open_call(*_args: Any, metadata: Any = None, **__: Any) -> SimStreamCall:
+            return SimStreamCall(self, method, request_serializer, response_deserializer, tuple(metadata or ()))
 
         return open_call
 
@@ -301,9 +338,12 @@ _END = object()
 
 
 class SimStreamCall:
-    """A bidi call: writes reach the handler's request iterator and its answers reach `read`, each in order."""
+    """A bidi call: writes reach the handler's request iterator and its answers reach `read`, each in order. The
+    server's interceptors choose the handler when the call opens there, so its requests travel serialized."""
 
-    def __init__(self, channel: SimChannel, method: str, serialize: Any, deserialize: Any) -> None:
+    def __init__(
+        self, channel: SimChannel, method: str, serialize: Any, deserialize: Any, metadata: tuple[Any, ...] = ()
+    ) -> None:
         self._network = channel.network
         self._source = channel.source
         self._destination = channel.network.node_at(channel.address)
@@ -313,23 +353,25 @@ class SimStreamCall:
         self._answers: asyncio.Queue[Any] = asyncio.Queue()
         self._error: grpc.aio.AioRpcError | None = None
         self._task: asyncio.Task[None] | None = None
-        self._handler: Any = None
         self._method = method
         server = channel.network.servers.get(channel.address)
         handler = None if server is None else server.handler(method)
         if server is None or handler is None or handler.stream_stream is None:
             self._error = rpc_error(grpc.StatusCode.UNAVAILABLE, f"nothing serves {method} at {channel.address}")
             return
-        self._handler = handler
-        self._task = server.spawn(self._serve(handler))
+        self._task = server.spawn(self._serve(server, metadata))
         self._task.add_done_callback(self._server_ended)
 
-    async def _incoming(self) -> AsyncIterator[Any]:
-        while (request := await self._requests.get()) is not _END:
-            yield request
+    async def _incoming(self, deserialize: Any) -> AsyncIterator[Any]:
+        while (data := await self._requests.get()) is not _END:
+            yield deserialize(data)
 
-    async def _serve(self, handler: Any) -> None:
-        answers = handler.stream_stream(self._incoming(), _ServicerContext(self._source))
+    async def _serve(self, server: SimServer, metadata: tuple[Any, ...]) -> None:
+        handler = await server.intercepted(self._method, metadata)
+        if handler is None or handler.stream_stream is None:
+            raise RpcAborted(grpc.StatusCode.UNIMPLEMENTED, self._method)
+        context = _ServicerContext(self._source, metadata)
+        answers = handler.stream_stream(self._incoming(handler.request_deserializer), context)
         async for answer in answers:
             data = handler.response_serializer(answer)
             await self._network.carry(self._destination if self._destination is not None else -1, self._source)
@@ -353,8 +395,7 @@ class SimStreamCall:
         await self._network.carry(self._source, self._destination)
         if self._error is not None:
             raise self._error
-        assert self._handler is not None
-        self._requests.put_nowait(self._handler.request_deserializer(data))
+        self._requests.put_nowait(data)
 
     async def read(self) -> Any:
         if self._error is not None and self._answers.empty():
