@@ -143,6 +143,7 @@ LOSSES = (
 LOG_MATCHING_STEPS = 8  # the replicas' logs are compared this many steps apart (each time from where they matched)
 FULL_COLLECTION_STEPS = 40
 START_TIMEOUT_S = 60.0
+CLOSE_TIMEOUT_S = 10.0  # simulated: how long a finished run's cancelled tasks and async generators get to end
 RECOVERY_TIMEOUT_S = 30.0  # full ISRs awaited after each fault, as `chaos` does
 QUIET_S = 5.0  # after the last fault healed, before the final read
 READ_ALL_TIMEOUT_S = 60.0  # then, how long the consumers get to read every acknowledged record
@@ -247,9 +248,10 @@ class Trace:
         self.tail.append(line)
         self.events += 1
 
-    def unhandled(self, context: dict[str, Any]) -> None:
-        """An error no task retrieved (a crashed node's leftovers): kept in the trace, not printed."""
-        self.add(f"{asyncio.get_event_loop().time():10.3f} sim_unhandled_error {context.get('exception')!r}")
+    def unhandled(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """An error no task retrieved (a crashed node's leftovers): kept in the trace, not printed. The loop's own
+        clock: this also runs from a finalizer after the run, outside any loop, where asking for one would raise."""
+        self.add(f"{loop.time():10.3f} sim_unhandled_error {context.get('exception')!r}")
 
     def processor(self, _logger: Any, _name: str, event: MutableMapping[str, Any]) -> Any:
         name = str(event.get("event", ""))
@@ -1166,7 +1168,7 @@ def _run_seed(settings: SimulationSettings, script: Script) -> SimulationResult:
     try:
         with planted(settings.planted_bug), _collected_by_steps():
             loop = VirtualTimeLoop(settings.seed, executor_latency_ms=FSYNC_LATENCY_MS)
-            loop.set_exception_handler(lambda _loop, context: trace.unhandled(context))
+            loop.set_exception_handler(trace.unhandled)
             try:
                 return loop.run_until_complete(_simulate(settings, root, trace, script))
             finally:
@@ -1191,7 +1193,13 @@ def _collected_by_steps() -> Iterator[None]:
 
 
 def _close(loop: asyncio.AbstractEventLoop) -> None:
-    for task in asyncio.all_tasks(loop):
+    """As `asyncio.run` ends a loop: its tasks cancelled and given (simulated) time to unwind, its async generators
+    closed. Otherwise they are finalized by a later collection, outside this loop, and run code there."""
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
         task.cancel()
-    loop.run_until_complete(asyncio.sleep(0))
+    with contextlib.suppress(Exception):  # a node's leftovers must not fail a run that has its result
+        if tasks:
+            loop.run_until_complete(asyncio.wait(tasks, timeout=CLOSE_TIMEOUT_S))
+        loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), CLOSE_TIMEOUT_S))
     loop.close()
