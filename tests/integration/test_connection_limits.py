@@ -89,8 +89,12 @@ def test_half_sent_frames_are_closed_after_the_idle_time(cluster: Cluster) -> No
         eventually(lambda: all(closed_by_peer(s) for s in socks), 60, "every half-sent connection closed")
         after = eventually(lambda: open_files(pid) <= before + 2 and open_files(pid), 30, "the broker's files freed")
     print(f"open files: {before} before, {holding} holding 50 half-sent frames, {after} after the idle close")
-    closes = [e for e in events(spec.events_path, "kafka_connection_closed") if "idle" in e["reason"]]
-    assert len(closes) >= 50
+    # The close's event line may reach the file a moment after the peer saw the close: waited for, not assumed.
+    eventually(
+        lambda: len([e for e in events(spec.events_path, "kafka_connection_closed") if "idle" in e["reason"]]) >= 50,
+        30,
+        "an idle-close event for each connection",
+    )
 
 
 def test_connections_past_max_connections_per_ip_are_closed_at_once(cluster: Cluster) -> None:
