@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from minikafka.common.cli_support import CliError, bounded_int, positive_float, print_json, probability
+from minikafka.common.cli_support import CliError, bounded_int, positive_float, print_json
 from minikafka.common.config import parse_overrides
 from minikafka.deploy import certs_command
 from minikafka.deploy.chaos_schedule import CHAOS_TIMING, FAULT_KINDS
-from minikafka.deploy.plan_timing_options import add_plan_timing, plan_timing
+from minikafka.deploy.plan_timing_options import add_fault_overlap, add_plan_timing, plan_timing
 
 # Every node is a real process on this machine: more than this is a typo, not a cluster.
 MAX_NODES = 64
@@ -147,21 +147,7 @@ def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
     chaos.add_argument("--duration", type=positive_float, required=True, metavar="S")
     chaos.add_argument("--faults", default="kill,reboot", help=f"comma-separated: {','.join(FAULT_KINDS)}")
     chaos.add_argument("--seed", type=int, default=0)
-    chaos.add_argument(
-        "--overlap",
-        type=probability,
-        default=0.0,
-        metavar="P",
-        help="the probability that a fault strikes while a lasting one is active (at most two at once, on two "
-        "nodes, never two cuts); 0: one at a time",
-    )
-    chaos.add_argument(
-        "--max-at-once",
-        type=bounded_int(2, 3),
-        default=2,
-        metavar="N",
-        help="with --overlap: a joining fault may itself be joined while fewer than N are active (default 2)",
-    )
+    add_fault_overlap(chaos)
     add_plan_timing(chaos, CHAOS_TIMING)
     chaos.add_argument("--brokers", type=bounded_int(3, MAX_NODES), default=3, help="at least 3 (RF 3)")
     chaos.add_argument("--controllers", type=bounded_int(1, MAX_NODES), default=3)

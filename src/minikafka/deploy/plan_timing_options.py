@@ -1,11 +1,12 @@
-"""`--gap-s MIN,MAX` and `--max-down-s S`, shared by `chaos` and `simulate`: each has its own defaults, and with the
-same values (and seed, kinds and duration) both draw the same fault plan."""
+"""`--gap-s MIN,MAX`, `--max-down-s S`, `--overlap P` and `--max-at-once N`, shared by `chaos` and `simulate`: the
+timing has each command's own defaults, and with the same values (and seed, kinds and duration) both draw the same
+fault plan."""
 
 from __future__ import annotations
 
 import argparse
 
-from minikafka.common.cli_support import positive_float
+from minikafka.common.cli_support import bounded_int, positive_float, probability
 from minikafka.deploy.chaos_schedule import PlanTiming
 
 
@@ -35,6 +36,24 @@ def add_plan_timing(parser: argparse.ArgumentParser, defaults: PlanTiming) -> No
         default=defaults.max_down_s,
         metavar="S",
         help=f"the longest a lasting fault keeps its node away (default {defaults.max_down_s:g})",
+    )
+
+
+def add_fault_overlap(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--overlap",
+        type=probability,
+        default=0.0,
+        metavar="P",
+        help="the probability that a fault strikes while a lasting one is active (on another node, never two "
+        "cuts); 0: one at a time",
+    )
+    parser.add_argument(
+        "--max-at-once",
+        type=bounded_int(2, 3),
+        default=2,
+        metavar="N",
+        help="with --overlap: a joining fault may itself be joined while fewer than N are active (default 2)",
     )
 
 

@@ -16,7 +16,7 @@ from minikafka.client.producer import ProducerConfig
 from minikafka.common.cli_support import CliError, bounded_int, probability
 from minikafka.common.errors import KafkaError
 from minikafka.deploy.chaos_schedule import SIMULATE_TIMING, parse_fault_kinds
-from minikafka.deploy.plan_timing_options import add_plan_timing, plan_timing, timing_words
+from minikafka.deploy.plan_timing_options import add_fault_overlap, add_plan_timing, plan_timing, timing_words
 from minikafka.sim import SIMULATE_HELP
 from minikafka.sim.clients import GROUP_PROTOCOLS, MIXED, MIXED_HELP, SEEDED_HELP, ClientMix, ProducerSpec
 from minikafka.sim.network import NetworkFaults
@@ -69,21 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "caller gets one answer); streams are never duplicated",
     )
     add_plan_timing(simulate, SIMULATE_TIMING)
-    simulate.add_argument(
-        "--overlap",
-        type=probability,
-        default=0.0,
-        metavar="P",
-        help="the probability that a fault strikes while a lasting one is active (at most two at once); 0: one at "
-        "a time",
-    )
-    simulate.add_argument(
-        "--max-at-once",
-        type=bounded_int(2, 3),
-        default=2,
-        metavar="N",
-        help="with --overlap: a joining fault may itself be joined while fewer than N are active (default 2)",
-    )
+    add_fault_overlap(simulate)
     simulate.add_argument(
         "--replication-factor", type=bounded_int(1, 3), default=3, metavar="RF", help="the topic's (default 3)"
     )
