@@ -177,7 +177,7 @@ def build_broker(config: BrokerConfig) -> Broker:
     )
     lifecycle.controller.follow(raft.controller_addresses)
     # Clients are answered only from metadata the controller acknowledged caught up since this start (a wiped
-    # broker's image has no topics or ACLs before): the authorizer, Metadata and the client listeners wait for it.
+    # broker's image has no topics or ACLs before): the authorizer and Metadata wait for it (listeners: the unfence).
     caught_up = lifecycle.caught_up.is_set
     authorizer = ClientAuthorizer(config.authorizer_settings, lambda: metadata.image.acls, caught_up)
     manager = ReplicaManager(
