@@ -9,7 +9,7 @@ by then. A heartbeat answered STALE_BROKER_EPOCH means the controller no longer 
 registers again. `should_shutdown` is acted on only after this broker asked to shut down. Each event takes `now_ms`
 and returns the new value plus effects; the shell sends the requests, reports their answers or failures, and applies
 BecomeFenced/BecomeUnfenced/Exit (Exit ends the process: a broker that stops heartbeating never stays up); once
-`initially_caught_up`, it opens the client listeners.
+`initially_unfenced`, it enables request processing on every listener.
 """
 
 from __future__ import annotations
@@ -130,6 +130,9 @@ class Lifecycle:
     # The controller acknowledged, once in this process, that our metadata reached our registration (Kafka's
     # initialCatchUpFuture): clients may be answered from it from then on, whatever happens later.
     initially_caught_up: bool = False
+    # The controller unfenced us once in this process (Kafka's initialUnfenceFuture, after which BrokerServer enables
+    # request processing): the listeners serve from then on; a later fencing does not close them.
+    initially_unfenced: bool = False
 
     @property
     def broker_epoch(self) -> int:
@@ -277,7 +280,7 @@ class Lifecycle:
         match self.state:
             case Recovery() | SelfFenced() if not is_fenced:
                 log.info("broker_unfenced_locally", broker_id=self.config.broker_id, broker_epoch=epoch)
-                return replace(self, state=Running(epoch)), (BecomeUnfenced(),)
+                return replace(self, state=Running(epoch), initially_unfenced=True), (BecomeUnfenced(),)
             case Recovery() | SelfFenced():
                 after = self
                 if is_caught_up and not (isinstance(self.state, Recovery) and self.state.caught_up):

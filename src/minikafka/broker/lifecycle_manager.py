@@ -5,7 +5,8 @@ The pure lifecycle decides; this shell gives it the time and the metadata offset
 registration or heartbeat it asks for (one at a time) and reports the answer back, and carries out its effects:
 BecomeUnfenced/BecomeFenced set what `serving` reports, Exit stops the heartbeats and asks the process to end (a
 broker that no longer heartbeats never stays up as a zombie). `caught_up` is set once the lifecycle is initially
-caught up: the client listeners open then.
+caught up: clients are answered from the metadata from then on; `initially_unfenced` once the controller first
+unfenced this broker: every listener processes requests from then on (Kafka's enableRequestProcessing).
 """
 
 from __future__ import annotations
@@ -76,8 +77,10 @@ class LifecycleManager:
         self.registered = asyncio.Event()
         self.unfenced = asyncio.Event()
         self.shutdown_granted = asyncio.Event()  # set on Exit, however it came
-        # Set once the controller first acknowledged our metadata caught up: the client listeners open then.
+        # Set once the controller first acknowledged our metadata caught up: clients may be answered from it then.
         self.caught_up = asyncio.Event()
+        # Set once the controller first unfenced us: every listener processes requests from then on, never closing.
+        self.initially_unfenced = asyncio.Event()
         self.controller = ControllerClient(config)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -170,6 +173,8 @@ class LifecycleManager:
             self.registered.set()
         if self.lifecycle.initially_caught_up:
             self.caught_up.set()
+        if self.lifecycle.initially_unfenced:
+            self.initially_unfenced.set()
         for effect in effects:
             self._apply(effect)
 

@@ -177,7 +177,7 @@ def build_broker(config: BrokerConfig) -> Broker:
     )
     lifecycle.controller.follow(raft.controller_addresses)
     # Clients are answered only from metadata the controller acknowledged caught up since this start (a wiped
-    # broker's image has no topics or ACLs before): the authorizer, Metadata and the client listeners wait for it.
+    # broker's image has no topics or ACLs before): the authorizer and Metadata wait for it (listeners: the unfence).
     caught_up = lifecycle.caught_up.is_set
     authorizer = ClientAuthorizer(config.authorizer_settings, lambda: metadata.image.acls, caught_up)
     manager = ReplicaManager(
@@ -243,10 +243,10 @@ async def start_grpc_servers(broker: Broker) -> None:
             if listener.name == config.inter_broker_listener
             else client_security(config, listener.name, config.is_ssl_client_listener(listener.name))
         )
-        # A client listener serves nothing before the metadata caught up; then the session check: an unauthenticated
-        # caller learns nothing else (as on a Kafka SASL listener).
-        gate = () if not client_listener else (StartupGateInterceptor(broker.lifecycle.caught_up.is_set),)
-        interceptors = (*gate, *(() if sasl is None else (SaslSessionInterceptor(sasl),)), *served.interceptors)
+        # No listener serves before the broker was first unfenced; then the session check: an unauthenticated caller
+        # learns nothing else (as on a Kafka SASL listener).
+        gate = StartupGateInterceptor(broker.lifecycle.initially_unfenced.is_set)
+        interceptors = (gate, *(() if sasl is None else (SaslSessionInterceptor(sasl),)), *served.interceptors)
         registrars = [service.register, FaultService(broker.manager, broker.lifecycle).register]
         # A client listener reads no request larger than socket.request.max.bytes, as Kafka's listeners.
         inter_broker = listener.name == config.inter_broker_listener
@@ -305,7 +305,7 @@ async def start_kafka_listeners(broker: Broker) -> None:
             limits,
             listener_security(config, listener.name),
             connections,
-            accepting=broker.lifecycle.caught_up,  # bound now, accepting once the metadata caught up
+            accepting=broker.lifecycle.initially_unfenced,  # bound now, accepting once first unfenced
         )
         for listener in config.kafka_listeners
     ]

@@ -355,6 +355,12 @@ class World:
                 if replica is not None:
                     yield node_id, partition, replica
 
+    def _serving(self, node_id: int) -> bool:
+        """Whether a broker's leaderships are exercised: a starting broker restarted within its old session leads from
+        its stale image, but serves no read or append of them, and its listeners are closed until it is unfenced."""
+        broker = self.processes[node_id].parts.get("broker")
+        return broker is not None and bool(broker.lifecycle.serving)
+
     def replicas(self) -> list[PartitionReplica]:
         found = []
         for node_id, partition, replica in self._hosted(TOPIC):
@@ -363,7 +369,7 @@ class World:
                 PartitionReplica(
                     node_id,
                     partition,
-                    replica.leader is not None,
+                    replica.leader is not None and self._serving(node_id),
                     replica.leader_epoch,
                     replica.leader.high_watermark if replica.leader is not None else -1,
                     log.log_end_offset,

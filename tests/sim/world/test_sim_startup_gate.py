@@ -1,6 +1,5 @@
-"""The startup gate runs in the simulator: a restarted simulated broker answers its client gRPC listener
-UNAVAILABLE until its metadata caught up (as `cluster up`'s brokers, it has a separate inter-broker listener, which
-the gate leaves open), then serves it."""
+"""The startup gate runs in the simulator: a restarted simulated broker answers its client and its inter-broker gRPC
+listeners (as `cluster up`'s brokers, it has both) UNAVAILABLE until the controller unfenced it, then serves them."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ from typing import Any
 
 import grpc
 
-from minikafka.broker.startup_gate import NOT_CAUGHT_UP
+from minikafka.broker.startup_gate import NOT_UNFENCED
 from minikafka.pb import broker_pb2, broker_pb2_grpc
 from minikafka.sim.cluster import CLIENT_ID, CONTROLLER_IDS, SimProcess
 from minikafka.sim.network import SimNetwork
@@ -34,13 +33,13 @@ async def _until(condition: Callable[[], bool], what: str, timeout_s: float = 60
         await asyncio.sleep(0.1)
 
 
-def _caught_up(broker: SimProcess) -> bool:
+def _unfenced(broker: SimProcess) -> bool:
     part = broker.parts.get("broker")
-    return part is not None and part.lifecycle.caught_up.is_set()
+    return part is not None and part.lifecycle.initially_unfenced.is_set()
 
 
 async def _list_offsets(network: SimNetwork, address: str) -> Any:
-    """A call whose servicer answers before the catch-up too (Metadata's refuses on its own): "answered", or the
+    """A call whose servicer answers before the unfence too (Metadata's refuses on its own): "answered", or the
     status code and details of its refusal."""
     stub = broker_pb2_grpc.BrokerStub(network.channel(CLIENT_ID, address))
     try:
@@ -50,28 +49,28 @@ async def _list_offsets(network: SimNetwork, address: str) -> Any:
         return (error.code(), error.details())
 
 
-def test_a_restarted_broker_refuses_its_client_listener_until_caught_up(tmp_path: Path) -> None:
+def test_a_restarted_broker_refuses_its_client_and_inter_broker_listeners_until_unfenced(tmp_path: Path) -> None:
     async def main() -> list[Any]:
         network = SimNetwork(random.Random(1))
         nodes = [SimProcess(n, tmp_path / str(n), network, {}) for n in CONTROLLER_IDS]
         broker = SimProcess(BROKER, tmp_path / str(BROKER), network, LISTENERS)
         for node in [*nodes, broker]:
             node.start()
-        await _until(lambda: _caught_up(broker), "caught up")
+        await _until(lambda: _unfenced(broker), "unfenced")
         seen = [await _list_offsets(network, CLIENT_LISTENER)]
         await broker.crash(power_loss=False)
-        network.partition([BROKER], CONTROLLER_IDS)  # the restarted broker cannot catch up until this heals
+        network.partition([BROKER], CONTROLLER_IDS)  # the restarted broker cannot be unfenced until this heals
         broker.start()
         await _until(lambda: CLIENT_LISTENER in network.servers, "serving")
         await asyncio.sleep(5)
         seen += [await _list_offsets(network, CLIENT_LISTENER), await _list_offsets(network, INTER_BROKER_LISTENER)]
         network.heal()
-        await _until(lambda: _caught_up(broker), "caught up after the restart")
-        seen.append(await _list_offsets(network, CLIENT_LISTENER))
+        await _until(lambda: _unfenced(broker), "unfenced after the restart")
+        seen += [await _list_offsets(network, CLIENT_LISTENER), await _list_offsets(network, INTER_BROKER_LISTENER)]
         for node in [broker, *nodes]:
             await node.crash(power_loss=False)
         return seen
 
-    before, refused, inter_broker, after = run_virtual(main())
-    assert before == after == inter_broker == "answered"  # the inter-broker listener has no gate
-    assert refused == (grpc.StatusCode.UNAVAILABLE, NOT_CAUGHT_UP)
+    before, refused, inter_broker_refused, after, inter_broker_after = run_virtual(main())
+    assert before == after == inter_broker_after == "answered"
+    assert refused == inter_broker_refused == (grpc.StatusCode.UNAVAILABLE, NOT_UNFENCED)

@@ -286,5 +286,21 @@ def test_initially_caught_up_once_the_controller_says_so_and_for_the_rest_of_the
     assert isinstance(life.state, Registering) and life.initially_caught_up  # a new registration opens nothing anew
 
 
+def test_initially_unfenced_only_once_the_controller_unfenced_us_and_for_the_rest_of_the_process() -> None:
+    life = registered()
+    life, _ = life.tick(0, 10)
+    life, _ = life.on_heartbeat_response(ErrorCode.NONE, True, True, False, 5)
+    assert life.initially_caught_up and not life.initially_unfenced  # caught up opens no listener yet
+    life, _ = life.tick(200, 60)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, False, False, 205)
+    assert effects == (BecomeUnfenced(),) and life.initially_unfenced
+    life, _ = life.tick(400, 60)
+    life, effects = life.on_heartbeat_response(ErrorCode.NONE, True, True, False, 405)
+    assert effects == (BecomeFenced(),) and life.initially_unfenced  # a later fencing closes no listener
+    life, _ = life.tick(600, 60)
+    life, _ = life.on_heartbeat_response(ErrorCode.STALE_BROKER_EPOCH, False, True, False, 605)
+    assert isinstance(life.state, Registering) and life.initially_unfenced
+
+
 def test_an_unfencing_answer_is_a_catch_up() -> None:
     assert running().initially_caught_up

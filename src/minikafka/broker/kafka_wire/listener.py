@@ -105,7 +105,7 @@ class KafkaListener:
         accepting: asyncio.Event | None = None,
     ) -> None:
         """`accepting`: connections are accepted once it is set (they wait in the backlog until then, as at a Kafka
-        broker whose acceptors start only after its metadata caught up); None: at once."""
+        broker whose acceptors start only once it was first unfenced); None: at once."""
         self.ctx = ctx
         self.dispatch = dispatch
         self.host = host

@@ -1,8 +1,8 @@
-"""A broker started on an empty disk (wiped) serves no client before the controller acknowledged its metadata caught
-up, as a Kafka broker enables its client listeners only then: its Kafka listener accepts no connection, its gRPC
-client listener answers UNAVAILABLE, and its authorizer allows only super users, even with
-allow.everyone.if.no.acl.found (its empty image would otherwise allow what the ACLs deny). The inter-broker listener
-and the Fault service stay open."""
+"""A broker started on an empty disk (wiped) serves no request before the controller first unfenced it, as a Kafka
+broker enables request processing on its listeners only then: its Kafka listener accepts no connection, its gRPC
+client and inter-broker listeners answer UNAVAILABLE, even once its metadata caught up. Its authorizer allows only
+super users before the catch-up, even with allow.everyone.if.no.acl.found (its empty image would otherwise allow
+what the ACLs deny). The Fault service stays open."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from minikafka.common.config import load_config
 from minikafka.common.standard_authorizer import STANDARD_AUTHORIZER
 from minikafka.pb import broker_pb2, broker_pb2_grpc, fault_pb2, fault_pb2_grpc
 
-NOT_ANSWERED_WITHIN_S = 0.5  # how long a request must go unanswered before the catch-up
+NOT_ANSWERED_WITHIN_S = 0.5  # how long a request must go unanswered before the unfence
 
 
 def broker_config(data_dir: Path) -> BrokerConfig:
@@ -89,28 +89,30 @@ async def api_versions(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
     return int(struct.unpack(">i", (await reader.readexactly(size))[:4])[0])
 
 
-async def test_the_grpc_client_listener_answers_unavailable_until_caught_up(broker: Broker) -> None:
-    assert await list_offsets(grpc_address(broker, "GRPC")) == grpc.StatusCode.UNAVAILABLE
-    broker.lifecycle.caught_up.set()  # the controller's heartbeat answer said is_caught_up
-    answer = await list_offsets(grpc_address(broker, "GRPC"))
+@pytest.mark.parametrize("listener", ["GRPC", "BROKER"])
+async def test_a_grpc_listener_answers_unavailable_until_first_unfenced(broker: Broker, listener: str) -> None:
+    broker.lifecycle.caught_up.set()  # the controller's heartbeat answer said is_caught_up, not yet unfenced
+    assert await list_offsets(grpc_address(broker, listener)) == grpc.StatusCode.UNAVAILABLE
+    broker.lifecycle.initially_unfenced.set()  # a heartbeat answer unfenced it
+    answer = await list_offsets(grpc_address(broker, listener))
     assert isinstance(answer, broker_pb2.ListOffsetsResponse)
 
 
-async def test_the_inter_broker_listener_and_the_fault_service_stay_open(broker: Broker) -> None:
-    assert isinstance(await list_offsets(grpc_address(broker, "BROKER")), broker_pb2.ListOffsetsResponse)
+async def test_the_fault_service_stays_open(broker: Broker) -> None:
     async with grpc.aio.insecure_channel(grpc_address(broker, "GRPC")) as channel:
         state = await fault_pb2_grpc.FaultStub(channel).DescribeState(fault_pb2.DescribeStateRequest(), timeout=10)
     assert state is not None
 
 
-async def test_the_kafka_listener_accepts_connections_only_once_caught_up(broker: Broker) -> None:
+async def test_the_kafka_listener_accepts_connections_only_once_first_unfenced(broker: Broker) -> None:
     (kafka_listener,) = broker.kafka_listeners
+    broker.lifecycle.caught_up.set()
     reader, writer = await asyncio.open_connection(kafka_listener.host, kafka_listener.port)
     try:
         answer = asyncio.ensure_future(api_versions(reader, writer))
         done, _ = await asyncio.wait({answer}, timeout=NOT_ANSWERED_WITHIN_S)
-        assert not done, "a broker not caught up answered a Kafka request"
-        broker.lifecycle.caught_up.set()
+        assert not done, "a broker not unfenced answered a Kafka request"
+        broker.lifecycle.initially_unfenced.set()
         assert await asyncio.wait_for(answer, timeout=10) == 7
     finally:
         writer.close()
