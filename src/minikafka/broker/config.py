@@ -204,6 +204,12 @@ class BrokerConfig(NodeConfig):
     heartbeat_interval_ms: int = config_key(
         "broker.heartbeat.interval.ms", 2000, "Interval between heartbeats to the active controller.", at_least(1)
     )
+    initial_registration_timeout_ms: int = config_key(
+        "initial.broker.registration.timeout.ms",
+        60000,
+        "A starting broker the controller quorum has not registered within this long shuts down (exit 1).",
+        at_least(1),
+    )
     replica_lag_time_max_ms: int = config_key(
         "replica.lag.time.max.ms",
         30000,

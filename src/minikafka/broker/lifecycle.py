@@ -29,6 +29,7 @@ class LifecycleConfig:
     self_fencing_enable: bool = False  # broker.self.fencing.enable
     self_fencing_timeout_ms: int = 18000  # broker.self.fencing.timeout.ms
     registration_backoff_ms: int = 100  # first retry; doubles per failure up to the heartbeat interval
+    initial_registration_timeout_ms: int = 60000  # initial.broker.registration.timeout.ms
 
 
 # Kafka's broker asks again this soon after the first "not yet" to its controlled shutdown: the controller has
@@ -133,6 +134,9 @@ class Lifecycle:
     # The controller unfenced us once in this process (Kafka's initialUnfenceFuture, after which BrokerServer enables
     # request processing): the listeners serve from then on; a later fencing does not close them.
     initially_unfenced: bool = False
+    # Until the first registration is accepted: when the process gives up (Kafka's RegistrationTimeoutEvent).
+    registration_deadline_ms: int | None = None
+    registration_timed_out: bool = False
 
     @property
     def broker_epoch(self) -> int:
@@ -158,10 +162,18 @@ class Lifecycle:
 
     def start(self, incarnation_id: str, now_ms: int) -> Transition:
         """A new process: a new incarnation id (the caller makes it), registered before anything else."""
-        started = replace(self, state=Registering(), incarnation_id=incarnation_id, last_contact_ms=now_ms)
+        started = replace(
+            self,
+            state=Registering(),
+            incarnation_id=incarnation_id,
+            last_contact_ms=now_ms,
+            registration_deadline_ms=now_ms + self.config.initial_registration_timeout_ms,
+        )
         return started._send_registration(now_ms)
 
     def tick(self, now_ms: int, metadata_offset: int) -> Transition:
+        if self.registration_deadline_ms is not None and now_ms >= self.registration_deadline_ms:
+            return self._registration_timed_out()
         state, effects = self._check_session(now_ms)
         if state.in_flight_since_ms is not None or now_ms < state.next_send_ms:
             return state, effects
@@ -200,7 +212,12 @@ class Lifecycle:
         )
         # Heartbeat at once: the controller unfences us only from a heartbeat.
         return replace(
-            self, state=Recovery(broker_epoch), last_contact_ms=now_ms, in_flight_since_ms=None, next_send_ms=now_ms
+            self,
+            state=Recovery(broker_epoch),
+            last_contact_ms=now_ms,
+            in_flight_since_ms=None,
+            next_send_ms=now_ms,
+            registration_deadline_ms=None,
         ), ()
 
     def on_heartbeat_response(
@@ -342,6 +359,19 @@ class Lifecycle:
                 )
                 return replace(self, state=ShuttingDown()), (BecomeFenced(), Exit())
         return self, ()
+
+    def _registration_timed_out(self) -> Transition:
+        """No registration accepted within initial.broker.registration.timeout.ms of the start: the broker gives
+        up and exits, as Kafka's does (a controller quorum unreachable, or another incarnation's session living on)."""
+        structlog.get_logger().error(
+            "broker_registration_timed_out",
+            broker_id=self.config.broker_id,
+            incarnation_id=self.incarnation_id,
+            timeout_ms=self.config.initial_registration_timeout_ms,
+            attempts=self.state.attempts if isinstance(self.state, Registering) else 0,
+        )
+        ended = replace(self, state=ShuttingDown(), registration_deadline_ms=None, registration_timed_out=True)
+        return ended, (Exit(),)
 
     def _send_registration(self, now_ms: int) -> Transition:
         sent = replace(self, in_flight_since_ms=now_ms)

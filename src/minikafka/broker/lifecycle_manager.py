@@ -52,6 +52,7 @@ def lifecycle_config(config: BrokerConfig) -> LifecycleConfig:
         self_fencing_enable=config.self_fencing_enable,
         self_fencing_timeout_ms=config.self_fencing_timeout_ms,
         registration_backoff_ms=min(100, config.heartbeat_interval_ms),
+        initial_registration_timeout_ms=config.initial_registration_timeout_ms,
     )
 
 
@@ -189,6 +190,11 @@ class LifecycleManager:
             case Exit():
                 self.shutdown_granted.set()
                 self.on_exit()
+
+    @property
+    def registration_timed_out(self) -> bool:
+        """The first registration was not accepted within initial.broker.registration.timeout.ms: the process ends."""
+        return self.lifecycle.registration_timed_out
 
     async def _send(self, effect: SendRegistration | SendHeartbeat) -> None:
         try:

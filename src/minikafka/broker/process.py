@@ -452,6 +452,13 @@ async def run_broker_process(config: BrokerConfig) -> None:
         storage = isinstance(broker.raft.failure, OSError)
         code = ErrorCode.KAFKA_STORAGE_ERROR if storage else ErrorCode.UNKNOWN_SERVER_ERROR
         raise KafkaError(code, f"shut down: {broker.raft.failure_reason}")
+    if broker.lifecycle.registration_timed_out:
+        timeout_ms = config.initial_registration_timeout_ms
+        raise KafkaError(
+            ErrorCode.REQUEST_TIMED_OUT,
+            f"shut down: no controller registered this broker within initial.broker.registration.timeout.ms "
+            f"({timeout_ms} ms)",
+        )
     if broker.failures.offline_dirs:
         dirs = ", ".join(str(d) for d in broker.failures.offline_dirs)
         raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"shut down: no online log dir ({dirs} failed)")

@@ -95,6 +95,29 @@ def test_duplicate_registration_retries_after_a_growing_backoff() -> None:
     assert life.next_send_ms == 30  # 20 ms: doubled
 
 
+def test_a_broker_not_registered_within_the_initial_registration_timeout_exits() -> None:
+    config = replace(CONFIG, initial_registration_timeout_ms=1000)
+    life, _ = Lifecycle(config).start("inc-3", 0)
+    for now in range(0, 1000, 10):  # DUPLICATE_BROKER_REGISTRATION answered to every attempt
+        life, _ = life.tick(now, 0)
+        if life.in_flight_since_ms is not None:
+            life, _ = life.on_registration_response(ErrorCode.DUPLICATE_BROKER_REGISTRATION, -1, now)
+    assert isinstance(life.state, Registering) and not life.registration_timed_out
+    with capture_logs() as events:
+        life, effects = life.tick(1000, 0)
+    assert effects == (Exit(),) and life.state == ShuttingDown() and life.registration_timed_out
+    assert events[0]["event"] == "broker_registration_timed_out" and events[0]["timeout_ms"] == 1000
+
+
+def test_the_registration_timeout_ends_with_the_first_registration() -> None:
+    config = replace(CONFIG, initial_registration_timeout_ms=1000)
+    life = registered(0, config)
+    life, effects = life.on_heartbeat_response(ErrorCode.STALE_BROKER_EPOCH, False, True, False, 5)
+    assert isinstance(life.state, Registering)  # registering again later has no deadline, as Kafka's
+    life, effects = life.tick(5000, 0)
+    assert Exit() not in effects and not life.registration_timed_out
+
+
 def unreachable_until(life: Lifecycle, start: int, end: int) -> tuple[Lifecycle, int, tuple]:  # type: ignore[type-arg]
     """Ticks every 10 ms from `start` with every request failing, until BecomeFenced or `end`."""
     effects: tuple = ()  # type: ignore[type-arg]

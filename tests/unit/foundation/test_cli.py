@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from minikafka.common.record_batch import Record, build_batch
+from minikafka.deploy.local_cluster import free_ports
 
 GROUPS = [
     "controller",
@@ -55,6 +56,21 @@ def test_bad_config_fails_with_one_line_naming_the_key(tmp_path: Path) -> None:
     assert len(lines) == 1, result.stderr
     assert "replica.lag.time.max" in lines[0]
     assert "Traceback" not in result.stderr
+
+
+def test_a_broker_no_controller_registers_exits_after_the_initial_registration_timeout(tmp_path: Path) -> None:
+    broker_port, controller_port = free_ports(2)
+    config = tmp_path / "broker.properties"
+    config.write_text(
+        f"node.id=1\nprocess.roles=broker\nlisteners=PLAINTEXT://127.0.0.1:{broker_port}\n"
+        f"controller.quorum.voters=10@127.0.0.1:{controller_port}\nlog.dirs={tmp_path / 'data'}\n"
+        "initial.broker.registration.timeout.ms=1000\n"
+    )
+    result = run("broker", "--config", str(config))
+    assert result.returncode == 1, result.stderr
+    assert "broker_registration_timed_out" in result.stderr and "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("minikafka broker: error: REQUEST_TIMED_OUT (7)"), last
 
 
 def test_bad_flag_is_one_line() -> None:
