@@ -59,6 +59,17 @@ class PartitionReplica:
     replica_high_watermark: int = 0  # its log's high watermark, leader or follower
     batches: Callable[[int, int], list[BatchHeader]] = lambda _start, _end: []  # the batches within [start, end)
     incarnation: int = 0  # of its broker's process
+    # Where its leader epoch starts in its log (its log end when it took the epoch), -1 if its cache has no entry:
+    # the completeness check reads the log the leader was elected with, however much it took on since.
+    epoch_start_offset: int = -1
+
+
+def _elected_log_end(replica: PartitionReplica) -> int:
+    """The log end the leader took its epoch with: its epoch's start offset, as `analyze` reads it from
+    `become_leader`, or its log end now where its cache names no start."""
+    if 0 <= replica.epoch_start_offset <= replica.log_end_offset:
+        return replica.epoch_start_offset
+    return replica.log_end_offset
 
 
 class BatchHeader(NamedTuple):  # a tuple: thousands are built a simulated second, and a frozen dataclass costs more
@@ -192,12 +203,13 @@ class Invariants:
             new_leader = key not in self.partition_leaders
             first = self.partition_leaders.setdefault(key, replica.broker)
             reached = self.high_watermarks.get(replica.partition, 0)
-            if new_leader and replica.log_end_offset < reached:
+            elected_with = _elected_log_end(replica)
+            if new_leader and elected_with < reached:
                 return Violation(
                     "LeaderCandidateCompleteness",
                     f"broker {replica.broker} leads partition {replica.partition} in leader epoch "
-                    f"{replica.leader_epoch} with its log ending at {replica.log_end_offset}, below the high watermark "
-                    f"{reached} an earlier leader had reached",
+                    f"{replica.leader_epoch} with its log ending at {elected_with} when it took the epoch, below the "
+                    f"high watermark {reached} an earlier leader had reached",
                 )
             if first != replica.broker:
                 return Violation(

@@ -378,6 +378,7 @@ class World:
                     log.high_watermark,
                     functools.partial(_read_batches, log),
                     self.processes[node_id].starts,
+                    _epoch_start(log, replica.leader_epoch) if replica.leader is not None else -1,
                 )
             )
         return found
@@ -1110,6 +1111,11 @@ def _read_batches(log: Any, start: int, end: int) -> list[BatchHeader]:
     except (KafkaError, CorruptRecordError, OSError):  # a torn tail, or a segment deleted meanwhile
         pass
     return found
+
+
+def _epoch_start(log: Any, leader_epoch: int) -> int:
+    """Where `leader_epoch` starts in the log's leader epoch cache, -1 if it has no entry for it."""
+    return next((entry.start_offset for entry in log.epoch_cache.entries if entry.epoch == leader_epoch), -1)
 
 
 def _read_values(log: Any, start: int, end: int) -> dict[int, bytes]:

@@ -26,14 +26,14 @@ class Finding:
 
 FINDINGS = {
     # RF 2, min ISR 1: broker 2 is killed and broker 3, leading alone, is killed while it is away; broker 2 returns
-    # first and is elected from outside the ISR. Its log has grown past the old high watermark by the first check
-    # that sees it serve, so the producer's acknowledgement of a second value at an offset catches it.
+    # first and is elected from outside the ISR, its log ending below the old high watermark when it took the epoch
+    # (the check reads the epoch's start: by the first check that sees it serve its log has grown past).
     "unclean": Finding(
         "unclean.leader.election.enable=true",
         3,
         ("--faults", "kill", "--duration-ms", "15000", "--overlap", "1.0", "--replication-factor", "2",
          "--min-insync-replicas", "1"),
-        "InconsistentOffsets",
+        "LeaderCandidateCompleteness",
         SimulationSettings(
             3, duration_s=15.0, faults=("kill",), overlap=1.0,
             topic=TopicSpec(configs={"min.insync.replicas": "1"}, replicas=2),

@@ -5,6 +5,7 @@ nodes log them."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from minikafka.sim.event_invariants import EventInvariants
@@ -163,6 +164,21 @@ def test_a_leader_high_watermark_polled_lower_in_its_epoch_breaks_high_watermark
     assert checks.check([replica(1, [], 0, leads=True, hwm=10)], []) is None
     broken = checks.check([replica(1, [], 0, leads=True, hwm=7)], [])
     assert broken is not None and broken.invariant == "HighWatermarkMonotonic"
+
+
+def test_a_leader_elected_short_is_caught_though_its_log_grew_before_the_check_saw_it() -> None:
+    """LeaderCandidateCompleteness reads the log the leader took its epoch with (its epoch's start), as `analyze`
+    reads `become_leader`'s leader_epoch_start_offset: by the first check that sees a new leader, it may have taken
+    on enough to pass the old high watermark."""
+    checks = Invariants()
+    assert checks.check([replica(1, [BatchHeader(0, 9, 0, 1)], 10, leads=True, hwm=10)], []) is None
+    grown = [BatchHeader(0, 3, 0, 1), BatchHeader(4, 19, 2, 2)]
+    elected_at_4 = replace(replica(2, grown, 20, leads=True, hwm=20), leader_epoch=2, epoch_start_offset=4)
+    broken = Invariants(high_watermarks=dict(checks.high_watermarks)).check([elected_at_4], [])
+    assert broken is not None and broken.invariant == "LeaderCandidateCompleteness"
+    assert "ending at 4 when it took the epoch" in broken.detail
+    elected_at_10 = replace(elected_at_4, epoch_start_offset=10)
+    assert Invariants(high_watermarks=dict(checks.high_watermarks)).check([elected_at_10], []) is None
 
 
 # ---- on the simulated cluster: a planted bug each check exists for is caught ----
