@@ -49,7 +49,9 @@ async def _fsync_times(loop: VirtualTimeLoop) -> dict[int, list[float]]:
 
 def test_a_slow_disk_holds_its_nodes_fsyncs_for_seconds_but_not_past_its_end() -> None:
     with asyncio.Runner(loop_factory=lambda: VirtualTimeLoop(1, executor_latency_ms=FSYNC_LATENCY_MS)) as runner:
-        took = runner.run(_fsync_times(runner.get_loop()))  # type: ignore[arg-type]
+        loop = runner.get_loop()
+        assert isinstance(loop, VirtualTimeLoop)
+        took = runner.run(_fsync_times(loop))
     fastest, slowest = FSYNC_LATENCY_MS[0] / 1000, FSYNC_LATENCY_MS[1] / 1000
     assert all(fastest <= t <= slowest for t in took[HEALTHY]), took
     assert all(SLOW_FSYNC_S[0] <= t <= SLOW_UNTIL_S + slowest for t in took[SLOW]), took
