@@ -375,7 +375,7 @@ async def _raft_power_loss(w: World) -> None:
 
 
 async def _raft_slow_disk(w: World) -> None:
-    """`raft-power-loss` with L's disk slow (each fsync 1-5 s) from C's cut to L's power loss. Guarded, F's fetches
+    """`raft-power-loss` with L's disk slow (each fsync 0.5-1.5 s) from C's cut to L's power loss. Guarded, F's fetches
     wait for L's fsyncs, so what L commits is on its disk; with the gate open L counts its own unfsynced entries,
     commits them with F alone, and the power loss takes them away: C and L elect a leader without them."""
     await _leader_loses_power(w, slow_disk_s=RAFT_SLOW_DISK_S)
