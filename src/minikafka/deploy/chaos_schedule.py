@@ -35,7 +35,11 @@ STORAGE_FAULTS = ("disk-full", "disk-error", "corrupt")
 # requests for its time, then sends them, as a slow request path to the controller delivers them late. Last in
 # FAULT_KINDS: a plan of the other kinds draws as before.
 GUARD_FAULTS = ("stop", "hold-alter-partition")
-FAULT_KINDS = BROKER_FAULTS + CONTROLLER_FAULTS + NETWORK_FAULTS + STORAGE_FAULTS + GUARD_FAULTS
+# Faults only `simulate` runs, drawn only when named (after the others: their plans draw as before): `slow-disk`
+# makes each fsync of the active controller (found when it strikes) take seconds for its time, as a degraded disk
+# does; its writes are not delayed (they reach the page cache).
+SIMULATOR_FAULTS = ("slow-disk",)
+FAULT_KINDS = BROKER_FAULTS + CONTROLLER_FAULTS + NETWORK_FAULTS + STORAGE_FAULTS + GUARD_FAULTS + SIMULATOR_FAULTS
 # Faults that leave the node away for a while before it is healed; the others restart it at once.
 LASTING_FAULTS = (
     "kill",
@@ -46,11 +50,12 @@ LASTING_FAULTS = (
     "disk-full",
     "disk-error",
     *GUARD_FAULTS,
+    *SIMULATOR_FAULTS,
 )
 CUT_FAULTS = (*NETWORK_FAULTS, "controller-flap")  # faults that cut links, healed all at once
 NOT_OVERLAPPING = ("controller-wipe",)
 # The faults whose target is the node they strike; the others pick theirs when they strike, or cut groups.
-_TARGET_UNKNOWN = ("partition", "isolate-leader", "isolate-controller")
+_TARGET_UNKNOWN = ("partition", "isolate-leader", "isolate-controller", "slow-disk")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 from minikafka.common.cli_support import CliError, bounded_int, positive_float, print_json
 from minikafka.common.config import parse_overrides
 from minikafka.deploy import certs_command
-from minikafka.deploy.chaos_schedule import CHAOS_TIMING, FAULT_KINDS
+from minikafka.deploy.chaos_schedule import CHAOS_TIMING, FAULT_KINDS, SIMULATOR_FAULTS
 from minikafka.deploy.plan_timing_options import add_fault_overlap, add_plan_timing, plan_timing
 
 # Every node is a real process on this machine: more than this is a typo, not a cluster.
@@ -145,7 +145,11 @@ def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
     chaos = subparsers.add_parser("chaos", help="seeded workload with faults, then analysis")
     chaos.add_argument("run", metavar="RUN")
     chaos.add_argument("--duration", type=positive_float, required=True, metavar="S")
-    chaos.add_argument("--faults", default="kill,reboot", help=f"comma-separated: {','.join(FAULT_KINDS)}")
+    chaos.add_argument(
+        "--faults",
+        default="kill,reboot",
+        help=f"comma-separated: {','.join(k for k in FAULT_KINDS if k not in SIMULATOR_FAULTS)}",
+    )
     chaos.add_argument("--seed", type=int, default=0)
     add_fault_overlap(chaos)
     add_plan_timing(chaos, CHAOS_TIMING)
@@ -569,6 +573,8 @@ def run_chaos_command(args: argparse.Namespace) -> int:
         kinds = parse_fault_kinds(args.faults)
     except ValueError as error:
         raise CliError(str(error)) from None
+    if simulator_only := [k for k in kinds if k in SIMULATOR_FAULTS]:
+        raise CliError(f"{','.join(simulator_only)}: a simulator-only fault (minikafka simulate); chaos cannot run it")
     if args.denied_producers is not None and not args.acls:
         raise CliError("--denied-producers needs --acls")
     if args.compacted_keys and args.group_consumers:

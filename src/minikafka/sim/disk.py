@@ -2,7 +2,7 @@
 one); a crash fails every later fsync of the node's dead incarnation and, as a power loss, cuts each file back to
 what was fsynced, or with torn writes to what was fsynced and a seeded prefix of what was not (the sectors the
 disk had written when the power went). Checkpoints (written to a temporary file, fsynced, renamed) survive once
-written."""
+written. A degraded disk (`SlowSyncs`) makes a node's fsyncs take seconds, whichever incarnation issues them."""
 
 from __future__ import annotations
 
@@ -43,6 +43,20 @@ class SimDisk:
         for file in self.files:
             file.close()
         self.files.clear()
+
+
+@dataclass(frozen=True)
+class SlowSyncs:
+    """A node's degraded disk until `until_s` (loop time): each fsync handed to a worker thread completes a seeded
+    `delay_s` later, but by `until_s` (the fault heals and what is pending completes). Writes are not delayed: they
+    reach the page cache; a power loss meanwhile takes what the slow fsyncs had not made durable."""
+
+    until_s: float
+    rng: random.Random
+    delay_s: tuple[float, float]
+
+    def extra_s(self, now_s: float) -> float:
+        return max(0.0, min(self.rng.uniform(*self.delay_s), self.until_s - now_s))
 
 
 def _torn_prefix(rng: random.Random) -> Callable[[int], int]:

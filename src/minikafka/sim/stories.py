@@ -371,6 +371,17 @@ async def _raft_power_loss(w: World) -> None:
     power and, with F cut off in turn, C and L are the only majority. L must not vote for C: its fsynced log holds
     the entries C lacks (C votes for L instead). If L had counted them unfsynced, its log after the power loss is
     shorter than C's and C leads without them."""
+    await _leader_loses_power(w, slow_disk_s=0.0)
+
+
+async def _raft_slow_disk(w: World) -> None:
+    """`raft-power-loss` with L's disk slow (each fsync 0.5-1.5 s) from C's cut to L's power loss. Guarded, F's fetches
+    wait for L's fsyncs, so what L commits is on its disk; with the gate open L counts its own unfsynced entries,
+    commits them with F alone, and the power loss takes them away: C and L elect a leader without them."""
+    await _leader_loses_power(w, slow_disk_s=RAFT_SLOW_DISK_S)
+
+
+async def _leader_loses_power(w: World, slow_disk_s: float) -> None:
     await wait(w, "a metadata quorum leader", lambda: raft_leader(w) is not None)
     leader = raft_leader(w)
     assert leader is not None
@@ -378,12 +389,15 @@ async def _raft_power_loss(w: World) -> None:
     everyone = [*CONTROLLER_IDS, *BROKER_IDS]
     w.network.partition([lagging], [n for n in everyone if n != lagging])
     observe(w, "lagging_controller", lagging)
+    slow = w.slow_disk(leader, slow_disk_s, "raft-slow-disk", RAFT_SLOW_FSYNC_S) if slow_disk_s else None
     offsets = {n.node: n.log_end_offset for n in w.raft_nodes()}
     await crash(w, BROKER_IDS[0])
     start(w, BROKER_IDS[0])
     await wait(w, "broker 1 registered again (metadata committed without C)", w.recovered)
     observe(w, "entries_c_lacks", max(n.high_watermark for n in w.raft_nodes()) - offsets[lagging])
     await crash(w, leader, power_loss=True)
+    if slow is not None:
+        w.heal_disk(leader, slow)
     w.network.heal()
     w.network.partition([follower], [n for n in everyone if n != follower])
     start(w, leader)
@@ -393,11 +407,22 @@ async def _raft_power_loss(w: World) -> None:
     await w.run_for(5.0)
 
 
+RAFT_SLOW_DISK_S = 60.0  # longer than the story takes to reach the power loss
+# Each fsync shorter than controller.quorum.fetch.timeout.ms (2 s): the guarded leader's followers, whose fetches
+# wait for its fsyncs, are heard from in time, so it keeps its leadership (longer ones make it resign).
+RAFT_SLOW_FSYNC_S = (0.5, 1.5)
 RAFT_POWER_LOSS = Story(
     "raft-power-loss",
     "a Raft entry counted committed was fsynced on a majority: the leader's power loss cannot take it away",
     Switch("raft-log-not-fsynced", planted_bug=True),
     _raft_power_loss,
+    TopicSpec(),
+)
+RAFT_SLOW_DISK = Story(
+    "raft-slow-disk",
+    "a Raft leader counts its own entries only once fsynced: a slow disk's power loss cannot take a committed one",
+    Switch("raft-counts-unflushed", planted_bug=True),
+    _raft_slow_disk,
     TopicSpec(),
 )
 
@@ -548,6 +573,7 @@ STORIES: dict[str, Story] = {
         PENDING_ISR_SHRINK,
         LOST_ALTER_PARTITION_ANSWER,
         RAFT_POWER_LOSS,
+        RAFT_SLOW_DISK,
         UNCLEAN_ELECTION,
         IN_FLIGHT_ALTER_PARTITION,
         CONTROLLER_DISK_LOSS,

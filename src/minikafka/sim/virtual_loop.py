@@ -23,6 +23,7 @@ from contextvars import Context
 from typing import Any, TypeVar, TypeVarTuple
 
 from minikafka.common.node_environment import simulated_node, simulated_node_of
+from minikafka.sim.disk import SlowSyncs
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -142,6 +143,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self.set_task_factory(_file_under_node)
         self.paused: set[int] = set()  # the simulated nodes (ids) whose callbacks are held, as SIGSTOP holds a process
         self._held: list[asyncio.Handle] = []
+        self.slow_disks: dict[int, SlowSyncs] = {}  # by node id: its worker-thread fsyncs take seconds
 
     def pause(self, node_id: int) -> None:
         """Nothing of the node runs (its timers, its I/O, its handlers of others' calls) until `resume`."""
@@ -311,7 +313,8 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
 
     def run_in_executor(self, executor: Any, func: Callable[[*Ts], T], *args: *Ts) -> asyncio.Future[T]:
         """Thread-pool work runs on the loop, not a thread: at once, or after a seeded latency when the loop was
-        given one (an fsync's, so work handed to a pool, such as Raft's leader fsync, takes simulated time)."""
+        given one (an fsync's, so work handed to a pool, such as Raft's leader fsync, takes simulated time), longer
+        on a node whose disk is slow (`slow_disks`: what a node hands its pool is its disk's work)."""
         future: asyncio.Future[T] = self.create_future()
 
         def run() -> None:
@@ -322,10 +325,13 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
             except Exception as error:  # noqa: BLE001 - handed to the awaiting caller, as a pool's future would
                 future.set_exception(error)
 
-        if self.executor_latency_ms is None:
+        node = simulated_node()
+        slow = None if node is None else self.slow_disks.get(node.node_id)
+        if self.executor_latency_ms is None and slow is None:
             run()
         else:
-            self.call_later(self.random.uniform(*self.executor_latency_ms) / 1000, run)
+            latency = 0.0 if self.executor_latency_ms is None else self.random.uniform(*self.executor_latency_ms) / 1000
+            self.call_later(latency + (0.0 if slow is None else slow.extra_s(self.time())), run)
         return future
 
 

@@ -41,6 +41,7 @@ from minikafka.deploy.chaos_schedule import (
     CONTROLLER_FLAPS,
     GUARD_FAULTS,
     SIMULATE_TIMING,
+    SIMULATOR_FAULTS,
     ChaosPlanConfig,
     FaultStep,
     PlanTiming,
@@ -70,7 +71,7 @@ from minikafka.sim.cluster import (
     controller_address,
 )
 from minikafka.sim.controller_quorum import QuorumOperator, format_dynamic_quorum, wipe_and_format
-from minikafka.sim.disk import SimDisk
+from minikafka.sim.disk import SimDisk, SlowSyncs
 from minikafka.sim.event_invariants import EventInvariants
 from minikafka.sim.exactly_once import EOS_TOPIC, committed_offsets, exactly_once_worker, output_reader
 from minikafka.sim.exactly_once_invariants import ExactlyOnceInvariants
@@ -114,13 +115,17 @@ SIMULATED_FAULTS = (
     "disk-error",
     "corrupt",
     *GUARD_FAULTS,
+    *SIMULATOR_FAULTS,
 )
 # What a run draws from unless told: `corrupt` only when asked for, since a flipped bit in a follower's old batch is
 # found only if that batch is read again (its replica leads, or a follower fetches it), which a run rarely does;
 # `controller-wipe` too, since it needs a dynamic quorum, which `cluster up` also makes only when asked; the guards'
 # faults (a clean stop, held AlterPartitions) too, so the default seeds keep their plans.
-DEFAULT_FAULTS = tuple(kind for kind in SIMULATED_FAULTS if kind not in ("corrupt", "controller-wipe", *GUARD_FAULTS))
+DEFAULT_FAULTS = tuple(
+    kind for kind in SIMULATED_FAULTS if kind not in ("corrupt", "controller-wipe", *GUARD_FAULTS, *SIMULATOR_FAULTS)
+)
 FSYNC_LATENCY_MS = (0.5, 8.0)  # work handed to a thread pool (fsyncs) takes this long
+SLOW_FSYNC_S = (1.0, 5.0)  # and this much longer on a slow disk
 # Between a controller-flap's cuts: chaos heals and cuts again at once, so the gap is about one fault tool's call.
 FLAP_HEALED_S = 0.2
 STEP_S = 0.25  # invariants are checked this often (simulated)
@@ -132,6 +137,7 @@ _CONTROLLER_SIDE = (
     "controller-flap",
     "isolate-controller",
     "hold-alter-partition",
+    "slow-disk",
 )
 LOSSES = (
     "NoCommittedRecordLost",
@@ -870,6 +876,8 @@ class World:
                 self.processes[step.target].start()
             case "hold-alter-partition":
                 await self._hold_alter_partition(step.target, step.down_s, wait)
+            case "slow-disk":
+                await self._slow_disk(target, step, wait)
             case "controller-flap":
                 for _ in range(CONTROLLER_FLAPS):
                     self.network.partition([step.target], self._others(step.target))
@@ -898,6 +906,34 @@ class World:
         if process.incarnation is incarnation and process.running:
             released = process.run_as(broker.manager.alter_partition.release)
             self.note(f"hold-alter-partition: broker {node_id} sent {released} held request(s)")
+
+    async def _slow_disk(self, node_id: int | None, step: FaultStep, wait: Callable[[float], Awaitable[None]]) -> None:
+        if node_id is None:
+            self.note("slow-disk: no active controller")
+            await wait(step.down_s)
+            return
+        slow = self.slow_disk(node_id, step.down_s, f"{self.settings.seed}:slow-disk:{step.at_s}")
+        await wait(step.down_s)
+        self.heal_disk(node_id, slow)
+
+    def slow_disk(
+        self, node_id: int, seconds: float, seed: str, delay_s: tuple[float, float] = SLOW_FSYNC_S
+    ) -> SlowSyncs:
+        """The node's fsyncs take `delay_s` each (drawn from `seed`'s own generator: the run's other draws are
+        unchanged) for `seconds`, across its crashes and restarts (the disk is the machine's): the shipped code
+        sees nothing but slow fsyncs."""
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, VirtualTimeLoop)
+        slow = SlowSyncs(loop.time() + seconds, random.Random(seed), delay_s)
+        loop.slow_disks[node_id] = slow
+        return slow
+
+    def heal_disk(self, node_id: int, slow: SlowSyncs) -> None:
+        """`slow` ends (its pending fsyncs complete by its end); a later slow-disk on the node stays."""
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, VirtualTimeLoop)
+        if loop.slow_disks.get(node_id) is slow:
+            del loop.slow_disks[node_id]
 
     async def _wipe_controller(self, node_id: int) -> None:
         """The controller's disk lost and replaced; in a dynamic quorum its voter is then replaced, as an operator
@@ -943,7 +979,7 @@ class World:
         self.note(f"corrupt: broker {broker} {TOPIC}-{partition} batch at offset {target.base_offset}")
 
     def _target(self, step: FaultStep) -> int | None:
-        if step.kind == "isolate-controller":
+        if step.kind in ("isolate-controller", "slow-disk"):
             leaders = [n.node for n in self.raft_nodes() if n.leads]
             return max(leaders) if leaders else None
         if step.kind == "isolate-leader":

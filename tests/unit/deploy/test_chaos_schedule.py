@@ -111,7 +111,7 @@ def test_an_overlapping_step_strikes_while_the_one_before_is_active_on_another_n
             assert first.at_s <= step.at_s <= first.at_s + first.down_s + 1e-3  # while the first is active
             assert not (first.kind in CUT_FAULTS and step.kind in CUT_FAULTS)  # one cut at a time
             assert "controller-wipe" not in (first.kind, step.kind)
-            if first.kind not in ("partition", "isolate-leader", "isolate-controller"):
+            if first.kind not in ("partition", "isolate-leader", "isolate-controller", "slow-disk"):
                 assert step.target != first.target or (first.kind in CONTROLLER_FAULTS) != (
                     step.kind in CONTROLLER_FAULTS
                 )

@@ -12,6 +12,7 @@ from minikafka.deploy.chaos_schedule import (
     FAULT_KINDS,
     GUARD_FAULTS,
     LASTING_FAULTS,
+    SIMULATOR_FAULTS,
     ChaosPlanConfig,
     overlapping_groups,
     parse_fault_kinds,
@@ -54,7 +55,7 @@ def test_two_at_once_draws_the_plans_drawn_before() -> None:
 
 
 def test_the_guards_faults_are_lasting_broker_faults_last_in_the_language() -> None:
-    assert FAULT_KINDS[-len(GUARD_FAULTS) :] == GUARD_FAULTS
+    assert FAULT_KINDS[-len(GUARD_FAULTS) - len(SIMULATOR_FAULTS) : -len(SIMULATOR_FAULTS)] == GUARD_FAULTS
     assert set(GUARD_FAULTS) <= set(LASTING_FAULTS)
     assert parse_fault_kinds("hold-alter-partition,stop") == ("stop", "hold-alter-partition")
     steps = plan_faults(3, GUARD_FAULTS, replace(CONFIG, overlap=0.0))
