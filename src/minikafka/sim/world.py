@@ -40,12 +40,14 @@ from minikafka.common.record_batch import CorruptRecordError
 from minikafka.deploy.chaos_schedule import (
     CONTROLLER_FLAPS,
     GUARD_FAULTS,
+    REASSIGN,
     SIMULATE_TIMING,
     ChaosPlanConfig,
     FaultStep,
     PlanTiming,
     overlapping_groups,
     plan_faults,
+    reordered,
 )
 from minikafka.deploy.faults import _batch_to_corrupt
 from minikafka.kraft_controller.metadata.image import MetadataImage
@@ -88,6 +90,7 @@ from minikafka.sim.invariants import (
     records_between,
 )
 from minikafka.sim.network import NetworkFaults, SimNetwork
+from minikafka.sim.partition_reassignment import reassign_partition
 from minikafka.sim.planted_bugs import planted
 from minikafka.sim.transaction_invariants import LeaderLso, TransactionInvariants
 from minikafka.sim.transactions import TXN_TOPIC, ReadCommittedConsumer, transactional_producer
@@ -132,6 +135,7 @@ _CONTROLLER_SIDE = (
     "controller-flap",
     "isolate-controller",
     "hold-alter-partition",
+    REASSIGN,
 )
 LOSSES = (
     "NoCommittedRecordLost",
@@ -863,6 +867,8 @@ class World:
                 self.processes[step.target].start()
             case "hold-alter-partition":
                 await self._hold_alter_partition(step.target, step.down_s, wait)
+            case "reassign":
+                await self._reassign(step)
             case "controller-flap":
                 for _ in range(CONTROLLER_FLAPS):
                     self.network.partition([step.target], self._others(step.target))
@@ -891,6 +897,22 @@ class World:
         if process.incarnation is incarnation and process.running:
             released = process.run_as(broker.manager.alter_partition.release)
             self.note(f"hold-alter-partition: broker {node_id} sent {released} held request(s)")
+
+    async def _reassign(self, step: FaultStep) -> None:
+        """An operator's AlterPartitionReassignments of partition `target` modulo the partitions to its replicas in
+        the step's order, sent as the admin client sends it; a refusal (no active controller reached) is noted: an
+        operator's request that failed, no violation."""
+        index = step.target % self.topic.partitions
+        found = self.committed_image().topics_by_name.get(TOPIC)
+        registered = None if found is None else found.partitions.get(index)
+        if registered is None:
+            self.note(f"reassign: {TOPIC}-{index} is not in the committed metadata")
+            return
+        current = tuple(registered.replicas)
+        replicas = reordered(current, step.replicas)
+        refused = await self._in_client(reassign_partition(self.quorum, TOPIC, index, replicas))
+        outcome = f"refused ({refused})" if refused else "accepted"
+        self.note(f"reassign {TOPIC}-{index} from {list(current)} to {list(replicas)}: {outcome}")
 
     async def _wipe_controller(self, node_id: int) -> None:
         """The controller's disk lost and replaced; in a dynamic quorum its voter is then replaced, as an operator
@@ -936,6 +958,8 @@ class World:
         self.note(f"corrupt: broker {broker} {TOPIC}-{partition} batch at offset {target.base_offset}")
 
     def _target(self, step: FaultStep) -> int | None:
+        if step.kind == REASSIGN:
+            return None  # a partition's, not a node's
         if step.kind == "isolate-controller":
             leaders = [n.node for n in self.raft_nodes() if n.leads]
             return max(leaders) if leaders else None
