@@ -145,7 +145,12 @@ def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
     chaos = subparsers.add_parser("chaos", help="seeded workload with faults, then analysis")
     chaos.add_argument("run", metavar="RUN")
     chaos.add_argument("--duration", type=positive_float, required=True, metavar="S")
-    chaos.add_argument("--faults", default="kill,reboot", help=f"comma-separated: {','.join(FAULT_KINDS)}")
+    chaos.add_argument(
+        "--faults",
+        default="kill,reboot",
+        help=f"comma-separated: {','.join(FAULT_KINDS)} (reassign: an operator's AlterPartitionReassignments "
+        "reordering a partition's replicas, instantaneous)",
+    )
     chaos.add_argument("--seed", type=int, default=0)
     add_fault_overlap(chaos)
     add_plan_timing(chaos, CHAOS_TIMING)

@@ -48,7 +48,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--guard", choices=("on", "off", "both"), default="both", help="--story: the guard on, off, or both runs"
     )
     simulate.add_argument("--first-seed", type=int, default=1, metavar="FIRST")
-    simulate.add_argument("--faults", default=",".join(DEFAULT_FAULTS), help="comma-separated chaos fault kinds")
+    simulate.add_argument(
+        "--faults",
+        default=",".join(DEFAULT_FAULTS),
+        help="comma-separated chaos fault kinds; drawn only when named: corrupt, controller-wipe and the guards' stop, "
+        "hold-alter-partition and reassign (an operator's AlterPartitionReassignments reordering a partition's "
+        "replicas)",
+    )
     simulate.add_argument("--duration-ms", type=bounded_int(1000), default=60_000, help="simulated time of faults")
     simulate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a node config, any role")
     simulate.add_argument("--planted-bug", choices=sorted(PLANTED_BUGS), help="plant a known bug in a shell")
