@@ -125,7 +125,7 @@ def plan_faults(seed: int, kinds: Sequence[str], config: ChaosPlanConfig) -> lis
         group = [step]
         joined_at = at
         while (
-            config.overlap > 0 and (window := _joining_window(group, joined_at)) and _slots(group) < config.max_at_once
+            config.overlap > 0 and (window := _joining_window(group, joined_at)) and _may_join(ordered, config, group)
         ):
             joined = _overlapping_step(rng, ordered, config, group, window)
             if joined is None:
@@ -156,6 +156,13 @@ def _draw_step(
 def _slots(group: Sequence[FaultStep]) -> int:
     """How many of `max_at_once`'s places the group takes: a reassignment takes none."""
     return sum(step.kind != REASSIGN for step in group)
+
+
+def _may_join(kinds: Sequence[str], config: ChaosPlanConfig, group: Sequence[FaultStep]) -> bool:
+    """A place is left among `max_at_once`'s, or (taking none) the group's reassignment is still to come."""
+    if _slots(group) < config.max_at_once:
+        return True
+    return REASSIGN in kinds and all(step.kind != REASSIGN for step in group)
 
 
 def _joining_window(group: Sequence[FaultStep], last_at: float) -> tuple[float, float] | None:
@@ -196,6 +203,7 @@ def _overlapping_step(
         return None
     cut = any(step.kind in CUT_FAULTS for step in group)
     reassigned = any(step.kind == REASSIGN for step in group)
+    full = _slots(group) >= config.max_at_once  # then only a reassignment, which takes no place
     busy = tuple(step.target for step in group if step.kind not in _TARGET_UNKNOWN)
     allowed = [
         k
@@ -203,6 +211,7 @@ def _overlapping_step(
         if k not in NOT_OVERLAPPING
         and not (cut and k in CUT_FAULTS)
         and not (reassigned and k == REASSIGN)
+        and not (full and k != REASSIGN)
         and (
             k == REASSIGN
             or [t for t in (config.controllers if k in CONTROLLER_FAULTS else config.brokers) if t not in busy]
