@@ -40,6 +40,7 @@ from minikafka.deploy.chaos_schedule import (
     PlanTiming,
     overlapping_groups,
     plan_faults,
+    reordered,
 )
 from minikafka.deploy.compacted_workload import (
     CLEANER_SETTINGS,
@@ -48,7 +49,7 @@ from minikafka.deploy.compacted_workload import (
     latest_values_lost,
     log_bytes,
 )
-from minikafka.deploy.faults import FAULT_RUN_SETTINGS, Faults
+from minikafka.deploy.faults import FAULT_RUN_SETTINGS, Faults, record_partition_fault
 from minikafka.deploy.group_workload import GROUP, GroupWorkload
 from minikafka.deploy.local_cluster import Cluster, ClusterError, is_alive
 from minikafka.deploy.network import inside, namespace_name, read_cuts
@@ -386,6 +387,8 @@ class FaultRunner:
                 self.faults.reboot(step.target)  # a new process on a repaired disk: the injection was in the old one
             case "corrupt":
                 self._corrupt(step.target)
+            case "reassign":
+                self._reassign(step)
             case _:
                 raise ClusterError(f"unknown fault kind {step.kind}")
 
@@ -400,6 +403,37 @@ class FaultRunner:
         partition = hosted[len(self.done) % len(hosted)]
         self.faults.corrupt(broker, f"{TOPIC}-{partition}")
         self.corrupted[partition] = broker
+
+    def _reassign(self, step: FaultStep) -> None:
+        """AlterPartitionReassignments (what `kafka-reassign-partitions --execute` sends) of partition `target`
+        modulo the partitions to its replicas in the step's order; waits until it completed."""
+        try:
+            partitions = self.admin.describe_topics([TOPIC])[0].partitions
+            found = partitions[step.target % len(partitions)]
+            replicas = list(reordered(found.replicas, step.replicas))
+            label = f"{TOPIC}-{found.partition}"
+            record_partition_fault(
+                self.cluster, "reassign", label, original_replicas=list(found.replicas), target_replicas=replicas
+            )
+            refused = [
+                f"{code.name}: {message}"
+                for _, _, code, message in self.admin.alter_partition_reassignments(
+                    [(TOPIC, found.partition, replicas)]
+                )
+                if code is not ErrorCode.NONE
+            ]
+        except KafkaError as error:
+            raise ClusterError(f"reassignment of a {TOPIC} partition failed: {error}") from None
+        if refused:
+            raise ClusterError(f"reassignment of {label} to {replicas} refused: {refused[0]}")
+
+        def completed() -> bool:
+            now = [p for p in self.admin.describe_topics([TOPIC])[0].partitions if p.partition == found.partition]
+            in_progress = (TOPIC, found.partition) in self.admin.list_partition_reassignments()
+            return bool(now) and now[0].replicas == replicas and not in_progress
+
+        _retry(completed, f"reassignment of {label} to {replicas} completed")
+        self.log(f"           {label}: replicas {list(found.replicas)} -> {replicas}")
 
     def _wipe_controller(self, controller: int) -> None:
         """Reboot `controller` with its disk wiped; in a dynamic quorum it comes back an observer in a new
@@ -440,6 +474,8 @@ class FaultRunner:
             raise ClusterError(f"cannot find whom {step.kind} should cut: {error}") from None
 
     def _describe(self, step: FaultStep) -> str:
+        if step.kind == "reassign":
+            return f"a {TOPIC} partition's replicas in the order {list(step.replicas)}"
         if step.groups:
             first, second = step.groups
             arrow = "->" if step.kind == "one-way" else "<->"

@@ -30,11 +30,14 @@ NETWORK_FAULTS = ("partition", "isolate-leader", "isolate-controller", "broker-c
 # replica of a partition (at most one replica of each partition over the run, as Kafka's promise assumes),
 # found when that batch is next read.
 STORAGE_FAULTS = ("disk-full", "disk-error", "corrupt")
-# Faults on a broker that the guards exist for, drawn only when named: `stop` is a clean stop (SIGTERM, the
-# controlled shutdown), started again after its time; `hold-alter-partition` holds the broker's AlterPartition
-# requests for its time, then sends them, as a slow request path to the controller delivers them late. Last in
-# FAULT_KINDS: a plan of the other kinds draws as before.
-GUARD_FAULTS = ("stop", "hold-alter-partition")
+# Faults that the guards exist for, drawn only when named: `stop` is a clean stop (SIGTERM, the controlled
+# shutdown) of a broker, started again after its time; `hold-alter-partition` holds a broker's AlterPartition
+# requests for its time, then sends them, as a slow request path to the controller delivers them late; `reassign`
+# is an operator's AlterPartitionReassignments (`kafka-reassign-partitions --execute`) of partition `target` modulo
+# the partitions, to its replicas in the order `replicas` ranks them: a reorder, which bumps the partition epoch.
+# Last in FAULT_KINDS but for the simulator's: a plan of the other kinds draws as before.
+REASSIGN = "reassign"
+GUARD_FAULTS = ("stop", "hold-alter-partition", REASSIGN)
 # Faults only `simulate` runs, drawn only when named (after the others: their plans draw as before): `slow-disk`
 # makes each fsync of the active controller (found when it strikes) take seconds for its time, as a degraded disk
 # does; its writes are not delayed (they reach the page cache).
@@ -49,13 +52,15 @@ LASTING_FAULTS = (
     *NETWORK_FAULTS,
     "disk-full",
     "disk-error",
-    *GUARD_FAULTS,
+    "stop",
+    "hold-alter-partition",
     *SIMULATOR_FAULTS,
 )
 CUT_FAULTS = (*NETWORK_FAULTS, "controller-flap")  # faults that cut links, healed all at once
 NOT_OVERLAPPING = ("controller-wipe",)
-# The faults whose target is the node they strike; the others pick theirs when they strike, or cut groups.
-_TARGET_UNKNOWN = ("partition", "isolate-leader", "isolate-controller", "slow-disk")
+# The faults whose target is the node they strike; the others pick theirs when they strike, or cut groups (a
+# reassignment's target names a partition).
+_TARGET_UNKNOWN = ("partition", "isolate-leader", "isolate-controller", "slow-disk", REASSIGN)
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,8 @@ class FaultStep:
     # It strikes while the step before it is still active, `at_s` minus that step's `at_s` after that one began,
     # rather than after its healing and recovery.
     overlaps: bool = False
+    # A reassignment's: every broker, in the order the partition's replicas take (see `reordered`).
+    replicas: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,7 +102,8 @@ class ChaosPlanConfig:
     timing: PlanTiming = CHAOS_TIMING
     overlap: float = 0.0  # the probability that a lasting step is joined by one while it is active
     # How many steps may be active at once: each joining step may itself be joined, with the same probability,
-    # while fewer are active. 2: a lasting step and one joining it.
+    # while fewer are active. 2: a lasting step and one joining it. A reassignment, an operator's request that takes
+    # no node away, takes no place among them.
     max_at_once: int = 2
 
 
@@ -121,8 +129,10 @@ def plan_faults(seed: int, kinds: Sequence[str], config: ChaosPlanConfig) -> lis
         step = _draw_step(rng, ordered, config, at)
         group = [step]
         joined_at = at
-        while config.overlap > 0 and group[-1].down_s and len(group) < config.max_at_once:
-            joined = _overlapping_step(rng, ordered, config, group, joined_at)
+        while (
+            config.overlap > 0 and (window := _joining_window(group, joined_at)) and _may_join(ordered, config, group)
+        ):
+            joined = _overlapping_step(rng, ordered, config, group, window)
             if joined is None:
                 break
             group.append(joined)
@@ -138,30 +148,81 @@ def _draw_step(
 ) -> FaultStep:
     """One step at `at`; `busy` (for a step joining another) names the node it must not strike."""
     kind = rng.choice(list(kinds))
+    if kind == REASSIGN:  # a partition's, not a node's: any broker's number picks it, busy or not
+        target = rng.choice(list(config.brokers))
+        order = tuple(rng.sample(list(config.brokers), len(config.brokers)))
+        return FaultStep(round(at, 3), kind, target, 0.0, (), busy is not None, order)
     targets = config.controllers if kind in CONTROLLER_FAULTS else config.brokers
     target = rng.choice([t for t in targets if t not in (busy or ())])
     down = round(rng.uniform(1.0, config.timing.max_down_s), 3) if kind in LASTING_FAULTS else 0.0
     return FaultStep(round(at, 3), kind, target, down, _cut_groups(rng, kind, target, config), busy is not None)
 
 
+def _slots(group: Sequence[FaultStep]) -> int:
+    """How many of `max_at_once`'s places the group takes: a reassignment takes none."""
+    return sum(step.kind != REASSIGN for step in group)
+
+
+def _may_join(kinds: Sequence[str], config: ChaosPlanConfig, group: Sequence[FaultStep]) -> bool:
+    """A place is left among `max_at_once`'s, or (taking none) the group's reassignment is still to come."""
+    if _slots(group) < config.max_at_once:
+        return True
+    return REASSIGN in kinds and all(step.kind != REASSIGN for step in group)
+
+
+def _joining_window(group: Sequence[FaultStep], last_at: float) -> tuple[float, float] | None:
+    """When the next joining step may strike, (from, for how long): while the last step (begun at `last_at`) is
+    active; after a reassignment (instantaneous), while what is left of the lasting step it joined is. None:
+    nothing is active."""
+    last = group[-1]
+    if last.down_s:
+        return last_at, last.down_s
+    lasting = [step for step in group if step.down_s]
+    if last.kind != REASSIGN or not lasting:
+        return None
+    left = lasting[-1].at_s + lasting[-1].down_s - last_at
+    return (last_at, left) if left > 0 else None
+
+
+def reordered(current: Sequence[int], order: Sequence[int]) -> tuple[int, ...]:
+    """A reassignment's new replicas: the current ones in the order `order` ranks them (a broker it does not name
+    last); when that is their order already, the current ones rotated by one, so the reassignment changes them."""
+    rank = {broker: index for index, broker in enumerate(order)}
+    ranked = tuple(sorted(current, key=lambda broker: rank.get(broker, len(rank))))
+    if ranked == tuple(current):
+        return (*current[1:], *current[:1])
+    return ranked
+
+
 def _overlapping_step(
-    rng: random.Random, kinds: Sequence[str], config: ChaosPlanConfig, group: Sequence[FaultStep], at: float
+    rng: random.Random,
+    kinds: Sequence[str],
+    config: ChaosPlanConfig,
+    group: Sequence[FaultStep],
+    window: tuple[float, float],
 ) -> FaultStep | None:
-    """With probability `overlap`, a step striking while the last of `group` (which began at `at`) is active, on a
-    node none of the group strikes, not a second cut."""
-    first = group[-1]
+    """With probability `overlap`, a step striking within `window` (while a step of `group` is active), on a node
+    none of the group strikes, not a second cut, nor a second reassignment."""
+    at, active_s = window
     if rng.random() >= config.overlap or any(step.kind in NOT_OVERLAPPING for step in group):
         return None
     cut = any(step.kind in CUT_FAULTS for step in group)
+    reassigned = any(step.kind == REASSIGN for step in group)
+    full = _slots(group) >= config.max_at_once  # then only a reassignment, which takes no place
     busy = tuple(step.target for step in group if step.kind not in _TARGET_UNKNOWN)
     allowed = [
         k
         for k in kinds
         if k not in NOT_OVERLAPPING
         and not (cut and k in CUT_FAULTS)
-        and [t for t in (config.controllers if k in CONTROLLER_FAULTS else config.brokers) if t not in busy]
+        and not (reassigned and k == REASSIGN)
+        and not (full and k != REASSIGN)
+        and (
+            k == REASSIGN
+            or [t for t in (config.controllers if k in CONTROLLER_FAULTS else config.brokers) if t not in busy]
+        )
     ]
-    start = at + rng.uniform(0.0, first.down_s)
+    start = at + rng.uniform(0.0, active_s)
     if not allowed or start >= config.duration_s:
         return None
     return _draw_step(rng, allowed, config, start, busy)

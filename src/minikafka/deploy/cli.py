@@ -148,7 +148,8 @@ def _register_chaos(subparsers: argparse._SubParsersAction) -> None:
     chaos.add_argument(
         "--faults",
         default="kill,reboot",
-        help=f"comma-separated: {','.join(k for k in FAULT_KINDS if k not in SIMULATOR_FAULTS)}",
+        help=f"comma-separated: {','.join(k for k in FAULT_KINDS if k not in SIMULATOR_FAULTS)} (reassign: an "
+        "operator's AlterPartitionReassignments reordering a partition's replicas, instantaneous)",
     )
     chaos.add_argument("--seed", type=int, default=0)
     add_fault_overlap(chaos)

@@ -51,6 +51,11 @@ def record_fault(cluster: Cluster, fault: str, spec: NodeSpec, **fields: object)
     _write_fault_event(cluster, fault, target=spec.label, target_id=spec.node_id, role=spec.role, **fields)
 
 
+def record_partition_fault(cluster: Cluster, fault: str, partition: str, **fields: object) -> None:
+    """An operator's request on a partition (`<topic>-<index>`), e.g. a reassignment: no node is its target."""
+    _write_fault_event(cluster, fault, target=partition, role="partition", partition=partition, **fields)
+
+
 def record_network_fault(cluster: Cluster, fault: str, target: str, **fields: object) -> None:
     """A cut or heal: `target` names the groups ("1 <-> 101,102"); `mode` says how it is enforced."""
     _write_fault_event(cluster, fault, target=target, mode=cluster.network.cuts_mode, **fields)

@@ -53,7 +53,8 @@ def add_fault_overlap(parser: argparse.ArgumentParser) -> None:
         type=bounded_int(2, 3),
         default=2,
         metavar="N",
-        help="with --overlap: a joining fault may itself be joined while fewer than N are active (default 2)",
+        help="with --overlap: a joining fault may itself be joined while fewer than N are active (default 2); a "
+        "reassign takes no place",
     )
 
 

@@ -51,8 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     simulate.add_argument(
         "--faults",
         default=",".join(DEFAULT_FAULTS),
-        help=f"comma-separated fault kinds, of {','.join(SIMULATED_FAULTS)} (slow-disk: simulate's only; "
-        "default: all but corrupt, controller-wipe, stop, hold-alter-partition, slow-disk)",
+        help=f"comma-separated fault kinds, of {','.join(SIMULATED_FAULTS)}; drawn only when named: corrupt, "
+        "controller-wipe, the guards' stop, hold-alter-partition and reassign (an operator's "
+        "AlterPartitionReassignments reordering a partition's replicas), and slow-disk (simulate's only)",
     )
     simulate.add_argument("--duration-ms", type=bounded_int(1000), default=60_000, help="simulated time of faults")
     simulate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a node config, any role")

@@ -35,7 +35,7 @@ class QuorumOperator:
         self.timeout_s = timeout_s
         self.channels = PeerChannels()
 
-    async def _ask(
+    async def ask(
         self, call: Callable[[controller_pb2_grpc.ControllerStub], Awaitable[R]], done: Callable[[R], bool]
     ) -> R | None:
         """Each controller in turn until one gives an answer `done` accepts; None after `timeout_s`."""
@@ -55,7 +55,7 @@ class QuorumOperator:
 
     async def describe(self) -> controller_pb2.DescribeQuorumResponse | None:
         request = controller_pb2.DescribeQuorumRequest()
-        return await self._ask(
+        return await self.ask(
             lambda stub: stub.DescribeQuorum(request, timeout=5), lambda r: r.error_code == ErrorCode.NONE
         )
 
@@ -64,7 +64,7 @@ class QuorumOperator:
     ) -> str:
         """A voter change asked until it is answered other than NOT_CONTROLLER or REQUEST_TIMED_OUT: "" once
         committed, else the refusal."""
-        answer = await self._ask(call, lambda r: ErrorCode.of(r.error_code) not in _RETRIED)
+        answer = await self.ask(call, lambda r: ErrorCode.of(r.error_code) not in _RETRIED)
         if answer is None:
             return f"not answered within {self.timeout_s:.0f} s"
         if answer.error_code != ErrorCode.NONE:
@@ -81,7 +81,7 @@ class QuorumOperator:
             )
 
         request = controller_pb2.DescribeQuorumRequest()
-        if await self._ask(lambda stub: stub.DescribeQuorum(request, timeout=5), observed) is None:
+        if await self.ask(lambda stub: stub.DescribeQuorum(request, timeout=5), observed) is None:
             return f"controller {node_id} was not seen fetching in directory {new} within {self.timeout_s:.0f} s"
         remove = controller_pb2.RemoveRaftVoterRequest(cluster_id=CLUSTER_ID, voter_id=node_id, voter_directory_id=old)
         if refused := await self._change(lambda stub: stub.RemoveRaftVoter(remove, timeout=35)):

@@ -40,6 +40,7 @@ from minikafka.common.record_batch import CorruptRecordError
 from minikafka.deploy.chaos_schedule import (
     CONTROLLER_FLAPS,
     GUARD_FAULTS,
+    REASSIGN,
     SIMULATE_TIMING,
     SIMULATOR_FAULTS,
     ChaosPlanConfig,
@@ -47,6 +48,7 @@ from minikafka.deploy.chaos_schedule import (
     PlanTiming,
     overlapping_groups,
     plan_faults,
+    reordered,
 )
 from minikafka.deploy.faults import _batch_to_corrupt
 from minikafka.kraft_controller.metadata.image import MetadataImage
@@ -89,6 +91,7 @@ from minikafka.sim.invariants import (
     records_between,
 )
 from minikafka.sim.network import NetworkFaults, SimNetwork
+from minikafka.sim.partition_reassignment import reassign_partition
 from minikafka.sim.planted_bugs import planted
 from minikafka.sim.transaction_invariants import LeaderLso, TransactionInvariants
 from minikafka.sim.transactions import TXN_TOPIC, ReadCommittedConsumer, transactional_producer
@@ -138,6 +141,7 @@ _CONTROLLER_SIDE = (
     "isolate-controller",
     "hold-alter-partition",
     "slow-disk",
+    REASSIGN,
 )
 LOSSES = (
     "NoCommittedRecordLost",
@@ -878,6 +882,8 @@ class World:
                 await self._hold_alter_partition(step.target, step.down_s, wait)
             case "slow-disk":
                 await self._slow_disk(target, step, wait)
+            case "reassign":
+                await self._reassign(step)
             case "controller-flap":
                 for _ in range(CONTROLLER_FLAPS):
                     self.network.partition([step.target], self._others(step.target))
@@ -935,6 +941,22 @@ class World:
         if loop.slow_disks.get(node_id) is slow:
             del loop.slow_disks[node_id]
 
+    async def _reassign(self, step: FaultStep) -> None:
+        """An operator's AlterPartitionReassignments of partition `target` modulo the partitions to its replicas in
+        the step's order, sent as the admin client sends it; a refusal (no active controller reached) is noted: an
+        operator's request that failed, no violation."""
+        index = step.target % self.topic.partitions
+        found = self.committed_image().topics_by_name.get(TOPIC)
+        registered = None if found is None else found.partitions.get(index)
+        if registered is None:
+            self.note(f"reassign: {TOPIC}-{index} is not in the committed metadata")
+            return
+        current = tuple(registered.replicas)
+        replicas = reordered(current, step.replicas)
+        refused = await self._in_client(reassign_partition(self.quorum, TOPIC, index, replicas))
+        outcome = f"refused ({refused})" if refused else "accepted"
+        self.note(f"reassign {TOPIC}-{index} from {list(current)} to {list(replicas)}: {outcome}")
+
     async def _wipe_controller(self, node_id: int) -> None:
         """The controller's disk lost and replaced; in a dynamic quorum its voter is then replaced, as an operator
         does (a wiped voter that voted again with an empty log could elect a leader missing committed entries)."""
@@ -979,6 +1001,8 @@ class World:
         self.note(f"corrupt: broker {broker} {TOPIC}-{partition} batch at offset {target.base_offset}")
 
     def _target(self, step: FaultStep) -> int | None:
+        if step.kind == REASSIGN:
+            return None  # a partition's, not a node's
         if step.kind in ("isolate-controller", "slow-disk"):
             leaders = [n.node for n in self.raft_nodes() if n.leads]
             return max(leaders) if leaders else None

@@ -54,9 +54,9 @@ def test_two_at_once_draws_the_plans_drawn_before() -> None:
     ]
 
 
-def test_the_guards_faults_are_lasting_broker_faults_last_in_the_language() -> None:
+def test_the_guards_faults_are_last_in_the_language_stop_and_hold_lasting_a_reassignment_not() -> None:
     assert FAULT_KINDS[-len(GUARD_FAULTS) - len(SIMULATOR_FAULTS) : -len(SIMULATOR_FAULTS)] == GUARD_FAULTS
-    assert set(GUARD_FAULTS) <= set(LASTING_FAULTS)
-    assert parse_fault_kinds("hold-alter-partition,stop") == ("stop", "hold-alter-partition")
+    assert {"stop", "hold-alter-partition"} <= set(LASTING_FAULTS) and "reassign" not in LASTING_FAULTS
+    assert parse_fault_kinds("reassign,hold-alter-partition,stop") == ("stop", "hold-alter-partition", "reassign")
     steps = plan_faults(3, GUARD_FAULTS, replace(CONFIG, overlap=0.0))
     assert {s.kind for s in steps} == set(GUARD_FAULTS) and all(s.target in CONFIG.brokers for s in steps)
