@@ -460,10 +460,6 @@ def main() -> None:
         admin.create_topic("failover", 1, 3, {"min.insync.replicas": "2"})
         admin.wait_for_topic("failover", 30)
         wait_for_full_isrs(admin, "failover", 60)
-        # The 1 GiB fill left about 3 GiB of dirty pages on the three brokers; written back during the next
-        # measurement they slow minikafka's disk and not Tansu's memory storage. Written back first, as alone.
-        log(f"writing back the earlier measurements' data ({dirty_mib():.0f} MiB dirty) ...")
-        os.sync()
         log("the Kafka listener: produce acks=all and consume from the start, beside Tansu in the same rounds ...")
         from kafka_wire import measure as kafka_wire_measure
 
@@ -495,15 +491,6 @@ def main() -> None:
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     print_table(results, args.out)
     print_guards(results["guards"])
-
-
-def dirty_mib() -> float:
-    """The machine's dirty page cache, MiB (0 where /proc/meminfo is not there)."""
-    meminfo = Path("/proc/meminfo")
-    for line in meminfo.read_text().splitlines() if meminfo.exists() else ():
-        if line.startswith("Dirty:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def scale_curve(points: list[int]) -> dict[str, Any]:
