@@ -11,8 +11,10 @@ Each round starts a fresh 3+3 cluster from each tree in turn (its own `minikafka
 default it creates a 1-partition topic (RF 3, min.insync.replicas 2) and runs `perf produce` over gRPC with 1 KiB
 records, 1 in flight and linger.ms 5, with acks=all and then acks=1. With --kafka-wire it creates a 1-partition and
 a 6-partition topic and has confluent-kafka produce to each through the Kafka listener with acks=all, as
-kafka_wire.py does (the client is this process's, the same for both trees). It prints each round, the broker
-CPU-seconds each node spent (utime+stime from /proc), and the median of the rounds' new/old ratios.
+kafka_wire.py does (the client is this process's, the same for both trees). With --latency it times run_all's
+moderate row instead: `perf produce` acks=all at 500 records/s, linger.ms 0, 1 in flight, after a 500-record
+warm-up, and takes its p50 and p99 in ms (a ratio above 1 is then the new tree slower). It prints each round, the
+broker CPU-seconds each node spent (utime+stime from /proc), and the median of the rounds' new/old ratios.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ class Tree:
 
 @dataclass(frozen=True)
 class Run:
-    mb_per_s: dict[str, float]  # by shape: acks, or the topic's partitions with --kafka-wire
+    mb_per_s: dict[str, float]  # by shape: acks, or the topic's partitions with --kafka-wire; ms with --latency
     broker_cpu_s: dict[str, list[float]]  # by shape, each broker's, largest first
 
 
@@ -115,7 +117,7 @@ def create_topic(tree: Tree, run_dir: str, topic: str, partitions: int) -> None:
     wait_for_full_isr(tree, run_dir, topic)
 
 
-def one_run(tree: Tree, records: int, kafka_wire: bool) -> Run:
+def one_run(tree: Tree, records: int, mode: str) -> Run:
     run_dir = tempfile.mkdtemp(prefix=f"paired-{tree.name}-")
     host = ["--network", "host"] if "--network" in tree.cli("cluster", "up", "--help").stdout else []
     sets = [arg for setting in SETTINGS + tree.settings for arg in ("--set", setting)]
@@ -124,7 +126,7 @@ def one_run(tree: Tree, records: int, kafka_wire: bool) -> Run:
         cluster = json.loads(Path(run_dir, "cluster.json").read_text())
         brokers = [entry["pid"] for entry in cluster["brokers"] if entry.get("pid")]
         mb_per_s, cpu = {}, {}
-        for shape, produce in _shapes(tree, run_dir, cluster, records, kafka_wire):
+        for shape, produce in _shapes(tree, run_dir, cluster, records, mode):
             before = [cpu_seconds(pid) for pid in brokers]
             mb_per_s[shape] = produce()
             spent = [round(cpu_seconds(pid) - start, 2) for pid, start in zip(brokers, before, strict=True)]
@@ -136,10 +138,22 @@ def one_run(tree: Tree, records: int, kafka_wire: bool) -> Run:
 
 
 def _shapes(
-    tree: Tree, run_dir: str, cluster: dict[str, Any], records: int, kafka_wire: bool
+    tree: Tree, run_dir: str, cluster: dict[str, Any], records: int, mode: str
 ) -> Iterator[tuple[str, Callable[[], float]]]:
-    """(shape, a produce returning MB/s) in turn, each topic created and its ISR full before its produce."""
-    if kafka_wire:
+    """(shape, a produce returning its figure) in turn, each topic created and its ISR full before its produce."""
+    if mode == "latency":
+        create_topic(tree, run_dir, "p1", 1)
+        _moderate_produce(tree, run_dir, 500)  # connections up, followers fetching
+        figures: dict[str, float] = {}
+
+        def timed(key: str) -> float:
+            figures.update(figures or _moderate_produce(tree, run_dir, records))
+            return figures[key]
+
+        yield "acks=all@500/s p50 ms", lambda: timed("p50_ms")
+        yield "acks=all@500/s p99 ms", lambda: timed("p99_ms")
+        return
+    if mode == "kafka-wire":
         bootstrap = ",".join(entry["kafka_address"] for entry in cluster["brokers"] if entry.get("kafka_address"))
         for partitions in WIRE_PARTITIONS:
             topic = f"p{partitions}"
@@ -159,6 +173,14 @@ def _perf_produce(tree: Tree, run_dir: str, acks: str, records: int) -> float:
     return float(json.loads(done.stdout.strip().splitlines()[-1])["mb_per_s"])
 
 
+def _moderate_produce(tree: Tree, run_dir: str, records: int) -> dict[str, float]:
+    done = tree.cli("perf", "produce", "p1", "--num-records", str(records), "--record-size", "1024",
+                    "--acks", "all", "--throughput", "500", "--producer-props", "linger.ms=0",
+                    "max.in.flight.requests.per.connection=1", "--dir", run_dir, "--json")  # fmt: skip
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"p50_ms": float(result["p50_ms"]), "p99_ms": float(result["p99_ms"])}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--old", type=Path, required=True, help="a checkout (its src/ is used)")
@@ -166,6 +188,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--records", type=int, default=20000)
     parser.add_argument("--kafka-wire", action="store_true", help="confluent-kafka through the Kafka listener")
+    parser.add_argument("--latency", action="store_true", help="acks=all p50/p99 at 500 records/s (--records 5000)")
     parser.add_argument("--old-set", nargs="*", default=[], help="extra cluster settings for the old tree")
     parser.add_argument("--new-set", nargs="*", default=[], help="extra cluster settings for the new tree")
     args = parser.parse_args()
@@ -178,7 +201,8 @@ def main() -> None:
     ratios: dict[str, list[float]] = {}
     for number in range(args.rounds):
         order = ("old", "new") if number % 2 == 0 else ("new", "old")  # turns cancel the machine's drift
-        runs = {name: one_run(trees[name], args.records, args.kafka_wire) for name in order}
+        mode = "latency" if args.latency else "kafka-wire" if args.kafka_wire else "grpc"
+        runs = {name: one_run(trees[name], args.records, mode) for name in order}
         for shape, mb_per_s in runs["new"].mb_per_s.items():
             ratios.setdefault(shape, []).append(mb_per_s / runs["old"].mb_per_s[shape])
         print(f"round {number + 1}: " + "; ".join(
