@@ -1,7 +1,7 @@
 """Random seeds find the loss each data guard prevents: with the guard off (`--set`), the first seed that lines its
 case up breaks an invariant, and the printed command replays it to the same trace hash; the same seed with the guard
-on holds. The guards' faults (`stop`, `hold-alter-partition`), `--max-at-once` and the topic's RF and min ISR are
-what make the line-ups drawable."""
+on holds. The guards' faults (`stop`, `hold-alter-partition`, `reassign`), `--max-at-once`, the topic's RF and min ISR
+and a `replica.lag.time.max.ms` below the broker session timeout are what make the line-ups drawable."""
 
 from __future__ import annotations
 
@@ -63,6 +63,26 @@ FINDINGS = {
         SimulationSettings(
             58, faults=("wipe-disk", "partition", "isolate-leader", "hold-alter-partition"), overlap=1.0,
             max_at_once=3, duration_s=25.0, timing=PlanTiming(1.0, 4.0, 30.0),
+        ),
+    ),
+    # RF 2, min ISR 1, replica.lag.time.max.ms 3 s: broker 3, leading sim-2 [3, 1], is cut off and shrinks its ISR to
+    # [3]; its AlterPartitions are held; broker 1 catches up and the expansion adding it is held; broker 1 is paused and
+    # sim-2 reordered to [1, 3] (a new partition epoch); 3 s into the pause broker 3's high watermark no longer waits
+    # for it; the held request, accepted unchecked, puts broker 1 back in the ISR, the preferred election makes it
+    # leader within its session, and resumed it leads without the writes acknowledged meanwhile. Of the seeds of its
+    # command that find it (see docs/simulation.md) the cheapest to run.
+    "partition-epoch": Finding(
+        "minikafka.alter.partition.partition.epoch.check=false",
+        8479,
+        ("--faults", "pause,partition,hold-alter-partition,reassign", "--duration-ms", "18000", "--overlap", "1.0",
+         "--max-at-once", "3", "--max-down-s", "12.0", "--replication-factor", "2", "--min-insync-replicas", "1",
+         "--set", "replica.lag.time.max.ms=3000", "--set", "leader.imbalance.check.interval.seconds=1"),
+        "LeaderCandidateCompleteness",
+        SimulationSettings(
+            8479, faults=("pause", "partition", "hold-alter-partition", "reassign"), overlap=1.0, max_at_once=3,
+            duration_s=18.0, timing=PlanTiming(1.0, 4.0, 12.0),
+            topic=TopicSpec(configs={"min.insync.replicas": "1"}, replicas=2),
+            overrides={"replica.lag.time.max.ms": "3000", "leader.imbalance.check.interval.seconds": "1"},
         ),
     ),
 }  # fmt: skip
