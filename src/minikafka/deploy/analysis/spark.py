@@ -28,10 +28,11 @@ SMALL_DATA_SETTINGS = {
     "spark.ui.retainedTasks": "1000",
     "spark.sql.ui.retainedExecutions": "20",
 }
-# The driver JVM (the executor too, in local mode): the quick C1 compiler only, since C2's optimisation of
-# short-lived jobs burns a core for seconds and never pays back. C1 alone reserves 48 MiB for compiled code, which
-# a long-lived session (a test run's hundreds of analyses) filled until the JVM died ("Out of space in CodeCache").
-LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
+# The driver and executor JVMs (one JVM in local mode): the quick C1 compiler only, since C2's optimisation of
+# short-lived jobs burns a core for seconds and never pays back; a standalone master's executors start with each
+# analysis, so they never warm up either. C1 alone reserves 48 MiB for compiled code, which a long-lived session (a
+# test run's hundreds of analyses) filled until the JVM died ("Out of space in CodeCache").
+JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
 LOCAL_DRIVER_MEMORY = "2g"
 
 
@@ -83,8 +84,9 @@ def spark_session(master: str = "local[2]", app_name: str = "minikafka-analysis"
     builder = SparkSession.builder.master(master)
     for key, value in SMALL_DATA_SETTINGS.items():
         builder = builder.config(key, value)
+    builder = builder.config("spark.driver.extraJavaOptions", JAVA_OPTIONS)
+    builder = builder.config("spark.executor.extraJavaOptions", JAVA_OPTIONS)
     if master.startswith("local"):
-        builder = builder.config("spark.driver.extraJavaOptions", LOCAL_DRIVER_JAVA_OPTIONS)
         # The driver is the executor in local mode: Spark's 1 GiB default ran out of heap parsing a history line
         # with a 64 MiB value (Java holds it as UTF-16, and more than once) once earlier jobs had cached data.
         builder = builder.config("spark.driver.memory", LOCAL_DRIVER_MEMORY)
