@@ -17,7 +17,7 @@ SMALL_DATA_SETTINGS = {
     # Expressions interpreted, not compiled, for the same reason: a fresh session's analysis of a small run took
     # 0.89 of the wall time (median of 3 paired runs).
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-    # A broadcast join runs a job of its own to collect its small side: a warm analysis of a small run was 119 jobs
+    # A broadcast join runs a job of its own to collect its small side: a warm analysis of a small run was 118 jobs
     # with them, 60 without (sort-merge joins over one shuffle partition), 40 s down to 33 s on a loaded machine.
     "spark.sql.autoBroadcastJoinThreshold": "-1",
     # Spark's status store keeps every finished job, stage, task and SQL execution even with the UI off, by default
