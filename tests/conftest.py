@@ -73,14 +73,14 @@ def spark(_spark_sessions):  # noqa: ANN001, ANN201 - pyspark.sql.SparkSession, 
 
 @pytest.fixture(autouse=True)
 def _spark_cache_cleared(_spark_sessions):  # noqa: ANN001, ANN202
-    """A test that judged a run directly (not through `analyze`, which clears it) leaves its cached frames behind;
-    the session's heap is shared by every later Spark test of the worker."""
+    """A test that judged a run directly (not through `analyze`, which clears it) leaves its cached frames and
+    checkpoints behind; the session's heap is shared by every later Spark test of the worker."""
     yield
     if _spark_sessions:
-        from minikafka.deploy.analysis.spark import spark_session_alive
+        from minikafka.deploy.analysis.spark import release_cached, spark_session_alive
 
         if spark_session_alive(_spark_sessions[0]):
-            _spark_sessions[0].catalog.clearCache()
+            release_cached(_spark_sessions[0])
 
 
 @pytest.fixture(autouse=True)

@@ -18,6 +18,7 @@ import pyspark
 import pytest
 from run_fixtures import clean_run
 
+from minikafka.deploy.analysis.spark import JAVA_OPTIONS
 from minikafka.deploy.local_cluster import free_ports
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -40,6 +41,7 @@ def _alive_workers(webui_port: int) -> int:
 def standalone_spark(tmp_path: Path) -> Iterator[str]:
     """A Spark master and one worker (2 cores) on loopback; yields the master URL; stops both whatever happens."""
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", SPARK_LOG_DIR=str(tmp_path), SPARK_WORKER_DIR=str(tmp_path))
+    env["SPARK_DAEMON_JAVA_OPTS"] = JAVA_OPTIONS  # the master and worker too: C2 would compile on a busy machine
     port, webui, worker_webui = free_ports(3)
     url = f"spark://127.0.0.1:{port}"
     processes: list[subprocess.Popen] = []
