@@ -22,6 +22,7 @@ from pyspark.sql.types import (
 )
 
 from minikafka.deploy.analysis.malformed import Loaded, Shape, read_json
+from minikafka.deploy.analysis.topic_incarnations import with_topic_ids
 
 EVENT_FIELDS: list[StructField] = [
     StructField("ts", StringType()),
@@ -129,11 +130,12 @@ def read_events(spark: SparkSession, run_dir: Path) -> Loaded:
     )
     started = F.when(F.col("event").isin(*START_EVENTS), 1).otherwise(0)
     by_node = Window.partitionBy("node").orderBy("ts").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    return Loaded(frame.withColumn("incarnation", F.sum(started).over(by_node)), loaded.malformed)
+    return Loaded(with_topic_ids(frame.withColumn("incarnation", F.sum(started).over(by_node))), loaded.malformed)
 
 
 def load_events(spark: SparkSession, run_dir: Path) -> DataFrame:
-    """All events of the run, with `ts` a timestamp, `tp` the partition label, and `incarnation` per node."""
+    """All events of the run, with `ts` a timestamp, `tp` the partition label, `incarnation` per node, and on every
+    event about a partition the `topic_id` of its topic's incarnation (topic_incarnations.py)."""
     return read_events(spark, run_dir).rows
 
 
