@@ -98,7 +98,7 @@ def test_two_leaders_in_one_epoch_of_one_incarnation_still_fail(spark, tmp_path:
     run = recreated_run()
     run.node_events.append(role("broker-1", 15.2, 1, 1, [3, 1], 2))  # broker 1 too leads the new topic's epoch 1
     rows = one_leader_per_leader_epoch(load_events(spark, run.write(tmp_path / "run"))).collect()
-    assert {(r["source"], r["topic_id"], r["leader_epoch"], tuple(r["leaders"])) for r in rows} == {
+    assert {(r["source"], r["topic_incarnation"], r["leader_epoch"], tuple(r["leaders"])) for r in rows} == {
         ("brokers", NEW_ID, 1, (1, 3)),
         ("broker_vs_metadata", NEW_ID, 1, (1, 3)),
     }

@@ -103,7 +103,7 @@ def one_leader_per_leader_epoch(events: DataFrame) -> DataFrame:
     leader (`become_leader`), whose leader must be the one the metadata committed for that epoch. A topic deleted and
     created again starts its epochs over: each incarnation (topic id) is checked apart."""
     changes = committed_partition_changes(events)
-    keys = ["tp", "topic_id", "leader_epoch"]
+    keys = ["tp", "topic_incarnation", "leader_epoch"]
     committed = (
         changes.groupBy(*keys)
         .agg(F.sort_array(F.collect_set("leader")).alias("leaders"))

@@ -62,28 +62,46 @@ def incarnation_at(frame: DataFrame, topic: Column, ts: Column, found: DataFrame
     return frame.join(F.broadcast(spans), within, "left").drop("_topic", "_from", "_until")
 
 
-def with_topic_ids(events: DataFrame) -> DataFrame:
-    """Every event (`tp` set: the partition label) with `topic_id` set where it names a partition: its own if it
-    carries one, else the topic id of the log its node hosted then (see the module's description)."""
+def any_topic_deleted(events: DataFrame) -> bool:
+    """Whether the run deleted a topic (a small job): if not, each topic name is one topic, and the checks need not
+    tell incarnations apart (`topic_incarnation` is "" on every event, at no cost)."""
+    return events.where((F.col("event") == "topic_deleted") & F.col("offset").isNotNull()).limit(1).count() > 0
+
+
+def with_topic_incarnations(events: DataFrame) -> DataFrame:
+    """Every event with `topic_incarnation`, the key the checks give a partition's topic: where the event names a
+    partition, its own topic id if it carries one, else the topic id of the log its node hosted then (see the
+    module's description); "" elsewhere, and on every event of a run that deleted no topic."""
+    if not any_topic_deleted(events):
+        return events.withColumn("topic_incarnation", F.lit(""))
     ending = F.when(F.col("event").isin(*HOSTED_LOG_ENDS), F.col("topic_id"))
     # Backwards in time, a frame growing from the end (one pass; a frame to the unbounded end is recomputed per row).
     backwards = Window.partitionBy("node", "tp").orderBy(F.col("ts").desc()).rowsBetween(Window.unboundedPreceding, 0)
     about = F.col("tp").isNotNull() & F.col("topic_id").isNull()
     ended = events.withColumn("_hosted", F.when(about, F.last(ending, ignorenulls=True).over(backwards)))
     dated = incarnation_at(ended, F.when(about, topic_of(F.col("tp"))), F.col("ts"), incarnations(events))
-    return dated.withColumn("topic_id", F.coalesce("topic_id", "_hosted", "incarnation_id")).drop(
-        "_hosted", "incarnation_id"
-    )
+    return dated.withColumn(
+        "topic_incarnation",
+        F.when(F.col("tp").isNull(), F.lit("")).otherwise(
+            F.coalesce("topic_id", "_hosted", "incarnation_id", F.lit(""))
+        ),
+    ).drop("_hosted", "incarnation_id")
 
 
 def acknowledged_topic_ids(acked: DataFrame, events: DataFrame) -> DataFrame:
-    """`acked` (producer lines: topic, ts, ...) with `topic_id` (the incarnation created last before the
-    acknowledgement was received; null: none known) and `deleted_ts` (when that incarnation's deletion was
-    committed; null: never)."""
+    """`acked` (producer lines: topic, ts, ...) with `topic_incarnation` (the topic id of the incarnation created
+    last before the acknowledgement was received; "" when none is known or the run deleted no topic) and
+    `deleted_ts` (when that incarnation's deletion was committed; null: never)."""
+    if not any_topic_deleted(events):
+        return acked.withColumn("topic_incarnation", F.lit("")).withColumn("deleted_ts", F.lit(None).cast("timestamp"))
     found = incarnations(events)
     dated = incarnation_at(acked, F.col("topic"), F.col("ts"), found)
     deletions = found.select(F.col("topic_id").alias("incarnation_id"), "deleted_ts")
-    return dated.join(deletions, "incarnation_id", "left").withColumnRenamed("incarnation_id", "topic_id")
+    return (
+        dated.join(deletions, "incarnation_id", "left")
+        .withColumn("topic_incarnation", F.coalesce("incarnation_id", F.lit("")))
+        .drop("incarnation_id")
+    )
 
 
 @dataclass(frozen=True)
@@ -101,6 +119,8 @@ def split_deleted_topic_writes(produced: DataFrame, events: DataFrame) -> Delete
         F.col("error").isNull() & F.col("offset").isNotNull() & F.col("deleted_ts").isNotNull(), F.lit(False)
     )
     deleted = dated.where(gone).select(
-        "topic", "partition", "offset", F.col("value").alias("acked_value"), "acks", "ts", "topic_id", "deleted_ts"
-    )
-    return DeletedTopicWrites(dated.where(~gone).drop("topic_id", "deleted_ts"), deleted.orderBy(*deleted.columns[:3]))
+        "topic", "partition", "offset", F.col("value").alias("acked_value"), "acks", "ts",
+        F.col("topic_incarnation").alias("topic_id"), "deleted_ts",
+    )  # fmt: skip
+    kept = dated.where(~gone).drop("topic_incarnation", "deleted_ts")
+    return DeletedTopicWrites(kept, deleted.orderBy("topic", "partition", "offset"))
