@@ -38,7 +38,7 @@ def unclean_elections(events: DataFrame) -> DataFrame:
         "tp",
         "topic_incarnation",
         "leader_epoch",
-        F.regexp_extract("node", r"(\d+)$", 1).cast("int").alias("new_leader"),
+        F.regexp_extract("node", r"(\d+)$", 1).try_cast("int").alias("new_leader"),
         F.col("leader_epoch_start_offset").alias("log_end"),
     )
     return (

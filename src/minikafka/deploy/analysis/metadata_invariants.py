@@ -111,7 +111,7 @@ def one_leader_per_leader_epoch(events: DataFrame) -> DataFrame:
         .select(F.lit("metadata").alias("source"), *keys, "leaders")
     )
     acting = events.where(F.col("event") == "become_leader").select(
-        *keys, F.regexp_extract("node", r"(\d+)$", 1).cast("int").alias("leader")
+        *keys, F.regexp_extract("node", r"(\d+)$", 1).try_cast("int").alias("leader")
     )
     brokers = (
         acting.groupBy(*keys)
