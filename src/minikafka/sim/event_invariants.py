@@ -45,8 +45,13 @@ class EventInvariants:
     replayed_to: int = -1  # the highest metadata offset seen replayed
     registrations: dict[int, list[Registration]] = field(default_factory=dict)  # broker -> in offset order
     clean_start: dict[int, bool] = field(default_factory=dict)  # broker -> its newest start was after a clean stop
-    committed_leaders: dict[tuple[str, int], int] = field(default_factory=dict)  # (tp, leader epoch) -> leader
-    acting: dict[tuple[str, int], set[int]] = field(default_factory=dict)  # (tp, leader epoch) -> brokers leading
+    # A topic deleted and created again is a new topic (a new topic id, leader epochs from 0): keyed by topic id.
+    committed_leaders: dict[tuple[str, str, int], int] = field(default_factory=dict)  # (topic id, tp, epoch) -> leader
+    acting: dict[tuple[str, str, int], set[int]] = field(default_factory=dict)  # (topic id, tp, epoch) -> brokers
+    newest_topic_ids: dict[str, str] = field(default_factory=dict)  # tp -> its newest incarnation's, as replayed
+    # (broker, tp) -> the topic id of the log it hosts: the newest incarnation when it first took a role after it
+    # last deleted one ("": no incarnation replayed yet, matched with any)
+    hosted: dict[tuple[int, str], str] = field(default_factory=dict)
     # (topic id, tp) -> its newest committed epochs: a topic deleted and created again starts its epochs over
     metadata_epochs: dict[tuple[str, str], Epochs] = field(default_factory=dict)
     adopted: dict[tuple[int, int, str], Epochs] = field(default_factory=dict)  # (broker, incarnation, tp)
@@ -80,7 +85,7 @@ class EventInvariants:
             self._adopted(node, incarnation, str(name), event)
         elif name in ("log_deleted", "stray_partition_deleted"):
             # The log is gone: what the broker adopts next for the partition (a re-created topic's) starts over.
-            self.adopted.pop((node, incarnation, str(event["partition"])), None)
+            self._log_deleted(node, incarnation, str(event["partition"]))
         elif name == "alter_partition_accepted" and event.get("changed"):
             key = (str(event["topic_id"]), int(event["partition"]), int(event["partition_epoch"]), _isr(event))
             self.accepted[key] = [(int(b), int(e)) for b, e in event.get("proposed_isr") or ()]
@@ -100,19 +105,29 @@ class EventInvariants:
             unclean, started_at = not self.clean_start.get(broker, False), offset
         earlier.append(Registration(offset, int(event["broker_epoch"]), unclean, incarnation, started_at))
 
+    def _log_deleted(self, node: int, incarnation: int, tp: str) -> None:
+        self.adopted.pop((node, incarnation, tp), None)
+        self.hosted.pop((node, tp), None)
+        for marks in (self.high_watermarks, self.last_stable_offsets):
+            for key in [k for k in marks if k[0] == node and k[2] == tp]:
+                del marks[key]
+
     def _partition_changed(self, event: Mapping[str, Any], offset: int) -> None:
         tp = f"{event['topic']}-{event['partition']}"
+        topic_id = str(event.get("topic_id"))
+        self.newest_topic_ids[tp] = topic_id
         leader, leader_epoch = int(event["leader"]), int(event["leader_epoch"])
         epochs = Epochs(leader_epoch, int(event["partition_epoch"]))
-        first = self.committed_leaders.setdefault((tp, leader_epoch), leader)
+        first = self.committed_leaders.setdefault((topic_id, tp, leader_epoch), leader)
         if first != leader:
             self._fail(
                 "OneLeaderPerLeaderEpoch",
                 f"the metadata committed leaders {first} and {leader} for {tp} in leader epoch {leader_epoch} "
                 f"(offset {offset})",
             )
-        for acting in sorted(self.acting.get((tp, leader_epoch), ())):
-            self._acting_agrees(tp, leader_epoch, acting)
+        brokers = self.acting.get((topic_id, tp, leader_epoch), set()) | self.acting.get(("", tp, leader_epoch), set())
+        for acting in sorted(brokers):
+            self._acting_agrees(topic_id, tp, leader_epoch, acting)
         previous = self.metadata_epochs.get((str(event.get("topic_id")), tp))
         if previous is not None and (
             epochs.leader_epoch < previous.leader_epoch or epochs.partition_epoch <= previous.partition_epoch
@@ -175,18 +190,20 @@ class EventInvariants:
                 f"partition epoch {previous.partition_epoch} -> {epochs.partition_epoch}",
             )
         self.adopted[key] = epochs
+        topic_id = self.hosted.get((node, tp)) or self.newest_topic_ids.get(tp, "")
+        self.hosted[(node, tp)] = topic_id
         if name == "become_leader":
-            brokers = self.acting.setdefault((tp, epochs.leader_epoch), set())
+            brokers = self.acting.setdefault((topic_id, tp, epochs.leader_epoch), set())
             brokers.add(node)
-            self._acting_agrees(tp, epochs.leader_epoch, node)
+            self._acting_agrees(topic_id, tp, epochs.leader_epoch, node)
             if len(brokers) > 1:
                 self._fail(
                     "OneLeaderPerLeaderEpoch",
                     f"brokers {sorted(brokers)} all acted as leader of {tp} in leader epoch {epochs.leader_epoch}",
                 )
 
-    def _acting_agrees(self, tp: str, leader_epoch: int, broker: int) -> None:
-        committed = self.committed_leaders.get((tp, leader_epoch))
+    def _acting_agrees(self, topic_id: str, tp: str, leader_epoch: int, broker: int) -> None:
+        committed = self.committed_leaders.get((topic_id, tp, leader_epoch))
         if committed is not None and committed != broker:
             self._fail(
                 "OneLeaderPerLeaderEpoch",

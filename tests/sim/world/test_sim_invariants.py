@@ -133,6 +133,31 @@ def test_a_leader_high_watermark_going_back_in_its_epoch_breaks_high_watermark_m
     )
 
 
+def test_a_topic_deleted_and_created_again_is_checked_apart_from_the_old_one() -> None:
+    """The new topic's leader epoch 0 has another leader than the old one's, and its leader's HWM starts at 0 again:
+    no violation. Within the new topic, a second leader in its epoch 0 still breaks OneLeaderPerLeaderEpoch."""
+    role = {"partition": "sim-0", "leader_epoch": 0, "partition_epoch": 0}
+    advanced = {"event": "high_watermark_advanced", "partition": "sim-0", "leader_epoch": 0}
+    deleted = {"event": "log_deleted", "partition": "sim-0", "topic_id": TOPIC_ID, "reason": "topic deleted"}
+    recreated = {**changed(6, 2, [2, 1], 0, 0, reason="create"), "topic_id": "new-id"}
+    history = [
+        (None, changed(3, 1, [1, 2], 0, 0, reason="create")),
+        (1, {"event": "become_leader", **role}),
+        (2, {"event": "become_follower", **role}),
+        (1, {**advanced, "high_watermark": 10}),
+        (1, deleted),
+        (2, deleted),
+        (None, recreated),
+        (2, {"event": "become_leader", **role}),
+        (1, {"event": "become_follower", **role}),
+        (2, {**advanced, "high_watermark": 3}),
+    ]
+    assert feed(history) == []
+    after_deletion = [*history[:6], (None, recreated), (1, {**advanced, "high_watermark": 3})]
+    assert feed(after_deletion) == []
+    assert feed([*history, (1, {"event": "become_leader", **role})]) == ["OneLeaderPerLeaderEpoch"] * 2
+
+
 def replica(broker: int, batches: list[BatchHeader], high_watermark: int, leads: bool = False, hwm: int = -1) -> Any:
     end = batches[-1].last_offset + 1 if batches else 0
     return PartitionReplica(

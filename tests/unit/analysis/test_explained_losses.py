@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from run_fixtures import clean_run, consumed_line, event, partition_changed, produced_line, read_end
+from run_fixtures import TOPIC_ID, clean_run, consumed_line, event, partition_changed, produced_line, read_end
 
 from minikafka.deploy.analysis.report import analyze, judge
 from minikafka.deploy.analysis.report_render import render_markdown
@@ -32,11 +32,11 @@ def zombie_run():  # noqa: ANN201 - run_fixtures.RunFixture
     run.node_events += [
         event("broker-3", 8.5, "log_dir_offline", log_dir="/data/broker-3", reason="append of t-0 failed: ENOSPC"),
         event("broker-2", 8.6, "log_batch_corrupt", partition="t-0", offset=2, error="CRC mismatch"),
-        event("controller-101", 9.2, "reassignment_started", topic="t", topic_id="x", partition=0,
+        event("controller-101", 9.2, "reassignment_started", topic="t", topic_id=TOPIC_ID, partition=0,
               target_replicas=[1, 2, 4], original_replicas=[1, 2, 3], adding=[4], removing=[3]),
-        event("controller-101", 9.4, "reassignment_completed", topic="t", topic_id="x", partition=0,
+        event("controller-101", 9.4, "reassignment_completed", topic="t", topic_id=TOPIC_ID, partition=0,
               replicas=[1, 2, 4], removed=[3], added=[4], leader=2, reason="alter_partition"),
-        event("broker-3", 9.5, "log_deleted", partition="t-0", topic_id="x", reason="replica removed",
+        event("broker-3", 9.5, "log_deleted", partition="t-0", topic_id=TOPIC_ID, reason="replica removed",
               directory="/data/broker-3/t-0"),
     ]  # fmt: skip
     for offset in (6, 7):
@@ -95,7 +95,7 @@ def unclean_run():  # noqa: ANN201 - run_fixtures.RunFixture
     run = clean_run()
     run.replayed.append(partition_changed(14, 20.0, 3, [3], 2, 4, "unclean_election"))
     run.node_events += [
-        event("controller-101", 20.0, "leader_elected", topic="t", topic_id="x", partition=0, leader=3,
+        event("controller-101", 20.0, "leader_elected", topic="t", topic_id=TOPIC_ID, partition=0, leader=3,
               previous_leader=-1, leader_epoch=2, reason="unclean_election", election_type="UNCLEAN", unclean=True),
         event("broker-3", 20.1, "become_leader", partition="t-0", leader=3, leader_epoch=2, partition_epoch=4,
               isr=[3], leader_epoch_start_offset=4),

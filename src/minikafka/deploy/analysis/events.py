@@ -22,6 +22,7 @@ from pyspark.sql.types import (
 )
 
 from minikafka.deploy.analysis.malformed import Loaded, Shape, read_json
+from minikafka.deploy.analysis.topic_incarnations import with_topic_incarnations
 
 EVENT_FIELDS: list[StructField] = [
     StructField("ts", StringType()),
@@ -129,11 +130,14 @@ def read_events(spark: SparkSession, run_dir: Path) -> Loaded:
     )
     started = F.when(F.col("event").isin(*START_EVENTS), 1).otherwise(0)
     by_node = Window.partitionBy("node").orderBy("ts").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    return Loaded(frame.withColumn("incarnation", F.sum(started).over(by_node)), loaded.malformed)
+    frame = with_topic_incarnations(frame.withColumn("incarnation", F.sum(started).over(by_node)))
+    return Loaded(frame, loaded.malformed)
 
 
 def load_events(spark: SparkSession, run_dir: Path) -> DataFrame:
-    """All events of the run, with `ts` a timestamp, `tp` the partition label, and `incarnation` per node."""
+    """All events of the run, with `ts` a timestamp, `tp` the partition label, `incarnation` per node, and
+    `topic_incarnation`: on an event about a partition, its topic's topic id in a run that deleted a topic
+    (topic_incarnations.py)."""
     return read_events(spark, run_dir).rows
 
 
@@ -147,6 +151,7 @@ def committed_partition_changes(events: DataFrame) -> DataFrame:
             F.min("ts").alias("ts"),
             F.first("topic").alias("topic"),
             F.first("topic_id").alias("topic_id"),
+            F.first("topic_incarnation").alias("topic_incarnation"),
             F.first("tp").alias("tp"),
             F.first("leader").alias("leader"),
             F.first("isr").alias("isr"),

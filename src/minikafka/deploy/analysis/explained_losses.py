@@ -19,13 +19,16 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from minikafka.deploy.analysis.timelines import network_cuts
+from minikafka.deploy.analysis.topic_incarnations import acknowledged_topic_ids
 
 
 def unclean_elections(events: DataFrame) -> DataFrame:
-    """(tp, elected_at, new_leader, leader_epoch, reason, log_end): each unclean election, with the new leader's
-    log end when it began leading (its `become_leader` epoch start offset; null if it never logged one)."""
+    """(tp, topic_incarnation, elected_at, new_leader, leader_epoch, reason, log_end): each unclean election, with
+    the new leader's log end when it began leading (its `become_leader` epoch start offset; null if it never logged
+    one)."""
     elections = events.where((F.col("event") == "leader_elected") & F.coalesce("unclean", F.lit(False))).select(
         "tp",
+        "topic_incarnation",
         F.col("ts").alias("elected_at"),
         F.col("leader").alias("new_leader"),
         "leader_epoch",
@@ -33,13 +36,14 @@ def unclean_elections(events: DataFrame) -> DataFrame:
     )
     starts = events.where(F.col("event") == "become_leader").select(
         "tp",
+        "topic_incarnation",
         "leader_epoch",
-        F.regexp_extract("node", r"(\d+)$", 1).cast("int").alias("new_leader"),
+        F.regexp_extract("node", r"(\d+)$", 1).try_cast("int").alias("new_leader"),
         F.col("leader_epoch_start_offset").alias("log_end"),
     )
     return (
-        elections.join(starts, ["tp", "leader_epoch", "new_leader"], "left")
-        .groupBy("tp", "new_leader", "leader_epoch", "reason")
+        elections.join(starts, ["tp", "topic_incarnation", "leader_epoch", "new_leader"], "left")
+        .groupBy("tp", "topic_incarnation", "new_leader", "leader_epoch", "reason")
         .agg(F.min("elected_at").alias("elected_at"), F.min("log_end").alias("log_end"))
     )
 
@@ -52,13 +56,14 @@ class LostWrites:
 
 
 def charge_to_unclean_elections(lost: DataFrame, events: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(unexplained, charged): a lost acks=all write is charged to the first unclean election of its partition
-    after it was acknowledged whose new leader's log ended at or below its offset."""
+    """(unexplained, charged): a lost acks=all write is charged to the first unclean election of its partition (of
+    the topic incarnation it was acknowledged to) after it was acknowledged whose new leader's log ended at or below
+    its offset."""
     tp = F.concat_ws("-", "topic", F.col("partition").cast("string"))
     elections = unclean_elections(events).where(F.col("log_end").isNotNull())
     candidates = (
-        lost.withColumn("tp", tp)
-        .join(elections, "tp")
+        acknowledged_topic_ids(lost.withColumn("tp", tp), events)
+        .join(elections, ["tp", "topic_incarnation"])
         .where((F.col("elected_at") >= F.col("ts")) & (F.col("offset") >= F.col("log_end")))
     )
     first = candidates.groupBy("topic", "partition", "offset").agg(F.min("elected_at").alias("elected_at"))

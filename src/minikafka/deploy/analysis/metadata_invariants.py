@@ -100,39 +100,40 @@ def leader_in_isr_and_replicas(events: DataFrame) -> DataFrame:
 
 def one_leader_per_leader_epoch(events: DataFrame) -> DataFrame:
     """One leader per (partition, leader epoch): in the committed metadata, and among the brokers that acted as
-    leader (`become_leader`), whose leader must be the one the metadata committed for that epoch."""
+    leader (`become_leader`), whose leader must be the one the metadata committed for that epoch. A topic deleted and
+    created again starts its epochs over: each incarnation (topic id) is checked apart."""
     changes = committed_partition_changes(events)
+    keys = ["tp", "topic_incarnation", "leader_epoch"]
     committed = (
-        changes.groupBy("tp", "leader_epoch")
+        changes.groupBy(*keys)
         .agg(F.sort_array(F.collect_set("leader")).alias("leaders"))
         .where(F.size("leaders") > 1)
-        .select(F.lit("metadata").alias("source"), "tp", "leader_epoch", "leaders")
+        .select(F.lit("metadata").alias("source"), *keys, "leaders")
     )
     acting = events.where(F.col("event") == "become_leader").select(
-        "tp", "leader_epoch", F.regexp_extract("node", r"(\d+)$", 1).cast("int").alias("leader")
+        *keys, F.regexp_extract("node", r"(\d+)$", 1).try_cast("int").alias("leader")
     )
     brokers = (
-        acting.groupBy("tp", "leader_epoch")
+        acting.groupBy(*keys)
         .agg(F.sort_array(F.collect_set("leader")).alias("leaders"))
         .where(F.size("leaders") > 1)
-        .select(F.lit("brokers").alias("source"), "tp", "leader_epoch", "leaders")
+        .select(F.lit("brokers").alias("source"), *keys, "leaders")
     )
     # A broker leading in an epoch for which the metadata committed a different leader.
-    committed_leaders = changes.select("tp", "leader_epoch", F.col("leader").alias("committed_leader")).distinct()
+    committed_leaders = changes.select(*keys, F.col("leader").alias("committed_leader")).distinct()
     disagreeing = (
         acting.distinct()
-        .join(committed_leaders, ["tp", "leader_epoch"])
-        .groupBy("tp", "leader_epoch", "leader")
+        .join(committed_leaders, keys)
+        .groupBy(*keys, "leader")
         .agg(F.collect_set("committed_leader").alias("committed"))
         .where(~F.array_contains("committed", F.col("leader")))
         .select(
             F.lit("broker_vs_metadata").alias("source"),
-            "tp",
-            "leader_epoch",
+            *keys,
             F.sort_array(F.array_union(F.array("leader"), "committed")).alias("leaders"),
         )
     )
-    return committed.unionByName(brokers).unionByName(disagreeing).orderBy("tp", "leader_epoch", "source")
+    return committed.unionByName(brokers).unionByName(disagreeing).orderBy(*keys, "source")
 
 
 def epochs_monotonic(events: DataFrame) -> DataFrame:

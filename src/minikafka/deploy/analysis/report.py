@@ -49,6 +49,7 @@ from minikafka.deploy.analysis.report_render import render_html, render_markdown
 from minikafka.deploy.analysis.spark import persisted_rdds, release_cached, spark_session
 from minikafka.deploy.analysis.stray_partitions import stray_partition_logs
 from minikafka.deploy.analysis.tallies import EventTallies, event_tallies, produced_tallies
+from minikafka.deploy.analysis.topic_incarnations import split_deleted_topic_writes
 from minikafka.deploy.analysis.verdict import PASS, Check, Verdict, collect_verdicts, run_verdict
 
 
@@ -120,9 +121,17 @@ def transaction_checks(
     ]
 
 
-def explained_loss_checks(losses: LostWrites) -> list[Check]:
+def explained_loss_checks(losses: LostWrites, deleted_writes: DataFrame) -> list[Check]:
     """The losses Kafka's promises allow: reported with their records, never failing the run."""
     return [
+        Check(
+            "WritesDeletedWithTopic",
+            "acknowledged records (any acks) of a topic deleted later in the run (its topic id named): Kafka deletes "
+            "them with the topic on purpose, and a topic created again under its name is a new topic (a new topic "
+            "id, offsets and leader epochs from 0); not lost, and not expected back",
+            deleted_writes,
+            severity="anomaly",
+        ),
         Check(
             "LostAcksOneWrites",
             "acks=1 acknowledged records a final read covered and did not find: the expected acks=1 loss (its "
@@ -296,9 +305,10 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     )
     acked, tallies = produced_tallies(produced), event_tallies(events)
     compacted = compaction.compacted_topics(events).cache()
-    # A record of a compacted topic that a later one of its key replaced may be gone: not a lost write.
-    superseded = compaction.superseded(produced, compacted)
-    may_be_lost = produced.join(superseded, ["topic", "partition", "offset"], "left_anti")
+    # Not lost writes: those deleted with their topic, and those of a compacted topic a later one of their key replaced.
+    current = split_deleted_topic_writes(produced, events)
+    superseded, deleted_writes = compaction.superseded(current.kept, compacted), current.deleted.cache()
+    may_be_lost = current.kept.join(superseded, ["topic", "partition", "offset"], "left_anti")
     # acks=1 writes are classified in the same pass; the final read's figures count acks=all ones only.
     both = history.classify_unread(may_be_lost, consumed, ends, ("all", "1"))
     lost = both.lost.cache()  # several checks read it: the join behind it runs once
@@ -306,9 +316,9 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     unread = history.Unread(lost.where(acks_all).drop("acks"), both.unknown.where(acks_all).drop("acks"))
     losses = explain_losses(lost, events)
     checks = (
-        history_checks(produced, consumed, losses.unexplained, acked.acknowledged_all, ends)
+        history_checks(current.kept, consumed, losses.unexplained, acked.acknowledged_all, ends)
         + transaction_checks(produced, consumed, ends, events, tallies)
-        + explained_loss_checks(losses)
+        + explained_loss_checks(losses, deleted_writes)
         + event_checks(events, produced, tallies)
     )
     group_lines = read_group_files(spark, run_dir).select(*CONSUME_SCHEMA.fieldNames(), "source")
@@ -348,6 +358,8 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     lost_count = sum(v.violations for v in verdicts if v.name in ("NoCommittedRecordLost", "UncleanElectionLoss"))
     final_read = final_read_summary(acked.acknowledged_all, unread, lost_count, ends)
     final_read["lost_to_unclean_elections"] = next(v.violations for v in verdicts if v.name == "UncleanElectionLoss")
+    final_read["deleted_with_topic"] = deleted_writes.where(acks_all).count()
+    final_read["read"] -= final_read["deleted_with_topic"]
     verdict = run_verdict(verdicts, acked.acknowledged, final_read["unknown"])
     return Judgement(events, produced, replicas, logs.corrupt, verdicts, final_read, malformed, verdict)
 

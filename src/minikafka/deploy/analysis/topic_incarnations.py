@@ -1,0 +1,126 @@
+"""A topic deleted and created again under the same name is a new topic (KIP-516): a new topic id, and leader epochs
+that start again at 0. Its partitions keep their labels (`<topic>-<index>`), so every check that keys a partition
+keys it by topic id too. The controllers' events carry the topic id; here the brokers' events about a partition and
+the clients' acknowledgements are given theirs.
+
+A broker hosts one incarnation's log of a partition until it deletes that log, and the events that end it
+(`replica_stopped`, `log_deleted`, `stray_partition_deleted`, `stray_partition_kept`) name its topic id: every event
+of that broker about the partition before them is of that topic id. After the last of them, the broker's events
+are of the incarnation it hosts at the end, the newest one created by then; a client's acknowledgement too is of
+the newest incarnation created by the time it was received.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+# A broker's events that name the topic id of the log it hosted until then (docs/events.md).
+HOSTED_LOG_ENDS = ("replica_stopped", "log_deleted", "stray_partition_deleted", "stray_partition_kept")
+
+
+def topic_of(tp: Column) -> Column:
+    """The topic name of a partition label `<topic>-<index>`."""
+    return F.regexp_extract(tp, r"^(.*)-\d+$", 1)
+
+
+def incarnations(events: DataFrame) -> DataFrame:
+    """(topic, topic_id, created_ts, next_created_ts, deleted_ts): each incarnation of each topic name, from its
+    first committed partition record to the next incarnation's (null: the newest), and when its RemoveTopic was
+    committed (null: never deleted)."""
+    replayed = F.col("offset").isNotNull() & F.col("topic_id").isNotNull()
+    created = (
+        events.where((F.col("event") == "partition_changed") & replayed)
+        .groupBy("topic", "topic_id")
+        .agg(F.min("ts").alias("created_ts"), F.min("offset").alias("created_offset"))
+    )
+    following = Window.partitionBy("topic").orderBy("created_offset")
+    deleted = (
+        events.where((F.col("event") == "topic_deleted") & replayed)
+        .groupBy("topic_id")
+        .agg(F.min("ts").alias("deleted_ts"))
+    )
+    return (
+        created.withColumn("next_created_ts", F.lead("created_ts").over(following))
+        .join(deleted, "topic_id", "left")
+        .select("topic", "topic_id", "created_ts", "next_created_ts", "deleted_ts")
+    )
+
+
+def incarnation_at(frame: DataFrame, topic: Column, ts: Column, found: DataFrame) -> DataFrame:
+    """`frame` with `incarnation_id`: the topic id of the newest incarnation of `topic` created by `ts` (null: none
+    created by then). `found`: incarnations(events)."""
+    spans = found.select(
+        F.col("topic").alias("_topic"),
+        F.col("topic_id").alias("incarnation_id"),
+        F.col("created_ts").alias("_from"),
+        F.col("next_created_ts").alias("_until"),
+    )
+    within = (topic == F.col("_topic")) & (ts >= F.col("_from")) & (F.col("_until").isNull() | (ts < F.col("_until")))
+    return frame.join(F.broadcast(spans), within, "left").drop("_topic", "_from", "_until")
+
+
+def any_topic_deleted(events: DataFrame) -> bool:
+    """Whether the run deleted a topic (a small job): if not, each topic name is one topic, and the checks need not
+    tell incarnations apart (`topic_incarnation` is "" on every event, at no cost)."""
+    return events.where((F.col("event") == "topic_deleted") & F.col("offset").isNotNull()).limit(1).count() > 0
+
+
+def with_topic_incarnations(events: DataFrame) -> DataFrame:
+    """Every event with `topic_incarnation`, the key the checks give a partition's topic: where the event names a
+    partition, its own topic id if it carries one, else the topic id of the log its node hosted then (see the
+    module's description); "" elsewhere, and on every event of a run that deleted no topic."""
+    if not any_topic_deleted(events):
+        return events.withColumn("topic_incarnation", F.lit(""))
+    ending = F.when(F.col("event").isin(*HOSTED_LOG_ENDS), F.col("topic_id"))
+    # Backwards in time, a frame growing from the end (one pass; a frame to the unbounded end is recomputed per row).
+    backwards = Window.partitionBy("node", "tp").orderBy(F.col("ts").desc()).rowsBetween(Window.unboundedPreceding, 0)
+    about = F.col("tp").isNotNull() & F.col("topic_id").isNull()
+    ended = events.withColumn("_hosted", F.when(about, F.last(ending, ignorenulls=True).over(backwards)))
+    dated = incarnation_at(ended, F.when(about, topic_of(F.col("tp"))), F.col("ts"), incarnations(events))
+    return dated.withColumn(
+        "topic_incarnation",
+        F.when(F.col("tp").isNull(), F.lit("")).otherwise(
+            F.coalesce("topic_id", "_hosted", "incarnation_id", F.lit(""))
+        ),
+    ).drop("_hosted", "incarnation_id")
+
+
+def acknowledged_topic_ids(acked: DataFrame, events: DataFrame) -> DataFrame:
+    """`acked` (producer lines: topic, ts, ...) with `topic_incarnation` (the topic id of the incarnation created
+    last before the acknowledgement was received; "" when none is known or the run deleted no topic) and
+    `deleted_ts` (when that incarnation's deletion was committed; null: never)."""
+    if not any_topic_deleted(events):
+        return acked.withColumn("topic_incarnation", F.lit("")).withColumn("deleted_ts", F.lit(None).cast("timestamp"))
+    found = incarnations(events)
+    dated = incarnation_at(acked, F.col("topic"), F.col("ts"), found)
+    deletions = found.select(F.col("topic_id").alias("incarnation_id"), "deleted_ts")
+    return (
+        dated.join(deletions, "incarnation_id", "left")
+        .withColumn("topic_incarnation", F.coalesce("incarnation_id", F.lit("")))
+        .drop("incarnation_id")
+    )
+
+
+@dataclass(frozen=True)
+class DeletedTopicWrites:
+    kept: DataFrame  # the producer lines, without the acknowledged writes below
+    deleted: DataFrame  # acknowledged writes to an incarnation deleted later in the run
+
+
+def split_deleted_topic_writes(produced: DataFrame, events: DataFrame) -> DeletedTopicWrites:
+    """Kafka deletes a topic's records with it, on purpose: acknowledged writes (any acks) to an incarnation deleted
+    later in the run are not lost, and a topic created again under the name holds other records at their offsets.
+    `deleted`: (topic, partition, offset, acked_value, acks, ts, topic_id, deleted_ts)."""
+    dated = acknowledged_topic_ids(produced, events)
+    gone = F.coalesce(
+        F.col("error").isNull() & F.col("offset").isNotNull() & F.col("deleted_ts").isNotNull(), F.lit(False)
+    )
+    deleted = dated.where(gone).select(
+        "topic", "partition", "offset", F.col("value").alias("acked_value"), "acks", "ts",
+        F.col("topic_incarnation").alias("topic_id"), "deleted_ts",
+    )  # fmt: skip
+    kept = dated.where(~gone).drop("topic_incarnation", "deleted_ts")
+    return DeletedTopicWrites(kept, deleted.orderBy("topic", "partition", "offset"))
