@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from minikafka.deploy.analysis.timelines import network_cuts
-from minikafka.deploy.analysis.topic_incarnations import acknowledged_topic_ids
+from minikafka.deploy.analysis.topic_incarnations import acknowledged_topic_ids, node_number
 
 
 def unclean_elections(events: DataFrame) -> DataFrame:
@@ -38,7 +38,7 @@ def unclean_elections(events: DataFrame) -> DataFrame:
         "tp",
         "topic_incarnation",
         "leader_epoch",
-        F.regexp_extract("node", r"(\d+)$", 1).try_cast("int").alias("new_leader"),
+        node_number().alias("new_leader"),
         F.col("leader_epoch_start_offset").alias("log_end"),
     )
     return (

@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from minikafka.deploy.analysis.events import committed_broker_registrations, committed_partition_changes
+from minikafka.deploy.analysis.topic_incarnations import node_number
 
 # The fields that describe a replayed record (not when or where it was logged).
 RECORD_FIELDS = (
@@ -110,9 +111,7 @@ def one_leader_per_leader_epoch(events: DataFrame) -> DataFrame:
         .where(F.size("leaders") > 1)
         .select(F.lit("metadata").alias("source"), *keys, "leaders")
     )
-    acting = events.where(F.col("event") == "become_leader").select(
-        *keys, F.regexp_extract("node", r"(\d+)$", 1).try_cast("int").alias("leader")
-    )
+    acting = events.where(F.col("event") == "become_leader").select(*keys, node_number().alias("leader"))
     brokers = (
         acting.groupBy(*keys)
         .agg(F.sort_array(F.collect_set("leader")).alias("leaders"))

@@ -21,6 +21,12 @@ from pyspark.sql import functions as F
 HOSTED_LOG_ENDS = ("replica_stopped", "log_deleted", "stray_partition_deleted", "stray_partition_kept")
 
 
+def node_number() -> Column:
+    """The number ending an event's `node` (`broker-2`: 2); null for a node named otherwise. SQL's try_cast: a
+    plan may evaluate it before the filter that keeps brokers' events only, and an ANSI cast of "" fails."""
+    return F.expr("try_cast(regexp_extract(node, '([0-9]+)$', 1) AS INT)")
+
+
 def topic_of(tp: Column) -> Column:
     """The topic name of a partition label `<topic>-<index>`."""
     return F.regexp_extract(tp, r"^(.*)-\d+$", 1)
