@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from minikafka.client.admin import AdminClient, PartitionDescription
-from minikafka.common.errors import ErrorCode
+from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.event_log import utc_timestamp
 from minikafka.deploy.faults import Faults
 from minikafka.deploy.local_cluster import Cluster, is_alive
@@ -111,15 +111,27 @@ class Steps:
         self, topic: str, replicas: list[list[int]], expect: Expectation, configs: dict[str, str] | None = None
     ) -> None:
         action = f"create topic {topic} with replicas {replicas}" + (f" and {configs}" if configs else "")
+        observed = "created"
         try:
             self.admin.create_topic(topic, assignment=replicas, configs=configs or {})
+        except KafkaError as error:
+            if error.code != ErrorCode.TOPIC_ALREADY_EXISTS or not self._has_assignment(topic, replicas):
+                raise self._fail(action, expect, f"{type(error).__name__}: {error}") from None
+            observed = "created (an attempt whose answer was lost committed it: the retry found it with these replicas)"
         except Exception as error:  # noqa: BLE001
             raise self._fail(action, expect, f"{type(error).__name__}: {error}") from None
         # CreateTopics answers once the controller committed the topic, and brokers learn it a moment later: the
         # next step may go to any of them (produce_to sends straight to one broker, with no metadata wait).
         if poll(lambda: self._leader_known_on_running_brokers(topic), 30) is None:
             raise self._fail(action, expect, "created, but the running brokers did not all learn a leader in 30 s")
-        self.record(action, expect, "created")
+        self.record(action, expect, observed)
+
+    def _has_assignment(self, topic: str, replicas: list[list[int]]) -> bool:
+        """Whether `topic` exists with exactly these replicas. A run's topic names are its own, so such a topic was
+        made by this run's create: a controller that loses leadership answers NOT_CONTROLLER for a record the new
+        leader may still commit, and the client's retry then meets it (as Kafka's admin client would)."""
+        found = self.admin.describe_topics([topic])[0].partitions
+        return sorted((p.partition, p.replicas) for p in found) == list(enumerate(replicas))
 
     def _leader_known_on_running_brokers(self, topic: str) -> bool:
         running = [spec for spec in self.cluster.brokers if is_alive(self.cluster.pids.get(spec.node_id))]

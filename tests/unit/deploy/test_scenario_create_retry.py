@@ -1,0 +1,48 @@
+"""A scenario's create-topic step when the client's retry meets the topic its own lost attempt committed."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from minikafka.client.admin import PartitionDescription, TopicDescription
+from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.deploy.scenario.steps import StepFailed, Steps
+
+
+class AdminWhoseRetryFindsTheTopic:
+    """CreateTopics answers TOPIC_ALREADY_EXISTS, and the topic is there with `replicas`."""
+
+    def __init__(self, replicas: list[list[int]]) -> None:
+        self.replicas = replicas
+
+    def create_topic(self, name: str, **_: object) -> None:
+        raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic '{name}' already exists")
+
+    def describe_topics(self, names: list[str]) -> list[TopicDescription]:
+        partitions = [PartitionDescription(i, r[0], 0, 0, r, r) for i, r in enumerate(self.replicas)]
+        return [TopicDescription(names[0], "id", partitions)]
+
+
+def steps_with(admin: AdminWhoseRetryFindsTheTopic) -> Steps:
+    steps = Steps.__new__(Steps)  # no cluster: the step talks only to the admin client here
+    steps.admin = admin  # type: ignore[assignment]
+    steps.cluster = SimpleNamespace(brokers=[], pids={})  # type: ignore[assignment]
+    steps.guarded = True
+    steps.records = []
+    return steps
+
+
+def test_the_topic_with_the_asked_replicas_counts_as_created() -> None:
+    steps = steps_with(AdminWhoseRetryFindsTheTopic([[1, 2]]))
+    steps.create_topic("flap-3", [[1, 2]], "the topic is created")
+    assert steps.records[-1].ok
+    assert "retry found it" in steps.records[-1].observed
+
+
+def test_a_topic_with_other_replicas_fails_the_step() -> None:
+    steps = steps_with(AdminWhoseRetryFindsTheTopic([[2]]))
+    with pytest.raises(StepFailed, match="TOPIC_ALREADY_EXISTS"):
+        steps.create_topic("flap-3", [[1]], "the topic is created")
+    assert not steps.records[-1].ok
