@@ -61,8 +61,9 @@ class Tree:
 
 @dataclass(frozen=True)
 class Run:
-    mb_per_s: dict[str, float]  # by shape: acks, or the topic's partitions with --kafka-wire; ms with --latency
-    broker_cpu_s: dict[str, list[float]]  # by shape, each broker's, largest first
+    # MB/s by shape (acks, or the topic's partitions with --kafka-wire); with --latency the p50 and p99 in ms
+    figures: dict[str, float]
+    broker_cpu_s: dict[str, list[float]]  # by produce run, each broker's, largest first
 
 
 def check_native_walk(tree: Tree) -> None:
@@ -125,13 +126,14 @@ def one_run(tree: Tree, records: int, mode: str) -> Run:
     try:
         cluster = json.loads(Path(run_dir, "cluster.json").read_text())
         brokers = [entry["pid"] for entry in cluster["brokers"] if entry.get("pid")]
-        mb_per_s, cpu = {}, {}
+        figures: dict[str, float] = {}
+        cpu: dict[str, list[float]] = {}
         for shape, produce in _shapes(tree, run_dir, cluster, records, mode):
             before = [cpu_seconds(pid) for pid in brokers]
-            mb_per_s[shape] = produce()
+            figures.update(produce())
             spent = [round(cpu_seconds(pid) - start, 2) for pid, start in zip(brokers, before, strict=True)]
             cpu[shape] = sorted(spent, reverse=True)
-        return Run(mb_per_s, cpu)
+        return Run(figures, cpu)
     finally:
         tree.cli("cluster", "down", "--dir", run_dir, check=False)
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -139,19 +141,13 @@ def one_run(tree: Tree, records: int, mode: str) -> Run:
 
 def _shapes(
     tree: Tree, run_dir: str, cluster: dict[str, Any], records: int, mode: str
-) -> Iterator[tuple[str, Callable[[], float]]]:
-    """(shape, a produce returning its figure) in turn, each topic created and its ISR full before its produce."""
+) -> Iterator[tuple[str, Callable[[], dict[str, float]]]]:
+    """(shape, a produce returning its figures) in turn, each topic created and its ISR full before its produce."""
     if mode == "latency":
         create_topic(tree, run_dir, "p1", 1)
         _moderate_produce(tree, run_dir, 500)  # connections up, followers fetching
-        figures: dict[str, float] = {}
-
-        def timed(key: str) -> float:
-            figures.update(figures or _moderate_produce(tree, run_dir, records))
-            return figures[key]
-
-        yield "acks=all@500/s p50 ms", lambda: timed("p50_ms")
-        yield "acks=all@500/s p99 ms", lambda: timed("p99_ms")
+        shape = "acks=all@500/s"
+        yield shape, lambda: {f"{shape} {k[:3]} ms": v for k, v in _moderate_produce(tree, run_dir, records).items()}
         return
     if mode == "kafka-wire":
         bootstrap = ",".join(entry["kafka_address"] for entry in cluster["brokers"] if entry.get("kafka_address"))
@@ -159,11 +155,11 @@ def _shapes(
             topic = f"p{partitions}"
             create_topic(tree, run_dir, topic, partitions)
             confluent_produce(bootstrap, topic, min(records, 2000))  # warm-up
-            yield topic, lambda topic=topic: records * 1024 / confluent_produce(bootstrap, topic, records) / 1e6
+            yield topic, lambda topic=topic: _wire_produce(bootstrap, topic, records)
         return
     create_topic(tree, run_dir, "p1", 1)
     for acks in ACKS:
-        yield f"acks={acks}", lambda acks=acks: _perf_produce(tree, run_dir, acks, records)
+        yield f"acks={acks}", lambda acks=acks: {f"acks={acks}": _perf_produce(tree, run_dir, acks, records)}
 
 
 def _perf_produce(tree: Tree, run_dir: str, acks: str, records: int) -> float:
@@ -171,6 +167,11 @@ def _perf_produce(tree: Tree, run_dir: str, acks: str, records: int) -> float:
                     "--acks", acks, "--producer-props", "linger.ms=5",
                     "max.in.flight.requests.per.connection=1", "--dir", run_dir, "--json")  # fmt: skip
     return float(json.loads(done.stdout.strip().splitlines()[-1])["mb_per_s"])
+
+
+def _wire_produce(bootstrap: str, topic: str, records: int) -> dict[str, float]:
+    """{topic: MB/s} of confluent-kafka producing `records` 1 KiB records to `topic`."""
+    return {topic: records * 1024 / confluent_produce(bootstrap, topic, records) / 1e6}
 
 
 def _moderate_produce(tree: Tree, run_dir: str, records: int) -> dict[str, float]:
@@ -203,10 +204,11 @@ def main() -> None:
         order = ("old", "new") if number % 2 == 0 else ("new", "old")  # turns cancel the machine's drift
         mode = "latency" if args.latency else "kafka-wire" if args.kafka_wire else "grpc"
         runs = {name: one_run(trees[name], args.records, mode) for name in order}
-        for shape, mb_per_s in runs["new"].mb_per_s.items():
-            ratios.setdefault(shape, []).append(mb_per_s / runs["old"].mb_per_s[shape])
+        for key, figure in runs["new"].figures.items():
+            ratios.setdefault(key, []).append(figure / runs["old"].figures[key])
+        unit = "ms" if args.latency else "MB/s"
         print(f"round {number + 1}: " + "; ".join(
-            f"{name} MB/s {runs[name].mb_per_s} broker CPU-s {runs[name].broker_cpu_s}" for name in ("old", "new")
+            f"{name} {unit} {runs[name].figures} broker CPU-s {runs[name].broker_cpu_s}" for name in ("old", "new")
         ), flush=True)  # fmt: skip
     for shape, values in ratios.items():
         spread = f"{min(values):.3f}-{max(values):.3f}"

@@ -18,7 +18,7 @@ from run_fixtures import (
 
 from minikafka.deploy.analysis import metadata_invariants as metadata
 from minikafka.deploy.analysis import replica_invariants as replica
-from minikafka.deploy.analysis.events import load_events
+from minikafka.deploy.analysis.events import read_events
 from minikafka.deploy.analysis.history import load_produced
 from minikafka.deploy.analysis.replica_logs import load_replica_logs, log_matching
 
@@ -29,13 +29,14 @@ Check = Callable[..., object]
 
 def run_check(spark, tmp_path: Path, run: RunFixture, check: str) -> list[dict]:  # noqa: ANN001
     run_dir = run.write(tmp_path / "run")
-    events = load_events(spark, run_dir)
+    loaded = read_events(spark, run_dir)
+    events = loaded.rows
     produced = load_produced(spark, run_dir)
     if check == "log_matching":
         logs = load_replica_logs(spark, run_dir)
         frame = log_matching(logs.batches, logs.replicas)
-    elif check in ("leader_completeness",):
-        frame = getattr(replica, check)(events, produced)
+    elif check == "leader_completeness":
+        frame = replica.leader_completeness(events, produced, loaded.topics)
     elif check == "high_watermark_monotonic":
         frame = replica.high_watermark_monotonic(events)
     else:

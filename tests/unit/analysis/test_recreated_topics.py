@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 from run_fixtures import RunFixture, clean_run, event, partition_changed, produced_line, read_end
 
-from minikafka.deploy.analysis.events import load_events
+from minikafka.deploy.analysis.events import load_events, read_events
 from minikafka.deploy.analysis.history import load_consumed, load_produced
 from minikafka.deploy.analysis.history_invariants import inconsistent_offsets, lost_writes
 from minikafka.deploy.analysis.metadata_invariants import one_leader_per_leader_epoch
 from minikafka.deploy.analysis.replica_invariants import leader_completeness
-from minikafka.deploy.analysis.topic_incarnations import split_deleted_topic_writes
+from minikafka.deploy.analysis.report import judge
+from minikafka.deploy.analysis.topic_incarnations import acknowledged_topic_ids, split_deleted_topic_writes
 
 pytestmark = pytest.mark.spark
 
@@ -86,11 +87,12 @@ def test_a_topic_deleted_and_created_again_is_a_new_topic(spark, tmp_path: Path)
     # Keyed by name alone, epoch 0 had leaders 1 and 2, broker 3's log (from offset 2) missed the old topic's
     # HWM 3, and the old topic's writes were lost or overwritten: none of that concerns the new topic.
     run_dir = recreated_run().write(tmp_path / "run")
-    events, produced = load_events(spark, run_dir).cache(), load_produced(spark, run_dir)
+    loaded = read_events(spark, run_dir)
+    events, produced = loaded.rows.cache(), load_produced(spark, run_dir)
     consumed = load_consumed(spark, run_dir)
     assert one_leader_per_leader_epoch(events).collect() == []
-    assert leader_completeness(events, produced).collect() == []
-    split = split_deleted_topic_writes(produced, events)
+    assert leader_completeness(events, produced, loaded.topics).collect() == []
+    split = split_deleted_topic_writes(acknowledged_topic_ids(produced, loaded.topics))
     assert [(r["offset"], r["acked_value"], r["topic_id"]) for r in split.deleted.collect()] == [
         (offset, f"old-{offset}", OLD_ID) for offset in range(3)
     ]
@@ -106,3 +108,9 @@ def test_two_leaders_in_one_epoch_of_one_incarnation_still_fail(spark, tmp_path:
         ("brokers", NEW_ID, 1, (1, 3)),
         ("broker_vs_metadata", NEW_ID, 1, (1, 3)),
     }
+
+
+def test_the_final_read_counts_the_deleted_topics_writes_apart(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    final = judge(spark, recreated_run().write(tmp_path / "run")).final_read
+    assert (final["deleted_with_topic"], final["lost"], final["unknown"]) == (3, 0, 0)
+    assert final["read"] == final["acknowledged"] - 3

@@ -7,6 +7,7 @@ index in the controller's events and a `<topic>-<index>` label in the broker's, 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -22,7 +23,7 @@ from pyspark.sql.types import (
 )
 
 from minikafka.deploy.analysis.malformed import Loaded, Shape, read_json
-from minikafka.deploy.analysis.topic_incarnations import with_topic_incarnations
+from minikafka.deploy.analysis.topic_incarnations import TopicHistory, topic_history, with_topic_incarnations
 
 EVENT_FIELDS: list[StructField] = [
     StructField("ts", StringType()),
@@ -119,7 +120,12 @@ START_EVENTS = ("broker_starting", "controller_started")
 EVENT_SHAPE = Shape(required=("event", "node"), timestamps=("ts",))
 
 
-def read_events(spark: SparkSession, run_dir: Path) -> Loaded:
+@dataclass(frozen=True)
+class LoadedEvents(Loaded):
+    topics: TopicHistory  # the topic incarnations `topic_incarnation` was given from, for the checks to reuse
+
+
+def read_events(spark: SparkSession, run_dir: Path) -> LoadedEvents:
     """The well-formed events (as load_events) and the malformed lines (a process killed mid-write tears one)."""
     loaded = read_json(spark, sorted((run_dir / "logs").glob("*.jsonl")), EVENT_SCHEMA, EVENT_SHAPE)
     frame = loaded.rows.drop("file").withColumn(
@@ -130,8 +136,9 @@ def read_events(spark: SparkSession, run_dir: Path) -> Loaded:
     )
     started = F.when(F.col("event").isin(*START_EVENTS), 1).otherwise(0)
     by_node = Window.partitionBy("node").orderBy("ts").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    frame = with_topic_incarnations(frame.withColumn("incarnation", F.sum(started).over(by_node)))
-    return Loaded(frame, loaded.malformed)
+    topics = topic_history(frame)
+    frame = with_topic_incarnations(frame.withColumn("incarnation", F.sum(started).over(by_node)), topics)
+    return LoadedEvents(frame, loaded.malformed, topics)
 
 
 def load_events(spark: SparkSession, run_dir: Path) -> DataFrame:

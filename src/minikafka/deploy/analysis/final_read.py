@@ -31,9 +31,11 @@ def stop_reason(ends: list[Row]) -> str:
     return "; ".join(reasons)
 
 
-def final_read_summary(acknowledged: int, unread: Unread, lost: int, ends: DataFrame) -> Row:
-    """{"acknowledged", "read", "lost", "unknown", "incomplete_partitions": [{"topic", "partition", "unknown",
-    "first_offset", "last_offset", "reason"}]} (two small Spark jobs: unknown per partition and the read_ends)."""
+def final_read_summary(acknowledged: int, deleted: int, unread: Unread, lost: int, ends: DataFrame) -> Row:
+    """{"acknowledged", "read", "lost", "unknown", "deleted_with_topic", "incomplete_partitions": [{"topic",
+    "partition", "unknown", "first_offset", "last_offset", "reason"}]} (two small Spark jobs: unknown per partition
+    and the read_ends). Of the `acknowledged` acks=all records, `deleted` went with their topic: neither read, lost
+    nor unknown."""
     unknown_rows = (
         unread.unknown.groupBy("topic", "partition")
         .agg(
@@ -55,8 +57,9 @@ def final_read_summary(acknowledged: int, unread: Unread, lost: int, ends: DataF
     unknown = sum(p["unknown"] for p in partitions)
     return {
         "acknowledged": acknowledged,
-        "read": acknowledged - lost - unknown,
+        "read": acknowledged - deleted - lost - unknown,
         "lost": lost,
         "unknown": unknown,
+        "deleted_with_topic": deleted,
         "incomplete_partitions": partitions,
     }

@@ -49,7 +49,11 @@ from minikafka.deploy.analysis.report_render import render_html, render_markdown
 from minikafka.deploy.analysis.spark import persisted_rdds, release_cached, spark_session
 from minikafka.deploy.analysis.stray_partitions import stray_partition_logs
 from minikafka.deploy.analysis.tallies import EventTallies, event_tallies, produced_tallies
-from minikafka.deploy.analysis.topic_incarnations import split_deleted_topic_writes
+from minikafka.deploy.analysis.topic_incarnations import (
+    TopicHistory,
+    acknowledged_topic_ids,
+    split_deleted_topic_writes,
+)
 from minikafka.deploy.analysis.verdict import PASS, Check, Verdict, collect_verdicts, run_verdict
 
 
@@ -151,7 +155,7 @@ def explained_loss_checks(losses: LostWrites, deleted_writes: DataFrame) -> list
     ]
 
 
-def event_checks(events: DataFrame, produced: DataFrame, tallies: EventTallies) -> list[Check]:
+def event_checks(events: DataFrame, produced: DataFrame, tallies: EventTallies, topics: TopicHistory) -> list[Check]:
     changes, leaders = tallies.partition_changes, tallies.leaders
     return [
         Check(
@@ -205,7 +209,7 @@ def event_checks(events: DataFrame, produced: DataFrame, tallies: EventTallies) 
         Check(
             "LeaderCandidateCompleteness",
             "a new leader's log reaches every high watermark and acknowledgement seen before it led",
-            replica.leader_completeness(events, produced),
+            replica.leader_completeness(events, produced, topics),
             checked=leaders,
         ),
     ]
@@ -303,10 +307,12 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     malformed = malformed_report(
         run_dir, [(events_read, EVENT_SHAPE), (produced_read, PRODUCE_SHAPE), (consume_read, CONSUME_SHAPE)]
     )
-    acked, tallies = produced_tallies(produced), event_tallies(events)
+    topics = events_read.topics
+    dated = acknowledged_topic_ids(produced, topics)  # each acknowledgement's topic incarnation, once
+    acked, tallies = produced_tallies(dated), event_tallies(events)
     compacted = compaction.compacted_topics(events).cache()
     # Not lost writes: those deleted with their topic, and those of a compacted topic a later one of their key replaced.
-    current = split_deleted_topic_writes(produced, events)
+    current = split_deleted_topic_writes(dated)
     superseded, deleted_writes = compaction.superseded(current.kept, compacted), current.deleted.cache()
     may_be_lost = current.kept.join(superseded, ["topic", "partition", "offset"], "left_anti")
     # acks=1 writes are classified in the same pass; the final read's figures count acks=all ones only.
@@ -314,12 +320,12 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     lost = both.lost.cache()  # several checks read it: the join behind it runs once
     acks_all = F.col("acks") == "all"
     unread = history.Unread(lost.where(acks_all).drop("acks"), both.unknown.where(acks_all).drop("acks"))
-    losses = explain_losses(lost, events)
+    losses = explain_losses(lost, events, topics)
     checks = (
         history_checks(current.kept, consumed, losses.unexplained, acked.acknowledged_all, ends)
         + transaction_checks(produced, consumed, ends, events, tallies)
         + explained_loss_checks(losses, deleted_writes)
-        + event_checks(events, produced, tallies)
+        + event_checks(events, produced, tallies, topics)
     )
     group_lines = read_group_files(spark, run_dir).select(*CONSUME_SCHEMA.fieldNames(), "source")
     every_read = consumed.select(*CONSUME_SCHEMA.fieldNames(), "source").unionByName(group_lines)
@@ -356,10 +362,8 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     )
     verdicts = collect_verdicts(checks)
     lost_count = sum(v.violations for v in verdicts if v.name in ("NoCommittedRecordLost", "UncleanElectionLoss"))
-    final_read = final_read_summary(acked.acknowledged_all, unread, lost_count, ends)
+    final_read = final_read_summary(acked.acknowledged_all, acked.deleted_with_topic, unread, lost_count, ends)
     final_read["lost_to_unclean_elections"] = next(v.violations for v in verdicts if v.name == "UncleanElectionLoss")
-    final_read["deleted_with_topic"] = deleted_writes.where(acks_all).count()
-    final_read["read"] -= final_read["deleted_with_topic"]
     verdict = run_verdict(verdicts, acked.acknowledged, final_read["unknown"])
     return Judgement(events, produced, replicas, logs.corrupt, verdicts, final_read, malformed, verdict)
 

@@ -48,14 +48,18 @@ def event_tallies(events: DataFrame) -> EventTallies:
 class ProducedTallies:
     acknowledged_all: int  # acks=all acknowledged records in effect: what NoCommittedRecordLost checks
     acknowledged: int  # every acknowledged record in effect, whatever its acks
+    deleted_with_topic: int  # of the acks=all ones, those of a topic deleted later in the run (deleted_ts set)
     denied_sends: int  # the sends NoDeniedWriteVisible checks (denied_writes.denied_sends)
 
 
-def produced_tallies(produced: DataFrame) -> ProducedTallies:
+def produced_tallies(dated: DataFrame) -> ProducedTallies:
+    """`dated`: the producer lines with `deleted_ts` (topic_incarnations.acknowledged_topic_ids)."""
     ok = F.col("error").isNull() & F.col("offset").isNotNull() & in_effect()
-    row = produced.agg(
-        _count(ok & (F.col("acks") == "all")).alias("acknowledged_all"),
+    acks_all = ok & (F.col("acks") == "all")
+    row = dated.agg(
+        _count(acks_all).alias("acknowledged_all"),
         _count(ok).alias("acknowledged"),
+        _count(acks_all & F.col("deleted_ts").isNotNull()).alias("deleted_with_topic"),
         _count(denied_send()).alias("denied_sends"),
     ).collect()[0]
     return ProducedTallies(**row.asDict())

@@ -68,24 +68,32 @@ def incarnation_at(frame: DataFrame, topic: Column, ts: Column, found: DataFrame
     return frame.join(F.broadcast(spans), within, "left").drop("_topic", "_from", "_until")
 
 
-def any_topic_deleted(events: DataFrame) -> bool:
-    """Whether the run deleted a topic (a small job): if not, each topic name is one topic, and the checks need not
-    tell incarnations apart (`topic_incarnation` is "" on every event, at no cost)."""
-    return events.where((F.col("event") == "topic_deleted") & F.col("offset").isNotNull()).limit(1).count() > 0
+@dataclass(frozen=True)
+class TopicHistory:
+    """The run's topic incarnations, decided once: `spans` is incarnations(events), cached; None when the run
+    deleted no topic, so each topic name is one topic and the checks need not tell incarnations apart."""
+
+    spans: DataFrame | None
 
 
-def with_topic_incarnations(events: DataFrame) -> DataFrame:
+def topic_history(events: DataFrame) -> TopicHistory:
+    """One small job: whether the run deleted a topic; if it did, its incarnations (computed once when first used)."""
+    deleted = events.where((F.col("event") == "topic_deleted") & F.col("offset").isNotNull()).limit(1).count() > 0
+    return TopicHistory(incarnations(events).cache() if deleted else None)
+
+
+def with_topic_incarnations(events: DataFrame, history: TopicHistory) -> DataFrame:
     """Every event with `topic_incarnation`, the key the checks give a partition's topic: where the event names a
     partition, its own topic id if it carries one, else the topic id of the log its node hosted then (see the
     module's description); "" elsewhere, and on every event of a run that deleted no topic."""
-    if not any_topic_deleted(events):
+    if history.spans is None:
         return events.withColumn("topic_incarnation", F.lit(""))
     ending = F.when(F.col("event").isin(*HOSTED_LOG_ENDS), F.col("topic_id"))
     # Backwards in time, a frame growing from the end (one pass; a frame to the unbounded end is recomputed per row).
     backwards = Window.partitionBy("node", "tp").orderBy(F.col("ts").desc()).rowsBetween(Window.unboundedPreceding, 0)
     about = F.col("tp").isNotNull() & F.col("topic_id").isNull()
     ended = events.withColumn("_hosted", F.when(about, F.last(ending, ignorenulls=True).over(backwards)))
-    dated = incarnation_at(ended, F.when(about, topic_of(F.col("tp"))), F.col("ts"), incarnations(events))
+    dated = incarnation_at(ended, F.when(about, topic_of(F.col("tp"))), F.col("ts"), history.spans)
     return dated.withColumn(
         "topic_incarnation",
         F.when(F.col("tp").isNull(), F.lit("")).otherwise(
@@ -94,15 +102,14 @@ def with_topic_incarnations(events: DataFrame) -> DataFrame:
     ).drop("_hosted", "incarnation_id")
 
 
-def acknowledged_topic_ids(acked: DataFrame, events: DataFrame) -> DataFrame:
+def acknowledged_topic_ids(acked: DataFrame, history: TopicHistory) -> DataFrame:
     """`acked` (producer lines: topic, ts, ...) with `topic_incarnation` (the topic id of the incarnation created
     last before the acknowledgement was received; "" when none is known or the run deleted no topic) and
     `deleted_ts` (when that incarnation's deletion was committed; null: never)."""
-    if not any_topic_deleted(events):
+    if history.spans is None:
         return acked.withColumn("topic_incarnation", F.lit("")).withColumn("deleted_ts", F.lit(None).cast("timestamp"))
-    found = incarnations(events)
-    dated = incarnation_at(acked, F.col("topic"), F.col("ts"), found)
-    deletions = found.select(F.col("topic_id").alias("incarnation_id"), "deleted_ts")
+    dated = incarnation_at(acked, F.col("topic"), F.col("ts"), history.spans)
+    deletions = history.spans.select(F.col("topic_id").alias("incarnation_id"), "deleted_ts")
     return (
         dated.join(deletions, "incarnation_id", "left")
         .withColumn("topic_incarnation", F.coalesce("incarnation_id", F.lit("")))
@@ -116,11 +123,11 @@ class DeletedTopicWrites:
     deleted: DataFrame  # acknowledged writes to an incarnation deleted later in the run
 
 
-def split_deleted_topic_writes(produced: DataFrame, events: DataFrame) -> DeletedTopicWrites:
+def split_deleted_topic_writes(dated: DataFrame) -> DeletedTopicWrites:
     """Kafka deletes a topic's records with it, on purpose: acknowledged writes (any acks) to an incarnation deleted
     later in the run are not lost, and a topic created again under the name holds other records at their offsets.
-    `deleted`: (topic, partition, offset, acked_value, acks, ts, topic_id, deleted_ts)."""
-    dated = acknowledged_topic_ids(produced, events)
+    `dated`: the producer lines as acknowledged_topic_ids gives them. `deleted`: (topic, partition, offset,
+    acked_value, acks, ts, topic_id, deleted_ts)."""
     gone = F.coalesce(
         F.col("error").isNull() & F.col("offset").isNotNull() & F.col("deleted_ts").isNotNull(), F.lit(False)
     )
