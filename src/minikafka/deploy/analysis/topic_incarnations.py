@@ -82,18 +82,18 @@ def topic_history(events: DataFrame) -> TopicHistory:
     return TopicHistory(incarnations(events).cache() if deleted else None)
 
 
-def with_topic_incarnations(events: DataFrame, history: TopicHistory) -> DataFrame:
+def with_topic_incarnations(events: DataFrame, topics: TopicHistory) -> DataFrame:
     """Every event with `topic_incarnation`, the key the checks give a partition's topic: where the event names a
     partition, its own topic id if it carries one, else the topic id of the log its node hosted then (see the
     module's description); "" elsewhere, and on every event of a run that deleted no topic."""
-    if history.spans is None:
+    if topics.spans is None:
         return events.withColumn("topic_incarnation", F.lit(""))
     ending = F.when(F.col("event").isin(*HOSTED_LOG_ENDS), F.col("topic_id"))
     # Backwards in time, a frame growing from the end (one pass; a frame to the unbounded end is recomputed per row).
     backwards = Window.partitionBy("node", "tp").orderBy(F.col("ts").desc()).rowsBetween(Window.unboundedPreceding, 0)
     about = F.col("tp").isNotNull() & F.col("topic_id").isNull()
     ended = events.withColumn("_hosted", F.when(about, F.last(ending, ignorenulls=True).over(backwards)))
-    dated = incarnation_at(ended, F.when(about, topic_of(F.col("tp"))), F.col("ts"), history.spans)
+    dated = incarnation_at(ended, F.when(about, topic_of(F.col("tp"))), F.col("ts"), topics.spans)
     return dated.withColumn(
         "topic_incarnation",
         F.when(F.col("tp").isNull(), F.lit("")).otherwise(
@@ -102,14 +102,14 @@ def with_topic_incarnations(events: DataFrame, history: TopicHistory) -> DataFra
     ).drop("_hosted", "incarnation_id")
 
 
-def acknowledged_topic_ids(acked: DataFrame, history: TopicHistory) -> DataFrame:
+def acknowledged_topic_ids(acked: DataFrame, topics: TopicHistory) -> DataFrame:
     """`acked` (producer lines: topic, ts, ...) with `topic_incarnation` (the topic id of the incarnation created
     last before the acknowledgement was received; "" when none is known or the run deleted no topic) and
     `deleted_ts` (when that incarnation's deletion was committed; null: never)."""
-    if history.spans is None:
+    if topics.spans is None:
         return acked.withColumn("topic_incarnation", F.lit("")).withColumn("deleted_ts", F.lit(None).cast("timestamp"))
-    dated = incarnation_at(acked, F.col("topic"), F.col("ts"), history.spans)
-    deletions = history.spans.select(F.col("topic_id").alias("incarnation_id"), "deleted_ts")
+    dated = incarnation_at(acked, F.col("topic"), F.col("ts"), topics.spans)
+    deletions = topics.spans.select(F.col("topic_id").alias("incarnation_id"), "deleted_ts")
     return (
         dated.join(deletions, "incarnation_id", "left")
         .withColumn("topic_incarnation", F.coalesce("incarnation_id", F.lit("")))
