@@ -46,3 +46,24 @@ def test_a_topic_with_other_replicas_fails_the_step() -> None:
     with pytest.raises(StepFailed, match="TOPIC_ALREADY_EXISTS"):
         steps.create_topic("flap-3", [[1]], "the topic is created")
     assert not steps.records[-1].ok
+
+
+class AdminWhoseBrokersLearnTheTopicLate(AdminWhoseRetryFindsTheTopic):
+    """The first Metadata answer does not know the topic yet (UNKNOWN_TOPIC_OR_PARTITION)."""
+
+    def __init__(self, replicas: list[list[int]]) -> None:
+        super().__init__(replicas)
+        self.asked = 0
+
+    def describe_topics(self, names: list[str]) -> list[TopicDescription]:
+        self.asked += 1
+        if self.asked == 1:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic '{names[0]}'")
+        return super().describe_topics(names)
+
+
+def test_the_topic_is_asked_for_again_until_the_brokers_know_it() -> None:
+    admin = AdminWhoseBrokersLearnTheTopicLate([[1]])
+    steps = steps_with(admin)
+    steps.create_topic("flap-3", [[1]], "the topic is created")
+    assert steps.records[-1].ok and admin.asked == 2

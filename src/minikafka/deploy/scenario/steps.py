@@ -130,8 +130,9 @@ class Steps:
         """Whether `topic` exists with exactly these replicas. A run's topic names are its own, so such a topic was
         made by this run's create: a controller that loses leadership answers NOT_CONTROLLER for a record the new
         leader may still commit, and the client's retry then meets it (as Kafka's admin client would)."""
-        found = self.admin.describe_topics([topic])[0].partitions
-        return sorted((p.partition, p.replicas) for p in found) == list(enumerate(replicas))
+        # The brokers learn a committed topic a moment after the controller: ask until one describes it.
+        described = poll(lambda: self.admin.describe_topics([topic])[0].partitions, 30)
+        return sorted((p.partition, p.replicas) for p in described or []) == list(enumerate(replicas))
 
     def _leader_known_on_running_brokers(self, topic: str) -> bool:
         running = [spec for spec in self.cluster.brokers if is_alive(self.cluster.pids.get(spec.node_id))]
