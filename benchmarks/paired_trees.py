@@ -14,7 +14,8 @@ a 6-partition topic and has confluent-kafka produce to each through the Kafka li
 kafka_wire.py does (the client is this process's, the same for both trees). With --latency it times run_all's
 moderate row instead: `perf produce` acks=all at 500 records/s, linger.ms 0, 1 in flight, after a 500-record
 warm-up, and takes its p50 and p99 in ms (a ratio above 1 is then the new tree slower). It prints each round, the
-broker CPU-seconds each node spent (utime+stime from /proc), and the median of the rounds' new/old ratios.
+broker CPU-seconds each node spent (utime+stime from /proc), and the median of the rounds' new/old ratios; with
+--latency also the median without the rounds where a run's p50 is over twice its tree's median.
 """
 
 from __future__ import annotations
