@@ -222,8 +222,9 @@ def main() -> None:
 
 def print_undisturbed(rounds: list[dict[str, Run]], ratios: dict[str, list[float]]) -> None:
     """The medians again without the rounds where a run's p50 is over twice its tree's median p50. On this
-    two-core machine a run now and then takes 3-6 ms at p50 against 1.7 in both trees (another process busy for
-    the whole run); a tree that is slower throughout moves its median too, so it is not dropped."""
+    two-core machine a run now and then takes 3-6 ms at p50 against 1.7, in either tree, with the same broker CPU
+    per record (its cause is not known); a tree that is slower throughout moves its median too, so it is not
+    dropped."""
     key = "acks=all@500/s p50 ms"
     medians = {name: statistics.median(runs[name].figures[key] for runs in rounds) for name in ("old", "new")}
     disturbed = [n for n, runs in enumerate(rounds) if any(runs[t].figures[key] > 2 * medians[t] for t in medians)]

@@ -151,7 +151,8 @@ def test_status_topics_produce_consume_faults(run: Path) -> None:
         for line in ok("consume", "events", "--from-beginning", "--json", "--timeout-ms", "1500", *d).splitlines()
     ]
     consumed = [r for r in output if "type" not in r]
-    assert all(set(r) == {"topic", "partition", "offset", "key", "value", "leader_epoch"} for r in consumed)
+    assert all(set(r) == {"topic", "partition", "offset", "key", "value", "leader_epoch", "topic_id"} for r in consumed)
+    assert {r["topic_id"] for r in consumed} == {topic["topic_id"]}  # the incarnation each record was read from
     ends = output[len(consumed) :]  # after the records, one read_end line per partition: where the read stopped
     assert [(e["type"], e["reached"], e["error"]) for e in ends] == [("read_end", True, None)] * len(ends)
     assert len(ends) == len(topic["partitions"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,6 +53,8 @@ class ConsumerRecord:
     value: bytes | None
     leader_epoch: int
     timestamp_ms: int
+    # The topic id the leader answered for: a topic deleted and created again under its name is another topic.
+    topic_id: uuid.UUID | None = None
 
     def to_json(self) -> dict[str, object]:
         """The consume line (docs/events.md): values as text (the CLI writes UTF-8 with replacement)."""
@@ -62,6 +65,7 @@ class ConsumerRecord:
             "key": None if self.key is None else self.key.decode("utf-8", "replace"),
             "value": None if self.value is None else self.value.decode("utf-8", "replace"),
             "leader_epoch": self.leader_epoch,
+            "topic_id": None if self.topic_id is None else str(self.topic_id),
         }
 
 
@@ -298,11 +302,14 @@ class Consumer:
         records: list[ConsumerRecord] = []
         for topic_response in response.responses:
             topic = topic_response.topic
+            topic_id = uuid.UUID(bytes=topic_response.topic_id) if len(topic_response.topic_id) == 16 else None
             for data in topic_response.partitions:
-                records += self._handle_partition(topic, data)
+                records += self._handle_partition(topic, data, topic_id)
         return records
 
-    def _handle_partition(self, topic: str, data: broker_pb2.FetchResponse.PartitionData) -> list[ConsumerRecord]:
+    def _handle_partition(
+        self, topic: str, data: broker_pb2.FetchResponse.PartitionData, topic_id: uuid.UUID | None = None
+    ) -> list[ConsumerRecord]:
         key = (topic, data.partition_index)
         code = ErrorCode.of(data.error_code)
         if code != ErrorCode.NONE:
@@ -347,6 +354,7 @@ class Consumer:
                         record.value,
                         batch.partition_leader_epoch,
                         record.timestamp_ms,
+                        topic_id,
                     )
                 )
         if records or past_skipped > position:

@@ -118,8 +118,8 @@ def test_a_deleted_key_may_vanish_but_not_come_back(spark, tmp_path) -> None:  #
     resurrected = spark.createDataFrame(
         # the replaced value of a back, its tombstone gone
         [
-            ("c", 0, 2, "a", "a2", 1, None, None, "consume-final", 0),
-            ("c", 0, 3, "b", "b2", 1, None, None, "consume-final", 1),
+            ("c", 0, 2, "a", "a2", 1, None, None, None, "consume-final", 0),
+            ("c", 0, 3, "b", "b2", 1, None, None, None, "consume-final", 1),
         ],
         consumed_records(lines).schema,
     )

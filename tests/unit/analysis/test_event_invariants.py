@@ -21,6 +21,7 @@ from minikafka.deploy.analysis import replica_invariants as replica
 from minikafka.deploy.analysis.events import read_events
 from minikafka.deploy.analysis.history import load_produced
 from minikafka.deploy.analysis.replica_logs import load_replica_logs, log_matching
+from minikafka.deploy.analysis.topic_incarnations import acknowledged_topic_ids
 
 pytestmark = pytest.mark.spark
 
@@ -36,7 +37,7 @@ def run_check(spark, tmp_path: Path, run: RunFixture, check: str) -> list[dict]:
         logs = load_replica_logs(spark, run_dir)
         frame = log_matching(logs.batches, logs.replicas)
     elif check == "leader_completeness":
-        frame = replica.leader_completeness(events, produced, loaded.topics)
+        frame = replica.leader_completeness(events, acknowledged_topic_ids(produced, loaded.topics))
     elif check == "high_watermark_monotonic":
         frame = replica.high_watermark_monotonic(events)
     else:

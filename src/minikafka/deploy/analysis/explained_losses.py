@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from minikafka.deploy.analysis.timelines import network_cuts
-from minikafka.deploy.analysis.topic_incarnations import TopicHistory, acknowledged_topic_ids, node_number
+from minikafka.deploy.analysis.topic_incarnations import node_number
 
 
 def unclean_elections(events: DataFrame) -> DataFrame:
@@ -55,16 +55,14 @@ class LostWrites:
     acks_one: DataFrame  # acks=1 writes truncated after their leader lost the leadership
 
 
-def charge_to_unclean_elections(
-    lost: DataFrame, events: DataFrame, topics: TopicHistory
-) -> tuple[DataFrame, DataFrame]:
+def charge_to_unclean_elections(lost: DataFrame, events: DataFrame) -> tuple[DataFrame, DataFrame]:
     """(unexplained, charged): a lost acks=all write is charged to the first unclean election of its partition (of
-    the topic incarnation it was acknowledged to) after it was acknowledged whose new leader's log ended at or below
-    its offset."""
+    the topic incarnation it was acknowledged to, its `topic_incarnation`) after it was acknowledged whose new
+    leader's log ended at or below its offset."""
     tp = F.concat_ws("-", "topic", F.col("partition").cast("string"))
     elections = unclean_elections(events).where(F.col("log_end").isNotNull())
     candidates = (
-        acknowledged_topic_ids(lost.withColumn("tp", tp), topics)
+        lost.withColumn("tp", tp)
         .join(elections, ["tp", "topic_incarnation"])
         .where((F.col("elected_at") >= F.col("ts")) & (F.col("offset") >= F.col("log_end")))
     )
@@ -87,7 +85,7 @@ def charge_to_unclean_elections(
     )
     unexplained = lost.join(
         charged.select("topic", "partition", "offset"), ["topic", "partition", "offset"], "left_anti"
-    )
+    ).drop("topic_incarnation")
     return unexplained, charged
 
 
@@ -104,8 +102,9 @@ def lost_acks_one(lost: DataFrame, events: DataFrame) -> DataFrame:
     return with_cut.orderBy("topic", "partition", "offset")
 
 
-def explain_losses(lost: DataFrame, events: DataFrame, topics: TopicHistory) -> LostWrites:
-    """`lost`: the acknowledged writes (acks=all and acks=1, column `acks`) a final read covered and did not find."""
+def explain_losses(lost: DataFrame, events: DataFrame) -> LostWrites:
+    """`lost`: the acknowledged writes (acks=all and acks=1, column `acks`; `topic_incarnation`, as
+    topic_incarnations.acknowledged_topic_ids gives it) a final read covered and did not find."""
     acks_all = lost.where(F.col("acks") == "all").drop("acks")
-    unexplained, charged = charge_to_unclean_elections(acks_all, events, topics)
+    unexplained, charged = charge_to_unclean_elections(acks_all, events)
     return LostWrites(unexplained, charged, lost_acks_one(lost.where(F.col("acks") == "1").drop("acks"), events))

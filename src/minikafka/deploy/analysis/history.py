@@ -3,7 +3,8 @@
 Files (the formats in docs/events.md): producer histories `RUN/history/produce-*.jsonl`, one line per record:
 {"ts", "topic", "partition", "offset", "value", "acks", "error", "latency_ms", "idempotent"}, and "key" for a keyed
 record (failed lines also carry `definite`: the record certainly was not written); consumer output
-`RUN/history/consume-*.jsonl`, one line per record: {"topic", "partition", "offset", "key", "value", "leader_epoch"},
+`RUN/history/consume-*.jsonl`, one line per record: {"topic", "partition", "offset", "key", "value", "leader_epoch",
+"topic_id"},
 then (`consume --json`) one line per partition {"type": "read_end", "topic", "partition", "start_offset",
 "position", "high_watermark", "reached", "error"}: where that partition's read stopped and why.
 Malformed lines are skipped and counted (deploy.analysis.malformed).
@@ -52,6 +53,7 @@ CONSUME_SCHEMA = StructType(
         StructField("key", StringType()),
         StructField("value", StringType()),
         StructField("leader_epoch", IntegerType()),
+        StructField("topic_id", StringType()),  # the topic id the leader answered for; absent in older histories
         # a group member's lines (consume --group) also say its group and when it polled the record
         StructField("group", StringType()),
         StructField("ts", StringType()),

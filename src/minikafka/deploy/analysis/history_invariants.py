@@ -39,13 +39,15 @@ def acknowledged(produced: DataFrame, acks: tuple[str, ...] = ("all",)) -> DataF
 
 def lost_writes(produced: DataFrame, consumed: DataFrame, acks: tuple[str, ...] = ("all",)) -> DataFrame:
     """NoCommittedRecordLost: an acks=all acknowledged record not read back at its offset with its value (with
-    `acks`, the records acknowledged with those; each row says its `acks`)."""
+    `acks`, the records acknowledged with those; each row says its `acks`). A `topic_incarnation` column of
+    `produced` is carried along."""
+    carried = [c for c in ("topic_incarnation",) if c in produced.columns]
     acked = acknowledged(produced, acks).select(
-        "topic", "partition", "offset", F.col("value").alias("acked_value"), "ts", "acks"
+        "topic", "partition", "offset", F.col("value").alias("acked_value"), "ts", "acks", *carried
     )
     read = consumed.select("topic", "partition", "offset", F.col("value").alias("read_value")).distinct()
     joined = acked.join(read, ["topic", "partition", "offset"], "left")
-    values_read = joined.groupBy("topic", "partition", "offset", "acked_value", "ts", "acks").agg(
+    values_read = joined.groupBy("topic", "partition", "offset", "acked_value", "ts", "acks", *carried).agg(
         F.collect_set("read_value").alias("read_values")
     )
     return values_read.where(~F.array_contains("read_values", F.col("acked_value"))).orderBy(

@@ -6,7 +6,6 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from minikafka.deploy.analysis.history_invariants import acknowledged
-from minikafka.deploy.analysis.topic_incarnations import TopicHistory, acknowledged_topic_ids
 
 
 def high_watermark_monotonic(events: DataFrame) -> DataFrame:
@@ -24,14 +23,14 @@ def high_watermark_monotonic(events: DataFrame) -> DataFrame:
     )
 
 
-def high_watermark_evidence(events: DataFrame, produced: DataFrame, topics: TopicHistory) -> DataFrame:
+def high_watermark_evidence(events: DataFrame, dated: DataFrame) -> DataFrame:
     """(tp, topic_incarnation, ts, leader_epoch or null, high_watermark): every point where some HWM was known to be
     reached, from the leaders' events and from acks=all acknowledgements (an ack at offset o means the HWM passed
-    o)."""
+    o). `dated`: the producer lines with their topic incarnation (topic_incarnations.acknowledged_topic_ids)."""
     logged = events.where(F.col("event") == "high_watermark_advanced").select(
         "tp", "topic_incarnation", "ts", "leader_epoch", "high_watermark"
     )
-    acked = acknowledged_topic_ids(acknowledged(produced), topics).select(
+    acked = acknowledged(dated).select(
         F.concat_ws("-", "topic", F.col("partition").cast("string")).alias("tp"),
         "topic_incarnation",
         "ts",
@@ -41,7 +40,7 @@ def high_watermark_evidence(events: DataFrame, produced: DataFrame, topics: Topi
     return logged.unionByName(acked)
 
 
-def leader_completeness(events: DataFrame, produced: DataFrame, topics: TopicHistory) -> DataFrame:
+def leader_completeness(events: DataFrame, dated: DataFrame) -> DataFrame:
     """LeaderCandidateCompleteness: a new leader's log ends at or past every HWM reached before it led: HWMs of
     earlier leader epochs, and acknowledgements received before it became leader. Only the first
     `become_leader` of each (partition, leader epoch) counts (see high_watermark_monotonic). An unclean election
@@ -62,7 +61,7 @@ def leader_completeness(events: DataFrame, produced: DataFrame, topics: TopicHis
         )
     )
     leaders = _since_unclean_election(leaders, events)
-    evidence = high_watermark_evidence(events, produced, topics).withColumnsRenamed(
+    evidence = high_watermark_evidence(events, dated).withColumnsRenamed(
         {"tp": "_tp", "topic_incarnation": "_topic_incarnation"}
     )
     since_reset = (

@@ -44,14 +44,14 @@ from minikafka.deploy.analysis.history import (
 )
 from minikafka.deploy.analysis.kraft_summary import kraft_summary
 from minikafka.deploy.analysis.malformed import malformed_report
-from minikafka.deploy.analysis.replica_logs import load_replica_logs, log_matching
+from minikafka.deploy.analysis.replica_logs import ReplicaLogs, load_replica_logs, log_matching
 from minikafka.deploy.analysis.report_render import render_html, render_markdown
 from minikafka.deploy.analysis.spark import persisted_rdds, release_cached, spark_session
 from minikafka.deploy.analysis.stray_partitions import stray_partition_logs
 from minikafka.deploy.analysis.tallies import EventTallies, event_tallies, produced_tallies
 from minikafka.deploy.analysis.topic_incarnations import (
-    TopicHistory,
     acknowledged_topic_ids,
+    reads_of_kept_topics,
     split_deleted_topic_writes,
 )
 from minikafka.deploy.analysis.verdict import PASS, Check, Verdict, collect_verdicts, run_verdict
@@ -155,7 +155,8 @@ def explained_loss_checks(losses: LostWrites, deleted_writes: DataFrame) -> list
     ]
 
 
-def event_checks(events: DataFrame, produced: DataFrame, tallies: EventTallies, topics: TopicHistory) -> list[Check]:
+def event_checks(events: DataFrame, dated: DataFrame, tallies: EventTallies) -> list[Check]:
+    """`dated`: the producer lines with their topic incarnation (topic_incarnations.acknowledged_topic_ids)."""
     changes, leaders = tallies.partition_changes, tallies.leaders
     return [
         Check(
@@ -209,7 +210,7 @@ def event_checks(events: DataFrame, produced: DataFrame, tallies: EventTallies, 
         Check(
             "LeaderCandidateCompleteness",
             "a new leader's log reaches every high watermark and acknowledgement seen before it led",
-            replica.leader_completeness(events, produced, topics),
+            replica.leader_completeness(events, dated),
             checked=leaders,
         ),
     ]
@@ -301,13 +302,13 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     events, produced, lines = (
         frame.localCheckpoint() for frame in (events_read.rows, produced_read.rows, consume_read.rows)
     )
-    consumed, ends = consumed_records(lines), read_ends(lines)
+    topics = events_read.topics
+    consumed, ends = reads_of_kept_topics(consumed_records(lines), topics), read_ends(lines)
     logs = load_replica_logs(spark, run_dir)
     batches, replicas = logs.batches.cache(), logs.replicas.cache()
     malformed = malformed_report(
         run_dir, [(events_read, EVENT_SHAPE), (produced_read, PRODUCE_SHAPE), (consume_read, CONSUME_SHAPE)]
     )
-    topics = events_read.topics
     dated = acknowledged_topic_ids(produced, topics)  # each acknowledgement's topic incarnation, once
     acked, tallies = produced_tallies(dated), event_tallies(events)
     compacted = compaction.compacted_topics(events).cache()
@@ -320,14 +321,16 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     lost = both.lost.cache()  # several checks read it: the join behind it runs once
     acks_all = F.col("acks") == "all"
     unread = history.Unread(lost.where(acks_all).drop("acks"), both.unknown.where(acks_all).drop("acks"))
-    losses = explain_losses(lost, events, topics)
+    losses = explain_losses(lost, events)
     checks = (
         history_checks(current.kept, consumed, losses.unexplained, acked.acknowledged_all, ends)
         + transaction_checks(produced, consumed, ends, events, tallies)
         + explained_loss_checks(losses, deleted_writes)
-        + event_checks(events, produced, tallies, topics)
+        + event_checks(events, dated, tallies)
     )
-    group_lines = read_group_files(spark, run_dir).select(*CONSUME_SCHEMA.fieldNames(), "source")
+    group_lines = reads_of_kept_topics(read_group_files(spark, run_dir), topics).select(
+        *CONSUME_SCHEMA.fieldNames(), "source"
+    )
     every_read = consumed.select(*CONSUME_SCHEMA.fieldNames(), "source").unionByName(group_lines)
     checks += group_checks(events, every_read, tallies) + acl_checks(produced, every_read, acked.denied_sends)
     checks.append(
@@ -339,33 +342,38 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
             checked=compaction.latest_keys_checked(produced, compacted),
         )
     )
-    # Each replica cleans its own log: the batches of a compacted topic's replicas legitimately differ.
-    uncompacted_batches = _without_compacted(batches, compacted)
-    checks.append(
-        Check(
-            "LogMatching",
-            "replicas hold identical batches (offsets, epoch, CRC) below both their high watermarks (each capped at "
-            "its replica's log end); compacted topics aside, each replica cleaning its own log",
-            log_matching(uncompacted_batches, _without_compacted(replicas, compacted)),
-            checked=uncompacted_batches.count(),
-        )
-    )
-    checks.append(
-        Check(
-            "NoStrayPartitionLogs",
-            "no broker keeps a partition log whose topic id the final metadata does not know or whose partition it "
-            "no longer assigns to that broker",
-            stray_partition_logs(spark, events, run_dir),
-            severity="anomaly",
-            checked=replicas.count(),
-        )
-    )
+    checks += replica_log_checks(spark, run_dir, events, ReplicaLogs(batches, replicas, logs.corrupt), compacted)
     verdicts = collect_verdicts(checks)
     lost_count = sum(v.violations for v in verdicts if v.name in ("NoCommittedRecordLost", "UncleanElectionLoss"))
     final_read = final_read_summary(acked.acknowledged_all, acked.deleted_with_topic, unread, lost_count, ends)
     final_read["lost_to_unclean_elections"] = next(v.violations for v in verdicts if v.name == "UncleanElectionLoss")
     verdict = run_verdict(verdicts, acked.acknowledged, final_read["unknown"])
     return Judgement(events, produced, replicas, logs.corrupt, verdicts, final_read, malformed, verdict)
+
+
+def replica_log_checks(
+    spark: SparkSession, run_dir: Path, events: DataFrame, logs: ReplicaLogs, compacted: DataFrame
+) -> list[Check]:
+    """The checks of the brokers' partition logs on disk after the run."""
+    # Each replica cleans its own log: the batches of a compacted topic's replicas legitimately differ.
+    uncompacted_batches = _without_compacted(logs.batches, compacted)
+    return [
+        Check(
+            "LogMatching",
+            "replicas hold identical batches (offsets, epoch, CRC) below both their high watermarks (each capped at "
+            "its replica's log end); compacted topics aside, each replica cleaning its own log",
+            log_matching(uncompacted_batches, _without_compacted(logs.replicas, compacted)),
+            checked=uncompacted_batches.count(),
+        ),
+        Check(
+            "NoStrayPartitionLogs",
+            "no broker keeps a partition log whose topic id the final metadata does not know or whose partition it "
+            "no longer assigns to that broker",
+            stray_partition_logs(spark, events, run_dir),
+            severity="anomaly",
+            checked=logs.replicas.count(),
+        ),
+    ]
 
 
 def _without_compacted(frame: DataFrame, compacted: DataFrame) -> DataFrame:

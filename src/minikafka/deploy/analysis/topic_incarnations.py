@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from minikafka.deploy.analysis.history_invariants import in_effect
+
 # A broker's events that name the topic id of the log it hosted until then (docs/events.md).
 HOSTED_LOG_ENDS = ("replica_stopped", "log_deleted", "stray_partition_deleted", "stray_partition_kept")
 
@@ -124,16 +126,27 @@ class DeletedTopicWrites:
 
 
 def split_deleted_topic_writes(dated: DataFrame) -> DeletedTopicWrites:
-    """Kafka deletes a topic's records with it, on purpose: acknowledged writes (any acks) to an incarnation deleted
-    later in the run are not lost, and a topic created again under the name holds other records at their offsets.
-    `dated`: the producer lines as acknowledged_topic_ids gives them. `deleted`: (topic, partition, offset,
-    acked_value, acks, ts, topic_id, deleted_ts)."""
-    gone = F.coalesce(
-        F.col("error").isNull() & F.col("offset").isNotNull() & F.col("deleted_ts").isNotNull(), F.lit(False)
-    )
+    """Kafka deletes a topic's records with it, on purpose: acknowledged writes in effect (any acks; of transactions,
+    the committed ones) to an incarnation deleted later in the run are not lost, and a topic created again under the
+    name holds other records at their offsets.
+    `dated`: the producer lines as acknowledged_topic_ids gives them. `kept` keeps their `topic_incarnation`.
+    `deleted`: (topic, partition, offset, acked_value, acks, ts, topic_id, deleted_ts)."""
+    # An aborted transaction's records promise nothing, deleted or not: they stay with the other producer lines.
+    written = F.col("error").isNull() & F.col("offset").isNotNull() & in_effect()
+    gone = F.coalesce(written & F.col("deleted_ts").isNotNull(), F.lit(False))
     deleted = dated.where(gone).select(
         "topic", "partition", "offset", F.col("value").alias("acked_value"), "acks", "ts",
         F.col("topic_incarnation").alias("topic_id"), "deleted_ts",
     )  # fmt: skip
-    kept = dated.where(~gone).drop("topic_incarnation", "deleted_ts")
+    kept = dated.where(~gone).drop("deleted_ts")
     return DeletedTopicWrites(kept, deleted.orderBy("topic", "partition", "offset"))
+
+
+def reads_of_kept_topics(consumed: DataFrame, topics: TopicHistory) -> DataFrame:
+    """The record lines read from a topic incarnation the run did not delete. A read of a deleted incarnation
+    (its line's `topic_id`) holds records deleted with it, at offsets a topic created again under the name uses
+    for others: set aside as those writes are (split_deleted_topic_writes). A line without a topic id is kept."""
+    if topics.spans is None:
+        return consumed
+    deleted = topics.spans.where(F.col("deleted_ts").isNotNull()).select("topic_id")
+    return consumed.join(F.broadcast(deleted), "topic_id", "left_anti")
