@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 
@@ -57,6 +58,7 @@ class MetadataCache:
         self.view = ClusterView()
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._stubs: dict[str, broker_pb2_grpc.BrokerStub] = {}
+        self._sessions: dict[str, SaslChannelSession] = {}  # each SASL channel's session
         self._refresh_lock = asyncio.Lock()
         self._random = new_random()  # the order brokers are asked in (seeded in a simulation)
 
@@ -66,12 +68,21 @@ class MetadataCache:
             self._stubs[address] = broker_pb2_grpc.BrokerStub(self._channels[address])
         return self._stubs[address]
 
+    async def open_stream(self, address: str, start: Callable[[broker_pb2_grpc.BrokerStub], Any]) -> Any:
+        """A bidi stream call to the broker at `address`: `start` (e.g. `lambda stub: stub.ProduceStream`) is given
+        its stub and returns the method to call. With SASL the call carries the channel's session token (a login
+        refused raises its KafkaError)."""
+        method = start(self.stub(address))
+        session = self._sessions.get(address)
+        return method() if session is None else await session.open_stream(method)
+
     def _channel(self, address: str) -> grpc.aio.Channel:
         if self.sasl is None:
             return insecure_channel(address, self.tls)
         session = SaslChannelSession(self.sasl, self.request_timeout_s)
         channel = insecure_channel(address, self.tls, session.interceptors())
         session.bind(channel)
+        self._sessions[address] = session
         return channel
 
     def leader_address(self, topic: str, partition: int) -> str | None:
@@ -141,3 +152,4 @@ class MetadataCache:
             await channel.close()
         self._channels.clear()
         self._stubs.clear()
+        self._sessions.clear()

@@ -15,6 +15,7 @@ max.in.flight.requests.per.connection rule it out; set to true beside them it is
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -521,6 +522,12 @@ class Producer:
                     self._on_retry(RetryNotice(topic, partition, last_error, last_message))
                 await self._refresh_and_back_off(topic)
                 continue
+            except KafkaError as error:  # a new stream's SASL login refused: nothing was sent
+                last_error, last_message = error.code, error.message
+                if not error.code.retriable:
+                    break
+                await self._refresh_and_back_off(topic)
+                continue
             result = response.responses[0].partition_responses[0]
             code = ErrorCode.of(result.error_code)
             answered = True
@@ -558,7 +565,9 @@ class Producer:
 
     def _stream(self, address: str) -> PipelinedStream[broker_pb2.ProduceRequest, broker_pb2.ProduceResponse]:
         if address not in self._streams:
-            self._streams[address] = PipelinedStream(self.metadata.stub(address).ProduceStream)
+            self._streams[address] = PipelinedStream(
+                functools.partial(self.metadata.open_stream, address, lambda stub: stub.ProduceStream)
+            )
         return self._streams[address]
 
     async def _refresh_and_back_off(self, topic: str) -> None:

@@ -2,7 +2,11 @@
 (sasl_exchange) once per channel, and attaches its session token to every call as metadata. A call refused as
 unauthenticated (the broker restarted, the session expired or was dropped) makes the next one authenticate again;
 a unary call is retried once at once. A session with a lifetime is renewed before it ends, as Kafka clients
-re-authenticate."""
+re-authenticate.
+
+Unary calls get the token from the channel's interceptor; a stream is opened with it (`open_stream`). grpc.aio
+runs an intercepted stream's writes through a task of its own, which a stream broken by a fault leaves pending:
+"Task was destroyed but it is pending!" and "aclose(): asynchronous generator is already running" on stderr."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import queue
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -19,7 +24,7 @@ import grpc
 from minikafka.client import sasl_exchange
 from minikafka.client.sasl_exchange import Authenticated, Failed, SaslLogin
 from minikafka.common.errors import ErrorCode, KafkaError
-from minikafka.common.grpc_sasl import SASL_AUTHENTICATE_METHOD, SESSION_METADATA_KEY
+from minikafka.common.grpc_sasl import SESSION_METADATA_KEY
 from minikafka.pb import broker_pb2_grpc
 
 RENEW_AT_FRACTION = 0.85  # Kafka clients re-authenticate at 85-95% of the session lifetime
@@ -127,11 +132,6 @@ def _with_token(metadata: Any, token: str) -> grpc.aio.Metadata:
     return grpc.aio.Metadata(*kept, (SESSION_METADATA_KEY, token))
 
 
-def _method(details: Any) -> str:
-    method = details.method
-    return method.decode() if isinstance(method, bytes) else method
-
-
 class SaslChannelSession:
     """The session of one grpc.aio channel: authenticated on first use, renewed when due or refused. `bind` it to
     the channel its `interceptors` were given to before the first call."""
@@ -142,13 +142,31 @@ class SaslChannelSession:
         self.channel: grpc.aio.Channel | None = None
         self._session = _Session()
         self._lock = asyncio.Lock()
+        self._checks: set[asyncio.Future[None]] = set()  # held until done: the loop keeps only weak references
 
     def bind(self, channel: grpc.aio.Channel) -> None:
         self.channel = channel
 
     def interceptors(self) -> tuple[grpc.aio.ClientInterceptor, ...]:
-        """One of each kind: grpc.aio files an interceptor under its first kind only."""
-        return (_UnaryInterceptor(self), _StreamInterceptor(self))
+        """The unary calls' interceptor; streams are opened with `open_stream`."""
+        return (_UnaryInterceptor(self),)
+
+    async def open_stream(self, start: Callable[..., Any]) -> Any:
+        """A bidi stream call (`start`, e.g. a stub's `ProduceStream`) opened with the session's token. A stream
+        refused as unauthenticated makes the next call authenticate again."""
+        token = await self.token()
+        call = start(metadata=grpc.aio.Metadata((SESSION_METADATA_KEY, token)))
+        call.add_done_callback(lambda done: self._check_after(done, token))
+        return call
+
+    def _check_after(self, call: Any, token: str) -> None:
+        check = asyncio.ensure_future(self._after(call, token))
+        self._checks.add(check)
+        check.add_done_callback(self._checks.discard)
+
+    async def _after(self, call: Any, token: str) -> None:
+        if await call.code() == grpc.StatusCode.UNAUTHENTICATED:
+            self.forget(token)
 
     async def token(self) -> str:
         async with self._lock:
@@ -183,30 +201,6 @@ class _UnaryInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
             self.session.forget(token)
             return await continuation(self.session.details(client_call_details, await self.session.token()), request)
         return call
-
-
-class _StreamInterceptor(grpc.aio.StreamStreamClientInterceptor):
-    def __init__(self, session: SaslChannelSession) -> None:
-        self.session = session
-        self._checks: set[asyncio.Future[None]] = set()  # held until done: the loop keeps only weak references
-
-    async def intercept_stream_stream(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
-        if _method(client_call_details) == SASL_AUTHENTICATE_METHOD:
-            return await continuation(client_call_details, request_iterator)
-        token = await self.session.token()
-        call = await continuation(self.session.details(client_call_details, token), request_iterator)
-        call.add_done_callback(lambda done: self._check_after(done, token))
-        return call
-
-    def _check_after(self, call: Any, token: str) -> None:
-        check = asyncio.ensure_future(self._after(call, token))
-        self._checks.add(check)
-        check.add_done_callback(self._checks.discard)
-
-    async def _after(self, call: Any, token: str) -> None:
-        """A stream refused as unauthenticated: the next call authenticates again."""
-        if await call.code() == grpc.StatusCode.UNAUTHENTICATED:
-            self.session.forget(token)
 
 
 class _CallDetails(

@@ -9,6 +9,7 @@ stream's `grpc.RpcError` (so callers keep their unary error handling) and the ne
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -36,7 +37,9 @@ class StreamError(grpc.RpcError):
 
 class PipelinedStream(Generic[Request, Response]):
     def __init__(self, open_stream: Callable[[], Any]) -> None:
-        """`open_stream` starts the bidi call, e.g. `stub.ProduceStream` (called with no arguments)."""
+        """`open_stream` starts the bidi call, e.g. `stub.ProduceStream` (called with no arguments), and returns it
+        or an awaitable of it (a SASL session's token may have to be fetched first). What it raises, the call that
+        needed a new stream raises."""
         self._open_stream = open_stream
         self._stream: Any = None
         self._reader: asyncio.Task[None] | None = None
@@ -50,7 +53,8 @@ class PipelinedStream(Generic[Request, Response]):
         answer.add_done_callback(_retrieve)  # a caller cancelled meanwhile leaves no "never retrieved" warning
         async with self._write_lock:  # the order of writes is the order of answers
             if self._stream is None:
-                self._stream = self._open_stream()
+                opened = self._open_stream()
+                self._stream = await opened if inspect.isawaitable(opened) else opened
                 self._reader = asyncio.create_task(self._read(self._stream, self._waiting))
             self._waiting.append(answer)
             stream, waiting = self._stream, self._waiting

@@ -176,17 +176,6 @@ class ChaosSummary:
         return document
 
 
-def quiet_interceptor_leaks(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """The workload loop's exception handler with --acls. grpc.aio feeds an intercepted stream's writes (the SASL
-    session's interceptor) through a task of its own, which a stream broken by a fault leaves pending until it is
-    collected ("Task was destroyed but it is pending!") or closes while running; dozens per restarted broker, on
-    stderr. Those two are dropped; everything else goes to the default handler."""
-    text = f"{context.get('task') or context.get('future') or ''!r} {context.get('exception') or ''}"
-    if "_consume_request_iterator" in text or "asynchronous generator is already running" in text:
-        return
-    loop.default_exception_handler(context)
-
-
 class Workload:
     """The producers and the live consumer, on their own event loop in a thread, until `stop()`; then the final
     read of everything, on the same loop (a second event loop in one process gets grpc.aio's completions for the
@@ -245,8 +234,6 @@ class Workload:
 
     def _run(self) -> None:
         async def main() -> None:
-            if self.sasl is not None:
-                asyncio.get_running_loop().set_exception_handler(quiet_interceptor_leaks)
             producers = [
                 produce_with_history(self.bootstrap, plan, self._stop) for plan in self.plans + self.denied_plans
             ]

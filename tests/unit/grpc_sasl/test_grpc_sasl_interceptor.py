@@ -4,6 +4,8 @@ session interceptor in front of a Broker servicer, against the client's intercep
 from __future__ import annotations
 
 import asyncio
+import functools
+import gc
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,10 +15,12 @@ import structlog
 
 from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator, GrpcSaslSettings
 from minikafka.broker.grpc_sasl.interceptor import SaslSessionInterceptor
+from minikafka.client.metadata_cache import MetadataCache
 from minikafka.client.sasl_channel import SaslChannelSession, authenticate, intercepted_sync_channel
 from minikafka.client.sasl_exchange import SaslLogin
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.grpc_support import insecure_channel, start_server, sync_channel
+from minikafka.common.pipelined_stream import PipelinedStream
 from minikafka.common.scram import ScramMechanism, credential_from_salted, salted_password
 from minikafka.pb import broker_pb2, broker_pb2_grpc
 
@@ -58,10 +62,15 @@ async def broker() -> AsyncIterator[tuple[str, GrpcSaslAuthenticator]]:
         await bound.server.stop(None)
 
 
-def _sasl_channel(address: str, login: SaslLogin) -> grpc.aio.Channel:
+def _sasl_session(address: str, login: SaslLogin) -> SaslChannelSession:
     session = SaslChannelSession(login, timeout_s=5)
-    channel = insecure_channel(address, None, session.interceptors())
-    session.bind(channel)
+    session.bind(insecure_channel(address, None, session.interceptors()))
+    return session
+
+
+def _sasl_channel(address: str, login: SaslLogin) -> grpc.aio.Channel:
+    channel = _sasl_session(address, login).channel
+    assert channel is not None
     return channel
 
 
@@ -86,11 +95,13 @@ async def test_an_unauthenticated_call_is_refused_and_logged_once(broker: tuple[
 
 async def test_scram_sha_512_then_unary_and_stream_calls(broker: tuple[str, Any]) -> None:
     address, sasl = broker
-    channel = _sasl_channel(address, ALICE_LOGIN)
-    stub = broker_pb2_grpc.BrokerStub(channel)
+    session = _sasl_session(address, ALICE_LOGIN)
+    assert session.channel is not None
+    stub = broker_pb2_grpc.BrokerStub(session.channel)
+    produce_stream = functools.partial(stub.ProduceStream, timeout=5)
     with structlog.testing.capture_logs() as logs:
         assert (await stub.Metadata(broker_pb2.MetadataRequest(), timeout=5)).cluster_id == "c"
-        stream = stub.ProduceStream(timeout=5)
+        stream = await session.open_stream(produce_stream)
         await stream.write(broker_pb2.ProduceRequest(timeout_ms=7))
         assert (await stream.read()).throttle_time_ms == 7
         await stream.done_writing()
@@ -100,18 +111,18 @@ async def test_scram_sha_512_then_unary_and_stream_calls(broker: tuple[str, Any]
     sasl._sessions.clear()  # as a restarted broker: the next unary call authenticates again and succeeds
     assert (await stub.Metadata(broker_pb2.MetadataRequest(), timeout=5)).cluster_id == "c"
     sasl._sessions.clear()  # a refused stream fails (its caller retries), and a later one authenticates again
-    refused = stub.ProduceStream(timeout=5)
+    refused = await session.open_stream(produce_stream)
     with pytest.raises(grpc.aio.AioRpcError, match="unknown SASL session"):
         await refused.read()
-    assert await _stream_answers(stub) == 7
-    await channel.close()
+    assert await _stream_answers(session, produce_stream) == 7
+    await session.channel.close()
 
 
-async def _stream_answers(stub: broker_pb2_grpc.BrokerStub) -> int:
+async def _stream_answers(session: SaslChannelSession, produce_stream: Any) -> int:
     """A ProduceStream round trip, retried as the producer retries a failed stream, until a deadline."""
     deadline = asyncio.get_running_loop().time() + 10
     while True:
-        stream = stub.ProduceStream(timeout=5)
+        stream = await session.open_stream(produce_stream)
         try:
             await stream.write(broker_pb2.ProduceRequest(timeout_ms=7))
             return (await stream.read()).throttle_time_ms
@@ -224,4 +235,48 @@ async def test_a_session_ends_after_connections_max_reauth_ms_even_inside_a_stre
                 broker_pb2.MetadataRequest(), metadata=[("minikafka-sasl-session", granted.token)], timeout=5
             )
     finally:
+        await bound.server.stop(None)
+
+
+async def _sasl_broker(port: int) -> Any:
+    sasl = GrpcSaslAuthenticator(
+        SETTINGS, lambda user, mechanism: ALICE if (user, mechanism) == ("alice", SHA512) else None
+    )
+    return await start_server(
+        "127.0.0.1", port, [lambda s: broker_pb2_grpc.add_BrokerServicer_to_server(Servicer(sasl), s)],
+        interceptors=[SaslSessionInterceptor(sasl)],
+    )  # fmt: skip
+
+
+async def test_a_produce_stream_broken_by_a_restart_leaves_no_pending_task_behind() -> None:
+    """The producer's ProduceStream on a SASL channel, through a broker restart: the calls on the broken stream fail
+    and a new stream logs in again. grpc.aio's stream interceptors fed a stream's writes through a task of their
+    own, which the broken stream left pending: "Task was destroyed but it is pending!" and "aclose(): asynchronous
+    generator is already running" reached the loop's exception handler."""
+    reported: list[dict[str, Any]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, context: reported.append(context))
+    bound = await _sasl_broker(0)
+    cache = MetadataCache([bound.address], request_timeout_s=5, sasl=ALICE_LOGIN)
+    stream = PipelinedStream(functools.partial(cache.open_stream, bound.address, lambda stub: stub.ProduceStream))
+    try:
+        for n in range(3):
+            assert (await stream.call(broker_pb2.ProduceRequest(timeout_ms=n), timeout=5)).throttle_time_ms == n
+        await bound.server.stop(None)
+        bound = await _sasl_broker(bound.port)  # a new broker process: the old session is unknown to it
+        answers = []
+        for n in range(20):
+            try:
+                answers.append((await stream.call(broker_pb2.ProduceRequest(timeout_ms=n), timeout=5)).throttle_time_ms)
+            except grpc.RpcError:
+                await asyncio.sleep(0.05)
+            if len(answers) == 2:
+                break
+        assert len(answers) == 2
+        await stream.close()
+        for _ in range(3):
+            gc.collect()
+            await asyncio.sleep(0.05)
+        assert [context.get("message") for context in reported] == []
+    finally:
+        await cache.close()
         await bound.server.stop(None)
