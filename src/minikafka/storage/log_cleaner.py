@@ -6,7 +6,8 @@ segments (their files are only read, through descriptors of its own); the partit
    before the segment that does not fit, and the rest waits for the next cleaning.
 2. Every segment from the log start to the section's end is rewritten, in groups that fit one segment: a record
    stays when it is the latest of its key (or its key is not in the map: newer than the map), a record without
-   a key goes, a tombstone goes once delete.retention.ms has passed since its timestamp. A batch keeps its base
+   a key goes, a tombstone goes once its batch's delete horizon has passed (KIP-534: the first cleaning that keeps
+   a tombstone sets it to now + delete.retention.ms, rewriting the batch). A batch keeps its base
    and last offsets, leader epoch and producer fields (so offsets keep their gaps and idempotent producers their
    sequences); a batch left with no record is dropped, unless it is the last batch of a producer the log still
    tracks, or the last of its group (so a cleaned segment still ends where the next begins: recovery tells a
@@ -158,27 +159,31 @@ def filter_batch(
     keep_empty: bool,
     aborted: bool = False,
 ) -> FilteredBatch:
-    """What of one data batch a cleaning keeps (pure); `aborted`: of an aborted transaction, none of it."""
+    """What of one data batch a cleaning keeps (pure); `aborted`: of an aborted transaction, none of it. A tombstone
+    stays until its batch's delete horizon has passed; the first cleaning that keeps one sets that horizon (KIP-534:
+    now + delete.retention.ms), so a tombstone lasts delete.retention.ms from its first cleaning."""
     kept = []
     before = removed_tombstones = 0
-    due: int | None = None
+    horizon = batch.delete_horizon_ms
+    tombstones_kept = False
     for record in batch.records():
         before += 1
         if aborted or record.key is None or latest.get(key_digest(record.key), -1) > record.offset:
             continue
         if record.value is None:
-            stamp = batch.max_timestamp if batch.has_log_append_time else record.timestamp_ms
-            if now_ms >= stamp + delete_retention_ms:
+            if horizon is not None and now_ms >= horizon:
                 removed_tombstones += 1
                 continue
-            due = stamp + delete_retention_ms if due is None else min(due, stamp + delete_retention_ms)
+            tombstones_kept = True
         kept.append(record)
-    if len(kept) == before:  # nothing removed: the batch as it is, compressed or not (Kafka's original batch)
+    new_horizon = now_ms + delete_retention_ms if tombstones_kept and horizon is None else None
+    if len(kept) == before and new_horizon is None:  # the batch as it is, compressed or not (Kafka's original)
         data: bytes | None = batch.bytes()
     elif kept or keep_empty:
-        data = rebuild_batch(batch, kept)
+        data = rebuild_batch(batch, kept, new_horizon)
     else:
         data = None
+    due = (new_horizon if new_horizon is not None else horizon) if tombstones_kept else None
     return FilteredBatch(data, before, len(kept), removed_tombstones, due)
 
 

@@ -11,7 +11,7 @@ from minikafka.common.control_batch import EndTxnMarker
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import Record, RecordBatch, build_batch, iter_batches
 from minikafka.storage.cleaner_plan import filthiest
-from minikafka.storage.log_cleaner import CleaningResult, clean
+from minikafka.storage.log_cleaner import CleaningResult, clean, filter_batch
 from minikafka.storage.log_config import LogConfig
 from minikafka.storage.partition_log import PartitionLog
 from minikafka.storage.segment_swap import CLEANED_SUFFIX, SWAP_SUFFIX, rename_suffix
@@ -112,22 +112,31 @@ def test_a_second_cleaning_only_needs_new_dirt_and_keeps_the_result(tmp_path: Pa
     assert first.end_offset <= log.log_end_offset
 
 
-def test_tombstones_stay_for_delete_retention_ms_then_go_with_their_key(tmp_path: Path) -> None:
+def test_tombstones_stay_for_delete_retention_ms_from_their_first_cleaning_then_go_with_their_key(
+    tmp_path: Path,
+) -> None:
     log = open_log(tmp_path / "t-0")
     overwritten(log)
     tombstone_at = produce(log, KEYS[0], None, timestamp=NOW)
     for round_ in range(8):  # the other keys go on: the tombstone's segment rolls into the cleanable part
         for key in KEYS[1:]:
             produce(log, key, b"v%d" % round_)
-    result = run_cleaner(log, now_ms=NOW + 10)
+    # Cleaned long after it was written, the tombstone still gets its delete.retention.ms from now (KIP-534).
+    first_cleaning = NOW + 5000
+    result = run_cleaner(log, now_ms=first_cleaning)
     records = read_all(log)
     assert (tombstone_at, KEYS[0], None) in records  # kept: consumers must still see the delete
     assert all(key != KEYS[0] or offset >= tombstone_at for offset, key, _ in records)
-    assert result.tombstones_due_ms == NOW + 1000
-    # Past delete.retention.ms the tombstone is due, and the cleaning it forces removes it.
-    plan = filthiest([log.cleanable(result.tombstones_due_ms)], NOW + 1000)
+    assert result.tombstones_due_ms == first_cleaning + 1000
+    [batch] = [b for b in batches(log) if b.base_offset <= tombstone_at <= b.last_offset]
+    assert batch.delete_horizon_ms == first_cleaning + 1000  # marked in the batch: every replica's cleaner agrees
+    assert [r.timestamp_ms for r in batch.records() if r.offset == tombstone_at] == [NOW]  # its own time kept
+    # Before its horizon a cleaning keeps it; past it the tombstone is due, and the cleaning it forces removes it.
+    assert filter_batch(batch, {}, first_cleaning + 999, 1000, keep_empty=False).tombstones_removed == 0
+    assert filthiest([log.cleanable(result.tombstones_due_ms)], first_cleaning + 999) is None
+    plan = filthiest([log.cleanable(result.tombstones_due_ms)], first_cleaning + 1000)
     assert plan is not None and plan.forced == "delete.retention.ms"
-    removed = run_cleaner(log, now_ms=NOW + 1000, due=result.tombstones_due_ms)
+    removed = run_cleaner(log, now_ms=first_cleaning + 1000, due=result.tombstones_due_ms)
     assert removed.tombstones_removed == 1 and removed.tombstones_due_ms is None
     assert all(key != KEYS[0] for _, key, _ in read_all(log))
 
