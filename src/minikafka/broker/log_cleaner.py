@@ -101,6 +101,7 @@ class LogCleaner:
             records_before=result.records_before,
             records_after=result.records_after,
             tombstones_removed=result.tombstones_removed,
+            markers_removed=result.markers_removed,
             duration_ms=duration_ms,
         )
 

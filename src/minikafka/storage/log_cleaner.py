@@ -96,6 +96,7 @@ class CleaningResult:
     records_after: int
     tombstones_removed: int
     tombstones_due_ms: int | None  # the earliest time a kept tombstone or marker may go
+    markers_removed: int = 0  # transaction markers past their delete horizon
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ class FilteredBatch:
     records_after: int
     tombstones_removed: int
     tombstones_due_ms: int | None
+    markers_removed: int = 0
 
 
 def key_digest(key: bytes) -> bytes:
@@ -201,7 +203,7 @@ def filter_marker(
         return FilteredBatch(rebuild_batch(batch, list(batch.records()), horizon), count, count, 0, horizon)
     if now_ms < horizon:
         return FilteredBatch(batch.bytes(), count, count, 0, horizon)
-    return FilteredBatch(rebuild_batch(batch, []) if keep_empty else None, count, 0, 0, None)
+    return FilteredBatch(rebuild_batch(batch, []) if keep_empty else None, count, 0, 0, None, markers_removed=count)
 
 
 def _last_of_producer(job: CleaningJob, batch: RecordBatch) -> bool:
@@ -294,6 +296,7 @@ def clean(job: CleaningJob) -> CleaningResult:
         sum(outcome.records_after for outcome in outcomes),
         sum(outcome.tombstones_removed for outcome in outcomes),
         min(dues) if dues else None,
+        sum(outcome.markers_removed for outcome in outcomes),
     )
 
 

@@ -176,8 +176,9 @@ def test_markers_stay_until_their_data_is_gone_and_delete_retention_ms_has_passe
     assert second.tombstones_due_ms == NOW + 1 + RETENTION
     run_cleaner(log, now_ms=NOW + RETENTION, due=NOW + 1)  # before the horizon: still there
     assert [r.offset for r in read_all(log) if r.control] == markers
-    run_cleaner(log, now_ms=NOW + 1 + RETENTION, due=second.tombstones_due_ms)
+    past = run_cleaner(log, now_ms=NOW + 1 + RETENTION, due=second.tombstones_due_ms)
     assert [r.offset for r in read_all(log) if r.control] == [m for m in markers if m not in going]
+    assert past.markers_removed == len(going) and past.tombstones_removed == 0  # as log_cleaned counts them
     assert read_committed(log) == committed
 
 
