@@ -280,3 +280,18 @@ async def test_a_produce_stream_broken_by_a_restart_leaves_no_pending_task_behin
     finally:
         await cache.close()
         await bound.server.stop(None)
+
+
+async def test_a_stream_whose_login_is_refused_raises_the_refusal(broker: tuple[str, Any]) -> None:
+    """The call that needed a new stream gets the login's KafkaError (the producer fails its records with that
+    error), not a network error."""
+    address, _ = broker
+    cache = MetadataCache([address], request_timeout_s=5, sasl=SaslLogin("SCRAM-SHA-512", "alice", "wrong"))
+    stream = PipelinedStream(functools.partial(cache.open_stream, address, lambda stub: stub.ProduceStream))
+    try:
+        with pytest.raises(KafkaError) as refused:
+            await stream.call(broker_pb2.ProduceRequest(timeout_ms=1), timeout=5)
+        assert refused.value.code == ErrorCode.SASL_AUTHENTICATION_FAILED
+    finally:
+        await stream.close()
+        await cache.close()
