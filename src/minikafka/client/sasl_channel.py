@@ -155,7 +155,7 @@ class SaslChannelSession:
         """A bidi stream call (`start`, e.g. a stub's `ProduceStream`) opened with the session's token. A stream
         refused as unauthenticated makes the next call authenticate again."""
         token = await self.token()
-        call = start(metadata=grpc.aio.Metadata((SESSION_METADATA_KEY, token)))
+        call = start(metadata=_with_token(None, token))
         call.add_done_callback(lambda done: self._check_after(done, token))
         return call
 

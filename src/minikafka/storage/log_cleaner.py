@@ -178,15 +178,16 @@ def filter_batch(
                 continue
             tombstones_kept = True
         kept.append(record)
-    new_horizon = now_ms + delete_retention_ms if tombstones_kept and horizon is None else None
-    if len(kept) == before and new_horizon is None:  # the batch as it is, compressed or not (Kafka's original)
+    sets_horizon = tombstones_kept and horizon is None
+    if sets_horizon:
+        horizon = now_ms + delete_retention_ms
+    if len(kept) == before and not sets_horizon:  # the batch as it is, compressed or not (Kafka's original)
         data: bytes | None = batch.bytes()
     elif kept or keep_empty:
-        data = rebuild_batch(batch, kept, new_horizon)
+        data = rebuild_batch(batch, kept, horizon)
     else:
         data = None
-    due = (new_horizon if new_horizon is not None else horizon) if tombstones_kept else None
-    return FilteredBatch(data, before, len(kept), removed_tombstones, due)
+    return FilteredBatch(data, before, len(kept), removed_tombstones, horizon if tombstones_kept else None)
 
 
 def filter_marker(
