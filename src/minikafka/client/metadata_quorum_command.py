@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,9 @@ def register(subparsers: argparse._SubParsersAction, add_connection_arguments: A
     shown = describe.add_mutually_exclusive_group(required=True)
     shown.add_argument("--status", action="store_true", help="leader, epoch, high watermark, voters, observers")
     shown.add_argument("--replication", action="store_true", help="each replica's log end offset and lag")
+    describe.add_argument(
+        "--human-readable", action="store_true", help="with --replication: the times as how long ago (N ms ago)"
+    )
     describe.add_argument("--json", action="store_true")
     describe.set_defaults(func=describe_command)
     add = commands.add_parser("add-controller", help="make a controller that is an observer a voter")
@@ -75,6 +79,8 @@ def quorum_client(args: argparse.Namespace) -> Any:
 
 
 def describe_command(args: argparse.Namespace) -> int:
+    if args.human_readable and not args.replication:
+        raise CliError("The option --human-readable is only supported along with --replication")
     with quorum_client(args) as admin:
         document = admin.describe_quorum()
     if args.json:
@@ -83,18 +89,18 @@ def describe_command(args: argparse.Namespace) -> int:
     if args.status:
         print(status_text(document, args.cluster_id))
     else:
-        print(replication_text(document))
+        print(replication_text(document, args.human_readable))
     return 0
 
 
 def status_text(document: dict[str, Any], cluster_id: str) -> str:
-    followers = [r for r in document["voters"] if r["id"] != document["leader_id"]]
-    lag = max((r["lag"] for r in followers), default=0)
-    leader = next((r for r in document["voters"] if r["id"] == document["leader_id"]), None)
-    # As Kafka's tool: how long ago, by the leader's clock, the furthest-behind follower was last caught up.
-    oldest = min((r["last_caught_up_timestamp"] for r in followers), default=0)
-    lag_time = 0 if leader is None or not followers else max(0, leader["last_caught_up_timestamp"] - oldest)
-
+    voters = document["voters"]
+    leader = next((r for r in voters if r["id"] == document["leader_id"]), None)
+    # As Kafka's tool: the voter with the shortest log, how far behind the leader's log end it is, and how much
+    # earlier than the leader it was last caught up (-1 when either time is unknown).
+    lagging = min(sorted(voters, key=lambda r: r is not leader), key=lambda r: r["log_end_offset"], default=None)
+    lag = 0 if leader is None or lagging is None else leader["log_end_offset"] - lagging["log_end_offset"]
+    lag_time = _lag_time_ms(leader, lagging)
     endpoints = document.get("endpoints", {})
 
     def keys(replicas: list[dict[str, Any]]) -> str:
@@ -114,32 +120,52 @@ def status_text(document: dict[str, Any], cluster_id: str) -> str:
         ("HighWatermark", document["high_watermark"]),
         ("MaxFollowerLag", lag),
         ("MaxFollowerLagTimeMs", lag_time),
-        ("CurrentVoters", keys(document["voters"])),
+        ("CurrentVoters", keys(voters)),
         ("CurrentObservers", keys(document["observers"])),
     ]
     return "\n".join(f"{name + ':':<24}{value}" for name, value in rows)
 
 
-def replication_text(document: dict[str, Any]) -> str:
-    """Kafka's table; the timestamps are the leader's monotonic clock in ms (comparable with each other only)."""
+def _lag_time_ms(leader: dict[str, Any] | None, lagging: dict[str, Any] | None) -> int:
+    if leader is None or lagging is None or lagging is leader:
+        return 0
+    times = (leader["last_caught_up_timestamp"], lagging["last_caught_up_timestamp"])
+    return times[0] - times[1] if min(times) >= 0 else -1
+
+
+def replication_text(document: dict[str, Any], human_readable: bool = False, now_ms: int | None = None) -> str:
+    """Kafka's table: the timestamps are the leader's epoch milliseconds, or with `human_readable` how long before
+    `now_ms` (this machine's clock by default) they were; -1 where a replica has not fetched."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    leader_end = next((r["log_end_offset"] for r in document["voters"] if r["id"] == document["leader_id"]), 0)
     header = ("NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp", "Status")
     rows = [header]
     for status, r in _replicas(document):
-        fetched = r["last_fetch_timestamp"]
-        caught_up = r["last_caught_up_timestamp"]
         rows.append(
             (
                 str(r["id"]),
                 r["directory_id"] or "-",
                 str(r["log_end_offset"]),
-                str(r["lag"]),
-                str(fetched) if fetched >= 0 else "-",
-                str(caught_up) if caught_up >= 0 else "-",
+                str(leader_end - r["log_end_offset"]),
+                _timestamp_text(r["last_fetch_timestamp"], "last fetch", human_readable, now),
+                _timestamp_text(r["last_caught_up_timestamp"], "last caught up", human_readable, now),
                 status,
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) for row in rows)
+
+
+def _timestamp_text(timestamp_ms: int, name: str, human_readable: bool, now_ms: int) -> str:
+    if timestamp_ms < 0 or not human_readable:
+        return str(max(timestamp_ms, -1))
+    if timestamp_ms > now_ms:
+        # As Kafka's tool: a time after now means the two machines' clocks disagree; guessing would mislead.
+        raise CliError(
+            "Error while computing relative time, possible drift in system clock. "
+            f"Current timestamp is {now_ms}, {name} timestamp is {timestamp_ms}"
+        )
+    return f"{now_ms - timestamp_ms} ms ago"
 
 
 def add_command(args: argparse.Namespace) -> int:

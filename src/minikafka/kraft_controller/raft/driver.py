@@ -21,7 +21,7 @@ import grpc
 import structlog
 from google.protobuf.message import Message
 
-from minikafka.common.clock import monotonic_ms, new_random
+from minikafka.common.clock import monotonic_ms, new_random, wall_ms
 from minikafka.common.errors import ErrorCode
 from minikafka.common.grpc_support import PeerChannels, connection_failed
 from minikafka.common.purgatory import Purgatory
@@ -237,6 +237,8 @@ class RaftDriver:
 
     def describe_quorum(self) -> controller_pb2.DescribeQuorumResponse:
         core = self.core
+        # Kafka answers with epoch milliseconds; the core keeps this shell's monotonic clock, so shift its times.
+        shift = wall_ms() - self.clock()
         response = controller_pb2.DescribeQuorumResponse(
             leader_id=core.leader_id if core.leader_id is not None else -1,
             leader_epoch=core.epoch,
@@ -248,8 +250,8 @@ class RaftDriver:
                 replica_id=key.id,
                 replica_directory_id=key.directory_id,
                 log_end_offset=progress.fetch_offset,
-                last_fetch_timestamp=progress.last_fetch_ms,
-                last_caught_up_timestamp=progress.last_caught_up_ms,
+                last_fetch_timestamp=progress.last_fetch_ms + shift if progress.last_fetch_ms >= 0 else -1,
+                last_caught_up_timestamp=progress.last_caught_up_ms + shift if progress.last_caught_up_ms >= 0 else -1,
             )
         for voter, endpoint in self.voter_endpoints().items():
             host, _, port = endpoint.rpartition(":")
