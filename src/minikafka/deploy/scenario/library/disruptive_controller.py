@@ -73,8 +73,8 @@ def flap(s: Steps, number: int) -> Flap:
         observed=lambda found: "; ".join(f"{e['event']} epoch {e['epoch']}" for e in found),
     )
     s.heal(f"flap {number}: the cut heals")
-    # The controllers' DescribeQuorum timestamps are their monotonic clock, this machine's, as is this one.
-    healed_ms = int(time.monotonic() * 1000)
+    # DescribeQuorum's times are epoch milliseconds by the controllers' clock, which is this machine's.
+    healed_ms = int(time.time() * 1000)
     settled(
         s,
         f"wait until {label} is caught up again",
