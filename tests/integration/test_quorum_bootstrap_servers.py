@@ -247,6 +247,12 @@ def test_a_static_quorum_upgraded_to_kraft_version_1_changes_its_voters(tmp_path
         status = minikafka("metadata-quorum", "describe", "--status", *kafka)
         assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
         assert all(f'"id": {v}, "directoryId": "{voters[v]}"' in status.stdout for v in voters), status.stdout
+        # Kafka's --human-readable: each voter's times as how long ago, by the leader's epoch-millisecond clock.
+        table = minikafka("metadata-quorum", "describe", "--replication", "--human-readable", *kafka)
+        assert table.returncode == 0 and "Traceback" not in table.stderr, table.stderr
+        rows = [line.split() for line in table.stdout.splitlines()[1:]]
+        voter_rows = [row for row in rows if row[-1] in ("Leader", "Follower")]
+        assert len(voter_rows) == len(voters) and all(row[5:7] == ["ms", "ago"] for row in voter_rows), table.stdout
         admin.close()
     finally:
         cluster_commands.down(cluster, timeout_s=10)
