@@ -36,6 +36,7 @@ def quorum(*voters: dict[str, Any], observers: tuple[dict[str, Any], ...] = ()) 
     }
 
 
+HEADER = ["NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp", "Status"]
 BEHIND = quorum(
     replica(102, 35, NOW_MS - 20, NOW_MS - 900),
     replica(101, 42, NOW_MS - 5, NOW_MS - 5),
@@ -60,14 +61,15 @@ def test_status_measures_the_shortest_log_against_the_leader() -> None:
 
 def test_status_of_voters_at_the_leaders_log_end_has_no_lag() -> None:
     even = quorum(replica(102, 42, NOW_MS, NOW_MS - 30), replica(101, 42, NOW_MS, NOW_MS))
-    assert (status_value(status_text(even, "c1"), "MaxFollowerLag"), status_value(status_text(even, "c1"), "MaxFollowerLagTimeMs")) == ("0", "0")  # fmt: skip
+    text = status_text(even, "c1")
+    assert (status_value(text, "MaxFollowerLag"), status_value(text, "MaxFollowerLagTimeMs")) == ("0", "0")
     never = quorum(replica(101, 42, NOW_MS, NOW_MS), replica(102, 0, -1, -1))
     assert status_value(status_text(never, "c1"), "MaxFollowerLagTimeMs") == "-1"
 
 
 def test_replication_prints_epoch_milliseconds_or_how_long_ago() -> None:
     plain = rows(replication_text(BEHIND, now_ms=NOW_MS))
-    assert plain[0] == ["NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp", "Status"]  # fmt: skip
+    assert plain[0] == HEADER
     assert plain[1:] == [
         ["102", "-", "35", "7", str(NOW_MS - 20), str(NOW_MS - 900), "Follower"],
         ["101", "-", "42", "0", str(NOW_MS - 5), str(NOW_MS - 5), "Leader"],
