@@ -104,10 +104,11 @@ def status_text(document: dict[str, Any], cluster_id: str) -> str:
     endpoints = document.get("endpoints", {})
 
     def keys(replicas: list[dict[str, Any]]) -> str:
-        # As Kafka's tool: a voter's endpoints as listener URIs.
+        # As Kafka's tool: a voter's endpoints as listener URIs; no directoryId where there is none (kraft.version 0).
         return json.dumps(
             [
-                {"id": r["id"], "directoryId": r["directory_id"]}
+                {"id": r["id"]}
+                | ({"directoryId": r["directory_id"]} if r["directory_id"] else {})
                 | ({"endpoints": [f"CONTROLLER://{endpoints[r['id']]}"]} if r["id"] in endpoints else {})
                 for r in replicas
             ]

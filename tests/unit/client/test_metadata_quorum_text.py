@@ -89,3 +89,14 @@ def test_a_time_after_now_is_refused_as_clock_drift() -> None:
     ahead = quorum(replica(101, 42, NOW_MS + 50, NOW_MS))
     with pytest.raises(CliError, match="possible drift in system clock"):
         replication_text(ahead, human_readable=True, now_ms=NOW_MS)
+
+
+def test_status_names_a_directory_only_where_there_is_one() -> None:
+    static = quorum(replica(101, 42, NOW_MS, NOW_MS)) | {"endpoints": {101: "127.0.1.1:9093"}}
+    dynamic = quorum(replica(101, 42, NOW_MS, NOW_MS) | {"directory_id": "Jb0uEV3sS6mpIfzOXQlTlw"})
+    assert status_value(status_text(static, "c1"), "CurrentVoters") == (
+        '[{"id": 101, "endpoints": ["CONTROLLER://127.0.1.1:9093"]}]'
+    )
+    assert status_value(status_text(dynamic, "c1"), "CurrentVoters") == (
+        '[{"id": 101, "directoryId": "Jb0uEV3sS6mpIfzOXQlTlw"}]'
+    )
