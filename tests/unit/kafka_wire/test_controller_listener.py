@@ -16,6 +16,7 @@ import pytest
 from immutables import Map
 from kio.schema.add_raft_voter.v1 import request as add_v1
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
+from kio.schema.describe_cluster.v0 import request as cluster_v0
 from kio.schema.describe_cluster.v1.request import DescribeClusterRequest
 from kio.schema.describe_quorum.v2 import request as quorum_v2
 from kio.schema.metadata.v12.request import MetadataRequest
@@ -101,7 +102,35 @@ async def test_describe_cluster_answers_the_controllers(listener: Served) -> Non
     assert int(response.controller_id) == 101 and response.cluster_id == "minikafka"
     brokers = await connection.send(DescribeClusterRequest(include_cluster_authorized_operations=False))
     assert int(brokers.error_code.value) == ErrorCode.MISMATCHED_ENDPOINT_TYPE and brokers.brokers == ()
+    assert brokers.error_message == (
+        "The request was sent to an endpoint of type CONTROLLER, but we wanted an endpoint of type BROKER"
+    )
+    assert (int(brokers.controller_id), brokers.cluster_id) == (-1, "")
+    unknown = await connection.send(
+        DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(7))
+    )
+    assert int(unknown.error_code.value) == ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
+    # v0 cannot name an endpoint type (it means BROKER): Kafka's controller answers INVALID_REQUEST.
+    v0 = await connection.send(cluster_v0.DescribeClusterRequest(include_cluster_authorized_operations=False))
+    assert int(v0.error_code.value) == ErrorCode.INVALID_REQUEST and v0.brokers == ()
     await connection.close()
+
+
+async def test_describe_cluster_on_a_controller_needs_alter_on_the_cluster() -> None:
+    """As Kafka's ControllerApis, unlike a broker, which answers anyone: a caller without ALTER is refused."""
+    quorum = QuorumAccess(ActiveController(), "minikafka", 1000, {101: ("127.0.0.1", 9093)})
+    authorizer = ClientAuthorizer(AuthorizerSettings(enabled=True), Map)
+    ctx = ControllerWireContext("PLAINTEXT", 101, ("127.0.0.1", 0), quorum, authorizer, ())
+    kafka_listener = KafkaListener(ctx, controller_apis.dispatch, "127.0.0.1", 0, ListenerLimits(1 << 20, 60_000))
+    await kafka_listener.start()
+    connection = KafkaConnection(kafka_listener.address, 10)
+    try:
+        asked = DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2))
+        response = await connection.send(asked)
+        assert int(response.error_code.value) == ErrorCode.CLUSTER_AUTHORIZATION_FAILED and response.brokers == ()
+    finally:
+        await connection.close()
+        await kafka_listener.stop()
 
 
 async def test_describe_quorum_and_add_raft_voter_go_to_the_active_controller(

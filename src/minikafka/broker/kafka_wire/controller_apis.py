@@ -23,7 +23,13 @@ from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.kafka_wire import api_versions, describe_quorum, raft_voters, update_features
 from minikafka.broker.kafka_wire.apis import dispatch_to
 from minikafka.broker.kafka_wire.context import QuorumAccess
-from minikafka.broker.kafka_wire.describe import BROKER_ENDPOINT, CONTROLLER_ENDPOINT, NO_AUTHORIZED_OPERATIONS
+from minikafka.broker.kafka_wire.describe import (
+    BROKER_ENDPOINT,
+    CONTROLLER_ENDPOINT,
+    NO_AUTHORIZED_OPERATIONS,
+    describe_cluster_error,
+    endpoint_type_problem,
+)
 from minikafka.broker.kafka_wire.entities import build, sibling
 from minikafka.broker.kafka_wire.framing import API_VERSIONS_KEY, ApiHeader, Request, response_class
 from minikafka.broker.kafka_wire.listener import KafkaListener, ListenerLimits
@@ -44,30 +50,32 @@ LIMITS = ListenerLimits(max_request_bytes=100 * 1024 * 1024, max_idle_ms=600_000
 
 
 def describe_cluster(ctx: ControllerWireContext, request: Request) -> Any:
-    """KIP-919 on a controller: the CONTROLLER endpoint type (2) only; asked for brokers (1, also every v0
-    request), MISMATCHED_ENDPOINT_TYPE; any other type, UNSUPPORTED_ENDPOINT_TYPE."""
+    """KIP-919 on a controller, as Kafka's ControllerApis: ALTER on the cluster is required
+    (CLUSTER_AUTHORIZATION_FAILED), and only the CONTROLLER endpoint type (2) is served (endpoint_type_problem)."""
     cls = response_class(api_versions.DESCRIBE_CLUSTER, request.header.api_version)
+    if not ctx.allowed_on_cluster(AclOperation.ALTER):
+        return describe_cluster_error(
+            cls, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "DescribeCluster on a controller needs ALTER on the cluster"
+        )
     endpoint_type = getattr(request.body, "endpoint_type", BROKER_ENDPOINT)
-    error = ErrorCode.NONE
-    if endpoint_type == BROKER_ENDPOINT:
-        error = ErrorCode.MISMATCHED_ENDPOINT_TYPE
-    elif endpoint_type != CONTROLLER_ENDPOINT:
-        error = ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
+    problem = endpoint_type_problem(CONTROLLER_ENDPOINT, endpoint_type, request.header.api_version)
+    if problem is not None:
+        return describe_cluster_error(cls, problem.code, problem.message)
     host, port = ctx.advertised
     entry = sibling(cls, "DescribeClusterBroker")
     controllers = (build(entry, broker_id=ctx.node_id, host=host, port=port, rack=None, is_fenced=False),)
     operations = NO_AUTHORIZED_OPERATIONS
-    if error == ErrorCode.NONE and request.body.include_cluster_authorized_operations:
+    if request.body.include_cluster_authorized_operations:
         operations = ctx.cluster_authorized_operations()
     return build(
         cls,
         throttle_time=0,
-        error_code=error,
-        error_message=None if error == ErrorCode.NONE else f"endpoint type {endpoint_type} asked of a controller",
+        error_code=ErrorCode.NONE,
+        error_message=None,
         endpoint_type=CONTROLLER_ENDPOINT,
         cluster_id=ctx.quorum.cluster_id,
         controller_id=ctx.node_id,
-        brokers=controllers if error == ErrorCode.NONE else (),
+        brokers=controllers,
         cluster_authorized_operations=operations,
     )
 

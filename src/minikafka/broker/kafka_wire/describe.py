@@ -31,6 +31,44 @@ from minikafka.kraft_controller.metadata.image import MetadataImage
 
 NO_AUTHORIZED_OPERATIONS = -2147483648
 BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2  # DescribeCluster's endpoint types (KIP-919)
+ENDPOINT_TYPE_NAMES = {BROKER_ENDPOINT: "BROKER", CONTROLLER_ENDPOINT: "CONTROLLER"}
+
+
+@dataclass(frozen=True)
+class EndpointTypeProblem:
+    code: ErrorCode
+    message: str
+
+
+def endpoint_type_problem(served: int, asked: int, api_version: int) -> EndpointTypeProblem | None:
+    """Kafka's check of DescribeCluster's endpoint type against the one this listener serves. A v0 request names
+    none (it means BROKER), so a controller answers it INVALID_REQUEST, as Kafka's does."""
+    if asked == served:
+        return None
+    if asked not in ENDPOINT_TYPE_NAMES:
+        code = ErrorCode.INVALID_REQUEST if api_version == 0 else ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
+        return EndpointTypeProblem(code, f"Unsupported endpoint type {asked}")
+    code = ErrorCode.INVALID_REQUEST if api_version == 0 else ErrorCode.MISMATCHED_ENDPOINT_TYPE
+    return EndpointTypeProblem(
+        code,
+        f"The request was sent to an endpoint of type {ENDPOINT_TYPE_NAMES[served]}, but we wanted an endpoint of "
+        f"type {ENDPOINT_TYPE_NAMES[asked]}",
+    )
+
+
+def describe_cluster_error(cls: type, code: ErrorCode, message: str) -> Any:
+    """A DescribeCluster answer carrying only its error: every other field at its schema default, as Kafka's."""
+    return build(
+        cls,
+        throttle_time=0,
+        error_code=code,
+        error_message=message,
+        endpoint_type=BROKER_ENDPOINT,
+        cluster_id="",
+        controller_id=-1,
+        brokers=(),
+        cluster_authorized_operations=NO_AUTHORIZED_OPERATIONS,
+    )
 
 
 def describe_cluster(ctx: WireContext, request: Request) -> Any:
@@ -56,30 +94,24 @@ def describe_cluster(ctx: WireContext, request: Request) -> Any:
                     is_fenced=broker.fenced,
                 )
             )
-    error = _endpoint_type_error(endpoint_type)
+    problem = endpoint_type_problem(BROKER_ENDPOINT, endpoint_type, request.header.api_version)
+    if problem is not None:
+        return describe_cluster_error(cls, problem.code, problem.message)
     return build(
         cls,
         throttle_time=0,
-        error_code=error,
-        error_message=None if error == ErrorCode.NONE else f"endpoint type {endpoint_type} asked of a broker",
+        error_code=ErrorCode.NONE,
+        error_message=None,
         endpoint_type=BROKER_ENDPOINT,
         cluster_id=ctx.manager.config.cluster_id,
         controller_id=ctx.manager.config.node_id,
-        brokers=tuple(brokers) if error == ErrorCode.NONE else (),
+        brokers=tuple(brokers),
         cluster_authorized_operations=(
             ctx.cluster_authorized_operations()
-            if error == ErrorCode.NONE and request.body.include_cluster_authorized_operations
+            if request.body.include_cluster_authorized_operations
             else NO_AUTHORIZED_OPERATIONS
         ),
     )
-
-
-def _endpoint_type_error(endpoint_type: int) -> ErrorCode:
-    if endpoint_type == BROKER_ENDPOINT:
-        return ErrorCode.NONE
-    if endpoint_type == CONTROLLER_ENDPOINT:
-        return ErrorCode.MISMATCHED_ENDPOINT_TYPE
-    return ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
 
 
 @dataclass(frozen=True)
