@@ -263,7 +263,7 @@ def test_a_static_quorum_upgraded_to_kraft_version_1_changes_its_voters(tmp_path
 
 async def ask_a_controllers_kafka_listener(cluster: Cluster, removed: int, directory: str) -> None:
     """KIP-919 with raw Kafka requests to a controller other than `removed`: ApiVersions names the controller APIs
-    only, DescribeCluster (CONTROLLER endpoint type) answers this controller, DescribeQuorum the quorum, Metadata is
+    only, DescribeCluster (CONTROLLER endpoint type) lists every controller, DescribeQuorum the quorum, Metadata is
     not served; AddRaftVoter v1 with ack_when_committed=false makes `removed` a voter again; UpdateFeatures of
     kraft.version to 1 is answered NONE (already done)."""
     controller = next(c for c in cluster.controllers if c.node_id != removed)
@@ -279,13 +279,18 @@ async def ask_a_controllers_kafka_listener(cluster: Cluster, removed: int, direc
     versions = await connection.send(asked_versions)
     assert {int(k.api_key) for k in versions.api_keys} == {18, 55, 57, 60, 80, 81}
     assert [(f.name, int(f.max_version_level)) for f in versions.finalized_features] == [("kraft.version", 1)]
-    described = await connection.send(
-        DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2))
-    )
+    # Every controller registered its Kafka listener when it started (KIP-919): each is listed, the leader named.
+    every = sorted((c.node_id, c.kafka_address) for c in cluster.controllers)
+    asked_cluster = DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2))
+    deadline = asyncio.get_running_loop().time() + 30
+    while True:
+        described = await connection.send(asked_cluster)
+        listed = [(b.broker_id, f"{b.host}:{b.port}") for b in described.brokers]
+        if listed == every or asyncio.get_running_loop().time() > deadline:
+            break
+        await asyncio.sleep(0.2)
     assert int(described.error_code.value) == 0 and int(described.endpoint_type) == 2, described
-    assert [(b.broker_id, f"{b.host}:{b.port}") for b in described.brokers] == [
-        (controller.node_id, controller.kafka_address)
-    ]
+    assert listed == every and int(described.controller_id) in dict(every), described
     topic = quorum_v2.TopicData(
         topic_name=TopicName("__cluster_metadata"), partitions=(quorum_v2.PartitionData(partition_index=i32(0)),)
     )

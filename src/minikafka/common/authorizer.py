@@ -6,8 +6,8 @@ shell (`authorization_interceptor`) reads the principal from the TLS peer certif
 - A certificate's subject maps to its principal by `ssl.principal.mapping.rules` (by default its CN:
   `User:broker-1`); `broker-<id>` and `controller-<id>` name cluster nodes.
 - BrokerRegistration, BrokerHeartbeat, AlterPartition, AllocateProducerIds: only the broker they name may send them.
-- Vote, BeginQuorumEpoch, EndQuorumEpoch: only the controller they name. Raft Fetch and FetchSnapshot: only the
-  node (controller, or broker observing the metadata log) they name.
+- Vote, BeginQuorumEpoch, EndQuorumEpoch, ControllerRegistration: only the controller they name. Raft Fetch and
+  FetchSnapshot: only the node (controller, or broker observing the metadata log) they name.
 - A follower Fetch (one with a replica id): only the broker it names, and only on the inter-broker listener.
 - The fault service: only a super user (`super.users`), and only with `fault.injection.enable`.
 - CreateAcls and DeleteAcls on a controller: a node (a broker forwards a client's, having authorized it) or a super
@@ -173,6 +173,7 @@ def _offsets_for_leader_epoch(request: Any) -> Action:
 
 _ACTIONS: Mapping[str, Callable[[Any], Action]] = {
     "/minikafka.Controller/BrokerRegistration": _field("broker_id", BROKER),
+    "/minikafka.Controller/ControllerRegistration": _field("controller_id", CONTROLLER),
     "/minikafka.Controller/BrokerHeartbeat": _field("broker_id", BROKER),
     "/minikafka.Controller/AlterPartition": _field("broker_id", BROKER),
     "/minikafka.Controller/AllocateProducerIds": _field("broker_id", BROKER),

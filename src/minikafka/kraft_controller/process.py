@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -20,6 +20,7 @@ from minikafka.common.grpc_support import start_server
 from minikafka.common.listener_security import inter_node_security
 from minikafka.common.node_environment import expose
 from minikafka.kraft_controller.config import ControllerConfig
+from minikafka.kraft_controller.metadata.records import RegisterController
 from minikafka.kraft_controller.quorum_controller import QuorumController
 from minikafka.kraft_controller.raft.bootstrap import format_controller, read_bootstrap
 from minikafka.kraft_controller.raft.core import RaftConfig
@@ -45,13 +46,16 @@ class Stoppable(Protocol):
 @dataclass(frozen=True)
 class ControllerNode:
     """What a front end of the controller (its Kafka listeners) is given: the config, where the controllers are
-    now, the committed ACLs its authorizer reads, and the quorum's kraft.version and high watermark (ApiVersions'
-    finalized features and their epoch)."""
+    now, the committed ACLs its authorizer reads, the quorum's kraft.version and high watermark (ApiVersions'
+    finalized features and their epoch), the committed controller registrations (KIP-919) and the quorum's leader
+    (-1: none known)."""
 
     config: ControllerConfig
     controller_addresses: Callable[[], Sequence[str]]
     acls: Callable[[], Map[str, AclBinding]]
     kraft_version: Callable[[], FeatureLevel] = lambda: FeatureLevel(0, -1)
+    registrations: Callable[[], Mapping[int, RegisterController]] = lambda: {}
+    leader_id: Callable[[], int] = lambda: -1
 
 
 # Starts the controller's Kafka listeners; given by the entry point, as the Kafka wire layer is the broker's.
@@ -188,6 +192,8 @@ async def run_controller_process(config: ControllerConfig, front_end: FrontEnd |
             driver.controller_addresses,
             lambda: controller.state.committed.acls,
             lambda: FeatureLevel(driver.core.kraft_version, driver.core.high_watermark),
+            lambda: controller.state.committed.controllers,
+            lambda: -1 if driver.core.leader_id is None else driver.core.leader_id,
         )
         front_ends = await front_end(node)
     log.info(

@@ -24,7 +24,7 @@ from minikafka.kraft_controller.control.config_control import (
 )
 from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.control.feature_control import FeatureUpdate, UpgradeType
-from minikafka.kraft_controller.metadata.records import Endpoint, LeaderRecoveryState
+from minikafka.kraft_controller.metadata.records import Endpoint, LeaderRecoveryState, RegisterController
 from minikafka.kraft_controller.quorum_controller import NotControllerError, QuorumController
 from minikafka.kraft_controller.raft.messages import AddVoter, RemoveVoter
 from minikafka.kraft_controller.raft.messages import UpgradeKRaftVersion as KRaftUpgrade
@@ -112,6 +112,18 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             )
 
         return await self._answer(controller_pb2.BrokerRegistrationResponse, run)
+
+    async def ControllerRegistration(
+        self, request: controller_pb2.ControllerRegistrationRequest, context: Any
+    ) -> controller_pb2.ControllerRegistrationResponse:
+        listeners = tuple(Endpoint(e.name, e.host, e.port) for e in request.listeners)
+        registration = RegisterController(request.controller_id, request.incarnation_id, listeners)
+
+        async def run() -> controller_pb2.ControllerRegistrationResponse:
+            await self.controller.submit(lambda: self.controller.state.register_controller(registration))
+            return controller_pb2.ControllerRegistrationResponse(error_code=wire_code(ErrorCode.NONE))
+
+        return await self._answer(controller_pb2.ControllerRegistrationResponse, run)
 
     async def BrokerHeartbeat(
         self, request: controller_pb2.BrokerHeartbeatRequest, context: Any

@@ -362,6 +362,26 @@ class AllocateProducerIdsResponse(_message.Message):
     current_leader: _common_pb2.LeaderIdAndEpoch
     def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., producer_id_start: _Optional[int] = ..., producer_id_len: _Optional[int] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...
 
+class ControllerRegistrationRequest(_message.Message):
+    __slots__ = ("controller_id", "incarnation_id", "listeners")
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_ID_FIELD_NUMBER: _ClassVar[int]
+    LISTENERS_FIELD_NUMBER: _ClassVar[int]
+    controller_id: int
+    incarnation_id: str
+    listeners: _containers.RepeatedCompositeFieldContainer[_common_pb2.Endpoint]
+    def __init__(self, controller_id: _Optional[int] = ..., incarnation_id: _Optional[str] = ..., listeners: _Optional[_Iterable[_Union[_common_pb2.Endpoint, _Mapping]]] = ...) -> None: ...
+
+class ControllerRegistrationResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "current_leader")
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_LEADER_FIELD_NUMBER: _ClassVar[int]
+    error_code: _common_pb2.ErrorCode
+    error_message: str
+    current_leader: _common_pb2.LeaderIdAndEpoch
+    def __init__(self, error_code: _Optional[_Union[_common_pb2.ErrorCode, str]] = ..., error_message: _Optional[str] = ..., current_leader: _Optional[_Union[_common_pb2.LeaderIdAndEpoch, _Mapping]] = ...) -> None: ...
+
 class BrokerRegistrationRequest(_message.Message):
     __slots__ = ("broker_id", "cluster_id", "incarnation_id", "listeners", "rack", "previous_broker_epoch")
     BROKER_ID_FIELD_NUMBER: _ClassVar[int]

@@ -39,6 +39,11 @@ class ControllerStub:
                 request_serializer=minikafka_dot_pb_dot_controller__pb2.BrokerRegistrationRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_controller__pb2.BrokerRegistrationResponse.FromString,
                 _registered_method=True)
+        self.ControllerRegistration = channel.unary_unary(
+                '/minikafka.Controller/ControllerRegistration',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.ControllerRegistrationRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.ControllerRegistrationResponse.FromString,
+                _registered_method=True)
         self.BrokerHeartbeat = channel.unary_unary(
                 '/minikafka.Controller/BrokerHeartbeat',
                 request_serializer=minikafka_dot_pb_dot_controller__pb2.BrokerHeartbeatRequest.SerializeToString,
@@ -155,6 +160,12 @@ class ControllerServicer:
     """Missing associated documentation comment in .proto file."""
 
     def BrokerRegistration(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ControllerRegistration(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -303,6 +314,11 @@ def add_ControllerServicer_to_server(servicer, server):
                     request_deserializer=minikafka_dot_pb_dot_controller__pb2.BrokerRegistrationRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_controller__pb2.BrokerRegistrationResponse.SerializeToString,
             ),
+            'ControllerRegistration': grpc.unary_unary_rpc_method_handler(
+                    servicer.ControllerRegistration,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.ControllerRegistrationRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.ControllerRegistrationResponse.SerializeToString,
+            ),
             'BrokerHeartbeat': grpc.unary_unary_rpc_method_handler(
                     servicer.BrokerHeartbeat,
                     request_deserializer=minikafka_dot_pb_dot_controller__pb2.BrokerHeartbeatRequest.FromString,
@@ -441,6 +457,33 @@ class Controller:
             '/minikafka.Controller/BrokerRegistration',
             minikafka_dot_pb_dot_controller__pb2.BrokerRegistrationRequest.SerializeToString,
             minikafka_dot_pb_dot_controller__pb2.BrokerRegistrationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ControllerRegistration(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Controller/ControllerRegistration',
+            minikafka_dot_pb_dot_controller__pb2.ControllerRegistrationRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.ControllerRegistrationResponse.FromString,
             options,
             channel_credentials,
             insecure,

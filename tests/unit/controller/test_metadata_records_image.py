@@ -19,6 +19,7 @@ from minikafka.kraft_controller.metadata.records import (
     ProducerIds,
     RecordDecodeError,
     RegisterBroker,
+    RegisterController,
     RemoveTopic,
     Topic,
     TopicConfig,
@@ -48,6 +49,7 @@ ALL_RECORDS = [
     PartitionChange(TOPIC_ID, 0, replicas=(1, 2, 4), removing_replicas=(), adding_replicas=()),
     PartitionChange(TOPIC_ID, 0, replicas=(), adding_replicas=(5,)),
     ProducerIds(1, 7, 3000),
+    RegisterController(101, "inc-c", (Endpoint("CONTROLLER_KAFKA", "127.0.1.1", 9094), Endpoint("SSL", "h", 1))),
 ]
 
 
@@ -143,5 +145,15 @@ def test_snapshot_replays_to_the_same_image(harness) -> None:  # type: ignore[no
     harness.tick()  # fences 2 and 3: elections and ISR shrinks
     assert harness.partition(topic_id).partition_epoch > 0
     image = harness.image
+    records = [decode_record(encode_record(r)) for r in image.to_records()]
+    assert MetadataImage.from_records(records, image.offset) == image
+
+
+def test_a_controller_registration_replaces_the_last_and_survives_a_snapshot() -> None:
+    first = RegisterController(101, "first", (Endpoint("CONTROLLER_KAFKA", "127.0.1.1", 9094),))
+    again = RegisterController(101, "second", (Endpoint("CONTROLLER_KAFKA", "127.0.1.1", 9096),))
+    other = RegisterController(102, "other", ())
+    image = MetadataImage().replay(first, 3).replay(other, 4).replay(again, 9)
+    assert dict(image.controllers) == {101: again, 102: other}
     records = [decode_record(encode_record(r)) for r in image.to_records()]
     assert MetadataImage.from_records(records, image.offset) == image

@@ -37,6 +37,7 @@ from minikafka.common.standard_authorizer import AuthorizerSettings
 from minikafka.kraft_controller.config import ControllerConfig
 from minikafka.kraft_controller.control.feature_control import FeatureUpdate, UpgradeType, update_features
 from minikafka.kraft_controller.metadata.image import MetadataImage
+from minikafka.kraft_controller.metadata.records import Endpoint, RegisterController
 from minikafka.pb import controller_pb2
 
 # ApiVersions, DescribeQuorum, UpdateFeatures, DescribeCluster, AddRaftVoter, RemoveRaftVoter
@@ -99,7 +100,8 @@ async def test_describe_cluster_answers_the_controllers(listener: Served) -> Non
     response = await connection.send(asked)
     assert int(response.error_code.value) == ErrorCode.NONE and int(response.endpoint_type) == 2
     assert [(b.broker_id, b.host, b.port) for b in response.brokers] == [(101, "127.0.0.1", kafka_listener.port)]
-    assert int(response.controller_id) == 101 and response.cluster_id == "minikafka"
+    # Nothing registered yet: the controller lists itself; no leader known, so no controller id (Kafka's -1).
+    assert int(response.controller_id) == -1 and response.cluster_id == "minikafka"
     brokers = await connection.send(DescribeClusterRequest(include_cluster_authorized_operations=False))
     assert int(brokers.error_code.value) == ErrorCode.MISMATCHED_ENDPOINT_TYPE and brokers.brokers == ()
     assert brokers.error_message == (
@@ -114,6 +116,41 @@ async def test_describe_cluster_answers_the_controllers(listener: Served) -> Non
     v0 = await connection.send(cluster_v0.DescribeClusterRequest(include_cluster_authorized_operations=False))
     assert int(v0.error_code.value) == ErrorCode.INVALID_REQUEST and v0.brokers == ()
     await connection.close()
+
+
+async def test_describe_cluster_lists_the_registered_controllers_on_the_asked_listener() -> None:
+    """KIP-919: every controller registered with an endpoint of this listener's name, and the quorum's leader as
+    the controller id when it is among them."""
+    registrations = {
+        101: RegisterController(101, "a", (Endpoint("PLAINTEXT", "127.0.1.1", 9094),)),
+        102: RegisterController(
+            102, "b", (Endpoint("SSL", "127.0.1.2", 9095), Endpoint("PLAINTEXT", "127.0.1.2", 9094))
+        ),
+        103: RegisterController(103, "c", (Endpoint("SSL", "127.0.1.3", 9095),)),
+    }
+    leader = [102]
+    quorum = QuorumAccess(ActiveController(), "minikafka", 1000, {101: ("127.0.0.1", 9093)})
+    authorizer = ClientAuthorizer(AuthorizerSettings(), Map)
+    ctx = ControllerWireContext(
+        "PLAINTEXT", 101, ("127.0.1.1", 9094), quorum, authorizer, (),
+        registrations=lambda: registrations, leader_id=lambda: leader[0],
+    )  # fmt: skip
+    kafka_listener = KafkaListener(ctx, controller_apis.dispatch, "127.0.0.1", 0, ListenerLimits(1 << 20, 60_000))
+    await kafka_listener.start()
+    connection = KafkaConnection(kafka_listener.address, 10)
+    try:
+        asked = DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2))
+        response = await connection.send(asked)
+        assert [(b.broker_id, b.host, b.port) for b in response.brokers] == [
+            (101, "127.0.1.1", 9094),
+            (102, "127.0.1.2", 9094),
+        ]
+        assert int(response.controller_id) == 102
+        leader[0] = 103  # the leader has no endpoint on this listener: no controller id, as Kafka answers
+        assert int((await connection.send(asked)).controller_id) == -1
+    finally:
+        await connection.close()
+        await kafka_listener.stop()
 
 
 async def test_describe_cluster_on_a_controller_needs_alter_on_the_cluster() -> None:

@@ -4,12 +4,14 @@ DescribeCluster for the CONTROLLER endpoint type, DescribeQuorum, AddRaftVoter, 
 (kraft.version), through the same handlers as a broker's listener. Every other API (Metadata, Produce, ...) is
 neither advertised nor answered.
 
-Kafka's DescribeCluster on a controller lists every registered controller and names the active one; minikafka keeps
-no controller registrations, so a controller lists itself and names itself the controller, and passes the quorum
+DescribeCluster on a controller lists every controller registered with a listener of the asked listener's name
+(KIP-919's registrations, which each controller sends when its listeners start: kraft_controller/registration_manager)
+and names the active controller when it is among them (else -1), as Kafka's. A controller passes the quorum
 requests on to the active controller over the quorum's RPCs, as minikafka's brokers do."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import ssl
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -40,6 +42,8 @@ from minikafka.common.endpoints import Listener
 from minikafka.common.errors import ErrorCode
 from minikafka.common.scram import ScramCredential, ScramMechanism
 from minikafka.common.tls import TlsFiles
+from minikafka.kraft_controller.metadata.records import Endpoint, RegisterController
+from minikafka.kraft_controller.registration_manager import ControllerRegistrationManager
 
 if TYPE_CHECKING:
     from minikafka.kraft_controller.process import ControllerNode
@@ -61,9 +65,12 @@ def describe_cluster(ctx: ControllerWireContext, request: Request) -> Any:
     problem = endpoint_type_problem(CONTROLLER_ENDPOINT, endpoint_type, request.header.api_version)
     if problem is not None:
         return describe_cluster_error(cls, problem.code, problem.message)
-    host, port = ctx.advertised
     entry = sibling(cls, "DescribeClusterBroker")
-    controllers = (build(entry, broker_id=ctx.node_id, host=host, port=port, rack=None, is_fenced=False),)
+    controllers = tuple(
+        build(entry, broker_id=node_id, host=host, port=port, rack=None, is_fenced=False)
+        for node_id, (host, port) in sorted(_registered_on(ctx).items())
+    )
+    leader = ctx.leader_id()
     operations = NO_AUTHORIZED_OPERATIONS
     if request.body.include_cluster_authorized_operations:
         operations = ctx.cluster_authorized_operations()
@@ -74,10 +81,22 @@ def describe_cluster(ctx: ControllerWireContext, request: Request) -> Any:
         error_message=None,
         endpoint_type=CONTROLLER_ENDPOINT,
         cluster_id=ctx.quorum.cluster_id,
-        controller_id=ctx.node_id,
+        controller_id=leader if any(c.broker_id == leader for c in controllers) else -1,
         brokers=controllers,
         cluster_authorized_operations=operations,
     )
+
+
+def _registered_on(ctx: ControllerWireContext) -> dict[int, tuple[str, int]]:
+    """Each registered controller's endpoint named as this listener; this controller's own endpoint until its
+    registration is committed (it answers here, so it is reachable here)."""
+    found = {
+        node_id: (endpoint.host, endpoint.port)
+        for node_id, registration in ctx.registrations().items()
+        for endpoint in registration.endpoints
+        if endpoint.name == ctx.listener_name
+    }
+    return found if ctx.node_id in found else {**found, ctx.node_id: ctx.advertised}
 
 
 def answer_api_versions(ctx: ControllerWireContext, request: Request) -> Any:
@@ -123,6 +142,8 @@ class ControllerWireContext:
     caller: Caller = Caller()
     client_host: str = ""
     kraft_version: Callable[[], tuple[int, int]] = lambda: (0, -1)  # the quorum's level and the offset it is at
+    registrations: Callable[[], Mapping[int, RegisterController]] = lambda: {}  # the committed ones (KIP-919)
+    leader_id: Callable[[], int] = lambda: -1  # the quorum's leader, -1 when none is known
 
     @property
     def plain_users(self) -> Mapping[str, str]:
@@ -148,15 +169,24 @@ class ControllerWireContext:
 class ControllerListeners:
     """The controller's Kafka listeners and the client that carries their quorum requests to the active one."""
 
-    def __init__(self, listeners: Sequence[KafkaListener], client: ControllerClient) -> None:
+    def __init__(
+        self,
+        listeners: Sequence[KafkaListener],
+        client: ControllerClient,
+        registering: asyncio.Task[None] | None = None,
+    ) -> None:
         self.listeners = list(listeners)
         self.client = client
+        self.registering = registering
 
     @property
     def addresses(self) -> list[str]:
         return [listener.address for listener in self.listeners]
 
     async def stop(self) -> None:
+        if self.registering is not None:
+            self.registering.cancel()
+            await asyncio.gather(self.registering, return_exceptions=True)
         for listener in self.listeners:
             await listener.stop()
         await self.client.close()
@@ -198,16 +228,29 @@ async def start_listeners(node: ControllerNode) -> Sequence[ControllerListeners]
     rules = tuple(config.authorizer_config.mapping_rules)
     security = listener_security(config.inter_node_tls)
     started: list[KafkaListener] = []
+    endpoints: list[Endpoint] = []
     try:
         for listener in config.kafka_listeners:
             ctx = ControllerWireContext(
-                listener.name, config.node_id, ("", 0), quorum, authorizer, rules, kraft_version=node.kraft_version
+                listener.name,
+                config.node_id,
+                ("", 0),
+                quorum,
+                authorizer,
+                rules,
+                kraft_version=node.kraft_version,
+                registrations=node.registrations,
+                leader_id=node.leader_id,
             )
             kafka_listener = KafkaListener(ctx, dispatch, listener.host, listener.port, LIMITS, security)
             await kafka_listener.start()
-            kafka_listener.ctx = dataclasses.replace(ctx, advertised=_advertised(node, listener, kafka_listener.port))
+            advertised = _advertised(node, listener, kafka_listener.port)
+            kafka_listener.ctx = dataclasses.replace(ctx, advertised=advertised)
             started.append(kafka_listener)
+            endpoints.append(Endpoint(listener.name, *advertised))
     except BaseException:
         await ControllerListeners(started, client).stop()
         raise
-    return [ControllerListeners(started, client)]
+    manager = ControllerRegistrationManager(config.node_id, tuple(endpoints), client.call_within, node.registrations)
+    registering = asyncio.create_task(manager.run(), name="controller-registration")
+    return [ControllerListeners(started, client, registering)]

@@ -19,6 +19,7 @@ from minikafka.kraft_controller.control import (
     acl_control,
     cluster_control,
     config_control,
+    controller_registration,
     create_partitions,
     feature_control,
     leader_elections,
@@ -67,6 +68,7 @@ from minikafka.kraft_controller.metadata.records import (
     TRANSACTION_VERSION,
     FeatureLevel,
     Record,
+    RegisterController,
 )
 
 __all__ = ["ControllerStateMachine", "describe_record_event"]
@@ -122,6 +124,9 @@ class ControllerStateMachine:
         result = cluster_control.register_broker(self.image, self.heartbeats, request, now_ms, defaults, index)
         self.heartbeats = self.heartbeats.touch(request.broker_id, now_ms)
         return result
+
+    def register_controller(self, request: RegisterController) -> ControllerResult[None]:
+        return controller_registration.register_controller(self.image, request)
 
     def broker_heartbeat(
         self, request: BrokerHeartbeatRequest, now_ms: int

@@ -22,6 +22,7 @@ from minikafka.kraft_controller.metadata.records import (
     ProducerIds,
     Record,
     RegisterBroker,
+    RegisterController,
     RemoveAccessControlEntry,
     RemoveTopic,
     RemoveUserScramCredential,
@@ -43,10 +44,20 @@ class RecordEvent(NamedTuple):
 
 
 def describe_record_event(record: Record, image: MetadataImage, before: MetadataImage | None = None) -> RecordEvent:
-    event = _cluster_event(record, image, before) or _topic_event(record, image, before)
+    event = _cluster_event(record, image, before) or _topic_event(record, image, before) or _controller_event(record)
     if event is None:
         raise TypeError(f"not a metadata record: {record!r}")
     return event
+
+
+def _controller_event(record: Record) -> RecordEvent | None:
+    if not isinstance(record, RegisterController):
+        return None
+    endpoints = [f"{e.name}://{e.host}:{e.port}" for e in record.endpoints]
+    return RecordEvent(
+        "controller_registered",
+        {"controller_id": record.controller_id, "incarnation_id": record.incarnation_id, "endpoints": endpoints},
+    )
 
 
 def _cluster_event(record: Record, image: MetadataImage, before: MetadataImage | None) -> RecordEvent | None:

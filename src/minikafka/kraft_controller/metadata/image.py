@@ -35,6 +35,7 @@ from minikafka.kraft_controller.metadata.records import (
     ProducerIds,
     Record,
     RegisterBroker,
+    RegisterController,
     RemoveAccessControlEntry,
     RemoveTopic,
     RemoveUserScramCredential,
@@ -139,6 +140,8 @@ class MetadataImage:
     acls: Map[str, AclBinding] = field(default_factory=Map)
     # Group configs (ConfigRecord of the GROUP type) by group id
     group_configs: Map[str, Map[str, str]] = field(default_factory=Map)
+    # Each controller's latest registration (KIP-919's ControllerRegistrationRecord): its Kafka listeners
+    controllers: Map[int, RegisterController] = field(default_factory=Map)
 
     # ---- queries ----
 
@@ -217,6 +220,8 @@ class MetadataImage:
         match record:
             case RegisterBroker():
                 return self._registered(record, offset)
+            case RegisterController():
+                return replace(self._at(offset), controllers=self.controllers.set(record.controller_id, record))
             case FenceBroker():
                 return self._with_broker_status(record.broker_id, record.broker_epoch, BrokerStatus.FENCED, offset)
             case UnfenceBroker():
@@ -374,6 +379,7 @@ class MetadataImage:
             self.broker_configs,
             self.acls,
             self.group_configs,
+            self.controllers,
         )
 
     # ---- snapshots ----
@@ -413,6 +419,7 @@ class MetadataImage:
                         last_known_elr=p.last_known_elr,
                     )
                 )
+        records += [registration for _, registration in sorted(self.controllers.items())]
         records += [FeatureLevel(name, level) for name, level in sorted(self.features.items())]
         for topic_name in sorted(self.topic_configs):
             for key, value in sorted(self.topic_configs[topic_name].items()):

@@ -54,6 +54,15 @@ class RegisterBroker:
 
 
 @dataclass(frozen=True)
+class RegisterController:
+    """Kafka's ControllerRegistrationRecord (KIP-919): where a controller serves Kafka's protocol."""
+
+    controller_id: int
+    incarnation_id: str
+    endpoints: tuple[Endpoint, ...] = ()
+
+
+@dataclass(frozen=True)
 class FenceBroker:
     broker_id: int
     broker_epoch: int
@@ -251,6 +260,7 @@ class RemoveAccessControlEntry:
 
 Record = (
     RegisterBroker
+    | RegisterController
     | FenceBroker
     | UnfenceBroker
     | BrokerRegistrationChange
@@ -304,7 +314,12 @@ class _Encoded:
 
 
 def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
-    encoded = _encode_cluster_record(record) or _encode_topic_record(record) or _encode_acl_record(record)
+    encoded = (
+        _encode_cluster_record(record)
+        or _encode_topic_record(record)
+        or _encode_acl_record(record)
+        or _encode_controller_record(record)
+    )
     if encoded is None:
         raise TypeError(f"not a metadata record: {record!r}")
     message = metadata_pb2.MetadataRecord()
@@ -381,6 +396,24 @@ def _encode_cluster_record(record: Record) -> _Encoded | None:
                 "remove_user_scram_credential",
                 metadata_pb2.RemoveUserScramCredentialRecord(name=record.name, mechanism=int(record.mechanism)),
             )
+    return None
+
+
+def _endpoints(endpoints: tuple[Endpoint, ...]) -> list[common_pb2.Endpoint]:
+    return [common_pb2.Endpoint(name=e.name, host=e.host, port=e.port) for e in endpoints]
+
+
+def _encode_controller_record(record: Record) -> _Encoded | None:
+    """Controllers (KIP-919)."""
+    if isinstance(record, RegisterController):
+        return _Encoded(
+            "register_controller",
+            metadata_pb2.RegisterControllerRecord(
+                controller_id=record.controller_id,
+                incarnation_id=record.incarnation_id,
+                endpoints=_endpoints(record.endpoints),
+            ),
+        )
     return None
 
 
@@ -469,10 +502,19 @@ def from_proto(message: metadata_pb2.MetadataRecord) -> Record:
         _decode_cluster_record(kind, message)
         or _decode_topic_record(kind, message)
         or _decode_acl_record(kind, message)
+        or _decode_controller_record(kind, message)
     )
     if record is None:
         raise RecordDecodeError(f"unknown or empty metadata record kind: {kind!r}")
     return record
+
+
+def _decode_controller_record(kind: str | None, message: metadata_pb2.MetadataRecord) -> Record | None:
+    if kind != "register_controller":
+        return None
+    m = message.register_controller
+    endpoints = tuple(Endpoint(e.name, e.host, e.port) for e in m.endpoints)
+    return RegisterController(m.controller_id, m.incarnation_id, endpoints)
 
 
 def _decode_cluster_record(kind: str | None, message: metadata_pb2.MetadataRecord) -> Record | None:
