@@ -6,6 +6,7 @@ asking an API not enabled on the listener)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime
 import uuid
@@ -118,6 +119,25 @@ async def test_describe_cluster_answers_the_controllers(listener: Served) -> Non
     await connection.close()
 
 
+@contextlib.asynccontextmanager
+async def connected(authorizer_enabled: bool = False, **fields: Any) -> AsyncIterator[KafkaConnection]:
+    """A connection to a listener of controller 101 with these context fields."""
+    quorum = QuorumAccess(ActiveController(), "minikafka", 1000, {101: ("127.0.0.1", 9093)})
+    authorizer = ClientAuthorizer(AuthorizerSettings(enabled=authorizer_enabled), Map)
+    ctx = ControllerWireContext("PLAINTEXT", 101, ("127.0.1.1", 9094), quorum, authorizer, (), **fields)
+    kafka_listener = KafkaListener(ctx, controller_apis.dispatch, "127.0.0.1", 0, ListenerLimits(1 << 20, 60_000))
+    await kafka_listener.start()
+    connection = KafkaConnection(kafka_listener.address, 10)
+    try:
+        yield connection
+    finally:
+        await connection.close()
+        await kafka_listener.stop()
+
+
+ASK_CONTROLLERS = DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2))
+
+
 async def test_describe_cluster_lists_the_registered_controllers_on_the_asked_listener() -> None:
     """KIP-919: every controller registered with an endpoint of this listener's name, and the quorum's leader as
     the controller id when it is among them."""
@@ -129,45 +149,22 @@ async def test_describe_cluster_lists_the_registered_controllers_on_the_asked_li
         103: RegisterController(103, "c", (Endpoint("SSL", "127.0.1.3", 9095),)),
     }
     leader = [102]
-    quorum = QuorumAccess(ActiveController(), "minikafka", 1000, {101: ("127.0.0.1", 9093)})
-    authorizer = ClientAuthorizer(AuthorizerSettings(), Map)
-    ctx = ControllerWireContext(
-        "PLAINTEXT", 101, ("127.0.1.1", 9094), quorum, authorizer, (),
-        registrations=lambda: registrations, leader_id=lambda: leader[0],
-    )  # fmt: skip
-    kafka_listener = KafkaListener(ctx, controller_apis.dispatch, "127.0.0.1", 0, ListenerLimits(1 << 20, 60_000))
-    await kafka_listener.start()
-    connection = KafkaConnection(kafka_listener.address, 10)
-    try:
-        asked = DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2))
-        response = await connection.send(asked)
+    async with connected(registrations=lambda: registrations, leader_id=lambda: leader[0]) as connection:
+        response = await connection.send(ASK_CONTROLLERS)
         assert [(b.broker_id, b.host, b.port) for b in response.brokers] == [
             (101, "127.0.1.1", 9094),
             (102, "127.0.1.2", 9094),
         ]
         assert int(response.controller_id) == 102
         leader[0] = 103  # the leader has no endpoint on this listener: no controller id, as Kafka answers
-        assert int((await connection.send(asked)).controller_id) == -1
-    finally:
-        await connection.close()
-        await kafka_listener.stop()
+        assert int((await connection.send(ASK_CONTROLLERS)).controller_id) == -1
 
 
 async def test_describe_cluster_on_a_controller_needs_alter_on_the_cluster() -> None:
     """As Kafka's ControllerApis, unlike a broker, which answers anyone: a caller without ALTER is refused."""
-    quorum = QuorumAccess(ActiveController(), "minikafka", 1000, {101: ("127.0.0.1", 9093)})
-    authorizer = ClientAuthorizer(AuthorizerSettings(enabled=True), Map)
-    ctx = ControllerWireContext("PLAINTEXT", 101, ("127.0.0.1", 0), quorum, authorizer, ())
-    kafka_listener = KafkaListener(ctx, controller_apis.dispatch, "127.0.0.1", 0, ListenerLimits(1 << 20, 60_000))
-    await kafka_listener.start()
-    connection = KafkaConnection(kafka_listener.address, 10)
-    try:
-        asked = DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=i8(2))
-        response = await connection.send(asked)
+    async with connected(authorizer_enabled=True) as connection:
+        response = await connection.send(ASK_CONTROLLERS)
         assert int(response.error_code.value) == ErrorCode.CLUSTER_AUTHORIZATION_FAILED and response.brokers == ()
-    finally:
-        await connection.close()
-        await kafka_listener.stop()
 
 
 async def test_describe_quorum_and_add_raft_voter_go_to_the_active_controller(
