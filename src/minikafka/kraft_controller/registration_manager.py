@@ -14,8 +14,8 @@ import structlog
 
 from minikafka.common.clock import new_random
 from minikafka.common.errors import ErrorCode
-from minikafka.kraft_controller.metadata.records import Endpoint, RegisterController
-from minikafka.pb import common_pb2, controller_pb2
+from minikafka.kraft_controller.metadata.records import Endpoint, RegisterController, endpoints_to_proto
+from minikafka.pb import controller_pb2
 
 RETRY_S = 0.5  # between attempts, and between looks at the committed metadata after one was accepted
 ATTEMPT_TIMEOUT_S = 5.0
@@ -51,7 +51,7 @@ class ControllerRegistrationManager:
         request = controller_pb2.ControllerRegistrationRequest(
             controller_id=self.registration.controller_id,
             incarnation_id=self.registration.incarnation_id,
-            listeners=[common_pb2.Endpoint(name=e.name, host=e.host, port=e.port) for e in self.registration.endpoints],
+            listeners=endpoints_to_proto(self.registration.endpoints),
         )
         answer = await self._call("ControllerRegistration", request, ATTEMPT_TIMEOUT_S)
         if answer is None:

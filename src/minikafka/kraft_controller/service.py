@@ -24,7 +24,12 @@ from minikafka.kraft_controller.control.config_control import (
 )
 from minikafka.kraft_controller.control.controller_result import ControllerResult
 from minikafka.kraft_controller.control.feature_control import FeatureUpdate, UpgradeType
-from minikafka.kraft_controller.metadata.records import Endpoint, LeaderRecoveryState, RegisterController
+from minikafka.kraft_controller.metadata.records import (
+    LeaderRecoveryState,
+    RegisterController,
+    endpoints_from_proto,
+    endpoints_to_proto,
+)
 from minikafka.kraft_controller.quorum_controller import NotControllerError, QuorumController
 from minikafka.kraft_controller.raft.messages import AddVoter, RemoveVoter
 from minikafka.kraft_controller.raft.messages import UpgradeKRaftVersion as KRaftUpgrade
@@ -99,7 +104,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
         registration = rq.BrokerRegistrationRequest(
             broker_id=request.broker_id,
             incarnation_id=request.incarnation_id,
-            listeners=tuple(Endpoint(e.name, e.host, e.port) for e in request.listeners),
+            listeners=endpoints_from_proto(request.listeners),
             rack=request.rack,
             previous_broker_epoch=request.previous_broker_epoch if request.HasField("previous_broker_epoch") else -1,
         )
@@ -116,7 +121,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
     async def ControllerRegistration(
         self, request: controller_pb2.ControllerRegistrationRequest, context: Any
     ) -> controller_pb2.ControllerRegistrationResponse:
-        listeners = tuple(Endpoint(e.name, e.host, e.port) for e in request.listeners)
+        listeners = endpoints_from_proto(request.listeners)
         registration = RegisterController(request.controller_id, request.incarnation_id, listeners)
 
         async def run() -> controller_pb2.ControllerRegistrationResponse:
@@ -550,7 +555,7 @@ class ControllerService(controller_pb2_grpc.ControllerServicer):
             for broker in response.brokers:
                 result.brokers.add(
                     broker_id=broker.broker_id,
-                    listeners=[common_pb2.Endpoint(name=e.name, host=e.host, port=e.port) for e in broker.endpoints],
+                    listeners=endpoints_to_proto(broker.endpoints),
                     rack=broker.rack,
                     broker_epoch=broker.broker_epoch,
                     incarnation_id=broker.incarnation_id,

@@ -66,9 +66,10 @@ def describe_cluster(ctx: ControllerWireContext, request: Request) -> Any:
     if problem is not None:
         return describe_cluster_error(cls, problem.code, problem.message)
     entry = sibling(cls, "DescribeClusterBroker")
+    registered = _registered_on(ctx)
     controllers = tuple(
         build(entry, broker_id=node_id, host=host, port=port, rack=None, is_fenced=False)
-        for node_id, (host, port) in sorted(_registered_on(ctx).items())
+        for node_id, (host, port) in sorted(registered.items())
     )
     leader = ctx.leader_id()
     operations = NO_AUTHORIZED_OPERATIONS
@@ -81,7 +82,7 @@ def describe_cluster(ctx: ControllerWireContext, request: Request) -> Any:
         error_message=None,
         endpoint_type=CONTROLLER_ENDPOINT,
         cluster_id=ctx.quorum.cluster_id,
-        controller_id=leader if any(c.broker_id == leader for c in controllers) else -1,
+        controller_id=leader if leader in registered else -1,
         brokers=controllers,
         cluster_authorized_operations=operations,
     )

@@ -8,6 +8,7 @@ them too, so nothing here is controller-only. `encode_record` / `decode_record` 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, cast
@@ -313,6 +314,14 @@ class _Encoded:
     message: Any
 
 
+def endpoints_to_proto(endpoints: Iterable[Endpoint]) -> list[common_pb2.Endpoint]:
+    return [common_pb2.Endpoint(name=e.name, host=e.host, port=e.port) for e in endpoints]
+
+
+def endpoints_from_proto(messages: Iterable[common_pb2.Endpoint]) -> tuple[Endpoint, ...]:
+    return tuple(Endpoint(e.name, e.host, e.port) for e in messages)
+
+
 def to_proto(record: Record) -> metadata_pb2.MetadataRecord:
     encoded = (
         _encode_cluster_record(record)
@@ -336,7 +345,7 @@ def _encode_cluster_record(record: Record) -> _Encoded | None:
                 metadata_pb2.RegisterBrokerRecord(
                     broker_id=record.broker_id,
                     incarnation_id=record.incarnation_id,
-                    endpoints=[common_pb2.Endpoint(name=e.name, host=e.host, port=e.port) for e in record.endpoints],
+                    endpoints=endpoints_to_proto(record.endpoints),
                     rack=record.rack,
                     broker_epoch=record.broker_epoch,
                     # the proto enum's numbers (protobuf takes the int; its stubs name the enum type only)
@@ -399,10 +408,6 @@ def _encode_cluster_record(record: Record) -> _Encoded | None:
     return None
 
 
-def _endpoints(endpoints: tuple[Endpoint, ...]) -> list[common_pb2.Endpoint]:
-    return [common_pb2.Endpoint(name=e.name, host=e.host, port=e.port) for e in endpoints]
-
-
 def _encode_controller_record(record: Record) -> _Encoded | None:
     """Controllers (KIP-919)."""
     if isinstance(record, RegisterController):
@@ -411,7 +416,7 @@ def _encode_controller_record(record: Record) -> _Encoded | None:
             metadata_pb2.RegisterControllerRecord(
                 controller_id=record.controller_id,
                 incarnation_id=record.incarnation_id,
-                endpoints=_endpoints(record.endpoints),
+                endpoints=endpoints_to_proto(record.endpoints),
             ),
         )
     return None
@@ -513,8 +518,7 @@ def _decode_controller_record(kind: str | None, message: metadata_pb2.MetadataRe
     if kind != "register_controller":
         return None
     m = message.register_controller
-    endpoints = tuple(Endpoint(e.name, e.host, e.port) for e in m.endpoints)
-    return RegisterController(m.controller_id, m.incarnation_id, endpoints)
+    return RegisterController(m.controller_id, m.incarnation_id, endpoints_from_proto(m.endpoints))
 
 
 def _decode_cluster_record(kind: str | None, message: metadata_pb2.MetadataRecord) -> Record | None:
@@ -525,7 +529,7 @@ def _decode_cluster_record(kind: str | None, message: metadata_pb2.MetadataRecor
             return RegisterBroker(
                 broker_id=m.broker_id,
                 incarnation_id=m.incarnation_id,
-                endpoints=tuple(Endpoint(e.name, e.host, e.port) for e in m.endpoints),
+                endpoints=endpoints_from_proto(m.endpoints),
                 rack=m.rack,
                 broker_epoch=m.broker_epoch,
                 status=BrokerStatus(m.status),
