@@ -15,6 +15,7 @@ import argparse
 import statistics
 from pathlib import Path
 
+from machine_probe import disturbed
 from paired_trees import Run, Tree, check_native_walk, one_run
 
 
@@ -38,17 +39,33 @@ def main() -> None:
     for number in range(args.rounds):
         runs: dict[int, Run] = {}
         for index in round_order(len(trees), number):
-            runs[index] = one_run(trees[index], args.records, kafka_wire=False)
-            print(f"round {number + 1} {trees[index].name}: MB/s {runs[index].mb_per_s} "
-                  f"broker CPU-s {runs[index].broker_cpu_s}", flush=True)  # fmt: skip
+            runs[index] = one_run(trees[index], args.records, "grpc")
+            print(f"round {number + 1} {trees[index].name}: MB/s {runs[index].figures} "
+                  f"broker CPU-s {runs[index].broker_cpu_s} probe ms {runs[index].probe_ms}", flush=True)  # fmt: skip
         rounds.append(runs)
     for index in range(1, len(trees)):
-        for shape in rounds[0][index].mb_per_s:
-            speed = [runs[index].mb_per_s[shape] / runs[index - 1].mb_per_s[shape] for runs in rounds]
+        for shape in rounds[0][index].figures:
+            speed = [runs[index].figures[shape] / runs[index - 1].figures[shape] for runs in rounds]
             cpu = [sum(runs[index].broker_cpu_s[shape]) / sum(runs[index - 1].broker_cpu_s[shape]) for runs in rounds]
             print(f"{trees[index].name}/{trees[index - 1].name} {shape}: MB/s median {statistics.median(speed):.3f} "
                   f"({min(speed):.3f}-{max(speed):.3f}), broker CPU-s median {statistics.median(cpu):.3f} "
                   f"({min(cpu):.3f}-{max(cpu):.3f}), {len(speed)} rounds")  # fmt: skip
+    print_quiet_steps(trees, rounds)
+
+
+def print_quiet_steps(trees: list[Tree], rounds: list[dict[int, Run]]) -> None:
+    """Each step's MB/s median again over the rounds where the machine probe saw the host quick for both trees."""
+    for index in range(1, len(trees)):
+        for shape in rounds[0][index].figures:
+            slow = set(disturbed([runs[i].probe_ms for runs in rounds for i in (index - 1, index)]))
+            kept = [
+                runs[index].figures[shape] / runs[index - 1].figures[shape]
+                for n, runs in enumerate(rounds)
+                if 2 * n not in slow and 2 * n + 1 not in slow
+            ]
+            if kept and len(kept) < len(rounds):
+                print(f"{trees[index].name}/{trees[index - 1].name} {shape}: on a quick host ({len(kept)} of "
+                      f"{len(rounds)} rounds) MB/s median {statistics.median(kept):.3f}")  # fmt: skip
 
 
 if __name__ == "__main__":

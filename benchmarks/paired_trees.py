@@ -38,6 +38,7 @@ from typing import Any
 from cluster_settings import SETTINGS as RUN_ALL_SETTINGS
 from kafka_wire import confluent_produce
 from kafka_wire_cpu import cpu_seconds
+from machine_probe import disturbed, machine_probe_ms
 
 SETTINGS = tuple(f"{key}={value}" for key, value in RUN_ALL_SETTINGS.items())  # run_all's cluster, as --set
 ACKS = ("all", "1")
@@ -65,6 +66,7 @@ class Run:
     # MB/s by shape (acks, or the topic's partitions with --kafka-wire); with --latency the p50 and p99 in ms
     figures: dict[str, float]
     broker_cpu_s: dict[str, list[float]]  # by produce run, each broker's, largest first
+    probe_ms: float  # the machine probe before the cluster started (machine_probe.py)
 
 
 def check_native_walk(tree: Tree) -> None:
@@ -120,6 +122,7 @@ def create_topic(tree: Tree, run_dir: str, topic: str, partitions: int) -> None:
 
 
 def one_run(tree: Tree, records: int, mode: str) -> Run:
+    probe_ms = machine_probe_ms()
     run_dir = tempfile.mkdtemp(prefix=f"paired-{tree.name}-")
     host = ["--network", "host"] if "--network" in tree.cli("cluster", "up", "--help").stdout else []
     sets = [arg for setting in SETTINGS + tree.settings for arg in ("--set", setting)]
@@ -134,7 +137,7 @@ def one_run(tree: Tree, records: int, mode: str) -> Run:
             figures.update(produce())
             spent = [round(cpu_seconds(pid) - start, 2) for pid, start in zip(brokers, before, strict=True)]
             cpu[shape] = sorted(spent, reverse=True)
-        return Run(figures, cpu)
+        return Run(figures, cpu, probe_ms)
     finally:
         tree.cli("cluster", "down", "--dir", run_dir, check=False)
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -211,13 +214,27 @@ def main() -> None:
             ratios.setdefault(key, []).append(figure / runs["old"].figures[key])
         unit = "ms" if args.latency else "MB/s"
         print(f"round {number + 1}: " + "; ".join(
-            f"{name} {unit} {runs[name].figures} broker CPU-s {runs[name].broker_cpu_s}" for name in ("old", "new")
+            f"{name} {unit} {runs[name].figures} broker CPU-s {runs[name].broker_cpu_s} probe ms {runs[name].probe_ms}"
+            for name in ("old", "new")
         ), flush=True)  # fmt: skip
     for shape, values in ratios.items():
         spread = f"{min(values):.3f}-{max(values):.3f}"
         print(f"{shape}: new/old median {statistics.median(values):.3f} (range {spread})")
+    print_quiet_host(rounds, ratios)
     if args.latency:
         print_undisturbed(rounds, ratios)
+
+
+def print_quiet_host(rounds: list[dict[str, Run]], ratios: dict[str, list[float]]) -> None:
+    """The medians again over the rounds where the machine probe saw the host as quick as before its quickest run,
+    for both trees: a slow period of the host costs a run up to twice the CPU for the same records."""
+    for shape, values in ratios.items():
+        slow = {n // 2 for n in disturbed([runs[name].probe_ms for runs in rounds for name in ("old", "new")])}
+        kept = [value for n, value in enumerate(values) if n not in slow]
+        if slow and kept:
+            spread = f"{min(kept):.3f}-{max(kept):.3f}"
+            print(f"{shape}: rounds on a quick host ({len(kept)} of {len(values)}): new/old median "
+                  f"{statistics.median(kept):.3f} (range {spread})")  # fmt: skip
 
 
 def print_undisturbed(rounds: list[dict[str, Run]], ratios: dict[str, list[float]]) -> None:
