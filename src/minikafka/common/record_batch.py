@@ -437,7 +437,7 @@ def check_records(batch: RecordBatch) -> int:
     Raises InvalidRecordError. Steps by record, not by declared count, so a huge count costs nothing. Returns the
     largest record timestamp, as Kafka's LogValidator computes it: NO_TIMESTAMP (-1) unless a record's is larger.
 
-    Every append (leader and follower) makes this walk, so the C walk goes first; it answers only "certainly
+    Every producer's batch gets this walk at the leader, so the C walk goes first; it answers only "certainly
     valid", and anything else is walked in Python, which gives the exact error."""
     start, end = batch.position + HEADER_SIZE, batch.position + batch.size
     delta = None if _native_walk is None else _native_walk(batch.buffer, start, end, batch.records_count)
@@ -446,23 +446,6 @@ def check_records(batch: RecordBatch) -> int:
     if batch.records_count == 0:
         return NO_TIMESTAMP
     return max(NO_TIMESTAMP, _int64(batch.base_timestamp + delta))
-
-
-def check_cleaned_records(batch: RecordBatch) -> int:
-    """`check_records` for a batch a log cleaner rewrote (only replicated, never from a producer): its records may
-    be fewer than its offsets, so their offset deltas only increase, up to the last offset delta. Decodes every
-    record; returns the largest record timestamp (NO_TIMESTAMP when none)."""
-    previous = -1
-    largest = NO_TIMESTAMP
-    for record in batch.stored_records():
-        delta = record.offset - batch.base_offset
-        if delta <= previous or delta > batch.last_offset_delta:
-            raise InvalidRecordError(
-                f"record offset delta {delta} after {previous} (at most {batch.last_offset_delta})", batch.position
-            )
-        previous = delta
-        largest = max(largest, record.timestamp_ms)
-    return largest
 
 
 def _int64(value: int) -> int:

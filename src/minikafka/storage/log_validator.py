@@ -3,10 +3,12 @@
 Pure: bytes in, a `ValidationResult` out, or a KafkaError with Kafka's code (CORRUPT_MESSAGE for bytes that fail
 their CRC or framing, INVALID_RECORD for a batch whose header disagrees with its records or that its sender may
 not write, UNSUPPORTED_COMPRESSION_TYPE for codec ids Kafka does not define, INVALID_TIMESTAMP, MESSAGE_TOO_LARGE,
-RECORD_LIST_TOO_LARGE for a compressed batch that inflates beyond a bound). A compressed batch's records are
-decompressed and walked by the same rules. The broker stores batches as sent (compressed ones too, with Kafka's
-compression.type=producer), so whatever a header claims (its record count, its offsets) must be what its records
-hold: a count too big would move the log end past offsets that hold nothing. The one field set rather than
+RECORD_LIST_TOO_LARGE for a compressed batch that inflates beyond a bound). A producer's compressed batch has its
+records decompressed and walked by the same rules. The broker stores batches as sent (compressed ones too, with
+Kafka's compression.type=producer), so whatever a producer's header claims (its record count, its offsets) must be
+what its records hold: a count too big would move the log end past offsets that hold nothing. A leader's batches
+(replication) get what Kafka's followers check: framing, size, CRC and the header's own rules, without a walk of
+their records. The one field set rather than
 checked is a producer's max timestamp, as Kafka's LogValidator sets it (CreateTime): the largest record timestamp.
 A topic whose compression.type names a codec gets a producer's batch of another codec written again with it, as
 Kafka's LogValidator recompresses.
@@ -27,7 +29,6 @@ from minikafka.common.record_batch import (
     RecordBatch,
     RecordError,
     build_batch,
-    check_cleaned_records,
     check_records,
     read_header,
     with_max_timestamp,
@@ -62,7 +63,7 @@ def validate_records(
     compression_level: int | None = None,
     partition: str = "",
 ) -> ValidationResult:
-    """Check every batch in `records`, in Kafka's order: framing, size, CRC, then what the records hold; a
+    """Check every batch in `records`, in Kafka's order: framing, size, CRC, then what a producer's records hold; a
     compacted topic takes no record without a key from a producer (INVALID_RECORD). A producer's batch whose codec
     is not `compression` (the topic's compression.type; None: "producer") is written again with it, at
     `compression_level` (the topic's compression.<codec>.level)."""
@@ -80,9 +81,12 @@ def validate_records(
             )
         _check_crc(batch)
         _check_batch(batch, origin)
-        records_max_timestamp = _walk(batch, max_message_bytes, _cleaned(batch, origin))
-        if compacted and origin is AppendOrigin.CLIENT:
-            _check_keys(batch, max_message_bytes, partition)
+        if origin is AppendOrigin.CLIENT:
+            # A leader's batches get Kafka's shallow checks only (framing, size, CRC, the header): the leader walked
+            # their records when its producer sent them, and a follower never decompresses.
+            records_max_timestamp = _walk(batch, max_message_bytes)
+            if compacted:
+                _check_keys(batch, max_message_bytes, partition)
     if origin is AppendOrigin.CLIENT:
         if compression is not None and compression != batches[0].compression_type:
             batches = (_recompressed(batches[0], compression, compression_level, max_message_bytes),)
@@ -95,12 +99,11 @@ def validate_records(
     )
 
 
-def _walk(batch: RecordBatch, max_message_bytes: int, cleaned: bool) -> int:
+def _walk(batch: RecordBatch, max_message_bytes: int) -> int:
     """The records' own checks; returns their largest timestamp."""
-    check = check_cleaned_records if cleaned else check_records
     if batch.compression_type:
-        return check(batch.inflated(inflation_limit(max_message_bytes)))
-    return check(batch)
+        return check_records(batch.inflated(inflation_limit(max_message_bytes)))
+    return check_records(batch)
 
 
 def _cleaned(batch: RecordBatch, origin: AppendOrigin) -> bool:

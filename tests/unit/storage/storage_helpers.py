@@ -105,18 +105,21 @@ class BadBatch:
 
 
 BOTH = ("client", "replication")
+# Found only by walking the records, which a leader does for its producers' batches; a follower checks a leader's
+# batches as Kafka's do (framing, size, CRC, the header's rules) and takes these.
+WALKED = ("client",)
 BAD_BATCHES = {
     # The finding: a count of 2^31 - 1 over one record, CRC valid, moved the log end by 2^31.
     "count_far_above_records": BadBatch(
         lambda: rewritten(batch_of([b"a"]), records_count=2**31 - 1, last_offset_delta=2**31 - 2),
-        BOTH,
+        WALKED,
         "INVALID_RECORD",
     ),
     "count_above_records": BadBatch(
-        lambda: rewritten(three(), records_count=4, last_offset_delta=3), BOTH, "INVALID_RECORD"
+        lambda: rewritten(three(), records_count=4, last_offset_delta=3), WALKED, "INVALID_RECORD"
     ),
     "count_below_records": BadBatch(
-        lambda: rewritten(three(), records_count=2, last_offset_delta=1), BOTH, "INVALID_RECORD"
+        lambda: rewritten(three(), records_count=2, last_offset_delta=1), WALKED, "INVALID_RECORD"
     ),
     # From a leader this is a batch its log cleaner rewrote (records 0, 1 and 2 of offsets 0 to 5): accepted.
     "count_disagrees_with_last_offset_delta": BadBatch(
@@ -124,23 +127,23 @@ BAD_BATCHES = {
     ),
     "count_zero": BadBatch(lambda: rewritten(three(), records_count=0, last_offset_delta=-1), BOTH, "INVALID_RECORD"),
     # The second record says offset delta 2.
-    "offset_delta_out_of_turn": BadBatch(lambda: _patched_record_byte(_RECORD + 3, 4), BOTH, "INVALID_RECORD"),
+    "offset_delta_out_of_turn": BadBatch(lambda: _patched_record_byte(_RECORD + 3, 4), WALKED, "INVALID_RECORD"),
     # The first value claims 2 bytes in a record with room for 1.
-    "record_fields_overrun_its_length": BadBatch(lambda: _patched_record_byte(5, 4), BOTH, "INVALID_RECORD"),
+    "record_fields_overrun_its_length": BadBatch(lambda: _patched_record_byte(5, 4), WALKED, "INVALID_RECORD"),
     # The last record claims 63 bytes.
-    "record_length_past_the_batch": BadBatch(lambda: _patched_record_byte(2 * _RECORD, 0x7E), BOTH, "INVALID_RECORD"),
+    "record_length_past_the_batch": BadBatch(lambda: _patched_record_byte(2 * _RECORD, 0x7E), WALKED, "INVALID_RECORD"),
     # The first record says 5 headers and has no room for one.
-    "header_count_past_the_record": BadBatch(lambda: _patched_record_byte(7, 10), BOTH, "INVALID_RECORD"),
+    "header_count_past_the_record": BadBatch(lambda: _patched_record_byte(7, 10), WALKED, "INVALID_RECORD"),
     # gzip's bits on records that are not a gzip stream.
     "compression_attribute_on_a_plain_body": BadBatch(
-        lambda: rewritten(three(), attributes=1), BOTH, "CORRUPT_MESSAGE"
+        lambda: rewritten(three(), attributes=1), WALKED, "CORRUPT_MESSAGE"
     ),
     "unknown_codec": BadBatch(lambda: rewritten(three(), attributes=7), BOTH, "UNSUPPORTED_COMPRESSION_TYPE"),
     "codec_5": BadBatch(lambda: rewritten(three(), attributes=5), BOTH, "UNSUPPORTED_COMPRESSION_TYPE"),
     # A zstd batch whose records hold one record fewer than its header counts: walked as an uncompressed one.
     "compressed_count_above_records": BadBatch(
         lambda: compressed(rewritten(three(), records_count=4, last_offset_delta=3), CompressionType.ZSTD),
-        BOTH,
+        WALKED,
         "INVALID_RECORD",
     ),
     # A valid lz4 frame cut short.
@@ -148,7 +151,7 @@ BAD_BATCHES = {
         lambda: rewritten(
             three(), body=compress_records(three()[HEADER_SIZE:], CompressionType.LZ4)[:-6], attributes=3
         ),
-        BOTH,
+        WALKED,
         "CORRUPT_MESSAGE",
     ),
     "transactional_without_producer_id": BadBatch(

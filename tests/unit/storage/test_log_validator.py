@@ -31,6 +31,13 @@ def test_bad_batches_are_refused_with_kafkas_error(case: str, origin: str) -> No
     assert raised.value.code is ErrorCode[bad.error], raised.value.message
 
 
+@pytest.mark.parametrize("case", sorted(n for n, bad in BAD_BATCHES.items() if "replication" not in bad.refused_from))
+def test_a_follower_checks_a_leaders_batches_as_kafkas_do_without_walking_their_records(case: str) -> None:
+    """Framing, size, CRC and the header's rules only: what only the walk of a producer's records finds (the
+    leader made it) or a client-only rule refuses passes, and a compressed batch is never decompressed."""
+    assert validate_records(BAD_BATCHES[case].make(), REPLICATION, LIMIT).batches
+
+
 def test_a_leader_may_replicate_what_only_clients_may_not_send() -> None:
     control = rewritten(three(), attributes=CONTROL_FLAG)
     idempotent = rewritten(three(), producer_id=7, producer_epoch=0, base_sequence=-1)
