@@ -37,3 +37,8 @@ def disturbed(probes: list[float]) -> list[int]:
     """The indexes of the runs whose probe shows the host slower than before the quickest run."""
     quickest = min(probes, default=0.0)
     return [n for n, probe in enumerate(probes) if probe > DISTURBED * quickest]
+
+
+def slow_rounds(pairs: list[tuple[float, float]]) -> set[int]:
+    """The rounds (each the probes of its two runs) in which either run started in a slow period of the host."""
+    return {n // 2 for n in disturbed([probe for pair in pairs for probe in pair])}

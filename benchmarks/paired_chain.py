@@ -15,7 +15,7 @@ import argparse
 import statistics
 from pathlib import Path
 
-from machine_probe import disturbed
+from machine_probe import slow_rounds
 from paired_trees import Run, Tree, check_native_walk, one_run
 
 
@@ -57,11 +57,11 @@ def print_quiet_steps(trees: list[Tree], rounds: list[dict[int, Run]]) -> None:
     """Each step's MB/s median again over the rounds where the machine probe saw the host quick for both trees."""
     for index in range(1, len(trees)):
         for shape in rounds[0][index].figures:
-            slow = set(disturbed([runs[i].probe_ms for runs in rounds for i in (index - 1, index)]))
+            slow = slow_rounds([(runs[index - 1].probe_ms, runs[index].probe_ms) for runs in rounds])
             kept = [
                 runs[index].figures[shape] / runs[index - 1].figures[shape]
                 for n, runs in enumerate(rounds)
-                if 2 * n not in slow and 2 * n + 1 not in slow
+                if n not in slow
             ]
             if kept and len(kept) < len(rounds):
                 print(f"{trees[index].name}/{trees[index - 1].name} {shape}: on a quick host ({len(kept)} of "

@@ -38,7 +38,7 @@ from typing import Any
 from cluster_settings import SETTINGS as RUN_ALL_SETTINGS
 from kafka_wire import confluent_produce
 from kafka_wire_cpu import cpu_seconds
-from machine_probe import disturbed, machine_probe_ms
+from machine_probe import machine_probe_ms, slow_rounds
 
 SETTINGS = tuple(f"{key}={value}" for key, value in RUN_ALL_SETTINGS.items())  # run_all's cluster, as --set
 ACKS = ("all", "1")
@@ -229,7 +229,7 @@ def print_quiet_host(rounds: list[dict[str, Run]], ratios: dict[str, list[float]
     """The medians again over the rounds where the machine probe saw the host as quick as before its quickest run,
     for both trees: a slow period of the host costs a run up to twice the CPU for the same records."""
     for shape, values in ratios.items():
-        slow = {n // 2 for n in disturbed([runs[name].probe_ms for runs in rounds for name in ("old", "new")])}
+        slow = slow_rounds([(runs["old"].probe_ms, runs["new"].probe_ms) for runs in rounds])
         kept = [value for n, value in enumerate(values) if n not in slow]
         if slow and kept:
             spread = f"{min(kept):.3f}-{max(kept):.3f}"
