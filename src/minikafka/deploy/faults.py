@@ -13,7 +13,7 @@ import shutil
 import signal
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from minikafka.common.event_log import render_json_line, utc_timestamp
 from minikafka.common.grpc_support import sync_channel
@@ -35,6 +35,10 @@ from minikafka.deploy.network_model import heal as heal_cuts
 from minikafka.deploy.network_model import isolate as isolate_cut
 from minikafka.deploy.network_model import partition as partition_cut
 from minikafka.pb import fault_pb2, fault_pb2_grpc
+
+# A fault call waits for its connection (a busy machine can take seconds over a TLS handshake) rather than
+# failing at the first unanswered attempt; the deadline still bounds it.
+FAULT_CALL_TIMEOUT_S = 15.0
 
 # A cluster meant to be broken on purpose (demo, chaos): failures are detected in seconds, and unflushed data
 # lives only in the broker's memory so a reboot can lose it.
@@ -160,7 +164,8 @@ class Faults:
 
     def hold_alter_partition(self, node_id: int) -> None:
         spec = self._broker(node_id)
-        response = self._fault_stub(spec).HoldAlterPartition(fault_pb2.HoldAlterPartitionRequest(), timeout=5)
+        request = fault_pb2.HoldAlterPartitionRequest()
+        response = self._fault_call(spec, lambda stub: stub.HoldAlterPartition, request)
         if response.error_code:
             raise ClusterError(f"{spec.label}: {response.error_message}")
         record_fault(self.cluster, "hold-alter-partition", spec)
@@ -169,7 +174,7 @@ class Faults:
         """Send the broker's held AlterPartition requests; with `keep_holding` it holds the ones it proposes next."""
         spec = self._broker(node_id)
         request = fault_pb2.ReleaseAlterPartitionRequest(keep_holding=keep_holding)
-        response = self._fault_stub(spec).ReleaseAlterPartition(request, timeout=5)
+        response = self._fault_call(spec, lambda stub: stub.ReleaseAlterPartition, request)
         if response.error_code:
             raise ClusterError(f"{spec.label}: {response.error_message}")
         record_fault(self.cluster, "release-alter-partition", spec, released=response.released_requests)
@@ -185,7 +190,8 @@ class Faults:
         """Every write (disk-full) or every read and write (disk-error) of the broker's log dir fails from now on;
         a restart of the broker clears it."""
         spec = self._broker(node_id)
-        response = self._fault_stub(spec).InjectDiskFault(fault_pb2.InjectDiskFaultRequest(kind=kind), timeout=5)
+        request = fault_pb2.InjectDiskFaultRequest(kind=kind)
+        response = self._fault_call(spec, lambda stub: stub.InjectDiskFault, request)
         if response.error_code:
             raise ClusterError(f"{spec.label}: {response.error_message}")
         record_fault(self.cluster, kind, spec)
@@ -283,8 +289,10 @@ class Faults:
         self._alive_pid(spec)
         return spec
 
-    def _fault_stub(self, spec: NodeSpec) -> fault_pb2_grpc.FaultStub:
-        return fault_pb2_grpc.FaultStub(sync_channel(spec.inter_node_address, self.cluster.admin_tls))
+    def _fault_call(self, spec: NodeSpec, method: Callable[[fault_pb2_grpc.FaultStub], Any], request: Any) -> Any:
+        """One call to the node's fault service, on a channel closed afterwards."""
+        with sync_channel(spec.inter_node_address, self.cluster.admin_tls) as channel:
+            return method(fault_pb2_grpc.FaultStub(channel))(request, timeout=FAULT_CALL_TIMEOUT_S, wait_for_ready=True)
 
     def _simulates_page_cache(self, spec: NodeSpec) -> bool:
         try:
