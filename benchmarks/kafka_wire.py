@@ -107,9 +107,12 @@ def create_minikafka_topic(cluster: Cluster, topic: str, partitions: int) -> Non
     from minikafka.deploy.workload import wait_for_full_isrs
 
     admin = AdminClient(cluster.bootstrap_controllers, cluster.bootstrap_servers, timeout_s=30, tls=cluster.admin_tls)
-    admin.create_topic(topic, partitions, 3, {"min.insync.replicas": "2"})
-    admin.wait_for_topic(topic, 30)
-    wait_for_full_isrs(admin, topic, 60)
+    try:
+        admin.create_topic(topic, partitions, 3, {"min.insync.replicas": "2"})
+        admin.wait_for_topic(topic, 30)
+        wait_for_full_isrs(admin, topic, 60)
+    finally:
+        admin.close()
 
 
 def wait_for_leaders(bootstrap: str, topic: str, partitions: int, timeout_s: float) -> None:
