@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 from structlog.testing import capture_logs
@@ -575,30 +573,6 @@ def test_leader_without_a_quorum_steps_down() -> None:
 def test_step_dispatches_ticks() -> None:
     raft = node(1)
     assert raft.step(Tick(), 1000)[0] == PersistQuorumState(1, 1, None)
-
-
-# ---- purity ----
-
-PURE_MODULES = ("core.py", "quorum.py", "messages.py")
-FORBIDDEN = {"asyncio", "grpc", "time", "random", "os", "socket", "threading", "pathlib", "io", "shutil"}
-
-
-@pytest.mark.parametrize("module", PURE_MODULES)
-def test_pure_modules_import_no_io_and_open_no_files(module: str) -> None:
-    source = Path(__file__).parents[3] / "src" / "minikafka" / "kraft_controller" / "raft" / module
-    tree = ast.parse(source.read_text())
-    for item in ast.walk(tree):
-        if isinstance(item, ast.Import):
-            names = [alias.name for alias in item.names]
-        elif isinstance(item, ast.ImportFrom):
-            names = [item.module or ""]
-        elif isinstance(item, ast.Call) and isinstance(item.func, ast.Name):
-            assert item.func.id != "open", f"{module} opens a file"
-            continue
-        else:
-            continue
-        for name in names:
-            assert name.split(".")[0] not in FORBIDDEN, f"{module} imports {name}"
 
 
 def test_a_fetch_never_answered_nor_failed_is_abandoned_after_the_request_timeout() -> None:

@@ -96,6 +96,16 @@ def test_pure_cores_import_no_io() -> None:
     assert not offenders, offenders
 
 
+def test_pure_cores_open_no_files() -> None:
+    offenders = [
+        f"{path.relative_to(SRC)} calls open()"
+        for path in existing_pure_files()
+        for node in ast.walk(parse_file(path))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open"
+    ]
+    assert not offenders, offenders
+
+
 def test_client_imports_no_server_code() -> None:
     offenders = [
         f"{path.relative_to(SRC)} imports {name}"
