@@ -53,3 +53,25 @@ def test_a_chain_step_keeps_only_rounds_quick_for_both_of_its_trees(capsys: pyte
     printed = capsys.readouterr().out
     assert "b/a acks=all: on a quick host (2 of 3 rounds) MB/s median 0.850" in printed
     assert "c/b acks=all: on a quick host (2 of 3 rounds) MB/s median 1.000" in printed
+
+
+def test_paired_live_finds_the_leader_in_either_trees_describe_answer() -> None:
+    from paired_live import leaders
+
+    assert leaders([{"name": "p1", "partitions": [{"partition": 0, "leader": 2, "isr": [2, 1, 3]}]}]) == [2]
+    assert leaders({"topics": [{"partitions": [{"leader": 3}]}]}) == [3]
+
+
+def test_paired_live_summary_leaves_out_rounds_on_a_slow_host_only_in_its_quick_median() -> None:
+    from paired_live import Measured, summarize
+
+    def pair(old_cpu: float, new_cpu: float, new_probe_ms: float = 15.0) -> dict[str, Measured]:
+        return {
+            "old": Measured(10.0, old_cpu, old_cpu / 2, 15.0),
+            "new": Measured(8.0, new_cpu, new_cpu / 2, new_probe_ms),
+        }
+
+    summary = summarize([pair(0.10, 0.12), pair(0.10, 0.13), pair(0.10, 0.20, new_probe_ms=22.0)])
+    assert summary["cpu_s_per_mb"]["median"] == 1.3 and summary["cpu_s_per_mb"]["high"] == 2.0
+    assert summary["cpu_s_per_mb"]["quick_host_median"] == 1.25 and summary["cpu_s_per_mb"]["quick_host_rounds"] == 2
+    assert summary["mb_per_s"]["median"] == 0.8
