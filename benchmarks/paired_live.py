@@ -1,7 +1,7 @@
 """Paired A/B of two source trees on two clusters kept up side by side: many short alternating rounds, for steps
 smaller than a fresh cluster a round lets paired_trees.py see.
 
-    .venv/bin/python benchmarks/paired_live.py --old /tmp/old --new . [--rounds 20] [--records 10000] [--acks all]
+    .venv/bin/python benchmarks/paired_live.py --old /tmp/old --new . [--rounds 16] [--records 20000] [--acks all]
 
 Each tree starts its own 3+3 cluster once (its own `minikafka` command line, host network, run_all's settings) with
 a 1-partition topic (RF 3, min.insync.replicas 2). Then, round by round and in alternating order, each tree's own
@@ -18,7 +18,6 @@ import argparse
 import json
 import shutil
 import statistics
-import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from kafka_wire_cpu import cpu_seconds
 from machine_probe import machine_probe_ms, slow_rounds
-from paired_trees import SETTINGS, Tree, check_native_walk, create_topic
+from paired_trees import Tree, check_native_walk, create_topic
 
 RECORD_KB = 1024
 
@@ -48,10 +47,7 @@ class Measured:
 
 @contextmanager
 def live_cluster(tree: Tree) -> Iterator[LiveCluster]:
-    run_dir = tempfile.mkdtemp(prefix=f"paired-live-{tree.name}-")
-    host = ["--network", "host"] if "--network" in tree.cli("cluster", "up", "--help").stdout else []
-    sets = [arg for setting in SETTINGS + tree.settings for arg in ("--set", setting)]
-    tree.cli("cluster", "up", "--dir", run_dir, *host, *sets)
+    run_dir = tree.cluster_up("paired-live")
     try:
         described = json.loads(Path(run_dir, "cluster.json").read_text())
         brokers = {entry["id"]: entry["pid"] for entry in described["brokers"] if entry.get("pid")}
@@ -112,8 +108,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--old", type=Path, required=True, help="a checkout (its src/ is used)")
     parser.add_argument("--new", type=Path, required=True, help="a checkout (its src/ is used)")
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--records", type=int, default=10000)
+    parser.add_argument("--rounds", type=int, default=16)
+    parser.add_argument("--records", type=int, default=20000)
     parser.add_argument("--acks", default="all")
     parser.add_argument("--out", type=Path, help="append the summary as one JSON line")
     args = parser.parse_args()

@@ -60,6 +60,15 @@ class Tree:
             raise SystemExit(f"{self.name}: minikafka {' '.join(args[:2])} failed: {done.stderr[-800:]}")
         return done
 
+    def cluster_up(self, prefix: str) -> str:
+        """A fresh 3+3 cluster of this tree's (run_all's settings, on the host's network where the tree has the
+        option); its run directory."""
+        run_dir = tempfile.mkdtemp(prefix=f"{prefix}-{self.name}-")
+        host = ["--network", "host"] if "--network" in self.cli("cluster", "up", "--help").stdout else []
+        sets = [arg for setting in SETTINGS + self.settings for arg in ("--set", setting)]
+        self.cli("cluster", "up", "--dir", run_dir, *host, *sets)
+        return run_dir
+
 
 @dataclass(frozen=True)
 class Run:
@@ -123,10 +132,7 @@ def create_topic(tree: Tree, run_dir: str, topic: str, partitions: int) -> None:
 
 def one_run(tree: Tree, records: int, mode: str) -> Run:
     probe_ms = machine_probe_ms()
-    run_dir = tempfile.mkdtemp(prefix=f"paired-{tree.name}-")
-    host = ["--network", "host"] if "--network" in tree.cli("cluster", "up", "--help").stdout else []
-    sets = [arg for setting in SETTINGS + tree.settings for arg in ("--set", setting)]
-    tree.cli("cluster", "up", "--dir", run_dir, *host, *sets)
+    run_dir = tree.cluster_up("paired")
     try:
         cluster = json.loads(Path(run_dir, "cluster.json").read_text())
         brokers = [entry["pid"] for entry in cluster["brokers"] if entry.get("pid")]
