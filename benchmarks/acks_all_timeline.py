@@ -161,8 +161,8 @@ def capture(leader: LeaderPorts, path: Path) -> subprocess.Popen[str]:
     """tcpdump on the loopback, for the leader's address only; returns once it listens."""
     host = leader.client.rsplit(".", 1)[0]
     command = ["tcpdump", "-i", "lo", "-n", "-tt", "-q", "-l", f"tcp and host {host}"]
-    output = path.open("w")
-    process = subprocess.Popen(command, stdout=output, stderr=subprocess.PIPE, text=True)
+    with path.open("w") as output:  # tcpdump writes to its own copy of the descriptor
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:

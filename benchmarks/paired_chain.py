@@ -16,7 +16,7 @@ import statistics
 from pathlib import Path
 
 from machine_probe import slow_rounds
-from paired_trees import Run, Tree, check_native_walk, one_run
+from paired_trees import Run, Tree, one_run
 
 
 def round_order(count: int, number: int) -> list[int]:
@@ -32,9 +32,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--records", type=int, default=20000)
     args = parser.parse_args()
-    trees = [Tree(path.resolve().name, path.resolve() / "src", ()) for path in args.trees]
-    for tree in trees:
-        check_native_walk(tree)
+    trees = [Tree.checkout(path.resolve().name, path) for path in args.trees]
     rounds: list[dict[int, Run]] = []
     for number in range(args.rounds):
         runs: dict[int, Run] = {}

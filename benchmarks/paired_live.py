@@ -14,7 +14,6 @@ started on a quick host (machine_probe.py); a ratio of CPU per MB above 1 is the
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import statistics
@@ -25,7 +24,7 @@ from pathlib import Path
 
 from kafka_wire_cpu import cpu_seconds
 from machine_probe import machine_probe_ms, slow_rounds
-from paired_trees import Tree, check_native_walk, create_topic
+from paired_trees import Tree, create_topic, pair_arguments
 
 RECORD_KB = 1024
 
@@ -105,17 +104,11 @@ def summarize(rounds: list[dict[str, Measured]]) -> dict[str, dict[str, float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--old", type=Path, required=True, help="a checkout (its src/ is used)")
-    parser.add_argument("--new", type=Path, required=True, help="a checkout (its src/ is used)")
-    parser.add_argument("--rounds", type=int, default=16)
-    parser.add_argument("--records", type=int, default=20000)
+    parser = pair_arguments(__doc__, rounds=16)
     parser.add_argument("--acks", default="all")
     parser.add_argument("--out", type=Path, help="append the summary as one JSON line")
     args = parser.parse_args()
-    trees = {name: Tree(name, path.resolve() / "src", ()) for name, path in (("old", args.old), ("new", args.new))}
-    for tree in trees.values():
-        check_native_walk(tree)
+    trees = {name: Tree.checkout(name, path) for name, path in (("old", args.old), ("new", args.new))}
     rounds: list[dict[str, Measured]] = []
     with ExitStack() as stack:
         clusters = {name: stack.enter_context(live_cluster(tree)) for name, tree in trees.items()}

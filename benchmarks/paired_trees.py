@@ -60,6 +60,13 @@ class Tree:
             raise SystemExit(f"{self.name}: minikafka {' '.join(args[:2])} failed: {done.stderr[-800:]}")
         return done
 
+    @classmethod
+    def checkout(cls, name: str, path: Path, settings: tuple[str, ...] = ()) -> Tree:
+        """The tree of a checkout (its src/), refused if its C record walk is missing or another commit's."""
+        tree = cls(name, path.resolve() / "src", settings)
+        check_native_walk(tree)
+        return tree
+
     def cluster_up(self, prefix: str) -> str:
         """A fresh 3+3 cluster of this tree's (run_all's settings, on the host's network where the tree has the
         option); its run directory."""
@@ -192,23 +199,27 @@ def _moderate_produce(tree: Tree, run_dir: str, records: int) -> dict[str, float
     return {"p50_ms": float(result["p50_ms"]), "p99_ms": float(result["p99_ms"])}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def pair_arguments(doc: str | None, rounds: int) -> argparse.ArgumentParser:
+    """The arguments every paired benchmark of two trees takes: the checkouts, the rounds, the records a run."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
     parser.add_argument("--old", type=Path, required=True, help="a checkout (its src/ is used)")
     parser.add_argument("--new", type=Path, required=True, help="a checkout (its src/ is used)")
-    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=rounds)
     parser.add_argument("--records", type=int, default=20000)
+    return parser
+
+
+def main() -> None:
+    parser = pair_arguments(__doc__, rounds=4)
     parser.add_argument("--kafka-wire", action="store_true", help="confluent-kafka through the Kafka listener")
     parser.add_argument("--latency", action="store_true", help="acks=all p50/p99 at 500 records/s (--records 5000)")
     parser.add_argument("--old-set", nargs="*", default=[], help="extra cluster settings for the old tree")
     parser.add_argument("--new-set", nargs="*", default=[], help="extra cluster settings for the new tree")
     args = parser.parse_args()
     trees = {
-        "old": Tree("old", args.old.resolve() / "src", tuple(args.old_set)),
-        "new": Tree("new", args.new.resolve() / "src", tuple(args.new_set)),
+        "old": Tree.checkout("old", args.old, tuple(args.old_set)),
+        "new": Tree.checkout("new", args.new, tuple(args.new_set)),
     }
-    for tree in trees.values():
-        check_native_walk(tree)
     ratios: dict[str, list[float]] = {}
     rounds: list[dict[str, Run]] = []
     for number in range(args.rounds):

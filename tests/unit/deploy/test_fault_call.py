@@ -25,12 +25,10 @@ class _HoldingFaultService(fault_pb2_grpc.FaultServicer):
 def test_a_fault_call_refused_at_first_goes_through_once_the_node_listens(monkeypatch: pytest.MonkeyPatch) -> None:
     address = f"127.0.0.1:{free_ports(1)[0]}"
     refused = threading.Event()
-    channels: list[grpc.Channel] = []
 
     def watched_channel(target: str, tls: object) -> grpc.Channel:
         channel = grpc.insecure_channel(target)
         channel.subscribe(lambda state: state == grpc.ChannelConnectivity.TRANSIENT_FAILURE and refused.set())
-        channels.append(channel)
         return channel
 
     monkeypatch.setattr(faults_module, "sync_channel", watched_channel)
