@@ -39,6 +39,7 @@ def leading_manager(write_error: ErrorCode = ErrorCode.NONE) -> Any:
     replica = SimpleNamespace(leader=1, leader_epoch=3, log=log)
     image = SimpleNamespace(
         brokers={},
+        offset=0,
         topics_by_name={OFFSETS_TOPIC: offsets, "t": topic},
         topics_by_id={offsets.topic_id: offsets, TOPIC_ID: topic},
     )
@@ -171,9 +172,18 @@ def static_or_regex(member_id: str, instance: str | None, regex: str | None) -> 
     return Request(ApiHeader(CONSUMER_GROUP_HEARTBEAT, 1, 1), "test", body)
 
 
+async def resolved(groups: GroupCoordinator) -> Any:
+    for _ in range(1000):  # the coordinator resolves a new regex in a later turn of the loop, after the heartbeat
+        group = groups.consumer_group("g")
+        if not isinstance(group, ErrorCode) and group is not None and group.resolved_regexes:
+            return group
+        await asyncio.sleep(0)
+    raise AssertionError("the group's regex was never resolved")
+
+
 def test_bad_heartbeats_get_kafkas_errors_through_the_listener() -> None:
     """A regex that does not compile, a static member's instance id reused while it is alive, an unknown assignor,
-    a wrong member epoch."""
+    a wrong member epoch; a valid regex is resolved after the heartbeat that brought it, as Kafka resolves it."""
 
     async def scenario() -> list[Any]:
         config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
@@ -188,15 +198,18 @@ def test_bad_heartbeats_get_kafkas_errors_through_the_listener() -> None:
             await answer(ctx, static_or_regex("m-3", None, None)),
             await answer(ctx, heartbeat(7, ())),
             await answer(ctx, static_or_regex("m-4", None, "^t$")),
+            await resolved(groups),
         ]
 
-    regex, joined, reused, assignor, epoch, matched = asyncio.run(scenario())
+    regex, joined, reused, assignor, epoch, matched, group = asyncio.run(scenario())
     assert regex.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION and "t[" in regex.error_message
     assert joined.error_code == ErrorCode.NONE
     assert reused.error_code == ErrorCode.UNRELEASED_INSTANCE_ID
     assert assignor.error_code == ErrorCode.UNSUPPORTED_ASSIGNOR
     assert epoch.error_code == ErrorCode.FENCED_MEMBER_EPOCH
-    assert matched.error_code == ErrorCode.NONE and matched.member_epoch == 2  # the regex matched topic t
+    # Joined at the group's epoch with nothing yet; the resolution then matched topic t and bumped the epoch.
+    assert (matched.error_code, matched.member_epoch, matched.assignment.topic_partitions) == (ErrorCode.NONE, 1, ())
+    assert (group.group_epoch, group.resolved_regexes) == (2, {"^t$": frozenset({"t"})})
 
 
 def delete_groups() -> Request:

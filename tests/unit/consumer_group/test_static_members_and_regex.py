@@ -1,8 +1,9 @@
 """Static members (group.instance.id) and regex subscriptions in KIP-848's protocol, with Kafka's errors: a static
 member that leaves with epoch -2 keeps its partitions for its next instance, which takes them over without a
 rebalance; an instance id a live member holds is UNRELEASED_INSTANCE_ID; an old instance is FENCED_INSTANCE_ID;
-a regular expression matches whole topic names and new matching topics bump the group epoch; the `range`
-assignor when members ask for it; all of it survives a replay of the stored records."""
+a regular expression matches whole topic names, is resolved apart from the heartbeat that brought it, and new
+matching topics join at the group's next resolution (at most every 10 s), as Kafka's coordinator does it; the
+`range` assignor when members ask for it; all of it survives a replay of the stored records."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from minikafka.broker.consumer_group.assignor import range_assign
 from minikafka.broker.consumer_group.heartbeat import HeartbeatRequest, HeartbeatResponse, expire
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, Partitions, TopicPartition
 from minikafka.broker.consumer_group.persistence import load_consumer_groups
+from minikafka.broker.consumer_group.regex_resolution import REGEX_BATCH_REFRESH_INTERVAL_MS, TopicsVersion
 from minikafka.broker.consumer_group.subscriptions import preferred_assignor
 from minikafka.broker.group.records import OffsetsRecord, decode, encode_key, encode_value
 from minikafka.broker.group.shard import split_records
@@ -28,22 +30,42 @@ def parts(topic: str, *partitions: int) -> Partitions:
 
 
 class Coordinator:
-    """The shell's heartbeats over a changing set of topics, keeping the records it wrote."""
+    """The shell's heartbeats over a changing set of topics, keeping the records it wrote; a resolution a heartbeat
+    leaves pending runs right after it, as the coordinator runs it."""
 
     def __init__(self, topics: dict[str, int]) -> None:
         self.group: ConsumerGroup | None = None
         self.topics = topics
         self.log: list[OffsetsRecord] = []
         self.now = 0
+        self.version = TopicsVersion(0, 0)  # the metadata's offset, and the last one that created a topic
 
     def ids(self) -> dict[str, uuid.UUID]:
         return {name: uuid.uuid5(uuid.NAMESPACE_OID, name) for name in self.topics}
 
-    def heartbeat(self, request: HeartbeatRequest) -> HeartbeatResponse:
-        step = shell.heartbeat(self.group, None, "g", request, self.topics, self.ids(), CONFIG, self.now)
+    def create(self, topic: str, partitions: int) -> None:
+        self.topics[topic] = partitions
+        self.version = TopicsVersion(self.version.offset + 1, self.version.offset + 1)
+
+    def heartbeat(self, request: HeartbeatRequest, resolve: bool = True) -> HeartbeatResponse:
+        pending = self.group is not None and self.group.regex_resolution_pending
+        step = shell.heartbeat(
+            self.group, None, "g", request, self.topics, self.ids(), CONFIG, self.now, version=self.version
+        )
         self.group = step.group
-        self.log += [decode(encode_key(r.key), encode_value(r.value)) for r in step.records]
+        self.keep(step.records)
+        if resolve and not pending and self.group is not None and self.group.regex_resolution_pending:
+            self.resolve()
         return step.response
+
+    def resolve(self) -> None:
+        assert self.group is not None
+        step = shell.resolve(self.group, self.topics, self.ids(), self.version, self.now)
+        self.group = step.group
+        self.keep(step.records)
+
+    def keep(self, records: tuple[shell.Record, ...]) -> None:
+        self.log += [decode(encode_key(r.key), encode_value(r.value)) for r in records]
 
     def join(
         self, member_id: str, topics: tuple[str, ...] = ("t",), instance: str | None = None, regex: str | None = None
@@ -99,23 +121,51 @@ def test_a_released_static_member_is_removed_when_its_session_times_out() -> Non
     assert [f.member_id for f in step.fenced] == ["a1"] and not step.group.members
 
 
-def test_a_regex_subscription_matches_whole_topic_names_and_a_new_matching_topic_bumps_the_epoch() -> None:
+def test_a_regex_is_resolved_after_the_heartbeat_that_brought_it_and_new_topics_join_at_most_every_10_s() -> None:
     coordinator = Coordinator({"orders-eu": 2, "orders-us": 1, "xorders-eu": 3})
     joined = coordinator.join("m1", topics=(), regex="orders-.*")
-    assert joined.assignment == parts("orders-eu", 0, 1) | parts("orders-us", 0)
-    assert coordinator.group is not None
+    # Its answer comes before the resolution: a new group at epoch 1, nothing to consume yet.
+    assert (joined.member_epoch, joined.assignment) == (1, frozenset())
+    assert coordinator.group is not None and coordinator.group.group_epoch == 2
     assert coordinator.group.resolved_regexes == {"orders-.*": frozenset({"orders-eu", "orders-us"})}
-    epoch = coordinator.group.group_epoch
-    coordinator.topics["orders-asia"] = 2
-    grown = coordinator.heartbeat(HeartbeatRequest("m1", joined.member_epoch, owned=joined.assignment))
-    assert coordinator.group.group_epoch == epoch + 1
-    assert grown.assignment == joined.assignment | parts("orders-asia", 0, 1)
+    matched = coordinator.heartbeat(HeartbeatRequest("m1", 1, owned=frozenset()))
+    assert (matched.member_epoch, matched.assignment) == (2, parts("orders-eu", 0, 1) | parts("orders-us", 0))
+    # A matching topic created within 10 s of the resolution waits for the next one.
+    coordinator.now = 1000
+    coordinator.create("orders-asia", 2)
+    still = coordinator.heartbeat(HeartbeatRequest("m1", 2, owned=matched.assignment))
+    assert (still.member_epoch, coordinator.group.group_epoch, still.assignment) == (2, 2, None)
+    coordinator.now = REGEX_BATCH_REFRESH_INTERVAL_MS + 1
+    coordinator.heartbeat(HeartbeatRequest("m1", 2, owned=matched.assignment))
+    assert coordinator.group.group_epoch == 3 and "orders-asia" in coordinator.group.resolved_regexes["orders-.*"]
+    grown = coordinator.heartbeat(HeartbeatRequest("m1", 2, owned=matched.assignment))
+    assert grown.assignment == matched.assignment | parts("orders-asia", 0, 1)
     assert _comparable(coordinator.replayed()) == _comparable(coordinator.group)
     # An empty regex drops it; the group's records drop it too.
     cleared = HeartbeatRequest("m1", grown.member_epoch, subscribed_topics=("xorders-eu",), subscribed_topic_regex="")
     assert coordinator.heartbeat(cleared).error == ErrorCode.NONE
     assert coordinator.group.resolved_regexes == {}
     assert _comparable(coordinator.replayed()) == _comparable(coordinator.group)
+
+
+def test_a_regex_and_a_topic_name_the_name_comes_first_and_a_resolved_regex_needs_no_new_resolution() -> None:
+    """librdkafka's own test of the consumer protocol (0045, resubscribe with a regex and a topic) expects the named
+    topic in one assignment and the regex's topics in a later one, as Kafka resolves regexes apart."""
+    coordinator = Coordinator({"topic_regex1": 4, "topic_regex2": 4, "topic_a": 2})
+    joined = coordinator.join("m1", topics=("topic_a",), regex="^.*topic_regex.*")
+    assert joined.assignment == parts("topic_a", 0, 1)
+    later = coordinator.heartbeat(HeartbeatRequest("m1", joined.member_epoch, owned=joined.assignment))
+    assert later.assignment == joined.assignment | parts("topic_regex1", 0, 1, 2, 3) | parts("topic_regex2", 0, 1, 2, 3)
+    # A second member taking up the resolved regex bumps the epoch in its own heartbeat, with no resolution.
+    assert coordinator.group is not None
+    epoch = coordinator.group.group_epoch
+    coordinator.heartbeat(
+        HeartbeatRequest("m2", 0, REBALANCE_MS, (), None, frozenset(), subscribed_topic_regex="^.*topic_regex.*"),
+        resolve=False,
+    )
+    assert coordinator.group.group_epoch == epoch + 1 and not coordinator.group.regex_resolution_pending
+    assert set(coordinator.group.target["m2"]) <= parts("topic_regex1", 0, 1, 2, 3) | parts("topic_regex2", 0, 1, 2, 3)
+    assert coordinator.group.target["m2"]
 
 
 def test_range_gives_contiguous_ranges_per_topic_and_keeps_what_members_had() -> None:
@@ -148,6 +198,10 @@ def _comparable(group: ConsumerGroup | None) -> ConsumerGroup | None:
         members=members,
         subscription_metadata=dict(group.subscription_metadata),
         resolved_regexes=dict(group.resolved_regexes),
+        # When the regexes were resolved is the coordinator's memory; the metadata offset they are as of is stored.
+        regexes_resolved_ms=None,
+        regexes_version=group.regexes_version if group.resolved_regexes else -1,
+        regex_resolution_pending=False,
     )
 
 
@@ -180,7 +234,7 @@ def test_static_members_regexes_and_new_topics_at_random_never_give_a_partition_
                 response = coordinator.heartbeat(HeartbeatRequest(member_id, epoch, instance_id=instance))
                 assert response.error == ErrorCode.NONE, (seed, step, response)
             elif roll < 0.25:
-                coordinator.topics[f"c{step}"] = rng.randint(1, 3)
+                coordinator.create(f"c{step}", rng.randint(1, 3))
             else:
                 member_id = rng.choice(sorted(clients))
                 epoch, held, instance = clients[member_id]

@@ -1,10 +1,11 @@
 """ConsumerGroupHeartbeat as Kafka's group coordinator answers it (GroupMetadataManager.consumerGroupHeartbeat),
 and the timers that fence members. Pure: (group, request, topics, now) -> HeartbeatStep. Three steps per
-heartbeat: the member is created or updated (a changed subscription, or changed partition counts of the subscribed
-topics, or the topics its regular expression matches, bump the group epoch); a group epoch past the target
-assignment's computes a new target assignment; the member is reconciled towards its target. A static member
-(InstanceId) that leaves with epoch -2 keeps its place and partitions until its session times out, and a new
-instance with the same InstanceId takes them over without a rebalance."""
+heartbeat: the member is created or updated (changed topic names, a regex the group has resolved already, or
+changed partition counts of the subscribed topics bump the group epoch; a new regex is resolved apart, as Kafka
+resolves it); a group epoch past the target assignment's computes a new target assignment; the member is
+reconciled towards its target. A static member (InstanceId) that leaves with epoch -2 keeps its place and
+partitions until its session times out, and a new instance with the same InstanceId takes them over without a
+rebalance."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from minikafka.broker.consumer_group.model import (
     TopicPartition,
 )
 from minikafka.broker.consumer_group.reconciliation import reconcile
+from minikafka.broker.consumer_group.regex_resolution import UNVERSIONED, TopicsVersion, regex_change
 from minikafka.broker.consumer_group.subscriptions import refreshed, update_target_assignment
 from minikafka.broker.consumer_group.topic_regex import InvalidRegex, compile_regex
 from minikafka.common.errors import ErrorCode
@@ -78,15 +80,17 @@ def consumer_group_heartbeat(
     now: int,
     new_member_id: str,
     partition_racks: Mapping[TopicPartition, frozenset[str]] | None = None,
+    version: TopicsVersion = UNVERSIONED,
 ) -> HeartbeatStep:
     """`topics`: the partition count of every topic the metadata knows; `new_member_id`: the id a member joining
-    without one gets (the shell makes it unique); `partition_racks`: the racks of partitions' replicas."""
+    without one gets (the shell makes it unique); `partition_racks`: the racks of partitions' replicas; `version`:
+    where the metadata stands (whether a topic was created since the group last resolved its regexes)."""
     try:
         _validate(request, config)
         if request.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
             return _leave(_existing(group, group_id), request, topics)
         racks = partition_racks or {}
-        return _heartbeat(group, group_id, request, Metadata(topics, racks), config, now, new_member_id)
+        return _heartbeat(group, group_id, request, Metadata(topics, racks, version), config, now, new_member_id)
     except HeartbeatError as error:
         return HeartbeatStep(group, HeartbeatResponse(error.error, error.message))
 
@@ -239,17 +243,16 @@ def _updated(member: ConsumerMember, request: HeartbeatRequest, now: int) -> Con
     return member.evolve(last_heartbeat_ms=now, **changes)
 
 
-def _subscription_changed(member: ConsumerMember, updated: ConsumerMember) -> bool:
-    """Its topics (as Kafka, not its rack: a new rack counts from the next assignment)."""
-    return (member.subscribed_topics, member.subscribed_topic_regex) != (
-        updated.subscribed_topics,
-        updated.subscribed_topic_regex,
-    )
+def _topic_names_changed(member: ConsumerMember, updated: ConsumerMember) -> bool:
+    """Its topic names (as Kafka: not its rack, a new rack counts from the next assignment; and a regex only through
+    its resolution)."""
+    return member.subscribed_topics != updated.subscribed_topics
 
 
 class Metadata(NamedTuple):
     topics: Mapping[str, int]  # each topic's partition count
     racks: Mapping[TopicPartition, frozenset[str]]  # the racks of each partition's replicas
+    version: TopicsVersion
 
 
 def _heartbeat(
@@ -270,7 +273,10 @@ def _heartbeat(
     if lookup.replaces is not None:
         group = _replaced(group, lookup.replaces, member.member_id)
     updated = _updated(member, request, now)
-    group = refreshed(group.with_member(updated), topics, bump=_subscription_changed(member, updated))
+    change = regex_change(group, member, updated, metadata.version, now)
+    # A new group moves off epoch 0 at once, as Kafka's does.
+    bump = group.group_epoch == 0 or change.bump or _topic_names_changed(member, updated)
+    group = refreshed(change.group.with_member(updated), topics, bump=bump)
     if group.group_epoch > group.assignment_epoch:
         group = update_target_assignment(group, config, metadata.racks)
     reconciled = reconcile(

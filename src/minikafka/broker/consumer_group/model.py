@@ -114,8 +114,13 @@ class ConsumerGroup:
     subscription_metadata: Mapping[str, int] = field(default_factory=dict)  # partitions of each subscribed topic
     assignment_epoch: int = 0
     target: Mapping[str, Partitions] = field(default_factory=dict)  # member id -> its target partitions
-    # Each subscribed regular expression -> the topics it matched when the group epoch was last bumped.
+    # Each subscribed regular expression -> the topics it matched at the group's last resolution of them.
     resolved_regexes: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # Kafka resolves them apart from the heartbeats, every regex of the group at once: when they last were (None:
+    # not since the group was loaded), as of which metadata offset, and whether a resolution is under way.
+    regexes_resolved_ms: int | None = None
+    regexes_version: int = -1
+    regex_resolution_pending: bool = False
 
     def evolve(self, **changes: Any) -> ConsumerGroup:
         return dataclasses.replace(self, **changes)

@@ -104,15 +104,18 @@ def _member_tombstones(group_id: str, member_id: str) -> list[ConsumerGroupRecor
 
 
 def _regex_records(old: ConsumerGroup, new: ConsumerGroup) -> list[ConsumerGroupRecord]:
-    """A regular expression's matches when they changed; a tombstone once no member subscribes with it."""
+    """Every regular expression a resolution resolved (as Kafka writes them all, with the metadata offset they are
+    as of), or whose matches changed; a tombstone once no member subscribes with it."""
     records = []
+    resolved_again = old.regexes_version != new.regexes_version
     for regex in sorted(set(old.resolved_regexes) | set(new.resolved_regexes)):
         key = ConsumerGroupRegularExpressionKey(new.group_id, regex)
         topics = new.resolved_regexes.get(regex)
         if topics is None:
             records.append(ConsumerGroupRecord(key, None))
-        elif old.resolved_regexes.get(regex) != topics:
-            value = ConsumerGroupRegularExpressionValue(tuple(sorted(topics)), version=0, timestamp=0)
+        elif resolved_again or old.resolved_regexes.get(regex) != topics:
+            version = max(new.regexes_version, 0)
+            value = ConsumerGroupRegularExpressionValue(tuple(sorted(topics)), version=version, timestamp=0)
             records.append(ConsumerGroupRecord(key, value))
     return records
 
@@ -199,6 +202,7 @@ class _Stored:
     targets: dict[str, tuple[TopicPartitions, ...]] = field(default_factory=dict)
     current: dict[str, ConsumerGroupCurrentMemberAssignmentValue] = field(default_factory=dict)
     regexes: dict[str, frozenset[str]] = field(default_factory=dict)
+    regexes_version: int = -1
 
 
 def load_consumer_groups(
@@ -234,6 +238,8 @@ def _replay(group: _Stored, record: ConsumerGroupRecord) -> None:
     elif isinstance(key, ConsumerGroupRegularExpressionKey):
         matched = frozenset(value.topics) if isinstance(value, ConsumerGroupRegularExpressionValue) else None
         _put(group.regexes, key.regular_expression, matched)
+        if isinstance(value, ConsumerGroupRegularExpressionValue):
+            group.regexes_version = value.version
     elif isinstance(key, ConsumerGroupCurrentMemberAssignmentKey):
         current = value if isinstance(value, ConsumerGroupCurrentMemberAssignmentValue) else None
         _put(group.current, key.member_id, current)
@@ -257,6 +263,7 @@ def _group(group_id: str, stored: _Stored, topic_names: Mapping[uuid.UUID, str],
         assignment_epoch=stored.assignment_epoch,
         target=target,
         resolved_regexes=dict(sorted(stored.regexes.items())),
+        regexes_version=stored.regexes_version if stored.regexes else -1,
     )
 
 

@@ -32,6 +32,7 @@ from minikafka.broker.consumer_group.migration import (
 )
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, Partitions, TopicPartition
 from minikafka.broker.consumer_group.persistence import ConsumerGroupRecord, group_records
+from minikafka.broker.consumer_group.regex_resolution import UNVERSIONED, TopicsVersion, resolve_regexes
 from minikafka.broker.group.effects import Effect, JoinResult, Result
 from minikafka.broker.group.records import OffsetsRecord
 from minikafka.broker.group.state import Group, GroupState
@@ -89,9 +90,11 @@ def heartbeat(
     now: int,
     request_id: int = 0,
     partition_racks: Mapping[TopicPartition, frozenset[str]] | None = None,
+    version: TopicsVersion = UNVERSIONED,
 ) -> ShellStep:
     """`request_id`: the id under which a downgraded group's metadata record is written; `partition_racks`: the
-    racks of partitions' replicas, for a rack-aware assignment."""
+    racks of partitions' replicas, for a rack-aware assignment; `version`: where the metadata stands. A group
+    left with `regex_resolution_pending` asks the caller to run `resolve` after this step."""
     stored, upgraded = group, None
     if classic_in_use(classic) and classic is not None:
         upgrade_step = upgrade(classic, topics, config, now)
@@ -100,7 +103,8 @@ def heartbeat(
             response = HeartbeatResponse(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
             return ShellStep(group, response, ())
         group, upgraded = upgrade_step.group, upgrade_step
-    step = consumer_group_heartbeat(group, group_id, request, topics, config, now, new_member_id(), partition_racks)
+    joining_id = new_member_id()
+    step = consumer_group_heartbeat(group, group_id, request, topics, config, now, joining_id, partition_racks, version)
     if step.response.error != ErrorCode.NONE:
         return ShellStep(stored, step.response, ())
     # A group its last member left stays, Empty, as Kafka keeps it (offset expiry or DeleteGroups deletes it).
@@ -189,6 +193,29 @@ def _assignment_event(group: ConsumerGroup) -> Event:
     target = {m: sorted(f"{tp.topic}-{tp.partition}" for tp in parts) for m, parts in sorted(group.target.items())}
     fields = {"group_id": group.group_id, "group_epoch": group.group_epoch, "target": target}
     return Event("consumer_group_target_assignment", fields)
+
+
+@dataclass(frozen=True)
+class ResolutionStep:
+    group: ConsumerGroup
+    events: tuple[Event, ...]
+    records: tuple[ConsumerGroupRecord, ...]
+
+
+def resolve(
+    group: ConsumerGroup,
+    topics: Mapping[str, int],
+    topic_ids: Mapping[str, uuid.UUID],
+    version: TopicsVersion,
+    now: int,
+) -> ResolutionStep:
+    """The group's regexes resolved against `topics`, the resolution a heartbeat left pending; its records store the
+    matches (and a new group epoch when they changed)."""
+    after = resolve_regexes(group, topics, version, now)
+    regexes = {regex: sorted(matched) for regex, matched in after.resolved_regexes.items()}
+    fields = {"group_id": group.group_id, "group_epoch": after.group_epoch, "regexes": regexes}
+    event = Event("consumer_group_regexes_resolved", fields)
+    return ResolutionStep(after, (event,), group_records(group, after, topic_ids))
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """What a consumer group subscribes to and the target assignment that follows from it: each member's topics are
-its topic names plus the topics its regular expression matches; the group epoch moves when a member's
-subscription, the subscribed topics' partition counts or a regular expression's matches change; the target
+its topic names plus the topics its regular expression matched when the group last resolved it; the group epoch
+moves when a member's topic names or the subscribed topics' partition counts change; the target
 assignment comes from the assignor most members ask for (else the first of `group.consumer.assignors`)."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from collections.abc import Mapping
 
 from minikafka.broker.consumer_group.assignor import ASSIGNORS, NO_RACKS, Racks
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupConfig, ConsumerMember, TopicPartition
-from minikafka.broker.consumer_group.topic_regex import matching
 
 NO_TOPICS: frozenset[str] = frozenset()
 
@@ -18,12 +17,6 @@ NO_TOPICS: frozenset[str] = frozenset()
 def member_topics(member: ConsumerMember, resolved: Mapping[str, frozenset[str]]) -> frozenset[str]:
     regex = member.subscribed_topic_regex
     return member.subscribed_topics | resolved.get(regex, NO_TOPICS) if regex else member.subscribed_topics
-
-
-def resolve_regexes(group: ConsumerGroup, topics: Mapping[str, int]) -> dict[str, frozenset[str]]:
-    """Every regular expression some member subscribes with -> the topics it matches now."""
-    regexes = sorted({m.subscribed_topic_regex for m in group.members.values() if m.subscribed_topic_regex})
-    return {regex: matching(regex, topics) for regex in regexes}
 
 
 def subscription_metadata(
@@ -35,14 +28,16 @@ def subscription_metadata(
 
 
 def refreshed(group: ConsumerGroup, topics: Mapping[str, int], bump: bool) -> ConsumerGroup:
-    """The group with its regular expressions and subscribed partition counts as `topics` has them; its epoch
-    bumped when they changed (or `bump`: a member's subscription changed)."""
-    resolved = resolve_regexes(group, topics)
+    """The group with the subscribed partition counts as `topics` has them, and without the resolved regexes no
+    member subscribes with any more; its epoch bumped when the counts changed (or `bump`). Regexes are resolved
+    apart (regex_resolution.py), as Kafka resolves them."""
+    subscribed = {m.subscribed_topic_regex for m in group.members.values() if m.subscribed_topic_regex}
+    resolved = {regex: matched for regex, matched in group.resolved_regexes.items() if regex in subscribed}
     metadata = subscription_metadata(group, topics, resolved)
-    if bump or metadata != group.subscription_metadata or resolved != group.resolved_regexes:
+    if bump or metadata != group.subscription_metadata:
         epoch = group.group_epoch + 1
         return group.evolve(group_epoch=epoch, subscription_metadata=metadata, resolved_regexes=resolved)
-    return group
+    return group.evolve(resolved_regexes=resolved) if resolved != group.resolved_regexes else group
 
 
 def preferred_assignor(group: ConsumerGroup, config: ConsumerGroupConfig) -> str:

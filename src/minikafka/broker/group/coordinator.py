@@ -29,6 +29,7 @@ from minikafka.broker.coordinator_runtime.interval import IntervalCheck
 from minikafka.broker.coordinator_runtime.runtime import CoordinatorRuntime, RuntimeConfig
 from minikafka.broker.group.effects import Answer, Append, DeleteResult, GroupEvent, GroupStep, Result
 from minikafka.broker.group.membership import expire
+from minikafka.broker.group.new_topics import NewTopics
 from minikafka.broker.group.offset_expiry import ExpiryScope, consumer_group_topics, expire_offsets
 from minikafka.broker.group.offsets import (
     CommitRequest,
@@ -134,6 +135,7 @@ class GroupCoordinator:
             manager, controller, OffsetsShard, replay, runtime_config(config)
         )
         self._offsets_expiry = IntervalCheck(config.offsets_retention_check_interval_ms)
+        self._new_topics = NewTopics()
         self._log = structlog.get_logger()
 
     def start(self) -> None:
@@ -206,14 +208,31 @@ class GroupCoordinator:
             monotonic_ms(),
             self.runtime.new_request_id(),
             self.partition_racks(),
+            self._new_topics.version(self.manager.metadata.image),
         )
+        before = shard.consumer_groups.get(group_id)
         self._store_consumer_group(shard, group_id, step.group, step.events)
         written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
+        resolving = step.group is not None and step.group.regex_resolution_pending
+        if resolving and (before is None or not before.regex_resolution_pending):
+            # Kafka resolves them in its executor, after this heartbeat: its answer has none of their topics.
+            asyncio.get_running_loop().call_soon(self._resolve_regexes, shard, group_id)
         if step.conversion is not None:
             self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
         if written is None or (written.done() and not step.records):
             return answered(step.response)
         return self._answer_when_written(written, step.response)
+
+    def _resolve_regexes(self, shard: OffsetsShard, group_id: str) -> None:
+        group = shard.consumer_groups.get(group_id)
+        if group is None or not group.regex_resolution_pending or not self.runtime.is_current(shard):
+            return  # gone, converted or resolved meanwhile; an unloaded shard's groups are read again from the log
+        topics = self.topic_partitions()
+        version = self._new_topics.version(self.manager.metadata.image)
+        step = consumer_groups.resolve(group, topics, self.topic_ids(), version, monotonic_ms())
+        self._store_consumer_group(shard, group_id, step.group, step.events)
+        if step.records:
+            self._write_consumer_records(shard, step.records)
 
     async def _answer_when_written(
         self, written: asyncio.Future[ProduceResult], response: HeartbeatResponse
