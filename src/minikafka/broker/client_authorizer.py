@@ -78,6 +78,15 @@ class ClientAuthorizer:
     def allowed_on_cluster(self, caller: Caller, operation: AclOperation) -> bool:
         return self.allowed(caller, operation, ResourceType.CLUSTER, CLUSTER_NAME)
 
+    def allowed_quietly(self, caller: Caller, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        """As `allowed`, with no denial logged: Kafka filters what a caller may see so (logIfDenied false)."""
+        if not self.settings.enabled:
+            return True
+        if self._not_ready_for(caller):
+            return False
+        action = Action(caller.principal, caller.host, operation, resource_type, name)
+        return authorize(self._current(), self.settings, action).allowed
+
     def allowed_on_some(self, caller: Caller, operation: AclOperation, resource_type: ResourceType) -> bool:
         """Kafka's authorizeByResourceType (not logged: it only opens another way in)."""
         if not self.settings.enabled:

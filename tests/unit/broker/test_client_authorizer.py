@@ -35,6 +35,15 @@ def test_a_new_acl_applies_once_the_image_holds_it_and_denials_are_logged_once()
     assert denials[0]["principal"] == "User:alice" and denials[0]["host"] == "127.0.0.1"
 
 
+def test_a_quiet_check_decides_as_the_logged_one_and_logs_no_denial() -> None:
+    """What a caller may see is filtered so (a consumer group's regex matches): Kafka does not log those denials."""
+    authorizer = ClientAuthorizer(AuthorizerSettings(enabled=True), lambda: Map({"id-1": WRITE_ORDERS}))
+    with capture_logs() as logs:
+        assert authorizer.allowed_quietly(ALICE, AclOperation.DESCRIBE, ResourceType.TOPIC, "orders")
+        assert not authorizer.allowed_quietly(ALICE, AclOperation.DESCRIBE, ResourceType.TOPIC, "payroll")
+    assert logs == []
+
+
 def test_off_allows_everything_and_logs_nothing() -> None:
     authorizer = ClientAuthorizer(AuthorizerSettings(), Map)
     with capture_logs() as logs:

@@ -11,10 +11,12 @@ import uuid
 from types import SimpleNamespace
 from typing import Any
 
+from immutables import Map
 from kio.schema.consumer_group_heartbeat.v1 import request as heartbeat_v1
 from kio.schema.delete_groups.v2 import request as delete_v2
 from kio.schema.join_group.v9 import request as join_v9
 
+from minikafka.broker.client_authorizer import Caller, ClientAuthorizer
 from minikafka.broker.group.coordinator import OFFSETS_TOPIC, CoordinatorConfig, GroupCoordinator
 from minikafka.broker.group.state import Clock, GroupConfig
 from minikafka.broker.kafka_wire import apis
@@ -23,8 +25,10 @@ from minikafka.broker.kafka_wire.framing import ApiHeader, Request
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import answered
+from minikafka.common.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from minikafka.common.errors import ErrorCode
 from minikafka.common.record_batch import iter_batches
+from minikafka.common.standard_authorizer import AuthorizerSettings
 
 CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP, DELETE_GROUPS = 68, 11, 42
 TOPIC_ID = uuid.uuid4()
@@ -210,6 +214,28 @@ def test_bad_heartbeats_get_kafkas_errors_through_the_listener() -> None:
     # Joined at the group's epoch with nothing yet; the resolution then matched topic t and bumped the epoch.
     assert (matched.error_code, matched.member_epoch, matched.assignment.topic_partitions) == (ErrorCode.NONE, 1, ())
     assert (group.group_epoch, group.resolved_regexes) == (2, {"^t$": frozenset({"t"})})
+
+
+def test_a_regex_matches_only_the_topics_its_member_may_describe() -> None:
+    """With an authorizer, the resolution a member's heartbeat starts matches only the topics its principal may
+    DESCRIBE, as Kafka 4 filters them: alice may read the group but not see topic t."""
+    read_group = AclBinding(
+        ResourceType.GROUP, "g", PatternType.LITERAL, "User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW
+    )
+    authorizer = ClientAuthorizer(AuthorizerSettings(enabled=True), lambda: Map({"id-1": read_group}))
+
+    async def scenario() -> list[Any]:
+        config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
+        groups = GroupCoordinator(leading_manager(), SimpleNamespace(), config)  # type: ignore[arg-type]
+        alice = Caller("User:alice", "127.0.0.1", "PLAINTEXT")
+        ctx = WireContext(groups.manager, "PLAINTEXT", groups=groups, caller=alice, authorizer=authorizer)
+        groups.group("g")
+        await loaded(groups)
+        return [await answer(ctx, static_or_regex("m-1", None, "^t$")), await resolved(groups)]
+
+    joined, group = asyncio.run(scenario())
+    assert joined.error_code == ErrorCode.NONE
+    assert group.resolved_regexes == {"^t$": frozenset()} and group.subscription_metadata == {}
 
 
 def delete_groups() -> Request:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Callable
 
 from minikafka.broker.consumer_group import shell
 from minikafka.broker.consumer_group.assignor import range_assign
@@ -39,6 +40,7 @@ class Coordinator:
         self.log: list[OffsetsRecord] = []
         self.now = 0
         self.version = TopicsVersion(0, 0)  # the metadata's offset, and the last one that created a topic
+        self.describable: Callable[[str], bool] | None = None  # the topics the resolving member may DESCRIBE
 
     def ids(self) -> dict[str, uuid.UUID]:
         return {name: uuid.uuid5(uuid.NAMESPACE_OID, name) for name in self.topics}
@@ -60,7 +62,7 @@ class Coordinator:
 
     def resolve(self) -> None:
         assert self.group is not None
-        step = shell.resolve(self.group, self.topics, self.ids(), self.version, self.now)
+        step = shell.resolve(self.group, self.topics, self.ids(), self.version, self.now, self.describable)
         self.group = step.group
         self.keep(step.records)
 
@@ -166,6 +168,16 @@ def test_a_regex_and_a_topic_name_the_name_comes_first_and_a_resolved_regex_need
     assert coordinator.group.group_epoch == epoch + 1 and not coordinator.group.regex_resolution_pending
     assert set(coordinator.group.target["m2"]) <= parts("topic_regex1", 0, 1, 2, 3) | parts("topic_regex2", 0, 1, 2, 3)
     assert coordinator.group.target["m2"]
+
+
+def test_a_resolution_matches_only_the_topics_the_member_that_started_it_may_describe() -> None:
+    """Kafka 4 filters a regex's matches by the DESCRIBE right of the member whose heartbeat started the resolution:
+    a `.*` subscription learns no topic name its principal may not see."""
+    coordinator = Coordinator({"orders": 2, "payroll": 1})
+    coordinator.describable = lambda topic: topic != "payroll"
+    coordinator.join("m1", topics=(), regex=".*")
+    assert coordinator.group is not None and coordinator.group.resolved_regexes == {".*": frozenset({"orders"})}
+    assert coordinator.group.subscription_metadata == {"orders": 2}
 
 
 def test_range_gives_contiguous_ranges_per_topic_and_keeps_what_members_had() -> None:

@@ -7,7 +7,7 @@ and a new topic joins at most every REGEX_BATCH_REFRESH_INTERVAL_MS. Pure: the s
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerMember
@@ -77,12 +77,20 @@ def _resolution_due(
     return required or group.regexes_version < version.new_topics_offset
 
 
-def resolve_regexes(group: ConsumerGroup, topics: Mapping[str, int], version: TopicsVersion, now: int) -> ConsumerGroup:
+def resolve_regexes(
+    group: ConsumerGroup,
+    topics: Mapping[str, int],
+    version: TopicsVersion,
+    now: int,
+    describable: Callable[[str], bool] | None = None,
+) -> ConsumerGroup:
     """The resolution's result applied (Kafka's handleRegularExpressionsResult): every regex a member subscribes
-    with, matched against `topics`; the group epoch bumped when a regex's topics or the subscribed partition
-    counts changed."""
+    with, matched against `topics`, of those `describable` allows (the member that started the resolution may
+    DESCRIBE them, as Kafka 4 filters them); the group epoch bumped when a regex's topics or the subscribed
+    partition counts changed."""
     regexes = sorted(subscriber_counts(group))
-    resolved = {regex: matching(regex, topics) for regex in regexes}
+    visible = [topic for topic in topics if describable(topic)] if describable is not None else list(topics)
+    resolved = {regex: matching(regex, visible) for regex in regexes}
     changed = any(group.resolved_regexes.get(regex) != topics_of for regex, topics_of in resolved.items())
     metadata = subscription_metadata(group, topics, resolved)
     after = group.evolve(

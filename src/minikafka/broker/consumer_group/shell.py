@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,10 +208,11 @@ def resolve(
     topic_ids: Mapping[str, uuid.UUID],
     version: TopicsVersion,
     now: int,
+    describable: Callable[[str], bool] | None = None,
 ) -> ResolutionStep:
-    """The group's regexes resolved against `topics`, the resolution a heartbeat left pending; its records store the
-    matches (and a new group epoch when they changed)."""
-    after = resolve_regexes(group, topics, version, now)
+    """The group's regexes resolved against `topics` (those `describable` allows), the resolution a heartbeat left
+    pending; its records store the matches (and a new group epoch when they changed)."""
+    after = resolve_regexes(group, topics, version, now, describable)
     regexes = {regex: sorted(matched) for regex, matched in after.resolved_regexes.items()}
     fields = {"group_id": group.group_id, "group_epoch": after.group_epoch, "regexes": regexes}
     event = Event("consumer_group_regexes_resolved", fields)

@@ -192,8 +192,11 @@ class GroupCoordinator:
     def topic_names(self) -> dict[uuid.UUID, str]:
         return {topic_id: topic.name for topic_id, topic in self.manager.metadata.image.topics_by_id.items()}
 
-    def consumer_heartbeat(self, group_id: str, request: HeartbeatRequest) -> Awaitable[HeartbeatResponse]:
-        """Runs the heartbeat now; its answer comes once the records of what it changed are written (acks=all)."""
+    def consumer_heartbeat(
+        self, group_id: str, request: HeartbeatRequest, describable: Callable[[str], bool] | None = None
+    ) -> Awaitable[HeartbeatResponse]:
+        """Runs the heartbeat now; its answer comes once the records of what it changed are written (acks=all).
+        `describable`: the topics the member may DESCRIBE, the only ones a resolution it starts matches."""
         shard = self.runtime.shard_for(group_id)
         if isinstance(shard, ErrorCode):
             return answered(HeartbeatResponse(shard))
@@ -216,20 +219,20 @@ class GroupCoordinator:
         resolving = step.group is not None and step.group.regex_resolution_pending
         if resolving and (before is None or not before.regex_resolution_pending):
             # Kafka resolves them in its executor, after this heartbeat: its answer has none of their topics.
-            asyncio.get_running_loop().call_soon(self._resolve_regexes, shard, group_id)
+            asyncio.get_running_loop().call_soon(self._resolve_regexes, shard, group_id, describable)
         if step.conversion is not None:
             self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
         if written is None or (written.done() and not step.records):
             return answered(step.response)
         return self._answer_when_written(written, step.response)
 
-    def _resolve_regexes(self, shard: OffsetsShard, group_id: str) -> None:
+    def _resolve_regexes(self, shard: OffsetsShard, group_id: str, describable: Callable[[str], bool] | None) -> None:
         group = shard.consumer_groups.get(group_id)
         if group is None or not group.regex_resolution_pending or not self.runtime.is_current(shard):
             return  # gone, converted or resolved meanwhile; an unloaded shard's groups are read again from the log
         topics = self.topic_partitions()
         version = self._new_topics.version(self.manager.metadata.image)
-        step = consumer_groups.resolve(group, topics, self.topic_ids(), version, monotonic_ms())
+        step = consumer_groups.resolve(group, topics, self.topic_ids(), version, monotonic_ms(), describable)
         self._store_consumer_group(shard, group_id, step.group, step.events)
         if step.records:
             self._write_consumer_records(shard, step.records)

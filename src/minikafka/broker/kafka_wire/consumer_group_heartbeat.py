@@ -45,7 +45,9 @@ def handle(ctx: WireContext, request: Request) -> Any:
         subscribed_topic_regex=getattr(body, "subscribed_topic_regex", None),  # v1+
         rack_id=body.rack_id,
     )
-    return _answered(ctx, cls, ctx.groups.consumer_heartbeat(body.group_id, heartbeat))
+    # The group's regexes are matched only against the topics this member may DESCRIBE, as Kafka 4 matches them.
+    answer = ctx.groups.consumer_heartbeat(body.group_id, heartbeat, ctx.describable_topics())
+    return _answered(ctx, cls, answer)
 
 
 async def _answered(ctx: WireContext, cls: type, answer: Awaitable[HeartbeatResponse]) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -108,6 +108,13 @@ class WireContext:
 
     def allowed_on_cluster(self, operation: AclOperation) -> bool:
         return self.authorizer.allowed_on_cluster(self.caller, operation)
+
+    def describable_topics(self) -> Callable[[str], bool] | None:
+        """Whether the caller may DESCRIBE a topic, asked without logging denials; None without an authorizer."""
+        if not self.authorizer.enabled:
+            return None
+        authorizer, caller = self.authorizer, self.caller
+        return lambda topic: authorizer.allowed_quietly(caller, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)
 
     def authorized_operations(self, resource_type: ResourceType, name: str) -> int:
         return self.authorizer.authorized_operations(self.caller, resource_type, name)
