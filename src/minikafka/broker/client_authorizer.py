@@ -19,6 +19,7 @@ from minikafka.common.standard_authorizer import (
     AclIndex,
     Action,
     AuthorizerSettings,
+    Decision,
     authorize,
     authorize_by_resource_type,
     authorized_operations,
@@ -67,10 +68,7 @@ class ClientAuthorizer:
         if not self.settings.enabled:
             return True
         action = Action(caller.principal, caller.host, operation, resource_type, name)
-        if self._not_ready_for(caller):
-            self._log(caller, action, NOT_READY_RULE)
-            return False
-        decision = authorize(self._current(), self.settings, action)
+        decision = self._decide(caller, action)
         if not decision.allowed:
             self._log(caller, action, decision.rule)
         return decision.allowed
@@ -82,10 +80,12 @@ class ClientAuthorizer:
         """As `allowed`, with no denial logged: Kafka filters what a caller may see so (logIfDenied false)."""
         if not self.settings.enabled:
             return True
+        return self._decide(caller, Action(caller.principal, caller.host, operation, resource_type, name)).allowed
+
+    def _decide(self, caller: Caller, action: Action) -> Decision:
         if self._not_ready_for(caller):
-            return False
-        action = Action(caller.principal, caller.host, operation, resource_type, name)
-        return authorize(self._current(), self.settings, action).allowed
+            return Decision(False, NOT_READY_RULE)
+        return authorize(self._current(), self.settings, action)
 
     def allowed_on_some(self, caller: Caller, operation: AclOperation, resource_type: ResourceType) -> bool:
         """Kafka's authorizeByResourceType (not logged: it only opens another way in)."""

@@ -6,12 +6,11 @@ and a new topic joins at most every REGEX_BATCH_REFRESH_INTERVAL_MS. Pure: the s
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerMember
-from minikafka.broker.consumer_group.subscriptions import subscription_metadata
+from minikafka.broker.consumer_group.subscriptions import subscriber_counts, subscription_metadata
 from minikafka.broker.consumer_group.topic_regex import matching
 
 # Kafka's GroupMetadataManager.REGEX_BATCH_REFRESH_INTERVAL_MS: a group's regexes are resolved again at most this
@@ -35,10 +34,6 @@ UNVERSIONED = TopicsVersion()
 class RegexChange:
     group: ConsumerGroup  # a regex no member subscribes with any more is dropped; a resolution may be pending
     bump: bool  # the member took up a regex the group has resolved already: a new target assignment
-
-
-def subscriber_counts(group: ConsumerGroup) -> Counter[str]:
-    return Counter(m.subscribed_topic_regex for m in group.members.values() if m.subscribed_topic_regex)
 
 
 def regex_change(

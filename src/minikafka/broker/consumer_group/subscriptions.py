@@ -19,6 +19,11 @@ def member_topics(member: ConsumerMember, resolved: Mapping[str, frozenset[str]]
     return member.subscribed_topics | resolved.get(regex, NO_TOPICS) if regex else member.subscribed_topics
 
 
+def subscriber_counts(group: ConsumerGroup) -> Counter[str]:
+    """Each regular expression some member subscribes with -> how many do."""
+    return Counter(m.subscribed_topic_regex for m in group.members.values() if m.subscribed_topic_regex)
+
+
 def subscription_metadata(
     group: ConsumerGroup, topics: Mapping[str, int], resolved: Mapping[str, frozenset[str]]
 ) -> dict[str, int]:
@@ -31,7 +36,7 @@ def refreshed(group: ConsumerGroup, topics: Mapping[str, int], bump: bool) -> Co
     """The group with the subscribed partition counts as `topics` has them, and without the resolved regexes no
     member subscribes with any more; its epoch bumped when the counts changed (or `bump`). Regexes are resolved
     apart (regex_resolution.py), as Kafka resolves them."""
-    subscribed = {m.subscribed_topic_regex for m in group.members.values() if m.subscribed_topic_regex}
+    subscribed = subscriber_counts(group)
     resolved = {regex: matched for regex, matched in group.resolved_regexes.items() if regex in subscribed}
     metadata = subscription_metadata(group, topics, resolved)
     if bump or metadata != group.subscription_metadata:
