@@ -192,6 +192,7 @@ class ReplicaManager:
         self._pending = PendingDeltas()  # metadata deltas not yet applied to the replicas, in log order
         self._applier: asyncio.Task[None] | None = None
         self._applied_offset = -1
+        self._delta_applied: list[Callable[[], None]] = []  # told once each delta is applied in full
         self.steps_per_slice = DEFAULT_STEPS_PER_SLICE
         self._log = structlog.get_logger()
 
@@ -308,6 +309,11 @@ class ReplicaManager:
         self._applier = asyncio.create_task(self._apply_pending(), name="metadata-delta-applier")
         self._applier.add_done_callback(self._on_applier_done)
 
+    def on_delta_applied(self, callback: Callable[[], None]) -> None:
+        """`callback` runs each time a metadata delta has been applied to every replica (Kafka's publishers run
+        after the replica manager's, so the coordinators see the new leaderships)."""
+        self._delta_applied.append(callback)
+
     @property
     def applied_metadata_offset(self) -> int:
         """The metadata offset this broker's replicas reflect (what its heartbeats report): the listener's while
@@ -340,6 +346,8 @@ class ReplicaManager:
                 self._apply_dynamic_configs(step.image, now)
                 self._stop_idle_fetchers()
                 wake |= self._reread_for_newly_eligible()
+                for callback in self._delta_applied:
+                    callback()
         if wake:
             self.notify()
 

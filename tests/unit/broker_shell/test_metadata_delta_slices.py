@@ -75,6 +75,17 @@ async def test_a_big_delta_leaves_the_loop_to_other_tasks_between_slices(tmp_pat
     await manager.stop()
 
 
+async def test_the_delta_applied_callbacks_run_once_the_last_slice_is_applied(tmp_path: Path) -> None:
+    manager, metadata = manager_on(tmp_path)
+    seen: list[tuple[int, int]] = []  # replicas and applied offset when told
+    manager.on_delta_applied(lambda: seen.append((len(manager.replicas), manager.applied_metadata_offset)))
+    publish(manager, metadata, with_topic(metadata.image))
+    assert seen == []  # only the first slice is in
+    await wait_for(lambda: len(manager.replicas) == PARTITIONS)
+    assert seen == [(PARTITIONS, metadata.offset)]
+    await manager.stop()
+
+
 async def test_a_later_delta_waits_for_the_earlier_one_to_be_applied_whole(tmp_path: Path) -> None:
     manager, metadata = manager_on(tmp_path)
     publish(manager, metadata, with_topic(metadata.image))

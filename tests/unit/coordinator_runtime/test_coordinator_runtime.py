@@ -69,10 +69,13 @@ def log_of(tmp_path: Path, values: list[str]) -> PartitionLog:
 def leading_manager(log: PartitionLog, leader_epoch: int = 3) -> Any:
     topic = SimpleNamespace(partitions={0: SimpleNamespace(leader=1)})
     replica = SimpleNamespace(leader=object(), leader_epoch=leader_epoch, log=log)
+    delta_applied: list[Any] = []  # what a started runtime asked to be told after each metadata delta
     return SimpleNamespace(
         metadata=SimpleNamespace(image=SimpleNamespace(topics_by_name={TOPIC: topic})),
         replicas={TP: replica},
         serving=lambda: True,
+        delta_applied=delta_applied,
+        on_delta_applied=delta_applied.append,
     )
 
 
@@ -168,3 +171,52 @@ async def test_a_load_superseded_by_a_newer_leader_epoch_puts_nothing_in_place(t
     (unloaded,) = events_named(events, "unloaded")
     assert (unloaded["leader_epoch"], unloaded["reason"]) == (3, "new leader epoch 4")
     assert [e["leader_epoch"] for e in events_named(events, "loaded")] == [4]
+
+
+async def test_an_applied_delta_starts_loading_a_newly_led_partition_without_waiting_for_a_tick(
+    tmp_path: Path,
+) -> None:
+    """As Kafka's coordinators load on election: the first request after a leadership change should find the
+    partition loading or loaded, not unknown until the next 100 ms tick."""
+    log = log_of(tmp_path, ["a"])
+    manager = leading_manager(log)
+    harness = Harness(manager)
+    ticks: list[None] = []
+    harness.runtime.start(lambda: ticks.append(None))
+    (after_delta,) = manager.delta_applied
+    started = asyncio.get_running_loop().time()
+    after_delta()  # the replica manager has applied a delta: this broker leads partition 0
+    for _ in range(1000):
+        if harness.runtime.loaded_shards():
+            break
+        await asyncio.sleep(0)
+    loaded_after_s = asyncio.get_running_loop().time() - started
+    await harness.runtime.stop()
+    log.close()
+    (shard,) = harness.runtime.loaded_shards()
+    assert shard.values == ["a"] and not ticks and loaded_after_s < 0.1
+
+
+async def test_a_stopped_runtime_loads_nothing_after_a_delta(tmp_path: Path) -> None:
+    log = log_of(tmp_path, ["a"])
+    manager = leading_manager(log)
+    harness = Harness(manager)
+    harness.runtime.start(lambda: None)
+    await harness.runtime.stop()
+    manager.delta_applied[0]()
+    await asyncio.sleep(0)
+    log.close()
+    assert harness.runtime.loaded_shards() == [] and not harness.replays
+
+
+async def test_a_failing_sync_after_a_delta_is_logged_and_not_raised_into_the_replica_manager(tmp_path: Path) -> None:
+    log = log_of(tmp_path, [])
+    manager = leading_manager(log)
+    manager.replicas = None  # a bug stand-in: syncing now raises
+    harness = Harness(manager)
+    harness.runtime.start(lambda: None)
+    with capture_logs() as events:
+        manager.delta_applied[0]()
+    await harness.runtime.stop()
+    log.close()
+    assert [e["event"] for e in events] == ["test_coordinator_sync_failed"]

@@ -74,15 +74,18 @@ class CoordinatorRuntime(Generic[S, T]):
         self._shards: dict[int, S] = {}
         self._pending: PendingRequests[T] = PendingRequests()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._stopped = False
         self._log = structlog.get_logger()
 
     # ---- background work ----
 
     def start(self, tick: Callable[[], None]) -> None:
-        """Runs the coordinator's `tick` every TICK_S until `stop`."""
+        """Runs the coordinator's `tick` every TICK_S until `stop`, and syncs the shards after each metadata delta."""
         self.spawn(self._tick_forever(tick))
+        self.manager.on_delta_applied(self._sync_after_delta)
 
     async def stop(self) -> None:
+        self._stopped = True
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -100,6 +103,16 @@ class CoordinatorRuntime(Generic[S, T]):
                 tick()
             except Exception:  # a bug in one tick must not stop every later one
                 self._log.exception(f"{self.config.event_prefix}_tick_failed")
+
+    def _sync_after_delta(self) -> None:
+        """Kafka's onElection and onResignation: a partition this broker came to lead starts loading as soon as the
+        delta is applied, not at the next tick, so the first requests after an election wait for the load only."""
+        if self._stopped:
+            return
+        try:
+            self.sync_all()
+        except Exception:  # the replica manager calls this amid its metadata: a bug here must not stop that
+            self._log.exception(f"{self.config.event_prefix}_sync_failed")
 
     # ---- where a key lives ----
 
