@@ -74,6 +74,15 @@ def _register_cluster(subparsers: argparse._SubParsersAction) -> None:
     )
     up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     up.add_argument(
+        "--kafka-listener",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another Kafka listener on every broker, on its own port, beside PLAINTEXT (repeatable); "
+        "listener.security.protocol.map maps NAME to its protocol, e.g. --set listener.security.protocol.map="
+        "PLAINTEXT:PLAINTEXT,SSL:SSL,GRPC:GRPC,BROKER:GRPC,CONTROLLER:GRPC",
+    )
+    up.add_argument(
         "--dynamic-quorum",
         action="store_true",
         help="format the controllers with the voter set by directory id (KIP-853, kraft.version 1)",
@@ -393,6 +402,7 @@ def cluster_up(args: argparse.Namespace) -> int:
             args.broker_ids,
             args.dynamic_quorum,
             args.initial_controllers,
+            args.kafka_listener,
         )
     except ClusterError as error:
         raise CliError(str(error)) from None
@@ -400,6 +410,8 @@ def cluster_up(args: argparse.Namespace) -> int:
     print(f"  controllers: {', '.join(f'{c.node_id}@{c.address}' for c in cluster.controllers)}")
     print(f"  brokers:     {', '.join(f'{b.node_id}@{b.address}' for b in cluster.brokers)}")
     print(f"  bootstrap.servers={cluster.kafka_bootstrap_servers}")
+    for name in cluster.brokers[0].further_kafka_addresses if cluster.brokers else ():
+        print(f"  {name}: {','.join(b.further_kafka_addresses[name] for b in cluster.brokers)}")
     print(f"  network:     {_network_line(cluster.network.to_json(), cluster.network.cuts_mode)}")
     print(f"  Kafka clients: {cluster.kafka_client_properties} (bootstrap.servers and security; kcat -F FILE)")
     if cluster.client_properties.exists():

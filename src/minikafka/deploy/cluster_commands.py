@@ -72,6 +72,7 @@ def up(
     broker_ids: Sequence[int] | None = None,
     dynamic_quorum: bool = False,
     initial_controllers: int = 0,
+    kafka_listeners: Sequence[str] = (),
 ) -> Cluster:
     """Start every node, then wait until the quorum has a leader and every broker is registered and unfenced.
 
@@ -96,6 +97,7 @@ def up(
             broker_ids,
             dynamic_quorum,
             initial_controllers,
+            kafka_listeners,
         )
     except NetworkError as error:
         raise ClusterError(str(error)) from None

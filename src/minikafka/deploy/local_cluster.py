@@ -32,7 +32,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from minikafka.broker.config import GRPC_SASL_SSL_PROTOCOL, GRPC_SSL_PROTOCOL, BrokerConfig, parse_protocol_map
+from minikafka.broker.config import (
+    GRPC_SASL_SSL_PROTOCOL,
+    GRPC_SSL_PROTOCOL,
+    KAFKA_PROTOCOLS,
+    BrokerConfig,
+    parse_protocol_map,
+)
 from minikafka.common.certificates import (
     ADMIN_NAME,
     CertificateRequest,
@@ -75,10 +81,16 @@ class NodeSpec:
     run_dir: Path
     kafka_port: int = 0  # a broker's Kafka listener (PLAINTEXT), a controller's (KIP-919); 0: none
     broker_port: int = 0  # a broker's inter-broker gRPC listener (BROKER); 0: none, its one gRPC listener serves
+    further_kafka_ports: tuple[tuple[str, int], ...] = ()  # a broker's other Kafka listeners: (name, port)
 
     @property
     def kafka_address(self) -> str | None:
         return f"{self.host}:{self.kafka_port}" if self.kafka_port else None
+
+    @property
+    def further_kafka_addresses(self) -> dict[str, str]:
+        """The broker's Kafka listeners beyond PLAINTEXT (`cluster up --kafka-listener`), by listener name."""
+        return {name: f"{self.host}:{port}" for name, port in self.further_kafka_ports}
 
     @property
     def inter_node_address(self) -> str:
@@ -219,6 +231,7 @@ class Cluster:
                 "address": spec.address,
                 **({"kafka_address": spec.kafka_address} if spec.kafka_address else {}),
                 **({"inter_broker_address": spec.inter_node_address} if spec.broker_port else {}),
+                **({"kafka_listeners": spec.further_kafka_addresses} if spec.further_kafka_ports else {}),
                 "pid": self.pids.get(spec.node_id),
                 "config": str(spec.config_path),
                 "data_dir": str(spec.data_dir),
@@ -253,14 +266,18 @@ class Cluster:
             "SSL": f"SSL (server TLS, {keystore})",
             "SASL_PLAINTEXT": f"SASL_PLAINTEXT (SASL {mechanisms})",
             "SASL_SSL": f"SASL_SSL (server TLS, {keystore}; SASL {mechanisms})",
-        }.get(protocols.get("PLAINTEXT", ""), PLAINTEXT)
+        }
+        further = self.brokers[0].further_kafka_ports if self.brokers else ()
         return {
             "inter_node": self.inter_node_security,
             "listeners": {
                 "CONTROLLER (controllers)": inter_node,
                 f"{INTER_BROKER_LISTENER} (brokers, inter-broker and fault service)": inter_node,
                 "GRPC (brokers, minikafka clients)": client,
-                "PLAINTEXT (brokers, Kafka clients)": kafka,
+                **{
+                    f"{name} (brokers, Kafka clients)": kafka.get(protocols.get(name, ""), PLAINTEXT)
+                    for name in ("PLAINTEXT", *(name for name, _ in further))
+                },
             },
             **({"admin_tls": tls.to_json()} if (tls := self.admin_tls) is not None else {}),
             # What tools given --dir read: the client listener's protocol and, where cluster up wrote one, the file
@@ -291,7 +308,10 @@ class Cluster:
             kafka_port = int(entry["kafka_address"].rpartition(":")[2]) if entry.get("kafka_address") else 0
             broker = entry.get("inter_broker_address")
             broker_port = int(broker.rpartition(":")[2]) if broker else 0
-            return NodeSpec(entry["id"], entry["role"], host, int(port), run_dir, kafka_port, broker_port)
+            further = tuple(
+                (name, int(address.rpartition(":")[2])) for name, address in entry.get("kafka_listeners", {}).items()
+            )
+            return NodeSpec(entry["id"], entry["role"], host, int(port), run_dir, kafka_port, broker_port, further)
 
         cluster = cls(
             run_dir=run_dir,
@@ -390,9 +410,11 @@ def plan_cluster(
     broker_ids: Sequence[int] | None = None,
     dynamic_quorum: bool = False,
     initial_controllers: int = 0,
+    kafka_listeners: Sequence[str] = (),
 ) -> Cluster:
     """`broker_ids`: the brokers' node ids (default 1..N; Kafka's docker images number them from 0);
-    `initial_controllers`: with `dynamic_quorum`, how many controllers are formatted as voters (0: all)."""
+    `initial_controllers`: with `dynamic_quorum`, how many controllers are formatted as voters (0: all);
+    `kafka_listeners`: every broker's Kafka listeners beyond PLAINTEXT, by name, each on a port of its own."""
     if initial_controllers and (not dynamic_quorum or not 1 <= initial_controllers <= controllers):
         raise ClusterError(f"--initial-controllers needs --dynamic-quorum and 1..{controllers} controllers")
     if controllers < 1:
@@ -401,12 +423,14 @@ def plan_cluster(
         raise ClusterError("--brokers must not be negative")
     controller_ids = [CONTROLLER_ID_BASE + i + 1 for i in range(controllers)]
     ids = check_broker_ids(broker_ids, brokers, controller_ids)
+    further = check_kafka_listeners(kafka_listeners, overrides or {})
 
     def spec(node_id: int, role: str, index: int) -> NodeSpec:
         host = node_host(role, index)
         if role == "broker":  # client and inter-broker gRPC ports and a Kafka listener port, on its own address
-            grpc_port, kafka_port, broker_port = free_ports(3, host)
-            return NodeSpec(node_id, role, host, grpc_port, run_dir, kafka_port, broker_port)
+            grpc_port, kafka_port, broker_port, *more = free_ports(3 + len(further), host)
+            ports = tuple(zip(further, more, strict=True))
+            return NodeSpec(node_id, role, host, grpc_port, run_dir, kafka_port, broker_port, ports)
         quorum_port, kafka_port = free_ports(2, host)  # the quorum's gRPC listener and a Kafka one (KIP-919)
         return NodeSpec(node_id, role, host, quorum_port, run_dir, kafka_port)
 
@@ -422,6 +446,26 @@ def plan_cluster(
         dynamic_quorum=dynamic_quorum,
         initial_controllers=initial_controllers,
     )
+
+
+def check_kafka_listeners(names: Sequence[str], overrides: Mapping[str, str]) -> list[str]:
+    """The further Kafka listeners' names, upper-cased: distinct, none of the listeners cluster up names itself, each
+    mapped to a Kafka security protocol by the run's listener.security.protocol.map (as Kafka requires of a name)."""
+    wanted = [name.strip().upper() for name in names]
+    reserved = {"PLAINTEXT", "GRPC", INTER_BROKER_LISTENER, "CONTROLLER"}
+    if len(set(wanted)) != len(wanted) or reserved & set(wanted):
+        raise ClusterError(f"--kafka-listener names must be distinct and none of {sorted(reserved)}, got {wanted}")
+    try:
+        protocols = parse_protocol_map(overrides.get("listener.security.protocol.map", ""))
+    except ValueError as error:
+        raise ClusterError(f"listener.security.protocol.map: {error}") from None
+    for name in wanted:
+        if protocols.get(name) not in KAFKA_PROTOCOLS:
+            raise ClusterError(
+                f"--kafka-listener {name}: listener.security.protocol.map (--set) must map it to one of "
+                f"{', '.join(KAFKA_PROTOCOLS)}, e.g. {name}:SSL"
+            )
+    return wanted
 
 
 def check_broker_ids(broker_ids: Sequence[int] | None, brokers: int, controller_ids: Sequence[int]) -> list[int]:
@@ -444,6 +488,7 @@ def node_properties(cluster: Cluster, spec: NodeSpec) -> dict[str, str]:
     listeners = f"CONTROLLER://{spec.address}" if spec.role == "controller" else f"GRPC://{spec.address}"
     if spec.kafka_address:
         listeners += f",PLAINTEXT://{spec.kafka_address}"
+    listeners += "".join(f",{name}://{address}" for name, address in spec.further_kafka_addresses.items())
     props = {
         "node.id": str(spec.node_id),
         "process.roles": spec.role,
