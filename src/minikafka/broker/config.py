@@ -247,8 +247,14 @@ class BrokerConfig(NodeConfig):
     auto_create_topics_enable: bool = config_key(
         "auto.create.topics.enable",
         True,
-        "Create a topic a Kafka client's Metadata request names and allows to be created (the controller's "
-        "num.partitions and default.replication.factor).",
+        "Create a topic a Kafka client's Metadata request names and allows to be created (with this broker's "
+        "num.partitions and default.replication.factor, as Kafka's brokers ask the controller).",
+    )
+    num_partitions: int = config_key(
+        "num.partitions", 1, "Partition count of the topics this broker auto-creates.", at_least(1)
+    )
+    default_replication_factor: int = config_key(
+        "default.replication.factor", 1, "Replication factor of the topics this broker auto-creates.", at_least(1)
     )
     min_insync_replicas: int = config_key(
         "min.insync.replicas",

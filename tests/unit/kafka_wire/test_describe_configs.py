@@ -105,10 +105,8 @@ def test_topic_configs_fall_back_to_the_broker_synonym() -> None:
     entries = {e.name: e for e in topic_entries(_config(log_segment_bytes="1048576"), {"retention.ms": "5000"})}
     retention = entries["retention.ms"]
     assert (retention.value, retention.source, retention.read_only) == ("5000", DYNAMIC_TOPIC_CONFIG, False)
-    assert retention.synonyms == (
-        Synonym("retention.ms", "5000", DYNAMIC_TOPIC_CONFIG),
-        Synonym("log.retention.ms", "604800000", DEFAULT_CONFIG),
-    )
+    # Kafka's log.retention.ms has no default of its own (log.retention.hours gives it): no DEFAULT_CONFIG synonym
+    assert retention.synonyms == (Synonym("retention.ms", "5000", DYNAMIC_TOPIC_CONFIG),)
     assert (entries["segment.bytes"].value, entries["segment.bytes"].source) == ("1048576", STATIC_BROKER_CONFIG)
     assert (entries["cleanup.policy"].value, entries["cleanup.policy"].source) == ("delete", DEFAULT_CONFIG)
     assert entries["flush.ms"].value == str(2**63 - 1)
@@ -151,14 +149,7 @@ def test_dynamic_broker_values_come_first_in_kafkas_order() -> None:
     cluster_only = DynamicBrokerValues(cluster={"log.retention.ms": "2000"})
     topic = {e.name: e for e in topic_entries(config, {}, cluster_only)}["retention.ms"]
     assert (topic.value, topic.source) == ("2000", 3)
-    assert [(s.name, s.source) for s in topic.synonyms] == [
-        ("log.retention.ms", 3),
-        ("log.retention.ms", 4),
-        (
-            "log.retention.ms",
-            5,
-        ),
-    ]
+    assert [(s.name, s.source) for s in topic.synonyms] == [("log.retention.ms", 3), ("log.retention.ms", 4)]
     [entry] = cluster_default_entries({"min.insync.replicas": "2"})
     assert (entry.name, entry.value, entry.source, entry.config_type) == ("min.insync.replicas", "2", 3, INT)
 
@@ -194,3 +185,14 @@ def test_a_groups_configs_its_own_value_else_the_coordinators_default() -> None:
     assert {e.name: e.value for e in group_entries(_config(group_consumer_session_timeout_ms="50000"), {})}[
         "consumer.session.timeout.ms"
     ] == "50000"
+
+
+def test_a_topic_config_at_a_derived_broker_default_lists_no_synonym_as_kafka() -> None:
+    """What Kafka answers (kafkajs's describeConfigs spec checks it): retention.ms, segment.ms and flush.ms fall back
+    to broker keys Kafka declares without a default, so their synonyms are empty; compression.type's broker key has
+    one, listed as DEFAULT_CONFIG."""
+    entries = {e.name: e for e in topic_entries(_config(), {})}
+    for name in ("retention.ms", "segment.ms", "flush.ms"):
+        assert (entries[name].source, entries[name].synonyms) == (DEFAULT_CONFIG, ())
+    assert entries["retention.ms"].value == "604800000"
+    assert entries["compression.type"].synonyms == (Synonym("compression.type", "producer", DEFAULT_CONFIG),)

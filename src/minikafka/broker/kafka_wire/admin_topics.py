@@ -124,15 +124,19 @@ async def _forward(ctx: WireContext, method: str, request: Any, anything: bool) 
 
 
 def auto_create_topics(ctx: WireContext, names: list[str]) -> None:
-    """Kafka's auto.create.topics.enable: ask the controller to create topics a Metadata request named, with its
-    default partitions and replication factor, without waiting (a name it refuses stays unknown)."""
+    """Kafka's auto.create.topics.enable: ask the controller to create topics a Metadata request named, with the
+    broker's num.partitions and default.replication.factor (Kafka's AutoTopicCreationManager), without waiting (a
+    name it refuses stays unknown)."""
     creating = ctx.manager.auto_creations
     pending = sorted({name for name in names if name not in creating and _legal(name)})
     if not pending:
         return
+    config = ctx.manager.config
     forwarded = controller_pb2.CreateTopicsRequest(timeout_ms=5000)
     for name in pending:
-        forwarded.topics.add(name=name, num_partitions=-1, replication_factor=-1)
+        forwarded.topics.add(
+            name=name, num_partitions=config.num_partitions, replication_factor=config.default_replication_factor
+        )
     task = asyncio.get_running_loop().create_task(ctx.manager.controller.call("CreateTopics", forwarded))
     for name in pending:
         creating[name] = task

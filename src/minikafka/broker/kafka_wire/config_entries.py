@@ -56,6 +56,9 @@ _TOPIC_KINDS = {"int": INT, "long": LONG, "list": LIST, "boolean": BOOLEAN, "dou
 TOPIC_SYNONYMS = {name: definition.broker_name for name, definition in TOPIC_CONFIGS.items()}
 # Broker-level synonyms minikafka has no key for: the only value it supports.
 _FIXED_BROKER_VALUES = {"unclean.leader.election.enable": "false"}
+# Kafka declares these broker keys with no default (their value derives from log.retention.hours, log.roll.hours and
+# log.flush.scheduler.interval.ms), so a topic config falling back to one lists no DEFAULT_CONFIG synonym.
+_DERIVED_BROKER_DEFAULTS = frozenset({"log.retention.ms", "log.roll.ms", "log.roll.jitter.ms", "log.flush.interval.ms"})
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,7 @@ def topic_entries(
         if name == "flush.ms" and value is None:  # no time-based flush: Kafka's default, the longest interval
             value = str(LONG_MAX)
         doc = broker[broker_name].doc if broker_name in broker else None
+        shown = (s for s in synonyms if s.source != DEFAULT_CONFIG or s.name not in _DERIVED_BROKER_DEFAULTS)
         entries.append(
             ConfigEntry(
                 name=name,
@@ -207,7 +211,7 @@ def topic_entries(
                 sensitive=False,
                 config_type=_TOPIC_KINDS.get(definition.kind, STRING),
                 doc=doc,
-                synonyms=tuple(synonyms),
+                synonyms=tuple(shown),
             )
         )
     return entries
