@@ -13,7 +13,9 @@ over the live run instead of Spark over files:
 - CommittedOffsetsMonotonic: a group's acknowledged commits (`offset_committed`) of a partition never go back.
 - NoBackwardsPoll: no group member consumes a record below an offset its group had committed before.
 - CommittedOffsetWithinLog (the world's own): no commit is past the highest high watermark a leader of its
-  partition had reached: a consumer commits only what it read, and it reads only below the high watermark.
+  partition had reached: a consumer commits only what it read, and it reads only below the high watermark. The
+  world sees leaders' high watermarks at its steps and when a commit arrives; a record read at offset N shows a
+  leader had reached N + 1 too, even one that crashed before the next step.
 - NoDoubleOwnership: in one generation of a classic group no partition is assigned to two members (`analyze`
   checks its KIP-848 form on the members' assignment events; a classic group's assignment is what SyncGroup gives).
 - At the end, after the faults healed: every acks=all acknowledged record read by every plain consumer
@@ -49,7 +51,8 @@ class Read:
 
 @dataclass
 class ClientInvariants:
-    high_watermark: Callable[[int], int]  # the highest a leader of the partition had reached
+    high_watermark: Callable[[int], int]  # the highest a leader of the partition had reached, as the world saw it
+    read_ends: dict[int, int] = field(default_factory=dict)  # partition -> one past the highest offset read
     violations: list[Violation] = field(default_factory=list)
     sent: set[bytes] = field(default_factory=set)
     idempotent: set[bytes] = field(default_factory=set)  # sent by an idempotent producer
@@ -124,6 +127,8 @@ class ClientInvariants:
                 f"{self.positions[position] - 1}",
             )
         self.positions[position] = read.offset + 1
+        if read.offset >= self.read_ends.get(read.partition, 0):
+            self.read_ends[read.partition] = read.offset + 1
         self.read_by.setdefault(read.reader, set()).add((read.partition, read.offset, read.value))
         if read.group is not None:
             self.group_read.add((read.partition, read.offset, read.value))
@@ -160,7 +165,7 @@ class ClientInvariants:
                 "CommittedOffsetsMonotonic",
                 f"group {group} partition {partition}: committed offset {previous[0]} then {offset}",
             )
-        reached = self.high_watermark(partition)
+        reached = max(self.high_watermark(partition), self.read_ends.get(partition, 0))
         if offset > reached:
             self._violated(
                 "CommittedOffsetWithinLog",

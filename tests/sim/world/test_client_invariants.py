@@ -123,3 +123,15 @@ def test_an_idempotent_producers_value_must_not_be_read_at_two_offsets() -> None
     assert broken(invariants) == []  # a plain producer's retry may be appended twice; two readers may read one
     invariants.consumed(Read("consumer-0", 0, 3, b"idempotent", 2.0))
     assert broken(invariants) == ["Duplicates"]
+
+
+def test_a_read_shows_the_high_watermark_a_leader_reached_between_the_worlds_looks() -> None:
+    """The leader that served offsets up to 995 crashed before the world's next step, and the new leader's high
+    watermark is still behind: a commit of 996 is within what a leader had reached (seed 930045's false alarm)."""
+    invariants = checks(high_watermark=993)
+    invariants.sending(b"a")
+    invariants.consumed(Read("member-2.1", 1, 995, b"a", 20.9, "g", 1))
+    commit(invariants, 1, 996, 21.5)
+    assert broken(invariants) == []
+    commit(invariants, 1, 997, 22.0)
+    assert broken(invariants) == ["CommittedOffsetWithinLog"]
