@@ -61,6 +61,7 @@ class Suite:
     settings: tuple[str, ...]
     default_tests: str
     run: Callable[[argparse.Namespace, list[str], Path], list[TestResult]]
+    kafka_listeners: tuple[str, ...] = ()  # each broker's Kafka listeners beyond PLAINTEXT (cluster up's)
 
 
 def minikafka(*args: str) -> subprocess.CompletedProcess[str]:
@@ -73,11 +74,18 @@ def cluster_up(run_dir: Path, suite: Suite, brokers: int) -> list[str]:
     settings = [arg for setting in (*suite.settings, *AUTHORIZER) for arg in ("--set", setting)]
     ids = ",".join(suite.broker_ids.split(",")[:brokers])
     command = ["cluster", "up", "--dir", str(run_dir), "--network", "host", "--brokers", str(brokers)]
+    command += [arg for name in suite.kafka_listeners for arg in ("--kafka-listener", name)]
     started = minikafka(*command, "--broker-ids", ids, *settings)
     if started.returncode != 0:
         raise SystemExit(f"cluster up failed: {started.stderr.strip()}")
     described = json.loads((run_dir / "cluster.json").read_text())
     return [broker["kafka_address"] for broker in described["brokers"]]
+
+
+def listener_addresses(run_dir: Path, name: str) -> list[str]:
+    """The brokers' addresses of their Kafka listener `name` (one of the suite's `kafka_listeners`)."""
+    described = json.loads((run_dir / "cluster.json").read_text())
+    return [broker["kafka_listeners"][name] for broker in described["brokers"]]
 
 
 def first_lines(text: str | None) -> str:
@@ -139,16 +147,34 @@ def run_kafka_python(args: argparse.Namespace, brokers: list[str], run_dir: Path
 # ---- aiokafka ----
 
 # Appended to the copy of aiokafka's tests/conftest.py: later definitions of a fixture in the same module replace
-# the docker-based ones. The helpers that run Kafka's own tools inside its container (ACLManager, KafkaConfig,
-# KerberosUtils) get no container: a test that uses them fails, and says so.
+# the docker-based ones. The container's Kafka tools that its helpers run (kafka-acls.sh for ACLManager,
+# kafka-configs.sh for KafkaConfig's SCRAM users) become minikafka's `acls` and `configs`, which take Kafka's flags;
+# KerberosUtils gets none (minikafka has no GSSAPI): a test that uses it fails, and says so.
 AIOKAFKA_FIXTURES = """
 
 # ---- minikafka: the cluster in MINIKAFKA_BROKERS instead of a docker container ----
+import shlex
+import subprocess
 
 
-class _NoContainer:
+class _NoKerberos:
     def __getattr__(self, name):
-        raise RuntimeError("needs Kafka's own tools in aiokafka's docker container (minikafka runs none)")
+        raise RuntimeError("needs Kerberos in aiokafka's docker container: minikafka's SASL has no GSSAPI")
+
+
+class _MinikafkaTools:
+    _TOOLS = {"kafka-acls.sh": "acls", "kafka-configs.sh": "configs"}
+    _ZOOKEEPER = {"--authorizer-properties", "zookeeper.connect=localhost:2181", "--zookeeper", "localhost:2181"}
+
+    def exec_run(self, cmd):
+        words = shlex.split(cmd) if isinstance(cmd, str) else list(cmd)
+        tool = self._TOOLS.get(words[0].rsplit("/", 1)[-1])
+        if tool is None:
+            return 1, f"minikafka runs no {words[0]}".encode()
+        args = [word for word in words[1:] if word not in self._ZOOKEEPER]
+        command = [os.environ["MINIKAFKA_PYTHON"], "-m", "minikafka.launcher", tool]
+        done = subprocess.run([*command, "--dir", os.environ["MINIKAFKA_RUN"], *args], capture_output=True)
+        return done.returncode, done.stdout + done.stderr
 
 
 @pytest.fixture(scope="session")
@@ -163,19 +189,22 @@ def kafka_image(request):
 
 @pytest.fixture(scope="session")
 def ssl_folder(docker, kafka_image):
-    return pathlib.Path("tests/ssl_cert")
+    return pathlib.Path(os.environ["MINIKAFKA_SSL_FOLDER"])
 
 
 @pytest.fixture(scope="session")
 def kafka_server(kafka_image, docker):
     host, port = os.environ["MINIKAFKA_BROKERS"].split(",")[0].rsplit(":", 1)
-    yield KafkaServer(host, int(port), 0, 0, 0, _NoContainer())
+    ssl, sasl_plaintext, sasl_ssl = (int(port) for port in os.environ["MINIKAFKA_LISTENER_PORTS"].split(","))
+    yield KafkaServer(host, int(port), ssl, sasl_plaintext, sasl_ssl, _MinikafkaTools())
 
 
 @pytest.fixture(scope="class")
 def kerberos_utils(kafka_server):
-    return _NoContainer()
+    return _NoKerberos()
 """
+# What its gen-ssl-certs.sh makes and the tests read: the CA, and a client certificate and key (the run's admin's).
+AIOKAFKA_SSL_FILES = (("ca.pem", "ca.crt"), ("admin.pem", "client.crt"), ("admin.key", "client.key"))
 
 
 def run_aiokafka(args: argparse.Namespace, brokers: list[str], run_dir: Path) -> list[TestResult]:
@@ -191,7 +220,21 @@ def run_aiokafka(args: argparse.Namespace, brokers: list[str], run_dir: Path) ->
         "libdocker.models = type('m', (), {'containers': type('c', (), {'Container': object})})\n",
     )
     conftest.write_text(text + AIOKAFKA_FIXTURES)
-    env = {**os.environ, "MINIKAFKA_BROKERS": ",".join(brokers)}
+    ssl_folder = run_dir / "aiokafka-ssl"
+    ssl_folder.mkdir()
+    for made, name in AIOKAFKA_SSL_FILES:
+        shutil.copy(run_dir / "certs" / made, ssl_folder / name)
+    listeners = (
+        listener_addresses(run_dir, name)[0].rpartition(":")[2] for name in ("SSL", "SASL_PLAINTEXT", "SASL_SSL")
+    )
+    env = {
+        **os.environ,
+        "MINIKAFKA_BROKERS": ",".join(brokers),
+        "MINIKAFKA_LISTENER_PORTS": ",".join(listeners),
+        "MINIKAFKA_SSL_FOLDER": str(ssl_folder),
+        "MINIKAFKA_RUN": str(run_dir),
+        "MINIKAFKA_PYTHON": sys.executable,
+    }
     junit = run_dir / "aiokafka.xml"
     command = [sys.executable, "-m", "pytest", *args.tests.split(","), "-p", "no:cacheprovider", "-q", "-n", "0"]
     command += [f"--docker-image=aiolibs/kafka:2.13_{KAFKA_VERSION}", "--no-pull", f"--junitxml={junit}"]
@@ -219,13 +262,27 @@ KAFKAJS_DEV_PACKAGES = (
     "ip@1",
     "mockdate@2",
 )
-# testHelpers/index.js names its brokers localhost:9092, 9095 and 9098 (its docker-compose's), and createTopic
-# localhost:9092 alone: the copy takes the run's addresses from MINIKAFKA_BROKERS instead.
+_FIRST_SSL_PORT = "Number(process.env.MINIKAFKA_SSL_BROKERS.split(',')[0].split(':')[1])"
+_FIRST_SASL_PORT = "Number(process.env.MINIKAFKA_SASL_BROKERS.split(',')[0].split(':')[1])"
+# testHelpers/index.js names its brokers' PLAINTEXT listeners localhost:9092, 9095 and 9098 (its docker-compose's),
+# their SSL ones 9093, 9096 and 9099 and their SASL_SSL ones 9094, 9097 and 9100, and connects to the first broker's
+# by port: the copy takes the run's addresses from MINIKAFKA_BROKERS, MINIKAFKA_SSL_BROKERS and
+# MINIKAFKA_SASL_BROKERS instead (every listener of a broker is on its one address).
 KAFKAJS_HELPER_EDITS = (
     (
         "const plainTextBrokers = (host = getHost()) => [`${host}:9092`, `${host}:9095`, `${host}:9098`]",
         "const plainTextBrokers = () => process.env.MINIKAFKA_BROKERS.split(',')",
     ),
+    (
+        "const sslBrokers = (host = getHost()) => [`${host}:9093`, `${host}:9096`, `${host}:9099`]",
+        "const sslBrokers = () => process.env.MINIKAFKA_SSL_BROKERS.split(',')",
+    ),
+    (
+        "const saslBrokers = (host = getHost()) => [`${host}:9094`, `${host}:9097`, `${host}:9100`]",
+        "const saslBrokers = () => process.env.MINIKAFKA_SASL_BROKERS.split(',')",
+    ),
+    ("    port: 9093,\n", f"    port: {_FIRST_SSL_PORT},\n"),
+    ("    port: 9094,\n", f"    port: {_FIRST_SASL_PORT},\n"),
     (
         "brokers: [`${getHost()}:9092`]",
         "brokers: plainTextBrokers()",
@@ -236,6 +293,8 @@ KAFKAJS_HELPER_EDITS = (
         "  port: Number(process.env.MINIKAFKA_BROKERS.split(',')[0].split(':')[1]),\n",
     ),
 )
+# Specs that name the first broker's SASL_SSL port themselves.
+KAFKAJS_SPEC_EDITS = {"src/broker/__tests__/connect.spec.js": (("port: 9094,", f"port: {_FIRST_SASL_PORT},"),)}
 
 
 def kafkajs_modules(source: Path) -> Path:
@@ -250,22 +309,56 @@ def kafkajs_modules(source: Path) -> Path:
     return modules
 
 
+# Its docker-compose's SASL users: PLAIN's from the brokers' JAAS file, SCRAM's made by its createScramCredentials.sh.
+KAFKAJS_SCRAM_USER = (
+    "testscram",
+    "SCRAM-SHA-256=[iterations=8192,password=testtestscram=256],SCRAM-SHA-512=[password=testtestscram=512]",
+)
+# Its addPartitions.sh runs kafka-topics in its Kafka container; the copy's does the same CreatePartitions with
+# confluent-kafka's admin client.
+KAFKAJS_ADD_PARTITIONS = """#!/bin/sh -e
+exec "{python}" -c '
+import os, sys
+from confluent_kafka.admin import AdminClient, NewPartitions
+admin = AdminClient({{"bootstrap.servers": os.environ["MINIKAFKA_BROKERS"]}})
+for future in admin.create_partitions([NewPartitions(os.environ["TOPIC"], int(os.environ["PARTITIONS"]))]).values():
+    future.result()
+'
+"""
+
+
+def kafkajs_copy(source: Path, work: Path) -> None:
+    """The checkout copied, its helpers pointed at the run's listeners and its Kafka-container scripts replaced."""
+    shutil.copytree(source, work, symlinks=True, ignore=shutil.ignore_patterns(".git", "website", "docs"))
+    for name, edits in {"testHelpers/index.js": KAFKAJS_HELPER_EDITS, **KAFKAJS_SPEC_EDITS}.items():
+        path = work / name
+        text = path.read_text()
+        for old, new in edits:
+            if old not in text:
+                raise SystemExit(f"{name} is not kafkajs 2.2.4's: {old!r} not found")
+            text = text.replace(old, new)
+        path.write_text(text)
+    script = work / "scripts" / "addPartitions.sh"
+    script.write_text(KAFKAJS_ADD_PARTITIONS.format(python=sys.executable))
+    script.chmod(0o755)
+
+
 def run_kafkajs(args: argparse.Namespace, brokers: list[str], run_dir: Path) -> list[TestResult]:
     """kafkajs's specs with its jest setup (jest-circus, one worker), against the run's brokers."""
     kafkajs_modules(args.source)
     work = run_dir / "kafkajs"
-    shutil.copytree(args.source, work, symlinks=True, ignore=shutil.ignore_patterns(".git", "website", "docs"))
-    helpers = work / "testHelpers" / "index.js"
-    text = helpers.read_text()
-    for old, new in KAFKAJS_HELPER_EDITS:
-        if old not in text:
-            raise SystemExit(f"testHelpers/index.js is not kafkajs 2.2.4's: {old!r} not found")
-        text = text.replace(old, new)
-    helpers.write_text(text)
+    kafkajs_copy(args.source, work)
+    user, scram = KAFKAJS_SCRAM_USER
+    made = minikafka("configs", "--dir", str(run_dir), "--alter", "--entity-type", "users", "--entity-name", user,
+                     "--add-config", scram)  # fmt: skip
+    if made.returncode != 0:
+        raise SystemExit(f"the SCRAM user {user} was not made: {made.stderr.strip()}")
     junit = run_dir / "kafkajs.xml"
     env = {
         **os.environ,
         "MINIKAFKA_BROKERS": ",".join(brokers),
+        "MINIKAFKA_SSL_BROKERS": ",".join(listener_addresses(run_dir, "SSL")),
+        "MINIKAFKA_SASL_BROKERS": ",".join(listener_addresses(run_dir, "SASL_SSL")),
         "KAFKA_VERSION": "2.4",  # the newest its specs know: every version-gated spec runs
         "NODE_ENV": "test",
         "JEST_JUNIT_OUTPUT_DIR": str(run_dir),
@@ -300,7 +393,8 @@ SUITES = {
         "test/integration",
         run_kafka_python,
     ),
-    # aiokafka's docker image: one broker, NUM_PARTITIONS=2, its internal topics with one replica.
+    # aiokafka's docker image: one broker, NUM_PARTITIONS=2, its internal topics with one replica; an SSL listener
+    # asking clients for certificates, SASL_PLAINTEXT and SASL_SSL ones (its JAAS file's PLAIN users).
     "aiokafka": Suite(
         "aiokafka",
         "0,1,2",
@@ -311,17 +405,33 @@ SUITES = {
             "offsets.topic.replication.factor=1",
             "transaction.state.log.replication.factor=1",
             "transaction.state.log.min.isr=1",
+            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,"
+            "SASL_SSL:SASL_SSL,GRPC:GRPC,BROKER:GRPC,CONTROLLER:GRPC",
+            "ssl.client.auth=required",
+            "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+            "sasl.plain.users=admin:admin,test:test,test2:test2",
         ),
         "tests",
         run_aiokafka,
+        ("SSL", "SASL_PLAINTEXT", "SASL_SSL"),
     ),
-    # kafkajs's docker-compose.2_4.yml: brokers 0, 1 and 2, 2 partitions, replication factor 2.
+    # kafkajs's docker-compose.2_4.yml: brokers 0, 1 and 2, 2 partitions, replication factor 2, each with a
+    # PLAINTEXT, an SSL and a SASL_SSL listener (its PLAIN users, SCRAM user testscram).
     "kafkajs": Suite(
         "kafkajs",
         "0,1,2",
-        ("num.partitions=2", "default.replication.factor=2", "group.initial.rebalance.delay.ms=0"),
+        (
+            "num.partitions=2",
+            "default.replication.factor=2",
+            "group.initial.rebalance.delay.ms=0",
+            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL,GRPC:GRPC,BROKER:GRPC,"
+            "CONTROLLER:GRPC",
+            "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+            "sasl.plain.users=test:testtest,bob:bobbob,alice:alicealice",  # its server-jaas.conf
+        ),
         "src/admin,src/producer,src/consumer",
         run_kafkajs,
+        ("SSL", "SASL_SSL"),
     ),
 }
 
