@@ -75,8 +75,13 @@ class KafkaConnection:
             try:
                 return await asyncio.wait_for(self._exchange(body), self.timeout_s)
             except (OSError, TimeoutError, asyncio.IncompleteReadError) as error:
-                await self.close()
+                self._drop()
                 raise KafkaError(ErrorCode.NETWORK_EXCEPTION, f"{self.address}: {type(error).__name__}") from None
+            except BaseException:
+                # Cancelled or failed between the request and its whole answer: the stream may still hold that
+                # answer, which the next request would read as its own.
+                self._drop()
+                raise
 
     async def _exchange(self, body: Any) -> Any:
         from kio.serial import entity_reader, entity_writer
@@ -102,12 +107,20 @@ class KafkaConnection:
         size = SIZE.unpack(await reader.readexactly(SIZE.size))[0]
         data = await reader.readexactly(size)
         response_cls = response_class(type(body).__api_key__, type(body).__version__)
-        _, used = entity_reader(response_cls.__header_schema__)(data, 0)
+        header_read, used = entity_reader(response_cls.__header_schema__)(data, 0)
+        if header_read.correlation_id != self._correlation_id:  # as Kafka's clients check it
+            raise KafkaError(
+                ErrorCode.NETWORK_EXCEPTION,
+                f"{self.address}: correlation id {header_read.correlation_id} answers request {self._correlation_id}",
+            )
         response: ResponsePayload
         response, _ = entity_reader(response_cls)(data, used)
         return response
 
     async def close(self) -> None:
+        self._drop()
+
+    def _drop(self) -> None:
         if self._streams is not None:
             self._streams[1].close()
             self._streams = None
