@@ -532,3 +532,21 @@ def test_a_follower_at_the_log_end_that_may_not_join_the_isr_is_settled_until_it
     assert decision.state.follower_settled(2, fenced)  # nothing to decide until the metadata changes
     assert not decision.state.follower_settled(2, EPOCHS)  # unfenced: its next Fetch is read and proposes it
     assert fetch(decision.state, 2, 10, now=3).proposal is not None
+
+
+def test_a_follower_whose_broker_registered_again_is_not_settled_on_its_old_epoch() -> None:
+    """Broker 2 fetched at its epoch and was out of the committed ISR (here: its expansion refused); then it registered
+    again (a retried registration gave it a new epoch) and the metadata shows that epoch. Its state still holds the
+    old one, so it may not join, but its next Fetch, of the new epoch, must be read to propose it: settling it made
+    an idle partition's ISR never expand again (seed 930063 of a simulated search with duplicated requests)."""
+    pending, proposal = expanding()
+    rolled_back, _ = pending.on_alter_partition_response(
+        proposal,  # type: ignore[arg-type]
+        AlterPartitionResult(ErrorCode.INELIGIBLE_REPLICA),  # type: ignore[arg-type]
+        5,
+    )
+    registered_again = {**EPOCHS, 2: EPOCHS[2] + 8}
+    assert not rolled_back.follower_settled(2, registered_again)
+    assert rolled_back.follower_settled(2, {**EPOCHS, 2: EPOCHS[2] - 1})  # the metadata behind: its change reads it
+    newer = rolled_back.on_follower_fetch(2, registered_again[2], 5, rolled_back.log_end_offset, registered_again, 9)
+    assert newer.proposal is not None

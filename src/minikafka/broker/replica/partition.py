@@ -401,7 +401,11 @@ class Leader:
         pending = self.isr_state
         if replica_id in self.isr or (isinstance(pending, PendingExpandIsr) and pending.adding == replica_id):
             return True
-        return metadata_broker_epochs.get(replica_id) != state.broker_epoch
+        # Not eligible in the metadata, or of an epoch it does not know yet: a change of the metadata reads it again.
+        # A Fetch of an older epoch than the metadata's is not settled: the broker registered again, and its next
+        # Fetch, of the new epoch, decides the expansion.
+        known = metadata_broker_epochs.get(replica_id)
+        return known is None or known < state.broker_epoch
 
     def _maybe_expand(
         self, replica: ReplicaState, metadata_broker_epochs: Mapping[int, int]
