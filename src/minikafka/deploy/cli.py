@@ -410,8 +410,8 @@ def cluster_up(args: argparse.Namespace) -> int:
     print(f"  controllers: {', '.join(f'{c.node_id}@{c.address}' for c in cluster.controllers)}")
     print(f"  brokers:     {', '.join(f'{b.node_id}@{b.address}' for b in cluster.brokers)}")
     print(f"  bootstrap.servers={cluster.kafka_bootstrap_servers}")
-    for name in cluster.brokers[0].further_kafka_addresses if cluster.brokers else ():
-        print(f"  {name}: {','.join(b.further_kafka_addresses[name] for b in cluster.brokers)}")
+    for name, addresses in cluster.further_kafka_bootstrap.items():
+        print(f"  {name}: {addresses}")
     print(f"  network:     {_network_line(cluster.network.to_json(), cluster.network.cuts_mode)}")
     print(f"  Kafka clients: {cluster.kafka_client_properties} (bootstrap.servers and security; kcat -F FILE)")
     if cluster.client_properties.exists():

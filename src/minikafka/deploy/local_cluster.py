@@ -218,6 +218,13 @@ class Cluster:
         return ",".join(b.kafka_address for b in self.brokers if b.kafka_address)
 
     @property
+    def further_kafka_bootstrap(self) -> dict[str, str]:
+        """`bootstrap.servers` of each further Kafka listener (`cluster up --kafka-listener`), by listener name: every
+        broker has the same ones."""
+        names = [name for name, _ in self.brokers[0].further_kafka_ports] if self.brokers else []
+        return {name: ",".join(b.further_kafka_addresses[name] for b in self.brokers) for name in names}
+
+    @property
     def bootstrap_controllers(self) -> list[str]:
         return [c.address for c in self.controllers]
 
@@ -267,7 +274,6 @@ class Cluster:
             "SASL_PLAINTEXT": f"SASL_PLAINTEXT (SASL {mechanisms})",
             "SASL_SSL": f"SASL_SSL (server TLS, {keystore}; SASL {mechanisms})",
         }
-        further = self.brokers[0].further_kafka_ports if self.brokers else ()
         return {
             "inter_node": self.inter_node_security,
             "listeners": {
@@ -276,7 +282,7 @@ class Cluster:
                 "GRPC (brokers, minikafka clients)": client,
                 **{
                     f"{name} (brokers, Kafka clients)": kafka.get(protocols.get(name, ""), PLAINTEXT)
-                    for name in ("PLAINTEXT", *(name for name, _ in further))
+                    for name in ("PLAINTEXT", *self.further_kafka_bootstrap)
                 },
             },
             **({"admin_tls": tls.to_json()} if (tls := self.admin_tls) is not None else {}),

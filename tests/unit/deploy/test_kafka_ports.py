@@ -73,6 +73,9 @@ def test_further_kafka_listeners_get_ports_of_their_own_and_survive_cluster_json
     cluster.save()
     loaded = Cluster.load(tmp_path)
     assert [b.further_kafka_ports for b in loaded.brokers] == [b.further_kafka_ports for b in cluster.brokers]
+    assert cluster.further_kafka_bootstrap == {
+        name: ",".join(b.further_kafka_addresses[name] for b in cluster.brokers) for name in ("SSL", "SASL_SSL")
+    }
     listeners = cluster.security_json()["listeners"]
     assert listeners["SASL_SSL (brokers, Kafka clients)"].startswith("SASL_SSL (server TLS")
 
