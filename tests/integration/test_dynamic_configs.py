@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -223,6 +224,50 @@ def test_a_topic_s_compression_type_recompresses_what_producers_send(cluster: Cl
     eventually(all_read, 30, "every record read", interval_s=0)
     consumer.close()
     assert read[:20] == values[:20]
+
+
+def test_message_timestamp_configs_bound_and_stamp_what_producers_send(cluster: Cluster) -> None:
+    """Kafka 4's message.timestamp.after.max.ms default (one hour) refuses a record stamped two hours ahead with
+    INVALID_TIMESTAMP; once the topic is altered to LogAppendTime, the same record is taken and librdkafka's delivery
+    report and consumer both see the leader's clock, as LOG_APPEND_TIME."""
+    admin, ops, name = _admin(cluster), admin_module.AlterConfigOpType, "stamped-by-leader"
+    admin.create_topics([admin_module.NewTopic(name, num_partitions=1, replication_factor=3)])[name].result(30)
+    described = _described(admin, admin_module.ResourceType.TOPIC, name)
+    assert (described["message.timestamp.type"].value, described["message.timestamp.after.max.ms"].value) == (
+        "CreateTime",
+        "3600000",
+    )
+    producer = confluent_kafka.Producer({"bootstrap.servers": cluster.kafka_bootstrap_servers, "acks": "all"})
+    ahead = int(time.time() * 1000) + 2 * 3_600_000
+
+    def send() -> tuple[object, object]:
+        reports: list[tuple[object, object]] = []
+        producer.produce(name, b"ahead", partition=0, timestamp=ahead, on_delivery=lambda e, m: reports.append((e, m)))
+        producer.flush(30)
+        return reports[0]
+
+    def refused() -> bool:
+        error, _ = send()
+        return error is not None and error.code() == confluent_kafka.KafkaError.INVALID_TIMESTAMP  # type: ignore[attr-defined]
+
+    eventually(refused, 20, "the record refused with INVALID_TIMESTAMP")
+    topic = admin_module.ResourceType.TOPIC
+    _alter(admin, topic, name, ("message.timestamp.type", ops.SET, "LogAppendTime")).result(30)
+    before = int(time.time() * 1000)
+    delivered = eventually(lambda: (lambda e, m: m if e is None else None)(*send()), 20, "the record taken")
+    kind, stamp = delivered.timestamp()  # type: ignore[attr-defined]
+    assert kind == confluent_kafka.TIMESTAMP_LOG_APPEND_TIME
+    assert before - 1000 <= stamp <= int(time.time() * 1000) + 1000
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": cluster.kafka_bootstrap_servers, "group.id": "stamps"})
+    consumer.assign([confluent_kafka.TopicPartition(name, 0, 0)])
+
+    def read() -> object:
+        message = consumer.poll(0.5)
+        return message if message is not None and message.error() is None else None
+
+    message = eventually(read, 30, "the record read", interval_s=0)
+    consumer.close()
+    assert message.timestamp() == (confluent_kafka.TIMESTAMP_LOG_APPEND_TIME, stamp)  # type: ignore[attr-defined]
 
 
 def _stored_codecs(cluster: Cluster, topic: str) -> set[str]:

@@ -18,6 +18,7 @@ from minikafka.common.compression import (
 from minikafka.common.config import ConfigError, at_least, between, config_key, one_of, subset_of
 from minikafka.common.endpoints import Listener
 from minikafka.common.node_config import NodeConfig
+from minikafka.common.topic_config import TIMESTAMP_TYPES
 from minikafka.storage.log_config import LogConfig
 
 _LONG_MAX = 2**63 - 1
@@ -289,6 +290,25 @@ class BrokerConfig(NodeConfig):
         ZSTD_LEVEL.default,
         "The level zstd compresses with when compression.type is zstd: -131072 to 22.",
         _level(ZSTD_LEVEL),
+    )
+    log_message_timestamp_type: str = config_key(
+        "log.message.timestamp.type",
+        "CreateTime",
+        "Whose time a record keeps: CreateTime (its producer's) or LogAppendTime (the leader's, set on each batch "
+        "it appends); a topic's message.timestamp.type overrides it.",
+        one_of(*TIMESTAMP_TYPES),
+    )
+    log_message_timestamp_before_max_ms: int = config_key(
+        "log.message.timestamp.before.max.ms",
+        _LONG_MAX,
+        "How far before the leader's clock a record's CreateTime timestamp may be (INVALID_TIMESTAMP beyond it).",
+        at_least(0),
+    )
+    log_message_timestamp_after_max_ms: int = config_key(
+        "log.message.timestamp.after.max.ms",
+        3600000,
+        "How far after the leader's clock a record's CreateTime timestamp may be (INVALID_TIMESTAMP beyond it).",
+        at_least(0),
     )
     request_timeout_ms: int = config_key(
         "request.timeout.ms", 30000, "Timeout of the broker's requests to the controller.", at_least(1)
@@ -719,6 +739,13 @@ class BrokerConfig(NodeConfig):
             compression_gzip_level=pick(GZIP_LEVEL.config, self.compression_gzip_level),
             compression_lz4_level=pick(LZ4_LEVEL.config, self.compression_lz4_level),
             compression_zstd_level=pick(ZSTD_LEVEL.config, self.compression_zstd_level),
+            message_timestamp_type=overrides.get("message.timestamp.type") or self.log_message_timestamp_type,
+            message_timestamp_before_max_ms=pick(
+                "message.timestamp.before.max.ms", self.log_message_timestamp_before_max_ms
+            ),
+            message_timestamp_after_max_ms=pick(
+                "message.timestamp.after.max.ms", self.log_message_timestamp_after_max_ms
+            ),
         )
 
 

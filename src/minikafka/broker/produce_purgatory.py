@@ -25,7 +25,8 @@ class ProduceResult:
     error: ErrorCode
     base_offset: int = -1
     message: str = ""
-    record_errors: tuple[RecordError, ...] = ()  # INVALID_RECORD: the records at fault, by index in the batch
+    record_errors: tuple[RecordError, ...] = ()  # the records at fault, by index in the batch
+    log_append_time_ms: int = -1  # the leader's stamp on a LogAppendTime topic's batch; -1: CreateTime
 
 
 @dataclass
@@ -33,6 +34,7 @@ class _Waiting:
     answer: asyncio.Future[ProduceResult]
     base_offset: int
     expiry: asyncio.TimerHandle
+    log_append_time_ms: int
 
 
 class ProducePurgatory:
@@ -47,7 +49,13 @@ class ProducePurgatory:
         return len(self._waiting)
 
     def add(
-        self, base_offset: int, required_offset: int, timeout_ms: int, now_ms: int, recheck: Callable[[], None]
+        self,
+        base_offset: int,
+        required_offset: int,
+        timeout_ms: int,
+        now_ms: int,
+        recheck: Callable[[], None],
+        log_append_time_ms: int = -1,
     ) -> asyncio.Future[ProduceResult]:
         """Wait for the HWM to reach `required_offset`; `recheck` runs at the deadline (to expire it)."""
         loop = asyncio.get_running_loop()
@@ -55,7 +63,9 @@ class ProducePurgatory:
         request_id = self._next_id
         self.queue = self.queue.add(PendingProduce(request_id, required_offset, now_ms + timeout_ms))
         answer: asyncio.Future[ProduceResult] = loop.create_future()
-        self._waiting[request_id] = _Waiting(answer, base_offset, loop.call_later(timeout_ms / 1000, recheck))
+        self._waiting[request_id] = _Waiting(
+            answer, base_offset, loop.call_later(timeout_ms / 1000, recheck), log_append_time_ms
+        )
         return answer
 
     def check(self, leader: Leader, now_ms: int) -> None:
@@ -76,4 +86,7 @@ class ProducePurgatory:
             waiting.expiry.cancel()
             if not waiting.answer.done():
                 message = TIMED_OUT_MESSAGE if completion.error == ErrorCode.REQUEST_TIMED_OUT else ""
-                waiting.answer.set_result(ProduceResult(completion.error, waiting.base_offset, message))
+                stamp = waiting.log_append_time_ms if completion.error == ErrorCode.NONE else -1
+                waiting.answer.set_result(
+                    ProduceResult(completion.error, waiting.base_offset, message, log_append_time_ms=stamp)
+                )

@@ -572,10 +572,16 @@ class ReplicaManager:
         # Followers have data to fetch (consumers only once the HWM moves). acks=all waits for them: wake them now.
         if acks != -1:
             self._wake_followers_after_answer()
-            return answered(ProduceResult(ErrorCode.NONE, info.first_offset))
+            stamp = info.log_append_time_ms
+            return answered(ProduceResult(ErrorCode.NONE, info.first_offset, log_append_time_ms=stamp))
         self.notify(consumers=False)
         answer = replica.produces.add(
-            info.first_offset, info.last_offset + 1, timeout_ms, now, lambda: self._check_produces(replica)
+            info.first_offset,
+            info.last_offset + 1,
+            timeout_ms,
+            now,
+            lambda: self._check_produces(replica),
+            info.log_append_time_ms,
         )
         self._check_produces(replica, now)
         return answer

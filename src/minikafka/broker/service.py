@@ -405,6 +405,7 @@ def _produce_response(answers: list[ProducePartitionAnswer]) -> broker_pb2.Produ
                 error_code=int(answer.error),
                 base_offset=answer.base_offset,
                 log_start_offset=answer.log_start_offset,
+                log_append_time_ms=answer.log_append_time_ms,
                 error_message=answer.message,
                 current_leader=leader,
             )

@@ -52,6 +52,7 @@ _RECORDS_COUNT = 57
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _INT64 = struct.Struct(">q")
+_INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 
 COMPRESSION_MASK = 0x07
@@ -88,10 +89,25 @@ class InvalidRecordError(KafkaError):
     INVALID_RECORD); `record_errors` names the records at fault when the batch itself is sound, as Kafka's
     Produce answers them, so that a client fails those records and may send the others again."""
 
-    def __init__(self, message: str, position: int = 0, record_errors: tuple[RecordError, ...] = ()) -> None:
-        super().__init__(ErrorCode.INVALID_RECORD, message)
+    def __init__(
+        self,
+        message: str,
+        position: int = 0,
+        record_errors: tuple[RecordError, ...] = (),
+        code: ErrorCode = ErrorCode.INVALID_RECORD,
+    ) -> None:
+        super().__init__(code, message)
         self.position = position
         self.record_errors = record_errors
+
+
+def refused_records_message(errors: tuple[RecordError, ...]) -> str:
+    """Kafka's message for a Produce whose records were refused one by one (its RecordValidationException)."""
+    shown = ", ".join(f"RecordError(batchIndex={e.batch_index}, message='{e.message}')" for e in errors[:3])
+    return (
+        f"One or more records have been rejected due to {len(errors)} record errors in total, and only showing "
+        f"the first three errors at most: [{shown}]"
+    )
 
 
 def crc32c(data: bytes | bytearray | memoryview) -> int:
@@ -664,11 +680,14 @@ _OFFSET_AND_LENGTH = struct.Struct(">qi")
 _MAX_TIMESTAMP = 35
 
 
-def with_max_timestamp(batch: RecordBatch, max_timestamp: int) -> RecordBatch:
+def with_max_timestamp(batch: RecordBatch, max_timestamp: int, log_append_time: bool = False) -> RecordBatch:
     """A copy of the batch with its header's max timestamp set and its CRC made again (the field is inside the
-    CRC), as Kafka's DefaultRecordBatch.setMaxTimestamp; the records are not touched."""
+    CRC), as Kafka's DefaultRecordBatch.setMaxTimestamp; the records are not touched. `log_append_time` also sets
+    the timestamp type to LogAppendTime: a reader then takes the max timestamp as every record's."""
     data = bytearray(batch.buffer[batch.position : batch.position + batch.size])
     _INT64.pack_into(data, _MAX_TIMESTAMP, max_timestamp)
+    if log_append_time:
+        _INT16.pack_into(data, _ATTRIBUTES, batch.attributes | TIMESTAMP_TYPE_FLAG)
     struct.pack_into(">I", data, _CRC, crc32c(memoryview(data)[_ATTRIBUTES:]))
     return read_header(bytes(data))
 

@@ -14,6 +14,7 @@ from minikafka.common.errors import ErrorCode, KafkaError
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 CLEANUP_POLICIES = ("compact", "delete")
+TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,11 @@ def _level(levels: CompressionLevels) -> Callable[[str], str | None]:
     return check
 
 
+def _timestamp_type(text: str) -> str | None:
+    """Kafka's ValidString.in over message.timestamp.type's values."""
+    return None if text in TIMESTAMP_TYPES else f"String must be one of: {', '.join(TIMESTAMP_TYPES)}"
+
+
 def _boolean(text: str) -> str | None:
     return None if text.strip().lower() in ("true", "false") else "Expected value to be either true or false"
 
@@ -92,6 +98,13 @@ TOPIC_CONFIGS: Mapping[str, TopicConfigDef] = {
         TopicConfigDef("delete.retention.ms", "long", _number("long", 0), "log.cleaner.delete.retention.ms"),
         TopicConfigDef("unclean.leader.election.enable", "boolean", _boolean, "unclean.leader.election.enable"),
         TopicConfigDef("compression.type", "string", _compression, "compression.type"),
+        TopicConfigDef("message.timestamp.type", "string", _timestamp_type, "log.message.timestamp.type"),
+        TopicConfigDef(
+            "message.timestamp.before.max.ms", "long", _number("long", 0), "log.message.timestamp.before.max.ms"
+        ),
+        TopicConfigDef(
+            "message.timestamp.after.max.ms", "long", _number("long", 0), "log.message.timestamp.after.max.ms"
+        ),
         *(TopicConfigDef(c.config, "int", _level(c), c.config) for c in (GZIP_LEVEL, LZ4_LEVEL, ZSTD_LEVEL)),
     )
 }

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from minikafka.common.compression import GZIP_LEVEL, LZ4_LEVEL, ZSTD_LEVEL, CompressionType
 
 LONG_MAX = 2**63 - 1
+CREATE_TIME, LOG_APPEND_TIME = "CreateTime", "LogAppendTime"  # message.timestamp.type's values
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,9 @@ class LogConfig:
     compression_gzip_level: int = GZIP_LEVEL.default  # compression.gzip.level
     compression_lz4_level: int = LZ4_LEVEL.default  # compression.lz4.level
     compression_zstd_level: int = ZSTD_LEVEL.default  # compression.zstd.level
+    message_timestamp_type: str = CREATE_TIME  # message.timestamp.type: CreateTime or LogAppendTime
+    message_timestamp_before_max_ms: int = LONG_MAX  # message.timestamp.before.max.ms (LONG_MAX: no bound)
+    message_timestamp_after_max_ms: int = 3600000  # message.timestamp.after.max.ms: Kafka 4's one hour
 
     def compression_level(self, codec: CompressionType | None) -> int | None:
         """The level the leader compresses `codec` with (None: a codec without levels)."""
@@ -39,6 +43,10 @@ class LogConfig:
             CompressionType.ZSTD: self.compression_zstd_level,
         }
         return levels.get(codec) if codec is not None else None
+
+    @property
+    def log_append_time(self) -> bool:
+        return self.message_timestamp_type == LOG_APPEND_TIME
 
     @property
     def compact(self) -> bool:

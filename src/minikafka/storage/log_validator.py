@@ -8,8 +8,10 @@ records decompressed and walked by the same rules. The broker stores batches as 
 Kafka's compression.type=producer), so whatever a producer's header claims (its record count, its offsets) must be
 what its records hold: a count too big would move the log end past offsets that hold nothing. A leader's batches
 (replication) get what Kafka's followers check: framing, size, CRC and the header's own rules, without a walk of
-their records. The one field set rather than
-checked is a producer's max timestamp, as Kafka's LogValidator sets it (CreateTime): the largest record timestamp.
+their records. A producer's record timestamps must be within message.timestamp.before.max.ms before and
+message.timestamp.after.max.ms after the leader's clock (INVALID_TIMESTAMP, naming each record out of range). The one
+field set rather than checked is a producer's max timestamp, as Kafka's LogValidator sets it: the largest record
+timestamp with CreateTime, the leader's clock with LogAppendTime, which also sets the batch's timestamp type.
 A topic whose compression.type names a codec gets a producer's batch of another codec written again with it, as
 Kafka's LogValidator recompresses.
 """
@@ -24,6 +26,7 @@ from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import (
     COMPRESSION_MASK,
     MAGIC,
+    NO_TIMESTAMP,
     CorruptRecordError,
     InvalidRecordError,
     RecordBatch,
@@ -31,6 +34,7 @@ from minikafka.common.record_batch import (
     build_batch,
     check_records,
     read_header,
+    refused_records_message,
     with_max_timestamp,
 )
 
@@ -38,6 +42,7 @@ from minikafka.common.record_batch import (
 INFLATION_RATIO = 64
 MIN_INFLATION_BASE = 1024 * 1024
 LAST_CODEC = max(CompressionType)  # codec ids above it are not Kafka's
+LONG_MAX = 2**63 - 1
 
 
 class AppendOrigin(Enum):
@@ -45,6 +50,23 @@ class AppendOrigin(Enum):
 
     CLIENT = "client"  # a producer's request: the leader assigns offsets, and client-only rules apply
     REPLICATION = "replication"  # a leader's bytes (a follower, the Raft metadata log): offsets as they are
+
+
+@dataclass(frozen=True)
+class TimestampRules:
+    """A topic's message.timestamp.* configs, and the leader's wall clock they are applied at."""
+
+    now_ms: int
+    log_append_time: bool = False  # message.timestamp.type=LogAppendTime: the leader stamps the batch
+    before_max_ms: int = LONG_MAX  # message.timestamp.before.max.ms
+    after_max_ms: int = LONG_MAX  # message.timestamp.after.max.ms
+
+    def out_of_range(self, timestamp: int) -> bool:
+        """A bound of LONG_MAX is none: Kafka's 64-bit difference can never exceed it."""
+        if timestamp == NO_TIMESTAMP or self.log_append_time:
+            return False
+        after = self.after_max_ms != LONG_MAX and timestamp - self.now_ms > self.after_max_ms
+        return after or (self.before_max_ms != LONG_MAX and self.now_ms - timestamp > self.before_max_ms)
 
 
 @dataclass(frozen=True)
@@ -62,11 +84,13 @@ def validate_records(
     compression: CompressionType | None = None,
     compression_level: int | None = None,
     partition: str = "",
+    timestamps: TimestampRules | None = None,
 ) -> ValidationResult:
     """Check every batch in `records`, in Kafka's order: framing, size, CRC, then what a producer's records hold; a
-    compacted topic takes no record without a key from a producer (INVALID_RECORD). A producer's batch whose codec
-    is not `compression` (the topic's compression.type; None: "producer") is written again with it, at
-    `compression_level` (the topic's compression.<codec>.level)."""
+    compacted topic takes no record without a key from a producer (INVALID_RECORD), and `timestamps` (None: no
+    bounds, CreateTime) bound a producer's record timestamps. A producer's batch whose codec is not `compression`
+    (the topic's compression.type; None: "producer") is written again with it, at `compression_level` (the topic's
+    compression.<codec>.level)."""
     batches = tuple(_frame_batches(records))
     if origin is AppendOrigin.CLIENT and len(batches) != 1:
         # Produce requests since magic 2 carry exactly one batch per partition.
@@ -87,9 +111,14 @@ def validate_records(
             records_max_timestamp = _walk(batch, max_message_bytes)
             if compacted:
                 _check_keys(batch, max_message_bytes, partition)
+            if timestamps is not None:
+                _check_timestamps(batch, records_max_timestamp, timestamps, max_message_bytes)
     if origin is AppendOrigin.CLIENT:
         if compression is not None and compression != batches[0].compression_type:
             batches = (_recompressed(batches[0], compression, compression_level, max_message_bytes),)
+            records_max_timestamp = batches[0].max_timestamp
+        if timestamps is not None and timestamps.log_append_time:
+            batches = (with_max_timestamp(batches[0], timestamps.now_ms, log_append_time=True),)
         else:
             batches = (_with_max_timestamp(batches[0], records_max_timestamp),)
     return ValidationResult(
@@ -104,6 +133,29 @@ def _walk(batch: RecordBatch, max_message_bytes: int) -> int:
     if batch.compression_type:
         return check_records(batch.inflated(inflation_limit(max_message_bytes)))
     return check_records(batch)
+
+
+def _check_timestamps(batch: RecordBatch, records_max: int, rules: TimestampRules, max_message_bytes: int) -> None:
+    """Kafka's LogValidator.validateTimestamp for each record of a CreateTime topic: every record out of range is
+    named. The records are walked again only when a bound could be crossed: the largest timestamp answers for the
+    future bound, and the past one is Kafka's default (none) unless the topic sets it."""
+    if rules.log_append_time:
+        return
+    if records_max - rules.now_ms <= rules.after_max_ms and rules.before_max_ms == LONG_MAX:
+        return
+    walked = batch.inflated(inflation_limit(max_message_bytes)) if batch.compression_type else batch
+    low, high = rules.now_ms - rules.before_max_ms, rules.now_ms + rules.after_max_ms
+    errors = tuple(
+        RecordError(
+            index,
+            f"Timestamp {record.timestamp_ms} of message with offset {record.offset - batch.base_offset} is out of "
+            f"range. The timestamp should be within [{low}, {high}]",
+        )
+        for index, record in enumerate(walked.stored_records())
+        if rules.out_of_range(record.timestamp_ms)
+    )
+    if errors:
+        raise InvalidRecordError(refused_records_message(errors), batch.position, errors, ErrorCode.INVALID_TIMESTAMP)
 
 
 def _cleaned(batch: RecordBatch, origin: AppendOrigin) -> bool:
@@ -217,10 +269,4 @@ def _check_keys(batch: RecordBatch, max_message_bytes: int, partition: str) -> N
         if record.key is None
     )
     if errors:
-        shown = ", ".join(f"RecordError(batchIndex={e.batch_index}, message='{e.message}')" for e in errors[:3])
-        raise InvalidRecordError(
-            f"One or more records have been rejected due to {len(errors)} record errors in total, and only showing "
-            f"the first three errors at most: [{shown}]",
-            batch.position,
-            errors,
-        )
+        raise InvalidRecordError(refused_records_message(errors), batch.position, errors)

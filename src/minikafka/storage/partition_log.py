@@ -19,10 +19,12 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import structlog
 
+from minikafka.common.clock import wall_ms
 from minikafka.common.compression import target_codec
 from minikafka.common.control_batch import EndTxnMarker, build_marker_batch
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.record_batch import (
+    NO_TIMESTAMP,
     CorruptRecordError,
     InvalidRecordError,
     RecordBatch,
@@ -51,7 +53,7 @@ from minikafka.storage.log_cleaner import (
 from minikafka.storage.log_config import LogConfig
 from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel, storage_error
 from minikafka.storage.log_transactions import LogTransactions, producer_batch
-from minikafka.storage.log_validator import AppendOrigin, ValidationResult, validate_records
+from minikafka.storage.log_validator import AppendOrigin, TimestampRules, ValidationResult, validate_records
 from minikafka.storage.producer_snapshots import delete_snapshots_outside, latest_snapshot, write_snapshot
 from minikafka.storage.producer_state import Duplicate, ProducerState
 from minikafka.storage.segment import LOG_SUFFIX, BatchPosition, LogSegment
@@ -115,6 +117,7 @@ class AppendInfo:
     size_bytes: int
     max_timestamp: int
     duplicate: bool = False  # a producer's retry of a batch already in the log: nothing was appended
+    log_append_time_ms: int = NO_TIMESTAMP  # the leader's stamp on a LogAppendTime topic's batch
 
 
 class PartitionLog:
@@ -399,12 +402,21 @@ class PartitionLog:
         now_ms: int,
         from_coordinator: bool = False,
         verification: Verification | None = None,
+        wall_clock_ms: int | None = None,
     ) -> AppendInfo:
         """Validate a producer's batch, assign offsets from the log end and stamp `leader_epoch` (rewriting only
         those two header fields), then append. Invalid input raises a KafkaError and writes nothing. A
         coordinator's batch (a transactional offset commit) skips the producer's sequence checks, as Kafka's
-        AppendOrigin.COORDINATOR does."""
-        validated = self._validate(records, AppendOrigin.CLIENT, "leader")
+        AppendOrigin.COORDINATOR does. `wall_clock_ms` (None: the clock's now) is the time record timestamps are
+        checked against and a LogAppendTime topic's batch is stamped with."""
+        config = self.config
+        rules = TimestampRules(
+            wall_ms() if wall_clock_ms is None else wall_clock_ms,
+            config.log_append_time,
+            config.message_timestamp_before_max_ms,
+            config.message_timestamp_after_max_ms,
+        )
+        validated = self._validate(records, AppendOrigin.CLIENT, "leader", rules)
         (batch,) = validated.batches  # a producer's request carries one batch per partition
         if verification is not None:
             self._check_verified(batch, verification)
@@ -428,7 +440,8 @@ class PartitionLog:
         self._update_producer_state((batch,), first)
         if batch.is_transactional:
             self.transactions.end_verification(batch.producer_id)  # its transaction is open here now
-        return AppendInfo(first, last, validated.record_count, len(buffer), validated.max_timestamp)
+        stamp = rules.now_ms if rules.log_append_time else NO_TIMESTAMP
+        return AppendInfo(first, last, validated.record_count, len(buffer), validated.max_timestamp, False, stamp)
 
     def start_verification(self, producer_id: int, epoch: int = -1, supports_epoch_bump: bool = False) -> int:
         """The guard of a verification for `producer_id` (the one under way, or a new one)."""
@@ -531,7 +544,9 @@ class PartitionLog:
         self._update_producer_state(batches)
         return AppendInfo(first, expected - 1, validated.record_count, len(records), validated.max_timestamp)
 
-    def _validate(self, records: bytes | memoryview, origin: AppendOrigin, role: str) -> ValidationResult:
+    def _validate(
+        self, records: bytes | memoryview, origin: AppendOrigin, role: str, timestamps: TimestampRules | None = None
+    ) -> ValidationResult:
         """Kafka's checks of the batches and of their size; every rejection is logged once with what was
         expected."""
         try:
@@ -543,6 +558,7 @@ class PartitionLog:
                 codec := target_codec(self.config.compression_type),
                 self.config.compression_level(codec),
                 self.name,
+                timestamps,
             )
         except KafkaError as error:
             where = {"position": error.position} if isinstance(error, CorruptRecordError | InvalidRecordError) else {}

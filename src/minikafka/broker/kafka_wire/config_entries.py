@@ -41,6 +41,8 @@ _LONG_KEYS = frozenset(
         "log.cleaner.delete.retention.ms",
         "log.cleaner.max.compaction.lag.ms",
         "log.cleaner.min.compaction.lag.ms",
+        "log.message.timestamp.after.max.ms",
+        "log.message.timestamp.before.max.ms",
         "replica.high.watermark.checkpoint.interval.ms",
         "replica.lag.time.max.ms",
     }

@@ -11,6 +11,8 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode as WireErrorCode
 
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
 
 @functools.cache
 def _field_kinds(cls: type) -> dict[str, str]:
@@ -29,6 +31,8 @@ def build(cls: type, **values: Any) -> Any:
             value = WireErrorCode(int(value))
         elif kind == "timedelta_i32":
             value = datetime.timedelta(milliseconds=value)
+        elif kind == "datetime_i64" and isinstance(value, int):
+            value = None if value < 0 else _EPOCH + datetime.timedelta(milliseconds=value)  # -1: none, as Kafka's
         kept[name] = value
     return cls(**kept)
 

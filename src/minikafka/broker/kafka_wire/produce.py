@@ -63,7 +63,7 @@ def _partition(cls: type, answer: ProducePartitionAnswer) -> Any:
         index=answer.tp.partition,
         error_code=answer.error,
         base_offset=answer.base_offset,
-        log_append_time=None,
+        log_append_time=answer.log_append_time_ms,
         log_start_offset=answer.log_start_offset,
         record_errors=_record_errors(cls, answer),
         error_message=None if ok else answer.message or None,

@@ -54,6 +54,7 @@ class ProducePartitionAnswer:
     leader_id: int  # the partition's leader as this broker knows it; -1 unknown
     leader_epoch: int
     record_errors: tuple[RecordError, ...] = ()
+    log_append_time_ms: int = -1  # a LogAppendTime topic's stamp on the batch; -1: CreateTime
 
 
 def produce_refusals(
@@ -180,6 +181,7 @@ def _answers(
                 replica.leader_id if replica is not None else -1,
                 replica.leader_epoch if replica is not None else -1,
                 result.record_errors,
+                result.log_append_time_ms if ok else -1,
             )
         )
     return answers
