@@ -22,6 +22,7 @@ from minikafka.common.topic_config import TIMESTAMP_TYPES
 from minikafka.storage.log_config import LogConfig
 
 _LONG_MAX = 2**63 - 1
+_HOUR_MS = 3_600_000
 KAFKA_PROTOCOL = "PLAINTEXT"  # Kafka's wire protocol, unencrypted: what unmodified Kafka clients speak
 GRPC_PROTOCOL = "GRPC"  # minikafka's own protocol: its client, replication and the controllers
 # Kafka's security protocols, all speaking Kafka's wire protocol: over TLS (SSL), after a SASL exchange, or both.
@@ -62,6 +63,11 @@ def _protocol_map_ok(text: str) -> str | None:
     except ValueError as error:
         return str(error)
     return None
+
+
+def _unset_or(check: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
+    """A key that may be left empty (its value then derives from another key), else checked by `check`."""
+    return lambda value: None if value is None else check(value)
 
 
 def _level(levels: CompressionLevels) -> Callable[[int], str | None]:
@@ -316,12 +322,45 @@ class BrokerConfig(NodeConfig):
     log_segment_bytes: int = config_key(
         "log.segment.bytes", 1073741824, "Segment size before a new segment is rolled.", at_least(14)
     )
-    log_roll_ms: int = config_key("log.roll.ms", 604800000, "Age after which a new segment is rolled.", at_least(1))
+    log_roll_ms: int | None = config_key(
+        "log.roll.ms", None, "Age after which a new segment is rolled; empty: log.roll.hours.", _unset_or(at_least(1))
+    )
+    log_roll_hours: int = config_key(
+        "log.roll.hours",
+        168,
+        "Age in hours after which a new segment is rolled, unless log.roll.ms is set.",
+        at_least(1),
+    )
+    log_roll_jitter_ms: int | None = config_key(
+        "log.roll.jitter.ms",
+        None,
+        "Up to how much earlier than its age limit each segment rolls (drawn per segment, so that partitions "
+        "created together do not all roll at once); empty: log.roll.jitter.hours.",
+        _unset_or(at_least(0)),
+    )
+    log_roll_jitter_hours: int = config_key(
+        "log.roll.jitter.hours", 0, "log.roll.jitter.ms in hours, unless that is set.", at_least(0)
+    )
     log_retention_bytes: int = config_key(
         "log.retention.bytes", -1, "Partition size above which old segments are deleted; -1: no limit."
     )
-    log_retention_ms: int = config_key(
-        "log.retention.ms", 604800000, "Age after which old segments are deleted; -1: no limit."
+    log_retention_ms: int | None = config_key(
+        "log.retention.ms",
+        None,
+        "Age after which old segments are deleted; -1: no limit; empty: log.retention.minutes, else "
+        "log.retention.hours.",
+    )
+    log_retention_minutes: int | None = config_key(
+        "log.retention.minutes", None, "log.retention.ms in minutes, unless that is set; empty: log.retention.hours."
+    )
+    log_retention_hours: int = config_key(
+        "log.retention.hours", 168, "log.retention.ms in hours, unless it or log.retention.minutes is set."
+    )
+    log_index_size_max_bytes: int = config_key(
+        "log.index.size.max.bytes",
+        10485760,
+        "The largest offset index of a segment (8 bytes an entry): a segment whose index is full rolls.",
+        at_least(4),
     )
     log_retention_check_interval_ms: int = config_key(
         "log.retention.check.interval.ms",
@@ -708,6 +747,27 @@ class BrokerConfig(NodeConfig):
         grpc = self.grpc_listeners
         return self.inter_broker_listener_name or (grpc[0] if grpc else self.bound_listeners[0]).name
 
+    @property
+    def roll_ms(self) -> int:
+        """log.roll.ms, else log.roll.hours (Kafka's precedence)."""
+        return self.log_roll_ms if self.log_roll_ms is not None else self.log_roll_hours * _HOUR_MS
+
+    @property
+    def roll_jitter_ms(self) -> int:
+        return self.log_roll_jitter_ms if self.log_roll_jitter_ms is not None else self.log_roll_jitter_hours * _HOUR_MS
+
+    @property
+    def retention_ms(self) -> int:
+        """log.retention.ms, else log.retention.minutes, else log.retention.hours; any negative value is -1 (no
+        limit), as Kafka's logRetentionTimeMillis."""
+        if self.log_retention_ms is not None:
+            millis = self.log_retention_ms
+        elif self.log_retention_minutes is not None:
+            millis = self.log_retention_minutes * 60_000
+        else:
+            millis = self.log_retention_hours * _HOUR_MS
+        return -1 if millis < 0 else millis
+
     def log_config(self, topic_configs: Mapping[str, str] | None = None) -> LogConfig:
         """The storage settings of a partition: broker defaults, overridden by the topic's configs (Kafka's
         topic-level names: segment.bytes, segment.ms, retention.bytes, retention.ms, flush.messages, flush.ms)."""
@@ -719,10 +779,12 @@ class BrokerConfig(NodeConfig):
 
         return LogConfig(
             segment_bytes=pick("segment.bytes", self.log_segment_bytes),
-            segment_ms=pick("segment.ms", self.log_roll_ms),
+            segment_ms=pick("segment.ms", self.roll_ms),
+            segment_jitter_ms=pick("segment.jitter.ms", self.roll_jitter_ms),
             retention_bytes=pick("retention.bytes", self.log_retention_bytes),
-            retention_ms=pick("retention.ms", self.log_retention_ms),
-            index_interval_bytes=self.log_index_interval_bytes,
+            retention_ms=pick("retention.ms", self.retention_ms),
+            index_interval_bytes=pick("index.interval.bytes", self.log_index_interval_bytes),
+            segment_index_bytes=pick("segment.index.bytes", self.log_index_size_max_bytes),
             flush_interval_messages=pick("flush.messages", self.log_flush_interval_messages),
             flush_interval_ms=pick("flush.ms", self.log_flush_interval_ms),
             recovery_point_checkpoint_interval_ms=self.log_flush_offset_checkpoint_interval_ms,

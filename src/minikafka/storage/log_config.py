@@ -14,9 +14,11 @@ CREATE_TIME, LOG_APPEND_TIME = "CreateTime", "LogAppendTime"  # message.timestam
 class LogConfig:
     segment_bytes: int = 1073741824  # log.segment.bytes
     segment_ms: int = 604800000  # log.roll.ms
+    segment_jitter_ms: int = 0  # log.roll.jitter.ms: a segment rolls up to this much before segment.ms
     retention_bytes: int = -1  # log.retention.bytes (-1: unlimited)
     retention_ms: int = 604800000  # log.retention.ms (-1: unlimited)
     index_interval_bytes: int = 4096  # log.index.interval.bytes
+    segment_index_bytes: int = 10485760  # log.index.size.max.bytes: a segment whose offset index is full rolls
     flush_interval_messages: int = LONG_MAX  # log.flush.interval.messages
     flush_interval_ms: int | None = None  # log.flush.interval.ms (None: no time-based flush)
     recovery_point_checkpoint_interval_ms: int = 60000  # log.flush.offset.checkpoint.interval.ms

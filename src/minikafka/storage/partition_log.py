@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import random
 import shutil
 import threading
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import structlog
 
-from minikafka.common.clock import wall_ms
+from minikafka.common.clock import new_random, wall_ms
 from minikafka.common.compression import target_codec
 from minikafka.common.control_batch import EndTxnMarker, build_marker_batch
 from minikafka.common.errors import ErrorCode, KafkaError
@@ -54,6 +55,7 @@ from minikafka.storage.log_config import LogConfig
 from minikafka.storage.log_dir_failure_channel import LogDirFailureChannel, storage_error
 from minikafka.storage.log_transactions import LogTransactions, producer_batch
 from minikafka.storage.log_validator import AppendOrigin, TimestampRules, ValidationResult, validate_records
+from minikafka.storage.offset_index import ENTRY_SIZE as INDEX_ENTRY_SIZE
 from minikafka.storage.producer_snapshots import delete_snapshots_outside, latest_snapshot, write_snapshot
 from minikafka.storage.producer_state import Duplicate, ProducerState
 from minikafka.storage.segment import LOG_SUFFIX, BatchPosition, LogSegment
@@ -120,6 +122,12 @@ class AppendInfo:
     log_append_time_ms: int = NO_TIMESTAMP  # the leader's stamp on a LogAppendTime topic's batch
 
 
+@dataclass(frozen=True)
+class SegmentJitter:
+    base_offset: int  # the segment it was drawn for
+    jitter_ms: int
+
+
 class PartitionLog:
     def __init__(
         self,
@@ -159,6 +167,8 @@ class PartitionLog:
         self._metadata_unsynced = False  # partition.metadata written, its fsync left to the first flush
         self.producer_state = ProducerState()  # idempotent producers' last batches, as of the log end
         self.transactions = LogTransactions(directory)  # aborted-transaction index, undecided transactions
+        self._jitter: SegmentJitter | None = None  # the active segment's, once segment.jitter.ms asked for one
+        self._random: random.Random | None = None  # made only when needed: a simulation's draws stay the same
 
     # ---- opening and recovery ----
 
@@ -600,11 +610,24 @@ class PartitionLog:
         if active.size == 0:
             return
         too_big = active.size + incoming > min(self.config.segment_bytes, MAX_SEGMENT_POSITION)
-        too_old = now_ms - active.created_ms >= self.config.max_segment_ms
+        jitter = self._roll_jitter(active) if self.config.segment_jitter_ms else 0
+        too_old = now_ms - active.created_ms >= self.config.max_segment_ms - jitter
         # The index stores offsets relative to the segment's base in 32 bits (Kafka rolls the same way).
         too_far = not active.can_convert_to_relative_offset(last_offset)
-        if too_big or too_old or too_far:
+        index_full = len(active.index) >= self.config.segment_index_bytes // INDEX_ENTRY_SIZE
+        if too_big or too_old or too_far or index_full:
             self.roll(now_ms)
+
+    def _roll_jitter(self, active: LogSegment) -> int:
+        """How much earlier than segment.ms the active segment rolls: drawn once per segment, below
+        min(segment.jitter.ms, segment.ms), as Kafka's randomSegmentJitter, so that logs created together do not
+        all roll at once."""
+        if self._jitter is None or self._jitter.base_offset != active.base_offset:
+            if self._random is None:
+                self._random = new_random()
+            bound = min(self.config.segment_jitter_ms, self.config.segment_ms)
+            self._jitter = SegmentJitter(active.base_offset, self._random.randrange(bound))
+        return self._jitter.jitter_ms
 
     def roll(self, now_ms: int) -> LogSegment:
         """Start a new segment at the log end. The old one is flushed, as Kafka flushes rolled segments: in the

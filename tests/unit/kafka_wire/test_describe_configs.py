@@ -60,7 +60,9 @@ def test_values_and_sources() -> None:
     assert (entries["log.segment.bytes"].value, entries["log.segment.bytes"].source) == ("1048576", 4)
     # given in the properties, though equal to the default: still the broker's static config
     assert entries["message.max.bytes"].source == STATIC_BROKER_CONFIG
-    assert (entries["log.retention.ms"].value, entries["log.retention.ms"].source) == ("604800000", DEFAULT_CONFIG)
+    # Kafka's log.retention.ms has no default: null, derived from log.retention.hours
+    assert (entries["log.retention.ms"].value, entries["log.retention.ms"].source) == (None, DEFAULT_CONFIG)
+    assert (entries["log.retention.hours"].value, entries["log.retention.hours"].source) == ("168", DEFAULT_CONFIG)
     assert entries["auto.create.topics.enable"].value == "true"
     assert entries["sasl.enabled.mechanisms"].value == "SCRAM-SHA-256,SCRAM-SHA-512"
     assert entries["log.flush.interval.ms"].value is None  # unset, as Kafka's null default
@@ -97,7 +99,8 @@ def test_synonyms_list_the_entry_then_its_default() -> None:
         Synonym("log.segment.bytes", "1048576", STATIC_BROKER_CONFIG),
         Synonym("log.segment.bytes", "1073741824", DEFAULT_CONFIG),
     )
-    assert entries["log.roll.ms"].synonyms == (Synonym("log.roll.ms", "604800000", DEFAULT_CONFIG),)
+    assert entries["log.roll.ms"].synonyms == ()  # a null default is not listed
+    assert entries["log.roll.hours"].synonyms == (Synonym("log.roll.hours", "168", DEFAULT_CONFIG),)
     assert entries["node.id"].synonyms == (Synonym("node.id", "1", STATIC_BROKER_CONFIG),)  # required: no default
 
 
@@ -112,6 +115,28 @@ def test_topic_configs_fall_back_to_the_broker_synonym() -> None:
     assert entries["flush.ms"].value == str(2**63 - 1)
     assert entries["retention.ms"].config_type == LONG and entries["segment.bytes"].config_type == INT
     assert entries["segment.bytes"].doc and not entries["segment.bytes"].sensitive
+
+
+def test_retention_and_roll_derive_from_hours_and_minutes_as_kafkas() -> None:
+    """log.retention.ms, else log.retention.minutes, else log.retention.hours; a negative value means no limit;
+    log.roll.ms else log.roll.hours; a topic's retention.ms shows the derived value, with no synonym, as Kafka's
+    dropWhile leaves none when log.retention.ms itself is not set."""
+    assert (_config().retention_ms, _config().roll_ms, _config().roll_jitter_ms) == (604800000, 604800000, 0)
+    assert _config(log_retention_hours="24").retention_ms == 86400000
+    assert _config(log_retention_hours="24", log_retention_minutes="30").retention_ms == 1800000
+    assert _config(log_retention_minutes="30", log_retention_ms="5").retention_ms == 5
+    assert _config(log_retention_hours="-1").retention_ms == -1
+    assert _config(log_roll_hours="2", log_roll_jitter_hours="1").log_config().segment_ms == 7200000
+    assert _config(log_roll_jitter_hours="1").log_config().segment_jitter_ms == 3600000
+    config = _config(log_retention_hours="24")
+    topic = {e.name: e for e in topic_entries(config, {})}
+    assert (topic["retention.ms"].value, topic["retention.ms"].source, topic["retention.ms"].synonyms) == (
+        "86400000",
+        DEFAULT_CONFIG,
+        (),
+    )
+    assert (topic["segment.jitter.ms"].value, topic["segment.index.bytes"].value) == ("0", "10485760")
+    assert config.log_config({"retention.ms": "7"}).retention_ms == 7
 
 
 def test_synonyms_and_documentation_only_when_asked() -> None:
@@ -144,7 +169,6 @@ def test_dynamic_broker_values_come_first_in_kafkas_order() -> None:
         ("1000", 2),
         ("2000", 3),
         ("3000", 4),
-        ("604800000", 5),
     ]
     cluster_only = DynamicBrokerValues(cluster={"log.retention.ms": "2000"})
     topic = {e.name: e for e in topic_entries(config, {}, cluster_only)}["retention.ms"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -204,6 +205,29 @@ def test_rolls_by_size_and_by_time(tmp_path: Path) -> None:
     count = len(log.segments)
     log.append_as_leader(batch_of([b"late"]), 1, now_ms=10_000)
     assert len(log.segments) == count + 1
+
+
+def test_a_segment_whose_offset_index_is_full_rolls(tmp_path: Path) -> None:
+    """segment.index.bytes: an index of 16 bytes holds two 8-byte entries; the next append rolls, as Kafka rolls
+    a segment whose index isFull."""
+    log = open_log(tmp_path, LogConfig(index_interval_bytes=1, segment_index_bytes=16))
+    fill(log, 3)
+    assert len(log.segments) == 1 and len(log.active_segment.index) == 2
+    fill(log, 1)
+    assert [s.base_offset for s in log.segments] == [0, 6]
+
+
+def test_segment_jitter_rolls_each_segment_up_to_that_much_early(tmp_path: Path) -> None:
+    """segment.jitter.ms: a draw per segment below min(segment.jitter.ms, segment.ms), as Kafka's
+    randomSegmentJitter; the segment rolls once its age reaches segment.ms less that draw."""
+    log = open_log(tmp_path, LogConfig(segment_ms=1000, segment_jitter_ms=5000))
+    log._random = random.Random(7)
+    jitter = random.Random(7).randrange(1000)
+    log.append_as_leader(batch_of([b"a"]), 1, now_ms=0)
+    log.append_as_leader(batch_of([b"b"]), 1, now_ms=999 - jitter)
+    assert len(log.segments) == 1
+    log.append_as_leader(batch_of([b"c"]), 1, now_ms=1000 - jitter)
+    assert [s.base_offset for s in log.segments] == [0, 2]
 
 
 def test_truncate_drops_later_segments_and_epochs_and_logs(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ _LONG_KEYS = frozenset(
         "log.retention.bytes",
         "log.retention.check.interval.ms",
         "log.retention.ms",
+        "log.roll.jitter.ms",
         "log.roll.ms",
         "log.cleaner.backoff.ms",
         "log.cleaner.dedupe.buffer.size",
@@ -58,9 +59,9 @@ _TOPIC_KINDS = {"int": INT, "long": LONG, "list": LIST, "boolean": BOOLEAN, "dou
 TOPIC_SYNONYMS = {name: definition.broker_name for name, definition in TOPIC_CONFIGS.items()}
 # Broker-level synonyms minikafka has no key for: the only value it supports.
 _FIXED_BROKER_VALUES = {"unclean.leader.election.enable": "false"}
-# Kafka declares these broker keys with no default (their value derives from log.retention.hours, log.roll.hours and
-# log.flush.scheduler.interval.ms), so a topic config falling back to one lists no DEFAULT_CONFIG synonym.
-_DERIVED_BROKER_DEFAULTS = frozenset({"log.retention.ms", "log.roll.ms", "log.roll.jitter.ms", "log.flush.interval.ms"})
+# Topic configs whose broker synonym has no default of its own (Kafka's null): the value the broker derives
+# (log.retention.hours and the like; BrokerConfig's property of that name) when nothing sets the synonym.
+_DERIVED_TOPIC_VALUES = {"retention.ms": "retention_ms", "segment.ms": "roll_ms", "segment.jitter.ms": "roll_jitter_ms"}
 
 
 @dataclass(frozen=True)
@@ -135,13 +136,13 @@ def broker_entries(config: BrokerConfig, dynamic: DynamicBrokerValues | None = N
         synonyms = [] if sensitive else dynamic.synonyms(name)
         if name in config.set_keys:
             synonyms.append(Synonym(name, value, STATIC_BROKER_CONFIG))
-        if not row["required"]:
-            synonyms.append(Synonym(name, default, DEFAULT_CONFIG))
+        if not row["required"] and (default is not None or sensitive):
+            synonyms.append(Synonym(name, default, DEFAULT_CONFIG))  # Kafka lists no null default
         entries.append(
             ConfigEntry(
                 name=name,
                 value=synonyms[0].value if synonyms else value,
-                source=synonyms[0].source if synonyms else STATIC_BROKER_CONFIG,
+                source=synonyms[0].source if synonyms else DEFAULT_CONFIG,
                 read_only=name not in DYNAMIC_BROKER_CONFIGS,
                 sensitive=sensitive,
                 config_type=_broker_type(name, row["type"]),
@@ -199,21 +200,22 @@ def topic_entries(
         else:
             synonyms.extend(dynamic.synonyms(broker_name))
             synonyms.append(Synonym(broker_name, _FIXED_BROKER_VALUES[broker_name], DEFAULT_CONFIG))
-        value = synonyms[0].value
+        value = synonyms[0].value if synonyms else None
         if name == "flush.ms" and value is None:  # no time-based flush: Kafka's default, the longest interval
             value = str(LONG_MAX)
+        elif name in _DERIVED_TOPIC_VALUES and value is None:  # from log.retention.hours and the like
+            value = str(getattr(config, _DERIVED_TOPIC_VALUES[name]))
         doc = broker[broker_name].doc if broker_name in broker else None
-        shown = (s for s in synonyms if s.source != DEFAULT_CONFIG or s.name not in _DERIVED_BROKER_DEFAULTS)
         entries.append(
             ConfigEntry(
                 name=name,
                 value=value,
-                source=synonyms[0].source,
+                source=synonyms[0].source if synonyms else DEFAULT_CONFIG,
                 read_only=False,
                 sensitive=False,
                 config_type=_TOPIC_KINDS.get(definition.kind, STRING),
                 doc=doc,
-                synonyms=tuple(shown),
+                synonyms=tuple(synonyms),
             )
         )
     return entries
