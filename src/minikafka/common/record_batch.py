@@ -87,7 +87,8 @@ class RecordError:
 class InvalidRecordError(KafkaError):
     """A batch whose header disagrees with its records, or that its sender may not write (Kafka's
     INVALID_RECORD); `record_errors` names the records at fault when the batch itself is sound, as Kafka's
-    Produce answers them, so that a client fails those records and may send the others again."""
+    Produce answers them, so that a client fails those records and may send the others again. `code` is another
+    error such records get: INVALID_TIMESTAMP for timestamps out of range."""
 
     def __init__(
         self,
