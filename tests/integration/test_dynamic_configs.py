@@ -297,3 +297,18 @@ def test_minikafka_configs_alters_and_describes_like_kafka_configs(cluster: Clus
         "configs", "--alter", "--entity-type", "topics", "--entity-name", TOPIC, "--add-config", "bogus=1", *run
     )
     assert refused.returncode != 0 and "INVALID_CONFIG" in refused.stderr and "Traceback" not in refused.stderr
+    every = minikafka("configs", "--describe", "--all", "--entity-type", "topics", "--entity-name", TOPIC, *run)
+    assert every.returncode == 0, every.stderr
+    lines = every.stdout.splitlines()
+    assert lines[0] == f"All configs for topic {TOPIC} are:"
+    assert (
+        "  retention.ms=7200000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=7200000}"
+        in lines
+    )
+    assert "  message.timestamp.type=CreateTime sensitive=false" in "\n".join(lines)
+    broker = minikafka(
+        "configs", "--describe", "--all", "--entity-type", "brokers", "--entity-name", "2", "--json", *run
+    )
+    configs = {entry["name"]: entry for entry in json.loads(broker.stdout)["configs"]}
+    assert (configs["node.id"]["value"], configs["log.retention.hours"]["source"]) == ("2", "DEFAULT_CONFIG")
+    assert configs["log.retention.ms"]["source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"

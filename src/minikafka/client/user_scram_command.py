@@ -46,6 +46,12 @@ def register(subparsers: argparse._SubParsersAction, add_connection_arguments) -
         "--add-config", metavar="k=v,...", help="k1=v1,k2=[a,b]; users: 'SCRAM-SHA-512=[iterations=N,password=P]'"
     )
     configs.add_argument("--delete-config", metavar="k1,k2")
+    configs.add_argument(
+        "--all",
+        action="store_true",
+        help="with --describe: every config of the topic or broker (its Kafka listener's DescribeConfigs), not only "
+        "the dynamic ones",
+    )
     configs.add_argument("--json", action="store_true")
     add_connection_arguments(configs)
     configs.set_defaults(func=configs_command)
@@ -88,6 +94,8 @@ def _mechanism(name: str) -> ScramMechanism:
 def configs_command(args: argparse.Namespace) -> int:
     from minikafka.client.command_connection import admin_client
 
+    if args.all:
+        return _describe_all(args)
     with admin_client(args) as admin:
         if args.entity_type != "users":
             from minikafka.client import dynamic_configs_command
@@ -96,6 +104,15 @@ def configs_command(args: argparse.Namespace) -> int:
         if args.describe:
             return _describe(admin, args)
         return _alter(admin, args)
+
+
+def _describe_all(args: argparse.Namespace) -> int:
+    from minikafka.client import describe_all_configs, dynamic_configs_command
+
+    if not args.describe or args.entity_type == "users":
+        raise CliError("--all goes with --describe, for topics or brokers")
+    entity = dynamic_configs_command.entity_of(args)
+    return describe_all_configs.describe_all(args, entity.resource_type, entity.name, entity.described())
 
 
 def _alter(admin, args: argparse.Namespace) -> int:  # noqa: ANN001 - client.admin.AdminClient
