@@ -353,7 +353,7 @@ class Consumer:
                         record.key,
                         record.value,
                         batch.partition_leader_epoch,
-                        record.timestamp_ms,
+                        batch.timestamp_of(record),
                         topic_id,
                     )
                 )

@@ -376,6 +376,11 @@ class RecordBatch:
     def has_log_append_time(self) -> bool:
         return bool(self.attributes & TIMESTAMP_TYPE_FLAG)
 
+    def timestamp_of(self, record: Record) -> int:
+        """A record's timestamp as readers take it: with LogAppendTime, the batch's max timestamp (the leader's
+        clock) stands for every record's, as Kafka's DefaultRecordBatch answers."""
+        return self.max_timestamp if self.has_log_append_time else record.timestamp_ms
+
     @property
     def delete_horizon_ms(self) -> int | None:
         """When the cleaner may remove this batch's tombstones or marker (KIP-534); None: not set yet."""

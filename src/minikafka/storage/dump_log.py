@@ -81,6 +81,7 @@ def _dump_batch(batch: RecordBatch, position: int, print_records: bool) -> dict[
         "crc": batch.crc,
         "crc_valid": batch.is_valid(),
         "max_timestamp": batch.max_timestamp,
+        "timestamp_type": "LogAppendTime" if batch.has_log_append_time else "CreateTime",
         "producer_id": batch.producer_id,
         "producer_epoch": batch.producer_epoch,
         "base_sequence": batch.base_sequence,
@@ -100,7 +101,7 @@ def _dump_batch(batch: RecordBatch, position: int, print_records: bool) -> dict[
             entry["records"] = [
                 {
                     "offset": record.offset,
-                    "timestamp": record.timestamp_ms,
+                    "timestamp": batch.timestamp_of(record),
                     "key": _text(record.key),
                     "value": _text(record.value),
                 }
@@ -132,16 +133,18 @@ def format_text(dump: dict[str, Any]) -> str:
         lines.append(
             f"baseOffset: {b['base_offset']} lastOffset: {b['last_offset']} count: {b['count']} "
             f"partitionLeaderEpoch: {b['leader_epoch']} position: {b['position']} size: {b['size_bytes']} "
-            f"CreateTime: {b['max_timestamp']} producerId: {b['producer_id']} producerEpoch: {b['producer_epoch']} "
-            f"baseSequence: {b['base_sequence']} isTransactional: {str(b['is_transactional']).lower()} "
-            f"isControl: {str(b['is_control']).lower()} compresscodec: {b['compression']} crc: {b['crc']} "
+            f"{b['timestamp_type']}: {b['max_timestamp']} producerId: {b['producer_id']} "
+            f"producerEpoch: {b['producer_epoch']} baseSequence: {b['base_sequence']} "
+            f"isTransactional: {str(b['is_transactional']).lower()} isControl: {str(b['is_control']).lower()} "
+            f"compresscodec: {b['compression']} crc: {b['crc']} "
             f"isvalid: {str(b['crc_valid']).lower()}"
         )
         if "end_txn_marker" in b:
             marker = b["end_txn_marker"]
             lines.append(f"| endTxnMarker: {marker['type']} coordinatorEpoch: {marker['coordinator_epoch']}")
         for r in b.get("records", []):
-            lines.append(f"| offset: {r['offset']} CreateTime: {r['timestamp']} key: {r['key']} payload: {r['value']}")
+            stamp = f"{b['timestamp_type']}: {r['timestamp']}"
+            lines.append(f"| offset: {r['offset']} {stamp} key: {r['key']} payload: {r['value']}")
     if dump["error"]:
         e = dump["error"]
         lines.append(f"Found {e['trailing_bytes']} invalid bytes at position {e['position']}: {e['reason']}")

@@ -29,7 +29,7 @@ class TimestampAndOffset:
 def record_timestamps(batch: RecordBatch) -> Iterable[tuple[int, int]]:
     """(offset, timestamp) of each record; with LogAppendTime every record carries the batch's max timestamp."""
     for record in batch.records():
-        yield record.offset, batch.max_timestamp if batch.has_log_append_time else record.timestamp_ms
+        yield record.offset, batch.timestamp_of(record)
 
 
 def search_batch(batch: RecordBatch, target_ms: int, starting_offset: int) -> TimestampAndOffset | None:

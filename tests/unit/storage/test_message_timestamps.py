@@ -13,6 +13,7 @@ from minikafka.common.compression import CompressionType
 from minikafka.common.errors import ErrorCode
 from minikafka.common.record_batch import HEADER_SIZE, InvalidRecordError, Record, build_batch
 from minikafka.common.topic_config import TOPIC_CONFIGS, config_problem
+from minikafka.storage.dump_log import dump_log, format_text
 from minikafka.storage.log_config import LogConfig
 from minikafka.storage.log_validator import AppendOrigin, TimestampRules, validate_records
 from minikafka.storage.partition_log import PartitionLog
@@ -84,6 +85,15 @@ def test_a_leaders_log_applies_its_topics_configs(tmp_path: Path) -> None:
     assert bounded.log_end_offset == 0  # nothing written
     info = bounded.append_as_leader(_batch(NOW + HOUR), leader_epoch=0, now_ms=0, wall_clock_ms=NOW)
     assert (info.first_offset, info.log_append_time_ms) == (0, -1)
+    # Readers take the leader's stamp as every record's: a search by time, and dump-log as DumpLogSegments prints it.
+    assert stamped.offset_for_timestamp(NOW) is not None and stamped.offset_for_timestamp(NOW + 1) is None
+    stamped.close()
+    dump = dump_log(tmp_path / "a-0" / "00000000000000000000.log", print_records=True)
+    assert (dump["batches"][0]["timestamp_type"], dump["batches"][0]["records"][0]["timestamp"]) == (
+        "LogAppendTime",
+        NOW,
+    )
+    assert f"| offset: 0 LogAppendTime: {NOW} key" in format_text(dump)
 
 
 def test_the_configs_are_validated_with_kafkas_messages() -> None:
