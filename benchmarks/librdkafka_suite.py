@@ -5,7 +5,8 @@
 `--source` is a librdkafka checkout at a release tag (its third-party code is never committed here); when its
 `tests/test-runner` is missing the script builds it (`./configure`, `make libs`, `make -C tests build`). The
 script starts 3 controllers and 3 brokers (`cluster up --network host`, so the test runner outside the run can
-reach them), writes `tests/test.conf` with their Kafka listeners as bootstrap servers, runs each chosen test
+reach them), writes `tests/test.conf` with their Kafka listeners as bootstrap servers and a `KAFKA_PATH` whose
+`kafka-topics.sh` and `kafka-acls.sh` stand in for Kafka's tools (`kafka_tools`), runs each chosen test
 alone in quick mode (`test-runner -p1 -Q -E`: one at a time, fewer messages, no socket-emulation tests; `--full`
 drops -Q, for the tests whose sub-tests all skip in quick mode), records
 PASS, FAIL, SKIP or TIMEOUT per test with the runner's failure lines and whether every broker was still alive
@@ -101,9 +102,44 @@ def brokers_alive(run_dir: Path) -> bool:
     return all(broker["alive"] for broker in json.loads(status.stdout)["brokers"])
 
 
+# kafka-acls.sh as `minikafka acls` (the same flags) on the run's controllers, without the broker address it is given.
+ACLS_SCRIPT = """#!{python}
+import os, sys
+args = sys.argv[1:]
+while "--bootstrap-server" in args:
+    at = args.index("--bootstrap-server")
+    del args[at : at + 2]
+os.execv({python!r}, [{python!r}, "-m", "minikafka.launcher", "acls", "--dir", {run!r}, *args])
+"""
+
+
+def kafka_tools(run_dir: Path) -> Path:
+    """A KAFKA_PATH for the tests that run Kafka's tools: bin/kafka-topics.sh creates, grows and deletes topics with
+    `kafka_topics_shim.py` (0045, 0052, 0077), bin/kafka-acls.sh is `minikafka acls` (0109, 0115, 0119)."""
+    tools = run_dir / "kafka"
+    (tools / "bin").mkdir(parents=True, exist_ok=True)
+    scripts = {
+        "kafka-topics.sh": f'#!/bin/sh\nexec "{sys.executable}" "{HERE / "kafka_topics_shim.py"}" "$@"\n',
+        "kafka-acls.sh": ACLS_SCRIPT.format(python=sys.executable, run=str(run_dir)),
+    }
+    for name, text in scripts.items():
+        script = tools / "bin" / name
+        script.write_text(text)
+        script.chmod(0o755)
+    return tools
+
+
 def run_test(runner: Path, test: str, timeout_s: float, log_dir: Path, run_dir: Path, quick: bool) -> TestOutcome:
     libs = f"{runner.parent.parent / 'src'}:{runner.parent.parent / 'src-cpp'}"
-    env = {**os.environ, "TESTS": test, "TEST_KAFKA_VERSION": KAFKA_VERSION, "LD_LIBRARY_PATH": libs}
+    bootstrap = json.loads((run_dir / "cluster.json").read_text())["brokers"][0]["kafka_address"]
+    env = {
+        **os.environ,
+        "TESTS": test,
+        "TEST_KAFKA_VERSION": KAFKA_VERSION,
+        "LD_LIBRARY_PATH": libs,
+        "KAFKA_PATH": str(kafka_tools(run_dir)),
+        "BROKERS": bootstrap,
+    }
     started = time.monotonic()
     log_path = log_dir / f"{test}.log"
     with log_path.open("w") as log:

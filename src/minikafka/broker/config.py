@@ -356,6 +356,19 @@ class BrokerConfig(NodeConfig):
     log_retention_hours: int = config_key(
         "log.retention.hours", 168, "log.retention.ms in hours, unless it or log.retention.minutes is set."
     )
+    log_segment_delete_delay_ms: int = config_key(
+        "log.segment.delete.delay.ms",
+        60000,
+        "Kafka keeps a deleted segment's files this long for the reads still under way on them; here every read "
+        "copies its bytes before the next step runs, so segments are deleted at once and the value changes nothing.",
+        at_least(0),
+    )
+    log_preallocate: bool = config_key(
+        "log.preallocate",
+        False,
+        "Kafka creates a new segment's file at full size when set; here files grow as written, and the value "
+        "changes nothing.",
+    )
     log_index_size_max_bytes: int = config_key(
         "log.index.size.max.bytes",
         10485760,

@@ -89,6 +89,9 @@ TOPIC_CONFIGS: Mapping[str, TopicConfigDef] = {
         TopicConfigDef("segment.jitter.ms", "long", _number("long", 0), "log.roll.jitter.ms"),
         TopicConfigDef("segment.index.bytes", "int", _number("int", 4), "log.index.size.max.bytes"),
         TopicConfigDef("index.interval.bytes", "int", _number("int", 0), "log.index.interval.bytes"),
+        # Taken as Kafka takes them, and change nothing here (the broker's keys say why).
+        TopicConfigDef("file.delete.delay.ms", "long", _number("long", 0), "log.segment.delete.delay.ms"),
+        TopicConfigDef("preallocate", "boolean", _boolean, "log.preallocate"),
         TopicConfigDef("retention.ms", "long", _number("long", -1), "log.retention.ms"),
         TopicConfigDef("retention.bytes", "long", _number("long", -1), "log.retention.bytes"),
         TopicConfigDef("flush.messages", "long", _number("long", 1), "log.flush.interval.messages"),

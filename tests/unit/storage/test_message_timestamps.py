@@ -104,3 +104,11 @@ def test_the_configs_are_validated_with_kafkas_messages() -> None:
     )
     assert "at least 0" in str(config_problem(TOPIC_CONFIGS, "message.timestamp.after.max.ms", "-1"))
     assert TOPIC_CONFIGS["message.timestamp.before.max.ms"].broker_name == "log.message.timestamp.before.max.ms"
+
+
+def test_kafkas_inert_segment_configs_are_taken() -> None:
+    """file.delete.delay.ms and preallocate: validated as Kafka's (librdkafka's 0077 sets the first) and kept."""
+    assert config_problem(TOPIC_CONFIGS, "file.delete.delay.ms", "10000") is None
+    assert config_problem(TOPIC_CONFIGS, "preallocate", "true") is None
+    assert "true or false" in str(config_problem(TOPIC_CONFIGS, "preallocate", "yes"))
+    assert TOPIC_CONFIGS["file.delete.delay.ms"].broker_name == "log.segment.delete.delay.ms"

@@ -36,6 +36,7 @@ _LONG_KEYS = frozenset(
         "log.retention.check.interval.ms",
         "log.retention.ms",
         "log.roll.jitter.ms",
+        "log.segment.delete.delay.ms",
         "log.roll.ms",
         "log.cleaner.backoff.ms",
         "log.cleaner.dedupe.buffer.size",
