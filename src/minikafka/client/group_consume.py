@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -27,10 +28,12 @@ class Heartbeats(NamedTuple):
 
 class BackgroundHeartbeat:
     """Heartbeats a joined member every heartbeat interval from its own task, so a slow poll, offset lookup or
-    write does not outlast the session timeout; the consume loop rejoins once a heartbeat asked for it."""
+    write does not outlast the session timeout; the consume loop rejoins once a heartbeat asked for it. `heard` is
+    told of each heartbeat the coordinator accepted."""
 
-    def __init__(self, member: GroupMember) -> None:
+    def __init__(self, member: GroupMember, heard: Callable[[], None] = lambda: None) -> None:
         self.member = member
+        self.heard = heard
         self.rejoin = asyncio.Event()
         self.beats = 0
         self._task: asyncio.Task[None] | None = None
@@ -44,7 +47,10 @@ class BackgroundHeartbeat:
             if self.rejoin.is_set() or not self.member.in_group():
                 continue  # the consume loop is rejoining: its join heartbeats
             self.beats += 1
-            if await self.member.heartbeat() in REJOIN_ERRORS:
+            error = await self.member.heartbeat()
+            if error == ErrorCode.NONE:
+                self.heard()
+            elif error in REJOIN_ERRORS:
                 self.rejoin.set()
 
     async def stop(self) -> None:
@@ -65,7 +71,10 @@ class GroupConsumer:
         """`background_heartbeat`: heartbeat from a task of its own rather than between polls."""
         self.consumer = consumer
         self.member = member
-        self.background = BackgroundHeartbeat(member) if background_heartbeat else None
+        self.background = BackgroundHeartbeat(member, self.heard) if background_heartbeat else None
+        # When the coordinator last accepted this member (a join, heartbeat or commit): after a session timeout
+        # without one, it may have given the partitions to others, so polled records are not this member's to hand on.
+        self.last_heard_s = client_monotonic_s()
         self.reset = EARLIEST if from_beginning else LATEST  # auto.offset.reset for partitions never committed
         self.as_json = as_json
         self.written: dict[TopicPartition, int] = {}  # next offset after the last record written out
@@ -83,6 +92,7 @@ class GroupConsumer:
             await self.consumer.assign(topic, [partition], start)
         self.written = {tp: offset for tp, offset in committed.items() if tp in assignment}
         self.committed = dict(self.written)
+        self.heard()
         era = "member epoch" if isinstance(self.member, ConsumerProtocolMember) else "generation"
         self.announce(f"group {self.member.group}: {era} {self.member.generation}, assigned {assignment}")
 
@@ -90,10 +100,18 @@ class GroupConsumer:
         """A new generation or epoch and its assignment, for the person running the command."""
         print(text, file=sys.stderr)
 
+    def heard(self) -> None:
+        self.last_heard_s = client_monotonic_s()
+
+    def session_lapsed(self) -> bool:
+        """No word from the coordinator for a session timeout: the group may have moved on without this member."""
+        return (client_monotonic_s() - self.last_heard_s) * 1000 > self.member.timeouts.session_timeout_ms
+
     async def commit(self) -> None:
         pending = {tp: o for tp, o in self.written.items() if self.committed.get(tp) != o}
         if pending and await self.member.commit(pending) == ErrorCode.NONE:
             self.committed.update(pending)
+            self.heard()
 
     def write(self, records: list[ConsumerRecord], limit: int | None, consumed: int) -> int:
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -131,7 +149,10 @@ class GroupConsumer:
         if now < next_heartbeat:
             return Heartbeats(next_heartbeat, rejoined=False)
         next_heartbeat = now + self.member.timeouts.heartbeat_interval_ms / 1000
-        if await self.member.heartbeat() in REJOIN_ERRORS:
+        error = await self.member.heartbeat()
+        if error == ErrorCode.NONE:
+            self.heard()
+        elif error in REJOIN_ERRORS:
             await self.rejoin()
             return Heartbeats(next_heartbeat, rejoined=True)
         return Heartbeats(next_heartbeat, rejoined=False)
@@ -145,6 +166,11 @@ class GroupConsumer:
                 records = await self.consumer.poll()
             except KafkaError:
                 records = []  # leaders move during faults: the next poll refreshes the metadata
+            if self.session_lapsed():
+                # Kafka's coordinator fences a member it has not heard from for a session timeout: join again, and
+                # read from what the group committed meanwhile, instead of handing on what this poll returned.
+                await self.rejoin()
+                continue
             consumed = self.write(records, limit, consumed)
             now = client_monotonic_s()
             last_record = now if records else last_record

@@ -1,15 +1,18 @@
 """`consume --group-protocol consumer` heartbeats from a task of its own: a member whose first offset lookup (or a
 poll, or a slow write) takes longer than its session timeout keeps heartbeating meanwhile, so it is not fenced
-before its first read; a heartbeat that asks the member to rejoin makes the consume loop rejoin."""
+before its first read; a heartbeat that asks the member to rejoin makes the consume loop rejoin; and a member
+that has not heard from its coordinator for a session timeout joins again before handing on another record."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+from minikafka.client.consumer import ConsumerRecord
 from minikafka.client.group_consume import BackgroundHeartbeat, GroupConsumer
 from minikafka.client.group_member import GroupTimeouts
 from minikafka.common.errors import ErrorCode
+from minikafka.sim.virtual_loop import run_virtual
 
 
 class FakeMember:
@@ -88,3 +91,63 @@ def test_a_heartbeat_asking_to_rejoin_sets_the_loops_rejoin() -> None:
 
     asked, beats = asyncio.run(scenario())
     assert asked and beats == 2
+
+
+class StalledCoordinatorMember(FakeMember):
+    """Its second heartbeat gets no answer for three session timeouts (a paused coordinator), then a retriable
+    error; the first join and the rejoin after it succeed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.timeouts = GroupTimeouts(heartbeat_interval_ms=5, session_timeout_ms=100)
+
+    async def heartbeat(self) -> ErrorCode:
+        self.beats += 1
+        if self.beats == 2:
+            await asyncio.sleep(0.3)  # simulated time: the coordinator's stall, not a wait for the test
+            return ErrorCode.NOT_COORDINATOR
+        return ErrorCode.NONE
+
+
+class OneRecordAPoll:
+    def __init__(self, member: FakeMember) -> None:
+        self.member = member
+        self.positions: dict = {}
+        self.fetch_states: dict = {}
+        self.polls = 0
+
+    async def assign(self, topic: str, partitions: list[int], start: Any) -> None:
+        return None
+
+    async def poll(self) -> list:
+        self.polls += 1
+        await asyncio.sleep(0.001)
+        return [ConsumerRecord("t", 0, self.polls, None, b"v", 0, 0)]
+
+    def caught_up(self) -> bool:
+        return True
+
+
+def test_records_polled_after_a_session_timeout_without_the_coordinator_are_not_handed_on() -> None:
+    """Kafka's coordinator fences a member it has not heard from for a session timeout and may give its partitions
+    to another: the loop joins again instead of handing on what it polled then (they would be read below what the
+    group committed meanwhile)."""
+    member = StalledCoordinatorMember()
+    consumer = OneRecordAPoll(member)
+    handed_on: list[tuple[float, int]] = []
+
+    class Recording(GroupConsumer):
+        def write(self, records: list, limit: int | None, consumed: int) -> int:
+            handed_on.extend((asyncio.get_running_loop().time(), r.offset) for r in records)
+            return consumed + len(records)
+
+    async def scenario() -> None:
+        runner = Recording(consumer, member, True, False)  # type: ignore[arg-type]
+        await runner.run(timeout_ms=2**31, limit=20)
+
+    run_virtual(scenario())
+    assert member.joins == 2  # the first join, and the one after the stall
+    stalled_until = 0.3
+    assert all(at < 0.05 or at > stalled_until for at, _ in handed_on)
+    after = [offset for at, offset in handed_on if at > stalled_until]
+    assert after and after[0] > max(offset for at, offset in handed_on if at < stalled_until) + 1  # one poll dropped
