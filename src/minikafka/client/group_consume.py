@@ -86,13 +86,13 @@ class GroupConsumer:
         self.consumer.positions.clear()
         self.consumer.fetch_states.clear()
         assignment = await self.member.join()
+        self.heard()  # the join's answer, not the end of the offset lookups after it: those may hang on a leader
         committed = await self.member.committed(assignment)
         for topic, partition in assignment:
             start = committed.get((topic, partition), self.reset)
             await self.consumer.assign(topic, [partition], start)
         self.written = {tp: offset for tp, offset in committed.items() if tp in assignment}
         self.committed = dict(self.written)
-        self.heard()
         era = "member epoch" if isinstance(self.member, ConsumerProtocolMember) else "generation"
         self.announce(f"group {self.member.group}: {era} {self.member.generation}, assigned {assignment}")
 

@@ -151,3 +151,28 @@ def test_records_polled_after_a_session_timeout_without_the_coordinator_are_not_
     assert all(at < 0.05 or at > stalled_until for at, _ in handed_on)
     after = [offset for at, offset in handed_on if at > stalled_until]
     assert after and after[0] > max(offset for at, offset in handed_on if at < stalled_until) + 1  # one poll dropped
+
+
+class AssignHangsOnce(OneRecordAPoll):
+    """The first assignment's offset lookup hangs for three session timeouts (its leader paused)."""
+
+    async def assign(self, topic: str, partitions: list[int], start: Any) -> None:
+        if self.member.joins == 1:
+            await asyncio.sleep(0.3)  # simulated time: the leader's stall
+
+
+def test_a_join_followed_by_a_session_timeout_of_offset_lookups_is_joined_again() -> None:
+    """The coordinator last heard the member at its join: if the lookups after it outlast the session timeout,
+    the member is fenced already, and its first poll is not handed on."""
+    member = FakeMember()
+    member.timeouts = GroupTimeouts(heartbeat_interval_ms=5, session_timeout_ms=100)
+    consumer = AssignHangsOnce(member)
+    handed_on: list[float] = []
+
+    class Recording(GroupConsumer):
+        def write(self, records: list, limit: int | None, consumed: int) -> int:
+            handed_on.extend(asyncio.get_running_loop().time() for _ in records)
+            return consumed + len(records)
+
+    run_virtual(Recording(consumer, member, True, False).run(timeout_ms=2**31, limit=5))  # type: ignore[arg-type]
+    assert member.joins == 2 and len(handed_on) == 5 and consumer.polls == 6  # the first poll dropped
