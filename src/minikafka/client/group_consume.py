@@ -29,9 +29,9 @@ class Heartbeats(NamedTuple):
 class BackgroundHeartbeat:
     """Heartbeats a joined member every heartbeat interval from its own task, so a slow poll, offset lookup or
     write does not outlast the session timeout; the consume loop rejoins once a heartbeat asked for it. `heard` is
-    told of each heartbeat the coordinator accepted."""
+    told when each heartbeat the coordinator accepted was sent."""
 
-    def __init__(self, member: GroupMember, heard: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, member: GroupMember, heard: Callable[[float], None] = lambda sent: None) -> None:
         self.member = member
         self.heard = heard
         self.rejoin = asyncio.Event()
@@ -47,9 +47,10 @@ class BackgroundHeartbeat:
             if self.rejoin.is_set() or not self.member.in_group():
                 continue  # the consume loop is rejoining: its join heartbeats
             self.beats += 1
+            sent = client_monotonic_s()
             error = await self.member.heartbeat()
             if error == ErrorCode.NONE:
-                self.heard()
+                self.heard(sent)
             elif error in REJOIN_ERRORS:
                 self.rejoin.set()
 
@@ -100,8 +101,10 @@ class GroupConsumer:
         """A new generation or epoch and its assignment, for the person running the command."""
         print(text, file=sys.stderr)
 
-    def heard(self) -> None:
-        self.last_heard_s = client_monotonic_s()
+    def heard(self, sent: float | None = None) -> None:
+        """The coordinator accepted this member: a request sent at `sent` (it heard it then or later), or the join
+        it answered just now (its session starts from the answer)."""
+        self.last_heard_s = client_monotonic_s() if sent is None else max(self.last_heard_s, sent)
 
     def session_lapsed(self) -> bool:
         """No word from the coordinator for a session timeout: the group may have moved on without this member."""
@@ -109,9 +112,10 @@ class GroupConsumer:
 
     async def commit(self) -> None:
         pending = {tp: o for tp, o in self.written.items() if self.committed.get(tp) != o}
+        sent = client_monotonic_s()
         if pending and await self.member.commit(pending) == ErrorCode.NONE:
             self.committed.update(pending)
-            self.heard()
+            self.heard(sent)
 
     def write(self, records: list[ConsumerRecord], limit: int | None, consumed: int) -> int:
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -149,9 +153,10 @@ class GroupConsumer:
         if now < next_heartbeat:
             return Heartbeats(next_heartbeat, rejoined=False)
         next_heartbeat = now + self.member.timeouts.heartbeat_interval_ms / 1000
+        sent = client_monotonic_s()
         error = await self.member.heartbeat()
         if error == ErrorCode.NONE:
-            self.heard()
+            self.heard(sent)
         elif error in REJOIN_ERRORS:
             await self.rejoin()
             return Heartbeats(next_heartbeat, rejoined=True)
