@@ -114,18 +114,33 @@ def validate_records(
             if timestamps is not None:
                 _check_timestamps(batch, records_max_timestamp, timestamps, max_message_bytes)
     if origin is AppendOrigin.CLIENT:
-        if compression is not None and compression != batches[0].compression_type:
-            batches = (_recompressed(batches[0], compression, compression_level, max_message_bytes),)
-            records_max_timestamp = batches[0].max_timestamp
-        if timestamps is not None and timestamps.log_append_time:
-            batches = (with_max_timestamp(batches[0], timestamps.now_ms, log_append_time=True),)
-        else:
-            batches = (_with_max_timestamp(batches[0], records_max_timestamp),)
+        stamp = timestamps.now_ms if timestamps is not None and timestamps.log_append_time else None
+        batches = (
+            _as_stored(batches[0], records_max_timestamp, stamp, compression, compression_level, max_message_bytes),
+        )
     return ValidationResult(
         batches,
         sum(batch.records_count for batch in batches),
         max(batch.max_timestamp for batch in batches),
     )
+
+
+def _as_stored(
+    batch: RecordBatch,
+    records_max_timestamp: int,
+    log_append_time: int | None,
+    compression: CompressionType | None,
+    compression_level: int | None,
+    max_message_bytes: int,
+) -> RecordBatch:
+    """A producer's batch as the leader writes it: recompressed to the topic's codec (its max timestamp is then its
+    records' already) or with its max timestamp set from its records, and stamped with `log_append_time` (None:
+    CreateTime)."""
+    if compression is not None and compression != batch.compression_type:
+        batch = _recompressed(batch, compression, compression_level, max_message_bytes)
+    elif log_append_time is None:
+        return _with_max_timestamp(batch, records_max_timestamp)
+    return batch if log_append_time is None else with_max_timestamp(batch, log_append_time, log_append_time=True)
 
 
 def _walk(batch: RecordBatch, max_message_bytes: int) -> int:
