@@ -763,23 +763,17 @@ class BrokerConfig(NodeConfig):
     @property
     def roll_ms(self) -> int:
         """log.roll.ms, else log.roll.hours (Kafka's precedence)."""
-        return self.log_roll_ms if self.log_roll_ms is not None else self.log_roll_hours * _HOUR_MS
+        return _first_set_ms(self.log_roll_ms, None, self.log_roll_hours)
 
     @property
     def roll_jitter_ms(self) -> int:
-        return self.log_roll_jitter_ms if self.log_roll_jitter_ms is not None else self.log_roll_jitter_hours * _HOUR_MS
+        return _first_set_ms(self.log_roll_jitter_ms, None, self.log_roll_jitter_hours)
 
     @property
     def retention_ms(self) -> int:
         """log.retention.ms, else log.retention.minutes, else log.retention.hours; any negative value is -1 (no
         limit), as Kafka's logRetentionTimeMillis."""
-        if self.log_retention_ms is not None:
-            millis = self.log_retention_ms
-        elif self.log_retention_minutes is not None:
-            millis = self.log_retention_minutes * 60_000
-        else:
-            millis = self.log_retention_hours * _HOUR_MS
-        return -1 if millis < 0 else millis
+        return max(-1, _first_set_ms(self.log_retention_ms, self.log_retention_minutes, self.log_retention_hours))
 
     def log_config(self, topic_configs: Mapping[str, str] | None = None) -> LogConfig:
         """The storage settings of a partition: broker defaults, overridden by the topic's configs (Kafka's
@@ -822,6 +816,13 @@ class BrokerConfig(NodeConfig):
                 "message.timestamp.after.max.ms", self.log_message_timestamp_after_max_ms
             ),
         )
+
+
+def _first_set_ms(millis: int | None, minutes: int | None, hours: int) -> int:
+    """Kafka's precedence among a duration's keys in milliseconds, minutes and hours: the first one set."""
+    if millis is not None:
+        return millis
+    return minutes * 60_000 if minutes is not None else hours * _HOUR_MS
 
 
 def _policy(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
