@@ -143,7 +143,7 @@ def consumer_groups_command(args: argparse.Namespace) -> int:
 # ---- the requests ----
 
 
-async def _metadata(client: KafkaWireClient) -> tuple[dict[int, str], dict[str, dict[int, int]]]:
+async def cluster_metadata(client: KafkaWireClient) -> tuple[dict[int, str], dict[str, dict[int, int]]]:
     """(broker id -> Kafka address, topic -> partition -> leader id)."""
     cls = request_class(METADATA, 12)
     response = await client.any_broker(
@@ -155,7 +155,7 @@ async def _metadata(client: KafkaWireClient) -> tuple[dict[int, str], dict[str, 
 
 
 async def list_groups(client: KafkaWireClient) -> list[dict[str, str]]:
-    brokers, _ = await _metadata(client)
+    brokers, _ = await cluster_metadata(client)
     cls = request_class(LIST_GROUPS, 4)
     listed: dict[str, dict[str, str]] = {}
     for address in brokers.values():
@@ -302,7 +302,7 @@ async def _partition_lags(
 
 
 async def _log_end_offsets(client: KafkaWireClient, keys: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
-    brokers, topics = await _metadata(client)
+    brokers, topics = await cluster_metadata(client)
     by_leader: dict[int, list[tuple[str, int]]] = {}
     for topic, partition in keys:
         leader = topics.get(topic, {}).get(partition, -1)
@@ -362,7 +362,7 @@ async def delete_offsets(
     client: KafkaWireClient, group: str, wanted: list[tuple[str, list[int] | None]], timeout_s: float
 ) -> list[tuple[str, int, ErrorCode]]:
     """OffsetDelete at the group's coordinator: (topic, partition, error) for each partition asked."""
-    _, topics = await _metadata(client)
+    _, topics = await cluster_metadata(client)
     asked: dict[str, list[int]] = {}
     for topic, partitions in wanted:
         asked.setdefault(topic, []).extend(partitions if partitions is not None else sorted(topics.get(topic, {0: -1})))

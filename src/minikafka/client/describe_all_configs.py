@@ -8,12 +8,12 @@ import argparse
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from minikafka.client.consumer_groups_command import kafka_bootstrap
+from minikafka.client.consumer_groups_command import cluster_metadata, kafka_bootstrap
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
 from minikafka.common.cli_support import print_json, run_event_loop
 from minikafka.common.errors import ErrorCode, KafkaError
 
-METADATA, DESCRIBE_CONFIGS = 3, 32
+DESCRIBE_CONFIGS = 32
 TOPIC, BROKER = 2, 4  # Kafka's ConfigResource.Type
 # Kafka's ConfigSource names, by their DescribeConfigs code
 SOURCES = {
@@ -90,14 +90,10 @@ async def all_configs(client: KafkaWireClient, resource_type: int, name: str) ->
 
 
 async def _broker_address(client: KafkaWireClient, broker_id: int) -> str:
-    cls = request_class(METADATA, 12)
-    response = await client.any_broker(
-        cls(topics=(), allow_auto_topic_creation=False, include_topic_authorized_operations=False)
-    )
-    for broker in response.brokers:
-        if broker.node_id == broker_id:
-            return f"{broker.host}:{broker.port}"
-    raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"broker {broker_id} is not in the cluster's metadata")
+    brokers, _ = await cluster_metadata(client)
+    if broker_id not in brokers:
+        raise KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, f"broker {broker_id} is not in the cluster's metadata")
+    return brokers[broker_id]
 
 
 def _config(entry: Any) -> DescribedConfig:
