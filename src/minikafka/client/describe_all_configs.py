@@ -11,22 +11,11 @@ from typing import Any
 from minikafka.client.consumer_groups_command import cluster_metadata, kafka_bootstrap
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
 from minikafka.common.cli_support import print_json, run_event_loop
+from minikafka.common.config_source import ConfigSource
 from minikafka.common.errors import ErrorCode, KafkaError
 
 DESCRIBE_CONFIGS = 32
 TOPIC, BROKER = 2, 4  # Kafka's ConfigResource.Type
-# Kafka's ConfigSource names, by their DescribeConfigs code
-SOURCES = {
-    0: "UNKNOWN",
-    1: "DYNAMIC_TOPIC_CONFIG",
-    2: "DYNAMIC_BROKER_CONFIG",
-    3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
-    4: "STATIC_BROKER_CONFIG",
-    5: "DEFAULT_CONFIG",
-    6: "DYNAMIC_BROKER_LOGGER_CONFIG",
-    7: "CLIENT_METRICS_CONFIG",
-    8: "GROUP_CONFIG",
-}
 
 
 @dataclass(frozen=True)
@@ -97,19 +86,15 @@ async def _broker_address(client: KafkaWireClient, broker_id: int) -> str:
 
 
 def _config(entry: Any) -> DescribedConfig:
-    synonyms = tuple(DescribedSynonym(s.name, s.value, _source(s.source)) for s in entry.synonyms)
+    synonyms = tuple(DescribedSynonym(s.name, s.value, ConfigSource.name_of(s.source)) for s in entry.synonyms)
     return DescribedConfig(
         name=entry.name,
         value=entry.value,
-        source=_source(entry.config_source),
+        source=ConfigSource.name_of(entry.config_source),
         sensitive=bool(entry.is_sensitive),
         read_only=bool(entry.read_only),
         synonyms=synonyms,
     )
-
-
-def _source(code: int) -> str:
-    return SOURCES.get(int(code), str(code))
 
 
 def _shown(value: str | None) -> str:

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from minikafka.common.cli_support import CliError, print_json
+from minikafka.common.config_source import ConfigSource
 from minikafka.common.errors import ErrorCode, KafkaError
 
 TOPIC, BROKER = 2, 4  # Kafka's ConfigResource.Type
 SET, DELETE = 0, 1  # Kafka's AlterConfigOp.OpType
-_SOURCES = {TOPIC: "DYNAMIC_TOPIC_CONFIG", BROKER: "DYNAMIC_BROKER_CONFIG"}
+_SOURCES = {TOPIC: ConfigSource.DYNAMIC_TOPIC_CONFIG.name, BROKER: ConfigSource.DYNAMIC_BROKER_CONFIG.name}
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def _describe(admin: Any, entity: Entity, as_json: bool) -> int:
         return 0
     if entity.resource_type == BROKER and not entity.name:
         print("Default configs for brokers in the cluster are:")
-        source = "DYNAMIC_DEFAULT_BROKER_CONFIG"
+        source = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.name
     else:
         print(f"Dynamic configs for {entity.described()} are:")
         source = _SOURCES[entity.resource_type]

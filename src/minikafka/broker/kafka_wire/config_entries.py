@@ -10,6 +10,7 @@ from typing import Any
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.common.config import config_keys, describe_keys
+from minikafka.common.config_source import ConfigSource
 from minikafka.common.group_config import (
     CONSUMER_HEARTBEAT_INTERVAL_MS,
     CONSUMER_SESSION_TIMEOUT_MS,
@@ -17,10 +18,11 @@ from minikafka.common.group_config import (
 )
 from minikafka.common.topic_config import DYNAMIC_BROKER_CONFIGS, LONG_MAX, TOPIC_CONFIGS
 
-# Kafka's ConfigSource
-DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG = 1, 2, 3
-STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5
-GROUP_CONFIG = 8
+DYNAMIC_TOPIC_CONFIG = int(ConfigSource.DYNAMIC_TOPIC_CONFIG)
+DYNAMIC_BROKER_CONFIG = int(ConfigSource.DYNAMIC_BROKER_CONFIG)
+DYNAMIC_DEFAULT_BROKER_CONFIG = int(ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+STATIC_BROKER_CONFIG, DEFAULT_CONFIG = int(ConfigSource.STATIC_BROKER_CONFIG), int(ConfigSource.DEFAULT_CONFIG)
+GROUP_CONFIG = int(ConfigSource.GROUP_CONFIG)
 # Kafka's ConfigType
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
 
