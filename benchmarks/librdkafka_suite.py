@@ -129,17 +129,12 @@ def kafka_tools(run_dir: Path) -> Path:
     return tools
 
 
-def run_test(runner: Path, test: str, timeout_s: float, log_dir: Path, run_dir: Path, quick: bool) -> TestOutcome:
+def run_test(
+    runner: Path, test: str, timeout_s: float, log_dir: Path, run_dir: Path, quick: bool, tools: dict[str, str]
+) -> TestOutcome:
+    """`tools`: the environment that points the test at Kafka's tools (KAFKA_PATH, BROKERS)."""
     libs = f"{runner.parent.parent / 'src'}:{runner.parent.parent / 'src-cpp'}"
-    bootstrap = json.loads((run_dir / "cluster.json").read_text())["brokers"][0]["kafka_address"]
-    env = {
-        **os.environ,
-        "TESTS": test,
-        "TEST_KAFKA_VERSION": KAFKA_VERSION,
-        "LD_LIBRARY_PATH": libs,
-        "KAFKA_PATH": str(kafka_tools(run_dir)),
-        "BROKERS": bootstrap,
-    }
+    env = {**os.environ, "TESTS": test, "TEST_KAFKA_VERSION": KAFKA_VERSION, "LD_LIBRARY_PATH": libs, **tools}
     started = time.monotonic()
     log_path = log_dir / f"{test}.log"
     with log_path.open("w") as log:
@@ -212,8 +207,9 @@ def main() -> None:
         (runner.parent / "test.conf").write_text(
             f"bootstrap.servers={bootstrap}\ntest.timeout.multiplier={args.timeout_multiplier}\n"
         )
+        tools = {"KAFKA_PATH": str(kafka_tools(run_dir)), "BROKERS": bootstrap.split(",")[0]}
         for test in tests:
-            outcome = run_test(runner, test, args.timeout, log_dir, run_dir, not args.full)
+            outcome = run_test(runner, test, args.timeout, log_dir, run_dir, not args.full, tools)
             outcomes.append(outcome)
             print(f"{test} {outcome.status} {outcome.seconds}s", " | ".join(outcome.detail[:1]), flush=True)
             args.out.write_text(json.dumps([asdict(o) for o in outcomes], indent=1) + "\n")
