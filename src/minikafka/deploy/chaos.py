@@ -49,7 +49,7 @@ from minikafka.deploy.compacted_workload import (
     latest_values_lost,
     log_bytes,
 )
-from minikafka.deploy.faults import FAULT_RUN_SETTINGS, Faults, record_partition_fault
+from minikafka.deploy.faults import CONSUMER_PROTOCOL_SETTINGS, FAULT_RUN_SETTINGS, Faults, record_partition_fault
 from minikafka.deploy.group_workload import GROUP, GroupWorkload
 from minikafka.deploy.local_cluster import Cluster, ClusterError, is_alive
 from minikafka.deploy.network import inside, namespace_name, read_cuts
@@ -97,14 +97,6 @@ def _retry(probe: Callable[[], T | None], what: str) -> T:
 RECOVERY_TIMEOUT_S = 120.0
 # The producers stop, then the final read: at most default.api.timeout.ms waiting for leaders, plus the reading.
 FINAL_READ_TIMEOUT_S = 300.0
-
-
-# A SIGKILLed consumer-protocol member holds its partitions until the coordinator's session timeout (45 s by
-# default): as short as the classic members' own 6 s, so the group is not stalled most of the run.
-CONSUMER_PROTOCOL_SETTINGS = {
-    "group.consumer.session.timeout.ms": "6000",
-    "group.consumer.heartbeat.interval.ms": "1000",
-}
 
 
 @dataclass(frozen=True)

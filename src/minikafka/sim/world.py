@@ -50,7 +50,7 @@ from minikafka.deploy.chaos_schedule import (
     plan_faults,
     reordered,
 )
-from minikafka.deploy.faults import _batch_to_corrupt
+from minikafka.deploy.faults import CONSUMER_PROTOCOL_SETTINGS, _batch_to_corrupt
 from minikafka.kraft_controller.metadata.image import MetadataImage
 from minikafka.pb import controller_pb2, controller_pb2_grpc
 from minikafka.sim.client_invariants import ClientInvariants
@@ -290,7 +290,9 @@ class World:
         self.trace = trace
         self.network = SimNetwork(random.Random(settings.seed * 7919 + 1), settings.network)
         overrides = dict(settings.overrides)
-        brokers = {**overrides, **settings.broker_overrides}
+        # KIP-848 members' sessions as `chaos` sets them, so both drivers wait out a crashed member alike.
+        groups = CONSUMER_PROTOCOL_SETTINGS if settings.clients.group_protocol == "consumer" else {}
+        brokers = {**groups, **overrides, **settings.broker_overrides}
         self.processes = {
             node_id: SimProcess(node_id, root / str(node_id), self.network, overrides) for node_id in CONTROLLER_IDS
         } | {
