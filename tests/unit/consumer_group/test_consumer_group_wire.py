@@ -11,6 +11,7 @@ import uuid
 from types import SimpleNamespace
 from typing import Any
 
+import structlog.testing
 from immutables import Map
 from kio.schema.consumer_group_heartbeat.v1 import request as heartbeat_v1
 from kio.schema.delete_groups.v2 import request as delete_v2
@@ -34,9 +35,9 @@ CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP, DELETE_GROUPS = 68, 11, 42
 TOPIC_ID = uuid.uuid4()
 
 
-def leading_manager(write_error: ErrorCode = ErrorCode.NONE) -> Any:
+def leading_manager(write_error: ErrorCode = ErrorCode.NONE, appended: bool = False) -> Any:
     """A replica manager leading the only partition of an empty __consumer_offsets; topic t has 2 partitions.
-    Its appends (kept in `written`) answer `write_error`."""
+    Its appends (kept in `written`) answer `write_error`, as one made (`appended`, at offset 0) or refused before."""
     offsets = SimpleNamespace(name=OFFSETS_TOPIC, topic_id=uuid.uuid4(), partitions={0: SimpleNamespace(leader=1)})
     topic = SimpleNamespace(name="t", topic_id=TOPIC_ID, partitions={0: object(), 1: object()})
     log = SimpleNamespace(log_start_offset=0, log_end_offset=0)
@@ -52,7 +53,7 @@ def leading_manager(write_error: ErrorCode = ErrorCode.NONE) -> Any:
     def produce(tp: TopicPartition, batch: bytes, acks: int, timeout_ms: int, **_: Any) -> Any:
         assert (tp, acks) == (TopicPartition(OFFSETS_TOPIC, 0), -1)
         written.append(batch)
-        return answered(ProduceResult(write_error))
+        return answered(ProduceResult(write_error, 0 if appended or write_error == ErrorCode.NONE else -1))
 
     return SimpleNamespace(
         metadata=SimpleNamespace(image=image),
@@ -159,6 +160,26 @@ def test_the_join_is_answered_only_after_its_records_are_written_and_a_failed_wr
     failed, after, _ = asyncio.run(scenario(ErrorCode.NOT_ENOUGH_REPLICAS))
     assert failed.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
     assert after == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS  # unloaded, and reloading from the log
+
+
+def test_a_changes_events_are_logged_only_once_its_records_are_in_the_log() -> None:
+    """A join refused before its append (NOT_ENOUGH_REPLICAS) is undone by the reload and logs nothing; one
+    appended whose acknowledgement timed out is in the log the reload reads, and logs its events."""
+
+    async def scenario(write_error: ErrorCode, appended: bool) -> list[str]:
+        config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
+        groups = GroupCoordinator(leading_manager(write_error, appended), SimpleNamespace(), config)  # type: ignore[arg-type]
+        ctx = WireContext(groups.manager, "PLAINTEXT", groups=groups)
+        groups.group("g")
+        await loaded(groups)
+        with structlog.testing.capture_logs() as logged:
+            await answer(ctx, heartbeat(0, ()))
+        return [e["event"] for e in logged if e["event"].startswith("consumer_group_")]
+
+    kip_848 = ["consumer_group_member_joined", "consumer_group_target_assignment", "consumer_group_member_assignment"]
+    assert asyncio.run(scenario(ErrorCode.NONE, appended=True)) == kip_848
+    assert asyncio.run(scenario(ErrorCode.REQUEST_TIMED_OUT, appended=True)) == kip_848
+    assert asyncio.run(scenario(ErrorCode.NOT_ENOUGH_REPLICAS, appended=False)) == []
 
 
 def static_or_regex(member_id: str, instance: str | None, regex: str | None) -> Request:

@@ -214,8 +214,9 @@ class GroupCoordinator:
             self._new_topics.version(self.manager.metadata.image),
         )
         before = shard.consumer_groups.get(group_id)
-        self._store_consumer_group(shard, group_id, step.group, step.events)
+        self._store_consumer_group(shard, group_id, step.group)
         written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
+        self._log_once_appended(step.events, written)
         resolving = step.group is not None and step.group.regex_resolution_pending
         if resolving and (before is None or not before.regex_resolution_pending):
             # Kafka resolves them in its executor, after this heartbeat: its answer has none of their topics.
@@ -233,9 +234,9 @@ class GroupCoordinator:
         topics = self.topic_partitions()
         version = self._new_topics.version(self.manager.metadata.image)
         step = consumer_groups.resolve(group, topics, self.topic_ids(), version, monotonic_ms(), describable)
-        self._store_consumer_group(shard, group_id, step.group, step.events)
-        if step.records:
-            self._write_consumer_records(shard, step.records)
+        self._store_consumer_group(shard, group_id, step.group)
+        written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
+        self._log_once_appended(step.events, written)
 
     async def _answer_when_written(
         self, written: asyncio.Future[ProduceResult], response: HeartbeatResponse
@@ -261,19 +262,32 @@ class GroupCoordinator:
         if error != ErrorCode.NONE and self.runtime.is_current(shard):
             self.runtime.unload(shard, f"a consumer group write failed: {error.name}")
 
-    def _store_consumer_group(
-        self,
-        shard: OffsetsShard,
-        group_id: str,
-        group: ConsumerGroup | None,
-        events: tuple[consumer_groups.Event, ...],
-    ) -> None:
+    def _store_consumer_group(self, shard: OffsetsShard, group_id: str, group: ConsumerGroup | None) -> None:
         if group is None:
             shard.consumer_groups.pop(group_id, None)
         else:
             shard.consumer_groups[group_id] = group
-        for event in events:
-            self._log.info(event.name, **event.fields)
+
+    def _log_once_appended(
+        self, events: tuple[consumer_groups.Event, ...], written: asyncio.Future[ProduceResult] | None
+    ) -> None:
+        """A change's events once the records that store it are in the partition's log (acknowledged, or appended
+        and then timed out), or those of the write before it when it wrote none. A failed write reloads the
+        groups from the log: a change refused before its append (NOT_ENOUGH_REPLICAS) is gone, and its events
+        would have an analysis take a member for the owner of partitions it was never given."""
+
+        def log(done: asyncio.Future[ProduceResult] | None) -> None:
+            result = None if done is None or done.cancelled() else done.result()
+            if done is None or (result is not None and (result.error == ErrorCode.NONE or result.base_offset >= 0)):
+                for event in events:
+                    self._log.info(event.name, **event.fields)
+
+        if not events:
+            return
+        if written is None or written.done():
+            log(written)
+        else:
+            written.add_done_callback(log)
 
     def consumer_group(self, group_id: str) -> ConsumerGroup | ErrorCode | None:
         """The group's KIP-848 state where this broker coordinates it; None when it is not a consumer group."""
@@ -418,7 +432,7 @@ class GroupCoordinator:
             if step.effects and self.runtime.is_current(shard):
                 if _deletes_consumer_group(step) and empty:
                     # Gone from memory once its tombstones are on their way, as a deleted group is at once.
-                    self._store_consumer_group(shard, group_id, None, ())
+                    self._store_consumer_group(shard, group_id, None)
                 self._apply(shard, step)
 
     def _tick_consumer_groups(self, shard: OffsetsShard, now: int) -> None:
@@ -430,9 +444,12 @@ class GroupCoordinator:
             request_id = self.runtime.new_request_id()
             step = consumer_groups.tick(group, topics, topic_ids, self.config.consumer, now, classic, request_id)
             if step.events or step.group is not group:
-                self._store_consumer_group(shard, group_id, step.group, step.events)
-            if step.records and self.runtime.is_current(shard):
-                self._write_consumer_records(shard, step.records)
+                self._store_consumer_group(shard, group_id, step.group)
+            current = self.runtime.is_current(shard)
+            if step.records and current:
+                self._log_once_appended(step.events, self._write_consumer_records(shard, step.records))
+            elif not step.records:
+                self._log_once_appended(step.events, shard.last_write)
             if step.conversion is not None and self.runtime.is_current(shard):
                 self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
 
@@ -449,7 +466,7 @@ class GroupCoordinator:
             removed = consumer_groups.tombstones(consumer, self.topic_ids()) if consumer is not None else ()
             step = deleted_group(holder, request_id, removed)
             if consumer is not None and step.group.state == GroupState.DEAD:
-                self._store_consumer_group(shard, group_id, None, ())
+                self._store_consumer_group(shard, group_id, None)
             self._apply(shard, step)
 
         return self.runtime.run(group_id, lambda _, error: DeleteResult(error), apply)
@@ -474,7 +491,7 @@ class GroupCoordinator:
             if join and consumer is not None and not consumer.members:
                 # Kafka converts an Empty consumer group to a classic one on a classic JoinGroup: its records go.
                 self._write_consumer_records(shard, consumer_groups.tombstones(consumer, self.topic_ids()))
-                self._store_consumer_group(shard, group_id, None, ())
+                self._store_consumer_group(shard, group_id, None)
                 consumer = None
             if consumer is None:
                 self._apply(shard, classic(shard.groups.get(group_id) or Group(group_id), request_id, now))
@@ -495,8 +512,9 @@ class GroupCoordinator:
         classic = shard.groups.get(group.group_id)
         holder = consumer_groups.Holder(classic, self.config.consumer, now, self.runtime.new_request_id())
         step = consumer_groups.classic_request(group, mixed, self.topic_ids(), holder=holder)
-        self._store_consumer_group(shard, group.group_id, step.group, step.events)
+        self._store_consumer_group(shard, group.group_id, step.group)
         written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
+        self._log_once_appended(step.events, written)
         if step.conversion is not None:
             self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
         if written is None or written.done() and not step.records:
