@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cluster_fixtures import eventually, minikafka, running_cluster
@@ -128,6 +129,55 @@ def test_partition_moved_off_a_dead_broker(tmp_path: Path) -> None:
         missing = minikafka("reassign-partitions", "--reassignment-json-file", str(unknown), "--execute", *where)
         assert missing.returncode == 1 and "UNKNOWN_TOPIC_OR_PARTITION" in missing.stderr
         assert "Traceback" not in bad.stderr + dup.stderr + missing.stderr
+        _throttled_move(cluster, admin, tmp_path, where, only_controllers)
+
+
+def _throttled_move(cluster: Any, admin: AdminClient, tmp_path: Path, where: list[str], controllers: list[str]) -> None:
+    """--throttle as Kafka's tool sets it: the rates on the brokers involved, the moving replicas listed on the
+    topic (the current ones on the leader side, the added one on the follower side); the brokers take them on;
+    --verify takes every throttle off once the move completed. (The rate itself is simulated:
+    tests/sim/world/test_throttled_reassignment.py.)"""
+    admin.create_topic("moving", assignment=[[1, 2]])
+    eventually(lambda: len(admin.describe_topics(["moving"])[0].partitions[0].isr) == 2, 20, "moving's full ISR")
+    plan = _plan(tmp_path, [1, 2, 4], topic="moving")
+    out = minikafka(
+        "reassign-partitions", "--reassignment-json-file", str(plan), "--execute", "--throttle", "10000000", *where
+    )
+    assert out.returncode == 0, out.stderr
+    assert "The inter-broker throttle limit was set to 10000000 B/s" in out.stdout
+
+    def dynamic(entity: str, name: str) -> dict[str, str]:
+        described = minikafka(
+            "configs", "--describe", "--entity-type", entity, "--entity-name", name, "--json", *controllers
+        )
+        assert described.returncode == 0, described.stderr
+        return dict(json.loads(described.stdout)["configs"])
+
+    assert dynamic("topics", "moving") == {
+        "leader.replication.throttled.replicas": "0:1,0:2",
+        "follower.replication.throttled.replicas": "0:4",
+    }
+    rates = {"leader.replication.throttled.rate": "10000000", "follower.replication.throttled.rate": "10000000"}
+    assert all(dynamic("brokers", str(b)) == rates for b in (1, 2, 4))
+
+    def took_on(node: int, side: str, topics: dict[str, Any]) -> bool:
+        events = [json.loads(line) for line in cluster.node(node).events_path.read_text().splitlines()]
+        return any(
+            e["event"] == "replication_throttle_changed" and (e["side"], e["topics"]) == (side, topics) for e in events
+        )
+
+    eventually(lambda: took_on(4, "follower", {"moving": [0]}), 20, "broker 4 throttling its new replica")
+
+    def verified() -> list[str]:
+        out = minikafka("reassign-partitions", "--reassignment-json-file", str(plan), "--verify", *where)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.splitlines() if "is completed" in out.stdout else []
+
+    lines = eventually(verified, 60, "the throttled move completed")
+    assert "Clearing broker-level throttles on brokers 1,2,3,4" in lines
+    assert "Clearing topic-level throttles on topics moving" in lines
+    assert dynamic("topics", "moving") == {} and dynamic("brokers", "4") == {}
+    eventually(lambda: took_on(4, "follower", {}), 20, "broker 4 throttling nothing")
 
 
 def _plan(tmp_path: Path, replicas: list[int], topic: str = "orders") -> Path:

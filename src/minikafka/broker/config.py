@@ -241,6 +241,12 @@ class BrokerConfig(NodeConfig):
     replica_fetch_backoff_ms: int = config_key(
         "replica.fetch.backoff.ms", 1000, "Backoff after a failed follower Fetch.", at_least(0)
     )
+    replication_quota_window_num: int = config_key(
+        "replication.quota.window.num", 11, "Windows the replication throttles' rates are measured over.", at_least(1)
+    )
+    replication_quota_window_size_seconds: int = config_key(
+        "replication.quota.window.size.seconds", 1, "The length of a replication throttle's window.", at_least(1)
+    )
     num_replica_fetchers: int = config_key("num.replica.fetchers", 1, "Fetcher tasks per source broker.", at_least(1))
     max_incremental_fetch_session_cache_slots: int = config_key(
         "max.incremental.fetch.session.cache.slots",

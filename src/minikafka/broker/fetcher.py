@@ -62,6 +62,10 @@ class FetcherHost(Protocol):
 
     def apply_follower_answer(self, answer: FollowerAnswer) -> bool: ...
 
+    def follower_throttled(self, states: Mapping[PartitionKey, PartitionFetchState]) -> frozenset[PartitionKey]:
+        """The partitions of `states` the next Fetch leaves out (the follower's replication throttle)."""
+        ...
+
 
 async def run_fetcher(host: FetcherHost, leader_id: int) -> None:
     channels = PeerChannels(host.config.inter_node_tls)
@@ -82,20 +86,27 @@ async def _fetch_forever(
     backoff = config.replica_fetch_backoff_ms / 1000
     timeout = config.replica_fetch_wait_max_ms / 1000 + config.request_timeout_ms / 1000
     sessions: dict[str, FetchSessionHandler] = {}  # one fetch session per leader address
+    held: frozenset[PartitionKey] = frozenset()  # left out of the Fetches by the replication throttle
     while True:
         address = host.leader_address(leader_id)
         session = sessions.get(address) if address in streams else None
         # A full Fetch lists states read afresh from every replica: whatever went unnoted is mended there.
         changes = host.fetch_changes(leader_id, resync=session is None or session.full_next)
+        wanted, now_held = _throttled(host, changes.states)
+        changed = changes.changed | (held ^ now_held) if held or now_held else changes.changed
         for handler in sessions.values():
-            handler.note_changed(changes.changed)
+            handler.note_changed(changed)
+        held = now_held
         if not changes.states or address is None or host.broker_epoch() < 0:
             await asyncio.sleep(0.1)
+            continue
+        if not wanted:  # every partition held back: as Kafka's fetcher with nothing to fetch
+            await asyncio.sleep(backoff)
             continue
         if session is None:
             streams[address] = SequentialStream(fetch_stream(channels.get(address)))
             session = sessions[address] = FetchSessionHandler()
-        plan = session.build(changes.states)
+        plan = session.build(wanted)
         try:
             response = await streams[address].call(_fetch_request(host, plan), timeout)
         except grpc.RpcError as error:
@@ -119,6 +130,15 @@ async def _fetch_forever(
             continue
         if fetched is not None and not _hand_over(host, leader_id, fetched, response):
             await asyncio.sleep(min(backoff, 0.1))
+
+
+def _throttled(
+    host: FetcherHost, states: Mapping[PartitionKey, PartitionFetchState]
+) -> tuple[Mapping[PartitionKey, PartitionFetchState], frozenset[PartitionKey]]:
+    """The states to fetch now, and those the replication throttle holds back (left out, so forgotten by the
+    leader's session until they are fetched again, as Kafka's fetcher leaves them out of its session)."""
+    held = host.follower_throttled(states)
+    return ({key: state for key, state in states.items() if key not in held} if held else states), held
 
 
 def fetch_stream(channel: grpc.aio.Channel) -> Any:

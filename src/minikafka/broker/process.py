@@ -30,6 +30,7 @@ from minikafka.broker.log_cleaner import LogCleaner
 from minikafka.broker.log_manager import LogManager, effective_max_open_files
 from minikafka.broker.metadata_listener import MetadataDelta, MetadataListener
 from minikafka.broker.replica_manager import ReplicaManager
+from minikafka.broker.replication_throttles import ReplicationThrottles
 from minikafka.broker.service import MARKER_TIMEOUT_MS, BrokerService, FaultService
 from minikafka.broker.startup_gate import StartupGateInterceptor
 from minikafka.broker.transaction.coordinator import TransactionCoordinator, txn_coordinator_config
@@ -189,6 +190,7 @@ def build_broker(config: BrokerConfig) -> Broker:
         lambda: lifecycle.serving,
         authorizer,
         caught_up,
+        ReplicationThrottles.from_config(config),
     )
     logs.log_start_moved = manager.log_start_moved
     # Heartbeats report the metadata the replicas reflect, which lags the listener's while a delta is applied.

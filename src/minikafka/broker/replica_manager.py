@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -49,6 +49,7 @@ from minikafka.broker.replica.partition import (
     apply_metadata,
     reconfigure,
 )
+from minikafka.broker.replication_throttles import ReplicationThrottles
 from minikafka.common.clock import monotonic_ms
 from minikafka.common.control_batch import EndTxnMarker
 from minikafka.common.errors import ErrorCode, KafkaError
@@ -149,8 +150,10 @@ class ReplicaManager:
         serving: Callable[[], bool],
         authorizer: ClientAuthorizer | None = None,
         caught_up: Callable[[], bool] = lambda: True,
+        throttles: ReplicationThrottles | None = None,
     ) -> None:
-        """`caught_up`: whether the controller has acknowledged this broker's metadata caught up since start-up."""
+        """`caught_up`: whether the controller has acknowledged this broker's metadata caught up since start-up;
+        `throttles`: the replication throttles' windows (default Kafka's)."""
         self.config = config
         self.logs = logs
         self.metadata = metadata
@@ -189,6 +192,7 @@ class ReplicaManager:
         self._checked_topics: object = None  # the topics map last checked for replicas taken from this broker
         self._checked_configs: tuple[object, object] = (None, None)  # the config maps last applied to replicas
         self._overridden_static: str | None = None  # the dynamic min.insync.replicas last warned about
+        self.throttles = throttles or ReplicationThrottles(config.node_id)
         self._pending = PendingDeltas()  # metadata deltas not yet applied to the replicas, in log order
         self._applier: asyncio.Task[None] | None = None
         self._applied_offset = -1
@@ -432,6 +436,8 @@ class ReplicaManager:
             return
         self._checked_configs = configs
         self._warn_static_min_isr_overridden(image)
+        for setting in self.throttles.update(image):
+            self._log.info("replication_throttle_changed", side=setting.side, rate=setting.rate, topics=setting.topics)
         for tp, replica in self.replicas.items():
             changed = []
             log_config = self.logs.log_config(tp.topic)
@@ -806,6 +812,10 @@ class ReplicaManager:
                 self._hwm_moved(replica, now)
             if decision.proposal is not None:
                 self.alter_partition.send(replica.target, decision.proposal)
+        if self.throttles.leader.throttled and self.throttles.leader_withholds(
+            tp.topic, tp.partition, replica_id, leader.isr, monotonic_ms() if now is None else now
+        ):
+            return FetchPartitionResult(ErrorCode.NONE, b"", leader.high_watermark)
         try:
             records = log.read(fetch_offset, max_bytes, first_whole=first_whole)
         except KafkaError as error:
@@ -914,7 +924,29 @@ class ReplicaManager:
         applied = self._apply_answer(replica, answer)
         if replica is not None:
             self._fetch_state_may_move(replica)
+        if answer.records and self.throttles.follower.throttled:
+            self.throttles.record_fetched(answer.sent.topic, answer.sent.partition, len(answer.records), monotonic_ms())
         return applied
+
+    def follower_throttled(self, states: Mapping[PartitionKey, PartitionFetchState]) -> frozenset[PartitionKey]:
+        """The partitions of `states` a Fetch leaves out now: throttled replicas of ours out of the ISR while the
+        followers' rate is over its bound (none without a follower throttle)."""
+        throttles = self.throttles
+        if not throttles.follower.throttled:
+            return frozenset()
+        now, held = monotonic_ms(), []
+        for key, state in states.items():
+            replica = self.replicas.get(TopicPartition(state.topic, state.partition))
+            follower = None if replica is None else replica.follower
+            in_isr = follower is not None and self.config.node_id in follower.isr
+            if throttles.follower_holds_back(state.topic, state.partition, in_isr, now):
+                held.append(key)
+        return frozenset(held)
+
+    def record_replication_sent(self, sent: Iterable[tuple[str, int, int]]) -> None:
+        """A follower's Fetch answer, (topic, partition, bytes) each: counted by the leaders' throttle."""
+        if self.throttles.leader.throttled:
+            self.throttles.record_sent(sent, monotonic_ms())
 
     def _apply_answer(self, replica: Replica | None, answer: FollowerAnswer) -> bool:
         if replica is not None and replica.topic_id.bytes != answer.sent.topic_id:

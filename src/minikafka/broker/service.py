@@ -42,6 +42,7 @@ from minikafka.broker.transaction.markers import encode_response as encode_marke
 from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode, wire_code
 from minikafka.common.fetch_response_wire import SplicedFetchResponse, encode_fetch_response
+from minikafka.kraft_controller.metadata.records import ConfigResourceType
 from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, controller_pb2, fault_pb2, fault_pb2_grpc
 
 DEFAULT_PRODUCE_TIMEOUT_MS = 30000  # the producer's request.timeout.ms default
@@ -385,6 +386,40 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
         return await self.manager.controller.forward(
             "ListPartitionReassignments", request, controller_pb2.ListPartitionReassignmentsResponse
         )
+
+    async def AlterConfigs(
+        self, request: controller_pb2.AlterConfigsRequest, context: Any
+    ) -> controller_pb2.AlterConfigsResponse:
+        """Forwarded with the resources the caller may ALTER_CONFIGS (a topic's, or the cluster's for brokers); the
+        others answered TOPIC_ or CLUSTER_AUTHORIZATION_FAILED in their place, as Kafka's KafkaApis splits them."""
+        caller = self._caller(context)
+        denied: dict[int, ErrorCode] = {}
+        if caller is not None:
+            for index, entry in enumerate(request.resources):
+                if entry.resource.resource_type == ConfigResourceType.TOPIC:
+                    if not self.manager.authorizer.allowed(
+                        caller, AclOperation.ALTER_CONFIGS, ResourceType.TOPIC, entry.resource.resource_name
+                    ):
+                        denied[index] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                elif not self.manager.authorizer.allowed_on_cluster(caller, AclOperation.ALTER_CONFIGS):
+                    denied[index] = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        allowed = controller_pb2.AlterConfigsRequest(
+            validate_only=request.validate_only, incremental=request.incremental
+        )
+        allowed.resources.extend(r for i, r in enumerate(request.resources) if i not in denied)
+        answer = controller_pb2.AlterConfigsResponse()
+        if allowed.resources:
+            answer = await self.manager.controller.forward("AlterConfigs", allowed, controller_pb2.AlterConfigsResponse)
+            if answer.error_code != ErrorCode.NONE:
+                return answer
+        forwarded = iter(answer.results)
+        response = controller_pb2.AlterConfigsResponse()
+        for index, entry in enumerate(request.resources):
+            if index in denied:
+                response.results.add(resource=entry.resource, error_code=wire_code(denied[index]))
+            else:
+                response.results.append(next(forwarded))
+        return response
 
 
 def peer_host(peer: str) -> str:

@@ -237,12 +237,9 @@ class AdminClient:
     def alter_configs(
         self, request: controller_pb2.AlterConfigsRequest
     ) -> list[controller_pb2.AlterConfigsResponse.Result]:
-        """IncrementalAlterConfigs (or, with `incremental` false, AlterConfigs) through the active controller; one
-        result per resource."""
-        response = self._call_active_controller(lambda stub: stub.AlterConfigs(request, timeout=self.timeout_s))
-        if response.error_code != ErrorCode.NONE:
-            raise KafkaError(ErrorCode.of(response.error_code), response.error_message)
-        return list(response.results)
+        """IncrementalAlterConfigs (or, with `incremental` false, AlterConfigs) through the active controller, or a
+        broker that forwards it when only brokers are given; one result per resource."""
+        return list(self._call_partition_admin("AlterConfigs", request).results)
 
     def describe_dynamic_configs(
         self, resources: Sequence[tuple[int, str]]

@@ -23,6 +23,17 @@ def register(subparsers: argparse._SubParsersAction, add_connection_arguments: A
     action.add_argument("--cancel", action="store_true", help="cancel the file's reassignments in progress")
     action.add_argument("--list", action="store_true", help="the reassignments in progress")
     command.add_argument("--reassignment-json-file", metavar="FILE")
+    command.add_argument(
+        "--throttle",
+        type=int,
+        default=-1,
+        metavar="BYTES_PER_S",
+        help="with --execute: throttle the moving replicas to this rate (leader.replication.throttled.rate and "
+        "follower.replication.throttled.rate on the brokers involved); --verify removes it once all completed",
+    )
+    command.add_argument(
+        "--preserve-throttles", action="store_true", help="with --verify: keep the throttles of a completed move"
+    )
     command.add_argument("--json", action="store_true")
     add_connection_arguments(command)
     command.set_defaults(func=reassign_partitions_command)
@@ -96,6 +107,34 @@ def _print_verify(statuses: list[dict[str, Any]]) -> None:
             )
 
 
+def _throttle(admin: Any, targets: list[Target], rate: int, as_json: bool) -> None:
+    from minikafka.client.reassignment_throttle import moves, set_throttles
+
+    planned = moves(admin, targets)
+    if planned:
+        set_throttles(admin, planned, rate)
+    if not as_json:
+        print("Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle")
+        print("is removed.")
+        print(f"The inter-broker throttle limit was set to {rate} B/s")
+
+
+def _clear_when_complete(admin: Any, statuses: list[dict[str, Any]]) -> list[str]:
+    """Kafka's --verify: once no partition of the file is still moving, the throttles come off every broker and
+    the file's topics; what was cleared, as Kafka's tool says it."""
+    from minikafka.client.reassignment_throttle import clear_throttles
+
+    if any(s["status"] == "in_progress" for s in statuses):
+        return []
+    brokers = sorted(b.node_id for b in admin.metadata().brokers)
+    topics = sorted({s["topic"] for s in statuses})
+    clear_throttles(admin, brokers, topics)
+    return [
+        f"Clearing broker-level throttles on brokers {','.join(map(str, brokers))}",
+        f"Clearing topic-level throttles on topics {','.join(topics)}",
+    ]
+
+
 def reassign_partitions_command(args: argparse.Namespace) -> int:
     from minikafka.client.admin import AdminClient
     from minikafka.client.command_connection import admin_broker_sasl, admin_broker_tls, admin_tls, resolve_addresses
@@ -121,11 +160,16 @@ def reassign_partitions_command(args: argparse.Namespace) -> int:
         targets = _targets(args)
         if args.verify:
             statuses = _verify(admin, targets)
+            cleared = [] if args.preserve_throttles else _clear_when_complete(admin, statuses)
             if args.json:
-                print_json({"partitions": statuses})
+                print_json({"partitions": statuses, "throttles_cleared": bool(cleared)})
             else:
                 _print_verify(statuses)
+                for line in cleared:
+                    print(line)
             return 0
+        if args.execute and args.throttle >= 0:
+            _throttle(admin, targets, args.throttle, args.json)
         results = admin.alter_partition_reassignments(
             [(t, p, None if args.cancel else replicas) for t, p, replicas in targets]
         )

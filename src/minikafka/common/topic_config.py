@@ -10,8 +10,13 @@ from dataclasses import dataclass
 
 from minikafka.common.compression import COMPRESSION_TYPES, GZIP_LEVEL, LZ4_LEVEL, ZSTD_LEVEL, CompressionLevels
 from minikafka.common.errors import ErrorCode, KafkaError
+from minikafka.common.throttled_replicas import throttled_replicas_problem
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+LEADER_THROTTLED_REPLICAS = "leader.replication.throttled.replicas"
+FOLLOWER_THROTTLED_REPLICAS = "follower.replication.throttled.replicas"
+LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
+FOLLOWER_THROTTLED_RATE = "follower.replication.throttled.rate"
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 CLEANUP_POLICIES = ("compact", "delete")
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
@@ -112,10 +117,14 @@ TOPIC_CONFIGS: Mapping[str, TopicConfigDef] = {
             "message.timestamp.after.max.ms", "long", _number("long", 0), "log.message.timestamp.after.max.ms"
         ),
         *(TopicConfigDef(c.config, "int", _level(c), c.config) for c in (GZIP_LEVEL, LZ4_LEVEL, ZSTD_LEVEL)),
+        # The replication throttle's replicas (no broker-level synonym; the rates are broker configs).
+        TopicConfigDef(LEADER_THROTTLED_REPLICAS, "list", throttled_replicas_problem),
+        TopicConfigDef(FOLLOWER_THROTTLED_REPLICAS, "list", throttled_replicas_problem),
     )
 }
 
 PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms"
+THROTTLED_RATES = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE)
 
 
 def _double(text: str) -> str | None:
@@ -158,10 +167,15 @@ KAFKA_SASL_DYNAMIC_CONFIGS: tuple[TopicConfigDef, ...] = (
 # broker-level synonyms of the topic configs, each validated as its topic config is, and the broker's own dynamic
 # ones.
 DYNAMIC_BROKER_CONFIGS: Mapping[str, TopicConfigDef] = {
-    **{d.broker_name: TopicConfigDef(d.broker_name, d.kind, d.check, d.broker_name) for d in TOPIC_CONFIGS.values()},
+    **{
+        d.broker_name: TopicConfigDef(d.broker_name, d.kind, d.check, d.broker_name)
+        for d in TOPIC_CONFIGS.values()
+        if d.broker_name
+    },
     PRODUCER_ID_EXPIRATION_MS: TopicConfigDef(
         PRODUCER_ID_EXPIRATION_MS, "int", _number("int", 1), PRODUCER_ID_EXPIRATION_MS
     ),
+    **{name: TopicConfigDef(name, "long", _number("long", 0), name) for name in THROTTLED_RATES},
     **{d.name: TopicConfigDef(d.name, d.kind, d.check, d.name) for d in KAFKA_SASL_DYNAMIC_CONFIGS},
 }
 

@@ -90,6 +90,11 @@ class BrokerStub:
                 request_serializer=minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsRequest.SerializeToString,
                 response_deserializer=minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsResponse.FromString,
                 _registered_method=True)
+        self.AlterConfigs = channel.unary_unary(
+                '/minikafka.Broker/AlterConfigs',
+                request_serializer=minikafka_dot_pb_dot_controller__pb2.AlterConfigsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_pb_dot_controller__pb2.AlterConfigsResponse.FromString,
+                _registered_method=True)
         self.SaslAuthenticate = channel.stream_stream(
                 '/minikafka.Broker/SaslAuthenticate',
                 request_serializer=minikafka_dot_pb_dot_broker__pb2.SaslRequest.SerializeToString,
@@ -181,6 +186,13 @@ class BrokerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AlterConfigs(self, request, context):
+        """IncrementalAlterConfigs and AlterConfigs, each resource checked against the caller's ALTER_CONFIGS first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def SaslAuthenticate(self, request_iterator, context):
         """SASL on a GRPC_SASL_SSL listener. gRPC has no SASL, so one stream is one SASL exchange, as one Kafka
         connection's is: a SaslHandshake, then SaslAuthenticate tokens until the mechanism completes or fails. The
@@ -264,6 +276,11 @@ def add_BrokerServicer_to_server(servicer, server):
                     servicer.ListPartitionReassignments,
                     request_deserializer=minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsRequest.FromString,
                     response_serializer=minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsResponse.SerializeToString,
+            ),
+            'AlterConfigs': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterConfigs,
+                    request_deserializer=minikafka_dot_pb_dot_controller__pb2.AlterConfigsRequest.FromString,
+                    response_serializer=minikafka_dot_pb_dot_controller__pb2.AlterConfigsResponse.SerializeToString,
             ),
             'SaslAuthenticate': grpc.stream_stream_rpc_method_handler(
                     servicer.SaslAuthenticate,
@@ -578,6 +595,33 @@ class Broker:
             '/minikafka.Broker/ListPartitionReassignments',
             minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsRequest.SerializeToString,
             minikafka_dot_pb_dot_controller__pb2.ListPartitionReassignmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterConfigs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.Broker/AlterConfigs',
+            minikafka_dot_pb_dot_controller__pb2.AlterConfigsRequest.SerializeToString,
+            minikafka_dot_pb_dot_controller__pb2.AlterConfigsResponse.FromString,
             options,
             channel_credentials,
             insecure,

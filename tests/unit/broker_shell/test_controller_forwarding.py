@@ -9,10 +9,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import grpc
+from immutables import Map
 
 from minikafka.broker.client_authorizer import ClientAuthorizer
 from minikafka.broker.controller_client import ControllerClient
 from minikafka.broker.service import BrokerService
+from minikafka.common.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
 from minikafka.common.errors import ErrorCode
 from minikafka.common.standard_authorizer import AuthorizerSettings
 from minikafka.pb import controller_pb2
@@ -21,6 +23,7 @@ VOTERS = {1: ("c1", 9001), 2: ("c2", 9002), 3: ("c3", 9003)}
 
 
 NO_AUTHORIZER = ClientAuthorizer(AuthorizerSettings(), dict)  # off, as by default
+ALLOW = AclPermissionType.ALLOW
 
 
 class Unreachable(grpc.RpcError):
@@ -104,3 +107,34 @@ def test_the_controllers_per_partition_errors_come_back_unchanged() -> None:
     request.topics.add(name="nope").partitions.add(partition_index=0).replicas.broker_ids.extend([1])
     assert asyncio.run(service.AlterPartitionReassignments(request, None)) == refused
     assert calls == ["c1:9001"]
+
+
+def test_alter_configs_forwards_what_the_caller_may_alter_and_refuses_the_rest_in_place() -> None:
+    """ANONYMOUS may ALTER_CONFIGS topic `mine` only: `theirs` and the broker are refused in their place, as Kafka
+    answers each resource; the controller sees `mine` alone."""
+    may = AclBinding(
+        ResourceType.TOPIC, "mine", PatternType.LITERAL, "User:ANONYMOUS", "*", AclOperation.ALTER_CONFIGS, ALLOW
+    )
+    authorizer = ClientAuthorizer(AuthorizerSettings(enabled=True), lambda: Map({"id-1": may}))
+    altered = controller_pb2.AlterConfigsResponse()
+    altered.results.add(resource=controller_pb2.ConfigResourceRef(resource_type=2, resource_name="mine"))
+    forwarded: list[Any] = []
+
+    async def forward(method: str, request: Any, _answer: Any) -> Any:
+        forwarded.append((method, [r.resource.resource_name for r in request.resources]))
+        return altered
+
+    manager = SimpleNamespace(controller=SimpleNamespace(forward=forward), authorizer=authorizer)
+    service = BrokerService(manager, "GRPC", None)  # type: ignore[arg-type]
+    context = SimpleNamespace(invocation_metadata=lambda: (), peer=lambda: "ipv4:127.0.0.1:5000")
+    request = controller_pb2.AlterConfigsRequest(incremental=True)
+    for kind, name in ((2, "theirs"), (2, "mine"), (4, "1")):
+        entry = request.resources.add()
+        entry.resource.resource_type, entry.resource.resource_name = kind, name
+    answer = asyncio.run(service.AlterConfigs(request, context))
+    assert forwarded == [("AlterConfigs", ["mine"])]
+    assert [(r.resource.resource_name, r.error_code) for r in answer.results] == [
+        ("theirs", ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+        ("mine", ErrorCode.NONE),
+        ("1", ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+    ]

@@ -200,11 +200,13 @@ def topic_entries(
         synonyms = [Synonym(name, topic_values[name], DYNAMIC_TOPIC_CONFIG)] if topic_values.get(name) else []
         if broker_name in broker:
             synonyms.extend(broker[broker_name].synonyms)
-        else:
+        elif broker_name:
             synonyms.extend(dynamic.synonyms(broker_name))
             synonyms.append(Synonym(broker_name, _FIXED_BROKER_VALUES[broker_name], DEFAULT_CONFIG))
         value = synonyms[0].value if synonyms else None
-        if name == "flush.ms" and value is None:  # no time-based flush: Kafka's default, the longest interval
+        if not broker_name and value is None:  # no broker synonym: Kafka's default, an empty list
+            value = ""
+        elif name == "flush.ms" and value is None:  # no time-based flush: Kafka's default, the longest interval
             value = str(LONG_MAX)
         elif name in _DERIVED_TOPIC_VALUES and value is None:  # from log.retention.hours and the like
             value = str(getattr(config, _DERIVED_TOPIC_VALUES[name]))

@@ -117,6 +117,7 @@ class _Read:
     # A follower's session: the partitions read, settled (nothing to read until they change) or not.
     settled: list[SettledRead] = field(default_factory=list)
     unsettled: list[PartitionKey] = field(default_factory=list)
+    replicated: list[tuple[str, int, int]] = field(default_factory=list)  # a follower's (topic, partition, bytes)
 
 
 def readable_by(manager: ReplicaManager, caller: Caller) -> Callable[[str], bool] | None:
@@ -152,6 +153,8 @@ async def handle_fetch(manager: ReplicaManager, sessions: FetchSessionCache, req
         fetch = sessions.reread(fetch, read_all=not manager.serving())
         read = _read(manager, request, fetch, record_fetch=False)
     sessions.record_answers(fetch, read.sent, read.settled, read.unsettled)
+    if read.replicated:
+        manager.record_replication_sent(read.replicated)
     return FetchAnswer(ErrorCode.NONE, fetch.session_id, read.topics)
 
 
@@ -233,6 +236,8 @@ def _read(
             if records:
                 first_whole = False
                 limit = max(0, limit - len(records))
+                if request.from_follower and known is not None:
+                    read.replicated.append((known.name, state.partition, len(records)))
             log_start = replica.log.log_start_offset if replica is not None else -1
             failed = result.error != ErrorCode.NONE or result.diverging is not None
             read.failed |= failed

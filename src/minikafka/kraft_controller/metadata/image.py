@@ -182,7 +182,7 @@ class MetadataImage:
         overrides = {}
         for name, definition in TOPIC_CONFIGS.items():
             value = self.topic_config(topic_name, name)
-            if value is None:
+            if value is None and definition.broker_name:
                 value = self.dynamic_broker_config(definition.broker_name, broker_id)
             if value is not None:
                 overrides[name] = value
