@@ -162,9 +162,9 @@ def test_the_join_is_answered_only_after_its_records_are_written_and_a_failed_wr
     assert after == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS  # unloaded, and reloading from the log
 
 
-def test_a_changes_events_are_logged_only_once_its_records_are_in_the_log() -> None:
-    """A join refused before its append (NOT_ENOUGH_REPLICAS) is undone by the reload and logs nothing; one
-    appended whose acknowledgement timed out is in the log the reload reads, and logs its events."""
+def test_a_changes_events_are_logged_only_once_its_records_are_acknowledged() -> None:
+    """A join whose write is refused before its append (NOT_ENOUGH_REPLICAS), or appended by a leader that loses
+    the partition (NOT_LEADER_OR_FOLLOWER: its records truncated), is answered an error and logs nothing."""
 
     async def scenario(write_error: ErrorCode, appended: bool) -> list[str]:
         config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
@@ -178,8 +178,28 @@ def test_a_changes_events_are_logged_only_once_its_records_are_in_the_log() -> N
 
     kip_848 = ["consumer_group_member_joined", "consumer_group_target_assignment", "consumer_group_member_assignment"]
     assert asyncio.run(scenario(ErrorCode.NONE, appended=True)) == kip_848
-    assert asyncio.run(scenario(ErrorCode.REQUEST_TIMED_OUT, appended=True)) == kip_848
     assert asyncio.run(scenario(ErrorCode.NOT_ENOUGH_REPLICAS, appended=False)) == []
+    assert asyncio.run(scenario(ErrorCode.NOT_LEADER_OR_FOLLOWER, appended=True)) == []
+
+
+def test_a_reload_tells_of_the_members_the_log_holds_and_those_it_no_longer_does() -> None:
+    """The group's records never reach this fake's log: reloaded, the partition holds no member, and the member
+    this broker told of is logged gone (`reloaded`), so no analysis takes it for an owner any more."""
+
+    async def scenario() -> list[tuple[str, str]]:
+        config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
+        groups = GroupCoordinator(leading_manager(), SimpleNamespace(), config)  # type: ignore[arg-type]
+        ctx = WireContext(groups.manager, "PLAINTEXT", groups=groups)
+        groups.group("g")
+        await loaded(groups)
+        await answer(ctx, heartbeat(0, ()))
+        with structlog.testing.capture_logs() as logged:
+            groups.runtime.unload(groups.runtime.loaded_shards()[0], "a consumer group write failed: test")
+            groups.group("g")
+            await loaded(groups)
+        return [(e["event"], e.get("reason", "")) for e in logged if e["event"].startswith("consumer_group_")]
+
+    assert asyncio.run(scenario()) == [("consumer_group_member_left", "reloaded")]
 
 
 def static_or_regex(member_id: str, instance: str | None, regex: str | None) -> Request:

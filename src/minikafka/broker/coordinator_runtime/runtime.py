@@ -65,8 +65,11 @@ class CoordinatorRuntime(Generic[S, T]):
         new_shard: Callable[[int, int], S],
         new_replay: Callable[[S], Replay],
         config: RuntimeConfig,
+        on_loaded: Callable[[S], None] | None = None,
     ) -> None:
+        """`on_loaded`: told of each shard once it is loaded, after the loaded event."""
         self.manager = manager
+        self._on_loaded = on_loaded
         self.topic = InternalTopic(manager, controller, config.topic)
         self.config = config
         self._new_shard = new_shard
@@ -194,6 +197,8 @@ class CoordinatorRuntime(Generic[S, T]):
             **counts,
             load_ms=monotonic_ms() - started,
         )
+        if self._on_loaded is not None:
+            self._on_loaded(shard)
 
     def unload(self, shard: S, reason: str) -> None:
         """Drops the shard; the requests held on its partition are answered NOT_COORDINATOR."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 
@@ -24,7 +24,7 @@ from minikafka.broker.consumer_group.model import ConsumerGroup, ConsumerGroupCo
 from minikafka.broker.consumer_group.model import TopicPartition as GroupPartition
 from minikafka.broker.consumer_group.replica_racks import partition_racks
 from minikafka.broker.controller_client import ControllerClient
-from minikafka.broker.coordinator_runtime.internal_topic import CoordinatorLookup, InternalTopicSpec
+from minikafka.broker.coordinator_runtime.internal_topic import CoordinatorLookup, InternalTopicSpec, partition_for
 from minikafka.broker.coordinator_runtime.interval import IntervalCheck
 from minikafka.broker.coordinator_runtime.runtime import CoordinatorRuntime, RuntimeConfig
 from minikafka.broker.group.effects import Answer, Append, DeleteResult, GroupEvent, GroupStep, Result
@@ -132,8 +132,10 @@ class GroupCoordinator:
         self.config = config
         replay = partial(OffsetsReplay, topic_names=self.topic_names)
         self.runtime: CoordinatorRuntime[OffsetsShard, Result] = CoordinatorRuntime(
-            manager, controller, OffsetsShard, replay, runtime_config(config)
+            manager, controller, OffsetsShard, replay, runtime_config(config), self._announce_loaded
         )
+        # The KIP-848 members whose holdings this broker's events last told of, by group: what a load corrects.
+        self._announced: dict[str, set[str]] = {}
         self._offsets_expiry = IntervalCheck(config.offsets_retention_check_interval_ms)
         self._new_topics = NewTopics()
         self._log = structlog.get_logger()
@@ -216,7 +218,7 @@ class GroupCoordinator:
         before = shard.consumer_groups.get(group_id)
         self._store_consumer_group(shard, group_id, step.group)
         written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
-        self._log_once_appended(step.events, written)
+        self._log_once_written(step.events, written)
         resolving = step.group is not None and step.group.regex_resolution_pending
         if resolving and (before is None or not before.regex_resolution_pending):
             # Kafka resolves them in its executor, after this heartbeat: its answer has none of their topics.
@@ -236,7 +238,7 @@ class GroupCoordinator:
         step = consumer_groups.resolve(group, topics, self.topic_ids(), version, monotonic_ms(), describable)
         self._store_consumer_group(shard, group_id, step.group)
         written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
-        self._log_once_appended(step.events, written)
+        self._log_once_written(step.events, written)
 
     async def _answer_when_written(
         self, written: asyncio.Future[ProduceResult], response: HeartbeatResponse
@@ -268,19 +270,17 @@ class GroupCoordinator:
         else:
             shard.consumer_groups[group_id] = group
 
-    def _log_once_appended(
+    def _log_once_written(
         self, events: tuple[consumer_groups.Event, ...], written: asyncio.Future[ProduceResult] | None
     ) -> None:
-        """A change's events once the records that store it are in the partition's log (acknowledged, or appended
-        and then timed out), or those of the write before it when it wrote none. A failed write reloads the
-        groups from the log: a change refused before its append (NOT_ENOUGH_REPLICAS) is gone, and its events
+        """A change's events once the records that store it are acknowledged (those of the write before it, when it
+        wrote none), when the members are answered. A failed write reloads the groups from the log, and a change
+        refused before its append, or lost with a leadership the coordinator no longer has, is gone: its events
         would have an analysis take a member for the owner of partitions it was never given."""
 
         def log(done: asyncio.Future[ProduceResult] | None) -> None:
-            result = None if done is None or done.cancelled() else done.result()
-            if done is None or (result is not None and (result.error == ErrorCode.NONE or result.base_offset >= 0)):
-                for event in events:
-                    self._log.info(event.name, **event.fields)
+            if done is None or (not done.cancelled() and done.result().error == ErrorCode.NONE):
+                self._log_events(events)
 
         if not events:
             return
@@ -288,6 +288,31 @@ class GroupCoordinator:
             log(written)
         else:
             written.add_done_callback(log)
+
+    def _log_events(self, events: Iterable[consumer_groups.Event]) -> None:
+        for event in events:
+            self._log.info(event.name, **event.fields)
+            group, member = event.fields.get("group_id"), event.fields.get("member_id")
+            if event.name == "consumer_group_member_assignment":
+                self._announced.setdefault(str(group), set()).add(str(member))
+            elif event.name in ("consumer_group_member_left", "consumer_group_member_fenced"):
+                self._announced.get(str(group), set()).discard(str(member))
+
+    def _announce_loaded(self, shard: OffsetsShard) -> None:
+        """A loaded partition's KIP-848 groups as the log has them: each member's holdings, and the members this
+        broker told of that the log no longer holds as gone (`reloaded`). A write that failed after its append
+        (timed out) is in the log, though its events were never logged."""
+        events: list[consumer_groups.Event] = []
+        partitions = self.config.num_partitions
+        mine = [g for g in self._announced if partition_for(g, partitions) == shard.partition]
+        for group_id in sorted(set(mine) | set(shard.consumer_groups)):
+            group = shard.consumer_groups.get(group_id)
+            members = set(group.members) if group is not None else set()
+            for gone in sorted(self._announced.get(group_id, set()) - members):
+                fields = {"group_id": group_id, "member_id": gone, "reason": "reloaded"}
+                events.append(consumer_groups.Event("consumer_group_member_left", fields))
+            events += consumer_groups.member_assignment_events(group_id, None, group)
+        self._log_events(events)
 
     def consumer_group(self, group_id: str) -> ConsumerGroup | ErrorCode | None:
         """The group's KIP-848 state where this broker coordinates it; None when it is not a consumer group."""
@@ -447,9 +472,9 @@ class GroupCoordinator:
                 self._store_consumer_group(shard, group_id, step.group)
             current = self.runtime.is_current(shard)
             if step.records and current:
-                self._log_once_appended(step.events, self._write_consumer_records(shard, step.records))
+                self._log_once_written(step.events, self._write_consumer_records(shard, step.records))
             elif not step.records:
-                self._log_once_appended(step.events, shard.last_write)
+                self._log_once_written(step.events, shard.last_write)
             if step.conversion is not None and self.runtime.is_current(shard):
                 self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
 
@@ -514,7 +539,7 @@ class GroupCoordinator:
         step = consumer_groups.classic_request(group, mixed, self.topic_ids(), holder=holder)
         self._store_consumer_group(shard, group.group_id, step.group)
         written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
-        self._log_once_appended(step.events, written)
+        self._log_once_written(step.events, written)
         if step.conversion is not None:
             self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
         if written is None or written.done() and not step.records:
