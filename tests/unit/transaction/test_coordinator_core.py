@@ -127,6 +127,22 @@ def test_end_txn_prepares_answers_then_writes_markers_then_completes() -> None:
     assert replies(core.end_txn(complete.metadata, 100, 0, False, 13, 103)) == [Reply(13, ErrorCode.INVALID_TXN_STATE)]
 
 
+def test_a_completion_whose_write_fails_is_written_again_while_this_broker_coordinates() -> None:
+    """Its markers are written: the transaction stays in PrepareCommit (CONCURRENT_TRANSACTIONS to its producer)
+    only until the retried write lands, as Kafka retries the complete state's append; not once the partition
+    moved (NOT_LEADER_OR_FOLLOWER: the next coordinator resumes it from the log)."""
+    prepared = completed(core.end_txn(ongoing(), 100, 0, True, 9, 100))
+    assert prepared.metadata is not None
+    completing = core.markers_written(prepared.metadata, 102)
+    timed_out = completed(completing, ErrorCode.REQUEST_TIMED_OUT)
+    assert core.RetryCompletion() in timed_out.effects
+    assert timed_out.metadata is not None and timed_out.metadata.state == TxnState.PREPARE_COMMIT
+    again = completed(core.markers_written(timed_out.metadata, 103))
+    assert again.metadata is not None and again.metadata.state == TxnState.COMPLETE_COMMIT
+    moved = completed(completing, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    assert not [e for e in moved.effects if isinstance(e, core.RetryCompletion)]
+
+
 def test_end_txn_without_a_transaction_is_invalid_txn_state() -> None:
     assert replies(core.end_txn(initialised(), 100, 0, True, 1, 0)) == [Reply(1, ErrorCode.INVALID_TXN_STATE)]
 

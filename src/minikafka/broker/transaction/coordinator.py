@@ -26,7 +26,15 @@ from minikafka.broker.group.state import TopicPartitionKey
 from minikafka.broker.produce_purgatory import ProduceResult
 from minikafka.broker.replica_manager import ReplicaManager
 from minikafka.broker.transaction import core
-from minikafka.broker.transaction.core import Reply, TxnConfig, TxnEvent, TxnStep, WriteMarkers, WriteState
+from minikafka.broker.transaction.core import (
+    Reply,
+    RetryCompletion,
+    TxnConfig,
+    TxnEvent,
+    TxnStep,
+    WriteMarkers,
+    WriteState,
+)
 from minikafka.broker.transaction.id_expiry import WriteTombstones, expire_ids, tombstones_written
 from minikafka.broker.transaction.markers import MarkerChannel
 from minikafka.broker.transaction.records import encode_key, encode_value, tombstone_batch
@@ -215,6 +223,8 @@ class TransactionCoordinator:
                 self.runtime.spawn(self._send_markers(shard, transactional_id, effect))
             elif isinstance(effect, TxnEvent):
                 self._log.info(effect.name, **effect.fields)
+            elif isinstance(effect, RetryCompletion):
+                self.runtime.spawn(self._complete_later(shard, transactional_id))
 
     def _resume(self, shard: TxnShard) -> None:
         """A loaded transaction in PrepareCommit or PrepareAbort has its markers written again."""
@@ -250,6 +260,12 @@ class TransactionCoordinator:
                 await asyncio.sleep(MARKER_RETRY_S)
         metadata = shard.txns.get(transactional_id)
         if done and self.runtime.is_current(shard) and metadata is not None:
+            self._apply(shard, transactional_id, core.markers_written(metadata, wall_ms()))
+
+    async def _complete_later(self, shard: TxnShard, transactional_id: str) -> None:
+        await asyncio.sleep(MARKER_RETRY_S)
+        metadata = shard.txns.get(transactional_id)
+        if self.runtime.is_current(shard) and metadata is not None:
             self._apply(shard, transactional_id, core.markers_written(metadata, wall_ms()))
 
     # ---- timers ----

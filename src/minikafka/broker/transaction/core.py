@@ -66,7 +66,13 @@ class TxnEvent:
     fields: dict[str, Any]
 
 
-Effect = Reply | WriteState | WriteMarkers | TxnEvent
+@dataclass(frozen=True)
+class RetryCompletion:
+    """The CompleteCommit or CompleteAbort write failed while this broker still coordinates the transaction: write
+    it again after a back-off (`markers_written` once more), as Kafka's marker channel manager retries it."""
+
+
+Effect = Reply | WriteState | WriteMarkers | TxnEvent | RetryCompletion
 
 
 @dataclass(frozen=True)
@@ -358,7 +364,8 @@ _APPEND_ERRORS = {
 def written(metadata: TxnMetadata, target: TxnMetadata, request_id: int | None, error: ErrorCode) -> TxnStep:
     """A WriteState's outcome (Kafka's appendTransactionToLog callback): on success the target state is in force
     and its consequences follow; on failure the pending state is dropped and the client told (as Kafka maps
-    append errors); a timed-out transaction's abort is tried again by the next timeout check."""
+    append errors); a timed-out transaction's abort is tried again by the next timeout check, a completion after
+    a back-off."""
     if error != ErrorCode.NONE:
         failed = metadata.evolve(pending=None)
         answer = _APPEND_ERRORS.get(error, error)
@@ -367,7 +374,10 @@ def written(metadata: TxnMetadata, target: TxnMetadata, request_id: int | None, 
             "transaction_state_write_failed",
             {"transactional_id": metadata.transactional_id, "state": target.state.display_name, "error": error.name},
         )
-        return TxnStep(failed, effects + (event,))
+        # The markers are written: left in Prepare, the transaction would refuse its producer for good.
+        completing = target.state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
+        retry = (RetryCompletion(),) if completing and answer == ErrorCode.COORDINATOR_NOT_AVAILABLE else ()
+        return TxnStep(failed, effects + (event,) + retry)
     done = target.evolve(pending=None)
     replies: tuple[Effect, ...] = ()
     if request_id is not None:
