@@ -369,6 +369,25 @@ class BrokerConfig(NodeConfig):
         "copies its bytes before the next step runs, so segments are deleted at once and the value changes nothing.",
         at_least(0),
     )
+    log_local_retention_ms: int = config_key(
+        "log.local.retention.ms",
+        -2,
+        "Tiered storage's local retention (-2: retention.ms); kept, and without effect: there is no remote storage.",
+        at_least(-2),
+    )
+    log_local_retention_bytes: int = config_key(
+        "log.local.retention.bytes",
+        -2,
+        "Tiered storage's local retention (-2: retention.bytes); kept, and without effect: there is no remote storage.",
+        at_least(-2),
+    )
+    remote_log_storage_system_enable: bool = config_key(
+        "remote.log.storage.system.enable",
+        False,
+        "Tiered storage: minikafka has no remote storage, so false only; a topic's remote.storage.enable=true is "
+        "refused, as Kafka refuses it with this false.",
+        lambda enabled: None if enabled is False else "must be false: there is no remote storage",
+    )
     log_preallocate: bool = config_key(
         "log.preallocate",
         False,

@@ -28,6 +28,7 @@ class TopicConfigDef:
     kind: str  # Kafka's ConfigDef type: "int", "long", "list" or "boolean"
     check: Callable[[str], str | None]  # None: acceptable; else why not
     broker_name: str = ""  # the broker-level synonym (Kafka's LogConfig.TopicConfigSynonyms)
+    default: str = ""  # Kafka's default, for a config without a broker-level synonym
 
 
 def _number(kind: str, minimum: int) -> Callable[[str], str | None]:
@@ -85,6 +86,18 @@ def _boolean(text: str) -> str | None:
     return None if text.strip().lower() in ("true", "false") else "Expected value to be either true or false"
 
 
+def _remote_storage(text: str) -> str | None:
+    """Kafka's LogConfig.validateRemoteStorageOnlyIfSystemEnabled, on a broker without remote storage."""
+    if problem := _boolean(text):
+        return problem
+    if text.strip().lower() == "true":
+        return (
+            "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log "
+            "storage."
+        )
+    return None
+
+
 TOPIC_CONFIGS: Mapping[str, TopicConfigDef] = {
     d.name: d
     for d in (
@@ -120,6 +133,13 @@ TOPIC_CONFIGS: Mapping[str, TopicConfigDef] = {
         # The replication throttle's replicas (no broker-level synonym; the rates are broker configs).
         TopicConfigDef(LEADER_THROTTLED_REPLICAS, "list", throttled_replicas_problem),
         TopicConfigDef(FOLLOWER_THROTTLED_REPLICAS, "list", throttled_replicas_problem),
+        # Tiered storage's, as a Kafka broker takes them with remote.log.storage.system.enable=false (there is no
+        # remote storage here): remote.storage.enable=true refused, the others kept and without effect.
+        TopicConfigDef("remote.storage.enable", "boolean", _remote_storage, default="false"),
+        TopicConfigDef("local.retention.ms", "long", _number("long", -2), "log.local.retention.ms"),
+        TopicConfigDef("local.retention.bytes", "long", _number("long", -2), "log.local.retention.bytes"),
+        TopicConfigDef("remote.log.copy.disable", "boolean", _boolean, default="false"),
+        TopicConfigDef("remote.log.delete.on.disable", "boolean", _boolean, default="false"),
     )
 }
 

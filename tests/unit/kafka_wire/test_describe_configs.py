@@ -28,7 +28,7 @@ from minikafka.broker.kafka_wire.config_resources import broker_name_problem
 from minikafka.broker.kafka_wire.describe import Include, _entry
 from minikafka.broker.kafka_wire.framing import response_class
 from minikafka.common.config import config_keys, load_config
-from minikafka.common.topic_config import DYNAMIC_BROKER_CONFIGS
+from minikafka.common.topic_config import DYNAMIC_BROKER_CONFIGS, TOPIC_CONFIGS, config_problem
 
 BASE = {
     "node.id": "1",
@@ -220,3 +220,22 @@ def test_a_topic_config_at_a_derived_broker_default_lists_no_synonym_as_kafka() 
         assert (entries[name].source, entries[name].synonyms) == (DEFAULT_CONFIG, ())
     assert entries["retention.ms"].value == "604800000"
     assert entries["compression.type"].synonyms == (Synonym("compression.type", "producer", DEFAULT_CONFIG),)
+
+
+def test_tiered_storages_topic_configs_as_a_kafka_broker_without_remote_storage_takes_them() -> None:
+    """Kafka 4's topic config list, the tiered storage ones included: remote.storage.enable=true is refused with
+    Kafka's message; the local retentions fall back to their broker synonyms (-2: the topic's retention)."""
+    refused = config_problem(TOPIC_CONFIGS, "remote.storage.enable", "true")
+    assert refused is not None and "Tiered Storage functionality is disabled in the broker" in refused
+    assert config_problem(TOPIC_CONFIGS, "remote.storage.enable", "false") is None
+    assert "at least -2" in str(config_problem(TOPIC_CONFIGS, "local.retention.ms", "-3"))
+    entries = {e.name: e for e in topic_entries(_config(), {"local.retention.bytes": "1000"})}
+    remote = entries["remote.storage.enable"]
+    assert (remote.value, remote.source, remote.config_type, remote.synonyms) == ("false", DEFAULT_CONFIG, BOOLEAN, ())
+    local_ms = entries["local.retention.ms"]
+    assert (local_ms.value, [(s.name, s.source) for s in local_ms.synonyms]) == (
+        "-2",
+        [("log.local.retention.ms", DEFAULT_CONFIG)],
+    )
+    assert entries["local.retention.bytes"].value == "1000"
+    assert {"remote.log.copy.disable", "remote.log.delete.on.disable"} <= set(entries)

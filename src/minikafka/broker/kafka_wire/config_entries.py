@@ -47,6 +47,8 @@ _LONG_KEYS = frozenset(
         "log.cleaner.min.compaction.lag.ms",
         "log.message.timestamp.after.max.ms",
         "log.message.timestamp.before.max.ms",
+        "log.local.retention.ms",
+        "log.local.retention.bytes",
         "replica.high.watermark.checkpoint.interval.ms",
         "replica.lag.time.max.ms",
     }
@@ -204,8 +206,8 @@ def topic_entries(
             synonyms.extend(dynamic.synonyms(broker_name))
             synonyms.append(Synonym(broker_name, _FIXED_BROKER_VALUES[broker_name], DEFAULT_CONFIG))
         value = synonyms[0].value if synonyms else None
-        if not broker_name and value is None:  # no broker synonym: Kafka's default, an empty list
-            value = ""
+        if not broker_name and value is None:  # no broker synonym: Kafka's default
+            value = definition.default
         elif name == "flush.ms" and value is None:  # no time-based flush: Kafka's default, the longest interval
             value = str(LONG_MAX)
         elif name in _DERIVED_TOPIC_VALUES and value is None:  # from log.retention.hours and the like
