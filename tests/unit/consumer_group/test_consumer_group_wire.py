@@ -202,6 +202,35 @@ def test_a_reload_tells_of_the_members_the_log_holds_and_those_it_no_longer_does
     assert asyncio.run(scenario()) == [("consumer_group_member_left", "reloaded")]
 
 
+def test_a_reload_of_a_log_that_saw_a_member_leave_tells_that_it_holds_nothing() -> None:
+    """The join's and the leave's records are in this fake's log: the reload replays them, finds the group without
+    the member it named, and logs it gone (`reloaded`), whichever broker told of it."""
+
+    async def scenario() -> list[tuple[str, str]]:
+        config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
+        manager = leading_manager()
+        groups = GroupCoordinator(manager, SimpleNamespace(), config)  # type: ignore[arg-type]
+        ctx = WireContext(groups.manager, "PLAINTEXT", groups=groups)
+        groups.group("g")
+        await loaded(groups)
+        joined = await answer(ctx, heartbeat(0, ()))
+        await answer(ctx, heartbeat(-1))
+        assert joined.error_code == ErrorCode.NONE and len(manager.written) == 2
+        batches = b"".join(manager.written)
+        log = SimpleNamespace(
+            log_start_offset=0, log_end_offset=1, read=lambda offset, *_, **__: batches if offset == 0 else b""
+        )
+        manager.replicas[TopicPartition(OFFSETS_TOPIC, 0)].log = log
+        groups._announced.clear()  # as on another broker: the log alone names the member
+        with structlog.testing.capture_logs() as logged:
+            groups.runtime.unload(groups.runtime.loaded_shards()[0], "a consumer group write failed: test")
+            groups.group("g")
+            await loaded(groups)
+        return [(e["event"], e.get("reason", "")) for e in logged if e["event"].startswith("consumer_group_")]
+
+    assert asyncio.run(scenario()) == [("consumer_group_member_left", "reloaded")]
+
+
 def static_or_regex(member_id: str, instance: str | None, regex: str | None) -> Request:
     body = heartbeat_v1.ConsumerGroupHeartbeatRequest(
         group_id="g",

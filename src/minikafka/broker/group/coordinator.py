@@ -299,16 +299,17 @@ class GroupCoordinator:
                 self._announced.get(str(group), set()).discard(str(member))
 
     def _announce_loaded(self, shard: OffsetsShard) -> None:
-        """A loaded partition's KIP-848 groups as the log has them: each member's holdings, and the members this
-        broker told of that the log no longer holds as gone (`reloaded`). A write that failed after its append
-        (timed out) is in the log, though its events were never logged."""
+        """A loaded partition's KIP-848 groups as the log has them: each member's holdings, and as gone
+        (`reloaded`) the members the log no longer holds that it or this broker's events named. A write that failed
+        after its append (timed out) is in the log, though its events were never logged, whichever broker wrote it."""
         events: list[consumer_groups.Event] = []
         partitions = self.config.num_partitions
         mine = [g for g in self._announced if partition_for(g, partitions) == shard.partition]
-        for group_id in sorted(set(mine) | set(shard.consumer_groups)):
+        for group_id in sorted(set(mine) | set(shard.consumer_groups) | set(shard.logged_members)):
             group = shard.consumer_groups.get(group_id)
             members = set(group.members) if group is not None else set()
-            for gone in sorted(self._announced.get(group_id, set()) - members):
+            named = self._announced.get(group_id, set()) | shard.logged_members.get(group_id, set())
+            for gone in sorted(named - members):
                 fields = {"group_id": group_id, "member_id": gone, "reason": "reloaded"}
                 events.append(consumer_groups.Event("consumer_group_member_left", fields))
             events += consumer_groups.member_assignment_events(group_id, None, group)

@@ -12,6 +12,7 @@ import structlog
 
 from minikafka.broker.consumer_group.model import ConsumerGroup
 from minikafka.broker.consumer_group.persistence import ConsumerGroupRecord, load_consumer_groups
+from minikafka.broker.consumer_group.records import ConsumerGroupMemberMetadataKey
 from minikafka.broker.coordinator_runtime.runtime import CoordinatorShard
 from minikafka.broker.group.loader import load_groups
 from minikafka.broker.group.records import (
@@ -40,6 +41,8 @@ class OffsetsShard(CoordinatorShard):
     # The latest write of consumer group records: an answer that changed nothing still waits for it, so no member
     # is told of a state a failover could lose.
     last_write: asyncio.Future[ProduceResult] | None = None
+    # Every KIP-848 member the loaded log named, by group, gone ones too: a load tells that those gone hold nothing.
+    logged_members: dict[str, set[str]] = field(default_factory=dict)
 
     def unloaded_counts(self) -> Mapping[str, int]:
         return {"groups": len(self.groups)}
@@ -94,6 +97,10 @@ class OffsetsReplay:
         shard.groups = load_groups(split.classic, now, wall_ms())
         topic_names = self._topic_names() if split.consumer else {}
         shard.consumer_groups = load_consumer_groups(split.consumer, topic_names, now)
+        for record in split.consumer:
+            key = record.key
+            if isinstance(key, ConsumerGroupMemberMetadataKey):
+                shard.logged_members.setdefault(key.group, set()).add(key.member_id)
         return {
             "groups": len(shard.groups),
             "consumer_groups": len(shard.consumer_groups),
