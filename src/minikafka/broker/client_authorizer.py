@@ -40,6 +40,20 @@ class Caller:
 NOT_READY_RULE = "authorizer not ready"
 
 
+@dataclass(frozen=True)
+class CallerAuthorization:
+    """One caller's questions to the authorizer, as a Kafka listener's context asks them (`config_denial`)."""
+
+    authorizer: ClientAuthorizer
+    caller: Caller
+
+    def allowed(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        return self.authorizer.allowed(self.caller, operation, resource_type, name)
+
+    def allowed_on_cluster(self, operation: AclOperation) -> bool:
+        return self.authorizer.allowed_on_cluster(self.caller, operation)
+
+
 class ClientAuthorizer:
     def __init__(
         self,

@@ -10,11 +10,12 @@ from typing import Any
 
 import grpc
 
-from minikafka.broker.client_authorizer import ANONYMOUS_PRINCIPAL, Caller
+from minikafka.broker.client_authorizer import ANONYMOUS_PRINCIPAL, Caller, CallerAuthorization
 from minikafka.broker.fetch_session import FINAL_EPOCH, FetchSessionCache, PartitionFetchState
 from minikafka.broker.group.state import TopicPartitionKey
 from minikafka.broker.grpc_sasl.authenticator import GrpcSaslAuthenticator, not_sasl_listener
 from minikafka.broker.grpc_sasl.interceptor import session_token
+from minikafka.broker.kafka_wire.config_resources import config_denial
 from minikafka.broker.log_manager import TopicPartition
 from minikafka.broker.metadata_listener import endpoint_for
 from minikafka.broker.replica_manager import ReplicaManager
@@ -42,7 +43,6 @@ from minikafka.broker.transaction.markers import encode_response as encode_marke
 from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode, wire_code
 from minikafka.common.fetch_response_wire import SplicedFetchResponse, encode_fetch_response
-from minikafka.kraft_controller.metadata.records import ConfigResourceType
 from minikafka.pb import broker_pb2, broker_pb2_grpc, common_pb2, controller_pb2, fault_pb2, fault_pb2_grpc
 
 DEFAULT_PRODUCE_TIMEOUT_MS = 30000  # the producer's request.timeout.ms default
@@ -390,19 +390,19 @@ class BrokerService(broker_pb2_grpc.BrokerServicer):
     async def AlterConfigs(
         self, request: controller_pb2.AlterConfigsRequest, context: Any
     ) -> controller_pb2.AlterConfigsResponse:
-        """Forwarded with the resources the caller may ALTER_CONFIGS (a topic's, or the cluster's for brokers); the
-        others answered TOPIC_ or CLUSTER_AUTHORIZATION_FAILED in their place, as Kafka's KafkaApis splits them."""
+        """Forwarded with the resources the caller may ALTER_CONFIGS (the Kafka listener's `config_denial`); the
+        others answered its error in their place, as Kafka's KafkaApis splits them."""
         caller = self._caller(context)
         denied: dict[int, ErrorCode] = {}
         if caller is not None:
+            access = CallerAuthorization(self.manager.authorizer, caller)
             for index, entry in enumerate(request.resources):
-                if entry.resource.resource_type == ConfigResourceType.TOPIC:
-                    if not self.manager.authorizer.allowed(
-                        caller, AclOperation.ALTER_CONFIGS, ResourceType.TOPIC, entry.resource.resource_name
-                    ):
-                        denied[index] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-                elif not self.manager.authorizer.allowed_on_cluster(caller, AclOperation.ALTER_CONFIGS):
-                    denied[index] = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+                resource = entry.resource
+                denial = config_denial(
+                    access, resource.resource_type, resource.resource_name, AclOperation.ALTER_CONFIGS
+                )
+                if denial is not None:
+                    denied[index] = denial
         allowed = controller_pb2.AlterConfigsRequest(
             validate_only=request.validate_only, incremental=request.incremental
         )

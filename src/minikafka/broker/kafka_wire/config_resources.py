@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from minikafka.common.acl import AclOperation, ResourceType
 from minikafka.common.errors import ErrorCode
 
-if TYPE_CHECKING:
-    from minikafka.broker.kafka_wire.context import WireContext
-
 TOPIC_RESOURCE, BROKER_RESOURCE, GROUP_RESOURCE = 2, 4, 32  # Kafka's ConfigResource.Type
+
+
+class CallerAccess(Protocol):
+    """What one caller may do: a Kafka listener's WireContext, or the gRPC service's `CallerAuthorization`."""
+
+    def allowed(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool: ...
+
+    def allowed_on_cluster(self, operation: AclOperation) -> bool: ...
 
 
 def broker_name_problem(name: str, node_id: int) -> str | None:
@@ -25,7 +30,7 @@ def broker_name_problem(name: str, node_id: int) -> str | None:
     return None
 
 
-def config_denial(ctx: WireContext, resource_type: int, name: str, operation: AclOperation) -> ErrorCode | None:
+def config_denial(ctx: CallerAccess, resource_type: int, name: str, operation: AclOperation) -> ErrorCode | None:
     """Kafka's: the operation (DESCRIBE_CONFIGS, ALTER_CONFIGS) on the topic or the group, or on the cluster for a
     broker."""
     if resource_type == TOPIC_RESOURCE and not ctx.allowed(operation, ResourceType.TOPIC, name):
