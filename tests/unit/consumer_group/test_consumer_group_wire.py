@@ -162,16 +162,31 @@ def test_the_join_is_answered_only_after_its_records_are_written_and_a_failed_wr
     assert after == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS  # unloaded, and reloading from the log
 
 
+async def loaded_coordinator(manager: Any) -> tuple[GroupCoordinator, WireContext]:
+    """A group coordinator over `manager`'s one __consumer_offsets partition, loaded, and a listener context."""
+    config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
+    groups = GroupCoordinator(manager, SimpleNamespace(), config)  # type: ignore[arg-type]
+    groups.group("g")
+    await loaded(groups)
+    return groups, WireContext(groups.manager, "PLAINTEXT", groups=groups)
+
+
+async def reload_events(groups: GroupCoordinator) -> list[tuple[str, str]]:
+    """The consumer_group_* events (with their reasons) of the partition unloaded after a failed write and loaded
+    again."""
+    with structlog.testing.capture_logs() as logged:
+        groups.runtime.unload(groups.runtime.loaded_shards()[0], "a consumer group write failed: test")
+        groups.group("g")
+        await loaded(groups)
+    return [(e["event"], e.get("reason", "")) for e in logged if e["event"].startswith("consumer_group_")]
+
+
 def test_a_changes_events_are_logged_only_once_its_records_are_acknowledged() -> None:
     """A join whose write is refused before its append (NOT_ENOUGH_REPLICAS), or appended by a leader that loses
     the partition (NOT_LEADER_OR_FOLLOWER: its records truncated), is answered an error and logs nothing."""
 
     async def scenario(write_error: ErrorCode, appended: bool) -> list[str]:
-        config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
-        groups = GroupCoordinator(leading_manager(write_error, appended), SimpleNamespace(), config)  # type: ignore[arg-type]
-        ctx = WireContext(groups.manager, "PLAINTEXT", groups=groups)
-        groups.group("g")
-        await loaded(groups)
+        _, ctx = await loaded_coordinator(leading_manager(write_error, appended))
         with structlog.testing.capture_logs() as logged:
             await answer(ctx, heartbeat(0, ()))
         return [e["event"] for e in logged if e["event"].startswith("consumer_group_")]
@@ -187,17 +202,9 @@ def test_a_reload_tells_of_the_members_the_log_holds_and_those_it_no_longer_does
     this broker told of is logged gone (`reloaded`), so no analysis takes it for an owner any more."""
 
     async def scenario() -> list[tuple[str, str]]:
-        config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
-        groups = GroupCoordinator(leading_manager(), SimpleNamespace(), config)  # type: ignore[arg-type]
-        ctx = WireContext(groups.manager, "PLAINTEXT", groups=groups)
-        groups.group("g")
-        await loaded(groups)
+        groups, ctx = await loaded_coordinator(leading_manager())
         await answer(ctx, heartbeat(0, ()))
-        with structlog.testing.capture_logs() as logged:
-            groups.runtime.unload(groups.runtime.loaded_shards()[0], "a consumer group write failed: test")
-            groups.group("g")
-            await loaded(groups)
-        return [(e["event"], e.get("reason", "")) for e in logged if e["event"].startswith("consumer_group_")]
+        return await reload_events(groups)
 
     assert asyncio.run(scenario()) == [("consumer_group_member_left", "reloaded")]
 
@@ -207,12 +214,8 @@ def test_a_reload_of_a_log_that_saw_a_member_leave_tells_that_it_holds_nothing()
     the member it named, and logs it gone (`reloaded`), whichever broker told of it."""
 
     async def scenario() -> list[tuple[str, str]]:
-        config = CoordinatorConfig(GroupConfig(), num_partitions=1, replication_factor=1, commit_timeout_ms=5000)
         manager = leading_manager()
-        groups = GroupCoordinator(manager, SimpleNamespace(), config)  # type: ignore[arg-type]
-        ctx = WireContext(groups.manager, "PLAINTEXT", groups=groups)
-        groups.group("g")
-        await loaded(groups)
+        groups, ctx = await loaded_coordinator(manager)
         joined = await answer(ctx, heartbeat(0, ()))
         await answer(ctx, heartbeat(-1))
         assert joined.error_code == ErrorCode.NONE and len(manager.written) == 2
@@ -222,11 +225,7 @@ def test_a_reload_of_a_log_that_saw_a_member_leave_tells_that_it_holds_nothing()
         )
         manager.replicas[TopicPartition(OFFSETS_TOPIC, 0)].log = log
         groups._announced.clear()  # as on another broker: the log alone names the member
-        with structlog.testing.capture_logs() as logged:
-            groups.runtime.unload(groups.runtime.loaded_shards()[0], "a consumer group write failed: test")
-            groups.group("g")
-            await loaded(groups)
-        return [(e["event"], e.get("reason", "")) for e in logged if e["event"].startswith("consumer_group_")]
+        return await reload_events(groups)
 
     assert asyncio.run(scenario()) == [("consumer_group_member_left", "reloaded")]
 
