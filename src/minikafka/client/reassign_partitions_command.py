@@ -75,12 +75,18 @@ def _fail_on_errors(results: list[tuple[str, int, ErrorCode, str]]) -> None:
         raise KafkaError(code, f"{len(failed)} partition(s) failed (first: {where}: {message})")
 
 
+def current_replicas(admin: Any, targets: list[Target]) -> dict[tuple[str, int], list[int]]:
+    """The replicas each (topic, partition) of the targets' topics has now (an unknown topic is an error)."""
+    described = admin.describe_topics(sorted({t for t, _, _ in targets}))
+    return {(t.name, p.partition): p.replicas for t in described for p in t.partitions}
+
+
 def _verify(admin: Any, targets: list[Target]) -> list[dict[str, Any]]:
     ongoing = admin.list_partition_reassignments()
-    topics = {t.name: t for t in admin.describe_topics(sorted({t for t, _, _ in targets}))}
+    replicas_now = current_replicas(admin, targets)
     statuses = []
     for topic, partition, replicas in targets:
-        current = next((p.replicas for p in topics[topic].partitions if p.partition == partition), None)
+        current = replicas_now.get((topic, partition))
         if (topic, partition) in ongoing:
             status = "in_progress"
         elif current == replicas:
@@ -110,7 +116,7 @@ def _print_verify(statuses: list[dict[str, Any]]) -> None:
 def _throttle(admin: Any, targets: list[Target], rate: int, as_json: bool) -> None:
     from minikafka.client.reassignment_throttle import moves, set_throttles
 
-    planned = moves(admin, targets)
+    planned = moves(current_replicas(admin, targets), targets)
     if planned:
         set_throttles(admin, planned, rate)
     if not as_json:

@@ -4,19 +4,18 @@ involved gets the rate; `--verify` clears both once every reassignment of the fi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from minikafka.client.dynamic_configs_command import BROKER, DELETE, SET, TOPIC
+from minikafka.client.reassign_partitions_command import Target
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.topic_config import (
     FOLLOWER_THROTTLED_REPLICAS,
     LEADER_THROTTLED_REPLICAS,
     THROTTLED_RATES,
 )
-
-Target = tuple[str, int, list[int]]
 
 
 @dataclass(frozen=True)
@@ -29,22 +28,18 @@ class Move:
     adding: tuple[int, ...]
 
 
-def moves(admin: Any, targets: Sequence[Target]) -> list[Move]:
-    """The partitions of `targets` whose replicas change (Kafka's proposed move map)."""
-    topics = {t.name: t for t in admin.describe_topics(sorted({t for t, _, _ in targets}))}
+def moves(current: Mapping[tuple[str, int], list[int]], targets: Sequence[Target]) -> list[Move]:
+    """The partitions of `targets` whose replicas change (Kafka's proposed move map), from their replicas now."""
     found = []
     for topic, partition, replicas in targets:
-        described = topics.get(topic)
-        current = (
-            next((p.replicas for p in described.partitions if p.partition == partition), None) if described else None
-        )
-        if current is not None and list(current) != replicas:
-            found.append(Move(topic, partition, tuple(current), tuple(b for b in replicas if b not in current)))
+        now = current.get((topic, partition))
+        if now is not None and now != replicas:
+            found.append(Move(topic, partition, tuple(now), tuple(b for b in replicas if b not in now)))
     return found
 
 
-def set_throttles(admin: Any, planned: Sequence[Move], rate: int) -> list[int]:
-    """The rate on every broker the moves touch and the moving replicas throttled on each topic; the brokers set."""
+def set_throttles(admin: Any, planned: Sequence[Move], rate: int) -> None:
+    """The rate on every broker the moves touch and the moving replicas throttled on each topic."""
     from minikafka.pb import controller_pb2
 
     brokers = sorted({b for move in planned for b in (*move.current, *move.adding)})
@@ -63,7 +58,6 @@ def set_throttles(admin: Any, planned: Sequence[Move], rate: int) -> list[int]:
         resource.configs.add(name=LEADER_THROTTLED_REPLICAS, op=SET, value=leader)
         resource.configs.add(name=FOLLOWER_THROTTLED_REPLICAS, op=SET, value=follower)
     _check(admin.alter_configs(request))
-    return brokers
 
 
 def clear_throttles(admin: Any, brokers: Sequence[int], topics: Sequence[str]) -> None:
