@@ -944,9 +944,9 @@ class ReplicaManager:
         return frozenset(held)
 
     def record_replication_sent(self, sent: Iterable[tuple[str, int, int]]) -> None:
-        """A follower's Fetch answer, (topic, partition, bytes) each: counted by the leaders' throttle."""
-        if self.throttles.leader.throttled:
-            self.throttles.record_sent(sent, monotonic_ms())
+        """A follower's Fetch answer, (topic, partition, bytes) each: counted by the leaders' throttle (the fetch
+        lists them only while a topic is throttled)."""
+        self.throttles.record_sent(sent, monotonic_ms())
 
     def _apply_answer(self, replica: Replica | None, answer: FollowerAnswer) -> bool:
         if replica is not None and replica.topic_id.bytes != answer.sent.topic_id:

@@ -471,11 +471,10 @@ class GroupCoordinator:
             step = consumer_groups.tick(group, topics, topic_ids, self.config.consumer, now, classic, request_id)
             if step.events or step.group is not group:
                 self._store_consumer_group(shard, group_id, step.group)
-            current = self.runtime.is_current(shard)
-            if step.records and current:
-                self._log_once_written(step.events, self._write_consumer_records(shard, step.records))
-            elif not step.records:
+            if not step.records:
                 self._log_once_written(step.events, shard.last_write)
+            elif self.runtime.is_current(shard):
+                self._log_once_written(step.events, self._write_consumer_records(shard, step.records))
             if step.conversion is not None and self.runtime.is_current(shard):
                 self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
 

@@ -236,7 +236,7 @@ def _read(
             if records:
                 first_whole = False
                 limit = max(0, limit - len(records))
-                if request.from_follower and known is not None:
+                if request.from_follower and known is not None and manager.throttles.leader.throttled:
                     read.replicated.append((known.name, state.partition, len(records)))
             log_start = replica.log.log_start_offset if replica is not None else -1
             failed = result.error != ErrorCode.NONE or result.diverging is not None
