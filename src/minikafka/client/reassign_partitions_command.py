@@ -9,10 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from minikafka.client.reassignment_throttle import Target, clear_throttles, moves, set_throttles
 from minikafka.common.cli_support import CliError, print_json
 from minikafka.common.errors import ErrorCode, KafkaError
-
-Target = tuple[str, int, list[int]]
 
 
 def register(subparsers: argparse._SubParsersAction, add_connection_arguments: Any) -> None:
@@ -114,8 +113,6 @@ def _print_verify(statuses: list[dict[str, Any]]) -> None:
 
 
 def _throttle(admin: Any, targets: list[Target], rate: int, as_json: bool) -> None:
-    from minikafka.client.reassignment_throttle import moves, set_throttles
-
     planned = moves(current_replicas(admin, targets), targets)
     if planned:
         set_throttles(admin, planned, rate)
@@ -128,8 +125,6 @@ def _throttle(admin: Any, targets: list[Target], rate: int, as_json: bool) -> No
 def _clear_when_complete(admin: Any, statuses: list[dict[str, Any]]) -> list[str]:
     """Kafka's --verify: once no partition of the file is still moving, the throttles come off every broker and
     the file's topics; what was cleared, as Kafka's tool says it."""
-    from minikafka.client.reassignment_throttle import clear_throttles
-
     if any(s["status"] == "in_progress" for s in statuses):
         return []
     brokers = sorted(b.node_id for b in admin.metadata().brokers)

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from minikafka.client.dynamic_configs_command import BROKER, DELETE, SET, TOPIC
-from minikafka.client.reassign_partitions_command import Target
 from minikafka.common.errors import ErrorCode, KafkaError
 from minikafka.common.topic_config import (
     FOLLOWER_THROTTLED_REPLICAS,
     LEADER_THROTTLED_REPLICAS,
     THROTTLED_RATES,
 )
+
+Target = tuple[str, int, list[int]]  # a reassignment file's partition and its target replicas
 
 
 @dataclass(frozen=True)
