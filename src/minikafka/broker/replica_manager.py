@@ -536,6 +536,23 @@ class ReplicaManager:
             lambda log, epoch, now: log.append_as_leader(records, epoch, now, coordinator, verification),
         )
 
+    def high_watermark_reached(self, tp: TopicPartition, timeout_ms: int) -> asyncio.Future[ProduceResult] | None:
+        """The log's end as it stands acknowledged, as an acks=all write is: a future that answers once the HWM
+        passes it, or None when it already has. A coordinator that loaded an uncommitted tail of its log answers
+        from it only then."""
+        replica = self.replicas.get(tp)
+        leader = replica.leader if replica is not None else None
+        if replica is None or leader is None or not self.serving():
+            message = f"broker {self.config.node_id} does not lead {tp} now"
+            return answered(ProduceResult(ErrorCode.NOT_LEADER_OR_FOLLOWER, message=message))
+        end = replica.log.log_end_offset
+        if leader.high_watermark >= end:
+            return None
+        now = monotonic_ms()
+        answer = replica.produces.add(end, end, timeout_ms, now, lambda: self._check_produces(replica))
+        self._check_produces(replica, now)
+        return answer
+
     def write_txn_marker(
         self, tp: TopicPartition, marker: EndTxnMarker, timeout_ms: int
     ) -> asyncio.Future[ProduceResult]:

@@ -59,6 +59,7 @@ def leading_manager(write_error: ErrorCode = ErrorCode.NONE, appended: bool = Fa
         metadata=SimpleNamespace(image=image),
         replicas={TopicPartition(OFFSETS_TOPIC, 0): replica},
         serving=lambda: True,
+        high_watermark_reached=lambda *_: None,  # the log holds no uncommitted tail
         produce=produce,
         written=written,
     )
@@ -219,15 +220,53 @@ def test_a_reload_of_a_log_that_saw_a_member_leave_tells_that_it_holds_nothing()
         joined = await answer(ctx, heartbeat(0, ()))
         await answer(ctx, heartbeat(-1))
         assert joined.error_code == ErrorCode.NONE and len(manager.written) == 2
-        batches = b"".join(manager.written)
-        log = SimpleNamespace(
-            log_start_offset=0, log_end_offset=1, read=lambda offset, *_, **__: batches if offset == 0 else b""
-        )
-        manager.replicas[TopicPartition(OFFSETS_TOPIC, 0)].log = log
+        log_what_was_written(manager)
         groups._announced.clear()  # as on another broker: the log alone names the member
         return await reload_events(groups)
 
     assert asyncio.run(scenario()) == [("consumer_group_member_left", "reloaded")]
+
+
+def log_what_was_written(manager: Any) -> None:
+    """Gives the fake's partition a log of the batches it was asked to write."""
+    batches = b"".join(manager.written)
+    log = SimpleNamespace(
+        log_start_offset=0, log_end_offset=1, read=lambda offset, *_, **__: batches if offset == 0 else b""
+    )
+    manager.replicas[TopicPartition(OFFSETS_TOPIC, 0)].log = log
+
+
+def test_a_loaded_tail_past_the_high_watermark_is_answered_and_told_of_only_once_the_high_watermark_passes_it() -> None:
+    """The join's records are in the log, above its HWM, when the partition is loaded again: a heartbeat that
+    changes nothing waits for the tail, and the member's holdings are logged only once the tail is acknowledged.
+    A tail that is not (the HWM never got there) is loaded again and answered as a failed write."""
+
+    async def scenario(tail_error: ErrorCode) -> tuple[list[str], list[str], Any]:
+        manager = leading_manager()
+        groups, ctx = await loaded_coordinator(manager)
+        joined = await answer(ctx, heartbeat(0, ()))
+        log_what_was_written(manager)
+        tail: asyncio.Future[ProduceResult] = asyncio.get_running_loop().create_future()
+        manager.high_watermark_reached = lambda *_: tail
+        with structlog.testing.capture_logs() as logged:
+            groups.runtime.unload(groups.runtime.loaded_shards()[0], "test")
+            groups.group("g")
+            await loaded(groups)
+            pending = asyncio.ensure_future(answer(ctx, heartbeat(joined.member_epoch, (0, 1))))
+            for _ in range(10):
+                await asyncio.sleep(0)
+            assert not pending.done()
+            before = [e["event"] for e in logged if e["event"].startswith("consumer_group_")]
+            tail.set_result(ProduceResult(tail_error, 0))
+            answered_after = await pending
+        after = [e["event"] for e in logged if e["event"].startswith("consumer_group_")]
+        return before, after, (answered_after.error_code, groups.group("g"))
+
+    before, after, (error, loading) = asyncio.run(scenario(ErrorCode.NONE))
+    assert before == [] and after == ["consumer_group_member_assignment"] and error == ErrorCode.NONE
+    before, after, (error, loading) = asyncio.run(scenario(ErrorCode.REQUEST_TIMED_OUT))
+    assert before == after == [] and error == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert loading == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS  # unloaded, and reading the log again
 
 
 def static_or_regex(member_id: str, instance: str | None, regex: str | None) -> Request:

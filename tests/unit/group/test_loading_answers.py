@@ -31,6 +31,7 @@ def leading_manager() -> Any:
         metadata=SimpleNamespace(image=SimpleNamespace(topics_by_name={OFFSETS_TOPIC: topic})),
         replicas={TopicPartition(OFFSETS_TOPIC, 0): replica},
         serving=lambda: True,
+        high_watermark_reached=lambda *_: None,  # the log holds no uncommitted tail
     )
 
 

@@ -313,7 +313,17 @@ class GroupCoordinator:
                 fields = {"group_id": group_id, "member_id": gone, "reason": "reloaded"}
                 events.append(consumer_groups.Event("consumer_group_member_left", fields))
             events += consumer_groups.member_assignment_events(group_id, None, group)
-        self._log_events(events)
+        self._log_once_written(tuple(events), self._loaded_tail(shard))
+
+    def _loaded_tail(self, shard: OffsetsShard) -> asyncio.Future[ProduceResult] | None:
+        """Kafka's loader counts a tail past the HWM as written, not committed: what was loaded is answered and told
+        of once the HWM passes it, as after a write, and a tail that never gets there is loaded again."""
+        tp = TopicPartition(OFFSETS_TOPIC, shard.partition)
+        tail = self.manager.high_watermark_reached(tp, self.config.commit_timeout_ms)
+        if tail is not None:
+            shard.last_write = tail
+            tail.add_done_callback(lambda done: self._consumer_records_written(shard, done))
+        return tail
 
     def consumer_group(self, group_id: str) -> ConsumerGroup | ErrorCode | None:
         """The group's KIP-848 state where this broker coordinates it; None when it is not a consumer group."""
