@@ -269,6 +269,32 @@ def test_a_loaded_tail_past_the_high_watermark_is_answered_and_told_of_only_once
     assert loading == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS  # unloaded, and reading the log again
 
 
+def test_while_a_loaded_tail_is_uncommitted_classic_answers_wait_and_reads_are_load_in_progress() -> None:
+    """Kafka's rule for every request on the partition: a classic JoinGroup's answer waits for the tail too, and
+    the read-only APIs (OffsetFetch, DescribeGroups) do not read the tail's state meanwhile."""
+
+    async def scenario() -> tuple[bool, Any, Any, Any]:
+        manager = leading_manager()
+        groups, ctx = await loaded_coordinator(manager)
+        tail: asyncio.Future[ProduceResult] = asyncio.get_running_loop().create_future()
+        manager.high_watermark_reached = lambda *_: tail
+        groups.runtime.unload(groups.runtime.loaded_shards()[0], "test")
+        groups.group("g")
+        for _ in range(100):  # the load of the fake's empty log
+            await asyncio.sleep(0)
+        reading = groups.group("g")
+        pending = asyncio.ensure_future(answer(ctx, classic_join()))
+        for _ in range(10):
+            await asyncio.sleep(0)
+        waited = not pending.done()
+        tail.set_result(ProduceResult(ErrorCode.NONE, 0))
+        return waited, reading, await pending, groups.group("g")
+
+    waited, reading, joined, after = asyncio.run(scenario())
+    assert waited and reading == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    assert joined.error_code == ErrorCode.MEMBER_ID_REQUIRED and not isinstance(after, ErrorCode)
+
+
 def static_or_regex(member_id: str, instance: str | None, regex: str | None) -> Request:
     body = heartbeat_v1.ConsumerGroupHeartbeatRequest(
         group_id="g",

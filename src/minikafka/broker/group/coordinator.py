@@ -170,6 +170,9 @@ class GroupCoordinator:
         shard = self.runtime.shard_for(group_id)
         if isinstance(shard, ErrorCode):
             return shard
+        if shard.tail_uncommitted():
+            # Kafka reads at the last committed offset; what this broker holds is the loaded tail's state.
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return shard.groups.get(group_id) or Group(group_id, state=GroupState.DEAD)
 
     def listed_groups(self) -> list[Group] | ErrorCode:
@@ -321,7 +324,7 @@ class GroupCoordinator:
         tp = TopicPartition(OFFSETS_TOPIC, shard.partition)
         tail = self.manager.high_watermark_reached(tp, self.config.commit_timeout_ms)
         if tail is not None:
-            shard.last_write = tail
+            shard.last_write = shard.loaded_tail = tail
             tail.add_done_callback(lambda done: self._consumer_records_written(shard, done))
         return tail
 
@@ -342,11 +345,20 @@ class GroupCoordinator:
             shard.groups[group.group_id] = group
         for effect in step.effects:
             if isinstance(effect, Answer):
-                self.runtime.answer(effect.request_id, effect.result)
+                self._answer(shard, effect)
             elif isinstance(effect, Append):
                 self._append(shard, group.group_id, effect)
             elif isinstance(effect, GroupEvent):
                 self._log.info(effect.name, **effect.fields)
+
+    def _answer(self, shard: OffsetsShard, answer: Answer) -> None:
+        """At once, or once a loaded tail is committed: a tail that is not unloads the shard, which answers the
+        request NOT_COORDINATOR first."""
+        tail = shard.loaded_tail
+        if tail is None or tail.done():
+            self.runtime.answer(answer.request_id, answer.result)
+        else:
+            tail.add_done_callback(lambda _: self.runtime.answer(answer.request_id, answer.result))
 
     def _append(self, shard: OffsetsShard, group_id: str, append: Append) -> None:
         now_ms = wall_ms()

@@ -41,11 +41,16 @@ class OffsetsShard(CoordinatorShard):
     # The latest write of consumer group records: an answer that changed nothing still waits for it, so no member
     # is told of a state a failover could lose.
     last_write: asyncio.Future[ProduceResult] | None = None
+    # The loaded log's end past the HWM, until the HWM passes it: what the load read is not committed meanwhile.
+    loaded_tail: asyncio.Future[ProduceResult] | None = None
     # Every KIP-848 member the loaded log named, by group, gone ones too: a load tells that those gone hold nothing.
     logged_members: dict[str, set[str]] = field(default_factory=dict)
 
     def unloaded_counts(self) -> Mapping[str, int]:
         return {"groups": len(self.groups)}
+
+    def tail_uncommitted(self) -> bool:
+        return self.loaded_tail is not None and not self.loaded_tail.done()
 
 
 @dataclass(frozen=True)
