@@ -38,8 +38,8 @@ class OffsetsShard(CoordinatorShard):
     groups: dict[str, Group] = field(default_factory=dict)
     consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)  # KIP-848's
     txn_offsets: PendingTxnOffsets = field(default_factory=dict)  # transactional commits awaiting their marker
-    # The latest write of consumer group records: an answer that changed nothing still waits for it, so no member
-    # is told of a state a failover could lose.
+    # The latest write of consumer group records, or the loaded tail: an answer that changed nothing still waits
+    # for it, so no member is told of a state a failover could lose.
     last_write: asyncio.Future[ProduceResult] | None = None
     # The loaded log's end past the HWM, until the HWM passes it: what the load read is not committed meanwhile.
     loaded_tail: asyncio.Future[ProduceResult] | None = None
