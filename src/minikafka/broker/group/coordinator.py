@@ -261,11 +261,13 @@ class GroupCoordinator:
         written.add_done_callback(lambda done: self._consumer_records_written(shard, done))
         return written
 
-    def _consumer_records_written(self, shard: OffsetsShard, done: asyncio.Future[ProduceResult]) -> None:
+    def _consumer_records_written(
+        self, shard: OffsetsShard, done: asyncio.Future[ProduceResult], what: str = "a consumer group write"
+    ) -> None:
         """A failed write leaves memory ahead of the log: the partition's groups are reloaded from the log."""
         error = ErrorCode.REQUEST_TIMED_OUT if done.cancelled() else done.result().error
         if error != ErrorCode.NONE and self.runtime.is_current(shard):
-            self.runtime.unload(shard, f"a consumer group write failed: {error.name}")
+            self.runtime.unload(shard, f"{what} failed: {error.name}")
 
     def _store_consumer_group(self, shard: OffsetsShard, group_id: str, group: ConsumerGroup | None) -> None:
         if group is None:
@@ -325,7 +327,7 @@ class GroupCoordinator:
         tail = self.manager.high_watermark_reached(tp, self.config.commit_timeout_ms)
         if tail is not None:
             shard.last_write = shard.loaded_tail = tail
-            tail.add_done_callback(lambda done: self._consumer_records_written(shard, done))
+            tail.add_done_callback(lambda done: self._consumer_records_written(shard, done, "the loaded tail's commit"))
         return tail
 
     def consumer_group(self, group_id: str) -> ConsumerGroup | ErrorCode | None:
