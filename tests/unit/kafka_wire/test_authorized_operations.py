@@ -55,6 +55,7 @@ def context(acls: list[AclBinding] | None, principal: str = "User:alice") -> Wir
     groups = SimpleNamespace(
         group=lambda group_id: Group(group_id),
         consumer_group=lambda group_id: ConsumerGroup(group_id),
+        described_consumer_group=lambda group_id: ConsumerGroup(group_id),
         config=SimpleNamespace(consumer=ConsumerGroupConfig()),
     )
     settings = AuthorizerSettings(enabled=acls is not None, super_users=frozenset({"User:admin"}))

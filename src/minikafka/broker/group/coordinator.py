@@ -167,13 +167,18 @@ class GroupCoordinator:
 
     def group(self, group_id: str) -> Group | ErrorCode:
         """The group as it stands (a never-seen group is a new empty one), for the read-only APIs."""
-        shard = self.runtime.shard_for(group_id)
+        shard = self._readable_shard(group_id)
         if isinstance(shard, ErrorCode):
             return shard
-        if shard.tail_uncommitted():
-            # Kafka reads at the last committed offset; what this broker holds is the loaded tail's state.
-            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return shard.groups.get(group_id) or Group(group_id, state=GroupState.DEAD)
+
+    def _readable_shard(self, group_id: str) -> OffsetsShard | ErrorCode:
+        """The group's shard for a read-only API, COORDINATOR_LOAD_IN_PROGRESS while its loaded tail is uncommitted:
+        Kafka reads at the last committed offset, and what this broker holds then is the tail's state."""
+        shard = self.runtime.shard_for(group_id)
+        if not isinstance(shard, ErrorCode) and shard.tail_uncommitted():
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return shard
 
     def listed_groups(self) -> list[Group] | ErrorCode:
         """Every group of the partitions this broker coordinates (ListGroups)."""
@@ -333,6 +338,11 @@ class GroupCoordinator:
     def consumer_group(self, group_id: str) -> ConsumerGroup | ErrorCode | None:
         """The group's KIP-848 state where this broker coordinates it; None when it is not a consumer group."""
         shard = self.runtime.shard_for(group_id)
+        return shard if isinstance(shard, ErrorCode) else shard.consumer_groups.get(group_id)
+
+    def described_consumer_group(self, group_id: str) -> ConsumerGroup | ErrorCode | None:
+        """`consumer_group` for ConsumerGroupDescribe, which reads committed state only."""
+        shard = self._readable_shard(group_id)
         return shard if isinstance(shard, ErrorCode) else shard.consumer_groups.get(group_id)
 
     def listed_consumer_groups(self) -> list[ConsumerGroup]:

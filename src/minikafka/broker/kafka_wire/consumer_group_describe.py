@@ -27,7 +27,8 @@ def handle(ctx: WireContext, request: Request) -> Any:
 
 def _described(ctx: WireContext, cls: type, group_id: str, request_includes_operations: bool) -> Any:
     entry = sibling(cls, "DescribedGroup")
-    group = ctx.groups.consumer_group(group_id) if ctx.groups is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
+    groups = ctx.groups
+    group = groups.described_consumer_group(group_id) if groups is not None else ErrorCode.COORDINATOR_NOT_AVAILABLE
     if not ctx.allowed(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
         group = ErrorCode.GROUP_AUTHORIZATION_FAILED
     if not isinstance(group, ConsumerGroup) or ctx.groups is None:
