@@ -295,6 +295,35 @@ def test_while_a_loaded_tail_is_uncommitted_classic_answers_wait_and_reads_are_l
     assert joined.error_code == ErrorCode.MEMBER_ID_REQUIRED and not isinstance(after, ErrorCode)
 
 
+def test_the_events_of_a_write_after_one_that_timed_out_are_left_to_the_reload() -> None:
+    """Two joins in flight; the first one's write times out (it may be in the log all the same) and the partition
+    is unloaded. The second one's write is then acknowledged, which commits the first too: its events would tell
+    of a state built on one never told, so they are not logged; the reload tells of what the log holds."""
+
+    async def scenario() -> tuple[list[str], Any]:
+        manager = leading_manager()
+        groups, ctx = await loaded_coordinator(manager)
+        writes: list[asyncio.Future[ProduceResult]] = []
+
+        def produce(*_: Any, **__: Any) -> asyncio.Future[ProduceResult]:
+            writes.append(asyncio.get_running_loop().create_future())
+            return writes[-1]
+
+        manager.produce = produce
+        with structlog.testing.capture_logs() as logged:
+            first = asyncio.ensure_future(answer(ctx, heartbeat(0, ())))
+            second = asyncio.ensure_future(answer(ctx, static_or_regex("m-2", None, None)))
+            for _ in range(10):
+                await asyncio.sleep(0)
+            writes[0].set_result(ProduceResult(ErrorCode.REQUEST_TIMED_OUT, 0))
+            writes[1].set_result(ProduceResult(ErrorCode.NONE, 1))
+            await asyncio.gather(first, second)
+        return [e["event"] for e in logged if e["event"].startswith("consumer_group_")], second.result()
+
+    events, second = asyncio.run(scenario())
+    assert events == [] and second.error_code == ErrorCode.NONE  # answered: its records are committed
+
+
 def static_or_regex(member_id: str, instance: str | None, regex: str | None) -> Request:
     body = heartbeat_v1.ConsumerGroupHeartbeatRequest(
         group_id="g",

@@ -226,7 +226,7 @@ class GroupCoordinator:
         before = shard.consumer_groups.get(group_id)
         self._store_consumer_group(shard, group_id, step.group)
         written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
-        self._log_once_written(step.events, written)
+        self._log_once_written(shard, step.events, written)
         resolving = step.group is not None and step.group.regex_resolution_pending
         if resolving and (before is None or not before.regex_resolution_pending):
             # Kafka resolves them in its executor, after this heartbeat: its answer has none of their topics.
@@ -246,7 +246,7 @@ class GroupCoordinator:
         step = consumer_groups.resolve(group, topics, self.topic_ids(), version, monotonic_ms(), describable)
         self._store_consumer_group(shard, group_id, step.group)
         written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
-        self._log_once_written(step.events, written)
+        self._log_once_written(shard, step.events, written)
 
     async def _answer_when_written(
         self, written: asyncio.Future[ProduceResult], response: HeartbeatResponse
@@ -281,14 +281,21 @@ class GroupCoordinator:
             shard.consumer_groups[group_id] = group
 
     def _log_once_written(
-        self, events: tuple[consumer_groups.Event, ...], written: asyncio.Future[ProduceResult] | None
+        self,
+        shard: OffsetsShard,
+        events: tuple[consumer_groups.Event, ...],
+        written: asyncio.Future[ProduceResult] | None,
     ) -> None:
         """A change's events once the records that store it are acknowledged (those of the write before it, when it
         wrote none), when the members are answered. A failed write reloads the groups from the log, and a change
         refused before its append, or lost with a leadership the coordinator no longer has, is gone: its events
-        would have an analysis take a member for the owner of partitions it was never given."""
+        would have an analysis take a member for the owner of partitions it was never given. Nor are the events of
+        an unloaded shard's later writes logged: a write that timed out may still be committed, its events never
+        told, and the load tells of what the log holds."""
 
         def log(done: asyncio.Future[ProduceResult] | None) -> None:
+            if not self.runtime.is_current(shard):
+                return
             if done is None or (not done.cancelled() and done.result().error == ErrorCode.NONE):
                 self._log_events(events)
 
@@ -323,7 +330,7 @@ class GroupCoordinator:
                 fields = {"group_id": group_id, "member_id": gone, "reason": "reloaded"}
                 events.append(consumer_groups.Event("consumer_group_member_left", fields))
             events += consumer_groups.member_assignment_events(group_id, None, group)
-        self._log_once_written(tuple(events), self._loaded_tail(shard))
+        self._log_once_written(shard, tuple(events), self._loaded_tail(shard))
 
     def _loaded_tail(self, shard: OffsetsShard) -> asyncio.Future[ProduceResult] | None:
         """Kafka's loader counts a tail past the HWM as written, not committed: what was loaded is answered and told
@@ -506,9 +513,9 @@ class GroupCoordinator:
             if step.events or step.group is not group:
                 self._store_consumer_group(shard, group_id, step.group)
             if not step.records:
-                self._log_once_written(step.events, shard.last_write)
+                self._log_once_written(shard, step.events, shard.last_write)
             elif self.runtime.is_current(shard):
-                self._log_once_written(step.events, self._write_consumer_records(shard, step.records))
+                self._log_once_written(shard, step.events, self._write_consumer_records(shard, step.records))
             if step.conversion is not None and self.runtime.is_current(shard):
                 self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
 
@@ -573,7 +580,7 @@ class GroupCoordinator:
         step = consumer_groups.classic_request(group, mixed, self.topic_ids(), holder=holder)
         self._store_consumer_group(shard, group.group_id, step.group)
         written = self._write_consumer_records(shard, step.records) if step.records else shard.last_write
-        self._log_once_written(step.events, written)
+        self._log_once_written(shard, step.events, written)
         if step.conversion is not None:
             self._apply(shard, GroupStep(step.conversion.classic, step.conversion.effects))
         if written is None or written.done() and not step.records:
