@@ -548,10 +548,7 @@ class ReplicaManager:
         end = replica.log.log_end_offset
         if leader.high_watermark >= end:
             return None
-        now = monotonic_ms()
-        answer = replica.produces.add(end, end, timeout_ms, now, lambda: self._check_produces(replica))
-        self._check_produces(replica, now)
-        return answer
+        return self._wait_for_high_watermark(replica, end, end, timeout_ms, monotonic_ms())
 
     def write_txn_marker(
         self, tp: TopicPartition, marker: EndTxnMarker, timeout_ms: int
@@ -598,13 +595,17 @@ class ReplicaManager:
             stamp = info.log_append_time_ms
             return answered(ProduceResult(ErrorCode.NONE, info.first_offset, log_append_time_ms=stamp))
         self.notify(consumers=False)
+        return self._wait_for_high_watermark(
+            replica, info.first_offset, info.last_offset + 1, timeout_ms, now, info.log_append_time_ms
+        )
+
+    def _wait_for_high_watermark(
+        self, replica: Replica, base_offset: int, required_offset: int, timeout_ms: int, now: int, stamp: int = -1
+    ) -> asyncio.Future[ProduceResult]:
+        """Answered once the HWM reaches `required_offset` (checked at once too: it may be there already), or at
+        the deadline; `stamp`: a LogAppendTime batch's time for the answer."""
         answer = replica.produces.add(
-            info.first_offset,
-            info.last_offset + 1,
-            timeout_ms,
-            now,
-            lambda: self._check_produces(replica),
-            info.log_append_time_ms,
+            base_offset, required_offset, timeout_ms, now, lambda: self._check_produces(replica), stamp
         )
         self._check_produces(replica, now)
         return answer
