@@ -40,6 +40,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     overrides = {
         "log.cleaner.backoff.ms": "200",
         "offsets.topic.segment.bytes": "4096",
+        "transaction.state.log.segment.bytes": "4096",
         "transaction.state.log.num.partitions": "3",
     }
     with running_cluster(tmp_path_factory.mktemp("compaction"), 1, 3, **overrides) as started:
@@ -193,6 +194,51 @@ def test_consumer_offsets_is_compacted_and_keeps_each_groups_latest_commit(clust
         assert committed.offset == 300
     finally:
         consumer.close()
+
+
+def test_transaction_state_is_created_as_kafka_creates_it_and_keeps_each_ids_latest_state(cluster: Cluster) -> None:
+    topic = "transactions-written"
+    admin = admin_module.AdminClient({"bootstrap.servers": cluster.kafka_bootstrap_servers})
+    admin.create_topics([admin_module.NewTopic(topic, num_partitions=1, replication_factor=3)])[topic].result(30)
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": cluster.kafka_bootstrap_servers, "transactional.id": "state-writer"}
+    )
+    producer.init_transactions(60)
+    for round_ in range(40):  # each transaction three states of the same key: Ongoing, PrepareCommit, CompleteCommit
+        producer.begin_transaction()
+        producer.produce(topic, key="txn-key", value=f"t{round_}")
+        producer.commit_transaction(60)
+    resource = admin_module.ConfigResource("topic", "__transaction_state")
+    described = admin.describe_configs([resource])[resource].result(30)
+    assert {key: described[key].value for key in ("cleanup.policy", "compression.type", "segment.bytes")} == {
+        "cleanup.policy": "compact",
+        "compression.type": "uncompressed",
+        "segment.bytes": "4096",
+    }
+
+    def state_cleaned() -> list[dict[str, object]]:
+        return [
+            e
+            for b in cluster.brokers
+            for e in _events(cluster, b.node_id, "log_cleaned")
+            if str(e["partition"]).startswith("__transaction_state-")
+            and int(e["records_after"]) < int(e["records_before"])  # type: ignore[call-overload]
+        ]
+
+    eventually(state_cleaned, 60, "a cleaning of __transaction_state")
+    # The id's state survived: a new producer with it bumps the epoch, and the old one is fenced.
+    successor = confluent_kafka.Producer(
+        {"bootstrap.servers": cluster.kafka_bootstrap_servers, "transactional.id": "state-writer"}
+    )
+    successor.init_transactions(60)
+    successor.begin_transaction()
+    successor.produce(topic, key="txn-key", value="successor")
+    successor.commit_transaction(60)
+    with pytest.raises(confluent_kafka.KafkaException) as fenced:
+        producer.begin_transaction()
+        producer.produce(topic, key="txn-key", value="zombie")
+        producer.commit_transaction(60)
+    assert fenced.value.args[0].code() == confluent_kafka.KafkaError._FENCED
 
 
 def _events(cluster: Cluster, node_id: int, name: str) -> list[dict[str, object]]:

@@ -592,6 +592,12 @@ class BrokerConfig(NodeConfig):
         "min.insync.replicas of __transaction_state: a transaction's state is written with acks=all.",
         at_least(1),
     )
+    transaction_state_log_segment_bytes: int = config_key(
+        "transaction.state.log.segment.bytes",
+        104857600,
+        "Segment size of __transaction_state (compacted: smaller segments are cleaned sooner).",
+        at_least(1),
+    )
     transaction_max_timeout_ms: int = config_key(
         "transaction.max.timeout.ms",
         900000,

@@ -55,6 +55,7 @@ class TxnCoordinatorConfig:
     num_partitions: int  # transaction.state.log.num.partitions
     replication_factor: int  # transaction.state.log.replication.factor
     min_isr: int  # transaction.state.log.min.isr
+    segment_bytes: int  # transaction.state.log.segment.bytes
     abort_check_interval_ms: int  # transaction.abort.timed.out.transaction.cleanup.interval.ms
     write_timeout_ms: int = 5000  # a state write waits this long for the ISR (Kafka: request.timeout.ms)
     id_expiration_ms: int = 604800000  # transactional.id.expiration.ms
@@ -67,6 +68,7 @@ def txn_coordinator_config(config: BrokerConfig) -> TxnCoordinatorConfig:
         config.transaction_state_log_num_partitions,
         config.transaction_state_log_replication_factor,
         config.transaction_state_log_min_isr,
+        config.transaction_state_log_segment_bytes,
         config.transaction_abort_timed_out_transaction_cleanup_interval_ms,
         id_expiration_ms=config.transactional_id_expiration_ms,
         id_expiry_check_interval_ms=config.transaction_remove_expired_transaction_cleanup_interval_ms,
@@ -74,7 +76,15 @@ def txn_coordinator_config(config: BrokerConfig) -> TxnCoordinatorConfig:
 
 
 def runtime_config(config: TxnCoordinatorConfig) -> RuntimeConfig:
-    configs = {"retention.ms": "-1", "retention.bytes": "-1", "min.insync.replicas": str(config.min_isr)}
+    # Kafka's, enforced: compacted (each id's latest state kept, an expired id's tombstone removing it),
+    # uncompressed, never an unclean leader.
+    configs = {
+        "cleanup.policy": "compact",
+        "compression.type": "uncompressed",
+        "unclean.leader.election.enable": "false",
+        "min.insync.replicas": str(config.min_isr),
+        "segment.bytes": str(config.segment_bytes),
+    }
     topic = InternalTopicSpec(
         TRANSACTION_STATE_TOPIC,
         config.num_partitions,
