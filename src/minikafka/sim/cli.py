@@ -143,6 +143,15 @@ def _add_client_options(clients: argparse._ArgumentGroup) -> None:
         "seeded points); judged by a read_committed reader of the output",
     )
     clients.add_argument(
+        "--compacted-keys",
+        type=bounded_int(1, 10_000),
+        default=0,
+        metavar="N",
+        help="the topic compacted as chaos's --compacted-keys makes it, the producers overwriting N keys in turn: "
+        "a record whose key the leader holds again later may go, the latest acknowledged value of each key must "
+        "stay (CompactedLatestValueKept); producers only",
+    )
+    clients.add_argument(
         "--clients",
         choices=("mixed", "seeded"),
         help=f"mixed: {MIXED_HELP}; seeded: {SEEDED_HELP} (instead of --acks, --idempotence, --consumers, "
@@ -163,6 +172,8 @@ def _stories_epilog() -> str:
 
 def client_mix(args: argparse.Namespace) -> ClientMix:
     """The producers, consumers and group members the options ask for."""
+    if args.clients and args.compacted_keys:
+        raise CliError("--compacted-keys takes producers only (--acks, --idempotence), not --clients")
     if args.clients == "mixed":
         return replace(MIXED, group_protocol=args.group_protocol)
     if args.clients == "seeded":
@@ -183,6 +194,9 @@ def client_mix(args: argparse.Namespace) -> ClientMix:
             raise CliError(f"producer {index + 1}: {error.message} ({error.code.name})") from None
         specs.append(ProducerSpec(acks_names[name], enabled))
     isolation = READ_COMMITTED if args.isolation_level == "read_committed" else READ_UNCOMMITTED
+    if args.compacted_keys and (args.consumers or args.group_consumers or args.transactional or args.exactly_once):
+        # The consumers must read every acknowledged record, and a cleaner may remove one a later write replaced.
+        raise CliError("--compacted-keys takes producers only (--acks, --idempotence)")
     if args.transactional and (isolation != READ_COMMITTED or not args.consumers):
         raise CliError(
             "--transactional needs read_committed consumers to judge its transactions: add --consumers N "
@@ -196,6 +210,7 @@ def client_mix(args: argparse.Namespace) -> ClientMix:
         transactional=args.transactional,
         isolation_level=isolation,
         exactly_once=args.exactly_once,
+        compacted_keys=args.compacted_keys,
     )
 
 
@@ -284,6 +299,7 @@ def replay_command(args: argparse.Namespace, seed: int) -> str:
             ("--isolation-level", args.isolation_level, "read_uncommitted"),
             ("--transactional", str(args.transactional), "0"),
             ("--exactly-once", str(args.exactly_once), "0"),
+            ("--compacted-keys", str(args.compacted_keys), "0"),
         ):
             parts += [option, value] if value != default else []
     if args.group_protocol != "classic":
@@ -356,6 +372,9 @@ def _reads(result: SimulationResult) -> str:
         for key, what in (("duplicated_requests", "requests duplicated"), ("torn_files", "files torn"))
         if key in seen
     )
+    cleaned = seen.get("compaction")
+    if cleaned is not None:
+        faults = f"{cleaned['cleanings']} cleanings removed {cleaned['records_removed']} records, " + faults
     if "consumed" not in seen:
         return faults
     reads = (

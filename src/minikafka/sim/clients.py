@@ -29,7 +29,9 @@ from minikafka.client.group_member import GroupMember, GroupTimeouts, TopicParti
 from minikafka.client.kafka_wire_client import KafkaWireClient
 from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig, RecordMetadata
 from minikafka.common.errors import KafkaError
+from minikafka.deploy.compacted_workload import record_key
 from minikafka.sim.client_invariants import ACKS_NAMES, ClientInvariants, Read
+from minikafka.sim.invariants import KEY_SEPARATOR
 
 GROUP = "sim-readers"
 KAFKA_PORT = 9094  # each broker's Kafka listener (PLAINTEXT), beside its gRPC one
@@ -63,6 +65,7 @@ class ClientMix:
     transactional: int = 0  # transactional producers, each over every partition of the transactional topic
     isolation_level: int = READ_UNCOMMITTED  # the plain consumers'; read_committed ones also read transactions
     exactly_once: int = 0  # consume-transform-produce workers (`exactly_once.py`) over the world's topic
+    compacted_keys: int = 0  # the world's topic compacted, the producers overwriting this many keys in turn
 
     @property
     def kafka_listeners(self) -> bool:
@@ -127,8 +130,10 @@ async def produce(
     checks: ClientInvariants,
     on_acknowledged: Any,
     interval_s: float,
+    key_count: int = 0,
 ) -> None:
-    """Unique values to every partition in turn, until `stop`; every outcome handed to the invariants."""
+    """Unique values to every partition in turn, until `stop`; every outcome handed to the invariants. With
+    `key_count`, keyed records overwriting that many keys, each value led by its key (`compacted_key`)."""
     config = ProducerConfig(acks=spec.acks, linger_ms=2, enable_idempotence=spec.idempotence)
     producer = Producer(bootstrap, config)
     idempotent = config.idempotent
@@ -137,9 +142,12 @@ async def produce(
     prefix = value_prefix(index)
     while not stop.is_set():
         value = f"{prefix}{sequence}".encode()
+        key = record_key(sequence, key_count, index * 7) if key_count else None
+        if key is not None:
+            value = key + KEY_SEPARATOR + value
         checks.sending(value, idempotent)
         try:
-            future = await producer.send(topic, value, partition=sequence % partitions)
+            future = await producer.send(topic, value, key, partition=sequence % partitions)
         except KafkaError:
             await asyncio.sleep(RETRY_S)
             continue

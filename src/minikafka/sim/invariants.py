@@ -2,7 +2,9 @@
 
 - NoCommittedRecordLost: every record a producer had acknowledged with acks=all, once below the high watermark of
   the partition's current leader (readable), is in its log at the offset it was acknowledged at, with its value;
-  at the end of a run every one of them is readable.
+  at the end of a run every one of them is readable. On a compacted topic a record whose key the leader holds again
+  at a later offset may be gone (a cleaner removes it); one that is not so replaced breaks
+  CompactedLatestValueKept (as `analyze` names it), and no offset ever holds another value.
 - OneLeaderPerLeaderEpoch: no two brokers lead a partition in the same leader epoch.
 - LeaderCandidateCompleteness (as `analyze` names it): a new leader's log ends at or past every high watermark a
   leader of the partition had reached before it led, so it is caught when elected, before any follower truncates.
@@ -162,6 +164,19 @@ def log_matching(replicas: Iterable[PartitionReplica], matched: dict[tuple[int, 
     return None
 
 
+KEY_SEPARATOR = b"="  # a compacted run's values start with their record's key: `key=value`
+
+
+def compacted_key(value: bytes) -> bytes:
+    """The key a compacted run's value was written with."""
+    return value.partition(KEY_SEPARATOR)[0]
+
+
+def _last_offsets(values: dict[int, bytes]) -> dict[bytes, int]:
+    """Each key's last offset among the values of a compacted run's log."""
+    return {compacted_key(value): offset for offset, value in sorted(values.items())}
+
+
 def records_between(data: bytes, start: int, end: int) -> dict[int, bytes]:
     """The values of the records at offsets in [start, end) of a read of a log."""
     values: dict[int, bytes] = {}
@@ -186,6 +201,7 @@ class Invariants:
     high_watermarks: dict[int, int] = field(default_factory=dict)  # partition -> the highest HWM a leader reached
     # (broker, incarnation, partition, leader epoch) -> the highest HWM it had as leader
     leader_high_watermarks: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
+    compacted: bool = False  # the topic is compacted and its values carry their keys (`compacted_key`)
 
     def acknowledge(self, record: Acknowledged) -> None:
         self.acknowledged.setdefault(record.partition, []).append(record)
@@ -258,18 +274,29 @@ class Invariants:
         if not checked:
             return None
         low = min(record.offset for record in checked)
-        values = leader.read(low, max(record.offset for record in checked) + 1)
+        # Compacted, what replaces a record may lie anywhere below the high watermark.
+        values = leader.read(low, leader.high_watermark if self.compacted else max(r.offset for r in checked) + 1)
+        replaced = self._replaced(values)
         for record in checked:
             value = values.get(record.offset)
-            if value != record.value:
-                return Violation(
-                    "NoCommittedRecordLost",
-                    f"partition {partition}: broker {leader.broker}, leader in epoch {leader.leader_epoch} with high "
-                    f"watermark {leader.high_watermark}, holds {value!r} at offset {record.offset}, where "
-                    f"{record.value!r} was acknowledged",
-                )
+            if value == record.value or (value is None and replaced(record)):
+                continue
+            return Violation(
+                "CompactedLatestValueKept" if self.compacted and value is None else "NoCommittedRecordLost",
+                f"partition {partition}: broker {leader.broker}, leader in epoch {leader.leader_epoch} with high "
+                f"watermark {leader.high_watermark}, holds {value!r} at offset {record.offset}, where "
+                f"{record.value!r} was acknowledged",
+            )
         self._checked[partition] = end
         return None
+
+    def _replaced(self, values: dict[int, bytes]) -> Callable[[Acknowledged], bool]:
+        """Whether the log these values were read from holds a record's key again at a later offset (never, unless
+        the topic is compacted)."""
+        if not self.compacted:
+            return lambda _record: False
+        last = _last_offsets(values)
+        return lambda record: last.get(compacted_key(record.value), -1) > record.offset
 
     def check_all_acknowledged(self, replicas: Iterable[PartitionReplica]) -> Violation | None:
         """The final read: every acknowledged record, on each partition's leader."""
@@ -303,7 +330,8 @@ class Invariants:
                 missing += len(acked)
                 continue
             values = leader.read(0, leader.high_watermark)
-            missing += sum(1 for record in acked if values.get(record.offset) != record.value)
+            replaced = self._replaced(values)
+            missing += sum(1 for record in acked if values.get(record.offset) != record.value and not replaced(record))
         return missing
 
     def _check_raft(self, nodes: list[RaftNode]) -> Violation | None:

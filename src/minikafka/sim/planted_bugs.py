@@ -26,6 +26,7 @@ from minikafka.kraft_controller.control import cluster_control, config_control
 from minikafka.kraft_controller.metadata.image import PartitionRegistration
 from minikafka.kraft_controller.raft.driver import RaftDriver
 from minikafka.kraft_controller.raft.file_log import RaftFileLog
+from minikafka.storage import cleaner_plan
 from minikafka.storage.log_transactions import LogTransactions
 
 Patch = tuple[Any, str, Any]  # (owner, attribute, replacement)
@@ -234,6 +235,17 @@ def _txn_offset_commit_ignores_generation() -> list[Patch]:
     return [(group_coordinator, "validate_offset_commit", validate_offset_commit)]
 
 
+def _cleaner_ignores_high_watermark() -> list[Patch]:
+    """The log cleaner cleans every inactive segment, past the high watermark: a record is removed for a later one
+    of its key that is not committed yet, and when a leader change truncates that one, the key's latest committed
+    value is gone from the log that cleaned it."""
+
+    def first_uncleanable_offset(log: Any, _now_ms: int) -> int:
+        return int(log.segments[-1].base_offset)
+
+    return [(cleaner_plan, "first_uncleanable_offset", first_uncleanable_offset)]
+
+
 def _assigns_unreleased_partitions() -> list[Patch]:
     """A KIP-848 coordinator moves a member to its target with every new partition at once, without waiting for
     the members that still own some of them to revoke them: two members consume one partition."""
@@ -264,6 +276,7 @@ PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "txn-offsets-applied-on-arrival": _txn_offsets_applied_on_arrival,
     "txn-offset-commit-ignores-generation": _txn_offset_commit_ignores_generation,
     "assigns-unreleased-partitions": _assigns_unreleased_partitions,
+    "cleaner-ignores-high-watermark": _cleaner_ignores_high_watermark,
 }
 
 

@@ -1,0 +1,84 @@
+"""`simulate --compacted-keys N`: the world's topic compacted as chaos's is, the producers overwriting N keys; every
+broker's cleaner works during the run, and the acknowledged records are judged as `analyze` judges a compacted
+topic: a record the leader holds a later one of its key for may go (CompactedLatestValueKept for one that is not
+replaced), and an offset never holds another value (NoCommittedRecordLost)."""
+
+from __future__ import annotations
+
+import pytest
+
+from minikafka.cli import main
+from minikafka.sim.clients import ClientMix, ProducerSpec
+from minikafka.sim.invariants import Acknowledged, Invariants, PartitionReplica
+from minikafka.sim.world import SimulationSettings, simulate_seed
+
+
+def leader_holding(values: dict[int, bytes], high_watermark: int) -> PartitionReplica:
+    def read(low: int, high: int) -> dict[int, bytes]:
+        return {offset: value for offset, value in values.items() if low <= offset < high}
+
+    return PartitionReplica(1, 0, True, 0, high_watermark, high_watermark, read)
+
+
+def checked(values: dict[int, bytes], acknowledged: list[Acknowledged], compacted: bool = True) -> list[str]:
+    invariants = Invariants(compacted=compacted)
+    for record in acknowledged:
+        invariants.acknowledge(record)
+    found = invariants.check_all_acknowledged([leader_holding(values, 10)])
+    return [] if found is None else [found.invariant]
+
+
+def test_a_record_whose_key_the_leader_holds_again_later_may_be_gone() -> None:
+    acked = [Acknowledged(0, 1, b"k1=r1"), Acknowledged(0, 5, b"k1=r5")]
+    assert checked({5: b"k1=r5"}, acked) == []
+    # A later write of the key that was never acknowledged replaces it as well.
+    assert checked({7: b"k1=r7"}, acked[:1]) == []
+
+
+def test_the_latest_value_of_a_key_gone_breaks_compacted_latest_value_kept() -> None:
+    acked = [Acknowledged(0, 1, b"k1=r1"), Acknowledged(0, 5, b"k1=r5")]
+    assert checked({1: b"k1=r1", 6: b"k2=r6"}, acked) == ["CompactedLatestValueKept"]
+    assert checked({}, acked, compacted=False) == ["NoCommittedRecordLost"]
+
+
+def test_another_value_at_an_acknowledged_offset_breaks_no_committed_record_lost() -> None:
+    assert checked({1: b"k1=other", 5: b"k1=r5"}, [Acknowledged(0, 1, b"k1=r1")]) == ["NoCommittedRecordLost"]
+
+
+def test_every_cleaner_compacts_the_topic_under_faults_and_the_run_holds() -> None:
+    settings = SimulationSettings(
+        1, duration_s=20.0, clients=ClientMix((ProducerSpec(-1), ProducerSpec(1)), compacted_keys=20)
+    )
+    result = simulate_seed(settings)
+    assert result.violation is None, result.trace
+    assert result.observed["compaction"]["cleanings"] > 0
+    assert result.observed["compaction"]["records_removed"] > 0
+    assert result.faults >= 2
+
+
+def test_compacted_keys_take_producers_only(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--seed", "1", "--compacted-keys", "5", "--consumers", "1"]) == 1
+    assert "--compacted-keys takes producers only" in capsys.readouterr().err
+
+
+# Seed 2 of this command: broker 1, leading sim-0 while its followers fall behind, cleans past its high watermark;
+# the followers elect broker 2, broker 1 truncates the uncommitted tail that replaced key-539's acknowledged record,
+# and the preferred election makes it leader again without that record.
+PLANTED = [
+    "simulate", "--seed", "2", "--compacted-keys", "700", "--acks", "all,1",
+    "--faults", "isolate-leader,partition,kill,pause", "--set", "leader.imbalance.check.interval.seconds=5",
+]  # fmt: skip
+
+
+def test_a_cleaner_planted_to_clean_past_the_high_watermark_is_caught_and_replays(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*PLANTED, "--planted-bug", "cleaner-ignores-high-watermark"]) == 1
+    out = capsys.readouterr().out
+    assert "broke CompactedLatestValueKept" in out
+    trace_hash = out.split("trace hash ")[1].split(";")[0]
+    replay = out.split("replay with:\n  ")[1].splitlines()[0]
+    assert replay.endswith("--planted-bug cleaner-ignores-high-watermark --acks all,1 --compacted-keys 700")
+    assert main(replay.split()[1:]) == 1
+    assert f"trace hash {trace_hash}" in capsys.readouterr().out
+    assert main(PLANTED) == 0  # the shipped cleaner stops at the high watermark
