@@ -14,6 +14,7 @@ from typing import Any
 from minikafka.client.consumer_groups_command import RETRIABLE_COORDINATOR_ERRORS
 from minikafka.client.group_member import GroupMember, GroupTimeouts, TopicPartition
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
+from minikafka.common.clock import client_monotonic_s
 from minikafka.common.errors import ErrorCode, KafkaError
 
 CONSUMER_GROUP_HEARTBEAT, METADATA, OFFSET_COMMIT = 68, 3, 8
@@ -35,6 +36,12 @@ class ConsumerProtocolMember(GroupMember):
         # The background heartbeat and the consume loop's join both heartbeat: one at a time, so each answer
         # updates the epoch and assignment the next request reports.
         self._beating = asyncio.Lock()
+        self.accepted_sent_s = client_monotonic_s()  # when the last heartbeat the coordinator accepted was sent
+
+    def session_start_s(self) -> float:
+        """A KIP-848 coordinator restarts the session as it takes a heartbeat, before the heartbeat's records are
+        committed and it answers: the send time of the last accepted one bounds it from below."""
+        return self.accepted_sent_s
 
     @property
     def generation(self) -> int:
@@ -96,11 +103,15 @@ class ConsumerProtocolMember(GroupMember):
             server_assignor=None,
             topic_partitions=owned,
         )
+        sent = client_monotonic_s()
         try:
             response = await self._send(body)
         except KafkaError as failed:
             return failed.code
-        return await self._heard(response)
+        error = await self._heard(response)
+        if error == ErrorCode.NONE:
+            self.accepted_sent_s = max(self.accepted_sent_s, sent)
+        return error
 
     async def _heard(self, response: Any) -> ErrorCode:
         error = ErrorCode.of(response.error_code)

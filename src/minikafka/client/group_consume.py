@@ -87,7 +87,9 @@ class GroupConsumer:
         self.consumer.positions.clear()
         self.consumer.fetch_states.clear()
         assignment = await self.member.join()
-        self.heard()  # the join's answer, not the end of the offset lookups after it: those may hang on a leader
+        # From the coordinator's start of the session, not the end of the offset lookups after it: those may hang
+        # on a leader, and a KIP-848 answer may come seconds after the session started, once its write committed.
+        self.last_heard_s = self.member.session_start_s()
         committed = await self.member.committed(assignment)
         for topic, partition in assignment:
             start = committed.get((topic, partition), self.reset)
@@ -101,10 +103,9 @@ class GroupConsumer:
         """A new generation or epoch and its assignment, for the person running the command."""
         print(text, file=sys.stderr)
 
-    def heard(self, sent: float | None = None) -> None:
-        """The coordinator accepted this member: a request sent at `sent` (it heard it then or later), or the join
-        it answered just now (its session starts from the answer)."""
-        self.last_heard_s = client_monotonic_s() if sent is None else max(self.last_heard_s, sent)
+    def heard(self, sent: float) -> None:
+        """The coordinator accepted a request of this member sent at `sent` (it heard it then or later)."""
+        self.last_heard_s = max(self.last_heard_s, sent)
 
     def session_lapsed(self) -> bool:
         """No word from the coordinator for a session timeout: the group may have moved on without this member."""

@@ -19,6 +19,7 @@ from minikafka.client.consumer_groups_command import (
     find_coordinator,
 )
 from minikafka.client.kafka_wire_client import KafkaWireClient, nested, request_class
+from minikafka.common.clock import client_monotonic_s
 from minikafka.common.errors import ErrorCode, KafkaError
 
 OFFSET_COMMIT, OFFSET_FETCH, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 8, 9, 11, 12, 13, 14
@@ -104,6 +105,11 @@ class GroupMember:
         self.member_id = ""
         self.generation = -1
         self.coordinator: str | None = None
+
+    def session_start_s(self) -> float:
+        """When the coordinator started this member's session for the join just answered: a classic coordinator
+        starts it as it completes the join, so no earlier than the answer's arrival."""
+        return client_monotonic_s()
 
     async def _send(self, body: object) -> Any:  # kio's response class is chosen at run time
         """Send to the coordinator; a connection that fails forgets it, so the next request looks it up again."""

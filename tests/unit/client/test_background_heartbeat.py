@@ -6,9 +6,12 @@ that has not heard from its coordinator for a session timeout joins again before
 from __future__ import annotations
 
 import asyncio
+import uuid
+from types import SimpleNamespace
 from typing import Any
 
 from minikafka.client.consumer import ConsumerRecord
+from minikafka.client.consumer_protocol_member import ConsumerProtocolMember
 from minikafka.client.group_consume import BackgroundHeartbeat, GroupConsumer
 from minikafka.client.group_member import GroupTimeouts
 from minikafka.common.errors import ErrorCode
@@ -30,6 +33,9 @@ class FakeMember:
     async def join(self) -> list[tuple[str, int]]:
         self.joins += 1
         return [("t", 0)]
+
+    def session_start_s(self) -> float:
+        return asyncio.get_running_loop().time()
 
     async def committed(self, partitions: Any) -> dict:
         return {}
@@ -176,3 +182,53 @@ def test_a_join_followed_by_a_session_timeout_of_offset_lookups_is_joined_again(
 
     run_virtual(Recording(consumer, member, True, False).run(timeout_ms=2**31, limit=5))  # type: ignore[arg-type]
     assert member.joins == 2 and len(handed_on) == 5 and consumer.polls == 6  # the first poll dropped
+
+
+class SlowlyAnsweringCoordinator(ConsumerProtocolMember):
+    """A KIP-848 member whose coordinator answers each heartbeat 3 s after taking it (its records' commit)."""
+
+    def __init__(self) -> None:
+        super().__init__(None, "g", ["t"])  # type: ignore[arg-type]
+        self.topic_ids = {"t": uuid.uuid4()}
+
+    async def _send(self, body: object) -> Any:
+        await asyncio.sleep(3)
+        return SimpleNamespace(error_code=0, member_id="m", member_epoch=1, assignment=None)
+
+
+def test_a_kip_848_members_session_starts_when_its_accepted_heartbeat_was_sent() -> None:
+    """The coordinator restarts the session as it takes the heartbeat, not as its answer arrives."""
+
+    async def scenario() -> tuple[float, float]:
+        member = SlowlyAnsweringCoordinator()
+        await member.join()
+        return member.session_start_s(), asyncio.get_running_loop().time()
+
+    started, answered = run_virtual(scenario())
+    assert answered - started >= 3
+
+
+class AnsweredLate(FakeMember):
+    """Its join's answer arrives 80 ms after the coordinator started the session."""
+
+    async def join(self) -> list[tuple[str, int]]:
+        self.sent = asyncio.get_running_loop().time()
+        await asyncio.sleep(0.08)
+        return await super().join()
+
+    def session_start_s(self) -> float:
+        return self.sent
+
+
+class AssignSlowOnce(OneRecordAPoll):
+    async def assign(self, topic: str, partitions: list[int], start: Any) -> None:
+        if self.member.joins == 1:
+            await asyncio.sleep(0.05)  # within a session of the answer, past one of the session's start
+
+
+def test_a_member_counts_its_session_from_the_coordinators_start_of_it() -> None:
+    member = AnsweredLate()
+    member.timeouts = GroupTimeouts(heartbeat_interval_ms=5, session_timeout_ms=100)
+    consumer = AssignSlowOnce(member)
+    run_virtual(GroupConsumer(consumer, member, True, False).run(timeout_ms=2**31, limit=5))  # type: ignore[arg-type]
+    assert member.joins == 2 and consumer.polls == 6  # the first poll, past the session, dropped
