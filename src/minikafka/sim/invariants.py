@@ -177,9 +177,15 @@ def _last_offsets(values: dict[int, bytes]) -> dict[bytes, int]:
     return {compacted_key(value): offset for offset, value in sorted(values.items())}
 
 
-def records_between(data: bytes, start: int, end: int) -> dict[int, bytes]:
+class RecordsRead(NamedTuple):
+    values: dict[int, bytes]  # by offset
+    next_offset: int  # past the last batch read: a cleaned batch may hold none of its offsets' records
+
+
+def records_between(data: bytes, start: int, end: int) -> RecordsRead:
     """The values of the records at offsets in [start, end) of a read of a log."""
     values: dict[int, bytes] = {}
+    next_offset = start
     for batch in iter_batches(data):
         if batch.last_offset < start:
             continue
@@ -188,7 +194,8 @@ def records_between(data: bytes, start: int, end: int) -> dict[int, bytes]:
         for record in batch.records():
             if start <= record.offset < end:
                 values[record.offset] = record.value or b""
-    return values
+        next_offset = batch.last_offset + 1
+    return RecordsRead(values, next_offset)
 
 
 @dataclass

@@ -1203,10 +1203,10 @@ def _read_values(log: Any, start: int, end: int) -> dict[int, bytes]:
             if not data:
                 break
             found = records_between(data, offset, end)
-            if not found:
+            if found.next_offset <= offset:
                 break
-            values.update(found)
-            offset = max(found) + 1
+            values.update(found.values)
+            offset = found.next_offset
     except (KafkaError, CorruptRecordError, OSError):  # outside the log, a torn or corrupted batch
         pass
     return values

@@ -5,8 +5,15 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from minikafka.common.record_batch import HEADER_SIZE, CorruptRecordError, Record, build_batch, iter_batches
-from minikafka.sim.invariants import header_spans
+from minikafka.common.record_batch import (
+    HEADER_SIZE,
+    CorruptRecordError,
+    Record,
+    build_batch,
+    iter_batches,
+    rebuild_batch,
+)
+from minikafka.sim.invariants import RecordsRead, header_spans, records_between
 from minikafka.sim.world import _segment_from
 from minikafka.storage.file_handle_cache import FileHandleCache
 from minikafka.storage.segment import LogSegment
@@ -71,3 +78,14 @@ def test_the_world_s_header_walk_accepts_and_refuses_what_read_header_does() -> 
                 assert _spans_walk(bytes(damaged)) == _read_header_walk(bytes(damaged))
     for cut in range(len(whole)):  # a torn tail anywhere
         assert _spans_walk(whole[:cut]) == _read_header_walk(whole[:cut])
+
+
+def test_the_worlds_record_reads_go_on_past_a_batch_its_cleaning_emptied() -> None:
+    """A cleaner keeps an emptied batch (its offsets, none of its records); the reads behind the world's
+    invariants continue after it rather than stopping there."""
+    first = next(iter_batches(build_batch([Record(b"k=a", b"k"), Record(b"k=b", b"k")], base_offset=0)))
+    emptied = rebuild_batch(first, [])
+    later = build_batch([Record(b"k=c", b"k")], base_offset=2)
+    read = records_between(emptied + later, 0, 10)
+    assert read.values == {2: b"k=c"} and read.next_offset == 3
+    assert records_between(emptied, 0, 10) == RecordsRead({}, 2)
