@@ -133,9 +133,18 @@ def batches_between(data: bytes, start: int, end: int) -> list[BatchHeader]:
     return found
 
 
-def log_matching(replicas: Iterable[PartitionReplica], matched: dict[tuple[int, int, int], int]) -> Violation | None:
-    """LogMatching over every pair of replicas of each partition, from where `matched` (partition, broker, broker)
-    says they were last found to match; it records how far they match now."""
+class PairToMatch(NamedTuple):
+    key: tuple[int, int, int]  # (partition, broker, broker)
+    a: PartitionReplica
+    b: PartitionReplica
+    start: int
+    end: int  # the lower of the two replicas' high watermarks, each capped at its own log end
+
+
+def _pairs_to_match(
+    replicas: Iterable[PartitionReplica], matched: dict[tuple[int, int, int], int]
+) -> Iterator[PairToMatch]:
+    """Every pair of replicas of each partition with a range below both high watermarks not yet matched."""
     by_partition: dict[int, list[PartitionReplica]] = {}
     for replica in replicas:
         by_partition.setdefault(replica.partition, []).append(replica)
@@ -148,19 +157,43 @@ def log_matching(replicas: Iterable[PartitionReplica], matched: dict[tuple[int, 
                 end = min(
                     min(a.replica_high_watermark, a.log_end_offset), min(b.replica_high_watermark, b.log_end_offset)
                 )
-                if end <= start:
-                    continue
-                mine, theirs = a.batches(start, end), b.batches(start, end)
-                if mine != theirs:
-                    differing = next((x, y) for x, y in zip([*mine, None], [*theirs, None], strict=False) if x != y)
-                    return Violation(
-                        "LogMatching",
-                        f"partition {partition}: brokers {a.broker} and {b.broker} hold different batches below both "
-                        f"high watermarks ({a.replica_high_watermark}, {b.replica_high_watermark}) from offset "
-                        f"{start}: {differing[0]} and {differing[1]}",
-                    )
-                if mine:
-                    matched[key] = mine[-1].last_offset + 1
+                if end > start:
+                    yield PairToMatch(key, a, b, start, end)
+
+
+def _unmatched(pair: PairToMatch, what: str, mine: object, theirs: object) -> Violation:
+    return Violation(
+        "LogMatching",
+        f"partition {pair.key[0]}: brokers {pair.a.broker} and {pair.b.broker} hold different {what} below both high "
+        f"watermarks ({pair.a.replica_high_watermark}, {pair.b.replica_high_watermark}) from offset {pair.start}: "
+        f"{mine} and {theirs}",
+    )
+
+
+def log_matching(replicas: Iterable[PartitionReplica], matched: dict[tuple[int, int, int], int]) -> Violation | None:
+    """LogMatching over every pair of replicas of each partition, from where `matched` (partition, broker, broker)
+    says they were last found to match; it records how far they match now."""
+    for pair in _pairs_to_match(replicas, matched):
+        mine, theirs = pair.a.batches(pair.start, pair.end), pair.b.batches(pair.start, pair.end)
+        if mine != theirs:
+            differing = next((x, y) for x, y in zip([*mine, None], [*theirs, None], strict=False) if x != y)
+            return _unmatched(pair, "batches", *differing)
+        if mine:
+            matched[pair.key] = mine[-1].last_offset + 1
+    return None
+
+
+def compacted_log_matching(
+    replicas: Iterable[PartitionReplica], matched: dict[tuple[int, int, int], int]
+) -> Violation | None:
+    """LogMatching on a compacted topic, whose replicas each clean their own log: at every offset both replicas of
+    a pair still hold below both high watermarks, the same value."""
+    for pair in _pairs_to_match(replicas, matched):
+        mine, theirs = pair.a.read(pair.start, pair.end), pair.b.read(pair.start, pair.end)
+        differing = next((o for o in sorted(mine.keys() & theirs.keys()) if mine[o] != theirs[o]), None)
+        if differing is not None:
+            return _unmatched(pair, f"values at offset {differing}", mine[differing], theirs[differing])
+        matched[pair.key] = pair.end
     return None
 
 

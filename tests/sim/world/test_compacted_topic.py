@@ -9,15 +9,17 @@ import pytest
 
 from minikafka.cli import main
 from minikafka.sim.clients import ClientMix, ProducerSpec
-from minikafka.sim.invariants import Acknowledged, Invariants, PartitionReplica
+from minikafka.sim.invariants import Acknowledged, Invariants, PartitionReplica, compacted_log_matching
 from minikafka.sim.world import SimulationSettings, simulate_seed
 
 
-def leader_holding(values: dict[int, bytes], high_watermark: int) -> PartitionReplica:
+def leader_holding(values: dict[int, bytes], high_watermark: int, broker: int = 1) -> PartitionReplica:
     def read(low: int, high: int) -> dict[int, bytes]:
         return {offset: value for offset, value in values.items() if low <= offset < high}
 
-    return PartitionReplica(1, 0, True, 0, high_watermark, high_watermark, read)
+    return PartitionReplica(
+        broker, 0, broker == 1, 0, high_watermark, high_watermark, read, replica_high_watermark=high_watermark
+    )
 
 
 def checked(values: dict[int, bytes], acknowledged: list[Acknowledged], compacted: bool = True) -> list[str]:
@@ -43,6 +45,16 @@ def test_the_latest_value_of_a_key_gone_breaks_compacted_latest_value_kept() -> 
 
 def test_another_value_at_an_acknowledged_offset_breaks_no_committed_record_lost() -> None:
     assert checked({1: b"k1=other", 5: b"k1=r5"}, [Acknowledged(0, 1, b"k1=r1")]) == ["NoCommittedRecordLost"]
+
+
+def test_replicas_that_cleaned_apart_match_where_both_still_hold_a_record() -> None:
+    leader = leader_holding({1: b"k1=r1", 5: b"k1=r5", 6: b"k2=r6"}, 10)
+    cleaned = leader_holding({5: b"k1=r5", 6: b"k2=r6"}, 10, broker=2)
+    matched: dict[tuple[int, int, int], int] = {}
+    assert compacted_log_matching([leader, cleaned], matched) is None and matched == {(0, 1, 2): 10}
+    diverged = leader_holding({5: b"k1=r5", 6: b"k2=other"}, 10, broker=2)
+    found = compacted_log_matching([leader, diverged], {})
+    assert found is not None and found.invariant == "LogMatching" and "values at offset 6" in found.detail
 
 
 def test_every_cleaner_compacts_the_topic_under_faults_and_the_run_holds() -> None:
