@@ -108,7 +108,7 @@ class GroupMember:
 
     def session_start_s(self) -> float:
         """When the coordinator started this member's session for the join just answered: a classic coordinator
-        starts it as it completes the join, so no earlier than the answer's arrival."""
+        starts it as it completes the join and answers, so about now (late by the answer's trip)."""
         return client_monotonic_s()
 
     async def _send(self, body: object) -> Any:  # kio's response class is chosen at run time

@@ -10,7 +10,7 @@
   leader of the partition had reached before it led, so it is caught when elected, before any follower truncates.
 - LogMatching (as `analyze` names it): any two replicas of a partition hold the same batches (offsets, leader
   epoch, CRC) from the later of their log starts up to the lower of their high watermarks, each capped at its own
-  log end.
+  log end; on a compacted topic, whose replicas each clean their own log, the same value at every offset both hold.
 - HighWatermarkMonotonic (as `analyze` names it): a leader's high watermark never goes back within its leader epoch
   (in one incarnation of its process).
 - NeverTwoLeadersInSameEpoch (Raft): no two controllers lead the metadata quorum in the same epoch.
