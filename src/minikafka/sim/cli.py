@@ -147,9 +147,9 @@ def _add_client_options(clients: argparse._ArgumentGroup) -> None:
         type=bounded_int(1, 10_000),
         default=0,
         metavar="N",
-        help="the topic compacted as chaos's --compacted-keys makes it, the producers overwriting N keys in turn: "
-        "a record whose key the leader holds again later may go, the latest acknowledged value of each key must "
-        "stay (CompactedLatestValueKept); producers only",
+        help="the topic compacted as chaos's --compacted-keys makes it, the producers overwriting N keys in turn "
+        "(every tenth write a tombstone): a record whose key the leader holds again later may go, the latest "
+        "acknowledged value of each key must stay (CompactedLatestValueKept); producers only",
     )
     clients.add_argument(
         "--clients",

@@ -31,13 +31,14 @@ from minikafka.client.producer import DeliveryFailed, Producer, ProducerConfig, 
 from minikafka.common.errors import KafkaError
 from minikafka.deploy.compacted_workload import record_key
 from minikafka.sim.client_invariants import ACKS_NAMES, ClientInvariants, Read
-from minikafka.sim.invariants import KEY_SEPARATOR
+from minikafka.sim.invariants import KEY_SEPARATOR, tombstone_of
 
 GROUP = "sim-readers"
 KAFKA_PORT = 9094  # each broker's Kafka listener (PLAINTEXT), beside its gRPC one
 RETRY_S = 0.5  # a client's pause after an error it cannot retry itself
 KILL_EVERY_S = (4.0, 12.0)  # chaos's group workload: a member killed after a pause in this range
 DOWN_S = (0.5, 2.0)  # and restarted this long after
+TOMBSTONE_EVERY = 10  # a compacted run's producers delete a key every this many writes
 GROUP_PROTOCOLS = ("classic", "consumer")  # the consumers' group.protocol: Kafka's default is classic
 
 
@@ -143,11 +144,14 @@ async def produce(
     while not stop.is_set():
         value = f"{prefix}{sequence}".encode()
         key = record_key(sequence, key_count, index * 7) if key_count else None
+        sent: bytes | None = value
         if key is not None:
-            value = key + KEY_SEPARATOR + value
+            # Every tenth write of a compacted run deletes its key (a tombstone, read back as `key=`).
+            sent = None if sequence % TOMBSTONE_EVERY == TOMBSTONE_EVERY - 1 else key + KEY_SEPARATOR + value
+            value = tombstone_of(key) if sent is None else sent
         checks.sending(value, idempotent)
         try:
-            future = await producer.send(topic, value, key, partition=sequence % partitions)
+            future = await producer.send(topic, sent, key, partition=sequence % partitions)
         except KafkaError:
             await asyncio.sleep(RETRY_S)
             continue

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from minikafka.common.record_batch import HEADER_SIZE, LOG_OVERHEAD, MAGIC, CorruptRecordError, iter_batches
+from minikafka.common.record_batch import HEADER_SIZE, LOG_OVERHEAD, MAGIC, CorruptRecordError, Record, iter_batches
 
 # A v2 batch header (the layout `record_batch.read_header` unpacks): the world walks thousands of headers a simulated
 # second, and reads them without building a RecordBatch each. Only the fields it checks: base offset, length, leader
@@ -197,7 +197,18 @@ def compacted_log_matching(
     return None
 
 
-KEY_SEPARATOR = b"="  # a compacted run's values start with their record's key: `key=value`
+KEY_SEPARATOR = b"="  # a compacted run's values start with their record's key: `key=value`; a tombstone is `key=`
+
+
+def tombstone_of(key: bytes) -> bytes:
+    """What a compacted run's tombstone (a null value) of `key` reads as."""
+    return key + KEY_SEPARATOR
+
+
+def _value_of(record: Record) -> bytes:
+    if record.value is None:
+        return tombstone_of(record.key) if record.key is not None else b""
+    return record.value
 
 
 def compacted_key(value: bytes) -> bytes:
@@ -226,7 +237,7 @@ def records_between(data: bytes, start: int, end: int) -> RecordsRead:
             break
         for record in batch.records():
             if start <= record.offset < end:
-                values[record.offset] = record.value or b""
+                values[record.offset] = _value_of(record)
         next_offset = batch.last_offset + 1
     return RecordsRead(values, next_offset)
 

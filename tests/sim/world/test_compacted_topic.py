@@ -1,15 +1,24 @@
-"""`simulate --compacted-keys N`: the world's topic compacted as chaos's is, the producers overwriting N keys; every
-broker's cleaner works during the run, and the acknowledged records are judged as `analyze` judges a compacted
-topic: a record the leader holds a later one of its key for may go (CompactedLatestValueKept for one that is not
-replaced), and an offset never holds another value (NoCommittedRecordLost)."""
+"""`simulate --compacted-keys N`: the world's topic compacted as chaos's is, the producers overwriting N keys (every
+tenth write a tombstone); every broker's cleaner works during the run, and the acknowledged records are judged as
+`analyze` judges a compacted topic: a record the leader holds a later one of its key for may go
+(CompactedLatestValueKept for one that is not replaced), and an offset never holds another value
+(NoCommittedRecordLost)."""
 
 from __future__ import annotations
 
 import pytest
 
 from minikafka.cli import main
+from minikafka.common.record_batch import Record, build_batch
 from minikafka.sim.clients import ClientMix, ProducerSpec
-from minikafka.sim.invariants import Acknowledged, Invariants, PartitionReplica, compacted_log_matching
+from minikafka.sim.invariants import (
+    Acknowledged,
+    Invariants,
+    PartitionReplica,
+    compacted_log_matching,
+    records_between,
+    tombstone_of,
+)
 from minikafka.sim.world import SimulationSettings, simulate_seed
 
 
@@ -94,3 +103,11 @@ def test_a_cleaner_planted_to_clean_past_the_high_watermark_is_caught_and_replay
     assert main(replay.split()[1:]) == 1
     assert f"trace hash {trace_hash}" in capsys.readouterr().out
     assert main(PLANTED) == 0  # the shipped cleaner stops at the high watermark
+
+
+def test_a_tombstone_reads_as_its_key_and_replaces_the_keys_earlier_records() -> None:
+    tombstone = build_batch([Record(None, b"k1")], base_offset=5)
+    assert records_between(tombstone, 0, 10).values == {5: tombstone_of(b"k1")}
+    acked = [Acknowledged(0, 1, b"k1=r1"), Acknowledged(0, 5, tombstone_of(b"k1"))]
+    assert checked({5: tombstone_of(b"k1")}, acked) == []
+    assert checked({1: b"k1=r1"}, acked) == ["CompactedLatestValueKept"]
