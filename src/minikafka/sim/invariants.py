@@ -25,7 +25,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from minikafka.common.record_batch import HEADER_SIZE, LOG_OVERHEAD, MAGIC, CorruptRecordError, Record, iter_batches
+from minikafka.common.record_batch import (
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC,
+    CorruptRecordError,
+    Record,
+    RecordBatch,
+    iter_batches,
+)
 
 # A v2 batch header (the layout `record_batch.read_header` unpacks): the world walks thousands of headers a simulated
 # second, and reads them without building a RecordBatch each. Only the fields it checks: base offset, length, leader
@@ -227,19 +235,28 @@ class RecordsRead(NamedTuple):
 
 
 def records_between(data: bytes, start: int, end: int) -> RecordsRead:
-    """The values of the records at offsets in [start, end) of a read of a log."""
+    """The values of the records at offsets in [start, end) of a read of a log. A batch whose records do not decode
+    (a flipped bit) holds none here, and the read goes on after it; a header that does not decode ends the read."""
     values: dict[int, bytes] = {}
     next_offset = start
-    for batch in iter_batches(data):
-        if batch.last_offset < start:
-            continue
-        if batch.base_offset >= end:
-            break
-        for record in batch.records():
-            if start <= record.offset < end:
-                values[record.offset] = _value_of(record)
-        next_offset = batch.last_offset + 1
+    try:
+        for batch in iter_batches(data):
+            if batch.last_offset < start:
+                continue
+            if batch.base_offset >= end:
+                break
+            values.update(_batch_values(batch, start, end))
+            next_offset = batch.last_offset + 1
+    except CorruptRecordError:
+        pass
     return RecordsRead(values, next_offset)
+
+
+def _batch_values(batch: RecordBatch, start: int, end: int) -> dict[int, bytes]:
+    try:
+        return {record.offset: _value_of(record) for record in batch.records() if start <= record.offset < end}
+    except CorruptRecordError:
+        return {}
 
 
 @dataclass

@@ -89,3 +89,12 @@ def test_the_worlds_record_reads_go_on_past_a_batch_its_cleaning_emptied() -> No
     read = records_between(emptied + later, 0, 10)
     assert read.values == {2: b"k=c"} and read.next_offset == 3
     assert records_between(emptied, 0, 10) == RecordsRead({}, 2)
+
+
+def test_a_batch_whose_records_do_not_decode_hides_only_its_own_records() -> None:
+    """A flipped bit in an emptied batch's record count (the `corrupt` fault): the reads go on after that batch."""
+    first = next(iter_batches(build_batch([Record(b"k=a", b"k"), Record(b"k=b", b"k")], base_offset=0)))
+    flipped = bytearray(rebuild_batch(first, []))
+    flipped[HEADER_SIZE - 1] ^= 0x01  # the record count: 1, with no record behind it
+    later = build_batch([Record(b"k=c", b"k")], base_offset=2)
+    assert records_between(bytes(flipped) + later, 0, 10) == RecordsRead({2: b"k=c"}, 3)
