@@ -172,8 +172,10 @@ def _stories_epilog() -> str:
 
 def client_mix(args: argparse.Namespace) -> ClientMix:
     """The producers, consumers and group members the options ask for."""
-    if args.clients and args.compacted_keys:
-        raise CliError("--compacted-keys takes producers only (--acks, --idempotence), not --clients")
+    readers = args.clients or args.consumers or args.group_consumers or args.transactional or args.exactly_once
+    if args.compacted_keys and readers:
+        # The consumers must read every acknowledged record, and a cleaner may remove one a later write replaced.
+        raise CliError("--compacted-keys takes producers only (--acks, --idempotence)")
     if args.clients == "mixed":
         return replace(MIXED, group_protocol=args.group_protocol)
     if args.clients == "seeded":
@@ -194,9 +196,6 @@ def client_mix(args: argparse.Namespace) -> ClientMix:
             raise CliError(f"producer {index + 1}: {error.message} ({error.code.name})") from None
         specs.append(ProducerSpec(acks_names[name], enabled))
     isolation = READ_COMMITTED if args.isolation_level == "read_committed" else READ_UNCOMMITTED
-    if args.compacted_keys and (args.consumers or args.group_consumers or args.transactional or args.exactly_once):
-        # The consumers must read every acknowledged record, and a cleaner may remove one a later write replaced.
-        raise CliError("--compacted-keys takes producers only (--acks, --idempotence)")
     if args.transactional and (isolation != READ_COMMITTED or not args.consumers):
         raise CliError(
             "--transactional needs read_committed consumers to judge its transactions: add --consumers N "
