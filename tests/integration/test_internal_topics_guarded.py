@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -59,6 +60,17 @@ async def commit(client: KafkaWireClient, address: str, offset: int) -> ErrorCod
     body = cls(group_id=GROUP, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None, topics=topics)
     response = await client.connection(address).send(body)
     return ErrorCode.of(response.topics[0].partitions[0].error_code)
+
+
+async def commit_once_topic_known(client: KafkaWireClient, address: str, offset: int) -> ErrorCode:
+    """Commit as a Kafka client does: CreateTopics answers once the controller has the topic, and the
+    coordinator refuses a commit with the retriable UNKNOWN_TOPIC_OR_PARTITION until its metadata has it."""
+    deadline = time.monotonic() + 30
+    while (error := await commit(client, address, offset)) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+        if time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.05)
+    return error
 
 
 async def committed(client: KafkaWireClient, address: str) -> int:
@@ -120,7 +132,7 @@ def test_clients_cannot_append_to_delete_or_grow_internal_topics(cluster: Cluste
         try:
             _, address = await find_coordinator(client, GROUP, 30)
             assert await create_topic(client, address) == ErrorCode.NONE
-            seen: dict[str, object] = {"commit": await commit(client, address, 42)}
+            seen: dict[str, object] = {"commit": await commit_once_topic_known(client, address, 42)}
             partition = partition_for(GROUP, 5)
             seen["wire_produce"] = await wire_produce(client, address, partition, forged_commit(666))
             grpc_produce = broker_pb2.ProduceRequest(acks=-1, timeout_ms=5000)

@@ -1,4 +1,5 @@
-"""A scenario's create-topic step when the client's retry meets the topic its own lost attempt committed."""
+"""A scenario's create-topic step when the client's retry meets the topic its own lost attempt committed, and what
+a wait on the ISR says when its deadline passes."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def steps_with(admin: AdminWhoseRetryFindsTheTopic) -> Steps:
     steps.cluster = SimpleNamespace(brokers=[], pids={})  # type: ignore[assignment]
     steps.guarded = True
     steps.records = []
+    steps._described = {}
     return steps
 
 
@@ -67,3 +69,9 @@ def test_the_topic_is_asked_for_again_until_the_brokers_know_it() -> None:
     steps = steps_with(admin)
     steps.create_topic("flap-3", [[1]], "the topic is created")
     assert steps.records[-1].ok and admin.asked == 2
+
+
+def test_a_wait_on_the_isr_that_times_out_says_what_it_last_saw() -> None:
+    steps = steps_with(AdminWhoseRetryFindsTheTopic([[1, 2]]))
+    with pytest.raises(StepFailed, match=r"not within its deadline of 0.2 s \(last seen: leader 1, ISR \[1, 2\]"):
+        steps.wait_isr("orders", [1, 2, 3], "broker 3 rejoins", deadline_s=0.2)

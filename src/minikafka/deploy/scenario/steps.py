@@ -45,6 +45,14 @@ def poll(probe: Callable[[], T | None], deadline_s: float, interval_s: float = 0
         time.sleep(interval_s)
 
 
+def leader_and_isr(p: PartitionDescription) -> str:
+    return f"leader {p.leader}, ISR {p.isr}"
+
+
+def leader_isr_and_elr(p: PartitionDescription) -> str:
+    return f"leader {p.leader}, ISR {p.isr}, ELR {p.elr}"
+
+
 class Steps:
     """The step API a scenario's `run(s)` calls, one line per step."""
 
@@ -62,6 +70,8 @@ class Steps:
         self.produced: dict[str, list[tuple[clients.AckedWrite, str]]] = {}
         self.last_fault_ts = utc_timestamp()
         self._producer: clients.RunningProducer | None = None
+        # The last description of each topic's partition 0, quoted when a wait on it times out.
+        self._described: dict[str, PartitionDescription] = {}
 
     # ---- recording ----
 
@@ -90,7 +100,11 @@ class Steps:
     # ---- the cluster's state ----
 
     def partition(self, topic: str) -> PartitionDescription:
-        return self.admin.describe_topics([topic])[0].partitions[0]
+        self._described[topic] = self.admin.describe_topics([topic])[0].partitions[0]
+        return self._described[topic]
+
+    def _last_described(self, topic: str, text: Callable[[PartitionDescription], str]) -> Callable[[], str]:
+        return lambda: f"last seen: {text(self._described[topic])}" if topic in self._described else "never described"
 
     def partition_if(
         self, topic: str, condition: Callable[[PartitionDescription], bool]
@@ -175,11 +189,12 @@ class Steps:
 
     def wait_for(
         self, action: str, probe: Callable[[], T | None], expect: Expectation, deadline_s: float = 30,
-        observed: Callable[[T], str] = str,
+        observed: Callable[[T], str] = str, last_seen: Callable[[], str] | None = None,
     ) -> T:  # fmt: skip
         value = poll(probe, deadline_s)
         if not value:
-            raise self._fail(action, expect, f"not within its deadline of {deadline_s:g} s")
+            seen = f" ({last_seen()})" if last_seen is not None else ""
+            raise self._fail(action, expect, f"not within its deadline of {deadline_s:g} s{seen}")
         self.record(action, expect, observed(value))
         return value
 
@@ -189,7 +204,8 @@ class Steps:
             lambda: self.partition_if(topic, lambda p: p.isr == isr),
             expect,
             deadline_s,
-            lambda p: f"leader {p.leader}, ISR {p.isr}, ELR {p.elr}",
+            leader_isr_and_elr,
+            self._last_described(topic, leader_isr_and_elr),
         )
 
     def wait_isr_size(self, topic: str, size: int, expect: Expectation, deadline_s: float = 60) -> PartitionDescription:
@@ -200,7 +216,8 @@ class Steps:
             lambda: self.partition_if(topic, lambda p: p.leader >= 0 and len(p.isr) == size),
             expect,
             deadline_s,
-            lambda p: f"leader {p.leader}, ISR {p.isr}",
+            leader_and_isr,
+            self._last_described(topic, leader_and_isr),
         )
 
     def wait_event(

@@ -22,9 +22,9 @@ GUARD = Guard(
     "(INVALID_UPDATE_VERSION), so only in-sync replicas are in the ISR and no acknowledged write is lost",
     without="the stale ISR puts an out-of-sync replica back in the ISR; elected, it loses acknowledged writes",
 )
-# A session longer than the story: broker 3, paused while out of sync, must stay registered and unfenced, which is
-# what lets the stale ISR name it.
-TOPOLOGY = Topology(controllers=1, brokers=3, settings={**FAST_FAILOVER, "broker.session.timeout.ms": "30000"})
+# A session longer than the story, even on a loaded machine: broker 3, paused while out of sync, must stay registered
+# and unfenced, which is what lets the stale ISR name it (a fenced broker is refused as INELIGIBLE_REPLICA).
+TOPOLOGY = Topology(controllers=1, brokers=3, settings={**FAST_FAILOVER, "broker.session.timeout.ms": "90000"})
 LEADER, SECOND, LATE, TOPIC = 1, 2, 3, "orders"
 
 
