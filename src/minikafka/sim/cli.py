@@ -373,7 +373,10 @@ def _reads(result: SimulationResult) -> str:
     )
     cleaned = seen.get("compaction")
     if cleaned is not None:
-        faults = f"{cleaned['cleanings']} cleanings removed {cleaned['records_removed']} records, " + faults
+        faults = (
+            f"{cleaned['cleanings']} cleanings removed {cleaned['records_removed']} records "
+            f"({cleaned['tombstones_removed']} tombstones), " + faults
+        )
     if "consumed" not in seen:
         return faults
     reads = (

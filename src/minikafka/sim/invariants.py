@@ -3,8 +3,10 @@
 - NoCommittedRecordLost: every record a producer had acknowledged with acks=all, once below the high watermark of
   the partition's current leader (readable), is in its log at the offset it was acknowledged at, with its value;
   at the end of a run every one of them is readable. On a compacted topic a record whose key the leader holds again
-  at a later offset may be gone (a cleaner removes it); one that is not so replaced breaks
-  CompactedLatestValueKept (as `analyze` names it), and no offset ever holds another value.
+  at a later offset, or whose key a later record was acknowledged for, may be gone (a cleaner removes it), and so
+  may a tombstone past its delete horizon, unless the leader still holds an older value of its key (a deleted key
+  come back); any other record gone breaks CompactedLatestValueKept (as `analyze` names it), each new leader's whole
+  log is judged when it takes its epoch, and no offset ever holds another value.
 - OneLeaderPerLeaderEpoch: no two brokers lead a partition in the same leader epoch.
 - LeaderCandidateCompleteness (as `analyze` names it): a new leader's log ends at or past every high watermark a
   leader of the partition had reached before it led, so it is caught when elected, before any follower truncates.
@@ -224,6 +226,15 @@ def compacted_key(value: bytes) -> bytes:
     return value.partition(KEY_SEPARATOR)[0]
 
 
+def _last_acknowledged(acked: list[Acknowledged]) -> dict[bytes, int]:
+    """Each key's last acknowledged offset in a compacted run's partition."""
+    last: dict[bytes, int] = {}
+    for record in acked:
+        key = compacted_key(record.value)
+        last[key] = max(last.get(key, -1), record.offset)
+    return last
+
+
 def _last_offsets(values: dict[int, bytes]) -> dict[bytes, int]:
     """Each key's last offset among the values of a compacted run's log."""
     return {compacted_key(value): offset for offset, value in sorted(values.items())}
@@ -270,6 +281,7 @@ class Invariants:
     # (broker, incarnation, partition, leader epoch) -> the highest HWM it had as leader
     leader_high_watermarks: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
     compacted: bool = False  # the topic is compacted and its values carry their keys (`compacted_key`)
+    _judged_leaders: set[tuple[int, int]] = field(default_factory=set)  # (partition, leader epoch): whole log judged
 
     def acknowledge(self, record: Acknowledged) -> None:
         self.acknowledged.setdefault(record.partition, []).append(record)
@@ -314,19 +326,27 @@ class Invariants:
             if current is None or replica.leader_epoch > current.leader_epoch:
                 leaders[replica.partition] = replica
         for partition, leader in sorted(leaders.items()):
-            violation = self._check_acknowledged(partition, leader, full=False)
+            # Compacted, a new leader's whole log is judged once: a follower that missed a tombstone the leader's
+            # cleaner then removed would bring back the older value of a key deleted long before.
+            judged = (partition, leader.leader_epoch)
+            whole = self.compacted and judged not in self._judged_leaders
+            violation = self._check_acknowledged(partition, leader, full=False, whole_log=whole)
             if violation is not None:
                 return violation
+            self._judged_leaders.add(judged)
         for replica in replicas:  # after the new leaders were checked: what was reached before they led
             if replica.leads and replica.high_watermark > self.high_watermarks.get(replica.partition, 0):
                 self.high_watermarks[replica.partition] = replica.high_watermark
         return None
 
-    def _check_acknowledged(self, partition: int, leader: PartitionReplica, full: bool) -> Violation | None:
+    def _check_acknowledged(
+        self, partition: int, leader: PartitionReplica, full: bool, whole_log: bool = False
+    ) -> Violation | None:
         """The acknowledged records the leader lets consumers read (below its high watermark): those not checked
-        yet (all of them when `full`), and the newest readable one always; at the end (`full`) all must be readable."""
+        yet (all of them when `full` or `whole_log`), and the newest readable one always; at the end (`full`) all
+        must be readable."""
         acked = self.acknowledged.get(partition, [])
-        start = 0 if full else self._checked.get(partition, 0)
+        start = 0 if full or whole_log else self._checked.get(partition, 0)
         end = start
         while end < len(acked) and acked[end].offset < leader.high_watermark:
             end += 1
@@ -344,27 +364,63 @@ class Invariants:
         low = min(record.offset for record in checked)
         # Compacted, what replaces a record may lie anywhere below the high watermark.
         values = leader.read(low, leader.high_watermark if self.compacted else max(r.offset for r in checked) + 1)
-        replaced = self._replaced(values)
+        removed = self._removed_by_compaction(leader, values, low, acked)
         for record in checked:
             value = values.get(record.offset)
-            if value == record.value or (value is None and replaced(record)):
+            if value == record.value or (value is None and removed(record) is None):
                 continue
-            return Violation(
-                "CompactedLatestValueKept" if self.compacted and value is None else "NoCommittedRecordLost",
+            where = (
                 f"partition {partition}: broker {leader.broker}, leader in epoch {leader.leader_epoch} with high "
-                f"watermark {leader.high_watermark}, holds {value!r} at offset {record.offset}, where "
-                f"{record.value!r} was acknowledged",
+                f"watermark {leader.high_watermark}, holds"
+            )
+            if value is None and self.compacted:
+                return Violation("CompactedLatestValueKept", f"{where} {removed(record)}")
+            return Violation(
+                "NoCommittedRecordLost",
+                f"{where} {value!r} at offset {record.offset}, where {record.value!r} was acknowledged",
             )
         self._checked[partition] = end
         return None
 
-    def _replaced(self, values: dict[int, bytes]) -> Callable[[Acknowledged], bool]:
-        """Whether the log these values were read from holds a record's key again at a later offset (never, unless
-        the topic is compacted)."""
+    def _removed_by_compaction(
+        self, leader: PartitionReplica, values: dict[int, bytes], low: int, acked: list[Acknowledged]
+    ) -> Callable[[Acknowledged], str | None]:
+        """Why a record the leader no longer holds breaks CompactedLatestValueKept, or None when a cleaner may have
+        removed it, as `analyze` judges: the leader holds its key again at a later offset, a later record of its
+        key was acknowledged (that one is judged instead), or it was a tombstone and the key's last record the
+        leader holds is not an older value (a deleted key may be absent once its `delete.retention.ms` passed, but
+        must not come back). Never None unless the topic is compacted. `values` are the leader's from `low` up to
+        its high watermark; below `low` it is read only for a gone tombstone."""
         if not self.compacted:
-            return lambda _record: False
+            return lambda record: f"nothing at offset {record.offset}, where {record.value!r} was acknowledged"
         last = _last_offsets(values)
-        return lambda record: last.get(compacted_key(record.value), -1) > record.offset
+        below: list[dict[bytes, int]] = []  # the last offsets below `low`, read once if a gone tombstone needs them
+        latest: list[dict[bytes, int]] = []  # each key's last acknowledged offset, made once if a record is gone
+
+        def removed(record: Acknowledged) -> str | None:
+            key = compacted_key(record.value)
+            held = last.get(key, -1)
+            if held > record.offset:
+                return None
+            if not latest:
+                latest.append(_last_acknowledged(acked))
+            if latest[0][key] > record.offset:
+                return None
+            if held < 0 and low > 0:
+                if not below:
+                    below.append(_last_offsets(leader.read(0, low)))
+                held = below[0].get(key, -1)
+                older = leader.read(held, held + 1).get(held) if held >= 0 else None
+            else:
+                older = values.get(held)
+            gone = f"nothing at offset {record.offset}, where {record.value!r} was acknowledged"
+            if record.value != tombstone_of(key):
+                return f"{gone}, and no later record of its key"
+            if held < 0 or older == tombstone_of(key):
+                return None
+            return f"{gone}: its key came back with the older value {older!r} at offset {held}"
+
+        return removed
 
     def check_all_acknowledged(self, replicas: Iterable[PartitionReplica]) -> Violation | None:
         """The final read: every acknowledged record, on each partition's leader."""
@@ -398,8 +454,10 @@ class Invariants:
                 missing += len(acked)
                 continue
             values = leader.read(0, leader.high_watermark)
-            replaced = self._replaced(values)
-            missing += sum(1 for record in acked if values.get(record.offset) != record.value and not replaced(record))
+            removed = self._removed_by_compaction(leader, values, 0, acked)
+            missing += sum(
+                1 for record in acked if values.get(record.offset) != record.value and removed(record) is not None
+            )
         return missing
 
     def _check_raft(self, nodes: list[RaftNode]) -> Violation | None:

@@ -26,7 +26,7 @@ from minikafka.kraft_controller.control import cluster_control, config_control
 from minikafka.kraft_controller.metadata.image import PartitionRegistration
 from minikafka.kraft_controller.raft.driver import RaftDriver
 from minikafka.kraft_controller.raft.file_log import RaftFileLog
-from minikafka.storage import cleaner_plan
+from minikafka.storage import cleaner_plan, log_cleaner
 from minikafka.storage.log_transactions import LogTransactions
 
 Patch = tuple[Any, str, Any]  # (owner, attribute, replacement)
@@ -246,6 +246,20 @@ def _cleaner_ignores_high_watermark() -> list[Patch]:
     return [(cleaner_plan, "first_uncleanable_offset", first_uncleanable_offset)]
 
 
+def _cleaner_ignores_delete_retention() -> list[Patch]:
+    """The log cleaner removes a tombstone at the cleaning after the one that kept it, whatever delete.retention.ms
+    says: a follower that had not fetched the tombstone yet never gets it, keeps the key's older value, and brings
+    the deleted key back when it leads."""
+    original = log_cleaner.filter_batch
+
+    def filter_batch(
+        batch: Any, latest: Any, now_ms: int, _delete_retention_ms: int, keep_empty: bool, aborted: bool = False
+    ) -> Any:
+        return original(batch, latest, now_ms, 0, keep_empty, aborted)
+
+    return [(log_cleaner, "filter_batch", filter_batch)]
+
+
 def _assigns_unreleased_partitions() -> list[Patch]:
     """A KIP-848 coordinator moves a member to its target with every new partition at once, without waiting for
     the members that still own some of them to revoke them: two members consume one partition."""
@@ -277,6 +291,7 @@ PLANTED_BUGS: dict[str, Callable[[], list[Patch]]] = {
     "txn-offset-commit-ignores-generation": _txn_offset_commit_ignores_generation,
     "assigns-unreleased-partitions": _assigns_unreleased_partitions,
     "cleaner-ignores-high-watermark": _cleaner_ignores_high_watermark,
+    "cleaner-ignores-delete-retention": _cleaner_ignores_delete_retention,
 }
 
 

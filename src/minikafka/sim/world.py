@@ -326,7 +326,7 @@ class World:
         self.steps = 0
         self.observed: dict[str, Any] = {}
         if settings.clients.compacted_keys:
-            self.observed["compaction"] = {"cleanings": 0, "records_removed": 0}
+            self.observed["compaction"] = {"cleanings": 0, "records_removed": 0, "tombstones_removed": 0}
         self.violations: list[Violation] = []
         self.corrupted: dict[int, int] = {}  # partition -> the broker whose replica of it was corrupted
         self.overlapping: list[str] = []  # how faults overlapped: one struck before the cluster recovered from another
@@ -366,6 +366,7 @@ class World:
             cleaned = self.observed["compaction"]
             cleaned["cleanings"] += 1
             cleaned["records_removed"] += int(event["records_before"]) - int(event["records_after"])
+            cleaned["tombstones_removed"] += int(event["tombstones_removed"])
 
     # ---- what the nodes hold ----
 

@@ -1,10 +1,12 @@
 """`simulate --compacted-keys N`: the world's topic compacted as chaos's is, the producers overwriting N keys (every
 tenth write a tombstone); every broker's cleaner works during the run, and the acknowledged records are judged as
 `analyze` judges a compacted topic: a record the leader holds a later one of its key for may go
-(CompactedLatestValueKept for one that is not replaced), and an offset never holds another value
-(NoCommittedRecordLost)."""
+(CompactedLatestValueKept for one that is not replaced), a tombstone may go once `delete.retention.ms` has passed
+but its key's older value must not come back, and an offset never holds another value (NoCommittedRecordLost)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
@@ -111,3 +113,61 @@ def test_a_tombstone_reads_as_its_key_and_replaces_the_keys_earlier_records() ->
     acked = [Acknowledged(0, 1, b"k1=r1"), Acknowledged(0, 5, tombstone_of(b"k1"))]
     assert checked({5: tombstone_of(b"k1")}, acked) == []
     assert checked({1: b"k1=r1"}, acked) == ["CompactedLatestValueKept"]
+
+
+def test_a_tombstone_may_go_but_the_keys_older_value_must_not_come_back() -> None:
+    acked = [Acknowledged(0, 1, b"k1=r1"), Acknowledged(0, 5, tombstone_of(b"k1"))]
+    assert checked({6: b"k2=r6"}, acked) == []  # past delete.retention.ms: nothing of the key is left
+    assert checked({3: tombstone_of(b"k1")}, acked) == []  # an older tombstone still deletes it
+    invariants = Invariants(compacted=True)
+    for record in acked:
+        invariants.acknowledge(record)
+    found = invariants.check_all_acknowledged([leader_holding({1: b"k1=r1", 6: b"k2=r6"}, 10)])
+    assert found is not None and found.invariant == "CompactedLatestValueKept"
+    assert "came back with the older value b'k1=r1' at offset 1" in found.detail
+
+
+def test_a_new_leader_that_missed_a_removed_tombstone_is_caught_when_it_takes_its_epoch() -> None:
+    """Broker 2 held k1=r1 but was away while broker 1 took the tombstone and cleaned it away: when broker 2 leads,
+    the deleted key is back, long before the final read."""
+    invariants = Invariants(compacted=True)
+    for record in (Acknowledged(0, 1, b"k1=r1"), Acknowledged(0, 5, tombstone_of(b"k1"))):
+        invariants.acknowledge(record)
+    assert invariants.check([leader_holding({1: b"k1=r1", 5: tombstone_of(b"k1")}, 6)], []) is None
+    assert invariants.check([leader_holding({6: b"k2=r6"}, 7)], []) is None  # the tombstone cleaned away
+    missed = leader_holding({1: b"k1=r1", 6: b"k2=r6"}, 7, broker=2)
+    found = invariants.check([replace(missed, leads=True, leader_epoch=1)], [])
+    assert found is not None and found.invariant == "CompactedLatestValueKept" and "came back" in found.detail
+
+
+def test_tombstones_removed_within_a_run_hold_as_analyze_judges_them(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every key written about once (3,000 keys) leaves each tombstone the latest record of its key for the whole
+    run, and a one-second delete.retention.ms lets the cleaners remove them."""
+    command = ["simulate", "--seed", "1", "--compacted-keys", "3000", "--acks", "all", "--duration-ms", "20000"]
+    assert main([*command, "--set", "log.cleaner.delete.retention.ms=1000"]) == 0
+    removed = capsys.readouterr().out.split(" tombstones)")[0].rsplit("(", 1)[1]
+    assert int(removed) > 0
+
+
+# Seed 4 of this command: broker 1, paused for 30 s, keeps key-126's value while its leader takes the key's tombstone;
+# a cleaner that ignores delete.retention.ms removes the tombstone before broker 1 is back, and when broker 1 leads
+# again the deleted key is back. 1,503 keys: a multiple of the 3 partitions (a key stays on its partition), not of
+# the 10 writes between tombstones (the one producer's tombstones fall on other keys each pass).
+RESURRECTION = [
+    "simulate", "--seed", "4", "--compacted-keys", "1503", "--acks", "all", "--faults", "pause",
+    "--max-down-s", "30", "--set", "leader.imbalance.check.interval.seconds=5",
+    "--set", "log.cleaner.delete.retention.ms=120000",
+]  # fmt: skip
+
+
+def test_a_cleaner_planted_to_ignore_delete_retention_brings_a_deleted_key_back_and_is_caught(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*RESURRECTION, "--planted-bug", "cleaner-ignores-delete-retention"]) == 1
+    out = capsys.readouterr().out
+    assert "broke CompactedLatestValueKept" in out and "its key came back with the older value" in out
+    trace_hash = out.split("trace hash ")[1].split(";")[0]
+    replay = out.split("replay with:\n  ")[1].splitlines()[0]
+    assert main(replay.split()[1:]) == 1
+    assert f"trace hash {trace_hash}" in capsys.readouterr().out
+    assert main(RESURRECTION) == 0  # the shipped cleaner keeps the tombstone for delete.retention.ms
