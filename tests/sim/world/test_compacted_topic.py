@@ -96,15 +96,22 @@ PLANTED = [
 def test_a_cleaner_planted_to_clean_past_the_high_watermark_is_caught_and_replays(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main([*PLANTED, "--planted-bug", "cleaner-ignores-high-watermark"]) == 1
+    out, replay = caught_and_replayed(capsys, [*PLANTED, "--planted-bug", "cleaner-ignores-high-watermark"])
+    assert replay.endswith("--planted-bug cleaner-ignores-high-watermark --acks all,1 --compacted-keys 700")
+    assert main(PLANTED) == 0  # the shipped cleaner stops at the high watermark
+
+
+def caught_and_replayed(capsys: pytest.CaptureFixture[str], command: list[str]) -> tuple[str, str]:
+    """The output of `command`, which breaks CompactedLatestValueKept, and its replay command, which gives the same
+    trace hash again."""
+    assert main(command) == 1
     out = capsys.readouterr().out
     assert "broke CompactedLatestValueKept" in out
     trace_hash = out.split("trace hash ")[1].split(";")[0]
     replay = out.split("replay with:\n  ")[1].splitlines()[0]
-    assert replay.endswith("--planted-bug cleaner-ignores-high-watermark --acks all,1 --compacted-keys 700")
     assert main(replay.split()[1:]) == 1
     assert f"trace hash {trace_hash}" in capsys.readouterr().out
-    assert main(PLANTED) == 0  # the shipped cleaner stops at the high watermark
+    return out, replay
 
 
 def test_a_tombstone_reads_as_its_key_and_replaces_the_keys_earlier_records() -> None:
@@ -163,11 +170,6 @@ RESURRECTION = [
 def test_a_cleaner_planted_to_ignore_delete_retention_brings_a_deleted_key_back_and_is_caught(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main([*RESURRECTION, "--planted-bug", "cleaner-ignores-delete-retention"]) == 1
-    out = capsys.readouterr().out
-    assert "broke CompactedLatestValueKept" in out and "its key came back with the older value" in out
-    trace_hash = out.split("trace hash ")[1].split(";")[0]
-    replay = out.split("replay with:\n  ")[1].splitlines()[0]
-    assert main(replay.split()[1:]) == 1
-    assert f"trace hash {trace_hash}" in capsys.readouterr().out
+    out, _replay = caught_and_replayed(capsys, [*RESURRECTION, "--planted-bug", "cleaner-ignores-delete-retention"])
+    assert "its key came back with the older value b'key-126=r126' at offset 42" in out
     assert main(RESURRECTION) == 0  # the shipped cleaner keeps the tombstone for delete.retention.ms
