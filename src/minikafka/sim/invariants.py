@@ -226,15 +226,6 @@ def compacted_key(value: bytes) -> bytes:
     return value.partition(KEY_SEPARATOR)[0]
 
 
-def _last_acknowledged(acked: list[Acknowledged]) -> dict[bytes, int]:
-    """Each key's last acknowledged offset in a compacted run's partition."""
-    last: dict[bytes, int] = {}
-    for record in acked:
-        key = compacted_key(record.value)
-        last[key] = max(last.get(key, -1), record.offset)
-    return last
-
-
 def _last_offsets(values: dict[int, bytes]) -> dict[bytes, int]:
     """Each key's last offset among the values of a compacted run's log."""
     return {compacted_key(value): offset for offset, value in sorted(values.items())}
@@ -282,9 +273,28 @@ class Invariants:
     leader_high_watermarks: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
     compacted: bool = False  # the topic is compacted and its values carry their keys (`compacted_key`)
     _judged_leaders: set[tuple[int, int]] = field(default_factory=set)  # (partition, leader epoch): whole log judged
+    # Compacted, by partition: each key's highest offset seen below a leader's high watermark (committed), and how
+    # far each partition's committed log has been read for them, so a record removed since still counts.
+    _committed: dict[int, dict[bytes, int]] = field(default_factory=dict)
+    _scanned: dict[int, int] = field(default_factory=dict)
 
     def acknowledge(self, record: Acknowledged) -> None:
         self.acknowledged.setdefault(record.partition, []).append(record)
+
+    def _note_committed(self, partition: int, values: dict[int, bytes], high_watermark: int) -> None:
+        committed = self._committed.setdefault(partition, {})
+        for key, offset in _last_offsets(values).items():
+            if offset > committed.get(key, -1):
+                committed[key] = offset
+        self._scanned[partition] = max(self._scanned.get(partition, 0), high_watermark)
+
+    def _replaced_since(self, record: Acknowledged, acked: list[Acknowledged]) -> bool:
+        """A later record of its key was committed (seen below a leader's high watermark, by any producer) or
+        acknowledged with acks=all: compaction may have removed it, and that later one stands for the key."""
+        key = compacted_key(record.value)
+        if self._committed.get(record.partition, {}).get(key, -1) > record.offset:
+            return True
+        return any(later.offset > record.offset and compacted_key(later.value) == key for later in acked)
 
     def check(self, replicas: Iterable[PartitionReplica], raft: Iterable[RaftNode]) -> Violation | None:
         """Check every invariant on what the nodes hold now; the first one broken, if any."""
@@ -362,8 +372,12 @@ class Invariants:
         if not checked:
             return None
         low = min(record.offset for record in checked)
-        # Compacted, what replaces a record may lie anywhere below the high watermark.
-        values = leader.read(low, leader.high_watermark if self.compacted else max(r.offset for r in checked) + 1)
+        if self.compacted:  # what replaces a record may lie anywhere below the high watermark, and is noted there
+            low = min(low, self._scanned.get(partition, 0))
+            values = leader.read(low, leader.high_watermark)
+            self._note_committed(partition, values, leader.high_watermark)
+        else:
+            values = leader.read(low, max(r.offset for r in checked) + 1)
         removed = self._removed_by_compaction(leader, values, low, acked)
         for record in checked:
             value = values.get(record.offset)
@@ -387,24 +401,19 @@ class Invariants:
     ) -> Callable[[Acknowledged], str | None]:
         """Why a record the leader no longer holds breaks CompactedLatestValueKept, or None when a cleaner may have
         removed it, as `analyze` judges: the leader holds its key again at a later offset, a later record of its
-        key was acknowledged (that one is judged instead), or it was a tombstone and the key's last record the
-        leader holds is not an older value (a deleted key may be absent once its `delete.retention.ms` passed, but
-        must not come back). Never None unless the topic is compacted. `values` are the leader's from `low` up to
-        its high watermark; below `low` it is read only for a gone tombstone."""
+        key was committed or acknowledged (that one stands for the key), or it was a tombstone and the key's
+        last record the leader holds is not an older value (a deleted key may be absent once its
+        `delete.retention.ms` passed, but must not come back). Never None unless the topic is compacted. `values`
+        are the leader's from `low` up to its high watermark; below `low` it is read only for a gone tombstone."""
         if not self.compacted:
             return lambda record: f"nothing at offset {record.offset}, where {record.value!r} was acknowledged"
         last = _last_offsets(values)
         below: list[dict[bytes, int]] = []  # the last offsets below `low`, read once if a gone tombstone needs them
-        latest: list[dict[bytes, int]] = []  # each key's last acknowledged offset, made once if a record is gone
 
         def removed(record: Acknowledged) -> str | None:
             key = compacted_key(record.value)
             held = last.get(key, -1)
-            if held > record.offset:
-                return None
-            if not latest:
-                latest.append(_last_acknowledged(acked))
-            if latest[0][key] > record.offset:
+            if held > record.offset or self._replaced_since(record, acked):
                 return None
             if held < 0 and low > 0:
                 if not below:

@@ -173,3 +173,16 @@ def test_a_cleaner_planted_to_ignore_delete_retention_brings_a_deleted_key_back_
     out, _replay = caught_and_replayed(capsys, [*RESURRECTION, "--planted-bug", "cleaner-ignores-delete-retention"])
     assert "its key came back with the older value b'key-126=r126' at offset 42" in out
     assert main(RESURRECTION) == 0  # the shipped cleaner keeps the tombstone for delete.retention.ms
+
+
+def test_a_value_deleted_by_a_committed_write_of_any_producer_may_be_gone_with_its_removed_tombstone() -> None:
+    """Seed 980141 of the tombstone search: an acks=0 producer's tombstone deleted key-1020's acks=all value, and
+    was itself removed past delete.retention.ms. A tombstone the world saw committed stands for the key; one it
+    never saw below a high watermark (the planted cleaner's case) does not."""
+    for committed in (True, False):
+        invariants = Invariants(compacted=True)
+        invariants.acknowledge(Acknowledged(0, 1, b"k1=r1"))
+        held = {1: b"k1=r1", 3: tombstone_of(b"k1")}
+        assert invariants.check([leader_holding(held, 4 if committed else 2)], []) is None
+        found = invariants.check_all_acknowledged([leader_holding({6: b"k2=r6"}, 10)])
+        assert (found is None) == committed
