@@ -70,13 +70,17 @@ TOPIC = "chaos"
 VOTER_CHANGE_TIMEOUT_S = 60.0
 
 
-def _changed(call: Callable[[], None]) -> bool | None:
-    """True once a voter change succeeded; None while the leader asks to retry (REQUEST_TIMED_OUT, no leader)."""
+def _changed(call: Callable[[], None], done_error: ErrorCode, made: Callable[[], bool]) -> bool | None:
+    """True once a voter change succeeded; None while the leader asks to retry (REQUEST_TIMED_OUT, no leader). A
+    change asked again after its answer was lost to a leader change is refused with `done_error` once the first one
+    committed: it counts as made when the voter set shows it (`made`), as an operator reads it with describe."""
     try:
         call()
     except KafkaError as error:
         if error.code in (ErrorCode.REQUEST_TIMED_OUT, ErrorCode.NOT_CONTROLLER):
             return None
+        if error.code is done_error and made():
+            return True
         raise ClusterError(f"voter change refused: {error}") from None
     return True
 
@@ -434,8 +438,19 @@ class FaultRunner:
 
         _retry(fetching, f"controller {controller} fetching in its new directory {directory}")
         cluster_id = self.cluster.overrides.get("cluster.id", "minikafka")
-        _retry(lambda: _changed(lambda: self.admin.remove_raft_voter(controller, old, cluster_id)), "RemoveRaftVoter")
-        _retry(lambda: _changed(lambda: self.admin.add_raft_voter(controller, directory, cluster_id)), "AddRaftVoter")
+
+        def voter_in(directory_id: str) -> bool:
+            voters = self.admin.describe_quorum()["voters"]
+            return any(v["id"] == controller and v["directory_id"] == directory_id for v in voters)
+
+        def remove() -> None:
+            self.admin.remove_raft_voter(controller, old, cluster_id)
+
+        def add() -> None:
+            self.admin.add_raft_voter(controller, directory, cluster_id)
+
+        _retry(lambda: _changed(remove, ErrorCode.VOTER_NOT_FOUND, lambda: not voter_in(old)), "RemoveRaftVoter")
+        _retry(lambda: _changed(add, ErrorCode.DUPLICATE_VOTER, lambda: voter_in(directory)), "AddRaftVoter")
         self.log(f"           controller {controller}: removed in directory {old}, added in {directory}")
 
     def _heal_after(self, down_s: float) -> None:

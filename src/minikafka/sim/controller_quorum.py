@@ -84,14 +84,34 @@ class QuorumOperator:
         if await self.ask(lambda stub: stub.DescribeQuorum(request, timeout=5), observed) is None:
             return f"controller {node_id} was not seen fetching in directory {new} within {self.timeout_s:.0f} s"
         remove = controller_pb2.RemoveRaftVoterRequest(cluster_id=CLUSTER_ID, voter_id=node_id, voter_directory_id=old)
-        if refused := await self._change(lambda stub: stub.RemoveRaftVoter(remove, timeout=35)):
+        removing = self._change(lambda stub: stub.RemoveRaftVoter(remove, timeout=35))
+        if refused := await self._unless_done(removing, ErrorCode.VOTER_NOT_FOUND, node_id, old, present=False):
             return f"RemoveRaftVoter({node_id}, {old}): {refused}"
         add = controller_pb2.AddRaftVoterRequest(
             cluster_id=CLUSTER_ID, voter_id=node_id, voter_directory_id=new, timeout_ms=30_000
         )
-        if refused := await self._change(lambda stub: stub.AddRaftVoter(add, timeout=35)):
+        adding = self._change(lambda stub: stub.AddRaftVoter(add, timeout=35))
+        if refused := await self._unless_done(adding, ErrorCode.DUPLICATE_VOTER, node_id, new, present=True):
             return f"AddRaftVoter({node_id}, {new}): {refused}"
         return ""
+
+    async def _unless_done(
+        self, change: Awaitable[str], done_error: ErrorCode, node_id: int, directory: str, present: bool
+    ) -> str:
+        """The change's refusal, or "" when it is `done_error` and the voter set shows the change made: a change
+        asked again after its answer was lost to a leader change is refused so once the first one committed, and
+        an operator then reads the quorum (`kafka-metadata-quorum describe`)."""
+        refused = await change
+        if refused.startswith(done_error.name) and await self._voter(node_id, directory) is present:
+            return ""
+        return refused
+
+    async def _voter(self, node_id: int, directory: str) -> bool | None:
+        """Whether the voter set names `node_id` in `directory`; None when no controller answered."""
+        described = await self.describe()
+        if described is None:
+            return None
+        return any(v.replica_id == node_id and v.replica_directory_id == directory for v in described.current_voters)
 
 
 def wipe_and_format(process: SimProcess, dynamic: bool) -> str:
