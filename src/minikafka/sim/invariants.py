@@ -3,10 +3,10 @@
 - NoCommittedRecordLost: every record a producer had acknowledged with acks=all, once below the high watermark of
   the partition's current leader (readable), is in its log at the offset it was acknowledged at, with its value;
   at the end of a run every one of them is readable. On a compacted topic a record whose key the leader holds again
-  at a later offset, or whose key a later record was acknowledged for, may be gone (a cleaner removes it), and so
-  may a tombstone past its delete horizon, unless the leader still holds an older value of its key (a deleted key
-  come back); any other record gone breaks CompactedLatestValueKept (as `analyze` names it), each new leader's whole
-  log is judged when it takes its epoch, and no offset ever holds another value.
+  at a later offset, or whose key a later record was committed or acknowledged for, may be gone (a cleaner removes
+  it), and so may a tombstone past its delete horizon, unless the leader still holds an older value of its key (a
+  deleted key come back); any other record gone breaks CompactedLatestValueKept (as `analyze` names it), each new
+  leader's whole log is judged when it takes its epoch, and no offset ever holds another value.
 - OneLeaderPerLeaderEpoch: no two brokers lead a partition in the same leader epoch.
 - LeaderCandidateCompleteness (as `analyze` names it): a new leader's log ends at or past every high watermark a
   leader of the partition had reached before it led, so it is caught when elected, before any follower truncates.
@@ -281,9 +281,10 @@ class Invariants:
     def acknowledge(self, record: Acknowledged) -> None:
         self.acknowledged.setdefault(record.partition, []).append(record)
 
-    def _note_committed(self, partition: int, values: dict[int, bytes], high_watermark: int) -> None:
+    def _note_committed(self, partition: int, last: dict[bytes, int], high_watermark: int) -> None:
+        """`last`: each key's last offset the leader holds up to `high_watermark`, from where the log was read."""
         committed = self._committed.setdefault(partition, {})
-        for key, offset in _last_offsets(values).items():
+        for key, offset in last.items():
             if offset > committed.get(key, -1):
                 committed[key] = offset
         self._scanned[partition] = max(self._scanned.get(partition, 0), high_watermark)
@@ -375,20 +376,22 @@ class Invariants:
         if self.compacted:  # what replaces a record may lie anywhere below the high watermark, and is noted there
             low = min(low, self._scanned.get(partition, 0))
             values = leader.read(low, leader.high_watermark)
-            self._note_committed(partition, values, leader.high_watermark)
         else:
             values = leader.read(low, max(r.offset for r in checked) + 1)
         removed = self._removed_by_compaction(leader, values, low, acked)
         for record in checked:
             value = values.get(record.offset)
-            if value == record.value or (value is None and removed(record) is None):
+            if value == record.value:
+                continue
+            why = removed(record) if value is None else ""
+            if why is None:
                 continue
             where = (
                 f"partition {partition}: broker {leader.broker}, leader in epoch {leader.leader_epoch} with high "
                 f"watermark {leader.high_watermark}, holds"
             )
             if value is None and self.compacted:
-                return Violation("CompactedLatestValueKept", f"{where} {removed(record)}")
+                return Violation("CompactedLatestValueKept", f"{where} {why}")
             return Violation(
                 "NoCommittedRecordLost",
                 f"{where} {value!r} at offset {record.offset}, where {record.value!r} was acknowledged",
@@ -404,10 +407,12 @@ class Invariants:
         key was committed or acknowledged (that one stands for the key), or it was a tombstone and the key's
         last record the leader holds is not an older value (a deleted key may be absent once its
         `delete.retention.ms` passed, but must not come back). Never None unless the topic is compacted. `values`
-        are the leader's from `low` up to its high watermark; below `low` it is read only for a gone tombstone."""
+        are the leader's from `low` up to its high watermark; below `low` it is read only for a gone tombstone. The
+        keys' last offsets in them are noted as committed first."""
         if not self.compacted:
-            return lambda record: f"nothing at offset {record.offset}, where {record.value!r} was acknowledged"
+            return lambda _record: "the topic is not compacted"
         last = _last_offsets(values)
+        self._note_committed(leader.partition, last, leader.high_watermark)
         below: list[dict[bytes, int]] = []  # the last offsets below `low`, read once if a gone tombstone needs them
 
         def removed(record: Acknowledged) -> str | None:
