@@ -73,22 +73,26 @@ def check(spark, run: Path) -> tuple[list[dict], int]:  # noqa: ANN001
     found = compaction.latest_value_lost(
         load_produced(spark, run), consumed_records(lines), read_ends(lines), compacted
     )
-    superseded = compaction.superseded(load_produced(spark, run), compacted)
+    superseded = compaction.superseded(load_produced(spark, run), compacted, consumed_records(lines))
     return [row.asDict() for row in found.collect()], superseded.count()
+
+
+def unreplaced_lost(spark, run: Path) -> int:  # noqa: ANN001
+    """How many acknowledged writes NoCommittedRecordLost finds lost once the replaced ones are set aside."""
+    produce, lines = load_produced(spark, run), read_consume_files(spark, run).rows
+    replaced = compaction.superseded(
+        produce, compaction.compacted_topics(load_events(spark, run)), consumed_records(lines)
+    )
+    may_be_lost = produce.join(replaced, ["topic", "partition", "offset"], "left_anti")
+    return inv.lost_writes(may_be_lost, consumed_records(lines)).count()
 
 
 def test_a_compacted_read_with_every_latest_value_passes_and_replaced_records_are_not_lost(spark, tmp_path) -> None:  # noqa: ANN001
     run = write_run(tmp_path, {"final": COMPACTED_READ})
     violations, superseded = check(spark, run)
     assert violations == [] and superseded == 2
-    produce = load_produced(spark, run)
-    may_be_lost = produce.join(
-        compaction.superseded(produce, compaction.compacted_topics(load_events(spark, run))),
-        ["topic", "partition", "offset"],
-        "left_anti",
-    )
-    lines = read_consume_files(spark, run).rows
-    assert inv.lost_writes(may_be_lost, consumed_records(lines)).count() == 0
+    assert unreplaced_lost(spark, run) == 0
+    produce, lines = load_produced(spark, run), read_consume_files(spark, run).rows
     assert inv.lost_writes(produce, consumed_records(lines)).count() == 2  # what the plain check would say
 
 
@@ -125,3 +129,15 @@ def test_a_deleted_key_may_vanish_but_not_come_back(spark, tmp_path) -> None:  #
     )
     found = compaction.latest_value_lost(produce, resurrected, read_ends(lines), compacted)
     assert [(r["key"], r["read_value"]) for r in found.collect()] == [("a", "a2")]
+
+
+def test_a_later_write_replaces_a_record_only_once_acknowledged_with_acks_all_or_read(spark, tmp_path) -> None:  # noqa: ANN001
+    # a2, acknowledged by the leader alone, was truncated away; a cleaner that had removed a1 on its account lost it.
+    produce = [produced(0, "a", "a1"), {**produced(1, "a", "a2"), "acks": "1"}]
+    truncated = write_run(tmp_path / "truncated", {"final": [read_end(2)]}, produce)
+    violations, superseded = check(spark, truncated)
+    assert superseded == 0 and unreplaced_lost(spark, truncated) == 1
+    assert [(v["key"], v["acked_offset"]) for v in violations] == [("a", 0)]
+    # The same write read back was committed: a1 may be gone.
+    kept = write_run(tmp_path / "kept", {"final": [consumed(1, "a", "a2"), read_end(2)]}, produce)
+    assert check(spark, kept) == ([], 1) and unreplaced_lost(spark, kept) == 0

@@ -2,11 +2,12 @@
 the check that it never removed a key's latest acknowledged value, and the cleaner's figures.
 
 A compacted topic (a `log_cleaned` event for one of its partitions, or a `topic_config_changed` setting
-cleanup.policy with compact) may lose every record a later record of the same key replaced: such records are not
-lost writes. What it must keep is CompactedLatestValueKept: in the final read of each partition (the read that got
-furthest), for every key whose latest acks=all acknowledged record that read covered, the last record read of the
-key is that record (same offset and value), or a later one of the key (an unacknowledged write that landed); when
-that latest record is a tombstone, the key may be absent, but no older value of it may come back.
+cleanup.policy with compact) may lose every record a later record of the same key replaced, once that later record
+was acknowledged with acks=all or read: such records are not lost writes. What it must keep is
+CompactedLatestValueKept: in the final read of each partition (the read that got furthest), for every key whose
+latest acks=all acknowledged record that read covered, the last record read of the key is that record (same offset
+and value), or a later one of the key (an unacknowledged write that landed); when that latest record is a tombstone,
+the key may be absent, but no older value of it may come back.
 """
 
 from __future__ import annotations
@@ -39,16 +40,17 @@ def _acknowledged_keyed(produced: DataFrame, compacted: DataFrame, acks: tuple[s
     return acked.join(compacted, "topic", "left_semi")
 
 
-def superseded(produced: DataFrame, compacted: DataFrame) -> DataFrame:
-    """(topic, partition, offset) of acknowledged records of compacted topics that a later acknowledged record of
-    the same key replaced: the cleaner may remove them."""
+def superseded(produced: DataFrame, compacted: DataFrame, consumed: DataFrame) -> DataFrame:
+    """(topic, partition, offset) of acknowledged records of compacted topics that a later record of the same key
+    replaced for good: the cleaner may remove them. The later record counts once it was acknowledged with acks=all
+    or a read saw it (reads stop at the high watermark, so it was committed); a later acks=1 or acks=0 write no read
+    saw may have been truncated away, and then the record it would have replaced must stay."""
     acked = _acknowledged_keyed(produced, compacted, ("all", "1", "0"))
-    newest = Window.partitionBy("topic", "partition", "key")
-    return (
-        acked.withColumn("newest", F.max("offset").over(newest))
-        .where(F.col("offset") < F.col("newest"))
-        .select("topic", "partition", "offset")
-    )
+    keyed = ["topic", "partition", "key"]
+    durable = _acknowledged_keyed(produced, compacted, ("all",)).select(*keyed, "offset")
+    read = consumed.where(F.col("key").isNotNull()).join(compacted, "topic", "left_semi").select(*keyed, "offset")
+    newest = durable.unionByName(read).groupBy(*keyed).agg(F.max("offset").alias("newest"))
+    return acked.join(newest, keyed).where(F.col("offset") < F.col("newest")).select("topic", "partition", "offset")
 
 
 def final_reads(consumed: DataFrame, ends: DataFrame) -> DataFrame:

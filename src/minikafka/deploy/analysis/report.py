@@ -314,7 +314,7 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     compacted = compaction.compacted_topics(events).cache()
     # Not lost writes: those deleted with their topic, and those of a compacted topic a later one of their key replaced.
     current = split_deleted_topic_writes(dated)
-    superseded, deleted_writes = compaction.superseded(current.kept, compacted), current.deleted.cache()
+    superseded, deleted_writes = compaction.superseded(current.kept, compacted, consumed), current.deleted.cache()
     may_be_lost = current.kept.join(superseded, ["topic", "partition", "offset"], "left_anti")
     # acks=1 writes are classified in the same pass; the final read's figures count acks=all ones only.
     both = history.classify_unread(may_be_lost, consumed, ends, ("all", "1"))
