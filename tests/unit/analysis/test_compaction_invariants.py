@@ -141,3 +141,18 @@ def test_a_later_write_replaces_a_record_only_once_acknowledged_with_acks_all_or
     # The same write read back was committed: a1 may be gone.
     kept = write_run(tmp_path / "kept", {"final": [consumed(1, "a", "a2"), read_end(2)]}, produce)
     assert check(spark, kept) == ([], 1) and unreplaced_lost(spark, kept) == 0
+
+
+def test_a_tombstone_a_read_saw_keeps_its_key_deleted_whoever_wrote_it(spark, tmp_path) -> None:  # noqa: ANN001
+    # A tombstone of a at offset 4 that no acks=all producer wrote (acks=1, say) was read: it was committed.
+    early = [consumed(n, p["key"], p["value"]) for n, p in enumerate(PRODUCED)] + [consumed(4, "a", None), read_end(5)]
+    back = write_run(
+        tmp_path / "back", {"early": early, "final": [consumed(2, "a", "a2"), consumed(3, "b", "b2"), read_end(5)]}
+    )
+    violations, _ = check(spark, back)
+    assert [(v["key"], v["acked_offset"], v["acked_value"], v["read_value"]) for v in violations] == [
+        ("a", 4, None, "a2")
+    ]
+    # The key gone with its tombstone is fine.
+    gone = write_run(tmp_path / "gone", {"early": early, "final": [consumed(3, "b", "b2"), read_end(5)]})
+    assert check(spark, gone)[0] == []

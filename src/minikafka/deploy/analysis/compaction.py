@@ -5,9 +5,10 @@ A compacted topic (a `log_cleaned` event for one of its partitions, or a `topic_
 cleanup.policy with compact) may lose every record a later record of the same key replaced, once that later record
 was acknowledged with acks=all or read: such records are not lost writes. What it must keep is
 CompactedLatestValueKept: in the final read of each partition (the read that got furthest), for every key whose
-latest acks=all acknowledged record that read covered, the last record read of the key is that record (same offset
-and value), or a later one of the key (an unacknowledged write that landed); when that latest record is a tombstone,
-the key may be absent, but no older value of it may come back.
+latest record that must stay (the later of its latest acks=all acknowledged record and the latest one any read saw)
+that read covered, the last record read of the key is that record (same offset and value), or a later one of the key
+(an unacknowledged write that landed); when that latest record is a tombstone, the key may be absent, but no older
+value of it may come back.
 """
 
 from __future__ import annotations
@@ -67,18 +68,31 @@ def final_reads(consumed: DataFrame, ends: DataFrame) -> DataFrame:
     return candidates.withColumn("rank", F.row_number().over(furthest)).where(F.col("rank") == 1).drop("rank")
 
 
-def latest_value_lost(produced: DataFrame, consumed: DataFrame, ends: DataFrame, compacted: DataFrame) -> DataFrame:
-    """CompactedLatestValueKept's offending rows: (topic, partition, key, acked_offset, acked_value, source,
-    read_offset, read_value); read_* null when the final read held nothing of the key."""
-    acked = _acknowledged_keyed(produced, compacted, ("all",))
-    newest = Window.partitionBy("topic", "partition", "key").orderBy(F.desc("offset"))
-    latest = (
-        acked.withColumn("rank", F.row_number().over(newest))
+def _latest_records(produced: DataFrame, consumed: DataFrame, compacted: DataFrame) -> DataFrame:
+    """(topic, partition, key, acked_offset, acked_value): each key's latest record that must stay, the later of
+    its latest acks=all acknowledged record and the latest record any read saw of it (a read record was committed,
+    whoever wrote it: a tombstone an acks=1 producer wrote deletes the key as surely). On a tie the acknowledged
+    value is the one judged."""
+    keyed = ["topic", "partition", "key", "offset", "value"]
+    acked = _acknowledged_keyed(produced, compacted, ("all",)).select(*keyed).withColumn("read", F.lit(False))
+    read = consumed.where(F.col("key").isNotNull()).join(compacted, "topic", "left_semi").select(*keyed)
+    newest = Window.partitionBy("topic", "partition", "key").orderBy(F.desc("offset"), F.asc("read"))
+    return (
+        acked.unionByName(read.withColumn("read", F.lit(True)))
+        .withColumn("rank", F.row_number().over(newest))
         .where(F.col("rank") == 1)
         .select("topic", "partition", "key", F.col("offset").alias("acked_offset"), F.col("value").alias("acked_value"))
     )
+
+
+def latest_value_lost(produced: DataFrame, consumed: DataFrame, ends: DataFrame, compacted: DataFrame) -> DataFrame:
+    """CompactedLatestValueKept's offending rows: (topic, partition, key, acked_offset, acked_value, source,
+    read_offset, read_value); acked_* the key's latest record that must stay (acknowledged with acks=all, or read),
+    read_* null when the final read held nothing of the key."""
+    latest = _latest_records(produced, consumed, compacted)
     final = final_reads(consumed, ends)
     read = consumed.where(F.col("key").isNotNull()).join(final, ["topic", "partition", "source"], "left_semi")
+    newest = Window.partitionBy("topic", "partition", "key").orderBy(F.desc("offset"))
     last_read = (
         read.withColumn("rank", F.row_number().over(newest))
         .where(F.col("rank") == 1)
@@ -99,9 +113,9 @@ def latest_value_lost(produced: DataFrame, consumed: DataFrame, ends: DataFrame,
     )
 
 
-def latest_keys_checked(produced: DataFrame, compacted: DataFrame) -> int:
+def latest_keys_checked(produced: DataFrame, consumed: DataFrame, compacted: DataFrame) -> int:
     """How many (topic, partition, key) the check looks at."""
-    return _acknowledged_keyed(produced, compacted, ("all",)).select("topic", "partition", "key").distinct().count()
+    return _latest_records(produced, consumed, compacted).count()
 
 
 def cleaner_summary(events: DataFrame) -> dict[str, Any]:

@@ -336,10 +336,11 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
     checks.append(
         Check(
             "CompactedLatestValueKept",
-            "for every key of a compacted topic, the final read holds its latest acks=all acknowledged value at its "
-            "offset (or a later record of the key); a key whose latest record is a tombstone has no older value back",
+            "for every key of a compacted topic, the final read holds its latest acks=all acknowledged or read "
+            "value at its offset (or a later record of the key); a key whose latest record is a tombstone has no "
+            "older value back",
             compaction.latest_value_lost(produced, consumed, ends, compacted),
-            checked=compaction.latest_keys_checked(produced, compacted),
+            checked=compaction.latest_keys_checked(produced, consumed, compacted),
         )
     )
     checks += replica_log_checks(spark, run_dir, events, ReplicaLogs(batches, replicas, logs.corrupt), compacted)
