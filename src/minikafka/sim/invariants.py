@@ -5,8 +5,9 @@
   at the end of a run every one of them is readable. On a compacted topic a record whose key the leader holds again
   at a later offset, or whose key a later record was committed or acknowledged for, may be gone (a cleaner removes
   it), and so may a tombstone past its delete horizon, unless the leader still holds an older value of its key (a
-  deleted key come back); any other record gone breaks CompactedLatestValueKept (as `analyze` names it), each new
-  leader's whole log is judged when it takes its epoch, and no offset ever holds another value.
+  deleted key come back; a tombstone any producer wrote counts once seen committed); any other record gone breaks
+  CompactedLatestValueKept (as `analyze` names it), each new leader's whole log is judged when it takes its epoch,
+  and no offset ever holds another value.
 - OneLeaderPerLeaderEpoch: no two brokers lead a partition in the same leader epoch.
 - LeaderCandidateCompleteness (as `analyze` names it): a new leader's log ends at or past every high watermark a
   leader of the partition had reached before it led, so it is caught when elected, before any follower truncates.
@@ -277,17 +278,58 @@ class Invariants:
     # far each partition's committed log has been read for them, so a record removed since still counts.
     _committed: dict[int, dict[bytes, int]] = field(default_factory=dict)
     _scanned: dict[int, int] = field(default_factory=dict)
+    # Compacted, by partition: the keys whose newest committed record is a tombstone, at its offset. Whoever wrote
+    # it, the key stays deleted: no older value of it may come back.
+    _committed_tombstones: dict[int, dict[bytes, int]] = field(default_factory=dict)
 
     def acknowledge(self, record: Acknowledged) -> None:
         self.acknowledged.setdefault(record.partition, []).append(record)
 
-    def _note_committed(self, partition: int, last: dict[bytes, int], high_watermark: int) -> None:
-        """`last`: each key's last offset the leader holds up to `high_watermark`, from where the log was read."""
+    def _note_committed(
+        self, partition: int, last: dict[bytes, int], values: dict[int, bytes], high_watermark: int
+    ) -> None:
+        """`last`: each key's last offset in `values`, the leader's up to `high_watermark` from where it was read."""
         committed = self._committed.setdefault(partition, {})
+        tombstones = self._committed_tombstones.setdefault(partition, {})
         for key, offset in last.items():
             if offset > committed.get(key, -1):
                 committed[key] = offset
+                if values.get(offset) == tombstone_of(key):
+                    tombstones[key] = offset
+                else:
+                    tombstones.pop(key, None)
         self._scanned[partition] = max(self._scanned.get(partition, 0), high_watermark)
+
+    def _scan_committed(self, leader: PartitionReplica) -> None:
+        """Note the keys' last records the leader committed since the partition was last read for them."""
+        low = self._scanned.get(leader.partition, 0)
+        if leader.high_watermark > low:
+            values = leader.read(low, leader.high_watermark)
+            self._note_committed(leader.partition, _last_offsets(values), values, leader.high_watermark)
+
+    def _deleted_key_back(self, leader: PartitionReplica) -> Violation | None:
+        """A key whose newest committed record is a tombstone below the leader's high watermark must not hold an
+        older value again as its last record there: a leader that missed the tombstone, which the old leader's
+        cleaner then removed, would bring the key back. Read whole, so judged once per leader epoch."""
+        tombstones = {
+            key: offset
+            for key, offset in self._committed_tombstones.get(leader.partition, {}).items()
+            if offset < leader.high_watermark
+        }
+        if not tombstones:
+            return None
+        values = leader.read(0, leader.high_watermark)
+        last = _last_offsets(values)
+        for key, offset in sorted(tombstones.items(), key=lambda item: item[1]):
+            held = last.get(key, -1)
+            if 0 <= held < offset and values[held] != tombstone_of(key):
+                return Violation(
+                    "CompactedLatestValueKept",
+                    f"partition {leader.partition}: broker {leader.broker}, leader in epoch {leader.leader_epoch} "
+                    f"with high watermark {leader.high_watermark}, holds {values[held]!r} at offset {held}, where "
+                    f"its key's tombstone at offset {offset} was committed: its key came back with an older value",
+                )
+        return None
 
     def _replaced_since(self, record: Acknowledged, acked: list[Acknowledged]) -> bool:
         """A later record of its key was committed (seen below a leader's high watermark, by any producer) or
@@ -342,6 +384,8 @@ class Invariants:
             judged = (partition, leader.leader_epoch)
             whole = self.compacted and judged not in self._judged_leaders
             violation = self._check_acknowledged(partition, leader, full=False, whole_log=whole)
+            if violation is None and whole:
+                violation = self._deleted_key_back(leader)
             if violation is not None:
                 return violation
             self._judged_leaders.add(judged)
@@ -371,6 +415,8 @@ class Invariants:
         newest = [acked[end - 1]] if end > 0 and acked[end - 1].offset < leader.high_watermark else []
         checked = acked[start:end] + newest
         if not checked:
+            if self.compacted:  # writes of acks=1 and acks=0 only: their committed records still count
+                self._scan_committed(leader)
             return None
         low = min(record.offset for record in checked)
         if self.compacted:  # what replaces a record may lie anywhere below the high watermark, and is noted there
@@ -412,7 +458,7 @@ class Invariants:
         if not self.compacted:
             return lambda _record: "the topic is not compacted"
         last = _last_offsets(values)
-        self._note_committed(leader.partition, last, leader.high_watermark)
+        self._note_committed(leader.partition, last, values, leader.high_watermark)
         below: list[dict[bytes, int]] = []  # the last offsets below `low`, read once if a gone tombstone needs them
 
         def removed(record: Acknowledged) -> str | None:
@@ -450,6 +496,9 @@ class Invariants:
                 return Violation("NoCommittedRecordLost", f"partition {partition} has no leader at the end of the run")
             violation = self._check_acknowledged(partition, leader, full=True)
             if violation is not None:
+                return violation
+        for partition in sorted(self._committed_tombstones):
+            if partition in leaders and (violation := self._deleted_key_back(leaders[partition])) is not None:
                 return violation
         return None
 

@@ -160,11 +160,15 @@ def test_tombstones_removed_within_a_run_hold_as_analyze_judges_them(capsys: pyt
 # a cleaner that ignores delete.retention.ms removes the tombstone before broker 1 is back, and when broker 1 leads
 # again the deleted key is back. 1,503 keys: a multiple of the 3 partitions (a key stays on its partition), not of
 # the 10 writes between tombstones (the one producer's tombstones fall on other keys each pass).
-RESURRECTION = [
-    "simulate", "--seed", "4", "--compacted-keys", "1503", "--acks", "all", "--faults", "pause",
-    "--max-down-s", "30", "--set", "leader.imbalance.check.interval.seconds=5",
-    "--set", "log.cleaner.delete.retention.ms=120000",
-]  # fmt: skip
+def resurrection(seed: int, acks: str) -> list[str]:
+    return [
+        "simulate", "--seed", str(seed), "--compacted-keys", "1503", "--acks", acks, "--faults", "pause",
+        "--max-down-s", "30", "--set", "leader.imbalance.check.interval.seconds=5",
+        "--set", "log.cleaner.delete.retention.ms=120000",
+    ]  # fmt: skip
+
+
+RESURRECTION = resurrection(4, "all")
 
 
 def test_a_cleaner_planted_to_ignore_delete_retention_brings_a_deleted_key_back_and_is_caught(
@@ -186,3 +190,24 @@ def test_a_value_deleted_by_a_committed_write_of_any_producer_may_be_gone_with_i
         assert invariants.check([leader_holding(held, 4 if committed else 2)], []) is None
         found = invariants.check_all_acknowledged([leader_holding({6: b"k2=r6"}, 10)])
         assert (found is None) == committed
+
+
+def test_a_committed_tombstone_of_any_producer_keeps_its_key_deleted_on_every_later_leader() -> None:
+    """A tombstone no acks=all producer wrote counts once the world saw it committed (below a leader's high
+    watermark): a later leader whose log ends the key on an older value breaks CompactedLatestValueKept. One never
+    committed does not count."""
+    for committed in (True, False):
+        invariants = Invariants(compacted=True)
+        held = {1: b"k1=r1", 3: tombstone_of(b"k1")}
+        assert invariants.check([leader_holding(held, 4 if committed else 2)], []) is None
+        missed = replace(leader_holding({1: b"k1=r1", 6: b"k2=r6"}, 10, broker=2), leads=True, leader_epoch=1)
+        found = invariants.check([missed], [])
+        assert (found is not None and "its key came back with an older value" in found.detail) == committed
+
+
+def test_the_planted_cleaner_is_caught_on_the_tombstones_of_acks_1_writes(capsys: pytest.CaptureFixture[str]) -> None:
+    # Seed 7, acks=1 only: broker 2, paused, kept key-26=r26; its leader's planted cleaner removed the key's
+    # tombstone at once, and broker 2, leading sim-2 in epoch 1, has the key back. The shipped cleaner holds.
+    assert main([*resurrection(7, "1"), "--planted-bug", "cleaner-ignores-delete-retention"]) == 1
+    out = capsys.readouterr().out
+    assert "holds b'key-26=r26' at offset 8, where its key's tombstone at offset 509 was committed" in out
