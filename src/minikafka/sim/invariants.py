@@ -45,9 +45,21 @@ _HEADER = struct.Struct(">qiibI2xi30xi")
 
 
 @dataclass(frozen=True)
+class Comeback:
+    """A deleted key back on a leader: the leader, which missed the tombstone, and when the world first saw that
+    tombstone committed (None if it never did)."""
+
+    broker: int
+    partition: int
+    tombstone_offset: int
+    committed_at: float | None
+
+
+@dataclass(frozen=True)
 class Violation:
     invariant: str
     detail: str
+    comeback: Comeback | None = None  # CompactedLatestValueKept's deleted key come back
 
 
 @dataclass(frozen=True)
@@ -281,6 +293,8 @@ class Invariants:
     # Compacted, by partition: the keys whose newest committed record is a tombstone, at its offset. Whoever wrote
     # it, the key stays deleted: no older value of it may come back.
     _committed_tombstones: dict[int, dict[bytes, int]] = field(default_factory=dict)
+    _tombstone_committed_at: dict[tuple[int, int], float] = field(default_factory=dict)  # (partition, offset)
+    now: float = 0.0  # the simulated time of the check under way, set by the world
 
     def acknowledge(self, record: Acknowledged) -> None:
         self.acknowledged.setdefault(record.partition, []).append(record)
@@ -296,6 +310,7 @@ class Invariants:
                 committed[key] = offset
                 if values.get(offset) == tombstone_of(key):
                     tombstones[key] = offset
+                    self._tombstone_committed_at.setdefault((partition, offset), self.now)
                 else:
                     tombstones.pop(key, None)
         self._scanned[partition] = max(self._scanned.get(partition, 0), high_watermark)
@@ -306,6 +321,10 @@ class Invariants:
         if leader.high_watermark > low:
             values = leader.read(low, leader.high_watermark)
             self._note_committed(leader.partition, _last_offsets(values), values, leader.high_watermark)
+
+    def _comeback(self, leader: PartitionReplica, tombstone_offset: int) -> Comeback:
+        committed_at = self._tombstone_committed_at.get((leader.partition, tombstone_offset))
+        return Comeback(leader.broker, leader.partition, tombstone_offset, committed_at)
 
     def _deleted_key_back(self, leader: PartitionReplica) -> Violation | None:
         """A key whose newest committed record is a tombstone below the leader's high watermark must not hold an
@@ -328,6 +347,7 @@ class Invariants:
                     f"partition {leader.partition}: broker {leader.broker}, leader in epoch {leader.leader_epoch} "
                     f"with high watermark {leader.high_watermark}, holds {values[held]!r} at offset {held}, where "
                     f"its key's tombstone at offset {offset} was committed: its key came back with an older value",
+                    self._comeback(leader, offset),
                 )
         return None
 
@@ -437,7 +457,13 @@ class Invariants:
                 f"watermark {leader.high_watermark}, holds"
             )
             if value is None and self.compacted:
-                return Violation("CompactedLatestValueKept", f"{where} {why}")
+                # A gone tombstone breaks it only when its key came back.
+                back = (
+                    self._comeback(leader, record.offset)
+                    if record.value == tombstone_of(compacted_key(record.value))
+                    else None
+                )
+                return Violation("CompactedLatestValueKept", f"{where} {why}", back)
             return Violation(
                 "NoCommittedRecordLost",
                 f"{where} {value!r} at offset {record.offset}, where {record.value!r} was acknowledged",

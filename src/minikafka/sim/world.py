@@ -95,6 +95,7 @@ from minikafka.sim.invariants import (
 from minikafka.sim.network import NetworkFaults, SimNetwork
 from minikafka.sim.partition_reassignment import reassign_partition
 from minikafka.sim.planted_bugs import planted
+from minikafka.sim.tombstone_retention import LogEnds, delete_retention_ms, explain_comeback
 from minikafka.sim.transaction_invariants import LeaderLso, TransactionInvariants
 from minikafka.sim.transactions import TXN_TOPIC, ReadCommittedConsumer, transactional_producer
 from minikafka.sim.virtual_loop import VirtualTimeLoop
@@ -310,6 +311,7 @@ class World:
         if settings.clients.compacted_keys:
             self.topic = dataclasses.replace(self.topic, configs={**self.topic.configs, **COMPACTED_TOPIC_CONFIGS})
         self.invariants = Invariants(compacted=bool(settings.clients.compacted_keys))
+        self.log_ends = LogEnds()  # compacted: to tell a deleted key's comeback within Kafka's bound
         self.events = EventInvariants()
         self.clients = ClientInvariants(self._highest_high_watermark)
         self.transactions = TransactionInvariants()
@@ -431,6 +433,9 @@ class World:
 
     def check(self) -> None:
         replicas = self.replicas()
+        if self.invariants.compacted:
+            self.invariants.now = asyncio.get_running_loop().time()
+            self.log_ends.note(self.invariants.now, replicas)
         self.violated(self.invariants.check(replicas, self.raft_nodes()))
         self.events.ownership.judge(asyncio.get_running_loop().time())
         while self.events.violations:
@@ -1084,6 +1089,9 @@ async def _simulate(settings: SimulationSettings, root: Path, trace: Trace, scri
             f"{'; '.join(world.overlapping)}: more than one replica away at once, beyond Kafka's promise for "
             f"acks=all with {settings.topic.described}"
         )
+    elif violation is not None and violation.comeback is not None:
+        retention_ms = delete_retention_ms({**settings.overrides, **settings.broker_overrides})
+        explained = explain_comeback(world.log_ends, violation.comeback, retention_ms, STEP_S)
     return SimulationResult(
         settings.seed,
         violation,

@@ -15,12 +15,14 @@ from minikafka.common.record_batch import Record, build_batch
 from minikafka.sim.clients import ClientMix, ProducerSpec
 from minikafka.sim.invariants import (
     Acknowledged,
+    Comeback,
     Invariants,
     PartitionReplica,
     compacted_log_matching,
     records_between,
     tombstone_of,
 )
+from minikafka.sim.tombstone_retention import LogEnds, explain_comeback
 from minikafka.sim.world import SimulationSettings, simulate_seed
 
 
@@ -177,6 +179,13 @@ def test_a_cleaner_planted_to_ignore_delete_retention_brings_a_deleted_key_back_
     out, _replay = caught_and_replayed(capsys, [*RESURRECTION, "--planted-bug", "cleaner-ignores-delete-retention"])
     assert "its key came back with the older value b'key-126=r126' at offset 42" in out
     assert main(RESURRECTION) == 0  # the shipped cleaner keeps the tombstone for delete.retention.ms
+    # With a retention shorter than broker 1 was behind, the shipped cleaner brings the key back as Kafka allows.
+    capsys.readouterr()
+    assert main([*RESURRECTION[:-1], "log.cleaner.delete.retention.ms=1000"]) == 0
+    assert (
+        "explained loss (CompactedLatestValueKept): broker 1's log of partition 0 passed offset 543 only at 52.2s, "
+        "8.8 s after the tombstone there was committed: longer than delete.retention.ms (1000 ms)"
+    ) in capsys.readouterr().out
 
 
 def test_a_value_deleted_by_a_committed_write_of_any_producer_may_be_gone_with_its_removed_tombstone() -> None:
@@ -211,3 +220,14 @@ def test_the_planted_cleaner_is_caught_on_the_tombstones_of_acks_1_writes(capsys
     assert main([*resurrection(7, "1"), "--planted-bug", "cleaner-ignores-delete-retention"]) == 1
     out = capsys.readouterr().out
     assert "holds b'key-26=r26' at offset 8, where its key's tombstone at offset 509 was committed" in out
+
+
+def test_a_comeback_is_explained_only_when_the_leader_was_behind_the_tombstone_longer_than_the_retention() -> None:
+    log_ends = LogEnds()
+    for at, end in ((1.0, 4), (2.0, 8), (3.0, 2), (9.0, 9)):  # past offset 5, truncated below it, past it again
+        log_ends.note(at, [leader_holding({}, end)])
+    assert log_ends.last_passed(1, 0, 5) == 9.0 and log_ends.last_passed(1, 0, 9) is None
+    comeback = Comeback(1, 0, 5, committed_at=2.5)
+    assert explain_comeback(log_ends, comeback, 6000, 0.25) is not None  # 6.5 s behind
+    assert explain_comeback(log_ends, comeback, 7000, 0.25) is None
+    assert explain_comeback(log_ends, replace(comeback, committed_at=None), 1000, 0.25) is None
