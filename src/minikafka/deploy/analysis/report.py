@@ -46,7 +46,7 @@ from minikafka.deploy.analysis.kraft_summary import kraft_summary
 from minikafka.deploy.analysis.malformed import malformed_report
 from minikafka.deploy.analysis.replica_logs import ReplicaLogs, load_replica_logs, log_matching
 from minikafka.deploy.analysis.report_render import render_html, render_markdown
-from minikafka.deploy.analysis.spark import persisted_rdds, release_cached, spark_session
+from minikafka.deploy.analysis.spark import kept_for_checks, persisted_rdds, release_cached, spark_session
 from minikafka.deploy.analysis.stray_partitions import stray_partition_logs
 from minikafka.deploy.analysis.tallies import EventTallies, event_tallies, produced_tallies
 from minikafka.deploy.analysis.topic_incarnations import (
@@ -296,11 +296,10 @@ def judge(spark: SparkSession, run_dir: Path) -> Judgement:
         read_produced(spark, run_dir),
         read_consume_files(spark, run_dir),
     )
-    # Checkpointed, not cached: each check's plan, analysed and optimised anew on the driver, then starts from the
-    # stored rows rather than the whole reading and parsing plan (a warm analysis of a small run: 24 to 18 CPU s).
-    # The rows live on the executors: one lost mid-analysis fails the analysis instead of recomputing them.
+    # Stored, not cached: each check's plan, analysed and optimised anew on the driver, then starts from the stored
+    # rows rather than the whole reading and parsing plan (a warm analysis of a small run: 24 to 18 CPU s).
     events, produced, lines = (
-        frame.localCheckpoint() for frame in (events_read.rows, produced_read.rows, consume_read.rows)
+        kept_for_checks(spark, frame) for frame in (events_read.rows, produced_read.rows, consume_read.rows)
     )
     topics = events_read.topics
     consumed, ends = reads_of_kept_topics(consumed_records(lines), topics), read_ends(lines)
