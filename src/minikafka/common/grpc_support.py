@@ -152,7 +152,10 @@ class PeerChannels:
         channels, self._channels = list(self._channels.values()), {}
         for channel in channels:
             await channel.close()
-        await asyncio.gather(*self._retiring, return_exceptions=True)
+        # Only when some are left: a fetcher's coroutine closed by the garbage collector after its loop ended runs
+        # this with no loop, and gather asks for one even with nothing to wait on.
+        if self._retiring:
+            await asyncio.gather(*self._retiring, return_exceptions=True)
 
 
 def sync_channel(address: str, tls: TlsFiles | None = None) -> grpc.Channel:
