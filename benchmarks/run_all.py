@@ -19,13 +19,15 @@ as unary calls (the issue's baseline) and pipelined on one bidi stream (the tran
 fetchers use), raw sequential file append of the same bytes, pysyncobj on 3 processes with as many entries in
 flight, a bare unary echo of a registration's size with as many calls in flight (each controller write is one unary
 call: the quorum's transport ceiling), and 32-byte loopback round trips between two processes that sleep in `recv`
-and that spin (the difference is the price of waking a process, which every gRPC message pays at its receiver). Each
-produce shape runs `--rounds` times, each round right after its own echo baseline; the median round and the median
-of the rounds' ratios are reported (the shared machine drifts by tens of percent within a minute). With
---scale-partitions, the partition scale curve too (`partition_scale.py`: time to full ISRs, fencings, idle CPU and
-RSS per broker, controller failover, a broker's stop and restart, a describe of every topic; `--scale-only` runs
-only it). Writes benchmarks/results.json and prints a table with the ratios, then the lines each figure is held to
-(`run_all_guards.py`: floors a regression breaks, targets not yet reached), also written to results.json."""
+and that spin (the difference is the price of waking a process, which every gRPC message pays at its receiver). The
+simulator: a seed's CPU against a real chaos run of the same fault schedule, and a search's seeds a minute
+(`sim_speed.py`). Each produce shape runs `--rounds` times, each round right after its own echo baseline; the median
+round and the median of the rounds' ratios are reported (the shared machine drifts by tens of percent within a
+minute). With --scale-partitions, the partition scale curve too (`partition_scale.py`: time to full ISRs, fencings,
+idle CPU and RSS per broker, controller failover, a broker's stop and restart, a describe of every topic;
+`--scale-only` runs only it). Writes benchmarks/results.json and prints a table with the ratios, then the lines each
+figure is held to (`run_all_guards.py`: floors a regression breaks, targets not yet reached), also written to
+results.json."""
 
 from __future__ import annotations
 
@@ -368,6 +370,12 @@ def main() -> None:
         "each, minutes apiece; none by default",
     )
     parser.add_argument("--scale-only", action="store_true", help="only the partition scale curve")
+    parser.add_argument(
+        "--simulator-rounds",
+        type=int,
+        default=3,
+        help="simulated runs of the seed measured against one real chaos run of its schedule (sim_speed.py); 0: none",
+    )
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
     wall = time.monotonic()
@@ -484,6 +492,10 @@ def main() -> None:
     from loopback_round_trip import measure as round_trip_measure
 
     results["loopback_round_trip"] = {mode: round_trip_measure(free_ports(1)[0], mode=mode) for mode in MODES}
+    if args.simulator_rounds:
+        from sim_speed import measure as simulator_measure
+
+        results["simulator"] = simulator_measure(5, args.simulator_rounds, 10, log)
     if scale:
         results["partition_scale"] = scale_curve(scale)
     results["wall_s"] = round(time.monotonic() - wall, 1)
@@ -614,6 +626,10 @@ def print_table(results: dict[str, Any], out: str) -> None:
     from kafka_wire import print_rows
 
     print_rows(results["kafka_wire"])
+    if "simulator" in results:
+        from sim_speed import print_rows as print_simulator_rows
+
+        print_simulator_rows(results["simulator"])
     print_scale_rows(results.get("partition_scale", {}))
     print(f"wall time {results['wall_s']} s; results in {out}")
 

@@ -47,6 +47,10 @@ GUARDS = (
           0.40, True, "target"),
     Guard("Kafka wire, aiokafka, 6 partitions, vs Tansu", ("kafka_wire", "aiokafka_p6", "ratio_to_tansu"),
           0.40, True, "target"),
+    Guard("simulator per core vs a real chaos run's wall time", ("simulator", "per_core_ratio"), 10.0, True,
+          "floor"),
+    Guard("simulator per core vs a real chaos run's wall time", ("simulator", "per_core_ratio"), 50.0, True,
+          "target"),
 )  # fmt: skip
 
 
