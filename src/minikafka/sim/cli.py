@@ -149,7 +149,8 @@ def _add_client_options(clients: argparse._ArgumentGroup) -> None:
         metavar="N",
         help="the topic compacted as chaos's --compacted-keys makes it, the producers overwriting N keys in turn "
         "(every tenth write a tombstone): a record whose key the leader holds again later may go, the latest "
-        "acknowledged value of each key must stay (CompactedLatestValueKept); producers only",
+        "acknowledged value of each key must stay (CompactedLatestValueKept), and --consumers read each key's "
+        "latest record; producers and plain consumers only",
     )
     clients.add_argument(
         "--clients",
@@ -172,10 +173,9 @@ def _stories_epilog() -> str:
 
 def client_mix(args: argparse.Namespace) -> ClientMix:
     """The producers, consumers and group members the options ask for."""
-    readers = args.clients or args.consumers or args.group_consumers or args.transactional or args.exactly_once
-    if args.compacted_keys and readers:
-        # The consumers must read every acknowledged record, and a cleaner may remove one a later write replaced.
-        raise CliError("--compacted-keys takes producers only (--acks, --idempotence)")
+    others = args.clients or args.group_consumers or args.transactional or args.exactly_once
+    if args.compacted_keys and others:
+        raise CliError("--compacted-keys takes producers and plain consumers only (--acks, --idempotence, --consumers)")
     if args.clients == "mixed":
         return replace(MIXED, group_protocol=args.group_protocol)
     if args.clients == "seeded":
@@ -373,9 +373,12 @@ def _reads(result: SimulationResult) -> str:
     )
     cleaned = seen.get("compaction")
     if cleaned is not None:
+        skipped = cleaned.get("skipped_by_consumers")
         faults = (
             f"{cleaned['cleanings']} cleanings removed {cleaned['records_removed']} records "
-            f"({cleaned['tombstones_removed']} tombstones), " + faults
+            f"({cleaned['tombstones_removed']} tombstones), "
+            + (f"{skipped} not read as cleaned, " if skipped else "")
+            + faults
         )
     if "consumed" not in seen:
         return faults

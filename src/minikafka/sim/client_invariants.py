@@ -22,6 +22,9 @@ over the live run instead of Spark over files:
   (NoCommittedRecordLost, as `analyze` reads it, through a consumer) and by the group (GroupConsumedEveryRecord:
   at least once, as `chaos --group-consumers` counts its unconsumed records). acks=1 and acks=0 records promise
   nothing after a leader's failure: acks=1 ones no read found are counted (LostAcksOneWrites, an anomaly).
+  On a compacted topic a reader need not read a record a cleaner may have removed, as `analyze` excuses it: one a
+  later record of its key replaced (acks=all acknowledged or read, at a higher offset), or a tombstone the leader
+  no longer holds. So each key's latest record is read, Kafka's promise to a consumer reading from the start.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from minikafka.sim.invariants import Violation
+from minikafka.sim.invariants import Violation, compacted_key, tombstone_of
 
 ACKS_NAMES = {-1: "all", 1: "1", 0: "0"}
 
@@ -52,6 +55,8 @@ class Read:
 @dataclass
 class ClientInvariants:
     high_watermark: Callable[[int], int]  # the highest a leader of the partition had reached, as the world saw it
+    # A compacted topic's: whether the partition's leader holds the tombstone at the offset (None: not compacted).
+    tombstone_held: Callable[[int, int], bool] | None = None
     read_ends: dict[int, int] = field(default_factory=dict)  # partition -> one past the highest offset read
     violations: list[Violation] = field(default_factory=list)
     sent: set[bytes] = field(default_factory=set)
@@ -115,7 +120,7 @@ class ClientInvariants:
         elif read.value in self.definitely_failed and read.value not in self.succeeded:
             self._violated("AbortedRead", f"{read.reader} read {read.value!r} at {key}, whose send definitely failed")
         first = self.offsets_of.setdefault(read.value, key)
-        if first != key and read.value in self.idempotent:
+        if first != key and read.value in self.idempotent and not self._a_tombstone(read.value):
             self._violated(
                 "Duplicates", f"{read.value!r}, sent by an idempotent producer, was read at {first} and at {key}"
             )
@@ -177,9 +182,41 @@ class ClientInvariants:
     # ---- the end ----
 
     def unread(self, reader: str | None) -> list[tuple[int, int]]:
-        """The acks=all acknowledged records `reader` (or the group: None) has not read at their offset."""
+        """The acks=all acknowledged records `reader` (or the group: None) has not read at their offset, but for
+        those a compacted topic's cleaner may have removed."""
         seen = self.group_read if reader is None else self.read_by.get(reader, set())
-        return sorted(key for key, value in self.acked_all.items() if (*key, value) not in seen)
+        unread = sorted(key for key, value in self.acked_all.items() if (*key, value) not in seen)
+        if self.tombstone_held is None or not unread:
+            return unread
+        latest = self._latest_committed()
+        return [key for key in unread if not self._maybe_cleaned(key, latest)]
+
+    def skipped_as_cleaned(self, reader: str) -> int:
+        """How many acks=all acknowledged records `reader` never read that a cleaner may have removed."""
+        seen = self.read_by.get(reader, set())
+        missed = sum(1 for key, value in self.acked_all.items() if (*key, value) not in seen)
+        return missed - len(self.unread(reader))
+
+    def _latest_committed(self) -> dict[tuple[int, bytes], int]:
+        """(partition, key) -> the highest offset of a record of the key acks=all acknowledged or read."""
+        latest: dict[tuple[int, bytes], int] = {}
+        committed = [(p, o, v) for (p, o), v in self.acked_all.items()]
+        for p, o, v in (*committed, *(read for reads in self.read_by.values() for read in reads)):
+            key = (p, compacted_key(v))
+            latest[key] = max(o, latest.get(key, -1))
+        return latest
+
+    def _a_tombstone(self, value: bytes) -> bool:
+        """A compacted topic's tombstone: every one of a key reads alike, so it is not unique as values are."""
+        return self.tombstone_held is not None and value == tombstone_of(compacted_key(value))
+
+    def _maybe_cleaned(self, where: tuple[int, int], latest: dict[tuple[int, bytes], int]) -> bool:
+        assert self.tombstone_held is not None
+        value = self.acked_all[where]
+        key = compacted_key(value)
+        if latest.get((where[0], key), -1) > where[1]:
+            return True  # replaced by a later record of its key
+        return self._a_tombstone(value) and not self.tombstone_held(*where)
 
     def check_final(self, readers: list[str], group: str | None) -> None:
         for reader in readers:

@@ -183,15 +183,24 @@ class PlainConsumer:
     """A consumer assigned every partition from the earliest offset, polling until cancelled."""
 
     def __init__(
-        self, name: str, bootstrap: list[str], topic: str, checks: ClientInvariants, isolation_level: int
+        self,
+        name: str,
+        bootstrap: list[str],
+        topic: str,
+        checks: ClientInvariants,
+        isolation_level: int,
+        start_after_s: float = 0.0,
     ) -> None:
         self.name = name
         self.topic = topic
         self.checks = checks
+        self.start_after_s = start_after_s  # a late reader of a compacted topic finds cleaned logs
         self.consumer = Consumer(bootstrap, ConsumerConfig(fetch_max_wait_ms=200, isolation_level=isolation_level))
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
+        if self.start_after_s:
+            await asyncio.sleep(self.start_after_s)  # the simulated run's schedule, not a synchronisation
         await assign_every_partition(self.consumer, self.topic)
         try:
             async for records in polls(self.consumer):
@@ -223,9 +232,9 @@ async def polls(consumer: Consumer) -> AsyncIterator[list[ConsumerRecord]]:
 
 
 def _read(reader: str, record: ConsumerRecord, at_s: float, member: SimMember | None = None) -> Read:
+    value = record.value or (tombstone_of(record.key) if record.value is None and record.key is not None else b"")
     if member is None:
-        return Read(reader, record.partition, record.offset, record.value or b"", at_s)
-    value = record.value or b""
+        return Read(reader, record.partition, record.offset, value, at_s)
     return Read(reader, record.partition, record.offset, value, at_s, member.group, member.generation, member.joins)
 
 

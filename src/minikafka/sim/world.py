@@ -313,7 +313,8 @@ class World:
         self.invariants = Invariants(compacted=bool(settings.clients.compacted_keys))
         self.log_ends = LogEnds()  # compacted: to tell a deleted key's comeback within Kafka's bound
         self.events = EventInvariants()
-        self.clients = ClientInvariants(self._highest_high_watermark)
+        held = self._tombstone_held if settings.clients.compacted_keys else None
+        self.clients = ClientInvariants(self._highest_high_watermark, held)
         self.transactions = TransactionInvariants()
         self.exactly_once = ExactlyOnceInvariants()
         self.eos_tasks: list[asyncio.Task[Any]] = []  # the pipeline's workers and its output's reader
@@ -359,6 +360,11 @@ class World:
         """The highest high watermark a leader of the partition had reached, up to now (not only the last step)."""
         now = [max(r.high_watermark, r.replica_high_watermark) for r in self.replicas() if r.partition == partition]
         return max([self.invariants.high_watermarks.get(partition, 0), *now])
+
+    def _tombstone_held(self, partition: int, offset: int) -> bool:
+        """Whether the partition's newest leader holds a record at `offset` (True while none leads: unknown)."""
+        leader = self._leading()[partition]
+        return leader is None or offset in _read_values(leader.log, offset, offset + 1)
 
     def _observe_client_event(self, event: Mapping[str, Any]) -> None:
         name = event.get("event")
@@ -644,8 +650,10 @@ class World:
             for index, spec in enumerate(mix.producers)
         ]
         readers = [
-            self._in_client(PlainConsumer(name, bootstrap, TOPIC, self.clients, mix.isolation_level).run())
-            for name in self.readers
+            self._in_client(
+                PlainConsumer(name, bootstrap, TOPIC, self.clients, mix.isolation_level, self._reader_start(c)).run()
+            )
+            for c, name in enumerate(self.readers)
         ]
         transactional = self._start_transactional(bootstrap, stop)
         self.producing = [*producers, *transactional[: mix.transactional]]
@@ -769,6 +777,14 @@ class World:
         finally:
             kills.stop()
 
+    def _reader_start(self, reader: int) -> float:
+        """When a plain consumer starts, in seconds: at once, but on a compacted topic the n-th of N a (n + 1) / (N +
+        1) part into the run, so each reads from the start of logs cleaned meanwhile (Kafka's promise to it: each
+        key's latest record)."""
+        if not self.settings.clients.compacted_keys:
+            return 0.0
+        return self.settings.duration_s * (reader + 1) / (self.settings.clients.consumers + 1)
+
     @property
     def readers(self) -> list[str]:
         return [f"consumer-{c}" for c in range(self.settings.clients.consumers)]
@@ -809,6 +825,9 @@ class World:
         self.observed["consumed"] = self.clients.reads
         self.observed["commits"] = self.clients.commits_seen
         self.observed["lost_acks_one"] = self.clients.lost_acks_one()
+        if "compaction" in self.observed:
+            skipped = sum(self.clients.skipped_as_cleaned(reader) for reader in self.readers)
+            self.observed["compaction"]["skipped_by_consumers"] = skipped
         self.observed["member_kills"] = self.member_kills.kills if self.member_kills is not None else 0
         while self.clients.violations:
             self.violated(self.clients.violations.pop(0))

@@ -12,6 +12,7 @@ import pytest
 
 from minikafka.cli import main
 from minikafka.common.record_batch import Record, build_batch
+from minikafka.sim.client_invariants import ClientInvariants, Read
 from minikafka.sim.clients import ClientMix, ProducerSpec
 from minikafka.sim.invariants import (
     Acknowledged,
@@ -81,9 +82,59 @@ def test_every_cleaner_compacts_the_topic_under_faults_and_the_run_holds() -> No
     assert result.faults >= 2
 
 
-def test_compacted_keys_take_producers_only(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["simulate", "--seed", "1", "--compacted-keys", "5", "--consumers", "1"]) == 1
-    assert "--compacted-keys takes producers only" in capsys.readouterr().err
+def test_compacted_keys_take_producers_and_plain_consumers_only(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--seed", "1", "--compacted-keys", "5", "--group-consumers", "2"]) == 1
+    assert "--compacted-keys takes producers and plain consumers only" in capsys.readouterr().err
+
+
+def test_a_late_consumer_reads_each_keys_latest_record_of_a_cleaned_log_and_the_run_holds() -> None:
+    settings = SimulationSettings(
+        1, duration_s=20.0, clients=ClientMix((ProducerSpec(-1),), consumers=1, compacted_keys=20)
+    )
+    result = simulate_seed(settings)
+    assert result.violation is None, result.trace
+    # The consumer started halfway through, after cleanings had removed records it then never read.
+    assert result.observed["compaction"]["skipped_by_consumers"] > 0
+    assert result.observed["consumed"] > 0
+
+
+def late_reader(held: set[tuple[int, int]] | None = None) -> ClientInvariants:
+    invariants = ClientInvariants(lambda _partition: 100, lambda p, o: held is None or (p, o) in held)
+    for offset, value in enumerate((b"k1=a", b"k2=b", b"k1=c", b"k2=")):
+        invariants.sending(value, idempotent=True)
+        invariants.acknowledged(-1, 0, offset, value)
+    return invariants
+
+
+def test_a_consumer_may_skip_a_replaced_record_but_must_read_each_keys_latest() -> None:
+    invariants = late_reader()
+    for offset, value in ((1, b"k2=b"), (2, b"k1=c"), (3, b"k2=")):
+        invariants.consumed(Read("consumer-0", 0, offset, value, 1.0))
+    invariants.check_final(["consumer-0"], None)
+    assert invariants.violations == [] and invariants.skipped_as_cleaned("consumer-0") == 1
+    missed_latest = late_reader()
+    missed_latest.consumed(Read("consumer-0", 0, 0, b"k1=a", 1.0))
+    missed_latest.consumed(Read("consumer-0", 0, 3, b"k2=", 1.0))
+    missed_latest.check_final(["consumer-0"], None)
+    assert [v.invariant for v in missed_latest.violations] == ["NoCommittedRecordLost"]
+    assert "partition 0 offset 2" in missed_latest.violations[0].detail
+
+
+def test_a_consumer_may_miss_a_tombstone_only_once_the_leader_no_longer_holds_it() -> None:
+    for held, broken in (({(0, 3)}, ["NoCommittedRecordLost"]), (set(), [])):
+        invariants = late_reader(held)
+        invariants.consumed(Read("consumer-0", 0, 1, b"k2=b", 1.0))
+        invariants.consumed(Read("consumer-0", 0, 2, b"k1=c", 1.0))
+        invariants.check_final(["consumer-0"], None)
+        assert [v.invariant for v in invariants.violations] == broken
+
+
+def test_tombstones_of_one_key_read_alike_at_two_offsets_are_no_duplicates() -> None:
+    invariants = late_reader()
+    invariants.acknowledged(-1, 0, 4, b"k2=")
+    invariants.consumed(Read("consumer-0", 0, 3, b"k2=", 1.0))
+    invariants.consumed(Read("consumer-0", 0, 4, b"k2=", 1.0))
+    assert invariants.violations == []
 
 
 # Seed 2 of this command: broker 1, leading sim-0 while its followers fall behind, cleans past its high watermark;
