@@ -172,6 +172,19 @@ def test_controllers_replaying_different_records_at_one_offset_is_caught(spark, 
     ]
 
 
+def test_the_raft_layers_voter_events_at_an_offset_are_no_replayed_records(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    """A VotersRecord is a Raft control record: its leader logs that it appended it and every controller that its set
+    changed, at the record's offset. Those are not the metadata records the controllers replay."""
+    run = clean_run()
+    voters = {"epoch": 2, "offset": 30, "voters": ["101:a", "102:b", "103:c"]}
+    run.node_events += [
+        event("controller-101", 9.0, "raft_voter_change_appended", **voters, change="add", voter=103),
+        *(event(node, 9.1, "raft_voter_set_changed", **voters, is_voter=True)
+          for node in ("controller-101", "controller-102", "controller-103")),
+    ]  # fmt: skip
+    assert run_check(spark, tmp_path, run, "metadata_log_matching") == []
+
+
 def test_a_topic_created_again_starts_its_epochs_over(spark, tmp_path: Path) -> None:  # noqa: ANN001
     """Deleted and created again under the same name (a new topic id): its epochs start over, in the metadata and
     on a broker that deleted the old log, and a decrease within the new topic id is still caught."""

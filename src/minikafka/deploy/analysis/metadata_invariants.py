@@ -11,22 +11,7 @@ from pyspark.sql import functions as F
 
 from minikafka.deploy.analysis.events import committed_broker_registrations, committed_partition_changes
 from minikafka.deploy.analysis.topic_incarnations import node_number
-
-# The fields that describe a replayed record (not when or where it was logged).
-RECORD_FIELDS = (
-    "event",
-    "topic_id",
-    "partition",
-    "leader",
-    "isr",
-    "replicas",
-    "leader_epoch",
-    "partition_epoch",
-    "reason",
-    "broker_id",
-    "broker_epoch",
-    "applied",
-)
+from minikafka.kraft_controller.control.record_events import RECORD_IDENTITY_FIELDS
 
 
 def isr_never_empty(events: DataFrame) -> DataFrame:
@@ -195,9 +180,12 @@ def _adopted_epochs_decreasing(events: DataFrame) -> DataFrame:
 
 
 def metadata_log_matching(events: DataFrame) -> DataFrame:
-    """Every controller that replayed the metadata record at an offset saw the same record."""
-    replayed = events.where(F.col("offset").isNotNull() & F.col("node").startswith("controller-"))
-    fingerprinted = replayed.withColumn("record", F.to_json(F.struct(*RECORD_FIELDS)))
+    """Every controller that replayed the metadata record at an offset saw the same record. The Raft layer's events
+    at an offset (a VotersRecord appended, a voter set changed) are about its control records, not replays."""
+    replayed = events.where(
+        F.col("offset").isNotNull() & F.col("node").startswith("controller-") & ~F.col("event").startswith("raft_")
+    )
+    fingerprinted = replayed.withColumn("record", F.to_json(F.struct(*RECORD_IDENTITY_FIELDS)))
     return (
         fingerprinted.groupBy("offset")
         .agg(

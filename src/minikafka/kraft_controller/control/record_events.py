@@ -38,6 +38,24 @@ def _broker_current(image: MetadataImage, broker_id: int, broker_epoch: int) -> 
     return registration is not None and registration.broker_epoch == broker_epoch
 
 
+# The fields of a replay event that say which record it stands for: two controllers that replayed the same record
+# at an offset log the same values of these (MetadataLogMatching compares them, in `analyze` and the simulator).
+RECORD_IDENTITY_FIELDS = (
+    "event",
+    "topic_id",
+    "partition",
+    "leader",
+    "isr",
+    "replicas",
+    "leader_epoch",
+    "partition_epoch",
+    "reason",
+    "broker_id",
+    "broker_epoch",
+    "applied",
+)
+
+
 class RecordEvent(NamedTuple):
     name: str
     fields: dict[str, Any]
