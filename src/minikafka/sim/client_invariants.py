@@ -24,7 +24,9 @@ over the live run instead of Spark over files:
   nothing after a leader's failure: acks=1 ones no read found are counted (LostAcksOneWrites, an anomaly).
   On a compacted topic a reader need not read a record a cleaner may have removed, as `analyze` excuses it: one a
   later record of its key replaced (acks=all acknowledged or read, at a higher offset), or a tombstone the leader
-  no longer holds. So each key's latest record is read, Kafka's promise to a consumer reading from the start.
+  no longer holds that the reader went past `delete.retention.ms` after it was sent, or after a later record of its
+  key was sent (`tombstone_reads.py`). So each key's latest record is read, Kafka's promise to a consumer reading
+  from the start.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minikafka.sim.invariants import Violation, compacted_key, tombstone_of
+from minikafka.sim.tombstone_reads import TombstoneReads
 
 ACKS_NAMES = {-1: "all", 1: "1", 0: "0"}
 
@@ -57,6 +60,7 @@ class ClientInvariants:
     high_watermark: Callable[[int], int]  # the highest a leader of the partition had reached, as the world saw it
     # A compacted topic's: whether the partition's leader holds the tombstone at the offset (None: not compacted).
     tombstone_held: Callable[[int, int], bool] | None = None
+    tombstones: TombstoneReads | None = None  # a compacted topic's: when each tombstone may have been removed
     read_ends: dict[int, int] = field(default_factory=dict)  # partition -> one past the highest offset read
     violations: list[Violation] = field(default_factory=list)
     sent: set[bytes] = field(default_factory=set)
@@ -81,12 +85,16 @@ class ClientInvariants:
 
     # ---- what the producers saw ----
 
-    def sending(self, value: bytes, idempotent: bool = False) -> None:
+    def sending(self, value: bytes, idempotent: bool = False, at_s: float | None = None) -> None:
         self.sent.add(value)
         if idempotent:
             self.idempotent.add(value)
+        if self.tombstones is not None and at_s is not None:
+            self.tombstones.sending(compacted_key(value), at_s)
 
-    def acknowledged(self, acks: int, partition: int, offset: int | None, value: bytes) -> None:
+    def acknowledged(
+        self, acks: int, partition: int, offset: int | None, value: bytes, sent_at: float | None = None
+    ) -> None:
         self.succeeded.add(value)
         if offset is None:
             return  # acks=0: the broker does not say where
@@ -94,6 +102,8 @@ class ClientInvariants:
         if acks == -1:
             self.acked_all[key] = value
             self._observe_value(key, value, "acknowledged with acks=all")
+            if self.tombstones is not None and sent_at is not None and self._a_tombstone(value):
+                self.tombstones.acknowledged(partition, offset, sent_at)
         elif acks == 1:
             self.acked_one[key] = value
 
@@ -138,6 +148,8 @@ class ClientInvariants:
         if read.group is not None:
             self.group_read.add((read.partition, read.offset, read.value))
             self._check_backwards(read)
+        elif self.tombstones is not None:
+            self.tombstones.read(read.reader, read.partition, read.offset, read.at_s)
 
     def _check_backwards(self, read: Read) -> None:
         assert read.group is not None
@@ -189,7 +201,7 @@ class ClientInvariants:
         if self.tombstone_held is None or not unread:
             return unread
         latest = self._latest_committed()
-        return [key for key in unread if not self._maybe_cleaned(key, latest)]
+        return [key for key in unread if not self._maybe_cleaned(key, latest, reader)]
 
     def skipped_as_cleaned(self, reader: str) -> int:
         """How many acks=all acknowledged records `reader` never read that a cleaner may have removed."""
@@ -210,13 +222,15 @@ class ClientInvariants:
         """A compacted topic's tombstone: every one of a key reads alike, so it is not unique as values are."""
         return self.tombstone_held is not None and value == tombstone_of(compacted_key(value))
 
-    def _maybe_cleaned(self, where: tuple[int, int], latest: dict[tuple[int, bytes], int]) -> bool:
+    def _maybe_cleaned(self, where: tuple[int, int], latest: dict[tuple[int, bytes], int], reader: str | None) -> bool:
         assert self.tombstone_held is not None
         value = self.acked_all[where]
         key = compacted_key(value)
         if latest.get((where[0], key), -1) > where[1]:
             return True  # replaced by a later record of its key
-        return self._a_tombstone(value) and not self.tombstone_held(*where)
+        if not self._a_tombstone(value) or self.tombstone_held(*where):
+            return False
+        return reader is None or self.tombstones is None or self.tombstones.may_have_missed(reader, key, *where)
 
     def check_final(self, readers: list[str], group: str | None) -> None:
         for reader in readers:
@@ -225,7 +239,7 @@ class ClientInvariants:
                 self._violated(
                     "NoCommittedRecordLost",
                     f"{reader} never read {len(missing)} acks=all acknowledged record(s) at their offsets, the first "
-                    f"partition {missing[0][0]} offset {missing[0][1]}",
+                    f"partition {missing[0][0]} offset {missing[0][1]}{self._tombstone_passed(reader, missing[0])}",
                 )
         if group is not None:
             missing = self.unread(None)
@@ -235,6 +249,19 @@ class ClientInvariants:
                     f"group {group} never consumed {len(missing)} acks=all acknowledged record(s), the first "
                     f"partition {missing[0][0]} offset {missing[0][1]}",
                 )
+
+    def _tombstone_passed(self, reader: str, where: tuple[int, int]) -> str:
+        if self.tombstones is None or not self._a_tombstone(self.acked_all[where]):
+            return ""
+        progress = self.tombstones.progress.get((reader, where[0]))
+        passed = None if progress is None else progress.passed(where[1])
+        sent_at = self.tombstones.sent_at.get(where)
+        if passed is None or sent_at is None:
+            return ", a tombstone"
+        return (
+            f", a tombstone sent at {sent_at:.3f}s that it went past at {passed:.3f}s, within delete.retention.ms "
+            f"({self.tombstones.delete_retention_s:g} s): no cleaner may have removed it"
+        )
 
     def lost_acks_one(self) -> int:
         """acks=1 acknowledged records no consumer or group member read at their offset, once every acks=all one

@@ -149,13 +149,15 @@ async def produce(
             # Every tenth write of a compacted run deletes its key (a tombstone, read back as `key=`).
             sent = None if sequence % TOMBSTONE_EVERY == TOMBSTONE_EVERY - 1 else key + KEY_SEPARATOR + value
             value = tombstone_of(key) if sent is None else sent
-        checks.sending(value, idempotent)
+        sent_at = asyncio.get_running_loop().time()
+        checks.sending(value, idempotent, sent_at)
         try:
             future = await producer.send(topic, sent, key, partition=sequence % partitions)
         except KafkaError:
             await asyncio.sleep(RETRY_S)
             continue
-        future.add_done_callback(functools.partial(_outcome, checks, spec.acks, value, on_acknowledged))
+        outcome = functools.partial(_outcome, checks, spec.acks, value, on_acknowledged, sent_at)
+        future.add_done_callback(outcome)
         pending.add(future)
         future.add_done_callback(pending.discard)
         sequence += 1
@@ -165,7 +167,12 @@ async def produce(
 
 
 def _outcome(
-    checks: ClientInvariants, acks: int, value: bytes, on_acknowledged: Any, done: asyncio.Future[RecordMetadata]
+    checks: ClientInvariants,
+    acks: int,
+    value: bytes,
+    on_acknowledged: Any,
+    sent_at: float,
+    done: asyncio.Future[RecordMetadata],
 ) -> None:
     if done.cancelled():
         return
@@ -174,7 +181,7 @@ def _outcome(
         checks.failed(value, isinstance(error, DeliveryFailed) and error.definite)
         return
     meta = done.result()
-    checks.acknowledged(acks, meta.partition, meta.offset, value)
+    checks.acknowledged(acks, meta.partition, meta.offset, value, sent_at)
     if acks == -1 and meta.offset is not None:
         on_acknowledged(meta.partition, meta.offset, value)
 

@@ -4,7 +4,7 @@ events from a real run's JSON logs, in Spark; the names, meanings and descriptio
 
 The controllers log each committed metadata record when they replay it, with its offset; every controller replays
 the same offsets in order, so the first time an offset is seen every lower one has been seen: later replays of it
-(the other controllers, a restarted one replaying its log again) are skipped.
+(the other controllers, a restarted one replaying its log again) are only compared with it (MetadataLogMatching).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from minikafka.kraft_controller.control.record_events import RECORD_IDENTITY_FIELDS
 from minikafka.sim.consumer_group_ownership import EVENTS as OWNERSHIP_EVENTS
 from minikafka.sim.consumer_group_ownership import ConsumerGroupOwnership
 from minikafka.sim.invariants import Violation
@@ -37,11 +38,22 @@ class Epochs:
     partition_epoch: int
 
 
+@dataclass(frozen=True)
+class ReplayedRecord:
+    """The first replay seen at a metadata offset: which controller, and the record's identity fields."""
+
+    controller: int
+    identity: tuple[Any, ...]
+
+
 @dataclass
 class EventInvariants:
-    """Fed every event of every node (`observe`); a broken invariant is kept in `violations` in the order found."""
+    """Fed every event of every node (`observe`); a broken invariant is kept in `violations` in the order found.
+    `controllers`: the node ids whose offset-bearing events are metadata replays (none: MetadataLogMatching off)."""
 
+    controllers: frozenset[int] = frozenset()
     violations: list[Violation] = field(default_factory=list)
+    records_at: dict[int, ReplayedRecord] = field(default_factory=dict)  # metadata offset -> its first replay
     replayed_to: int = -1  # the highest metadata offset seen replayed
     registrations: dict[int, list[Registration]] = field(default_factory=dict)  # broker -> in offset order
     clean_start: dict[int, bool] = field(default_factory=dict)  # broker -> its newest start was after a clean stop
@@ -66,6 +78,8 @@ class EventInvariants:
 
     def observe(self, node: int | None, incarnation: int, event: Mapping[str, Any], at_s: float = 0.0) -> None:
         name = event.get("event")
+        if node in self.controllers and event.get("offset") is not None and not str(name).startswith("raft_"):
+            self._record_matches(node, event)  # the Raft layer's own events at an offset are no replays
         if name in OWNERSHIP_EVENTS:
             self.ownership.observe(event, at_s)
         elif name in _REPLAYED:
@@ -94,6 +108,17 @@ class EventInvariants:
 
     def _fail(self, invariant: str, detail: str) -> None:
         self.violations.append(Violation(invariant, detail))
+
+    def _record_matches(self, controller: int, event: Mapping[str, Any]) -> None:
+        offset = int(event["offset"])
+        identity = tuple(_hashable(event.get(name)) for name in RECORD_IDENTITY_FIELDS)
+        first = self.records_at.setdefault(offset, ReplayedRecord(controller, identity))
+        if first.identity != identity:
+            self._fail(
+                "MetadataLogMatching",
+                f"metadata offset {offset}: controller {first.controller} replayed {_described(first.identity)}, "
+                f"controller {controller} {_described(identity)}",
+            )
 
     def _registered(self, event: Mapping[str, Any], offset: int) -> None:
         broker = int(event["broker_id"])
@@ -138,6 +163,7 @@ class EventInvariants:
                 f"partition epoch {previous.partition_epoch} -> {epochs.partition_epoch}",
             )
         self.metadata_epochs[(str(event.get("topic_id")), tp)] = epochs
+        self._partition_shape(event, tp, offset)
         isr = _isr(event)
         if event.get("reason") == "alter_partition":
             key = (str(event["topic_id"]), int(event["partition"]), epochs.partition_epoch, isr)
@@ -158,6 +184,17 @@ class EventInvariants:
                     f"after registering at offset {registration.started_at} from an unclean shutdown, and has not "
                     "been in an ISR since",
                 )
+
+    def _partition_shape(self, event: Mapping[str, Any], tp: str, offset: int) -> None:
+        """IsrNeverEmpty and LeaderInIsrAndReplicas, on a committed partition state."""
+        leader, isr, replicas = int(event["leader"]), _isr(event), set(event.get("replicas") or ())
+        if not isr and not event.get("elr") and not event.get("last_known_elr"):
+            self._fail("IsrNeverEmpty", f"{tp} at metadata offset {offset}: an empty ISR, ELR and LastKnownElr")
+        if (leader >= 0 and (leader not in isr or leader not in replicas)) or not replicas.issuperset(isr):
+            self._fail(
+                "LeaderInIsrAndReplicas",
+                f"{tp} at metadata offset {offset}: leader {leader}, ISR {list(isr)}, replicas {sorted(replicas)}",
+            )
 
     def _registration(self, broker: int, before: int) -> Registration | None:
         found = [r for r in self.registrations.get(broker, ()) if r.offset < before]
@@ -244,3 +281,12 @@ class EventInvariants:
 
 def _isr(event: Mapping[str, Any]) -> tuple[int, ...]:
     return tuple(sorted(int(b) for b in event.get("isr") or ()))
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _described(identity: tuple[Any, ...]) -> str:
+    named = zip(RECORD_IDENTITY_FIELDS, identity, strict=True)
+    return " ".join(f"{name}={value}" for name, value in named if value is not None)

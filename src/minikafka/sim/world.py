@@ -95,6 +95,7 @@ from minikafka.sim.invariants import (
 from minikafka.sim.network import NetworkFaults, SimNetwork
 from minikafka.sim.partition_reassignment import reassign_partition
 from minikafka.sim.planted_bugs import planted
+from minikafka.sim.tombstone_reads import TombstoneReads
 from minikafka.sim.tombstone_retention import LogEnds, delete_retention_ms, explain_comeback
 from minikafka.sim.transaction_invariants import LeaderLso, TransactionInvariants
 from minikafka.sim.transactions import TXN_TOPIC, ReadCommittedConsumer, transactional_producer
@@ -312,9 +313,12 @@ class World:
             self.topic = dataclasses.replace(self.topic, configs={**self.topic.configs, **COMPACTED_TOPIC_CONFIGS})
         self.invariants = Invariants(compacted=bool(settings.clients.compacted_keys))
         self.log_ends = LogEnds()  # compacted: to tell a deleted key's comeback within Kafka's bound
-        self.events = EventInvariants()
-        held = self._tombstone_held if settings.clients.compacted_keys else None
-        self.clients = ClientInvariants(self._highest_high_watermark, held)
+        self.events = EventInvariants(frozenset(CONTROLLER_IDS))
+        held, tombstones = None, None
+        if settings.clients.compacted_keys:
+            retention_ms = delete_retention_ms({**settings.overrides, **settings.broker_overrides})
+            held, tombstones = self._tombstone_held, TombstoneReads(retention_ms / 1000)
+        self.clients = ClientInvariants(self._highest_high_watermark, held, tombstones)
         self.transactions = TransactionInvariants()
         self.exactly_once = ExactlyOnceInvariants()
         self.eos_tasks: list[asyncio.Task[Any]] = []  # the pipeline's workers and its output's reader

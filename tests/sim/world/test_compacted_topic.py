@@ -23,6 +23,7 @@ from minikafka.sim.invariants import (
     records_between,
     tombstone_of,
 )
+from minikafka.sim.tombstone_reads import TombstoneReads
 from minikafka.sim.tombstone_retention import LogEnds, explain_comeback
 from minikafka.sim.world import SimulationSettings, simulate_seed
 
@@ -127,6 +128,46 @@ def test_a_consumer_may_miss_a_tombstone_only_once_the_leader_no_longer_holds_it
         invariants.consumed(Read("consumer-0", 0, 2, b"k1=c", 1.0))
         invariants.check_final(["consumer-0"], None)
         assert [v.invariant for v in invariants.violations] == broken
+
+
+def timed_reader(retention_s: float, later_send_of_k2: bool = False) -> ClientInvariants:
+    """k2's tombstone (offset 3) sent at 10 s; the reader reads offsets 1 and 2, then 4 at 25 s."""
+    invariants = ClientInvariants(lambda _partition: 100, lambda _p, _o: False, TombstoneReads(retention_s))
+    for offset, value in enumerate((b"k1=a", b"k2=b", b"k1=c", b"k2=", b"k3=d")):
+        invariants.sending(value, idempotent=True, at_s=float(offset * 10 // 3))
+        invariants.acknowledged(-1, 0, offset, value, sent_at=float(offset * 10 // 3))
+    if later_send_of_k2:
+        invariants.sending(b"k2=e", idempotent=False, at_s=12.0)  # acks=0: where it landed is unknown
+    for offset, value, at_s in ((1, b"k2=b", 20.0), (2, b"k1=c", 20.0), (4, b"k3=d", 25.0)):
+        invariants.consumed(Read("consumer-0", 0, offset, value, at_s))
+    invariants.check_final(["consumer-0"], None)
+    return invariants
+
+
+def test_a_tombstone_a_reader_went_past_within_delete_retention_must_have_been_read() -> None:
+    missed = timed_reader(retention_s=30.0)
+    assert [v.invariant for v in missed.violations] == ["NoCommittedRecordLost"]
+    assert "a tombstone sent at 10.000s that it went past at 25.000s" in missed.violations[0].detail
+    # Went past it 15 s after it was sent: a cleaner may have removed it with a 10 s retention.
+    assert timed_reader(retention_s=10.0).violations == []
+    # A later record of its key may have replaced it, and been removed in its turn.
+    assert timed_reader(retention_s=30.0, later_send_of_k2=True).violations == []
+
+
+def test_a_cleaner_planted_to_ignore_delete_retention_is_caught_by_a_late_consumer(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Seed 1 with controller faults only: no replica falls behind to bring a key back, but consumer-0, starting at
+    a third of the run, goes past tombstones the planted cleaner removed within delete.retention.ms (the shipped
+    one keeps them all, and the seed holds: the keys are not written twice)."""
+    command = [
+        "simulate", "--seed", "1", "--compacted-keys", "1503", "--consumers", "2", "--acks", "all",
+        "--faults", "controller-kill", "--duration-ms", "30000", "--set", "log.cleaner.delete.retention.ms=30000",
+    ]  # fmt: skip
+    assert main([*command, "--planted-bug", "cleaner-ignores-delete-retention"]) == 1
+    out = capsys.readouterr().out
+    assert "consumer-0 never read 23 acks=all acknowledged record(s)" in out
+    assert "within delete.retention.ms (30 s): no cleaner may have removed it" in out
 
 
 def test_tombstones_of_one_key_read_alike_at_two_offsets_are_no_duplicates() -> None:

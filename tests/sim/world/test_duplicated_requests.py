@@ -141,6 +141,7 @@ def _elr(offset: int, isr: list[int], elr: list[int]) -> dict[str, Any]:
         "leader": isr[0] if isr else -1,
         "isr": isr,
         "elr": elr,
+        "replicas": [1, 2, 3],
         "leader_epoch": offset,
         "partition_epoch": offset,
         "reason": "fence",

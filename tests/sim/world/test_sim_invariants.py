@@ -1,5 +1,6 @@
-"""The world's checks of `analyze`'s invariants (LogMatching, ElrMembersComplete, NoStaleBrokerEpochInIsr,
-OneLeaderPerLeaderEpoch, EpochsMonotonic, HighWatermarkMonotonic, LastStableOffsetMonotonic) on the nodes' events
+"""The world's checks of `analyze`'s invariants (LogMatching, MetadataLogMatching, IsrNeverEmpty,
+LeaderInIsrAndReplicas, ElrMembersComplete, NoStaleBrokerEpochInIsr, OneLeaderPerLeaderEpoch, EpochsMonotonic,
+HighWatermarkMonotonic, LastStableOffsetMonotonic) on the nodes' events
 and logs: each one holds on what a correct run logs and breaks on what a broken one does, on events shaped as the
 nodes log them."""
 
@@ -13,6 +14,7 @@ from minikafka.sim.invariants import BatchHeader, Invariants, PartitionReplica, 
 from minikafka.sim.world import SimulationSettings, simulate_seed
 
 TOPIC_ID = "t-id"
+CONTROLLERS = frozenset({101, 102, 103})
 
 
 def changed(offset: int, leader: int, isr: list[int], leader_epoch: int, partition_epoch: int, **more: Any) -> Any:
@@ -25,6 +27,8 @@ def changed(offset: int, leader: int, isr: list[int], leader_epoch: int, partiti
         "leader": leader,
         "isr": isr,
         "elr": more.pop("elr", []),
+        "last_known_elr": more.pop("last_known_elr", []),
+        "replicas": more.pop("replicas", [1, 2, 3]),
         "leader_epoch": leader_epoch,
         "partition_epoch": partition_epoch,
         "reason": more.pop("reason", "alter_partition"),
@@ -40,11 +44,11 @@ def starting(previous_broker_epoch: int) -> Any:
 
 
 def feed(events: list[tuple[int | None, Any]]) -> list[str]:
-    checks = EventInvariants()
+    checks = EventInvariants(CONTROLLERS)
     for node, event in events:
         checks.observe(node, 1, event)
         if node is None:
-            checks.observe(102, 1, event)  # another controller replaying the same record: skipped
+            checks.observe(102, 1, event)  # a controller replaying the same record: only compared with the first
     return [v.invariant for v in checks.violations]
 
 
@@ -61,6 +65,33 @@ def test_metadata_replayed_by_every_controller_is_checked_once_and_a_correct_his
         )
         == []
     )
+
+
+def test_two_controllers_replaying_different_records_at_one_offset_break_metadata_log_matching() -> None:
+    created = changed(3, 1, [1, 2], 0, 0, reason="create")
+    assert feed([(101, created), (102, created), (103, created)]) == []
+    assert feed([(101, created), (103, {**created, "leader": 2, "isr": [2, 1]})]) == ["MetadataLogMatching"]
+    assert feed([(101, created), (102, registered(3, 2, 3))]) == ["MetadataLogMatching"]
+
+
+def test_the_raft_layers_events_at_an_offset_and_a_brokers_are_no_metadata_replays() -> None:
+    created = changed(3, 1, [1, 2], 0, 0, reason="create")
+    voters = {"event": "raft_voter_set_changed", "offset": 3, "voters": [101, 102]}
+    assert feed([(101, created), (102, voters), (2, {**created, "leader": 2})]) == []
+
+
+def test_an_empty_isr_breaks_isr_never_empty_unless_an_elr_names_who_may_lead() -> None:
+    created = (None, changed(3, 1, [1, 2], 0, 0, reason="create"))
+    assert feed([created, (None, changed(4, -1, [], 1, 1))]) == ["IsrNeverEmpty"]
+    assert feed([created, (None, changed(4, -1, [], 1, 1, elr=[1]))]) == []
+    assert feed([created, (None, changed(4, -1, [], 1, 1, last_known_elr=[1]))]) == []
+
+
+def test_a_leader_outside_its_isr_or_replicas_breaks_leader_in_isr_and_replicas() -> None:
+    assert feed([(None, changed(3, 1, [2], 0, 0))]) == ["LeaderInIsrAndReplicas"]
+    assert feed([(None, changed(3, 4, [4], 0, 0))]) == ["LeaderInIsrAndReplicas"]
+    assert feed([(None, changed(3, 1, [1, 4], 0, 0))]) == ["LeaderInIsrAndReplicas"]
+    assert feed([(None, changed(3, -1, [2], 0, 0))]) == []
 
 
 def test_two_leaders_committed_in_one_leader_epoch_break_one_leader_per_leader_epoch() -> None:
