@@ -72,6 +72,9 @@ def test_two_controllers_replaying_different_records_at_one_offset_break_metadat
     assert feed([(101, created), (102, created), (103, created)]) == []
     assert feed([(101, created), (103, {**created, "leader": 2, "isr": [2, 1]})]) == ["MetadataLogMatching"]
     assert feed([(101, created), (102, registered(3, 2, 3))]) == ["MetadataLogMatching"]
+    config = {"event": "topic_config_changed", "offset": 4, "topic": "sim", "name": "retention.ms", "value": "1000"}
+    assert feed([(101, config), (102, config)]) == []
+    assert feed([(101, config), (102, {**config, "value": "2000"})]) == ["MetadataLogMatching"]
 
 
 def test_the_raft_layers_events_at_an_offset_and_a_brokers_are_no_metadata_replays() -> None:

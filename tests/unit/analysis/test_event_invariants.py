@@ -172,6 +172,20 @@ def test_controllers_replaying_different_records_at_one_offset_is_caught(spark, 
     ]
 
 
+def test_controllers_replaying_config_records_of_other_values_at_one_offset_is_caught(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    run = clean_run()
+    config = {"event": "topic_config_changed", "offset": 30, "topic": "orders", "name": "retention.ms"}
+    run.node_events += [
+        {**event("controller-101", 9.0, "topic_config_changed"), **config, "value": "1000"},
+        {**event("controller-102", 9.1, "topic_config_changed"), **config, "value": "1000"},
+        {**event("controller-103", 9.1, "topic_config_changed"), **config, "value": "2000"},
+    ]
+    rows = run_check(spark, tmp_path, run, "metadata_log_matching")
+    assert [(r["offset"], r["nodes"], len(r["records"])) for r in rows] == [
+        (30, ["controller-101", "controller-102", "controller-103"], 2)
+    ]
+
+
 def test_the_raft_layers_voter_events_at_an_offset_are_no_replayed_records(spark, tmp_path: Path) -> None:  # noqa: ANN001
     """A VotersRecord is a Raft control record: its leader logs that it appended it and every controller that its set
     changed, at the record's offset. Those are not the metadata records the controllers replay."""

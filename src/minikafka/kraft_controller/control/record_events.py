@@ -53,6 +53,12 @@ RECORD_IDENTITY_FIELDS = (
     "broker_id",
     "broker_epoch",
     "applied",
+    "topic",
+    "name",  # a config record's key and value, its topic or group, an ACL's resource and principal
+    "value",
+    "group",
+    "resource_name",
+    "principal",
 )
 
 
