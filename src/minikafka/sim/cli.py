@@ -150,7 +150,7 @@ def _add_client_options(clients: argparse._ArgumentGroup) -> None:
         help="the topic compacted as chaos's --compacted-keys makes it, the producers overwriting N keys in turn "
         "(every tenth write a tombstone): a record whose key the leader holds again later may go, the latest "
         "acknowledged value of each key must stay (CompactedLatestValueKept), and --consumers read each key's "
-        "latest record; producers and plain consumers only",
+        "latest record, as a group does; no transactions or --clients on it",
     )
     clients.add_argument(
         "--clients",
@@ -173,9 +173,12 @@ def _stories_epilog() -> str:
 
 def client_mix(args: argparse.Namespace) -> ClientMix:
     """The producers, consumers and group members the options ask for."""
-    others = args.clients or args.group_consumers or args.transactional or args.exactly_once
+    others = args.clients or args.transactional or args.exactly_once
     if args.compacted_keys and others:
-        raise CliError("--compacted-keys takes producers and plain consumers only (--acks, --idempotence, --consumers)")
+        raise CliError(
+            "--compacted-keys takes producers, plain consumers and a group only (--acks, --idempotence, --consumers, "
+            "--group-consumers)"
+        )
     if args.clients == "mixed":
         return replace(MIXED, group_protocol=args.group_protocol)
     if args.clients == "seeded":
@@ -373,11 +376,12 @@ def _reads(result: SimulationResult) -> str:
     )
     cleaned = seen.get("compaction")
     if cleaned is not None:
-        skipped = cleaned.get("skipped_by_consumers")
+        skipped, by_group = cleaned.get("skipped_by_consumers"), cleaned.get("skipped_by_group")
         faults = (
             f"{cleaned['cleanings']} cleanings removed {cleaned['records_removed']} records "
             f"({cleaned['tombstones_removed']} tombstones), "
             + (f"{skipped} not read as cleaned, " if skipped else "")
+            + (f"{by_group} not read by the group as cleaned, " if by_group else "")
             + faults
         )
     if "consumed" not in seen:

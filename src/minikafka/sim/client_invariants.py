@@ -203,9 +203,10 @@ class ClientInvariants:
         latest = self._latest_committed()
         return [key for key in unread if not self._maybe_cleaned(key, latest, reader)]
 
-    def skipped_as_cleaned(self, reader: str) -> int:
-        """How many acks=all acknowledged records `reader` never read that a cleaner may have removed."""
-        seen = self.read_by.get(reader, set())
+    def skipped_as_cleaned(self, reader: str | None) -> int:
+        """How many acks=all acknowledged records `reader` (or the group: None) never read that a cleaner may have
+        removed."""
+        seen = self.group_read if reader is None else self.read_by.get(reader, set())
         missed = sum(1 for key, value in self.acked_all.items() if (*key, value) not in seen)
         return missed - len(self.unread(reader))
 
@@ -223,14 +224,17 @@ class ClientInvariants:
         return self.tombstone_held is not None and value == tombstone_of(compacted_key(value))
 
     def _maybe_cleaned(self, where: tuple[int, int], latest: dict[tuple[int, bytes], int], reader: str | None) -> bool:
-        assert self.tombstone_held is not None
         value = self.acked_all[where]
         key = compacted_key(value)
         if latest.get((where[0], key), -1) > where[1]:
             return True  # replaced by a later record of its key
-        if not self._a_tombstone(value) or self.tombstone_held(*where):
+        if not self._removed_tombstone(where, value):
             return False
         return reader is None or self.tombstones is None or self.tombstones.may_have_missed(reader, key, *where)
+
+    def _removed_tombstone(self, where: tuple[int, int], value: bytes) -> bool:
+        assert self.tombstone_held is not None
+        return self._a_tombstone(value) and not self.tombstone_held(*where)
 
     def check_final(self, readers: list[str], group: str | None) -> None:
         for reader in readers:
@@ -265,6 +269,15 @@ class ClientInvariants:
 
     def lost_acks_one(self) -> int:
         """acks=1 acknowledged records no consumer or group member read at their offset, once every acks=all one
-        was read (allowed: LostAcksOneWrites)."""
+        was read (allowed: LostAcksOneWrites); on a compacted topic, not those a cleaner may have removed."""
         seen = set().union(*self.read_by.values())
-        return sum(1 for key, value in self.acked_one.items() if (*key, value) not in seen)
+        unread = [(key, value) for key, value in self.acked_one.items() if (*key, value) not in seen]
+        if self.tombstone_held is None or not unread:
+            return len(unread)
+        latest = self._latest_committed()
+        return sum(
+            1
+            for (partition, offset), value in unread
+            if latest.get((partition, compacted_key(value)), -1) <= offset
+            and not self._removed_tombstone((partition, offset), value)
+        )

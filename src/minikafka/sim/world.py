@@ -832,6 +832,8 @@ class World:
         if "compaction" in self.observed:
             skipped = sum(self.clients.skipped_as_cleaned(reader) for reader in self.readers)
             self.observed["compaction"]["skipped_by_consumers"] = skipped
+            if mix.group_members:
+                self.observed["compaction"]["skipped_by_group"] = self.clients.skipped_as_cleaned(None)
         self.observed["member_kills"] = self.member_kills.kills if self.member_kills is not None else 0
         while self.clients.violations:
             self.violated(self.clients.violations.pop(0))
