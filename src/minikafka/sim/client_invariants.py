@@ -262,10 +262,13 @@ class ClientInvariants:
         sent_at = self.tombstones.sent_at.get(where)
         if passed is None or sent_at is None:
             return ", a tombstone"
-        return (
-            f", a tombstone sent at {sent_at:.3f}s that it went past at {passed:.3f}s, within delete.retention.ms "
-            f"({self.tombstones.delete_retention_s:g} s): no cleaner may have removed it"
+        retention_s = self.tombstones.delete_retention_s
+        why = (
+            f"within delete.retention.ms ({retention_s:g} s): no cleaner may have removed it"
+            if passed < sent_at + retention_s
+            else "and the leader still holds"
         )
+        return f", a tombstone sent at {sent_at:.3f}s that it went past at {passed:.3f}s, {why}"
 
     def lost_acks_one(self) -> int:
         """acks=1 acknowledged records no consumer or group member read at their offset, once every acks=all one
