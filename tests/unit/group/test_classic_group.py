@@ -519,3 +519,30 @@ def test_a_replacement_undone_restores_a_member_holding_nothing() -> None:
     assert restored.join_request is None and restored.sync_request is None  # its join was answered already
     driver.apply(append_done(driver.group, first_write.request_id, ErrorCode.NONE, CONFIG, driver.now))
     assert _joined(driver, first).error == ErrorCode.FENCED_INSTANCE_ID  # answered once, not again
+
+
+def test_a_sync_held_while_the_assignment_is_stored_starts_the_session_over_at_its_answer() -> None:
+    """The leader's assignment took longer than a session timeout to store (a write waiting for its ISR to shrink).
+    The members held in SyncGroup are answered then, and their clients count their sessions from that answer, as
+    Kafka's coordinator restarts them when it propagates the assignment. Counted from the SyncGroup's arrival, the
+    follower was removed 4.6 s after its answer while its client still read as the partition's owner."""
+    driver = Driver()
+    a = _joined(driver, driver.join()).member_id
+    driver.join(a)
+    b = _joined(driver, driver.join()).member_id
+    join_b = driver.join(b)
+    driver.join(a)
+    assert _joined(driver, join_b).generation_id == 2
+    sync_b = driver.sync(b, 2)
+    rid = next(driver.ids)
+    request = SyncRequest(rid, a, None, 2, None, None, ((a, b"pa"), (b, b"pb")))
+    driver.apply(sync_group(driver.group, request, driver.now), complete_appends=False)
+    append = driver.appends.pop()
+    driver.tick(SESSION_MS + 1000)  # held in their syncs: neither expires
+    assert set(driver.group.members) == {a, b}
+    driver.apply(append_done(driver.group, append.request_id, ErrorCode.NONE, CONFIG, driver.now))
+    assert driver.result(sync_b) == SyncResult(ErrorCode.NONE, "consumer", "range", b"pb")
+    driver.tick(SESSION_MS - 1)
+    assert set(driver.group.members) == {a, b} and driver.group.state == GroupState.STABLE
+    driver.tick(1)
+    assert not driver.group.members  # neither heartbeated since its answer

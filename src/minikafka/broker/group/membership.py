@@ -18,6 +18,7 @@ from minikafka.broker.group.effects import (
     SyncResult,
 )
 from minikafka.broker.group.rebalance import (
+    answered_sync,
     complete_join,
     fail_held_syncs,
     join_result,
@@ -280,7 +281,7 @@ def assignment_stored(
     if group.state != GroupState.COMPLETING_REBALANCE or group.generation != pending.generation:
         return GroupStep(group)  # a later rebalance already answered the held syncs
     if error != ErrorCode.NONE:
-        group = fail_held_syncs(group, error, effects)
+        group = fail_held_syncs(group, error, now, effects)
         group = prepare_rebalance(group, now, f"storing the assignment failed: {error.name}", 0, effects)
         return GroupStep(group, tuple(effects))
     assignments = dict(pending.assignments)
@@ -290,6 +291,7 @@ def assignment_stored(
         if member.sync_request is not None:
             result = SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name, assignment)
             effects.append(Answer(member.sync_request, result))
+            member = answered_sync(member, now)
         members[member_id] = member.evolve(assignment=assignment, sync_request=None)
     group = transition(group.evolve(members=members), GroupState.STABLE, now, effects)
     return GroupStep(group, tuple(effects))

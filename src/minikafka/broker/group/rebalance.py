@@ -32,7 +32,7 @@ def prepare_rebalance(group: Group, now: int, reason: str, initial_delay_ms: int
     """Start a rebalance: held SyncGroups learn REBALANCE_IN_PROGRESS; an empty group's first rebalance waits
     group.initial.rebalance.delay.ms for more members."""
     if group.state == GroupState.COMPLETING_REBALANCE:
-        group = fail_held_syncs(group, ErrorCode.REBALANCE_IN_PROGRESS, effects)
+        group = fail_held_syncs(group, ErrorCode.REBALANCE_IN_PROGRESS, now, effects)
     group = group.evolve(pending_sync=frozenset())
     timeout = group.rebalance_timeout_ms()
     effects.append(
@@ -144,13 +144,21 @@ def select_protocol(group: Group) -> str | None:
     return max(order, key=lambda name: votes[name]) if order else None
 
 
-def fail_held_syncs(group: Group, error: ErrorCode, effects: list[Effect]) -> Group:
+def fail_held_syncs(group: Group, error: ErrorCode, now: int, effects: list[Effect]) -> Group:
     members = dict(group.members)
     for member_id, member in group.members.items():
         if member.sync_request is not None:
             effects.append(Answer(member.sync_request, SyncResult(error)))
+            member = answered_sync(member, now)
         members[member_id] = member.evolve(sync_request=None, assignment=b"")
     return group.evolve(members=members)
+
+
+def answered_sync(member: Member, now: int) -> Member:
+    """A held SyncGroup answered: the member's session starts over now, as Kafka's coordinator reschedules it
+    when it propagates the assignment. Held, the member was exempt from expiry; its client counts its session from
+    this answer, so the coordinator must not count it from when the request arrived."""
+    return member.evolve(sync_request=None, last_heartbeat_ms=now)
 
 
 def member_removed(group: Group, member_id: str, reason: str) -> GroupEvent:
