@@ -4,6 +4,7 @@ static members, generation fencing of commits, and loading from __consumer_offse
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 from minikafka.broker.group.effects import (
     Answer,
@@ -486,8 +487,18 @@ def test_a_static_member_restarting_with_new_subscription_bytes_keeps_the_select
     assert driver.group.members[f"m{restart}"].metadata_for("range") == b"new subscription"
 
 
-def test_a_group_metadata_write_too_large_fails_the_held_syncs_with_unknown_server_error() -> None:
-    driver = Driver()
+@dataclass(frozen=True)
+class HeldSyncs:
+    """Generation 2 of members a (the leader) and b, both held in SyncGroup while the assignment's write is open."""
+
+    a: str
+    b: str
+    sync_a: int
+    sync_b: int
+    append: Append
+
+
+def syncs_held_on_the_assignment_write(driver: Driver) -> HeldSyncs:
     a = _joined(driver, driver.join()).member_id
     driver.join(a)
     b = _joined(driver, driver.join()).member_id
@@ -498,10 +509,15 @@ def test_a_group_metadata_write_too_large_fails_the_held_syncs_with_unknown_serv
     rid = next(driver.ids)
     request = SyncRequest(rid, a, None, 2, None, None, ((a, b"pa"), (b, b"pb")))
     driver.apply(sync_group(driver.group, request, driver.now), complete_appends=False)
-    append = driver.appends.pop()
-    driver.apply(append_done(driver.group, append.request_id, ErrorCode.MESSAGE_TOO_LARGE, CONFIG, driver.now))
+    return HeldSyncs(a, b, rid, sync_b, driver.appends.pop())
+
+
+def test_a_group_metadata_write_too_large_fails_the_held_syncs_with_unknown_server_error() -> None:
+    driver = Driver()
+    held = syncs_held_on_the_assignment_write(driver)
+    driver.apply(append_done(driver.group, held.append.request_id, ErrorCode.MESSAGE_TOO_LARGE, CONFIG, driver.now))
     # Kafka's mapping for group metadata writes (a commit's is INVALID_COMMIT_OFFSET_SIZE).
-    assert driver.result(rid) == driver.result(sync_b) == SyncResult(ErrorCode.UNKNOWN_SERVER_ERROR)
+    assert driver.result(held.sync_a) == driver.result(held.sync_b) == SyncResult(ErrorCode.UNKNOWN_SERVER_ERROR)
     assert driver.group.state == GroupState.PREPARING_REBALANCE
 
 
@@ -527,22 +543,12 @@ def test_a_sync_held_while_the_assignment_is_stored_starts_the_session_over_at_i
     Kafka's coordinator restarts them when it propagates the assignment. Counted from the SyncGroup's arrival, the
     follower was removed 4.6 s after its answer while its client still read as the partition's owner."""
     driver = Driver()
-    a = _joined(driver, driver.join()).member_id
-    driver.join(a)
-    b = _joined(driver, driver.join()).member_id
-    join_b = driver.join(b)
-    driver.join(a)
-    assert _joined(driver, join_b).generation_id == 2
-    sync_b = driver.sync(b, 2)
-    rid = next(driver.ids)
-    request = SyncRequest(rid, a, None, 2, None, None, ((a, b"pa"), (b, b"pb")))
-    driver.apply(sync_group(driver.group, request, driver.now), complete_appends=False)
-    append = driver.appends.pop()
+    held = syncs_held_on_the_assignment_write(driver)
     driver.tick(SESSION_MS + 1000)  # held in their syncs: neither expires
-    assert set(driver.group.members) == {a, b}
-    driver.apply(append_done(driver.group, append.request_id, ErrorCode.NONE, CONFIG, driver.now))
-    assert driver.result(sync_b) == SyncResult(ErrorCode.NONE, "consumer", "range", b"pb")
+    assert set(driver.group.members) == {held.a, held.b}
+    driver.apply(append_done(driver.group, held.append.request_id, ErrorCode.NONE, CONFIG, driver.now))
+    assert driver.result(held.sync_b) == SyncResult(ErrorCode.NONE, "consumer", "range", b"pb")
     driver.tick(SESSION_MS - 1)
-    assert set(driver.group.members) == {a, b} and driver.group.state == GroupState.STABLE
+    assert set(driver.group.members) == {held.a, held.b} and driver.group.state == GroupState.STABLE
     driver.tick(1)
     assert not driver.group.members  # neither heartbeated since its answer
